@@ -1,0 +1,85 @@
+// SbtReader: reads SBT files, with random access through the footer index
+// and recovery of everything readable from damaged or truncated files.
+//
+// A file with a valid trailer and index is read through the index. Without
+// one (the writer was killed) the reader walks chunk headers from the start;
+// a bad header is skipped by searching for the next valid one, a bad payload
+// by its (checksummed) length. Every skipped byte range is reported in
+// ReadReport::damage with its offset and the reason; nothing is thrown away
+// silently and nothing aborts.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tracesmith/base/status.h"
+#include "tracesmith/format/sbt_writer.h"
+#include "tracesmith/model/trace.h"
+
+namespace tracesmith::format {
+
+struct Damage {
+  uint64_t offset = 0;
+  uint64_t length = 0;
+  std::string what;
+};
+
+struct ReadReport {
+  uint16_t major = 0, minor = 0;
+  uint64_t file_size = 0;
+  bool indexed = false;         // trailer + index found: the writer closed the file
+  uint64_t chunks_read = 0;
+  uint64_t chunks_damaged = 0;
+  uint64_t chunks_skipped_unknown = 0;  // unknown chunk type or table kind (newer writer)
+  uint64_t valid_bytes = 0;     // bytes in chunks that were read successfully (+ header)
+  std::vector<Damage> damage;
+  bool clean() const { return damage.empty(); }
+  // One line per damage entry, e.g. "byte 4120 (0x1018): table chunk ...".
+  std::string Describe() const;
+};
+
+struct ReadOptions {
+  // Upper bound on decoded rows x sizeof(row) across the file; protects
+  // against malicious files whose constant columns claim huge row counts.
+  // 0 = 1 GiB + 256 x file size.
+  uint64_t max_decoded_bytes = 0;
+};
+
+class SbtReader {
+ public:
+  static StatusOr<std::unique_ptr<SbtReader>> Open(const std::string& path);
+  // Reads from memory the caller keeps alive (fuzzers, tests).
+  static StatusOr<std::unique_ptr<SbtReader>> FromMemory(std::span<const uint8_t> bytes);
+  ~SbtReader();
+
+  // Chunks found (through the index or by scanning); available after Open.
+  const std::vector<ChunkIndexEntry>& chunks() const { return chunks_; }
+  const ReadReport& report() const { return report_; }
+
+  // Decodes every chunk into `out`. Damage is recorded in report(), not
+  // returned: the Status is an error only for hard limits.
+  Status ReadAll(model::Trace* out, ReadOptions options = {});
+
+ private:
+  SbtReader() = default;
+  Status Init();
+  bool LoadIndex();
+  void Scan();
+  void AddDamage(uint64_t offset, uint64_t length, std::string what);
+  Status DecodeChunk(size_t i, model::Trace* out, uint64_t* decoded_bytes, uint64_t budget);
+
+  const uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+  void* mapping_ = nullptr;  // munmap'ed by the destructor when set
+  std::vector<ChunkIndexEntry> chunks_;
+  ReadReport report_;
+};
+
+// Opens and decodes a whole file. `report` (optional) receives what was recovered.
+StatusOr<model::Trace> ReadTraceFile(const std::string& path, ReadReport* report = nullptr,
+                                     ReadOptions options = {});
+
+}  // namespace tracesmith::format

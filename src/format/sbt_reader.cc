@@ -1,0 +1,334 @@
+#include "tracesmith/format/sbt_reader.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "table_codec.h"
+#include "tracesmith/base/bytes.h"
+#include "tracesmith/base/crc32c.h"
+
+namespace tracesmith::format {
+namespace {
+
+struct ChunkHeader {
+  uint16_t type = 0;
+  uint16_t flags = 0;
+  uint32_t stored_len = 0;
+  uint32_t raw_len = 0;
+  uint32_t payload_crc = 0;
+};
+
+// Parses and checks the 24-byte chunk header at `p` (caller ensures 24 bytes).
+bool ParseChunkHeader(const uint8_t* p, ChunkHeader* h) {
+  ByteCursor c(p, kChunkHeaderSize);
+  uint32_t magic, header_crc;
+  c.ReadU32(&magic);
+  c.ReadU16(&h->type);
+  c.ReadU16(&h->flags);
+  c.ReadU32(&h->stored_len);
+  c.ReadU32(&h->raw_len);
+  c.ReadU32(&h->payload_crc);
+  c.ReadU32(&header_crc);
+  return magic == kChunkMagic && header_crc == Crc32c(p, kChunkHeaderSize - 4);
+}
+
+const char* ChunkTypeName(uint16_t type) {
+  switch (static_cast<ChunkType>(type)) {
+    case ChunkType::kStrings: return "strings";
+    case ChunkType::kTable: return "table";
+    case ChunkType::kIndex: return "index";
+  }
+  return "unknown";
+}
+
+std::string At(uint64_t offset) {
+  return StrFormat("byte %llu (0x%llx)", static_cast<unsigned long long>(offset),
+                   static_cast<unsigned long long>(offset));
+}
+
+}  // namespace
+
+std::string ReadReport::Describe() const {
+  std::string out;
+  for (const Damage& d : damage)
+    out += StrFormat("%s, %llu bytes: %s\n", At(d.offset).c_str(),
+                     static_cast<unsigned long long>(d.length), d.what.c_str());
+  return out;
+}
+
+SbtReader::~SbtReader() {
+  if (mapping_ != nullptr) ::munmap(mapping_, size_);
+}
+
+StatusOr<std::unique_ptr<SbtReader>> SbtReader::Open(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return NotFound(path + ": cannot open: " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return InvalidArgument(path + ": not a regular file");
+  }
+  std::unique_ptr<SbtReader> r(new SbtReader());
+  r->size_ = static_cast<size_t>(st.st_size);
+  if (r->size_ > 0) {
+    void* m = ::mmap(nullptr, r->size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (m == MAP_FAILED) {
+      ::close(fd);
+      return IoError(path + ": mmap failed: " + std::strerror(errno));
+    }
+    ::madvise(m, r->size_, MADV_SEQUENTIAL);
+    r->mapping_ = m;
+    r->data_ = static_cast<const uint8_t*>(m);
+  }
+  ::close(fd);
+  Status s = r->Init();
+  if (!s.ok()) return Status(s.code(), path + ": " + s.message());
+  return r;
+}
+
+StatusOr<std::unique_ptr<SbtReader>> SbtReader::FromMemory(std::span<const uint8_t> bytes) {
+  std::unique_ptr<SbtReader> r(new SbtReader());
+  r->data_ = bytes.data();
+  r->size_ = bytes.size();
+  RETURN_IF_ERROR(r->Init());
+  return r;
+}
+
+void SbtReader::AddDamage(uint64_t offset, uint64_t length, std::string what) {
+  report_.damage.push_back(Damage{offset, length, std::move(what)});
+}
+
+Status SbtReader::Init() {
+  report_.file_size = size_;
+  if (size_ < kFileHeaderSize)
+    return DataLoss(StrFormat("file is %zu bytes, shorter than the %zu-byte SBT header", size_,
+                              kFileHeaderSize));
+  if (std::memcmp(data_, kFileMagic, sizeof(kFileMagic)) != 0)
+    return InvalidArgument("not an SBT trace (bad magic at byte 0)");
+  ByteCursor c(data_ + 8, kFileHeaderSize - 8);
+  uint32_t flags, reserved, crc;
+  c.ReadU16(&report_.major);
+  c.ReadU16(&report_.minor);
+  c.ReadU32(&flags);
+  c.ReadU32(&reserved);
+  c.ReadU32(&crc);
+  if (crc != Crc32c(data_, kFileHeaderSize - 4))
+    return DataLoss("file header checksum mismatch at byte 20");
+  if (report_.major > kMajorVersion)
+    return Unimplemented(StrFormat(
+        "written in SBT format %u.%u by a newer TraceSmith; this build reads format %u.x: "
+        "upgrade TraceSmith",
+        report_.major, report_.minor, kMajorVersion));
+  report_.valid_bytes = kFileHeaderSize;
+  if (!LoadIndex()) Scan();
+  return OkStatus();
+}
+
+bool SbtReader::LoadIndex() {
+  if (size_ < kFileHeaderSize + kChunkHeaderSize + kTrailerSize) return false;
+  const uint8_t* t = data_ + size_ - kTrailerSize;
+  if (std::memcmp(t + 8, kTrailerMagic, sizeof(kTrailerMagic)) != 0) return false;
+  uint64_t index_offset;
+  std::memcpy(&index_offset, t, 8);
+  const uint64_t limit = size_ - kTrailerSize;
+  if (index_offset < kFileHeaderSize || index_offset > limit - kChunkHeaderSize) return false;
+  ChunkHeader h;
+  if (!ParseChunkHeader(data_ + index_offset, &h) || h.type != uint16_t(ChunkType::kIndex) ||
+      h.flags != 0 || h.stored_len != limit - index_offset - kChunkHeaderSize ||
+      h.payload_crc != Crc32c(data_ + index_offset + kChunkHeaderSize, h.stored_len))
+    return false;
+  ByteCursor c(data_ + index_offset + kChunkHeaderSize, h.stored_len);
+  uint64_t n;
+  if (!c.ReadVarint(&n) || n > c.remaining() / 6) return false;
+  std::vector<ChunkIndexEntry> entries(n);
+  uint64_t prev_end = kFileHeaderSize;
+  for (auto& e : entries) {
+    uint64_t type, kind;
+    if (!c.ReadVarint(&e.offset) || !c.ReadVarint(&type) || !c.ReadVarint(&kind) ||
+        !c.ReadVarint(&e.rows) || !c.ReadVarint(&e.min_ts) || !c.ReadVarint(&e.max_ts))
+      return false;
+    // Entries must tile the file in order; anything else means "scan instead".
+    if (e.offset < prev_end || e.offset > index_offset - kChunkHeaderSize || type > 0xffff ||
+        kind > 0xffff)
+      return false;
+    e.type = static_cast<uint16_t>(type);
+    e.table_kind = static_cast<uint16_t>(kind);
+    prev_end = e.offset + kChunkHeaderSize;
+  }
+  if (!c.empty()) return false;
+  chunks_ = std::move(entries);
+  report_.indexed = true;
+  report_.valid_bytes += kChunkHeaderSize + h.stored_len + kTrailerSize;
+  return true;
+}
+
+void SbtReader::Scan() {
+  uint64_t pos = kFileHeaderSize;
+  const uint64_t end = size_;
+  while (pos < end) {
+    ChunkHeader h;
+    if (end - pos < kChunkHeaderSize) {
+      AddDamage(pos, end - pos,
+                "file ends inside a chunk header (truncated: the writer did not finish)");
+      return;
+    }
+    if (!ParseChunkHeader(data_ + pos, &h)) {
+      // Resynchronise on the next header whose magic and checksum are valid.
+      uint64_t next = pos + 1;
+      for (; next + kChunkHeaderSize <= end; ++next) {
+        if (data_[next] == 0x53 && ParseChunkHeader(data_ + next, &h)) break;
+      }
+      if (next + kChunkHeaderSize > end) next = end;
+      AddDamage(pos, next - pos, "corrupt chunk header; bytes skipped");
+      pos = next;
+      continue;
+    }
+    uint64_t chunk_end = pos + kChunkHeaderSize + h.stored_len;
+    if (chunk_end > end) {
+      AddDamage(pos, end - pos,
+                StrFormat("%s chunk declares %u payload bytes but only %llu remain "
+                          "(truncated: the writer did not finish)",
+                          ChunkTypeName(h.type), h.stored_len,
+                          static_cast<unsigned long long>(end - pos - kChunkHeaderSize)));
+      return;
+    }
+    if (h.type == uint16_t(ChunkType::kIndex)) {
+      // An index not referenced by a valid trailer: the trailer itself follows.
+      pos = chunk_end;
+      if (end - pos == kTrailerSize) return;
+      continue;
+    }
+    ChunkIndexEntry e;
+    e.offset = pos;
+    e.type = h.type;
+    chunks_.push_back(e);
+    pos = chunk_end;
+  }
+}
+
+Status SbtReader::DecodeChunk(size_t i, model::Trace* out, uint64_t* decoded_bytes,
+                              uint64_t budget) {
+  const ChunkIndexEntry& e = chunks_[i];
+  ChunkHeader h;
+  std::string where = StrFormat("chunk #%zu at %s", i, At(e.offset).c_str());
+  if (e.offset + kChunkHeaderSize > size_ || !ParseChunkHeader(data_ + e.offset, &h)) {
+    AddDamage(e.offset, kChunkHeaderSize, where + ": corrupt chunk header");
+    return OkStatus();
+  }
+  where = StrFormat("%s chunk #%zu at %s", ChunkTypeName(h.type), i, At(e.offset).c_str());
+  if (e.offset + kChunkHeaderSize + h.stored_len > size_) {
+    AddDamage(e.offset, size_ - e.offset, where + ": payload runs past the end of the file");
+    return OkStatus();
+  }
+  const uint8_t* payload = data_ + e.offset + kChunkHeaderSize;
+  const uint64_t chunk_bytes = kChunkHeaderSize + h.stored_len;
+  if (Crc32c(payload, h.stored_len) != h.payload_crc) {
+    AddDamage(e.offset, chunk_bytes, where + ": payload checksum mismatch");
+    report_.chunks_damaged++;
+    return OkStatus();
+  }
+  if (h.type != uint16_t(ChunkType::kStrings) && h.type != uint16_t(ChunkType::kTable)) {
+    report_.chunks_skipped_unknown++;
+    report_.valid_bytes += chunk_bytes;
+    return OkStatus();
+  }
+  std::vector<uint8_t> raw;
+  if (h.flags & kChunkZstd) {
+    if (h.raw_len > kMaxChunkRawBytes) {
+      AddDamage(e.offset, chunk_bytes,
+                StrFormat("%s: decompressed size %u exceeds the %u-byte limit", where.c_str(),
+                          h.raw_len, kMaxChunkRawBytes));
+      report_.chunks_damaged++;
+      return OkStatus();
+    }
+    raw.resize(h.raw_len);
+    size_t got = ZSTD_decompress(raw.data(), raw.size(), payload, h.stored_len);
+    if (ZSTD_isError(got) || got != h.raw_len) {
+      AddDamage(e.offset, chunk_bytes,
+                where + ": zstd payload does not decompress to its declared size");
+      report_.chunks_damaged++;
+      return OkStatus();
+    }
+    payload = raw.data();
+  } else if (h.raw_len != h.stored_len) {
+    AddDamage(e.offset, chunk_bytes, where + ": raw length differs from stored length");
+    report_.chunks_damaged++;
+    return OkStatus();
+  }
+  ByteCursor c(payload, h.raw_len);
+  Status st;
+  if (h.type == uint16_t(ChunkType::kStrings)) {
+    uint64_t first, count;
+    if (!c.ReadVarint(&first) || !c.ReadVarint(&count) || first == 0 || first > size_ ||
+        count > c.remaining()) {
+      st = DataLoss("bad strings header");
+    } else {
+      for (uint64_t k = 0; k < count && st.ok(); ++k) {
+        std::string_view s;
+        if (!c.ReadString(&s)) st = DataLoss(StrFormat("string %llu truncated",
+                                                       static_cast<unsigned long long>(k)));
+        else out->strings.Set(static_cast<uint32_t>(first + k), s);
+      }
+    }
+  } else {
+    uint16_t kind;
+    uint64_t rows = 0;
+    ByteCursor peek = c;
+    if (!c.ReadU16(&kind) || !(peek.Skip(2) && peek.ReadVarint(&rows))) {
+      st = DataLoss("table header truncated");
+    } else if (!model::IsKnownTableKind(kind)) {
+      report_.chunks_skipped_unknown++;
+      report_.valid_bytes += chunk_bytes;
+      return OkStatus();
+    } else {
+      internal::CodecScratch scratch;
+      model::ForEachRecordType([&]<typename T>() {
+        if (static_cast<uint16_t>(model::RecordTraits<T>::kKind) != kind) return;
+        uint64_t need = std::min<uint64_t>(rows, kMaxRowsPerChunk) * sizeof(T);
+        if (*decoded_bytes + need > budget) {
+          st = FailedPrecondition(StrFormat(
+              "%s: decoding would exceed the %llu-byte memory limit", where.c_str(),
+              static_cast<unsigned long long>(budget)));
+          return;
+        }
+        st = internal::DecodeTable(&c, &out->Rows<T>(), &scratch);
+        if (st.ok()) *decoded_bytes += need;
+      });
+      if (st.code() == StatusCode::kFailedPrecondition) return st;
+    }
+  }
+  if (!st.ok()) {
+    AddDamage(e.offset, chunk_bytes, where + ": " + st.message());
+    report_.chunks_damaged++;
+    return OkStatus();
+  }
+  report_.chunks_read++;
+  report_.valid_bytes += chunk_bytes;
+  return OkStatus();
+}
+
+Status SbtReader::ReadAll(model::Trace* out, ReadOptions options) {
+  uint64_t budget = options.max_decoded_bytes;
+  if (budget == 0) budget = (1ull << 30) + 256ull * size_;
+  uint64_t decoded = 0;
+  for (size_t i = 0; i < chunks_.size(); ++i) RETURN_IF_ERROR(DecodeChunk(i, out, &decoded, budget));
+  return OkStatus();
+}
+
+StatusOr<model::Trace> ReadTraceFile(const std::string& path, ReadReport* report,
+                                     ReadOptions options) {
+  ASSIGN_OR_RETURN(auto reader, SbtReader::Open(path));
+  model::Trace trace;
+  Status st = reader->ReadAll(&trace, options);
+  if (!st.ok()) return Status(st.code(), path + ": " + st.message());
+  if (report) *report = reader->report();
+  return trace;
+}
+
+}  // namespace tracesmith::format

@@ -1,0 +1,224 @@
+#include "tracesmith/format/sbt_writer.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "table_codec.h"
+#include "tracesmith/base/crc32c.h"
+
+namespace tracesmith::format {
+
+using model::RecordTraits;
+
+StatusOr<std::unique_ptr<SbtWriter>> SbtWriter::Open(const std::string& path,
+                                                    SbtWriterOptions options) {
+  int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (options.overwrite ? O_TRUNC : O_EXCL);
+  int fd = ::open(path.c_str(), flags, 0644);
+  if (fd < 0) {
+    if (errno == EEXIST)
+      return IoError(path + ": file exists (use --force to overwrite)");
+    return IoError(path + ": cannot create: " + std::strerror(errno));
+  }
+  if (options.rows_per_chunk == 0 || options.rows_per_chunk > kMaxRowsPerChunk)
+    options.rows_per_chunk = kDefaultRowsPerChunk;
+  std::unique_ptr<SbtWriter> w(new SbtWriter(fd, path, options));
+  ByteWriter header;
+  header.PutBytes(kFileMagic, sizeof(kFileMagic));
+  header.PutU16(kMajorVersion);
+  header.PutU16(kMinorVersion);
+  header.PutU32(0);  // flags
+  header.PutU32(0);  // reserved
+  header.PutU32(Crc32c(header.data(), header.size()));
+  w->WriteBytes(header.data(), header.size());
+  if (!w->status_.ok()) return w->status_;
+  return w;
+}
+
+SbtWriter::SbtWriter(int fd, std::string path, SbtWriterOptions options)
+    : fd_(fd),
+      path_(std::move(path)),
+      options_(options),
+      scratch_(std::make_unique<internal::CodecScratch>()) {}
+
+SbtWriter::~SbtWriter() {
+  if (!closed_) (void)Close();
+}
+
+void SbtWriter::WriteBytes(const void* data, size_t n) {
+  if (!status_.ok()) return;
+  const auto* p = static_cast<const uint8_t*>(data);
+  while (n > 0) {
+    ssize_t w = ::write(fd_, p, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      status_ = IoError(StrFormat("%s: write failed at byte %llu: %s", path_.c_str(),
+                                  static_cast<unsigned long long>(stats_.bytes),
+                                  std::strerror(errno)));
+      return;
+    }
+    p += w;
+    n -= static_cast<size_t>(w);
+    stats_.bytes += static_cast<uint64_t>(w);
+  }
+}
+
+void SbtWriter::WriteChunk(ChunkType type, const ByteWriter& payload,
+                           const ChunkIndexEntry& entry_in) {
+  if (!status_.ok()) return;
+  const uint8_t* data = payload.data();
+  size_t stored = payload.size();
+  uint16_t flags = 0;
+  // The index stays uncompressed so that it can be validated cheaply on open.
+  if (options_.zstd_level > 0 && payload.size() > 64 && type != ChunkType::kIndex) {
+    compressed_.resize(ZSTD_compressBound(payload.size()));
+    size_t c = ZSTD_compress(compressed_.data(), compressed_.size(), payload.data(),
+                             payload.size(), options_.zstd_level);
+    if (!ZSTD_isError(c) && c < payload.size()) {
+      data = compressed_.data();
+      stored = c;
+      flags |= kChunkZstd;
+    }
+  }
+  ChunkIndexEntry entry = entry_in;
+  entry.offset = stats_.bytes;
+  entry.type = static_cast<uint16_t>(type);
+  ByteWriter header;
+  header.PutU32(kChunkMagic);
+  header.PutU16(static_cast<uint16_t>(type));
+  header.PutU16(flags);
+  header.PutU32(static_cast<uint32_t>(stored));
+  header.PutU32(static_cast<uint32_t>(payload.size()));
+  header.PutU32(Crc32c(data, stored));
+  header.PutU32(Crc32c(header.data(), header.size()));
+  // One write per chunk where possible keeps a killed process's file on a
+  // chunk boundary most of the time; the reader copes either way.
+  std::vector<uint8_t>& hb = header.buffer();
+  hb.insert(hb.end(), data, data + stored);
+  WriteBytes(hb.data(), hb.size());
+  if (!status_.ok()) return;
+  if (options_.sync_each_chunk) ::fdatasync(fd_);
+  stats_.chunks++;
+  stats_.raw_bytes += payload.size();
+  stats_.rows += entry.rows;
+  if (type != ChunkType::kIndex) index_.push_back(entry);
+}
+
+void SbtWriter::WriteStrings() {
+  if (strings_flushed_ >= strings_.size()) return;
+  // Split so that one chunk stays well under the reader's limit.
+  while (strings_flushed_ < strings_.size()) {
+    payload_.Clear();
+    uint32_t first = strings_flushed_;
+    uint32_t count = 0;
+    size_t bytes = 0;
+    ByteWriter body;
+    while (strings_flushed_ < strings_.size() && bytes < (8u << 20)) {
+      std::string_view s = strings_.Get(strings_flushed_++);
+      body.PutString(s);
+      bytes += s.size() + 1;
+      ++count;
+    }
+    payload_.PutVarint(first);
+    payload_.PutVarint(count);
+    payload_.PutBytes(body.data(), body.size());
+    ChunkIndexEntry e;
+    e.rows = count;
+    WriteChunk(ChunkType::kStrings, payload_, e);
+  }
+}
+
+template <typename T>
+void SbtWriter::WriteTable() {
+  auto& rows = pending_.Rows<T>();
+  if (rows.empty() || !status_.ok()) {
+    rows.clear();
+    return;
+  }
+  if constexpr (RecordTraits<T>::kIsEvent) WriteDependencies();
+  payload_.Clear();
+  internal::EncodeTable(rows.data(), rows.size(), &payload_, scratch_.get());
+  ChunkIndexEntry e;
+  e.table_kind = static_cast<uint16_t>(RecordTraits<T>::kKind);
+  e.rows = rows.size();
+  if constexpr (RecordTraits<T>::kIsEvent) {
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (const T& r : rows) {
+      lo = std::min(lo, model::EventStart(r));
+      hi = std::max(hi, std::max(model::EventStart(r), model::EventEnd(r)));
+    }
+    e.min_ts = lo;
+    e.max_ts = hi;
+  }
+  WriteChunk(ChunkType::kTable, payload_, e);
+  rows.clear();
+}
+
+void SbtWriter::WriteDependencies() {
+  WriteStrings();
+  WriteTable<model::Mapping>();
+  WriteTable<model::Frame>();
+  WriteTable<model::StackNode>();
+}
+
+Status SbtWriter::Flush() {
+  if (closed_) return status_;
+  WriteStrings();
+  // Metadata first (ForEachRecordType lists events first, so do two passes).
+  model::ForEachRecordType([&]<typename T>() {
+    if constexpr (!RecordTraits<T>::kIsEvent) WriteTable<T>();
+  });
+  model::ForEachRecordType([&]<typename T>() {
+    if constexpr (RecordTraits<T>::kIsEvent) WriteTable<T>();
+  });
+  return status_;
+}
+
+Status SbtWriter::Close() {
+  if (closed_) return status_;
+  (void)Flush();
+  if (status_.ok()) {
+    uint64_t index_offset = stats_.bytes;
+    payload_.Clear();
+    payload_.PutVarint(index_.size());
+    for (const ChunkIndexEntry& e : index_) {
+      payload_.PutVarint(e.offset);
+      payload_.PutVarint(e.type);
+      payload_.PutVarint(e.table_kind);
+      payload_.PutVarint(e.rows);
+      payload_.PutVarint(e.min_ts);
+      payload_.PutVarint(e.max_ts);
+    }
+    WriteChunk(ChunkType::kIndex, payload_, ChunkIndexEntry{});
+    ByteWriter trailer;
+    trailer.PutU64(index_offset);
+    trailer.PutBytes(kTrailerMagic, sizeof(kTrailerMagic));
+    WriteBytes(trailer.data(), trailer.size());
+  }
+  closed_ = true;
+  if (::close(fd_) != 0 && status_.ok())
+    status_ = IoError(path_ + ": close failed: " + std::strerror(errno));
+  return status_;
+}
+
+Status WriteTraceFile(const model::Trace& trace, const std::string& path,
+                      SbtWriterOptions options) {
+  ASSIGN_OR_RETURN(auto writer, SbtWriter::Open(path, options));
+  writer->AdoptStrings(trace.strings);
+  // Metadata (stack tables included) before the events that reference it.
+  model::ForEachRecordType([&]<typename T>() {
+    if constexpr (!RecordTraits<T>::kIsEvent)
+      for (const T& row : trace.Rows<T>()) writer->Append(row);
+  });
+  model::ForEachRecordType([&]<typename T>() {
+    if constexpr (RecordTraits<T>::kIsEvent)
+      for (const T& row : trace.Rows<T>()) writer->Append(row);
+  });
+  return writer->Close();
+}
+
+}  // namespace tracesmith::format

@@ -1,0 +1,205 @@
+// Damaged input: truncation at every byte, random bit flips, hostile headers.
+// The reader must return a clean error or a recovered prefix, never crash.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "testing/random_records.h"
+#include "testing/temp_file.h"
+#include "tracesmith/base/bytes.h"
+#include "tracesmith/base/crc32c.h"
+#include "tracesmith/base/file_util.h"
+#include "tracesmith/format/sbt_reader.h"
+#include "tracesmith/format/sbt_writer.h"
+
+namespace tracesmith::format {
+namespace {
+
+using model::ForEachRecordType;
+using model::Trace;
+
+std::vector<uint8_t> Serialize(const Trace& t, SbtWriterOptions opts) {
+  testing::TempPath tmp;
+  EXPECT_TRUE(WriteTraceFile(t, tmp.path(), opts).ok());
+  auto s = ReadFileToString(tmp.path());
+  return std::vector<uint8_t>(s->begin(), s->end());
+}
+
+// Decodes `bytes`; returns false when Open refused the input (a clean error).
+bool Decode(std::span<const uint8_t> bytes, Trace* out, ReadReport* report) {
+  auto r = SbtReader::FromMemory(bytes);
+  if (!r.ok()) {
+    EXPECT_FALSE(r.status().message().empty());
+    return false;
+  }
+  EXPECT_TRUE((*r)->ReadAll(out, {.max_decoded_bytes = 64u << 20}).ok());
+  *report = (*r)->report();
+  return true;
+}
+
+// Every kind's recovered rows are a prefix of the original rows.
+void ExpectPrefixOf(const Trace& got, const Trace& full) {
+  ForEachRecordType([&]<typename T>() {
+    const auto& g = got.Rows<T>();
+    const auto& f = full.Rows<T>();
+    ASSERT_LE(g.size(), f.size());
+    for (size_t i = 0; i < g.size(); ++i) ASSERT_TRUE(g[i] == f[i]) << model::RecordTraits<T>::kLabel;
+  });
+}
+
+Trace SmallTrace() { return testing::RandomTrace(42, 12); }
+
+TEST(CorruptionTest, TruncationAtEveryByteRecoversAPrefix) {
+  for (int level : {0, 3}) {
+    Trace full = SmallTrace();
+    std::vector<uint8_t> bytes = Serialize(full, {.zstd_level = level, .rows_per_chunk = 5});
+    size_t last_events = 0;
+    for (size_t len = 0; len <= bytes.size(); ++len) {
+      Trace got;
+      ReadReport report;
+      if (!Decode(std::span(bytes.data(), len), &got, &report)) {
+        ASSERT_LT(len, kFileHeaderSize) << "only a cut header may be refused";
+        continue;
+      }
+      ExpectPrefixOf(got, full);
+      // Cutting more never recovers more.
+      ASSERT_GE(got.EventCount(), last_events) << len;
+      last_events = got.EventCount();
+      if (len < bytes.size()) {
+        // A cut on a chunk boundary loses no bytes but the file is unfinished.
+        ASSERT_TRUE(!report.clean() || !report.indexed) << "truncation at " << len << " went unreported";
+        if (!report.clean()) {
+          ASSERT_LE(report.damage.back().offset, len);
+        }
+      } else {
+        ASSERT_TRUE(report.clean()) << report.Describe();
+        ASSERT_EQ(got.EventCount(), full.EventCount());
+      }
+    }
+  }
+}
+
+TEST(CorruptionTest, RandomBitFlipsNeverCrash) {
+  Trace full = SmallTrace();
+  std::vector<uint8_t> clean = Serialize(full, {.zstd_level = 3, .rows_per_chunk = 5});
+  std::mt19937_64 rng(1234);
+  for (int iter = 0; iter < 3000; ++iter) {
+    std::vector<uint8_t> bytes = clean;
+    int flips = 1 + static_cast<int>(rng() % 4);
+    for (int k = 0; k < flips; ++k) bytes[rng() % bytes.size()] ^= uint8_t(1u << (rng() % 8));
+    Trace got;
+    ReadReport report;
+    if (!Decode(bytes, &got, &report)) continue;
+    if (report.clean()) {
+      // Only bytes outside every checksum (the trailer) can change unnoticed,
+      // and then nothing may be lost.
+      ASSERT_EQ(got.EventCount(), full.EventCount()) << "iteration " << iter;
+    }
+    ForEachRecordType([&]<typename T>() { ASSERT_LE(got.Rows<T>().size(), full.Rows<T>().size()); });
+  }
+}
+
+// Builds a chunk with valid checksums around an arbitrary payload.
+std::vector<uint8_t> MakeChunk(uint16_t type, const ByteWriter& payload) {
+  ByteWriter h;
+  h.PutU32(kChunkMagic);
+  h.PutU16(type);
+  h.PutU16(0);
+  h.PutU32(static_cast<uint32_t>(payload.size()));
+  h.PutU32(static_cast<uint32_t>(payload.size()));
+  h.PutU32(Crc32c(payload.data(), payload.size()));
+  h.PutU32(Crc32c(h.data(), h.size()));
+  h.PutBytes(payload.data(), payload.size());
+  return h.buffer();
+}
+
+std::vector<uint8_t> HeaderOnly(uint16_t major) {
+  ByteWriter h;
+  h.PutBytes(kFileMagic, 8);
+  h.PutU16(major);
+  h.PutU16(0);
+  h.PutU32(0);
+  h.PutU32(0);
+  h.PutU32(Crc32c(h.data(), h.size()));
+  return h.buffer();
+}
+
+TEST(CorruptionTest, UnknownChunkTypesAndKindsAreSkipped) {
+  std::vector<uint8_t> file = HeaderOnly(1);
+  ByteWriter future;
+  future.PutBytes("replay payload from the future", 30);
+  auto c1 = MakeChunk(0x55, future);
+  ByteWriter table;
+  table.PutU16(999);  // unknown table kind
+  table.PutVarint(3);
+  auto c2 = MakeChunk(uint16_t(ChunkType::kTable), table);
+  file.insert(file.end(), c1.begin(), c1.end());
+  file.insert(file.end(), c2.begin(), c2.end());
+  Trace t;
+  t.Rows<model::KernelEvent>().push_back({.start_ns = 5, .end_ns = 9});
+  std::vector<uint8_t> real = Serialize(t, {.zstd_level = 0});
+  // Append the real file's chunks (without its header and trailer/index).
+  auto r = SbtReader::FromMemory(real);
+  ASSERT_TRUE(r.ok());
+  for (const auto& c : (*r)->chunks()) {
+    uint32_t len;
+    std::memcpy(&len, real.data() + c.offset + 8, 4);
+    file.insert(file.end(), real.begin() + c.offset, real.begin() + c.offset + 24 + len);
+  }
+  Trace got;
+  ReadReport report;
+  ASSERT_TRUE(Decode(file, &got, &report));
+  EXPECT_TRUE(report.clean()) << report.Describe();
+  EXPECT_EQ(report.chunks_skipped_unknown, 2u);
+  ASSERT_EQ(got.Rows<model::KernelEvent>().size(), 1u);
+  EXPECT_EQ(got.Rows<model::KernelEvent>()[0].end_ns, 9u);
+}
+
+TEST(CorruptionTest, NewerMajorVersionIsRefusedClearly) {
+  auto file = HeaderOnly(2);
+  auto r = SbtReader::FromMemory(file);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(r.status().message().find("newer TraceSmith"), std::string::npos);
+}
+
+TEST(CorruptionTest, NotAnSbtFile) {
+  std::string text = "{\"traceEvents\": []}                               ";
+  auto r = SbtReader::FromMemory(std::span(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("not an SBT"), std::string::npos);
+}
+
+TEST(CorruptionTest, HostileRowCountIsRejectedBeforeAllocation) {
+  std::vector<uint8_t> file = HeaderOnly(1);
+  ByteWriter table;
+  table.PutU16(uint16_t(model::TableKind::kKernel));
+  table.PutVarint(1ull << 40);  // rows
+  table.PutVarint(1);
+  table.PutVarint(0);
+  auto c = MakeChunk(uint16_t(ChunkType::kTable), table);
+  file.insert(file.end(), c.begin(), c.end());
+  Trace got;
+  ReadReport report;
+  ASSERT_TRUE(Decode(file, &got, &report));
+  ASSERT_EQ(report.damage.size(), 1u);
+  EXPECT_NE(report.damage[0].what.find("row count"), std::string::npos) << report.Describe();
+  EXPECT_EQ(report.damage[0].offset, kFileHeaderSize);
+}
+
+TEST(CorruptionTest, CorruptHeaderResynchronisesOnNextChunk) {
+  Trace full = SmallTrace();
+  std::vector<uint8_t> bytes = Serialize(full, {.zstd_level = 0, .rows_per_chunk = 5});
+  bytes[kFileHeaderSize + 2] ^= 0xff;  // first chunk's magic
+  bytes.resize(bytes.size() - kTrailerSize);  // force a scan
+  Trace got;
+  ReadReport report;
+  ASSERT_TRUE(Decode(bytes, &got, &report));
+  ASSERT_FALSE(report.clean());
+  EXPECT_EQ(report.damage[0].offset, kFileHeaderSize);
+  EXPECT_NE(report.damage[0].what.find("corrupt chunk header"), std::string::npos);
+  EXPECT_GT(got.EventCount(), full.EventCount() / 2);
+}
+
+}  // namespace
+}  // namespace tracesmith::format

@@ -1,0 +1,123 @@
+#include <gtest/gtest.h>
+
+#include "testing/random_records.h"
+#include "testing/temp_file.h"
+#include "tracesmith/base/file_util.h"
+#include "tracesmith/format/sbt_reader.h"
+#include "tracesmith/format/sbt_writer.h"
+
+namespace tracesmith::format {
+namespace {
+
+using model::ForEachRecordType;
+using model::RecordTraits;
+using model::Trace;
+
+void ExpectSameTrace(const Trace& a, const Trace& b) {
+  ForEachRecordType([&]<typename T>() {
+    const auto& ra = a.Rows<T>();
+    const auto& rb = b.Rows<T>();
+    ASSERT_EQ(ra.size(), rb.size()) << RecordTraits<T>::kLabel;
+    for (size_t i = 0; i < ra.size(); ++i) {
+      for (size_t f = 0; f < RecordTraits<T>::kNumFields; ++f) {
+        const auto& fd = RecordTraits<T>::kAllFields[f];
+        ASSERT_EQ(model::LoadField(&ra[i], fd), model::LoadField(&rb[i], fd))
+            << RecordTraits<T>::kLabel << " row " << i << " field " << fd.name;
+      }
+    }
+  });
+  ASSERT_EQ(a.strings.size(), b.strings.size());
+  for (uint32_t i = 0; i < a.strings.size(); ++i) EXPECT_EQ(a.strings.Get(i), b.strings.Get(i));
+}
+
+struct Params {
+  int zstd_level;
+  uint32_t rows_per_chunk;
+};
+
+class RoundTripTest : public ::testing::TestWithParam<Params> {};
+
+TEST_P(RoundTripTest, EveryFieldOfEveryKindSurvives) {
+  for (uint64_t seed = 1; seed <= 5; ++seed) {
+    Trace in = testing::RandomTrace(seed, 300);
+    testing::TempPath tmp;
+    SbtWriterOptions opts;
+    opts.zstd_level = GetParam().zstd_level;
+    opts.rows_per_chunk = GetParam().rows_per_chunk;
+    ASSERT_TRUE(WriteTraceFile(in, tmp.path(), opts).ok());
+    ReadReport report;
+    auto out = ReadTraceFile(tmp.path(), &report);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    EXPECT_TRUE(report.clean()) << report.Describe();
+    EXPECT_TRUE(report.indexed);
+    EXPECT_EQ(report.valid_bytes, report.file_size);
+    ExpectSameTrace(in, *out);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Chunking, RoundTripTest,
+                         ::testing::Values(Params{0, 1u << 16}, Params{3, 1u << 16},
+                                           Params{0, 7}, Params{1, 64}));
+
+TEST(RoundTrip, EmptyTrace) {
+  testing::TempPath tmp;
+  ASSERT_TRUE(WriteTraceFile(Trace{}, tmp.path()).ok());
+  ReadReport report;
+  auto out = ReadTraceFile(tmp.path(), &report);
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->EventCount(), 0u);
+  EXPECT_TRUE(report.indexed);
+}
+
+TEST(RoundTrip, StreamingWriterWithoutCloseIsReadableByScan) {
+  testing::TempPath tmp;
+  auto w = SbtWriter::Open(tmp.path(), {.zstd_level = 0, .rows_per_chunk = 10});
+  ASSERT_TRUE(w.ok());
+  uint32_t name = (*w)->InternString("my_kernel");
+  for (uint32_t i = 0; i < 95; ++i)
+    (*w)->Append(model::KernelEvent{.start_ns = 1000 + i * 10, .end_ns = 1005 + i * 10,
+                                    .correlation_id = i, .name_id = name});
+  // 9 chunks were written as the buffer filled; 5 rows are still buffered.
+  // Read the file as a killed process would leave it (no Close).
+  ReadReport report;
+  auto out = ReadTraceFile(tmp.path(), &report);
+  ASSERT_TRUE(out.ok());
+  EXPECT_FALSE(report.indexed);
+  EXPECT_TRUE(report.clean()) << report.Describe();
+  ASSERT_EQ(out->Rows<model::KernelEvent>().size(), 90u);
+  EXPECT_EQ(out->strings.Get(out->Rows<model::KernelEvent>()[89].name_id), "my_kernel");
+  ASSERT_TRUE((*w)->Close().ok());
+  out = ReadTraceFile(tmp.path(), &report);
+  EXPECT_EQ(out->Rows<model::KernelEvent>().size(), 95u);
+  EXPECT_TRUE(report.indexed);
+}
+
+TEST(RoundTrip, RefusesToOverwriteWithoutPermission) {
+  testing::TempPath tmp;
+  ASSERT_TRUE(WriteStringToFile(tmp.path(), "x").ok());
+  auto w = SbtWriter::Open(tmp.path(), {.overwrite = false});
+  ASSERT_FALSE(w.ok());
+  EXPECT_NE(w.status().message().find("--force"), std::string::npos);
+}
+
+TEST(RoundTrip, IndexRecordsTimeRangesAndKinds) {
+  Trace t;
+  for (uint64_t i = 0; i < 100; ++i)
+    t.Rows<model::ApiEvent>().push_back({.start_ns = 500 + i, .end_ns = 600 + i});
+  testing::TempPath tmp;
+  ASSERT_TRUE(WriteTraceFile(t, tmp.path(), {.rows_per_chunk = 40}).ok());
+  auto r = SbtReader::Open(tmp.path());
+  ASSERT_TRUE(r.ok());
+  std::vector<ChunkIndexEntry> tables;
+  for (const auto& c : (*r)->chunks())
+    if (c.type == uint16_t(ChunkType::kTable)) tables.push_back(c);
+  ASSERT_EQ(tables.size(), 3u);
+  EXPECT_EQ(tables[0].table_kind, uint16_t(model::TableKind::kApi));
+  EXPECT_EQ(tables[0].rows, 40u);
+  EXPECT_EQ(tables[0].min_ts, 500u);
+  EXPECT_EQ(tables[0].max_ts, 639u);
+  EXPECT_EQ(tables[2].rows, 20u);
+}
+
+}  // namespace
+}  // namespace tracesmith::format
