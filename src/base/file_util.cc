@@ -51,3 +51,26 @@ std::string HumanDuration(uint64_t ns) {
 }
 
 }  // namespace tracesmith
+
+namespace tracesmith {
+
+StatusOr<uint64_t> ParseDuration(const std::string& text) {
+  size_t pos = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &pos);
+  } catch (...) {
+    return InvalidArgument("'" + text + "' is not a duration (examples: 1500, 2.5us, 20ms, 1s)");
+  }
+  std::string unit = text.substr(pos);
+  double scale = 0;
+  if (unit.empty() || unit == "ns") scale = 1;
+  else if (unit == "us") scale = 1e3;
+  else if (unit == "ms") scale = 1e6;
+  else if (unit == "s") scale = 1e9;
+  if (scale == 0 || v < 0)
+    return InvalidArgument("'" + text + "' is not a duration (examples: 1500, 2.5us, 20ms, 1s)");
+  return static_cast<uint64_t>(v * scale + 0.5);
+}
+
+}  // namespace tracesmith

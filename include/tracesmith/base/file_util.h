@@ -18,3 +18,8 @@ std::string HumanBytes(uint64_t bytes);
 std::string HumanDuration(uint64_t ns);
 
 }  // namespace tracesmith
+
+namespace tracesmith {
+// Parses "1500", "1.5us", "20ms", "2s", "300ns" into nanoseconds (plain numbers are ns).
+StatusOr<uint64_t> ParseDuration(const std::string& text);
+}  // namespace tracesmith

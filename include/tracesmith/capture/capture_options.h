@@ -1,0 +1,99 @@
+// CaptureOptions: what a capture records and how, shared by the CLI
+// (`tracesmith profile`), the injection library and the in-process Session.
+//
+// The CLI passes options to the injection library in the child's environment
+// (TRACESMITH_* variables, see kEnv* below), so the same parsing code runs on
+// both sides. This file needs no CUDA headers: the CLI builds without CUDA.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "tracesmith/base/status.h"
+
+namespace tracesmith::capture {
+
+// Activity groups that --kinds turns on and off.
+enum ActivityGroup : uint32_t {
+  kGroupKernel = 1u << 0,    // CONCURRENT_KERNEL (never the serializing KERNEL kind)
+  kGroupMemcpy = 1u << 1,    // MEMCPY + MEMCPY2 (peer to peer)
+  kGroupMemset = 1u << 2,    // MEMSET
+  kGroupSync = 1u << 3,      // SYNCHRONIZATION
+  kGroupRuntime = 1u << 4,   // RUNTIME API (no-op calls filtered)
+  kGroupDriver = 1u << 5,    // DRIVER API (no-op calls filtered)
+  kGroupMemory = 1u << 6,    // MEMORY2: allocations and frees
+  kGroupNvtx = 1u << 7,      // MARKER + MARKER_DATA (NVTX ranges and markers)
+  kGroupOverhead = 1u << 8,  // OVERHEAD (CUPTI's own buffer flushes, instrumentation)
+  kGroupModule = 1u << 9,    // module load/unload callbacks (cubin size + hash)
+  kGroupExternal = 1u << 10, // EXTERNAL_CORRELATION
+};
+// Everything except the driver API: runtime API rows already describe the
+// calls most programs make, and recording both doubles API records per launch.
+inline constexpr uint32_t kDefaultGroups = kGroupKernel | kGroupMemcpy | kGroupMemset |
+                                           kGroupSync | kGroupRuntime | kGroupMemory |
+                                           kGroupNvtx | kGroupOverhead | kGroupModule |
+                                           kGroupExternal;
+inline constexpr uint32_t kAllGroups = kDefaultGroups | kGroupDriver;
+
+// Parses "--kinds": "default", "all", "kernel,memcpy" (exactly these),
+// "-runtime,+driver" (changes to the default), or a mix ("default,-nvtx").
+StatusOr<uint32_t> ParseKinds(const std::string& text);
+// "kernel,memcpy,..." for a bitmask.
+std::string KindsToString(uint32_t groups);
+
+enum class CaptureRange : uint8_t {
+  kAll = 0,             // from CUDA init to exit
+  kCudaProfilerApi = 1, // between cudaProfilerStart and cudaProfilerStop
+  kNvtx = 2,            // inside NVTX ranges named range_name
+};
+
+struct CaptureOptions {
+  // Output file. In a process tree the first process to create it writes it;
+  // the others write <stem>.pid<PID>.sbt, or <stem>.rank<RANK>.sbt when the
+  // environment has RANK (torchrun and friends).
+  std::string output = "tracesmith.sbt";
+  uint32_t groups = kDefaultGroups;
+  // Host memory for CUPTI activity buffers; when all are in use, CUPTI drops
+  // records and counts them. 256 MiB holds ~1 s of a 1M-launch/s program.
+  uint32_t buffer_mb = 256;
+  // Period of cuptiActivityFlushAll + SBT chunk flush: the most a SIGKILL loses.
+  uint32_t flush_ms = 500;
+  uint64_t duration_ns = 0;  // 0: until exit
+  uint64_t delay_ns = 0;     // start recording this long after CUDA init
+  CaptureRange range = CaptureRange::kAll;
+  std::string range_name;    // NVTX range name for CaptureRange::kNvtx
+  bool quiet = false;
+  bool overwrite = false;
+  // Debug: write raw CUPTI activity records here (fixtures for conversion tests).
+  std::string dump_raw_dir;
+};
+
+// Environment variables that carry CaptureOptions to the injection library.
+inline constexpr const char* kEnvOutput = "TRACESMITH_OUTPUT";
+inline constexpr const char* kEnvKinds = "TRACESMITH_KINDS";
+inline constexpr const char* kEnvBufferMb = "TRACESMITH_BUFFER_MB";
+inline constexpr const char* kEnvFlushMs = "TRACESMITH_FLUSH_MS";
+inline constexpr const char* kEnvDuration = "TRACESMITH_DURATION";
+inline constexpr const char* kEnvDelay = "TRACESMITH_DELAY";
+inline constexpr const char* kEnvCaptureRange = "TRACESMITH_CAPTURE_RANGE";
+inline constexpr const char* kEnvQuiet = "TRACESMITH_QUIET";
+inline constexpr const char* kEnvForce = "TRACESMITH_FORCE";
+inline constexpr const char* kEnvDumpRaw = "TRACESMITH_DUMP_RAW";
+// Set by tests only: installs a stack hook that returns 1, 2, 3... so GPU
+// tests can check the correlation-id join of API rows and GPU rows.
+inline constexpr const char* kEnvTestStackHook = "TRACESMITH_TEST_STACK_HOOK";
+
+// Parses "--capture-range": "", "all", "cudaProfilerApi" or "nvtx:<name>".
+Status ParseCaptureRange(const std::string& text, CaptureOptions* options);
+
+// Builds options from the TRACESMITH_* variables of `env` (missing = default).
+StatusOr<CaptureOptions> OptionsFromEnv(const std::map<std::string, std::string>& env);
+StatusOr<CaptureOptions> OptionsFromProcessEnv();
+// The TRACESMITH_* variables that reproduce `options`.
+std::map<std::string, std::string> OptionsToEnv(const CaptureOptions& options);
+
+// The file this process writes for `base`: base itself, or the pid/rank name.
+std::string PerProcessOutputPath(const std::string& base, uint32_t pid, int rank);
+
+}  // namespace tracesmith::capture

@@ -1,0 +1,39 @@
+// Human-readable names of events, shared by view, exporters and reports.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "tracesmith/model/trace.h"
+
+namespace tracesmith::model {
+
+// Kernel: demangled name (mangled if none). API/NVTX/counter: its name.
+// Memcpy: "Memcpy HtoD"; memset: "Memset"; sync: "Sync stream_synchronize"; ...
+std::string EventName(const Trace& trace, const KernelEvent& e);
+std::string EventName(const Trace& trace, const MemcpyEvent& e);
+std::string EventName(const Trace& trace, const MemsetEvent& e);
+std::string EventName(const Trace& trace, const SyncEvent& e);
+std::string EventName(const Trace& trace, const ApiEvent& e);
+std::string EventName(const Trace& trace, const NvtxRangeEvent& e);
+std::string EventName(const Trace& trace, const NvtxMarkerEvent& e);
+std::string EventName(const Trace& trace, const MemoryEvent& e);
+std::string EventName(const Trace& trace, const CounterEvent& e);
+std::string EventName(const Trace& trace, const ModuleLoadEvent& e);
+std::string EventName(const Trace& trace, const GraphLaunchEvent& e);
+std::string EventName(const Trace& trace, const OverheadEvent& e);
+std::string EventName(const Trace& trace, const DropEvent& e);
+
+// Device and stream of an event, or -1 when the kind has none.
+template <typename T>
+int64_t EventDevice(const T& e) {
+  if constexpr (requires { e.device_id; }) return e.device_id;
+  else return -1;
+}
+template <typename T>
+int64_t EventStream(const T& e) {
+  if constexpr (requires { e.stream_id; }) return e.stream_id;
+  else return -1;
+}
+
+}  // namespace tracesmith::model

@@ -1,0 +1,100 @@
+// `tracesmith info FILE`: what a trace holds, at a glance.
+#include <cstdio>
+#include <map>
+
+#include "commands.h"
+#include "trace_loader.h"
+#include "tracesmith/base/file_util.h"
+
+namespace tracesmith::cli {
+namespace {
+
+using namespace model;
+
+int RunInfo(const std::string& path, bool strict) {
+  auto loaded = LoadTrace(path, /*quiet=*/true);
+  if (!loaded.ok()) return ReportError(loaded.status());
+  const Trace& t = loaded->trace;
+  const format::ReadReport& r = loaded->report;
+
+  std::printf("File:        %s\n", path.c_str());
+  std::printf("Size:        %s (%llu bytes)\n", HumanBytes(r.file_size).c_str(),
+              static_cast<unsigned long long>(r.file_size));
+  std::printf("Format:      SBT %u.%u, %s\n", r.major, r.minor,
+              r.indexed ? "complete (footer index present)"
+                        : "unfinished (no footer index: the writer was stopped before closing; "
+                          "all whole chunks were recovered)");
+  auto [lo, hi] = t.TimeRange();
+  if (hi > lo)
+    std::printf("Time range:  %llu .. %llu ns (%s)\n", static_cast<unsigned long long>(lo),
+                static_cast<unsigned long long>(hi), HumanDuration(hi - lo).c_str());
+
+  for (const Process& p : t.Rows<Process>()) {
+    std::printf("Process:     pid %u %s", p.pid, std::string(t.strings.Get(p.name_id)).c_str());
+    if (p.cmdline_id) std::printf(" [%s]", std::string(t.strings.Get(p.cmdline_id)).c_str());
+    if (p.hostname_id) std::printf(" on %s", std::string(t.strings.Get(p.hostname_id)).c_str());
+    if (p.rank >= 0 && p.rank != 0) std::printf(" rank %d", p.rank);
+    if (p.driver_version) std::printf(", driver %u.%u", p.driver_version / 1000, (p.driver_version % 1000) / 10);
+    if (p.cupti_version) std::printf(", CUPTI API %u", p.cupti_version);
+    std::printf("\n");
+  }
+  for (const Device& d : t.Rows<Device>()) {
+    std::printf("Device %u:    %s (sm_%u%u, %u SMs, %s", d.device_id,
+                std::string(t.strings.Get(d.name_id)).c_str(), d.cc_major, d.cc_minor, d.sm_count,
+                HumanBytes(d.memory_bytes).c_str());
+    if (d.core_clock_khz) std::printf(", %u MHz", d.core_clock_khz / 1000);
+    std::printf(")");
+    if (d.uuid_id) std::printf(" %s", std::string(t.strings.Get(d.uuid_id)).c_str());
+    std::printf("\n");
+  }
+
+  std::printf("\nEvents:      %zu\n", t.EventCount());
+  ForEachRecordType([&]<typename T>() {
+    if constexpr (RecordTraits<T>::kIsEvent) {
+      size_t n = t.Rows<T>().size();
+      if (n) std::printf("  %-10s %12zu\n", RecordTraits<T>::kLabel, n);
+    }
+  });
+  if (t.EventCount())
+    std::printf("Bytes/event: %.2f\n", static_cast<double>(r.file_size) / t.EventCount());
+  size_t frames = t.Rows<Frame>().size(), nodes = t.Rows<StackNode>().size();
+  if (frames || nodes) std::printf("Call stacks: %zu frames, %zu call-site nodes\n", frames, nodes);
+
+  uint64_t dropped = 0;
+  for (const DropEvent& d : t.Rows<DropEvent>()) dropped += d.count;
+  std::printf("\nCapture stats:\n");
+  std::printf("  %-34s %llu%s\n", "dropped_records", static_cast<unsigned long long>(dropped),
+              dropped ? "  (DATA LOSS)" : "");
+  static const char* const kSeverity[] = {"", "  (warning)", "  (DATA LOSS)"};
+  for (const Stat& s : t.Rows<Stat>())
+    std::printf("  %-34s %lld%s\n", std::string(t.strings.Get(s.name_id)).c_str(),
+                static_cast<long long>(s.value), kSeverity[s.severity % 3]);
+  std::printf("  %-34s %llu\n", "chunks_read", static_cast<unsigned long long>(r.chunks_read));
+  if (r.chunks_skipped_unknown)
+    std::printf("  %-34s %llu  (written by a newer TraceSmith)\n", "chunks_skipped_unknown",
+                static_cast<unsigned long long>(r.chunks_skipped_unknown));
+  if (!r.clean()) {
+    std::printf("  %-34s %llu  (DATA LOSS)\n", "chunks_damaged",
+                static_cast<unsigned long long>(r.chunks_damaged));
+    std::printf("  %-34s %llu of %llu\n", "readable_bytes",
+                static_cast<unsigned long long>(r.valid_bytes),
+                static_cast<unsigned long long>(r.file_size));
+    std::printf("\nDamage (recovered everything else):\n%s", r.Describe().c_str());
+  }
+  if (strict && !r.clean()) return kExitError;
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddInfoCommand(CLI::App& app, CommandList& commands) {
+  auto* cmd = app.add_subcommand(
+      "info", "Summarise a trace: devices, processes, event counts, time range, capture stats");
+  auto path = std::make_shared<std::string>();
+  auto strict = std::make_shared<bool>(false);
+  cmd->add_option("file", *path, "SBT trace file")->required();
+  cmd->add_flag("--strict", *strict, "Exit with status 1 if the file is damaged");
+  commands.emplace_back(cmd, [=] { return RunInfo(*path, *strict); });
+}
+
+}  // namespace tracesmith::cli

@@ -1,0 +1,241 @@
+// `tracesmith view FILE`: events as a time-ordered table, with filters.
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "commands.h"
+#include "trace_loader.h"
+#include "tracesmith/base/file_util.h"
+#include "tracesmith/model/event_names.h"
+#include "tracesmith/model/stack_builder.h"
+
+namespace tracesmith::cli {
+namespace {
+
+using namespace model;
+
+struct ViewOptions {
+  std::string path;
+  size_t limit = 50;
+  std::vector<std::string> kinds;
+  std::string name_regex;
+  int64_t stream = -1;
+  int64_t device = -1;
+  std::string from, to;
+  bool stats = false;
+  bool stacks = false;
+};
+
+struct EventRef {
+  uint64_t start;
+  TableKind kind;
+  uint32_t row;
+};
+
+// Fields shown in their own columns are left out of DETAILS.
+bool IsColumnField(const char* name) {
+  static const char* const kColumns[] = {"start_ns", "end_ns", "ts_ns", "pid", "device_id",
+                                         "stream_id", "name_id", "demangled_id"};
+  for (const char* c : kColumns)
+    if (std::strcmp(c, name) == 0) return true;
+  return false;
+}
+
+template <typename T>
+std::string Details(const T& e) {
+  std::string out;
+  for (size_t i = 0; i < RecordTraits<T>::kNumFields; ++i) {
+    const FieldDesc& f = RecordTraits<T>::kAllFields[i];
+    if (IsColumnField(f.name)) continue;
+    uint64_t v = LoadField(&e, f);
+    if (v == 0) continue;
+    if (!out.empty()) out += ' ';
+    out += f.name;
+    out += '=';
+    if (f.type == FieldType::kF64) {
+      double d;
+      std::memcpy(&d, &v, 8);
+      out += StrFormat("%g", d);
+    } else if (f.type == FieldType::kI32 || f.type == FieldType::kI64) {
+      out += std::to_string(static_cast<int64_t>(v));
+    } else {
+      out += std::to_string(v);
+    }
+  }
+  return out;
+}
+
+std::string FrameText(const Trace& t, uint32_t frame_id) {
+  if (frame_id == 0 || frame_id > t.Rows<Frame>().size()) return "?";
+  const Frame& f = t.Rows<Frame>()[frame_id - 1];
+  std::string fn(t.strings.Get(f.function_id));
+  std::string out = fn.empty() ? StrFormat("0x%llx", static_cast<unsigned long long>(f.rel_pc)) : fn;
+  if (f.file_id) out += StrFormat(" (%s:%u)", std::string(t.strings.Get(f.file_id)).c_str(), f.line);
+  if (f.kind == kFrameNative && f.mapping_id) {
+    for (const Mapping& m : t.Rows<Mapping>())
+      if (m.mapping_id == f.mapping_id) {
+        out += StrFormat(" [%s+0x%llx]", std::string(t.strings.Get(m.path_id)).c_str(),
+                         static_cast<unsigned long long>(f.rel_pc));
+        break;
+      }
+  }
+  if (f.kind == kFramePython) out = "[py] " + out;
+  return out;
+}
+
+template <typename T>
+uint32_t StackIdOf(const T& e) {
+  if constexpr (requires { e.stack_id; }) return e.stack_id;
+  else return 0;
+}
+
+int RunView(const ViewOptions& o) {
+  auto loaded = LoadTrace(o.path);
+  if (!loaded.ok()) return ReportError(loaded.status());
+  const Trace& t = loaded->trace;
+
+  std::set<std::string> kinds(o.kinds.begin(), o.kinds.end());
+  for (const std::string& k : kinds) {
+    bool known = false;
+    ForEachRecordType([&]<typename T>() {
+      known |= RecordTraits<T>::kIsEvent && k == RecordTraits<T>::kLabel;
+    });
+    if (!known)
+      return ReportError(InvalidArgument(
+          "unknown event kind '" + k +
+          "' (kinds: kernel memcpy memset sync api nvtx marker memory counter module graph "
+          "overhead drop)"));
+  }
+  std::optional<std::regex> name_re;
+  if (!o.name_regex.empty()) {
+    try {
+      name_re.emplace(o.name_regex, std::regex::ECMAScript | std::regex::optimize);
+    } catch (const std::regex_error& e) {
+      return ReportError(InvalidArgument("bad --name regex '" + o.name_regex + "': " + e.what()));
+    }
+  }
+  auto [t0, t1] = t.TimeRange();
+  uint64_t from = 0, to = UINT64_MAX;
+  if (!o.from.empty()) {
+    auto d = ParseDuration(o.from);
+    if (!d.ok()) return ReportError(d.status());
+    from = t0 + *d;
+  }
+  if (!o.to.empty()) {
+    auto d = ParseDuration(o.to);
+    if (!d.ok()) return ReportError(d.status());
+    to = t0 + *d;
+  }
+
+  std::vector<EventRef> refs;
+  ForEachRecordType([&]<typename T>() {
+    if constexpr (RecordTraits<T>::kIsEvent) {
+      if (!kinds.empty() && !kinds.count(RecordTraits<T>::kLabel)) return;
+      const auto& rows = t.Rows<T>();
+      for (uint32_t i = 0; i < rows.size(); ++i) {
+        const T& e = rows[i];
+        if (EventEnd(e) < from || EventStart(e) > to) continue;
+        if (o.stream >= 0 && EventStream(e) != o.stream) continue;
+        if (o.device >= 0 && EventDevice(e) != o.device) continue;
+        if (name_re && !std::regex_search(EventName(t, e), *name_re)) continue;
+        refs.push_back({EventStart(e), RecordTraits<T>::kKind, i});
+      }
+    }
+  });
+  std::stable_sort(refs.begin(), refs.end(),
+                   [](const EventRef& a, const EventRef& b) { return a.start < b.start; });
+
+  if (o.stats) {
+    struct Agg {
+      uint64_t count = 0, total = 0, min = UINT64_MAX, max = 0;
+    };
+    std::map<std::string, uint64_t> per_kind;
+    std::map<std::pair<std::string, std::string>, Agg> per_name;
+    for (const EventRef& r : refs) {
+      ForEachRecordType([&]<typename T>() {
+        if constexpr (RecordTraits<T>::kIsEvent) {
+          if (RecordTraits<T>::kKind != r.kind) return;
+          const T& e = t.Rows<T>()[r.row];
+          per_kind[RecordTraits<T>::kLabel]++;
+          Agg& a = per_name[{RecordTraits<T>::kLabel, EventName(t, e)}];
+          uint64_t d = EventEnd(e) - EventStart(e);
+          a.count++;
+          a.total += d;
+          a.min = std::min(a.min, d);
+          a.max = std::max(a.max, d);
+        }
+      });
+    }
+    std::printf("%zu events match\n\n%-10s %12s\n", refs.size(), "KIND", "COUNT");
+    for (auto& [k, n] : per_kind) std::printf("%-10s %12llu\n", k.c_str(), static_cast<unsigned long long>(n));
+    std::vector<std::pair<std::pair<std::string, std::string>, Agg>> rows(per_name.begin(), per_name.end());
+    std::sort(rows.begin(), rows.end(), [](auto& a, auto& b) { return a.second.total > b.second.total; });
+    std::printf("\n%-8s %10s %14s %12s %12s %12s  %s\n", "KIND", "COUNT", "TOTAL", "AVG", "MIN",
+                "MAX", "NAME");
+    for (size_t i = 0; i < rows.size() && i < o.limit; ++i) {
+      const Agg& a = rows[i].second;
+      std::printf("%-8s %10llu %14s %12s %12s %12s  %s\n", rows[i].first.first.c_str(),
+                  static_cast<unsigned long long>(a.count), HumanDuration(a.total).c_str(),
+                  HumanDuration(a.total / a.count).c_str(), HumanDuration(a.min).c_str(),
+                  HumanDuration(a.max).c_str(), rows[i].first.second.c_str());
+    }
+    return kExitOk;
+  }
+
+  std::printf("%14s %12s %-8s %4s %7s  %-48s %s\n", "START(us)", "DUR(us)", "KIND", "DEV",
+              "STREAM", "NAME", "DETAILS");
+  size_t shown = 0;
+  for (const EventRef& r : refs) {
+    if (shown++ >= o.limit) break;
+    ForEachRecordType([&]<typename T>() {
+      if constexpr (RecordTraits<T>::kIsEvent) {
+        if (RecordTraits<T>::kKind != r.kind) return;
+        const T& e = t.Rows<T>()[r.row];
+        std::string name = EventName(t, e);
+        if (name.size() > 48) name = name.substr(0, 45) + "...";
+        int64_t dev = EventDevice(e), stream = EventStream(e);
+        std::printf("%14.3f %12.3f %-8s %4s %7s  %-48s %s\n", (EventStart(e) - t0) / 1e3,
+                    (EventEnd(e) - EventStart(e)) / 1e3, RecordTraits<T>::kLabel,
+                    dev < 0 ? "-" : std::to_string(dev).c_str(),
+                    stream < 0 ? "-" : std::to_string(stream).c_str(), name.c_str(),
+                    Details(e).c_str());
+        if (o.stacks && StackIdOf(e))
+          for (uint32_t f : StackFrames(t, StackIdOf(e)))
+            std::printf("%14s   at %s\n", "", FrameText(t, f).c_str());
+      }
+    });
+  }
+  if (refs.size() > o.limit)
+    std::printf("... %zu more events (use --limit N, or filter with --kind/--name/--stream/"
+                "--device/--from/--to)\n",
+                refs.size() - o.limit);
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddViewCommand(CLI::App& app, CommandList& commands) {
+  auto* cmd = app.add_subcommand("view", "List a trace's events in time order, with filters");
+  auto o = std::make_shared<ViewOptions>();
+  cmd->add_option("file", o->path, "SBT trace file")->required();
+  cmd->add_option("-n,--limit", o->limit, "Show at most N events (rows with --stats)")
+      ->default_val(50);
+  cmd->add_option("-k,--kind", o->kinds,
+                  "Only these kinds (kernel, memcpy, memset, sync, api, nvtx, marker, memory, "
+                  "counter, module, graph, overhead, drop); repeat or comma-separate")
+      ->delimiter(',');
+  cmd->add_option("--name", o->name_regex, "Only events whose name matches this regex");
+  cmd->add_option("--stream", o->stream, "Only this stream id");
+  cmd->add_option("--device", o->device, "Only this device id");
+  cmd->add_option("--from", o->from, "Start of the window, relative to the trace start (e.g. 2ms)");
+  cmd->add_option("--to", o->to, "End of the window, relative to the trace start (e.g. 1.5s)");
+  cmd->add_flag("--stats", o->stats, "Per-kind counts and per-name duration statistics");
+  cmd->add_flag("--stacks", o->stacks, "Print the host call stack under each event");
+  commands.emplace_back(cmd, [o] { return RunView(*o); });
+}
+
+}  // namespace tracesmith::cli

@@ -1,0 +1,27 @@
+// The list of commands. Each Add*Command lives in its own cmd_<name>.cc.
+#pragma once
+
+#include "command.h"
+
+namespace tracesmith::cli {
+
+void AddVersionCommand(CLI::App& app, CommandList& commands);
+void AddInfoCommand(CLI::App& app, CommandList& commands);
+void AddViewCommand(CLI::App& app, CommandList& commands);
+void AddBenchmarkCommand(CLI::App& app, CommandList& commands);
+
+// `tracesmith benchmark <what>` subcommands (cmd_benchmark_<what>.cc).
+void AddBenchmarkFormatCommand(CLI::App& benchmark, CommandList& commands);
+
+inline void AddBenchmarkSubcommands(CLI::App& benchmark, CommandList& commands) {
+  AddBenchmarkFormatCommand(benchmark, commands);
+}
+
+inline void AddAllCommands(CLI::App& app, CommandList& commands) {
+  AddInfoCommand(app, commands);
+  AddViewCommand(app, commands);
+  AddBenchmarkCommand(app, commands);
+  AddVersionCommand(app, commands);
+}
+
+}  // namespace tracesmith::cli

@@ -1,0 +1,42 @@
+// `tracesmith <command>`: a thin layer over the libraries.
+#include <cstdio>
+
+#include "command.h"
+#include "commands.h"
+
+int main(int argc, char** argv) {
+  using namespace tracesmith::cli;
+  CLI::App app{"TraceSmith: GPU profiling and replay for CUDA programs.\n"
+               "Run 'tracesmith <command> --help' for a command's options."};
+  app.name("tracesmith");
+  app.require_subcommand(1);
+  app.fallthrough(false);
+  CommandList commands;
+  AddAllCommands(app, commands);
+  // `tracesmith help [command]` as a spelling of --help.
+  auto* help = app.add_subcommand("help", "Show help for tracesmith or one command");
+  std::string help_topic;
+  help->add_option("command", help_topic, "Command to describe");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  if (*help) {
+    if (!help_topic.empty()) {
+      for (auto& [sub, run] : commands)
+        if (sub->get_name() == help_topic) {
+          std::fputs(sub->help().c_str(), stdout);
+          return 0;
+        }
+      std::fprintf(stderr, "tracesmith: error: unknown command '%s'\n", help_topic.c_str());
+      return 1;
+    }
+    std::fputs(app.help().c_str(), stdout);
+    return 0;
+  }
+  for (auto& [sub, run] : commands)
+    if (sub->parsed()) return run();
+  std::fputs(app.help().c_str(), stdout);
+  return 1;
+}
