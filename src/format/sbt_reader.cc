@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -213,7 +214,8 @@ void SbtReader::Scan() {
 }
 
 Status SbtReader::DecodeChunk(size_t i, model::Trace* out, uint64_t* decoded_bytes,
-                              uint64_t budget) {
+                              uint64_t budget, uint16_t* decoded_kind) {
+  *decoded_kind = 0;
   const ChunkIndexEntry& e = chunks_[i];
   ChunkHeader h;
   std::string where = StrFormat("chunk #%zu at %s", i, At(e.offset).c_str());
@@ -298,7 +300,10 @@ Status SbtReader::DecodeChunk(size_t i, model::Trace* out, uint64_t* decoded_byt
           return;
         }
         st = internal::DecodeTable(&c, &out->Rows<T>(), &scratch);
-        if (st.ok()) *decoded_bytes += need;
+        if (st.ok()) {
+          *decoded_bytes += need;
+          *decoded_kind = kind;
+        }
       });
       if (st.code() == StatusCode::kFailedPrecondition) return st;
     }
@@ -317,7 +322,41 @@ Status SbtReader::ReadAll(model::Trace* out, ReadOptions options) {
   uint64_t budget = options.max_decoded_bytes;
   if (budget == 0) budget = (1ull << 30) + 256ull * size_;
   uint64_t decoded = 0;
-  for (size_t i = 0; i < chunks_.size(); ++i) RETURN_IF_ERROR(DecodeChunk(i, out, &decoded, budget));
+  if (report_.indexed) {  // reserve once: no reallocation while decoding
+    model::ForEachRecordType([&]<typename T>() {
+      uint64_t rows = 0;
+      for (const ChunkIndexEntry& e : chunks_)
+        if (e.table_kind == uint16_t(model::RecordTraits<T>::kKind)) rows += e.rows;
+      if (rows * sizeof(T) <= budget) out->Rows<T>().reserve(out->Rows<T>().size() + rows);
+    });
+  }
+  uint16_t kind;
+  for (size_t i = 0; i < chunks_.size(); ++i)
+    RETURN_IF_ERROR(DecodeChunk(i, out, &decoded, budget, &kind));
+  return OkStatus();
+}
+
+Status SbtReader::Stream(const EventChunkCallback& on_events) {
+  model::Trace batch;
+  uint64_t decoded = 0;
+  const uint64_t budget = (1ull << 30) + 256ull * size_;
+  for (size_t i = 0; i < chunks_.size(); ++i) {
+    uint16_t kind;
+    RETURN_IF_ERROR(DecodeChunk(i, &batch, &decoded, budget, &kind));
+    if (kind == 0) continue;
+    Status st;
+    model::ForEachRecordType([&]<typename T>() {
+      if constexpr (model::RecordTraits<T>::kIsEvent) {
+        if (uint16_t(model::RecordTraits<T>::kKind) != kind) return;
+        st = on_events(batch, model::RecordTraits<T>::kKind);
+        // Event rows are dropped after each callback: only metadata stays
+        // charged against the budget.
+        decoded -= std::min<uint64_t>(decoded, batch.Rows<T>().size() * sizeof(T));
+        batch.Rows<T>().clear();
+      }
+    });
+    RETURN_IF_ERROR(st);
+  }
   return OkStatus();
 }
 

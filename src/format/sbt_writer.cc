@@ -133,45 +133,45 @@ void SbtWriter::WriteStrings() {
 }
 
 template <typename T>
-void SbtWriter::WriteTable() {
-  auto& rows = pending_.Rows<T>();
-  if (rows.empty() || !status_.ok()) {
-    rows.clear();
-    return;
-  }
+void SbtWriter::WriteRows(const T* rows, size_t n) {
+  if (n == 0 || !status_.ok()) return;
   if constexpr (RecordTraits<T>::kIsEvent) WriteDependencies();
   payload_.Clear();
-  internal::EncodeTable(rows.data(), rows.size(), &payload_, scratch_.get());
+  internal::EncodeTable(rows, n, &payload_, scratch_.get());
   ChunkIndexEntry e;
   e.table_kind = static_cast<uint16_t>(RecordTraits<T>::kKind);
-  e.rows = rows.size();
+  e.rows = n;
   if constexpr (RecordTraits<T>::kIsEvent) {
     uint64_t lo = UINT64_MAX, hi = 0;
-    for (const T& r : rows) {
-      lo = std::min(lo, model::EventStart(r));
-      hi = std::max(hi, std::max(model::EventStart(r), model::EventEnd(r)));
+    for (size_t i = 0; i < n; ++i) {
+      lo = std::min(lo, model::EventStart(rows[i]));
+      hi = std::max(hi, std::max(model::EventStart(rows[i]), model::EventEnd(rows[i])));
     }
     e.min_ts = lo;
     e.max_ts = hi;
   }
   WriteChunk(ChunkType::kTable, payload_, e);
+}
+
+template <typename T>
+void SbtWriter::WriteTable() {
+  auto& rows = pending_.Rows<T>();
+  WriteRows(rows.data(), rows.size());
   rows.clear();
 }
 
 void SbtWriter::WriteDependencies() {
   WriteStrings();
-  WriteTable<model::Mapping>();
-  WriteTable<model::Frame>();
-  WriteTable<model::StackNode>();
+  // All buffered metadata (stack tables, devices, ...) precedes the events
+  // that may reference it, so every chunk-boundary prefix is self-contained.
+  model::ForEachRecordType([&]<typename T>() {
+    if constexpr (!RecordTraits<T>::kIsEvent) WriteTable<T>();
+  });
 }
 
 Status SbtWriter::Flush() {
   if (closed_) return status_;
-  WriteStrings();
-  // Metadata first (ForEachRecordType lists events first, so do two passes).
-  model::ForEachRecordType([&]<typename T>() {
-    if constexpr (!RecordTraits<T>::kIsEvent) WriteTable<T>();
-  });
+  WriteDependencies();
   model::ForEachRecordType([&]<typename T>() {
     if constexpr (RecordTraits<T>::kIsEvent) WriteTable<T>();
   });
@@ -212,13 +212,21 @@ Status WriteTraceFile(const model::Trace& trace, const std::string& path,
   // Metadata (stack tables included) before the events that reference it.
   model::ForEachRecordType([&]<typename T>() {
     if constexpr (!RecordTraits<T>::kIsEvent)
-      for (const T& row : trace.Rows<T>()) writer->Append(row);
+      writer->AppendRows(trace.Rows<T>().data(), trace.Rows<T>().size());
   });
   model::ForEachRecordType([&]<typename T>() {
     if constexpr (RecordTraits<T>::kIsEvent)
-      for (const T& row : trace.Rows<T>()) writer->Append(row);
+      writer->AppendRows(trace.Rows<T>().data(), trace.Rows<T>().size());
   });
   return writer->Close();
 }
+
+// Append/AppendRows are templates in the header; their out-of-line parts are
+// instantiated here for every record type.
+#define TS_INSTANTIATE_WRITER(T)                         \
+  template void SbtWriter::WriteTable<model::T>(); \
+  template void SbtWriter::WriteRows<model::T>(const model::T*, size_t);
+TS_FOR_EACH_RECORD_TYPE(TS_INSTANTIATE_WRITER)
+#undef TS_INSTANTIATE_WRITER
 
 }  // namespace tracesmith::format

@@ -121,3 +121,57 @@ TEST(RoundTrip, IndexRecordsTimeRangesAndKinds) {
 
 }  // namespace
 }  // namespace tracesmith::format
+
+namespace tracesmith::format {
+namespace {
+
+TEST(Stream, VisitsEveryEventChunkWithMetadataAndStrings) {
+  model::Trace in = testing::RandomTrace(9, 200);
+  testing::TempPath tmp;
+  ASSERT_TRUE(WriteTraceFile(in, tmp.path(), {.rows_per_chunk = 32}).ok());
+  auto r = SbtReader::Open(tmp.path());
+  ASSERT_TRUE(r.ok());
+  model::Trace collected;
+  size_t callbacks = 0;
+  Status st = (*r)->Stream([&](const model::Trace& batch, model::TableKind kind) {
+    ++callbacks;
+    // Metadata written before the events is already there.
+    EXPECT_EQ(batch.Rows<model::Device>().size(), in.Rows<model::Device>().size());
+    EXPECT_EQ(batch.strings.size(), in.strings.size());
+    model::ForEachRecordType([&]<typename T>() {
+      if constexpr (model::RecordTraits<T>::kIsEvent) {
+        if (model::RecordTraits<T>::kKind == kind) {
+          EXPECT_LE(batch.Rows<T>().size(), 32u);
+          auto& dst = collected.Rows<T>();
+          dst.insert(dst.end(), batch.Rows<T>().begin(), batch.Rows<T>().end());
+        } else {
+          EXPECT_TRUE(batch.Rows<T>().empty()) << "rows of other kinds must not linger";
+        }
+      }
+    });
+    return OkStatus();
+  });
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(callbacks, 13u * ((200 + 31) / 32));
+  model::ForEachRecordType([&]<typename T>() {
+    if constexpr (model::RecordTraits<T>::kIsEvent) {
+      EXPECT_TRUE(collected.Rows<T>() == in.Rows<T>()) << model::RecordTraits<T>::kLabel;
+    }
+  });
+}
+
+TEST(Stream, CallbackErrorStopsTheRead) {
+  model::Trace in = testing::RandomTrace(3, 100);
+  testing::TempPath tmp;
+  ASSERT_TRUE(WriteTraceFile(in, tmp.path(), {.rows_per_chunk = 10}).ok());
+  auto r = SbtReader::Open(tmp.path());
+  int calls = 0;
+  Status st = (*r)->Stream([&](const model::Trace&, model::TableKind) {
+    return ++calls == 3 ? Internal("stop here") : OkStatus();
+  });
+  EXPECT_EQ(calls, 3);
+  EXPECT_EQ(st.message(), "stop here");
+}
+
+}  // namespace
+}  // namespace tracesmith::format

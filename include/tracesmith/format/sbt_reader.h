@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -63,13 +64,25 @@ class SbtReader {
   // returned: the Status is an error only for hard limits.
   Status ReadAll(model::Trace* out, ReadOptions options = {});
 
+  // Streaming read in bounded memory: decodes one chunk at a time into
+  // `batch` and calls `on_events(batch, kind)` after each event-table chunk.
+  // `batch` then holds the strings and metadata (devices, processes, stack
+  // tables, ...) seen so far plus the rows of that one chunk of `kind`; those
+  // rows are cleared after the callback returns. A non-OK Status from the
+  // callback stops the read and is returned. Damage is recorded in report().
+  using EventChunkCallback =
+      std::function<Status(const model::Trace& batch, model::TableKind kind)>;
+  Status Stream(const EventChunkCallback& on_events);
+
  private:
   SbtReader() = default;
   Status Init();
   bool LoadIndex();
   void Scan();
   void AddDamage(uint64_t offset, uint64_t length, std::string what);
-  Status DecodeChunk(size_t i, model::Trace* out, uint64_t* decoded_bytes, uint64_t budget);
+  // Decodes chunk i into `out`; *kind receives the table kind decoded (0 if none).
+  Status DecodeChunk(size_t i, model::Trace* out, uint64_t* decoded_bytes, uint64_t budget,
+                     uint16_t* kind);
 
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;

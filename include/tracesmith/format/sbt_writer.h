@@ -75,6 +75,23 @@ class SbtWriter {
     if (rows.size() >= options_.rows_per_chunk) WriteTable<T>();
   }
 
+  // Appends many rows without copying them into the buffer (whole chunks
+  // are encoded straight from `rows`; a remainder is buffered).
+  template <typename T>
+  void AppendRows(const T* rows, size_t n) {
+    auto& pending = pending_.Rows<T>();
+    while (n > 0 && !pending.empty()) {  // keep row order: top up the buffer first
+      Append(*rows++);
+      --n;
+    }
+    while (n >= options_.rows_per_chunk) {
+      WriteRows(rows, options_.rows_per_chunk);
+      rows += options_.rows_per_chunk;
+      n -= options_.rows_per_chunk;
+    }
+    pending.insert(pending.end(), rows, rows + n);
+  }
+
   // Writes everything buffered (strings, metadata, events) as chunks.
   Status Flush();
   // Flush + footer index + trailer; closes the file. Idempotent.
@@ -87,8 +104,10 @@ class SbtWriter {
   SbtWriter(int fd, std::string path, SbtWriterOptions options);
   template <typename T>
   void WriteTable();
+  template <typename T>
+  void WriteRows(const T* rows, size_t n);
   void WriteStrings();
-  void WriteDependencies();  // strings + stack tables before events
+  void WriteDependencies();  // strings + metadata before events
   void WriteChunk(ChunkType type, const ByteWriter& payload, const ChunkIndexEntry& entry);
   void WriteBytes(const void* data, size_t n);
 

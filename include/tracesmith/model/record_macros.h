@@ -17,6 +17,17 @@ inline uint64_t HashMix(uint64_t h, uint64_t v) {
   return h * 0xff51afd7ed558ccdull;
 }
 
+// One cheap step per config field (rotate + xor); HashFinish avalanches once.
+// The encoder hashes every row's config, so this is on the write hot path.
+inline uint64_t HashStep(uint64_t h, uint64_t v) { return ((h << 13) | (h >> 51)) ^ v; }
+inline uint64_t HashFinish(uint64_t h) {
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ull;
+  return h ^ (h >> 33);
+}
+
 }  // namespace tracesmith::model
 
 // Role dispatch: expands its arguments only for config fields.
@@ -31,7 +42,7 @@ inline uint64_t HashMix(uint64_t h, uint64_t v) {
 #define TS_CONFIG_GET(type, name, role) TS_CFG_##role(k.name = r.name;)
 #define TS_CONFIG_SET(type, name, role) TS_CFG_##role(r.name = k.name;)
 #define TS_CONFIG_HASH(type, name, role) \
-  TS_CFG_##role(h = ::tracesmith::model::HashMix(h, static_cast<uint64_t>(k.name));)
+  TS_CFG_##role(h = ::tracesmith::model::HashStep(h, static_cast<uint64_t>(k.name));)
 #define TS_FIELD_DESC(type, name, role)                                            \
   ::tracesmith::model::FieldDesc{#name, static_cast<uint16_t>(offsetof(R, name)),  \
                                  ::tracesmith::model::FieldTypeOf<type>(),         \
@@ -64,7 +75,7 @@ inline uint64_t HashMix(uint64_t h, uint64_t v) {
     static uint64_t HashConfig([[maybe_unused]] const ConfigKey& k) {                    \
       uint64_t h = 0;                                                                    \
       FIELDS(TS_CONFIG_HASH)                                                             \
-      return h;                                                                          \
+      return HashFinish(h);                                                                          \
     }                                                                                    \
     bool operator==(const Record&) const = default;                                      \
   };                                                                                     \

@@ -159,7 +159,9 @@ TS_DEFINE_RECORD(MemsetEvent, kMemset, "memset", true, TS_MEMSET_FIELDS)
   X(uint8_t, sync_type, kConfig)
 TS_DEFINE_RECORD(SyncEvent, kSync, "sync", true, TS_SYNC_FIELDS)
 
-// A CUDA runtime or driver API call on a host thread.
+// A CUDA runtime or driver API call on a host thread. external_id/kind: the
+// id a framework pushed with cuptiActivityPushExternalCorrelationId (kind is
+// CUpti_ExternalCorrelationKind; 0 when none).
 #define TS_API_FIELDS(X)                         \
   X(uint64_t, start_ns, kTime)                   \
   X(uint64_t, end_ns, kRelStart)                 \
@@ -170,7 +172,9 @@ TS_DEFINE_RECORD(SyncEvent, kSync, "sync", true, TS_SYNC_FIELDS)
   X(uint8_t, domain, kConfig)                    \
   X(uint32_t, cbid, kConfig)                     \
   X(uint32_t, name_id, kConfig)                  \
-  X(int32_t, return_code, kConfig)
+  X(int32_t, return_code, kConfig)               \
+  X(uint64_t, external_id, kDelta)               \
+  X(uint8_t, external_kind, kConfig)
 TS_DEFINE_RECORD(ApiEvent, kApi, "api", true, TS_API_FIELDS)
 
 #define TS_NVTX_RANGE_FIELDS(X)                  \
@@ -359,6 +363,13 @@ TS_DEFINE_RECORD(Stat, kStat, "stat", false, TS_STAT_FIELDS)
   X(uint32_t, pid, kConfig)
 TS_DEFINE_RECORD(MetadataEntry, kMetadata, "metadata", false, TS_METADATA_FIELDS)
 // clang-format on
+
+// X-macro over every record type (for explicit template instantiations).
+#define TS_FOR_EACH_RECORD_TYPE(M)                                                           \
+  M(KernelEvent) M(MemcpyEvent) M(MemsetEvent) M(SyncEvent) M(ApiEvent) M(NvtxRangeEvent) \
+  M(NvtxMarkerEvent) M(MemoryEvent) M(CounterEvent) M(ModuleLoadEvent) M(GraphLaunchEvent) \
+  M(OverheadEvent) M(DropEvent) M(Device) M(Process) M(Thread) M(ClockAnchor) M(Mapping)   \
+  M(Frame) M(StackNode) M(Stat) M(MetadataEntry)
 
 // Calls f.template operator()<T>() for every record type, events first.
 template <typename F>

@@ -1,0 +1,214 @@
+// CompactTrace: the analysis engine's working set — every event reduced to a
+// fixed-size record of what analysis needs, in time order per lane.
+//
+// A 10M-event trace does not fit in memory as model:: rows (a KernelEvent is
+// over 100 bytes), so events are ingested chunk by chunk (SbtReader::Stream)
+// and kept as 32-byte GpuOp / HostCall records. Finalize() then
+//   1. converts each process's timestamps to a common CLOCK_REALTIME domain
+//      through its ClockAnchor rows when the trace holds several processes
+//      (one process keeps its capture clock: nothing to align with);
+//   2. orders each lane (a GPU stream, or a host thread) by time with the
+//      windowed sorter (sorter.h): rows arrive almost sorted, so this is
+//      linear unless the capture reordered them badly;
+//   3. builds the correlation indexes that join API calls and GPU ops.
+// Global time order across lanes is then a k-way merge (sorter.h).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "tracesmith/base/status.h"
+#include "tracesmith/model/trace.h"
+
+namespace tracesmith::analysis {
+
+inline constexpr uint32_t kNone = UINT32_MAX;
+
+enum class OpKind : uint8_t { kKernel = 0, kMemcpy = 1, kMemset = 2 };
+const char* OpKindName(OpKind kind);
+
+// A kernel, memcpy or memset. 32 bytes: 10M of them are 320 MB.
+struct GpuOp {
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint32_t name_id = 0;         // kernel: demangled name (mangled if none); else 0
+  uint32_t correlation_id = 0;  // joins the API call that issued it (same pid)
+  uint32_t lane_kind = 0;       // lane index << 2 | OpKind
+  uint32_t extra = 0;           // kernel: graph_id; memcpy/memset: index into copies()
+
+  uint32_t lane() const { return lane_kind >> 2; }
+  OpKind kind() const { return static_cast<OpKind>(lane_kind & 3); }
+  uint64_t duration() const { return end_ns - start_ns; }
+};
+static_assert(sizeof(GpuOp) == 32, "GpuOp must stay compact: see the memory budget above");
+
+// A CUDA API call on a host thread. 32 bytes.
+struct HostCall {
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint32_t correlation_id = 0;
+  uint32_t stack_id = 0;
+  uint32_t name_id = 0;
+  uint32_t lane = 0;  // host lane (pid, tid)
+  uint64_t duration() const { return end_ns - start_ns; }
+};
+static_assert(sizeof(HostCall) == 32, "HostCall must stay compact");
+
+// Bytes and endpoints of a memcpy or memset (about 2% of GPU ops).
+struct CopyInfo {
+  uint64_t bytes = 0;
+  uint32_t src_device = 0, dst_device = 0;
+  uint8_t copy_kind = 0;  // model::CopyKind; memsets use kCopyUnknown
+  uint8_t src_kind = 0, dst_kind = 0;
+  bool is_memset = false;
+};
+
+struct SyncRecord {
+  uint64_t start_ns = 0, end_ns = 0;
+  uint32_t correlation_id = 0, event_id = 0;
+  uint32_t pid = 0, device_id = 0, stream_id = 0;
+  uint32_t lane = kNone;  // the GPU lane of (pid, device, stream) when it has ops
+  uint8_t sync_type = 0;  // model::SyncType
+};
+
+struct NvtxRecord {
+  uint64_t start_ns = 0, end_ns = 0;
+  uint32_t name_id = 0;
+  uint32_t lane = 0;  // host lane (pid, tid)
+};
+
+struct GraphLaunchRecord {
+  uint64_t start_ns = 0, end_ns = 0;
+  uint32_t correlation_id = 0, graph_id = 0, pid = 0, device_id = 0;
+};
+
+// A GPU stream (pid, device, stream) or a host thread (pid, tid).
+struct Lane {
+  bool host = false;
+  uint32_t pid = 0;
+  uint32_t device = 0;  // GPU lanes
+  uint32_t stream = 0;  // GPU lanes
+  uint32_t tid = 0;     // host lanes
+};
+
+// Half-open [begin, end) range of a lane's records in the sorted arrays.
+struct LaneRange {
+  uint32_t begin = 0, end = 0;
+};
+
+// Maps (pid, correlation id) to a record index. Dense per pid when ids are
+// (CUPTI hands them out sequentially), sorted pairs otherwise.
+class CorrelationIndex {
+ public:
+  struct Entry {
+    uint32_t pid, correlation, index;
+  };
+  void Build(std::vector<Entry> entries);
+  uint32_t Find(uint32_t pid, uint32_t correlation) const;
+
+ private:
+  struct PidTable {
+    uint32_t pid = 0, base = 0;
+    std::vector<uint32_t> dense;    // index by correlation - base
+    std::vector<Entry> sparse;      // sorted by correlation when not dense
+  };
+  std::vector<PidTable> tables_;
+};
+
+struct CompactStats {
+  uint64_t events_ingested = 0;      // event rows seen (all kinds)
+  uint64_t events_ignored = 0;       // kinds analysis does not use (counters, memory, ...)
+  uint64_t inverted_intervals = 0;   // end < start: clamped to zero length
+  uint64_t lanes_resorted = 0;       // lanes the windowed sorter could not fix in-window
+  uint64_t processes_unaligned = 0;  // multi-process trace, process without a clock anchor
+  bool clocks_aligned = false;       // timestamps converted to CLOCK_REALTIME
+};
+
+class CompactTrace {
+ public:
+  CompactTrace();
+
+  // Ingests event rows of `kind` from `batch` (kKernel ... kDrop), and
+  // refreshes the metadata copy (strings, devices, processes, anchors,
+  // stacks) when `batch` holds more of it than seen so far.
+  void Ingest(const model::Trace& batch, model::TableKind kind);
+  // Ingests every event and metadata row of a whole trace.
+  void IngestAll(const model::Trace& trace);
+  // Aligns clocks, sorts lanes, builds indexes. Call once, after ingesting.
+  void Finalize();
+
+  // Drops everything not overlapping [from, to] (absolute ns) and clips the
+  // analysis window to it.
+  void RestrictWindow(uint64_t from, uint64_t to);
+  // Keeps only API calls inside NVTX ranges named `name` (on their thread)
+  // and the GPU ops they issued; the window becomes the span of what is
+  // kept. NotFound when no range has that name.
+  Status RestrictToNvtx(const std::string& name);
+
+  // ---- results (valid after Finalize) ----
+  const std::vector<GpuOp>& ops() const { return ops_; }
+  const std::vector<HostCall>& calls() const { return calls_; }
+  const std::vector<CopyInfo>& copies() const { return copies_; }
+  const std::vector<SyncRecord>& syncs() const { return syncs_; }  // by start
+  const std::vector<NvtxRecord>& nvtx() const { return nvtx_; }    // by (lane, start)
+  const std::vector<GraphLaunchRecord>& graph_launches() const { return graphs_; }
+  const std::vector<Lane>& lanes() const { return lanes_; }
+  // Ops of a GPU lane / calls of a host lane, in time order.
+  LaneRange lane_range(uint32_t lane) const { return ranges_[lane]; }
+  // Lanes of GPU streams, sorted by (pid, device, stream).
+  const std::vector<uint32_t>& gpu_lanes() const { return gpu_lanes_; }
+  // Devices with GPU work, sorted; and their lanes.
+  const std::vector<uint32_t>& devices() const { return devices_; }
+  std::vector<uint32_t> DeviceLanes(uint32_t device) const;
+
+  // The API call that issued `op`, or kNone.
+  uint32_t CallOfOp(const GpuOp& op) const;
+  // The last-ending GPU op issued by `call`, or kNone.
+  uint32_t OpOfCall(const HostCall& call) const;
+  uint32_t PidOfLane(uint32_t lane) const { return lanes_[lane].pid; }
+
+  // Analysis window (absolute ns, after clock alignment): the trace's time
+  // range unless restricted. Wall time is end - begin.
+  uint64_t window_begin() const { return window_begin_; }
+  uint64_t window_end() const { return window_end_; }
+  // First event time: --from/--to offsets are relative to this.
+  uint64_t trace_begin() const { return trace_begin_; }
+
+  // Strings, devices, processes, clock anchors, frames and stacks.
+  const model::Trace& meta() const { return meta_; }
+  std::string_view String(uint32_t id) const { return meta_.strings.Get(id); }
+  const CompactStats& stats() const { return stats_; }
+  bool empty() const { return ops_.empty() && calls_.empty(); }
+
+ private:
+  uint32_t GpuLane(uint32_t pid, uint32_t device, uint32_t stream);
+  uint32_t HostLane(uint32_t pid, uint32_t tid);
+  void RefreshMeta(const model::Trace& batch);
+  template <typename T>
+  void IngestRows(const std::vector<T>& rows);
+  void AlignClocks();
+  void SortAndIndex();
+  void ComputeRanges();
+
+  std::vector<GpuOp> ops_;
+  std::vector<HostCall> calls_;
+  std::vector<CopyInfo> copies_;
+  std::vector<SyncRecord> syncs_;
+  std::vector<NvtxRecord> nvtx_;
+  std::vector<GraphLaunchRecord> graphs_;
+  std::vector<Lane> lanes_;
+  std::vector<LaneRange> ranges_;
+  std::vector<uint32_t> gpu_lanes_, devices_;
+  std::unordered_map<uint64_t, uint32_t> gpu_lane_index_, host_lane_index_;
+  uint64_t last_gpu_key_ = UINT64_MAX, last_host_key_ = UINT64_MAX;
+  uint32_t last_gpu_lane_ = 0, last_host_lane_ = 0;
+  CorrelationIndex call_by_corr_, op_by_corr_;
+  model::Trace meta_;
+  uint64_t window_begin_ = 0, window_end_ = 0, trace_begin_ = 0;
+  CompactStats stats_;
+  bool finalized_ = false;
+};
+
+}  // namespace tracesmith::analysis

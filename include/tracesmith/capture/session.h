@@ -1,0 +1,59 @@
+// tracesmith::capture::Session: capture a CUDA program from inside itself.
+//
+//   tracesmith::capture::CaptureOptions opts;
+//   opts.output = "run.sbt";
+//   tracesmith::capture::Session session(opts);
+//   RETURN_IF_ERROR(session.Start());   // before or after CUDA init
+//   ... CUDA work ...
+//   RETURN_IF_ERROR(session.Write());   // optional: flush what was captured so far
+//   RETURN_IF_ERROR(session.Stop());    // final flush, file closed
+//
+// One capture per process (CUPTI allows one subscriber): Start() fails with
+// kFailedPrecondition when another Session, the injection library or another
+// CUPTI client (torch.profiler, Nsight) already holds CUPTI. The
+// `tracesmith profile` command uses the same engine through
+// libtracesmith-inject.so, with no change to the program.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "tracesmith/base/status.h"
+#include "tracesmith/capture/capture_options.h"
+
+namespace tracesmith::capture {
+
+struct CaptureStats {
+  uint64_t records = 0;           // CUPTI activity records converted
+  uint64_t cupti_dropped = 0;     // records CUPTI dropped (cuptiActivityGetNumDroppedRecords)
+  uint64_t buffers_refused = 0;   // buffer requests refused at the --buffer-mb cap
+  uint64_t module_loads = 0;
+  uint64_t file_bytes = 0;
+};
+
+class Session {
+ public:
+  explicit Session(CaptureOptions options = {});
+  ~Session();  // Stop()s a running capture
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // Replaces the options; only before Start().
+  Status Configure(const CaptureOptions& options);
+  Status Start();
+  // Flushes CUPTI buffers and writes everything captured so far as chunks.
+  Status Write();
+  // Stops recording, writes the rest and closes the file. Idempotent.
+  Status Stop();
+
+  bool running() const { return running_; }
+  // The file actually written (may differ from options.output, see CaptureOptions).
+  std::string output_path() const;
+  CaptureStats stats() const;
+
+ private:
+  CaptureOptions options_;
+  bool running_ = false;
+};
+
+}  // namespace tracesmith::capture

@@ -1,0 +1,126 @@
+// StackCollector: captures the calling thread's call stack (native, Python
+// or both) at CUDA API entry and turns it into a deduplicated stack id.
+//
+// Hot path (CaptureStack): unwind (see unwinder.h), walk the Python frame
+// chain, hash the frames and look the stack up in a lock-free table. A stack
+// seen before costs no allocation, lock or syscall. The first sighting of a
+// stack takes a mutex, interns its frames and call-site-tree nodes and
+// queues the new Mapping/Frame/StackNode rows; Drain() hands them to the
+// trace writer in id order.
+//
+// Ids: a stack id is the 1-based StackNode id of the stack's innermost
+// frame, frame ids are 1-based Frame rows and mapping ids 1-based Mapping
+// rows, exactly as the rows are appended by Drain. The writer's Mapping,
+// Frame and StackNode tables therefore belong to one collector.
+//
+// Native frames are stored unsymbolized: rel_pc is the return address
+// minus the module's load bias (an ELF virtual address in that file; look
+// up rel_pc - 1), mapping_id names the module's path and GNU build-id.
+// Python frames are stored resolved (qualified name, file, line), with
+// mapping_id 0. In mixed mode each native _PyEval_EvalFrameDefault frame is
+// replaced by the Python frames it was running.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "tracesmith/base/status.h"
+#include "tracesmith/model/records.h"
+
+namespace tracesmith::format {
+class SbtWriter;
+}
+
+namespace tracesmith::capture::stacks {
+
+class ModuleRegistry;
+
+enum class StackMode : uint8_t { kNone, kNative, kPython, kMixed };
+
+// Parses "none|native|python|mixed".
+StatusOr<StackMode> ParseStackMode(const std::string& s);
+const char* StackModeName(StackMode mode);
+// mixed when a supported Python interpreter is loaded in this process, else native.
+StackMode DefaultStackMode();
+
+struct StackCollectorOptions {
+  StackMode mode = StackMode::kMixed;
+  // Frames kept per stack, innermost first. 128: a PyTorch launch from
+  // Python is 60-120 native frames deep before merging.
+  int max_depth = 128;
+  // Innermost frames to drop below the caller of CaptureStack (e.g. the
+  // CUPTI callback's own frames).
+  int skip_frames = 0;
+};
+
+struct StackCollectorStats {
+  uint64_t new_stacks = 0;        // slow path: stacks seen for the first time
+  uint64_t frames = 0;            // Frame rows created
+  uint64_t nodes = 0;             // StackNode rows created
+  uint64_t mappings = 0;          // Mapping rows created
+  uint64_t table_full = 0;        // stacks not cached in the lock-free table (still correct, slower)
+  uint64_t unknown_module = 0;    // native frames outside every loaded module
+};
+
+class StackCollector {
+ public:
+  explicit StackCollector(StackCollectorOptions options = {});
+  ~StackCollector();
+  StackCollector(const StackCollector&) = delete;
+  StackCollector& operator=(const StackCollector&) = delete;
+
+  // The calling thread's stack id; 0 when the mode is none or no frame was
+  // found. Thread-safe; lock-free for stacks seen before.
+  uint32_t CaptureStack();
+
+  // Appends the rows created since the last Drain (Mapping, Frame,
+  // StackNode) and their strings to `writer`. Call from the writer thread,
+  // before appending events whose stack ids were returned before this call.
+  void Drain(format::SbtWriter* writer);
+
+  // The frames of a stack id captured by this collector, innermost first, as
+  // stored (tests, debugging). Takes the lock.
+  std::vector<model::Frame> FramesOf(uint32_t stack_id);
+  // Strings queued with frames: function and file of a Python frame id.
+  std::pair<std::string, std::string> PythonFrameStrings(uint32_t frame_id);
+
+  StackCollectorStats stats();
+  const StackCollectorOptions& options() const { return options_; }
+
+ private:
+  struct Stored;
+  struct Slot;
+  struct PendingFrame;
+  struct PendingMapping;
+  int BuildKeys(uint64_t* keys, int max_keys);
+  [[gnu::noinline]] uint32_t SlowPath(const uint64_t* keys, int n, uint64_t hash);
+  uint32_t InternNativeFrame(uint64_t pc);
+  uint32_t InternPythonFrame(uint64_t code, int32_t offset);
+
+  StackCollectorOptions options_;
+  std::unique_ptr<Slot[]> table_;
+
+  std::mutex mu_;  // slow path and Drain only
+  std::unique_ptr<ModuleRegistry> modules_;
+  std::unordered_map<uint64_t, uint32_t> native_frames_;  // pc -> frame id
+  std::map<std::pair<uint64_t, int32_t>, uint32_t> python_keys_;  // (code, offset) -> frame id
+  std::unordered_map<std::string, uint32_t> python_frames_;  // "func\0file\0line" -> frame id
+  std::unordered_map<uint64_t, uint32_t> nodes_;             // parent << 32 | frame -> node id
+  std::vector<model::Frame> frames_;                         // all frames, by id - 1
+  std::vector<model::StackNode> nodes_by_id_;                // all nodes, by id - 1
+  std::unordered_map<uint32_t, std::pair<std::string, std::string>> python_strings_;
+  std::vector<PendingMapping> pending_mappings_;
+  std::vector<PendingFrame> pending_frames_;
+  std::vector<model::StackNode> pending_nodes_;
+  std::vector<std::unique_ptr<Stored>> stored_;  // key arrays the table points to
+  uint32_t next_mapping_id_ = 1;
+  StackCollectorStats stats_;
+};
+
+}  // namespace tracesmith::capture::stacks

@@ -1,0 +1,67 @@
+// Exporters: a TraceSmith trace (in memory or an SBT file, streamed) to the
+// formats other tools read.
+//
+//   perfetto  Perfetto protobuf (TracePacket stream), for ui.perfetto.dev and
+//             trace processor. Written field by field (no Perfetto SDK).
+//   json      Chrome trace JSON in the schema torch.profiler (Kineto) writes,
+//             optionally gzip-compressed.
+//   sqlite    An SQLite database with the tables and columns of an
+//             `nsys export --type sqlite` file, so nsys SQL recipes run on it.
+//   csv       One row per kernel, copy and memset, for spreadsheets.
+//
+// Every exporter sees events in start-time order (a bounded reorder window
+// over the SBT chunks, see time_orderer.h), so streaming a large file keeps
+// memory bounded: strings and metadata stay, event rows do not.
+// The field-by-field mapping of each format is documented in docs/export.md.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "tracesmith/base/status.h"
+#include "tracesmith/model/trace.h"
+
+namespace tracesmith::exporter {
+
+enum class ExportFormat { kPerfetto, kJson, kSqlite, kCsv };
+
+// "perfetto" (also "pftrace", "proto"), "json", "sqlite", "csv".
+StatusOr<ExportFormat> ParseExportFormat(std::string_view name);
+const char* ExportFormatName(ExportFormat format);
+// Conventional file extension, e.g. ".pftrace".
+const char* ExportFormatExtension(ExportFormat format, bool gzip);
+
+struct ExportOptions {
+  bool gzip = false;  // json only: write a gzip stream (torch.profiler's .json.gz)
+  // Events held back to restore start-time order across SBT chunks. Past
+  // this, the oldest are released anyway; anything arriving later that
+  // would break nesting goes to an extra track instead (never lost).
+  uint64_t max_buffered_events = 4u << 20;
+  // Window of the per-device GPU utilization counter (Perfetto). 1 ms: fine
+  // enough to see gaps between iterations, coarse enough to stay tiny.
+  uint64_t utilization_window_ns = 1'000'000;
+};
+
+struct ExportStats {
+  uint64_t events = 0;          // event rows read
+  uint64_t bytes = 0;           // bytes written (compressed size with gzip)
+  uint64_t kernel_events = 0;   // kernels exported
+  uint64_t kernel_bytes = 0;    // perfetto: bytes of packets that carry kernel slices
+  uint64_t flows = 0;           // launch -> GPU op links written
+  uint64_t extra_lanes = 0;     // tracks added because slices overlapped on one track
+  uint64_t clamped_samples = 0; // counter samples that arrived out of order (written at the last time)
+};
+
+// Exports an in-memory trace.
+StatusOr<ExportStats> ExportTrace(const model::Trace& trace, ExportFormat format,
+                                  const std::string& out_path, const ExportOptions& options = {});
+
+// Streams an SBT file to `out_path` (two passes over the file: the first
+// collects metadata and which correlation ids have both a launch and a GPU
+// op, so every flow written has both ends).
+StatusOr<ExportStats> ExportSbtFile(const std::string& sbt_path, ExportFormat format,
+                                    const std::string& out_path,
+                                    const ExportOptions& options = {});
+
+}  // namespace tracesmith::exporter
