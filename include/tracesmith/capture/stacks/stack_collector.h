@@ -60,12 +60,12 @@ struct StackCollectorOptions {
 };
 
 struct StackCollectorStats {
-  uint64_t new_stacks = 0;        // slow path: stacks seen for the first time
-  uint64_t frames = 0;            // Frame rows created
-  uint64_t nodes = 0;             // StackNode rows created
-  uint64_t mappings = 0;          // Mapping rows created
-  uint64_t table_full = 0;        // stacks not cached in the lock-free table (still correct, slower)
-  uint64_t unknown_module = 0;    // native frames outside every loaded module
+  uint64_t new_stacks = 0;      // slow path: stacks seen for the first time
+  uint64_t frames = 0;          // Frame rows created
+  uint64_t nodes = 0;           // StackNode rows created
+  uint64_t mappings = 0;        // Mapping rows created
+  uint64_t table_full = 0;      // stacks not cached in the lock-free table (still correct, slower)
+  uint64_t unknown_module = 0;  // native frames outside every loaded module
 };
 
 class StackCollector {
@@ -108,12 +108,12 @@ class StackCollector {
 
   std::mutex mu_;  // slow path and Drain only
   std::unique_ptr<ModuleRegistry> modules_;
-  std::unordered_map<uint64_t, uint32_t> native_frames_;  // pc -> frame id
+  std::unordered_map<uint64_t, uint32_t> native_frames_;          // pc -> frame id
   std::map<std::pair<uint64_t, int32_t>, uint32_t> python_keys_;  // (code, offset) -> frame id
-  std::unordered_map<std::string, uint32_t> python_frames_;  // "func\0file\0line" -> frame id
-  std::unordered_map<uint64_t, uint32_t> nodes_;             // parent << 32 | frame -> node id
-  std::vector<model::Frame> frames_;                         // all frames, by id - 1
-  std::vector<model::StackNode> nodes_by_id_;                // all nodes, by id - 1
+  std::unordered_map<std::string, uint32_t> python_frames_;       // "func\0file\0line" -> frame id
+  std::unordered_map<uint64_t, uint32_t> nodes_;                  // parent << 32 | frame -> node id
+  std::vector<model::Frame> frames_;                              // all frames, by id - 1
+  std::vector<model::StackNode> nodes_by_id_;                     // all nodes, by id - 1
   std::unordered_map<uint32_t, std::pair<std::string, std::string>> python_strings_;
   std::vector<PendingMapping> pending_mappings_;
   std::vector<PendingFrame> pending_frames_;

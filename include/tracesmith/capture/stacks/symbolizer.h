@@ -23,10 +23,10 @@ struct SymbolizeOptions {
 };
 
 struct SymbolizeStats {
-  uint64_t native_frames = 0;    // native frames considered
-  uint64_t with_function = 0;    // got a function name
-  uint64_t with_line = 0;        // got file:line (needs debug info)
-  uint64_t modules_missing = 0;  // module file not found (path and search_dirs)
+  uint64_t native_frames = 0;      // native frames considered
+  uint64_t with_function = 0;      // got a function name
+  uint64_t with_line = 0;          // got file:line (needs debug info)
+  uint64_t modules_missing = 0;    // module file not found (path and search_dirs)
   uint64_t build_id_mismatch = 0;  // a file was found but is another build: not used
 };
 

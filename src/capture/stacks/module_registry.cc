@@ -1,0 +1,128 @@
+#include "module_registry.h"
+
+#include <elf.h>
+#include <fcntl.h>
+#include <link.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+
+namespace tracesmith::capture::stacks {
+namespace {
+
+// Scans an ELF note area for NT_GNU_BUILD_ID ("GNU" owner).
+std::string BuildIdFromNotes(const uint8_t* p, size_t size) {
+  static const char kHex[] = "0123456789abcdef";
+  auto align4 = [](size_t v) { return (v + 3) & ~size_t{3}; };
+  while (size >= sizeof(ElfW(Nhdr))) {
+    ElfW(Nhdr) nh;
+    std::memcpy(&nh, p, sizeof(nh));
+    size_t name_sz = align4(nh.n_namesz), desc_sz = align4(nh.n_descsz);
+    size_t total = sizeof(nh) + name_sz + desc_sz;
+    if (total > size) break;
+    const uint8_t* name = p + sizeof(nh);
+    if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && std::memcmp(name, "GNU", 4) == 0) {
+      std::string out;
+      const uint8_t* desc = name + name_sz;
+      for (size_t i = 0; i < nh.n_descsz; ++i) {
+        out += kHex[desc[i] >> 4];
+        out += kHex[desc[i] & 15];
+      }
+      return out;
+    }
+    p += total;
+    size -= total;
+  }
+  return "";
+}
+
+std::string ExecutablePath() {
+  char buf[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  return n > 0 ? std::string(buf, size_t(n)) : std::string();
+}
+
+}  // namespace
+
+ModuleInfo* ModuleRegistry::Lookup(uint64_t pc) {
+  // Newest first: a range reused after dlclose resolves to the newer object.
+  for (auto it = modules_.rbegin(); it != modules_.rend(); ++it)
+    if (pc >= (*it)->start && pc < (*it)->end) return it->get();
+  return nullptr;
+}
+
+ModuleInfo* ModuleRegistry::Find(uint64_t pc) {
+  if (ModuleInfo* m = Lookup(pc)) return m;
+  Refresh();
+  return Lookup(pc);
+}
+
+void ModuleRegistry::Refresh() {
+  std::vector<std::unique_ptr<ModuleInfo>> found;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) -> int {
+        auto m = std::make_unique<ModuleInfo>();
+        m->bias = info->dlpi_addr;
+        uint64_t lo = UINT64_MAX, hi = 0;
+        for (int i = 0; i < info->dlpi_phnum; ++i) {
+          const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+          uint64_t start = info->dlpi_addr + ph.p_vaddr;
+          if (ph.p_type == PT_LOAD) {
+            lo = std::min(lo, start);
+            hi = std::max(hi, start + ph.p_memsz);
+          } else if (ph.p_type == PT_NOTE && m->build_id.empty()) {
+            m->build_id = BuildIdFromNotes(reinterpret_cast<const uint8_t*>(start), ph.p_memsz);
+          }
+        }
+        if (hi <= lo) return 0;
+        m->start = lo;
+        m->end = hi;
+        m->path = info->dlpi_name ? info->dlpi_name : "";
+        static_cast<std::vector<std::unique_ptr<ModuleInfo>>*>(data)->push_back(std::move(m));
+        return 0;
+      },
+      &found);
+  for (auto& m : found) {
+    bool known = false;
+    for (auto& k : modules_)
+      if (k->start == m->start && k->end == m->end && k->bias == m->bias) known = true;
+    if (known) continue;
+    // The main executable is reported with an empty name.
+    if (m->path.empty()) m->path = ExecutablePath();
+    modules_.push_back(std::move(m));
+  }
+}
+
+std::string ReadBuildIdFromFile(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  struct stat st;
+  std::string out;
+  if (fstat(fd, &st) == 0 && size_t(st.st_size) >= sizeof(ElfW(Ehdr))) {
+    void* map = mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+    if (map != MAP_FAILED) {
+      const auto* base = static_cast<const uint8_t*>(map);
+      size_t size = size_t(st.st_size);
+      ElfW(Ehdr) eh;
+      std::memcpy(&eh, base, sizeof(eh));
+      if (std::memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 && eh.e_ident[EI_CLASS] == ELFCLASS64 &&
+          eh.e_phoff < size && eh.e_phnum * sizeof(ElfW(Phdr)) <= size - eh.e_phoff) {
+        for (int i = 0; i < eh.e_phnum && out.empty(); ++i) {
+          ElfW(Phdr) ph;
+          std::memcpy(&ph, base + eh.e_phoff + i * sizeof(ph), sizeof(ph));
+          if (ph.p_type == PT_NOTE && ph.p_offset < size && ph.p_filesz <= size - ph.p_offset)
+            out = BuildIdFromNotes(base + ph.p_offset, ph.p_filesz);
+        }
+      }
+      munmap(map, size_t(st.st_size));
+    }
+  }
+  close(fd);
+  return out;
+}
+
+}  // namespace tracesmith::capture::stacks

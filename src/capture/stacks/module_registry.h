@@ -1,0 +1,36 @@
+// ModuleRegistry: the loaded ELF objects (executable, shared libraries) that
+// native frames point into, with the path and GNU build-id that offline
+// symbolization needs. Slow path only: callers hold the collector's lock.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tracesmith::capture::stacks {
+
+struct ModuleInfo {
+  uint64_t start = 0, end = 0;  // run-time address range of the PT_LOAD segments
+  uint64_t bias = 0;            // load bias: ELF vaddr = address - bias
+  std::string path;             // absolute where the loader knows it
+  std::string build_id;         // lowercase hex; empty when the object has none
+  uint32_t mapping_id = 0;      // assigned by the collector; 0 = not yet
+};
+
+class ModuleRegistry {
+ public:
+  // The module containing `pc`, rescanning the loader's list once when no
+  // known module contains it (a library dlopen'ed since). nullptr: none.
+  ModuleInfo* Find(uint64_t pc);
+
+ private:
+  ModuleInfo* Lookup(uint64_t pc);
+  void Refresh();
+  std::vector<std::unique_ptr<ModuleInfo>> modules_;
+};
+
+// Hex GNU build-id of the ELF file at `path`, or "" (for tests and checks).
+std::string ReadBuildIdFromFile(const std::string& path);
+
+}  // namespace tracesmith::capture::stacks

@@ -1,0 +1,203 @@
+#include "python_frames.h"
+
+#include <dlfcn.h>
+#include <link.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace tracesmith::capture::stacks {
+namespace {
+
+template <typename T>
+T Load(uintptr_t addr) {
+  T v;
+  std::memcpy(&v, reinterpret_cast<const void*>(addr), sizeof(T));
+  return v;
+}
+
+template <typename Fn>
+void Resolve(Fn* fn, const char* name) {
+  *fn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, name));
+}
+
+// Offsets, from CPython's Include/cpython/pystate.h, Include/internal/
+// pycore_frame.h and Include/cpython/code.h of each version (3.11 checked
+// with offsetof against the installed headers).
+constexpr size_t kTstateCframe = 56;      // PyThreadState.cframe (3.11, 3.12)
+constexpr size_t kFrameObjectFrame = 24;  // PyFrameObject.f_frame
+constexpr size_t kCodeQualname = 128;     // PyCodeObject.co_qualname
+constexpr size_t kCodeFilename = 112;     // PyCodeObject.co_filename
+constexpr size_t kTypeBasicsize = 32;     // PyTypeObject.tp_basicsize
+constexpr size_t kObjectType = 8;         // PyObject.ob_type
+
+}  // namespace
+
+PythonFrames& PythonFrames::Get() {
+  static PythonFrames* instance = new PythonFrames();  // never destroyed: used at exit
+  return *instance;
+}
+
+void PythonFrames::Reload() {
+  std::lock_guard<std::mutex> lock(reload_mu_);
+  if (present()) return;
+  const char* (*get_version)() = nullptr;
+  Resolve(&get_version, "Py_GetVersion");
+  if (!get_version) return;
+  int major = 0, minor = 0;
+  if (std::sscanf(get_version(), "%d.%d", &major, &minor) != 2 || major != 3) return;
+  minor_ = minor;
+  if (minor == 11) {
+    frame_in_cframe_ = 8;  // _PyCFrame { uint8_t use_tracing; _PyInterpreterFrame* current_frame; }
+    code_in_frame_ = 32;
+    previous_in_frame_ = 48;
+    instr_in_frame_ = 56;
+    is_entry_in_frame_ = 68;
+  } else if (minor == 12) {
+    frame_in_cframe_ = 0;
+    code_in_frame_ = 0;
+    previous_in_frame_ = 8;
+    instr_in_frame_ = 56;
+    owner_in_frame_ = 70;
+    cstack_owner_ = 3;  // FRAME_OWNED_BY_CSTACK: the entry shim of each eval activation
+  } else {
+    return;  // 3.13 moved current_frame into PyThreadState; not supported yet
+  }
+  cframe_in_tstate_ = kTstateCframe;
+  Resolve(&is_initialized_, "Py_IsInitialized");
+  Resolve(&this_thread_state_, "PyGILState_GetThisThreadState");
+  Resolve(&gil_check_, "PyGILState_Check");
+  Resolve(&addr2line_, "PyCode_Addr2Line");
+  Resolve(&unicode_length_, "PyUnicode_GetLength");
+  Resolve(&unicode_read_char_, "PyUnicode_ReadChar");
+  Resolve(&thread_state_get_frame_, "PyThreadState_GetFrame");
+  Resolve(&frame_get_code_, "PyFrame_GetCode");
+  Resolve(&get_attr_string_, "PyObject_GetAttrString");
+  Resolve(&dec_ref_, "Py_DecRef");
+  code_type_ = reinterpret_cast<uintptr_t>(dlsym(RTLD_DEFAULT, "PyCode_Type"));
+  if (!is_initialized_ || !this_thread_state_ || !gil_check_ || !addr2line_ || !unicode_length_ ||
+      !unicode_read_char_ || !thread_state_get_frame_ || !frame_get_code_ || !get_attr_string_ ||
+      !dec_ref_ || !code_type_) {
+    return;
+  }
+  // The code units of a code object start at offsetof(co_code_adaptive),
+  // which CPython stores as the type's tp_basicsize.
+  first_instr_in_code_ = size_t(Load<intptr_t>(code_type_ + kTypeBasicsize));
+  // Range of _PyEval_EvalFrameDefault, from its ELF symbol size.
+  void* eval = dlsym(RTLD_DEFAULT, "_PyEval_EvalFrameDefault");
+  Dl_info info;
+  void* sym_ptr = nullptr;
+  if (eval && dladdr1(eval, &info, &sym_ptr, RTLD_DL_SYMENT) && sym_ptr) {
+    const auto* sym = static_cast<const ElfW(Sym)*>(sym_ptr);
+    eval_start_ = reinterpret_cast<uint64_t>(eval);
+    eval_size_ = sym->st_size;
+  }
+  present_.store(true, std::memory_order_release);
+}
+
+bool PythonFrames::Validate(uintptr_t tstate) {
+  // Compare the raw chain with the public API once, on a thread holding the
+  // GIL (the API needs it). Until then Walk returns nothing.
+  if (!gil_check_()) return false;
+  void* frame_obj = thread_state_get_frame_(reinterpret_cast<void*>(tstate));
+  if (!frame_obj) return false;  // no Python frame yet: check on a later capture
+  uintptr_t want = Load<uintptr_t>(uintptr_t(frame_obj) + kFrameObjectFrame);
+  void* code = frame_get_code_(frame_obj);
+  bool ok = false;
+  uintptr_t cframe = Load<uintptr_t>(tstate + cframe_in_tstate_);
+  uintptr_t f = cframe ? Load<uintptr_t>(cframe + frame_in_cframe_) : 0;
+  // The API skips shim and not-yet-started frames: look a few frames down.
+  for (int i = 0; f && i < 8 && !ok; ++i, f = Load<uintptr_t>(f + previous_in_frame_)) {
+    ok = f == want && Load<uintptr_t>(f + code_in_frame_) == uintptr_t(code);
+  }
+  if (ok) {
+    // The code object's type and name fields must be where we read them.
+    void* qualname = get_attr_string_(code, "co_qualname");
+    void* filename = get_attr_string_(code, "co_filename");
+    ok = Load<uintptr_t>(uintptr_t(code) + kObjectType) == code_type_ &&
+         Load<uintptr_t>(uintptr_t(code) + kCodeQualname) == uintptr_t(qualname) &&
+         Load<uintptr_t>(uintptr_t(code) + kCodeFilename) == uintptr_t(filename);
+    if (qualname) dec_ref_(qualname);
+    if (filename) dec_ref_(filename);
+  }
+  dec_ref_(code);
+  dec_ref_(frame_obj);
+  validated_.store(ok ? 1 : -1, std::memory_order_relaxed);
+  if (!ok) {
+    std::fprintf(stderr,
+                 "tracesmith: Python 3.%d frame layout check failed; Python frames are off\n",
+                 minor_);
+  }
+  return ok;
+}
+
+int PythonFrames::Walk(PyFrameRef* out, int max_frames) {
+  if (!present() || !is_initialized_()) return 0;
+  // The thread state bound to this OS thread, whether or not it holds the
+  // GIL right now (a TSS read, no lock).
+  auto tstate = reinterpret_cast<uintptr_t>(this_thread_state_());
+  if (!tstate) return 0;
+  int v = validated_.load(std::memory_order_relaxed);
+  if (v < 0 || (v == 0 && !Validate(tstate))) return 0;
+  uintptr_t cframe = Load<uintptr_t>(tstate + cframe_in_tstate_);
+  if (!cframe) return 0;
+  uintptr_t f = Load<uintptr_t>(cframe + frame_in_cframe_);
+  int n = 0;
+  // 100000: more than any real recursion limit; a corrupt cycle stops here.
+  for (int guard = 0; f && n < max_frames && guard < 100000; ++guard) {
+    if (owner_in_frame_ >= 0 && Load<int8_t>(f + owner_in_frame_) == cstack_owner_) {
+      if (n > 0) out[n - 1].ends_segment = true;
+      f = Load<uintptr_t>(f + previous_in_frame_);
+      continue;
+    }
+    uintptr_t code = Load<uintptr_t>(f + code_in_frame_);
+    if (!code || Load<uintptr_t>(code + kObjectType) != code_type_) break;
+    intptr_t offset = Load<intptr_t>(f + instr_in_frame_) - intptr_t(code + first_instr_in_code_);
+    PyFrameRef& r = out[n++];
+    r.code = code;
+    r.offset = offset < 0 ? 0 : int32_t(offset);
+    r.ends_segment = is_entry_in_frame_ >= 0 && Load<uint8_t>(f + is_entry_in_frame_) != 0;
+    f = Load<uintptr_t>(f + previous_in_frame_);
+  }
+  if (n > 0) out[n - 1].ends_segment = true;
+  return n;
+}
+
+std::string PythonFrames::ReadUnicode(uintptr_t str) const {
+  // PyUnicode_GetLength/ReadChar neither allocate nor need the GIL for an
+  // immutable str, unlike PyUnicode_AsUTF8 (which may build a cache).
+  std::string out;
+  if (!str) return out;
+  void* s = reinterpret_cast<void*>(str);
+  intptr_t len = unicode_length_(s);
+  for (intptr_t i = 0; i < len && i < 4096; ++i) {
+    uint32_t c = unicode_read_char_(s, i);
+    if (c < 0x80) {
+      out += char(c);
+    } else if (c < 0x800) {
+      out += char(0xc0 | (c >> 6));
+      out += char(0x80 | (c & 0x3f));
+    } else if (c < 0x10000) {
+      out += char(0xe0 | (c >> 12));
+      out += char(0x80 | ((c >> 6) & 0x3f));
+      out += char(0x80 | (c & 0x3f));
+    } else {
+      out += char(0xf0 | (c >> 18));
+      out += char(0x80 | ((c >> 12) & 0x3f));
+      out += char(0x80 | ((c >> 6) & 0x3f));
+      out += char(0x80 | (c & 0x3f));
+    }
+  }
+  return out;
+}
+
+void PythonFrames::Describe(const PyFrameRef& f, std::string* function, std::string* file,
+                            uint32_t* line) const {
+  *function = ReadUnicode(Load<uintptr_t>(f.code + kCodeQualname));
+  *file = ReadUnicode(Load<uintptr_t>(f.code + kCodeFilename));
+  int l = addr2line_(reinterpret_cast<void*>(f.code), f.offset);
+  *line = l > 0 ? uint32_t(l) : 0;
+}
+
+}  // namespace tracesmith::capture::stacks

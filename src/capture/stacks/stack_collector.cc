@@ -1,0 +1,327 @@
+#include "tracesmith/capture/stacks/stack_collector.h"
+
+#include <unistd.h>
+
+#include <cstring>
+
+#include "module_registry.h"
+#include "python_frames.h"
+#include "stack_hash.h"
+#include "tracesmith/capture/stacks/unwinder.h"
+#include "tracesmith/format/sbt_writer.h"
+
+namespace tracesmith::capture::stacks {
+namespace {
+
+// 256 frames bound the on-stack scratch of CaptureStack to ~10 KiB, safe on
+// the small stacks of runtime worker threads.
+constexpr int kMaxDepthLimit = 256;
+// 128K slots x 16 bytes = 2 MiB: room for ~100K distinct stacks at a load
+// that keeps probe chains short; a training job has hundreds to thousands.
+constexpr int kTableBits = 17;
+constexpr uint64_t kTableMask = (uint64_t{1} << kTableBits) - 1;
+constexpr int kMaxProbes = 16;
+// A Python frame occupies two key words: (kPythonTag | offset, code). The
+// tag is a non-canonical x86-64 address, so no native pc can equal it.
+constexpr uint64_t kPythonTag = 0xfffe000000000000ull;
+
+inline uint64_t HashKeys(const uint64_t* keys, int n) {
+  uint64_t h = kStackHashSeed;
+  for (int i = 0; i < n; ++i) h = StackHashStep(h, keys[i]);
+  return StackHashFinish(h, n);
+}
+
+}  // namespace
+
+struct StackCollector::Stored {
+  uint32_t id = 0;
+  std::vector<uint64_t> keys;
+};
+
+struct StackCollector::Slot {
+  std::atomic<uint64_t> hash{0};
+  std::atomic<const Stored*> stored{nullptr};
+};
+
+struct StackCollector::PendingFrame {
+  model::Frame row;
+  std::string function, file;  // Python frames
+};
+
+struct StackCollector::PendingMapping {
+  model::Mapping row;
+  std::string path, build_id;
+};
+
+StatusOr<StackMode> ParseStackMode(const std::string& s) {
+  if (s == "none") return StackMode::kNone;
+  if (s == "native") return StackMode::kNative;
+  if (s == "python") return StackMode::kPython;
+  if (s == "mixed") return StackMode::kMixed;
+  return InvalidArgument(
+      StrFormat("--stacks=%s: expected one of none, native, python, mixed", s.c_str()));
+}
+
+const char* StackModeName(StackMode mode) {
+  switch (mode) {
+    case StackMode::kNone:
+      return "none";
+    case StackMode::kNative:
+      return "native";
+    case StackMode::kPython:
+      return "python";
+    case StackMode::kMixed:
+      return "mixed";
+  }
+  return "?";
+}
+
+StackMode DefaultStackMode() {
+  PythonFrames::Get().Reload();
+  return PythonFrames::Get().present() ? StackMode::kMixed : StackMode::kNative;
+}
+
+StackCollector::StackCollector(StackCollectorOptions options)
+    : options_(options),
+      table_(new Slot[size_t{1} << kTableBits]),
+      modules_(std::make_unique<ModuleRegistry>()) {
+  if (options_.max_depth > kMaxDepthLimit) options_.max_depth = kMaxDepthLimit;
+  if (options_.max_depth < 1) options_.max_depth = 1;
+  if (options_.skip_frames < 0) options_.skip_frames = 0;
+  // Resolve the interpreter now rather than inside the first launch callback.
+  if (options_.mode == StackMode::kPython || options_.mode == StackMode::kMixed)
+    PythonFrames::Get().Reload();
+}
+
+StackCollector::~StackCollector() = default;
+
+// Not inlined into callers, so that "skip one frame" below always means
+// "CaptureStack itself".
+[[gnu::noinline]] uint32_t StackCollector::CaptureStack() {
+  const StackMode mode = options_.mode;
+  if (mode == StackMode::kNone) return 0;
+  const int max_depth = options_.max_depth;
+  uint64_t pcs[kMaxDepthLimit];
+  int n_native = 0;
+  uint64_t h = 0;
+  if (mode != StackMode::kPython)
+    n_native = UnwindNativeHashed(pcs, max_depth, options_.skip_frames + 1, &h);
+  PyFrameRef py[kMaxDepthLimit];
+  int n_py = 0;
+  PythonFrames& python = PythonFrames::Get();
+  if (mode != StackMode::kNative) n_py = python.Walk(py, max_depth);
+
+  const uint64_t* keys = pcs;
+  int n = n_native;
+  uint64_t merged[2 * kMaxDepthLimit];
+  if (n_py > 0) {
+    // Merge: each native eval-loop frame is replaced by the Python frames
+    // of its activation; Python frames left over go to the outer end.
+    n = 0;
+    int frames = 0, pi = 0;
+    auto emit_python = [&](bool whole_rest) {
+      while (pi < n_py && frames < max_depth) {
+        merged[n++] = kPythonTag | uint32_t(py[pi].offset);
+        merged[n++] = py[pi].code;
+        ++frames;
+        if (py[pi++].ends_segment && !whole_rest) break;
+      }
+    };
+    const bool merge = python.knows_eval_frame();
+    for (int i = 0; i < n_native && frames < max_depth; ++i) {
+      if (merge && pi < n_py && python.IsEvalFrame(pcs[i])) {
+        emit_python(false);
+      } else {
+        merged[n++] = pcs[i];
+        ++frames;
+      }
+    }
+    emit_python(true);
+    keys = merged;
+    h = HashKeys(keys, n);
+  }
+  if (n == 0) return 0;
+
+  for (int i = 0; i < kMaxProbes; ++i) {
+    const Slot& s = table_[(h + i) & kTableMask];
+    uint64_t sh = s.hash.load(std::memory_order_acquire);
+    if (sh == h) {
+      const Stored* st = s.stored.load(std::memory_order_acquire);
+      if (st->keys.size() == size_t(n) &&
+          std::memcmp(st->keys.data(), keys, size_t(n) * sizeof(uint64_t)) == 0) {
+        return st->id;
+      }
+    } else if (sh == 0) {
+      break;
+    }
+  }
+  return SlowPath(keys, n, h);
+}
+
+uint32_t StackCollector::SlowPath(const uint64_t* keys, int n, uint64_t hash) {
+  std::lock_guard<std::mutex> lock(mu_);
+  // Another thread may have added this stack since our lookup.
+  Slot* empty = nullptr;
+  for (int i = 0; i < kMaxProbes; ++i) {
+    Slot& s = table_[(hash + i) & kTableMask];
+    uint64_t sh = s.hash.load(std::memory_order_relaxed);
+    if (sh == hash) {
+      const Stored* st = s.stored.load(std::memory_order_relaxed);
+      if (st->keys.size() == size_t(n) &&
+          std::memcmp(st->keys.data(), keys, size_t(n) * sizeof(uint64_t)) == 0) {
+        return st->id;
+      }
+    } else if (sh == 0) {
+      empty = &s;
+      break;
+    }
+  }
+
+  // Frame ids, innermost first.
+  uint32_t frame_ids[2 * kMaxDepthLimit];
+  int nf = 0;
+  for (int i = 0; i < n; ++i) {
+    if ((keys[i] & kPythonTag) == kPythonTag && i + 1 < n) {
+      frame_ids[nf++] = InternPythonFrame(keys[i + 1], int32_t(uint32_t(keys[i])));
+      ++i;
+    } else {
+      frame_ids[nf++] = InternNativeFrame(keys[i]);
+    }
+  }
+  // Call-site tree, outermost first, so callers share nodes.
+  uint32_t parent = 0;
+  for (int i = nf - 1; i >= 0; --i) {
+    auto [it, inserted] = nodes_.emplace(uint64_t{parent} << 32 | frame_ids[i], 0);
+    if (inserted) {
+      model::StackNode node{frame_ids[i], parent};
+      nodes_by_id_.push_back(node);
+      pending_nodes_.push_back(node);
+      it->second = uint32_t(nodes_by_id_.size());
+      ++stats_.nodes;
+    }
+    parent = it->second;
+  }
+
+  auto stored = std::make_unique<Stored>();
+  stored->id = parent;
+  stored->keys.assign(keys, keys + n);
+  ++stats_.new_stacks;
+  if (empty) {
+    empty->stored.store(stored.get(), std::memory_order_relaxed);
+    empty->hash.store(hash, std::memory_order_release);  // publishes `stored`
+  } else {
+    ++stats_.table_full;
+  }
+  stored_.push_back(std::move(stored));
+  return parent;
+}
+
+uint32_t StackCollector::InternNativeFrame(uint64_t pc) {
+  auto [it, inserted] = native_frames_.emplace(pc, 0);
+  if (!inserted) return it->second;
+  model::Frame row{};
+  row.kind = model::kFrameNative;
+  // pc is a return address: the call that produced it ends at pc - 1, which
+  // is inside the caller even when the call is the module's last byte.
+  if (ModuleInfo* m = modules_->Find(pc - 1)) {
+    if (m->mapping_id == 0) {
+      m->mapping_id = next_mapping_id_++;
+      PendingMapping pm;
+      pm.row.mapping_id = m->mapping_id;
+      pm.row.start = m->start;
+      pm.row.end = m->end;
+      pm.row.file_offset = 0;
+      pm.row.pid = uint32_t(getpid());
+      pm.path = m->path;
+      pm.build_id = m->build_id;
+      pending_mappings_.push_back(std::move(pm));
+      ++stats_.mappings;
+    }
+    row.mapping_id = m->mapping_id;
+    row.rel_pc = pc - m->bias;
+  } else {
+    row.rel_pc = pc;
+    ++stats_.unknown_module;
+  }
+  frames_.push_back(row);
+  pending_frames_.push_back(PendingFrame{row, {}, {}});
+  ++stats_.frames;
+  it->second = uint32_t(frames_.size());
+  return it->second;
+}
+
+uint32_t StackCollector::InternPythonFrame(uint64_t code, int32_t offset) {
+  auto [it, inserted] = python_keys_.emplace(std::make_pair(code, offset), 0);
+  if (!inserted) return it->second;
+  PyFrameRef ref;
+  ref.code = code;
+  ref.offset = offset;
+  std::string function, file;
+  uint32_t line = 0;
+  PythonFrames::Get().Describe(ref, &function, &file, &line);
+  // Several instructions map to one line: frames are deduplicated by content.
+  std::string content = function + '\0' + file + '\0' + std::to_string(line);
+  auto [cit, cinserted] = python_frames_.emplace(std::move(content), 0);
+  if (cinserted) {
+    model::Frame row{};
+    row.kind = model::kFramePython;
+    row.line = line;
+    frames_.push_back(row);
+    cit->second = uint32_t(frames_.size());
+    python_strings_[cit->second] = {function, file};
+    pending_frames_.push_back(PendingFrame{row, std::move(function), std::move(file)});
+    ++stats_.frames;
+  }
+  it->second = cit->second;
+  return it->second;
+}
+
+void StackCollector::Drain(format::SbtWriter* writer) {
+  std::vector<PendingMapping> mappings;
+  std::vector<PendingFrame> frames;
+  std::vector<model::StackNode> nodes;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    mappings.swap(pending_mappings_);
+    frames.swap(pending_frames_);
+    nodes.swap(pending_nodes_);
+  }
+  for (PendingMapping& m : mappings) {
+    m.row.path_id = writer->InternString(m.path);
+    m.row.build_id_id = m.build_id.empty() ? 0 : writer->InternString(m.build_id);
+    writer->Append(m.row);
+  }
+  for (PendingFrame& f : frames) {
+    if (f.row.kind == model::kFramePython) {
+      f.row.function_id = writer->InternString(f.function);
+      f.row.file_id = writer->InternString(f.file);
+    }
+    writer->Append(f.row);
+  }
+  for (const model::StackNode& n : nodes) writer->Append(n);
+}
+
+std::vector<model::Frame> StackCollector::FramesOf(uint32_t stack_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<model::Frame> out;
+  while (stack_id != 0 && stack_id <= nodes_by_id_.size()) {
+    const model::StackNode& n = nodes_by_id_[stack_id - 1];
+    out.push_back(frames_[n.frame_id - 1]);
+    if (n.parent_id >= stack_id) break;
+    stack_id = n.parent_id;
+  }
+  return out;
+}
+
+std::pair<std::string, std::string> StackCollector::PythonFrameStrings(uint32_t frame_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = python_strings_.find(frame_id);
+  return it == python_strings_.end() ? std::pair<std::string, std::string>() : it->second;
+}
+
+StackCollectorStats StackCollector::stats() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
+}  // namespace tracesmith::capture::stacks

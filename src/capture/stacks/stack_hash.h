@@ -1,0 +1,22 @@
+// The hash of a stack's frame keys, computed incrementally so the unwinder
+// can fold it into its walk (off the critical path of dependent loads).
+#pragma once
+
+#include <cstdint>
+
+namespace tracesmith::capture::stacks {
+
+inline constexpr uint64_t kStackHashSeed = 0x9E3779B97F4A7C15ull;
+
+inline uint64_t StackHashStep(uint64_t h, uint64_t key) {
+  h = (h ^ key) * 0xff51afd7ed558ccdull;
+  return h ^ (h >> 32);
+}
+
+// Never 0: the dedup table uses 0 for an empty slot.
+inline uint64_t StackHashFinish(uint64_t h, int n) { return (h ^ uint64_t(n)) | 1; }
+
+// UnwindNative that also returns StackHashFinish over the frames it wrote.
+int UnwindNativeHashed(uint64_t* pcs, int max_frames, int skip, uint64_t* hash);
+
+}  // namespace tracesmith::capture::stacks

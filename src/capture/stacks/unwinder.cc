@@ -1,0 +1,204 @@
+#include "tracesmith/capture/stacks/unwinder.h"
+
+#include <pthread.h>
+
+#include <atomic>
+
+#include "stack_hash.h"
+#include "unwind_rule.h"
+
+namespace tracesmith::capture::stacks {
+namespace {
+
+std::atomic<uint64_t> g_rules_computed{0};
+std::atomic<uint64_t> g_fp_fallbacks{0};
+std::atomic<uint64_t> g_cache_full{0};
+
+// The thread's stack, [lo, hi). Reads below the unwinder's own rsp or at or
+// above hi are refused. hi == 0: not yet known; hi == 1: unknown for good.
+struct StackBounds {
+  uintptr_t lo = 0;
+  uintptr_t hi = 0;
+};
+thread_local StackBounds t_bounds;
+
+[[gnu::noinline, gnu::cold]] void InitStackBounds(StackBounds* b) {
+  b->hi = 1;
+  pthread_attr_t attr;
+  if (pthread_getattr_np(pthread_self(), &attr) != 0) return;
+  void* addr = nullptr;
+  size_t size = 0;
+  if (pthread_attr_getstack(&attr, &addr, &size) == 0 && size != 0) {
+    b->lo = reinterpret_cast<uintptr_t>(addr);
+    b->hi = b->lo + size;
+  }
+  pthread_attr_destroy(&attr);
+}
+
+#if defined(__x86_64__)
+
+// Return address -> packed UnwindRule, lock-free. 64K slots x 16 bytes =
+// 1 MiB of address space, touched only where used; a large PyTorch process
+// has a few thousand distinct return addresses on its launch paths.
+constexpr int kCacheBits = 16;
+constexpr uint64_t kCacheMask = (uint64_t{1} << kCacheBits) - 1;
+constexpr int kMaxProbes = 8;
+
+struct alignas(16) CacheSlot {
+  std::atomic<uint64_t> key{0};
+  std::atomic<uint64_t> rule{0};
+};
+CacheSlot g_cache[1 << kCacheBits];
+
+// Return addresses differ in their low bits; folding in bits 16+ spreads
+// libraries whose code sits at the same offset. Cheaper than a multiply,
+// and this is on the unwinder's chain of dependent loads.
+inline uint64_t SlotOf(uint64_t key) { return (key ^ (key >> 16)) & kCacheMask; }
+
+[[gnu::noinline]] uint64_t ComputeAndCache(uint64_t key) {
+  // key is a return address (or the unwinder's own pc + 1): the call
+  // instruction, whose CFI row we need, ends at key - 1.
+  uintptr_t pc = key - 1;
+  UnwindRule rule = ComputeRuleFromEhFrameHdr(FindEhFrameHdr(pc), pc);
+  g_rules_computed.fetch_add(1, std::memory_order_relaxed);
+  if (rule.kind == RuleKind::kFramePointer) g_fp_fallbacks.fetch_add(1, std::memory_order_relaxed);
+  uint64_t packed = rule.Pack();
+  for (int i = 0; i < kMaxProbes; ++i) {
+    CacheSlot& s = g_cache[(SlotOf(key) + i) & kCacheMask];
+    uint64_t k = s.key.load(std::memory_order_relaxed);
+    if (k == 0 && s.key.compare_exchange_strong(k, key, std::memory_order_relaxed)) k = key;
+    if (k == key) {
+      // Readers treat a zero rule as a miss, so claiming the key before the
+      // rule is stored is harmless; racing writers store the same value.
+      s.rule.store(packed, std::memory_order_release);
+      return packed;
+    }
+  }
+  g_cache_full.fetch_add(1, std::memory_order_relaxed);
+  return packed;
+}
+
+inline uint64_t LookupRule(uint64_t key) {
+  uint64_t slot = SlotOf(key);
+  for (int i = 0; i < kMaxProbes; ++i) {
+    CacheSlot& s = g_cache[(slot + i) & kCacheMask];
+    uint64_t k = s.key.load(std::memory_order_relaxed);
+    if (k == key) {
+      uint64_t r = s.rule.load(std::memory_order_acquire);
+      if (r != 0) return r;
+      break;
+    }
+    if (k == 0) break;
+  }
+  return ComputeAndCache(key);
+}
+
+inline bool InStack(uintptr_t addr, uintptr_t lo, uintptr_t hi) {
+  return addr >= lo && addr <= hi - 8 && (addr & 7) == 0;
+}
+
+#endif  // __x86_64__
+
+// The walk, inlined into each public entry point so that the register
+// snapshot below is taken in the function whose frame is the innermost one.
+template <bool kHash>
+[[gnu::always_inline]] inline int Walk(uint64_t* pcs, int max_frames, int skip, uint64_t* hash) {
+  StackBounds& b = t_bounds;
+  if (__builtin_expect(b.hi == 0, 0)) InitStackBounds(&b);
+  uint64_t h = kStackHashSeed;
+  int n = 0;
+  if (max_frames <= 0) {
+    if constexpr (kHash) *hash = StackHashFinish(h, 0);
+    return 0;
+  }
+  skip = skip < 0 ? 0 : skip;
+#if defined(__x86_64__)
+  uintptr_t rip, rsp, rbp;
+  // One asm block so that rip, rsp and rbp describe the same instant: the
+  // CFI row for `rip` (the next instruction) describes exactly this rsp.
+  asm volatile(
+      "lea 0(%%rip), %0\n\t"
+      "mov %%rsp, %1\n\t"
+      "mov %%rbp, %2"
+      : "=r"(rip), "=r"(rsp), "=r"(rbp));
+  const uintptr_t lo = rsp;
+  const uintptr_t hi = b.hi;
+  // Unknown bounds, or a stack other than the thread's (a coroutine's).
+  if (hi > lo && rsp >= b.lo) {
+    uint64_t key = rip + 1;  // the rule lookup subtracts 1, as for return addresses
+    for (;;) {
+      UnwindRule r = UnwindRule::Unpack(LookupRule(key));
+      uintptr_t cfa, ra;
+      if (__builtin_expect(r.kind == RuleKind::kCfa, 1)) {
+        cfa = (r.cfa_is_rbp ? rbp : rsp) + uintptr_t(intptr_t(r.cfa_offset));
+        if (!InStack(cfa - 8, lo, hi) || cfa <= rsp) break;
+        ra = *reinterpret_cast<const uintptr_t*>(cfa - 8);
+        if (r.rbp_saved) {
+          uintptr_t at = cfa + uintptr_t(intptr_t(r.rbp_offset));
+          if (!InStack(at, lo, hi)) break;
+          rbp = *reinterpret_cast<const uintptr_t*>(at);
+        }
+      } else if (r.kind == RuleKind::kFramePointer) {
+        if (!InStack(rbp, lo, hi) || !InStack(rbp + 8, lo, hi) || rbp < rsp) break;
+        cfa = rbp + 16;
+        ra = reinterpret_cast<const uintptr_t*>(rbp)[1];
+        rbp = reinterpret_cast<const uintptr_t*>(rbp)[0];
+      } else {
+        break;  // kEnd
+      }
+      // Return addresses in the zero page cannot be code; this also ends
+      // the walk at the null return address some thread entry points push.
+      if (ra < 4096) break;
+      rsp = cfa;
+      key = ra;
+      if (skip > 0) {
+        --skip;
+        continue;
+      }
+      pcs[n++] = ra;
+      if constexpr (kHash) h = StackHashStep(h, ra);
+      if (n == max_frames) break;
+    }
+  }
+#else
+  // Frame-pointer walk: [fp] = caller's fp, [fp + 8] = return address.
+  uintptr_t fp = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+  const uintptr_t lo = fp, hi = b.hi;
+  while (hi > 1 && fp >= lo && fp + 16 <= hi && (fp & 7) == 0) {
+    uintptr_t next = reinterpret_cast<const uintptr_t*>(fp)[0];
+    uintptr_t ra = reinterpret_cast<const uintptr_t*>(fp)[1];
+    if (ra < 4096) break;
+    if (skip > 0) {
+      --skip;
+    } else {
+      pcs[n++] = ra;
+      if constexpr (kHash) h = StackHashStep(h, ra);
+      if (n == max_frames) break;
+    }
+    if (next <= fp) break;
+    fp = next;
+  }
+#endif
+  if constexpr (kHash) *hash = StackHashFinish(h, n);
+  return n;
+}
+
+}  // namespace
+
+[[gnu::noinline]] int UnwindNative(uint64_t* pcs, int max_frames, int skip) {
+  return Walk<false>(pcs, max_frames, skip, nullptr);
+}
+
+[[gnu::noinline]] int UnwindNativeHashed(uint64_t* pcs, int max_frames, int skip, uint64_t* hash) {
+  return Walk<true>(pcs, max_frames, skip, hash);
+}
+
+UnwindStats GetUnwindStats() {
+  UnwindStats s;
+  s.rules_computed = g_rules_computed.load(std::memory_order_relaxed);
+  s.fp_fallbacks = g_fp_fallbacks.load(std::memory_order_relaxed);
+  s.cache_full = g_cache_full.load(std::memory_order_relaxed);
+  return s;
+}
+
+}  // namespace tracesmith::capture::stacks

@@ -1,0 +1,125 @@
+// The unwinder against glibc backtrace() on the same known call chains.
+#include "tracesmith/capture/stacks/unwinder.h"
+
+#include <dlfcn.h>
+#include <execinfo.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "chains.h"
+
+namespace tracesmith::capture::stacks {
+namespace {
+
+using testing::ChainThroughLibrary;
+using testing::RecurseChain;
+
+struct Captured {
+  std::vector<uint64_t> ours = std::vector<uint64_t>(256);
+  std::vector<void*> glibc = std::vector<void*>(256);
+  int n_ours = 0, n_glibc = 0;
+};
+
+// Both unwinders run from the same leaf function, so every frame but the
+// first (the leaf's own, at two different call sites) must agree.
+void ExpectSameAsBacktrace(const Captured& c) {
+  ASSERT_GT(c.n_glibc, 2);
+  EXPECT_EQ(c.n_ours, c.n_glibc);
+  int n = std::min(c.n_ours, c.n_glibc);
+  for (int i = 1; i < n; ++i) {
+    EXPECT_EQ(c.ours[i], reinterpret_cast<uint64_t>(c.glibc[i])) << "frame " << i;
+  }
+}
+
+std::string SymbolOf(uint64_t pc) {
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(pc - 1), &info) && info.dli_sname) return info.dli_sname;
+  return "";
+}
+
+std::string ModuleOf(uint64_t pc) {
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(pc - 1), &info) && info.dli_fname) return info.dli_fname;
+  return "";
+}
+
+TEST(UnwinderTest, MatchesBacktraceOnRecursiveChain) {
+  for (int depth : {0, 1, 5, 16, 48}) {
+    Captured c;
+    RecurseChain(depth, [&] {
+      c.n_glibc = backtrace(c.glibc.data(), 256);
+      c.n_ours = UnwindNative(c.ours.data(), 256);
+      return 0;
+    });
+    SCOPED_TRACE("depth " + std::to_string(depth));
+    ExpectSameAsBacktrace(c);
+    // The chain itself: depth + 1 RecurseChain frames, contiguous.
+    int chain = 0;
+    for (int i = 0; i < c.n_ours; ++i)
+      if (SymbolOf(c.ours[i]).find("RecurseChain") != std::string::npos) ++chain;
+    EXPECT_EQ(chain, depth + 1);
+  }
+}
+
+TEST(UnwinderTest, MatchesBacktraceThroughSharedLibrary) {
+  Captured c;
+  ChainThroughLibrary(7, [&] {
+    c.n_glibc = backtrace(c.glibc.data(), 256);
+    c.n_ours = UnwindNative(c.ours.data(), 256);
+    return 0;
+  });
+  ExpectSameAsBacktrace(c);
+  int in_lib = 0;
+  for (int i = 0; i < c.n_ours; ++i) {
+    if (SymbolOf(c.ours[i]) == "TsLibRecurse") {
+      ++in_lib;
+      EXPECT_NE(ModuleOf(c.ours[i]).find("libts_stacks_testlib"), std::string::npos);
+    }
+  }
+  // 8 levels; the innermost calls back through a function pointer.
+  EXPECT_EQ(in_lib, 8);
+}
+
+TEST(UnwinderTest, SkipAndMaxFrames) {
+  Captured c;
+  std::vector<uint64_t> skipped(256), few(4);
+  int n_skipped = 0, n_few = 0;
+  RecurseChain(10, [&] {
+    c.n_ours = UnwindNative(c.ours.data(), 256);
+    n_skipped = UnwindNative(skipped.data(), 256, 3);
+    n_few = UnwindNative(few.data(), 4);
+    return 0;
+  });
+  ASSERT_GT(c.n_ours, 12);
+  EXPECT_EQ(n_skipped, c.n_ours - 3);
+  for (int i = 1; i < n_skipped; ++i) EXPECT_EQ(skipped[i], c.ours[i + 3]);
+  EXPECT_EQ(n_few, 4);
+  for (int i = 1; i < 4; ++i) EXPECT_EQ(few[i], c.ours[i]);
+  EXPECT_EQ(UnwindNative(few.data(), 0), 0);
+}
+
+// One call site (the compiler may not duplicate it: noinline).
+[[gnu::noinline]] void UnwindHundredTimes() {
+  uint64_t pcs[64];
+  for (int i = 0; i < 100; ++i) UnwindNative(pcs, 64);
+}
+
+TEST(UnwinderTest, RepeatedCallSitesHitTheCache) {
+  RecurseChain(20, [] {
+    // One call site for both rounds: a volatile counter keeps the compiler
+    // from unrolling the loop into two call sites.
+    UnwindStats before;
+    for (volatile int round = 0; round < 2;) {
+      if (round == 1) before = GetUnwindStats();
+      UnwindHundredTimes();
+      round = round + 1;
+    }
+    EXPECT_EQ(GetUnwindStats().rules_computed, before.rules_computed);
+    return 0;
+  });
+}
+
+}  // namespace
+}  // namespace tracesmith::capture::stacks
