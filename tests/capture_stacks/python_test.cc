@@ -1,0 +1,139 @@
+// Python frames under an embedded interpreter, loaded with dlopen so that
+// nothing here links against Python (as in production).
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "tracesmith/capture/stacks/stack_collector.h"
+
+namespace {
+tracesmith::capture::stacks::StackCollector* g_collector = nullptr;
+std::vector<uint32_t> g_ids;
+}  // namespace
+
+// Called from Python through ctypes: PyDLL keeps the GIL, CDLL releases it
+// (as Triton's launchers do before cuLaunchKernel).
+extern "C" [[gnu::visibility("default"), gnu::noinline]] int TsTestCaptureForPython() {
+  g_ids.push_back(g_collector->CaptureStack());
+  return 0;
+}
+
+namespace tracesmith::capture::stacks {
+namespace {
+
+// Line numbers below refer to this script.
+constexpr const char* kScript =
+    "import ctypes\n"                                        // 1
+    "held = ctypes.PyDLL(None).TsTestCaptureForPython\n"     // 2
+    "released = ctypes.CDLL(None).TsTestCaptureForPython\n"  // 3
+    "def inner(fn):\n"                                       // 4
+    "    return fn()\n"                                      // 5
+    "def outer(fn):\n"                                       // 6
+    "    return inner(fn)\n"                                 // 7
+    "outer(released)\n"                                      // 8
+    "outer(held)\n"                                          // 9
+    "outer(released)\n";                                     // 10
+
+class EmbeddedPython {
+ public:
+  EmbeddedPython() {
+#ifdef TS_TEST_LIBPYTHON
+    handle_ = dlopen(TS_TEST_LIBPYTHON, RTLD_NOW | RTLD_GLOBAL);
+    if (!handle_) return;
+    auto init = reinterpret_cast<void (*)(int)>(dlsym(handle_, "Py_InitializeEx"));
+    run_ = reinterpret_cast<int (*)(const char*)>(dlsym(handle_, "PyRun_SimpleString"));
+    if (init && run_) init(0);
+#endif
+  }
+  bool ok() const { return run_ != nullptr; }
+  int Run(const char* code) { return run_(code); }
+
+ private:
+  void* handle_ = nullptr;
+  int (*run_)(const char*) = nullptr;
+};
+
+struct PyFrameView {
+  std::string function, file;
+  uint32_t line;
+};
+
+// The stack as (native | python) entries, innermost first.
+std::vector<PyFrameView> Describe(StackCollector& c, uint32_t stack_id,
+                                  std::vector<bool>* is_python) {
+  std::vector<PyFrameView> out;
+  for (uint32_t fid : c.FrameIdsOf(stack_id)) {
+    model::Frame f = c.FramesOf(stack_id)[out.size()];
+    is_python->push_back(f.kind == model::kFramePython);
+    auto [fn, file] = c.PythonFrameStrings(fid);
+    out.push_back({fn, file, f.line});
+  }
+  return out;
+}
+
+TEST(PythonFramesTest, MixedStacksUnderEmbeddedInterpreter) {
+  static EmbeddedPython python;  // one interpreter per process
+  if (!python.ok()) GTEST_SKIP() << "libpython not available: Python frame walking not tested";
+  StackCollectorOptions options;
+  options.mode = StackMode::kMixed;
+  StackCollector c(options);
+  EXPECT_EQ(DefaultStackMode(), StackMode::kMixed);
+  g_collector = &c;
+  g_ids.clear();
+  ASSERT_EQ(python.Run(kScript), 0);
+  ASSERT_EQ(g_ids.size(), 3u);
+
+  // 1st call: GIL released before the layout check could run: native only.
+  std::vector<bool> py0;
+  Describe(c, g_ids[0], &py0);
+  for (bool p : py0) EXPECT_FALSE(p);
+
+  // 2nd (GIL held) and 3rd (GIL released): Python frames merged in place.
+  for (int call : {1, 2}) {
+    SCOPED_TRACE("call " + std::to_string(call));
+    std::vector<bool> is_py;
+    std::vector<PyFrameView> frames = Describe(c, g_ids[call], &is_py);
+    std::vector<PyFrameView> py;
+    int first_py = -1, last_py = -1;
+    for (size_t i = 0; i < frames.size(); ++i) {
+      if (!is_py[i]) continue;
+      if (first_py < 0) first_py = int(i);
+      last_py = int(i);
+      py.push_back(frames[i]);
+    }
+    ASSERT_EQ(py.size(), 3u);
+    EXPECT_EQ(last_py - first_py, 2);            // one contiguous segment
+    EXPECT_GT(first_py, 0);                      // native frames inside (ctypes, this test) ...
+    EXPECT_LT(last_py + 1, int(frames.size()));  // ... and outside (PyRun, gtest, main)
+    EXPECT_EQ(py[0].function, "inner");
+    EXPECT_EQ(py[0].line, 5u);
+    EXPECT_EQ(py[1].function, "outer");
+    EXPECT_EQ(py[1].line, 7u);
+    EXPECT_EQ(py[2].function, "<module>");
+    EXPECT_EQ(py[2].line, call == 1 ? 9u : 10u);
+    EXPECT_EQ(py[0].file, "<string>");
+  }
+
+  // Python-only mode: just the three Python frames.
+  StackCollectorOptions py_only;
+  py_only.mode = StackMode::kPython;
+  StackCollector p(py_only);
+  g_collector = &p;
+  g_ids.clear();
+  ASSERT_EQ(python.Run("outer(released)\nouter(held)\n"), 0);
+  ASSERT_EQ(g_ids.size(), 2u);
+  for (uint32_t id : g_ids) {
+    std::vector<bool> is_py;
+    std::vector<PyFrameView> frames = Describe(p, id, &is_py);
+    ASSERT_EQ(frames.size(), 3u);
+    for (bool b : is_py) EXPECT_TRUE(b);
+    EXPECT_EQ(frames[2].line, id == g_ids[0] ? 1u : 2u);
+  }
+  EXPECT_EQ(g_ids[0] == g_ids[1], false);
+  g_collector = nullptr;
+}
+
+}  // namespace
+}  // namespace tracesmith::capture::stacks

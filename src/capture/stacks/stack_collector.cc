@@ -313,6 +313,18 @@ std::vector<model::Frame> StackCollector::FramesOf(uint32_t stack_id) {
   return out;
 }
 
+std::vector<uint32_t> StackCollector::FrameIdsOf(uint32_t stack_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<uint32_t> out;
+  while (stack_id != 0 && stack_id <= nodes_by_id_.size()) {
+    const model::StackNode& n = nodes_by_id_[stack_id - 1];
+    out.push_back(n.frame_id);
+    if (n.parent_id >= stack_id) break;
+    stack_id = n.parent_id;
+  }
+  return out;
+}
+
 std::pair<std::string, std::string> StackCollector::PythonFrameStrings(uint32_t frame_id) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = python_strings_.find(frame_id);

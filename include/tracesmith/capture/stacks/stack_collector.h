@@ -87,6 +87,7 @@ class StackCollector {
   // The frames of a stack id captured by this collector, innermost first, as
   // stored (tests, debugging). Takes the lock.
   std::vector<model::Frame> FramesOf(uint32_t stack_id);
+  std::vector<uint32_t> FrameIdsOf(uint32_t stack_id);
   // Strings queued with frames: function and file of a Python frame id.
   std::pair<std::string, std::string> PythonFrameStrings(uint32_t frame_id);
 
