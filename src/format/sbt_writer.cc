@@ -137,19 +137,12 @@ void SbtWriter::WriteRows(const T* rows, size_t n) {
   if (n == 0 || !status_.ok()) return;
   if constexpr (RecordTraits<T>::kIsEvent) WriteDependencies();
   payload_.Clear();
-  internal::EncodeTable(rows, n, &payload_, scratch_.get());
+  auto [lo, hi] = internal::EncodeTable(rows, n, &payload_, scratch_.get());
   ChunkIndexEntry e;
   e.table_kind = static_cast<uint16_t>(RecordTraits<T>::kKind);
   e.rows = n;
-  if constexpr (RecordTraits<T>::kIsEvent) {
-    uint64_t lo = UINT64_MAX, hi = 0;
-    for (size_t i = 0; i < n; ++i) {
-      lo = std::min(lo, model::EventStart(rows[i]));
-      hi = std::max(hi, std::max(model::EventStart(rows[i]), model::EventEnd(rows[i])));
-    }
-    e.min_ts = lo;
-    e.max_ts = hi;
-  }
+  e.min_ts = lo;
+  e.max_ts = hi;
   WriteChunk(ChunkType::kTable, payload_, e);
 }
 

@@ -3,7 +3,9 @@
 // (docs/sbt-format.md, "Table chunks"). Private to format/.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "column_codec.h"
@@ -18,10 +20,29 @@ struct CodecScratch {
   std::vector<uint64_t> starts;
   std::vector<uint32_t> dict_index;
   std::vector<int32_t> slots;
+  std::vector<uint64_t> columns;  // data columns, n values each, back to back
+  std::vector<uint64_t*> column_ptrs;
 };
 
 template <typename T>
-void EncodeTable(const T* rows, size_t n, ByteWriter* out, CodecScratch* s) {
+constexpr size_t NumDataFields() {
+  return model::RecordTraits<T>::kNumFields - model::RecordTraits<T>::kNumConfigFields;
+}
+
+// Points s->column_ptrs at `count` columns of n values (zeroed when asked).
+inline uint64_t* const* PrepareColumns(CodecScratch* s, size_t count, size_t n, bool zero) {
+  if (zero) s->columns.assign(count * n, 0);
+  else s->columns.resize(count * n);
+  s->column_ptrs.resize(count);
+  for (size_t c = 0; c < count; ++c) s->column_ptrs[c] = s->columns.data() + c * n;
+  return s->column_ptrs.data();
+}
+
+// Returns the rows' time range {min start, max end} for event kinds ({0,0}
+// for metadata), computed from the columns so rows are read only once.
+template <typename T>
+std::pair<uint64_t, uint64_t> EncodeTable(const T* rows, size_t n, ByteWriter* out,
+                                          CodecScratch* s) {
   using Traits = model::RecordTraits<T>;
   using Key = typename T::ConfigKey;
   out->PutU16(static_cast<uint16_t>(Traits::kKind));
@@ -33,7 +54,12 @@ void EncodeTable(const T* rows, size_t n, ByteWriter* out, CodecScratch* s) {
   size_t cap = 64;
   while (cap < n * 2) cap <<= 1;
   s->slots.assign(cap, -1);
+  constexpr size_t kData = NumDataFields<T>();
+  uint64_t* const* cols = PrepareColumns(s, kData, n, false);
+  // One pass over the rows: config tuple into the dictionary, data fields
+  // into columns.
   for (size_t i = 0; i < n; ++i) {
+    rows[i].GatherData(cols, i);
     Key k = rows[i].GetConfig();
     size_t slot = T::HashConfig(k) & (cap - 1);
     while (true) {
@@ -63,21 +89,29 @@ void EncodeTable(const T* rows, size_t n, ByteWriter* out, CodecScratch* s) {
   for (size_t i = 0; i < n; ++i) s->values[i] = s->dict_index[i];
   EncodeColumn(s->values.data(), n, false, out);
 
-  // Data columns, in declaration order; field 0 of events is the start time.
-  out->PutVarint(Traits::kNumFields - Traits::kNumConfigFields);
-  s->starts.resize(n);
-  bool have_starts = false;
+  std::pair<uint64_t, uint64_t> range{0, 0};
+  if constexpr (Traits::kIsEvent) {
+    // Column 0 is the start; column 1 the end where the kind has one.
+    const bool has_end = Traits::kAllFields[1].role == model::FieldRole::kRelStart;
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (size_t i = 0; i < n; ++i) {
+      lo = std::min(lo, cols[0][i]);
+      hi = std::max(hi, has_end ? std::max(cols[0][i], cols[1][i]) : cols[0][i]);
+    }
+    if (n) range = {lo, hi};
+  }
+  // Data columns, in declaration order; column 0 of events is the start time.
+  out->PutVarint(kData);
+  size_t c = 0;
   for (size_t f = 0; f < Traits::kNumFields; ++f) {
     const auto& fd = Traits::kAllFields[f];
     if (fd.role == model::FieldRole::kConfig) continue;
-    GatherField(rows, sizeof(T), n, fd, s->values.data());
-    if (!have_starts) {
-      std::copy(s->values.begin(), s->values.begin() + static_cast<ptrdiff_t>(n), s->starts.begin());
-      have_starts = true;
-    }
-    ApplyRoleEncode(fd.role, s->starts.data(), s->values.data(), n);
-    EncodeColumn(s->values.data(), n, fd.role == model::FieldRole::kRaw, out);
+    if (c == 0) s->starts.assign(cols[0], cols[0] + n);
+    ApplyRoleEncode(fd.role, s->starts.data(), cols[c], n);
+    EncodeColumn(cols[c], n, fd.role == model::FieldRole::kRaw, out);
+    ++c;
   }
+  return range;
 }
 
 // Decodes a table payload positioned after its u16 kind; appends to `out`.
@@ -118,35 +152,25 @@ Status DecodeTable(ByteCursor* in, std::vector<T>* out, CodecScratch* s) {
 
   uint64_t n_data;
   if (!in->ReadVarint(&n_data)) return DataLoss("table column count truncated");
+  constexpr size_t kData = NumDataFields<T>();
+  // Columns a older writer did not write stay zero.
+  uint64_t* const* cols = PrepareColumns(s, kData, n, n_data < kData);
+  size_t c = 0;
+  for (size_t f = 0; f < Traits::kNumFields && c < n_data; ++f) {
+    const auto& fd = Traits::kAllFields[f];
+    if (fd.role == model::FieldRole::kConfig) continue;
+    Status st = DecodeColumn(in, n, cols[c]);
+    if (!st.ok()) return DataLoss(StrFormat("column '%s': %s", fd.name, st.message().c_str()));
+    ApplyRoleDecode(fd.role, cols[0], cols[c], n);
+    ++c;
+  }
+  for (uint64_t extra = c; extra < n_data; ++extra) RETURN_IF_ERROR(SkipColumn(in));
   const size_t base = out->size();
   out->resize(base + n);
   T* rows = out->data() + base;
-  for (size_t i = 0; i < n; ++i) rows[i].SetConfig(dict[s->dict_index[i]]);
-  s->starts.assign(n, 0);
-  bool have_starts = false;
-  uint64_t written = 0;
-  for (size_t f = 0; f < Traits::kNumFields && written < n_data; ++f) {
-    const auto& fd = Traits::kAllFields[f];
-    if (fd.role == model::FieldRole::kConfig) continue;
-    Status st = DecodeColumn(in, n, s->values.data());
-    if (!st.ok()) {
-      out->resize(base);
-      return DataLoss(StrFormat("column '%s': %s", fd.name, st.message().c_str()));
-    }
-    ApplyRoleDecode(fd.role, s->starts.data(), s->values.data(), n);
-    if (!have_starts) {
-      std::copy(s->values.begin(), s->values.begin() + static_cast<ptrdiff_t>(n), s->starts.begin());
-      have_starts = true;
-    }
-    ScatterField(rows, sizeof(T), n, fd, s->values.data());
-    ++written;
-  }
-  for (; written < n_data; ++written) {
-    Status st = SkipColumn(in);
-    if (!st.ok()) {
-      out->resize(base);
-      return st;
-    }
+  for (size_t i = 0; i < n; ++i) {
+    rows[i].SetConfig(dict[s->dict_index[i]]);
+    rows[i].ScatterData(cols, i);
   }
   return OkStatus();
 }

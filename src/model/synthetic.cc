@@ -72,9 +72,21 @@ bool SyntheticTraceGenerator::Next(Trace* batch, uint64_t max_kernels) {
         ClockAnchor{.gpu_ns = host_ns_, .realtime_ns = host_ns_, .monotonic_ns = host_ns_,
                     .pid = pid, .phase = kClockStart});
   }
-  std::normal_distribution<double> jitter(1.0, 0.05);
-  std::uniform_int_distribution<uint64_t> api_ns(2500, 5000), gap_ns(500, 3000),
-      latency_ns(3000, 9000);
+  // Distributions chosen to resemble eager PyTorch on an H100: launch calls
+  // take ~3 us with 1% slow outliers, Python spends ~4 us between launches,
+  // the same kernel's duration varies by ~2%, back-to-back kernels on a busy
+  // stream start ~1.2 us apart, an idle stream starts work ~4 us after the call.
+  std::normal_distribution<double> jitter(1.0, 0.02), api_norm(3000, 150), lat_norm(4000, 300),
+      gap_norm(1200, 150);
+  std::lognormal_distribution<double> host_gap(std::log(4000.0), 0.3);
+  auto clamp_ns = [](double v, double lo) { return static_cast<uint64_t>(std::max(lo, v)); };
+  auto api_ns = [&](std::mt19937_64& r) {
+    uint64_t d = clamp_ns(api_norm(r), 1500);
+    return (r() % 100 == 0) ? d * 5 : d;
+  };
+  auto gap_ns = [&](std::mt19937_64& r) { return clamp_ns(host_gap(r), 500); };
+  auto latency_ns = [&](std::mt19937_64& r) { return clamp_ns(lat_norm(r), 1000); };
+  auto busy_gap_ns = [&](std::mt19937_64& r) { return clamp_ns(gap_norm(r), 300); };
   const uint64_t end = std::min(options_.kernels, emitted_ + max_kernels);
   for (; emitted_ < end; ++emitted_) {
     const KernelShape& k = shapes_[sequence_[emitted_ % sequence_.size()]];
@@ -92,7 +104,7 @@ bool SyntheticTraceGenerator::Next(Trace* batch, uint64_t max_kernels) {
     batch->Rows<ApiEvent>().push_back(api);
     // Device: queued behind earlier work on its stream.
     KernelEvent e{};
-    e.start_ns = std::max(api.end_ns + latency_ns(rng_), st.busy_until + gap_ns(rng_));
+    e.start_ns = std::max(api.end_ns + latency_ns(rng_), st.busy_until + busy_gap_ns(rng_));
     e.end_ns = e.start_ns + static_cast<uint64_t>(std::max(500.0, k.mean_ns * jitter(rng_)));
     e.correlation_id = api.correlation_id;
     e.pid = pid;
@@ -110,7 +122,7 @@ bool SyntheticTraceGenerator::Next(Trace* batch, uint64_t max_kernels) {
     e.dynamic_shared_bytes = k.shared;
     batch->Rows<KernelEvent>().push_back(e);
     st.busy_until = e.end_ns;
-    host_ns_ = api.end_ns + gap_ns(rng_) / 2;
+    host_ns_ = api.end_ns + gap_ns(rng_);
 
     if (options_.memcpy_every && emitted_ % options_.memcpy_every == options_.memcpy_every - 1) {
       ApiEvent capi = api;
@@ -122,7 +134,7 @@ bool SyntheticTraceGenerator::Next(Trace* batch, uint64_t max_kernels) {
       batch->Rows<ApiEvent>().push_back(capi);
       MemcpyEvent m{};
       m.bytes = 4096ull << (rng_() % 12);
-      m.start_ns = std::max(capi.end_ns + latency_ns(rng_), st.busy_until + gap_ns(rng_));
+      m.start_ns = std::max(capi.end_ns + latency_ns(rng_), st.busy_until + busy_gap_ns(rng_));
       m.end_ns = m.start_ns + 1000 + m.bytes / 20;  // ~20 GB/s
       m.correlation_id = capi.correlation_id;
       m.pid = pid;
@@ -135,7 +147,7 @@ bool SyntheticTraceGenerator::Next(Trace* batch, uint64_t max_kernels) {
       m.is_async = 1;
       batch->Rows<MemcpyEvent>().push_back(m);
       st.busy_until = m.end_ns;
-      host_ns_ = capi.end_ns + gap_ns(rng_) / 2;
+      host_ns_ = capi.end_ns + gap_ns(rng_);
     }
     if (options_.sync_every && emitted_ % options_.sync_every == options_.sync_every - 1) {
       SyncEvent s{};

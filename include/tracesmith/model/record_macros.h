@@ -3,7 +3,10 @@
 // struct, its config key (the fields with role kConfig), and its descriptors.
 #pragma once
 
+#include <bit>
 #include <cstddef>
+#include <cstdint>
+#include <type_traits>
 
 #include "tracesmith/model/field.h"
 
@@ -28,6 +31,20 @@ inline uint64_t HashFinish(uint64_t h) {
   return h ^ (h >> 33);
 }
 
+// A field's value as the 64 bits the codec works on (signed types
+// sign-extend, doubles are bit-cast), and back.
+template <typename V>
+inline uint64_t ToBits(V v) {
+  if constexpr (std::is_same_v<V, double>) return std::bit_cast<uint64_t>(v);
+  else if constexpr (std::is_signed_v<V>) return static_cast<uint64_t>(static_cast<int64_t>(v));
+  else return static_cast<uint64_t>(v);
+}
+template <typename V>
+inline V FromBits(uint64_t bits) {
+  if constexpr (std::is_same_v<V, double>) return std::bit_cast<double>(bits);
+  else return static_cast<V>(bits);
+}
+
 }  // namespace tracesmith::model
 
 // Role dispatch: expands its arguments only for config fields.
@@ -37,7 +54,18 @@ inline uint64_t HashFinish(uint64_t h) {
 #define TS_CFG_kDelta(...)
 #define TS_CFG_kRaw(...)
 
+// ... and only for column (non-config) fields.
+#define TS_DATA_kConfig(...)
+#define TS_DATA_kTime(...) __VA_ARGS__
+#define TS_DATA_kRelStart(...) __VA_ARGS__
+#define TS_DATA_kDelta(...) __VA_ARGS__
+#define TS_DATA_kRaw(...) __VA_ARGS__
+
 #define TS_MEMBER(type, name, role) type name = 0;
+#define TS_GATHER_DATA(type, name, role) \
+  TS_DATA_##role(cols[j++][i] = ::tracesmith::model::ToBits(name);)
+#define TS_SCATTER_DATA(type, name, role) \
+  TS_DATA_##role(name = ::tracesmith::model::FromBits<type>(cols[j++][i]);)
 #define TS_CONFIG_MEMBER(type, name, role) TS_CFG_##role(type name = 0;)
 #define TS_CONFIG_GET(type, name, role) TS_CFG_##role(k.name = r.name;)
 #define TS_CONFIG_SET(type, name, role) TS_CFG_##role(r.name = k.name;)
@@ -77,6 +105,16 @@ inline uint64_t HashFinish(uint64_t h) {
       FIELDS(TS_CONFIG_HASH)                                                             \
       return HashFinish(h);                                                                          \
     }                                                                                    \
+    /* Column (non-config) fields of this row to/from column arrays, in */              \
+    /* declaration order: one pass over rows instead of one per column.    */              \
+    void GatherData(uint64_t* const* cols, size_t i) const {                               \
+      [[maybe_unused]] size_t j = 0;                                                       \
+      FIELDS(TS_GATHER_DATA)                                                               \
+    }                                                                                      \
+    void ScatterData(const uint64_t* const* cols, size_t i) {                              \
+      [[maybe_unused]] size_t j = 0;                                                       \
+      FIELDS(TS_SCATTER_DATA)                                                              \
+    }                                                                                      \
     bool operator==(const Record&) const = default;                                      \
   };                                                                                     \
   template <>                                                                            \
