@@ -44,13 +44,14 @@ struct ExportOptions {
 };
 
 struct ExportStats {
-  uint64_t events = 0;          // event rows read
-  uint64_t bytes = 0;           // bytes written (compressed size with gzip)
-  uint64_t kernel_events = 0;   // kernels exported
-  uint64_t kernel_bytes = 0;    // perfetto: bytes of packets that carry kernel slices
-  uint64_t flows = 0;           // launch -> GPU op links written
-  uint64_t extra_lanes = 0;     // tracks added because slices overlapped on one track
-  uint64_t clamped_samples = 0; // counter samples that arrived out of order (written at the last time)
+  uint64_t events = 0;         // event rows read
+  uint64_t bytes = 0;          // bytes written (compressed size with gzip)
+  uint64_t kernel_events = 0;  // kernels exported
+  uint64_t kernel_bytes = 0;   // perfetto: bytes of packets that carry kernel slices
+  uint64_t flows = 0;          // launch -> GPU op links written
+  uint64_t extra_lanes = 0;    // tracks added because slices overlapped on one track
+  uint64_t clamped_samples =
+      0;  // counter samples that arrived out of order (written at the last time)
 };
 
 // Exports an in-memory trace.
@@ -61,7 +62,6 @@ StatusOr<ExportStats> ExportTrace(const model::Trace& trace, ExportFormat format
 // collects metadata and which correlation ids have both a launch and a GPU
 // op, so every flow written has both ends).
 StatusOr<ExportStats> ExportSbtFile(const std::string& sbt_path, ExportFormat format,
-                                    const std::string& out_path,
-                                    const ExportOptions& options = {});
+                                    const std::string& out_path, const ExportOptions& options = {});
 
 }  // namespace tracesmith::exporter

@@ -1,0 +1,90 @@
+// `tracesmith benchmark export [--events N]`: exporter speed and size on the
+// realistic synthetic trace (model/synthetic.h), per format:
+//   format=<f> events_per_s=<n> bytes_per_kernel_event=<b>
+// events_per_s: all events of the trace (kernels, their launch calls, copies,
+// syncs, NVTX) over the median wall time of ExportTrace from memory to a
+// file in the temp directory. bytes_per_kernel_event: for perfetto, bytes of
+// the packets written while exporting kernels (BEGIN, END, interning; their
+// launch calls and flows' source side not included) over kernels; for the
+// text formats, file size over kernels of a kernel-only trace.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+
+#include "commands.h"
+#include "tracesmith/export/export.h"
+#include "tracesmith/model/synthetic.h"
+
+namespace tracesmith::cli {
+namespace {
+
+struct ExportBenchOptions {
+  uint64_t kernels = 1'000'000;
+  int repeats = 3;
+  std::vector<std::string> formats = {"perfetto", "json", "sqlite", "csv"};
+};
+
+int RunExportBenchmark(const ExportBenchOptions& o) {
+  model::SyntheticOptions so;
+  so.kernels = o.kernels;
+  model::Trace trace = model::MakeSyntheticTrace(so);
+  // The same kernels alone, for the per-kernel size of the text formats.
+  model::Trace kernels_only;
+  kernels_only.strings = trace.strings;
+  kernels_only.Rows<model::KernelEvent>() = trace.Rows<model::KernelEvent>();
+  kernels_only.Rows<model::Device>() = trace.Rows<model::Device>();
+  kernels_only.Rows<model::Process>() = trace.Rows<model::Process>();
+  const double kernels = static_cast<double>(trace.Rows<model::KernelEvent>().size());
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("tracesmith_bench_export_" + std::to_string(::getpid())))
+                               .string();
+  for (const std::string& name : o.formats) {
+    auto format = exporter::ParseExportFormat(name);
+    if (!format.ok()) return ReportError(format.status());
+    std::vector<double> times;
+    exporter::ExportStats stats;
+    for (int i = 0; i < o.repeats; ++i) {
+      auto t0 = std::chrono::steady_clock::now();
+      auto s = exporter::ExportTrace(trace, *format, path);
+      times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      if (!s.ok()) {
+        std::remove(path.c_str());
+        return ReportError(s.status());
+      }
+      stats = *s;
+    }
+    std::sort(times.begin(), times.end());
+    double seconds = times[times.size() / 2];
+    double per_kernel = 0;
+    if (*format == exporter::ExportFormat::kPerfetto) {
+      per_kernel = static_cast<double>(stats.kernel_bytes) / kernels;
+    } else {
+      auto s = exporter::ExportTrace(kernels_only, *format, path);
+      if (!s.ok()) return ReportError(s.status());
+      per_kernel = static_cast<double>(s->bytes) / kernels;
+    }
+    std::remove(path.c_str());
+    std::printf("format=%s events_per_s=%.0f bytes_per_kernel_event=%.2f\n", name.c_str(),
+                static_cast<double>(stats.events) / seconds, per_kernel);
+    std::fflush(stdout);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddBenchmarkExportCommand(CLI::App& bench, CommandList& commands) {
+  auto* cmd = bench.add_subcommand(
+      "export", "Exporter events per second and bytes per kernel event, per format");
+  auto o = std::make_shared<ExportBenchOptions>();
+  cmd->add_option("--events", o->kernels, "Kernel events in the synthetic trace")
+      ->default_val(1'000'000);
+  cmd->add_option("--repeats", o->repeats, "Timed repetitions (median reported)")->default_val(3);
+  cmd->add_option("--formats", o->formats, "Formats to measure")->delimiter(',');
+  commands.emplace_back(cmd, [o] { return RunExportBenchmark(*o); });
+}
+
+}  // namespace tracesmith::cli

@@ -1,0 +1,90 @@
+// EventSink: what every exporter implements. The driver (export.cc) gives it
+// the trace's metadata once (Begin), then every event in start-time order,
+// then Finish. Kinds an exporter does not write keep the no-op default.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "tracesmith/base/status.h"
+#include "tracesmith/export/export.h"
+#include "tracesmith/model/trace.h"
+
+namespace tracesmith::exporter {
+
+// Which correlation ids have a launch API call and which a GPU op, per
+// process, so that flows are written only when both ends exist (a dropped
+// record must not leave a dangling arrow). One bit per id per side.
+class CorrelationIndex {
+ public:
+  void AddApi(uint32_t pid, uint32_t corr) { Set(&Get(pid).api, corr); }
+  void AddGpu(uint32_t pid, uint32_t corr) { Set(&Get(pid).gpu, corr); }
+  bool HasApi(uint32_t pid, uint32_t corr) const { return Test(pid, corr, true); }
+  bool HasGpu(uint32_t pid, uint32_t corr) const { return Test(pid, corr, false); }
+  // Dense index of a pid (order of first appearance), used to make flow ids
+  // unique across processes: id = index << 32 | correlation.
+  uint32_t PidIndex(uint32_t pid) const {
+    auto it = per_pid_.find(pid);
+    return it == per_pid_.end() ? 0 : it->second.index;
+  }
+
+ private:
+  struct Bits {
+    uint32_t index = 0;
+    std::vector<uint64_t> api, gpu;
+  };
+  Bits& Get(uint32_t pid) {
+    auto [it, inserted] = per_pid_.try_emplace(pid);
+    if (inserted) it->second.index = static_cast<uint32_t>(per_pid_.size() - 1);
+    return it->second;
+  }
+  static void Set(std::vector<uint64_t>* v, uint32_t id) {
+    if (id / 64 >= v->size()) v->resize(id / 64 + 1);
+    (*v)[id / 64] |= 1ull << (id % 64);
+  }
+  bool Test(uint32_t pid, uint32_t id, bool api) const {
+    auto it = per_pid_.find(pid);
+    if (it == per_pid_.end()) return false;
+    const auto& v = api ? it->second.api : it->second.gpu;
+    return id / 64 < v.size() && ((v[id / 64] >> (id % 64)) & 1);
+  }
+  std::unordered_map<uint32_t, Bits> per_pid_;
+};
+
+// Everything known before the first event is written.
+struct ExportContext {
+  const model::Trace* meta = nullptr;  // strings + metadata rows (no event rows needed)
+  CorrelationIndex correlations;
+  uint64_t min_ts = 0, max_ts = 0;  // over all events; 0/0 when none
+  uint64_t event_count = 0;
+  ExportOptions options;
+
+  uint64_t FlowId(uint32_t pid, uint32_t corr) const {
+    return (uint64_t{correlations.PidIndex(pid)} << 32) | corr;
+  }
+  // A launch call and its GPU op are linked when both were recorded.
+  bool Linked(uint32_t pid, uint32_t corr) const {
+    return corr != 0 && correlations.HasApi(pid, corr) && correlations.HasGpu(pid, corr);
+  }
+};
+
+#define TS_EXPORT_EVENT_TYPES(M)                                                              \
+  M(KernelEvent)                                                                              \
+  M(MemcpyEvent) M(MemsetEvent) M(SyncEvent) M(ApiEvent) M(NvtxRangeEvent) M(NvtxMarkerEvent) \
+      M(MemoryEvent) M(CounterEvent) M(ModuleLoadEvent) M(GraphLaunchEvent) M(OverheadEvent)  \
+          M(DropEvent)
+
+class EventSink {
+ public:
+  virtual ~EventSink() = default;
+  virtual Status Begin(const ExportContext& ctx) = 0;
+#define TS_SINK_METHOD(T) \
+  virtual void On(const model::T&) {}
+  TS_EXPORT_EVENT_TYPES(TS_SINK_METHOD)
+#undef TS_SINK_METHOD
+  // Writes what is left and closes the output; fills the format's stats.
+  virtual Status Finish(ExportStats* stats) = 0;
+};
+
+}  // namespace tracesmith::exporter

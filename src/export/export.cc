@@ -1,0 +1,185 @@
+// Export drivers: build the ExportContext (metadata, correlation index, time
+// range), then feed the chosen sink every event in start-time order.
+#include "tracesmith/export/export.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "sinks.h"
+#include "time_orderer.h"
+#include "tracesmith/base/file_util.h"
+#include "tracesmith/format/sbt_reader.h"
+
+namespace tracesmith::exporter {
+namespace {
+
+using namespace model;
+
+template <typename T>
+constexpr bool kIsGpuOp = std::is_same_v<T, KernelEvent> || std::is_same_v<T, MemcpyEvent> ||
+                          std::is_same_v<T, MemsetEvent> || std::is_same_v<T, GraphLaunchEvent>;
+
+// Pass-one bookkeeping over a batch of events.
+void Scan(const Trace& batch, ExportContext* ctx) {
+  ForEachRecordType([&]<typename T>() {
+    if constexpr (RecordTraits<T>::kIsEvent) {
+      for (const T& e : batch.Rows<T>()) {
+        uint64_t s = EventStart(e), en = std::max(EventEnd(e), s);
+        if (ctx->event_count == 0 || s < ctx->min_ts) ctx->min_ts = s;
+        ctx->max_ts = std::max(ctx->max_ts, en);
+        ++ctx->event_count;
+        if constexpr (std::is_same_v<T, ApiEvent>) {
+          if (e.correlation_id != 0) ctx->correlations.AddApi(e.pid, e.correlation_id);
+        } else if constexpr (kIsGpuOp<T>) {
+          if (e.correlation_id != 0) ctx->correlations.AddGpu(e.pid, e.correlation_id);
+        }
+      }
+    }
+  });
+}
+
+// Appends the strings and metadata rows of `src` that `dst` does not have yet
+// (the streaming reader's batch only grows).
+void CopyNewMetadata(const Trace& src, Trace* dst) {
+  for (uint32_t id = dst->strings.size(); id < src.strings.size(); ++id)
+    if (src.strings.Has(id)) dst->strings.Set(id, src.strings.Get(id));
+  ForEachRecordType([&]<typename T>() {
+    if constexpr (!RecordTraits<T>::kIsEvent) {
+      const auto& in = src.Rows<T>();
+      auto& out = dst->Rows<T>();
+      if (in.size() > out.size()) out.insert(out.end(), in.begin() + out.size(), in.end());
+    }
+  });
+}
+
+StatusOr<std::unique_ptr<EventSink>> MakeSink(ExportFormat format, OutputFile* out,
+                                              const std::string& path) {
+  switch (format) {
+    case ExportFormat::kPerfetto:
+      return MakePerfettoSink(out);
+    case ExportFormat::kJson:
+      return MakeJsonSink(out);
+    case ExportFormat::kCsv:
+      return MakeCsvSink(out);
+    case ExportFormat::kSqlite:
+      return MakeSqliteSink(path);
+  }
+  return Internal("unknown export format");
+}
+
+// Runs `feed(orderer)` with a sink for `format`, then finishes and closes.
+template <typename Feed>
+StatusOr<ExportStats> Run(ExportFormat format, const std::string& out_path,
+                          const ExportContext& ctx, Feed&& feed) {
+  std::unique_ptr<OutputFile> out;
+  if (format != ExportFormat::kSqlite) {
+    ASSIGN_OR_RETURN(out,
+                     OutputFile::Open(out_path, ctx.options.gzip && format == ExportFormat::kJson));
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<EventSink> sink, MakeSink(format, out.get(), out_path));
+  RETURN_IF_ERROR(sink->Begin(ctx));
+  TimeOrderer orderer(sink.get(), ctx.options.max_buffered_events);
+  RETURN_IF_ERROR(feed(orderer));
+  orderer.ReleaseAll();
+  ExportStats stats;
+  RETURN_IF_ERROR(sink->Finish(&stats));
+  stats.events = ctx.event_count;
+  if (out) {
+    RETURN_IF_ERROR(out->Close());
+    stats.bytes = out->file_bytes();
+  } else {
+    auto size = FileSize(out_path);
+    stats.bytes = size.ok() ? *size : 0;
+  }
+  return stats;
+}
+
+}  // namespace
+
+StatusOr<ExportFormat> ParseExportFormat(std::string_view name) {
+  if (name == "perfetto" || name == "pftrace" || name == "proto") return ExportFormat::kPerfetto;
+  if (name == "json" || name == "chrome" || name == "kineto") return ExportFormat::kJson;
+  if (name == "sqlite" || name == "sql") return ExportFormat::kSqlite;
+  if (name == "csv") return ExportFormat::kCsv;
+  return InvalidArgument("unknown export format '" + std::string(name) +
+                         "' (expected perfetto, json, sqlite or csv)");
+}
+
+const char* ExportFormatName(ExportFormat format) {
+  switch (format) {
+    case ExportFormat::kPerfetto:
+      return "perfetto";
+    case ExportFormat::kJson:
+      return "json";
+    case ExportFormat::kSqlite:
+      return "sqlite";
+    case ExportFormat::kCsv:
+      return "csv";
+  }
+  return "?";
+}
+
+const char* ExportFormatExtension(ExportFormat format, bool gzip) {
+  switch (format) {
+    case ExportFormat::kPerfetto:
+      return ".pftrace";
+    case ExportFormat::kJson:
+      return gzip ? ".json.gz" : ".json";
+    case ExportFormat::kSqlite:
+      return ".sqlite";
+    case ExportFormat::kCsv:
+      return ".csv";
+  }
+  return "";
+}
+
+StatusOr<ExportStats> ExportTrace(const Trace& trace, ExportFormat format,
+                                  const std::string& out_path, const ExportOptions& options) {
+  ExportContext ctx;
+  ctx.meta = &trace;
+  ctx.options = options;
+  Scan(trace, &ctx);
+  return Run(format, out_path, ctx, [&](TimeOrderer& orderer) {
+    orderer.AddView(trace);
+    return OkStatus();
+  });
+}
+
+StatusOr<ExportStats> ExportSbtFile(const std::string& sbt_path, ExportFormat format,
+                                    const std::string& out_path, const ExportOptions& options) {
+  ExportContext ctx;
+  ctx.options = options;
+  Trace meta;
+  ctx.meta = &meta;
+  {
+    ASSIGN_OR_RETURN(auto reader, format::SbtReader::Open(sbt_path));
+    RETURN_IF_ERROR(reader->Stream([&](const Trace& batch, TableKind) {
+      CopyNewMetadata(batch, &meta);
+      Scan(batch, &ctx);
+      return OkStatus();
+    }));
+  }
+  ASSIGN_OR_RETURN(auto reader, format::SbtReader::Open(sbt_path));
+  // Watermark after the k-th event chunk: the earliest start any later event
+  // chunk can hold, from the chunk index (0 = unknown, which holds events
+  // back until the cap releases them).
+  std::vector<uint64_t> suffix_min;
+  for (const auto& c : reader->chunks())
+    if (c.type == static_cast<uint16_t>(format::ChunkType::kTable) &&
+        IsKnownTableKind(c.table_kind) && c.table_kind < static_cast<uint16_t>(TableKind::kDevice))
+      suffix_min.push_back(c.min_ts);
+  for (size_t i = suffix_min.size(); i-- > 1;)
+    suffix_min[i - 1] = std::min(suffix_min[i - 1], suffix_min[i]);
+  return Run(format, out_path, ctx, [&](TimeOrderer& orderer) {
+    size_t chunk = 0;
+    return reader->Stream([&](const Trace& batch, TableKind) {
+      orderer.Add(batch);
+      ++chunk;
+      orderer.Release(chunk < suffix_min.size() ? suffix_min[chunk]
+                                                : std::numeric_limits<uint64_t>::max());
+      return OkStatus();
+    });
+  });
+}
+
+}  // namespace tracesmith::exporter

@@ -1,0 +1,462 @@
+// Chrome trace JSON in torch.profiler's (Kineto's) schema: the keys, units
+// and categories of libkineto's output_json.cpp / CuptiActivity.cpp, so
+// tools written for torch.profiler traces (HTA, TensorBoard plugin, Perfetto
+// UI's JSON importer) read ours. Times: microseconds with three decimals,
+// relative to "baseTimeNanoseconds" (exact to the nanosecond).
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "gpu_limits.h"
+#include "json_writer.h"
+#include "sinks.h"
+#include "tracesmith/model/event_names.h"
+
+namespace tracesmith::exporter {
+
+void JsonWriter::Escape(std::string_view s, std::string* out) {
+  static const char kHex[] = "0123456789abcdef";
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const auto* end = p + s.size();
+  while (p < end) {
+    unsigned char c = *p;
+    if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) {
+      const auto* run = p;
+      while (p < end && *p >= 0x20 && *p != '"' && *p != '\\' && *p < 0x80) ++p;
+      out->append(reinterpret_cast<const char*>(run), static_cast<size_t>(p - run));
+      continue;
+    }
+    if (c < 0x80) {
+      switch (c) {
+        case '"':
+          out->append("\\\"");
+          break;
+        case '\\':
+          out->append("\\\\");
+          break;
+        case '\n':
+          out->append("\\n");
+          break;
+        case '\t':
+          out->append("\\t");
+          break;
+        case '\r':
+          out->append("\\r");
+          break;
+        default:
+          out->append("\\u00");
+          out->push_back(kHex[c >> 4]);
+          out->push_back(kHex[c & 15]);
+      }
+      ++p;
+      continue;
+    }
+    // Multi-byte UTF-8: copy a valid sequence, replace anything else.
+    size_t len = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c <= 0xdf ? 2 : 0;
+    bool ok = len > 0 && p + len <= end;
+    for (size_t i = 1; ok && i < len; ++i) ok = (p[i] & 0xc0) == 0x80;
+    if (ok && len == 3) {
+      uint32_t cp = ((c & 0x0fu) << 12) | ((p[1] & 0x3fu) << 6) | (p[2] & 0x3fu);
+      ok = cp >= 0x800 && (cp < 0xd800 || cp > 0xdfff);
+    } else if (ok && len == 4) {
+      uint32_t cp =
+          ((c & 0x07u) << 18) | ((p[1] & 0x3fu) << 12) | ((p[2] & 0x3fu) << 6) | (p[3] & 0x3fu);
+      ok = cp >= 0x10000 && cp <= 0x10ffff;
+    }
+    if (ok) {
+      out->append(reinterpret_cast<const char*>(p), len);
+      p += len;
+    } else {
+      out->append("\\ufffd");
+      ++p;
+    }
+  }
+}
+
+namespace {
+
+using namespace model;
+
+// Kineto's spellings (CuptiActivityApi / output_base).
+const char* KinetoMemoryKind(uint8_t kind) {
+  switch (kind) {
+    case kMemPageable:
+      return "Pageable";
+    case kMemPinned:
+      return "Pinned";
+    case kMemDevice:
+      return "Device";
+    case kMemArray:
+      return "Array";
+    case kMemManaged:
+      return "Managed";
+    case kMemDeviceStatic:
+      return "Device Static";
+    case kMemManagedStatic:
+      return "Managed Static";
+    default:
+      return "Unknown";
+  }
+}
+const char* KinetoSyncType(uint8_t type) {
+  switch (type) {
+    case kSyncEventSynchronize:
+      return "Event Sync";
+    case kSyncStreamWaitEvent:
+      return "Stream Wait Event";
+    case kSyncStreamSynchronize:
+      return "Stream Sync";
+    case kSyncContextSynchronize:
+      return "Context Sync";
+    default:
+      return "Unknown";
+  }
+}
+
+// NVTX ranges imported from Kineto keep their category in the domain string.
+bool IsKinetoHostCategory(std::string_view cat) {
+  return cat == "cpu_op" || cat == "user_annotation" || cat == "python_function" ||
+         cat == "gpu_user_annotation" || cat == "Trace" || cat == "cuda_profiler_range" ||
+         cat == "fwdbwd";
+}
+
+class JsonSink : public EventSink {
+ public:
+  explicit JsonSink(OutputFile* out) : out_(out) {}
+
+  Status Begin(const ExportContext& ctx) override {
+    ctx_ = &ctx;
+    meta_ = ctx.meta;
+    base_ = ctx.min_ts;
+    for (const auto& d : meta_->Rows<Device>()) devices_[d.device_id] = d;
+    j_.Raw("{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [");
+    bool first = true;
+    for (const auto& [id, d] : devices_) {
+      SmLimits lim = SmLimitsFor(d.cc_major, d.cc_minor);
+      j_.Raw(first ? "\n    {" : ",\n    {");
+      first = false;
+      j_.Raw("\"id\": ");
+      j_.Uint(d.device_id);
+      j_.Raw(", \"name\": ");
+      j_.String(meta_->strings.Get(d.name_id));
+      j_.Raw(", \"totalGlobalMem\": ");
+      j_.Uint(d.memory_bytes);
+      j_.Raw(", \"computeMajor\": ");
+      j_.Uint(d.cc_major);
+      j_.Raw(", \"computeMinor\": ");
+      j_.Uint(d.cc_minor);
+      j_.Raw(", \"maxThreadsPerBlock\": ");
+      j_.Uint(d.max_threads_per_block);
+      j_.Raw(", \"maxThreadsPerMultiprocessor\": ");
+      j_.Uint(lim.max_threads);
+      j_.Raw(", \"regsPerBlock\": ");
+      j_.Uint(d.max_registers_per_block);
+      j_.Raw(", \"regsPerMultiprocessor\": ");
+      j_.Uint(lim.registers);
+      j_.Raw(", \"warpSize\": 32, \"sharedMemPerBlock\": ");
+      j_.Uint(d.max_shared_per_block);
+      j_.Raw(", \"sharedMemPerMultiprocessor\": ");
+      j_.Uint(lim.shared_bytes);
+      j_.Raw(", \"numSms\": ");
+      j_.Uint(d.sm_count);
+      j_.Raw("}");
+    }
+    j_.Raw("\n  ],\n");
+    const auto& procs = meta_->Rows<Process>();
+    if (!procs.empty()) {
+      const Process& p = procs.front();
+      if (p.cupti_version) Field("cupti_version", p.cupti_version);
+      if (p.runtime_version) Field("cuda_runtime_version", p.runtime_version);
+      if (p.driver_version) Field("cuda_driver_version", p.driver_version);
+    }
+    j_.Raw("  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": ");
+    j_.Uint(base_);
+    j_.Raw(",\n  \"traceEvents\": [");
+    // Names of processes, threads, devices and streams ("M" events).
+    for (const auto& p : procs)
+      if (p.name_id) Metadata("process_name", p.pid, 0, "name", meta_->strings.Get(p.name_id));
+    for (const auto& t : meta_->Rows<Thread>())
+      if (t.name_id) Metadata("thread_name", t.pid, t.tid, "name", meta_->strings.Get(t.name_id));
+    for (const auto& [id, d] : devices_) {
+      Metadata("process_name", id, 0, "name", "GPU " + std::to_string(id));
+      Metadata("process_labels", id, 0, "labels", meta_->strings.Get(d.name_id));
+    }
+    return Flush();
+  }
+
+  void On(const KernelEvent& k) override {
+    Complete("kernel", KernelName(k), k.device_id, k.stream_id, k.start_ns, k.end_ns);
+    j_.Raw(",\n    \"args\": {\"queued\": ");
+    j_.Uint(k.queued_ns > base_ ? (k.queued_ns - base_) / 1000 : 0);
+    j_.Raw(", \"device\": ");
+    j_.Uint(k.device_id);
+    j_.Raw(", \"context\": ");
+    j_.Uint(k.context_id);
+    j_.Raw(", \"stream\": ");
+    j_.Uint(k.stream_id);
+    j_.Raw(", \"correlation\": ");
+    j_.Uint(k.correlation_id);
+    j_.Raw(", \"registers per thread\": ");
+    j_.Uint(k.registers_per_thread);
+    j_.Raw(", \"shared memory\": ");
+    j_.Uint(uint64_t{k.static_shared_bytes} + k.dynamic_shared_bytes);
+    const Device* d = DeviceOf(k.device_id);
+    OccupancyEstimate occ =
+        d ? EstimateOccupancy(k, d->sm_count, d->cc_major, d->cc_minor) : OccupancyEstimate{};
+    j_.Raw(", \"blocks per SM\": ");
+    j_.Double(occ.blocks_per_sm);
+    j_.Raw(", \"warps per SM\": ");
+    j_.Double(occ.warps_per_sm);
+    j_.Raw(", \"grid\": [");
+    Triple(k.grid_x, k.grid_y, k.grid_z);
+    j_.Raw("], \"block\": [");
+    Triple(k.block_x, k.block_y, k.block_z);
+    j_.Raw("], \"est. achieved occupancy %\": ");
+    j_.Int(occ.occupancy_pct);
+    j_.Raw("}\n  }");
+    FlowEnd(k.pid, k.correlation_id, k.device_id, k.stream_id, k.start_ns);
+    MaybeFlush();
+  }
+
+  void On(const MemcpyEvent& m) override {
+    std::string name = std::string("Memcpy ") + CopyKindName(m.copy_kind) + " (" +
+                       KinetoMemoryKind(m.src_kind) + " -> " + KinetoMemoryKind(m.dst_kind) + ")";
+    Complete("gpu_memcpy", name, m.device_id, m.stream_id, m.start_ns, m.end_ns);
+    CopyArgs(m.device_id, m.context_id, m.stream_id, m.correlation_id, m.bytes, m.start_ns,
+             m.end_ns);
+    FlowEnd(m.pid, m.correlation_id, m.device_id, m.stream_id, m.start_ns);
+    MaybeFlush();
+  }
+  void On(const MemsetEvent& m) override {
+    std::string name = std::string("Memset (") + KinetoMemoryKind(m.memory_kind) + ")";
+    Complete("gpu_memset", name, m.device_id, m.stream_id, m.start_ns, m.end_ns);
+    CopyArgs(m.device_id, m.context_id, m.stream_id, m.correlation_id, m.bytes, m.start_ns,
+             m.end_ns);
+    FlowEnd(m.pid, m.correlation_id, m.device_id, m.stream_id, m.start_ns);
+    MaybeFlush();
+  }
+  void On(const SyncEvent& e) override {
+    Complete("cuda_sync", KinetoSyncType(e.sync_type), e.device_id, e.stream_id, e.start_ns,
+             e.end_ns);
+    j_.Raw(",\n    \"args\": {\"cuda_sync_kind\": ");
+    j_.String(KinetoSyncType(e.sync_type));
+    j_.Raw(", \"stream\": ");
+    j_.Int(static_cast<int32_t>(e.stream_id));
+    j_.Raw(", \"correlation\": ");
+    j_.Uint(e.correlation_id);
+    j_.Raw(", \"device\": ");
+    j_.Uint(e.device_id);
+    j_.Raw(", \"context\": ");
+    j_.Uint(e.context_id);
+    j_.Raw("}\n  }");
+    MaybeFlush();
+  }
+  void On(const ApiEvent& a) override {
+    Complete(a.domain == kApiDriver ? "cuda_driver" : "cuda_runtime", meta_->strings.Get(a.name_id),
+             a.pid, a.tid, a.start_ns, a.end_ns);
+    j_.Raw(",\n    \"args\": {");
+    if (a.external_id != 0) {
+      j_.Raw("\"External id\": ");
+      j_.Uint(a.external_id);
+      j_.Raw(", ");
+    }
+    j_.Raw("\"cbid\": ");
+    j_.Uint(a.cbid);
+    j_.Raw(", \"correlation\": ");
+    j_.Uint(a.correlation_id);
+    j_.Raw("}\n  }");
+    if (ctx_->Linked(a.pid, a.correlation_id)) {
+      Flow('s', ctx_->FlowId(a.pid, a.correlation_id), a.pid, a.tid, a.start_ns);
+      ++flows_;
+    }
+    MaybeFlush();
+  }
+  void On(const NvtxRangeEvent& r) override {
+    std::string_view domain = meta_->strings.Get(r.domain_id);
+    Complete(IsKinetoHostCategory(domain) ? domain : "user_annotation",
+             meta_->strings.Get(r.name_id), r.pid, r.tid, r.start_ns, r.end_ns);
+    j_.Raw("\n  }");
+    MaybeFlush();
+  }
+  void On(const NvtxMarkerEvent& m) override {
+    Sep();
+    j_.Raw("{\n    \"ph\": \"i\", \"cat\": \"cpu_instant_event\", \"s\": \"t\", \"name\": ");
+    j_.String(meta_->strings.Get(m.name_id));
+    j_.Raw(",\n    \"pid\": ");
+    j_.Uint(m.pid);
+    j_.Raw(", \"tid\": ");
+    j_.Uint(m.tid);
+    j_.Raw(",\n    \"ts\": ");
+    j_.Micros(m.ts_ns - base_);
+    j_.Raw("\n  }");
+  }
+  void On(const OverheadEvent& o) override {
+    Complete("overhead", "TraceSmith overhead", o.pid, o.tid, o.start_ns, o.end_ns);
+    j_.Raw("\n  }");
+  }
+  void On(const MemoryEvent& m) override {
+    // Live bytes per device and memory kind as a Chrome counter ("C").
+    int64_t& total = memory_[(uint64_t{m.device_id} << 8) | m.memory_kind];
+    total += m.op == kMemoryAlloc ? static_cast<int64_t>(m.bytes) : -static_cast<int64_t>(m.bytes);
+    Sep();
+    j_.Raw("{\n    \"ph\": \"C\", \"name\": ");
+    j_.String(std::string(KinetoMemoryKind(m.memory_kind)) + " memory in use");
+    j_.Raw(", \"pid\": ");
+    j_.Uint(m.device_id);
+    j_.Raw(", \"tid\": 0, \"ts\": ");
+    j_.Micros(m.ts_ns - base_);
+    j_.Raw(", \"args\": {\"bytes\": ");
+    j_.Int(total);
+    j_.Raw("}\n  }");
+  }
+  void On(const CounterEvent& c) override {
+    Sep();
+    j_.Raw("{\n    \"ph\": \"C\", \"name\": ");
+    j_.String(meta_->strings.Get(c.name_id));
+    j_.Raw(", \"pid\": ");
+    j_.Uint(c.device_id);
+    j_.Raw(", \"tid\": 0, \"ts\": ");
+    j_.Micros(c.ts_ns - base_);
+    j_.Raw(", \"args\": {\"value\": ");
+    j_.Double(c.value);
+    j_.Raw("}\n  }");
+  }
+
+  Status Finish(ExportStats* stats) override {
+    Sep();
+    j_.Raw(
+        "{\n    \"name\": \"Record Window End\", \"ph\": \"i\", \"s\": \"g\", \"pid\": \"\", "
+        "\"tid\": \"\", \"ts\": ");
+    j_.Micros(ctx_->max_ts > base_ ? ctx_->max_ts - base_ : 0);
+    j_.Raw("\n  }\n  ],\n  \"traceName\": \"tracesmith\"\n}\n");
+    stats->kernel_events = kernels_;
+    stats->flows = flows_;
+    return Flush();
+  }
+
+ private:
+  void Field(const char* key, uint64_t v) {
+    j_.Raw("  \"");
+    j_.Raw(key);
+    j_.Raw("\": ");
+    j_.Uint(v);
+    j_.Raw(",\n");
+  }
+  void Sep() {
+    j_.Raw(first_event_ ? "\n  " : ",\n  ");
+    first_event_ = false;
+  }
+  void Metadata(const char* what, uint64_t pid, uint64_t tid, const char* key,
+                std::string_view value) {
+    Sep();
+    j_.Raw("{\n    \"name\": \"");
+    j_.Raw(what);
+    j_.Raw("\", \"ph\": \"M\", \"ts\": 0.000, \"pid\": ");
+    j_.Uint(pid);
+    j_.Raw(", \"tid\": ");
+    j_.Uint(tid);
+    j_.Raw(",\n    \"args\": {\"");
+    j_.Raw(key);
+    j_.Raw("\": ");
+    j_.String(value);
+    j_.Raw("}\n  }");
+  }
+  // Opens an "X" event; the caller adds ",\n    \"args\": {...}" or nothing,
+  // then closes it with "\n  }".
+  void Complete(std::string_view cat, std::string_view name, uint64_t pid, uint64_t tid,
+                uint64_t start, uint64_t end) {
+    Sep();
+    j_.Raw("{\n    \"ph\": \"X\", \"cat\": \"");
+    j_.Raw(cat);
+    j_.Raw("\", \"name\": ");
+    j_.String(name);
+    j_.Raw(", \"pid\": ");
+    j_.Uint(pid);
+    j_.Raw(", \"tid\": ");
+    j_.Uint(tid);
+    j_.Raw(",\n    \"ts\": ");
+    j_.Micros(start - base_);
+    j_.Raw(", \"dur\": ");
+    j_.Micros(end > start ? end - start : 0);
+  }
+  void CopyArgs(uint32_t device, uint32_t context, uint32_t stream, uint32_t corr, uint64_t bytes,
+                uint64_t start, uint64_t end) {
+    j_.Raw(",\n    \"args\": {\"device\": ");
+    j_.Uint(device);
+    j_.Raw(", \"context\": ");
+    j_.Uint(context);
+    j_.Raw(", \"stream\": ");
+    j_.Uint(stream);
+    j_.Raw(", \"correlation\": ");
+    j_.Uint(corr);
+    j_.Raw(", \"bytes\": ");
+    j_.Uint(bytes);
+    j_.Raw(", \"memory bandwidth (GB/s)\": ");
+    if (end > start)
+      j_.Double(BandwidthGBps(bytes, start, end));
+    else
+      j_.Raw("\"N/A\"");
+    j_.Raw("}\n  }");
+  }
+  void Triple(uint32_t x, uint32_t y, uint32_t z) {
+    j_.Uint(x);
+    j_.Raw(", ");
+    j_.Uint(y);
+    j_.Raw(", ");
+    j_.Uint(z);
+  }
+  void Flow(char ph, uint64_t id, uint64_t pid, uint64_t tid, uint64_t ts) {
+    Sep();
+    j_.Raw(ph == 's' ? "{\n    \"ph\": \"s\", \"id\": " : "{\n    \"ph\": \"f\", \"id\": ");
+    j_.Uint(id);
+    j_.Raw(", \"pid\": ");
+    j_.Uint(pid);
+    j_.Raw(", \"tid\": ");
+    j_.Uint(tid);
+    j_.Raw(", \"ts\": ");
+    j_.Micros(ts - base_);
+    j_.Raw(ph == 's' ? ",\n    \"cat\": \"ac2g\", \"name\": \"ac2g\"\n  }"
+                     : ",\n    \"cat\": \"ac2g\", \"name\": \"ac2g\", \"bp\": \"e\"\n  }");
+  }
+  // The first GPU op of a linked correlation ends the launch's flow.
+  void FlowEnd(uint32_t pid, uint32_t corr, uint32_t device, uint32_t stream, uint64_t ts) {
+    if (!ctx_->Linked(pid, corr)) return;
+    uint64_t id = ctx_->FlowId(pid, corr);
+    if (!flow_done_.insert(id).second) return;
+    Flow('f', id, device, stream, ts);
+  }
+  std::string_view KernelName(const KernelEvent& k) {
+    ++kernels_;
+    return meta_->strings.Get(k.demangled_id ? k.demangled_id : k.name_id);
+  }
+  const Device* DeviceOf(uint32_t id) {
+    auto it = devices_.find(id);
+    return it == devices_.end() ? nullptr : &it->second;
+  }
+  void MaybeFlush() {
+    if (j_.buf().size() >= (256u << 10)) (void)Flush();
+  }
+  Status Flush() {
+    out_->Write(j_.buf());
+    j_.buf().clear();
+    return OkStatus();
+  }
+
+  OutputFile* out_;
+  const ExportContext* ctx_ = nullptr;
+  const Trace* meta_ = nullptr;
+  uint64_t base_ = 0;
+  JsonWriter j_;
+  bool first_event_ = true;
+  std::map<uint32_t, Device> devices_;
+  std::unordered_map<uint64_t, int64_t> memory_;
+  std::unordered_set<uint64_t> flow_done_;
+  uint64_t kernels_ = 0, flows_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<EventSink> MakeJsonSink(OutputFile* out) { return std::make_unique<JsonSink>(out); }
+
+}  // namespace tracesmith::exporter

@@ -1,0 +1,57 @@
+// OutputFile: buffered writes to a file, optionally through gzip (zlib).
+// Exporters produce many small pieces; one 1 MiB buffer turns them into few
+// write() calls. Errors are sticky and reported by Close().
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tracesmith/base/status.h"
+
+namespace tracesmith::exporter {
+
+class OutputFile {
+ public:
+  static StatusOr<std::unique_ptr<OutputFile>> Open(const std::string& path, bool gzip);
+  ~OutputFile();
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+
+  void Write(const void* data, size_t n) {
+    if (buf_.size() + n > kBufferBytes) FlushBuffer();
+    if (n > kBufferBytes) {
+      WriteThrough(data, n);
+      return;
+    }
+    const auto* p = static_cast<const uint8_t*>(data);
+    buf_.insert(buf_.end(), p, p + n);
+  }
+  void Write(std::string_view s) { Write(s.data(), s.size()); }
+  // Bytes handed to Write so far (uncompressed).
+  uint64_t written() const { return written_ + buf_.size(); }
+  // Flushes and closes; returns the first error. Idempotent.
+  Status Close();
+  // Size of the file on disk after Close().
+  uint64_t file_bytes() const { return file_bytes_; }
+
+ private:
+  static constexpr size_t kBufferBytes = 1 << 20;
+  OutputFile(std::string path, int fd, void* gz);
+  void FlushBuffer();
+  void WriteThrough(const void* data, size_t n);
+
+  std::string path_;
+  int fd_ = -1;
+  void* gz_ = nullptr;  // gzFile when compressing
+  std::vector<uint8_t> buf_;
+  uint64_t written_ = 0;
+  uint64_t file_bytes_ = 0;
+  Status status_;
+  bool closed_ = false;
+};
+
+}  // namespace tracesmith::exporter

@@ -1,0 +1,536 @@
+// Perfetto protobuf exporter: maps TraceSmith events onto tracks and slices
+// (the packet layer is perfetto_tracks.cc). Track hierarchy:
+//   process (ProcessDescriptor)
+//     thread tracks (ThreadDescriptor): CUDA API calls, NVTX ranges/markers
+//     "GPU <n>: <name>"
+//       "Stream <s>": kernels, copies, memsets, syncs, graph launches
+//       counters: memory in use per memory kind, utilization %, captured counters
+#include <algorithm>
+#include <cstdio>
+#include <unordered_map>
+
+#include "perfetto_tracks.h"
+#include "sinks.h"
+#include "tracesmith/model/event_names.h"
+#include "tracesmith/model/stack_builder.h"
+
+namespace tracesmith::exporter {
+namespace {
+
+using namespace model;
+
+enum class GroupKind : uint8_t {
+  kThread,
+  kStream,
+  kStreamSync,
+  kDeviceModules,
+  kProcessMisc,
+  kCounter
+};
+
+struct GroupKey {
+  GroupKind kind;
+  uint32_t pid, a, b;
+  bool operator==(const GroupKey&) const = default;
+};
+struct GroupKeyHash {
+  size_t operator()(const GroupKey& k) const {
+    uint64_t h = HashMix(static_cast<uint64_t>(k.kind), k.pid);
+    return HashMix(HashMix(h, k.a), k.b);
+  }
+};
+
+// A kernel's launch configuration: kernels repeat a handful of these, so
+// the text is interned once per sequence and each slice carries an iid.
+struct LaunchConfig {
+  uint32_t v[12];
+  bool operator==(const LaunchConfig&) const = default;
+};
+struct LaunchConfigHash {
+  size_t operator()(const LaunchConfig& c) const {
+    uint64_t h = 0;
+    for (uint32_t x : c.v) h = HashMix(h, x);
+    return h;
+  }
+};
+
+class PerfettoSink : public EventSink {
+ public:
+  explicit PerfettoSink(OutputFile* out) : out_(out), w_(out) {}
+
+  Status Begin(const ExportContext& ctx) override {
+    ctx_ = &ctx;
+    meta_ = ctx.meta;
+    w_.SetTraceStrings(&meta_->strings);
+    w_.SetBaseTime(ctx.min_ts);
+    for (const auto& p : meta_->Rows<Process>()) process_names_[p.pid] = p.name_id;
+    for (const auto& t : meta_->Rows<Thread>()) thread_names_[Key2(t.pid, t.tid)] = t.name_id;
+    for (const auto& d : meta_->Rows<Device>()) device_names_[Key2(d.pid, d.device_id)] = d.name_id;
+    for (size_t i = 0; i < meta_->Rows<Mapping>().size(); ++i)
+      mapping_rows_[meta_->Rows<Mapping>()[i].mapping_id] = i;
+    n_launch_ = w_.LocalName("launch");
+    n_correlation_ = w_.LocalName("correlation");
+    n_bytes_ = w_.LocalName("bytes");
+    n_bandwidth_ = w_.LocalName("bandwidth (GB/s)");
+    n_value_ = w_.LocalName("value");
+    n_return_ = w_.LocalName("return code");
+    n_external_ = w_.LocalName("external id");
+    n_domain_ = w_.LocalName("domain");
+    n_category_ = w_.LocalName("category");
+    n_graph_ = w_.LocalName("graph id");
+    n_count_ = w_.LocalName("count");
+    n_reason_ = w_.LocalName("reason");
+    n_cubin_ = w_.LocalName("cubin bytes");
+    n_kind_ = w_.LocalName("kind");
+    n_graph_launch_ = w_.LocalName("Graph launch");
+    n_overhead_ = w_.LocalName("TraceSmith overhead");
+    n_dropped_ = w_.LocalName("Dropped records");
+    n_module_load_ = w_.LocalName("Module load");
+    n_module_unload_ = w_.LocalName("Module unload");
+    return OkStatus();
+  }
+
+  void On(const KernelEvent& k) override {
+    uint64_t before = w_.bytes_encoded();
+    uint64_t s = k.start_ns, e = std::max(k.end_ns, k.start_ns);
+    Lane* lane = w_.LaneFor(StreamGroup(k.pid, k.device_id, k.stream_id), s, e);
+    w_.BeginEvent(lane, s, pf::kTypeSliceBegin, k.demangled_id ? k.demangled_id : k.name_id);
+    LaunchConfig c{{k.grid_x, k.grid_y, k.grid_z, k.block_x, k.block_y, k.block_z, k.cluster_x,
+                    k.cluster_y, k.cluster_z, k.registers_per_thread, k.static_shared_bytes,
+                    k.dynamic_shared_bytes}};
+    uint32_t config = ConfigId(c);
+    w_.AnnotateInternedString(n_launch_, config, [&] { return LaunchText(c); });
+    FlowIn(k.pid, k.correlation_id);
+    w_.EndEvent();
+    lane->open.push_back(e);
+    Utilization(k.pid, k.device_id, s, e);
+    ++kernels_;
+    kernel_bytes_ += w_.bytes_encoded() - before;
+    w_.MaybeFlush();
+  }
+
+  void On(const MemcpyEvent& m) override {
+    uint32_t name = copy_names_[m.copy_kind & 15];
+    if (name == 0) name = copy_names_[m.copy_kind & 15] = w_.LocalName(EventName(*meta_, m));
+    GpuSlice(m.pid, m.device_id, m.stream_id, m.start_ns, m.end_ns, name, [&] {
+      w_.AnnotateUint(n_bytes_, m.bytes);
+      w_.AnnotateDouble(n_bandwidth_, BandwidthGBps(m.bytes, m.start_ns, m.end_ns));
+      w_.AnnotateUint(n_correlation_, m.correlation_id);
+      FlowIn(m.pid, m.correlation_id);
+    });
+  }
+  void On(const MemsetEvent& m) override {
+    uint32_t name = memset_names_[m.memory_kind & 15];
+    if (name == 0) name = memset_names_[m.memory_kind & 15] = w_.LocalName(EventName(*meta_, m));
+    GpuSlice(m.pid, m.device_id, m.stream_id, m.start_ns, m.end_ns, name, [&] {
+      w_.AnnotateUint(n_bytes_, m.bytes);
+      w_.AnnotateDouble(n_bandwidth_, BandwidthGBps(m.bytes, m.start_ns, m.end_ns));
+      w_.AnnotateUint(n_value_, m.value);
+      w_.AnnotateUint(n_correlation_, m.correlation_id);
+      FlowIn(m.pid, m.correlation_id);
+    });
+  }
+  // Synchronization waits span the stream's work, so they get a track of
+  // their own beside the stream instead of breaking its nesting.
+  void On(const SyncEvent& e) override {
+    TrackGroup* g =
+        Group({GroupKind::kStreamSync, e.pid, e.device_id, e.stream_id}, [&](TrackGroup* g) {
+          g->parent_uuid = DeviceUuid(e.pid, e.device_id);
+          g->name = e.stream_id == UINT32_MAX ? std::string("Context sync")
+                                              : "Stream " + std::to_string(e.stream_id) + " sync";
+          uint64_t uuid = w_.NewUuid();
+          w_.DescribeTrack(uuid, g->parent_uuid, g->name);
+          g->lanes.push_back(w_.NewLane(uuid));
+        });
+    HostSlice(g, e.start_ns, e.end_ns, w_.LocalName(EventName(*meta_, e)),
+              [&] { w_.AnnotateUint(n_correlation_, e.correlation_id); });
+  }
+  void On(const GraphLaunchEvent& e) override {
+    GpuSlice(e.pid, e.device_id, e.stream_id, e.start_ns, e.end_ns, n_graph_launch_, [&] {
+      w_.AnnotateUint(n_graph_, e.graph_id);
+      w_.AnnotateUint(n_correlation_, e.correlation_id);
+      FlowIn(e.pid, e.correlation_id);
+    });
+  }
+
+  void On(const ApiEvent& a) override {
+    HostSlice(ThreadGroup(a.pid, a.tid), a.start_ns, a.end_ns, a.name_id, [&] {
+      w_.AnnotateUint(n_correlation_, a.correlation_id);
+      if (a.return_code != 0) w_.AnnotateInt(n_return_, a.return_code);
+      if (a.external_id != 0) w_.AnnotateUint(n_external_, a.external_id);
+      if (a.stack_id != 0) Callstack(a.stack_id);
+      if (ctx_->Linked(a.pid, a.correlation_id)) {
+        w_.enc().Varint(pf::kTeFlowIdsOld, ctx_->FlowId(a.pid, a.correlation_id));
+        ++flows_;
+      }
+    });
+  }
+  void On(const NvtxRangeEvent& r) override {
+    HostSlice(ThreadGroup(r.pid, r.tid), r.start_ns, r.end_ns, r.name_id, [&] {
+      if (r.domain_id != 0)
+        w_.AnnotateInternedString(n_domain_, (1ull << 40) | r.domain_id,
+                                  [&] { return std::string(meta_->strings.Get(r.domain_id)); });
+      if (r.category != 0) w_.AnnotateUint(n_category_, r.category);
+    });
+  }
+  void On(const NvtxMarkerEvent& m) override {
+    Lane* lane = w_.InstantLaneFor(ThreadGroup(m.pid, m.tid), m.ts_ns);
+    w_.BeginEvent(lane, m.ts_ns, pf::kTypeInstant, m.name_id);
+    w_.EndEvent();
+    w_.MaybeFlush();
+  }
+  void On(const OverheadEvent& o) override {
+    TrackGroup* g = o.tid != 0 ? ThreadGroup(o.pid, o.tid) : MiscGroup(o.pid, "TraceSmith");
+    HostSlice(g, o.start_ns, o.end_ns, n_overhead_,
+              [&] { w_.AnnotateUint(n_kind_, o.overhead_kind); });
+  }
+  void On(const DropEvent& d) override {
+    Lane* lane = w_.InstantLaneFor(MiscGroup(d.pid, "TraceSmith"), d.ts_ns);
+    w_.BeginEvent(lane, d.ts_ns, pf::kTypeInstant, n_dropped_);
+    w_.AnnotateUint(n_count_, d.count);
+    w_.AnnotateUint(n_reason_, d.reason);
+    w_.EndEvent();
+  }
+  void On(const ModuleLoadEvent& m) override {
+    TrackGroup* g = Group({GroupKind::kDeviceModules, m.pid, m.device_id, 0}, [&](TrackGroup* g) {
+      uint64_t uuid = w_.NewUuid();
+      g->parent_uuid = DeviceUuid(m.pid, m.device_id);
+      g->name = "Modules";
+      w_.DescribeTrack(uuid, g->parent_uuid, g->name);
+      g->lanes.push_back(w_.NewLane(uuid));
+    });
+    Lane* lane = w_.InstantLaneFor(g, m.ts_ns);
+    w_.BeginEvent(lane, m.ts_ns, pf::kTypeInstant,
+                  m.op == kModuleUnloaded ? n_module_unload_ : n_module_load_);
+    w_.AnnotateUint(n_kind_, m.module_id);
+    w_.AnnotateUint(n_cubin_, m.cubin_bytes);
+    w_.EndEvent();
+  }
+
+  void On(const MemoryEvent& m) override {
+    // Running total of live bytes per (process, device, memory kind). Frees
+    // without a size take it from the matching allocation.
+    auto& state = memory_[GroupKey{GroupKind::kCounter, m.pid, m.device_id, m.memory_kind}];
+    uint64_t bytes = m.bytes;
+    if (m.op == kMemoryAlloc) {
+      state.live[m.address] = bytes;
+      state.total += static_cast<int64_t>(bytes);
+    } else {
+      auto it = state.live.find(m.address);
+      if (bytes == 0 && it != state.live.end()) bytes = it->second;
+      if (it != state.live.end()) state.live.erase(it);
+      state.total -= static_cast<int64_t>(bytes);
+    }
+    std::string name = std::string(MemoryKindName(m.memory_kind)) + " memory in use";
+    name[0] = static_cast<char>(std::toupper(name[0]));
+    TrackGroup* g = CounterGroup(m.pid, m.device_id, 0x100 | m.memory_kind, name, true);
+    Counter(g, m.ts_ns, [&] { w_.enc().Int(pf::kTeCounterValue, state.total); });
+  }
+  void On(const CounterEvent& c) override {
+    TrackGroup* g = CounterGroup(c.pid, c.device_id, 0x10000 + c.name_id,
+                                 std::string(meta_->strings.Get(c.name_id)), false);
+    Counter(g, c.ts_ns, [&] { w_.enc().Double(pf::kTeDoubleCounterValue, c.value); });
+  }
+
+  Status Finish(ExportStats* stats) override {
+    for (auto& [key, u] : util_) FinishUtilization(key, &u);
+    for (auto& [key, g] : groups_)
+      for (Lane* lane : g.lanes) w_.CloseAll(lane);
+    w_.Flush();
+    stats->kernel_events = kernels_;
+    stats->kernel_bytes = kernel_bytes_;
+    stats->flows = flows_;
+    stats->extra_lanes = w_.extra_lanes();
+    stats->clamped_samples = clamped_;
+    return OkStatus();
+  }
+
+ private:
+  struct MemoryState {
+    int64_t total = 0;
+    std::unordered_map<uint64_t, uint64_t> live;
+  };
+  struct UtilState {
+    uint64_t us = 0, ue = 0;  // current union of busy intervals
+    bool have = false;
+    uint64_t bucket = UINT64_MAX, busy = 0;
+    double last = -1;
+  };
+  static uint64_t Key2(uint32_t a, uint32_t b) { return (uint64_t{a} << 32) | b; }
+
+  template <typename Init>
+  TrackGroup* Group(const GroupKey& key, Init&& init) {
+    if (last_group_ != nullptr && key == last_key_) return last_group_;
+    auto [it, inserted] = groups_.try_emplace(key);
+    if (inserted) init(&it->second);
+    last_key_ = key;
+    last_group_ = &it->second;
+    return last_group_;
+  }
+
+  uint64_t ProcessUuid(uint32_t pid) {
+    auto [it, inserted] = process_uuids_.try_emplace(pid, 0);
+    if (inserted) {
+      it->second = w_.NewUuid();
+      auto n = process_names_.find(pid);
+      w_.DescribeProcess(it->second, static_cast<int32_t>(pid),
+                         n == process_names_.end() ? "" : meta_->strings.Get(n->second));
+    }
+    return it->second;
+  }
+  uint64_t DeviceUuid(uint32_t pid, uint32_t device) {
+    auto [it, inserted] = device_uuids_.try_emplace(Key2(pid, device), 0);
+    if (inserted) {
+      uint64_t parent = ProcessUuid(pid);
+      it->second = w_.NewUuid();
+      auto n = device_names_.find(Key2(pid, device));
+      std::string name = "GPU " + std::to_string(device);
+      if (n != device_names_.end() && n->second != 0)
+        name += ": " + std::string(meta_->strings.Get(n->second));
+      w_.DescribeTrack(it->second, parent, name);
+    }
+    return it->second;
+  }
+  TrackGroup* StreamGroup(uint32_t pid, uint32_t device, uint32_t stream) {
+    return Group({GroupKind::kStream, pid, device, stream}, [&](TrackGroup* g) {
+      g->parent_uuid = DeviceUuid(pid, device);
+      g->name = stream == UINT32_MAX ? std::string("Context") : "Stream " + std::to_string(stream);
+      uint64_t uuid = w_.NewUuid();
+      w_.DescribeTrack(uuid, g->parent_uuid, g->name);
+      g->lanes.push_back(w_.NewLane(uuid));
+    });
+  }
+  TrackGroup* ThreadGroup(uint32_t pid, uint32_t tid) {
+    return Group({GroupKind::kThread, pid, tid, 0}, [&](TrackGroup* g) {
+      g->parent_uuid = ProcessUuid(pid);
+      auto n = thread_names_.find(Key2(pid, tid));
+      std::string_view name = n == thread_names_.end() ? "" : meta_->strings.Get(n->second);
+      g->name = name.empty() ? "Thread " + std::to_string(tid) : std::string(name);
+      g->is_thread = true;
+      uint64_t uuid = w_.NewUuid();
+      w_.DescribeThread(uuid, static_cast<int32_t>(pid), tid, name);
+      g->lanes.push_back(w_.NewLane(uuid));
+    });
+  }
+  TrackGroup* MiscGroup(uint32_t pid, const char* name) {
+    return Group({GroupKind::kProcessMisc, pid, 0, 0}, [&](TrackGroup* g) {
+      g->parent_uuid = ProcessUuid(pid);
+      g->name = name;
+      uint64_t uuid = w_.NewUuid();
+      w_.DescribeTrack(uuid, g->parent_uuid, g->name);
+      g->lanes.push_back(w_.NewLane(uuid));
+    });
+  }
+  TrackGroup* CounterGroup(uint32_t pid, uint32_t device, uint32_t which, const std::string& name,
+                           bool bytes) {
+    return Group({GroupKind::kCounter, pid, device, which}, [&](TrackGroup* g) {
+      g->parent_uuid = DeviceUuid(pid, device);
+      g->name = name;
+      uint64_t uuid = w_.NewUuid();
+      w_.DescribeCounter(uuid, g->parent_uuid, name, bytes);
+      g->lanes.push_back(w_.NewLane(uuid));
+    });
+  }
+
+  template <typename Args>
+  void HostSlice(TrackGroup* g, uint64_t s, uint64_t e, uint32_t name, Args&& args) {
+    e = std::max(e, s);
+    Lane* lane = w_.LaneFor(g, s, e);
+    w_.BeginEvent(lane, s, pf::kTypeSliceBegin, name);
+    args();
+    w_.EndEvent();
+    lane->open.push_back(e);
+    w_.MaybeFlush();
+  }
+  template <typename Args>
+  void GpuSlice(uint32_t pid, uint32_t device, uint32_t stream, uint64_t s, uint64_t e,
+                uint32_t name, Args&& args) {
+    HostSlice(StreamGroup(pid, device, stream), s, e, name, std::forward<Args>(args));
+  }
+  // Counter samples stay on their one track: a late sample is written at the
+  // track's last time (and counted) rather than split onto a second track.
+  template <typename Value>
+  void Counter(TrackGroup* g, uint64_t ts, Value&& value) {
+    Lane* lane = g->lanes[0];
+    if (ts < lane->last_ts) {
+      ts = lane->last_ts;
+      ++clamped_;
+    }
+    w_.BeginEvent(lane, ts, pf::kTypeCounter, 0);
+    value();
+    w_.EndEvent();
+    w_.MaybeFlush();
+  }
+
+  // The first GPU op of a linked correlation terminates the flow its launch
+  // call started; later ops sharing the id (graph nodes) get no arrow.
+  void FlowIn(uint32_t pid, uint32_t corr) {
+    if (!ctx_->Linked(pid, corr)) return;
+    auto& bits = terminated_[pid];
+    if (corr / 64 >= bits.size()) bits.resize(corr / 64 + 1);
+    uint64_t mask = 1ull << (corr % 64);
+    if (bits[corr / 64] & mask) return;
+    bits[corr / 64] |= mask;
+    w_.enc().Varint(pf::kTeTerminatingFlowIdsOld, ctx_->FlowId(pid, corr));
+  }
+
+  uint32_t ConfigId(const LaunchConfig& c) {
+    size_t h = LaunchConfigHash{}(c);
+    auto& slot = config_cache_[h & 63];
+    if (slot.second != 0 && configs_list_[slot.second - 1] == c) return slot.second;
+    auto [it, inserted] = configs_.try_emplace(c, static_cast<uint32_t>(configs_list_.size() + 1));
+    if (inserted) configs_list_.push_back(c);
+    slot = {h, it->second};
+    return it->second;
+  }
+  static std::string LaunchText(const LaunchConfig& c) {
+    char buf[200];
+    int n = std::snprintf(buf, sizeof buf,
+                          "grid [%u, %u, %u] block [%u, %u, %u] registers %u shared %u+%u B",
+                          c.v[0], c.v[1], c.v[2], c.v[3], c.v[4], c.v[5], c.v[9], c.v[10], c.v[11]);
+    std::string s(buf, static_cast<size_t>(n));
+    if (c.v[6] > 1 || c.v[7] > 1 || c.v[8] > 1)
+      s += " cluster [" + std::to_string(c.v[6]) + ", " + std::to_string(c.v[7]) + ", " +
+           std::to_string(c.v[8]) + "]";
+    return s;
+  }
+
+  void Callstack(uint32_t stack_id) {
+    w_.enc().Varint(pf::kTeCallstackIid, stack_id);
+    if (!w_.InternStack(stack_id)) return;
+    std::vector<uint32_t> frames = StackFrames(*meta_, stack_id);  // leaf first
+    ProtoEncoder& in = w_.interned();
+    const auto& frame_rows = meta_->Rows<Frame>();
+    for (uint32_t fid : frames) {
+      if (fid == 0 || fid > frame_rows.size() || !w_.InternFrame(fid)) continue;
+      const Frame& f = frame_rows[fid - 1];
+      if (f.function_id != 0 && w_.InternFunction(f.function_id)) {
+        size_t n = in.BeginNested(pf::kIdFunctionNames);
+        in.Varint(1, f.function_id);
+        in.String(2, meta_->strings.Get(f.function_id));
+        in.EndNested(n);
+      }
+      if (f.file_id != 0 && w_.InternFile(f.file_id)) {
+        size_t n = in.BeginNested(pf::kIdSourcePaths);
+        in.Varint(1, f.file_id);
+        in.String(2, meta_->strings.Get(f.file_id));
+        in.EndNested(n);
+      }
+      auto m = mapping_rows_.find(f.mapping_id);
+      bool has_mapping = f.mapping_id != 0 && m != mapping_rows_.end();
+      if (has_mapping && w_.InternMapping(f.mapping_id)) {
+        const Mapping& map = meta_->Rows<Mapping>()[m->second];
+        if (map.path_id != 0) {
+          size_t n = in.BeginNested(pf::kIdMappingPaths);
+          in.Varint(1, map.path_id);
+          in.String(2, meta_->strings.Get(map.path_id));
+          in.EndNested(n);
+        }
+        size_t n = in.BeginNested(pf::kIdMappings);
+        in.Varint(1, f.mapping_id);
+        in.Varint(3, map.file_offset);
+        in.Varint(4, map.start);
+        in.Varint(5, map.end);
+        if (map.path_id != 0) in.Varint(7, map.path_id);
+        in.EndNested(n);
+      }
+      size_t n = in.BeginNested(pf::kIdFrames);
+      in.Varint(1, fid);
+      if (f.function_id != 0) in.Varint(2, f.function_id);
+      if (has_mapping) in.Varint(3, f.mapping_id);
+      if (f.rel_pc != 0) in.Varint(4, f.rel_pc);
+      if (f.file_id != 0) in.Varint(5, f.file_id);
+      if (f.line != 0) in.Varint(6, f.line);
+      in.Varint(7, f.kind == kFramePython ? 3 : 1);  // KIND_INTERPRETED : KIND_NATIVE
+      in.EndNested(n);
+    }
+    size_t n = in.BeginNested(pf::kIdCallstacks);
+    in.Varint(1, stack_id);
+    for (auto it = frames.rbegin(); it != frames.rend(); ++it)  // Perfetto: root first
+      if (*it != 0 && *it <= frame_rows.size()) in.Varint(2, *it);
+    in.EndNested(n);
+  }
+
+  // GPU utilization: % of each window with at least one kernel running.
+  void Utilization(uint32_t pid, uint32_t device, uint64_t s, uint64_t e) {
+    UtilState& u = util_[Key2(pid, device)];
+    if (!u.have) {
+      u = {s, e, true};
+    } else if (s > u.ue) {
+      CommitBusy(Key2(pid, device), &u, u.us, u.ue);
+      u.us = s;
+      u.ue = e;
+    } else {
+      u.ue = std::max(u.ue, e);
+    }
+  }
+  void CommitBusy(uint64_t key, UtilState* u, uint64_t a, uint64_t b) {
+    const uint64_t w = ctx_->options.utilization_window_ns, base = ctx_->min_ts;
+    a = std::max(a, base);
+    while (a < b) {
+      uint64_t idx = (a - base) / w;
+      if (idx != u->bucket) {
+        if (u->bucket != UINT64_MAX) {
+          EmitUtil(key, u, u->bucket, u->busy);
+          if (idx > u->bucket + 1) EmitUtil(key, u, u->bucket + 1, 0);  // idle gap
+        }
+        u->bucket = idx;
+        u->busy = 0;
+      }
+      uint64_t bucket_end = base + (idx + 1) * w;
+      uint64_t piece_end = std::min(b, bucket_end);
+      u->busy += piece_end - a;
+      a = piece_end;
+    }
+  }
+  void EmitUtil(uint64_t key, UtilState* u, uint64_t bucket, uint64_t busy) {
+    const uint64_t w = ctx_->options.utilization_window_ns;
+    double value = std::min(100.0, 100.0 * static_cast<double>(busy) / static_cast<double>(w));
+    if (value == u->last) return;
+    u->last = value;
+    uint32_t pid = static_cast<uint32_t>(key >> 32), device = static_cast<uint32_t>(key);
+    TrackGroup* g = CounterGroup(pid, device, 1, "GPU utilization %", false);
+    Counter(g, ctx_->min_ts + bucket * w,
+            [&] { w_.enc().Double(pf::kTeDoubleCounterValue, value); });
+  }
+  void FinishUtilization(uint64_t key, UtilState* u) {
+    if (!u->have) return;
+    CommitBusy(key, u, u->us, u->ue);
+    if (u->bucket != UINT64_MAX) {
+      EmitUtil(key, u, u->bucket, u->busy);
+      EmitUtil(key, u, u->bucket + 1, 0);
+    }
+  }
+
+  OutputFile* out_;
+  PerfettoTrackWriter w_;
+  const ExportContext* ctx_ = nullptr;
+  const model::Trace* meta_ = nullptr;
+  std::unordered_map<uint32_t, uint32_t> process_names_;
+  std::unordered_map<uint64_t, uint32_t> thread_names_, device_names_;
+  std::unordered_map<uint32_t, size_t> mapping_rows_;
+  std::unordered_map<uint32_t, uint64_t> process_uuids_;
+  std::unordered_map<uint64_t, uint64_t> device_uuids_;
+  std::unordered_map<GroupKey, TrackGroup, GroupKeyHash> groups_;
+  GroupKey last_key_{};
+  TrackGroup* last_group_ = nullptr;
+  std::unordered_map<GroupKey, MemoryState, GroupKeyHash> memory_;
+  std::unordered_map<uint64_t, UtilState> util_;
+  std::unordered_map<uint32_t, std::vector<uint64_t>> terminated_;
+  std::unordered_map<LaunchConfig, uint32_t, LaunchConfigHash> configs_;
+  std::vector<LaunchConfig> configs_list_;
+  std::array<std::pair<size_t, uint32_t>, 64> config_cache_{};
+  uint32_t copy_names_[16] = {}, memset_names_[16] = {};
+  uint32_t n_launch_, n_correlation_, n_bytes_, n_bandwidth_, n_value_, n_return_, n_external_,
+      n_domain_, n_category_, n_graph_, n_count_, n_reason_, n_cubin_, n_kind_, n_graph_launch_,
+      n_overhead_, n_dropped_, n_module_load_, n_module_unload_;
+  uint64_t kernels_ = 0, kernel_bytes_ = 0, flows_ = 0, clamped_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<EventSink> MakePerfettoSink(OutputFile* out) {
+  return std::make_unique<PerfettoSink>(out);
+}
+
+}  // namespace tracesmith::exporter

@@ -1,0 +1,212 @@
+#include "perfetto_tracks.h"
+
+namespace tracesmith::exporter {
+
+void PerfettoTrackWriter::DescribeProcess(uint64_t uuid, int32_t pid, std::string_view name) {
+  size_t p = enc_.BeginNested(pf::kTracePacket);
+  size_t td = enc_.BeginNested(pf::kTrackDescriptor);
+  enc_.Varint(1, uuid);
+  size_t pd = enc_.BeginNested(3);  // ProcessDescriptor
+  enc_.Int(1, pid);
+  if (!name.empty()) enc_.String(6, name);
+  enc_.EndNested(pd);
+  enc_.EndNested(td);
+  enc_.Varint(pf::kSequenceId, 1);
+  enc_.EndNested(p);
+}
+
+void PerfettoTrackWriter::DescribeThread(uint64_t uuid, int32_t pid, int64_t tid,
+                                         std::string_view name) {
+  size_t p = enc_.BeginNested(pf::kTracePacket);
+  size_t td = enc_.BeginNested(pf::kTrackDescriptor);
+  enc_.Varint(1, uuid);
+  size_t th = enc_.BeginNested(4);  // ThreadDescriptor
+  enc_.Int(1, pid);
+  enc_.Int(2, tid);
+  if (!name.empty()) enc_.String(5, name);
+  enc_.EndNested(th);
+  enc_.EndNested(td);
+  enc_.Varint(pf::kSequenceId, 1);
+  enc_.EndNested(p);
+}
+
+void PerfettoTrackWriter::DescribeTrack(uint64_t uuid, uint64_t parent_uuid,
+                                        std::string_view name) {
+  size_t p = enc_.BeginNested(pf::kTracePacket);
+  size_t td = enc_.BeginNested(pf::kTrackDescriptor);
+  enc_.Varint(1, uuid);
+  if (parent_uuid != 0) enc_.Varint(5, parent_uuid);
+  enc_.String(2, name);
+  enc_.EndNested(td);
+  enc_.Varint(pf::kSequenceId, 1);
+  enc_.EndNested(p);
+}
+
+void PerfettoTrackWriter::DescribeCounter(uint64_t uuid, uint64_t parent_uuid,
+                                          std::string_view name, bool bytes_unit) {
+  size_t p = enc_.BeginNested(pf::kTracePacket);
+  size_t td = enc_.BeginNested(pf::kTrackDescriptor);
+  enc_.Varint(1, uuid);
+  if (parent_uuid != 0) enc_.Varint(5, parent_uuid);
+  enc_.String(2, name);
+  size_t cd = enc_.BeginNested(8);    // CounterDescriptor
+  if (bytes_unit) enc_.Varint(3, 3);  // UNIT_SIZE_BYTES
+  enc_.EndNested(cd);
+  enc_.EndNested(td);
+  enc_.Varint(pf::kSequenceId, 1);
+  enc_.EndNested(p);
+}
+
+Lane* PerfettoTrackWriter::NewLane(uint64_t uuid) {
+  Lane& lane = lanes_.emplace_back();
+  lane.uuid = uuid;
+  lane.seq = next_seq_++;
+  lane.last_ts = base_ts_;
+  return &lane;
+}
+
+Lane* PerfettoTrackWriter::LaneFor(TrackGroup* g, uint64_t s, uint64_t e) {
+  for (Lane* lane : g->lanes) {
+    if (s < lane->last_ts) continue;
+    size_t depth = lane->open.size();
+    while (depth > 0 && lane->open[depth - 1] <= s) --depth;
+    if (depth > 0 && e > lane->open[depth - 1]) continue;
+    CloseUntil(lane, s);
+    return lane;
+  }
+  uint64_t uuid = NewUuid();
+  std::string name = g->name + " #" + std::to_string(g->lanes.size() + 1);
+  DescribeTrack(uuid, g->parent_uuid, name);
+  Lane* lane = NewLane(uuid);
+  g->lanes.push_back(lane);
+  ++extra_lanes_;
+  return lane;
+}
+
+Lane* PerfettoTrackWriter::InstantLaneFor(TrackGroup* g, uint64_t ts) {
+  for (Lane* lane : g->lanes) {
+    if (ts < lane->last_ts) continue;
+    CloseUntil(lane, ts);
+    return lane;
+  }
+  uint64_t uuid = NewUuid();
+  DescribeTrack(uuid, g->parent_uuid, g->name + " #" + std::to_string(g->lanes.size() + 1));
+  Lane* lane = NewLane(uuid);
+  g->lanes.push_back(lane);
+  ++extra_lanes_;
+  return lane;
+}
+
+void PerfettoTrackWriter::StartLane(Lane* lane) {
+  // Incremental state, defaults and the lane's clock. Clock 64 is defined
+  // equal to BOOTTIME at the trace's base time; every lane uses the same
+  // base so BOOTTIME never goes backwards across snapshots.
+  size_t p = enc_.BeginNested(pf::kTracePacket);
+  enc_.Varint(pf::kSequenceId, lane->seq);
+  enc_.Varint(pf::kSequenceFlags, pf::kSeqIncrementalStateCleared);
+  size_t d = enc_.BeginNested(pf::kTracePacketDefaults);
+  enc_.Varint(pf::kTimestampClockId, pf::kIncrementalClock);
+  size_t ted = enc_.BeginNested(11);  // TrackEventDefaults
+  enc_.Varint(11, lane->uuid);
+  enc_.EndNested(ted);
+  enc_.EndNested(d);
+  size_t cs = enc_.BeginNested(pf::kClockSnapshot);
+  size_t c1 = enc_.BeginNested(1);
+  enc_.Varint(1, pf::kIncrementalClock);
+  enc_.Varint(2, base_ts_);
+  enc_.Bool(3, true);
+  enc_.EndNested(c1);
+  size_t c2 = enc_.BeginNested(1);
+  enc_.Varint(1, pf::kBootTimeClock);
+  enc_.Varint(2, base_ts_);
+  enc_.EndNested(c2);
+  enc_.EndNested(cs);
+  enc_.EndNested(p);
+  lane->started = true;
+  lane->last_ts = base_ts_;
+}
+
+uint32_t PerfettoTrackWriter::NameIid(Lane* lane, uint32_t key) {
+  auto& slot = lane->name_cache[(key ^ (key >> 16)) & 63];
+  if (slot.first == key && slot.second != 0) return slot.second;
+  auto [it, inserted] = lane->names.try_emplace(key, lane->next_name_iid);
+  if (inserted) {
+    ++lane->next_name_iid;
+    size_t n = interned_.BeginNested(pf::kIdEventNames);
+    interned_.Varint(1, it->second);
+    interned_.String(2, NameText(key));
+    interned_.EndNested(n);
+  }
+  slot = {key, it->second};
+  return it->second;
+}
+
+uint32_t PerfettoTrackWriter::AnnotationNameIid(uint32_t key) {
+  auto [it, inserted] = cur_->annotation_names.try_emplace(key, cur_->next_annotation_iid);
+  if (inserted) {
+    ++cur_->next_annotation_iid;
+    size_t n = interned_.BeginNested(pf::kIdDebugAnnotationNames);
+    interned_.Varint(1, it->second);
+    interned_.String(2, NameText(key));
+    interned_.EndNested(n);
+  }
+  return it->second;
+}
+
+void PerfettoTrackWriter::BeginEvent(Lane* lane, uint64_t ts, uint32_t type, uint32_t name_key) {
+  if (!lane->started) StartLane(lane);
+  cur_ = lane;
+  interned_.Clear();
+  packet_token_ = enc_.BeginNested(pf::kTracePacket);
+  enc_.Varint(pf::kTimestamp, ts - lane->last_ts);
+  lane->last_ts = ts;
+  event_token_ = enc_.BeginNested(pf::kTrackEvent);
+  enc_.Varint(pf::kTeType, type);
+  if (name_key != 0) enc_.Varint(pf::kTeNameIid, NameIid(lane, name_key));
+}
+
+void PerfettoTrackWriter::EndEvent() {
+  enc_.EndNested(event_token_);
+  if (interned_.size() > 0) enc_.Bytes(pf::kInternedData, interned_.data(), interned_.size());
+  enc_.Varint(pf::kSequenceId, cur_->seq);
+  enc_.EndNested(packet_token_);
+}
+
+void PerfettoTrackWriter::CloseUntil(Lane* lane, uint64_t ts) {
+  while (!lane->open.empty() && lane->open.back() <= ts) {
+    uint64_t end = lane->open.back();
+    lane->open.pop_back();
+    BeginEvent(lane, end, pf::kTypeSliceEnd, 0);
+    EndEvent();
+  }
+}
+
+void PerfettoTrackWriter::AnnotateUint(uint32_t name_key, uint64_t v) {
+  size_t a = enc_.BeginNested(pf::kTeDebugAnnotations);
+  enc_.Varint(pf::kDaNameIid, AnnotationNameIid(name_key));
+  enc_.Varint(pf::kDaUint, v);
+  enc_.EndNested(a);
+}
+
+void PerfettoTrackWriter::AnnotateInt(uint32_t name_key, int64_t v) {
+  size_t a = enc_.BeginNested(pf::kTeDebugAnnotations);
+  enc_.Varint(pf::kDaNameIid, AnnotationNameIid(name_key));
+  enc_.Int(pf::kDaInt, v);
+  enc_.EndNested(a);
+}
+
+void PerfettoTrackWriter::AnnotateDouble(uint32_t name_key, double v) {
+  size_t a = enc_.BeginNested(pf::kTeDebugAnnotations);
+  enc_.Varint(pf::kDaNameIid, AnnotationNameIid(name_key));
+  enc_.Double(pf::kDaDouble, v);
+  enc_.EndNested(a);
+}
+
+void PerfettoTrackWriter::Flush() {
+  if (enc_.size() == 0) return;
+  out_->Write(enc_.data(), enc_.size());
+  flushed_ += enc_.size();
+  enc_.Clear();
+}
+
+}  // namespace tracesmith::exporter

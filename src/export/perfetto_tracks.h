@@ -1,0 +1,191 @@
+// PerfettoTrackWriter: the track and packet layer of the Perfetto exporter.
+//
+// Layout of the output (docs/export.md has the full picture):
+// - Sequence 1 carries only TrackDescriptors (no timestamps, no interning),
+//   each written before the first packet that uses its uuid.
+// - Every track that holds events ("lane") has its own packet sequence. Its
+//   first packet clears incremental state, sets TracePacketDefaults (the
+//   lane's track uuid and clock 64) and a ClockSnapshot defining clock 64 as
+//   an incremental nanosecond clock. Event packets then carry only a small
+//   timestamp delta and no track uuid: this is what keeps a kernel slice
+//   (BEGIN + END) near 35 bytes.
+// - Names, annotation names and launch-configuration strings are interned
+//   per sequence (InternedData in the packet that first uses them).
+// - A group (a host thread, a GPU stream, ...) starts with one lane. A slice
+//   that would not nest on any existing lane of its group (or arrives before
+//   the lane's last timestamp) opens another lane: strict BEGIN/END nesting
+//   and monotonic timestamps per sequence hold by construction.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "output_file.h"
+#include "proto_encoder.h"
+#include "tracesmith/model/string_table.h"
+
+namespace tracesmith::exporter {
+
+// Field numbers from perfetto_trace.proto (tests decode with that schema).
+namespace pf {
+inline constexpr uint32_t kTracePacket = 1;  // Trace.packet
+// TracePacket
+inline constexpr uint32_t kTimestamp = 8, kSequenceId = 10, kTrackEvent = 11, kInternedData = 12,
+                          kSequenceFlags = 13, kClockSnapshot = 6, kTrackDescriptor = 60,
+                          kTracePacketDefaults = 59, kTimestampClockId = 58;
+inline constexpr uint32_t kSeqIncrementalStateCleared = 1;
+// TrackEvent
+inline constexpr uint32_t kTeDebugAnnotations = 4, kTeType = 9, kTeNameIid = 10,
+                          kTeCounterValue = 30, kTeFlowIdsOld = 36, kTeTerminatingFlowIdsOld = 42,
+                          kTeDoubleCounterValue = 44, kTeCorrelationId = 52, kTeCallstackIid = 56;
+inline constexpr uint32_t kTypeSliceBegin = 1, kTypeSliceEnd = 2, kTypeInstant = 3,
+                          kTypeCounter = 4;
+// DebugAnnotation
+inline constexpr uint32_t kDaNameIid = 1, kDaBool = 2, kDaUint = 3, kDaInt = 4, kDaDouble = 5,
+                          kDaString = 6, kDaStringIid = 17;
+// InternedData
+inline constexpr uint32_t kIdEventNames = 2, kIdDebugAnnotationNames = 3, kIdFunctionNames = 5,
+                          kIdFrames = 6, kIdCallstacks = 7, kIdSourcePaths = 18,
+                          kIdMappingPaths = 17, kIdMappings = 19,
+                          kIdDebugAnnotationStringValues = 29;
+// Incremental clock used by every lane (64..127 are sequence-scoped ids).
+inline constexpr uint32_t kIncrementalClock = 64;
+inline constexpr uint32_t kBootTimeClock = 6;
+}  // namespace pf
+
+// Names used by the exporter itself (not from the trace): id space disjoint
+// from trace string ids by the high bit.
+inline constexpr uint32_t kLocalNameBit = 1u << 31;
+
+struct Lane {
+  uint64_t uuid = 0;
+  uint32_t seq = 0;
+  uint64_t last_ts = 0;
+  bool started = false;        // incremental state + clock written
+  std::vector<uint64_t> open;  // end times of open slices, innermost last
+  // Per-sequence interning: key -> iid. A tiny direct-mapped cache in front
+  // of the map keeps the per-event cost to one compare in steady state.
+  std::unordered_map<uint32_t, uint32_t> names, annotation_names;
+  std::unordered_map<uint64_t, uint32_t> strings;  // annotation string values by key
+  std::unordered_set<uint32_t> stacks, frames, functions, files, mappings;
+  uint32_t next_name_iid = 1, next_annotation_iid = 1, next_string_iid = 1, next_misc_iid = 1;
+  std::array<std::pair<uint32_t, uint32_t>, 64> name_cache{};
+};
+
+// A set of lanes that show one thing (a thread's calls, a stream's work).
+struct TrackGroup {
+  uint64_t parent_uuid = 0;  // where extra lanes hang
+  std::string name;
+  bool is_thread = false;
+  int32_t pid = 0;
+  int64_t tid = 0;
+  std::vector<Lane*> lanes;
+};
+
+class PerfettoTrackWriter {
+ public:
+  explicit PerfettoTrackWriter(OutputFile* out) : out_(out) {}
+
+  uint64_t NewUuid() { return next_uuid_++; }
+  // Every lane's clock starts here (the trace's earliest timestamp).
+  void SetBaseTime(uint64_t ts) { base_ts_ = ts; }
+  // Descriptors (sequence 1). `name` may be empty for thread/process tracks.
+  void DescribeProcess(uint64_t uuid, int32_t pid, std::string_view name);
+  void DescribeThread(uint64_t uuid, int32_t pid, int64_t tid, std::string_view name);
+  void DescribeTrack(uint64_t uuid, uint64_t parent_uuid, std::string_view name);
+  void DescribeCounter(uint64_t uuid, uint64_t parent_uuid, std::string_view name, bool bytes_unit);
+
+  // The first lane of a group uses `uuid` (already described).
+  Lane* NewLane(uint64_t uuid);
+  // Finds a lane where [s, e] nests (or creates one, described under the
+  // group's parent). Pops and writes the ENDs that precede s on that lane.
+  Lane* LaneFor(TrackGroup* g, uint64_t s, uint64_t e);
+  // For instants and counters: a lane whose last timestamp is <= ts.
+  Lane* InstantLaneFor(TrackGroup* g, uint64_t ts);
+
+  // Packet writing: Begin*Event opens a TracePacket + TrackEvent on `lane`
+  // at `ts`; the caller adds fields through enc() and annotation helpers,
+  // then calls EndEvent. Interned entries requested in between are written
+  // into the same packet.
+  void BeginEvent(Lane* lane, uint64_t ts, uint32_t type, uint32_t name_key);
+  void EndEvent();
+  // Writes END packets for every open slice of `lane` ending at or before `ts`.
+  void CloseUntil(Lane* lane, uint64_t ts);
+  void CloseAll(Lane* lane) { CloseUntil(lane, UINT64_MAX); }
+
+  // Annotation helpers (inside BeginEvent/EndEvent).
+  void AnnotateUint(uint32_t name_key, uint64_t v);
+  void AnnotateInt(uint32_t name_key, int64_t v);
+  void AnnotateDouble(uint32_t name_key, double v);
+  // A string value interned per sequence under `value_key` (an exact key
+  // chosen by the caller); make() builds the text only the first time.
+  template <typename MakeString>
+  void AnnotateInternedString(uint32_t name_key, uint64_t value_key, MakeString&& make) {
+    size_t a = enc_.BeginNested(pf::kTeDebugAnnotations);
+    enc_.Varint(pf::kDaNameIid, AnnotationNameIid(name_key));
+    auto [it, inserted] = cur_->strings.try_emplace(value_key, cur_->next_string_iid);
+    if (inserted) {
+      ++cur_->next_string_iid;
+      size_t n = interned_.BeginNested(pf::kIdDebugAnnotationStringValues);
+      interned_.Varint(1, it->second);
+      interned_.String(2, make());
+      interned_.EndNested(n);
+    }
+    enc_.Varint(pf::kDaStringIid, it->second);
+    enc_.EndNested(a);
+  }
+  ProtoEncoder& enc() { return enc_; }
+  Lane* current_lane() { return cur_; }
+
+  // Interning of stack pieces for the current event: true when new.
+  bool InternStack(uint32_t id) { return cur_->stacks.insert(id).second; }
+  bool InternFrame(uint32_t id) { return cur_->frames.insert(id).second; }
+  bool InternFunction(uint32_t id) { return cur_->functions.insert(id).second; }
+  bool InternFile(uint32_t id) { return cur_->files.insert(id).second; }
+  bool InternMapping(uint32_t id) { return cur_->mappings.insert(id).second; }
+  // The packet's InternedData, for stack entries (opened on demand).
+  ProtoEncoder& interned() { return interned_; }
+
+  // Resolves a name key to its text (trace strings or local names).
+  void SetTraceStrings(const model::StringTable* s) { trace_strings_ = s; }
+  uint32_t LocalName(std::string_view s) { return kLocalNameBit | local_.Intern(s); }
+  std::string_view NameText(uint32_t key) const {
+    return key & kLocalNameBit ? local_.Get(key & ~kLocalNameBit) : trace_strings_->Get(key);
+  }
+
+  // Flushes buffered packets to the file when enough have accumulated.
+  void MaybeFlush() {
+    if (enc_.size() >= kFlushBytes) Flush();
+  }
+  void Flush();
+  uint64_t bytes_encoded() const { return flushed_ + enc_.size(); }
+  uint64_t extra_lanes() const { return extra_lanes_; }
+
+ private:
+  static constexpr size_t kFlushBytes = 256 << 10;
+  void StartLane(Lane* lane);
+  uint32_t NameIid(Lane* lane, uint32_t key);
+  uint32_t AnnotationNameIid(uint32_t key);
+
+  OutputFile* out_;
+  ProtoEncoder enc_;       // packets, framed as Trace.packet
+  ProtoEncoder interned_;  // the current packet's InternedData body
+  const model::StringTable* trace_strings_ = nullptr;
+  model::StringTable local_;
+  std::deque<Lane> lanes_;
+  Lane* cur_ = nullptr;
+  size_t packet_token_ = 0, event_token_ = 0;
+  uint64_t next_uuid_ = 1;
+  uint64_t base_ts_ = 0;
+  uint32_t next_seq_ = 2;  // 1 = descriptors
+  uint64_t flushed_ = 0;
+  uint64_t extra_lanes_ = 0;
+};
+
+}  // namespace tracesmith::exporter
