@@ -9,17 +9,21 @@ void AddVersionCommand(CLI::App& app, CommandList& commands);
 void AddInfoCommand(CLI::App& app, CommandList& commands);
 void AddViewCommand(CLI::App& app, CommandList& commands);
 void AddBenchmarkCommand(CLI::App& app, CommandList& commands);
+void AddExportCommand(CLI::App& app, CommandList& commands);
 
 // `tracesmith benchmark <what>` subcommands (cmd_benchmark_<what>.cc).
 void AddBenchmarkFormatCommand(CLI::App& benchmark, CommandList& commands);
+void AddBenchmarkExportCommand(CLI::App& benchmark, CommandList& commands);
 
 inline void AddBenchmarkSubcommands(CLI::App& benchmark, CommandList& commands) {
   AddBenchmarkFormatCommand(benchmark, commands);
+  AddBenchmarkExportCommand(benchmark, commands);
 }
 
 inline void AddAllCommands(CLI::App& app, CommandList& commands) {
   AddInfoCommand(app, commands);
   AddViewCommand(app, commands);
+  AddExportCommand(app, commands);
   AddBenchmarkCommand(app, commands);
   AddVersionCommand(app, commands);
 }
