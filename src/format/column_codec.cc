@@ -1,6 +1,7 @@
 #include "column_codec.h"
 
 #include <cstring>
+#include <vector>
 
 namespace tracesmith::format::internal {
 
@@ -137,7 +138,8 @@ void ScatterField(void* base, size_t stride, size_t n, const FieldDesc& f, const
   }
 }
 
-void ApplyRoleEncode(FieldRole role, const uint64_t* starts, uint64_t* v, size_t n) {
+void ApplyRoleEncode(FieldRole role, const uint64_t* starts, const uint32_t* dict_index,
+                     size_t dict_size, uint64_t* v, size_t n) {
   switch (role) {
     case FieldRole::kTime:
     case FieldRole::kDelta: {
@@ -149,17 +151,25 @@ void ApplyRoleEncode(FieldRole role, const uint64_t* starts, uint64_t* v, size_t
       }
       return;
     }
-    case FieldRole::kRelStart:
-      for (size_t i = 0; i < n; ++i)
-        v[i] = v[i] == 0 ? 0 : ZigZagEncode(static_cast<int64_t>(v[i] - starts[i])) + 1;
+    case FieldRole::kRelStart: {
+      std::vector<uint64_t> pred(dict_size, 0);
+      for (size_t i = 0; i < n; ++i) {
+        if (v[i] == 0) continue;
+        uint64_t offset = v[i] - starts[i];
+        uint64_t& p = pred[dict_index[i]];
+        v[i] = ZigZagEncode(static_cast<int64_t>(offset - p)) + 1;
+        p = offset;
+      }
       return;
+    }
     case FieldRole::kRaw:
     case FieldRole::kConfig:
       return;
   }
 }
 
-void ApplyRoleDecode(FieldRole role, const uint64_t* starts, uint64_t* v, size_t n) {
+void ApplyRoleDecode(FieldRole role, const uint64_t* starts, const uint32_t* dict_index,
+                     size_t dict_size, uint64_t* v, size_t n) {
   switch (role) {
     case FieldRole::kTime:
     case FieldRole::kDelta: {
@@ -170,10 +180,16 @@ void ApplyRoleDecode(FieldRole role, const uint64_t* starts, uint64_t* v, size_t
       }
       return;
     }
-    case FieldRole::kRelStart:
-      for (size_t i = 0; i < n; ++i)
-        v[i] = v[i] == 0 ? 0 : starts[i] + static_cast<uint64_t>(ZigZagDecode(v[i] - 1));
+    case FieldRole::kRelStart: {
+      std::vector<uint64_t> pred(dict_size, 0);
+      for (size_t i = 0; i < n; ++i) {
+        if (v[i] == 0) continue;
+        uint64_t& p = pred[dict_index[i]];
+        p += static_cast<uint64_t>(ZigZagDecode(v[i] - 1));
+        v[i] = starts[i] + p;
+      }
       return;
+    }
     case FieldRole::kRaw:
     case FieldRole::kConfig:
       return;

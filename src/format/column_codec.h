@@ -31,8 +31,13 @@ void GatherField(const void* base, size_t stride, size_t n, const model::FieldDe
 void ScatterField(void* base, size_t stride, size_t n, const model::FieldDesc& f,
                   const uint64_t* in);
 
-// Role transforms, in place. `starts` is the decoded start_ns column (kRelStart).
-void ApplyRoleEncode(model::FieldRole role, const uint64_t* starts, uint64_t* v, size_t n);
-void ApplyRoleDecode(model::FieldRole role, const uint64_t* starts, uint64_t* v, size_t n);
+// Role transforms, in place. `starts` is the decoded start_ns column.
+// kRelStart predicts each row's offset from start by the previous offset of
+// a row with the same dictionary entry (`dict_index`, `dict_size` entries):
+// the same kernel on the same stream takes about as long as last time.
+void ApplyRoleEncode(model::FieldRole role, const uint64_t* starts, const uint32_t* dict_index,
+                     size_t dict_size, uint64_t* v, size_t n);
+void ApplyRoleDecode(model::FieldRole role, const uint64_t* starts, const uint32_t* dict_index,
+                     size_t dict_size, uint64_t* v, size_t n);
 
 }  // namespace tracesmith::format::internal

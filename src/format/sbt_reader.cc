@@ -289,7 +289,7 @@ Status SbtReader::DecodeChunk(size_t i, model::Trace* out, uint64_t* decoded_byt
       report_.valid_bytes += chunk_bytes;
       return OkStatus();
     } else {
-      internal::CodecScratch scratch;
+      if (!scratch_) scratch_ = std::make_unique<internal::CodecScratch>();
       model::ForEachRecordType([&]<typename T>() {
         if (static_cast<uint16_t>(model::RecordTraits<T>::kKind) != kind) return;
         uint64_t need = std::min<uint64_t>(rows, kMaxRowsPerChunk) * sizeof(T);
@@ -299,7 +299,7 @@ Status SbtReader::DecodeChunk(size_t i, model::Trace* out, uint64_t* decoded_byt
               static_cast<unsigned long long>(budget)));
           return;
         }
-        st = internal::DecodeTable(&c, &out->Rows<T>(), &scratch);
+        st = internal::DecodeTable(&c, &out->Rows<T>(), scratch_.get());
         if (st.ok()) {
           *decoded_bytes += need;
           *decoded_kind = kind;

@@ -83,7 +83,7 @@ std::pair<uint64_t, uint64_t> EncodeTable(const T* rows, size_t n, ByteWriter* o
   for (size_t f = 0; f < Traits::kNumConfigFields; ++f) {
     const auto& fd = Traits::kAllConfigFields[f];
     GatherField(dict.data(), sizeof(Key), dict.size(), fd, s->values.data());
-    ApplyRoleEncode(model::FieldRole::kDelta, nullptr, s->values.data(), dict.size());
+    ApplyRoleEncode(model::FieldRole::kDelta, nullptr, nullptr, 0, s->values.data(), dict.size());
     EncodeColumn(s->values.data(), dict.size(), false, out);
   }
   for (size_t i = 0; i < n; ++i) s->values[i] = s->dict_index[i];
@@ -107,7 +107,7 @@ std::pair<uint64_t, uint64_t> EncodeTable(const T* rows, size_t n, ByteWriter* o
     const auto& fd = Traits::kAllFields[f];
     if (fd.role == model::FieldRole::kConfig) continue;
     if (c == 0) s->starts.assign(cols[0], cols[0] + n);
-    ApplyRoleEncode(fd.role, s->starts.data(), cols[c], n);
+    ApplyRoleEncode(fd.role, s->starts.data(), s->dict_index.data(), dict.size(), cols[c], n);
     EncodeColumn(cols[c], n, fd.role == model::FieldRole::kRaw, out);
     ++c;
   }
@@ -137,7 +137,7 @@ Status DecodeTable(ByteCursor* in, std::vector<T>* out, CodecScratch* s) {
       continue;
     }
     RETURN_IF_ERROR(DecodeColumn(in, dict_size, s->values.data()));
-    ApplyRoleDecode(model::FieldRole::kDelta, nullptr, s->values.data(), dict_size);
+    ApplyRoleDecode(model::FieldRole::kDelta, nullptr, nullptr, 0, s->values.data(), dict_size);
     ScatterField(dict.data(), sizeof(Key), dict_size, Traits::kAllConfigFields[f], s->values.data());
   }
   s->dict_index.resize(n);
@@ -161,7 +161,7 @@ Status DecodeTable(ByteCursor* in, std::vector<T>* out, CodecScratch* s) {
     if (fd.role == model::FieldRole::kConfig) continue;
     Status st = DecodeColumn(in, n, cols[c]);
     if (!st.ok()) return DataLoss(StrFormat("column '%s': %s", fd.name, st.message().c_str()));
-    ApplyRoleDecode(fd.role, cols[0], cols[c], n);
+    ApplyRoleDecode(fd.role, cols[0], s->dict_index.data(), dict_size, cols[c], n);
     ++c;
   }
   for (uint64_t extra = c; extra < n_data; ++extra) RETURN_IF_ERROR(SkipColumn(in));

@@ -89,8 +89,11 @@ bool SyntheticTraceGenerator::Next(Trace* batch, uint64_t max_kernels) {
   auto busy_gap_ns = [&](std::mt19937_64& r) { return clamp_ns(gap_norm(r), 300); };
   const uint64_t end = std::min(options_.kernels, emitted_ + max_kernels);
   for (; emitted_ < end; ++emitted_) {
-    const KernelShape& k = shapes_[sequence_[emitted_ % sequence_.size()]];
-    StreamState& st = streams_[rng_() % streams_.size()];
+    // As in a real program, a given op of the step is always issued to the
+    // same stream (the streams still interleave and overlap).
+    const size_t pos = emitted_ % sequence_.size();
+    const KernelShape& k = shapes_[sequence_[pos]];
+    StreamState& st = streams_[(pos * 2654435761u >> 7) % streams_.size()];
     // Host: the launch call.
     ApiEvent api{};
     api.start_ns = host_ns_;

@@ -22,6 +22,10 @@
 
 namespace tracesmith::format {
 
+namespace internal {
+struct CodecScratch;
+}
+
 struct Damage {
   uint64_t offset = 0;
   uint64_t length = 0;
@@ -87,6 +91,7 @@ class SbtReader {
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
   void* mapping_ = nullptr;  // munmap'ed by the destructor when set
+  std::unique_ptr<internal::CodecScratch> scratch_;  // reused across chunks
   std::vector<ChunkIndexEntry> chunks_;
   ReadReport report_;
 };
