@@ -80,6 +80,25 @@ TEST(StackCollectorTest, ModeNoneAndMaxDepth) {
   });
 }
 
+TEST(StackCollectorTest, TrimsInnermostFramesOfOwnModule) {
+  StackCollector full(Native());
+  StackCollectorOptions o = Native();
+  o.trim_own_module = true;  // the test binary holds the collector: trim up to the library
+  StackCollector trimmed(o);
+  uint32_t ids[2] = {};
+  testing::ChainThroughLibrary(1, [&] {
+    for (int i = 0; i < 2; ++i) ids[i] = (i == 0 ? full : trimmed).CaptureStack();
+    return 0;
+  });
+  std::vector<model::Frame> f = full.FramesOf(ids[0]), t = trimmed.FramesOf(ids[1]);
+  size_t own = 0;  // innermost frames in the test binary
+  while (own < f.size() && f[own].mapping_id == f[0].mapping_id) ++own;
+  ASSERT_GT(own, 0u);
+  ASSERT_LT(own, f.size());
+  ASSERT_EQ(t.size(), f.size() - own);
+  for (size_t i = 0; i < t.size(); ++i) EXPECT_EQ(t[i].rel_pc, f[i + own].rel_pc) << i;
+}
+
 TEST(StackCollectorTest, ParseMode) {
   EXPECT_EQ(ParseStackMode("mixed").value(), StackMode::kMixed);
   EXPECT_EQ(ParseStackMode("none").value(), StackMode::kNone);

@@ -97,6 +97,14 @@ void ModuleRegistry::Refresh() {
   }
 }
 
+std::vector<ModuleInfo> LoadedModules() {
+  ModuleRegistry registry;
+  registry.Refresh();
+  std::vector<ModuleInfo> out;
+  for (auto& m : registry.modules_) out.push_back(*m);
+  return out;
+}
+
 std::string ReadBuildIdFromFile(const std::string& path) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return "";

@@ -27,8 +27,12 @@ class ModuleRegistry {
  private:
   ModuleInfo* Lookup(uint64_t pc);
   void Refresh();
+  friend std::vector<ModuleInfo> LoadedModules();
   std::vector<std::unique_ptr<ModuleInfo>> modules_;
 };
+
+// The loaded modules now (dl_iterate_phdr; takes the loader's lock).
+std::vector<ModuleInfo> LoadedModules();
 
 // Hex GNU build-id of the ELF file at `path`, or "" (for tests and checks).
 std::string ReadBuildIdFromFile(const std::string& path);

@@ -88,6 +88,14 @@ StackCollector::StackCollector(StackCollectorOptions options)
   if (options_.max_depth > kMaxDepthLimit) options_.max_depth = kMaxDepthLimit;
   if (options_.max_depth < 1) options_.max_depth = 1;
   if (options_.skip_frames < 0) options_.skip_frames = 0;
+  for (const ModuleInfo& m : LoadedModules()) {
+    bool trim = options_.trim_own_module &&
+                reinterpret_cast<uint64_t>(&UnwindNativeHashed) - m.start < m.end - m.start;
+    for (const std::string& part : options_.trim_modules)
+      if (!part.empty() && m.path.find(part) != std::string::npos) trim = true;
+    // 16: the walk tests every range per trimmed frame; a handful is plenty.
+    if (trim && trim_.size() < 16) trim_.push_back(CodeRange{m.start, m.end});
+  }
   // Resolve the interpreter now rather than inside the first launch callback.
   if (options_.mode == StackMode::kPython || options_.mode == StackMode::kMixed)
     PythonFrames::Get().Reload();
@@ -105,7 +113,8 @@ StackCollector::~StackCollector() = default;
   int n_native = 0;
   uint64_t h = 0;
   if (mode != StackMode::kPython)
-    n_native = UnwindNativeHashed(pcs, max_depth, options_.skip_frames + 1, &h);
+    n_native = UnwindNativeHashed(pcs, max_depth, options_.skip_frames + 1, trim_.data(),
+                                  int(trim_.size()), &h);
   PyFrameRef py[kMaxDepthLimit];
   int n_py = 0;
   PythonFrames& python = PythonFrames::Get();

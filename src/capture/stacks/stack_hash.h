@@ -16,7 +16,15 @@ inline uint64_t StackHashStep(uint64_t h, uint64_t key) {
 // Never 0: the dedup table uses 0 for an empty slot.
 inline uint64_t StackHashFinish(uint64_t h, int n) { return (h ^ uint64_t(n)) | 1; }
 
-// UnwindNative that also returns StackHashFinish over the frames it wrote.
-int UnwindNativeHashed(uint64_t* pcs, int max_frames, int skip, uint64_t* hash);
+// An address range [start, end) of code.
+struct CodeRange {
+  uint64_t start, end;
+};
+
+// UnwindNative that also returns StackHashFinish over the frames it wrote,
+// and after `skip` drops innermost frames while they lie in `trim` (the
+// profiler's own, CUPTI's and the driver's code above the application).
+int UnwindNativeHashed(uint64_t* pcs, int max_frames, int skip, const CodeRange* trim, int n_trim,
+                       uint64_t* hash);
 
 }  // namespace tracesmith::capture::stacks

@@ -101,10 +101,22 @@ inline bool InStack(uintptr_t addr, uintptr_t lo, uintptr_t hi) {
 
 // The walk, inlined into each public entry point so that the register
 // snapshot below is taken in the function whose frame is the innermost one.
+inline bool InRanges(uint64_t pc, const CodeRange* r, int n) {
+  for (int i = 0; i < n; ++i)
+    if (pc - 1 - r[i].start < r[i].end - r[i].start) return true;
+  return false;
+}
+
+// The walk reads other frames' stack slots on purpose: ASan would report
+// those reads as overflows of the frames' locals, so it is not instrumented.
 template <bool kHash>
-[[gnu::always_inline]] inline int Walk(uint64_t* pcs, int max_frames, int skip, uint64_t* hash) {
-  StackBounds& b = t_bounds;
-  if (__builtin_expect(b.hi == 0, 0)) InitStackBounds(&b);
+[[gnu::always_inline, gnu::no_sanitize_address]] inline int Walk(uint64_t* pcs, int max_frames,
+                                                                 int skip, const CodeRange* trim,
+                                                                 int n_trim, uint64_t* hash) {
+  // One TLS access (__tls_get_addr in a shared library), copied to locals.
+  StackBounds* tls = &t_bounds;
+  if (__builtin_expect(tls->hi == 0, 0)) InitStackBounds(tls);
+  const StackBounds b = *tls;
   uint64_t h = kStackHashSeed;
   int n = 0;
   if (max_frames <= 0) {
@@ -155,6 +167,10 @@ template <bool kHash>
         --skip;
         continue;
       }
+      if (n_trim > 0) {
+        if (n == 0 && InRanges(ra, trim, n_trim)) continue;
+        n_trim = 0;  // trimming stops at the first frame kept
+      }
       pcs[n++] = ra;
       if constexpr (kHash) h = StackHashStep(h, ra);
       if (n == max_frames) break;
@@ -170,6 +186,8 @@ template <bool kHash>
     if (ra < 4096) break;
     if (skip > 0) {
       --skip;
+    } else if (n_trim > 0 && n == 0 && InRanges(ra, trim, n_trim)) {
+      // trimmed
     } else {
       pcs[n++] = ra;
       if constexpr (kHash) h = StackHashStep(h, ra);
@@ -185,12 +203,15 @@ template <bool kHash>
 
 }  // namespace
 
-[[gnu::noinline]] int UnwindNative(uint64_t* pcs, int max_frames, int skip) {
-  return Walk<false>(pcs, max_frames, skip, nullptr);
+[[gnu::noinline, gnu::no_sanitize_address]] int UnwindNative(uint64_t* pcs, int max_frames,
+                                                             int skip) {
+  return Walk<false>(pcs, max_frames, skip, nullptr, 0, nullptr);
 }
 
-[[gnu::noinline]] int UnwindNativeHashed(uint64_t* pcs, int max_frames, int skip, uint64_t* hash) {
-  return Walk<true>(pcs, max_frames, skip, hash);
+[[gnu::noinline, gnu::no_sanitize_address]] int UnwindNativeHashed(uint64_t* pcs, int max_frames,
+                                                                   int skip, const CodeRange* trim,
+                                                                   int n_trim, uint64_t* hash) {
+  return Walk<true>(pcs, max_frames, skip, trim, n_trim, hash);
 }
 
 UnwindStats GetUnwindStats() {

@@ -40,6 +40,7 @@ class SbtWriter;
 namespace tracesmith::capture::stacks {
 
 class ModuleRegistry;
+struct CodeRange;
 
 enum class StackMode : uint8_t { kNone, kNative, kPython, kMixed };
 
@@ -54,9 +55,16 @@ struct StackCollectorOptions {
   // Frames kept per stack, innermost first. 128: a PyTorch launch from
   // Python is 60-120 native frames deep before merging.
   int max_depth = 128;
-  // Innermost frames to drop below the caller of CaptureStack (e.g. the
-  // CUPTI callback's own frames).
+  // Innermost frames to drop below the caller of CaptureStack.
   int skip_frames = 0;
+  // Then innermost frames are dropped while they lie in a module whose path
+  // contains one of these, e.g. {"libcupti", "libcuda.so"}, so that a stack
+  // starts at the application's CUDA call. Modules are looked up when the
+  // collector is constructed.
+  std::vector<std::string> trim_modules;
+  // Also drop innermost frames in the module holding this code (the
+  // injection library).
+  bool trim_own_module = false;
 };
 
 struct StackCollectorStats {
@@ -106,6 +114,7 @@ class StackCollector {
 
   StackCollectorOptions options_;
   std::unique_ptr<Slot[]> table_;
+  std::vector<CodeRange> trim_;  // fixed after construction
 
   std::mutex mu_;  // slow path and Drain only
   std::unique_ptr<ModuleRegistry> modules_;
