@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs TraceSmith's build and test dependencies from Debian/Ubuntu packages.
+# Idempotent: packages already present are skipped quickly.
+set -euo pipefail
+
+PACKAGES=(
+  cmake ninja-build g++ pkg-config
+  libzstd-dev libcli11-dev nlohmann-json3-dev libsqlite3-dev zlib1g-dev
+  libdw-dev libelf-dev
+  libgtest-dev libgmock-dev
+  clang libclang-rt-14-dev llvm        # libFuzzer targets, XRay import tests
+  protobuf-compiler                    # decodes exported Perfetto traces in tests
+  python3-dev                          # embedded-interpreter stack tests
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+echo "install-deps: installing ${missing[*]}"
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "install-deps: done"

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The README's second command (and CI's): installs dependencies, builds and
+# runs every test twice — a release build and an AddressSanitizer+UBSan
+# build — then runs each fuzzer for a bounded time. GPU tests skip visibly
+# on machines without a GPU; run scripts/gpu-check.sh on a GPU machine.
+#   FUZZ_SECONDS=N   seconds per fuzzer (default 60; 0 skips fuzzing)
+#   SKIP_ASAN=1      skip the sanitizer build (local iteration only)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+JOBS=${JOBS:-$(nproc)}
+FUZZ_SECONDS=${FUZZ_SECONDS:-60}
+
+scripts/install-deps.sh
+
+run_suite() {  # preset
+  echo "=== build + test: $1 ==="
+  cmake --preset "$1" >/dev/null
+  cmake --build --preset "$1" -j "$JOBS"
+  ctest --preset "$1" -j "$JOBS"
+}
+
+run_suite release
+[ "${SKIP_ASAN:-0}" = 1 ] || run_suite asan
+
+if [ "$FUZZ_SECONDS" -gt 0 ]; then
+  echo "=== fuzzers (${FUZZ_SECONDS}s each) ==="
+  cmake --preset fuzz >/dev/null
+  cmake --build --preset fuzz -j "$JOBS"
+  for f in build/fuzz/fuzz/*_fuzzer; do
+    name=$(basename "$f" _fuzzer)
+    corpus=$(mktemp -d)
+    [ -d "fuzz/corpus/$name" ] && cp -r "fuzz/corpus/$name/." "$corpus/"
+    echo "--- $name"
+    log=$(mktemp)
+    if ! "$f" -max_total_time="$FUZZ_SECONDS" -rss_limit_mb=2048 -max_len=65536 \
+        -print_final_stats=1 -artifact_prefix=build/fuzz/ "$corpus" >"$log" 2>&1; then
+      tail -n 40 "$log"
+      echo "fuzzer $name found a failure (input saved under build/fuzz/)"
+      exit 1
+    fi
+    grep -E "^(Done|stat::number_of_executed_units|stat::peak_rss_mb)" "$log" || true
+    rm -f "$log"
+    rm -rf "$corpus"
+  done
+fi
+echo "=== all test suites passed ==="
