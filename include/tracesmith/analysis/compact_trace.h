@@ -111,8 +111,8 @@ class CorrelationIndex {
  private:
   struct PidTable {
     uint32_t pid = 0, base = 0;
-    std::vector<uint32_t> dense;    // index by correlation - base
-    std::vector<Entry> sparse;      // sorted by correlation when not dense
+    std::vector<uint32_t> dense;  // index by correlation - base
+    std::vector<Entry> sparse;    // sorted by correlation when not dense
   };
   std::vector<PidTable> tables_;
 };
@@ -190,7 +190,8 @@ class CompactTrace {
   void IngestRows(const std::vector<T>& rows);
   void AlignClocks();
   void SortAndIndex();
-  void ComputeRanges();
+  void ComputeRanges();  // lane ranges, GPU lanes, devices
+  void BuildIndexes();   // sync lanes, correlation indexes (after sorting)
 
   std::vector<GpuOp> ops_;
   std::vector<HostCall> calls_;

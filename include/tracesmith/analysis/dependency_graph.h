@@ -29,6 +29,8 @@
 #include <array>
 #include <cstdint>
 #include <ostream>
+#include <span>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -75,9 +77,9 @@ class DependencyRules {
   // Latest-ending op on `lanes` (skipping `except`) with end <= t, or kNone.
   uint32_t LatestOpEndingBy(std::span<const uint32_t> lanes, uint64_t t, uint32_t except) const;
   const CompactTrace& trace_;
-  std::unordered_map<uint64_t, uint32_t> sync_by_corr_;           // (pid << 32 | corr)
-  std::vector<std::vector<uint32_t>> waits_by_lane_;              // stream-wait sync indexes
-  std::unordered_map<uint32_t, std::vector<uint32_t>> pid_lanes_;  // GPU lanes per pid
+  std::unordered_map<uint64_t, uint32_t> sync_by_corr_;               // (pid << 32 | corr)
+  std::vector<std::vector<uint32_t>> waits_by_lane_;                  // stream-wait sync indexes
+  std::unordered_map<uint32_t, std::vector<uint32_t>> pid_lanes_;     // GPU lanes per pid
   std::unordered_map<uint64_t, std::vector<uint32_t>> device_lanes_;  // (pid << 32 | device)
 };
 

@@ -21,8 +21,10 @@
 //                  N has no API record to blame
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "tracesmith/analysis/compact_trace.h"
@@ -61,15 +63,15 @@ struct DeviceTimeline {
   uint32_t device = 0;
   uint32_t streams = 0;
   uint64_t ops = 0;
-  uint64_t busy_ns = 0;           // union of all ops
-  uint64_t kernel_ns = 0;         // union of kernels
-  uint64_t copy_ns = 0;           // union of memcpys and memsets
+  uint64_t busy_ns = 0;    // union of all ops
+  uint64_t kernel_ns = 0;  // union of kernels
+  uint64_t copy_ns = 0;    // union of memcpys and memsets
   uint64_t kernel_copy_overlap_ns = 0;
   uint64_t stream_busy_sum_ns = 0;  // sum of its streams' busy time
   uint32_t max_concurrency = 0;
-  double avg_concurrency = 0;       // stream_busy_sum / busy (0 when never busy)
-  uint64_t nccl_ns = 0;             // union of kernels whose name contains "nccl"
-  uint64_t compute_ns = 0;          // union of the other kernels
+  double avg_concurrency = 0;  // stream_busy_sum / busy (0 when never busy)
+  uint64_t nccl_ns = 0;        // union of kernels whose name contains "nccl"
+  uint64_t compute_ns = 0;     // union of the other kernels
   uint64_t nccl_compute_overlap_ns = 0;
   IdleBreakdown idle;
 };
@@ -90,8 +92,8 @@ TimelineResult ComputeTimeline(const CompactTrace& trace);
 // Busy intervals of the given lanes' ops that satisfy `pred`, clipped to the
 // window; `openers` (optional) receives the op index that began each interval.
 template <typename Pred>
-std::vector<Interval> OpUnion(const CompactTrace& trace, std::span<const uint32_t> lanes,
-                              Pred pred, std::vector<uint32_t>* openers = nullptr);
+std::vector<Interval> OpUnion(const CompactTrace& trace, std::span<const uint32_t> lanes, Pred pred,
+                              std::vector<uint32_t>* openers = nullptr);
 
 // Classifies one idle gap [g0, g1) ended by op `next` (kNone: no next op).
 class IdleClassifier {
@@ -113,8 +115,8 @@ class IdleClassifier {
 // ---- template implementation ----
 
 template <typename Pred>
-std::vector<Interval> OpUnion(const CompactTrace& trace, std::span<const uint32_t> lanes,
-                              Pred pred, std::vector<uint32_t>* openers) {
+std::vector<Interval> OpUnion(const CompactTrace& trace, std::span<const uint32_t> lanes, Pred pred,
+                              std::vector<uint32_t>* openers) {
   const uint64_t w0 = trace.window_begin(), w1 = trace.window_end();
   const auto& ops = trace.ops();
   std::vector<Interval> out;
@@ -132,8 +134,7 @@ std::vector<Interval> OpUnion(const CompactTrace& trace, std::span<const uint32_
   while (true) {
     size_t best = SIZE_MAX;
     for (size_t k = 0; k < lanes.size(); ++k)
-      if (pos[k] < end[k] &&
-          (best == SIZE_MAX || ops[pos[k]].start_ns < ops[pos[best]].start_ns))
+      if (pos[k] < end[k] && (best == SIZE_MAX || ops[pos[k]].start_ns < ops[pos[best]].start_ns))
         best = k;
     if (best == SIZE_MAX) break;
     const uint32_t i = pos[best]++;

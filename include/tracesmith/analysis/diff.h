@@ -1,0 +1,37 @@
+// Before/after comparison of two traces: per-kernel and per-call-site count
+// and GPU time differences, largest absolute time change first.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "tracesmith/analysis/report.h"
+
+namespace tracesmith::analysis {
+
+struct DiffRow {
+  std::string name;
+  uint64_t count_a = 0, count_b = 0;
+  uint64_t total_a = 0, total_b = 0;  // ns
+  int64_t delta_ns() const { return static_cast<int64_t>(total_b) - static_cast<int64_t>(total_a); }
+  int64_t delta_count() const {
+    return static_cast<int64_t>(count_b) - static_cast<int64_t>(count_a);
+  }
+};
+
+struct TraceDiff {
+  std::string a, b;
+  uint64_t wall_a = 0, wall_b = 0;
+  uint64_t kernels_a = 0, kernels_b = 0;
+  uint64_t kernel_ns_a = 0, kernel_ns_b = 0;
+  std::vector<DiffRow> kernels;     // by |delta_ns| descending, then name
+  std::vector<DiffRow> call_sites;  // same; empty when neither trace has stacks
+};
+
+TraceDiff DiffReports(const AnalysisReport& a, const AnalysisReport& b);
+void WriteTextDiff(const TraceDiff& d, size_t top, std::ostream& out);
+void WriteJsonDiff(const TraceDiff& d, std::ostream& out);
+
+}  // namespace tracesmith::analysis

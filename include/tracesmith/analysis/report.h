@@ -1,0 +1,120 @@
+// The analysis report behind `tracesmith analyze`: where GPU time goes, how
+// busy each GPU and stream is, why they idle, what bounds the step (critical
+// path), and 3-10 findings in plain words.
+//
+// Every event is counted once: kernel statistics come from the kernel ops
+// themselves (never from their API calls), busy time from interval unions.
+// Percentiles are nearest-rank (the smallest value with at least q of the
+// samples at or below it), so each is a real sample.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "tracesmith/analysis/compact_trace.h"
+#include "tracesmith/analysis/dependency_graph.h"
+#include "tracesmith/analysis/timeline.h"
+#include "tracesmith/base/status.h"
+#include "tracesmith/format/sbt_reader.h"
+
+namespace tracesmith::analysis {
+
+struct DurationStats {
+  uint64_t count = 0, total_ns = 0, mean_ns = 0, p50_ns = 0, p95_ns = 0, max_ns = 0;
+};
+// Nearest-rank statistics of `values` (reordered in place).
+DurationStats ComputeDurationStats(std::span<uint64_t> values);
+
+struct NamedStats {
+  std::string name;
+  DurationStats stats;
+  double share = 0;  // of total kernel time
+};
+
+struct NvtxStats {
+  std::string name;
+  uint64_t ranges = 0, range_ns = 0;    // host ranges and their summed duration
+  uint64_t kernels = 0, kernel_ns = 0;  // kernels launched inside them
+  double share = 0;                     // kernel_ns / total kernel time
+};
+
+struct CopyStats {
+  std::string direction;  // "HtoD", "DtoH", ..., "memset"
+  uint64_t count = 0, bytes = 0, busy_ns = 0;
+  double gbps() const { return busy_ns ? double(bytes) / double(busy_ns) : 0.0; }
+};
+
+struct LaunchStats {
+  std::string api;  // "cudaLaunchKernel", ...
+  DurationStats api_duration;
+  DurationStats launch_delay;  // first op start - API call start
+  uint64_t outliers = 0;       // calls over 10x this API's median duration
+};
+
+struct LaunchOutlier {
+  std::string api, op, call_site;
+  uint64_t start_ns = 0;  // from trace start
+  uint64_t api_ns = 0, delay_ns = 0;
+};
+
+struct GraphStats {
+  uint32_t graph_id = 0;
+  uint64_t launches = 0, kernels = 0, kernel_ns = 0;
+};
+
+struct PathShare {
+  std::string name;
+  uint64_t ns = 0;
+};
+
+struct AnalysisReport {
+  std::string source;
+  uint64_t events = 0;
+  uint64_t window_begin = 0, window_end = 0, trace_begin = 0;
+  uint64_t wall_ns() const { return window_end - window_begin; }
+  uint64_t kernel_count = 0, kernel_ns = 0;
+  TimelineResult timeline;
+  std::vector<std::string> stream_names;  // parallel to timeline.streams
+  std::vector<NamedStats> kernels;        // all, by total time
+  std::vector<NamedStats> call_sites;     // empty when the trace has no stacks
+  std::vector<NvtxStats> nvtx;
+  std::vector<CopyStats> copies;
+  std::vector<LaunchStats> launches;
+  std::vector<LaunchOutlier> outliers;  // the slowest (at most 5)
+  std::vector<GraphStats> graphs;
+  uint64_t graph_launches = 0;
+  std::array<uint64_t, kNumPathCategories> critical_path_ns{};
+  uint64_t critical_path_nodes = 0;
+  std::vector<PathShare> critical_path_top;  // kernels and API calls on the path
+  CompactStats compact;
+  std::vector<std::string> findings;
+};
+
+struct AnalyzeOptions {
+  size_t top = 15;  // rows per table in the text report
+};
+
+// Computes the report from a finalized (and possibly restricted) trace.
+AnalysisReport BuildReport(const CompactTrace& trace, const std::string& source);
+
+struct LoadOptions {
+  std::string from, to;  // durations relative to trace start ("2ms"); empty = open
+  std::string nvtx;      // restrict to work issued inside NVTX ranges with this name
+};
+// Streams an SBT file into a CompactTrace (bounded by the compact records,
+// never the full rows), finalizes it and applies the restrictions. `report`
+// (optional) receives what the reader recovered from a damaged file.
+Status LoadCompactTrace(const std::string& path, const LoadOptions& options, CompactTrace* out,
+                        format::ReadReport* report = nullptr);
+// Applies --from/--to/--nvtx to a finalized trace.
+Status ApplyRestrictions(const LoadOptions& options, CompactTrace* trace);
+
+void WriteTextReport(const AnalysisReport& r, const AnalyzeOptions& o, std::ostream& out);
+void WriteJsonReport(const AnalysisReport& r, std::ostream& out);
+
+// "12.5%" of part/whole (0 when whole is 0).
+double Percent(uint64_t part, uint64_t whole);
+
+}  // namespace tracesmith::analysis

@@ -1,0 +1,521 @@
+#include "tracesmith/analysis/compact_trace.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <set>
+
+#include "tracesmith/analysis/sorter.h"
+
+namespace tracesmith::analysis {
+
+using namespace model;
+
+const char* OpKindName(OpKind kind) {
+  switch (kind) {
+    case OpKind::kKernel:
+      return "kernel";
+    case OpKind::kMemcpy:
+      return "memcpy";
+    case OpKind::kMemset:
+      return "memset";
+  }
+  return "?";
+}
+
+// ---- CorrelationIndex ------------------------------------------------------
+
+void CorrelationIndex::Build(std::vector<Entry> entries) {
+  tables_.clear();
+  std::stable_sort(entries.begin(), entries.end(),
+                   [](const Entry& a, const Entry& b) { return a.pid < b.pid; });
+  size_t i = 0;
+  while (i < entries.size()) {
+    size_t j = i;
+    uint32_t lo = UINT32_MAX, hi = 0;
+    while (j < entries.size() && entries[j].pid == entries[i].pid) {
+      lo = std::min(lo, entries[j].correlation);
+      hi = std::max(hi, entries[j].correlation);
+      ++j;
+    }
+    PidTable t;
+    t.pid = entries[i].pid;
+    t.base = lo;
+    const uint64_t range = uint64_t(hi) - lo + 1;
+    // Dense while it costs at most ~4 slots per entry (CUPTI ids are sequential).
+    if (range <= 4 * (j - i) + 1024) {
+      t.dense.assign(range, kNone);
+      for (size_t k = i; k < j; ++k) t.dense[entries[k].correlation - lo] = entries[k].index;
+    } else {
+      t.sparse.assign(entries.begin() + i, entries.begin() + j);
+      // Stable: for duplicate ids the later entry wins, as in the dense table.
+      std::stable_sort(t.sparse.begin(), t.sparse.end(), [](const Entry& a, const Entry& b) {
+        return a.correlation < b.correlation;
+      });
+    }
+    tables_.push_back(std::move(t));
+    i = j;
+  }
+}
+
+uint32_t CorrelationIndex::Find(uint32_t pid, uint32_t correlation) const {
+  if (correlation == 0) return kNone;
+  for (const PidTable& t : tables_) {
+    if (t.pid != pid) continue;
+    if (!t.dense.empty()) {
+      if (correlation < t.base || correlation - t.base >= t.dense.size()) return kNone;
+      return t.dense[correlation - t.base];
+    }
+    auto it = std::upper_bound(t.sparse.begin(), t.sparse.end(), correlation,
+                               [](uint32_t c, const Entry& e) { return c < e.correlation; });
+    if (it == t.sparse.begin() || (it - 1)->correlation != correlation) return kNone;
+    return (it - 1)->index;
+  }
+  return kNone;
+}
+
+// ---- ingest ----------------------------------------------------------------
+
+CompactTrace::CompactTrace() = default;
+
+uint32_t CompactTrace::GpuLane(uint32_t pid, uint32_t device, uint32_t stream) {
+  // Stream ids are per context and small; 24 bits of stream and 8 of device
+  // with the pid make a unique key for every trace CUPTI can produce.
+  const uint64_t key = (uint64_t(pid) << 32) ^ (uint64_t(device & 0xff) << 24) ^
+                       (stream & 0xffffffu) ^ (uint64_t(stream >> 24) << 56);
+  if (key == last_gpu_key_) return last_gpu_lane_;
+  auto [it, added] = gpu_lane_index_.try_emplace(key, static_cast<uint32_t>(lanes_.size()));
+  if (added) lanes_.push_back(Lane{.host = false, .pid = pid, .device = device, .stream = stream});
+  last_gpu_key_ = key;
+  last_gpu_lane_ = it->second;
+  return it->second;
+}
+
+uint32_t CompactTrace::HostLane(uint32_t pid, uint32_t tid) {
+  const uint64_t key = (uint64_t(pid) << 32) | tid;
+  if (key == last_host_key_) return last_host_lane_;
+  auto [it, added] = host_lane_index_.try_emplace(key, static_cast<uint32_t>(lanes_.size()));
+  if (added) lanes_.push_back(Lane{.host = true, .pid = pid, .tid = tid});
+  last_host_key_ = key;
+  last_host_lane_ = it->second;
+  return it->second;
+}
+
+void CompactTrace::RefreshMeta(const Trace& batch) {
+  if (batch.strings.size() > meta_.strings.size()) meta_.strings = batch.strings;
+  ForEachRecordType([&]<typename T>() {
+    if constexpr (!RecordTraits<T>::kIsEvent) {
+      if (batch.Rows<T>().size() != meta_.Rows<T>().size()) meta_.Rows<T>() = batch.Rows<T>();
+    }
+  });
+}
+
+template <typename T>
+void CompactTrace::IngestRows(const std::vector<T>& rows) {
+  stats_.events_ingested += rows.size();
+  auto fix_end = [&](uint64_t s, uint64_t e) {
+    if (e >= s) return e;
+    stats_.inverted_intervals++;
+    return s;
+  };
+  if constexpr (std::is_same_v<T, KernelEvent>) {
+    ops_.reserve(ops_.size() + rows.size());
+    for (const KernelEvent& e : rows) {
+      GpuOp op;
+      op.start_ns = e.start_ns;
+      op.end_ns = fix_end(e.start_ns, e.end_ns);
+      op.name_id = e.demangled_id ? e.demangled_id : e.name_id;
+      op.correlation_id = e.correlation_id;
+      op.lane_kind = GpuLane(e.pid, e.device_id, e.stream_id) << 2 | uint32_t(OpKind::kKernel);
+      op.extra = e.graph_id;
+      ops_.push_back(op);
+    }
+  } else if constexpr (std::is_same_v<T, MemcpyEvent> || std::is_same_v<T, MemsetEvent>) {
+    constexpr bool kMemset = std::is_same_v<T, MemsetEvent>;
+    for (const T& e : rows) {
+      GpuOp op;
+      op.start_ns = e.start_ns;
+      op.end_ns = fix_end(e.start_ns, e.end_ns);
+      op.correlation_id = e.correlation_id;
+      op.lane_kind = GpuLane(e.pid, e.device_id, e.stream_id) << 2 |
+                     uint32_t(kMemset ? OpKind::kMemset : OpKind::kMemcpy);
+      op.extra = static_cast<uint32_t>(copies_.size());
+      CopyInfo c;
+      c.bytes = e.bytes;
+      c.is_memset = kMemset;
+      if constexpr (!kMemset) {
+        c.src_device = e.src_device_id;
+        c.dst_device = e.dst_device_id;
+        c.copy_kind = e.copy_kind;
+        c.src_kind = e.src_kind;
+        c.dst_kind = e.dst_kind;
+      } else {
+        c.src_device = c.dst_device = e.device_id;
+        c.dst_kind = e.memory_kind;
+      }
+      copies_.push_back(c);
+      ops_.push_back(op);
+    }
+  } else if constexpr (std::is_same_v<T, ApiEvent>) {
+    calls_.reserve(calls_.size() + rows.size());
+    for (const ApiEvent& e : rows) {
+      HostCall c;
+      c.start_ns = e.start_ns;
+      c.end_ns = fix_end(e.start_ns, e.end_ns);
+      c.correlation_id = e.correlation_id;
+      c.stack_id = e.stack_id;
+      c.name_id = e.name_id;
+      c.lane = HostLane(e.pid, e.tid);
+      calls_.push_back(c);
+    }
+  } else if constexpr (std::is_same_v<T, SyncEvent>) {
+    for (const SyncEvent& e : rows)
+      syncs_.push_back(SyncRecord{.start_ns = e.start_ns,
+                                  .end_ns = fix_end(e.start_ns, e.end_ns),
+                                  .correlation_id = e.correlation_id,
+                                  .event_id = e.event_id,
+                                  .pid = e.pid,
+                                  .device_id = e.device_id,
+                                  .stream_id = e.stream_id,
+                                  .sync_type = e.sync_type});
+  } else if constexpr (std::is_same_v<T, NvtxRangeEvent>) {
+    for (const NvtxRangeEvent& e : rows)
+      nvtx_.push_back(
+          NvtxRecord{e.start_ns, fix_end(e.start_ns, e.end_ns), e.name_id, HostLane(e.pid, e.tid)});
+  } else if constexpr (std::is_same_v<T, GraphLaunchEvent>) {
+    for (const GraphLaunchEvent& e : rows)
+      graphs_.push_back(GraphLaunchRecord{e.start_ns, fix_end(e.start_ns, e.end_ns),
+                                          e.correlation_id, e.graph_id, e.pid, e.device_id});
+  } else {
+    stats_.events_ignored += rows.size();
+  }
+}
+
+void CompactTrace::Ingest(const Trace& batch, TableKind kind) {
+  RefreshMeta(batch);
+  ForEachRecordType([&]<typename T>() {
+    if constexpr (RecordTraits<T>::kIsEvent) {
+      if (RecordTraits<T>::kKind == kind) IngestRows(batch.Rows<T>());
+    }
+  });
+}
+
+void CompactTrace::IngestAll(const Trace& trace) {
+  RefreshMeta(trace);
+  ForEachRecordType([&]<typename T>() {
+    if constexpr (RecordTraits<T>::kIsEvent) IngestRows(trace.Rows<T>());
+  });
+}
+
+// ---- finalize --------------------------------------------------------------
+
+namespace {
+
+// Capture clock -> CLOCK_REALTIME for one process: linear through its first
+// and last anchors (corrects drift between them), an offset with one anchor.
+struct ClockMap {
+  int64_t g0 = 0, r0 = 0, g1 = 0, r1 = 0;
+  bool linear = false;
+  uint64_t operator()(uint64_t t) const {
+    if (t == 0) return 0;  // 0 means "unknown" in the model
+    __int128 d = static_cast<__int128>(t) - g0;
+    if (linear) d = d * (r1 - r0) / (g1 - g0);
+    __int128 r = r0 + d;
+    return r < 0 ? 0 : static_cast<uint64_t>(r);
+  }
+};
+
+}  // namespace
+
+void CompactTrace::AlignClocks() {
+  std::set<uint32_t> pids;
+  for (const Lane& l : lanes_) pids.insert(l.pid);
+  for (const SyncRecord& s : syncs_) pids.insert(s.pid);
+  for (const GraphLaunchRecord& g : graphs_) pids.insert(g.pid);
+  if (pids.size() < 2) return;
+  std::map<uint32_t, ClockMap> maps;
+  for (uint32_t pid : pids) {
+    std::vector<ClockAnchor> anchors;
+    for (const ClockAnchor& a : meta_.Rows<ClockAnchor>())
+      if (a.pid == pid && a.gpu_ns && a.realtime_ns) anchors.push_back(a);
+    if (anchors.empty()) {
+      stats_.processes_unaligned++;
+      continue;
+    }
+    std::sort(anchors.begin(), anchors.end(),
+              [](const ClockAnchor& a, const ClockAnchor& b) { return a.gpu_ns < b.gpu_ns; });
+    ClockMap m;
+    m.g0 = static_cast<int64_t>(anchors.front().gpu_ns);
+    m.r0 = static_cast<int64_t>(anchors.front().realtime_ns);
+    m.g1 = static_cast<int64_t>(anchors.back().gpu_ns);
+    m.r1 = static_cast<int64_t>(anchors.back().realtime_ns);
+    m.linear = m.g1 != m.g0;
+    maps[pid] = m;
+  }
+  if (maps.empty()) return;
+  stats_.clocks_aligned = true;
+  std::vector<const ClockMap*> lane_map(lanes_.size(), nullptr);
+  for (size_t l = 0; l < lanes_.size(); ++l) {
+    auto it = maps.find(lanes_[l].pid);
+    if (it != maps.end()) lane_map[l] = &it->second;
+  }
+  auto convert = [](const ClockMap* m, uint64_t* s, uint64_t* e) {
+    if (!m) return;
+    *s = (*m)(*s);
+    *e = std::max(*s, (*m)(*e));
+  };
+  for (GpuOp& o : ops_) convert(lane_map[o.lane()], &o.start_ns, &o.end_ns);
+  for (HostCall& c : calls_) convert(lane_map[c.lane], &c.start_ns, &c.end_ns);
+  for (NvtxRecord& n : nvtx_) convert(lane_map[n.lane], &n.start_ns, &n.end_ns);
+  for (SyncRecord& s : syncs_) {
+    auto it = maps.find(s.pid);
+    if (it != maps.end()) convert(&it->second, &s.start_ns, &s.end_ns);
+  }
+  for (GraphLaunchRecord& g : graphs_) {
+    auto it = maps.find(g.pid);
+    if (it != maps.end()) convert(&it->second, &g.start_ns, &g.end_ns);
+  }
+}
+
+namespace {
+
+// Stable counting sort of records by lane: O(n), lanes are few.
+template <typename T, typename LaneOf>
+void SortByLane(std::vector<T>* rows, size_t lanes, LaneOf lane_of) {
+  std::vector<uint32_t> offset(lanes + 1, 0);
+  for (const T& r : *rows) offset[lane_of(r) + 1]++;
+  bool sorted = true;
+  for (size_t i = 1; i < rows->size() && sorted; ++i)
+    sorted = lane_of((*rows)[i - 1]) <= lane_of((*rows)[i]);
+  if (sorted) return;
+  std::partial_sum(offset.begin(), offset.end(), offset.begin());
+  std::vector<T> out(rows->size());
+  for (const T& r : *rows) out[offset[lane_of(r)]++] = r;
+  rows->swap(out);
+}
+
+}  // namespace
+
+void CompactTrace::SortAndIndex() {
+  // Renumber lanes in a stable, readable order: GPU streams by (pid, device,
+  // stream), then host threads by (pid, tid).
+  std::vector<uint32_t> order(lanes_.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    const Lane &x = lanes_[a], &y = lanes_[b];
+    return std::tie(x.host, x.pid, x.device, x.stream, x.tid) <
+           std::tie(y.host, y.pid, y.device, y.stream, y.tid);
+  });
+  std::vector<uint32_t> remap(lanes_.size());
+  std::vector<Lane> lanes(lanes_.size());
+  for (uint32_t i = 0; i < order.size(); ++i) {
+    remap[order[i]] = i;
+    lanes[i] = lanes_[order[i]];
+  }
+  lanes_.swap(lanes);
+  for (GpuOp& o : ops_) o.lane_kind = remap[o.lane()] << 2 | (o.lane_kind & 3);
+  for (HostCall& c : calls_) c.lane = remap[c.lane];
+  for (NvtxRecord& n : nvtx_) n.lane = remap[n.lane];
+  gpu_lane_index_.clear();
+  host_lane_index_.clear();
+
+  SortByLane(&ops_, lanes_.size(), [](const GpuOp& o) { return o.lane(); });
+  SortByLane(&calls_, lanes_.size(), [](const HostCall& c) { return c.lane; });
+  ComputeRanges();  // lane ranges for the per-lane sorts; indexes come after
+  for (uint32_t l = 0; l < lanes_.size(); ++l) {
+    LaneRange r = ranges_[l];
+    bool in_window = lanes_[l].host
+                         ? WindowedSort(calls_.begin() + r.begin, calls_.begin() + r.end,
+                                        [](const HostCall& a, const HostCall& b) {
+                                          return a.start_ns < b.start_ns ||
+                                                 (a.start_ns == b.start_ns && a.end_ns < b.end_ns);
+                                        })
+                         : WindowedSort(ops_.begin() + r.begin, ops_.begin() + r.end,
+                                        [](const GpuOp& a, const GpuOp& b) {
+                                          return a.start_ns < b.start_ns ||
+                                                 (a.start_ns == b.start_ns && a.end_ns < b.end_ns);
+                                        });
+    if (!in_window) stats_.lanes_resorted++;
+  }
+  std::sort(nvtx_.begin(), nvtx_.end(), [](const NvtxRecord& a, const NvtxRecord& b) {
+    return std::tie(a.lane, a.start_ns, a.end_ns) < std::tie(b.lane, b.start_ns, b.end_ns);
+  });
+  std::stable_sort(syncs_.begin(), syncs_.end(), [](const SyncRecord& a, const SyncRecord& b) {
+    return a.start_ns < b.start_ns;
+  });
+  std::stable_sort(graphs_.begin(), graphs_.end(),
+                   [](const GraphLaunchRecord& a, const GraphLaunchRecord& b) {
+                     return a.start_ns < b.start_ns;
+                   });
+  BuildIndexes();
+}
+
+void CompactTrace::ComputeRanges() {
+  ranges_.assign(lanes_.size(), LaneRange{});
+  for (uint32_t i = 0; i < ops_.size();) {
+    uint32_t l = ops_[i].lane(), j = i;
+    while (j < ops_.size() && ops_[j].lane() == l) ++j;
+    ranges_[l] = {i, j};
+    i = j;
+  }
+  for (uint32_t i = 0; i < calls_.size();) {
+    uint32_t l = calls_[i].lane, j = i;
+    while (j < calls_.size() && calls_[j].lane == l) ++j;
+    ranges_[l] = {i, j};
+    i = j;
+  }
+  gpu_lanes_.clear();
+  devices_.clear();
+  for (uint32_t l = 0; l < lanes_.size(); ++l) {
+    if (lanes_[l].host || ranges_[l].begin == ranges_[l].end) continue;
+    gpu_lanes_.push_back(l);
+    devices_.push_back(lanes_[l].device);
+  }
+  std::sort(devices_.begin(), devices_.end());
+  devices_.erase(std::unique(devices_.begin(), devices_.end()), devices_.end());
+}
+
+void CompactTrace::BuildIndexes() {
+  // Sync records point at the GPU lane they block or wait for.
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t>, uint32_t> by_key;
+  for (uint32_t l : gpu_lanes_) by_key[{lanes_[l].pid, lanes_[l].device, lanes_[l].stream}] = l;
+  for (SyncRecord& s : syncs_) {
+    auto it = by_key.find({s.pid, s.device_id, s.stream_id});
+    s.lane = it == by_key.end() ? kNone : it->second;
+  }
+  // Correlation indexes.
+  std::vector<CorrelationIndex::Entry> entries;
+  entries.reserve(calls_.size());
+  for (uint32_t i = 0; i < calls_.size(); ++i)
+    if (calls_[i].correlation_id)
+      entries.push_back({lanes_[calls_[i].lane].pid, calls_[i].correlation_id, i});
+  call_by_corr_.Build(std::move(entries));
+  entries.clear();
+  entries.reserve(ops_.size());
+  // Several ops per id (a graph launch runs many kernels): sorting by end
+  // makes the last-ending op win, which is the one the call waited for.
+  for (uint32_t i = 0; i < ops_.size(); ++i)
+    if (ops_[i].correlation_id)
+      entries.push_back({PidOfLane(ops_[i].lane()), ops_[i].correlation_id, i});
+  std::stable_sort(entries.begin(), entries.end(),
+                   [&](const CorrelationIndex::Entry& a, const CorrelationIndex::Entry& b) {
+                     return ops_[a.index].end_ns < ops_[b.index].end_ns;
+                   });
+  op_by_corr_.Build(std::move(entries));
+}
+
+void CompactTrace::Finalize() {
+  if (finalized_) return;
+  finalized_ = true;
+  AlignClocks();
+  SortAndIndex();
+  uint64_t lo = UINT64_MAX, hi = 0;
+  auto span = [&](uint64_t s, uint64_t e) {
+    lo = std::min(lo, s);
+    hi = std::max(hi, e);
+  };
+  for (const GpuOp& o : ops_) span(o.start_ns, o.end_ns);
+  for (const HostCall& c : calls_) span(c.start_ns, c.end_ns);
+  for (const SyncRecord& s : syncs_) span(s.start_ns, s.end_ns);
+  for (const NvtxRecord& n : nvtx_) span(n.start_ns, n.end_ns);
+  for (const GraphLaunchRecord& g : graphs_) span(g.start_ns, g.end_ns);
+  if (lo > hi) lo = hi = 0;
+  trace_begin_ = window_begin_ = lo;
+  window_end_ = hi;
+}
+
+std::vector<uint32_t> CompactTrace::DeviceLanes(uint32_t device) const {
+  std::vector<uint32_t> out;
+  for (uint32_t l : gpu_lanes_)
+    if (lanes_[l].device == device) out.push_back(l);
+  return out;
+}
+
+uint32_t CompactTrace::CallOfOp(const GpuOp& op) const {
+  return call_by_corr_.Find(PidOfLane(op.lane()), op.correlation_id);
+}
+
+uint32_t CompactTrace::OpOfCall(const HostCall& call) const {
+  return op_by_corr_.Find(PidOfLane(call.lane), call.correlation_id);
+}
+
+// ---- restriction -----------------------------------------------------------
+
+void CompactTrace::RestrictWindow(uint64_t from, uint64_t to) {
+  // Half-open intervals: one that only touches the window is outside it;
+  // an instant (s == e) is inside when it lies in [from, to].
+  auto outside = [&](uint64_t s, uint64_t e) {
+    return s == e ? (s < from || s > to) : (e <= from || s >= to);
+  };
+  std::erase_if(ops_, [&](const GpuOp& o) { return outside(o.start_ns, o.end_ns); });
+  std::erase_if(calls_, [&](const HostCall& c) { return outside(c.start_ns, c.end_ns); });
+  std::erase_if(syncs_, [&](const SyncRecord& s) { return outside(s.start_ns, s.end_ns); });
+  std::erase_if(nvtx_, [&](const NvtxRecord& n) { return outside(n.start_ns, n.end_ns); });
+  std::erase_if(graphs_, [&](const GraphLaunchRecord& g) { return outside(g.start_ns, g.end_ns); });
+  window_begin_ = std::max(window_begin_, from);
+  window_end_ = std::max(window_begin_, std::min(window_end_, to));
+  ComputeRanges();
+  BuildIndexes();
+}
+
+Status CompactTrace::RestrictToNvtx(const std::string& name) {
+  // Per host lane, the union of that lane's ranges with this name.
+  std::vector<std::vector<Interval>> inside(lanes_.size());
+  size_t found = 0;
+  for (const NvtxRecord& n : nvtx_) {
+    if (String(n.name_id) != name) continue;
+    ++found;
+    inside[n.lane].push_back({n.start_ns, n.end_ns});
+  }
+  if (!found) return NotFound("no NVTX range is named '" + name + "'");
+  for (auto& v : inside) {
+    std::sort(v.begin(), v.end(),
+              [](const Interval& a, const Interval& b) { return a.start < b.start; });
+    std::vector<Interval> u;
+    for (const Interval& i : v) AppendUnion(&u, i.start, i.end);
+    v.swap(u);
+  }
+  auto in_range = [&](uint32_t lane, uint64_t t) {
+    const auto& v = inside[lane];
+    auto it = std::upper_bound(v.begin(), v.end(), t,
+                               [](uint64_t x, const Interval& i) { return x < i.start; });
+    return it != v.begin() && t <= (it - 1)->end;
+  };
+  std::vector<uint8_t> keep_call(calls_.size());
+  for (size_t i = 0; i < calls_.size(); ++i)
+    keep_call[i] = in_range(calls_[i].lane, calls_[i].start_ns);
+  std::vector<uint8_t> keep_op(ops_.size());
+  for (size_t i = 0; i < ops_.size(); ++i) {
+    uint32_t c = CallOfOp(ops_[i]);
+    keep_op[i] = c != kNone && keep_call[c];
+  }
+  std::set<std::pair<uint32_t, uint32_t>> kept_corr;
+  for (size_t i = 0; i < calls_.size(); ++i)
+    if (keep_call[i]) kept_corr.insert({lanes_[calls_[i].lane].pid, calls_[i].correlation_id});
+  size_t k = 0;
+  for (size_t i = 0; i < ops_.size(); ++i)
+    if (keep_op[i]) ops_[k++] = ops_[i];
+  ops_.resize(k);
+  k = 0;
+  for (size_t i = 0; i < calls_.size(); ++i)
+    if (keep_call[i]) calls_[k++] = calls_[i];
+  calls_.resize(k);
+  std::erase_if(syncs_, [&](const SyncRecord& s) {
+    return !kept_corr.count({s.pid, s.correlation_id});
+  });
+  std::erase_if(graphs_, [&](const GraphLaunchRecord& g) {
+    return !kept_corr.count({g.pid, g.correlation_id});
+  });
+  std::erase_if(nvtx_, [&](const NvtxRecord& n) { return String(n.name_id) != name; });
+  uint64_t lo = UINT64_MAX, hi = 0;
+  for (const GpuOp& o : ops_) lo = std::min(lo, o.start_ns), hi = std::max(hi, o.end_ns);
+  for (const HostCall& c : calls_) lo = std::min(lo, c.start_ns), hi = std::max(hi, c.end_ns);
+  if (lo > hi) lo = hi = window_begin_;
+  window_begin_ = lo;
+  window_end_ = hi;
+  ComputeRanges();
+  BuildIndexes();
+  return OkStatus();
+}
+
+}  // namespace tracesmith::analysis

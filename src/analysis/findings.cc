@@ -1,0 +1,203 @@
+#include "findings.h"
+
+#include <algorithm>
+
+#include "tracesmith/base/file_util.h"
+
+namespace tracesmith::analysis {
+
+namespace {
+
+struct Finding {
+  double weight;  // share of wall time (or of GPU time) the finding explains
+  std::string text;
+};
+
+std::string Pct(double p) { return StrFormat("%.1f%%", p); }
+
+}  // namespace
+
+std::vector<std::string> ComputeFindings(const CompactTrace& t, const AnalysisReport& r) {
+  std::vector<Finding> out;
+  const uint64_t wall = r.wall_ns();
+  if (wall == 0 || (t.ops().empty() && t.calls().empty())) {
+    if (t.ops().empty()) return {"The trace has no GPU activity in the analysed window."};
+    return {};
+  }
+  // The call site most kernels were launched from (when stacks exist).
+  std::string top_site;
+  double top_site_share = 0;
+  if (!r.call_sites.empty() && r.kernel_count) {
+    const NamedStats* best = nullptr;
+    for (const NamedStats& s : r.call_sites)
+      if (s.name != "(no stack)" && (!best || s.stats.count > best->stats.count)) best = &s;
+    if (best) {
+      top_site = best->name;
+      top_site_share = Percent(best->stats.count, r.kernel_count);
+    }
+  }
+
+  // 1. Utilization and the dominant idle cause, per device.
+  for (const DeviceTimeline& d : r.timeline.devices) {
+    const uint64_t idle = d.idle.total_ns();
+    int top = 0;
+    for (int c = 1; c < kNumIdleCauses; ++c)
+      if (d.idle.ns[c] > d.idle.ns[top]) top = c;
+    std::string text =
+        StrFormat("GPU %u is busy %s of the %s window", d.device,
+                  Pct(Percent(d.busy_ns, wall)).c_str(), HumanDuration(wall).c_str());
+    if (idle) {
+      text += StrFormat("; it is idle %s of the time, mostly %s (%s of its idle time)",
+                        Pct(Percent(idle, wall)).c_str(), IdleCauseDescription(IdleCause(top)),
+                        Pct(Percent(d.idle.ns[top], idle)).c_str());
+      if (IdleCause(top) == IdleCause::kHostLaunch && !top_site.empty() && top_site_share >= 20)
+        text += StrFormat("; %s of launches come from %s", Pct(top_site_share).c_str(),
+                          top_site.c_str());
+    }
+    out.push_back({Percent(idle, wall) + 1, text + "."});
+  }
+
+  // 2. The kernel that takes most GPU time.
+  if (!r.kernels.empty()) {
+    const NamedStats& k = r.kernels[0];
+    std::string name = k.name.size() > 80 ? k.name.substr(0, 77) + "..." : k.name;
+    out.push_back({k.share, StrFormat("Kernel %s takes %s of GPU kernel time (%llu calls, mean %s, "
+                                      "p95 %s).",
+                                      name.c_str(), Pct(k.share).c_str(),
+                                      static_cast<unsigned long long>(k.stats.count),
+                                      HumanDuration(k.stats.mean_ns).c_str(),
+                                      HumanDuration(k.stats.p95_ns).c_str())});
+  }
+
+  // 3. Launch-bound: kernels shorter than the calls that launch them.
+  const LaunchStats* launch = nullptr;
+  for (const LaunchStats& l : r.launches)
+    if (l.api.find("Launch") != std::string::npos &&
+        (!launch || l.api_duration.count > launch->api_duration.count))
+      launch = &l;
+  if (launch && r.kernel_count) {
+    uint64_t shorter = 0;
+    for (const GpuOp& op : t.ops())
+      if (op.kind() == OpKind::kKernel && op.duration() < launch->api_duration.p50_ns) ++shorter;
+    double share = Percent(shorter, r.kernel_count);
+    if (share >= 25)
+      out.push_back({share / 2, StrFormat("%s of kernels run for less than a %s call takes "
+                                          "(median %s): the GPU is launch-bound; CUDA graphs or "
+                                          "kernel fusion would cut the overhead.",
+                                          Pct(share).c_str(), launch->api.c_str(),
+                                          HumanDuration(launch->api_duration.p50_ns).c_str())});
+  }
+
+  // 4. What the critical path is made of.
+  {
+    std::vector<std::pair<uint64_t, int>> cats;
+    for (int c = 0; c < kNumPathCategories; ++c)
+      if (r.critical_path_ns[c]) cats.push_back({r.critical_path_ns[c], c});
+    std::sort(cats.rbegin(), cats.rend());
+    std::string parts;
+    for (size_t i = 0; i < cats.size() && i < 3; ++i) {
+      if (i) parts += ", ";
+      parts +=
+          Pct(Percent(cats[i].first, wall)) + " " + PathCategoryName(PathCategory(cats[i].second));
+    }
+    if (!parts.empty())
+      out.push_back(
+          {25, StrFormat("The critical path (%llu steps) is %s.",
+                         static_cast<unsigned long long>(r.critical_path_nodes), parts.c_str())});
+  }
+
+  // 5. Host time inside synchronize calls.
+  {
+    uint64_t sync_ns = 0, n = 0, longest = 0;
+    for (const SyncRecord& s : t.syncs())
+      if (s.sync_type != model::kSyncStreamWaitEvent) {
+        sync_ns += s.end_ns - s.start_ns;
+        longest = std::max(longest, s.end_ns - s.start_ns);
+        ++n;
+      }
+    double share = Percent(sync_ns, wall);
+    if (share >= 5)
+      out.push_back({share, StrFormat("The host spends %s of the time blocked in %llu "
+                                      "synchronize calls (longest %s).",
+                                      Pct(share).c_str(), static_cast<unsigned long long>(n),
+                                      HumanDuration(longest).c_str())});
+  }
+
+  // 6. Copies: volume, bandwidth, overlap with kernels.
+  for (const CopyStats& c : r.copies) {
+    if (c.direction == "memset" || c.busy_ns == 0) continue;
+    double share = Percent(c.busy_ns, wall);
+    if (share < 1) continue;
+    out.push_back(
+        {share, StrFormat("Memcpy %s moves %s in %llu copies at %.1f GB/s, %s of the "
+                          "window.",
+                          c.direction.c_str(), HumanBytes(c.bytes).c_str(),
+                          static_cast<unsigned long long>(c.count), c.gbps(), Pct(share).c_str())});
+  }
+  for (const DeviceTimeline& d : r.timeline.devices) {
+    if (d.copy_ns == 0 || Percent(d.copy_ns, wall) < 1) continue;
+    double overlapped = Percent(d.kernel_copy_overlap_ns, d.copy_ns);
+    if (overlapped < 50)
+      out.push_back({Percent(d.copy_ns - d.kernel_copy_overlap_ns, wall),
+                     StrFormat("Only %s of copy time on GPU %u overlaps kernels; async copies on "
+                               "a separate stream would hide the rest.",
+                               Pct(overlapped).c_str(), d.device)});
+  }
+
+  // 7. Communication vs computation.
+  for (const DeviceTimeline& d : r.timeline.devices) {
+    if (d.nccl_ns == 0) continue;
+    double hidden = Percent(d.nccl_compute_overlap_ns, d.nccl_ns);
+    out.push_back({Percent(d.nccl_ns - d.nccl_compute_overlap_ns, wall),
+                   StrFormat("NCCL kernels on GPU %u run for %s; %s of that overlaps computation.",
+                             d.device, HumanDuration(d.nccl_ns).c_str(), Pct(hidden).c_str())});
+  }
+
+  // 8. Streams that do not run concurrently.
+  for (const DeviceTimeline& d : r.timeline.devices) {
+    if (d.streams < 2 || d.busy_ns == 0) continue;
+    out.push_back({d.avg_concurrency < 1.2 ? 10.0 : 2.0,
+                   StrFormat("GPU %u has %u streams; while busy it runs %.2f ops at a time on "
+                             "average (at most %u).",
+                             d.device, d.streams, d.avg_concurrency, d.max_concurrency)});
+  }
+
+  // 9. Slow launch calls.
+  for (const LaunchStats& l : r.launches) {
+    if (!l.outliers || r.outliers.empty()) continue;
+    const LaunchOutlier& o = r.outliers[0];
+    out.push_back({Percent(o.api_ns, wall),
+                   StrFormat("%llu API calls took over 10x their median; the slowest, %s at +%s, "
+                             "took %s%s.",
+                             static_cast<unsigned long long>(l.outliers), o.api.c_str(),
+                             HumanDuration(o.start_ns).c_str(), HumanDuration(o.api_ns).c_str(),
+                             o.call_site.empty() ? "" : (" from " + o.call_site).c_str())});
+    break;
+  }
+
+  // 10. CUDA graphs.
+  if (!r.graphs.empty()) {
+    uint64_t kernels = 0, ns = 0;
+    for (const GraphStats& g : r.graphs) kernels += g.kernels, ns += g.kernel_ns;
+    out.push_back({Percent(ns, r.kernel_ns) / 4,
+                   StrFormat("%llu CUDA graph launches of %zu graphs ran %llu kernels (%s of "
+                             "kernel time).",
+                             static_cast<unsigned long long>(r.graph_launches), r.graphs.size(),
+                             static_cast<unsigned long long>(kernels),
+                             Pct(Percent(ns, r.kernel_ns)).c_str())});
+  }
+
+  // Data quality last, but always said.
+  if (r.compact.processes_unaligned)
+    out.push_back({-1, StrFormat("%llu processes have no clock anchor: their timestamps could not "
+                                 "be aligned with the others.",
+                                 static_cast<unsigned long long>(r.compact.processes_unaligned))});
+
+  std::stable_sort(out.begin(), out.end(),
+                   [](const Finding& a, const Finding& b) { return a.weight > b.weight; });
+  std::vector<std::string> texts;
+  for (size_t i = 0; i < out.size() && i < 10; ++i) texts.push_back(out[i].text);
+  return texts;
+}
+
+}  // namespace tracesmith::analysis

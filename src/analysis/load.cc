@@ -1,0 +1,39 @@
+// Loading a trace file into the analysis engine, chunk by chunk.
+#include "tracesmith/analysis/report.h"
+#include "tracesmith/base/file_util.h"
+
+namespace tracesmith::analysis {
+
+Status ApplyRestrictions(const LoadOptions& o, CompactTrace* t) {
+  if (!o.nvtx.empty()) RETURN_IF_ERROR(t->RestrictToNvtx(o.nvtx));
+  if (o.from.empty() && o.to.empty()) return OkStatus();
+  uint64_t from = 0, to = UINT64_MAX;
+  if (!o.from.empty()) {
+    ASSIGN_OR_RETURN(uint64_t d, ParseDuration(o.from));
+    from = t->trace_begin() + d;
+  }
+  if (!o.to.empty()) {
+    ASSIGN_OR_RETURN(uint64_t d, ParseDuration(o.to));
+    to = t->trace_begin() + d;
+  }
+  if (from >= to)
+    return InvalidArgument(
+        StrFormat("--from %s is not before --to %s", o.from.c_str(), o.to.c_str()));
+  t->RestrictWindow(from, to);
+  return OkStatus();
+}
+
+Status LoadCompactTrace(const std::string& path, const LoadOptions& options, CompactTrace* out,
+                        format::ReadReport* report) {
+  ASSIGN_OR_RETURN(auto reader, format::SbtReader::Open(path));
+  Status st = reader->Stream([&](const model::Trace& batch, model::TableKind kind) {
+    out->Ingest(batch, kind);
+    return OkStatus();
+  });
+  if (!st.ok()) return Status(st.code(), path + ": " + st.message());
+  if (report) *report = reader->report();
+  out->Finalize();
+  return ApplyRestrictions(options, out);
+}
+
+}  // namespace tracesmith::analysis

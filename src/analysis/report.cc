@@ -1,0 +1,344 @@
+#include "tracesmith/analysis/report.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "findings.h"
+#include "tracesmith/model/stack_builder.h"
+
+namespace tracesmith::analysis {
+
+using namespace model;
+
+double Percent(uint64_t part, uint64_t whole) {
+  return whole ? 100.0 * double(part) / double(whole) : 0.0;
+}
+
+DurationStats ComputeDurationStats(std::span<uint64_t> v) {
+  DurationStats s;
+  s.count = v.size();
+  if (v.empty()) return s;
+  for (uint64_t x : v) {
+    s.total_ns += x;
+    s.max_ns = std::max(s.max_ns, x);
+  }
+  s.mean_ns = s.total_ns / s.count;
+  // Nearest rank: the ceil(q*n)-th smallest value.
+  auto rank = [&](uint64_t pct) {
+    uint64_t r = (pct * s.count + 99) / 100;
+    size_t k = static_cast<size_t>(std::max<uint64_t>(r, 1) - 1);
+    std::nth_element(v.begin(), v.begin() + k, v.end());
+    return v[k];
+  };
+  s.p95_ns = rank(95);
+  s.p50_ns = rank(50);
+  return s;
+}
+
+namespace {
+
+// "function (file:line)" of the first frame that has source information
+// (Python frames first: they are the user's code), else the leaf frame.
+std::string CallSiteText(const Trace& meta, uint32_t stack_id) {
+  std::vector<uint32_t> frames = StackFrames(meta, stack_id);
+  const auto& table = meta.Rows<Frame>();
+  auto text = [&](uint32_t id) {
+    const Frame& f = table[id - 1];
+    std::string fn(meta.strings.Get(f.function_id));
+    if (fn.empty()) fn = StrFormat("0x%llx", static_cast<unsigned long long>(f.rel_pc));
+    if (f.file_id)
+      fn += StrFormat(" (%s:%u)", std::string(meta.strings.Get(f.file_id)).c_str(), f.line);
+    return fn;
+  };
+  for (uint32_t id : frames)
+    if (id && id <= table.size() && table[id - 1].kind == kFramePython) return text(id);
+  for (uint32_t id : frames)
+    if (id && id <= table.size() && table[id - 1].file_id) return text(id);
+  for (uint32_t id : frames)
+    if (id && id <= table.size()) return text(id);
+  return "(unknown frame)";
+}
+
+// Groups values by a small integer key with one counting-sort pass, then
+// computes each group's statistics.
+struct Grouper {
+  std::vector<uint32_t> key;    // per sample
+  std::vector<uint64_t> value;  // per sample
+  std::vector<DurationStats> Finish(size_t groups) {
+    std::vector<size_t> offset(groups + 1, 0);
+    for (uint32_t k : key) offset[k + 1]++;
+    for (size_t g = 0; g < groups; ++g) offset[g + 1] += offset[g];
+    std::vector<uint64_t> sorted(value.size());
+    std::vector<size_t> pos(offset.begin(), offset.end() - 1);
+    for (size_t i = 0; i < key.size(); ++i) sorted[pos[key[i]]++] = value[i];
+    std::vector<DurationStats> out(groups);
+    for (size_t g = 0; g < groups; ++g)
+      out[g] = ComputeDurationStats(
+          std::span<uint64_t>(sorted.data() + offset[g], offset[g + 1] - offset[g]));
+    return out;
+  }
+};
+
+std::string LaneName(const CompactTrace& t, uint32_t lane, bool with_pid) {
+  const Lane& l = t.lanes()[lane];
+  std::string s = StrFormat("GPU %u stream %u", l.device, l.stream);
+  if (with_pid) s = StrFormat("pid %u ", l.pid) + s;
+  return s;
+}
+
+void KernelTables(const CompactTrace& t, AnalysisReport* r) {
+  const auto& ops = t.ops();
+  const uint32_t nstrings = t.meta().strings.size();
+  std::vector<uint32_t> group_of_name(nstrings + 1, kNone);
+  std::vector<uint32_t> names;
+  // Call sites: one group per distinct text (stacks with the same text merge).
+  std::unordered_map<uint32_t, uint32_t> site_of_stack;
+  std::map<std::string, uint32_t> site_index;
+  std::vector<std::string> sites;
+  bool any_stack = false;
+  Grouper by_name, by_site;
+  by_name.key.reserve(ops.size());
+  by_name.value.reserve(ops.size());
+  for (const GpuOp& op : ops) {
+    if (op.kind() != OpKind::kKernel) continue;
+    const uint32_t n = std::min(op.name_id, nstrings);
+    if (group_of_name[n] == kNone) {
+      group_of_name[n] = static_cast<uint32_t>(names.size());
+      names.push_back(n);
+    }
+    by_name.key.push_back(group_of_name[n]);
+    by_name.value.push_back(op.duration());
+    r->kernel_count++;
+    r->kernel_ns += op.duration();
+    uint32_t call = t.CallOfOp(op);
+    uint32_t stack = call == kNone ? 0 : t.calls()[call].stack_id;
+    any_stack |= stack != 0;
+    auto it = site_of_stack.find(stack);
+    if (it == site_of_stack.end()) {
+      std::string text = stack ? CallSiteText(t.meta(), stack) : "(no stack)";
+      auto [si, added] = site_index.try_emplace(text, static_cast<uint32_t>(sites.size()));
+      if (added) sites.push_back(text);
+      it = site_of_stack.emplace(stack, si->second).first;
+    }
+    by_site.key.push_back(it->second);
+    by_site.value.push_back(op.duration());
+  }
+  std::vector<DurationStats> stats = by_name.Finish(names.size());
+  for (size_t g = 0; g < names.size(); ++g) {
+    std::string name(t.String(names[g]));
+    if (name.empty()) name = "(unnamed kernel)";
+    r->kernels.push_back({name, stats[g], Percent(stats[g].total_ns, r->kernel_ns)});
+  }
+  auto by_total = [](const NamedStats& a, const NamedStats& b) {
+    return a.stats.total_ns != b.stats.total_ns ? a.stats.total_ns > b.stats.total_ns
+                                                : a.name < b.name;
+  };
+  std::sort(r->kernels.begin(), r->kernels.end(), by_total);
+  if (any_stack) {
+    stats = by_site.Finish(sites.size());
+    for (size_t g = 0; g < sites.size(); ++g)
+      r->call_sites.push_back({sites[g], stats[g], Percent(stats[g].total_ns, r->kernel_ns)});
+    std::sort(r->call_sites.begin(), r->call_sites.end(), by_total);
+  }
+}
+
+void NvtxTable(const CompactTrace& t, AnalysisReport* r) {
+  if (t.nvtx().empty()) return;
+  // For every API call, the NVTX range names enclosing its start on its
+  // thread (a set, so nested ranges with one name count a kernel once).
+  std::map<uint32_t, NvtxStats> by_name;
+  for (const NvtxRecord& n : t.nvtx()) {
+    NvtxStats& s = by_name[n.name_id];
+    s.ranges++;
+    s.range_ns += n.end_ns - n.start_ns;
+  }
+  std::vector<std::vector<uint32_t>> sets(1);  // 0 = no range
+  std::map<std::vector<uint32_t>, uint32_t> set_index{{{}, 0}};
+  std::vector<uint32_t> call_set(t.calls().size(), 0);
+  const auto& nv = t.nvtx();
+  size_t k = 0;
+  for (uint32_t lane = 0; lane < t.lanes().size(); ++lane) {
+    if (!t.lanes()[lane].host) continue;
+    while (k < nv.size() && nv[k].lane < lane) ++k;
+    size_t next = k;
+    std::vector<uint32_t> active;  // nvtx indexes
+    LaneRange cr = t.lane_range(lane);
+    for (uint32_t c = cr.begin; c < cr.end; ++c) {
+      const uint64_t ts = t.calls()[c].start_ns;
+      while (next < nv.size() && nv[next].lane == lane && nv[next].start_ns <= ts)
+        active.push_back(static_cast<uint32_t>(next++));
+      std::erase_if(active, [&](uint32_t i) { return nv[i].end_ns < ts; });
+      if (active.empty()) continue;
+      std::vector<uint32_t> names;
+      for (uint32_t i : active) names.push_back(nv[i].name_id);
+      std::sort(names.begin(), names.end());
+      names.erase(std::unique(names.begin(), names.end()), names.end());
+      auto [it, added] = set_index.try_emplace(names, static_cast<uint32_t>(sets.size()));
+      if (added) sets.push_back(names);
+      call_set[c] = it->second;
+    }
+  }
+  for (const GpuOp& op : t.ops()) {
+    if (op.kind() != OpKind::kKernel) continue;
+    uint32_t call = t.CallOfOp(op);
+    if (call == kNone) continue;
+    for (uint32_t name : sets[call_set[call]]) {
+      by_name[name].kernels++;
+      by_name[name].kernel_ns += op.duration();
+    }
+  }
+  for (auto& [name, s] : by_name) {
+    s.name = std::string(t.String(name));
+    s.share = Percent(s.kernel_ns, r->kernel_ns);
+    r->nvtx.push_back(s);
+  }
+  std::sort(r->nvtx.begin(), r->nvtx.end(), [](const NvtxStats& a, const NvtxStats& b) {
+    return a.kernel_ns != b.kernel_ns ? a.kernel_ns > b.kernel_ns : a.name < b.name;
+  });
+}
+
+void CopyTable(const CompactTrace& t, AnalysisReport* r) {
+  std::map<std::string, CopyStats> by_dir;
+  for (const GpuOp& op : t.ops()) {
+    if (op.kind() == OpKind::kKernel) continue;
+    const CopyInfo& c = t.copies()[op.extra];
+    std::string dir = c.is_memset ? "memset" : CopyKindName(c.copy_kind);
+    CopyStats& s = by_dir[dir];
+    s.direction = dir;
+    s.count++;
+    s.bytes += c.bytes;
+    s.busy_ns += op.duration();
+  }
+  for (auto& [d, s] : by_dir) r->copies.push_back(s);
+  std::sort(r->copies.begin(), r->copies.end(),
+            [](const CopyStats& a, const CopyStats& b) { return a.bytes > b.bytes; });
+}
+
+void LaunchTable(const CompactTrace& t, AnalysisReport* r) {
+  std::map<uint32_t, uint32_t> group_of_api;
+  std::vector<uint32_t> apis;
+  Grouper dur, delay;
+  std::vector<uint32_t> launch_calls;  // calls that issued GPU work
+  // Launch delay runs to the first op a call issued (a graph launch issues many).
+  std::vector<uint64_t> first_start(t.calls().size(), UINT64_MAX);
+  for (const GpuOp& op : t.ops()) {
+    uint32_t c = t.CallOfOp(op);
+    if (c != kNone) first_start[c] = std::min(first_start[c], op.start_ns);
+  }
+  for (uint32_t i = 0; i < t.calls().size(); ++i) {
+    const HostCall& c = t.calls()[i];
+    if (first_start[i] == UINT64_MAX) continue;
+    auto [it, added] = group_of_api.try_emplace(c.name_id, static_cast<uint32_t>(apis.size()));
+    if (added) apis.push_back(c.name_id);
+    dur.key.push_back(it->second);
+    dur.value.push_back(c.duration());
+    delay.key.push_back(it->second);
+    delay.value.push_back(first_start[i] > c.start_ns ? first_start[i] - c.start_ns : 0);
+    launch_calls.push_back(i);
+  }
+  std::vector<DurationStats> d = dur.Finish(apis.size()), l = delay.Finish(apis.size());
+  std::vector<uint64_t> median(apis.size());
+  for (size_t g = 0; g < apis.size(); ++g) {
+    r->launches.push_back({std::string(t.String(apis[g])), d[g], l[g], 0});
+    median[g] = d[g].p50_ns;
+  }
+  // Outliers: calls over 10x their API's median duration.
+  std::vector<std::pair<uint64_t, uint32_t>> slow;
+  for (uint32_t i : launch_calls) {
+    const HostCall& c = t.calls()[i];
+    uint32_t g = group_of_api[c.name_id];
+    if (c.duration() > 10 * median[g]) {
+      r->launches[g].outliers++;
+      slow.push_back({c.duration(), i});
+    }
+  }
+  std::sort(slow.begin(), slow.end(), std::greater<>());
+  if (slow.size() > 5) slow.resize(5);
+  if (!slow.empty()) {
+    DependencyRules rules(t);
+    for (auto [ns, i] : slow) {
+      const HostCall& c = t.calls()[i];
+      const uint32_t op = t.OpOfCall(c);
+      LaunchOutlier o;
+      o.api = std::string(t.String(c.name_id));
+      o.op = rules.Label({NodeKind::kOp, op});
+      o.call_site = c.stack_id ? CallSiteText(t.meta(), c.stack_id) : "";
+      o.start_ns = c.start_ns - t.trace_begin();
+      o.api_ns = ns;
+      o.delay_ns = first_start[i] > c.start_ns ? first_start[i] - c.start_ns : 0;
+      r->outliers.push_back(o);
+    }
+  }
+  std::sort(r->launches.begin(), r->launches.end(), [](const LaunchStats& a, const LaunchStats& b) {
+    return a.api_duration.count != b.api_duration.count
+               ? a.api_duration.count > b.api_duration.count
+               : a.api < b.api;
+  });
+}
+
+void GraphTable(const CompactTrace& t, AnalysisReport* r) {
+  std::map<uint32_t, GraphStats> by_graph;
+  for (const GraphLaunchRecord& g : t.graph_launches()) {
+    by_graph[g.graph_id].graph_id = g.graph_id;
+    by_graph[g.graph_id].launches++;
+    r->graph_launches++;
+  }
+  for (const GpuOp& op : t.ops()) {
+    if (op.kind() != OpKind::kKernel || op.extra == 0) continue;
+    GraphStats& s = by_graph[op.extra];
+    s.graph_id = op.extra;
+    s.kernels++;
+    s.kernel_ns += op.duration();
+  }
+  for (auto& [id, s] : by_graph) r->graphs.push_back(s);
+  std::sort(r->graphs.begin(), r->graphs.end(), [](const GraphStats& a, const GraphStats& b) {
+    return a.kernel_ns != b.kernel_ns ? a.kernel_ns > b.kernel_ns : a.graph_id < b.graph_id;
+  });
+}
+
+void CriticalPathTable(const CompactTrace& t, AnalysisReport* r) {
+  CriticalPath cp = ComputeCriticalPath(t);
+  r->critical_path_ns = cp.ns;
+  r->critical_path_nodes = cp.nodes;
+  for (auto& [key, ns] : cp.by_name) {
+    auto cat = PathCategory(key >> 32);
+    std::string name(t.String(static_cast<uint32_t>(key)));
+    r->critical_path_top.push_back(
+        {std::string(cat == PathCategory::kKernel ? "kernel " : "api ") + name, ns});
+  }
+  std::sort(r->critical_path_top.begin(), r->critical_path_top.end(),
+            [](const PathShare& a, const PathShare& b) {
+              return a.ns != b.ns ? a.ns > b.ns : a.name < b.name;
+            });
+  if (r->critical_path_top.size() > 10) r->critical_path_top.resize(10);
+}
+
+}  // namespace
+
+AnalysisReport BuildReport(const CompactTrace& t, const std::string& source) {
+  AnalysisReport r;
+  r.source = source;
+  r.events = t.ops().size() + t.calls().size() + t.syncs().size() + t.nvtx().size() +
+             t.graph_launches().size();
+  r.window_begin = t.window_begin();
+  r.window_end = t.window_end();
+  r.trace_begin = t.trace_begin();
+  r.compact = t.stats();
+  r.timeline = ComputeTimeline(t);
+  std::set<uint32_t> pids;
+  for (uint32_t l : t.gpu_lanes()) pids.insert(t.lanes()[l].pid);
+  for (const StreamTimeline& s : r.timeline.streams)
+    r.stream_names.push_back(LaneName(t, s.lane, pids.size() > 1));
+  KernelTables(t, &r);
+  NvtxTable(t, &r);
+  CopyTable(t, &r);
+  LaunchTable(t, &r);
+  GraphTable(t, &r);
+  CriticalPathTable(t, &r);
+  r.findings = ComputeFindings(t, r);
+  return r;
+}
+
+}  // namespace tracesmith::analysis

@@ -1,0 +1,161 @@
+// The --json form of the analysis report. All times are integer nanoseconds;
+// shares are percentages.
+#include "json_writer.h"
+#include "tracesmith/analysis/report.h"
+
+namespace tracesmith::analysis {
+
+namespace {
+
+void Stats(JsonWriter& j, std::string_view key, const DurationStats& s) {
+  j.BeginObject(key)
+      .UInt("count", s.count)
+      .UInt("total_ns", s.total_ns)
+      .UInt("mean_ns", s.mean_ns)
+      .UInt("p50_ns", s.p50_ns)
+      .UInt("p95_ns", s.p95_ns)
+      .UInt("max_ns", s.max_ns)
+      .EndObject();
+}
+
+void Idle(JsonWriter& j, const IdleBreakdown& b) {
+  j.BeginObject("idle_ns");
+  for (int c = 0; c < kNumIdleCauses; ++c) j.UInt(IdleCauseName(IdleCause(c)), b.ns[c]);
+  j.EndObject();
+}
+
+void Named(JsonWriter& j, std::string_view key, const std::vector<NamedStats>& rows) {
+  j.BeginArray(key);
+  for (const NamedStats& n : rows) {
+    j.BeginObject().Str("name", n.name).Num("share_pct", n.share);
+    Stats(j, "duration", n.stats);
+    j.EndObject();
+  }
+  j.EndArray();
+}
+
+}  // namespace
+
+void WriteJsonReport(const AnalysisReport& r, std::ostream& out) {
+  JsonWriter j(out);
+  j.BeginObject().Str("source", r.source).UInt("events", r.events);
+  j.BeginObject("window")
+      .UInt("trace_begin_ns", r.trace_begin)
+      .UInt("begin_ns", r.window_begin)
+      .UInt("end_ns", r.window_end)
+      .UInt("wall_ns", r.wall_ns())
+      .Bool("clocks_aligned", r.compact.clocks_aligned)
+      .EndObject();
+  j.BeginArray("findings");
+  for (const std::string& f : r.findings) j.Str("", f);
+  j.EndArray();
+  j.BeginArray("devices");
+  for (const DeviceTimeline& d : r.timeline.devices) {
+    j.BeginObject()
+        .UInt("device", d.device)
+        .UInt("streams", d.streams)
+        .UInt("ops", d.ops)
+        .UInt("busy_ns", d.busy_ns)
+        .Num("utilization_pct", Percent(d.busy_ns, r.wall_ns()))
+        .UInt("kernel_ns", d.kernel_ns)
+        .UInt("copy_ns", d.copy_ns)
+        .UInt("kernel_copy_overlap_ns", d.kernel_copy_overlap_ns)
+        .UInt("max_concurrency", d.max_concurrency)
+        .Num("avg_concurrency", d.avg_concurrency)
+        .UInt("nccl_ns", d.nccl_ns)
+        .UInt("compute_ns", d.compute_ns)
+        .UInt("nccl_compute_overlap_ns", d.nccl_compute_overlap_ns);
+    Idle(j, d.idle);
+    j.EndObject();
+  }
+  j.EndArray();
+  j.BeginArray("streams");
+  for (size_t i = 0; i < r.timeline.streams.size(); ++i) {
+    const StreamTimeline& s = r.timeline.streams[i];
+    j.BeginObject()
+        .Str("name", r.stream_names[i])
+        .UInt("kernels", s.kernels)
+        .UInt("memcpys", s.memcpys)
+        .UInt("memsets", s.memsets)
+        .UInt("busy_ns", s.busy_ns)
+        .Num("utilization_pct", Percent(s.busy_ns, r.wall_ns()));
+    j.BeginObject("state_ns");
+    for (int k = 0; k < kNumStreamStates; ++k)
+      j.UInt(StreamStateName(StreamState(k)), s.state_ns[k]);
+    j.EndObject();
+    Idle(j, s.idle);
+    j.EndObject();
+  }
+  j.EndArray();
+  j.UInt("kernel_count", r.kernel_count).UInt("kernel_ns", r.kernel_ns);
+  Named(j, "kernels", r.kernels);
+  Named(j, "call_sites", r.call_sites);
+  j.BeginArray("nvtx");
+  for (const NvtxStats& n : r.nvtx)
+    j.BeginObject()
+        .Str("name", n.name)
+        .UInt("ranges", n.ranges)
+        .UInt("range_ns", n.range_ns)
+        .UInt("kernels", n.kernels)
+        .UInt("kernel_ns", n.kernel_ns)
+        .Num("share_pct", n.share)
+        .EndObject();
+  j.EndArray();
+  j.BeginArray("copies");
+  for (const CopyStats& c : r.copies)
+    j.BeginObject()
+        .Str("direction", c.direction)
+        .UInt("count", c.count)
+        .UInt("bytes", c.bytes)
+        .UInt("busy_ns", c.busy_ns)
+        .Num("gb_per_s", c.gbps())
+        .EndObject();
+  j.EndArray();
+  j.BeginArray("launches");
+  for (const LaunchStats& l : r.launches) {
+    j.BeginObject().Str("api", l.api).UInt("outliers", l.outliers);
+    Stats(j, "api_duration", l.api_duration);
+    Stats(j, "launch_delay", l.launch_delay);
+    j.EndObject();
+  }
+  j.EndArray();
+  j.BeginArray("launch_outliers");
+  for (const LaunchOutlier& o : r.outliers)
+    j.BeginObject()
+        .Str("api", o.api)
+        .Str("op", o.op)
+        .Str("call_site", o.call_site)
+        .UInt("start_ns", o.start_ns)
+        .UInt("api_ns", o.api_ns)
+        .UInt("delay_ns", o.delay_ns)
+        .EndObject();
+  j.EndArray();
+  j.UInt("graph_launches", r.graph_launches);
+  j.BeginArray("graphs");
+  for (const GraphStats& g : r.graphs)
+    j.BeginObject()
+        .UInt("graph_id", g.graph_id)
+        .UInt("launches", g.launches)
+        .UInt("kernels", g.kernels)
+        .UInt("kernel_ns", g.kernel_ns)
+        .EndObject();
+  j.EndArray();
+  j.BeginObject("critical_path").UInt("steps", r.critical_path_nodes);
+  j.BeginObject("ns");
+  for (int c = 0; c < kNumPathCategories; ++c)
+    j.UInt(PathCategoryName(PathCategory(c)), r.critical_path_ns[c]);
+  j.EndObject();
+  j.BeginArray("top");
+  for (const PathShare& s : r.critical_path_top)
+    j.BeginObject().Str("name", s.name).UInt("ns", s.ns).EndObject();
+  j.EndArray().EndObject();
+  j.BeginObject("data_quality")
+      .UInt("inverted_intervals", r.compact.inverted_intervals)
+      .UInt("lanes_resorted", r.compact.lanes_resorted)
+      .UInt("processes_unaligned", r.compact.processes_unaligned)
+      .UInt("events_ignored", r.compact.events_ignored)
+      .EndObject();
+  j.EndObject();
+}
+
+}  // namespace tracesmith::analysis

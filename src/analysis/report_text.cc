@@ -1,0 +1,161 @@
+// The terminal form of the analysis report.
+#include <algorithm>
+#include <cstdarg>
+#include <cstdio>
+
+#include "tracesmith/analysis/report.h"
+#include "tracesmith/base/file_util.h"
+
+namespace tracesmith::analysis {
+
+namespace {
+
+class Printer {
+ public:
+  explicit Printer(std::ostream& out) : out_(out) {}
+  void operator()(const char* fmt, ...) __attribute__((format(printf, 2, 3))) {
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    std::vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    out_ << buf;
+  }
+
+ private:
+  std::ostream& out_;
+};
+
+std::string Cut(const std::string& s, size_t n) {
+  return s.size() <= n ? s : s.substr(0, n - 3) + "...";
+}
+
+std::string D(uint64_t ns) { return HumanDuration(ns); }
+unsigned long long U(uint64_t v) { return static_cast<unsigned long long>(v); }
+
+void StatsTable(Printer& p, const char* title, const std::vector<NamedStats>& rows, size_t top) {
+  p("\n%s\n", title);
+  p("  %8s %8s %12s %11s %11s %11s %11s  %s\n", "SHARE", "COUNT", "TOTAL", "MEAN", "P50", "P95",
+    "MAX", "NAME");
+  for (size_t i = 0; i < rows.size() && i < top; ++i) {
+    const DurationStats& s = rows[i].stats;
+    p("  %7.1f%% %8llu %12s %11s %11s %11s %11s  %s\n", rows[i].share, U(s.count),
+      D(s.total_ns).c_str(), D(s.mean_ns).c_str(), D(s.p50_ns).c_str(), D(s.p95_ns).c_str(),
+      D(s.max_ns).c_str(), Cut(rows[i].name, 90).c_str());
+  }
+  if (rows.size() > top) p("  ... %zu more (use --top N)\n", rows.size() - top);
+}
+
+}  // namespace
+
+void WriteTextReport(const AnalysisReport& r, const AnalyzeOptions& o, std::ostream& out) {
+  Printer p(out);
+  const uint64_t wall = r.wall_ns();
+  p("Trace:    %s\n", r.source.c_str());
+  p("Window:   +%s .. +%s (%s), %llu events\n", D(r.window_begin - r.trace_begin).c_str(),
+    D(r.window_end - r.trace_begin).c_str(), D(wall).c_str(), U(r.events));
+  if (r.compact.clocks_aligned)
+    p("Clocks:   processes aligned to CLOCK_REALTIME via clock anchors\n");
+
+  p("\nFindings\n");
+  if (r.findings.empty()) p("  (none)\n");
+  for (size_t i = 0; i < r.findings.size(); ++i) p("  %zu. %s\n", i + 1, r.findings[i].c_str());
+
+  p("\nGPU utilization\n");
+  p("  %-22s %8s %12s %8s %10s %10s %10s %10s\n", "DEVICE", "OPS", "BUSY", "UTIL", "AVG CONC",
+    "MAX CONC", "K+C OVLP", "IDLE");
+  for (const DeviceTimeline& d : r.timeline.devices)
+    p("  %-22s %8llu %12s %7.1f%% %10.2f %10u %10s %10s\n",
+      StrFormat("GPU %u (%u streams)", d.device, d.streams).c_str(), U(d.ops), D(d.busy_ns).c_str(),
+      Percent(d.busy_ns, wall), d.avg_concurrency, d.max_concurrency,
+      D(d.kernel_copy_overlap_ns).c_str(), D(d.idle.total_ns()).c_str());
+  p("  %-22s %8s %12s %8s %10s %10s %10s %10s %10s\n", "STREAM", "OPS", "BUSY", "UTIL", "RUNNING",
+    "PENDING", "WAITING", "IDLE", "FINISHED");
+  for (size_t i = 0; i < r.timeline.streams.size(); ++i) {
+    const StreamTimeline& s = r.timeline.streams[i];
+    p("  %-22s %8llu %12s %7.1f%% %10s %10s %10s %10s %10s\n", r.stream_names[i].c_str(),
+      U(s.kernels + s.memcpys + s.memsets), D(s.busy_ns).c_str(), Percent(s.busy_ns, wall),
+      D(s.state_ns[int(StreamState::kRunning)]).c_str(),
+      D(s.state_ns[int(StreamState::kDispatchPending)]).c_str(),
+      D(s.state_ns[int(StreamState::kWaiting)]).c_str(),
+      D(s.state_ns[int(StreamState::kIdle)]).c_str(),
+      D(s.state_ns[int(StreamState::kFinished)]).c_str());
+  }
+
+  p("\nIdle time by cause (device level)\n");
+  p("  %-8s", "DEVICE");
+  for (int c = 0; c < kNumIdleCauses; ++c) p(" %16s", IdleCauseName(IdleCause(c)));
+  p("\n");
+  for (const DeviceTimeline& d : r.timeline.devices) {
+    p("  %-8s", StrFormat("GPU %u", d.device).c_str());
+    for (int c = 0; c < kNumIdleCauses; ++c)
+      p(" %9s %5.1f%%", D(d.idle.ns[c]).c_str(), Percent(d.idle.ns[c], wall));
+    p("\n");
+  }
+
+  StatsTable(p, "Top kernels by total GPU time", r.kernels, o.top);
+  if (!r.call_sites.empty())
+    StatsTable(p, "Kernel GPU time by launch call site", r.call_sites, o.top);
+  if (!r.nvtx.empty()) {
+    p("\nKernel GPU time by NVTX range (kernels launched inside each range)\n");
+    p("  %8s %8s %12s %8s %12s  %s\n", "SHARE", "RANGES", "RANGE TIME", "KERNELS", "GPU TIME",
+      "NAME");
+    for (size_t i = 0; i < r.nvtx.size() && i < o.top; ++i) {
+      const NvtxStats& s = r.nvtx[i];
+      p("  %7.1f%% %8llu %12s %8llu %12s  %s\n", s.share, U(s.ranges), D(s.range_ns).c_str(),
+        U(s.kernels), D(s.kernel_ns).c_str(), Cut(s.name, 60).c_str());
+    }
+  }
+  if (!r.copies.empty()) {
+    p("\nMemory copies and sets\n");
+    p("  %-10s %8s %12s %12s %10s\n", "DIRECTION", "COUNT", "BYTES", "TIME", "GB/s");
+    for (const CopyStats& c : r.copies)
+      p("  %-10s %8llu %12s %12s %10.2f\n", c.direction.c_str(), U(c.count),
+        HumanBytes(c.bytes).c_str(), D(c.busy_ns).c_str(), c.gbps());
+  }
+  if (!r.launches.empty()) {
+    p("\nLaunch statistics (API calls that issued GPU work; delay = op start - call start)\n");
+    p("  %-28s %8s %10s %10s %10s %10s %10s %10s %9s\n", "API", "COUNT", "API P50", "API P95",
+      "API MAX", "DELAY P50", "DELAY P95", "DELAY MAX", "OUTLIERS");
+    for (const LaunchStats& l : r.launches)
+      p("  %-28s %8llu %10s %10s %10s %10s %10s %10s %9llu\n", Cut(l.api, 28).c_str(),
+        U(l.api_duration.count), D(l.api_duration.p50_ns).c_str(), D(l.api_duration.p95_ns).c_str(),
+        D(l.api_duration.max_ns).c_str(), D(l.launch_delay.p50_ns).c_str(),
+        D(l.launch_delay.p95_ns).c_str(), D(l.launch_delay.max_ns).c_str(), U(l.outliers));
+    for (const LaunchOutlier& x : r.outliers)
+      p("    slow: %s at +%s took %s (op started %s after the call) -> %s%s%s\n", x.api.c_str(),
+        D(x.start_ns).c_str(), D(x.api_ns).c_str(), D(x.delay_ns).c_str(), Cut(x.op, 60).c_str(),
+        x.call_site.empty() ? "" : " from ", x.call_site.c_str());
+  }
+  bool nccl = false;
+  for (const DeviceTimeline& d : r.timeline.devices) nccl |= d.nccl_ns > 0;
+  if (nccl) {
+    p("\nCommunication (NCCL kernels) vs computation\n");
+    p("  %-8s %12s %12s %12s %10s\n", "DEVICE", "NCCL", "COMPUTE", "OVERLAP", "HIDDEN");
+    for (const DeviceTimeline& d : r.timeline.devices)
+      p("  %-8s %12s %12s %12s %9.1f%%\n", StrFormat("GPU %u", d.device).c_str(),
+        D(d.nccl_ns).c_str(), D(d.compute_ns).c_str(), D(d.nccl_compute_overlap_ns).c_str(),
+        Percent(d.nccl_compute_overlap_ns, d.nccl_ns));
+  }
+  if (!r.graphs.empty()) {
+    p("\nCUDA graphs (%llu launches)\n", U(r.graph_launches));
+    p("  %10s %10s %10s %12s\n", "GRAPH", "LAUNCHES", "KERNELS", "GPU TIME");
+    for (const GraphStats& g : r.graphs)
+      p("  %10u %10llu %10llu %12s\n", g.graph_id, U(g.launches), U(g.kernels),
+        D(g.kernel_ns).c_str());
+  }
+  p("\nCritical path (%llu steps; shares of the window)\n", U(r.critical_path_nodes));
+  for (int c = 0; c < kNumPathCategories; ++c)
+    if (r.critical_path_ns[c])
+      p("  %-14s %12s %6.1f%%\n", PathCategoryName(PathCategory(c)),
+        D(r.critical_path_ns[c]).c_str(), Percent(r.critical_path_ns[c], wall));
+  for (const PathShare& s : r.critical_path_top)
+    p("    %12s %6.1f%%  %s\n", D(s.ns).c_str(), Percent(s.ns, wall), Cut(s.name, 80).c_str());
+  const CompactStats& cs = r.compact;
+  if (cs.inverted_intervals || cs.lanes_resorted || cs.processes_unaligned)
+    p("\nData notes: %llu events ended before they started (clamped), %llu streams needed a full "
+      "re-sort, %llu processes without clock anchors\n",
+      U(cs.inverted_intervals), U(cs.lanes_resorted), U(cs.processes_unaligned));
+}
+
+}  // namespace tracesmith::analysis

@@ -1,0 +1,118 @@
+#include "tracesmith/analysis/state_machine.h"
+
+#include <algorithm>
+
+#include "tracesmith/analysis/sorter.h"
+
+namespace tracesmith::analysis {
+
+const char* StreamStateName(StreamState s) {
+  switch (s) {
+    case StreamState::kIdle:
+      return "idle";
+    case StreamState::kDispatchPending:
+      return "dispatch_pending";
+    case StreamState::kRunning:
+      return "running";
+    case StreamState::kWaiting:
+      return "waiting";
+    case StreamState::kFinished:
+      return "finished";
+  }
+  return "?";
+}
+
+namespace {
+
+// A cursor over a sorted, disjoint interval list, advanced monotonically.
+struct Cursor {
+  const std::vector<Interval>* list;
+  size_t i = 0;
+  void Advance(uint64_t t) {
+    while (i < list->size() && (*list)[i].end <= t) ++i;
+  }
+  bool Active(uint64_t t) const { return i < list->size() && (*list)[i].start <= t; }
+  uint64_t Next(uint64_t t) const {
+    if (i >= list->size()) return UINT64_MAX;
+    return (*list)[i].start > t ? (*list)[i].start : (*list)[i].end;
+  }
+};
+
+std::vector<Interval> UnionOfUnsorted(std::vector<Interval> v) {
+  auto by_start = [](const Interval& a, const Interval& b) { return a.start < b.start; };
+  if (!std::is_sorted(v.begin(), v.end(), by_start)) std::sort(v.begin(), v.end(), by_start);
+  std::vector<Interval> out;
+  for (const Interval& i : v) AppendUnion(&out, i.start, i.end);
+  return out;
+}
+
+}  // namespace
+
+StreamStateMachine::StreamStateMachine(const CompactTrace& trace, uint32_t lane) {
+  const uint64_t w0 = trace.window_begin(), w1 = trace.window_end();
+  auto clip = [&](uint64_t s, uint64_t e) {
+    return Interval{std::clamp(s, w0, w1), std::clamp(e, w0, w1)};
+  };
+  LaneRange r = trace.lane_range(lane);
+  const auto& ops = trace.ops();
+  std::vector<Interval> running, pending, waiting;
+  uint64_t last_end = 0;
+  for (uint32_t i = r.begin; i < r.end; ++i) {
+    const GpuOp& op = ops[i];
+    Interval c = clip(op.start_ns, op.end_ns);
+    AppendUnion(&running, c.start, c.end);
+    last_end = std::max(last_end, op.end_ns);
+    uint32_t call = trace.CallOfOp(op);
+    if (call != kNone) {
+      const HostCall& hc = trace.calls()[call];
+      Interval p = clip(hc.start_ns, op.start_ns);
+      if (p.end > p.start) pending.push_back(p);
+    }
+  }
+  pending = UnionOfUnsorted(std::move(pending));
+  for (const SyncRecord& s : trace.syncs())
+    if (s.lane == lane && s.sync_type == model::kSyncStreamWaitEvent) {
+      Interval c = clip(s.start_ns, s.end_ns);
+      if (c.end > c.start) waiting.push_back(c);
+    }
+  waiting = UnionOfUnsorted(std::move(waiting));
+  const uint64_t finish = r.begin == r.end ? w1 : std::clamp(last_end, w0, w1);
+
+  Cursor run{&running}, wait{&waiting}, pend{&pending};
+  uint64_t t = w0;
+  while (t < w1) {
+    run.Advance(t);
+    wait.Advance(t);
+    pend.Advance(t);
+    StreamState s;
+    if (run.Active(t))
+      s = StreamState::kRunning;
+    else if (t >= finish)
+      s = StreamState::kFinished;
+    else if (wait.Active(t))
+      s = StreamState::kWaiting;
+    else if (pend.Active(t))
+      s = StreamState::kDispatchPending;
+    else
+      s = StreamState::kIdle;
+    uint64_t next = std::min({run.Next(t), wait.Next(t), pend.Next(t), w1});
+    if (t < finish) next = std::min(next, finish);
+    Emit(t, s);
+    time_[int(s)] += next - t;
+    t = next;
+  }
+}
+
+void StreamStateMachine::Emit(uint64_t t, StreamState s) {
+  if (!states_.empty() && states_.back() == uint8_t(s)) return;
+  times_.push_back(t);
+  states_.push_back(uint8_t(s));
+}
+
+StreamState StreamStateMachine::StateAt(uint64_t t) const {
+  auto it = std::upper_bound(times_.begin(), times_.end(), t);
+  if (it == times_.begin()) return StreamState::kIdle;
+  return StreamState(states_[it - times_.begin() - 1]);
+}
+
+}  // namespace tracesmith::analysis

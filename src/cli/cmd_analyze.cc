@@ -1,0 +1,59 @@
+// `tracesmith analyze FILE`: where GPU time goes, why GPUs idle, what bounds
+// the run, in plain words (or --json for scripts).
+#include <cstdio>
+#include <iostream>
+
+#include "commands.h"
+#include "tracesmith/analysis/report.h"
+
+namespace tracesmith::cli {
+namespace {
+
+struct AnalyzeCliOptions {
+  std::string path;
+  analysis::LoadOptions load;
+  analysis::AnalyzeOptions report;
+  bool json = false;
+};
+
+int RunAnalyze(const AnalyzeCliOptions& o) {
+  analysis::CompactTrace trace;
+  format::ReadReport damage;
+  Status st = analysis::LoadCompactTrace(o.path, o.load, &trace, &damage);
+  if (!damage.clean())
+    std::fprintf(stderr,
+                 "tracesmith: warning: %s is damaged; %llu of %llu bytes were readable and are "
+                 "analysed:\n%s",
+                 o.path.c_str(), static_cast<unsigned long long>(damage.valid_bytes),
+                 static_cast<unsigned long long>(damage.file_size), damage.Describe().c_str());
+  if (!st.ok()) return ReportError(st);
+  analysis::AnalysisReport report = analysis::BuildReport(trace, o.path);
+  if (o.json) {
+    analysis::WriteJsonReport(report, std::cout);
+  } else {
+    analysis::WriteTextReport(report, o.report, std::cout);
+  }
+  std::cout.flush();
+  return std::cout ? kExitOk : ReportError(IoError("writing the report to stdout failed"));
+}
+
+}  // namespace
+
+void AddAnalyzeCommand(CLI::App& app, CommandList& commands) {
+  auto* cmd = app.add_subcommand(
+      "analyze",
+      "Report where GPU time goes: top kernels, utilization, idle causes, launches, "
+      "copies, critical path, findings");
+  auto o = std::make_shared<AnalyzeCliOptions>();
+  cmd->add_option("file", o->path, "SBT trace file")->required();
+  cmd->add_flag("--json", o->json, "Machine-readable JSON instead of the text report");
+  cmd->add_option("--from", o->load.from,
+                  "Start of the window, relative to the trace start (e.g. 2ms)");
+  cmd->add_option("--to", o->load.to, "End of the window, relative to the trace start (e.g. 1.5s)");
+  cmd->add_option("--nvtx", o->load.nvtx,
+                  "Only work issued inside NVTX ranges with this name (on their thread)");
+  cmd->add_option("--top", o->report.top, "Rows per table in the text report")->default_val(15);
+  commands.emplace_back(cmd, [o] { return RunAnalyze(*o); });
+}
+
+}  // namespace tracesmith::cli

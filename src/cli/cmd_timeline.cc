@@ -1,0 +1,57 @@
+// `tracesmith timeline FILE`: an ASCII timeline per stream that fits the
+// terminal, zoomable with --from/--to.
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "commands.h"
+#include "tracesmith/analysis/ascii_timeline.h"
+#include "tracesmith/analysis/report.h"
+
+namespace tracesmith::cli {
+namespace {
+
+struct TimelineCliOptions {
+  std::string path;
+  analysis::LoadOptions load;
+  int width = 0;
+  bool no_host = false;
+};
+
+// The terminal's width: the tty, then $COLUMNS, then 100 (pipes, CI logs).
+int TerminalWidth() {
+  struct winsize ws {};
+  if (::isatty(STDOUT_FILENO) && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+    return ws.ws_col;
+  if (const char* c = std::getenv("COLUMNS"); c && std::atoi(c) > 0) return std::atoi(c);
+  return 100;
+}
+
+int RunTimeline(const TimelineCliOptions& o) {
+  analysis::CompactTrace trace;
+  Status st = analysis::LoadCompactTrace(o.path, o.load, &trace);
+  if (!st.ok()) return ReportError(st);
+  analysis::AsciiTimelineOptions ao;
+  ao.width = o.width > 0 ? o.width : TerminalWidth();
+  ao.host_rows = !o.no_host;
+  std::fputs(analysis::RenderAsciiTimeline(trace, ao).c_str(), stdout);
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddTimelineCommand(CLI::App& app, CommandList& commands) {
+  auto* cmd = app.add_subcommand("timeline", "ASCII timeline of a trace, one row per stream");
+  auto o = std::make_shared<TimelineCliOptions>();
+  cmd->add_option("file", o->path, "SBT trace file")->required();
+  cmd->add_option("--from", o->load.from,
+                  "Start of the view, relative to the trace start (e.g. 2ms)");
+  cmd->add_option("--to", o->load.to, "End of the view, relative to the trace start (e.g. 5ms)");
+  cmd->add_option("--width", o->width, "Characters per line (default: the terminal's width)");
+  cmd->add_flag("--no-host", o->no_host, "Leave out the host thread rows");
+  commands.emplace_back(cmd, [o] { return RunTimeline(*o); });
+}
+
+}  // namespace tracesmith::cli
