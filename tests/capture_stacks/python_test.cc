@@ -3,6 +3,8 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -38,17 +40,28 @@ constexpr const char* kScript =
 
 class EmbeddedPython {
  public:
+  // TS_TEST_LIBPYTHON in the environment picks another interpreter (e.g.
+  // the GPU machine's 3.12; set PYTHONHOME to its prefix if it is not /usr).
   EmbeddedPython() {
+    const char* path = std::getenv("TS_TEST_LIBPYTHON");
 #ifdef TS_TEST_LIBPYTHON
-    handle_ = dlopen(TS_TEST_LIBPYTHON, RTLD_NOW | RTLD_GLOBAL);
-    if (!handle_) return;
-    auto init = reinterpret_cast<void (*)(int)>(dlsym(handle_, "Py_InitializeEx"));
-    run_ = reinterpret_cast<int (*)(const char*)>(dlsym(handle_, "PyRun_SimpleString"));
-    if (init && run_) init(0);
+    if (!path) path = TS_TEST_LIBPYTHON;
 #endif
+    if (!path) return;
+    handle_ = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+    if (!handle_) return;
+    {
+      auto init = reinterpret_cast<void (*)(int)>(dlsym(handle_, "Py_InitializeEx"));
+      run_ = reinterpret_cast<int (*)(const char*)>(dlsym(handle_, "PyRun_SimpleString"));
+      if (init && run_) init(0);
+    }
   }
   bool ok() const { return run_ != nullptr; }
   int Run(const char* code) { return run_(code); }
+  const char* version() const {
+    auto v = reinterpret_cast<const char* (*)()>(dlsym(handle_, "Py_GetVersion"));
+    return v ? v() : "?";
+  }
 
  private:
   void* handle_ = nullptr;
@@ -76,6 +89,7 @@ std::vector<PyFrameView> Describe(StackCollector& c, uint32_t stack_id,
 TEST(PythonFramesTest, MixedStacksUnderEmbeddedInterpreter) {
   static EmbeddedPython python;  // one interpreter per process
   if (!python.ok()) GTEST_SKIP() << "libpython not available: Python frame walking not tested";
+  std::printf("[ INFO     ] embedded %s\n", python.version());
   StackCollectorOptions options;
   options.mode = StackMode::kMixed;
   StackCollector c(options);

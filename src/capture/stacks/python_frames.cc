@@ -31,6 +31,8 @@ constexpr size_t kCodeQualname = 128;     // PyCodeObject.co_qualname
 constexpr size_t kCodeFilename = 112;     // PyCodeObject.co_filename
 constexpr size_t kTypeBasicsize = 32;     // PyTypeObject.tp_basicsize
 constexpr size_t kObjectType = 8;         // PyObject.ob_type
+// frame_in_cframe_ value meaning "the thread state points at the frame".
+constexpr size_t kDirect = ~size_t{0};
 
 }  // namespace
 
@@ -61,10 +63,21 @@ void PythonFrames::Reload() {
     instr_in_frame_ = 56;
     owner_in_frame_ = 70;
     cstack_owner_ = 3;  // FRAME_OWNED_BY_CSTACK: the entry shim of each eval activation
+  } else if (minor == 13) {
+    // 3.13 dropped _PyCFrame: PyThreadState.current_frame, after the new
+    // eval_breaker/_whence/state fields. f_code became f_executable (same
+    // place), prev_instr became instr_ptr (same place, same arithmetic).
+    frame_in_cframe_ = kDirect;
+    cframe_in_tstate_ = 72;
+    code_in_frame_ = 0;
+    previous_in_frame_ = 8;
+    instr_in_frame_ = 56;
+    owner_in_frame_ = 70;
+    cstack_owner_ = 3;
   } else {
-    return;  // 3.13 moved current_frame into PyThreadState; not supported yet
+    return;  // other layouts: not supported (3.14 changed the frame again)
   }
-  cframe_in_tstate_ = kTstateCframe;
+  if (minor != 13) cframe_in_tstate_ = kTstateCframe;
   Resolve(&is_initialized_, "Py_IsInitialized");
   Resolve(&this_thread_state_, "PyGILState_GetThisThreadState");
   Resolve(&gil_check_, "PyGILState_Check");
@@ -96,6 +109,12 @@ void PythonFrames::Reload() {
   present_.store(true, std::memory_order_release);
 }
 
+uintptr_t PythonFrames::CurrentFrame(uintptr_t tstate) const {
+  uintptr_t p = Load<uintptr_t>(tstate + cframe_in_tstate_);
+  if (frame_in_cframe_ == kDirect || !p) return p;
+  return Load<uintptr_t>(p + frame_in_cframe_);
+}
+
 bool PythonFrames::Validate(uintptr_t tstate) {
   // Compare the raw chain with the public API once, on a thread holding the
   // GIL (the API needs it). Until then Walk returns nothing.
@@ -105,8 +124,7 @@ bool PythonFrames::Validate(uintptr_t tstate) {
   uintptr_t want = Load<uintptr_t>(uintptr_t(frame_obj) + kFrameObjectFrame);
   void* code = frame_get_code_(frame_obj);
   bool ok = false;
-  uintptr_t cframe = Load<uintptr_t>(tstate + cframe_in_tstate_);
-  uintptr_t f = cframe ? Load<uintptr_t>(cframe + frame_in_cframe_) : 0;
+  uintptr_t f = CurrentFrame(tstate);
   // The API skips shim and not-yet-started frames: look a few frames down.
   for (int i = 0; f && i < 8 && !ok; ++i, f = Load<uintptr_t>(f + previous_in_frame_)) {
     ok = f == want && Load<uintptr_t>(f + code_in_frame_) == uintptr_t(code);
@@ -140,9 +158,7 @@ int PythonFrames::Walk(PyFrameRef* out, int max_frames) {
   if (!tstate) return 0;
   int v = validated_.load(std::memory_order_relaxed);
   if (v < 0 || (v == 0 && !Validate(tstate))) return 0;
-  uintptr_t cframe = Load<uintptr_t>(tstate + cframe_in_tstate_);
-  if (!cframe) return 0;
-  uintptr_t f = Load<uintptr_t>(cframe + frame_in_cframe_);
+  uintptr_t f = CurrentFrame(tstate);
   int n = 0;
   // 100000: more than any real recursion limit; a corrupt cycle stops here.
   for (int guard = 0; f && n < max_frames && guard < 100000; ++guard) {

@@ -7,7 +7,7 @@
 // launchers and many extensions release before launching. A thread's own
 // _PyInterpreterFrame chain stays valid and unchanged while that thread is
 // in C code, GIL or not, so reading it is safe. The struct offsets differ
-// per CPython minor version: 3.11 and 3.12 are supported. Before the first
+// per CPython minor version: 3.11, 3.12 and 3.13 are supported. Before the first
 // raw walk is trusted it is checked once against the public API on a thread
 // that holds the GIL; any mismatch disables Python frames (counted), never
 // reads further.
@@ -64,6 +64,7 @@ class PythonFrames {
  private:
   PythonFrames() { Reload(); }
   bool Validate(uintptr_t tstate);
+  uintptr_t CurrentFrame(uintptr_t tstate) const;
   std::string ReadUnicode(uintptr_t str) const;
 
   std::atomic<bool> present_{false};  // set last, with release, by Reload
@@ -73,7 +74,8 @@ class PythonFrames {
   std::atomic<int> validated_{0};
   uint64_t eval_start_ = 0, eval_size_ = 0;
   uintptr_t code_type_ = 0;
-  // Per-version layout.
+  // Per-version layout. The current frame is tstate->cframe->current_frame
+  // (3.11, 3.12) or tstate->current_frame (3.13, frame_in_cframe_ = ~0).
   size_t cframe_in_tstate_ = 0, frame_in_cframe_ = 0;
   size_t code_in_frame_ = 0, previous_in_frame_ = 0, instr_in_frame_ = 0;
   ptrdiff_t is_entry_in_frame_ = -1, owner_in_frame_ = -1;
