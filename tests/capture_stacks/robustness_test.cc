@@ -21,8 +21,9 @@ namespace {
 // values, unwinds, and puts them back before returning. Using
 // __builtin_frame_address(0) makes the compiler give this function a frame
 // pointer, so [fp] is the saved rbp and [fp+8] the return address.
-[[gnu::noinline]] int UnwindWithCorruptFrame(uint64_t fake_ra, uint64_t fake_rbp, uint64_t* pcs,
-                                             int max) {
+[[gnu::noinline, gnu::no_sanitize_address]] int UnwindWithCorruptFrame(uint64_t fake_ra,
+                                                                       uint64_t fake_rbp,
+                                                                       uint64_t* pcs, int max) {
   // volatile: the restoring stores hit a frame about to be popped, which the
   // compiler would otherwise drop as dead.
   auto* fp = static_cast<volatile uint64_t*>(__builtin_frame_address(0));

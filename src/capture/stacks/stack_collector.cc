@@ -6,9 +6,9 @@
 
 #include "module_registry.h"
 #include "python_frames.h"
+#include "stack_collector_internal.h"
 #include "stack_hash.h"
 #include "tracesmith/capture/stacks/unwinder.h"
-#include "tracesmith/format/sbt_writer.h"
 
 namespace tracesmith::capture::stacks {
 namespace {
@@ -32,26 +32,6 @@ inline uint64_t HashKeys(const uint64_t* keys, int n) {
 }
 
 }  // namespace
-
-struct StackCollector::Stored {
-  uint32_t id = 0;
-  std::vector<uint64_t> keys;
-};
-
-struct StackCollector::Slot {
-  std::atomic<uint64_t> hash{0};
-  std::atomic<const Stored*> stored{nullptr};
-};
-
-struct StackCollector::PendingFrame {
-  model::Frame row;
-  std::string function, file;  // Python frames
-};
-
-struct StackCollector::PendingMapping {
-  model::Mapping row;
-  std::string path, build_id;
-};
 
 StatusOr<StackMode> ParseStackMode(const std::string& s) {
   if (s == "none") return StackMode::kNone;
@@ -283,31 +263,6 @@ uint32_t StackCollector::InternPythonFrame(uint64_t code, int32_t offset) {
   }
   it->second = cit->second;
   return it->second;
-}
-
-void StackCollector::Drain(format::SbtWriter* writer) {
-  std::vector<PendingMapping> mappings;
-  std::vector<PendingFrame> frames;
-  std::vector<model::StackNode> nodes;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    mappings.swap(pending_mappings_);
-    frames.swap(pending_frames_);
-    nodes.swap(pending_nodes_);
-  }
-  for (PendingMapping& m : mappings) {
-    m.row.path_id = writer->InternString(m.path);
-    m.row.build_id_id = m.build_id.empty() ? 0 : writer->InternString(m.build_id);
-    writer->Append(m.row);
-  }
-  for (PendingFrame& f : frames) {
-    if (f.row.kind == model::kFramePython) {
-      f.row.function_id = writer->InternString(f.function);
-      f.row.file_id = writer->InternString(f.file);
-    }
-    writer->Append(f.row);
-  }
-  for (const model::StackNode& n : nodes) writer->Append(n);
 }
 
 std::vector<model::Frame> StackCollector::FramesOf(uint32_t stack_id) {

@@ -1,0 +1,50 @@
+// A ctypes-loadable probe: lets a real `python3` process drive a
+// StackCollector, so Python frame walking is tested inside the
+// interpreter's own executable (as in production), not only embedded.
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "tracesmith/capture/stacks/stack_collector.h"
+
+using tracesmith::capture::stacks::StackCollector;
+using tracesmith::capture::stacks::StackCollectorOptions;
+using tracesmith::capture::stacks::StackMode;
+
+namespace {
+StackCollector* g_collector = nullptr;
+}
+
+extern "C" {
+
+// mode: 0 none, 1 native, 2 python, 3 mixed.
+[[gnu::visibility("default")]] int TsProbeInit(int mode) {
+  StackCollectorOptions o;
+  o.mode = StackMode(mode);
+  g_collector = new StackCollector(o);  // lives until exit
+  return 0;
+}
+
+[[gnu::visibility("default"), gnu::noinline]] unsigned TsProbeCapture() {
+  return g_collector->CaptureStack();
+}
+
+// One line per frame, innermost first: "P function|file|line" or "N".
+[[gnu::visibility("default")]] int TsProbeDescribe(unsigned stack_id, char* buf, int len) {
+  std::string out;
+  std::vector<uint32_t> ids = g_collector->FrameIdsOf(stack_id);
+  std::vector<tracesmith::model::Frame> frames = g_collector->FramesOf(stack_id);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (frames[i].kind == tracesmith::model::kFramePython) {
+      auto [fn, file] = g_collector->PythonFrameStrings(ids[i]);
+      out += "P " + fn + "|" + file + "|" + std::to_string(frames[i].line) + "\n";
+    } else {
+      out += "N\n";
+    }
+  }
+  if (int(out.size()) >= len) return -1;
+  std::memcpy(buf, out.c_str(), out.size() + 1);
+  return int(out.size());
+}
+
+}  // extern "C"
