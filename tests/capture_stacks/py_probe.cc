@@ -1,6 +1,7 @@
 // A ctypes-loadable probe: lets a real `python3` process drive a
 // StackCollector, so Python frame walking is tested inside the
 // interpreter's own executable (as in production), not only embedded.
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -27,6 +28,20 @@ extern "C" {
 
 [[gnu::visibility("default"), gnu::noinline]] unsigned TsProbeCapture() {
   return g_collector->CaptureStack();
+}
+
+// Mean nanoseconds per CaptureStack over `iterations` calls from here
+// (after one warm-up call): the launch-path cost with this Python stack.
+[[gnu::visibility("default")]] double TsProbeTime(int iterations) {
+  g_collector->CaptureStack();
+  auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < iterations; ++i) {
+    unsigned id = g_collector->CaptureStack();
+    asm volatile("" : : "r"(id));
+  }
+  return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start)
+             .count() /
+         iterations;
 }
 
 // One line per frame, innermost first: "P function|file|line" or "N".

@@ -69,8 +69,9 @@ def check(stack_id, what, mixed=True):
 mode = 3  # mixed
 held.TsProbeInit(mode)
 ids = {}
-ids["held"] = model_forward(held.TsProbeCapture)
+# Released first: the layout check must not need the GIL.
 ids["released"] = model_forward(released.TsProbeCapture)
+ids["held"] = model_forward(held.TsProbeCapture)
 result = {}
 t = threading.Thread(target=lambda: result.update(
     thread=model_forward(released.TsProbeCapture)))
@@ -82,6 +83,20 @@ for what, stack_id in ids.items():
         failures.append(f"{what}: no stack")
     else:
         check(stack_id, what)
+
+# Informational: capture cost from Python (mixed), GIL released, deep stack.
+released.TsProbeTime.restype = ctypes.c_double
+
+
+def recurse(n, fn):
+    return fn() if n == 0 else recurse(n - 1, fn)
+
+
+depth = 20
+ns = recurse(depth, lambda: released.TsProbeTime(200000))
+frames = describe(recurse(depth, released.TsProbeCapture))
+n_py = sum(1 for f in frames if f.startswith("P "))
+print("mixed capture: %d frames (%d Python) %.0f ns per stack" % (len(frames), n_py, ns))
 
 if failures:
     print("FAIL (Python %s):" % sys.version.split()[0])

@@ -25,6 +25,7 @@ void Resolve(Fn* fn, const char* name) {
 // Offsets, from CPython's Include/cpython/pystate.h, Include/internal/
 // pycore_frame.h and Include/cpython/code.h of each version (3.11 checked
 // with offsetof against the installed headers).
+constexpr size_t kTstateInterp = 16;      // PyThreadState.interp
 constexpr size_t kTstateCframe = 56;      // PyThreadState.cframe (3.11, 3.12)
 constexpr size_t kFrameObjectFrame = 24;  // PyFrameObject.f_frame
 constexpr size_t kCodeQualname = 128;     // PyCodeObject.co_qualname
@@ -80,18 +81,14 @@ void PythonFrames::Reload() {
   if (minor != 13) cframe_in_tstate_ = kTstateCframe;
   Resolve(&is_initialized_, "Py_IsInitialized");
   Resolve(&this_thread_state_, "PyGILState_GetThisThreadState");
-  Resolve(&gil_check_, "PyGILState_Check");
   Resolve(&addr2line_, "PyCode_Addr2Line");
   Resolve(&unicode_length_, "PyUnicode_GetLength");
   Resolve(&unicode_read_char_, "PyUnicode_ReadChar");
-  Resolve(&thread_state_get_frame_, "PyThreadState_GetFrame");
-  Resolve(&frame_get_code_, "PyFrame_GetCode");
-  Resolve(&get_attr_string_, "PyObject_GetAttrString");
-  Resolve(&dec_ref_, "Py_DecRef");
+  Resolve(&interpreter_of_, "PyThreadState_GetInterpreter");
+  unicode_type_ = reinterpret_cast<uintptr_t>(dlsym(RTLD_DEFAULT, "PyUnicode_Type"));
   code_type_ = reinterpret_cast<uintptr_t>(dlsym(RTLD_DEFAULT, "PyCode_Type"));
-  if (!is_initialized_ || !this_thread_state_ || !gil_check_ || !addr2line_ || !unicode_length_ ||
-      !unicode_read_char_ || !thread_state_get_frame_ || !frame_get_code_ || !get_attr_string_ ||
-      !dec_ref_ || !code_type_) {
+  if (!is_initialized_ || !this_thread_state_ || !addr2line_ || !unicode_length_ ||
+      !unicode_read_char_ || !interpreter_of_ || !code_type_ || !unicode_type_) {
     return;
   }
   // The code units of a code object start at offsetof(co_code_adaptive),
@@ -116,38 +113,40 @@ uintptr_t PythonFrames::CurrentFrame(uintptr_t tstate) const {
 }
 
 bool PythonFrames::Validate(uintptr_t tstate) {
-  // Compare the raw chain with the public API once, on a thread holding the
-  // GIL (the API needs it). Until then Walk returns nothing.
-  if (!gil_check_()) return false;
-  void* frame_obj = thread_state_get_frame_(reinterpret_cast<void*>(tstate));
-  if (!frame_obj) return false;  // no Python frame yet: check on a later capture
-  uintptr_t want = Load<uintptr_t>(uintptr_t(frame_obj) + kFrameObjectFrame);
-  void* code = frame_get_code_(frame_obj);
-  bool ok = false;
+  // A structural check of the layout, on the first thread state that has
+  // Python frames: the thread state's interpreter field agrees with the
+  // API, and every frame of the chain holds a code object whose name and
+  // file are str objects, up to a null end. No frame API is used: it needs
+  // the GIL (launches often run without it) and materializes frame objects,
+  // an allocation that may run the garbage collector inside a CUDA call.
+  if (reinterpret_cast<uintptr_t>(interpreter_of_(reinterpret_cast<void*>(tstate))) !=
+      Load<uintptr_t>(tstate + kTstateInterp)) {
+    return Fail();
+  }
   uintptr_t f = CurrentFrame(tstate);
-  // The API skips shim and not-yet-started frames: look a few frames down.
-  for (int i = 0; f && i < 8 && !ok; ++i, f = Load<uintptr_t>(f + previous_in_frame_)) {
-    ok = f == want && Load<uintptr_t>(f + code_in_frame_) == uintptr_t(code);
+  if (!f) return false;  // no Python frame yet: check on a later capture
+  int checked = 0;
+  for (int guard = 0; f; ++guard, f = Load<uintptr_t>(f + previous_in_frame_)) {
+    if (guard == 100000) return Fail();
+    if (owner_in_frame_ >= 0 && Load<int8_t>(f + owner_in_frame_) == cstack_owner_) continue;
+    uintptr_t code = Load<uintptr_t>(f + code_in_frame_);
+    if (!code || Load<uintptr_t>(code + kObjectType) != code_type_) return Fail();
+    for (size_t field : {kCodeQualname, kCodeFilename}) {
+      uintptr_t str = Load<uintptr_t>(code + field);
+      if (!str || Load<uintptr_t>(str + kObjectType) != unicode_type_) return Fail();
+    }
+    ++checked;
   }
-  if (ok) {
-    // The code object's type and name fields must be where we read them.
-    void* qualname = get_attr_string_(code, "co_qualname");
-    void* filename = get_attr_string_(code, "co_filename");
-    ok = Load<uintptr_t>(uintptr_t(code) + kObjectType) == code_type_ &&
-         Load<uintptr_t>(uintptr_t(code) + kCodeQualname) == uintptr_t(qualname) &&
-         Load<uintptr_t>(uintptr_t(code) + kCodeFilename) == uintptr_t(filename);
-    if (qualname) dec_ref_(qualname);
-    if (filename) dec_ref_(filename);
-  }
-  dec_ref_(code);
-  dec_ref_(frame_obj);
-  validated_.store(ok ? 1 : -1, std::memory_order_relaxed);
-  if (!ok) {
-    std::fprintf(stderr,
-                 "tracesmith: Python 3.%d frame layout check failed; Python frames are off\n",
-                 minor_);
-  }
-  return ok;
+  if (checked == 0) return false;
+  validated_.store(1, std::memory_order_relaxed);
+  return true;
+}
+
+bool PythonFrames::Fail() {
+  validated_.store(-1, std::memory_order_relaxed);
+  std::fprintf(stderr, "tracesmith: Python 3.%d frame layout check failed; Python frames are off\n",
+               minor_);
+  return false;
 }
 
 int PythonFrames::Walk(PyFrameRef* out, int max_frames) {

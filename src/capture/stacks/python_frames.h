@@ -7,10 +7,10 @@
 // launchers and many extensions release before launching. A thread's own
 // _PyInterpreterFrame chain stays valid and unchanged while that thread is
 // in C code, GIL or not, so reading it is safe. The struct offsets differ
-// per CPython minor version: 3.11, 3.12 and 3.13 are supported. Before the first
-// raw walk is trusted it is checked once against the public API on a thread
-// that holds the GIL; any mismatch disables Python frames (counted), never
-// reads further.
+// per CPython minor version: 3.11, 3.12 and 3.13 are supported. Before the
+// first raw walk is trusted, the layout is checked once structurally (types
+// of every object reached, chain termination); a mismatch disables Python
+// frames with a warning.
 #pragma once
 
 #include <atomic>
@@ -64,6 +64,7 @@ class PythonFrames {
  private:
   PythonFrames() { Reload(); }
   bool Validate(uintptr_t tstate);
+  bool Fail();
   uintptr_t CurrentFrame(uintptr_t tstate) const;
   std::string ReadUnicode(uintptr_t str) const;
 
@@ -84,14 +85,11 @@ class PythonFrames {
   // C API, resolved with dlsym.
   int (*is_initialized_)() = nullptr;
   void* (*this_thread_state_)() = nullptr;
-  int (*gil_check_)() = nullptr;
   int (*addr2line_)(void*, int) = nullptr;
   intptr_t (*unicode_length_)(void*) = nullptr;
   uint32_t (*unicode_read_char_)(void*, intptr_t) = nullptr;
-  void* (*thread_state_get_frame_)(void*) = nullptr;
-  void* (*frame_get_code_)(void*) = nullptr;
-  void* (*get_attr_string_)(void*, const char*) = nullptr;
-  void (*dec_ref_)(void*) = nullptr;
+  void* (*interpreter_of_)(void*) = nullptr;
+  uintptr_t unicode_type_ = 0;
 };
 
 }  // namespace tracesmith::capture::stacks

@@ -191,16 +191,18 @@ uint32_t StackCollector::SlowPath(const uint64_t* keys, int n, uint64_t hash) {
     parent = it->second;
   }
 
+  if (!empty) {
+    // Table full: the stack is interned (its id is right) but not cached,
+    // so it comes back here each time. Nothing is allocated for it.
+    ++stats_.table_full;
+    return parent;
+  }
+  ++stats_.new_stacks;
   auto stored = std::make_unique<Stored>();
   stored->id = parent;
   stored->keys.assign(keys, keys + n);
-  ++stats_.new_stacks;
-  if (empty) {
-    empty->stored.store(stored.get(), std::memory_order_relaxed);
-    empty->hash.store(hash, std::memory_order_release);  // publishes `stored`
-  } else {
-    ++stats_.table_full;
-  }
+  empty->stored.store(stored.get(), std::memory_order_relaxed);
+  empty->hash.store(hash, std::memory_order_release);  // publishes `stored`
   stored_.push_back(std::move(stored));
   return parent;
 }

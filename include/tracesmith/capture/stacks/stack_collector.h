@@ -68,7 +68,7 @@ struct StackCollectorOptions {
 };
 
 struct StackCollectorStats {
-  uint64_t new_stacks = 0;      // slow path: stacks seen for the first time
+  uint64_t new_stacks = 0;      // distinct stacks cached (first sightings)
   uint64_t frames = 0;          // Frame rows created
   uint64_t nodes = 0;           // StackNode rows created
   uint64_t mappings = 0;        // Mapping rows created
