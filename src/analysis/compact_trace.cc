@@ -1,6 +1,7 @@
 #include "tracesmith/analysis/compact_trace.h"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <numeric>
 #include <set>
@@ -407,6 +408,7 @@ void CompactTrace::BuildIndexes() {
 void CompactTrace::Finalize() {
   if (finalized_) return;
   finalized_ = true;
+  const auto t0 = std::chrono::steady_clock::now();
   AlignClocks();
   SortAndIndex();
   uint64_t lo = UINT64_MAX, hi = 0;
@@ -422,6 +424,8 @@ void CompactTrace::Finalize() {
   if (lo > hi) lo = hi = 0;
   trace_begin_ = window_begin_ = lo;
   window_end_ = hi;
+  stats_.finalize_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 std::vector<uint32_t> CompactTrace::DeviceLanes(uint32_t device) const {

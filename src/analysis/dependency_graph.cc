@@ -300,12 +300,13 @@ CriticalPath ComputeCriticalPath(const CompactTrace& trace, size_t keep_segments
     edges.clear();
     rules.Predecessors(cur, &edges);
     // The binding predecessor: finished last, and strictly earlier in
-    // (start, end) order so the walk always moves back in time.
+    // (end, start) order so the walk always moves back in time. (A stream
+    // synchronize's op may start after the call did, but ends first.)
     const Edge* bind = nullptr;
     uint64_t bind_end = 0;
     for (const Edge& e : edges) {
       uint64_t ps = rules.Start(e.from), pe = rules.End(e.from);
-      if (pe > end || ps > start || (ps == start && pe >= end)) continue;
+      if (pe > end || (pe == end && ps >= start)) continue;
       if (!bind || pe > bind_end) bind = &e, bind_end = pe;
     }
     if (!bind) {

@@ -1,6 +1,7 @@
 #include "tracesmith/analysis/report.h"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -326,18 +327,30 @@ AnalysisReport BuildReport(const CompactTrace& t, const std::string& source) {
   r.window_end = t.window_end();
   r.trace_begin = t.trace_begin();
   r.compact = t.stats();
+  auto t0 = std::chrono::steady_clock::now();
+  auto phase = [&](const char* name) {
+    auto now = std::chrono::steady_clock::now();
+    r.phase_seconds.push_back({name, std::chrono::duration<double>(now - t0).count()});
+    t0 = now;
+  };
   r.timeline = ComputeTimeline(t);
+  phase("timeline");
   std::set<uint32_t> pids;
   for (uint32_t l : t.gpu_lanes()) pids.insert(t.lanes()[l].pid);
   for (const StreamTimeline& s : r.timeline.streams)
     r.stream_names.push_back(LaneName(t, s.lane, pids.size() > 1));
   KernelTables(t, &r);
+  phase("kernels");
   NvtxTable(t, &r);
   CopyTable(t, &r);
-  LaunchTable(t, &r);
   GraphTable(t, &r);
+  phase("nvtx+copies+graphs");
+  LaunchTable(t, &r);
+  phase("launches");
   CriticalPathTable(t, &r);
+  phase("critical_path");
   r.findings = ComputeFindings(t, r);
+  phase("findings");
   return r;
 }
 

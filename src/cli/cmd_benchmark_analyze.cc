@@ -48,6 +48,12 @@ Status WriteSyntheticTrace(uint64_t kernels, const std::string& path) {
   return writer->Close();
 }
 
+double CpuSeconds() {
+  struct rusage ru {};
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
 double PeakRssMb() {
   struct rusage ru {};
   getrusage(RUSAGE_SELF, &ru);
@@ -72,11 +78,21 @@ int RunAnalyzeBenchmark(const AnalyzeBenchOptions& o) {
   size_t findings = 0;
   for (int i = 0; i < std::max(1, o.repeats); ++i) {
     t0 = std::chrono::steady_clock::now();
+    const double cpu0 = CpuSeconds();
     analysis::CompactTrace trace;
     st = analysis::LoadCompactTrace(path, {}, &trace);
     if (!st.ok()) break;
+    const double load_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     analysis::AnalysisReport report = analysis::BuildReport(trace, path);
+    if (o.verbose) {
+      std::fprintf(stderr, "run %d: read+ingest %.3f s, finalize %.3f s", i,
+                   load_s - trace.stats().finalize_seconds, trace.stats().finalize_seconds);
+      for (auto& [name, s] : report.phase_seconds) std::fprintf(stderr, ", %s %.3f s", name.c_str(), s);
+      std::fprintf(stderr, "\n");
+    }
     times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    if (o.verbose) std::fprintf(stderr, "run %d: cpu %.3f s (user+sys)\n", i, CpuSeconds() - cpu0);
     events = trace.stats().events_ingested;
     findings = report.findings.size();
   }

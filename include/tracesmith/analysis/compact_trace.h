@@ -124,6 +124,7 @@ struct CompactStats {
   uint64_t lanes_resorted = 0;       // lanes the windowed sorter could not fix in-window
   uint64_t processes_unaligned = 0;  // multi-process trace, process without a clock anchor
   bool clocks_aligned = false;       // timestamps converted to CLOCK_REALTIME
+  double finalize_seconds = 0;       // wall time of Finalize() (benchmarks)
 };
 
 class CompactTrace {

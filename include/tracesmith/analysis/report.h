@@ -90,6 +90,8 @@ struct AnalysisReport {
   std::vector<PathShare> critical_path_top;  // kernels and API calls on the path
   CompactStats compact;
   std::vector<std::string> findings;
+  // Wall seconds per phase of BuildReport (for `benchmark analyze -v`).
+  std::vector<std::pair<std::string, double>> phase_seconds;
 };
 
 struct AnalyzeOptions {
