@@ -10,6 +10,16 @@
 
 #include "tracesmith/capture/stacks/stack_collector.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/lsan_interface.h>
+// The embedded interpreter is never finalized: its memory is not a leak.
+#define TS_LSAN_DISABLE() __lsan_disable()
+#define TS_LSAN_ENABLE() __lsan_enable()
+#else
+#define TS_LSAN_DISABLE()
+#define TS_LSAN_ENABLE()
+#endif
+
 namespace {
 tracesmith::capture::stacks::StackCollector* g_collector = nullptr;
 std::vector<uint32_t> g_ids;
@@ -53,11 +63,20 @@ class EmbeddedPython {
     {
       auto init = reinterpret_cast<void (*)(int)>(dlsym(handle_, "Py_InitializeEx"));
       run_ = reinterpret_cast<int (*)(const char*)>(dlsym(handle_, "PyRun_SimpleString"));
-      if (init && run_) init(0);
+      if (init && run_) {
+        TS_LSAN_DISABLE();
+        init(0);
+        TS_LSAN_ENABLE();
+      }
     }
   }
   bool ok() const { return run_ != nullptr; }
-  int Run(const char* code) { return run_(code); }
+  int Run(const char* code) {
+    TS_LSAN_DISABLE();
+    int rc = run_(code);
+    TS_LSAN_ENABLE();
+    return rc;
+  }
   const char* version() const {
     auto v = reinterpret_cast<const char* (*)()>(dlsym(handle_, "Py_GetVersion"));
     return v ? v() : "?";

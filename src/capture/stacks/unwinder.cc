@@ -50,10 +50,10 @@ struct alignas(16) CacheSlot {
 };
 CacheSlot g_cache[1 << kCacheBits];
 
-// Return addresses differ in their low bits; folding in bits 16+ spreads
-// libraries whose code sits at the same offset. Cheaper than a multiply,
-// and this is on the unwinder's chain of dependent loads.
-inline uint64_t SlotOf(uint64_t key) { return (key ^ (key >> 16)) & kCacheMask; }
+// The low 16 bits of return addresses are well spread; anything more is a
+// longer chain of dependent work per frame (this feeds the next load).
+// Modules whose code collides modulo 64 KiB share probe chains.
+inline uint64_t SlotOf(uint64_t key) { return key & kCacheMask; }
 
 [[gnu::noinline]] uint64_t ComputeAndCache(uint64_t key) {
   // key is a return address (or the unwinder's own pc + 1): the call
@@ -93,9 +93,9 @@ inline uint64_t LookupRule(uint64_t key) {
   return ComputeAndCache(key);
 }
 
-inline bool InStack(uintptr_t addr, uintptr_t lo, uintptr_t hi) {
-  return addr >= lo && addr <= hi - 8 && (addr & 7) == 0;
-}
+// addr..addr+8 within [lo, hi): one unsigned compare covers both ends.
+// Alignment is not checked: x86-64 reads unaligned words without faulting.
+inline bool InStack(uintptr_t addr, uintptr_t lo, uintptr_t hi) { return addr - lo <= hi - 8 - lo; }
 
 #endif  // __x86_64__
 
