@@ -25,10 +25,18 @@ constexpr int kMaxProbes = 16;
 // tag is a non-canonical x86-64 address, so no native pc can equal it.
 constexpr uint64_t kPythonTag = 0xfffe000000000000ull;
 
+// Hash of a merged (native + Python) key list. Four independent lanes: the
+// multiply chain, not memory, bounds this loop. Native-only stacks use the
+// unwinder's fused hash instead; the two never see the same key list
+// (merged lists hold Python tags), so they need not agree.
 inline uint64_t HashKeys(const uint64_t* keys, int n) {
-  uint64_t h = kStackHashSeed;
-  for (int i = 0; i < n; ++i) h = StackHashStep(h, keys[i]);
-  return StackHashFinish(h, n);
+  uint64_t h[4] = {kStackHashSeed, kStackHashSeed + 1, kStackHashSeed + 2, kStackHashSeed + 3};
+  int i = 0;
+  for (; i + 4 <= n; i += 4)
+    for (int l = 0; l < 4; ++l) h[l] = StackHashStep(h[l], keys[i + l]);
+  for (; i < n; ++i) h[0] = StackHashStep(h[0], keys[i]);
+  uint64_t out = StackHashStep(StackHashStep(h[0], h[1]), StackHashStep(h[2], h[3]));
+  return StackHashFinish(out, n);
 }
 
 }  // namespace
