@@ -9,21 +9,33 @@ void AddVersionCommand(CLI::App& app, CommandList& commands);
 void AddInfoCommand(CLI::App& app, CommandList& commands);
 void AddViewCommand(CLI::App& app, CommandList& commands);
 void AddBenchmarkCommand(CLI::App& app, CommandList& commands);
+void AddAnalyzeCommand(CLI::App& app, CommandList& commands);
+void AddTimelineCommand(CLI::App& app, CommandList& commands);
+void AddDiffCommand(CLI::App& app, CommandList& commands);
+void AddProfileCommand(CLI::App& app, CommandList& commands);  // profile + record
+void AddDevicesCommand(CLI::App& app, CommandList& commands);
 void AddExportCommand(CLI::App& app, CommandList& commands);
 
 // `tracesmith benchmark <what>` subcommands (cmd_benchmark_<what>.cc).
 void AddBenchmarkFormatCommand(CLI::App& benchmark, CommandList& commands);
 void AddBenchmarkExportCommand(CLI::App& benchmark, CommandList& commands);
+void AddBenchmarkAnalyzeCommand(CLI::App& benchmark, CommandList& commands);
 
 inline void AddBenchmarkSubcommands(CLI::App& benchmark, CommandList& commands) {
   AddBenchmarkFormatCommand(benchmark, commands);
   AddBenchmarkExportCommand(benchmark, commands);
+  AddBenchmarkAnalyzeCommand(benchmark, commands);
 }
 
 inline void AddAllCommands(CLI::App& app, CommandList& commands) {
+  AddProfileCommand(app, commands);
+  AddDevicesCommand(app, commands);
   AddInfoCommand(app, commands);
   AddViewCommand(app, commands);
   AddExportCommand(app, commands);
+  AddAnalyzeCommand(app, commands);
+  AddTimelineCommand(app, commands);
+  AddDiffCommand(app, commands);
   AddBenchmarkCommand(app, commands);
   AddVersionCommand(app, commands);
 }

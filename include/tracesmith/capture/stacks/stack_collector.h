@@ -72,7 +72,7 @@ struct StackCollectorStats {
   uint64_t frames = 0;          // Frame rows created
   uint64_t nodes = 0;           // StackNode rows created
   uint64_t mappings = 0;        // Mapping rows created
-  uint64_t table_full = 0;      // stacks not cached in the lock-free table (still correct, slower)
+  uint64_t table_full = 0;      // captures that found the table full (right id, slow path)
   uint64_t unknown_module = 0;  // native frames outside every loaded module
 };
 

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Capture overhead benchmark (GPU machine): baseline / tracesmith profile /
+# torch.profiler, interleaved round by round, medians and ratios.
+#
+#   bench/capture_overhead.sh TRACESMITH_BIN LAUNCH_LOOP_BIN [ROUNDS=5]
+#
+# Workloads: bench/workloads/launch_loop.cu (200k tiny launches; torch.profiler
+# cannot wrap a C++ binary, so its twin torch_launch_loop.py is measured for
+# that comparison) and bench/workloads/torch_mlp_train.py (the training step).
+# Metric: the time each program reports for its timed loop (warm-up and
+# process start excluded), so the ratios are the overhead on the application.
+set -u
+TS=${1:?tracesmith binary}
+LL=${2:?launch_loop binary}
+ROUNDS=${3:-5}
+HERE=$(cd "$(dirname "$0")" && pwd)
+TMP=${TMPDIR:-/tmp}/ts-bench.$$
+mkdir -p "$TMP"
+KINDS=${BENCH_KINDS:-default}
+
+metric() {  # $1 = key; reads program output on stdin, prints the value
+  sed -n "s/.*$1=\([0-9.]*\).*/\1/p" | tail -1
+}
+run() {  # $1 = label, rest = command; appends "label value"
+  local label=$1; shift
+  local out
+  out=$("$@" 2>"$TMP/err") || { echo "FAILED: $label: $*"; cat "$TMP/err"; return; }
+  local v
+  case $label in
+    ll_*) v=$(echo "$out" | metric seconds) ;;
+    pyll_*) v=$(echo "$out" | metric seconds) ;;
+    mlp_*) v=$(echo "$out" | metric step_ms) ;;
+  esac
+  echo "$label $v" | tee -a "$TMP/results"
+}
+prof() { "$TS" profile -q -f --kinds "$KINDS" -o "$TMP/t.sbt" -- "$@"; }
+
+for r in $(seq 1 "$ROUNDS"); do
+  echo "# round $r"
+  run ll_base "$LL" 200000 1
+  run ll_tracesmith prof "$LL" 200000 1
+  run pyll_base python3 "$HERE/workloads/torch_launch_loop.py" --n 50000
+  run pyll_tracesmith prof python3 "$HERE/workloads/torch_launch_loop.py" --n 50000
+  run pyll_torch python3 "$HERE/workloads/torch_launch_loop.py" --n 50000 --profiler torch
+  run mlp_base python3 "$HERE/workloads/torch_mlp_train.py" --steps 50
+  run mlp_tracesmith prof python3 "$HERE/workloads/torch_mlp_train.py" --steps 50
+  run mlp_torch python3 "$HERE/workloads/torch_mlp_train.py" --steps 50 --profiler torch
+done
+
+python3 - "$TMP/results" <<'PY'
+import statistics, sys
+vals = {}
+for line in open(sys.argv[1]):
+    k, _, v = line.partition(" ")
+    if v.strip():
+        vals.setdefault(k, []).append(float(v))
+med = {k: statistics.median(v) for k, v in vals.items()}
+print("BENCH medians (launch loops: seconds per loop; mlp: ms per step):")
+for k in sorted(med):
+    print(f"BENCH {k}: median={med[k]:.6g} n={len(vals[k])} all={['%.4g' % x for x in vals[k]]}")
+for w in ("ll", "pyll", "mlp"):
+    b = med.get(f"{w}_base")
+    if not b:
+        continue
+    for p in ("tracesmith", "torch"):
+        m = med.get(f"{w}_{p}")
+        if m:
+            print(f"BENCH ratio {w} {p}/base = {m / b:.3f}x")
+PY
+ls -l "$TMP/t.sbt" 2>/dev/null
+rm -rf "$TMP"

@@ -1,0 +1,41 @@
+"""Launch-bound PyTorch loop: N tiny in-place ops (one kernel each), for
+profiler overhead on the launch path, the Python twin of launch_loop.cu.
+
+python3 torch_launch_loop.py [--n 50000] [--profiler none|torch]
+Prints: launches=<n> seconds=<loop time> [cuda_events=<count under torch.profiler>]
+"""
+import argparse
+import time
+
+import torch
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", type=int, default=50000)
+    ap.add_argument("--profiler", default="none", choices=["none", "torch"])
+    args = ap.parse_args()
+    x = torch.ones(1024, device="cuda")
+    for _ in range(1000):
+        x.mul_(0.5)
+    torch.cuda.synchronize()
+
+    def loop():
+        t0 = time.perf_counter()
+        for _ in range(args.n):
+            x.mul_(0.5)
+        torch.cuda.synchronize()
+        return time.perf_counter() - t0
+
+    if args.profiler == "none":
+        print(f"launches={args.n} seconds={loop():.6f}")
+        return
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        s = loop()
+    n = sum(1 for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA)
+    print(f"launches={args.n} seconds={s:.6f} cuda_events={n}")
+
+
+if __name__ == "__main__":
+    main()

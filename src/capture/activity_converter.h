@@ -1,0 +1,129 @@
+// ActivityConverter: CUPTI activity records -> TraceSmith model rows.
+//
+// Pure data conversion: it reads CUPTI's record structs (headers only) and
+// never calls into CUPTI or the driver, so tests run it on a machine without
+// a GPU over raw records captured on a GPU machine (raw_dump.h). Anything
+// that lives in the target process (kernel name strings, API names, thread
+// names) is reached through NameSource, which a fixture can replace.
+//
+// Joins done here, all keyed by correlation id (never by position):
+//  - EXTERNAL_CORRELATION records -> ApiEvent::external_id;
+//  - graph launch API rows -> GraphLaunchEvent, completed with graph id,
+//    device and stream from the first GPU record of that launch;
+//  - StackLookup (host stacks taken at API entry) -> stack_id of API and GPU rows.
+// NVTX START/END marker records are paired by id into ranges.
+#pragma once
+
+#include <cupti_activity.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "row_sink.h"
+
+namespace tracesmith::capture {
+
+// Strings that CUPTI records point to, and other process-local names.
+class NameSource {
+ public:
+  virtual ~NameSource() = default;
+  // A string a record points to (kernel name, NVTX message, domain); "" for null.
+  virtual std::string_view String(const char* p) = 0;
+  // Name of a runtime (domain kApiRuntime) or driver API by callback id.
+  virtual std::string_view ApiName(uint8_t domain, uint32_t cbid) = 0;
+  // Name of a thread of this process ("" when unknown).
+  virtual std::string ThreadName(uint32_t tid) = 0;
+};
+
+// Stack id recorded at API entry for a correlation id (0: none).
+class StackLookup {
+ public:
+  virtual ~StackLookup() = default;
+  virtual uint32_t Find(uint32_t correlation_id) = 0;
+};
+
+struct ConverterStats {
+  uint64_t records = 0;
+  uint64_t unknown_kind = 0;        // records of kinds TraceSmith does not convert
+  uint64_t nvtx_unmatched_end = 0;  // END markers without a START
+  uint64_t nvtx_unclosed = 0;       // ranges still open at Finish()
+  uint64_t rows_per_kind[64] = {};  // by CUpti_ActivityKind (< 64)
+};
+
+class ActivityConverter {
+ public:
+  ActivityConverter(RowSink* sink, NameSource* names, uint32_t pid);
+  ActivityConverter(const ActivityConverter&) = delete;
+  ActivityConverter& operator=(const ActivityConverter&) = delete;
+
+  void set_stack_lookup(StackLookup* stacks) { stacks_ = stacks; }
+
+  // Converts one record (of `size` bytes as laid out in the CUPTI buffer).
+  void Convert(const CUpti_Activity* record);
+  // Emits rows held back for joins (graph launches not yet matched) and
+  // counts NVTX ranges never closed. Call once at the end of a capture.
+  void Finish();
+
+  const ConverterStats& stats() const { return stats_; }
+  // Forget cached string ids (module unloaded: name pointers may be reused).
+  void ClearStringCache() { ptr_ids_.clear(); }
+
+ private:
+  void ConvertKernel(const CUpti_ActivityKernel10& r);
+  void ConvertMemcpy(const CUpti_ActivityMemcpy6& r);
+  void ConvertMemcpyPtoP(const CUpti_ActivityMemcpyPtoP4& r);
+  void ConvertMemset(const CUpti_ActivityMemset4& r);
+  void ConvertSync(const CUpti_ActivitySynchronization2& r);
+  void ConvertApi(const CUpti_ActivityAPI& r, uint8_t domain);
+  void ConvertMarker(const CUpti_ActivityMarker2& r);
+  void ConvertMarkerData(const CUpti_ActivityMarkerData2& r);
+  void ConvertMemory(const CUpti_ActivityMemory4& r);
+  void ConvertOverhead(const CUpti_ActivityOverhead3& r);
+  void ConvertExternal(const CUpti_ActivityExternalCorrelation& r);
+
+  uint32_t StringId(const char* p);
+  uint32_t DemangledId(const char* p, uint32_t mangled_id);
+  uint32_t StackId(uint32_t correlation_id) {
+    return stacks_ && correlation_id ? stacks_->Find(correlation_id) : 0;
+  }
+  void SeeThread(uint32_t tid);
+  uint32_t DeviceOfContext(uint32_t context_id) const;
+  // A GPU record with a graph id completes the pending graph launch, if any.
+  void CompleteGraphLaunch(uint32_t correlation_id, uint32_t graph_id, uint32_t device_id,
+                           uint32_t context_id, uint32_t stream_id);
+
+  RowSink* sink_;
+  NameSource* names_;
+  StackLookup* stacks_ = nullptr;
+  uint32_t pid_;
+  ConverterStats stats_;
+  std::unordered_map<const char*, uint32_t> ptr_ids_;
+  std::unordered_map<uint32_t, uint32_t> demangled_ids_;  // mangled id -> demangled id
+  std::unordered_map<uint32_t, uint32_t> context_device_;
+  std::unordered_set<uint32_t> threads_seen_;
+  struct External {
+    uint8_t kind;
+    uint64_t id;
+  };
+  std::unordered_map<uint32_t, External> external_;  // correlation id -> external id
+  std::unordered_map<uint32_t, model::GraphLaunchEvent> pending_graph_launches_;
+  struct OpenRange {
+    model::NvtxRangeEvent row;
+  };
+  std::unordered_map<uint32_t, OpenRange> open_ranges_;  // marker id -> open range
+  std::unordered_map<uint32_t, uint32_t> range_depth_;   // tid -> open ranges
+  struct MarkerStyle {
+    uint32_t color, category;
+  };
+  std::unordered_map<uint32_t, MarkerStyle> marker_style_;  // marker id -> style
+};
+
+// "cudaLaunchKernel" for "cudaLaunchKernel_v7000": CUPTI's callback names
+// carry the API version; traces show the name programmers write.
+std::string_view StripApiVersion(std::string_view name);
+
+}  // namespace tracesmith::capture

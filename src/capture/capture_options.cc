@@ -1,0 +1,179 @@
+#include "tracesmith/capture/capture_options.h"
+
+#include <cstdlib>
+#include <string_view>
+#include <vector>
+
+#include "tracesmith/base/file_util.h"
+
+extern char** environ;
+
+namespace tracesmith::capture {
+namespace {
+
+struct GroupName {
+  const char* name;
+  uint32_t bit;
+};
+constexpr GroupName kGroupNames[] = {
+    {"kernel", kGroupKernel},   {"memcpy", kGroupMemcpy},     {"memset", kGroupMemset},
+    {"sync", kGroupSync},       {"runtime", kGroupRuntime},   {"driver", kGroupDriver},
+    {"memory", kGroupMemory},   {"nvtx", kGroupNvtx},         {"overhead", kGroupOverhead},
+    {"module", kGroupModule},   {"external", kGroupExternal},
+};
+
+std::vector<std::string> Split(const std::string& text, char sep) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(sep, start);
+    if (end == std::string::npos) end = text.size();
+    if (end > start) out.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+StatusOr<uint32_t> GroupByName(const std::string& name) {
+  if (name == "default") return kDefaultGroups;
+  if (name == "all") return kAllGroups;
+  if (name == "none") return 0u;
+  if (name == "api") return static_cast<uint32_t>(kGroupRuntime | kGroupDriver);
+  for (const auto& g : kGroupNames)
+    if (name == g.name) return g.bit;
+  std::string known = "default, all, none, api";
+  for (const auto& g : kGroupNames) known += std::string(", ") + g.name;
+  return InvalidArgument("--kinds: unknown activity group '" + name + "' (known: " + known +
+                         ")");
+}
+
+StatusOr<uint32_t> ParseUint(const std::string& name, const std::string& text, uint32_t min,
+                             uint32_t max) {
+  char* end = nullptr;
+  unsigned long v = std::strtoul(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || v < min || v > max)
+    return InvalidArgument(StrFormat("%s: '%s' is not a number in [%u, %u]", name.c_str(),
+                                     text.c_str(), min, max));
+  return static_cast<uint32_t>(v);
+}
+
+bool Truthy(const std::string& v) { return !v.empty() && v != "0" && v != "false"; }
+
+}  // namespace
+
+StatusOr<uint32_t> ParseKinds(const std::string& text) {
+  std::vector<std::string> items = Split(text, ',');
+  if (items.empty()) return kDefaultGroups;
+  bool has_plain = false;
+  for (const auto& item : items)
+    if (item[0] != '+' && item[0] != '-') has_plain = true;
+  uint32_t groups = has_plain ? 0 : kDefaultGroups;
+  for (const auto& item : items) {
+    char op = item[0];
+    std::string name = (op == '+' || op == '-') ? item.substr(1) : item;
+    ASSIGN_OR_RETURN(uint32_t bits, GroupByName(name));
+    if (op == '-') {
+      groups &= ~bits;
+    } else {
+      groups |= bits;
+    }
+  }
+  return groups;
+}
+
+std::string KindsToString(uint32_t groups) {
+  std::string out;
+  for (const auto& g : kGroupNames) {
+    if (!(groups & g.bit)) continue;
+    if (!out.empty()) out += ",";
+    out += g.name;
+  }
+  return out.empty() ? "none" : out;
+}
+
+Status ParseCaptureRange(const std::string& text, CaptureOptions* options) {
+  if (text.empty() || text == "all") {
+    options->range = CaptureRange::kAll;
+  } else if (text == "cudaProfilerApi") {
+    options->range = CaptureRange::kCudaProfilerApi;
+  } else if (text.rfind("nvtx:", 0) == 0 && text.size() > 5) {
+    options->range = CaptureRange::kNvtx;
+    options->range_name = text.substr(5);
+  } else {
+    return InvalidArgument("--capture-range: '" + text +
+                           "' is not one of cudaProfilerApi, nvtx:<range name>");
+  }
+  return OkStatus();
+}
+
+StatusOr<CaptureOptions> OptionsFromEnv(const std::map<std::string, std::string>& env) {
+  CaptureOptions o;
+  auto get = [&](const char* key) -> const std::string* {
+    auto it = env.find(key);
+    return it == env.end() ? nullptr : &it->second;
+  };
+  if (auto* v = get(kEnvOutput); v && !v->empty()) o.output = *v;
+  if (auto* v = get(kEnvKinds)) {
+    ASSIGN_OR_RETURN(o.groups, ParseKinds(*v));
+  }
+  if (auto* v = get(kEnvBufferMb)) {
+    // 8 MiB: at least one CUPTI buffer.
+    ASSIGN_OR_RETURN(o.buffer_mb, ParseUint(kEnvBufferMb, *v, 8, 1u << 20));
+  }
+  if (auto* v = get(kEnvFlushMs)) {
+    ASSIGN_OR_RETURN(o.flush_ms, ParseUint(kEnvFlushMs, *v, 10, 3600 * 1000));
+  }
+  if (auto* v = get(kEnvDuration); v && !v->empty()) {
+    ASSIGN_OR_RETURN(o.duration_ns, ParseDuration(*v));
+  }
+  if (auto* v = get(kEnvDelay); v && !v->empty()) {
+    ASSIGN_OR_RETURN(o.delay_ns, ParseDuration(*v));
+  }
+  if (auto* v = get(kEnvCaptureRange)) RETURN_IF_ERROR(ParseCaptureRange(*v, &o));
+  if (auto* v = get(kEnvQuiet)) o.quiet = Truthy(*v);
+  if (auto* v = get(kEnvForce)) o.overwrite = Truthy(*v);
+  if (auto* v = get(kEnvDumpRaw)) o.dump_raw_dir = *v;
+  return o;
+}
+
+StatusOr<CaptureOptions> OptionsFromProcessEnv() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    std::string_view kv(*e);
+    if (kv.rfind("TRACESMITH_", 0) != 0) continue;
+    size_t eq = kv.find('=');
+    if (eq == std::string_view::npos) continue;
+    env.emplace(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
+  }
+  return OptionsFromEnv(env);
+}
+
+std::map<std::string, std::string> OptionsToEnv(const CaptureOptions& o) {
+  std::map<std::string, std::string> env;
+  env[kEnvOutput] = o.output;
+  env[kEnvKinds] = KindsToString(o.groups);
+  env[kEnvBufferMb] = std::to_string(o.buffer_mb);
+  env[kEnvFlushMs] = std::to_string(o.flush_ms);
+  if (o.duration_ns) env[kEnvDuration] = std::to_string(o.duration_ns);
+  if (o.delay_ns) env[kEnvDelay] = std::to_string(o.delay_ns);
+  if (o.range == CaptureRange::kCudaProfilerApi) env[kEnvCaptureRange] = "cudaProfilerApi";
+  if (o.range == CaptureRange::kNvtx) env[kEnvCaptureRange] = "nvtx:" + o.range_name;
+  env[kEnvQuiet] = std::string(1, o.quiet ? '1' : '0');
+  env[kEnvForce] = std::string(1, o.overwrite ? '1' : '0');
+  if (!o.dump_raw_dir.empty()) env[kEnvDumpRaw] = o.dump_raw_dir;
+  return env;
+}
+
+std::string PerProcessOutputPath(const std::string& base, uint32_t pid, int rank) {
+  std::string stem = base, ext;
+  size_t slash = base.rfind('/');
+  size_t dot = base.rfind('.');
+  if (dot != std::string::npos && (slash == std::string::npos || dot > slash) && dot > 0) {
+    stem = base.substr(0, dot);
+    ext = base.substr(dot);
+  }
+  if (rank >= 0) return stem + ".rank" + std::to_string(rank) + ext;
+  return stem + ".pid" + std::to_string(pid) + ext;
+}
+
+}  // namespace tracesmith::capture

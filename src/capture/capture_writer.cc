@@ -1,0 +1,290 @@
+// CuptiEngine, writer side: the background thread that drains CUPTI buffers
+// into the SBT file, metadata rows, and stopping.
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "cupti_call.h"
+#include "cupti_engine.h"
+#include "tracesmith/capture/device_query.h"
+
+namespace tracesmith::capture {
+namespace {
+
+// Writer polling period: stop and flush requests are atomics (signal
+// handlers set them), so the thread checks them this often.
+constexpr long kPollNs = 5 * 1000 * 1000;
+
+void SleepNs(long ns) {
+  timespec ts{0, ns};
+  nanosleep(&ts, nullptr);
+}
+
+std::string ReadSmallFile(const char* path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+void CuptiEngine::WriteClockAnchor(uint8_t phase) {
+  model::ClockAnchor a;
+  uint64_t before = MonotonicNs();
+  uint64_t gpu = 0;
+  cuptiGetTimestamp(&gpu);
+  uint64_t after = MonotonicNs();
+  a.gpu_ns = gpu;
+  a.monotonic_ns = before + (after - before) / 2;
+  a.realtime_ns = RealtimeNs();
+  a.pid = pid_;
+  a.phase = phase;
+  sbt_->Append(a);
+}
+
+void CuptiEngine::WriteMetadataAtStart() {
+  WriteClockAnchor(model::kClockStart);
+  auto meta = [&](const char* key, const std::string& value) {
+    model::MetadataEntry m;
+    m.key_id = sbt_->InternString(key);
+    m.value_id = sbt_->InternString(value);
+    m.pid = pid_;
+    sbt_->Append(m);
+  };
+  meta("capture.tool", "tracesmith-inject");
+  meta("capture.kinds", KindsToString(options_.groups));
+  meta("capture.buffer_mb", std::to_string(options_.buffer_mb));
+  meta("capture.flush_ms", std::to_string(options_.flush_ms));
+  meta("capture.clock", "cupti");  // timestamps are CUPTI ns; see clock anchors
+  if (options_.range == CaptureRange::kCudaProfilerApi) meta("capture.range", "cudaProfilerApi");
+  if (options_.range == CaptureRange::kNvtx) meta("capture.range", "nvtx:" + options_.range_name);
+}
+
+void CuptiEngine::TryWriteDevices() {
+  auto info = QueryDevices(/*init=*/false);
+  if (!info.ok() || info->devices.empty()) return;  // cuInit not finished yet: next period
+  devices_written_ = true;
+  for (const DeviceInfo& d : info->devices) {
+    model::Device r;
+    r.device_id = d.ordinal;
+    r.pid = pid_;
+    r.name_id = sbt_->InternString(d.name);
+    r.uuid_id = sbt_->InternString(d.uuid);
+    r.sm_count = d.sm_count;
+    r.cc_major = d.cc_major;
+    r.cc_minor = d.cc_minor;
+    r.memory_bytes = d.memory_bytes;
+    r.core_clock_khz = d.core_clock_khz;
+    r.memory_clock_khz = d.memory_clock_khz;
+    r.memory_bus_width_bits = d.memory_bus_width_bits;
+    r.l2_cache_bytes = d.l2_cache_bytes;
+    r.max_threads_per_block = d.max_threads_per_block;
+    r.max_shared_per_block = d.max_shared_per_block;
+    r.max_registers_per_block = d.max_registers_per_block;
+    r.pci_bus_id = d.pci_bus_id;
+    sbt_->Append(r);
+  }
+  model::Process p;
+  p.pid = pid_;
+  p.parent_pid = static_cast<uint32_t>(getppid());
+  std::string comm = ReadSmallFile("/proc/self/comm");
+  while (!comm.empty() && comm.back() == '\n') comm.pop_back();
+  p.name_id = sbt_->InternString(comm);
+  std::string cmdline = ReadSmallFile("/proc/self/cmdline");
+  for (char& c : cmdline)
+    if (c == '\0') c = ' ';
+  while (!cmdline.empty() && cmdline.back() == ' ') cmdline.pop_back();
+  p.cmdline_id = sbt_->InternString(cmdline);
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  p.hostname_id = sbt_->InternString(host);
+  const char* rank = getenv("RANK");
+  p.rank = rank && *rank ? atoi(rank) : -1;
+  p.start_ns = 0;
+  p.driver_version = static_cast<uint32_t>(info->driver_version);
+  uint32_t cupti = 0;
+  cuptiGetVersion(&cupti);
+  p.cupti_version = cupti;
+  sbt_->Append(p);
+}
+
+void CuptiEngine::WritePendingModules() {
+  std::vector<model::ModuleLoadEvent> modules;
+  {
+    std::lock_guard<std::mutex> lock(events_mu_);
+    modules.swap(modules_);
+  }
+  for (const auto& m : modules) {
+    sbt_->Append(m);
+    // Kernel name pointers of an unloaded module may be reused.
+    if (m.op == model::kModuleUnloaded) converter_->ClearStringCache();
+  }
+}
+
+void CuptiEngine::CheckDrops() {
+  std::vector<CUcontext> contexts;
+  {
+    std::lock_guard<std::mutex> lock(events_mu_);
+    contexts = contexts_;
+  }
+  size_t dropped = 0, n = 0;
+  if (cuptiActivityGetNumDroppedRecords(nullptr, 0, &n) == CUPTI_SUCCESS) dropped += n;
+  for (CUcontext c : contexts) {
+    n = 0;
+    if (cuptiActivityGetNumDroppedRecords(c, 0, &n) == CUPTI_SUCCESS) dropped += n;
+  }
+  if (dropped == 0) return;
+  cupti_dropped_ += dropped;
+  model::DropEvent d;
+  uint64_t ts = 0;
+  cuptiGetTimestamp(&ts);
+  d.ts_ns = ts;
+  d.count = dropped;
+  d.pid = pid_;
+  d.reason = pool_.refused() ? model::kDropBufferCap : model::kDropCupti;
+  sbt_->Append(d);
+}
+
+void CuptiEngine::WriteRecordsOfBuffer(uint8_t* buffer, size_t valid) {
+  CUpti_Activity* record = nullptr;
+  CUpti_Activity* prev = nullptr;
+  uint64_t count = 0;
+  while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
+    if (raw_dump_ && prev)
+      raw_dump_->WriteRecord(prev, reinterpret_cast<uint8_t*>(record) -
+                                       reinterpret_cast<uint8_t*>(prev));
+    converter_->Convert(record);
+    prev = record;
+    ++count;
+  }
+  if (raw_dump_ && prev)
+    raw_dump_->WriteRecord(prev, static_cast<size_t>(buffer + valid -
+                                                     reinterpret_cast<uint8_t*>(prev)));
+  records_.fetch_add(count, std::memory_order_relaxed);
+}
+
+void CuptiEngine::ProcessCompletedBuffers() {
+  std::vector<Completed> batch;
+  {
+    std::lock_guard<std::mutex> lock(completed_mu_);
+    batch.swap(completed_);
+  }
+  for (const Completed& c : batch) {
+    WriteRecordsOfBuffer(c.buffer, c.valid);
+    pool_.Release(c.buffer);
+  }
+}
+
+void CuptiEngine::WriterLoop() {
+  writer_tid_ = static_cast<uint64_t>(syscall(SYS_gettid));
+  uint64_t next_flush = MonotonicNs() + uint64_t{options_.flush_ms} * 1000000;
+  uint64_t served = flush_requests_.load();
+  while (!stop_requested_.load()) {
+    SleepNs(kPollNs);
+    if (abandoned_.load()) return;
+    uint64_t now = MonotonicNs();
+    if (!activities_on_.load() && !range_done_.load() && options_.range == CaptureRange::kAll &&
+        options_.delay_ns && now - start_mono_ns_ >= options_.delay_ns) {
+      (void)SetActivities(true);
+    }
+    if (activities_on_.load() && options_.duration_ns &&
+        now - enabled_mono_ns_ >= options_.duration_ns) {
+      range_done_ = true;
+      (void)SetActivities(false);
+      flush_requests_.fetch_add(1);
+    }
+    uint64_t requests = flush_requests_.load();
+    if (now < next_flush && requests == served) continue;
+    served = requests;
+    cuptiActivityFlushAll(0);
+    stacks_.Drain();
+    ProcessCompletedBuffers();
+    WritePendingModules();
+    if (!devices_written_) TryWriteDevices();
+    CheckDrops();
+    (void)sbt_->Flush();
+    file_bytes_ = sbt_->stats().bytes;
+    flushes_done_.store(requests);
+    next_flush = MonotonicNs() + uint64_t{options_.flush_ms} * 1000000;
+  }
+  Finalize();
+  writer_done_ = true;
+}
+
+void CuptiEngine::WriteFinalStats() {
+  auto stat = [&](const char* name, uint64_t value, uint8_t severity) {
+    model::Stat s;
+    s.value = static_cast<int64_t>(value);
+    s.name_id = sbt_->InternString(name);
+    s.pid = pid_;
+    s.severity = value ? severity : static_cast<uint8_t>(model::kStatInfo);
+    sbt_->Append(s);
+  };
+  const ConverterStats& cs = converter_->stats();
+  stat("capture.cupti_records", cs.records, model::kStatInfo);
+  stat("capture.cupti_dropped_records", cupti_dropped_, model::kStatDataLoss);
+  stat("capture.buffer_requests_refused", pool_.refused(), model::kStatDataLoss);
+  stat("capture.buffer_bytes_allocated", pool_.allocated_bytes(), model::kStatInfo);
+  stat("capture.unconverted_records", cs.unknown_kind, model::kStatWarning);
+  stat("capture.nvtx_unclosed_ranges", cs.nvtx_unclosed, model::kStatWarning);
+  stat("capture.nvtx_unmatched_range_ends", cs.nvtx_unmatched_end, model::kStatWarning);
+  stat("capture.stack_ring_overflows", CorrelationStacks::dropped(), model::kStatDataLoss);
+  stat("capture.module_loads", module_loads_.load(), model::kStatInfo);
+}
+
+void CuptiEngine::Finalize() {
+  (void)SetActivities(false);
+  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  stacks_.Drain();
+  ProcessCompletedBuffers();
+  pool_.Close();
+  WritePendingModules();
+  if (!devices_written_) TryWriteDevices();
+  CheckDrops();
+  converter_->Finish();
+  WriteFinalStats();
+  WriteClockAnchor(model::kClockEnd);
+  Status st = sbt_->Close();
+  file_bytes_ = sbt_->stats().bytes;
+  if (!st.ok()) std::fprintf(stderr, "tracesmith: error: %s\n", st.ToString().c_str());
+  raw_dump_.reset();
+}
+
+Status CuptiEngine::Stop() {
+  std::lock_guard<std::mutex> lock(stop_mu_);
+  if (abandoned_.load() || !running_.load()) return OkStatus();
+  stop_requested_ = true;
+  if (writer_.joinable()) writer_.join();
+  running_ = false;
+  if (subscriber_) {
+    cuptiUnsubscribe(subscriber_);
+    subscriber_ = nullptr;
+  }
+  return sbt_ ? sbt_->status() : OkStatus();
+}
+
+void CuptiEngine::StopFromSignal(int timeout_ms) {
+  if (abandoned_.load() || !running_.load()) return;
+  stop_requested_ = true;
+  if (static_cast<uint64_t>(syscall(SYS_gettid)) == writer_tid_.load()) return;
+  for (int waited = 0; !writer_done_.load() && waited < timeout_ms; waited += 5) SleepNs(kPollNs);
+}
+
+Status CuptiEngine::FlushNow() {
+  if (!running_.load()) return FailedPrecondition("no capture is running");
+  uint64_t req = flush_requests_.fetch_add(1) + 1;
+  for (int waited = 0; flushes_done_.load() < req; waited += 5) {
+    if (writer_done_.load()) break;
+    if (waited > 30000) return Internal("capture writer did not flush within 30 s");
+    SleepNs(kPollNs);
+  }
+  return sbt_->status();
+}
+
+}  // namespace tracesmith::capture

@@ -1,0 +1,454 @@
+// CuptiEngine, CUPTI side: subscription, activity kinds, callbacks.
+// The writer thread is in capture_writer.cc.
+#include "cupti_engine.h"
+
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string_view>
+
+#include "cupti_call.h"
+#include "generated_nvtx_meta.h"
+#include "tracesmith/capture/stack_hook.h"
+
+namespace tracesmith::capture {
+namespace {
+
+// Calls that do no GPU work and that programs make at very high rates
+// (PyTorch calls cudaGetDevice several times per op). Recording them would
+// cost more than the work being traced; --kinds api keeps the rest.
+constexpr std::string_view kNoisyRuntimeApis[] = {
+    "cudaGetDevice",          "cudaSetDevice",         "cudaGetLastError",
+    "cudaPeekAtLastError",    "cudaGetDeviceCount",    "cudaDeviceGetAttribute",
+    "cudaStreamIsCapturing",  "cudaStreamGetCaptureInfo", "cudaGetDeviceProperties",
+    "cudaFuncGetAttributes",  "cudaPointerGetAttributes", "cudaDriverGetVersion",
+    "cudaRuntimeGetVersion",  "cudaGetErrorString",    "cudaGetErrorName",
+    "cudaGetDriverEntryPoint", "cudaGetFuncBySymbol",  "cudaThreadExchangeStreamCaptureMode",
+    "cudaStreamGetPriority",  "cudaDeviceGetStreamPriorityRange", "cudaGetSymbolAddress",
+    "cudaGetExportTable",     "cudaFuncSetAttribute",
+};
+constexpr std::string_view kNoisyDriverApis[] = {
+    "cuCtxGetCurrent",    "cuCtxSetCurrent",        "cuCtxGetDevice",
+    "cuDeviceGet",        "cuDeviceGetAttribute",   "cuDeviceGetCount",
+    "cuDevicePrimaryCtxGetState", "cuGetProcAddress", "cuPointerGetAttribute",
+    "cuPointerGetAttributes", "cuStreamIsCapturing", "cuStreamGetCaptureInfo",
+    "cuGetErrorString",   "cuGetErrorName",         "cuDriverGetVersion",
+    "cuFuncGetAttribute", "cuKernelGetAttribute",   "cuCtxGetStreamPriorityRange",
+    "cuGetExportTable",   "cuThreadExchangeStreamCaptureMode", "cuCtxGetFlags",
+    "cuCtxGetId",         "cuStreamGetCtx",         "cuStreamGetId",
+    "cuLibraryGetKernel", "cuKernelGetFunction",    "cuFuncGetName",
+    "cuModuleGetFunction", "cuCtxPushCurrent",      "cuCtxPopCurrent",
+};
+
+bool Matches(std::string_view name, const std::string_view* list, size_t n) {
+  name = StripApiVersion(name);
+  for (size_t i = 0; i < n; ++i)
+    if (name == list[i]) return true;
+  return false;
+}
+
+// Driver calls that put work on a GPU: where host stacks are taken.
+bool IsWorkSubmittingDriverApi(std::string_view name) {
+  return name.rfind("cuLaunch", 0) == 0 || name.rfind("cuMemcpy", 0) == 0 ||
+         name.rfind("cuMemset", 0) == 0 || name.rfind("cuGraphLaunch", 0) == 0;
+}
+
+const char* CallbackName(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+  const char* name = nullptr;
+  if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS) return nullptr;
+  return name;
+}
+
+// Fast non-cryptographic 64-bit hash of a cubin (identifies identical images).
+uint64_t HashBytes(const uint8_t* p, size_t n) {
+  uint64_t h = 0xcbf29ce484222325ull ^ n;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t v;
+    std::memcpy(&v, p + i, 8);
+    h = (h ^ v) * 0x100000001b3ull;
+    h ^= h >> 29;
+  }
+  for (; i < n; ++i) h = (h ^ p[i]) * 0x100000001b3ull;
+  return h;
+}
+
+// NVTX capture range state per thread (only used with --capture-range=nvtx:).
+thread_local int t_nvtx_depth = 0;
+thread_local int t_capture_depth = -1;
+
+}  // namespace
+
+uint64_t MonotonicNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
+uint64_t RealtimeNs() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
+
+CuptiEngine& CuptiEngine::Get() {
+  // Leaked on purpose: atexit handlers and late CUPTI callbacks may run after
+  // static destructors.
+  static CuptiEngine* engine = new CuptiEngine();
+  return *engine;
+}
+
+Status CuptiEngine::Start(const CaptureOptions& options) {
+  if (running_.load()) return FailedPrecondition("a TraceSmith capture is already running");
+  options_ = options;
+  pid_ = static_cast<uint32_t>(getpid());
+
+  CUptiResult rc = cuptiSubscribe(&subscriber_, &CuptiEngine::OnCallback, this);
+  if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+    subscriber_ = nullptr;
+    return FailedPrecondition(
+        "CUPTI is already in use in this process (another profiler such as torch.profiler "
+        "or Nsight holds it); the program runs unprofiled");
+  }
+  if (rc != CUPTI_SUCCESS) {
+    subscriber_ = nullptr;
+    return internal::CuptiError(rc, "cuptiSubscribe", __FILE__, __LINE__);
+  }
+  Status st = OpenOutput(options);
+  if (!st.ok()) {
+    cuptiUnsubscribe(subscriber_);
+    subscriber_ = nullptr;
+    return st;
+  }
+  pool_.Configure(size_t{options.buffer_mb} << 20);
+  CUPTI_CALL(cuptiActivityRegisterCallbacks(&CuptiEngine::OnBufferRequested,
+                                            &CuptiEngine::OnBufferCompleted));
+  // Thread ids as the OS knows them (gettid), so they match /proc and stacks.
+  cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+  RETURN_IF_ERROR(EnableCallbacks());
+
+  start_mono_ns_ = MonotonicNs();
+  stop_requested_ = false;
+  writer_done_ = false;
+  range_done_ = false;
+  running_ = true;
+  WriteMetadataAtStart();
+  if (options.range == CaptureRange::kAll && options.delay_ns == 0) {
+    Status on = SetActivities(true);
+    if (!on.ok()) {
+      running_ = false;
+      return on;
+    }
+  }
+  writer_ = std::thread([this] { WriterLoop(); });
+  return OkStatus();
+}
+
+Status CuptiEngine::OpenOutput(const CaptureOptions& options) {
+  format::SbtWriterOptions wo;
+  const char* rank = getenv("RANK");
+  std::string path = options.output;
+  if (rank && *rank) {
+    path = PerProcessOutputPath(options.output, pid_, atoi(rank));
+    wo.overwrite = true;
+  } else {
+    // The first process of a tree claims the name; the others add .pid<PID>.
+    wo.overwrite = options.overwrite;
+    struct stat sb;
+    if (!options.overwrite && ::stat(path.c_str(), &sb) == 0) {
+      path = PerProcessOutputPath(options.output, pid_, -1);
+      wo.overwrite = true;
+    }
+  }
+  auto opened = format::SbtWriter::Open(path, wo);
+  if (!opened.ok() && !wo.overwrite) {
+    // Lost a race with another process of the tree.
+    path = PerProcessOutputPath(options.output, pid_, -1);
+    wo.overwrite = true;
+    opened = format::SbtWriter::Open(path, wo);
+  }
+  if (!opened.ok()) return opened.status();
+  sbt_ = std::move(opened).value();
+  output_path_ = path;
+
+  class LiveNames final : public NameSource {
+   public:
+    std::string_view String(const char* p) override { return p ? std::string_view(p) : ""; }
+    std::string_view ApiName(uint8_t domain, uint32_t cbid) override {
+      CUpti_CallbackDomain d = domain == model::kApiRuntime ? CUPTI_CB_DOMAIN_RUNTIME_API
+                                                            : CUPTI_CB_DOMAIN_DRIVER_API;
+      const char* n = CallbackName(d, cbid);
+      return n ? std::string_view(n) : std::string_view("?");
+    }
+    std::string ThreadName(uint32_t tid) override {
+      char path[64];
+      std::snprintf(path, sizeof(path), "/proc/self/task/%u/comm", tid);
+      FILE* f = std::fopen(path, "r");
+      if (!f) return {};
+      char buf[64] = {};
+      size_t n = std::fread(buf, 1, sizeof(buf) - 1, f);
+      std::fclose(f);
+      while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\0')) --n;
+      return std::string(buf, n);
+    }
+  };
+  live_names_ = std::make_unique<LiveNames>();
+  NameSource* names = live_names_.get();
+  if (!options.dump_raw_dir.empty()) {
+    ::mkdir(options.dump_raw_dir.c_str(), 0755);
+    auto dump = RawDumpWriter::Open(
+        options.dump_raw_dir + "/cupti-" + std::to_string(pid_) + ".rawdump", names);
+    if (dump.ok()) {
+      raw_dump_ = std::move(dump).value();
+      names = raw_dump_.get();
+    } else {
+      std::fprintf(stderr, "tracesmith: warning: %s\n", dump.status().ToString().c_str());
+    }
+  }
+  sink_ = std::make_unique<SbtSink>(sbt_.get());
+  converter_ = std::make_unique<ActivityConverter>(sink_.get(), names, pid_);
+  converter_->set_stack_lookup(&stacks_);
+  return OkStatus();
+}
+
+Status CuptiEngine::EnableCallbacks() {
+  // Resource callbacks: contexts (for per-context drop counts) and modules.
+  CUPTI_CALL(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE,
+                                 CUPTI_CBID_RESOURCE_CONTEXT_CREATED));
+  if (options_.groups & kGroupModule) {
+    CUPTI_CALL(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE,
+                                   CUPTI_CBID_RESOURCE_MODULE_LOADED));
+    CUPTI_CALL(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE,
+                                   CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING));
+  }
+  // Launch-entry callbacks only when someone wants host stacks: a callback
+  // on every launch costs ~0.3-1 us even when it does nothing.
+  if (GetStackHook()) {
+    for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid) {
+      const char* name = CallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+      if (name && IsWorkSubmittingDriverApi(name))
+        CUPTI_CALL(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid));
+    }
+  }
+  if (options_.range == CaptureRange::kCudaProfilerApi) {
+    CUPTI_CALL(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API,
+                                   CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000));
+    CUPTI_CALL(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API,
+                                   CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000));
+    CUPTI_CALL(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API,
+                                   CUPTI_DRIVER_TRACE_CBID_cuProfilerStart));
+    CUPTI_CALL(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API,
+                                   CUPTI_DRIVER_TRACE_CBID_cuProfilerStop));
+  }
+  if (options_.range == CaptureRange::kNvtx) {
+    for (CUpti_CallbackId cbid :
+         {CUPTI_CBID_NVTX_nvtxRangePushA, CUPTI_CBID_NVTX_nvtxRangePushEx,
+          CUPTI_CBID_NVTX_nvtxRangePop, CUPTI_CBID_NVTX_nvtxDomainRangePushEx,
+          CUPTI_CBID_NVTX_nvtxDomainRangePop}) {
+      CUPTI_CALL(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_NVTX, cbid));
+    }
+  }
+  return OkStatus();
+}
+
+Status CuptiEngine::SetActivities(bool enable) {
+  std::lock_guard<std::mutex> lock(activity_mu_);
+  if (activities_on_.load() == enable) return OkStatus();
+  uint32_t g = options_.groups;
+  std::vector<CUpti_ActivityKind> kinds = {CUPTI_ACTIVITY_KIND_CONTEXT};
+  if (g & kGroupKernel) kinds.push_back(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  if (g & kGroupMemcpy) {
+    kinds.push_back(CUPTI_ACTIVITY_KIND_MEMCPY);
+    kinds.push_back(CUPTI_ACTIVITY_KIND_MEMCPY2);
+  }
+  if (g & kGroupMemset) kinds.push_back(CUPTI_ACTIVITY_KIND_MEMSET);
+  if (g & kGroupSync) kinds.push_back(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
+  if (g & kGroupRuntime) kinds.push_back(CUPTI_ACTIVITY_KIND_RUNTIME);
+  if (g & kGroupDriver) kinds.push_back(CUPTI_ACTIVITY_KIND_DRIVER);
+  if (g & kGroupMemory) kinds.push_back(CUPTI_ACTIVITY_KIND_MEMORY2);
+  if (g & kGroupNvtx) {
+    kinds.push_back(CUPTI_ACTIVITY_KIND_MARKER);
+    kinds.push_back(CUPTI_ACTIVITY_KIND_MARKER_DATA);
+  }
+  if (g & kGroupOverhead) kinds.push_back(CUPTI_ACTIVITY_KIND_OVERHEAD);
+  if (g & kGroupExternal) kinds.push_back(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
+  for (CUpti_ActivityKind k : kinds) {
+    CUptiResult rc = enable ? cuptiActivityEnable(k) : cuptiActivityDisable(k);
+    if (rc != CUPTI_SUCCESS && !options_.quiet) {
+      const char* msg = nullptr;
+      cuptiGetResultString(rc, &msg);
+      std::fprintf(stderr, "tracesmith: warning: cannot %s CUPTI activity kind %d: %s\n",
+                   enable ? "enable" : "disable", static_cast<int>(k), msg ? msg : "?");
+    }
+  }
+  if (enable) {
+    // Per-API filters apply after the kind is enabled (the kind resets them).
+    if (g & kGroupRuntime) {
+      for (uint32_t cbid = 1; cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; ++cbid) {
+        const char* name = CallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
+        if (name && Matches(name, kNoisyRuntimeApis, std::size(kNoisyRuntimeApis)))
+          cuptiActivityEnableRuntimeApi(cbid, 0);
+      }
+    }
+    if (g & kGroupDriver) {
+      for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid) {
+        const char* name = CallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+        if (name && Matches(name, kNoisyDriverApis, std::size(kNoisyDriverApis)))
+          cuptiActivityEnableDriverApi(cbid, 0);
+      }
+    }
+    enabled_mono_ns_ = MonotonicNs();
+  }
+  activities_on_ = enable;
+  return OkStatus();
+}
+
+void CUPTIAPI CuptiEngine::OnBufferRequested(uint8_t** buffer, size_t* size,
+                                             size_t* max_records) {
+  CuptiEngine& e = Get();
+  *max_records = 0;  // as many as fit
+  *buffer = e.pool_.Acquire();
+  *size = *buffer ? e.pool_.buffer_bytes() : 0;
+}
+
+void CUPTIAPI CuptiEngine::OnBufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t,
+                                             size_t valid_size) {
+  CuptiEngine& e = Get();
+  if (!buffer) return;
+  std::lock_guard<std::mutex> lock(e.completed_mu_);
+  e.completed_.push_back({buffer, valid_size});
+}
+
+void CUPTIAPI CuptiEngine::OnCallback(void* userdata, CUpti_CallbackDomain domain,
+                                      CUpti_CallbackId cbid, const void* cbdata) {
+  auto* e = static_cast<CuptiEngine*>(userdata);
+  if (e->abandoned_.load(std::memory_order_relaxed)) return;
+  switch (domain) {
+    case CUPTI_CB_DOMAIN_DRIVER_API: {
+      const auto* info = static_cast<const CUpti_CallbackData*>(cbdata);
+      if (cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart ||
+          cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop) {
+        if (info->callbackSite != CUPTI_API_ENTER) return;
+        bool start = cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart;
+        if (!e->range_done_.load()) (void)e->SetActivities(start);
+        if (!start) e->flush_requests_.fetch_add(1);
+        return;
+      }
+      // Hot path: launch entry with a stack hook set.
+      if (info->callbackSite != CUPTI_API_ENTER) return;
+      StackHook hook = GetStackHook();
+      if (!hook) return;
+      uint32_t stack = hook();
+      if (stack) CorrelationStacks::Record(info->correlationId, stack);
+      return;
+    }
+    case CUPTI_CB_DOMAIN_RUNTIME_API: {
+      const auto* info = static_cast<const CUpti_CallbackData*>(cbdata);
+      if (info->callbackSite != CUPTI_API_ENTER) return;
+      bool start = cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000;
+      if (!e->range_done_.load()) (void)e->SetActivities(start);
+      if (!start) e->flush_requests_.fetch_add(1);
+      return;
+    }
+    case CUPTI_CB_DOMAIN_RESOURCE:
+      e->OnResource(cbid, static_cast<const CUpti_ResourceData*>(cbdata));
+      return;
+    case CUPTI_CB_DOMAIN_NVTX:
+      e->OnNvtx(cbid, static_cast<const CUpti_NvtxData*>(cbdata));
+      return;
+    default:
+      return;
+  }
+}
+
+void CuptiEngine::OnResource(CUpti_CallbackId cbid, const CUpti_ResourceData* data) {
+  if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
+    std::lock_guard<std::mutex> lock(events_mu_);
+    contexts_.push_back(data->context);
+    return;
+  }
+  if (cbid != CUPTI_CBID_RESOURCE_MODULE_LOADED && cbid != CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING)
+    return;
+  const auto* mod = static_cast<const CUpti_ModuleResourceData*>(data->resourceDescriptor);
+  model::ModuleLoadEvent m;
+  uint64_t ts = 0;
+  cuptiGetTimestamp(&ts);
+  m.ts_ns = ts;
+  m.pid = pid_;
+  if (mod) {
+    m.module_id = mod->moduleId;
+    m.cubin_bytes = mod->cubinSize;
+    if (cbid == CUPTI_CBID_RESOURCE_MODULE_LOADED && mod->pCubin && mod->cubinSize)
+      m.cubin_hash = HashBytes(reinterpret_cast<const uint8_t*>(mod->pCubin), mod->cubinSize);
+  }
+  if (data->context) {
+    cuptiGetContextId(data->context, &m.context_id);
+    cuptiGetDeviceId(data->context, &m.device_id);
+  }
+  m.op = cbid == CUPTI_CBID_RESOURCE_MODULE_LOADED ? model::kModuleLoaded : model::kModuleUnloaded;
+  module_loads_.fetch_add(cbid == CUPTI_CBID_RESOURCE_MODULE_LOADED ? 1 : 0);
+  std::lock_guard<std::mutex> lock(events_mu_);
+  modules_.push_back(m);
+}
+
+void CuptiEngine::OnNvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* data) {
+  if (!data || !data->functionParams) return;
+  const char* message = nullptr;
+  bool push = false;
+  switch (cbid) {
+    case CUPTI_CBID_NVTX_nvtxRangePushA:
+      push = true;
+      message = static_cast<const nvtxRangePushA_params*>(data->functionParams)->message;
+      break;
+    case CUPTI_CBID_NVTX_nvtxRangePushEx:
+    case CUPTI_CBID_NVTX_nvtxDomainRangePushEx: {
+      push = true;
+      const nvtxEventAttributes_t* a =
+          cbid == CUPTI_CBID_NVTX_nvtxRangePushEx
+              ? static_cast<const nvtxRangePushEx_params*>(data->functionParams)->eventAttrib
+              : static_cast<const nvtxDomainRangePushEx_params*>(data->functionParams)
+                    ->core.eventAttrib;
+      if (a && a->messageType == NVTX_MESSAGE_TYPE_ASCII) message = a->message.ascii;
+      break;
+    }
+    default:
+      break;
+  }
+  if (push) {
+    ++t_nvtx_depth;
+    if (message && options_.range_name == message && t_capture_depth < 0 &&
+        !range_done_.load()) {
+      t_capture_depth = t_nvtx_depth;
+      (void)SetActivities(true);
+    }
+    return;
+  }
+  // Pop.
+  if (t_nvtx_depth == t_capture_depth) {
+    t_capture_depth = -1;
+    (void)SetActivities(false);
+    flush_requests_.fetch_add(1);
+  }
+  if (t_nvtx_depth > 0) --t_nvtx_depth;
+}
+
+void CuptiEngine::AbandonAfterFork() {
+  // The child has a copy of our state but not our thread, and it shares the
+  // parent's file descriptor: it must never write or flush.
+  abandoned_ = true;
+  running_ = false;
+}
+
+CaptureStats CuptiEngine::stats() const {
+  CaptureStats s;
+  s.records = records_.load();
+  s.cupti_dropped = cupti_dropped_;
+  s.buffers_refused = pool_.refused();
+  s.module_loads = module_loads_.load();
+  s.file_bytes = file_bytes_.load();
+  return s;
+}
+
+}  // namespace tracesmith::capture

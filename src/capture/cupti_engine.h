@@ -1,0 +1,136 @@
+// CuptiEngine: the one CUPTI client of a process (CUPTI allows one subscriber).
+//
+// Threads:
+//  - application threads: CUPTI callbacks (buffer requests, launch-entry
+//    stack hook, module loads, capture-range triggers). No locks or
+//    allocation on the per-launch path; rare events (module loads, buffer
+//    requests) take a short mutex.
+//  - CUPTI's own thread or the flushing thread: buffer-completed callbacks,
+//    which only queue the buffer.
+//  - the writer thread (owned here): every flush period it calls
+//    cuptiActivityFlushAll, converts queued buffers (ActivityConverter),
+//    appends rows to the SbtWriter and flushes chunks to disk, so a killed
+//    process leaves a trace readable up to the last period.
+// Stop requests are plain atomics polled by the writer every few ms, so a
+// signal handler can request a final flush (see injection.cc).
+#pragma once
+
+#include <cupti.h>
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "activity_converter.h"
+#include "buffer_pool.h"
+#include "correlation_stacks.h"
+#include "raw_dump.h"
+#include "tracesmith/capture/capture_options.h"
+#include "tracesmith/capture/session.h"
+#include "tracesmith/format/sbt_writer.h"
+
+namespace tracesmith::capture {
+
+class CuptiEngine {
+ public:
+  static CuptiEngine& Get();
+
+  // Subscribes to CUPTI, opens the output and starts the writer thread.
+  // kFailedPrecondition when CUPTI is already in use by another client.
+  Status Start(const CaptureOptions& options);
+  // Final flush, close. Idempotent; safe to call from atexit.
+  Status Stop();
+  // Asks the writer thread for a final flush and waits at most `timeout_ms`.
+  // Async-signal-tolerant (atomics and nanosleep only); for signal handlers.
+  void StopFromSignal(int timeout_ms);
+  // Flushes now and waits until the rows are on disk.
+  Status FlushNow();
+  // After fork() in the child: the parent's capture is not ours to touch.
+  void AbandonAfterFork();
+
+  bool running() const { return running_.load(); }
+  std::string output_path() const { return output_path_; }
+  CaptureStats stats() const;
+
+ private:
+  CuptiEngine() = default;
+  Status OpenOutput(const CaptureOptions& options);
+  Status EnableCallbacks();
+  Status SetActivities(bool enable);
+  void WriterLoop();
+  void ProcessCompletedBuffers();
+  void WriteRecordsOfBuffer(uint8_t* buffer, size_t valid);
+  void WriteMetadataAtStart();
+  void TryWriteDevices();
+  void WritePendingModules();
+  void CheckDrops();
+  void WriteClockAnchor(uint8_t phase);
+  void WriteFinalStats();
+  void Finalize();
+
+  static void CUPTIAPI OnBufferRequested(uint8_t** buffer, size_t* size, size_t* max_records);
+  static void CUPTIAPI OnBufferCompleted(CUcontext ctx, uint32_t stream_id, uint8_t* buffer,
+                                         size_t size, size_t valid_size);
+  static void CUPTIAPI OnCallback(void* userdata, CUpti_CallbackDomain domain,
+                                  CUpti_CallbackId cbid, const void* cbdata);
+  void OnResource(CUpti_CallbackId cbid, const CUpti_ResourceData* data);
+  void OnNvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* data);
+
+  CaptureOptions options_;
+  std::string output_path_;
+  uint32_t pid_ = 0;
+  CUpti_SubscriberHandle subscriber_ = nullptr;
+  std::atomic<bool> running_{false};
+  std::atomic<bool> abandoned_{false};
+  std::atomic<bool> activities_on_{false};
+  std::atomic<bool> range_done_{false};  // --duration elapsed: never re-enable
+  std::mutex stop_mu_;      // serializes Stop() callers (atexit vs Session)
+  std::mutex activity_mu_;  // serializes enabling/disabling activity kinds
+
+  // Writer thread control (atomics only: signal handlers set them).
+  std::thread writer_;
+  std::atomic<uint64_t> writer_tid_{0};
+  std::atomic<bool> stop_requested_{false};
+  std::atomic<bool> writer_done_{false};
+  std::atomic<uint64_t> flush_requests_{0};
+  std::atomic<uint64_t> flushes_done_{0};
+  uint64_t start_mono_ns_ = 0;
+  uint64_t enabled_mono_ns_ = 0;
+
+  BufferPool pool_;
+  std::mutex completed_mu_;
+  struct Completed {
+    uint8_t* buffer;
+    size_t valid;
+  };
+  std::vector<Completed> completed_;
+
+  // Rare events queued by callbacks for the writer.
+  std::mutex events_mu_;
+  std::vector<model::ModuleLoadEvent> modules_;
+  std::vector<CUcontext> contexts_;
+  std::atomic<uint64_t> module_loads_{0};
+
+  // Owned by the writer thread after Start().
+  std::unique_ptr<format::SbtWriter> sbt_;
+  std::unique_ptr<NameSource> live_names_;
+  std::unique_ptr<RawDumpWriter> raw_dump_;
+  std::unique_ptr<ActivityConverter> converter_;
+  std::unique_ptr<RowSink> sink_;
+  CorrelationStacks stacks_;
+  bool devices_written_ = false;
+  uint64_t cupti_dropped_ = 0;
+  std::atomic<uint64_t> records_{0};
+  std::atomic<uint64_t> file_bytes_{0};
+};
+
+// Monotonic / realtime clocks in ns.
+uint64_t MonotonicNs();
+uint64_t RealtimeNs();
+
+}  // namespace tracesmith::capture

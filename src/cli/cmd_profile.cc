@@ -1,0 +1,327 @@
+// `tracesmith profile [options] -- <command> [args...]` and its older
+// spelling `tracesmith record -o FILE -- <command>`: run a program with the
+// injection library (libtracesmith-inject.so) so that every process of it
+// that initialises CUDA writes an SBT trace, then summarise what was written.
+//
+// The child inherits stdin/stdout/stderr; its exit code is returned, and a
+// child killed by a signal makes tracesmith end with the same signal. The
+// summary goes to stderr so the program's stdout stays clean.
+//
+// Multi-process programs: the first process to initialise CUDA writes FILE;
+// every other process writes <stem>.pid<PID><ext>, or <stem>.rank<RANK><ext>
+// when RANK is set (torchrun). The summary lists every file of the run.
+#include <dirent.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "command.h"
+#include "commands.h"
+#include "tracesmith/base/file_util.h"
+#include "tracesmith/capture/capture_options.h"
+#include "tracesmith/format/sbt_reader.h"
+#include "tracesmith/model/records.h"
+
+namespace tracesmith::cli {
+namespace {
+
+constexpr const char* kInjectLibName = "libtracesmith-inject.so";
+
+struct ProfileArgs {
+  std::string output;
+  std::string duration, delay, capture_range, kinds;
+  uint32_t buffer_mb = 256;
+  uint32_t flush_ms = 500;
+  bool quiet = false;
+  bool force = false;
+  std::string dump_raw;
+  std::vector<std::string> command;
+};
+
+std::string ExeDir() {
+  char buf[4096];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n <= 0) return ".";
+  std::string path(buf, static_cast<size_t>(n));
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+bool Exists(const std::string& path) {
+  struct stat sb;
+  return ::stat(path.c_str(), &sb) == 0;
+}
+
+std::string Absolute(const std::string& path) {
+  if (!path.empty() && path[0] == '/') return path;
+  char cwd[4096];
+  if (!getcwd(cwd, sizeof(cwd))) return path;
+  return std::string(cwd) + "/" + path;
+}
+
+// The injection library: $TRACESMITH_INJECT_LIB, else beside the binary
+// (<prefix>/bin/tracesmith -> <prefix>/lib/libtracesmith-inject.so).
+StatusOr<std::string> FindInjectLibrary() {
+  if (const char* env = getenv("TRACESMITH_INJECT_LIB"); env && *env) {
+    if (!Exists(env)) return NotFound(std::string("TRACESMITH_INJECT_LIB=") + env + ": no such file");
+    return Absolute(env);
+  }
+  std::string dir = ExeDir();
+  for (const std::string& c : {dir + "/../lib/" + kInjectLibName, dir + "/" + kInjectLibName,
+                               dir + "/../lib64/" + kInjectLibName}) {
+    if (Exists(c)) {
+      char real[4096];
+      return std::string(realpath(c.c_str(), real) ? real : c.c_str());
+    }
+  }
+  return NotFound(std::string("cannot find ") + kInjectLibName + " next to " + dir +
+                  "/tracesmith (looked in ../lib and the same folder); set TRACESMITH_INJECT_LIB");
+}
+
+std::string DefaultOutput() {
+  for (int i = 1;; ++i) {
+    std::string p = "trace" + std::to_string(i) + ".sbt";
+    if (!Exists(p)) return p;
+  }
+}
+
+// Files of this run: FILE, <stem>.pid*<ext>, <stem>.rank*<ext>, written since `since`.
+std::vector<std::string> FindOutputs(const std::string& output, time_t since) {
+  std::vector<std::string> files;
+  if (Exists(output)) files.push_back(output);
+  std::string dir = ".", base = output;
+  if (size_t slash = output.rfind('/'); slash != std::string::npos) {
+    dir = output.substr(0, slash);
+    base = output.substr(slash + 1);
+  }
+  std::string stem = base, ext;
+  if (size_t dot = base.rfind('.'); dot != std::string::npos && dot > 0) {
+    stem = base.substr(0, dot);
+    ext = base.substr(dot);
+  }
+  DIR* d = opendir(dir.c_str());
+  if (!d) return files;
+  while (dirent* e = readdir(d)) {
+    std::string name = e->d_name;
+    for (const char* tag : {".pid", ".rank"}) {
+      std::string prefix = stem + tag;
+      if (name.size() <= prefix.size() + ext.size() || name.rfind(prefix, 0) != 0) continue;
+      if (name.compare(name.size() - ext.size(), ext.size(), ext) != 0) continue;
+      std::string path = dir + "/" + name;
+      struct stat sb;
+      if (::stat(path.c_str(), &sb) == 0 && sb.st_mtime >= since) files.push_back(path);
+    }
+  }
+  closedir(d);
+  return files;
+}
+
+void PrintSummary(const std::string& path) {
+  format::ReadReport report;
+  auto trace = format::ReadTraceFile(path, &report);
+  if (!trace.ok()) {
+    std::fprintf(stderr, "tracesmith: %s: cannot read back: %s\n", path.c_str(),
+                 trace.status().ToString().c_str());
+    return;
+  }
+  const model::Trace& t = *trace;
+  std::string counts;
+  model::ForEachRecordType([&]<typename T>() {
+    if (!model::RecordTraits<T>::kIsEvent) return;
+    size_t n = t.Rows<T>().size();
+    if (n == 0) return;
+    if (!counts.empty()) counts += ", ";
+    counts += std::to_string(n) + " " + model::RecordTraits<T>::kLabel;
+  });
+  uint64_t dropped = 0;
+  for (const auto& d : t.Rows<model::DropEvent>()) dropped += d.count;
+  uint32_t pid = 0;
+  for (const auto& p : t.Rows<model::Process>()) pid = p.pid;
+  if (!pid)
+    for (const auto& a : t.Rows<model::ClockAnchor>()) pid = a.pid;
+  auto [lo, hi] = t.TimeRange();
+  std::fprintf(stderr, "tracesmith: %s  (%s, %s%s)\n", path.c_str(),
+               HumanBytes(report.file_size).c_str(),
+               report.indexed ? "complete" : "unfinished: recovered up to the last chunk",
+               report.clean() ? "" : ", damaged parts skipped");
+  std::fprintf(stderr, "  pid %u: %s\n", pid, counts.empty() ? "no GPU activity recorded" : counts.c_str());
+  std::fprintf(stderr, "  GPU/API time span %s, dropped records: %llu%s\n",
+               hi > lo ? HumanDuration(hi - lo).c_str() : "0 ns",
+               static_cast<unsigned long long>(dropped),
+               dropped ? " (raise --buffer-mb or lower --flush-ms)" : "");
+}
+
+int RunProfile(ProfileArgs& a, bool record_spelling) {
+  if (a.command.empty()) {
+    std::fprintf(stderr, "tracesmith: error: no command given: tracesmith %s [options] -- <command> [args...]\n",
+                 record_spelling ? "record -o FILE" : "profile");
+    return kExitError;
+  }
+  capture::CaptureOptions o;
+  o.output = a.output.empty() ? DefaultOutput() : a.output;
+  o.buffer_mb = a.buffer_mb;
+  o.flush_ms = a.flush_ms;
+  o.quiet = a.quiet;
+  o.overwrite = a.force;
+  if (!a.kinds.empty()) {
+    auto kinds = capture::ParseKinds(a.kinds);
+    if (!kinds.ok()) return ReportError(kinds.status());
+    o.groups = *kinds;
+  }
+  if (!a.duration.empty()) {
+    auto d = ParseDuration(a.duration);
+    if (!d.ok()) return ReportError(d.status());
+    o.duration_ns = *d;
+  }
+  if (!a.delay.empty()) {
+    auto d = ParseDuration(a.delay);
+    if (!d.ok()) return ReportError(d.status());
+    o.delay_ns = *d;
+  }
+  if (Status st = capture::ParseCaptureRange(a.capture_range, &o); !st.ok()) return ReportError(st);
+  if (o.buffer_mb < 8) return ReportError(InvalidArgument("--buffer-mb must be at least 8"));
+  if (o.flush_ms < 10) return ReportError(InvalidArgument("--flush-ms must be at least 10"));
+  if (!a.dump_raw.empty()) o.dump_raw_dir = Absolute(a.dump_raw);
+
+  if (Exists(o.output)) {
+    if (!a.force)
+      return ReportError(InvalidArgument(o.output + ": file exists (use --force to overwrite)"));
+    if (::unlink(o.output.c_str()) != 0)
+      return ReportError(IoError(o.output + ": cannot remove: " + std::strerror(errno)));
+  }
+  o.output = Absolute(o.output);
+  // The injection library claims FILE only when it does not exist.
+  o.overwrite = false;
+
+  std::string inject;
+#ifdef TS_HAVE_CUDA
+  auto found = FindInjectLibrary();
+  if (!found.ok()) return ReportError(found.status());
+  inject = *found;
+#else
+  std::fprintf(stderr,
+               "tracesmith: warning: this tracesmith was built without CUDA/CUPTI support "
+               "(TS_CUDA=OFF or no CUDA toolkit): running the command unprofiled\n");
+#endif
+
+  time_t started_at = time(nullptr) - 1;
+  auto t0 = std::chrono::steady_clock::now();
+  pid_t child = fork();
+  if (child < 0) return ReportError(IoError(std::string("fork failed: ") + std::strerror(errno)));
+  if (child == 0) {
+    if (!inject.empty()) {
+      for (const auto& [k, v] : capture::OptionsToEnv(o)) setenv(k.c_str(), v.c_str(), 1);
+      setenv("CUDA_INJECTION64_PATH", inject.c_str(), 1);
+      // NVTX calls reach CUPTI through our library (it forwards to libcupti).
+      if ((o.groups & capture::kGroupNvtx) || o.range == capture::CaptureRange::kNvtx)
+        setenv("NVTX_INJECTION64_PATH", inject.c_str(), 0);
+    }
+    std::vector<char*> argv;
+    for (auto& s : a.command) argv.push_back(s.data());
+    argv.push_back(nullptr);
+    execvp(argv[0], argv.data());
+    std::fprintf(stderr, "tracesmith: error: cannot run '%s': %s\n", argv[0], std::strerror(errno));
+    _exit(127);
+  }
+  // Ctrl-C reaches the child (same process group); the child decides. We
+  // forward SIGTERM/SIGHUP sent to tracesmith alone.
+  signal(SIGINT, SIG_IGN);
+  signal(SIGQUIT, SIG_IGN);
+  static pid_t s_child = 0;
+  s_child = child;
+  struct sigaction fwd;
+  std::memset(&fwd, 0, sizeof(fwd));
+  fwd.sa_handler = [](int sig) { kill(s_child, sig); };
+  sigaction(SIGTERM, &fwd, nullptr);
+  sigaction(SIGHUP, &fwd, nullptr);
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  if (!a.quiet) {
+    if (WIFEXITED(status)) {
+      std::fprintf(stderr, "tracesmith: command exited with code %d after %.3f s\n",
+                   WEXITSTATUS(status), seconds);
+    } else if (WIFSIGNALED(status)) {
+      std::fprintf(stderr, "tracesmith: command was killed by signal %d (%s) after %.3f s\n",
+                   WTERMSIG(status), strsignal(WTERMSIG(status)), seconds);
+    }
+    std::vector<std::string> files = inject.empty() ? std::vector<std::string>{}
+                                                    : FindOutputs(o.output, started_at);
+    if (files.empty()) {
+      std::fprintf(stderr,
+                   "tracesmith: no GPU activity was seen: no process of the command initialised "
+                   "CUDA%s, so no trace was written\n",
+                   inject.empty() ? " under a CUDA-enabled tracesmith" : " (or no GPU/driver is available)");
+    } else {
+      for (const auto& f : files) PrintSummary(f);
+      const std::string& f = files.front();
+      std::fprintf(stderr, "tracesmith: next: tracesmith info %s | tracesmith view %s | tracesmith analyze %s\n",
+                   f.c_str(), f.c_str(), f.c_str());
+    }
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) {
+    int sig = WTERMSIG(status);
+    struct rlimit no_core = {0, 0};
+    setrlimit(RLIMIT_CORE, &no_core);
+    signal(sig, SIG_DFL);
+    raise(sig);
+    return 128 + sig;
+  }
+  return kExitError;
+}
+
+void AddProfileOptions(CLI::App* sub, ProfileArgs& a) {
+  sub->add_option("--duration", a.duration, "Stop recording after this long (e.g. 10s, 500ms)");
+  sub->add_option("--delay", a.delay, "Start recording this long after CUDA init");
+  sub->add_option("--capture-range", a.capture_range,
+                  "Record only between cudaProfilerStart/Stop (cudaProfilerApi) or inside NVTX "
+                  "ranges of one name (nvtx:<name>)");
+  sub->add_option("--kinds", a.kinds,
+                  "Activity groups: default, all, or a list of kernel,memcpy,memset,sync,runtime,"
+                  "driver,memory,nvtx,overhead,module,external; -x/+x change the default");
+  sub->add_option("--buffer-mb", a.buffer_mb,
+                  "Host memory cap for CUPTI buffers (records beyond it are dropped and counted)")
+      ->capture_default_str();
+  sub->add_option("--flush-ms", a.flush_ms,
+                  "Write period: the most a killed program loses")
+      ->capture_default_str();
+  sub->add_flag("-q,--quiet", a.quiet, "No messages from tracesmith (the program's output stays)");
+  sub->add_flag("-f,--force", a.force, "Overwrite the output file");
+  sub->add_option("--dump-raw", a.dump_raw,
+                  "Debug: also write raw CUPTI activity records to DIR (test fixtures)");
+  sub->add_option("command", a.command, "The command to profile, after --")->expected(-1);
+}
+
+}  // namespace
+
+void AddProfileCommand(CLI::App& app, CommandList& commands) {
+  static ProfileArgs profile_args;
+  auto* profile = app.add_subcommand(
+      "profile", "Run a CUDA program and record its GPU activity to an SBT trace");
+  profile->add_option("-o,--output", profile_args.output,
+                      "Trace file (default: trace<N>.sbt); other processes of the program write "
+                      "<stem>.pid<PID>.sbt");
+  AddProfileOptions(profile, profile_args);
+  commands.emplace_back(profile, [] { return RunProfile(profile_args, false); });
+
+  static ProfileArgs record_args;
+  auto* record = app.add_subcommand("record", "Same as profile, with -o required");
+  record->add_option("-o,--output", record_args.output, "Trace file")->required();
+  AddProfileOptions(record, record_args);
+  commands.emplace_back(record, [] { return RunProfile(record_args, true); });
+}
+
+}  // namespace tracesmith::cli

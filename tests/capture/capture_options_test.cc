@@ -1,0 +1,82 @@
+#include "tracesmith/capture/capture_options.h"
+
+#include <gtest/gtest.h>
+
+namespace tracesmith::capture {
+namespace {
+
+TEST(ParseKinds, DefaultAllAndLists) {
+  EXPECT_EQ(ParseKinds("").value(), kDefaultGroups);
+  EXPECT_EQ(ParseKinds("default").value(), kDefaultGroups);
+  EXPECT_EQ(ParseKinds("all").value(), kAllGroups);
+  EXPECT_EQ(ParseKinds("kernel,memcpy").value(), uint32_t{kGroupKernel | kGroupMemcpy});
+  EXPECT_EQ(ParseKinds("-runtime,+driver").value(), (kDefaultGroups & ~kGroupRuntime) | kGroupDriver);
+  EXPECT_EQ(ParseKinds("default,-nvtx").value(), kDefaultGroups & ~kGroupNvtx);
+  EXPECT_EQ(ParseKinds("none").value(), 0u);
+  EXPECT_FALSE(kDefaultGroups & kGroupDriver) << "driver API is opt-in";
+}
+
+TEST(ParseKinds, UnknownGroupNamesTheKnownOnes) {
+  auto r = ParseKinds("kernel,bogus");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("'bogus'"), std::string::npos);
+  EXPECT_NE(r.status().message().find("memcpy"), std::string::npos);
+}
+
+TEST(KindsToString, RoundTrips) {
+  for (uint32_t g : {kDefaultGroups, kAllGroups, uint32_t{kGroupKernel}, 0u})
+    EXPECT_EQ(ParseKinds(KindsToString(g)).value(), g) << KindsToString(g);
+}
+
+TEST(CaptureRange, Parses) {
+  CaptureOptions o;
+  ASSERT_TRUE(ParseCaptureRange("cudaProfilerApi", &o).ok());
+  EXPECT_EQ(o.range, CaptureRange::kCudaProfilerApi);
+  ASSERT_TRUE(ParseCaptureRange("nvtx:train step", &o).ok());
+  EXPECT_EQ(o.range, CaptureRange::kNvtx);
+  EXPECT_EQ(o.range_name, "train step");
+  EXPECT_FALSE(ParseCaptureRange("nvtx:", &o).ok());
+  EXPECT_FALSE(ParseCaptureRange("cuda", &o).ok());
+}
+
+TEST(OptionsEnv, RoundTrip) {
+  CaptureOptions o;
+  o.output = "/tmp/a.sbt";
+  o.groups = kGroupKernel | kGroupSync;
+  o.buffer_mb = 64;
+  o.flush_ms = 250;
+  o.duration_ns = 2000000000;
+  o.delay_ns = 1000;
+  o.range = CaptureRange::kNvtx;
+  o.range_name = "step";
+  o.quiet = true;
+  o.dump_raw_dir = "/tmp/raw";
+  auto back = OptionsFromEnv(OptionsToEnv(o));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->output, o.output);
+  EXPECT_EQ(back->groups, o.groups);
+  EXPECT_EQ(back->buffer_mb, 64u);
+  EXPECT_EQ(back->flush_ms, 250u);
+  EXPECT_EQ(back->duration_ns, o.duration_ns);
+  EXPECT_EQ(back->delay_ns, o.delay_ns);
+  EXPECT_EQ(back->range, CaptureRange::kNvtx);
+  EXPECT_EQ(back->range_name, "step");
+  EXPECT_TRUE(back->quiet);
+  EXPECT_EQ(back->dump_raw_dir, "/tmp/raw");
+}
+
+TEST(OptionsEnv, RejectsBadNumbers) {
+  EXPECT_FALSE(OptionsFromEnv({{kEnvBufferMb, "lots"}}).ok());
+  EXPECT_FALSE(OptionsFromEnv({{kEnvBufferMb, "1"}}).ok());  // below one buffer
+  EXPECT_FALSE(OptionsFromEnv({{kEnvFlushMs, "0"}}).ok());
+  EXPECT_LE(OptionsFromEnv({}).value().flush_ms, 1000u) << "SIGKILL loses at most 1 s by default";
+}
+
+TEST(PerProcessOutputPath, PidAndRank) {
+  EXPECT_EQ(PerProcessOutputPath("run.sbt", 42, -1), "run.pid42.sbt");
+  EXPECT_EQ(PerProcessOutputPath("dir.v1/run.sbt", 42, 3), "dir.v1/run.rank3.sbt");
+  EXPECT_EQ(PerProcessOutputPath("dir.v1/run", 7, -1), "dir.v1/run.pid7");
+}
+
+}  // namespace
+}  // namespace tracesmith::capture

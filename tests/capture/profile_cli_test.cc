@@ -1,0 +1,83 @@
+// `tracesmith profile` on a machine without a GPU (CI): the command runs,
+// its exit code or signal is passed through, and no trace is claimed.
+#include <sys/wait.h>
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+
+#include "testing/temp_file.h"
+
+namespace {
+
+struct Result {
+  int status = 0;
+  std::string output;
+};
+
+Result RunShell(const std::string& cmd) {
+  Result r;
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof(buf), p)) r.output.append(buf, n);
+  r.status = pclose(p);
+  return r;
+}
+
+const std::string kTool = TS_TRACESMITH_BIN;
+
+TEST(ProfileCli, PassesExitCodeAndReportsNoGpuActivity) {
+  tracesmith::testing::TempPath out;
+  Result r = RunShell(kTool + " profile -o " + out.path() + " -- sh -c 'echo child-output; exit 3'");
+  ASSERT_TRUE(WIFEXITED(r.status));
+  EXPECT_EQ(WEXITSTATUS(r.status), 3) << r.output;
+  EXPECT_NE(r.output.find("child-output"), std::string::npos);
+  EXPECT_NE(r.output.find("no GPU activity was seen"), std::string::npos) << r.output;
+}
+
+TEST(ProfileCli, ChildKilledBySignalEndsTheSameWay) {
+  Result r = RunShell(kTool + " profile -q -- sh -c 'kill -TERM $$'");
+  ASSERT_TRUE(WIFEXITED(r.status));  // popen's shell reports the signal as 128+n
+  EXPECT_EQ(WEXITSTATUS(r.status), 128 + 15) << r.output;
+}
+
+TEST(ProfileCli, MissingCommandAndExistingOutputAreErrors) {
+  Result none = RunShell(kTool + " profile");
+  EXPECT_NE(WEXITSTATUS(none.status), 0);
+  EXPECT_NE(none.output.find("no command given"), std::string::npos) << none.output;
+  tracesmith::testing::TempPath out;
+  FILE* f = fopen(out.path().c_str(), "w");
+  fputs("x", f);
+  fclose(f);
+  Result exists = RunShell(kTool + " profile -o " + out.path() + " -- true");
+  EXPECT_EQ(WEXITSTATUS(exists.status), 1);
+  EXPECT_NE(exists.output.find("--force"), std::string::npos) << exists.output;
+  Result forced = RunShell(kTool + " profile -f -o " + out.path() + " -- true");
+  EXPECT_EQ(WEXITSTATUS(forced.status), 0) << forced.output;
+}
+
+TEST(ProfileCli, RecordNeedsOutput) {
+  Result r = RunShell(kTool + " record -- true");
+  EXPECT_NE(WEXITSTATUS(r.status), 0);
+}
+
+TEST(ProfileCli, StdinPassesThrough) {
+  Result r = RunShell("echo from-stdin | " + kTool + " profile -q -- cat");
+  EXPECT_EQ(WEXITSTATUS(r.status), 0);
+  EXPECT_NE(r.output.find("from-stdin"), std::string::npos) << r.output;
+}
+
+TEST(DevicesCli, SaysClearlyWhenThereIsNoDriverOrGpu) {
+  Result r = RunShell(kTool + " devices");
+  if (WEXITSTATUS(r.status) == 0) {
+    EXPECT_NE(r.output.find("GPU 0:"), std::string::npos) << r.output;
+  } else {
+    EXPECT_TRUE(r.output.find("no NVIDIA driver") != std::string::npos ||
+                r.output.find("no usable GPU") != std::string::npos ||
+                r.output.find("no GPU") != std::string::npos)
+        << r.output;
+  }
+}
+
+}  // namespace
