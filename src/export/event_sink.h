@@ -18,15 +18,15 @@ namespace tracesmith::exporter {
 // record must not leave a dangling arrow). One bit per id per side.
 class CorrelationIndex {
  public:
-  void AddApi(uint32_t pid, uint32_t corr) { Set(&Get(pid).api, corr); }
-  void AddGpu(uint32_t pid, uint32_t corr) { Set(&Get(pid).gpu, corr); }
+  void AddApi(uint32_t pid, uint32_t corr) { Set(&Mutable(pid)->api, corr); }
+  void AddGpu(uint32_t pid, uint32_t corr) { Set(&Mutable(pid)->gpu, corr); }
   bool HasApi(uint32_t pid, uint32_t corr) const { return Test(pid, corr, true); }
   bool HasGpu(uint32_t pid, uint32_t corr) const { return Test(pid, corr, false); }
   // Dense index of a pid (order of first appearance), used to make flow ids
   // unique across processes: id = index << 32 | correlation.
   uint32_t PidIndex(uint32_t pid) const {
-    auto it = per_pid_.find(pid);
-    return it == per_pid_.end() ? 0 : it->second.index;
+    const Bits* b = Find(pid);
+    return b == nullptr ? 0 : b->index;
   }
 
  private:
@@ -39,17 +39,35 @@ class CorrelationIndex {
     if (inserted) it->second.index = static_cast<uint32_t>(per_pid_.size() - 1);
     return it->second;
   }
+  Bits* Mutable(uint32_t pid) {
+    if (cached_ != nullptr && cached_pid_ == pid) return const_cast<Bits*>(cached_);
+    Bits* b = &Get(pid);
+    cached_pid_ = pid;
+    cached_ = b;
+    return b;
+  }
+  // One process per trace is the common case: remember the last lookup.
+  const Bits* Find(uint32_t pid) const {
+    if (cached_ != nullptr && cached_pid_ == pid) return cached_;
+    auto it = per_pid_.find(pid);
+    if (it == per_pid_.end()) return nullptr;
+    cached_pid_ = pid;
+    cached_ = &it->second;
+    return cached_;
+  }
   static void Set(std::vector<uint64_t>* v, uint32_t id) {
     if (id / 64 >= v->size()) v->resize(id / 64 + 1);
     (*v)[id / 64] |= 1ull << (id % 64);
   }
   bool Test(uint32_t pid, uint32_t id, bool api) const {
-    auto it = per_pid_.find(pid);
-    if (it == per_pid_.end()) return false;
-    const auto& v = api ? it->second.api : it->second.gpu;
+    const Bits* b = Find(pid);
+    if (b == nullptr) return false;
+    const auto& v = api ? b->api : b->gpu;
     return id / 64 < v.size() && ((v[id / 64] >> (id % 64)) & 1);
   }
-  std::unordered_map<uint32_t, Bits> per_pid_;
+  std::unordered_map<uint32_t, Bits> per_pid_;  // node-based: cached_ stays valid
+  mutable uint32_t cached_pid_ = 0;
+  mutable const Bits* cached_ = nullptr;
 };
 
 // Everything known before the first event is written.
@@ -69,11 +87,43 @@ struct ExportContext {
   }
 };
 
+// Flows in file order: a launch call starts a flow only if its GPU op has
+// not been written yet, and a GPU op ends one only if the call already
+// started it (and only the first op of a correlation does). With events in
+// time order that is every linked pair; when the reorder window overflows,
+// a pair written backwards gets no arrow instead of a dangling one.
+class FlowTracker {
+ public:
+  bool StartFromApi(const ExportContext& ctx, uint32_t pid, uint32_t corr) {
+    if (!ctx.Linked(pid, corr) || Test(gpu_done_, pid, corr)) return false;
+    Set(&api_started_[pid], corr);
+    return true;
+  }
+  bool EndAtGpuOp(const ExportContext& ctx, uint32_t pid, uint32_t corr) {
+    if (!ctx.Linked(pid, corr)) return false;
+    bool first = !Test(gpu_done_, pid, corr);
+    Set(&gpu_done_[pid], corr);
+    return first && Test(api_started_, pid, corr);
+  }
+
+ private:
+  using Map = std::unordered_map<uint32_t, std::vector<uint64_t>>;
+  static void Set(std::vector<uint64_t>* v, uint32_t id) {
+    if (id / 64 >= v->size()) v->resize(id / 64 + 1);
+    (*v)[id / 64] |= 1ull << (id % 64);
+  }
+  static bool Test(const Map& m, uint32_t pid, uint32_t id) {
+    auto it = m.find(pid);
+    return it != m.end() && id / 64 < it->second.size() && ((it->second[id / 64] >> (id % 64)) & 1);
+  }
+  Map api_started_, gpu_done_;
+};
+
 #define TS_EXPORT_EVENT_TYPES(M)                                                              \
   M(KernelEvent)                                                                              \
-  M(MemcpyEvent) M(MemsetEvent) M(SyncEvent) M(ApiEvent) M(NvtxRangeEvent) M(NvtxMarkerEvent) \
-      M(MemoryEvent) M(CounterEvent) M(ModuleLoadEvent) M(GraphLaunchEvent) M(OverheadEvent)  \
-          M(DropEvent)
+  M(MemcpyEvent)                                                                              \
+  M(MemsetEvent) M(SyncEvent) M(ApiEvent) M(NvtxRangeEvent) M(NvtxMarkerEvent) M(MemoryEvent) \
+      M(CounterEvent) M(ModuleLoadEvent) M(GraphLaunchEvent) M(OverheadEvent) M(DropEvent)
 
 class EventSink {
  public:

@@ -161,8 +161,8 @@ StatusOr<ExportStats> ExportSbtFile(const std::string& sbt_path, ExportFormat fo
   }
   ASSIGN_OR_RETURN(auto reader, format::SbtReader::Open(sbt_path));
   // Watermark after the k-th event chunk: the earliest start any later event
-  // chunk can hold, from the chunk index (0 = unknown, which holds events
-  // back until the cap releases them).
+  // chunk can hold, from the chunk index. Without an index (or min_ts 0 =
+  // unknown) events are held back until the cap releases the oldest.
   std::vector<uint64_t> suffix_min;
   for (const auto& c : reader->chunks())
     if (c.type == static_cast<uint16_t>(format::ChunkType::kTable) &&
@@ -175,8 +175,7 @@ StatusOr<ExportStats> ExportSbtFile(const std::string& sbt_path, ExportFormat fo
     return reader->Stream([&](const Trace& batch, TableKind) {
       orderer.Add(batch);
       ++chunk;
-      orderer.Release(chunk < suffix_min.size() ? suffix_min[chunk]
-                                                : std::numeric_limits<uint64_t>::max());
+      orderer.Release(chunk < suffix_min.size() ? suffix_min[chunk] : 0);
       return OkStatus();
     });
   });

@@ -266,7 +266,7 @@ class JsonSink : public EventSink {
     j_.Raw(", \"correlation\": ");
     j_.Uint(a.correlation_id);
     j_.Raw("}\n  }");
-    if (ctx_->Linked(a.pid, a.correlation_id)) {
+    if (flows_tracker_.StartFromApi(*ctx_, a.pid, a.correlation_id)) {
       Flow('s', ctx_->FlowId(a.pid, a.correlation_id), a.pid, a.tid, a.start_ns);
       ++flows_;
     }
@@ -421,10 +421,8 @@ class JsonSink : public EventSink {
   }
   // The first GPU op of a linked correlation ends the launch's flow.
   void FlowEnd(uint32_t pid, uint32_t corr, uint32_t device, uint32_t stream, uint64_t ts) {
-    if (!ctx_->Linked(pid, corr)) return;
-    uint64_t id = ctx_->FlowId(pid, corr);
-    if (!flow_done_.insert(id).second) return;
-    Flow('f', id, device, stream, ts);
+    if (flows_tracker_.EndAtGpuOp(*ctx_, pid, corr))
+      Flow('f', ctx_->FlowId(pid, corr), device, stream, ts);
   }
   std::string_view KernelName(const KernelEvent& k) {
     ++kernels_;
@@ -451,7 +449,7 @@ class JsonSink : public EventSink {
   bool first_event_ = true;
   std::map<uint32_t, Device> devices_;
   std::unordered_map<uint64_t, int64_t> memory_;
-  std::unordered_set<uint64_t> flow_done_;
+  FlowTracker flows_tracker_;
   uint64_t kernels_ = 0, flows_ = 0;
 };
 

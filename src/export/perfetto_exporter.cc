@@ -7,6 +7,7 @@
 //       counters: memory in use per memory kind, utilization %, captured counters
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <unordered_map>
 
 #include "perfetto_tracks.h"
@@ -48,9 +49,11 @@ struct LaunchConfig {
 };
 struct LaunchConfigHash {
   size_t operator()(const LaunchConfig& c) const {
+    uint64_t w[6];
+    std::memcpy(w, c.v, sizeof w);
     uint64_t h = 0;
-    for (uint32_t x : c.v) h = HashMix(h, x);
-    return h;
+    for (uint64_t x : w) h = (h ^ x) * 0x9e3779b97f4a7c15ull;
+    return h ^ (h >> 29);
   }
 };
 
@@ -159,7 +162,7 @@ class PerfettoSink : public EventSink {
       if (a.return_code != 0) w_.AnnotateInt(n_return_, a.return_code);
       if (a.external_id != 0) w_.AnnotateUint(n_external_, a.external_id);
       if (a.stack_id != 0) Callstack(a.stack_id);
-      if (ctx_->Linked(a.pid, a.correlation_id)) {
+      if (flows_tracker_.StartFromApi(*ctx_, a.pid, a.correlation_id)) {
         w_.enc().Varint(pf::kTeFlowIdsOld, ctx_->FlowId(a.pid, a.correlation_id));
         ++flows_;
       }
@@ -258,14 +261,16 @@ class PerfettoSink : public EventSink {
   };
   static uint64_t Key2(uint32_t a, uint32_t b) { return (uint64_t{a} << 32) | b; }
 
+  // Groups by key, behind a direct-mapped cache (events alternate between a
+  // few groups: the launching thread and the streams).
   template <typename Init>
   TrackGroup* Group(const GroupKey& key, Init&& init) {
-    if (last_group_ != nullptr && key == last_key_) return last_group_;
+    auto& slot = group_cache_[GroupKeyHash{}(key)&63];
+    if (slot.second != nullptr && slot.first == key) return slot.second;
     auto [it, inserted] = groups_.try_emplace(key);
     if (inserted) init(&it->second);
-    last_key_ = key;
-    last_group_ = &it->second;
-    return last_group_;
+    slot = {key, &it->second};
+    return &it->second;
   }
 
   uint64_t ProcessUuid(uint32_t pid) {
@@ -365,13 +370,8 @@ class PerfettoSink : public EventSink {
   // The first GPU op of a linked correlation terminates the flow its launch
   // call started; later ops sharing the id (graph nodes) get no arrow.
   void FlowIn(uint32_t pid, uint32_t corr) {
-    if (!ctx_->Linked(pid, corr)) return;
-    auto& bits = terminated_[pid];
-    if (corr / 64 >= bits.size()) bits.resize(corr / 64 + 1);
-    uint64_t mask = 1ull << (corr % 64);
-    if (bits[corr / 64] & mask) return;
-    bits[corr / 64] |= mask;
-    w_.enc().Varint(pf::kTeTerminatingFlowIdsOld, ctx_->FlowId(pid, corr));
+    if (flows_tracker_.EndAtGpuOp(*ctx_, pid, corr))
+      w_.enc().Varint(pf::kTeTerminatingFlowIdsOld, ctx_->FlowId(pid, corr));
   }
 
   uint32_t ConfigId(const LaunchConfig& c) {
@@ -453,7 +453,12 @@ class PerfettoSink : public EventSink {
 
   // GPU utilization: % of each window with at least one kernel running.
   void Utilization(uint32_t pid, uint32_t device, uint64_t s, uint64_t e) {
-    UtilState& u = util_[Key2(pid, device)];
+    uint64_t key = Key2(pid, device);
+    if (util_cached_ == nullptr || util_cached_key_ != key) {
+      util_cached_ = &util_[key];
+      util_cached_key_ = key;
+    }
+    UtilState& u = *util_cached_;
     if (!u.have) {
       u = {s, e, true};
     } else if (s > u.ue) {
@@ -512,11 +517,12 @@ class PerfettoSink : public EventSink {
   std::unordered_map<uint32_t, uint64_t> process_uuids_;
   std::unordered_map<uint64_t, uint64_t> device_uuids_;
   std::unordered_map<GroupKey, TrackGroup, GroupKeyHash> groups_;
-  GroupKey last_key_{};
-  TrackGroup* last_group_ = nullptr;
+  std::array<std::pair<GroupKey, TrackGroup*>, 64> group_cache_{};
   std::unordered_map<GroupKey, MemoryState, GroupKeyHash> memory_;
   std::unordered_map<uint64_t, UtilState> util_;
-  std::unordered_map<uint32_t, std::vector<uint64_t>> terminated_;
+  UtilState* util_cached_ = nullptr;
+  uint64_t util_cached_key_ = 0;
+  FlowTracker flows_tracker_;
   std::unordered_map<LaunchConfig, uint32_t, LaunchConfigHash> configs_;
   std::vector<LaunchConfig> configs_list_;
   std::array<std::pair<size_t, uint32_t>, 64> config_cache_{};

@@ -142,6 +142,8 @@ uint32_t PerfettoTrackWriter::NameIid(Lane* lane, uint32_t key) {
 }
 
 uint32_t PerfettoTrackWriter::AnnotationNameIid(uint32_t key) {
+  auto& slot = cur_->annotation_cache[key & 15];
+  if (slot.second != 0 && slot.first == key) return slot.second;
   auto [it, inserted] = cur_->annotation_names.try_emplace(key, cur_->next_annotation_iid);
   if (inserted) {
     ++cur_->next_annotation_iid;
@@ -150,6 +152,7 @@ uint32_t PerfettoTrackWriter::AnnotationNameIid(uint32_t key) {
     interned_.String(2, NameText(key));
     interned_.EndNested(n);
   }
+  slot = {key, it->second};
   return it->second;
 }
 

@@ -76,6 +76,8 @@ struct Lane {
   std::unordered_set<uint32_t> stacks, frames, functions, files, mappings;
   uint32_t next_name_iid = 1, next_annotation_iid = 1, next_string_iid = 1, next_misc_iid = 1;
   std::array<std::pair<uint32_t, uint32_t>, 64> name_cache{};
+  std::array<std::pair<uint64_t, uint32_t>, 64> string_cache{};
+  std::array<std::pair<uint32_t, uint32_t>, 16> annotation_cache{};
 };
 
 // A set of lanes that show one thing (a thread's calls, a stream's work).
@@ -129,15 +131,21 @@ class PerfettoTrackWriter {
   void AnnotateInternedString(uint32_t name_key, uint64_t value_key, MakeString&& make) {
     size_t a = enc_.BeginNested(pf::kTeDebugAnnotations);
     enc_.Varint(pf::kDaNameIid, AnnotationNameIid(name_key));
-    auto [it, inserted] = cur_->strings.try_emplace(value_key, cur_->next_string_iid);
-    if (inserted) {
-      ++cur_->next_string_iid;
-      size_t n = interned_.BeginNested(pf::kIdDebugAnnotationStringValues);
-      interned_.Varint(1, it->second);
-      interned_.String(2, make());
-      interned_.EndNested(n);
+    auto& slot = cur_->string_cache[(value_key ^ (value_key >> 7)) & 63];
+    uint32_t iid = slot.second;
+    if (iid == 0 || slot.first != value_key) {
+      auto [it, inserted] = cur_->strings.try_emplace(value_key, cur_->next_string_iid);
+      if (inserted) {
+        ++cur_->next_string_iid;
+        size_t n = interned_.BeginNested(pf::kIdDebugAnnotationStringValues);
+        interned_.Varint(1, it->second);
+        interned_.String(2, make());
+        interned_.EndNested(n);
+      }
+      iid = it->second;
+      slot = {value_key, iid};
     }
-    enc_.Varint(pf::kDaStringIid, it->second);
+    enc_.Varint(pf::kDaStringIid, iid);
     enc_.EndNested(a);
   }
   ProtoEncoder& enc() { return enc_; }

@@ -13,9 +13,11 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "event_sink.h"
@@ -48,14 +50,20 @@ class TimeOrderer {
   uint64_t buffered() const { return buffered_; }
 
  private:
-  // Rows live in `rows`, or (a view) in `view`/`view_size`.
+  // Rows live in `rows`, or (a view) in `view`/`view_size`, visited in
+  // `order` when the view is not sorted (sorting row indices, not 100+ byte
+  // rows, keeps a million-kernel view cheap).
   template <typename T>
   struct Queue {
     std::vector<T> rows;
     const T* view = nullptr;
     size_t view_size = 0;
+    std::vector<uint32_t> order;
     size_t head = 0;
-    const T* data() const { return view ? view : rows.data(); }
+    const T& at(size_t i) const {
+      if (view == nullptr) return rows[i];
+      return order.empty() ? view[i] : view[order[i]];
+    }
     size_t size() const { return view ? view_size : rows.size(); }
   };
   template <typename T>
@@ -85,10 +93,27 @@ class TimeOrderer {
   void AddView(Queue<T>& q, const model::Trace& trace) {
     const auto& in = trace.Rows<T>();
     if (in.empty()) return;
-    if (!std::is_sorted(in.begin(), in.end(), Before<T>)) return AddRows(q, trace);
+    if (in.size() >= UINT32_MAX) return AddRows(q, trace);
     q.view = in.data();
     q.view_size = in.size();
     q.head = 0;
+    q.order.clear();
+    if (!std::is_sorted(in.begin(), in.end(), Before<T>)) {
+      struct Key {
+        uint64_t start, neg_end;
+        uint32_t index;
+      };
+      std::vector<Key> keys(in.size());
+      for (size_t i = 0; i < in.size(); ++i)
+        keys[i] = {Start(in[i]), ~model::EventEnd(in[i]), static_cast<uint32_t>(i)};
+      std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
+        return a.start != b.start       ? a.start < b.start
+               : a.neg_end != b.neg_end ? a.neg_end < b.neg_end
+                                        : a.index < b.index;
+      });
+      q.order.resize(in.size());
+      for (size_t i = 0; i < keys.size(); ++i) q.order[i] = keys[i].index;
+    }
     buffered_ += in.size();
   }
 
@@ -97,7 +122,11 @@ class TimeOrderer {
     const auto& in = batch.Rows<T>();
     if (in.empty()) return;
     if (q.view != nullptr) {  // a view becomes owned rows before it can grow
-      q.rows.assign(q.view + q.head, q.view + q.view_size);
+      std::vector<T> rest;
+      rest.reserve(q.view_size - q.head);
+      for (size_t i = q.head; i < q.view_size; ++i) rest.push_back(q.at(i));
+      q.rows = std::move(rest);
+      q.order.clear();
       q.view = nullptr;
       q.view_size = 0;
       q.head = 0;
@@ -116,77 +145,87 @@ class TimeOrderer {
     buffered_ += in.size();
   }
 
+  // Each queue's head, for a quick scan (start = max when empty).
+  struct Head {
+    uint64_t start = UINT64_MAX, neg_end = 0;
+    uint8_t rank = 255;
+  };
+  static bool Less(const Head& a, const Head& b) {
+    if (a.start != b.start) return a.start < b.start;
+    if (a.neg_end != b.neg_end) return a.neg_end < b.neg_end;
+    return a.rank < b.rank;
+  }
+  static constexpr size_t kKinds = 13;
+  template <size_t I>
+  void RefreshHead() {
+    auto& q = std::get<I>(queues_);
+    using T = std::decay_t<decltype(q.at(0))>;
+    if (q.head < q.size()) {
+      const T& e = q.at(q.head);
+      heads_[I] = {Start(e), ~model::EventEnd(e), Rank<T>()};
+    } else {
+      heads_[I] = Head{};
+    }
+  }
+  void RefreshAll() {
+    [&]<size_t... I>(std::index_sequence<I...>) { (RefreshHead<I>(), ...); }
+    (std::make_index_sequence<kKinds>{});
+  }
+
   // Pops the globally earliest event while its start < watermark and more
-  // than `keep` events are buffered.
+  // than `keep` events are buffered. The chosen queue is drained while it
+  // stays strictly ahead of every other queue's head: the common case (one
+  // kind dominating a stretch of time) costs one comparison per event.
   void ReleaseUntil(uint64_t watermark, uint64_t keep) {
+    RefreshAll();
     while (buffered_ > keep) {
-      uint64_t best_start = std::numeric_limits<uint64_t>::max();
-      uint64_t best_end = 0;
-      uint8_t best_rank = 255;
-      int best = -1;
-      int index = 0;
-      std::apply(
-          [&](auto&... q) {
-            (Consider(q, index++, &best, &best_start, &best_end, &best_rank), ...);
-          },
-          queues_);
-      if (best < 0 || best_start >= watermark) return;
-      // Drain the chosen queue while it stays ahead of every other queue's
-      // head: the common case (one kind dominating a stretch of time) then
-      // costs one comparison per event instead of a scan over all kinds.
-      index = 0;
-      std::apply([&](auto&... q) { (Drain(q, index++, best, watermark, keep), ...); }, queues_);
+      size_t best = kKinds;
+      Head bh;
+      uint64_t second = UINT64_MAX;
+      for (size_t i = 0; i < kKinds; ++i) {
+        const Head& h = heads_[i];
+        if (h.start == UINT64_MAX) continue;
+        if (best == kKinds || Less(h, bh)) {
+          if (best != kKinds) second = std::min(second, bh.start);
+          bh = h;
+          best = i;
+        } else {
+          second = std::min(second, h.start);
+        }
+      }
+      if (best == kKinds || bh.start >= watermark) return;
+      static const std::array<DrainFn, kKinds> kDrain =
+          MakeDrains(std::make_index_sequence<kKinds>{});
+      kDrain[best](this, std::min(watermark, second), keep);
     }
   }
 
-  template <typename T>
-  void Consider(const Queue<T>& q, int index, int* best, uint64_t* best_start, uint64_t* best_end,
-                uint8_t* best_rank) {
-    if (q.head >= q.size()) return;
-    const T& e = q.data()[q.head];
-    uint64_t s = Start(e), en = model::EventEnd(e);
-    if (s < *best_start ||
-        (s == *best_start && (en > *best_end || (en == *best_end && Rank<T>() < *best_rank)))) {
-      *best = index;
-      *best_start = s;
-      *best_end = en;
-      *best_rank = Rank<T>();
-    }
-  }
-
-  template <typename T>
-  void Drain(Queue<T>& q, int index, int chosen, uint64_t watermark, uint64_t keep) {
-    if (index != chosen) return;
-    // The earliest start among the other queues bounds how far we may go.
-    uint64_t limit = watermark;
-    int i = 0;
-    std::apply(
-        [&](auto&... other) {
-          ((i++ != chosen && other.head < other.size()
-                ? (void)(limit = std::min(limit, Start(other.data()[other.head])))
-                : (void)0),
-           ...);
-        },
-        queues_);
-    // Always emit the chosen head (it is the global minimum), then continue
-    // while strictly before every other head.
-    bool first = true;
-    const T* rows = q.data();
+  template <size_t I>
+  static void DrainAt(TimeOrderer* self, uint64_t limit, uint64_t keep) {
+    auto& q = std::get<I>(self->queues_);
     const size_t n = q.size();
-    while (q.head < n && buffered_ > keep) {
-      const T& e = rows[q.head];
+    bool first = true;  // the head is the global minimum: always emitted
+    while (q.head < n && self->buffered_ > keep) {
+      const auto& e = q.at(q.head);
       if (!first && Start(e) >= limit) break;
       first = false;
-      sink_->On(e);
+      self->sink_->On(e);
       ++q.head;
-      --buffered_;
+      --self->buffered_;
     }
     if (q.head == n) {
       q.rows.clear();
       q.view = nullptr;
       q.view_size = 0;
+      q.order.clear();
       q.head = 0;
     }
+    self->template RefreshHead<I>();
+  }
+  using DrainFn = void (*)(TimeOrderer*, uint64_t, uint64_t);
+  template <size_t... I>
+  static constexpr std::array<DrainFn, kKinds> MakeDrains(std::index_sequence<I...>) {
+    return {&DrainAt<I>...};
   }
 
   EventSink* sink_;
@@ -198,6 +237,7 @@ class TimeOrderer {
              Queue<model::ModuleLoadEvent>, Queue<model::GraphLaunchEvent>,
              Queue<model::OverheadEvent>, Queue<model::DropEvent>>
       queues_;
+  std::array<Head, kKinds> heads_{};
 };
 
 }  // namespace tracesmith::exporter

@@ -176,6 +176,25 @@ TEST(PerfettoExport, StreamedFileMatchesInMemoryExport) {
   EXPECT_EQ(stats->extra_lanes, 0u) << "the reorder window should restore time order";
 }
 
+TEST(PerfettoExport, OverflowingReorderWindowStaysValid) {
+  // A tiny window forces events out before earlier ones arrive: the output
+  // must stay valid (extra lanes, no dangling or backwards flows) and complete.
+  Trace t = SmallSynthetic(3000);
+  TempPath sbt(".sbt"), out(".pftrace");
+  ASSERT_TRUE(format::WriteTraceFile(t, sbt.path(), {.zstd_level = 0, .rows_per_chunk = 128}).ok());
+  exporter::ExportOptions options;
+  options.max_buffered_events = 100;
+  auto stats = exporter::ExportSbtFile(sbt.path(), ExportFormat::kPerfetto, out.path(), options);
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  auto bytes = ReadFileToString(out.path());
+  ASSERT_TRUE(bytes.ok());
+  PerfettoCheck c = CheckPerfettoTrace(*bytes);
+  ASSERT_TRUE(c.ok()) << c.Summary();
+  PerfettoCheck direct = ExportAndCheck(t);
+  EXPECT_EQ(KernelSlices(c), KernelSlices(direct));
+  EXPECT_LE(c.flows, direct.flows);
+}
+
 TEST(PerfettoExport, CallstacksAreInternedAndResolve) {
   Trace t;
   StackBuilder sb(&t);

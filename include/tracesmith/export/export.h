@@ -37,7 +37,8 @@ struct ExportOptions {
   // Events held back to restore start-time order across SBT chunks. Past
   // this, the oldest are released anyway; anything arriving later that
   // would break nesting goes to an extra track instead (never lost).
-  uint64_t max_buffered_events = 4u << 20;
+  // 2M events: about 300 MB of rows at most.
+  uint64_t max_buffered_events = 2u << 20;
   // Window of the per-device GPU utilization counter (Perfetto). 1 ms: fine
   // enough to see gaps between iterations, coarse enough to stay tiny.
   uint64_t utilization_window_ns = 1'000'000;
