@@ -1,0 +1,145 @@
+// End-to-end tests of the `tracesmith` binary: output and exit status.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "testing/temp_file.h"
+#include "tracesmith/base/file_util.h"
+#include "tracesmith/format/sbt_writer.h"
+#include "tracesmith/model/synthetic.h"
+
+namespace tracesmith {
+namespace {
+
+struct Result {
+  int status;
+  std::string out;  // stdout + stderr
+};
+
+Result RunTracesmith(const std::string& args) {
+  const char* bin_dir = std::getenv("TS_BINARY_DIR");
+  std::string cmd = std::string(bin_dir ? bin_dir : ".") + "/bin/tracesmith " + args + " 2>&1";
+  Result r{-1, ""};
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  int st = pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  return r;
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    model::SyntheticOptions o;
+    o.kernels = 500;
+    trace_ = model::MakeSyntheticTrace(o);
+    ASSERT_TRUE(format::WriteTraceFile(trace_, file_.path(), {.rows_per_chunk = 64}).ok());
+  }
+  model::Trace trace_;
+  testing::TempPath file_;
+};
+
+TEST_F(CliTest, InfoCountsEveryKind) {
+  Result r = RunTracesmith("info " + file_.path());
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("complete (footer index present)"), std::string::npos) << r.out;
+  auto row = [](const char* kind, size_t n) { return StrFormat("  %-10s %12zu\n", kind, n); };
+  EXPECT_NE(r.out.find(row("kernel", 500)), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(row("api", trace_.Rows<model::ApiEvent>().size())), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find(row("memcpy", trace_.Rows<model::MemcpyEvent>().size())),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("Synthetic H100 (sm_90, 132 SMs"), std::string::npos) << r.out;
+}
+
+TEST_F(CliTest, InfoReportsTruncationWithOffset) {
+  auto bytes = ReadFileToString(file_.path());
+  ASSERT_TRUE(bytes.ok());
+  testing::TempPath cut;
+  const size_t keep = bytes->size() * 2 / 3;
+  ASSERT_TRUE(WriteStringToFile(cut.path(), bytes->substr(0, keep)).ok());
+  Result r = RunTracesmith("info " + cut.path());
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("unfinished"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("truncated"), std::string::npos) << r.out;
+  EXPECT_EQ(RunTracesmith("info --strict " + cut.path()).status, 1);
+}
+
+TEST_F(CliTest, ViewFiltersByKindNameAndLimit) {
+  Result r = RunTracesmith("view " + file_.path() + " --kind kernel --name layer_norm_fwd --limit 1000");
+  ASSERT_EQ(r.status, 0) << r.out;
+  size_t expected = 0;
+  for (const auto& k : trace_.Rows<model::KernelEvent>())
+    if (trace_.strings.Get(k.demangled_id).find("layer_norm_fwd") != std::string_view::npos)
+      ++expected;
+  ASSERT_GT(expected, 0u);
+  size_t rows = 0;
+  for (size_t pos = 0; (pos = r.out.find(" kernel ", pos)) != std::string::npos; ++pos) ++rows;
+  EXPECT_EQ(rows, expected) << r.out;
+  EXPECT_EQ(r.out.find(" api "), std::string::npos);
+
+  Result limited = RunTracesmith("view " + file_.path() + " --limit 5");
+  EXPECT_NE(limited.out.find("more events"), std::string::npos) << limited.out;
+}
+
+TEST_F(CliTest, ViewStatsTotalsMatchTheTrace) {
+  Result r = RunTracesmith("view " + file_.path() + " --stats --kind memcpy");
+  ASSERT_EQ(r.status, 0) << r.out;
+  std::string n = std::to_string(trace_.Rows<model::MemcpyEvent>().size());
+  EXPECT_NE(r.out.find(n + " events match"), std::string::npos) << r.out;
+}
+
+TEST_F(CliTest, ErrorsAreClearAndNonZero) {
+  Result missing = RunTracesmith("info /nonexistent/trace.sbt");
+  EXPECT_NE(missing.status, 0);
+  EXPECT_NE(missing.out.find("tracesmith: error: /nonexistent/trace.sbt: cannot open"),
+            std::string::npos)
+      << missing.out;
+  testing::TempPath text(".json");
+  ASSERT_TRUE(WriteStringToFile(text.path(), "{\"traceEvents\": [], \"padding\": 12345}").ok());
+  Result not_sbt = RunTracesmith("info " + text.path());
+  EXPECT_EQ(not_sbt.status, 1);
+  EXPECT_NE(not_sbt.out.find("not an SBT trace"), std::string::npos) << not_sbt.out;
+  Result bad_kind = RunTracesmith("view " + file_.path() + " --kind kernal");
+  EXPECT_EQ(bad_kind.status, 1);
+  EXPECT_NE(bad_kind.out.find("unknown event kind 'kernal'"), std::string::npos);
+  Result bad_regex = RunTracesmith("view " + file_.path() + " --name '('");
+  EXPECT_EQ(bad_regex.status, 1);
+  EXPECT_NE(bad_regex.out.find("bad --name regex"), std::string::npos);
+  Result bad_time = RunTracesmith("view " + file_.path() + " --from 3parsecs");
+  EXPECT_EQ(bad_time.status, 1);
+  EXPECT_NE(RunTracesmith("no-such-command").status, 0);
+}
+
+TEST_F(CliTest, HelpEverywhere) {
+  Result top = RunTracesmith("--help");
+  EXPECT_EQ(top.status, 0);
+  for (const char* cmd : {"info", "view", "version", "benchmark"})
+    EXPECT_NE(top.out.find(cmd), std::string::npos) << cmd;
+  Result help_view = RunTracesmith("help view");
+  EXPECT_EQ(help_view.status, 0);
+  EXPECT_NE(help_view.out.find("--name"), std::string::npos);
+  EXPECT_EQ(RunTracesmith("view --help").status, 0);
+  Result v = RunTracesmith("version");
+  EXPECT_EQ(v.status, 0);
+  EXPECT_NE(v.out.find("SBT format 1.0"), std::string::npos);
+}
+
+TEST(CliBenchmark, FormatPrintsOneLineWithAllFields) {
+  Result r = RunTracesmith("benchmark format --events 20000 --repeats 1");
+  ASSERT_EQ(r.status, 0) << r.out;
+  for (const char* key : {"bytes_per_kernel_event=", "bytes_per_kernel_event_zstd=",
+                          "write_events_per_s=", "read_events_per_s="})
+    EXPECT_NE(r.out.find(key), std::string::npos) << key;
+}
+
+}  // namespace
+}  // namespace tracesmith
