@@ -26,36 +26,51 @@ const char* OpKindName(OpKind kind) {
 
 // ---- CorrelationIndex ------------------------------------------------------
 
-void CorrelationIndex::Build(std::vector<Entry> entries) {
+void CorrelationIndex::Build(const std::vector<Entry>& entries, const Replace& replace) {
   tables_.clear();
-  std::stable_sort(entries.begin(), entries.end(),
-                   [](const Entry& a, const Entry& b) { return a.pid < b.pid; });
-  size_t i = 0;
-  while (i < entries.size()) {
-    size_t j = i;
+  // Processes are few: one pass per pid, no sort of the (millions of) entries.
+  std::vector<uint32_t> pids;
+  for (const Entry& e : entries)
+    if (pids.empty() ||
+        (pids.back() != e.pid && std::find(pids.begin(), pids.end(), e.pid) == pids.end()))
+      pids.push_back(e.pid);
+  for (uint32_t pid : pids) {
     uint32_t lo = UINT32_MAX, hi = 0;
-    while (j < entries.size() && entries[j].pid == entries[i].pid) {
-      lo = std::min(lo, entries[j].correlation);
-      hi = std::max(hi, entries[j].correlation);
-      ++j;
-    }
+    size_t n = 0;
+    for (const Entry& e : entries)
+      if (e.pid == pid) lo = std::min(lo, e.correlation), hi = std::max(hi, e.correlation), ++n;
     PidTable t;
-    t.pid = entries[i].pid;
+    t.pid = pid;
     t.base = lo;
+    auto keep_new = [&](uint32_t old_index, uint32_t new_index) {
+      return old_index == kNone || !replace || replace(old_index, new_index);
+    };
     const uint64_t range = uint64_t(hi) - lo + 1;
     // Dense while it costs at most ~4 slots per entry (CUPTI ids are sequential).
-    if (range <= 4 * (j - i) + 1024) {
+    if (range <= 4 * n + 1024) {
       t.dense.assign(range, kNone);
-      for (size_t k = i; k < j; ++k) t.dense[entries[k].correlation - lo] = entries[k].index;
+      for (const Entry& e : entries) {
+        if (e.pid != pid) continue;
+        uint32_t& slot = t.dense[e.correlation - lo];
+        if (keep_new(slot, e.index)) slot = e.index;
+      }
     } else {
-      t.sparse.assign(entries.begin() + i, entries.begin() + j);
-      // Stable: for duplicate ids the later entry wins, as in the dense table.
+      for (const Entry& e : entries)
+        if (e.pid == pid) t.sparse.push_back(e);
       std::stable_sort(t.sparse.begin(), t.sparse.end(), [](const Entry& a, const Entry& b) {
         return a.correlation < b.correlation;
       });
+      size_t k = 0;  // keep one entry per id, chosen as in the dense table
+      for (size_t i = 0; i < t.sparse.size(); ++i) {
+        if (k > 0 && t.sparse[k - 1].correlation == t.sparse[i].correlation) {
+          if (keep_new(t.sparse[k - 1].index, t.sparse[i].index)) t.sparse[k - 1] = t.sparse[i];
+        } else {
+          t.sparse[k++] = t.sparse[i];
+        }
+      }
+      t.sparse.resize(k);
     }
     tables_.push_back(std::move(t));
-    i = j;
   }
 }
 
@@ -120,7 +135,6 @@ void CompactTrace::IngestRows(const std::vector<T>& rows) {
     return s;
   };
   if constexpr (std::is_same_v<T, KernelEvent>) {
-    ops_.reserve(ops_.size() + rows.size());
     for (const KernelEvent& e : rows) {
       GpuOp op;
       op.start_ns = e.start_ns;
@@ -158,7 +172,6 @@ void CompactTrace::IngestRows(const std::vector<T>& rows) {
       ops_.push_back(op);
     }
   } else if constexpr (std::is_same_v<T, ApiEvent>) {
-    calls_.reserve(calls_.size() + rows.size());
     for (const ApiEvent& e : rows) {
       HostCall c;
       c.start_ns = e.start_ns;
@@ -390,19 +403,24 @@ void CompactTrace::BuildIndexes() {
   for (uint32_t i = 0; i < calls_.size(); ++i)
     if (calls_[i].correlation_id)
       entries.push_back({lanes_[calls_[i].lane].pid, calls_[i].correlation_id, i});
-  call_by_corr_.Build(std::move(entries));
+  call_by_corr_.Build(entries);
+  op_call_.resize(ops_.size());
+  op_call_span_.resize(ops_.size());
+  for (uint32_t i = 0; i < ops_.size(); ++i) {
+    const uint32_t c = call_by_corr_.Find(PidOfLane(ops_[i].lane()), ops_[i].correlation_id);
+    op_call_[i] = c;
+    op_call_span_[i] = c == kNone ? Interval{} : Interval{calls_[c].start_ns, calls_[c].end_ns};
+  }
   entries.clear();
   entries.reserve(ops_.size());
-  // Several ops per id (a graph launch runs many kernels): sorting by end
-  // makes the last-ending op win, which is the one the call waited for.
   for (uint32_t i = 0; i < ops_.size(); ++i)
     if (ops_[i].correlation_id)
       entries.push_back({PidOfLane(ops_[i].lane()), ops_[i].correlation_id, i});
-  std::stable_sort(entries.begin(), entries.end(),
-                   [&](const CorrelationIndex::Entry& a, const CorrelationIndex::Entry& b) {
-                     return ops_[a.index].end_ns < ops_[b.index].end_ns;
-                   });
-  op_by_corr_.Build(std::move(entries));
+  // Several ops per id (a graph launch runs many kernels): the last-ending
+  // one is the op a call waited for.
+  op_by_corr_.Build(entries, [&](uint32_t old_op, uint32_t new_op) {
+    return ops_[new_op].end_ns >= ops_[old_op].end_ns;
+  });
 }
 
 void CompactTrace::Finalize() {
@@ -433,10 +451,6 @@ std::vector<uint32_t> CompactTrace::DeviceLanes(uint32_t device) const {
   for (uint32_t l : gpu_lanes_)
     if (lanes_[l].device == device) out.push_back(l);
   return out;
-}
-
-uint32_t CompactTrace::CallOfOp(const GpuOp& op) const {
-  return call_by_corr_.Find(PidOfLane(op.lane()), op.correlation_id);
 }
 
 uint32_t CompactTrace::OpOfCall(const HostCall& call) const {
@@ -490,7 +504,7 @@ Status CompactTrace::RestrictToNvtx(const std::string& name) {
     keep_call[i] = in_range(calls_[i].lane, calls_[i].start_ns);
   std::vector<uint8_t> keep_op(ops_.size());
   for (size_t i = 0; i < ops_.size(); ++i) {
-    uint32_t c = CallOfOp(ops_[i]);
+    uint32_t c = CallOfOp(static_cast<uint32_t>(i));
     keep_op[i] = c != kNone && keep_call[c];
   }
   std::set<std::pair<uint32_t, uint32_t>> kept_corr;

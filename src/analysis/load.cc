@@ -1,4 +1,6 @@
 // Loading a trace file into the analysis engine, chunk by chunk.
+#include <algorithm>
+
 #include "tracesmith/analysis/report.h"
 #include "tracesmith/base/file_util.h"
 
@@ -26,6 +28,19 @@ Status ApplyRestrictions(const LoadOptions& o, CompactTrace* t) {
 Status LoadCompactTrace(const std::string& path, const LoadOptions& options, CompactTrace* out,
                         format::ReadReport* report) {
   ASSIGN_OR_RETURN(auto reader, format::SbtReader::Open(path));
+  // The index says how many rows are coming: reserve once instead of
+  // growing (and copying) the compact arrays while streaming.
+  uint64_t ops = 0, calls = 0;
+  for (const format::ChunkIndexEntry& e : reader->chunks()) {
+    auto kind = static_cast<model::TableKind>(e.table_kind);
+    if (kind == model::TableKind::kKernel || kind == model::TableKind::kMemcpy ||
+        kind == model::TableKind::kMemset)
+      ops += e.rows;
+    if (kind == model::TableKind::kApi) calls += e.rows;
+  }
+  // Rows counts come from the file: cap them by what the file could hold.
+  const uint64_t cap = reader->report().file_size * 64 + (1u << 20);
+  out->Reserve(std::min(ops, cap), std::min(calls, cap));
   Status st = reader->Stream([&](const model::Trace& batch, model::TableKind kind) {
     out->Ingest(batch, kind);
     return OkStatus();

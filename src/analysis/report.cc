@@ -99,10 +99,15 @@ void KernelTables(const CompactTrace& t, AnalysisReport* r) {
   std::map<std::string, uint32_t> site_index;
   std::vector<std::string> sites;
   bool any_stack = false;
+  uint32_t last_stack = kNone, last_site = 0;
   Grouper by_name, by_site;
   by_name.key.reserve(ops.size());
   by_name.value.reserve(ops.size());
-  for (const GpuOp& op : ops) {
+  // Call sites only when the trace has stacks (a pass over calls, in order).
+  bool stacks = false;
+  for (const HostCall& c : t.calls()) stacks |= c.stack_id != 0;
+  for (uint32_t oi = 0; oi < ops.size(); ++oi) {
+    const GpuOp& op = ops[oi];
     if (op.kind() != OpKind::kKernel) continue;
     const uint32_t n = std::min(op.name_id, nstrings);
     if (group_of_name[n] == kNone) {
@@ -113,9 +118,15 @@ void KernelTables(const CompactTrace& t, AnalysisReport* r) {
     by_name.value.push_back(op.duration());
     r->kernel_count++;
     r->kernel_ns += op.duration();
-    uint32_t call = t.CallOfOp(op);
+    if (!stacks) continue;
+    uint32_t call = t.CallOfOp(oi);
     uint32_t stack = call == kNone ? 0 : t.calls()[call].stack_id;
     any_stack |= stack != 0;
+    if (stack == last_stack) {  // consecutive launches mostly share a call site
+      by_site.key.push_back(last_site);
+      by_site.value.push_back(op.duration());
+      continue;
+    }
     auto it = site_of_stack.find(stack);
     if (it == site_of_stack.end()) {
       std::string text = stack ? CallSiteText(t.meta(), stack) : "(no stack)";
@@ -125,6 +136,8 @@ void KernelTables(const CompactTrace& t, AnalysisReport* r) {
     }
     by_site.key.push_back(it->second);
     by_site.value.push_back(op.duration());
+    last_stack = stack;
+    last_site = it->second;
   }
   std::vector<DurationStats> stats = by_name.Finish(names.size());
   for (size_t g = 0; g < names.size(); ++g) {
@@ -181,9 +194,10 @@ void NvtxTable(const CompactTrace& t, AnalysisReport* r) {
       call_set[c] = it->second;
     }
   }
-  for (const GpuOp& op : t.ops()) {
+  for (uint32_t oi = 0; oi < t.ops().size(); ++oi) {
+    const GpuOp& op = t.ops()[oi];
     if (op.kind() != OpKind::kKernel) continue;
-    uint32_t call = t.CallOfOp(op);
+    uint32_t call = t.CallOfOp(oi);
     if (call == kNone) continue;
     for (uint32_t name : sets[call_set[call]]) {
       by_name[name].kernels++;
@@ -224,9 +238,9 @@ void LaunchTable(const CompactTrace& t, AnalysisReport* r) {
   std::vector<uint32_t> launch_calls;  // calls that issued GPU work
   // Launch delay runs to the first op a call issued (a graph launch issues many).
   std::vector<uint64_t> first_start(t.calls().size(), UINT64_MAX);
-  for (const GpuOp& op : t.ops()) {
-    uint32_t c = t.CallOfOp(op);
-    if (c != kNone) first_start[c] = std::min(first_start[c], op.start_ns);
+  for (uint32_t oi = 0; oi < t.ops().size(); ++oi) {
+    uint32_t c = t.CallOfOp(oi);
+    if (c != kNone) first_start[c] = std::min(first_start[c], t.ops()[oi].start_ns);
   }
   for (uint32_t i = 0; i < t.calls().size(); ++i) {
     const HostCall& c = t.calls()[i];

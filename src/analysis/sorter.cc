@@ -1,7 +1,6 @@
 #include "tracesmith/analysis/sorter.h"
 
 #include <queue>
-#include <tuple>
 
 namespace tracesmith::analysis {
 
@@ -54,23 +53,34 @@ uint64_t TotalLength(std::span<const Interval> a) {
 }
 
 uint32_t MaxOverlap(std::span<const std::span<const Interval>> lists) {
-  // Sweep the boundaries of all lists in time order. Intervals are
-  // half-open, so at one instant ends (false) come before starts (true).
-  using Point = std::tuple<uint64_t, bool, uint32_t>;  // (time, is_start, list)
-  std::priority_queue<Point, std::vector<Point>, std::greater<>> heap;
+  // Sweep the boundaries of all lists in time order. Lists are few (streams
+  // of one device), so the next boundary is found by a linear scan. Ends
+  // come before starts at the same instant: intervals are half-open.
   std::vector<size_t> pos(lists.size(), 0);
-  for (uint32_t k = 0; k < lists.size(); ++k)
-    if (!lists[k].empty()) heap.push({lists[k][0].start, true, k});
+  std::vector<uint8_t> inside(lists.size(), 0);
   uint32_t now = 0, best = 0;
-  while (!heap.empty()) {
-    auto [time, is_start, k] = heap.top();
-    heap.pop();
-    if (is_start) {
+  while (true) {
+    size_t pick = SIZE_MAX;
+    uint64_t pick_t = 0;
+    bool pick_start = false;
+    for (size_t k = 0; k < lists.size(); ++k) {
+      if (pos[k] >= lists[k].size()) continue;
+      const bool start = !inside[k];
+      const uint64_t t = start ? lists[k][pos[k]].start : lists[k][pos[k]].end;
+      if (pick == SIZE_MAX || t < pick_t || (t == pick_t && !start && pick_start)) {
+        pick = k;
+        pick_t = t;
+        pick_start = start;
+      }
+    }
+    if (pick == SIZE_MAX) break;
+    if (pick_start) {
+      inside[pick] = 1;
       best = std::max(best, ++now);
-      heap.push({lists[k][pos[k]].end, false, k});
     } else {
+      inside[pick] = 0;
       --now;
-      if (++pos[k] < lists[k].size()) heap.push({lists[k][pos[k]].start, true, k});
+      ++pos[pick];
     }
   }
   return best;

@@ -62,10 +62,8 @@ StreamStateMachine::StreamStateMachine(const CompactTrace& trace, uint32_t lane)
     Interval c = clip(op.start_ns, op.end_ns);
     AppendUnion(&running, c.start, c.end);
     last_end = std::max(last_end, op.end_ns);
-    uint32_t call = trace.CallOfOp(op);
-    if (call != kNone) {
-      const HostCall& hc = trace.calls()[call];
-      Interval p = clip(hc.start_ns, op.start_ns);
+    if (trace.CallOfOp(i) != kNone) {
+      Interval p = clip(trace.CallSpanOfOp(i).start, op.start_ns);
       if (p.end > p.start) pending.push_back(p);
     }
   }

@@ -72,6 +72,7 @@ IdleClassifier::IdleClassifier(const CompactTrace& trace)
     } else {
       host_syncs_.push_back({s.pid, s.start_ns, s.end_ns});
       max_sync_ns_ = std::max(max_sync_ns_, s.end_ns - s.start_ns);
+      AppendUnion(&host_sync_union_, s.start_ns, s.end_ns);
     }
   }
 }
@@ -88,12 +89,18 @@ IdleCause IdleClassifier::Classify(uint64_t g0, uint64_t g1, uint32_t next) cons
     if (w->end > g0) return IdleCause::kOtherStream;
     if (w->start + max_wait_ns_ <= g0) break;  // it and all earlier ones end before g0
   }
-  const uint32_t call = trace_.CallOfOp(op);
+  const uint32_t call = trace_.CallOfOp(next);
   const uint32_t pid = trace_.PidOfLane(op.lane());
-  const uint64_t issued = call == kNone ? UINT64_MAX : trace_.calls()[call].start_ns;
-  // Host syncs of the same process overlapping the gap, returned before N was issued.
-  auto hs = std::lower_bound(host_syncs_.begin(), host_syncs_.end(), g1,
-                             [](const HostSync& s, uint64_t t) { return s.start < t; });
+  const uint64_t issued = call == kNone ? UINT64_MAX : trace_.CallSpanOfOp(next).start;
+  // Host syncs of the same process overlapping the gap, returned before N
+  // was issued. Most gaps overlap no sync at all: check the union first.
+  auto u = std::lower_bound(host_sync_union_.begin(), host_sync_union_.end(), g1,
+                            [](const Interval& i, uint64_t t) { return i.start < t; });
+  const bool maybe_sync = u != host_sync_union_.begin() && (u - 1)->end > g0;
+  auto hs = !maybe_sync
+                ? host_syncs_.begin()
+                : std::lower_bound(host_syncs_.begin(), host_syncs_.end(), g1,
+                                   [](const HostSync& s, uint64_t t) { return s.start < t; });
   while (hs != host_syncs_.begin()) {
     --hs;
     if (hs->start + max_sync_ns_ < g0) break;
@@ -102,7 +109,7 @@ IdleCause IdleClassifier::Classify(uint64_t g0, uint64_t g1, uint32_t next) cons
       return IdleCause::kSync;
   }
   if (call == kNone) return IdleCause::kNothingQueued;
-  if (trace_.calls()[call].end_ns > g0) return IdleCause::kHostLaunch;
+  if (trace_.CallSpanOfOp(next).end > g0) return IdleCause::kHostLaunch;
   return IdleCause::kLaunchLatency;
 }
 
@@ -121,6 +128,48 @@ void ClassifyGaps(const std::vector<Interval>& busy, const std::vector<uint32_t>
     t = busy[i].end;
   }
   if (w1 > t) out->Add(IdleCause::kNothingQueued, w1 - t);
+}
+
+// A device's busy unions in one k-way merge over its streams: all ops (with
+// the op that opened each interval), kernels, copies, and NCCL / other
+// kernels.
+struct DeviceUnions {
+  std::vector<Interval> all, kernel, copy, nccl, compute;
+  std::vector<uint32_t> openers;
+};
+
+template <typename IsNccl>
+DeviceUnions BuildDeviceUnions(const CompactTrace& trace, std::span<const uint32_t> lanes,
+                               IsNccl is_nccl) {
+  const uint64_t w0 = trace.window_begin(), w1 = trace.window_end();
+  const auto& ops = trace.ops();
+  DeviceUnions u;
+  std::vector<uint32_t> pos, end;
+  for (uint32_t l : lanes) {
+    pos.push_back(trace.lane_range(l).begin);
+    end.push_back(trace.lane_range(l).end);
+  }
+  while (true) {
+    size_t best = SIZE_MAX;
+    for (size_t k = 0; k < lanes.size(); ++k)
+      if (pos[k] < end[k] && (best == SIZE_MAX || ops[pos[k]].start_ns < ops[pos[best]].start_ns))
+        best = k;
+    if (best == SIZE_MAX) break;
+    const uint32_t i = pos[best]++;
+    const GpuOp& op = ops[i];
+    const uint64_t s = std::clamp(op.start_ns, w0, w1), e = std::clamp(op.end_ns, w0, w1);
+    if (e <= s) continue;
+    const size_t before = u.all.size();
+    AppendUnion(&u.all, s, e);
+    if (u.all.size() != before) u.openers.push_back(i);
+    if (op.kind() == OpKind::kKernel) {
+      AppendUnion(&u.kernel, s, e);
+      AppendUnion(is_nccl(op) ? &u.nccl : &u.compute, s, e);
+    } else {
+      AppendUnion(&u.copy, s, e);
+    }
+  }
+  return u;
 }
 
 }  // namespace
@@ -180,28 +229,18 @@ TimelineResult ComputeTimeline(const CompactTrace& trace) {
         d.stream_busy_sum_ns += r.streams[k].busy_ns;
         d.ops += r.streams[k].kernels + r.streams[k].memcpys + r.streams[k].memsets;
       }
-    std::vector<uint32_t> openers;
-    std::vector<Interval> busy = OpUnion(
-        trace, lanes, [](const GpuOp&) { return true; }, &openers);
-    d.busy_ns = TotalLength(busy);
-    ClassifyGaps(busy, openers, w0, w1, classifier, &d.idle);
+    DeviceUnions u = BuildDeviceUnions(trace, lanes, is_nccl);
+    d.busy_ns = TotalLength(u.all);
+    ClassifyGaps(u.all, u.openers, w0, w1, classifier, &d.idle);
     d.max_concurrency = MaxOverlap(per_stream);
     d.avg_concurrency = d.busy_ns ? double(d.stream_busy_sum_ns) / double(d.busy_ns) : 0.0;
-    std::vector<Interval> kernels =
-        OpUnion(trace, lanes, [](const GpuOp& o) { return o.kind() == OpKind::kKernel; });
-    std::vector<Interval> copies =
-        OpUnion(trace, lanes, [](const GpuOp& o) { return o.kind() != OpKind::kKernel; });
-    d.kernel_ns = TotalLength(kernels);
-    d.copy_ns = TotalLength(copies);
-    d.kernel_copy_overlap_ns = IntersectionLength(kernels, copies);
+    d.kernel_ns = TotalLength(u.kernel);
+    d.copy_ns = TotalLength(u.copy);
+    d.kernel_copy_overlap_ns = IntersectionLength(u.kernel, u.copy);
     if (any_nccl) {
-      kernels.clear();
-      std::vector<Interval> comm = OpUnion(trace, lanes, is_nccl);
-      std::vector<Interval> compute = OpUnion(
-          trace, lanes, [&](const GpuOp& o) { return o.kind() == OpKind::kKernel && !is_nccl(o); });
-      d.nccl_ns = TotalLength(comm);
-      d.compute_ns = TotalLength(compute);
-      d.nccl_compute_overlap_ns = IntersectionLength(comm, compute);
+      d.nccl_ns = TotalLength(u.nccl);
+      d.compute_ns = TotalLength(u.compute);
+      d.nccl_compute_overlap_ns = IntersectionLength(u.nccl, u.compute);
     } else {
       d.compute_ns = d.kernel_ns;
     }

@@ -51,7 +51,8 @@ Status WriteSyntheticTrace(uint64_t kernels, const std::string& path) {
 double CpuSeconds() {
   struct rusage ru {};
   getrusage(RUSAGE_SELF, &ru);
-  return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+  return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+         (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
 double PeakRssMb() {
@@ -88,7 +89,8 @@ int RunAnalyzeBenchmark(const AnalyzeBenchOptions& o) {
     if (o.verbose) {
       std::fprintf(stderr, "run %d: read+ingest %.3f s, finalize %.3f s", i,
                    load_s - trace.stats().finalize_seconds, trace.stats().finalize_seconds);
-      for (auto& [name, s] : report.phase_seconds) std::fprintf(stderr, ", %s %.3f s", name.c_str(), s);
+      for (auto& [name, s] : report.phase_seconds)
+        std::fprintf(stderr, ", %s %.3f s", name.c_str(), s);
       std::fprintf(stderr, "\n");
     }
     times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());

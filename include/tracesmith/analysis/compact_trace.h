@@ -15,10 +15,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "tracesmith/analysis/sorter.h"
 #include "tracesmith/base/status.h"
 #include "tracesmith/model/trace.h"
 
@@ -105,7 +107,10 @@ class CorrelationIndex {
   struct Entry {
     uint32_t pid, correlation, index;
   };
-  void Build(std::vector<Entry> entries);
+  // replace(old, new): whether `new` should take the place of `old` for one
+  // id; without it the later entry wins.
+  using Replace = std::function<bool(uint32_t old_index, uint32_t new_index)>;
+  void Build(const std::vector<Entry>& entries, const Replace& replace = {});
   uint32_t Find(uint32_t pid, uint32_t correlation) const;
 
  private:
@@ -135,6 +140,11 @@ class CompactTrace {
   // refreshes the metadata copy (strings, devices, processes, anchors,
   // stacks) when `batch` holds more of it than seen so far.
   void Ingest(const model::Trace& batch, model::TableKind kind);
+  // Reserves room for this many GPU ops and API calls (from a file's index).
+  void Reserve(uint64_t ops, uint64_t calls) {
+    ops_.reserve(ops);
+    calls_.reserve(calls);
+  }
   // Ingests every event and metadata row of a whole trace.
   void IngestAll(const model::Trace& trace);
   // Aligns clocks, sorts lanes, builds indexes. Call once, after ingesting.
@@ -164,8 +174,11 @@ class CompactTrace {
   const std::vector<uint32_t>& devices() const { return devices_; }
   std::vector<uint32_t> DeviceLanes(uint32_t device) const;
 
-  // The API call that issued `op`, or kNone.
-  uint32_t CallOfOp(const GpuOp& op) const;
+  // The API call that issued ops()[op], or kNone; and that call's [start,
+  // end) ({0, 0} when none). Precomputed in op order: the analyses walk ops
+  // in order and would otherwise miss the cache on every call lookup.
+  uint32_t CallOfOp(uint32_t op) const { return op_call_[op]; }
+  const Interval& CallSpanOfOp(uint32_t op) const { return op_call_span_[op]; }
   // The last-ending GPU op issued by `call`, or kNone.
   uint32_t OpOfCall(const HostCall& call) const;
   uint32_t PidOfLane(uint32_t lane) const { return lanes_[lane].pid; }
@@ -207,6 +220,8 @@ class CompactTrace {
   uint64_t last_gpu_key_ = UINT64_MAX, last_host_key_ = UINT64_MAX;
   uint32_t last_gpu_lane_ = 0, last_host_lane_ = 0;
   CorrelationIndex call_by_corr_, op_by_corr_;
+  std::vector<uint32_t> op_call_;
+  std::vector<Interval> op_call_span_;
   model::Trace meta_;
   uint64_t window_begin_ = 0, window_end_ = 0, trace_begin_ = 0;
   CompactStats stats_;

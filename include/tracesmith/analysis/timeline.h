@@ -108,7 +108,8 @@ class IdleClassifier {
     uint32_t pid;
     uint64_t start, end;
   };
-  std::vector<HostSync> host_syncs_;  // by start
+  std::vector<HostSync> host_syncs_;       // by start
+  std::vector<Interval> host_sync_union_;  // all processes: a quick "no sync here"
   uint64_t max_sync_ns_ = 0, max_wait_ns_ = 0;
 };
 
