@@ -14,10 +14,13 @@
 namespace tracesmith::capture::stacks {
 namespace {
 
-std::string Demangle(const char* name) {
-  if (!name) return "";
+std::string Demangle(const char* raw) {
+  if (!raw) return "";
+  // Versioned dynamic symbols read "name@@GLIBC_2.34": the version is noise here.
+  std::string name(raw);
+  if (size_t at = name.find('@'); at != std::string::npos && at > 0) name.resize(at);
   int status = 0;
-  char* out = abi::__cxa_demangle(name, nullptr, nullptr, &status);
+  char* out = abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status);
   if (status != 0 || !out) return name;
   std::string s(out);
   std::free(out);
