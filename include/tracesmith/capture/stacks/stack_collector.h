@@ -52,9 +52,10 @@ StackMode DefaultStackMode();
 
 struct StackCollectorOptions {
   StackMode mode = StackMode::kMixed;
-  // Frames kept per stack, innermost first. 128: a PyTorch launch from
-  // Python is 60-120 native frames deep before merging.
-  int max_depth = 128;
+  // Frames kept per stack (at most 256); deeper stacks lose their
+  // outermost frames. 256 by default: a launch from Python passes through
+  // dozens of framework frames, and the script's own lines are outermost.
+  int max_depth = 256;
   // Innermost frames to drop below the caller of CaptureStack.
   int skip_frames = 0;
   // Then innermost frames are dropped while they lie in a module whose path
