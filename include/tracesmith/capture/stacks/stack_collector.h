@@ -18,7 +18,13 @@
 // up rel_pc - 1), mapping_id names the module's path and GNU build-id.
 // Python frames are stored resolved (qualified name, file, line), with
 // mapping_id 0. In mixed mode each native _PyEval_EvalFrameDefault frame is
-// replaced by the Python frames it was running.
+// replaced by the Python frames it was running. Python frames are read
+// whether or not the thread holds the GIL (Triton launchers release it), for
+// CPython 3.11-3.13; other versions give native frames only.
+//
+// Limits: a module unloaded and another loaded at the same address keeps
+// the old module's cached unwind rules and mapping; a Python code object
+// freed and another allocated at its address is described as the old one.
 #pragma once
 
 #include <atomic>
