@@ -7,6 +7,8 @@ wraps the timed steps in cudaProfilerStart/Stop, for `tracesmith profile
 Prints: steps=<n> step_ms=<median of 5 blocks> [cuda_events=<count under torch.profiler>]
 """
 import argparse
+import collections
+import os
 import statistics
 import time
 
@@ -63,8 +65,18 @@ def main():
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
                  with_stack=(args.profiler == "torch-stack")) as prof:
         t = timed_blocks()
-    n = sum(1 for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA)
+    cuda = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    n = len(cuda)
     print(f"steps={args.steps} step_ms={t * 1e3:.4f} cuda_events={n}")
+    if os.environ.get("TS_EVENT_BREAKDOWN"):  # which kinds torch.profiler counts
+        kinds = collections.Counter()
+        for e in cuda:
+            name = e.name.lower()
+            kinds["memcpy" if "memcpy" in name else "memset" if "memset" in name
+                  else "sync" if "sync" in name else "kernel"] += 1
+        print("cuda_event_kinds=" + ",".join(f"{k}:{v}" for k, v in sorted(kinds.items())))
+        others = collections.Counter(e.name for e in cuda if "sync" in e.name.lower())
+        print("cuda_sync_names=" + repr(dict(others)))
 
 
 if __name__ == "__main__":

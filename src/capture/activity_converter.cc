@@ -67,9 +67,15 @@ uint32_t ActivityConverter::DeviceOfContext(uint32_t context_id) const {
 void ActivityConverter::CompleteGraphLaunch(uint32_t correlation_id, uint32_t graph_id,
                                             uint32_t device_id, uint32_t context_id,
                                             uint32_t stream_id) {
-  if (graph_id == 0 || pending_graph_launches_.empty()) return;
+  if (graph_id == 0) return;
   auto it = pending_graph_launches_.find(correlation_id);
-  if (it == pending_graph_launches_.end()) return;
+  if (it == pending_graph_launches_.end()) {
+    // CUPTI writes the API record when the call returns, usually after the
+    // records of the work it launched: remember the work for the API row.
+    if (graph_work_.size() > 65536) graph_work_.clear();
+    graph_work_.emplace(correlation_id, GraphWork{graph_id, device_id, context_id, stream_id});
+    return;
+  }
   model::GraphLaunchEvent g = it->second;
   g.graph_id = graph_id;
   g.device_id = device_id;
@@ -281,7 +287,21 @@ void ActivityConverter::ConvertApi(const CUpti_ActivityAPI& r, uint8_t domain) {
     g.correlation_id = r.correlationId;
     g.stack_id = e.stack_id;
     g.pid = pid_;
-    pending_graph_launches_.emplace(r.correlationId, g);
+    auto work = graph_work_.find(r.correlationId);
+    if (work != graph_work_.end()) {
+      g.graph_id = work->second.graph_id;
+      g.device_id = work->second.device_id;
+      g.context_id = work->second.context_id;
+      g.stream_id = work->second.stream_id;
+      graph_work_.erase(work);
+      sink_->Append(g);
+    } else {
+      if (pending_graph_launches_.size() > 65536) {  // bounded: write them unjoined
+        for (auto& [corr, pending] : pending_graph_launches_) sink_->Append(pending);
+        pending_graph_launches_.clear();
+      }
+      pending_graph_launches_.emplace(r.correlationId, g);
+    }
   }
 }
 

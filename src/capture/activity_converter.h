@@ -9,7 +9,8 @@
 // Joins done here, all keyed by correlation id (never by position):
 //  - EXTERNAL_CORRELATION records -> ApiEvent::external_id;
 //  - graph launch API rows -> GraphLaunchEvent, completed with graph id,
-//    device and stream from the first GPU record of that launch;
+//    device and stream from the first GPU record of that launch (which
+//    CUPTI usually delivers before the API record);
 //  - StackLookup (host stacks taken at API entry) -> stack_id of API and GPU rows.
 // NVTX START/END marker records are paired by id into ranges.
 #pragma once
@@ -92,7 +93,8 @@ class ActivityConverter {
   }
   void SeeThread(uint32_t tid);
   uint32_t DeviceOfContext(uint32_t context_id) const;
-  // A GPU record with a graph id completes the pending graph launch, if any.
+  // A GPU record with a graph id completes its graph launch row (or is kept
+  // until the API record arrives).
   void CompleteGraphLaunch(uint32_t correlation_id, uint32_t graph_id, uint32_t device_id,
                            uint32_t context_id, uint32_t stream_id);
 
@@ -111,6 +113,10 @@ class ActivityConverter {
   };
   std::unordered_map<uint32_t, External> external_;  // correlation id -> external id
   std::unordered_map<uint32_t, model::GraphLaunchEvent> pending_graph_launches_;
+  struct GraphWork {
+    uint32_t graph_id, device_id, context_id, stream_id;
+  };
+  std::unordered_map<uint32_t, GraphWork> graph_work_;  // correlation -> first graph record
   struct OpenRange {
     model::NvtxRangeEvent row;
   };

@@ -126,7 +126,11 @@ Status CuptiEngine::Start(const CaptureOptions& options) {
   CUPTI_CALL(cuptiActivityRegisterCallbacks(&CuptiEngine::OnBufferRequested,
                                             &CuptiEngine::OnBufferCompleted));
   // Thread ids as the OS knows them (gettid), so they match /proc and stacks.
-  cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+  // Tuning knob for overhead measurements: TRACESMITH_TID_TYPE=process keeps
+  // CUPTI's default (pthread-derived) ids.
+  const char* tid_type = getenv("TRACESMITH_TID_TYPE");
+  if (!tid_type || std::string_view(tid_type) != "process")
+    cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
   RETURN_IF_ERROR(EnableCallbacks());
 
   start_mono_ns_ = MonotonicNs();
@@ -283,7 +287,8 @@ Status CuptiEngine::SetActivities(bool enable) {
                    enable ? "enable" : "disable", static_cast<int>(k), msg ? msg : "?");
     }
   }
-  if (enable) {
+  const char* filter = getenv("TRACESMITH_API_FILTER");  // tuning knob: 0 = record all APIs
+  if (enable && !(filter && std::string_view(filter) == "0")) {
     // Per-API filters apply after the kind is enabled (the kind resets them).
     if (g & kGroupRuntime) {
       for (uint32_t cbid = 1; cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; ++cbid) {
@@ -299,8 +304,8 @@ Status CuptiEngine::SetActivities(bool enable) {
           cuptiActivityEnableDriverApi(cbid, 0);
       }
     }
-    enabled_mono_ns_ = MonotonicNs();
   }
+  if (enable) enabled_mono_ns_ = MonotonicNs();
   activities_on_ = enable;
   return OkStatus();
 }
