@@ -1,0 +1,413 @@
+// Kineto (torch.profiler) JSON importer. A SAX parse (nlohmann::json) keeps
+// memory proportional to the result, not to a DOM of the whole file, and
+// gives the raw text of every number: "ts": 1234.567 is microseconds with
+// three decimals, which a double cannot hold exactly for absolute
+// timestamps, so times are read digit by digit into nanoseconds.
+#include <nlohmann/json.hpp>
+
+#include <charconv>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <unordered_map>
+
+#include "tracesmith/import/import.h"
+
+namespace tracesmith::importer {
+namespace {
+
+using namespace model;
+using json = nlohmann::json;
+
+// A scalar as it appeared in the file.
+struct Value {
+  enum Kind { kNone, kNumber, kString } kind = kNone;
+  std::string text;                // number text or string contents
+  std::vector<std::string> array;  // numbers of a flat numeric array ("grid": [x, y, z])
+};
+
+// "12.345" (microseconds) -> 12345 ns, exactly; other forms via double.
+std::optional<int64_t> MicrosToNs(const std::string& t) {
+  if (t.empty()) return std::nullopt;
+  size_t dot = t.find('.');
+  bool plain = t.find_first_of("eE") == std::string::npos;
+  if (plain) {
+    bool neg = t[0] == '-';
+    std::string_view whole(t.data() + neg, (dot == std::string::npos ? t.size() : dot) - neg);
+    int64_t us = 0;
+    if (!whole.empty()) {
+      auto r = std::from_chars(whole.data(), whole.data() + whole.size(), us);
+      if (r.ec != std::errc() || r.ptr != whole.data() + whole.size()) return std::nullopt;
+    }
+    int64_t frac = 0;
+    if (dot != std::string::npos) {
+      std::string digits = t.substr(dot + 1);
+      for (char c : digits)
+        if (c < '0' || c > '9') return std::nullopt;
+      while (digits.size() < 4) digits.push_back('0');
+      frac = (digits[0] - '0') * 100 + (digits[1] - '0') * 10 + (digits[2] - '0');
+      if (digits[3] >= '5') ++frac;  // round the fourth decimal
+    }
+    if (us > INT64_MAX / 1000 - 1000) return std::nullopt;
+    int64_t ns = us * 1000 + frac;
+    return neg ? -ns : ns;
+  }
+  char* end = nullptr;
+  double d = std::strtod(t.c_str(), &end);
+  if (end != t.c_str() + t.size() || !std::isfinite(d) || std::fabs(d) > 9e15) return std::nullopt;
+  return static_cast<int64_t>(std::llround(d * 1000.0));
+}
+
+std::optional<uint64_t> AsUint(const Value& v) {
+  if (v.kind != Value::kNumber) return std::nullopt;
+  uint64_t out = 0;
+  auto r = std::from_chars(v.text.data(), v.text.data() + v.text.size(), out);
+  if (r.ec == std::errc() && r.ptr == v.text.data() + v.text.size()) return out;
+  int64_t s = 0;
+  r = std::from_chars(v.text.data(), v.text.data() + v.text.size(), s);
+  if (r.ec == std::errc() && r.ptr == v.text.data() + v.text.size())
+    return static_cast<uint64_t>(s);
+  char* end = nullptr;
+  double d = std::strtod(v.text.c_str(), &end);
+  if (end == v.text.c_str() || !std::isfinite(d) || d < 0 || d > 1.8e19) return std::nullopt;
+  return static_cast<uint64_t>(d);
+}
+
+struct RawEvent {
+  std::map<std::string, Value> fields;
+  std::map<std::string, Value> args;
+};
+
+// Collects top-level scalars, deviceProperties and traceEvents; ignores the rest.
+class Collector : public nlohmann::json_sax<json> {
+ public:
+  std::vector<RawEvent> events;
+  std::vector<std::map<std::string, Value>> devices;
+  std::optional<int64_t> base_ns;
+  std::string error;
+
+  bool null() override { return Scalar(Value{}); }
+  bool boolean(bool b) override { return Scalar(Value{Value::kNumber, b ? "1" : "0"}); }
+  bool number_integer(number_integer_t v) override {
+    return Scalar(Value{Value::kNumber, std::to_string(v)});
+  }
+  bool number_unsigned(number_unsigned_t v) override {
+    return Scalar(Value{Value::kNumber, std::to_string(v)});
+  }
+  bool number_float(number_float_t, const string_t& raw) override {
+    return Scalar(Value{Value::kNumber, raw});
+  }
+  bool string(string_t& s) override { return Scalar(Value{Value::kString, s}); }
+  bool binary(binary_t&) override { return true; }
+  bool key(string_t& k) override {
+    key_ = k;
+    if (depth_ == 1) top_key_ = k;
+    return true;
+  }
+  bool start_object(std::size_t) override {
+    ++depth_;
+    if (depth_ == 3 && in_events_) events.emplace_back();
+    if (depth_ == 3 && in_devices_) devices.emplace_back();
+    if (depth_ == 4 && in_events_ && key_ == "args") in_args_ = true;
+    return true;
+  }
+  bool end_object() override {
+    if (depth_ == 4) in_args_ = false;
+    --depth_;
+    return true;
+  }
+  bool start_array(std::size_t) override {
+    ++depth_;
+    ++arrays_;
+    if (depth_ == 2 && top_key_ == "traceEvents") in_events_ = true;
+    if (depth_ == 2 && top_key_ == "deviceProperties") in_devices_ = true;
+    if (depth_ == 5 && in_args_) {  // numeric array arg, e.g. "grid": [1, 2, 3]
+      array_key_ = key_;
+      collecting_array_ = true;
+      if (!events.empty()) events.back().args[array_key_].kind = Value::kNumber;
+    }
+    return true;
+  }
+  bool end_array() override {
+    if (depth_ == 2) in_events_ = in_devices_ = false;
+    if (depth_ == 5) collecting_array_ = false;
+    --depth_;
+    --arrays_;
+    return true;
+  }
+  bool parse_error(std::size_t pos, const std::string&,
+                   const nlohmann::detail::exception& e) override {
+    error = "byte " + std::to_string(pos) + ": " + e.what();
+    return false;
+  }
+
+ private:
+  bool Scalar(Value v) {
+    if (depth_ == 1 && key_ == "baseTimeNanoseconds") {
+      auto n = AsUint(v);
+      if (n) base_ns = static_cast<int64_t>(*n);
+    } else if (depth_ == 3 && in_events_ && !events.empty()) {
+      events.back().fields[key_] = std::move(v);
+    } else if (depth_ == 4 && in_args_ && !events.empty()) {
+      events.back().args[key_] = std::move(v);
+    } else if (depth_ == 5 && collecting_array_ && !events.empty()) {
+      events.back().args[array_key_].array.push_back(v.text);
+    } else if (depth_ == 3 && in_devices_ && !devices.empty()) {
+      devices.back()[key_] = std::move(v);
+    }
+    return true;
+  }
+  int depth_ = 0, arrays_ = 0;
+  bool in_events_ = false, in_devices_ = false, in_args_ = false, collecting_array_ = false;
+  std::string key_, top_key_, array_key_;
+};
+
+uint8_t MemoryKindFromName(std::string_view s) {
+  static const std::pair<const char*, uint8_t> kKinds[] = {{"Pageable", kMemPageable},
+                                                           {"Pinned", kMemPinned},
+                                                           {"Device Static", kMemDeviceStatic},
+                                                           {"Managed Static", kMemManagedStatic},
+                                                           {"Device", kMemDevice},
+                                                           {"Array", kMemArray},
+                                                           {"Managed", kMemManaged}};
+  for (auto& [name, kind] : kKinds)
+    if (s == name) return kind;
+  return kMemUnknown;
+}
+uint8_t CopyKindFromName(std::string_view s) {
+  for (uint8_t k = kCopyHtoD; k <= kCopyPtoP; ++k)
+    if (s == CopyKindName(k)) return k;
+  return kCopyUnknown;
+}
+uint8_t SyncTypeFromName(std::string_view s) {
+  if (s == "Event Sync") return kSyncEventSynchronize;
+  if (s == "Stream Wait Event") return kSyncStreamWaitEvent;
+  if (s == "Stream Sync") return kSyncStreamSynchronize;
+  if (s == "Context Sync") return kSyncContextSynchronize;
+  return kSyncUnknown;
+}
+
+class Builder {
+ public:
+  Builder(Trace* t, int64_t base) : t_(t), base_(base) {}
+
+  uint32_t U32(const RawEvent& e, const char* arg, uint32_t fallback = 0) {
+    auto it = e.args.find(arg);
+    if (it == e.args.end()) return fallback;
+    auto v = AsUint(it->second);
+    return v ? static_cast<uint32_t>(*v) : fallback;
+  }
+  uint64_t U64(const RawEvent& e, const char* arg) {
+    auto it = e.args.find(arg);
+    if (it == e.args.end()) return 0;
+    auto v = AsUint(it->second);
+    return v ? *v : 0;
+  }
+  void Triple(const RawEvent& e, const char* arg, uint32_t* x, uint32_t* y, uint32_t* z) {
+    auto it = e.args.find(arg);
+    uint32_t* out[3] = {x, y, z};
+    for (int i = 0; i < 3; ++i) *out[i] = 1;
+    if (it == e.args.end()) return;
+    for (size_t i = 0; i < 3 && i < it->second.array.size(); ++i) {
+      auto v = AsUint(Value{Value::kNumber, it->second.array[i]});
+      if (v) *out[i] = static_cast<uint32_t>(*v);
+    }
+  }
+  uint64_t Abs(int64_t rel_ns) const {
+    int64_t v = base_ + rel_ns;
+    return v < 0 ? 0 : static_cast<uint64_t>(v);
+  }
+
+  Trace* t_;
+  int64_t base_;
+};
+
+std::string_view Field(const RawEvent& e, const char* key) {
+  auto it = e.fields.find(key);
+  return it == e.fields.end() ? std::string_view() : std::string_view(it->second.text);
+}
+
+}  // namespace
+
+StatusOr<Trace> ImportKinetoJson(std::string_view text, ImportStats* stats) {
+  Collector c;
+  bool ok = json::sax_parse(text.begin(), text.end(), &c, json::input_format_t::json, true);
+  if (!ok) return DataLoss("not a valid torch.profiler JSON trace: " + c.error);
+  ImportStats local;
+  ImportStats& st = stats ? *stats : local;
+  Trace t;
+  Builder b(&t, c.base_ns.value_or(0));
+  // Host pid of each correlation id, so GPU rows name the launching process.
+  std::unordered_map<uint64_t, uint32_t> corr_pid;
+  uint32_t first_pid = 0;
+  for (const RawEvent& e : c.events) {
+    std::string_view cat = Field(e, "cat");
+    if (cat == "cuda_runtime" || cat == "cuda_driver") {
+      auto pid = AsUint(e.fields.count("pid") ? e.fields.at("pid") : Value{});
+      if (!pid) continue;
+      corr_pid[b.U64(e, "correlation")] = static_cast<uint32_t>(*pid);
+      if (first_pid == 0) first_pid = static_cast<uint32_t>(*pid);
+    }
+  }
+  std::unordered_map<uint64_t, bool> device_pids;
+  for (const auto& d : c.devices) {
+    Device dev{};
+    auto get = [&](const char* k) -> uint64_t {
+      auto it = d.find(k);
+      if (it == d.end()) return 0;
+      return AsUint(it->second).value_or(0);
+    };
+    dev.device_id = static_cast<uint32_t>(get("id"));
+    dev.pid = first_pid;
+    auto name = d.find("name");
+    if (name != d.end()) dev.name_id = t.strings.Intern(name->second.text);
+    dev.memory_bytes = get("totalGlobalMem");
+    dev.cc_major = static_cast<uint32_t>(get("computeMajor"));
+    dev.cc_minor = static_cast<uint32_t>(get("computeMinor"));
+    dev.max_threads_per_block = static_cast<uint32_t>(get("maxThreadsPerBlock"));
+    dev.max_registers_per_block = static_cast<uint32_t>(get("regsPerBlock"));
+    dev.max_shared_per_block = static_cast<uint32_t>(get("sharedMemPerBlock"));
+    dev.sm_count = static_cast<uint32_t>(get("numSms"));
+    t.Rows<Device>().push_back(dev);
+    device_pids[dev.device_id] = true;
+  }
+
+  for (const RawEvent& e : c.events) {
+    std::string_view ph = Field(e, "ph"), cat = Field(e, "cat"), name = Field(e, "name");
+    auto pid_v = AsUint(e.fields.count("pid") ? e.fields.at("pid") : Value{});
+    auto tid_v = AsUint(e.fields.count("tid") ? e.fields.at("tid") : Value{});
+    auto ts = MicrosToNs(std::string(Field(e, "ts")));
+    if (ph == "M") {
+      const Value* v = e.args.count("name") ? &e.args.at("name") : nullptr;
+      if (!pid_v || v == nullptr) {
+        ++st.skipped;
+        continue;
+      }
+      if (name == "process_name" && !device_pids.count(*pid_v)) {
+        t.Rows<Process>().push_back(
+            Process{.pid = static_cast<uint32_t>(*pid_v), .name_id = t.strings.Intern(v->text)});
+      } else if (name == "thread_name" && tid_v && !device_pids.count(*pid_v)) {
+        t.Rows<Thread>().push_back(Thread{.tid = static_cast<uint32_t>(*tid_v),
+                                          .pid = static_cast<uint32_t>(*pid_v),
+                                          .name_id = t.strings.Intern(v->text)});
+      } else {
+        ++st.skipped;
+      }
+      continue;
+    }
+    if (!pid_v || !tid_v || !ts) {  // spans ("pid": "Spans"), window markers, ...
+      ++st.skipped;
+      continue;
+    }
+    const uint32_t pid = static_cast<uint32_t>(*pid_v), tid = static_cast<uint32_t>(*tid_v);
+    const uint64_t start = b.Abs(*ts);
+    if (ph == "i" || ph == "I") {
+      t.Rows<NvtxMarkerEvent>().push_back(NvtxMarkerEvent{.ts_ns = start,
+                                                          .pid = pid,
+                                                          .tid = tid,
+                                                          .name_id = t.strings.Intern(name),
+                                                          .domain_id = t.strings.Intern(cat)});
+      ++st.events;
+      continue;
+    }
+    if (ph != "X") {  // flows (s/f), counters, async events: links come from correlation ids
+      ++st.skipped;
+      continue;
+    }
+    auto dur = MicrosToNs(std::string(Field(e, "dur")));
+    const uint64_t end = start + static_cast<uint64_t>(std::max<int64_t>(0, dur.value_or(0)));
+    const uint32_t corr = b.U32(e, "correlation");
+    auto host = corr_pid.find(corr);
+    const uint32_t host_pid = host != corr_pid.end() ? host->second : first_pid;
+    if (cat == "kernel") {
+      KernelEvent k{};
+      k.start_ns = start;
+      k.end_ns = end;
+      k.correlation_id = corr;
+      k.pid = host_pid;
+      k.device_id = b.U32(e, "device", pid);
+      k.context_id = b.U32(e, "context");
+      k.stream_id = b.U32(e, "stream", tid);
+      k.name_id = k.demangled_id = t.strings.Intern(name);
+      b.Triple(e, "grid", &k.grid_x, &k.grid_y, &k.grid_z);
+      b.Triple(e, "block", &k.block_x, &k.block_y, &k.block_z);
+      k.registers_per_thread = b.U32(e, "registers per thread");
+      k.dynamic_shared_bytes = b.U32(e, "shared memory");  // Kineto sums static + dynamic
+      t.Rows<KernelEvent>().push_back(k);
+    } else if (cat == "gpu_memcpy") {
+      MemcpyEvent m{};
+      m.start_ns = start;
+      m.end_ns = end;
+      m.bytes = b.U64(e, "bytes");
+      m.correlation_id = corr;
+      m.pid = host_pid;
+      m.device_id = m.src_device_id = m.dst_device_id = b.U32(e, "device", pid);
+      m.context_id = b.U32(e, "context");
+      m.stream_id = b.U32(e, "stream", tid);
+      // "Memcpy HtoD (Pinned -> Device)"
+      std::string_view n = name;
+      if (n.starts_with("Memcpy ")) n.remove_prefix(7);
+      size_t open = n.find(" ("), arrow = n.find(" -> "), close = n.rfind(')');
+      m.copy_kind = CopyKindFromName(n.substr(0, open));
+      if (open != std::string_view::npos && arrow != std::string_view::npos &&
+          close != std::string_view::npos && arrow > open && close > arrow) {
+        m.src_kind = MemoryKindFromName(n.substr(open + 2, arrow - open - 2));
+        m.dst_kind = MemoryKindFromName(n.substr(arrow + 4, close - arrow - 4));
+      }
+      t.Rows<MemcpyEvent>().push_back(m);
+    } else if (cat == "gpu_memset") {
+      MemsetEvent m{};
+      m.start_ns = start;
+      m.end_ns = end;
+      m.bytes = b.U64(e, "bytes");
+      m.correlation_id = corr;
+      m.pid = host_pid;
+      m.device_id = b.U32(e, "device", pid);
+      m.context_id = b.U32(e, "context");
+      m.stream_id = b.U32(e, "stream", tid);
+      std::string_view n = name;
+      size_t open = n.find('('), close = n.rfind(')');
+      if (open != std::string_view::npos && close != std::string_view::npos && close > open)
+        m.memory_kind = MemoryKindFromName(n.substr(open + 1, close - open - 1));
+      t.Rows<MemsetEvent>().push_back(m);
+    } else if (cat == "cuda_sync") {
+      SyncEvent s{};
+      s.start_ns = start;
+      s.end_ns = end;
+      s.correlation_id = corr;
+      s.pid = host_pid;
+      s.device_id = b.U32(e, "device", pid);
+      s.context_id = b.U32(e, "context");
+      s.stream_id = b.U32(e, "stream", tid);
+      s.sync_type = SyncTypeFromName(name);
+      t.Rows<SyncEvent>().push_back(s);
+    } else if (cat == "cuda_runtime" || cat == "cuda_driver") {
+      ApiEvent a{};
+      a.start_ns = start;
+      a.end_ns = end;
+      a.correlation_id = corr;
+      a.pid = pid;
+      a.tid = tid;
+      a.domain = cat == "cuda_driver" ? kApiDriver : kApiRuntime;
+      a.cbid = b.U32(e, "cbid");
+      a.name_id = t.strings.Intern(name);
+      a.external_id = b.U64(e, "External id");
+      t.Rows<ApiEvent>().push_back(a);
+    } else {
+      // CPU ops, annotations, Python functions: ranges on their thread; the
+      // category is kept as the range's domain so export writes it back.
+      NvtxRangeEvent r{};
+      r.start_ns = start;
+      r.end_ns = end;
+      r.pid = pid;
+      r.tid = tid;
+      r.name_id = t.strings.Intern(name);
+      r.domain_id = t.strings.Intern(cat);
+      t.Rows<NvtxRangeEvent>().push_back(r);
+    }
+    ++st.events;
+  }
+  return t;
+}
+
+}  // namespace tracesmith::importer
