@@ -15,6 +15,7 @@ void AddDiffCommand(CLI::App& app, CommandList& commands);
 void AddProfileCommand(CLI::App& app, CommandList& commands);  // profile + record
 void AddDevicesCommand(CLI::App& app, CommandList& commands);
 void AddExportCommand(CLI::App& app, CommandList& commands);
+void AddImportCommand(CLI::App& app, CommandList& commands);
 
 // `tracesmith benchmark <what>` subcommands (cmd_benchmark_<what>.cc).
 void AddBenchmarkFormatCommand(CLI::App& benchmark, CommandList& commands);
@@ -33,6 +34,7 @@ inline void AddAllCommands(CLI::App& app, CommandList& commands) {
   AddInfoCommand(app, commands);
   AddViewCommand(app, commands);
   AddExportCommand(app, commands);
+  AddImportCommand(app, commands);
   AddAnalyzeCommand(app, commands);
   AddTimelineCommand(app, commands);
   AddDiffCommand(app, commands);
