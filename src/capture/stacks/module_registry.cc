@@ -40,6 +40,28 @@ std::string BuildIdFromNotes(const uint8_t* p, size_t size) {
   return "";
 }
 
+// Build-id of a loaded object whose ELF header starts its first mapping
+// (true for objects linked normally); "" otherwise. Segments are found at
+// bias + p_vaddr and must lie inside [start, end).
+std::string BuildIdInMemory(uint64_t start, uint64_t end, uint64_t bias) {
+  if (end - start < sizeof(ElfW(Ehdr))) return "";
+  ElfW(Ehdr) eh;
+  std::memcpy(&eh, reinterpret_cast<const void*>(start), sizeof(eh));
+  if (std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_phentsize != sizeof(ElfW(Phdr)) ||
+      eh.e_phoff + uint64_t(eh.e_phnum) * sizeof(ElfW(Phdr)) > end - start) {
+    return "";
+  }
+  const auto* ph = reinterpret_cast<const ElfW(Phdr)*>(start + eh.e_phoff);
+  for (int i = 0; i < eh.e_phnum; ++i) {
+    if (ph[i].p_type != PT_NOTE) continue;
+    uint64_t at = bias + ph[i].p_vaddr;
+    if (at < start || at > end || ph[i].p_memsz > end - at) continue;
+    std::string id = BuildIdFromNotes(reinterpret_cast<const uint8_t*>(at), ph[i].p_memsz);
+    if (!id.empty()) return id;
+  }
+  return "";
+}
+
 std::string ExecutablePath() {
   char buf[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
@@ -57,8 +79,26 @@ ModuleInfo* ModuleRegistry::Lookup(uint64_t pc) {
 
 ModuleInfo* ModuleRegistry::Find(uint64_t pc) {
   if (ModuleInfo* m = Lookup(pc)) return m;
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
+  // Lock-free: the caller holds the collector's mutex, and a thread inside
+  // dlopen (holding the loader lock) may be waiting for that mutex from a
+  // CUDA call in a library constructor; dl_iterate_phdr here could deadlock.
+  dl_find_object found;
+  if (_dl_find_object(reinterpret_cast<void*>(pc), &found) != 0 || !found.dlfo_link_map)
+    return nullptr;
+  auto m = std::make_unique<ModuleInfo>();
+  m->start = reinterpret_cast<uint64_t>(found.dlfo_map_start);
+  m->end = reinterpret_cast<uint64_t>(found.dlfo_map_end);
+  m->bias = found.dlfo_link_map->l_addr;
+  m->path = found.dlfo_link_map->l_name ? found.dlfo_link_map->l_name : "";
+  if (m->path.empty()) m->path = ExecutablePath();
+  m->build_id = BuildIdInMemory(m->start, m->end, m->bias);
+  modules_.push_back(std::move(m));
+  return modules_.back().get();
+#else
   Refresh();
   return Lookup(pc);
+#endif
 }
 
 void ModuleRegistry::Refresh() {
