@@ -14,6 +14,7 @@ void AddTimelineCommand(CLI::App& app, CommandList& commands);
 void AddDiffCommand(CLI::App& app, CommandList& commands);
 void AddProfileCommand(CLI::App& app, CommandList& commands);  // profile + record
 void AddDevicesCommand(CLI::App& app, CommandList& commands);
+void AddReplayCommand(CLI::App& app, CommandList& commands);
 void AddExportCommand(CLI::App& app, CommandList& commands);
 void AddImportCommand(CLI::App& app, CommandList& commands);
 
@@ -38,6 +39,7 @@ inline void AddAllCommands(CLI::App& app, CommandList& commands) {
   AddAnalyzeCommand(app, commands);
   AddTimelineCommand(app, commands);
   AddDiffCommand(app, commands);
+  AddReplayCommand(app, commands);
   AddBenchmarkCommand(app, commands);
   AddVersionCommand(app, commands);
 }

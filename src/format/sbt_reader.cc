@@ -45,6 +45,7 @@ const char* ChunkTypeName(uint16_t type) {
     case ChunkType::kTable: return "table";
     case ChunkType::kIndex: return "index";
   }
+  if (type >= kFirstRawChunkType && type <= kLastRawChunkType) return "replay payload";
   return "unknown";
 }
 
@@ -356,6 +357,61 @@ Status SbtReader::Stream(const EventChunkCallback& on_events) {
       }
     });
     RETURN_IF_ERROR(st);
+  }
+  return OkStatus();
+}
+
+Status SbtReader::ReadRawChunks(uint16_t type, const RawChunkCallback& on_chunk) {
+  if (type < kFirstRawChunkType || type > kLastRawChunkType)
+    return InvalidArgument(StrFormat("chunk type 0x%x is not a raw (replay payload) type", type));
+  std::vector<uint8_t> raw;
+  for (size_t i = 0; i < chunks_.size(); ++i) {
+    const ChunkIndexEntry& e = chunks_[i];
+    if (e.type != type) continue;
+    ChunkHeader h;
+    const std::string where =
+        StrFormat("replay payload chunk #%zu (type 0x%x) at %s", i, type, At(e.offset).c_str());
+    if (e.offset + kChunkHeaderSize > size_ || !ParseChunkHeader(data_ + e.offset, &h) ||
+        h.type != type) {
+      AddDamage(e.offset, kChunkHeaderSize, where + ": corrupt chunk header");
+      report_.chunks_damaged++;
+      continue;
+    }
+    if (e.offset + kChunkHeaderSize + h.stored_len > size_) {
+      AddDamage(e.offset, size_ - e.offset, where + ": payload runs past the end of the file");
+      report_.chunks_damaged++;
+      continue;
+    }
+    const uint8_t* payload = data_ + e.offset + kChunkHeaderSize;
+    const uint64_t chunk_bytes = kChunkHeaderSize + h.stored_len;
+    if (Crc32c(payload, h.stored_len) != h.payload_crc) {
+      AddDamage(e.offset, chunk_bytes, where + ": payload checksum mismatch");
+      report_.chunks_damaged++;
+      continue;
+    }
+    if (h.flags & kChunkZstd) {
+      if (h.raw_len > kMaxChunkRawBytes) {
+        AddDamage(e.offset, chunk_bytes,
+                  StrFormat("%s: decompressed size %u exceeds the %u-byte limit", where.c_str(),
+                            h.raw_len, kMaxChunkRawBytes));
+        report_.chunks_damaged++;
+        continue;
+      }
+      raw.resize(h.raw_len);
+      size_t got = ZSTD_decompress(raw.data(), raw.size(), payload, h.stored_len);
+      if (ZSTD_isError(got) || got != h.raw_len) {
+        AddDamage(e.offset, chunk_bytes,
+                  where + ": zstd payload does not decompress to its declared size");
+        report_.chunks_damaged++;
+        continue;
+      }
+      payload = raw.data();
+    } else if (h.raw_len != h.stored_len) {
+      AddDamage(e.offset, chunk_bytes, where + ": raw length differs from stored length");
+      report_.chunks_damaged++;
+      continue;
+    }
+    RETURN_IF_ERROR(on_chunk(std::span<const uint8_t>(payload, h.raw_len), e.offset));
   }
   return OkStatus();
 }

@@ -162,6 +162,20 @@ void SbtWriter::WriteDependencies() {
   });
 }
 
+Status SbtWriter::WriteRawChunk(uint16_t type, std::span<const uint8_t> payload) {
+  if (type < kFirstRawChunkType || type > kLastRawChunkType)
+    return InvalidArgument(StrFormat("raw chunk type 0x%x is outside the replay range 0x%x-0x%x",
+                                     type, kFirstRawChunkType, kLastRawChunkType));
+  if (payload.size() > kMaxChunkRawBytes)
+    return InvalidArgument(StrFormat("raw chunk of %zu bytes exceeds the %u-byte chunk limit",
+                                     payload.size(), kMaxChunkRawBytes));
+  if (closed_) return FailedPrecondition(path_ + ": WriteRawChunk after Close");
+  payload_.Clear();
+  payload_.PutBytes(payload.data(), payload.size());
+  WriteChunk(static_cast<ChunkType>(type), payload_, ChunkIndexEntry{});
+  return status_;
+}
+
 Status SbtWriter::Flush() {
   if (closed_) return status_;
   WriteDependencies();

@@ -22,6 +22,10 @@ enum class ChunkType : uint16_t {
   kIndex = 3,    // footer index: every chunk's offset, kind, rows, time range
   // 0x40-0x7f reserved for replay payloads (modules, parameters, memory images).
 };
+// Replay payload chunks: written by SbtWriter::WriteRawChunk, read back by
+// SbtReader::ReadRawChunks; other readers skip them. Layout: docs/replay-format.md.
+inline constexpr uint16_t kFirstRawChunkType = 0x40;
+inline constexpr uint16_t kLastRawChunkType = 0x7f;
 
 enum ChunkFlags : uint16_t {
   kChunkZstd = 1,  // payload is one zstd frame; raw_len is its decompressed size

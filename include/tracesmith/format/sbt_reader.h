@@ -78,6 +78,15 @@ class SbtReader {
       std::function<Status(const model::Trace& batch, model::TableKind kind)>;
   Status Stream(const EventChunkCallback& on_events);
 
+  // Calls `on_chunk(payload, offset)` for every chunk of raw type `type`
+  // (kFirstRawChunkType..kLastRawChunkType) in file order, with its payload
+  // checksum-verified and decompressed, and the chunk's file offset (for
+  // error messages). Damaged chunks are recorded in report() and skipped. A
+  // non-OK Status from the callback stops the read and is returned.
+  using RawChunkCallback =
+      std::function<Status(std::span<const uint8_t> payload, uint64_t offset)>;
+  Status ReadRawChunks(uint16_t type, const RawChunkCallback& on_chunk);
+
  private:
   SbtReader() = default;
   Status Init();

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -91,6 +92,13 @@ class SbtWriter {
     }
     pending.insert(pending.end(), rows, rows + n);
   }
+
+  // Appends one chunk of a type in the range reserved for replay payloads
+  // (kFirstRawChunkType..kLastRawChunkType) holding `payload` as is (zstd-
+  // compressed like every chunk when that makes it smaller). Buffered rows
+  // are not flushed first: raw chunks reference no strings or metadata.
+  // InvalidArgument for another type or a payload over kMaxChunkRawBytes.
+  Status WriteRawChunk(uint16_t type, std::span<const uint8_t> payload);
 
   // Writes everything buffered (strings, metadata, events) as chunks.
   Status Flush();

@@ -1,0 +1,28 @@
+// Fuzzes the replay payload reader two ways: the first byte's low bit picks
+// (0) one payload chunk parsed directly, type from the second byte, or (1) a
+// whole SBT file read with ReadReplayCapture + ValidateCapture. Neither may
+// crash, read out of bounds or allocate more than the input justifies.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "tracesmith/format/sbt_reader.h"
+#include "tracesmith/replay/payload.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace tracesmith;
+  if (size < 2) return 0;
+  std::span<const uint8_t> rest(data + 2, size - 2);
+  if ((data[0] & 1) == 0) {
+    replay::ReplayCapture cap;
+    const uint16_t type = uint16_t(0x40 + data[1] % 6);  // the five types + one unknown
+    (void)replay::ParsePayloadChunk(type, rest, 0, &cap);
+    (void)replay::ValidateCapture(cap);
+    return 0;
+  }
+  auto reader = format::SbtReader::FromMemory(rest);
+  if (!reader.ok()) return 0;
+  auto cap = replay::ReadReplayCapture(**reader);
+  if (cap.ok()) (void)replay::ValidateCapture(*cap);
+  return 0;
+}

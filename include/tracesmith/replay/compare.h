@@ -1,0 +1,51 @@
+// Output comparison for GPU replay: a replayed memory range against the
+// captured "after" image (correctness) or against an earlier replay
+// (determinism). CPU-only so it is unit-tested without a GPU.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace tracesmith::replay {
+
+struct CompareResult {
+  uint64_t bytes_compared = 0;
+  uint64_t bytes_differing = 0;
+  uint64_t first_diff_address = 0;  // valid when bytes_differing > 0
+  // Over 4-byte-aligned words that differ, read as float32 (the common case
+  // for tensors; meaningless for integer data, so reported as "float view").
+  uint64_t float_words_differing = 0;
+  double max_abs_error = 0, max_rel_error = 0;
+  bool identical() const { return bytes_differing == 0; }
+  // Accumulates another range's result.
+  void Merge(const CompareResult& o);
+};
+
+// Compares `actual` with `expected` (same length); `address` is the device
+// address of byte 0, used for first_diff_address and float alignment.
+CompareResult CompareBytes(std::span<const uint8_t> expected, std::span<const uint8_t> actual,
+                           uint64_t address);
+
+// Timing summary of one launch's replays.
+struct TimingStats {
+  double median_us = 0, min_us = 0, max_us = 0;
+};
+TimingStats SummarizeTimes(std::vector<double> us);
+
+// What happened to one captured launch on the GPU.
+struct LaunchOutcome {
+  uint64_t index = 0;
+  std::string function;
+  CompareResult vs_capture;  // first replay vs the captured "after" image
+  uint32_t iterations = 0;
+  uint32_t iterations_differing = 0;  // replays whose output differs from the first replay
+  CompareResult vs_first_replay;      // merged over the differing replays
+  TimingStats time;
+  uint64_t recorded_ns = 0;  // the kernel's time inside the original program
+};
+
+std::string FormatLaunchOutcome(const LaunchOutcome& o);
+
+}  // namespace tracesmith::replay

@@ -1,0 +1,160 @@
+// Replay payloads: what a GPU replay needs to re-run captured kernel
+// launches, stored as chunks of the reserved types 0x40-0x4f inside an
+// ordinary SBT file (readers that do not know them skip them). The byte
+// layout is specified in docs/replay-format.md.
+//
+//   capture info  device name, compute capability, driver version
+//   blob piece    content-addressed bytes (module images, memory contents),
+//                 split into pieces of at most kBlobPieceBytes; written once
+//                 per content hash, so an unchanged allocation or a module
+//                 used by many launches is stored once
+//   module        a module image (cubin/fatbin/PTX) = blob hash + kind
+//   launch        function name, module hash, grid/block/cluster, dynamic
+//                 shared memory, raw parameter buffer with each parameter's
+//                 offset and size, the kernel's time in the program
+//   snapshot      device memory [address, address+size) before or after a
+//                 launch = blob hash
+//
+// Chunks are zstd-compressed by the SBT writer; memory images (often zeros)
+// compress well. Everything read is bounds-checked; errors name the chunk's
+// file offset and the byte inside its payload.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tracesmith/base/status.h"
+#include "tracesmith/format/sbt_reader.h"
+#include "tracesmith/format/sbt_writer.h"
+
+namespace tracesmith::replay {
+
+// Persisted chunk types (a sub-range of format::kFirstRawChunkType..).
+enum class PayloadChunk : uint16_t {
+  kCaptureInfo = 0x40,
+  kBlobPiece = 0x41,
+  kModule = 0x42,
+  kLaunch = 0x43,
+  kSnapshot = 0x44,
+};
+const char* PayloadChunkName(uint16_t type);
+
+// 16 MiB: well under the SBT 64 MiB chunk limit, and small enough that a
+// reader holds one compressed piece at a time.
+inline constexpr uint64_t kBlobPieceBytes = 16u << 20;
+// Refuse larger blobs before allocating (a module or one allocation image).
+inline constexpr uint64_t kMaxBlobBytes = 64ull << 30;
+inline constexpr uint32_t kMaxParams = 4096;       // CUDA allows 32 KiB of params
+inline constexpr uint32_t kMaxParamBytes = 32764;  // cuLaunchKernel's limit on Hopper
+
+// 64-bit content hash (documented in docs/replay-format.md so other writers
+// can produce it): 8 bytes at a time, multiply-xorshift mixing.
+uint64_t ContentHash(std::span<const uint8_t> bytes);
+
+enum class ImageKind : uint8_t { kUnknown = 0, kCubin = 1, kFatbin = 2, kPtx = 3 };
+
+struct CaptureInfo {
+  std::string device_name;
+  uint32_t cc_major = 0, cc_minor = 0;  // compute capability of the capture GPU
+  uint32_t driver_version = 0;          // cuDriverGetVersion
+  std::string tool;                     // what wrote the payload
+};
+
+struct ModuleRecord {
+  uint64_t hash = 0;  // blob holding the image
+  ImageKind kind = ImageKind::kUnknown;
+  std::string name;  // informational (path, "embedded", ...)
+};
+
+struct ParamInfo {
+  uint32_t offset = 0, size = 0;
+};
+
+struct LaunchRecord {
+  uint64_t index = 0;        // launch index in the capture (unique)
+  uint64_t module_hash = 0;  // ModuleRecord::hash
+  std::string function;      // mangled name, for cuModuleGetFunction
+  uint32_t grid[3] = {1, 1, 1}, block[3] = {1, 1, 1}, cluster[3] = {0, 0, 0};
+  uint32_t dynamic_shared_bytes = 0;
+  uint32_t stream_id = 0;    // informational
+  uint64_t recorded_ns = 0;  // the kernel's duration inside the program (0: unknown)
+  // Memory ranges snapshotted for this launch (each has a before and an
+  // after image): lets a reader tell "touches no memory" from "truncated".
+  uint32_t snapshot_ranges = 0;
+  std::vector<uint8_t> params;  // the raw parameter buffer
+  std::vector<ParamInfo> param_info;
+};
+
+enum class SnapshotPhase : uint8_t { kBefore = 0, kAfter = 1 };
+
+struct SnapshotRecord {
+  uint64_t launch_index = 0;
+  SnapshotPhase phase = SnapshotPhase::kBefore;
+  uint64_t address = 0, size = 0;
+  uint64_t hash = 0;  // blob with `size` bytes
+};
+
+// The whole payload of one file, read into memory.
+struct ReplayCapture {
+  CaptureInfo info;
+  bool has_info = false;
+  std::vector<ModuleRecord> modules;
+  std::vector<LaunchRecord> launches;
+  std::vector<SnapshotRecord> snapshots;
+  // Blob contents by hash, as read so far.
+  struct Blob {
+    std::vector<uint8_t> data;
+    uint64_t total = 0;  // declared size
+    bool complete() const { return data.size() == total; }
+  };
+  std::map<uint64_t, Blob> blobs;
+
+  const ModuleRecord* FindModule(uint64_t hash) const;
+  // The complete blob of `hash`, or NotFound / DataLoss naming `what`.
+  StatusOr<std::span<const uint8_t>> BlobData(uint64_t hash, const std::string& what) const;
+};
+
+// Appends replay payload chunks to an SBT writer. Blobs are deduplicated by
+// content hash within one writer.
+class ReplayPayloadWriter {
+ public:
+  explicit ReplayPayloadWriter(format::SbtWriter* writer) : writer_(writer) {}
+
+  Status WriteCaptureInfo(const CaptureInfo& info);
+  // Stores the image once per content; returns its hash (the module id).
+  StatusOr<uint64_t> AddModule(std::span<const uint8_t> image, ImageKind kind,
+                               const std::string& name);
+  Status AddLaunch(const LaunchRecord& launch);
+  // Stores `bytes` (deduplicated) as the before/after image of [address, +size).
+  Status AddSnapshot(uint64_t launch_index, SnapshotPhase phase, uint64_t address,
+                     std::span<const uint8_t> bytes);
+
+  uint64_t blob_bytes_written() const { return blob_bytes_; }
+  uint64_t blobs_deduplicated() const { return deduplicated_; }
+
+ private:
+  StatusOr<uint64_t> AddBlob(std::span<const uint8_t> bytes);
+  format::SbtWriter* writer_;
+  std::map<uint64_t, uint64_t> written_;  // hash -> size
+  uint64_t blob_bytes_ = 0, deduplicated_ = 0;
+};
+
+// Parses one payload chunk (type, decompressed bytes) into `out`. `offset`
+// is the chunk's file offset, used in error messages.
+Status ParsePayloadChunk(uint16_t type, std::span<const uint8_t> payload, uint64_t offset,
+                         ReplayCapture* out);
+
+// Reads every payload chunk of an open SBT file. Damaged or truncated files
+// yield what was readable; missing pieces show up in ReplayCapture::BlobData
+// and Validate().
+StatusOr<ReplayCapture> ReadReplayCapture(format::SbtReader& reader);
+
+// Cross-checks a read capture: every launch's module and snapshots exist and
+// are complete, snapshots of a launch do not overlap. Messages name the
+// launch and what is missing.
+Status ValidateCapture(const ReplayCapture& capture);
+
+}  // namespace tracesmith::replay

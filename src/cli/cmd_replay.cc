@@ -1,0 +1,133 @@
+// `tracesmith replay FILE`: re-executes captured kernel launches on the GPU
+// (replay payload chunks; needs a CUDA build), or with --dry-run emulates the
+// recorded schedule on the CPU with what-if options (no GPU work runs).
+#include <dlfcn.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "commands.h"
+#include "tracesmith/analysis/report.h"
+#include "tracesmith/replay/emulator.h"
+#include "tracesmith/replay/gpu_replayer.h"
+
+namespace tracesmith::cli {
+namespace {
+
+struct ReplayCliOptions {
+  std::string path;
+  bool dry_run = false;
+  std::vector<std::string> scale_kernel;
+  bool remove_sync = false;
+  uint32_t streams = 0;
+  size_t schedule = 0;
+  uint32_t iterations = 1;
+  int64_t launch = -1;
+  int device = 0;
+};
+
+// The GPU replayer library: $TRACESMITH_REPLAY_GPU_LIB, else beside the
+// binary (<prefix>/bin/tracesmith -> <prefix>/lib/libtracesmith-replay-gpu.so).
+StatusOr<replay::ReplayGpuEntry> LoadGpuReplayer() {
+  std::vector<std::string> candidates;
+  if (const char* env = std::getenv("TRACESMITH_REPLAY_GPU_LIB"); env && *env) {
+    candidates.push_back(env);
+  } else {
+    char buf[4096];
+    ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+    std::string dir = n > 0 ? std::string(buf, size_t(n)) : std::string("./x");
+    dir = dir.substr(0, dir.rfind('/'));
+    for (const char* sub : {"/../lib/", "/"})
+      candidates.push_back(dir + sub + replay::kReplayGpuLibName);
+  }
+  std::string tried;
+  for (const std::string& c : candidates) {
+    struct stat sb;
+    if (::stat(c.c_str(), &sb) != 0) {
+      tried += " " + c;
+      continue;
+    }
+    void* lib = ::dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!lib)
+      return FailedPrecondition(c + ": cannot load: " + ::dlerror() +
+                                " (GPU replay needs the NVIDIA driver's libcuda.so.1)");
+    auto entry =
+        reinterpret_cast<replay::ReplayGpuEntry>(::dlsym(lib, replay::kReplayGpuEntryName));
+    if (!entry) return FailedPrecondition(c + ": no " + replay::kReplayGpuEntryName);
+    return entry;
+  }
+  return NotFound(std::string("GPU replay needs ") + replay::kReplayGpuLibName +
+                  ", built only with CUDA (not found:" + tried +
+                  "; set TRACESMITH_REPLAY_GPU_LIB). Without a GPU, --dry-run emulates the "
+                  "recorded schedule");
+}
+
+int RunDryRun(const ReplayCliOptions& o) {
+  replay::EmulationOptions eo;
+  for (const std::string& spec : o.scale_kernel) {
+    auto s = replay::ParseKernelScale(spec);
+    if (!s.ok()) return ReportError(s.status());
+    eo.scale_kernels.push_back(*s);
+  }
+  eo.remove_sync = o.remove_sync;
+  eo.streams = o.streams;
+  analysis::CompactTrace trace;
+  format::ReadReport damage;
+  Status st = analysis::LoadCompactTrace(o.path, analysis::LoadOptions{}, &trace, &damage);
+  if (!damage.clean())
+    std::fprintf(stderr, "tracesmith: warning: %s is damaged; emulating what was readable:\n%s",
+                 o.path.c_str(), damage.Describe().c_str());
+  if (!st.ok()) return ReportError(st);
+  auto r = replay::EmulateSchedule(trace, eo);
+  if (!r.ok()) return ReportError(r.status());
+  std::fputs(replay::FormatEmulation(trace, eo, *r, o.schedule).c_str(), stdout);
+  return kExitOk;
+}
+
+int RunReplay(const ReplayCliOptions& o) {
+  if (o.dry_run) return RunDryRun(o);
+  if (!o.scale_kernel.empty() || o.remove_sync || o.streams || o.schedule)
+    return ReportError(InvalidArgument(
+        "--scale-kernel, --remove-sync, --streams and --schedule are what-if options of the "
+        "schedule emulation: add --dry-run"));
+  auto entry = LoadGpuReplayer();
+  if (!entry.ok()) return ReportError(entry.status());
+  return (*entry)(o.path.c_str(), o.iterations, o.launch, o.device);
+}
+
+}  // namespace
+
+void AddReplayCommand(CLI::App& app, CommandList& commands) {
+  auto* cmd = app.add_subcommand(
+      "replay",
+      "Re-run captured kernel launches on the GPU and compare outputs; --dry-run: emulate the "
+      "recorded schedule on the CPU");
+  auto o = std::make_shared<ReplayCliOptions>();
+  cmd->add_option("file", o->path, "SBT trace or replay capture")->required();
+  cmd->add_flag("--dry-run", o->dry_run,
+                "Emulate the recorded schedule on the CPU with recorded durations (no GPU)");
+  cmd->add_option("--scale-kernel", o->scale_kernel,
+                  "Dry-run what-if: REGEX=FACTOR multiplies matching kernels' durations "
+                  "(repeatable; the first matching pattern applies)");
+  cmd->add_flag("--remove-sync", o->remove_sync,
+                "Dry-run what-if: drop stream/device synchronize waits");
+  cmd->add_option("--streams", o->streams,
+                  "Dry-run what-if: map each device's streams round-robin onto N streams")
+      ->check(CLI::Range(1u, 1u << 20));
+  cmd->add_option("--schedule", o->schedule,
+                  "Dry-run: list the first N ops of the predicted schedule");
+  cmd->add_option("--iterations", o->iterations,
+                  "GPU replay: replay each launch K times and flag outputs that differ between "
+                  "replays (nondeterminism)")
+      ->check(CLI::Range(1u, 100000u));
+  cmd->add_option("--launch", o->launch, "GPU replay: only the launch with this index");
+  cmd->add_option("--device", o->device, "GPU replay: CUDA device ordinal");
+  cmd->footer(
+      "GPU replay exit codes: 0 every launch identical to the capture and deterministic, 1 "
+      "error, 4 some output differed or was nondeterministic.");
+  commands.emplace_back(cmd, [o] { return RunReplay(*o); });
+}
+
+}  // namespace tracesmith::cli

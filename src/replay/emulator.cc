@@ -1,0 +1,405 @@
+#include "tracesmith/replay/emulator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <regex>
+#include <unordered_map>
+
+#include "tracesmith/analysis/dependency_graph.h"
+
+namespace tracesmith::replay {
+
+using analysis::CompactTrace;
+using analysis::DependencyRules;
+using analysis::Edge;
+using analysis::EdgeKind;
+using analysis::GpuOp;
+using analysis::kNone;
+using analysis::NodeKind;
+using analysis::NodeRef;
+using analysis::OpKind;
+
+StatusOr<KernelScale> ParseKernelScale(const std::string& spec) {
+  size_t eq = spec.rfind('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
+    return InvalidArgument("--scale-kernel '" + spec + "': expected REGEX=FACTOR, e.g. 'gemm=0.5'");
+  KernelScale s;
+  s.pattern = spec.substr(0, eq);
+  char* end = nullptr;
+  const std::string f = spec.substr(eq + 1);
+  s.factor = std::strtod(f.c_str(), &end);
+  if (end == f.c_str() || *end != '\0' || !(s.factor > 0) || !std::isfinite(s.factor))
+    return InvalidArgument("--scale-kernel '" + spec + "': factor '" + f +
+                           "' is not a positive number");
+  try {
+    std::regex re(s.pattern);
+  } catch (const std::regex_error& e) {
+    return InvalidArgument("--scale-kernel '" + spec + "': bad regex: " + e.what());
+  }
+  return s;
+}
+
+namespace {
+
+uint64_t Key(uint32_t a, uint32_t b) { return uint64_t(a) << 32 | b; }
+
+bool IsStartEdge(EdgeKind k) {
+  switch (k) {
+    case EdgeKind::kStreamOrder:
+    case EdgeKind::kLaunch:
+    case EdgeKind::kGraphLaunch:
+    case EdgeKind::kEventWait:
+    case EdgeKind::kCrossDevice:
+    case EdgeKind::kThreadOrder:
+      return true;
+    default:
+      return false;
+  }
+}
+bool FromStart(EdgeKind k) { return k == EdgeKind::kLaunch || k == EdgeKind::kGraphLaunch; }
+
+// One scheduling step: a node's start or end, at its recorded time. Steps run
+// in recorded-time order, so every predecessor a step reads (recorded
+// earlier) is already scheduled. At equal times ends go first (a successor
+// may start when its predecessor ends); among starts calls precede the sync
+// records and ops they issue, among ends ops precede the waits on them.
+struct Step {
+  uint64_t time;
+  uint32_t node;
+  uint8_t order;  // phase (end 0, start 1) * 4 + rank
+};
+
+class Scheduler {
+ public:
+  Scheduler(const CompactTrace& t, const EmulationOptions& o, EmulationResult* r)
+      : t_(t), o_(o), r_(r), rules_(t) {
+    nops_ = uint32_t(t.ops().size());
+    ncalls_ = uint32_t(t.calls().size());
+    nsyncs_ = uint32_t(t.syncs().size());
+  }
+
+  Status Run() {
+    RETURN_IF_ERROR(PrepareScales());
+    PrepareSyncCalls();
+    PrepareVirtualStreams();
+    ComputeLaunchFloor();
+    const uint32_t n = nops_ + ncalls_ + nsyncs_;
+    start_.assign(n, 0);
+    end_.assign(n, 0);
+    state_.assign(n, 0);
+    std::vector<Step> steps;
+    steps.reserve(size_t(n) * 2);
+    for (uint32_t i = 0; i < n; ++i) {
+      NodeRef ref = Ref(i);
+      const uint8_t rank_start = ref.kind == NodeKind::kCall   ? 0
+                                 : ref.kind == NodeKind::kSync ? 1
+                                                               : 2;
+      steps.push_back({rules_.Start(ref), i, uint8_t(4 + rank_start)});
+      steps.push_back({rules_.End(ref), i, uint8_t(2 - rank_start)});
+    }
+    std::sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) {
+      if (a.time != b.time) return a.time < b.time;
+      if (a.order != b.order) return a.order < b.order;
+      return a.node < b.node;
+    });
+    for (const Step& s : steps) {
+      if (s.order >= 4) {
+        if (!(state_[s.node] & 1)) ScheduleStart(s.node);
+      } else {
+        if (!(state_[s.node] & 1)) ScheduleStart(s.node);
+        ScheduleEnd(s.node);
+      }
+    }
+    Summarize();
+    return OkStatus();
+  }
+
+ private:
+  NodeRef Ref(uint32_t id) const {
+    if (id < nops_) return {NodeKind::kOp, id};
+    if (id < nops_ + ncalls_) return {NodeKind::kCall, id - nops_};
+    return {NodeKind::kSync, id - nops_ - ncalls_};
+  }
+  uint32_t Id(NodeRef r) const {
+    return r.kind == NodeKind::kOp     ? r.index
+           : r.kind == NodeKind::kCall ? nops_ + r.index
+                                       : nops_ + ncalls_ + r.index;
+  }
+
+  Status PrepareScales() {
+    scale_.assign(nops_, 1.0);
+    if (o_.scale_kernels.empty()) return OkStatus();
+    std::vector<std::regex> res;
+    for (const KernelScale& k : o_.scale_kernels) {
+      try {
+        res.emplace_back(k.pattern);
+      } catch (const std::regex_error& e) {
+        return InvalidArgument("--scale-kernel '" + k.pattern + "': bad regex: " + e.what());
+      }
+    }
+    std::unordered_map<uint32_t, double> by_name;  // regexes are slow: once per name
+    for (uint32_t i = 0; i < nops_; ++i) {
+      const GpuOp& op = t_.ops()[i];
+      if (op.kind() != OpKind::kKernel) continue;
+      auto [it, fresh] = by_name.try_emplace(op.name_id, 1.0);
+      if (fresh) {
+        const std::string name(t_.String(op.name_id));
+        for (size_t k = 0; k < res.size(); ++k) {
+          if (std::regex_search(name, res[k])) {
+            it->second = o_.scale_kernels[k].factor;
+            break;
+          }
+        }
+      }
+      scale_[i] = it->second;
+      if (it->second != 1.0) r_->kernels_scaled++;
+    }
+    return OkStatus();
+  }
+
+  // A sync record starts with the API call of the same (pid, correlation id).
+  void PrepareSyncCalls() {
+    std::unordered_map<uint64_t, uint32_t> call_by_corr;
+    for (uint32_t i = 0; i < ncalls_; ++i) {
+      const auto& c = t_.calls()[i];
+      if (c.correlation_id) call_by_corr[Key(t_.PidOfLane(c.lane), c.correlation_id)] = i;
+    }
+    sync_call_.assign(nsyncs_, kNone);
+    for (uint32_t i = 0; i < nsyncs_; ++i) {
+      const auto& s = t_.syncs()[i];
+      auto it = call_by_corr.find(Key(s.pid, s.correlation_id));
+      if (s.correlation_id && it != call_by_corr.end()) sync_call_[i] = it->second;
+    }
+  }
+
+  // --streams N: each (pid, device)'s lanes map round-robin onto N streams;
+  // an op's stream predecessor is the previous op (by recorded start) there.
+  void PrepareVirtualStreams() {
+    lane_stream_.assign(t_.lanes().size(), 0);
+    std::map<uint64_t, uint32_t> seen;  // (pid, device) -> lanes so far
+    for (uint32_t l : t_.gpu_lanes()) {
+      const auto& lane = t_.lanes()[l];
+      uint32_t k = seen[Key(lane.pid, lane.device)]++;
+      lane_stream_[l] = o_.streams ? k % o_.streams : lane.stream;
+    }
+    if (!o_.streams) return;
+    std::map<std::pair<uint64_t, uint32_t>, std::vector<uint32_t>> members;
+    for (uint32_t i = 0; i < nops_; ++i) {
+      const auto& lane = t_.lanes()[t_.ops()[i].lane()];
+      members[{Key(lane.pid, lane.device), lane_stream_[t_.ops()[i].lane()]}].push_back(i);
+    }
+    virtual_prev_.assign(nops_, kNone);
+    for (auto& [key, ops] : members) {
+      std::stable_sort(ops.begin(), ops.end(), [&](uint32_t a, uint32_t b) {
+        return t_.ops()[a].start_ns < t_.ops()[b].start_ns;
+      });
+      for (size_t k = 1; k < ops.size(); ++k) virtual_prev_[ops[k]] = ops[k - 1];
+    }
+  }
+
+  // Start edges of `id` (stream order replaced by the virtual stream's).
+  void StartEdges(uint32_t id, std::vector<Edge>* out) {
+    out->clear();
+    NodeRef n = Ref(id);
+    if (n.kind == NodeKind::kSync) {
+      if (sync_call_[n.index] != kNone)
+        out->push_back(Edge{{NodeKind::kCall, sync_call_[n.index]}, n, EdgeKind::kLaunch});
+      return;
+    }
+    scratch_.clear();
+    rules_.Predecessors(n, &scratch_);
+    for (const Edge& e : scratch_) {
+      if (!IsStartEdge(e.kind)) continue;
+      if (o_.streams && e.kind == EdgeKind::kStreamOrder) continue;
+      out->push_back(e);
+    }
+    if (o_.streams && n.kind == NodeKind::kOp && virtual_prev_[n.index] != kNone)
+      out->push_back(Edge{{NodeKind::kOp, virtual_prev_[n.index]}, n, EdgeKind::kStreamOrder});
+  }
+
+  // The binding start edge: latest recorded reference not after the node's start.
+  const Edge* BindingStart(const std::vector<Edge>& edges, uint64_t rec_start) const {
+    const Edge* bind = nullptr;
+    uint64_t best = 0;
+    for (const Edge& e : edges) {
+      uint64_t ref = FromStart(e.kind) ? rules_.Start(e.from) : rules_.End(e.from);
+      if (ref > rec_start) continue;
+      if (!bind || ref > best) bind = &e, best = ref;
+    }
+    return bind;
+  }
+
+  // Median latency (op start - call start) of launches that were not queued
+  // behind other work: the least delay a launch edge keeps when it is not binding.
+  void ComputeLaunchFloor() {
+    std::vector<uint64_t> gaps;
+    std::vector<Edge> edges;
+    for (uint32_t i = 0; i < nops_; ++i) {
+      StartEdges(i, &edges);
+      const uint64_t s = t_.ops()[i].start_ns;
+      const Edge* b = BindingStart(edges, s);
+      if (b && FromStart(b->kind)) gaps.push_back(s - rules_.Start(b->from));
+    }
+    if (gaps.empty()) return;
+    std::nth_element(gaps.begin(), gaps.begin() + gaps.size() / 2, gaps.end());
+    launch_floor_ = gaps[gaps.size() / 2];
+    r_->launch_floor_ns = launch_floor_;
+  }
+
+  int64_t Emu(NodeRef p, bool from_start) {
+    uint32_t id = Id(p);
+    if (!(state_[id] & (from_start ? 1 : 2))) {
+      r_->out_of_order_refs++;
+      return int64_t(from_start ? rules_.Start(p) : rules_.End(p));
+    }
+    return from_start ? start_[id] : end_[id];
+  }
+
+  void ScheduleStart(uint32_t id) {
+    state_[id] |= 1;
+    NodeRef n = Ref(id);
+    const uint64_t rec = rules_.Start(n);
+    StartEdges(id, &edges_);
+    const Edge* bind = BindingStart(edges_, rec);
+    if (!bind) {
+      start_[id] = int64_t(rec);  // a root (first call on a thread, ...) keeps its time
+      r_->contradicting_edges += edges_.size();
+      return;
+    }
+    int64_t s = std::numeric_limits<int64_t>::min();
+    for (const Edge& e : edges_) {
+      const bool fs = FromStart(e.kind);
+      const uint64_t ref = fs ? rules_.Start(e.from) : rules_.End(e.from);
+      int64_t d = 0;
+      if (&e == bind) {
+        d = int64_t(rec - ref);
+      } else if (fs && ref <= rec) {
+        d = int64_t(std::min<uint64_t>(rec - ref, launch_floor_));
+      } else if (ref > rec) {
+        // Recorded to end after this node started: an inferred edge that did
+        // not hold. Only --streams creates such orderings on purpose.
+        if (!(o_.streams && e.kind == EdgeKind::kStreamOrder)) {
+          r_->contradicting_edges++;
+          continue;
+        }
+      }
+      s = std::max(s, Emu(e.from, fs) + d);
+    }
+    start_[id] = s;
+  }
+
+  bool RemovedSync(NodeRef n) const {
+    if (!o_.remove_sync || n.kind != NodeKind::kSync) return false;
+    uint8_t type = t_.syncs()[n.index].sync_type;
+    return type == model::kSyncStreamSynchronize || type == model::kSyncContextSynchronize;
+  }
+
+  void ScheduleEnd(uint32_t id) {
+    state_[id] |= 2;
+    NodeRef n = Ref(id);
+    const uint64_t rs = rules_.Start(n), re = rules_.End(n);
+    if (n.kind == NodeKind::kOp) {
+      const double dur = double(re - rs) * scale_[n.index];
+      end_[id] = start_[id] + int64_t(std::llround(dur));
+      return;
+    }
+    if (RemovedSync(n)) {  // the wait disappears: no duration, no predecessors
+      end_[id] = start_[id];
+      r_->syncs_removed++;
+      return;
+    }
+    scratch_.clear();
+    rules_.Predecessors(n, &scratch_);
+    const Edge* bind = nullptr;
+    uint64_t best = 0;
+    for (const Edge& e : scratch_) {
+      if (IsStartEdge(e.kind)) continue;
+      uint64_t pe = rules_.End(e.from);
+      if (pe < rs || pe > re) continue;
+      if (!bind || pe > best) bind = &e, best = pe;
+    }
+    // Waiting on a binding predecessor: the node lasts until it ends (+ the
+    // recorded return latency); otherwise it keeps its own recorded duration.
+    int64_t e_emu = start_[id] + (bind ? 0 : int64_t(re - rs));
+    for (const Edge& e : scratch_) {
+      if (IsStartEdge(e.kind)) continue;
+      if (rules_.End(e.from) > re) {  // e.g. cudaStreamWaitEvent returns before its wait ends
+        r_->contradicting_edges++;
+        continue;
+      }
+      int64_t d = &e == bind ? int64_t(re - best) : 0;
+      e_emu = std::max(e_emu, Emu(e.from, false) + d);
+    }
+    end_[id] = e_emu;
+  }
+
+  void Summarize() {
+    const uint32_t n = nops_ + ncalls_ + nsyncs_;
+    if (n == 0) return;
+    uint64_t rb = UINT64_MAX, rend = 0;
+    int64_t pb = std::numeric_limits<int64_t>::max(), pend = std::numeric_limits<int64_t>::min();
+    for (uint32_t i = 0; i < n; ++i) {
+      NodeRef ref = Ref(i);
+      rb = std::min(rb, rules_.Start(ref));
+      rend = std::max(rend, rules_.End(ref));
+      pb = std::min(pb, start_[i]);
+      pend = std::max(pend, end_[i]);
+    }
+    r_->recorded_ns = rend - rb;
+    r_->predicted_ns = uint64_t(std::max<int64_t>(0, pend - pb));
+    r_->predicted_begin = pb;
+    r_->op_start.assign(start_.begin(), start_.begin() + nops_);
+    r_->op_end.assign(end_.begin(), end_.begin() + nops_);
+    std::map<std::tuple<uint32_t, uint32_t, uint32_t>, size_t> index;
+    for (uint32_t i = 0; i < nops_; ++i) {
+      const GpuOp& op = t_.ops()[i];
+      const auto& lane = t_.lanes()[op.lane()];
+      auto key = std::make_tuple(lane.pid, lane.device, lane_stream_[op.lane()]);
+      auto [it, fresh] = index.try_emplace(key, r_->streams.size());
+      if (fresh) {
+        EmulatedStream s;
+        s.pid = lane.pid;
+        s.device = lane.device;
+        s.stream = lane_stream_[op.lane()];
+        s.first_start = start_[i] - pb;
+        s.last_end = end_[i] - pb;
+        r_->streams.push_back(s);
+      }
+      EmulatedStream& s = r_->streams[it->second];
+      s.ops++;
+      s.busy_ns += uint64_t(end_[i] - start_[i]);
+      s.recorded_busy_ns += op.duration();
+      s.first_start = std::min(s.first_start, start_[i] - pb);
+      s.last_end = std::max(s.last_end, end_[i] - pb);
+    }
+    std::sort(r_->streams.begin(), r_->streams.end(), [](const auto& a, const auto& b) {
+      return std::tie(a.pid, a.device, a.stream) < std::tie(b.pid, b.device, b.stream);
+    });
+  }
+
+  const CompactTrace& t_;
+  const EmulationOptions& o_;
+  EmulationResult* r_;
+  DependencyRules rules_;
+  uint32_t nops_ = 0, ncalls_ = 0, nsyncs_ = 0;
+  std::vector<double> scale_;
+  std::vector<uint32_t> sync_call_, virtual_prev_, lane_stream_;
+  uint64_t launch_floor_ = 0;
+  std::vector<int64_t> start_, end_;
+  std::vector<uint8_t> state_;  // bit 0: start scheduled, bit 1: end scheduled
+  std::vector<Edge> edges_, scratch_;
+};
+
+}  // namespace
+
+StatusOr<EmulationResult> EmulateSchedule(const CompactTrace& trace,
+                                          const EmulationOptions& options) {
+  EmulationResult result;
+  Scheduler s(trace, options, &result);
+  RETURN_IF_ERROR(s.Run());
+  return result;
+}
+
+}  // namespace tracesmith::replay

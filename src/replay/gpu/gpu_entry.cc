@@ -1,0 +1,48 @@
+// The exported entry point of libtracesmith-replay-gpu.so: reads a capture,
+// replays it and prints one block per launch (see gpu_replayer.h).
+#include <cstdio>
+
+#include "tracesmith/replay/gpu_replayer.h"
+
+// dlopen entry point for `tracesmith replay` (see gpu_replayer.h).
+extern "C" __attribute__((visibility("default"))) int TracesmithReplayGpuMain(const char* path,
+                                                                              uint32_t iterations,
+                                                                              int64_t launch,
+                                                                              int device) {
+  using namespace tracesmith;
+  using namespace tracesmith::replay;
+  auto fail = [](const Status& st) {
+    std::fprintf(stderr, "tracesmith: error: %s\n", st.message().c_str());
+    return kReplayError;
+  };
+  auto reader = format::SbtReader::Open(path);
+  if (!reader.ok()) return fail(reader.status());
+  auto cap = ReadReplayCapture(**reader);
+  if (!(*reader)->report().clean())
+    std::fprintf(stderr, "tracesmith: warning: %s is damaged or truncated:\n%s", path,
+                 (*reader)->report().Describe().c_str());
+  if (!cap.ok()) return fail(cap.status());
+  if (Status v = ValidateCapture(*cap); !v.ok())
+    return fail(Status(v.code(), std::string(path) + ": " + v.message()));
+  GpuReplayOptions o;
+  o.iterations = iterations ? iterations : 1;
+  o.launch = launch;
+  o.device = device;
+  bool all_good = true;
+  bool header = false;
+  std::string device_line;
+  Status st = ReplayOnGpu(
+      *cap, o,
+      [&](const LaunchOutcome& out) {
+        if (!header) {
+          std::printf("GPU replay of %s on %s\n", path, device_line.c_str());
+          header = true;
+        }
+        std::fputs(FormatLaunchOutcome(out).c_str(), stdout);
+        std::fflush(stdout);
+        all_good &= out.vs_capture.identical() && out.iterations_differing == 0;
+      },
+      &device_line);
+  if (!st.ok()) return fail(st);
+  return all_good ? kReplayIdentical : kReplayDiffers;
+}

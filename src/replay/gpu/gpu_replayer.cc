@@ -1,0 +1,261 @@
+#include "tracesmith/replay/gpu_replayer.h"
+
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memory>
+
+#include "cu_call.h"
+#include "tracesmith/replay/address_ranges.h"
+#include "vmm.h"
+
+namespace tracesmith::replay {
+namespace gpu {
+namespace {
+
+class PrimaryContext {
+ public:
+  explicit PrimaryContext(CUdevice d) : device_(d) {}
+  ~PrimaryContext() {
+    if (ctx_) cuDevicePrimaryCtxRelease(device_);
+  }
+  PrimaryContext(const PrimaryContext&) = delete;
+  PrimaryContext& operator=(const PrimaryContext&) = delete;
+  PrimaryContext(PrimaryContext&&) = delete;
+  PrimaryContext& operator=(PrimaryContext&&) = delete;
+  Status Activate() {
+    CU_CALL(cuDevicePrimaryCtxRetain(&ctx_, device_));
+    CU_CALL(cuCtxSetCurrent(ctx_));
+    return OkStatus();
+  }
+
+ private:
+  CUdevice device_;
+  CUcontext ctx_ = nullptr;
+};
+
+// Loaded modules by content hash, unloaded on destruction.
+class ModuleCache {
+ public:
+  ModuleCache() = default;
+  ~ModuleCache() {
+    for (auto& [hash, m] : modules_) cuModuleUnload(m);
+  }
+  ModuleCache(const ModuleCache&) = delete;
+  ModuleCache& operator=(const ModuleCache&) = delete;
+  ModuleCache(ModuleCache&&) = delete;
+  ModuleCache& operator=(ModuleCache&&) = delete;
+
+  StatusOr<CUmodule> Get(const ReplayCapture& cap, uint64_t hash) {
+    auto it = modules_.find(hash);
+    if (it != modules_.end()) return it->second;
+    const ModuleRecord* rec = cap.FindModule(hash);
+    if (!rec)
+      return NotFound(StrFormat("module 0x%016llx is missing from the capture",
+                                static_cast<unsigned long long>(hash)));
+    ASSIGN_OR_RETURN(auto image, cap.BlobData(hash, "module " + rec->name));
+    std::vector<uint8_t> copy(image.begin(), image.end());
+    if (rec->kind == ImageKind::kPtx) copy.push_back(0);  // PTX is a C string
+    CUmodule m = nullptr;
+    CU_CALL(cuModuleLoadData(&m, copy.data()));
+    modules_[hash] = m;
+    return m;
+  }
+
+ private:
+  std::map<uint64_t, CUmodule> modules_;
+};
+
+class StreamAndEvents {
+ public:
+  StreamAndEvents() = default;
+  ~StreamAndEvents() {
+    if (start_) cuEventDestroy(start_);
+    if (stop_) cuEventDestroy(stop_);
+    if (stream_) cuStreamDestroy(stream_);
+  }
+  StreamAndEvents(const StreamAndEvents&) = delete;
+  StreamAndEvents& operator=(const StreamAndEvents&) = delete;
+  StreamAndEvents(StreamAndEvents&&) = delete;
+  StreamAndEvents& operator=(StreamAndEvents&&) = delete;
+  Status Create() {
+    CU_CALL(cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING));
+    CU_CALL(cuEventCreate(&start_, CU_EVENT_DEFAULT));
+    CU_CALL(cuEventCreate(&stop_, CU_EVENT_DEFAULT));
+    return OkStatus();
+  }
+  CUstream stream() const { return stream_; }
+  CUevent start() const { return start_; }
+  CUevent stop() const { return stop_; }
+
+ private:
+  CUstream stream_ = nullptr;
+  CUevent start_ = nullptr, stop_ = nullptr;
+};
+
+Status Launch(const LaunchRecord& l, CUfunction f, CUstream stream) {
+  // Parameters are copied into 8-byte aligned storage; each kernel argument
+  // pointer points at its captured offset.
+  std::vector<uint64_t> storage((l.params.size() + 7) / 8 + 1, 0);
+  std::memcpy(storage.data(), l.params.data(), l.params.size());
+  auto* base = reinterpret_cast<uint8_t*>(storage.data());
+  std::vector<void*> args;
+  for (const ParamInfo& p : l.param_info) args.push_back(base + p.offset);
+  size_t buffer_size = l.params.size();
+  void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, base, CU_LAUNCH_PARAM_BUFFER_SIZE, &buffer_size,
+                   CU_LAUNCH_PARAM_END};
+  const bool by_buffer = l.param_info.empty() && !l.params.empty();
+
+  CUlaunchConfig config = {};
+  config.gridDimX = l.grid[0];
+  config.gridDimY = l.grid[1];
+  config.gridDimZ = l.grid[2];
+  config.blockDimX = l.block[0];
+  config.blockDimY = l.block[1];
+  config.blockDimZ = l.block[2];
+  config.sharedMemBytes = l.dynamic_shared_bytes;
+  config.hStream = stream;
+  CUlaunchAttribute attr = {};
+  if (l.cluster[0] > 0) {
+    attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attr.value.clusterDim.x = l.cluster[0];
+    attr.value.clusterDim.y = std::max(1u, l.cluster[1]);
+    attr.value.clusterDim.z = std::max(1u, l.cluster[2]);
+    config.attrs = &attr;
+    config.numAttrs = 1;
+  }
+  CU_CALL(
+      cuLaunchKernelEx(&config, f, by_buffer ? nullptr : args.data(), by_buffer ? extra : nullptr));
+  return OkStatus();
+}
+
+Status ReplayLaunch(const ReplayCapture& cap, const LaunchRecord& l, CUdevice device,
+                    uint64_t granularity, ModuleCache& modules, const GpuReplayOptions& o,
+                    LaunchOutcome* out) {
+  std::vector<const SnapshotRecord*> before, after;
+  for (const SnapshotRecord& s : cap.snapshots)
+    if (s.launch_index == l.index)
+      (s.phase == SnapshotPhase::kBefore ? before : after).push_back(&s);
+  std::vector<AddressRange> ranges;
+  for (const SnapshotRecord* s : before) ranges.push_back({s->address, s->size});
+  // Same-VA memory first, before the module load allocates anything.
+  std::vector<std::unique_ptr<FixedMapping>> mappings;
+  for (const AddressRange& r : CoveringRanges(ranges, granularity)) {
+    ASSIGN_OR_RETURN(auto m, FixedMapping::Create(device, r.address, r.size));
+    mappings.push_back(std::move(m));
+  }
+  ASSIGN_OR_RETURN(CUmodule module, modules.Get(cap, l.module_hash));
+  CUfunction f = nullptr;
+  CUresult fr = cuModuleGetFunction(&f, module, l.function.c_str());
+  if (fr == CUDA_ERROR_NOT_FOUND)
+    return NotFound(StrFormat("function %s is not in module 0x%016llx", l.function.c_str(),
+                              static_cast<unsigned long long>(l.module_hash)));
+  CU_CALL(fr);
+  if (l.dynamic_shared_bytes > 48 * 1024)  // above 48 KiB needs an opt-in
+    CU_CALL(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                               int(l.dynamic_shared_bytes)));
+  StreamAndEvents se;
+  RETURN_IF_ERROR(se.Create());
+  std::vector<std::vector<uint8_t>> first(after.size()), current(after.size());
+  std::vector<double> times_us;
+  out->index = l.index;
+  out->function = l.function;
+  out->recorded_ns = l.recorded_ns;
+  out->iterations = o.iterations;
+  for (uint32_t it = 0; it < o.iterations; ++it) {
+    for (const SnapshotRecord* s : before) {
+      ASSIGN_OR_RETURN(auto data, cap.BlobData(s->hash, "before snapshot"));
+      CU_CALL(cuMemcpyHtoD(CUdeviceptr(s->address), data.data(), data.size()));
+    }
+    CU_CALL(cuCtxSynchronize());
+    CU_CALL(cuEventRecord(se.start(), se.stream()));
+    RETURN_IF_ERROR(Launch(l, f, se.stream()));
+    CU_CALL(cuEventRecord(se.stop(), se.stream()));
+    CU_CALL(cuEventSynchronize(se.stop()));
+    float ms = 0;
+    CU_CALL(cuEventElapsedTime(&ms, se.start(), se.stop()));
+    times_us.push_back(double(ms) * 1000.0);
+    bool differs = false;
+    CompareResult vs_first;
+    for (size_t k = 0; k < after.size(); ++k) {
+      std::vector<uint8_t>& host = it == 0 ? first[k] : current[k];
+      host.resize(after[k]->size);
+      CU_CALL(cuMemcpyDtoH(host.data(), CUdeviceptr(after[k]->address), host.size()));
+      if (it == 0) {
+        ASSIGN_OR_RETURN(auto want, cap.BlobData(after[k]->hash, "after snapshot"));
+        out->vs_capture.Merge(CompareBytes(want, host, after[k]->address));
+      } else {
+        CompareResult c = CompareBytes(first[k], host, after[k]->address);
+        differs |= !c.identical();
+        vs_first.Merge(c);
+      }
+    }
+    if (differs) {
+      out->iterations_differing++;
+      out->vs_first_replay.Merge(vs_first);
+    }
+  }
+  out->time = SummarizeTimes(times_us);
+  return OkStatus();
+}
+
+}  // namespace
+}  // namespace gpu
+
+Status ReplayOnGpu(const ReplayCapture& cap, const GpuReplayOptions& o,
+                   const std::function<void(const LaunchOutcome&)>& on_launch,
+                   std::string* device_line) {
+  using namespace gpu;
+  CU_CALL(cuInit(0));
+  int count = 0;
+  CU_CALL(cuDeviceGetCount(&count));
+  if (o.device < 0 || o.device >= count)
+    return InvalidArgument(
+        StrFormat("CUDA device %d does not exist (%d devices)", o.device, count));
+  CUdevice device;
+  CU_CALL(cuDeviceGet(&device, o.device));
+  char name[256] = {};
+  CU_CALL(cuDeviceGetName(name, sizeof(name), device));
+  int major = 0, minor = 0, vmm = 0, driver = 0;
+  CU_CALL(cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device));
+  CU_CALL(cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device));
+  CU_CALL(
+      cuDeviceGetAttribute(&vmm, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, device));
+  CU_CALL(cuDriverGetVersion(&driver));
+  if (device_line)
+    *device_line = StrFormat("%s (sm_%d%d), driver %d.%d", name, major, minor, driver / 1000,
+                             driver % 1000 / 10);
+  if (cap.has_info &&
+      (uint32_t(major) != cap.info.cc_major || uint32_t(minor) != cap.info.cc_minor))
+    return FailedPrecondition(StrFormat(
+        "the capture was recorded on %s (sm_%u%u) but this GPU is %s (sm_%d%d): captured module "
+        "images are compiled for the capture's architecture; replay on an sm_%u%u GPU",
+        cap.info.device_name.c_str(), cap.info.cc_major, cap.info.cc_minor, name, major, minor,
+        cap.info.cc_major, cap.info.cc_minor));
+  if (!vmm)
+    return FailedPrecondition(std::string(name) +
+                              " does not support virtual memory management (cuMemAddressReserve), "
+                              "which same-address replay needs");
+  PrimaryContext ctx(device);
+  RETURN_IF_ERROR(ctx.Activate());
+  ASSIGN_OR_RETURN(uint64_t granularity, AllocationGranularity(device));
+  ModuleCache modules;
+  bool found = o.launch < 0;
+  for (const LaunchRecord& l : cap.launches) {
+    if (o.launch >= 0 && l.index != uint64_t(o.launch)) continue;
+    found = true;
+    LaunchOutcome outcome;
+    Status st = ReplayLaunch(cap, l, device, granularity, modules, o, &outcome);
+    if (!st.ok())
+      return Status(st.code(),
+                    StrFormat("launch %llu (%s): %s", static_cast<unsigned long long>(l.index),
+                              l.function.c_str(), st.message().c_str()));
+    on_launch(outcome);
+  }
+  if (!found)
+    return NotFound(StrFormat("the capture has no launch %lld (%zu launches)",
+                              static_cast<long long>(o.launch), cap.launches.size()));
+  return OkStatus();
+}
+
+}  // namespace tracesmith::replay

@@ -1,0 +1,73 @@
+#include "vmm.h"
+
+#include "cu_call.h"
+
+namespace tracesmith::replay::gpu {
+
+Status CuError(CUresult r, const char* call, const char* file, int line) {
+  const char* name = nullptr;
+  const char* text = nullptr;
+  cuGetErrorName(r, &name);
+  cuGetErrorString(r, &text);
+  return Internal(StrFormat("%s failed: %s (%s) at %s:%d", call, name ? name : "?",
+                            text ? text : "unknown error", file, line));
+}
+
+namespace {
+CUmemAllocationProp DeviceProp(CUdevice device) {
+  CUmemAllocationProp prop = {};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = device;
+  return prop;
+}
+}  // namespace
+
+StatusOr<uint64_t> AllocationGranularity(CUdevice device) {
+  CUmemAllocationProp prop = DeviceProp(device);
+  size_t g = 0;
+  CU_CALL(cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+  return uint64_t(g);
+}
+
+StatusOr<std::unique_ptr<FixedMapping>> FixedMapping::Create(CUdevice device, uint64_t address,
+                                                             uint64_t size) {
+  std::unique_ptr<FixedMapping> m(new FixedMapping(address, size));
+  CUdeviceptr got = 0;
+  CUresult r = cuMemAddressReserve(&got, size, 0, CUdeviceptr(address), 0);
+  if (r != CUDA_SUCCESS || got != address) {
+    if (r == CUDA_SUCCESS) cuMemAddressFree(got, size);
+    const char* name = nullptr;
+    cuGetErrorName(r, &name);
+    return FailedPrecondition(StrFormat(
+        "cannot reserve device virtual addresses [0x%llx, 0x%llx) for replay: %s; the range is "
+        "already taken in this process (by the driver or another allocation). Replay needs the "
+        "addresses the captured program used",
+        static_cast<unsigned long long>(address), static_cast<unsigned long long>(address + size),
+        r == CUDA_SUCCESS ? StrFormat("the driver placed it at 0x%llx instead",
+                                      static_cast<unsigned long long>(got))
+                                .c_str()
+                          : name));
+  }
+  m->reserved_ = true;
+  CUmemAllocationProp prop = DeviceProp(device);
+  CU_CALL(cuMemCreate(&m->handle_, size, &prop, 0));
+  m->created_ = true;
+  CU_CALL(cuMemMap(CUdeviceptr(address), size, 0, m->handle_, 0));
+  m->mapped_ = true;
+  CUmemAccessDesc access = {};
+  access.location = prop.location;
+  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  CU_CALL(cuMemSetAccess(CUdeviceptr(address), size, &access, 1));
+  return m;
+}
+
+FixedMapping::~FixedMapping() {
+  // Teardown errors cannot be reported from a destructor; the process is
+  // about to reuse or drop the context either way.
+  if (mapped_) cuMemUnmap(CUdeviceptr(address_), size_);
+  if (created_) cuMemRelease(handle_);
+  if (reserved_) cuMemAddressFree(CUdeviceptr(address_), size_);
+}
+
+}  // namespace tracesmith::replay::gpu

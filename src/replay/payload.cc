@@ -1,0 +1,378 @@
+#include "tracesmith/replay/payload.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "tracesmith/base/bytes.h"
+
+namespace tracesmith::replay {
+
+const char* PayloadChunkName(uint16_t type) {
+  switch (static_cast<PayloadChunk>(type)) {
+    case PayloadChunk::kCaptureInfo:
+      return "replay capture-info";
+    case PayloadChunk::kBlobPiece:
+      return "replay blob";
+    case PayloadChunk::kModule:
+      return "replay module";
+    case PayloadChunk::kLaunch:
+      return "replay launch";
+    case PayloadChunk::kSnapshot:
+      return "replay snapshot";
+  }
+  return "replay (unknown type)";
+}
+
+namespace {
+
+constexpr uint8_t kPayloadVersion = 1;
+constexpr uint64_t kP1 = 0x9E3779B185EBCA87ull, kP2 = 0xC2B2AE3D27D4EB4Full,
+                   kP3 = 0x165667B19E3779F9ull, kP4 = 0x85EBCA77C2B2AE63ull;
+
+uint64_t Rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+uint64_t Round(uint64_t h, uint64_t w) {
+  h ^= Rotl(w * kP2, 31) * kP1;
+  return Rotl(h, 27) * kP1 + kP4;
+}
+
+}  // namespace
+
+uint64_t ContentHash(std::span<const uint8_t> bytes) {
+  uint64_t h = kP3 ^ (uint64_t(bytes.size()) * kP2);
+  const uint8_t* p = bytes.data();
+  size_t n = bytes.size();
+  for (; n >= 8; p += 8, n -= 8) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);  // little-endian hosts (see bytes.h)
+    h = Round(h, w);
+  }
+  if (n > 0) {
+    uint64_t w = 0;
+    std::memcpy(&w, p, n);
+    h = Round(h, w);
+  }
+  h ^= h >> 33;
+  h *= kP2;
+  h ^= h >> 29;
+  h *= kP3;
+  h ^= h >> 32;
+  return h;
+}
+
+// ---- writer ------------------------------------------------------------------
+
+StatusOr<uint64_t> ReplayPayloadWriter::AddBlob(std::span<const uint8_t> bytes) {
+  if (bytes.size() > kMaxBlobBytes)
+    return InvalidArgument(StrFormat("blob of %zu bytes exceeds the %llu-byte limit", bytes.size(),
+                                     static_cast<unsigned long long>(kMaxBlobBytes)));
+  const uint64_t hash = ContentHash(bytes);
+  auto it = written_.find(hash);
+  if (it != written_.end()) {
+    if (it->second != bytes.size())
+      return Internal(StrFormat("content hash 0x%016llx collides for blobs of %llu and %zu bytes",
+                                static_cast<unsigned long long>(hash),
+                                static_cast<unsigned long long>(it->second), bytes.size()));
+    deduplicated_++;
+    return hash;
+  }
+  ByteWriter w;
+  uint64_t offset = 0;
+  do {  // an empty blob still gets one (empty) piece
+    const uint64_t len = std::min<uint64_t>(kBlobPieceBytes, bytes.size() - offset);
+    w.Clear();
+    w.PutU8(kPayloadVersion);
+    w.PutU64(hash);
+    w.PutVarint(bytes.size());
+    w.PutVarint(offset);
+    w.PutVarint(len);
+    w.PutBytes(bytes.data() + offset, len);
+    RETURN_IF_ERROR(writer_->WriteRawChunk(uint16_t(PayloadChunk::kBlobPiece), w.buffer()));
+    offset += len;
+  } while (offset < bytes.size());
+  written_[hash] = bytes.size();
+  blob_bytes_ += bytes.size();
+  return hash;
+}
+
+Status ReplayPayloadWriter::WriteCaptureInfo(const CaptureInfo& info) {
+  ByteWriter w;
+  w.PutU8(kPayloadVersion);
+  w.PutString(info.device_name);
+  w.PutVarint(info.cc_major);
+  w.PutVarint(info.cc_minor);
+  w.PutVarint(info.driver_version);
+  w.PutString(info.tool);
+  return writer_->WriteRawChunk(uint16_t(PayloadChunk::kCaptureInfo), w.buffer());
+}
+
+StatusOr<uint64_t> ReplayPayloadWriter::AddModule(std::span<const uint8_t> image, ImageKind kind,
+                                                  const std::string& name) {
+  const bool fresh = !written_.count(ContentHash(image));
+  ASSIGN_OR_RETURN(uint64_t hash, AddBlob(image));
+  if (!fresh) return hash;  // the module record was written with the blob
+  ByteWriter w;
+  w.PutU8(kPayloadVersion);
+  w.PutU64(hash);
+  w.PutU8(uint8_t(kind));
+  w.PutString(name);
+  RETURN_IF_ERROR(writer_->WriteRawChunk(uint16_t(PayloadChunk::kModule), w.buffer()));
+  return hash;
+}
+
+Status ReplayPayloadWriter::AddLaunch(const LaunchRecord& l) {
+  if (l.param_info.size() > kMaxParams || l.params.size() > kMaxParamBytes)
+    return InvalidArgument(StrFormat("launch %llu: %zu parameters / %zu bytes exceed the limits",
+                                     static_cast<unsigned long long>(l.index), l.param_info.size(),
+                                     l.params.size()));
+  for (const ParamInfo& p : l.param_info)
+    if (uint64_t(p.offset) + p.size > l.params.size())
+      return InvalidArgument(
+          StrFormat("launch %llu: parameter at offset %u size %u is outside "
+                    "the %zu-byte parameter buffer",
+                    static_cast<unsigned long long>(l.index), p.offset, p.size, l.params.size()));
+  ByteWriter w;
+  w.PutU8(kPayloadVersion);
+  w.PutVarint(l.index);
+  w.PutU64(l.module_hash);
+  w.PutString(l.function);
+  for (const uint32_t* v : {l.grid, l.block, l.cluster})
+    for (int k = 0; k < 3; ++k) w.PutVarint(v[k]);
+  w.PutVarint(l.dynamic_shared_bytes);
+  w.PutVarint(l.stream_id);
+  w.PutVarint(l.recorded_ns);
+  w.PutVarint(l.snapshot_ranges);
+  w.PutVarint(l.param_info.size());
+  for (const ParamInfo& p : l.param_info) {
+    w.PutVarint(p.offset);
+    w.PutVarint(p.size);
+  }
+  w.PutVarint(l.params.size());
+  w.PutBytes(l.params.data(), l.params.size());
+  return writer_->WriteRawChunk(uint16_t(PayloadChunk::kLaunch), w.buffer());
+}
+
+Status ReplayPayloadWriter::AddSnapshot(uint64_t launch_index, SnapshotPhase phase,
+                                        uint64_t address, std::span<const uint8_t> bytes) {
+  ASSIGN_OR_RETURN(uint64_t hash, AddBlob(bytes));
+  ByteWriter w;
+  w.PutU8(kPayloadVersion);
+  w.PutVarint(launch_index);
+  w.PutU8(uint8_t(phase));
+  w.PutU64(address);
+  w.PutVarint(bytes.size());
+  w.PutU64(hash);
+  return writer_->WriteRawChunk(uint16_t(PayloadChunk::kSnapshot), w.buffer());
+}
+
+// ---- reader ------------------------------------------------------------------
+
+namespace {
+
+// Bounds-checked field reader whose errors say which chunk and payload byte.
+class FieldReader {
+ public:
+  FieldReader(uint16_t type, std::span<const uint8_t> p, uint64_t offset)
+      : type_(type), c_(p.data(), p.size()), offset_(offset) {}
+
+  Status Error(const std::string& what) const {
+    return DataLoss(StrFormat("%s chunk at byte %llu (0x%llx): payload byte %zu: %s",
+                              PayloadChunkName(type_), static_cast<unsigned long long>(offset_),
+                              static_cast<unsigned long long>(offset_), c_.position(),
+                              what.c_str()));
+  }
+  Status U8(uint8_t* v, const char* what) { return c_.ReadU8(v) ? OkStatus() : Missing(what); }
+  Status U64(uint64_t* v, const char* what) { return c_.ReadU64(v) ? OkStatus() : Missing(what); }
+  Status Varint(uint64_t* v, const char* what) {
+    return c_.ReadVarint(v) ? OkStatus() : Missing(what);
+  }
+  Status U32(uint32_t* v, const char* what) {
+    uint64_t x = 0;
+    RETURN_IF_ERROR(Varint(&x, what));
+    if (x > UINT32_MAX)
+      return Error(
+          StrFormat("%s %llu does not fit 32 bits", what, static_cast<unsigned long long>(x)));
+    *v = uint32_t(x);
+    return OkStatus();
+  }
+  Status String(std::string* s, const char* what) {
+    std::string_view v;
+    if (!c_.ReadString(&v)) return Missing(what);
+    s->assign(v);
+    return OkStatus();
+  }
+  Status Bytes(uint64_t n, const uint8_t** out, const char* what) {
+    if (n > c_.remaining())
+      return Error(StrFormat("%s: %llu bytes declared, %zu remain", what,
+                             static_cast<unsigned long long>(n), c_.remaining()));
+    c_.ReadBytes(size_t(n), out);
+    return OkStatus();
+  }
+  Status Version() {
+    uint8_t v = 0;
+    RETURN_IF_ERROR(U8(&v, "version"));
+    if (v != kPayloadVersion)
+      return Status(StatusCode::kUnimplemented,
+                    StrFormat("%s chunk at byte %llu: payload version %u; this build reads %u: "
+                              "upgrade TraceSmith",
+                              PayloadChunkName(type_), static_cast<unsigned long long>(offset_), v,
+                              kPayloadVersion));
+    return OkStatus();
+  }
+  Status End() {
+    return c_.empty() ? OkStatus() : Error(StrFormat("%zu trailing bytes", c_.remaining()));
+  }
+  size_t remaining() const { return c_.remaining(); }
+
+ private:
+  Status Missing(const char* what) const { return Error(std::string(what) + " truncated"); }
+  uint16_t type_;
+  ByteCursor c_;
+  uint64_t offset_;
+};
+
+Status ParseBlobPiece(FieldReader& f, ReplayCapture* out) {
+  uint64_t hash = 0, total = 0, offset = 0, len = 0;
+  RETURN_IF_ERROR(f.U64(&hash, "hash"));
+  RETURN_IF_ERROR(f.Varint(&total, "total size"));
+  RETURN_IF_ERROR(f.Varint(&offset, "piece offset"));
+  RETURN_IF_ERROR(f.Varint(&len, "piece length"));
+  if (total > kMaxBlobBytes)
+    return f.Error(StrFormat("blob of %llu bytes exceeds the %llu-byte limit",
+                             static_cast<unsigned long long>(total),
+                             static_cast<unsigned long long>(kMaxBlobBytes)));
+  if (len > kBlobPieceBytes || offset > total || len > total - offset)
+    return f.Error(StrFormat("piece [%llu, +%llu) does not fit a %llu-byte blob",
+                             static_cast<unsigned long long>(offset),
+                             static_cast<unsigned long long>(len),
+                             static_cast<unsigned long long>(total)));
+  const uint8_t* data = nullptr;
+  RETURN_IF_ERROR(f.Bytes(len, &data, "piece bytes"));
+  RETURN_IF_ERROR(f.End());
+  auto [it, fresh] = out->blobs.try_emplace(hash);
+  ReplayCapture::Blob& b = it->second;
+  if (fresh) {
+    b.total = total;
+    b.data.reserve(size_t(std::min<uint64_t>(total, kBlobPieceBytes)));
+  } else if (b.total != total) {
+    return f.Error(StrFormat("blob 0x%016llx declared as %llu bytes, earlier as %llu",
+                             static_cast<unsigned long long>(hash),
+                             static_cast<unsigned long long>(total),
+                             static_cast<unsigned long long>(b.total)));
+  } else if (b.complete()) {
+    return OkStatus();  // the same content written twice (two writers): harmless
+  }
+  // Pieces arrive in order, so a hostile total never allocates more than the
+  // bytes actually present in the file.
+  if (offset != b.data.size())
+    return f.Error(StrFormat("blob 0x%016llx: piece at offset %llu, expected %zu",
+                             static_cast<unsigned long long>(hash),
+                             static_cast<unsigned long long>(offset), b.data.size()));
+  b.data.insert(b.data.end(), data, data + len);
+  if (b.complete() && ContentHash(b.data) != hash)
+    return f.Error(StrFormat("blob 0x%016llx: content does not match its hash",
+                             static_cast<unsigned long long>(hash)));
+  return OkStatus();
+}
+
+}  // namespace
+
+Status ParsePayloadChunk(uint16_t type, std::span<const uint8_t> payload, uint64_t offset,
+                         ReplayCapture* out) {
+  FieldReader f(type, payload, offset);
+  switch (static_cast<PayloadChunk>(type)) {
+    case PayloadChunk::kCaptureInfo: {
+      RETURN_IF_ERROR(f.Version());
+      CaptureInfo i;
+      RETURN_IF_ERROR(f.String(&i.device_name, "device name"));
+      RETURN_IF_ERROR(f.U32(&i.cc_major, "compute capability major"));
+      RETURN_IF_ERROR(f.U32(&i.cc_minor, "compute capability minor"));
+      RETURN_IF_ERROR(f.U32(&i.driver_version, "driver version"));
+      RETURN_IF_ERROR(f.String(&i.tool, "tool"));
+      RETURN_IF_ERROR(f.End());
+      out->info = std::move(i);
+      out->has_info = true;
+      return OkStatus();
+    }
+    case PayloadChunk::kBlobPiece:
+      RETURN_IF_ERROR(f.Version());
+      return ParseBlobPiece(f, out);
+    case PayloadChunk::kModule: {
+      RETURN_IF_ERROR(f.Version());
+      ModuleRecord m;
+      uint8_t kind = 0;
+      RETURN_IF_ERROR(f.U64(&m.hash, "module hash"));
+      RETURN_IF_ERROR(f.U8(&kind, "image kind"));
+      if (kind > uint8_t(ImageKind::kPtx)) return f.Error(StrFormat("unknown image kind %u", kind));
+      m.kind = ImageKind(kind);
+      RETURN_IF_ERROR(f.String(&m.name, "module name"));
+      RETURN_IF_ERROR(f.End());
+      out->modules.push_back(std::move(m));
+      return OkStatus();
+    }
+    case PayloadChunk::kLaunch: {
+      RETURN_IF_ERROR(f.Version());
+      LaunchRecord l;
+      RETURN_IF_ERROR(f.Varint(&l.index, "launch index"));
+      RETURN_IF_ERROR(f.U64(&l.module_hash, "module hash"));
+      RETURN_IF_ERROR(f.String(&l.function, "function name"));
+      for (uint32_t* v : {l.grid, l.block, l.cluster})
+        for (int k = 0; k < 3; ++k) RETURN_IF_ERROR(f.U32(&v[k], "launch dimension"));
+      RETURN_IF_ERROR(f.U32(&l.dynamic_shared_bytes, "dynamic shared memory"));
+      RETURN_IF_ERROR(f.U32(&l.stream_id, "stream id"));
+      RETURN_IF_ERROR(f.Varint(&l.recorded_ns, "recorded time"));
+      RETURN_IF_ERROR(f.U32(&l.snapshot_ranges, "snapshot range count"));
+      uint64_t count = 0;
+      RETURN_IF_ERROR(f.Varint(&count, "parameter count"));
+      if (count > kMaxParams || count > f.remaining() / 2)
+        return f.Error(StrFormat("parameter count %llu exceeds the limit or the chunk",
+                                 static_cast<unsigned long long>(count)));
+      l.param_info.resize(size_t(count));
+      for (ParamInfo& p : l.param_info) {
+        RETURN_IF_ERROR(f.U32(&p.offset, "parameter offset"));
+        RETURN_IF_ERROR(f.U32(&p.size, "parameter size"));
+      }
+      uint64_t len = 0;
+      const uint8_t* data = nullptr;
+      RETURN_IF_ERROR(f.Varint(&len, "parameter buffer length"));
+      if (len > kMaxParamBytes)
+        return f.Error(StrFormat("parameter buffer of %llu bytes exceeds %u",
+                                 static_cast<unsigned long long>(len), kMaxParamBytes));
+      RETURN_IF_ERROR(f.Bytes(len, &data, "parameter buffer"));
+      RETURN_IF_ERROR(f.End());
+      l.params.assign(data, data + len);
+      for (size_t k = 0; k < l.param_info.size(); ++k) {
+        const ParamInfo& p = l.param_info[k];
+        if (uint64_t(p.offset) + p.size > len)
+          return f.Error(
+              StrFormat("parameter %zu (offset %u, size %u) exceeds the %llu-byte "
+                        "parameter buffer",
+                        k, p.offset, p.size, static_cast<unsigned long long>(len)));
+      }
+      out->launches.push_back(std::move(l));
+      return OkStatus();
+    }
+    case PayloadChunk::kSnapshot: {
+      RETURN_IF_ERROR(f.Version());
+      SnapshotRecord s;
+      uint8_t phase = 0;
+      RETURN_IF_ERROR(f.Varint(&s.launch_index, "launch index"));
+      RETURN_IF_ERROR(f.U8(&phase, "phase"));
+      if (phase > 1) return f.Error(StrFormat("unknown snapshot phase %u", phase));
+      s.phase = SnapshotPhase(phase);
+      RETURN_IF_ERROR(f.U64(&s.address, "device address"));
+      RETURN_IF_ERROR(f.Varint(&s.size, "size"));
+      RETURN_IF_ERROR(f.U64(&s.hash, "content hash"));
+      RETURN_IF_ERROR(f.End());
+      if (s.size > kMaxBlobBytes || s.address + s.size < s.address)
+        return f.Error(StrFormat("range 0x%llx + %llu is not a valid device range",
+                                 static_cast<unsigned long long>(s.address),
+                                 static_cast<unsigned long long>(s.size)));
+      out->snapshots.push_back(s);
+      return OkStatus();
+    }
+  }
+  // A newer writer's payload type: skip, as readers skip unknown chunks.
+  return OkStatus();
+}
+
+}  // namespace tracesmith::replay

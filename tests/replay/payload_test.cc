@@ -1,0 +1,264 @@
+// Replay payload round trips and damaged captures.
+#include <gtest/gtest.h>
+
+#include "testing/temp_file.h"
+#include "tracesmith/base/file_util.h"
+#include "tracesmith/replay/payload.h"
+
+namespace tracesmith::replay {
+namespace {
+
+std::vector<uint8_t> Pattern(size_t n, uint32_t seed) {
+  std::vector<uint8_t> v(n);
+  uint32_t x = seed;
+  for (auto& b : v) b = uint8_t((x = x * 1664525u + 1013904223u) >> 24);
+  return v;
+}
+
+LaunchRecord SampleLaunch(uint64_t index, uint64_t module) {
+  LaunchRecord l;
+  l.index = index;
+  l.module_hash = module;
+  l.function = "_Z6followP4Nodei";
+  l.grid[0] = 80;
+  l.block[0] = 256;
+  l.cluster[0] = 2;
+  l.dynamic_shared_bytes = 1024;
+  l.stream_id = 7;
+  l.recorded_ns = 12345;
+  l.snapshot_ranges = index == 0 ? 2 : 1;
+  l.params = Pattern(12, 3);
+  l.param_info = {{0, 8}, {8, 4}};
+  return l;
+}
+
+// Writes a capture: info, one module (added twice), two launches whose
+// snapshots share contents, and one blob larger than a piece.
+struct Sample {
+  std::vector<uint8_t> image = Pattern(5000, 1);
+  std::vector<uint8_t> before = Pattern(4096, 2);
+  std::vector<uint8_t> after = Pattern(4096, 4);
+  std::vector<uint8_t> big = std::vector<uint8_t>(kBlobPieceBytes + 4321, 0x5a);
+  uint64_t module = 0;
+  uint64_t deduplicated = 0;
+
+  void Write(const std::string& path) {
+    auto w = format::SbtWriter::Open(path);
+    ASSERT_TRUE(w.ok());
+    ReplayPayloadWriter p(w->get());
+    ASSERT_TRUE(p.WriteCaptureInfo({"NVIDIA H100 80GB HBM3", 9, 0, 13000, "test"}).ok());
+    auto m = p.AddModule(image, ImageKind::kCubin, "follow.cubin");
+    ASSERT_TRUE(m.ok());
+    module = *m;
+    ASSERT_EQ(p.AddModule(image, ImageKind::kCubin, "follow.cubin").value(), module);
+    ASSERT_TRUE(p.AddLaunch(SampleLaunch(0, module)).ok());
+    ASSERT_TRUE(p.AddSnapshot(0, SnapshotPhase::kBefore, 0x7f0000000000, before).ok());
+    ASSERT_TRUE(p.AddSnapshot(0, SnapshotPhase::kAfter, 0x7f0000000000, after).ok());
+    ASSERT_TRUE(p.AddSnapshot(0, SnapshotPhase::kBefore, 0x7f0000200000, big).ok());
+    ASSERT_TRUE(p.AddSnapshot(0, SnapshotPhase::kAfter, 0x7f0000200000, big).ok());
+    ASSERT_TRUE(p.AddLaunch(SampleLaunch(1, module)).ok());
+    ASSERT_TRUE(p.AddSnapshot(1, SnapshotPhase::kBefore, 0x7f0000000000, after).ok());
+    ASSERT_TRUE(p.AddSnapshot(1, SnapshotPhase::kAfter, 0x7f0000000000, after).ok());
+    deduplicated = p.blobs_deduplicated();
+    ASSERT_TRUE((*w)->Close().ok());
+  }
+};
+
+std::vector<uint8_t> Bytes(const StatusOr<std::span<const uint8_t>>& s) {
+  EXPECT_TRUE(s.ok());
+  return s.ok() ? std::vector<uint8_t>(s.value().begin(), s.value().end()) : std::vector<uint8_t>();
+}
+
+StatusOr<ReplayCapture> Read(std::span<const uint8_t> bytes) {
+  ASSIGN_OR_RETURN(auto r, format::SbtReader::FromMemory(bytes));
+  return ReadReplayCapture(*r);
+}
+
+TEST(PayloadTest, RoundTripWithDeduplication) {
+  testing::TempPath tmp;
+  Sample s;
+  s.Write(tmp.path());
+  EXPECT_EQ(s.deduplicated, 4u);  // module, big after, 'after' twice for launch 1
+  auto r = format::SbtReader::Open(tmp.path());
+  ASSERT_TRUE(r.ok());
+  auto cap = ReadReplayCapture(**r);
+  ASSERT_TRUE(cap.ok()) << cap.status().ToString();
+  ASSERT_TRUE(ValidateCapture(*cap).ok()) << ValidateCapture(*cap).ToString();
+  EXPECT_TRUE(cap->has_info);
+  EXPECT_EQ(cap->info.device_name, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(cap->info.cc_major, 9u);
+  EXPECT_EQ(cap->info.driver_version, 13000u);
+  ASSERT_EQ(cap->modules.size(), 1u);
+  EXPECT_EQ(cap->modules[0].kind, ImageKind::kCubin);
+  EXPECT_EQ(cap->modules[0].name, "follow.cubin");
+  EXPECT_EQ(Bytes(cap->BlobData(s.module, "m")), s.image);
+  ASSERT_EQ(cap->launches.size(), 2u);
+  const LaunchRecord want = SampleLaunch(1, s.module), &got = cap->launches[1];
+  EXPECT_EQ(got.index, 1u);
+  EXPECT_EQ(got.function, want.function);
+  EXPECT_EQ(got.grid[0], 80u);
+  EXPECT_EQ(got.block[0], 256u);
+  EXPECT_EQ(got.cluster[0], 2u);
+  EXPECT_EQ(got.dynamic_shared_bytes, 1024u);
+  EXPECT_EQ(got.recorded_ns, 12345u);
+  EXPECT_EQ(got.snapshot_ranges, 1u);
+  EXPECT_EQ(got.params, want.params);
+  ASSERT_EQ(got.param_info.size(), 2u);
+  EXPECT_EQ(got.param_info[1].offset, 8u);
+  EXPECT_EQ(got.param_info[1].size, 4u);
+  ASSERT_EQ(cap->snapshots.size(), 6u);
+  EXPECT_EQ(cap->blobs.size(), 4u);  // image, before, after, big
+  for (const SnapshotRecord& sn : cap->snapshots) {
+    auto data = cap->BlobData(sn.hash, "s");
+    ASSERT_TRUE(data.ok());
+    EXPECT_EQ(data->size(), sn.size);
+  }
+  EXPECT_EQ(Bytes(cap->BlobData(cap->snapshots[2].hash, "big")), s.big);
+}
+
+TEST(PayloadTest, ContentHashIsStable) {
+  // Pinned: the hash is part of the file format (docs/replay-format.md).
+  EXPECT_EQ(ContentHash({}), ContentHash(std::vector<uint8_t>{}));
+  std::vector<uint8_t> abc = {'a', 'b', 'c'};
+  EXPECT_NE(ContentHash(abc), ContentHash(std::vector<uint8_t>{'a', 'b', 'd'}));
+  EXPECT_NE(ContentHash(std::vector<uint8_t>(8, 0)), ContentHash(std::vector<uint8_t>(9, 0)));
+  EXPECT_EQ(ContentHash(abc), 0x723bb596805ba2ecull);
+}
+
+TEST(PayloadTest, TruncatedCaptureIsReportedNotCrashed) {
+  testing::TempPath tmp;
+  Sample s;
+  s.Write(tmp.path());
+  auto read = ReadFileToString(tmp.path());
+  ASSERT_TRUE(read.ok());
+  std::string bytes = *read;
+  std::vector<uint8_t> all(bytes.begin(), bytes.end());
+  size_t clean_cuts = 0;
+  // Every 997th cut point plus the last bytes: never a crash; a capture cut
+  // before its end never validates unless only the index was lost.
+  for (size_t cut = 0; cut < all.size(); cut += (cut + 64 >= all.size() ? 1 : 997)) {
+    auto cap = Read(std::span<const uint8_t>(all.data(), cut));
+    if (!cap.ok()) continue;  // e.g. shorter than the SBT header
+    Status v = ValidateCapture(*cap);
+    if (v.ok()) {
+      ++clean_cuts;
+      continue;
+    }
+    EXPECT_FALSE(v.message().empty());
+  }
+  EXPECT_LE(clean_cuts, 40u);  // only cuts inside the footer index/trailer keep everything
+  // A cut inside the big blob names it.
+  auto cap = Read(std::span<const uint8_t>(all.data(), all.size() / 2));
+  ASSERT_TRUE(cap.ok());
+  Status v = ValidateCapture(*cap);
+  ASSERT_FALSE(v.ok());
+  EXPECT_NE(v.message().find("launch 0"), std::string::npos) << v.ToString();
+}
+
+TEST(PayloadTest, MissingModuleNamesTheLaunch) {
+  testing::TempPath tmp;
+  {
+    auto w = format::SbtWriter::Open(tmp.path());
+    ASSERT_TRUE(w.ok());
+    ReplayPayloadWriter p(w->get());
+    ASSERT_TRUE(p.AddLaunch(SampleLaunch(5, 0x1234)).ok());
+    ASSERT_TRUE((*w)->Close().ok());
+  }
+  auto r = format::SbtReader::Open(tmp.path());
+  auto cap = ReadReplayCapture(**r);
+  ASSERT_TRUE(cap.ok());
+  Status v = ValidateCapture(*cap);
+  EXPECT_EQ(v.code(), StatusCode::kNotFound);
+  EXPECT_NE(v.message().find("launch 5 (_Z6followP4Nodei): module 0x0000000000001234 is missing"),
+            std::string::npos)
+      << v.ToString();
+  ReplayCapture empty;
+  EXPECT_FALSE(ValidateCapture(empty).ok());
+}
+
+// Hand-built payloads: every prefix of a launch chunk is an error naming the
+// chunk and byte, and a parameter outside the buffer is refused.
+TEST(PayloadTest, LaunchChunkIsBoundsChecked) {
+  testing::TempPath tmp;
+  {
+    auto w = format::SbtWriter::Open(tmp.path(), {.zstd_level = 0});
+    ASSERT_TRUE(w.ok());
+    ReplayPayloadWriter p(w->get());
+    ASSERT_TRUE(p.AddLaunch(SampleLaunch(0, 1)).ok());
+    ASSERT_TRUE((*w)->Close().ok());
+  }
+  auto r = format::SbtReader::Open(tmp.path());
+  std::vector<uint8_t> payload;
+  uint64_t offset = 0;
+  ASSERT_TRUE((*r)->ReadRawChunks(uint16_t(PayloadChunk::kLaunch),
+                                  [&](std::span<const uint8_t> p, uint64_t off) {
+                                    payload.assign(p.begin(), p.end());
+                                    offset = off;
+                                    return OkStatus();
+                                  })
+                  .ok());
+  ASSERT_FALSE(payload.empty());
+  for (size_t n = 0; n < payload.size(); ++n) {
+    ReplayCapture cap;
+    Status st = ParsePayloadChunk(uint16_t(PayloadChunk::kLaunch),
+                                  std::span<const uint8_t>(payload.data(), n), offset, &cap);
+    ASSERT_FALSE(st.ok()) << n;
+    EXPECT_NE(st.message().find(StrFormat("replay launch chunk at byte %llu",
+                                          static_cast<unsigned long long>(offset))),
+              std::string::npos)
+        << st.ToString();
+    EXPECT_TRUE(cap.launches.empty());
+  }
+  // Parameter 1 claims offset 8 size 4 of a 12-byte buffer; grow its size to 5.
+  // Its size varint is the byte before the buffer length varint (12) and the
+  // 12 buffer bytes: payload.size() - 12 - 1 - 1.
+  std::vector<uint8_t> bad = payload;
+  ASSERT_EQ(bad[bad.size() - 14], 4);
+  bad[bad.size() - 14] = 5;
+  ReplayCapture cap;
+  Status st = ParsePayloadChunk(uint16_t(PayloadChunk::kLaunch), bad, offset, &cap);
+  EXPECT_NE(
+      st.message().find("parameter 1 (offset 8, size 5) exceeds the 12-byte parameter buffer"),
+      std::string::npos)
+      << st.ToString();
+  ReplayPayloadWriter w(nullptr);
+  LaunchRecord l = SampleLaunch(0, 1);
+  l.param_info[1].size = 5;
+  EXPECT_FALSE(w.AddLaunch(l).ok());  // refused before touching the (null) writer
+}
+
+TEST(PayloadTest, BlobPiecesOutOfOrderOrWrongHashAreRefused) {
+  ByteWriter w;
+  w.PutU8(1);
+  w.PutU64(99);    // wrong hash for the content below
+  w.PutVarint(4);  // total
+  w.PutVarint(0);  // offset
+  w.PutVarint(4);  // length
+  w.PutU32(0xdeadbeef);
+  ReplayCapture cap;
+  Status st = ParsePayloadChunk(uint16_t(PayloadChunk::kBlobPiece), w.buffer(), 4096, &cap);
+  EXPECT_NE(st.message().find("content does not match its hash"), std::string::npos)
+      << st.ToString();
+  ByteWriter o;
+  o.PutU8(1);
+  o.PutU64(7);
+  o.PutVarint(1ull << 40);  // claims 1 TiB: refused before any allocation
+  o.PutVarint(0);
+  o.PutVarint(1);
+  o.PutU8(0);
+  st = ParsePayloadChunk(uint16_t(PayloadChunk::kBlobPiece), o.buffer(), 0, &cap);
+  EXPECT_NE(st.message().find("exceeds the"), std::string::npos) << st.ToString();
+  ByteWriter g;
+  g.PutU8(1);
+  g.PutU64(8);
+  g.PutVarint(100);
+  g.PutVarint(50);  // first piece must start at 0
+  g.PutVarint(1);
+  g.PutU8(0);
+  st = ParsePayloadChunk(uint16_t(PayloadChunk::kBlobPiece), g.buffer(), 0, &cap);
+  EXPECT_NE(st.message().find("piece at offset 50, expected 0"), std::string::npos)
+      << st.ToString();
+}
+
+}  // namespace
+}  // namespace tracesmith::replay
