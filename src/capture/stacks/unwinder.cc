@@ -93,6 +93,15 @@ inline uint64_t LookupRule(uint64_t key) {
   return ComputeAndCache(key);
 }
 
+// A stack word. memcpy: addresses derived from a corrupt frame may be
+// misaligned, which x86-64 reads fine but C++ calls undefined; this
+// compiles to the same single load.
+inline uintptr_t ReadWord(uintptr_t addr) {
+  uintptr_t v;
+  __builtin_memcpy(&v, reinterpret_cast<const void*>(addr), sizeof(v));
+  return v;
+}
+
 // addr..addr+8 within [lo, hi): one unsigned compare covers both ends.
 // Alignment is not checked: x86-64 reads unaligned words without faulting.
 inline bool InStack(uintptr_t addr, uintptr_t lo, uintptr_t hi) { return addr - lo <= hi - 8 - lo; }
@@ -144,17 +153,17 @@ template <bool kHash>
       if (__builtin_expect(r.kind == RuleKind::kCfa, 1)) {
         cfa = (r.cfa_is_rbp ? rbp : rsp) + uintptr_t(intptr_t(r.cfa_offset));
         if (!InStack(cfa - 8, lo, hi) || cfa <= rsp) break;
-        ra = *reinterpret_cast<const uintptr_t*>(cfa - 8);
+        ra = ReadWord(cfa - 8);
         if (r.rbp_saved) {
           uintptr_t at = cfa + uintptr_t(intptr_t(r.rbp_offset));
           if (!InStack(at, lo, hi)) break;
-          rbp = *reinterpret_cast<const uintptr_t*>(at);
+          rbp = ReadWord(at);
         }
       } else if (r.kind == RuleKind::kFramePointer) {
         if (!InStack(rbp, lo, hi) || !InStack(rbp + 8, lo, hi) || rbp < rsp) break;
         cfa = rbp + 16;
-        ra = reinterpret_cast<const uintptr_t*>(rbp)[1];
-        rbp = reinterpret_cast<const uintptr_t*>(rbp)[0];
+        ra = ReadWord(rbp + 8);
+        rbp = ReadWord(rbp);
       } else {
         break;  // kEnd
       }
