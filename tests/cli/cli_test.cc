@@ -21,8 +21,7 @@ struct Result {
 };
 
 Result RunTracesmith(const std::string& args) {
-  const char* bin_dir = std::getenv("TS_BINARY_DIR");
-  std::string cmd = std::string(bin_dir ? bin_dir : ".") + "/bin/tracesmith " + args + " 2>&1";
+  std::string cmd = std::string(TS_TRACESMITH_BIN) + " " + args + " 2>&1";
   Result r{-1, ""};
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;
