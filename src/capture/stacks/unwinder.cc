@@ -96,7 +96,7 @@ inline uint64_t LookupRule(uint64_t key) {
 // A stack word. memcpy: addresses derived from a corrupt frame may be
 // misaligned, which x86-64 reads fine but C++ calls undefined; this
 // compiles to the same single load.
-inline uintptr_t ReadWord(uintptr_t addr) {
+[[gnu::always_inline, gnu::no_sanitize_address]] inline uintptr_t ReadWord(uintptr_t addr) {
   uintptr_t v;
   __builtin_memcpy(&v, reinterpret_cast<const void*>(addr), sizeof(v));
   return v;
