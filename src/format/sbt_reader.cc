@@ -28,7 +28,7 @@ struct ChunkHeader {
 // Parses and checks the 24-byte chunk header at `p` (caller ensures 24 bytes).
 bool ParseChunkHeader(const uint8_t* p, ChunkHeader* h) {
   ByteCursor c(p, kChunkHeaderSize);
-  uint32_t magic, header_crc;
+  uint32_t magic = 0, header_crc = 0;
   c.ReadU32(&magic);
   c.ReadU16(&h->type);
   c.ReadU16(&h->flags);
