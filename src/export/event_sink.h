@@ -119,11 +119,12 @@ class FlowTracker {
   Map api_started_, gpu_done_;
 };
 
-#define TS_EXPORT_EVENT_TYPES(M)                                                              \
-  M(KernelEvent)                                                                              \
-  M(MemcpyEvent)                                                                              \
-  M(MemsetEvent) M(SyncEvent) M(ApiEvent) M(NvtxRangeEvent) M(NvtxMarkerEvent) M(MemoryEvent) \
-      M(CounterEvent) M(ModuleLoadEvent) M(GraphLaunchEvent) M(OverheadEvent) M(DropEvent)
+#define TS_EXPORT_EVENT_TYPES(M)                                                               \
+  M(KernelEvent)                                                                               \
+  M(MemcpyEvent)                                                                               \
+  M(MemsetEvent)                                                                               \
+  M(SyncEvent) M(ApiEvent) M(NvtxRangeEvent) M(NvtxMarkerEvent) M(MemoryEvent) M(CounterEvent) \
+      M(ModuleLoadEvent) M(GraphLaunchEvent) M(OverheadEvent) M(DropEvent)
 
 class EventSink {
  public:

@@ -4,6 +4,7 @@
 // UI's JSON importer) read ours. Times: microseconds with three decimals,
 // relative to "baseTimeNanoseconds" (exact to the nanosecond).
 #include <algorithm>
+#include <array>
 #include <map>
 #include <unordered_map>
 #include <unordered_set>
@@ -186,7 +187,9 @@ class JsonSink : public EventSink {
   }
 
   void On(const KernelEvent& k) override {
-    Complete("kernel", KernelName(k), k.device_id, k.stream_id, k.start_ns, k.end_ns);
+    ++kernels_;
+    CompleteQuoted("kernel", QuotedName(k.demangled_id ? k.demangled_id : k.name_id), k.device_id,
+                   k.stream_id, k.start_ns, k.end_ns);
     j_.Raw(",\n    \"args\": {\"queued\": ");
     j_.Uint(k.queued_ns > base_ ? (k.queued_ns - base_) / 1000 : 0);
     j_.Raw(", \"device\": ");
@@ -197,24 +200,7 @@ class JsonSink : public EventSink {
     j_.Uint(k.stream_id);
     j_.Raw(", \"correlation\": ");
     j_.Uint(k.correlation_id);
-    j_.Raw(", \"registers per thread\": ");
-    j_.Uint(k.registers_per_thread);
-    j_.Raw(", \"shared memory\": ");
-    j_.Uint(uint64_t{k.static_shared_bytes} + k.dynamic_shared_bytes);
-    const Device* d = DeviceOf(k.device_id);
-    OccupancyEstimate occ =
-        d ? EstimateOccupancy(k, d->sm_count, d->cc_major, d->cc_minor) : OccupancyEstimate{};
-    j_.Raw(", \"blocks per SM\": ");
-    j_.Double(occ.blocks_per_sm);
-    j_.Raw(", \"warps per SM\": ");
-    j_.Double(occ.warps_per_sm);
-    j_.Raw(", \"grid\": [");
-    Triple(k.grid_x, k.grid_y, k.grid_z);
-    j_.Raw("], \"block\": [");
-    Triple(k.block_x, k.block_y, k.block_z);
-    j_.Raw("], \"est. achieved occupancy %\": ");
-    j_.Int(occ.occupancy_pct);
-    j_.Raw("}\n  }");
+    j_.Raw(LaunchArgs(k));
     FlowEnd(k.pid, k.correlation_id, k.device_id, k.stream_id, k.start_ns);
     MaybeFlush();
   }
@@ -366,11 +352,18 @@ class JsonSink : public EventSink {
   // then closes it with "\n  }".
   void Complete(std::string_view cat, std::string_view name, uint64_t pid, uint64_t tid,
                 uint64_t start, uint64_t end) {
+    std::string quoted = "\"";
+    JsonWriter::Escape(name, &quoted);
+    quoted.push_back('"');
+    CompleteQuoted(cat, quoted, pid, tid, start, end);
+  }
+  void CompleteQuoted(std::string_view cat, std::string_view quoted_name, uint64_t pid,
+                      uint64_t tid, uint64_t start, uint64_t end) {
     Sep();
     j_.Raw("{\n    \"ph\": \"X\", \"cat\": \"");
     j_.Raw(cat);
     j_.Raw("\", \"name\": ");
-    j_.String(name);
+    j_.Raw(quoted_name);
     j_.Raw(", \"pid\": ");
     j_.Uint(pid);
     j_.Raw(", \"tid\": ");
@@ -424,9 +417,61 @@ class JsonSink : public EventSink {
     if (flows_tracker_.EndAtGpuOp(*ctx_, pid, corr))
       Flow('f', ctx_->FlowId(pid, corr), device, stream, ts);
   }
-  std::string_view KernelName(const KernelEvent& k) {
-    ++kernels_;
-    return meta_->strings.Get(k.demangled_id ? k.demangled_id : k.name_id);
+  // The args from "registers per thread" to the end depend only on the
+  // launch configuration and device, and kernels repeat a few of those: the
+  // text (with its double formatting) is built once per configuration.
+  const std::string& LaunchArgs(const KernelEvent& k) {
+    LaunchKey key{{k.grid_x, k.grid_y, k.grid_z, k.block_x, k.block_y, k.block_z,
+                   k.registers_per_thread, k.static_shared_bytes + k.dynamic_shared_bytes,
+                   k.device_id}};
+    uint64_t h = 0;
+    for (uint32_t v : key.v) h = (h ^ v) * 0x9e3779b97f4a7c15ull;
+    auto& slot = launch_cache_[(h >> 40) & 63];
+    if (slot.first == key && slot.second != nullptr) return *slot.second;
+    auto [it, inserted] = launch_args_.try_emplace(key);
+    if (inserted) {
+      JsonWriter w;
+      w.Raw(", \"registers per thread\": ");
+      w.Uint(k.registers_per_thread);
+      w.Raw(", \"shared memory\": ");
+      w.Uint(uint64_t{k.static_shared_bytes} + k.dynamic_shared_bytes);
+      const Device* d = DeviceOf(k.device_id);
+      OccupancyEstimate occ =
+          d ? EstimateOccupancy(k, d->sm_count, d->cc_major, d->cc_minor) : OccupancyEstimate{};
+      w.Raw(", \"blocks per SM\": ");
+      w.Double(occ.blocks_per_sm);
+      w.Raw(", \"warps per SM\": ");
+      w.Double(occ.warps_per_sm);
+      w.Raw(", \"grid\": [");
+      w.Uint(k.grid_x);
+      w.Raw(", ");
+      w.Uint(k.grid_y);
+      w.Raw(", ");
+      w.Uint(k.grid_z);
+      w.Raw("], \"block\": [");
+      w.Uint(k.block_x);
+      w.Raw(", ");
+      w.Uint(k.block_y);
+      w.Raw(", ");
+      w.Uint(k.block_z);
+      w.Raw("], \"est. achieved occupancy %\": ");
+      w.Int(occ.occupancy_pct);
+      w.Raw("}\n  }");
+      it->second = std::move(w.buf());
+    }
+    slot = {key, &it->second};
+    return it->second;
+  }
+  // Escaped, quoted kernel names by string id.
+  std::string_view QuotedName(uint32_t id) {
+    if (id >= quoted_names_.size()) quoted_names_.resize(id + 1);
+    std::string& q = quoted_names_[id];
+    if (q.empty()) {
+      q.push_back('"');
+      JsonWriter::Escape(meta_->strings.Get(id), &q);
+      q.push_back('"');
+    }
+    return q;
   }
   const Device* DeviceOf(uint32_t id) {
     auto it = devices_.find(id);
@@ -448,6 +493,20 @@ class JsonSink : public EventSink {
   JsonWriter j_;
   bool first_event_ = true;
   std::map<uint32_t, Device> devices_;
+  struct LaunchKey {
+    uint32_t v[9];
+    bool operator==(const LaunchKey&) const = default;
+  };
+  struct LaunchKeyHash {
+    size_t operator()(const LaunchKey& k) const {
+      uint64_t h = 0;
+      for (uint32_t v : k.v) h = (h ^ v) * 0x9e3779b97f4a7c15ull;
+      return h ^ (h >> 32);
+    }
+  };
+  std::unordered_map<LaunchKey, std::string, LaunchKeyHash> launch_args_;
+  std::array<std::pair<LaunchKey, const std::string*>, 64> launch_cache_{};
+  std::vector<std::string> quoted_names_;
   std::unordered_map<uint64_t, int64_t> memory_;
   FlowTracker flows_tracker_;
   uint64_t kernels_ = 0, flows_ = 0;

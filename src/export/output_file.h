@@ -23,7 +23,8 @@ class OutputFile {
 
   void Write(const void* data, size_t n) {
     if (buf_.size() + n > kBufferBytes) FlushBuffer();
-    if (n > kBufferBytes) {
+    if (n >= kBufferBytes / 8) {  // large pieces skip the copy into the buffer
+      FlushBuffer();
       WriteThrough(data, n);
       return;
     }
