@@ -294,7 +294,9 @@ CriticalPath ComputeCriticalPath(const CompactTrace& trace, size_t keep_segments
   add(best, w1, PathCategory::kUntraced, cur);
   uint64_t hi = best;
   std::vector<Edge> edges;
-  while (hi > w0) {
+  // Each step moves hi back or to an earlier node; the cap is a safety net.
+  const uint64_t max_steps = trace.ops().size() + trace.calls().size() + trace.syncs().size() + 1;
+  while (hi > w0 && path.nodes <= max_steps) {
     path.nodes++;
     const uint64_t start = rules.Start(cur), end = rules.End(cur);
     edges.clear();
@@ -306,7 +308,13 @@ CriticalPath ComputeCriticalPath(const CompactTrace& trace, size_t keep_segments
     uint64_t bind_end = 0;
     for (const Edge& e : edges) {
       uint64_t ps = rules.Start(e.from), pe = rules.End(e.from);
-      if (pe > end || (pe == end && ps >= start)) continue;
+      // An op may start before the call that issued it returns: the call
+      // binds up to the op's start.
+      if (e.kind == EdgeKind::kLaunch || e.kind == EdgeKind::kGraphLaunch) pe = std::min(pe, start);
+      // Never past the part of the path already explained (hi): with the
+      // launch cap above, a synchronous call and its op would otherwise
+      // point at each other.
+      if (pe > end || pe > hi || (pe == end && ps >= start)) continue;
       if (!bind || pe > bind_end) bind = &e, bind_end = pe;
     }
     if (!bind) {

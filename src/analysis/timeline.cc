@@ -70,47 +70,41 @@ IdleClassifier::IdleClassifier(const CompactTrace& trace)
       waits_by_lane_[s.lane].push_back({s.start_ns, s.end_ns});
       max_wait_ns_ = std::max(max_wait_ns_, s.end_ns - s.start_ns);
     } else {
-      host_syncs_.push_back({s.pid, s.start_ns, s.end_ns});
-      max_sync_ns_ = std::max(max_sync_ns_, s.end_ns - s.start_ns);
-      AppendUnion(&host_sync_union_, s.start_ns, s.end_ns);
+      AppendUnion(&sync_union_by_pid_[s.pid], s.start_ns, s.end_ns);
     }
   }
 }
 
-IdleCause IdleClassifier::Classify(uint64_t g0, uint64_t g1, uint32_t next) const {
-  if (next == kNone) return IdleCause::kNothingQueued;
+void IdleClassifier::Classify(uint64_t g0, uint64_t g1, uint32_t next, IdleBreakdown* out) const {
+  if (next == kNone) return out->Add(IdleCause::kNothingQueued, g1 - g0);
   const GpuOp& op = trace_.ops()[next];
-  // Stream waits on N's stream overlapping [g0, g1).
+  // Stream waits on N's stream overlapping [g0, g1): the whole gap.
   const auto& waits = waits_by_lane_[op.lane()];
   auto it = std::lower_bound(waits.begin(), waits.end(), g1,
                              [](const Interval& w, uint64_t t) { return w.start < t; });
   for (auto w = it; w != waits.begin();) {
     --w;
-    if (w->end > g0) return IdleCause::kOtherStream;
+    if (w->end > g0) return out->Add(IdleCause::kOtherStream, g1 - g0);
     if (w->start + max_wait_ns_ <= g0) break;  // it and all earlier ones end before g0
   }
-  const uint32_t call = trace_.CallOfOp(next);
-  const uint32_t pid = trace_.PidOfLane(op.lane());
-  const uint64_t issued = call == kNone ? UINT64_MAX : trace_.CallSpanOfOp(next).start;
-  // Host syncs of the same process overlapping the gap, returned before N
-  // was issued. Most gaps overlap no sync at all: check the union first.
-  auto u = std::lower_bound(host_sync_union_.begin(), host_sync_union_.end(), g1,
-                            [](const Interval& i, uint64_t t) { return i.start < t; });
-  const bool maybe_sync = u != host_sync_union_.begin() && (u - 1)->end > g0;
-  auto hs = !maybe_sync
-                ? host_syncs_.begin()
-                : std::lower_bound(host_syncs_.begin(), host_syncs_.end(), g1,
-                                   [](const HostSync& s, uint64_t t) { return s.start < t; });
-  while (hs != host_syncs_.begin()) {
-    --hs;
-    if (hs->start + max_sync_ns_ < g0) break;
-    if (hs->pid == pid && hs->end > g0 && hs->start < g1 &&
-        (issued == UINT64_MAX || hs->end <= issued))
-      return IdleCause::kSync;
+  // The part of the gap the host spent inside synchronize calls.
+  uint64_t sync_ns = 0;
+  auto u = sync_union_by_pid_.find(trace_.PidOfLane(op.lane()));
+  if (u != sync_union_by_pid_.end()) {
+    const auto& v = u->second;
+    auto i = std::lower_bound(v.begin(), v.end(), g1,
+                              [](const Interval& x, uint64_t t) { return x.start < t; });
+    while (i != v.begin()) {
+      --i;
+      if (i->end <= g0) break;  // disjoint and sorted: earlier ones end earlier
+      sync_ns += std::min(i->end, g1) - std::max(i->start, g0);
+    }
   }
-  if (call == kNone) return IdleCause::kNothingQueued;
-  if (trace_.CallSpanOfOp(next).end > g0) return IdleCause::kHostLaunch;
-  return IdleCause::kLaunchLatency;
+  out->Add(IdleCause::kSync, sync_ns);
+  const uint64_t rest = (g1 - g0) - sync_ns;
+  if (trace_.CallOfOp(next) == kNone) return out->Add(IdleCause::kNothingQueued, rest);
+  if (trace_.CallSpanOfOp(next).end > g0) return out->Add(IdleCause::kHostLaunch, rest);
+  out->Add(IdleCause::kLaunchLatency, rest);
 }
 
 // ---- timeline ----------------------------------------------------------------
@@ -123,8 +117,7 @@ void ClassifyGaps(const std::vector<Interval>& busy, const std::vector<uint32_t>
                   uint64_t w0, uint64_t w1, const IdleClassifier& classifier, IdleBreakdown* out) {
   uint64_t t = w0;
   for (size_t i = 0; i < busy.size(); ++i) {
-    if (busy[i].start > t)
-      out->Add(classifier.Classify(t, busy[i].start, openers[i]), busy[i].start - t);
+    if (busy[i].start > t) classifier.Classify(t, busy[i].start, openers[i], out);
     t = busy[i].end;
   }
   if (w1 > t) out->Add(IdleCause::kNothingQueued, w1 - t);

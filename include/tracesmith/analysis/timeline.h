@@ -7,12 +7,14 @@
 // running an op at an instant: its maximum, and its time-weighted average
 // over the device's busy time (sum of stream busy time / device busy time).
 //
-// Every idle gap (stream-level and device-level) gets one cause, checked in
-// this order, for the op N that ends the gap [g0, g1):
+// Every idle gap (stream-level and device-level) [g0, g1), ended by op N, is
+// split between these causes:
 //   other_stream   a cudaStreamWaitEvent on N's stream overlaps the gap: the
-//                  stream waited for work recorded on another stream
-//   sync           the host was inside a synchronize call (stream, event,
-//                  context) during the gap and issued N after it returned
+//                  stream waited for work recorded on another stream (the
+//                  whole gap)
+//   sync           the part of the gap during which the host was inside a
+//                  synchronize call (stream, event, context) of N's process
+// and the rest of the gap, by N:
 //   host_launch    N's API call ended after the gap began: the GPU waited
 //                  for the host to launch work
 //   launch_latency N was issued before the gap began yet started later
@@ -25,6 +27,7 @@
 #include <array>
 #include <cstdint>
 #include <span>
+#include <unordered_map>
 #include <vector>
 
 #include "tracesmith/analysis/compact_trace.h"
@@ -99,18 +102,15 @@ std::vector<Interval> OpUnion(const CompactTrace& trace, std::span<const uint32_
 class IdleClassifier {
  public:
   explicit IdleClassifier(const CompactTrace& trace);
-  IdleCause Classify(uint64_t g0, uint64_t g1, uint32_t next) const;
+  // Adds the gap [g0, g1) ended by op `next` (kNone: no next op) to `out`.
+  void Classify(uint64_t g0, uint64_t g1, uint32_t next, IdleBreakdown* out) const;
 
  private:
   const CompactTrace& trace_;
   std::vector<std::vector<Interval>> waits_by_lane_;  // stream-wait syncs, sorted
-  struct HostSync {
-    uint32_t pid;
-    uint64_t start, end;
-  };
-  std::vector<HostSync> host_syncs_;       // by start
-  std::vector<Interval> host_sync_union_;  // all processes: a quick "no sync here"
-  uint64_t max_sync_ns_ = 0, max_wait_ns_ = 0;
+  // Per process, the union of its host synchronize calls.
+  std::unordered_map<uint32_t, std::vector<Interval>> sync_union_by_pid_;
+  uint64_t max_wait_ns_ = 0;
 };
 
 // ---- template implementation ----

@@ -1,0 +1,92 @@
+// The real GPU sample (examples/traces/mlp_train.sbt: a 5-step PyTorch MLP
+// training run captured on an H200): the report against independent
+// computations from the raw rows, and the text report against its golden file.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <sstream>
+
+#include "tracesmith/analysis/report.h"
+#include "tracesmith/base/file_util.h"
+#include "tracesmith/format/sbt_reader.h"
+
+namespace tracesmith::analysis {
+namespace {
+
+std::string SamplePath() {
+  const char* src = std::getenv("TS_SOURCE_DIR");
+  return std::string(src ? src : ".") + "/examples/traces/mlp_train.sbt";
+}
+
+// Busy time of device 0 by sorting all op intervals and merging.
+uint64_t PlainBusy(const model::Trace& t) {
+  std::vector<std::pair<uint64_t, uint64_t>> v;
+  for (const auto& k : t.Rows<model::KernelEvent>()) v.push_back({k.start_ns, k.end_ns});
+  for (const auto& m : t.Rows<model::MemcpyEvent>()) v.push_back({m.start_ns, m.end_ns});
+  for (const auto& m : t.Rows<model::MemsetEvent>()) v.push_back({m.start_ns, m.end_ns});
+  std::sort(v.begin(), v.end());
+  uint64_t busy = 0, cs = 0, ce = 0;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i && v[i].first <= ce) {
+      ce = std::max(ce, v[i].second);
+      continue;
+    }
+    busy += ce - cs;
+    cs = v[i].first, ce = v[i].second;
+  }
+  return busy + (ce - cs);
+}
+
+TEST(RealTraceTest, MlpTrainSample) {
+  if (!std::filesystem::exists(SamplePath())) GTEST_SKIP() << SamplePath() << " not present";
+  auto rows = format::ReadTraceFile(SamplePath());
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  CompactTrace c;
+  ASSERT_TRUE(LoadCompactTrace(SamplePath(), {}, &c).ok());
+  AnalysisReport r = BuildReport(c, "examples/traces/mlp_train.sbt");
+
+  const auto& kernels = rows->Rows<model::KernelEvent>();
+  uint64_t total = 0;
+  for (const auto& k : kernels) total += k.end_ns - k.start_ns;
+  EXPECT_EQ(r.kernel_count, kernels.size());
+  EXPECT_EQ(r.kernel_ns, total);
+  uint64_t counted = 0;
+  for (const NamedStats& n : r.kernels) counted += n.stats.count;
+  EXPECT_EQ(counted, kernels.size());
+  ASSERT_EQ(r.timeline.devices.size(), 1u);
+  const DeviceTimeline& d = r.timeline.devices[0];
+  EXPECT_EQ(d.busy_ns, PlainBusy(*rows));
+  EXPECT_EQ(d.busy_ns + d.idle.total_ns(), r.wall_ns());
+  uint64_t copies = 0, bytes = 0, copy_bytes = 0;
+  for (const CopyStats& s : r.copies) copies += s.count, bytes += s.bytes;
+  for (const auto& m : rows->Rows<model::MemcpyEvent>()) copy_bytes += m.bytes;
+  for (const auto& m : rows->Rows<model::MemsetEvent>()) copy_bytes += m.bytes;
+  EXPECT_EQ(copies,
+            rows->Rows<model::MemcpyEvent>().size() + rows->Rows<model::MemsetEvent>().size());
+  EXPECT_EQ(bytes, copy_bytes);
+  uint64_t path = 0;
+  for (uint64_t ns : r.critical_path_ns) path += ns;
+  EXPECT_EQ(path, r.wall_ns());
+  for (const StreamTimeline& s : r.timeline.streams) {
+    uint64_t sum = 0;
+    for (uint64_t ns : s.state_ns) sum += ns;
+    EXPECT_EQ(sum, r.wall_ns());
+  }
+  EXPECT_GE(r.findings.size(), 3u);
+
+  std::ostringstream text;
+  WriteTextReport(r, AnalyzeOptions{}, text);
+  std::string golden =
+      std::string(std::getenv("TS_SOURCE_DIR") ? std::getenv("TS_SOURCE_DIR") : ".") +
+      "/tests/analysis/golden/mlp_train.txt";
+  if (std::getenv("TS_UPDATE_GOLDEN")) {
+    ASSERT_TRUE(WriteStringToFile(golden, text.str()).ok());
+    return;
+  }
+  auto want = ReadFileToString(golden);
+  ASSERT_TRUE(want.ok()) << golden;
+  EXPECT_EQ(text.str(), *want);
+}
+
+}  // namespace
+}  // namespace tracesmith::analysis
