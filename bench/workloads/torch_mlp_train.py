@@ -67,7 +67,12 @@ def main():
         t = timed_blocks()
     cuda = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
     n = len(cuda)
-    print(f"steps={args.steps} step_ms={t * 1e3:.4f} cuda_events={n}")
+    # cuda_events also counts CPU annotations that torch.profiler projects onto
+    # the GPU timeline (e.g. "Optimizer.step#AdamW.step", once per step);
+    # gpu_activities counts only kernels, memcpys and memsets.
+    annotations = [e for e in cuda if "#" in e.name and "(" not in e.name and "<" not in e.name]
+    gpu = n - len(annotations)
+    print(f"steps={args.steps} step_ms={t * 1e3:.4f} cuda_events={n} gpu_activities={gpu}")
     if os.environ.get("TS_EVENT_BREAKDOWN"):  # which kinds torch.profiler counts
         kinds = collections.Counter()
         for e in cuda:
@@ -75,8 +80,8 @@ def main():
             kinds["memcpy" if "memcpy" in name else "memset" if "memset" in name
                   else "sync" if "sync" in name else "kernel"] += 1
         print("cuda_event_kinds=" + ",".join(f"{k}:{v}" for k, v in sorted(kinds.items())))
-        others = collections.Counter(e.name for e in cuda if "sync" in e.name.lower())
-        print("cuda_sync_names=" + repr(dict(others)))
+        for name, count in collections.Counter(e.name for e in cuda).most_common():
+            print(f"cuda_event_name {count} {name[:100]}")
 
 
 if __name__ == "__main__":

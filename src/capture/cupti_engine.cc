@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string_view>
 
@@ -105,7 +106,14 @@ Status CuptiEngine::Start(const CaptureOptions& options) {
   options_ = options;
   pid_ = static_cast<uint32_t>(getpid());
 
-  CUptiResult rc = cuptiSubscribe(&subscriber_, &CuptiEngine::OnCallback, this);
+  // Tuning knob for overhead measurements: TRACESMITH_SUBSCRIBE=0 records
+  // activities without a callback subscriber (no module loads, capture
+  // ranges, stacks or CUPTI-in-use detection).
+  const char* subscribe = getenv("TRACESMITH_SUBSCRIBE");
+  bool use_callbacks = !(subscribe && std::string_view(subscribe) == "0");
+  CUptiResult rc = use_callbacks
+                       ? cuptiSubscribe(&subscriber_, &CuptiEngine::OnCallback, this)
+                       : CUPTI_SUCCESS;
   if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
     subscriber_ = nullptr;
     return FailedPrecondition(
@@ -118,11 +126,18 @@ Status CuptiEngine::Start(const CaptureOptions& options) {
   }
   Status st = OpenOutput(options);
   if (!st.ok()) {
-    cuptiUnsubscribe(subscriber_);
+    if (subscriber_) cuptiUnsubscribe(subscriber_);
     subscriber_ = nullptr;
     return st;
   }
   pool_.Configure(size_t{options.buffer_mb} << 20);
+  // Tuning knob: TRACESMITH_DEVICE_BUFFER_MB sets CUPTI's per-context device
+  // buffer (default 3 MiB in CUPTI 13): fewer device->host flushes on long
+  // launch bursts, at the cost of GPU memory.
+  if (const char* dev_mb = getenv("TRACESMITH_DEVICE_BUFFER_MB"); dev_mb && atoi(dev_mb) > 0) {
+    size_t bytes = size_t(atoi(dev_mb)) << 20, size = sizeof(bytes);
+    cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &size, &bytes);
+  }
   CUPTI_CALL(cuptiActivityRegisterCallbacks(&CuptiEngine::OnBufferRequested,
                                             &CuptiEngine::OnBufferCompleted));
   // Thread ids as the OS knows them (gettid), so they match /proc and stacks.
@@ -131,7 +146,7 @@ Status CuptiEngine::Start(const CaptureOptions& options) {
   const char* tid_type = getenv("TRACESMITH_TID_TYPE");
   if (!tid_type || std::string_view(tid_type) != "process")
     cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
-  RETURN_IF_ERROR(EnableCallbacks());
+  if (subscriber_) RETURN_IF_ERROR(EnableCallbacks());
 
   start_mono_ns_ = MonotonicNs();
   stop_requested_ = false;
