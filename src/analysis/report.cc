@@ -68,6 +68,8 @@ struct Grouper {
   std::vector<uint32_t> key;    // per sample
   std::vector<uint64_t> value;  // per sample
   std::vector<DurationStats> Finish(size_t groups) {
+    if (groups == 1)  // one API or kernel name: no regrouping copy
+      return {ComputeDurationStats(std::span<uint64_t>(value.data(), value.size()))};
     std::vector<size_t> offset(groups + 1, 0);
     for (uint32_t k : key) offset[k + 1]++;
     for (size_t g = 0; g < groups; ++g) offset[g + 1] += offset[g];
@@ -236,6 +238,10 @@ void LaunchTable(const CompactTrace& t, AnalysisReport* r) {
   std::vector<uint32_t> apis;
   Grouper dur, delay;
   std::vector<uint32_t> launch_calls;  // calls that issued GPU work
+  dur.key.reserve(t.calls().size());
+  dur.value.reserve(t.calls().size());
+  delay.key.reserve(t.calls().size());
+  delay.value.reserve(t.calls().size());
   // Launch delay runs to the first op a call issued (a graph launch issues many).
   std::vector<uint64_t> first_start(t.calls().size(), UINT64_MAX);
   for (uint32_t oi = 0; oi < t.ops().size(); ++oi) {
