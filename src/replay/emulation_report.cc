@@ -64,8 +64,8 @@ std::string FormatEmulation(const analysis::CompactTrace& trace, const Emulation
                    HumanDuration(r.predicted_ns).c_str(), r.ErrorPercent());
   if (r.contradicting_edges || r.out_of_order_refs)
     out += StrFormat(
-        "  note: %llu inferred dependencies contradicted recorded times (ignored) and %llu "
-        "were read before being scheduled (recorded time used)\n",
+        "  note: %llu inferred dependencies contradicted recorded times (ignored); %llu "
+        "edges were broken to resolve dependency cycles\n",
         static_cast<unsigned long long>(r.contradicting_edges),
         static_cast<unsigned long long>(r.out_of_order_refs));
   return out;

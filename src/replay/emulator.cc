@@ -60,17 +60,6 @@ bool IsStartEdge(EdgeKind k) {
 }
 bool FromStart(EdgeKind k) { return k == EdgeKind::kLaunch || k == EdgeKind::kGraphLaunch; }
 
-// One scheduling step: a node's start or end, at its recorded time. Steps run
-// in recorded-time order, so every predecessor a step reads (recorded
-// earlier) is already scheduled. At equal times ends go first (a successor
-// may start when its predecessor ends); among starts calls precede the sync
-// records and ops they issue, among ends ops precede the waits on them.
-struct Step {
-  uint64_t time;
-  uint32_t node;
-  uint8_t order;  // phase (end 0, start 1) * 4 + rank
-};
-
 class Scheduler {
  public:
   Scheduler(const CompactTrace& t, const EmulationOptions& o, EmulationResult* r)
@@ -85,33 +74,8 @@ class Scheduler {
     PrepareSyncCalls();
     PrepareVirtualStreams();
     ComputeLaunchFloor();
-    const uint32_t n = nops_ + ncalls_ + nsyncs_;
-    start_.assign(n, 0);
-    end_.assign(n, 0);
-    state_.assign(n, 0);
-    std::vector<Step> steps;
-    steps.reserve(size_t(n) * 2);
-    for (uint32_t i = 0; i < n; ++i) {
-      NodeRef ref = Ref(i);
-      const uint8_t rank_start = ref.kind == NodeKind::kCall   ? 0
-                                 : ref.kind == NodeKind::kSync ? 1
-                                                               : 2;
-      steps.push_back({rules_.Start(ref), i, uint8_t(4 + rank_start)});
-      steps.push_back({rules_.End(ref), i, uint8_t(2 - rank_start)});
-    }
-    std::sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) {
-      if (a.time != b.time) return a.time < b.time;
-      if (a.order != b.order) return a.order < b.order;
-      return a.node < b.node;
-    });
-    for (const Step& s : steps) {
-      if (s.order >= 4) {
-        if (!(state_[s.node] & 1)) ScheduleStart(s.node);
-      } else {
-        if (!(state_[s.node] & 1)) ScheduleStart(s.node);
-        ScheduleEnd(s.node);
-      }
-    }
+    BuildGraph();
+    Schedule();
     Summarize();
     return OkStatus();
   }
@@ -248,27 +212,43 @@ class Scheduler {
     r_->launch_floor_ns = launch_floor_;
   }
 
-  int64_t Emu(NodeRef p, bool from_start) {
-    uint32_t id = Id(p);
-    if (!(state_[id] & (from_start ? 1 : 2))) {
-      r_->out_of_order_refs++;
-      return int64_t(from_start ? rules_.Start(p) : rules_.End(p));
-    }
-    return from_start ? start_[id] : end_[id];
+  bool RemovedSync(NodeRef n) const {
+    if (!o_.remove_sync || n.kind != NodeKind::kSync) return false;
+    uint8_t type = t_.syncs()[n.index].sync_type;
+    return type == model::kSyncStreamSynchronize || type == model::kSyncContextSynchronize;
   }
 
-  void ScheduleStart(uint32_t id) {
-    state_[id] |= 1;
+  // Half-nodes: 2*id is node id's start, 2*id+1 its end. Each has in-edges
+  // (predecessor half-node + delay) and a base time (roots keep their
+  // recorded start); its time is max(base, max(pred + delay)). Delays depend
+  // on recorded times only, so the graph is built once and then evaluated
+  // in topological order.
+  void AddEdge(uint32_t from_half, int64_t delay) { in_.push_back({from_half, delay}); }
+  static uint32_t Half(uint32_t id, bool end) { return 2 * id + (end ? 1 : 0); }
+
+  void BuildGraph() {
+    const uint32_t n = nops_ + ncalls_ + nsyncs_;
+    base_.assign(size_t(n) * 2, kNoBase);
+    in_begin_.assign(size_t(n) * 2 + 1, 0);
+    in_.reserve(size_t(n) * 4);
+    for (uint32_t id = 0; id < n; ++id) {
+      BuildStart(id);
+      in_begin_[2 * id + 1] = uint32_t(in_.size());
+      BuildEnd(id);
+      in_begin_[2 * id + 2] = uint32_t(in_.size());
+    }
+  }
+
+  void BuildStart(uint32_t id) {
     NodeRef n = Ref(id);
     const uint64_t rec = rules_.Start(n);
     StartEdges(id, &edges_);
     const Edge* bind = BindingStart(edges_, rec);
-    if (!bind) {
-      start_[id] = int64_t(rec);  // a root (first call on a thread, ...) keeps its time
+    if (!bind) {  // a root (first call on a thread, ...) keeps its recorded time
+      base_[Half(id, false)] = int64_t(rec);
       r_->contradicting_edges += edges_.size();
       return;
     }
-    int64_t s = std::numeric_limits<int64_t>::min();
     for (const Edge& e : edges_) {
       const bool fs = FromStart(e.kind);
       const uint64_t ref = fs ? rules_.Start(e.from) : rules_.End(e.from);
@@ -285,28 +265,20 @@ class Scheduler {
           continue;
         }
       }
-      s = std::max(s, Emu(e.from, fs) + d);
+      AddEdge(Half(Id(e.from), !fs), d);
     }
-    start_[id] = s;
   }
 
-  bool RemovedSync(NodeRef n) const {
-    if (!o_.remove_sync || n.kind != NodeKind::kSync) return false;
-    uint8_t type = t_.syncs()[n.index].sync_type;
-    return type == model::kSyncStreamSynchronize || type == model::kSyncContextSynchronize;
-  }
-
-  void ScheduleEnd(uint32_t id) {
-    state_[id] |= 2;
+  void BuildEnd(uint32_t id) {
     NodeRef n = Ref(id);
     const uint64_t rs = rules_.Start(n), re = rules_.End(n);
     if (n.kind == NodeKind::kOp) {
       const double dur = double(re - rs) * scale_[n.index];
-      end_[id] = start_[id] + int64_t(std::llround(dur));
+      AddEdge(Half(id, false), int64_t(std::llround(dur)));
       return;
     }
     if (RemovedSync(n)) {  // the wait disappears: no duration, no predecessors
-      end_[id] = start_[id];
+      AddEdge(Half(id, false), 0);
       r_->syncs_removed++;
       return;
     }
@@ -322,17 +294,89 @@ class Scheduler {
     }
     // Waiting on a binding predecessor: the node lasts until it ends (+ the
     // recorded return latency); otherwise it keeps its own recorded duration.
-    int64_t e_emu = start_[id] + (bind ? 0 : int64_t(re - rs));
+    AddEdge(Half(id, false), bind ? 0 : int64_t(re - rs));
     for (const Edge& e : scratch_) {
       if (IsStartEdge(e.kind)) continue;
       if (rules_.End(e.from) > re) {  // e.g. cudaStreamWaitEvent returns before its wait ends
         r_->contradicting_edges++;
         continue;
       }
-      int64_t d = &e == bind ? int64_t(re - best) : 0;
-      e_emu = std::max(e_emu, Emu(e.from, false) + d);
+      AddEdge(Half(Id(e.from), true), &e == bind ? int64_t(re - best) : 0);
     }
-    end_[id] = e_emu;
+  }
+
+  uint64_t RecordedTime(uint32_t half) const {
+    NodeRef r = Ref(half / 2);
+    return half & 1 ? rules_.End(r) : rules_.Start(r);
+  }
+
+  // Kahn's algorithm over the half-nodes. What-if edges (--streams) can in
+  // rare cases close a cycle; then the earliest recorded half-node of what
+  // is left is forced with the predecessors already scheduled (counted).
+  void Schedule() {
+    const uint32_t h = uint32_t(base_.size());
+    std::vector<uint32_t> indeg(h), out_begin(size_t(h) + 1, 0), out;
+    for (uint32_t x = 0; x < h; ++x) {
+      indeg[x] = in_begin_[x + 1] - in_begin_[x];
+      for (uint32_t k = in_begin_[x]; k < in_begin_[x + 1]; ++k) out_begin[in_[k].from + 1]++;
+    }
+    for (uint32_t x = 0; x < h; ++x) out_begin[x + 1] += out_begin[x];
+    out.resize(in_.size());
+    {
+      std::vector<uint32_t> fill(out_begin.begin(), out_begin.end() - 1);
+      for (uint32_t x = 0; x < h; ++x)
+        for (uint32_t k = in_begin_[x]; k < in_begin_[x + 1]; ++k) out[fill[in_[k].from]++] = x;
+    }
+    val_.assign(h, 0);
+    std::vector<uint8_t> done(h, 0);
+    std::vector<uint32_t> ready;
+    for (uint32_t x = 0; x < h; ++x)
+      if (indeg[x] == 0) ready.push_back(x);
+    uint32_t scheduled = 0;
+    auto evaluate = [&](uint32_t x) {
+      int64_t v = base_[x];
+      for (uint32_t k = in_begin_[x]; k < in_begin_[x + 1]; ++k) {
+        if (!done[in_[k].from]) {
+          r_->out_of_order_refs++;
+          continue;
+        }
+        v = std::max(v, val_[in_[k].from] + in_[k].delay);
+      }
+      if (v == kNoBase) v = int64_t(RecordedTime(x));
+      val_[x] = v;
+      done[x] = 1;
+      scheduled++;
+    };
+    auto drain = [&] {
+      while (!ready.empty()) {
+        uint32_t x = ready.back();
+        ready.pop_back();
+        if (done[x]) continue;
+        evaluate(x);
+        for (uint32_t k = out_begin[x]; k < out_begin[x + 1]; ++k)
+          if (--indeg[out[k]] == 0) ready.push_back(out[k]);
+      }
+    };
+    drain();
+    if (scheduled < h) {
+      std::vector<uint32_t> left;
+      for (uint32_t x = 0; x < h; ++x)
+        if (!done[x]) left.push_back(x);
+      std::stable_sort(left.begin(), left.end(),
+                       [&](uint32_t a, uint32_t b) { return RecordedTime(a) < RecordedTime(b); });
+      for (uint32_t x : left) {
+        if (done[x]) continue;
+        indeg[x] = 0;
+        ready.push_back(x);
+        drain();
+      }
+    }
+    start_.resize(h / 2);
+    end_.resize(h / 2);
+    for (uint32_t id = 0; id < h / 2; ++id) {
+      start_[id] = val_[2 * id];
+      end_[id] = val_[2 * id + 1];
+    }
   }
 
   void Summarize() {
@@ -387,8 +431,15 @@ class Scheduler {
   std::vector<double> scale_;
   std::vector<uint32_t> sync_call_, virtual_prev_, lane_stream_;
   uint64_t launch_floor_ = 0;
+  static constexpr int64_t kNoBase = std::numeric_limits<int64_t>::min();
+  struct InEdge {
+    uint32_t from;  // half-node
+    int64_t delay;
+  };
+  std::vector<int64_t> base_, val_;
+  std::vector<uint32_t> in_begin_;  // CSR offsets of in_ per half-node
+  std::vector<InEdge> in_;
   std::vector<int64_t> start_, end_;
-  std::vector<uint8_t> state_;  // bit 0: start scheduled, bit 1: end scheduled
   std::vector<Edge> edges_, scratch_;
 };
 

@@ -105,6 +105,15 @@ TEST(EmulatorTest, StreamsRoundRobinSerializes) {
   EXPECT_EQ(r.streams[0].busy_ns, 150u);
   o.streams = 2;
   EXPECT_EQ(Emulate(b.trace(), o).predicted_ns, 120u);
+  // One stream and k1 halved: k1 [20,70), k2 right after it [70,120). k2's
+  // new predecessor was recorded to end after k2 started: the schedule must
+  // use k1's predicted end, not its recorded one.
+  o.streams = 1;
+  o.scale_kernels.push_back({"k1", 0.5});
+  r = Emulate(b.trace(), o);
+  EXPECT_EQ(r.op_start[1], 70);
+  EXPECT_EQ(r.predicted_ns, 120u);
+  EXPECT_EQ(r.out_of_order_refs, 0u);
 }
 
 // Stream 2 waits for the producer on stream 1 (cudaStreamWaitEvent):
@@ -152,6 +161,14 @@ TEST(EmulatorTest, SyntheticTraceIdentityAndWhatIfDirection) {
   uint64_t f = Emulate(t, faster).predicted_ns, s = Emulate(t, slower).predicted_ns;
   EXPECT_LT(f, base.predicted_ns);
   EXPECT_GT(s, base.predicted_ns);
+  // One stream per device: the prediction is at least each device's total
+  // kernel+copy time, now serialized.
+  EmulationOptions one;
+  one.streams = 1;
+  EmulationResult serial = Emulate(t, one);
+  ASSERT_EQ(serial.streams.size(), 2u);
+  for (const EmulatedStream& st : serial.streams) EXPECT_GE(serial.predicted_ns, st.busy_ns);
+  EXPECT_GT(serial.predicted_ns, base.predicted_ns);
 }
 
 // The real capture in examples/traces (a PyTorch MLP training run on an
