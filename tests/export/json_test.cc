@@ -210,6 +210,40 @@ TEST(JsonRoundTrip, KeepsNamesTimesAndArgs) {
   EXPECT_EQ(events(a), events(b));
 }
 
+TEST(KinetoImport, ImportsEveryCategoryWithExactAbsoluteTimes) {
+  const char* src = std::getenv("TS_SOURCE_DIR");
+  std::string path = std::string(src ? src : ".") + "/fuzz/corpus/kineto_import/seed.json";
+  importer::ImportFormat format;
+  auto t = importer::ImportFile(path, &format);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ASSERT_EQ(t->Rows<KernelEvent>().size(), 1u);
+  const KernelEvent& k = t->Rows<KernelEvent>()[0];
+  // baseTimeNanoseconds 1.7e18 + 18.123 us: beyond a double's precision, exact here.
+  EXPECT_EQ(k.start_ns, 1700000000000018123ull);
+  EXPECT_EQ(k.end_ns, 1700000000000043579ull);
+  EXPECT_EQ(k.pid, 4242u);  // from the launch call with the same correlation id
+  EXPECT_EQ(k.grid_x, 66u);
+  EXPECT_EQ(k.dynamic_shared_bytes, 16384u);
+  ASSERT_EQ(t->Rows<MemcpyEvent>().size(), 1u);
+  EXPECT_EQ(t->Rows<MemcpyEvent>()[0].copy_kind, kCopyHtoD);
+  EXPECT_EQ(t->Rows<MemcpyEvent>()[0].src_kind, kMemPinned);
+  EXPECT_EQ(t->Rows<MemcpyEvent>()[0].dst_kind, kMemDevice);
+  ASSERT_EQ(t->Rows<MemsetEvent>().size(), 1u);
+  EXPECT_EQ(t->Rows<MemsetEvent>()[0].memory_kind, kMemDevice);
+  ASSERT_EQ(t->Rows<SyncEvent>().size(), 1u);
+  EXPECT_EQ(t->Rows<SyncEvent>()[0].sync_type, kSyncStreamSynchronize);
+  ASSERT_EQ(t->Rows<ApiEvent>().size(), 1u);
+  EXPECT_EQ(t->Rows<ApiEvent>()[0].external_id, 7u);
+  EXPECT_EQ(t->Rows<ApiEvent>()[0].cbid, 211u);
+  ASSERT_EQ(t->Rows<NvtxRangeEvent>().size(), 1u);  // the cpu_op
+  ASSERT_EQ(t->Rows<NvtxMarkerEvent>().size(), 1u);
+  ASSERT_EQ(t->Rows<Device>().size(), 1u);
+  EXPECT_EQ(t->Rows<Device>()[0].sm_count, 132u);
+  ASSERT_EQ(t->Rows<Process>().size(), 1u);
+  EXPECT_EQ(t->strings.Get(t->Rows<Process>()[0].name_id), "python3");
+  ASSERT_EQ(t->Rows<Thread>().size(), 1u);
+}
+
 TEST(KinetoImport, RejectsMalformedJsonWithOffset) {
   auto r = importer::ImportKinetoJson(R"({"traceEvents": [ {"ph": "X", "ts": 1,)");
   ASSERT_FALSE(r.ok());
