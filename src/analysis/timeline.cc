@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <thread>
 
 namespace tracesmith::analysis {
 
@@ -167,7 +168,7 @@ DeviceUnions BuildDeviceUnions(const CompactTrace& trace, std::span<const uint32
 
 }  // namespace
 
-TimelineResult ComputeTimeline(const CompactTrace& trace) {
+TimelineResult ComputeTimeline(const CompactTrace& trace, unsigned threads) {
   TimelineResult r;
   r.window_begin = trace.window_begin();
   r.window_end = trace.window_end();
@@ -180,9 +181,14 @@ TimelineResult ComputeTimeline(const CompactTrace& trace) {
   bool any_nccl = false;
   for (uint8_t m : nccl) any_nccl |= m != 0;
 
-  std::vector<std::vector<Interval>> stream_busy;
-  for (uint32_t lane : trace.gpu_lanes()) {
-    StreamTimeline s;
+  // Streams are independent: spread them over the cores (each worker takes
+  // every n-th stream and writes only its own slots).
+  const size_t n_streams = trace.gpu_lanes().size();
+  std::vector<std::vector<Interval>> stream_busy(n_streams);
+  r.streams.resize(n_streams);
+  auto compute_stream = [&](size_t k) {
+    const uint32_t lane = trace.gpu_lanes()[k];
+    StreamTimeline& s = r.streams[k];
     s.lane = lane;
     LaneRange lr = trace.lane_range(lane);
     for (uint32_t i = lr.begin; i < lr.end; ++i) {
@@ -200,15 +206,25 @@ TimelineResult ComputeTimeline(const CompactTrace& trace) {
     }
     std::vector<uint32_t> openers;
     const uint32_t one[] = {lane};
-    std::vector<Interval> busy = OpUnion(
+    stream_busy[k] = OpUnion(
         trace, one, [](const GpuOp&) { return true; }, &openers);
-    s.busy_ns = TotalLength(busy);
-    ClassifyGaps(busy, openers, w0, w1, classifier, &s.idle);
+    s.busy_ns = TotalLength(stream_busy[k]);
+    ClassifyGaps(stream_busy[k], openers, w0, w1, classifier, &s.idle);
     StreamStateMachine sm(trace, lane);
     s.state_ns = sm.time_in_state();
-    stream_busy.push_back(std::move(busy));
-    r.streams.push_back(s);
-  }
+  };
+  // Threads only pay off for big traces (kParallelOps: ~1 ms of work).
+  constexpr size_t kParallelOps = 200'000;
+  if (threads == 0)
+    threads = trace.ops().size() < kParallelOps ? 1 : std::thread::hardware_concurrency();
+  const size_t workers = std::max<size_t>(1, std::min<size_t>(n_streams, threads));
+  std::vector<std::thread> pool;
+  for (size_t w = 1; w < workers; ++w)
+    pool.emplace_back([&, w] {
+      for (size_t k = w; k < n_streams; k += workers) compute_stream(k);
+    });
+  for (size_t k = 0; k < n_streams; k += std::max<size_t>(workers, 1)) compute_stream(k);
+  for (std::thread& t : pool) t.join();
 
   for (uint32_t device : trace.devices()) {
     DeviceTimeline d;

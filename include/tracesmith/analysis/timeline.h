@@ -90,7 +90,9 @@ struct TimelineResult {
 // string id.
 std::vector<uint8_t> NcclNameMask(const CompactTrace& trace);
 
-TimelineResult ComputeTimeline(const CompactTrace& trace);
+// `threads`: workers for the per-stream work; 0 = one per core for traces
+// over 200k ops, else 1. The result does not depend on it.
+TimelineResult ComputeTimeline(const CompactTrace& trace, unsigned threads = 0);
 
 // Busy intervals of the given lanes' ops that satisfy `pred`, clipped to the
 // window; `openers` (optional) receives the op index that began each interval.
