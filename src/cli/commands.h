@@ -17,16 +17,19 @@ void AddDevicesCommand(CLI::App& app, CommandList& commands);
 void AddReplayCommand(CLI::App& app, CommandList& commands);
 void AddExportCommand(CLI::App& app, CommandList& commands);
 void AddImportCommand(CLI::App& app, CommandList& commands);
+void AddSymbolizeCommand(CLI::App& app, CommandList& commands);
 
 // `tracesmith benchmark <what>` subcommands (cmd_benchmark_<what>.cc).
 void AddBenchmarkFormatCommand(CLI::App& benchmark, CommandList& commands);
 void AddBenchmarkExportCommand(CLI::App& benchmark, CommandList& commands);
 void AddBenchmarkAnalyzeCommand(CLI::App& benchmark, CommandList& commands);
+void AddBenchmarkStacksCommand(CLI::App& benchmark, CommandList& commands);
 
 inline void AddBenchmarkSubcommands(CLI::App& benchmark, CommandList& commands) {
   AddBenchmarkFormatCommand(benchmark, commands);
   AddBenchmarkExportCommand(benchmark, commands);
   AddBenchmarkAnalyzeCommand(benchmark, commands);
+  AddBenchmarkStacksCommand(benchmark, commands);
 }
 
 inline void AddAllCommands(CLI::App& app, CommandList& commands) {
@@ -39,6 +42,7 @@ inline void AddAllCommands(CLI::App& app, CommandList& commands) {
   AddAnalyzeCommand(app, commands);
   AddTimelineCommand(app, commands);
   AddDiffCommand(app, commands);
+  AddSymbolizeCommand(app, commands);
   AddReplayCommand(app, commands);
   AddBenchmarkCommand(app, commands);
   AddVersionCommand(app, commands);
