@@ -17,7 +17,6 @@ MK=$B/bin/replay_make_capture
 CUBIN=$B/gpu/replay_kernels.cubin
 W=$(mktemp -d)
 fails=0
-exec > >(tee "$LOG") 2>&1
 
 result() {  # result NAME CONDITION-EXIT-STATUS
   if [ "$2" -eq 0 ]; then echo "PASS $1"; else echo "FAIL $1"; fails=$((fails + 1)); fi
@@ -30,6 +29,7 @@ run() {  # run LABEL CMD...: prints the command and its output; sets $rc
   echo "(exit $rc)"
 }
 
+main() {
 date -u
 nvidia-smi -L || true
 
@@ -66,5 +66,10 @@ result "truncated capture refused with a message" \
 run dry-run "$TS" replay --dry-run examples/traces/mlp_train.sbt
 
 echo "failures: $fails"
+return $fails
+}
+
+main 2>&1 | tee "$LOG"
+rc=${PIPESTATUS[0]}
 rm -rf "$W"
-exit $fails
+exit $rc
