@@ -15,22 +15,21 @@ TS=build/release/bin/tracesmith
 trace=examples/traces/mlp_train.sbt
 [ -f "$trace" ] || trace=$(ls examples/traces/*.sbt | head -n 1)
 
-if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1 && [ -x build/release/bin/launch_loop_demo ]; then
+have_gpu() { command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; }
+if have_gpu && grep -q "CUDA capture: built in" <($TS version); then
   out=build/quickstart.sbt
   if [ $# -gt 0 ]; then
     $TS profile --force -o "$out" -- "$@"
   else
-    $TS profile --force -o "$out" -- build/release/bin/launch_loop_demo 20000
+    # The bundled launch-bound program (nvcc from the CUDA toolkit, sm_90).
+    gpu/build-programs.sh build/gpu-programs >/dev/null
+    $TS profile --force -o "$out" -- build/gpu-programs/launch_loop 20000
   fi
   trace=$out
 else
-  echo "No GPU here: analysing the GPU trace shipped in $trace"
+  echo "No GPU here: analysing the GPU trace shipped in $trace (captured on an H200)"
 fi
 echo
 $TS info "$trace"
 echo
-if $TS help analyze >/dev/null 2>&1; then
-  $TS analyze "$trace"
-else
-  $TS view --stats --limit 15 "$trace"
-fi
+$TS analyze "$trace"
