@@ -130,8 +130,8 @@ Status Launch(const LaunchRecord& l, CUfunction f, CUstream stream) {
 }
 
 Status ReplayLaunch(const ReplayCapture& cap, const LaunchRecord& l, CUdevice device,
-                    uint64_t granularity, ModuleCache& modules, const GpuReplayOptions& o,
-                    LaunchOutcome* out) {
+                    uint64_t granularity, ModuleCache& modules, HostPlaceholders& placeholders,
+                    const GpuReplayOptions& o, LaunchOutcome* out) {
   std::vector<const SnapshotRecord*> before, after;
   for (const SnapshotRecord& s : cap.snapshots)
     if (s.launch_index == l.index)
@@ -141,6 +141,7 @@ Status ReplayLaunch(const ReplayCapture& cap, const LaunchRecord& l, CUdevice de
   // Same-VA memory first, before the module load allocates anything.
   std::vector<std::unique_ptr<FixedMapping>> mappings;
   for (const AddressRange& r : CoveringRanges(ranges, granularity)) {
+    placeholders.Release(r.address, r.size);
     ASSIGN_OR_RETURN(auto m, FixedMapping::Create(device, r.address, r.size));
     mappings.push_back(std::move(m));
   }
@@ -206,6 +207,15 @@ Status ReplayOnGpu(const ReplayCapture& cap, const GpuReplayOptions& o,
                    const std::function<void(const LaunchOutcome&)>& on_launch,
                    std::string* device_line) {
   using namespace gpu;
+  // Before the driver starts: keep the captured ranges free of its own
+  // address reservations. 2 MiB: the VMM granularity on Hopper; the real
+  // granularity is checked below and ranges are re-rounded with it.
+  HostPlaceholders placeholders;
+  {
+    std::vector<AddressRange> all;
+    for (const SnapshotRecord& s : cap.snapshots) all.push_back({s.address, s.size});
+    placeholders.Hold(CoveringRanges(all, 2u << 20));
+  }
   CU_CALL(cuInit(0));
   int count = 0;
   CU_CALL(cuDeviceGetCount(&count));
@@ -245,7 +255,7 @@ Status ReplayOnGpu(const ReplayCapture& cap, const GpuReplayOptions& o,
     if (o.launch >= 0 && l.index != uint64_t(o.launch)) continue;
     found = true;
     LaunchOutcome outcome;
-    Status st = ReplayLaunch(cap, l, device, granularity, modules, o, &outcome);
+    Status st = ReplayLaunch(cap, l, device, granularity, modules, placeholders, o, &outcome);
     if (!st.ok())
       return Status(st.code(),
                     StrFormat("launch %llu (%s): %s", static_cast<unsigned long long>(l.index),

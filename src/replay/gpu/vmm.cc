@@ -1,5 +1,7 @@
 #include "vmm.h"
 
+#include <sys/mman.h>
+
 #include "cu_call.h"
 
 namespace tracesmith::replay::gpu {
@@ -22,6 +24,42 @@ CUmemAllocationProp DeviceProp(CUdevice device) {
   return prop;
 }
 }  // namespace
+
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000  // Linux 4.17+; older kernels treat it as a hint
+#endif
+
+size_t HostPlaceholders::Hold(const std::vector<AddressRange>& ranges) {
+  for (const AddressRange& r : ranges) {
+    void* want = reinterpret_cast<void*>(r.address);
+    void* got = ::mmap(want, r.size, PROT_NONE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+    if (got == MAP_FAILED) continue;
+    if (got != want) {  // a kernel without MAP_FIXED_NOREPLACE placed it elsewhere
+      ::munmap(got, r.size);
+      continue;
+    }
+    held_.push_back(r);
+  }
+  return held_.size();
+}
+
+void HostPlaceholders::Release(uint64_t address, uint64_t size) {
+  for (size_t i = 0; i < held_.size();) {
+    const AddressRange& h = held_[i];
+    if (h.address < address + size && address < h.address + h.size) {
+      ::munmap(reinterpret_cast<void*>(h.address), h.size);  // exactly our own mapping
+      held_[i] = held_.back();
+      held_.pop_back();
+    } else {
+      ++i;
+    }
+  }
+}
+
+HostPlaceholders::~HostPlaceholders() {
+  for (const AddressRange& h : held_) ::munmap(reinterpret_cast<void*>(h.address), h.size);
+}
 
 StatusOr<uint64_t> AllocationGranularity(CUdevice device) {
   CUmemAllocationProp prop = DeviceProp(device);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tracesmith/base/status.h"
+#include "tracesmith/replay/address_ranges.h"
 
 namespace tracesmith::replay::gpu {
 
@@ -36,6 +37,33 @@ class FixedMapping {
   bool reserved_ = false, mapped_ = false;
   CUmemGenericAllocationHandle handle_ = 0;
   bool created_ = false;
+};
+
+// Placeholders in the host address space for the ranges a replay will map,
+// taken before cuInit. With unified addressing the driver reserves large
+// host address ranges for its own pools when it starts; in the first GPU
+// run (2026-11-22) those covered a captured program's cuMemAlloc addresses
+// in a fresh process and cuMemAddressReserve could not get them. Holding
+// the ranges first (PROT_NONE, MAP_FIXED_NOREPLACE) pushes the driver's
+// reservations elsewhere; each placeholder is released just before
+// cuMemAddressReserve asks for its range. Ranges already taken are skipped.
+// (Not yet verified on a GPU.)
+class HostPlaceholders {
+ public:
+  HostPlaceholders() = default;
+  ~HostPlaceholders();
+  HostPlaceholders(const HostPlaceholders&) = delete;
+  HostPlaceholders& operator=(const HostPlaceholders&) = delete;
+  HostPlaceholders(HostPlaceholders&&) = delete;
+  HostPlaceholders& operator=(HostPlaceholders&&) = delete;
+
+  // Returns how many ranges were taken.
+  size_t Hold(const std::vector<AddressRange>& ranges);
+  // Releases every held placeholder overlapping [address, address + size).
+  void Release(uint64_t address, uint64_t size);
+
+ private:
+  std::vector<AddressRange> held_;
 };
 
 // Granularity of cuMemCreate on `device` (2 MiB on Hopper).
