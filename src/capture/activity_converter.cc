@@ -393,7 +393,8 @@ void ActivityConverter::ConvertOverhead(const CUpti_ActivityOverhead3& r) {
   e.start_ns = r.start;
   e.end_ns = r.end;
   e.pid = pid_;
-  if (r.objectKind == CUPTI_ACTIVITY_OBJECT_THREAD || r.objectKind == CUPTI_ACTIVITY_OBJECT_PROCESS) {
+  if (r.objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ||
+      r.objectKind == CUPTI_ACTIVITY_OBJECT_PROCESS) {
     e.tid = r.objectId.pt.threadId;
     SeeThread(e.tid);
   } else {

@@ -16,10 +16,10 @@ struct GroupName {
   uint32_t bit;
 };
 constexpr GroupName kGroupNames[] = {
-    {"kernel", kGroupKernel},   {"memcpy", kGroupMemcpy},     {"memset", kGroupMemset},
-    {"sync", kGroupSync},       {"runtime", kGroupRuntime},   {"driver", kGroupDriver},
-    {"memory", kGroupMemory},   {"nvtx", kGroupNvtx},         {"overhead", kGroupOverhead},
-    {"module", kGroupModule},   {"external", kGroupExternal},
+    {"kernel", kGroupKernel}, {"memcpy", kGroupMemcpy},     {"memset", kGroupMemset},
+    {"sync", kGroupSync},     {"runtime", kGroupRuntime},   {"driver", kGroupDriver},
+    {"memory", kGroupMemory}, {"nvtx", kGroupNvtx},         {"overhead", kGroupOverhead},
+    {"module", kGroupModule}, {"external", kGroupExternal},
 };
 
 std::vector<std::string> Split(const std::string& text, char sep) {
@@ -43,8 +43,7 @@ StatusOr<uint32_t> GroupByName(const std::string& name) {
     if (name == g.name) return g.bit;
   std::string known = "default, all, none, api";
   for (const auto& g : kGroupNames) known += std::string(", ") + g.name;
-  return InvalidArgument("--kinds: unknown activity group '" + name + "' (known: " + known +
-                         ")");
+  return InvalidArgument("--kinds: unknown activity group '" + name + "' (known: " + known + ")");
 }
 
 StatusOr<uint32_t> ParseUint(const std::string& name, const std::string& text, uint32_t min,
@@ -52,8 +51,8 @@ StatusOr<uint32_t> ParseUint(const std::string& name, const std::string& text, u
   char* end = nullptr;
   unsigned long v = std::strtoul(text.c_str(), &end, 10);
   if (text.empty() || *end != '\0' || v < min || v > max)
-    return InvalidArgument(StrFormat("%s: '%s' is not a number in [%u, %u]", name.c_str(),
-                                     text.c_str(), min, max));
+    return InvalidArgument(
+        StrFormat("%s: '%s' is not a number in [%u, %u]", name.c_str(), text.c_str(), min, max));
   return static_cast<uint32_t>(v);
 }
 

@@ -157,15 +157,15 @@ void CuptiEngine::WriteRecordsOfBuffer(uint8_t* buffer, size_t valid) {
   uint64_t count = 0;
   while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
     if (raw_dump_ && prev)
-      raw_dump_->WriteRecord(prev, reinterpret_cast<uint8_t*>(record) -
-                                       reinterpret_cast<uint8_t*>(prev));
+      raw_dump_->WriteRecord(prev,
+                             reinterpret_cast<uint8_t*>(record) - reinterpret_cast<uint8_t*>(prev));
     converter_->Convert(record);
     prev = record;
     ++count;
   }
   if (raw_dump_ && prev)
-    raw_dump_->WriteRecord(prev, static_cast<size_t>(buffer + valid -
-                                                     reinterpret_cast<uint8_t*>(prev)));
+    raw_dump_->WriteRecord(prev,
+                           static_cast<size_t>(buffer + valid - reinterpret_cast<uint8_t*>(prev)));
   records_.fetch_add(count, std::memory_order_relaxed);
 }
 

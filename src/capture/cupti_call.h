@@ -26,17 +26,16 @@ inline Status CuError(CUresult rc, const char* call, const char* file, int line)
 
 }  // namespace tracesmith::capture::internal
 
-#define CUPTI_CALL(call)                                                                  \
-  do {                                                                                    \
-    CUptiResult ts_cupti_rc_ = (call);                                                    \
-    if (ts_cupti_rc_ != CUPTI_SUCCESS)                                                    \
-      return ::tracesmith::capture::internal::CuptiError(ts_cupti_rc_, #call, __FILE__,   \
-                                                         __LINE__);                       \
+#define CUPTI_CALL(call)                                                                           \
+  do {                                                                                             \
+    CUptiResult ts_cupti_rc_ = (call);                                                             \
+    if (ts_cupti_rc_ != CUPTI_SUCCESS)                                                             \
+      return ::tracesmith::capture::internal::CuptiError(ts_cupti_rc_, #call, __FILE__, __LINE__); \
   } while (0)
 
-#define CU_CALL(call)                                                                          \
-  do {                                                                                         \
-    CUresult ts_cu_rc_ = (call);                                                               \
-    if (ts_cu_rc_ != CUDA_SUCCESS)                                                             \
-      return ::tracesmith::capture::internal::CuError(ts_cu_rc_, #call, __FILE__, __LINE__);  \
+#define CU_CALL(call)                                                                        \
+  do {                                                                                       \
+    CUresult ts_cu_rc_ = (call);                                                             \
+    if (ts_cu_rc_ != CUDA_SUCCESS)                                                           \
+      return ::tracesmith::capture::internal::CuError(ts_cu_rc_, #call, __FILE__, __LINE__); \
   } while (0)

@@ -22,26 +22,61 @@ namespace {
 // (PyTorch calls cudaGetDevice several times per op). Recording them would
 // cost more than the work being traced; --kinds api keeps the rest.
 constexpr std::string_view kNoisyRuntimeApis[] = {
-    "cudaGetDevice",          "cudaSetDevice",         "cudaGetLastError",
-    "cudaPeekAtLastError",    "cudaGetDeviceCount",    "cudaDeviceGetAttribute",
-    "cudaStreamIsCapturing",  "cudaStreamGetCaptureInfo", "cudaGetDeviceProperties",
-    "cudaFuncGetAttributes",  "cudaPointerGetAttributes", "cudaDriverGetVersion",
-    "cudaRuntimeGetVersion",  "cudaGetErrorString",    "cudaGetErrorName",
-    "cudaGetDriverEntryPoint", "cudaGetFuncBySymbol",  "cudaThreadExchangeStreamCaptureMode",
-    "cudaStreamGetPriority",  "cudaDeviceGetStreamPriorityRange", "cudaGetSymbolAddress",
-    "cudaGetExportTable",     "cudaFuncSetAttribute",
+    "cudaGetDevice",
+    "cudaSetDevice",
+    "cudaGetLastError",
+    "cudaPeekAtLastError",
+    "cudaGetDeviceCount",
+    "cudaDeviceGetAttribute",
+    "cudaStreamIsCapturing",
+    "cudaStreamGetCaptureInfo",
+    "cudaGetDeviceProperties",
+    "cudaFuncGetAttributes",
+    "cudaPointerGetAttributes",
+    "cudaDriverGetVersion",
+    "cudaRuntimeGetVersion",
+    "cudaGetErrorString",
+    "cudaGetErrorName",
+    "cudaGetDriverEntryPoint",
+    "cudaGetFuncBySymbol",
+    "cudaThreadExchangeStreamCaptureMode",
+    "cudaStreamGetPriority",
+    "cudaDeviceGetStreamPriorityRange",
+    "cudaGetSymbolAddress",
+    "cudaGetExportTable",
+    "cudaFuncSetAttribute",
 };
 constexpr std::string_view kNoisyDriverApis[] = {
-    "cuCtxGetCurrent",    "cuCtxSetCurrent",        "cuCtxGetDevice",
-    "cuDeviceGet",        "cuDeviceGetAttribute",   "cuDeviceGetCount",
-    "cuDevicePrimaryCtxGetState", "cuGetProcAddress", "cuPointerGetAttribute",
-    "cuPointerGetAttributes", "cuStreamIsCapturing", "cuStreamGetCaptureInfo",
-    "cuGetErrorString",   "cuGetErrorName",         "cuDriverGetVersion",
-    "cuFuncGetAttribute", "cuKernelGetAttribute",   "cuCtxGetStreamPriorityRange",
-    "cuGetExportTable",   "cuThreadExchangeStreamCaptureMode", "cuCtxGetFlags",
-    "cuCtxGetId",         "cuStreamGetCtx",         "cuStreamGetId",
-    "cuLibraryGetKernel", "cuKernelGetFunction",    "cuFuncGetName",
-    "cuModuleGetFunction", "cuCtxPushCurrent",      "cuCtxPopCurrent",
+    "cuCtxGetCurrent",
+    "cuCtxSetCurrent",
+    "cuCtxGetDevice",
+    "cuDeviceGet",
+    "cuDeviceGetAttribute",
+    "cuDeviceGetCount",
+    "cuDevicePrimaryCtxGetState",
+    "cuGetProcAddress",
+    "cuPointerGetAttribute",
+    "cuPointerGetAttributes",
+    "cuStreamIsCapturing",
+    "cuStreamGetCaptureInfo",
+    "cuGetErrorString",
+    "cuGetErrorName",
+    "cuDriverGetVersion",
+    "cuFuncGetAttribute",
+    "cuKernelGetAttribute",
+    "cuCtxGetStreamPriorityRange",
+    "cuGetExportTable",
+    "cuThreadExchangeStreamCaptureMode",
+    "cuCtxGetFlags",
+    "cuCtxGetId",
+    "cuStreamGetCtx",
+    "cuStreamGetId",
+    "cuLibraryGetKernel",
+    "cuKernelGetFunction",
+    "cuFuncGetName",
+    "cuModuleGetFunction",
+    "cuCtxPushCurrent",
+    "cuCtxPopCurrent",
 };
 
 bool Matches(std::string_view name, const std::string_view* list, size_t n) {
@@ -111,9 +146,8 @@ Status CuptiEngine::Start(const CaptureOptions& options) {
   // ranges, stacks or CUPTI-in-use detection).
   const char* subscribe = getenv("TRACESMITH_SUBSCRIBE");
   bool use_callbacks = !(subscribe && std::string_view(subscribe) == "0");
-  CUptiResult rc = use_callbacks
-                       ? cuptiSubscribe(&subscriber_, &CuptiEngine::OnCallback, this)
-                       : CUPTI_SUCCESS;
+  CUptiResult rc =
+      use_callbacks ? cuptiSubscribe(&subscriber_, &CuptiEngine::OnCallback, this) : CUPTI_SUCCESS;
   if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
     subscriber_ = nullptr;
     return FailedPrecondition(
@@ -196,8 +230,8 @@ Status CuptiEngine::OpenOutput(const CaptureOptions& options) {
    public:
     std::string_view String(const char* p) override { return p ? std::string_view(p) : ""; }
     std::string_view ApiName(uint8_t domain, uint32_t cbid) override {
-      CUpti_CallbackDomain d = domain == model::kApiRuntime ? CUPTI_CB_DOMAIN_RUNTIME_API
-                                                            : CUPTI_CB_DOMAIN_DRIVER_API;
+      CUpti_CallbackDomain d =
+          domain == model::kApiRuntime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
       const char* n = CallbackName(d, cbid);
       return n ? std::string_view(n) : std::string_view("?");
     }
@@ -325,8 +359,7 @@ Status CuptiEngine::SetActivities(bool enable) {
   return OkStatus();
 }
 
-void CUPTIAPI CuptiEngine::OnBufferRequested(uint8_t** buffer, size_t* size,
-                                             size_t* max_records) {
+void CUPTIAPI CuptiEngine::OnBufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) {
   CuptiEngine& e = Get();
   *max_records = 0;  // as many as fit
   *buffer = e.pool_.Acquire();
@@ -389,7 +422,8 @@ void CuptiEngine::OnResource(CUpti_CallbackId cbid, const CUpti_ResourceData* da
     contexts_.push_back(data->context);
     return;
   }
-  if (cbid != CUPTI_CBID_RESOURCE_MODULE_LOADED && cbid != CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING)
+  if (cbid != CUPTI_CBID_RESOURCE_MODULE_LOADED &&
+      cbid != CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING)
     return;
   const auto* mod = static_cast<const CUpti_ModuleResourceData*>(data->resourceDescriptor);
   model::ModuleLoadEvent m;
@@ -438,8 +472,7 @@ void CuptiEngine::OnNvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* data) {
   }
   if (push) {
     ++t_nvtx_depth;
-    if (message && options_.range_name == message && t_capture_depth < 0 &&
-        !range_done_.load()) {
+    if (message && options_.range_name == message && t_capture_depth < 0 && !range_done_.load()) {
       t_capture_depth = t_nvtx_depth;
       (void)SetActivities(true);
     }

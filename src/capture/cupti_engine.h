@@ -89,8 +89,8 @@ class CuptiEngine {
   std::atomic<bool> abandoned_{false};
   std::atomic<bool> activities_on_{false};
   std::atomic<bool> range_done_{false};  // --duration elapsed: never re-enable
-  std::mutex stop_mu_;      // serializes Stop() callers (atexit vs Session)
-  std::mutex activity_mu_;  // serializes enabling/disabling activity kinds
+  std::mutex stop_mu_;                   // serializes Stop() callers (atexit vs Session)
+  std::mutex activity_mu_;               // serializes enabling/disabling activity kinds
 
   // Writer thread control (atomics only: signal handlers set them).
   std::thread writer_;

@@ -76,8 +76,7 @@ StatusOr<DriverInfo> QueryDevices(bool init) {
   // Never dlclose'd: the driver does not support being unloaded.
   void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!lib)
-    return NotFound(std::string("no NVIDIA driver: cannot load libcuda.so.1 (") + dlerror() +
-                    ")");
+    return NotFound(std::string("no NVIDIA driver: cannot load libcuda.so.1 (") + dlerror() + ")");
   auto cu_init = Sym<CuInitFn>(lib, "cuInit");
   auto get_version = Sym<CuDriverGetVersionFn>(lib, "cuDriverGetVersion");
   auto get_count = Sym<CuDeviceGetCountFn>(lib, "cuDeviceGetCount");
@@ -88,8 +87,7 @@ StatusOr<DriverInfo> QueryDevices(bool init) {
   auto get_uuid = Sym<CuDeviceGetUuidFn>(lib, "cuDeviceGetUuid_v2");
   if (!get_uuid) get_uuid = Sym<CuDeviceGetUuidFn>(lib, "cuDeviceGetUuid");
   auto error_string = Sym<CuGetErrorStringFn>(lib, "cuGetErrorString");
-  if (!cu_init || !get_version || !get_count || !get_device || !get_name || !total_mem ||
-      !get_attr)
+  if (!cu_init || !get_version || !get_count || !get_device || !get_name || !total_mem || !get_attr)
     return NotFound("libcuda.so.1 lacks basic driver API entry points (too old a driver?)");
 
   DriverInfo info;

@@ -41,9 +41,9 @@ void OnSignal(int sig, siginfo_t* info, void* ctx) {
   while (i < kNumSignals && kSignals[i] != sig) ++i;
   if (i == kNumSignals) return;
   const struct sigaction& prev = g_previous[i];
-  bool prev_is_handler = !(prev.sa_flags & SA_SIGINFO) ? (prev.sa_handler != SIG_DFL &&
-                                                          prev.sa_handler != SIG_IGN)
-                                                       : prev.sa_sigaction != nullptr;
+  bool prev_is_handler = !(prev.sa_flags & SA_SIGINFO)
+                             ? (prev.sa_handler != SIG_DFL && prev.sa_handler != SIG_IGN)
+                             : prev.sa_sigaction != nullptr;
   if (!(prev.sa_flags & SA_SIGINFO) && prev.sa_handler == SIG_IGN) return;
   // A program that handles SIGINT/SIGTERM itself (Python's KeyboardInterrupt)
   // decides whether to exit; when it does, atexit writes the file.
@@ -122,10 +122,12 @@ int ForwardNvtx(const char* symbol, void* arg) {
 }  // namespace
 }  // namespace tracesmith::capture
 
-extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(void* get_export_table) {
+extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(
+    void* get_export_table) {
   return tracesmith::capture::ForwardNvtx("InitializeInjectionNvtx2", get_export_table);
 }
-extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx(void* get_export_table) {
+extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx(
+    void* get_export_table) {
   return tracesmith::capture::ForwardNvtx("InitializeInjectionNvtx", get_export_table);
 }
 

@@ -126,8 +126,8 @@ StatusOr<RawDump> ReadRawDump(const std::string& path) {
         break;
       }
       default:
-        return DataLoss(StrFormat("%s: byte %zu: unknown section tag 0x%02x", path.c_str(),
-                                  pos - 1, static_cast<unsigned>(static_cast<uint8_t>(tag))));
+        return DataLoss(StrFormat("%s: byte %zu: unknown section tag 0x%02x", path.c_str(), pos - 1,
+                                  static_cast<unsigned>(static_cast<uint8_t>(tag))));
     }
   }
   return dump;

@@ -27,8 +27,7 @@ namespace tracesmith::capture {
 // Decorates the live NameSource: every name looked up is also dumped.
 class RawDumpWriter final : public NameSource {
  public:
-  static StatusOr<std::unique_ptr<RawDumpWriter>> Open(const std::string& path,
-                                                      NameSource* inner);
+  static StatusOr<std::unique_ptr<RawDumpWriter>> Open(const std::string& path, NameSource* inner);
   ~RawDumpWriter() override;
   void WriteRecord(const void* record, size_t size);
   std::string_view String(const char* p) override;

@@ -37,8 +37,9 @@ int RunDevices() {
     std::printf("  compute capability: %u.%u (sm_%u%u)\n", d.cc_major, d.cc_minor, d.cc_major,
                 d.cc_minor);
     std::printf("  SMs:                %u\n", d.sm_count);
-    std::printf("  memory:             %s, %u-bit bus, %u MHz\n", HumanBytes(d.memory_bytes).c_str(),
-                d.memory_bus_width_bits, d.memory_clock_khz / 1000);
+    std::printf("  memory:             %s, %u-bit bus, %u MHz\n",
+                HumanBytes(d.memory_bytes).c_str(), d.memory_bus_width_bits,
+                d.memory_clock_khz / 1000);
     std::printf("  SM clock:           %u MHz\n", d.core_clock_khz / 1000);
     std::printf("  L2 cache:           %s\n", HumanBytes(d.l2_cache_bytes).c_str());
     std::printf("  PCI:                %04x:%02x:%02x.0\n", d.pci_domain_id, d.pci_bus_id,

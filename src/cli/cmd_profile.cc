@@ -73,7 +73,8 @@ std::string Absolute(const std::string& path) {
 // (<prefix>/bin/tracesmith -> <prefix>/lib/libtracesmith-inject.so).
 StatusOr<std::string> FindInjectLibrary() {
   if (const char* env = getenv("TRACESMITH_INJECT_LIB"); env && *env) {
-    if (!Exists(env)) return NotFound(std::string("TRACESMITH_INJECT_LIB=") + env + ": no such file");
+    if (!Exists(env))
+      return NotFound(std::string("TRACESMITH_INJECT_LIB=") + env + ": no such file");
     return Absolute(env);
   }
   std::string dir = ExeDir();
@@ -154,7 +155,8 @@ void PrintSummary(const std::string& path) {
                HumanBytes(report.file_size).c_str(),
                report.indexed ? "complete" : "unfinished: recovered up to the last chunk",
                report.clean() ? "" : ", damaged parts skipped");
-  std::fprintf(stderr, "  pid %u: %s\n", pid, counts.empty() ? "no GPU activity recorded" : counts.c_str());
+  std::fprintf(stderr, "  pid %u: %s\n", pid,
+               counts.empty() ? "no GPU activity recorded" : counts.c_str());
   std::fprintf(stderr, "  GPU/API time span %s, dropped records: %llu%s\n",
                hi > lo ? HumanDuration(hi - lo).c_str() : "0 ns",
                static_cast<unsigned long long>(dropped),
@@ -163,8 +165,10 @@ void PrintSummary(const std::string& path) {
 
 int RunProfile(ProfileArgs& a, bool record_spelling) {
   if (a.command.empty()) {
-    std::fprintf(stderr, "tracesmith: error: no command given: tracesmith %s [options] -- <command> [args...]\n",
-                 record_spelling ? "record -o FILE" : "profile");
+    std::fprintf(
+        stderr,
+        "tracesmith: error: no command given: tracesmith %s [options] -- <command> [args...]\n",
+        record_spelling ? "record -o FILE" : "profile");
     return kExitError;
   }
   capture::CaptureOptions o;
@@ -257,18 +261,21 @@ int RunProfile(ProfileArgs& a, bool record_spelling) {
       std::fprintf(stderr, "tracesmith: command was killed by signal %d (%s) after %.3f s\n",
                    WTERMSIG(status), strsignal(WTERMSIG(status)), seconds);
     }
-    std::vector<std::string> files = inject.empty() ? std::vector<std::string>{}
-                                                    : FindOutputs(o.output, started_at);
+    std::vector<std::string> files =
+        inject.empty() ? std::vector<std::string>{} : FindOutputs(o.output, started_at);
     if (files.empty()) {
-      std::fprintf(stderr,
-                   "tracesmith: no GPU activity was seen: no process of the command initialised "
-                   "CUDA%s, so no trace was written\n",
-                   inject.empty() ? " under a CUDA-enabled tracesmith" : " (or no GPU/driver is available)");
+      std::fprintf(
+          stderr,
+          "tracesmith: no GPU activity was seen: no process of the command initialised "
+          "CUDA%s, so no trace was written\n",
+          inject.empty() ? " under a CUDA-enabled tracesmith" : " (or no GPU/driver is available)");
     } else {
       for (const auto& f : files) PrintSummary(f);
       const std::string& f = files.front();
-      std::fprintf(stderr, "tracesmith: next: tracesmith info %s | tracesmith view %s | tracesmith analyze %s\n",
-                   f.c_str(), f.c_str(), f.c_str());
+      std::fprintf(
+          stderr,
+          "tracesmith: next: tracesmith info %s | tracesmith view %s | tracesmith analyze %s\n",
+          f.c_str(), f.c_str(), f.c_str());
     }
   }
   if (WIFEXITED(status)) return WEXITSTATUS(status);
@@ -295,8 +302,7 @@ void AddProfileOptions(CLI::App* sub, ProfileArgs& a) {
   sub->add_option("--buffer-mb", a.buffer_mb,
                   "Host memory cap for CUPTI buffers (records beyond it are dropped and counted)")
       ->capture_default_str();
-  sub->add_option("--flush-ms", a.flush_ms,
-                  "Write period: the most a killed program loses")
+  sub->add_option("--flush-ms", a.flush_ms, "Write period: the most a killed program loses")
       ->capture_default_str();
   sub->add_flag("-q,--quiet", a.quiet, "No messages from tracesmith (the program's output stays)");
   sub->add_flag("-f,--force", a.force, "Overwrite the output file");

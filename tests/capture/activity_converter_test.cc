@@ -172,7 +172,7 @@ TEST(ActivityConverter, NvtxRangesPairByIdWithDepthAndStyle) {
   send(2, CUPTI_ACTIVITY_FLAG_MARKER_END, 120, nullptr);
   send(3, CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS, 125, "mark");
   send(1, CUPTI_ACTIVITY_FLAG_MARKER_END, 130, nullptr);
-  send(9, CUPTI_ACTIVITY_FLAG_MARKER_END, 140, nullptr);       // never started
+  send(9, CUPTI_ACTIVITY_FLAG_MARKER_END, 140, nullptr);        // never started
   send(10, CUPTI_ACTIVITY_FLAG_MARKER_START, 150, "unclosed");  // never ended
   h.conv.Finish();
   const auto* outer = RangeNamed(h.trace, "outer");

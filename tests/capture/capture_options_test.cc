@@ -10,7 +10,8 @@ TEST(ParseKinds, DefaultAllAndLists) {
   EXPECT_EQ(ParseKinds("default").value(), kDefaultGroups);
   EXPECT_EQ(ParseKinds("all").value(), kAllGroups);
   EXPECT_EQ(ParseKinds("kernel,memcpy").value(), uint32_t{kGroupKernel | kGroupMemcpy});
-  EXPECT_EQ(ParseKinds("-runtime,+driver").value(), (kDefaultGroups & ~kGroupRuntime) | kGroupDriver);
+  EXPECT_EQ(ParseKinds("-runtime,+driver").value(),
+            (kDefaultGroups & ~kGroupRuntime) | kGroupDriver);
   EXPECT_EQ(ParseKinds("default,-nvtx").value(), kDefaultGroups & ~kGroupNvtx);
   EXPECT_EQ(ParseKinds("none").value(), 0u);
   EXPECT_FALSE(kDefaultGroups & kGroupDriver) << "driver API is opt-in";

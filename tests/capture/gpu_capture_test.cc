@@ -53,8 +53,8 @@ struct ProfileRun {
 };
 
 // Profiles `program args` into TS_GPU_OUT/<name>.sbt.
-ProfileRun Profile(const std::string& name, const std::string& program, const std::string& options = "",
-            const std::string& env = "") {
+ProfileRun Profile(const std::string& name, const std::string& program,
+                   const std::string& options = "", const std::string& env = "") {
   ProfileRun r;
   r.trace_path = Env("TS_GPU_OUT", "/tmp") + "/" + name + ".sbt";
   std::string cmd = env + " " + Env("TS_TRACESMITH") + " profile -f " + options + " -o " +
@@ -119,18 +119,22 @@ TEST(GpuCapture, ExactlyNKernelsWithNameGridBlockAndCopies) {
       EXPECT_GT(m.cubin_bytes, 0u);
     }
   EXPECT_EQ(Drops(t), 0u);
-  std::printf("GPU-CHECK kernel_count: kernels=%zu launches=%zu memcpy=%zu memset=%zu nvtx=%zu modules=%zu\n",
-              kernels.size(), launches.size(), t.Rows<model::MemcpyEvent>().size(),
-              t.Rows<model::MemsetEvent>().size(), t.Rows<model::NvtxRangeEvent>().size(),
-              t.Rows<model::ModuleLoadEvent>().size());
+  std::printf(
+      "GPU-CHECK kernel_count: kernels=%zu launches=%zu memcpy=%zu memset=%zu nvtx=%zu "
+      "modules=%zu\n",
+      kernels.size(), launches.size(), t.Rows<model::MemcpyEvent>().size(),
+      t.Rows<model::MemsetEvent>().size(), t.Rows<model::NvtxRangeEvent>().size(),
+      t.Rows<model::ModuleLoadEvent>().size());
 }
 
 TEST(GpuCapture, StackHookJoinsApiAndKernelRowsByCorrelation) {
   REQUIRE_GPU();
-  ProfileRun r = Profile("stack_hook", Program("kernel_count") + " 200", "", "TRACESMITH_TEST_STACK_HOOK=1");
+  ProfileRun r =
+      Profile("stack_hook", Program("kernel_count") + " 200", "", "TRACESMITH_TEST_STACK_HOOK=1");
   ASSERT_EQ(r.exit_code(), 0) << r.output;
   std::map<uint32_t, uint32_t> api_stack;
-  for (const auto& a : ApisNamed(r.trace, "cudaLaunchKernel")) api_stack[a.correlation_id] = a.stack_id;
+  for (const auto& a : ApisNamed(r.trace, "cudaLaunchKernel"))
+    api_stack[a.correlation_id] = a.stack_id;
   auto kernels = KernelsNamed(r.trace, "scale_kernel");
   ASSERT_EQ(kernels.size(), 200u);
   int joined = 0;
@@ -193,7 +197,8 @@ TEST(GpuCapture, MultiThreadedLauncherLosesNothing) {
 
 TEST(GpuCapture, CaptureRangeCudaProfilerApi) {
   REQUIRE_GPU();
-  ProfileRun r = Profile("profiler_range", Program("profiler_range"), "--capture-range=cudaProfilerApi");
+  ProfileRun r =
+      Profile("profiler_range", Program("profiler_range"), "--capture-range=cudaProfilerApi");
   ASSERT_EQ(r.exit_code(), 0) << r.output;
   EXPECT_EQ(KernelsNamed(r.trace, "range_kernel").size(), 7u);
   std::printf("GPU-CHECK profiler_range: kernels=%zu (expected 7)\n",
@@ -202,9 +207,9 @@ TEST(GpuCapture, CaptureRangeCudaProfilerApi) {
 
 struct CrashCase {
   const char* how;
-  int exit_code;   // -1: killed by signal
+  int exit_code;  // -1: killed by signal
   int signal;
-  bool indexed;    // finalized file expected
+  bool indexed;  // finalized file expected
 };
 
 TEST(GpuCapture, AbnormalEndsLeaveReadableTraces) {
@@ -244,16 +249,21 @@ TEST(GpuCapture, TorchTrainingStepMatchesTorchProfiler) {
     GTEST_SKIP() << "skipped (torch not usable here): " << out;
   size_t torch_events = std::stoul(m[1]);
   ProfileRun r = Profile("torch_mlp_range", "python3 " + py + " --steps 10 --profiler cuda-range",
-                  "--capture-range=cudaProfilerApi");
+                         "--capture-range=cudaProfilerApi");
   ASSERT_EQ(r.exit_code(), 0) << r.output;
   size_t ours = r.trace.Rows<model::KernelEvent>().size() +
-                r.trace.Rows<model::MemcpyEvent>().size() + r.trace.Rows<model::MemsetEvent>().size();
-  std::printf("GPU-CHECK torch: torch_profiler_cuda_events=%zu tracesmith_gpu_events=%zu (kernels=%zu memcpy=%zu memset=%zu)\n",
-              torch_events, ours, r.trace.Rows<model::KernelEvent>().size(),
-              r.trace.Rows<model::MemcpyEvent>().size(), r.trace.Rows<model::MemsetEvent>().size());
+                r.trace.Rows<model::MemcpyEvent>().size() +
+                r.trace.Rows<model::MemsetEvent>().size();
+  std::printf(
+      "GPU-CHECK torch: torch_profiler_cuda_events=%zu tracesmith_gpu_events=%zu (kernels=%zu "
+      "memcpy=%zu memset=%zu)\n",
+      torch_events, ours, r.trace.Rows<model::KernelEvent>().size(),
+      r.trace.Rows<model::MemcpyEvent>().size(), r.trace.Rows<model::MemsetEvent>().size());
   std::map<std::string, int> names;
-  for (const auto& k : r.trace.Rows<model::KernelEvent>()) ++names[std::string(Str(r.trace, k.name_id)).substr(0, 100)];
-  for (const auto& [name, count] : names) std::printf("tracesmith_kernel_name %d %s\n", count, name.c_str());
+  for (const auto& k : r.trace.Rows<model::KernelEvent>())
+    ++names[std::string(Str(r.trace, k.name_id)).substr(0, 100)];
+  for (const auto& [name, count] : names)
+    std::printf("tracesmith_kernel_name %d %s\n", count, name.c_str());
   EXPECT_EQ(ours, torch_events);
 }
 
@@ -263,7 +273,8 @@ TEST(GpuCapture, CoexistsWithTorchProfiler) {
   REQUIRE_GPU();
   std::string py = Env("TS_TORCH_WORKLOAD");
   if (py.empty()) GTEST_SKIP() << "skipped (TS_TORCH_WORKLOAD not set)";
-  ProfileRun r = Profile("torch_with_torch_profiler", "python3 " + py + " --steps 10 --profiler torch");
+  ProfileRun r =
+      Profile("torch_with_torch_profiler", "python3 " + py + " --steps 10 --profiler torch");
   EXPECT_EQ(r.exit_code(), 0) << r.output;
   std::printf("GPU-CHECK coexist: rc=%d kernels_in_our_trace=%zu\n", r.exit_code(),
               r.trace.Rows<model::KernelEvent>().size());

@@ -29,7 +29,8 @@ const std::string kTool = TS_TRACESMITH_BIN;
 
 TEST(ProfileCli, PassesExitCodeAndReportsNoGpuActivity) {
   tracesmith::testing::TempPath out;
-  Result r = RunShell(kTool + " profile -o " + out.path() + " -- sh -c 'echo child-output; exit 3'");
+  Result r =
+      RunShell(kTool + " profile -o " + out.path() + " -- sh -c 'echo child-output; exit 3'");
   ASSERT_TRUE(WIFEXITED(r.status));
   EXPECT_EQ(WEXITSTATUS(r.status), 3) << r.output;
   EXPECT_NE(r.output.find("child-output"), std::string::npos);

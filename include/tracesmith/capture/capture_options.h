@@ -16,24 +16,23 @@ namespace tracesmith::capture {
 
 // Activity groups that --kinds turns on and off.
 enum ActivityGroup : uint32_t {
-  kGroupKernel = 1u << 0,    // CONCURRENT_KERNEL (never the serializing KERNEL kind)
-  kGroupMemcpy = 1u << 1,    // MEMCPY + MEMCPY2 (peer to peer)
-  kGroupMemset = 1u << 2,    // MEMSET
-  kGroupSync = 1u << 3,      // SYNCHRONIZATION
-  kGroupRuntime = 1u << 4,   // RUNTIME API (no-op calls filtered)
-  kGroupDriver = 1u << 5,    // DRIVER API (no-op calls filtered)
-  kGroupMemory = 1u << 6,    // MEMORY2: allocations and frees
-  kGroupNvtx = 1u << 7,      // MARKER + MARKER_DATA (NVTX ranges and markers)
-  kGroupOverhead = 1u << 8,  // OVERHEAD (CUPTI's own buffer flushes, instrumentation)
-  kGroupModule = 1u << 9,    // module load/unload callbacks (cubin size + hash)
-  kGroupExternal = 1u << 10, // EXTERNAL_CORRELATION
+  kGroupKernel = 1u << 0,     // CONCURRENT_KERNEL (never the serializing KERNEL kind)
+  kGroupMemcpy = 1u << 1,     // MEMCPY + MEMCPY2 (peer to peer)
+  kGroupMemset = 1u << 2,     // MEMSET
+  kGroupSync = 1u << 3,       // SYNCHRONIZATION
+  kGroupRuntime = 1u << 4,    // RUNTIME API (no-op calls filtered)
+  kGroupDriver = 1u << 5,     // DRIVER API (no-op calls filtered)
+  kGroupMemory = 1u << 6,     // MEMORY2: allocations and frees
+  kGroupNvtx = 1u << 7,       // MARKER + MARKER_DATA (NVTX ranges and markers)
+  kGroupOverhead = 1u << 8,   // OVERHEAD (CUPTI's own buffer flushes, instrumentation)
+  kGroupModule = 1u << 9,     // module load/unload callbacks (cubin size + hash)
+  kGroupExternal = 1u << 10,  // EXTERNAL_CORRELATION
 };
 // Everything except the driver API: runtime API rows already describe the
 // calls most programs make, and recording both doubles API records per launch.
-inline constexpr uint32_t kDefaultGroups = kGroupKernel | kGroupMemcpy | kGroupMemset |
-                                           kGroupSync | kGroupRuntime | kGroupMemory |
-                                           kGroupNvtx | kGroupOverhead | kGroupModule |
-                                           kGroupExternal;
+inline constexpr uint32_t kDefaultGroups = kGroupKernel | kGroupMemcpy | kGroupMemset | kGroupSync |
+                                           kGroupRuntime | kGroupMemory | kGroupNvtx |
+                                           kGroupOverhead | kGroupModule | kGroupExternal;
 inline constexpr uint32_t kAllGroups = kDefaultGroups | kGroupDriver;
 
 // Parses "--kinds": "default", "all", "kernel,memcpy" (exactly these),
@@ -43,9 +42,9 @@ StatusOr<uint32_t> ParseKinds(const std::string& text);
 std::string KindsToString(uint32_t groups);
 
 enum class CaptureRange : uint8_t {
-  kAll = 0,             // from CUDA init to exit
-  kCudaProfilerApi = 1, // between cudaProfilerStart and cudaProfilerStop
-  kNvtx = 2,            // inside NVTX ranges named range_name
+  kAll = 0,              // from CUDA init to exit
+  kCudaProfilerApi = 1,  // between cudaProfilerStart and cudaProfilerStop
+  kNvtx = 2,             // inside NVTX ranges named range_name
 };
 
 struct CaptureOptions {
@@ -62,7 +61,7 @@ struct CaptureOptions {
   uint64_t duration_ns = 0;  // 0: until exit
   uint64_t delay_ns = 0;     // start recording this long after CUDA init
   CaptureRange range = CaptureRange::kAll;
-  std::string range_name;    // NVTX range name for CaptureRange::kNvtx
+  std::string range_name;  // NVTX range name for CaptureRange::kNvtx
   bool quiet = false;
   bool overwrite = false;
   // Debug: write raw CUPTI activity records here (fixtures for conversion tests).

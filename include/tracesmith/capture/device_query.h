@@ -28,13 +28,13 @@ struct DeviceInfo {
   uint32_t max_threads_per_block = 0;
   uint32_t max_shared_per_block = 0;
   uint32_t max_registers_per_block = 0;
-  uint32_t pci_bus_id = 0;     // bus number
+  uint32_t pci_bus_id = 0;  // bus number
   uint32_t pci_domain_id = 0;
   uint32_t pci_device_id = 0;
 };
 
 struct DriverInfo {
-  int driver_version = 0;  // e.g. 13000 for CUDA 13.0 (cuDriverGetVersion)
+  int driver_version = 0;      // e.g. 13000 for CUDA 13.0 (cuDriverGetVersion)
   uint32_t cupti_version = 0;  // CUPTI API version (cuptiGetVersion), 0 when not found
   std::vector<DeviceInfo> devices;
 };

@@ -24,9 +24,9 @@
 namespace tracesmith::capture {
 
 struct CaptureStats {
-  uint64_t records = 0;           // CUPTI activity records converted
-  uint64_t cupti_dropped = 0;     // records CUPTI dropped (cuptiActivityGetNumDroppedRecords)
-  uint64_t buffers_refused = 0;   // buffer requests refused at the --buffer-mb cap
+  uint64_t records = 0;          // CUPTI activity records converted
+  uint64_t cupti_dropped = 0;    // records CUPTI dropped (cuptiActivityGetNumDroppedRecords)
+  uint64_t buffers_refused = 0;  // buffer requests refused at the --buffer-mb cap
   uint64_t module_loads = 0;
   uint64_t file_bytes = 0;
 };
