@@ -18,6 +18,7 @@
 #include <filesystem>
 
 #include "commands.h"
+#include "tracesmith/base/clock.h"
 #include "tracesmith/export/export.h"
 #include "tracesmith/model/synthetic.h"
 
@@ -30,12 +31,6 @@ struct ExportBenchOptions {
   std::vector<std::string> formats = {"perfetto", "json", "sqlite", "csv"};
   bool verbose = false;
 };
-
-double ThreadCpuSeconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
 
 int RunExportBenchmark(const ExportBenchOptions& o) {
   model::SyntheticOptions so;

@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "commands.h"
+#include "tracesmith/base/clock.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/format/sbt_reader.h"
 #include "tracesmith/format/sbt_writer.h"
@@ -24,19 +25,6 @@ struct FormatBenchOptions {
   int zstd_level = 3;
   bool verbose = false;
 };
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-// CPU time of this thread: "events per second on one core", unaffected by
-// other processes competing for the machine (wall time is printed with -v).
-double ThreadCpuSeconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + ts.tv_nsec / 1e9;
-}
 
 int RunFormatBenchmark(const FormatBenchOptions& o) {
   model::SyntheticOptions so;

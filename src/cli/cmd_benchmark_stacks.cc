@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "command.h"
+#include "tracesmith/base/clock.h"
 #include "tracesmith/capture/stacks/stack_collector.h"
 #include "tracesmith/capture/stacks/unwinder.h"
 
@@ -31,20 +32,14 @@ using capture::stacks::StackMode;
 // Thread CPU time: the cost a capture adds to the launching thread, and
 // unlike wall time it does not count time other processes took the core
 // (the development machine and CI are shared). Equal on an idle machine.
-double ThreadCpuNs() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return double(ts.tv_sec) * 1e9 + double(ts.tv_nsec);
-}
-
 // Median of `rounds` timings of `iterations` calls of `fn`.
 template <typename Fn>
 double MedianNs(int rounds, int iterations, Fn fn) {
   std::vector<double> t;
   for (int r = 0; r < rounds; ++r) {
-    double start = ThreadCpuNs();
+    double start = (ThreadCpuSeconds() * 1e9);
     for (int i = 0; i < iterations; ++i) fn();
-    t.push_back((ThreadCpuNs() - start) / iterations);
+    t.push_back(((ThreadCpuSeconds() * 1e9) - start) / iterations);
   }
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];
