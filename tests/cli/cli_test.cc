@@ -132,6 +132,22 @@ TEST_F(CliTest, HelpEverywhere) {
   EXPECT_NE(v.out.find("SBT format 1.0"), std::string::npos);
 }
 
+TEST_F(CliTest, ExportDotRespectsTheNodeLimit) {
+  testing::TempPath dot(".dot");
+  Result r = RunTracesmith("export " + file_.path() + " -f dot --node-limit 40 -o " + dot.path());
+  ASSERT_EQ(r.status, 0) << r.out;
+  auto text = ReadFileToString(dot.path());
+  ASSERT_TRUE(text.ok());
+  EXPECT_EQ(text->rfind("digraph", 0), 0u) << text->substr(0, 200);
+  size_t nodes = 0;  // node statements carry a label; edges use "->"
+  for (size_t pos = 0; (pos = text->find("label=", pos)) != std::string::npos; ++pos) {
+    size_t line = text->rfind('\n', pos);
+    if (text->substr(line + 1, pos - line).find("->") == std::string::npos) ++nodes;
+  }
+  EXPECT_GT(nodes, 0u);
+  EXPECT_LE(nodes, 40u + 20u) << "node limit not applied (cluster labels allowed)";
+}
+
 TEST(CliBenchmark, FormatPrintsOneLineWithAllFields) {
   Result r = RunTracesmith("benchmark format --events 20000 --repeats 1");
   ASSERT_EQ(r.status, 0) << r.out;
