@@ -27,7 +27,7 @@ void Resolve(Fn* fn, const char* name) {
 // with offsetof against the installed headers).
 constexpr size_t kTstateInterp = 16;      // PyThreadState.interp
 constexpr size_t kTstateCframe = 56;      // PyThreadState.cframe (3.11, 3.12)
-constexpr size_t kFrameObjectFrame = 24;  // PyFrameObject.f_frame
+[[maybe_unused]] constexpr size_t kFrameObjectFrame = 24;  // PyFrameObject.f_frame (documented layout)
 constexpr size_t kCodeQualname = 128;     // PyCodeObject.co_qualname
 constexpr size_t kCodeFilename = 112;     // PyCodeObject.co_filename
 constexpr size_t kTypeBasicsize = 32;     // PyTypeObject.tp_basicsize
