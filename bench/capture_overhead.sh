@@ -4,6 +4,11 @@
 #
 #   bench/capture_overhead.sh TRACESMITH_BIN LAUNCH_LOOP_BIN [ROUNDS=5]
 #
+# Configurations: base (no profiler); tracesmith (defaults: stacks on, mixed
+# under Python); nostacks (--stacks none); cuptifloor (CUPTI kernel activity
+# alone, no TraceSmith: bench/cupti_floor, when CUPTI_FLOOR names the built
+# libcupti-floor.so); torch (torch.profiler); torchstack (with_stack=True).
+#
 # Workloads: bench/workloads/launch_loop.cu (200k tiny launches; torch.profiler
 # cannot wrap a C++ binary, so its twin torch_launch_loop.py is measured for
 # that comparison) and bench/workloads/torch_mlp_train.py (the training step).
@@ -34,17 +39,28 @@ run() {  # $1 = label, rest = command; appends "label value"
   echo "$label $v" | tee -a "$TMP/results"
 }
 prof() { "$TS" profile -q -f --kinds "$KINDS" -o "$TMP/t.sbt" -- "$@"; }
+nostacks() { "$TS" profile -q -f --kinds "$KINDS" --stacks none -o "$TMP/t.sbt" -- "$@"; }
+FLOOR=${CUPTI_FLOOR:-}
+floor() { CUDA_INJECTION64_PATH=$FLOOR "$@"; }
 
 for r in $(seq 1 "$ROUNDS"); do
   echo "# round $r"
+  PYLL=(python3 "$HERE/workloads/torch_launch_loop.py" --n 50000)
+  MLP=(python3 "$HERE/workloads/torch_mlp_train.py" --steps 50)
   run ll_base "$LL" 200000 1
   run ll_tracesmith prof "$LL" 200000 1
-  run pyll_base python3 "$HERE/workloads/torch_launch_loop.py" --n 50000
-  run pyll_tracesmith prof python3 "$HERE/workloads/torch_launch_loop.py" --n 50000
-  run pyll_torch python3 "$HERE/workloads/torch_launch_loop.py" --n 50000 --profiler torch
-  run mlp_base python3 "$HERE/workloads/torch_mlp_train.py" --steps 50
-  run mlp_tracesmith prof python3 "$HERE/workloads/torch_mlp_train.py" --steps 50
-  run mlp_torch python3 "$HERE/workloads/torch_mlp_train.py" --steps 50 --profiler torch
+  run ll_nostacks nostacks "$LL" 200000 1
+  [ -n "$FLOOR" ] && run ll_cuptifloor floor "$LL" 200000 1
+  run pyll_base "${PYLL[@]}"
+  run pyll_tracesmith prof "${PYLL[@]}"
+  run pyll_nostacks nostacks "${PYLL[@]}"
+  run pyll_torch "${PYLL[@]}" --profiler torch
+  run mlp_base "${MLP[@]}"
+  run mlp_tracesmith prof "${MLP[@]}"
+  run mlp_nostacks nostacks "${MLP[@]}"
+  [ -n "$FLOOR" ] && run mlp_cuptifloor floor "${MLP[@]}"
+  run mlp_torch "${MLP[@]}" --profiler torch
+  run mlp_torchstack "${MLP[@]}" --profiler torch-stack
 done
 
 python3 - "$TMP/results" <<'PY'
@@ -62,7 +78,7 @@ for w in ("ll", "pyll", "mlp"):
     b = med.get(f"{w}_base")
     if not b:
         continue
-    for p in ("tracesmith", "torch"):
+    for p in ("tracesmith", "nostacks", "cuptifloor", "torch", "torchstack"):
         m = med.get(f"{w}_{p}")
         if m:
             print(f"BENCH ratio {w} {p}/base = {m / b:.3f}x")

@@ -2,16 +2,18 @@
 # Every GPU test and the capture overhead benchmark, in one go, on the GPU
 # machine. Run from the repository root:
 #
-#   scripts/gpu-check.sh [BUILD_DIR=build/gpu]       (GPU_CHECK=tests,fixtures,bench,example)
+#   scripts/gpu-check.sh [BUILD_DIR=build/gpu]
+#   GPU_CHECK=tests,replay,torchjson,bench (default; also: fixtures, example)
 #
-# BUILD_DIR may be carried from the development machine (configured with
-# -DTS_BUILD_TESTS=ON; zstd is static); it is configured and built here when
+# BUILD_DIR may be carried from the development machine
+# (scripts/make-gpu-carry.sh); it is configured and built here when
 # bin/tracesmith is missing. Logs and small artifacts go to $OUT (or
-# ./gpu-check-out): gpu-check.log, bench.log, raw CUPTI fixtures, example trace.
+# ./gpu-check-out): gpu-check.log, bench.log, replay-check.log, raw CUPTI
+# fixtures, example trace, a real torch.profiler trace (gzip JSON).
 set -u
 BUILD=${1:-build/gpu}
 OUT=${OUT:-$PWD/gpu-check-out}
-WHAT=${GPU_CHECK:-tests,fixtures,example,bench}
+WHAT=${GPU_CHECK:-tests,replay,torchjson,bench}
 ROUNDS=${BENCH_ROUNDS:-5}
 mkdir -p "$OUT"
 exec > >(tee -a "$OUT/gpu-check.log") 2>&1
@@ -24,7 +26,9 @@ echo "GPU-CHECK host: $(uname -r), $(nproc) cores; commit $(git rev-parse --shor
 if [ ! -x "$BUILD/bin/tracesmith" ]; then
   echo "GPU-CHECK building $BUILD"
   cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTS_BUILD_TESTS=ON >/dev/null &&
-    ninja -C "$BUILD" tracesmith tracesmith-inject capture_gpu_test || { echo "GPU-CHECK build FAILED"; exit 1; }
+    ninja -C "$BUILD" tracesmith tracesmith-inject tracesmith-replay-gpu cupti-floor \
+      replay_make_capture capture_gpu_test capture_gpu_stacks_test ||
+    { echo "GPU-CHECK build FAILED"; exit 1; }
 fi
 PROGS=$BUILD/gpu-programs
 gpu/build-programs.sh "$PROGS" || { echo "GPU-CHECK nvcc FAILED"; exit 1; }
@@ -47,8 +51,23 @@ if want fixtures; then
 fi
 
 if want tests; then
-  "$BUILD/tests/capture/capture_gpu_test" 2>&1 | grep -v '^\[.*\] tracesmith: recording' 
-  echo "GPU-CHECK gtest exit: ${PIPESTATUS[0]}"
+  for t in capture_gpu_test capture_gpu_stacks_test; do
+    "$BUILD/tests/capture/$t" 2>&1 | grep -v '^\[.*\] tracesmith: recording'
+    echo "GPU-CHECK gtest $t exit: ${PIPESTATUS[0]}"
+  done
+fi
+
+if want replay; then
+  OUT=$OUT scripts/gpu-replay-check.sh "$BUILD" >/dev/null 2>&1
+  echo "GPU-CHECK replay-check exit: $? (log: replay-check.log)"
+  grep -E "^(PASS|FAIL)|failures:" "$OUT/replay-check.log"
+fi
+
+if want torchjson; then
+  # A real torch.profiler trace: the schema fixture for the JSON exporter.
+  TS_TORCH_TRACE=$OUT/torch_trace.json python3 bench/workloads/torch_mlp_train.py --steps 5 \
+    --profiler torch && gzip -9f "$OUT/torch_trace.json" &&
+    echo "GPU-CHECK torch trace: $(stat -c %s "$OUT/torch_trace.json.gz") bytes gzip"
 fi
 
 if want example; then
@@ -58,6 +77,7 @@ if want example; then
 fi
 
 if want bench; then
-  bench/capture_overhead.sh "$TS" "$PROGS/launch_loop" "$ROUNDS" 2>&1 | tee "$OUT/bench.log"
+  CUPTI_FLOOR=$(realpath "$BUILD/lib/libcupti-floor.so") \
+    bench/capture_overhead.sh "$TS" "$PROGS/launch_loop" "$ROUNDS" 2>&1 | tee "$OUT/bench.log"
 fi
 echo "GPU-CHECK done: $(date -u +%H:%M:%S)"

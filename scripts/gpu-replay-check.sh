@@ -62,7 +62,15 @@ run replay-truncated "$TS" replay "$W/trunc.sbt"
 result "truncated capture refused with a message" \
   $([ $rc -eq 1 ] && grep -q "truncated" "$W/last.log"; echo $?)
 
-# 5. The dry-run on the example trace (CPU only; for the log).
+# 5. Diagnostics for same-address replay (informational, no PASS/FAIL).
+echo "--- diag: randomize_va_space=$(cat /proc/sys/kernel/randomize_va_space 2>/dev/null)"
+run diag-no-placeholders env TRACESMITH_REPLAY_PLACEHOLDERS=0 "$TS" replay "$W/follow.sbt"
+if command -v setarch >/dev/null; then
+  run diag-capture-norandom setarch "$(uname -m)" -R "$MK" --cubin "$CUBIN" --variant follow -o "$W/follow-nr.sbt"
+  run diag-replay-norandom setarch "$(uname -m)" -R "$TS" replay "$W/follow-nr.sbt"
+fi
+
+# 6. The dry-run on the example trace (CPU only; for the log).
 run dry-run "$TS" replay --dry-run examples/traces/mlp_train.sbt
 
 echo "failures: $fails"

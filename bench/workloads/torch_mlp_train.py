@@ -65,6 +65,8 @@ def main():
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
                  with_stack=(args.profiler == "torch-stack")) as prof:
         t = timed_blocks()
+    if os.environ.get("TS_TORCH_TRACE"):  # a real trace for TraceSmith's JSON fixtures
+        prof.export_chrome_trace(os.environ["TS_TORCH_TRACE"])
     cuda = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
     n = len(cuda)
     # cuda_events also counts CPU annotations that torch.profiler projects onto

@@ -105,6 +105,13 @@ Status ParseCaptureRange(const std::string& text, CaptureOptions* options) {
   return OkStatus();
 }
 
+Status ValidateStackMode(const std::string& text) {
+  for (const char* mode : {"auto", "none", "native", "python", "mixed"})
+    if (text == mode) return OkStatus();
+  return InvalidArgument("--stacks: '" + text +
+                         "' is not one of auto, none, native, python, mixed");
+}
+
 StatusOr<CaptureOptions> OptionsFromEnv(const std::map<std::string, std::string>& env) {
   CaptureOptions o;
   auto get = [&](const char* key) -> const std::string* {
@@ -132,6 +139,13 @@ StatusOr<CaptureOptions> OptionsFromEnv(const std::map<std::string, std::string>
   if (auto* v = get(kEnvQuiet)) o.quiet = Truthy(*v);
   if (auto* v = get(kEnvForce)) o.overwrite = Truthy(*v);
   if (auto* v = get(kEnvDumpRaw)) o.dump_raw_dir = *v;
+  if (auto* v = get(kEnvStacks); v && !v->empty()) {
+    RETURN_IF_ERROR(ValidateStackMode(*v));
+    o.stacks = *v;
+  }
+  if (auto* v = get(kEnvStackDepth)) {
+    ASSIGN_OR_RETURN(o.stack_depth, ParseUint(kEnvStackDepth, *v, 1, 256));
+  }
   return o;
 }
 
@@ -160,6 +174,8 @@ std::map<std::string, std::string> OptionsToEnv(const CaptureOptions& o) {
   env[kEnvQuiet] = std::string(1, o.quiet ? '1' : '0');
   env[kEnvForce] = std::string(1, o.overwrite ? '1' : '0');
   if (!o.dump_raw_dir.empty()) env[kEnvDumpRaw] = o.dump_raw_dir;
+  env[kEnvStacks] = o.stacks;
+  env[kEnvStackDepth] = std::to_string(o.stack_depth);
   return env;
 }
 

@@ -62,6 +62,7 @@ void CuptiEngine::WriteMetadataAtStart() {
   meta("capture.buffer_mb", std::to_string(options_.buffer_mb));
   meta("capture.flush_ms", std::to_string(options_.flush_ms));
   meta("capture.clock", "cupti");  // timestamps are CUPTI ns; see clock anchors
+  meta("capture.stacks", stack_mode_);
   if (options_.range == CaptureRange::kCudaProfilerApi) meta("capture.range", "cudaProfilerApi");
   if (options_.range == CaptureRange::kNvtx) meta("capture.range", "nvtx:" + options_.range_name);
 }
@@ -203,7 +204,7 @@ void CuptiEngine::WriterLoop() {
     if (now < next_flush && requests == served) continue;
     served = requests;
     cuptiActivityFlushAll(0);
-    stacks_.Drain();
+    DrainStacks();
     ProcessCompletedBuffers();
     WritePendingModules();
     if (!devices_written_) TryWriteDevices();
@@ -236,12 +237,18 @@ void CuptiEngine::WriteFinalStats() {
   stat("capture.nvtx_unmatched_range_ends", cs.nvtx_unmatched_end, model::kStatWarning);
   stat("capture.stack_ring_overflows", CorrelationStacks::dropped(), model::kStatDataLoss);
   stat("capture.module_loads", module_loads_.load(), model::kStatInfo);
+  if (collector_) {
+    stacks::StackCollectorStats ss = collector_->stats();
+    stat("capture.stacks_distinct", ss.new_stacks, model::kStatInfo);
+    stat("capture.stack_frames", ss.frames, model::kStatInfo);
+    stat("capture.stack_unknown_module_frames", ss.unknown_module, model::kStatWarning);
+  }
 }
 
 void CuptiEngine::Finalize() {
   (void)SetActivities(false);
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-  stacks_.Drain();
+  DrainStacks();
   ProcessCompletedBuffers();
   pool_.Close();
   WritePendingModules();
@@ -262,6 +269,7 @@ Status CuptiEngine::Stop() {
   stop_requested_ = true;
   if (writer_.joinable()) writer_.join();
   running_ = false;
+  StopStacks();
   if (subscriber_) {
     cuptiUnsubscribe(subscriber_);
     subscriber_ = nullptr;

@@ -180,6 +180,7 @@ Status CuptiEngine::Start(const CaptureOptions& options) {
   const char* tid_type = getenv("TRACESMITH_TID_TYPE");
   if (!tid_type || std::string_view(tid_type) != "process")
     cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+  if (subscriber_) StartStacks();
   if (subscriber_) RETURN_IF_ERROR(EnableCallbacks());
 
   start_mono_ns_ = MonotonicNs();

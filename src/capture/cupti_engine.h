@@ -32,6 +32,7 @@
 #include "raw_dump.h"
 #include "tracesmith/capture/capture_options.h"
 #include "tracesmith/capture/session.h"
+#include "tracesmith/capture/stacks/stack_collector.h"
 #include "tracesmith/format/sbt_writer.h"
 
 namespace tracesmith::capture {
@@ -61,6 +62,11 @@ class CuptiEngine {
   CuptiEngine() = default;
   Status OpenOutput(const CaptureOptions& options);
   Status EnableCallbacks();
+  // Creates the stack collector and installs its hook (--stacks), unless a
+  // hook is already set (tests) or stacks are off.
+  void StartStacks();
+  void StopStacks();
+  void DrainStacks();
   Status SetActivities(bool enable);
   void WriterLoop();
   void ProcessCompletedBuffers();
@@ -123,6 +129,8 @@ class CuptiEngine {
   std::unique_ptr<ActivityConverter> converter_;
   std::unique_ptr<RowSink> sink_;
   CorrelationStacks stacks_;
+  std::unique_ptr<stacks::StackCollector> collector_;  // null: no stacks or foreign hook
+  std::string stack_mode_ = "none";
   bool devices_written_ = false;
   uint64_t cupti_dropped_ = 0;
   std::atomic<uint64_t> records_{0};

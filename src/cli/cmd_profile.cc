@@ -45,6 +45,8 @@ struct ProfileArgs {
   bool quiet = false;
   bool force = false;
   std::string dump_raw;
+  std::string stacks = "auto";
+  uint32_t stack_depth = 128;
   std::vector<std::string> command;
 };
 
@@ -196,6 +198,11 @@ int RunProfile(ProfileArgs& a, bool record_spelling) {
   if (o.buffer_mb < 8) return ReportError(InvalidArgument("--buffer-mb must be at least 8"));
   if (o.flush_ms < 10) return ReportError(InvalidArgument("--flush-ms must be at least 10"));
   if (!a.dump_raw.empty()) o.dump_raw_dir = Absolute(a.dump_raw);
+  if (Status st = capture::ValidateStackMode(a.stacks); !st.ok()) return ReportError(st);
+  if (a.stack_depth < 1 || a.stack_depth > 256)
+    return ReportError(InvalidArgument("--stack-depth must be in [1, 256]"));
+  o.stacks = a.stacks;
+  o.stack_depth = a.stack_depth;
 
   if (Exists(o.output)) {
     if (!a.force)
@@ -306,6 +313,12 @@ void AddProfileOptions(CLI::App* sub, ProfileArgs& a) {
       ->capture_default_str();
   sub->add_flag("-q,--quiet", a.quiet, "No messages from tracesmith (the program's output stays)");
   sub->add_flag("-f,--force", a.force, "Overwrite the output file");
+  sub->add_option("--stacks", a.stacks,
+                  "Host call stack at every launch, copy, memset and graph launch: none, native, "
+                  "python, mixed, or auto (mixed under Python, else native)")
+      ->capture_default_str();
+  sub->add_option("--stack-depth", a.stack_depth, "Frames kept per stack (1-256)")
+      ->capture_default_str();
   sub->add_option("--dump-raw", a.dump_raw,
                   "Debug: also write raw CUPTI activity records to DIR (test fixtures)");
   sub->add_option("command", a.command, "The command to profile, after --")->expected(-1);

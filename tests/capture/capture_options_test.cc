@@ -52,6 +52,8 @@ TEST(OptionsEnv, RoundTrip) {
   o.range_name = "step";
   o.quiet = true;
   o.dump_raw_dir = "/tmp/raw";
+  o.stacks = "python";
+  o.stack_depth = 40;
   auto back = OptionsFromEnv(OptionsToEnv(o));
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(back->output, o.output);
@@ -64,6 +66,18 @@ TEST(OptionsEnv, RoundTrip) {
   EXPECT_EQ(back->range_name, "step");
   EXPECT_TRUE(back->quiet);
   EXPECT_EQ(back->dump_raw_dir, "/tmp/raw");
+  EXPECT_EQ(back->stacks, "python");
+  EXPECT_EQ(back->stack_depth, 40u);
+}
+
+TEST(OptionsEnv, Stacks) {
+  EXPECT_EQ(OptionsFromEnv({}).value().stacks, "auto");
+  EXPECT_EQ(OptionsFromEnv({{kEnvStacks, "none"}}).value().stacks, "none");
+  EXPECT_FALSE(OptionsFromEnv({{kEnvStacks, "all"}}).ok());
+  EXPECT_FALSE(OptionsFromEnv({{kEnvStackDepth, "0"}}).ok());
+  EXPECT_FALSE(OptionsFromEnv({{kEnvStackDepth, "257"}}).ok());
+  EXPECT_TRUE(ValidateStackMode("mixed").ok());
+  EXPECT_FALSE(ValidateStackMode("Mixed").ok());
 }
 
 TEST(OptionsEnv, RejectsBadNumbers) {

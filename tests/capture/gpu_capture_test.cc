@@ -14,6 +14,7 @@
 #include <set>
 #include <string>
 
+#include "capture/gpu_profile.h"
 #include "capture/trace_checks.h"
 #include "tracesmith/capture/device_query.h"
 #include "tracesmith/format/sbt_reader.h"
@@ -25,51 +26,6 @@ using testing::ApisNamed;
 using testing::KernelsNamed;
 using testing::RangeNamed;
 using testing::Str;
-
-std::string Env(const char* name, const char* fallback = "") {
-  const char* v = getenv(name);
-  return v && *v ? v : fallback;
-}
-
-bool HaveGpu() {
-  static int have = -1;
-  if (have < 0) {
-    auto info = QueryDevices();
-    have = info.ok() && !info->devices.empty() && !Env("TS_GPU_BIN").empty();
-  }
-  return have == 1;
-}
-
-#define REQUIRE_GPU() \
-  if (!HaveGpu()) GTEST_SKIP() << "skipped (no GPU)"
-
-struct ProfileRun {
-  int status = 0;
-  std::string output;
-  std::string trace_path;
-  model::Trace trace;
-  format::ReadReport report;
-  int exit_code() const { return WIFEXITED(status) ? WEXITSTATUS(status) : -1; }
-};
-
-// Profiles `program args` into TS_GPU_OUT/<name>.sbt.
-ProfileRun Profile(const std::string& name, const std::string& program,
-                   const std::string& options = "", const std::string& env = "") {
-  ProfileRun r;
-  r.trace_path = Env("TS_GPU_OUT", "/tmp") + "/" + name + ".sbt";
-  std::string cmd = env + " " + Env("TS_TRACESMITH") + " profile -f " + options + " -o " +
-                    r.trace_path + " -- " + program + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof(buf), p)) r.output.append(buf, n);
-  r.status = pclose(p);
-  std::printf("[%s] %s\n%s", name.c_str(), cmd.c_str(), r.output.c_str());
-  auto t = format::ReadTraceFile(r.trace_path, &r.report);
-  if (t.ok()) r.trace = std::move(*t);
-  return r;
-}
-
-std::string Program(const std::string& name) { return Env("TS_GPU_BIN") + "/" + name; }
 
 uint64_t Drops(const model::Trace& t) {
   uint64_t n = 0;

@@ -66,6 +66,12 @@ struct CaptureOptions {
   bool overwrite = false;
   // Debug: write raw CUPTI activity records here (fixtures for conversion tests).
   std::string dump_raw_dir;
+  // Host call stacks at every launch/copy/memset/graph launch:
+  // "auto" (mixed when a Python interpreter runs the program, else native),
+  // "none", "native", "python" or "mixed".
+  std::string stacks = "auto";
+  // Frames kept per stack (1-256; the outermost are dropped beyond).
+  uint32_t stack_depth = 128;
 };
 
 // Environment variables that carry CaptureOptions to the injection library.
@@ -79,9 +85,14 @@ inline constexpr const char* kEnvCaptureRange = "TRACESMITH_CAPTURE_RANGE";
 inline constexpr const char* kEnvQuiet = "TRACESMITH_QUIET";
 inline constexpr const char* kEnvForce = "TRACESMITH_FORCE";
 inline constexpr const char* kEnvDumpRaw = "TRACESMITH_DUMP_RAW";
+inline constexpr const char* kEnvStacks = "TRACESMITH_STACKS";
+inline constexpr const char* kEnvStackDepth = "TRACESMITH_STACK_DEPTH";
 // Set by tests only: installs a stack hook that returns 1, 2, 3... so GPU
 // tests can check the correlation-id join of API rows and GPU rows.
 inline constexpr const char* kEnvTestStackHook = "TRACESMITH_TEST_STACK_HOOK";
+
+// Checks "--stacks": auto, none, native, python or mixed.
+Status ValidateStackMode(const std::string& text);
 
 // Parses "--capture-range": "", "all", "cudaProfilerApi" or "nvtx:<name>".
 Status ParseCaptureRange(const std::string& text, CaptureOptions* options);

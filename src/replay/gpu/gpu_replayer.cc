@@ -1,11 +1,14 @@
 #include "tracesmith/replay/gpu_replayer.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
 
 #include "cu_call.h"
+#include "steered_alloc.h"
 #include "tracesmith/replay/address_ranges.h"
 #include "vmm.h"
 
@@ -140,11 +143,38 @@ Status ReplayLaunch(const ReplayCapture& cap, const LaunchRecord& l, CUdevice de
   for (const SnapshotRecord* s : before) ranges.push_back({s->address, s->size});
   // Same-VA memory first, before the module load allocates anything.
   std::vector<std::unique_ptr<FixedMapping>> mappings;
+  std::vector<std::unique_ptr<SteeredAllocation>> steered;
   for (const AddressRange& r : CoveringRanges(ranges, granularity)) {
     placeholders.Release(r.address, r.size);
-    ASSIGN_OR_RETURN(auto m, FixedMapping::Create(device, r.address, r.size));
-    mappings.push_back(std::move(m));
+    auto m = FixedMapping::Create(device, r.address, r.size);
+    if (m.ok()) {
+      mappings.push_back(std::move(m).value());
+      continue;
+    }
+    // The driver's cuMemAlloc pool holds the range: ask the pool for the
+    // captured allocations themselves, lowest address first.
+    std::vector<const SnapshotRecord*> inside;
+    for (const SnapshotRecord* s : before)
+      if (s->address >= r.address && s->address + s->size <= r.address + r.size)
+        inside.push_back(s);
+    std::sort(inside.begin(), inside.end(),
+              [](const auto* a, const auto* b) { return a->address < b->address; });
+    for (const SnapshotRecord* s : inside) {
+      auto a = SteeredAllocation::Create(s->address, s->size);
+      if (!a.ok())
+        return FailedPrecondition(StrFormat("launch %llu (%s): %s; %s. Host mappings there now:%s",
+                                            static_cast<unsigned long long>(l.index),
+                                            l.function.c_str(), m.status().message().c_str(),
+                                            a.status().message().c_str(),
+                                            HostMappingsOverlapping(r.address, r.size).c_str()));
+      steered.push_back(std::move(a).value());
+    }
   }
+  if (!steered.empty())
+    std::fprintf(stderr,
+                 "replay: launch %llu: %zu allocation(s) placed at their captured addresses "
+                 "through the driver's allocator (range taken for cuMemAddressReserve)\n",
+                 static_cast<unsigned long long>(l.index), steered.size());
   ASSIGN_OR_RETURN(CUmodule module, modules.Get(cap, l.module_hash));
   CUfunction f = nullptr;
   CUresult fr = cuModuleGetFunction(&f, module, l.function.c_str());
@@ -211,7 +241,9 @@ Status ReplayOnGpu(const ReplayCapture& cap, const GpuReplayOptions& o,
   // address reservations. 2 MiB: the VMM granularity on Hopper; the real
   // granularity is checked below and ranges are re-rounded with it.
   HostPlaceholders placeholders;
-  {
+  // TRACESMITH_REPLAY_PLACEHOLDERS=0: no placeholders (diagnostics).
+  const char* ph = getenv("TRACESMITH_REPLAY_PLACEHOLDERS");
+  if (!(ph && ph[0] == '0')) {
     std::vector<AddressRange> all;
     for (const SnapshotRecord& s : cap.snapshots) all.push_back({s.address, s.size});
     placeholders.Hold(CoveringRanges(all, 2u << 20));

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Packs what the GPU machine needs from a development build into one small
+# folder to carry there (no debug info):
+#   scripts/make-gpu-carry.sh [BUILD=build/release] [DEST=build/gpu-carry]
+# then, on the GPU machine: scripts/gpu-check.sh DEST
+# Needs the targets: tracesmith tracesmith-inject tracesmith-replay-gpu
+# cupti-floor replay_make_capture capture_gpu_test capture_gpu_stacks_test.
+set -eu
+B=${1:-build/release}
+D=${2:-build/gpu-carry}
+rm -rf "$D"
+mkdir -p "$D/bin" "$D/lib" "$D/gpu" "$D/tests/capture"
+copy() { cp "$B/$1" "$D/$1" && strip --strip-debug "$D/$1"; }
+for f in bin/tracesmith bin/replay_make_capture lib/libtracesmith-inject.so \
+         lib/libtracesmith-replay-gpu.so lib/libcupti-floor.so \
+         tests/capture/capture_gpu_test tests/capture/capture_gpu_stacks_test; do
+  copy "$f"
+done
+cp "$B/gpu/replay_kernels.cubin" "$D/gpu/"
+du -sh "$D"

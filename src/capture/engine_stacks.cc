@@ -1,0 +1,77 @@
+// CuptiEngine, host call stacks: the collector behind the launch-entry hook.
+//
+// Order on the writer thread (DrainStacks): the (correlation -> stack) pairs
+// first, then the collector's new Mapping/Frame/StackNode rows, so every
+// stack id that an event row references was appended before the event.
+#include <dlfcn.h>
+
+#include <atomic>
+#include <cstdio>
+#include <string_view>
+
+#include "cupti_engine.h"
+#include "tracesmith/capture/stack_hook.h"
+
+namespace tracesmith::capture {
+namespace {
+
+std::atomic<stacks::StackCollector*> g_collector{nullptr};
+
+uint32_t CollectorHook() {
+  stacks::StackCollector* c = g_collector.load(std::memory_order_acquire);
+  return c ? c->CaptureStack() : 0;
+}
+
+// Inside libtracesmith-inject.so the collector drops our own frames; when
+// the engine is linked into the program (Session), our module is the
+// program itself and must be kept.
+bool RunningAsInjectionLibrary() {
+  Dl_info info;
+  if (!dladdr(reinterpret_cast<void*>(&CollectorHook), &info) || !info.dli_fname) return false;
+  return std::string_view(info.dli_fname).find("libtracesmith-inject") != std::string_view::npos;
+}
+
+}  // namespace
+
+void CuptiEngine::StartStacks() {
+  if (options_.stacks == "none") return;
+  if (GetStackHook()) {  // a hook set by the embedding program or a test
+    stack_mode_ = "external";
+    return;
+  }
+  stacks::StackMode mode = stacks::DefaultStackMode();
+  if (options_.stacks != "auto") {
+    auto parsed = stacks::ParseStackMode(options_.stacks);
+    if (!parsed.ok()) {
+      std::fprintf(stderr, "tracesmith: warning: %s; no stacks\n",
+                   parsed.status().message().c_str());
+      return;
+    }
+    mode = *parsed;
+  }
+  if (mode == stacks::StackMode::kNone) return;
+  stacks::StackCollectorOptions so;
+  so.mode = mode;
+  so.max_depth = static_cast<int>(options_.stack_depth);
+  so.trim_modules = {"libcupti.so", "libcuda.so"};
+  so.trim_own_module = RunningAsInjectionLibrary();
+  collector_ = std::make_unique<stacks::StackCollector>(so);
+  stack_mode_ = stacks::StackModeName(mode);
+  g_collector.store(collector_.get(), std::memory_order_release);
+  SetStackHook(&CollectorHook);
+}
+
+void CuptiEngine::StopStacks() {
+  if (!collector_) return;
+  SetStackHook(nullptr);
+  // The collector stays alive: a launch on another thread may still be
+  // inside CaptureStack. It is small and the capture is over.
+  (void)collector_.release();
+}
+
+void CuptiEngine::DrainStacks() {
+  stacks_.Drain();
+  if (collector_) collector_->Drain(sbt_.get());
+}
+
+}  // namespace tracesmith::capture
