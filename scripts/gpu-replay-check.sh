@@ -64,6 +64,7 @@ result "truncated capture refused with a message" \
 
 # 5. Diagnostics for same-address replay (informational, no PASS/FAIL).
 echo "--- diag: randomize_va_space=$(cat /proc/sys/kernel/randomize_va_space 2>/dev/null)"
+[ -x "$B/bin/replay_va_probe" ] && run diag-va-probe "$B/bin/replay_va_probe"
 run diag-no-placeholders env TRACESMITH_REPLAY_PLACEHOLDERS=0 "$TS" replay "$W/follow.sbt"
 if command -v setarch >/dev/null; then
   run diag-capture-norandom setarch "$(uname -m)" -R "$MK" --cubin "$CUBIN" --variant follow -o "$W/follow-nr.sbt"

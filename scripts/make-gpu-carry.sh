@@ -11,7 +11,7 @@ D=${2:-build/gpu-carry}
 rm -rf "$D"
 mkdir -p "$D/bin" "$D/lib" "$D/gpu" "$D/tests/capture"
 copy() { cp "$B/$1" "$D/$1" && strip --strip-debug "$D/$1"; }
-for f in bin/tracesmith bin/replay_make_capture lib/libtracesmith-inject.so \
+for f in bin/tracesmith bin/replay_make_capture bin/replay_va_probe lib/libtracesmith-inject.so \
          lib/libtracesmith-replay-gpu.so lib/libcupti-floor.so \
          tests/capture/capture_gpu_test tests/capture/capture_gpu_stacks_test; do
   copy "$f"
