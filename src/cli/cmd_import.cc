@@ -1,5 +1,6 @@
 // `tracesmith import FILE -o out.sbt`: converts a torch.profiler (Kineto)
-// JSON trace (plain or .gz) to SBT, so analyze, diff and export work on it.
+// JSON trace (plain or .gz) or an LLVM XRay log (basic or FDR mode; names
+// from `--binary`) to SBT, so analyze, diff and export work on it.
 #include <cstdio>
 
 #include "commands.h"
@@ -10,15 +11,29 @@ namespace tracesmith::cli {
 namespace {
 
 struct ImportCliOptions {
-  std::string input, output;
-  bool quiet = false;
+  std::string input, output, binary;
+  bool quiet = false, strict = false;
 };
 
 int RunImport(const ImportCliOptions& o) {
   importer::ImportFormat format;
   importer::ImportStats stats;
-  auto trace = importer::ImportFile(o.input, &format, &stats);
+  auto trace = importer::ImportFile(o.input, {.xray_binary = o.binary}, &format, &stats);
   if (!trace.ok()) return ReportError(trace.status());
+  for (const std::string& w : stats.warnings)
+    std::fprintf(stderr, "tracesmith: warning: %s: %s\n", o.input.c_str(), w.c_str());
+  if (!stats.damage.empty()) {
+    Status damaged = DataLoss(o.input + ": " + stats.damage);
+    if (o.strict) return ReportError(damaged);
+    std::fprintf(stderr, "tracesmith: warning: %s; imported what precedes it\n",
+                 damaged.message().c_str());
+  }
+  if (stats.unmatched_entries || stats.unmatched_exits)
+    std::fprintf(stderr,
+                 "tracesmith: warning: %s: %llu function entries without an exit, %llu exits "
+                 "without an entry\n",
+                 o.input.c_str(), static_cast<unsigned long long>(stats.unmatched_entries),
+                 static_cast<unsigned long long>(stats.unmatched_exits));
   std::string out = o.output.empty() ? o.input + ".sbt" : o.output;
   Status st = format::WriteTraceFile(*trace, out);
   if (!st.ok()) return ReportError(st);
@@ -33,11 +48,19 @@ int RunImport(const ImportCliOptions& o) {
 }  // namespace
 
 void AddImportCommand(CLI::App& app, CommandList& commands) {
-  auto* cmd = app.add_subcommand("import", "Convert a torch.profiler (Kineto) JSON trace to SBT");
+  auto* cmd = app.add_subcommand(
+      "import", "Convert a torch.profiler (Kineto) JSON trace or an LLVM XRay log to SBT");
   auto o = std::make_shared<ImportCliOptions>();
-  cmd->add_option("file", o->input, "Trace to import (.json or .json.gz)")
+  cmd->add_option("file", o->input,
+                  "Trace to import (.json or .json.gz; XRay log in basic or FDR mode)")
       ->required()
       ->check(CLI::ExistingFile);
+  cmd->add_option("-b,--binary,--instr-map", o->binary,
+                  "XRay: the instrumented binary (its xray_instr_map and symbols name the "
+                  "functions; without it they are function#<id>)")
+      ->check(CLI::ExistingFile);
+  cmd->add_flag("--strict", o->strict,
+                "Fail (exit 1, write nothing) when the input is cut or corrupt part-way");
   cmd->add_option("-o,--output", o->output, "Output .sbt (default: FILE.sbt)");
   cmd->add_flag("-q,--quiet", o->quiet, "No summary line on stderr");
   commands.emplace_back(cmd, [o] { return RunImport(*o); });

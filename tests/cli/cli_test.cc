@@ -148,6 +148,37 @@ TEST_F(CliTest, ExportDotRespectsTheNodeLimit) {
   EXPECT_LE(nodes, 40u + 20u) << "node limit not applied (cluster labels allowed)";
 }
 
+// XRay logs from compiler-rt (tests/import/data): names from --binary,
+// warnings without it, and a cut log's damage (fatal only with --strict).
+TEST(CliImport, XRayLogWithBinaryAndCutLog) {
+  const char* src = std::getenv("TS_SOURCE_DIR");
+  const std::string data = std::string(src ? src : ".") + "/tests/import/data/";
+  testing::TempPath out;
+  Result r = RunTracesmith("import " + data + "xray_fdr.log --binary " + data +
+                           "xray_prog.instrmap -o " + out.path());
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("(xray-fdr): 279 events imported, 5 skipped"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("warning"), std::string::npos) << r.out;
+  Result view = RunTracesmith("view " + out.path() + " --stats");
+  ASSERT_EQ(view.status, 0) << view.out;
+  EXPECT_NE(view.out.find("demo::Worker::Step(int)"), std::string::npos) << view.out;
+
+  r = RunTracesmith("import " + data + "xray_basic.log -o " + out.path());
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("function#<id>"), std::string::npos) << r.out;
+
+  auto log = ReadFileToString(data + "xray_basic.log");
+  ASSERT_TRUE(log.ok());
+  testing::TempPath cut(".xray");
+  ASSERT_TRUE(WriteStringToFile(cut.path(), log->substr(0, 32 + 32 * 50 + 5)).ok());
+  r = RunTracesmith("import " + cut.path() + " -o " + out.path());
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("byte 1632: basic-mode record cut short"), std::string::npos) << r.out;
+  r = RunTracesmith("import --strict " + cut.path() + " -o " + out.path());
+  EXPECT_NE(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("byte 1632"), std::string::npos) << r.out;
+}
+
 TEST(CliBenchmark, FormatPrintsOneLineWithAllFields) {
   Result r = RunTracesmith("benchmark format --events 20000 --repeats 1");
   ASSERT_EQ(r.status, 0) << r.out;
