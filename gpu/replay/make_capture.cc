@@ -8,7 +8,7 @@
 //                       [--claim-sm NN] [--check-taken]
 // --claim-sm: record another compute capability (tests the arch check).
 // --check-taken: with the allocations still live, replay in this process
-//   and expect the "address already taken" error.
+//   with relocation off and expect the "address already taken" error.
 #include <cuda.h>
 
 #include <cmath>
@@ -276,8 +276,10 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "reading back: %s\n", cap.status().ToString().c_str());
       return 1;
     }
+    GpuReplayOptions same_only;
+    same_only.allow_relocation = false;
     Status st = ReplayOnGpu(
-        *cap, {}, [](const LaunchOutcome&) {}, nullptr);
+        *cap, same_only, [](const LaunchOutcome&) {}, nullptr);
     const bool ok = !st.ok() && st.message().find("already taken") != std::string::npos;
     std::printf("address-taken check: %s: %s\n", ok ? "PASS" : "FAIL",
                 st.ok() ? "replay unexpectedly succeeded" : st.message().c_str());

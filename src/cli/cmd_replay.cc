@@ -26,6 +26,7 @@ struct ReplayCliOptions {
   uint32_t iterations = 1;
   int64_t launch = -1;
   int device = 0;
+  bool same_addresses_only = false;
 };
 
 // The GPU replayer library: $TRACESMITH_REPLAY_GPU_LIB, else beside the
@@ -94,7 +95,8 @@ int RunReplay(const ReplayCliOptions& o) {
         "schedule emulation: add --dry-run"));
   auto entry = LoadGpuReplayer();
   if (!entry.ok()) return ReportError(entry.status());
-  return (*entry)(o.path.c_str(), o.iterations, o.launch, o.device);
+  return (*entry)(o.path.c_str(), o.iterations, o.launch, o.device,
+                  o.same_addresses_only ? replay::kReplayFlagSameAddressesOnly : 0);
 }
 
 }  // namespace
@@ -124,6 +126,9 @@ void AddReplayCommand(CLI::App& app, CommandList& commands) {
       ->check(CLI::Range(1u, 100000u));
   cmd->add_option("--launch", o->launch, "GPU replay: only the launch with this index");
   cmd->add_option("--device", o->device, "GPU replay: CUDA device ordinal");
+  cmd->add_flag("--same-addresses-only", o->same_addresses_only,
+                "GPU replay: fail when a captured range cannot be mapped at its own address "
+                "instead of mapping it elsewhere and rewriting pointers into it");
   cmd->footer(
       "GPU replay exit codes: 0 every launch identical to the capture and deterministic, 1 "
       "error, 4 some output differed or was nondeterministic.");

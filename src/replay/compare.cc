@@ -76,6 +76,15 @@ std::string DiffText(const CompareResult& c) {
 std::string FormatLaunchOutcome(const LaunchOutcome& o) {
   std::string s =
       StrFormat("launch %llu  %s\n", static_cast<unsigned long long>(o.index), o.function.c_str());
+  if (o.ranges_relocated)
+    s += StrFormat(
+        "  addresses: %u of %u ranges mapped away from their captured addresses (taken in this "
+        "process); pointers rewritten: %llu in parameters, %llu in memory\n",
+        o.ranges_relocated, o.ranges_total,
+        static_cast<unsigned long long>(o.param_words_rewritten),
+        static_cast<unsigned long long>(o.memory_words_rewritten));
+  else if (o.ranges_total)
+    s += StrFormat("  addresses: all %u ranges at their captured addresses\n", o.ranges_total);
   if (o.vs_capture.identical()) {
     s += StrFormat("  output: identical to the capture (%s compared)\n",
                    HumanBytes(o.vs_capture.bytes_compared).c_str());

@@ -44,6 +44,10 @@ struct LaunchOutcome {
   CompareResult vs_first_replay;      // merged over the differing replays
   TimingStats time;
   uint64_t recorded_ns = 0;  // the kernel's time inside the original program
+  // Relocated replay (relocation.h): ranges mapped away from their captured
+  // addresses and pointer words rewritten in parameters and "before" images.
+  uint32_t ranges_relocated = 0, ranges_total = 0;
+  uint64_t param_words_rewritten = 0, memory_words_rewritten = 0;
 };
 
 std::string FormatLaunchOutcome(const LaunchOutcome& o);

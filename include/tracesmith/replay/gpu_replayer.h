@@ -29,7 +29,13 @@ struct GpuReplayOptions {
   uint32_t iterations = 1;
   int64_t launch = -1;  // replay only this launch index; -1: all
   int device = 0;       // CUDA device ordinal
+  // When a captured range cannot be mapped at its address, map it elsewhere
+  // and rewrite pointers (relocation.h); false: fail instead.
+  bool allow_relocation = true;
 };
+
+// Flags of the entry point.
+inline constexpr int kReplayFlagSameAddressesOnly = 1;
 
 // Replays `capture` (validated) and calls `on_launch` after each launch.
 // `device_line` receives a description of the GPU used. Stops at the first
@@ -45,7 +51,8 @@ inline constexpr int kReplayDiffers = 4;    // some output differed or was nonde
 
 // The shared library's entry point, looked up by dlopen/dlsym.
 inline constexpr char kReplayGpuLibName[] = "libtracesmith-replay-gpu.so";
-inline constexpr char kReplayGpuEntryName[] = "TracesmithReplayGpuMain";
-using ReplayGpuEntry = int (*)(const char* path, uint32_t iterations, int64_t launch, int device);
+inline constexpr char kReplayGpuEntryName[] = "TracesmithReplayGpuMainV2";
+using ReplayGpuEntry = int (*)(const char* path, uint32_t iterations, int64_t launch, int device,
+                               int flags);
 
 }  // namespace tracesmith::replay

@@ -5,10 +5,8 @@
 #include "tracesmith/replay/gpu_replayer.h"
 
 // dlopen entry point for `tracesmith replay` (see gpu_replayer.h).
-extern "C" __attribute__((visibility("default"))) int TracesmithReplayGpuMain(const char* path,
-                                                                              uint32_t iterations,
-                                                                              int64_t launch,
-                                                                              int device) {
+extern "C" __attribute__((visibility("default"))) int TracesmithReplayGpuMainV2(
+    const char* path, uint32_t iterations, int64_t launch, int device, int flags) {
   using namespace tracesmith;
   using namespace tracesmith::replay;
   auto fail = [](const Status& st) {
@@ -28,6 +26,7 @@ extern "C" __attribute__((visibility("default"))) int TracesmithReplayGpuMain(co
   o.iterations = iterations ? iterations : 1;
   o.launch = launch;
   o.device = device;
+  o.allow_relocation = !(flags & kReplayFlagSameAddressesOnly);
   bool all_good = true;
   bool header = false;
   std::string device_line;

@@ -6,10 +6,12 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <span>
+#include <vector>
 
 #include "cu_call.h"
-#include "steered_alloc.h"
 #include "tracesmith/replay/address_ranges.h"
+#include "tracesmith/replay/relocation.h"
 #include "vmm.h"
 
 namespace tracesmith::replay {
@@ -141,40 +143,26 @@ Status ReplayLaunch(const ReplayCapture& cap, const LaunchRecord& l, CUdevice de
       (s.phase == SnapshotPhase::kBefore ? before : after).push_back(&s);
   std::vector<AddressRange> ranges;
   for (const SnapshotRecord* s : before) ranges.push_back({s->address, s->size});
-  // Same-VA memory first, before the module load allocates anything.
+  // Same-VA memory first, before the module load allocates anything; a
+  // range the driver will not give is mapped elsewhere (relocation.h).
   std::vector<std::unique_ptr<FixedMapping>> mappings;
-  std::vector<std::unique_ptr<SteeredAllocation>> steered;
+  Relocation relocation;
   for (const AddressRange& r : CoveringRanges(ranges, granularity)) {
     placeholders.Release(r.address, r.size);
+    ++out->ranges_total;
     auto m = FixedMapping::Create(device, r.address, r.size);
-    if (m.ok()) {
-      mappings.push_back(std::move(m).value());
-      continue;
+    if (!m.ok()) {
+      if (!o.allow_relocation || m.status().code() != StatusCode::kFailedPrecondition)
+        return m.status();
+      m = FixedMapping::CreateAnywhere(device, r.size);
+      if (!m.ok()) return m.status();
+      relocation.Add(r.address, r.size, (*m)->address());
+      ++out->ranges_relocated;
     }
-    // The driver's cuMemAlloc pool holds the range: ask the pool for the
-    // captured allocations themselves, lowest address first.
-    std::vector<const SnapshotRecord*> inside;
-    for (const SnapshotRecord* s : before)
-      if (s->address >= r.address && s->address + s->size <= r.address + r.size)
-        inside.push_back(s);
-    std::sort(inside.begin(), inside.end(),
-              [](const auto* a, const auto* b) { return a->address < b->address; });
-    for (const SnapshotRecord* s : inside) {
-      auto a = SteeredAllocation::Create(s->address, s->size);
-      if (!a.ok())
-        return FailedPrecondition(StrFormat("launch %llu (%s): %s; %s. Host mappings there now:%s",
-                                            static_cast<unsigned long long>(l.index),
-                                            l.function.c_str(), m.status().message().c_str(),
-                                            a.status().message().c_str(),
-                                            HostMappingsOverlapping(r.address, r.size).c_str()));
-      steered.push_back(std::move(a).value());
-    }
+    mappings.push_back(std::move(m).value());
   }
-  if (!steered.empty())
-    std::fprintf(stderr,
-                 "replay: launch %llu: %zu allocation(s) placed at their captured addresses "
-                 "through the driver's allocator (range taken for cuMemAddressReserve)\n",
-                 static_cast<unsigned long long>(l.index), steered.size());
+  LaunchRecord patched = l;
+  out->param_words_rewritten = relocation.PatchWords(patched.params, 0);
   ASSIGN_OR_RETURN(CUmodule module, modules.Get(cap, l.module_hash));
   CUfunction f = nullptr;
   CUresult fr = cuModuleGetFunction(&f, module, l.function.c_str());
@@ -195,12 +183,20 @@ Status ReplayLaunch(const ReplayCapture& cap, const LaunchRecord& l, CUdevice de
   out->iterations = o.iterations;
   for (uint32_t it = 0; it < o.iterations; ++it) {
     for (const SnapshotRecord* s : before) {
-      ASSIGN_OR_RETURN(auto data, cap.BlobData(s->hash, "before snapshot"));
-      CU_CALL(cuMemcpyHtoD(CUdeviceptr(s->address), data.data(), data.size()));
+      ASSIGN_OR_RETURN(std::span<const uint8_t> data, cap.BlobData(s->hash, "before snapshot"));
+      std::vector<uint8_t> rewritten;
+      if (!relocation.empty()) {
+        rewritten.assign(data.begin(), data.end());
+        uint64_t words = relocation.PatchWords(rewritten, s->address);
+        if (it == 0) out->memory_words_rewritten += words;
+        data = rewritten;
+      }
+      CU_CALL(
+          cuMemcpyHtoD(CUdeviceptr(relocation.Translate(s->address)), data.data(), data.size()));
     }
     CU_CALL(cuCtxSynchronize());
     CU_CALL(cuEventRecord(se.start(), se.stream()));
-    RETURN_IF_ERROR(Launch(l, f, se.stream()));
+    RETURN_IF_ERROR(Launch(patched, f, se.stream()));
     CU_CALL(cuEventRecord(se.stop(), se.stream()));
     CU_CALL(cuEventSynchronize(se.stop()));
     float ms = 0;
@@ -211,9 +207,17 @@ Status ReplayLaunch(const ReplayCapture& cap, const LaunchRecord& l, CUdevice de
     for (size_t k = 0; k < after.size(); ++k) {
       std::vector<uint8_t>& host = it == 0 ? first[k] : current[k];
       host.resize(after[k]->size);
-      CU_CALL(cuMemcpyDtoH(host.data(), CUdeviceptr(after[k]->address), host.size()));
+      CU_CALL(cuMemcpyDtoH(host.data(), CUdeviceptr(relocation.Translate(after[k]->address)),
+                           host.size()));
       if (it == 0) {
-        ASSIGN_OR_RETURN(auto want, cap.BlobData(after[k]->hash, "after snapshot"));
+        ASSIGN_OR_RETURN(std::span<const uint8_t> want,
+                         cap.BlobData(after[k]->hash, "after snapshot"));
+        std::vector<uint8_t> rewritten;
+        if (!relocation.empty()) {  // pointers the kernel left or wrote
+          rewritten.assign(want.begin(), want.end());
+          relocation.PatchWords(rewritten, after[k]->address);
+          want = rewritten;
+        }
         out->vs_capture.Merge(CompareBytes(want, host, after[k]->address));
       } else {
         CompareResult c = CompareBytes(first[k], host, after[k]->address);

@@ -88,16 +88,31 @@ StatusOr<std::unique_ptr<FixedMapping>> FixedMapping::Create(CUdevice device, ui
                           : name));
   }
   m->reserved_ = true;
+  RETURN_IF_ERROR(m->Map(device));
+  return m;
+}
+
+StatusOr<std::unique_ptr<FixedMapping>> FixedMapping::CreateAnywhere(CUdevice device,
+                                                                     uint64_t size) {
+  CUdeviceptr got = 0;
+  CU_CALL(cuMemAddressReserve(&got, size, 0, 0, 0));
+  std::unique_ptr<FixedMapping> m(new FixedMapping(uint64_t(got), size));
+  m->reserved_ = true;
+  RETURN_IF_ERROR(m->Map(device));
+  return m;
+}
+
+Status FixedMapping::Map(CUdevice device) {
   CUmemAllocationProp prop = DeviceProp(device);
-  CU_CALL(cuMemCreate(&m->handle_, size, &prop, 0));
-  m->created_ = true;
-  CU_CALL(cuMemMap(CUdeviceptr(address), size, 0, m->handle_, 0));
-  m->mapped_ = true;
+  CU_CALL(cuMemCreate(&handle_, size_, &prop, 0));
+  created_ = true;
+  CU_CALL(cuMemMap(CUdeviceptr(address_), size_, 0, handle_, 0));
+  mapped_ = true;
   CUmemAccessDesc access = {};
   access.location = prop.location;
   access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-  CU_CALL(cuMemSetAccess(CUdeviceptr(address), size, &access, 1));
-  return m;
+  CU_CALL(cuMemSetAccess(CUdeviceptr(address_), size_, &access, 1));
+  return OkStatus();
 }
 
 FixedMapping::~FixedMapping() {

@@ -22,6 +22,8 @@ class FixedMapping {
   // cannot (or will not) place the reservation there: the range is taken.
   static StatusOr<std::unique_ptr<FixedMapping>> Create(CUdevice device, uint64_t address,
                                                         uint64_t size);
+  // Wherever the driver puts it (relocated replay).
+  static StatusOr<std::unique_ptr<FixedMapping>> CreateAnywhere(CUdevice device, uint64_t size);
   ~FixedMapping();
   FixedMapping(const FixedMapping&) = delete;
   FixedMapping& operator=(const FixedMapping&) = delete;
@@ -33,6 +35,7 @@ class FixedMapping {
 
  private:
   FixedMapping(uint64_t address, uint64_t size) : address_(address), size_(size) {}
+  Status Map(CUdevice device);  // after the reservation: create, map, allow access
   uint64_t address_, size_;
   bool reserved_ = false, mapped_ = false;
   CUmemGenericAllocationHandle handle_ = 0;
@@ -40,14 +43,15 @@ class FixedMapping {
 };
 
 // Placeholders in the host address space for the ranges a replay will map,
-// taken before cuInit. With unified addressing the driver reserves large
-// host address ranges for its own pools when it starts; in the first GPU
-// run (2026-11-22) those covered a captured program's cuMemAlloc addresses
-// in a fresh process and cuMemAddressReserve could not get them. Holding
-// the ranges first (PROT_NONE, MAP_FIXED_NOREPLACE) pushes the driver's
-// reservations elsewhere; each placeholder is released just before
+// taken before cuInit (PROT_NONE, MAP_FIXED_NOREPLACE), so that nothing the
+// process maps while starting lands there; each is released just before
 // cuMemAddressReserve asks for its range. Ranges already taken are skipped.
-// (Not yet verified on a GPU.)
+// Measured on the H200 (2026-11-22, gpu/replay/va_probe.cc): the driver
+// honours an address hint only inside VA regions it has already reserved
+// for itself; a hint elsewhere gets a new region at an address of the
+// driver's choosing. A captured cuMemAlloc address (inside the capturing
+// process's driver region) is therefore usually not obtainable in a fresh
+// process: replay then relocates (relocation.h).
 class HostPlaceholders {
  public:
   HostPlaceholders() = default;
