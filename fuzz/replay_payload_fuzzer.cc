@@ -7,7 +7,7 @@
 #include <span>
 
 #include "tracesmith/format/sbt_reader.h"
-#include "tracesmith/replay/payload.h"
+#include "tracesmith/format/replay_payload.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace tracesmith;

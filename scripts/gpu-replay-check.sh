@@ -68,11 +68,34 @@ result "--same-addresses-only: exit 0 at the captured addresses, else exit 1 nam
   $({ [ $rc -eq 0 ] && grep -q "all .* ranges at their captured addresses" "$W/last.log"; } ||
     { [ $rc -eq 1 ] && grep -q "cannot reserve device virtual addresses" "$W/last.log"; }; echo $?)
 
-# 6. Where the driver puts address-hinted reservations (informational).
+# 6. Replay capture from an unmodified program: tracesmith profile --replay-capture.
+PROGS=${TS_GPU_BIN:-$B/gpu-programs}
+if [ -x "$PROGS/kernel_count" ]; then
+  run rc-kernel "$TS" profile -f --stacks none --replay-capture 'kernel:scale_kernel' \
+    --replay-max-launches 3 -o "$W/rc.sbt" -- "$PROGS/kernel_count" 10
+  result "profile --replay-capture kernel:scale_kernel recorded 3 launches" \
+    $([ $rc -eq 0 ] && grep -q "3 launch(es) recorded" "$W/last.log"; echo $?)
+  run rc-kernel-replay "$TS" replay "$W/rc.sbt" --iterations 3
+  result "the 3 captured scale_kernel launches replay identical and deterministic" \
+    $([ $rc -eq 0 ] && [ "$(grep -c "identical to the capture" "$W/last.log")" -eq 3 ]; echo $?)
+fi
+if python3 -c "import torch" 2>/dev/null; then
+  run rc-torch "$TS" profile -f --replay-capture 'launch:0-59' --replay-max-launches 60 \
+    -o "$W/rc_torch.sbt" -- python3 bench/workloads/torch_mlp_train.py --steps 5
+  run rc-torch-replay "$TS" replay "$W/rc_torch.sbt" --iterations 3
+  echo "torch replay: $(grep -c "identical to the capture" "$W/last.log") identical," \
+    "$(grep -c "DIFFERENT" "$W/last.log") different," \
+    "$(grep -c "NONDETERMINISTIC" "$W/last.log") nondeterministic of" \
+    "$(grep -c "^launch " "$W/last.log") replayed (exit $rc)"
+  result "PyTorch MLP launches 0-59 captured and replayed (exit 0 or 4, no error)" \
+    $([ $rc -eq 0 ] || [ $rc -eq 4 ]; echo $?)
+fi
+
+# 7. Where the driver puts address-hinted reservations (informational).
 echo "--- diag: randomize_va_space=$(cat /proc/sys/kernel/randomize_va_space 2>/dev/null)"
 [ -x "$B/bin/replay_va_probe" ] && run diag-va-probe "$B/bin/replay_va_probe"
 
-# 7. The dry-run on the example trace (CPU only; for the log).
+# 8. The dry-run on the example trace (CPU only; for the log).
 run dry-run "$TS" replay --dry-run examples/traces/mlp_train.sbt
 
 echo "failures: $fails"

@@ -21,7 +21,7 @@
 
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/replay/gpu_replayer.h"
-#include "tracesmith/replay/payload.h"
+#include "tracesmith/format/replay_payload.h"
 
 namespace {
 

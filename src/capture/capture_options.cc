@@ -1,6 +1,7 @@
 #include "tracesmith/capture/capture_options.h"
 
 #include <cstdlib>
+#include <regex>
 #include <string_view>
 #include <vector>
 
@@ -112,6 +113,43 @@ Status ValidateStackMode(const std::string& text) {
                          "' is not one of auto, none, native, python, mixed");
 }
 
+StatusOr<ReplayFilter> ParseReplayFilter(const std::string& text) {
+  ReplayFilter f;
+  auto bad = [&](const std::string& why) {
+    return InvalidArgument("--replay-capture: '" + text + "': " + why +
+                           " (expected all, kernel:<regex>, launch:<N> or launch:<A>-<B>)");
+  };
+  if (text.empty()) return f;
+  if (text == "all") {
+    f.kind = ReplayFilter::Kind::kAll;
+  } else if (text.rfind("kernel:", 0) == 0) {
+    f.kind = ReplayFilter::Kind::kKernel;
+    f.regex = text.substr(7);
+    if (f.regex.empty()) return bad("empty regex");
+    try {
+      std::regex check(f.regex);
+    } catch (const std::regex_error& e) {
+      return bad(std::string("bad regex: ") + e.what());
+    }
+  } else if (text.rfind("launch:", 0) == 0) {
+    f.kind = ReplayFilter::Kind::kLaunchRange;
+    std::string range = text.substr(7);
+    size_t dash = range.find('-');
+    auto num = [](const std::string& s, uint64_t* v) {
+      char* end = nullptr;
+      *v = std::strtoull(s.c_str(), &end, 10);
+      return !s.empty() && *end == '\0' && s[0] != '-';
+    };
+    bool ok = dash == std::string::npos
+                  ? num(range, &f.first) && (f.last = f.first, true)
+                  : num(range.substr(0, dash), &f.first) && num(range.substr(dash + 1), &f.last);
+    if (!ok || f.last < f.first) return bad("bad launch range");
+  } else {
+    return bad("unknown filter");
+  }
+  return f;
+}
+
 StatusOr<CaptureOptions> OptionsFromEnv(const std::map<std::string, std::string>& env) {
   CaptureOptions o;
   auto get = [&](const char* key) -> const std::string* {
@@ -146,6 +184,16 @@ StatusOr<CaptureOptions> OptionsFromEnv(const std::map<std::string, std::string>
   if (auto* v = get(kEnvStackDepth)) {
     ASSIGN_OR_RETURN(o.stack_depth, ParseUint(kEnvStackDepth, *v, 1, 256));
   }
+  if (auto* v = get(kEnvReplayCapture)) {
+    RETURN_IF_ERROR(ParseReplayFilter(*v).status());
+    o.replay_capture = *v;
+  }
+  if (auto* v = get(kEnvReplayMaxMb)) {
+    ASSIGN_OR_RETURN(o.replay_max_mb, ParseUint(kEnvReplayMaxMb, *v, 1, 1u << 24));
+  }
+  if (auto* v = get(kEnvReplayMaxLaunches)) {
+    ASSIGN_OR_RETURN(o.replay_max_launches, ParseUint(kEnvReplayMaxLaunches, *v, 1, 1u << 20));
+  }
   return o;
 }
 
@@ -176,6 +224,11 @@ std::map<std::string, std::string> OptionsToEnv(const CaptureOptions& o) {
   if (!o.dump_raw_dir.empty()) env[kEnvDumpRaw] = o.dump_raw_dir;
   env[kEnvStacks] = o.stacks;
   env[kEnvStackDepth] = std::to_string(o.stack_depth);
+  if (!o.replay_capture.empty()) {
+    env[kEnvReplayCapture] = o.replay_capture;
+    env[kEnvReplayMaxMb] = std::to_string(o.replay_max_mb);
+    env[kEnvReplayMaxLaunches] = std::to_string(o.replay_max_launches);
+  }
   return env;
 }
 

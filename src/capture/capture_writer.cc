@@ -209,6 +209,7 @@ void CuptiEngine::WriterLoop() {
     cuptiActivityFlushAll(0);
     DrainStacks();
     ProcessCompletedBuffers();
+    if (replay_) replay_->Drain(sbt_.get());
     WritePendingModules();
     if (!devices_written_) TryWriteDevices();
     CheckDrops();
@@ -240,6 +241,20 @@ void CuptiEngine::WriteFinalStats() {
   stat("capture.nvtx_unmatched_range_ends", cs.nvtx_unmatched_end, model::kStatWarning);
   stat("capture.stack_ring_overflows", CorrelationStacks::dropped(), model::kStatDataLoss);
   stat("capture.module_loads", module_loads_.load(), model::kStatInfo);
+  if (replay_) {
+    ReplayCaptureStats rs = replay_->stats();
+    stat("replay.launches_recorded", rs.launches_captured, model::kStatInfo);
+    stat("replay.memory_image_bytes", rs.image_bytes, model::kStatInfo);
+    stat("replay.skipped_over_limit", rs.skipped_limit, model::kStatWarning);
+    stat("replay.skipped_graph_capture", rs.skipped_graph, model::kStatWarning);
+    stat("replay.skipped_errors", rs.skipped_error, model::kStatWarning);
+    if (!options_.quiet)
+      std::fprintf(stderr,
+                   "tracesmith: replay capture: %llu launch(es) recorded, %.1f MiB of memory "
+                   "images; replay them with: tracesmith replay %s\n",
+                   static_cast<unsigned long long>(rs.launches_captured),
+                   double(rs.image_bytes) / (1 << 20), output_path_.c_str());
+  }
   if (collector_) {
     stacks::StackCollectorStats ss = collector_->stats();
     stat("capture.stacks_distinct", ss.new_stacks, model::kStatInfo);
@@ -253,6 +268,7 @@ void CuptiEngine::Finalize() {
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   DrainStacks();
   ProcessCompletedBuffers();
+  if (replay_) replay_->Drain(sbt_.get());
   pool_.Close();
   WritePendingModules();
   if (!devices_written_) TryWriteDevices();

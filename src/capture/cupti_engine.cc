@@ -181,6 +181,10 @@ Status CuptiEngine::Start(const CaptureOptions& options) {
   if (!tid_type || std::string_view(tid_type) != "process")
     cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
   if (subscriber_) StartStacks();
+  if (subscriber_ && !options.replay_capture.empty()) {
+    auto filter = ParseReplayFilter(options.replay_capture);
+    if (filter.ok()) replay_ = std::make_unique<ReplayCapturer>(*filter, options);
+  }
   if (subscriber_) RETURN_IF_ERROR(EnableCallbacks());
 
   start_mono_ns_ = MonotonicNs();
@@ -271,7 +275,7 @@ Status CuptiEngine::EnableCallbacks() {
   // Resource callbacks: contexts (for per-context drop counts) and modules.
   CUPTI_CALL(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE,
                                  CUPTI_CBID_RESOURCE_CONTEXT_CREATED));
-  if (options_.groups & kGroupModule) {
+  if ((options_.groups & kGroupModule) || replay_) {
     CUPTI_CALL(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE,
                                    CUPTI_CBID_RESOURCE_MODULE_LOADED));
     CUPTI_CALL(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE,
@@ -285,6 +289,12 @@ Status CuptiEngine::EnableCallbacks() {
       if (name && IsWorkSubmittingDriverApi(name))
         CUPTI_CALL(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid));
     }
+  }
+  if (replay_) {
+    for (CUpti_CallbackId cbid :
+         {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+          CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz})
+      CUPTI_CALL(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid));
   }
   if (options_.range == CaptureRange::kCudaProfilerApi) {
     CUPTI_CALL(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API,
@@ -391,11 +401,14 @@ void CUPTIAPI CuptiEngine::OnCallback(void* userdata, CUpti_CallbackDomain domai
         return;
       }
       // Hot path: launch entry with a stack hook set.
-      if (info->callbackSite != CUPTI_API_ENTER) return;
-      StackHook hook = GetStackHook();
-      if (!hook) return;
-      uint32_t stack = hook();
-      if (stack) CorrelationStacks::Record(info->correlationId, stack);
+      if (info->callbackSite == CUPTI_API_ENTER) {
+        if (StackHook hook = GetStackHook()) {
+          uint32_t stack = hook();
+          if (stack) CorrelationStacks::Record(info->correlationId, stack);
+        }
+      }
+      if (e->replay_ && ReplayCapturer::IsLaunchCallback(cbid))
+        e->replay_->OnLaunch(cbid, info, e->activities_on_.load(std::memory_order_relaxed));
       return;
     }
     case CUPTI_CB_DOMAIN_RUNTIME_API: {
@@ -435,8 +448,10 @@ void CuptiEngine::OnResource(CUpti_CallbackId cbid, const CUpti_ResourceData* da
   if (mod) {
     m.module_id = mod->moduleId;
     m.cubin_bytes = mod->cubinSize;
-    if (cbid == CUPTI_CBID_RESOURCE_MODULE_LOADED && mod->pCubin && mod->cubinSize)
+    if (cbid == CUPTI_CBID_RESOURCE_MODULE_LOADED && mod->pCubin && mod->cubinSize) {
       m.cubin_hash = HashBytes(reinterpret_cast<const uint8_t*>(mod->pCubin), mod->cubinSize);
+      if (replay_) replay_->OnModuleLoaded(mod->pCubin, mod->cubinSize);
+    }
   }
   if (data->context) {
     cuptiGetContextId(data->context, &m.context_id);

@@ -30,6 +30,7 @@
 #include "buffer_pool.h"
 #include "correlation_stacks.h"
 #include "raw_dump.h"
+#include "replay_capture.h"
 #include "tracesmith/capture/capture_options.h"
 #include "tracesmith/capture/session.h"
 #include "tracesmith/capture/stacks/stack_collector.h"
@@ -131,6 +132,7 @@ class CuptiEngine {
   CorrelationStacks stacks_;
   std::unique_ptr<stacks::StackCollector> collector_;  // null: no stacks or foreign hook
   std::string stack_mode_ = "none";
+  std::unique_ptr<ReplayCapturer> replay_;  // --replay-capture
   bool devices_written_ = false;
   uint64_t cupti_dropped_ = 0;
   std::atomic<uint64_t> records_{0};

@@ -47,6 +47,9 @@ struct ProfileArgs {
   std::string dump_raw;
   std::string stacks = "auto";
   uint32_t stack_depth = 128;
+  std::string replay_capture;
+  uint32_t replay_max_mb = 4096;
+  uint32_t replay_max_launches = 64;
   std::vector<std::string> command;
 };
 
@@ -203,6 +206,11 @@ int RunProfile(ProfileArgs& a, bool record_spelling) {
     return ReportError(InvalidArgument("--stack-depth must be in [1, 256]"));
   o.stacks = a.stacks;
   o.stack_depth = a.stack_depth;
+  if (auto f = capture::ParseReplayFilter(a.replay_capture); !f.ok())
+    return ReportError(f.status());
+  o.replay_capture = a.replay_capture;
+  o.replay_max_mb = a.replay_max_mb;
+  o.replay_max_launches = a.replay_max_launches;
 
   if (Exists(o.output)) {
     if (!a.force)
@@ -319,6 +327,18 @@ void AddProfileOptions(CLI::App* sub, ProfileArgs& a) {
       ->capture_default_str();
   sub->add_option("--stack-depth", a.stack_depth, "Frames kept per stack (1-256)")
       ->capture_default_str();
+  sub->add_option("--replay-capture", a.replay_capture,
+                  "Also record kernel launches with their module, parameters and memory before "
+                  "and after, for `tracesmith replay`: all, kernel:<regex>, launch:<N> or "
+                  "launch:<A>-<B> (synchronizes at each recorded launch)");
+  sub->add_option("--replay-max-mb", a.replay_max_mb,
+                  "Replay capture: memory images in all (later launches are skipped)")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1u << 24));
+  sub->add_option("--replay-max-launches", a.replay_max_launches,
+                  "Replay capture: launches recorded at most")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1u << 20));
   sub->add_option("--dump-raw", a.dump_raw,
                   "Debug: also write raw CUPTI activity records to DIR (test fixtures)");
   sub->add_option("command", a.command, "The command to profile, after --")->expected(-1);

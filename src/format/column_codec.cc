@@ -46,8 +46,8 @@ Status DecodeColumn(ByteCursor* in, size_t n, uint64_t* values) {
   uint32_t len;
   ByteCursor col;
   if (!in->ReadU8(&mode) || !in->ReadU32(&len) || !in->Sub(len, &col))
-    return DataLoss(StrFormat("column header at payload byte %zu runs past the chunk end",
-                              in->position()));
+    return DataLoss(
+        StrFormat("column header at payload byte %zu runs past the chunk end", in->position()));
   switch (mode) {
     case kColumnConstant: {
       uint64_t v;
@@ -61,7 +61,8 @@ Status DecodeColumn(ByteCursor* in, size_t n, uint64_t* values) {
       if (n) std::memcpy(values, col.current(), n * 8);
       return OkStatus();
     case kColumnVarint: {
-      if (len < n) return DataLoss(StrFormat("varint column of %u bytes cannot hold %zu rows", len, n));
+      if (len < n)
+        return DataLoss(StrFormat("varint column of %u bytes cannot hold %zu rows", len, n));
       const uint8_t* p = col.current();
       const uint8_t* end = p + len;
       for (size_t i = 0; i < n; ++i) {
@@ -99,8 +100,10 @@ void GatherAs(const uint8_t* p, size_t stride, size_t n, uint64_t* out) {
   for (size_t i = 0; i < n; ++i, p += stride) {
     V v;
     std::memcpy(&v, p, sizeof(V));
-    if constexpr (std::is_signed_v<V>) out[i] = static_cast<uint64_t>(static_cast<int64_t>(v));
-    else out[i] = v;
+    if constexpr (std::is_signed_v<V>)
+      out[i] = static_cast<uint64_t>(static_cast<int64_t>(v));
+    else
+      out[i] = v;
   }
 }
 template <typename V>
@@ -115,26 +118,35 @@ void ScatterAs(uint8_t* p, size_t stride, size_t n, const uint64_t* in) {
 void GatherField(const void* base, size_t stride, size_t n, const FieldDesc& f, uint64_t* out) {
   const auto* p = static_cast<const uint8_t*>(base) + f.offset;
   switch (f.type) {
-    case FieldType::kU8: return GatherAs<uint8_t>(p, stride, n, out);
-    case FieldType::kU16: return GatherAs<uint16_t>(p, stride, n, out);
-    case FieldType::kU32: return GatherAs<uint32_t>(p, stride, n, out);
-    case FieldType::kI32: return GatherAs<int32_t>(p, stride, n, out);
+    case FieldType::kU8:
+      return GatherAs<uint8_t>(p, stride, n, out);
+    case FieldType::kU16:
+      return GatherAs<uint16_t>(p, stride, n, out);
+    case FieldType::kU32:
+      return GatherAs<uint32_t>(p, stride, n, out);
+    case FieldType::kI32:
+      return GatherAs<int32_t>(p, stride, n, out);
     case FieldType::kU64:
     case FieldType::kI64:
-    case FieldType::kF64: return GatherAs<uint64_t>(p, stride, n, out);
+    case FieldType::kF64:
+      return GatherAs<uint64_t>(p, stride, n, out);
   }
 }
 
 void ScatterField(void* base, size_t stride, size_t n, const FieldDesc& f, const uint64_t* in) {
   auto* p = static_cast<uint8_t*>(base) + f.offset;
   switch (f.type) {
-    case FieldType::kU8: return ScatterAs<uint8_t>(p, stride, n, in);
-    case FieldType::kU16: return ScatterAs<uint16_t>(p, stride, n, in);
+    case FieldType::kU8:
+      return ScatterAs<uint8_t>(p, stride, n, in);
+    case FieldType::kU16:
+      return ScatterAs<uint16_t>(p, stride, n, in);
     case FieldType::kU32:
-    case FieldType::kI32: return ScatterAs<uint32_t>(p, stride, n, in);
+    case FieldType::kI32:
+      return ScatterAs<uint32_t>(p, stride, n, in);
     case FieldType::kU64:
     case FieldType::kI64:
-    case FieldType::kF64: return ScatterAs<uint64_t>(p, stride, n, in);
+    case FieldType::kF64:
+      return ScatterAs<uint64_t>(p, stride, n, in);
   }
 }
 

@@ -41,9 +41,12 @@ bool ParseChunkHeader(const uint8_t* p, ChunkHeader* h) {
 
 const char* ChunkTypeName(uint16_t type) {
   switch (static_cast<ChunkType>(type)) {
-    case ChunkType::kStrings: return "strings";
-    case ChunkType::kTable: return "table";
-    case ChunkType::kIndex: return "index";
+    case ChunkType::kStrings:
+      return "strings";
+    case ChunkType::kTable:
+      return "table";
+    case ChunkType::kIndex:
+      return "index";
   }
   if (type >= kFirstRawChunkType && type <= kLastRawChunkType) return "replay payload";
   return "unknown";
@@ -214,8 +217,8 @@ void SbtReader::Scan() {
   }
 }
 
-Status SbtReader::DecodeChunk(size_t i, model::Trace* out, uint64_t* decoded_bytes,
-                              uint64_t budget, uint16_t* decoded_kind) {
+Status SbtReader::DecodeChunk(size_t i, model::Trace* out, uint64_t* decoded_bytes, uint64_t budget,
+                              uint16_t* decoded_kind) {
   *decoded_kind = 0;
   const ChunkIndexEntry& e = chunks_[i];
   ChunkHeader h;
@@ -274,9 +277,10 @@ Status SbtReader::DecodeChunk(size_t i, model::Trace* out, uint64_t* decoded_byt
     } else {
       for (uint64_t k = 0; k < count && st.ok(); ++k) {
         std::string_view s;
-        if (!c.ReadString(&s)) st = DataLoss(StrFormat("string %llu truncated",
-                                                       static_cast<unsigned long long>(k)));
-        else out->strings.Set(static_cast<uint32_t>(first + k), s);
+        if (!c.ReadString(&s))
+          st = DataLoss(StrFormat("string %llu truncated", static_cast<unsigned long long>(k)));
+        else
+          out->strings.Set(static_cast<uint32_t>(first + k), s);
       }
     }
   } else {
@@ -295,9 +299,9 @@ Status SbtReader::DecodeChunk(size_t i, model::Trace* out, uint64_t* decoded_byt
         if (static_cast<uint16_t>(model::RecordTraits<T>::kKind) != kind) return;
         uint64_t need = std::min<uint64_t>(rows, kMaxRowsPerChunk) * sizeof(T);
         if (*decoded_bytes + need > budget) {
-          st = FailedPrecondition(StrFormat(
-              "%s: decoding would exceed the %llu-byte memory limit", where.c_str(),
-              static_cast<unsigned long long>(budget)));
+          st =
+              FailedPrecondition(StrFormat("%s: decoding would exceed the %llu-byte memory limit",
+                                           where.c_str(), static_cast<unsigned long long>(budget)));
           return;
         }
         st = internal::DecodeTable(&c, &out->Rows<T>(), scratch_.get());

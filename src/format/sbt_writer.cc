@@ -16,12 +16,11 @@ namespace tracesmith::format {
 using model::RecordTraits;
 
 StatusOr<std::unique_ptr<SbtWriter>> SbtWriter::Open(const std::string& path,
-                                                    SbtWriterOptions options) {
+                                                     SbtWriterOptions options) {
   int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (options.overwrite ? O_TRUNC : O_EXCL);
   int fd = ::open(path.c_str(), flags, 0644);
   if (fd < 0) {
-    if (errno == EEXIST)
-      return IoError(path + ": file exists (use --force to overwrite)");
+    if (errno == EEXIST) return IoError(path + ": file exists (use --force to overwrite)");
     return IoError(path + ": cannot create: " + std::strerror(errno));
   }
   if (options.rows_per_chunk == 0 || options.rows_per_chunk > kMaxRowsPerChunk)
@@ -56,9 +55,9 @@ void SbtWriter::WriteBytes(const void* data, size_t n) {
     ssize_t w = ::write(fd_, p, n);
     if (w < 0) {
       if (errno == EINTR) continue;
-      status_ = IoError(StrFormat("%s: write failed at byte %llu: %s", path_.c_str(),
-                                  static_cast<unsigned long long>(stats_.bytes),
-                                  std::strerror(errno)));
+      status_ =
+          IoError(StrFormat("%s: write failed at byte %llu: %s", path_.c_str(),
+                            static_cast<unsigned long long>(stats_.bytes), std::strerror(errno)));
       return;
     }
     p += w;
@@ -76,8 +75,8 @@ void SbtWriter::WriteChunk(ChunkType type, const ByteWriter& payload,
   // The index stays uncompressed so that it can be validated cheaply on open.
   if (options_.zstd_level > 0 && payload.size() > 64 && type != ChunkType::kIndex) {
     compressed_.resize(ZSTD_compressBound(payload.size()));
-    size_t c = ZSTD_compress(compressed_.data(), compressed_.size(), payload.data(),
-                             payload.size(), options_.zstd_level);
+    size_t c = ZSTD_compress(compressed_.data(), compressed_.size(), payload.data(), payload.size(),
+                             options_.zstd_level);
     if (!ZSTD_isError(c) && c < payload.size()) {
       data = compressed_.data();
       stored = c;
@@ -230,7 +229,7 @@ Status WriteTraceFile(const model::Trace& trace, const std::string& path,
 
 // Append/AppendRows are templates in the header; their out-of-line parts are
 // instantiated here for every record type.
-#define TS_INSTANTIATE_WRITER(T)                         \
+#define TS_INSTANTIATE_WRITER(T)                   \
   template void SbtWriter::WriteTable<model::T>(); \
   template void SbtWriter::WriteRows<model::T>(const model::T*, size_t);
 TS_FOR_EACH_RECORD_TYPE(TS_INSTANTIATE_WRITER)

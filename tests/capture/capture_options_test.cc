@@ -70,6 +70,37 @@ TEST(OptionsEnv, RoundTrip) {
   EXPECT_EQ(back->stack_depth, 40u);
 }
 
+TEST(ReplayFilter, Parses) {
+  EXPECT_EQ(ParseReplayFilter("").value().kind, ReplayFilter::Kind::kOff);
+  EXPECT_EQ(ParseReplayFilter("all").value().kind, ReplayFilter::Kind::kAll);
+  auto k = ParseReplayFilter("kernel:gemm|scale_.*");
+  ASSERT_TRUE(k.ok());
+  EXPECT_EQ(k->kind, ReplayFilter::Kind::kKernel);
+  EXPECT_EQ(k->regex, "gemm|scale_.*");
+  auto one = ParseReplayFilter("launch:7").value();
+  EXPECT_EQ(one.kind, ReplayFilter::Kind::kLaunchRange);
+  EXPECT_EQ(one.first, 7u);
+  EXPECT_EQ(one.last, 7u);
+  auto range = ParseReplayFilter("launch:3-9").value();
+  EXPECT_EQ(range.first, 3u);
+  EXPECT_EQ(range.last, 9u);
+  EXPECT_FALSE(ParseReplayFilter("launch:9-3").ok());
+  EXPECT_FALSE(ParseReplayFilter("launch:x").ok());
+  EXPECT_FALSE(ParseReplayFilter("launch:-3").ok());
+  EXPECT_FALSE(ParseReplayFilter("kernel:").ok());
+  EXPECT_FALSE(ParseReplayFilter("kernel:(").ok());
+  EXPECT_FALSE(ParseReplayFilter("everything").ok());
+  CaptureOptions o;
+  o.replay_capture = "launch:3-9";
+  o.replay_max_mb = 100;
+  o.replay_max_launches = 5;
+  auto back = OptionsFromEnv(OptionsToEnv(o)).value();
+  EXPECT_EQ(back.replay_capture, "launch:3-9");
+  EXPECT_EQ(back.replay_max_mb, 100u);
+  EXPECT_EQ(back.replay_max_launches, 5u);
+  EXPECT_FALSE(OptionsFromEnv({{kEnvReplayCapture, "bogus"}}).ok());
+}
+
 TEST(OptionsEnv, Stacks) {
   EXPECT_EQ(OptionsFromEnv({}).value().stacks, "auto");
   EXPECT_EQ(OptionsFromEnv({{kEnvStacks, "none"}}).value().stacks, "none");

@@ -3,7 +3,7 @@
 
 #include "testing/temp_file.h"
 #include "tracesmith/base/file_util.h"
-#include "tracesmith/replay/payload.h"
+#include "tracesmith/format/replay_payload.h"
 
 namespace tracesmith::replay {
 namespace {
@@ -29,6 +29,7 @@ LaunchRecord SampleLaunch(uint64_t index, uint64_t module) {
   l.snapshot_ranges = index == 0 ? 2 : 1;
   l.params = Pattern(12, 3);
   l.param_info = {{0, 8}, {8, 4}};
+  l.correlation_id = index == 0 ? 0 : 4242;  // optional field: absent for launch 0
   return l;
 }
 
@@ -106,6 +107,8 @@ TEST(PayloadTest, RoundTripWithDeduplication) {
   ASSERT_EQ(got.param_info.size(), 2u);
   EXPECT_EQ(got.param_info[1].offset, 8u);
   EXPECT_EQ(got.param_info[1].size, 4u);
+  EXPECT_EQ(got.correlation_id, 4242u);
+  EXPECT_EQ(cap->launches[0].correlation_id, 0u);
   ASSERT_EQ(cap->snapshots.size(), 6u);
   EXPECT_EQ(cap->blobs.size(), 4u);  // image, before, after, big
   for (const SnapshotRecord& sn : cap->snapshots) {

@@ -72,7 +72,23 @@ struct CaptureOptions {
   std::string stacks = "auto";
   // Frames kept per stack (1-256; the outermost are dropped beyond).
   uint32_t stack_depth = 128;
+  // Replay capture (--replay-capture): which kernel launches to record with
+  // their module, parameters and memory images, for `tracesmith replay`.
+  // "" (off), "all", "kernel:<regex>" (mangled or demangled name),
+  // "launch:<N>" or "launch:<A>-<B>" (0-based launch indices, inclusive).
+  // With --capture-range, only launches inside the range count.
+  std::string replay_capture;
+  uint32_t replay_max_mb = 4096;      // memory images in all; later launches are skipped
+  uint32_t replay_max_launches = 64;  // launches recorded at most
 };
+
+// A parsed --replay-capture filter.
+struct ReplayFilter {
+  enum class Kind : uint8_t { kOff, kAll, kKernel, kLaunchRange } kind = Kind::kOff;
+  std::string regex;             // kKernel
+  uint64_t first = 0, last = 0;  // kLaunchRange, inclusive
+};
+StatusOr<ReplayFilter> ParseReplayFilter(const std::string& text);
 
 // Environment variables that carry CaptureOptions to the injection library.
 inline constexpr const char* kEnvOutput = "TRACESMITH_OUTPUT";
@@ -87,6 +103,9 @@ inline constexpr const char* kEnvForce = "TRACESMITH_FORCE";
 inline constexpr const char* kEnvDumpRaw = "TRACESMITH_DUMP_RAW";
 inline constexpr const char* kEnvStacks = "TRACESMITH_STACKS";
 inline constexpr const char* kEnvStackDepth = "TRACESMITH_STACK_DEPTH";
+inline constexpr const char* kEnvReplayCapture = "TRACESMITH_REPLAY_CAPTURE";
+inline constexpr const char* kEnvReplayMaxMb = "TRACESMITH_REPLAY_MAX_MB";
+inline constexpr const char* kEnvReplayMaxLaunches = "TRACESMITH_REPLAY_MAX_LAUNCHES";
 // Set by tests only: installs a stack hook that returns 1, 2, 3... so GPU
 // tests can check the correlation-id join of API rows and GPU rows.
 inline constexpr const char* kEnvTestStackHook = "TRACESMITH_TEST_STACK_HOOK";

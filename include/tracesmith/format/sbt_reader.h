@@ -35,11 +35,11 @@ struct Damage {
 struct ReadReport {
   uint16_t major = 0, minor = 0;
   uint64_t file_size = 0;
-  bool indexed = false;         // trailer + index found: the writer closed the file
+  bool indexed = false;  // trailer + index found: the writer closed the file
   uint64_t chunks_read = 0;
   uint64_t chunks_damaged = 0;
   uint64_t chunks_skipped_unknown = 0;  // unknown chunk type or table kind (newer writer)
-  uint64_t valid_bytes = 0;     // bytes in chunks that were read successfully (+ header)
+  uint64_t valid_bytes = 0;             // bytes in chunks that were read successfully (+ header)
   std::vector<Damage> damage;
   bool clean() const { return damage.empty(); }
   // One line per damage entry, e.g. "byte 4120 (0x1018): table chunk ...".
@@ -83,8 +83,7 @@ class SbtReader {
   // checksum-verified and decompressed, and the chunk's file offset (for
   // error messages). Damaged chunks are recorded in report() and skipped. A
   // non-OK Status from the callback stops the read and is returned.
-  using RawChunkCallback =
-      std::function<Status(std::span<const uint8_t> payload, uint64_t offset)>;
+  using RawChunkCallback = std::function<Status(std::span<const uint8_t> payload, uint64_t offset)>;
   Status ReadRawChunks(uint16_t type, const RawChunkCallback& on_chunk);
 
  private:
@@ -99,7 +98,7 @@ class SbtReader {
 
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
-  void* mapping_ = nullptr;  // munmap'ed by the destructor when set
+  void* mapping_ = nullptr;                          // munmap'ed by the destructor when set
   std::unique_ptr<internal::CodecScratch> scratch_;  // reused across chunks
   std::vector<ChunkIndexEntry> chunks_;
   ReadReport report_;

@@ -50,15 +50,15 @@ struct ChunkIndexEntry {
 
 struct SbtWriterStats {
   uint64_t chunks = 0;
-  uint64_t bytes = 0;        // bytes written to the file so far
-  uint64_t raw_bytes = 0;    // chunk payload bytes before compression
+  uint64_t bytes = 0;      // bytes written to the file so far
+  uint64_t raw_bytes = 0;  // chunk payload bytes before compression
   uint64_t rows = 0;
 };
 
 class SbtWriter {
  public:
   static StatusOr<std::unique_ptr<SbtWriter>> Open(const std::string& path,
-                                                  SbtWriterOptions options = {});
+                                                   SbtWriterOptions options = {});
   ~SbtWriter();
   SbtWriter(const SbtWriter&) = delete;
   SbtWriter& operator=(const SbtWriter&) = delete;

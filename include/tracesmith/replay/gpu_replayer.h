@@ -21,7 +21,7 @@
 
 #include "tracesmith/base/status.h"
 #include "tracesmith/replay/compare.h"
-#include "tracesmith/replay/payload.h"
+#include "tracesmith/format/replay_payload.h"
 
 namespace tracesmith::replay {
 

@@ -1,8 +1,29 @@
 // The exported entry point of libtracesmith-replay-gpu.so: reads a capture,
 // replays it and prints one block per launch (see gpu_replayer.h).
 #include <cstdio>
+#include <unordered_map>
+
+#include "tracesmith/format/sbt_reader.h"
 
 #include "tracesmith/replay/gpu_replayer.h"
+
+namespace {
+// Launches recorded by `profile --replay-capture` carry their correlation id:
+// their time in the program is the kernel row with that id in the same file.
+void FillRecordedTimes(const char* path, tracesmith::replay::ReplayCapture* cap) {
+  bool need = false;
+  for (const auto& l : cap->launches) need |= l.recorded_ns == 0 && l.correlation_id != 0;
+  if (!need) return;
+  auto trace = tracesmith::format::ReadTraceFile(path);
+  if (!trace.ok()) return;
+  std::unordered_map<uint32_t, uint64_t> ns;
+  for (const auto& k : trace->Rows<tracesmith::model::KernelEvent>())
+    if (k.end_ns > k.start_ns) ns[k.correlation_id] = k.end_ns - k.start_ns;
+  for (auto& l : cap->launches)
+    if (l.recorded_ns == 0 && l.correlation_id != 0)
+      if (auto it = ns.find(l.correlation_id); it != ns.end()) l.recorded_ns = it->second;
+}
+}  // namespace
 
 // dlopen entry point for `tracesmith replay` (see gpu_replayer.h).
 extern "C" __attribute__((visibility("default"))) int TracesmithReplayGpuMainV2(
@@ -20,6 +41,7 @@ extern "C" __attribute__((visibility("default"))) int TracesmithReplayGpuMainV2(
     std::fprintf(stderr, "tracesmith: warning: %s is damaged or truncated:\n%s", path,
                  (*reader)->report().Describe().c_str());
   if (!cap.ok()) return fail(cap.status());
+  FillRecordedTimes(path, &*cap);
   if (Status v = ValidateCapture(*cap); !v.ok())
     return fail(Status(v.code(), std::string(path) + ": " + v.message()));
   GpuReplayOptions o;

@@ -1,7 +1,7 @@
 // Reading a whole replay capture from an SBT file, and cross-checking it.
 #include <algorithm>
 
-#include "tracesmith/replay/payload.h"
+#include "tracesmith/format/replay_payload.h"
 
 namespace tracesmith::replay {
 

@@ -1,7 +1,8 @@
 // Replay payloads: what a GPU replay needs to re-run captured kernel
 // launches, stored as chunks of the reserved types 0x40-0x4f inside an
 // ordinary SBT file (readers that do not know them skip them). The byte
-// layout is specified in docs/replay-format.md.
+// layout is specified in docs/replay-format.md. Part of format/ (capture/
+// writes these chunks, replay/ reads them); the namespace is replay's.
 //
 //   capture info  device name, compute capability, driver version
 //   blob piece    content-addressed bytes (module images, memory contents),
@@ -86,6 +87,10 @@ struct LaunchRecord {
   uint32_t snapshot_ranges = 0;
   std::vector<uint8_t> params;  // the raw parameter buffer
   std::vector<ParamInfo> param_info;
+  // CUPTI correlation id of the launch in the same file's trace (0: none):
+  // replay takes the kernel's time in the program from that kernel row.
+  // Optional trailing field (files without it read as 0).
+  uint32_t correlation_id = 0;
 };
 
 enum class SnapshotPhase : uint8_t { kBefore = 0, kAfter = 1 };

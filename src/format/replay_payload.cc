@@ -1,4 +1,4 @@
-#include "tracesmith/replay/payload.h"
+#include "tracesmith/format/replay_payload.h"
 
 #include <algorithm>
 #include <cstring>
@@ -148,6 +148,7 @@ Status ReplayPayloadWriter::AddLaunch(const LaunchRecord& l) {
   }
   w.PutVarint(l.params.size());
   w.PutBytes(l.params.data(), l.params.size());
+  if (l.correlation_id) w.PutVarint(l.correlation_id);
   return writer_->WriteRawChunk(uint16_t(PayloadChunk::kLaunch), w.buffer());
 }
 
@@ -338,6 +339,7 @@ Status ParsePayloadChunk(uint16_t type, std::span<const uint8_t> payload, uint64
         return f.Error(StrFormat("parameter buffer of %llu bytes exceeds %u",
                                  static_cast<unsigned long long>(len), kMaxParamBytes));
       RETURN_IF_ERROR(f.Bytes(len, &data, "parameter buffer"));
+      if (f.remaining() > 0) RETURN_IF_ERROR(f.U32(&l.correlation_id, "correlation id"));
       RETURN_IF_ERROR(f.End());
       l.params.assign(data, data + len);
       for (size_t k = 0; k < l.param_info.size(); ++k) {

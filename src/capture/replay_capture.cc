@@ -1,0 +1,404 @@
+#include "replay_capture.h"
+
+#include <cuda.h>
+#include <cupti.h>
+#include <cxxabi.h>
+
+#include <algorithm>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string_view>
+
+#include "tracesmith/capture/device_query.h"
+
+namespace tracesmith::capture {
+namespace {
+
+// Our own CUDA calls inside a launch callback must not be recorded again.
+thread_local bool t_busy = false;
+
+struct BusyScope {
+  BusyScope() { t_busy = true; }
+  ~BusyScope() { t_busy = false; }
+};
+
+std::string Demangle(const char* name) {
+  int status = 0;
+  char* d = abi::__cxa_demangle(name, nullptr, nullptr, &status);
+  std::string out = status == 0 && d ? d : name;
+  std::free(d);
+  return out;
+}
+
+replay::ImageKind KindOf(const uint8_t* p, size_t n) {
+  if (n >= 4 && std::memcmp(p,
+                            "\x7f"
+                            "ELF",
+                            4) == 0)
+    return replay::ImageKind::kCubin;
+  if (n >= 4 && p[0] == 0x50 && p[1] == 0xed && p[2] == 0x55 && p[3] == 0xba)
+    return replay::ImageKind::kFatbin;
+  return replay::ImageKind::kUnknown;
+}
+
+// Launch configuration of cuLaunchKernel(_ptsz) and cuLaunchKernelEx(_ptsz).
+struct LaunchArgs {
+  CUfunction f = nullptr;
+  uint32_t grid[3] = {1, 1, 1}, block[3] = {1, 1, 1}, cluster[3] = {0, 0, 0};
+  uint32_t shared = 0;
+  CUstream stream = nullptr;
+  void** params = nullptr;
+  void** extra = nullptr;
+};
+
+LaunchArgs ArgsOf(CUpti_CallbackId cbid, const void* p) {
+  LaunchArgs a;
+  if (cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx ||
+      cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz) {
+    const auto* x = static_cast<const cuLaunchKernelEx_params*>(p);
+    a.f = x->f;
+    a.params = x->kernelParams;
+    a.extra = x->extra;
+    if (const CUlaunchConfig* c = x->config) {
+      a.grid[0] = c->gridDimX, a.grid[1] = c->gridDimY, a.grid[2] = c->gridDimZ;
+      a.block[0] = c->blockDimX, a.block[1] = c->blockDimY, a.block[2] = c->blockDimZ;
+      a.shared = c->sharedMemBytes;
+      a.stream = c->hStream;
+      for (unsigned i = 0; i < c->numAttrs && c->attrs; ++i)
+        if (c->attrs[i].id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) {
+          a.cluster[0] = c->attrs[i].value.clusterDim.x;
+          a.cluster[1] = c->attrs[i].value.clusterDim.y;
+          a.cluster[2] = c->attrs[i].value.clusterDim.z;
+        }
+    }
+    return a;
+  }
+  const auto* x = static_cast<const cuLaunchKernel_params*>(p);  // _ptsz: same layout
+  a.f = x->f;
+  a.grid[0] = x->gridDimX, a.grid[1] = x->gridDimY, a.grid[2] = x->gridDimZ;
+  a.block[0] = x->blockDimX, a.block[1] = x->blockDimY, a.block[2] = x->blockDimZ;
+  a.shared = x->sharedMemBytes;
+  a.stream = x->hStream;
+  a.params = x->kernelParams;
+  a.extra = x->extra;
+  return a;
+}
+
+// The parameter buffer and its layout. False when the layout is unknown.
+bool ParamsOf(const LaunchArgs& a, replay::LaunchRecord* l) {
+  for (size_t k = 0; k < replay::kMaxParams; ++k) {
+    size_t off = 0, size = 0;
+    if (cuFuncGetParamInfo(a.f, k, &off, &size) != CUDA_SUCCESS) break;
+    l->param_info.push_back({uint32_t(off), uint32_t(size)});
+  }
+  size_t total = 0;
+  for (const replay::ParamInfo& p : l->param_info)
+    total = std::max<size_t>(total, p.offset + p.size);
+  if (a.params) {
+    if (total > replay::kMaxParamBytes) return false;
+    l->params.assign(total, 0);
+    for (size_t k = 0; k < l->param_info.size(); ++k) {
+      if (!a.params[k]) return false;
+      std::memcpy(l->params.data() + l->param_info[k].offset, a.params[k], l->param_info[k].size);
+    }
+    return true;
+  }
+  // extra = {CU_LAUNCH_PARAM_BUFFER_POINTER, buf, CU_LAUNCH_PARAM_BUFFER_SIZE, &size, END}
+  const void* buf = nullptr;
+  size_t buf_size = 0;
+  for (void** e = a.extra; e && *e != CU_LAUNCH_PARAM_END; e += 2) {
+    if (*e == CU_LAUNCH_PARAM_BUFFER_POINTER) buf = e[1];
+    if (*e == CU_LAUNCH_PARAM_BUFFER_SIZE) buf_size = *static_cast<size_t*>(e[1]);
+  }
+  if (!buf || buf_size > replay::kMaxParamBytes) return false;
+  l->params.assign(static_cast<const uint8_t*>(buf), static_cast<const uint8_t*>(buf) + buf_size);
+  for (const replay::ParamInfo& p : l->param_info)
+    if (p.offset + p.size > buf_size) l->param_info.clear();  // layout does not fit: pass whole
+  return true;
+}
+
+}  // namespace
+
+ReplayCapturer::ReplayCapturer(ReplayFilter filter, const CaptureOptions& options)
+    : filter_(std::move(filter)),
+      max_bytes_(uint64_t{options.replay_max_mb} << 20),
+      max_launches_(options.replay_max_launches),
+      quiet_(options.quiet) {
+  if (filter_.kind == ReplayFilter::Kind::kKernel) regex_ = std::regex(filter_.regex);
+}
+
+bool ReplayCapturer::IsLaunchCallback(CUpti_CallbackId cbid) {
+  return cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel ||
+         cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz ||
+         cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx ||
+         cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz;
+}
+
+void ReplayCapturer::Note(const char* fmt, ...) {
+  if (quiet_) return;
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(buf, sizeof(buf), fmt, ap);
+  va_end(ap);
+  std::fprintf(stderr, "tracesmith: replay capture: %s\n", buf);
+}
+
+bool ReplayCapturer::Selected(uint64_t index, CUfunction f) {
+  switch (filter_.kind) {
+    case ReplayFilter::Kind::kOff:
+      return false;
+    case ReplayFilter::Kind::kAll:
+      return true;
+    case ReplayFilter::Kind::kLaunchRange:
+      return index >= filter_.first && index <= filter_.last;
+    case ReplayFilter::Kind::kKernel: {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = regex_cache_.find(f);
+      if (it != regex_cache_.end()) return it->second;
+      const char* name = nullptr;
+      bool match = false;
+      if (cuFuncGetName(&name, f) == CUDA_SUCCESS && name)
+        match = std::regex_search(name, regex_) || std::regex_search(Demangle(name), regex_);
+      regex_cache_.emplace(f, match);
+      return match;
+    }
+  }
+  return false;
+}
+
+void ReplayCapturer::OnLaunch(CUpti_CallbackId cbid, const CUpti_CallbackData* info, bool active) {
+  if (t_busy || !info) return;
+  if (info->callbackSite == CUPTI_API_EXIT) {
+    OnExit(info);
+    return;
+  }
+  if (!active) return;
+  uint64_t index = launch_counter_.fetch_add(1, std::memory_order_relaxed);
+  LaunchArgs a = ArgsOf(cbid, info->functionParams);
+  if (!a.f || !Selected(index, a.f)) return;
+  BusyScope busy;
+  OnEnter(cbid, info, index);
+}
+
+void ReplayCapturer::OnEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* info,
+                             uint64_t index) {
+  LaunchArgs a = ArgsOf(cbid, info->functionParams);
+  Pending p;
+  p.function = a.f;
+  replay::LaunchRecord& l = p.launch;
+  l.index = index;
+  l.correlation_id = info->correlationId;
+  const char* name = nullptr;
+  if (cuFuncGetName(&name, a.f) == CUDA_SUCCESS && name) l.function = name;
+  std::copy(a.grid, a.grid + 3, l.grid);
+  std::copy(a.block, a.block + 3, l.block);
+  std::copy(a.cluster, a.cluster + 3, l.cluster);
+  l.dynamic_shared_bytes = a.shared;
+  CUstreamCaptureStatus capturing = CU_STREAM_CAPTURE_STATUS_NONE;
+  if (cuStreamIsCapturing(a.stream, &capturing) != CUDA_SUCCESS ||
+      capturing != CU_STREAM_CAPTURE_STATUS_NONE) {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++stats_.skipped_graph;
+    return;
+  }
+  if (l.function.empty() || !ParamsOf(a, &l)) {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++stats_.skipped_error;
+    return;
+  }
+  // Reachable memory: allocations that aligned parameter words point into.
+  for (size_t off = 0; off + 8 <= l.params.size(); off += 8) {
+    uint64_t v;
+    std::memcpy(&v, l.params.data() + off, 8);
+    if (v < 4096) continue;
+    CUdeviceptr base = 0;
+    size_t size = 0;
+    if (cuMemGetAddressRange(&base, &size, CUdeviceptr(v)) != CUDA_SUCCESS || size == 0) continue;
+    bool known = false;
+    for (const Range& r : p.ranges) known |= r.address == uint64_t(base);
+    if (!known) p.ranges.push_back({uint64_t(base), uint64_t(size)});
+  }
+  uint64_t bytes = 0;
+  for (const Range& r : p.ranges) bytes += 2 * r.size;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stats_.launches_captured + pending_.size() >= max_launches_ ||
+        reserved_bytes_ + bytes > max_bytes_) {
+      ++stats_.skipped_limit;
+      if (!limit_noted_) {
+        limit_noted_ = true;
+        Note(
+            "limit reached at launch %llu (%s): %llu launches recorded, %.1f MiB of memory "
+            "images; raise --replay-max-launches / --replay-max-mb to record more",
+            static_cast<unsigned long long>(index), Demangle(l.function.c_str()).c_str(),
+            static_cast<unsigned long long>(stats_.launches_captured),
+            double(reserved_bytes_) / (1 << 20));
+      }
+      return;
+    }
+    reserved_bytes_ += bytes;
+  }
+  l.snapshot_ranges = uint32_t(p.ranges.size());
+  if (cuCtxSynchronize() != CUDA_SUCCESS ||
+      !CopyRanges(p.ranges, index, replay::SnapshotPhase::kBefore)) {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++stats_.skipped_error;
+    reserved_bytes_ -= bytes;
+    return;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  pending_[info->correlationId] = std::move(p);
+}
+
+void ReplayCapturer::OnExit(const CUpti_CallbackData* info) {
+  // The entry stays in pending_ until the launch record is queued, so that
+  // Drain keeps its images meanwhile.
+  std::vector<Range> ranges;
+  CUfunction function = nullptr;
+  uint64_t index = 0;
+  std::string name;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = pending_.find(info->correlationId);
+    if (it == pending_.end()) return;
+    ranges = it->second.ranges;
+    function = it->second.function;
+    index = it->second.launch.index;
+    name = it->second.launch.function;
+  }
+  BusyScope busy;
+  const CUresult* rc = static_cast<const CUresult*>(info->functionReturnValue);
+  bool ok = (!rc || *rc == CUDA_SUCCESS) && cuCtxSynchronize() == CUDA_SUCCESS &&
+            CopyRanges(ranges, index, replay::SnapshotPhase::kAfter);
+  // Lazy loading loads the module during the launch: look it up now.
+  uint64_t module = ok ? ModuleHashOf(function, name) : 0;
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = pending_.find(info->correlationId);
+  replay::LaunchRecord launch = std::move(it->second.launch);
+  pending_.erase(it);
+  if (!ok || module == 0) {
+    ++stats_.skipped_error;  // its queued images are dropped by Drain
+    Note("launch %llu %s not recorded: %s", static_cast<unsigned long long>(index),
+         Demangle(name.c_str()).substr(0, 100).c_str(),
+         ok ? "its module image was not seen (loaded before the capture started?)"
+            : "a CUDA call failed while copying its memory");
+    return;
+  }
+  launch.module_hash = module;
+  ++stats_.launches_captured;
+  uint64_t bytes = 0;
+  for (const Range& r : ranges) bytes += r.size;
+  Note("launch %llu %s: %zu allocation(s), %.1f MiB", static_cast<unsigned long long>(index),
+       Demangle(name.c_str()).substr(0, 100).c_str(), ranges.size(), double(bytes) / (1 << 20));
+  launches_out_.push_back(std::move(launch));
+}
+
+bool ReplayCapturer::CopyRanges(const std::vector<Range>& ranges, uint64_t index,
+                                replay::SnapshotPhase phase) {
+  for (const Range& r : ranges) {
+    Snapshot s{index, phase, r.address, std::vector<uint8_t>(r.size)};
+    if (cuMemcpyDtoH(s.bytes.data(), CUdeviceptr(r.address), r.size) != CUDA_SUCCESS) return false;
+    std::lock_guard<std::mutex> lock(mu_);
+    stats_.image_bytes += r.size;
+    snapshots_out_.push_back(std::move(s));
+  }
+  return true;
+}
+
+void ReplayCapturer::OnModuleLoaded(const void* image, size_t size) {
+  if (!image || size == 0) return;
+  auto m = std::make_unique<Module>();
+  const auto* p = static_cast<const uint8_t*>(image);
+  m->image.assign(p, p + size);
+  m->hash = replay::ContentHash(m->image);
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& have : modules_)
+    if (have->hash == m->hash) return;
+  modules_.push_back(std::move(m));
+}
+
+uint64_t ReplayCapturer::ModuleHashOf(CUfunction f, const std::string& name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = module_of_.find(f);
+  if (it != module_of_.end()) return it->second;
+  // The module whose image holds the function's symbol name.
+  for (const auto& m : modules_) {
+    std::string_view image(reinterpret_cast<const char*>(m->image.data()), m->image.size());
+    size_t at = image.find(name);
+    // A whole symbol: NUL-terminated in the string table.
+    while (at != std::string_view::npos &&
+           !(at + name.size() < image.size() && image[at + name.size()] == '\0' &&
+             (at == 0 || image[at - 1] == '\0' || image[at - 1] == '.')))
+      at = image.find(name, at + 1);
+    if (at != std::string_view::npos) {
+      module_of_.emplace(f, m->hash);
+      return m->hash;
+    }
+  }
+  return 0;
+}
+
+void ReplayCapturer::Drain(format::SbtWriter* writer) {
+  std::vector<replay::LaunchRecord> launches;
+  std::vector<Snapshot> snapshots;
+  std::vector<Module*> modules;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    // Snapshots of a launch still running stay queued until its record is.
+    launches.swap(launches_out_);
+    std::vector<Snapshot> keep;
+    for (Snapshot& s : snapshots_out_) {
+      bool done = false;
+      for (const auto& l : launches) done |= l.index == s.launch_index;
+      (done ? snapshots : keep).push_back(std::move(s));
+    }
+    snapshots_out_.swap(keep);
+    // Drop images of launches that failed (no pending entry, no record).
+    std::erase_if(snapshots_out_, [&](const Snapshot& s) {
+      for (const auto& [corr, p] : pending_)
+        if (p.launch.index == s.launch_index) return false;
+      return true;
+    });
+    for (const auto& l : launches)
+      for (const auto& m : modules_)
+        if (m->hash == l.module_hash && !m->written) {
+          m->written = true;
+          modules.push_back(m.get());
+        }
+  }
+  if (launches.empty()) return;
+  if (!payload_) payload_ = std::make_unique<replay::ReplayPayloadWriter>(writer);
+  if (!info_written_) {
+    info_written_ = true;
+    replay::CaptureInfo ci;
+    ci.tool = "tracesmith profile --replay-capture";
+    auto dev = QueryDevices(/*init=*/false);
+    if (dev.ok() && !dev->devices.empty()) {
+      ci.device_name = dev->devices[0].name;
+      ci.cc_major = dev->devices[0].cc_major;
+      ci.cc_minor = dev->devices[0].cc_minor;
+      ci.driver_version = uint32_t(dev->driver_version);
+    }
+    (void)payload_->WriteCaptureInfo(ci);
+  }
+  for (Module* m : modules) {
+    auto hash = payload_->AddModule(m->image, KindOf(m->image.data(), m->image.size()),
+                                    "module loaded by the program");
+    (void)hash;
+  }
+  for (const Snapshot& s : snapshots)
+    (void)payload_->AddSnapshot(s.launch_index, s.phase, s.address, s.bytes);
+  for (const auto& l : launches) (void)payload_->AddLaunch(l);
+}
+
+ReplayCaptureStats ReplayCapturer::stats() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ReplayCaptureStats s = stats_;
+  s.launches_seen = launch_counter_.load();
+  return s;
+}
+
+}  // namespace tracesmith::capture

@@ -1,0 +1,114 @@
+// ReplayCapturer: `tracesmith profile --replay-capture=<filter>`. For each
+// selected kernel launch it records what `tracesmith replay` needs to re-run
+// the launch standalone (docs/replay-format.md): the module image, the
+// function, the launch configuration, the parameter buffer with its layout
+// (cuFuncGetParamInfo) and, before and after the launch, the contents of
+// every allocation the parameters point into (cuMemGetAddressRange on each
+// 8-byte-aligned word of the parameter buffer).
+//
+// Cost: a selected launch synchronizes the context twice and copies its
+// allocations to the host (the copies show up in the trace as DtoH copies).
+// Unselected launches cost one counter increment (plus a name lookup for
+// kernel:<regex>, cached per function). Images are content-addressed, so an
+// allocation unchanged between launches is stored once.
+//
+// Threads: OnLaunch/OnModuleLoaded run on application threads inside CUPTI
+// callbacks and queue rows under a mutex (slow path only); Drain runs on the
+// writer thread and appends them to the SBT file. Launches on a stream that
+// is being captured into a CUDA graph cannot synchronize and are skipped
+// (counted).
+#pragma once
+
+#include <cuda.h>
+#include <cupti.h>
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <regex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "tracesmith/capture/capture_options.h"
+#include "tracesmith/format/replay_payload.h"
+#include "tracesmith/format/sbt_writer.h"
+
+namespace tracesmith::capture {
+
+struct ReplayCaptureStats {
+  uint64_t launches_seen = 0;      // kernel launches counted by the filter
+  uint64_t launches_captured = 0;  // recorded with their images
+  uint64_t skipped_limit = 0;      // selected, but over --replay-max-mb / -launches
+  uint64_t skipped_graph = 0;      // selected, on a stream capturing a CUDA graph
+  uint64_t skipped_error = 0;      // selected, but a CUDA call failed while recording
+  uint64_t image_bytes = 0;        // memory image bytes copied
+};
+
+class ReplayCapturer {
+ public:
+  ReplayCapturer(ReplayFilter filter, const CaptureOptions& options);
+
+  // True for the driver callbacks OnLaunch handles.
+  static bool IsLaunchCallback(CUpti_CallbackId cbid);
+  // Application thread, CUPTI driver callback, entry and exit. `active`:
+  // the capture range (if any) is on.
+  void OnLaunch(CUpti_CallbackId cbid, const CUpti_CallbackData* info, bool active);
+  // Application thread, CUPTI module-loaded callback.
+  void OnModuleLoaded(const void* image, size_t size);
+  // Writer thread: appends queued payload chunks.
+  void Drain(format::SbtWriter* writer);
+  ReplayCaptureStats stats();
+
+ private:
+  struct Range {
+    uint64_t address = 0, size = 0;
+  };
+  struct Pending {  // between a launch's entry and exit
+    replay::LaunchRecord launch;
+    CUfunction function = nullptr;
+    std::vector<Range> ranges;
+  };
+  struct Snapshot {
+    uint64_t launch_index;
+    replay::SnapshotPhase phase;
+    uint64_t address;
+    std::vector<uint8_t> bytes;
+  };
+  struct Module {
+    std::vector<uint8_t> image;
+    uint64_t hash = 0;
+    bool written = false;
+  };
+
+  bool Selected(uint64_t index, CUfunction f);
+  void OnEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* info, uint64_t index);
+  void OnExit(const CUpti_CallbackData* info);
+  bool CopyRanges(const std::vector<Range>& ranges, uint64_t index, replay::SnapshotPhase phase);
+  uint64_t ModuleHashOf(CUfunction f, const std::string& name);
+  void Note(const char* fmt, ...);
+
+  const ReplayFilter filter_;
+  std::regex regex_;
+  const uint64_t max_bytes_;
+  const uint32_t max_launches_;
+  const bool quiet_;
+  std::atomic<uint64_t> launch_counter_{0};
+
+  std::mutex mu_;  // everything below
+  std::unordered_map<CUfunction, bool> regex_cache_;
+  std::unordered_map<CUfunction, uint64_t> module_of_;
+  std::vector<std::unique_ptr<Module>> modules_;
+  std::unordered_map<uint32_t, Pending> pending_;  // by correlation id
+  std::vector<replay::LaunchRecord> launches_out_;
+  std::vector<Snapshot> snapshots_out_;
+  uint64_t reserved_bytes_ = 0;  // images copied or about to be
+  bool info_written_ = false;
+  bool limit_noted_ = false;
+  ReplayCaptureStats stats_;
+  std::unique_ptr<replay::ReplayPayloadWriter> payload_;
+};
+
+}  // namespace tracesmith::capture
