@@ -53,6 +53,17 @@ struct LaunchArgs {
   void** extra = nullptr;
 };
 
+// The CUDA runtime launches through cuLibrary handles: the "function" of
+// cuLaunchKernel is then a CUkernel, which the cuFunc* queries refuse. Its
+// CUfunction in the current context answers them.
+CUfunction Resolve(CUfunction f) {
+  const char* name = nullptr;
+  if (cuFuncGetName(&name, f) == CUDA_SUCCESS && name) return f;
+  CUfunction g = nullptr;
+  if (cuKernelGetFunction(&g, reinterpret_cast<CUkernel>(f)) == CUDA_SUCCESS && g) return g;
+  return f;
+}
+
 LaunchArgs ArgsOf(CUpti_CallbackId cbid, const void* p) {
   LaunchArgs a;
   if (cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx ||
@@ -160,7 +171,7 @@ bool ReplayCapturer::Selected(uint64_t index, CUfunction f) {
       if (it != regex_cache_.end()) return it->second;
       const char* name = nullptr;
       bool match = false;
-      if (cuFuncGetName(&name, f) == CUDA_SUCCESS && name)
+      if (cuFuncGetName(&name, Resolve(f)) == CUDA_SUCCESS && name)
         match = std::regex_search(name, regex_) || std::regex_search(Demangle(name), regex_);
       regex_cache_.emplace(f, match);
       return match;
@@ -178,14 +189,16 @@ void ReplayCapturer::OnLaunch(CUpti_CallbackId cbid, const CUpti_CallbackData* i
   if (!active) return;
   uint64_t index = launch_counter_.fetch_add(1, std::memory_order_relaxed);
   LaunchArgs a = ArgsOf(cbid, info->functionParams);
-  if (!a.f || !Selected(index, a.f)) return;
-  BusyScope busy;
+  if (!a.f) return;
+  BusyScope busy;  // from here on our CUDA calls are not launches to record
+  if (!Selected(index, a.f)) return;
   OnEnter(cbid, info, index);
 }
 
 void ReplayCapturer::OnEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* info,
                              uint64_t index) {
   LaunchArgs a = ArgsOf(cbid, info->functionParams);
+  a.f = Resolve(a.f);
   Pending p;
   p.function = a.f;
   replay::LaunchRecord& l = p.launch;
@@ -201,12 +214,18 @@ void ReplayCapturer::OnEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* in
   if (cuStreamIsCapturing(a.stream, &capturing) != CUDA_SUCCESS ||
       capturing != CU_STREAM_CAPTURE_STATUS_NONE) {
     std::lock_guard<std::mutex> lock(mu_);
-    ++stats_.skipped_graph;
+    if (stats_.skipped_graph++ == 0)
+      Note(
+          "launch %llu not recorded: its stream is capturing a CUDA graph (cannot synchronize); "
+          "later ones are counted in the trace's stats",
+          static_cast<unsigned long long>(index));
     return;
   }
   if (l.function.empty() || !ParamsOf(a, &l)) {
     std::lock_guard<std::mutex> lock(mu_);
-    ++stats_.skipped_error;
+    if (stats_.skipped_error++ < 5)
+      Note("launch %llu not recorded: %s", static_cast<unsigned long long>(index),
+           l.function.empty() ? "cuFuncGetName failed" : "its parameters could not be read");
     return;
   }
   // Reachable memory: allocations that aligned parameter words point into.
@@ -245,7 +264,9 @@ void ReplayCapturer::OnEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* in
   if (cuCtxSynchronize() != CUDA_SUCCESS ||
       !CopyRanges(p.ranges, index, replay::SnapshotPhase::kBefore)) {
     std::lock_guard<std::mutex> lock(mu_);
-    ++stats_.skipped_error;
+    if (stats_.skipped_error++ < 5)
+      Note("launch %llu not recorded: synchronizing or copying its memory failed",
+           static_cast<unsigned long long>(index));
     reserved_bytes_ -= bytes;
     return;
   }

@@ -1,6 +1,7 @@
 #include "tracesmith/replay/gpu_replayer.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -181,19 +182,34 @@ Status ReplayLaunch(const ReplayCapture& cap, const LaunchRecord& l, CUdevice de
   out->function = l.function;
   out->recorded_ns = l.recorded_ns;
   out->iterations = o.iterations;
-  for (uint32_t it = 0; it < o.iterations; ++it) {
+  // Restores every "before" image (pointers rewritten when relocated).
+  auto restore = [&](bool count_words) -> Status {
     for (const SnapshotRecord* s : before) {
       ASSIGN_OR_RETURN(std::span<const uint8_t> data, cap.BlobData(s->hash, "before snapshot"));
       std::vector<uint8_t> rewritten;
       if (!relocation.empty()) {
         rewritten.assign(data.begin(), data.end());
         uint64_t words = relocation.PatchWords(rewritten, s->address);
-        if (it == 0) out->memory_words_rewritten += words;
+        if (count_words) out->memory_words_rewritten += words;
         data = rewritten;
       }
       CU_CALL(
           cuMemcpyHtoD(CUdeviceptr(relocation.Translate(s->address)), data.data(), data.size()));
     }
+    return OkStatus();
+  };
+  // Warm-up: an idle GPU runs at low clocks for the first milliseconds, and
+  // the first launch of a module pays for loading it. ~20 ms of launches,
+  // each on restored inputs (a kernel may not survive its own output).
+  auto t0 = std::chrono::steady_clock::now();
+  for (int n = 0; n < 1000 && std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(20);
+       ++n) {
+    RETURN_IF_ERROR(restore(false));
+    RETURN_IF_ERROR(Launch(patched, f, se.stream()));
+    CU_CALL(cuStreamSynchronize(se.stream()));
+  }
+  for (uint32_t it = 0; it < o.iterations; ++it) {
+    RETURN_IF_ERROR(restore(it == 0));
     CU_CALL(cuCtxSynchronize());
     CU_CALL(cuEventRecord(se.start(), se.stream()));
     RETURN_IF_ERROR(Launch(patched, f, se.stream()));
