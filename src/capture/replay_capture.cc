@@ -166,13 +166,18 @@ bool ReplayCapturer::Selected(uint64_t index, CUfunction f) {
     case ReplayFilter::Kind::kLaunchRange:
       return index >= filter_.first && index <= filter_.last;
     case ReplayFilter::Kind::kKernel: {
-      std::lock_guard<std::mutex> lock(mu_);
-      auto it = regex_cache_.find(f);
-      if (it != regex_cache_.end()) return it->second;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        auto it = regex_cache_.find(f);
+        if (it != regex_cache_.end()) return it->second;
+      }
+      // Not under mu_: resolving a CUkernel may load its module, and the
+      // module-loaded callback (OnModuleLoaded) takes mu_.
       const char* name = nullptr;
       bool match = false;
       if (cuFuncGetName(&name, Resolve(f)) == CUDA_SUCCESS && name)
         match = std::regex_search(name, regex_) || std::regex_search(Demangle(name), regex_);
+      std::lock_guard<std::mutex> lock(mu_);
       regex_cache_.emplace(f, match);
       return match;
     }
