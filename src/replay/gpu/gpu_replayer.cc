@@ -76,6 +76,7 @@ class StreamAndEvents {
  public:
   StreamAndEvents() = default;
   ~StreamAndEvents() {
+    if (gate_host_) cuMemFreeHost(gate_host_);
     if (start_) cuEventDestroy(start_);
     if (stop_) cuEventDestroy(stop_);
     if (stream_) cuStreamDestroy(stream_);
@@ -88,8 +89,27 @@ class StreamAndEvents {
     CU_CALL(cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING));
     CU_CALL(cuEventCreate(&start_, CU_EVENT_DEFAULT));
     CU_CALL(cuEventCreate(&stop_, CU_EVENT_DEFAULT));
+    // The gate: a host-mapped word the stream waits on before the start
+    // event, so the timed span holds the kernel and not the host's launch
+    // latency (without it a 1 us kernel measures ~10 us).
+    if (cuMemHostAlloc(&gate_host_, 64, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE) ==
+            CUDA_SUCCESS &&
+        cuMemHostGetDevicePointer(&gate_device_, gate_host_, 0) != CUDA_SUCCESS)
+      gate_device_ = 0;
     return OkStatus();
   }
+  // Before the timed work: the stream stops until Open().
+  Status Close() {
+    if (!gate_device_) return OkStatus();
+    __atomic_store_n(static_cast<uint32_t*>(gate_host_), 0u, __ATOMIC_SEQ_CST);
+    if (cuStreamWaitValue32(stream_, gate_device_, 1, CU_STREAM_WAIT_VALUE_EQ) != CUDA_SUCCESS)
+      gate_device_ = 0;  // not supported here: time without the gate
+    return OkStatus();
+  }
+  void Open() {
+    if (gate_device_) __atomic_store_n(static_cast<uint32_t*>(gate_host_), 1u, __ATOMIC_SEQ_CST);
+  }
+  bool gated() const { return gate_device_ != 0; }
   CUstream stream() const { return stream_; }
   CUevent start() const { return start_; }
   CUevent stop() const { return stop_; }
@@ -97,6 +117,8 @@ class StreamAndEvents {
  private:
   CUstream stream_ = nullptr;
   CUevent start_ = nullptr, stop_ = nullptr;
+  void* gate_host_ = nullptr;
+  CUdeviceptr gate_device_ = 0;
 };
 
 Status Launch(const LaunchRecord& l, CUfunction f, CUstream stream) {
@@ -211,9 +233,15 @@ Status ReplayLaunch(const ReplayCapture& cap, const LaunchRecord& l, CUdevice de
   for (uint32_t it = 0; it < o.iterations; ++it) {
     RETURN_IF_ERROR(restore(it == 0));
     CU_CALL(cuCtxSynchronize());
+    RETURN_IF_ERROR(se.Close());
+    struct OpenOnExit {  // an error below must not leave the stream waiting
+      StreamAndEvents& se;
+      ~OpenOnExit() { se.Open(); }
+    } open_on_exit{se};
     CU_CALL(cuEventRecord(se.start(), se.stream()));
     RETURN_IF_ERROR(Launch(patched, f, se.stream()));
     CU_CALL(cuEventRecord(se.stop(), se.stream()));
+    se.Open();
     CU_CALL(cuEventSynchronize(se.stop()));
     float ms = 0;
     CU_CALL(cuEventElapsedTime(&ms, se.start(), se.stop()));
