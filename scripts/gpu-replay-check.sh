@@ -91,6 +91,14 @@ if python3 -c "import torch" 2>/dev/null; then
     $([ $rc -eq 0 ] || [ $rc -eq 4 ]; echo $?)
 fi
 
+if python3 -c "import triton" 2>/dev/null; then
+  run rc-triton "$TS" profile -f --replay-capture 'kernel:scaled_add_kernel' \
+    -o "$W/rc_triton.sbt" -- python3 gpu/replay/triton_add.py
+  run rc-triton-replay "$TS" replay "$W/rc_triton.sbt" --iterations 5
+  result "Triton kernel: 3 launches captured, replayed identical and deterministic" \
+    $([ $rc -eq 0 ] && [ "$(grep -c "identical to the capture" "$W/last.log")" -eq 3 ]; echo $?)
+fi
+
 # 7. Where the driver puts address-hinted reservations (informational).
 echo "--- diag: randomize_va_space=$(cat /proc/sys/kernel/randomize_va_space 2>/dev/null)"
 [ -x "$B/bin/replay_va_probe" ] && run diag-va-probe "$B/bin/replay_va_probe"
