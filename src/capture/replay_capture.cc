@@ -266,17 +266,22 @@ void ReplayCapturer::OnEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* in
     reserved_bytes_ += bytes;
   }
   l.snapshot_ranges = uint32_t(p.ranges.size());
-  if (cuCtxSynchronize() != CUDA_SUCCESS ||
-      !CopyRanges(p.ranges, index, replay::SnapshotPhase::kBefore)) {
+  std::vector<Range> ranges = p.ranges;
+  {
+    // Pending before its images are queued: Drain keeps images of pending
+    // launches and drops those of launches that are neither pending nor done.
     std::lock_guard<std::mutex> lock(mu_);
+    pending_[info->correlationId] = std::move(p);
+  }
+  if (cuCtxSynchronize() != CUDA_SUCCESS ||
+      !CopyRanges(ranges, index, replay::SnapshotPhase::kBefore)) {
+    std::lock_guard<std::mutex> lock(mu_);
+    pending_.erase(info->correlationId);
     if (stats_.skipped_error++ < 5)
       Note("launch %llu not recorded: synchronizing or copying its memory failed",
            static_cast<unsigned long long>(index));
     reserved_bytes_ -= bytes;
-    return;
   }
-  std::lock_guard<std::mutex> lock(mu_);
-  pending_[info->correlationId] = std::move(p);
 }
 
 void ReplayCapturer::OnExit(const CUpti_CallbackData* info) {

@@ -100,10 +100,17 @@ std::string FormatLaunchOutcome(const LaunchOutcome& o) {
                     o.iterations_differing, o.iterations, DiffText(o.vs_first_replay).c_str());
     }
   }
-  s += StrFormat("  kernel time: median %.2f us, min %.2f us, max %.2f us over %u replays",
-                 o.time.median_us, o.time.min_us, o.time.max_us, o.iterations);
-  if (o.recorded_ns) s += StrFormat("; in the program: %.2f us", double(o.recorded_ns) / 1000.0);
-  return s + "\n";
+  s += StrFormat("  kernel time (%s): median %.2f us, min %.2f us, max %.2f us over %u replays",
+                 o.time_from_cupti ? "CUPTI" : "CUDA events", o.time.median_us, o.time.min_us,
+                 o.time.max_us, o.iterations);
+  if (o.recorded_ns)
+    s +=
+        StrFormat("; in the program: %.2f us (replay/program %.3f)", double(o.recorded_ns) / 1000.0,
+                  o.time.median_us * 1000.0 / double(o.recorded_ns));
+  s += "\n";
+  if (o.time_from_cupti)
+    s += StrFormat("  CUDA events around the launch: median %.2f us\n", o.event_time.median_us);
+  return s;
 }
 
 }  // namespace tracesmith::replay

@@ -42,7 +42,9 @@ struct LaunchOutcome {
   uint32_t iterations = 0;
   uint32_t iterations_differing = 0;  // replays whose output differs from the first replay
   CompareResult vs_first_replay;      // merged over the differing replays
-  TimingStats time;
+  TimingStats time;                   // CUPTI kernel durations when available, else events
+  bool time_from_cupti = false;
+  TimingStats event_time;    // CUDA events around the launch (includes dispatch)
   uint64_t recorded_ns = 0;  // the kernel's time inside the original program
   // Relocated replay (relocation.h): ranges mapped away from their captured
   // addresses and pointer words rewritten in parameters and "before" images.

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cu_call.h"
+#include "kernel_timer.h"
 #include "tracesmith/replay/address_ranges.h"
 #include "tracesmith/replay/relocation.h"
 #include "vmm.h"
@@ -159,7 +160,7 @@ Status Launch(const LaunchRecord& l, CUfunction f, CUstream stream) {
 
 Status ReplayLaunch(const ReplayCapture& cap, const LaunchRecord& l, CUdevice device,
                     uint64_t granularity, ModuleCache& modules, HostPlaceholders& placeholders,
-                    const GpuReplayOptions& o, LaunchOutcome* out) {
+                    KernelTimer& timer, const GpuReplayOptions& o, LaunchOutcome* out) {
   std::vector<const SnapshotRecord*> before, after;
   for (const SnapshotRecord& s : cap.snapshots)
     if (s.launch_index == l.index)
@@ -199,7 +200,7 @@ Status ReplayLaunch(const ReplayCapture& cap, const LaunchRecord& l, CUdevice de
   StreamAndEvents se;
   RETURN_IF_ERROR(se.Create());
   std::vector<std::vector<uint8_t>> first(after.size()), current(after.size());
-  std::vector<double> times_us;
+  std::vector<double> event_us, cupti_us;
   out->index = l.index;
   out->function = l.function;
   out->recorded_ns = l.recorded_ns;
@@ -245,7 +246,8 @@ Status ReplayLaunch(const ReplayCapture& cap, const LaunchRecord& l, CUdevice de
     CU_CALL(cuEventSynchronize(se.stop()));
     float ms = 0;
     CU_CALL(cuEventElapsedTime(&ms, se.start(), se.stop()));
-    times_us.push_back(double(ms) * 1000.0);
+    event_us.push_back(double(ms) * 1000.0);
+    if (uint64_t ns = timer.LastKernelNs()) cupti_us.push_back(double(ns) / 1000.0);
     bool differs = false;
     CompareResult vs_first;
     for (size_t k = 0; k < after.size(); ++k) {
@@ -274,7 +276,9 @@ Status ReplayLaunch(const ReplayCapture& cap, const LaunchRecord& l, CUdevice de
       out->vs_first_replay.Merge(vs_first);
     }
   }
-  out->time = SummarizeTimes(times_us);
+  out->event_time = SummarizeTimes(event_us);
+  out->time_from_cupti = cupti_us.size() == event_us.size() && !cupti_us.empty();
+  out->time = out->time_from_cupti ? SummarizeTimes(cupti_us) : out->event_time;
   return OkStatus();
 }
 
@@ -330,12 +334,15 @@ Status ReplayOnGpu(const ReplayCapture& cap, const GpuReplayOptions& o,
   RETURN_IF_ERROR(ctx.Activate());
   ASSIGN_OR_RETURN(uint64_t granularity, AllocationGranularity(device));
   ModuleCache modules;
+  KernelTimer timer;
+  (void)timer.Start();  // without CUPTI, times come from CUDA events
   bool found = o.launch < 0;
   for (const LaunchRecord& l : cap.launches) {
     if (o.launch >= 0 && l.index != uint64_t(o.launch)) continue;
     found = true;
     LaunchOutcome outcome;
-    Status st = ReplayLaunch(cap, l, device, granularity, modules, placeholders, o, &outcome);
+    Status st =
+        ReplayLaunch(cap, l, device, granularity, modules, placeholders, timer, o, &outcome);
     if (!st.ok())
       return Status(st.code(),
                     StrFormat("launch %llu (%s): %s", static_cast<unsigned long long>(l.index),
