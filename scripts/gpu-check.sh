@@ -27,7 +27,8 @@ if [ ! -x "$BUILD/bin/tracesmith" ]; then
   echo "GPU-CHECK building $BUILD"
   cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTS_BUILD_TESTS=ON >/dev/null &&
     ninja -C "$BUILD" tracesmith tracesmith-inject tracesmith-replay-gpu cupti-floor \
-      replay_make_capture capture_gpu_test capture_gpu_stacks_test ||
+      replay_make_capture capture_gpu_test capture_gpu_stacks_test capture_gpu_range_test \
+      capture_gpu_session_test ||
     { echo "GPU-CHECK build FAILED"; exit 1; }
 fi
 PROGS=$BUILD/gpu-programs
@@ -51,7 +52,7 @@ if want fixtures; then
 fi
 
 if want tests; then
-  for t in capture_gpu_test capture_gpu_stacks_test; do
+  for t in capture_gpu_test capture_gpu_stacks_test capture_gpu_range_test capture_gpu_session_test; do
     "$BUILD/tests/capture/$t" 2>&1 | grep -v '^\[.*\] tracesmith: recording'
     echo "GPU-CHECK gtest $t exit: ${PIPESTATUS[0]}"
   done

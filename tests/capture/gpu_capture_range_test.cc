@@ -1,0 +1,63 @@
+// GPU tests for what limits a capture in time: --capture-range=nvtx:<name>,
+// --delay and --duration. Without a GPU every test prints "skipped (no GPU)".
+#include <gtest/gtest.h>
+
+#include "capture/gpu_profile.h"
+#include "capture/trace_checks.h"
+
+namespace tracesmith::capture {
+namespace {
+
+using testing::KernelsNamed;
+
+TEST(GpuCaptureRange, NvtxRangeRecordsOnlyInsideIt) {
+  REQUIRE_GPU();
+  // kernel_count: HtoD copy and memsets inside "outer" before "inner"; the
+  // 100 kernels inside "inner"; DtoD and DtoH copies after it.
+  ProfileRun r =
+      Profile("nvtx_range", Program("kernel_count") + " 100", "--capture-range=nvtx:inner");
+  ASSERT_EQ(r.exit_code(), 0) << r.output;
+  size_t kernels = KernelsNamed(r.trace, "scale_kernel").size();
+  size_t copies = r.trace.Rows<model::MemcpyEvent>().size();
+  size_t memsets = r.trace.Rows<model::MemsetEvent>().size();
+  std::printf("GPU-CHECK nvtx_range: kernels=%zu memcpy=%zu memset=%zu (expected 100, 0, 0)\n",
+              kernels, copies, memsets);
+  EXPECT_EQ(kernels, 100u);
+  EXPECT_EQ(copies, 0u);
+  EXPECT_EQ(memsets, 0u);
+}
+
+struct Phases {
+  size_t a, b, c;
+};
+Phases Count(const model::Trace& t) {
+  return {KernelsNamed(t, "phase_a").size(), KernelsNamed(t, "phase_b").size(),
+          KernelsNamed(t, "phase_c").size()};
+}
+
+TEST(GpuCaptureRange, DelaySkipsTheFirstPhase) {
+  REQUIRE_GPU();
+  ProfileRun r = Profile("delay", Program("timed_phases"), "--delay 1s");
+  ASSERT_EQ(r.exit_code(), 0) << r.output;
+  Phases p = Count(r.trace);
+  std::printf("GPU-CHECK delay 1s: phase_a=%zu phase_b=%zu phase_c=%zu (expected 0, 50, 50)\n", p.a,
+              p.b, p.c);
+  EXPECT_EQ(p.a, 0u);
+  EXPECT_EQ(p.b, 50u);
+  EXPECT_EQ(p.c, 50u);
+}
+
+TEST(GpuCaptureRange, DurationKeepsOnlyTheFirstPhase) {
+  REQUIRE_GPU();
+  ProfileRun r = Profile("duration", Program("timed_phases"), "--duration 1s");
+  ASSERT_EQ(r.exit_code(), 0) << r.output;
+  Phases p = Count(r.trace);
+  std::printf("GPU-CHECK duration 1s: phase_a=%zu phase_b=%zu phase_c=%zu (expected 50, 0, 0)\n",
+              p.a, p.b, p.c);
+  EXPECT_EQ(p.a, 50u);
+  EXPECT_EQ(p.b, 0u);
+  EXPECT_EQ(p.c, 0u);
+}
+
+}  // namespace
+}  // namespace tracesmith::capture
