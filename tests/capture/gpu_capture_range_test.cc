@@ -2,6 +2,8 @@
 // --delay and --duration. Without a GPU every test prints "skipped (no GPU)".
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "capture/gpu_profile.h"
 #include "capture/trace_checks.h"
 
@@ -57,6 +59,26 @@ TEST(GpuCaptureRange, DurationKeepsOnlyTheFirstPhase) {
   EXPECT_EQ(p.a, 50u);
   EXPECT_EQ(p.b, 0u);
   EXPECT_EQ(p.c, 0u);
+}
+
+// Every GPU of the machine in one trace: kernels carry their device ids and
+// every device gets a Device row. Skipped on a machine with one GPU.
+TEST(GpuCaptureDevices, EveryGpuIsRecorded) {
+  REQUIRE_GPU();
+  auto devices = QueryDevices();
+  ASSERT_TRUE(devices.ok());
+  size_t n = devices->devices.size();
+  if (n < 2) GTEST_SKIP() << "skipped (one GPU)";
+  ProfileRun r = Profile("multi_gpu", Program("multi_gpu"));
+  ASSERT_EQ(r.exit_code(), 0) << r.output;
+  std::map<uint32_t, size_t> per_device;
+  for (const auto& k : KernelsNamed(r.trace, "on_device")) ++per_device[k.device_id];
+  EXPECT_EQ(r.trace.Rows<model::Device>().size(), n);
+  for (size_t d = 0; d < n; ++d) {
+    std::printf("GPU-CHECK multi_gpu: device %zu kernels=%zu (expected %zu)\n", d,
+                per_device[uint32_t(d)], 10 * (d + 1));
+    EXPECT_EQ(per_device[uint32_t(d)], 10 * (d + 1));
+  }
 }
 
 }  // namespace
