@@ -2,7 +2,10 @@
 // --delay and --duration. Without a GPU every test prints "skipped (no GPU)".
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <map>
+#include <vector>
 
 #include "capture/gpu_profile.h"
 #include "capture/trace_checks.h"
@@ -79,6 +82,33 @@ TEST(GpuCaptureDevices, EveryGpuIsRecorded) {
                 per_device[uint32_t(d)], 10 * (d + 1));
     EXPECT_EQ(per_device[uint32_t(d)], 10 * (d + 1));
   }
+}
+
+// A launcher that starts two CUDA processes: each writes its own file, the
+// first to claim the name gets it, the other <stem>.pid<PID>.sbt.
+TEST(GpuCaptureProcesses, EachProcessWritesItsOwnFile) {
+  REQUIRE_GPU();
+  std::string prog = Program("kernel_count");
+  ProfileRun r = Profile("two_procs", "sh -c '" + prog + " 10 & " + prog + " 20; wait'");
+  ASSERT_EQ(r.exit_code(), 0) << r.output;
+  std::string dir = Env("TS_GPU_OUT", "/tmp");
+  std::vector<size_t> counts;
+  counts.push_back(KernelsNamed(r.trace, "scale_kernel").size());
+  FILE* ls = popen(("ls " + dir + "/two_procs.pid*.sbt 2>/dev/null").c_str(), "r");
+  char line[4096];
+  while (fgets(line, sizeof(line), ls)) {
+    std::string path(line);
+    while (!path.empty() && path.back() == '\n') path.pop_back();
+    auto t = format::ReadTraceFile(path);
+    if (t.ok()) counts.push_back(KernelsNamed(*t, "scale_kernel").size());
+    std::remove(path.c_str());
+  }
+  pclose(ls);
+  std::sort(counts.begin(), counts.end());
+  std::printf("GPU-CHECK two_procs: files=%zu kernels per file:", counts.size());
+  for (size_t c : counts) std::printf(" %zu", c);
+  std::printf(" (expected 2 files: 10 20)\n");
+  EXPECT_EQ(counts, (std::vector<size_t>{10, 20}));
 }
 
 }  // namespace
