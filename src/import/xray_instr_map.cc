@@ -19,19 +19,14 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+
 #include <unordered_map>
+#include "tracesmith/base/bytes.h"
 
 #include "tracesmith/import/xray.h"
 
 namespace tracesmith::importer {
 namespace {
-
-template <typename T>
-T Load(const char* p) {
-  T v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
 
 constexpr size_t kEhdrBytes = 64, kShdrBytes = 64, kSymBytes = 24, kRelaBytes = 24;
 constexpr size_t kSledBytes = 32;
@@ -63,10 +58,10 @@ class ElfImage {
       return InvalidArgument("not an ELF file");
     if (d_[4] != 2 || d_[5] != 1)
       return Unimplemented("only 64-bit little-endian ELF files are supported");
-    machine_ = Load<uint16_t>(d_.data() + 18);
-    const uint64_t shoff = Load<uint64_t>(d_.data() + 40);
-    uint64_t shnum = Load<uint16_t>(d_.data() + 60);
-    uint32_t shstrndx = Load<uint16_t>(d_.data() + 62);
+    machine_ = LoadUnaligned<uint16_t>(d_.data() + 18);
+    const uint64_t shoff = LoadUnaligned<uint64_t>(d_.data() + 40);
+    uint64_t shnum = LoadUnaligned<uint16_t>(d_.data() + 60);
+    uint32_t shstrndx = LoadUnaligned<uint16_t>(d_.data() + 62);
     if (shoff == 0) return InvalidArgument("ELF file has no section headers");
     if (shoff > d_.size() || (d_.size() - shoff) / kShdrBytes < 1)
       return DataLoss(StrFormat("byte 40: section header table at %llu is past the end (%zu)",
@@ -115,9 +110,10 @@ class ElfImage {
  private:
   Section ReadSection(uint64_t at) const {
     const char* p = d_.data() + at;
-    return Section{Load<uint32_t>(p),      Load<uint32_t>(p + 4),  Load<uint32_t>(p + 40),
-                   Load<uint64_t>(p + 16), Load<uint64_t>(p + 24), Load<uint64_t>(p + 32),
-                   Load<uint64_t>(p + 56)};
+    return Section{LoadUnaligned<uint32_t>(p),      LoadUnaligned<uint32_t>(p + 4),
+                   LoadUnaligned<uint32_t>(p + 40), LoadUnaligned<uint64_t>(p + 16),
+                   LoadUnaligned<uint64_t>(p + 24), LoadUnaligned<uint64_t>(p + 32),
+                   LoadUnaligned<uint64_t>(p + 56)};
   }
 
   std::string_view d_;
@@ -135,8 +131,8 @@ StatusOr<std::unordered_map<uint64_t, uint64_t>> RelativeRelocations(const ElfIm
     ASSIGN_OR_RETURN(std::string_view rela, elf.Contents(s, "relocation section"));
     for (size_t i = 0; i + kRelaBytes <= rela.size(); i += kRelaBytes) {
       const char* p = rela.data() + i;
-      if ((Load<uint64_t>(p + 8) & 0xffffffff) == relative)
-        out[Load<uint64_t>(p)] = Load<uint64_t>(p + 16);
+      if ((LoadUnaligned<uint64_t>(p + 8) & 0xffffffff) == relative)
+        out[LoadUnaligned<uint64_t>(p)] = LoadUnaligned<uint64_t>(p + 16);
     }
   }
   return out;
@@ -173,13 +169,13 @@ StatusOr<std::pair<std::vector<Symbol>, std::string_view>> FunctionSymbols(const
   for (size_t i = 0; i + kSymBytes <= table.size(); i += kSymBytes) {
     const char* p = table.data() + i;
     const uint8_t info = static_cast<uint8_t>(p[4]);
-    const uint16_t shndx = Load<uint16_t>(p + 6);
-    const uint64_t value = Load<uint64_t>(p + 8);
+    const uint16_t shndx = LoadUnaligned<uint16_t>(p + 6);
+    const uint64_t value = LoadUnaligned<uint64_t>(p + 8);
     if (((info & 0xf) != kSttFunc && (info & 0xf) != kSttGnuIfunc) || shndx == 0 || value == 0)
       continue;
     // Rank: global (1) before weak (2) before local (0).
     const uint8_t bind = info >> 4;
-    syms.push_back(Symbol{value, Load<uint64_t>(p + 16), Load<uint32_t>(p),
+    syms.push_back(Symbol{value, LoadUnaligned<uint64_t>(p + 16), LoadUnaligned<uint32_t>(p),
                           static_cast<uint8_t>(bind == 1   ? 0
                                                : bind == 2 ? 1
                                                            : 2)});
@@ -231,7 +227,7 @@ StatusOr<XRayInstrMap> ParseXRayInstrMap(std::string_view data) {
   for (size_t i = 0; i < sleds.size(); i += kSledBytes) {
     const char* p = sleds.data() + i;
     const uint64_t at = map->addr + i;  // the entry's own address
-    uint64_t function = Load<uint64_t>(p + 8);
+    uint64_t function = LoadUnaligned<uint64_t>(p + 8);
     const uint8_t version = static_cast<uint8_t>(p[18]);
     if (version >= 2) {
       function += at + 8;

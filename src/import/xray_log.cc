@@ -22,15 +22,10 @@
 
 #include <cstring>
 
+#include "tracesmith/base/bytes.h"
+
 namespace tracesmith::importer::xray {
 namespace {
-
-template <typename T>
-T Load(const char* p) {
-  T v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
 
 constexpr size_t kBasicRecordBytes = 32;
 constexpr size_t kMetadataBytes = 16;
@@ -62,7 +57,7 @@ void DecodeBasic(std::string_view d, Log* log) {
       return;
     }
     const char* r = d.data() + pos;
-    const uint16_t record_type = Load<uint16_t>(r);
+    const uint16_t record_type = LoadUnaligned<uint16_t>(r);
     if (record_type == 1) {  // argument of the entry before it
       ++log->skipped;
       continue;
@@ -80,13 +75,14 @@ void DecodeBasic(std::string_view d, Log* log) {
       log->damage = StrFormat("byte %zu: unknown entry type %u", pos, kind);
       return;
     }
-    const uint32_t tid = Load<uint32_t>(r + 16);
-    const uint32_t pid = log->version >= 3 ? Load<uint32_t>(r + 20) : 0;
+    const uint32_t tid = LoadUnaligned<uint32_t>(r + 16);
+    const uint32_t pid = log->version >= 3 ? LoadUnaligned<uint32_t>(r + 20) : 0;
     if (block == nullptr || block->tid != tid || block->pid != pid) {
       log->blocks.push_back(Block{.pid = pid, .tid = tid});
       block = &log->blocks.back();
     }
-    block->calls.push_back(Call{Load<uint64_t>(r + 8), Load<int32_t>(r + 4), kind});
+    block->calls.push_back(
+        Call{LoadUnaligned<uint64_t>(r + 8), LoadUnaligned<int32_t>(r + 4), kind});
   }
 }
 
@@ -96,7 +92,7 @@ class FdrDecoder {
 
   void Run() {
     if (log_->version == 1) {
-      buffer_bytes_ = Load<uint64_t>(d_.data() + 16);
+      buffer_bytes_ = LoadUnaligned<uint64_t>(d_.data() + 16);
       Records(d_.size());
       return;
     }
@@ -110,7 +106,7 @@ class FdrDecoder {
                       "every buffer with one), found first byte 0x%02x",
                       pos_, log_->version, first));
       const size_t extents_at = pos_;
-      const uint64_t extent = Load<uint64_t>(d_.data() + pos_ + 1);
+      const uint64_t extent = LoadUnaligned<uint64_t>(d_.data() + pos_ + 1);
       pos_ += kMetadataBytes;
       const bool cut = extent > d_.size() - pos_;
       block_ = -1;  // a buffer's records start with NewBuffer
@@ -147,13 +143,13 @@ class FdrDecoder {
         Damage(StrFormat("byte %zu: function record before the buffer's NewBuffer record", pos_));
         return false;
       }
-      const uint32_t word = Load<uint32_t>(p);
+      const uint32_t word = LoadUnaligned<uint32_t>(p);
       const uint8_t kind = (word >> 1) & 7;
       if (kind > kEnterArgs) {
         Damage(StrFormat("byte %zu: unknown function record type %u", pos_, kind));
         return false;
       }
-      tsc_ += Load<uint32_t>(p + 4);
+      tsc_ += LoadUnaligned<uint32_t>(p + 4);
       log_->blocks[block_].calls.push_back(Call{tsc_, static_cast<int32_t>(word >> 4), kind});
       pos_ += kFunctionBytes;
     }
@@ -165,7 +161,7 @@ class FdrDecoder {
     const char* data = p + 1;
     switch (kind) {
       case kNewBuffer:
-        log_->blocks.push_back(Block{.pid = 0, .tid = Load<uint32_t>(data)});
+        log_->blocks.push_back(Block{.pid = 0, .tid = LoadUnaligned<uint32_t>(data)});
         block_ = static_cast<int64_t>(log_->blocks.size()) - 1;
         buffer_start_ = pos_;
         tsc_ = 0;
@@ -189,10 +185,10 @@ class FdrDecoder {
         }
         break;
       case kNewCpuId:
-        tsc_ = Load<uint64_t>(data + 2);
+        tsc_ = LoadUnaligned<uint64_t>(data + 2);
         break;
       case kTscWrap:
-        tsc_ = Load<uint64_t>(data);
+        tsc_ = LoadUnaligned<uint64_t>(data);
         break;
       case kWallClockTime:
         break;
@@ -200,11 +196,11 @@ class FdrDecoder {
         ++log_->skipped;
         break;
       case kPidEntry:
-        if (block_ >= 0) log_->blocks[block_].pid = Load<uint32_t>(data);
+        if (block_ >= 0) log_->blocks[block_].pid = LoadUnaligned<uint32_t>(data);
         break;
       case kCustomEvent:
       case kTypedEvent: {
-        const int32_t size = Load<int32_t>(data);
+        const int32_t size = LoadUnaligned<int32_t>(data);
         const size_t room = end - pos_ - kMetadataBytes;
         if (size < 0 || static_cast<size_t>(size) > room) {
           Damage(StrFormat("byte %zu: %s payload of %d bytes overruns its buffer (%zu bytes left)",
@@ -214,7 +210,7 @@ class FdrDecoder {
         }
         // Version 5 events carry the TSC delta from the previous record.
         if (kind == kTypedEvent || log_->version >= 5)
-          tsc_ += static_cast<uint64_t>(static_cast<int64_t>(Load<int32_t>(data + 4)));
+          tsc_ += static_cast<uint64_t>(static_cast<int64_t>(LoadUnaligned<int32_t>(data + 4)));
         ++log_->skipped;
         pos_ += kMetadataBytes + static_cast<size_t>(size);
         return true;
@@ -243,12 +239,12 @@ StatusOr<Log> ParseLog(std::string_view d) {
     return DataLoss(
         StrFormat("XRay log header cut short (32 bytes needed, %zu present)", d.size()));
   Log log;
-  log.version = Load<uint16_t>(d.data());
-  log.type = Load<uint16_t>(d.data() + 2);
-  const uint32_t flags = Load<uint32_t>(d.data() + 4);
+  log.version = LoadUnaligned<uint16_t>(d.data());
+  log.type = LoadUnaligned<uint16_t>(d.data() + 2);
+  const uint32_t flags = LoadUnaligned<uint32_t>(d.data() + 4);
   log.constant_tsc = flags & 1;
   log.nonstop_tsc = flags & 2;
-  log.cycle_frequency = Load<uint64_t>(d.data() + 8);
+  log.cycle_frequency = LoadUnaligned<uint64_t>(d.data() + 8);
   if (log.type > 1)
     return InvalidArgument(
         StrFormat("byte 2: unknown XRay log type %u (0 is basic mode, 1 FDR mode)", log.type));

@@ -11,22 +11,12 @@
 #include <nlohmann/json.hpp>
 #include <tuple>
 
+#include "import/import_data.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/import/xray.h"
 
 namespace tracesmith::importer {
 namespace {
-
-std::string DataPath(const std::string& name) {
-  const char* src = std::getenv("TS_SOURCE_DIR");
-  return std::string(src ? src : ".") + "/tests/import/data/" + name;
-}
-
-std::string ReadData(const std::string& name) {
-  auto s = ReadFileToString(DataPath(name));
-  EXPECT_TRUE(s.ok()) << s.status().ToString();
-  return s.ok() ? *s : std::string();
-}
 
 // One call: (tid, name) -> begin/end in microseconds.
 struct Call {

@@ -14,6 +14,15 @@
 
 namespace tracesmith {
 
+// A T read from possibly unaligned memory, in host byte order (the formats
+// read this way are little-endian, like every host TraceSmith runs on).
+template <typename T>
+inline T LoadUnaligned(const void* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
 inline uint64_t ZigZagEncode(int64_t v) {
   return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
 }
