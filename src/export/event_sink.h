@@ -95,35 +95,51 @@ struct ExportContext {
 class FlowTracker {
  public:
   bool StartFromApi(const ExportContext& ctx, uint32_t pid, uint32_t corr) {
-    if (!ctx.Linked(pid, corr) || Test(gpu_done_, pid, corr)) return false;
-    Set(&api_started_[pid], corr);
+    if (!ctx.Linked(pid, corr)) return false;
+    Bits& b = For(pid);
+    if (Test(b.gpu_done, corr)) return false;
+    Set(&b.api_started, corr);
     return true;
   }
   bool EndAtGpuOp(const ExportContext& ctx, uint32_t pid, uint32_t corr) {
     if (!ctx.Linked(pid, corr)) return false;
-    bool first = !Test(gpu_done_, pid, corr);
-    Set(&gpu_done_[pid], corr);
-    return first && Test(api_started_, pid, corr);
+    Bits& b = For(pid);
+    bool first = !Test(b.gpu_done, corr);
+    Set(&b.gpu_done, corr);
+    return first && Test(b.api_started, corr);
   }
 
  private:
-  using Map = std::unordered_map<uint32_t, std::vector<uint64_t>>;
+  struct Bits {
+    std::vector<uint64_t> api_started, gpu_done;
+  };
+  // One process per trace is the common case: remember the last lookup
+  // (node-based map, so the pointer stays valid).
+  Bits& For(uint32_t pid) {
+    if (cached_ == nullptr || cached_pid_ != pid) {
+      cached_ = &per_pid_[pid];
+      cached_pid_ = pid;
+    }
+    return *cached_;
+  }
   static void Set(std::vector<uint64_t>* v, uint32_t id) {
     if (id / 64 >= v->size()) v->resize(id / 64 + 1);
     (*v)[id / 64] |= 1ull << (id % 64);
   }
-  static bool Test(const Map& m, uint32_t pid, uint32_t id) {
-    auto it = m.find(pid);
-    return it != m.end() && id / 64 < it->second.size() && ((it->second[id / 64] >> (id % 64)) & 1);
+  static bool Test(const std::vector<uint64_t>& v, uint32_t id) {
+    return id / 64 < v.size() && ((v[id / 64] >> (id % 64)) & 1);
   }
-  Map api_started_, gpu_done_;
+  std::unordered_map<uint32_t, Bits> per_pid_;
+  uint32_t cached_pid_ = 0;
+  Bits* cached_ = nullptr;
 };
 
-#define TS_EXPORT_EVENT_TYPES(M)                                                               \
-  M(KernelEvent)                                                                               \
-  M(MemcpyEvent)                                                                               \
-  M(MemsetEvent)                                                                               \
-  M(SyncEvent) M(ApiEvent) M(NvtxRangeEvent) M(NvtxMarkerEvent) M(MemoryEvent) M(CounterEvent) \
+#define TS_EXPORT_EVENT_TYPES(M)                                                  \
+  M(KernelEvent)                                                                  \
+  M(MemcpyEvent)                                                                  \
+  M(MemsetEvent)                                                                  \
+  M(SyncEvent)                                                                    \
+  M(ApiEvent) M(NvtxRangeEvent) M(NvtxMarkerEvent) M(MemoryEvent) M(CounterEvent) \
       M(ModuleLoadEvent) M(GraphLaunchEvent) M(OverheadEvent) M(DropEvent)
 
 class EventSink {

@@ -97,11 +97,12 @@ class PerfettoSink : public EventSink {
     uint64_t before = w_.bytes_encoded();
     uint64_t s = k.start_ns, e = std::max(k.end_ns, k.start_ns);
     Lane* lane = w_.LaneFor(StreamGroup(k.pid, k.device_id, k.stream_id), s, e);
-    w_.BeginEvent(lane, s, pf::kTypeSliceBegin, k.demangled_id ? k.demangled_id : k.name_id);
+    const uint32_t name = k.demangled_id ? k.demangled_id : k.name_id;
+    w_.BeginEvent(lane, s, pf::kTypeSliceBegin, name);
     LaunchConfig c{{k.grid_x, k.grid_y, k.grid_z, k.block_x, k.block_y, k.block_z, k.cluster_x,
                     k.cluster_y, k.cluster_z, k.registers_per_thread, k.static_shared_bytes,
                     k.dynamic_shared_bytes}};
-    uint32_t config = ConfigId(c);
+    uint32_t config = ConfigIdFor(name, c);
     w_.AnnotateInternedString(n_launch_, config, [&] { return LaunchText(c); });
     FlowIn(k.pid, k.correlation_id);
     w_.EndEvent();
@@ -374,6 +375,17 @@ class PerfettoSink : public EventSink {
       w_.enc().Varint(pf::kTeTerminatingFlowIdsOld, ctx_->FlowId(pid, corr));
   }
 
+  // A kernel name nearly always launches with one configuration: the last
+  // one seen per name (flat array by string id) is checked before hashing.
+  uint32_t ConfigIdFor(uint32_t name, const LaunchConfig& c) {
+    if (name < kMaxNameSlots) {
+      if (name >= config_by_name_.size()) config_by_name_.resize(name + 1);
+      uint32_t& id = config_by_name_[name];
+      if (id == 0 || !(configs_list_[id - 1] == c)) id = ConfigId(c);
+      return id;
+    }
+    return ConfigId(c);
+  }
   uint32_t ConfigId(const LaunchConfig& c) {
     size_t h = LaunchConfigHash{}(c);
     auto& slot = config_cache_[h & 63];
@@ -526,6 +538,8 @@ class PerfettoSink : public EventSink {
   std::unordered_map<LaunchConfig, uint32_t, LaunchConfigHash> configs_;
   std::vector<LaunchConfig> configs_list_;
   std::array<std::pair<size_t, uint32_t>, 64> config_cache_{};
+  static constexpr uint32_t kMaxNameSlots = 1u << 22;  // string ids beyond: hash only
+  std::vector<uint32_t> config_by_name_;
   uint32_t copy_names_[16] = {}, memset_names_[16] = {};
   uint32_t n_launch_, n_correlation_, n_bytes_, n_bandwidth_, n_value_, n_return_, n_external_,
       n_domain_, n_category_, n_graph_, n_count_, n_reason_, n_cubin_, n_kind_, n_graph_launch_,
