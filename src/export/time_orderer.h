@@ -17,6 +17,7 @@
 #include <bit>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -90,52 +91,49 @@ class TimeOrderer {
     return model::EventEnd(a) > model::EventEnd(b);
   }
 
-  // Row indices of `in` in Before<T> order, ties by index. Start times are
-  // radix-sorted (LSD, stable, 11-bit digits over the span actually used):
-  // a million kernels take a few passes over 16-byte keys instead of a
-  // comparison sort. Equal starts are then ordered by end, longest first.
+  // Row indices of `in` in Before<T> order, ties by index. One stable
+  // bucket pass on the high bits of the start time (about 32 keys per
+  // bucket), then a comparison sort inside each bucket. Rows stored in
+  // launch order are nearly sorted by start, so the scatter walks a few
+  // buckets at a time and every bucket sort runs in L1; a skewed trace
+  // degrades to one large std::sort, never worse than sorting everything.
   template <typename T>
   static void SortedOrder(const std::vector<T>& in, std::vector<uint32_t>* order) {
     struct Key {
-      uint64_t start;
+      uint64_t start, neg_end;
       uint32_t index;
     };
     const size_t n = in.size();
-    std::vector<Key> keys(n), tmp(n);
+    auto keys = std::make_unique_for_overwrite<Key[]>(n);
     uint64_t lo = UINT64_MAX, hi = 0;
     for (size_t i = 0; i < n; ++i) {
       uint64_t s = Start(in[i]);
-      keys[i] = {s, static_cast<uint32_t>(i)};
+      keys[i] = {s, ~model::EventEnd(in[i]), static_cast<uint32_t>(i)};
       lo = std::min(lo, s);
       hi = std::max(hi, s);
     }
-    constexpr int kDigitBits = 11;
-    constexpr size_t kBuckets = size_t{1} << kDigitBits;
-    const int bits = std::bit_width(hi - lo);
-    std::vector<uint32_t> count(kBuckets);
-    for (int shift = 0; shift < bits; shift += kDigitBits) {
-      std::fill(count.begin(), count.end(), 0);
-      for (const Key& k : keys) ++count[((k.start - lo) >> shift) & (kBuckets - 1)];
-      if (count[((keys[0].start - lo) >> shift) & (kBuckets - 1)] == n) continue;  // one bucket
-      uint32_t sum = 0;
-      for (uint32_t& c : count) sum += std::exchange(c, sum);
-      for (const Key& k : keys) tmp[count[((k.start - lo) >> shift) & (kBuckets - 1)]++] = k;
-      keys.swap(tmp);
+    const int bucket_bits = std::min(20, static_cast<int>(std::bit_width(n / 32)));
+    const int span_bits = static_cast<int>(std::bit_width(hi - lo));
+    const int shift = std::max(0, span_bits - bucket_bits);
+    const size_t buckets = (size_t{1} << bucket_bits) + 1;
+    std::vector<uint32_t> begin(buckets + 1);
+    for (size_t i = 0; i < n; ++i) ++begin[((keys[i].start - lo) >> shift) + 1];
+    for (size_t b = 1; b <= buckets; ++b) begin[b] += begin[b - 1];
+    auto sorted = std::make_unique_for_overwrite<Key[]>(n);
+    {
+      std::vector<uint32_t> next(begin.begin(), begin.end() - 1);
+      for (size_t i = 0; i < n; ++i) sorted[next[(keys[i].start - lo) >> shift]++] = keys[i];
     }
-    // Runs of equal start: longer first, then by index (stable so far).
-    for (size_t i = 0; i < n;) {
-      size_t j = i + 1;
-      while (j < n && keys[j].start == keys[i].start) ++j;
-      if (j - i > 1)
-        std::sort(keys.begin() + static_cast<std::ptrdiff_t>(i),
-                  keys.begin() + static_cast<std::ptrdiff_t>(j), [&](const Key& a, const Key& b) {
-                    uint64_t ea = model::EventEnd(in[a.index]), eb = model::EventEnd(in[b.index]);
-                    return ea != eb ? ea > eb : a.index < b.index;
-                  });
-      i = j;
-    }
+    auto less = [](const Key& a, const Key& b) {
+      return a.start != b.start       ? a.start < b.start
+             : a.neg_end != b.neg_end ? a.neg_end < b.neg_end
+                                      : a.index < b.index;
+    };
+    for (size_t b = 0; b < buckets; ++b)
+      if (begin[b + 1] - begin[b] > 1)
+        std::sort(sorted.get() + begin[b], sorted.get() + begin[b + 1], less);
     order->resize(n);
-    for (size_t i = 0; i < n; ++i) (*order)[i] = keys[i].index;
+    for (size_t i = 0; i < n; ++i) (*order)[i] = sorted[i].index;
   }
 
   template <typename T>
@@ -190,6 +188,7 @@ class TimeOrderer {
     return a.rank < b.rank;
   }
   static constexpr size_t kKinds = 13;
+  static constexpr size_t kPrefetchAhead = 8;
   template <size_t I>
   void RefreshHead() {
     auto& q = std::get<I>(queues_);
@@ -240,6 +239,12 @@ class TimeOrderer {
     const size_t n = q.size();
     bool first = true;  // the head is the global minimum: always emitted
     while (q.head < n && self->buffered_ > keep) {
+      // A view visited through `order` jumps between rows: fetch a few
+      // rows ahead so the sink does not wait on memory (rows span 1-3 lines).
+      if (!q.order.empty() && q.head + kPrefetchAhead < n) {
+        const char* ahead = reinterpret_cast<const char*>(&q.at(q.head + kPrefetchAhead));
+        for (size_t b = 0; b < sizeof(q.at(0)); b += 64) __builtin_prefetch(ahead + b);
+      }
       const auto& e = q.at(q.head);
       if (!first && Start(e) >= limit) break;
       first = false;
