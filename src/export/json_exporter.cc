@@ -16,7 +16,7 @@
 
 namespace tracesmith::exporter {
 
-void JsonWriter::Escape(std::string_view s, std::string* out) {
+char* JsonWriter::EscapeTo(std::string_view s, char* out) {
   static const char kHex[] = "0123456789abcdef";
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
   const auto* end = p + s.size();
@@ -25,30 +25,33 @@ void JsonWriter::Escape(std::string_view s, std::string* out) {
     if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) {
       const auto* run = p;
       while (p < end && *p >= 0x20 && *p != '"' && *p != '\\' && *p < 0x80) ++p;
-      out->append(reinterpret_cast<const char*>(run), static_cast<size_t>(p - run));
+      std::memcpy(out, run, static_cast<size_t>(p - run));
+      out += p - run;
       continue;
     }
     if (c < 0x80) {
+      *out++ = '\\';
       switch (c) {
         case '"':
-          out->append("\\\"");
+          *out++ = '"';
           break;
         case '\\':
-          out->append("\\\\");
+          *out++ = '\\';
           break;
         case '\n':
-          out->append("\\n");
+          *out++ = 'n';
           break;
         case '\t':
-          out->append("\\t");
+          *out++ = 't';
           break;
         case '\r':
-          out->append("\\r");
+          *out++ = 'r';
           break;
         default:
-          out->append("\\u00");
-          out->push_back(kHex[c >> 4]);
-          out->push_back(kHex[c & 15]);
+          std::memcpy(out, "u00", 3);
+          out[3] = kHex[c >> 4];
+          out[4] = kHex[c & 15];
+          out += 5;
       }
       ++p;
       continue;
@@ -66,13 +69,16 @@ void JsonWriter::Escape(std::string_view s, std::string* out) {
       ok = cp >= 0x10000 && cp <= 0x10ffff;
     }
     if (ok) {
-      out->append(reinterpret_cast<const char*>(p), len);
+      std::memcpy(out, p, len);
+      out += len;
       p += len;
     } else {
-      out->append("\\ufffd");
+      std::memcpy(out, "\\ufffd", 6);
+      out += 6;
       ++p;
     }
   }
+  return out;
 }
 
 namespace {
@@ -206,17 +212,21 @@ class JsonSink : public EventSink {
   }
 
   void On(const MemcpyEvent& m) override {
-    std::string name = std::string("Memcpy ") + CopyKindName(m.copy_kind) + " (" +
-                       KinetoMemoryKind(m.src_kind) + " -> " + KinetoMemoryKind(m.dst_kind) + ")";
-    Complete("gpu_memcpy", name, m.device_id, m.stream_id, m.start_ns, m.end_ns);
+    std::string& name = derived_names_[(m.copy_kind << 16) | (m.src_kind << 8) | m.dst_kind];
+    if (name.empty())
+      name = Quoted(std::string("Memcpy ") + CopyKindName(m.copy_kind) + " (" +
+                    KinetoMemoryKind(m.src_kind) + " -> " + KinetoMemoryKind(m.dst_kind) + ")");
+    CompleteQuoted("gpu_memcpy", name, m.device_id, m.stream_id, m.start_ns, m.end_ns);
     CopyArgs(m.device_id, m.context_id, m.stream_id, m.correlation_id, m.bytes, m.start_ns,
              m.end_ns);
     FlowEnd(m.pid, m.correlation_id, m.device_id, m.stream_id, m.start_ns);
     MaybeFlush();
   }
   void On(const MemsetEvent& m) override {
-    std::string name = std::string("Memset (") + KinetoMemoryKind(m.memory_kind) + ")";
-    Complete("gpu_memset", name, m.device_id, m.stream_id, m.start_ns, m.end_ns);
+    std::string& name = derived_names_[(1u << 24) | m.memory_kind];
+    if (name.empty())
+      name = Quoted(std::string("Memset (") + KinetoMemoryKind(m.memory_kind) + ")");
+    CompleteQuoted("gpu_memset", name, m.device_id, m.stream_id, m.start_ns, m.end_ns);
     CopyArgs(m.device_id, m.context_id, m.stream_id, m.correlation_id, m.bytes, m.start_ns,
              m.end_ns);
     FlowEnd(m.pid, m.correlation_id, m.device_id, m.stream_id, m.start_ns);
@@ -239,8 +249,8 @@ class JsonSink : public EventSink {
     MaybeFlush();
   }
   void On(const ApiEvent& a) override {
-    Complete(a.domain == kApiDriver ? "cuda_driver" : "cuda_runtime", meta_->strings.Get(a.name_id),
-             a.pid, a.tid, a.start_ns, a.end_ns);
+    CompleteQuoted(a.domain == kApiDriver ? "cuda_driver" : "cuda_runtime", QuotedName(a.name_id),
+                   a.pid, a.tid, a.start_ns, a.end_ns);
     j_.Raw(",\n    \"args\": {");
     if (a.external_id != 0) {
       j_.Raw("\"External id\": ");
@@ -260,8 +270,8 @@ class JsonSink : public EventSink {
   }
   void On(const NvtxRangeEvent& r) override {
     std::string_view domain = meta_->strings.Get(r.domain_id);
-    Complete(IsKinetoHostCategory(domain) ? domain : "user_annotation",
-             meta_->strings.Get(r.name_id), r.pid, r.tid, r.start_ns, r.end_ns);
+    CompleteQuoted(IsKinetoHostCategory(domain) ? domain : "user_annotation", QuotedName(r.name_id),
+                   r.pid, r.tid, r.start_ns, r.end_ns);
     j_.Raw("\n  }");
     MaybeFlush();
   }
@@ -352,10 +362,13 @@ class JsonSink : public EventSink {
   // then closes it with "\n  }".
   void Complete(std::string_view cat, std::string_view name, uint64_t pid, uint64_t tid,
                 uint64_t start, uint64_t end) {
+    CompleteQuoted(cat, Quoted(name), pid, tid, start, end);
+  }
+  static std::string Quoted(std::string_view name) {
     std::string quoted = "\"";
     JsonWriter::Escape(name, &quoted);
     quoted.push_back('"');
-    CompleteQuoted(cat, quoted, pid, tid, start, end);
+    return quoted;
   }
   void CompleteQuoted(std::string_view cat, std::string_view quoted_name, uint64_t pid,
                       uint64_t tid, uint64_t start, uint64_t end) {
@@ -457,7 +470,7 @@ class JsonSink : public EventSink {
       w.Raw("], \"est. achieved occupancy %\": ");
       w.Int(occ.occupancy_pct);
       w.Raw("}\n  }");
-      it->second = std::move(w.buf());
+      it->second = std::string(w.view());
     }
     slot = {key, &it->second};
     return it->second;
@@ -478,11 +491,11 @@ class JsonSink : public EventSink {
     return it == devices_.end() ? nullptr : &it->second;
   }
   void MaybeFlush() {
-    if (j_.buf().size() >= (256u << 10)) (void)Flush();
+    if (j_.size() >= (256u << 10)) (void)Flush();
   }
   Status Flush() {
-    out_->Write(j_.buf());
-    j_.buf().clear();
+    out_->Write(j_.view());
+    j_.Clear();
     return OkStatus();
   }
 
@@ -507,6 +520,7 @@ class JsonSink : public EventSink {
   std::unordered_map<LaunchKey, std::string, LaunchKeyHash> launch_args_;
   std::array<std::pair<LaunchKey, const std::string*>, 64> launch_cache_{};
   std::vector<std::string> quoted_names_;
+  std::unordered_map<uint32_t, std::string> derived_names_;  // memcpy/memset names, quoted
   std::unordered_map<uint64_t, int64_t> memory_;
   FlowTracker flows_tracker_;
   uint64_t kernels_ = 0, flows_ = 0;
