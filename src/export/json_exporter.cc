@@ -5,6 +5,7 @@
 // relative to "baseTimeNanoseconds" (exact to the nanosecond).
 #include <algorithm>
 #include <array>
+#include <cstdio>
 #include <map>
 #include <unordered_map>
 #include <unordered_set>
@@ -125,7 +126,7 @@ const char* KinetoSyncType(uint8_t type) {
 bool IsKinetoHostCategory(std::string_view cat) {
   return cat == "cpu_op" || cat == "user_annotation" || cat == "python_function" ||
          cat == "gpu_user_annotation" || cat == "Trace" || cat == "cuda_profiler_range" ||
-         cat == "fwdbwd";
+         cat == "fwdbwd" || cat == "overhead";
 }
 
 class JsonSink : public EventSink {
@@ -163,31 +164,43 @@ class JsonSink : public EventSink {
       j_.Uint(lim.registers);
       j_.Raw(", \"warpSize\": 32, \"sharedMemPerBlock\": ");
       j_.Uint(d.max_shared_per_block);
+      j_.Raw(", \"sharedMemPerBlockOptin\": ");
+      j_.Uint(lim.shared_per_block_optin);
       j_.Raw(", \"sharedMemPerMultiprocessor\": ");
       j_.Uint(lim.shared_bytes);
       j_.Raw(", \"numSms\": ");
       j_.Uint(d.sm_count);
       j_.Raw("}");
     }
-    j_.Raw("\n  ],\n");
+    j_.Raw("\n  ],\n  \"trace_id\": \"");
+    j_.Raw(TraceId(ctx));
+    j_.Raw("\",\n");
     const auto& procs = meta_->Rows<Process>();
     if (!procs.empty()) {
       const Process& p = procs.front();
-      if (p.cupti_version) Field("cupti_version", p.cupti_version);
-      if (p.runtime_version) Field("cuda_runtime_version", p.runtime_version);
       if (p.driver_version) Field("cuda_driver_version", p.driver_version);
+      if (p.runtime_version) Field("cuda_runtime_version", p.runtime_version);
+      if (p.cupti_version) Field("cupti_version", p.cupti_version);
     }
     j_.Raw("  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": ");
     j_.Uint(base_);
     j_.Raw(",\n  \"traceEvents\": [");
     // Names of processes, threads, devices and streams ("M" events).
-    for (const auto& p : procs)
+    // Sort indices as Kineto writes them: processes by pid, GPUs after
+    // every process (5000000 + device), threads by tid.
+    for (const auto& p : procs) {
       if (p.name_id) Metadata("process_name", p.pid, 0, "name", meta_->strings.Get(p.name_id));
-    for (const auto& t : meta_->Rows<Thread>())
-      if (t.name_id) Metadata("thread_name", t.pid, t.tid, "name", meta_->strings.Get(t.name_id));
+      SortIndex("process_sort_index", p.pid, 0, p.pid);
+    }
+    for (const auto& t : meta_->Rows<Thread>()) {
+      if (!t.name_id) continue;
+      Metadata("thread_name", t.pid, t.tid, "name", meta_->strings.Get(t.name_id));
+      SortIndex("thread_sort_index", t.pid, t.tid, t.tid);
+    }
     for (const auto& [id, d] : devices_) {
       Metadata("process_name", id, 0, "name", "GPU " + std::to_string(id));
       Metadata("process_labels", id, 0, "labels", meta_->strings.Get(d.name_id));
+      SortIndex("process_sort_index", id, 0, 5000000ull + id);
     }
     return Flush();
   }
@@ -196,7 +209,9 @@ class JsonSink : public EventSink {
     ++kernels_;
     CompleteQuoted("kernel", QuotedName(k.demangled_id ? k.demangled_id : k.name_id), k.device_id,
                    k.stream_id, k.start_ns, k.end_ns);
-    j_.Raw(",\n    \"args\": {\"queued\": ");
+    j_.Raw(",\n    \"args\": {\"External id\": ");
+    j_.Uint(ExternalIdOf(k.pid, k.correlation_id));
+    j_.Raw(", \"queued\": ");
     j_.Uint(k.queued_ns > base_ ? (k.queued_ns - base_) / 1000 : 0);
     j_.Raw(", \"device\": ");
     j_.Uint(k.device_id);
@@ -217,7 +232,7 @@ class JsonSink : public EventSink {
       name = Quoted(std::string("Memcpy ") + CopyKindName(m.copy_kind) + " (" +
                     KinetoMemoryKind(m.src_kind) + " -> " + KinetoMemoryKind(m.dst_kind) + ")");
     CompleteQuoted("gpu_memcpy", name, m.device_id, m.stream_id, m.start_ns, m.end_ns);
-    CopyArgs(m.device_id, m.context_id, m.stream_id, m.correlation_id, m.bytes, m.start_ns,
+    CopyArgs(m.pid, m.device_id, m.context_id, m.stream_id, m.correlation_id, m.bytes, m.start_ns,
              m.end_ns);
     FlowEnd(m.pid, m.correlation_id, m.device_id, m.stream_id, m.start_ns);
     MaybeFlush();
@@ -227,7 +242,7 @@ class JsonSink : public EventSink {
     if (name.empty())
       name = Quoted(std::string("Memset (") + KinetoMemoryKind(m.memory_kind) + ")");
     CompleteQuoted("gpu_memset", name, m.device_id, m.stream_id, m.start_ns, m.end_ns);
-    CopyArgs(m.device_id, m.context_id, m.stream_id, m.correlation_id, m.bytes, m.start_ns,
+    CopyArgs(m.pid, m.device_id, m.context_id, m.stream_id, m.correlation_id, m.bytes, m.start_ns,
              m.end_ns);
     FlowEnd(m.pid, m.correlation_id, m.device_id, m.stream_id, m.start_ns);
     MaybeFlush();
@@ -251,13 +266,10 @@ class JsonSink : public EventSink {
   void On(const ApiEvent& a) override {
     CompleteQuoted(a.domain == kApiDriver ? "cuda_driver" : "cuda_runtime", QuotedName(a.name_id),
                    a.pid, a.tid, a.start_ns, a.end_ns);
-    j_.Raw(",\n    \"args\": {");
-    if (a.external_id != 0) {
-      j_.Raw("\"External id\": ");
-      j_.Uint(a.external_id);
-      j_.Raw(", ");
-    }
-    j_.Raw("\"cbid\": ");
+    j_.Raw(",\n    \"args\": {\"External id\": ");
+    j_.Uint(a.external_id);
+    if (a.external_id != 0 && a.correlation_id != 0) RememberExternalId(a);
+    j_.Raw(", \"cbid\": ");
     j_.Uint(a.cbid);
     j_.Raw(", \"correlation\": ");
     j_.Uint(a.correlation_id);
@@ -339,6 +351,48 @@ class JsonSink : public EventSink {
     j_.Uint(v);
     j_.Raw(",\n");
   }
+  void SortIndex(const char* what, uint64_t pid, uint64_t tid, uint64_t index) {
+    Sep();
+    j_.Raw("{\n    \"name\": \"");
+    j_.Raw(std::string_view(what));
+    j_.Raw("\", \"ph\": \"M\", \"ts\": 0.000, \"pid\": ");
+    j_.Uint(pid);
+    j_.Raw(", \"tid\": ");
+    j_.Uint(tid);
+    j_.Raw(",\n    \"args\": {\"sort_index\": ");
+    j_.Uint(index);
+    j_.Raw("}\n  }");
+  }
+  // 32 upper-case hex digits like Kineto's trace id, derived from the trace
+  // (time range, event count, first pid) so the same trace exports the same
+  // bytes.
+  static std::string TraceId(const ExportContext& ctx) {
+    uint64_t pid = ctx.meta->Rows<Process>().empty() ? 0 : ctx.meta->Rows<Process>()[0].pid;
+    uint64_t h[2] = {HashMix(HashMix(ctx.min_ts, ctx.max_ts), ctx.event_count),
+                     HashMix(HashMix(ctx.max_ts, pid), ctx.min_ts ^ 0x5bd1e995)};
+    char buf[33];
+    std::snprintf(buf, sizeof buf, "%016llX%016llX", static_cast<unsigned long long>(h[0]),
+                  static_cast<unsigned long long>(h[1]));
+    return buf;
+  }
+  // Kineto's "External id" of a GPU op is that of the framework op that
+  // launched it: the external id of the launch call with the same
+  // correlation id (calls come before their GPU ops in time order). 0 when
+  // the call had none or was not seen first.
+  void RememberExternalId(const ApiEvent& a) {
+    uint32_t idx = ctx_->correlations.PidIndex(a.pid);
+    if (idx >= external_ids_.size()) external_ids_.resize(idx + 1);
+    auto& v = external_ids_[idx];
+    if (a.correlation_id >= v.size())
+      v.resize(std::max<size_t>(a.correlation_id + 1, v.size() * 2), 0);
+    v[a.correlation_id] = a.external_id;
+  }
+  uint64_t ExternalIdOf(uint32_t pid, uint32_t corr) {
+    if (external_ids_.empty() || corr == 0) return 0;
+    uint32_t idx = ctx_->correlations.PidIndex(pid);
+    if (idx >= external_ids_.size() || corr >= external_ids_[idx].size()) return 0;
+    return external_ids_[idx][corr];
+  }
   void Sep() {
     j_.Raw(first_event_ ? "\n  " : ",\n  ");
     first_event_ = false;
@@ -386,9 +440,11 @@ class JsonSink : public EventSink {
     j_.Raw(", \"dur\": ");
     j_.Micros(end > start ? end - start : 0);
   }
-  void CopyArgs(uint32_t device, uint32_t context, uint32_t stream, uint32_t corr, uint64_t bytes,
-                uint64_t start, uint64_t end) {
-    j_.Raw(",\n    \"args\": {\"device\": ");
+  void CopyArgs(uint32_t pid, uint32_t device, uint32_t context, uint32_t stream, uint32_t corr,
+                uint64_t bytes, uint64_t start, uint64_t end) {
+    j_.Raw(",\n    \"args\": {\"External id\": ");
+    j_.Uint(ExternalIdOf(pid, corr));
+    j_.Raw(", \"device\": ");
     j_.Uint(device);
     j_.Raw(", \"context\": ");
     j_.Uint(context);
@@ -522,6 +578,7 @@ class JsonSink : public EventSink {
   std::vector<std::string> quoted_names_;
   std::unordered_map<uint32_t, std::string> derived_names_;  // memcpy/memset names, quoted
   std::unordered_map<uint64_t, int64_t> memory_;
+  std::vector<std::vector<uint64_t>> external_ids_;  // [pid index][correlation id]
   FlowTracker flows_tracker_;
   uint64_t kernels_ = 0, flows_ = 0;
 };

@@ -54,10 +54,22 @@ class JsonWriter {
     char* p = Reserve(20);
     size_ = static_cast<size_t>(std::to_chars(p, p + 20, v).ptr - buf_.get());
   }
-  // Shortest representation that reads back to the same double.
+  // Shortest representation that reads back to the same double, always
+  // with a '.' or an exponent (2.0 is written "2.0", not "2"): readers that
+  // type values by their JSON form see a float every time, as in torch's
+  // traces ("blocks per SM": 0.242424).
   void Double(double v) {
     char* p = Reserve(32);
-    size_ = static_cast<size_t>(std::to_chars(p, p + 32, v).ptr - buf_.get());
+    char* end = std::to_chars(p, p + 30, v).ptr;
+    bool integral = true;
+    for (const char* c = p; c < end && integral; ++c)
+      integral = (*c >= '0' && *c <= '9') || (*c == '-' && c == p);
+    if (integral) {
+      end[0] = '.';
+      end[1] = '0';
+      end += 2;
+    }
+    size_ = static_cast<size_t>(end - buf_.get());
   }
   // Nanoseconds as microseconds with exactly three decimals ("12.345"), the
   // form Kineto writes: exact, no floating point involved.
