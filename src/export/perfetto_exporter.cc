@@ -45,7 +45,7 @@ struct GroupKeyHash {
 // the text is interned once per sequence and each slice carries an iid.
 struct LaunchConfig {
   uint32_t v[12];
-  bool operator==(const LaunchConfig&) const = default;
+  bool operator==(const LaunchConfig& o) const { return std::memcmp(v, o.v, sizeof v) == 0; }
 };
 struct LaunchConfigHash {
   size_t operator()(const LaunchConfig& c) const {
@@ -266,7 +266,9 @@ class PerfettoSink : public EventSink {
   // few groups: the launching thread and the streams).
   template <typename Init>
   TrackGroup* Group(const GroupKey& key, Init&& init) {
-    auto& slot = group_cache_[GroupKeyHash{}(key)&63];
+    // High bits: the multiply in HashMix leaves the low bits of the hash a
+    // function of the low bits of the key, and stream ids collide there.
+    auto& slot = group_cache_[GroupKeyHash{}(key) >> 58];
     if (slot.second != nullptr && slot.first == key) return slot.second;
     auto [it, inserted] = groups_.try_emplace(key);
     if (inserted) init(&it->second);

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "event_sink.h"
+#include "large_buffer.h"
 #include "tracesmith/model/trace.h"
 
 namespace tracesmith::exporter {
@@ -104,7 +105,7 @@ class TimeOrderer {
       uint32_t index;
     };
     const size_t n = in.size();
-    auto keys = std::make_unique_for_overwrite<Key[]>(n);
+    LargeBuffer<Key> keys(n);
     uint64_t lo = UINT64_MAX, hi = 0;
     for (size_t i = 0; i < n; ++i) {
       uint64_t s = Start(in[i]);
@@ -119,19 +120,36 @@ class TimeOrderer {
     std::vector<uint32_t> begin(buckets + 1);
     for (size_t i = 0; i < n; ++i) ++begin[((keys[i].start - lo) >> shift) + 1];
     for (size_t b = 1; b <= buckets; ++b) begin[b] += begin[b - 1];
-    auto sorted = std::make_unique_for_overwrite<Key[]>(n);
+    LargeBuffer<Key> sorted(n);
     {
       std::vector<uint32_t> next(begin.begin(), begin.end() - 1);
       for (size_t i = 0; i < n; ++i) sorted[next[(keys[i].start - lo) >> shift]++] = keys[i];
     }
+    // Within a bucket rows are nearly in order: insertion sort, O(size +
+    // inversions); a bucket that a skewed trace made large is std::sort'ed.
     auto less = [](const Key& a, const Key& b) {
       return a.start != b.start       ? a.start < b.start
              : a.neg_end != b.neg_end ? a.neg_end < b.neg_end
                                       : a.index < b.index;
     };
-    for (size_t b = 0; b < buckets; ++b)
-      if (begin[b + 1] - begin[b] > 1)
-        std::sort(sorted.get() + begin[b], sorted.get() + begin[b + 1], less);
+    for (size_t b = 0; b < buckets; ++b) {
+      Key* first = sorted.get() + begin[b];
+      Key* last = sorted.get() + begin[b + 1];
+      if (last - first > 256) {
+        std::sort(first, last, less);
+        continue;
+      }
+      for (Key* i = first + 1; i < last; ++i) {
+        if (!less(*i, *(i - 1))) continue;
+        Key k = *i;
+        Key* j = i;
+        do {
+          *j = *(j - 1);
+          --j;
+        } while (j > first && less(k, *(j - 1)));
+        *j = k;
+      }
+    }
     order->resize(n);
     for (size_t i = 0; i < n; ++i) (*order)[i] = sorted[i].index;
   }
