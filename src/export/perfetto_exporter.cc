@@ -41,6 +41,46 @@ struct GroupKeyHash {
   }
 };
 
+// GroupKey -> TrackGroup*, open addressing with linear probing, at most
+// half full. Groups are never removed.
+class GroupIndex {
+ public:
+  GroupIndex() : slots_(16) {}
+  TrackGroup* Find(const GroupKey& key, size_t hash) const {
+    const size_t mask = slots_.size() - 1;
+    for (size_t i = Mix(hash) & mask;; i = (i + 1) & mask) {
+      const Slot& s = slots_[i];
+      if (s.group == nullptr) return nullptr;
+      if (s.key == key) return s.group;
+    }
+  }
+  void Insert(const GroupKey& key, size_t hash, TrackGroup* group) {
+    if ((count_ + 1) * 2 > slots_.size()) {
+      std::vector<Slot> old(slots_.size() * 2);
+      old.swap(slots_);
+      count_ = 0;
+      for (const Slot& s : old)
+        if (s.group != nullptr) Insert(s.key, GroupKeyHash{}(s.key), s.group);
+    }
+    const size_t mask = slots_.size() - 1;
+    size_t i = Mix(hash) & mask;
+    while (slots_[i].group != nullptr) i = (i + 1) & mask;
+    slots_[i] = {key, group};
+    ++count_;
+  }
+
+ private:
+  struct Slot {
+    GroupKey key{};
+    TrackGroup* group = nullptr;
+  };
+  // The multiply in HashMix leaves the low bits of the hash a function of
+  // the low bits of the key: fold the high bits in.
+  static size_t Mix(size_t h) { return h ^ (h >> 29) ^ (h >> 47); }
+  std::vector<Slot> slots_;
+  size_t count_ = 0;
+};
+
 // A kernel's launch configuration: kernels repeat a handful of these, so
 // the text is interned once per sequence and each slice carries an iid.
 struct LaunchConfig {
@@ -262,17 +302,18 @@ class PerfettoSink : public EventSink {
   };
   static uint64_t Key2(uint32_t a, uint32_t b) { return (uint64_t{a} << 32) | b; }
 
-  // Groups by key, behind a direct-mapped cache (events alternate between a
-  // few groups: the launching thread and the streams).
+  // Groups by key. Lookups go through an exact open-addressing index (events
+  // alternate between a few groups: the launching thread and the streams;
+  // a direct-mapped cache missed whenever two of them shared a slot). The
+  // node map owns the groups and fixes the order Finish closes them in.
   template <typename Init>
   TrackGroup* Group(const GroupKey& key, Init&& init) {
-    // High bits: the multiply in HashMix leaves the low bits of the hash a
-    // function of the low bits of the key, and stream ids collide there.
-    auto& slot = group_cache_[GroupKeyHash{}(key) >> 58];
-    if (slot.second != nullptr && slot.first == key) return slot.second;
+    const size_t h = GroupKeyHash{}(key);
+    if (TrackGroup* g = group_index_.Find(key, h)) [[likely]]
+      return g;
     auto [it, inserted] = groups_.try_emplace(key);
     if (inserted) init(&it->second);
-    slot = {key, &it->second};
+    group_index_.Insert(key, h, &it->second);
     return &it->second;
   }
 
@@ -531,7 +572,7 @@ class PerfettoSink : public EventSink {
   std::unordered_map<uint32_t, uint64_t> process_uuids_;
   std::unordered_map<uint64_t, uint64_t> device_uuids_;
   std::unordered_map<GroupKey, TrackGroup, GroupKeyHash> groups_;
-  std::array<std::pair<GroupKey, TrackGroup*>, 64> group_cache_{};
+  GroupIndex group_index_;
   std::unordered_map<GroupKey, MemoryState, GroupKeyHash> memory_;
   std::unordered_map<uint64_t, UtilState> util_;
   UtilState* util_cached_ = nullptr;

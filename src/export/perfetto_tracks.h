@@ -69,8 +69,10 @@ struct Lane {
   uint64_t last_ts = 0;
   bool started = false;        // incremental state + clock written
   std::vector<uint64_t> open;  // end times of open slices, innermost last
-  // Per-sequence interning: key -> iid. A tiny direct-mapped cache in front
-  // of the map keeps the per-event cost to one compare in steady state.
+  // Per-sequence interning: key -> iid. Event names that are trace string
+  // ids below kFlatNameKeys: a flat array by id (exact, one load); other
+  // keys: a tiny direct-mapped cache in front of the map.
+  std::vector<uint32_t> flat_names;
   std::unordered_map<uint32_t, uint32_t> names, annotation_names;
   std::unordered_map<uint64_t, uint32_t> strings;  // annotation string values by key
   std::unordered_set<uint32_t> stacks, frames, functions, files, mappings;
@@ -177,6 +179,10 @@ class PerfettoTrackWriter {
 
  private:
   static constexpr size_t kFlushBytes = 256 << 10;
+  // 16 Ki ids: at most 64 KiB of name slots per lane.
+  static constexpr uint32_t kFlatNameKeys = 16 << 10;
+  void InternName(uint32_t iid, uint32_t key);
+  void WriteSliceEnd(Lane* lane, uint64_t ts);
   void StartLane(Lane* lane);
   uint32_t NameIid(Lane* lane, uint32_t key);
   uint32_t AnnotationNameIid(uint32_t key);

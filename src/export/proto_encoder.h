@@ -55,6 +55,11 @@ class ProtoEncoder {
   }
   void String(uint32_t field, std::string_view s) { Bytes(field, s.data(), s.size()); }
 
+  // Pre-encoded fields: room for up to n bytes at the returned pointer;
+  // CommitRaw(end) then appends the bytes written up to `end`.
+  uint8_t* BeginRaw(size_t n) { return Reserve(n); }
+  void CommitRaw(const uint8_t* end) { size_ = static_cast<size_t>(end - buf_.get()); }
+
   // Opens a nested message; returns the token for EndNested.
   size_t BeginNested(uint32_t field) {
     uint8_t* p = Reserve(kMaxScalar);

@@ -214,8 +214,10 @@ class TimeOrderer {
     if (q.head < q.size()) {
       const T& e = q.at(q.head);
       heads_[I] = {Start(e), ~model::EventEnd(e), Rank<T>()};
+      active_ |= 1u << I;
     } else {
       heads_[I] = Head{};
+      active_ &= ~(1u << I);
     }
   }
   void RefreshAll() {
@@ -233,9 +235,9 @@ class TimeOrderer {
       size_t best = kKinds;
       Head bh;
       uint64_t second = UINT64_MAX;
-      for (size_t i = 0; i < kKinds; ++i) {
+      for (uint32_t bits = active_; bits != 0; bits &= bits - 1) {  // non-empty queues
+        const size_t i = static_cast<size_t>(std::countr_zero(bits));
         const Head& h = heads_[i];
-        if (h.start == UINT64_MAX) continue;
         if (best == kKinds || Less(h, bh)) {
           if (best != kKinds) second = std::min(second, bh.start);
           bh = h;
@@ -295,6 +297,7 @@ class TimeOrderer {
              Queue<model::OverheadEvent>, Queue<model::DropEvent>>
       queues_;
   std::array<Head, kKinds> heads_{};
+  uint32_t active_ = 0;  // bit i: queue i has a head
 };
 
 }  // namespace tracesmith::exporter
