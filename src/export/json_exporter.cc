@@ -274,8 +274,9 @@ class JsonSink : public EventSink {
     j_.Raw(", \"correlation\": ");
     j_.Uint(a.correlation_id);
     j_.Raw("}\n  }");
-    if (flows_tracker_.StartFromApi(*ctx_, a.pid, a.correlation_id)) {
-      Flow('s', ctx_->FlowId(a.pid, a.correlation_id), a.pid, a.tid, a.start_ns);
+    uint64_t flow_id;
+    if (flows_tracker_.StartFromApi(*ctx_, a.pid, a.correlation_id, &flow_id)) {
+      Flow('s', flow_id, a.pid, a.tid, a.start_ns);
       ++flows_;
     }
     MaybeFlush();
@@ -483,8 +484,9 @@ class JsonSink : public EventSink {
   }
   // The first GPU op of a linked correlation ends the launch's flow.
   void FlowEnd(uint32_t pid, uint32_t corr, uint32_t device, uint32_t stream, uint64_t ts) {
-    if (flows_tracker_.EndAtGpuOp(*ctx_, pid, corr))
-      Flow('f', ctx_->FlowId(pid, corr), device, stream, ts);
+    uint64_t flow_id;
+    if (flows_tracker_.EndAtGpuOp(*ctx_, pid, corr, &flow_id))
+      Flow('f', flow_id, device, stream, ts);
   }
   // The args from "registers per thread" to the end depend only on the
   // launch configuration and device, and kernels repeat a few of those: the

@@ -203,8 +203,9 @@ class PerfettoSink : public EventSink {
       if (a.return_code != 0) w_.AnnotateInt(n_return_, a.return_code);
       if (a.external_id != 0) w_.AnnotateUint(n_external_, a.external_id);
       if (a.stack_id != 0) Callstack(a.stack_id);
-      if (flows_tracker_.StartFromApi(*ctx_, a.pid, a.correlation_id)) {
-        w_.enc().Varint(pf::kTeFlowIdsOld, ctx_->FlowId(a.pid, a.correlation_id));
+      uint64_t flow_id;
+      if (flows_tracker_.StartFromApi(*ctx_, a.pid, a.correlation_id, &flow_id)) {
+        w_.enc().Varint(pf::kTeFlowIdsOld, flow_id);
         ++flows_;
       }
     });
@@ -414,8 +415,9 @@ class PerfettoSink : public EventSink {
   // The first GPU op of a linked correlation terminates the flow its launch
   // call started; later ops sharing the id (graph nodes) get no arrow.
   void FlowIn(uint32_t pid, uint32_t corr) {
-    if (flows_tracker_.EndAtGpuOp(*ctx_, pid, corr))
-      w_.enc().Varint(pf::kTeTerminatingFlowIdsOld, ctx_->FlowId(pid, corr));
+    uint64_t flow_id;
+    if (flows_tracker_.EndAtGpuOp(*ctx_, pid, corr, &flow_id))
+      w_.enc().Varint(pf::kTeTerminatingFlowIdsOld, flow_id);
   }
 
   // A kernel name nearly always launches with one configuration: the last
