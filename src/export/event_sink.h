@@ -150,16 +150,15 @@ class FlowTracker {
   PerPid* cached_ = nullptr;
 };
 
-// clang-format off (its layout of this macro is not stable between runs)
-#define TS_EXPORT_EVENT_TYPES(M)                                                           \
-  M(KernelEvent)                                                                           \
-  M(MemcpyEvent)                                                                           \
-  M(MemsetEvent)                                                                           \
-  M(SyncEvent)                                                                             \
-  M(ApiEvent)                                                                              \
-  M(NvtxRangeEvent)                                                                        \
-  M(NvtxMarkerEvent) M(MemoryEvent) M(CounterEvent) M(ModuleLoadEvent) M(GraphLaunchEvent) \
-      M(OverheadEvent) M(DropEvent)
+// The formatter does not lay this macro out the same way twice.
+// clang-format off
+#define TS_EXPORT_EVENT_TYPES(M)                                                  \
+  M(KernelEvent)                                                                  \
+  M(MemcpyEvent)                                                                  \
+  M(MemsetEvent)                                                                  \
+  M(SyncEvent)                                                                    \
+  M(ApiEvent) M(NvtxRangeEvent) M(NvtxMarkerEvent) M(MemoryEvent) M(CounterEvent) \
+      M(ModuleLoadEvent) M(GraphLaunchEvent) M(OverheadEvent) M(DropEvent)
 // clang-format on
 
 class EventSink {
