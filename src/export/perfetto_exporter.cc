@@ -350,17 +350,20 @@ class PerfettoSink : public EventSink {
       g->lanes.push_back(w_.NewLane(uuid));
     });
   }
+  // Launch calls mostly come from one thread: the last one is remembered.
   TrackGroup* ThreadGroup(uint32_t pid, uint32_t tid) {
-    return Group({GroupKind::kThread, pid, tid, 0}, [&](TrackGroup* g) {
-      g->parent_uuid = ProcessUuid(pid);
-      auto n = thread_names_.find(Key2(pid, tid));
-      std::string_view name = n == thread_names_.end() ? "" : meta_->strings.Get(n->second);
-      g->name = name.empty() ? "Thread " + std::to_string(tid) : std::string(name);
-      g->is_thread = true;
-      uint64_t uuid = w_.NewUuid();
-      w_.DescribeThread(uuid, static_cast<int32_t>(pid), tid, name);
-      g->lanes.push_back(w_.NewLane(uuid));
-    });
+    if (last_thread_group_ != nullptr && last_thread_ == Key2(pid, tid)) return last_thread_group_;
+    last_thread_ = Key2(pid, tid);
+    return last_thread_group_ = Group({GroupKind::kThread, pid, tid, 0}, [&](TrackGroup* g) {
+             g->parent_uuid = ProcessUuid(pid);
+             auto n = thread_names_.find(Key2(pid, tid));
+             std::string_view name = n == thread_names_.end() ? "" : meta_->strings.Get(n->second);
+             g->name = name.empty() ? "Thread " + std::to_string(tid) : std::string(name);
+             g->is_thread = true;
+             uint64_t uuid = w_.NewUuid();
+             w_.DescribeThread(uuid, static_cast<int32_t>(pid), tid, name);
+             g->lanes.push_back(w_.NewLane(uuid));
+           });
   }
   TrackGroup* MiscGroup(uint32_t pid, const char* name) {
     return Group({GroupKind::kProcessMisc, pid, 0, 0}, [&](TrackGroup* g) {
@@ -575,6 +578,8 @@ class PerfettoSink : public EventSink {
   std::unordered_map<uint64_t, uint64_t> device_uuids_;
   std::unordered_map<GroupKey, TrackGroup, GroupKeyHash> groups_;
   GroupIndex group_index_;
+  uint64_t last_thread_ = 0;
+  TrackGroup* last_thread_group_ = nullptr;
   std::unordered_map<GroupKey, MemoryState, GroupKeyHash> memory_;
   std::unordered_map<uint64_t, UtilState> util_;
   UtilState* util_cached_ = nullptr;

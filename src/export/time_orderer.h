@@ -101,15 +101,15 @@ class TimeOrderer {
   template <typename T>
   static void SortedOrder(const std::vector<T>& in, std::vector<uint32_t>* order) {
     struct Key {
-      uint64_t start, neg_end;
-      uint32_t index;
+      uint64_t start;
+      uint64_t index;  // 64-bit: 16-byte keys, no padding to copy around
     };
     const size_t n = in.size();
     LargeBuffer<Key> keys(n);
     uint64_t lo = UINT64_MAX, hi = 0;
     for (size_t i = 0; i < n; ++i) {
       uint64_t s = Start(in[i]);
-      keys[i] = {s, ~model::EventEnd(in[i]), static_cast<uint32_t>(i)};
+      keys[i] = {s, i};
       lo = std::min(lo, s);
       hi = std::max(hi, s);
     }
@@ -127,10 +127,11 @@ class TimeOrderer {
     }
     // Within a bucket rows are nearly in order: insertion sort, O(size +
     // inversions); a bucket that a skewed trace made large is std::sort'ed.
-    auto less = [](const Key& a, const Key& b) {
-      return a.start != b.start       ? a.start < b.start
-             : a.neg_end != b.neg_end ? a.neg_end < b.neg_end
-                                      : a.index < b.index;
+    // Equal starts (rare) look the end up in the rows: longest first.
+    auto less = [&](const Key& a, const Key& b) {
+      if (a.start != b.start) return a.start < b.start;
+      uint64_t ea = model::EventEnd(in[a.index]), eb = model::EventEnd(in[b.index]);
+      return ea != eb ? ea > eb : a.index < b.index;
     };
     for (size_t b = 0; b < buckets; ++b) {
       Key* first = sorted.get() + begin[b];
@@ -151,7 +152,7 @@ class TimeOrderer {
       }
     }
     order->resize(n);
-    for (size_t i = 0; i < n; ++i) (*order)[i] = sorted[i].index;
+    for (size_t i = 0; i < n; ++i) (*order)[i] = static_cast<uint32_t>(sorted[i].index);
   }
 
   template <typename T>
