@@ -59,6 +59,13 @@ inline constexpr uint32_t kIncrementalClock = 64;
 inline constexpr uint32_t kBootTimeClock = 6;
 }  // namespace pf
 
+// A one-byte tag (field numbers below 16), as a constant.
+template <uint32_t kField, uint32_t kWireType>
+inline constexpr uint8_t kTag = [] {
+  static_assert(kField < 16, "one-byte tags only");
+  return static_cast<uint8_t>((kField << 3) | kWireType);
+}();
+
 // Names used by the exporter itself (not from the trace): id space disjoint
 // from trace string ids by the high bit.
 inline constexpr uint32_t kLocalNameBit = 1u << 31;
@@ -131,8 +138,7 @@ class PerfettoTrackWriter {
   // chosen by the caller); make() builds the text only the first time.
   template <typename MakeString>
   void AnnotateInternedString(uint32_t name_key, uint64_t value_key, MakeString&& make) {
-    size_t a = enc_.BeginNested(pf::kTeDebugAnnotations);
-    enc_.Varint(pf::kDaNameIid, AnnotationNameIid(name_key));
+    const uint32_t name_iid = AnnotationNameIid(name_key);  // interned first
     auto& slot = cur_->string_cache[(value_key ^ (value_key >> 7)) & 63];
     uint32_t iid = slot.second;
     if (iid == 0 || slot.first != value_key) {
@@ -147,8 +153,9 @@ class PerfettoTrackWriter {
       iid = it->second;
       slot = {value_key, iid};
     }
-    enc_.Varint(pf::kDaStringIid, iid);
-    enc_.EndNested(a);
+    uint8_t* p = BeginAnnotation(name_iid);
+    p = ProtoEncoder::EncodeVarintTo((pf::kDaStringIid << 3) | ProtoEncoder::kVarint, p);
+    EndAnnotation(ProtoEncoder::EncodeVarintTo(iid, p));
   }
   ProtoEncoder& enc() { return enc_; }
   Lane* current_lane() { return cur_; }
@@ -183,6 +190,11 @@ class PerfettoTrackWriter {
   static constexpr uint32_t kFlatNameKeys = 16 << 10;
   void InternName(uint32_t iid, uint32_t key);
   void WriteSliceEnd(Lane* lane, uint64_t ts);
+  // An annotation's tag, length placeholder and name iid; EndAnnotation
+  // sets the length and commits. Bodies are always under 128 bytes.
+  uint8_t* BeginAnnotation(uint32_t name_iid);
+  void EndAnnotation(uint8_t* end);
+  uint8_t* annotation_start_ = nullptr;
   void StartLane(Lane* lane);
   uint32_t NameIid(Lane* lane, uint32_t key);
   uint32_t AnnotationNameIid(uint32_t key);
