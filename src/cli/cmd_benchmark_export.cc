@@ -52,6 +52,9 @@ int RunExportBenchmark(const ExportBenchOptions& o) {
     std::vector<double> times, walls;
     exporter::ExportStats stats;
     for (int i = 0; i < o.repeats; ++i) {
+      // Every repetition writes a new file, as the first does: truncating
+      // the previous one (freeing its page cache) is not export work.
+      std::remove(path.c_str());
       auto t0 = std::chrono::steady_clock::now();
       double c0 = ThreadCpuSeconds();
       auto s = exporter::ExportTrace(trace, *format, path);

@@ -28,12 +28,14 @@ class CorrelationIndex {
     const Bits* b = Find(pid);
     return b == nullptr ? 0 : b->index;
   }
-
- private:
   struct Bits {
     uint32_t index = 0;
     std::vector<uint64_t> api, gpu;
   };
+  // A process's bits (nullptr when it has none); stable once built.
+  const Bits* ForPid(uint32_t pid) const { return Find(pid); }
+
+ private:
   Bits& Get(uint32_t pid) {
     auto [it, inserted] = per_pid_.try_emplace(pid);
     if (inserted) it->second.index = static_cast<uint32_t>(per_pid_.size() - 1);
@@ -94,37 +96,70 @@ struct ExportContext {
 // a pair written backwards gets no arrow instead of a dangling one.
 class FlowTracker {
  public:
-  bool StartFromApi(const ExportContext& ctx, uint32_t pid, uint32_t corr) {
-    if (!ctx.Linked(pid, corr) || Test(gpu_done_, pid, corr)) return false;
-    Set(&api_started_[pid], corr);
+  // True when the call starts a flow; its id goes to *flow_id.
+  bool StartFromApi(const ExportContext& ctx, uint32_t pid, uint32_t corr, uint64_t* flow_id) {
+    PerPid& p = For(ctx, pid);
+    if (!p.Linked(corr) || Test(p.gpu_done, corr)) return false;
+    Set(&p.api_started, corr);
+    *flow_id = (uint64_t{p.index} << 32) | corr;
     return true;
   }
-  bool EndAtGpuOp(const ExportContext& ctx, uint32_t pid, uint32_t corr) {
-    if (!ctx.Linked(pid, corr)) return false;
-    bool first = !Test(gpu_done_, pid, corr);
-    Set(&gpu_done_[pid], corr);
-    return first && Test(api_started_, pid, corr);
+  // True when the GPU op ends a flow; its id goes to *flow_id.
+  bool EndAtGpuOp(const ExportContext& ctx, uint32_t pid, uint32_t corr, uint64_t* flow_id) {
+    PerPid& p = For(ctx, pid);
+    if (!p.Linked(corr)) return false;
+    bool first = !Test(p.gpu_done, corr);
+    Set(&p.gpu_done, corr);
+    *flow_id = (uint64_t{p.index} << 32) | corr;
+    return first && Test(p.api_started, corr);
   }
 
  private:
-  using Map = std::unordered_map<uint32_t, std::vector<uint64_t>>;
+  // Per process: the context's correlation bits (what exists) and ours
+  // (what was written), behind a last-pid cache: one process per trace is
+  // the common case, and this runs for every launch and GPU op.
+  struct PerPid {
+    const CorrelationIndex::Bits* exists = nullptr;
+    uint32_t index = 0;
+    std::vector<uint64_t> api_started, gpu_done;
+    bool Linked(uint32_t corr) const {
+      return corr != 0 && exists != nullptr && Test(exists->api, corr) && Test(exists->gpu, corr);
+    }
+  };
+  PerPid& For(const ExportContext& ctx, uint32_t pid) {
+    if (cached_ == nullptr || cached_pid_ != pid) {
+      auto [it, inserted] = per_pid_.try_emplace(pid);
+      if (inserted) {
+        it->second.exists = ctx.correlations.ForPid(pid);
+        it->second.index = ctx.correlations.PidIndex(pid);
+      }
+      cached_ = &it->second;
+      cached_pid_ = pid;
+    }
+    return *cached_;
+  }
   static void Set(std::vector<uint64_t>* v, uint32_t id) {
     if (id / 64 >= v->size()) v->resize(id / 64 + 1);
     (*v)[id / 64] |= 1ull << (id % 64);
   }
-  static bool Test(const Map& m, uint32_t pid, uint32_t id) {
-    auto it = m.find(pid);
-    return it != m.end() && id / 64 < it->second.size() && ((it->second[id / 64] >> (id % 64)) & 1);
+  static bool Test(const std::vector<uint64_t>& v, uint32_t id) {
+    return id / 64 < v.size() && ((v[id / 64] >> (id % 64)) & 1);
   }
-  Map api_started_, gpu_done_;
+  std::unordered_map<uint32_t, PerPid> per_pid_;  // node-based: cached_ stays valid
+  uint32_t cached_pid_ = 0;
+  PerPid* cached_ = nullptr;
 };
 
-#define TS_EXPORT_EVENT_TYPES(M)                                                               \
-  M(KernelEvent)                                                                               \
-  M(MemcpyEvent)                                                                               \
-  M(MemsetEvent)                                                                               \
-  M(SyncEvent) M(ApiEvent) M(NvtxRangeEvent) M(NvtxMarkerEvent) M(MemoryEvent) M(CounterEvent) \
+// The formatter does not lay this macro out the same way twice.
+// clang-format off
+#define TS_EXPORT_EVENT_TYPES(M)                                                  \
+  M(KernelEvent)                                                                  \
+  M(MemcpyEvent)                                                                  \
+  M(MemsetEvent)                                                                  \
+  M(SyncEvent)                                                                    \
+  M(ApiEvent) M(NvtxRangeEvent) M(NvtxMarkerEvent) M(MemoryEvent) M(CounterEvent) \
       M(ModuleLoadEvent) M(GraphLaunchEvent) M(OverheadEvent) M(DropEvent)
+// clang-format on
 
 class EventSink {
  public:

@@ -16,17 +16,21 @@ struct SmLimits {
   uint32_t max_blocks = 32;
   uint32_t registers = 65536;
   uint32_t shared_bytes = 228 << 10;
+  // Largest opt-in shared memory per block (cudaDevAttrMaxSharedMemoryPerBlockOptin):
+  // the per-SM amount less the 1 KiB the system reserves per block.
+  uint32_t shared_per_block_optin = 227 << 10;
 };
 
 inline SmLimits SmLimitsFor(uint32_t cc_major, uint32_t cc_minor) {
   uint32_t cc = cc_major * 10 + cc_minor;
-  if (cc >= 90) return {2048, 32, 65536, 228 << 10};
-  if (cc == 89) return {1536, 24, 65536, 100 << 10};
-  if (cc >= 86) return {1536, 16, 65536, 100 << 10};
-  if (cc >= 80) return {2048, 32, 65536, 164 << 10};
-  if (cc == 75) return {1024, 16, 65536, 64 << 10};
-  if (cc >= 70) return {2048, 32, 65536, 96 << 10};
-  return {2048, 32, 65536, 64 << 10};
+  if (cc >= 90) return {2048, 32, 65536, 228 << 10, 227 << 10};
+  if (cc == 89) return {1536, 24, 65536, 100 << 10, 99 << 10};
+  if (cc == 87) return {2048, 16, 65536, 164 << 10, 163 << 10};
+  if (cc >= 86) return {1536, 16, 65536, 100 << 10, 99 << 10};
+  if (cc >= 80) return {2048, 32, 65536, 164 << 10, 163 << 10};
+  if (cc == 75) return {1024, 16, 65536, 64 << 10, 64 << 10};
+  if (cc >= 70) return {2048, 32, 65536, 96 << 10, 96 << 10};
+  return {2048, 32, 65536, 64 << 10, 48 << 10};
 }
 
 struct OccupancyEstimate {

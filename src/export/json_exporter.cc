@@ -5,6 +5,7 @@
 // relative to "baseTimeNanoseconds" (exact to the nanosecond).
 #include <algorithm>
 #include <array>
+#include <cstdio>
 #include <map>
 #include <unordered_map>
 #include <unordered_set>
@@ -16,7 +17,7 @@
 
 namespace tracesmith::exporter {
 
-void JsonWriter::Escape(std::string_view s, std::string* out) {
+char* JsonWriter::EscapeTo(std::string_view s, char* out) {
   static const char kHex[] = "0123456789abcdef";
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
   const auto* end = p + s.size();
@@ -25,30 +26,33 @@ void JsonWriter::Escape(std::string_view s, std::string* out) {
     if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) {
       const auto* run = p;
       while (p < end && *p >= 0x20 && *p != '"' && *p != '\\' && *p < 0x80) ++p;
-      out->append(reinterpret_cast<const char*>(run), static_cast<size_t>(p - run));
+      std::memcpy(out, run, static_cast<size_t>(p - run));
+      out += p - run;
       continue;
     }
     if (c < 0x80) {
+      *out++ = '\\';
       switch (c) {
         case '"':
-          out->append("\\\"");
+          *out++ = '"';
           break;
         case '\\':
-          out->append("\\\\");
+          *out++ = '\\';
           break;
         case '\n':
-          out->append("\\n");
+          *out++ = 'n';
           break;
         case '\t':
-          out->append("\\t");
+          *out++ = 't';
           break;
         case '\r':
-          out->append("\\r");
+          *out++ = 'r';
           break;
         default:
-          out->append("\\u00");
-          out->push_back(kHex[c >> 4]);
-          out->push_back(kHex[c & 15]);
+          std::memcpy(out, "u00", 3);
+          out[3] = kHex[c >> 4];
+          out[4] = kHex[c & 15];
+          out += 5;
       }
       ++p;
       continue;
@@ -66,13 +70,16 @@ void JsonWriter::Escape(std::string_view s, std::string* out) {
       ok = cp >= 0x10000 && cp <= 0x10ffff;
     }
     if (ok) {
-      out->append(reinterpret_cast<const char*>(p), len);
+      std::memcpy(out, p, len);
+      out += len;
       p += len;
     } else {
-      out->append("\\ufffd");
+      std::memcpy(out, "\\ufffd", 6);
+      out += 6;
       ++p;
     }
   }
+  return out;
 }
 
 namespace {
@@ -119,7 +126,7 @@ const char* KinetoSyncType(uint8_t type) {
 bool IsKinetoHostCategory(std::string_view cat) {
   return cat == "cpu_op" || cat == "user_annotation" || cat == "python_function" ||
          cat == "gpu_user_annotation" || cat == "Trace" || cat == "cuda_profiler_range" ||
-         cat == "fwdbwd";
+         cat == "fwdbwd" || cat == "overhead";
 }
 
 class JsonSink : public EventSink {
@@ -157,31 +164,43 @@ class JsonSink : public EventSink {
       j_.Uint(lim.registers);
       j_.Raw(", \"warpSize\": 32, \"sharedMemPerBlock\": ");
       j_.Uint(d.max_shared_per_block);
+      j_.Raw(", \"sharedMemPerBlockOptin\": ");
+      j_.Uint(lim.shared_per_block_optin);
       j_.Raw(", \"sharedMemPerMultiprocessor\": ");
       j_.Uint(lim.shared_bytes);
       j_.Raw(", \"numSms\": ");
       j_.Uint(d.sm_count);
       j_.Raw("}");
     }
-    j_.Raw("\n  ],\n");
+    j_.Raw("\n  ],\n  \"trace_id\": \"");
+    j_.Raw(TraceId(ctx));
+    j_.Raw("\",\n");
     const auto& procs = meta_->Rows<Process>();
     if (!procs.empty()) {
       const Process& p = procs.front();
-      if (p.cupti_version) Field("cupti_version", p.cupti_version);
-      if (p.runtime_version) Field("cuda_runtime_version", p.runtime_version);
       if (p.driver_version) Field("cuda_driver_version", p.driver_version);
+      if (p.runtime_version) Field("cuda_runtime_version", p.runtime_version);
+      if (p.cupti_version) Field("cupti_version", p.cupti_version);
     }
     j_.Raw("  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": ");
     j_.Uint(base_);
     j_.Raw(",\n  \"traceEvents\": [");
     // Names of processes, threads, devices and streams ("M" events).
-    for (const auto& p : procs)
+    // Sort indices as Kineto writes them: processes by pid, GPUs after
+    // every process (5000000 + device), threads by tid.
+    for (const auto& p : procs) {
       if (p.name_id) Metadata("process_name", p.pid, 0, "name", meta_->strings.Get(p.name_id));
-    for (const auto& t : meta_->Rows<Thread>())
-      if (t.name_id) Metadata("thread_name", t.pid, t.tid, "name", meta_->strings.Get(t.name_id));
+      SortIndex("process_sort_index", p.pid, 0, p.pid);
+    }
+    for (const auto& t : meta_->Rows<Thread>()) {
+      if (!t.name_id) continue;
+      Metadata("thread_name", t.pid, t.tid, "name", meta_->strings.Get(t.name_id));
+      SortIndex("thread_sort_index", t.pid, t.tid, t.tid);
+    }
     for (const auto& [id, d] : devices_) {
       Metadata("process_name", id, 0, "name", "GPU " + std::to_string(id));
       Metadata("process_labels", id, 0, "labels", meta_->strings.Get(d.name_id));
+      SortIndex("process_sort_index", id, 0, 5000000ull + id);
     }
     return Flush();
   }
@@ -190,7 +209,9 @@ class JsonSink : public EventSink {
     ++kernels_;
     CompleteQuoted("kernel", QuotedName(k.demangled_id ? k.demangled_id : k.name_id), k.device_id,
                    k.stream_id, k.start_ns, k.end_ns);
-    j_.Raw(",\n    \"args\": {\"queued\": ");
+    j_.Raw(",\n    \"args\": {\"External id\": ");
+    j_.Uint(ExternalIdOf(k.pid, k.correlation_id));
+    j_.Raw(", \"queued\": ");
     j_.Uint(k.queued_ns > base_ ? (k.queued_ns - base_) / 1000 : 0);
     j_.Raw(", \"device\": ");
     j_.Uint(k.device_id);
@@ -206,18 +227,22 @@ class JsonSink : public EventSink {
   }
 
   void On(const MemcpyEvent& m) override {
-    std::string name = std::string("Memcpy ") + CopyKindName(m.copy_kind) + " (" +
-                       KinetoMemoryKind(m.src_kind) + " -> " + KinetoMemoryKind(m.dst_kind) + ")";
-    Complete("gpu_memcpy", name, m.device_id, m.stream_id, m.start_ns, m.end_ns);
-    CopyArgs(m.device_id, m.context_id, m.stream_id, m.correlation_id, m.bytes, m.start_ns,
+    std::string& name = derived_names_[(m.copy_kind << 16) | (m.src_kind << 8) | m.dst_kind];
+    if (name.empty())
+      name = Quoted(std::string("Memcpy ") + CopyKindName(m.copy_kind) + " (" +
+                    KinetoMemoryKind(m.src_kind) + " -> " + KinetoMemoryKind(m.dst_kind) + ")");
+    CompleteQuoted("gpu_memcpy", name, m.device_id, m.stream_id, m.start_ns, m.end_ns);
+    CopyArgs(m.pid, m.device_id, m.context_id, m.stream_id, m.correlation_id, m.bytes, m.start_ns,
              m.end_ns);
     FlowEnd(m.pid, m.correlation_id, m.device_id, m.stream_id, m.start_ns);
     MaybeFlush();
   }
   void On(const MemsetEvent& m) override {
-    std::string name = std::string("Memset (") + KinetoMemoryKind(m.memory_kind) + ")";
-    Complete("gpu_memset", name, m.device_id, m.stream_id, m.start_ns, m.end_ns);
-    CopyArgs(m.device_id, m.context_id, m.stream_id, m.correlation_id, m.bytes, m.start_ns,
+    std::string& name = derived_names_[(1u << 24) | m.memory_kind];
+    if (name.empty())
+      name = Quoted(std::string("Memset (") + KinetoMemoryKind(m.memory_kind) + ")");
+    CompleteQuoted("gpu_memset", name, m.device_id, m.stream_id, m.start_ns, m.end_ns);
+    CopyArgs(m.pid, m.device_id, m.context_id, m.stream_id, m.correlation_id, m.bytes, m.start_ns,
              m.end_ns);
     FlowEnd(m.pid, m.correlation_id, m.device_id, m.stream_id, m.start_ns);
     MaybeFlush();
@@ -239,29 +264,27 @@ class JsonSink : public EventSink {
     MaybeFlush();
   }
   void On(const ApiEvent& a) override {
-    Complete(a.domain == kApiDriver ? "cuda_driver" : "cuda_runtime", meta_->strings.Get(a.name_id),
-             a.pid, a.tid, a.start_ns, a.end_ns);
-    j_.Raw(",\n    \"args\": {");
-    if (a.external_id != 0) {
-      j_.Raw("\"External id\": ");
-      j_.Uint(a.external_id);
-      j_.Raw(", ");
-    }
-    j_.Raw("\"cbid\": ");
+    CompleteQuoted(a.domain == kApiDriver ? "cuda_driver" : "cuda_runtime", QuotedName(a.name_id),
+                   a.pid, a.tid, a.start_ns, a.end_ns);
+    j_.Raw(",\n    \"args\": {\"External id\": ");
+    j_.Uint(a.external_id);
+    if (a.external_id != 0 && a.correlation_id != 0) RememberExternalId(a);
+    j_.Raw(", \"cbid\": ");
     j_.Uint(a.cbid);
     j_.Raw(", \"correlation\": ");
     j_.Uint(a.correlation_id);
     j_.Raw("}\n  }");
-    if (flows_tracker_.StartFromApi(*ctx_, a.pid, a.correlation_id)) {
-      Flow('s', ctx_->FlowId(a.pid, a.correlation_id), a.pid, a.tid, a.start_ns);
+    uint64_t flow_id;
+    if (flows_tracker_.StartFromApi(*ctx_, a.pid, a.correlation_id, &flow_id)) {
+      Flow('s', flow_id, a.pid, a.tid, a.start_ns);
       ++flows_;
     }
     MaybeFlush();
   }
   void On(const NvtxRangeEvent& r) override {
     std::string_view domain = meta_->strings.Get(r.domain_id);
-    Complete(IsKinetoHostCategory(domain) ? domain : "user_annotation",
-             meta_->strings.Get(r.name_id), r.pid, r.tid, r.start_ns, r.end_ns);
+    CompleteQuoted(IsKinetoHostCategory(domain) ? domain : "user_annotation", QuotedName(r.name_id),
+                   r.pid, r.tid, r.start_ns, r.end_ns);
     j_.Raw("\n  }");
     MaybeFlush();
   }
@@ -329,6 +352,48 @@ class JsonSink : public EventSink {
     j_.Uint(v);
     j_.Raw(",\n");
   }
+  void SortIndex(const char* what, uint64_t pid, uint64_t tid, uint64_t index) {
+    Sep();
+    j_.Raw("{\n    \"name\": \"");
+    j_.Raw(std::string_view(what));
+    j_.Raw("\", \"ph\": \"M\", \"ts\": 0.000, \"pid\": ");
+    j_.Uint(pid);
+    j_.Raw(", \"tid\": ");
+    j_.Uint(tid);
+    j_.Raw(",\n    \"args\": {\"sort_index\": ");
+    j_.Uint(index);
+    j_.Raw("}\n  }");
+  }
+  // 32 upper-case hex digits like Kineto's trace id, derived from the trace
+  // (time range, event count, first pid) so the same trace exports the same
+  // bytes.
+  static std::string TraceId(const ExportContext& ctx) {
+    uint64_t pid = ctx.meta->Rows<Process>().empty() ? 0 : ctx.meta->Rows<Process>()[0].pid;
+    uint64_t h[2] = {HashMix(HashMix(ctx.min_ts, ctx.max_ts), ctx.event_count),
+                     HashMix(HashMix(ctx.max_ts, pid), ctx.min_ts ^ 0x5bd1e995)};
+    char buf[33];
+    std::snprintf(buf, sizeof buf, "%016llX%016llX", static_cast<unsigned long long>(h[0]),
+                  static_cast<unsigned long long>(h[1]));
+    return buf;
+  }
+  // Kineto's "External id" of a GPU op is that of the framework op that
+  // launched it: the external id of the launch call with the same
+  // correlation id (calls come before their GPU ops in time order). 0 when
+  // the call had none or was not seen first.
+  void RememberExternalId(const ApiEvent& a) {
+    uint32_t idx = ctx_->correlations.PidIndex(a.pid);
+    if (idx >= external_ids_.size()) external_ids_.resize(idx + 1);
+    auto& v = external_ids_[idx];
+    if (a.correlation_id >= v.size())
+      v.resize(std::max<size_t>(a.correlation_id + 1, v.size() * 2), 0);
+    v[a.correlation_id] = a.external_id;
+  }
+  uint64_t ExternalIdOf(uint32_t pid, uint32_t corr) {
+    if (external_ids_.empty() || corr == 0) return 0;
+    uint32_t idx = ctx_->correlations.PidIndex(pid);
+    if (idx >= external_ids_.size() || corr >= external_ids_[idx].size()) return 0;
+    return external_ids_[idx][corr];
+  }
   void Sep() {
     j_.Raw(first_event_ ? "\n  " : ",\n  ");
     first_event_ = false;
@@ -352,10 +417,13 @@ class JsonSink : public EventSink {
   // then closes it with "\n  }".
   void Complete(std::string_view cat, std::string_view name, uint64_t pid, uint64_t tid,
                 uint64_t start, uint64_t end) {
+    CompleteQuoted(cat, Quoted(name), pid, tid, start, end);
+  }
+  static std::string Quoted(std::string_view name) {
     std::string quoted = "\"";
     JsonWriter::Escape(name, &quoted);
     quoted.push_back('"');
-    CompleteQuoted(cat, quoted, pid, tid, start, end);
+    return quoted;
   }
   void CompleteQuoted(std::string_view cat, std::string_view quoted_name, uint64_t pid,
                       uint64_t tid, uint64_t start, uint64_t end) {
@@ -373,9 +441,11 @@ class JsonSink : public EventSink {
     j_.Raw(", \"dur\": ");
     j_.Micros(end > start ? end - start : 0);
   }
-  void CopyArgs(uint32_t device, uint32_t context, uint32_t stream, uint32_t corr, uint64_t bytes,
-                uint64_t start, uint64_t end) {
-    j_.Raw(",\n    \"args\": {\"device\": ");
+  void CopyArgs(uint32_t pid, uint32_t device, uint32_t context, uint32_t stream, uint32_t corr,
+                uint64_t bytes, uint64_t start, uint64_t end) {
+    j_.Raw(",\n    \"args\": {\"External id\": ");
+    j_.Uint(ExternalIdOf(pid, corr));
+    j_.Raw(", \"device\": ");
     j_.Uint(device);
     j_.Raw(", \"context\": ");
     j_.Uint(context);
@@ -414,8 +484,9 @@ class JsonSink : public EventSink {
   }
   // The first GPU op of a linked correlation ends the launch's flow.
   void FlowEnd(uint32_t pid, uint32_t corr, uint32_t device, uint32_t stream, uint64_t ts) {
-    if (flows_tracker_.EndAtGpuOp(*ctx_, pid, corr))
-      Flow('f', ctx_->FlowId(pid, corr), device, stream, ts);
+    uint64_t flow_id;
+    if (flows_tracker_.EndAtGpuOp(*ctx_, pid, corr, &flow_id))
+      Flow('f', flow_id, device, stream, ts);
   }
   // The args from "registers per thread" to the end depend only on the
   // launch configuration and device, and kernels repeat a few of those: the
@@ -457,7 +528,7 @@ class JsonSink : public EventSink {
       w.Raw("], \"est. achieved occupancy %\": ");
       w.Int(occ.occupancy_pct);
       w.Raw("}\n  }");
-      it->second = std::move(w.buf());
+      it->second = std::string(w.view());
     }
     slot = {key, &it->second};
     return it->second;
@@ -478,11 +549,11 @@ class JsonSink : public EventSink {
     return it == devices_.end() ? nullptr : &it->second;
   }
   void MaybeFlush() {
-    if (j_.buf().size() >= (256u << 10)) (void)Flush();
+    if (j_.size() >= (256u << 10)) (void)Flush();
   }
   Status Flush() {
-    out_->Write(j_.buf());
-    j_.buf().clear();
+    out_->Write(j_.view());
+    j_.Clear();
     return OkStatus();
   }
 
@@ -507,7 +578,9 @@ class JsonSink : public EventSink {
   std::unordered_map<LaunchKey, std::string, LaunchKeyHash> launch_args_;
   std::array<std::pair<LaunchKey, const std::string*>, 64> launch_cache_{};
   std::vector<std::string> quoted_names_;
+  std::unordered_map<uint32_t, std::string> derived_names_;  // memcpy/memset names, quoted
   std::unordered_map<uint64_t, int64_t> memory_;
+  std::vector<std::vector<uint64_t>> external_ids_;  // [pid index][correlation id]
   FlowTracker flows_tracker_;
   uint64_t kernels_ = 0, flows_ = 0;
 };

@@ -41,11 +41,51 @@ struct GroupKeyHash {
   }
 };
 
+// GroupKey -> TrackGroup*, open addressing with linear probing, at most
+// half full. Groups are never removed.
+class GroupIndex {
+ public:
+  GroupIndex() : slots_(16) {}
+  TrackGroup* Find(const GroupKey& key, size_t hash) const {
+    const size_t mask = slots_.size() - 1;
+    for (size_t i = Mix(hash) & mask;; i = (i + 1) & mask) {
+      const Slot& s = slots_[i];
+      if (s.group == nullptr) return nullptr;
+      if (s.key == key) return s.group;
+    }
+  }
+  void Insert(const GroupKey& key, size_t hash, TrackGroup* group) {
+    if ((count_ + 1) * 2 > slots_.size()) {
+      std::vector<Slot> old(slots_.size() * 2);
+      old.swap(slots_);
+      count_ = 0;
+      for (const Slot& s : old)
+        if (s.group != nullptr) Insert(s.key, GroupKeyHash{}(s.key), s.group);
+    }
+    const size_t mask = slots_.size() - 1;
+    size_t i = Mix(hash) & mask;
+    while (slots_[i].group != nullptr) i = (i + 1) & mask;
+    slots_[i] = {key, group};
+    ++count_;
+  }
+
+ private:
+  struct Slot {
+    GroupKey key{};
+    TrackGroup* group = nullptr;
+  };
+  // The multiply in HashMix leaves the low bits of the hash a function of
+  // the low bits of the key: fold the high bits in.
+  static size_t Mix(size_t h) { return h ^ (h >> 29) ^ (h >> 47); }
+  std::vector<Slot> slots_;
+  size_t count_ = 0;
+};
+
 // A kernel's launch configuration: kernels repeat a handful of these, so
 // the text is interned once per sequence and each slice carries an iid.
 struct LaunchConfig {
   uint32_t v[12];
-  bool operator==(const LaunchConfig&) const = default;
+  bool operator==(const LaunchConfig& o) const { return std::memcmp(v, o.v, sizeof v) == 0; }
 };
 struct LaunchConfigHash {
   size_t operator()(const LaunchConfig& c) const {
@@ -97,11 +137,12 @@ class PerfettoSink : public EventSink {
     uint64_t before = w_.bytes_encoded();
     uint64_t s = k.start_ns, e = std::max(k.end_ns, k.start_ns);
     Lane* lane = w_.LaneFor(StreamGroup(k.pid, k.device_id, k.stream_id), s, e);
-    w_.BeginEvent(lane, s, pf::kTypeSliceBegin, k.demangled_id ? k.demangled_id : k.name_id);
+    const uint32_t name = k.demangled_id ? k.demangled_id : k.name_id;
+    w_.BeginEvent(lane, s, pf::kTypeSliceBegin, name);
     LaunchConfig c{{k.grid_x, k.grid_y, k.grid_z, k.block_x, k.block_y, k.block_z, k.cluster_x,
                     k.cluster_y, k.cluster_z, k.registers_per_thread, k.static_shared_bytes,
                     k.dynamic_shared_bytes}};
-    uint32_t config = ConfigId(c);
+    uint32_t config = ConfigIdFor(name, c);
     w_.AnnotateInternedString(n_launch_, config, [&] { return LaunchText(c); });
     FlowIn(k.pid, k.correlation_id);
     w_.EndEvent();
@@ -162,8 +203,9 @@ class PerfettoSink : public EventSink {
       if (a.return_code != 0) w_.AnnotateInt(n_return_, a.return_code);
       if (a.external_id != 0) w_.AnnotateUint(n_external_, a.external_id);
       if (a.stack_id != 0) Callstack(a.stack_id);
-      if (flows_tracker_.StartFromApi(*ctx_, a.pid, a.correlation_id)) {
-        w_.enc().Varint(pf::kTeFlowIdsOld, ctx_->FlowId(a.pid, a.correlation_id));
+      uint64_t flow_id;
+      if (flows_tracker_.StartFromApi(*ctx_, a.pid, a.correlation_id, &flow_id)) {
+        w_.enc().Varint(pf::kTeFlowIdsOld, flow_id);
         ++flows_;
       }
     });
@@ -261,15 +303,18 @@ class PerfettoSink : public EventSink {
   };
   static uint64_t Key2(uint32_t a, uint32_t b) { return (uint64_t{a} << 32) | b; }
 
-  // Groups by key, behind a direct-mapped cache (events alternate between a
-  // few groups: the launching thread and the streams).
+  // Groups by key. Lookups go through an exact open-addressing index (events
+  // alternate between a few groups: the launching thread and the streams;
+  // a direct-mapped cache missed whenever two of them shared a slot). The
+  // node map owns the groups and fixes the order Finish closes them in.
   template <typename Init>
   TrackGroup* Group(const GroupKey& key, Init&& init) {
-    auto& slot = group_cache_[GroupKeyHash{}(key)&63];
-    if (slot.second != nullptr && slot.first == key) return slot.second;
+    const size_t h = GroupKeyHash{}(key);
+    if (TrackGroup* g = group_index_.Find(key, h)) [[likely]]
+      return g;
     auto [it, inserted] = groups_.try_emplace(key);
     if (inserted) init(&it->second);
-    slot = {key, &it->second};
+    group_index_.Insert(key, h, &it->second);
     return &it->second;
   }
 
@@ -305,17 +350,20 @@ class PerfettoSink : public EventSink {
       g->lanes.push_back(w_.NewLane(uuid));
     });
   }
+  // Launch calls mostly come from one thread: the last one is remembered.
   TrackGroup* ThreadGroup(uint32_t pid, uint32_t tid) {
-    return Group({GroupKind::kThread, pid, tid, 0}, [&](TrackGroup* g) {
-      g->parent_uuid = ProcessUuid(pid);
-      auto n = thread_names_.find(Key2(pid, tid));
-      std::string_view name = n == thread_names_.end() ? "" : meta_->strings.Get(n->second);
-      g->name = name.empty() ? "Thread " + std::to_string(tid) : std::string(name);
-      g->is_thread = true;
-      uint64_t uuid = w_.NewUuid();
-      w_.DescribeThread(uuid, static_cast<int32_t>(pid), tid, name);
-      g->lanes.push_back(w_.NewLane(uuid));
-    });
+    if (last_thread_group_ != nullptr && last_thread_ == Key2(pid, tid)) return last_thread_group_;
+    last_thread_ = Key2(pid, tid);
+    return last_thread_group_ = Group({GroupKind::kThread, pid, tid, 0}, [&](TrackGroup* g) {
+             g->parent_uuid = ProcessUuid(pid);
+             auto n = thread_names_.find(Key2(pid, tid));
+             std::string_view name = n == thread_names_.end() ? "" : meta_->strings.Get(n->second);
+             g->name = name.empty() ? "Thread " + std::to_string(tid) : std::string(name);
+             g->is_thread = true;
+             uint64_t uuid = w_.NewUuid();
+             w_.DescribeThread(uuid, static_cast<int32_t>(pid), tid, name);
+             g->lanes.push_back(w_.NewLane(uuid));
+           });
   }
   TrackGroup* MiscGroup(uint32_t pid, const char* name) {
     return Group({GroupKind::kProcessMisc, pid, 0, 0}, [&](TrackGroup* g) {
@@ -370,10 +418,22 @@ class PerfettoSink : public EventSink {
   // The first GPU op of a linked correlation terminates the flow its launch
   // call started; later ops sharing the id (graph nodes) get no arrow.
   void FlowIn(uint32_t pid, uint32_t corr) {
-    if (flows_tracker_.EndAtGpuOp(*ctx_, pid, corr))
-      w_.enc().Varint(pf::kTeTerminatingFlowIdsOld, ctx_->FlowId(pid, corr));
+    uint64_t flow_id;
+    if (flows_tracker_.EndAtGpuOp(*ctx_, pid, corr, &flow_id))
+      w_.enc().Varint(pf::kTeTerminatingFlowIdsOld, flow_id);
   }
 
+  // A kernel name nearly always launches with one configuration: the last
+  // one seen per name (flat array by string id) is checked before hashing.
+  uint32_t ConfigIdFor(uint32_t name, const LaunchConfig& c) {
+    if (name < kMaxNameSlots) {
+      if (name >= config_by_name_.size()) config_by_name_.resize(name + 1);
+      uint32_t& id = config_by_name_[name];
+      if (id == 0 || !(configs_list_[id - 1] == c)) id = ConfigId(c);
+      return id;
+    }
+    return ConfigId(c);
+  }
   uint32_t ConfigId(const LaunchConfig& c) {
     size_t h = LaunchConfigHash{}(c);
     auto& slot = config_cache_[h & 63];
@@ -517,7 +577,9 @@ class PerfettoSink : public EventSink {
   std::unordered_map<uint32_t, uint64_t> process_uuids_;
   std::unordered_map<uint64_t, uint64_t> device_uuids_;
   std::unordered_map<GroupKey, TrackGroup, GroupKeyHash> groups_;
-  std::array<std::pair<GroupKey, TrackGroup*>, 64> group_cache_{};
+  GroupIndex group_index_;
+  uint64_t last_thread_ = 0;
+  TrackGroup* last_thread_group_ = nullptr;
   std::unordered_map<GroupKey, MemoryState, GroupKeyHash> memory_;
   std::unordered_map<uint64_t, UtilState> util_;
   UtilState* util_cached_ = nullptr;
@@ -526,6 +588,8 @@ class PerfettoSink : public EventSink {
   std::unordered_map<LaunchConfig, uint32_t, LaunchConfigHash> configs_;
   std::vector<LaunchConfig> configs_list_;
   std::array<std::pair<size_t, uint32_t>, 64> config_cache_{};
+  static constexpr uint32_t kMaxNameSlots = 1u << 22;  // string ids beyond: hash only
+  std::vector<uint32_t> config_by_name_;
   uint32_t copy_names_[16] = {}, memset_names_[16] = {};
   uint32_t n_launch_, n_correlation_, n_bytes_, n_bandwidth_, n_value_, n_return_, n_external_,
       n_domain_, n_category_, n_graph_, n_count_, n_reason_, n_cubin_, n_kind_, n_graph_launch_,

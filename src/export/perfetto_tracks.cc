@@ -1,5 +1,7 @@
 #include "perfetto_tracks.h"
 
+#include <cstring>
+
 namespace tracesmith::exporter {
 
 void PerfettoTrackWriter::DescribeProcess(uint64_t uuid, int32_t pid, std::string_view name) {
@@ -127,18 +129,32 @@ void PerfettoTrackWriter::StartLane(Lane* lane) {
 }
 
 uint32_t PerfettoTrackWriter::NameIid(Lane* lane, uint32_t key) {
+  if (key < kFlatNameKeys) {
+    if (key >= lane->flat_names.size())
+      lane->flat_names.resize(std::max<size_t>(key + 1, 2 * lane->flat_names.size()));
+    uint32_t& iid = lane->flat_names[key];
+    if (iid == 0) {
+      iid = lane->next_name_iid++;
+      InternName(iid, key);
+    }
+    return iid;
+  }
   auto& slot = lane->name_cache[(key ^ (key >> 16)) & 63];
   if (slot.first == key && slot.second != 0) return slot.second;
   auto [it, inserted] = lane->names.try_emplace(key, lane->next_name_iid);
   if (inserted) {
     ++lane->next_name_iid;
-    size_t n = interned_.BeginNested(pf::kIdEventNames);
-    interned_.Varint(1, it->second);
-    interned_.String(2, NameText(key));
-    interned_.EndNested(n);
+    InternName(it->second, key);
   }
   slot = {key, it->second};
   return it->second;
+}
+
+void PerfettoTrackWriter::InternName(uint32_t iid, uint32_t key) {
+  size_t n = interned_.BeginNested(pf::kIdEventNames);
+  interned_.Varint(1, iid);
+  interned_.String(2, NameText(key));
+  interned_.EndNested(n);
 }
 
 uint32_t PerfettoTrackWriter::AnnotationNameIid(uint32_t key) {
@@ -156,22 +172,40 @@ uint32_t PerfettoTrackWriter::AnnotationNameIid(uint32_t key) {
   return it->second;
 }
 
+// BeginEvent/EndEvent write what BeginNested/Varint/EndNested would, with
+// one reservation each and the tags as constants: every event goes through
+// here.
 void PerfettoTrackWriter::BeginEvent(Lane* lane, uint64_t ts, uint32_t type, uint32_t name_key) {
   if (!lane->started) StartLane(lane);
   cur_ = lane;
   interned_.Clear();
-  packet_token_ = enc_.BeginNested(pf::kTracePacket);
-  enc_.Varint(pf::kTimestamp, ts - lane->last_ts);
+  const uint32_t name_iid = name_key != 0 ? NameIid(lane, name_key) : 0;  // may intern
+  uint8_t* const start = enc_.BeginRaw(40);
+  uint8_t* p = start;
+  *p++ = kTag<pf::kTracePacket, ProtoEncoder::kLengthDelimited>;
+  *p++ = 0;  // length, patched by EndEvent
+  packet_token_ = enc_.size() + static_cast<size_t>(p - start);
+  *p++ = kTag<pf::kTimestamp, ProtoEncoder::kVarint>;
+  p = ProtoEncoder::EncodeVarintTo(ts - lane->last_ts, p);
   lane->last_ts = ts;
-  event_token_ = enc_.BeginNested(pf::kTrackEvent);
-  enc_.Varint(pf::kTeType, type);
-  if (name_key != 0) enc_.Varint(pf::kTeNameIid, NameIid(lane, name_key));
+  *p++ = kTag<pf::kTrackEvent, ProtoEncoder::kLengthDelimited>;
+  *p++ = 0;
+  event_token_ = enc_.size() + static_cast<size_t>(p - start);
+  *p++ = kTag<pf::kTeType, ProtoEncoder::kVarint>;
+  p = ProtoEncoder::EncodeVarintTo(type, p);
+  if (name_iid != 0) {
+    *p++ = kTag<pf::kTeNameIid, ProtoEncoder::kVarint>;
+    p = ProtoEncoder::EncodeVarintTo(name_iid, p);
+  }
+  enc_.CommitRaw(p);
 }
 
 void PerfettoTrackWriter::EndEvent() {
   enc_.EndNested(event_token_);
   if (interned_.size() > 0) enc_.Bytes(pf::kInternedData, interned_.data(), interned_.size());
-  enc_.Varint(pf::kSequenceId, cur_->seq);
+  uint8_t* p = enc_.BeginRaw(8);
+  *p++ = kTag<pf::kSequenceId, ProtoEncoder::kVarint>;
+  enc_.CommitRaw(ProtoEncoder::EncodeVarintTo(cur_->seq, p));
   enc_.EndNested(packet_token_);
 }
 
@@ -179,30 +213,72 @@ void PerfettoTrackWriter::CloseUntil(Lane* lane, uint64_t ts) {
   while (!lane->open.empty() && lane->open.back() <= ts) {
     uint64_t end = lane->open.back();
     lane->open.pop_back();
-    BeginEvent(lane, end, pf::kTypeSliceEnd, 0);
-    EndEvent();
+    WriteSliceEnd(lane, end);
   }
 }
 
+// The bytes BeginEvent(lane, ts, kTypeSliceEnd, 0) + EndEvent() write,
+// assembled in one reservation: half of all packets are slice ENDs.
+void PerfettoTrackWriter::WriteSliceEnd(Lane* lane, uint64_t ts) {
+  if (!lane->started) StartLane(lane);
+  cur_ = lane;
+  interned_.Clear();
+  constexpr uint8_t kPacketTag = kTag<pf::kTracePacket, ProtoEncoder::kLengthDelimited>;
+  constexpr uint8_t kTimestampTag = kTag<pf::kTimestamp, ProtoEncoder::kVarint>;
+  constexpr uint8_t kTrackEventTag = kTag<pf::kTrackEvent, ProtoEncoder::kLengthDelimited>;
+  constexpr uint8_t kTypeTag = kTag<pf::kTeType, ProtoEncoder::kVarint>;
+  constexpr uint8_t kSequenceIdTag = kTag<pf::kSequenceId, ProtoEncoder::kVarint>;
+  // 2 (packet tag, length) + 1 + 10 (timestamp) + 4 (track event) + 1 + 5
+  // (sequence id): the packet body is under 128 bytes, one length byte.
+  uint8_t* const start = enc_.BeginRaw(32);
+  uint8_t* p = start + 2;
+  *p++ = kTimestampTag;
+  p = ProtoEncoder::EncodeVarintTo(ts - lane->last_ts, p);
+  *p++ = kTrackEventTag;
+  *p++ = 2;
+  *p++ = kTypeTag;
+  *p++ = pf::kTypeSliceEnd;
+  *p++ = kSequenceIdTag;
+  p = ProtoEncoder::EncodeVarintTo(lane->seq, p);
+  lane->last_ts = ts;
+  start[0] = kPacketTag;
+  start[1] = static_cast<uint8_t>(p - start - 2);
+  enc_.CommitRaw(p);
+}
+
+// A debug annotation {name_iid, value} is at most 1 + 5 + 2 + 10 bytes:
+// written in one reservation with a one-byte length.
 void PerfettoTrackWriter::AnnotateUint(uint32_t name_key, uint64_t v) {
-  size_t a = enc_.BeginNested(pf::kTeDebugAnnotations);
-  enc_.Varint(pf::kDaNameIid, AnnotationNameIid(name_key));
-  enc_.Varint(pf::kDaUint, v);
-  enc_.EndNested(a);
+  uint8_t* p = BeginAnnotation(AnnotationNameIid(name_key));
+  *p++ = kTag<pf::kDaUint, ProtoEncoder::kVarint>;
+  EndAnnotation(ProtoEncoder::EncodeVarintTo(v, p));
 }
 
 void PerfettoTrackWriter::AnnotateInt(uint32_t name_key, int64_t v) {
-  size_t a = enc_.BeginNested(pf::kTeDebugAnnotations);
-  enc_.Varint(pf::kDaNameIid, AnnotationNameIid(name_key));
-  enc_.Int(pf::kDaInt, v);
-  enc_.EndNested(a);
+  uint8_t* p = BeginAnnotation(AnnotationNameIid(name_key));
+  *p++ = kTag<pf::kDaInt, ProtoEncoder::kVarint>;
+  EndAnnotation(ProtoEncoder::EncodeVarintTo(static_cast<uint64_t>(v), p));
 }
 
 void PerfettoTrackWriter::AnnotateDouble(uint32_t name_key, double v) {
-  size_t a = enc_.BeginNested(pf::kTeDebugAnnotations);
-  enc_.Varint(pf::kDaNameIid, AnnotationNameIid(name_key));
-  enc_.Double(pf::kDaDouble, v);
-  enc_.EndNested(a);
+  uint8_t* p = BeginAnnotation(AnnotationNameIid(name_key));
+  *p++ = kTag<pf::kDaDouble, ProtoEncoder::kFixed64>;
+  std::memcpy(p, &v, 8);
+  EndAnnotation(p + 8);
+}
+
+uint8_t* PerfettoTrackWriter::BeginAnnotation(uint32_t name_iid) {
+  annotation_start_ = enc_.BeginRaw(32);
+  uint8_t* p = annotation_start_;
+  *p++ = kTag<pf::kTeDebugAnnotations, ProtoEncoder::kLengthDelimited>;
+  *p++ = 0;
+  *p++ = kTag<pf::kDaNameIid, ProtoEncoder::kVarint>;
+  return ProtoEncoder::EncodeVarintTo(name_iid, p);
+}
+
+void PerfettoTrackWriter::EndAnnotation(uint8_t* end) {
+  annotation_start_[1] = static_cast<uint8_t>(end - annotation_start_ - 2);
+  enc_.CommitRaw(end);
 }
 
 void PerfettoTrackWriter::Flush() {

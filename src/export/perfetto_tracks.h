@@ -59,6 +59,13 @@ inline constexpr uint32_t kIncrementalClock = 64;
 inline constexpr uint32_t kBootTimeClock = 6;
 }  // namespace pf
 
+// A one-byte tag (field numbers below 16), as a constant.
+template <uint32_t kField, uint32_t kWireType>
+inline constexpr uint8_t kTag = [] {
+  static_assert(kField < 16, "one-byte tags only");
+  return static_cast<uint8_t>((kField << 3) | kWireType);
+}();
+
 // Names used by the exporter itself (not from the trace): id space disjoint
 // from trace string ids by the high bit.
 inline constexpr uint32_t kLocalNameBit = 1u << 31;
@@ -69,8 +76,10 @@ struct Lane {
   uint64_t last_ts = 0;
   bool started = false;        // incremental state + clock written
   std::vector<uint64_t> open;  // end times of open slices, innermost last
-  // Per-sequence interning: key -> iid. A tiny direct-mapped cache in front
-  // of the map keeps the per-event cost to one compare in steady state.
+  // Per-sequence interning: key -> iid. Event names that are trace string
+  // ids below kFlatNameKeys: a flat array by id (exact, one load); other
+  // keys: a tiny direct-mapped cache in front of the map.
+  std::vector<uint32_t> flat_names;
   std::unordered_map<uint32_t, uint32_t> names, annotation_names;
   std::unordered_map<uint64_t, uint32_t> strings;  // annotation string values by key
   std::unordered_set<uint32_t> stacks, frames, functions, files, mappings;
@@ -129,8 +138,7 @@ class PerfettoTrackWriter {
   // chosen by the caller); make() builds the text only the first time.
   template <typename MakeString>
   void AnnotateInternedString(uint32_t name_key, uint64_t value_key, MakeString&& make) {
-    size_t a = enc_.BeginNested(pf::kTeDebugAnnotations);
-    enc_.Varint(pf::kDaNameIid, AnnotationNameIid(name_key));
+    const uint32_t name_iid = AnnotationNameIid(name_key);  // interned first
     auto& slot = cur_->string_cache[(value_key ^ (value_key >> 7)) & 63];
     uint32_t iid = slot.second;
     if (iid == 0 || slot.first != value_key) {
@@ -145,8 +153,9 @@ class PerfettoTrackWriter {
       iid = it->second;
       slot = {value_key, iid};
     }
-    enc_.Varint(pf::kDaStringIid, iid);
-    enc_.EndNested(a);
+    uint8_t* p = BeginAnnotation(name_iid);
+    p = ProtoEncoder::EncodeVarintTo((pf::kDaStringIid << 3) | ProtoEncoder::kVarint, p);
+    EndAnnotation(ProtoEncoder::EncodeVarintTo(iid, p));
   }
   ProtoEncoder& enc() { return enc_; }
   Lane* current_lane() { return cur_; }
@@ -177,6 +186,15 @@ class PerfettoTrackWriter {
 
  private:
   static constexpr size_t kFlushBytes = 256 << 10;
+  // 16 Ki ids: at most 64 KiB of name slots per lane.
+  static constexpr uint32_t kFlatNameKeys = 16 << 10;
+  void InternName(uint32_t iid, uint32_t key);
+  void WriteSliceEnd(Lane* lane, uint64_t ts);
+  // An annotation's tag, length placeholder and name iid; EndAnnotation
+  // sets the length and commits. Bodies are always under 128 bytes.
+  uint8_t* BeginAnnotation(uint32_t name_iid);
+  void EndAnnotation(uint8_t* end);
+  uint8_t* annotation_start_ = nullptr;
   void StartLane(Lane* lane);
   uint32_t NameIid(Lane* lane, uint32_t key);
   uint32_t AnnotationNameIid(uint32_t key);

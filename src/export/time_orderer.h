@@ -14,13 +14,16 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <tuple>
 #include <utility>
 #include <vector>
 
 #include "event_sink.h"
+#include "large_buffer.h"
 #include "tracesmith/model/trace.h"
 
 namespace tracesmith::exporter {
@@ -89,6 +92,69 @@ class TimeOrderer {
     return model::EventEnd(a) > model::EventEnd(b);
   }
 
+  // Row indices of `in` in Before<T> order, ties by index. One stable
+  // bucket pass on the high bits of the start time (about 32 keys per
+  // bucket), then a comparison sort inside each bucket. Rows stored in
+  // launch order are nearly sorted by start, so the scatter walks a few
+  // buckets at a time and every bucket sort runs in L1; a skewed trace
+  // degrades to one large std::sort, never worse than sorting everything.
+  template <typename T>
+  static void SortedOrder(const std::vector<T>& in, std::vector<uint32_t>* order) {
+    struct Key {
+      uint64_t start;
+      uint64_t index;  // 64-bit: 16-byte keys, no padding to copy around
+    };
+    const size_t n = in.size();
+    LargeBuffer<Key> keys(n);
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (size_t i = 0; i < n; ++i) {
+      uint64_t s = Start(in[i]);
+      keys[i] = {s, i};
+      lo = std::min(lo, s);
+      hi = std::max(hi, s);
+    }
+    const int bucket_bits = std::min(20, static_cast<int>(std::bit_width(n / 32)));
+    const int span_bits = static_cast<int>(std::bit_width(hi - lo));
+    const int shift = std::max(0, span_bits - bucket_bits);
+    const size_t buckets = (size_t{1} << bucket_bits) + 1;
+    std::vector<uint32_t> begin(buckets + 1);
+    for (size_t i = 0; i < n; ++i) ++begin[((keys[i].start - lo) >> shift) + 1];
+    for (size_t b = 1; b <= buckets; ++b) begin[b] += begin[b - 1];
+    LargeBuffer<Key> sorted(n);
+    {
+      std::vector<uint32_t> next(begin.begin(), begin.end() - 1);
+      for (size_t i = 0; i < n; ++i) sorted[next[(keys[i].start - lo) >> shift]++] = keys[i];
+    }
+    // Within a bucket rows are nearly in order: insertion sort, O(size +
+    // inversions); a bucket that a skewed trace made large is std::sort'ed.
+    // Equal starts (rare) look the end up in the rows: longest first.
+    auto less = [&](const Key& a, const Key& b) {
+      if (a.start != b.start) return a.start < b.start;
+      uint64_t ea = model::EventEnd(in[a.index]), eb = model::EventEnd(in[b.index]);
+      return ea != eb ? ea > eb : a.index < b.index;
+    };
+    for (size_t b = 0; b < buckets; ++b) {
+      Key* first = sorted.get() + begin[b];
+      Key* last = sorted.get() + begin[b + 1];
+      if (last - first > 256) {
+        std::sort(first, last, less);
+        continue;
+      }
+      for (Key* i = first + 1; i < last; ++i) {
+        if (!less(*i, *(i - 1))) continue;
+        Key k = *i;
+        Key* j = i;
+        do {
+          *j = *(j - 1);
+          --j;
+        } while (j > first && less(k, *(j - 1)));
+        *j = k;
+      }
+    }
+    order->resize(n);
+    for (size_t i = 0; i < n; ++i) (*order)[i] = static_cast<uint32_t>(sorted[i].index);
+  }
+
   template <typename T>
   void AddView(Queue<T>& q, const model::Trace& trace) {
     const auto& in = trace.Rows<T>();
@@ -98,22 +164,7 @@ class TimeOrderer {
     q.view_size = in.size();
     q.head = 0;
     q.order.clear();
-    if (!std::is_sorted(in.begin(), in.end(), Before<T>)) {
-      struct Key {
-        uint64_t start, neg_end;
-        uint32_t index;
-      };
-      std::vector<Key> keys(in.size());
-      for (size_t i = 0; i < in.size(); ++i)
-        keys[i] = {Start(in[i]), ~model::EventEnd(in[i]), static_cast<uint32_t>(i)};
-      std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
-        return a.start != b.start       ? a.start < b.start
-               : a.neg_end != b.neg_end ? a.neg_end < b.neg_end
-                                        : a.index < b.index;
-      });
-      q.order.resize(in.size());
-      for (size_t i = 0; i < keys.size(); ++i) q.order[i] = keys[i].index;
-    }
+    if (!std::is_sorted(in.begin(), in.end(), Before<T>)) SortedOrder(in, &q.order);
     buffered_ += in.size();
   }
 
@@ -156,6 +207,7 @@ class TimeOrderer {
     return a.rank < b.rank;
   }
   static constexpr size_t kKinds = 13;
+  static constexpr size_t kPrefetchAhead = 8;
   template <size_t I>
   void RefreshHead() {
     auto& q = std::get<I>(queues_);
@@ -163,8 +215,10 @@ class TimeOrderer {
     if (q.head < q.size()) {
       const T& e = q.at(q.head);
       heads_[I] = {Start(e), ~model::EventEnd(e), Rank<T>()};
+      active_ |= 1u << I;
     } else {
       heads_[I] = Head{};
+      active_ &= ~(1u << I);
     }
   }
   void RefreshAll() {
@@ -182,9 +236,9 @@ class TimeOrderer {
       size_t best = kKinds;
       Head bh;
       uint64_t second = UINT64_MAX;
-      for (size_t i = 0; i < kKinds; ++i) {
+      for (uint32_t bits = active_; bits != 0; bits &= bits - 1) {  // non-empty queues
+        const size_t i = static_cast<size_t>(std::countr_zero(bits));
         const Head& h = heads_[i];
-        if (h.start == UINT64_MAX) continue;
         if (best == kKinds || Less(h, bh)) {
           if (best != kKinds) second = std::min(second, bh.start);
           bh = h;
@@ -206,6 +260,12 @@ class TimeOrderer {
     const size_t n = q.size();
     bool first = true;  // the head is the global minimum: always emitted
     while (q.head < n && self->buffered_ > keep) {
+      // A view visited through `order` jumps between rows: fetch a few
+      // rows ahead so the sink does not wait on memory (rows span 1-3 lines).
+      if (!q.order.empty() && q.head + kPrefetchAhead < n) {
+        const char* ahead = reinterpret_cast<const char*>(&q.at(q.head + kPrefetchAhead));
+        for (size_t b = 0; b < sizeof(q.at(0)); b += 64) __builtin_prefetch(ahead + b);
+      }
       const auto& e = q.at(q.head);
       if (!first && Start(e) >= limit) break;
       first = false;
@@ -238,6 +298,7 @@ class TimeOrderer {
              Queue<model::OverheadEvent>, Queue<model::DropEvent>>
       queues_;
   std::array<Head, kKinds> heads_{};
+  uint32_t active_ = 0;  // bit i: queue i has a head
 };
 
 }  // namespace tracesmith::exporter

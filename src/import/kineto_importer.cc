@@ -84,6 +84,7 @@ class Collector : public nlohmann::json_sax<json> {
   std::vector<RawEvent> events;
   std::vector<std::map<std::string, Value>> devices;
   std::optional<int64_t> base_ns;
+  uint64_t driver_version = 0, runtime_version = 0, cupti_version = 0;
   std::string error;
 
   bool null() override { return Scalar(Value{}); }
@@ -146,6 +147,12 @@ class Collector : public nlohmann::json_sax<json> {
     if (depth_ == 1 && key_ == "baseTimeNanoseconds") {
       auto n = AsUint(v);
       if (n) base_ns = static_cast<int64_t>(*n);
+    } else if (depth_ == 1 && key_ == "cuda_driver_version") {
+      driver_version = AsUint(v).value_or(0);
+    } else if (depth_ == 1 && key_ == "cuda_runtime_version") {
+      runtime_version = AsUint(v).value_or(0);
+    } else if (depth_ == 1 && key_ == "cupti_version") {
+      cupti_version = AsUint(v).value_or(0);
     } else if (depth_ == 3 && in_events_ && !events.empty()) {
       events.back().fields[key_] = std::move(v);
     } else if (depth_ == 4 && in_args_ && !events.empty()) {
@@ -250,6 +257,15 @@ StatusOr<Trace> ImportKinetoJson(std::string_view text, ImportStats* stats) {
     }
   }
   std::unordered_map<uint64_t, bool> device_pids;
+  // Kineto names every possible GPU's "process" (pids 0-15 with labels
+  // "GPU n"), also GPUs not in deviceProperties: those are not processes.
+  for (const RawEvent& e : c.events) {
+    if (Field(e, "ph") != "M" || Field(e, "name") != "process_labels") continue;
+    auto label = e.args.find("labels");
+    auto pid = AsUint(e.fields.count("pid") ? e.fields.at("pid") : Value{});
+    if (pid && label != e.args.end() && label->second.text.starts_with("GPU "))
+      device_pids[*pid] = true;
+  }
   for (const auto& d : c.devices) {
     Device dev{};
     auto get = [&](const char* k) -> uint64_t {
@@ -285,7 +301,11 @@ StatusOr<Trace> ImportKinetoJson(std::string_view text, ImportStats* stats) {
       }
       if (name == "process_name" && !device_pids.count(*pid_v)) {
         t.Rows<Process>().push_back(
-            Process{.pid = static_cast<uint32_t>(*pid_v), .name_id = t.strings.Intern(v->text)});
+            Process{.pid = static_cast<uint32_t>(*pid_v),
+                    .name_id = t.strings.Intern(v->text),
+                    .driver_version = static_cast<uint32_t>(c.driver_version),
+                    .runtime_version = static_cast<uint32_t>(c.runtime_version),
+                    .cupti_version = static_cast<uint32_t>(c.cupti_version)});
       } else if (name == "thread_name" && tid_v && !device_pids.count(*pid_v)) {
         t.Rows<Thread>().push_back(Thread{.tid = static_cast<uint32_t>(*tid_v),
                                           .pid = static_cast<uint32_t>(*pid_v),

@@ -1,10 +1,12 @@
 // End-to-end tests of the `tracesmith` binary: output and exit status.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <zlib.h>
 
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "testing/temp_file.h"
@@ -177,6 +179,39 @@ TEST(CliImport, XRayLogWithBinaryAndCutLog) {
   r = RunTracesmith("import --strict " + cut.path() + " -o " + out.path());
   EXPECT_NE(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("byte 1632"), std::string::npos) << r.out;
+}
+
+// A real torch.profiler trace (tests/export/data: torch 2.11, H200, 5 MLP
+// training steps) imports, and analyze sees every "kernel" event of it.
+TEST(CliImport, TorchProfilerTraceImportsAndAnalyzes) {
+  const char* src = std::getenv("TS_SOURCE_DIR");
+  const std::string path =
+      std::string(src ? src : ".") + "/tests/export/data/torch_profiler_mlp.json.gz";
+  gzFile f = gzopen(path.c_str(), "rb");
+  ASSERT_NE(f, nullptr) << path;
+  std::string text;
+  char buf[65536];
+  int n;
+  while ((n = gzread(f, buf, sizeof buf)) > 0) text.append(buf, static_cast<size_t>(n));
+  gzclose(f);
+  const nlohmann::json torch = nlohmann::json::parse(text);
+  size_t kernels = 0;
+  for (const auto& e : torch["traceEvents"])
+    if (e.value("ph", "") == "X" && e.value("cat", "") == "kernel") ++kernels;
+  ASSERT_GT(kernels, 0u);
+
+  testing::TempPath out(".sbt");
+  Result r = RunTracesmith("import " + path + " -o " + out.path());
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("(kineto-json)"), std::string::npos) << r.out;
+  r = RunTracesmith("analyze --json " + out.path());
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("\"kernel_count\":" + std::to_string(kernels)), std::string::npos)
+      << r.out;
+  r = RunTracesmith("analyze " + out.path());
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("Top kernels by total GPU time"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("sgemm_largek_lds64"), std::string::npos) << r.out;
 }
 
 TEST(CliBenchmark, FormatPrintsOneLineWithAllFields) {

@@ -2,9 +2,8 @@
 // escapes correctly, keeps nanoseconds, and survives JSON -> SBT -> JSON.
 //
 // The expected key sets are those libkineto writes (output_json.cpp and
-// CuptiActivity.cpp: ChromeTraceLogger::handleActivity / metadataJson).
-// A real torch.profiler trace captured on the GPU machine is not committed
-// yet (see docs/export.md, "Open items"); these sets stand in for it.
+// CuptiActivity.cpp: ChromeTraceLogger::handleActivity / metadataJson);
+// json_schema_test.cc checks them against a real torch.profiler trace.
 #include <gtest/gtest.h>
 #include <zlib.h>
 
@@ -64,23 +63,36 @@ TEST(JsonExport, HasTorchProfilerSchema) {
   ASSERT_TRUE(j["deviceProperties"].is_array());
   ASSERT_EQ(j["deviceProperties"].size(), t.Rows<Device>().size());
   for (const auto& d : j["deviceProperties"])
-    EXPECT_EQ(Keys(d),
-              (std::set<std::string>{"id", "name", "totalGlobalMem", "computeMajor", "computeMinor",
-                                     "maxThreadsPerBlock", "maxThreadsPerMultiprocessor",
-                                     "regsPerBlock", "regsPerMultiprocessor", "warpSize",
-                                     "sharedMemPerBlock", "sharedMemPerMultiprocessor", "numSms"}));
+    EXPECT_EQ(Keys(d), (std::set<std::string>{
+                           "id", "name", "totalGlobalMem", "computeMajor", "computeMinor",
+                           "maxThreadsPerBlock", "maxThreadsPerMultiprocessor", "regsPerBlock",
+                           "regsPerMultiprocessor", "warpSize", "sharedMemPerBlock",
+                           "sharedMemPerBlockOptin", "sharedMemPerMultiprocessor", "numSms"}));
   EXPECT_TRUE(j["baseTimeNanoseconds"].is_number_unsigned());
   EXPECT_EQ(j["displayTimeUnit"], "ms");
   EXPECT_TRUE(j["traceName"].is_string());
   ASSERT_TRUE(j["traceEvents"].is_array());
 
-  const std::set<std::string> kernel_args = {
-      "queued",        "device",        "context",
-      "stream",        "correlation",   "registers per thread",
-      "shared memory", "blocks per SM", "warps per SM",
-      "grid",          "block",         "est. achieved occupancy %"};
-  const std::set<std::string> copy_args = {"device",      "context", "stream",
-                                           "correlation", "bytes",   "memory bandwidth (GB/s)"};
+  const std::set<std::string> kernel_args = {"External id",
+                                             "queued",
+                                             "device",
+                                             "context",
+                                             "stream",
+                                             "correlation",
+                                             "registers per thread",
+                                             "shared memory",
+                                             "blocks per SM",
+                                             "warps per SM",
+                                             "grid",
+                                             "block",
+                                             "est. achieved occupancy %"};
+  const std::set<std::string> copy_args = {"External id",
+                                           "device",
+                                           "context",
+                                           "stream",
+                                           "correlation",
+                                           "bytes",
+                                           "memory bandwidth (GB/s)"};
   std::map<std::string, size_t> by_cat;
   std::map<uint64_t, int> flow_s, flow_f;
   for (const auto& e : j["traceEvents"]) {
