@@ -53,6 +53,7 @@ struct ProfileArgs {
   std::vector<std::string> command;
 };
 
+#ifdef TS_HAVE_CUDA  // used only to find the injection library
 std::string ExeDir() {
   char buf[4096];
   ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
@@ -61,6 +62,7 @@ std::string ExeDir() {
   size_t slash = path.rfind('/');
   return slash == std::string::npos ? "." : path.substr(0, slash);
 }
+#endif  // TS_HAVE_CUDA
 
 bool Exists(const std::string& path) {
   struct stat sb;
@@ -74,6 +76,7 @@ std::string Absolute(const std::string& path) {
   return std::string(cwd) + "/" + path;
 }
 
+#ifdef TS_HAVE_CUDA
 // The injection library: $TRACESMITH_INJECT_LIB, else beside the binary
 // (<prefix>/bin/tracesmith -> <prefix>/lib/libtracesmith-inject.so).
 StatusOr<std::string> FindInjectLibrary() {
@@ -93,6 +96,7 @@ StatusOr<std::string> FindInjectLibrary() {
   return NotFound(std::string("cannot find ") + kInjectLibName + " next to " + dir +
                   "/tracesmith (looked in ../lib and the same folder); set TRACESMITH_INJECT_LIB");
 }
+#endif  // TS_HAVE_CUDA
 
 std::string DefaultOutput() {
   for (int i = 1;; ++i) {
