@@ -91,6 +91,38 @@ if python3 -c "import torch" 2>/dev/null; then
     $([ $rc -eq 0 ] || [ $rc -eq 4 ]; echo $?)
 fi
 
+if python3 -c "import torch" 2>/dev/null; then
+  run rc-ops "$TS" profile -f --replay-capture all --replay-max-launches 40 \
+    -o "$W/rc_ops.sbt" -- python3 gpu/replay/torch_ops.py
+  run rc-ops-replay "$TS" replay "$W/rc_ops.sbt" --iterations 20
+  python3 - "$W/last.log" <<'PY'
+import re, sys
+log = open(sys.argv[1]).read()
+for idx, name, body in re.findall(r"launch (\d+)  (\S+)\n(.*?)(?=\nlaunch |\Z)", log, re.S):
+    state = ("identical" if "identical to the capture" in body else "DIFFERENT") + (
+        ", NONDETERMINISTIC" if "NONDETERMINISTIC" in body else ", deterministic")
+    print(f"torch op launch {idx}: {state}: {name[:90]}")
+PY
+  result "PyTorch matmul (cuBLAS) and softmax replay identical and deterministic over 20 replays" \
+    $(python3 - "$W/last.log" <<'PY'
+import re, sys
+log = open(sys.argv[1]).read()
+blocks = re.findall(r"launch (\d+)  (\S+)\n(.*?)(?=\nlaunch |\Z)", log, re.S)
+want = [b for b in blocks if re.search(r"gemm|nvjet|xmma|Kernel2|softmax|SoftMax", b[1])]
+ok = len(want) >= 2 and all("identical to the capture" in b[2] and "NONDETERMINISTIC" not in b[2] for b in want)
+print(0 if ok else 1)
+PY
+)
+  result "PyTorch float index_add_ with colliding indices reported NONDETERMINISTIC over 20 replays" \
+    $(python3 - "$W/last.log" <<'PY'
+import re, sys
+log = open(sys.argv[1]).read()
+blocks = re.findall(r"launch (\d+)  (\S+)\n(.*?)(?=\nlaunch |\Z)", log, re.S)
+want = [b for b in blocks if re.search(r"index", b[1], re.I)]
+print(0 if want and any("NONDETERMINISTIC" in b[2] for b in want) else 1)
+PY
+)
+fi
 if python3 -c "import triton" 2>/dev/null; then
   run rc-triton "$TS" profile -f --replay-capture 'kernel:scaled_add_kernel' \
     -o "$W/rc_triton.sbt" -- python3 gpu/replay/triton_add.py

@@ -5,6 +5,7 @@
 #include <cxxabi.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -273,6 +274,7 @@ void ReplayCapturer::OnEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* in
     std::lock_guard<std::mutex> lock(mu_);
     pending_[info->correlationId] = std::move(p);
   }
+  MeasureReferenceCopy();
   if (cuCtxSynchronize() != CUDA_SUCCESS ||
       !CopyRanges(ranges, index, replay::SnapshotPhase::kBefore)) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -330,13 +332,39 @@ void ReplayCapturer::OnExit(const CUpti_CallbackData* info) {
 bool ReplayCapturer::CopyRanges(const std::vector<Range>& ranges, uint64_t index,
                                 replay::SnapshotPhase phase) {
   for (const Range& r : ranges) {
+    auto t0 = std::chrono::steady_clock::now();
     Snapshot s{index, phase, r.address, std::vector<uint8_t>(r.size)};
     if (cuMemcpyDtoH(s.bytes.data(), CUdeviceptr(r.address), r.size) != CUDA_SUCCESS) return false;
+    uint64_t ns = uint64_t(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)
+            .count());
     std::lock_guard<std::mutex> lock(mu_);
     stats_.image_bytes += r.size;
+    stats_.copy_ns += ns;
     snapshots_out_.push_back(std::move(s));
   }
   return true;
+}
+
+void ReplayCapturer::MeasureReferenceCopy() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (reference_measured_) return;
+    reference_measured_ = true;
+  }
+  constexpr size_t kBytes = 64u << 20;
+  CUdeviceptr d = 0;
+  if (cuMemAlloc(&d, kBytes) != CUDA_SUCCESS) return;
+  std::vector<uint8_t> host(kBytes);
+  cuMemsetD8(d, 0x5a, kBytes);
+  cuCtxSynchronize();
+  auto t0 = std::chrono::steady_clock::now();
+  CUresult rc = cuMemcpyDtoH(host.data(), d, kBytes);
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  cuMemFree(d);
+  if (rc != CUDA_SUCCESS || s <= 0) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  stats_.reference_dtoh_gbps = double(kBytes) / s / 1e9;
 }
 
 void ReplayCapturer::OnModuleLoaded(const void* image, size_t size) {

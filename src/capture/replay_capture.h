@@ -45,6 +45,10 @@ struct ReplayCaptureStats {
   uint64_t skipped_graph = 0;      // selected, on a stream capturing a CUDA graph
   uint64_t skipped_error = 0;      // selected, but a CUDA call failed while recording
   uint64_t image_bytes = 0;        // memory image bytes copied
+  uint64_t copy_ns = 0;            // time in those copies (host buffer allocation included)
+  // A plain 64 MiB cuMemcpyDtoH into pageable memory, timed once at the first
+  // recorded launch: what the snapshot throughput is compared with.
+  double reference_dtoh_gbps = 0;
 };
 
 class ReplayCapturer {
@@ -87,6 +91,7 @@ class ReplayCapturer {
   void OnEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* info, uint64_t index);
   void OnExit(const CUpti_CallbackData* info);
   bool CopyRanges(const std::vector<Range>& ranges, uint64_t index, replay::SnapshotPhase phase);
+  void MeasureReferenceCopy();
   uint64_t ModuleHashOf(CUfunction f, const std::string& name);
   void Note(const char* fmt, ...);
 
@@ -107,6 +112,7 @@ class ReplayCapturer {
   uint64_t reserved_bytes_ = 0;  // images copied or about to be
   bool info_written_ = false;
   bool limit_noted_ = false;
+  bool reference_measured_ = false;
   ReplayCaptureStats stats_;
   std::unique_ptr<replay::ReplayPayloadWriter> payload_;
 };

@@ -46,6 +46,7 @@ struct LaunchOutcome {
   bool time_from_cupti = false;
   TimingStats event_time;    // CUDA events around the launch (includes dispatch)
   uint64_t recorded_ns = 0;  // the kernel's time inside the original program
+  double setup_ms = 0;       // map memory, load the module, first restore of the inputs
   // Relocated replay (relocation.h): ranges mapped away from their captured
   // addresses and pointer words rewritten in parameters and "before" images.
   uint32_t ranges_relocated = 0, ranges_total = 0;

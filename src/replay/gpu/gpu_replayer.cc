@@ -161,6 +161,7 @@ Status Launch(const LaunchRecord& l, CUfunction f, CUstream stream) {
 Status ReplayLaunch(const ReplayCapture& cap, const LaunchRecord& l, CUdevice device,
                     uint64_t granularity, ModuleCache& modules, HostPlaceholders& placeholders,
                     KernelTimer& timer, const GpuReplayOptions& o, LaunchOutcome* out) {
+  auto setup_t0 = std::chrono::steady_clock::now();
   std::vector<const SnapshotRecord*> before, after;
   for (const SnapshotRecord& s : cap.snapshots)
     if (s.launch_index == l.index)
@@ -221,6 +222,11 @@ Status ReplayLaunch(const ReplayCapture& cap, const LaunchRecord& l, CUdevice de
     }
     return OkStatus();
   };
+  RETURN_IF_ERROR(restore(false));
+  CU_CALL(cuCtxSynchronize());
+  out->setup_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - setup_t0)
+          .count();
   // Warm-up: an idle GPU runs at low clocks for the first milliseconds, and
   // the first launch of a module pays for loading it. ~20 ms of launches,
   // each on restored inputs (a kernel may not survive its own output).
@@ -300,6 +306,7 @@ Status ReplayOnGpu(const ReplayCapture& cap, const GpuReplayOptions& o,
     for (const SnapshotRecord& s : cap.snapshots) all.push_back({s.address, s.size});
     placeholders.Hold(CoveringRanges(all, 2u << 20));
   }
+  auto driver_t0 = std::chrono::steady_clock::now();
   CU_CALL(cuInit(0));
   int count = 0;
   CU_CALL(cuDeviceGetCount(&count));
@@ -332,6 +339,11 @@ Status ReplayOnGpu(const ReplayCapture& cap, const GpuReplayOptions& o,
                               "which same-address replay needs");
   PrimaryContext ctx(device);
   RETURN_IF_ERROR(ctx.Activate());
+  if (device_line)
+    *device_line += StrFormat(
+        "; driver and context start %.1f ms",
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - driver_t0)
+            .count());
   ASSIGN_OR_RETURN(uint64_t granularity, AllocationGranularity(device));
   ModuleCache modules;
   KernelTimer timer;
