@@ -333,7 +333,8 @@ bool ReplayCapturer::CopyRanges(const std::vector<Range>& ranges, uint64_t index
                                 replay::SnapshotPhase phase) {
   for (const Range& r : ranges) {
     auto t0 = std::chrono::steady_clock::now();
-    Snapshot s{index, phase, r.address, std::vector<uint8_t>(r.size)};
+    Snapshot s{index, phase, r.address, {}};
+    s.bytes.resize(r.size);
     if (cuMemcpyDtoH(s.bytes.data(), CUdeviceptr(r.address), r.size) != CUDA_SUCCESS) return false;
     uint64_t ns = uint64_t(
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)

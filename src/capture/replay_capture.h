@@ -75,11 +75,25 @@ class ReplayCapturer {
     CUfunction function = nullptr;
     std::vector<Range> ranges;
   };
+  // Host images are written over by the copy: no zero-fill first (it cost
+  // more than the copy itself on the H200).
+  template <typename T>
+  struct NoInitAllocator : std::allocator<T> {
+    template <typename U>
+    struct rebind {
+      using other = NoInitAllocator<U>;
+    };
+    template <typename U>
+    void construct(U* p) noexcept {
+      ::new (static_cast<void*>(p)) U;
+    }
+    using std::allocator<T>::allocator;
+  };
   struct Snapshot {
     uint64_t launch_index;
     replay::SnapshotPhase phase;
     uint64_t address;
-    std::vector<uint8_t> bytes;
+    std::vector<uint8_t, NoInitAllocator<uint8_t>> bytes;
   };
   struct Module {
     std::vector<uint8_t> image;
