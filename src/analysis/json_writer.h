@@ -1,12 +1,15 @@
-// A minimal streaming JSON writer: enough for reports, no dependency.
+// A minimal streaming JSON writer for reports (escaping: base/json_escape.h).
 // Keys and values are written in call order; commas are handled here.
 #pragma once
 
 #include <cstdint>
 #include <cstdio>
 #include <ostream>
+#include <string>
 #include <string_view>
 #include <vector>
+
+#include "tracesmith/base/json_escape.h"
 
 namespace tracesmith::analysis {
 
@@ -90,37 +93,15 @@ class JsonWriter {
     }
   }
   void String(std::string_view s) {
-    out_ << '"';
-    for (char c : s) {
-      switch (c) {
-        case '"':
-          out_ << "\\\"";
-          break;
-        case '\\':
-          out_ << "\\\\";
-          break;
-        case '\n':
-          out_ << "\\n";
-          break;
-        case '\t':
-          out_ << "\\t";
-          break;
-        default:
-          if (static_cast<unsigned char>(c) < 0x20) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\u%04x", c);
-            out_ << buf;
-          } else {
-            out_ << c;
-          }
-      }
-    }
-    out_ << '"';
+    scratch_.clear();
+    AppendJsonEscaped(s, &scratch_);
+    out_ << '"' << scratch_ << '"';
   }
 
   std::ostream& out_;
   std::vector<bool> first_;
   bool after_key_ = false;
+  std::string scratch_;
 };
 
 }  // namespace tracesmith::analysis

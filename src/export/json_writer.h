@@ -18,6 +18,8 @@
 #include <string>
 #include <string_view>
 
+#include "tracesmith/base/json_escape.h"
+
 namespace tracesmith::exporter {
 
 class JsonWriter {
@@ -84,25 +86,16 @@ class JsonWriter {
   }
   // A quoted, escaped string.
   void String(std::string_view s) {
-    char* p = Reserve(kMaxEscapedPerByte * s.size() + 2);
+    char* p = Reserve(kJsonMaxEscapedPerByte * s.size() + 2);
     *p++ = '"';
-    p = EscapeTo(s, p);
+    p = JsonEscapeTo(s, p);
     *p++ = '"';
     size_ = static_cast<size_t>(p - buf_.get());
   }
   // Appends the escaped form of `s` (no quotes) to `out`.
-  static void Escape(std::string_view s, std::string* out) {
-    size_t old = out->size();
-    out->resize(old + kMaxEscapedPerByte * s.size());
-    char* end = EscapeTo(s, out->data() + old);
-    out->resize(static_cast<size_t>(end - out->data()));
-  }
+  static void Escape(std::string_view s, std::string* out) { AppendJsonEscaped(s, out); }
 
  private:
-  static constexpr size_t kMaxEscapedPerByte = 6;  // "\u0001" or "\ufffd"
-  // Writes the escaped form of `s` at `out` (room for 6 bytes per input
-  // byte); returns the end.
-  static char* EscapeTo(std::string_view s, char* out);
   char* Reserve(size_t n) {
     if (size_ + n > capacity_) [[unlikely]]
       Grow(n);
