@@ -175,14 +175,15 @@ void ActivityConverter::ConvertKernel(const CUpti_ActivityKernel10& r) {
   CompleteGraphLaunch(r.correlationId, r.graphId, r.deviceId, r.contextId, r.streamId);
 }
 
-void ActivityConverter::ConvertMemcpy(const CUpti_ActivityMemcpy6& r) {
+namespace {
+// The fields CUPTI's memcpy and peer-to-peer memcpy records share.
+template <typename Record>
+model::MemcpyEvent MemcpyFields(const Record& r) {
   model::MemcpyEvent e;
   e.start_ns = r.start;
   e.end_ns = r.end;
   e.bytes = r.bytes;
   e.correlation_id = r.correlationId;
-  e.stack_id = StackId(r.correlationId);
-  e.pid = pid_;
   e.device_id = r.deviceId;
   e.context_id = r.contextId;
   e.stream_id = r.streamId;
@@ -190,34 +191,29 @@ void ActivityConverter::ConvertMemcpy(const CUpti_ActivityMemcpy6& r) {
   e.src_kind = r.srcKind;
   e.dst_kind = r.dstKind;
   e.is_async = (r.flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) ? 1 : 0;
-  e.src_device_id = r.deviceId;
-  e.dst_device_id = r.deviceId;
   e.graph_id = r.graphId;
   e.graph_node_id = r.graphNodeId;
+  return e;
+}
+}  // namespace
+
+void ActivityConverter::ConvertMemcpy(const CUpti_ActivityMemcpy6& r) {
+  model::MemcpyEvent e = MemcpyFields(r);
+  e.stack_id = StackId(r.correlationId);
+  e.pid = pid_;
+  e.src_device_id = r.deviceId;
+  e.dst_device_id = r.deviceId;
   context_device_.emplace(r.contextId, r.deviceId);
   sink_->Append(e);
   CompleteGraphLaunch(r.correlationId, r.graphId, r.deviceId, r.contextId, r.streamId);
 }
 
 void ActivityConverter::ConvertMemcpyPtoP(const CUpti_ActivityMemcpyPtoP4& r) {
-  model::MemcpyEvent e;
-  e.start_ns = r.start;
-  e.end_ns = r.end;
-  e.bytes = r.bytes;
-  e.correlation_id = r.correlationId;
+  model::MemcpyEvent e = MemcpyFields(r);
   e.stack_id = StackId(r.correlationId);
   e.pid = pid_;
-  e.device_id = r.deviceId;
-  e.context_id = r.contextId;
-  e.stream_id = r.streamId;
-  e.copy_kind = r.copyKind;
-  e.src_kind = r.srcKind;
-  e.dst_kind = r.dstKind;
-  e.is_async = (r.flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) ? 1 : 0;
   e.src_device_id = r.srcDeviceId;
   e.dst_device_id = r.dstDeviceId;
-  e.graph_id = r.graphId;
-  e.graph_node_id = r.graphNodeId;
   sink_->Append(e);
   CompleteGraphLaunch(r.correlationId, r.graphId, r.deviceId, r.contextId, r.streamId);
 }
