@@ -341,7 +341,7 @@ Status SbtReader::ReadAll(model::Trace* out, ReadOptions options) {
   return OkStatus();
 }
 
-Status SbtReader::Stream(const EventChunkCallback& on_events) {
+Status SbtReader::Stream(const EventChunkCallback& on_events, const EndCallback& on_end) {
   model::Trace batch;
   uint64_t decoded = 0;
   const uint64_t budget = (1ull << 30) + 256ull * size_;
@@ -362,7 +362,7 @@ Status SbtReader::Stream(const EventChunkCallback& on_events) {
     });
     RETURN_IF_ERROR(st);
   }
-  return OkStatus();
+  return on_end ? on_end(batch) : OkStatus();
 }
 
 Status SbtReader::ReadRawChunks(uint16_t type, const RawChunkCallback& on_chunk) {

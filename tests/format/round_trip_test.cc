@@ -56,8 +56,8 @@ TEST_P(RoundTripTest, EveryFieldOfEveryKindSurvives) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Chunking, RoundTripTest,
-                         ::testing::Values(Params{0, 1u << 16}, Params{3, 1u << 16},
-                                           Params{0, 7}, Params{1, 64}));
+                         ::testing::Values(Params{0, 1u << 16}, Params{3, 1u << 16}, Params{0, 7},
+                                           Params{1, 64}));
 
 TEST(RoundTrip, EmptyTrace) {
   testing::TempPath tmp;
@@ -75,8 +75,8 @@ TEST(RoundTrip, StreamingWriterWithoutCloseIsReadableByScan) {
   ASSERT_TRUE(w.ok());
   uint32_t name = (*w)->InternString("my_kernel");
   for (uint32_t i = 0; i < 95; ++i)
-    (*w)->Append(model::KernelEvent{.start_ns = 1000 + i * 10, .end_ns = 1005 + i * 10,
-                                    .correlation_id = i, .name_id = name});
+    (*w)->Append(model::KernelEvent{
+        .start_ns = 1000 + i * 10, .end_ns = 1005 + i * 10, .correlation_id = i, .name_id = name});
   // 9 chunks were written as the buffer filled; 5 rows are still buffered.
   // Read the file as a killed process would leave it (no Close).
   ReadReport report;
@@ -158,6 +158,43 @@ TEST(Stream, VisitsEveryEventChunkWithMetadataAndStrings) {
       EXPECT_TRUE(collected.Rows<T>() == in.Rows<T>()) << model::RecordTraits<T>::kLabel;
     }
   });
+}
+
+TEST(Stream, EndCallbackSeesMetadataWrittenAfterTheLastEvents) {
+  testing::TempPath tmp;
+  {
+    auto w = SbtWriter::Open(tmp.path());
+    ASSERT_TRUE(w.ok());
+    model::ClockAnchor start;
+    start.phase = model::kClockStart;
+    (*w)->Append(start);
+    model::KernelEvent k;
+    k.start_ns = 10;
+    k.end_ns = 20;
+    (*w)->Append(k);
+    ASSERT_TRUE((*w)->Flush().ok());
+    model::ClockAnchor end;  // after the last event chunk, as a capture writes it
+    end.phase = model::kClockEnd;
+    (*w)->Append(end);
+    ASSERT_TRUE((*w)->Close().ok());
+  }
+  auto r = SbtReader::Open(tmp.path());
+  ASSERT_TRUE(r.ok());
+  size_t anchors_during = 0, anchors_at_end = 0, ends = 0;
+  Status st = (*r)->Stream(
+      [&](const model::Trace& batch, model::TableKind) {
+        anchors_during = batch.Rows<model::ClockAnchor>().size();
+        return OkStatus();
+      },
+      [&](const model::Trace& batch) {
+        ++ends;
+        anchors_at_end = batch.Rows<model::ClockAnchor>().size();
+        return OkStatus();
+      });
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(anchors_during, 1u);
+  EXPECT_EQ(anchors_at_end, 2u);
+  EXPECT_EQ(ends, 1u);
 }
 
 TEST(Stream, CallbackErrorStopsTheRead) {

@@ -74,9 +74,13 @@ class SbtReader {
   // tables, ...) seen so far plus the rows of that one chunk of `kind`; those
   // rows are cleared after the callback returns. A non-OK Status from the
   // callback stops the read and is returned. Damage is recorded in report().
+  // `on_end(batch)`, when given, is called once after the last chunk with
+  // every string and metadata row of the file, including those written after
+  // the last events (a capture's end clock anchor and final stats).
   using EventChunkCallback =
       std::function<Status(const model::Trace& batch, model::TableKind kind)>;
-  Status Stream(const EventChunkCallback& on_events);
+  using EndCallback = std::function<Status(const model::Trace& batch)>;
+  Status Stream(const EventChunkCallback& on_events, const EndCallback& on_end = {});
 
   // Calls `on_chunk(payload, offset)` for every chunk of raw type `type`
   // (kFirstRawChunkType..kLastRawChunkType) in file order, with its payload
