@@ -41,10 +41,15 @@ Status LoadCompactTrace(const std::string& path, const LoadOptions& options, Com
   // Rows counts come from the file: cap them by what the file could hold.
   const uint64_t cap = reader->report().file_size * 64 + (1u << 20);
   out->Reserve(std::min(ops, cap), std::min(calls, cap));
-  Status st = reader->Stream([&](const model::Trace& batch, model::TableKind kind) {
-    out->Ingest(batch, kind);
-    return OkStatus();
-  });
+  Status st = reader->Stream(
+      [&](const model::Trace& batch, model::TableKind kind) {
+        out->Ingest(batch, kind);
+        return OkStatus();
+      },
+      [&](const model::Trace& batch) {
+        out->IngestMetadata(batch);  // the end clock anchor comes after the events
+        return OkStatus();
+      });
   if (!st.ok()) return Status(st.code(), path + ": " + st.message());
   if (report) *report = reader->report();
   out->Finalize();

@@ -140,6 +140,9 @@ class CompactTrace {
   // refreshes the metadata copy (strings, devices, processes, anchors,
   // stacks) when `batch` holds more of it than seen so far.
   void Ingest(const model::Trace& batch, model::TableKind kind);
+  // Refreshes the metadata copy only (the end of a streamed file: anchors and
+  // stats written after the last events).
+  void IngestMetadata(const model::Trace& batch) { RefreshMeta(batch); }
   // Reserves room for this many GPU ops and API calls (from a file's index).
   void Reserve(uint64_t ops, uint64_t calls) {
     ops_.reserve(ops);
