@@ -20,15 +20,18 @@
 #include <string>
 
 #include "tracesmith/base/status.h"
-#include "tracesmith/replay/compare.h"
 #include "tracesmith/format/replay_payload.h"
+#include "tracesmith/replay/compare.h"
 
 namespace tracesmith::replay {
 
 struct GpuReplayOptions {
   uint32_t iterations = 1;
   int64_t launch = -1;  // replay only this launch index; -1: all
-  int device = 0;       // CUDA device ordinal
+  // Range replay of launches range_first..range_last (inclusive) in capture
+  // order from one initial state; -1: off.
+  int64_t range_first = -1, range_last = -1;
+  int device = 0;  // CUDA device ordinal
   // When a captured range cannot be mapped at its address, map it elsewhere
   // and rewrite pointers (relocation.h); false: fail instead.
   bool allow_relocation = true;

@@ -158,6 +158,55 @@ Status Launch(const LaunchRecord& l, CUfunction f, CUstream stream) {
   return OkStatus();
 }
 
+// Maps every captured range: at its own address when the driver gives it,
+// else elsewhere, recorded in `relocation` (relocation.h).
+Status MapRanges(const std::vector<AddressRange>& ranges, CUdevice device, uint64_t granularity,
+                 HostPlaceholders& placeholders, const GpuReplayOptions& o,
+                 std::vector<std::unique_ptr<FixedMapping>>* mappings, Relocation* relocation,
+                 LaunchOutcome* out) {
+  for (const AddressRange& r : CoveringRanges(ranges, granularity)) {
+    placeholders.Release(r.address, r.size);
+    ++out->ranges_total;
+    auto m = FixedMapping::Create(device, r.address, r.size);
+    if (!m.ok()) {
+      if (!o.allow_relocation || m.status().code() != StatusCode::kFailedPrecondition)
+        return m.status();
+      m = FixedMapping::CreateAnywhere(device, r.size);
+      if (!m.ok()) return m.status();
+      relocation->Add(r.address, r.size, (*m)->address());
+      ++out->ranges_relocated;
+    }
+    mappings->push_back(std::move(m).value());
+  }
+  return OkStatus();
+}
+
+StatusOr<CUfunction> LoadFunction(const ReplayCapture& cap, const LaunchRecord& l,
+                                  ModuleCache& modules) {
+  ASSIGN_OR_RETURN(CUmodule module, modules.Get(cap, l.module_hash));
+  CUfunction f = nullptr;
+  CUresult fr = cuModuleGetFunction(&f, module, l.function.c_str());
+  if (fr == CUDA_ERROR_NOT_FOUND)
+    return NotFound(StrFormat("function %s is not in module 0x%016llx", l.function.c_str(),
+                              static_cast<unsigned long long>(l.module_hash)));
+  CU_CALL(fr);
+  if (l.dynamic_shared_bytes > 48 * 1024)  // above 48 KiB needs an opt-in
+    CU_CALL(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                               int(l.dynamic_shared_bytes)));
+  return f;
+}
+
+// A snapshot image with the pointers into moved ranges rewritten.
+StatusOr<std::vector<uint8_t>> Image(const ReplayCapture& cap, const SnapshotRecord& s,
+                                     const Relocation& relocation, const char* what,
+                                     uint64_t* words) {
+  ASSIGN_OR_RETURN(std::span<const uint8_t> data, cap.BlobData(s.hash, what));
+  std::vector<uint8_t> out(data.begin(), data.end());
+  uint64_t n = relocation.PatchWords(out, s.address);
+  if (words) *words += n;
+  return out;
+}
+
 Status ReplayLaunch(const ReplayCapture& cap, const LaunchRecord& l, CUdevice device,
                     uint64_t granularity, ModuleCache& modules, HostPlaceholders& placeholders,
                     KernelTimer& timer, const GpuReplayOptions& o, LaunchOutcome* out) {
@@ -172,32 +221,11 @@ Status ReplayLaunch(const ReplayCapture& cap, const LaunchRecord& l, CUdevice de
   // range the driver will not give is mapped elsewhere (relocation.h).
   std::vector<std::unique_ptr<FixedMapping>> mappings;
   Relocation relocation;
-  for (const AddressRange& r : CoveringRanges(ranges, granularity)) {
-    placeholders.Release(r.address, r.size);
-    ++out->ranges_total;
-    auto m = FixedMapping::Create(device, r.address, r.size);
-    if (!m.ok()) {
-      if (!o.allow_relocation || m.status().code() != StatusCode::kFailedPrecondition)
-        return m.status();
-      m = FixedMapping::CreateAnywhere(device, r.size);
-      if (!m.ok()) return m.status();
-      relocation.Add(r.address, r.size, (*m)->address());
-      ++out->ranges_relocated;
-    }
-    mappings.push_back(std::move(m).value());
-  }
+  RETURN_IF_ERROR(
+      MapRanges(ranges, device, granularity, placeholders, o, &mappings, &relocation, out));
   LaunchRecord patched = l;
   out->param_words_rewritten = relocation.PatchWords(patched.params, 0);
-  ASSIGN_OR_RETURN(CUmodule module, modules.Get(cap, l.module_hash));
-  CUfunction f = nullptr;
-  CUresult fr = cuModuleGetFunction(&f, module, l.function.c_str());
-  if (fr == CUDA_ERROR_NOT_FOUND)
-    return NotFound(StrFormat("function %s is not in module 0x%016llx", l.function.c_str(),
-                              static_cast<unsigned long long>(l.module_hash)));
-  CU_CALL(fr);
-  if (l.dynamic_shared_bytes > 48 * 1024)  // above 48 KiB needs an opt-in
-    CU_CALL(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                               int(l.dynamic_shared_bytes)));
+  ASSIGN_OR_RETURN(CUfunction f, LoadFunction(cap, l, modules));
   StreamAndEvents se;
   RETURN_IF_ERROR(se.Create());
   std::vector<std::vector<uint8_t>> first(after.size()), current(after.size());
@@ -288,6 +316,107 @@ Status ReplayLaunch(const ReplayCapture& cap, const LaunchRecord& l, CUdevice de
   return OkStatus();
 }
 
+// Range replay: launches first..last in capture order on one stream, from
+// one initial state. Before each launch, a range whose captured "before"
+// image differs from what the sequence left there (written in the program
+// by copies, memsets or kernels that were not recorded) is restored from
+// that image; at the end every range is compared with the "after" image of
+// the last launch that touched it.
+Status ReplaySequence(const ReplayCapture& cap, uint64_t first, uint64_t last, CUdevice device,
+                      uint64_t granularity, ModuleCache& modules, HostPlaceholders& placeholders,
+                      const GpuReplayOptions& o, LaunchOutcome* out) {
+  std::vector<const LaunchRecord*> seq;
+  for (const LaunchRecord& l : cap.launches)
+    if (l.index >= first && l.index <= last) seq.push_back(&l);
+  std::sort(seq.begin(), seq.end(), [](auto* a, auto* b) { return a->index < b->index; });
+  if (seq.empty())
+    return NotFound(StrFormat("the capture has no launch in %llu..%llu",
+                              static_cast<unsigned long long>(first),
+                              static_cast<unsigned long long>(last)));
+  std::map<uint64_t, std::vector<const SnapshotRecord*>> before_of, after_of;
+  std::map<uint64_t, const SnapshotRecord*> final_after;  // by address, last launch wins
+  std::vector<AddressRange> ranges;
+  for (const SnapshotRecord& s : cap.snapshots) {
+    if (s.launch_index < first || s.launch_index > last) continue;
+    (s.phase == SnapshotPhase::kBefore ? before_of : after_of)[s.launch_index].push_back(&s);
+    if (s.phase == SnapshotPhase::kBefore) ranges.push_back({s.address, s.size});
+  }
+  for (const LaunchRecord* l : seq)
+    for (const SnapshotRecord* s : after_of[l->index]) final_after[s->address] = s;
+  out->index = seq.front()->index;
+  out->function = StrFormat("range %llu..%llu: %zu launches in capture order, one stream",
+                            static_cast<unsigned long long>(first),
+                            static_cast<unsigned long long>(last), seq.size());
+  out->iterations = o.iterations;
+  std::vector<std::unique_ptr<FixedMapping>> mappings;
+  Relocation relocation;
+  RETURN_IF_ERROR(
+      MapRanges(ranges, device, granularity, placeholders, o, &mappings, &relocation, out));
+  std::vector<LaunchRecord> patched;
+  std::vector<CUfunction> functions;
+  for (const LaunchRecord* l : seq) {
+    patched.push_back(*l);
+    out->param_words_rewritten += relocation.PatchWords(patched.back().params, 0);
+    ASSIGN_OR_RETURN(CUfunction f, LoadFunction(cap, *l, modules));
+    functions.push_back(f);
+  }
+  StreamAndEvents se;
+  RETURN_IF_ERROR(se.Create());
+  std::vector<std::vector<uint8_t>> first_run(final_after.size());
+  std::vector<double> times_us;
+  for (uint32_t it = 0; it < o.iterations; ++it) {
+    std::map<uint64_t, uint64_t> content;  // address -> hash of the image there now
+    CU_CALL(cuCtxSynchronize());
+    CU_CALL(cuEventRecord(se.start(), se.stream()));
+    for (size_t k = 0; k < seq.size(); ++k) {
+      for (const SnapshotRecord* s : before_of[seq[k]->index]) {
+        auto have = content.find(s->address);
+        if (have != content.end() && have->second == s->hash) continue;
+        if (it == 0 && have != content.end()) ++out->external_writes;
+        ASSIGN_OR_RETURN(auto image, Image(cap, *s, relocation, "before snapshot",
+                                           it == 0 ? &out->memory_words_rewritten : nullptr));
+        CU_CALL(cuMemcpyHtoDAsync(CUdeviceptr(relocation.Translate(s->address)), image.data(),
+                                  image.size(), se.stream()));
+        CU_CALL(cuStreamSynchronize(se.stream()));  // `image` is a pageable temporary
+        content[s->address] = s->hash;
+      }
+      RETURN_IF_ERROR(Launch(patched[k], functions[k], se.stream()));
+      for (const SnapshotRecord* s : after_of[seq[k]->index]) content[s->address] = s->hash;
+    }
+    CU_CALL(cuEventRecord(se.stop(), se.stream()));
+    CU_CALL(cuEventSynchronize(se.stop()));
+    float ms = 0;
+    CU_CALL(cuEventElapsedTime(&ms, se.start(), se.stop()));
+    times_us.push_back(double(ms) * 1000.0);
+    bool differs = false;
+    CompareResult vs_first;
+    size_t k = 0;
+    for (const auto& [address, s] : final_after) {
+      std::vector<uint8_t> host(s->size);
+      CU_CALL(cuMemcpyDtoH(host.data(), CUdeviceptr(relocation.Translate(address)), host.size()));
+      if (it == 0) {
+        ASSIGN_OR_RETURN(auto want, Image(cap, *s, relocation, "after snapshot", nullptr));
+        out->vs_capture.Merge(CompareBytes(want, host, address));
+        first_run[k] = std::move(host);
+      } else {
+        CompareResult c = CompareBytes(first_run[k], host, address);
+        differs |= !c.identical();
+        vs_first.Merge(c);
+      }
+      ++k;
+    }
+    if (differs) {
+      out->iterations_differing++;
+      out->vs_first_replay.Merge(vs_first);
+    }
+  }
+  out->time = out->event_time = SummarizeTimes(times_us);
+  uint64_t recorded = 0;
+  for (const LaunchRecord* l : seq) recorded += l->recorded_ns;
+  out->recorded_ns = recorded;
+  return OkStatus();
+}
+
 }  // namespace
 }  // namespace gpu
 
@@ -348,6 +477,13 @@ Status ReplayOnGpu(const ReplayCapture& cap, const GpuReplayOptions& o,
   ModuleCache modules;
   KernelTimer timer;
   (void)timer.Start();  // without CUPTI, times come from CUDA events
+  if (o.range_first >= 0) {
+    LaunchOutcome outcome;
+    RETURN_IF_ERROR(ReplaySequence(cap, uint64_t(o.range_first), uint64_t(o.range_last), device,
+                                   granularity, modules, placeholders, o, &outcome));
+    on_launch(outcome);
+    return OkStatus();
+  }
   bool found = o.launch < 0;
   for (const LaunchRecord& l : cap.launches) {
     if (o.launch >= 0 && l.index != uint64_t(o.launch)) continue;
