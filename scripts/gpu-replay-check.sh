@@ -89,6 +89,10 @@ if python3 -c "import torch" 2>/dev/null; then
     "$(grep -c "^launch " "$W/last.log") replayed (exit $rc)"
   result "PyTorch MLP launches 0-59 captured and replayed (exit 0 or 4, no error)" \
     $([ $rc -eq 0 ] || [ $rc -eq 4 ]; echo $?)
+  run rc-torch-range "$TS" replay "$W/rc_torch.sbt" --range 0:59 --iterations 3
+  result "range replay of PyTorch launches 0-59 (forward + backward, one initial state) reproduces the final memory, deterministic" \
+    $([ $rc -eq 0 ] && grep -q "identical to the capture" "$W/last.log" &&
+      grep -q "all outputs identical" "$W/last.log"; echo $?)
 fi
 
 if python3 -c "import torch" 2>/dev/null; then

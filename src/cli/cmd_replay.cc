@@ -27,6 +27,7 @@ struct ReplayCliOptions {
   int64_t launch = -1;
   int device = 0;
   bool same_addresses_only = false;
+  std::string range;
 };
 
 // The GPU replayer library: $TRACESMITH_REPLAY_GPU_LIB, else beside the
@@ -93,10 +94,22 @@ int RunReplay(const ReplayCliOptions& o) {
     return ReportError(InvalidArgument(
         "--scale-kernel, --remove-sync, --streams and --schedule are what-if options of the "
         "schedule emulation: add --dry-run"));
+  int64_t first = -1, last = -1;
+  if (!o.range.empty()) {
+    unsigned long long a = 0, b = 0;
+    char tail = 0;
+    if (std::sscanf(o.range.c_str(), "%llu:%llu%c", &a, &b, &tail) != 2 || b < a)
+      return ReportError(InvalidArgument("--range: '" + o.range +
+                                         "' is not A:B (launch indices, A <= B, inclusive)"));
+    if (o.launch >= 0)
+      return ReportError(InvalidArgument("--range and --launch exclude each other"));
+    first = int64_t(a);
+    last = int64_t(b);
+  }
   auto entry = LoadGpuReplayer();
   if (!entry.ok()) return ReportError(entry.status());
   return (*entry)(o.path.c_str(), o.iterations, o.launch, o.device,
-                  o.same_addresses_only ? replay::kReplayFlagSameAddressesOnly : 0);
+                  o.same_addresses_only ? replay::kReplayFlagSameAddressesOnly : 0, first, last);
 }
 
 }  // namespace
@@ -126,6 +139,9 @@ void AddReplayCommand(CLI::App& app, CommandList& commands) {
       ->check(CLI::Range(1u, 100000u));
   cmd->add_option("--launch", o->launch, "GPU replay: only the launch with this index");
   cmd->add_option("--device", o->device, "GPU replay: CUDA device ordinal");
+  cmd->add_option("--range", o->range,
+                  "GPU replay: launches A to B (inclusive) as one sequence in capture order from "
+                  "one initial state; the final memory is compared with the capture");
   cmd->add_flag("--same-addresses-only", o->same_addresses_only,
                 "GPU replay: fail when a captured range cannot be mapped at its own address "
                 "instead of mapping it elsewhere and rewriting pointers into it");

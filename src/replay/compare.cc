@@ -110,6 +110,11 @@ std::string FormatLaunchOutcome(const LaunchOutcome& o) {
   s += "\n";
   if (o.time_from_cupti)
     s += StrFormat("  CUDA events around the launch: median %.2f us\n", o.event_time.median_us);
+  if (o.external_writes)
+    s += StrFormat(
+        "  between launches: %llu image(s) restored (written in the program by copies, memsets "
+        "or kernels that were not recorded)\n",
+        static_cast<unsigned long long>(o.external_writes));
   if (o.setup_ms > 0)
     s += StrFormat("  setup: %.1f ms (map memory, load module, restore inputs)\n", o.setup_ms);
   return s;

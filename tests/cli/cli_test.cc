@@ -55,8 +55,7 @@ TEST_F(CliTest, InfoCountsEveryKind) {
   EXPECT_NE(r.out.find(row("kernel", 500)), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(row("api", trace_.Rows<model::ApiEvent>().size())), std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find(row("memcpy", trace_.Rows<model::MemcpyEvent>().size())),
-            std::string::npos)
+  EXPECT_NE(r.out.find(row("memcpy", trace_.Rows<model::MemcpyEvent>().size())), std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("Synthetic H100 (sm_90, 132 SMs"), std::string::npos) << r.out;
 }
@@ -75,7 +74,8 @@ TEST_F(CliTest, InfoReportsTruncationWithOffset) {
 }
 
 TEST_F(CliTest, ViewFiltersByKindNameAndLimit) {
-  Result r = RunTracesmith("view " + file_.path() + " --kind kernel --name layer_norm_fwd --limit 1000");
+  Result r =
+      RunTracesmith("view " + file_.path() + " --kind kernel --name layer_norm_fwd --limit 1000");
   ASSERT_EQ(r.status, 0) << r.out;
   size_t expected = 0;
   for (const auto& k : trace_.Rows<model::KernelEvent>())
@@ -118,6 +118,19 @@ TEST_F(CliTest, ErrorsAreClearAndNonZero) {
   Result bad_time = RunTracesmith("view " + file_.path() + " --from 3parsecs");
   EXPECT_EQ(bad_time.status, 1);
   EXPECT_NE(RunTracesmith("no-such-command").status, 0);
+}
+
+TEST_F(CliTest, ReplayOptionsAreCheckedBeforeTheGpu) {
+  for (const char* bad : {"5:2", "x:3", "3", "1:2:3"}) {
+    Result r = RunTracesmith("replay " + file_.path() + " --range " + bad);
+    EXPECT_EQ(r.status, 1) << bad;
+    EXPECT_NE(r.out.find("--range: '" + std::string(bad) + "' is not A:B"), std::string::npos)
+        << r.out;
+  }
+  Result both = RunTracesmith("replay " + file_.path() + " --range 1:2 --launch 3");
+  EXPECT_EQ(both.status, 1);
+  EXPECT_NE(both.out.find("--range and --launch exclude each other"), std::string::npos)
+      << both.out;
 }
 
 TEST_F(CliTest, HelpEverywhere) {
@@ -206,8 +219,7 @@ TEST(CliImport, TorchProfilerTraceImportsAndAnalyzes) {
   EXPECT_NE(r.out.find("(kineto-json)"), std::string::npos) << r.out;
   r = RunTracesmith("analyze --json " + out.path());
   ASSERT_EQ(r.status, 0) << r.out;
-  EXPECT_NE(r.out.find("\"kernel_count\":" + std::to_string(kernels)), std::string::npos)
-      << r.out;
+  EXPECT_NE(r.out.find("\"kernel_count\":" + std::to_string(kernels)), std::string::npos) << r.out;
   r = RunTracesmith("analyze " + out.path());
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("Top kernels by total GPU time"), std::string::npos) << r.out;

@@ -47,6 +47,9 @@ struct LaunchOutcome {
   TimingStats event_time;    // CUDA events around the launch (includes dispatch)
   uint64_t recorded_ns = 0;  // the kernel's time inside the original program
   double setup_ms = 0;       // map memory, load the module, first restore of the inputs
+  // Range replay: images restored between launches because the program
+  // wrote them with work that was not recorded (copies, memsets, kernels).
+  uint64_t external_writes = 0;
   // Relocated replay (relocation.h): ranges mapped away from their captured
   // addresses and pointer words rewritten in parameters and "before" images.
   uint32_t ranges_relocated = 0, ranges_total = 0;

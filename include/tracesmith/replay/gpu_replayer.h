@@ -54,8 +54,8 @@ inline constexpr int kReplayDiffers = 4;    // some output differed or was nonde
 
 // The shared library's entry point, looked up by dlopen/dlsym.
 inline constexpr char kReplayGpuLibName[] = "libtracesmith-replay-gpu.so";
-inline constexpr char kReplayGpuEntryName[] = "TracesmithReplayGpuMainV2";
+inline constexpr char kReplayGpuEntryName[] = "TracesmithReplayGpuMainV3";
 using ReplayGpuEntry = int (*)(const char* path, uint32_t iterations, int64_t launch, int device,
-                               int flags);
+                               int flags, int64_t range_first, int64_t range_last);
 
 }  // namespace tracesmith::replay

@@ -26,8 +26,9 @@ void FillRecordedTimes(const char* path, tracesmith::replay::ReplayCapture* cap)
 }  // namespace
 
 // dlopen entry point for `tracesmith replay` (see gpu_replayer.h).
-extern "C" __attribute__((visibility("default"))) int TracesmithReplayGpuMainV2(
-    const char* path, uint32_t iterations, int64_t launch, int device, int flags) {
+extern "C" __attribute__((visibility("default"))) int TracesmithReplayGpuMainV3(
+    const char* path, uint32_t iterations, int64_t launch, int device, int flags,
+    int64_t range_first, int64_t range_last) {
   using namespace tracesmith;
   using namespace tracesmith::replay;
   auto fail = [](const Status& st) {
@@ -49,6 +50,8 @@ extern "C" __attribute__((visibility("default"))) int TracesmithReplayGpuMainV2(
   o.launch = launch;
   o.device = device;
   o.allow_relocation = !(flags & kReplayFlagSameAddressesOnly);
+  o.range_first = range_first;
+  o.range_last = range_last;
   bool all_good = true;
   bool header = false;
   std::string device_line;
