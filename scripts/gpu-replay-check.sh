@@ -75,6 +75,13 @@ if [ -x "$PROGS/kernel_count" ]; then
     --replay-max-launches 3 -o "$W/rc.sbt" -- "$PROGS/kernel_count" 10
   result "profile --replay-capture kernel:scale_kernel recorded 3 launches" \
     $([ $rc -eq 0 ] && grep -q "3 launch(es) recorded" "$W/last.log"; echo $?)
+  run rc-all-memory "$TS" profile -f --stacks none --replay-capture 'launch:2' --replay-memory all \
+    -o "$W/rc_all.sbt" -- "$PROGS/kernel_count" 5
+  result "--replay-memory all: the launch snapshots both live allocations (the kernel uses one)" \
+    $([ $rc -eq 0 ] && grep -q "launch 2 scale_kernel.*: 2 allocation(s)" "$W/last.log"; echo $?)
+  run rc-all-memory-replay "$TS" replay "$W/rc_all.sbt"
+  result "--replay-memory all capture replays identical" \
+    $([ $rc -eq 0 ] && grep -q "identical to the capture" "$W/last.log"; echo $?)
   run rc-kernel-replay "$TS" replay "$W/rc.sbt" --iterations 3
   result "the 3 captured scale_kernel launches replay identical and deterministic" \
     $([ $rc -eq 0 ] && [ "$(grep -c "identical to the capture" "$W/last.log")" -eq 3 ]; echo $?)

@@ -150,6 +150,28 @@ StatusOr<ReplayFilter> ParseReplayFilter(const std::string& text) {
   return f;
 }
 
+StatusOr<std::vector<DeviceRange>> ParseDeviceRanges(const std::string& text) {
+  std::vector<DeviceRange> out;
+  for (const std::string& item : Split(text, ',')) {
+    size_t colon = item.find(':');
+    DeviceRange r;
+    char* end = nullptr;
+    bool ok = colon != std::string::npos;
+    if (ok) {
+      std::string a = item.substr(0, colon), s = item.substr(colon + 1);
+      r.address = std::strtoull(a.c_str(), &end, 0);
+      ok = !a.empty() && *end == '\0';
+      r.size = std::strtoull(s.c_str(), &end, 0);
+      ok = ok && !s.empty() && *end == '\0' && r.size > 0 && r.address + r.size > r.address;
+    }
+    if (!ok)
+      return InvalidArgument("--replay-ranges: '" + item +
+                             "' is not ADDR:SIZE (e.g. 0x7f0000000000:4096)");
+    out.push_back(r);
+  }
+  return out;
+}
+
 StatusOr<CaptureOptions> OptionsFromEnv(const std::map<std::string, std::string>& env) {
   CaptureOptions o;
   auto get = [&](const char* key) -> const std::string* {
@@ -194,6 +216,15 @@ StatusOr<CaptureOptions> OptionsFromEnv(const std::map<std::string, std::string>
   if (auto* v = get(kEnvReplayMaxLaunches)) {
     ASSIGN_OR_RETURN(o.replay_max_launches, ParseUint(kEnvReplayMaxLaunches, *v, 1, 1u << 20));
   }
+  if (auto* v = get(kEnvReplayMemory)) {
+    if (*v != "params" && *v != "all")
+      return InvalidArgument("--replay-memory: '" + *v + "' is not params or all");
+    o.replay_memory = *v;
+  }
+  if (auto* v = get(kEnvReplayRanges)) {
+    RETURN_IF_ERROR(ParseDeviceRanges(*v).status());
+    o.replay_ranges = *v;
+  }
   return o;
 }
 
@@ -228,6 +259,8 @@ std::map<std::string, std::string> OptionsToEnv(const CaptureOptions& o) {
     env[kEnvReplayCapture] = o.replay_capture;
     env[kEnvReplayMaxMb] = std::to_string(o.replay_max_mb);
     env[kEnvReplayMaxLaunches] = std::to_string(o.replay_max_launches);
+    env[kEnvReplayMemory] = o.replay_memory;
+    if (!o.replay_ranges.empty()) env[kEnvReplayRanges] = o.replay_ranges;
   }
   return env;
 }

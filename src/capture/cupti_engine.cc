@@ -295,6 +295,10 @@ Status CuptiEngine::EnableCallbacks() {
          {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
           CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz})
       CUPTI_CALL(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid));
+    if (replay_->tracks_allocations())
+      for (CUpti_CallbackId cbid :
+           {CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2})
+        CUPTI_CALL(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid));
   }
   if (options_.range == CaptureRange::kCudaProfilerApi) {
     CUPTI_CALL(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API,
@@ -409,6 +413,8 @@ void CUPTIAPI CuptiEngine::OnCallback(void* userdata, CUpti_CallbackDomain domai
       }
       if (e->replay_ && ReplayCapturer::IsLaunchCallback(cbid))
         e->replay_->OnLaunch(cbid, info, e->activities_on_.load(std::memory_order_relaxed));
+      else if (e->replay_ && ReplayCapturer::IsMemoryCallback(cbid))
+        e->replay_->OnMemory(cbid, info);
       return;
     }
     case CUPTI_CB_DOMAIN_RUNTIME_API: {

@@ -137,8 +137,31 @@ ReplayCapturer::ReplayCapturer(ReplayFilter filter, const CaptureOptions& option
     : filter_(std::move(filter)),
       max_bytes_(uint64_t{options.replay_max_mb} << 20),
       max_launches_(options.replay_max_launches),
-      quiet_(options.quiet) {
+      quiet_(options.quiet),
+      all_memory_(options.replay_memory == "all") {
   if (filter_.kind == ReplayFilter::Kind::kKernel) regex_ = std::regex(filter_.regex);
+  if (auto r = ParseDeviceRanges(options.replay_ranges); r.ok()) extra_ranges_ = *r;
+}
+
+bool ReplayCapturer::IsMemoryCallback(CUpti_CallbackId cbid) {
+  return cbid == CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2 ||
+         cbid == CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2;
+}
+
+void ReplayCapturer::OnMemory(CUpti_CallbackId cbid, const CUpti_CallbackData* info) {
+  if (!all_memory_ || t_busy || !info || !info->functionParams) return;
+  if (cbid == CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2 && info->callbackSite == CUPTI_API_EXIT) {
+    const auto* p = static_cast<const cuMemAlloc_v2_params*>(info->functionParams);
+    const auto* rc = static_cast<const CUresult*>(info->functionReturnValue);
+    if ((rc && *rc != CUDA_SUCCESS) || !p->dptr) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    live_[uint64_t(*p->dptr)] = p->bytesize;
+  } else if (cbid == CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2 &&
+             info->callbackSite == CUPTI_API_ENTER) {
+    const auto* p = static_cast<const cuMemFree_v2_params*>(info->functionParams);
+    std::lock_guard<std::mutex> lock(mu_);
+    live_.erase(uint64_t(p->dptr));
+  }
 }
 
 bool ReplayCapturer::IsLaunchCallback(CUpti_CallbackId cbid) {
@@ -245,6 +268,25 @@ void ReplayCapturer::OnEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* in
     bool known = false;
     for (const Range& r : p.ranges) known |= r.address == uint64_t(base);
     if (!known) p.ranges.push_back({uint64_t(base), uint64_t(size)});
+  }
+  // --replay-ranges: the allocation holding each start, else the range as given.
+  for (const DeviceRange& x : extra_ranges_) {
+    CUdeviceptr base = 0;
+    size_t size = 0;
+    Range r{x.address, x.size};
+    if (cuMemGetAddressRange(&base, &size, CUdeviceptr(x.address)) == CUDA_SUCCESS && size)
+      r = {uint64_t(base), uint64_t(size)};
+    bool known = false;
+    for (const Range& have : p.ranges) known |= have.address == r.address;
+    if (!known) p.ranges.push_back(r);
+  }
+  if (all_memory_) {  // --replay-memory all
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [base, size] : live_) {
+      bool known = false;
+      for (const Range& have : p.ranges) known |= have.address == base;
+      if (!known) p.ranges.push_back({base, size});
+    }
   }
   uint64_t bytes = 0;
   for (const Range& r : p.ranges) bytes += 2 * r.size;

@@ -62,6 +62,10 @@ class ReplayCapturer {
   void OnLaunch(CUpti_CallbackId cbid, const CUpti_CallbackData* info, bool active);
   // Application thread, CUPTI module-loaded callback.
   void OnModuleLoaded(const void* image, size_t size);
+  // --replay-memory all: allocations through cuMemAlloc / cuMemFree.
+  static bool IsMemoryCallback(CUpti_CallbackId cbid);
+  bool tracks_allocations() const { return all_memory_; }
+  void OnMemory(CUpti_CallbackId cbid, const CUpti_CallbackData* info);
   // Writer thread: appends queued payload chunks.
   void Drain(format::SbtWriter* writer);
   ReplayCaptureStats stats();
@@ -114,11 +118,14 @@ class ReplayCapturer {
   const uint64_t max_bytes_;
   const uint32_t max_launches_;
   const bool quiet_;
+  const bool all_memory_;
+  std::vector<DeviceRange> extra_ranges_;
   std::atomic<uint64_t> launch_counter_{0};
 
   std::mutex mu_;  // everything below
   std::unordered_map<CUfunction, bool> regex_cache_;
   std::unordered_map<CUfunction, uint64_t> module_of_;
+  std::map<uint64_t, uint64_t> live_;  // --replay-memory all: base -> size
   std::vector<std::unique_ptr<Module>> modules_;
   std::unordered_map<uint32_t, Pending> pending_;  // by correlation id
   std::vector<replay::LaunchRecord> launches_out_;

@@ -50,6 +50,8 @@ struct ProfileArgs {
   std::string replay_capture;
   uint32_t replay_max_mb = 4096;
   uint32_t replay_max_launches = 64;
+  std::string replay_memory = "params";
+  std::string replay_ranges;
   std::vector<std::string> command;
 };
 
@@ -215,6 +217,12 @@ int RunProfile(ProfileArgs& a, bool record_spelling) {
   o.replay_capture = a.replay_capture;
   o.replay_max_mb = a.replay_max_mb;
   o.replay_max_launches = a.replay_max_launches;
+  if (a.replay_memory != "params" && a.replay_memory != "all")
+    return ReportError(
+        InvalidArgument("--replay-memory: '" + a.replay_memory + "' is not params or all"));
+  if (auto r = capture::ParseDeviceRanges(a.replay_ranges); !r.ok()) return ReportError(r.status());
+  o.replay_memory = a.replay_memory;
+  o.replay_ranges = a.replay_ranges;
 
   if (Exists(o.output)) {
     if (!a.force)
@@ -339,6 +347,12 @@ void AddProfileOptions(CLI::App* sub, ProfileArgs& a) {
                   "Replay capture: memory images in all (later launches are skipped)")
       ->capture_default_str()
       ->check(CLI::Range(1u, 1u << 24));
+  sub->add_option("--replay-memory", a.replay_memory,
+                  "Replay capture: the allocations the parameters point into (params) or every "
+                  "live cuMemAlloc allocation (all)")
+      ->capture_default_str();
+  sub->add_option("--replay-ranges", a.replay_ranges,
+                  "Replay capture: also these device ranges, ADDR:SIZE[,ADDR:SIZE...]");
   sub->add_option("--replay-max-launches", a.replay_max_launches,
                   "Replay capture: launches recorded at most")
       ->capture_default_str()

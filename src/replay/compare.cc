@@ -100,6 +100,21 @@ std::string FormatLaunchOutcome(const LaunchOutcome& o) {
                     o.iterations_differing, o.iterations, DiffText(o.vs_first_replay).c_str());
     }
   }
+  if (o.external_writes)
+    s += StrFormat(
+        "  between launches: %llu image(s) restored (written in the program by copies, memsets "
+        "or kernels that were not recorded)\n",
+        static_cast<unsigned long long>(o.external_writes));
+  if (o.sequence) {
+    // Restores between launches are inside the timed span: no comparison
+    // with the kernels' time in the program.
+    s += StrFormat(
+        "  sequence time (CUDA events, image restores included): median %.2f us, min %.2f us, "
+        "max %.2f us over %u replays; kernels in the program: %.2f us in all\n",
+        o.time.median_us, o.time.min_us, o.time.max_us, o.iterations,
+        double(o.recorded_ns) / 1000.0);
+    return s;
+  }
   s += StrFormat("  kernel time (%s): median %.2f us, min %.2f us, max %.2f us over %u replays",
                  o.time_from_cupti ? "CUPTI" : "CUDA events", o.time.median_us, o.time.min_us,
                  o.time.max_us, o.iterations);
@@ -110,11 +125,6 @@ std::string FormatLaunchOutcome(const LaunchOutcome& o) {
   s += "\n";
   if (o.time_from_cupti)
     s += StrFormat("  CUDA events around the launch: median %.2f us\n", o.event_time.median_us);
-  if (o.external_writes)
-    s += StrFormat(
-        "  between launches: %llu image(s) restored (written in the program by copies, memsets "
-        "or kernels that were not recorded)\n",
-        static_cast<unsigned long long>(o.external_writes));
   if (o.setup_ms > 0)
     s += StrFormat("  setup: %.1f ms (map memory, load module, restore inputs)\n", o.setup_ms);
   return s;

@@ -99,6 +99,23 @@ TEST(ReplayFilter, Parses) {
   EXPECT_EQ(back.replay_max_mb, 100u);
   EXPECT_EQ(back.replay_max_launches, 5u);
   EXPECT_FALSE(OptionsFromEnv({{kEnvReplayCapture, "bogus"}}).ok());
+  o.replay_memory = "all";
+  o.replay_ranges = "0x7f0000000000:4096,1024:16";
+  back = OptionsFromEnv(OptionsToEnv(o)).value();
+  EXPECT_EQ(back.replay_memory, "all");
+  EXPECT_EQ(back.replay_ranges, "0x7f0000000000:4096,1024:16");
+  EXPECT_FALSE(OptionsFromEnv({{kEnvReplayMemory, "some"}}).ok());
+}
+
+TEST(ReplayFilter, DeviceRanges) {
+  auto r = ParseDeviceRanges("0x7f0000000000:4096,1024:0x10").value();
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0].address, 0x7f0000000000u);
+  EXPECT_EQ(r[0].size, 4096u);
+  EXPECT_EQ(r[1].address, 1024u);
+  EXPECT_EQ(r[1].size, 16u);
+  for (const char* bad : {"0x10", "0x10:0", "x:1", "1:y", ":5", "0xffffffffffffffff:2"})
+    EXPECT_FALSE(ParseDeviceRanges(bad).ok()) << bad;
 }
 
 TEST(OptionsEnv, Stacks) {

@@ -76,6 +76,22 @@ TEST(CompareTest, OutcomeText) {
   std::string s = FormatLaunchOutcome(o);
   EXPECT_NE(s.find("identical to the capture"), std::string::npos) << s;
   EXPECT_NE(s.find("NONDETERMINISTIC: 19 of 20 replays"), std::string::npos) << s;
+  EXPECT_NE(s.find("kernel time"), std::string::npos) << s;
+}
+
+TEST(CompareTest, SequenceOutcomeTextHasNoPerKernelRatio) {
+  LaunchOutcome o;
+  o.function = "range 0..59: 60 launches in capture order, one stream";
+  o.sequence = true;
+  o.iterations = 3;
+  o.external_writes = 8;
+  o.recorded_ns = 291190;
+  o.time.median_us = 130713.2;
+  std::string s = FormatLaunchOutcome(o);
+  EXPECT_NE(s.find("between launches: 8 image(s) restored"), std::string::npos) << s;
+  EXPECT_NE(s.find("sequence time (CUDA events, image restores included)"), std::string::npos) << s;
+  EXPECT_NE(s.find("kernels in the program: 291.19 us in all"), std::string::npos) << s;
+  EXPECT_EQ(s.find("replay/program"), std::string::npos) << s;
 }
 
 TEST(AddressRangesTest, RoundsAndMerges) {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "tracesmith/base/status.h"
 
@@ -80,7 +81,19 @@ struct CaptureOptions {
   std::string replay_capture;
   uint32_t replay_max_mb = 4096;      // memory images in all; later launches are skipped
   uint32_t replay_max_launches = 64;  // launches recorded at most
+  // Which memory a recorded launch snapshots besides the allocations its
+  // parameters point into: "params" (only those), "all" (every live
+  // allocation made through cuMemAlloc since the capture started).
+  std::string replay_memory = "params";
+  // And these device ranges, "ADDR:SIZE[,ADDR:SIZE...]" (hex 0x... or
+  // decimal; an address inside an allocation takes the whole allocation).
+  std::string replay_ranges;
 };
+
+struct DeviceRange {
+  uint64_t address = 0, size = 0;
+};
+StatusOr<std::vector<DeviceRange>> ParseDeviceRanges(const std::string& text);
 
 // A parsed --replay-capture filter.
 struct ReplayFilter {
@@ -106,6 +119,8 @@ inline constexpr const char* kEnvStackDepth = "TRACESMITH_STACK_DEPTH";
 inline constexpr const char* kEnvReplayCapture = "TRACESMITH_REPLAY_CAPTURE";
 inline constexpr const char* kEnvReplayMaxMb = "TRACESMITH_REPLAY_MAX_MB";
 inline constexpr const char* kEnvReplayMaxLaunches = "TRACESMITH_REPLAY_MAX_LAUNCHES";
+inline constexpr const char* kEnvReplayMemory = "TRACESMITH_REPLAY_MEMORY";
+inline constexpr const char* kEnvReplayRanges = "TRACESMITH_REPLAY_RANGES";
 // Set by tests only: installs a stack hook that returns 1, 2, 3... so GPU
 // tests can check the correlation-id join of API rows and GPU rows.
 inline constexpr const char* kEnvTestStackHook = "TRACESMITH_TEST_STACK_HOOK";

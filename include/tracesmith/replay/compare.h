@@ -50,6 +50,7 @@ struct LaunchOutcome {
   // Range replay: images restored between launches because the program
   // wrote them with work that was not recorded (copies, memsets, kernels).
   uint64_t external_writes = 0;
+  bool sequence = false;  // a range replay (several launches), not one launch
   // Relocated replay (relocation.h): ranges mapped away from their captured
   // addresses and pointer words rewritten in parameters and "before" images.
   uint32_t ranges_relocated = 0, ranges_total = 0;

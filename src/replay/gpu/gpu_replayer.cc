@@ -348,6 +348,7 @@ Status ReplaySequence(const ReplayCapture& cap, uint64_t first, uint64_t last, C
                             static_cast<unsigned long long>(first),
                             static_cast<unsigned long long>(last), seq.size());
   out->iterations = o.iterations;
+  out->sequence = true;
   std::vector<std::unique_ptr<FixedMapping>> mappings;
   Relocation relocation;
   RETURN_IF_ERROR(
