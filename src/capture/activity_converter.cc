@@ -146,12 +146,7 @@ void ActivityConverter::ConvertKernel(const CUpti_ActivityKernel10& r) {
   // launch latency collection is on.
   e.queued_ns = r.queued;
   e.submitted_ns = r.submitted;
-  e.correlation_id = r.correlationId;
-  e.stack_id = StackId(r.correlationId);
-  e.pid = pid_;
-  e.device_id = r.deviceId;
-  e.context_id = r.contextId;
-  e.stream_id = r.streamId;
+  SetGpuIds(r, &e);
   e.name_id = StringId(r.name);
   e.demangled_id = DemangledId(r.name, e.name_id);
   e.grid_x = static_cast<uint32_t>(r.gridX);
@@ -176,17 +171,13 @@ void ActivityConverter::ConvertKernel(const CUpti_ActivityKernel10& r) {
 }
 
 namespace {
-// The fields CUPTI's memcpy and peer-to-peer memcpy records share.
+// The fields CUPTI's memcpy and peer-to-peer memcpy records share (ids: SetGpuIds).
 template <typename Record>
 model::MemcpyEvent MemcpyFields(const Record& r) {
   model::MemcpyEvent e;
   e.start_ns = r.start;
   e.end_ns = r.end;
   e.bytes = r.bytes;
-  e.correlation_id = r.correlationId;
-  e.device_id = r.deviceId;
-  e.context_id = r.contextId;
-  e.stream_id = r.streamId;
   e.copy_kind = r.copyKind;
   e.src_kind = r.srcKind;
   e.dst_kind = r.dstKind;
@@ -199,8 +190,7 @@ model::MemcpyEvent MemcpyFields(const Record& r) {
 
 void ActivityConverter::ConvertMemcpy(const CUpti_ActivityMemcpy6& r) {
   model::MemcpyEvent e = MemcpyFields(r);
-  e.stack_id = StackId(r.correlationId);
-  e.pid = pid_;
+  SetGpuIds(r, &e);
   e.src_device_id = r.deviceId;
   e.dst_device_id = r.deviceId;
   context_device_.emplace(r.contextId, r.deviceId);
@@ -210,8 +200,7 @@ void ActivityConverter::ConvertMemcpy(const CUpti_ActivityMemcpy6& r) {
 
 void ActivityConverter::ConvertMemcpyPtoP(const CUpti_ActivityMemcpyPtoP4& r) {
   model::MemcpyEvent e = MemcpyFields(r);
-  e.stack_id = StackId(r.correlationId);
-  e.pid = pid_;
+  SetGpuIds(r, &e);
   e.src_device_id = r.srcDeviceId;
   e.dst_device_id = r.dstDeviceId;
   sink_->Append(e);
@@ -223,12 +212,7 @@ void ActivityConverter::ConvertMemset(const CUpti_ActivityMemset4& r) {
   e.start_ns = r.start;
   e.end_ns = r.end;
   e.bytes = r.bytes;
-  e.correlation_id = r.correlationId;
-  e.stack_id = StackId(r.correlationId);
-  e.pid = pid_;
-  e.device_id = r.deviceId;
-  e.context_id = r.contextId;
-  e.stream_id = r.streamId;
+  SetGpuIds(r, &e);
   e.value = r.value;
   e.memory_kind = static_cast<uint8_t>(r.memoryKind);
   e.graph_id = r.graphId;
@@ -372,12 +356,7 @@ void ActivityConverter::ConvertMemory(const CUpti_ActivityMemory4& r) {
   e.ts_ns = r.timestamp;
   e.address = r.address;
   e.bytes = r.bytes;
-  e.correlation_id = r.correlationId;
-  e.stack_id = StackId(r.correlationId);
-  e.pid = pid_;
-  e.device_id = r.deviceId;
-  e.context_id = r.contextId;
-  e.stream_id = r.streamId == 0xffffffffu ? 0 : r.streamId;
+  SetGpuIds(r, &e);
   e.op = static_cast<uint8_t>(r.memoryOperationType);
   e.memory_kind = static_cast<uint8_t>(r.memoryKind);
   e.is_async = r.isAsync ? 1 : 0;

@@ -91,6 +91,18 @@ class ActivityConverter {
   uint32_t StackId(uint32_t correlation_id) {
     return stacks_ && correlation_id ? stacks_->Find(correlation_id) : 0;
   }
+  // The ids every GPU-side row takes from its record: correlation, host
+  // stack, process, device, context, stream (CUPTI's 0xffffffff, "no
+  // stream", becomes 0).
+  template <typename Record, typename Row>
+  void SetGpuIds(const Record& r, Row* e) {
+    e->correlation_id = r.correlationId;
+    e->stack_id = StackId(r.correlationId);
+    e->pid = pid_;
+    e->device_id = r.deviceId;
+    e->context_id = r.contextId;
+    e->stream_id = r.streamId == 0xffffffffu ? 0 : r.streamId;
+  }
   void SeeThread(uint32_t tid);
   uint32_t DeviceOfContext(uint32_t context_id) const;
   // A GPU record with a graph id completes its graph launch row (or is kept
