@@ -21,7 +21,7 @@ want() { [[ ",$WHAT," == *",$1,"* ]]; }
 
 echo "GPU-CHECK date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 echo "GPU-CHECK gpu: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -1)"
-echo "GPU-CHECK host: $(uname -r), $(nproc) cores; commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+echo "GPU-CHECK host: $(uname -r), $(nproc) cores; sources: the working tree sent with the call"
 
 if [ ! -x "$BUILD/bin/tracesmith" ]; then
   echo "GPU-CHECK building $BUILD"
