@@ -339,15 +339,20 @@ StatusOr<Trace> ImportKinetoJson(std::string_view text, ImportStats* stats) {
     const uint32_t corr = b.U32(e, "correlation");
     auto host = corr_pid.find(corr);
     const uint32_t host_pid = host != corr_pid.end() ? host->second : first_pid;
+    // What every GPU row takes from the event: times, correlation, the host
+    // process that launched it, device (Kineto's pid), context, stream (tid).
+    auto gpu_fields = [&](auto* row) {
+      row->start_ns = start;
+      row->end_ns = end;
+      row->correlation_id = corr;
+      row->pid = host_pid;
+      row->device_id = b.U32(e, "device", pid);
+      row->context_id = b.U32(e, "context");
+      row->stream_id = b.U32(e, "stream", tid);
+    };
     if (cat == "kernel") {
       KernelEvent k{};
-      k.start_ns = start;
-      k.end_ns = end;
-      k.correlation_id = corr;
-      k.pid = host_pid;
-      k.device_id = b.U32(e, "device", pid);
-      k.context_id = b.U32(e, "context");
-      k.stream_id = b.U32(e, "stream", tid);
+      gpu_fields(&k);
       k.name_id = k.demangled_id = t.strings.Intern(name);
       b.Triple(e, "grid", &k.grid_x, &k.grid_y, &k.grid_z);
       b.Triple(e, "block", &k.block_x, &k.block_y, &k.block_z);
@@ -356,14 +361,9 @@ StatusOr<Trace> ImportKinetoJson(std::string_view text, ImportStats* stats) {
       t.Rows<KernelEvent>().push_back(k);
     } else if (cat == "gpu_memcpy") {
       MemcpyEvent m{};
-      m.start_ns = start;
-      m.end_ns = end;
+      gpu_fields(&m);
       m.bytes = b.U64(e, "bytes");
-      m.correlation_id = corr;
-      m.pid = host_pid;
-      m.device_id = m.src_device_id = m.dst_device_id = b.U32(e, "device", pid);
-      m.context_id = b.U32(e, "context");
-      m.stream_id = b.U32(e, "stream", tid);
+      m.src_device_id = m.dst_device_id = m.device_id;
       // "Memcpy HtoD (Pinned -> Device)"
       std::string_view n = name;
       if (n.starts_with("Memcpy ")) n.remove_prefix(7);
@@ -377,14 +377,8 @@ StatusOr<Trace> ImportKinetoJson(std::string_view text, ImportStats* stats) {
       t.Rows<MemcpyEvent>().push_back(m);
     } else if (cat == "gpu_memset") {
       MemsetEvent m{};
-      m.start_ns = start;
-      m.end_ns = end;
+      gpu_fields(&m);
       m.bytes = b.U64(e, "bytes");
-      m.correlation_id = corr;
-      m.pid = host_pid;
-      m.device_id = b.U32(e, "device", pid);
-      m.context_id = b.U32(e, "context");
-      m.stream_id = b.U32(e, "stream", tid);
       std::string_view n = name;
       size_t open = n.find('('), close = n.rfind(')');
       if (open != std::string_view::npos && close != std::string_view::npos && close > open)
@@ -392,13 +386,7 @@ StatusOr<Trace> ImportKinetoJson(std::string_view text, ImportStats* stats) {
       t.Rows<MemsetEvent>().push_back(m);
     } else if (cat == "cuda_sync") {
       SyncEvent s{};
-      s.start_ns = start;
-      s.end_ns = end;
-      s.correlation_id = corr;
-      s.pid = host_pid;
-      s.device_id = b.U32(e, "device", pid);
-      s.context_id = b.U32(e, "context");
-      s.stream_id = b.U32(e, "stream", tid);
+      gpu_fields(&s);
       s.sync_type = SyncTypeFromName(name);
       t.Rows<SyncEvent>().push_back(s);
     } else if (cat == "cuda_runtime" || cat == "cuda_driver") {
