@@ -196,15 +196,28 @@ StatusOr<CUfunction> LoadFunction(const ReplayCapture& cap, const LaunchRecord& 
   return f;
 }
 
-// A snapshot image with the pointers into moved ranges rewritten.
-StatusOr<std::vector<uint8_t>> Image(const ReplayCapture& cap, const SnapshotRecord& s,
-                                     const Relocation& relocation, const char* what,
-                                     uint64_t* words) {
-  ASSIGN_OR_RETURN(std::span<const uint8_t> data, cap.BlobData(s.hash, what));
-  std::vector<uint8_t> out(data.begin(), data.end());
-  uint64_t n = relocation.PatchWords(out, s.address);
+// A snapshot image as replay uses it: the captured bytes, or a copy with the
+// pointers into moved ranges rewritten when anything was relocated.
+// Movable, not copyable: `bytes` may point into `rewritten`'s heap buffer.
+struct Image {
+  Image() = default;
+  Image(Image&&) = default;
+  Image& operator=(Image&&) = default;
+  Image(const Image&) = delete;
+  Image& operator=(const Image&) = delete;
+  std::span<const uint8_t> bytes;
+  std::vector<uint8_t> rewritten;  // owns `bytes` when relocated
+};
+StatusOr<Image> ImageOf(const ReplayCapture& cap, const SnapshotRecord& s,
+                        const Relocation& relocation, const char* what, uint64_t* words) {
+  Image image;
+  ASSIGN_OR_RETURN(image.bytes, cap.BlobData(s.hash, what));
+  if (relocation.empty()) return image;
+  image.rewritten.assign(image.bytes.begin(), image.bytes.end());
+  uint64_t n = relocation.PatchWords(image.rewritten, s.address);
   if (words) *words += n;
-  return out;
+  image.bytes = image.rewritten;
+  return image;
 }
 
 Status ReplayLaunch(const ReplayCapture& cap, const LaunchRecord& l, CUdevice device,
@@ -237,16 +250,10 @@ Status ReplayLaunch(const ReplayCapture& cap, const LaunchRecord& l, CUdevice de
   // Restores every "before" image (pointers rewritten when relocated).
   auto restore = [&](bool count_words) -> Status {
     for (const SnapshotRecord* s : before) {
-      ASSIGN_OR_RETURN(std::span<const uint8_t> data, cap.BlobData(s->hash, "before snapshot"));
-      std::vector<uint8_t> rewritten;
-      if (!relocation.empty()) {
-        rewritten.assign(data.begin(), data.end());
-        uint64_t words = relocation.PatchWords(rewritten, s->address);
-        if (count_words) out->memory_words_rewritten += words;
-        data = rewritten;
-      }
-      CU_CALL(
-          cuMemcpyHtoD(CUdeviceptr(relocation.Translate(s->address)), data.data(), data.size()));
+      ASSIGN_OR_RETURN(Image image, ImageOf(cap, *s, relocation, "before snapshot",
+                                            count_words ? &out->memory_words_rewritten : nullptr));
+      CU_CALL(cuMemcpyHtoD(CUdeviceptr(relocation.Translate(s->address)), image.bytes.data(),
+                           image.bytes.size()));
     }
     return OkStatus();
   };
@@ -290,15 +297,10 @@ Status ReplayLaunch(const ReplayCapture& cap, const LaunchRecord& l, CUdevice de
       CU_CALL(cuMemcpyDtoH(host.data(), CUdeviceptr(relocation.Translate(after[k]->address)),
                            host.size()));
       if (it == 0) {
-        ASSIGN_OR_RETURN(std::span<const uint8_t> want,
-                         cap.BlobData(after[k]->hash, "after snapshot"));
-        std::vector<uint8_t> rewritten;
-        if (!relocation.empty()) {  // pointers the kernel left or wrote
-          rewritten.assign(want.begin(), want.end());
-          relocation.PatchWords(rewritten, after[k]->address);
-          want = rewritten;
-        }
-        out->vs_capture.Merge(CompareBytes(want, host, after[k]->address));
+        // Pointers the kernel left or wrote are rewritten like the inputs.
+        ASSIGN_OR_RETURN(Image want,
+                         ImageOf(cap, *after[k], relocation, "after snapshot", nullptr));
+        out->vs_capture.Merge(CompareBytes(want.bytes, host, after[k]->address));
       } else {
         CompareResult c = CompareBytes(first[k], host, after[k]->address);
         differs |= !c.identical();
@@ -374,11 +376,11 @@ Status ReplaySequence(const ReplayCapture& cap, uint64_t first, uint64_t last, C
         auto have = content.find(s->address);
         if (have != content.end() && have->second == s->hash) continue;
         if (it == 0 && have != content.end()) ++out->external_writes;
-        ASSIGN_OR_RETURN(auto image, Image(cap, *s, relocation, "before snapshot",
-                                           it == 0 ? &out->memory_words_rewritten : nullptr));
-        CU_CALL(cuMemcpyHtoDAsync(CUdeviceptr(relocation.Translate(s->address)), image.data(),
-                                  image.size(), se.stream()));
-        CU_CALL(cuStreamSynchronize(se.stream()));  // `image` is a pageable temporary
+        ASSIGN_OR_RETURN(Image image, ImageOf(cap, *s, relocation, "before snapshot",
+                                              it == 0 ? &out->memory_words_rewritten : nullptr));
+        CU_CALL(cuMemcpyHtoDAsync(CUdeviceptr(relocation.Translate(s->address)), image.bytes.data(),
+                                  image.bytes.size(), se.stream()));
+        CU_CALL(cuStreamSynchronize(se.stream()));  // `image` is a temporary
         content[s->address] = s->hash;
       }
       RETURN_IF_ERROR(Launch(patched[k], functions[k], se.stream()));
@@ -396,8 +398,8 @@ Status ReplaySequence(const ReplayCapture& cap, uint64_t first, uint64_t last, C
       std::vector<uint8_t> host(s->size);
       CU_CALL(cuMemcpyDtoH(host.data(), CUdeviceptr(relocation.Translate(address)), host.size()));
       if (it == 0) {
-        ASSIGN_OR_RETURN(auto want, Image(cap, *s, relocation, "after snapshot", nullptr));
-        out->vs_capture.Merge(CompareBytes(want, host, address));
+        ASSIGN_OR_RETURN(Image want, ImageOf(cap, *s, relocation, "after snapshot", nullptr));
+        out->vs_capture.Merge(CompareBytes(want.bytes, host, address));
         first_run[k] = std::move(host);
       } else {
         CompareResult c = CompareBytes(first_run[k], host, address);
