@@ -26,4 +26,17 @@ std::vector<AddressRange> CoveringRanges(std::vector<AddressRange> ranges, uint6
   return out;
 }
 
+std::vector<ReservationGroup> GroupForReservation(const std::vector<AddressRange>& covering,
+                                                  uint64_t alignment) {
+  std::vector<ReservationGroup> out;
+  for (const AddressRange& span : CoveringRanges(covering, alignment)) out.push_back({span, {}});
+  size_t g = 0;
+  for (const AddressRange& r : covering) {
+    if (r.size == 0) continue;
+    while (r.address >= out[g].span.address + out[g].span.size) ++g;  // spans cover every range
+    out[g].ranges.push_back(r);
+  }
+  return out;
+}
+
 }  // namespace tracesmith::replay

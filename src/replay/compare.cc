@@ -126,7 +126,7 @@ std::string FormatLaunchOutcome(const LaunchOutcome& o) {
   if (o.time_from_cupti)
     s += StrFormat("  CUDA events around the launch: median %.2f us\n", o.event_time.median_us);
   if (o.setup_ms > 0)
-    s += StrFormat("  setup: %.1f ms (map memory, load module, restore inputs)\n", o.setup_ms);
+    s += StrFormat("  setup: %.1f ms (load module, restore inputs)\n", o.setup_ms);
   return s;
 }
 

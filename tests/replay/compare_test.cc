@@ -109,5 +109,25 @@ TEST(AddressRangesTest, RoundsAndMerges) {
   EXPECT_EQ(r[1].size, g);
 }
 
+TEST(AddressRangesTest, GroupsRangesByAlignedReservationSpans) {
+  const uint64_t M = 1u << 20, chunk = 32 * M;
+  const uint64_t base = 0x7f0000000000;                           // chunk-aligned
+  auto groups = GroupForReservation({{base + 2 * M, 2 * M},       // chunk 0
+                                     {base + 10 * M, 2 * M},      // chunk 0
+                                     {base + 30 * M, 4 * M},      // crosses into chunk 1
+                                     {base + 40 * M, 2 * M},      // chunk 1: same span
+                                     {base + 500 * M, 100 * M}},  // chunks 15..18
+                                    chunk);
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[0].span.address, base);
+  EXPECT_EQ(groups[0].span.size, 2 * chunk);
+  ASSERT_EQ(groups[0].ranges.size(), 4u);
+  EXPECT_EQ(groups[0].ranges[2].address, base + 30 * M);
+  EXPECT_EQ(groups[1].span.address, base + 480 * M);
+  EXPECT_EQ(groups[1].span.size, 4 * chunk);
+  ASSERT_EQ(groups[1].ranges.size(), 1u);
+  EXPECT_EQ(groups[1].ranges[0].size, 100 * M);
+}
+
 }  // namespace
 }  // namespace tracesmith::replay

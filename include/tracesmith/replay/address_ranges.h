@@ -15,4 +15,19 @@ struct AddressRange {
 // ones, merges overlapping or touching results; sorted by address.
 std::vector<AddressRange> CoveringRanges(std::vector<AddressRange> ranges, uint64_t granularity);
 
+// One device VA reservation holding several covering ranges.
+struct ReservationGroup {
+  AddressRange span;                 // what to reserve
+  std::vector<AddressRange> ranges;  // what to back with memory, sorted, inside span
+};
+
+// Groups sorted, disjoint ranges (CoveringRanges' output) by the
+// `alignment`-aligned spans that hold them (CoveringRanges(covering,
+// alignment)). Same-address replay reserves such spans because the CUDA
+// driver rounds an address hint outside its own regions up to its VA chunk
+// size (32 MiB, measured: docs/replay-format.md); a hint on a chunk
+// boundary is honoured when the range is free.
+std::vector<ReservationGroup> GroupForReservation(const std::vector<AddressRange>& covering,
+                                                  uint64_t alignment);
+
 }  // namespace tracesmith::replay

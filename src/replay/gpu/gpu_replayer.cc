@@ -12,6 +12,7 @@
 
 #include "cu_call.h"
 #include "kernel_timer.h"
+#include "tracesmith/base/file_util.h"
 #include "tracesmith/replay/address_ranges.h"
 #include "tracesmith/replay/relocation.h"
 #include "vmm.h"
@@ -158,27 +159,60 @@ Status Launch(const LaunchRecord& l, CUfunction f, CUstream stream) {
   return OkStatus();
 }
 
-// Maps every captured range: at its own address when the driver gives it,
-// else elsewhere, recorded in `relocation` (relocation.h).
+// Device memory for the captured ranges, mapped once per replay (before
+// any module load allocates, and kept for every launch: the driver reuses
+// freed VA for its own allocations).
+struct ReplayMemory {
+  std::vector<std::unique_ptr<DeviceReservation>> reservations;
+  Relocation relocation;  // ranges mapped away from their captured address
+};
+
+// Maps every range: at its own address when the driver gives it, else
+// elsewhere, recorded in `mem->relocation` (relocation.h). Ranges are
+// reserved in kDriverVaChunk-aligned spans (vmm.h says why); when the
+// driver will not place a span, each range in it is tried alone.
 Status MapRanges(const std::vector<AddressRange>& ranges, CUdevice device, uint64_t granularity,
-                 HostPlaceholders& placeholders, const GpuReplayOptions& o,
-                 std::vector<std::unique_ptr<FixedMapping>>* mappings, Relocation* relocation,
-                 LaunchOutcome* out) {
-  for (const AddressRange& r : CoveringRanges(ranges, granularity)) {
-    placeholders.Release(r.address, r.size);
-    ++out->ranges_total;
-    auto m = FixedMapping::Create(device, r.address, r.size);
-    if (!m.ok()) {
-      if (!o.allow_relocation || m.status().code() != StatusCode::kFailedPrecondition)
-        return m.status();
-      m = FixedMapping::CreateAnywhere(device, r.size);
-      if (!m.ok()) return m.status();
-      relocation->Add(r.address, r.size, (*m)->address());
-      ++out->ranges_relocated;
+                 const GpuReplayOptions& o, ReplayMemory* mem) {
+  const uint64_t chunk = (kDriverVaChunk + granularity - 1) / granularity * granularity;
+  for (const ReservationGroup& g :
+       GroupForReservation(CoveringRanges(ranges, granularity), chunk)) {
+    auto whole = DeviceReservation::At(g.span.address, g.span.size);
+    if (getenv("TRACESMITH_REPLAY_DEBUG"))
+      fprintf(stderr, "replay: reserve span [0x%llx, +0x%llx) for %zu range(s): %s\n",
+              static_cast<unsigned long long>(g.span.address),
+              static_cast<unsigned long long>(g.span.size), g.ranges.size(),
+              whole.ok() ? "at the captured address" : whole.status().message().c_str());
+    if (whole.ok()) {
+      for (const AddressRange& r : g.ranges)
+        RETURN_IF_ERROR((*whole)->Back(device, r.address, r.size));
+      mem->reservations.push_back(std::move(whole).value());
+      continue;
     }
-    mappings->push_back(std::move(m).value());
+    if (whole.status().code() != StatusCode::kFailedPrecondition) return whole.status();
+    for (const AddressRange& r : g.ranges) {
+      auto m = DeviceReservation::At(r.address, r.size);
+      if (!m.ok()) {
+        if (!o.allow_relocation || m.status().code() != StatusCode::kFailedPrecondition)
+          return m.status();
+        m = DeviceReservation::Anywhere(r.size);
+        if (!m.ok()) return m.status();
+        mem->relocation.Add(r.address, r.size, (*m)->address());
+      }
+      RETURN_IF_ERROR((*m)->Back(device, (*m)->address(), r.size));
+      mem->reservations.push_back(std::move(m).value());
+    }
   }
   return OkStatus();
+}
+
+// For the report: how many of a launch's (or sequence's) ranges were
+// mapped away.
+void CountRanges(const std::vector<AddressRange>& ranges, uint64_t granularity,
+                 const ReplayMemory& mem, LaunchOutcome* out) {
+  for (const AddressRange& r : CoveringRanges(ranges, granularity)) {
+    ++out->ranges_total;
+    if (mem.relocation.Translate(r.address) != r.address) ++out->ranges_relocated;
+  }
 }
 
 StatusOr<CUfunction> LoadFunction(const ReplayCapture& cap, const LaunchRecord& l,
@@ -220,9 +254,9 @@ StatusOr<Image> ImageOf(const ReplayCapture& cap, const SnapshotRecord& s,
   return image;
 }
 
-Status ReplayLaunch(const ReplayCapture& cap, const LaunchRecord& l, CUdevice device,
-                    uint64_t granularity, ModuleCache& modules, HostPlaceholders& placeholders,
-                    KernelTimer& timer, const GpuReplayOptions& o, LaunchOutcome* out) {
+Status ReplayLaunch(const ReplayCapture& cap, const LaunchRecord& l, uint64_t granularity,
+                    const ReplayMemory& mem, ModuleCache& modules, KernelTimer& timer,
+                    const GpuReplayOptions& o, LaunchOutcome* out) {
   auto setup_t0 = std::chrono::steady_clock::now();
   std::vector<const SnapshotRecord*> before, after;
   for (const SnapshotRecord& s : cap.snapshots)
@@ -230,12 +264,8 @@ Status ReplayLaunch(const ReplayCapture& cap, const LaunchRecord& l, CUdevice de
       (s.phase == SnapshotPhase::kBefore ? before : after).push_back(&s);
   std::vector<AddressRange> ranges;
   for (const SnapshotRecord* s : before) ranges.push_back({s->address, s->size});
-  // Same-VA memory first, before the module load allocates anything; a
-  // range the driver will not give is mapped elsewhere (relocation.h).
-  std::vector<std::unique_ptr<FixedMapping>> mappings;
-  Relocation relocation;
-  RETURN_IF_ERROR(
-      MapRanges(ranges, device, granularity, placeholders, o, &mappings, &relocation, out));
+  CountRanges(ranges, granularity, mem, out);
+  const Relocation& relocation = mem.relocation;
   LaunchRecord patched = l;
   out->param_words_rewritten = relocation.PatchWords(patched.params, 0);
   ASSIGN_OR_RETURN(CUfunction f, LoadFunction(cap, l, modules));
@@ -324,9 +354,9 @@ Status ReplayLaunch(const ReplayCapture& cap, const LaunchRecord& l, CUdevice de
 // by copies, memsets or kernels that were not recorded) is restored from
 // that image; at the end every range is compared with the "after" image of
 // the last launch that touched it.
-Status ReplaySequence(const ReplayCapture& cap, uint64_t first, uint64_t last, CUdevice device,
-                      uint64_t granularity, ModuleCache& modules, HostPlaceholders& placeholders,
-                      const GpuReplayOptions& o, LaunchOutcome* out) {
+Status ReplaySequence(const ReplayCapture& cap, uint64_t first, uint64_t last, uint64_t granularity,
+                      const ReplayMemory& mem, ModuleCache& modules, const GpuReplayOptions& o,
+                      LaunchOutcome* out) {
   std::vector<const LaunchRecord*> seq;
   for (const LaunchRecord& l : cap.launches)
     if (l.index >= first && l.index <= last) seq.push_back(&l);
@@ -351,10 +381,8 @@ Status ReplaySequence(const ReplayCapture& cap, uint64_t first, uint64_t last, C
                             static_cast<unsigned long long>(last), seq.size());
   out->iterations = o.iterations;
   out->sequence = true;
-  std::vector<std::unique_ptr<FixedMapping>> mappings;
-  Relocation relocation;
-  RETURN_IF_ERROR(
-      MapRanges(ranges, device, granularity, placeholders, o, &mappings, &relocation, out));
+  CountRanges(ranges, granularity, mem, out);
+  const Relocation& relocation = mem.relocation;
   std::vector<LaunchRecord> patched;
   std::vector<CUfunction> functions;
   for (const LaunchRecord* l : seq) {
@@ -427,17 +455,6 @@ Status ReplayOnGpu(const ReplayCapture& cap, const GpuReplayOptions& o,
                    const std::function<void(const LaunchOutcome&)>& on_launch,
                    std::string* device_line) {
   using namespace gpu;
-  // Before the driver starts: keep the captured ranges free of its own
-  // address reservations. 2 MiB: the VMM granularity on Hopper; the real
-  // granularity is checked below and ranges are re-rounded with it.
-  HostPlaceholders placeholders;
-  // TRACESMITH_REPLAY_PLACEHOLDERS=0: no placeholders (diagnostics).
-  const char* ph = getenv("TRACESMITH_REPLAY_PLACEHOLDERS");
-  if (!(ph && ph[0] == '0')) {
-    std::vector<AddressRange> all;
-    for (const SnapshotRecord& s : cap.snapshots) all.push_back({s.address, s.size});
-    placeholders.Hold(CoveringRanges(all, 2u << 20));
-  }
   auto driver_t0 = std::chrono::steady_clock::now();
   CU_CALL(cuInit(0));
   int count = 0;
@@ -477,13 +494,39 @@ Status ReplayOnGpu(const ReplayCapture& cap, const GpuReplayOptions& o,
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - driver_t0)
             .count());
   ASSIGN_OR_RETURN(uint64_t granularity, AllocationGranularity(device));
+  // Same-VA memory first, before anything else allocates: every range the
+  // selected launches read or write.
+  auto selected = [&](uint64_t launch) {
+    if (o.range_first >= 0)
+      return launch >= uint64_t(o.range_first) && launch <= uint64_t(o.range_last);
+    return o.launch < 0 || launch == uint64_t(o.launch);
+  };
+  std::vector<AddressRange> ranges;
+  for (const SnapshotRecord& s : cap.snapshots)
+    if (s.phase == SnapshotPhase::kBefore && selected(s.launch_index))
+      ranges.push_back({s.address, s.size});
+  ReplayMemory mem;
+  auto map_t0 = std::chrono::steady_clock::now();
+  RETURN_IF_ERROR(MapRanges(ranges, device, granularity, o, &mem));
+  if (device_line) {
+    uint64_t bytes = 0;
+    const auto covering = CoveringRanges(ranges, granularity);
+    for (const AddressRange& r : covering) bytes += r.size;
+    *device_line += StrFormat(
+        "\ndevice memory: %zu range(s), %s, %zu at the captured addresses, %zu mapped away; "
+        "%.1f ms",
+        covering.size(), HumanBytes(bytes).c_str(), covering.size() - mem.relocation.ranges_moved(),
+        mem.relocation.ranges_moved(),
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - map_t0)
+            .count());
+  }
   ModuleCache modules;
   KernelTimer timer;
   (void)timer.Start();  // without CUPTI, times come from CUDA events
   if (o.range_first >= 0) {
     LaunchOutcome outcome;
-    RETURN_IF_ERROR(ReplaySequence(cap, uint64_t(o.range_first), uint64_t(o.range_last), device,
-                                   granularity, modules, placeholders, o, &outcome));
+    RETURN_IF_ERROR(ReplaySequence(cap, uint64_t(o.range_first), uint64_t(o.range_last),
+                                   granularity, mem, modules, o, &outcome));
     on_launch(outcome);
     return OkStatus();
   }
@@ -492,8 +535,7 @@ Status ReplayOnGpu(const ReplayCapture& cap, const GpuReplayOptions& o,
     if (o.launch >= 0 && l.index != uint64_t(o.launch)) continue;
     found = true;
     LaunchOutcome outcome;
-    Status st =
-        ReplayLaunch(cap, l, device, granularity, modules, placeholders, timer, o, &outcome);
+    Status st = ReplayLaunch(cap, l, granularity, mem, modules, timer, o, &outcome);
     if (!st.ok())
       return Status(st.code(),
                     StrFormat("launch %llu (%s): %s", static_cast<unsigned long long>(l.index),

@@ -1,7 +1,5 @@
 #include "vmm.h"
 
-#include <sys/mman.h>
-
 #include "cu_call.h"
 
 namespace tracesmith::replay::gpu {
@@ -25,42 +23,6 @@ CUmemAllocationProp DeviceProp(CUdevice device) {
 }
 }  // namespace
 
-#ifndef MAP_FIXED_NOREPLACE
-#define MAP_FIXED_NOREPLACE 0x100000  // Linux 4.17+; older kernels treat it as a hint
-#endif
-
-size_t HostPlaceholders::Hold(const std::vector<AddressRange>& ranges) {
-  for (const AddressRange& r : ranges) {
-    void* want = reinterpret_cast<void*>(r.address);
-    void* got = ::mmap(want, r.size, PROT_NONE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
-    if (got == MAP_FAILED) continue;
-    if (got != want) {  // a kernel without MAP_FIXED_NOREPLACE placed it elsewhere
-      ::munmap(got, r.size);
-      continue;
-    }
-    held_.push_back(r);
-  }
-  return held_.size();
-}
-
-void HostPlaceholders::Release(uint64_t address, uint64_t size) {
-  for (size_t i = 0; i < held_.size();) {
-    const AddressRange& h = held_[i];
-    if (h.address < address + size && address < h.address + h.size) {
-      ::munmap(reinterpret_cast<void*>(h.address), h.size);  // exactly our own mapping
-      held_[i] = held_.back();
-      held_.pop_back();
-    } else {
-      ++i;
-    }
-  }
-}
-
-HostPlaceholders::~HostPlaceholders() {
-  for (const AddressRange& h : held_) ::munmap(reinterpret_cast<void*>(h.address), h.size);
-}
-
 StatusOr<uint64_t> AllocationGranularity(CUdevice device) {
   CUmemAllocationProp prop = DeviceProp(device);
   size_t g = 0;
@@ -68,9 +30,8 @@ StatusOr<uint64_t> AllocationGranularity(CUdevice device) {
   return uint64_t(g);
 }
 
-StatusOr<std::unique_ptr<FixedMapping>> FixedMapping::Create(CUdevice device, uint64_t address,
-                                                             uint64_t size) {
-  std::unique_ptr<FixedMapping> m(new FixedMapping(address, size));
+StatusOr<std::unique_ptr<DeviceReservation>> DeviceReservation::At(uint64_t address,
+                                                                   uint64_t size) {
   CUdeviceptr got = 0;
   CUresult r = cuMemAddressReserve(&got, size, 0, CUdeviceptr(address), 0);
   if (r != CUDA_SUCCESS || got != address) {
@@ -87,40 +48,44 @@ StatusOr<std::unique_ptr<FixedMapping>> FixedMapping::Create(CUdevice device, ui
                                 .c_str()
                           : name));
   }
-  m->reserved_ = true;
-  RETURN_IF_ERROR(m->Map(device));
-  return m;
+  return std::unique_ptr<DeviceReservation>(new DeviceReservation(address, size));
 }
 
-StatusOr<std::unique_ptr<FixedMapping>> FixedMapping::CreateAnywhere(CUdevice device,
-                                                                     uint64_t size) {
+StatusOr<std::unique_ptr<DeviceReservation>> DeviceReservation::Anywhere(uint64_t size) {
   CUdeviceptr got = 0;
   CU_CALL(cuMemAddressReserve(&got, size, 0, 0, 0));
-  std::unique_ptr<FixedMapping> m(new FixedMapping(uint64_t(got), size));
-  m->reserved_ = true;
-  RETURN_IF_ERROR(m->Map(device));
-  return m;
+  return std::unique_ptr<DeviceReservation>(new DeviceReservation(uint64_t(got), size));
 }
 
-Status FixedMapping::Map(CUdevice device) {
+Status DeviceReservation::Back(CUdevice device, uint64_t address, uint64_t size) {
+  if (address < address_ || address + size > address_ + size_)
+    return Internal(StrFormat("[0x%llx, +0x%llx) is outside the reservation at 0x%llx",
+                              static_cast<unsigned long long>(address),
+                              static_cast<unsigned long long>(size),
+                              static_cast<unsigned long long>(address_)));
   CUmemAllocationProp prop = DeviceProp(device);
-  CU_CALL(cuMemCreate(&handle_, size_, &prop, 0));
-  created_ = true;
-  CU_CALL(cuMemMap(CUdeviceptr(address_), size_, 0, handle_, 0));
-  mapped_ = true;
+  Backing b;
+  b.address = address;
+  b.size = size;
+  CU_CALL(cuMemCreate(&b.handle, size, &prop, 0));
+  backings_.push_back(b);
+  CU_CALL(cuMemMap(CUdeviceptr(address), size, 0, b.handle, 0));
+  backings_.back().mapped = true;
   CUmemAccessDesc access = {};
   access.location = prop.location;
   access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-  CU_CALL(cuMemSetAccess(CUdeviceptr(address_), size_, &access, 1));
+  CU_CALL(cuMemSetAccess(CUdeviceptr(address), size, &access, 1));
   return OkStatus();
 }
 
-FixedMapping::~FixedMapping() {
+DeviceReservation::~DeviceReservation() {
   // Teardown errors cannot be reported from a destructor; the process is
   // about to reuse or drop the context either way.
-  if (mapped_) cuMemUnmap(CUdeviceptr(address_), size_);
-  if (created_) cuMemRelease(handle_);
-  if (reserved_) cuMemAddressFree(CUdeviceptr(address_), size_);
+  for (const Backing& b : backings_) {
+    if (b.mapped) cuMemUnmap(CUdeviceptr(b.address), b.size);
+    cuMemRelease(b.handle);
+  }
+  cuMemAddressFree(CUdeviceptr(address_), size_);
 }
 
 }  // namespace tracesmith::replay::gpu

@@ -14,61 +14,51 @@
 
 namespace tracesmith::replay::gpu {
 
-// One reserved + mapped range [address, address + size), both multiples of
-// the allocation granularity. Unmapped, released and freed on destruction.
-class FixedMapping {
+// A device virtual-address reservation [address, address + size) and the
+// device memory backing parts of it (multiples of the allocation
+// granularity). Unmapped, released and freed on destruction.
+class DeviceReservation {
  public:
-  // Fails with FailedPrecondition naming the address when the driver
-  // cannot (or will not) place the reservation there: the range is taken.
-  static StatusOr<std::unique_ptr<FixedMapping>> Create(CUdevice device, uint64_t address,
-                                                        uint64_t size);
+  // Fails with FailedPrecondition naming the range when the driver cannot
+  // (or will not) place the reservation there: the range is taken.
+  static StatusOr<std::unique_ptr<DeviceReservation>> At(uint64_t address, uint64_t size);
   // Wherever the driver puts it (relocated replay).
-  static StatusOr<std::unique_ptr<FixedMapping>> CreateAnywhere(CUdevice device, uint64_t size);
-  ~FixedMapping();
-  FixedMapping(const FixedMapping&) = delete;
-  FixedMapping& operator=(const FixedMapping&) = delete;
-  FixedMapping(FixedMapping&&) = delete;
-  FixedMapping& operator=(FixedMapping&&) = delete;
+  static StatusOr<std::unique_ptr<DeviceReservation>> Anywhere(uint64_t size);
+  ~DeviceReservation();
+  DeviceReservation(const DeviceReservation&) = delete;
+  DeviceReservation& operator=(const DeviceReservation&) = delete;
+  DeviceReservation(DeviceReservation&&) = delete;
+  DeviceReservation& operator=(DeviceReservation&&) = delete;
+
+  // Creates device memory on `device`, maps it at [address, address + size)
+  // (inside the reservation) and allows read/write access.
+  Status Back(CUdevice device, uint64_t address, uint64_t size);
 
   uint64_t address() const { return address_; }
   uint64_t size() const { return size_; }
 
  private:
-  FixedMapping(uint64_t address, uint64_t size) : address_(address), size_(size) {}
-  Status Map(CUdevice device);  // after the reservation: create, map, allow access
+  DeviceReservation(uint64_t address, uint64_t size) : address_(address), size_(size) {}
+  struct Backing {
+    uint64_t address = 0, size = 0;
+    CUmemGenericAllocationHandle handle = 0;
+    bool mapped = false;
+  };
   uint64_t address_, size_;
-  bool reserved_ = false, mapped_ = false;
-  CUmemGenericAllocationHandle handle_ = 0;
-  bool created_ = false;
+  std::vector<Backing> backings_;
 };
 
-// Placeholders in the host address space for the ranges a replay will map,
-// taken before cuInit (PROT_NONE, MAP_FIXED_NOREPLACE), so that nothing the
-// process maps while starting lands there; each is released just before
-// cuMemAddressReserve asks for its range. Ranges already taken are skipped.
-// Measured on the H200 (2026-11-22, gpu/replay/va_probe.cc): the driver
-// honours an address hint only inside VA regions it has already reserved
-// for itself; a hint elsewhere gets a new region at an address of the
-// driver's choosing. A captured cuMemAlloc address (inside the capturing
-// process's driver region) is therefore usually not obtainable in a fresh
-// process: replay then relocates (relocation.h).
-class HostPlaceholders {
- public:
-  HostPlaceholders() = default;
-  ~HostPlaceholders();
-  HostPlaceholders(const HostPlaceholders&) = delete;
-  HostPlaceholders& operator=(const HostPlaceholders&) = delete;
-  HostPlaceholders(HostPlaceholders&&) = delete;
-  HostPlaceholders& operator=(HostPlaceholders&&) = delete;
-
-  // Returns how many ranges were taken.
-  size_t Hold(const std::vector<AddressRange>& ranges);
-  // Releases every held placeholder overlapping [address, address + size).
-  void Release(uint64_t address, uint64_t size);
-
- private:
-  std::vector<AddressRange> held_;
-};
+// The CUDA driver's VA chunk. Measured on the H200 (2026-11-22,
+// gpu/replay/va_steer_probe.cc): for an address hint outside its own
+// regions the driver rounds the hint up to a 32 MiB boundary and the size
+// up to 32 MiB and passes both to mmap, so a reservation asked for at a
+// free, 32 MiB-aligned address is placed there (2 MiB to 1 GiB tried); an
+// unaligned hint lands on the next boundary. Replay therefore reserves
+// chunk-aligned spans (GroupForReservation, address_ranges.h). Host
+// PROT_NONE placeholders over those spans, taken before cuInit and
+// released just before reserving, made the driver skip them (it steps the
+// hint to the next free chunk), so replay takes none.
+inline constexpr uint64_t kDriverVaChunk = uint64_t(32) << 20;
 
 // Granularity of cuMemCreate on `device` (2 MiB on Hopper).
 StatusOr<uint64_t> AllocationGranularity(CUdevice device);
