@@ -19,8 +19,36 @@ const char* PayloadChunkName(uint16_t type) {
       return "replay launch";
     case PayloadChunk::kSnapshot:
       return "replay snapshot";
+    case PayloadChunk::kStreamOp:
+      return "replay stream op";
   }
   return "replay (unknown type)";
+}
+
+const char* StreamOpKindName(StreamOpKind kind) {
+  switch (kind) {
+    case StreamOpKind::kStreamInfo:
+      return "stream";
+    case StreamOpKind::kCopyHtoD:
+      return "copy HtoD";
+    case StreamOpKind::kCopyDtoD:
+      return "copy DtoD";
+    case StreamOpKind::kCopyDtoH:
+      return "copy DtoH";
+    case StreamOpKind::kMemset:
+      return "memset";
+    case StreamOpKind::kEventRecord:
+      return "event record";
+    case StreamOpKind::kStreamWaitEvent:
+      return "stream wait event";
+    case StreamOpKind::kStreamSync:
+      return "stream synchronize";
+    case StreamOpKind::kEventSync:
+      return "event synchronize";
+    case StreamOpKind::kContextSync:
+      return "context synchronize";
+  }
+  return "unknown";
 }
 
 namespace {
@@ -163,6 +191,28 @@ Status ReplayPayloadWriter::AddSnapshot(uint64_t launch_index, SnapshotPhase pha
   w.PutVarint(bytes.size());
   w.PutU64(hash);
   return writer_->WriteRawChunk(uint16_t(PayloadChunk::kSnapshot), w.buffer());
+}
+
+Status ReplayPayloadWriter::AddStreamOp(StreamOpRecord op, std::span<const uint8_t> data) {
+  if (op.kind == StreamOpKind::kCopyHtoD) {
+    ASSIGN_OR_RETURN(op.data_hash, AddBlob(data));
+    op.bytes = data.size();
+  }
+  ByteWriter w;
+  w.PutU8(kPayloadVersion);
+  w.PutVarint(op.before_launch);
+  w.PutVarint(op.seq);
+  w.PutU8(uint8_t(op.kind));
+  w.PutVarint(op.stream);
+  w.PutVarint(op.event);
+  w.PutVarint(op.flags);
+  w.PutU64(op.dst);
+  w.PutU64(op.src);
+  w.PutVarint(op.bytes);
+  w.PutU64(uint64_t(op.value));
+  w.PutU8(op.element_size);
+  w.PutU64(op.data_hash);
+  return writer_->WriteRawChunk(uint16_t(PayloadChunk::kStreamOp), w.buffer());
 }
 
 // ---- reader ------------------------------------------------------------------
@@ -370,6 +420,38 @@ Status ParsePayloadChunk(uint16_t type, std::span<const uint8_t> payload, uint64
                                  static_cast<unsigned long long>(s.address),
                                  static_cast<unsigned long long>(s.size)));
       out->snapshots.push_back(s);
+      return OkStatus();
+    }
+    case PayloadChunk::kStreamOp: {
+      RETURN_IF_ERROR(f.Version());
+      StreamOpRecord op;
+      uint8_t kind = 0;
+      uint64_t value = 0;
+      RETURN_IF_ERROR(f.Varint(&op.before_launch, "launch index"));
+      RETURN_IF_ERROR(f.Varint(&op.seq, "sequence number"));
+      RETURN_IF_ERROR(f.U8(&kind, "op kind"));
+      if (kind == 0 || kind > kMaxStreamOpKind)
+        return f.Error(StrFormat("unknown stream op kind %u", kind));
+      op.kind = StreamOpKind(kind);
+      RETURN_IF_ERROR(f.U32(&op.stream, "stream id"));
+      RETURN_IF_ERROR(f.U32(&op.event, "event id"));
+      RETURN_IF_ERROR(f.U32(&op.flags, "flags"));
+      RETURN_IF_ERROR(f.U64(&op.dst, "destination address"));
+      RETURN_IF_ERROR(f.U64(&op.src, "source address"));
+      RETURN_IF_ERROR(f.Varint(&op.bytes, "byte count"));
+      RETURN_IF_ERROR(f.U64(&value, "value"));
+      RETURN_IF_ERROR(f.U8(&op.element_size, "element size"));
+      RETURN_IF_ERROR(f.U64(&op.data_hash, "data hash"));
+      RETURN_IF_ERROR(f.End());
+      op.value = int64_t(value);
+      if (op.bytes > kMaxBlobBytes || op.dst + op.bytes < op.dst || op.src + op.bytes < op.src)
+        return f.Error(StrFormat("%s of %llu bytes is not a valid device range",
+                                 StreamOpKindName(op.kind),
+                                 static_cast<unsigned long long>(op.bytes)));
+      if (op.kind == StreamOpKind::kMemset &&
+          (op.element_size != 1 && op.element_size != 2 && op.element_size != 4))
+        return f.Error(StrFormat("memset element size %u (1, 2 or 4)", op.element_size));
+      out->stream_ops.push_back(op);
       return OkStatus();
     }
   }

@@ -31,7 +31,7 @@ StatusOr<ReplayCapture> ReadReplayCapture(format::SbtReader& reader) {
   // in ValidateCapture, so chunk order inside the file does not matter.
   for (PayloadChunk type :
        {PayloadChunk::kCaptureInfo, PayloadChunk::kBlobPiece, PayloadChunk::kModule,
-        PayloadChunk::kLaunch, PayloadChunk::kSnapshot}) {
+        PayloadChunk::kLaunch, PayloadChunk::kSnapshot, PayloadChunk::kStreamOp}) {
     RETURN_IF_ERROR(reader.ReadRawChunks(
         uint16_t(type), [&](std::span<const uint8_t> payload, uint64_t offset) {
           return ParsePayloadChunk(uint16_t(type), payload, offset, &cap);
@@ -39,6 +39,8 @@ StatusOr<ReplayCapture> ReadReplayCapture(format::SbtReader& reader) {
   }
   std::stable_sort(cap.launches.begin(), cap.launches.end(),
                    [](const LaunchRecord& a, const LaunchRecord& b) { return a.index < b.index; });
+  std::stable_sort(cap.stream_ops.begin(), cap.stream_ops.end(),
+                   [](const StreamOpRecord& a, const StreamOpRecord& b) { return a.seq < b.seq; });
   return cap;
 }
 

@@ -119,6 +119,110 @@ TEST(PayloadTest, RoundTripWithDeduplication) {
   EXPECT_EQ(Bytes(cap->BlobData(cap->snapshots[2].hash, "big")), s.big);
 }
 
+TEST(PayloadTest, StreamOpsRoundTripInSequenceOrder) {
+  testing::TempPath tmp;
+  const std::vector<uint8_t> host = Pattern(3000, 9);
+  {
+    auto w = format::SbtWriter::Open(tmp.path());
+    ASSERT_TRUE(w.ok());
+    ReplayPayloadWriter p(w->get());
+    StreamOpRecord info{.before_launch = 3,
+                        .seq = 0,
+                        .kind = StreamOpKind::kStreamInfo,
+                        .stream = 2,
+                        .flags = 1,
+                        .value = -2};
+    StreamOpRecord copy{.before_launch = 3,
+                        .seq = 2,
+                        .kind = StreamOpKind::kCopyHtoD,
+                        .stream = 2,
+                        .dst = 0x7f0000001000};
+    StreamOpRecord memset{.before_launch = 4,
+                          .seq = 1,
+                          .kind = StreamOpKind::kMemset,
+                          .stream = 0,
+                          .dst = 0x7f0000002000,
+                          .bytes = 64,
+                          .value = 0xbeef,
+                          .element_size = 2};
+    StreamOpRecord wait{.before_launch = 5,
+                        .seq = 3,
+                        .kind = StreamOpKind::kStreamWaitEvent,
+                        .stream = 1,
+                        .event = 4};
+    ASSERT_TRUE(p.AddStreamOp(info).ok());
+    ASSERT_TRUE(p.AddStreamOp(copy, host).ok());
+    ASSERT_TRUE(p.AddStreamOp(memset).ok());
+    ASSERT_TRUE(p.AddStreamOp(wait).ok());
+    ASSERT_TRUE((*w)->Close().ok());
+  }
+  auto r = format::SbtReader::Open(tmp.path());
+  ASSERT_TRUE(r.ok());
+  auto cap = ReadReplayCapture(**r);
+  ASSERT_TRUE(cap.ok()) << cap.status().ToString();
+  ASSERT_EQ(cap->stream_ops.size(), 4u);
+  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(cap->stream_ops[i].seq, i);
+  const StreamOpRecord& info = cap->stream_ops[0];
+  EXPECT_EQ(info.kind, StreamOpKind::kStreamInfo);
+  EXPECT_EQ(info.stream, 2u);
+  EXPECT_EQ(info.flags, 1u);
+  EXPECT_EQ(info.value, -2);
+  const StreamOpRecord& memset = cap->stream_ops[1];
+  EXPECT_EQ(memset.kind, StreamOpKind::kMemset);
+  EXPECT_EQ(memset.before_launch, 4u);
+  EXPECT_EQ(memset.dst, 0x7f0000002000u);
+  EXPECT_EQ(memset.bytes, 64u);
+  EXPECT_EQ(memset.value, 0xbeef);
+  EXPECT_EQ(memset.element_size, 2);
+  const StreamOpRecord& copy = cap->stream_ops[2];
+  EXPECT_EQ(copy.kind, StreamOpKind::kCopyHtoD);
+  EXPECT_EQ(copy.bytes, host.size());
+  EXPECT_EQ(Bytes(cap->BlobData(copy.data_hash, "copy")), host);
+  EXPECT_EQ(cap->stream_ops[3].event, 4u);
+  EXPECT_EQ(cap->stream_ops[3].stream, 1u);
+  EXPECT_STREQ(StreamOpKindName(cap->stream_ops[3].kind), "stream wait event");
+}
+
+TEST(PayloadTest, StreamOpChunkIsBoundsChecked) {
+  testing::TempPath tmp;
+  {
+    auto w = format::SbtWriter::Open(tmp.path(), {.zstd_level = 0});
+    ASSERT_TRUE(w.ok());
+    ReplayPayloadWriter p(w->get());
+    StreamOpRecord memset{
+        .kind = StreamOpKind::kMemset, .dst = 0x1000, .bytes = 8, .element_size = 4};
+    ASSERT_TRUE(p.AddStreamOp(memset).ok());
+    ASSERT_TRUE((*w)->Close().ok());
+  }
+  auto r = format::SbtReader::Open(tmp.path());
+  std::vector<uint8_t> payload;
+  ASSERT_TRUE((*r)->ReadRawChunks(uint16_t(PayloadChunk::kStreamOp),
+                                  [&](std::span<const uint8_t> p, uint64_t) {
+                                    payload.assign(p.begin(), p.end());
+                                    return OkStatus();
+                                  })
+                  .ok());
+  ASSERT_FALSE(payload.empty());
+  for (size_t n = 0; n < payload.size(); ++n) {
+    ReplayCapture cap;
+    Status st = ParsePayloadChunk(uint16_t(PayloadChunk::kStreamOp),
+                                  std::span<const uint8_t>(payload.data(), n), 100, &cap);
+    ASSERT_FALSE(st.ok()) << n;
+    EXPECT_TRUE(cap.stream_ops.empty());
+  }
+  // The element size is the byte before the 8-byte data hash.
+  std::vector<uint8_t> bad = payload;
+  ASSERT_EQ(bad[bad.size() - 9], 4);
+  bad[bad.size() - 9] = 3;
+  ReplayCapture cap;
+  Status st = ParsePayloadChunk(uint16_t(PayloadChunk::kStreamOp), bad, 100, &cap);
+  EXPECT_NE(st.message().find("memset element size 3"), std::string::npos) << st.ToString();
+  bad = payload;
+  bad[3] = 77;  // version, before_launch, seq, then the kind
+  st = ParsePayloadChunk(uint16_t(PayloadChunk::kStreamOp), bad, 100, &cap);
+  EXPECT_NE(st.message().find("unknown stream op kind 77"), std::string::npos) << st.ToString();
+}
+
 TEST(PayloadTest, ContentHashIsStable) {
   // Pinned: the hash is part of the file format (docs/replay-format.md).
   EXPECT_EQ(ContentHash({}), ContentHash(std::vector<uint8_t>{}));

@@ -15,6 +15,9 @@
 //                 offset and size, the kernel's time in the program
 //   snapshot      device memory [address, address+size) before or after a
 //                 launch = blob hash
+//   stream op     the program's other stream work between recorded launches
+//                 (copies, memsets, event record/wait, synchronizations) and
+//                 the streams it used, for range replay
 //
 // Chunks are zstd-compressed by the SBT writer; memory images (often zeros)
 // compress well. Everything read is bounds-checked; errors name the chunk's
@@ -40,6 +43,7 @@ enum class PayloadChunk : uint16_t {
   kModule = 0x42,
   kLaunch = 0x43,
   kSnapshot = 0x44,
+  kStreamOp = 0x45,
 };
 const char* PayloadChunkName(uint16_t type);
 
@@ -102,6 +106,40 @@ struct SnapshotRecord {
   uint64_t hash = 0;  // blob with `size` bytes
 };
 
+// Stream ids in launch and stream-op records: the program's streams in the
+// order first seen; 0 and 1 are the legacy and the per-thread default stream.
+inline constexpr uint32_t kLegacyStream = 0, kPerThreadStream = 1;
+
+enum class StreamOpKind : uint8_t {
+  kStreamInfo = 1,       // stream `stream` first seen: `flags` (CU_STREAM_*), `value` = priority
+  kCopyHtoD = 2,         // bytes from the `data_hash` blob to dst
+  kCopyDtoD = 3,         // src to dst, device memory
+  kCopyDtoH = 4,         // src to the host (no device effect; replayed for the ordering)
+  kMemset = 5,           // dst: `bytes` / element_size elements of `value`
+  kEventRecord = 6,      // event `event` recorded on `stream`
+  kStreamWaitEvent = 7,  // `stream` waits for `event`
+  kStreamSync = 8,       // the host waited for `stream`
+  kEventSync = 9,        // the host waited for `event`
+  kContextSync = 10,     // the host waited for the context
+};
+inline constexpr uint8_t kMaxStreamOpKind = 10;
+const char* StreamOpKindName(StreamOpKind kind);
+
+struct StreamOpRecord {
+  // The op happened after launch before_launch - 1 and before launch
+  // before_launch (launch indices as in LaunchRecord::index); `seq` orders
+  // the ops of one capture.
+  uint64_t before_launch = 0, seq = 0;
+  StreamOpKind kind = StreamOpKind::kStreamInfo;
+  uint32_t stream = 0;  // stream id (see kLegacyStream)
+  uint32_t event = 0;   // event id, 1-based (0: none)
+  uint32_t flags = 0;
+  uint64_t dst = 0, src = 0, bytes = 0;
+  int64_t value = 0;         // memset value; kStreamInfo: priority
+  uint8_t element_size = 0;  // memset: 1, 2 or 4
+  uint64_t data_hash = 0;    // kCopyHtoD: blob with `bytes` bytes
+};
+
 // The whole payload of one file, read into memory.
 struct ReplayCapture {
   CaptureInfo info;
@@ -109,6 +147,7 @@ struct ReplayCapture {
   std::vector<ModuleRecord> modules;
   std::vector<LaunchRecord> launches;
   std::vector<SnapshotRecord> snapshots;
+  std::vector<StreamOpRecord> stream_ops;  // sorted by seq
   // Blob contents by hash, as read so far.
   struct Blob {
     std::vector<uint8_t> data;
@@ -136,6 +175,9 @@ class ReplayPayloadWriter {
   // Stores `bytes` (deduplicated) as the before/after image of [address, +size).
   Status AddSnapshot(uint64_t launch_index, SnapshotPhase phase, uint64_t address,
                      std::span<const uint8_t> bytes);
+  // A stream op; for kCopyHtoD `data` (the copied bytes) is stored as a blob
+  // and op.data_hash set from it.
+  Status AddStreamOp(StreamOpRecord op, std::span<const uint8_t> data = {});
 
   uint64_t blob_bytes_written() const { return blob_bytes_; }
   uint64_t blobs_deduplicated() const { return deduplicated_; }
