@@ -110,6 +110,19 @@ if python3 -c "import torch" 2>/dev/null; then
 fi
 
 if python3 -c "import torch" 2>/dev/null; then
+  run rc-streams "$TS" profile -f --replay-capture all --replay-max-launches 60 \
+    -o "$W/rc_streams.sbt" -- python3 gpu/replay/torch_streams.py
+  result "PyTorch two-stream forward pass captured with its stream ops" \
+    $([ $rc -eq 0 ] && grep -q "checksum" "$W/last.log"; echo $?)
+  run rc-streams-range "$TS" replay "$W/rc_streams.sbt" --range 0:100000 --iterations 3
+  result "multi-stream range replay (streams + events recreated, copies replayed) reproduces the final memory, deterministic" \
+    $([ $rc -eq 0 ] && grep -q "identical to the capture" "$W/last.log" &&
+      grep -q "all outputs identical" "$W/last.log" &&
+      grep -Eq "event record/wait and synchronizations\) in capture order on [3-9] stream" "$W/last.log" &&
+      ! grep -q "stream ops (0 copies" "$W/last.log"; echo $?)
+fi
+
+if python3 -c "import torch" 2>/dev/null; then
   run rc-ops "$TS" profile -f --replay-capture all --replay-max-launches 40 \
     -o "$W/rc_ops.sbt" -- python3 gpu/replay/torch_ops.py
   run rc-ops-replay "$TS" replay "$W/rc_ops.sbt" --iterations 20

@@ -286,8 +286,10 @@ Status CuptiEngine::EnableCallbacks() {
   if (GetStackHook()) {
     for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid) {
       const char* name = CallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid);
-      if (name && IsWorkSubmittingDriverApi(name))
+      if (name && IsWorkSubmittingDriverApi(name)) {
         CUPTI_CALL(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid));
+        stack_cbids_.set(cbid);
+      }
     }
   }
   if (replay_) {
@@ -295,6 +297,11 @@ Status CuptiEngine::EnableCallbacks() {
          {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
           CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz})
       CUPTI_CALL(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid));
+    // Range replay re-issues the copies, memsets and event/sync calls between
+    // recorded launches.
+    for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid)
+      if (ReplayCapturer::IsStreamOpCallback(cbid))
+        CUPTI_CALL(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid));
     if (replay_->tracks_allocations())
       for (CUpti_CallbackId cbid :
            {CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2})
@@ -406,7 +413,8 @@ void CUPTIAPI CuptiEngine::OnCallback(void* userdata, CUpti_CallbackDomain domai
       }
       // Hot path: launch entry with a stack hook set.
       if (info->callbackSite == CUPTI_API_ENTER) {
-        if (StackHook hook = GetStackHook()) {
+        StackHook hook = GetStackHook();
+        if (hook && cbid < e->stack_cbids_.size() && e->stack_cbids_.test(cbid)) {
           uint32_t stack = hook();
           if (stack) CorrelationStacks::Record(info->correlationId, stack);
         }
@@ -415,6 +423,8 @@ void CUPTIAPI CuptiEngine::OnCallback(void* userdata, CUpti_CallbackDomain domai
         e->replay_->OnLaunch(cbid, info, e->activities_on_.load(std::memory_order_relaxed));
       else if (e->replay_ && ReplayCapturer::IsMemoryCallback(cbid))
         e->replay_->OnMemory(cbid, info);
+      else if (e->replay_)
+        e->replay_->OnStreamOp(cbid, info, e->activities_on_.load(std::memory_order_relaxed));
       return;
     }
     case CUPTI_CB_DOMAIN_RUNTIME_API: {

@@ -18,6 +18,7 @@
 #include <cupti.h>
 
 #include <atomic>
+#include <bitset>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -132,6 +133,9 @@ class CuptiEngine {
   CorrelationStacks stacks_;
   std::unique_ptr<stacks::StackCollector> collector_;  // null: no stacks or foreign hook
   std::string stack_mode_ = "none";
+  // Driver callbacks whose entry records a host stack (work-submitting
+  // calls); replay capture enables others too.
+  std::bitset<CUPTI_DRIVER_TRACE_CBID_SIZE> stack_cbids_;
   std::unique_ptr<ReplayCapturer> replay_;  // --replay-capture
   bool devices_written_ = false;
   uint64_t cupti_dropped_ = 0;

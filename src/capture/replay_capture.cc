@@ -239,6 +239,13 @@ void ReplayCapturer::OnEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* in
   std::copy(a.block, a.block + 3, l.block);
   std::copy(a.cluster, a.cluster + 3, l.cluster);
   l.dynamic_shared_bytes = a.shared;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    l.stream_id = StreamIdLocked(a.stream,
+                                 cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz ||
+                                     cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+                                 index);
+  }
   CUstreamCaptureStatus capturing = CU_STREAM_CAPTURE_STATUS_NONE;
   if (cuStreamIsCapturing(a.stream, &capturing) != CUDA_SUCCESS ||
       capturing != CU_STREAM_CAPTURE_STATUS_NONE) {
@@ -295,6 +302,7 @@ void ReplayCapturer::OnEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* in
     if (stats_.launches_captured + pending_.size() >= max_launches_ ||
         reserved_bytes_ + bytes > max_bytes_) {
       ++stats_.skipped_limit;
+      ops_on_.store(false, std::memory_order_relaxed);
       if (!limit_noted_) {
         limit_noted_ = true;
         Note(
@@ -307,6 +315,7 @@ void ReplayCapturer::OnEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* in
       return;
     }
     reserved_bytes_ += bytes;
+    ops_on_.store(true, std::memory_order_relaxed);
   }
   l.snapshot_ranges = uint32_t(p.ranges.size());
   std::vector<Range> ranges = p.ranges;
@@ -326,6 +335,83 @@ void ReplayCapturer::OnEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* in
            static_cast<unsigned long long>(index));
     reserved_bytes_ -= bytes;
   }
+}
+
+bool ReplayCapturer::IsStreamOpCallback(CUpti_CallbackId cbid) {
+  return capture::IsStreamOpCallback(cbid);
+}
+
+uint32_t ReplayCapturer::StreamIdLocked(CUstream stream, bool per_thread, uint64_t before_launch) {
+  if (stream == nullptr || stream == CU_STREAM_LEGACY)
+    return per_thread && stream == nullptr ? replay::kPerThreadStream : replay::kLegacyStream;
+  if (stream == CU_STREAM_PER_THREAD) return replay::kPerThreadStream;
+  auto [it, fresh] = stream_ids_.emplace(stream, uint32_t(stream_ids_.size() + 2));
+  if (fresh) {
+    unsigned int flags = 0;
+    int priority = 0;
+    cuStreamGetFlags(stream, &flags);
+    cuStreamGetPriority(stream, &priority);
+    replay::StreamOpRecord info;
+    info.kind = replay::StreamOpKind::kStreamInfo;
+    info.before_launch = before_launch;
+    info.seq = next_op_seq_++;
+    info.stream = it->second;
+    info.flags = flags;
+    info.value = priority;
+    ops_out_.push_back({info, {}});
+  }
+  return it->second;
+}
+
+uint32_t ReplayCapturer::EventIdLocked(CUevent event) {
+  if (!event) return 0;
+  return event_ids_.emplace(event, uint32_t(event_ids_.size() + 1)).first->second;
+}
+
+void ReplayCapturer::OnStreamOp(CUpti_CallbackId cbid, const CUpti_CallbackData* info,
+                                bool active) {
+  if (t_busy || !info || !active || info->callbackSite != CUPTI_API_ENTER ||
+      !ops_on_.load(std::memory_order_relaxed))
+    return;
+  const uint64_t before = launch_counter_.load(std::memory_order_relaxed);
+  // Past the last launch of a launch range nothing needs the op.
+  if (filter_.kind == ReplayFilter::Kind::kLaunchRange && before > filter_.last) return;
+  StreamOpCall c;
+  if (!DecodeStreamOp(cbid, info->functionParams, &c)) return;
+  BusyScope busy;                                      // our own CUDA calls below are not ops
+  if (c.generic_copy && !ResolveCopyKind(&c)) return;  // host to host
+  std::vector<uint8_t> data;
+  if (c.kind == replay::StreamOpKind::kCopyHtoD) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (reserved_bytes_ + c.bytes > max_bytes_) {
+      ops_on_.store(false, std::memory_order_relaxed);
+      Note(
+          "--replay-max-mb reached by a %llu-byte host-to-device copy before launch %llu; "
+          "copies, memsets and stream events are no longer recorded (range replay stops "
+          "there)",
+          static_cast<unsigned long long>(c.bytes), static_cast<unsigned long long>(before));
+      return;
+    }
+    reserved_bytes_ += c.bytes;
+  }
+  if (c.kind == replay::StreamOpKind::kCopyHtoD && c.bytes) {
+    const auto* p = static_cast<const uint8_t*>(c.host_src);
+    data.assign(p, p + c.bytes);  // the program's bytes as it hands them over
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  replay::StreamOpRecord op;
+  op.kind = c.kind;
+  op.stream = StreamIdLocked(c.stream, c.per_thread, before);
+  op.event = EventIdLocked(c.event);
+  op.before_launch = before;
+  op.seq = next_op_seq_++;
+  op.dst = c.dst;
+  op.src = c.src;
+  op.bytes = c.bytes;
+  op.value = c.value;
+  op.element_size = c.element_size;
+  ++stats_.stream_ops;
+  ops_out_.push_back({op, std::move(data)});
 }
 
 void ReplayCapturer::OnExit(const CUpti_CallbackData* info) {
@@ -447,8 +533,10 @@ void ReplayCapturer::Drain(format::SbtWriter* writer) {
   std::vector<replay::LaunchRecord> launches;
   std::vector<Snapshot> snapshots;
   std::vector<Module*> modules;
+  std::vector<QueuedOp> ops;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    ops.swap(ops_out_);
     // Snapshots of a launch still running stay queued until its record is.
     launches.swap(launches_out_);
     std::vector<Snapshot> keep;
@@ -471,7 +559,7 @@ void ReplayCapturer::Drain(format::SbtWriter* writer) {
           modules.push_back(m.get());
         }
   }
-  if (launches.empty()) return;
+  if (launches.empty() && ops.empty()) return;
   if (!payload_) payload_ = std::make_unique<replay::ReplayPayloadWriter>(writer);
   if (!info_written_) {
     info_written_ = true;
@@ -494,6 +582,7 @@ void ReplayCapturer::Drain(format::SbtWriter* writer) {
   for (const Snapshot& s : snapshots)
     (void)payload_->AddSnapshot(s.launch_index, s.phase, s.address, s.bytes);
   for (const auto& l : launches) (void)payload_->AddLaunch(l);
+  for (const QueuedOp& q : ops) (void)payload_->AddStreamOp(q.op, q.data);
 }
 
 ReplayCaptureStats ReplayCapturer::stats() {

@@ -32,6 +32,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "replay_stream_ops.h"
 #include "tracesmith/capture/capture_options.h"
 #include "tracesmith/format/replay_payload.h"
 #include "tracesmith/format/sbt_writer.h"
@@ -44,6 +45,7 @@ struct ReplayCaptureStats {
   uint64_t skipped_limit = 0;      // selected, but over --replay-max-mb / -launches
   uint64_t skipped_graph = 0;      // selected, on a stream capturing a CUDA graph
   uint64_t skipped_error = 0;      // selected, but a CUDA call failed while recording
+  uint64_t stream_ops = 0;         // copies, memsets, event/sync calls recorded for range replay
   uint64_t image_bytes = 0;        // memory image bytes copied
   uint64_t copy_ns = 0;            // time in those copies (host buffer allocation included)
   // A plain 64 MiB cuMemcpyDtoH into pageable memory, timed once at the first
@@ -66,6 +68,10 @@ class ReplayCapturer {
   static bool IsMemoryCallback(CUpti_CallbackId cbid);
   bool tracks_allocations() const { return all_memory_; }
   void OnMemory(CUpti_CallbackId cbid, const CUpti_CallbackData* info);
+  // Range replay: copies, memsets, event record/wait and synchronizations
+  // (replay_stream_ops.h), recorded from the first recorded launch on.
+  static bool IsStreamOpCallback(CUpti_CallbackId cbid);
+  void OnStreamOp(CUpti_CallbackId cbid, const CUpti_CallbackData* info, bool active);
   // Writer thread: appends queued payload chunks.
   void Drain(format::SbtWriter* writer);
   ReplayCaptureStats stats();
@@ -112,6 +118,10 @@ class ReplayCapturer {
   void MeasureReferenceCopy();
   uint64_t ModuleHashOf(CUfunction f, const std::string& name);
   void Note(const char* fmt, ...);
+  // Under mu_: the capture's id of a stream / event, assigned at first
+  // sight (a stream's first sight also queues its kStreamInfo op).
+  uint32_t StreamIdLocked(CUstream stream, bool per_thread, uint64_t before_launch);
+  uint32_t EventIdLocked(CUevent event);
 
   const ReplayFilter filter_;
   std::regex regex_;
@@ -130,7 +140,16 @@ class ReplayCapturer {
   std::unordered_map<uint32_t, Pending> pending_;  // by correlation id
   std::vector<replay::LaunchRecord> launches_out_;
   std::vector<Snapshot> snapshots_out_;
-  uint64_t reserved_bytes_ = 0;  // images copied or about to be
+  struct QueuedOp {
+    replay::StreamOpRecord op;
+    std::vector<uint8_t> data;  // kCopyHtoD: the host bytes
+  };
+  std::vector<QueuedOp> ops_out_;
+  std::unordered_map<CUstream, uint32_t> stream_ids_;
+  std::unordered_map<CUevent, uint32_t> event_ids_;
+  uint64_t next_op_seq_ = 0;
+  std::atomic<bool> ops_on_{false};  // from the first recorded launch until a limit
+  uint64_t reserved_bytes_ = 0;      // images copied or about to be
   bool info_written_ = false;
   bool limit_noted_ = false;
   bool reference_measured_ = false;

@@ -108,8 +108,14 @@ std::string FormatLaunchOutcome(const LaunchOutcome& o) {
   if (o.sequence) {
     // Restores between launches are inside the timed span: no comparison
     // with the kernels' time in the program.
+    if (o.ranges_not_compared)
+      s += StrFormat(
+          "  final memory: %u range(s) not compared (a replayed copy or memset wrote them after "
+          "their last recorded launch; the capture has no image of that)\n",
+          o.ranges_not_compared);
     s += StrFormat(
-        "  sequence time (CUDA events, image restores included): median %.2f us, min %.2f us, "
+        "  sequence time (host clock, issue to completion, image restores included): median %.2f "
+        "us, min %.2f us, "
         "max %.2f us over %u replays; kernels in the program: %.2f us in all\n",
         o.time.median_us, o.time.min_us, o.time.max_us, o.iterations,
         double(o.recorded_ns) / 1000.0);

@@ -89,7 +89,9 @@ TEST(CompareTest, SequenceOutcomeTextHasNoPerKernelRatio) {
   o.time.median_us = 130713.2;
   std::string s = FormatLaunchOutcome(o);
   EXPECT_NE(s.find("between launches: 8 image(s) restored"), std::string::npos) << s;
-  EXPECT_NE(s.find("sequence time (CUDA events, image restores included)"), std::string::npos) << s;
+  EXPECT_NE(s.find("sequence time (host clock, issue to completion, image restores included)"),
+            std::string::npos)
+      << s;
   EXPECT_NE(s.find("kernels in the program: 291.19 us in all"), std::string::npos) << s;
   EXPECT_EQ(s.find("replay/program"), std::string::npos) << s;
 }

@@ -51,6 +51,9 @@ struct LaunchOutcome {
   // wrote them with work that was not recorded (copies, memsets, kernels).
   uint64_t external_writes = 0;
   bool sequence = false;  // a range replay (several launches), not one launch
+  // Range replay: ranges left out of the final comparison because a
+  // replayed copy or memset wrote them after their last recorded launch.
+  uint32_t ranges_not_compared = 0;
   // Relocated replay (relocation.h): ranges mapped away from their captured
   // addresses and pointer words rewritten in parameters and "before" images.
   uint32_t ranges_relocated = 0, ranges_total = 0;

@@ -12,6 +12,7 @@
 
 #include "cu_call.h"
 #include "kernel_timer.h"
+#include "replay_common.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/replay/address_ranges.h"
 #include "tracesmith/replay/relocation.h"
@@ -42,86 +43,7 @@ class PrimaryContext {
   CUcontext ctx_ = nullptr;
 };
 
-// Loaded modules by content hash, unloaded on destruction.
-class ModuleCache {
- public:
-  ModuleCache() = default;
-  ~ModuleCache() {
-    for (auto& [hash, m] : modules_) cuModuleUnload(m);
-  }
-  ModuleCache(const ModuleCache&) = delete;
-  ModuleCache& operator=(const ModuleCache&) = delete;
-  ModuleCache(ModuleCache&&) = delete;
-  ModuleCache& operator=(ModuleCache&&) = delete;
-
-  StatusOr<CUmodule> Get(const ReplayCapture& cap, uint64_t hash) {
-    auto it = modules_.find(hash);
-    if (it != modules_.end()) return it->second;
-    const ModuleRecord* rec = cap.FindModule(hash);
-    if (!rec)
-      return NotFound(StrFormat("module 0x%016llx is missing from the capture",
-                                static_cast<unsigned long long>(hash)));
-    ASSIGN_OR_RETURN(auto image, cap.BlobData(hash, "module " + rec->name));
-    std::vector<uint8_t> copy(image.begin(), image.end());
-    if (rec->kind == ImageKind::kPtx) copy.push_back(0);  // PTX is a C string
-    CUmodule m = nullptr;
-    CU_CALL(cuModuleLoadData(&m, copy.data()));
-    modules_[hash] = m;
-    return m;
-  }
-
- private:
-  std::map<uint64_t, CUmodule> modules_;
-};
-
-class StreamAndEvents {
- public:
-  StreamAndEvents() = default;
-  ~StreamAndEvents() {
-    if (gate_host_) cuMemFreeHost(gate_host_);
-    if (start_) cuEventDestroy(start_);
-    if (stop_) cuEventDestroy(stop_);
-    if (stream_) cuStreamDestroy(stream_);
-  }
-  StreamAndEvents(const StreamAndEvents&) = delete;
-  StreamAndEvents& operator=(const StreamAndEvents&) = delete;
-  StreamAndEvents(StreamAndEvents&&) = delete;
-  StreamAndEvents& operator=(StreamAndEvents&&) = delete;
-  Status Create() {
-    CU_CALL(cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING));
-    CU_CALL(cuEventCreate(&start_, CU_EVENT_DEFAULT));
-    CU_CALL(cuEventCreate(&stop_, CU_EVENT_DEFAULT));
-    // The gate: a host-mapped word the stream waits on before the start
-    // event, so the timed span holds the kernel and not the host's launch
-    // latency (without it a 1 us kernel measures ~10 us).
-    if (cuMemHostAlloc(&gate_host_, 64, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE) ==
-            CUDA_SUCCESS &&
-        cuMemHostGetDevicePointer(&gate_device_, gate_host_, 0) != CUDA_SUCCESS)
-      gate_device_ = 0;
-    return OkStatus();
-  }
-  // Before the timed work: the stream stops until Open().
-  Status Close() {
-    if (!gate_device_) return OkStatus();
-    __atomic_store_n(static_cast<uint32_t*>(gate_host_), 0u, __ATOMIC_SEQ_CST);
-    if (cuStreamWaitValue32(stream_, gate_device_, 1, CU_STREAM_WAIT_VALUE_EQ) != CUDA_SUCCESS)
-      gate_device_ = 0;  // not supported here: time without the gate
-    return OkStatus();
-  }
-  void Open() {
-    if (gate_device_) __atomic_store_n(static_cast<uint32_t*>(gate_host_), 1u, __ATOMIC_SEQ_CST);
-  }
-  bool gated() const { return gate_device_ != 0; }
-  CUstream stream() const { return stream_; }
-  CUevent start() const { return start_; }
-  CUevent stop() const { return stop_; }
-
- private:
-  CUstream stream_ = nullptr;
-  CUevent start_ = nullptr, stop_ = nullptr;
-  void* gate_host_ = nullptr;
-  CUdeviceptr gate_device_ = 0;
-};
+}  // namespace
 
 Status Launch(const LaunchRecord& l, CUfunction f, CUstream stream) {
   // Parameters are copied into 8-byte aligned storage; each kernel argument
@@ -159,18 +81,6 @@ Status Launch(const LaunchRecord& l, CUfunction f, CUstream stream) {
   return OkStatus();
 }
 
-// Device memory for the captured ranges, mapped once per replay (before
-// any module load allocates, and kept for every launch: the driver reuses
-// freed VA for its own allocations).
-struct ReplayMemory {
-  std::vector<std::unique_ptr<DeviceReservation>> reservations;
-  Relocation relocation;  // ranges mapped away from their captured address
-};
-
-// Maps every range: at its own address when the driver gives it, else
-// elsewhere, recorded in `mem->relocation` (relocation.h). Ranges are
-// reserved in kDriverVaChunk-aligned spans (vmm.h says why); when the
-// driver will not place a span, each range in it is tried alone.
 Status MapRanges(const std::vector<AddressRange>& ranges, CUdevice device, uint64_t granularity,
                  const GpuReplayOptions& o, ReplayMemory* mem) {
   const uint64_t chunk = (kDriverVaChunk + granularity - 1) / granularity * granularity;
@@ -205,8 +115,6 @@ Status MapRanges(const std::vector<AddressRange>& ranges, CUdevice device, uint6
   return OkStatus();
 }
 
-// For the report: how many of a launch's (or sequence's) ranges were
-// mapped away.
 void CountRanges(const std::vector<AddressRange>& ranges, uint64_t granularity,
                  const ReplayMemory& mem, LaunchOutcome* out) {
   for (const AddressRange& r : CoveringRanges(ranges, granularity)) {
@@ -230,18 +138,6 @@ StatusOr<CUfunction> LoadFunction(const ReplayCapture& cap, const LaunchRecord& 
   return f;
 }
 
-// A snapshot image as replay uses it: the captured bytes, or a copy with the
-// pointers into moved ranges rewritten when anything was relocated.
-// Movable, not copyable: `bytes` may point into `rewritten`'s heap buffer.
-struct Image {
-  Image() = default;
-  Image(Image&&) = default;
-  Image& operator=(Image&&) = default;
-  Image(const Image&) = delete;
-  Image& operator=(const Image&) = delete;
-  std::span<const uint8_t> bytes;
-  std::vector<uint8_t> rewritten;  // owns `bytes` when relocated
-};
 StatusOr<Image> ImageOf(const ReplayCapture& cap, const SnapshotRecord& s,
                         const Relocation& relocation, const char* what, uint64_t* words) {
   Image image;
@@ -253,6 +149,8 @@ StatusOr<Image> ImageOf(const ReplayCapture& cap, const SnapshotRecord& s,
   image.bytes = image.rewritten;
   return image;
 }
+
+namespace {
 
 Status ReplayLaunch(const ReplayCapture& cap, const LaunchRecord& l, uint64_t granularity,
                     const ReplayMemory& mem, ModuleCache& modules, KernelTimer& timer,
@@ -348,106 +246,6 @@ Status ReplayLaunch(const ReplayCapture& cap, const LaunchRecord& l, uint64_t gr
   return OkStatus();
 }
 
-// Range replay: launches first..last in capture order on one stream, from
-// one initial state. Before each launch, a range whose captured "before"
-// image differs from what the sequence left there (written in the program
-// by copies, memsets or kernels that were not recorded) is restored from
-// that image; at the end every range is compared with the "after" image of
-// the last launch that touched it.
-Status ReplaySequence(const ReplayCapture& cap, uint64_t first, uint64_t last, uint64_t granularity,
-                      const ReplayMemory& mem, ModuleCache& modules, const GpuReplayOptions& o,
-                      LaunchOutcome* out) {
-  std::vector<const LaunchRecord*> seq;
-  for (const LaunchRecord& l : cap.launches)
-    if (l.index >= first && l.index <= last) seq.push_back(&l);
-  std::sort(seq.begin(), seq.end(), [](auto* a, auto* b) { return a->index < b->index; });
-  if (seq.empty())
-    return NotFound(StrFormat("the capture has no launch in %llu..%llu",
-                              static_cast<unsigned long long>(first),
-                              static_cast<unsigned long long>(last)));
-  std::map<uint64_t, std::vector<const SnapshotRecord*>> before_of, after_of;
-  std::map<uint64_t, const SnapshotRecord*> final_after;  // by address, last launch wins
-  std::vector<AddressRange> ranges;
-  for (const SnapshotRecord& s : cap.snapshots) {
-    if (s.launch_index < first || s.launch_index > last) continue;
-    (s.phase == SnapshotPhase::kBefore ? before_of : after_of)[s.launch_index].push_back(&s);
-    if (s.phase == SnapshotPhase::kBefore) ranges.push_back({s.address, s.size});
-  }
-  for (const LaunchRecord* l : seq)
-    for (const SnapshotRecord* s : after_of[l->index]) final_after[s->address] = s;
-  out->index = seq.front()->index;
-  out->function = StrFormat("range %llu..%llu: %zu launches in capture order, one stream",
-                            static_cast<unsigned long long>(first),
-                            static_cast<unsigned long long>(last), seq.size());
-  out->iterations = o.iterations;
-  out->sequence = true;
-  CountRanges(ranges, granularity, mem, out);
-  const Relocation& relocation = mem.relocation;
-  std::vector<LaunchRecord> patched;
-  std::vector<CUfunction> functions;
-  for (const LaunchRecord* l : seq) {
-    patched.push_back(*l);
-    out->param_words_rewritten += relocation.PatchWords(patched.back().params, 0);
-    ASSIGN_OR_RETURN(CUfunction f, LoadFunction(cap, *l, modules));
-    functions.push_back(f);
-  }
-  StreamAndEvents se;
-  RETURN_IF_ERROR(se.Create());
-  std::vector<std::vector<uint8_t>> first_run(final_after.size());
-  std::vector<double> times_us;
-  for (uint32_t it = 0; it < o.iterations; ++it) {
-    std::map<uint64_t, uint64_t> content;  // address -> hash of the image there now
-    CU_CALL(cuCtxSynchronize());
-    CU_CALL(cuEventRecord(se.start(), se.stream()));
-    for (size_t k = 0; k < seq.size(); ++k) {
-      for (const SnapshotRecord* s : before_of[seq[k]->index]) {
-        auto have = content.find(s->address);
-        if (have != content.end() && have->second == s->hash) continue;
-        if (it == 0 && have != content.end()) ++out->external_writes;
-        ASSIGN_OR_RETURN(Image image, ImageOf(cap, *s, relocation, "before snapshot",
-                                              it == 0 ? &out->memory_words_rewritten : nullptr));
-        CU_CALL(cuMemcpyHtoDAsync(CUdeviceptr(relocation.Translate(s->address)), image.bytes.data(),
-                                  image.bytes.size(), se.stream()));
-        CU_CALL(cuStreamSynchronize(se.stream()));  // `image` is a temporary
-        content[s->address] = s->hash;
-      }
-      RETURN_IF_ERROR(Launch(patched[k], functions[k], se.stream()));
-      for (const SnapshotRecord* s : after_of[seq[k]->index]) content[s->address] = s->hash;
-    }
-    CU_CALL(cuEventRecord(se.stop(), se.stream()));
-    CU_CALL(cuEventSynchronize(se.stop()));
-    float ms = 0;
-    CU_CALL(cuEventElapsedTime(&ms, se.start(), se.stop()));
-    times_us.push_back(double(ms) * 1000.0);
-    bool differs = false;
-    CompareResult vs_first;
-    size_t k = 0;
-    for (const auto& [address, s] : final_after) {
-      std::vector<uint8_t> host(s->size);
-      CU_CALL(cuMemcpyDtoH(host.data(), CUdeviceptr(relocation.Translate(address)), host.size()));
-      if (it == 0) {
-        ASSIGN_OR_RETURN(Image want, ImageOf(cap, *s, relocation, "after snapshot", nullptr));
-        out->vs_capture.Merge(CompareBytes(want.bytes, host, address));
-        first_run[k] = std::move(host);
-      } else {
-        CompareResult c = CompareBytes(first_run[k], host, address);
-        differs |= !c.identical();
-        vs_first.Merge(c);
-      }
-      ++k;
-    }
-    if (differs) {
-      out->iterations_differing++;
-      out->vs_first_replay.Merge(vs_first);
-    }
-  }
-  out->time = out->event_time = SummarizeTimes(times_us);
-  uint64_t recorded = 0;
-  for (const LaunchRecord* l : seq) recorded += l->recorded_ns;
-  out->recorded_ns = recorded;
-  return OkStatus();
-}
-
 }  // namespace
 }  // namespace gpu
 
@@ -505,6 +303,10 @@ Status ReplayOnGpu(const ReplayCapture& cap, const GpuReplayOptions& o,
   for (const SnapshotRecord& s : cap.snapshots)
     if (s.phase == SnapshotPhase::kBefore && selected(s.launch_index))
       ranges.push_back({s.address, s.size});
+  if (o.range_first >= 0)
+    for (const AddressRange& r :
+         StreamOpRanges(cap, uint64_t(o.range_first), uint64_t(o.range_last)))
+      ranges.push_back(r);
   ReplayMemory mem;
   auto map_t0 = std::chrono::steady_clock::now();
   RETURN_IF_ERROR(MapRanges(ranges, device, granularity, o, &mem));

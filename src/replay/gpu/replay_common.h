@@ -1,0 +1,151 @@
+// Pieces shared by single-launch replay (gpu_replayer.cc) and range replay
+// (sequence_replayer.cc). Internal to the replay GPU library.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "tracesmith/base/status.h"
+#include "tracesmith/format/replay_payload.h"
+#include "tracesmith/replay/address_ranges.h"
+#include "tracesmith/replay/compare.h"
+#include "tracesmith/replay/gpu_replayer.h"
+#include "tracesmith/replay/relocation.h"
+#include "vmm.h"
+
+namespace tracesmith::replay::gpu {
+
+// Loaded modules by content hash, unloaded on destruction.
+class ModuleCache {
+ public:
+  ModuleCache() = default;
+  ~ModuleCache() {
+    for (auto& [hash, m] : modules_) cuModuleUnload(m);
+  }
+  ModuleCache(const ModuleCache&) = delete;
+  ModuleCache& operator=(const ModuleCache&) = delete;
+  ModuleCache(ModuleCache&&) = delete;
+  ModuleCache& operator=(ModuleCache&&) = delete;
+
+  StatusOr<CUmodule> Get(const ReplayCapture& cap, uint64_t hash) {
+    auto it = modules_.find(hash);
+    if (it != modules_.end()) return it->second;
+    const ModuleRecord* rec = cap.FindModule(hash);
+    if (!rec)
+      return NotFound(StrFormat("module 0x%016llx is missing from the capture",
+                                static_cast<unsigned long long>(hash)));
+    ASSIGN_OR_RETURN(auto image, cap.BlobData(hash, "module " + rec->name));
+    std::vector<uint8_t> copy(image.begin(), image.end());
+    if (rec->kind == ImageKind::kPtx) copy.push_back(0);  // PTX is a C string
+    CUmodule m = nullptr;
+    CU_CALL(cuModuleLoadData(&m, copy.data()));
+    modules_[hash] = m;
+    return m;
+  }
+
+ private:
+  std::map<uint64_t, CUmodule> modules_;
+};
+
+class StreamAndEvents {
+ public:
+  StreamAndEvents() = default;
+  ~StreamAndEvents() {
+    if (gate_host_) cuMemFreeHost(gate_host_);
+    if (start_) cuEventDestroy(start_);
+    if (stop_) cuEventDestroy(stop_);
+    if (stream_) cuStreamDestroy(stream_);
+  }
+  StreamAndEvents(const StreamAndEvents&) = delete;
+  StreamAndEvents& operator=(const StreamAndEvents&) = delete;
+  StreamAndEvents(StreamAndEvents&&) = delete;
+  StreamAndEvents& operator=(StreamAndEvents&&) = delete;
+  Status Create() {
+    CU_CALL(cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING));
+    CU_CALL(cuEventCreate(&start_, CU_EVENT_DEFAULT));
+    CU_CALL(cuEventCreate(&stop_, CU_EVENT_DEFAULT));
+    // The gate: a host-mapped word the stream waits on before the start
+    // event, so the timed span holds the kernel and not the host's launch
+    // latency (without it a 1 us kernel measures ~10 us).
+    if (cuMemHostAlloc(&gate_host_, 64, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE) ==
+            CUDA_SUCCESS &&
+        cuMemHostGetDevicePointer(&gate_device_, gate_host_, 0) != CUDA_SUCCESS)
+      gate_device_ = 0;
+    return OkStatus();
+  }
+  // Before the timed work: the stream stops until Open().
+  Status Close() {
+    if (!gate_device_) return OkStatus();
+    __atomic_store_n(static_cast<uint32_t*>(gate_host_), 0u, __ATOMIC_SEQ_CST);
+    if (cuStreamWaitValue32(stream_, gate_device_, 1, CU_STREAM_WAIT_VALUE_EQ) != CUDA_SUCCESS)
+      gate_device_ = 0;  // not supported here: time without the gate
+    return OkStatus();
+  }
+  void Open() {
+    if (gate_device_) __atomic_store_n(static_cast<uint32_t*>(gate_host_), 1u, __ATOMIC_SEQ_CST);
+  }
+  bool gated() const { return gate_device_ != 0; }
+  CUstream stream() const { return stream_; }
+  CUevent start() const { return start_; }
+  CUevent stop() const { return stop_; }
+
+ private:
+  CUstream stream_ = nullptr;
+  CUevent start_ = nullptr, stop_ = nullptr;
+  void* gate_host_ = nullptr;
+  CUdeviceptr gate_device_ = 0;
+};
+
+// Device memory for the captured ranges, mapped once per replay (before
+// any module load allocates, and kept for every launch: the driver reuses
+// freed VA for its own allocations).
+struct ReplayMemory {
+  std::vector<std::unique_ptr<DeviceReservation>> reservations;
+  Relocation relocation;  // ranges mapped away from their captured address
+};
+
+// A snapshot image as replay uses it: the captured bytes, or a copy with the
+// pointers into moved ranges rewritten when anything was relocated.
+// Movable, not copyable: `bytes` may point into `rewritten`'s heap buffer.
+struct Image {
+  Image() = default;
+  Image(Image&&) = default;
+  Image& operator=(Image&&) = default;
+  Image(const Image&) = delete;
+  Image& operator=(const Image&) = delete;
+  std::span<const uint8_t> bytes;
+  std::vector<uint8_t> rewritten;  // owns `bytes` when relocated
+};
+
+Status Launch(const LaunchRecord& l, CUfunction f, CUstream stream);
+// Maps every range: at its own address when the driver gives it, else
+// elsewhere, recorded in `mem->relocation` (relocation.h). Ranges are
+// reserved in kDriverVaChunk-aligned spans (vmm.h says why); when the
+// driver will not place a span, each range in it is tried alone.
+Status MapRanges(const std::vector<AddressRange>& ranges, CUdevice device, uint64_t granularity,
+                 const GpuReplayOptions& o, ReplayMemory* mem);
+// For the report: how many of a launch's (or sequence's) ranges were
+// mapped away.
+void CountRanges(const std::vector<AddressRange>& ranges, uint64_t granularity,
+                 const ReplayMemory& mem, LaunchOutcome* out);
+StatusOr<CUfunction> LoadFunction(const ReplayCapture& cap, const LaunchRecord& l,
+                                  ModuleCache& modules);
+// A snapshot image with pointers rewritten when anything was relocated;
+// `words` (may be null) counts the rewritten words.
+StatusOr<Image> ImageOf(const ReplayCapture& cap, const SnapshotRecord& s,
+                        const Relocation& relocation, const char* what, uint64_t* words);
+
+// Range replay (sequence_replayer.cc): launches first..last and the
+// program's stream work between them.
+Status ReplaySequence(const ReplayCapture& cap, uint64_t first, uint64_t last, uint64_t granularity,
+                      const ReplayMemory& mem, ModuleCache& modules, const GpuReplayOptions& o,
+                      LaunchOutcome* out);
+// The device ranges the stream ops between launches first and last touch.
+std::vector<AddressRange> StreamOpRanges(const ReplayCapture& cap, uint64_t first, uint64_t last);
+
+}  // namespace tracesmith::replay::gpu
