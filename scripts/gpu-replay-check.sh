@@ -76,7 +76,7 @@ if [ -x "$PROGS/kernel_count" ]; then
   run rc-kernel "$TS" profile -f --stacks none --replay-capture 'kernel:scale_kernel' \
     --replay-max-launches 3 -o "$W/rc.sbt" -- "$PROGS/kernel_count" 10
   result "profile --replay-capture kernel:scale_kernel recorded 3 launches" \
-    $([ $rc -eq 0 ] && grep -q "3 launch(es) recorded" "$W/last.log"; echo $?)
+    $([ $rc -eq 0 ] && grep -q "3 launch(es) and [0-9]* stream op(s) recorded" "$W/last.log"; echo $?)
   run rc-all-memory "$TS" profile -f --stacks none --replay-capture 'launch:2' --replay-memory all \
     -o "$W/rc_all.sbt" -- "$PROGS/kernel_count" 5
   result "--replay-memory all: the launch snapshots both live allocations (the kernel uses one)" \
@@ -163,7 +163,7 @@ if python3 -c "import triton" 2>/dev/null; then
 fi
 
 # 7. Where the driver puts address-hinted reservations (informational).
-echo "--- diag: randomize_va_space=$(cat /proc/sys/kernel/randomize_va_space 2>/dev/null)"
+echo "--- diag: randomize_va_space=$(cat /proc/sys/kernel/randomize_va_space 2>/dev/null) THP=$(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null)"
 [ -x "$B/bin/replay_va_probe" ] && run diag-va-probe "$B/bin/replay_va_probe"
 
 # 8. The dry-run on the example trace (CPU only; for the log).

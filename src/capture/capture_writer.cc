@@ -245,6 +245,7 @@ void CuptiEngine::WriteFinalStats() {
     ReplayCaptureStats rs = replay_->stats();
     stat("replay.launches_recorded", rs.launches_captured, model::kStatInfo);
     stat("replay.memory_image_bytes", rs.image_bytes, model::kStatInfo);
+    stat("replay.stream_ops", rs.stream_ops, model::kStatInfo);
     stat("replay.skipped_over_limit", rs.skipped_limit, model::kStatWarning);
     stat("replay.skipped_graph_capture", rs.skipped_graph, model::kStatWarning);
     stat("replay.skipped_errors", rs.skipped_error, model::kStatWarning);
@@ -254,10 +255,12 @@ void CuptiEngine::WriteFinalStats() {
          model::kStatInfo);
     if (!options_.quiet)
       std::fprintf(stderr,
-                   "tracesmith: replay capture: %llu launch(es) recorded, %.1f MiB of memory "
-                   "images copied at %.2f GB/s (a plain 64 MiB device-to-host copy here: %.2f "
-                   "GB/s); replay them with: tracesmith replay %s\n",
+                   "tracesmith: replay capture: %llu launch(es) and %llu stream op(s) recorded, "
+                   "%.1f MiB of memory images copied at %.2f GB/s (a plain 64 MiB "
+                   "device-to-host copy here: %.2f GB/s); replay them with: tracesmith replay "
+                   "%s\n",
                    static_cast<unsigned long long>(rs.launches_captured),
+                   static_cast<unsigned long long>(rs.stream_ops),
                    double(rs.image_bytes) / (1 << 20), gbps, rs.reference_dtoh_gbps,
                    output_path_.c_str());
   }

@@ -461,8 +461,7 @@ bool ReplayCapturer::CopyRanges(const std::vector<Range>& ranges, uint64_t index
                                 replay::SnapshotPhase phase) {
   for (const Range& r : ranges) {
     auto t0 = std::chrono::steady_clock::now();
-    Snapshot s{index, phase, r.address, {}};
-    s.bytes.resize(r.size);
+    Snapshot s{index, phase, r.address, TakeBuffer(r.size)};
     if (cuMemcpyDtoH(s.bytes.data(), CUdeviceptr(r.address), r.size) != CUDA_SUCCESS) return false;
     uint64_t ns = uint64_t(
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)
@@ -583,6 +582,37 @@ void ReplayCapturer::Drain(format::SbtWriter* writer) {
     (void)payload_->AddSnapshot(s.launch_index, s.phase, s.address, s.bytes);
   for (const auto& l : launches) (void)payload_->AddLaunch(l);
   for (const QueuedOp& q : ops) (void)payload_->AddStreamOp(q.op, q.data);
+  RecycleBuffers(snapshots);
+}
+
+ReplayCapturer::Buffer ReplayCapturer::TakeBuffer(uint64_t size) {
+  Buffer out;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    size_t best = free_buffers_.size();
+    for (size_t i = 0; i < free_buffers_.size(); ++i)
+      if (free_buffers_[i].capacity() >= size &&
+          (best == free_buffers_.size() ||
+           free_buffers_[i].capacity() < free_buffers_[best].capacity()))
+        best = i;
+    if (best < free_buffers_.size()) {
+      out = std::move(free_buffers_[best]);
+      free_buffers_[best] = std::move(free_buffers_.back());
+      free_buffers_.pop_back();
+      free_bytes_ -= out.capacity();
+    }
+  }
+  out.resize(size);  // within capacity: no allocation; no fill (ImageAllocator)
+  return out;
+}
+
+void ReplayCapturer::RecycleBuffers(std::vector<Snapshot>& written) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (Snapshot& s : written) {
+    if (free_bytes_ + s.bytes.capacity() > kMaxFreeBufferBytes) continue;
+    free_bytes_ += s.bytes.capacity();
+    free_buffers_.push_back(std::move(s.bytes));
+  }
 }
 
 ReplayCaptureStats ReplayCapturer::stats() {

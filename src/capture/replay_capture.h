@@ -32,6 +32,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "host_buffer.h"
 #include "replay_stream_ops.h"
 #include "tracesmith/capture/capture_options.h"
 #include "tracesmith/format/replay_payload.h"
@@ -85,26 +86,19 @@ class ReplayCapturer {
     CUfunction function = nullptr;
     std::vector<Range> ranges;
   };
-  // Host images are written over by the copy: no zero-fill first (it cost
-  // more than the copy itself on the H200).
-  template <typename T>
-  struct NoInitAllocator : std::allocator<T> {
-    template <typename U>
-    struct rebind {
-      using other = NoInitAllocator<U>;
-    };
-    template <typename U>
-    void construct(U* p) noexcept {
-      ::new (static_cast<void*>(p)) U;
-    }
-    using std::allocator<T>::allocator;
-  };
+  using Buffer = ImageBuffer;
   struct Snapshot {
     uint64_t launch_index;
     replay::SnapshotPhase phase;
     uint64_t address;
-    std::vector<uint8_t, NoInitAllocator<uint8_t>> bytes;
+    Buffer bytes;
   };
+  // Host buffers for images are reused once written (a fresh buffer pays
+  // page faults during the copy; host_buffer.h). At most
+  // kMaxFreeBufferBytes are kept.
+  static constexpr uint64_t kMaxFreeBufferBytes = uint64_t(2) << 30;
+  Buffer TakeBuffer(uint64_t size);
+  void RecycleBuffers(std::vector<Snapshot>& written);
   struct Module {
     std::vector<uint8_t> image;
     uint64_t hash = 0;
@@ -140,6 +134,8 @@ class ReplayCapturer {
   std::unordered_map<uint32_t, Pending> pending_;  // by correlation id
   std::vector<replay::LaunchRecord> launches_out_;
   std::vector<Snapshot> snapshots_out_;
+  std::vector<Buffer> free_buffers_;
+  uint64_t free_bytes_ = 0;
   struct QueuedOp {
     replay::StreamOpRecord op;
     std::vector<uint8_t> data;  // kCopyHtoD: the host bytes
