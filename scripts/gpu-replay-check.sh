@@ -114,6 +114,18 @@ if python3 -c "import torch" 2>/dev/null; then
     -o "$W/rc_streams.sbt" -- python3 gpu/replay/torch_streams.py
   result "PyTorch two-stream forward pass captured with its stream ops" \
     $([ $rc -eq 0 ] && grep -q "checksum" "$W/last.log"; echo $?)
+  # Stream-ordered allocations (torch's cudaMallocAsync backend) in --replay-memory all.
+  run rc-async-params env PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync "$TS" profile -f \
+    --stacks none --replay-capture launch:12 -o "$W/rc_async_p.sbt" -- python3 gpu/replay/torch_streams.py
+  n_params=$(grep -o "launch 12 .*: [0-9]* allocation(s)" "$W/last.log" | grep -o "[0-9]* allocation" | cut -d' ' -f1)
+  run rc-async-all env PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync "$TS" profile -f \
+    --stacks none --replay-capture launch:12 --replay-memory all -o "$W/rc_async.sbt" -- python3 gpu/replay/torch_streams.py
+  n_all=$(grep -o "launch 12 .*: [0-9]* allocation(s)" "$W/last.log" | grep -o "[0-9]* allocation" | cut -d' ' -f1)
+  echo "cudaMallocAsync backend, launch 12: ${n_params:-?} allocation(s) reachable from parameters, ${n_all:-?} live with --replay-memory all"
+  run rc-async-replay "$TS" replay "$W/rc_async.sbt"
+  result "--replay-memory all sees stream-ordered allocations (cudaMallocAsync backend) and replays identical" \
+    $([ -n "$n_params" ] && [ -n "$n_all" ] && [ "$n_all" -gt "$n_params" ] && [ $rc -eq 0 ] &&
+      grep -q "identical to the capture" "$W/last.log"; echo $?)
   run rc-streams-range "$TS" replay "$W/rc_streams.sbt" --range 0:100000 --iterations 3
   result "multi-stream range replay (streams + events recreated, copies replayed) reproduces the final memory, deterministic" \
     $([ $rc -eq 0 ] && grep -q "identical to the capture" "$W/last.log" &&

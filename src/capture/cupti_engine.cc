@@ -303,9 +303,9 @@ Status CuptiEngine::EnableCallbacks() {
       if (ReplayCapturer::IsStreamOpCallback(cbid))
         CUPTI_CALL(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid));
     if (replay_->tracks_allocations())
-      for (CUpti_CallbackId cbid :
-           {CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2})
-        CUPTI_CALL(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid));
+      for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid)
+        if (ReplayCapturer::IsMemoryCallback(cbid))
+          CUPTI_CALL(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid));
   }
   if (options_.range == CaptureRange::kCudaProfilerApi) {
     CUPTI_CALL(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API,

@@ -143,24 +143,84 @@ ReplayCapturer::ReplayCapturer(ReplayFilter filter, const CaptureOptions& option
   if (auto r = ParseDeviceRanges(options.replay_ranges); r.ok()) extra_ranges_ = *r;
 }
 
+namespace {
+// The allocation an allocating driver call returned (at its exit): the
+// out-pointer and the size; false for other calls.
+bool AllocationOf(CUpti_CallbackId cbid, const void* p, CUdeviceptr** out, uint64_t* size) {
+  switch (cbid) {
+    case CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2: {
+      const auto* x = static_cast<const cuMemAlloc_v2_params*>(p);
+      *out = x->dptr;
+      *size = x->bytesize;
+      return true;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync_ptsz: {
+      const auto* x = static_cast<const cuMemAllocAsync_params*>(p);
+      *out = x->dptr;
+      *size = x->bytesize;
+      return true;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync_ptsz: {
+      const auto* x = static_cast<const cuMemAllocFromPoolAsync_params*>(p);
+      *out = x->dptr;
+      *size = x->bytesize;
+      return true;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged: {
+      const auto* x = static_cast<const cuMemAllocManaged_params*>(p);
+      *out = x->dptr;
+      *size = x->bytesize;
+      return true;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuMemAllocPitch_v2: {
+      const auto* x = static_cast<const cuMemAllocPitch_v2_params*>(p);
+      *out = x->dptr;
+      *size = x->pPitch ? uint64_t(*x->pPitch) * x->Height : 0;
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+// The address a freeing driver call releases (at its entry).
+bool FreedBy(CUpti_CallbackId cbid, const void* p, uint64_t* address) {
+  if (cbid == CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2) {
+    *address = uint64_t(static_cast<const cuMemFree_v2_params*>(p)->dptr);
+    return true;
+  }
+  if (cbid == CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync ||
+      cbid == CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync_ptsz) {
+    *address = uint64_t(static_cast<const cuMemFreeAsync_params*>(p)->dptr);
+    return true;
+  }
+  return false;
+}
+}  // namespace
+
 bool ReplayCapturer::IsMemoryCallback(CUpti_CallbackId cbid) {
-  return cbid == CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2 ||
-         cbid == CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2;
+  alignas(8) static const uint8_t zeros[64] = {};  // the decoders only read the layout
+  CUdeviceptr* out = nullptr;
+  uint64_t n = 0;
+  return AllocationOf(cbid, zeros, &out, &n) || FreedBy(cbid, zeros, &n);
 }
 
 void ReplayCapturer::OnMemory(CUpti_CallbackId cbid, const CUpti_CallbackData* info) {
   if (!all_memory_ || t_busy || !info || !info->functionParams) return;
-  if (cbid == CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2 && info->callbackSite == CUPTI_API_EXIT) {
-    const auto* p = static_cast<const cuMemAlloc_v2_params*>(info->functionParams);
+  CUdeviceptr* out = nullptr;
+  uint64_t size = 0, address = 0;
+  if (info->callbackSite == CUPTI_API_EXIT &&
+      AllocationOf(cbid, info->functionParams, &out, &size)) {
     const auto* rc = static_cast<const CUresult*>(info->functionReturnValue);
-    if ((rc && *rc != CUDA_SUCCESS) || !p->dptr) return;
+    if ((rc && *rc != CUDA_SUCCESS) || !out || !*out || size == 0) return;
     std::lock_guard<std::mutex> lock(mu_);
-    live_[uint64_t(*p->dptr)] = p->bytesize;
-  } else if (cbid == CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2 &&
-             info->callbackSite == CUPTI_API_ENTER) {
-    const auto* p = static_cast<const cuMemFree_v2_params*>(info->functionParams);
+    live_[uint64_t(*out)] = size;
+  } else if (info->callbackSite == CUPTI_API_ENTER &&
+             FreedBy(cbid, info->functionParams, &address)) {
     std::lock_guard<std::mutex> lock(mu_);
-    live_.erase(uint64_t(p->dptr));
+    live_.erase(address);
   }
 }
 

@@ -65,7 +65,8 @@ class ReplayCapturer {
   void OnLaunch(CUpti_CallbackId cbid, const CUpti_CallbackData* info, bool active);
   // Application thread, CUPTI module-loaded callback.
   void OnModuleLoaded(const void* image, size_t size);
-  // --replay-memory all: allocations through cuMemAlloc / cuMemFree.
+  // --replay-memory all: allocations through cuMemAlloc, cuMemAllocAsync,
+  // cuMemAllocFromPoolAsync, cuMemAllocManaged, cuMemAllocPitch and their frees.
   static bool IsMemoryCallback(CUpti_CallbackId cbid);
   bool tracks_allocations() const { return all_memory_; }
   void OnMemory(CUpti_CallbackId cbid, const CUpti_CallbackData* info);

@@ -349,7 +349,8 @@ void AddProfileOptions(CLI::App* sub, ProfileArgs& a) {
       ->check(CLI::Range(1u, 1u << 24));
   sub->add_option("--replay-memory", a.replay_memory,
                   "Replay capture: the allocations the parameters point into (params) or every "
-                  "live cuMemAlloc allocation (all)")
+                  "live device allocation (all: cuMemAlloc, cuMemAllocAsync/FromPool, "
+                  "cuMemAllocManaged, cuMemAllocPitch)")
       ->capture_default_str();
   sub->add_option("--replay-ranges", a.replay_ranges,
                   "Replay capture: also these device ranges, ADDR:SIZE[,ADDR:SIZE...]");
