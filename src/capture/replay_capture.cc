@@ -144,6 +144,32 @@ ReplayCapturer::ReplayCapturer(ReplayFilter filter, const CaptureOptions& option
 }
 
 namespace {
+// For a generic copy: HtoD, DtoD or DtoH from the pointers' memory types
+// (a pointer the driver does not know is host memory); false for HtoH.
+bool ResolveCopyKind(StreamOpCall* call) {
+  auto on_device = [](uint64_t p) {
+    unsigned int type = 0;
+    return cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CUdeviceptr(p)) ==
+               CUDA_SUCCESS &&
+           (type == CU_MEMORYTYPE_DEVICE || type == CU_MEMORYTYPE_UNIFIED);
+  };
+  const bool dst = on_device(call->dst), src = on_device(call->src);
+  call->generic_copy = false;
+  if (dst && src) {
+    call->kind = replay::StreamOpKind::kCopyDtoD;
+  } else if (dst) {
+    call->kind = replay::StreamOpKind::kCopyHtoD;
+    call->host_src = reinterpret_cast<const void*>(call->src);
+    call->src = 0;
+  } else if (src) {
+    call->kind = replay::StreamOpKind::kCopyDtoH;
+    call->dst = 0;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 // The allocation an allocating driver call returned (at its exit): the
 // out-pointer and the size; false for other calls.
 bool AllocationOf(CUpti_CallbackId cbid, const void* p, CUdeviceptr** out, uint64_t* size) {

@@ -1,6 +1,7 @@
 // Decoding of the driver calls that range replay re-issues between recorded
 // launches: copies, memsets, event record/wait and synchronizations (what
 // they do, on which stream, with which event). Used by ReplayCapturer.
+// CUDA/CUPTI headers only (no driver calls): unit-tested on any machine.
 #pragma once
 
 #include <cuda.h>
@@ -29,8 +30,5 @@ struct StreamOpCall {
 bool IsStreamOpCallback(CUpti_CallbackId cbid);
 // Decodes a driver callback's parameters; false for other callbacks.
 bool DecodeStreamOp(CUpti_CallbackId cbid, const void* params, StreamOpCall* out);
-// For a generic copy: HtoD, DtoD or DtoH from the pointers' memory types
-// (a pointer the driver does not know is host memory); false for HtoH.
-bool ResolveCopyKind(StreamOpCall* call);
 
 }  // namespace tracesmith::capture
