@@ -247,6 +247,11 @@ void CompactTrace::AlignClocks() {
   for (const SyncRecord& s : syncs_) pids.insert(s.pid);
   for (const GraphLaunchRecord& g : graphs_) pids.insert(g.pid);
   if (pids.size() < 2) return;
+  // A trace without any anchor has one time base for all its processes
+  // (an import: torch.profiler writes device rows under their own pids).
+  bool any_anchor = false;
+  for (const ClockAnchor& a : meta_.Rows<ClockAnchor>()) any_anchor |= a.gpu_ns && a.realtime_ns;
+  if (!any_anchor) return;
   std::map<uint32_t, ClockMap> maps;
   for (uint32_t pid : pids) {
     std::vector<ClockAnchor> anchors;
