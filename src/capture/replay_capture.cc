@@ -15,6 +15,17 @@
 #include "tracesmith/capture/device_query.h"
 
 namespace tracesmith::capture {
+
+// Launch configuration of cuLaunchKernel(_ptsz) and cuLaunchKernelEx(_ptsz).
+struct LaunchArgs {
+  CUfunction f = nullptr;
+  uint32_t grid[3] = {1, 1, 1}, block[3] = {1, 1, 1}, cluster[3] = {0, 0, 0};
+  uint32_t shared = 0;
+  CUstream stream = nullptr;
+  void** params = nullptr;
+  void** extra = nullptr;
+};
+
 namespace {
 
 // Our own CUDA calls inside a launch callback must not be recorded again.
@@ -43,16 +54,6 @@ replay::ImageKind KindOf(const uint8_t* p, size_t n) {
     return replay::ImageKind::kFatbin;
   return replay::ImageKind::kUnknown;
 }
-
-// Launch configuration of cuLaunchKernel(_ptsz) and cuLaunchKernelEx(_ptsz).
-struct LaunchArgs {
-  CUfunction f = nullptr;
-  uint32_t grid[3] = {1, 1, 1}, block[3] = {1, 1, 1}, cluster[3] = {0, 0, 0};
-  uint32_t shared = 0;
-  CUstream stream = nullptr;
-  void** params = nullptr;
-  void** extra = nullptr;
-};
 
 // The CUDA runtime launches through cuLibrary handles: the "function" of
 // cuLaunchKernel is then a CUkernel, which the cuFunc* queries refuse. Its
@@ -307,12 +308,11 @@ void ReplayCapturer::OnLaunch(CUpti_CallbackId cbid, const CUpti_CallbackData* i
   if (!a.f) return;
   BusyScope busy;  // from here on our CUDA calls are not launches to record
   if (!Selected(index, a.f)) return;
-  OnEnter(cbid, info, index);
+  OnEnter(cbid, info, index, a);
 }
 
-void ReplayCapturer::OnEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* info,
-                             uint64_t index) {
-  LaunchArgs a = ArgsOf(cbid, info->functionParams);
+void ReplayCapturer::OnEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* info, uint64_t index,
+                             LaunchArgs a) {
   a.f = Resolve(a.f);
   Pending p;
   p.function = a.f;

@@ -40,6 +40,8 @@
 
 namespace tracesmith::capture {
 
+struct LaunchArgs;  // replay_capture.cc: a launch's decoded driver parameters
+
 struct ReplayCaptureStats {
   uint64_t launches_seen = 0;      // kernel launches counted by the filter
   uint64_t launches_captured = 0;  // recorded with their images
@@ -107,7 +109,8 @@ class ReplayCapturer {
   };
 
   bool Selected(uint64_t index, CUfunction f);
-  void OnEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* info, uint64_t index);
+  void OnEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* info, uint64_t index,
+               struct LaunchArgs a);
   void OnExit(const CUpti_CallbackData* info);
   bool CopyRanges(const std::vector<Range>& ranges, uint64_t index, replay::SnapshotPhase phase);
   void MeasureReferenceCopy();
