@@ -93,7 +93,7 @@ if python3 -c "import torch" 2>/dev/null; then
     -o "$W/rc_torch.sbt" -- python3 bench/workloads/torch_mlp_train.py --steps 5
   run rc-torch-replay "$TS" replay "$W/rc_torch.sbt" --iterations 3
   echo "torch replay: $(grep -c "ranges at their captured addresses" "$W/last.log") at the" \
-    "captured addresses, $(grep -c "mapped away" "$W/last.log") relocated;" \
+    "captured addresses, $(grep -c "mapped away from" "$W/last.log") relocated;" \
     "$(grep -c "identical to the capture" "$W/last.log") identical," \
     "$(grep -c "DIFFERENT" "$W/last.log") different," \
     "$(grep -c "NONDETERMINISTIC" "$W/last.log") nondeterministic of" \
