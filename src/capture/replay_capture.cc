@@ -466,6 +466,8 @@ void ReplayCapturer::OnStreamOp(CUpti_CallbackId cbid, const CUpti_CallbackData*
   if (!DecodeStreamOp(cbid, info->functionParams, &c)) return;
   BusyScope busy;                                      // our own CUDA calls below are not ops
   if (c.generic_copy && !ResolveCopyKind(&c)) return;  // host to host
+  // A null source is the driver's error to report; reading it would crash the program.
+  if (c.kind == replay::StreamOpKind::kCopyHtoD && c.bytes && !c.host_src) return;
   std::vector<uint8_t> data;
   if (c.kind == replay::StreamOpKind::kCopyHtoD) {
     std::lock_guard<std::mutex> lock(mu_);
