@@ -88,6 +88,15 @@ if [ -x "$PROGS/kernel_count" ]; then
   result "the 3 captured scale_kernel launches replay identical and deterministic" \
     $([ $rc -eq 0 ] && [ "$(grep -c "identical to the capture" "$W/last.log")" -eq 3 ]; echo $?)
 fi
+if [ -x "$PROGS/launch_attrs" ]; then
+  run rc-attrs "$TS" profile -f --stacks none --replay-capture all -o "$W/rc_attrs.sbt" -- \
+    "$PROGS/launch_attrs"
+  run rc-attrs-replay "$TS" replay "$W/rc_attrs.sbt" --iterations 3
+  result "launch attributes (cudaLaunchKernelEx cooperative + priority, cudaLaunchCooperativeKernel) captured and passed to the replay, identical" \
+    $([ $rc -eq 0 ] && grep -q "launch attributes: cooperative, priority" "$W/last.log" &&
+      grep -q "launch attributes: cooperative$" "$W/last.log" &&
+      [ "$(grep -c "identical to the capture" "$W/last.log")" -eq 2 ]; echo $?)
+fi
 if python3 -c "import torch" 2>/dev/null; then
   run rc-torch "$TS" profile -f --replay-capture 'launch:0-59' --replay-max-launches 60 \
     -o "$W/rc_torch.sbt" -- python3 bench/workloads/torch_mlp_train.py --steps 5

@@ -293,10 +293,9 @@ Status CuptiEngine::EnableCallbacks() {
     }
   }
   if (replay_) {
-    for (CUpti_CallbackId cbid :
-         {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
-          CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz})
-      CUPTI_CALL(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid));
+    for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid)
+      if (ReplayCapturer::IsLaunchCallback(cbid))
+        CUPTI_CALL(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid));
     // Range replay re-issues the copies, memsets and event/sync calls between
     // recorded launches.
     for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid)

@@ -24,6 +24,8 @@ struct LaunchArgs {
   CUstream stream = nullptr;
   void** params = nullptr;
   void** extra = nullptr;
+  const CUlaunchConfig* config = nullptr;  // cuLaunchKernelEx: its attributes
+  bool cooperative = false;                // cuLaunchCooperativeKernel
 };
 
 namespace {
@@ -74,6 +76,7 @@ LaunchArgs ArgsOf(CUpti_CallbackId cbid, const void* p) {
     a.f = x->f;
     a.params = x->kernelParams;
     a.extra = x->extra;
+    a.config = x->config;
     if (const CUlaunchConfig* c = x->config) {
       a.grid[0] = c->gridDimX, a.grid[1] = c->gridDimY, a.grid[2] = c->gridDimZ;
       a.block[0] = c->blockDimX, a.block[1] = c->blockDimY, a.block[2] = c->blockDimZ;
@@ -88,6 +91,18 @@ LaunchArgs ArgsOf(CUpti_CallbackId cbid, const void* p) {
     }
     return a;
   }
+  if (cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel ||
+      cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz) {
+    const auto* x = static_cast<const cuLaunchCooperativeKernel_params*>(p);
+    a.f = x->f;
+    a.grid[0] = x->gridDimX, a.grid[1] = x->gridDimY, a.grid[2] = x->gridDimZ;
+    a.block[0] = x->blockDimX, a.block[1] = x->blockDimY, a.block[2] = x->blockDimZ;
+    a.shared = x->sharedMemBytes;
+    a.stream = x->hStream;
+    a.params = x->kernelParams;
+    a.cooperative = true;
+    return a;
+  }
   const auto* x = static_cast<const cuLaunchKernel_params*>(p);  // _ptsz: same layout
   a.f = x->f;
   a.grid[0] = x->gridDimX, a.grid[1] = x->gridDimY, a.grid[2] = x->gridDimZ;
@@ -97,6 +112,28 @@ LaunchArgs ArgsOf(CUpti_CallbackId cbid, const void* p) {
   a.params = x->kernelParams;
   a.extra = x->extra;
   return a;
+}
+
+// Launch attributes to record: all but the cluster dimension (a field of
+// its own) and those holding handles of this process (events) or meant for
+// graphs only.
+std::vector<replay::LaunchAttribute> AttributesOf(const LaunchArgs& a) {
+  std::vector<replay::LaunchAttribute> out;
+  if (a.cooperative) out.push_back({CU_LAUNCH_ATTRIBUTE_COOPERATIVE, {1, 0, 0, 0}});
+  const CUlaunchConfig* c = a.config;
+  for (unsigned i = 0; c && c->attrs && i < c->numAttrs; ++i) {
+    const CUlaunchAttribute& x = c->attrs[i];
+    if (x.id == CU_LAUNCH_ATTRIBUTE_IGNORE || x.id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION ||
+        x.id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT ||
+        x.id == CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT ||
+        x.id == CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE ||
+        out.size() >= replay::kMaxLaunchAttributes)
+      continue;
+    const auto* v = reinterpret_cast<const uint8_t*>(&x.value);
+    static_assert(sizeof(x.value) <= replay::kMaxLaunchAttributeBytes);
+    out.push_back({uint32_t(x.id), std::vector<uint8_t>(v, v + sizeof(x.value))});
+  }
+  return out;
 }
 
 // The parameter buffer and its layout. False when the layout is unknown.
@@ -255,7 +292,9 @@ bool ReplayCapturer::IsLaunchCallback(CUpti_CallbackId cbid) {
   return cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel ||
          cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz ||
          cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx ||
-         cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz;
+         cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz ||
+         cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel ||
+         cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz;
 }
 
 void ReplayCapturer::Note(const char* fmt, ...) {
@@ -325,6 +364,7 @@ void ReplayCapturer::OnEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* in
   std::copy(a.block, a.block + 3, l.block);
   std::copy(a.cluster, a.cluster + 3, l.cluster);
   l.dynamic_shared_bytes = a.shared;
+  l.attributes = AttributesOf(a);
   {
     std::lock_guard<std::mutex> lock(mu_);
     l.stream_id = StreamIdLocked(a.stream,

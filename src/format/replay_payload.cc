@@ -25,6 +25,27 @@ const char* PayloadChunkName(uint16_t type) {
   return "replay (unknown type)";
 }
 
+std::string LaunchAttributeName(uint32_t id) {
+  // CUlaunchAttributeID (cuda.h), by value: format/ does not include CUDA headers.
+  static const char* const kNames[] = {"ignore",
+                                       "access policy window",
+                                       "cooperative",
+                                       "synchronization policy",
+                                       "cluster dimension",
+                                       "cluster scheduling policy",
+                                       "programmatic stream serialization",
+                                       "programmatic event",
+                                       "priority",
+                                       "memory sync domain map",
+                                       "memory sync domain",
+                                       "preferred cluster dimension",
+                                       "launch completion event",
+                                       "device-updatable kernel node",
+                                       "preferred shared memory carveout"};
+  if (id < sizeof(kNames) / sizeof(kNames[0])) return kNames[id];
+  return StrFormat("attribute %u", id);
+}
+
 const char* StreamOpKindName(StreamOpKind kind) {
   switch (kind) {
     case StreamOpKind::kStreamInfo:
@@ -158,6 +179,15 @@ Status ReplayPayloadWriter::AddLaunch(const LaunchRecord& l) {
           StrFormat("launch %llu: parameter at offset %u size %u is outside "
                     "the %zu-byte parameter buffer",
                     static_cast<unsigned long long>(l.index), p.offset, p.size, l.params.size()));
+  if (l.attributes.size() > kMaxLaunchAttributes)
+    return InvalidArgument(StrFormat("launch %llu: %zu launch attributes (at most %u)",
+                                     static_cast<unsigned long long>(l.index), l.attributes.size(),
+                                     kMaxLaunchAttributes));
+  for (const LaunchAttribute& a : l.attributes)
+    if (a.value.size() > kMaxLaunchAttributeBytes)
+      return InvalidArgument(StrFormat("launch %llu: launch attribute %u of %zu bytes",
+                                       static_cast<unsigned long long>(l.index), a.id,
+                                       a.value.size()));
   ByteWriter w;
   w.PutU8(kPayloadVersion);
   w.PutVarint(l.index);
@@ -176,7 +206,15 @@ Status ReplayPayloadWriter::AddLaunch(const LaunchRecord& l) {
   }
   w.PutVarint(l.params.size());
   w.PutBytes(l.params.data(), l.params.size());
-  if (l.correlation_id) w.PutVarint(l.correlation_id);
+  if (l.correlation_id || !l.attributes.empty()) w.PutVarint(l.correlation_id);
+  if (!l.attributes.empty()) {
+    w.PutVarint(l.attributes.size());
+    for (const LaunchAttribute& a : l.attributes) {
+      w.PutVarint(a.id);
+      w.PutVarint(a.value.size());
+      w.PutBytes(a.value.data(), a.value.size());
+    }
+  }
   return writer_->WriteRawChunk(uint16_t(PayloadChunk::kLaunch), w.buffer());
 }
 
@@ -390,6 +428,26 @@ Status ParsePayloadChunk(uint16_t type, std::span<const uint8_t> payload, uint64
                                  static_cast<unsigned long long>(len), kMaxParamBytes));
       RETURN_IF_ERROR(f.Bytes(len, &data, "parameter buffer"));
       if (f.remaining() > 0) RETURN_IF_ERROR(f.U32(&l.correlation_id, "correlation id"));
+      if (f.remaining() > 0) {
+        uint64_t n = 0;
+        RETURN_IF_ERROR(f.Varint(&n, "launch attribute count"));
+        if (n > kMaxLaunchAttributes)
+          return f.Error(StrFormat("%llu launch attributes (at most %u)",
+                                   static_cast<unsigned long long>(n), kMaxLaunchAttributes));
+        l.attributes.resize(size_t(n));
+        for (LaunchAttribute& a : l.attributes) {
+          uint64_t size = 0;
+          const uint8_t* bytes = nullptr;
+          RETURN_IF_ERROR(f.U32(&a.id, "launch attribute id"));
+          RETURN_IF_ERROR(f.Varint(&size, "launch attribute size"));
+          if (size > kMaxLaunchAttributeBytes)
+            return f.Error(StrFormat("launch attribute %u of %llu bytes (at most %u)", a.id,
+                                     static_cast<unsigned long long>(size),
+                                     kMaxLaunchAttributeBytes));
+          RETURN_IF_ERROR(f.Bytes(size, &bytes, "launch attribute value"));
+          a.value.assign(bytes, bytes + size);
+        }
+      }
       RETURN_IF_ERROR(f.End());
       l.params.assign(data, data + len);
       for (size_t k = 0; k < l.param_info.size(); ++k) {

@@ -76,6 +76,7 @@ std::string DiffText(const CompareResult& c) {
 std::string FormatLaunchOutcome(const LaunchOutcome& o) {
   std::string s =
       StrFormat("launch %llu  %s\n", static_cast<unsigned long long>(o.index), o.function.c_str());
+  if (!o.attributes.empty()) s += "  launch attributes: " + o.attributes + "\n";
   if (o.ranges_relocated)
     s += StrFormat(
         "  addresses: %u of %u ranges mapped away from their captured addresses (taken in this "

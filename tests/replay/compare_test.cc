@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "tracesmith/format/replay_payload.h"
 #include "tracesmith/replay/address_ranges.h"
 #include "tracesmith/replay/compare.h"
 
@@ -77,6 +78,11 @@ TEST(CompareTest, OutcomeText) {
   EXPECT_NE(s.find("identical to the capture"), std::string::npos) << s;
   EXPECT_NE(s.find("NONDETERMINISTIC: 19 of 20 replays"), std::string::npos) << s;
   EXPECT_NE(s.find("kernel time"), std::string::npos) << s;
+  EXPECT_EQ(s.find("launch attributes"), std::string::npos) << s;
+  o.attributes = LaunchAttributeName(2) + ", " + LaunchAttributeName(8);
+  s = FormatLaunchOutcome(o);
+  EXPECT_NE(s.find("  launch attributes: cooperative, priority\n"), std::string::npos) << s;
+  EXPECT_EQ(LaunchAttributeName(99), "attribute 99");
 }
 
 TEST(CompareTest, SequenceOutcomeTextHasNoPerKernelRatio) {

@@ -30,6 +30,7 @@ LaunchRecord SampleLaunch(uint64_t index, uint64_t module) {
   l.params = Pattern(12, 3);
   l.param_info = {{0, 8}, {8, 4}};
   l.correlation_id = index == 0 ? 0 : 4242;  // optional field: absent for launch 0
+  if (index == 1) l.attributes = {{2, {1, 0, 0, 0}}, {8, {3, 0, 0, 0}}};  // cooperative, priority
   return l;
 }
 
@@ -109,6 +110,12 @@ TEST(PayloadTest, RoundTripWithDeduplication) {
   EXPECT_EQ(got.param_info[1].size, 4u);
   EXPECT_EQ(got.correlation_id, 4242u);
   EXPECT_EQ(cap->launches[0].correlation_id, 0u);
+  EXPECT_TRUE(cap->launches[0].attributes.empty());
+  ASSERT_EQ(got.attributes.size(), 2u);
+  EXPECT_EQ(got.attributes[0].id, 2u);
+  EXPECT_EQ(got.attributes[0].value, (std::vector<uint8_t>{1, 0, 0, 0}));
+  EXPECT_EQ(got.attributes[1].id, 8u);
+  EXPECT_EQ(got.attributes[1].value, (std::vector<uint8_t>{3, 0, 0, 0}));
   ASSERT_EQ(cap->snapshots.size(), 6u);
   EXPECT_EQ(cap->blobs.size(), 4u);  // image, before, after, big
   for (const SnapshotRecord& sn : cap->snapshots) {

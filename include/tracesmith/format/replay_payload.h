@@ -78,6 +78,17 @@ struct ParamInfo {
   uint32_t offset = 0, size = 0;
 };
 
+// A CUlaunchAttribute other than the cluster dimension: its id and the raw
+// bytes of its value (CUlaunchAttributeValue, at most 64 bytes).
+struct LaunchAttribute {
+  uint32_t id = 0;
+  std::vector<uint8_t> value;
+};
+inline constexpr uint32_t kMaxLaunchAttributes = 32;
+// "cooperative", "priority", ... for CUlaunchAttributeID values ("attribute N" otherwise).
+std::string LaunchAttributeName(uint32_t id);
+inline constexpr uint32_t kMaxLaunchAttributeBytes = 64;
+
 struct LaunchRecord {
   uint64_t index = 0;        // launch index in the capture (unique)
   uint64_t module_hash = 0;  // ModuleRecord::hash
@@ -95,6 +106,9 @@ struct LaunchRecord {
   // replay takes the kernel's time in the program from that kernel row.
   // Optional trailing field (files without it read as 0).
   uint32_t correlation_id = 0;
+  // Launch attributes besides the cluster dimension (cooperative, priority,
+  // access policy window, ...). Optional trailing field after correlation_id.
+  std::vector<LaunchAttribute> attributes;
 };
 
 enum class SnapshotPhase : uint8_t { kBefore = 0, kAfter = 1 };

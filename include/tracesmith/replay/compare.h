@@ -38,6 +38,7 @@ TimingStats SummarizeTimes(std::vector<double> us);
 struct LaunchOutcome {
   uint64_t index = 0;
   std::string function;
+  std::string attributes;    // launch attributes passed to the replay ("cooperative, priority")
   CompareResult vs_capture;  // first replay vs the captured "after" image
   uint32_t iterations = 0;
   uint32_t iterations_differing = 0;  // replays whose output differs from the first replay

@@ -67,15 +67,23 @@ Status Launch(const LaunchRecord& l, CUfunction f, CUstream stream) {
   config.blockDimZ = l.block[2];
   config.sharedMemBytes = l.dynamic_shared_bytes;
   config.hStream = stream;
-  CUlaunchAttribute attr = {};
+  std::vector<CUlaunchAttribute> attrs;
   if (l.cluster[0] > 0) {
-    attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    attr.value.clusterDim.x = l.cluster[0];
-    attr.value.clusterDim.y = std::max(1u, l.cluster[1]);
-    attr.value.clusterDim.z = std::max(1u, l.cluster[2]);
-    config.attrs = &attr;
-    config.numAttrs = 1;
+    CUlaunchAttribute a = {};
+    a.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    a.value.clusterDim.x = l.cluster[0];
+    a.value.clusterDim.y = std::max(1u, l.cluster[1]);
+    a.value.clusterDim.z = std::max(1u, l.cluster[2]);
+    attrs.push_back(a);
   }
+  for (const LaunchAttribute& r : l.attributes) {  // the program's other attributes, as given
+    CUlaunchAttribute a = {};
+    a.id = CUlaunchAttributeID(r.id);
+    std::memcpy(&a.value, r.value.data(), std::min(r.value.size(), sizeof(a.value)));
+    attrs.push_back(a);
+  }
+  config.attrs = attrs.data();
+  config.numAttrs = unsigned(attrs.size());
   CU_CALL(
       cuLaunchKernelEx(&config, f, by_buffer ? nullptr : args.data(), by_buffer ? extra : nullptr));
   return OkStatus();
@@ -173,6 +181,8 @@ Status ReplayLaunch(const ReplayCapture& cap, const LaunchRecord& l, uint64_t gr
   std::vector<double> event_us, cupti_us;
   out->index = l.index;
   out->function = l.function;
+  for (const LaunchAttribute& a : l.attributes)
+    out->attributes += (out->attributes.empty() ? "" : ", ") + LaunchAttributeName(a.id);
   out->recorded_ns = l.recorded_ns;
   out->iterations = o.iterations;
   // Restores every "before" image (pointers rewritten when relocated).
