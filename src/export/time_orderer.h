@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "event_sink.h"
-#include "large_buffer.h"
+#include "sorted_order.h"
 #include "tracesmith/model/trace.h"
 
 namespace tracesmith::exporter {
@@ -92,69 +92,6 @@ class TimeOrderer {
     return model::EventEnd(a) > model::EventEnd(b);
   }
 
-  // Row indices of `in` in Before<T> order, ties by index. One stable
-  // bucket pass on the high bits of the start time (about 32 keys per
-  // bucket), then a comparison sort inside each bucket. Rows stored in
-  // launch order are nearly sorted by start, so the scatter walks a few
-  // buckets at a time and every bucket sort runs in L1; a skewed trace
-  // degrades to one large std::sort, never worse than sorting everything.
-  template <typename T>
-  static void SortedOrder(const std::vector<T>& in, std::vector<uint32_t>* order) {
-    struct Key {
-      uint64_t start;
-      uint64_t index;  // 64-bit: 16-byte keys, no padding to copy around
-    };
-    const size_t n = in.size();
-    LargeBuffer<Key> keys(n);
-    uint64_t lo = UINT64_MAX, hi = 0;
-    for (size_t i = 0; i < n; ++i) {
-      uint64_t s = Start(in[i]);
-      keys[i] = {s, i};
-      lo = std::min(lo, s);
-      hi = std::max(hi, s);
-    }
-    const int bucket_bits = std::min(20, static_cast<int>(std::bit_width(n / 32)));
-    const int span_bits = static_cast<int>(std::bit_width(hi - lo));
-    const int shift = std::max(0, span_bits - bucket_bits);
-    const size_t buckets = (size_t{1} << bucket_bits) + 1;
-    std::vector<uint32_t> begin(buckets + 1);
-    for (size_t i = 0; i < n; ++i) ++begin[((keys[i].start - lo) >> shift) + 1];
-    for (size_t b = 1; b <= buckets; ++b) begin[b] += begin[b - 1];
-    LargeBuffer<Key> sorted(n);
-    {
-      std::vector<uint32_t> next(begin.begin(), begin.end() - 1);
-      for (size_t i = 0; i < n; ++i) sorted[next[(keys[i].start - lo) >> shift]++] = keys[i];
-    }
-    // Within a bucket rows are nearly in order: insertion sort, O(size +
-    // inversions); a bucket that a skewed trace made large is std::sort'ed.
-    // Equal starts (rare) look the end up in the rows: longest first.
-    auto less = [&](const Key& a, const Key& b) {
-      if (a.start != b.start) return a.start < b.start;
-      uint64_t ea = model::EventEnd(in[a.index]), eb = model::EventEnd(in[b.index]);
-      return ea != eb ? ea > eb : a.index < b.index;
-    };
-    for (size_t b = 0; b < buckets; ++b) {
-      Key* first = sorted.get() + begin[b];
-      Key* last = sorted.get() + begin[b + 1];
-      if (last - first > 256) {
-        std::sort(first, last, less);
-        continue;
-      }
-      for (Key* i = first + 1; i < last; ++i) {
-        if (!less(*i, *(i - 1))) continue;
-        Key k = *i;
-        Key* j = i;
-        do {
-          *j = *(j - 1);
-          --j;
-        } while (j > first && less(k, *(j - 1)));
-        *j = k;
-      }
-    }
-    order->resize(n);
-    for (size_t i = 0; i < n; ++i) (*order)[i] = static_cast<uint32_t>(sorted[i].index);
-  }
-
   template <typename T>
   void AddView(Queue<T>& q, const model::Trace& trace) {
     const auto& in = trace.Rows<T>();
@@ -164,7 +101,7 @@ class TimeOrderer {
     q.view_size = in.size();
     q.head = 0;
     q.order.clear();
-    if (!std::is_sorted(in.begin(), in.end(), Before<T>)) SortedOrder(in, &q.order);
+    if (!std::is_sorted(in.begin(), in.end(), Before<T>)) SortedRowOrder(in, &q.order);
     buffered_ += in.size();
   }
 
