@@ -33,6 +33,20 @@ class ProtoEncoder {
     p = EncodeVarintTo(Tag(field, kVarint), p);
     size_ = static_cast<size_t>(EncodeVarintTo(v, p) - buf_.get());
   }
+  // A varint field whose tag is known at compile time (one or two bytes).
+  template <uint32_t kField>
+  void Varint(uint64_t v) {
+    constexpr uint64_t kTag = Tag(kField, kVarint);
+    static_assert(kTag < 0x4000, "two-byte tags at most");
+    uint8_t* p = Reserve(kMaxScalar);
+    if constexpr (kTag < 0x80) {
+      *p++ = static_cast<uint8_t>(kTag);
+    } else {
+      *p++ = static_cast<uint8_t>(kTag | 0x80);
+      *p++ = static_cast<uint8_t>(kTag >> 7);
+    }
+    size_ = static_cast<size_t>(EncodeVarintTo(v, p) - buf_.get());
+  }
   void Int(uint32_t field, int64_t v) { Varint(field, static_cast<uint64_t>(v)); }
   void Bool(uint32_t field, bool v) { Varint(field, v ? 1 : 0); }
   void Fixed64(uint32_t field, uint64_t v) {
