@@ -167,50 +167,62 @@ class TimeOrderer {
   // than `keep` events are buffered. The chosen queue is drained while it
   // stays strictly ahead of every other queue's head: the common case (one
   // kind dominating a stretch of time) costs one comparison per event.
+  // Heads are compared by start; only equal starts (rare) need Less.
   void ReleaseUntil(uint64_t watermark, uint64_t keep) {
     RefreshAll();
     while (buffered_ > keep) {
       size_t best = kKinds;
-      Head bh;
-      uint64_t second = UINT64_MAX;
+      uint64_t best_start = UINT64_MAX, second = UINT64_MAX;
       for (uint32_t bits = active_; bits != 0; bits &= bits - 1) {  // non-empty queues
         const size_t i = static_cast<size_t>(std::countr_zero(bits));
-        const Head& h = heads_[i];
-        if (best == kKinds || Less(h, bh)) {
-          if (best != kKinds) second = std::min(second, bh.start);
-          bh = h;
+        const uint64_t s = heads_[i].start;
+        if (best == kKinds || s < best_start) {
+          second = best_start;
+          best_start = s;
           best = i;
         } else {
-          second = std::min(second, h.start);
+          second = std::min(second, s);
+          if (s == best_start && Less(heads_[i], heads_[best])) [[unlikely]]
+            best = i;
         }
       }
-      if (best == kKinds || bh.start >= watermark) return;
+      if (best == kKinds || best_start >= watermark) return;
       static const std::array<DrainFn, kKinds> kDrain =
           MakeDrains(std::make_index_sequence<kKinds>{});
-      kDrain[best](this, std::min(watermark, second), keep);
+      kDrain[best](this, std::min(watermark, second), buffered_ - keep);
     }
   }
 
+  // Emits the head of queue I (the global minimum), then its next events
+  // while they start before `limit`, at most `budget` in all.
   template <size_t I>
-  static void DrainAt(TimeOrderer* self, uint64_t limit, uint64_t keep) {
+  static void DrainAt(TimeOrderer* self, uint64_t limit, uint64_t budget) {
     auto& q = std::get<I>(self->queues_);
+    const auto* rows = q.view != nullptr ? q.view : q.rows.data();
     const size_t n = q.size();
-    bool first = true;  // the head is the global minimum: always emitted
-    while (q.head < n && self->buffered_ > keep) {
-      // A view visited through `order` jumps between rows: fetch a few
-      // rows ahead so the sink does not wait on memory (rows span 1-3 lines).
-      if (!q.order.empty() && q.head + kPrefetchAhead < n) {
-        const char* ahead = reinterpret_cast<const char*>(&q.at(q.head + kPrefetchAhead));
-        for (size_t b = 0; b < sizeof(q.at(0)); b += 64) __builtin_prefetch(ahead + b);
-      }
-      const auto& e = q.at(q.head);
-      if (!first && Start(e) >= limit) break;
-      first = false;
-      self->sink_->On(e);
-      ++q.head;
-      --self->buffered_;
+    const size_t first = q.head;
+    const size_t stop = first + static_cast<size_t>(std::min<uint64_t>(budget, n - first));
+    EventSink* const sink = self->sink_;
+    size_t head = first;
+    if (q.order.empty()) {
+      do {
+        sink->On(rows[head]);
+      } while (++head < stop && Start(rows[head]) < limit);
+    } else {
+      // Visiting rows through `order` jumps between them: fetch a few rows
+      // ahead so the sink does not wait on memory (rows span 1-3 lines).
+      const uint32_t* order = q.order.data();
+      do {
+        if (head + kPrefetchAhead < n) {
+          const char* ahead = reinterpret_cast<const char*>(rows + order[head + kPrefetchAhead]);
+          for (size_t b = 0; b < sizeof(rows[0]); b += 64) __builtin_prefetch(ahead + b);
+        }
+        sink->On(rows[order[head]]);
+      } while (++head < stop && Start(rows[order[head]]) < limit);
     }
-    if (q.head == n) {
+    self->buffered_ -= head - first;
+    q.head = head;
+    if (head == n) {
       q.rows.clear();
       q.view = nullptr;
       q.view_size = 0;
