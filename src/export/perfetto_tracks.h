@@ -122,7 +122,7 @@ class PerfettoTrackWriter {
   // Finds a lane where [s, e] nests (or creates one, described under the
   // group's parent). Pops and writes the ENDs that precede s on that lane.
   // Inline: nearly every slice nests on its group's first lane.
-  Lane* LaneFor(TrackGroup* g, uint64_t s, uint64_t e) {
+  [[gnu::always_inline]] Lane* LaneFor(TrackGroup* g, uint64_t s, uint64_t e) {
     Lane* lane = g->lanes[0];
     if (Nests(lane, s, e)) [[likely]] {
       CloseUntil(lane, s);
@@ -137,8 +137,9 @@ class PerfettoTrackWriter {
   // at `ts`; the caller adds fields through enc() and annotation helpers,
   // then calls EndEvent. Interned entries requested in between are written
   // into the same packet.
-  inline void BeginEvent(Lane* lane, uint64_t ts, uint32_t type, uint32_t name_key);
-  inline void EndEvent();
+  [[gnu::always_inline]] inline void BeginEvent(Lane* lane, uint64_t ts, uint32_t type,
+                                                uint32_t name_key);
+  [[gnu::always_inline]] inline void EndEvent();
   // Writes END packets for every open slice of `lane` ending at or before `ts`.
   void CloseUntil(Lane* lane, uint64_t ts) {
     while (!lane->open.empty() && lane->open.back() <= ts) {
@@ -150,7 +151,7 @@ class PerfettoTrackWriter {
   void CloseAll(Lane* lane) { CloseUntil(lane, UINT64_MAX); }
 
   // Annotation helpers (inside BeginEvent/EndEvent).
-  inline void AnnotateUint(uint32_t name_key, uint64_t v);
+  [[gnu::always_inline]] inline void AnnotateUint(uint32_t name_key, uint64_t v);
   void AnnotateInt(uint32_t name_key, int64_t v);
   void AnnotateDouble(uint32_t name_key, double v);
   // A string value interned per sequence under `value_key` (an exact key
@@ -208,10 +209,10 @@ class PerfettoTrackWriter {
   // 16 Ki ids: at most 64 KiB of name slots per lane.
   static constexpr uint32_t kFlatNameKeys = 16 << 10;
   void InternName(uint32_t iid, uint32_t key);
-  inline void WriteSliceEnd(Lane* lane, uint64_t ts);
+  [[gnu::always_inline]] inline void WriteSliceEnd(Lane* lane, uint64_t ts);
   // An annotation's tag, length placeholder and name iid; EndAnnotation
   // sets the length and commits. Bodies are always under 128 bytes.
-  inline uint8_t* BeginAnnotation(uint32_t name_iid);
+  [[gnu::always_inline]] inline uint8_t* BeginAnnotation(uint32_t name_iid);
   void EndAnnotation(uint8_t* end) {
     annotation_start_[1] = static_cast<uint8_t>(end - annotation_start_ - 2);
     enc_.CommitRaw(end);

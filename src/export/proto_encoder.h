@@ -88,6 +88,10 @@ class ProtoEncoder {
       buf_[body_start - 1] = static_cast<uint8_t>(len);
       return;
     }
+    EndLongNested(body_start, len);
+  }
+  // A body of 128 bytes or more: shifted right for its longer length.
+  [[gnu::noinline]] void EndLongNested(size_t body_start, size_t len) {
     uint8_t tmp[10];
     size_t n = EncodeVarint(len, tmp);
     Reserve(n);
@@ -120,7 +124,7 @@ class ProtoEncoder {
       Grow(n);
     return buf_.get() + size_;
   }
-  void Grow(size_t n) {
+  [[gnu::noinline]] void Grow(size_t n) {
     size_t cap = std::max(capacity_ * 2, size_ + n + 64);
     auto bigger = std::make_unique_for_overwrite<uint8_t[]>(cap);
     if (size_ > 0) std::memcpy(bigger.get(), buf_.get(), size_);
