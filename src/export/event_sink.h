@@ -19,8 +19,9 @@ namespace tracesmith::exporter {
 // record must not leave a dangling arrow). One bit per id per side.
 class CorrelationIndex {
  public:
-  void AddApi(uint32_t pid, uint32_t corr) { Set(&Mutable(pid)->api, corr); }
-  void AddGpu(uint32_t pid, uint32_t corr) { Set(&Mutable(pid)->gpu, corr); }
+  // Inline: the export's first pass calls these for every launch and GPU op.
+  [[gnu::always_inline]] void AddApi(uint32_t pid, uint32_t corr) { Set(&Mutable(pid)->api, corr); }
+  [[gnu::always_inline]] void AddGpu(uint32_t pid, uint32_t corr) { Set(&Mutable(pid)->gpu, corr); }
   bool HasApi(uint32_t pid, uint32_t corr) const { return Test(pid, corr, true); }
   bool HasGpu(uint32_t pid, uint32_t corr) const { return Test(pid, corr, false); }
   // Dense index of a pid (order of first appearance), used to make flow ids
@@ -43,7 +44,11 @@ class CorrelationIndex {
     return it->second;
   }
   Bits* Mutable(uint32_t pid) {
-    if (cached_ != nullptr && cached_pid_ == pid) return const_cast<Bits*>(cached_);
+    if (cached_ != nullptr && cached_pid_ == pid) [[likely]]
+      return const_cast<Bits*>(cached_);
+    return MutableSlow(pid);
+  }
+  [[gnu::noinline]] Bits* MutableSlow(uint32_t pid) {
     Bits* b = &Get(pid);
     cached_pid_ = pid;
     cached_ = b;
@@ -59,8 +64,13 @@ class CorrelationIndex {
     return cached_;
   }
   static void Set(std::vector<uint64_t>* v, uint32_t id) {
-    if (id / 64 >= v->size()) v->resize(id / 64 + 1);
+    if (id / 64 >= v->size()) [[unlikely]]
+      Grow(v, id);
     (*v)[id / 64] |= 1ull << (id % 64);
+  }
+  // Doubling: ids mostly grow one at a time.
+  [[gnu::noinline]] static void Grow(std::vector<uint64_t>* v, uint32_t id) {
+    v->resize(std::max<size_t>(id / 64 + 1, 2 * v->size()));
   }
   bool Test(uint32_t pid, uint32_t id, bool api) const {
     const Bits* b = Find(pid);
