@@ -174,13 +174,13 @@ uint32_t PerfettoTrackWriter::NewAnnotationNameIid(uint32_t key) {
 }
 
 void PerfettoTrackWriter::AnnotateInt(uint32_t name_key, int64_t v) {
-  uint8_t* p = BeginAnnotation(AnnotationNameIid(name_key));
+  ProtoByte* p = BeginAnnotation(AnnotationNameIid(name_key));
   *p++ = kTag<pf::kDaInt, ProtoEncoder::kVarint>;
   EndAnnotation(ProtoEncoder::EncodeVarintTo(static_cast<uint64_t>(v), p));
 }
 
 void PerfettoTrackWriter::AnnotateDouble(uint32_t name_key, double v) {
-  uint8_t* p = BeginAnnotation(AnnotationNameIid(name_key));
+  ProtoByte* p = BeginAnnotation(AnnotationNameIid(name_key));
   *p++ = kTag<pf::kDaDouble, ProtoEncoder::kFixed64>;
   std::memcpy(p, &v, 8);
   EndAnnotation(p + 8);

@@ -79,7 +79,7 @@ struct Lane {
   // The packet's trusted_packet_sequence_id field (tag + varint), encoded
   // once: every packet of the lane ends with it.
   uint8_t seq_field_size = 0;
-  uint8_t seq_field[8] = {};
+  ProtoByte seq_field[8] = {};
   std::vector<uint64_t> open;  // end times of open slices, innermost last
   // Per-sequence interning: key -> iid. Event names that are trace string
   // ids below kFlatNameKeys: a flat array by id (exact, one load); other
@@ -173,7 +173,7 @@ class PerfettoTrackWriter {
       iid = it->second;
       slot = {value_key, iid};
     }
-    uint8_t* p = BeginAnnotation(name_iid);
+    ProtoByte* p = BeginAnnotation(name_iid);
     p = ProtoEncoder::EncodeVarintTo((pf::kDaStringIid << 3) | ProtoEncoder::kVarint, p);
     EndAnnotation(ProtoEncoder::EncodeVarintTo(iid, p));
   }
@@ -212,12 +212,12 @@ class PerfettoTrackWriter {
   [[gnu::always_inline]] inline void WriteSliceEnd(Lane* lane, uint64_t ts);
   // An annotation's tag, length placeholder and name iid; EndAnnotation
   // sets the length and commits. Bodies are always under 128 bytes.
-  [[gnu::always_inline]] inline uint8_t* BeginAnnotation(uint32_t name_iid);
-  void EndAnnotation(uint8_t* end) {
-    annotation_start_[1] = static_cast<uint8_t>(end - annotation_start_ - 2);
+  [[gnu::always_inline]] inline ProtoByte* BeginAnnotation(uint32_t name_iid);
+  void EndAnnotation(ProtoByte* end) {
+    annotation_start_[1] = static_cast<ProtoByte>(end - annotation_start_ - 2);
     enc_.CommitRaw(end);
   }
-  uint8_t* annotation_start_ = nullptr;
+  ProtoByte* annotation_start_ = nullptr;
   void StartLane(Lane* lane);
   // True when [s, e] can open on `lane`: not before its last timestamp, and
   // inside the innermost open slice that is still open at s.
@@ -270,8 +270,8 @@ inline void PerfettoTrackWriter::BeginEvent(Lane* lane, uint64_t ts, uint32_t ty
   cur_ = lane;
   interned_.Clear();
   const uint32_t name_iid = name_key != 0 ? NameIid(lane, name_key) : 0;  // may intern
-  uint8_t* const start = enc_.BeginRaw(40);
-  uint8_t* p = start;
+  ProtoByte* const start = enc_.BeginRaw(40);
+  ProtoByte* p = start;
   *p++ = kTag<pf::kTracePacket, ProtoEncoder::kLengthDelimited>;
   *p++ = 0;  // length, patched by EndEvent
   packet_token_ = enc_.size() + static_cast<size_t>(p - start);
@@ -282,7 +282,7 @@ inline void PerfettoTrackWriter::BeginEvent(Lane* lane, uint64_t ts, uint32_t ty
   *p++ = 0;
   event_token_ = enc_.size() + static_cast<size_t>(p - start);
   *p++ = kTag<pf::kTeType, ProtoEncoder::kVarint>;
-  *p++ = static_cast<uint8_t>(type);  // a TrackEvent.Type: one byte
+  *p++ = static_cast<ProtoByte>(type);  // a TrackEvent.Type: one byte
   if (name_iid != 0) {
     *p++ = kTag<pf::kTeNameIid, ProtoEncoder::kVarint>;
     p = ProtoEncoder::EncodeVarintTo(name_iid, p);
@@ -294,7 +294,7 @@ inline void PerfettoTrackWriter::EndEvent() {
   enc_.EndNested(event_token_);
   if (interned_.size() > 0) [[unlikely]]
     enc_.Bytes(pf::kInternedData, interned_.data(), interned_.size());
-  uint8_t* p = enc_.BeginRaw(sizeof cur_->seq_field);
+  ProtoByte* p = enc_.BeginRaw(sizeof cur_->seq_field);
   std::memcpy(p, cur_->seq_field, sizeof cur_->seq_field);
   enc_.CommitRaw(p + cur_->seq_field_size);
   enc_.EndNested(packet_token_);
@@ -313,8 +313,8 @@ inline void PerfettoTrackWriter::WriteSliceEnd(Lane* lane, uint64_t ts) {
   constexpr uint8_t kTypeTag = kTag<pf::kTeType, ProtoEncoder::kVarint>;
   // 2 (packet tag, length) + 1 + 10 (timestamp) + 4 (track event) + 8
   // (sequence id field): the packet body is under 128 bytes, one length byte.
-  uint8_t* const start = enc_.BeginRaw(32);
-  uint8_t* p = start + 2;
+  ProtoByte* const start = enc_.BeginRaw(32);
+  ProtoByte* p = start + 2;
   *p++ = kTimestampTag;
   p = ProtoEncoder::EncodeVarintTo(ts - lane->last_ts, p);
   *p++ = kTrackEventTag;
@@ -325,15 +325,15 @@ inline void PerfettoTrackWriter::WriteSliceEnd(Lane* lane, uint64_t ts) {
   p += lane->seq_field_size;
   lane->last_ts = ts;
   start[0] = kPacketTag;
-  start[1] = static_cast<uint8_t>(p - start - 2);
+  start[1] = static_cast<ProtoByte>(p - start - 2);
   enc_.CommitRaw(p);
 }
 
 // A debug annotation {name_iid, value} is at most 1 + 5 + 2 + 10 bytes:
 // written in one reservation with a one-byte length.
-inline uint8_t* PerfettoTrackWriter::BeginAnnotation(uint32_t name_iid) {
+inline ProtoByte* PerfettoTrackWriter::BeginAnnotation(uint32_t name_iid) {
   annotation_start_ = enc_.BeginRaw(32);
-  uint8_t* p = annotation_start_;
+  ProtoByte* p = annotation_start_;
   *p++ = kTag<pf::kTeDebugAnnotations, ProtoEncoder::kLengthDelimited>;
   *p++ = 0;
   *p++ = kTag<pf::kDaNameIid, ProtoEncoder::kVarint>;
@@ -341,7 +341,7 @@ inline uint8_t* PerfettoTrackWriter::BeginAnnotation(uint32_t name_iid) {
 }
 
 inline void PerfettoTrackWriter::AnnotateUint(uint32_t name_key, uint64_t v) {
-  uint8_t* p = BeginAnnotation(AnnotationNameIid(name_key));
+  ProtoByte* p = BeginAnnotation(AnnotationNameIid(name_key));
   *p++ = kTag<pf::kDaUint, ProtoEncoder::kVarint>;
   EndAnnotation(ProtoEncoder::EncodeVarintTo(v, p));
 }
