@@ -167,29 +167,43 @@ class TimeOrderer {
   // than `keep` events are buffered. The chosen queue is drained while it
   // stays strictly ahead of every other queue's head: the common case (one
   // kind dominating a stretch of time) costs one comparison per event.
-  // Heads are compared by start; only equal starts (rare) need Less.
+  //
+  // Most traces alternate between two kinds (launch calls and kernels), so
+  // a full scan finds the two earliest queues and the earliest start of all
+  // the others ("rest"); events are then taken from those two, which only
+  // needs their two heads compared, until one of the others could be next.
+  // Each scan drains at least its earliest queue, so ties always progress.
   void ReleaseUntil(uint64_t watermark, uint64_t keep) {
     RefreshAll();
+    static const std::array<DrainFn, kKinds> kDrain =
+        MakeDrains(std::make_index_sequence<kKinds>{});
     while (buffered_ > keep) {
-      size_t best = kKinds;
-      uint64_t best_start = UINT64_MAX, second = UINT64_MAX;
+      size_t a = kKinds, b = kKinds;  // kKinds: the empty sentinel head
+      uint64_t rest = UINT64_MAX;
       for (uint32_t bits = active_; bits != 0; bits &= bits - 1) {  // non-empty queues
         const size_t i = static_cast<size_t>(std::countr_zero(bits));
-        const uint64_t s = heads_[i].start;
-        if (best == kKinds || s < best_start) {
-          second = best_start;
-          best_start = s;
-          best = i;
+        if (a == kKinds || Less(heads_[i], heads_[a])) {
+          rest = std::min(rest, heads_[b].start);
+          b = a;
+          a = i;
+        } else if (b == kKinds || Less(heads_[i], heads_[b])) {
+          rest = std::min(rest, heads_[b].start);
+          b = i;
         } else {
-          second = std::min(second, s);
-          if (s == best_start && Less(heads_[i], heads_[best])) [[unlikely]]
-            best = i;
+          rest = std::min(rest, heads_[i].start);
         }
       }
-      if (best == kKinds || best_start >= watermark) return;
-      static const std::array<DrainFn, kKinds> kDrain =
-          MakeDrains(std::make_index_sequence<kKinds>{});
-      kDrain[best](this, std::min(watermark, second), buffered_ - keep);
+      // a is the earliest of all: drained as a one-at-a-time scan would.
+      if (a == kKinds || heads_[a].start >= watermark) return;
+      kDrain[a](this, std::min({watermark, heads_[b].start, rest}), buffered_ - keep);
+      while (buffered_ > keep) {
+        const bool b_first = Less(heads_[b], heads_[a]);
+        const size_t best = b_first ? b : a, other = b_first ? a : b;
+        const uint64_t start = heads_[best].start;
+        if (start >= rest) break;  // one of the others may come first (or tie): rescan
+        if (start >= watermark) return;
+        kDrain[best](this, std::min({watermark, heads_[other].start, rest}), buffered_ - keep);
+      }
     }
   }
 
@@ -246,8 +260,8 @@ class TimeOrderer {
              Queue<model::ModuleLoadEvent>, Queue<model::GraphLaunchEvent>,
              Queue<model::OverheadEvent>, Queue<model::DropEvent>>
       queues_;
-  std::array<Head, kKinds> heads_{};
-  uint32_t active_ = 0;  // bit i: queue i has a head
+  std::array<Head, kKinds + 1> heads_{};  // [kKinds]: always empty
+  uint32_t active_ = 0;                   // bit i: queue i has a head
 };
 
 }  // namespace tracesmith::exporter
