@@ -344,7 +344,7 @@ class PerfettoSink : public EventSink {
   }
   // Kernels alternate between a few streams: a direct-mapped cache by
   // stream in front of the group index (groups never move).
-  TrackGroup* StreamGroup(uint32_t pid, uint32_t device, uint32_t stream) {
+  [[gnu::always_inline]] TrackGroup* StreamGroup(uint32_t pid, uint32_t device, uint32_t stream) {
     StreamSlot& slot = stream_cache_[(stream ^ (device << 2)) % stream_cache_.size()];
     if (slot.group != nullptr && slot.stream == stream && slot.device == device && slot.pid == pid)
         [[likely]]
@@ -352,7 +352,7 @@ class PerfettoSink : public EventSink {
     slot = {pid, device, stream, NewStreamGroup(pid, device, stream)};
     return slot.group;
   }
-  TrackGroup* NewStreamGroup(uint32_t pid, uint32_t device, uint32_t stream) {
+  [[gnu::noinline]] TrackGroup* NewStreamGroup(uint32_t pid, uint32_t device, uint32_t stream) {
     return Group({GroupKind::kStream, pid, device, stream}, [&](TrackGroup* g) {
       g->parent_uuid = DeviceUuid(pid, device);
       g->name = stream == UINT32_MAX ? std::string("Context") : "Stream " + std::to_string(stream);
@@ -362,8 +362,12 @@ class PerfettoSink : public EventSink {
     });
   }
   // Launch calls mostly come from one thread: the last one is remembered.
-  TrackGroup* ThreadGroup(uint32_t pid, uint32_t tid) {
-    if (last_thread_group_ != nullptr && last_thread_ == Key2(pid, tid)) return last_thread_group_;
+  [[gnu::always_inline]] TrackGroup* ThreadGroup(uint32_t pid, uint32_t tid) {
+    if (last_thread_group_ != nullptr && last_thread_ == Key2(pid, tid)) [[likely]]
+      return last_thread_group_;
+    return NewThreadGroup(pid, tid);
+  }
+  [[gnu::noinline]] TrackGroup* NewThreadGroup(uint32_t pid, uint32_t tid) {
     last_thread_ = Key2(pid, tid);
     return last_thread_group_ = Group({GroupKind::kThread, pid, tid, 0}, [&](TrackGroup* g) {
              g->parent_uuid = ProcessUuid(pid);
