@@ -3,6 +3,7 @@
 // then Finish. Kinds an exporter does not write keep the no-op default.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <unordered_map>
 #include <vector>
@@ -18,8 +19,9 @@ namespace tracesmith::exporter {
 // record must not leave a dangling arrow). One bit per id per side.
 class CorrelationIndex {
  public:
-  void AddApi(uint32_t pid, uint32_t corr) { Set(&Mutable(pid)->api, corr); }
-  void AddGpu(uint32_t pid, uint32_t corr) { Set(&Mutable(pid)->gpu, corr); }
+  // Inline: the export's first pass calls these for every launch and GPU op.
+  [[gnu::always_inline]] void AddApi(uint32_t pid, uint32_t corr) { Set(&Mutable(pid)->api, corr); }
+  [[gnu::always_inline]] void AddGpu(uint32_t pid, uint32_t corr) { Set(&Mutable(pid)->gpu, corr); }
   bool HasApi(uint32_t pid, uint32_t corr) const { return Test(pid, corr, true); }
   bool HasGpu(uint32_t pid, uint32_t corr) const { return Test(pid, corr, false); }
   // Dense index of a pid (order of first appearance), used to make flow ids
@@ -42,7 +44,11 @@ class CorrelationIndex {
     return it->second;
   }
   Bits* Mutable(uint32_t pid) {
-    if (cached_ != nullptr && cached_pid_ == pid) return const_cast<Bits*>(cached_);
+    if (cached_ != nullptr && cached_pid_ == pid) [[likely]]
+      return const_cast<Bits*>(cached_);
+    return MutableSlow(pid);
+  }
+  [[gnu::noinline]] Bits* MutableSlow(uint32_t pid) {
     Bits* b = &Get(pid);
     cached_pid_ = pid;
     cached_ = b;
@@ -58,8 +64,13 @@ class CorrelationIndex {
     return cached_;
   }
   static void Set(std::vector<uint64_t>* v, uint32_t id) {
-    if (id / 64 >= v->size()) v->resize(id / 64 + 1);
+    if (id / 64 >= v->size()) [[unlikely]]
+      Grow(v, id);
     (*v)[id / 64] |= 1ull << (id % 64);
+  }
+  // Doubling: ids mostly grow one at a time.
+  [[gnu::noinline]] static void Grow(std::vector<uint64_t>* v, uint32_t id) {
+    v->resize(std::max<size_t>(id / 64 + 1, 2 * v->size()));
   }
   bool Test(uint32_t pid, uint32_t id, bool api) const {
     const Bits* b = Find(pid);
@@ -117,33 +128,50 @@ class FlowTracker {
  private:
   // Per process: the context's correlation bits (what exists) and ours
   // (what was written), behind a last-pid cache: one process per trace is
-  // the common case, and this runs for every launch and GPU op.
+  // the common case, and this runs for every launch and GPU op. Our bit
+  // sets are sized once to cover every linked id (an id is linked only
+  // when it is below the size of both of the context's sets), so the
+  // accesses after Linked() need no bounds check.
   struct PerPid {
-    const CorrelationIndex::Bits* exists = nullptr;
+    const uint64_t* api = nullptr;  // the context's bits
+    const uint64_t* gpu = nullptr;
+    uint32_t linked_words = 0;  // ids below 64 * linked_words may be linked
     uint32_t index = 0;
     std::vector<uint64_t> api_started, gpu_done;
     bool Linked(uint32_t corr) const {
-      return corr != 0 && exists != nullptr && Test(exists->api, corr) && Test(exists->gpu, corr);
+      const uint32_t w = corr / 64;
+      const uint64_t bit = uint64_t{1} << (corr % 64);
+      return corr != 0 && w < linked_words && (api[w] & gpu[w] & bit) != 0;
     }
   };
   PerPid& For(const ExportContext& ctx, uint32_t pid) {
-    if (cached_ == nullptr || cached_pid_ != pid) {
-      auto [it, inserted] = per_pid_.try_emplace(pid);
-      if (inserted) {
-        it->second.exists = ctx.correlations.ForPid(pid);
-        it->second.index = ctx.correlations.PidIndex(pid);
+    if (cached_ != nullptr && cached_pid_ == pid) [[likely]]
+      return *cached_;
+    return Lookup(ctx, pid);
+  }
+  PerPid& Lookup(const ExportContext& ctx, uint32_t pid) {
+    auto [it, inserted] = per_pid_.try_emplace(pid);
+    if (inserted) {
+      PerPid& p = it->second;
+      if (const CorrelationIndex::Bits* b = ctx.correlations.ForPid(pid)) {
+        p.api = b->api.data();
+        p.gpu = b->gpu.data();
+        p.linked_words = static_cast<uint32_t>(std::min(b->api.size(), b->gpu.size()));
       }
-      cached_ = &it->second;
-      cached_pid_ = pid;
+      p.index = ctx.correlations.PidIndex(pid);
+      p.api_started.resize(p.linked_words);
+      p.gpu_done.resize(p.linked_words);
     }
+    cached_ = &it->second;
+    cached_pid_ = pid;
     return *cached_;
   }
+  // Linked ids only: in bounds by construction.
   static void Set(std::vector<uint64_t>* v, uint32_t id) {
-    if (id / 64 >= v->size()) v->resize(id / 64 + 1);
-    (*v)[id / 64] |= 1ull << (id % 64);
+    (*v)[id / 64] |= uint64_t{1} << (id % 64);
   }
   static bool Test(const std::vector<uint64_t>& v, uint32_t id) {
-    return id / 64 < v.size() && ((v[id / 64] >> (id % 64)) & 1);
+    return (v[id / 64] >> (id % 64)) & 1;
   }
   std::unordered_map<uint32_t, PerPid> per_pid_;  // node-based: cached_ stays valid
   uint32_t cached_pid_ = 0;

@@ -19,23 +19,30 @@ template <typename T>
 constexpr bool kIsGpuOp = std::is_same_v<T, KernelEvent> || std::is_same_v<T, MemcpyEvent> ||
                           std::is_same_v<T, MemsetEvent> || std::is_same_v<T, GraphLaunchEvent>;
 
-// Pass-one bookkeeping over a batch of events.
+// Pass-one bookkeeping over a batch of events (the time range in locals:
+// this loop reads every row of the trace).
 void Scan(const Trace& batch, ExportContext* ctx) {
+  uint64_t lo = ctx->event_count == 0 ? UINT64_MAX : ctx->min_ts, hi = ctx->max_ts;
+  uint64_t count = ctx->event_count;
   ForEachRecordType([&]<typename T>() {
     if constexpr (RecordTraits<T>::kIsEvent) {
-      for (const T& e : batch.Rows<T>()) {
+      const auto& rows = batch.Rows<T>();
+      for (const T& e : rows) {
         uint64_t s = EventStart(e), en = std::max(EventEnd(e), s);
-        if (ctx->event_count == 0 || s < ctx->min_ts) ctx->min_ts = s;
-        ctx->max_ts = std::max(ctx->max_ts, en);
-        ++ctx->event_count;
+        lo = std::min(lo, s);
+        hi = std::max(hi, en);
         if constexpr (std::is_same_v<T, ApiEvent>) {
           if (e.correlation_id != 0) ctx->correlations.AddApi(e.pid, e.correlation_id);
         } else if constexpr (kIsGpuOp<T>) {
           if (e.correlation_id != 0) ctx->correlations.AddGpu(e.pid, e.correlation_id);
         }
       }
+      count += rows.size();
     }
   });
+  if (count > 0) ctx->min_ts = lo;
+  ctx->max_ts = hi;
+  ctx->event_count = count;
 }
 
 // Appends the strings and metadata rows of `src` that `dst` does not have yet

@@ -6,6 +6,7 @@
 //       "Stream <s>": kernels, copies, memsets, syncs, graph launches
 //       counters: memory in use per memory kind, utilization %, captured counters
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstring>
 #include <unordered_map>
@@ -205,7 +206,7 @@ class PerfettoSink : public EventSink {
       if (a.stack_id != 0) Callstack(a.stack_id);
       uint64_t flow_id;
       if (flows_tracker_.StartFromApi(*ctx_, a.pid, a.correlation_id, &flow_id)) {
-        w_.enc().Varint(pf::kTeFlowIdsOld, flow_id);
+        w_.enc().Varint<pf::kTeFlowIdsOld>(flow_id);
         ++flows_;
       }
     });
@@ -341,7 +342,17 @@ class PerfettoSink : public EventSink {
     }
     return it->second;
   }
-  TrackGroup* StreamGroup(uint32_t pid, uint32_t device, uint32_t stream) {
+  // Kernels alternate between a few streams: a direct-mapped cache by
+  // stream in front of the group index (groups never move).
+  [[gnu::always_inline]] TrackGroup* StreamGroup(uint32_t pid, uint32_t device, uint32_t stream) {
+    StreamSlot& slot = stream_cache_[(stream ^ (device << 2)) % stream_cache_.size()];
+    if (slot.group != nullptr && slot.stream == stream && slot.device == device && slot.pid == pid)
+        [[likely]]
+      return slot.group;
+    slot = {pid, device, stream, NewStreamGroup(pid, device, stream)};
+    return slot.group;
+  }
+  [[gnu::noinline]] TrackGroup* NewStreamGroup(uint32_t pid, uint32_t device, uint32_t stream) {
     return Group({GroupKind::kStream, pid, device, stream}, [&](TrackGroup* g) {
       g->parent_uuid = DeviceUuid(pid, device);
       g->name = stream == UINT32_MAX ? std::string("Context") : "Stream " + std::to_string(stream);
@@ -351,8 +362,12 @@ class PerfettoSink : public EventSink {
     });
   }
   // Launch calls mostly come from one thread: the last one is remembered.
-  TrackGroup* ThreadGroup(uint32_t pid, uint32_t tid) {
-    if (last_thread_group_ != nullptr && last_thread_ == Key2(pid, tid)) return last_thread_group_;
+  [[gnu::always_inline]] TrackGroup* ThreadGroup(uint32_t pid, uint32_t tid) {
+    if (last_thread_group_ != nullptr && last_thread_ == Key2(pid, tid)) [[likely]]
+      return last_thread_group_;
+    return NewThreadGroup(pid, tid);
+  }
+  [[gnu::noinline]] TrackGroup* NewThreadGroup(uint32_t pid, uint32_t tid) {
     last_thread_ = Key2(pid, tid);
     return last_thread_group_ = Group({GroupKind::kThread, pid, tid, 0}, [&](TrackGroup* g) {
              g->parent_uuid = ProcessUuid(pid);
@@ -420,7 +435,7 @@ class PerfettoSink : public EventSink {
   void FlowIn(uint32_t pid, uint32_t corr) {
     uint64_t flow_id;
     if (flows_tracker_.EndAtGpuOp(*ctx_, pid, corr, &flow_id))
-      w_.enc().Varint(pf::kTeTerminatingFlowIdsOld, flow_id);
+      w_.enc().Varint<pf::kTeTerminatingFlowIdsOld>(flow_id);
   }
 
   // A kernel name nearly always launches with one configuration: the last
@@ -578,6 +593,11 @@ class PerfettoSink : public EventSink {
   std::unordered_map<uint64_t, uint64_t> device_uuids_;
   std::unordered_map<GroupKey, TrackGroup, GroupKeyHash> groups_;
   GroupIndex group_index_;
+  struct StreamSlot {
+    uint32_t pid = 0, device = 0, stream = 0;
+    TrackGroup* group = nullptr;
+  };
+  std::array<StreamSlot, 16> stream_cache_{};
   uint64_t last_thread_ = 0;
   TrackGroup* last_thread_group_ = nullptr;
   std::unordered_map<GroupKey, MemoryState, GroupKeyHash> memory_;

@@ -19,6 +19,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <memory>
 #include <string>
@@ -74,7 +75,11 @@ struct Lane {
   uint64_t uuid = 0;
   uint32_t seq = 0;
   uint64_t last_ts = 0;
-  bool started = false;        // incremental state + clock written
+  bool started = false;  // incremental state + clock written
+  // The packet's trusted_packet_sequence_id field (tag + varint), encoded
+  // once: every packet of the lane ends with it.
+  uint8_t seq_field_size = 0;
+  ProtoByte seq_field[8] = {};
   std::vector<uint64_t> open;  // end times of open slices, innermost last
   // Per-sequence interning: key -> iid. Event names that are trace string
   // ids below kFlatNameKeys: a flat array by id (exact, one load); other
@@ -116,7 +121,15 @@ class PerfettoTrackWriter {
   Lane* NewLane(uint64_t uuid);
   // Finds a lane where [s, e] nests (or creates one, described under the
   // group's parent). Pops and writes the ENDs that precede s on that lane.
-  Lane* LaneFor(TrackGroup* g, uint64_t s, uint64_t e);
+  // Inline: nearly every slice nests on its group's first lane.
+  [[gnu::always_inline]] Lane* LaneFor(TrackGroup* g, uint64_t s, uint64_t e) {
+    Lane* lane = g->lanes[0];
+    if (Nests(lane, s, e)) [[likely]] {
+      CloseUntil(lane, s);
+      return lane;
+    }
+    return OtherLaneFor(g, s, e);
+  }
   // For instants and counters: a lane whose last timestamp is <= ts.
   Lane* InstantLaneFor(TrackGroup* g, uint64_t ts);
 
@@ -124,14 +137,21 @@ class PerfettoTrackWriter {
   // at `ts`; the caller adds fields through enc() and annotation helpers,
   // then calls EndEvent. Interned entries requested in between are written
   // into the same packet.
-  void BeginEvent(Lane* lane, uint64_t ts, uint32_t type, uint32_t name_key);
-  void EndEvent();
+  [[gnu::always_inline]] inline void BeginEvent(Lane* lane, uint64_t ts, uint32_t type,
+                                                uint32_t name_key);
+  [[gnu::always_inline]] inline void EndEvent();
   // Writes END packets for every open slice of `lane` ending at or before `ts`.
-  void CloseUntil(Lane* lane, uint64_t ts);
+  void CloseUntil(Lane* lane, uint64_t ts) {
+    while (!lane->open.empty() && lane->open.back() <= ts) {
+      uint64_t end = lane->open.back();
+      lane->open.pop_back();
+      WriteSliceEnd(lane, end);
+    }
+  }
   void CloseAll(Lane* lane) { CloseUntil(lane, UINT64_MAX); }
 
   // Annotation helpers (inside BeginEvent/EndEvent).
-  void AnnotateUint(uint32_t name_key, uint64_t v);
+  [[gnu::always_inline]] inline void AnnotateUint(uint32_t name_key, uint64_t v);
   void AnnotateInt(uint32_t name_key, int64_t v);
   void AnnotateDouble(uint32_t name_key, double v);
   // A string value interned per sequence under `value_key` (an exact key
@@ -153,7 +173,7 @@ class PerfettoTrackWriter {
       iid = it->second;
       slot = {value_key, iid};
     }
-    uint8_t* p = BeginAnnotation(name_iid);
+    ProtoByte* p = BeginAnnotation(name_iid);
     p = ProtoEncoder::EncodeVarintTo((pf::kDaStringIid << 3) | ProtoEncoder::kVarint, p);
     EndAnnotation(ProtoEncoder::EncodeVarintTo(iid, p));
   }
@@ -189,15 +209,41 @@ class PerfettoTrackWriter {
   // 16 Ki ids: at most 64 KiB of name slots per lane.
   static constexpr uint32_t kFlatNameKeys = 16 << 10;
   void InternName(uint32_t iid, uint32_t key);
-  void WriteSliceEnd(Lane* lane, uint64_t ts);
+  [[gnu::always_inline]] inline void WriteSliceEnd(Lane* lane, uint64_t ts);
   // An annotation's tag, length placeholder and name iid; EndAnnotation
   // sets the length and commits. Bodies are always under 128 bytes.
-  uint8_t* BeginAnnotation(uint32_t name_iid);
-  void EndAnnotation(uint8_t* end);
-  uint8_t* annotation_start_ = nullptr;
+  [[gnu::always_inline]] inline ProtoByte* BeginAnnotation(uint32_t name_iid);
+  void EndAnnotation(ProtoByte* end) {
+    annotation_start_[1] = static_cast<ProtoByte>(end - annotation_start_ - 2);
+    enc_.CommitRaw(end);
+  }
+  ProtoByte* annotation_start_ = nullptr;
   void StartLane(Lane* lane);
-  uint32_t NameIid(Lane* lane, uint32_t key);
-  uint32_t AnnotationNameIid(uint32_t key);
+  // True when [s, e] can open on `lane`: not before its last timestamp, and
+  // inside the innermost open slice that is still open at s.
+  static bool Nests(const Lane* lane, uint64_t s, uint64_t e) {
+    if (s < lane->last_ts) return false;
+    size_t depth = lane->open.size();
+    while (depth > 0 && lane->open[depth - 1] <= s) --depth;
+    return depth == 0 || e <= lane->open[depth - 1];
+  }
+  Lane* OtherLaneFor(TrackGroup* g, uint64_t s, uint64_t e);
+  // Flat array for small trace string ids (the hot case), else the slow path.
+  uint32_t NameIid(Lane* lane, uint32_t key) {
+    if (key < lane->flat_names.size()) [[likely]] {
+      if (uint32_t iid = lane->flat_names[key]; iid != 0) [[likely]]
+        return iid;
+    }
+    return NewNameIid(lane, key);
+  }
+  uint32_t NewNameIid(Lane* lane, uint32_t key);
+  uint32_t AnnotationNameIid(uint32_t key) {
+    const auto& slot = cur_->annotation_cache[key & 15];
+    if (slot.second != 0 && slot.first == key) [[likely]]
+      return slot.second;
+    return NewAnnotationNameIid(key);
+  }
+  uint32_t NewAnnotationNameIid(uint32_t key);
 
   OutputFile* out_;
   ProtoEncoder enc_;       // packets, framed as Trace.packet
@@ -213,5 +259,91 @@ class PerfettoTrackWriter {
   uint64_t flushed_ = 0;
   uint64_t extra_lanes_ = 0;
 };
+
+// BeginEvent/EndEvent write what BeginNested/Varint/EndNested would, with
+// one reservation each and the tags as constants: every event goes through
+// here, so they are inline.
+inline void PerfettoTrackWriter::BeginEvent(Lane* lane, uint64_t ts, uint32_t type,
+                                            uint32_t name_key) {
+  if (!lane->started) [[unlikely]]
+    StartLane(lane);
+  cur_ = lane;
+  interned_.Clear();
+  const uint32_t name_iid = name_key != 0 ? NameIid(lane, name_key) : 0;  // may intern
+  ProtoByte* const start = enc_.BeginRaw(40);
+  ProtoByte* p = start;
+  *p++ = kTag<pf::kTracePacket, ProtoEncoder::kLengthDelimited>;
+  *p++ = 0;  // length, patched by EndEvent
+  packet_token_ = enc_.size() + static_cast<size_t>(p - start);
+  *p++ = kTag<pf::kTimestamp, ProtoEncoder::kVarint>;
+  p = ProtoEncoder::EncodeVarintTo(ts - lane->last_ts, p);
+  lane->last_ts = ts;
+  *p++ = kTag<pf::kTrackEvent, ProtoEncoder::kLengthDelimited>;
+  *p++ = 0;
+  event_token_ = enc_.size() + static_cast<size_t>(p - start);
+  *p++ = kTag<pf::kTeType, ProtoEncoder::kVarint>;
+  *p++ = static_cast<ProtoByte>(type);  // a TrackEvent.Type: one byte
+  if (name_iid != 0) {
+    *p++ = kTag<pf::kTeNameIid, ProtoEncoder::kVarint>;
+    p = ProtoEncoder::EncodeVarintTo(name_iid, p);
+  }
+  enc_.CommitRaw(p);
+}
+
+inline void PerfettoTrackWriter::EndEvent() {
+  enc_.EndNested(event_token_);
+  if (interned_.size() > 0) [[unlikely]]
+    enc_.Bytes(pf::kInternedData, interned_.data(), interned_.size());
+  ProtoByte* p = enc_.BeginRaw(sizeof cur_->seq_field);
+  std::memcpy(p, cur_->seq_field, sizeof cur_->seq_field);
+  enc_.CommitRaw(p + cur_->seq_field_size);
+  enc_.EndNested(packet_token_);
+}
+
+// The bytes BeginEvent(lane, ts, kTypeSliceEnd, 0) + EndEvent() write,
+// assembled in one reservation: half of all packets are slice ENDs.
+inline void PerfettoTrackWriter::WriteSliceEnd(Lane* lane, uint64_t ts) {
+  if (!lane->started) [[unlikely]]
+    StartLane(lane);
+  cur_ = lane;
+  interned_.Clear();
+  constexpr uint8_t kPacketTag = kTag<pf::kTracePacket, ProtoEncoder::kLengthDelimited>;
+  constexpr uint8_t kTimestampTag = kTag<pf::kTimestamp, ProtoEncoder::kVarint>;
+  constexpr uint8_t kTrackEventTag = kTag<pf::kTrackEvent, ProtoEncoder::kLengthDelimited>;
+  constexpr uint8_t kTypeTag = kTag<pf::kTeType, ProtoEncoder::kVarint>;
+  // 2 (packet tag, length) + 1 + 10 (timestamp) + 4 (track event) + 8
+  // (sequence id field): the packet body is under 128 bytes, one length byte.
+  ProtoByte* const start = enc_.BeginRaw(32);
+  ProtoByte* p = start + 2;
+  *p++ = kTimestampTag;
+  p = ProtoEncoder::EncodeVarintTo(ts - lane->last_ts, p);
+  *p++ = kTrackEventTag;
+  *p++ = 2;
+  *p++ = kTypeTag;
+  *p++ = pf::kTypeSliceEnd;
+  std::memcpy(p, lane->seq_field, sizeof lane->seq_field);
+  p += lane->seq_field_size;
+  lane->last_ts = ts;
+  start[0] = kPacketTag;
+  start[1] = static_cast<ProtoByte>(p - start - 2);
+  enc_.CommitRaw(p);
+}
+
+// A debug annotation {name_iid, value} is at most 1 + 5 + 2 + 10 bytes:
+// written in one reservation with a one-byte length.
+inline ProtoByte* PerfettoTrackWriter::BeginAnnotation(uint32_t name_iid) {
+  annotation_start_ = enc_.BeginRaw(32);
+  ProtoByte* p = annotation_start_;
+  *p++ = kTag<pf::kTeDebugAnnotations, ProtoEncoder::kLengthDelimited>;
+  *p++ = 0;
+  *p++ = kTag<pf::kDaNameIid, ProtoEncoder::kVarint>;
+  return ProtoEncoder::EncodeVarintTo(name_iid, p);
+}
+
+inline void PerfettoTrackWriter::AnnotateUint(uint32_t name_key, uint64_t v) {
+  ProtoByte* p = BeginAnnotation(AnnotationNameIid(name_key));
+  *p++ = kTag<pf::kDaUint, ProtoEncoder::kVarint>;
+  EndAnnotation(ProtoEncoder::EncodeVarintTo(v, p));
+}
 
 }  // namespace tracesmith::exporter

@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "event_sink.h"
-#include "large_buffer.h"
+#include "sorted_order.h"
 #include "tracesmith/model/trace.h"
 
 namespace tracesmith::exporter {
@@ -92,69 +92,6 @@ class TimeOrderer {
     return model::EventEnd(a) > model::EventEnd(b);
   }
 
-  // Row indices of `in` in Before<T> order, ties by index. One stable
-  // bucket pass on the high bits of the start time (about 32 keys per
-  // bucket), then a comparison sort inside each bucket. Rows stored in
-  // launch order are nearly sorted by start, so the scatter walks a few
-  // buckets at a time and every bucket sort runs in L1; a skewed trace
-  // degrades to one large std::sort, never worse than sorting everything.
-  template <typename T>
-  static void SortedOrder(const std::vector<T>& in, std::vector<uint32_t>* order) {
-    struct Key {
-      uint64_t start;
-      uint64_t index;  // 64-bit: 16-byte keys, no padding to copy around
-    };
-    const size_t n = in.size();
-    LargeBuffer<Key> keys(n);
-    uint64_t lo = UINT64_MAX, hi = 0;
-    for (size_t i = 0; i < n; ++i) {
-      uint64_t s = Start(in[i]);
-      keys[i] = {s, i};
-      lo = std::min(lo, s);
-      hi = std::max(hi, s);
-    }
-    const int bucket_bits = std::min(20, static_cast<int>(std::bit_width(n / 32)));
-    const int span_bits = static_cast<int>(std::bit_width(hi - lo));
-    const int shift = std::max(0, span_bits - bucket_bits);
-    const size_t buckets = (size_t{1} << bucket_bits) + 1;
-    std::vector<uint32_t> begin(buckets + 1);
-    for (size_t i = 0; i < n; ++i) ++begin[((keys[i].start - lo) >> shift) + 1];
-    for (size_t b = 1; b <= buckets; ++b) begin[b] += begin[b - 1];
-    LargeBuffer<Key> sorted(n);
-    {
-      std::vector<uint32_t> next(begin.begin(), begin.end() - 1);
-      for (size_t i = 0; i < n; ++i) sorted[next[(keys[i].start - lo) >> shift]++] = keys[i];
-    }
-    // Within a bucket rows are nearly in order: insertion sort, O(size +
-    // inversions); a bucket that a skewed trace made large is std::sort'ed.
-    // Equal starts (rare) look the end up in the rows: longest first.
-    auto less = [&](const Key& a, const Key& b) {
-      if (a.start != b.start) return a.start < b.start;
-      uint64_t ea = model::EventEnd(in[a.index]), eb = model::EventEnd(in[b.index]);
-      return ea != eb ? ea > eb : a.index < b.index;
-    };
-    for (size_t b = 0; b < buckets; ++b) {
-      Key* first = sorted.get() + begin[b];
-      Key* last = sorted.get() + begin[b + 1];
-      if (last - first > 256) {
-        std::sort(first, last, less);
-        continue;
-      }
-      for (Key* i = first + 1; i < last; ++i) {
-        if (!less(*i, *(i - 1))) continue;
-        Key k = *i;
-        Key* j = i;
-        do {
-          *j = *(j - 1);
-          --j;
-        } while (j > first && less(k, *(j - 1)));
-        *j = k;
-      }
-    }
-    order->resize(n);
-    for (size_t i = 0; i < n; ++i) (*order)[i] = static_cast<uint32_t>(sorted[i].index);
-  }
-
   template <typename T>
   void AddView(Queue<T>& q, const model::Trace& trace) {
     const auto& in = trace.Rows<T>();
@@ -164,7 +101,7 @@ class TimeOrderer {
     q.view_size = in.size();
     q.head = 0;
     q.order.clear();
-    if (!std::is_sorted(in.begin(), in.end(), Before<T>)) SortedOrder(in, &q.order);
+    if (!std::is_sorted(in.begin(), in.end(), Before<T>)) SortedRowOrder(in, &q.order);
     buffered_ += in.size();
   }
 
@@ -230,50 +167,76 @@ class TimeOrderer {
   // than `keep` events are buffered. The chosen queue is drained while it
   // stays strictly ahead of every other queue's head: the common case (one
   // kind dominating a stretch of time) costs one comparison per event.
+  //
+  // Most traces alternate between two kinds (launch calls and kernels), so
+  // a full scan finds the two earliest queues and the earliest start of all
+  // the others ("rest"); events are then taken from those two, which only
+  // needs their two heads compared, until one of the others could be next.
+  // Each scan drains at least its earliest queue, so ties always progress.
   void ReleaseUntil(uint64_t watermark, uint64_t keep) {
     RefreshAll();
+    static const std::array<DrainFn, kKinds> kDrain =
+        MakeDrains(std::make_index_sequence<kKinds>{});
     while (buffered_ > keep) {
-      size_t best = kKinds;
-      Head bh;
-      uint64_t second = UINT64_MAX;
+      size_t a = kKinds, b = kKinds;  // kKinds: the empty sentinel head
+      uint64_t rest = UINT64_MAX;
       for (uint32_t bits = active_; bits != 0; bits &= bits - 1) {  // non-empty queues
         const size_t i = static_cast<size_t>(std::countr_zero(bits));
-        const Head& h = heads_[i];
-        if (best == kKinds || Less(h, bh)) {
-          if (best != kKinds) second = std::min(second, bh.start);
-          bh = h;
-          best = i;
+        if (a == kKinds || Less(heads_[i], heads_[a])) {
+          rest = std::min(rest, heads_[b].start);
+          b = a;
+          a = i;
+        } else if (b == kKinds || Less(heads_[i], heads_[b])) {
+          rest = std::min(rest, heads_[b].start);
+          b = i;
         } else {
-          second = std::min(second, h.start);
+          rest = std::min(rest, heads_[i].start);
         }
       }
-      if (best == kKinds || bh.start >= watermark) return;
-      static const std::array<DrainFn, kKinds> kDrain =
-          MakeDrains(std::make_index_sequence<kKinds>{});
-      kDrain[best](this, std::min(watermark, second), keep);
+      // a is the earliest of all: drained as a one-at-a-time scan would.
+      if (a == kKinds || heads_[a].start >= watermark) return;
+      kDrain[a](this, std::min({watermark, heads_[b].start, rest}), buffered_ - keep);
+      while (buffered_ > keep) {
+        const bool b_first = Less(heads_[b], heads_[a]);
+        const size_t best = b_first ? b : a, other = b_first ? a : b;
+        const uint64_t start = heads_[best].start;
+        if (start >= rest) break;  // one of the others may come first (or tie): rescan
+        if (start >= watermark) return;
+        kDrain[best](this, std::min({watermark, heads_[other].start, rest}), buffered_ - keep);
+      }
     }
   }
 
+  // Emits the head of queue I (the global minimum), then its next events
+  // while they start before `limit`, at most `budget` in all.
   template <size_t I>
-  static void DrainAt(TimeOrderer* self, uint64_t limit, uint64_t keep) {
+  static void DrainAt(TimeOrderer* self, uint64_t limit, uint64_t budget) {
     auto& q = std::get<I>(self->queues_);
+    const auto* rows = q.view != nullptr ? q.view : q.rows.data();
     const size_t n = q.size();
-    bool first = true;  // the head is the global minimum: always emitted
-    while (q.head < n && self->buffered_ > keep) {
-      // A view visited through `order` jumps between rows: fetch a few
-      // rows ahead so the sink does not wait on memory (rows span 1-3 lines).
-      if (!q.order.empty() && q.head + kPrefetchAhead < n) {
-        const char* ahead = reinterpret_cast<const char*>(&q.at(q.head + kPrefetchAhead));
-        for (size_t b = 0; b < sizeof(q.at(0)); b += 64) __builtin_prefetch(ahead + b);
-      }
-      const auto& e = q.at(q.head);
-      if (!first && Start(e) >= limit) break;
-      first = false;
-      self->sink_->On(e);
-      ++q.head;
-      --self->buffered_;
+    const size_t first = q.head;
+    const size_t stop = first + static_cast<size_t>(std::min<uint64_t>(budget, n - first));
+    EventSink* const sink = self->sink_;
+    size_t head = first;
+    if (q.order.empty()) {
+      do {
+        sink->On(rows[head]);
+      } while (++head < stop && Start(rows[head]) < limit);
+    } else {
+      // Visiting rows through `order` jumps between them: fetch a few rows
+      // ahead so the sink does not wait on memory (rows span 1-3 lines).
+      const uint32_t* order = q.order.data();
+      do {
+        if (head + kPrefetchAhead < n) {
+          const char* ahead = reinterpret_cast<const char*>(rows + order[head + kPrefetchAhead]);
+          for (size_t b = 0; b < sizeof(rows[0]); b += 64) __builtin_prefetch(ahead + b);
+        }
+        sink->On(rows[order[head]]);
+      } while (++head < stop && Start(rows[order[head]]) < limit);
     }
-    if (q.head == n) {
+    self->buffered_ -= head - first;
+    q.head = head;
+    if (head == n) {
       q.rows.clear();
       q.view = nullptr;
       q.view_size = 0;
@@ -297,8 +260,8 @@ class TimeOrderer {
              Queue<model::ModuleLoadEvent>, Queue<model::GraphLaunchEvent>,
              Queue<model::OverheadEvent>, Queue<model::DropEvent>>
       queues_;
-  std::array<Head, kKinds> heads_{};
-  uint32_t active_ = 0;  // bit i: queue i has a head
+  std::array<Head, kKinds + 1> heads_{};  // [kKinds]: always empty
+  uint32_t active_ = 0;                   // bit i: queue i has a head
 };
 
 }  // namespace tracesmith::exporter

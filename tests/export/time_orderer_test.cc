@@ -73,5 +73,57 @@ TEST(TimeOrderer, SkewedViewTakesTheLargeBucketPath) {
   EXPECT_EQ(Released(t), Expected(rows));
 }
 
+// Several kinds share start times (an NVTX range, its launch call, the
+// kernel, a copy): the two-queue fast path must hand ties back to the full
+// comparison, release everything, and keep (start, longest first, kind) order.
+class KindRecordingSink : public EventSink {
+ public:
+  Status Begin(const ExportContext&) override { return OkStatus(); }
+  void On(const NvtxRangeEvent& e) override { order.push_back(100000 + e.category); }
+  void On(const ApiEvent& e) override { order.push_back(200000 + e.correlation_id); }
+  void On(const KernelEvent& e) override { order.push_back(300000 + e.correlation_id); }
+  void On(const MemcpyEvent& e) override { order.push_back(400000 + e.correlation_id); }
+  Status Finish(ExportStats*) override { return OkStatus(); }
+  std::vector<uint32_t> order;
+};
+
+TEST(TimeOrderer, TiesAcrossKindsReleasedInOrder) {
+  Trace t;
+  std::vector<uint32_t> expected;
+  for (uint32_t i = 1; i <= 1000; ++i) {
+    const uint64_t s = i * 100;
+    if (i % 3 == 0) {  // four kinds at one start: longest first, then kind rank
+      t.Rows<NvtxRangeEvent>().push_back({.start_ns = s, .end_ns = s + 90, .category = i});
+      expected.push_back(100000 + i);
+    }
+    ApiEvent a{};
+    a.start_ns = s;
+    a.end_ns = s + 50;
+    a.correlation_id = i;
+    t.Rows<ApiEvent>().push_back(a);
+    expected.push_back(200000 + i);
+    KernelEvent k{};
+    k.start_ns = s;
+    k.end_ns = s + (i % 2 == 0 ? 50 : 10);  // equal end to the call: kind rank decides
+    k.correlation_id = i;
+    t.Rows<KernelEvent>().push_back(k);
+    if (i % 5 == 0) {
+      MemcpyEvent m{};
+      m.start_ns = s;
+      m.end_ns = s + 30;
+      m.correlation_id = i;
+      t.Rows<MemcpyEvent>().push_back(m);
+    }
+    if (i % 2 == 0) expected.push_back(300000 + i);  // ends with the call
+    if (i % 5 == 0) expected.push_back(400000 + i);
+    if (i % 2 != 0) expected.push_back(300000 + i);
+  }
+  KindRecordingSink sink;
+  TimeOrderer orderer(&sink, UINT64_MAX);
+  orderer.AddView(t);
+  orderer.ReleaseAll();
+  EXPECT_EQ(sink.order, expected);
+}
+
 }  // namespace
 }  // namespace tracesmith::exporter
