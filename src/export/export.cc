@@ -20,14 +20,15 @@ constexpr bool kIsGpuOp = std::is_same_v<T, KernelEvent> || std::is_same_v<T, Me
                           std::is_same_v<T, MemsetEvent> || std::is_same_v<T, GraphLaunchEvent>;
 
 // Pass-one bookkeeping over a batch of events (the time range in locals:
-// this loop reads every row of the trace).
-void Scan(const Trace& batch, ExportContext* ctx) {
+// this loop reads every row of the trace). With `hints`, also what ordering
+// the rows needs (the rows are read once for both).
+void Scan(const Trace& batch, ExportContext* ctx, RowOrderHints* hints = nullptr) {
   uint64_t lo = ctx->event_count == 0 ? UINT64_MAX : ctx->min_ts, hi = ctx->max_ts;
   uint64_t count = ctx->event_count;
   ForEachRecordType([&]<typename T>() {
     if constexpr (RecordTraits<T>::kIsEvent) {
       const auto& rows = batch.Rows<T>();
-      for (const T& e : rows) {
+      auto visit = [&](const T& e) {
         uint64_t s = EventStart(e), en = std::max(EventEnd(e), s);
         lo = std::min(lo, s);
         hi = std::max(hi, en);
@@ -36,6 +37,12 @@ void Scan(const Trace& batch, ExportContext* ctx) {
         } else if constexpr (kIsGpuOp<T>) {
           if (e.correlation_id != 0) ctx->correlations.AddGpu(e.pid, e.correlation_id);
         }
+        return s;
+      };
+      if (hints != nullptr) {
+        ScanRowOrder(rows, &hints->For<T>(), visit);
+      } else {
+        for (const T& e : rows) visit(e);
       }
       count += rows.size();
     }
@@ -145,9 +152,10 @@ StatusOr<ExportStats> ExportTrace(const Trace& trace, ExportFormat format,
   ExportContext ctx;
   ctx.meta = &trace;
   ctx.options = options;
-  Scan(trace, &ctx);
+  RowOrderHints hints;
+  Scan(trace, &ctx, &hints);
   return Run(format, out_path, ctx, [&](TimeOrderer& orderer) {
-    orderer.AddView(trace);
+    orderer.AddView(trace, &hints);
     return OkStatus();
   });
 }

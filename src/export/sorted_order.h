@@ -59,21 +59,15 @@ void BucketSort(const Key* keys, size_t n, size_t buckets, BucketOf bucket_of, L
 
 }  // namespace sorted_order_internal
 
-// `in` holds fewer than 2^32 rows.
+// `in` holds fewer than 2^32 rows; starts[i] is EventStart(in[i]) (used as
+// scratch: overwritten) and [lo, hi] their range.
 template <typename T>
-void SortedRowOrder(const std::vector<T>& in, std::vector<uint32_t>* order) {
+void SortedRowOrder(const std::vector<T>& in, uint64_t* starts, uint64_t lo, uint64_t hi,
+                    std::vector<uint32_t>* order) {
   using sorted_order_internal::BucketSort;
   const size_t n = in.size();
   order->resize(n);
   if (n == 0) return;
-  LargeBuffer<uint64_t> starts(n);
-  uint64_t lo = UINT64_MAX, hi = 0;
-  for (size_t i = 0; i < n; ++i) {
-    uint64_t s = model::EventStart(in[i]);
-    starts[i] = s;
-    lo = std::min(lo, s);
-    hi = std::max(hi, s);
-  }
   auto longer_first = [&](uint64_t a, uint64_t b) {  // row indices with equal starts
     uint64_t ea = model::EventEnd(in[a]), eb = model::EventEnd(in[b]);
     return ea != eb ? ea > eb : a < b;
@@ -86,7 +80,7 @@ void SortedRowOrder(const std::vector<T>& in, std::vector<uint32_t>* order) {
 
   if (span_bits + index_bits <= 64) {
     const uint64_t mask = (uint64_t{1} << index_bits) - 1;
-    uint64_t* keys = starts.get();
+    uint64_t* keys = starts;
     for (size_t i = 0; i < n; ++i) keys[i] = ((keys[i] - lo) << index_bits) | i;
     const int key_shift = std::min(63, index_bits + shift);  // 64 only when n < 8
     LargeBuffer<uint64_t> sorted(n);
@@ -116,6 +110,21 @@ void SortedRowOrder(const std::vector<T>& in, std::vector<uint32_t>* order) {
       },
       sorted.get());
   for (size_t i = 0; i < n; ++i) (*order)[i] = static_cast<uint32_t>(sorted[i].index);
+}
+
+// `in` holds fewer than 2^32 rows.
+template <typename T>
+void SortedRowOrder(const std::vector<T>& in, std::vector<uint32_t>* order) {
+  const size_t n = in.size();
+  LargeBuffer<uint64_t> starts(n);
+  uint64_t lo = UINT64_MAX, hi = 0;
+  for (size_t i = 0; i < n; ++i) {
+    uint64_t s = model::EventStart(in[i]);
+    starts[i] = s;
+    lo = std::min(lo, s);
+    hi = std::max(hi, s);
+  }
+  SortedRowOrder(in, starts.get(), lo, hi, order);
 }
 
 }  // namespace tracesmith::exporter

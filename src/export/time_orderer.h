@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "event_sink.h"
+#include "row_order_hints.h"
 #include "sorted_order.h"
 #include "tracesmith/model/trace.h"
 
@@ -39,8 +40,10 @@ class TimeOrderer {
   }
   // Uses the rows of `trace` in place (no copy) where a kind is already
   // sorted; `trace` must outlive the release. Call once, on empty queues.
-  void AddView(const model::Trace& trace) {
-    std::apply([&](auto&... q) { (AddView(q, trace), ...); }, queues_);
+  // With `hints` (the first pass's, over `trace`), rows are not read again
+  // to find their order; the hints' starts are used up.
+  void AddView(const model::Trace& trace, RowOrderHints* hints = nullptr) {
+    std::apply([&](auto&... q) { (AddView(q, trace, hints), ...); }, queues_);
   }
   // Releases every event starting before `watermark`, in order; then, if more
   // than max_buffered remain, the oldest until half that remains.
@@ -93,7 +96,7 @@ class TimeOrderer {
   }
 
   template <typename T>
-  void AddView(Queue<T>& q, const model::Trace& trace) {
+  void AddView(Queue<T>& q, const model::Trace& trace, RowOrderHints* hints) {
     const auto& in = trace.Rows<T>();
     if (in.empty()) return;
     if (in.size() >= UINT32_MAX) return AddRows(q, trace);
@@ -101,7 +104,13 @@ class TimeOrderer {
     q.view_size = in.size();
     q.head = 0;
     q.order.clear();
-    if (!std::is_sorted(in.begin(), in.end(), Before<T>)) SortedRowOrder(in, &q.order);
+    if (hints != nullptr) {
+      RowOrderHint& hint = hints->For<T>();
+      if (!hint.sorted) SortedRowOrder(in, hint.starts->get(), hint.lo, hint.hi, &q.order);
+      hint.starts.reset();
+    } else if (!std::is_sorted(in.begin(), in.end(), Before<T>)) {
+      SortedRowOrder(in, &q.order);
+    }
     buffered_ += in.size();
   }
 

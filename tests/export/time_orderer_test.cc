@@ -32,12 +32,47 @@ std::vector<uint32_t> Expected(const std::vector<KernelEvent>& rows) {
   return idx;
 }
 
+// The release order of a view, with the first pass's hints (as ExportTrace
+// does) and without (the orderer checks the rows itself): the same.
 std::vector<uint32_t> Released(const Trace& t) {
-  RecordingSink sink;
+  RecordingSink sink, hinted_sink;
   TimeOrderer orderer(&sink, UINT64_MAX);
   orderer.AddView(t);
   orderer.ReleaseAll();
+  RowOrderHints hints;
+  ScanRowOrder(t.Rows<KernelEvent>(), &hints.For<KernelEvent>(),
+               [](const KernelEvent& k) { return k.start_ns; });
+  EXPECT_FALSE(hints.For<KernelEvent>().sorted);
+  TimeOrderer hinted(&hinted_sink, UINT64_MAX);
+  hinted.AddView(t, &hints);
+  hinted.ReleaseAll();
+  EXPECT_EQ(hinted_sink.order, sink.order);
   return sink.order;
+}
+
+bool ScannedAsSorted(const std::vector<KernelEvent>& rows) {
+  RowOrderHint hint;
+  size_t visited = 0;
+  ScanRowOrder(rows, &hint, [&](const KernelEvent& k) {
+    ++visited;
+    return k.start_ns;
+  });
+  EXPECT_EQ(visited, rows.size());
+  EXPECT_EQ(hint.starts == nullptr, hint.sorted);
+  return hint.sorted;
+}
+
+TEST(TimeOrderer, ScanFindsOutOfOrderRows) {
+  auto kernel = [](uint64_t s, uint64_t e) {
+    KernelEvent k{};
+    k.start_ns = s;
+    k.end_ns = e;
+    return k;
+  };
+  EXPECT_TRUE(ScannedAsSorted({}));
+  EXPECT_TRUE(ScannedAsSorted({kernel(5, 9), kernel(5, 9), kernel(5, 7), kernel(6, 6)}));
+  EXPECT_FALSE(ScannedAsSorted({kernel(5, 7), kernel(5, 9)}));  // shorter first
+  EXPECT_FALSE(ScannedAsSorted({kernel(1, 2), kernel(5, 9), kernel(4, 9), kernel(8, 9)}));
 }
 
 TEST(TimeOrderer, UnsortedViewReleasedInStartOrder) {
