@@ -1,7 +1,8 @@
 // Relocated replay: when a captured address range cannot be had in the
-// replaying process (on the GPU machine the driver honours an address hint
-// only inside its own VA regions, which differ from process to process),
-// the range is mapped elsewhere and pointers into it are rewritten.
+// replaying process (taken by the driver or a host mapping there; on the GPU
+// machine a fresh process gets every captured range, see
+// docs/replay-format.md), the range is mapped elsewhere and pointers into
+// it are rewritten.
 //
 // What is rewritten: every 8-byte-aligned 64-bit word, in the parameter
 // buffer and in the "before" images, whose value lies inside a moved range
