@@ -68,6 +68,21 @@ CUfunction Resolve(CUfunction f) {
   return f;
 }
 
+// cuLaunchKernel and cuLaunchCooperativeKernel parameters (same field names;
+// only the former has `extra`).
+template <typename P>
+LaunchArgs PlainLaunch(const P* x) {
+  LaunchArgs a;
+  a.f = x->f;
+  a.grid[0] = x->gridDimX, a.grid[1] = x->gridDimY, a.grid[2] = x->gridDimZ;
+  a.block[0] = x->blockDimX, a.block[1] = x->blockDimY, a.block[2] = x->blockDimZ;
+  a.shared = x->sharedMemBytes;
+  a.stream = x->hStream;
+  a.params = x->kernelParams;
+  if constexpr (requires { x->extra; }) a.extra = x->extra;
+  return a;
+}
+
 LaunchArgs ArgsOf(CUpti_CallbackId cbid, const void* p) {
   LaunchArgs a;
   if (cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx ||
@@ -93,25 +108,11 @@ LaunchArgs ArgsOf(CUpti_CallbackId cbid, const void* p) {
   }
   if (cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel ||
       cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz) {
-    const auto* x = static_cast<const cuLaunchCooperativeKernel_params*>(p);
-    a.f = x->f;
-    a.grid[0] = x->gridDimX, a.grid[1] = x->gridDimY, a.grid[2] = x->gridDimZ;
-    a.block[0] = x->blockDimX, a.block[1] = x->blockDimY, a.block[2] = x->blockDimZ;
-    a.shared = x->sharedMemBytes;
-    a.stream = x->hStream;
-    a.params = x->kernelParams;
+    a = PlainLaunch(static_cast<const cuLaunchCooperativeKernel_params*>(p));
     a.cooperative = true;
     return a;
   }
-  const auto* x = static_cast<const cuLaunchKernel_params*>(p);  // _ptsz: same layout
-  a.f = x->f;
-  a.grid[0] = x->gridDimX, a.grid[1] = x->gridDimY, a.grid[2] = x->gridDimZ;
-  a.block[0] = x->blockDimX, a.block[1] = x->blockDimY, a.block[2] = x->blockDimZ;
-  a.shared = x->sharedMemBytes;
-  a.stream = x->hStream;
-  a.params = x->kernelParams;
-  a.extra = x->extra;
-  return a;
+  return PlainLaunch(static_cast<const cuLaunchKernel_params*>(p));  // _ptsz: same layout
 }
 
 // Launch attributes to record: all but the cluster dimension (a field of
