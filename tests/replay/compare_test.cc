@@ -99,6 +99,10 @@ TEST(CompareTest, SequenceOutcomeTextHasNoPerKernelRatio) {
             std::string::npos)
       << s;
   EXPECT_NE(s.find("kernels in the program: 291.19 us in all"), std::string::npos) << s;
+  EXPECT_EQ(s.find("not compared"), std::string::npos) << s;
+  o.ranges_not_compared = 2;
+  s = FormatLaunchOutcome(o);
+  EXPECT_NE(s.find("final memory: 2 range(s) not compared"), std::string::npos) << s;
   EXPECT_EQ(s.find("replay/program"), std::string::npos) << s;
 }
 

@@ -71,6 +71,22 @@ std::vector<uint8_t> Bytes(const StatusOr<std::span<const uint8_t>>& s) {
   return s.ok() ? std::vector<uint8_t>(s.value().begin(), s.value().end()) : std::vector<uint8_t>();
 }
 
+// The payload (and file offset) of the last chunk of `type` in a file.
+std::vector<uint8_t> ChunkPayload(const std::string& path, PayloadChunk type,
+                                  uint64_t* offset = nullptr) {
+  std::vector<uint8_t> payload;
+  auto r = format::SbtReader::Open(path);
+  EXPECT_TRUE(r.ok());
+  if (!r.ok()) return payload;
+  Status st = (*r)->ReadRawChunks(uint16_t(type), [&](std::span<const uint8_t> p, uint64_t off) {
+    payload.assign(p.begin(), p.end());
+    if (offset) *offset = off;
+    return OkStatus();
+  });
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  return payload;
+}
+
 StatusOr<ReplayCapture> Read(std::span<const uint8_t> bytes) {
   ASSIGN_OR_RETURN(auto r, format::SbtReader::FromMemory(bytes));
   return ReadReplayCapture(*r);
@@ -201,14 +217,7 @@ TEST(PayloadTest, StreamOpChunkIsBoundsChecked) {
     ASSERT_TRUE(p.AddStreamOp(memset).ok());
     ASSERT_TRUE((*w)->Close().ok());
   }
-  auto r = format::SbtReader::Open(tmp.path());
-  std::vector<uint8_t> payload;
-  ASSERT_TRUE((*r)->ReadRawChunks(uint16_t(PayloadChunk::kStreamOp),
-                                  [&](std::span<const uint8_t> p, uint64_t) {
-                                    payload.assign(p.begin(), p.end());
-                                    return OkStatus();
-                                  })
-                  .ok());
+  std::vector<uint8_t> payload = ChunkPayload(tmp.path(), PayloadChunk::kStreamOp);
   ASSERT_FALSE(payload.empty());
   for (size_t n = 0; n < payload.size(); ++n) {
     ReplayCapture cap;
@@ -301,16 +310,8 @@ TEST(PayloadTest, LaunchChunkIsBoundsChecked) {
     ASSERT_TRUE(p.AddLaunch(SampleLaunch(0, 1)).ok());
     ASSERT_TRUE((*w)->Close().ok());
   }
-  auto r = format::SbtReader::Open(tmp.path());
-  std::vector<uint8_t> payload;
   uint64_t offset = 0;
-  ASSERT_TRUE((*r)->ReadRawChunks(uint16_t(PayloadChunk::kLaunch),
-                                  [&](std::span<const uint8_t> p, uint64_t off) {
-                                    payload.assign(p.begin(), p.end());
-                                    offset = off;
-                                    return OkStatus();
-                                  })
-                  .ok());
+  std::vector<uint8_t> payload = ChunkPayload(tmp.path(), PayloadChunk::kLaunch, &offset);
   ASSERT_FALSE(payload.empty());
   for (size_t n = 0; n < payload.size(); ++n) {
     ReplayCapture cap;
