@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "tracesmith/analysis/dependency_graph.h"
 #include "tracesmith/analysis/report.h"
+#include "tracesmith/base/atomic_file.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/export/export.h"
 
@@ -33,20 +34,29 @@ int RunDotExport(const ExportCliOptions& o) {
     if (out.size() > 4 && out.compare(out.size() - 4, 4, ".sbt") == 0) out.resize(out.size() - 4);
     out += ".dot";
   }
+  // Checked before the work: never the input itself, a directory or a device.
+  const std::string inputs[] = {o.input};
+  if (Status ok = CheckOutputPath(out, inputs); !ok.ok()) return ReportError(ok);
   analysis::CompactTrace trace;
   analysis::LoadOptions load;
   load.from = o.from;
   load.to = o.to;
   Status st = analysis::LoadCompactTrace(o.input, load, &trace);
   if (!st.ok()) return ReportError(st);
-  std::ofstream file(out, std::ios::trunc);
-  if (!file) return ReportError(IoError(out + ": cannot create"));
+  // Written beside `out` and renamed over it when complete (base/atomic_file.h).
+  auto atomic = AtomicFile::Create(out, inputs);
+  if (!atomic.ok()) return ReportError(atomic.status());
+  AtomicFile& dest = **atomic;
+  if (st = dest.CloseFd(); !st.ok()) return ReportError(st);
+  std::ofstream file(dest.temp_path(), std::ios::trunc);
+  if (!file) return ReportError(IoError(dest.temp_path() + ": cannot open for writing"));
   analysis::DotOptions dot;
   dot.node_limit = o.node_limit;
   st = analysis::WriteDot(trace, dot, file);
   file.close();
   if (st.ok() && !file) st = IoError(out + ": write failed");
-  if (!st.ok()) return ReportError(st);
+  if (st.ok()) st = dest.Commit();
+  if (!st.ok()) return ReportError(st);  // `dest` removes the temporary file
   if (!o.quiet) std::fprintf(stderr, "tracesmith: wrote %s (at most %zu nodes)\n", out.c_str(), o.node_limit);
   return kExitOk;
 }

@@ -2,8 +2,11 @@
 // JSON trace (plain or .gz) or an LLVM XRay log (basic or FDR mode; names
 // from `--binary`) to SBT, so analyze, diff and export work on it.
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "commands.h"
+#include "tracesmith/base/atomic_file.h"
 #include "tracesmith/format/sbt_writer.h"
 #include "tracesmith/import/import.h"
 
@@ -16,6 +19,11 @@ struct ImportCliOptions {
 };
 
 int RunImport(const ImportCliOptions& o) {
+  const std::string out = o.output.empty() ? o.input + ".sbt" : o.output;
+  // Checked before the work: never an input, a directory or a device.
+  std::vector<std::string> inputs = {o.input};
+  if (!o.binary.empty()) inputs.push_back(o.binary);
+  if (Status ok = CheckOutputPath(out, inputs); !ok.ok()) return ReportError(ok);
   importer::ImportFormat format;
   importer::ImportStats stats;
   auto trace = importer::ImportFile(o.input, {.xray_binary = o.binary}, &format, &stats);
@@ -34,7 +42,7 @@ int RunImport(const ImportCliOptions& o) {
                  "without an entry\n",
                  o.input.c_str(), static_cast<unsigned long long>(stats.unmatched_entries),
                  static_cast<unsigned long long>(stats.unmatched_exits));
-  std::string out = o.output.empty() ? o.input + ".sbt" : o.output;
+  // Written beside `out` and renamed over it when complete.
   Status st = format::WriteTraceFile(*trace, out);
   if (!st.ok()) return ReportError(st);
   if (!o.quiet)

@@ -2,7 +2,6 @@
 // function names (demangled) and file:line, offline, from the modules'
 // paths and build-ids recorded at capture. Rewrites FILE (or writes -o OUT).
 #include <cstdio>
-#include <filesystem>
 
 #include "commands.h"
 #include "trace_loader.h"
@@ -28,22 +27,13 @@ int RunSymbolize(const SymbolizeArgs& args) {
   auto stats = capture::stacks::Symbolize(&loaded->trace, options);
   if (!stats.ok()) return ReportError(stats.status());
 
-  // Write next to the destination and rename, so an interrupted run never
-  // leaves a half-written trace in place of the original.
+  // WriteTraceFile writes beside the destination and renames when complete
+  // (base/atomic_file.h), so an interrupted run never leaves a half-written
+  // trace in place of the original. Rewriting FILE itself is what symbolize
+  // does by default: the trace is in memory by now, so that is safe.
   const std::string out = args.output.empty() ? args.path : args.output;
-  const std::string tmp = out + ".symbolizing";
-  Status written = format::WriteTraceFile(loaded->trace, tmp);
-  if (!written.ok()) {
-    std::filesystem::remove(tmp);
-    return ReportError(written);
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, out, ec);
-  if (ec) {
-    std::filesystem::remove(tmp);
-    return ReportError(
-        IoError(StrFormat("rename %s -> %s: %s", tmp.c_str(), out.c_str(), ec.message().c_str())));
-  }
+  Status written = format::WriteTraceFile(loaded->trace, out);
+  if (!written.ok()) return ReportError(written);
   const auto& s = *stats;
   std::printf("Symbolized %llu of %llu native frames (%llu with file:line) -> %s\n",
               static_cast<unsigned long long>(s.with_function),

@@ -3,6 +3,7 @@
 
 #include "command.h"
 #include "commands.h"
+#include "tracesmith/base/atomic_file.h"
 
 int main(int argc, char** argv) {
   using namespace tracesmith::cli;
@@ -35,6 +36,9 @@ int main(int argc, char** argv) {
     std::fputs(app.help().c_str(), stdout);
     return 0;
   }
+  // Ctrl-C during an export or import removes its temporary file: nothing
+  // partial is left behind (the target itself is only ever renamed over).
+  tracesmith::InstallTempFileCleanupOnSignals();
   for (auto& [sub, run] : commands)
     if (sub->parsed()) return run();
   std::fputs(app.help().c_str(), stdout);

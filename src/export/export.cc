@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <limits>
+#include <span>
 
 #include "sinks.h"
 #include "time_orderer.h"
+#include "tracesmith/base/atomic_file.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/format/sbt_reader.h"
 
@@ -81,16 +83,24 @@ StatusOr<std::unique_ptr<EventSink>> MakeSink(ExportFormat format, OutputFile* o
   return Internal("unknown export format");
 }
 
-// Runs `feed(orderer)` with a sink for `format`, then finishes and closes.
+// Runs `feed(orderer)` with a sink for `format`, then finishes and commits
+// the output: written under a temporary name beside `out_path` and renamed
+// over it only when complete, so on any error `out_path` stays as it was.
 template <typename Feed>
 StatusOr<ExportStats> Run(ExportFormat format, const std::string& out_path,
-                          const ExportContext& ctx, Feed&& feed) {
+                          std::span<const std::string> inputs, const ExportContext& ctx,
+                          Feed&& feed) {
   std::unique_ptr<OutputFile> out;
-  if (format != ExportFormat::kSqlite) {
-    ASSIGN_OR_RETURN(out,
-                     OutputFile::Open(out_path, ctx.options.gzip && format == ExportFormat::kJson));
+  std::unique_ptr<AtomicFile> db;  // SQLite opens its file by name
+  if (format == ExportFormat::kSqlite) {
+    ASSIGN_OR_RETURN(db, AtomicFile::Create(out_path, inputs));
+    RETURN_IF_ERROR(db->CloseFd());
+  } else {
+    ASSIGN_OR_RETURN(
+        out, OutputFile::Open(out_path, ctx.options.gzip && format == ExportFormat::kJson, inputs));
   }
-  ASSIGN_OR_RETURN(std::unique_ptr<EventSink> sink, MakeSink(format, out.get(), out_path));
+  ASSIGN_OR_RETURN(std::unique_ptr<EventSink> sink,
+                   MakeSink(format, out.get(), db ? db->temp_path() : out_path));
   RETURN_IF_ERROR(sink->Begin(ctx));
   TimeOrderer orderer(sink.get(), ctx.options.max_buffered_events);
   RETURN_IF_ERROR(feed(orderer));
@@ -99,11 +109,12 @@ StatusOr<ExportStats> Run(ExportFormat format, const std::string& out_path,
   RETURN_IF_ERROR(sink->Finish(&stats));
   stats.events = ctx.event_count;
   if (out) {
-    RETURN_IF_ERROR(out->Close());
+    RETURN_IF_ERROR(out->Commit());
     stats.bytes = out->file_bytes();
   } else {
-    auto size = FileSize(out_path);
+    auto size = FileSize(db->temp_path());
     stats.bytes = size.ok() ? *size : 0;
+    RETURN_IF_ERROR(db->Commit());
   }
   return stats;
 }
@@ -154,7 +165,7 @@ StatusOr<ExportStats> ExportTrace(const Trace& trace, ExportFormat format,
   ctx.options = options;
   RowOrderHints hints;
   Scan(trace, &ctx, &hints);
-  return Run(format, out_path, ctx, [&](TimeOrderer& orderer) {
+  return Run(format, out_path, {}, ctx, [&](TimeOrderer& orderer) {
     orderer.AddView(trace, &hints);
     return OkStatus();
   });
@@ -162,6 +173,10 @@ StatusOr<ExportStats> ExportTrace(const Trace& trace, ExportFormat format,
 
 StatusOr<ExportStats> ExportSbtFile(const std::string& sbt_path, ExportFormat format,
                                     const std::string& out_path, const ExportOptions& options) {
+  // Refused before any work: the output must not be the input (it would be
+  // replaced by its own export) nor a directory, device or FIFO.
+  const std::string inputs[] = {sbt_path};
+  RETURN_IF_ERROR(CheckOutputPath(out_path, inputs));
   ExportContext ctx;
   ctx.options = options;
   Trace meta;
@@ -185,7 +200,7 @@ StatusOr<ExportStats> ExportSbtFile(const std::string& sbt_path, ExportFormat fo
       suffix_min.push_back(c.min_ts);
   for (size_t i = suffix_min.size(); i-- > 1;)
     suffix_min[i - 1] = std::min(suffix_min[i - 1], suffix_min[i]);
-  return Run(format, out_path, ctx, [&](TimeOrderer& orderer) {
+  return Run(format, out_path, inputs, ctx, [&](TimeOrderer& orderer) {
     size_t chunk = 0;
     return reader->Stream([&](const Trace& batch, TableKind) {
       orderer.Add(batch);

@@ -11,29 +11,33 @@
 
 namespace tracesmith::exporter {
 
-StatusOr<std::unique_ptr<OutputFile>> OutputFile::Open(const std::string& path, bool gzip) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return IoError(StrFormat("cannot create %s: %s", path.c_str(), strerror(errno)));
+StatusOr<std::unique_ptr<OutputFile>> OutputFile::Open(const std::string& path, bool gzip,
+                                                       std::span<const std::string> inputs) {
+  ASSIGN_OR_RETURN(std::unique_ptr<AtomicFile> file, AtomicFile::Create(path, inputs));
   void* gz = nullptr;
   if (gzip) {
-    int dup_fd = ::dup(fd);  // gzclose closes its descriptor; keep ours for fstat
-    gz = gzdopen(dup_fd, "wb6");
+    int dup_fd = ::dup(file->fd());  // gzclose closes its descriptor; keep ours for fstat
+    gz = dup_fd < 0 ? nullptr : gzdopen(dup_fd, "wb6");
     if (gz == nullptr) {
-      ::close(dup_fd);
-      ::close(fd);
+      if (dup_fd >= 0) ::close(dup_fd);
       return IoError(StrFormat("cannot start gzip stream on %s", path.c_str()));
     }
     gzbuffer(static_cast<gzFile>(gz), 1 << 18);
   }
-  return std::unique_ptr<OutputFile>(new OutputFile(path, fd, gz));
+  return std::unique_ptr<OutputFile>(new OutputFile(std::move(file), gz));
 }
 
-OutputFile::OutputFile(std::string path, int fd, void* gz)
-    : path_(std::move(path)), fd_(fd), gz_(gz) {
+OutputFile::OutputFile(std::unique_ptr<AtomicFile> file, void* gz)
+    : file_(std::move(file)), path_(file_->target()), fd_(file_->fd()), gz_(gz) {
   buf_.reserve(kBufferBytes);
 }
 
-OutputFile::~OutputFile() { (void)Close(); }
+// Not committed: the gzip stream is dropped and the temporary file removed.
+OutputFile::~OutputFile() {
+  if (closed_) return;
+  if (gz_ != nullptr) gzclose(static_cast<gzFile>(gz_));
+  file_->Discard();
+}
 
 void OutputFile::WriteThrough(const void* data, size_t n) {
   if (!status_.ok()) return;
@@ -73,7 +77,7 @@ void OutputFile::FlushBuffer() {
   buf_.swap(pending);
 }
 
-Status OutputFile::Close() {
+Status OutputFile::Commit() {
   if (closed_) return status_;
   closed_ = true;
   FlushBuffer();
@@ -86,9 +90,9 @@ Status OutputFile::Close() {
   }
   struct stat st {};
   if (::fstat(fd_, &st) == 0) file_bytes_ = static_cast<uint64_t>(st.st_size);
-  if (::close(fd_) != 0 && status_.ok())
-    status_ = IoError(StrFormat("closing %s failed: %s", path_.c_str(), strerror(errno)));
   fd_ = -1;
+  if (status_.ok()) status_ = file_->Commit();
+  file_->Discard();  // after an error: no partial file (a no-op once committed)
   return status_;
 }
 

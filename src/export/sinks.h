@@ -13,7 +13,8 @@ namespace tracesmith::exporter {
 std::unique_ptr<EventSink> MakePerfettoSink(OutputFile* out);
 std::unique_ptr<EventSink> MakeJsonSink(OutputFile* out);
 std::unique_ptr<EventSink> MakeCsvSink(OutputFile* out);
-// SQLite writes its own file (no OutputFile).
+// SQLite writes its own file (no OutputFile): `path` is the temporary file
+// that export.cc renames into place.
 std::unique_ptr<EventSink> MakeSqliteSink(const std::string& path);
 
 // Shared helpers of the GPU-op exporters.

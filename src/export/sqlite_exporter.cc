@@ -132,7 +132,8 @@ class SqliteSink : public EventSink {
 
   Status Begin(const ExportContext& ctx) override {
     meta_ = ctx.meta;
-    std::remove(path_.c_str());  // a fresh database, like a fresh file
+    // `path_` is a new, empty temporary file (export.cc renames it into
+    // place when the export succeeds): SQLite starts a fresh database in it.
     if (sqlite3_open(path_.c_str(), &db_) != SQLITE_OK)
       return IoError(StrFormat("cannot create SQLite database %s: %s", path_.c_str(),
                                db_ ? sqlite3_errmsg(db_) : "out of memory"));

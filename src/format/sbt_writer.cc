@@ -17,15 +17,24 @@ using model::RecordTraits;
 
 StatusOr<std::unique_ptr<SbtWriter>> SbtWriter::Open(const std::string& path,
                                                      SbtWriterOptions options) {
-  int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (options.overwrite ? O_TRUNC : O_EXCL);
-  int fd = ::open(path.c_str(), flags, 0644);
-  if (fd < 0) {
-    if (errno == EEXIST) return IoError(path + ": file exists (use --force to overwrite)");
-    return IoError(path + ": cannot create: " + std::strerror(errno));
+  std::unique_ptr<AtomicFile> file;
+  int fd = -1;
+  if (options.replace_atomically) {
+    if (!options.overwrite && ::access(path.c_str(), F_OK) == 0)
+      return IoError(path + ": file exists (use --force to overwrite)");
+    ASSIGN_OR_RETURN(file, AtomicFile::Create(path));
+    fd = file->fd();
+  } else {
+    int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (options.overwrite ? O_TRUNC : O_EXCL);
+    fd = ::open(path.c_str(), flags, 0644);
+    if (fd < 0) {
+      if (errno == EEXIST) return IoError(path + ": file exists (use --force to overwrite)");
+      return IoError(path + ": cannot create: " + std::strerror(errno));
+    }
   }
   if (options.rows_per_chunk == 0 || options.rows_per_chunk > kMaxRowsPerChunk)
     options.rows_per_chunk = kDefaultRowsPerChunk;
-  std::unique_ptr<SbtWriter> w(new SbtWriter(fd, path, options));
+  std::unique_ptr<SbtWriter> w(new SbtWriter(fd, path, options, std::move(file)));
   ByteWriter header;
   header.PutBytes(kFileMagic, sizeof(kFileMagic));
   header.PutU16(kMajorVersion);
@@ -38,8 +47,10 @@ StatusOr<std::unique_ptr<SbtWriter>> SbtWriter::Open(const std::string& path,
   return w;
 }
 
-SbtWriter::SbtWriter(int fd, std::string path, SbtWriterOptions options)
+SbtWriter::SbtWriter(int fd, std::string path, SbtWriterOptions options,
+                     std::unique_ptr<AtomicFile> file)
     : fd_(fd),
+      file_(std::move(file)),
       path_(std::move(path)),
       options_(options),
       scratch_(std::make_unique<internal::CodecScratch>()) {}
@@ -206,6 +217,11 @@ Status SbtWriter::Close() {
     WriteBytes(trailer.data(), trailer.size());
   }
   closed_ = true;
+  if (file_) {  // renamed into place only when complete
+    if (status_.ok()) status_ = file_->Commit();
+    file_->Discard();  // after an error: no partial file (a no-op once committed)
+    return status_;
+  }
   if (::close(fd_) != 0 && status_.ok())
     status_ = IoError(path_ + ": close failed: " + std::strerror(errno));
   return status_;
@@ -213,6 +229,7 @@ Status SbtWriter::Close() {
 
 Status WriteTraceFile(const model::Trace& trace, const std::string& path,
                       SbtWriterOptions options) {
+  options.replace_atomically = true;
   ASSIGN_OR_RETURN(auto writer, SbtWriter::Open(path, options));
   writer->AdoptStrings(trace.strings);
   // Metadata (stack tables included) before the events that reference it.

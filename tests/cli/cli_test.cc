@@ -3,12 +3,12 @@
 #include <sys/wait.h>
 #include <zlib.h>
 
-#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "cli/cli_runner.h"
 #include "testing/temp_file.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/format/sbt_writer.h"
@@ -16,24 +16,6 @@
 
 namespace tracesmith {
 namespace {
-
-struct Result {
-  int status;
-  std::string out;  // stdout + stderr
-};
-
-Result RunTracesmith(const std::string& args) {
-  std::string cmd = std::string(TS_TRACESMITH_BIN) + " " + args + " 2>&1";
-  Result r{-1, ""};
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  int st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-  return r;
-}
 
 class CliTest : public ::testing::Test {
  protected:

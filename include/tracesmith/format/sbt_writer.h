@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tracesmith/base/atomic_file.h"
 #include "tracesmith/base/bytes.h"
 #include "tracesmith/base/status.h"
 #include "tracesmith/format/sbt.h"
@@ -37,6 +38,12 @@ struct SbtWriterOptions {
   bool sync_each_chunk = false;
   // Overwrite an existing file (otherwise Open fails with a clear message).
   bool overwrite = true;
+  // Write under a temporary name beside the path and rename over it in
+  // Close() only when every write succeeded (base/atomic_file.h): for whole
+  // rewrites (import, symbolize), where a failure must leave the old file and
+  // no partial one. Capture leaves it off: a killed program's chunks must be
+  // under the real name, where the reader recovers them.
+  bool replace_atomically = false;
 };
 
 // What the footer index records about one chunk.
@@ -109,7 +116,8 @@ class SbtWriter {
   const std::string& path() const { return path_; }
 
  private:
-  SbtWriter(int fd, std::string path, SbtWriterOptions options);
+  SbtWriter(int fd, std::string path, SbtWriterOptions options,
+            std::unique_ptr<AtomicFile> file = nullptr);
   template <typename T>
   void WriteTable();
   template <typename T>
@@ -120,6 +128,7 @@ class SbtWriter {
   void WriteBytes(const void* data, size_t n);
 
   int fd_;
+  std::unique_ptr<AtomicFile> file_;  // with replace_atomically
   std::string path_;
   SbtWriterOptions options_;
   Status status_;
@@ -134,7 +143,8 @@ class SbtWriter {
   SbtWriterStats stats_;
 };
 
-// Writes a whole in-memory trace.
+// Writes a whole in-memory trace (atomically: see replace_atomically, which
+// it always sets).
 Status WriteTraceFile(const model::Trace& trace, const std::string& path,
                       SbtWriterOptions options = {});
 

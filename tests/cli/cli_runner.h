@@ -1,0 +1,33 @@
+// Runs the `tracesmith` binary under test (TS_TRACESMITH_BIN) with a shell
+// command line and collects its exit status and output.
+#pragma once
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <string>
+
+namespace tracesmith {
+
+struct Result {
+  int status;
+  std::string out;  // stdout + stderr
+};
+
+// `args` is appended to the binary's path in a /bin/sh command line;
+// `env` (e.g. "VAR=value ") is put before it.
+inline Result RunTracesmith(const std::string& args, const std::string& env = "") {
+  std::string cmd = env + std::string(TS_TRACESMITH_BIN) + " " + args + " 2>&1";
+  Result r{-1, ""};
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  int st = pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  return r;
+}
+
+}  // namespace tracesmith

@@ -1,0 +1,124 @@
+// Output paths a careless or hostile user gives: the input itself (also
+// through links), a directory, a FIFO, a write that fails part-way. Every
+// pre-existing file must survive untouched, and nothing partial is left.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "cli/cli_runner.h"
+#include "testing/temp_dir.h"
+#include "tracesmith/base/file_util.h"
+#include "tracesmith/format/sbt_writer.h"
+#include "tracesmith/model/synthetic.h"
+
+namespace tracesmith {
+namespace {
+
+using testing::TempDir;
+
+std::string Read(const std::string& path) {
+  auto s = ReadFileToString(path);
+  return s.ok() ? *s : "<missing>";
+}
+
+class OutputSafetyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    model::SyntheticOptions o;
+    o.kernels = 500;
+    ASSERT_TRUE(format::WriteTraceFile(model::MakeSyntheticTrace(o), trace_).ok());
+    original_ = Read(trace_);
+    ASSERT_GT(original_.size(), 1000u);
+  }
+  TempDir dir_;
+  const std::string trace_ = dir_ / "a.sbt";
+  std::string original_;
+};
+
+TEST_F(OutputSafetyTest, ExportNeverWritesOntoItsInput) {
+  ASSERT_EQ(::link(trace_.c_str(), (dir_ / "hard.sbt").c_str()), 0);
+  ASSERT_EQ(::symlink(trace_.c_str(), (dir_ / "soft.sbt").c_str()), 0);
+  for (const char* format : {"perfetto", "json", "sqlite", "csv", "dot"}) {
+    for (const char* out : {"a.sbt", "hard.sbt", "soft.sbt"}) {
+      Result r = RunTracesmith("export " + trace_ + " -f " + format + " -o " + (dir_ / out));
+      EXPECT_EQ(r.status, 1) << format << " -o " << out << ": " << r.out;
+      EXPECT_NE(r.out.find("is the input " + trace_ + " (the same file)"), std::string::npos)
+          << r.out;
+      ASSERT_EQ(Read(trace_), original_) << format << " -o " << out << " changed the input";
+    }
+  }
+  Result gz = RunTracesmith("export " + trace_ + " -f json --gzip -o " + trace_);
+  EXPECT_EQ(gz.status, 1) << gz.out;
+  EXPECT_EQ(Read(trace_), original_);
+  EXPECT_EQ(dir_.List(), (std::vector<std::string>{"a.sbt", "hard.sbt", "soft.sbt"}));
+}
+
+TEST_F(OutputSafetyTest, ImportNeverWritesOntoItsInput) {
+  const char* src = std::getenv("TS_SOURCE_DIR");
+  const std::string data = std::string(src ? src : ".") + "/tests/import/data/xray_basic.log";
+  const std::string log = dir_ / "x.log";
+  auto bytes = ReadFileToString(data);
+  ASSERT_TRUE(bytes.ok()) << data;
+  ASSERT_TRUE(WriteStringToFile(log, *bytes).ok());
+  ASSERT_EQ(::symlink(log.c_str(), (dir_ / "x.sbt").c_str()), 0);
+  for (const std::string& out : {log, dir_ / "x.sbt"}) {
+    Result r = RunTracesmith("import " + log + " -o " + out);
+    EXPECT_EQ(r.status, 1) << r.out;
+    EXPECT_NE(r.out.find("refusing to overwrite the input"), std::string::npos) << r.out;
+    EXPECT_EQ(Read(log), *bytes);
+  }
+  // `import FILE` alone writes FILE.sbt, which is fine.
+  Result ok = RunTracesmith("import " + log);
+  ASSERT_EQ(ok.status, 0) << ok.out;
+  EXPECT_EQ(Read(log), *bytes);
+}
+
+// Directories and FIFOs are refused, never removed or written through (the
+// SQLite exporter used to delete whatever was at the output path).
+TEST_F(OutputSafetyTest, ExportRefusesWhatIsNotARegularFile) {
+  ASSERT_EQ(::mkdir((dir_ / "empty_dir").c_str(), 0755), 0);
+  ASSERT_EQ(::mkfifo((dir_ / "fifo").c_str(), 0644), 0);
+  for (const char* format : {"sqlite", "perfetto", "json", "csv", "dot"}) {
+    Result r = RunTracesmith("export " + trace_ + " -f " + format + " -o " + (dir_ / "empty_dir"));
+    EXPECT_EQ(r.status, 1) << format << ": " << r.out;
+    EXPECT_NE(r.out.find("is a directory: refusing to replace it"), std::string::npos) << r.out;
+  }
+  // Only SQLite here: the other formats' old code blocked opening a FIFO.
+  Result fifo = RunTracesmith("export " + trace_ + " -f sqlite -o " + (dir_ / "fifo"));
+  EXPECT_EQ(fifo.status, 1) << fifo.out;
+  EXPECT_NE(fifo.out.find("is a FIFO"), std::string::npos) << fifo.out;
+  Result import = RunTracesmith("import " + trace_ + " -o " + (dir_ / "empty_dir"));
+  EXPECT_EQ(import.status, 1) << import.out;
+  struct stat st {};
+  ASSERT_EQ(::stat((dir_ / "empty_dir").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISDIR(st.st_mode));
+  ASSERT_EQ(::stat((dir_ / "fifo").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+  EXPECT_EQ(dir_.List(), (std::vector<std::string>{"a.sbt", "empty_dir", "fifo"}));
+}
+
+// A write that fails part-way (here the file size limit, as a full disk
+// would) leaves the previous output as it was and no partial file.
+TEST_F(OutputSafetyTest, AFailedExportLeavesThePreviousOutputAlone) {
+  const std::string out = dir_ / "out";
+  for (const char* format : {"perfetto", "json", "sqlite", "csv", "dot"}) {
+    ASSERT_TRUE(WriteStringToFile(out, "previous export").ok());
+    // 8 KiB: the header of every format fits, the events do not.
+    Result r = RunTracesmith("export " + trace_ + " -f " + format + " -o " + out,
+                             "trap '' XFSZ; ulimit -f 8; ");
+    EXPECT_NE(r.status, 0) << format << ": " << r.out;
+    EXPECT_LT(r.status, 128) << format << " died of a signal: " << r.out;
+    EXPECT_EQ(Read(out), "previous export") << format;
+    EXPECT_EQ(dir_.List(), (std::vector<std::string>{"a.sbt", "out"})) << format;
+  }
+  Result ok = RunTracesmith("export " + trace_ + " -f csv -o " + out);
+  ASSERT_EQ(ok.status, 0) << ok.out;
+  EXPECT_NE(Read(out), "previous export");
+  EXPECT_EQ(dir_.List(), (std::vector<std::string>{"a.sbt", "out"}));
+}
+
+}  // namespace
+}  // namespace tracesmith
