@@ -27,6 +27,7 @@
 
 #include "command.h"
 #include "commands.h"
+#include "tracesmith/base/atomic_file.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/capture/capture_options.h"
 #include "tracesmith/format/sbt_reader.h"
@@ -106,6 +107,56 @@ std::string DefaultOutput() {
     if (!Exists(p)) return p;
   }
 }
+
+// `profile --force` over an existing trace: the old file is renamed to a
+// hidden name beside it (".<name>.old-<pid>-XXXXXX") before the command
+// starts, so the injection library creates FILE afresh, exactly as when FILE
+// did not exist. After the command, Settle() deletes the old file when the
+// run wrote a new FILE, and otherwise renames it back: a run that records
+// nothing (no process initialised CUDA) no longer destroys the last trace.
+// Renames within one directory are atomic; if tracesmith itself is killed
+// meanwhile, the old trace survives under the hidden name.
+class PreviousTrace {
+ public:
+  static StatusOr<PreviousTrace> SetAside(const std::string& path) {
+    PreviousTrace p;
+    if (!Exists(path)) return p;
+    // A fresh unique name beside `path`; rename() replaces that empty file.
+    ASSIGN_OR_RETURN(std::string aside, CreateFileBeside(path, "old"));
+    if (::rename(path.c_str(), aside.c_str()) != 0) {
+      Status st = IoError(StrFormat("cannot set the previous %s aside as %s: %s", path.c_str(),
+                                    aside.c_str(), std::strerror(errno)));
+      ::unlink(aside.c_str());
+      return st;
+    }
+    p.path_ = path;
+    p.aside_ = aside;
+    return p;
+  }
+
+  // Returns true when the old trace was put back (no new one was written).
+  bool Settle() {
+    if (aside_.empty()) return false;
+    const std::string aside = std::move(aside_);
+    aside_.clear();
+    // link() never replaces: a FILE written by the run wins.
+    if (::link(aside.c_str(), path_.c_str()) == 0) {
+      ::unlink(aside.c_str());
+      return true;
+    }
+    if (errno == EEXIST || Exists(path_)) {  // the new trace replaces the old one
+      ::unlink(aside.c_str());
+      return false;
+    }
+    if (::rename(aside.c_str(), path_.c_str()) == 0) return true;  // no hard links here
+    std::fprintf(stderr, "tracesmith: warning: the previous %s is kept as %s (%s)\n", path_.c_str(),
+                 aside.c_str(), std::strerror(errno));
+    return false;
+  }
+
+ private:
+  std::string path_, aside_;
+};
 
 // Files of this run: FILE, <stem>.pid*<ext>, <stem>.rank*<ext>, written since `since`.
 std::vector<std::string> FindOutputs(const std::string& output, time_t since) {
@@ -224,12 +275,10 @@ int RunProfile(ProfileArgs& a, bool record_spelling) {
   o.replay_memory = a.replay_memory;
   o.replay_ranges = a.replay_ranges;
 
-  if (Exists(o.output)) {
-    if (!a.force)
-      return ReportError(InvalidArgument(o.output + ": file exists (use --force to overwrite)"));
-    if (::unlink(o.output.c_str()) != 0)
-      return ReportError(IoError(o.output + ": cannot remove: " + std::strerror(errno)));
-  }
+  // Only a regular file is ever replaced (never a directory or a device).
+  if (Status st = CheckOutputPath(o.output); !st.ok()) return ReportError(st);
+  if (Exists(o.output) && !a.force)
+    return ReportError(InvalidArgument(o.output + ": file exists (use --force to overwrite)"));
   o.output = Absolute(o.output);
   // The injection library claims FILE only when it does not exist.
   o.overwrite = false;
@@ -244,11 +293,19 @@ int RunProfile(ProfileArgs& a, bool record_spelling) {
                "tracesmith: warning: this tracesmith was built without CUDA/CUPTI support "
                "(TS_CUDA=OFF or no CUDA toolkit): running the command unprofiled\n");
 #endif
+  // --force: the old trace is set aside, not deleted, and comes back unless
+  // the run writes a new one (a command that never initialises CUDA).
+  auto previous = PreviousTrace::SetAside(o.output);
+  if (!previous.ok()) return ReportError(previous.status());
 
   time_t started_at = time(nullptr) - 1;
   auto t0 = std::chrono::steady_clock::now();
   pid_t child = fork();
-  if (child < 0) return ReportError(IoError(std::string("fork failed: ") + std::strerror(errno)));
+  if (child < 0) {
+    Status st = IoError(std::string("fork failed: ") + std::strerror(errno));
+    previous->Settle();
+    return ReportError(st);
+  }
   if (child == 0) {
     if (!inject.empty()) {
       for (const auto& [k, v] : capture::OptionsToEnv(o)) setenv(k.c_str(), v.c_str(), 1);
@@ -279,6 +336,7 @@ int RunProfile(ProfileArgs& a, bool record_spelling) {
   while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const bool kept_previous = previous->Settle();
 
   if (!a.quiet) {
     if (WIFEXITED(status)) {
@@ -288,8 +346,13 @@ int RunProfile(ProfileArgs& a, bool record_spelling) {
       std::fprintf(stderr, "tracesmith: command was killed by signal %d (%s) after %.3f s\n",
                    WTERMSIG(status), strsignal(WTERMSIG(status)), seconds);
     }
+    if (kept_previous)
+      std::fprintf(stderr, "tracesmith: no new trace was written: the previous %s is kept\n",
+                   o.output.c_str());
     std::vector<std::string> files =
         inject.empty() ? std::vector<std::string>{} : FindOutputs(o.output, started_at);
+    if (kept_previous && !files.empty() && files.front() == o.output)  // not of this run
+      files.erase(files.begin());
     if (files.empty()) {
       std::fprintf(
           stderr,

@@ -1,5 +1,6 @@
 // Output paths a careless or hostile user gives: the input itself (also
-// through links), a directory, a FIFO, a write that fails part-way. Every
+// through links), a directory, a FIFO, a write that fails part-way, and
+// `profile --force` over a trace when the command records nothing. Every
 // pre-existing file must survive untouched, and nothing partial is left.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -118,6 +119,36 @@ TEST_F(OutputSafetyTest, AFailedExportLeavesThePreviousOutputAlone) {
   ASSERT_EQ(ok.status, 0) << ok.out;
   EXPECT_NE(Read(out), "previous export");
   EXPECT_EQ(dir_.List(), (std::vector<std::string>{"a.sbt", "out"}));
+}
+
+// `profile --force` replaces the old trace only when the run wrote a new
+// one. TRACESMITH_INJECT_LIB points at any file: these commands never load
+// CUDA, so the injection library is never opened.
+TEST_F(OutputSafetyTest, ProfileForceKeepsTheOldTraceWhenNothingIsRecorded) {
+  const std::string env = "TRACESMITH_INJECT_LIB=" + trace_ + " ";
+  const std::string old = dir_ / "old.sbt";
+  ASSERT_TRUE(WriteStringToFile(old, original_).ok());
+  Result r = RunTracesmith("profile -f -o " + old + " -- true", env);
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(Read(old), original_) << r.out;
+  EXPECT_EQ(dir_.List(), (std::vector<std::string>{"a.sbt", "old.sbt"})) << r.out;
+  // The child's exit code still comes through, and the trace still survives.
+  r = RunTracesmith("profile -f -o " + old + " -- sh -c 'exit 7'", env);
+  EXPECT_EQ(r.status, 7) << r.out;
+  EXPECT_EQ(Read(old), original_);
+  // A run that writes the file (as the injection library does) replaces it.
+  r = RunTracesmith("profile -f -q -o " + old + " -- sh -c 'echo new > " + old + "'", env);
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(Read(old), "new\n");
+  EXPECT_EQ(dir_.List(), (std::vector<std::string>{"a.sbt", "old.sbt"}));
+  // Without --force nothing runs; a directory is refused even with it.
+  r = RunTracesmith("profile -o " + old + " -- true", env);
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find("file exists (use --force to overwrite)"), std::string::npos) << r.out;
+  ASSERT_EQ(::mkdir((dir_ / "d").c_str(), 0755), 0);
+  r = RunTracesmith("profile -f -o " + (dir_ / "d") + " -- true", env);
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find("is a directory: refusing to replace it"), std::string::npos) << r.out;
 }
 
 }  // namespace
