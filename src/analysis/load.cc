@@ -3,6 +3,7 @@
 
 #include "tracesmith/analysis/report.h"
 #include "tracesmith/base/file_util.h"
+#include "tracesmith/format/sbt.h"
 
 namespace tracesmith::analysis {
 
@@ -30,16 +31,22 @@ Status LoadCompactTrace(const std::string& path, const LoadOptions& options, Com
   ASSIGN_OR_RETURN(auto reader, format::SbtReader::Open(path));
   // The index says how many rows are coming: reserve once instead of
   // growing (and copying) the compact arrays while streaming.
+  // Rows counts come from the file: each is capped by what one chunk holds
+  // (no sum can overflow) and the total by what the file could hold.
   uint64_t ops = 0, calls = 0;
   for (const format::ChunkIndexEntry& e : reader->chunks()) {
+    if (e.type != uint16_t(format::ChunkType::kTable)) continue;
+    const uint64_t rows = std::min<uint64_t>(e.rows, format::kMaxRowsPerChunk);
     auto kind = static_cast<model::TableKind>(e.table_kind);
     if (kind == model::TableKind::kKernel || kind == model::TableKind::kMemcpy ||
         kind == model::TableKind::kMemset)
-      ops += e.rows;
-    if (kind == model::TableKind::kApi) calls += e.rows;
+      ops += rows;
+    if (kind == model::TableKind::kApi) calls += rows;
   }
-  // Rows counts come from the file: cap them by what the file could hold.
-  const uint64_t cap = reader->report().file_size * 64 + (1u << 20);
+  // A hint only: never more than the reader's own decode budget
+  // (1 GiB + 256 x file size, SbtReader::Stream) in 32-byte rows.
+  const uint64_t size = reader->report().file_size;
+  const uint64_t cap = std::min<uint64_t>(size * 64 + (1u << 20), ((1ull << 30) + 256 * size) / 32);
   out->Reserve(std::min(ops, cap), std::min(calls, cap));
   Status st = reader->Stream(
       [&](const model::Trace& batch, model::TableKind kind) {

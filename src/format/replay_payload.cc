@@ -341,7 +341,9 @@ Status ParseBlobPiece(FieldReader& f, ReplayCapture* out) {
   ReplayCapture::Blob& b = it->second;
   if (fresh) {
     b.total = total;
-    b.data.reserve(size_t(std::min<uint64_t>(total, kBlobPieceBytes)));
+    // What this piece brings, not what `total` claims: a forged total must
+    // not make a few bytes of file reserve megabytes.
+    b.data.reserve(size_t(len));
   } else if (b.total != total) {
     return f.Error(StrFormat("blob 0x%016llx declared as %llu bytes, earlier as %llu",
                              static_cast<unsigned long long>(hash),

@@ -162,6 +162,10 @@ bool SbtReader::LoadIndex() {
     if (e.offset < prev_end || e.offset > index_offset - kChunkHeaderSize || type > 0xffff ||
         kind > 0xffff)
       return false;
+    // Row counts are sized against what a chunk can hold (the writer never
+    // exceeds them), so that every sum of them below stays far from overflow.
+    if (e.rows > (type == uint16_t(ChunkType::kTable) ? kMaxRowsPerChunk : kMaxChunkRawBytes))
+      return false;
     e.type = static_cast<uint16_t>(type);
     e.table_kind = static_cast<uint16_t>(kind);
     prev_end = e.offset + kChunkHeaderSize;
@@ -328,11 +332,20 @@ Status SbtReader::ReadAll(model::Trace* out, ReadOptions options) {
   if (budget == 0) budget = (1ull << 30) + 256ull * size_;
   uint64_t decoded = 0;
   if (report_.indexed) {  // reserve once: no reallocation while decoding
+    // The counts come from the file: a hint, used only while the bytes they
+    // promise fit the budget (computed without overflow).
     model::ForEachRecordType([&]<typename T>() {
+      const uint64_t max_rows = budget / sizeof(T);
       uint64_t rows = 0;
-      for (const ChunkIndexEntry& e : chunks_)
-        if (e.table_kind == uint16_t(model::RecordTraits<T>::kKind)) rows += e.rows;
-      if (rows * sizeof(T) <= budget) out->Rows<T>().reserve(out->Rows<T>().size() + rows);
+      for (const ChunkIndexEntry& e : chunks_) {
+        if (e.type != uint16_t(ChunkType::kTable) ||
+            e.table_kind != uint16_t(model::RecordTraits<T>::kKind))
+          continue;
+        rows += std::min<uint64_t>(e.rows, kMaxRowsPerChunk);
+        if (rows > max_rows) break;
+      }
+      auto& v = out->Rows<T>();
+      if (rows <= max_rows && rows <= v.max_size() - v.size()) v.reserve(v.size() + rows);
     });
   }
   uint16_t kind;

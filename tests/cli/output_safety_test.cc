@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli/cli_runner.h"
+#include "testing/sbt_forge.h"
 #include "testing/temp_dir.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/format/sbt_writer.h"
@@ -149,6 +150,23 @@ TEST_F(OutputSafetyTest, ProfileForceKeepsTheOldTraceWhenNothingIsRecorded) {
   r = RunTracesmith("profile -f -o " + (dir_ / "d") + " -- true", env);
   EXPECT_EQ(r.status, 1) << r.out;
   EXPECT_NE(r.out.find("is a directory: refusing to replace it"), std::string::npos) << r.out;
+}
+
+// A footer index with forged row counts (valid checksums) used to end
+// `info` and `view` with an uncaught std::length_error.
+TEST_F(OutputSafetyTest, ForgedIndexRowCountsDoNotCrashInfoOrView) {
+  const std::vector<uint8_t> bytes(original_.begin(), original_.end());
+  const std::vector<uint8_t> forged = testing::ForgeIndexRows(bytes, uint64_t{1} << 63);
+  ASSERT_FALSE(forged.empty());
+  const std::string path = dir_ / "forged.sbt";
+  ASSERT_TRUE(WriteStringToFile(path, std::string(forged.begin(), forged.end())).ok());
+  for (const char* cmd : {"info", "view --limit 3", "view --stats", "analyze"}) {
+    Result r = RunTracesmith(std::string(cmd) + " " + path);
+    EXPECT_EQ(r.status, 0) << cmd << ": " << r.out;
+    EXPECT_EQ(r.out.find("terminate"), std::string::npos) << cmd << ": " << r.out;
+  }
+  Result info = RunTracesmith("info " + path);
+  EXPECT_NE(info.out.find("  kernel              500\n"), std::string::npos) << info.out;
 }
 
 }  // namespace

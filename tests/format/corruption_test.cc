@@ -5,6 +5,7 @@
 #include <random>
 
 #include "testing/random_records.h"
+#include "testing/sbt_forge.h"
 #include "testing/temp_file.h"
 #include "tracesmith/base/bytes.h"
 #include "tracesmith/base/crc32c.h"
@@ -185,6 +186,35 @@ TEST(CorruptionTest, HostileRowCountIsRejectedBeforeAllocation) {
   ASSERT_EQ(report.damage.size(), 1u);
   EXPECT_NE(report.damage[0].what.find("row count"), std::string::npos) << report.Describe();
   EXPECT_EQ(report.damage[0].offset, kFileHeaderSize);
+}
+
+// A footer index whose checksums are valid but whose row counts are forged
+// (rows * sizeof(row) overflows) must not reach an allocation: the reader
+// falls back to scanning the chunks and still reads every row.
+TEST(CorruptionTest, ForgedIndexRowCountsNeverReachAnAllocation) {
+  Trace full = SmallTrace();
+  const std::vector<uint8_t> bytes = Serialize(full, {.zstd_level = 0, .rows_per_chunk = 5});
+  for (uint64_t rows :
+       {uint64_t{1} << 63, uint64_t{1} << 58, ~uint64_t{0}, uint64_t{kMaxRowsPerChunk} + 1}) {
+    const std::vector<uint8_t> forged = testing::ForgeIndexRows(bytes, rows);
+    ASSERT_FALSE(forged.empty());
+    for (uint64_t budget : {uint64_t{0}, uint64_t{64} << 20}) {
+      auto r = SbtReader::FromMemory(forged);
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      Trace got;
+      ASSERT_TRUE((*r)->ReadAll(&got, {.max_decoded_bytes = budget}).ok());
+      EXPECT_FALSE((*r)->report().indexed) << "a forged index is not used";
+      EXPECT_EQ(got.EventCount(), full.EventCount());
+      ExpectPrefixOf(got, full);
+      size_t streamed = 0;
+      ASSERT_TRUE((*r)->Stream([&](const Trace& batch, model::TableKind) {
+                        streamed += batch.EventCount();
+                        return OkStatus();
+                      })
+                      .ok());
+      EXPECT_EQ(streamed, full.EventCount());
+    }
+  }
 }
 
 TEST(CorruptionTest, CorruptHeaderResynchronisesOnNextChunk) {
