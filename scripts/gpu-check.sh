@@ -3,18 +3,21 @@
 # machine. Run from the repository root:
 #
 #   scripts/gpu-check.sh [BUILD_DIR=build/gpu]
-#   GPU_CHECK=tests,replay,torchjson,bench (default; also: fixtures, example)
+#   GPU_CHECK=tests,replay,torchjson,selfcost,apicost,bench,sweep (default;
+#             also: fixtures, example)
+#   BENCH_ROUNDS=8  BENCH_WORKLOADS=ll,pyll,mlp,xf  SWEEP_WORKLOADS=xf
 #
 # BUILD_DIR may be carried from the development machine
 # (scripts/make-gpu-carry.sh); it is configured and built here when
 # bin/tracesmith is missing. Logs and small artifacts go to $OUT (or
 # ./gpu-check-out): gpu-check.log, bench.log, replay-check.log, raw CUPTI
-# fixtures, example trace, a real torch.profiler trace (gzip JSON).
+# fixtures, example trace, a real torch.profiler trace (gzip JSON),
+# selfcost.log, api_costs.log, sweep.log (+ bench.json, sweep.json: every run).
 set -u
 BUILD=${1:-build/gpu}
 OUT=${OUT:-$PWD/gpu-check-out}
-WHAT=${GPU_CHECK:-tests,replay,torchjson,bench}
-ROUNDS=${BENCH_ROUNDS:-5}
+WHAT=${GPU_CHECK:-tests,replay,torchjson,selfcost,apicost,bench,sweep}
+ROUNDS=${BENCH_ROUNDS:-8}
 mkdir -p "$OUT"
 exec > >(tee -a "$OUT/gpu-check.log") 2>&1
 want() { [[ ",$WHAT," == *",$1,"* ]]; }
@@ -28,7 +31,7 @@ if [ ! -x "$BUILD/bin/tracesmith" ]; then
   cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTS_BUILD_TESTS=ON >/dev/null &&
     ninja -C "$BUILD" tracesmith tracesmith-inject tracesmith-replay-gpu cupti-floor \
       replay_make_capture capture_gpu_test capture_gpu_stacks_test capture_gpu_range_test \
-      capture_gpu_session_test ||
+      capture_gpu_session_test capture_gpu_sync_test ||
     { echo "GPU-CHECK build FAILED"; exit 1; }
 fi
 PROGS=$BUILD/gpu-programs
@@ -52,7 +55,8 @@ if want fixtures; then
 fi
 
 if want tests; then
-  for t in capture_gpu_test capture_gpu_stacks_test capture_gpu_range_test capture_gpu_session_test; do
+  for t in capture_gpu_test capture_gpu_stacks_test capture_gpu_range_test capture_gpu_session_test \
+           capture_gpu_sync_test; do
     "$BUILD/tests/capture/$t" 2>&1 | grep -v '^\[.*\] tracesmith: recording'
     echo "GPU-CHECK gtest $t exit: ${PIPESTATUS[0]}"
   done
@@ -77,8 +81,40 @@ if want example; then
   "$TS" info "$OUT/mlp_train.sbt" | head -40
 fi
 
+FLOOR=$(realpath "$BUILD/lib/libcupti-floor.so")
+BENCH=(python3 bench/overhead.py --tracesmith "$TS" --launch-loop "$PROGS/launch_loop"
+       --cupti-floor "$FLOOR" --rounds "$ROUNDS")
+if want selfcost; then
+  # The capture's own accounting on each workload (info's "Capture cost").
+  for w in "ll:$PROGS/launch_loop 200000 1" "mlp:python3 bench/workloads/torch_mlp_train.py" \
+           "xf:python3 bench/workloads/torch_transformer_train.py"; do
+    name=${w%%:*}
+    "$TS" profile -q -f -o "$TS_GPU_OUT/cost_$name.sbt" -- ${w#*:} | tail -1
+    echo "GPU-CHECK selfcost $name:"; "$TS" info "$TS_GPU_OUT/cost_$name.sbt" | sed -n '/^Capture cost/,$p'
+  done 2>&1 | tee "$OUT/selfcost.log"
+fi
+if want apicost; then
+  # Per-call cost of the CUDA calls PyTorch makes, bare / under CUPTI / under tracesmith.
+  for c in base "cupti kernel" "cupti kernel,sync" "cupti kernel,runtime" \
+           "ts --kinds kernel --stacks none" "ts --kinds kernel,runtime --stacks none" \
+           "ts --kinds kernel,driver-launch --stacks none" "ts --kinds kernel,sync --stacks none" \
+           "ts --stacks none" "ts"; do
+    echo "== api_costs $c"
+    case $c in
+      base) "$PROGS/api_costs" 20000 ;;
+      cupti*) CUDA_INJECTION64_PATH=$FLOOR CUPTI_FLOOR_KINDS=${c#cupti } "$PROGS/api_costs" 20000 ;;
+      ts*) "$TS" profile -q -f ${c#ts} -o "$TS_GPU_OUT/api.sbt" -- "$PROGS/api_costs" 20000 ;;
+    esac
+  done 2>&1 | tee "$OUT/api_costs.log"
+fi
 if want bench; then
-  CUPTI_FLOOR=$(realpath "$BUILD/lib/libcupti-floor.so") \
-    bench/capture_overhead.sh "$TS" "$PROGS/launch_loop" "$ROUNDS" 2>&1 | tee "$OUT/bench.log"
+  # The issue-#12 table: floors, defaults, --stacks none, torch.profiler.
+  "${BENCH[@]}" --set main --workloads "${BENCH_WORKLOADS:-ll,pyll,mlp,xf}" --json "$OUT/bench.json" \
+    2>&1 | tee "$OUT/bench.log"
+fi
+if want sweep; then
+  # What each activity group costs on top of --kinds kernel, and CUPTI's own share.
+  "${BENCH[@]}" --set groups --workloads "${SWEEP_WORKLOADS:-xf}" --json "$OUT/sweep.json" --tag SWEEP \
+    2>&1 | tee "$OUT/sweep.log"
 fi
 echo "GPU-CHECK done: $(date -u +%H:%M:%S)"

@@ -14,7 +14,8 @@ copy() { cp "$B/$1" "$D/$1" && strip --strip-debug "$D/$1"; }
 for f in bin/tracesmith bin/replay_make_capture bin/replay_va_probe lib/libtracesmith-inject.so \
          lib/libtracesmith-replay-gpu.so lib/libcupti-floor.so \
          tests/capture/capture_gpu_test tests/capture/capture_gpu_stacks_test \
-         tests/capture/capture_gpu_range_test tests/capture/capture_gpu_session_test; do
+         tests/capture/capture_gpu_range_test tests/capture/capture_gpu_session_test \
+         tests/capture/capture_gpu_sync_test; do
   copy "$f"
 done
 cp "$B/gpu/replay_kernels.cubin" "$D/gpu/"

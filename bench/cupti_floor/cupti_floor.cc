@@ -1,15 +1,17 @@
 // The cost floor of CUPTI activity tracing, without TraceSmith: an injection
 // library (CUDA_INJECTION64_PATH) that enables the activity kinds named in
-// CUPTI_FLOOR_KINDS ("kernel", "kernel,runtime"; default "kernel"), hands
-// CUPTI 8 MiB buffers and only counts the records. bench/capture_overhead.sh
-// runs it next to `tracesmith profile`: the difference is what TraceSmith
-// itself costs.
+// CUPTI_FLOOR_KINDS (comma-separated: kernel, runtime, driver, memcpy,
+// memset, sync, memory, nvtx, overhead, external; default "kernel"), hands
+// CUPTI 8 MiB buffers and only counts the records. bench/overhead.py runs it
+// next to `tracesmith profile`: the difference is what TraceSmith itself
+// costs, and one kind at a time shows what CUPTI charges for each.
 #include <cupti.h>
 
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <sstream>
 #include <string>
 
 namespace {
@@ -36,15 +38,40 @@ void AtExit() {
   std::fprintf(stderr, "cupti_floor: records=%llu\n", g_records.load());
 }
 
+struct Kind {
+  const char* name;
+  CUpti_ActivityKind kinds[2];
+};
+constexpr Kind kKinds[] = {
+    {"kernel", {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_INVALID}},
+    {"runtime", {CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_INVALID}},
+    {"driver", {CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_INVALID}},
+    {"memcpy", {CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2}},
+    {"memset", {CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_INVALID}},
+    {"sync", {CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_INVALID}},
+    {"memory", {CUPTI_ACTIVITY_KIND_MEMORY2, CUPTI_ACTIVITY_KIND_INVALID}},
+    {"nvtx", {CUPTI_ACTIVITY_KIND_MARKER, CUPTI_ACTIVITY_KIND_MARKER_DATA}},
+    {"overhead", {CUPTI_ACTIVITY_KIND_OVERHEAD, CUPTI_ACTIVITY_KIND_INVALID}},
+    {"external", {CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_INVALID}},
+};
+
 }  // namespace
 
 extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
   const char* env = getenv("CUPTI_FLOOR_KINDS");
-  std::string kinds = env ? env : "kernel";
+  std::stringstream list(env ? env : "kernel");
   if (cuptiActivityRegisterCallbacks(&OnRequest, &OnComplete) != CUPTI_SUCCESS) return 1;
-  if (kinds.find("kernel") != std::string::npos)
-    cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-  if (kinds.find("runtime") != std::string::npos) cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME);
+  for (std::string item; std::getline(list, item, ',');) {
+    bool known = false;
+    for (const Kind& k : kKinds) {
+      if (item != k.name) continue;
+      known = true;
+      for (CUpti_ActivityKind a : k.kinds)
+        if (a != CUPTI_ACTIVITY_KIND_INVALID && cuptiActivityEnable(a) != CUPTI_SUCCESS)
+          std::fprintf(stderr, "cupti_floor: cannot enable %s\n", item.c_str());
+    }
+    if (!known) std::fprintf(stderr, "cupti_floor: unknown kind '%s'\n", item.c_str());
+  }
   std::atexit(&AtExit);
   return 1;
 }

@@ -2,7 +2,7 @@
 profiler overhead on the launch path, the Python twin of launch_loop.cu.
 
 python3 torch_launch_loop.py [--n 50000] [--profiler none|torch]
-Prints: launches=<n> seconds=<loop time> [cuda_events=<count under torch.profiler>]
+Prints: launches=<n> seconds=<loop time> cpu_seconds=<its thread CPU time> [cuda_events=<count under torch.profiler>]
 """
 import argparse
 import time
@@ -21,20 +21,21 @@ def main():
     torch.cuda.synchronize()
 
     def loop():
-        t0 = time.perf_counter()
+        c0, t0 = time.thread_time(), time.perf_counter()
         for _ in range(args.n):
             x.mul_(0.5)
         torch.cuda.synchronize()
-        return time.perf_counter() - t0
+        return time.perf_counter() - t0, time.thread_time() - c0
 
     if args.profiler == "none":
-        print(f"launches={args.n} seconds={loop():.6f}")
+        s, cpu = loop()
+        print(f"launches={args.n} seconds={s:.6f} cpu_seconds={cpu:.6f}")
         return
     from torch.profiler import ProfilerActivity, profile
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-        s = loop()
+        s, cpu = loop()
     n = sum(1 for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA)
-    print(f"launches={args.n} seconds={s:.6f} cuda_events={n}")
+    print(f"launches={args.n} seconds={s:.6f} cpu_seconds={cpu:.6f} cuda_events={n}")
 
 
 if __name__ == "__main__":

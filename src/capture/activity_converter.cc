@@ -227,13 +227,15 @@ void ActivityConverter::ConvertSync(const CUpti_ActivitySynchronization2& r) {
   e.start_ns = r.start;
   e.end_ns = r.end;
   e.correlation_id = r.correlationId;
-  e.event_id = r.cudaEventId;
+  // CUPTI_SYNCHRONIZATION_INVALID_VALUE (0xffffffff): the call has no event.
+  e.event_id = r.cudaEventId == 0xffffffffu ? 0 : r.cudaEventId;
   e.pid = pid_;
   e.device_id = DeviceOfContext(r.contextId);
   e.context_id = r.contextId;
   // CUPTI uses 0xffffffff for "no stream" (context/event synchronize).
   e.stream_id = r.streamId == 0xffffffffu ? 0 : r.streamId;
   e.sync_type = static_cast<uint8_t>(r.type);
+  e.stack_id = StackId(r.correlationId);
   sink_->Append(e);
 }
 

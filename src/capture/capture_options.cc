@@ -20,7 +20,8 @@ constexpr GroupName kGroupNames[] = {
     {"kernel", kGroupKernel}, {"memcpy", kGroupMemcpy},     {"memset", kGroupMemset},
     {"sync", kGroupSync},     {"runtime", kGroupRuntime},   {"driver", kGroupDriver},
     {"memory", kGroupMemory}, {"nvtx", kGroupNvtx},         {"overhead", kGroupOverhead},
-    {"module", kGroupModule}, {"external", kGroupExternal},
+    {"module", kGroupModule}, {"external", kGroupExternal}, {"driver-launch", kGroupDriverLaunch},
+    {"sync-activity", kGroupSyncActivity},
 };
 
 std::vector<std::string> Split(const std::string& text, char sep) {

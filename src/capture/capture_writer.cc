@@ -11,6 +11,7 @@
 
 #include "cupti_call.h"
 #include "cupti_engine.h"
+#include "tracesmith/base/clock.h"
 #include "tracesmith/capture/device_query.h"
 
 namespace tracesmith::capture {
@@ -19,6 +20,8 @@ namespace {
 // Writer polling period: stop and flush requests are atomics (signal
 // handlers set them), so the thread checks them this often.
 constexpr long kPollNs = 5 * 1000 * 1000;
+
+uint64_t ThreadCpuNs() { return ClockNs(CLOCK_THREAD_CPUTIME_ID); }
 
 void SleepNs(long ns) {
   timespec ts{0, ns};
@@ -182,6 +185,14 @@ void CuptiEngine::ProcessCompletedBuffers() {
   }
 }
 
+void CuptiEngine::DrainSyncs(bool append) {
+  if (!sync_) return;
+  sync_->Collect(&pending_syncs_);
+  if (!append) return;
+  for (const model::SyncEvent& r : pending_syncs_) sbt_->Append(r);
+  pending_syncs_.clear();
+}
+
 void CuptiEngine::WriterLoop() {
   writer_tid_ = static_cast<uint64_t>(syscall(SYS_gettid));
   uint64_t next_flush = MonotonicNs() + uint64_t{options_.flush_ms} * 1000000;
@@ -190,8 +201,11 @@ void CuptiEngine::WriterLoop() {
     SleepNs(kPollNs);
     if (abandoned_.load()) return;
     // Every poll, not every flush: the per-thread rings hold ~40 ms of
-    // launches at 400k/s (CorrelationStacks::kRingSize).
+    // launches at 400k/s (CorrelationStacks::kRingSize) and 1024 syncs.
+    uint64_t c0 = ThreadCpuNs();
     stacks_.Drain();
+    DrainSyncs(/*append=*/false);
+    writer_cost_.drain_ns += ThreadCpuNs() - c0;
     uint64_t now = MonotonicNs();
     if (!activities_on_.load() && !range_done_.load() && options_.range == CaptureRange::kAll &&
         options_.delay_ns && now - start_mono_ns_ >= options_.delay_ns) {
@@ -206,15 +220,7 @@ void CuptiEngine::WriterLoop() {
     uint64_t requests = flush_requests_.load();
     if (now < next_flush && requests == served) continue;
     served = requests;
-    cuptiActivityFlushAll(0);
-    DrainStacks();
-    ProcessCompletedBuffers();
-    if (replay_) replay_->Drain(sbt_.get());
-    WritePendingModules();
-    if (!devices_written_) TryWriteDevices();
-    CheckDrops();
-    (void)sbt_->Flush();
-    file_bytes_ = sbt_->stats().bytes;
+    FlushOnce(/*forced=*/false);
     flushes_done_.store(requests);
     next_flush = MonotonicNs() + uint64_t{options_.flush_ms} * 1000000;
   }
@@ -264,6 +270,10 @@ void CuptiEngine::WriteFinalStats() {
                    double(rs.image_bytes) / (1 << 20), gbps, rs.reference_dtoh_gbps,
                    output_path_.c_str());
   }
+  stat("capture.sync_ring_overflows", SyncRecorder::dropped(), model::kStatDataLoss);
+  writer_cost_.total_ns = ThreadCpuNs();
+  for (const CostStat& c : CollectCostStats(tick_rate_.NsPerTick(), writer_cost_))
+    stat(c.name.c_str(), c.value, model::kStatInfo);
   if (collector_) {
     stacks::StackCollectorStats ss = collector_->stats();
     stat("capture.stacks_distinct", ss.new_stacks, model::kStatInfo);
@@ -272,16 +282,32 @@ void CuptiEngine::WriteFinalStats() {
   }
 }
 
-void CuptiEngine::Finalize() {
-  (void)SetActivities(false);
-  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+void CuptiEngine::FlushOnce(bool forced) {
+  uint64_t c0 = ThreadCpuNs();
+  cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
+  uint64_t c1 = ThreadCpuNs();
   DrainStacks();
+  DrainSyncs(/*append=*/true);
+  uint64_t c2 = ThreadCpuNs();
   ProcessCompletedBuffers();
+  uint64_t c3 = ThreadCpuNs();
   if (replay_) replay_->Drain(sbt_.get());
-  pool_.Close();
+  if (forced) pool_.Close();
   WritePendingModules();
   if (!devices_written_) TryWriteDevices();
   CheckDrops();
+  if (!forced) (void)sbt_->Flush();
+  file_bytes_ = sbt_->stats().bytes;
+  uint64_t c4 = ThreadCpuNs();
+  writer_cost_.flush_ns += c1 - c0;
+  writer_cost_.drain_ns += c2 - c1;
+  writer_cost_.convert_ns += c3 - c2;
+  writer_cost_.write_ns += c4 - c3;
+}
+
+void CuptiEngine::Finalize() {
+  (void)SetActivities(false);
+  FlushOnce(/*forced=*/true);
   converter_->Finish();
   WriteFinalStats();
   WriteClockAnchor(model::kClockEnd);

@@ -1,16 +1,12 @@
 // CorrelationStacks: (correlation id -> stack id) pairs recorded on the
 // application's threads at API entry, read by the writer thread.
 //
-// Each thread owns a fixed single-producer/single-consumer ring, created on
-// the thread's first use (the only slow path: one allocation and one lock).
-// The common path is a thread_local load, two relaxed/acquire atomics and a
-// store: no lock, no allocation, no syscall. A full ring drops the pair
-// (counted): the rows then simply have no stack.
+// Each thread pushes into its own lock-free ring (thread_rings.h). A full
+// ring drops the pair (counted): the rows then simply have no stack.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
-#include <mutex>
 #include <unordered_map>
 #include <vector>
 

@@ -86,10 +86,23 @@ bool Matches(std::string_view name, const std::string_view* list, size_t n) {
   return false;
 }
 
-// Driver calls that put work on a GPU: where host stacks are taken.
-bool IsWorkSubmittingDriverApi(std::string_view name) {
-  return name.rfind("cuLaunch", 0) == 0 || name.rfind("cuMemcpy", 0) == 0 ||
-         name.rfind("cuMemset", 0) == 0 || name.rfind("cuGraphLaunch", 0) == 0;
+// Driver calls that put work on a GPU (where host stacks are taken, and the
+// driver API rows of --kinds driver-launch), with their cost site.
+bool IsWorkSubmittingDriverApi(std::string_view name, CostSite* site = nullptr) {
+  CostSite s;
+  if (name.rfind("cuLaunch", 0) == 0) {
+    s = CostSite::kLaunch;
+  } else if (name.rfind("cuMemcpy", 0) == 0) {
+    s = CostSite::kCopy;
+  } else if (name.rfind("cuMemset", 0) == 0) {
+    s = CostSite::kMemset;
+  } else if (name.rfind("cuGraphLaunch", 0) == 0) {
+    s = CostSite::kGraph;
+  } else {
+    return false;
+  }
+  if (site) *site = s;
+  return true;
 }
 
 const char* CallbackName(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
@@ -180,6 +193,10 @@ Status CuptiEngine::Start(const CaptureOptions& options) {
   const char* tid_type = getenv("TRACESMITH_TID_TYPE");
   if (!tid_type || std::string_view(tid_type) != "process")
     cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+  tick_rate_ = TickRate::Start();
+  writer_cost_ = WriterCost{};
+  if (subscriber_ && (options.groups & kGroupSync) && !(options.groups & kGroupSyncActivity))
+    sync_ = std::make_unique<SyncRecorder>(pid_);
   if (subscriber_) StartStacks();
   if (subscriber_ && !options.replay_capture.empty()) {
     auto filter = ParseReplayFilter(options.replay_capture);
@@ -281,16 +298,25 @@ Status CuptiEngine::EnableCallbacks() {
     CUPTI_CALL(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE,
                                    CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING));
   }
-  // Launch-entry callbacks only when someone wants host stacks: a callback
-  // on every launch costs ~0.3-1 us even when it does nothing.
-  if (GetStackHook()) {
-    for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid) {
+  // Entry callbacks of work-submitting calls only when someone wants host
+  // stacks: a callback on every launch costs ~0.3-1 us even when it does
+  // nothing. Synchronizing calls are rare: their callbacks make the sync rows.
+  const bool stacks = GetStackHook() != nullptr;
+  for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid) {
+    CostSite site;
+    if (SyncRecorder::TypeOf(cbid) != model::kSyncUnknown) {
+      if (!sync_) continue;
+      site = CostSite::kSync;
+    } else if (stacks) {
       const char* name = CallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid);
-      if (name && IsWorkSubmittingDriverApi(name)) {
-        CUPTI_CALL(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid));
-        stack_cbids_.set(cbid);
-      }
+      if (!name || !IsWorkSubmittingDriverApi(name, &site)) continue;
+    } else {
+      continue;
     }
+    CUPTI_CALL(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid));
+    enter_cbids_.set(cbid);
+    site_of_[cbid] = uint8_t(site);
+    if (stacks) stack_cbids_.set(cbid);
   }
   if (replay_) {
     for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid)
@@ -338,9 +364,9 @@ Status CuptiEngine::SetActivities(bool enable) {
     kinds.push_back(CUPTI_ACTIVITY_KIND_MEMCPY2);
   }
   if (g & kGroupMemset) kinds.push_back(CUPTI_ACTIVITY_KIND_MEMSET);
-  if (g & kGroupSync) kinds.push_back(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
+  if (g & kGroupSyncActivity) kinds.push_back(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
   if (g & kGroupRuntime) kinds.push_back(CUPTI_ACTIVITY_KIND_RUNTIME);
-  if (g & kGroupDriver) kinds.push_back(CUPTI_ACTIVITY_KIND_DRIVER);
+  if (g & (kGroupDriver | kGroupDriverLaunch)) kinds.push_back(CUPTI_ACTIVITY_KIND_DRIVER);
   if (g & kGroupMemory) kinds.push_back(CUPTI_ACTIVITY_KIND_MEMORY2);
   if (g & kGroupNvtx) {
     kinds.push_back(CUPTI_ACTIVITY_KIND_MARKER);
@@ -367,11 +393,14 @@ Status CuptiEngine::SetActivities(bool enable) {
           cuptiActivityEnableRuntimeApi(cbid, 0);
       }
     }
-    if (g & kGroupDriver) {
+    if (g & (kGroupDriver | kGroupDriverLaunch)) {
+      // driver: all but the no-op calls; driver-launch: work-submitting calls only.
+      const bool all = g & kGroupDriver;
       for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid) {
         const char* name = CallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid);
-        if (name && Matches(name, kNoisyDriverApis, std::size(kNoisyDriverApis)))
-          cuptiActivityEnableDriverApi(cbid, 0);
+        bool off = all ? name && Matches(name, kNoisyDriverApis, std::size(kNoisyDriverApis))
+                       : !name || !IsWorkSubmittingDriverApi(name);
+        if (off) cuptiActivityEnableDriverApi(cbid, 0);
       }
     }
   }
@@ -382,17 +411,23 @@ Status CuptiEngine::SetActivities(bool enable) {
 
 void CUPTIAPI CuptiEngine::OnBufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) {
   CuptiEngine& e = Get();
+  CostTimer timer(ThreadCost::Get(), CostSite::kBuffer);
   *max_records = 0;  // as many as fit
   *buffer = e.pool_.Acquire();
   *size = *buffer ? e.pool_.buffer_bytes() : 0;
+  timer.Finish(CostSite::kBuffer);
 }
 
 void CUPTIAPI CuptiEngine::OnBufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t,
                                              size_t valid_size) {
   CuptiEngine& e = Get();
   if (!buffer) return;
-  std::lock_guard<std::mutex> lock(e.completed_mu_);
-  e.completed_.push_back({buffer, valid_size});
+  CostTimer timer(ThreadCost::Get(), CostSite::kBuffer);
+  {
+    std::lock_guard<std::mutex> lock(e.completed_mu_);
+    e.completed_.push_back({buffer, valid_size});
+  }
+  timer.Finish(CostSite::kBuffer);
 }
 
 void CUPTIAPI CuptiEngine::OnCallback(void* userdata, CUpti_CallbackDomain domain,
@@ -410,12 +445,15 @@ void CUPTIAPI CuptiEngine::OnCallback(void* userdata, CUpti_CallbackDomain domai
         if (!start) e->flush_requests_.fetch_add(1);
         return;
       }
-      // Hot path: launch entry with a stack hook set.
-      if (info->callbackSite == CUPTI_API_ENTER) {
-        StackHook hook = GetStackHook();
-        if (hook && cbid < e->stack_cbids_.size() && e->stack_cbids_.test(cbid)) {
-          uint32_t stack = hook();
-          if (stack) CorrelationStacks::Record(info->correlationId, stack);
+      // Hot path: entry of a launch (stacks on) or of a synchronizing call.
+      if (cbid < CUPTI_DRIVER_TRACE_CBID_SIZE && e->enter_cbids_.test(cbid)) {
+        if (info->callbackSite == CUPTI_API_ENTER) {
+          e->OnDriverEnter(cbid, info);
+        } else if (e->sync_ && e->site_of_[cbid] == uint8_t(CostSite::kSync)) {
+          ThreadCost* tc = ThreadCost::Get();
+          CostTimer timer(tc, CostSite::kSync);
+          e->sync_->OnExit(cbid, info);
+          timer.Finish(CostSite::kSync);
         }
       }
       if (e->replay_ && ReplayCapturer::IsLaunchCallback(cbid))
@@ -434,15 +472,35 @@ void CUPTIAPI CuptiEngine::OnCallback(void* userdata, CUpti_CallbackDomain domai
       if (!start) e->flush_requests_.fetch_add(1);
       return;
     }
-    case CUPTI_CB_DOMAIN_RESOURCE:
+    case CUPTI_CB_DOMAIN_RESOURCE: {
+      CostTimer timer(ThreadCost::Get(), CostSite::kOther);
       e->OnResource(cbid, static_cast<const CUpti_ResourceData*>(cbdata));
+      timer.Finish(CostSite::kOther);
       return;
-    case CUPTI_CB_DOMAIN_NVTX:
+    }
+    case CUPTI_CB_DOMAIN_NVTX: {
+      CostTimer timer(ThreadCost::Get(), CostSite::kOther);
       e->OnNvtx(cbid, static_cast<const CUpti_NvtxData*>(cbdata));
+      timer.Finish(CostSite::kOther);
       return;
+    }
     default:
       return;
   }
+}
+
+void CuptiEngine::OnDriverEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* info) {
+  const CostSite site = CostSite(site_of_[cbid]);
+  ThreadCost* tc = ThreadCost::Get();
+  CostTimer timer(tc, site);
+  uint32_t stack = 0;
+  if (stack_cbids_.test(cbid)) {
+    stack = TakeStack(tc, timer.on);
+    if (stack) CorrelationStacks::Record(info->correlationId, stack);
+  }
+  if (site == CostSite::kSync && activities_on_.load(std::memory_order_relaxed))
+    sync_->OnEnter(cbid, info, stack);
+  timer.Finish(site);
 }
 
 void CuptiEngine::OnResource(CUpti_CallbackId cbid, const CUpti_ResourceData* data) {

@@ -32,6 +32,8 @@
 #include "correlation_stacks.h"
 #include "raw_dump.h"
 #include "replay_capture.h"
+#include "self_cost.h"
+#include "sync_recorder.h"
 #include "tracesmith/capture/capture_options.h"
 #include "tracesmith/capture/session.h"
 #include "tracesmith/capture/stacks/stack_collector.h"
@@ -71,6 +73,9 @@ class CuptiEngine {
   void DrainStacks();
   Status SetActivities(bool enable);
   void WriterLoop();
+  // One writer cycle: CUPTI flush, stacks, syncs, records, modules, file.
+  // `forced` (the last one): incomplete CUPTI buffers too, pool closed.
+  void FlushOnce(bool forced);
   void ProcessCompletedBuffers();
   void WriteRecordsOfBuffer(uint8_t* buffer, size_t valid);
   void WriteMetadataAtStart();
@@ -86,6 +91,11 @@ class CuptiEngine {
                                          size_t size, size_t valid_size);
   static void CUPTIAPI OnCallback(void* userdata, CUpti_CallbackDomain domain,
                                   CUpti_CallbackId cbid, const void* cbdata);
+  // Driver API entry of a call in enter_cbids_: host stack, sync row, cost.
+  void OnDriverEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* info);
+  // The calling thread's stack id (0: none); `timed` adds its phases to `tc`.
+  uint32_t TakeStack(ThreadCost* tc, bool timed);
+  void DrainSyncs(bool append);
   void OnResource(CUpti_CallbackId cbid, const CUpti_ResourceData* data);
   void OnNvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* data);
 
@@ -133,9 +143,16 @@ class CuptiEngine {
   CorrelationStacks stacks_;
   std::unique_ptr<stacks::StackCollector> collector_;  // null: no stacks or foreign hook
   std::string stack_mode_ = "none";
-  // Driver callbacks whose entry records a host stack (work-submitting
-  // calls); replay capture enables others too.
+  // Driver callbacks whose entry records a host stack (work-submitting and,
+  // with sync rows, synchronizing calls); replay capture enables others too.
   std::bitset<CUPTI_DRIVER_TRACE_CBID_SIZE> stack_cbids_;
+  // Driver callbacks handled by OnDriverEnter, and the cost site of each.
+  std::bitset<CUPTI_DRIVER_TRACE_CBID_SIZE> enter_cbids_;
+  uint8_t site_of_[CUPTI_DRIVER_TRACE_CBID_SIZE] = {};
+  std::unique_ptr<SyncRecorder> sync_;         // --kinds sync (not sync-activity)
+  std::vector<model::SyncEvent> pending_syncs_;  // writer: collected, not yet appended
+  TickRate tick_rate_;
+  WriterCost writer_cost_;
   std::unique_ptr<ReplayCapturer> replay_;  // --replay-capture
   bool devices_written_ = false;
   uint64_t cupti_dropped_ = 0;

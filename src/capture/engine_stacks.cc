@@ -69,6 +69,25 @@ void CuptiEngine::StopStacks() {
   (void)collector_.release();
 }
 
+uint32_t CuptiEngine::TakeStack(ThreadCost* tc, bool timed) {
+  ThreadCost::Bump(tc->calls[int(CostSite::kStack)], 1);
+  stacks::StackCollector* c = collector_.get();
+  if (!c) {
+    StackHook hook = GetStackHook();  // a hook set by the embedding program or a test
+    return hook ? hook() : 0;
+  }
+  if (!timed) return c->CaptureStack();
+  stacks::StackTiming st;
+  uint64_t t0 = CpuTicks();
+  uint32_t id = c->CaptureStack(&st);
+  tc->AddSample(CostSite::kStack, CpuTicks() - t0);
+  tc->AddSample(CostSite::kStackUnwind, st.unwind_ticks);
+  tc->AddSample(CostSite::kStackPython, st.python_ticks);
+  ThreadCost::Bump(tc->frames_native, uint64_t(st.native_frames));
+  ThreadCost::Bump(tc->frames_python, uint64_t(st.python_frames));
+  return id;
+}
+
 void CuptiEngine::DrainStacks() {
   stacks_.Drain();
   if (collector_) collector_->Drain(sbt_.get());

@@ -4,6 +4,7 @@
 
 #include "commands.h"
 #include "trace_loader.h"
+#include "tracesmith/analysis/capture_cost.h"
 #include "tracesmith/base/file_util.h"
 
 namespace tracesmith::cli {
@@ -67,9 +68,12 @@ int RunInfo(const std::string& path, bool strict) {
   std::printf("  %-34s %llu%s\n", "dropped_records", static_cast<unsigned long long>(dropped),
               dropped ? "  (DATA LOSS)" : "");
   static const char* const kSeverity[] = {"", "  (warning)", "  (DATA LOSS)"};
-  for (const Stat& s : t.Rows<Stat>())
+  for (const Stat& s : t.Rows<Stat>()) {
+    // The capture's cost stats are summarised under "Capture cost" below.
+    if (t.strings.Get(s.name_id).rfind("capture.cost.", 0) == 0) continue;
     std::printf("  %-34s %lld%s\n", std::string(t.strings.Get(s.name_id)).c_str(),
                 static_cast<long long>(s.value), kSeverity[s.severity % 3]);
+  }
   std::printf("  %-34s %llu\n", "chunks_read", static_cast<unsigned long long>(r.chunks_read));
   if (r.chunks_skipped_unknown)
     std::printf("  %-34s %llu  (written by a newer TraceSmith)\n", "chunks_skipped_unknown",
@@ -81,6 +85,10 @@ int RunInfo(const std::string& path, bool strict) {
                 static_cast<unsigned long long>(r.valid_bytes),
                 static_cast<unsigned long long>(r.file_size));
     std::printf("\nDamage (recovered everything else):\n%s", r.Describe().c_str());
+  }
+  for (const analysis::CaptureCost& c : analysis::ComputeCaptureCost(t)) {
+    std::printf("\nCapture cost (pid %u):\n  %s\n", c.pid, analysis::CaptureCostLine(c).c_str());
+    for (const std::string& d : analysis::CaptureCostDetails(c)) std::printf("    %s\n", d.c_str());
   }
   if (strict && !r.clean()) return kExitError;
   return kExitOk;

@@ -27,6 +27,7 @@
 
 #include "command.h"
 #include "commands.h"
+#include "tracesmith/analysis/capture_cost.h"
 #include "tracesmith/base/atomic_file.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/capture/capture_options.h"
@@ -223,6 +224,17 @@ void PrintSummary(const std::string& path) {
                hi > lo ? HumanDuration(hi - lo).c_str() : "0 ns",
                static_cast<unsigned long long>(dropped),
                dropped ? " (raise --buffer-mb or lower --flush-ms)" : "");
+  for (const analysis::CaptureCost& c : analysis::ComputeCaptureCost(t)) {
+    std::fprintf(stderr, "  %s\n", analysis::CaptureCostLine(c).c_str());
+    std::vector<std::string> details = analysis::CaptureCostDetails(c);
+    // The three biggest program-thread contributors and the stack phases.
+    int shown = 0;
+    for (const std::string& d : details) {
+      bool part = d.rfind("  ", 0) == 0;
+      if (d.rfind("writer.", 0) == 0 || (!part && ++shown > 3)) continue;
+      std::fprintf(stderr, "    %s\n", d.c_str());
+    }
+  }
 }
 
 int RunProfile(ProfileArgs& a, bool record_spelling) {

@@ -201,10 +201,12 @@ TEST(ActivityConverter, SyncDeviceFromContextAndNoStream) {
   s.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE;
   s.contextId = 4;
   s.streamId = 0xffffffffu;
+  s.cudaEventId = 0xffffffffu;  // CUPTI_SYNCHRONIZATION_INVALID_VALUE: no event
   h.conv.Convert(reinterpret_cast<CUpti_Activity*>(&s));
   const auto& e = h.trace.Rows<model::SyncEvent>().at(0);
   EXPECT_EQ(e.device_id, 2u);
   EXPECT_EQ(e.stream_id, 0u);
+  EXPECT_EQ(e.event_id, 0u);
   EXPECT_EQ(e.sync_type, model::kSyncContextSynchronize);
 }
 

@@ -147,6 +147,12 @@ TS_DEFINE_RECORD(MemcpyEvent, kMemcpy, "memcpy", true, TS_MEMCPY_FIELDS)
   X(uint64_t, graph_node_id, kConfig)
 TS_DEFINE_RECORD(MemsetEvent, kMemset, "memset", true, TS_MEMSET_FIELDS)
 
+// A host synchronization call (stream, event or context synchronize, stream
+// wait event) with its API entry and exit times, from the capture's driver
+// API callbacks (or CUPTI's SYNCHRONIZATION activity, --kinds sync-activity).
+// event_id: the capture's id of the CUevent (one id per event handle in a
+// process); tid and stack_id: the calling thread and its host stack (0 in
+// traces written before they were recorded).
 #define TS_SYNC_FIELDS(X)                        \
   X(uint64_t, start_ns, kTime)                   \
   X(uint64_t, end_ns, kRelStart)                 \
@@ -156,7 +162,9 @@ TS_DEFINE_RECORD(MemsetEvent, kMemset, "memset", true, TS_MEMSET_FIELDS)
   X(uint32_t, device_id, kConfig)                \
   X(uint32_t, context_id, kConfig)               \
   X(uint32_t, stream_id, kConfig)                \
-  X(uint8_t, sync_type, kConfig)
+  X(uint8_t, sync_type, kConfig)                 \
+  X(uint32_t, tid, kConfig)                      \
+  X(uint32_t, stack_id, kDelta)
 TS_DEFINE_RECORD(SyncEvent, kSync, "sync", true, TS_SYNC_FIELDS)
 
 // A CUDA runtime or driver API call on a host thread. external_id/kind: the

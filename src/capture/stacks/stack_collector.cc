@@ -8,6 +8,7 @@
 #include "python_frames.h"
 #include "stack_collector_internal.h"
 #include "stack_hash.h"
+#include "tracesmith/base/clock.h"
 #include "tracesmith/capture/stacks/unwinder.h"
 
 namespace tracesmith::capture::stacks {
@@ -16,7 +17,7 @@ namespace {
 // 256 frames bound the on-stack scratch of CaptureStack to ~10 KiB, safe on
 // the small stacks of runtime worker threads.
 constexpr int kMaxDepthLimit = 256;
-// 128K slots x 16 bytes = 2 MiB: room for ~100K distinct stacks at a load
+// 128K slots x 24 bytes = 3 MiB: room for ~100K distinct stacks at a load
 // that keeps probe chains short; a training job has hundreds to thousands.
 constexpr int kTableBits = 17;
 constexpr uint64_t kTableMask = (uint64_t{1} << kTableBits) - 1;
@@ -25,19 +26,30 @@ constexpr int kMaxProbes = 16;
 // tag is a non-canonical x86-64 address, so no native pc can equal it.
 constexpr uint64_t kPythonTag = 0xfffe000000000000ull;
 
-// Hash of a merged (native + Python) key list. Four independent lanes: the
-// multiply chain, not memory, bounds this loop. Native-only stacks use the
-// unwinder's fused hash instead; the two never see the same key list
-// (merged lists hold Python tags), so they need not agree.
-inline uint64_t HashKeys(const uint64_t* keys, int n) {
+// A 128-bit hash of a key list (native pcs, or merged native + Python
+// keys), as two 64-bit halves. Four independent lanes, so the multiply chain,
+// not memory, bounds the loop; the halves mix the lanes differently. Stacks
+// are deduplicated by this hash alone: with 128 bits, two different stacks
+// of one process colliding is not a practical concern (and comparing the
+// keys themselves cost a cache miss per 64 bytes inside real programs).
+inline void HashKeys(const uint64_t* keys, int n, uint64_t* h1, uint64_t* h2) {
   uint64_t h[4] = {kStackHashSeed, kStackHashSeed + 1, kStackHashSeed + 2, kStackHashSeed + 3};
   int i = 0;
   for (; i + 4 <= n; i += 4)
     for (int l = 0; l < 4; ++l) h[l] = StackHashStep(h[l], keys[i + l]);
-  for (; i < n; ++i) h[0] = StackHashStep(h[0], keys[i]);
-  uint64_t out = StackHashStep(StackHashStep(h[0], h[1]), StackHashStep(h[2], h[3]));
-  return StackHashFinish(out, n);
+  for (; i < n; ++i) h[i & 3] = StackHashStep(h[i & 3], keys[i]);
+  *h1 = StackHashFinish(StackHashStep(StackHashStep(h[0], h[1]), StackHashStep(h[2], h[3])), n);
+  *h2 = StackHashStep(StackHashStep(h[3] ^ 0x5bd1e995u, h[1]), StackHashStep(h[2], h[0])) ^ uint64_t(n);
 }
+
+// The calling thread's last stack: a launch from the same place as the last
+// one (the common case) is answered without touching the shared table.
+struct LastStack {
+  uint64_t collector = 0;  // StackCollector::serial_ (0: none)
+  uint64_t h1 = 0, h2 = 0;
+  uint32_t id = 0;
+};
+thread_local LastStack t_last;
 
 }  // namespace
 
@@ -69,8 +81,11 @@ StackMode DefaultStackMode() {
   return PythonFrames::Get().present() ? StackMode::kMixed : StackMode::kNative;
 }
 
+static std::atomic<uint64_t> g_collector_serial{0};
+
 StackCollector::StackCollector(StackCollectorOptions options)
     : options_(options),
+      serial_(g_collector_serial.fetch_add(1) + 1),
       table_(new Slot[size_t{1} << kTableBits]),
       modules_(std::make_unique<ModuleRegistry>()) {
   if (options_.max_depth > kMaxDepthLimit) options_.max_depth = kMaxDepthLimit;
@@ -93,20 +108,29 @@ StackCollector::~StackCollector() = default;
 
 // Not inlined into callers, so that "skip one frame" below always means
 // "CaptureStack itself".
-[[gnu::noinline]] uint32_t StackCollector::CaptureStack() {
+[[gnu::noinline]] uint32_t StackCollector::CaptureStack(StackTiming* timing) {
   const StackMode mode = options_.mode;
   if (mode == StackMode::kNone) return 0;
   const int max_depth = options_.max_depth;
   uint64_t pcs[kMaxDepthLimit];
   int n_native = 0;
   uint64_t h = 0;
+  uint64_t t0 = timing ? CpuTicks() : 0;
   if (mode != StackMode::kPython)
     n_native = UnwindNativeHashed(pcs, max_depth, options_.skip_frames + 1, trim_.data(),
                                   int(trim_.size()), &h);
+  uint64_t t1 = timing ? CpuTicks() : 0;
   PyFrameRef py[kMaxDepthLimit];
   int n_py = 0;
   PythonFrames& python = PythonFrames::Get();
   if (mode != StackMode::kNative) n_py = python.Walk(py, max_depth);
+  if (timing) {
+    uint64_t t2 = CpuTicks();
+    timing->unwind_ticks = t1 - t0;
+    timing->python_ticks = t2 - t1;
+    timing->native_frames = n_native;
+    timing->python_frames = n_py;
+  }
 
   const uint64_t* keys = pcs;
   int n = n_native;
@@ -135,27 +159,33 @@ StackCollector::~StackCollector() = default;
     }
     emit_python(true);
     keys = merged;
-    h = HashKeys(keys, n);
   }
+  (void)h;
   if (n == 0) return 0;
+  uint64_t h1, h2;
+  HashKeys(keys, n, &h1, &h2);
+  LastStack& last = t_last;
+  if (last.h1 == h1 && last.h2 == h2 && last.collector == serial_) return last.id;
 
+  uint32_t id = 0;
   for (int i = 0; i < kMaxProbes; ++i) {
-    const Slot& s = table_[(h + i) & kTableMask];
+    const Slot& s = table_[(h1 + i) & kTableMask];
     uint64_t sh = s.hash.load(std::memory_order_acquire);
-    if (sh == h) {
-      const Stored* st = s.stored.load(std::memory_order_acquire);
-      if (st->keys.size() == size_t(n) &&
-          std::memcmp(st->keys.data(), keys, size_t(n) * sizeof(uint64_t)) == 0) {
-        return st->id;
+    if (sh == h1) {
+      if (s.hash2.load(std::memory_order_relaxed) == h2) {
+        id = s.id.load(std::memory_order_relaxed);
+        break;
       }
     } else if (sh == 0) {
       break;
     }
   }
-  return SlowPath(keys, n, h);
+  if (!id) id = SlowPath(keys, n, h1, h2);
+  last = LastStack{serial_, h1, h2, id};
+  return id;
 }
 
-uint32_t StackCollector::SlowPath(const uint64_t* keys, int n, uint64_t hash) {
+uint32_t StackCollector::SlowPath(const uint64_t* keys, int n, uint64_t hash, uint64_t hash2) {
   std::lock_guard<std::mutex> lock(mu_);
   // Another thread may have added this stack since our lookup.
   Slot* empty = nullptr;
@@ -163,11 +193,7 @@ uint32_t StackCollector::SlowPath(const uint64_t* keys, int n, uint64_t hash) {
     Slot& s = table_[(hash + i) & kTableMask];
     uint64_t sh = s.hash.load(std::memory_order_relaxed);
     if (sh == hash) {
-      const Stored* st = s.stored.load(std::memory_order_relaxed);
-      if (st->keys.size() == size_t(n) &&
-          std::memcmp(st->keys.data(), keys, size_t(n) * sizeof(uint64_t)) == 0) {
-        return st->id;
-      }
+      if (s.hash2.load(std::memory_order_relaxed) == hash2) return s.id.load(std::memory_order_relaxed);
     } else if (sh == 0) {
       empty = &s;
       break;
@@ -206,12 +232,9 @@ uint32_t StackCollector::SlowPath(const uint64_t* keys, int n, uint64_t hash) {
     return parent;
   }
   ++stats_.new_stacks;
-  auto stored = std::make_unique<Stored>();
-  stored->id = parent;
-  stored->keys.assign(keys, keys + n);
-  empty->stored.store(stored.get(), std::memory_order_relaxed);
-  empty->hash.store(hash, std::memory_order_release);  // publishes `stored`
-  stored_.push_back(std::move(stored));
+  empty->id.store(parent, std::memory_order_relaxed);
+  empty->hash2.store(hash2, std::memory_order_relaxed);
+  empty->hash.store(hash, std::memory_order_release);  // publishes id and hash2
   return parent;
 }
 

@@ -11,14 +11,12 @@
 
 namespace tracesmith::capture::stacks {
 
-struct StackCollector::Stored {
-  uint32_t id = 0;
-  std::vector<uint64_t> keys;
-};
-
+// A cached stack: its 128-bit key hash (two 64-bit halves) and id. hash is
+// stored last, with release, and read first, with acquire.
 struct StackCollector::Slot {
   std::atomic<uint64_t> hash{0};
-  std::atomic<const Stored*> stored{nullptr};
+  std::atomic<uint64_t> hash2{0};
+  std::atomic<uint32_t> id{0};
 };
 
 struct StackCollector::PendingFrame {

@@ -1,6 +1,9 @@
 #include "tracesmith/capture/stacks/unwinder.h"
 
 #include <pthread.h>
+#include <sys/mman.h>
+
+#include <new>
 
 #include <atomic>
 
@@ -106,6 +109,45 @@ inline uint64_t LookupRule(uint64_t key) {
 // Alignment is not checked: x86-64 reads unaligned words without faulting.
 inline bool InStack(uintptr_t addr, uintptr_t lo, uintptr_t hi) { return addr - lo <= hi - 8 - lo; }
 
+// Reusing the last walk. A thread's consecutive stacks share most frames
+// (same training step, same module chain), and in a real program each rule
+// lookup of a fresh walk misses the cache (~35 ns a frame measured inside a
+// PyTorch step). So each thread keeps what its last walk did, step by step:
+// the words it read (return address, saved rbp) and their addresses. When a
+// new walk reaches a state (return address, rsp, rbp) that the last walk
+// was in, the rest of the last walk is replayed after checking that every
+// word it read still holds the same value at the same address. The walk is a
+// deterministic function of its state and the words it reads (rules depend
+// only on the return address), so a replay that verifies gives exactly what
+// a fresh walk would; the first word that differs resumes the fresh walk
+// from there. The checks are independent loads of hot stack memory.
+struct WalkStep {
+  uintptr_t ra_at;    // address the return address was read from (= CFA - 8)
+  uint64_t ra;        // the return address read
+  uintptr_t rbp_at;   // address the caller's rbp was read from; 0: not read
+  uintptr_t rbp_out;  // rbp after this step (read, or carried over)
+};
+constexpr int kMaxSteps = 512;
+struct WalkMemo {
+  WalkStep steps[2][kMaxSteps];
+  int n[2] = {0, 0};            // steps recorded in each buffer
+  bool complete[2] = {false, false};  // that walk ended by itself (not at max_frames)
+  uint64_t key0[2] = {0, 0};    // state before the first step
+  uintptr_t rsp0[2] = {0, 0}, rbp0[2] = {0, 0};
+  int cur = 0;                  // buffer holding the last walk
+  bool busy = false;            // a walk is using the memo (a signal handler's walk skips it)
+  uint64_t steps_reused = 0, steps_walked = 0;
+};
+thread_local WalkMemo* t_memo = nullptr;
+
+// mmap, not malloc: the first walk of a thread may run in a signal handler.
+[[gnu::noinline, gnu::cold]] WalkMemo* NewWalkMemo() {
+  void* p = mmap(nullptr, sizeof(WalkMemo), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                 -1, 0);
+  if (p == MAP_FAILED) return nullptr;
+  return new (p) WalkMemo();
+}
+
 #endif  // __x86_64__
 
 // The walk, inlined into each public entry point so that the register
@@ -146,43 +188,139 @@ template <bool kHash>
   const uintptr_t hi = b.hi;
   // Unknown bounds, or a stack other than the thread's (a coroutine's).
   if (hi > lo && rsp >= b.lo) {
+    WalkMemo* memo = t_memo;
+    if (__builtin_expect(memo == nullptr, 0)) memo = t_memo = NewWalkMemo();
+    if (memo && memo->busy) memo = nullptr;  // re-entered from a signal handler
+    if (memo) memo->busy = true;
+    // The last walk (to reuse) and the buffer this walk records into.
+    const int last_buf = memo ? memo->cur : 0;
+    const WalkStep* last = memo ? memo->steps[last_buf] : nullptr;
+    const int n_last = memo ? memo->n[last_buf] : 0;
+    WalkStep* rec = memo ? memo->steps[last_buf ^ 1] : nullptr;
+    int n_rec = 0, j = 0;  // j: next step of the last walk that could match
+    bool natural_end = false, keep_last = false;
     uint64_t key = rip + 1;  // the rule lookup subtracts 1, as for return addresses
-    for (;;) {
-      UnwindRule r = UnwindRule::Unpack(LookupRule(key));
-      uintptr_t cfa, ra;
-      if (__builtin_expect(r.kind == RuleKind::kCfa, 1)) {
-        cfa = (r.cfa_is_rbp ? rbp : rsp) + uintptr_t(intptr_t(r.cfa_offset));
-        if (!InStack(cfa - 8, lo, hi) || cfa <= rsp) break;
-        ra = ReadWord(cfa - 8);
-        if (r.rbp_saved) {
-          uintptr_t at = cfa + uintptr_t(intptr_t(r.rbp_offset));
-          if (!InStack(at, lo, hi)) break;
-          rbp = ReadWord(at);
-        }
-      } else if (r.kind == RuleKind::kFramePointer) {
-        if (!InStack(rbp, lo, hi) || !InStack(rbp + 8, lo, hi) || rbp < rsp) break;
-        cfa = rbp + 16;
-        ra = ReadWord(rbp + 8);
-        rbp = ReadWord(rbp);
-      } else {
-        break;  // kEnd
-      }
-      // Return addresses in the zero page cannot be code; this also ends
-      // the walk at the null return address some thread entry points push.
-      if (ra < 4096) break;
-      rsp = cfa;
-      key = ra;
+    if (memo) {
+      memo->key0[last_buf ^ 1] = key;
+      memo->rsp0[last_buf ^ 1] = rsp;
+      memo->rbp0[last_buf ^ 1] = rbp;
+    }
+    // Takes a return address the walk produced; false when the walk is done.
+    auto emit = [&](uint64_t ra) -> bool {
       if (skip > 0) {
         --skip;
-        continue;
+        return true;
       }
       if (n_trim > 0) {
-        if (n == 0 && InRanges(ra, trim, n_trim)) continue;
+        if (n == 0 && InRanges(ra, trim, n_trim)) return true;
         n_trim = 0;  // trimming stops at the first frame kept
       }
       pcs[n++] = ra;
       if constexpr (kHash) h = StackHashStep(h, ra);
-      if (n == max_frames) break;
+      return n < max_frames;
+    };
+    for (;;) {
+      if (j < n_last) {
+        // The state before last step j: the initial one, or after step j-1.
+        uintptr_t lrsp = 0;
+        while (j < n_last && (lrsp = j ? last[j - 1].ra_at + 8 : memo->rsp0[last_buf]) < rsp) ++j;
+        if (j < n_last && lrsp == rsp &&
+            key == (j ? last[j - 1].ra : memo->key0[last_buf]) &&
+            rbp == (j ? last[j - 1].rbp_out : memo->rbp0[last_buf])) {
+          int k = j;
+          for (; k < n_last; ++k) {
+            const WalkStep& st = last[k];
+            if (ReadWord(st.ra_at) != st.ra) break;
+            if (st.rbp_at && ReadWord(st.rbp_at) != st.rbp_out) break;
+          }
+          // The whole last walk holds again: keep its record as it is.
+          keep_last = j == 0 && n_rec == 0 && k == n_last && memo->complete[last_buf];
+          bool more = true;
+          int i = j;
+          for (; i < k && more; ++i) {
+            const WalkStep& st = last[i];
+            if (!keep_last) {
+              if (n_rec < kMaxSteps) rec[n_rec] = st;
+              ++n_rec;
+            }
+            if (st.ra < 4096) {
+              natural_end = true;
+              break;
+            }
+            more = emit(st.ra);
+          }
+          memo->steps_reused += uint64_t(i - j);
+          if (!more || natural_end) break;
+          if (k == n_last && memo->complete[last_buf]) {
+            natural_end = true;
+            break;
+          }
+          // Resume the fresh walk after the last verified step.
+          if (k > j) {
+            key = last[k - 1].ra;
+            rsp = last[k - 1].ra_at + 8;
+            rbp = last[k - 1].rbp_out;
+          }
+          j = n_last;  // the walks differ from here on
+        }
+      }
+      UnwindRule r = UnwindRule::Unpack(LookupRule(key));
+      uintptr_t cfa, ra, ra_at, rbp_at = 0;
+      if (__builtin_expect(r.kind == RuleKind::kCfa, 1)) {
+        cfa = (r.cfa_is_rbp ? rbp : rsp) + uintptr_t(intptr_t(r.cfa_offset));
+        if (!InStack(cfa - 8, lo, hi) || cfa <= rsp) {
+          natural_end = true;
+          break;
+        }
+        ra_at = cfa - 8;
+        ra = ReadWord(ra_at);
+        if (r.rbp_saved) {
+          uintptr_t at = cfa + uintptr_t(intptr_t(r.rbp_offset));
+          if (!InStack(at, lo, hi)) {
+            natural_end = true;
+            break;
+          }
+          rbp_at = at;
+          rbp = ReadWord(at);
+        }
+      } else if (r.kind == RuleKind::kFramePointer) {
+        if (!InStack(rbp, lo, hi) || !InStack(rbp + 8, lo, hi) || rbp < rsp) {
+          natural_end = true;
+          break;
+        }
+        cfa = rbp + 16;
+        ra_at = rbp + 8;
+        ra = ReadWord(ra_at);
+        rbp_at = rbp;
+        rbp = ReadWord(rbp_at);
+      } else {
+        natural_end = true;
+        break;  // kEnd
+      }
+      if (memo) {
+        ++memo->steps_walked;
+        if (n_rec < kMaxSteps) rec[n_rec] = WalkStep{ra_at, ra, rbp_at, rbp};
+        ++n_rec;
+      }
+      // Return addresses in the zero page cannot be code; this also ends
+      // the walk at the null return address some thread entry points push.
+      if (ra < 4096) {
+        natural_end = true;
+        break;
+      }
+      rsp = cfa;
+      key = ra;
+      if (!emit(ra)) break;
+    }
+    if (memo) {
+      // A walk that verified all of the last one leaves its record in place;
+      // a walk too long to record leaves nothing to reuse.
+      if (!keep_last) {
+        memo->n[last_buf ^ 1] = n_rec <= kMaxSteps ? n_rec : 0;
+        memo->complete[last_buf ^ 1] = natural_end;
+        memo->cur = last_buf ^ 1;
+      }
+      memo->busy = false;
     }
   }
 #else
@@ -225,6 +363,12 @@ template <bool kHash>
 
 UnwindStats GetUnwindStats() {
   UnwindStats s;
+#if defined(__x86_64__)
+  if (const WalkMemo* m = t_memo) {
+    s.thread_steps_reused = m->steps_reused;
+    s.thread_steps_walked = m->steps_walked;
+  }
+#endif
   s.rules_computed = g_rules_computed.load(std::memory_order_relaxed);
   s.fp_fallbacks = g_fp_fallbacks.load(std::memory_order_relaxed);
   s.cache_full = g_cache_full.load(std::memory_order_relaxed);

@@ -83,6 +83,14 @@ struct StackCollectorStats {
   uint64_t unknown_module = 0;  // native frames outside every loaded module
 };
 
+// Where one CaptureStack call spent its time (CpuTicks), for the capture's
+// self-cost accounting; filled only when a pointer is passed.
+struct StackTiming {
+  uint64_t unwind_ticks = 0;  // native unwind
+  uint64_t python_ticks = 0;  // Python frame walk
+  int native_frames = 0, python_frames = 0;
+};
+
 class StackCollector {
  public:
   explicit StackCollector(StackCollectorOptions options = {});
@@ -91,8 +99,9 @@ class StackCollector {
   StackCollector& operator=(const StackCollector&) = delete;
 
   // The calling thread's stack id; 0 when the mode is none or no frame was
-  // found. Thread-safe; lock-free for stacks seen before.
-  uint32_t CaptureStack();
+  // found. Thread-safe; lock-free for stacks seen before. With `timing`,
+  // also the time of its phases (what is left is merge, hash and lookup).
+  uint32_t CaptureStack(StackTiming* timing = nullptr);
 
   // Appends the rows created since the last Drain (Mapping, Frame,
   // StackNode) and their strings to `writer`. Call from the writer thread,
@@ -110,16 +119,17 @@ class StackCollector {
   const StackCollectorOptions& options() const { return options_; }
 
  private:
-  struct Stored;
   struct Slot;
   struct PendingFrame;
   struct PendingMapping;
   int BuildKeys(uint64_t* keys, int max_keys);
-  [[gnu::noinline]] uint32_t SlowPath(const uint64_t* keys, int n, uint64_t hash);
+  [[gnu::noinline]] uint32_t SlowPath(const uint64_t* keys, int n, uint64_t hash,
+                                      uint64_t hash2);
   uint32_t InternNativeFrame(uint64_t pc);
   uint32_t InternPythonFrame(uint64_t code, int32_t offset);
 
   StackCollectorOptions options_;
+  uint64_t serial_;  // tells collectors apart in per-thread caches (addresses are reused)
   std::unique_ptr<Slot[]> table_;
   std::vector<CodeRange> trim_;  // fixed after construction
 
@@ -135,7 +145,6 @@ class StackCollector {
   std::vector<PendingMapping> pending_mappings_;
   std::vector<PendingFrame> pending_frames_;
   std::vector<model::StackNode> pending_nodes_;
-  std::vector<std::unique_ptr<Stored>> stored_;  // key arrays the table points to
   uint32_t next_mapping_id_ = 1;
   StackCollectorStats stats_;
 };

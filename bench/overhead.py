@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""Capture overhead benchmark (GPU machine): configurations interleaved round
+by round on the same workloads, medians, ratios to the baseline.
+
+  bench/overhead.py --tracesmith BIN --launch-loop BIN --cupti-floor SO
+                    [--set main|groups|stacks] [--configs SPEC,...]
+                    [--workloads ll,pyll,mlp,xf] [--rounds 8] [--json FILE]
+
+Workloads (each prints its own timed-loop figures; warm-up and process start
+are excluded): ll = bench/workloads/launch_loop.cu (200k tiny launches, C++),
+pyll = torch_launch_loop.py (50k x.mul_), mlp = torch_mlp_train.py (8-block
+MLP + AdamW), xf = torch_transformer_train.py (bf16 TransformerEncoder +
+AdamW). Two metrics per run: wall time of the timed loop and CPU time of the
+thread that launches (less noisy on a shared machine).
+
+A configuration SPEC is LABEL=KIND[:ARGS]:
+  base                      no profiler
+  cupti:KINDS               bench/cupti_floor alone (e.g. cupti:kernel,runtime)
+  ts:ARGS                   tracesmith profile ARGS (e.g. "ts:--stacks none")
+  torch / torch-stack       torch.profiler (Python workloads only)
+Environment for one configuration: LABEL=env:VAR=VAL;VAR=VAL|KIND:ARGS.
+"""
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+SETS = {
+    # The issue-#12 table: floors, defaults, no stacks, torch.profiler.
+    "main": [
+        "base=base", "cupti_kernel=cupti:kernel", "cupti_kernel_runtime=cupti:kernel,runtime",
+        "tracesmith=ts:", "nostacks=ts:--stacks none", "torch=torch", "torch_stack=torch-stack",
+    ],
+    # One group at a time on top of --kinds kernel, CUPTI's own cost of the
+    # same groups, and the defaults with and without stacks.
+    "groups": [
+        "base=base", "cupti_kernel=cupti:kernel", "cupti_kernel_runtime=cupti:kernel,runtime",
+        "cupti_kernel_sync=cupti:kernel,sync",
+        "ts_kernel=ts:--kinds kernel --stacks none",
+        "ts_+runtime=ts:--kinds kernel,runtime --stacks none",
+        "ts_+driver=ts:--kinds kernel,driver --stacks none",
+        "ts_+memcpy,memset=ts:--kinds kernel,memcpy,memset --stacks none",
+        "ts_+sync=ts:--kinds kernel,sync --stacks none",
+        "ts_+memory=ts:--kinds kernel,memory --stacks none",
+        "ts_+nvtx,overhead,module,external=ts:--kinds kernel,nvtx,overhead,module,external --stacks none",
+        "ts_default_nostacks=ts:--stacks none", "ts_default=ts:",
+    ],
+}
+
+
+def workload_cmd(name, args):
+    py = [sys.executable, "-u"]
+    if name == "ll":
+        return [args.launch_loop, "200000", "1"], "seconds", "cpu_seconds"
+    if name == "pyll":
+        return py + [f"{HERE}/workloads/torch_launch_loop.py", "--n", "50000"], "seconds", "cpu_seconds"
+    if name == "mlp":
+        return py + [f"{HERE}/workloads/torch_mlp_train.py", "--steps", "50"], "step_ms", "cpu_ms"
+    if name == "xf":
+        return py + [f"{HERE}/workloads/torch_transformer_train.py", "--steps", "50"], "step_ms", "cpu_ms"
+    raise SystemExit(f"unknown workload {name}")
+
+
+def parse_spec(spec):
+    label, _, rest = spec.partition("=")
+    env = {}
+    if rest.startswith("env:"):
+        envs, _, rest = rest[4:].partition("|")
+        for kv in envs.split(";"):
+            k, _, v = kv.partition("=")
+            env[k] = v
+    kind, _, cargs = rest.partition(":")
+    return label, kind or label, cargs, env
+
+
+def build(spec, workload, args, trace):
+    label, kind, cargs, env = parse_spec(spec)
+    cmd, wall_key, cpu_key = workload_cmd(workload, args)
+    env = dict(os.environ, **env)
+    if kind == "base":
+        pass
+    elif kind == "cupti":
+        env.update(CUDA_INJECTION64_PATH=args.cupti_floor, CUPTI_FLOOR_KINDS=cargs or "kernel")
+    elif kind == "ts":
+        cmd = [args.tracesmith, "profile", "-q", "-f", *cargs.split(), "-o", trace, "--", *cmd]
+    elif kind in ("torch", "torch-stack"):
+        if workload == "ll":
+            return None
+        if workload == "pyll" and kind == "torch-stack":
+            return None
+        cmd = cmd + ["--profiler", kind]
+    else:
+        raise SystemExit(f"unknown configuration kind in {spec!r}")
+    return label, cmd, env, wall_key, cpu_key
+
+
+def value(out, key):
+    m = re.findall(rf"\b{key}=([0-9.]+)", out)
+    return float(m[-1]) if m else None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--tracesmith", required=True)
+    ap.add_argument("--launch-loop", required=True)
+    ap.add_argument("--cupti-floor", required=True)
+    ap.add_argument("--set", default="main", choices=sorted(SETS))
+    ap.add_argument("--configs", help="comma-free list of SPECs separated by ';;' (replaces --set)")
+    ap.add_argument("--workloads", default="ll,pyll,mlp,xf")
+    ap.add_argument("--rounds", type=int, default=8)
+    ap.add_argument("--json", help="write every run's figures here")
+    ap.add_argument("--tag", default="BENCH", help="prefix of the printed lines")
+    args = ap.parse_args()
+    specs = args.configs.split(";;") if args.configs else SETS[args.set]
+    workloads = args.workloads.split(",")
+    runs = []  # (workload, label, round, wall, cpu, process_seconds)
+    with tempfile.TemporaryDirectory() as tmp:
+        trace = os.path.join(tmp, "t.sbt")
+        for r in range(args.rounds):
+            print(f"# round {r + 1}/{args.rounds}", flush=True)
+            for w in workloads:
+                for spec in specs:
+                    b = build(spec, w, args, trace)
+                    if b is None:
+                        continue
+                    label, cmd, env, wall_key, cpu_key = b
+                    t0 = time.perf_counter()
+                    p = subprocess.run(cmd, env=env, capture_output=True, text=True)
+                    dt = time.perf_counter() - t0
+                    wall, cpu = value(p.stdout, wall_key), value(p.stdout, cpu_key)
+                    if p.returncode != 0 or wall is None:
+                        print(f"FAILED {w} {label} rc={p.returncode}: {p.stderr[-600:]}", flush=True)
+                        continue
+                    runs.append((w, label, r, wall, cpu, dt))
+                    print(f"{args.tag} run {w} {label} wall={wall:.6g} cpu={cpu} process_s={dt:.2f}",
+                          flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(runs, f)
+    report(runs, workloads, [parse_spec(s)[0] for s in specs], args.tag)
+
+
+def report(runs, workloads, labels, tag):
+    print(f"\n{tag} ratios of medians to base (wall | launching-thread CPU | whole process), n runs")
+    for w in workloads:
+        def med(label, i):
+            v = [x[i] for x in runs if x[0] == w and x[1] == label and x[i] is not None]
+            return (statistics.median(v), len(v)) if v else (None, 0)
+        base = [med("base", i)[0] for i in (3, 4, 5)]
+        for label in labels:
+            m = [med(label, i) for i in (3, 4, 5)]
+            if m[0][0] is None:
+                continue
+            ratios = ["%.3fx" % (m[i][0] / base[i]) if base[i] and m[i][0] else "—" for i in range(3)]
+            print(f"{tag} {w:5s} {label:38s} median={m[0][0]:.5g} wall={ratios[0]} cpu={ratios[1]} "
+                  f"process={ratios[2]} n={m[0][1]}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,47 @@
+// CaptureCost: what a capture cost the profiled program, from the
+// capture.cost.* stats the capture writes at its end (src/capture/self_cost.h):
+// time spent in TraceSmith's callbacks on the program's threads, per site and
+// per kernel launch, where stack capture spent it, and the writer thread's
+// CPU time. CUPTI's own work inside the CUDA calls is not in it (nothing
+// inside the process can see it); docs/benchmarks.md measures that against
+// bare CUPTI.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tracesmith/model/trace.h"
+
+namespace tracesmith::analysis {
+
+struct CaptureCost {
+  struct Part {
+    std::string name;    // "launch", "sync", "stack.unwind", "writer.convert", ...
+    double ns = 0;       // estimated total
+    uint64_t calls = 0;  // 0 for writer phases
+  };
+  uint32_t pid = 0;
+  uint64_t kernels = 0;     // kernel rows of the process in the trace
+  double program_ns = 0;    // all callback sites on the program's threads
+  double writer_cpu_ns = 0;
+  std::vector<Part> sites;   // program-thread sites, largest first
+  std::vector<Part> stack;   // stack capture and its phases (unwind, python, dedup)
+  std::vector<Part> writer;  // writer phases, largest first
+  double native_frames = 0, python_frames = 0;  // mean per stack
+
+  // Program-thread cost per kernel launch, in us (0 without kernels).
+  double UsPerLaunch() const { return kernels ? program_ns / 1e3 / double(kernels) : 0; }
+};
+
+// One entry per process that wrote capture.cost.* stats (empty for traces
+// from captures before they existed, and for imports).
+std::vector<CaptureCost> ComputeCaptureCost(const model::Trace& trace);
+
+// "capture cost: 0.42 us per launch on the program's threads (12.6 ms in
+// all), 85.1 ms CPU in the writer"
+std::string CaptureCostLine(const CaptureCost& cost);
+// The biggest contributors, one per line: sites, stack phases, writer phases.
+std::vector<std::string> CaptureCostDetails(const CaptureCost& cost);
+
+}  // namespace tracesmith::analysis

@@ -1,0 +1,115 @@
+#include "tracesmith/analysis/capture_cost.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <string_view>
+
+namespace tracesmith::analysis {
+namespace {
+
+constexpr std::string_view kPrefix = "capture.cost.";
+// Program-thread sites (self_cost.h CostSite, disjoint).
+constexpr std::string_view kSites[] = {"launch", "copy", "memset", "graph",
+                                       "sync",   "other", "buffer"};
+
+std::string Fmt(const char* format, double a, double b = 0, double c = 0) {
+  char buf[256];
+  std::snprintf(buf, sizeof(buf), format, a, b, c);
+  return buf;
+}
+
+std::string Duration(double ns) {
+  if (ns >= 1e9) return Fmt("%.2f s", ns / 1e9);
+  if (ns >= 1e6) return Fmt("%.1f ms", ns / 1e6);
+  if (ns >= 1e3) return Fmt("%.1f us", ns / 1e3);
+  return Fmt("%.0f ns", ns);
+}
+
+}  // namespace
+
+std::vector<CaptureCost> ComputeCaptureCost(const model::Trace& trace) {
+  // pid -> stat name (after the prefix) -> value
+  std::map<uint32_t, std::map<std::string, int64_t, std::less<>>> stats;
+  for (const model::Stat& s : trace.Rows<model::Stat>()) {
+    std::string_view name = trace.strings.Get(s.name_id);
+    if (name.substr(0, kPrefix.size()) != kPrefix) continue;
+    stats[s.pid][std::string(name.substr(kPrefix.size()))] = s.value;
+  }
+  std::map<uint32_t, uint64_t> kernels;
+  for (const model::KernelEvent& k : trace.Rows<model::KernelEvent>()) ++kernels[k.pid];
+
+  std::vector<CaptureCost> out;
+  for (const auto& [pid, m] : stats) {
+    auto get = [&m](const std::string& key) -> double {
+      auto it = m.find(key);
+      return it == m.end() ? 0.0 : double(it->second);
+    };
+    auto calls = [&m](const std::string& key) -> uint64_t {
+      auto it = m.find(key);
+      return it == m.end() || it->second < 0 ? 0 : uint64_t(it->second);
+    };
+    CaptureCost c;
+    c.pid = pid;
+    c.kernels = kernels[pid];
+    for (std::string_view site : kSites) {
+      std::string s(site);
+      double ns = get(s + ".ns");
+      if (ns <= 0 && calls(s + ".calls") == 0) continue;
+      c.sites.push_back({s, ns, calls(s + ".calls")});
+      c.program_ns += ns;
+    }
+    double stack_ns = get("stack.ns");
+    if (stack_ns > 0) {
+      double unwind = get("stack.unwind.ns"), python = get("stack.python.ns");
+      uint64_t n = calls("stack.calls");
+      c.stack.push_back({"stack", stack_ns, n});
+      c.stack.push_back({"stack.unwind", unwind, n});
+      if (python > 0) c.stack.push_back({"stack.python", python, n});
+      c.stack.push_back({"stack.dedup", std::max(0.0, stack_ns - unwind - python), n});
+      c.native_frames = get("stack.frames_native_x1000") / 1000;
+      c.python_frames = get("stack.frames_python_x1000") / 1000;
+    }
+    for (const char* phase : {"flush", "convert", "drain", "write"})
+      c.writer.push_back({std::string("writer.") + phase, get(std::string("writer.") + phase + "_ns"), 0});
+    c.writer_cpu_ns = get("writer.total_ns");
+    auto by_ns = [](const CaptureCost::Part& a, const CaptureCost::Part& b) { return a.ns > b.ns; };
+    std::stable_sort(c.sites.begin(), c.sites.end(), by_ns);
+    std::stable_sort(c.writer.begin(), c.writer.end(), by_ns);
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+std::string CaptureCostLine(const CaptureCost& c) {
+  std::string line = "capture cost: ";
+  if (c.kernels)
+    line += Fmt("%.2f us per launch", c.UsPerLaunch()) + " on the program's threads (" +
+            Duration(c.program_ns) + " in all)";
+  else
+    line += Duration(c.program_ns) + " on the program's threads (no kernel launches)";
+  return line + ", " + Duration(c.writer_cpu_ns) + " CPU in the writer";
+}
+
+std::vector<std::string> CaptureCostDetails(const CaptureCost& c) {
+  std::vector<std::string> out;
+  auto per = [&](const CaptureCost::Part& p) {
+    std::string s = p.name + ": " + Duration(p.ns);
+    if (p.calls) s += " in " + std::to_string(p.calls) + " calls (" + Duration(p.ns / double(p.calls)) + " each)";
+    if (c.kernels && p.ns > 0) s += Fmt(", %.3f us per launch", p.ns / 1e3 / double(c.kernels));
+    return s;
+  };
+  for (const auto& p : c.sites)
+    if (p.ns > 0) out.push_back(per(p));
+  for (const auto& p : c.stack) {
+    std::string s = per(p);
+    if (p.name == "stack")
+      s += Fmt(" [%.1f native + %.1f Python frames per stack]", c.native_frames, c.python_frames);
+    out.push_back("  " + s);
+  }
+  for (const auto& p : c.writer)
+    if (p.ns > 0) out.push_back(p.name + ": " + Duration(p.ns) + " CPU");
+  return out;
+}
+
+}  // namespace tracesmith::analysis

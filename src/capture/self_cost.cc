@@ -1,0 +1,84 @@
+#include "self_cost.h"
+
+#include <mutex>
+
+namespace tracesmith::capture {
+namespace {
+
+std::mutex g_threads_mu;
+std::vector<ThreadCost*>* g_threads = nullptr;  // never freed: threads outlive captures
+
+}  // namespace
+
+thread_local ThreadCost* ThreadCost::t_cost = nullptr;
+
+const char* CostSiteName(CostSite site) {
+  switch (site) {
+    case CostSite::kLaunch: return "launch";
+    case CostSite::kCopy: return "copy";
+    case CostSite::kMemset: return "memset";
+    case CostSite::kGraph: return "graph";
+    case CostSite::kSync: return "sync";
+    case CostSite::kOther: return "other";
+    case CostSite::kBuffer: return "buffer";
+    case CostSite::kStack: return "stack";
+    case CostSite::kStackUnwind: return "stack.unwind";
+    case CostSite::kStackPython: return "stack.python";
+    case CostSite::kCount: break;
+  }
+  return "?";
+}
+
+ThreadCost* ThreadCost::Register() {
+  auto* t = new ThreadCost();
+  // Different draws per thread: threads started together do not sample in step.
+  t->rng ^= uint32_t(reinterpret_cast<uintptr_t>(t) >> 4) | 1u;
+  std::lock_guard<std::mutex> lock(g_threads_mu);
+  if (!g_threads) g_threads = new std::vector<ThreadCost*>();
+  g_threads->push_back(t);
+  t_cost = t;
+  return t;
+}
+
+std::vector<CostStat> CollectCostStats(double ns_per_tick, const WriterCost& writer) {
+  uint64_t calls[kCostSites] = {}, sampled[kCostSites] = {}, ticks[kCostSites] = {};
+  uint64_t fn = 0, fp = 0;
+  {
+    std::lock_guard<std::mutex> lock(g_threads_mu);
+    if (g_threads) {
+      for (const ThreadCost* t : *g_threads) {
+        for (int i = 0; i < kCostSites; ++i) {
+          calls[i] += t->calls[i].load(std::memory_order_relaxed);
+          sampled[i] += t->sampled[i].load(std::memory_order_relaxed);
+          ticks[i] += t->ticks[i].load(std::memory_order_relaxed);
+        }
+        fn += t->frames_native.load(std::memory_order_relaxed);
+        fp += t->frames_python.load(std::memory_order_relaxed);
+      }
+    }
+  }
+  for (int i = int(CostSite::kStack) + 1; i < kCostSites; ++i) calls[i] = calls[int(CostSite::kStack)];
+  std::vector<CostStat> out;
+  for (int i = 0; i < kCostSites; ++i) {
+    if (calls[i] == 0) continue;
+    std::string stem = std::string("capture.cost.") + CostSiteName(CostSite(i));
+    // Estimated total: the mean of the timed calls times all calls.
+    double mean = sampled[i] ? double(ticks[i]) * ns_per_tick / double(sampled[i]) : 0;
+    out.push_back({stem + ".calls", calls[i]});
+    out.push_back({stem + ".sampled", sampled[i]});
+    out.push_back({stem + ".ns", uint64_t(mean * double(calls[i]) + 0.5)});
+  }
+  uint64_t stacks = sampled[int(CostSite::kStack)];
+  if (stacks) {
+    out.push_back({"capture.cost.stack.frames_native_x1000", fn * 1000 / stacks});
+    out.push_back({"capture.cost.stack.frames_python_x1000", fp * 1000 / stacks});
+  }
+  out.push_back({"capture.cost.writer.flush_ns", writer.flush_ns});
+  out.push_back({"capture.cost.writer.convert_ns", writer.convert_ns});
+  out.push_back({"capture.cost.writer.drain_ns", writer.drain_ns});
+  out.push_back({"capture.cost.writer.write_ns", writer.write_ns});
+  out.push_back({"capture.cost.writer.total_ns", writer.total_ns});
+  return out;
+}
+
+}  // namespace tracesmith::capture

@@ -1,0 +1,115 @@
+// SelfCost: what the capture costs the profiled program, measured inside it.
+//
+// Every callback site counts its calls; one call in kSampleEvery (chosen
+// per thread by a xorshift draw, so periodic launch patterns do not alias)
+// is also timed with the TSC at entry and exit, and the stack capture inside
+// it split into native unwind, Python walk and dedup. Totals are estimated
+// as sampled time x calls / sampled calls. Per-thread counters are written
+// only by their thread (relaxed atomic stores, no RMW, no lock) and summed
+// by the writer at the end. The hot-path cost of the accounting: one TLS
+// load, a xorshift and an increment per call, plus ~6 TSC reads per sampled
+// call (< 5 ns per call on average; docs/capture.md).
+//
+// The writer thread's own time is CPU time per phase (CLOCK_THREAD_CPUTIME_ID),
+// kept by the writer in WriterCost.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tracesmith/base/clock.h"
+
+namespace tracesmith::capture {
+
+enum class CostSite : uint8_t {
+  // Callback sites on the program's threads (disjoint; their sum is the total).
+  kLaunch = 0,  // driver API entry of a kernel launch (stack and ring push included)
+  kCopy,        // ... of a memcpy
+  kMemset,      // ... of a memset
+  kGraph,       // ... of a graph launch
+  kSync,        // synchronization calls, entry and exit (timestamps, ids, stack)
+  kOther,       // module loads, contexts, NVTX and profiler-range callbacks
+  kBuffer,      // CUPTI buffer requests and completions
+  // Parts of the sites above (not added to the total again).
+  // Parts after kStack are timed in the same sampled calls as kStack and
+  // share its call count.
+  kStack,        // host stack capture, all of it
+  kStackUnwind,  // ... native unwind
+  kStackPython,  // ... Python frame walk
+  kCount
+};
+inline constexpr int kCostSites = int(CostSite::kCount);
+inline constexpr int kFirstPartSite = int(CostSite::kStack);
+// Stat name stem of a site: "launch", "copy", ..., "stack.unwind".
+const char* CostSiteName(CostSite site);
+
+// The per-thread counters.
+struct ThreadCost {
+  static constexpr uint32_t kSampleEvery = 8;
+  std::atomic<uint64_t> calls[kCostSites] = {};
+  std::atomic<uint64_t> sampled[kCostSites] = {};
+  std::atomic<uint64_t> ticks[kCostSites] = {};
+  std::atomic<uint64_t> frames_native{0}, frames_python{0};  // in sampled stacks
+  uint32_t rng = 0x9e3779b9u;
+
+  // The calling thread's counters (registered on first use).
+  static ThreadCost* Get() {
+    ThreadCost* t = t_cost;
+    return __builtin_expect(t != nullptr, 1) ? t : Register();
+  }
+  // Counts one call at `site`; true when this call is to be timed.
+  bool Count(CostSite site) {
+    Bump(calls[int(site)], 1);
+    rng ^= rng << 13;
+    rng ^= rng >> 17;
+    rng ^= rng << 5;
+    return rng % kSampleEvery == 0;
+  }
+  // A timed part of a counted call.
+  void AddSample(CostSite site, uint64_t t) {
+    Bump(sampled[int(site)], 1);
+    Bump(ticks[int(site)], t);
+  }
+  static void Bump(std::atomic<uint64_t>& a, uint64_t by) {
+    a.store(a.load(std::memory_order_relaxed) + by, std::memory_order_relaxed);
+  }
+
+ private:
+  static thread_local ThreadCost* t_cost;
+  static ThreadCost* Register();
+};
+
+// Timing of one sampled call: ticks at construction, added on Finish.
+struct CostTimer {
+  ThreadCost* tc;
+  bool on;
+  uint64_t t0;
+  CostTimer(ThreadCost* t, CostSite site) : tc(t), on(t->Count(site)), t0(on ? CpuTicks() : 0) {}
+  void Finish(CostSite site) {
+    if (on) tc->AddSample(site, CpuTicks() - t0);
+  }
+};
+
+// The writer thread's CPU time per phase, in ns.
+struct WriterCost {
+  uint64_t flush_ns = 0;    // cuptiActivityFlushAll (buffer delivery)
+  uint64_t convert_ns = 0;  // CUPTI records -> rows (appending encodes full chunks)
+  uint64_t drain_ns = 0;    // stack rings, sync rows, stack tables, modules
+  uint64_t write_ns = 0;    // encoding the rest and write(2) at each flush
+  uint64_t total_ns = 0;    // all CPU time of the writer thread
+};
+
+// One (name, value) stat per line of the cost summary, for the trace's stat
+// table: capture.cost.<site>.calls / .ns (estimated) / .sampled,
+// capture.cost.stack.frames_native / frames_python (mean per sampled stack,
+// x1000), capture.cost.writer.<phase>_ns.
+struct CostStat {
+  std::string name;
+  uint64_t value;
+};
+// Sums every thread's counters; `ns_per_tick` from a TickRate.
+std::vector<CostStat> CollectCostStats(double ns_per_tick, const WriterCost& writer);
+
+}  // namespace tracesmith::capture

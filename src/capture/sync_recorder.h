@@ -1,0 +1,52 @@
+// SyncRecorder: synchronization rows (stream/event/context synchronize,
+// stream wait event) from driver API callbacks at the call's entry and exit.
+//
+// Why not CUPTI's SYNCHRONIZATION activity: while it is enabled CUPTI
+// intercepts every CUDA call, not only the synchronizing ones, which costs
+// 0.2-0.4 us per call (cudaGetDevice 42 -> 396 ns on an H100, 2026-11-24;
+// docs/benchmarks.md); PyTorch makes several such calls per operator. A
+// callback enabled for a handful of callback ids costs nothing elsewhere.
+// The rows carry what the activity record carried (type, context, device,
+// stream, event, entry/exit time in CUPTI's clock, correlation id) plus the
+// calling thread and its host stack.
+//
+// Threads: OnEnter/OnExit run on the application thread inside the CUDA
+// call (no lock except the first sight of an event handle); rows go
+// through a per-thread ring to the writer, which calls Drain.
+#pragma once
+
+#include <cupti.h>
+
+#include <cstdint>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "tracesmith/model/records.h"
+
+namespace tracesmith::capture {
+
+class SyncRecorder {
+ public:
+  explicit SyncRecorder(uint32_t pid) : pid_(pid) {}
+
+  // model::SyncType of a driver callback id; kSyncUnknown for other calls.
+  static model::SyncType TypeOf(CUpti_CallbackId cbid);
+
+  // Application thread, at the API entry and exit of a call TypeOf names.
+  void OnEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* info, uint32_t stack_id);
+  void OnExit(CUpti_CallbackId cbid, const CUpti_CallbackData* info);
+
+  // Writer thread: moves finished rows out of the threads' rings.
+  void Collect(std::vector<model::SyncEvent>* out);
+  static uint64_t dropped();
+
+ private:
+  uint32_t EventId(CUevent event);
+
+  uint32_t pid_;
+  std::mutex events_mu_;
+  std::unordered_map<CUevent, uint32_t> event_ids_;
+};
+
+}  // namespace tracesmith::capture
