@@ -97,7 +97,10 @@ if want apicost; then
   # Per-call cost of the CUDA calls PyTorch makes, bare / under CUPTI / under tracesmith.
   for c in base "cupti kernel" "cupti kernel,sync" "cupti kernel,runtime" \
            "ts --kinds kernel --stacks none" "ts --kinds kernel,runtime --stacks none" \
-           "ts --kinds kernel,driver-launch --stacks none" "ts --kinds kernel,sync --stacks none" \
+           "ts --kinds kernel,sync --stacks none" "ts --kinds kernel,memcpy,memset --stacks none" \
+           "ts --kinds kernel,memory --stacks none" "ts --kinds kernel,nvtx --stacks none" \
+           "ts --kinds kernel,overhead --stacks none" "ts --kinds kernel,external --stacks none" \
+           "ts --kinds kernel,module --stacks none" "ts --kinds kernel,driver-launch --stacks none" \
            "ts --stacks none" "ts"; do
     echo "== api_costs $c"
     case $c in

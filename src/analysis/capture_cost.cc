@@ -10,8 +10,8 @@ namespace {
 
 constexpr std::string_view kPrefix = "capture.cost.";
 // Program-thread sites (self_cost.h CostSite, disjoint).
-constexpr std::string_view kSites[] = {"launch", "copy", "memset", "graph",
-                                       "sync",   "other", "buffer"};
+constexpr std::string_view kSites[] = {"launch", "copy",   "memset", "graph",
+                                       "sync",   "other",  "buffer", "driver_exit"};
 
 std::string Fmt(const char* format, double a, double b = 0, double c = 0) {
   char buf[256];

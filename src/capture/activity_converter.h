@@ -70,6 +70,19 @@ class ActivityConverter {
   void Finish();
 
   const ConverterStats& stats() const { return stats_; }
+
+  // Remembers the correlation ids of runtime API rows over the current and
+  // the previous writer cycle (driver_calls.h: a driver call with such an id
+  // was made by the runtime).
+  void TrackRuntimeCalls(bool on) { track_runtime_ = on; }
+  bool IsRuntimeCall(uint32_t correlation_id) const {
+    return runtime_calls_[0].count(correlation_id) || runtime_calls_[1].count(correlation_id);
+  }
+  // Starts a writer cycle: forgets the ids of the cycle before the previous one.
+  void NextCycle() {
+    cycle_ ^= 1;
+    runtime_calls_[cycle_].clear();
+  }
   // Forget cached string ids (module unloaded: name pointers may be reused).
   void ClearStringCache() { ptr_ids_.clear(); }
 
@@ -134,6 +147,9 @@ class ActivityConverter {
   };
   std::unordered_map<uint32_t, OpenRange> open_ranges_;  // marker id -> open range
   std::unordered_map<uint32_t, uint32_t> range_depth_;   // tid -> open ranges
+  bool track_runtime_ = false;
+  int cycle_ = 0;
+  std::unordered_set<uint32_t> runtime_calls_[2];
   struct MarkerStyle {
     uint32_t color, category;
   };

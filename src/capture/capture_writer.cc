@@ -193,6 +193,32 @@ void CuptiEngine::DrainSyncs(bool append) {
   pending_syncs_.clear();
 }
 
+void CuptiEngine::WriteDriverCalls(bool all) {
+  if (!driver_rows_) return;
+  auto write = [this](const DriverCall& c) {
+    if (converter_->IsRuntimeCall(c.correlation_id)) return;  // made by the runtime
+    CUpti_ActivityAPI r{};
+    r.kind = CUPTI_ACTIVITY_KIND_DRIVER;
+    r.cbid = c.cbid;
+    r.start = c.start_ns;
+    r.end = c.end_ns;
+    r.processId = pid_;
+    r.threadId = c.tid;
+    r.correlationId = c.correlation_id;
+    r.returnValue = uint32_t(c.result);
+    converter_->Convert(reinterpret_cast<const CUpti_Activity*>(&r));
+  };
+  for (const DriverCall& c : driver_calls_prev_) write(c);
+  driver_calls_prev_.clear();
+  if (all) {
+    for (const DriverCall& c : driver_calls_) write(c);
+    driver_calls_.clear();
+  } else {
+    driver_calls_prev_.swap(driver_calls_);
+  }
+  converter_->NextCycle();
+}
+
 void CuptiEngine::WriterLoop() {
   writer_tid_ = static_cast<uint64_t>(syscall(SYS_gettid));
   uint64_t next_flush = MonotonicNs() + uint64_t{options_.flush_ms} * 1000000;
@@ -205,6 +231,7 @@ void CuptiEngine::WriterLoop() {
     uint64_t c0 = ThreadCpuNs();
     stacks_.Drain();
     DrainSyncs(/*append=*/false);
+    if (driver_rows_) DriverCalls::Collect(&driver_calls_);
     writer_cost_.drain_ns += ThreadCpuNs() - c0;
     uint64_t now = MonotonicNs();
     if (!activities_on_.load() && !range_done_.load() && options_.range == CaptureRange::kAll &&
@@ -271,6 +298,7 @@ void CuptiEngine::WriteFinalStats() {
                    output_path_.c_str());
   }
   stat("capture.sync_ring_overflows", SyncRecorder::dropped(), model::kStatDataLoss);
+  stat("capture.driver_call_ring_overflows", DriverCalls::dropped(), model::kStatDataLoss);
   writer_cost_.total_ns = ThreadCpuNs();
   for (const CostStat& c : CollectCostStats(tick_rate_.NsPerTick(), writer_cost_))
     stat(c.name.c_str(), c.value, model::kStatInfo);
@@ -290,6 +318,10 @@ void CuptiEngine::FlushOnce(bool forced) {
   DrainSyncs(/*append=*/true);
   uint64_t c2 = ThreadCpuNs();
   ProcessCompletedBuffers();
+  if (driver_rows_) {
+    DriverCalls::Collect(&driver_calls_);
+    WriteDriverCalls(/*all=*/forced);
+  }
   uint64_t c3 = ThreadCpuNs();
   if (replay_) replay_->Drain(sbt_.get());
   if (forced) pool_.Close();

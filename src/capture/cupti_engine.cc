@@ -197,6 +197,7 @@ Status CuptiEngine::Start(const CaptureOptions& options) {
   writer_cost_ = WriterCost{};
   if (subscriber_ && (options.groups & kGroupSync) && !(options.groups & kGroupSyncActivity))
     sync_ = std::make_unique<SyncRecorder>(pid_);
+  driver_rows_ = subscriber_ && (options.groups & kGroupDriverLaunch) && !(options.groups & kGroupDriver);
   if (subscriber_) StartStacks();
   if (subscriber_ && !options.replay_capture.empty()) {
     auto filter = ParseReplayFilter(options.replay_capture);
@@ -301,15 +302,20 @@ Status CuptiEngine::EnableCallbacks() {
   // Entry callbacks of work-submitting calls only when someone wants host
   // stacks: a callback on every launch costs ~0.3-1 us even when it does
   // nothing. Synchronizing calls are rare: their callbacks make the sync rows.
+  // With driver-launch rows, the same work-submitting callbacks time the
+  // driver calls (driver_calls.h).
   const bool stacks = GetStackHook() != nullptr;
+  converter_->TrackRuntimeCalls(driver_rows_);
   for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid) {
     CostSite site;
+    bool work = false;
     if (SyncRecorder::TypeOf(cbid) != model::kSyncUnknown) {
       if (!sync_) continue;
       site = CostSite::kSync;
-    } else if (stacks) {
+    } else if (stacks || driver_rows_) {
       const char* name = CallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid);
       if (!name || !IsWorkSubmittingDriverApi(name, &site)) continue;
+      work = true;
     } else {
       continue;
     }
@@ -317,6 +323,7 @@ Status CuptiEngine::EnableCallbacks() {
     enter_cbids_.set(cbid);
     site_of_[cbid] = uint8_t(site);
     if (stacks) stack_cbids_.set(cbid);
+    if (work && driver_rows_) driver_row_cbids_.set(cbid);
   }
   if (replay_) {
     for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid)
@@ -366,7 +373,7 @@ Status CuptiEngine::SetActivities(bool enable) {
   if (g & kGroupMemset) kinds.push_back(CUPTI_ACTIVITY_KIND_MEMSET);
   if (g & kGroupSyncActivity) kinds.push_back(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
   if (g & kGroupRuntime) kinds.push_back(CUPTI_ACTIVITY_KIND_RUNTIME);
-  if (g & (kGroupDriver | kGroupDriverLaunch)) kinds.push_back(CUPTI_ACTIVITY_KIND_DRIVER);
+  if (g & kGroupDriver) kinds.push_back(CUPTI_ACTIVITY_KIND_DRIVER);
   if (g & kGroupMemory) kinds.push_back(CUPTI_ACTIVITY_KIND_MEMORY2);
   if (g & kGroupNvtx) {
     kinds.push_back(CUPTI_ACTIVITY_KIND_MARKER);
@@ -393,14 +400,11 @@ Status CuptiEngine::SetActivities(bool enable) {
           cuptiActivityEnableRuntimeApi(cbid, 0);
       }
     }
-    if (g & (kGroupDriver | kGroupDriverLaunch)) {
-      // driver: all but the no-op calls; driver-launch: work-submitting calls only.
-      const bool all = g & kGroupDriver;
+    if (g & kGroupDriver) {
       for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid) {
         const char* name = CallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid);
-        bool off = all ? name && Matches(name, kNoisyDriverApis, std::size(kNoisyDriverApis))
-                       : !name || !IsWorkSubmittingDriverApi(name);
-        if (off) cuptiActivityEnableDriverApi(cbid, 0);
+        if (name && Matches(name, kNoisyDriverApis, std::size(kNoisyDriverApis)))
+          cuptiActivityEnableDriverApi(cbid, 0);
       }
     }
   }
@@ -449,6 +453,11 @@ void CUPTIAPI CuptiEngine::OnCallback(void* userdata, CUpti_CallbackDomain domai
       if (cbid < CUPTI_DRIVER_TRACE_CBID_SIZE && e->enter_cbids_.test(cbid)) {
         if (info->callbackSite == CUPTI_API_ENTER) {
           e->OnDriverEnter(cbid, info);
+        } else if (e->driver_row_cbids_.test(cbid)) {
+          ThreadCost* tc = ThreadCost::Get();
+          CostTimer timer(tc, CostSite::kDriverRow);
+          DriverCalls::OnExit(cbid, info);
+          timer.Finish(CostSite::kDriverRow);
         } else if (e->sync_ && e->site_of_[cbid] == uint8_t(CostSite::kSync)) {
           ThreadCost* tc = ThreadCost::Get();
           CostTimer timer(tc, CostSite::kSync);
@@ -500,6 +509,8 @@ void CuptiEngine::OnDriverEnter(CUpti_CallbackId cbid, const CUpti_CallbackData*
   }
   if (site == CostSite::kSync && activities_on_.load(std::memory_order_relaxed))
     sync_->OnEnter(cbid, info, stack);
+  if (driver_row_cbids_.test(cbid))
+    DriverCalls::OnEnter(cbid, info, activities_on_.load(std::memory_order_relaxed));
   timer.Finish(site);
 }
 

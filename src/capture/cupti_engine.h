@@ -30,6 +30,7 @@
 #include "activity_converter.h"
 #include "buffer_pool.h"
 #include "correlation_stacks.h"
+#include "driver_calls.h"
 #include "raw_dump.h"
 #include "replay_capture.h"
 #include "self_cost.h"
@@ -96,6 +97,9 @@ class CuptiEngine {
   // The calling thread's stack id (0: none); `timed` adds its phases to `tc`.
   uint32_t TakeStack(ThreadCost* tc, bool timed);
   void DrainSyncs(bool append);
+  // Writer: driver calls of the last cycle that no runtime call made become
+  // driver API rows (all of them when `all`, at the end).
+  void WriteDriverCalls(bool all);
   void OnResource(CUpti_CallbackId cbid, const CUpti_ResourceData* data);
   void OnNvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* data);
 
@@ -150,6 +154,12 @@ class CuptiEngine {
   std::bitset<CUPTI_DRIVER_TRACE_CBID_SIZE> enter_cbids_;
   uint8_t site_of_[CUPTI_DRIVER_TRACE_CBID_SIZE] = {};
   std::unique_ptr<SyncRecorder> sync_;         // --kinds sync (not sync-activity)
+  // --kinds driver-launch (without the full driver group): driver API rows
+  // from callbacks (driver_calls.h) for these callback ids.
+  bool driver_rows_ = false;
+  std::bitset<CUPTI_DRIVER_TRACE_CBID_SIZE> driver_row_cbids_;
+  std::vector<DriverCall> driver_calls_;       // writer: this cycle's calls
+  std::vector<DriverCall> driver_calls_prev_;  // writer: the last cycle's, decided now
   std::vector<model::SyncEvent> pending_syncs_;  // writer: collected, not yet appended
   TickRate tick_rate_;
   WriterCost writer_cost_;

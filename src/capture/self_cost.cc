@@ -21,6 +21,7 @@ const char* CostSiteName(CostSite site) {
     case CostSite::kSync: return "sync";
     case CostSite::kOther: return "other";
     case CostSite::kBuffer: return "buffer";
+    case CostSite::kDriverRow: return "driver_exit";
     case CostSite::kStack: return "stack";
     case CostSite::kStackUnwind: return "stack.unwind";
     case CostSite::kStackPython: return "stack.python";

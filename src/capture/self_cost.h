@@ -32,6 +32,7 @@ enum class CostSite : uint8_t {
   kSync,        // synchronization calls, entry and exit (timestamps, ids, stack)
   kOther,       // module loads, contexts, NVTX and profiler-range callbacks
   kBuffer,      // CUPTI buffer requests and completions
+  kDriverRow,   // exit of a work-submitting driver call (driver-launch rows)
   // Parts of the sites above (not added to the total again).
   // Parts after kStack are timed in the same sampled calls as kStack and
   // share its call count.

@@ -127,5 +127,70 @@ TEST(UnwinderTest, RepeatedCallSitesHitTheCache) {
   });
 }
 
+// Reuse of the last walk (unwinder.h): every walk, reused or not, equals
+// backtrace()'s, whatever order the depths come in.
+TEST(UnwinderTest, ReusedWalksEqualFreshOnes) {
+  uint64_t reused = 0;
+  for (int depth : {10, 10, 20, 10, 5, 20, 20, 0, 48, 47}) {
+    Captured c;
+    RecurseChain(depth, [&] {
+      UnwindStats before = GetUnwindStats();
+      c.n_glibc = backtrace(c.glibc.data(), 256);
+      c.n_ours = UnwindNative(c.ours.data(), 256);
+      reused += GetUnwindStats().thread_steps_reused - before.thread_steps_reused;
+      return 0;
+    });
+    SCOPED_TRACE("depth " + std::to_string(depth));
+    ExpectSameAsBacktrace(c);
+  }
+#if defined(__x86_64__)
+  EXPECT_GT(reused, 0u) << "repeated stacks were walked afresh";
+#endif
+}
+
+TEST(UnwinderTest, AnIdenticalStackIsReplayedWhole) {
+  RecurseChain(30, [] {
+    uint64_t a[256], b[256];
+    int na = 0, nb = 0;
+    UnwindStats mid;
+    for (volatile int round = 0; round < 2;) {  // one call site, twice
+      if (round == 1) mid = GetUnwindStats();
+      (round == 0 ? na : nb) = UnwindNative(round == 0 ? a : b, 256);
+      round = round + 1;
+    }
+    UnwindStats after = GetUnwindStats();
+    EXPECT_EQ(na, nb);
+    for (int i = 0; i < na && i < nb; ++i) EXPECT_EQ(a[i], b[i]) << "frame " << i;
+#if defined(__x86_64__)
+    EXPECT_EQ(after.thread_steps_walked, mid.thread_steps_walked) << "the second walk looked up rules";
+    EXPECT_GE(after.thread_steps_reused - mid.thread_steps_reused, uint64_t(nb));
+#endif
+    return 0;
+  });
+}
+
+// Two callers with the same frame layout put the same inner frames at the
+// same stack addresses: the return address that differs must stop the reuse.
+[[gnu::noinline]] int InnerUnwind(Captured* c) {
+  c->n_glibc = backtrace(c->glibc.data(), 256);
+  c->n_ours = UnwindNative(c->ours.data(), 256);
+  asm volatile("" ::: "memory");
+  return c->n_ours;
+}
+[[gnu::noinline]] int CallerA(Captured* c) { return InnerUnwind(c) + 1; }
+[[gnu::noinline]] int CallerB(Captured* c) { return InnerUnwind(c) + 2; }
+
+TEST(UnwinderTest, ADifferentCallerAtTheSameDepthIsNotReused) {
+  Captured a, b;
+  for (int i = 0; i < 3; ++i) {
+    CallerA(&a);
+    CallerB(&b);
+    ExpectSameAsBacktrace(a);
+    ExpectSameAsBacktrace(b);
+  }
+  ASSERT_GT(a.n_ours, 3);
+  EXPECT_NE(a.ours[1], b.ours[1]) << "the callers' return addresses";
+}
+
 }  // namespace
 }  // namespace tracesmith::capture::stacks

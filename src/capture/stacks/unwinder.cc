@@ -121,11 +121,16 @@ inline bool InStack(uintptr_t addr, uintptr_t lo, uintptr_t hi) { return addr - 
 // only on the return address), so a replay that verifies gives exactly what
 // a fresh walk would; the first word that differs resumes the fresh walk
 // from there. The checks are independent loads of hot stack memory.
+// rbp matters only to steps whose rule reads it (an rbp-based CFA, or the
+// frame-pointer fallback); elsewhere it is carried over until a step
+// restores it from the stack, so it is compared only where it is read.
 struct WalkStep {
   uintptr_t ra_at;    // address the return address was read from (= CFA - 8)
   uint64_t ra;        // the return address read
   uintptr_t rbp_at;   // address the caller's rbp was read from; 0: not read
   uintptr_t rbp_out;  // rbp after this step (read, or carried over)
+  uintptr_t rbp_in;   // rbp before this step, when the rule reads it
+  bool uses_rbp;
 };
 constexpr int kMaxSteps = 512;
 struct WalkMemo {
@@ -133,7 +138,7 @@ struct WalkMemo {
   int n[2] = {0, 0};            // steps recorded in each buffer
   bool complete[2] = {false, false};  // that walk ended by itself (not at max_frames)
   uint64_t key0[2] = {0, 0};    // state before the first step
-  uintptr_t rsp0[2] = {0, 0}, rbp0[2] = {0, 0};
+  uintptr_t rsp0[2] = {0, 0};
   int cur = 0;                  // buffer holding the last walk
   bool busy = false;            // a walk is using the memo (a signal handler's walk skips it)
   uint64_t steps_reused = 0, steps_walked = 0;
@@ -203,7 +208,6 @@ template <bool kHash>
     if (memo) {
       memo->key0[last_buf ^ 1] = key;
       memo->rsp0[last_buf ^ 1] = rsp;
-      memo->rbp0[last_buf ^ 1] = rbp;
     }
     // Takes a return address the walk produced; false when the walk is done.
     auto emit = [&](uint64_t ra) -> bool {
@@ -224,14 +228,17 @@ template <bool kHash>
         // The state before last step j: the initial one, or after step j-1.
         uintptr_t lrsp = 0;
         while (j < n_last && (lrsp = j ? last[j - 1].ra_at + 8 : memo->rsp0[last_buf]) < rsp) ++j;
-        if (j < n_last && lrsp == rsp &&
-            key == (j ? last[j - 1].ra : memo->key0[last_buf]) &&
-            rbp == (j ? last[j - 1].rbp_out : memo->rbp0[last_buf])) {
+        if (j < n_last && lrsp == rsp && key == (j ? last[j - 1].ra : memo->key0[last_buf])) {
           int k = j;
+          uintptr_t cur_rbp = rbp;
           for (; k < n_last; ++k) {
             const WalkStep& st = last[k];
+            if (st.uses_rbp && cur_rbp != st.rbp_in) break;
             if (ReadWord(st.ra_at) != st.ra) break;
-            if (st.rbp_at && ReadWord(st.rbp_at) != st.rbp_out) break;
+            if (st.rbp_at) {
+              if (ReadWord(st.rbp_at) != st.rbp_out) break;
+              cur_rbp = st.rbp_out;
+            }
           }
           // The whole last walk holds again: keep its record as it is.
           keep_last = j == 0 && n_rec == 0 && k == n_last && memo->complete[last_buf];
@@ -239,8 +246,10 @@ template <bool kHash>
           int i = j;
           for (; i < k && more; ++i) {
             const WalkStep& st = last[i];
+            uintptr_t in = rbp;
+            if (st.rbp_at) rbp = st.rbp_out;
             if (!keep_last) {
-              if (n_rec < kMaxSteps) rec[n_rec] = st;
+              if (n_rec < kMaxSteps) rec[n_rec] = WalkStep{st.ra_at, st.ra, st.rbp_at, rbp, in, st.uses_rbp};
               ++n_rec;
             }
             if (st.ra < 4096) {
@@ -255,17 +264,19 @@ template <bool kHash>
             natural_end = true;
             break;
           }
-          // Resume the fresh walk after the last verified step.
+          // Resume the fresh walk after the last verified step (rbp is
+          // already that step's).
           if (k > j) {
             key = last[k - 1].ra;
             rsp = last[k - 1].ra_at + 8;
-            rbp = last[k - 1].rbp_out;
           }
           j = n_last;  // the walks differ from here on
         }
       }
       UnwindRule r = UnwindRule::Unpack(LookupRule(key));
       uintptr_t cfa, ra, ra_at, rbp_at = 0;
+      const uintptr_t rbp_in = rbp;
+      const bool uses_rbp = r.kind == RuleKind::kFramePointer || (r.kind == RuleKind::kCfa && r.cfa_is_rbp);
       if (__builtin_expect(r.kind == RuleKind::kCfa, 1)) {
         cfa = (r.cfa_is_rbp ? rbp : rsp) + uintptr_t(intptr_t(r.cfa_offset));
         if (!InStack(cfa - 8, lo, hi) || cfa <= rsp) {
@@ -299,7 +310,7 @@ template <bool kHash>
       }
       if (memo) {
         ++memo->steps_walked;
-        if (n_rec < kMaxSteps) rec[n_rec] = WalkStep{ra_at, ra, rbp_at, rbp};
+        if (n_rec < kMaxSteps) rec[n_rec] = WalkStep{ra_at, ra, rbp_at, rbp, rbp_in, uses_rbp};
         ++n_rec;
       }
       // Return addresses in the zero page cannot be code; this also ends
