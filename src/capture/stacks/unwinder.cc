@@ -119,7 +119,7 @@ inline bool InStack(uintptr_t addr, uintptr_t lo, uintptr_t hi) { return addr - 
 // word it read still holds the same value at the same address. The walk is a
 // deterministic function of its state and the words it reads (rules depend
 // only on the return address), so a replay that verifies gives exactly what
-// a fresh walk would; the first word that differs resumes the fresh walk
+// a fresh walk would (rbp counts only where a rule reads it, see WalkStep); the first word that differs resumes the fresh walk
 // from there. The checks are independent loads of hot stack memory.
 // rbp matters only to steps whose rule reads it (an rbp-based CFA, or the
 // frame-pointer fallback); elsewhere it is carried over until a step
@@ -203,7 +203,7 @@ template <bool kHash>
     const int n_last = memo ? memo->n[last_buf] : 0;
     WalkStep* rec = memo ? memo->steps[last_buf ^ 1] : nullptr;
     int n_rec = 0, j = 0;  // j: next step of the last walk that could match
-    bool natural_end = false, keep_last = false;
+    bool natural_end = false, keep_last = false, walk_done = false;
     uint64_t key = rip + 1;  // the rule lookup subtracts 1, as for return addresses
     if (memo) {
       memo->key0[last_buf ^ 1] = key;
@@ -223,53 +223,71 @@ template <bool kHash>
       if constexpr (kHash) h = StackHashStep(h, ra);
       return n < max_frames;
     };
-    for (;;) {
+    // Replays last steps j.. at addresses shifted by `off` while their reads
+    // verify; false when the walk is done.
+    auto replay = [&](int j0, uintptr_t off) -> bool {
+      int k = j0;
+      uintptr_t cur_rbp = rbp;
+      // A restored rbp is compared only where a later rule reads it:
+      // callers often keep loop counters or pointers in rbp, so the saved
+      // copies differ from walk to walk without changing the walk.
+      for (; k < n_last; ++k) {
+        const WalkStep& st = last[k];
+        if (st.uses_rbp && cur_rbp != st.rbp_in + off) break;
+        if (!InStack(st.ra_at + off, lo, hi) || ReadWord(st.ra_at + off) != st.ra) break;
+        if (st.rbp_at) {
+          if (!InStack(st.rbp_at + off, lo, hi)) break;
+          cur_rbp = ReadWord(st.rbp_at + off);
+        }
+      }
+      // The whole last walk holds again, in place: keep its record as it is.
+      keep_last = j0 == 0 && off == 0 && n_rec == 0 && k == n_last && memo->complete[last_buf];
+      bool more = true;
+      int i = j0;
+      for (; i < k && more; ++i) {
+        const WalkStep& st = last[i];
+        uintptr_t in = rbp;
+        if (st.rbp_at) rbp = ReadWord(st.rbp_at + off);
+        if (!keep_last) {
+          if (n_rec < kMaxSteps)
+            rec[n_rec] = WalkStep{st.ra_at + off, st.ra, st.rbp_at ? st.rbp_at + off : 0, rbp, in,
+                                  st.uses_rbp};
+          ++n_rec;
+        }
+        if (st.ra < 4096) {
+          natural_end = true;
+          break;
+        }
+        more = emit(st.ra);
+      }
+      memo->steps_reused += uint64_t(i - j0);
+      if (!more || natural_end) return false;
+      if (k == n_last && memo->complete[last_buf]) {
+        natural_end = true;
+        return false;
+      }
+      // Resume the fresh walk after the last verified step (rbp is already
+      // that step's).
+      if (k > j0) {
+        key = last[k - 1].ra;
+        rsp = last[k - 1].ra_at + off + 8;
+      }
+      return true;
+    };
+    // First, the innermost frames: this code, CUPTI's and the driver's are
+    // the same for every launch from the same API but sit higher or lower
+    // with the caller's depth, so they are matched relative to rsp.
+    if (n_last && key == memo->key0[last_buf]) {
+      walk_done = !replay(0, rsp - memo->rsp0[last_buf]);
+    }
+    for (; !walk_done;) {
       if (j < n_last) {
-        // The state before last step j: the initial one, or after step j-1.
+        // Then the outer frames, in place: the state before last step j is
+        // the initial one or the one after step j-1.
         uintptr_t lrsp = 0;
         while (j < n_last && (lrsp = j ? last[j - 1].ra_at + 8 : memo->rsp0[last_buf]) < rsp) ++j;
         if (j < n_last && lrsp == rsp && key == (j ? last[j - 1].ra : memo->key0[last_buf])) {
-          int k = j;
-          uintptr_t cur_rbp = rbp;
-          for (; k < n_last; ++k) {
-            const WalkStep& st = last[k];
-            if (st.uses_rbp && cur_rbp != st.rbp_in) break;
-            if (ReadWord(st.ra_at) != st.ra) break;
-            if (st.rbp_at) {
-              if (ReadWord(st.rbp_at) != st.rbp_out) break;
-              cur_rbp = st.rbp_out;
-            }
-          }
-          // The whole last walk holds again: keep its record as it is.
-          keep_last = j == 0 && n_rec == 0 && k == n_last && memo->complete[last_buf];
-          bool more = true;
-          int i = j;
-          for (; i < k && more; ++i) {
-            const WalkStep& st = last[i];
-            uintptr_t in = rbp;
-            if (st.rbp_at) rbp = st.rbp_out;
-            if (!keep_last) {
-              if (n_rec < kMaxSteps) rec[n_rec] = WalkStep{st.ra_at, st.ra, st.rbp_at, rbp, in, st.uses_rbp};
-              ++n_rec;
-            }
-            if (st.ra < 4096) {
-              natural_end = true;
-              break;
-            }
-            more = emit(st.ra);
-          }
-          memo->steps_reused += uint64_t(i - j);
-          if (!more || natural_end) break;
-          if (k == n_last && memo->complete[last_buf]) {
-            natural_end = true;
-            break;
-          }
-          // Resume the fresh walk after the last verified step (rbp is
-          // already that step's).
-          if (k > j) {
-            key = last[k - 1].ra;
-            rsp = last[k - 1].ra_at + 8;
-          }
+          if (!replay(j, 0)) break;
           j = n_last;  // the walks differ from here on
         }
       }
