@@ -169,6 +169,30 @@ TEST(UnwinderTest, AnIdenticalStackIsReplayedWhole) {
   });
 }
 
+// Launches from several places in turn (a training step): each place's walk
+// comes back from the thread's table of walks, whole.
+TEST(UnwinderTest, RepeatedCallSitesAreReplayedFromTheTable) {
+  uint64_t walked_second_round = 0;
+  for (int round = 0; round < 2; ++round) {
+    for (int depth : {5, 12, 30, 7}) {
+      Captured c;
+      UnwindStats before;
+      RecurseChain(depth, [&] {
+        c.n_glibc = backtrace(c.glibc.data(), 256);
+        before = GetUnwindStats();
+        c.n_ours = UnwindNative(c.ours.data(), 256);
+        if (round == 1) walked_second_round += GetUnwindStats().thread_steps_walked - before.thread_steps_walked;
+        return 0;
+      });
+      SCOPED_TRACE("round " + std::to_string(round) + " depth " + std::to_string(depth));
+      ExpectSameAsBacktrace(c);
+    }
+  }
+#if defined(__x86_64__)
+  EXPECT_EQ(walked_second_round, 0u) << "a place seen before was walked again";
+#endif
+}
+
 // Two callers with the same frame layout put the same inner frames at the
 // same stack addresses: the return address that differs must stop the reuse.
 [[gnu::noinline]] int InnerUnwind(Captured* c) {

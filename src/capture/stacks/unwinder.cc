@@ -109,48 +109,102 @@ inline uint64_t LookupRule(uint64_t key) {
 // Alignment is not checked: x86-64 reads unaligned words without faulting.
 inline bool InStack(uintptr_t addr, uintptr_t lo, uintptr_t hi) { return addr - lo <= hi - 8 - lo; }
 
-// Reusing the last walk. A thread's consecutive stacks share most frames
-// (same training step, same module chain), and in a real program each rule
-// lookup of a fresh walk misses the cache (~35 ns a frame measured inside a
-// PyTorch step). So each thread keeps what its last walk did, step by step:
-// the words it read (return address, saved rbp) and their addresses. When a
-// new walk reaches a state (return address, rsp, rbp) that the last walk
-// was in, the rest of the last walk is replayed after checking that every
-// word it read still holds the same value at the same address. The walk is a
-// deterministic function of its state and the words it reads (rules depend
-// only on the return address), so a replay that verifies gives exactly what
-// a fresh walk would (rbp counts only where a rule reads it, see WalkStep); the first word that differs resumes the fresh walk
-// from there. The checks are independent loads of hot stack memory.
+// Reusing earlier walks. A thread's stacks repeat (every training step
+// launches from the same places) and share frames (the module chain, and
+// the profiler's, CUPTI's and the driver's frames inside every launch), but
+// inside a real program each rule lookup of a fresh walk misses the cache
+// (~35-50 ns a frame measured in a PyTorch step). So each thread records its
+// walks step by step: the words each step read (return address, saved rbp)
+// and where. A recorded walk is replayed after checking that every word it
+// read still holds the same value at the same address. The walk is a
+// deterministic function of its state (return address, rsp, and rbp where a
+// rule reads it) and of the words it reads (rules depend only on the return
+// address), so a replay that verifies gives exactly what a fresh walk would;
+// the first word that differs resumes the fresh walk from there. Checks are
+// independent loads of hot stack memory and a sequential read of the record.
+// Three sources, in order:
+//  1. the thread's walk table: the latest walk that started in the same
+//     state (same call site and depth: the same launch one step earlier);
+//  2. the thread's last walk, shifted by the difference of the starting rsp
+//     (its innermost frames - ours, CUPTI's, the driver's - are the same for
+//     every launch, at the caller's depth);
+//  3. the last walk again, in place, once the new walk reaches a state it
+//     was in (shared outer frames).
+//
 // rbp matters only to steps whose rule reads it (an rbp-based CFA, or the
 // frame-pointer fallback); elsewhere it is carried over until a step
-// restores it from the stack, so it is compared only where it is read.
+// restores it from the stack, so it is compared only where it is read:
+// callers often keep loop counters or pointers in rbp.
 struct WalkStep {
   uintptr_t ra_at;    // address the return address was read from (= CFA - 8)
   uint64_t ra;        // the return address read
   uintptr_t rbp_at;   // address the caller's rbp was read from; 0: not read
-  uintptr_t rbp_out;  // rbp after this step (read, or carried over)
   uintptr_t rbp_in;   // rbp before this step, when the rule reads it
   bool uses_rbp;
 };
 constexpr int kMaxSteps = 512;
+// A recorded walk.
+struct WalkRef {
+  const WalkStep* steps = nullptr;
+  int n = 0;
+  bool complete = false;  // it ended by itself (not at max_frames)
+  uint64_t key0 = 0;      // its starting state
+  uintptr_t rsp0 = 0;
+};
+// 4096 walks, 8 MiB of records per thread (mapped lazily, touched as used):
+// a training step has a few hundred launch sites of ~50 steps (2.4 KiB).
+constexpr int kTableBits = 12;
+constexpr size_t kArenaBytes = size_t{8} << 20;
 struct WalkMemo {
-  WalkStep steps[2][kMaxSteps];
-  int n[2] = {0, 0};            // steps recorded in each buffer
-  bool complete[2] = {false, false};  // that walk ended by itself (not at max_frames)
-  uint64_t key0[2] = {0, 0};    // state before the first step
-  uintptr_t rsp0[2] = {0, 0};
-  int cur = 0;                  // buffer holding the last walk
-  bool busy = false;            // a walk is using the memo (a signal handler's walk skips it)
+  WalkStep buf[2][kMaxSteps];  // the walk being recorded, and possibly the last one
+  WalkRef last;
+  uint32_t table[1u << kTableBits];  // arena offset / 8 + 1 of a WalkRef + steps; 0: none
+  uint8_t* arena = nullptr;
+  size_t arena_used = 0;
+  bool busy = false;  // a walk is using the memo (a signal handler's walk skips it)
   uint64_t steps_reused = 0, steps_walked = 0;
 };
 thread_local WalkMemo* t_memo = nullptr;
 
 // mmap, not malloc: the first walk of a thread may run in a signal handler.
 [[gnu::noinline, gnu::cold]] WalkMemo* NewWalkMemo() {
-  void* p = mmap(nullptr, sizeof(WalkMemo), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                 -1, 0);
+  void* p = mmap(nullptr, sizeof(WalkMemo) + kArenaBytes, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) return nullptr;
-  return new (p) WalkMemo();
+  WalkMemo* m = new (p) WalkMemo();
+  m->arena = static_cast<uint8_t*>(p) + sizeof(WalkMemo);
+  return m;
+}
+
+inline uint32_t TableSlot(uint64_t key0, uintptr_t rsp0) {
+  uint64_t h = (key0 ^ (uint64_t(rsp0) * 0x9E3779B97F4A7C15ull)) * 0xff51afd7ed558ccdull;
+  return uint32_t(h >> (64 - kTableBits));
+}
+
+WalkRef FindWalk(const WalkMemo* m, uint64_t key0, uintptr_t rsp0) {
+  uint32_t at = m->table[TableSlot(key0, rsp0)];
+  if (!at) return {};
+  const auto* r = reinterpret_cast<const WalkRef*>(m->arena + size_t(at - 1) * 8);
+  if (r->key0 != key0 || r->rsp0 != rsp0) return {};
+  return *r;
+}
+
+// Copies a recorded walk into the arena and the table; the returned ref
+// points into the arena. Starts the arena over when it is full.
+[[gnu::noinline]] WalkRef StoreWalk(WalkMemo* m, const WalkRef& w) {
+  size_t bytes = sizeof(WalkRef) + size_t(w.n) * sizeof(WalkStep);
+  if (m->arena_used + bytes > kArenaBytes) {
+    __builtin_memset(m->table, 0, sizeof(m->table));
+    m->arena_used = 0;
+  }
+  uint8_t* at = m->arena + m->arena_used;
+  WalkRef stored = w;
+  stored.steps = reinterpret_cast<const WalkStep*>(at + sizeof(WalkRef));
+  __builtin_memcpy(at, &stored, sizeof(WalkRef));
+  __builtin_memcpy(at + sizeof(WalkRef), w.steps, size_t(w.n) * sizeof(WalkStep));
+  m->table[TableSlot(w.key0, w.rsp0)] = uint32_t(m->arena_used / 8 + 1);
+  m->arena_used += (bytes + 7) & ~size_t{7};
+  return stored;
 }
 
 #endif  // __x86_64__
@@ -197,18 +251,15 @@ template <bool kHash>
     if (__builtin_expect(memo == nullptr, 0)) memo = t_memo = NewWalkMemo();
     if (memo && memo->busy) memo = nullptr;  // re-entered from a signal handler
     if (memo) memo->busy = true;
-    // The last walk (to reuse) and the buffer this walk records into.
-    const int last_buf = memo ? memo->cur : 0;
-    const WalkStep* last = memo ? memo->steps[last_buf] : nullptr;
-    const int n_last = memo ? memo->n[last_buf] : 0;
-    WalkStep* rec = memo ? memo->steps[last_buf ^ 1] : nullptr;
-    int n_rec = 0, j = 0;  // j: next step of the last walk that could match
-    bool natural_end = false, keep_last = false, walk_done = false;
+    const WalkRef last = memo ? memo->last : WalkRef{};
+    // This walk records into the buffer the last walk is not in.
+    WalkStep* rec = memo ? memo->buf[last.steps == memo->buf[0] ? 1 : 0] : nullptr;
+    int n_rec = 0, j = 0;  // j: next step of the last walk that could match in place
+    bool natural_end = false, walk_done = false;
+    const WalkRef* reused_whole = nullptr;  // a recorded walk that held entirely
     uint64_t key = rip + 1;  // the rule lookup subtracts 1, as for return addresses
-    if (memo) {
-      memo->key0[last_buf ^ 1] = key;
-      memo->rsp0[last_buf ^ 1] = rsp;
-    }
+    const uint64_t key0 = key;
+    const uintptr_t rsp0 = rsp;
     // Takes a return address the walk produced; false when the walk is done.
     auto emit = [&](uint64_t ra) -> bool {
       if (skip > 0) {
@@ -223,16 +274,13 @@ template <bool kHash>
       if constexpr (kHash) h = StackHashStep(h, ra);
       return n < max_frames;
     };
-    // Replays last steps j.. at addresses shifted by `off` while their reads
-    // verify; false when the walk is done.
-    auto replay = [&](int j0, uintptr_t off) -> bool {
+    // Replays steps j0.. of `src` at addresses shifted by `off` while their
+    // reads verify; false when the walk is done.
+    auto replay = [&](const WalkRef& src, int j0, uintptr_t off) -> bool {
       int k = j0;
       uintptr_t cur_rbp = rbp;
-      // A restored rbp is compared only where a later rule reads it:
-      // callers often keep loop counters or pointers in rbp, so the saved
-      // copies differ from walk to walk without changing the walk.
-      for (; k < n_last; ++k) {
-        const WalkStep& st = last[k];
+      for (; k < src.n; ++k) {
+        const WalkStep& st = src.steps[k];
         if (st.uses_rbp && cur_rbp != st.rbp_in + off) break;
         if (!InStack(st.ra_at + off, lo, hi) || ReadWord(st.ra_at + off) != st.ra) break;
         if (st.rbp_at) {
@@ -240,17 +288,17 @@ template <bool kHash>
           cur_rbp = ReadWord(st.rbp_at + off);
         }
       }
-      // The whole last walk holds again, in place: keep its record as it is.
-      keep_last = j0 == 0 && off == 0 && n_rec == 0 && k == n_last && memo->complete[last_buf];
+      // The whole recorded walk holds again, in place: nothing new to record.
+      const bool whole = j0 == 0 && off == 0 && n_rec == 0 && k == src.n && src.complete;
       bool more = true;
       int i = j0;
       for (; i < k && more; ++i) {
-        const WalkStep& st = last[i];
+        const WalkStep& st = src.steps[i];
         uintptr_t in = rbp;
         if (st.rbp_at) rbp = ReadWord(st.rbp_at + off);
-        if (!keep_last) {
+        if (!whole) {
           if (n_rec < kMaxSteps)
-            rec[n_rec] = WalkStep{st.ra_at + off, st.ra, st.rbp_at ? st.rbp_at + off : 0, rbp, in,
+            rec[n_rec] = WalkStep{st.ra_at + off, st.ra, st.rbp_at ? st.rbp_at + off : 0, in,
                                   st.uses_rbp};
           ++n_rec;
         }
@@ -261,34 +309,36 @@ template <bool kHash>
         more = emit(st.ra);
       }
       memo->steps_reused += uint64_t(i - j0);
+      if (whole && i == k) reused_whole = &src;
       if (!more || natural_end) return false;
-      if (k == n_last && memo->complete[last_buf]) {
+      if (k == src.n && src.complete) {
         natural_end = true;
         return false;
       }
       // Resume the fresh walk after the last verified step (rbp is already
       // that step's).
       if (k > j0) {
-        key = last[k - 1].ra;
-        rsp = last[k - 1].ra_at + off + 8;
+        key = src.steps[k - 1].ra;
+        rsp = src.steps[k - 1].ra_at + off + 8;
       }
       return true;
     };
-    // First, the innermost frames: this code, CUPTI's and the driver's are
-    // the same for every launch from the same API but sit higher or lower
-    // with the caller's depth, so they are matched relative to rsp.
-    if (n_last && key == memo->key0[last_buf]) {
-      walk_done = !replay(0, rsp - memo->rsp0[last_buf]);
+    WalkRef site;
+    if (memo) site = FindWalk(memo, key, rsp);
+    if (site.steps) {
+      walk_done = !replay(site, 0, 0);
+    } else if (last.n && key == last.key0) {
+      walk_done = !replay(last, 0, rsp - last.rsp0);
     }
     for (; !walk_done;) {
-      if (j < n_last) {
+      if (j < last.n) {
         // Then the outer frames, in place: the state before last step j is
         // the initial one or the one after step j-1.
         uintptr_t lrsp = 0;
-        while (j < n_last && (lrsp = j ? last[j - 1].ra_at + 8 : memo->rsp0[last_buf]) < rsp) ++j;
-        if (j < n_last && lrsp == rsp && key == (j ? last[j - 1].ra : memo->key0[last_buf])) {
-          if (!replay(j, 0)) break;
-          j = n_last;  // the walks differ from here on
+        while (j < last.n && (lrsp = j ? last.steps[j - 1].ra_at + 8 : last.rsp0) < rsp) ++j;
+        if (j < last.n && lrsp == rsp && key == (j ? last.steps[j - 1].ra : last.key0)) {
+          if (!replay(last, j, 0)) break;
+          j = last.n;  // the walks differ from here on
         }
       }
       UnwindRule r = UnwindRule::Unpack(LookupRule(key));
@@ -328,7 +378,7 @@ template <bool kHash>
       }
       if (memo) {
         ++memo->steps_walked;
-        if (n_rec < kMaxSteps) rec[n_rec] = WalkStep{ra_at, ra, rbp_at, rbp, rbp_in, uses_rbp};
+        if (n_rec < kMaxSteps) rec[n_rec] = WalkStep{ra_at, ra, rbp_at, rbp_in, uses_rbp};
         ++n_rec;
       }
       // Return addresses in the zero page cannot be code; this also ends
@@ -342,12 +392,16 @@ template <bool kHash>
       if (!emit(ra)) break;
     }
     if (memo) {
-      // A walk that verified all of the last one leaves its record in place;
-      // a walk too long to record leaves nothing to reuse.
-      if (!keep_last) {
-        memo->n[last_buf ^ 1] = n_rec <= kMaxSteps ? n_rec : 0;
-        memo->complete[last_buf ^ 1] = natural_end;
-        memo->cur = last_buf ^ 1;
+      // A walk that verified a whole recorded walk leaves the records as
+      // they are; a walk too long to record leaves nothing to reuse.
+      if (reused_whole) {
+        memo->last = *reused_whole;
+      } else if (n_rec <= kMaxSteps) {
+        WalkRef w{rec, n_rec, natural_end, key0, rsp0};
+        memo->last = w;
+        if (n_rec > 0) StoreWalk(memo, w);
+      } else {
+        memo->last = WalkRef{};
       }
       memo->busy = false;
     }
