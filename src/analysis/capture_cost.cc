@@ -69,8 +69,6 @@ std::vector<CaptureCost> ComputeCaptureCost(const model::Trace& trace) {
       c.stack.push_back({"stack.dedup", std::max(0.0, stack_ns - unwind - python), n});
       c.native_frames = get("stack.frames_native_x1000") / 1000;
       c.python_frames = get("stack.frames_python_x1000") / 1000;
-      c.steps_reused = get("stack.steps_reused_x1000") / 1000;
-      c.steps_walked = get("stack.steps_walked_x1000") / 1000;
     }
     for (const char* phase : {"flush", "convert", "drain", "write"})
       c.writer.push_back({std::string("writer.") + phase, get(std::string("writer.") + phase + "_ns"), 0});
@@ -106,9 +104,7 @@ std::vector<std::string> CaptureCostDetails(const CaptureCost& c) {
   for (const auto& p : c.stack) {
     std::string s = per(p);
     if (p.name == "stack")
-      s += Fmt(" [%.1f native + %.1f Python frames per stack; unwind steps: %.1f replayed, ",
-               c.native_frames, c.python_frames, c.steps_reused) +
-           Fmt("%.1f walked]", c.steps_walked);
+      s += Fmt(" [%.1f native + %.1f Python frames per stack]", c.native_frames, c.python_frames);
     out.push_back("  " + s);
   }
   for (const auto& p : c.writer)

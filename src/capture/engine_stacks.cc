@@ -11,7 +11,6 @@
 
 #include "cupti_engine.h"
 #include "tracesmith/capture/stack_hook.h"
-#include "tracesmith/capture/stacks/unwinder.h"
 
 namespace tracesmith::capture {
 namespace {
@@ -79,13 +78,9 @@ uint32_t CuptiEngine::TakeStack(ThreadCost* tc, bool timed) {
   }
   if (!timed) return c->CaptureStack();
   stacks::StackTiming st;
-  stacks::UnwindStats u0 = stacks::GetUnwindStats();
   uint64_t t0 = CpuTicks();
   uint32_t id = c->CaptureStack(&st);
   tc->AddSample(CostSite::kStack, CpuTicks() - t0);
-  stacks::UnwindStats u1 = stacks::GetUnwindStats();
-  ThreadCost::Bump(tc->steps_reused, u1.thread_steps_reused - u0.thread_steps_reused);
-  ThreadCost::Bump(tc->steps_walked, u1.thread_steps_walked - u0.thread_steps_walked);
   tc->AddSample(CostSite::kStackUnwind, st.unwind_ticks);
   tc->AddSample(CostSite::kStackPython, st.python_ticks);
   ThreadCost::Bump(tc->frames_native, uint64_t(st.native_frames));

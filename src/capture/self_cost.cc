@@ -43,7 +43,7 @@ ThreadCost* ThreadCost::Register() {
 
 std::vector<CostStat> CollectCostStats(double ns_per_tick, const WriterCost& writer) {
   uint64_t calls[kCostSites] = {}, sampled[kCostSites] = {}, ticks[kCostSites] = {};
-  uint64_t fn = 0, fp = 0, reused = 0, walked = 0;
+  uint64_t fn = 0, fp = 0;
   {
     std::lock_guard<std::mutex> lock(g_threads_mu);
     if (g_threads) {
@@ -55,8 +55,6 @@ std::vector<CostStat> CollectCostStats(double ns_per_tick, const WriterCost& wri
         }
         fn += t->frames_native.load(std::memory_order_relaxed);
         fp += t->frames_python.load(std::memory_order_relaxed);
-        reused += t->steps_reused.load(std::memory_order_relaxed);
-        walked += t->steps_walked.load(std::memory_order_relaxed);
       }
     }
   }
@@ -75,8 +73,6 @@ std::vector<CostStat> CollectCostStats(double ns_per_tick, const WriterCost& wri
   if (stacks) {
     out.push_back({"capture.cost.stack.frames_native_x1000", fn * 1000 / stacks});
     out.push_back({"capture.cost.stack.frames_python_x1000", fp * 1000 / stacks});
-    out.push_back({"capture.cost.stack.steps_reused_x1000", reused * 1000 / stacks});
-    out.push_back({"capture.cost.stack.steps_walked_x1000", walked * 1000 / stacks});
   }
   out.push_back({"capture.cost.writer.flush_ns", writer.flush_ns});
   out.push_back({"capture.cost.writer.convert_ns", writer.convert_ns});

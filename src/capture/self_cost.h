@@ -53,8 +53,6 @@ struct ThreadCost {
   std::atomic<uint64_t> sampled[kCostSites] = {};
   std::atomic<uint64_t> ticks[kCostSites] = {};
   std::atomic<uint64_t> frames_native{0}, frames_python{0};  // in sampled stacks
-  // Unwind steps in sampled stacks: replayed from the thread's last walk, walked afresh.
-  std::atomic<uint64_t> steps_reused{0}, steps_walked{0};
   uint32_t rng = 0x9e3779b9u;
 
   // The calling thread's counters (registered on first use).

@@ -29,8 +29,6 @@ struct CaptureCost {
   std::vector<Part> stack;   // stack capture and its phases (unwind, python, dedup)
   std::vector<Part> writer;  // writer phases, largest first
   double native_frames = 0, python_frames = 0;  // mean per stack
-  // Mean unwind steps per stack replayed from the thread's last walk / walked afresh.
-  double steps_reused = 0, steps_walked = 0;
 
   // Program-thread cost per kernel launch, in us (0 without kernels).
   double UsPerLaunch() const { return kernels ? program_ns / 1e3 / double(kernels) : 0; }

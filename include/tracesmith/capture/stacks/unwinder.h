@@ -11,15 +11,9 @@
 // thread's stack bounds and the walk stops at anything odd, so it never
 // faults. Other architectures walk frame pointers only.
 //
-// Each thread also keeps a record of its last walk (the words read and where)
-// and replays it, verified word by word, from the first frame where the new
-// walk reaches a state the last one was in: consecutive launch stacks share
-// most frames, and replaying them avoids a rule lookup per frame.
-//
 // Hot path: no allocation, no lock, no syscall. The first unwind on a thread
-// queries its stack bounds (pthread_getattr_np) and maps its walk record;
-// the first sighting of a return address parses CFI (and may take the
-// loader's lock).
+// queries its stack bounds (pthread_getattr_np); the first sighting of a
+// return address parses CFI (and may take the loader's lock).
 #pragma once
 
 #include <cstdint>
@@ -37,9 +31,6 @@ struct UnwindStats {
   uint64_t rules_computed = 0;  // slow path: CFI parsed for a new return address
   uint64_t fp_fallbacks = 0;    // return addresses without usable CFI
   uint64_t cache_full = 0;      // rules that did not fit in the cache
-  // The calling thread's walks: frames replayed from its previous walk after
-  // verification, and frames walked with rule lookups.
-  uint64_t thread_steps_reused = 0, thread_steps_walked = 0;
 };
 UnwindStats GetUnwindStats();
 
