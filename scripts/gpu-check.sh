@@ -6,6 +6,7 @@
 #   GPU_CHECK=tests,replay,torchjson,selfcost,apicost,bench,sweep (default;
 #             also: fixtures, example)
 #   BENCH_ROUNDS=8  BENCH_WORKLOADS=ll,pyll,mlp,xf  SWEEP_WORKLOADS=xf
+#   GPU_TESTS="capture_gpu_test ..."  (a subset of the GPU gtests)
 #
 # BUILD_DIR may be carried from the development machine
 # (scripts/make-gpu-carry.sh); it is configured and built here when
@@ -55,8 +56,8 @@ if want fixtures; then
 fi
 
 if want tests; then
-  for t in capture_gpu_test capture_gpu_stacks_test capture_gpu_range_test capture_gpu_session_test \
-           capture_gpu_sync_test; do
+  for t in ${GPU_TESTS:-capture_gpu_test capture_gpu_stacks_test capture_gpu_range_test \
+             capture_gpu_session_test capture_gpu_sync_test}; do
     "$BUILD/tests/capture/$t" 2>&1 | grep -v '^\[.*\] tracesmith: recording'
     echo "GPU-CHECK gtest $t exit: ${PIPESTATUS[0]}"
   done
