@@ -12,14 +12,13 @@
 #include <functional>
 #include <vector>
 
-#define CHECK(call)                                                                \
-  do {                                                                             \
-    cudaError_t e_ = (call);                                                       \
-    if (e_ != cudaSuccess && e_ != cudaErrorNotReady) {                            \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,           \
-                   cudaGetErrorString(e_));                                        \
-      std::exit(2);                                                                \
-    }                                                                              \
+#define CHECK(call)                                                                               \
+  do {                                                                                            \
+    cudaError_t e_ = (call);                                                                      \
+    if (e_ != cudaSuccess && e_ != cudaErrorNotReady) {                                           \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+      std::exit(2);                                                                               \
+    }                                                                                             \
   } while (0)
 
 __global__ void tiny(float* data) {
@@ -32,8 +31,9 @@ double Now() {
   return double(ts.tv_sec) * 1e9 + double(ts.tv_nsec);
 }
 
-void Measure(const char* name, int n, const std::function<void()>& call,
-             const std::function<void()>& after_block = [] {}, int n_blocks = 6) {
+void Measure(
+    const char* name, int n, const std::function<void()>& call,
+    const std::function<void()>& after_block = [] {}, int n_blocks = 6) {
   std::vector<double> blocks;
   for (int b = 0; b < n_blocks; ++b) {
     double t0 = Now();
@@ -61,20 +61,25 @@ int main(int argc, char** argv) {
 
   // Launches in blocks of 256 (well under the launch queue's depth), so the
   // host cost is measured, not the GPU's rate of starting tiny kernels.
-  Measure("cudaLaunchKernel", 256, [&] { tiny<<<1, 32, 0, s>>>(d); }, sync, 1 + n / 256);
-  Measure("cudaEventRecord", n, [&] { CHECK(cudaEventRecord(ev, s)); }, sync);
-  Measure("cudaStreamWaitEvent", n, [&] { CHECK(cudaStreamWaitEvent(s2, ev, 0)); }, sync);
+  Measure(
+      "cudaLaunchKernel", 256, [&] { tiny<<<1, 32, 0, s>>>(d); }, sync, 1 + n / 256);
+  Measure(
+      "cudaEventRecord", n, [&] { CHECK(cudaEventRecord(ev, s)); }, sync);
+  Measure(
+      "cudaStreamWaitEvent", n, [&] { CHECK(cudaStreamWaitEvent(s2, ev, 0)); }, sync);
   Measure("cudaEventQuery", n, [&] { CHECK(cudaEventQuery(ev)); });
   Measure("cudaStreamQuery", n, [&] { CHECK(cudaStreamQuery(s)); });
   Measure("cudaEventSynchronize", n, [&] { CHECK(cudaEventSynchronize(ev)); });
   Measure("cudaStreamSynchronize(idle)", n, [&] { CHECK(cudaStreamSynchronize(s)); });
-  Measure("cudaMemcpyAsync(DtoH 4B)", n,
-          [&] { CHECK(cudaMemcpyAsync(h, d, 4, cudaMemcpyDeviceToHost, s)); }, sync);
+  Measure(
+      "cudaMemcpyAsync(DtoH 4B)", n,
+      [&] { CHECK(cudaMemcpyAsync(h, d, 4, cudaMemcpyDeviceToHost, s)); }, sync);
   Measure("cudaMemcpyAsync+cudaStreamSynchronize", n / 4, [&] {
     CHECK(cudaMemcpyAsync(h, d, 4, cudaMemcpyDeviceToHost, s));
     CHECK(cudaStreamSynchronize(s));
   });
-  Measure("cudaMemsetAsync", n, [&] { CHECK(cudaMemsetAsync(d, 0, 256, s)); }, sync);
+  Measure(
+      "cudaMemsetAsync", n, [&] { CHECK(cudaMemsetAsync(d, 0, 256, s)); }, sync);
   Measure("cudaGetDevice", n, [&] {
     int dev;
     CHECK(cudaGetDevice(&dev));
@@ -84,11 +89,14 @@ int main(int argc, char** argv) {
     CHECK(cudaStreamIsCapturing(s, &st));
   });
   Measure("cudaDeviceSynchronize(idle)", n / 4, [&] { CHECK(cudaDeviceSynchronize()); });
-  Measure("cudaMallocAsync+FreeAsync", n / 4, [&] {
-    void* p;
-    CHECK(cudaMallocAsync(&p, 4096, s));
-    CHECK(cudaFreeAsync(p, s));
-  }, sync);
+  Measure(
+      "cudaMallocAsync+FreeAsync", n / 4,
+      [&] {
+        void* p;
+        CHECK(cudaMallocAsync(&p, 4096, s));
+        CHECK(cudaFreeAsync(p, s));
+      },
+      sync);
   CHECK(cudaDeviceSynchronize());
   std::printf("api_costs: done\n");
   return 0;

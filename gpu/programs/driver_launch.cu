@@ -8,13 +8,13 @@
 
 #include "check.h"
 
-#define CU_CHECK(call)                                                     \
-  do {                                                                     \
-    CUresult r_ = (call);                                                  \
-    if (r_ != CUDA_SUCCESS) {                                              \
+#define CU_CHECK(call)                                                        \
+  do {                                                                        \
+    CUresult r_ = (call);                                                     \
+    if (r_ != CUDA_SUCCESS) {                                                 \
       std::fprintf(stderr, "%s:%d: %s: %d\n", __FILE__, __LINE__, #call, r_); \
-      std::exit(2);                                                        \
-    }                                                                      \
+      std::exit(2);                                                           \
+    }                                                                         \
   } while (0)
 
 __global__ void runtime_kernel(int* p) { atomicAdd(p, 1); }
@@ -28,7 +28,8 @@ int main() {
   CUfunction f;
   CHECK(cudaGetFuncBySymbol(&f, reinterpret_cast<const void*>(&driver_kernel)));
   void* args[] = {&d};
-  for (int i = 0; i < 7; ++i) CU_CHECK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, args, nullptr));
+  for (int i = 0; i < 7; ++i)
+    CU_CHECK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, args, nullptr));
   CUlaunchConfig cfg = {};
   cfg.gridDimX = cfg.gridDimY = cfg.gridDimZ = 1;
   cfg.blockDimX = cfg.blockDimY = cfg.blockDimZ = 1;

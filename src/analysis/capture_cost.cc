@@ -10,8 +10,8 @@ namespace {
 
 constexpr std::string_view kPrefix = "capture.cost.";
 // Program-thread sites (self_cost.h CostSite, disjoint).
-constexpr std::string_view kSites[] = {"launch", "copy",   "memset", "graph",
-                                       "sync",   "other",  "buffer", "driver_exit"};
+constexpr std::string_view kSites[] = {"launch", "copy",  "memset", "graph",
+                                       "sync",   "other", "buffer", "driver_exit"};
 
 std::string Fmt(const char* format, double a, double b = 0, double c = 0) {
   char buf[256];
@@ -71,7 +71,8 @@ std::vector<CaptureCost> ComputeCaptureCost(const model::Trace& trace) {
       c.python_frames = get("stack.frames_python_x1000") / 1000;
     }
     for (const char* phase : {"flush", "convert", "drain", "write"})
-      c.writer.push_back({std::string("writer.") + phase, get(std::string("writer.") + phase + "_ns"), 0});
+      c.writer.push_back(
+          {std::string("writer.") + phase, get(std::string("writer.") + phase + "_ns"), 0});
     c.writer_cpu_ns = get("writer.total_ns");
     auto by_ns = [](const CaptureCost::Part& a, const CaptureCost::Part& b) { return a.ns > b.ns; };
     std::stable_sort(c.sites.begin(), c.sites.end(), by_ns);
@@ -95,7 +96,9 @@ std::vector<std::string> CaptureCostDetails(const CaptureCost& c) {
   std::vector<std::string> out;
   auto per = [&](const CaptureCost::Part& p) {
     std::string s = p.name + ": " + Duration(p.ns);
-    if (p.calls) s += " in " + std::to_string(p.calls) + " calls (" + Duration(p.ns / double(p.calls)) + " each)";
+    if (p.calls)
+      s += " in " + std::to_string(p.calls) + " calls (" + Duration(p.ns / double(p.calls)) +
+           " each)";
     if (c.kernels && p.ns > 0) s += Fmt(", %.3f us per launch", p.ns / 1e3 / double(c.kernels));
     return s;
   };

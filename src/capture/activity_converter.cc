@@ -252,7 +252,8 @@ void ActivityConverter::ConvertApi(const CUpti_ActivityAPI& r, uint8_t domain) {
   std::string_view name = StripApiVersion(names_->ApiName(domain, r.cbid));
   e.name_id = sink_->Intern(name);
   e.return_code = static_cast<int32_t>(r.returnValue);
-  if (track_runtime_ && domain == model::kApiRuntime) runtime_calls_[cycle_].insert(r.correlationId);
+  if (track_runtime_ && domain == model::kApiRuntime)
+    runtime_calls_[cycle_].insert(r.correlationId);
   if (!external_.empty()) {
     auto it = external_.find(r.correlationId);
     if (it != external_.end()) {

@@ -17,10 +17,18 @@ struct GroupName {
   uint32_t bit;
 };
 constexpr GroupName kGroupNames[] = {
-    {"kernel", kGroupKernel}, {"memcpy", kGroupMemcpy},     {"memset", kGroupMemset},
-    {"sync", kGroupSync},     {"runtime", kGroupRuntime},   {"driver", kGroupDriver},
-    {"memory", kGroupMemory}, {"nvtx", kGroupNvtx},         {"overhead", kGroupOverhead},
-    {"module", kGroupModule}, {"external", kGroupExternal}, {"driver-launch", kGroupDriverLaunch},
+    {"kernel", kGroupKernel},
+    {"memcpy", kGroupMemcpy},
+    {"memset", kGroupMemset},
+    {"sync", kGroupSync},
+    {"runtime", kGroupRuntime},
+    {"driver", kGroupDriver},
+    {"memory", kGroupMemory},
+    {"nvtx", kGroupNvtx},
+    {"overhead", kGroupOverhead},
+    {"module", kGroupModule},
+    {"external", kGroupExternal},
+    {"driver-launch", kGroupDriverLaunch},
     {"sync-activity", kGroupSyncActivity},
 };
 

@@ -197,7 +197,8 @@ Status CuptiEngine::Start(const CaptureOptions& options) {
   writer_cost_ = WriterCost{};
   if (subscriber_ && (options.groups & kGroupSync) && !(options.groups & kGroupSyncActivity))
     sync_ = std::make_unique<SyncRecorder>(pid_);
-  driver_rows_ = subscriber_ && (options.groups & kGroupDriverLaunch) && !(options.groups & kGroupDriver);
+  driver_rows_ =
+      subscriber_ && (options.groups & kGroupDriverLaunch) && !(options.groups & kGroupDriver);
   if (subscriber_) StartStacks();
   if (subscriber_ && !options.replay_capture.empty()) {
     auto filter = ParseReplayFilter(options.replay_capture);

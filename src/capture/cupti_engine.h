@@ -153,13 +153,13 @@ class CuptiEngine {
   // Driver callbacks handled by OnDriverEnter, and the cost site of each.
   std::bitset<CUPTI_DRIVER_TRACE_CBID_SIZE> enter_cbids_;
   uint8_t site_of_[CUPTI_DRIVER_TRACE_CBID_SIZE] = {};
-  std::unique_ptr<SyncRecorder> sync_;         // --kinds sync (not sync-activity)
+  std::unique_ptr<SyncRecorder> sync_;  // --kinds sync (not sync-activity)
   // --kinds driver-launch (without the full driver group): driver API rows
   // from callbacks (driver_calls.h) for these callback ids.
   bool driver_rows_ = false;
   std::bitset<CUPTI_DRIVER_TRACE_CBID_SIZE> driver_row_cbids_;
-  std::vector<DriverCall> driver_calls_;       // writer: this cycle's calls
-  std::vector<DriverCall> driver_calls_prev_;  // writer: the last cycle's, decided now
+  std::vector<DriverCall> driver_calls_;         // writer: this cycle's calls
+  std::vector<DriverCall> driver_calls_prev_;    // writer: the last cycle's, decided now
   std::vector<model::SyncEvent> pending_syncs_;  // writer: collected, not yet appended
   TickRate tick_rate_;
   WriterCost writer_cost_;

@@ -49,7 +49,8 @@ void DriverCalls::OnExit(CUpti_CallbackId, const CUpti_CallbackData* info) {
   DriverCall& c = o.calls[d];
   if (!o.record[d] || c.correlation_id != info->correlationId) return;
   cuptiGetTimestamp(&c.end_ns);
-  if (info->functionReturnValue) c.result = *static_cast<const CUresult*>(info->functionReturnValue);
+  if (info->functionReturnValue)
+    c.result = *static_cast<const CUresult*>(info->functionReturnValue);
   Rings::Push(c);
 }
 

@@ -14,18 +14,30 @@ thread_local ThreadCost* ThreadCost::t_cost = nullptr;
 
 const char* CostSiteName(CostSite site) {
   switch (site) {
-    case CostSite::kLaunch: return "launch";
-    case CostSite::kCopy: return "copy";
-    case CostSite::kMemset: return "memset";
-    case CostSite::kGraph: return "graph";
-    case CostSite::kSync: return "sync";
-    case CostSite::kOther: return "other";
-    case CostSite::kBuffer: return "buffer";
-    case CostSite::kDriverRow: return "driver_exit";
-    case CostSite::kStack: return "stack";
-    case CostSite::kStackUnwind: return "stack.unwind";
-    case CostSite::kStackPython: return "stack.python";
-    case CostSite::kCount: break;
+    case CostSite::kLaunch:
+      return "launch";
+    case CostSite::kCopy:
+      return "copy";
+    case CostSite::kMemset:
+      return "memset";
+    case CostSite::kGraph:
+      return "graph";
+    case CostSite::kSync:
+      return "sync";
+    case CostSite::kOther:
+      return "other";
+    case CostSite::kBuffer:
+      return "buffer";
+    case CostSite::kDriverRow:
+      return "driver_exit";
+    case CostSite::kStack:
+      return "stack";
+    case CostSite::kStackUnwind:
+      return "stack.unwind";
+    case CostSite::kStackPython:
+      return "stack.python";
+    case CostSite::kCount:
+      break;
   }
   return "?";
 }
@@ -58,7 +70,8 @@ std::vector<CostStat> CollectCostStats(double ns_per_tick, const WriterCost& wri
       }
     }
   }
-  for (int i = int(CostSite::kStack) + 1; i < kCostSites; ++i) calls[i] = calls[int(CostSite::kStack)];
+  for (int i = int(CostSite::kStack) + 1; i < kCostSites; ++i)
+    calls[i] = calls[int(CostSite::kStack)];
   std::vector<CostStat> out;
   for (int i = 0; i < kCostSites; ++i) {
     if (calls[i] == 0) continue;

@@ -36,7 +36,8 @@ int RunInfo(const std::string& path, bool strict) {
     if (p.hostname_id) std::printf(" on %s", std::string(t.strings.Get(p.hostname_id)).c_str());
     if (p.rank >= 0 && p.rank != 0) std::printf(" rank %d", p.rank);
     if (p.driver_version)
-      std::printf(", CUDA driver API %u.%u", p.driver_version / 1000, (p.driver_version % 1000) / 10);
+      std::printf(", CUDA driver API %u.%u", p.driver_version / 1000,
+                  (p.driver_version % 1000) / 10);
     if (p.cupti_version) std::printf(", CUPTI API %u", p.cupti_version);
     std::printf("\n");
   }

@@ -39,7 +39,10 @@ std::vector<SyncKey> SyncKeys(const ProfileRun& r) {
   for (const auto& s : t.Rows<model::SyncEvent>()) {
     auto it = api.find(s.correlation_id);
     std::string call = it == api.end() ? "(none)" : std::string(Str(t, it->second->name_id));
-    std::string stream = s.stream_id == a ? "a" : s.stream_id == b ? "b" : s.stream_id ? "other" : "-";
+    std::string stream = s.stream_id == a   ? "a"
+                         : s.stream_id == b ? "b"
+                         : s.stream_id      ? "other"
+                                            : "-";
     keys.emplace_back(s.sync_type, stream, call, s.event_id != 0);
   }
   std::sort(keys.begin(), keys.end());
@@ -92,18 +95,19 @@ TEST(GpuSync, CallbackRowsMatchTheProgram) {
   EXPECT_EQ(on_a, 3);
   EXPECT_EQ(on_b, 4);
   EXPECT_EQ(other, 2) << "the per-thread default stream";
-  std::printf("GPU-CHECK sync rows: %zu (stream %d, event %d, wait %d, context %d), nested %d, "
-              "stacks %d\n",
-              n, by_type[model::kSyncStreamSynchronize], by_type[model::kSyncEventSynchronize],
-              by_type[model::kSyncStreamWaitEvent], by_type[model::kSyncContextSynchronize],
-              nested, same_stack);
+  std::printf(
+      "GPU-CHECK sync rows: %zu (stream %d, event %d, wait %d, context %d), nested %d, "
+      "stacks %d\n",
+      n, by_type[model::kSyncStreamSynchronize], by_type[model::kSyncEventSynchronize],
+      by_type[model::kSyncStreamWaitEvent], by_type[model::kSyncContextSynchronize], nested,
+      same_stack);
 }
 
 TEST(GpuSync, SameRowsAsCuptiSynchronizationActivity) {
   REQUIRE_GPU();
   ProfileRun cb = Profile("sync_kinds_cb", Program("sync_kinds"), "--stacks none");
-  ProfileRun act =
-      Profile("sync_kinds_act", Program("sync_kinds"), "--stacks none --kinds default,-sync,+sync-activity");
+  ProfileRun act = Profile("sync_kinds_act", Program("sync_kinds"),
+                           "--stacks none --kinds default,-sync,+sync-activity");
   ASSERT_EQ(cb.exit_code(), 0) << cb.output;
   ASSERT_EQ(act.exit_code(), 0) << act.output;
   std::vector<SyncKey> a = SyncKeys(cb), b = SyncKeys(act);
@@ -153,11 +157,11 @@ TEST(GpuDriverLaunch, DriverApiLaunchesGetApiRowsRuntimeOnesDoNot) {
     ASSERT_NE(it, api.end());
     EXPECT_EQ(Str(t, it->second->name_id), "cudaLaunchKernel");
   }
-  std::printf("GPU-CHECK driver launch rows: cuLaunchKernel=%d cuLaunchKernelEx=%d memset=%d "
-              "memcpy=%d total=%d, driver kernels joined=%d with stacks=%d\n",
-              driver_rows["cuLaunchKernel"], driver_rows["cuLaunchKernelEx"],
-              driver_rows["cuMemsetD32Async"], driver_rows["cuMemcpyDtoHAsync"], total, joined,
-              stacks);
+  std::printf(
+      "GPU-CHECK driver launch rows: cuLaunchKernel=%d cuLaunchKernelEx=%d memset=%d "
+      "memcpy=%d total=%d, driver kernels joined=%d with stacks=%d\n",
+      driver_rows["cuLaunchKernel"], driver_rows["cuLaunchKernelEx"],
+      driver_rows["cuMemsetD32Async"], driver_rows["cuMemcpyDtoHAsync"], total, joined, stacks);
 }
 
 }  // namespace

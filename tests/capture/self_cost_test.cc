@@ -12,7 +12,8 @@ namespace {
 
 std::map<std::string, uint64_t> Stats(double ns_per_tick) {
   std::map<std::string, uint64_t> m;
-  for (const CostStat& s : CollectCostStats(ns_per_tick, WriterCost{1, 2, 3, 4, 10})) m[s.name] = s.value;
+  for (const CostStat& s : CollectCostStats(ns_per_tick, WriterCost{1, 2, 3, 4, 10}))
+    m[s.name] = s.value;
   return m;
 }
 

@@ -22,8 +22,8 @@ struct CaptureCost {
     uint64_t calls = 0;  // 0 for writer phases
   };
   uint32_t pid = 0;
-  uint64_t kernels = 0;     // kernel rows of the process in the trace
-  double program_ns = 0;    // all callback sites on the program's threads
+  uint64_t kernels = 0;   // kernel rows of the process in the trace
+  double program_ns = 0;  // all callback sites on the program's threads
   double writer_cpu_ns = 0;
   std::vector<Part> sites;   // program-thread sites, largest first
   std::vector<Part> stack;   // stack capture and its phases (unwind, python, dedup)

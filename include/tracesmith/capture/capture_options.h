@@ -17,14 +17,14 @@ namespace tracesmith::capture {
 
 // Activity groups that --kinds turns on and off.
 enum ActivityGroup : uint32_t {
-  kGroupKernel = 1u << 0,   // CONCURRENT_KERNEL (never the serializing KERNEL kind)
-  kGroupMemcpy = 1u << 1,   // MEMCPY + MEMCPY2 (peer to peer)
-  kGroupMemset = 1u << 2,   // MEMSET
-  kGroupSync = 1u << 3,     // synchronization calls, from driver API callbacks at entry/exit
-  kGroupRuntime = 1u << 4,  // RUNTIME API (no-op calls filtered)
-  kGroupDriver = 1u << 5,   // DRIVER API (no-op calls filtered)
-  kGroupMemory = 1u << 6,   // MEMORY2: allocations and frees
-  kGroupNvtx = 1u << 7,     // MARKER + MARKER_DATA (NVTX ranges and markers)
+  kGroupKernel = 1u << 0,     // CONCURRENT_KERNEL (never the serializing KERNEL kind)
+  kGroupMemcpy = 1u << 1,     // MEMCPY + MEMCPY2 (peer to peer)
+  kGroupMemset = 1u << 2,     // MEMSET
+  kGroupSync = 1u << 3,       // synchronization calls, from driver API callbacks at entry/exit
+  kGroupRuntime = 1u << 4,    // RUNTIME API (no-op calls filtered)
+  kGroupDriver = 1u << 5,     // DRIVER API (no-op calls filtered)
+  kGroupMemory = 1u << 6,     // MEMORY2: allocations and frees
+  kGroupNvtx = 1u << 7,       // MARKER + MARKER_DATA (NVTX ranges and markers)
   kGroupOverhead = 1u << 8,   // OVERHEAD (CUPTI's own buffer flushes, instrumentation)
   kGroupModule = 1u << 9,     // module load/unload callbacks (cubin size + hash)
   kGroupExternal = 1u << 10,  // EXTERNAL_CORRELATION
@@ -40,10 +40,9 @@ enum ActivityGroup : uint32_t {
 };
 // Everything except the full driver API: runtime API rows already describe
 // the calls most programs make, and recording both doubles API records per launch.
-inline constexpr uint32_t kDefaultGroups = kGroupKernel | kGroupMemcpy | kGroupMemset | kGroupSync |
-                                           kGroupRuntime | kGroupDriverLaunch | kGroupMemory |
-                                           kGroupNvtx | kGroupOverhead | kGroupModule |
-                                           kGroupExternal;
+inline constexpr uint32_t kDefaultGroups =
+    kGroupKernel | kGroupMemcpy | kGroupMemset | kGroupSync | kGroupRuntime | kGroupDriverLaunch |
+    kGroupMemory | kGroupNvtx | kGroupOverhead | kGroupModule | kGroupExternal;
 inline constexpr uint32_t kAllGroups = kDefaultGroups | kGroupDriver;
 
 // Parses "--kinds": "default", "all", "kernel,memcpy" (exactly these),

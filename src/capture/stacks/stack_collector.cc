@@ -39,7 +39,8 @@ inline void HashKeys(const uint64_t* keys, int n, uint64_t* h1, uint64_t* h2) {
     for (int l = 0; l < 4; ++l) h[l] = StackHashStep(h[l], keys[i + l]);
   for (; i < n; ++i) h[i & 3] = StackHashStep(h[i & 3], keys[i]);
   *h1 = StackHashFinish(StackHashStep(StackHashStep(h[0], h[1]), StackHashStep(h[2], h[3])), n);
-  *h2 = StackHashStep(StackHashStep(h[3] ^ 0x5bd1e995u, h[1]), StackHashStep(h[2], h[0])) ^ uint64_t(n);
+  *h2 = StackHashStep(StackHashStep(h[3] ^ 0x5bd1e995u, h[1]), StackHashStep(h[2], h[0])) ^
+        uint64_t(n);
 }
 
 // The calling thread's last stack: a launch from the same place as the last
@@ -193,7 +194,8 @@ uint32_t StackCollector::SlowPath(const uint64_t* keys, int n, uint64_t hash, ui
     Slot& s = table_[(hash + i) & kTableMask];
     uint64_t sh = s.hash.load(std::memory_order_relaxed);
     if (sh == hash) {
-      if (s.hash2.load(std::memory_order_relaxed) == hash2) return s.id.load(std::memory_order_relaxed);
+      if (s.hash2.load(std::memory_order_relaxed) == hash2)
+        return s.id.load(std::memory_order_relaxed);
     } else if (sh == 0) {
       empty = &s;
       break;
