@@ -33,7 +33,7 @@
 #include "driver_calls.h"
 #include "raw_dump.h"
 #include "replay_capture.h"
-#include "self_cost.h"
+#include "tracesmith/capture/self_cost.h"
 #include "sync_recorder.h"
 #include "tracesmith/capture/capture_options.h"
 #include "tracesmith/capture/session.h"

@@ -1,4 +1,4 @@
-#include "self_cost.h"
+#include "tracesmith/capture/self_cost.h"
 
 #include <mutex>
 

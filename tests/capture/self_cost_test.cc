@@ -1,5 +1,5 @@
 // The capture's self-cost accounting: counting, sampling, estimates.
-#include "capture/self_cost.h"
+#include "tracesmith/capture/self_cost.h"
 
 #include <gtest/gtest.h>
 
