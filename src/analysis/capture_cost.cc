@@ -40,7 +40,9 @@ std::vector<CaptureCost> ComputeCaptureCost(const model::Trace& trace) {
   for (const model::KernelEvent& k : trace.Rows<model::KernelEvent>()) ++kernels[k.pid];
 
   std::vector<CaptureCost> out;
-  for (const auto& [pid, m] : stats) {
+  for (const auto& entry : stats) {
+    const uint32_t pid = entry.first;
+    const auto& m = entry.second;  // (not a structured binding: lambdas capture it)
     auto get = [&m](const std::string& key) -> double {
       auto it = m.find(key);
       return it == m.end() ? 0.0 : double(it->second);
