@@ -94,7 +94,7 @@ StackCollector::StackCollector(StackCollectorOptions options)
   if (options_.skip_frames < 0) options_.skip_frames = 0;
   for (const ModuleInfo& m : LoadedModules()) {
     bool trim = options_.trim_own_module &&
-                reinterpret_cast<uint64_t>(&UnwindNativeHashed) - m.start < m.end - m.start;
+                reinterpret_cast<uint64_t>(&UnwindNativeTrimmed) - m.start < m.end - m.start;
     for (const std::string& part : options_.trim_modules)
       if (!part.empty() && m.path.find(part) != std::string::npos) trim = true;
     // 16: the walk tests every range per trimmed frame; a handful is plenty.
@@ -115,11 +115,10 @@ StackCollector::~StackCollector() = default;
   const int max_depth = options_.max_depth;
   uint64_t pcs[kMaxDepthLimit];
   int n_native = 0;
-  uint64_t h = 0;
   uint64_t t0 = timing ? CpuTicks() : 0;
   if (mode != StackMode::kPython)
-    n_native = UnwindNativeHashed(pcs, max_depth, options_.skip_frames + 1, trim_.data(),
-                                  int(trim_.size()), &h);
+    n_native = UnwindNativeTrimmed(pcs, max_depth, options_.skip_frames + 1, trim_.data(),
+                                   int(trim_.size()));
   uint64_t t1 = timing ? CpuTicks() : 0;
   PyFrameRef py[kMaxDepthLimit];
   int n_py = 0;
@@ -161,7 +160,6 @@ StackCollector::~StackCollector() = default;
     emit_python(true);
     keys = merged;
   }
-  (void)h;
   if (n == 0) return 0;
   uint64_t h1, h2;
   HashKeys(keys, n, &h1, &h2);

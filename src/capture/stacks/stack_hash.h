@@ -1,5 +1,5 @@
-// The hash of a stack's frame keys, computed incrementally so the unwinder
-// can fold it into its walk (off the critical path of dependent loads).
+// The stack collector's key hash (one step per frame key) and the trimmed
+// unwind it runs on.
 #pragma once
 
 #include <cstdint>
@@ -21,10 +21,9 @@ struct CodeRange {
   uint64_t start, end;
 };
 
-// UnwindNative that also returns StackHashFinish over the frames it wrote,
-// and after `skip` drops innermost frames while they lie in `trim` (the
-// profiler's own, CUPTI's and the driver's code above the application).
-int UnwindNativeHashed(uint64_t* pcs, int max_frames, int skip, const CodeRange* trim, int n_trim,
-                       uint64_t* hash);
+// UnwindNative that, after `skip`, drops innermost frames while they lie in
+// `trim` (the profiler's own, CUPTI's and the driver's code above the
+// application).
+int UnwindNativeTrimmed(uint64_t* pcs, int max_frames, int skip, const CodeRange* trim, int n_trim);
 
 }  // namespace tracesmith::capture::stacks

@@ -118,20 +118,15 @@ inline bool InRanges(uint64_t pc, const CodeRange* r, int n) {
 
 // The walk reads other frames' stack slots on purpose: ASan would report
 // those reads as overflows of the frames' locals, so it is not instrumented.
-template <bool kHash>
 [[gnu::always_inline, gnu::no_sanitize_address]] inline int Walk(uint64_t* pcs, int max_frames,
                                                                  int skip, const CodeRange* trim,
-                                                                 int n_trim, uint64_t* hash) {
+                                                                 int n_trim) {
   // One TLS access (__tls_get_addr in a shared library), copied to locals.
   StackBounds* tls = &t_bounds;
   if (__builtin_expect(tls->hi == 0, 0)) InitStackBounds(tls);
   const StackBounds b = *tls;
-  uint64_t h = kStackHashSeed;
   int n = 0;
-  if (max_frames <= 0) {
-    if constexpr (kHash) *hash = StackHashFinish(h, 0);
-    return 0;
-  }
+  if (max_frames <= 0) return 0;
   skip = skip < 0 ? 0 : skip;
 #if defined(__x86_64__)
   uintptr_t rip, rsp, rbp;
@@ -181,7 +176,6 @@ template <bool kHash>
         n_trim = 0;  // trimming stops at the first frame kept
       }
       pcs[n++] = ra;
-      if constexpr (kHash) h = StackHashStep(h, ra);
       if (n == max_frames) break;
     }
   }
@@ -199,14 +193,12 @@ template <bool kHash>
       // trimmed
     } else {
       pcs[n++] = ra;
-      if constexpr (kHash) h = StackHashStep(h, ra);
       if (n == max_frames) break;
     }
     if (next <= fp) break;
     fp = next;
   }
 #endif
-  if constexpr (kHash) *hash = StackHashFinish(h, n);
   return n;
 }
 
@@ -214,13 +206,13 @@ template <bool kHash>
 
 [[gnu::noinline, gnu::no_sanitize_address]] int UnwindNative(uint64_t* pcs, int max_frames,
                                                              int skip) {
-  return Walk<false>(pcs, max_frames, skip, nullptr, 0, nullptr);
+  return Walk(pcs, max_frames, skip, nullptr, 0);
 }
 
-[[gnu::noinline, gnu::no_sanitize_address]] int UnwindNativeHashed(uint64_t* pcs, int max_frames,
-                                                                   int skip, const CodeRange* trim,
-                                                                   int n_trim, uint64_t* hash) {
-  return Walk<true>(pcs, max_frames, skip, trim, n_trim, hash);
+[[gnu::noinline, gnu::no_sanitize_address]] int UnwindNativeTrimmed(uint64_t* pcs, int max_frames,
+                                                                    int skip, const CodeRange* trim,
+                                                                    int n_trim) {
+  return Walk(pcs, max_frames, skip, trim, n_trim);
 }
 
 UnwindStats GetUnwindStats() {

@@ -2,8 +2,10 @@
 // or both) at CUDA API entry and turns it into a deduplicated stack id.
 //
 // Hot path (CaptureStack): unwind (see unwinder.h), walk the Python frame
-// chain, hash the frames and look the stack up in a lock-free table. A stack
-// seen before costs no allocation, lock or syscall. The first sighting of a
+// chain, hash the frames (128 bits) and look the stack up, first in a
+// per-thread cache of the last stack, then in a lock-free table that keeps
+// the hash and the id only. A stack seen before costs no allocation, lock or
+// syscall. The first sighting of a
 // stack takes a mutex, interns its frames and call-site-tree nodes and
 // queues the new Mapping/Frame/StackNode rows; Drain() hands them to the
 // trace writer in id order.
