@@ -274,6 +274,16 @@ std::map<std::string, std::string> OptionsToEnv(const CaptureOptions& o) {
   return env;
 }
 
+const std::vector<std::string>& OptionEnvNames() {
+  static const std::vector<std::string> names = {
+      kEnvOutput,       kEnvKinds,        kEnvBufferMb,      kEnvFlushMs,     kEnvDuration,
+      kEnvDelay,        kEnvCaptureRange, kEnvQuiet,         kEnvForce,       kEnvDumpRaw,
+      kEnvStacks,       kEnvStackDepth,   kEnvReplayCapture, kEnvReplayMaxMb, kEnvReplayMaxLaunches,
+      kEnvReplayMemory, kEnvReplayRanges,
+  };
+  return names;
+}
+
 std::string PerProcessOutputPath(const std::string& base, uint32_t pid, int rank) {
   std::string stem = base, ext;
   size_t slash = base.rfind('/');

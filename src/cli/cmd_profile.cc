@@ -320,6 +320,7 @@ int RunProfile(ProfileArgs& a, bool record_spelling) {
   }
   if (child == 0) {
     if (!inject.empty()) {
+      for (const std::string& k : capture::OptionEnvNames()) unsetenv(k.c_str());
       for (const auto& [k, v] : capture::OptionsToEnv(o)) setenv(k.c_str(), v.c_str(), 1);
       setenv("CUDA_INJECTION64_PATH", inject.c_str(), 1);
       // NVTX calls reach CUPTI through our library (it forwards to libcupti).

@@ -37,6 +37,24 @@ TEST(ProfileCli, PassesExitCodeAndReportsNoGpuActivity) {
   EXPECT_NE(r.output.find("no GPU activity was seen"), std::string::npos) << r.output;
 }
 
+// Options reach the child only from the command line: a stale TRACESMITH_*
+// option variable in the user's environment is cleared (issue #21, item 10).
+TEST(ProfileCli, StaleOptionVariablesDoNotReachTheChild) {
+  tracesmith::testing::TempPath out;
+  Result r = RunShell(
+      "TRACESMITH_DURATION=5000000 TRACESMITH_REPLAY_CAPTURE=all " + kTool + " profile -q -o " +
+      out.path() +
+      " -- sh -c 'echo \"duration=[$TRACESMITH_DURATION] replay=[$TRACESMITH_REPLAY_CAPTURE] "
+      "kinds=[$TRACESMITH_KINDS]\"'");
+  ASSERT_TRUE(WIFEXITED(r.status)) << r.output;
+  EXPECT_NE(r.output.find("duration=[] replay=[]"), std::string::npos) << r.output;
+  // The options the command line did give still arrive (when the injection
+  // library is built, which sets them).
+  if (r.output.find("kinds=[]") == std::string::npos) {
+    EXPECT_NE(r.output.find("kinds=[kernel,"), std::string::npos) << r.output;
+  }
+}
+
 TEST(ProfileCli, ChildKilledBySignalEndsTheSameWay) {
   Result r = RunShell(kTool + " profile -q -- sh -c 'kill -TERM $$'");
   ASSERT_TRUE(WIFEXITED(r.status));  // popen's shell reports the signal as 128+n

@@ -145,6 +145,10 @@ StatusOr<CaptureOptions> OptionsFromEnv(const std::map<std::string, std::string>
 StatusOr<CaptureOptions> OptionsFromProcessEnv();
 // The TRACESMITH_* variables that reproduce `options`.
 std::map<std::string, std::string> OptionsToEnv(const CaptureOptions& options);
+// Every variable that carries an option (kEnv* above, not the test hook):
+// the CLI clears them all before setting OptionsToEnv, so a stale one in the
+// user's environment (say TRACESMITH_DURATION) cannot change the capture.
+const std::vector<std::string>& OptionEnvNames();
 
 // The file this process writes for `base`: base itself, or the pid/rank name.
 std::string PerProcessOutputPath(const std::string& base, uint32_t pid, int rank);
