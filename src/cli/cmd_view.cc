@@ -16,6 +16,23 @@
 namespace tracesmith::cli {
 namespace {
 
+// Names and details come from the traced program (kernel names, NVTX
+// messages) or from a file: control characters are shown as \xNN so that
+// a terminal never interprets them (escape sequences).
+std::string Printable(std::string s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\x%02x", c);
+      out += buf;
+    } else {
+      out += char(c);
+    }
+  }
+  return out;
+}
+
 using namespace model;
 
 struct ViewOptions {
@@ -38,8 +55,8 @@ struct EventRef {
 
 // Fields shown in their own columns are left out of DETAILS.
 bool IsColumnField(const char* name) {
-  static const char* const kColumns[] = {"start_ns", "end_ns", "ts_ns", "pid", "device_id",
-                                         "stream_id", "name_id", "demangled_id"};
+  static const char* const kColumns[] = {"start_ns",  "end_ns",    "ts_ns",   "pid",
+                                         "device_id", "stream_id", "name_id", "demangled_id"};
   for (const char* c : kColumns)
     if (std::strcmp(c, name) == 0) return true;
   return false;
@@ -73,8 +90,10 @@ std::string FrameText(const Trace& t, uint32_t frame_id) {
   if (frame_id == 0 || frame_id > t.Rows<Frame>().size()) return "?";
   const Frame& f = t.Rows<Frame>()[frame_id - 1];
   std::string fn(t.strings.Get(f.function_id));
-  std::string out = fn.empty() ? StrFormat("0x%llx", static_cast<unsigned long long>(f.rel_pc)) : fn;
-  if (f.file_id) out += StrFormat(" (%s:%u)", std::string(t.strings.Get(f.file_id)).c_str(), f.line);
+  std::string out =
+      fn.empty() ? StrFormat("0x%llx", static_cast<unsigned long long>(f.rel_pc)) : fn;
+  if (f.file_id)
+    out += StrFormat(" (%s:%u)", std::string(t.strings.Get(f.file_id)).c_str(), f.line);
   if (f.kind == kFrameNative && f.mapping_id) {
     for (const Mapping& m : t.Rows<Mapping>())
       if (m.mapping_id == f.mapping_id) {
@@ -89,8 +108,10 @@ std::string FrameText(const Trace& t, uint32_t frame_id) {
 
 template <typename T>
 uint32_t StackIdOf(const T& e) {
-  if constexpr (requires { e.stack_id; }) return e.stack_id;
-  else return 0;
+  if constexpr (requires { e.stack_id; })
+    return e.stack_id;
+  else
+    return 0;
 }
 
 int RunView(const ViewOptions& o) {
@@ -101,9 +122,8 @@ int RunView(const ViewOptions& o) {
   std::set<std::string> kinds(o.kinds.begin(), o.kinds.end());
   for (const std::string& k : kinds) {
     bool known = false;
-    ForEachRecordType([&]<typename T>() {
-      known |= RecordTraits<T>::kIsEvent && k == RecordTraits<T>::kLabel;
-    });
+    ForEachRecordType(
+        [&]<typename T>() { known |= RecordTraits<T>::kIsEvent && k == RecordTraits<T>::kLabel; });
     if (!known)
       return ReportError(InvalidArgument(
           "unknown event kind '" + k +
@@ -151,7 +171,7 @@ int RunView(const ViewOptions& o) {
 
   if (o.stats) {
     struct Agg {
-      uint64_t count = 0, total = 0, min = UINT64_MAX, max = 0;
+      uint64_t count = 0, timed = 0, total = 0, min = UINT64_MAX, max = 0;
     };
     std::map<std::string, uint64_t> per_kind;
     std::map<std::pair<std::string, std::string>, Agg> per_name;
@@ -161,9 +181,11 @@ int RunView(const ViewOptions& o) {
           if (RecordTraits<T>::kKind != r.kind) return;
           const T& e = t.Rows<T>()[r.row];
           per_kind[RecordTraits<T>::kLabel]++;
-          Agg& a = per_name[{RecordTraits<T>::kLabel, EventName(t, e)}];
-          uint64_t d = EventEnd(e) - EventStart(e);
+          Agg& a = per_name[{RecordTraits<T>::kLabel, Printable(EventName(t, e))}];
           a.count++;
+          if (EventEnd(e) < EventStart(e)) return;  // end unknown: no duration
+          uint64_t d = EventEnd(e) - EventStart(e);
+          a.timed++;
           a.total += d;
           a.min = std::min(a.min, d);
           a.max = std::max(a.max, d);
@@ -171,23 +193,27 @@ int RunView(const ViewOptions& o) {
       });
     }
     std::printf("%zu events match\n\n%-10s %12s\n", refs.size(), "KIND", "COUNT");
-    for (auto& [k, n] : per_kind) std::printf("%-10s %12llu\n", k.c_str(), static_cast<unsigned long long>(n));
-    std::vector<std::pair<std::pair<std::string, std::string>, Agg>> rows(per_name.begin(), per_name.end());
-    std::sort(rows.begin(), rows.end(), [](auto& a, auto& b) { return a.second.total > b.second.total; });
+    for (auto& [k, n] : per_kind)
+      std::printf("%-10s %12llu\n", k.c_str(), static_cast<unsigned long long>(n));
+    std::vector<std::pair<std::pair<std::string, std::string>, Agg>> rows(per_name.begin(),
+                                                                          per_name.end());
+    std::sort(rows.begin(), rows.end(),
+              [](auto& a, auto& b) { return a.second.total > b.second.total; });
     std::printf("\n%-8s %10s %14s %12s %12s %12s  %s\n", "KIND", "COUNT", "TOTAL", "AVG", "MIN",
                 "MAX", "NAME");
     for (size_t i = 0; i < rows.size() && i < o.limit; ++i) {
       const Agg& a = rows[i].second;
+      auto dur = [&a](uint64_t v) { return a.timed ? HumanDuration(v) : std::string("?"); };
       std::printf("%-8s %10llu %14s %12s %12s %12s  %s\n", rows[i].first.first.c_str(),
-                  static_cast<unsigned long long>(a.count), HumanDuration(a.total).c_str(),
-                  HumanDuration(a.total / a.count).c_str(), HumanDuration(a.min).c_str(),
-                  HumanDuration(a.max).c_str(), rows[i].first.second.c_str());
+                  static_cast<unsigned long long>(a.count), dur(a.total).c_str(),
+                  dur(a.timed ? a.total / a.timed : 0).c_str(), dur(a.min).c_str(),
+                  dur(a.max).c_str(), rows[i].first.second.c_str());
     }
     return kExitOk;
   }
 
-  std::printf("%14s %12s %-8s %4s %7s  %-48s %s\n", "START(us)", "DUR(us)", "KIND", "DEV",
-              "STREAM", "NAME", "DETAILS");
+  std::printf("%14s %12s %-8s %4s %7s  %-48s %s\n", "START(us)", "DUR(us)", "KIND", "DEV", "STREAM",
+              "NAME", "DETAILS");
   size_t shown = 0;
   for (const EventRef& r : refs) {
     if (shown++ >= o.limit) break;
@@ -195,24 +221,27 @@ int RunView(const ViewOptions& o) {
       if constexpr (RecordTraits<T>::kIsEvent) {
         if (RecordTraits<T>::kKind != r.kind) return;
         const T& e = t.Rows<T>()[r.row];
-        std::string name = EventName(t, e);
+        std::string name = Printable(EventName(t, e));
         if (name.size() > 48) name = name.substr(0, 45) + "...";
         int64_t dev = EventDevice(e), stream = EventStream(e);
-        std::printf("%14.3f %12.3f %-8s %4s %7s  %-48s %s\n", (EventStart(e) - t0) / 1e3,
-                    (EventEnd(e) - EventStart(e)) / 1e3, RecordTraits<T>::kLabel,
-                    dev < 0 ? "-" : std::to_string(dev).c_str(),
+        char dur[32] = "?";  // an end before the start: the end is unknown
+        if (EventEnd(e) >= EventStart(e))
+          std::snprintf(dur, sizeof(dur), "%.3f", double(EventEnd(e) - EventStart(e)) / 1e3);
+        std::printf("%14.3f %12s %-8s %4s %7s  %-48s %s\n", (EventStart(e) - t0) / 1e3, dur,
+                    RecordTraits<T>::kLabel, dev < 0 ? "-" : std::to_string(dev).c_str(),
                     stream < 0 ? "-" : std::to_string(stream).c_str(), name.c_str(),
-                    Details(e).c_str());
+                    Printable(Details(e)).c_str());
         if (o.stacks && StackIdOf(e))
           for (uint32_t f : StackFrames(t, StackIdOf(e)))
-            std::printf("%14s   at %s\n", "", FrameText(t, f).c_str());
+            std::printf("%14s   at %s\n", "", Printable(FrameText(t, f)).c_str());
       }
     });
   }
   if (refs.size() > o.limit)
-    std::printf("... %zu more events (use --limit N, or filter with --kind/--name/--stream/"
-                "--device/--from/--to)\n",
-                refs.size() - o.limit);
+    std::printf(
+        "... %zu more events (use --limit N, or filter with --kind/--name/--stream/"
+        "--device/--from/--to)\n",
+        refs.size() - o.limit);
   return kExitOk;
 }
 
