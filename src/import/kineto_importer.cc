@@ -85,6 +85,7 @@ class Collector : public nlohmann::json_sax<json> {
   std::vector<std::map<std::string, Value>> devices;
   std::optional<int64_t> base_ns;
   uint64_t driver_version = 0, runtime_version = 0, cupti_version = 0;
+  bool saw_trace_events = false;  // a top-level "traceEvents" array
   std::string error;
 
   bool null() override { return Scalar(Value{}); }
@@ -120,7 +121,7 @@ class Collector : public nlohmann::json_sax<json> {
   bool start_array(std::size_t) override {
     ++depth_;
     ++arrays_;
-    if (depth_ == 2 && top_key_ == "traceEvents") in_events_ = true;
+    if (depth_ == 2 && top_key_ == "traceEvents") in_events_ = saw_trace_events = true;
     if (depth_ == 2 && top_key_ == "deviceProperties") in_devices_ = true;
     if (depth_ == 5 && in_args_) {  // numeric array arg, e.g. "grid": [1, 2, 3]
       array_key_ = key_;
@@ -240,6 +241,12 @@ StatusOr<Trace> ImportKinetoJson(std::string_view text, ImportStats* stats) {
   Collector c;
   bool ok = json::sax_parse(text.begin(), text.end(), &c, json::input_format_t::json, true);
   if (!ok) return DataLoss("not a valid torch.profiler JSON trace: " + c.error);
+  // Valid JSON without the trace's one required key ({}, a config file, ...)
+  // is not an empty trace.
+  if (!c.saw_trace_events)
+    return InvalidArgument(
+        "not a torch.profiler trace: the JSON has no top-level \"traceEvents\" array (the "
+        "Chrome/Kineto trace format written by torch.profiler's export_chrome_trace)");
   ImportStats local;
   ImportStats& st = stats ? *stats : local;
   Trace t;
