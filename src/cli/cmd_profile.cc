@@ -190,6 +190,25 @@ std::vector<std::string> FindOutputs(const std::string& output, time_t since) {
   return files;
 }
 
+// An option error as the injection library words it (by variable) in the
+// command line's terms.
+std::string OptionMessage(std::string message) {
+  static const std::pair<const char*, const char*> kFlags[] = {
+      {capture::kEnvBufferMb, "--buffer-mb"},
+      {capture::kEnvFlushMs, "--flush-ms"},
+      {capture::kEnvStackDepth, "--stack-depth"},
+      {capture::kEnvReplayMaxMb, "--replay-max-mb"},
+      {capture::kEnvReplayMaxLaunches, "--replay-max-launches"},
+      {capture::kEnvDuration, "--duration"},
+      {capture::kEnvDelay, "--delay"},
+  };
+  for (const auto& [env, flag] : kFlags) {
+    size_t at = message.find(env);
+    if (at != std::string::npos) message.replace(at, std::strlen(env), flag);
+  }
+  return message;
+}
+
 void PrintSummary(const std::string& path) {
   format::ReadReport report;
   auto trace = format::ReadTraceFile(path, &report);
@@ -286,6 +305,10 @@ int RunProfile(ProfileArgs& a, bool record_spelling) {
   if (auto r = capture::ParseDeviceRanges(a.replay_ranges); !r.ok()) return ReportError(r.status());
   o.replay_memory = a.replay_memory;
   o.replay_ranges = a.replay_ranges;
+  // The injection library parses what the child receives: anything it would
+  // refuse (and then leave the program unprofiled) is refused here, up front.
+  if (auto check = capture::OptionsFromEnv(capture::OptionsToEnv(o)); !check.ok())
+    return ReportError(InvalidArgument(OptionMessage(check.status().message())));
 
   // Only a regular file is ever replaced (never a directory or a device).
   if (Status st = CheckOutputPath(o.output); !st.ok()) return ReportError(st);

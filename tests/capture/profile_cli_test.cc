@@ -55,6 +55,15 @@ TEST(ProfileCli, StaleOptionVariablesDoNotReachTheChild) {
   }
 }
 
+// A value the injection library would refuse inside the child (leaving the
+// program unprofiled) is refused by the command line first.
+TEST(ProfileCli, ValuesTheCaptureWouldRefuseAreRefusedUpFront) {
+  Result r = RunShell(kTool + " profile --buffer-mb 99999999 -- sh -c 'echo ran'");
+  EXPECT_NE(WEXITSTATUS(r.status), 0) << r.output;
+  EXPECT_EQ(r.output.find("ran"), std::string::npos) << "the command ran: " << r.output;
+  EXPECT_NE(r.output.find("--buffer-mb"), std::string::npos) << r.output;
+}
+
 TEST(ProfileCli, ChildKilledBySignalEndsTheSameWay) {
   Result r = RunShell(kTool + " profile -q -- sh -c 'kill -TERM $$'");
   ASSERT_TRUE(WIFEXITED(r.status));  // popen's shell reports the signal as 128+n
