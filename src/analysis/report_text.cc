@@ -5,6 +5,7 @@
 
 #include "tracesmith/analysis/report.h"
 #include "tracesmith/base/file_util.h"
+#include "tracesmith/base/printable.h"
 
 namespace tracesmith::analysis {
 
@@ -26,7 +27,9 @@ class Printer {
   std::ostream& out_;
 };
 
-std::string Cut(const std::string& s, size_t n) {
+// A name from the trace, shortened to n characters and safe for a terminal.
+std::string Cut(const std::string& name, size_t n) {
+  std::string s = Printable(name);
   return s.size() <= n ? s : s.substr(0, n - 3) + "...";
 }
 

@@ -10,28 +10,12 @@
 #include "commands.h"
 #include "trace_loader.h"
 #include "tracesmith/base/file_util.h"
+#include "tracesmith/base/printable.h"
 #include "tracesmith/model/event_names.h"
 #include "tracesmith/model/stack_builder.h"
 
 namespace tracesmith::cli {
 namespace {
-
-// Names and details come from the traced program (kernel names, NVTX
-// messages) or from a file: control characters are shown as \xNN so that
-// a terminal never interprets them (escape sequences).
-std::string Printable(std::string s) {
-  std::string out;
-  for (unsigned char c : s) {
-    if (c < 0x20 || c == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof(buf), "\\x%02x", c);
-      out += buf;
-    } else {
-      out += char(c);
-    }
-  }
-  return out;
-}
 
 using namespace model;
 

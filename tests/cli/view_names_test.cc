@@ -1,4 +1,4 @@
-// `view` on what a trace may hold that a terminal must not see raw: a kernel
+// `view` and `analyze` on what a trace may hold that a terminal must not see raw: a kernel
 // whose end is unknown (end < start) and names with control characters
 // (issue #21, item 10).
 #include <gtest/gtest.h>
@@ -28,12 +28,12 @@ TEST(ViewNames, UnknownEndsAndControlCharacters) {
   ok.name_id = t.strings.Intern("fine");
   t.Rows<model::KernelEvent>().push_back(ok);
   ASSERT_TRUE(format::WriteTraceFile(t, path).ok());
-  for (const char* args : {"view ", "view --stats "}) {
+  for (const char* args : {"view ", "view --stats ", "analyze "}) {
     Result r = RunTracesmith(std::string(args) + path);
     EXPECT_EQ(r.status, 0) << r.out;
     EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << args << "printed an escape character";
     EXPECT_EQ(r.out.find('\x07'), std::string::npos) << args;
-    EXPECT_NE(r.out.find("evil\\x1b]0;owned\\x07kernel"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("evil\\x1b]0;owned\\x07kernel"), std::string::npos) << args << r.out;
     EXPECT_EQ(r.out.find("18446744"), std::string::npos) << args << "printed a wrapped duration";
   }
   Result list = RunTracesmith("view " + path);
