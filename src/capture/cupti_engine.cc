@@ -300,11 +300,9 @@ Status CuptiEngine::EnableCallbacks() {
     CUPTI_CALL(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE,
                                    CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING));
   }
-  // Entry callbacks of work-submitting calls only when someone wants host
-  // stacks: a callback on every launch costs ~0.3-1 us even when it does
-  // nothing. Synchronizing calls are rare: their callbacks make the sync rows.
-  // With driver-launch rows, the same work-submitting callbacks time the
-  // driver calls (driver_calls.h).
+  // Callbacks on work-submitting calls only when host stacks or driver-launch
+  // rows (driver_calls.h) need them: each enabled callback is paid on every
+  // launch. Synchronizing calls are rare: their callbacks make the sync rows.
   const bool stacks = GetStackHook() != nullptr;
   converter_->TrackRuntimeCalls(driver_rows_);
   for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid) {
@@ -420,7 +418,7 @@ void CUPTIAPI CuptiEngine::OnBufferRequested(uint8_t** buffer, size_t* size, siz
   *max_records = 0;  // as many as fit
   *buffer = e.pool_.Acquire();
   *size = *buffer ? e.pool_.buffer_bytes() : 0;
-  timer.Finish(CostSite::kBuffer);
+  timer.Finish();
 }
 
 void CUPTIAPI CuptiEngine::OnBufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t,
@@ -432,7 +430,7 @@ void CUPTIAPI CuptiEngine::OnBufferCompleted(CUcontext, uint32_t, uint8_t* buffe
     std::lock_guard<std::mutex> lock(e.completed_mu_);
     e.completed_.push_back({buffer, valid_size});
   }
-  timer.Finish(CostSite::kBuffer);
+  timer.Finish();
 }
 
 void CUPTIAPI CuptiEngine::OnCallback(void* userdata, CUpti_CallbackDomain domain,
@@ -455,15 +453,13 @@ void CUPTIAPI CuptiEngine::OnCallback(void* userdata, CUpti_CallbackDomain domai
         if (info->callbackSite == CUPTI_API_ENTER) {
           e->OnDriverEnter(cbid, info);
         } else if (e->driver_row_cbids_.test(cbid)) {
-          ThreadCost* tc = ThreadCost::Get();
-          CostTimer timer(tc, CostSite::kDriverRow);
+          CostTimer timer(ThreadCost::Get(), CostSite::kDriverRow);
           DriverCalls::OnExit(cbid, info);
-          timer.Finish(CostSite::kDriverRow);
+          timer.Finish();
         } else if (e->sync_ && e->site_of_[cbid] == uint8_t(CostSite::kSync)) {
-          ThreadCost* tc = ThreadCost::Get();
-          CostTimer timer(tc, CostSite::kSync);
+          CostTimer timer(ThreadCost::Get(), CostSite::kSync);
           e->sync_->OnExit(cbid, info);
-          timer.Finish(CostSite::kSync);
+          timer.Finish();
         }
       }
       if (e->replay_ && ReplayCapturer::IsLaunchCallback(cbid))
@@ -485,13 +481,13 @@ void CUPTIAPI CuptiEngine::OnCallback(void* userdata, CUpti_CallbackDomain domai
     case CUPTI_CB_DOMAIN_RESOURCE: {
       CostTimer timer(ThreadCost::Get(), CostSite::kOther);
       e->OnResource(cbid, static_cast<const CUpti_ResourceData*>(cbdata));
-      timer.Finish(CostSite::kOther);
+      timer.Finish();
       return;
     }
     case CUPTI_CB_DOMAIN_NVTX: {
       CostTimer timer(ThreadCost::Get(), CostSite::kOther);
       e->OnNvtx(cbid, static_cast<const CUpti_NvtxData*>(cbdata));
-      timer.Finish(CostSite::kOther);
+      timer.Finish();
       return;
     }
     default:
@@ -512,7 +508,7 @@ void CuptiEngine::OnDriverEnter(CUpti_CallbackId cbid, const CUpti_CallbackData*
     sync_->OnEnter(cbid, info, stack);
   if (driver_row_cbids_.test(cbid))
     DriverCalls::OnEnter(cbid, info, activities_on_.load(std::memory_order_relaxed));
-  timer.Finish(site);
+  timer.Finish();
 }
 
 void CuptiEngine::OnResource(CUpti_CallbackId cbid, const CUpti_ResourceData* data) {

@@ -11,8 +11,8 @@
 // calling thread and its host stack.
 //
 // Threads: OnEnter/OnExit run on the application thread inside the CUDA
-// call (no lock except the first sight of an event handle); rows go
-// through a per-thread ring to the writer, which calls Drain.
+// call (a short lock maps an event handle to its id; synchronizing calls
+// are rare); rows go through a per-thread ring to the writer (Collect).
 #pragma once
 
 #include <cupti.h>

@@ -97,7 +97,7 @@ int RunStacksBenchmark() {
   // count, the sampling draw and, one call in kSampleEvery, two TSC reads.
   double accounting_ns = MedianNs(7, 2000000, [&] {
     capture::CostTimer timer(capture::ThreadCost::Get(), capture::CostSite::kOther);
-    timer.Finish(capture::CostSite::kOther);
+    timer.Finish();
   });
   std::printf("self_cost_accounting_ns_per_callback=%.2f (one call in %u timed)\n", accounting_ns,
               capture::ThreadCost::kSampleEvery);

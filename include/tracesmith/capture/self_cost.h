@@ -82,13 +82,15 @@ struct ThreadCost {
   static ThreadCost* Register();
 };
 
-// Timing of one sampled call: ticks at construction, added on Finish.
+// Timing of one counted call at `site`: ticks at construction (one call in
+// kSampleEvery), added on Finish.
 struct CostTimer {
   ThreadCost* tc;
+  CostSite site;
   bool on;
   uint64_t t0;
-  CostTimer(ThreadCost* t, CostSite site) : tc(t), on(t->Count(site)), t0(on ? CpuTicks() : 0) {}
-  void Finish(CostSite site) {
+  CostTimer(ThreadCost* t, CostSite s) : tc(t), site(s), on(t->Count(s)), t0(on ? CpuTicks() : 0) {}
+  void Finish() {
     if (on) tc->AddSample(site, CpuTicks() - t0);
   }
 };
