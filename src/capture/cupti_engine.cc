@@ -451,7 +451,11 @@ void CUPTIAPI CuptiEngine::OnCallback(void* userdata, CUpti_CallbackDomain domai
       // Hot path: entry of a launch (stacks on) or of a synchronizing call.
       if (cbid < CUPTI_DRIVER_TRACE_CBID_SIZE && e->enter_cbids_.test(cbid)) {
         if (info->callbackSite == CUPTI_API_ENTER) {
-          e->OnDriverEnter(cbid, info);
+          // The driver's frame that called us: stacks start there, without
+          // walking this callback's own frames on every launch.
+          stacks::CallerFrame from;
+          TRACESMITH_CALLER_FRAME(from);
+          e->OnDriverEnter(cbid, info, from);
         } else if (e->driver_row_cbids_.test(cbid)) {
           CostTimer timer(ThreadCost::Get(), CostSite::kDriverRow);
           DriverCalls::OnExit(cbid, info);
@@ -495,13 +499,14 @@ void CUPTIAPI CuptiEngine::OnCallback(void* userdata, CUpti_CallbackDomain domai
   }
 }
 
-void CuptiEngine::OnDriverEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* info) {
+void CuptiEngine::OnDriverEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* info,
+                                const stacks::CallerFrame& from) {
   const CostSite site = CostSite(site_of_[cbid]);
   ThreadCost* tc = ThreadCost::Get();
   CostTimer timer(tc, site);
   uint32_t stack = 0;
   if (stack_cbids_.test(cbid)) {
-    stack = TakeStack(tc, timer.on);
+    stack = TakeStack(tc, timer.on, from);
     if (stack) CorrelationStacks::Record(info->correlationId, stack);
   }
   if (site == CostSite::kSync && activities_on_.load(std::memory_order_relaxed))

@@ -93,9 +93,11 @@ class CuptiEngine {
   static void CUPTIAPI OnCallback(void* userdata, CUpti_CallbackDomain domain,
                                   CUpti_CallbackId cbid, const void* cbdata);
   // Driver API entry of a call in enter_cbids_: host stack, sync row, cost.
-  void OnDriverEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* info);
+  void OnDriverEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* info,
+                     const stacks::CallerFrame& from);
   // The calling thread's stack id (0: none); `timed` adds its phases to `tc`.
-  uint32_t TakeStack(ThreadCost* tc, bool timed);
+  // `from`: the driver's frame that called OnCallback; the walk starts there.
+  uint32_t TakeStack(ThreadCost* tc, bool timed, const stacks::CallerFrame& from);
   void DrainSyncs(bool append);
   // Writer: driver calls of the last cycle that no runtime call made become
   // driver API rows (all of them when `all`, at the end).

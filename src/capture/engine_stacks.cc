@@ -69,17 +69,17 @@ void CuptiEngine::StopStacks() {
   (void)collector_.release();
 }
 
-uint32_t CuptiEngine::TakeStack(ThreadCost* tc, bool timed) {
+uint32_t CuptiEngine::TakeStack(ThreadCost* tc, bool timed, const stacks::CallerFrame& from) {
   ThreadCost::Bump(tc->calls[int(CostSite::kStack)], 1);
   stacks::StackCollector* c = collector_.get();
   if (!c) {
     StackHook hook = GetStackHook();  // a hook set by the embedding program or a test
     return hook ? hook() : 0;
   }
-  if (!timed) return c->CaptureStack();
+  if (!timed) return c->CaptureStack(nullptr, &from);
   stacks::StackTiming st;
   uint64_t t0 = CpuTicks();
-  uint32_t id = c->CaptureStack(&st);
+  uint32_t id = c->CaptureStack(&st, &from);
   tc->AddSample(CostSite::kStack, CpuTicks() - t0);
   tc->AddSample(CostSite::kStackUnwind, st.unwind_ticks);
   tc->AddSample(CostSite::kStackPython, st.python_ticks);

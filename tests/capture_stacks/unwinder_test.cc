@@ -106,6 +106,51 @@ TEST(UnwinderTest, SkipAndMaxFrames) {
   EXPECT_EQ(UnwindNative(few.data(), 0), 0);
 }
 
+// A callback as the CUDA driver calls it: takes its caller's frame on entry,
+// then walks from there and, for comparison, from itself.
+[[gnu::noinline]] int WalkFromCallerFrame(std::vector<uint64_t>* from_walk,
+                                          std::vector<uint64_t>* own_walk, CallerFrame* out) {
+  CallerFrame from;
+  TRACESMITH_CALLER_FRAME(from);
+  *out = from;
+  own_walk->resize(256);
+  own_walk->resize(size_t(UnwindNative(own_walk->data(), 256)));
+  from_walk->resize(256);
+  from_walk->resize(size_t(UnwindNativeFrom(from, from_walk->data(), 256)));
+  return 0;
+}
+
+TEST(UnwinderTest, WalkFromCallerFrameSkipsTheCallersOwnFrame) {
+#if defined(__x86_64__)
+  for (int lib_depth : {0, 6}) {
+    std::vector<uint64_t> from_walk, own_walk;
+    CallerFrame from;
+    ChainThroughLibrary(lib_depth, [&] { return WalkFromCallerFrame(&from_walk, &own_walk, &from); });
+    SCOPED_TRACE("lib_depth " + std::to_string(lib_depth));
+    ASSERT_NE(from.ra, 0u);
+    ASSERT_GT(own_walk.size(), size_t(lib_depth + 4));
+    // own_walk[0] lies in WalkFromCallerFrame; from_walk starts at its caller.
+    ASSERT_EQ(from_walk.size(), own_walk.size() - 1);
+    EXPECT_EQ(from_walk[0], from.ra);
+    for (size_t i = 0; i < from_walk.size(); ++i) EXPECT_EQ(from_walk[i], own_walk[i + 1]) << i;
+  }
+#else
+  GTEST_SKIP() << "CallerFrame is x86-64 only";
+#endif
+}
+
+TEST(UnwinderTest, WalkFromImplausibleCallerFrameFindsNothing) {
+  std::vector<uint64_t> pcs(16), own(16);
+  CallerFrame none;  // all zero: a walk from the unwinder itself, as UnwindNative
+  EXPECT_EQ(UnwindNativeFrom(none, pcs.data(), 16), UnwindNative(own.data(), 16));
+  int local = 0;
+  // A frame below the unwinder's own stack pointer, or outside the stack.
+  CallerFrame below{reinterpret_cast<uint64_t>(&local) - 4096, 0, 0x401000};
+  EXPECT_EQ(UnwindNativeFrom(below, pcs.data(), 16), 0);
+  CallerFrame heap{reinterpret_cast<uint64_t>(pcs.data()) + 64, 0, 0x401000};
+  EXPECT_EQ(UnwindNativeFrom(heap, pcs.data(), 16), 0);
+}
+
 // One call site (the compiler may not duplicate it: noinline).
 [[gnu::noinline]] void UnwindHundredTimes() {
   uint64_t pcs[64];

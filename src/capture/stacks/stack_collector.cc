@@ -109,7 +109,8 @@ StackCollector::~StackCollector() = default;
 
 // Not inlined into callers, so that "skip one frame" below always means
 // "CaptureStack itself".
-[[gnu::noinline]] uint32_t StackCollector::CaptureStack(StackTiming* timing) {
+[[gnu::noinline]] uint32_t StackCollector::CaptureStack(StackTiming* timing,
+                                                       const CallerFrame* from) {
   const StackMode mode = options_.mode;
   if (mode == StackMode::kNone) return 0;
   const int max_depth = options_.max_depth;
@@ -118,7 +119,7 @@ StackCollector::~StackCollector() = default;
   uint64_t t0 = timing ? CpuTicks() : 0;
   if (mode != StackMode::kPython)
     n_native = UnwindNativeTrimmed(pcs, max_depth, options_.skip_frames + 1, trim_.data(),
-                                   int(trim_.size()));
+                                   int(trim_.size()), from);
   uint64_t t1 = timing ? CpuTicks() : 0;
   PyFrameRef py[kMaxDepthLimit];
   int n_py = 0;

@@ -23,7 +23,10 @@ struct CodeRange {
 
 // UnwindNative that, after `skip`, drops innermost frames while they lie in
 // `trim` (the profiler's own, CUPTI's and the driver's code above the
-// application).
-int UnwindNativeTrimmed(uint64_t* pcs, int max_frames, int skip, const CodeRange* trim, int n_trim);
+// application). With `from` (ra set), the walk starts there and `skip` is
+// ignored.
+struct CallerFrame;
+int UnwindNativeTrimmed(uint64_t* pcs, int max_frames, int skip, const CodeRange* trim, int n_trim,
+                        const CallerFrame* from = nullptr);
 
 }  // namespace tracesmith::capture::stacks

@@ -120,7 +120,8 @@ inline bool InRanges(uint64_t pc, const CodeRange* r, int n) {
 // those reads as overflows of the frames' locals, so it is not instrumented.
 [[gnu::always_inline, gnu::no_sanitize_address]] inline int Walk(uint64_t* pcs, int max_frames,
                                                                  int skip, const CodeRange* trim,
-                                                                 int n_trim) {
+                                                                 int n_trim,
+                                                                 const CallerFrame* from) {
   // One TLS access (__tls_get_addr in a shared library), copied to locals.
   StackBounds* tls = &t_bounds;
   if (__builtin_expect(tls->hi == 0, 0)) InitStackBounds(tls);
@@ -128,6 +129,19 @@ inline bool InRanges(uint64_t pc, const CodeRange* r, int n) {
   int n = 0;
   if (max_frames <= 0) return 0;
   skip = skip < 0 ? 0 : skip;
+  // Keeps `ra` unless skipped or trimmed; false once pcs is full.
+  auto keep = [&](uint64_t ra) {
+    if (skip > 0) {
+      --skip;
+      return true;
+    }
+    if (n_trim > 0) {
+      if (n == 0 && InRanges(ra, trim, n_trim)) return true;
+      n_trim = 0;  // trimming stops at the first frame kept
+    }
+    pcs[n++] = ra;
+    return n < max_frames;
+  };
 #if defined(__x86_64__)
   uintptr_t rip, rsp, rbp;
   // One asm block so that rip, rsp and rbp describe the same instant: the
@@ -142,6 +156,15 @@ inline bool InRanges(uint64_t pc, const CodeRange* r, int n) {
   // Unknown bounds, or a stack other than the thread's (a coroutine's).
   if (hi > lo && rsp >= b.lo) {
     uint64_t key = rip + 1;  // the rule lookup subtracts 1, as for return addresses
+    if (from && from->ra) {
+      // The caller's frame: its return address sits just below its cfa.
+      if (!InStack(from->cfa - 8, lo, hi) || from->cfa <= rsp || from->ra < 4096) return 0;
+      skip = 0;
+      rsp = from->cfa;
+      rbp = from->rbp;
+      key = from->ra;
+      if (!keep(key)) return n;
+    }
     for (;;) {
       UnwindRule r = UnwindRule::Unpack(LookupRule(key));
       uintptr_t cfa, ra;
@@ -167,34 +190,19 @@ inline bool InRanges(uint64_t pc, const CodeRange* r, int n) {
       if (ra < 4096) break;
       rsp = cfa;
       key = ra;
-      if (skip > 0) {
-        --skip;
-        continue;
-      }
-      if (n_trim > 0) {
-        if (n == 0 && InRanges(ra, trim, n_trim)) continue;
-        n_trim = 0;  // trimming stops at the first frame kept
-      }
-      pcs[n++] = ra;
-      if (n == max_frames) break;
+      if (!keep(ra)) break;
     }
   }
 #else
   // Frame-pointer walk: [fp] = caller's fp, [fp + 8] = return address.
+  (void)from;  // CallerFrame is x86-64 only
   uintptr_t fp = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
   const uintptr_t lo = fp, hi = b.hi;
   while (hi > 1 && fp >= lo && fp + 16 <= hi && (fp & 7) == 0) {
     uintptr_t next = reinterpret_cast<const uintptr_t*>(fp)[0];
     uintptr_t ra = reinterpret_cast<const uintptr_t*>(fp)[1];
     if (ra < 4096) break;
-    if (skip > 0) {
-      --skip;
-    } else if (n_trim > 0 && n == 0 && InRanges(ra, trim, n_trim)) {
-      // trimmed
-    } else {
-      pcs[n++] = ra;
-      if (n == max_frames) break;
-    }
+    if (!keep(ra)) break;
     if (next <= fp) break;
     fp = next;
   }
@@ -206,13 +214,19 @@ inline bool InRanges(uint64_t pc, const CodeRange* r, int n) {
 
 [[gnu::noinline, gnu::no_sanitize_address]] int UnwindNative(uint64_t* pcs, int max_frames,
                                                              int skip) {
-  return Walk(pcs, max_frames, skip, nullptr, 0);
+  return Walk(pcs, max_frames, skip, nullptr, 0, nullptr);
+}
+
+[[gnu::noinline, gnu::no_sanitize_address]] int UnwindNativeFrom(const CallerFrame& from,
+                                                                 uint64_t* pcs, int max_frames) {
+  return Walk(pcs, max_frames, 0, nullptr, 0, &from);
 }
 
 [[gnu::noinline, gnu::no_sanitize_address]] int UnwindNativeTrimmed(uint64_t* pcs, int max_frames,
                                                                     int skip, const CodeRange* trim,
-                                                                    int n_trim) {
-  return Walk(pcs, max_frames, skip, trim, n_trim);
+                                                                    int n_trim,
+                                                                    const CallerFrame* from) {
+  return Walk(pcs, max_frames, skip, trim, n_trim, from);
 }
 
 UnwindStats GetUnwindStats() {

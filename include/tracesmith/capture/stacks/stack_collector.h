@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "tracesmith/base/status.h"
+#include "tracesmith/capture/stacks/unwinder.h"
 #include "tracesmith/model/records.h"
 
 namespace tracesmith::format {
@@ -64,7 +65,8 @@ struct StackCollectorOptions {
   // outermost frames. 256 by default: a launch from Python passes through
   // dozens of framework frames, and the script's own lines are outermost.
   int max_depth = 256;
-  // Innermost frames to drop below the caller of CaptureStack.
+  // Innermost frames to drop below the caller of CaptureStack (not when the
+  // walk is given its starting frame).
   int skip_frames = 0;
   // Then innermost frames are dropped while they lie in a module whose path
   // contains one of these, e.g. {"libcupti", "libcuda.so"}, so that a stack
@@ -103,7 +105,9 @@ class StackCollector {
   // The calling thread's stack id; 0 when the mode is none or no frame was
   // found. Thread-safe; lock-free for stacks seen before. With `timing`,
   // also the time of its phases (what is left is merge, hash and lookup).
-  uint32_t CaptureStack(StackTiming* timing = nullptr);
+  // With `from` (see TRACESMITH_CALLER_FRAME), the native walk starts at
+  // that frame and skip_frames is not applied.
+  uint32_t CaptureStack(StackTiming* timing = nullptr, const CallerFrame* from = nullptr);
 
   // Appends the rows created since the last Drain (Mapping, Frame,
   // StackNode) and their strings to `writer`. Call from the writer thread,

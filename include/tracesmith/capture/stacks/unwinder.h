@@ -26,6 +26,41 @@ namespace tracesmith::capture::stacks {
 // innermost frames first. Every entry is a return address: symbolize pc-1.
 int UnwindNative(uint64_t* pcs, int max_frames, int skip = 0);
 
+// Where a walk can begin instead of at the unwinder itself: a function's
+// caller as it was when the function was entered. A callback that the CUDA
+// driver calls takes it on entry, so the walk starts in the driver and does
+// not go through the profiler's own frames (each one a rule lookup and a
+// stack read on every launch). All zero: not available; walk from the
+// unwinder as usual.
+struct CallerFrame {
+  uint64_t cfa = 0;  // the caller's rsp after the call returns
+  uint64_t rbp = 0;  // the caller's rbp at the call
+  uint64_t ra = 0;   // the return address: the first frame of the walk
+};
+
+// Sets `out` (a CallerFrame) to the enclosing function's caller. A macro,
+// because __builtin_frame_address(0) must be evaluated in that function; it
+// gives the function a frame pointer, whose saved slots hold the caller's rbp
+// and the return address. Checked against __builtin_return_address(0): on a
+// mismatch (or off x86-64) `out` stays all zero.
+#if defined(__x86_64__)
+#define TRACESMITH_CALLER_FRAME(out)                                                    \
+  do {                                                                                  \
+    const uint64_t* ts_fp_ = static_cast<const uint64_t*>(__builtin_frame_address(0)); \
+    (out) = ::tracesmith::capture::stacks::CallerFrame{};                               \
+    if (ts_fp_[1] == reinterpret_cast<uint64_t>(__builtin_return_address(0)))           \
+      (out) = ::tracesmith::capture::stacks::CallerFrame{                               \
+          reinterpret_cast<uint64_t>(ts_fp_) + 16, ts_fp_[0], ts_fp_[1]};               \
+  } while (0)
+#else
+#define TRACESMITH_CALLER_FRAME(out) ((out) = ::tracesmith::capture::stacks::CallerFrame{})
+#endif
+
+// UnwindNative from `from` (when its ra is set): pcs[0] = from.ra. Frames
+// whose addresses fall outside the thread's stack above the unwinder's own
+// rsp end the walk, as everywhere.
+int UnwindNativeFrom(const CallerFrame& from, uint64_t* pcs, int max_frames);
+
 // Counters since process start (relaxed; for tests and `tracesmith info`).
 struct UnwindStats {
   uint64_t rules_computed = 0;  // slow path: CFI parsed for a new return address
