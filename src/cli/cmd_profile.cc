@@ -5,7 +5,9 @@
 //
 // The child inherits stdin/stdout/stderr; its exit code is returned, and a
 // child killed by a signal makes tracesmith end with the same signal. The
-// summary goes to stderr so the program's stdout stays clean.
+// summary goes to stderr so the program's stdout stays clean. Signals sent to
+// tracesmith are passed to the child (signal_forwarder.h), and the child gets
+// SIGTERM if tracesmith is killed outright.
 //
 // Multi-process programs: the first process to initialise CUDA writes FILE;
 // every other process writes <stem>.pid<PID><ext>, or <stem>.rank<RANK><ext>
@@ -27,6 +29,7 @@
 
 #include "command.h"
 #include "commands.h"
+#include "signal_forwarder.h"
 #include "tracesmith/analysis/capture_cost.h"
 #include "tracesmith/base/atomic_file.h"
 #include "tracesmith/base/file_util.h"
@@ -38,6 +41,13 @@ namespace tracesmith::cli {
 namespace {
 
 constexpr const char* kInjectLibName = "libtracesmith-inject.so";
+
+constexpr const char* kSignalsHelp =
+    "Signals: SIGTERM and SIGHUP sent to tracesmith are passed to the command, and so are "
+    "SIGINT and SIGQUIT sent with kill (Ctrl-C in the terminal reaches the command directly); "
+    "tracesmith then waits for the command, prints its summary and ends with the command's "
+    "status. If tracesmith itself is killed (SIGKILL), the command receives SIGTERM, handled "
+    "as any SIGTERM (its trace is finalised).";
 
 struct ProfileArgs {
   std::string output;
@@ -335,9 +345,13 @@ int RunProfile(ProfileArgs& a, bool record_spelling) {
 
   time_t started_at = time(nullptr) - 1;
   auto t0 = std::chrono::steady_clock::now();
+  const pid_t parent = getpid();
+  SignalForwarder forwarder;
   pid_t child = fork();
   if (child < 0) {
     Status st = IoError(std::string("fork failed: ") + std::strerror(errno));
+    forwarder.Stop();
+    forwarder.Release();
     previous->Settle();
     return ReportError(st);
   }
@@ -353,26 +367,26 @@ int RunProfile(ProfileArgs& a, bool record_spelling) {
     std::vector<char*> argv;
     for (auto& s : a.command) argv.push_back(s.data());
     argv.push_back(nullptr);
+    forwarder.PrepareChild(parent);
     execvp(argv[0], argv.data());
     std::fprintf(stderr, "tracesmith: error: cannot run '%s': %s\n", argv[0], std::strerror(errno));
     _exit(127);
   }
-  // Ctrl-C reaches the child (same process group); the child decides. We
-  // forward SIGTERM/SIGHUP sent to tracesmith alone.
-  signal(SIGINT, SIG_IGN);
-  signal(SIGQUIT, SIG_IGN);
-  static pid_t s_child = 0;
-  s_child = child;
-  struct sigaction fwd;
-  std::memset(&fwd, 0, sizeof(fwd));
-  fwd.sa_handler = [](int sig) { kill(s_child, sig); };
-  sigaction(SIGTERM, &fwd, nullptr);
-  sigaction(SIGHUP, &fwd, nullptr);
+  forwarder.Start(child);
+  // The command is reaped only after forwarding stops: until then its pid
+  // cannot be reused, so a signal forwarded late reaches nobody else.
+  siginfo_t ended;
+  while (waitid(P_PID, child, &ended, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
+  }
+  forwarder.Stop();
   int status = 0;
   while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const bool kept_previous = previous->Settle();
+  // A signal that came after the command ended is tracesmith's own and may
+  // end it here, once --force's old trace has been settled.
+  forwarder.Release();
 
   if (!a.quiet) {
     if (WIFEXITED(status)) {
@@ -472,12 +486,14 @@ void AddProfileCommand(CLI::App& app, CommandList& commands) {
                       "Trace file (default: trace<N>.sbt); other processes of the program write "
                       "<stem>.pid<PID>.sbt");
   AddProfileOptions(profile, profile_args);
+  profile->footer(kSignalsHelp);
   commands.emplace_back(profile, [] { return RunProfile(profile_args, false); });
 
   static ProfileArgs record_args;
   auto* record = app.add_subcommand("record", "Same as profile, with -o required");
   record->add_option("-o,--output", record_args.output, "Trace file")->required();
   AddProfileOptions(record, record_args);
+  record->footer(kSignalsHelp);
   commands.emplace_back(record, [] { return RunProfile(record_args, true); });
 }
 
