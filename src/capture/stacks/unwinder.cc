@@ -1,9 +1,11 @@
 #include "tracesmith/capture/stacks/unwinder.h"
 
-#include <pthread.h>
+#include <signal.h>
+#include <sys/resource.h>
 
 #include <atomic>
 
+#include "proc_maps.h"
 #include "stack_hash.h"
 #include "unwind_rule.h"
 
@@ -22,17 +24,34 @@ struct StackBounds {
 };
 thread_local StackBounds t_bounds;
 
+// The first walk on a thread may run in a signal handler (or a CUDA callback
+// that interrupted malloc), so this uses only async-signal-safe calls: the
+// stack is the mapping that holds the stack pointer (proc_maps.h).
+// pthread_getattr_np, used before, allocates and, for the main thread, reads
+// /proc/self/maps through stdio.
 [[gnu::noinline, gnu::cold]] void InitStackBounds(StackBounds* b) {
+  // On an alternate signal stack the stack pointer says nothing about the
+  // thread's own stack: the bounds stay unknown for now (this walk reads
+  // nothing, as it would with the thread's bounds) and the thread's next walk
+  // outside the handler finds them.
+  stack_t alt;
+  if (sigaltstack(nullptr, &alt) == 0 && (alt.ss_flags & SS_ONSTACK)) return;
   b->hi = 1;
-  pthread_attr_t attr;
-  if (pthread_getattr_np(pthread_self(), &attr) != 0) return;
-  void* addr = nullptr;
-  size_t size = 0;
-  if (pthread_attr_getstack(&attr, &addr, &size) == 0 && size != 0) {
-    b->lo = reinterpret_cast<uintptr_t>(addr);
-    b->hi = b->lo + size;
+  MappingOf m;
+  if (!FindMappingOf(reinterpret_cast<uintptr_t>(__builtin_frame_address(0)), &m)) return;
+  b->lo = m.start;
+  b->hi = m.end;
+  if (m.main_stack) {
+    // The main thread's stack grows on demand, down to RLIMIT_STACK below its
+    // top or to the mapping below it, as glibc reports it. getrlimit is a
+    // plain system call.
+    b->lo = m.below;
+    struct rlimit limit;
+    if (getrlimit(RLIMIT_STACK, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
+        limit.rlim_cur < m.end - m.below)
+      b->lo = m.end - limit.rlim_cur;
+    if (b->lo > m.start) b->lo = m.start;  // the limit was lowered since
   }
-  pthread_attr_destroy(&attr);
 }
 
 #if defined(__x86_64__)

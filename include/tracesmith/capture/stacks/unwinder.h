@@ -12,8 +12,9 @@
 // faults. Other architectures walk frame pointers only.
 //
 // Hot path: no allocation, no lock, no syscall. The first unwind on a thread
-// queries its stack bounds (pthread_getattr_np); the first sighting of a
-// return address parses CFI (and may take the loader's lock).
+// finds its stack bounds in /proc/self/maps (async-signal-safe: raw reads, no
+// allocation); the first sighting of a return address parses CFI (and may take
+// the loader's lock).
 #pragma once
 
 #include <cstdint>
