@@ -5,6 +5,7 @@ by round on the same workloads, medians, ratios to the baseline.
   bench/overhead.py --tracesmith BIN --launch-loop BIN --cupti-floor SO
                     [--set main|groups|stacks] [--configs SPEC,...]
                     [--workloads ll,pyll,mlp,xf] [--rounds 8] [--json FILE]
+  bench/overhead.py ... --from-json A.json B.json   (report earlier runs together)
 
 Workloads (each prints its own timed-loop figures; warm-up and process start
 are excluded): ll = bench/workloads/launch_loop.cu (200k tiny launches, C++),
@@ -117,9 +118,21 @@ def main():
     ap.add_argument("--rounds", type=int, default=8)
     ap.add_argument("--json", help="write every run's figures here")
     ap.add_argument("--tag", default="BENCH", help="prefix of the printed lines")
+    ap.add_argument("--from-json", nargs="+", metavar="FILE",
+                    help="no runs: report the runs of earlier --json files together (rounds split "
+                         "over several device calls)")
     args = ap.parse_args()
     specs = args.configs.split(";;") if args.configs else SETS[args.set]
     workloads = args.workloads.split(",")
+    if args.from_json:
+        runs = []
+        for i, name in enumerate(args.from_json):
+            with open(name) as f:
+                runs += [(w, label, 1000 * i + r, *rest) for w, label, r, *rest in json.load(f)]
+        seen = {x[1] for x in runs}
+        report(runs, [w for w in workloads if any(x[0] == w for x in runs)],
+               [parse_spec(s)[0] for s in specs if parse_spec(s)[0] in seen], args.tag)
+        return
     runs = []  # (workload, label, round, wall, cpu, process_seconds)
     with tempfile.TemporaryDirectory() as tmp:
         trace = os.path.join(tmp, "t.sbt")
@@ -141,27 +154,32 @@ def main():
                     runs.append((w, label, r, wall, cpu, dt))
                     print(f"{args.tag} run {w} {label} wall={wall:.6g} cpu={cpu} process_s={dt:.2f}",
                           flush=True)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(runs, f)
+                    if args.json:  # after every run: a call cut by its time limit keeps its runs
+                        with open(args.json, "w") as f:
+                            json.dump(runs, f)
     report(runs, workloads, [parse_spec(s)[0] for s in specs], args.tag)
 
 
 def report(runs, workloads, labels, tag):
-    print(f"\n{tag} ratios of medians to base (wall | launching-thread CPU | whole process), n runs")
+    print(f"\n{tag} ratios of medians to base (wall | launching-thread CPU | whole process), n runs;"
+          f" then the median of each round's ratio to that round's base (robust to a machine that"
+          f" changes between rounds or device calls)")
     for w in workloads:
         def med(label, i):
             v = [x[i] for x in runs if x[0] == w and x[1] == label and x[i] is not None]
             return (statistics.median(v), len(v)) if v else (None, 0)
         base = [med("base", i)[0] for i in (3, 4, 5)]
+        base_of = {x[2]: x for x in runs if x[0] == w and x[1] == "base"}
         for label in labels:
             m = [med(label, i) for i in (3, 4, 5)]
             if m[0][0] is None:
                 continue
             ratios = ["%.3fx" % (m[i][0] / base[i]) if base[i] and m[i][0] else "—" for i in range(3)]
+            per_round = [x[3] / base_of[x[2]][3] for x in runs
+                         if x[0] == w and x[1] == label and x[2] in base_of and x[3]]
+            rr = "%.3fx" % statistics.median(per_round) if per_round else "—"
             print(f"{tag} {w:5s} {label:38s} median={m[0][0]:.5g} wall={ratios[0]} cpu={ratios[1]} "
-                  f"process={ratios[2]} n={m[0][1]}")
-
+                  f"process={ratios[2]} n={m[0][1]} round_ratio={rr}")
 
 if __name__ == "__main__":
     main()
