@@ -481,6 +481,42 @@ void CompactTrace::RestrictWindow(uint64_t from, uint64_t to) {
   BuildIndexes();
 }
 
+void CompactTrace::RestrictToActiveRegion() {
+  if (ops_.empty()) return;
+  // From the first kernel (copies before it are uploads of weights and data:
+  // start-up) to the end of the last GPU op of any kind.
+  uint64_t first = UINT64_MAX, first_op = UINT64_MAX, last = 0;
+  for (const GpuOp& o : ops_) {
+    if (o.kind() == OpKind::kKernel) first = std::min(first, o.start_ns);
+    first_op = std::min(first_op, o.start_ns);
+    last = std::max(last, o.end_ns);
+  }
+  if (first == UINT64_MAX) first = first_op;
+  first = std::max(first, window_begin_);
+  last = std::min(last, window_end_);
+  if (first >= last) return;
+  auto span = [&](uint64_t b, uint64_t e) {
+    OutsideSpan s;
+    s.begin = b;
+    s.end = std::max(b, e);
+    // The longest calls that overlap the span, by their time inside it.
+    for (const HostCall& c : calls_) {
+      const uint64_t cb = std::max(c.start_ns, s.begin), ce = std::min(c.end_ns, s.end);
+      if (ce <= cb) continue;
+      s.api_ns += ce - cb;
+      s.longest_calls.push_back({c.name_id, c.start_ns, ce - cb});
+      std::sort(s.longest_calls.begin(), s.longest_calls.end(),
+                [](const OutsideSpan::Call& a, const OutsideSpan::Call& b) { return a.ns > b.ns; });
+      if (s.longest_calls.size() > 3) s.longest_calls.pop_back();
+    }
+    return s;
+  };
+  active_.applied = true;
+  active_.startup = span(window_begin_, first);
+  active_.teardown = span(last, window_end_);
+  RestrictWindow(first, last);
+}
+
 Status CompactTrace::RestrictToNvtx(const std::string& name) {
   // Per host lane, the union of that lane's ranges with this name.
   std::vector<std::vector<Interval>> inside(lanes_.size());

@@ -187,6 +187,28 @@ std::vector<std::string> ComputeFindings(const CompactTrace& t, const AnalysisRe
                              Pct(Percent(ns, r.kernel_ns)).c_str())});
   }
 
+  // 11. Start-up: not part of the window above, but said when it is long.
+  if (r.active.applied) {
+    const auto& su = r.active.startup;
+    const uint64_t whole = r.wall_ns() + su.ns() + r.active.teardown.ns();
+    if (su.ns() && (Percent(su.ns(), whole) >= 10 || su.ns() >= 1000000000ull)) {
+      std::string text = StrFormat(
+          "Start-up took %s (%s of the trace) before the first "
+          "kernel; it is left out of the figures above (--whole "
+          "includes it)",
+          HumanDuration(su.ns()).c_str(), Pct(Percent(su.ns(), whole)).c_str());
+      text += StrFormat("; CUDA API calls take %s of it",
+                        Pct(std::min(100.0, Percent(su.api_ns, su.ns()))).c_str());
+      if (Percent(su.api_ns, su.ns()) < 50) text += " (the rest is host work outside CUDA calls)";
+      for (size_t i = 0; i < su.longest_calls.size() && i < r.startup_call_names.size(); ++i)
+        text += StrFormat("%s%s at +%s (%s)",
+                          i ? ", " : ", the longest: ", r.startup_call_names[i].c_str(),
+                          HumanDuration(su.longest_calls[i].start_ns - r.trace_begin).c_str(),
+                          HumanDuration(su.longest_calls[i].ns).c_str());
+      out.push_back({0.5, text + "."});
+    }
+  }
+
   // Data quality last, but always said.
   if (r.compact.processes_unaligned)
     out.push_back({-1, StrFormat("%llu processes have no clock anchor: their timestamps could not "

@@ -9,7 +9,10 @@ namespace tracesmith::analysis {
 
 Status ApplyRestrictions(const LoadOptions& o, CompactTrace* t) {
   if (!o.nvtx.empty()) RETURN_IF_ERROR(t->RestrictToNvtx(o.nvtx));
-  if (o.from.empty() && o.to.empty()) return OkStatus();
+  if (o.from.empty() && o.to.empty()) {
+    if (o.active_region && !o.whole && o.nvtx.empty()) t->RestrictToActiveRegion();
+    return OkStatus();
+  }
   uint64_t from = 0, to = UINT64_MAX;
   if (!o.from.empty()) {
     ASSIGN_OR_RETURN(uint64_t d, ParseDuration(o.from));

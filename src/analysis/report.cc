@@ -346,6 +346,11 @@ AnalysisReport BuildReport(const CompactTrace& t, const std::string& source) {
   r.window_begin = t.window_begin();
   r.window_end = t.window_end();
   r.trace_begin = t.trace_begin();
+  r.active = t.active_region();
+  for (const auto& c : r.active.startup.longest_calls)
+    r.startup_call_names.emplace_back(t.String(c.name_id));
+  for (const auto& c : r.active.teardown.longest_calls)
+    r.teardown_call_names.emplace_back(t.String(c.name_id));
   r.compact = t.stats();
   auto t0 = std::chrono::steady_clock::now();
   auto phase = [&](const char* name) {

@@ -45,7 +45,24 @@ void WriteJsonReport(const AnalysisReport& r, std::ostream& out) {
       .UInt("end_ns", r.window_end)
       .UInt("wall_ns", r.wall_ns())
       .Bool("clocks_aligned", r.compact.clocks_aligned)
+      .Bool("active_region", r.active.applied)
       .EndObject();
+  if (r.active.applied) {
+    auto outside = [&](const char* key, const CompactTrace::OutsideSpan& s,
+                       const std::vector<std::string>& names) {
+      j.BeginObject(key).UInt("begin_ns", s.begin).UInt("end_ns", s.end).UInt("api_ns", s.api_ns);
+      j.BeginArray("longest_calls");
+      for (size_t i = 0; i < s.longest_calls.size() && i < names.size(); ++i)
+        j.BeginObject()
+            .Str("name", names[i])
+            .UInt("start_ns", s.longest_calls[i].start_ns)
+            .UInt("ns", s.longest_calls[i].ns)
+            .EndObject();
+      j.EndArray().EndObject();
+    };
+    outside("startup", r.active.startup, r.startup_call_names);
+    outside("teardown", r.active.teardown, r.teardown_call_names);
+  }
   j.BeginArray("findings");
   for (const std::string& f : r.findings) j.Str("", f);
   j.EndArray();

@@ -55,8 +55,23 @@ void WriteTextReport(const AnalysisReport& r, const AnalyzeOptions& o, std::ostr
   Printer p(out);
   const uint64_t wall = r.wall_ns();
   p("Trace:    %s\n", r.source.c_str());
-  p("Window:   +%s .. +%s (%s), %llu events\n", D(r.window_begin - r.trace_begin).c_str(),
-    D(r.window_end - r.trace_begin).c_str(), D(wall).c_str(), U(r.events));
+  p("Window:   +%s .. +%s (%s), %llu events%s\n", D(r.window_begin - r.trace_begin).c_str(),
+    D(r.window_end - r.trace_begin).c_str(), D(wall).c_str(), U(r.events),
+    r.active.applied ? ": first kernel to last GPU operation (--whole: all of it)" : "");
+  if (r.active.applied) {
+    auto outside = [&](const char* label, const CompactTrace::OutsideSpan& s,
+                       const std::vector<std::string>& names) {
+      if (!s.ns()) return;
+      p("%-10s+%s .. +%s (%s)", label, D(s.begin - r.trace_begin).c_str(),
+        D(s.end - r.trace_begin).c_str(), D(s.ns()).c_str());
+      for (size_t i = 0; i < s.longest_calls.size() && i < names.size(); ++i)
+        p("%s%s %s", i ? ", " : "; longest calls: ", Printable(names[i]).c_str(),
+          D(s.longest_calls[i].ns).c_str());
+      p("\n");
+    };
+    outside("Start-up:", r.active.startup, r.startup_call_names);
+    outside("Teardown:", r.active.teardown, r.teardown_call_names);
+  }
   if (r.compact.clocks_aligned)
     p("Clocks:   processes aligned to CLOCK_REALTIME via clock anchors\n");
 

@@ -45,6 +45,7 @@ void AddAnalyzeCommand(CLI::App& app, CommandList& commands) {
       "Report where GPU time goes: top kernels, utilization, idle causes, launches, "
       "copies, critical path, findings");
   auto o = std::make_shared<AnalyzeCliOptions>();
+  o->load.active_region = true;  // start-up and teardown reported apart (--whole: not)
   cmd->add_option("file", o->path, "SBT trace file")->required();
   cmd->add_flag("--json", o->json, "Machine-readable JSON instead of the text report");
   cmd->add_option("--from", o->load.from,
@@ -52,6 +53,10 @@ void AddAnalyzeCommand(CLI::App& app, CommandList& commands) {
   cmd->add_option("--to", o->load.to, "End of the window, relative to the trace start (e.g. 1.5s)");
   cmd->add_option("--nvtx", o->load.nvtx,
                   "Only work issued inside NVTX ranges with this name (on their thread)");
+  cmd->add_flag("--whole", o->load.whole,
+                "Analyse the whole trace; by default the window runs from the first kernel to the "
+                "last GPU operation, and start-up (process start, context creation, module loading) "
+                "and teardown are reported apart");
   cmd->add_option("--top", o->report.top, "Rows per table in the text report")->default_val(15);
   commands.emplace_back(cmd, [o] { return RunAnalyze(*o); });
 }

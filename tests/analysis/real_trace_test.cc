@@ -88,5 +88,57 @@ TEST(RealTraceTest, MlpTrainSample) {
   EXPECT_EQ(text.str(), *want);
 }
 
+// Start-up apart (issue #14): the sample's first kernel comes ~4.8 s after
+// its first event (weights uploaded at +13 ms, then host work); the default
+// window of `analyze` runs from that kernel to the last GPU op, and the
+// start-up is reported with its CUDA API share.
+TEST(RealTraceTest, StartupIsNotSteadyState) {
+  if (!std::filesystem::exists(SamplePath())) GTEST_SKIP() << SamplePath() << " not present";
+  auto rows = format::ReadTraceFile(SamplePath());
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  uint64_t first_kernel = UINT64_MAX, last_op = 0, first_event = UINT64_MAX;
+  for (const auto& k : rows->Rows<model::KernelEvent>()) {
+    first_kernel = std::min(first_kernel, k.start_ns);
+    last_op = std::max(last_op, k.end_ns);
+  }
+  for (const auto& m : rows->Rows<model::MemcpyEvent>()) last_op = std::max(last_op, m.end_ns);
+  for (const auto& m : rows->Rows<model::MemsetEvent>()) last_op = std::max(last_op, m.end_ns);
+  for (const auto& a : rows->Rows<model::ApiEvent>())
+    first_event = std::min(first_event, a.start_ns);
+
+  LoadOptions active;
+  active.active_region = true;
+  CompactTrace c;
+  ASSERT_TRUE(LoadCompactTrace(SamplePath(), active, &c).ok());
+  AnalysisReport r = BuildReport(c, "sample");
+  ASSERT_TRUE(r.active.applied);
+  EXPECT_EQ(r.window_begin, first_kernel);
+  EXPECT_EQ(r.window_end, last_op);
+  EXPECT_EQ(r.active.startup.begin, first_event);
+  EXPECT_EQ(r.active.startup.end, first_kernel);
+  EXPECT_GT(r.active.startup.ns(), 4000000000ull);
+  // Mostly host work outside CUDA calls: the uploads and launches take ms.
+  EXPECT_LT(r.active.startup.api_ns, r.active.startup.ns() / 20);
+  EXPECT_EQ(r.kernel_count, rows->Rows<model::KernelEvent>().size());  // every kernel is inside
+  // Busy share of the active window, not of the whole trace.
+  const DeviceTimeline& d = r.timeline.devices.at(0);
+  EXPECT_EQ(d.busy_ns + d.idle.total_ns(), r.wall_ns());
+  EXPECT_GT(Percent(d.busy_ns, r.wall_ns()), 1.0);
+  bool said = false;
+  for (const std::string& f : r.findings) said |= f.rfind("Start-up took 4.", 0) == 0;
+  EXPECT_TRUE(said);
+  std::ostringstream text;
+  WriteTextReport(r, AnalyzeOptions{}, text);
+  EXPECT_NE(text.str().find("Start-up: +0 ns .. +4."), std::string::npos) << text.str();
+
+  // --whole: the old window, nothing set apart.
+  LoadOptions whole = active;
+  whole.whole = true;
+  CompactTrace w;
+  ASSERT_TRUE(LoadCompactTrace(SamplePath(), whole, &w).ok());
+  EXPECT_FALSE(w.active_region().applied);
+  EXPECT_EQ(w.window_begin(), w.trace_begin());
+}
+
 }  // namespace
 }  // namespace tracesmith::analysis

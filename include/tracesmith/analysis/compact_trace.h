@@ -160,6 +160,27 @@ class CompactTrace {
   // and the GPU ops they issued; the window becomes the span of what is
   // kept. NotFound when no range has that name.
   Status RestrictToNvtx(const std::string& name);
+  // Start-up and teardown: what lies before the first kernel (the first GPU
+  // op when there is no kernel) and after the last GPU op.
+  // RestrictToActiveRegion() keeps what lies between and remembers both spans with their longest
+  // API calls, so that idle shares, findings and the critical path speak about the steady run and
+  // not about process start, context creation and module loading.
+  struct OutsideSpan {
+    uint64_t begin = 0, end = 0;  // absolute ns; empty when begin == end
+    struct Call {
+      uint32_t name_id = 0;
+      uint64_t start_ns = 0, ns = 0;
+    };
+    std::vector<Call> longest_calls;  // at most 3, longest first
+    uint64_t api_ns = 0;              // CUDA API time inside the span, all threads summed
+    uint64_t ns() const { return end - begin; }
+  };
+  struct ActiveRegion {
+    bool applied = false;  // false: no GPU op, or not asked for
+    OutsideSpan startup, teardown;
+  };
+  void RestrictToActiveRegion();
+  const ActiveRegion& active_region() const { return active_; }
 
   // ---- results (valid after Finalize) ----
   const std::vector<GpuOp>& ops() const { return ops_; }
@@ -210,6 +231,7 @@ class CompactTrace {
   void ComputeRanges();  // lane ranges, GPU lanes, devices
   void BuildIndexes();   // sync lanes, correlation indexes (after sorting)
 
+  ActiveRegion active_;
   std::vector<GpuOp> ops_;
   std::vector<HostCall> calls_;
   std::vector<CopyInfo> copies_;

@@ -74,6 +74,9 @@ struct AnalysisReport {
   uint64_t events = 0;
   uint64_t window_begin = 0, window_end = 0, trace_begin = 0;
   uint64_t wall_ns() const { return window_end - window_begin; }
+  // Set when the window is the active region (start-up and teardown apart).
+  CompactTrace::ActiveRegion active;
+  std::vector<std::string> startup_call_names, teardown_call_names;  // of active.*.longest_calls
   uint64_t kernel_count = 0, kernel_ns = 0;
   TimelineResult timeline;
   std::vector<std::string> stream_names;  // parallel to timeline.streams
@@ -104,6 +107,10 @@ AnalysisReport BuildReport(const CompactTrace& trace, const std::string& source)
 struct LoadOptions {
   std::string from, to;  // durations relative to trace start ("2ms"); empty = open
   std::string nvtx;      // restrict to work issued inside NVTX ranges with this name
+  // Without from/to/nvtx: keep only the active region (first to last GPU op;
+  // CompactTrace::RestrictToActiveRegion), unless `whole`.
+  bool active_region = false;
+  bool whole = false;
 };
 // Streams an SBT file into a CompactTrace (bounded by the compact records,
 // never the full rows), finalizes it and applies the restrictions. `report`
