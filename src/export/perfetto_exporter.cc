@@ -544,6 +544,10 @@ class PerfettoSink : public EventSink {
       u.ue = std::max(u.ue, e);
     }
   }
+  // Adds the busy interval [a, b) to the windows it covers, in O(1) however
+  // long it is: the whole windows inside it are all 100%, and a run of equal
+  // values is written once, so the first is written and the last kept open
+  // (a corrupt kernel end 9e18 ns away spans 9e12 windows).
   void CommitBusy(uint64_t key, UtilState* u, uint64_t a, uint64_t b) {
     const uint64_t w = ctx_->options.utilization_window_ns, base = ctx_->min_ts;
     a = std::max(a, base);
@@ -557,14 +561,22 @@ class PerfettoSink : public EventSink {
         u->bucket = idx;
         u->busy = 0;
       }
-      uint64_t bucket_end = base + (idx + 1) * w;
-      uint64_t piece_end = std::min(b, bucket_end);
-      u->busy += piece_end - a;
-      a = piece_end;
+      const uint64_t piece = std::min(b - a, w - (a - base) % w);  // to the window's end
+      u->busy += piece;
+      a += piece;
+      const uint64_t whole = (b - a) / w;
+      if (whole > 0) {
+        EmitUtil(key, u, u->bucket, u->busy);
+        EmitUtil(key, u, u->bucket + 1, w);
+        u->bucket += whole;
+        u->busy = w;
+        a += whole * w;
+      }
     }
   }
   void EmitUtil(uint64_t key, UtilState* u, uint64_t bucket, uint64_t busy) {
     const uint64_t w = ctx_->options.utilization_window_ns;
+    if (bucket > (UINT64_MAX - ctx_->min_ts) / w) return;  // past the end of time
     double value = std::min(100.0, 100.0 * static_cast<double>(busy) / static_cast<double>(w));
     if (value == u->last) return;
     u->last = value;

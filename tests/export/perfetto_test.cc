@@ -2,6 +2,7 @@
 // the official schema through protoc, and content equal to the input trace.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -246,6 +247,45 @@ TEST(PerfettoExport, MemoryCounterTracksLiveBytes) {
   ASSERT_TRUE(c.ok()) << c.Summary();
   ASSERT_TRUE(c.counter_values.count("Device memory in use"));
   EXPECT_EQ(c.counter_values.at("Device memory in use"), (std::vector<double>{100, 150, 50}));
+}
+
+void AddKernel(Trace* t, uint64_t start, uint64_t end) {
+  KernelEvent k{};
+  k.start_ns = start;
+  k.end_ns = end;
+  k.name_id = t->strings.Intern("k");
+  k.stream_id = 7;
+  t->Rows<KernelEvent>().push_back(k);
+}
+
+// The counter says how busy each 1 ms window is; runs of equal values are
+// written once.
+TEST(PerfettoExport, UtilizationPerWindow) {
+  Trace t;
+  for (auto [s, e] : {std::pair<uint64_t, uint64_t>{0, 100'000},  // window 0: 60%
+                      {500'000, 3'500'000},                       // 1-2: 100%, 3: 50%, 4: 0%
+                      {10'250'000, 1'000'750'000}})  // 10: 75%, 11-999: 100%, 1000: 75%
+    AddKernel(&t, s, e);
+  PerfettoCheck c = ExportAndCheck(t);
+  ASSERT_TRUE(c.ok()) << c.Summary();
+  EXPECT_EQ(c.counter_values.at("GPU utilization %"),
+            (std::vector<double>{60, 100, 50, 0, 75, 100, 75, 0}));
+}
+
+// A kernel lasting 9e15 us (a forged or corrupt end time) covers 9e12
+// utilization windows: the export must not visit them one by one.
+TEST(PerfettoExport, AbsurdKernelDurationExportsInBoundedTime) {
+  Trace t;
+  AddKernel(&t, 1'000, 2'000);
+  AddKernel(&t, 3'000, 3'000 + 9'000'000'000'000'000'000ull);
+  const auto begin = std::chrono::steady_clock::now();
+  PerfettoCheck c = ExportAndCheck(t);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  EXPECT_LT(seconds, 5.0) << "the utilization counter walked every window";
+  ASSERT_TRUE(c.ok()) << c.Summary();
+  EXPECT_EQ(c.slices.size(), 2u);
+  EXPECT_EQ(c.counter_values.at("GPU utilization %"), (std::vector<double>{99.9, 100, 0.2, 0}));
 }
 
 TEST(PerfettoChecker, RejectsBrokenTraces) {
