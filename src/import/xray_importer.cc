@@ -6,6 +6,7 @@
 // time and count as unmatched entries; frames still open at the end of the
 // log are dropped and counted. Exits with no frame count as unmatched exits.
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <unordered_map>
 
@@ -20,6 +21,8 @@ using namespace model;
 struct Frame {
   int32_t func_id;
   uint64_t start_tsc;
+  uint32_t below_same = kNone;  // the next open frame of the same function, down the stack
+  static constexpr uint32_t kNone = UINT32_MAX;
 };
 
 class RangeBuilder {
@@ -27,24 +30,31 @@ class RangeBuilder {
   RangeBuilder(Trace* t, const XRayInstrMap* map, uint64_t cycle_frequency, ImportStats* st)
       : t_(t), map_(map), freq_(cycle_frequency), st_(st), domain_(t->strings.Intern("xray")) {}
 
+  // O(1) per record (amortized): the topmost open frame of each function is
+  // found through `top`, not by searching the stack, whatever the log's
+  // entries and exits are (a log whose calls never pair made it quadratic).
   void RunThread(uint32_t pid, uint32_t tid, const std::vector<const xray::Block*>& blocks) {
     std::vector<Frame> stack;
+    std::unordered_map<int32_t, uint32_t> top;  // function -> its topmost frame
     for (const xray::Block* b : blocks) {
       for (const xray::Call& c : b->calls) {
         if (c.kind == xray::kEnter || c.kind == xray::kEnterArgs) {
-          stack.push_back(Frame{c.func_id, c.tsc});
+          auto [it, fresh] = top.try_emplace(c.func_id, Frame::kNone);
+          stack.push_back(Frame{c.func_id, c.tsc, it->second});
+          it->second = static_cast<uint32_t>(stack.size() - 1);
           continue;
         }
-        auto it = std::find_if(stack.rbegin(), stack.rend(),
-                               [&](const Frame& f) { return f.func_id == c.func_id; });
-        if (it == stack.rend()) {
+        auto it = top.find(c.func_id);
+        if (it == top.end() || it->second == Frame::kNone) {
           ++st_->unmatched_exits;
           continue;
         }
-        const size_t keep = static_cast<size_t>(stack.rend() - it) - 1;
+        const size_t keep = it->second;
         st_->unmatched_entries += stack.size() - keep - 1;
         while (stack.size() > keep) {
-          Emit(pid, tid, stack.back(), c.tsc, stack.size() - 1);
+          const Frame& f = stack.back();
+          Emit(pid, tid, f, c.tsc, stack.size() - 1);
+          top[f.func_id] = f.below_same;
           stack.pop_back();
         }
       }

@@ -3,6 +3,7 @@
 // fixtures cut at every point.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <set>
@@ -115,6 +116,48 @@ TEST(XRayFdr, CountsUnmatchedEntriesAndExits) {
   EXPECT_EQ(stats.unmatched_entries, 2u);
   EXPECT_EQ(Ranges(*t),
             (std::vector<Range>{{1, "function#1", 110, 130, 0}, {1, "function#2", 120, 130, 1}}));
+}
+
+// Entries and exits that never pair: every exit looks for its function's
+// frame in a deep stack. The work must stay linear (it was quadratic: 800k
+// records took 144 s, these 600k about 20 s).
+TEST(XRayFdr, UnpairedCallsImportInLinearTime) {
+  const int kPairs = 300'000;
+  std::string records = NewBuffer(1) + NewCpu(0, 100);
+  records.reserve(records.size() + 2 * kPairs * 8);
+  for (int i = 0; i < kPairs; ++i) records += Fn(0, 1, 1);  // enter f1 ...
+  for (int i = 0; i < kPairs; ++i) records += Fn(1, 2, 1);  // ... exit f2
+  const std::string log = Header(5, 1, 1'000'000'000) + Buffer(records);
+  ImportStats stats;
+  const auto begin = std::chrono::steady_clock::now();
+  auto t = ImportXRayLog(log, nullptr, &stats);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  ASSERT_TRUE(t.ok());
+  EXPECT_LT(seconds, 3.0) << "call matching is not linear in the records";
+  EXPECT_EQ(stats.unmatched_exits, uint64_t{kPairs});
+  EXPECT_EQ(stats.unmatched_entries, uint64_t{kPairs});
+  EXPECT_TRUE(Ranges(*t).empty());
+}
+
+// An exit closes the nearest open frame of its function, and every frame
+// above it (their exits were lost), at its time.
+TEST(XRayFdr, ExitClosesTheNearestFrameOfItsFunction) {
+  std::string records = NewBuffer(1) + NewCpu(0, 100);
+  records += Fn(0, 1, 0) + Fn(0, 2, 10) + Fn(0, 1, 10) + Fn(0, 3, 10);  // enter f1 f2 f1 f3
+  records += Fn(1, 1, 10);  // closes f3 and the inner f1
+  records += Fn(1, 9, 10);  // no frame
+  records += Fn(2, 1, 10);  // tail exit: closes f2 and the outer f1
+  records += Fn(1, 2, 10);  // f2 was closed: no frame
+  ImportStats stats;
+  auto t = ImportXRayLog(Header(5, 1, 1'000'000'000) + Buffer(records), nullptr, &stats);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(stats.unmatched_exits, 2u);
+  EXPECT_EQ(stats.unmatched_entries, 2u);
+  EXPECT_EQ(Ranges(*t), (std::vector<Range>{{1, "function#1", 100, 160, 0},
+                                            {1, "function#2", 110, 160, 1},
+                                            {1, "function#1", 120, 140, 2},
+                                            {1, "function#3", 130, 140, 3}}));
 }
 
 TEST(XRayFdr, Version1BuffersEndAtEndOfBuffer) {
