@@ -6,6 +6,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "call_site.h"
 #include "findings.h"
 #include "tracesmith/model/stack_builder.h"
 
@@ -40,28 +41,6 @@ DurationStats ComputeDurationStats(std::span<uint64_t> v) {
 
 namespace {
 
-// "function (file:line)" of the first frame that has source information
-// (Python frames first: they are the user's code), else the leaf frame.
-std::string CallSiteText(const Trace& meta, uint32_t stack_id) {
-  std::vector<uint32_t> frames = StackFrames(meta, stack_id);
-  const auto& table = meta.Rows<Frame>();
-  auto text = [&](uint32_t id) {
-    const Frame& f = table[id - 1];
-    std::string fn(meta.strings.Get(f.function_id));
-    if (fn.empty()) fn = StrFormat("0x%llx", static_cast<unsigned long long>(f.rel_pc));
-    if (f.file_id)
-      fn += StrFormat(" (%s:%u)", std::string(meta.strings.Get(f.file_id)).c_str(), f.line);
-    return fn;
-  };
-  for (uint32_t id : frames)
-    if (id && id <= table.size() && table[id - 1].kind == kFramePython) return text(id);
-  for (uint32_t id : frames)
-    if (id && id <= table.size() && table[id - 1].file_id) return text(id);
-  for (uint32_t id : frames)
-    if (id && id <= table.size()) return text(id);
-  return "(unknown frame)";
-}
-
 // Groups values by a small integer key with one counting-sort pass, then
 // computes each group's statistics.
 struct Grouper {
@@ -91,7 +70,7 @@ std::string LaneName(const CompactTrace& t, uint32_t lane, bool with_pid) {
   return s;
 }
 
-void KernelTables(const CompactTrace& t, AnalysisReport* r) {
+void KernelTables(const CompactTrace& t, CallSiteNamer& namer, AnalysisReport* r) {
   const auto& ops = t.ops();
   const uint32_t nstrings = t.meta().strings.size();
   std::vector<uint32_t> group_of_name(nstrings + 1, kNone);
@@ -131,7 +110,7 @@ void KernelTables(const CompactTrace& t, AnalysisReport* r) {
     }
     auto it = site_of_stack.find(stack);
     if (it == site_of_stack.end()) {
-      std::string text = stack ? CallSiteText(t.meta(), stack) : "(no stack)";
+      std::string text = namer.Name(stack);
       auto [si, added] = site_index.try_emplace(text, static_cast<uint32_t>(sites.size()));
       if (added) sites.push_back(text);
       it = site_of_stack.emplace(stack, si->second).first;
@@ -233,7 +212,7 @@ void CopyTable(const CompactTrace& t, AnalysisReport* r) {
             [](const CopyStats& a, const CopyStats& b) { return a.bytes > b.bytes; });
 }
 
-void LaunchTable(const CompactTrace& t, AnalysisReport* r) {
+void LaunchTable(const CompactTrace& t, CallSiteNamer& namer, AnalysisReport* r) {
   std::map<uint32_t, uint32_t> group_of_api;
   std::vector<uint32_t> apis;
   Grouper dur, delay;
@@ -285,7 +264,7 @@ void LaunchTable(const CompactTrace& t, AnalysisReport* r) {
       LaunchOutlier o;
       o.api = std::string(t.String(c.name_id));
       o.op = rules.Label({NodeKind::kOp, op});
-      o.call_site = c.stack_id ? CallSiteText(t.meta(), c.stack_id) : "";
+      o.call_site = c.stack_id ? namer.Name(c.stack_id) : "";
       o.start_ns = c.start_ns - t.trace_begin();
       o.api_ns = ns;
       o.delay_ns = first_start[i] > c.start_ns ? first_start[i] - c.start_ns : 0;
@@ -338,7 +317,9 @@ void CriticalPathTable(const CompactTrace& t, AnalysisReport* r) {
 
 }  // namespace
 
-AnalysisReport BuildReport(const CompactTrace& t, const std::string& source) {
+AnalysisReport BuildReport(const CompactTrace& t, const std::string& source,
+                           const CallSiteRules& rules) {
+  CallSiteNamer namer(t.meta(), rules);
   AnalysisReport r;
   r.source = source;
   r.events = t.ops().size() + t.calls().size() + t.syncs().size() + t.nvtx().size() +
@@ -364,13 +345,13 @@ AnalysisReport BuildReport(const CompactTrace& t, const std::string& source) {
   for (uint32_t l : t.gpu_lanes()) pids.insert(t.lanes()[l].pid);
   for (const StreamTimeline& s : r.timeline.streams)
     r.stream_names.push_back(LaneName(t, s.lane, pids.size() > 1));
-  KernelTables(t, &r);
+  KernelTables(t, namer, &r);
   phase("kernels");
   NvtxTable(t, &r);
   CopyTable(t, &r);
   GraphTable(t, &r);
   phase("nvtx+copies+graphs");
-  LaunchTable(t, &r);
+  LaunchTable(t, namer, &r);
   phase("launches");
   CriticalPathTable(t, &r);
   phase("critical_path");

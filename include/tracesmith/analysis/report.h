@@ -101,8 +101,24 @@ struct AnalyzeOptions {
   size_t top = 15;  // rows per table in the text report
 };
 
+// How launches are attributed to code ("Kernel GPU time by launch call
+// site"): the innermost Python line; on the autograd engine's thread the
+// autograd node; else the innermost native frame outside these modules and
+// functions (the CUDA runtime and libraries, libc, libstdc++).
+struct CallSiteRules {
+  // ECMAScript regexes. Frames whose module file name matches `skip_modules`,
+  // or whose function name matches `skip_functions`, are never the call site.
+  std::string skip_modules =
+      R"(^(libcudart|libcuda|libcupti|libcublas|libcublasLt|libcudnn[\w]*|libnccl|libnvrtc|)"
+      R"(libnvJitLink|libcufft|libcurand|libcusparse|libcusolver|libc|libm|libstdc\+\+|libgcc_s|)"
+      R"(libpthread|ld-linux[-\w]*)\.so)";
+  std::string skip_functions =
+      R"(^(libcudart_static_|__device_stub__|cuda[A-Z]|cu[A-Z]\w*$|_start$|__libc_start))";
+};
+
 // Computes the report from a finalized (and possibly restricted) trace.
-AnalysisReport BuildReport(const CompactTrace& trace, const std::string& source);
+AnalysisReport BuildReport(const CompactTrace& trace, const std::string& source,
+                           const CallSiteRules& rules = {});
 
 struct LoadOptions {
   std::string from, to;  // durations relative to trace start ("2ms"); empty = open

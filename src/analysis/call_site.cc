@@ -1,0 +1,107 @@
+#include "call_site.h"
+
+#include "tracesmith/base/file_util.h"
+#include "tracesmith/model/stack_builder.h"
+
+namespace tracesmith::analysis {
+namespace {
+
+// The autograd engine's worker loop: launches below it run backward.
+constexpr std::string_view kAutogradThread = "torch::autograd::Engine::thread_main";
+
+// "torch::autograd::generated::MmBackward0::apply(...)" -> "MmBackward0".
+std::string AutogradNode(std::string_view fn) {
+  const size_t apply = fn.find("::apply(");
+  if (fn.rfind("torch::autograd::", 0) != 0 || apply == std::string_view::npos) return "";
+  std::string_view head = fn.substr(0, apply);
+  const size_t colon = head.rfind("::");
+  std::string_view node = colon == std::string_view::npos ? head : head.substr(colon + 2);
+  if (node.empty() || node == "Node" || node == "Engine") return "";
+  return std::string(node);
+}
+
+}  // namespace
+
+CallSiteNamer::CallSiteNamer(const model::Trace& meta, const CallSiteRules& rules)
+    : meta_(meta),
+      skip_modules_(rules.skip_modules, std::regex::ECMAScript | std::regex::optimize),
+      skip_functions_(rules.skip_functions, std::regex::ECMAScript | std::regex::optimize),
+      skip_(meta.Rows<model::Frame>().size(), kUnknown) {
+  for (const model::Mapping& m : meta.Rows<model::Mapping>()) {
+    if (m.mapping_id >= module_names_.size()) module_names_.resize(m.mapping_id + 1);
+    if (!module_names_[m.mapping_id].empty()) continue;  // first process's path wins
+    std::string path(meta.strings.Get(m.path_id));
+    const size_t slash = path.rfind('/');
+    module_names_[m.mapping_id] = slash == std::string::npos ? path : path.substr(slash + 1);
+  }
+}
+
+std::string CallSiteNamer::ModuleName(uint32_t mapping_id) const {
+  return mapping_id < module_names_.size() ? module_names_[mapping_id] : std::string();
+}
+
+bool CallSiteNamer::Skipped(uint32_t id) {
+  int8_t& s = skip_[id - 1];
+  if (s == kUnknown) {
+    const model::Frame& f = meta_.Rows<model::Frame>()[id - 1];
+    const std::string module = ModuleName(f.mapping_id);
+    const std::string fn(meta_.strings.Get(f.function_id));
+    const bool skip = (!module.empty() && std::regex_search(module, skip_modules_)) ||
+                      (!fn.empty() && std::regex_search(fn, skip_functions_));
+    s = skip ? kSkip : kKeep;
+  }
+  return s == kSkip;
+}
+
+std::string CallSiteNamer::FrameText(uint32_t id) const {
+  const model::Frame& f = meta_.Rows<model::Frame>()[id - 1];
+  std::string text(meta_.strings.Get(f.function_id));
+  if (text.empty()) {
+    const std::string module = ModuleName(f.mapping_id);
+    text = StrFormat("%s+0x%llx", module.empty() ? "?" : module.c_str(),
+                     static_cast<unsigned long long>(f.rel_pc));
+  }
+  if (f.file_id)
+    text += StrFormat(" (%s:%u)", std::string(meta_.strings.Get(f.file_id)).c_str(), f.line);
+  return text;
+}
+
+std::string CallSiteNamer::Name(uint32_t stack_id) {
+  if (!stack_id) return "(no stack)";
+  const size_t n_frames = meta_.Rows<model::Frame>().size();
+  std::vector<uint32_t> frames;
+  for (uint32_t id : model::StackFrames(meta_, stack_id))
+    if (id && id <= n_frames) frames.push_back(id);
+  if (frames.empty()) return "(unknown frame)";
+  const auto& table = meta_.Rows<model::Frame>();
+  for (uint32_t id : frames)
+    if (table[id - 1].kind == model::kFramePython) return FrameText(id);
+  // The autograd engine's thread: name the node it was running.
+  bool autograd = false;
+  for (uint32_t id : frames)
+    autograd |= meta_.strings.Get(table[id - 1].function_id).find(kAutogradThread) !=
+                std::string_view::npos;
+  if (autograd) {
+    for (uint32_t id : frames) {
+      std::string node = AutogradNode(meta_.strings.Get(table[id - 1].function_id));
+      if (!node.empty()) return "autograd backward: " + node;
+    }
+    // Outside a node's apply: the engine's own step (e.g. reducing a
+    // gradient to its input's shape), named without its argument list.
+    for (uint32_t id : frames) {
+      std::string_view fn = meta_.strings.Get(table[id - 1].function_id);
+      if (fn.rfind("torch::autograd::", 0) != 0 ||
+          fn.rfind("torch::autograd::VariableType::", 0) == 0)
+        continue;
+      return "autograd backward: " + std::string(fn.substr(0, fn.find('(')));
+    }
+  }
+  const std::string prefix = autograd ? "autograd backward: " : "";
+  for (uint32_t id : frames)  // named code of the program or framework
+    if (!Skipped(id) && table[id - 1].function_id) return prefix + FrameText(id);
+  for (uint32_t id : frames)
+    if (!Skipped(id)) return prefix + FrameText(id);
+  return prefix + FrameText(frames.front());
+}
+
+}  // namespace tracesmith::analysis

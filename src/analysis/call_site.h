@@ -1,0 +1,38 @@
+// Names the code behind a launch from its host stack, as its author would
+// name it: the innermost Python line when there is one; on the autograd
+// engine's backward thread (no Python frames) the autograd node that ran
+// ("autograd backward: MmBackward0"); otherwise the innermost native frame
+// outside the CUDA runtime, the CUDA libraries and the C/C++ runtime (so a C++
+// program's launches are attributed to its own function, e.g. `main`, not
+// to cudart's internals). A frame without a symbol reads "module+0xoffset".
+#pragma once
+
+#include <cstdint>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "tracesmith/analysis/report.h"
+#include "tracesmith/model/trace.h"
+
+namespace tracesmith::analysis {
+
+class CallSiteNamer {
+ public:
+  explicit CallSiteNamer(const model::Trace& meta, const CallSiteRules& rules = {});
+  // "(no stack)" for stack id 0.
+  std::string Name(uint32_t stack_id);
+
+ private:
+  enum : int8_t { kUnknown = 0, kKeep = 1, kSkip = 2 };
+  bool Skipped(uint32_t frame_id);
+  std::string FrameText(uint32_t frame_id) const;
+  std::string ModuleName(uint32_t mapping_id) const;
+
+  const model::Trace& meta_;
+  std::regex skip_modules_, skip_functions_;
+  std::vector<int8_t> skip_;               // per frame id - 1
+  std::vector<std::string> module_names_;  // per mapping id (file names)
+};
+
+}  // namespace tracesmith::analysis

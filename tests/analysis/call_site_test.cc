@@ -1,0 +1,148 @@
+// Launch call sites that name code (issue #14 item 1): hand-built stacks for
+// each rule, then the real captures shipped in examples/traces.
+#include "call_site.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "test_traces.h"
+#include "tracesmith/model/stack_builder.h"
+
+namespace tracesmith::analysis {
+namespace {
+
+using model::Frame;
+
+struct Stacks {
+  testing::TraceBuilder b;
+  model::StackBuilder sb{&b.trace()};
+  uint32_t Module(uint32_t id, const std::string& path) {
+    model::Mapping m{};
+    m.mapping_id = id;
+    m.path_id = b.Str(path);
+    b.trace().Rows<model::Mapping>().push_back(m);
+    return id;
+  }
+  uint32_t Native(uint32_t mapping, const std::string& fn, uint64_t pc = 0x1000) {
+    Frame f{};
+    f.kind = model::kFrameNative;
+    f.mapping_id = mapping;
+    f.rel_pc = pc;
+    f.function_id = fn.empty() ? 0 : b.Str(fn);
+    return sb.InternFrame(f);
+  }
+  uint32_t Python(const std::string& fn, const std::string& file, uint32_t line) {
+    Frame f{};
+    f.kind = model::kFramePython;
+    f.function_id = b.Str(fn);
+    f.file_id = b.Str(file);
+    f.line = line;
+    return sb.InternFrame(f);
+  }
+  uint32_t Stack(std::initializer_list<uint32_t> leaf_first) {
+    std::vector<uint32_t> v(leaf_first);
+    return sb.InternStack(v);
+  }
+};
+
+TEST(CallSiteTest, CxxProgramIsAttributedToItsOwnFunctionNotCudart) {
+  Stacks s;
+  const uint32_t prog = s.Module(1, "/home/u/launch_loop"), libc = s.Module(2, "/lib/libc.so.6");
+  const uint32_t id =
+      s.Stack({s.Native(prog, "libcudart_static_4d8b33a1"), s.Native(prog, "cudaLaunchKernel"),
+               s.Native(prog, "__device_stub__Z4tinyPfi(float*, int)"), s.Native(prog, "main"),
+               s.Native(libc, "__libc_start_main"), s.Native(prog, "_start")});
+  CallSiteNamer namer(s.b.trace());
+  EXPECT_EQ(namer.Name(id), "main");
+  EXPECT_EQ(namer.Name(0), "(no stack)");
+}
+
+TEST(CallSiteTest, UnsymbolizedFramesNameTheirModule) {
+  Stacks s;
+  const uint32_t cudart = s.Module(1, "/x/libcudart.so.13"), app = s.Module(2, "/x/libapp.so");
+  const uint32_t id = s.Stack({s.Native(cudart, "", 0x1376d), s.Native(app, "", 0x2040)});
+  CallSiteNamer namer(s.b.trace());
+  EXPECT_EQ(namer.Name(id), "libapp.so+0x2040");
+  // Only runtime frames: the innermost, with its module.
+  const uint32_t only = s.Stack({s.Native(cudart, "", 0x1376d)});
+  EXPECT_EQ(namer.Name(only), "libcudart.so.13+0x1376d");
+}
+
+TEST(CallSiteTest, PythonLineFirstThenAutogradNodeOnTheBackwardThread) {
+  Stacks s;
+  const uint32_t cudart = s.Module(1, "/x/libcudart.so.13"), torch = s.Module(2, "/x/libtorch.so");
+  const uint32_t launch = s.Native(cudart, "", 0x1376d);
+  const uint32_t py = s.Stack({launch, s.Native(torch, "at::native::addmm_out"),
+                               s.Python("Linear.forward", "linear.py", 125)});
+  const uint32_t engine = s.Native(torch, "torch::autograd::Engine::thread_main(x)");
+  const uint32_t bwd =
+      s.Stack({launch, s.Native(torch, "at::native::mm"),
+               s.Native(torch, "torch::autograd::generated::MmBackward0::apply(std::vector&&)"),
+               s.Native(torch, "torch::autograd::Node::operator()(std::vector&&)"), engine});
+  const uint32_t engine_step = s.Stack(
+      {launch, s.Native(torch, "at::native::sum"),
+       s.Native(torch, "torch::autograd::VariableType::(anonymous namespace)::sum(x)"),
+       s.Native(torch, "torch::autograd::InputMetadata::reduce_grad(at::Tensor&) const"), engine});
+  CallSiteNamer namer(s.b.trace());
+  EXPECT_EQ(namer.Name(py), "Linear.forward (linear.py:125)");
+  EXPECT_EQ(namer.Name(bwd), "autograd backward: MmBackward0");
+  EXPECT_EQ(namer.Name(engine_step),
+            "autograd backward: torch::autograd::InputMetadata::reduce_grad");
+}
+
+TEST(CallSiteTest, RulesAreConfigurable) {
+  Stacks s;
+  const uint32_t torch = s.Module(1, "/x/libtorch_cuda.so"), app = s.Module(2, "/x/app");
+  const uint32_t id = s.Stack({s.Native(torch, "at::native::launch"), s.Native(app, "train")});
+  EXPECT_EQ(CallSiteNamer(s.b.trace()).Name(id), "at::native::launch");
+  CallSiteRules rules;
+  rules.skip_modules = "^libtorch";
+  EXPECT_EQ(CallSiteNamer(s.b.trace(), rules).Name(id), "train");
+}
+
+std::string Example(const char* name) {
+  const char* src = std::getenv("TS_SOURCE_DIR");
+  return std::string(src ? src : ".") + "/examples/traces/" + name;
+}
+
+AnalysisReport Analyze(const std::string& path) {
+  CompactTrace c;
+  LoadOptions o;
+  o.active_region = true;
+  EXPECT_TRUE(LoadCompactTrace(path, o, &c).ok());
+  return BuildReport(c, path);
+}
+
+// A bf16 TransformerEncoder training run (6 steps, H100, stacks symbolized):
+// forward launches from Python lines, backward ones on the autograd thread.
+TEST(CallSiteTest, RealTransformerTraceNamesCodeEverywhere) {
+  const std::string path = Example("transformer_train.sbt");
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not present";
+  AnalysisReport r = Analyze(path);
+  ASSERT_FALSE(r.call_sites.empty());
+  uint64_t kernels = 0;
+  bool autograd_node = false, python_line = false;
+  for (const NamedStats& s : r.call_sites) {
+    kernels += s.stats.count;
+    EXPECT_EQ(s.name.find("+0x"), std::string::npos) << s.name;
+    EXPECT_NE(s.name, "(no stack)");
+    autograd_node |= s.name == "autograd backward: AddmmBackward0";
+    python_line |= s.name.rfind("Linear.forward (", 0) == 0;
+  }
+  EXPECT_EQ(kernels, r.kernel_count);
+  EXPECT_TRUE(autograd_node);
+  EXPECT_TRUE(python_line);
+}
+
+TEST(CallSiteTest, RealLaunchLoopIsMain) {
+  const std::string path = Example("launch_loop.sbt");
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not present";
+  AnalysisReport r = Analyze(path);
+  ASSERT_EQ(r.call_sites.size(), 1u);
+  EXPECT_EQ(r.call_sites[0].name, "main");
+  EXPECT_EQ(r.call_sites[0].stats.count, 3000u);
+}
+
+}  // namespace
+}  // namespace tracesmith::analysis
