@@ -34,7 +34,9 @@
 #include "tracesmith/base/atomic_file.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/capture/capture_options.h"
+#include "tracesmith/capture/stacks/symbolizer.h"
 #include "tracesmith/format/sbt_reader.h"
+#include "tracesmith/format/sbt_writer.h"
 #include "tracesmith/model/records.h"
 
 namespace tracesmith::cli {
@@ -59,6 +61,7 @@ struct ProfileArgs {
   std::string dump_raw;
   std::string stacks = "auto";
   uint32_t stack_depth = 128;
+  bool no_symbolize = false;
   std::string replay_capture;
   uint32_t replay_max_mb = 4096;
   uint32_t replay_max_launches = 64;
@@ -217,6 +220,46 @@ std::string OptionMessage(std::string message) {
     if (at != std::string::npos) message.replace(at, std::strlen(env), flag);
   }
   return message;
+}
+
+// Larger traces are left to `tracesmith symbolize` (it holds the whole trace
+// in memory while it rewrites it).
+constexpr uint64_t kAutoSymbolizeMaxBytes = 1ull << 30;
+
+// Native frames get function names now, on the machine whose modules made
+// them (nsys does the same at the end of a run): the trace then reads with
+// names anywhere. Only a complete, undamaged trace is rewritten (atomically:
+// written beside and renamed); anything else stays as the capture left it.
+void SymbolizeOutput(const std::string& path, bool quiet) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) return;
+  auto say = [&](const std::string& line) {
+    if (!quiet) std::fprintf(stderr, "tracesmith: %s\n", line.c_str());
+  };
+  if (uint64_t(st.st_size) > kAutoSymbolizeMaxBytes) {
+    say(StrFormat("%s: %s, not symbolized here; run: tracesmith symbolize %s", path.c_str(),
+                  HumanBytes(uint64_t(st.st_size)).c_str(), path.c_str()));
+    return;
+  }
+  format::ReadReport report;
+  auto trace = format::ReadTraceFile(path, &report);
+  if (!trace.ok() || !report.clean() || !report.indexed) {
+    say(
+        StrFormat("%s is unfinished or damaged: not rewritten to add symbols (tracesmith "
+                  "symbolize %s -o OUT can)",
+                  path.c_str(), path.c_str()));
+    return;
+  }
+  if (trace->Rows<model::Frame>().empty()) return;  // no stacks
+  auto stats = capture::stacks::Symbolize(&*trace);
+  if (!stats.ok() || stats->native_frames == 0 || stats->with_function == 0) return;
+  if (Status w = format::WriteTraceFile(*trace, path); !w.ok()) {
+    say(StrFormat("%s: symbols not written: %s", path.c_str(), w.ToString().c_str()));
+    return;
+  }
+  say(StrFormat("%s: %llu of %llu native frames named (--no-symbolize: leave them unnamed)",
+                path.c_str(), static_cast<unsigned long long>(stats->with_function),
+                static_cast<unsigned long long>(stats->native_frames)));
 }
 
 void PrintSummary(const std::string& path) {
@@ -388,6 +431,13 @@ int RunProfile(ProfileArgs& a, bool record_spelling) {
   // end it here, once --force's old trace has been settled.
   forwarder.Release();
 
+  std::vector<std::string> files =
+      inject.empty() ? std::vector<std::string>{} : FindOutputs(o.output, started_at);
+  if (kept_previous && !files.empty() && files.front() == o.output)  // not of this run
+    files.erase(files.begin());
+  if (!a.no_symbolize && a.stacks != "none")
+    for (const auto& f : files) SymbolizeOutput(f, a.quiet);
+
   if (!a.quiet) {
     if (WIFEXITED(status)) {
       std::fprintf(stderr, "tracesmith: command exited with code %d after %.3f s\n",
@@ -399,10 +449,6 @@ int RunProfile(ProfileArgs& a, bool record_spelling) {
     if (kept_previous)
       std::fprintf(stderr, "tracesmith: no new trace was written: the previous %s is kept\n",
                    o.output.c_str());
-    std::vector<std::string> files =
-        inject.empty() ? std::vector<std::string>{} : FindOutputs(o.output, started_at);
-    if (kept_previous && !files.empty() && files.front() == o.output)  // not of this run
-      files.erase(files.begin());
     if (files.empty()) {
       std::fprintf(
           stderr,
@@ -452,6 +498,10 @@ void AddProfileOptions(CLI::App* sub, ProfileArgs& a) {
       ->capture_default_str();
   sub->add_option("--stack-depth", a.stack_depth, "Frames kept per stack (1-256)")
       ->capture_default_str();
+  sub->add_flag("--no-symbolize", a.no_symbolize,
+                "Leave native frames unnamed (default: named from the modules' symbol tables "
+                "when the program ends, traces up to 1 GiB; `tracesmith symbolize` adds file:line "
+                "from debug info)");
   sub->add_option("--replay-capture", a.replay_capture,
                   "Also record kernel launches with their module, parameters and memory before "
                   "and after, for `tracesmith replay`: all, kernel:<regex>, launch:<N> or "
