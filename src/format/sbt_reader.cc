@@ -67,6 +67,22 @@ std::string ReadReport::Describe() const {
   return out;
 }
 
+std::string ReadReport::Headline(const std::string& path) const {
+  std::string out = StrFormat("%s is damaged (%llu of %llu bytes readable", path.c_str(),
+                              static_cast<unsigned long long>(valid_bytes),
+                              static_cast<unsigned long long>(file_size));
+  if (events_lost)
+    out += StrFormat(", %llu events skipped", static_cast<unsigned long long>(events_lost));
+  return out + ")";
+}
+
+Status ReadReport::DamageStatus(const std::string& path) const {
+  if (clean()) return OkStatus();
+  std::string ranges = Describe();
+  ranges.pop_back();  // the last line's '\n': the caller ends the message
+  return DataLoss(Headline(path) + ":\n" + ranges);
+}
+
 SbtReader::~SbtReader() {
   if (mapping_ != nullptr) ::munmap(mapping_, size_);
 }
@@ -109,6 +125,26 @@ void SbtReader::AddDamage(uint64_t offset, uint64_t length, std::string what) {
   report_.damage.push_back(Damage{offset, length, std::move(what)});
 }
 
+void SbtReader::NoteWhatWasSkipped(size_t i, size_t first) {
+  if (!report_.indexed || report_.damage.size() == first) return;
+  const ChunkIndexEntry& e = chunks_[i];
+  if (e.rows == 0) return;
+  const auto rows = static_cast<unsigned long long>(e.rows);
+  std::string skipped;
+  if (e.type == uint16_t(ChunkType::kStrings)) {
+    skipped = StrFormat("%llu strings", rows);
+  } else if (e.type == uint16_t(ChunkType::kTable)) {
+    model::ForEachRecordType([&]<typename T>() {
+      if (uint16_t(model::RecordTraits<T>::kKind) != e.table_kind) return;
+      const bool event = model::RecordTraits<T>::kIsEvent;
+      skipped =
+          StrFormat("%llu %s %s", rows, model::RecordTraits<T>::kLabel, event ? "events" : "rows");
+      if (event) report_.events_lost += e.rows;  // each <= kMaxRowsPerChunk (LoadIndex)
+    });
+  }
+  if (!skipped.empty()) report_.damage.back().what += " (" + skipped + " skipped)";
+}
+
 Status SbtReader::Init() {
   report_.file_size = size_;
   if (size_ < kFileHeaderSize)
@@ -131,7 +167,14 @@ Status SbtReader::Init() {
         "upgrade TraceSmith",
         report_.major, report_.minor, kMajorVersion));
   report_.valid_bytes = kFileHeaderSize;
-  if (!LoadIndex()) Scan();
+  if (!LoadIndex()) {
+    // A trailer means the writer closed the file: an index that cannot be
+    // used is damage, not the mark of a writer that stopped early.
+    report_.index_damaged = size_ >= kFileHeaderSize + kTrailerSize &&
+                            std::memcmp(data_ + size_ - sizeof(kTrailerMagic), kTrailerMagic,
+                                        sizeof(kTrailerMagic)) == 0;
+    Scan();
+  }
   return OkStatus();
 }
 
@@ -208,9 +251,16 @@ void SbtReader::Scan() {
       return;
     }
     if (h.type == uint16_t(ChunkType::kIndex)) {
-      // An index not referenced by a valid trailer: the trailer itself follows.
+      // An index with a trailer after it: the writer closed the file, and
+      // LoadIndex refused the pair (else there would be no scan).
+      if (end - chunk_end == kTrailerSize) {
+        report_.index_damaged = true;  // not in chunks_damaged: no data is lost
+        AddDamage(pos, end - pos,
+                  "footer index or trailer is corrupt (the writer closed the file); every "
+                  "chunk before it was found by scanning");
+        return;
+      }
       pos = chunk_end;
-      if (end - pos == kTrailerSize) return;
       continue;
     }
     ChunkIndexEntry e;
@@ -349,8 +399,11 @@ Status SbtReader::ReadAll(model::Trace* out, ReadOptions options) {
     });
   }
   uint16_t kind;
-  for (size_t i = 0; i < chunks_.size(); ++i)
+  for (size_t i = 0; i < chunks_.size(); ++i) {
+    const size_t damage_before = report_.damage.size();
     RETURN_IF_ERROR(DecodeChunk(i, out, &decoded, budget, &kind));
+    NoteWhatWasSkipped(i, damage_before);
+  }
   return OkStatus();
 }
 
@@ -360,7 +413,9 @@ Status SbtReader::Stream(const EventChunkCallback& on_events, const EndCallback&
   const uint64_t budget = (1ull << 30) + 256ull * size_;
   for (size_t i = 0; i < chunks_.size(); ++i) {
     uint16_t kind;
+    const size_t damage_before = report_.damage.size();
     RETURN_IF_ERROR(DecodeChunk(i, &batch, &decoded, budget, &kind));
+    NoteWhatWasSkipped(i, damage_before);
     if (kind == 0) continue;
     Status st;
     model::ForEachRecordType([&]<typename T>() {

@@ -2,6 +2,7 @@
 // The reader must return a clean error or a recovered prefix, never crash.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
 
 #include "testing/random_records.h"
@@ -92,8 +93,9 @@ TEST(CorruptionTest, RandomBitFlipsNeverCrash) {
     ReadReport report;
     if (!Decode(bytes, &got, &report)) continue;
     if (report.clean()) {
-      // Only bytes outside every checksum (the trailer) can change unnoticed,
-      // and then nothing may be lost.
+      // Every byte is under a checksum or checked against one (the trailer
+      // against the index it points at): no change goes unnoticed.
+      ASSERT_TRUE(bytes == clean) << "iteration " << iter << ": a change went unreported";
       ASSERT_EQ(got.EventCount(), full.EventCount()) << "iteration " << iter;
     }
     ForEachRecordType([&]<typename T>() { ASSERT_LE(got.Rows<T>().size(), full.Rows<T>().size()); });
@@ -229,6 +231,83 @@ TEST(CorruptionTest, CorruptHeaderResynchronisesOnNextChunk) {
   EXPECT_EQ(report.damage[0].offset, kFileHeaderSize);
   EXPECT_NE(report.damage[0].what.find("corrupt chunk header"), std::string::npos);
   EXPECT_GT(got.EventCount(), full.EventCount() / 2);
+}
+
+// A finished file (index and trailer written) whose footer index or trailer
+// is corrupt is damaged, not unfinished: every chunk is still found by
+// scanning, and the footer's bytes are reported.
+TEST(CorruptionTest, DamagedFooterIsDamageNotAnUnfinishedFile) {
+  Trace full = SmallTrace();
+  const std::vector<uint8_t> bytes = Serialize(full, {.zstd_level = 0, .rows_per_chunk = 5});
+  uint64_t index_offset = 0;
+  std::memcpy(&index_offset, bytes.data() + bytes.size() - kTrailerSize, 8);
+  ASSERT_LT(index_offset, bytes.size());
+  const std::pair<const char*, size_t> kFlips[] = {
+      {"trailer: index offset", bytes.size() - kTrailerSize},
+      {"trailer: magic", bytes.size() - 3},
+      {"index payload", index_offset + kChunkHeaderSize + 1},
+      {"index chunk header", index_offset + 6},
+  };
+  for (auto [what, at] : kFlips) {
+    SCOPED_TRACE(what);
+    std::vector<uint8_t> damaged = bytes;
+    damaged[at] ^= 0x10;
+    Trace got;
+    ReadReport report;
+    ASSERT_TRUE(Decode(damaged, &got, &report));
+    EXPECT_FALSE(report.indexed);
+    EXPECT_TRUE(report.index_damaged);
+    ASSERT_FALSE(report.clean());
+    EXPECT_EQ(report.damage.back().offset, index_offset) << report.Describe();
+    EXPECT_EQ(report.events_lost, 0u);
+    EXPECT_EQ(got.EventCount(), full.EventCount());
+  }
+  // Cut where the index starts: the writer stopped; unfinished, not damaged.
+  Trace got;
+  ReadReport report;
+  ASSERT_TRUE(Decode(std::span(bytes.data(), index_offset), &got, &report));
+  EXPECT_TRUE(report.clean()) << report.Describe();
+  EXPECT_FALSE(report.indexed);
+  EXPECT_FALSE(report.index_damaged);
+  EXPECT_EQ(got.EventCount(), full.EventCount());
+}
+
+// A damaged chunk of an indexed file: the damage says how many rows of which
+// kind the index lists for it, and the report counts the events skipped, in
+// ReadAll and in Stream alike.
+TEST(CorruptionTest, DamagedChunkSaysWhatTheIndexListedInIt) {
+  Trace full = SmallTrace();
+  std::vector<uint8_t> bytes = Serialize(full, {.zstd_level = 0, .rows_per_chunk = 5});
+  ChunkIndexEntry chunk;
+  {
+    auto r = SbtReader::FromMemory(bytes);
+    ASSERT_TRUE(r.ok());
+    for (const ChunkIndexEntry& e : (*r)->chunks())
+      if (e.type == uint16_t(ChunkType::kTable) &&
+          e.table_kind == uint16_t(model::TableKind::kKernel)) {
+        chunk = e;
+        break;
+      }
+  }
+  ASSERT_GT(chunk.rows, 0u);
+  bytes[chunk.offset + kChunkHeaderSize + 2] ^= 0x01;
+  const std::string skipped =
+      StrFormat("(%llu kernel events skipped)", static_cast<unsigned long long>(chunk.rows));
+  Trace got;
+  ReadReport report;
+  ASSERT_TRUE(Decode(bytes, &got, &report));
+  ASSERT_EQ(report.damage.size(), 1u) << report.Describe();
+  EXPECT_EQ(report.damage[0].offset, chunk.offset);
+  EXPECT_NE(report.damage[0].what.find("payload checksum mismatch " + skipped), std::string::npos)
+      << report.Describe();
+  EXPECT_EQ(report.events_lost, chunk.rows);
+  EXPECT_EQ(got.EventCount() + chunk.rows, full.EventCount());
+
+  auto r = SbtReader::FromMemory(bytes);
+  ASSERT_TRUE(r.ok());
+  ASSERT_TRUE((*r)->Stream([](const Trace&, model::TableKind) { return OkStatus(); }).ok());
+  EXPECT_EQ((*r)->report().events_lost, chunk.rows);
+  EXPECT_EQ((*r)->report().Describe(), report.Describe());
 }
 
 }  // namespace

@@ -6,7 +6,9 @@
 // a bad header is skipped by searching for the next valid one, a bad payload
 // by its (checksummed) length. Every skipped byte range is reported in
 // ReadReport::damage with its offset and the reason; nothing is thrown away
-// silently and nothing aborts.
+// silently and nothing aborts. A file the writer finished (trailer present)
+// whose index or trailer is corrupt is damaged (ReadReport::index_damaged),
+// not unfinished: its chunks are found by scanning.
 #pragma once
 
 #include <cstdint>
@@ -36,14 +38,27 @@ struct ReadReport {
   uint16_t major = 0, minor = 0;
   uint64_t file_size = 0;
   bool indexed = false;  // trailer + index found: the writer closed the file
+  // The writer closed the file (its index and trailer are there) but they are
+  // corrupt: the chunks were found by scanning. Damage, not an unfinished file.
+  bool index_damaged = false;
   uint64_t chunks_read = 0;
   uint64_t chunks_damaged = 0;
   uint64_t chunks_skipped_unknown = 0;  // unknown chunk type or table kind (newer writer)
   uint64_t valid_bytes = 0;             // bytes in chunks that were read successfully (+ header)
+  // Event rows in damaged chunks, as the footer index lists them (0 without
+  // an index: a scan cannot know what a damaged chunk held).
+  uint64_t events_lost = 0;
   std::vector<Damage> damage;
   bool clean() const { return damage.empty(); }
   // One line per damage entry, e.g. "byte 4120 (0x1018): table chunk ...".
   std::string Describe() const;
+  // "<path> is damaged (4012 of 9000 bytes readable, 64 events skipped)": the
+  // first line of every warning or error about a damaged file (Describe()
+  // lists the ranges under it).
+  std::string Headline(const std::string& path) const;
+  // OK when clean; else DataLoss "<Headline>:\n<Describe>", for callers that
+  // refuse damaged input (--strict).
+  Status DamageStatus(const std::string& path) const;
 };
 
 struct ReadOptions {
@@ -96,6 +111,9 @@ class SbtReader {
   bool LoadIndex();
   void Scan();
   void AddDamage(uint64_t offset, uint64_t length, std::string what);
+  // After decoding chunk i: damage entries from `first` on are that chunk's;
+  // says what the footer index lists in it and counts the events lost.
+  void NoteWhatWasSkipped(size_t i, size_t first);
   // Decodes chunk i into `out`; *kind receives the table kind decoded (0 if none).
   Status DecodeChunk(size_t i, model::Trace* out, uint64_t* decoded_bytes, uint64_t budget,
                      uint16_t* kind);
