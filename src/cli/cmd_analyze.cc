@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "trace_loader.h"
 #include "tracesmith/analysis/report.h"
 
 namespace tracesmith::cli {
@@ -14,18 +15,14 @@ struct AnalyzeCliOptions {
   analysis::LoadOptions load;
   analysis::AnalyzeOptions report;
   bool json = false;
+  bool strict = false;
 };
 
 int RunAnalyze(const AnalyzeCliOptions& o) {
   analysis::CompactTrace trace;
   format::ReadReport damage;
   Status st = analysis::LoadCompactTrace(o.path, o.load, &trace, &damage);
-  if (!damage.clean())
-    std::fprintf(stderr,
-                 "tracesmith: warning: %s is damaged; %llu of %llu bytes were readable and are "
-                 "analysed:\n%s",
-                 o.path.c_str(), static_cast<unsigned long long>(damage.valid_bytes),
-                 static_cast<unsigned long long>(damage.file_size), damage.Describe().c_str());
+  if (st.ok()) st = CheckDamage(o.path, damage, o.strict, "analysing");
   if (!st.ok()) return ReportError(st);
   analysis::AnalysisReport report = analysis::BuildReport(trace, o.path);
   if (o.json) {
@@ -58,6 +55,7 @@ void AddAnalyzeCommand(CLI::App& app, CommandList& commands) {
                 "last GPU operation, and start-up (process start, context creation, module loading) "
                 "and teardown are reported apart");
   cmd->add_option("--top", o->report.top, "Rows per table in the text report")->default_val(15);
+  AddStrictFlag(cmd, &o->strict);
   commands.emplace_back(cmd, [o] { return RunAnalyze(*o); });
 }
 

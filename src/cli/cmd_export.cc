@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "commands.h"
+#include "trace_loader.h"
 #include "tracesmith/analysis/dependency_graph.h"
 #include "tracesmith/analysis/report.h"
 #include "tracesmith/base/atomic_file.h"
@@ -21,6 +22,7 @@ struct ExportCliOptions {
   std::string output;
   bool gzip = false;
   bool quiet = false;
+  bool strict = false;
   size_t node_limit = 500;  // dot
   std::string from, to;     // dot
 };
@@ -41,7 +43,9 @@ int RunDotExport(const ExportCliOptions& o) {
   analysis::LoadOptions load;
   load.from = o.from;
   load.to = o.to;
-  Status st = analysis::LoadCompactTrace(o.input, load, &trace);
+  format::ReadReport damage;
+  Status st = analysis::LoadCompactTrace(o.input, load, &trace, &damage);
+  if (st.ok()) st = CheckDamage(o.input, damage, o.strict, "exporting");
   if (!st.ok()) return ReportError(st);
   // Written beside `out` and renamed over it when complete (base/atomic_file.h).
   auto atomic = AtomicFile::Create(out, inputs);
@@ -75,8 +79,12 @@ int RunExport(const ExportCliOptions& o) {
   }
   exporter::ExportOptions options;
   options.gzip = o.gzip;
-  auto stats = exporter::ExportSbtFile(o.input, *format, out, options);
+  options.refuse_damaged_input = o.strict;  // checked before anything is written
+  format::ReadReport damage;
+  auto stats = exporter::ExportSbtFile(o.input, *format, out, options, &damage);
   if (!stats.ok()) return ReportError(stats.status());
+  if (Status st = CheckDamage(o.input, damage, o.strict, "exporting"); !st.ok())
+    return ReportError(st);
   if (!o.quiet) {
     std::fprintf(stderr, "tracesmith: wrote %s (%s, %llu events", out.c_str(),
                  HumanBytes(stats->bytes).c_str(), static_cast<unsigned long long>(stats->events));
@@ -108,6 +116,7 @@ void AddExportCommand(CLI::App& app, CommandList& commands) {
       ->default_val(500);
   cmd->add_option("--from", o->from, "dot: window start, relative to the trace start (e.g. 2ms)");
   cmd->add_option("--to", o->to, "dot: window end, relative to the trace start");
+  AddStrictFlag(cmd, &o->strict);
   commands.emplace_back(cmd, [o] { return RunExport(*o); });
 }
 

@@ -3,28 +3,37 @@
 #include <map>
 
 #include "commands.h"
-#include "trace_loader.h"
 #include "tracesmith/analysis/capture_cost.h"
 #include "tracesmith/base/file_util.h"
+#include "tracesmith/format/sbt_reader.h"
 
 namespace tracesmith::cli {
 namespace {
 
 using namespace model;
 
+// The file's state: closed by its writer, closed but with a damaged index,
+// or unfinished (the writer stopped before closing it).
+const char* FileState(const format::ReadReport& r) {
+  if (r.indexed) return "complete (footer index present)";
+  if (r.index_damaged)
+    return "complete, footer index damaged (the writer closed the file; chunks were found by "
+           "scanning)";
+  return "unfinished (no footer index: the writer was stopped before closing; all whole chunks "
+         "were recovered)";
+}
+
 int RunInfo(const std::string& path, bool strict) {
-  auto loaded = LoadTrace(path, /*quiet=*/true);
+  // The damage is part of what info prints: no warning, no --strict error first.
+  format::ReadReport r;
+  auto loaded = format::ReadTraceFile(path, &r);
   if (!loaded.ok()) return ReportError(loaded.status());
-  const Trace& t = loaded->trace;
-  const format::ReadReport& r = loaded->report;
+  const Trace& t = *loaded;
 
   std::printf("File:        %s\n", path.c_str());
   std::printf("Size:        %s (%llu bytes)\n", HumanBytes(r.file_size).c_str(),
               static_cast<unsigned long long>(r.file_size));
-  std::printf("Format:      SBT %u.%u, %s\n", r.major, r.minor,
-              r.indexed ? "complete (footer index present)"
-                        : "unfinished (no footer index: the writer was stopped before closing; "
-                          "all whole chunks were recovered)");
+  std::printf("Format:      SBT %u.%u, %s\n", r.major, r.minor, FileState(r));
   auto [lo, hi] = t.TimeRange();
   if (hi > lo)
     std::printf("Time range:  %llu .. %llu ns (%s)\n", static_cast<unsigned long long>(lo),
@@ -80,8 +89,14 @@ int RunInfo(const std::string& path, bool strict) {
     std::printf("  %-34s %llu  (written by a newer TraceSmith)\n", "chunks_skipped_unknown",
                 static_cast<unsigned long long>(r.chunks_skipped_unknown));
   if (!r.clean()) {
-    std::printf("  %-34s %llu  (DATA LOSS)\n", "chunks_damaged",
-                static_cast<unsigned long long>(r.chunks_damaged));
+    if (r.chunks_damaged || !r.index_damaged)
+      std::printf("  %-34s %llu  (DATA LOSS)\n", "chunks_damaged",
+                  static_cast<unsigned long long>(r.chunks_damaged));
+    if (r.events_lost)  // known only from the footer index
+      std::printf("  %-34s %llu  (DATA LOSS)\n", "events_lost",
+                  static_cast<unsigned long long>(r.events_lost));
+    if (r.index_damaged)  // the chunks were found by scanning: nothing lost for it
+      std::printf("  %-34s 1  (warning)\n", "footer_index_damaged");
     std::printf("  %-34s %llu of %llu\n", "readable_bytes",
                 static_cast<unsigned long long>(r.valid_bytes),
                 static_cast<unsigned long long>(r.file_size));

@@ -9,6 +9,7 @@
 #include <cstdlib>
 
 #include "commands.h"
+#include "trace_loader.h"
 #include "tracesmith/analysis/report.h"
 #include "tracesmith/replay/emulator.h"
 #include "tracesmith/replay/gpu_replayer.h"
@@ -28,6 +29,7 @@ struct ReplayCliOptions {
   int device = 0;
   bool same_addresses_only = false;
   std::string range;
+  bool strict = false;
 };
 
 // The GPU replayer library: $TRACESMITH_REPLAY_GPU_LIB, else beside the
@@ -78,9 +80,7 @@ int RunDryRun(const ReplayCliOptions& o) {
   analysis::CompactTrace trace;
   format::ReadReport damage;
   Status st = analysis::LoadCompactTrace(o.path, analysis::LoadOptions{}, &trace, &damage);
-  if (!damage.clean())
-    std::fprintf(stderr, "tracesmith: warning: %s is damaged; emulating what was readable:\n%s",
-                 o.path.c_str(), damage.Describe().c_str());
+  if (st.ok()) st = CheckDamage(o.path, damage, o.strict, "emulating");
   if (!st.ok()) return ReportError(st);
   auto r = replay::EmulateSchedule(trace, eo);
   if (!r.ok()) return ReportError(r.status());
@@ -108,8 +108,9 @@ int RunReplay(const ReplayCliOptions& o) {
   }
   auto entry = LoadGpuReplayer();
   if (!entry.ok()) return ReportError(entry.status());
-  return (*entry)(o.path.c_str(), o.iterations, o.launch, o.device,
-                  o.same_addresses_only ? replay::kReplayFlagSameAddressesOnly : 0, first, last);
+  const int flags = (o.same_addresses_only ? replay::kReplayFlagSameAddressesOnly : 0) |
+                    (o.strict ? replay::kReplayFlagStrict : 0);
+  return (*entry)(o.path.c_str(), o.iterations, o.launch, o.device, flags, first, last);
 }
 
 }  // namespace
@@ -145,6 +146,7 @@ void AddReplayCommand(CLI::App& app, CommandList& commands) {
   cmd->add_flag("--same-addresses-only", o->same_addresses_only,
                 "GPU replay: fail when a captured range cannot be mapped at its own address "
                 "instead of mapping it elsewhere and rewriting pointers into it");
+  AddStrictFlag(cmd, &o->strict);
   cmd->footer(
       "GPU replay exit codes: 0 every launch identical to the capture and deterministic, 1 "
       "error, 4 some output differed or was nondeterministic.");

@@ -16,15 +16,25 @@ struct SymbolizeArgs {
   std::string output;
   std::vector<std::string> search_dirs;
   bool force = false;
+  bool strict = false;
 };
 
 int RunSymbolize(const SymbolizeArgs& args) {
-  auto loaded = LoadTrace(args.path);
-  if (!loaded.ok()) return ReportError(loaded.status());
+  format::ReadReport report;
+  auto trace = format::ReadTraceFile(args.path, &report);
+  if (!trace.ok()) return ReportError(trace.status());
+  // Rewritten in place, a damaged trace would lose its damaged parts for good.
+  if (args.output.empty() && !report.clean())
+    return ReportError(FailedPrecondition(
+        report.DamageStatus(args.path).message() +
+        "\nsymbolize would rewrite it without them: write the symbolized trace elsewhere with "
+        "-o OUT"));
+  if (Status damage = CheckDamage(args.path, report, args.strict, "symbolizing"); !damage.ok())
+    return ReportError(damage);
   capture::stacks::SymbolizeOptions options;
   options.search_dirs = args.search_dirs;
   options.overwrite = args.force;
-  auto stats = capture::stacks::Symbolize(&loaded->trace, options);
+  auto stats = capture::stacks::Symbolize(&*trace, options);
   if (!stats.ok()) return ReportError(stats.status());
 
   // WriteTraceFile writes beside the destination and renames when complete
@@ -32,7 +42,7 @@ int RunSymbolize(const SymbolizeArgs& args) {
   // trace in place of the original. Rewriting FILE itself is what symbolize
   // does by default: the trace is in memory by now, so that is safe.
   const std::string out = args.output.empty() ? args.path : args.output;
-  Status written = format::WriteTraceFile(loaded->trace, out);
+  Status written = format::WriteTraceFile(*trace, out);
   if (!written.ok()) return ReportError(written);
   const auto& s = *stats;
   std::printf("Symbolized %llu of %llu native frames (%llu with file:line) -> %s\n",
@@ -60,6 +70,7 @@ void AddSymbolizeCommand(CLI::App& app, CommandList& commands) {
   sub->add_option("--search-dir", args->search_dirs,
                   "Also look for modules (by file name, same build-id) in this directory");
   sub->add_flag("--force", args->force, "Re-symbolize frames that already have names");
+  AddStrictFlag(sub, &args->strict);
   commands.emplace_back(sub, [args] { return RunSymbolize(*args); });
 }
 

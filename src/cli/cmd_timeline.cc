@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "commands.h"
+#include "trace_loader.h"
 #include "tracesmith/analysis/ascii_timeline.h"
 #include "tracesmith/analysis/report.h"
 
@@ -18,6 +19,7 @@ struct TimelineCliOptions {
   analysis::LoadOptions load;
   int width = 0;
   bool no_host = false;
+  bool strict = false;
 };
 
 // The terminal's width: the tty, then $COLUMNS, then 100 (pipes, CI logs).
@@ -31,7 +33,9 @@ int TerminalWidth() {
 
 int RunTimeline(const TimelineCliOptions& o) {
   analysis::CompactTrace trace;
-  Status st = analysis::LoadCompactTrace(o.path, o.load, &trace);
+  format::ReadReport damage;
+  Status st = analysis::LoadCompactTrace(o.path, o.load, &trace, &damage);
+  if (st.ok()) st = CheckDamage(o.path, damage, o.strict, "showing");
   if (!st.ok()) return ReportError(st);
   analysis::AsciiTimelineOptions ao;
   ao.width = o.width > 0 ? o.width : TerminalWidth();
@@ -51,6 +55,7 @@ void AddTimelineCommand(CLI::App& app, CommandList& commands) {
   cmd->add_option("--to", o->load.to, "End of the view, relative to the trace start (e.g. 5ms)");
   cmd->add_option("--width", o->width, "Characters per line (default: the terminal's width)");
   cmd->add_flag("--no-host", o->no_host, "Leave out the host thread rows");
+  AddStrictFlag(cmd, &o->strict);
   commands.emplace_back(cmd, [o] { return RunTimeline(*o); });
 }
 

@@ -29,6 +29,7 @@ struct ViewOptions {
   std::string from, to;
   bool stats = false;
   bool stacks = false;
+  bool strict = false;
 };
 
 struct EventRef {
@@ -99,7 +100,7 @@ uint32_t StackIdOf(const T& e) {
 }
 
 int RunView(const ViewOptions& o) {
-  auto loaded = LoadTrace(o.path);
+  auto loaded = LoadTrace(o.path, o.strict, "showing");
   if (!loaded.ok()) return ReportError(loaded.status());
   const Trace& t = loaded->trace;
 
@@ -248,6 +249,7 @@ void AddViewCommand(CLI::App& app, CommandList& commands) {
   cmd->add_option("--to", o->to, "End of the window, relative to the trace start (e.g. 1.5s)");
   cmd->add_flag("--stats", o->stats, "Per-kind counts and per-name duration statistics");
   cmd->add_flag("--stacks", o->stacks, "Print the host call stack under each event");
+  AddStrictFlag(cmd, &o->strict);
   commands.emplace_back(cmd, [o] { return RunView(*o); });
 }
 

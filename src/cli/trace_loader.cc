@@ -4,17 +4,25 @@
 
 namespace tracesmith::cli {
 
-StatusOr<LoadedTrace> LoadTrace(const std::string& path, bool quiet) {
+void AddStrictFlag(CLI::App* cmd, bool* strict) {
+  cmd->add_flag("--strict", *strict,
+                "Fail (exit 1, write nothing) if a trace is damaged; without it, damage is a "
+                "warning and the readable part is used");
+}
+
+Status CheckDamage(const std::string& path, const format::ReadReport& report, bool strict,
+                   const char* doing) {
+  if (report.clean()) return OkStatus();
+  if (strict) return report.DamageStatus(path);
+  std::fprintf(stderr, "tracesmith: warning: %s; %s only its readable part:\n%s",
+               report.Headline(path).c_str(), doing, report.Describe().c_str());
+  return OkStatus();
+}
+
+StatusOr<LoadedTrace> LoadTrace(const std::string& path, bool strict, const char* doing) {
   LoadedTrace out;
   ASSIGN_OR_RETURN(out.trace, format::ReadTraceFile(path, &out.report));
-  if (!quiet && !out.report.clean()) {
-    std::fprintf(stderr,
-                 "tracesmith: warning: %s is damaged; %llu of %llu bytes were readable and are "
-                 "used:\n%s",
-                 path.c_str(), static_cast<unsigned long long>(out.report.valid_bytes),
-                 static_cast<unsigned long long>(out.report.file_size),
-                 out.report.Describe().c_str());
-  }
+  RETURN_IF_ERROR(CheckDamage(path, out.report, strict, doing));
   return out;
 }
 

@@ -1,6 +1,11 @@
-// Loading a trace for a command: reads it, and tells the user on stderr
-// what was recovered from a damaged or unfinished file.
+// Reading traces for a command, and what every command does about damage in
+// them: without --strict, a warning on stderr that names the file, each
+// damaged byte range, why, and what was skipped, after which the command
+// goes on with the readable part; with --strict, an error (exit 1, nothing
+// written). The messages come from format::ReadReport (Headline, Describe).
 #pragma once
+
+#include <CLI/CLI.hpp>
 
 #include <string>
 
@@ -13,7 +18,19 @@ struct LoadedTrace {
   format::ReadReport report;
 };
 
-// Prints a warning per damaged range unless `quiet`.
-StatusOr<LoadedTrace> LoadTrace(const std::string& path, bool quiet = false);
+// Adds --strict to a command that reads traces.
+void AddStrictFlag(CLI::App* cmd, bool* strict);
+
+// After reading `path`: OK when it is clean. Damaged: with `strict` the
+// error to report (ReadReport::DamageStatus); otherwise prints
+//   tracesmith: warning: <path> is damaged (N of M bytes readable, K events
+//   skipped); <doing> only its readable part:
+//   byte <offset> (0x..), <length> bytes: <what> (<rows> <kind> events skipped)
+// and returns OK. `doing` says what the command does: "analysing", "exporting".
+Status CheckDamage(const std::string& path, const format::ReadReport& report, bool strict,
+                   const char* doing);
+
+// Reads a whole trace, then CheckDamage.
+StatusOr<LoadedTrace> LoadTrace(const std::string& path, bool strict, const char* doing);
 
 }  // namespace tracesmith::cli

@@ -172,7 +172,8 @@ StatusOr<ExportStats> ExportTrace(const Trace& trace, ExportFormat format,
 }
 
 StatusOr<ExportStats> ExportSbtFile(const std::string& sbt_path, ExportFormat format,
-                                    const std::string& out_path, const ExportOptions& options) {
+                                    const std::string& out_path, const ExportOptions& options,
+                                    format::ReadReport* report) {
   // Refused before any work: the output must not be the input (it would be
   // replaced by its own export) nor a directory, device or FIFO.
   const std::string inputs[] = {sbt_path};
@@ -188,6 +189,9 @@ StatusOr<ExportStats> ExportSbtFile(const std::string& sbt_path, ExportFormat fo
       Scan(batch, &ctx);
       return OkStatus();
     }));
+    // The first pass has seen every chunk: all the damage there is.
+    if (options.refuse_damaged_input) RETURN_IF_ERROR(reader->report().DamageStatus(sbt_path));
+    if (report) *report = reader->report();
   }
   ASSIGN_OR_RETURN(auto reader, format::SbtReader::Open(sbt_path));
   // Watermark after the k-th event chunk: the earliest start any later event

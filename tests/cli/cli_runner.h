@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <string>
 
+#include "tracesmith/base/file_util.h"
+
 namespace tracesmith {
 
 struct Result {
@@ -28,6 +30,13 @@ inline Result RunTracesmith(const std::string& args, const std::string& env = ""
   int st = pclose(p);
   r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
   return r;
+}
+
+// A file's bytes, or "<missing>" when it cannot be read (for comparisons
+// that must show what is there).
+inline std::string ReadOrMissing(const std::string& path) {
+  auto s = ReadFileToString(path);
+  return s.ok() ? *s : "<missing>";
 }
 
 }  // namespace tracesmith

@@ -21,18 +21,13 @@ namespace {
 
 using testing::TempDir;
 
-std::string Read(const std::string& path) {
-  auto s = ReadFileToString(path);
-  return s.ok() ? *s : "<missing>";
-}
-
 class OutputSafetyTest : public ::testing::Test {
  protected:
   void SetUp() override {
     model::SyntheticOptions o;
     o.kernels = 500;
     ASSERT_TRUE(format::WriteTraceFile(model::MakeSyntheticTrace(o), trace_).ok());
-    original_ = Read(trace_);
+    original_ = ReadOrMissing(trace_);
     ASSERT_GT(original_.size(), 1000u);
   }
   TempDir dir_;
@@ -49,12 +44,13 @@ TEST_F(OutputSafetyTest, ExportNeverWritesOntoItsInput) {
       EXPECT_EQ(r.status, 1) << format << " -o " << out << ": " << r.out;
       EXPECT_NE(r.out.find("is the input " + trace_ + " (the same file)"), std::string::npos)
           << r.out;
-      ASSERT_EQ(Read(trace_), original_) << format << " -o " << out << " changed the input";
+      ASSERT_EQ(ReadOrMissing(trace_), original_)
+          << format << " -o " << out << " changed the input";
     }
   }
   Result gz = RunTracesmith("export " + trace_ + " -f json --gzip -o " + trace_);
   EXPECT_EQ(gz.status, 1) << gz.out;
-  EXPECT_EQ(Read(trace_), original_);
+  EXPECT_EQ(ReadOrMissing(trace_), original_);
   EXPECT_EQ(dir_.List(), (std::vector<std::string>{"a.sbt", "hard.sbt", "soft.sbt"}));
 }
 
@@ -70,12 +66,12 @@ TEST_F(OutputSafetyTest, ImportNeverWritesOntoItsInput) {
     Result r = RunTracesmith("import " + log + " -o " + out);
     EXPECT_EQ(r.status, 1) << r.out;
     EXPECT_NE(r.out.find("refusing to overwrite the input"), std::string::npos) << r.out;
-    EXPECT_EQ(Read(log), *bytes);
+    EXPECT_EQ(ReadOrMissing(log), *bytes);
   }
   // `import FILE` alone writes FILE.sbt, which is fine.
   Result ok = RunTracesmith("import " + log);
   ASSERT_EQ(ok.status, 0) << ok.out;
-  EXPECT_EQ(Read(log), *bytes);
+  EXPECT_EQ(ReadOrMissing(log), *bytes);
 }
 
 // Directories and FIFOs are refused, never removed or written through (the
@@ -113,12 +109,12 @@ TEST_F(OutputSafetyTest, AFailedExportLeavesThePreviousOutputAlone) {
                              "trap '' XFSZ; ulimit -f 8; ");
     EXPECT_NE(r.status, 0) << format << ": " << r.out;
     EXPECT_LT(r.status, 128) << format << " died of a signal: " << r.out;
-    EXPECT_EQ(Read(out), "previous export") << format;
+    EXPECT_EQ(ReadOrMissing(out), "previous export") << format;
     EXPECT_EQ(dir_.List(), (std::vector<std::string>{"a.sbt", "out"})) << format;
   }
   Result ok = RunTracesmith("export " + trace_ + " -f csv -o " + out);
   ASSERT_EQ(ok.status, 0) << ok.out;
-  EXPECT_NE(Read(out), "previous export");
+  EXPECT_NE(ReadOrMissing(out), "previous export");
   EXPECT_EQ(dir_.List(), (std::vector<std::string>{"a.sbt", "out"}));
 }
 
@@ -131,16 +127,16 @@ TEST_F(OutputSafetyTest, ProfileForceKeepsTheOldTraceWhenNothingIsRecorded) {
   ASSERT_TRUE(WriteStringToFile(old, original_).ok());
   Result r = RunTracesmith("profile -f -o " + old + " -- true", env);
   EXPECT_EQ(r.status, 0) << r.out;
-  EXPECT_EQ(Read(old), original_) << r.out;
+  EXPECT_EQ(ReadOrMissing(old), original_) << r.out;
   EXPECT_EQ(dir_.List(), (std::vector<std::string>{"a.sbt", "old.sbt"})) << r.out;
   // The child's exit code still comes through, and the trace still survives.
   r = RunTracesmith("profile -f -o " + old + " -- sh -c 'exit 7'", env);
   EXPECT_EQ(r.status, 7) << r.out;
-  EXPECT_EQ(Read(old), original_);
+  EXPECT_EQ(ReadOrMissing(old), original_);
   // A run that writes the file (as the injection library does) replaces it.
   r = RunTracesmith("profile -f -q -o " + old + " -- sh -c 'echo new > " + old + "'", env);
   EXPECT_EQ(r.status, 0) << r.out;
-  EXPECT_EQ(Read(old), "new\n");
+  EXPECT_EQ(ReadOrMissing(old), "new\n");
   EXPECT_EQ(dir_.List(), (std::vector<std::string>{"a.sbt", "old.sbt"}));
   // Without --force nothing runs; a directory is refused even with it.
   r = RunTracesmith("profile -o " + old + " -- true", env);

@@ -23,6 +23,9 @@ struct DiffRow {
 
 struct TraceDiff {
   std::string a, b;
+  // Printed before the numbers, e.g. that one side was read from a damaged
+  // file and the comparison covers only its readable part.
+  std::vector<std::string> warnings;
   uint64_t wall_a = 0, wall_b = 0;
   uint64_t kernels_a = 0, kernels_b = 0;
   uint64_t kernel_ns_a = 0, kernel_ns_b = 0;

@@ -20,6 +20,7 @@
 #include <string_view>
 
 #include "tracesmith/base/status.h"
+#include "tracesmith/format/sbt_reader.h"
 #include "tracesmith/model/trace.h"
 
 namespace tracesmith::exporter {
@@ -42,6 +43,10 @@ struct ExportOptions {
   // Window of the per-device GPU utilization counter (Perfetto). 1 ms: fine
   // enough to see gaps between iterations, coarse enough to stay tiny.
   uint64_t utilization_window_ns = 1'000'000;
+  // ExportSbtFile: a damaged input file is an error (ReadReport::DamageStatus)
+  // found before the output is opened, so nothing is written (--strict).
+  // Otherwise the readable part is exported and the damage goes to `report`.
+  bool refuse_damaged_input = false;
 };
 
 struct ExportStats {
@@ -61,8 +66,10 @@ StatusOr<ExportStats> ExportTrace(const model::Trace& trace, ExportFormat format
 
 // Streams an SBT file to `out_path` (two passes over the file: the first
 // collects metadata and which correlation ids have both a launch and a GPU
-// op, so every flow written has both ends).
+// op, so every flow written has both ends). `report` (optional) receives what
+// the reader recovered from a damaged file, to tell the user.
 StatusOr<ExportStats> ExportSbtFile(const std::string& sbt_path, ExportFormat format,
-                                    const std::string& out_path, const ExportOptions& options = {});
+                                    const std::string& out_path, const ExportOptions& options = {},
+                                    format::ReadReport* report = nullptr);
 
 }  // namespace tracesmith::exporter

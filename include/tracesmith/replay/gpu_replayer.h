@@ -39,6 +39,7 @@ struct GpuReplayOptions {
 
 // Flags of the entry point.
 inline constexpr int kReplayFlagSameAddressesOnly = 1;
+inline constexpr int kReplayFlagStrict = 2;  // a damaged file is an error, not a warning
 
 // Replays `capture` (validated) and calls `on_launch` after each launch.
 // `device_line` receives a description of the GPU used. Stops at the first

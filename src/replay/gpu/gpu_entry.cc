@@ -38,9 +38,14 @@ extern "C" __attribute__((visibility("default"))) int TracesmithReplayGpuMainV3(
   auto reader = format::SbtReader::Open(path);
   if (!reader.ok()) return fail(reader.status());
   auto cap = ReadReplayCapture(**reader);
-  if (!(*reader)->report().clean())
-    std::fprintf(stderr, "tracesmith: warning: %s is damaged or truncated:\n%s", path,
-                 (*reader)->report().Describe().c_str());
+  // As every command does (cli/trace_loader.h CheckDamage): an error with
+  // --strict, else a warning naming what was skipped and where.
+  const format::ReadReport& report = (*reader)->report();
+  if (!report.clean()) {
+    if (flags & kReplayFlagStrict) return fail(report.DamageStatus(path));
+    std::fprintf(stderr, "tracesmith: warning: %s; replaying only its readable part:\n%s",
+                 report.Headline(path).c_str(), report.Describe().c_str());
+  }
   if (!cap.ok()) return fail(cap.status());
   FillRecordedTimes(path, &*cap);
   if (Status v = ValidateCapture(*cap); !v.ok())
