@@ -83,7 +83,9 @@ TraceDiff DiffReports(const AnalysisReport& a, const AnalysisReport& b) {
 
 void WriteTextDiff(const TraceDiff& d, size_t top, std::ostream& out) {
   char buf[512];
-  out << "A: " << d.a << "\nB: " << d.b << "\n\n";
+  out << "A: " << d.a << "\nB: " << d.b << "\n";
+  for (const std::string& w : d.warnings) out << "Warning: " << w << "\n";
+  out << "\n";
   auto line = [&](const char* what, uint64_t a, uint64_t b, bool time) {
     int64_t delta = static_cast<int64_t>(b) - static_cast<int64_t>(a);
     double pct = a ? 100.0 * double(delta) / double(a) : 0.0;
@@ -108,6 +110,9 @@ void WriteTextDiff(const TraceDiff& d, size_t top, std::ostream& out) {
 void WriteJsonDiff(const TraceDiff& d, std::ostream& out) {
   JsonWriter j(out);
   j.BeginObject().Str("a", d.a).Str("b", d.b);
+  j.BeginArray("warnings");
+  for (const std::string& w : d.warnings) j.Str({}, w);
+  j.EndArray();
   j.BeginObject("totals")
       .UInt("wall_ns_a", d.wall_a)
       .UInt("wall_ns_b", d.wall_b)
