@@ -22,10 +22,31 @@ std::string AutogradNode(std::string_view fn) {
 
 }  // namespace
 
+static std::regex CompileOrNever(const std::string& pattern) {
+  try {
+    return std::regex(pattern, std::regex::ECMAScript | std::regex::optimize);
+  } catch (const std::regex_error&) {
+    return std::regex("$^");  // matches nothing (ValidateCallSiteRules reports it)
+  }
+}
+
+Status ValidateCallSiteRules(const CallSiteRules& rules) {
+  for (const auto& [name, pattern] : {std::pair{"skip modules", &rules.skip_modules},
+                                      std::pair{"skip functions", &rules.skip_functions}}) {
+    try {
+      std::regex re(*pattern, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      return InvalidArgument(
+          StrFormat("call-site %s regex '%s': %s", name, pattern->c_str(), e.what()));
+    }
+  }
+  return OkStatus();
+}
+
 CallSiteNamer::CallSiteNamer(const model::Trace& meta, const CallSiteRules& rules)
     : meta_(meta),
-      skip_modules_(rules.skip_modules, std::regex::ECMAScript | std::regex::optimize),
-      skip_functions_(rules.skip_functions, std::regex::ECMAScript | std::regex::optimize),
+      skip_modules_(CompileOrNever(rules.skip_modules)),
+      skip_functions_(CompileOrNever(rules.skip_functions)),
       skip_(meta.Rows<model::Frame>().size(), kUnknown) {
   for (const model::Mapping& m : meta.Rows<model::Mapping>()) {
     if (m.mapping_id >= module_names_.size()) module_names_.resize(m.mapping_id + 1);

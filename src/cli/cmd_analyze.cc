@@ -14,6 +14,7 @@ struct AnalyzeCliOptions {
   std::string path;
   analysis::LoadOptions load;
   analysis::AnalyzeOptions report;
+  analysis::CallSiteRules sites;
   bool json = false;
   bool strict = false;
 };
@@ -24,7 +25,9 @@ int RunAnalyze(const AnalyzeCliOptions& o) {
   Status st = analysis::LoadCompactTrace(o.path, o.load, &trace, &damage);
   if (st.ok()) st = CheckDamage(o.path, damage, o.strict, "analysing");
   if (!st.ok()) return ReportError(st);
-  analysis::AnalysisReport report = analysis::BuildReport(trace, o.path);
+  if (Status rules = analysis::ValidateCallSiteRules(o.sites); !rules.ok())
+    return ReportError(rules);
+  analysis::AnalysisReport report = analysis::BuildReport(trace, o.path, o.sites);
   if (o.json) {
     analysis::WriteJsonReport(report, std::cout);
   } else {
@@ -50,10 +53,17 @@ void AddAnalyzeCommand(CLI::App& app, CommandList& commands) {
   cmd->add_option("--to", o->load.to, "End of the window, relative to the trace start (e.g. 1.5s)");
   cmd->add_option("--nvtx", o->load.nvtx,
                   "Only work issued inside NVTX ranges with this name (on their thread)");
-  cmd->add_flag("--whole", o->load.whole,
-                "Analyse the whole trace; by default the window runs from the first kernel to the "
-                "last GPU operation, and start-up (process start, context creation, module loading) "
-                "and teardown are reported apart");
+  cmd->add_flag(
+      "--whole", o->load.whole,
+      "Analyse the whole trace; by default the window runs from the first kernel to the "
+      "last GPU operation, and start-up (process start, context creation, module loading) "
+      "and teardown are reported apart");
+  cmd->add_option("--site-skip-modules", o->sites.skip_modules,
+                  "Call sites: frames in modules whose file name matches this regex are not the "
+                  "call site (default: the CUDA runtime and libraries, libc, libstdc++)");
+  cmd->add_option("--site-skip-functions", o->sites.skip_functions,
+                  "Call sites: frames whose function matches this regex are not the call site "
+                  "(default: cudart internals, cuda*/cu* API entry points, kernel launch stubs)");
   cmd->add_option("--top", o->report.top, "Rows per table in the text report")->default_val(15);
   AddStrictFlag(cmd, &o->strict);
   commands.emplace_back(cmd, [o] { return RunAnalyze(*o); });

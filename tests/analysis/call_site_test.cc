@@ -99,6 +99,12 @@ TEST(CallSiteTest, RulesAreConfigurable) {
   CallSiteRules rules;
   rules.skip_modules = "^libtorch";
   EXPECT_EQ(CallSiteNamer(s.b.trace(), rules).Name(id), "train");
+  EXPECT_TRUE(ValidateCallSiteRules(rules).ok());
+  rules.skip_functions = "(unclosed";
+  Status bad = ValidateCallSiteRules(rules);
+  EXPECT_FALSE(bad.ok());
+  EXPECT_NE(bad.message().find("skip functions"), std::string::npos) << bad.message();
+  EXPECT_EQ(CallSiteNamer(s.b.trace(), rules).Name(id), "train");  // no throw: matches nothing
 }
 
 std::string Example(const char* name) {

@@ -116,6 +116,9 @@ struct CallSiteRules {
       R"(^(libcudart_static_|__device_stub__|cuda[A-Z]|cu[A-Z]\w*$|_start$|__libc_start))";
 };
 
+// InvalidArgument naming the rule whose regex does not compile.
+Status ValidateCallSiteRules(const CallSiteRules& rules);
+
 // Computes the report from a finalized (and possibly restricted) trace.
 AnalysisReport BuildReport(const CompactTrace& trace, const std::string& source,
                            const CallSiteRules& rules = {});
