@@ -12,7 +12,9 @@ cmake --preset release >/dev/null
 cmake --build --preset release
 TS=build/release/bin/tracesmith
 
-trace=examples/traces/mlp_train.sbt
+# A bf16 Transformer training run with host stacks (H100): call sites name the
+# model's Python lines and the autograd nodes of the backward pass.
+trace=examples/traces/transformer_train.sbt
 [ -f "$trace" ] || trace=$(ls examples/traces/*.sbt | head -n 1)
 
 have_gpu() { command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; }
@@ -27,7 +29,7 @@ if have_gpu && grep -q "CUDA capture: built in" <($TS version); then
   fi
   trace=$out
 else
-  echo "No GPU here: analysing the GPU trace shipped in $trace (captured on an H200)"
+  echo "No GPU here: analysing the GPU trace shipped in $trace (a PyTorch training run captured on an H100)"
 fi
 echo
 $TS info "$trace"
