@@ -4,12 +4,12 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zstd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 
+#include "chunk_decompressor.h"
 #include "table_codec.h"
 #include "tracesmith/base/bytes.h"
 #include "tracesmith/base/crc32c.h"
@@ -123,6 +123,7 @@ StatusOr<std::unique_ptr<SbtReader>> SbtReader::FromMemory(std::span<const uint8
 
 void SbtReader::AddDamage(uint64_t offset, uint64_t length, std::string what) {
   report_.damage.push_back(Damage{offset, length, std::move(what)});
+  damaged_at_.insert(offset);
 }
 
 void SbtReader::NoteWhatWasSkipped(size_t i, size_t first) {
@@ -275,6 +276,7 @@ Status SbtReader::DecodeChunk(size_t i, model::Trace* out, uint64_t* decoded_byt
                               uint16_t* decoded_kind) {
   *decoded_kind = 0;
   const ChunkIndexEntry& e = chunks_[i];
+  if (damaged_at_.contains(e.offset)) return OkStatus();  // reported by an earlier pass
   ChunkHeader h;
   std::string where = StrFormat("chunk #%zu at %s", i, At(e.offset).c_str());
   if (e.offset + kChunkHeaderSize > size_ || !ParseChunkHeader(data_ + e.offset, &h)) {
@@ -298,24 +300,16 @@ Status SbtReader::DecodeChunk(size_t i, model::Trace* out, uint64_t* decoded_byt
     report_.valid_bytes += chunk_bytes;
     return OkStatus();
   }
-  std::vector<uint8_t> raw;
   if (h.flags & kChunkZstd) {
-    if (h.raw_len > kMaxChunkRawBytes) {
-      AddDamage(e.offset, chunk_bytes,
-                StrFormat("%s: decompressed size %u exceeds the %u-byte limit", where.c_str(),
-                          h.raw_len, kMaxChunkRawBytes));
+    auto raw = zstd_->Decompress(std::span(payload, h.stored_len), h.raw_len);
+    if (raw.status().code() == StatusCode::kFailedPrecondition)
+      return FailedPrecondition(where + ": " + raw.status().message());
+    if (!raw.ok()) {
+      AddDamage(e.offset, chunk_bytes, where + ": " + raw.status().message());
       report_.chunks_damaged++;
       return OkStatus();
     }
-    raw.resize(h.raw_len);
-    size_t got = ZSTD_decompress(raw.data(), raw.size(), payload, h.stored_len);
-    if (ZSTD_isError(got) || got != h.raw_len) {
-      AddDamage(e.offset, chunk_bytes,
-                where + ": zstd payload does not decompress to its declared size");
-      report_.chunks_damaged++;
-      return OkStatus();
-    }
-    payload = raw.data();
+    payload = raw->data();
   } else if (h.raw_len != h.stored_len) {
     AddDamage(e.offset, chunk_bytes, where + ": raw length differs from stored length");
     report_.chunks_damaged++;
@@ -377,7 +371,13 @@ Status SbtReader::DecodeChunk(size_t i, model::Trace* out, uint64_t* decoded_byt
   return OkStatus();
 }
 
+void SbtReader::StartPass() {
+  if (!zstd_) zstd_ = std::make_unique<internal::ChunkDecompressor>();
+  zstd_->StartPass(size_);
+}
+
 Status SbtReader::ReadAll(model::Trace* out, ReadOptions options) {
+  StartPass();
   uint64_t budget = options.max_decoded_bytes;
   if (budget == 0) budget = (1ull << 30) + 256ull * size_;
   uint64_t decoded = 0;
@@ -408,6 +408,7 @@ Status SbtReader::ReadAll(model::Trace* out, ReadOptions options) {
 }
 
 Status SbtReader::Stream(const EventChunkCallback& on_events, const EndCallback& on_end) {
+  StartPass();
   model::Trace batch;
   uint64_t decoded = 0;
   const uint64_t budget = (1ull << 30) + 256ull * size_;
@@ -436,10 +437,10 @@ Status SbtReader::Stream(const EventChunkCallback& on_events, const EndCallback&
 Status SbtReader::ReadRawChunks(uint16_t type, const RawChunkCallback& on_chunk) {
   if (type < kFirstRawChunkType || type > kLastRawChunkType)
     return InvalidArgument(StrFormat("chunk type 0x%x is not a raw (replay payload) type", type));
-  std::vector<uint8_t> raw;
+  StartPass();
   for (size_t i = 0; i < chunks_.size(); ++i) {
     const ChunkIndexEntry& e = chunks_[i];
-    if (e.type != type) continue;
+    if (e.type != type || damaged_at_.contains(e.offset)) continue;
     ChunkHeader h;
     const std::string where =
         StrFormat("replay payload chunk #%zu (type 0x%x) at %s", i, type, At(e.offset).c_str());
@@ -462,22 +463,15 @@ Status SbtReader::ReadRawChunks(uint16_t type, const RawChunkCallback& on_chunk)
       continue;
     }
     if (h.flags & kChunkZstd) {
-      if (h.raw_len > kMaxChunkRawBytes) {
-        AddDamage(e.offset, chunk_bytes,
-                  StrFormat("%s: decompressed size %u exceeds the %u-byte limit", where.c_str(),
-                            h.raw_len, kMaxChunkRawBytes));
+      auto raw = zstd_->Decompress(std::span(payload, h.stored_len), h.raw_len);
+      if (raw.status().code() == StatusCode::kFailedPrecondition)
+        return FailedPrecondition(where + ": " + raw.status().message());
+      if (!raw.ok()) {
+        AddDamage(e.offset, chunk_bytes, where + ": " + raw.status().message());
         report_.chunks_damaged++;
         continue;
       }
-      raw.resize(h.raw_len);
-      size_t got = ZSTD_decompress(raw.data(), raw.size(), payload, h.stored_len);
-      if (ZSTD_isError(got) || got != h.raw_len) {
-        AddDamage(e.offset, chunk_bytes,
-                  where + ": zstd payload does not decompress to its declared size");
-        report_.chunks_damaged++;
-        continue;
-      }
-      payload = raw.data();
+      payload = raw->data();
     } else if (h.raw_len != h.stored_len) {
       AddDamage(e.offset, chunk_bytes, where + ": raw length differs from stored length");
       report_.chunks_damaged++;

@@ -49,4 +49,35 @@ inline std::vector<uint8_t> ForgeIndexRows(const std::vector<uint8_t>& file, uin
   return forged;
 }
 
+// A file header as the writer writes it (format 1.0).
+inline std::vector<uint8_t> ForgeFileHeader() {
+  using namespace format;
+  ByteWriter h;
+  h.PutBytes(kFileMagic, sizeof(kFileMagic));
+  h.PutU16(kMajorVersion);
+  h.PutU16(kMinorVersion);
+  h.PutU32(0);
+  h.PutU32(0);
+  h.PutU32(Crc32c(h.data(), h.size()));
+  return h.buffer();
+}
+
+// Appends a chunk with valid checksums whose header claims `raw_len` and the
+// given flags (format::kChunkZstd: "payload is a zstd frame of raw_len
+// bytes") over whatever `payload` holds.
+inline void AppendForgedChunk(std::vector<uint8_t>* file, uint16_t type, uint16_t flags,
+                              uint32_t raw_len, const std::vector<uint8_t>& payload) {
+  using namespace format;
+  ByteWriter h;
+  h.PutU32(kChunkMagic);
+  h.PutU16(type);
+  h.PutU16(flags);
+  h.PutU32(static_cast<uint32_t>(payload.size()));
+  h.PutU32(raw_len);
+  h.PutU32(Crc32c(payload.data(), payload.size()));
+  h.PutU32(Crc32c(h.data(), h.size()));
+  file->insert(file->end(), h.data(), h.data() + h.size());
+  file->insert(file->end(), payload.begin(), payload.end());
+}
+
 }  // namespace tracesmith::testing

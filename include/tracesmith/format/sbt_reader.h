@@ -16,6 +16,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "tracesmith/base/status.h"
@@ -26,6 +27,7 @@ namespace tracesmith::format {
 
 namespace internal {
 struct CodecScratch;
+class ChunkDecompressor;
 }
 
 struct Damage {
@@ -111,6 +113,7 @@ class SbtReader {
   bool LoadIndex();
   void Scan();
   void AddDamage(uint64_t offset, uint64_t length, std::string what);
+  void StartPass();  // ReadAll, Stream, ReadRawChunks: a fresh zstd output budget
   // After decoding chunk i: damage entries from `first` on are that chunk's;
   // says what the footer index lists in it and counts the events lost.
   void NoteWhatWasSkipped(size_t i, size_t first);
@@ -122,6 +125,11 @@ class SbtReader {
   size_t size_ = 0;
   void* mapping_ = nullptr;                          // munmap'ed by the destructor when set
   std::unique_ptr<internal::CodecScratch> scratch_;  // reused across chunks
+  // zstd output per pass over the file: at most 1 GiB + 256 x file size.
+  std::unique_ptr<internal::ChunkDecompressor> zstd_;
+  // Offsets where damage was found: a chunk there is reported once, and later
+  // passes skip it instead of decoding (or decompressing) it again.
+  std::unordered_set<uint64_t> damaged_at_;
   std::vector<ChunkIndexEntry> chunks_;
   ReadReport report_;
 };
