@@ -182,18 +182,17 @@ StatusOr<ExportStats> ExportSbtFile(const std::string& sbt_path, ExportFormat fo
   ctx.options = options;
   Trace meta;
   ctx.meta = &meta;
-  {
-    ASSIGN_OR_RETURN(auto reader, format::SbtReader::Open(sbt_path));
-    RETURN_IF_ERROR(reader->Stream([&](const Trace& batch, TableKind) {
-      CopyNewMetadata(batch, &meta);
-      Scan(batch, &ctx);
-      return OkStatus();
-    }));
-    // The first pass has seen every chunk: all the damage there is.
-    if (options.refuse_damaged_input) RETURN_IF_ERROR(reader->report().DamageStatus(sbt_path));
-    if (report) *report = reader->report();
-  }
+  // One reader for both passes: a chunk found damaged by the first is
+  // skipped by the second, not decompressed and reported again.
   ASSIGN_OR_RETURN(auto reader, format::SbtReader::Open(sbt_path));
+  RETURN_IF_ERROR(reader->Stream([&](const Trace& batch, TableKind) {
+    CopyNewMetadata(batch, &meta);
+    Scan(batch, &ctx);
+    return OkStatus();
+  }));
+  // The first pass has seen every chunk: all the damage there is.
+  if (options.refuse_damaged_input) RETURN_IF_ERROR(reader->report().DamageStatus(sbt_path));
+  if (report) *report = reader->report();
   // Watermark after the k-th event chunk: the earliest start any later event
   // chunk can hold, from the chunk index. Without an index (or min_ts 0 =
   // unknown) events are held back until the cap releases the oldest.
