@@ -43,7 +43,9 @@ int RunInfo(const std::string& path, bool strict) {
     std::printf("Process:     pid %u %s", p.pid, std::string(t.strings.Get(p.name_id)).c_str());
     if (p.cmdline_id) std::printf(" [%s]", std::string(t.strings.Get(p.cmdline_id)).c_str());
     if (p.hostname_id) std::printf(" on %s", std::string(t.strings.Get(p.hostname_id)).c_str());
-    if (p.rank >= 0 && p.rank != 0) std::printf(" rank %d", p.rank);
+    // Captures write -1 for "no rank"; importers leave 0 unset, and they
+    // record no host name, which every capture does.
+    if (p.rank > 0 || (p.rank == 0 && p.hostname_id)) std::printf(" rank %d", p.rank);
     if (p.driver_version)
       std::printf(", CUDA driver API %u.%u", p.driver_version / 1000,
                   (p.driver_version % 1000) / 10);

@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -200,6 +201,8 @@ std::vector<std::string> FindOutputs(const std::string& output, time_t since) {
     }
   }
   closedir(d);
+  // The named file first, then the other processes' files in name order.
+  std::sort(files.begin() + (Exists(output) ? 1 : 0), files.end());
   return files;
 }
 
@@ -262,13 +265,15 @@ void SymbolizeOutput(const std::string& path, bool quiet) {
                 static_cast<unsigned long long>(stats->native_frames)));
 }
 
-void PrintSummary(const std::string& path) {
+// Prints what one output file holds; true when it holds GPU work (kernels,
+// copies or memsets).
+bool PrintSummary(const std::string& path) {
   format::ReadReport report;
   auto trace = format::ReadTraceFile(path, &report);
   if (!trace.ok()) {
     std::fprintf(stderr, "tracesmith: %s: cannot read back: %s\n", path.c_str(),
                  trace.status().ToString().c_str());
-    return;
+    return false;
   }
   const model::Trace& t = *trace;
   std::string counts;
@@ -290,8 +295,19 @@ void PrintSummary(const std::string& path) {
                HumanBytes(report.file_size).c_str(),
                report.indexed ? "complete" : "unfinished: recovered up to the last chunk",
                report.clean() ? "" : ", damaged parts skipped");
-  std::fprintf(stderr, "  pid %u: %s\n", pid,
+  const bool gpu_work = !t.Rows<model::KernelEvent>().empty() ||
+                        !t.Rows<model::MemcpyEvent>().empty() ||
+                        !t.Rows<model::MemsetEvent>().empty();
+  int32_t rank = -1;
+  for (const auto& p : t.Rows<model::Process>()) rank = p.rank;
+  std::string who = StrFormat("pid %u", pid);
+  if (rank >= 0) who += StrFormat(" (rank %d)", rank);
+  std::fprintf(stderr, "  %s: %s\n", who.c_str(),
                counts.empty() ? "no GPU activity recorded" : counts.c_str());
+  if (!gpu_work)
+    std::fprintf(stderr,
+                 "  this process initialised CUDA but ran no GPU work (e.g. a launcher such as "
+                 "torchrun, whose workers write their own files)\n");
   std::fprintf(stderr, "  GPU/API time span %s, dropped records: %llu%s\n",
                hi > lo ? HumanDuration(hi - lo).c_str() : "0 ns",
                static_cast<unsigned long long>(dropped),
@@ -307,6 +323,7 @@ void PrintSummary(const std::string& path) {
       std::fprintf(stderr, "    %s\n", d.c_str());
     }
   }
+  return gpu_work;
 }
 
 int RunProfile(ProfileArgs& a, bool record_spelling) {
@@ -456,12 +473,18 @@ int RunProfile(ProfileArgs& a, bool record_spelling) {
           "CUDA%s, so no trace was written\n",
           inject.empty() ? " under a CUDA-enabled tracesmith" : " (or no GPU/driver is available)");
     } else {
-      for (const auto& f : files) PrintSummary(f);
-      const std::string& f = files.front();
+      // "next:" points at a file that holds GPU work, not at a launcher's.
+      std::vector<std::string> with_work;
+      for (const auto& f : files)
+        if (PrintSummary(f)) with_work.push_back(f);
+      const std::string& f = with_work.empty() ? files.front() : with_work.front();
       std::fprintf(
           stderr,
           "tracesmith: next: tracesmith info %s | tracesmith view %s | tracesmith analyze %s\n",
           f.c_str(), f.c_str(), f.c_str());
+      if (with_work.size() > 1)
+        std::fprintf(stderr, "tracesmith: %zu files hold GPU work (one per process or rank)\n",
+                     with_work.size());
     }
   }
   if (WIFEXITED(status)) return WEXITSTATUS(status);
