@@ -1,8 +1,10 @@
-// Fuzzes the SBT reader: open (header, index or scan), full decode and the
-// streaming decode. Any crash, hang, sanitizer report or unbounded
-// allocation is a bug; damaged input must only produce Status/ReadReport.
+// Fuzzes the SBT reader: open (header, index or scan), full decode, the
+// streaming decode and the replay payload chunks, on one reader. Any crash,
+// hang, sanitizer report or unbounded allocation is a bug; damaged input must
+// only produce Status/ReadReport.
 #include <cstddef>
 #include <cstdint>
+#include <set>
 #include <span>
 
 #include "tracesmith/format/sbt_reader.h"
@@ -19,5 +21,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     rows += batch.EventCount();
     return OkStatus();
   });
+  // Replay payload chunks, each raw type present once (a third pass: chunks
+  // found damaged above are skipped).
+  std::set<uint16_t> raw_types;
+  for (const format::ChunkIndexEntry& e : (*reader)->chunks())
+    if (e.type >= format::kFirstRawChunkType && e.type <= format::kLastRawChunkType)
+      raw_types.insert(e.type);
+  for (uint16_t type : raw_types)
+    (void)(*reader)->ReadRawChunks(type,
+                                   [](std::span<const uint8_t>, uint64_t) { return OkStatus(); });
   return 0;
 }
