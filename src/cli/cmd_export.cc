@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "commands.h"
+#include "output_rule.h"
 #include "trace_loader.h"
 #include "tracesmith/analysis/dependency_graph.h"
 #include "tracesmith/analysis/report.h"
@@ -20,6 +21,7 @@ struct ExportCliOptions {
   std::string input;
   std::string format = "perfetto";
   std::string output;
+  bool force = false;
   bool gzip = false;
   bool quiet = false;
   bool strict = false;
@@ -38,7 +40,7 @@ int RunDotExport(const ExportCliOptions& o) {
   }
   // Checked before the work: never the input itself, a directory or a device.
   const std::string inputs[] = {o.input};
-  if (Status ok = CheckOutputPath(out, inputs); !ok.ok()) return ReportError(ok);
+  if (Status ok = CheckOutputFile(out, inputs, o.force); !ok.ok()) return ReportError(ok);
   analysis::CompactTrace trace;
   analysis::LoadOptions load;
   load.from = o.from;
@@ -61,7 +63,8 @@ int RunDotExport(const ExportCliOptions& o) {
   if (st.ok() && !file) st = IoError(out + ": write failed");
   if (st.ok()) st = dest.Commit();
   if (!st.ok()) return ReportError(st);  // `dest` removes the temporary file
-  if (!o.quiet) std::fprintf(stderr, "tracesmith: wrote %s (at most %zu nodes)\n", out.c_str(), o.node_limit);
+  if (!o.quiet)
+    std::fprintf(stderr, "tracesmith: wrote %s (at most %zu nodes)\n", out.c_str(), o.node_limit);
   return kExitOk;
 }
 
@@ -77,6 +80,10 @@ int RunExport(const ExportCliOptions& o) {
     if (out.size() > 4 && out.compare(out.size() - 4, 4, ".sbt") == 0) out.resize(out.size() - 4);
     out += exporter::ExportFormatExtension(*format, o.gzip);
   }
+  // Checked before the work: never the input, a directory or a device, and
+  // an existing file only with --force.
+  const std::string inputs[] = {o.input};
+  if (Status ok = CheckOutputFile(out, inputs, o.force); !ok.ok()) return ReportError(ok);
   exporter::ExportOptions options;
   options.gzip = o.gzip;
   options.refuse_damaged_input = o.strict;  // checked before anything is written
@@ -112,6 +119,7 @@ void AddExportCommand(CLI::App& app, CommandList& commands) {
                   "Output file (default: input name with .pftrace/.json/.sqlite/.csv)");
   cmd->add_flag("--gzip", o->gzip, "json: write gzip-compressed (.json.gz)");
   cmd->add_flag("-q,--quiet", o->quiet, "No summary line on stderr");
+  AddForceFlag(cmd, &o->force);
   cmd->add_option("--node-limit", o->node_limit, "dot: at most N nodes (the earliest)")
       ->default_val(500);
   cmd->add_option("--from", o->from, "dot: window start, relative to the trace start (e.g. 2ms)");

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "output_rule.h"
 #include "tracesmith/base/atomic_file.h"
 #include "tracesmith/format/sbt_writer.h"
 #include "tracesmith/import/import.h"
@@ -15,7 +16,7 @@ namespace {
 
 struct ImportCliOptions {
   std::string input, output, binary;
-  bool quiet = false, strict = false;
+  bool quiet = false, strict = false, force = false;
 };
 
 int RunImport(const ImportCliOptions& o) {
@@ -23,7 +24,7 @@ int RunImport(const ImportCliOptions& o) {
   // Checked before the work: never an input, a directory or a device.
   std::vector<std::string> inputs = {o.input};
   if (!o.binary.empty()) inputs.push_back(o.binary);
-  if (Status ok = CheckOutputPath(out, inputs); !ok.ok()) return ReportError(ok);
+  if (Status ok = CheckOutputFile(out, inputs, o.force); !ok.ok()) return ReportError(ok);
   importer::ImportFormat format;
   importer::ImportStats stats;
   auto trace = importer::ImportFile(o.input, {.xray_binary = o.binary}, &format, &stats);
@@ -71,6 +72,7 @@ void AddImportCommand(CLI::App& app, CommandList& commands) {
                 "Fail (exit 1, write nothing) when the input is cut or corrupt part-way");
   cmd->add_option("-o,--output", o->output, "Output .sbt (default: FILE.sbt)");
   cmd->add_flag("-q,--quiet", o->quiet, "No summary line on stderr");
+  AddForceFlag(cmd, &o->force);
   commands.emplace_back(cmd, [o] { return RunImport(*o); });
 }
 

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "commands.h"
+#include "output_rule.h"
 #include "trace_loader.h"
 #include "tracesmith/capture/stacks/symbolizer.h"
 #include "tracesmith/format/sbt_writer.h"
@@ -15,11 +16,17 @@ struct SymbolizeArgs {
   std::string path;
   std::string output;
   std::vector<std::string> search_dirs;
-  bool force = false;
+  bool force = false;        // replace an existing -o OUT
+  bool resymbolize = false;  // frames that already have names too
   bool strict = false;
 };
 
 int RunSymbolize(const SymbolizeArgs& args) {
+  if (!args.output.empty()) {  // rewriting FILE in place is what symbolize is for
+    const std::string inputs[] = {args.path};
+    if (Status ok = CheckOutputFile(args.output, inputs, args.force); !ok.ok())
+      return ReportError(ok);
+  }
   format::ReadReport report;
   auto trace = format::ReadTraceFile(args.path, &report);
   if (!trace.ok()) return ReportError(trace.status());
@@ -33,7 +40,7 @@ int RunSymbolize(const SymbolizeArgs& args) {
     return ReportError(damage);
   capture::stacks::SymbolizeOptions options;
   options.search_dirs = args.search_dirs;
-  options.overwrite = args.force;
+  options.overwrite = args.resymbolize;
   auto stats = capture::stacks::Symbolize(&*trace, options);
   if (!stats.ok()) return ReportError(stats.status());
 
@@ -69,7 +76,8 @@ void AddSymbolizeCommand(CLI::App& app, CommandList& commands) {
   sub->add_option("-o,--output", args->output, "Write here instead of rewriting FILE");
   sub->add_option("--search-dir", args->search_dirs,
                   "Also look for modules (by file name, same build-id) in this directory");
-  sub->add_flag("--force", args->force, "Re-symbolize frames that already have names");
+  sub->add_flag("--resymbolize", args->resymbolize, "Re-symbolize frames that already have names");
+  AddForceFlag(sub, &args->force);
   AddStrictFlag(sub, &args->strict);
   commands.emplace_back(sub, [args] { return RunSymbolize(*args); });
 }

@@ -160,7 +160,7 @@ TEST(CliImport, XRayLogWithBinaryAndCutLog) {
   ASSERT_EQ(view.status, 0) << view.out;
   EXPECT_NE(view.out.find("demo::Worker::Step(int)"), std::string::npos) << view.out;
 
-  r = RunTracesmith("import " + data + "xray_basic.log -o " + out.path());
+  r = RunTracesmith("import --force " + data + "xray_basic.log -o " + out.path());
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("function#<id>"), std::string::npos) << r.out;
 
@@ -168,10 +168,10 @@ TEST(CliImport, XRayLogWithBinaryAndCutLog) {
   ASSERT_TRUE(log.ok());
   testing::TempPath cut(".xray");
   ASSERT_TRUE(WriteStringToFile(cut.path(), log->substr(0, 32 + 32 * 50 + 5)).ok());
-  r = RunTracesmith("import " + cut.path() + " -o " + out.path());
+  r = RunTracesmith("import --force " + cut.path() + " -o " + out.path());
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("byte 1632: basic-mode record cut short"), std::string::npos) << r.out;
-  r = RunTracesmith("import --strict " + cut.path() + " -o " + out.path());
+  r = RunTracesmith("import --strict --force " + cut.path() + " -o " + out.path());
   EXPECT_NE(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("byte 1632"), std::string::npos) << r.out;
 }

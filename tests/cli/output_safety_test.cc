@@ -105,17 +105,37 @@ TEST_F(OutputSafetyTest, AFailedExportLeavesThePreviousOutputAlone) {
   for (const char* format : {"perfetto", "json", "sqlite", "csv", "dot"}) {
     ASSERT_TRUE(WriteStringToFile(out, "previous export").ok());
     // 8 KiB: the header of every format fits, the events do not.
-    Result r = RunTracesmith("export " + trace_ + " -f " + format + " -o " + out,
+    Result r = RunTracesmith("export --force " + trace_ + " -f " + format + " -o " + out,
                              "trap '' XFSZ; ulimit -f 8; ");
     EXPECT_NE(r.status, 0) << format << ": " << r.out;
     EXPECT_LT(r.status, 128) << format << " died of a signal: " << r.out;
     EXPECT_EQ(ReadOrMissing(out), "previous export") << format;
     EXPECT_EQ(dir_.List(), (std::vector<std::string>{"a.sbt", "out"})) << format;
   }
-  Result ok = RunTracesmith("export " + trace_ + " -f csv -o " + out);
+  Result ok = RunTracesmith("export --force " + trace_ + " -f csv -o " + out);
   ASSERT_EQ(ok.status, 0) << ok.out;
   EXPECT_NE(ReadOrMissing(out), "previous export");
   EXPECT_EQ(dir_.List(), (std::vector<std::string>{"a.sbt", "out"}));
+}
+
+// One overwrite rule for every command that writes a file (issue #14 item 7):
+// an existing output is replaced only with --force, as `profile` does.
+TEST_F(OutputSafetyTest, AnExistingOutputIsReplacedOnlyWithForce) {
+  const std::string out = dir_ / "out";
+  const std::string json = dir_ / "in.json";
+  ASSERT_TRUE(WriteStringToFile(json, R"({"traceEvents": []})").ok());
+  for (const std::string& cmd :
+       {"export " + trace_ + " -f json -o " + out, "export " + trace_ + " -f dot -o " + out,
+        "import " + json + " -o " + out, "symbolize " + trace_ + " -o " + out}) {
+    ASSERT_TRUE(WriteStringToFile(out, "keep me").ok());
+    Result r = RunTracesmith(cmd);
+    EXPECT_EQ(r.status, 1) << cmd << ": " << r.out;
+    EXPECT_NE(r.out.find("exists (use --force to overwrite)"), std::string::npos) << r.out;
+    EXPECT_EQ(ReadOrMissing(out), "keep me") << cmd;
+    Result forced = RunTracesmith(cmd + " --force");
+    EXPECT_EQ(forced.status, 0) << cmd << " --force: " << forced.out;
+    EXPECT_NE(ReadOrMissing(out), "keep me") << cmd;
+  }
 }
 
 // `profile --force` replaces the old trace only when the run wrote a new
