@@ -187,6 +187,27 @@ std::vector<std::string> ComputeFindings(const CompactTrace& t, const AnalysisRe
                              Pct(Percent(ns, r.kernel_ns)).c_str())});
   }
 
+  // 12. Steps: their time, and the ones far from the median (warm-up).
+  if (!r.steps.steps.empty()) {
+    const StepReport& st = r.steps;
+    uint64_t busy = 0, total = 0;  // over the steady steps (outliers left out)
+    for (size_t i = 0; i < st.steps.size(); ++i)
+      if (std::find(st.outliers.begin(), st.outliers.end(), uint32_t(i)) == st.outliers.end())
+        busy += st.steps[i].gpu_busy_ns, total += st.steps[i].ns();
+    std::string text = StrFormat(
+        "%zu steps (from the %s): median %s, GPU busy %s of a steady step", st.steps.size(),
+        st.method.c_str(), HumanDuration(st.median_ns).c_str(), Pct(Percent(busy, total)).c_str());
+    if (!st.outliers.empty()) {
+      const Step& o = st.steps[st.outliers[0]];
+      text += StrFormat("; step %u took %s (%.1fx the median%s)", st.outliers[0] + 1,
+                        HumanDuration(o.ns()).c_str(), double(o.ns()) / double(st.median_ns),
+                        st.outliers[0] == 0 ? ": the first iteration's one-time work" : "");
+      if (st.outliers.size() > 1) text += StrFormat(", %zu more outliers", st.outliers.size() - 1);
+      text += "; --steps A:B analyses chosen steps";
+    }
+    out.push_back({3, text + "."});
+  }
+
   // 11. Start-up: not part of the window above, but said when it is long.
   if (r.active.applied) {
     const auto& su = r.active.startup;

@@ -7,11 +7,24 @@
 
 namespace tracesmith::analysis {
 
+// --steps: the window becomes [first step's begin, last step's end).
+static Status RestrictToSteps(const std::string& steps, CompactTrace* t) {
+  if (steps.empty()) return OkStatus();
+  StepReport found = DetectSteps(*t);
+  if (found.steps.empty())
+    return NotFound("--steps " + steps +
+                    ": no steps found (no ProfilerStep ranges, and no "
+                    "kernel recurs at a regular stride at least 3 times)");
+  ASSIGN_OR_RETURN(auto range, ParseStepRange(steps, found.steps.size()));
+  t->RestrictWindow(found.steps[range.first].begin_ns, found.steps[range.second].end_ns);
+  return OkStatus();
+}
+
 Status ApplyRestrictions(const LoadOptions& o, CompactTrace* t) {
   if (!o.nvtx.empty()) RETURN_IF_ERROR(t->RestrictToNvtx(o.nvtx));
   if (o.from.empty() && o.to.empty()) {
     if (o.active_region && !o.whole && o.nvtx.empty()) t->RestrictToActiveRegion();
-    return OkStatus();
+    return RestrictToSteps(o.steps, t);
   }
   uint64_t from = 0, to = UINT64_MAX;
   if (!o.from.empty()) {
@@ -26,7 +39,7 @@ Status ApplyRestrictions(const LoadOptions& o, CompactTrace* t) {
     return InvalidArgument(
         StrFormat("--from %s is not before --to %s", o.from.c_str(), o.to.c_str()));
   t->RestrictWindow(from, to);
-  return OkStatus();
+  return RestrictToSteps(o.steps, t);
 }
 
 Status LoadCompactTrace(const std::string& path, const LoadOptions& options, CompactTrace* out,

@@ -341,6 +341,8 @@ AnalysisReport BuildReport(const CompactTrace& t, const std::string& source,
   };
   r.timeline = ComputeTimeline(t);
   phase("timeline");
+  r.steps = DetectSteps(t);
+  phase("steps");
   std::set<uint32_t> pids;
   for (uint32_t l : t.gpu_lanes()) pids.insert(t.lanes()[l].pid);
   for (const StreamTimeline& s : r.timeline.streams)

@@ -63,6 +63,25 @@ void WriteJsonReport(const AnalysisReport& r, std::ostream& out) {
     outside("startup", r.active.startup, r.startup_call_names);
     outside("teardown", r.active.teardown, r.teardown_call_names);
   }
+  if (!r.steps.steps.empty()) {
+    j.BeginObject("steps")
+        .Str("method", r.steps.method)
+        .Str("anchor", r.steps.anchor)
+        .UInt("kernels_per_step", r.steps.period)
+        .UInt("median_ns", r.steps.median_ns);
+    j.BeginArray("outliers");
+    for (uint32_t i : r.steps.outliers) j.UInt("", i + 1);
+    j.EndArray();
+    j.BeginArray("list");
+    for (const Step& s : r.steps.steps)
+      j.BeginObject()
+          .UInt("begin_ns", s.begin_ns)
+          .UInt("end_ns", s.end_ns)
+          .UInt("gpu_busy_ns", s.gpu_busy_ns)
+          .UInt("kernels", s.kernels)
+          .EndObject();
+    j.EndArray().EndObject();
+  }
   j.BeginArray("findings");
   for (const std::string& f : r.findings) j.Str("", f);
   j.EndArray();

@@ -79,6 +79,29 @@ void WriteTextReport(const AnalysisReport& r, const AnalyzeOptions& o, std::ostr
   if (r.findings.empty()) p("  (none)\n");
   for (size_t i = 0; i < r.findings.size(); ++i) p("  %zu. %s\n", i + 1, r.findings[i].c_str());
 
+  if (!r.steps.steps.empty()) {
+    const StepReport& st = r.steps;
+    p("\nSteps (%zu, from the %s", st.steps.size(), st.method.c_str());
+    if (st.period) {
+      std::string anchor = Printable(st.anchor);
+      if (anchor.size() > 60) anchor = anchor.substr(0, 57) + "...";
+      p(": every %u kernels, at %s", st.period, anchor.c_str());
+    }
+    p("): median %s, spread (CV) %.1f%%\n", D(st.median_ns).c_str(), 100 * st.cv);
+    p("  %5s %14s %12s %12s %6s %8s\n", "STEP", "START", "TIME", "GPU BUSY", "BUSY", "KERNELS");
+    const size_t shown = std::min(st.steps.size(), o.top);
+    for (size_t i = 0; i < st.steps.size(); ++i) {
+      const bool outlier =
+          std::find(st.outliers.begin(), st.outliers.end(), uint32_t(i)) != st.outliers.end();
+      if (i >= shown && !outlier) continue;
+      const Step& s = st.steps[i];
+      p("  %5zu %14s %12s %12s %5.1f%% %8u%s\n", i + 1,
+        ("+" + D(s.begin_ns - r.trace_begin)).c_str(), D(s.ns()).c_str(), D(s.gpu_busy_ns).c_str(),
+        Percent(s.gpu_busy_ns, s.ns()), s.kernels, outlier ? "  outlier" : "");
+    }
+    if (st.steps.size() > shown) p("  ... %zu more (use --top N)\n", st.steps.size() - shown);
+  }
+
   p("\nGPU utilization\n");
   p("  %-22s %8s %12s %8s %10s %10s %10s %10s\n", "DEVICE", "OPS", "BUSY", "UTIL", "AVG CONC",
     "MAX CONC", "K+C OVLP", "IDLE");

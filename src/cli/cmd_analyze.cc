@@ -53,6 +53,9 @@ void AddAnalyzeCommand(CLI::App& app, CommandList& commands) {
   cmd->add_option("--to", o->load.to, "End of the window, relative to the trace start (e.g. 1.5s)");
   cmd->add_option("--nvtx", o->load.nvtx,
                   "Only work issued inside NVTX ranges with this name (on their thread)");
+  cmd->add_option("--steps,--step", o->load.steps,
+                  "Only these steps (iterations), as numbered in the report's Steps table: N or "
+                  "A:B");
   cmd->add_flag(
       "--whole", o->load.whole,
       "Analyse the whole trace; by default the window runs from the first kernel to the "

@@ -15,6 +15,7 @@
 
 #include "tracesmith/analysis/compact_trace.h"
 #include "tracesmith/analysis/dependency_graph.h"
+#include "tracesmith/analysis/steps.h"
 #include "tracesmith/analysis/timeline.h"
 #include "tracesmith/base/status.h"
 #include "tracesmith/format/sbt_reader.h"
@@ -77,6 +78,7 @@ struct AnalysisReport {
   // Set when the window is the active region (start-up and teardown apart).
   CompactTrace::ActiveRegion active;
   std::vector<std::string> startup_call_names, teardown_call_names;  // of active.*.longest_calls
+  StepReport steps;  // iterations in the window (none when fewer than 3)
   uint64_t kernel_count = 0, kernel_ns = 0;
   TimelineResult timeline;
   std::vector<std::string> stream_names;  // parallel to timeline.streams
@@ -130,6 +132,8 @@ struct LoadOptions {
   // CompactTrace::RestrictToActiveRegion), unless `whole`.
   bool active_region = false;
   bool whole = false;
+  // "N" or "A:B": only those steps (DetectSteps, 1-based) of the window.
+  std::string steps;
 };
 // Streams an SBT file into a CompactTrace (bounded by the compact records,
 // never the full rows), finalizes it and applies the restrictions. `report`

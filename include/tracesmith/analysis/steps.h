@@ -1,0 +1,49 @@
+// Training and inference steps: where each iteration begins and ends, how
+// long it took and how busy the GPU was in it, so a trace can be read step by
+// step (as HTA and nsys users do) and the warm-up step is not averaged in.
+//
+// Steps come from torch.profiler's "ProfilerStep#N" NVTX/annotation ranges
+// when the trace has them; otherwise from the repeating kernel sequence: a
+// kernel that runs once per iteration recurs every P kernels (P = kernels
+// per step), and each recurrence starts a step.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tracesmith/analysis/compact_trace.h"
+#include "tracesmith/base/status.h"
+
+namespace tracesmith::analysis {
+
+struct Step {
+  uint64_t begin_ns = 0, end_ns = 0;  // absolute; [begin, end)
+  uint64_t gpu_busy_ns = 0;           // union of GPU ops inside, all devices
+  uint32_t kernels = 0;               // kernels starting inside
+  uint64_t ns() const { return end_ns - begin_ns; }
+};
+
+struct StepReport {
+  // "ProfilerStep ranges" or "repeating kernel sequence"; empty: no steps.
+  std::string method;
+  std::string anchor;   // the recurring kernel (kernel method)
+  uint32_t period = 0;  // kernels per step (kernel method)
+  std::vector<Step> steps;
+  uint64_t median_ns = 0;
+  double cv = 0;                   // stddev / mean of the steps that are not outliers
+  std::vector<uint32_t> outliers;  // step indexes (0-based) outside [0.67, 1.5] x median
+};
+
+// At least 3 steps, or none. With the kernel method, boundaries fall where
+// the recurring kernel runs (or just after the GPU's longest idle gap in the
+// period), which need not be where the program's loop body begins; the
+// kernels before the first recurrence are the first step when they are at
+// least half a period (the first iteration and its one-time work).
+StepReport DetectSteps(const CompactTrace& trace);
+
+// "N" or "A:B" (1-based, inclusive) -> [first, last] step indexes (0-based),
+// checked against `count`.
+StatusOr<std::pair<size_t, size_t>> ParseStepRange(const std::string& text, size_t count);
+
+}  // namespace tracesmith::analysis

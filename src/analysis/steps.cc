@@ -1,0 +1,208 @@
+#include "tracesmith/analysis/steps.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string_view>
+
+#include "tracesmith/base/file_util.h"
+
+namespace tracesmith::analysis {
+namespace {
+
+constexpr size_t kMinSteps = 3;
+
+// Union of all GPU op intervals (every device), sorted.
+std::vector<Interval> BusyUnion(const CompactTrace& t) {
+  std::vector<Interval> v;
+  v.reserve(t.ops().size());
+  for (const GpuOp& o : t.ops()) v.push_back({o.start_ns, o.end_ns});
+  std::sort(v.begin(), v.end(),
+            [](const Interval& a, const Interval& b) { return a.start < b.start; });
+  std::vector<Interval> u;
+  for (const Interval& i : v) {
+    if (!u.empty() && i.start <= u.back().end)
+      u.back().end = std::max(u.back().end, i.end);
+    else
+      u.push_back(i);
+  }
+  return u;
+}
+
+void Measure(const CompactTrace& t, StepReport* r) {
+  const std::vector<Interval> busy = BusyUnion(t);
+  std::vector<uint64_t> kernel_starts;
+  for (const GpuOp& o : t.ops())
+    if (o.kind() == OpKind::kKernel) kernel_starts.push_back(o.start_ns);
+  std::sort(kernel_starts.begin(), kernel_starts.end());
+  for (Step& s : r->steps) {
+    auto it = std::upper_bound(busy.begin(), busy.end(), s.begin_ns,
+                               [](uint64_t x, const Interval& i) { return x < i.end; });
+    for (; it != busy.end() && it->start < s.end_ns; ++it)
+      s.gpu_busy_ns += std::min(it->end, s.end_ns) - std::max(it->start, s.begin_ns);
+    s.kernels = uint32_t(std::lower_bound(kernel_starts.begin(), kernel_starts.end(), s.end_ns) -
+                         std::lower_bound(kernel_starts.begin(), kernel_starts.end(), s.begin_ns));
+  }
+  std::vector<uint64_t> ns;
+  for (const Step& s : r->steps) ns.push_back(s.ns());
+  std::vector<uint64_t> sorted = ns;
+  std::sort(sorted.begin(), sorted.end());
+  r->median_ns = sorted[(sorted.size() - 1) / 2];
+  const double median = double(r->median_ns);
+  for (size_t i = 0; i < ns.size(); ++i)
+    if (double(ns[i]) > 1.5 * median || double(ns[i]) < 0.67 * median)
+      r->outliers.push_back(uint32_t(i));
+  // The spread of the steady steps: outliers (the warm-up) left out.
+  double sum = 0, n = 0, var = 0;
+  for (size_t i = 0, o = 0; i < ns.size(); ++i) {
+    if (o < r->outliers.size() && r->outliers[o] == i) {
+      ++o;
+      continue;
+    }
+    sum += double(ns[i]), n += 1;
+  }
+  const double mean = n ? sum / n : 0;
+  for (size_t i = 0, o = 0; i < ns.size(); ++i) {
+    if (o < r->outliers.size() && r->outliers[o] == i) {
+      ++o;
+      continue;
+    }
+    var += (double(ns[i]) - mean) * (double(ns[i]) - mean);
+  }
+  r->cv = mean > 0 && n > 0 ? std::sqrt(var / n) / mean : 0;
+}
+
+bool FromProfilerSteps(const CompactTrace& t, StepReport* r) {
+  for (const NvtxRecord& n : t.nvtx()) {
+    std::string_view name = t.String(n.name_id);
+    if (name.rfind("ProfilerStep#", 0) == 0) r->steps.push_back({n.start_ns, n.end_ns});
+  }
+  if (r->steps.size() < kMinSteps) {
+    r->steps.clear();
+    return false;
+  }
+  std::sort(r->steps.begin(), r->steps.end(),
+            [](const Step& a, const Step& b) { return a.begin_ns < b.begin_ns; });
+  r->method = "ProfilerStep ranges";
+  return true;
+}
+
+// The kernel that recurs once per step: among kernels recurring at least
+// kMinSteps times at a regular stride (most gaps equal to the median gap),
+// the longest stride; ties go to the one after the largest GPU-idle gaps
+// (steps usually begin after host work: data, zero_grad, logging).
+bool FromKernelSequence(const CompactTrace& t, StepReport* r) {
+  std::vector<uint32_t> order;
+  for (uint32_t i = 0; i < t.ops().size(); ++i)
+    if (t.ops()[i].kind() == OpKind::kKernel) order.push_back(i);
+  std::sort(order.begin(), order.end(),
+            [&](uint32_t a, uint32_t b) { return t.ops()[a].start_ns < t.ops()[b].start_ns; });
+  if (order.size() < 2 * kMinSteps) return false;
+  std::map<uint32_t, std::vector<uint32_t>> positions;  // name -> indexes into order
+  for (uint32_t k = 0; k < order.size(); ++k) positions[t.ops()[order[k]].name_id].push_back(k);
+  uint32_t best_name = 0, best_period = 0;
+  double best_gap = -1;
+  std::vector<uint32_t> best_pos;
+  for (const auto& [name, pos] : positions) {
+    if (pos.size() < kMinSteps) continue;
+    std::vector<uint32_t> gaps;
+    for (size_t i = 1; i < pos.size(); ++i) gaps.push_back(pos[i] - pos[i - 1]);
+    std::vector<uint32_t> sorted = gaps;
+    std::sort(sorted.begin(), sorted.end());
+    const uint32_t period = sorted[sorted.size() / 2];
+    if (period < 2) continue;
+    size_t regular = 0;
+    for (uint32_t g : gaps) regular += g == period;
+    // Regular stride, and the recurrences cover most of the kernels.
+    if (regular * 10 < gaps.size() * 6 || uint64_t(period) * pos.size() * 2 < order.size())
+      continue;
+    double idle = 0;
+    for (uint32_t p : pos)
+      if (p > 0) {
+        const GpuOp& prev = t.ops()[order[p - 1]];
+        const GpuOp& cur = t.ops()[order[p]];
+        idle += cur.start_ns > prev.end_ns ? double(cur.start_ns - prev.end_ns) : 0;
+      }
+    idle /= double(pos.size());
+    if (period > best_period || (period == best_period && idle > best_gap)) {
+      best_name = name, best_period = period, best_gap = idle, best_pos = pos;
+    }
+  }
+  if (!best_period) return false;
+  // Where in the period a step begins: after the largest GPU-idle gaps (the
+  // host's work between iterations), found over all recurrences.
+  auto idle_before = [&](size_t k) -> double {
+    if (k == 0 || k >= order.size()) return 0;
+    const GpuOp& prev = t.ops()[order[k - 1]];
+    const GpuOp& cur = t.ops()[order[k]];
+    return cur.start_ns > prev.end_ns ? double(cur.start_ns - prev.end_ns) : 0;
+  };
+  uint32_t shift = 0;
+  double most = -1;
+  for (uint32_t j = 0; j < best_period; ++j) {
+    double sum = 0;
+    for (uint32_t p : best_pos) sum += idle_before(size_t(p) + j);
+    if (sum > most) most = sum, shift = j;
+  }
+  // Boundaries: each recurrence + shift, within the sequence; the kernels
+  // before the first one make a step of their own when there are at least
+  // half a period of them (the first iteration, with its one-time work), and
+  // so do those after the last boundary.
+  std::vector<size_t> bounds;
+  for (uint32_t p : best_pos)
+    if (size_t(p) + shift < order.size()) bounds.push_back(size_t(p) + shift);
+  if (2 * bounds.front() >= best_period) bounds.insert(bounds.begin(), 0);
+  const size_t tail = order.size() - bounds.back();
+  bounds.push_back(order.size());
+  auto start_of = [&](size_t k) { return t.ops()[order[k]].start_ns; };
+  for (size_t i = 0; i + 1 < bounds.size(); ++i) {
+    const bool last = i + 2 == bounds.size();
+    if (last && 2 * tail < best_period) break;  // a partial iteration at the end
+    Step st;
+    st.begin_ns = start_of(bounds[i]);
+    if (!last) {
+      st.end_ns = start_of(bounds[i + 1]);
+    } else {
+      for (size_t k = bounds[i]; k < order.size(); ++k)
+        st.end_ns = std::max(st.end_ns, t.ops()[order[k]].end_ns);
+    }
+    if (st.end_ns > st.begin_ns) r->steps.push_back(st);
+  }
+  if (r->steps.size() < kMinSteps) {
+    r->steps.clear();
+    return false;
+  }
+  r->method = "repeating kernel sequence";
+  r->anchor = std::string(t.String(best_name));
+  r->period = best_period;
+  return true;
+}
+
+}  // namespace
+
+StatusOr<std::pair<size_t, size_t>> ParseStepRange(const std::string& text, size_t count) {
+  auto number = [&](const std::string& part) -> StatusOr<size_t> {
+    if (part.empty() || part.size() > 9 ||
+        part.find_first_not_of("0123456789") != std::string::npos)
+      return InvalidArgument("--steps " + text + ": expected N or A:B (step numbers from 1)");
+    return size_t(std::stoul(part));
+  };
+  const size_t colon = text.find(':');
+  ASSIGN_OR_RETURN(size_t a, number(text.substr(0, colon)));
+  size_t b = a;
+  if (colon != std::string::npos) {
+    ASSIGN_OR_RETURN(b, number(text.substr(colon + 1)));
+  }
+  if (a < 1 || b < a || b > count)
+    return InvalidArgument(
+        StrFormat("--steps %s: the trace has steps 1..%zu", text.c_str(), count));
+  return std::make_pair(a - 1, b - 1);
+}
+
+StepReport DetectSteps(const CompactTrace& t) {
+  StepReport r;
+  if (FromProfilerSteps(t, &r) || FromKernelSequence(t, &r)) Measure(t, &r);
+  return r;
+}
+
+}  // namespace tracesmith::analysis
