@@ -89,17 +89,26 @@ constexpr int kEventClassRuntime = 0, kEventClassDriver = 1;
 int64_t GlobalPid(uint32_t pid) { return static_cast<int64_t>(pid) << 24; }
 int64_t GlobalTid(uint32_t pid, uint32_t tid) { return GlobalPid(pid) + (tid & 0xffffff); }
 
-// nsys' shortName: the bare function name ("void ns::k<int>(float*)" -> "k").
+// nsys' shortName: the bare function name ("void ns::k<int>(float*)" -> "k",
+// also "void at::native::(anonymous namespace)::k<...>(...)" -> "k"). The
+// parameter list is the first '(' outside template arguments, lambda braces
+// and "(anonymous namespace)".
+constexpr std::string_view kAnonymousNamespace = "(anonymous namespace)";
+
 std::string ShortKernelName(std::string_view full) {
   int depth = 0;
   size_t name_end = full.size();
   for (size_t i = 0; i < full.size(); ++i) {
     char c = full[i];
-    if (c == '<')
+    if (c == '<' || c == '{') {
       ++depth;
-    else if (c == '>')
+    } else if (c == '>' || c == '}') {
       --depth;
-    else if (c == '(' && depth == 0) {
+    } else if (c == '(' && depth == 0) {
+      if (full.compare(i, kAnonymousNamespace.size(), kAnonymousNamespace) == 0) {
+        i += kAnonymousNamespace.size() - 1;
+        continue;
+      }
       name_end = i;
       break;
     }
@@ -115,10 +124,12 @@ std::string ShortKernelName(std::string_view full) {
     else if (depth == 0)
       out.push_back(c);
   }
-  size_t space = out.rfind(' ');  // drop the return type
-  if (space != std::string::npos) out.erase(0, space + 1);
-  size_t colons = out.rfind("::");  // drop namespaces and classes
+  // Drop namespaces and classes ("(anonymous namespace)" among them), then
+  // the return type.
+  size_t colons = out.rfind("::");
   if (colons != std::string::npos) out.erase(0, colons + 2);
+  size_t space = out.rfind(' ');
+  if (space != std::string::npos) out.erase(0, space + 1);
   return out.empty() ? std::string(full) : out;
 }
 

@@ -4,6 +4,7 @@
 #include <sqlite3.h>
 
 #include <map>
+#include <set>
 
 #include "testing/temp_file.h"
 #include "tracesmith/export/export.h"
@@ -92,6 +93,36 @@ TEST(SqliteExport, KernelSummaryQueryMatchesTrace) {
   EXPECT_EQ(gtid & 0xffffff, o.pid + 1);
   sqlite3_finalize(st);
   sqlite3_close(h);
+}
+
+// shortName on a real PyTorch capture: the bare name also for kernels in
+// anonymous namespaces and lambdas (issue #14 item 5: 8 of 26 distinct
+// kernels of a torch trace kept their whole signature).
+TEST(SqliteExport, ShortNamesOfARealTorchTrace) {
+  const char* src = std::getenv("TS_SOURCE_DIR");
+  const std::string in = std::string(src ? src : ".") + "/examples/traces/transformer_train.sbt";
+  TempPath db(".sqlite");
+  auto s = exporter::ExportSbtFile(in, exporter::ExportFormat::kSqlite, db.path());
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  sqlite3* h = nullptr;
+  ASSERT_EQ(sqlite3_open(db.path().c_str(), &h), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(h,
+                               "SELECT DISTINCT s.value FROM CUPTI_ACTIVITY_KIND_KERNEL AS k "
+                               "JOIN StringIds AS s ON s.id = k.shortName",
+                               -1, &st, nullptr),
+            SQLITE_OK);
+  std::set<std::string> names;
+  while (sqlite3_step(st) == SQLITE_ROW)
+    names.insert(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
+  sqlite3_finalize(st);
+  sqlite3_close(h);
+  EXPECT_GE(names.size(), 20u);
+  for (const std::string& n : names) EXPECT_EQ(n.find_first_of("<>(): "), std::string::npos) << n;
+  EXPECT_TRUE(names.count("distribution_elementwise_grid_stride_kernel"));
+  EXPECT_TRUE(names.count("multi_tensor_apply_kernel"));
+  EXPECT_TRUE(names.count("softmax_warp_forward"));
+  EXPECT_TRUE(names.count("vectorized_elementwise_kernel"));
 }
 
 TEST(CsvExport, OneRowPerGpuOpWithQuoting) {
