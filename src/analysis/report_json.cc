@@ -46,6 +46,7 @@ void WriteJsonReport(const AnalysisReport& r, std::ostream& out) {
       .UInt("wall_ns", r.wall_ns())
       .Bool("clocks_aligned", r.compact.clocks_aligned)
       .Bool("active_region", r.active.applied)
+      .Str("note", r.window_note)
       .EndObject();
   if (r.active.applied) {
     auto outside = [&](const char* key, const CompactTrace::OutsideSpan& s,

@@ -57,7 +57,9 @@ void WriteTextReport(const AnalysisReport& r, const AnalyzeOptions& o, std::ostr
   p("Trace:    %s\n", r.source.c_str());
   p("Window:   +%s .. +%s (%s), %llu events%s\n", D(r.window_begin - r.trace_begin).c_str(),
     D(r.window_end - r.trace_begin).c_str(), D(wall).c_str(), U(r.events),
-    r.active.applied ? ": first kernel to last GPU operation (--whole: all of it)" : "");
+    !r.window_note.empty() ? (": " + r.window_note).c_str()
+    : r.active.applied     ? ": first kernel to last GPU operation (--whole: all of it)"
+                           : "");
   if (r.active.applied) {
     auto outside = [&](const char* label, const CompactTrace::OutsideSpan& s,
                        const std::vector<std::string>& names) {

@@ -28,6 +28,7 @@ int RunAnalyze(const AnalyzeCliOptions& o) {
   if (Status rules = analysis::ValidateCallSiteRules(o.sites); !rules.ok())
     return ReportError(rules);
   analysis::AnalysisReport report = analysis::BuildReport(trace, o.path, o.sites);
+  if (!o.load.steps.empty()) report.window_note = "steps " + o.load.steps + " of the Steps table";
   if (o.json) {
     analysis::WriteJsonReport(report, std::cout);
   } else {

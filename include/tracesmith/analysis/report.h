@@ -78,7 +78,8 @@ struct AnalysisReport {
   // Set when the window is the active region (start-up and teardown apart).
   CompactTrace::ActiveRegion active;
   std::vector<std::string> startup_call_names, teardown_call_names;  // of active.*.longest_calls
-  StepReport steps;  // iterations in the window (none when fewer than 3)
+  StepReport steps;         // iterations in the window (none when fewer than 3)
+  std::string window_note;  // how the window was chosen, when not the default (e.g. "steps 3:10")
   uint64_t kernel_count = 0, kernel_ns = 0;
   TimelineResult timeline;
   std::vector<std::string> stream_names;  // parallel to timeline.streams
