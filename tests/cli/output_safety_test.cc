@@ -118,6 +118,28 @@ TEST_F(OutputSafetyTest, AFailedExportLeavesThePreviousOutputAlone) {
   EXPECT_EQ(dir_.List(), (std::vector<std::string>{"a.sbt", "out"}));
 }
 
+// A trace with replay payloads (raw chunks, profile --replay-capture) is not
+// rewritten in place by symbolize: the rewrite would drop them.
+TEST_F(OutputSafetyTest, SymbolizeKeepsReplayPayloads) {
+  const std::string path = dir_ / "replay.sbt";
+  {
+    auto w = format::SbtWriter::Open(path);
+    ASSERT_TRUE(w.ok());
+    model::KernelEvent k{};
+    k.start_ns = 10;
+    k.end_ns = 20;
+    (*w)->Append(k);
+    ASSERT_TRUE((*w)->Flush().ok());
+    ASSERT_TRUE((*w)->WriteRawChunk(0x41, std::vector<uint8_t>{1, 2, 3}).ok());
+    ASSERT_TRUE((*w)->Close().ok());
+  }
+  const std::string before = ReadOrMissing(path);
+  Result r = RunTracesmith("symbolize " + path);
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find("holds replay payloads"), std::string::npos) << r.out;
+  EXPECT_EQ(ReadOrMissing(path), before);
+}
+
 // One overwrite rule for every command that writes a file (issue #14 item 7):
 // an existing output is replaced only with --force, as `profile` does.
 TEST_F(OutputSafetyTest, AnExistingOutputIsReplacedOnlyWithForce) {
