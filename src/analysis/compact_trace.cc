@@ -491,6 +491,7 @@ void CompactTrace::RestrictToActiveRegion() {
     first_op = std::min(first_op, o.start_ns);
     last = std::max(last, o.end_ns);
   }
+  active_.kernels = first != UINT64_MAX;
   if (first == UINT64_MAX) first = first_op;
   first = std::max(first, window_begin_);
   last = std::min(last, window_end_);

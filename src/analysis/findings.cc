@@ -194,14 +194,17 @@ std::vector<std::string> ComputeFindings(const CompactTrace& t, const AnalysisRe
     for (size_t i = 0; i < st.steps.size(); ++i)
       if (std::find(st.outliers.begin(), st.outliers.end(), uint32_t(i)) == st.outliers.end())
         busy += st.steps[i].gpu_busy_ns, total += st.steps[i].ns();
-    std::string text = StrFormat(
-        "%zu steps (from the %s): median %s, GPU busy %s of a steady step", st.steps.size(),
-        st.method.c_str(), HumanDuration(st.median_ns).c_str(), Pct(Percent(busy, total)).c_str());
+    std::string text =
+        StrFormat("%zu step%s (from the %s): median %s, GPU busy %s of a steady step",
+                  st.steps.size(), st.steps.size() == 1 ? "" : "s", st.method.c_str(),
+                  HumanDuration(st.median_ns).c_str(), Pct(Percent(busy, total)).c_str());
     if (!st.outliers.empty()) {
       const Step& o = st.steps[st.outliers[0]];
-      text += StrFormat("; step %u took %s (%.1fx the median%s)", st.outliers[0] + 1,
+      text += StrFormat("; step %u took %s (%.1fx the median%s)", st.outliers[0] + st.first_number,
                         HumanDuration(o.ns()).c_str(), double(o.ns()) / double(st.median_ns),
-                        st.outliers[0] == 0 ? ": the first iteration's one-time work" : "");
+                        st.outliers[0] == 0 && st.first_number == 1
+                            ? ": the first iteration's one-time work"
+                            : "");
       if (st.outliers.size() > 1) text += StrFormat(", %zu more outliers", st.outliers.size() - 1);
       text += "; --steps A:B analyses chosen steps";
     }
@@ -211,13 +214,13 @@ std::vector<std::string> ComputeFindings(const CompactTrace& t, const AnalysisRe
   // 11. Start-up: not part of the window above, but said when it is long.
   if (r.active.applied) {
     const auto& su = r.active.startup;
-    const uint64_t whole = r.wall_ns() + su.ns() + r.active.teardown.ns();
+    const uint64_t whole = r.active.trace_ns();  // not the window: it may be a selection
     if (su.ns() && (Percent(su.ns(), whole) >= 10 || su.ns() >= 1000000000ull)) {
       std::string text = StrFormat(
-          "Start-up took %s (%s of the trace) before the first "
-          "kernel; it is left out of the figures above (--whole "
-          "includes it)",
-          HumanDuration(su.ns()).c_str(), Pct(Percent(su.ns(), whole)).c_str());
+          "Start-up took %s (%s of the trace) before the first %s; it is left out of the "
+          "figures above (--whole includes it)",
+          HumanDuration(su.ns()).c_str(), Pct(Percent(su.ns(), whole)).c_str(),
+          r.active.kernels ? "kernel" : "GPU operation");
       text += StrFormat("; CUDA API calls take %s of it",
                         Pct(std::min(100.0, Percent(su.api_ns, su.ns()))).c_str());
       if (Percent(su.api_ns, su.ns()) < 50) text += " (the rest is host work outside CUDA calls)";

@@ -16,7 +16,15 @@ static Status RestrictToSteps(const std::string& steps, CompactTrace* t) {
                     ": no steps found (no ProfilerStep ranges, and no "
                     "kernel recurs at a regular stride at least 3 times)");
   ASSIGN_OR_RETURN(auto range, ParseStepRange(steps, found.steps.size()));
+  CompactTrace::ChosenSteps chosen;
+  for (size_t i = range.first; i <= range.second; ++i)
+    chosen.bounds.push_back({found.steps[i].begin_ns, found.steps[i].end_ns});
+  chosen.first_number = uint32_t(range.first + 1);
+  chosen.method = found.method;
+  chosen.anchor = found.anchor;
+  chosen.period = found.period;
   t->RestrictWindow(found.steps[range.first].begin_ns, found.steps[range.second].end_ns);
+  t->SetChosenSteps(std::move(chosen));
   return OkStatus();
 }
 

@@ -58,8 +58,9 @@ void WriteTextReport(const AnalysisReport& r, const AnalyzeOptions& o, std::ostr
   p("Window:   +%s .. +%s (%s), %llu events%s\n", D(r.window_begin - r.trace_begin).c_str(),
     D(r.window_end - r.trace_begin).c_str(), D(wall).c_str(), U(r.events),
     !r.window_note.empty() ? (": " + r.window_note).c_str()
-    : r.active.applied     ? ": first kernel to last GPU operation (--whole: all of it)"
-                           : "");
+    : !r.active.applied    ? ""
+    : r.active.kernels     ? ": first kernel to last GPU operation (--whole: all of it)"
+                           : ": first to last GPU operation (--whole: all of it)");
   if (r.active.applied) {
     auto outside = [&](const char* label, const CompactTrace::OutsideSpan& s,
                        const std::vector<std::string>& names) {
@@ -83,7 +84,11 @@ void WriteTextReport(const AnalysisReport& r, const AnalyzeOptions& o, std::ostr
 
   if (!r.steps.steps.empty()) {
     const StepReport& st = r.steps;
-    p("\nSteps (%zu, from the %s", st.steps.size(), st.method.c_str());
+    if (st.first_number > 1 || !r.window_note.empty())
+      p("\nSteps %u-%zu (chosen, from the %s", st.first_number,
+        st.first_number + st.steps.size() - 1, st.method.c_str());
+    else
+      p("\nSteps (%zu, from the %s", st.steps.size(), st.method.c_str());
     if (st.period) {
       std::string anchor = Printable(st.anchor);
       if (anchor.size() > 60) anchor = anchor.substr(0, 57) + "...";
@@ -92,16 +97,18 @@ void WriteTextReport(const AnalysisReport& r, const AnalyzeOptions& o, std::ostr
     p("): median %s, spread (CV) %.1f%%\n", D(st.median_ns).c_str(), 100 * st.cv);
     p("  %5s %14s %12s %12s %6s %8s\n", "STEP", "START", "TIME", "GPU BUSY", "BUSY", "KERNELS");
     const size_t shown = std::min(st.steps.size(), o.top);
+    size_t printed = 0;
     for (size_t i = 0; i < st.steps.size(); ++i) {
       const bool outlier =
           std::find(st.outliers.begin(), st.outliers.end(), uint32_t(i)) != st.outliers.end();
       if (i >= shown && !outlier) continue;
+      ++printed;
       const Step& s = st.steps[i];
-      p("  %5zu %14s %12s %12s %5.1f%% %8u%s\n", i + 1,
+      p("  %5zu %14s %12s %12s %5.1f%% %8u%s\n", i + st.first_number,
         ("+" + D(s.begin_ns - r.trace_begin)).c_str(), D(s.ns()).c_str(), D(s.gpu_busy_ns).c_str(),
         Percent(s.gpu_busy_ns, s.ns()), s.kernels, outlier ? "  outlier" : "");
     }
-    if (st.steps.size() > shown) p("  ... %zu more (use --top N)\n", st.steps.size() - shown);
+    if (st.steps.size() > printed) p("  ... %zu more (use --top N)\n", st.steps.size() - printed);
   }
 
   p("\nGPU utilization\n");

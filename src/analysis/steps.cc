@@ -73,10 +73,16 @@ void Measure(const CompactTrace& t, StepReport* r) {
 }
 
 bool FromProfilerSteps(const CompactTrace& t, StepReport* r) {
+  // Kineto writes each step twice (a CPU user_annotation and a GPU one), and
+  // every rank has its own: one range per step name, the earliest.
+  std::map<std::string_view, Step> by_name;
   for (const NvtxRecord& n : t.nvtx()) {
     std::string_view name = t.String(n.name_id);
-    if (name.rfind("ProfilerStep#", 0) == 0) r->steps.push_back({n.start_ns, n.end_ns});
+    if (name.rfind("ProfilerStep#", 0) != 0) continue;
+    auto [it, added] = by_name.try_emplace(name, Step{n.start_ns, n.end_ns});
+    if (!added && n.start_ns < it->second.begin_ns) it->second = Step{n.start_ns, n.end_ns};
   }
+  for (const auto& [name, step] : by_name) r->steps.push_back(step);
   if (r->steps.size() < kMinSteps) {
     r->steps.clear();
     return false;
@@ -201,6 +207,15 @@ StatusOr<std::pair<size_t, size_t>> ParseStepRange(const std::string& text, size
 
 StepReport DetectSteps(const CompactTrace& t) {
   StepReport r;
+  if (const CompactTrace::ChosenSteps& c = t.chosen_steps(); !c.bounds.empty()) {
+    for (const auto& [b, e] : c.bounds) r.steps.push_back({b, e});
+    r.first_number = c.first_number;
+    r.method = c.method;
+    r.anchor = c.anchor;
+    r.period = c.period;
+    Measure(t, &r);
+    return r;
+  }
   if (FromProfilerSteps(t, &r) || FromKernelSequence(t, &r)) Measure(t, &r);
   return r;
 }

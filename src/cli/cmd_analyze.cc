@@ -62,12 +62,14 @@ void AddAnalyzeCommand(CLI::App& app, CommandList& commands) {
       "Analyse the whole trace; by default the window runs from the first kernel to the "
       "last GPU operation, and start-up (process start, context creation, module loading) "
       "and teardown are reported apart");
-  cmd->add_option("--site-skip-modules", o->sites.skip_modules,
-                  "Call sites: frames in modules whose file name matches this regex are not the "
-                  "call site (default: the CUDA runtime and libraries, libc, libstdc++)");
-  cmd->add_option("--site-skip-functions", o->sites.skip_functions,
-                  "Call sites: frames whose function matches this regex are not the call site "
-                  "(default: cudart internals, cuda*/cu* API entry points, kernel launch stubs)");
+  cmd->add_option(
+      "--site-skip-modules", o->sites.skip_modules,
+      "Call sites: frames in modules whose file name matches this regex are not the "
+      "call site; replaces the default (the CUDA runtime and libraries, libc, libstdc++)");
+  cmd->add_option(
+      "--site-skip-functions", o->sites.skip_functions,
+      "Call sites: frames whose function matches this regex are not the call site"
+      "; replaces the default (cudart internals, cuda*/cu* API entry points, kernel launch stubs)");
   cmd->add_option("--top", o->report.top, "Rows per table in the text report")->default_val(15);
   AddStrictFlag(cmd, &o->strict);
   commands.emplace_back(cmd, [o] { return RunAnalyze(*o); });

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -203,7 +204,26 @@ std::vector<std::string> FindOutputs(const std::string& output, time_t since) {
   }
   closedir(d);
   // The named file first, then the other processes' files in name order.
-  std::sort(files.begin() + (Exists(output) ? 1 : 0), files.end());
+  // Numbers as numbers: rank2 before rank10.
+  auto natural = [](const std::string& a, const std::string& b) {
+    size_t i = 0, j = 0;
+    while (i < a.size() && j < b.size()) {
+      if (std::isdigit(uint8_t(a[i])) && std::isdigit(uint8_t(b[j]))) {
+        size_t ie = i, je = j;
+        while (ie < a.size() && std::isdigit(uint8_t(a[ie]))) ++ie;
+        while (je < b.size() && std::isdigit(uint8_t(b[je]))) ++je;
+        const std::string_view na(a.data() + i, ie - i), nb(b.data() + j, je - j);
+        if (na.size() != nb.size()) return na.size() < nb.size();  // no leading zeros in pids
+        if (na != nb) return na < nb;
+        i = ie, j = je;
+      } else {
+        if (a[i] != b[j]) return a[i] < b[j];
+        ++i, ++j;
+      }
+    }
+    return a.size() - i < b.size() - j;
+  };
+  std::sort(files.begin() + (Exists(output) ? 1 : 0), files.end(), natural);
   return files;
 }
 

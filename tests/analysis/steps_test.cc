@@ -60,6 +60,14 @@ TEST(StepsTest, RealTransformerTraceHasTenIterations) {
   uint64_t selected = 0;
   for (const GpuOp& op : w.ops()) selected += op.kind() == OpKind::kKernel;
   EXPECT_EQ(selected, 8u * 309u);
+  // The report keeps the run's numbering and bounds, not a new detection.
+  StepReport chosen = DetectSteps(w);
+  EXPECT_EQ(chosen.first_number, 3u);
+  ASSERT_EQ(chosen.steps.size(), 8u);
+  for (size_t i = 0; i < 8; ++i) {
+    EXPECT_EQ(chosen.steps[i].begin_ns, r.steps[i + 2].begin_ns);
+    EXPECT_EQ(chosen.steps[i].kernels, 309u);
+  }
 }
 
 TEST(StepsTest, StepRangesAreChecked) {
@@ -106,6 +114,8 @@ TEST(StepsTest, ProfilerStepRangesComeFirst) {
   for (int i = 0; i < 4; ++i) {
     b.Kernel("k", 0, 1, 1000 * i + 100, 1000 * i + 400, 1000 * i + 10, 1000 * i + 20);
     b.Nvtx("ProfilerStep#" + std::to_string(i), 1000 * i, 1000 * i + 900);
+    // Kineto writes each step again as a GPU annotation: one step, not two.
+    b.Nvtx("ProfilerStep#" + std::to_string(i), 1000 * i + 5, 1000 * i + 890, 7);
   }
   CompactTrace c;
   c.IngestAll(b.trace());

@@ -125,7 +125,8 @@ TEST(UnwinderTest, WalkFromCallerFrameSkipsTheCallersOwnFrame) {
   for (int lib_depth : {0, 6}) {
     std::vector<uint64_t> from_walk, own_walk;
     CallerFrame from;
-    ChainThroughLibrary(lib_depth, [&] { return WalkFromCallerFrame(&from_walk, &own_walk, &from); });
+    ChainThroughLibrary(lib_depth,
+                        [&] { return WalkFromCallerFrame(&from_walk, &own_walk, &from); });
     SCOPED_TRACE("lib_depth " + std::to_string(lib_depth));
     ASSERT_NE(from.ra, 0u);
     ASSERT_GT(own_walk.size(), size_t(lib_depth + 4));
@@ -139,16 +140,19 @@ TEST(UnwinderTest, WalkFromCallerFrameSkipsTheCallersOwnFrame) {
 #endif
 }
 
-TEST(UnwinderTest, WalkFromImplausibleCallerFrameFindsNothing) {
+TEST(UnwinderTest, WalkFromImplausibleCallerFrameFallsBackToTheUnwinder) {
   std::vector<uint64_t> pcs(16), own(16);
   CallerFrame none;  // all zero: a walk from the unwinder itself, as UnwindNative
   EXPECT_EQ(UnwindNativeFrom(none, pcs.data(), 16), UnwindNative(own.data(), 16));
   int local = 0;
-  // A frame below the unwinder's own stack pointer, or outside the stack.
+  // A frame below the unwinder's own stack pointer, or outside the stack: not
+  // used; the walk is the unwinder's own (the stack is not lost).
   CallerFrame below{reinterpret_cast<uint64_t>(&local) - 4096, 0, 0x401000};
-  EXPECT_EQ(UnwindNativeFrom(below, pcs.data(), 16), 0);
+  EXPECT_EQ(UnwindNativeFrom(below, pcs.data(), 16), UnwindNative(own.data(), 16));
+  EXPECT_NE(pcs[0], 0x401000u);
   CallerFrame heap{reinterpret_cast<uint64_t>(pcs.data()) + 64, 0, 0x401000};
-  EXPECT_EQ(UnwindNativeFrom(heap, pcs.data(), 16), 0);
+  EXPECT_EQ(UnwindNativeFrom(heap, pcs.data(), 16), UnwindNative(own.data(), 16));
+  EXPECT_NE(pcs[0], 0x401000u);
 }
 
 // One call site (the compiler may not duplicate it: noinline).

@@ -177,10 +177,23 @@ class CompactTrace {
   };
   struct ActiveRegion {
     bool applied = false;  // false: no GPU op, or not asked for
+    bool kernels = true;   // false: the region starts at the first GPU op (no kernels)
     OutsideSpan startup, teardown;
+    uint64_t trace_ns() const { return teardown.end - startup.begin; }  // the whole trace
   };
   void RestrictToActiveRegion();
   const ActiveRegion& active_region() const { return active_; }
+  // Steps chosen with --steps, as found before the window was cut to them:
+  // their bounds and the number (1-based) of the first, so the report keeps
+  // the numbering of the whole run instead of detecting steps again.
+  struct ChosenSteps {
+    std::vector<std::pair<uint64_t, uint64_t>> bounds;
+    uint32_t first_number = 1;
+    std::string method, anchor;
+    uint32_t period = 0;
+  };
+  void SetChosenSteps(ChosenSteps steps) { chosen_steps_ = std::move(steps); }
+  const ChosenSteps& chosen_steps() const { return chosen_steps_; }
 
   // ---- results (valid after Finalize) ----
   const std::vector<GpuOp>& ops() const { return ops_; }
@@ -232,6 +245,7 @@ class CompactTrace {
   void BuildIndexes();   // sync lanes, correlation indexes (after sorting)
 
   ActiveRegion active_;
+  ChosenSteps chosen_steps_;
   std::vector<GpuOp> ops_;
   std::vector<HostCall> calls_;
   std::vector<CopyInfo> copies_;

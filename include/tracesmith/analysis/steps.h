@@ -30,16 +30,17 @@ struct StepReport {
   std::string anchor;   // the recurring kernel (kernel method)
   uint32_t period = 0;  // kernels per step (kernel method)
   std::vector<Step> steps;
+  uint32_t first_number = 1;  // the number of steps[0] (--steps keeps the run's numbering)
   uint64_t median_ns = 0;
   double cv = 0;                   // stddev / mean of the steps that are not outliers
   std::vector<uint32_t> outliers;  // step indexes (0-based) outside [0.67, 1.5] x median
 };
 
-// At least 3 steps, or none. With the kernel method, boundaries fall where
-// the recurring kernel runs (or just after the GPU's longest idle gap in the
-// period), which need not be where the program's loop body begins; the
-// kernels before the first recurrence are the first step when they are at
-// least half a period (the first iteration and its one-time work).
+// At least 3 steps, or none; the steps chosen with --steps (any number) when
+// the trace was cut to them (CompactTrace::chosen_steps). With the kernel method, boundaries fall
+// where the recurring kernel runs (or just after the GPU's longest idle gap in the period), which
+// need not be where the program's loop body begins; the kernels before the first recurrence are the
+// first step when they are at least half a period (the first iteration and its one-time work).
 StepReport DetectSteps(const CompactTrace& trace);
 
 // "N" or "A:B" (1-based, inclusive) -> [first, last] step indexes (0-based),

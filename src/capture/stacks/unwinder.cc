@@ -175,9 +175,9 @@ inline bool InRanges(uint64_t pc, const CodeRange* r, int n) {
   // Unknown bounds, or a stack other than the thread's (a coroutine's).
   if (hi > lo && rsp >= b.lo) {
     uint64_t key = rip + 1;  // the rule lookup subtracts 1, as for return addresses
-    if (from && from->ra) {
-      // The caller's frame: its return address sits just below its cfa.
-      if (!InStack(from->cfa - 8, lo, hi) || from->cfa <= rsp || from->ra < 4096) return 0;
+    // The caller's frame, when it is plausible (its return address sits just
+    // below its cfa, inside this stack); otherwise the walk starts here.
+    if (from && from->ra && InStack(from->cfa - 8, lo, hi) && from->cfa > rsp && from->ra >= 4096) {
       skip = 0;
       rsp = from->cfa;
       rbp = from->rbp;

@@ -57,9 +57,9 @@ struct CallerFrame {
 #define TRACESMITH_CALLER_FRAME(out) ((out) = ::tracesmith::capture::stacks::CallerFrame{})
 #endif
 
-// UnwindNative from `from` (when its ra is set): pcs[0] = from.ra. Frames
-// whose addresses fall outside the thread's stack above the unwinder's own
-// rsp end the walk, as everywhere.
+// UnwindNative from `from` (when its ra is set): pcs[0] = from.ra. A `from`
+// outside the thread's stack above the unwinder's own rsp is not used: the
+// walk starts at the unwinder, as UnwindNative's does.
 int UnwindNativeFrom(const CallerFrame& from, uint64_t* pcs, int max_frames);
 
 // Counters since process start (relaxed; for tests and `tracesmith info`).
