@@ -98,9 +98,24 @@ bool FromProfilerSteps(const CompactTrace& t, StepReport* r) {
 // the longest stride; ties go to the one after the largest GPU-idle gaps
 // (steps usually begin after host work: data, zero_grad, logging).
 bool FromKernelSequence(const CompactTrace& t, StepReport* r) {
+  // One GPU's sequence: with several devices or processes (data parallel
+  // ranks) the merged order interleaves their iterations; the busiest GPU
+  // (most kernels) sets the steps for all.
+  std::map<std::pair<uint32_t, uint32_t>, uint32_t> per_gpu;  // (pid, device) -> kernels
+  for (const GpuOp& o : t.ops())
+    if (o.kind() == OpKind::kKernel)
+      ++per_gpu[{t.lanes()[o.lane()].pid, t.lanes()[o.lane()].device}];
+  std::pair<uint32_t, uint32_t> gpu{};
+  uint32_t busiest = 0;
+  for (const auto& [key, n] : per_gpu)
+    if (n > busiest) busiest = n, gpu = key;
   std::vector<uint32_t> order;
-  for (uint32_t i = 0; i < t.ops().size(); ++i)
-    if (t.ops()[i].kind() == OpKind::kKernel) order.push_back(i);
+  for (uint32_t i = 0; i < t.ops().size(); ++i) {
+    const GpuOp& o = t.ops()[i];
+    if (o.kind() == OpKind::kKernel && t.lanes()[o.lane()].pid == gpu.first &&
+        t.lanes()[o.lane()].device == gpu.second)
+      order.push_back(i);
+  }
   std::sort(order.begin(), order.end(),
             [&](uint32_t a, uint32_t b) { return t.ops()[a].start_ns < t.ops()[b].start_ns; });
   if (order.size() < 2 * kMinSteps) return false;

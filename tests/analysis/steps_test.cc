@@ -108,6 +108,28 @@ TEST(StepsTest, NoStepsWithoutARepeatingSequence) {
   }
 }
 
+// Two GPUs running the same iterations, interleaved in time: the steps come
+// from one GPU's sequence, not from the merged one.
+TEST(StepsTest, TwoGpusInterleaved) {
+  testing::TraceBuilder b;
+  uint64_t t = 0;
+  for (int s = 0; s < 5; ++s) {
+    for (const char* k : {"fwd", "bwd", "opt"}) {
+      b.Kernel(k, 0, 1, t, t + 10);
+      b.Kernel(k, 1, 1, t + 3 + (s % 2) * 9, t + 13 + (s % 2) * 9);  // jitter
+      t += 20;
+    }
+    t += 200;
+  }
+  CompactTrace c;
+  c.IngestAll(b.trace());
+  c.Finalize();
+  StepReport r = DetectSteps(c);
+  EXPECT_EQ(r.period, 3u);
+  ASSERT_EQ(r.steps.size(), 5u);
+  EXPECT_EQ(r.steps[1].kernels, 6u);  // both GPUs' kernels of the iteration
+}
+
 // torch.profiler's step ranges, when present, are the steps.
 TEST(StepsTest, ProfilerStepRangesComeFirst) {
   testing::TraceBuilder b;
