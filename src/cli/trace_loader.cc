@@ -29,9 +29,12 @@ StatusOr<LoadedTrace> LoadTrace(const std::string& path, bool strict, const char
 int ReportError(const Status& status) {
   std::fprintf(stderr, "tracesmith: error: %s\n", status.message().c_str());
   switch (status.code()) {
-    case StatusCode::kIoError: return 2;
-    case StatusCode::kInternal: return 3;
-    default: return 1;
+    case StatusCode::kIoError:
+      return 2;
+    case StatusCode::kInternal:
+      return 3;
+    default:
+      return 1;
   }
 }
 

@@ -45,7 +45,8 @@ void ExpectPrefixOf(const Trace& got, const Trace& full) {
     const auto& g = got.Rows<T>();
     const auto& f = full.Rows<T>();
     ASSERT_LE(g.size(), f.size());
-    for (size_t i = 0; i < g.size(); ++i) ASSERT_TRUE(g[i] == f[i]) << model::RecordTraits<T>::kLabel;
+    for (size_t i = 0; i < g.size(); ++i)
+      ASSERT_TRUE(g[i] == f[i]) << model::RecordTraits<T>::kLabel;
   });
 }
 
@@ -69,7 +70,8 @@ TEST(CorruptionTest, TruncationAtEveryByteRecoversAPrefix) {
       last_events = got.EventCount();
       if (len < bytes.size()) {
         // A cut on a chunk boundary loses no bytes but the file is unfinished.
-        ASSERT_TRUE(!report.clean() || !report.indexed) << "truncation at " << len << " went unreported";
+        ASSERT_TRUE(!report.clean() || !report.indexed)
+            << "truncation at " << len << " went unreported";
         if (!report.clean()) {
           ASSERT_LE(report.damage.back().offset, len);
         }
@@ -98,7 +100,8 @@ TEST(CorruptionTest, RandomBitFlipsNeverCrash) {
       ASSERT_TRUE(bytes == clean) << "iteration " << iter << ": a change went unreported";
       ASSERT_EQ(got.EventCount(), full.EventCount()) << "iteration " << iter;
     }
-    ForEachRecordType([&]<typename T>() { ASSERT_LE(got.Rows<T>().size(), full.Rows<T>().size()); });
+    ForEachRecordType(
+        [&]<typename T>() { ASSERT_LE(got.Rows<T>().size(), full.Rows<T>().size()); });
   }
 }
 
@@ -168,7 +171,8 @@ TEST(CorruptionTest, NewerMajorVersionIsRefusedClearly) {
 
 TEST(CorruptionTest, NotAnSbtFile) {
   std::string text = "{\"traceEvents\": []}                               ";
-  auto r = SbtReader::FromMemory(std::span(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+  auto r =
+      SbtReader::FromMemory(std::span(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("not an SBT"), std::string::npos);
 }
@@ -222,7 +226,7 @@ TEST(CorruptionTest, ForgedIndexRowCountsNeverReachAnAllocation) {
 TEST(CorruptionTest, CorruptHeaderResynchronisesOnNextChunk) {
   Trace full = SmallTrace();
   std::vector<uint8_t> bytes = Serialize(full, {.zstd_level = 0, .rows_per_chunk = 5});
-  bytes[kFileHeaderSize + 2] ^= 0xff;  // first chunk's magic
+  bytes[kFileHeaderSize + 2] ^= 0xff;         // first chunk's magic
   bytes.resize(bytes.size() - kTrailerSize);  // force a scan
   Trace got;
   ReadReport report;

@@ -28,7 +28,7 @@ namespace tracesmith::format {
 namespace internal {
 struct CodecScratch;
 class ChunkDecompressor;
-}
+}  // namespace internal
 
 struct Damage {
   uint64_t offset = 0;

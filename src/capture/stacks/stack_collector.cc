@@ -110,7 +110,7 @@ StackCollector::~StackCollector() = default;
 // Not inlined into callers, so that "skip one frame" below always means
 // "CaptureStack itself".
 [[gnu::noinline]] uint32_t StackCollector::CaptureStack(StackTiming* timing,
-                                                       const CallerFrame* from) {
+                                                        const CallerFrame* from) {
   const StackMode mode = options_.mode;
   if (mode == StackMode::kNone) return 0;
   const int max_depth = options_.max_depth;
