@@ -58,6 +58,19 @@ TEST(CallSiteTest, CxxProgramIsAttributedToItsOwnFunctionNotCudart) {
   EXPECT_EQ(namer.Name(0), "(no stack)");
 }
 
+// A user's own helpers named like CUDA calls are the user's code.
+TEST(CallSiteTest, UserFunctionsNamedLikeCudaAreKept) {
+  Stacks s;
+  const uint32_t prog = s.Module(1, "/home/u/app");
+  const uint32_t check = s.Stack({s.Native(prog, "cudaLaunchKernel"),
+                                  s.Native(prog, "cudaCheck(cudaError)"), s.Native(prog, "main")});
+  const uint32_t foo =
+      s.Stack({s.Native(prog, "cuLaunchKernel"), s.Native(prog, "cuFoo"), s.Native(prog, "main")});
+  CallSiteNamer namer(s.b.trace());
+  EXPECT_EQ(namer.Name(check), "cudaCheck(cudaError)");
+  EXPECT_EQ(namer.Name(foo), "cuFoo");
+}
+
 TEST(CallSiteTest, UnsymbolizedFramesNameTheirModule) {
   Stacks s;
   const uint32_t cudart = s.Module(1, "/x/libcudart.so.13"), app = s.Module(2, "/x/libapp.so");

@@ -115,8 +115,16 @@ struct CallSiteRules {
       R"(^(libcudart|libcuda|libcupti|libcublas|libcublasLt|libcudnn[\w]*|libnccl|libnvrtc|)"
       R"(libnvJitLink|libcufft|libcurand|libcusparse|libcusolver|libc|libm|libstdc\+\+|libgcc_s|)"
       R"(libpthread|ld-linux[-\w]*)\.so)";
+  // CUDA runtime and driver API entry points by their families (so a user's
+  // own cudaCheck() or cuFoo() is not taken for one), cudart's internals,
+  // nvcc's launch stubs and the C start-up.
   std::string skip_functions =
-      R"(^(libcudart_static_|__device_stub__|cuda[A-Z]|cu[A-Z]\w*$|_start$|__libc_start))";
+      R"(^(libcudart_static_|__device_stub__|_start$|__libc_start|)"
+      R"(cuda(Launch|Memcpy|Memset|Malloc|Free|Graph|Stream|Event|Device|Func|Occupancy|Peer|)"
+      R"(Host|Mem|Import|External|Get|Set|Profiler|Array|Texture|Surface|Thread|Ctx|Library|)"
+      R"(Kernel|User)|)"
+      R"(cu(Launch|Memcpy|Memset|Mem|Graph|Stream|Event|Ctx|Module|Func|Device|Init|Get|Link|)"
+      R"(Library|Kernel|Array|Tex|Surf|Occupancy|Pointer|Profiler|Ipc|External|Import)))";
 };
 
 // InvalidArgument naming the rule whose regex does not compile.
