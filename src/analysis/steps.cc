@@ -5,6 +5,7 @@
 #include <map>
 #include <string_view>
 
+#include "tracesmith/analysis/timeline.h"
 #include "tracesmith/base/file_util.h"
 
 namespace tracesmith::analysis {
@@ -12,25 +13,10 @@ namespace {
 
 constexpr size_t kMinSteps = 3;
 
-// Union of all GPU op intervals (every device), sorted.
-std::vector<Interval> BusyUnion(const CompactTrace& t) {
-  std::vector<Interval> v;
-  v.reserve(t.ops().size());
-  for (const GpuOp& o : t.ops()) v.push_back({o.start_ns, o.end_ns});
-  std::sort(v.begin(), v.end(),
-            [](const Interval& a, const Interval& b) { return a.start < b.start; });
-  std::vector<Interval> u;
-  for (const Interval& i : v) {
-    if (!u.empty() && i.start <= u.back().end)
-      u.back().end = std::max(u.back().end, i.end);
-    else
-      u.push_back(i);
-  }
-  return u;
-}
-
 void Measure(const CompactTrace& t, StepReport* r) {
-  const std::vector<Interval> busy = BusyUnion(t);
+  // Busy time of every GPU together, within the window.
+  const std::vector<Interval> busy = OpUnion(
+      t, t.gpu_lanes(), [](const GpuOp&) { return true; }, nullptr);
   std::vector<uint64_t> kernel_starts;
   for (const GpuOp& o : t.ops())
     if (o.kind() == OpKind::kKernel) kernel_starts.push_back(o.start_ns);

@@ -32,12 +32,12 @@
 #include "command.h"
 #include "commands.h"
 #include "signal_forwarder.h"
+#include "trace_loader.h"
 #include "tracesmith/analysis/capture_cost.h"
 #include "tracesmith/base/atomic_file.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/capture/capture_options.h"
 #include "tracesmith/capture/stacks/symbolizer.h"
-#include "tracesmith/format/sbt.h"
 #include "tracesmith/format/sbt_reader.h"
 #include "tracesmith/format/sbt_writer.h"
 #include "tracesmith/model/records.h"
@@ -267,15 +267,12 @@ void SymbolizeOutput(const std::string& path, bool quiet) {
   }
   // Replay payloads (--replay-capture) are raw chunks that a model rewrite
   // would not carry over: such a trace is left as written.
-  if (auto reader = format::SbtReader::Open(path); reader.ok()) {
-    for (const format::ChunkIndexEntry& e : (*reader)->chunks())
-      if (e.type >= format::kFirstRawChunkType && e.type <= format::kLastRawChunkType) {
-        say(
-            StrFormat("%s holds replay payloads: not rewritten to add symbols (tracesmith "
-                      "symbolize %s -o OUT names them in a copy without the payloads)",
-                      path.c_str(), path.c_str()));
-        return;
-      }
+  if (HasReplayPayloads(path)) {
+    say(
+        StrFormat("%s holds replay payloads: not rewritten to add symbols (tracesmith "
+                  "symbolize %s -o OUT names them in a copy without the payloads)",
+                  path.c_str(), path.c_str()));
+    return;
   }
   format::ReadReport report;
   auto trace = format::ReadTraceFile(path, &report);

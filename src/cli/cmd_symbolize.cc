@@ -7,7 +7,6 @@
 #include "output_rule.h"
 #include "trace_loader.h"
 #include "tracesmith/capture/stacks/symbolizer.h"
-#include "tracesmith/format/sbt.h"
 #include "tracesmith/format/sbt_reader.h"
 #include "tracesmith/format/sbt_writer.h"
 
@@ -34,14 +33,11 @@ int RunSymbolize(const SymbolizeArgs& args) {
   if (!trace.ok()) return ReportError(trace.status());
   // Replay payloads (--replay-capture) are raw chunks that the rewrite does
   // not carry over: in place they would be lost for good.
-  if (args.output.empty())
-    if (auto reader = format::SbtReader::Open(args.path); reader.ok())
-      for (const format::ChunkIndexEntry& e : (*reader)->chunks())
-        if (e.type >= format::kFirstRawChunkType && e.type <= format::kLastRawChunkType)
-          return ReportError(FailedPrecondition(
-              args.path +
-              " holds replay payloads (profile --replay-capture), which symbolize "
-              "does not copy: write the symbolized trace elsewhere with -o OUT"));
+  if (args.output.empty() && HasReplayPayloads(args.path))
+    return ReportError(FailedPrecondition(
+        args.path +
+        " holds replay payloads (profile --replay-capture), which symbolize does not "
+        "copy: write the symbolized trace elsewhere with -o OUT"));
   // Rewritten in place, a damaged trace would lose its damaged parts for good.
   if (args.output.empty() && !report.clean())
     return ReportError(FailedPrecondition(

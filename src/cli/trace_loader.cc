@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "tracesmith/format/sbt.h"
+
 namespace tracesmith::cli {
 
 void AddStrictFlag(CLI::App* cmd, bool* strict) {
@@ -17,6 +19,14 @@ Status CheckDamage(const std::string& path, const format::ReadReport& report, bo
   std::fprintf(stderr, "tracesmith: warning: %s; %s only its readable part:\n%s",
                report.Headline(path).c_str(), doing, report.Describe().c_str());
   return OkStatus();
+}
+
+bool HasReplayPayloads(const std::string& path) {
+  auto reader = format::SbtReader::Open(path);
+  if (!reader.ok()) return false;
+  for (const format::ChunkIndexEntry& e : (*reader)->chunks())
+    if (e.type >= format::kFirstRawChunkType && e.type <= format::kLastRawChunkType) return true;
+  return false;
 }
 
 StatusOr<LoadedTrace> LoadTrace(const std::string& path, bool strict, const char* doing) {

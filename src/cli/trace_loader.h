@@ -30,6 +30,10 @@ void AddStrictFlag(CLI::App* cmd, bool* strict);
 Status CheckDamage(const std::string& path, const format::ReadReport& report, bool strict,
                    const char* doing);
 
+// True when `path` holds replay payloads (raw chunks of profile
+// --replay-capture), which a model-level rewrite would drop.
+bool HasReplayPayloads(const std::string& path);
+
 // Reads a whole trace, then CheckDamage.
 StatusOr<LoadedTrace> LoadTrace(const std::string& path, bool strict, const char* doing);
 

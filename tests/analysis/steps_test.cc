@@ -12,6 +12,30 @@
 namespace tracesmith::analysis {
 namespace {
 
+// A trace built by `b`, finalized, and its steps.
+StepReport StepsOf(testing::TraceBuilder& b) {
+  CompactTrace c;
+  c.IngestAll(b.trace());
+  c.Finalize();
+  return DetectSteps(c);
+}
+
+// `iterations` of fwd, bwd, opt (20 ns apart, 200 ns of host work after
+// each) on device 0, and on device 1 too (jittered) when `two_gpus`.
+testing::TraceBuilder Iterations(int iterations, bool two_gpus) {
+  testing::TraceBuilder b;
+  uint64_t t = 0;
+  for (int s = 0; s < iterations; ++s) {
+    for (const char* k : {"fwd", "bwd", "opt"}) {
+      b.Kernel(k, 0, 1, t, t + 10);
+      if (two_gpus) b.Kernel(k, 1, 1, t + 3 + (s % 2) * 9, t + 13 + (s % 2) * 9);
+      t += 20;
+    }
+    t += 200;
+  }
+  return b;
+}
+
 std::string Example(const char* name) {
   const char* src = std::getenv("TS_SOURCE_DIR");
   return std::string(src ? src : ".") + "/examples/traces/" + name;
@@ -84,22 +108,11 @@ TEST(StepsTest, StepRangesAreChecked) {
 TEST(StepsTest, NoStepsWithoutARepeatingSequence) {
   testing::TraceBuilder b;
   for (int i = 0; i < 20; ++i) b.Kernel("same", 0, 1, 100 * i, 100 * i + 50);
-  CompactTrace c;
-  c.IngestAll(b.trace());
-  c.Finalize();
-  EXPECT_TRUE(DetectSteps(c).steps.empty());
+  EXPECT_TRUE(StepsOf(b).steps.empty());
   // Three kernels per iteration, six iterations, host work between them:
   // steps of 3 that begin at "fwd", after the idle gaps.
-  testing::TraceBuilder it;
-  uint64_t t = 0;
-  for (int s = 0; s < 6; ++s) {
-    for (const char* k : {"fwd", "bwd", "opt"}) it.Kernel(k, 0, 1, t, t + 10), t += 20;
-    t += 200;
-  }
-  CompactTrace ci;
-  ci.IngestAll(it.trace());
-  ci.Finalize();
-  StepReport r = DetectSteps(ci);
+  testing::TraceBuilder it = Iterations(6, false);
+  StepReport r = StepsOf(it);
   EXPECT_EQ(r.period, 3u);
   ASSERT_EQ(r.steps.size(), 6u);
   for (size_t i = 0; i < 6; ++i) {
@@ -111,20 +124,8 @@ TEST(StepsTest, NoStepsWithoutARepeatingSequence) {
 // Two GPUs running the same iterations, interleaved in time: the steps come
 // from one GPU's sequence, not from the merged one.
 TEST(StepsTest, TwoGpusInterleaved) {
-  testing::TraceBuilder b;
-  uint64_t t = 0;
-  for (int s = 0; s < 5; ++s) {
-    for (const char* k : {"fwd", "bwd", "opt"}) {
-      b.Kernel(k, 0, 1, t, t + 10);
-      b.Kernel(k, 1, 1, t + 3 + (s % 2) * 9, t + 13 + (s % 2) * 9);  // jitter
-      t += 20;
-    }
-    t += 200;
-  }
-  CompactTrace c;
-  c.IngestAll(b.trace());
-  c.Finalize();
-  StepReport r = DetectSteps(c);
+  testing::TraceBuilder b = Iterations(5, true);
+  StepReport r = StepsOf(b);
   EXPECT_EQ(r.period, 3u);
   ASSERT_EQ(r.steps.size(), 5u);
   EXPECT_EQ(r.steps[1].kernels, 6u);  // both GPUs' kernels of the iteration
@@ -139,10 +140,7 @@ TEST(StepsTest, ProfilerStepRangesComeFirst) {
     // Kineto writes each step again as a GPU annotation: one step, not two.
     b.Nvtx("ProfilerStep#" + std::to_string(i), 1000 * i + 5, 1000 * i + 890, 7);
   }
-  CompactTrace c;
-  c.IngestAll(b.trace());
-  c.Finalize();
-  StepReport r = DetectSteps(c);
+  StepReport r = StepsOf(b);
   EXPECT_EQ(r.method, "ProfilerStep ranges");
   ASSERT_EQ(r.steps.size(), 4u);
   EXPECT_EQ(r.steps[2].begin_ns, 2000u);
