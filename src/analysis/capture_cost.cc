@@ -71,6 +71,11 @@ std::vector<CaptureCost> ComputeCaptureCost(const model::Trace& trace) {
       c.stack.push_back({"stack.dedup", std::max(0.0, stack_ns - unwind - python), n});
       c.native_frames = get("stack.frames_native_x1000") / 1000;
       c.python_frames = get("stack.frames_python_x1000") / 1000;
+      c.memo_hits = calls("stack.memo_hits");
+      c.memo_partial = calls("stack.memo_partial");
+      c.memo_misses = calls("stack.memo_misses");
+      c.memo_frames_replayed = calls("stack.memo_frames_replayed");
+      c.memo_frames_walked = calls("stack.memo_frames_walked");
     }
     for (const char* phase : {"flush", "convert", "drain", "write"})
       c.writer.push_back(
@@ -111,6 +116,14 @@ std::vector<std::string> CaptureCostDetails(const CaptureCost& c) {
     if (p.name == "stack")
       s += Fmt(" [%.1f native + %.1f Python frames per stack]", c.native_frames, c.python_frames);
     out.push_back("  " + s);
+    uint64_t walks = c.memo_hits + c.memo_partial + c.memo_misses;
+    uint64_t steps = c.memo_frames_replayed + c.memo_frames_walked;
+    if (p.name == "stack.unwind" && walks && steps)
+      out.push_back("    " + Fmt("walk memo: %.1f%% of walks replayed whole, %.1f%% in part; ",
+                                 100.0 * double(c.memo_hits) / double(walks),
+                                 100.0 * double(c.memo_partial) / double(walks)) +
+                    Fmt("%.1f%% of frames replayed without unwinding",
+                        100.0 * double(c.memo_frames_replayed) / double(steps)));
   }
   for (const auto& p : c.writer)
     if (p.ns > 0) out.push_back(p.name + ": " + Duration(p.ns) + " CPU");

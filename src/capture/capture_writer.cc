@@ -13,6 +13,7 @@
 #include "cupti_engine.h"
 #include "tracesmith/base/clock.h"
 #include "tracesmith/capture/device_query.h"
+#include "tracesmith/capture/stacks/unwinder.h"
 
 namespace tracesmith::capture {
 namespace {
@@ -307,6 +308,14 @@ void CuptiEngine::WriteFinalStats() {
     stat("capture.stacks_distinct", ss.new_stacks, model::kStatInfo);
     stat("capture.stack_frames", ss.frames, model::kStatInfo);
     stat("capture.stack_unknown_module_frames", ss.unknown_module, model::kStatWarning);
+    // The per-thread walk memo (walk_memo.h): stacks replayed whole, in
+    // part or unwound, and frames replayed vs unwound with rules.
+    stacks::UnwindStats us = stacks::GetUnwindStats();
+    stat("capture.cost.stack.memo_hits", us.memo_hits, model::kStatInfo);
+    stat("capture.cost.stack.memo_partial", us.memo_partial, model::kStatInfo);
+    stat("capture.cost.stack.memo_misses", us.memo_misses, model::kStatInfo);
+    stat("capture.cost.stack.memo_frames_replayed", us.memo_frames_replayed, model::kStatInfo);
+    stat("capture.cost.stack.memo_frames_walked", us.memo_frames_walked, model::kStatInfo);
   }
 }
 

@@ -1,6 +1,7 @@
 // `tracesmith benchmark stacks`: cost of one host call-stack capture
 // (TraceSmith's unwinder + dedup lookup, the launch-path cost) against glibc
-// backtrace(), at total stack depths 16 and 48, on this machine's CPU.
+// backtrace(), at total stack depths 16 and 48, on this machine's CPU; with
+// and without the walk memo, with warm caches and with caches cold.
 #include <execinfo.h>
 #include <time.h>
 
@@ -46,6 +47,19 @@ double MedianNs(int rounds, int iterations, Fn fn) {
   return t[t.size() / 2];
 }
 
+// Reads 2 MiB of a 64 MiB buffer, a different part each call, one load per
+// 64-byte line: evicts most of L1/L2 and part of L3 as a framework's work
+// between two launches does.
+void Evict() {
+  static std::vector<uint64_t> buffer(size_t{64} << 17);  // 64 MiB
+  static size_t at = 0;
+  constexpr size_t kWords = (size_t{2} << 20) / 8;
+  uint64_t sum = 0;
+  for (size_t i = 0; i < kWords; i += 8) sum += buffer[(at + i) % buffer.size()];
+  at = (at + kWords) % buffer.size();
+  asm volatile("" : : "r"(sum));
+}
+
 // Frames seen by backtrace() from a leaf at chain depth `depth`.
 int FramesAtDepth(int depth) {
   int frames = 0;
@@ -68,7 +82,7 @@ int RunStacksBenchmark() {
   for (int target : {16, 48}) {
     int depth = std::max(0, target - base);
     int ours_frames = 0, glibc_frames = 0;
-    double ours_ns = 0, glibc_ns = 0;
+    double ours_ns = 0, glibc_ns = 0, no_memo_ns = 0, cold_ns = 0, cold_no_memo_ns = 0;
     BenchChain(depth, [&] {
       void* buf[512];
       glibc_frames = backtrace(buf, 512);
@@ -84,14 +98,44 @@ int RunStacksBenchmark() {
         int n = backtrace(buf, 512);
         asm volatile("" : : "r"(n));
       });
+      // Without the per-thread memo of earlier walks: every frame unwound.
+      capture::stacks::SetWalkMemoEnabled(false);
+      no_memo_ns = MedianNs(7, 200000, [&] {
+        uint32_t id = collector.CaptureStack();
+        asm volatile("" : : "r"(id));
+      });
+      capture::stacks::SetWalkMemoEnabled(true);
+      // Cold caches, as inside a real program: between captures, 2 MiB of
+      // other memory is read (a framework's work between two launches); the
+      // capture alone is timed with the TSC.
+      for (bool memo : {true, false}) {
+        capture::stacks::SetWalkMemoEnabled(memo);
+        std::vector<double> t;
+        TickRate rate = TickRate::Start();
+        for (int r = 0; r < 7; ++r) {
+          uint64_t ticks = 0;
+          for (int i = 0; i < 500; ++i) {
+            Evict();
+            uint64_t t0 = CpuTicks();
+            uint32_t id = collector.CaptureStack();
+            asm volatile("" : : "r"(id));
+            ticks += CpuTicks() - t0;
+          }
+          t.push_back(double(ticks) / 500);
+        }
+        (memo ? cold_ns : cold_no_memo_ns) = Median(t) * rate.NsPerTick();
+      }
+      capture::stacks::SetWalkMemoEnabled(true);
       return 0;
     });
     if (ours_frames != glibc_frames) {
       std::fprintf(stderr, "tracesmith: warning: unwinder found %d frames, backtrace() %d\n",
                    ours_frames, glibc_frames);
     }
-    std::printf("frames=%d ours_ns_per_stack=%.1f backtrace_ns_per_stack=%.1f\n", glibc_frames,
-                ours_ns, glibc_ns);
+    std::printf(
+        "frames=%d ours_ns_per_stack=%.1f backtrace_ns_per_stack=%.1f no_memo_ns=%.1f "
+        "cold_ns=%.1f cold_no_memo_ns=%.1f\n",
+        glibc_frames, ours_ns, glibc_ns, no_memo_ns, cold_ns, cold_no_memo_ns);
   }
   // What the capture's self-cost accounting adds to each callback: the
   // count, the sampling draw and, one call in kSampleEvery, two TSC reads.

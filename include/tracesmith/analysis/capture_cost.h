@@ -29,6 +29,10 @@ struct CaptureCost {
   std::vector<Part> stack;   // stack capture and its phases (unwind, python, dedup)
   std::vector<Part> writer;  // writer phases, largest first
   double native_frames = 0, python_frames = 0;  // mean per stack
+  // The native walk memo: walks replayed whole / in part / not at all, and
+  // frames replayed vs unwound (all 0 in traces from before it).
+  uint64_t memo_hits = 0, memo_partial = 0, memo_misses = 0;
+  uint64_t memo_frames_replayed = 0, memo_frames_walked = 0;
 
   // Program-thread cost per kernel launch, in us (0 without kernels).
   double UsPerLaunch() const { return kernels ? program_ns / 1e3 / double(kernels) : 0; }

@@ -8,6 +8,7 @@
 #include "proc_maps.h"
 #include "stack_hash.h"
 #include "unwind_rule.h"
+#include "walk_memo.h"
 
 namespace tracesmith::capture::stacks {
 namespace {
@@ -125,6 +126,28 @@ inline uint64_t LookupRule(uint64_t key) {
 // Alignment is not checked: x86-64 reads unaligned words without faulting.
 inline bool InStack(uintptr_t addr, uintptr_t lo, uintptr_t hi) { return addr - lo <= hi - 8 - lo; }
 
+// How many of `e`'s steps a walk now at e's first frame (with `rbp`) would
+// take, at most `room`: each step holds while the words it read still hold
+// and, where it used the incoming rbp, that rbp is known to be the recorded one.
+[[gnu::always_inline, gnu::no_sanitize_address]] inline int MemoHolds(const MemoEntry& e,
+                                                                      uintptr_t rbp, uintptr_t lo,
+                                                                      uintptr_t hi, int room) {
+  bool rbp_known = e.rbp == rbp;
+  int limit = int(e.n) < room ? int(e.n) : room;
+  int k = 0;
+  for (; k < limit; ++k) {
+    const MemoStep& st = e.steps[k];
+    if ((st.flags & MemoStep::kUsesRbp) && !rbp_known) break;
+    if (!InStack(st.cfa - 8, lo, hi) || ReadWord(st.cfa - 8) != st.ra) break;
+    if (st.flags & MemoStep::kReadRbp) {
+      uintptr_t at = st.cfa + uintptr_t(intptr_t(st.rbp_from));
+      if (!InStack(at, lo, hi) || ReadWord(at) != st.rbp) break;
+      rbp_known = true;
+    }
+  }
+  return k;
+}
+
 #endif  // __x86_64__
 
 // The walk, inlined into each public entry point so that the register
@@ -184,32 +207,98 @@ inline bool InRanges(uint64_t pc, const CodeRange* r, int n) {
       key = from->ra;
       if (!keep(key)) return n;
     }
-    for (;;) {
+    // The memo (walk_memo.h): keyed by the first frame kept, it replays the
+    // steps of an earlier walk from there while the stack words they read
+    // still hold; the walk goes on from the last step that held.
+    WalkMemo* memo = MemoAcquire();
+    MemoStep steps[kMemoSteps];
+    int n_steps = 0, replayed = 0;
+    bool started = false, whole = false, ends_at_rule = false;
+    uint64_t first_cfa = 0, first_ra = 0, first_rbp = 0;
+    auto replay = [&] {
+      started = true;
+      first_cfa = rsp, first_ra = key, first_rbp = rbp;
+      MemoEntry* set = &memo->entries[MemoSet(rsp, key) * kMemoWays];
+      MemoEntry* best = nullptr;
+      for (int w = 0; w < kMemoWays; ++w) {
+        MemoEntry* e = &set[w];
+        if (e->ra != key || e->cfa != rsp) continue;
+        int held = MemoHolds(*e, rbp, lo, hi, max_frames - n);
+        if (held > replayed) replayed = held, best = e;
+      }
+      if (!best) return;
+      best->stamp = ++memo->clock;
+      whole = replayed == int(best->n);
+      ends_at_rule = whole && best->ends_at_rule;
+      bool rbp_known = best->rbp == rbp;
+      for (int k = 0; k < replayed; ++k) {
+        const MemoStep& st = best->steps[k];
+        pcs[n++] = st.ra;
+        if (st.flags & MemoStep::kReadRbp) rbp_known = true;
+      }
+      // Kept for a new entry unless this one holds the whole walk.
+      if (!whole) __builtin_memcpy(steps, best->steps, sizeof(MemoStep) * size_t(replayed));
+      n_steps = replayed;
+      const MemoStep& last = best->steps[replayed - 1];
+      rsp = last.cfa;
+      key = last.ra;
+      if (rbp_known) rbp = last.rbp;  // else no step read it: still the incoming one
+    };
+    if (memo && n == 1) replay();
+    // The recorded walk ended at a rule without a caller (kEnd): so does
+    // this one, from the same last frame.
+    if (ends_at_rule) key = 0;
+    if (memo && n == 1) replay();
+    while (n < max_frames && key != 0) {
       UnwindRule r = UnwindRule::Unpack(LookupRule(key));
       uintptr_t cfa, ra;
+      MemoStep st{0, 0, 0, 0, 0};
       if (__builtin_expect(r.kind == RuleKind::kCfa, 1)) {
         cfa = (r.cfa_is_rbp ? rbp : rsp) + uintptr_t(intptr_t(r.cfa_offset));
         if (!InStack(cfa - 8, lo, hi) || cfa <= rsp) break;
         ra = ReadWord(cfa - 8);
+        if (r.cfa_is_rbp) st.flags = MemoStep::kUsesRbp;
         if (r.rbp_saved) {
           uintptr_t at = cfa + uintptr_t(intptr_t(r.rbp_offset));
           if (!InStack(at, lo, hi)) break;
           rbp = ReadWord(at);
+          st.flags |= MemoStep::kReadRbp;
+          st.rbp_from = r.rbp_offset;
         }
       } else if (r.kind == RuleKind::kFramePointer) {
         if (!InStack(rbp, lo, hi) || !InStack(rbp + 8, lo, hi) || rbp < rsp) break;
         cfa = rbp + 16;
         ra = ReadWord(rbp + 8);
         rbp = ReadWord(rbp);
+        st.flags = MemoStep::kUsesRbp | MemoStep::kReadRbp;
+        st.rbp_from = -16;
       } else {
-        break;  // kEnd
+        ends_at_rule = r.kind == RuleKind::kEnd;
+        break;
       }
       // Return addresses in the zero page cannot be code; this also ends
       // the walk at the null return address some thread entry points push.
       if (ra < 4096) break;
       rsp = cfa;
       key = ra;
+      if (started && n_steps < kMemoSteps) {
+        st.cfa = cfa, st.ra = ra, st.rbp = rbp;
+        steps[n_steps++] = st;
+      }
       if (!keep(ra)) break;
+      if (memo && !started && n == 1) replay();
+    }
+    if (memo) {
+      if (started) {
+        MemoOutcome outcome = whole ? MemoOutcome::kHit
+                              : replayed > 0 ? MemoOutcome::kPartial
+                                             : MemoOutcome::kMiss;
+        if (!whole)
+          MemoStore(memo, first_cfa, first_ra, first_rbp, steps, n_steps,
+                    ends_at_rule && n_steps < kMemoSteps);
+        MemoCount(memo, outcome, replayed, n_steps - replayed);
+      }
+      MemoRelease(memo);
     }
   }
 #else
@@ -253,6 +342,12 @@ UnwindStats GetUnwindStats() {
   s.rules_computed = g_rules_computed.load(std::memory_order_relaxed);
   s.fp_fallbacks = g_fp_fallbacks.load(std::memory_order_relaxed);
   s.cache_full = g_cache_full.load(std::memory_order_relaxed);
+  MemoTotals m = GetMemoTotals();
+  s.memo_hits = m.hits;
+  s.memo_partial = m.partial;
+  s.memo_misses = m.misses;
+  s.memo_frames_replayed = m.frames_read;
+  s.memo_frames_walked = m.frames_walked;
   return s;
 }
 

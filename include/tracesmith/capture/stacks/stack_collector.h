@@ -3,7 +3,7 @@
 //
 // Hot path (CaptureStack): unwind (see unwinder.h), walk the Python frame
 // chain, hash the frames (128 bits) and look the stack up, first in a
-// per-thread cache of the last stack, then in a lock-free table that keeps
+// per-thread cache of its 64 recent stacks, then in a lock-free table that keeps
 // the hash and the id only. A stack seen before costs no allocation, lock or
 // syscall. The first sighting of a
 // stack takes a mutex, interns its frames and call-site-tree nodes and

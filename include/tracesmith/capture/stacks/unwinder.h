@@ -67,7 +67,17 @@ struct UnwindStats {
   uint64_t rules_computed = 0;  // slow path: CFI parsed for a new return address
   uint64_t fp_fallbacks = 0;    // return addresses without usable CFI
   uint64_t cache_full = 0;      // rules that did not fit in the cache
+  // The per-thread walk memo (src/capture/stacks/walk_memo.h), per walk:
+  // every step replayed from an earlier walk, some, or none. Other threads'
+  // last few walks may not be counted yet.
+  uint64_t memo_hits = 0, memo_partial = 0, memo_misses = 0;
+  uint64_t memo_frames_replayed = 0;  // steps taken from the memo (no rule lookup)
+  uint64_t memo_frames_walked = 0;    // steps unwound with rules after the first frame
 };
 UnwindStats GetUnwindStats();
+
+// Walks use the per-thread memo of earlier walks (default), or not: for
+// tests and `tracesmith benchmark stacks`, which compare the two.
+void SetWalkMemoEnabled(bool enabled);
 
 }  // namespace tracesmith::capture::stacks

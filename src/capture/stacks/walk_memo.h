@@ -1,0 +1,90 @@
+// WalkMemo: the calling thread's recent native walks, so that a walk which
+// retraces one of them reads the stack instead of unwinding it.
+//
+// A walk is deterministic: from a state (rsp, rbp, return address) each step
+// applies the cached rule of the return address, which reads one or two stack
+// words (the next return address, maybe the caller's rbp). A memo entry keeps
+// a walk's first frame and, for every later step, the frame reached and the
+// words read to reach it. A new walk that reaches the same first frame (same
+// cfa and return address) re-reads those words: while they hold the recorded
+// values, the new walk's steps are the recorded ones (same inputs, same
+// rules), with no rule lookup. Where a word differs (a different caller at
+// the same depth), the walk goes on unwinding from the last step that held.
+// rbp takes part only where a step uses the incoming rbp (a frame-pointer or
+// rbp-based CFA rule): it is tracked as "known equal to the recording" from
+// the start state or from the first step that read it from memory.
+//
+// Per thread: 64 sets x 4 ways of up to kMemoSteps steps (384 KiB of address
+// space, mapped on the thread's first walk, touched as used, unmapped at
+// thread exit). A walk in a signal handler that interrupted a walk on the
+// same thread does not use the memo. x86-64 only.
+#pragma once
+
+#include <cstdint>
+
+#include "tracesmith/capture/stacks/unwinder.h"  // SetWalkMemoEnabled
+
+namespace tracesmith::capture::stacks {
+
+// One step: the frame reached and what was read to reach it.
+struct MemoStep {
+  uint64_t cfa;      // the frame's CFA (its rsp once the call returns)
+  uint64_t ra;       // its return address, read at cfa - 8
+  uint64_t rbp;      // rbp in that frame
+  uint32_t flags;    // kReadRbp | kUsesRbp
+  int32_t rbp_from;  // kReadRbp: rbp was read at cfa + rbp_from
+  static constexpr uint32_t kReadRbp = 1;  // rbp read from the stack
+  static constexpr uint32_t kUsesRbp = 2;  // the step's CFA came from the incoming rbp
+};
+static_assert(sizeof(MemoStep) == 32);
+
+inline constexpr int kMemoSteps = 47;  // entry = 32 + 47 x 32 = 1536 bytes
+inline constexpr int kMemoSets = 64;
+inline constexpr int kMemoWays = 4;
+
+struct MemoEntry {
+  uint64_t cfa = 0, ra = 0, rbp = 0;  // the first frame's state (ra 0: empty)
+  uint32_t stamp = 0;                 // last use, for replacement
+  uint16_t n = 0;                     // steps recorded after the first frame
+  bool ends_at_rule = false;          // the walk ended after them at a kEnd rule
+  MemoStep steps[kMemoSteps];
+};
+
+struct WalkMemo {
+  MemoEntry entries[kMemoSets * kMemoWays];
+  uint32_t clock = 0;
+  bool busy = false;
+  // Not yet added to the process-wide counters (flushed every 64 walks).
+  uint32_t pending_hits = 0, pending_partial = 0, pending_misses = 0;
+  uint64_t pending_frames_read = 0, pending_frames_walked = 0;
+};
+
+// The calling thread's memo, marked busy; nullptr when it is already busy
+// (a walk interrupted by a signal handler's), cannot be mapped, or the
+// thread is exiting. Pair with MemoRelease.
+WalkMemo* MemoAcquire();
+void MemoRelease(WalkMemo* memo);
+
+// Outcome of a walk for the counters.
+enum class MemoOutcome : uint8_t { kHit, kPartial, kMiss };
+void MemoCount(WalkMemo* memo, MemoOutcome outcome, int frames_read, int frames_walked);
+
+// Set index of a first frame.
+inline int MemoSet(uint64_t cfa, uint64_t ra) {
+  uint64_t h = (cfa ^ (ra * 0x9e3779b97f4a7c15ull)) * 0xff51afd7ed558ccdull;
+  return int(h >> 58) & (kMemoSets - 1);
+}
+
+// Stores a walk: its first frame and `n` steps (and whether it then ended at
+// a kEnd rule). Replaces the least recently used way of the set.
+void MemoStore(WalkMemo* memo, uint64_t cfa, uint64_t ra, uint64_t rbp, const MemoStep* steps,
+               int n, bool ends_at_rule);
+
+// Process-wide counters (for UnwindStats): the calling thread's pending
+// counts are included.
+struct MemoTotals {
+  uint64_t hits = 0, partial = 0, misses = 0, frames_read = 0, frames_walked = 0;
+};
+MemoTotals GetMemoTotals();
+
+}  // namespace tracesmith::capture::stacks

@@ -1,0 +1,118 @@
+// The per-thread walk memo (src/capture/stacks/walk_memo.h): a walk that
+// starts where an earlier one did replays that walk's steps only while the
+// stack still holds what they read; every result equals a walk without it.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "chains.h"
+#include "tracesmith/capture/stacks/unwinder.h"
+
+namespace tracesmith::capture::stacks {
+namespace {
+
+using testing::RecurseChain;
+
+struct Walks {
+  std::vector<uint64_t> with_memo = std::vector<uint64_t>(256);
+  std::vector<uint64_t> without = std::vector<uint64_t>(256);
+  int n_with = 0, n_without = 0;
+};
+
+// The innermost frames, shared by every path below: the walks start in
+// Leaf, at the same stack address and return address whoever called Mid.
+[[gnu::noinline]] int Leaf(Walks* w) {
+  SetWalkMemoEnabled(false);
+  w->n_without = UnwindNative(w->without.data(), 256);
+  SetWalkMemoEnabled(true);
+  w->n_with = UnwindNative(w->with_memo.data(), 256);
+  asm volatile("" ::: "memory");
+  return w->n_with;
+}
+[[gnu::noinline]] int Mid(Walks* w) { return Leaf(w) + 1; }
+// Two callers of Mid with the same frame size: Mid's frame is at the same
+// address under either, so only the return address into them differs.
+[[gnu::noinline]] int CallerA(Walks* w) { return Mid(w) * 3; }
+[[gnu::noinline]] int CallerB(Walks* w) { return Mid(w) * 5; }
+[[gnu::noinline]] int CallerC(Walks* w) { return Mid(w) * 7; }
+
+// One call site for every caller, so the stack below them is the same too.
+[[gnu::noinline]] void Dispatch(int (*caller)(Walks*), Walks* w) {
+  caller(w);
+  asm volatile("" ::: "memory");
+}
+
+void ExpectSameWalks(const Walks& w, const char* what) {
+  SCOPED_TRACE(what);
+  ASSERT_GT(w.n_without, 4);
+  // Frame 0 differs (two call sites in Leaf); the rest must be identical.
+  ASSERT_EQ(w.n_with, w.n_without);
+  for (int i = 1; i < w.n_with; ++i) EXPECT_EQ(w.with_memo[i], w.without[i]) << "frame " << i;
+}
+
+TEST(WalkMemoTest, ReplaysOnlyWhatTheStackStillHolds) {
+#if defined(__x86_64__)
+  RecurseChain(12, [] {
+    int (*callers[])(Walks*) = {CallerA, CallerB, CallerA, CallerA, CallerB, CallerC, CallerB};
+    const char* names[] = {"A", "B", "A", "A", "B", "C", "B"};
+    std::vector<std::vector<uint64_t>> walks;
+    UnwindStats before = GetUnwindStats();
+    for (int i = 0; i < 7; ++i) {
+      Walks w;
+      Dispatch(callers[i], &w);
+      ExpectSameWalks(w, names[i]);
+      walks.emplace_back(w.with_memo.begin() + 1, w.with_memo.begin() + w.n_with);
+    }
+    UnwindStats after = GetUnwindStats();
+    // The return address into the caller tells A, B and C apart.
+    EXPECT_NE(walks[0], walks[1]);
+    EXPECT_NE(walks[0], walks[5]);
+    EXPECT_NE(walks[1], walks[5]);
+    EXPECT_EQ(walks[0], walks[2]);
+    EXPECT_EQ(walks[1], walks[6]);
+    // 7 walks with the memo: the second A, the third A and the second B
+    // repeat an earlier walk whole; the first B and C share Leaf and Mid
+    // with A (partial); the first A is new, or partial if an earlier test
+    // walked from Leaf at this depth.
+    EXPECT_EQ(after.memo_hits - before.memo_hits, 4u);
+    EXPECT_EQ(after.memo_hits + after.memo_partial + after.memo_misses -
+                  (before.memo_hits + before.memo_partial + before.memo_misses),
+              7u);
+    EXPECT_GE(after.memo_partial - before.memo_partial, 2u);
+    EXPECT_GT(after.memo_frames_replayed, before.memo_frames_replayed);
+    return 0;
+  });
+#else
+  GTEST_SKIP() << "the walk memo is x86-64 only";
+#endif
+}
+
+TEST(WalkMemoTest, DeeperOrShallowerCallersAreNotConfused) {
+  // The same Leaf/Mid frames reached from chains of different depths start
+  // at different stack addresses; each result must still be exact.
+  for (int depth : {3, 9, 3, 20, 9}) {
+    RecurseChain(depth, [&] {
+      Walks w;
+      Dispatch(CallerA, &w);
+      ExpectSameWalks(w, "depth");
+      return 0;
+    });
+  }
+}
+
+TEST(WalkMemoTest, MaxFramesIsHonouredOnAReplay) {
+  RecurseChain(30, [] {
+    Walks full;
+    Dispatch(CallerB, &full);  // now in the memo
+    Dispatch(CallerB, &full);
+    std::vector<uint64_t> few(5);
+    int n = 0;
+    // A walk from the same place with room for 5 frames.
+    [&]() __attribute__((noinline)) { n = UnwindNative(few.data(), 5); }();
+    EXPECT_EQ(n, 5);
+    return 0;
+  });
+}
+
+}  // namespace
+}  // namespace tracesmith::capture::stacks
