@@ -59,8 +59,18 @@ TEST(WalkMemoTest, ReplaysOnlyWhatTheStackStillHolds) {
     UnwindStats before = GetUnwindStats();
     for (int i = 0; i < 7; ++i) {
       Walks w;
+      UnwindStats at = GetUnwindStats();
       Dispatch(callers[i], &w);
       ExpectSameWalks(w, names[i]);
+      if (i == 1) {
+        // The first B: Leaf's step to Mid is replayed from A's walk; the
+        // step to CallerB and the step to Dispatch (CallerB's caller, at
+        // the address it had under CallerA) are unwound; from Dispatch on,
+        // A's walk is rejoined and replayed to the end.
+        UnwindStats now = GetUnwindStats();
+        EXPECT_EQ(now.memo_frames_walked - at.memo_frames_walked, 2u);
+        EXPECT_EQ(now.memo_frames_replayed - at.memo_frames_replayed, uint64_t(w.n_with - 3));
+      }
       walks.emplace_back(w.with_memo.begin() + 1, w.with_memo.begin() + w.n_with);
     }
     UnwindStats after = GetUnwindStats();

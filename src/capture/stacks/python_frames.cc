@@ -166,8 +166,10 @@ int PythonFrames::Walk(PyFrameRef* out, int max_frames) {
       f = Load<uintptr_t>(f + previous_in_frame_);
       continue;
     }
+    // The code object itself is not read here (its type is checked when
+    // the frame is first described): a line of cold memory per frame.
     uintptr_t code = Load<uintptr_t>(f + code_in_frame_);
-    if (!code || Load<uintptr_t>(code + kObjectType) != code_type_) break;
+    if (!code) break;
     intptr_t offset = Load<intptr_t>(f + instr_in_frame_) - intptr_t(code + first_instr_in_code_);
     PyFrameRef& r = out[n++];
     r.code = code;
@@ -209,6 +211,13 @@ std::string PythonFrames::ReadUnicode(uintptr_t str) const {
 
 void PythonFrames::Describe(const PyFrameRef& f, std::string* function, std::string* file,
                             uint32_t* line) const {
+  if (Load<uintptr_t>(f.code + kObjectType) != code_type_) {
+    // Not a code object (a frame the walk does not know how to read).
+    *function = "<unknown Python frame>";
+    file->clear();
+    *line = 0;
+    return;
+  }
   *function = ReadUnicode(Load<uintptr_t>(f.code + kCodeQualname));
   *file = ReadUnicode(Load<uintptr_t>(f.code + kCodeFilename));
   int l = addr2line_(reinterpret_cast<void*>(f.code), f.offset);

@@ -126,17 +126,18 @@ inline uint64_t LookupRule(uint64_t key) {
 // Alignment is not checked: x86-64 reads unaligned words without faulting.
 inline bool InStack(uintptr_t addr, uintptr_t lo, uintptr_t hi) { return addr - lo <= hi - 8 - lo; }
 
-// How many of `e`'s steps a walk now at e's first frame (with `rbp`) would
-// take, at most `room`: each step holds while the words it read still hold
-// and, where it used the incoming rbp, that rbp is known to be the recorded one.
-[[gnu::always_inline, gnu::no_sanitize_address]] inline int MemoHolds(const MemoEntry& e,
-                                                                      uintptr_t rbp, uintptr_t lo,
-                                                                      uintptr_t hi, int room) {
-  bool rbp_known = e.rbp == rbp;
-  int limit = int(e.n) < room ? int(e.n) : room;
+// How many of `count` recorded steps a walk now at the state they followed
+// would take, at most `room`: each step holds while the words it read still
+// hold and, where it used the incoming rbp, that rbp is known to be the
+// recorded one (`recorded_rbp`: rbp in the state the steps followed).
+[[gnu::always_inline, gnu::no_sanitize_address]] inline int MemoHolds(
+    const MemoStep* steps, int count, uint64_t recorded_rbp, uintptr_t rbp, uintptr_t lo,
+    uintptr_t hi, int room) {
+  bool rbp_known = recorded_rbp == rbp;
+  int limit = count < room ? count : room;
   int k = 0;
   for (; k < limit; ++k) {
-    const MemoStep& st = e.steps[k];
+    const MemoStep& st = steps[k];
     if ((st.flags & MemoStep::kUsesRbp) && !rbp_known) break;
     if (!InStack(st.cfa - 8, lo, hi) || ReadWord(st.cfa - 8) != st.ra) break;
     if (st.flags & MemoStep::kReadRbp) {
@@ -209,46 +210,62 @@ inline bool InRanges(uint64_t pc, const CodeRange* r, int n) {
     }
     // The memo (walk_memo.h): keyed by the first frame kept, it replays the
     // steps of an earlier walk from there while the stack words they read
-    // still hold; the walk goes on from the last step that held.
+    // still hold. Where they stop holding (another caller at that depth),
+    // the walk unwinds until it reaches a frame of that walk again (the
+    // common caller, at the same address) and replays from there.
     WalkMemo* memo = MemoAcquire();
-    MemoStep steps[kMemoSteps];
+    MemoStep steps[kMemoSteps];  // this walk's steps, for a new entry
     int n_steps = 0, replayed = 0;
     bool started = false, whole = false, ends_at_rule = false;
     uint64_t first_cfa = 0, first_ra = 0, first_rbp = 0;
+    const MemoEntry* rejoin = nullptr;  // the walk to rejoin after a divergence
+    int rj = 0;                         // its next step not below the walk
+    // Takes `held` steps of `src`, which follow a state whose rbp was
+    // `recorded_rbp`.
+    auto take = [&](const MemoStep* src, int held, uint64_t recorded_rbp, bool keep_steps) {
+      bool rbp_known = recorded_rbp == rbp;
+      for (int k = 0; k < held; ++k) {
+        pcs[n++] = src[k].ra;
+        if (src[k].flags & MemoStep::kReadRbp) rbp_known = true;
+      }
+      if (keep_steps) {
+        int room = kMemoSteps - n_steps < held ? kMemoSteps - n_steps : held;
+        if (room > 0) __builtin_memcpy(steps + n_steps, src, sizeof(MemoStep) * size_t(room));
+      }
+      n_steps += held;
+      replayed += held;
+      const MemoStep& last = src[held - 1];
+      rsp = last.cfa;
+      key = last.ra;
+      if (rbp_known) rbp = last.rbp;  // else no step read it: still the incoming one
+    };
     auto replay = [&] {
       started = true;
       first_cfa = rsp, first_ra = key, first_rbp = rbp;
       MemoEntry* set = &memo->entries[MemoSet(rsp, key) * kMemoWays];
       MemoEntry* best = nullptr;
+      int best_held = 0;
       for (int w = 0; w < kMemoWays; ++w) {
         MemoEntry* e = &set[w];
         if (e->ra != key || e->cfa != rsp) continue;
-        int held = MemoHolds(*e, rbp, lo, hi, max_frames - n);
-        if (held > replayed) replayed = held, best = e;
+        int held = MemoHolds(e->steps, e->n, e->rbp, rbp, lo, hi, max_frames - n);
+        if (held > best_held || !best) best_held = held, best = e;
       }
+      // Without an entry for this first frame, the thread's previous walk
+      // (most likely from the same caller) is the one to rejoin.
+      rejoin = best ? best : memo->last;
       if (!best) return;
       best->stamp = ++memo->clock;
-      whole = replayed == int(best->n);
+      whole = best_held == int(best->n);
       ends_at_rule = whole && best->ends_at_rule;
-      bool rbp_known = best->rbp == rbp;
-      for (int k = 0; k < replayed; ++k) {
-        const MemoStep& st = best->steps[k];
-        pcs[n++] = st.ra;
-        if (st.flags & MemoStep::kReadRbp) rbp_known = true;
-      }
-      // Kept for a new entry unless this one holds the whole walk.
-      if (!whole) __builtin_memcpy(steps, best->steps, sizeof(MemoStep) * size_t(replayed));
-      n_steps = replayed;
-      const MemoStep& last = best->steps[replayed - 1];
-      rsp = last.cfa;
-      key = last.ra;
-      if (rbp_known) rbp = last.rbp;  // else no step read it: still the incoming one
+      if (best_held > 0) take(best->steps, best_held, best->rbp, !whole);
+      rj = best_held;
+      if (whole) rejoin = nullptr, memo->last = best;
     };
     if (memo && n == 1) replay();
     // The recorded walk ended at a rule without a caller (kEnd): so does
     // this one, from the same last frame.
     if (ends_at_rule) key = 0;
-    if (memo && n == 1) replay();
     while (n < max_frames && key != 0) {
       UnwindRule r = UnwindRule::Unpack(LookupRule(key));
       uintptr_t cfa, ra;
@@ -281,12 +298,25 @@ inline bool InRanges(uint64_t pc, const CodeRange* r, int n) {
       if (ra < 4096) break;
       rsp = cfa;
       key = ra;
-      if (started && n_steps < kMemoSteps) {
+      if (started) {
         st.cfa = cfa, st.ra = ra, st.rbp = rbp;
-        steps[n_steps++] = st;
+        if (n_steps < kMemoSteps) steps[n_steps] = st;
+        ++n_steps;
       }
       if (!keep(ra)) break;
       if (memo && !started && n == 1) replay();
+      if (rejoin) {
+        while (rj < int(rejoin->n) && rejoin->steps[rj].cfa < rsp) ++rj;
+        if (rj >= int(rejoin->n)) {
+          rejoin = nullptr;
+        } else if (rejoin->steps[rj].cfa == rsp && rejoin->steps[rj].ra == key) {
+          const MemoStep* from_step = &rejoin->steps[rj];
+          int held = MemoHolds(from_step + 1, int(rejoin->n) - rj - 1, from_step->rbp, rbp, lo, hi,
+                               max_frames - n);
+          if (held > 0) take(from_step + 1, held, from_step->rbp, true);
+          rj += held + 1;
+        }
+      }
     }
     if (memo) {
       if (started) {
@@ -294,8 +324,9 @@ inline bool InRanges(uint64_t pc, const CodeRange* r, int n) {
                               : replayed > 0 ? MemoOutcome::kPartial
                                              : MemoOutcome::kMiss;
         if (!whole)
-          MemoStore(memo, first_cfa, first_ra, first_rbp, steps, n_steps,
-                    ends_at_rule && n_steps < kMemoSteps);
+          memo->last = MemoStore(memo, first_cfa, first_ra, first_rbp, steps,
+                                 n_steps < kMemoSteps ? n_steps : kMemoSteps,
+                                 ends_at_rule && n_steps <= kMemoSteps);
         MemoCount(memo, outcome, replayed, n_steps - replayed);
       }
       MemoRelease(memo);

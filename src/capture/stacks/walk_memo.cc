@@ -94,7 +94,7 @@ void MemoCount(WalkMemo* m, MemoOutcome outcome, int frames_read, int frames_wal
   if (((m->pending_hits + m->pending_partial + m->pending_misses) & 63) == 0) Flush(m);
 }
 
-void MemoStore(WalkMemo* m, uint64_t cfa, uint64_t ra, uint64_t rbp, const MemoStep* steps,
+const MemoEntry* MemoStore(WalkMemo* m, uint64_t cfa, uint64_t ra, uint64_t rbp, const MemoStep* steps,
                int n, bool ends_at_rule) {
   MemoEntry* set = &m->entries[MemoSet(cfa, ra) * kMemoWays];
   MemoEntry* victim = &set[0];
@@ -113,6 +113,7 @@ void MemoStore(WalkMemo* m, uint64_t cfa, uint64_t ra, uint64_t rbp, const MemoS
   victim->ends_at_rule = ends_at_rule;
   victim->stamp = ++m->clock;
   std::memcpy(victim->steps, steps, sizeof(MemoStep) * size_t(n));
+  return victim;
 }
 
 MemoTotals GetMemoTotals() {

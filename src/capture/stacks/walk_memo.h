@@ -52,6 +52,7 @@ struct MemoEntry {
 
 struct WalkMemo {
   MemoEntry entries[kMemoSets * kMemoWays];
+  const MemoEntry* last = nullptr;  // the thread's previous walk
   uint32_t clock = 0;
   bool busy = false;
   // Not yet added to the process-wide counters (flushed every 64 walks).
@@ -76,8 +77,9 @@ inline int MemoSet(uint64_t cfa, uint64_t ra) {
 }
 
 // Stores a walk: its first frame and `n` steps (and whether it then ended at
-// a kEnd rule). Replaces the least recently used way of the set.
-void MemoStore(WalkMemo* memo, uint64_t cfa, uint64_t ra, uint64_t rbp, const MemoStep* steps,
+// a kEnd rule). Replaces the least recently used way of the set; returns
+// the entry.
+const MemoEntry* MemoStore(WalkMemo* memo, uint64_t cfa, uint64_t ra, uint64_t rbp, const MemoStep* steps,
                int n, bool ends_at_rule);
 
 // Process-wide counters (for UnwindStats): the calling thread's pending
