@@ -127,25 +127,30 @@ inline uint64_t LookupRule(uint64_t key) {
 inline bool InStack(uintptr_t addr, uintptr_t lo, uintptr_t hi) { return addr - lo <= hi - 8 - lo; }
 
 // How many of `count` recorded steps a walk now at the state they followed
-// would take, at most `room`: each step holds while the words it read still
-// hold and, where it used the incoming rbp, that rbp is known to be the
-// recorded one (`recorded_rbp`: rbp in the state the steps followed).
+// would take: each step holds while the return address it read still holds
+// and, where it used the incoming rbp (frame-pointer and rbp-based rules),
+// that rbp is the recorded one. A saved rbp that is read is compared only
+// where it is used: in code without frame pointers rbp is an ordinary
+// register, its saved value differs from call to call, and most of the
+// time no frame above uses it. `rbp` is the walk's rbp now (for the state
+// whose recorded rbp was `recorded_rbp`); *rbp_after is set to the walk's
+// rbp after the steps that hold.
 [[gnu::always_inline, gnu::no_sanitize_address]] inline int MemoHolds(
     const MemoStep* steps, int count, uint64_t recorded_rbp, uintptr_t rbp, uintptr_t lo,
-    uintptr_t hi, int room) {
-  bool rbp_known = recorded_rbp == rbp;
-  int limit = count < room ? count : room;
+    uintptr_t hi, uintptr_t* rbp_after) {
   int k = 0;
-  for (; k < limit; ++k) {
+  for (; k < count; ++k) {
     const MemoStep& st = steps[k];
-    if ((st.flags & MemoStep::kUsesRbp) && !rbp_known) break;
+    if ((st.flags & MemoStep::kUsesRbp) && rbp != recorded_rbp) break;
     if (!InStack(st.cfa - 8, lo, hi) || ReadWord(st.cfa - 8) != st.ra) break;
     if (st.flags & MemoStep::kReadRbp) {
       uintptr_t at = st.cfa + uintptr_t(intptr_t(st.rbp_from));
-      if (!InStack(at, lo, hi) || ReadWord(at) != st.rbp) break;
-      rbp_known = true;
+      if (!InStack(at, lo, hi)) break;
+      rbp = ReadWord(at);
     }
+    recorded_rbp = st.rbp;
   }
+  *rbp_after = rbp;
   return k;
 }
 
@@ -208,65 +213,69 @@ inline bool InRanges(uint64_t pc, const CodeRange* r, int n) {
       key = from->ra;
       if (!keep(key)) return n;
     }
-    // The memo (walk_memo.h): keyed by the first frame kept, it replays the
-    // steps of an earlier walk from there while the stack words they read
-    // still hold. Where they stop holding (another caller at that depth),
-    // the walk unwinds until it reaches a frame of that walk again (the
-    // common caller, at the same address) and replays from there.
+    // The memo (walk_memo.h): keyed by the walk's first state, it replays
+    // the steps of an earlier walk from there while the stack words they
+    // read still hold (frames skipped or trimmed included: keep() applies to
+    // replayed frames as to unwound ones). Where they stop holding (another
+    // caller at that depth), the walk unwinds until it reaches a frame of
+    // that walk again (the common caller, at the same address) and replays
+    // from there.
     WalkMemo* memo = MemoAcquire();
     MemoStep steps[kMemoSteps];  // this walk's steps, for a new entry
     int n_steps = 0, replayed = 0;
-    bool started = false, whole = false, ends_at_rule = false;
-    uint64_t first_cfa = 0, first_ra = 0, first_rbp = 0;
+    bool whole = false, ends_at_rule = false, full = false;
+    const uint64_t first_cfa = rsp, first_ra = key, first_rbp = rbp;
     const MemoEntry* rejoin = nullptr;  // the walk to rejoin after a divergence
     int rj = 0;                         // its next step not below the walk
-    // Takes `held` steps of `src`, which follow a state whose rbp was
-    // `recorded_rbp`.
-    auto take = [&](const MemoStep* src, int held, uint64_t recorded_rbp, bool keep_steps) {
-      bool rbp_known = recorded_rbp == rbp;
-      for (int k = 0; k < held; ++k) {
-        pcs[n++] = src[k].ra;
-        if (src[k].flags & MemoStep::kReadRbp) rbp_known = true;
+    // Takes up to `held` steps of `src`, after which the walk's rbp is
+    // `rbp_after`, until pcs is full.
+    auto take = [&](const MemoStep* src, int held, uintptr_t rbp_after, bool keep_steps) {
+      int k = 0;
+      while (k < held) {
+        if (!keep(src[k++].ra)) {
+          full = true;
+          break;
+        }
       }
       if (keep_steps) {
-        int room = kMemoSteps - n_steps < held ? kMemoSteps - n_steps : held;
+        int room = kMemoSteps - n_steps < k ? kMemoSteps - n_steps : k;
         if (room > 0) __builtin_memcpy(steps + n_steps, src, sizeof(MemoStep) * size_t(room));
       }
-      n_steps += held;
-      replayed += held;
-      const MemoStep& last = src[held - 1];
-      rsp = last.cfa;
-      key = last.ra;
-      if (rbp_known) rbp = last.rbp;  // else no step read it: still the incoming one
+      n_steps += k;
+      replayed += k;
+      rsp = src[k - 1].cfa;
+      key = src[k - 1].ra;
+      rbp = rbp_after;  // (not the state after step k when pcs filled up: the walk ends)
     };
-    auto replay = [&] {
-      started = true;
-      first_cfa = rsp, first_ra = key, first_rbp = rbp;
+    if (memo) {
       MemoEntry* set = &memo->entries[MemoSet(rsp, key) * kMemoWays];
       MemoEntry* best = nullptr;
       int best_held = 0;
+      uintptr_t best_rbp = rbp;
       for (int w = 0; w < kMemoWays; ++w) {
         MemoEntry* e = &set[w];
         if (e->ra != key || e->cfa != rsp) continue;
-        int held = MemoHolds(e->steps, e->n, e->rbp, rbp, lo, hi, max_frames - n);
-        if (held > best_held || !best) best_held = held, best = e;
+        uintptr_t after;
+        int held = MemoHolds(e->steps, e->n, e->rbp, rbp, lo, hi, &after);
+        if (held > best_held || !best) best_held = held, best = e, best_rbp = after;
       }
-      // Without an entry for this first frame, the thread's previous walk
+      // Without an entry for this first state, the thread's previous walk
       // (most likely from the same caller) is the one to rejoin.
       rejoin = best ? best : memo->last;
-      if (!best) return;
-      best->stamp = ++memo->clock;
-      whole = best_held == int(best->n);
-      ends_at_rule = whole && best->ends_at_rule;
-      if (best_held > 0) take(best->steps, best_held, best->rbp, !whole);
-      rj = best_held;
-      if (whole) rejoin = nullptr, memo->last = best;
-    };
-    if (memo && n == 1) replay();
+      if (best) {
+        best->stamp = ++memo->clock;
+        whole = best_held == int(best->n);
+        if (best_held > 0) take(best->steps, best_held, best_rbp, !whole);
+        whole = whole && !full;
+        ends_at_rule = whole && best->ends_at_rule;
+        rj = best_held;
+        if (whole) rejoin = nullptr, memo->last = best;
+      }
+    }
     // The recorded walk ended at a rule without a caller (kEnd): so does
     // this one, from the same last frame.
     if (ends_at_rule) key = 0;
-    while (n < max_frames && key != 0) {
+    while (!full && n < max_frames && key != 0) {
       UnwindRule r = UnwindRule::Unpack(LookupRule(key));
       uintptr_t cfa, ra;
       MemoStep st{0, 0, 0, 0, 0};
@@ -298,37 +307,33 @@ inline bool InRanges(uint64_t pc, const CodeRange* r, int n) {
       if (ra < 4096) break;
       rsp = cfa;
       key = ra;
-      if (started) {
-        st.cfa = cfa, st.ra = ra, st.rbp = rbp;
-        if (n_steps < kMemoSteps) steps[n_steps] = st;
-        ++n_steps;
-      }
+      st.cfa = cfa, st.ra = ra, st.rbp = rbp;
+      if (n_steps < kMemoSteps) steps[n_steps] = st;
+      ++n_steps;
       if (!keep(ra)) break;
-      if (memo && !started && n == 1) replay();
       if (rejoin) {
         while (rj < int(rejoin->n) && rejoin->steps[rj].cfa < rsp) ++rj;
         if (rj >= int(rejoin->n)) {
           rejoin = nullptr;
         } else if (rejoin->steps[rj].cfa == rsp && rejoin->steps[rj].ra == key) {
           const MemoStep* from_step = &rejoin->steps[rj];
-          int held = MemoHolds(from_step + 1, int(rejoin->n) - rj - 1, from_step->rbp, rbp, lo, hi,
-                               max_frames - n);
-          if (held > 0) take(from_step + 1, held, from_step->rbp, true);
+          uintptr_t after;
+          int held =
+              MemoHolds(from_step + 1, int(rejoin->n) - rj - 1, from_step->rbp, rbp, lo, hi, &after);
+          if (held > 0) take(from_step + 1, held, after, true);
           rj += held + 1;
         }
       }
     }
     if (memo) {
-      if (started) {
-        MemoOutcome outcome = whole ? MemoOutcome::kHit
-                              : replayed > 0 ? MemoOutcome::kPartial
-                                             : MemoOutcome::kMiss;
-        if (!whole)
-          memo->last = MemoStore(memo, first_cfa, first_ra, first_rbp, steps,
-                                 n_steps < kMemoSteps ? n_steps : kMemoSteps,
-                                 ends_at_rule && n_steps <= kMemoSteps);
-        MemoCount(memo, outcome, replayed, n_steps - replayed);
-      }
+      MemoOutcome outcome = whole          ? MemoOutcome::kHit
+                            : replayed > 0 ? MemoOutcome::kPartial
+                                           : MemoOutcome::kMiss;
+      if (!whole)
+        memo->last = MemoStore(memo, first_cfa, first_ra, first_rbp, steps,
+                               n_steps < kMemoSteps ? n_steps : kMemoSteps,
+                               ends_at_rule && n_steps <= kMemoSteps);
+      MemoCount(memo, outcome, replayed, n_steps - replayed);
       MemoRelease(memo);
     }
   }

@@ -3,16 +3,18 @@
 //
 // A walk is deterministic: from a state (rsp, rbp, return address) each step
 // applies the cached rule of the return address, which reads one or two stack
-// words (the next return address, maybe the caller's rbp). A memo entry keeps
-// a walk's first frame and, for every later step, the frame reached and the
-// words read to reach it. A new walk that reaches the same first frame (same
-// cfa and return address) re-reads those words: while they hold the recorded
-// values, the new walk's steps are the recorded ones (same inputs, same
-// rules), with no rule lookup. Where a word differs (a different caller at
-// the same depth), the walk goes on unwinding from the last step that held.
-// rbp takes part only where a step uses the incoming rbp (a frame-pointer or
-// rbp-based CFA rule): it is tracked as "known equal to the recording" from
-// the start state or from the first step that read it from memory.
+// words (the next return address, maybe the caller's saved rbp). A memo entry
+// keeps a walk's first state and, for every step, the frame reached and what
+// was read to reach it. A new walk from the same first state (same rsp and
+// address: the same call site at the same depth) re-reads those words: while
+// the return addresses hold the recorded values, the new walk's steps are
+// the recorded ones (same inputs, same rules), with no rule lookup. rbp takes
+// part only where a step uses the incoming rbp (a frame-pointer or rbp-based
+// CFA rule): without frame pointers rbp is an ordinary register whose saved
+// value differs from call to call, so a saved rbp is compared only where a
+// later step uses it. Where a word differs (another caller at that depth),
+// the walk unwinds until it reaches a frame of the recorded walk again (the
+// common caller, at the same address) and replays from there.
 //
 // Per thread: 64 sets x 4 ways of up to kMemoSteps steps (384 KiB of address
 // space, mapped on the thread's first walk, touched as used, unmapped at
@@ -30,7 +32,7 @@ namespace tracesmith::capture::stacks {
 struct MemoStep {
   uint64_t cfa;      // the frame's CFA (its rsp once the call returns)
   uint64_t ra;       // its return address, read at cfa - 8
-  uint64_t rbp;      // rbp in that frame
+  uint64_t rbp;      // rbp in that frame, as recorded
   uint32_t flags;    // kReadRbp | kUsesRbp
   int32_t rbp_from;  // kReadRbp: rbp was read at cfa + rbp_from
   static constexpr uint32_t kReadRbp = 1;  // rbp read from the stack
