@@ -14,7 +14,8 @@
 namespace tracesmith::capture::stacks {
 namespace {
 
-// 256 frames bound the on-stack scratch of CaptureStack to ~10 KiB, safe on
+// 256 frames bound the on-stack scratch of CaptureStack to ~13 KiB (with the
+// walk memo's 2.5 KiB), safe on
 // the small stacks of runtime worker threads.
 constexpr int kMaxDepthLimit = 256;
 // 128K slots x 24 bytes = 3 MiB: room for ~100K distinct stacks at a load

@@ -16,7 +16,7 @@
 // the walk unwinds until it reaches a frame of the recorded walk again (the
 // common caller, at the same address) and replays from there.
 //
-// Per thread: 64 sets x 4 ways of up to kMemoSteps steps (384 KiB of address
+// Per thread: 64 sets x 4 ways of up to kMemoSteps steps (648 KiB of address
 // space, mapped on the thread's first walk, touched as used, unmapped at
 // thread exit). A walk in a signal handler that interrupted a walk on the
 // same thread does not use the memo. x86-64 only.
@@ -40,7 +40,7 @@ struct MemoStep {
 };
 static_assert(sizeof(MemoStep) == 32);
 
-inline constexpr int kMemoSteps = 47;  // entry = 32 + 47 x 32 = 1536 bytes
+inline constexpr int kMemoSteps = 80;  // entry = 32 + 80 x 32 = 2592 bytes
 inline constexpr int kMemoSets = 64;
 inline constexpr int kMemoWays = 4;
 
