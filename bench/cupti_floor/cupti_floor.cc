@@ -2,7 +2,10 @@
 // library (CUDA_INJECTION64_PATH) that enables the activity kinds named in
 // CUPTI_FLOOR_KINDS (comma-separated: kernel, runtime, driver, memcpy,
 // memset, sync, memory, nvtx, overhead, external; default "kernel"), hands
-// CUPTI 8 MiB buffers and only counts the records. bench/overhead.py runs it
+// CUPTI 8 MiB buffers and only counts the records. "launch-callback" also
+// subscribes an empty callback to the driver's kernel-launch calls: what any
+// tool that runs code at each launch (a host stack, a launch record) pays
+// CUPTI before doing anything. bench/overhead.py runs it
 // next to `tracesmith profile`: the difference is what TraceSmith itself
 // costs, and one kind at a time shows what CUPTI charges for each.
 #include <cupti.h>
@@ -55,6 +58,19 @@ constexpr Kind kKinds[] = {
     {"external", {CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_INVALID}},
 };
 
+void CUPTIAPI OnCallback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
+
+bool EnableLaunchCallback() {
+  CUpti_SubscriberHandle subscriber;
+  if (cuptiSubscribe(&subscriber, &OnCallback, nullptr) != CUPTI_SUCCESS) return false;
+  for (CUpti_CallbackId cbid :
+       {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+        CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz})
+    if (cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid) != CUPTI_SUCCESS)
+      return false;
+  return true;
+}
+
 }  // namespace
 
 extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
@@ -63,6 +79,10 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
   if (cuptiActivityRegisterCallbacks(&OnRequest, &OnComplete) != CUPTI_SUCCESS) return 1;
   for (std::string item; std::getline(list, item, ',');) {
     bool known = false;
+    if (item == "launch-callback") {
+      known = true;
+      if (!EnableLaunchCallback()) std::fprintf(stderr, "cupti_floor: cannot subscribe\n");
+    }
     for (const Kind& k : kKinds) {
       if (item != k.name) continue;
       known = true;
