@@ -109,9 +109,9 @@ def value(out, key):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--tracesmith", required=True)
-    ap.add_argument("--launch-loop", required=True)
-    ap.add_argument("--cupti-floor", required=True)
+    ap.add_argument("--tracesmith")
+    ap.add_argument("--launch-loop")
+    ap.add_argument("--cupti-floor")
     ap.add_argument("--set", default="main", choices=sorted(SETS))
     ap.add_argument("--configs", help="comma-free list of SPECs separated by ';;' (replaces --set)")
     ap.add_argument("--workloads", default="ll,pyll,mlp,xf")
@@ -122,6 +122,8 @@ def main():
                     help="no runs: report the runs of earlier --json files together (rounds split "
                          "over several device calls)")
     args = ap.parse_args()
+    if not args.from_json and not (args.tracesmith and args.launch_loop and args.cupti_floor):
+        ap.error("--tracesmith, --launch-loop and --cupti-floor are needed to run (not with --from-json)")
     specs = args.configs.split(";;") if args.configs else SETS[args.set]
     workloads = args.workloads.split(",")
     if args.from_json:
@@ -130,8 +132,10 @@ def main():
             with open(name) as f:
                 runs += [(w, label, 1000 * i + r, *rest) for w, label, r, *rest in json.load(f)]
         seen = {x[1] for x in runs}
-        report(runs, [w for w in workloads if any(x[0] == w for x in runs)],
-               [parse_spec(s)[0] for s in specs if parse_spec(s)[0] in seen], args.tag)
+        # Labels as the files name them (--configs may have named any).
+        labels = [parse_spec(s)[0] for s in specs if parse_spec(s)[0] in seen]
+        labels += sorted(seen - set(labels))
+        report(runs, [w for w in workloads if any(x[0] == w for x in runs)], labels, args.tag)
         return
     runs = []  # (workload, label, round, wall, cpu, process_seconds)
     with tempfile.TemporaryDirectory() as tmp:
