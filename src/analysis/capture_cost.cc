@@ -119,9 +119,10 @@ std::vector<std::string> CaptureCostDetails(const CaptureCost& c) {
     uint64_t walks = c.memo_hits + c.memo_partial + c.memo_misses;
     uint64_t steps = c.memo_frames_replayed + c.memo_frames_walked;
     if (p.name == "stack.unwind" && walks && steps)
-      out.push_back("    " + Fmt("walk memo: %.1f%% of walks replayed whole, %.1f%% in part; ",
-                                 100.0 * double(c.memo_hits) / double(walks),
-                                 100.0 * double(c.memo_partial) / double(walks)) +
+      out.push_back("    " +
+                    Fmt("walk memo: %.1f%% of walks replayed whole, %.1f%% in part; ",
+                        100.0 * double(c.memo_hits) / double(walks),
+                        100.0 * double(c.memo_partial) / double(walks)) +
                     Fmt("%.1f%% of frames replayed without unwinding",
                         100.0 * double(c.memo_frames_replayed) / double(steps)));
   }

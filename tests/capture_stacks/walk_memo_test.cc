@@ -118,7 +118,8 @@ TEST(WalkMemoTest, MaxFramesIsHonouredOnAReplay) {
     std::vector<uint64_t> few(5);
     int n = 0;
     // A walk from the same place with room for 5 frames.
-    [&]() __attribute__((noinline)) { n = UnwindNative(few.data(), 5); }();
+    [&]() __attribute__((noinline)) { n = UnwindNative(few.data(), 5); }
+    ();
     EXPECT_EQ(n, 5);
     return 0;
   });

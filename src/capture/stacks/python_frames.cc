@@ -25,13 +25,14 @@ void Resolve(Fn* fn, const char* name) {
 // Offsets, from CPython's Include/cpython/pystate.h, Include/internal/
 // pycore_frame.h and Include/cpython/code.h of each version (3.11 checked
 // with offsetof against the installed headers).
-constexpr size_t kTstateInterp = 16;      // PyThreadState.interp
-constexpr size_t kTstateCframe = 56;      // PyThreadState.cframe (3.11, 3.12)
-[[maybe_unused]] constexpr size_t kFrameObjectFrame = 24;  // PyFrameObject.f_frame (documented layout)
-constexpr size_t kCodeQualname = 128;     // PyCodeObject.co_qualname
-constexpr size_t kCodeFilename = 112;     // PyCodeObject.co_filename
-constexpr size_t kTypeBasicsize = 32;     // PyTypeObject.tp_basicsize
-constexpr size_t kObjectType = 8;         // PyObject.ob_type
+constexpr size_t kTstateInterp = 16;  // PyThreadState.interp
+constexpr size_t kTstateCframe = 56;  // PyThreadState.cframe (3.11, 3.12)
+[[maybe_unused]] constexpr size_t kFrameObjectFrame =
+    24;                                // PyFrameObject.f_frame (documented layout)
+constexpr size_t kCodeQualname = 128;  // PyCodeObject.co_qualname
+constexpr size_t kCodeFilename = 112;  // PyCodeObject.co_filename
+constexpr size_t kTypeBasicsize = 32;  // PyTypeObject.tp_basicsize
+constexpr size_t kObjectType = 8;      // PyObject.ob_type
 // frame_in_cframe_ value meaning "the thread state points at the frame".
 constexpr size_t kDirect = ~size_t{0};
 

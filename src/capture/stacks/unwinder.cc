@@ -318,8 +318,8 @@ inline bool InRanges(uint64_t pc, const CodeRange* r, int n) {
         } else if (rejoin->steps[rj].cfa == rsp && rejoin->steps[rj].ra == key) {
           const MemoStep* from_step = &rejoin->steps[rj];
           uintptr_t after;
-          int held =
-              MemoHolds(from_step + 1, int(rejoin->n) - rj - 1, from_step->rbp, rbp, lo, hi, &after);
+          int held = MemoHolds(from_step + 1, int(rejoin->n) - rj - 1, from_step->rbp, rbp, lo, hi,
+                               &after);
           if (held > 0) take(from_step + 1, held, after, true);
           rj += held + 1;
         }

@@ -94,8 +94,8 @@ void MemoCount(WalkMemo* m, MemoOutcome outcome, int frames_read, int frames_wal
   if (((m->pending_hits + m->pending_partial + m->pending_misses) & 63) == 0) Flush(m);
 }
 
-const MemoEntry* MemoStore(WalkMemo* m, uint64_t cfa, uint64_t ra, uint64_t rbp, const MemoStep* steps,
-               int n, bool ends_at_rule) {
+const MemoEntry* MemoStore(WalkMemo* m, uint64_t cfa, uint64_t ra, uint64_t rbp,
+                           const MemoStep* steps, int n, bool ends_at_rule) {
   MemoEntry* set = &m->entries[MemoSet(cfa, ra) * kMemoWays];
   MemoEntry* victim = &set[0];
   for (int w = 0; w < kMemoWays; ++w) {

@@ -30,11 +30,11 @@ namespace tracesmith::capture::stacks {
 
 // One step: the frame reached and what was read to reach it.
 struct MemoStep {
-  uint64_t cfa;      // the frame's CFA (its rsp once the call returns)
-  uint64_t ra;       // its return address, read at cfa - 8
-  uint64_t rbp;      // rbp in that frame, as recorded
-  uint32_t flags;    // kReadRbp | kUsesRbp
-  int32_t rbp_from;  // kReadRbp: rbp was read at cfa + rbp_from
+  uint64_t cfa;                            // the frame's CFA (its rsp once the call returns)
+  uint64_t ra;                             // its return address, read at cfa - 8
+  uint64_t rbp;                            // rbp in that frame, as recorded
+  uint32_t flags;                          // kReadRbp | kUsesRbp
+  int32_t rbp_from;                        // kReadRbp: rbp was read at cfa + rbp_from
   static constexpr uint32_t kReadRbp = 1;  // rbp read from the stack
   static constexpr uint32_t kUsesRbp = 2;  // the step's CFA came from the incoming rbp
 };
@@ -81,8 +81,8 @@ inline int MemoSet(uint64_t cfa, uint64_t ra) {
 // Stores a walk: its first frame and `n` steps (and whether it then ended at
 // a kEnd rule). Replaces the least recently used way of the set; returns
 // the entry.
-const MemoEntry* MemoStore(WalkMemo* memo, uint64_t cfa, uint64_t ra, uint64_t rbp, const MemoStep* steps,
-               int n, bool ends_at_rule);
+const MemoEntry* MemoStore(WalkMemo* memo, uint64_t cfa, uint64_t ra, uint64_t rbp,
+                           const MemoStep* steps, int n, bool ends_at_rule);
 
 // Process-wide counters (for UnwindStats): the calling thread's pending
 // counts are included.
