@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "id_set.h"
 #include "tracesmith/base/status.h"
 #include "tracesmith/export/export.h"
 #include "tracesmith/model/trace.h"
@@ -16,14 +17,21 @@ namespace tracesmith::exporter {
 
 // Which correlation ids have a launch API call and which a GPU op, per
 // process, so that flows are written only when both ends exist (a dropped
-// record must not leave a dangling arrow). One bit per id per side.
+// record must not leave a dangling arrow). One bit per id per side while the
+// ids are dense (IdSet).
 class CorrelationIndex {
  public:
   // Inline: the export's first pass calls these for every launch and GPU op.
-  [[gnu::always_inline]] void AddApi(uint32_t pid, uint32_t corr) { Set(&Mutable(pid)->api, corr); }
-  [[gnu::always_inline]] void AddGpu(uint32_t pid, uint32_t corr) { Set(&Mutable(pid)->gpu, corr); }
-  bool HasApi(uint32_t pid, uint32_t corr) const { return Test(pid, corr, true); }
-  bool HasGpu(uint32_t pid, uint32_t corr) const { return Test(pid, corr, false); }
+  [[gnu::always_inline]] void AddApi(uint32_t pid, uint32_t corr) { Mutable(pid)->api.Insert(corr); }
+  [[gnu::always_inline]] void AddGpu(uint32_t pid, uint32_t corr) { Mutable(pid)->gpu.Insert(corr); }
+  bool HasApi(uint32_t pid, uint32_t corr) const {
+    const Bits* b = Find(pid);
+    return b != nullptr && b->api.Contains(corr);
+  }
+  bool HasGpu(uint32_t pid, uint32_t corr) const {
+    const Bits* b = Find(pid);
+    return b != nullptr && b->gpu.Contains(corr);
+  }
   // Dense index of a pid (order of first appearance), used to make flow ids
   // unique across processes: id = index << 32 | correlation.
   uint32_t PidIndex(uint32_t pid) const {
@@ -32,9 +40,9 @@ class CorrelationIndex {
   }
   struct Bits {
     uint32_t index = 0;
-    std::vector<uint64_t> api, gpu;
+    IdSet api, gpu;
   };
-  // A process's bits (nullptr when it has none); stable once built.
+  // A process's ids (nullptr when it has none); stable once built.
   const Bits* ForPid(uint32_t pid) const { return Find(pid); }
 
  private:
@@ -62,21 +70,6 @@ class CorrelationIndex {
     cached_pid_ = pid;
     cached_ = &it->second;
     return cached_;
-  }
-  static void Set(std::vector<uint64_t>* v, uint32_t id) {
-    if (id / 64 >= v->size()) [[unlikely]]
-      Grow(v, id);
-    (*v)[id / 64] |= 1ull << (id % 64);
-  }
-  // Doubling: ids mostly grow one at a time.
-  [[gnu::noinline]] static void Grow(std::vector<uint64_t>* v, uint32_t id) {
-    v->resize(std::max<size_t>(id / 64 + 1, 2 * v->size()));
-  }
-  bool Test(uint32_t pid, uint32_t id, bool api) const {
-    const Bits* b = Find(pid);
-    if (b == nullptr) return false;
-    const auto& v = api ? b->api : b->gpu;
-    return id / 64 < v.size() && ((v[id / 64] >> (id % 64)) & 1);
   }
   std::unordered_map<uint32_t, Bits> per_pid_;  // node-based: cached_ stays valid
   mutable uint32_t cached_pid_ = 0;
@@ -110,8 +103,8 @@ class FlowTracker {
   // True when the call starts a flow; its id goes to *flow_id.
   bool StartFromApi(const ExportContext& ctx, uint32_t pid, uint32_t corr, uint64_t* flow_id) {
     PerPid& p = For(ctx, pid);
-    if (!p.Linked(corr) || Test(p.gpu_done, corr)) return false;
-    Set(&p.api_started, corr);
+    if (!p.Linked(corr) || p.gpu_done.Contains(corr)) return false;
+    p.api_started.Insert(corr);
     *flow_id = (uint64_t{p.index} << 32) | corr;
     return true;
   }
@@ -119,29 +112,22 @@ class FlowTracker {
   bool EndAtGpuOp(const ExportContext& ctx, uint32_t pid, uint32_t corr, uint64_t* flow_id) {
     PerPid& p = For(ctx, pid);
     if (!p.Linked(corr)) return false;
-    bool first = !Test(p.gpu_done, corr);
-    Set(&p.gpu_done, corr);
+    bool first = !p.gpu_done.Contains(corr);
+    p.gpu_done.Insert(corr);
     *flow_id = (uint64_t{p.index} << 32) | corr;
-    return first && Test(p.api_started, corr);
+    return first && p.api_started.Contains(corr);
   }
 
  private:
-  // Per process: the context's correlation bits (what exists) and ours
-  // (what was written), behind a last-pid cache: one process per trace is
-  // the common case, and this runs for every launch and GPU op. Our bit
-  // sets are sized once to cover every linked id (an id is linked only
-  // when it is below the size of both of the context's sets), so the
-  // accesses after Linked() need no bounds check.
+  // Per process: the context's correlation ids (what exists) and ours (what
+  // was written), behind a last-pid cache: one process per trace is the
+  // common case, and this runs for every launch and GPU op.
   struct PerPid {
-    const uint64_t* api = nullptr;  // the context's bits
-    const uint64_t* gpu = nullptr;
-    uint32_t linked_words = 0;  // ids below 64 * linked_words may be linked
+    const CorrelationIndex::Bits* ids = nullptr;  // the context's
     uint32_t index = 0;
-    std::vector<uint64_t> api_started, gpu_done;
+    IdSet api_started, gpu_done;
     bool Linked(uint32_t corr) const {
-      const uint32_t w = corr / 64;
-      const uint64_t bit = uint64_t{1} << (corr % 64);
-      return corr != 0 && w < linked_words && (api[w] & gpu[w] & bit) != 0;
+      return corr != 0 && ids != nullptr && ids->api.Contains(corr) && ids->gpu.Contains(corr);
     }
   };
   PerPid& For(const ExportContext& ctx, uint32_t pid) {
@@ -152,26 +138,12 @@ class FlowTracker {
   PerPid& Lookup(const ExportContext& ctx, uint32_t pid) {
     auto [it, inserted] = per_pid_.try_emplace(pid);
     if (inserted) {
-      PerPid& p = it->second;
-      if (const CorrelationIndex::Bits* b = ctx.correlations.ForPid(pid)) {
-        p.api = b->api.data();
-        p.gpu = b->gpu.data();
-        p.linked_words = static_cast<uint32_t>(std::min(b->api.size(), b->gpu.size()));
-      }
-      p.index = ctx.correlations.PidIndex(pid);
-      p.api_started.resize(p.linked_words);
-      p.gpu_done.resize(p.linked_words);
+      it->second.ids = ctx.correlations.ForPid(pid);
+      it->second.index = ctx.correlations.PidIndex(pid);
     }
     cached_ = &it->second;
     cached_pid_ = pid;
     return *cached_;
-  }
-  // Linked ids only: in bounds by construction.
-  static void Set(std::vector<uint64_t>* v, uint32_t id) {
-    (*v)[id / 64] |= uint64_t{1} << (id % 64);
-  }
-  static bool Test(const std::vector<uint64_t>& v, uint32_t id) {
-    return (v[id / 64] >> (id % 64)) & 1;
   }
   std::unordered_map<uint32_t, PerPid> per_pid_;  // node-based: cached_ stays valid
   uint32_t cached_pid_ = 0;
