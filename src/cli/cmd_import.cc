@@ -17,6 +17,7 @@ namespace {
 struct ImportCliOptions {
   std::string input, output, binary;
   bool quiet = false, strict = false, force = false;
+  double max_input_gb = 0;  // 0: the importer's default
 };
 
 int RunImport(const ImportCliOptions& o) {
@@ -27,7 +28,10 @@ int RunImport(const ImportCliOptions& o) {
   if (Status ok = CheckOutputFile(out, inputs, o.force); !ok.ok()) return ReportError(ok);
   importer::ImportFormat format;
   importer::ImportStats stats;
-  auto trace = importer::ImportFile(o.input, {.xray_binary = o.binary}, &format, &stats);
+  importer::ImportOptions io;
+  io.xray_binary = o.binary;
+  io.max_input_bytes = uint64_t(o.max_input_gb * double(uint64_t{1} << 30));
+  auto trace = importer::ImportFile(o.input, io, &format, &stats);
   if (!trace.ok()) return ReportError(trace.status());
   for (const std::string& w : stats.warnings)
     std::fprintf(stderr, "tracesmith: warning: %s: %s\n", o.input.c_str(), w.c_str());
@@ -70,6 +74,10 @@ void AddImportCommand(CLI::App& app, CommandList& commands) {
       ->check(CLI::ExistingFile);
   cmd->add_flag("--strict", o->strict,
                 "Fail (exit 1, write nothing) when the input is cut or corrupt part-way");
+  cmd->add_option("--max-input-gb", o->max_input_gb,
+                  "Most GiB the input may decompress to (default: 100x its size on disk, at "
+                  "least 1; it is held in memory while parsing)")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("-o,--output", o->output, "Output .sbt (default: FILE.sbt)");
   cmd->add_flag("-q,--quiet", o->quiet, "No summary line on stderr");
   AddForceFlag(cmd, &o->force);

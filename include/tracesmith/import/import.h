@@ -44,7 +44,13 @@ struct ImportOptions {
   // XRay: the instrumented binary (or a copy holding its xray_instr_map and
   // symbol table) that names the functions; empty -> "function#<id>".
   std::string xray_binary;
+  // Most bytes the input may decompress to; 0: 100x its size on disk, at
+  // least 1 GiB (gzip's own ratio rarely passes 20x on a trace; a "gzip
+  // bomb" reaches 1000x). The whole input is held in memory while parsing.
+  uint64_t max_input_bytes = 0;
 };
+// The limit ImportFile applies for `options` to a file of `file_bytes` on disk.
+uint64_t MaxInputBytes(const ImportOptions& options, uint64_t file_bytes);
 
 // Parses Kineto JSON text (already decompressed). Errors name the byte offset.
 StatusOr<model::Trace> ImportKinetoJson(std::string_view json, ImportStats* stats = nullptr);
