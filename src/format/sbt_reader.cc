@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include "chunk_decompressor.h"
@@ -347,9 +348,7 @@ Status SbtReader::DecodeChunk(size_t i, model::Trace* out, uint64_t* decoded_byt
         if (static_cast<uint16_t>(model::RecordTraits<T>::kKind) != kind) return;
         uint64_t need = std::min<uint64_t>(rows, kMaxRowsPerChunk) * sizeof(T);
         if (*decoded_bytes + need > budget) {
-          st =
-              FailedPrecondition(StrFormat("%s: decoding would exceed the %llu-byte memory limit",
-                                           where.c_str(), static_cast<unsigned long long>(budget)));
+          st = FailedPrecondition(where + ": " + OverLimit(budget).message());
           return;
         }
         st = internal::DecodeTable(&c, &out->Rows<T>(), scratch_.get());
@@ -376,10 +375,28 @@ void SbtReader::StartPass() {
   zstd_->StartPass(size_);
 }
 
+uint64_t SbtReader::DecodeLimit() const {
+  // A real trace decodes to ~17x its size (136-byte kernel rows from ~8
+  // bytes); 256x leaves room for any real content, and stops a forged file
+  // of constant columns (4.4 KB claiming 13 M events) at a few MB of rows.
+  if (const char* mb = getenv("TRACESMITH_MAX_DECODED_MB")) {
+    uint64_t v = strtoull(mb, nullptr, 10);
+    if (v > 0) return v << 20;
+  }
+  return (64ull << 20) + 256ull * size_;
+}
+
+Status SbtReader::OverLimit(uint64_t limit) const {
+  return FailedPrecondition(StrFormat(
+      "the chunks decode to more than %llu MiB (256x the file's %llu bytes + 64 MiB): a forged "
+      "or corrupt file; TRACESMITH_MAX_DECODED_MB=N reads it anyway",
+      static_cast<unsigned long long>(limit >> 20), static_cast<unsigned long long>(size_)));
+}
+
 Status SbtReader::ReadAll(model::Trace* out, ReadOptions options) {
   StartPass();
   uint64_t budget = options.max_decoded_bytes;
-  if (budget == 0) budget = (1ull << 30) + 256ull * size_;
+  if (budget == 0) budget = DecodeLimit();
   uint64_t decoded = 0;
   if (report_.indexed) {  // reserve once: no reallocation while decoding
     // The counts come from the file: a hint, used only while the bytes they
@@ -410,12 +427,18 @@ Status SbtReader::ReadAll(model::Trace* out, ReadOptions options) {
 Status SbtReader::Stream(const EventChunkCallback& on_events, const EndCallback& on_end) {
   StartPass();
   model::Trace batch;
-  uint64_t decoded = 0;
-  const uint64_t budget = (1ull << 30) + 256ull * size_;
+  uint64_t decoded = 0, all_decoded = 0;
+  // Metadata stays in memory (budget); event rows go to the callback, but
+  // what the consumers keep of them grows with all of them (limit).
+  const uint64_t limit = DecodeLimit();
+  const uint64_t budget = limit;
   for (size_t i = 0; i < chunks_.size(); ++i) {
     uint16_t kind;
     const size_t damage_before = report_.damage.size();
+    const uint64_t before = decoded;
     RETURN_IF_ERROR(DecodeChunk(i, &batch, &decoded, budget, &kind));
+    all_decoded += decoded - before;
+    if (all_decoded > limit) return OverLimit(limit);
     NoteWhatWasSkipped(i, damage_before);
     if (kind == 0) continue;
     Status st;

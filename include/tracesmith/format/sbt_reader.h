@@ -66,7 +66,8 @@ struct ReadReport {
 struct ReadOptions {
   // Upper bound on decoded rows x sizeof(row) across the file; protects
   // against malicious files whose constant columns claim huge row counts.
-  // 0 = 1 GiB + 256 x file size.
+  // 0 = 64 MiB + 256 x file size (TRACESMITH_MAX_DECODED_MB overrides);
+  // Stream applies the same limit to all the event rows of a pass.
   uint64_t max_decoded_bytes = 0;
 };
 
@@ -114,6 +115,8 @@ class SbtReader {
   void Scan();
   void AddDamage(uint64_t offset, uint64_t length, std::string what);
   void StartPass();  // ReadAll, Stream, ReadRawChunks: a fresh zstd output budget
+  uint64_t DecodeLimit() const;
+  Status OverLimit(uint64_t limit) const;
   // After decoding chunk i: damage entries from `first` on are that chunk's;
   // says what the footer index lists in it and counts the events lost.
   void NoteWhatWasSkipped(size_t i, size_t first);
