@@ -375,21 +375,31 @@ void SbtReader::StartPass() {
   zstd_->StartPass(size_);
 }
 
+// An eighth of physical memory, at least 64 MiB.
+static uint64_t DecodeAllowance() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  const uint64_t ram = pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : 0;
+  return std::max<uint64_t>(64ull << 20, ram / 8);
+}
+
 uint64_t SbtReader::DecodeLimit() const {
-  // A real trace decodes to ~17x its size (136-byte kernel rows from ~8
-  // bytes); 256x leaves room for any real content, and stops a forged file
-  // of constant columns (4.4 KB claiming 13 M events) at a few MB of rows.
+  // A captured trace decodes to ~17x its size (136-byte kernel rows from ~8
+  // bytes); rows that repeat exactly (a synthetic or converted trace, a
+  // forged file) are stored as constant columns and decode to any multiple.
+  // Both are valid, so the limit is about memory: 256x the file plus an
+  // eighth of the machine's memory.
   if (const char* mb = getenv("TRACESMITH_MAX_DECODED_MB")) {
     uint64_t v = strtoull(mb, nullptr, 10);
     if (v > 0) return v << 20;
   }
-  return (64ull << 20) + 256ull * size_;
+  return DecodeAllowance() + 256ull * size_;
 }
 
 Status SbtReader::OverLimit(uint64_t limit) const {
   return FailedPrecondition(StrFormat(
-      "the chunks decode to more than %llu MiB (256x the file's %llu bytes + 64 MiB): a forged "
-      "or corrupt file; TRACESMITH_MAX_DECODED_MB=N reads it anyway",
+      "the chunks decode to more than %llu MiB (256x the file's %llu bytes + an eighth of this "
+      "machine's memory): a forged or corrupt file, or one too large for this machine; "
+      "TRACESMITH_MAX_DECODED_MB=N reads it anyway",
       static_cast<unsigned long long>(limit >> 20), static_cast<unsigned long long>(size_)));
 }
 

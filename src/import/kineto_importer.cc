@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <charconv>
+#include <functional>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -78,10 +79,13 @@ struct RawEvent {
   std::map<std::string, Value> args;
 };
 
-// Collects top-level scalars, deviceProperties and traceEvents; ignores the rest.
+// Hands each traceEvents entry to `on_event` as soon as it is complete (it
+// is not kept: a 1 GB trace is never held as parsed objects); collects the
+// top-level scalars and deviceProperties; ignores the rest.
 class Collector : public nlohmann::json_sax<json> {
  public:
-  std::vector<RawEvent> events;
+  explicit Collector(std::function<void(const RawEvent&)> on_event)
+      : on_event_(std::move(on_event)) {}
   std::vector<std::map<std::string, Value>> devices;
   std::optional<int64_t> base_ns;
   uint64_t driver_version = 0, runtime_version = 0, cupti_version = 0;
@@ -108,13 +112,21 @@ class Collector : public nlohmann::json_sax<json> {
   }
   bool start_object(std::size_t) override {
     ++depth_;
-    if (depth_ == 3 && in_events_) events.emplace_back();
+    if (depth_ == 3 && in_events_) {
+      event_.fields.clear();
+      event_.args.clear();
+      in_event_ = true;
+    }
     if (depth_ == 3 && in_devices_) devices.emplace_back();
     if (depth_ == 4 && in_events_ && key_ == "args") in_args_ = true;
     return true;
   }
   bool end_object() override {
     if (depth_ == 4) in_args_ = false;
+    if (depth_ == 3 && in_event_) {
+      on_event_(event_);
+      in_event_ = false;
+    }
     --depth_;
     return true;
   }
@@ -126,7 +138,7 @@ class Collector : public nlohmann::json_sax<json> {
     if (depth_ == 5 && in_args_) {  // numeric array arg, e.g. "grid": [1, 2, 3]
       array_key_ = key_;
       collecting_array_ = true;
-      if (!events.empty()) events.back().args[array_key_].kind = Value::kNumber;
+      if (in_event_) event_.args[array_key_].kind = Value::kNumber;
     }
     return true;
   }
@@ -154,19 +166,22 @@ class Collector : public nlohmann::json_sax<json> {
       runtime_version = AsUint(v).value_or(0);
     } else if (depth_ == 1 && key_ == "cupti_version") {
       cupti_version = AsUint(v).value_or(0);
-    } else if (depth_ == 3 && in_events_ && !events.empty()) {
-      events.back().fields[key_] = std::move(v);
-    } else if (depth_ == 4 && in_args_ && !events.empty()) {
-      events.back().args[key_] = std::move(v);
-    } else if (depth_ == 5 && collecting_array_ && !events.empty()) {
-      events.back().args[array_key_].array.push_back(v.text);
+    } else if (depth_ == 3 && in_event_) {
+      event_.fields[key_] = std::move(v);
+    } else if (depth_ == 4 && in_args_ && in_event_) {
+      event_.args[key_] = std::move(v);
+    } else if (depth_ == 5 && collecting_array_ && in_event_) {
+      event_.args[array_key_].array.push_back(v.text);
     } else if (depth_ == 3 && in_devices_ && !devices.empty()) {
       devices.back()[key_] = std::move(v);
     }
     return true;
   }
+  std::function<void(const RawEvent&)> on_event_;
+  RawEvent event_;
   int depth_ = 0, arrays_ = 0;
   bool in_events_ = false, in_devices_ = false, in_args_ = false, collecting_array_ = false;
+  bool in_event_ = false;
   std::string key_, top_key_, array_key_;
 };
 
@@ -237,139 +252,94 @@ std::string_view Field(const RawEvent& e, const char* key) {
 
 }  // namespace
 
-StatusOr<Trace> ImportKinetoJson(std::string_view text, ImportStats* stats) {
-  Collector c;
-  bool ok = json::sax_parse(text.begin(), text.end(), &c, json::input_format_t::json, true);
-  if (!ok) return DataLoss("not a valid torch.profiler JSON trace: " + c.error);
-  // Valid JSON without the trace's one required key ({}, a config file, ...)
-  // is not an empty trace.
-  if (!c.saw_trace_events)
-    return InvalidArgument(
-        "not a torch.profiler trace: the JSON has no top-level \"traceEvents\" array (the "
-        "Chrome/Kineto trace format written by torch.profiler's export_chrome_trace)");
-  ImportStats local;
-  ImportStats& st = stats ? *stats : local;
-  Trace t;
-  Builder b(&t, c.base_ns.value_or(0));
-  // Host pid of each correlation id, so GPU rows name the launching process.
-  std::unordered_map<uint64_t, uint32_t> corr_pid;
-  uint32_t first_pid = 0;
-  for (const RawEvent& e : c.events) {
-    std::string_view cat = Field(e, "cat");
-    if (cat == "cuda_runtime" || cat == "cuda_driver") {
-      auto pid = AsUint(e.fields.count("pid") ? e.fields.at("pid") : Value{});
-      if (!pid) continue;
-      corr_pid[b.U64(e, "correlation")] = static_cast<uint32_t>(*pid);
-      if (first_pid == 0) first_pid = static_cast<uint32_t>(*pid);
-    }
-  }
-  std::unordered_map<uint64_t, bool> device_pids;
-  // Kineto names every possible GPU's "process" (pids 0-15 with labels
-  // "GPU n"), also GPUs not in deviceProperties: those are not processes.
-  for (const RawEvent& e : c.events) {
-    if (Field(e, "ph") != "M" || Field(e, "name") != "process_labels") continue;
-    auto label = e.args.find("labels");
-    auto pid = AsUint(e.fields.count("pid") ? e.fields.at("pid") : Value{});
-    if (pid && label != e.args.end() && label->second.text.starts_with("GPU "))
-      device_pids[*pid] = true;
-  }
-  for (const auto& d : c.devices) {
-    Device dev{};
-    auto get = [&](const char* k) -> uint64_t {
-      auto it = d.find(k);
-      if (it == d.end()) return 0;
-      return AsUint(it->second).value_or(0);
-    };
-    dev.device_id = static_cast<uint32_t>(get("id"));
-    dev.pid = first_pid;
-    auto name = d.find("name");
-    if (name != d.end()) dev.name_id = t.strings.Intern(name->second.text);
-    dev.memory_bytes = get("totalGlobalMem");
-    dev.cc_major = static_cast<uint32_t>(get("computeMajor"));
-    dev.cc_minor = static_cast<uint32_t>(get("computeMinor"));
-    dev.max_threads_per_block = static_cast<uint32_t>(get("maxThreadsPerBlock"));
-    dev.max_registers_per_block = static_cast<uint32_t>(get("regsPerBlock"));
-    dev.max_shared_per_block = static_cast<uint32_t>(get("sharedMemPerBlock"));
-    dev.sm_count = static_cast<uint32_t>(get("numSms"));
-    t.Rows<Device>().push_back(dev);
-    device_pids[dev.device_id] = true;
-  }
+namespace {
 
-  for (const RawEvent& e : c.events) {
+// Converts events as the parser completes them. What depends on entries that
+// may come later in the file is settled in Finish: times are kept relative
+// (start in start_ns, duration in end_ns) until baseTimeNanoseconds is known
+// (torch.profiler writes it after traceEvents); GPU rows get the launching
+// process from the runtime row of their correlation id, wherever it is; and
+// process and thread names are kept only for processes that are not GPUs.
+class Converter {
+ public:
+  explicit Converter(ImportStats* st) : st_(*st), b_(&t_, 0) {}
+
+  void OnEvent(const RawEvent& e) {
     std::string_view ph = Field(e, "ph"), cat = Field(e, "cat"), name = Field(e, "name");
     auto pid_v = AsUint(e.fields.count("pid") ? e.fields.at("pid") : Value{});
     auto tid_v = AsUint(e.fields.count("tid") ? e.fields.at("tid") : Value{});
-    auto ts = MicrosToNs(std::string(Field(e, "ts")));
+    if (cat == "cuda_runtime" || cat == "cuda_driver") {
+      if (pid_v) {
+        corr_pid_[b_.U64(e, "correlation")] = static_cast<uint32_t>(*pid_v);
+        if (first_pid_ == 0) first_pid_ = static_cast<uint32_t>(*pid_v);
+      }
+    }
     if (ph == "M") {
       const Value* v = e.args.count("name") ? &e.args.at("name") : nullptr;
+      // Kineto names every possible GPU's "process" (pids 0-15 with labels
+      // "GPU n"), also GPUs not in deviceProperties: those are not processes.
+      if (name == "process_labels" && pid_v) {
+        auto label = e.args.find("labels");
+        if (label != e.args.end() && label->second.text.starts_with("GPU "))
+          device_pids_[*pid_v] = true;
+      }
       if (!pid_v || v == nullptr) {
-        ++st.skipped;
-        continue;
+        ++st_.skipped;
+        return;
       }
-      if (name == "process_name" && !device_pids.count(*pid_v)) {
-        t.Rows<Process>().push_back(
-            Process{.pid = static_cast<uint32_t>(*pid_v),
-                    .name_id = t.strings.Intern(v->text),
-                    .driver_version = static_cast<uint32_t>(c.driver_version),
-                    .runtime_version = static_cast<uint32_t>(c.runtime_version),
-                    .cupti_version = static_cast<uint32_t>(c.cupti_version)});
-      } else if (name == "thread_name" && tid_v && !device_pids.count(*pid_v)) {
-        t.Rows<Thread>().push_back(Thread{.tid = static_cast<uint32_t>(*tid_v),
-                                          .pid = static_cast<uint32_t>(*pid_v),
-                                          .name_id = t.strings.Intern(v->text)});
-      } else {
-        ++st.skipped;
-      }
-      continue;
+      if (name == "process_name" || (name == "thread_name" && tid_v))
+        names_.push_back({name == "process_name", *pid_v, tid_v.value_or(0), v->text});
+      else
+        ++st_.skipped;
+      return;
     }
+    auto ts = MicrosToNs(std::string(Field(e, "ts")));
     if (!pid_v || !tid_v || !ts) {  // spans ("pid": "Spans"), window markers, ...
-      ++st.skipped;
-      continue;
+      ++st_.skipped;
+      return;
     }
+    Trace& t = t_;
     const uint32_t pid = static_cast<uint32_t>(*pid_v), tid = static_cast<uint32_t>(*tid_v);
-    const uint64_t start = b.Abs(*ts);
+    const uint64_t start = static_cast<uint64_t>(*ts);  // relative until Finish
     if (ph == "i" || ph == "I") {
       t.Rows<NvtxMarkerEvent>().push_back(NvtxMarkerEvent{.ts_ns = start,
                                                           .pid = pid,
                                                           .tid = tid,
                                                           .name_id = t.strings.Intern(name),
                                                           .domain_id = t.strings.Intern(cat)});
-      ++st.events;
-      continue;
+      ++st_.events;
+      return;
     }
     if (ph != "X") {  // flows (s/f), counters, async events: links come from correlation ids
-      ++st.skipped;
-      continue;
+      ++st_.skipped;
+      return;
     }
     auto dur = MicrosToNs(std::string(Field(e, "dur")));
-    const uint64_t end = start + static_cast<uint64_t>(std::max<int64_t>(0, dur.value_or(0)));
-    const uint32_t corr = b.U32(e, "correlation");
-    auto host = corr_pid.find(corr);
-    const uint32_t host_pid = host != corr_pid.end() ? host->second : first_pid;
-    // What every GPU row takes from the event: times, correlation, the host
-    // process that launched it, device (Kineto's pid), context, stream (tid).
+    const uint64_t length = static_cast<uint64_t>(std::max<int64_t>(0, dur.value_or(0)));
+    const uint32_t corr = b_.U32(e, "correlation");
+    // What every GPU row takes from the event: times, correlation, device
+    // (Kineto's pid), context, stream (tid); the host pid comes in Finish.
     auto gpu_fields = [&](auto* row) {
       row->start_ns = start;
-      row->end_ns = end;
+      row->end_ns = length;
       row->correlation_id = corr;
-      row->pid = host_pid;
-      row->device_id = b.U32(e, "device", pid);
-      row->context_id = b.U32(e, "context");
-      row->stream_id = b.U32(e, "stream", tid);
+      row->device_id = b_.U32(e, "device", pid);
+      row->context_id = b_.U32(e, "context");
+      row->stream_id = b_.U32(e, "stream", tid);
     };
     if (cat == "kernel") {
       KernelEvent k{};
       gpu_fields(&k);
       k.name_id = k.demangled_id = t.strings.Intern(name);
-      b.Triple(e, "grid", &k.grid_x, &k.grid_y, &k.grid_z);
-      b.Triple(e, "block", &k.block_x, &k.block_y, &k.block_z);
-      k.registers_per_thread = b.U32(e, "registers per thread");
-      k.dynamic_shared_bytes = b.U32(e, "shared memory");  // Kineto sums static + dynamic
+      b_.Triple(e, "grid", &k.grid_x, &k.grid_y, &k.grid_z);
+      b_.Triple(e, "block", &k.block_x, &k.block_y, &k.block_z);
+      k.registers_per_thread = b_.U32(e, "registers per thread");
+      k.dynamic_shared_bytes = b_.U32(e, "shared memory");  // Kineto sums static + dynamic
       t.Rows<KernelEvent>().push_back(k);
     } else if (cat == "gpu_memcpy") {
       MemcpyEvent m{};
       gpu_fields(&m);
-      m.bytes = b.U64(e, "bytes");
+      m.bytes = b_.U64(e, "bytes");
       m.src_device_id = m.dst_device_id = m.device_id;
       // "Memcpy HtoD (Pinned -> Device)"
       std::string_view n = name;
@@ -385,44 +355,142 @@ StatusOr<Trace> ImportKinetoJson(std::string_view text, ImportStats* stats) {
     } else if (cat == "gpu_memset") {
       MemsetEvent m{};
       gpu_fields(&m);
-      m.bytes = b.U64(e, "bytes");
+      m.bytes = b_.U64(e, "bytes");
       std::string_view n = name;
       size_t open = n.find('('), close = n.rfind(')');
       if (open != std::string_view::npos && close != std::string_view::npos && close > open)
         m.memory_kind = MemoryKindFromName(n.substr(open + 1, close - open - 1));
       t.Rows<MemsetEvent>().push_back(m);
     } else if (cat == "cuda_sync") {
-      SyncEvent s{};
-      gpu_fields(&s);
-      s.sync_type = SyncTypeFromName(name);
-      t.Rows<SyncEvent>().push_back(s);
+      SyncEvent sync{};
+      gpu_fields(&sync);
+      sync.sync_type = SyncTypeFromName(name);
+      t.Rows<SyncEvent>().push_back(sync);
     } else if (cat == "cuda_runtime" || cat == "cuda_driver") {
       ApiEvent a{};
       a.start_ns = start;
-      a.end_ns = end;
+      a.end_ns = length;
       a.correlation_id = corr;
       a.pid = pid;
       a.tid = tid;
       a.domain = cat == "cuda_driver" ? kApiDriver : kApiRuntime;
-      a.cbid = b.U32(e, "cbid");
+      a.cbid = b_.U32(e, "cbid");
       a.name_id = t.strings.Intern(name);
-      a.external_id = b.U64(e, "External id");
+      a.external_id = b_.U64(e, "External id");
       t.Rows<ApiEvent>().push_back(a);
     } else {
       // CPU ops, annotations, Python functions: ranges on their thread; the
       // category is kept as the range's domain so export writes it back.
       NvtxRangeEvent r{};
       r.start_ns = start;
-      r.end_ns = end;
+      r.end_ns = length;
       r.pid = pid;
       r.tid = tid;
       r.name_id = t.strings.Intern(name);
       r.domain_id = t.strings.Intern(cat);
       t.Rows<NvtxRangeEvent>().push_back(r);
     }
-    ++st.events;
+    ++st_.events;
   }
-  return t;
+
+  Trace Finish(const Collector& c) {
+    Trace& t = t_;
+    b_.base_ = c.base_ns.value_or(0);
+    // Relative start + duration -> absolute start and end.
+    auto times = [&](auto& rows) {
+      for (auto& r : rows) {
+        r.start_ns = b_.Abs(static_cast<int64_t>(r.start_ns));
+        r.end_ns = r.start_ns + r.end_ns;
+      }
+    };
+    auto host_pids = [&](auto& rows) {
+      for (auto& r : rows) {
+        auto host = corr_pid_.find(r.correlation_id);
+        r.pid = host != corr_pid_.end() ? host->second : first_pid_;
+      }
+    };
+    times(t.Rows<KernelEvent>()), host_pids(t.Rows<KernelEvent>());
+    times(t.Rows<MemcpyEvent>()), host_pids(t.Rows<MemcpyEvent>());
+    times(t.Rows<MemsetEvent>()), host_pids(t.Rows<MemsetEvent>());
+    times(t.Rows<SyncEvent>()), host_pids(t.Rows<SyncEvent>());
+    times(t.Rows<ApiEvent>());
+    times(t.Rows<NvtxRangeEvent>());
+    for (auto& m : t.Rows<NvtxMarkerEvent>()) m.ts_ns = b_.Abs(static_cast<int64_t>(m.ts_ns));
+
+    for (const auto& d : c.devices) {
+      Device dev{};
+      auto get = [&](const char* k) -> uint64_t {
+        auto it = d.find(k);
+        if (it == d.end()) return 0;
+        return AsUint(it->second).value_or(0);
+      };
+      dev.device_id = static_cast<uint32_t>(get("id"));
+      dev.pid = first_pid_;
+      auto name = d.find("name");
+      if (name != d.end()) dev.name_id = t.strings.Intern(name->second.text);
+      dev.memory_bytes = get("totalGlobalMem");
+      dev.cc_major = static_cast<uint32_t>(get("computeMajor"));
+      dev.cc_minor = static_cast<uint32_t>(get("computeMinor"));
+      dev.max_threads_per_block = static_cast<uint32_t>(get("maxThreadsPerBlock"));
+      dev.max_registers_per_block = static_cast<uint32_t>(get("regsPerBlock"));
+      dev.max_shared_per_block = static_cast<uint32_t>(get("sharedMemPerBlock"));
+      dev.sm_count = static_cast<uint32_t>(get("numSms"));
+      t.Rows<Device>().push_back(dev);
+      device_pids_[dev.device_id] = true;
+    }
+    for (const Name& n : names_) {
+      if (device_pids_.count(n.pid)) {
+        ++st_.skipped;
+      } else if (n.process) {
+        t.Rows<Process>().push_back(Process{.pid = static_cast<uint32_t>(n.pid),
+                                            .name_id = t.strings.Intern(n.text),
+                                            .driver_version = uint32_t(c.driver_version),
+                                            .runtime_version = uint32_t(c.runtime_version),
+                                            .cupti_version = uint32_t(c.cupti_version)});
+      } else {
+        t.Rows<Thread>().push_back(Thread{.tid = static_cast<uint32_t>(n.tid),
+                                          .pid = static_cast<uint32_t>(n.pid),
+                                          .name_id = t.strings.Intern(n.text)});
+      }
+    }
+    return std::move(t_);
+  }
+
+ private:
+  struct Name {
+    bool process;  // else a thread name
+    uint64_t pid, tid;
+    std::string text;
+  };
+  ImportStats& st_;
+  Trace t_;
+  Builder b_;
+  std::unordered_map<uint64_t, uint32_t> corr_pid_;  // host pid of each correlation id
+  std::unordered_map<uint64_t, bool> device_pids_;
+  std::vector<Name> names_;
+  uint32_t first_pid_ = 0;
+};
+
+}  // namespace
+
+StatusOr<Trace> ImportKinetoJson(std::string_view text, ImportStats* stats) {
+  ImportStats local;
+  ImportStats& st = stats ? *stats : local;
+  const ImportStats before = st;
+  Converter convert(&st);
+  Collector c([&](const RawEvent& e) { convert.OnEvent(e); });
+  bool ok = json::sax_parse(text.begin(), text.end(), &c, json::input_format_t::json, true);
+  if (!ok) {
+    st = before;
+    return DataLoss("not a valid torch.profiler JSON trace: " + c.error);
+  }
+  // Valid JSON without the trace's one required key ({}, a config file, ...)
+  // is not an empty trace.
+  if (!c.saw_trace_events)
+    return InvalidArgument(
+        "not a torch.profiler trace: the JSON has no top-level \"traceEvents\" array (the "
+        "Chrome/Kineto trace format written by torch.profiler's export_chrome_trace)");
+  return convert.Finish(c);
 }
 
 }  // namespace tracesmith::importer

@@ -21,5 +21,33 @@ TEST(KinetoImport, AnEmptyTraceIsStillATrace) {
   EXPECT_EQ(t->EventCount(), 0u);
 }
 
+// Events are converted as they are parsed; what they depend on may come
+// later in the file: baseTimeNanoseconds after traceEvents (as torch.profiler
+// writes it), a kernel before the runtime call that launched it, a GPU's
+// process_labels after its process_name.
+TEST(KinetoImport, WhatComesLaterInTheFileStillApplies) {
+  auto t = ImportKinetoJson(R"({"traceEvents": [
+    {"ph": "M", "name": "process_name", "pid": 0, "tid": 0, "args": {"name": "GPU 0"}},
+    {"ph": "M", "name": "process_name", "pid": 42, "tid": 0, "args": {"name": "python"}},
+    {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 10.5, "dur": 2,
+     "args": {"correlation": 5, "stream": 7, "device": 0, "grid": [4, 1, 1]}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 42, "tid": 9,
+     "ts": 8, "dur": 1.25, "args": {"correlation": 5, "cbid": 211}},
+    {"ph": "M", "name": "process_labels", "pid": 0, "tid": 0, "args": {"labels": "GPU 0"}}],
+    "baseTimeNanoseconds": 1000000000})");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ASSERT_EQ(t->Rows<model::KernelEvent>().size(), 1u);
+  const model::KernelEvent& k = t->Rows<model::KernelEvent>()[0];
+  EXPECT_EQ(k.start_ns, 1000010500u);
+  EXPECT_EQ(k.end_ns, 1000012500u);
+  EXPECT_EQ(k.pid, 42u);  // the launching process, from the runtime row after it
+  EXPECT_EQ(k.grid_x, 4u);
+  ASSERT_EQ(t->Rows<model::ApiEvent>().size(), 1u);
+  EXPECT_EQ(t->Rows<model::ApiEvent>()[0].start_ns, 1000008000u);
+  EXPECT_EQ(t->Rows<model::ApiEvent>()[0].end_ns, 1000009250u);
+  ASSERT_EQ(t->Rows<model::Process>().size(), 1u);  // not the GPU's "process"
+  EXPECT_EQ(t->Rows<model::Process>()[0].pid, 42u);
+}
+
 }  // namespace
 }  // namespace tracesmith::importer

@@ -66,7 +66,8 @@ struct ReadReport {
 struct ReadOptions {
   // Upper bound on decoded rows x sizeof(row) across the file; protects
   // against malicious files whose constant columns claim huge row counts.
-  // 0 = 64 MiB + 256 x file size (TRACESMITH_MAX_DECODED_MB overrides);
+  // 0 = 256 x file size + 1/8 of physical memory (at least 64 MiB;
+  // TRACESMITH_MAX_DECODED_MB overrides);
   // Stream applies the same limit to all the event rows of a pass.
   uint64_t max_decoded_bytes = 0;
 };
