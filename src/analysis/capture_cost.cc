@@ -29,6 +29,14 @@ std::string Duration(double ns) {
 }  // namespace
 
 std::vector<CaptureCost> ComputeCaptureCost(const model::Trace& trace) {
+  std::map<uint32_t, uint64_t> kernels;
+  for (const model::KernelEvent& k : trace.Rows<model::KernelEvent>()) ++kernels[k.pid];
+  return ComputeCaptureCost(trace, kernels);
+}
+
+std::vector<CaptureCost> ComputeCaptureCost(const model::Trace& trace,
+                                            const std::map<uint32_t, uint64_t>& kernels_in) {
+  auto kernels = kernels_in;  // (operator[] below: absent pids count 0)
   // pid -> stat name (after the prefix) -> value
   std::map<uint32_t, std::map<std::string, int64_t, std::less<>>> stats;
   for (const model::Stat& s : trace.Rows<model::Stat>()) {
@@ -36,8 +44,6 @@ std::vector<CaptureCost> ComputeCaptureCost(const model::Trace& trace) {
     if (name.substr(0, kPrefix.size()) != kPrefix) continue;
     stats[s.pid][std::string(name.substr(kPrefix.size()))] = s.value;
   }
-  std::map<uint32_t, uint64_t> kernels;
-  for (const model::KernelEvent& k : trace.Rows<model::KernelEvent>()) ++kernels[k.pid];
 
   std::vector<CaptureCost> out;
   for (const auto& entry : stats) {

@@ -1,6 +1,9 @@
-// `tracesmith info FILE`: what a trace holds, at a glance.
+// `tracesmith info FILE`: what a trace holds, at a glance. The events are
+// streamed and counted, not kept: memory stays at one chunk plus metadata.
+#include <algorithm>
 #include <cstdio>
 #include <map>
+#include <type_traits>
 
 #include "commands.h"
 #include "tracesmith/analysis/capture_cost.h"
@@ -23,18 +26,58 @@ const char* FileState(const format::ReadReport& r) {
          "were recovered)";
 }
 
+// What info needs of the events, counted as they stream past: the file's
+// event rows are never held (bounded memory on any size of trace).
+struct EventSummary {
+  std::map<TableKind, size_t> count;
+  size_t total = 0;
+  uint64_t lo = UINT64_MAX, hi = 0;
+  uint64_t dropped = 0;
+  std::map<uint32_t, uint64_t> kernels;  // per pid
+};
+
+Status Summarize(const Trace& batch, TableKind kind, EventSummary* s) {
+  ForEachRecordType([&]<typename T>() {
+    if constexpr (RecordTraits<T>::kIsEvent) {
+      if (RecordTraits<T>::kKind != kind) return;
+      const auto& rows = batch.Rows<T>();
+      s->count[kind] += rows.size();
+      s->total += rows.size();
+      for (const T& e : rows) {
+        const uint64_t start = EventStart(e);
+        if (start == 0) continue;  // as Trace::TimeRange
+        s->lo = std::min(s->lo, start);
+        s->hi = std::max(s->hi, std::max(start, EventEnd(e)));
+      }
+      if constexpr (std::is_same_v<T, DropEvent>)
+        for (const DropEvent& d : rows) s->dropped += d.count;
+      if constexpr (std::is_same_v<T, KernelEvent>)
+        for (const KernelEvent& k : rows) ++s->kernels[k.pid];
+    }
+  });
+  return OkStatus();
+}
+
 int RunInfo(const std::string& path, bool strict) {
   // The damage is part of what info prints: no warning, no --strict error first.
-  format::ReadReport r;
-  auto loaded = format::ReadTraceFile(path, &r);
-  if (!loaded.ok()) return ReportError(loaded.status());
-  const Trace& t = *loaded;
+  auto reader = format::SbtReader::Open(path);
+  if (!reader.ok()) return ReportError(reader.status());
+  EventSummary ev;
+  Trace t;  // metadata only: strings, processes, devices, stats, stacks
+  Status streamed = (*reader)->Stream(
+      [&](const Trace& batch, TableKind kind) { return Summarize(batch, kind, &ev); },
+      [&](const Trace& meta) {
+        t = meta;
+        return OkStatus();
+      });
+  if (!streamed.ok()) return ReportError(Status(streamed.code(), path + ": " + streamed.message()));
+  const format::ReadReport& r = (*reader)->report();
 
   std::printf("File:        %s\n", path.c_str());
   std::printf("Size:        %s (%llu bytes)\n", HumanBytes(r.file_size).c_str(),
               static_cast<unsigned long long>(r.file_size));
   std::printf("Format:      SBT %u.%u, %s\n", r.major, r.minor, FileState(r));
-  auto [lo, hi] = t.TimeRange();
+  const uint64_t lo = ev.hi == 0 ? 0 : ev.lo, hi = ev.hi;
   if (hi > lo)
     std::printf("Time range:  %llu .. %llu ns (%s)\n", static_cast<unsigned long long>(lo),
                 static_cast<unsigned long long>(hi), HumanDuration(hi - lo).c_str());
@@ -62,20 +105,19 @@ int RunInfo(const std::string& path, bool strict) {
     std::printf("\n");
   }
 
-  std::printf("\nEvents:      %zu\n", t.EventCount());
+  std::printf("\nEvents:      %zu\n", ev.total);
   ForEachRecordType([&]<typename T>() {
     if constexpr (RecordTraits<T>::kIsEvent) {
-      size_t n = t.Rows<T>().size();
+      auto it = ev.count.find(RecordTraits<T>::kKind);
+      size_t n = it == ev.count.end() ? 0 : it->second;
       if (n) std::printf("  %-10s %12zu\n", RecordTraits<T>::kLabel, n);
     }
   });
-  if (t.EventCount())
-    std::printf("Bytes/event: %.2f\n", static_cast<double>(r.file_size) / t.EventCount());
+  if (ev.total) std::printf("Bytes/event: %.2f\n", static_cast<double>(r.file_size) / ev.total);
   size_t frames = t.Rows<Frame>().size(), nodes = t.Rows<StackNode>().size();
   if (frames || nodes) std::printf("Call stacks: %zu frames, %zu call-site nodes\n", frames, nodes);
 
-  uint64_t dropped = 0;
-  for (const DropEvent& d : t.Rows<DropEvent>()) dropped += d.count;
+  const uint64_t dropped = ev.dropped;
   std::printf("\nCapture stats:\n");
   std::printf("  %-34s %llu%s\n", "dropped_records", static_cast<unsigned long long>(dropped),
               dropped ? "  (DATA LOSS)" : "");
@@ -104,7 +146,7 @@ int RunInfo(const std::string& path, bool strict) {
                 static_cast<unsigned long long>(r.file_size));
     std::printf("\nDamage (recovered everything else):\n%s", r.Describe().c_str());
   }
-  for (const analysis::CaptureCost& c : analysis::ComputeCaptureCost(t)) {
+  for (const analysis::CaptureCost& c : analysis::ComputeCaptureCost(t, ev.kernels)) {
     std::printf("\nCapture cost (pid %u):\n  %s\n", c.pid, analysis::CaptureCostLine(c).c_str());
     for (const std::string& d : analysis::CaptureCostDetails(c)) std::printf("    %s\n", d.c_str());
   }

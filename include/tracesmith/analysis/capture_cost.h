@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,10 @@ struct CaptureCost {
 // One entry per process that wrote capture.cost.* stats (empty for traces
 // from captures before they existed, and for imports).
 std::vector<CaptureCost> ComputeCaptureCost(const model::Trace& trace);
+// The same from the trace's Stat rows and its kernel count per pid (for a
+// caller that streamed the events instead of keeping them).
+std::vector<CaptureCost> ComputeCaptureCost(const model::Trace& stats,
+                                            const std::map<uint32_t, uint64_t>& kernels);
 
 // "capture cost: 0.42 us per launch on the program's threads (12.6 ms in
 // all), 85.1 ms CPU in the writer"
