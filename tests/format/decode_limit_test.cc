@@ -29,23 +29,34 @@ std::string ConstantFile(const testing::TempPath& path) {
   return path.path();
 }
 
+// Streams the file's kernels with TRACESMITH_MAX_DECODED_MB=limit_mb, then,
+// with `read`, reads it whole (same limit); returns the stream's status.
+Status StreamWithLimit(const std::string& path, const char* limit_mb, uint64_t* streamed,
+                       Status* read) {
+  setenv("TRACESMITH_MAX_DECODED_MB", limit_mb, 1);
+  auto r = SbtReader::Open(path);
+  EXPECT_TRUE(r.ok());
+  Status st = (*r)->Stream([&](const model::Trace& batch, model::TableKind) {
+    *streamed += batch.Rows<model::KernelEvent>().size();
+    return OkStatus();
+  });
+  if (read) {
+    model::Trace all;
+    *read = (*r)->ReadAll(&all);
+  }
+  unsetenv("TRACESMITH_MAX_DECODED_MB");
+  return st;
+}
+
 TEST(DecodeLimit, ConstantColumnChunksStopAtTheLimit) {
   testing::TempPath path(".sbt");
   ConstantFile(path);
   auto size = FileSize(path.path());
   ASSERT_TRUE(size.ok());
   ASSERT_LT(*size, 64u << 10) << "the forged file is small";
-  setenv("TRACESMITH_MAX_DECODED_MB", "64", 1);
-  auto r = SbtReader::Open(path.path());
-  ASSERT_TRUE(r.ok());
   uint64_t streamed = 0;
-  Status st = (*r)->Stream([&](const model::Trace& batch, model::TableKind) {
-    streamed += batch.Rows<model::KernelEvent>().size();
-    return OkStatus();
-  });
-  model::Trace all;
-  Status read = (*r)->ReadAll(&all);
-  unsetenv("TRACESMITH_MAX_DECODED_MB");
+  Status read;
+  Status st = StreamWithLimit(path.path(), "64", &streamed, &read);
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(st.message().find("TRACESMITH_MAX_DECODED_MB"), std::string::npos) << st.message();
@@ -57,15 +68,8 @@ TEST(DecodeLimit, ConstantColumnChunksStopAtTheLimit) {
 TEST(DecodeLimit, TheOverrideReadsItAll) {
   testing::TempPath path(".sbt");
   ConstantFile(path);
-  setenv("TRACESMITH_MAX_DECODED_MB", "2048", 1);
-  auto r = SbtReader::Open(path.path());
-  ASSERT_TRUE(r.ok());
   uint64_t streamed = 0;
-  Status st = (*r)->Stream([&](const model::Trace& batch, model::TableKind) {
-    streamed += batch.Rows<model::KernelEvent>().size();
-    return OkStatus();
-  });
-  unsetenv("TRACESMITH_MAX_DECODED_MB");
+  Status st = StreamWithLimit(path.path(), "2048", &streamed, nullptr);  // (ReadAll: 700 MB)
   EXPECT_TRUE(st.ok()) << st.message();
   EXPECT_EQ(streamed, 40u * kMaxRowsPerChunk);
 }
