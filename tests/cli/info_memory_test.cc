@@ -1,7 +1,7 @@
-// `info` streams the events and counts them instead of decoding the whole
+// `info` and `view --stats` stream the events instead of decoding the whole
 // trace into memory (issue #21 item 8): on 2 M kernel rows (272 MB decoded)
-// its peak RSS stays that of one chunk plus metadata, and it prints the same
-// counts and time range as before.
+// their peak RSS stays that of one chunk plus metadata, and they print the
+// same counts and time range as before.
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -17,52 +17,81 @@
 namespace tracesmith {
 namespace {
 
-TEST(InfoMemory, TwoMillionKernelsInBoundedMemory) {
-  testing::TempDir dir;
+// 2 M kernel rows in 16 chunks: 272 MB when decoded whole.
+std::string TwoMillionKernels(const testing::TempDir& dir) {
   const std::string path = dir / "big.sbt";
-  {
-    auto w = format::SbtWriter::Open(path, format::SbtWriterOptions{});
-    ASSERT_TRUE(w.ok());
-    std::vector<model::KernelEvent> rows(format::kMaxRowsPerChunk);
-    for (size_t i = 0; i < 16; ++i) {
-      for (size_t j = 0; j < rows.size(); ++j) {
-        const uint64_t n = i * rows.size() + j;
-        rows[j].start_ns = 1'000'000 + n * 1000;
-        rows[j].end_ns = rows[j].start_ns + 500;
-        rows[j].correlation_id = uint32_t(n + 1);
-        rows[j].pid = 7;
-      }
-      (*w)->AppendRows(rows.data(), rows.size());
+  auto w = format::SbtWriter::Open(path, format::SbtWriterOptions{});
+  EXPECT_TRUE(w.ok());
+  std::vector<model::KernelEvent> rows(format::kMaxRowsPerChunk);
+  for (size_t i = 0; i < 16; ++i) {
+    for (size_t j = 0; j < rows.size(); ++j) {
+      const uint64_t n = i * rows.size() + j;
+      rows[j].start_ns = 1'000'000 + n * 1000;
+      rows[j].end_ns = rows[j].start_ns + 500;
+      rows[j].correlation_id = uint32_t(n + 1);
+      rows[j].pid = 7;
     }
-    ASSERT_TRUE((*w)->Close().ok());
+    (*w)->AppendRows(rows.data(), rows.size());
   }
-  // Peak RSS of the child alone: run it through fork/exec and wait4.
-  const std::string out = dir / "info.txt";
+  EXPECT_TRUE((*w)->Close().ok());
+  return path;
+}
+
+// Runs `tracesmith ARGS...` and returns its stdout; *peak_kib: the child's
+// own peak RSS (fork/exec and wait4).
+std::string RunMeasured(const testing::TempDir& dir, std::vector<std::string> args,
+                        long* peak_kib) {
+  const std::string out = dir / "out.txt";
+  std::vector<char*> argv = {const_cast<char*>(TS_TRACESMITH_BIN)};
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
   pid_t pid = fork();
-  ASSERT_GE(pid, 0);
   if (pid == 0) {
     FILE* f = freopen(out.c_str(), "w", stdout);
     (void)f;
-    execl(TS_TRACESMITH_BIN, TS_TRACESMITH_BIN, "info", path.c_str(), nullptr);
+    execv(TS_TRACESMITH_BIN, argv.data());
     _exit(127);
   }
   int status = 0;
   rusage usage{};
-  ASSERT_EQ(wait4(pid, &status, 0, &usage), pid);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0);
-  const std::string text = ReadOrMissing(out);
+  EXPECT_EQ(wait4(pid, &status, 0, &usage), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  *peak_kib = usage.ru_maxrss;
+  return ReadOrMissing(out);
+}
+
+// ASan's shadow memory and allocator quarantine add ~50 MB to the binary
+// under test; decoding the trace whole would take 300 MB more either way.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr long kLimitKib = 192 * 1024;
+#else
+constexpr long kLimitKib = 64 * 1024;
+#endif
+
+TEST(InfoMemory, TwoMillionKernelsInBoundedMemory) {
+  testing::TempDir dir;
+  const std::string path = TwoMillionKernels(dir);
+  long peak = 0;
+  const std::string text = RunMeasured(dir, {"info", path}, &peak);
   EXPECT_NE(text.find("Events:      2097152"), std::string::npos) << text;
   EXPECT_NE(text.find("kernel          2097152"), std::string::npos) << text;
   EXPECT_NE(text.find("(2.097 s)"), std::string::npos) << text;  // 1 ms .. 2098.152 ms
-  // ASan's shadow memory and allocator quarantine add ~50 MB to the binary
-  // under test; decoding the trace whole would take 300 MB more either way.
-#if defined(__SANITIZE_ADDRESS__)
-  const long limit_kib = 192 * 1024;
-#else
-  const long limit_kib = 64 * 1024;
-#endif
-  EXPECT_LT(usage.ru_maxrss, limit_kib) << "KiB peak RSS for 2 M kernels (272 MB decoded)";
+  EXPECT_LT(peak, kLimitKib) << "KiB peak RSS for 2 M kernels (272 MB decoded)";
+}
+
+// view --stats aggregates as the events stream past, --from/--to included.
+TEST(InfoMemory, ViewStatsInBoundedMemory) {
+  testing::TempDir dir;
+  const std::string path = TwoMillionKernels(dir);
+  long peak = 0;
+  std::string text = RunMeasured(dir, {"view", path, "--stats"}, &peak);
+  EXPECT_NE(text.find("2097152 events match"), std::string::npos) << text;
+  EXPECT_LT(peak, kLimitKib) << "KiB peak RSS of view --stats";
+  // Kernels start every 1 us from +0 and last 0.5 us: [+1 ms, +2 ms] holds
+  // those starting at +1000 .. +2000 us.
+  text = RunMeasured(dir, {"view", path, "--stats", "--from", "1ms", "--to", "2ms"}, &peak);
+  EXPECT_NE(text.find("1001 events match"), std::string::npos) << text;
+  EXPECT_LT(peak, kLimitKib) << "KiB peak RSS of view --stats --from --to";
 }
 
 }  // namespace
