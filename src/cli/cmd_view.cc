@@ -99,6 +99,21 @@ uint32_t StackIdOf(const T& e) {
     return 0;
 }
 
+// --from/--to (relative to the trace's start t0) as absolute times.
+Status TimeWindow(const ViewOptions& o, uint64_t t0, uint64_t* from, uint64_t* to) {
+  if (!o.from.empty()) {
+    auto d = ParseDuration(o.from);
+    if (!d.ok()) return d.status();
+    *from = t0 + *d;
+  }
+  if (!o.to.empty()) {
+    auto d = ParseDuration(o.to);
+    if (!d.ok()) return d.status();
+    *to = t0 + *d;
+  }
+  return OkStatus();
+}
+
 int RunViewStats(const ViewOptions& o, const std::set<std::string>& kinds,
                  const std::optional<std::regex>& name_re);
 
@@ -128,16 +143,7 @@ int RunView(const ViewOptions& o) {
   const Trace& t = loaded->trace;
   auto [t0, t1] = t.TimeRange();
   uint64_t from = 0, to = UINT64_MAX;
-  if (!o.from.empty()) {
-    auto d = ParseDuration(o.from);
-    if (!d.ok()) return ReportError(d.status());
-    from = t0 + *d;
-  }
-  if (!o.to.empty()) {
-    auto d = ParseDuration(o.to);
-    if (!d.ok()) return ReportError(d.status());
-    to = t0 + *d;
-  }
+  if (Status w = TimeWindow(o, t0, &from, &to); !w.ok()) return ReportError(w);
 
   std::vector<EventRef> refs;
   ForEachRecordType([&]<typename T>() {
@@ -212,16 +218,7 @@ int RunViewStats(const ViewOptions& o, const std::set<std::string>& kinds,
     t0 = hi == 0 ? 0 : lo;
   }
   uint64_t from = 0, to = UINT64_MAX;
-  if (!o.from.empty()) {
-    auto d = ParseDuration(o.from);
-    if (!d.ok()) return ReportError(d.status());
-    from = t0 + *d;
-  }
-  if (!o.to.empty()) {
-    auto d = ParseDuration(o.to);
-    if (!d.ok()) return ReportError(d.status());
-    to = t0 + *d;
-  }
+  if (Status w = TimeWindow(o, t0, &from, &to); !w.ok()) return ReportError(w);
   struct Agg {
     uint64_t count = 0, timed = 0, total = 0, min = UINT64_MAX, max = 0;
   };
@@ -254,8 +251,7 @@ int RunViewStats(const ViewOptions& o, const std::set<std::string>& kinds,
     return OkStatus();
   });
   if (!st.ok()) return failed(st);
-  if (Status damage = CheckDamage(o.path, (*reader)->report(), o.strict, "showing");
-      !damage.ok())
+  if (Status damage = CheckDamage(o.path, (*reader)->report(), o.strict, "showing"); !damage.ok())
     return ReportError(damage);
   std::printf("%zu events match\n\n%-10s %12s\n", matched, "KIND", "COUNT");
   for (auto& [k, n] : per_kind)

@@ -22,8 +22,12 @@ namespace tracesmith::exporter {
 class CorrelationIndex {
  public:
   // Inline: the export's first pass calls these for every launch and GPU op.
-  [[gnu::always_inline]] void AddApi(uint32_t pid, uint32_t corr) { Mutable(pid)->api.Insert(corr); }
-  [[gnu::always_inline]] void AddGpu(uint32_t pid, uint32_t corr) { Mutable(pid)->gpu.Insert(corr); }
+  [[gnu::always_inline]] void AddApi(uint32_t pid, uint32_t corr) {
+    Mutable(pid)->api.Insert(corr);
+  }
+  [[gnu::always_inline]] void AddGpu(uint32_t pid, uint32_t corr) {
+    Mutable(pid)->gpu.Insert(corr);
+  }
   bool HasApi(uint32_t pid, uint32_t corr) const {
     const Bits* b = Find(pid);
     return b != nullptr && b->api.Contains(corr);

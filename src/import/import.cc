@@ -66,7 +66,7 @@ static std::string Size(uint64_t bytes) {
 // whole, and the decompressed size is capped (MaxInputBytes).
 static StatusOr<std::string> ReadMaybeGzip(const std::string& path, const ImportOptions& options,
                                            ImportFormat* format) {
-  struct stat st{};
+  struct stat st {};
   const uint64_t on_disk =
       ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) ? uint64_t(st.st_size) : 0;
   const uint64_t limit = MaxInputBytes(options, on_disk);

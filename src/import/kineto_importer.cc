@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include <charconv>
-#include <functional>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <optional>
 #include <unordered_map>

@@ -34,7 +34,7 @@ TEST(IdSet, DenseIdsAreABitsetFarIdsAnEntry) {
 
 TEST(IdSet, AnIdFirstKeptApartIsStillFoundOnceTheBitsetCoversIt) {
   IdSet s;
-  s.Insert(5000000);  // far ahead of everything: kept apart
+  s.Insert(5000000);                                        // far ahead of everything: kept apart
   for (uint32_t id = 1; id <= 5000001; ++id) s.Insert(id);  // the bitset grows over it
   EXPECT_TRUE(s.Contains(5000000));
   EXPECT_TRUE(s.Contains(5000001));
