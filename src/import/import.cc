@@ -57,70 +57,98 @@ uint64_t MaxInputBytes(const ImportOptions& options, uint64_t file_bytes) {
 
 static std::string Size(uint64_t bytes) {
   if (bytes >= (uint64_t{1} << 30)) return StrFormat("%.1f GiB", double(bytes) / (1 << 30));
-  return StrFormat("%.1f MiB", double(bytes) / (1 << 20));
+  if (bytes >= (uint64_t{1} << 20)) return StrFormat("%.1f MiB", double(bytes) / (1 << 20));
+  return StrFormat("%.1f KiB", double(bytes) / 1024);
 }
 
-// Reads a whole file; gzip streams are decompressed (zlib reads plain files
-// as is). The format is told from the first block, so that something that
-// is no trace at all (/dev/zero, a binary) is refused before it is read
-// whole, and the decompressed size is capped (MaxInputBytes).
-static StatusOr<std::string> ReadMaybeGzip(const std::string& path, const ImportOptions& options,
-                                           ImportFormat* format) {
-  struct stat st {};
-  const uint64_t on_disk =
-      ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) ? uint64_t(st.st_size) : 0;
-  const uint64_t limit = MaxInputBytes(options, on_disk);
-  gzFile f = gzopen(path.c_str(), "rb");
-  if (f == nullptr) return IoError(StrFormat("cannot open %s: %s", path.c_str(), strerror(errno)));
-  std::string out;
-  char buf[1 << 16];
-  bool known = false;
-  while (true) {
-    int n = gzread(f, buf, sizeof buf);
+// A file, gzip-compressed or not (zlib reads plain files as is), read in
+// blocks with the decompressed size capped (MaxInputBytes): the format is
+// told from the first block, so that something that is no trace at all
+// (/dev/zero, a binary) is refused before it is read whole.
+class Input {
+ public:
+  ~Input() {
+    if (f_) gzclose(f_);
+  }
+  Status Open(const std::string& path, const ImportOptions& options) {
+    path_ = path;
+    struct stat st {};
+    on_disk_ = ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) ? uint64_t(st.st_size) : 0;
+    limit_ = MaxInputBytes(options, on_disk_);
+    f_ = gzopen(path.c_str(), "rb");
+    if (f_ == nullptr)
+      return IoError(StrFormat("cannot open %s: %s", path.c_str(), strerror(errno)));
+    return OkStatus();
+  }
+  // Up to `cap` bytes; 0 at the end, or on an error (then error() is set).
+  size_t Read(char* buf, size_t cap) {
+    if (!error_.ok()) return 0;
+    int n = gzread(f_, buf, unsigned(std::min<size_t>(cap, 1 << 30)));
     if (n < 0) {
       int err = 0;
-      std::string msg = gzerror(f, &err);
-      gzclose(f);
-      return DataLoss(StrFormat("%s: decompression failed after %zu bytes: %s", path.c_str(),
-                                out.size(), msg.c_str()));
+      error_ = DataLoss(StrFormat("%s: decompression failed after %llu bytes: %s", path_.c_str(),
+                                  static_cast<unsigned long long>(total_), gzerror(f_, &err)));
+      return 0;
     }
-    if (n == 0) break;
-    if (out.size() + size_t(n) > limit) {
-      gzclose(f);
-      return FailedPrecondition(StrFormat(
+    if (total_ + uint64_t(n) > limit_) {
+      error_ = FailedPrecondition(StrFormat(
           "%s: decompresses to more than %s (%s on disk): not a trace, or a larger one than "
           "expected; raise the limit with --max-input-gb",
-          path.c_str(), Size(limit).c_str(), Size(on_disk).c_str()));
+          path_.c_str(), Size(limit_).c_str(), Size(on_disk_).c_str()));
+      return 0;
     }
-    out.append(buf, static_cast<size_t>(n));
-    if (!known && out.size() >= 64) {
-      auto f_or = DetectImportFormat(std::string_view(out).substr(0, 64));
-      if (!f_or.ok()) {
-        gzclose(f);
-        return Status(f_or.status().code(), path + ": " + f_or.status().message());
-      }
-      *format = *f_or;
-      known = true;
+    total_ += uint64_t(n);
+    return size_t(n);
+  }
+  // Reads until `out` holds at least `n` bytes or the input ends.
+  void ReadAtLeast(std::string* out, size_t n) {
+    char buf[1 << 16];
+    while (out->size() < n) {
+      size_t got = Read(buf, sizeof buf);
+      if (got == 0) return;
+      out->append(buf, got);
     }
   }
-  gzclose(f);
-  if (!known) {  // shorter than 64 bytes
-    auto f_or = DetectImportFormat(out);
-    if (!f_or.ok()) return Status(f_or.status().code(), path + ": " + f_or.status().message());
-    *format = *f_or;
-  }
-  return out;
-}
+  const Status& error() const { return error_; }
+
+ private:
+  std::string path_;
+  gzFile f_ = nullptr;
+  uint64_t on_disk_ = 0, limit_ = 0, total_ = 0;
+  Status error_;
+};
 
 StatusOr<model::Trace> ImportFile(const std::string& path, const ImportOptions& options,
                                   ImportFormat* detected, ImportStats* stats) {
-  ImportFormat format = ImportFormat::kKinetoJson;
-  ASSIGN_OR_RETURN(std::string text, ReadMaybeGzip(path, options, &format));
+  Input in;
+  RETURN_IF_ERROR(in.Open(path, options));
+  std::string text;
+  in.ReadAtLeast(&text, 64);
+  if (!in.error().ok()) return in.error();
+  auto format_or = DetectImportFormat(std::string_view(text).substr(0, 64));
+  if (!format_or.ok())
+    return Status(format_or.status().code(), path + ": " + format_or.status().message());
+  const ImportFormat format = *format_or;
   if (detected) *detected = format;
   StatusOr<model::Trace> trace = InvalidArgument("unreachable");
   if (format == ImportFormat::kKinetoJson) {
-    trace = ImportKinetoJson(text, stats);
+    // Streamed: the bytes already read, then the rest as the parser asks.
+    size_t given = 0;
+    trace = ImportKinetoJsonStream(
+        [&](char* buf, size_t cap) -> size_t {
+          if (given < text.size()) {
+            size_t n = std::min(cap, text.size() - given);
+            std::memcpy(buf, text.data() + given, n);
+            given += n;
+            return n;
+          }
+          return in.Read(buf, cap);
+        },
+        stats);
+    if (!in.error().ok()) return in.error();  // what cut the document short
   } else {
+    in.ReadAtLeast(&text, SIZE_MAX);
+    if (!in.error().ok()) return in.error();
     XRayInstrMap map;
     if (!options.xray_binary.empty()) {
       ASSIGN_OR_RETURN(map, LoadXRayInstrMap(options.xray_binary));

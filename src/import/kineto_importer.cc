@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cmath>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <unordered_map>
@@ -473,13 +474,57 @@ class Converter {
 
 }  // namespace
 
-StatusOr<Trace> ImportKinetoJson(std::string_view text, ImportStats* stats) {
+namespace {
+
+// The bytes of a JSON document as they are read (a gzip stream), one block
+// at a time: an input iterator for nlohmann's parser, so the document is
+// never held whole.
+class BlockIterator {
+ public:
+  using iterator_category = std::input_iterator_tag;
+  using value_type = char;
+  using difference_type = std::ptrdiff_t;
+  using pointer = const char*;
+  using reference = const char&;
+
+  struct Source {
+    std::function<size_t(char*, size_t)> read;  // 0: end (or error, which read reports)
+    std::vector<char> block = std::vector<char>(size_t{1} << 16);
+    size_t pos = 0, len = 0;
+    bool end = false;
+    void Fill() {
+      while (!end && pos == len) {
+        len = read(block.data(), block.size());
+        pos = 0;
+        if (len == 0) end = true;
+      }
+    }
+  };
+  BlockIterator() = default;  // the end
+  explicit BlockIterator(Source* s) : s_(s) { s_->Fill(); }
+  const char& operator*() const { return s_->block[s_->pos]; }
+  BlockIterator& operator++() {
+    ++s_->pos;
+    s_->Fill();
+    return *this;
+  }
+  void operator++(int) { ++*this; }
+  bool operator==(const BlockIterator& o) const { return AtEnd() == o.AtEnd(); }
+  bool operator!=(const BlockIterator& o) const { return !(*this == o); }
+
+ private:
+  bool AtEnd() const { return s_ == nullptr || (s_->end && s_->pos == s_->len); }
+  Source* s_ = nullptr;
+};
+
+template <typename Parse>
+StatusOr<Trace> ImportWith(ImportStats* stats, Parse parse) {
   ImportStats local;
   ImportStats& st = stats ? *stats : local;
   const ImportStats before = st;
   Converter convert(&st);
   Collector c([&](const RawEvent& e) { convert.OnEvent(e); });
-  bool ok = json::sax_parse(text.begin(), text.end(), &c, json::input_format_t::json, true);
+  bool ok = parse(&c);
   if (!ok) {
     st = before;
     return DataLoss("not a valid torch.profiler JSON trace: " + c.error);
@@ -491,6 +536,23 @@ StatusOr<Trace> ImportKinetoJson(std::string_view text, ImportStats* stats) {
         "not a torch.profiler trace: the JSON has no top-level \"traceEvents\" array (the "
         "Chrome/Kineto trace format written by torch.profiler's export_chrome_trace)");
   return convert.Finish(c);
+}
+
+}  // namespace
+
+StatusOr<Trace> ImportKinetoJson(std::string_view text, ImportStats* stats) {
+  return ImportWith(stats, [&](Collector* c) {
+    return json::sax_parse(text.begin(), text.end(), c, json::input_format_t::json, true);
+  });
+}
+
+StatusOr<Trace> ImportKinetoJsonStream(const std::function<size_t(char*, size_t)>& read,
+                                       ImportStats* stats) {
+  return ImportWith(stats, [&](Collector* c) {
+    BlockIterator::Source source{read};
+    return json::sax_parse(BlockIterator(&source), BlockIterator(), c, json::input_format_t::json,
+                           true);
+  });
 }
 
 }  // namespace tracesmith::importer

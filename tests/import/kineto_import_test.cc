@@ -1,6 +1,10 @@
 // The Kineto (torch.profiler) JSON importer on JSON that is not such a trace.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstring>
+#include <string>
+
 #include "tracesmith/import/import.h"
 
 namespace tracesmith::importer {
@@ -47,6 +51,56 @@ TEST(KinetoImport, WhatComesLaterInTheFileStillApplies) {
   EXPECT_EQ(t->Rows<model::ApiEvent>()[0].end_ns, 1000009250u);
   ASSERT_EQ(t->Rows<model::Process>().size(), 1u);  // not the GPU's "process"
   EXPECT_EQ(t->Rows<model::Process>()[0].pid, 42u);
+}
+
+// ImportFile streams the JSON from the file in blocks (the text is never held
+// whole): any split of the bytes gives the trace the whole text gives.
+TEST(KinetoImport, StreamedInSmallPiecesGivesTheSameTrace) {
+  std::string text = R"({"traceEvents": [)";
+  for (int i = 0; i < 500; ++i) {
+    text +=
+        R"({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 42, "tid": 9, "ts": )" +
+        std::to_string(10 + i * 5) + R"(.125, "dur": 1.5, "args": {"correlation": )" +
+        std::to_string(i + 1) + "}},";
+    text += R"({"ph": "X", "cat": "kernel", "name": "kérnel_)" + std::to_string(i % 7) +
+            R"(", "pid": 0, "tid": 7, "ts": )" + std::to_string(12 + i * 5) +
+            R"(, "dur": 2, "args": {"correlation": )" + std::to_string(i + 1) + R"(, "grid": [)" +
+            std::to_string(i + 1) + ", 2, 3]}}" + (i < 499 ? "," : "");
+  }
+  text += R"(], "baseTimeNanoseconds": 7000})";
+  auto whole = ImportKinetoJson(text);
+  ASSERT_TRUE(whole.ok()) << whole.status().ToString();
+  for (size_t piece : {size_t{1}, size_t{7}, size_t{4096}}) {
+    size_t at = 0;
+    auto streamed = ImportKinetoJsonStream([&](char* buf, size_t cap) {
+      size_t n = std::min({piece, cap, text.size() - at});
+      std::memcpy(buf, text.data() + at, n);
+      at += n;
+      return n;
+    });
+    ASSERT_TRUE(streamed.ok()) << streamed.status().ToString();
+    const auto& a = whole->Rows<model::KernelEvent>();
+    const auto& b = streamed->Rows<model::KernelEvent>();
+    ASSERT_EQ(a.size(), 500u);
+    ASSERT_EQ(b.size(), a.size()) << "pieces of " << piece;
+    for (size_t i = 0; i < a.size(); ++i) {
+      EXPECT_EQ(b[i].start_ns, a[i].start_ns);
+      EXPECT_EQ(b[i].grid_x, a[i].grid_x);
+      EXPECT_EQ(b[i].pid, 42u);
+      EXPECT_EQ(streamed->strings.Get(b[i].name_id), whole->strings.Get(a[i].name_id));
+    }
+    EXPECT_EQ(streamed->Rows<model::ApiEvent>().size(), 500u);
+  }
+  // Cut short: the parse error names the byte where the document ends.
+  size_t at = 0;
+  auto cut = ImportKinetoJsonStream([&](char* buf, size_t cap) {
+    size_t n = std::min(cap, 1000 - at);
+    std::memcpy(buf, text.data() + at, n);
+    at += n;
+    return n;
+  });
+  ASSERT_FALSE(cut.ok());
+  EXPECT_NE(cut.status().message().find("byte 1001"), std::string::npos) << cut.status().ToString();
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 // docs/export.md ("Import") lists the field mapping and what is not kept.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -55,7 +56,13 @@ uint64_t MaxInputBytes(const ImportOptions& options, uint64_t file_bytes);
 // Parses Kineto JSON text (already decompressed). Errors name the byte offset.
 StatusOr<model::Trace> ImportKinetoJson(std::string_view json, ImportStats* stats = nullptr);
 
-// Reads `path` (gzip-compressed or not), detects the format and imports it.
+// The same, reading the JSON as `read` delivers it (bytes into the buffer,
+// 0 at the end): the text is never held whole.
+StatusOr<model::Trace> ImportKinetoJsonStream(const std::function<size_t(char*, size_t)>& read,
+                                              ImportStats* stats = nullptr);
+
+// Reads `path` (gzip-compressed or not), detects the format and imports it
+// (Kineto JSON streamed from the file, XRay logs read whole).
 StatusOr<model::Trace> ImportFile(const std::string& path, const ImportOptions& options,
                                   ImportFormat* detected = nullptr, ImportStats* stats = nullptr);
 inline StatusOr<model::Trace> ImportFile(const std::string& path, ImportFormat* detected = nullptr,
