@@ -35,8 +35,7 @@ std::vector<CaptureCost> ComputeCaptureCost(const model::Trace& trace) {
 }
 
 std::vector<CaptureCost> ComputeCaptureCost(const model::Trace& trace,
-                                            const std::map<uint32_t, uint64_t>& kernels_in) {
-  auto kernels = kernels_in;  // (operator[] below: absent pids count 0)
+                                            const std::map<uint32_t, uint64_t>& kernels) {
   // pid -> stat name (after the prefix) -> value
   std::map<uint32_t, std::map<std::string, int64_t, std::less<>>> stats;
   for (const model::Stat& s : trace.Rows<model::Stat>()) {
@@ -59,7 +58,8 @@ std::vector<CaptureCost> ComputeCaptureCost(const model::Trace& trace,
     };
     CaptureCost c;
     c.pid = pid;
-    c.kernels = kernels[pid];
+    auto k = kernels.find(pid);
+    c.kernels = k == kernels.end() ? 0 : k->second;
     for (std::string_view site : kSites) {
       std::string s(site);
       double ns = get(s + ".ns");

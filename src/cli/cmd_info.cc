@@ -37,18 +37,15 @@ struct EventSummary {
 };
 
 Status Summarize(const Trace& batch, TableKind kind, EventSummary* s) {
+  // The batch holds this chunk's events only.
+  if (auto [lo, hi] = batch.TimeRange(); hi != 0)
+    s->lo = std::min(s->lo, lo), s->hi = std::max(s->hi, hi);
   ForEachRecordType([&]<typename T>() {
     if constexpr (RecordTraits<T>::kIsEvent) {
       if (RecordTraits<T>::kKind != kind) return;
       const auto& rows = batch.Rows<T>();
       s->count[kind] += rows.size();
       s->total += rows.size();
-      for (const T& e : rows) {
-        const uint64_t start = EventStart(e);
-        if (start == 0) continue;  // as Trace::TimeRange
-        s->lo = std::min(s->lo, start);
-        s->hi = std::max(s->hi, std::max(start, EventEnd(e)));
-      }
       if constexpr (std::is_same_v<T, DropEvent>)
         for (const DropEvent& d : rows) s->dropped += d.count;
       if constexpr (std::is_same_v<T, KernelEvent>)

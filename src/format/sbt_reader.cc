@@ -438,15 +438,15 @@ Status SbtReader::Stream(const EventChunkCallback& on_events, const EndCallback&
   StartPass();
   model::Trace batch;
   uint64_t decoded = 0, all_decoded = 0;
-  // Metadata stays in memory (budget); event rows go to the callback, but
-  // what the consumers keep of them grows with all of them (limit).
+  // Metadata stays in memory (`decoded`); event rows go to the callback,
+  // but what its consumers keep grows with all of them (`all_decoded`): both
+  // are held to the limit.
   const uint64_t limit = DecodeLimit();
-  const uint64_t budget = limit;
   for (size_t i = 0; i < chunks_.size(); ++i) {
     uint16_t kind;
     const size_t damage_before = report_.damage.size();
     const uint64_t before = decoded;
-    RETURN_IF_ERROR(DecodeChunk(i, &batch, &decoded, budget, &kind));
+    RETURN_IF_ERROR(DecodeChunk(i, &batch, &decoded, limit, &kind));
     all_decoded += decoded - before;
     if (all_decoded > limit) return OverLimit(limit);
     NoteWhatWasSkipped(i, damage_before);

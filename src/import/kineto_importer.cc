@@ -213,7 +213,7 @@ uint8_t SyncTypeFromName(std::string_view s) {
 
 class Builder {
  public:
-  Builder(Trace* t, int64_t base) : t_(t), base_(base) {}
+  explicit Builder(int64_t base) : base_(base) {}
 
   uint32_t U32(const RawEvent& e, const char* arg, uint32_t fallback = 0) {
     auto it = e.args.find(arg);
@@ -242,7 +242,6 @@ class Builder {
     return v < 0 ? 0 : static_cast<uint64_t>(v);
   }
 
-  Trace* t_;
   int64_t base_;
 };
 
@@ -263,7 +262,7 @@ namespace {
 // process and thread names are kept only for processes that are not GPUs.
 class Converter {
  public:
-  explicit Converter(ImportStats* st) : st_(*st), b_(&t_, 0) {}
+  explicit Converter(ImportStats* st) : st_(*st), b_(0) {}
 
   void OnEvent(const RawEvent& e) {
     std::string_view ph = Field(e, "ph"), cat = Field(e, "cat"), name = Field(e, "name");
