@@ -12,9 +12,8 @@
 #include <filesystem>
 
 #include "commands.h"
+#include "synthetic_file.h"
 #include "tracesmith/analysis/report.h"
-#include "tracesmith/format/sbt_writer.h"
-#include "tracesmith/model/synthetic.h"
 
 namespace tracesmith::cli {
 namespace {
@@ -29,24 +28,6 @@ struct AnalyzeBenchOptions {
 // kernel and its launch call, a memcpy and its call every 50 kernels, a
 // sync and its call every 400, an NVTX range every 100.
 constexpr double kEventsPerKernel = 2.0 + 2.0 / 50 + 2.0 / 400 + 1.0 / 100;
-
-Status WriteSyntheticTrace(uint64_t kernels, const std::string& path) {
-  model::SyntheticOptions so;
-  so.kernels = kernels;
-  model::SyntheticTraceGenerator gen(so);
-  ASSIGN_OR_RETURN(auto writer, format::SbtWriter::Open(path));
-  writer->AdoptStrings(gen.strings());
-  model::Trace batch;
-  while (gen.Next(&batch)) {
-    model::ForEachRecordType([&]<typename T>() {
-      auto& rows = batch.Rows<T>();
-      writer->AppendRows(rows.data(), rows.size());
-      rows.clear();
-    });
-    RETURN_IF_ERROR(writer->status());
-  }
-  return writer->Close();
-}
 
 double CpuSeconds() {
   struct rusage ru {};
@@ -68,7 +49,9 @@ int RunAnalyzeBenchmark(const AnalyzeBenchOptions& o) {
                       ("tracesmith_bench_analyze_" + std::to_string(::getpid()) + ".sbt"))
                          .string();
   auto t0 = std::chrono::steady_clock::now();
-  Status st = WriteSyntheticTrace(kernels, path);
+  model::SyntheticOptions so;
+  so.kernels = kernels;
+  Status st = WriteSyntheticTraceFile(so, path);
   const double gen_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!st.ok()) {
     std::remove(path.c_str());

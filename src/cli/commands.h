@@ -24,12 +24,14 @@ void AddBenchmarkFormatCommand(CLI::App& benchmark, CommandList& commands);
 void AddBenchmarkExportCommand(CLI::App& benchmark, CommandList& commands);
 void AddBenchmarkAnalyzeCommand(CLI::App& benchmark, CommandList& commands);
 void AddBenchmarkStacksCommand(CLI::App& benchmark, CommandList& commands);
+void AddBenchmarkScaleCommand(CLI::App& benchmark, CommandList& commands);
 
 inline void AddBenchmarkSubcommands(CLI::App& benchmark, CommandList& commands) {
   AddBenchmarkFormatCommand(benchmark, commands);
   AddBenchmarkExportCommand(benchmark, commands);
   AddBenchmarkAnalyzeCommand(benchmark, commands);
   AddBenchmarkStacksCommand(benchmark, commands);
+  AddBenchmarkScaleCommand(benchmark, commands);
 }
 
 inline void AddAllCommands(CLI::App& app, CommandList& commands) {
