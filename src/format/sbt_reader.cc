@@ -434,6 +434,18 @@ Status SbtReader::ReadAll(model::Trace* out, ReadOptions options) {
   return OkStatus();
 }
 
+void SbtReader::ReleaseMapped(uint64_t begin, uint64_t end) {
+  // Pages read from a file mapping stay resident (and count in the process's
+  // RSS) until the kernel needs them back: a streamed pass over a 1 GB trace
+  // would end holding the whole file. The mapping is private and never
+  // written, so dropped pages read back from the file if touched again.
+  if (mapping_ == nullptr) return;
+  static const uint64_t page = uint64_t(sysconf(_SC_PAGESIZE));
+  begin = begin / page * page;
+  end = std::min<uint64_t>(end, size_) / page * page;
+  if (end > begin) ::madvise(static_cast<uint8_t*>(mapping_) + begin, end - begin, MADV_DONTNEED);
+}
+
 Status SbtReader::Stream(const EventChunkCallback& on_events, const EndCallback& on_end) {
   StartPass();
   model::Trace batch;
@@ -447,6 +459,7 @@ Status SbtReader::Stream(const EventChunkCallback& on_events, const EndCallback&
     const size_t damage_before = report_.damage.size();
     const uint64_t before = decoded;
     RETURN_IF_ERROR(DecodeChunk(i, &batch, &decoded, limit, &kind));
+    ReleaseMapped(chunks_[i].offset, i + 1 < chunks_.size() ? chunks_[i + 1].offset : size_);
     all_decoded += decoded - before;
     if (all_decoded > limit) return OverLimit(limit);
     NoteWhatWasSkipped(i, damage_before);

@@ -121,6 +121,9 @@ class SbtReader {
   // After decoding chunk i: damage entries from `first` on are that chunk's;
   // says what the footer index lists in it and counts the events lost.
   void NoteWhatWasSkipped(size_t i, size_t first);
+  // Stream: gives back the mapped pages of [begin, end) (whole pages only)
+  // once its chunks are decoded, so a pass holds one chunk, not the file.
+  void ReleaseMapped(uint64_t begin, uint64_t end);
   // Decodes chunk i into `out`; *kind receives the table kind decoded (0 if none).
   Status DecodeChunk(size_t i, model::Trace* out, uint64_t* decoded_bytes, uint64_t budget,
                      uint16_t* kind);
