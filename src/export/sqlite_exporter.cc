@@ -7,9 +7,16 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <cstring>
+#include <ctime>
+#include <iterator>
+#include <set>
+#include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "sinks.h"
+#include "sqlite_schema.h"
 #include "tracesmith/model/event_names.h"
 
 namespace tracesmith::exporter {
@@ -17,76 +24,15 @@ namespace {
 
 using namespace model;
 
-constexpr const char* kSchema = R"SQL(
-CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE TARGET_INFO_GPU (id INTEGER NOT NULL, name TEXT NOT NULL, busLocation TEXT,
-  isDiscrete INTEGER, l2CacheSize INTEGER, totalMemory INTEGER, memoryBandwidth INTEGER,
-  clockRate INTEGER, smCount INTEGER, uuid TEXT, computeMajor INTEGER, computeMinor INTEGER,
-  maxThreadsPerBlock INTEGER, maxRegistersPerBlock INTEGER, maxShmemPerBlock INTEGER);
-CREATE TABLE PROCESSES (globalPid INTEGER, pid INTEGER, name TEXT);
-CREATE TABLE ThreadNames (nameId INTEGER NOT NULL REFERENCES StringIds(id), priority INTEGER,
-  globalTid INTEGER);
-CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL,
-  deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, streamId INTEGER NOT NULL,
-  correlationId INTEGER, globalPid INTEGER,
-  demangledName INTEGER NOT NULL REFERENCES StringIds(id),
-  shortName INTEGER NOT NULL REFERENCES StringIds(id), mangledName INTEGER REFERENCES StringIds(id),
-  launchType INTEGER, cacheConfig INTEGER, registersPerThread INTEGER NOT NULL,
-  gridX INTEGER NOT NULL, gridY INTEGER NOT NULL, gridZ INTEGER NOT NULL,
-  blockX INTEGER NOT NULL, blockY INTEGER NOT NULL, blockZ INTEGER NOT NULL,
-  clusterX INTEGER, clusterY INTEGER, clusterZ INTEGER,
-  staticSharedMemory INTEGER NOT NULL, dynamicSharedMemory INTEGER NOT NULL,
-  localMemoryPerThread INTEGER NOT NULL, localMemoryTotal INTEGER NOT NULL,
-  gridId INTEGER NOT NULL, sharedMemoryExecuted INTEGER, graphNodeId INTEGER,
-  graphId INTEGER);
-CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER NOT NULL,
-  eventClass INTEGER NOT NULL, globalTid INTEGER, correlationId INTEGER,
-  nameId INTEGER NOT NULL REFERENCES StringIds(id), returnValue INTEGER NOT NULL,
-  callchainId INTEGER);
-CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER NOT NULL, end INTEGER NOT NULL,
-  deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, streamId INTEGER NOT NULL,
-  correlationId INTEGER, globalPid INTEGER, bytes INTEGER NOT NULL, copyKind INTEGER NOT NULL,
-  deprecatedSrcId INTEGER, srcKind INTEGER, dstKind INTEGER, srcDeviceId INTEGER,
-  srcContextId INTEGER, dstDeviceId INTEGER, dstContextId INTEGER, migrationCause INTEGER,
-  graphNodeId INTEGER, virtualAddress INTEGER);
-CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER NOT NULL, end INTEGER NOT NULL,
-  deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, streamId INTEGER NOT NULL,
-  correlationId INTEGER, globalPid INTEGER, value INTEGER NOT NULL, bytes INTEGER NOT NULL,
-  graphNodeId INTEGER, memKind INTEGER);
-CREATE TABLE CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (start INTEGER NOT NULL, end INTEGER NOT NULL,
-  deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, streamId INTEGER NOT NULL,
-  correlationId INTEGER, globalPid INTEGER, syncType INTEGER NOT NULL, eventId INTEGER NOT NULL);
-CREATE TABLE CUDA_GPU_MEMORY_USAGE_EVENTS (start INTEGER NOT NULL, globalPid INTEGER,
-  deviceId INTEGER, contextId INTEGER, address INTEGER NOT NULL, pc INTEGER, bytes INTEGER NOT NULL,
-  memKind INTEGER NOT NULL, memoryOperationType INTEGER NOT NULL, name TEXT,
-  correlationId INTEGER, streamId INTEGER);
-CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL,
-  rangeId INTEGER, category INTEGER, color INTEGER, text TEXT, globalTid INTEGER,
-  endGlobalTid INTEGER, textId INTEGER REFERENCES StringIds(id), domainId INTEGER,
-  uint64Value INTEGER, int64Value INTEGER, doubleValue REAL, uint32Value INTEGER,
-  int32Value INTEGER, floatValue REAL, jsonTextId INTEGER, jsonText TEXT);
-CREATE TABLE ENUM_CUDA_MEMCPY_OPER (id INTEGER NOT NULL PRIMARY KEY, name TEXT, label TEXT);
-CREATE TABLE ENUM_CUDA_MEM_KIND (id INTEGER NOT NULL PRIMARY KEY, name TEXT, label TEXT);
-CREATE TABLE ENUM_NVTX_EVENT_TYPE (id INTEGER NOT NULL PRIMARY KEY, name TEXT, label TEXT);
-)SQL";
+using namespace sqlite;
 
-constexpr const char* kIndexes = R"SQL(
-CREATE INDEX idx_kernel_start ON CUPTI_ACTIVITY_KIND_KERNEL (start);
-CREATE INDEX idx_kernel_corr ON CUPTI_ACTIVITY_KIND_KERNEL (correlationId);
-CREATE INDEX idx_kernel_name ON CUPTI_ACTIVITY_KIND_KERNEL (shortName);
-CREATE INDEX idx_runtime_corr ON CUPTI_ACTIVITY_KIND_RUNTIME (correlationId);
-CREATE INDEX idx_runtime_tid_start ON CUPTI_ACTIVITY_KIND_RUNTIME (globalTid, start);
-CREATE INDEX idx_memcpy_corr ON CUPTI_ACTIVITY_KIND_MEMCPY (correlationId);
-CREATE INDEX idx_memset_corr ON CUPTI_ACTIVITY_KIND_MEMSET (correlationId);
-CREATE INDEX idx_nvtx_start ON NVTX_EVENTS (start);
-)SQL";
+#ifndef TS_VERSION
+#define TS_VERSION "dev"
+#endif
 
-// nsys: NvtxPushPopRange = 59, NvtxStartEndRange = 60, NvtxMark = 34.
-constexpr int kNvtxPushPop = 59, kNvtxMark = 34;
-// nsys eventClass of CUDA runtime/driver rows (TRACE_PROCESS_EVENT_CUDA_RUNTIME / _DRIVER).
-constexpr int kEventClassRuntime = 0, kEventClassDriver = 1;
-
-int64_t GlobalPid(uint32_t pid) { return static_cast<int64_t>(pid) << 24; }
+// nsys' serialized global ids: pid and tid 24 bits each (Linux pids stay
+// below 2^22); a globalTid whose tid is 0 names the process itself.
+int64_t GlobalPid(uint32_t pid) { return static_cast<int64_t>(pid & 0xffffff) << 24; }
 int64_t GlobalTid(uint32_t pid, uint32_t tid) { return GlobalPid(pid) + (tid & 0xffffff); }
 
 // nsys' shortName: the bare function name ("void ns::k<int>(float*)" -> "k",
@@ -133,6 +79,15 @@ std::string ShortKernelName(std::string_view full) {
   return out.empty() ? std::string(full) : out;
 }
 
+// How an NVTX domain's events are written. Kineto (torch.profiler) traces
+// brought in by `import` keep their categories as domains: its GPU-side
+// annotations ("gpu_user_annotation": a CPU range's span on a stream, pid =
+// device, tid = stream) are not ranges of a host thread, and its "overhead"
+// events are CUPTI's own time.
+enum class DomainKind : uint8_t { kHost, kGpu, kOverhead };
+constexpr std::string_view kGpuAnnotationDomain = "gpu_user_annotation";
+constexpr std::string_view kOverheadDomain = "overhead";
+
 class SqliteSink : public EventSink {
  public:
   explicit SqliteSink(std::string path) : path_(std::move(path)) {}
@@ -143,6 +98,9 @@ class SqliteSink : public EventSink {
 
   Status Begin(const ExportContext& ctx) override {
     meta_ = ctx.meta;
+    // nsys timestamps count from the session start; TARGET_INFO_SESSION_START_TIME
+    // gives that start in UTC. The session starts at the trace's first event.
+    base_ = ctx.min_ts;
     // `path_` is a new, empty temporary file (export.cc renames it into
     // place when the export succeeds): SQLite starts a fresh database in it.
     if (sqlite3_open(path_.c_str(), &db_) != SQLITE_OK)
@@ -150,15 +108,16 @@ class SqliteSink : public EventSink {
                                db_ ? sqlite3_errmsg(db_) : "out of memory"));
     RETURN_IF_ERROR(Exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; BEGIN;"));
     RETURN_IF_ERROR(Exec(kSchema));
+    RETURN_IF_ERROR(Exec(kEnumRows));
     RETURN_IF_ERROR(Prepare());
     // Trace strings keep their ids; names made here are appended after them.
     next_string_id_ = std::max<uint32_t>(meta_->strings.size(), 1);
     for (uint32_t id = 1; id < meta_->strings.size(); ++id)
       if (meta_->strings.Has(id)) InsertString(id, meta_->strings.Get(id));
+    RETURN_IF_ERROR(Session(ctx));
     for (const auto& d : meta_->Rows<Device>()) {
       Bind(ins_gpu_, d.device_id);
-      sqlite3_bind_text(ins_gpu_, 2, Text(d.name_id).data(),
-                        static_cast<int>(Text(d.name_id).size()), SQLITE_TRANSIENT);
+      BindText(ins_gpu_, 2, Text(d.name_id));
       char bus[32];
       std::snprintf(bus, sizeof bus, "%04x:%02x:00.0", (d.pci_bus_id >> 8) & 0xffff,
                     d.pci_bus_id & 0xff);
@@ -167,90 +126,121 @@ class SqliteSink : public EventSink {
                static_cast<int64_t>(uint64_t{d.memory_clock_khz} * 1000 * 2 *
                                     d.memory_bus_width_bits / 8),
                static_cast<int64_t>(uint64_t{d.core_clock_khz} * 1000), d.sm_count);
-      std::string_view uuid = Text(d.uuid_id);
-      sqlite3_bind_text(ins_gpu_, 10, uuid.data(), static_cast<int>(uuid.size()), SQLITE_TRANSIENT);
+      BindText(ins_gpu_, 10, Text(d.uuid_id));
       BindFrom(ins_gpu_, 11, d.cc_major, d.cc_minor, d.max_threads_per_block,
                d.max_registers_per_block, d.max_shared_per_block);
       RETURN_IF_ERROR(Step(ins_gpu_));
     }
     for (const auto& p : meta_->Rows<Process>()) {
       Bind(ins_process_, GlobalPid(p.pid), p.pid);
-      std::string_view name = Text(p.name_id);
-      sqlite3_bind_text(ins_process_, 3, name.data(), static_cast<int>(name.size()),
-                        SQLITE_TRANSIENT);
+      BindText(ins_process_, 3, Text(p.name_id));
       RETURN_IF_ERROR(Step(ins_process_));
+      processes_.insert(p.pid);
     }
     for (const auto& t : meta_->Rows<Thread>()) {
       Bind(ins_thread_, t.name_id, 0, GlobalTid(t.pid, t.tid));
       RETURN_IF_ERROR(Step(ins_thread_));
     }
-    RETURN_IF_ERROR(Enums());
     return OkStatus();
   }
 
   void On(const KernelEvent& k) override {
     uint32_t full = k.demangled_id ? k.demangled_id : k.name_id;
-    Bind(ins_kernel_, k.start_ns, k.end_ns, k.device_id, k.context_id, k.stream_id,
+    Bind(ins_kernel_, Rel(k.start_ns), Rel(k.end_ns), k.device_id, k.context_id, k.stream_id,
          k.correlation_id, GlobalPid(k.pid), full, ShortName(full), k.name_id, k.launch_type, 0,
          k.registers_per_thread, k.grid_x, k.grid_y, k.grid_z, k.block_x, k.block_y, k.block_z,
          k.cluster_x, k.cluster_y, k.cluster_z, k.static_shared_bytes, k.dynamic_shared_bytes,
          k.local_bytes_per_thread, 0, 0, 0, static_cast<int64_t>(k.graph_node_id), k.graph_id);
     Record(Step(ins_kernel_));
+    NoteStream(k.pid, k.context_id, k.stream_id);
     ++kernels_;
   }
   void On(const ApiEvent& a) override {
-    Bind(ins_runtime_, a.start_ns, a.end_ns,
+    Bind(ins_runtime_, Rel(a.start_ns), Rel(a.end_ns),
          a.domain == kApiDriver ? kEventClassDriver : kEventClassRuntime, GlobalTid(a.pid, a.tid),
          a.correlation_id, a.name_id, a.return_code, a.stack_id);
     Record(Step(ins_runtime_));
   }
   void On(const MemcpyEvent& m) override {
-    Bind(ins_memcpy_, m.start_ns, m.end_ns, m.device_id, m.context_id, m.stream_id,
+    Bind(ins_memcpy_, Rel(m.start_ns), Rel(m.end_ns), m.device_id, m.context_id, m.stream_id,
          m.correlation_id, GlobalPid(m.pid), static_cast<int64_t>(m.bytes), m.copy_kind, 0,
-         m.src_kind, m.dst_kind, m.src_device_id, 0, m.dst_device_id, 0, 0,
-         static_cast<int64_t>(m.graph_node_id), 0);
+         NsysMemoryKind(m.src_kind), NsysMemoryKind(m.dst_kind), m.src_device_id, 0,
+         m.dst_device_id, 0, 0, static_cast<int64_t>(m.graph_node_id), 0);
     Record(Step(ins_memcpy_));
+    NoteStream(m.pid, m.context_id, m.stream_id);
   }
   void On(const MemsetEvent& m) override {
-    Bind(ins_memset_, m.start_ns, m.end_ns, m.device_id, m.context_id, m.stream_id,
+    Bind(ins_memset_, Rel(m.start_ns), Rel(m.end_ns), m.device_id, m.context_id, m.stream_id,
          m.correlation_id, GlobalPid(m.pid), m.value, static_cast<int64_t>(m.bytes),
-         static_cast<int64_t>(m.graph_node_id), m.memory_kind);
+         static_cast<int64_t>(m.graph_node_id), NsysMemoryKind(m.memory_kind));
     Record(Step(ins_memset_));
+    NoteStream(m.pid, m.context_id, m.stream_id);
   }
   void On(const SyncEvent& e) override {
-    Bind(ins_sync_, e.start_ns, e.end_ns, e.device_id, e.context_id, e.stream_id, e.correlation_id,
-         GlobalPid(e.pid), e.sync_type, e.event_id);
+    Bind(ins_sync_, Rel(e.start_ns), Rel(e.end_ns), e.device_id, e.context_id, e.stream_id,
+         e.correlation_id, GlobalPid(e.pid), e.sync_type, e.event_id);
     Record(Step(ins_sync_));
   }
   void On(const MemoryEvent& m) override {
-    Bind(ins_memory_, m.ts_ns, GlobalPid(m.pid), m.device_id, m.context_id,
-         static_cast<int64_t>(m.address), 0, static_cast<int64_t>(m.bytes), m.memory_kind,
-         m.op == kMemoryAlloc ? 0 : 1);
+    Bind(ins_memory_, Rel(m.ts_ns), GlobalPid(m.pid), m.device_id, m.context_id,
+         static_cast<int64_t>(m.address), 0, static_cast<int64_t>(m.bytes),
+         NsysMemoryKind(m.memory_kind), m.op == kMemoryAlloc ? 0 : 1);
     sqlite3_bind_null(ins_memory_, 10);
     BindFrom(ins_memory_, 11, m.correlation_id, m.stream_id);
     Record(Step(ins_memory_));
   }
   void On(const NvtxRangeEvent& r) override {
-    Bind(ins_nvtx_, r.start_ns, r.end_ns, kNvtxPushPop, static_cast<int64_t>(r.range_id),
-         r.category, r.color);
+    const Domain& d = DomainOf(r.domain_id, r.start_ns, r.pid, r.tid);
+    if (d.kind == DomainKind::kOverhead) {
+      Overhead(r.start_ns, r.end_ns, OverheadTid(r.pid, r.tid), r.name_id,
+               OverheadTypeOfName(r.name_id));
+      return;
+    }
+    // Host ranges nest per thread (push/pop); a GPU-side annotation has no
+    // host thread, so it is a start/end range of its own domain.
+    bool host = d.kind == DomainKind::kHost;
+    Bind(ins_nvtx_, Rel(r.start_ns), Rel(r.end_ns), host ? kNvtxPushPop : kNvtxStartEnd,
+         static_cast<int64_t>(r.range_id), r.category, r.color);
     sqlite3_bind_null(ins_nvtx_, 7);
-    BindFrom(ins_nvtx_, 8, GlobalTid(r.pid, r.tid), GlobalTid(r.pid, r.tid), r.name_id,
-             r.domain_id);
+    BindTidOrNull(ins_nvtx_, 8, host, GlobalTid(r.pid, r.tid));
+    BindTidOrNull(ins_nvtx_, 9, host, GlobalTid(r.pid, r.tid));
+    BindFrom(ins_nvtx_, 10, r.name_id, d.id);
     Record(Step(ins_nvtx_));
   }
   void On(const NvtxMarkerEvent& m) override {
-    Bind(ins_nvtx_, m.ts_ns);
+    const Domain& d = DomainOf(m.domain_id, m.ts_ns, m.pid, m.tid);
+    bool host = d.kind == DomainKind::kHost;
+    Bind(ins_nvtx_, Rel(m.ts_ns));
     sqlite3_bind_null(ins_nvtx_, 2);
     BindFrom(ins_nvtx_, 3, kNvtxMark);
     sqlite3_bind_null(ins_nvtx_, 4);
     BindFrom(ins_nvtx_, 5, m.category, m.color);
     sqlite3_bind_null(ins_nvtx_, 7);
-    BindFrom(ins_nvtx_, 8, GlobalTid(m.pid, m.tid), GlobalTid(m.pid, m.tid), m.name_id,
-             m.domain_id);
+    BindTidOrNull(ins_nvtx_, 8, host, GlobalTid(m.pid, m.tid));
+    BindTidOrNull(ins_nvtx_, 9, host, GlobalTid(m.pid, m.tid));
+    BindFrom(ins_nvtx_, 10, m.name_id, d.id);
     Record(Step(ins_nvtx_));
+  }
+  void On(const OverheadEvent& o) override {
+    // tid 0: CUPTI attributed the overhead to a device, not a thread; the
+    // row goes to the process (globalTid with tid 0, as nsys' globalPid).
+    int64_t gtid = o.tid != 0 ? GlobalTid(o.pid, o.tid) : GlobalPid(o.pid);
+    Overhead(o.start_ns, o.end_ns, gtid, 0, NsysOverheadType(o.overhead_kind));
   }
 
   Status Finish(ExportStats* stats) override {
+    RETURN_IF_ERROR(status_);
+    // Streams in (process, context, stream) order: TARGET_INFO_CUDA_STREAM.
+    // Priority and type (flag) are not captured: NULL.
+    for (const auto& [pid, context, stream] : streams_) {
+      Bind(ins_stream_, stream);
+      sqlite3_bind_null(ins_stream_, 2);
+      sqlite3_bind_null(ins_stream_, 3);
+      BindFrom(ins_stream_, 4, pid, context);
+      sqlite3_bind_null(ins_stream_, 6);
+      sqlite3_bind_null(ins_stream_, 7);
+      RETURN_IF_ERROR(Step(ins_stream_));
+    }
     RETURN_IF_ERROR(status_);
     RETURN_IF_ERROR(Exec(kIndexes));
     RETURN_IF_ERROR(Exec("COMMIT;"));
@@ -263,7 +253,128 @@ class SqliteSink : public EventSink {
   }
 
  private:
+  struct Domain {
+    int64_t id = 0;  // NVTX_EVENTS.domainId: 0 the default domain, then 1, 2, ...
+    DomainKind kind = DomainKind::kHost;
+  };
+
+  // Nanoseconds since the session start (the trace's first event).
+  int64_t Rel(uint64_t ts) const { return static_cast<int64_t>(ts) - static_cast<int64_t>(base_); }
   std::string_view Text(uint32_t id) const { return meta_->strings.Get(id); }
+
+  // EXPORT_META_DATA / META_DATA_EXPORT (nsys' older and newer name for the
+  // same key/value table), ANALYSIS_DETAILS and TARGET_INFO_SESSION_START_TIME.
+  Status Session(const ExportContext& ctx) {
+    const std::pair<const char*, const char*> meta[] = {
+        {"EXPORT_PRODUCT_NAME", "TraceSmith"},
+        {"EXPORT_PRODUCT_VERSION", TS_VERSION},
+        // The nsys export schema whose table and column names this follows
+        // (only the tables listed in docs/export.md exist).
+        {"EXPORT_SCHEMA_VERSION", "3.16.1"},
+        {"EXPORT_TIMESTAMP_UNIT", "ns since session start"},
+    };
+    for (const char* table : {"EXPORT_META_DATA", "META_DATA_EXPORT"}) {
+      for (const auto& [name, value] : meta) {
+        char* sql = sqlite3_mprintf("INSERT INTO %s VALUES (%Q, %Q)", table, name, value);
+        Status s = Exec(sql);
+        sqlite3_free(sql);
+        RETURN_IF_ERROR(s);
+      }
+    }
+    const int64_t duration = ctx.max_ts > ctx.min_ts ? Rel(ctx.max_ts) : 0;
+    char* sql = sqlite3_mprintf("INSERT INTO ANALYSIS_DETAILS VALUES (0, %lld, 0, %lld)",
+                                static_cast<long long>(duration), static_cast<long long>(duration));
+    Status s = Exec(sql);
+    sqlite3_free(sql);
+    RETURN_IF_ERROR(s);
+    // UTC of the session start: through the first clock anchor (capture
+    // clock -> CLOCK_REALTIME); without one the capture clock is taken to
+    // be UTC already (CUPTI's default on Linux, Kineto's epoch times).
+    int64_t utc = static_cast<int64_t>(base_);
+    for (const auto& a : meta_->Rows<ClockAnchor>()) {
+      if (a.realtime_ns == 0 || a.gpu_ns == 0) continue;
+      utc = static_cast<int64_t>(a.realtime_ns) - Rel(a.gpu_ns);  // realtime at base_
+      break;
+    }
+    char utc_text[64] = "", local_text[64] = "";
+    std::time_t secs = static_cast<std::time_t>(utc / 1000000000);
+    std::tm tm{};
+    if (gmtime_r(&secs, &tm)) std::strftime(utc_text, sizeof utc_text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    if (localtime_r(&secs, &tm))
+      std::strftime(local_text, sizeof local_text, "%Y-%m-%dT%H:%M:%S%z", &tm);
+    sql = sqlite3_mprintf("INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (%lld, %Q, %Q)",
+                          static_cast<long long>(utc), utc_text, local_text);
+    s = Exec(sql);
+    sqlite3_free(sql);
+    return s;
+  }
+
+  // The domain of an NVTX event, numbered on first use; a named domain gets
+  // its NvtxDomainCreate row then (text = its name), as nsys stores domains.
+  const Domain& DomainOf(uint32_t domain_string, uint64_t ts, uint32_t pid, uint32_t tid) {
+    if (domain_string == last_domain_string_ && last_domain_ != nullptr) return *last_domain_;
+    auto [it, inserted] = domains_.try_emplace(domain_string);
+    if (inserted) {
+      std::string_view name = Text(domain_string);
+      Domain& d = it->second;
+      d.kind = name == kGpuAnnotationDomain ? DomainKind::kGpu
+               : name == kOverheadDomain    ? DomainKind::kOverhead
+                                            : DomainKind::kHost;
+      if (!name.empty() && d.kind != DomainKind::kOverhead) {
+        d.id = ++named_domains_;
+        Bind(ins_nvtx_, Rel(ts));
+        sqlite3_bind_null(ins_nvtx_, 2);
+        BindFrom(ins_nvtx_, 3, kNvtxDomainCreate);
+        for (int i : {4, 5, 6}) sqlite3_bind_null(ins_nvtx_, i);
+        BindText(ins_nvtx_, 7, name);
+        bool host = d.kind == DomainKind::kHost;
+        BindTidOrNull(ins_nvtx_, 8, host, GlobalTid(pid, tid));
+        sqlite3_bind_null(ins_nvtx_, 9);
+        sqlite3_bind_null(ins_nvtx_, 10);
+        BindFrom(ins_nvtx_, 11, d.id);
+        Record(Step(ins_nvtx_));
+      }
+    }
+    last_domain_string_ = domain_string;
+    last_domain_ = &it->second;
+    return it->second;
+  }
+
+  // globalTid of an imported overhead event: its thread when its process is
+  // in the trace; Kineto writes pid -1 (no process), so a trace of one
+  // process gets that process (tid 0), otherwise NULL (-1 here).
+  int64_t OverheadTid(uint32_t pid, uint32_t tid) const {
+    if (processes_.count(pid)) return tid != 0 ? GlobalTid(pid, tid) : GlobalPid(pid);
+    if (processes_.size() == 1) return GlobalPid(*processes_.begin());
+    return -1;
+  }
+  // An imported overhead event's type from its name ("Activity Buffer
+  // Request" -> 9); 1 (unknown) when no label matches.
+  int OverheadTypeOfName(uint32_t name_id) const {
+    std::string_view name = Text(name_id);
+    for (int i = 1; i < static_cast<int>(std::size(kOverheadLabels)); ++i) {
+      std::string_view label = kOverheadLabels[i];
+      if (label.size() == name.size() && strncasecmp(label.data(), name.data(), name.size()) == 0)
+        return i;
+    }
+    return 1;
+  }
+  // One PROFILER_OVERHEAD row; name_id 0: the label of its type.
+  void Overhead(uint64_t start, uint64_t end, int64_t gtid, uint32_t name_id, int type) {
+    if (name_id == 0) name_id = LocalString(kOverheadLabels[type]);
+    Bind(ins_overhead_, Rel(start), Rel(end));
+    BindTidOrNull(ins_overhead_, 3, gtid >= 0, gtid);
+    BindFrom(ins_overhead_, 4, name_id, 0, type);
+    Record(Step(ins_overhead_));
+  }
+
+  void NoteStream(uint32_t pid, uint32_t context, uint32_t stream) {
+    auto key = std::make_tuple(pid, context, stream);
+    if (key == last_stream_) return;
+    last_stream_ = key;
+    streams_.insert(key);
+  }
+
   Status Exec(const char* sql) {
     char* err = nullptr;
     if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
@@ -280,6 +391,7 @@ class SqliteSink : public EventSink {
     } list[] = {
         {&ins_string_, "INSERT INTO StringIds VALUES (?,?)"},
         {&ins_gpu_, "INSERT INTO TARGET_INFO_GPU VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"},
+        {&ins_stream_, "INSERT INTO TARGET_INFO_CUDA_STREAM VALUES (?,?,?,?,?,?,?)"},
         {&ins_process_, "INSERT INTO PROCESSES VALUES (?,?,?)"},
         {&ins_thread_, "INSERT INTO ThreadNames VALUES (?,?,?)"},
         {&ins_kernel_,
@@ -295,6 +407,7 @@ class SqliteSink : public EventSink {
         {&ins_nvtx_,
          "INSERT INTO NVTX_EVENTS (start,end,eventType,rangeId,category,color,text,"
          "globalTid,endGlobalTid,textId,domainId) VALUES (?,?,?,?,?,?,?,?,?,?,?)"},
+        {&ins_overhead_, "INSERT INTO PROFILER_OVERHEAD VALUES (?,?,?,?,?,?)"},
     };
     for (auto& s : list) {
       if (sqlite3_prepare_v2(db_, s.sql, -1, s.stmt, nullptr) != SQLITE_OK)
@@ -303,44 +416,33 @@ class SqliteSink : public EventSink {
     }
     return OkStatus();
   }
-  Status Enums() {
-    const char* sql =
-        "INSERT INTO ENUM_CUDA_MEMCPY_OPER VALUES (0,'CUDA_MEMCPY_OPER_UNKNOWN','Unknown'),"
-        "(1,'CUDA_MEMCPY_OPER_HTOD','Host-to-Device'),(2,'CUDA_MEMCPY_OPER_DTOH','Device-to-Host'),"
-        "(3,'CUDA_MEMCPY_OPER_HTOA','Host-to-Array'),(4,'CUDA_MEMCPY_OPER_ATOH','Array-to-Host'),"
-        "(5,'CUDA_MEMCPY_OPER_ATOA','Array-to-Array'),(6,'CUDA_MEMCPY_OPER_ATOD','Array-to-Device')"
-        ","
-        "(7,'CUDA_MEMCPY_OPER_DTOA','Device-to-Array'),(8,'CUDA_MEMCPY_OPER_DTOD','Device-to-"
-        "Device'),"
-        "(9,'CUDA_MEMCPY_OPER_HTOH','Host-to-Host'),(10,'CUDA_MEMCPY_OPER_PTOP','Peer-to-Peer');"
-        "INSERT INTO ENUM_CUDA_MEM_KIND VALUES (0,'CUDA_MEMOPR_MEMORY_KIND_UNKNOWN','Unknown'),"
-        "(1,'CUDA_MEMOPR_MEMORY_KIND_PAGEABLE','Pageable'),(2,'CUDA_MEMOPR_MEMORY_KIND_PINNED','"
-        "Pinned'),"
-        "(3,'CUDA_MEMOPR_MEMORY_KIND_DEVICE','Device'),(4,'CUDA_MEMOPR_MEMORY_KIND_ARRAY','Array'),"
-        "(5,'CUDA_MEMOPR_MEMORY_KIND_MANAGED','Managed'),"
-        "(6,'CUDA_MEMOPR_MEMORY_KIND_DEVICE_STATIC','Device Static'),"
-        "(7,'CUDA_MEMOPR_MEMORY_KIND_MANAGED_STATIC','Managed Static');"
-        "INSERT INTO ENUM_NVTX_EVENT_TYPE VALUES (34,'NvtxMark','Marker'),"
-        "(59,'NvtxPushPopRange','PushPop Range'),(60,'NvtxStartEndRange','StartEnd Range');";
-    return Exec(sql);
-  }
   void InsertString(uint32_t id, std::string_view s) {
     sqlite3_bind_int64(ins_string_, 1, id);
-    sqlite3_bind_text(ins_string_, 2, s.data(), static_cast<int>(s.size()), SQLITE_TRANSIENT);
+    BindText(ins_string_, 2, s);
     Record(Step(ins_string_));
+  }
+  // A string made by the export (short names, overhead labels), once each.
+  uint32_t LocalString(const std::string& s) {
+    auto [it, inserted] = local_strings_.try_emplace(s, 0);
+    if (inserted) {
+      it->second = next_string_id_++;
+      InsertString(it->second, s);
+    }
+    return it->second;
   }
   uint32_t ShortName(uint32_t full) {
     auto [it, inserted] = short_names_.try_emplace(full, 0);
-    if (inserted) {
-      std::string s = ShortKernelName(Text(full));
-      auto [sit, new_string] = local_strings_.try_emplace(s, 0);
-      if (new_string) {
-        sit->second = next_string_id_++;
-        InsertString(sit->second, s);
-      }
-      it->second = sit->second;
-    }
+    if (inserted) it->second = LocalString(ShortKernelName(Text(full)));
     return it->second;
+  }
+  static void BindText(sqlite3_stmt* s, int i, std::string_view text) {
+    sqlite3_bind_text(s, i, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
+  }
+  static void BindTidOrNull(sqlite3_stmt* s, int i, bool present, int64_t value) {
+    if (present)
+      sqlite3_bind_int64(s, i, value);
+    else
+      sqlite3_bind_null(s, i);
   }
   template <typename... V>
   static void BindFrom(sqlite3_stmt* s, int first, V... values) {
@@ -365,14 +467,23 @@ class SqliteSink : public EventSink {
 
   std::string path_;
   const Trace* meta_ = nullptr;
+  uint64_t base_ = 0;
   sqlite3* db_ = nullptr;
   std::vector<sqlite3_stmt*> stmts_;
-  sqlite3_stmt *ins_string_ = nullptr, *ins_gpu_ = nullptr, *ins_process_ = nullptr,
-               *ins_thread_ = nullptr, *ins_kernel_ = nullptr, *ins_runtime_ = nullptr,
-               *ins_memcpy_ = nullptr, *ins_memset_ = nullptr, *ins_sync_ = nullptr,
-               *ins_memory_ = nullptr, *ins_nvtx_ = nullptr;
+  sqlite3_stmt *ins_string_ = nullptr, *ins_gpu_ = nullptr, *ins_stream_ = nullptr,
+               *ins_process_ = nullptr, *ins_thread_ = nullptr, *ins_kernel_ = nullptr,
+               *ins_runtime_ = nullptr, *ins_memcpy_ = nullptr, *ins_memset_ = nullptr,
+               *ins_sync_ = nullptr, *ins_memory_ = nullptr, *ins_nvtx_ = nullptr,
+               *ins_overhead_ = nullptr;
   std::unordered_map<uint32_t, uint32_t> short_names_;
   std::unordered_map<std::string, uint32_t> local_strings_;
+  std::unordered_map<uint32_t, Domain> domains_;  // node-based: last_domain_ stays valid
+  uint32_t last_domain_string_ = 0;
+  const Domain* last_domain_ = nullptr;
+  int64_t named_domains_ = 0;
+  std::set<uint32_t> processes_;
+  std::set<std::tuple<uint32_t, uint32_t, uint32_t>> streams_;
+  std::tuple<uint32_t, uint32_t, uint32_t> last_stream_{UINT32_MAX, UINT32_MAX, UINT32_MAX};
   uint32_t next_string_id_ = 1;
   uint64_t kernels_ = 0;
   Status status_;
