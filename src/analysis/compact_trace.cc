@@ -95,10 +95,7 @@ uint32_t CorrelationIndex::Find(uint32_t pid, uint32_t correlation) const {
 CompactTrace::CompactTrace() = default;
 
 uint32_t CompactTrace::GpuLane(uint32_t pid, uint32_t device, uint32_t stream) {
-  // Stream ids are per context and small; 24 bits of stream and 8 of device
-  // with the pid make a unique key for every trace CUPTI can produce.
-  const uint64_t key = (uint64_t(pid) << 32) ^ (uint64_t(device & 0xff) << 24) ^
-                       (stream & 0xffffffu) ^ (uint64_t(stream >> 24) << 56);
+  const uint64_t key = GpuLaneKey(pid, device, stream);
   if (key == last_gpu_key_) return last_gpu_lane_;
   auto [it, added] = gpu_lane_index_.try_emplace(key, static_cast<uint32_t>(lanes_.size()));
   if (added) lanes_.push_back(Lane{.host = false, .pid = pid, .device = device, .stream = stream});
@@ -108,7 +105,7 @@ uint32_t CompactTrace::GpuLane(uint32_t pid, uint32_t device, uint32_t stream) {
 }
 
 uint32_t CompactTrace::HostLane(uint32_t pid, uint32_t tid) {
-  const uint64_t key = (uint64_t(pid) << 32) | tid;
+  const uint64_t key = HostLaneKey(pid, tid);
   if (key == last_host_key_) return last_host_lane_;
   auto [it, added] = host_lane_index_.try_emplace(key, static_cast<uint32_t>(lanes_.size()));
   if (added) lanes_.push_back(Lane{.host = true, .pid = pid, .tid = tid});
@@ -223,77 +220,65 @@ void CompactTrace::IngestAll(const Trace& trace) {
 
 // ---- finalize --------------------------------------------------------------
 
-namespace {
+uint64_t ClockMap::operator()(uint64_t t) const {
+  if (t == 0) return 0;  // 0 means "unknown" in the model
+  __int128 d = static_cast<__int128>(t) - g0;
+  if (linear) d = d * (r1 - r0) / (g1 - g0);
+  __int128 r = r0 + d;
+  return r < 0 ? 0 : static_cast<uint64_t>(r);
+}
 
-// Capture clock -> CLOCK_REALTIME for one process: linear through its first
-// and last anchors (corrects drift between them), an offset with one anchor.
-struct ClockMap {
-  int64_t g0 = 0, r0 = 0, g1 = 0, r1 = 0;
-  bool linear = false;
-  uint64_t operator()(uint64_t t) const {
-    if (t == 0) return 0;  // 0 means "unknown" in the model
-    __int128 d = static_cast<__int128>(t) - g0;
-    if (linear) d = d * (r1 - r0) / (g1 - g0);
-    __int128 r = r0 + d;
-    return r < 0 ? 0 : static_cast<uint64_t>(r);
+ClockAlignment ClockAlignment::Build(const std::set<uint32_t>& pids,
+                                     const std::vector<ClockAnchor>& anchors) {
+  ClockAlignment out;
+  if (pids.size() < 2) return out;
+  // A trace without any anchor has one time base for all its processes
+  // (an import: torch.profiler writes device rows under their own pids).
+  bool any_anchor = false;
+  for (const ClockAnchor& a : anchors) any_anchor |= a.gpu_ns && a.realtime_ns;
+  if (!any_anchor) return out;
+  for (uint32_t pid : pids) {
+    std::vector<ClockAnchor> mine;
+    for (const ClockAnchor& a : anchors)
+      if (a.pid == pid && a.gpu_ns && a.realtime_ns) mine.push_back(a);
+    if (mine.empty()) {
+      out.unaligned_++;
+      continue;
+    }
+    std::sort(mine.begin(), mine.end(),
+              [](const ClockAnchor& a, const ClockAnchor& b) { return a.gpu_ns < b.gpu_ns; });
+    ClockMap m;
+    m.g0 = static_cast<int64_t>(mine.front().gpu_ns);
+    m.r0 = static_cast<int64_t>(mine.front().realtime_ns);
+    m.g1 = static_cast<int64_t>(mine.back().gpu_ns);
+    m.r1 = static_cast<int64_t>(mine.back().realtime_ns);
+    m.linear = m.g1 != m.g0;
+    out.maps_[pid] = m;
   }
-};
+  return out;
+}
 
-}  // namespace
+const ClockMap* ClockAlignment::MapOf(uint32_t pid) const {
+  auto it = maps_.find(pid);
+  return it == maps_.end() ? nullptr : &it->second;
+}
 
 void CompactTrace::AlignClocks() {
   std::set<uint32_t> pids;
   for (const Lane& l : lanes_) pids.insert(l.pid);
   for (const SyncRecord& s : syncs_) pids.insert(s.pid);
   for (const GraphLaunchRecord& g : graphs_) pids.insert(g.pid);
-  if (pids.size() < 2) return;
-  // A trace without any anchor has one time base for all its processes
-  // (an import: torch.profiler writes device rows under their own pids).
-  bool any_anchor = false;
-  for (const ClockAnchor& a : meta_.Rows<ClockAnchor>()) any_anchor |= a.gpu_ns && a.realtime_ns;
-  if (!any_anchor) return;
-  std::map<uint32_t, ClockMap> maps;
-  for (uint32_t pid : pids) {
-    std::vector<ClockAnchor> anchors;
-    for (const ClockAnchor& a : meta_.Rows<ClockAnchor>())
-      if (a.pid == pid && a.gpu_ns && a.realtime_ns) anchors.push_back(a);
-    if (anchors.empty()) {
-      stats_.processes_unaligned++;
-      continue;
-    }
-    std::sort(anchors.begin(), anchors.end(),
-              [](const ClockAnchor& a, const ClockAnchor& b) { return a.gpu_ns < b.gpu_ns; });
-    ClockMap m;
-    m.g0 = static_cast<int64_t>(anchors.front().gpu_ns);
-    m.r0 = static_cast<int64_t>(anchors.front().realtime_ns);
-    m.g1 = static_cast<int64_t>(anchors.back().gpu_ns);
-    m.r1 = static_cast<int64_t>(anchors.back().realtime_ns);
-    m.linear = m.g1 != m.g0;
-    maps[pid] = m;
-  }
-  if (maps.empty()) return;
+  const ClockAlignment align = ClockAlignment::Build(pids, meta_.Rows<ClockAnchor>());
+  stats_.processes_unaligned += align.unaligned();
+  if (!align.aligned()) return;
   stats_.clocks_aligned = true;
   std::vector<const ClockMap*> lane_map(lanes_.size(), nullptr);
-  for (size_t l = 0; l < lanes_.size(); ++l) {
-    auto it = maps.find(lanes_[l].pid);
-    if (it != maps.end()) lane_map[l] = &it->second;
-  }
-  auto convert = [](const ClockMap* m, uint64_t* s, uint64_t* e) {
-    if (!m) return;
-    *s = (*m)(*s);
-    *e = std::max(*s, (*m)(*e));
-  };
-  for (GpuOp& o : ops_) convert(lane_map[o.lane()], &o.start_ns, &o.end_ns);
-  for (HostCall& c : calls_) convert(lane_map[c.lane], &c.start_ns, &c.end_ns);
-  for (NvtxRecord& n : nvtx_) convert(lane_map[n.lane], &n.start_ns, &n.end_ns);
-  for (SyncRecord& s : syncs_) {
-    auto it = maps.find(s.pid);
-    if (it != maps.end()) convert(&it->second, &s.start_ns, &s.end_ns);
-  }
-  for (GraphLaunchRecord& g : graphs_) {
-    auto it = maps.find(g.pid);
-    if (it != maps.end()) convert(&it->second, &g.start_ns, &g.end_ns);
-  }
+  for (size_t l = 0; l < lanes_.size(); ++l) lane_map[l] = align.MapOf(lanes_[l].pid);
+  for (GpuOp& o : ops_) ConvertInterval(lane_map[o.lane()], &o.start_ns, &o.end_ns);
+  for (HostCall& c : calls_) ConvertInterval(lane_map[c.lane], &c.start_ns, &c.end_ns);
+  for (NvtxRecord& n : nvtx_) ConvertInterval(lane_map[n.lane], &n.start_ns, &n.end_ns);
+  for (SyncRecord& s : syncs_) ConvertInterval(align.MapOf(s.pid), &s.start_ns, &s.end_ns);
+  for (GraphLaunchRecord& g : graphs_) ConvertInterval(align.MapOf(g.pid), &g.start_ns, &g.end_ns);
 }
 
 namespace {

@@ -9,14 +9,13 @@
 #include "commands.h"
 #include "trace_loader.h"
 #include "tracesmith/analysis/ascii_timeline.h"
-#include "tracesmith/analysis/report.h"
 
 namespace tracesmith::cli {
 namespace {
 
 struct TimelineCliOptions {
   std::string path;
-  analysis::LoadOptions load;
+  std::string from, to;
   int width = 0;
   bool no_host = false;
   bool strict = false;
@@ -32,15 +31,18 @@ int TerminalWidth() {
 }
 
 int RunTimeline(const TimelineCliOptions& o) {
-  analysis::CompactTrace trace;
+  // Streamed from the file (bounded memory), not loaded into a CompactTrace.
+  analysis::AsciiTimelineFileOptions fo;
+  fo.from = o.from;
+  fo.to = o.to;
+  fo.timeline.width = o.width > 0 ? o.width : TerminalWidth();
+  fo.timeline.host_rows = !o.no_host;
+  std::string text;
   format::ReadReport damage;
-  Status st = analysis::LoadCompactTrace(o.path, o.load, &trace, &damage);
+  Status st = analysis::RenderAsciiTimelineFile(o.path, fo, &text, &damage);
   if (st.ok()) st = CheckDamage(o.path, damage, o.strict, "showing");
   if (!st.ok()) return ReportError(st);
-  analysis::AsciiTimelineOptions ao;
-  ao.width = o.width > 0 ? o.width : TerminalWidth();
-  ao.host_rows = !o.no_host;
-  std::fputs(analysis::RenderAsciiTimeline(trace, ao).c_str(), stdout);
+  std::fputs(text.c_str(), stdout);
   return kExitOk;
 }
 
@@ -50,9 +52,8 @@ void AddTimelineCommand(CLI::App& app, CommandList& commands) {
   auto* cmd = app.add_subcommand("timeline", "ASCII timeline of a trace, one row per stream");
   auto o = std::make_shared<TimelineCliOptions>();
   cmd->add_option("file", o->path, "SBT trace file")->required();
-  cmd->add_option("--from", o->load.from,
-                  "Start of the view, relative to the trace start (e.g. 2ms)");
-  cmd->add_option("--to", o->load.to, "End of the view, relative to the trace start (e.g. 5ms)");
+  cmd->add_option("--from", o->from, "Start of the view, relative to the trace start (e.g. 2ms)");
+  cmd->add_option("--to", o->to, "End of the view, relative to the trace start (e.g. 5ms)");
   cmd->add_option("--width", o->width, "Characters per line (default: the terminal's width)");
   cmd->add_flag("--no-host", o->no_host, "Leave out the host thread rows");
   AddStrictFlag(cmd, &o->strict);

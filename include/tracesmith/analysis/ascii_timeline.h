@@ -12,6 +12,7 @@
 #include <string>
 
 #include "tracesmith/analysis/compact_trace.h"
+#include "tracesmith/format/sbt_reader.h"
 
 namespace tracesmith::analysis {
 
@@ -22,5 +23,19 @@ struct AsciiTimelineOptions {
 };
 
 std::string RenderAsciiTimeline(const CompactTrace& trace, const AsciiTimelineOptions& options);
+
+struct AsciiTimelineFileOptions {
+  AsciiTimelineOptions timeline;  // its from/to are not used: see below
+  std::string from, to;           // durations from the trace start ("2ms"), as LoadOptions
+};
+
+// The same text for an SBT file, in bounded memory: the events are streamed
+// two or three times (times and lanes; with --from/--to, the lanes with work
+// in the window; the busy time per bucket) instead of being loaded into a
+// CompactTrace, so memory is one chunk plus the rows' buckets. Same output
+// as LoadCompactTrace(path, {from, to}) + RenderAsciiTimeline. `report`
+// (optional) receives what the reader recovered from a damaged file.
+Status RenderAsciiTimelineFile(const std::string& path, const AsciiTimelineFileOptions& options,
+                               std::string* text, format::ReadReport* report = nullptr);
 
 }  // namespace tracesmith::analysis

@@ -14,8 +14,11 @@
 // Global time order across lanes is then a k-way merge (sorter.h).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -84,6 +87,49 @@ struct NvtxRecord {
 struct GraphLaunchRecord {
   uint64_t start_ns = 0, end_ns = 0;
   uint32_t correlation_id = 0, graph_id = 0, pid = 0, device_id = 0;
+};
+
+// The key of a GPU lane. Stream ids are per context and small; 24 bits of
+// stream and 8 of device with the pid make a unique key for every trace
+// CUPTI can produce.
+inline uint64_t GpuLaneKey(uint32_t pid, uint32_t device, uint32_t stream) {
+  return (uint64_t(pid) << 32) ^ (uint64_t(device & 0xff) << 24) ^ (stream & 0xffffffu) ^
+         (uint64_t(stream >> 24) << 56);
+}
+inline uint64_t HostLaneKey(uint32_t pid, uint32_t tid) { return (uint64_t(pid) << 32) | tid; }
+
+// Capture clock -> CLOCK_REALTIME for one process: linear through its first
+// and last anchors (corrects drift between them), an offset with one anchor.
+// Monotonic; 0 ("unknown" in the model) stays 0.
+struct ClockMap {
+  int64_t g0 = 0, r0 = 0, g1 = 0, r1 = 0;
+  bool linear = false;
+  uint64_t operator()(uint64_t t) const;
+};
+
+// Converts [*s, *e] with `m` (nothing when null); the end never before the start.
+inline void ConvertInterval(const ClockMap* m, uint64_t* s, uint64_t* e) {
+  if (!m) return;
+  *s = (*m)(*s);
+  *e = std::max(*s, (*m)(*e));
+}
+
+// How the processes of a trace are put on one clock (CompactTrace::Finalize,
+// step 1): only with two or more processes and at least one anchor in the
+// trace; then each process with anchors gets its ClockMap, one without is
+// left as is and counted.
+class ClockAlignment {
+ public:
+  // `pids`: every process with events; `anchors`: the trace's ClockAnchor rows.
+  static ClockAlignment Build(const std::set<uint32_t>& pids,
+                              const std::vector<model::ClockAnchor>& anchors);
+  bool aligned() const { return !maps_.empty(); }
+  const ClockMap* MapOf(uint32_t pid) const;  // null: times kept as recorded
+  uint64_t unaligned() const { return unaligned_; }
+
+ private:
+  std::map<uint32_t, ClockMap> maps_;
+  uint64_t unaligned_ = 0;
 };
 
 // A GPU stream (pid, device, stream) or a host thread (pid, tid).
