@@ -1,19 +1,19 @@
 // SQLite in the layout of `nsys export --type sqlite`: the same table and
 // column names (StringIds, CUPTI_ACTIVITY_KIND_*, NVTX_EVENTS,
 // TARGET_INFO_GPU, ...) and encodings (globalPid = pid << 24, globalTid =
-// globalPid + tid, names as StringIds ids), so SQL written for nsys exports
-// (nsys stats recipes, notebooks) runs unchanged. docs/export.md lists every
-// column and where it comes from.
+// globalPid + tid, names as StringIds ids, times in ns from the session start,
+// NVTX domains as NvtxDomainCreate rows), so SQL written for nsys exports
+// (nsys stats reports, recipes, notebooks) runs unchanged. sqlite_schema.h
+// holds the schema; docs/export.md lists every column and where it comes from.
 #include <sqlite3.h>
+#include <strings.h>
 
 #include <algorithm>
-#include <cstring>
 #include <ctime>
 #include <iterator>
 #include <set>
 #include <tuple>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "sinks.h"
 #include "sqlite_schema.h"
