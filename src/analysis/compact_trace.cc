@@ -293,9 +293,18 @@ void SortByLane(std::vector<T>* rows, size_t lanes, LaneOf lane_of) {
     sorted = lane_of((*rows)[i - 1]) <= lane_of((*rows)[i]);
   if (sorted) return;
   std::partial_sum(offset.begin(), offset.end(), offset.begin());
-  std::vector<T> out(rows->size());
-  for (const T& r : *rows) out[offset[lane_of(r)]++] = r;
-  rows->swap(out);
+  // Each row's place, then the rows moved along the permutation's cycles in
+  // place: 4 bytes per row instead of a second copy of the rows (320 MB for
+  // 10 M ops).
+  std::vector<uint32_t> dest(rows->size());
+  for (size_t i = 0; i < rows->size(); ++i) dest[i] = offset[lane_of((*rows)[i])]++;
+  for (size_t i = 0; i < rows->size(); ++i) {
+    while (dest[i] != i) {
+      const uint32_t j = dest[i];
+      std::swap((*rows)[i], (*rows)[j]);
+      std::swap(dest[i], dest[j]);
+    }
+  }
 }
 
 }  // namespace
@@ -393,13 +402,12 @@ void CompactTrace::BuildIndexes() {
   for (uint32_t i = 0; i < calls_.size(); ++i)
     if (calls_[i].correlation_id)
       entries.push_back({lanes_[calls_[i].lane].pid, calls_[i].correlation_id, i});
-  call_by_corr_.Build(entries);
-  op_call_.resize(ops_.size());
-  op_call_span_.resize(ops_.size());
-  for (uint32_t i = 0; i < ops_.size(); ++i) {
-    const uint32_t c = call_by_corr_.Find(PidOfLane(ops_[i].lane()), ops_[i].correlation_id);
-    op_call_[i] = c;
-    op_call_span_[i] = c == kNone ? Interval{} : Interval{calls_[c].start_ns, calls_[c].end_ns};
+  {
+    CorrelationIndex call_by_corr;  // only for op_call_: not kept
+    call_by_corr.Build(entries);
+    op_call_.resize(ops_.size());
+    for (uint32_t i = 0; i < ops_.size(); ++i)
+      op_call_[i] = call_by_corr.Find(PidOfLane(ops_[i].lane()), ops_[i].correlation_id);
   }
   entries.clear();
   entries.reserve(ops_.size());
