@@ -124,17 +124,26 @@ class Scheduler {
   }
 
   // A sync record starts with the API call of the same (pid, correlation id).
+  // Only the ids of sync records are looked up (syncs are few, calls many):
+  // the last call with each id wins.
   void PrepareSyncCalls() {
     std::unordered_map<uint64_t, uint32_t> call_by_corr;
-    for (uint32_t i = 0; i < ncalls_; ++i) {
+    for (uint32_t i = 0; i < nsyncs_; ++i) {
+      const auto& s = t_.syncs()[i];
+      if (s.correlation_id) call_by_corr.emplace(Key(s.pid, s.correlation_id), kNone);
+    }
+    for (uint32_t i = 0; i < ncalls_ && !call_by_corr.empty(); ++i) {
       const auto& c = t_.calls()[i];
-      if (c.correlation_id) call_by_corr[Key(t_.PidOfLane(c.lane), c.correlation_id)] = i;
+      if (!c.correlation_id) continue;
+      auto it = call_by_corr.find(Key(t_.PidOfLane(c.lane), c.correlation_id));
+      if (it != call_by_corr.end()) it->second = i;
     }
     sync_call_.assign(nsyncs_, kNone);
     for (uint32_t i = 0; i < nsyncs_; ++i) {
       const auto& s = t_.syncs()[i];
+      if (!s.correlation_id) continue;
       auto it = call_by_corr.find(Key(s.pid, s.correlation_id));
-      if (s.correlation_id && it != call_by_corr.end()) sync_call_[i] = it->second;
+      if (it != call_by_corr.end()) sync_call_[i] = it->second;
     }
   }
 
@@ -228,7 +237,7 @@ class Scheduler {
 
   void BuildGraph() {
     const uint32_t n = nops_ + ncalls_ + nsyncs_;
-    base_.assign(size_t(n) * 2, kNoBase);
+    root_.assign(size_t(n), false);
     in_begin_.assign(size_t(n) * 2 + 1, 0);
     in_.reserve(size_t(n) * 4);
     for (uint32_t id = 0; id < n; ++id) {
@@ -245,7 +254,7 @@ class Scheduler {
     StartEdges(id, &edges_);
     const Edge* bind = BindingStart(edges_, rec);
     if (!bind) {  // a root (first call on a thread, ...) keeps its recorded time
-      base_[Half(id, false)] = int64_t(rec);
+      root_[id] = true;
       r_->contradicting_edges += edges_.size();
       return;
     }
@@ -314,7 +323,7 @@ class Scheduler {
   // rare cases close a cycle; then the earliest recorded half-node of what
   // is left is forced with the predecessors already scheduled (counted).
   void Schedule() {
-    const uint32_t h = uint32_t(base_.size());
+    const uint32_t h = uint32_t(in_begin_.size() - 1);
     std::vector<uint32_t> indeg(h), out_begin(size_t(h) + 1, 0), out;
     for (uint32_t x = 0; x < h; ++x) {
       indeg[x] = in_begin_[x + 1] - in_begin_[x];
@@ -334,7 +343,7 @@ class Scheduler {
       if (indeg[x] == 0) ready.push_back(x);
     uint32_t scheduled = 0;
     auto evaluate = [&](uint32_t x) {
-      int64_t v = base_[x];
+      int64_t v = !(x & 1) && root_[x / 2] ? int64_t(RecordedTime(x)) : kNoBase;
       for (uint32_t k = in_begin_[x]; k < in_begin_[x + 1]; ++k) {
         if (!done[in_[k].from]) {
           r_->out_of_order_refs++;
@@ -371,13 +380,11 @@ class Scheduler {
         drain();
       }
     }
-    start_.resize(h / 2);
-    end_.resize(h / 2);
-    for (uint32_t id = 0; id < h / 2; ++id) {
-      start_[id] = val_[2 * id];
-      end_[id] = val_[2 * id + 1];
-    }
+    std::vector<InEdge>().swap(in_);  // the graph is not needed any more
+    std::vector<uint32_t>().swap(in_begin_);
   }
+  int64_t StartOf(uint32_t id) const { return val_[2 * size_t(id)]; }
+  int64_t EndOf(uint32_t id) const { return val_[2 * size_t(id) + 1]; }
 
   void Summarize() {
     const uint32_t n = nops_ + ncalls_ + nsyncs_;
@@ -388,14 +395,15 @@ class Scheduler {
       NodeRef ref = Ref(i);
       rb = std::min(rb, rules_.Start(ref));
       rend = std::max(rend, rules_.End(ref));
-      pb = std::min(pb, start_[i]);
-      pend = std::max(pend, end_[i]);
+      pb = std::min(pb, StartOf(i));
+      pend = std::max(pend, EndOf(i));
     }
     r_->recorded_ns = rend - rb;
     r_->predicted_ns = uint64_t(std::max<int64_t>(0, pend - pb));
     r_->predicted_begin = pb;
-    r_->op_start.assign(start_.begin(), start_.begin() + nops_);
-    r_->op_end.assign(end_.begin(), end_.begin() + nops_);
+    r_->op_start.resize(nops_);
+    r_->op_end.resize(nops_);
+    for (uint32_t i = 0; i < nops_; ++i) r_->op_start[i] = StartOf(i), r_->op_end[i] = EndOf(i);
     std::map<std::tuple<uint32_t, uint32_t, uint32_t>, size_t> index;
     for (uint32_t i = 0; i < nops_; ++i) {
       const GpuOp& op = t_.ops()[i];
@@ -407,16 +415,16 @@ class Scheduler {
         s.pid = lane.pid;
         s.device = lane.device;
         s.stream = lane_stream_[op.lane()];
-        s.first_start = start_[i] - pb;
-        s.last_end = end_[i] - pb;
+        s.first_start = StartOf(i) - pb;
+        s.last_end = EndOf(i) - pb;
         r_->streams.push_back(s);
       }
       EmulatedStream& s = r_->streams[it->second];
       s.ops++;
-      s.busy_ns += uint64_t(end_[i] - start_[i]);
+      s.busy_ns += uint64_t(EndOf(i) - StartOf(i));
       s.recorded_busy_ns += op.duration();
-      s.first_start = std::min(s.first_start, start_[i] - pb);
-      s.last_end = std::max(s.last_end, end_[i] - pb);
+      s.first_start = std::min(s.first_start, StartOf(i) - pb);
+      s.last_end = std::max(s.last_end, EndOf(i) - pb);
     }
     std::sort(r_->streams.begin(), r_->streams.end(), [](const auto& a, const auto& b) {
       return std::tie(a.pid, a.device, a.stream) < std::tie(b.pid, b.device, b.stream);
@@ -432,14 +440,16 @@ class Scheduler {
   std::vector<uint32_t> sync_call_, virtual_prev_, lane_stream_;
   uint64_t launch_floor_ = 0;
   static constexpr int64_t kNoBase = std::numeric_limits<int64_t>::min();
-  struct InEdge {
+  // 12 bytes, not 16: edges are the bulk of the graph (~2.5 per node).
+  struct __attribute__((packed)) InEdge {
     uint32_t from;  // half-node
     int64_t delay;
   };
-  std::vector<int64_t> base_, val_;
+  static_assert(sizeof(InEdge) == 12);
+  std::vector<bool> root_;  // nodes that keep their recorded start (no binding start edge)
+  std::vector<int64_t> val_;
   std::vector<uint32_t> in_begin_;  // CSR offsets of in_ per half-node
   std::vector<InEdge> in_;
-  std::vector<int64_t> start_, end_;
   std::vector<Edge> edges_, scratch_;
 };
 

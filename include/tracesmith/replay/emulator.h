@@ -23,7 +23,7 @@
 // EmulationResult::contradicting_edges. Consequence: with no what-if options
 // the recorded schedule is reproduced; what-if options move every node
 // whose binding chain passes through a change. The graph of node starts and
-// ends is evaluated in topological order (Kahn), in memory: about 16 bytes
+// ends is evaluated in topological order (Kahn), in memory: about 12 bytes
 // per edge, ~5 edges per node.
 #pragma once
 
