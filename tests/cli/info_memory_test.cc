@@ -3,15 +3,11 @@
 // their peak RSS stays that of one chunk plus metadata, and they print the
 // same counts and time range as before.
 #include <gtest/gtest.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <cstdlib>
 #include <string>
 #include <vector>
 
-#include "cli/cli_runner.h"
+#include "cli/measured_run.h"
 #include "testing/temp_dir.h"
 #include "tracesmith/format/sbt_writer.h"
 
@@ -36,36 +32,6 @@ std::string TwoMillionKernels(const testing::TempDir& dir) {
   }
   EXPECT_TRUE((*w)->Close().ok());
   return path;
-}
-
-// Runs `tracesmith ARGS...` and returns its stdout; *peak_kib: the child's
-// own peak RSS (fork/exec and wait4).
-std::string RunMeasured(const testing::TempDir& dir, std::vector<std::string> args,
-                        long* peak_kib) {
-  const std::string out = dir / "out.txt";
-  std::vector<char*> argv = {const_cast<char*>(TS_TRACESMITH_BIN)};
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = fork();
-  if (pid == 0) {
-#if defined(__SANITIZE_ADDRESS__)
-    // ASan keeps freed memory in a quarantine (256 MB by default), which
-    // would count as the command's own.
-    const char* asan = getenv("ASAN_OPTIONS");
-    std::string options = std::string(asan ? asan : "") + ":quarantine_size_mb=16";
-    setenv("ASAN_OPTIONS", options.c_str(), 1);
-#endif
-    FILE* f = freopen(out.c_str(), "w", stdout);
-    (void)f;
-    execv(TS_TRACESMITH_BIN, argv.data());
-    _exit(127);
-  }
-  int status = 0;
-  rusage usage{};
-  EXPECT_EQ(wait4(pid, &status, 0, &usage), pid);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  *peak_kib = usage.ru_maxrss;
-  return ReadOrMissing(out);
 }
 
 // Under ASan the binary under test peaked at 110 MB (info) and 201 MB
