@@ -70,7 +70,7 @@ std::string IncompressibleKernels(const testing::TempDir& dir) {
 }
 
 // Bounds from the dev VM (release build), old -> new peak RSS on the
-// synthetic trace: timeline 121 -> 25 MB, analyze 166 -> 124 MB, replay
+// synthetic trace: timeline 121 -> 25 MB, analyze 166 -> 113 MB, replay
 // --dry-run 369 -> 248 MB; info on the incompressible file, see below.
 // Under ASan (its allocator's own overhead, quarantine cut to 16 MB) only
 // the streaming commands are held to a bound: the others' overhead grows
@@ -116,7 +116,7 @@ TEST(ScaleMemory, AnalyzeAndDryRunInLessMemory) {
   long peak = 0;
   std::string text = RunMeasured(dir, {"analyze", path}, &peak);
   EXPECT_NE(text.find("Window:"), std::string::npos) << text.substr(0, 2000);
-  EXPECT_LT(peak, 145 * 1024) << "KiB peak RSS of analyze on 1 M kernels (was 166 MB)";
+  EXPECT_LT(peak, 140 * 1024) << "KiB peak RSS of analyze on 1 M kernels (was 166 MB)";
   text = RunMeasured(dir, {"replay", path, "--dry-run"}, &peak);
   EXPECT_NE(text.find("Schedule emulation"), std::string::npos) << text.substr(0, 2000);
   EXPECT_LT(peak, 310 * 1024) << "KiB peak RSS of replay --dry-run on 1 M kernels (was 369 MB)";
