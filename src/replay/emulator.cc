@@ -93,7 +93,6 @@ class Scheduler {
   }
 
   Status PrepareScales() {
-    scale_.assign(nops_, 1.0);
     if (o_.scale_kernels.empty()) return OkStatus();
     std::vector<std::regex> res;
     for (const KernelScale& k : o_.scale_kernels) {
@@ -103,7 +102,7 @@ class Scheduler {
         return InvalidArgument("--scale-kernel '" + k.pattern + "': bad regex: " + e.what());
       }
     }
-    std::unordered_map<uint32_t, double> by_name;  // regexes are slow: once per name
+    auto& by_name = scale_by_name_;  // regexes are slow: once per name
     for (uint32_t i = 0; i < nops_; ++i) {
       const GpuOp& op = t_.ops()[i];
       if (op.kind() != OpKind::kKernel) continue;
@@ -117,7 +116,6 @@ class Scheduler {
           }
         }
       }
-      scale_[i] = it->second;
       if (it->second != 1.0) r_->kernels_scaled++;
     }
     return OkStatus();
@@ -282,7 +280,7 @@ class Scheduler {
     NodeRef n = Ref(id);
     const uint64_t rs = rules_.Start(n), re = rules_.End(n);
     if (n.kind == NodeKind::kOp) {
-      const double dur = double(re - rs) * scale_[n.index];
+      const double dur = double(re - rs) * Scale(n.index);
       AddEdge(Half(id, false), int64_t(std::llround(dur)));
       return;
     }
@@ -436,7 +434,14 @@ class Scheduler {
   EmulationResult* r_;
   DependencyRules rules_;
   uint32_t nops_ = 0, ncalls_ = 0, nsyncs_ = 0;
-  std::vector<double> scale_;
+  // --scale-kernel factor per kernel name id (names without one: 1), not per op.
+  std::unordered_map<uint32_t, double> scale_by_name_;
+  double Scale(uint32_t op) const {
+    const GpuOp& o = t_.ops()[op];
+    if (scale_by_name_.empty() || o.kind() != OpKind::kKernel) return 1.0;
+    auto it = scale_by_name_.find(o.name_id);
+    return it == scale_by_name_.end() ? 1.0 : it->second;
+  }
   std::vector<uint32_t> sync_call_, virtual_prev_, lane_stream_;
   uint64_t launch_floor_ = 0;
   static constexpr int64_t kNoBase = std::numeric_limits<int64_t>::min();
