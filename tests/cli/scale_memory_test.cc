@@ -71,7 +71,7 @@ std::string IncompressibleKernels(const testing::TempDir& dir) {
 
 // Bounds from the dev VM (release build), old -> new peak RSS on the
 // synthetic trace: timeline 121 -> 25 MB, analyze 166 -> 113 MB, replay
-// --dry-run 369 -> 248 MB; info on the incompressible file, see below.
+// --dry-run 369 -> 241 MB; info on the incompressible file, see below.
 // Under ASan (its allocator's own overhead, quarantine cut to 16 MB) only
 // the streaming commands are held to a bound: the others' overhead grows
 // with every allocation.
