@@ -3,9 +3,11 @@
 // stack still holds what they read; every result equals a walk without it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "chains.h"
+#include "tracesmith/capture/stacks/stack_collector.h"
 #include "tracesmith/capture/stacks/unwinder.h"
 
 namespace tracesmith::capture::stacks {
@@ -121,6 +123,70 @@ TEST(WalkMemoTest, MaxFramesIsHonouredOnAReplay) {
     [&]() __attribute__((noinline)) { n = UnwindNative(few.data(), 5); }
     ();
     EXPECT_EQ(n, 5);
+    return 0;
+  });
+}
+
+// Stack ids through the memo: CaptureStack answers a walk that replays a
+// memo entry whole from the id it gave that entry before. Ids must be the
+// ones computed without the memo, also once entries are replaced: eight
+// callers of one leaf share the leaf's first state, so they fill and
+// evict the 4 ways of one set.
+struct Ids {
+  StackCollector* collector;
+  bool memo = false;
+  uint32_t id = 0;
+};
+[[gnu::noinline]] int IdLeaf(Ids* ids) {
+  SetWalkMemoEnabled(ids->memo);
+  ids->id = ids->collector->CaptureStack();
+  SetWalkMemoEnabled(true);
+  asm volatile("" ::: "memory");
+  return int(ids->id);
+}
+[[gnu::noinline]] int IdMid(Ids* ids) { return IdLeaf(ids) + 1; }
+template <int K>
+[[gnu::noinline]] int IdCaller(Ids* ids) {
+  return IdMid(ids) * (K + 2);
+}
+[[gnu::noinline]] void IdDispatch(int (*caller)(Ids*), Ids* ids) {
+  caller(ids);
+  asm volatile("" ::: "memory");
+}
+// The id without the memo, then with it, from the same frames.
+[[gnu::noinline]] std::pair<uint32_t, uint32_t> IdsOf(int (*caller)(Ids*), StackCollector* c) {
+  std::pair<uint32_t, uint32_t> out;
+  for (bool memo : {false, true}) {
+    Ids ids{c, memo};
+    IdDispatch(caller, &ids);
+    (memo ? out.second : out.first) = ids.id;
+  }
+  return out;
+}
+
+TEST(WalkMemoTest, StackIdsThroughTheMemoAreTheIdsWithoutIt) {
+  StackCollectorOptions options;
+  options.mode = StackMode::kNative;
+  StackCollector collector(options);
+  int (*callers[])(Ids*) = {IdCaller<0>, IdCaller<1>, IdCaller<2>, IdCaller<3>,
+                            IdCaller<4>, IdCaller<5>, IdCaller<6>, IdCaller<7>};
+  RecurseChain(6, [&]() -> int {
+    std::vector<uint32_t> first(8);
+    // Each caller three times in a row (the second and third replay whole),
+    // then all of them again in another order, twice.
+    int order[] = {0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4, 5, 5, 5, 6, 6, 6, 7, 7,
+                   7, 3, 1, 7, 5, 0, 6, 2, 4, 3, 1, 7, 5, 0, 6, 2, 4, 0, 0, 1, 1, 7, 7};
+    for (int k : order) {
+      auto [without, with_memo] = IdsOf(callers[k], &collector);
+      SCOPED_TRACE(k);
+      EXPECT_NE(without, 0u);
+      EXPECT_EQ(with_memo, without);
+      if (!first[k]) first[k] = without;
+      EXPECT_EQ(without, first[k]);
+    }
+    // Eight different stacks.
+    std::sort(first.begin(), first.end());
+    EXPECT_EQ(std::unique(first.begin(), first.end()), first.end());
     return 0;
   });
 }

@@ -10,6 +10,7 @@
 #include "stack_hash.h"
 #include "tracesmith/base/clock.h"
 #include "tracesmith/capture/stacks/unwinder.h"
+#include "walk_memo.h"
 
 namespace tracesmith::capture::stacks {
 namespace {
@@ -56,6 +57,23 @@ struct RecentStack {
 };
 constexpr int kRecentBits = 6;
 thread_local RecentStack t_recent[1 << kRecentBits];
+
+// The hash of a Python frame list as the merge reads it (code, offset,
+// segment ends) and whether eval-loop frames are replaced by them.
+inline void HashPythonFrames(const PyFrameRef* py, int n, bool merge, uint64_t* h1, uint64_t* h2) {
+  uint64_t a = kStackHashSeed ^ uint64_t(merge), b = kStackHashSeed + 1;
+  for (int i = 0; i < n; ++i) {
+    a = StackHashStep(a, py[i].code);
+    b = StackHashStep(b, uint64_t(uint32_t(py[i].offset)) << 1 | uint64_t(py[i].ends_segment));
+  }
+  *h1 = StackHashFinish(StackHashStep(a, b), n);
+  *h2 = StackHashStep(b ^ 0x5bd1e995u, a) ^ uint64_t(n);
+}
+
+void RememberId(WalkMemo* memo, const MemoEntry* entry, uint64_t owner, uint64_t py1, uint64_t py2,
+                uint32_t id) {
+  MemoIdSlot(memo, entry, py1) = MemoId{owner, py1, py2, entry->serial, id};
+}
 
 }  // namespace
 
@@ -122,9 +140,15 @@ StackCollector::~StackCollector() = default;
   uint64_t pcs[kMaxDepthLimit];
   int n_native = 0;
   uint64_t t0 = timing ? CpuTicks() : 0;
+  // The thread's walk memo, held until the id is known (walk_memo.h).
+  struct Held {
+    WalkMemo* memo;
+    ~Held() { MemoRelease(memo); }
+  } held{mode != StackMode::kPython ? MemoAcquire() : nullptr};
+  MemoEntry* whole = nullptr;
   if (mode != StackMode::kPython)
-    n_native = UnwindNativeTrimmed(pcs, max_depth, options_.skip_frames + 1, trim_.data(),
-                                   int(trim_.size()), from);
+    n_native = UnwindNativeTrimmedMemo(held.memo, &whole, pcs, max_depth, options_.skip_frames + 1,
+                                       trim_.data(), int(trim_.size()), from);
   uint64_t t1 = timing ? CpuTicks() : 0;
   PyFrameRef py[kMaxDepthLimit];
   int n_py = 0;
@@ -136,6 +160,15 @@ StackCollector::~StackCollector() = default;
     timing->python_ticks = t2 - t1;
     timing->native_frames = n_native;
     timing->python_frames = n_py;
+  }
+
+  // The native frames are those of a memo entry replayed whole: the id it
+  // was given with the same Python frames is this stack's id.
+  uint64_t py1 = 0, py2 = 0;
+  if (whole) {
+    HashPythonFrames(py, n_py, python.knows_eval_frame(), &py1, &py2);
+    const MemoId& m = MemoIdSlot(held.memo, whole, py1);
+    if (m.owner == serial_ && m.entry == whole->serial && m.py1 == py1 && m.py2 == py2) return m.id;
   }
 
   const uint64_t* keys = pcs;
@@ -171,7 +204,10 @@ StackCollector::~StackCollector() = default;
   HashKeys(keys, n, &h1, &h2);
   // The top bits: the shared table indexes by the low ones.
   RecentStack& last = t_recent[h1 >> (64 - kRecentBits)];
-  if (last.h1 == h1 && last.h2 == h2 && last.collector == serial_) return last.id;
+  if (last.h1 == h1 && last.h2 == h2 && last.collector == serial_) {
+    if (whole) RememberId(held.memo, whole, serial_, py1, py2, last.id);
+    return last.id;
+  }
 
   uint32_t id = 0;
   for (int i = 0; i < kMaxProbes; ++i) {
@@ -188,6 +224,7 @@ StackCollector::~StackCollector() = default;
   }
   if (!id) id = SlowPath(keys, n, h1, h2);
   last = RecentStack{serial_, h1, h2, id};
+  if (whole) RememberId(held.memo, whole, serial_, py1, py2, id);
   return id;
 }
 

@@ -166,10 +166,9 @@ inline bool InRanges(uint64_t pc, const CodeRange* r, int n) {
 
 // The walk reads other frames' stack slots on purpose: ASan would report
 // those reads as overflows of the frames' locals, so it is not instrumented.
-[[gnu::always_inline, gnu::no_sanitize_address]] inline int Walk(uint64_t* pcs, int max_frames,
-                                                                 int skip, const CodeRange* trim,
-                                                                 int n_trim,
-                                                                 const CallerFrame* from) {
+[[gnu::always_inline, gnu::no_sanitize_address]] inline int Walk(
+    uint64_t* pcs, int max_frames, int skip, const CodeRange* trim, int n_trim,
+    const CallerFrame* from, WalkMemo* memo, MemoEntry** whole_out) {
   // One TLS access (__tls_get_addr in a shared library), copied to locals.
   StackBounds* tls = &t_bounds;
   if (__builtin_expect(tls->hi == 0, 0)) InitStackBounds(tls);
@@ -220,22 +219,30 @@ inline bool InRanges(uint64_t pc, const CodeRange* r, int n) {
     // caller at that depth), the walk unwinds until it reaches a frame of
     // that walk again (the common caller, at the same address) and replays
     // from there.
-    WalkMemo* memo = MemoAcquire();
     MemoStep steps[kMemoSteps];  // this walk's steps, for a new entry
     int n_steps = 0, replayed = 0;
     bool whole = false, ends_at_rule = false, full = false;
     const uint64_t first_cfa = rsp, first_ra = key, first_rbp = rbp;
     const MemoEntry* rejoin = nullptr;  // the walk to rejoin after a divergence
+    MemoEntry* whole_entry = nullptr;   // the entry replayed whole
     int rj = 0;                         // its next step not below the walk
     // Takes up to `held` steps of `src`, after which the walk's rbp is
     // `rbp_after`, until pcs is full.
     auto take = [&](const MemoStep* src, int held, uintptr_t rbp_after, bool keep_steps) {
       int k = 0;
-      while (k < held) {
+      // Frames to skip or trim come first, one at a time; the rest is copied.
+      while (k < held && (skip > 0 || n_trim > 0)) {
         if (!keep(src[k++].ra)) {
           full = true;
           break;
         }
+      }
+      if (!full && k < held) {
+        int m = held - k < max_frames - n ? held - k : max_frames - n;
+        for (int i = 0; i < m; ++i) pcs[n + i] = src[k + i].ra;
+        n += m;
+        k += m;
+        full = n >= max_frames;
       }
       if (keep_steps) {
         int room = kMemoSteps - n_steps < k ? kMemoSteps - n_steps : k;
@@ -248,13 +255,15 @@ inline bool InRanges(uint64_t pc, const CodeRange* r, int n) {
       rbp = rbp_after;  // (not the state after step k when pcs filled up: the walk ends)
     };
     if (memo) {
-      MemoEntry* set = &memo->entries[MemoSet(rsp, key) * kMemoWays];
+      const int set_index = MemoSet(rsp, key);
+      const MemoTags& tags = memo->tags[set_index];
+      MemoEntry* set = &memo->entries[set_index * kMemoWays];
       MemoEntry* best = nullptr;
       int best_held = 0;
       uintptr_t best_rbp = rbp;
       for (int w = 0; w < kMemoWays; ++w) {
+        if (tags.ra[w] != key || tags.cfa[w] != rsp) continue;
         MemoEntry* e = &set[w];
-        if (e->ra != key || e->cfa != rsp) continue;
         uintptr_t after;
         int held = MemoHolds(e->steps, e->n, e->rbp, rbp, lo, hi, &after);
         if (held > best_held || !best) best_held = held, best = e, best_rbp = after;
@@ -269,7 +278,7 @@ inline bool InRanges(uint64_t pc, const CodeRange* r, int n) {
         whole = whole && !full;
         ends_at_rule = whole && best->ends_at_rule;
         rj = best_held;
-        if (whole) rejoin = nullptr, memo->last = best;
+        if (whole) rejoin = nullptr, memo->last = best, whole_entry = best;
       }
     }
     // The recorded walk ended at a rule without a caller (kEnd): so does
@@ -334,12 +343,14 @@ inline bool InRanges(uint64_t pc, const CodeRange* r, int n) {
                                n_steps < kMemoSteps ? n_steps : kMemoSteps,
                                ends_at_rule && n_steps <= kMemoSteps);
       MemoCount(memo, outcome, replayed, n_steps - replayed);
-      MemoRelease(memo);
+      if (whole && n_steps == replayed && whole_out) *whole_out = whole_entry;
     }
   }
 #else
   // Frame-pointer walk: [fp] = caller's fp, [fp + 8] = return address.
-  (void)from;  // CallerFrame is x86-64 only
+  (void)from;  // CallerFrame and the memo are x86-64 only
+  (void)memo;
+  (void)whole_out;
   uintptr_t fp = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
   const uintptr_t lo = fp, hi = b.hi;
   while (hi > 1 && fp >= lo && fp + 16 <= hi && (fp & 7) == 0) {
@@ -356,21 +367,39 @@ inline bool InRanges(uint64_t pc, const CodeRange* r, int n) {
 
 }  // namespace
 
+// Each entry point acquires the memo before the walk, whose register
+// snapshot is then taken in the entry point's own frame.
 [[gnu::noinline, gnu::no_sanitize_address]] int UnwindNative(uint64_t* pcs, int max_frames,
                                                              int skip) {
-  return Walk(pcs, max_frames, skip, nullptr, 0, nullptr);
+  WalkMemo* memo = MemoAcquire();
+  int n = Walk(pcs, max_frames, skip, nullptr, 0, nullptr, memo, nullptr);
+  MemoRelease(memo);
+  return n;
 }
 
 [[gnu::noinline, gnu::no_sanitize_address]] int UnwindNativeFrom(const CallerFrame& from,
                                                                  uint64_t* pcs, int max_frames) {
-  return Walk(pcs, max_frames, 0, nullptr, 0, &from);
+  WalkMemo* memo = MemoAcquire();
+  int n = Walk(pcs, max_frames, 0, nullptr, 0, &from, memo, nullptr);
+  MemoRelease(memo);
+  return n;
 }
 
 [[gnu::noinline, gnu::no_sanitize_address]] int UnwindNativeTrimmed(uint64_t* pcs, int max_frames,
                                                                     int skip, const CodeRange* trim,
                                                                     int n_trim,
                                                                     const CallerFrame* from) {
-  return Walk(pcs, max_frames, skip, trim, n_trim, from);
+  WalkMemo* memo = MemoAcquire();
+  int n = Walk(pcs, max_frames, skip, trim, n_trim, from, memo, nullptr);
+  MemoRelease(memo);
+  return n;
+}
+
+[[gnu::noinline, gnu::no_sanitize_address]] int UnwindNativeTrimmedMemo(
+    WalkMemo* memo, MemoEntry** whole, uint64_t* pcs, int max_frames, int skip,
+    const CodeRange* trim, int n_trim, const CallerFrame* from) {
+  *whole = nullptr;
+  return Walk(pcs, max_frames, skip, trim, n_trim, from, memo, whole);
 }
 
 UnwindStats GetUnwindStats() {

@@ -96,24 +96,29 @@ void MemoCount(WalkMemo* m, MemoOutcome outcome, int frames_read, int frames_wal
 
 const MemoEntry* MemoStore(WalkMemo* m, uint64_t cfa, uint64_t ra, uint64_t rbp,
                            const MemoStep* steps, int n, bool ends_at_rule) {
-  MemoEntry* set = &m->entries[MemoSet(cfa, ra) * kMemoWays];
-  MemoEntry* victim = &set[0];
+  const int set_index = MemoSet(cfa, ra);
+  MemoEntry* set = &m->entries[set_index * kMemoWays];
+  int victim = 0;
   for (int w = 0; w < kMemoWays; ++w) {
     if (set[w].ra == 0) {
-      victim = &set[w];
+      victim = w;
       break;
     }
-    if (set[w].stamp < victim->stamp) victim = &set[w];
+    if (set[w].stamp < set[victim].stamp) victim = w;
   }
   if (n > kMemoSteps) n = kMemoSteps;
-  victim->cfa = cfa;
-  victim->ra = ra;
-  victim->rbp = rbp;
-  victim->n = uint16_t(n);
-  victim->ends_at_rule = ends_at_rule;
-  victim->stamp = ++m->clock;
-  std::memcpy(victim->steps, steps, sizeof(MemoStep) * size_t(n));
-  return victim;
+  MemoEntry* e = &set[victim];
+  e->cfa = cfa;
+  e->ra = ra;
+  e->rbp = rbp;
+  e->n = uint16_t(n);
+  e->ends_at_rule = ends_at_rule;
+  e->stamp = ++m->clock;
+  e->serial = ++m->stores;
+  std::memcpy(e->steps, steps, sizeof(MemoStep) * size_t(n));
+  m->tags[set_index].cfa[victim] = cfa;
+  m->tags[set_index].ra[victim] = ra;
+  return e;
 }
 
 MemoTotals GetMemoTotals() {

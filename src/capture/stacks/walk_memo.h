@@ -16,7 +16,7 @@
 // the walk unwinds until it reaches a frame of the recorded walk again (the
 // common caller, at the same address) and replays from there.
 //
-// Per thread: 64 sets x 4 ways of up to kMemoSteps steps (648 KiB of address
+// Per thread: 64 sets x 4 ways of up to kMemoSteps steps (670 KiB of address
 // space, mapped on the thread's first walk, touched as used, unmapped at
 // thread exit). A walk in a signal handler that interrupted a walk on the
 // same thread does not use the memo. x86-64 only.
@@ -24,7 +24,8 @@
 
 #include <cstdint>
 
-#include "tracesmith/capture/stacks/unwinder.h"  // SetWalkMemoEnabled
+#include "stack_hash.h"                          // CodeRange
+#include "tracesmith/capture/stacks/unwinder.h"  // SetWalkMemoEnabled, CallerFrame
 
 namespace tracesmith::capture::stacks {
 
@@ -40,22 +41,52 @@ struct MemoStep {
 };
 static_assert(sizeof(MemoStep) == 32);
 
-inline constexpr int kMemoSteps = 80;  // entry = 32 + 80 x 32 = 2592 bytes
+inline constexpr int kMemoSteps = 80;  // entry = 40 + 80 x 32 = 2600 bytes
 inline constexpr int kMemoSets = 64;
 inline constexpr int kMemoWays = 4;
+inline constexpr int kMemoIdBits = 9;
+
+// A stack id a collector (owner: its serial) made of the frames of a memo
+// entry (entry: the entry's store serial) and the Python frames that hashed
+// to (py1, py2).
+struct MemoId {
+  uint64_t owner = 0, py1 = 0, py2 = 0;
+  uint32_t entry = 0, id = 0;
+};
+static_assert(sizeof(MemoId) == 32);
 
 struct MemoEntry {
   uint64_t cfa = 0, ra = 0, rbp = 0;  // the first frame's state (ra 0: empty)
   uint32_t stamp = 0;                 // last use, for replacement
   uint16_t n = 0;                     // steps recorded after the first frame
   bool ends_at_rule = false;          // the walk ended after them at a kEnd rule
+  uint32_t serial = 0;                // which store this is (MemoId::entry)
   MemoStep steps[kMemoSteps];
 };
+static_assert(sizeof(MemoEntry) == 40 + kMemoSteps * sizeof(MemoStep));
+
+// The first states of a set's ways, in one cache line: a lookup reads this
+// line rather than one line (and page) per way.
+struct MemoTags {
+  uint64_t cfa[kMemoWays];
+  uint64_t ra[kMemoWays];
+};
+static_assert(sizeof(MemoTags) == 64);
 
 struct WalkMemo {
+  alignas(64) MemoTags tags[kMemoSets];
+  // Stack ids by (entry, Python frames): a walk that replays an entry whole,
+  // with nothing unwound after it, has that entry's native frames, so the
+  // same Python frames give the same id without merging, hashing and
+  // looking up the whole stack (stack_collector.cc). An entry replaced gets
+  // a new serial, so ids made of its old frames no longer match. Used only
+  // while the memo is acquired (signal handlers' walks on the thread do not
+  // touch it then).
+  MemoId ids[1 << kMemoIdBits];
   MemoEntry entries[kMemoSets * kMemoWays];
   const MemoEntry* last = nullptr;  // the thread's previous walk
   uint32_t clock = 0;
+  uint32_t stores = 0;  // serials of stored entries
   bool busy = false;
   // Not yet added to the process-wide counters (flushed every 64 walks).
   uint32_t pending_hits = 0, pending_partial = 0, pending_misses = 0;
@@ -67,6 +98,20 @@ struct WalkMemo {
 // thread is exiting. Pair with MemoRelease.
 WalkMemo* MemoAcquire();
 void MemoRelease(WalkMemo* memo);
+
+// The id slot for an entry's frames with Python frames hashed to py1.
+inline MemoId& MemoIdSlot(WalkMemo* memo, const MemoEntry* entry, uint64_t py1) {
+  uint64_t h = (py1 ^ (uint64_t(entry->serial) * 0x9e3779b97f4a7c15ull)) * 0xff51afd7ed558ccdull;
+  return memo->ids[h >> (64 - kMemoIdBits)];
+}
+
+// UnwindNativeTrimmed (stack_hash.h) with the calling thread's memo already
+// acquired by the caller (nullptr: walk without it). *whole is set to the
+// entry whose steps the walk replayed whole, nothing unwound after them (the
+// frames returned are exactly those the entry gives), else to nullptr; the
+// caller may look up its ids (MemoIdSlot) until it releases the memo.
+int UnwindNativeTrimmedMemo(WalkMemo* memo, MemoEntry** whole, uint64_t* pcs, int max_frames,
+                            int skip, const CodeRange* trim, int n_trim, const CallerFrame* from);
 
 // Outcome of a walk for the counters.
 enum class MemoOutcome : uint8_t { kHit, kPartial, kMiss };
