@@ -233,10 +233,24 @@ void SbtReader::Scan() {
       return;
     }
     if (!ParseChunkHeader(data_ + pos, &h)) {
-      // Resynchronise on the next header whose magic and checksum are valid.
-      uint64_t next = pos + 1;
-      for (; next + kChunkHeaderSize <= end; ++next) {
-        if (data_[next] == 0x53 && ParseChunkHeader(data_ + next, &h)) break;
+      // Resynchronise on the next header whose magic and checksum are valid:
+      // memchr to each candidate first byte, at most kScanStep at a time,
+      // with the pages passed given back so that a long damaged stretch (a
+      // zero-filled or sparse 2 GB tail) is never resident whole.
+      constexpr uint64_t kScanStep = 16 << 20;
+      uint64_t next = pos + 1, released = pos;
+      while (next + kChunkHeaderSize <= end) {
+        const uint64_t stop = std::min(end - kChunkHeaderSize + 1, next + kScanStep);
+        const void* hit = std::memchr(data_ + next, 0x53, stop - next);
+        if (hit == nullptr) {
+          next = stop;
+          ReleaseMapped(released, next);
+          released = next;
+          continue;
+        }
+        next = uint64_t(static_cast<const uint8_t*>(hit) - data_);
+        if (ParseChunkHeader(data_ + next, &h)) break;
+        ++next;
       }
       if (next + kChunkHeaderSize > end) next = end;
       AddDamage(pos, next - pos, "corrupt chunk header; bytes skipped");

@@ -1,12 +1,14 @@
 // Commands that read a whole trace stay within bounded memory (issue #21
 // item 8; `tracesmith benchmark scale` measures them at 10 M kernels):
 //   timeline    streams the file: one chunk plus a row of buckets per lane;
-//   info        streams, and gives back the file's mapped pages as it goes;
+//   info        streams, and gives back the file's mapped pages as it goes,
+//               also while it scans a damaged stretch for the next chunk;
 //   analyze, replay --dry-run   keep compact per-event records, and less of
 //               them than before (bounds between the old and the new peak).
 // Peak RSS is the child's own (measured_run.h).
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <random>
 #include <string>
@@ -107,6 +109,31 @@ TEST(ScaleMemory, InfoDoesNotKeepTheMappedFile) {
   const std::string text = RunMeasured(dir, {"info", path}, &peak);
   EXPECT_NE(text.find("kernel          2097152"), std::string::npos) << text;
   EXPECT_LT(peak, kStreamingKib) << "KiB peak RSS of info on a " << sb.st_size << "-byte file";
+}
+
+// A trace followed by 512 MB of zeros (a sparse file: holes cost no disk):
+// the reader scans the zeros for a chunk header without keeping them
+// resident (before, the whole tail was paged in: RSS about the file's size).
+TEST(ScaleMemory, SparseTailIsNotPagedIn) {
+  testing::TempDir dir;
+  const std::string path = dir / "sparse.sbt";
+  {
+    auto w = format::SbtWriter::Open(path, format::SbtWriterOptions{});
+    ASSERT_TRUE(w.ok());
+    std::vector<model::KernelEvent> rows(1000);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      rows[i].start_ns = 1000 + i * 100;
+      rows[i].end_ns = rows[i].start_ns + 50;
+      rows[i].pid = 7;
+    }
+    (*w)->AppendRows(rows.data(), rows.size());
+    ASSERT_TRUE((*w)->Close().ok());
+  }
+  ASSERT_EQ(::truncate(path.c_str(), off_t(512) << 20), 0);
+  long peak = 0;
+  const std::string text = RunMeasured(dir, {"info", path}, &peak);
+  EXPECT_NE(text.find("Events:      1000\n"), std::string::npos) << text;
+  EXPECT_LT(peak, kStreamingKib) << "KiB peak RSS of info on a trace with a 512 MB sparse tail";
 }
 
 TEST(ScaleMemory, AnalyzeAndDryRunInLessMemory) {
