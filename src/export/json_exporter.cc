@@ -2,7 +2,9 @@
 // and categories of libkineto's output_json.cpp / CuptiActivity.cpp, so
 // tools written for torch.profiler traces (HTA, TensorBoard plugin, Perfetto
 // UI's JSON importer) read ours. Times: microseconds with three decimals,
-// relative to "baseTimeNanoseconds" (exact to the nanosecond).
+// relative to "baseTimeNanoseconds" (exact to the nanosecond), which is
+// Kineto's: the trace's first timestamp rounded down to a multiple of
+// kKinetoBaseTimeStepNs.
 #include <algorithm>
 #include <array>
 #include <cstdio>
@@ -20,6 +22,11 @@ namespace tracesmith::exporter {
 namespace {
 
 using namespace model;
+
+// Kineto rounds its base time down to a multiple of "3 months" (7889238 s
+// since the epoch), so traces of several ranks taken in one quarter share a
+// base, and relative times stay below 2^53 ns (exact in a double).
+constexpr uint64_t kKinetoBaseTimeStepNs = 7889238ull * 1000000000ull;
 
 // Kineto's spellings (CuptiActivityApi / output_base).
 const char* KinetoMemoryKind(uint8_t kind) {
@@ -71,7 +78,7 @@ class JsonSink : public EventSink {
   Status Begin(const ExportContext& ctx) override {
     ctx_ = &ctx;
     meta_ = ctx.meta;
-    base_ = ctx.min_ts;
+    base_ = ctx.min_ts / kKinetoBaseTimeStepNs * kKinetoBaseTimeStepNs;
     for (const auto& d : meta_->Rows<Device>()) devices_[d.device_id] = d;
     j_.Raw("{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [");
     bool first = true;
@@ -183,12 +190,25 @@ class JsonSink : public EventSink {
     MaybeFlush();
   }
   void On(const SyncEvent& e) override {
-    Complete("cuda_sync", KinetoSyncType(e.sync_type), e.device_id, e.stream_id, e.start_ns,
-             e.end_ns);
+    // A sync of no stream (context or event synchronize; stream 0 in the
+    // model) is on stream -1 as Kineto writes it: CUPTI's invalid stream id
+    // (0xffffffff) read as int32, for both tid and args.stream.
+    const int32_t stream = e.stream_id == 0 ? -1 : static_cast<int32_t>(e.stream_id);
+    Sep();
+    j_.Raw("{\n    \"ph\": \"X\", \"cat\": \"cuda_sync\", \"name\": ");
+    j_.String(KinetoSyncType(e.sync_type));
+    j_.Raw(", \"pid\": ");
+    j_.Uint(e.device_id);
+    j_.Raw(", \"tid\": ");
+    j_.Int(stream);
+    j_.Raw(",\n    \"ts\": ");
+    j_.Micros(e.start_ns - base_);
+    j_.Raw(", \"dur\": ");
+    j_.Micros(e.end_ns > e.start_ns ? e.end_ns - e.start_ns : 0);
     j_.Raw(",\n    \"args\": {\"cuda_sync_kind\": ");
     j_.String(KinetoSyncType(e.sync_type));
     j_.Raw(", \"stream\": ");
-    j_.Int(static_cast<int32_t>(e.stream_id));
+    j_.Int(stream);
     j_.Raw(", \"correlation\": ");
     j_.Uint(e.correlation_id);
     j_.Raw(", \"device\": ");

@@ -364,6 +364,8 @@ class Converter {
     } else if (cat == "cuda_sync") {
       SyncEvent sync{};
       gpu_fields(&sync);
+      // Kineto writes a sync of no stream (context, event) on stream -1.
+      if (sync.stream_id == 0xffffffffu) sync.stream_id = 0;
       sync.sync_type = SyncTypeFromName(name);
       t.Rows<SyncEvent>().push_back(sync);
     } else if (cat == "cuda_runtime" || cat == "cuda_driver") {
