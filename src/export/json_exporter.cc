@@ -240,7 +240,17 @@ class JsonSink : public EventSink {
     std::string_view domain = meta_->strings.Get(r.domain_id);
     CompleteQuoted(IsKinetoHostCategory(domain) ? domain : "user_annotation", QuotedName(r.name_id),
                    r.pid, r.tid, r.start_ns, r.end_ns);
+    if (r.kineto_args != 0) KinetoOpArgs(r);
     j_.Raw("\n  }");
+    // torch's forward -> backward links of an imported trace: the start on
+    // the forward op, the end on its backward op (written only once its
+    // start was: in time order the forward op comes first).
+    if (r.flow_out_id != 0) {
+      Flow('s', "fwdbwd", r.flow_out_id, r.pid, r.tid, r.start_ns);
+      fwdbwd_started_.insert(r.flow_out_id);
+    }
+    if (r.flow_in_id != 0 && fwdbwd_started_.erase(r.flow_in_id))
+      Flow('f', "fwdbwd", r.flow_in_id, r.pid, r.tid, r.start_ns);
     MaybeFlush();
   }
   void On(const NvtxMarkerEvent& m) override {
@@ -425,6 +435,11 @@ class JsonSink : public EventSink {
     j_.Uint(z);
   }
   void Flow(char ph, uint64_t id, uint64_t pid, uint64_t tid, uint64_t ts) {
+    Flow(ph, "ac2g", id, pid, tid, ts);
+  }
+  // Kineto's flow events: cat and name are the flow type (ac2g, fwdbwd);
+  // only the end names its binding point (the enclosing slice).
+  void Flow(char ph, std::string_view type, uint64_t id, uint64_t pid, uint64_t tid, uint64_t ts) {
     Sep();
     j_.Raw(ph == 's' ? "{\n    \"ph\": \"s\", \"id\": " : "{\n    \"ph\": \"f\", \"id\": ");
     j_.Uint(id);
@@ -434,8 +449,41 @@ class JsonSink : public EventSink {
     j_.Uint(tid);
     j_.Raw(", \"ts\": ");
     j_.Micros(ts - base_);
-    j_.Raw(ph == 's' ? ",\n    \"cat\": \"ac2g\", \"name\": \"ac2g\"\n  }"
-                     : ",\n    \"cat\": \"ac2g\", \"name\": \"ac2g\", \"bp\": \"e\"\n  }");
+    j_.Raw(",\n    \"cat\": \"");
+    j_.Raw(type);
+    j_.Raw("\", \"name\": \"");
+    j_.Raw(type);
+    j_.Raw(ph == 's' ? "\"\n  }" : "\", \"bp\": \"e\"\n  }");
+  }
+  // The args torch writes on a CPU-side range, in torch's order (imported
+  // traces keep them: NvtxRangeEvent::kineto_args says which).
+  void KinetoOpArgs(const NvtxRangeEvent& r) {
+    bool first = true;
+    auto key = [&](const char* k) {
+      j_.Raw(first ? ",\n    \"args\": {\"" : ", \"");
+      j_.Raw(k);
+      j_.Raw("\": ");
+      first = false;
+    };
+    if (r.kineto_args & kKinetoExternalId) {
+      key("External id");
+      j_.Uint(r.external_id);
+    }
+    if (r.kineto_args & kKinetoOpArgs) {
+      key("Record function id");
+      j_.Uint(r.record_function_id);
+    }
+    if (r.kineto_args & kKinetoSequence) {
+      key("Sequence number");
+      j_.Int(r.sequence_number);
+      key("Fwd thread id");
+      j_.Uint(r.fwd_thread_id);
+    }
+    if (r.kineto_args & kKinetoOpArgs) {
+      key("Ev Idx");
+      j_.Uint(r.ev_idx);
+    }
+    if (!first) j_.Raw("}");
   }
   // The first GPU op of a linked correlation ends the launch's flow.
   void FlowEnd(uint32_t pid, uint32_t corr, uint32_t device, uint32_t stream, uint64_t ts) {
@@ -537,6 +585,7 @@ class JsonSink : public EventSink {
   std::unordered_map<uint64_t, int64_t> memory_;
   std::vector<std::vector<uint64_t>> external_ids_;  // [pid index][correlation id]
   FlowTracker flows_tracker_;
+  std::unordered_set<uint32_t> fwdbwd_started_;  // fwdbwd flow ids whose start was written
   uint64_t kernels_ = 0, flows_ = 0;
 };
 

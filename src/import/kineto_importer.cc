@@ -11,6 +11,7 @@
 #include <iterator>
 #include <map>
 #include <optional>
+#include <tuple>
 #include <unordered_map>
 
 #include "tracesmith/import/import.h"
@@ -310,7 +311,14 @@ class Converter {
       ++st_.events;
       return;
     }
-    if (ph != "X") {  // flows (s/f), counters, async events: links come from correlation ids
+    if ((ph == "s" || ph == "f") && cat == "fwdbwd") {  // bound to their ops in Finish
+      auto id = AsUint(e.fields.count("id") ? e.fields.at("id") : Value{});
+      if (id && *id != 0 && *id <= UINT32_MAX) {
+        fwdbwd_.push_back({pid, tid, start, static_cast<uint32_t>(*id), ph == "s"});
+        return;
+      }
+    }
+    if (ph != "X") {  // ac2g flows (links come from correlation ids), counters, async events
       ++st_.skipped;
       return;
     }
@@ -390,6 +398,7 @@ class Converter {
       r.tid = tid;
       r.name_id = t.strings.Intern(name);
       r.domain_id = t.strings.Intern(cat);
+      KinetoOpArgs(e, &r);
       t.Rows<NvtxRangeEvent>().push_back(r);
     }
     ++st_.events;
@@ -416,6 +425,7 @@ class Converter {
     times(t.Rows<MemsetEvent>()), host_pids(t.Rows<MemsetEvent>());
     times(t.Rows<SyncEvent>()), host_pids(t.Rows<SyncEvent>());
     times(t.Rows<ApiEvent>());
+    BindFwdBwdFlows(&t.Rows<NvtxRangeEvent>());
     times(t.Rows<NvtxRangeEvent>());
     for (auto& m : t.Rows<NvtxMarkerEvent>()) m.ts_ns = b_.Abs(static_cast<int64_t>(m.ts_ns));
 
@@ -464,12 +474,83 @@ class Converter {
     uint64_t pid, tid;
     std::string text;
   };
+  // A "fwdbwd" flow end: torch links a forward op (s) to its backward op
+  // (f, "bp": "e") by an id, at the op's own thread and start time.
+  struct FlowEnd {
+    uint32_t pid, tid;
+    uint64_t ts;  // relative, like the ranges' start until Finish
+    uint32_t id;
+    bool start;
+  };
+
+  // torch's args of a CPU-side range (cpu_op, user_annotation,
+  // gpu_user_annotation), kept so that export writes them back.
+  void KinetoOpArgs(const RawEvent& e, NvtxRangeEvent* r) {
+    auto arg = [&](const char* key) -> std::optional<uint64_t> {
+      auto it = e.args.find(key);
+      return it == e.args.end() ? std::nullopt : AsUint(it->second);
+    };
+    if (auto v = arg("External id")) {
+      r->external_id = *v;
+      r->kineto_args |= kKinetoExternalId;
+    }
+    auto rf = arg("Record function id"), ev = arg("Ev Idx");
+    if (rf || ev) {
+      r->record_function_id = rf.value_or(0);
+      r->ev_idx = static_cast<uint32_t>(ev.value_or(0));
+      r->kineto_args |= kKinetoOpArgs;
+    }
+    if (auto seq = arg("Sequence number")) {
+      r->sequence_number = static_cast<int64_t>(*seq);  // AsUint keeps a negative's bits
+      r->fwd_thread_id = static_cast<uint32_t>(arg("Fwd thread id").value_or(0));
+      r->kineto_args |= kKinetoSequence;
+    }
+  }
+
+  // Each fwdbwd flow end goes to the range it binds to: same pid, tid and
+  // start; among ranges starting together, an op with a sequence number
+  // (the autograd-recorded one torch links). A flow keeps its id only with
+  // both ends bound; the rest is counted in `skipped`.
+  void BindFwdBwdFlows(std::vector<NvtxRangeEvent>* ranges) {
+    if (fwdbwd_.empty()) return;
+    using Key = std::tuple<uint32_t, uint32_t, uint64_t>;
+    std::map<Key, size_t> best;  // flow position -> chosen range
+    for (const FlowEnd& f : fwdbwd_) best.emplace(Key{f.pid, f.tid, f.ts}, SIZE_MAX);
+    for (size_t i = 0; i < ranges->size(); ++i) {
+      const NvtxRangeEvent& r = (*ranges)[i];
+      auto it = best.find(Key{r.pid, r.tid, r.start_ns});
+      if (it == best.end()) continue;
+      if (it->second == SIZE_MAX || (!((*ranges)[it->second].kineto_args & kKinetoSequence) &&
+                                     (r.kineto_args & kKinetoSequence)))
+        it->second = i;
+    }
+    std::unordered_map<uint32_t, size_t> ends[2];  // [start?] id -> range
+    for (const FlowEnd& f : fwdbwd_) {
+      size_t i = best[Key{f.pid, f.tid, f.ts}];
+      uint32_t* slot = nullptr;
+      if (i != SIZE_MAX) slot = f.start ? &(*ranges)[i].flow_out_id : &(*ranges)[i].flow_in_id;
+      if (slot == nullptr || *slot != 0 || !ends[f.start].emplace(f.id, i).second) {
+        ++st_.skipped;  // no range there, two flows on one end, or a repeated id
+        continue;
+      }
+      *slot = f.id;
+    }
+    for (int start = 0; start < 2; ++start)
+      for (const auto& [id, i] : ends[start]) {
+        if (ends[1 - start].count(id)) continue;
+        ++st_.skipped;  // the other end is missing: no half flow
+        (start ? (*ranges)[i].flow_out_id : (*ranges)[i].flow_in_id) = 0;
+      }
+    fwdbwd_.clear();
+  }
+
   ImportStats& st_;
   Trace t_;
   Builder b_;
   std::unordered_map<uint64_t, uint32_t> corr_pid_;  // host pid of each correlation id
   std::unordered_map<uint64_t, bool> device_pids_;
   std::vector<Name> names_;
+  std::vector<FlowEnd> fwdbwd_;
   uint32_t first_pid_ = 0;
 };
 

@@ -237,5 +237,81 @@ TEST(KinetoParity, ContextSyncIsOnStreamMinusOne) {
   EXPECT_EQ(context, 6u);
 }
 
+// Import -> SBT file -> export of the real torch trace: the CPU-side ranges
+// keep every arg torch wrote (External id, Record function id, Sequence
+// number, Fwd thread id, Ev Idx), and every fwdbwd flow comes back at the
+// same ops.
+TEST(KinetoParity, ImportedTorchTraceKeepsOpArgsAndFwdBwdFlows) {
+  using Key = std::tuple<std::string, std::string, int64_t, int64_t, std::string>;
+  auto ranges = [](const json& j) {
+    std::map<Key, json> out;  // (cat, name, pid, tid, ts) -> args
+    for (const auto& e : j["traceEvents"]) {
+      const std::string cat = e.value("cat", "");
+      if (e["ph"] != "X" ||
+          (cat != "cpu_op" && cat != "user_annotation" && cat != "gpu_user_annotation"))
+        continue;
+      out[{cat, e["name"], e["pid"], e["tid"], e["ts"].dump()}] =
+          e.contains("args") ? e["args"] : json::object();
+    }
+    return out;
+  };
+  auto flows = [](const json& j) {
+    std::set<std::string> out;
+    for (const auto& e : j["traceEvents"])
+      if (e.value("cat", "") == "fwdbwd") out.insert(e.dump());
+    return out;
+  };
+  const json& torch = TorchJson();
+  const json& ours = TorchRoundTrip();
+  auto want = ranges(torch), got = ranges(ours);
+  ASSERT_EQ(want.size(), 3455u + 10u + 5u);
+  ASSERT_EQ(got.size(), want.size());
+  size_t with_sequence = 0;
+  for (const auto& [key, args] : want) {
+    auto it = got.find(key);
+    ASSERT_NE(it, got.end()) << std::get<1>(key);
+    EXPECT_EQ(it->second.dump(), args.dump()) << std::get<1>(key);  // same keys, order, values
+    with_sequence += args.contains("Sequence number");
+  }
+  EXPECT_EQ(with_sequence, 590u);
+  auto want_flows = flows(torch);
+  EXPECT_EQ(want_flows.size(), 340u);
+  EXPECT_EQ(flows(ours), want_flows);
+
+  // Also through an in-memory export and a second import: nothing lost.
+  auto again = importer::ImportKinetoJson(ours.dump());
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  size_t out = 0, in = 0;
+  for (const auto& r : again->Rows<NvtxRangeEvent>()) {
+    out += r.flow_out_id != 0;
+    in += r.flow_in_id != 0;
+  }
+  EXPECT_EQ(out, 170u);
+  EXPECT_EQ(in, 170u);
+}
+
+// A flow with one end missing is not kept (no half flow in the export).
+TEST(KinetoParity, FwdBwdFlowWithoutItsOtherEndIsDropped) {
+  importer::ImportStats stats;
+  auto t = importer::ImportKinetoJson(R"({"traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 1.0, "dur": 2.0,
+     "args": {"External id": 5, "Record function id": 0, "Sequence number": 9,
+              "Fwd thread id": 0, "Ev Idx": 3}},
+    {"ph": "s", "id": 4, "pid": 1, "tid": 1, "ts": 1.0, "cat": "fwdbwd", "name": "fwdbwd"},
+    {"ph": "f", "id": 8, "pid": 1, "tid": 1, "ts": 1.0, "cat": "fwdbwd", "name": "fwdbwd",
+     "bp": "e"}
+  ], "baseTimeNanoseconds": 0})",
+                                      &stats);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ASSERT_EQ(t->Rows<NvtxRangeEvent>().size(), 1u);
+  const NvtxRangeEvent& r = t->Rows<NvtxRangeEvent>()[0];
+  EXPECT_EQ(r.flow_out_id, 0u);
+  EXPECT_EQ(r.flow_in_id, 0u);
+  EXPECT_EQ(r.sequence_number, 9);
+  EXPECT_EQ(r.external_id, 5u);
+  EXPECT_EQ(r.ev_idx, 3u);
+  EXPECT_EQ(stats.skipped, 2u);
+}
+
 }  // namespace
 }  // namespace tracesmith

@@ -67,6 +67,11 @@ enum SyncType : uint8_t {
   kSyncStreamSynchronize = 3, kSyncContextSynchronize = 4,
 };
 enum ApiDomain : uint8_t { kApiRuntime = 1, kApiDriver = 2 };
+// NvtxRangeEvent::kineto_args bits: which of torch's args an imported range
+// had. kKinetoExternalId: "External id"; kKinetoOpArgs: "Record function
+// id" and "Ev Idx" (cpu_op, user_annotation); kKinetoSequence: "Sequence
+// number" and "Fwd thread id" (ops recorded by autograd).
+enum KinetoArgs : uint8_t { kKinetoExternalId = 1, kKinetoOpArgs = 2, kKinetoSequence = 4 };
 // CUpti_ActivityMemoryOperationType values.
 enum MemoryOp : uint8_t { kMemoryAlloc = 1, kMemoryFree = 2 };
 enum ModuleOp : uint8_t { kModuleLoaded = 1, kModuleUnloaded = 2 };
@@ -185,6 +190,13 @@ TS_DEFINE_RECORD(SyncEvent, kSync, "sync", true, TS_SYNC_FIELDS)
   X(uint8_t, external_kind, kConfig)
 TS_DEFINE_RECORD(ApiEvent, kApi, "api", true, TS_API_FIELDS)
 
+// An NVTX range, or a CPU-side range of an imported torch.profiler trace
+// (cpu_op, user_annotation, ...: the category is the domain). The fields
+// after depth carry Kineto's args of such a range, so an imported trace
+// exports them back (0 in captures and in traces written before they
+// existed): kineto_args says which were present (KinetoArgs bits);
+// flow_out_id / flow_in_id are the ids of the "fwdbwd" flows (forward op ->
+// its backward op) starting / ending on the range, 0 for none.
 #define TS_NVTX_RANGE_FIELDS(X)                  \
   X(uint64_t, start_ns, kTime)                   \
   X(uint64_t, end_ns, kRelStart)                 \
@@ -195,7 +207,15 @@ TS_DEFINE_RECORD(ApiEvent, kApi, "api", true, TS_API_FIELDS)
   X(uint32_t, domain_id, kConfig)                \
   X(uint32_t, category, kConfig)                 \
   X(uint32_t, color, kConfig)                    \
-  X(uint8_t, depth, kConfig)
+  X(uint8_t, depth, kConfig)                     \
+  X(uint64_t, external_id, kDelta)               \
+  X(int64_t, sequence_number, kDelta)            \
+  X(uint64_t, record_function_id, kDelta)        \
+  X(uint32_t, ev_idx, kDelta)                    \
+  X(uint32_t, fwd_thread_id, kConfig)            \
+  X(uint32_t, flow_out_id, kDelta)               \
+  X(uint32_t, flow_in_id, kDelta)                \
+  X(uint8_t, kineto_args, kConfig)
 TS_DEFINE_RECORD(NvtxRangeEvent, kNvtxRange, "nvtx", true, TS_NVTX_RANGE_FIELDS)
 
 #define TS_NVTX_MARKER_FIELDS(X)                 \
