@@ -77,6 +77,8 @@ int RunDryRun(const ReplayCliOptions& o) {
   }
   eo.remove_sync = o.remove_sync;
   eo.streams = o.streams;
+  eo.op_times = false;  // the summary needs only the first --schedule ops
+  eo.schedule_rows = o.schedule;
   analysis::CompactTrace trace;
   format::ReadReport damage;
   Status st = analysis::LoadCompactTrace(o.path, analysis::LoadOptions{}, &trace, &damage);

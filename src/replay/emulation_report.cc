@@ -38,24 +38,31 @@ std::string FormatEmulation(const analysis::CompactTrace& trace, const Emulation
                      HumanDuration(uint64_t(std::max<int64_t>(0, s.first_start))).c_str(),
                      HumanDuration(uint64_t(std::max<int64_t>(0, s.last_end))).c_str());
   }
-  if (schedule_rows > 0 && !r.op_start.empty()) {
+  std::vector<EmulationResult::ScheduledOp> rows;
+  if (schedule_rows > 0 && !r.schedule.empty()) {
+    rows.assign(r.schedule.begin(),
+                r.schedule.begin() + std::min(schedule_rows, r.schedule.size()));
+  } else if (schedule_rows > 0 && !r.op_start.empty()) {
     std::vector<uint32_t> order(r.op_start.size());
     std::iota(order.begin(), order.end(), 0u);
     std::stable_sort(order.begin(), order.end(),
                      [&](uint32_t a, uint32_t b) { return r.op_start[a] < r.op_start[b]; });
+    for (size_t k = 0; k < order.size() && k < schedule_rows; ++k)
+      rows.push_back({order[k], r.op_start[order[k]], r.op_end[order[k]]});
+  }
+  if (!rows.empty()) {
     out += StrFormat("\n  predicted schedule (first %zu ops; times from the predicted start)\n",
-                     std::min(schedule_rows, order.size()));
-    for (size_t k = 0; k < order.size() && k < schedule_rows; ++k) {
-      const uint32_t i = order[k];
-      const analysis::GpuOp& op = trace.ops()[i];
+                     std::min(schedule_rows, trace.ops().size()));
+    for (const auto& row : rows) {
+      const analysis::GpuOp& op = trace.ops()[row.op];
       const auto& lane = trace.lanes()[op.lane()];
       std::string label = op.kind() == analysis::OpKind::kKernel
                               ? std::string(trace.String(op.name_id))
                               : analysis::OpKindName(op.kind());
       if (label.size() > 60) label = label.substr(0, 57) + "...";
       out += StrFormat("  %12s %12s  dev %u stream %u  %s\n",
-                       HumanDuration(uint64_t(r.op_start[i] - r.predicted_begin)).c_str(),
-                       HumanDuration(uint64_t(r.op_end[i] - r.op_start[i])).c_str(), lane.device,
+                       HumanDuration(uint64_t(row.start - r.predicted_begin)).c_str(),
+                       HumanDuration(uint64_t(row.end - row.start)).c_str(), lane.device,
                        lane.stream, label.c_str());
     }
   }

@@ -1,10 +1,15 @@
 #include "tracesmith/replay/emulator.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdlib>
+#include <functional>
 #include <limits>
 #include <map>
+#include <queue>
 #include <regex>
+#include <tuple>
 #include <unordered_map>
 
 #include "tracesmith/analysis/dependency_graph.h"
@@ -20,6 +25,7 @@ using analysis::kNone;
 using analysis::NodeKind;
 using analysis::NodeRef;
 using analysis::OpKind;
+using ScheduledOp = EmulationResult::ScheduledOp;
 
 StatusOr<KernelScale> ParseKernelScale(const std::string& spec) {
   size_t eq = spec.rfind('=');
@@ -60,6 +66,66 @@ bool IsStartEdge(EdgeKind k) {
 }
 bool FromStart(EdgeKind k) { return k == EdgeKind::kLaunch || k == EdgeKind::kGraphLaunch; }
 
+// Predicted times of the half-nodes that will still be read: an
+// open-addressing table (linear probing, deletion by backward shift). The
+// sweep keeps only a window of the trace here (launches not yet reached by
+// their ops, the latest op of each stream, ...), not one time per half-node.
+class LiveTimes {
+ public:
+  LiveTimes() { Rehash(1024); }
+  void Put(uint32_t key, int64_t v) {
+    if ((size_ + 1) * 2 > keys_.size()) Rehash(keys_.size() * 2);
+    size_t i = Home(key);
+    while (keys_[i] != kEmpty && keys_[i] != key) i = (i + 1) & mask_;
+    if (keys_[i] == kEmpty) size_++;
+    keys_[i] = key;
+    vals_[i] = v;
+  }
+  int64_t Get(uint32_t key) const { return vals_[Find(key)]; }
+  void Erase(uint32_t key) {
+    size_t i = Find(key);
+    for (size_t j = (i + 1) & mask_; keys_[j] != kEmpty; j = (j + 1) & mask_) {
+      // Move an entry back into the hole unless its home lies in (i, j].
+      if (((j - Home(keys_[j])) & mask_) >= ((j - i) & mask_)) {
+        keys_[i] = keys_[j];
+        vals_[i] = vals_[j];
+        i = j;
+      }
+    }
+    keys_[i] = kEmpty;
+    size_--;
+  }
+
+ private:
+  static constexpr uint32_t kEmpty = UINT32_MAX;  // never a half-node (ids < 2^31)
+  size_t Home(uint32_t key) const {
+    return size_t((uint64_t(key) * 0x9E3779B97F4A7C15ull) >> shift_);
+  }
+  size_t Find(uint32_t key) const {
+    size_t i = Home(key);
+    while (keys_[i] != key) {
+      if (keys_[i] == kEmpty) std::abort();  // invariant: a value is put before it is read
+      i = (i + 1) & mask_;
+    }
+    return i;
+  }
+  void Rehash(size_t capacity) {
+    std::vector<uint32_t> keys(capacity, kEmpty);
+    std::vector<int64_t> vals(capacity);
+    keys.swap(keys_);
+    vals.swap(vals_);
+    mask_ = capacity - 1;
+    shift_ = 64 - std::countr_zero(capacity);
+    size_ = 0;
+    for (size_t i = 0; i < keys.size(); ++i)
+      if (keys[i] != kEmpty) Put(keys[i], vals[i]);
+  }
+  std::vector<uint32_t> keys_;
+  std::vector<int64_t> vals_;
+  size_t size_ = 0, mask_ = 0;
+  int shift_ = 0;
+};
+
 class Scheduler {
  public:
   Scheduler(const CompactTrace& t, const EmulationOptions& o, EmulationResult* r)
@@ -70,12 +136,15 @@ class Scheduler {
   }
 
   Status Run() {
+    if (uint64_t(nops_) + ncalls_ + nsyncs_ >= (1u << 31))
+      return InvalidArgument("schedule emulation: more than 2^31 ops, API calls and syncs");
     RETURN_IF_ERROR(PrepareScales());
     PrepareSyncCalls();
     PrepareVirtualStreams();
-    ComputeLaunchFloor();
-    BuildGraph();
-    Schedule();
+    CountReferences();
+    PrepareSweep();
+    RETURN_IF_ERROR(Sweep());
+    ForceCycles();
     Summarize();
     return OkStatus();
   }
@@ -202,23 +271,6 @@ class Scheduler {
     return bind;
   }
 
-  // Median latency (op start - call start) of launches that were not queued
-  // behind other work: the least delay a launch edge keeps when it is not binding.
-  void ComputeLaunchFloor() {
-    std::vector<uint64_t> gaps;
-    std::vector<Edge> edges;
-    for (uint32_t i = 0; i < nops_; ++i) {
-      StartEdges(i, &edges);
-      const uint64_t s = t_.ops()[i].start_ns;
-      const Edge* b = BindingStart(edges, s);
-      if (b && FromStart(b->kind)) gaps.push_back(s - rules_.Start(b->from));
-    }
-    if (gaps.empty()) return;
-    std::nth_element(gaps.begin(), gaps.begin() + gaps.size() / 2, gaps.end());
-    launch_floor_ = gaps[gaps.size() / 2];
-    r_->launch_floor_ns = launch_floor_;
-  }
-
   bool RemovedSync(NodeRef n) const {
     if (!o_.remove_sync || n.kind != NodeKind::kSync) return false;
     uint8_t type = t_.syncs()[n.index].sync_type;
@@ -226,36 +278,43 @@ class Scheduler {
   }
 
   // Half-nodes: 2*id is node id's start, 2*id+1 its end. Each has in-edges
-  // (predecessor half-node + delay) and a base time (roots keep their
-  // recorded start); its time is max(base, max(pred + delay)). Delays depend
-  // on recorded times only, so the graph is built once and then evaluated
-  // in topological order.
-  void AddEdge(uint32_t from_half, int64_t delay) { in_.push_back({from_half, delay}); }
+  // (predecessor half-node + delay) and, for a root (a start without a
+  // binding start edge: first call on a thread, ...), its recorded start as a
+  // base; its time is max(base, max(pred + delay)). Edges and delays depend on
+  // recorded times only, so they are recomputed from DependencyRules when a
+  // half-node is evaluated instead of being stored (the graph at 10 M kernels
+  // would be about 1.6 GB).
+  struct InEdge {
+    uint32_t from;  // half-node
+    int64_t delay;
+  };
   static uint32_t Half(uint32_t id, bool end) { return 2 * id + (end ? 1 : 0); }
 
-  void BuildGraph() {
-    const uint32_t n = nops_ + ncalls_ + nsyncs_;
-    root_.assign(size_t(n), false);
-    in_begin_.assign(size_t(n) * 2 + 1, 0);
-    in_.reserve(size_t(n) * 4);
-    for (uint32_t id = 0; id < n; ++id) {
-      BuildStart(id);
-      in_begin_[2 * id + 1] = uint32_t(in_.size());
-      BuildEnd(id);
-      in_begin_[2 * id + 2] = uint32_t(in_.size());
-    }
+  // In-edges of half-node `h` into `out`; *root: `h` keeps its recorded start.
+  // `count`: add to the result's counters (the first pass only, once per node).
+  // *launch_gap: for an op start bound by its launch, op start - call start.
+  void InEdges(uint32_t h, bool count, std::vector<InEdge>* out, bool* root,
+               uint64_t* launch_gap = nullptr) {
+    out->clear();
+    *root = false;
+    if (h & 1)
+      EndEdges(h / 2, count, out);
+    else
+      StartInEdges(h / 2, count, out, root, launch_gap);
   }
 
-  void BuildStart(uint32_t id) {
+  void StartInEdges(uint32_t id, bool count, std::vector<InEdge>* out, bool* root,
+                    uint64_t* launch_gap) {
     NodeRef n = Ref(id);
     const uint64_t rec = rules_.Start(n);
     StartEdges(id, &edges_);
     const Edge* bind = BindingStart(edges_, rec);
     if (!bind) {  // a root (first call on a thread, ...) keeps its recorded time
-      root_[id] = true;
-      r_->contradicting_edges += edges_.size();
+      *root = true;
+      if (count) r_->contradicting_edges += edges_.size();
       return;
     }
+    if (launch_gap && FromStart(bind->kind)) *launch_gap = rec - rules_.Start(bind->from);
     for (const Edge& e : edges_) {
       const bool fs = FromStart(e.kind);
       const uint64_t ref = fs ? rules_.Start(e.from) : rules_.End(e.from);
@@ -268,25 +327,26 @@ class Scheduler {
         // Recorded to end after this node started: an inferred edge that did
         // not hold. Only --streams creates such orderings on purpose.
         if (!(o_.streams && e.kind == EdgeKind::kStreamOrder)) {
-          r_->contradicting_edges++;
+          if (count) r_->contradicting_edges++;
           continue;
         }
       }
-      AddEdge(Half(Id(e.from), !fs), d);
+      out->push_back({Half(Id(e.from), !fs), d});
     }
   }
 
-  void BuildEnd(uint32_t id) {
+  // The first in-edge of an end is always the node's own start.
+  void EndEdges(uint32_t id, bool count, std::vector<InEdge>* out) {
     NodeRef n = Ref(id);
     const uint64_t rs = rules_.Start(n), re = rules_.End(n);
     if (n.kind == NodeKind::kOp) {
       const double dur = double(re - rs) * Scale(n.index);
-      AddEdge(Half(id, false), int64_t(std::llround(dur)));
+      out->push_back({Half(id, false), int64_t(std::llround(dur))});
       return;
     }
     if (RemovedSync(n)) {  // the wait disappears: no duration, no predecessors
-      AddEdge(Half(id, false), 0);
-      r_->syncs_removed++;
+      out->push_back({Half(id, false), 0});
+      if (count) r_->syncs_removed++;
       return;
     }
     scratch_.clear();
@@ -301,14 +361,14 @@ class Scheduler {
     }
     // Waiting on a binding predecessor: the node lasts until it ends (+ the
     // recorded return latency); otherwise it keeps its own recorded duration.
-    AddEdge(Half(id, false), bind ? 0 : int64_t(re - rs));
+    out->push_back({Half(id, false), bind ? 0 : int64_t(re - rs)});
     for (const Edge& e : scratch_) {
       if (IsStartEdge(e.kind)) continue;
       if (rules_.End(e.from) > re) {  // e.g. cudaStreamWaitEvent returns before its wait ends
-        r_->contradicting_edges++;
+        if (count) r_->contradicting_edges++;
         continue;
       }
-      AddEdge(Half(Id(e.from), true), &e == bind ? int64_t(re - best) : 0);
+      out->push_back({Half(Id(e.from), true), &e == bind ? int64_t(re - best) : 0});
     }
   }
 
@@ -317,116 +377,263 @@ class Scheduler {
     return half & 1 ? rules_.End(r) : rules_.Start(r);
   }
 
-  // Kahn's algorithm over the half-nodes. What-if edges (--streams) can in
-  // rare cases close a cycle; then the earliest recorded half-node of what
-  // is left is forced with the predecessors already scheduled (counted).
-  void Schedule() {
-    const uint32_t h = uint32_t(in_begin_.size() - 1);
-    std::vector<uint32_t> indeg(h), out_begin(size_t(h) + 1, 0), out;
-    for (uint32_t x = 0; x < h; ++x) {
-      indeg[x] = in_begin_[x + 1] - in_begin_[x];
-      for (uint32_t k = in_begin_[x]; k < in_begin_[x + 1]; ++k) out_begin[in_[k].from + 1]++;
-    }
-    for (uint32_t x = 0; x < h; ++x) out_begin[x + 1] += out_begin[x];
-    out.resize(in_.size());
-    {
-      std::vector<uint32_t> fill(out_begin.begin(), out_begin.end() - 1);
-      for (uint32_t x = 0; x < h; ++x)
-        for (uint32_t k = in_begin_[x]; k < in_begin_[x + 1]; ++k) out[fill[in_[k].from]++] = x;
-    }
-    val_.assign(h, 0);
-    std::vector<uint8_t> done(h, 0);
-    std::vector<uint32_t> ready;
-    for (uint32_t x = 0; x < h; ++x)
-      if (indeg[x] == 0) ready.push_back(x);
-    uint32_t scheduled = 0;
-    auto evaluate = [&](uint32_t x) {
-      int64_t v = !(x & 1) && root_[x / 2] ? int64_t(RecordedTime(x)) : kNoBase;
-      for (uint32_t k = in_begin_[x]; k < in_begin_[x + 1]; ++k) {
-        if (!done[in_[k].from]) {
-          r_->out_of_order_refs++;
-          continue;
-        }
-        v = std::max(v, val_[in_[k].from] + in_[k].delay);
-      }
-      if (v == kNoBase) v = int64_t(RecordedTime(x));
-      val_[x] = v;
-      done[x] = 1;
-      scheduled++;
-    };
-    auto drain = [&] {
-      while (!ready.empty()) {
-        uint32_t x = ready.back();
-        ready.pop_back();
-        if (done[x]) continue;
-        evaluate(x);
-        for (uint32_t k = out_begin[x]; k < out_begin[x + 1]; ++k)
-          if (--indeg[out[k]] == 0) ready.push_back(out[k]);
-      }
-    };
-    drain();
-    if (scheduled < h) {
-      std::vector<uint32_t> left;
-      for (uint32_t x = 0; x < h; ++x)
-        if (!done[x]) left.push_back(x);
-      std::stable_sort(left.begin(), left.end(),
-                       [&](uint32_t a, uint32_t b) { return RecordedTime(a) < RecordedTime(b); });
-      for (uint32_t x : left) {
-        if (done[x]) continue;
-        indeg[x] = 0;
-        ready.push_back(x);
-        drain();
-      }
-    }
-    std::vector<InEdge>().swap(in_);  // the graph is not needed any more
-    std::vector<uint32_t>().swap(in_begin_);
-  }
-  int64_t StartOf(uint32_t id) const { return val_[2 * size_t(id)]; }
-  int64_t EndOf(uint32_t id) const { return val_[2 * size_t(id) + 1]; }
-
-  void Summarize() {
+  // First pass: how many in-edges read each half-node (so that its predicted
+  // time can be dropped after the last read; 255 = kept to the end), the
+  // recorded span, and the launch latency floor: the median latency (op start
+  // - call start) of launches that were not queued behind other work, the
+  // least delay a launch edge keeps when it is not binding.
+  void CountReferences() {
     const uint32_t n = nops_ + ncalls_ + nsyncs_;
-    if (n == 0) return;
-    uint64_t rb = UINT64_MAX, rend = 0;
-    int64_t pb = std::numeric_limits<int64_t>::max(), pend = std::numeric_limits<int64_t>::min();
-    for (uint32_t i = 0; i < n; ++i) {
-      NodeRef ref = Ref(i);
-      rb = std::min(rb, rules_.Start(ref));
-      rend = std::max(rend, rules_.End(ref));
-      pb = std::min(pb, StartOf(i));
-      pend = std::max(pend, EndOf(i));
+    refs_.assign(size_t(n) * 2, 0);
+    std::vector<uint64_t> gaps;
+    bool root = false;
+    for (uint32_t id = 0; id < n; ++id) {
+      for (bool end : {false, true}) {
+        uint64_t gap = UINT64_MAX;
+        InEdges(Half(id, end), true, &in_, &root, id < nops_ ? &gap : nullptr);
+        if (gap != UINT64_MAX) gaps.push_back(gap);
+        for (const InEdge& e : in_)
+          if (refs_[e.from] < kKeep) refs_[e.from]++;
+      }
+      rec_begin_ = std::min(rec_begin_, rules_.Start(Ref(id)));
+      rec_end_ = std::max(rec_end_, rules_.End(Ref(id)));
     }
-    r_->recorded_ns = rend - rb;
-    r_->predicted_ns = uint64_t(std::max<int64_t>(0, pend - pb));
-    r_->predicted_begin = pb;
-    r_->op_start.resize(nops_);
-    r_->op_end.resize(nops_);
-    for (uint32_t i = 0; i < nops_; ++i) r_->op_start[i] = StartOf(i), r_->op_end[i] = EndOf(i);
-    std::map<std::tuple<uint32_t, uint32_t, uint32_t>, size_t> index;
-    for (uint32_t i = 0; i < nops_; ++i) {
-      const GpuOp& op = t_.ops()[i];
+    if (gaps.empty()) return;
+    std::nth_element(gaps.begin(), gaps.begin() + gaps.size() / 2, gaps.end());
+    launch_floor_ = gaps[gaps.size() / 2];
+    r_->launch_floor_ns = launch_floor_;
+  }
+
+  // Second pass: the half-nodes in recorded-time order, starts merged from
+  // every lane (and the syncs), each end when the sweep reaches its recorded
+  // time. Every kept edge comes from a half-node recorded no later (others
+  // are contradicting and dropped), except --streams' stream order, so most
+  // half-nodes find their predecessors evaluated; the others (equal times,
+  // --streams) wait for them. The predicted times do not depend on the order
+  // of evaluation, only on the graph: the result is that of a topological
+  // evaluation of the whole graph.
+  struct Cursor {
+    uint64_t time;
+    uint8_t rank;  // at equal times: what usually comes first in the graph
+    uint32_t id, last;
+    bool operator>(const Cursor& o) const {
+      return std::tie(time, rank, id) > std::tie(o.time, o.rank, o.id);
+    }
+  };
+  template <typename T>
+  using MinHeap = std::priority_queue<T, std::vector<T>, std::greater<T>>;
+
+  Status Sweep() {
+    MinHeap<Cursor> starts, ends;
+    auto add_lane = [&](uint32_t begin, uint32_t end, uint32_t base, uint8_t rank) {
+      if (begin < end)
+        starts.push({rules_.Start(Ref(base + begin)), rank, base + begin, base + end});
+    };
+    // Equal start times: calls launch syncs and ops; equal ends: ops end
+    // syncs, syncs end calls; ends before starts (stream and thread order).
+    for (uint32_t l = 0; l < t_.lanes().size(); ++l) {
+      const analysis::LaneRange r = t_.lane_range(l);
+      if (t_.lanes()[l].host)
+        add_lane(r.begin, r.end, nops_, 0);
+      else
+        add_lane(r.begin, r.end, 0, 2);
+    }
+    add_lane(0, nsyncs_, nops_ + ncalls_, 1);
+    auto end_rank = [&](uint32_t id) -> uint8_t {
+      return id < nops_ ? 0 : id < nops_ + ncalls_ ? 2 : 1;
+    };
+    while (!starts.empty()) {
+      Cursor c = starts.top();
+      starts.pop();
+      while (!ends.empty() && ends.top().time <= c.time) {
+        Visit(Half(ends.top().id, true));
+        ends.pop();
+      }
+      Visit(Half(c.id, false));
+      ends.push({rules_.End(Ref(c.id)), end_rank(c.id), c.id, 0});
+      if (++c.id < c.last) {
+        c.time = rules_.Start(Ref(c.id));
+        starts.push(c);
+      }
+    }
+    for (; !ends.empty(); ends.pop()) Visit(Half(ends.top().id, true));
+    if (visited_ != done_.size())  // the lanes' ranges cover every op and call
+      return Internal("schedule emulation: " + std::to_string(visited_) + " of " +
+                      std::to_string(done_.size()) + " half-nodes reached");
+    return OkStatus();
+  }
+
+  bool Done(uint32_t h) const { return done_[h]; }
+
+  void Visit(uint32_t h) {
+    visited_++;
+    bool root = false;
+    InEdges(h, false, &in_, &root);
+    uint32_t waiting = 0;
+    for (const InEdge& e : in_) {
+      if (Done(e.from)) continue;
+      waiters_[e.from].push_back(h);
+      waiting++;
+    }
+    if (waiting) {
+      waiting_[h] = waiting;
+      return;
+    }
+    Evaluate(h, root);
+    Release(h);
+  }
+
+  // Evaluates the waiters whose last predecessor was `h`, and theirs.
+  void Release(uint32_t h) {
+    if (waiters_.empty()) return;
+    std::vector<uint32_t> stack{h};
+    bool root = false;
+    while (!stack.empty()) {
+      auto it = waiters_.find(stack.back());
+      stack.pop_back();
+      if (it == waiters_.end()) continue;
+      std::vector<uint32_t> list = std::move(it->second);
+      waiters_.erase(it);
+      for (uint32_t w : list) {
+        if (Done(w)) continue;  // forced (a cycle)
+        auto p = waiting_.find(w);
+        if (--p->second) continue;
+        waiting_.erase(p);
+        InEdges(w, false, &in_, &root);
+        Evaluate(w, root);
+        stack.push_back(w);
+      }
+    }
+  }
+
+  // What-if edges (--streams) can in rare cases close a cycle: the half-nodes
+  // left waiting are then taken in recorded-time order, each forced with the
+  // predecessors already evaluated (the others counted), as Kahn's algorithm
+  // over the whole graph would.
+  void ForceCycles() {
+    if (waiting_.empty()) return;
+    std::vector<uint32_t> left;
+    for (const auto& [h, count] : waiting_) left.push_back(h);
+    std::sort(left.begin(), left.end(), [&](uint32_t a, uint32_t b) {
+      return std::make_pair(RecordedTime(a), a) < std::make_pair(RecordedTime(b), b);
+    });
+    bool root = false;
+    for (uint32_t h : left) {
+      if (Done(h)) continue;
+      waiting_.erase(h);
+      InEdges(h, false, &in_, &root);
+      Evaluate(h, root);
+      Release(h);
+    }
+  }
+
+  // Reads a predecessor's time; the last read drops it.
+  int64_t Take(uint32_t h) {
+    const int64_t v = live_.Get(h);
+    if (refs_[h] != kKeep && --refs_[h] == 0) live_.Erase(h);
+    return v;
+  }
+
+  void Evaluate(uint32_t h, bool root) {
+    int64_t v = !(h & 1) && root ? int64_t(RecordedTime(h)) : kNoBase;
+    int64_t own_start = kNoBase;
+    for (const InEdge& e : in_) {
+      if (!Done(e.from)) {
+        r_->out_of_order_refs++;
+        continue;
+      }
+      const int64_t p = Take(e.from);
+      if (e.from == h - 1 && (h & 1)) own_start = p;
+      v = std::max(v, p + e.delay);
+    }
+    if (v == kNoBase) v = int64_t(RecordedTime(h));
+    done_[h] = true;
+    if (refs_[h]) live_.Put(h, v);
+    const uint32_t id = h / 2;
+    if (h & 1) {
+      pred_end_ = std::max(pred_end_, v);
+    } else {
+      pred_begin_ = std::min(pred_begin_, v);
+    }
+    if (id >= nops_) return;
+    if (o_.op_times) (h & 1 ? r_->op_end : r_->op_start)[id] = v;
+    // An op's summary needs both times: its end normally reads its start;
+    // a forced end (a cycle) may come first.
+    if (h & 1) {
+      if (own_start != kNoBase)
+        OpDone(id, own_start, v);
+      else
+        early_end_[id] = v;
+    } else if (Done(h + 1)) {
+      auto it = early_end_.find(id);
+      OpDone(id, v, it->second);
+      early_end_.erase(it);
+    }
+  }
+
+  // Per-stream totals, and the first schedule_rows ops by predicted start
+  // (ties by index), kept as a max-heap of that size.
+  void OpDone(uint32_t i, int64_t start, int64_t end) {
+    const GpuOp& op = t_.ops()[i];
+    uint32_t& slot = lane_slot_[op.lane()];
+    if (slot == kNone) {
       const auto& lane = t_.lanes()[op.lane()];
       auto key = std::make_tuple(lane.pid, lane.device, lane_stream_[op.lane()]);
-      auto [it, fresh] = index.try_emplace(key, r_->streams.size());
+      auto [it, fresh] = stream_index_.try_emplace(key, r_->streams.size());
       if (fresh) {
         EmulatedStream s;
         s.pid = lane.pid;
         s.device = lane.device;
         s.stream = lane_stream_[op.lane()];
-        s.first_start = StartOf(i) - pb;
-        s.last_end = EndOf(i) - pb;
+        s.first_start = start;  // absolute until Summarize
+        s.last_end = end;
         r_->streams.push_back(s);
       }
-      EmulatedStream& s = r_->streams[it->second];
-      s.ops++;
-      s.busy_ns += uint64_t(EndOf(i) - StartOf(i));
-      s.recorded_busy_ns += op.duration();
-      s.first_start = std::min(s.first_start, StartOf(i) - pb);
-      s.last_end = std::max(s.last_end, EndOf(i) - pb);
+      slot = uint32_t(it->second);
     }
+    EmulatedStream& s = r_->streams[slot];
+    s.ops++;
+    s.busy_ns += uint64_t(end - start);
+    s.recorded_busy_ns += op.duration();
+    s.first_start = std::min(s.first_start, start);
+    s.last_end = std::max(s.last_end, end);
+    if (o_.schedule_rows == 0) return;
+    const ScheduledOp row{i, start, end};
+    auto later = [](const ScheduledOp& a, const ScheduledOp& b) {
+      return std::tie(a.start, a.op) < std::tie(b.start, b.op);
+    };
+    auto& rows = r_->schedule;
+    if (rows.size() < o_.schedule_rows) {
+      rows.push_back(row);
+      std::push_heap(rows.begin(), rows.end(), later);
+    } else if (later(row, rows.front())) {
+      std::pop_heap(rows.begin(), rows.end(), later);
+      rows.back() = row;
+      std::push_heap(rows.begin(), rows.end(), later);
+    }
+  }
+
+  void Summarize() {
+    const uint32_t n = nops_ + ncalls_ + nsyncs_;
+    if (n == 0) return;
+    const int64_t pb = pred_begin_;
+    r_->recorded_ns = rec_end_ - rec_begin_;
+    r_->predicted_ns = uint64_t(std::max<int64_t>(0, pred_end_ - pb));
+    r_->predicted_begin = pb;
+    for (EmulatedStream& s : r_->streams) s.first_start -= pb, s.last_end -= pb;
     std::sort(r_->streams.begin(), r_->streams.end(), [](const auto& a, const auto& b) {
       return std::tie(a.pid, a.device, a.stream) < std::tie(b.pid, b.device, b.stream);
     });
+    std::sort(r_->schedule.begin(), r_->schedule.end(), [](const auto& a, const auto& b) {
+      return std::tie(a.start, a.op) < std::tie(b.start, b.op);
+    });
+  }
+
+  void PrepareSweep() {
+    const uint32_t n = nops_ + ncalls_ + nsyncs_;
+    done_.assign(size_t(n) * 2, false);
+    lane_slot_.assign(t_.lanes().size(), kNone);
+    if (o_.op_times) r_->op_start.assign(nops_, 0), r_->op_end.assign(nops_, 0);
   }
 
   const CompactTrace& t_;
@@ -444,16 +651,23 @@ class Scheduler {
   }
   std::vector<uint32_t> sync_call_, virtual_prev_, lane_stream_;
   uint64_t launch_floor_ = 0;
+  uint64_t rec_begin_ = UINT64_MAX, rec_end_ = 0;
+  int64_t pred_begin_ = std::numeric_limits<int64_t>::max();
+  int64_t pred_end_ = std::numeric_limits<int64_t>::min();
   static constexpr int64_t kNoBase = std::numeric_limits<int64_t>::min();
-  // 12 bytes, not 16: edges are the bulk of the graph (~2.5 per node).
-  struct __attribute__((packed)) InEdge {
-    uint32_t from;  // half-node
-    int64_t delay;
-  };
-  static_assert(sizeof(InEdge) == 12);
-  std::vector<bool> root_;  // nodes that keep their recorded start (no binding start edge)
-  std::vector<int64_t> val_;
-  std::vector<uint32_t> in_begin_;  // CSR offsets of in_ per half-node
+  static constexpr uint8_t kKeep = 255;
+  // Per half-node: reads still to come (1 byte) and evaluated (1 bit): 2.1
+  // bytes per node in all. Predicted times live only in live_ while read.
+  std::vector<uint8_t> refs_;
+  std::vector<bool> done_;
+  size_t visited_ = 0;
+  LiveTimes live_;
+  // Half-nodes waiting for predecessors (equal times, --streams, cycles).
+  std::unordered_map<uint32_t, std::vector<uint32_t>> waiters_;  // predecessor -> waiters
+  std::unordered_map<uint32_t, uint32_t> waiting_;   // waiter -> predecessors not evaluated
+  std::unordered_map<uint32_t, int64_t> early_end_;  // op -> end forced before its start
+  std::vector<uint32_t> lane_slot_;                  // GPU lane -> index in the result's streams
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t>, size_t> stream_index_;
   std::vector<InEdge> in_;
   std::vector<Edge> edges_, scratch_;
 };

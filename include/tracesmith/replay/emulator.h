@@ -23,8 +23,12 @@
 // EmulationResult::contradicting_edges. Consequence: with no what-if options
 // the recorded schedule is reproduced; what-if options move every node
 // whose binding chain passes through a change. The graph of node starts and
-// ends is evaluated in topological order (Kahn), in memory: about 12 bytes
-// per edge, ~5 edges per node.
+// ends is never stored: it is evaluated in recorded-time order with each
+// node's edges recomputed from DependencyRules, and a predicted time is kept
+// only until its last reader has read it (about 2 bytes per node besides the
+// CompactTrace). Equal times and --streams make some nodes wait for their
+// predecessors; the result is that of a topological evaluation of the whole
+// graph, cycles (only --streams makes them) broken as Kahn's algorithm does.
 #pragma once
 
 #include <cstdint>
@@ -51,6 +55,12 @@ struct EmulationOptions {
   // Map each process/device's streams round-robin onto this many streams
   // (0: keep the recorded streams). Ops of one recorded stream stay in order.
   uint32_t streams = 0;
+  // Fill EmulationResult::op_start / op_end (16 bytes per op: 160 MB at 10 M
+  // kernels; the summary and `schedule` do not need them).
+  bool op_times = true;
+  // Keep the first this many ops in predicted start order in
+  // EmulationResult::schedule.
+  size_t schedule_rows = 0;
 };
 
 // Parses "REGEX=FACTOR" (the last '=' splits; FACTOR > 0).
@@ -69,8 +79,16 @@ struct EmulationResult {
   uint64_t recorded_ns = 0;     // first recorded start to last recorded end
   uint64_t predicted_ns = 0;    // same, for the predicted schedule
   int64_t predicted_begin = 0;  // absolute ns of the first predicted start
-  // Predicted [start, end) of every op (absolute ns), in CompactTrace::ops() order.
+  // Predicted [start, end) of every op (absolute ns), in CompactTrace::ops()
+  // order; empty unless EmulationOptions::op_times.
   std::vector<int64_t> op_start, op_end;
+  // The first EmulationOptions::schedule_rows ops by predicted start (ties:
+  // the lower op index first).
+  struct ScheduledOp {
+    uint32_t op = 0;
+    int64_t start = 0, end = 0;  // absolute ns
+  };
+  std::vector<ScheduledOp> schedule;
   std::vector<EmulatedStream> streams;
   uint64_t kernels_scaled = 0;
   uint64_t syncs_removed = 0;
@@ -88,7 +106,8 @@ StatusOr<EmulationResult> EmulateSchedule(const analysis::CompactTrace& trace,
                                           const EmulationOptions& options);
 
 // Human-readable summary: per stream, totals, what-if effects. `schedule_rows`
-// > 0 also lists that many ops in predicted start order.
+// > 0 also lists that many ops in predicted start order (from
+// result.schedule when it was kept, else from op_start / op_end).
 std::string FormatEmulation(const analysis::CompactTrace& trace, const EmulationOptions& options,
                             const EmulationResult& result, size_t schedule_rows = 0);
 
