@@ -147,7 +147,12 @@ int RunInfo(const std::string& path, bool strict) {
     std::printf("\nCapture cost (pid %u):\n  %s\n", c.pid, analysis::CaptureCostLine(c).c_str());
     for (const std::string& d : analysis::CaptureCostDetails(c)) std::printf("    %s\n", d.c_str());
   }
-  if (strict && !r.clean()) return kExitError;
+  if (strict && !r.clean()) {
+    // The ranges are listed above (stdout); stderr says why the status is 1.
+    std::fprintf(stderr, "tracesmith: error: %s (listed under Damage) and --strict was given\n",
+                 r.Headline(path).c_str());
+    return kExitError;
+  }
   return kExitOk;
 }
 

@@ -21,7 +21,16 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version end the parse with a "success" (exit 0).
+    if (e.get_exit_code() == 0) return app.exit(e);
+    // Usage errors (a missing or unreadable file, an unknown option) are
+    // errors like any other: "tracesmith: error:", exit status 1 (CLI11's
+    // own codes, 105-113, are not ours).
+    std::fprintf(stderr,
+                 "tracesmith: error: %s\nRun 'tracesmith help' or 'tracesmith <command> --help' "
+                 "for the options.\n",
+                 e.what());
+    return kExitError;
   }
   if (*help) {
     if (!help_topic.empty()) {
