@@ -247,6 +247,9 @@ TEST_P(HostileInputTest, EveryCommandEndsWithAStatusAndAMessage) {
           << "exit " << r.exit_code << " without a message: " << r.err;
     }
     EXPECT_EQ(r.err.find("terminate called"), std::string::npos) << r.err;
+    // Sanitizer reports (ASan exits 1 after one; UBSan goes on).
+    for (const char* report : {"ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:"})
+      EXPECT_EQ(r.err.find(report), std::string::npos) << r.err.substr(0, 4000);
     // Names from the file never reach the terminal as control sequences.
     EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << "raw ESC on stdout";
     EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << "raw ESC on stderr: " << r.err;
