@@ -537,8 +537,11 @@ class JsonSink : public EventSink {
     return it->second;
   }
   // Escaped, quoted kernel names by string id.
+  // The cache is sized by the string table, not by ids the file claims: an
+  // id past the table (a damaged or forged trace) names nothing.
   std::string_view QuotedName(uint32_t id) {
-    if (id >= quoted_names_.size()) quoted_names_.resize(id + 1);
+    if (id >= meta_->strings.size()) return "\"\"";
+    if (id >= quoted_names_.size()) quoted_names_.resize(size_t{id} + 1);
     std::string& q = quoted_names_[id];
     if (q.empty()) {
       q.push_back('"');

@@ -10,6 +10,7 @@
 #include <functional>
 #include <iterator>
 #include <map>
+#include <new>
 #include <optional>
 #include <tuple>
 #include <unordered_map>
@@ -569,17 +570,50 @@ class BlockIterator {
   using pointer = const char*;
   using reference = const char&;
 
+  // Whitespace between two tokens beyond this many bytes is dropped: the
+  // parser's lexer keeps all of it until the next token (a gzip of 1 GiB of
+  // spaces would need gigabytes), and no JSON writer indents this deep.
+  static constexpr size_t kMaxWhitespaceRun = 4096;
+
   struct Source {
     std::function<size_t(char*, size_t)> read;  // 0: end (or error, which read reports)
     std::vector<char> block = std::vector<char>(size_t{1} << 16);
     size_t pos = 0, len = 0;
     bool end = false;
+    // Where the lexer stands, across blocks: inside a string (after a
+    // backslash), and how long the current whitespace run outside strings is.
+    bool in_string = false, escaped = false;
+    size_t whitespace_run = 0;
     void Fill() {
       while (!end && pos == len) {
         len = read(block.data(), block.size());
         pos = 0;
-        if (len == 0) end = true;
+        if (len == 0)
+          end = true;
+        else
+          Squeeze();
       }
+    }
+    void Squeeze() {
+      size_t out = 0;
+      for (size_t i = 0; i < len; ++i) {
+        const char ch = block[i];
+        if (in_string) {
+          if (escaped)
+            escaped = false;
+          else if (ch == '\\')
+            escaped = true;
+          else if (ch == '"')
+            in_string = false;
+        } else if (ch == ' ' || ch == '\n' || ch == '\r' || ch == '\t') {
+          if (++whitespace_run > kMaxWhitespaceRun) continue;
+        } else {
+          whitespace_run = 0;
+          in_string = ch == '"';
+        }
+        block[out++] = ch;
+      }
+      len = out;
     }
   };
   BlockIterator() = default;  // the end
@@ -606,7 +640,16 @@ StatusOr<Trace> ImportWith(ImportStats* stats, Parse parse) {
   const ImportStats before = st;
   Converter convert(&st);
   Collector c([&](const RawEvent& e) { convert.OnEvent(e); });
-  bool ok = parse(&c);
+  bool ok = false;
+  try {
+    ok = parse(&c);
+  } catch (const std::bad_alloc&) {
+    // One token (a string, a number) larger than memory allows.
+    st = before;
+    return DataLoss(
+        "not importable: the JSON holds a single token (string or number) larger than the "
+        "memory available for it");
+  }
   if (!ok) {
     st = before;
     return DataLoss("not a valid torch.profiler JSON trace: " + c.error);
