@@ -113,6 +113,9 @@ void CuptiEngine::TryWriteDevices() {
   p.rank = rank && *rank ? atoi(rank) : -1;
   p.start_ns = 0;
   p.driver_version = static_cast<uint32_t>(info->driver_version);
+  // cuInit has returned (the devices above were found without it), so a
+  // runtime the program loads dynamically is there by now.
+  p.runtime_version = QueryLoadedRuntimeVersion();
   uint32_t cupti = 0;
   cuptiGetVersion(&cupti);
   p.cupti_version = cupti;

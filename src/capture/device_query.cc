@@ -68,6 +68,21 @@ uint32_t QueryCuptiVersion() {
 
 }  // namespace
 
+uint32_t QueryLoadedRuntimeVersion() {
+  using GetVersionFn = int (*)(int*);
+  for (const char* c :
+       {"libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0", "libcudart.so"}) {
+    void* lib = dlopen(c, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);  // loaded already, or nothing
+    if (!lib) continue;
+    auto get = Sym<GetVersionFn>(lib, "cudaRuntimeGetVersion");
+    int v = 0;
+    const bool ok = get && get(&v) == 0 && v > 0;
+    dlclose(lib);  // drops the reference RTLD_NOLOAD took
+    if (ok) return static_cast<uint32_t>(v);
+  }
+  return 0;
+}
+
 std::string CudaVersionString(int version) {
   return std::to_string(version / 1000) + "." + std::to_string((version % 1000) / 10);
 }

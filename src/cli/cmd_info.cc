@@ -89,6 +89,9 @@ int RunInfo(const std::string& path, bool strict) {
     if (p.driver_version)
       std::printf(", CUDA driver API %u.%u", p.driver_version / 1000,
                   (p.driver_version % 1000) / 10);
+    if (p.runtime_version)
+      std::printf(", CUDA runtime %u.%u", p.runtime_version / 1000,
+                  (p.runtime_version % 1000) / 10);
     if (p.cupti_version) std::printf(", CUPTI API %u", p.cupti_version);
     std::printf("\n");
   }

@@ -215,6 +215,19 @@ TEST(GpuCapture, TorchTrainingStepMatchesTorchProfiler) {
       "memcpy=%zu memset=%zu)\n",
       torch_events, ours, r.trace.Rows<model::KernelEvent>().size(),
       r.trace.Rows<model::MemcpyEvent>().size(), r.trace.Rows<model::MemsetEvent>().size());
+  // The runtime version the program loaded (torch's libcudart.so), as
+  // torch.version.cuda names it ("13.0" = 13000).
+  std::string torch_cuda;
+  if (FILE* v = popen("python3 -c 'import torch; print(torch.version.cuda)' 2>/dev/null", "r")) {
+    while (size_t n = fread(buf, 1, sizeof(buf), v)) torch_cuda.append(buf, n);
+    pclose(v);
+  }
+  while (!torch_cuda.empty() && torch_cuda.back() == '\n') torch_cuda.pop_back();
+  ASSERT_FALSE(r.trace.Rows<model::Process>().empty());
+  const uint32_t runtime = r.trace.Rows<model::Process>().front().runtime_version;
+  std::printf("GPU-CHECK torch runtime: process runtime_version=%u torch.version.cuda=%s\n",
+              runtime, torch_cuda.c_str());
+  EXPECT_EQ(CudaVersionString(int(runtime)), torch_cuda);
   std::map<std::string, int> names;
   for (const auto& k : r.trace.Rows<model::KernelEvent>())
     ++names[std::string(Str(r.trace, k.name_id)).substr(0, 100)];

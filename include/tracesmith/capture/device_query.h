@@ -39,6 +39,13 @@ struct DriverInfo {
   std::vector<DeviceInfo> devices;
 };
 
+// The version of the CUDA runtime library the calling process has loaded
+// (cudaRuntimeGetVersion of its libcudart.so.N, e.g. 13000), 0 when it has
+// none loaded (not yet, or linked statically, as nvcc does by default).
+// Loads nothing; call after the program initialised CUDA, outside CUPTI
+// callbacks (the call is a runtime API call).
+uint32_t QueryLoadedRuntimeVersion();
+
 // Loads libcuda.so.1 and queries every device. kNotFound: no driver;
 // kFailedPrecondition: driver present but cuInit failed (no GPU visible).
 // When `init` is false, cuInit is not called (for use inside a process that
