@@ -53,37 +53,17 @@ uint64_t TotalLength(std::span<const Interval> a) {
 }
 
 uint32_t MaxOverlap(std::span<const std::span<const Interval>> lists) {
-  // Sweep the boundaries of all lists in time order. Lists are few (streams
-  // of one device), so the next boundary is found by a linear scan. Ends
-  // come before starts at the same instant: intervals are half-open.
-  std::vector<size_t> pos(lists.size(), 0);
-  std::vector<uint8_t> inside(lists.size(), 0);
-  uint32_t now = 0, best = 0;
-  while (true) {
-    size_t pick = SIZE_MAX;
-    uint64_t pick_t = 0;
-    bool pick_start = false;
-    for (size_t k = 0; k < lists.size(); ++k) {
-      if (pos[k] >= lists[k].size()) continue;
-      const bool start = !inside[k];
-      const uint64_t t = start ? lists[k][pos[k]].start : lists[k][pos[k]].end;
-      if (pick == SIZE_MAX || t < pick_t || (t == pick_t && !start && pick_start)) {
-        pick = k;
-        pick_t = t;
-        pick_start = start;
-      }
-    }
-    if (pick == SIZE_MAX) break;
-    if (pick_start) {
-      inside[pick] = 1;
-      best = std::max(best, ++now);
-    } else {
-      inside[pick] = 0;
-      --now;
-      ++pos[pick];
-    }
-  }
-  return best;
+  struct ListCursor {
+    std::span<const Interval> list;
+    size_t pos = 0;
+    bool done() const { return pos >= list.size(); }
+    const Interval& current() const { return list[pos]; }
+    void Next() { ++pos; }
+  };
+  std::vector<ListCursor> cursors;
+  cursors.reserve(lists.size());
+  for (std::span<const Interval> l : lists) cursors.push_back(ListCursor{l});
+  return MaxOverlapOf(cursors);
 }
 
 }  // namespace tracesmith::analysis

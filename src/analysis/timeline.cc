@@ -215,33 +215,7 @@ class LaneUnionCursor {
 uint32_t MaxLaneOverlap(const CompactTrace& trace, std::span<const uint32_t> lanes) {
   std::vector<LaneUnionCursor> cursors;
   for (uint32_t l : lanes) cursors.emplace_back(trace, l);
-  std::vector<uint8_t> inside(lanes.size(), 0);
-  uint32_t now = 0, best = 0;
-  while (true) {  // ends come before starts at the same instant: half-open
-    size_t pick = SIZE_MAX;
-    uint64_t pick_t = 0;
-    bool pick_start = false;
-    for (size_t k = 0; k < cursors.size(); ++k) {
-      if (cursors[k].done()) continue;
-      const bool start = !inside[k];
-      const uint64_t t = start ? cursors[k].current().start : cursors[k].current().end;
-      if (pick == SIZE_MAX || t < pick_t || (t == pick_t && !start && pick_start)) {
-        pick = k;
-        pick_t = t;
-        pick_start = start;
-      }
-    }
-    if (pick == SIZE_MAX) break;
-    if (pick_start) {
-      inside[pick] = 1;
-      best = std::max(best, ++now);
-    } else {
-      inside[pick] = 0;
-      --now;
-      cursors[pick].Next();
-    }
-  }
-  return best;
+  return MaxOverlapOf(cursors);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -74,5 +75,42 @@ uint64_t TotalLength(std::span<const Interval> a);
 // Largest number of intervals that overlap at one instant, across lists that
 // are each sorted and disjoint (e.g. per-stream busy intervals).
 uint32_t MaxOverlap(std::span<const std::span<const Interval>> lists);
+
+// The same over lists read through cursors (done(), current() -> Interval,
+// Next()), for lists computed as they are read. The boundaries of all lists
+// are swept in time order; lists are few (streams of one device), so the next
+// boundary is found by a linear scan. Ends come before starts at the same
+// instant: intervals are half-open.
+template <typename Cursor>
+uint32_t MaxOverlapOf(std::vector<Cursor>& cursors) {
+  std::vector<uint8_t> inside(cursors.size(), 0);
+  uint32_t now = 0, best = 0;
+  while (true) {
+    size_t pick = SIZE_MAX;
+    uint64_t pick_t = 0;
+    bool pick_start = false;
+    for (size_t k = 0; k < cursors.size(); ++k) {
+      if (cursors[k].done()) continue;
+      const bool start = !inside[k];
+      const Interval c = cursors[k].current();
+      const uint64_t t = start ? c.start : c.end;
+      if (pick == SIZE_MAX || t < pick_t || (t == pick_t && !start && pick_start)) {
+        pick = k;
+        pick_t = t;
+        pick_start = start;
+      }
+    }
+    if (pick == SIZE_MAX) break;
+    if (pick_start) {
+      inside[pick] = 1;
+      best = std::max(best, ++now);
+    } else {
+      inside[pick] = 0;
+      --now;
+      cursors[pick].Next();
+    }
+  }
+  return best;
+}
 
 }  // namespace tracesmith::analysis
