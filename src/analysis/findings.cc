@@ -37,6 +37,14 @@ std::vector<std::string> ComputeFindings(const CompactTrace& t, const AnalysisRe
     }
   }
 
+  // GPU busy share of the steps that are not outliers (0 without steps).
+  const StepReport& st = r.steps;
+  uint64_t steady_busy = 0, steady_ns = 0;
+  size_t steady_steps = 0;
+  for (size_t i = 0; i < st.steps.size(); ++i)
+    if (std::find(st.outliers.begin(), st.outliers.end(), uint32_t(i)) == st.outliers.end())
+      steady_busy += st.steps[i].gpu_busy_ns, steady_ns += st.steps[i].ns(), ++steady_steps;
+
   // 1. Utilization and the dominant idle cause, per device.
   for (const DeviceTimeline& d : r.timeline.devices) {
     const uint64_t idle = d.idle.total_ns();
@@ -46,6 +54,13 @@ std::vector<std::string> ComputeFindings(const CompactTrace& t, const AnalysisRe
     std::string text =
         StrFormat("GPU %u is busy %s of the %s window", d.device,
                   Pct(Percent(d.busy_ns, wall)).c_str(), HumanDuration(wall).c_str());
+    // Outlier steps (a first iteration's one-time work), or start-up with
+    // --whole, can fill most of the window: the steady steps' share is then
+    // the one to read.
+    const double steady = Percent(steady_busy, steady_ns);
+    if (r.timeline.devices.size() == 1 && !st.outliers.empty() &&
+        steady > 2 * Percent(d.busy_ns, wall))
+      text += StrFormat(" (%s in the %zu steady steps)", Pct(steady).c_str(), steady_steps);
     if (idle) {
       text += StrFormat("; it is idle %s of the time, mostly %s (%s of its idle time)",
                         Pct(Percent(idle, wall)).c_str(), IdleCauseDescription(IdleCause(top)),
@@ -188,16 +203,11 @@ std::vector<std::string> ComputeFindings(const CompactTrace& t, const AnalysisRe
   }
 
   // 12. Steps: their time, and the ones far from the median (warm-up).
-  if (!r.steps.steps.empty()) {
-    const StepReport& st = r.steps;
-    uint64_t busy = 0, total = 0;  // over the steady steps (outliers left out)
-    for (size_t i = 0; i < st.steps.size(); ++i)
-      if (std::find(st.outliers.begin(), st.outliers.end(), uint32_t(i)) == st.outliers.end())
-        busy += st.steps[i].gpu_busy_ns, total += st.steps[i].ns();
-    std::string text =
-        StrFormat("%zu step%s (from the %s): median %s, GPU busy %s of a steady step",
-                  st.steps.size(), st.steps.size() == 1 ? "" : "s", st.method.c_str(),
-                  HumanDuration(st.median_ns).c_str(), Pct(Percent(busy, total)).c_str());
+  if (!st.steps.empty()) {
+    std::string text = StrFormat(
+        "%zu step%s (from the %s): median %s, GPU busy %s of a steady step", st.steps.size(),
+        st.steps.size() == 1 ? "" : "s", st.method.c_str(), HumanDuration(st.median_ns).c_str(),
+        Pct(Percent(steady_busy, steady_ns)).c_str());
     if (!st.outliers.empty()) {
       const Step& o = st.steps[st.outliers[0]];
       text += StrFormat("; step %u took %s (%.1fx the median%s)", st.outliers[0] + st.first_number,
