@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "tracesmith/base/file_util.h"
@@ -198,7 +199,7 @@ class TimelineScan {
     });
     std::vector<Row> rows;
     row_of_.clear();
-    last_key_ = {};
+    last_key_.reset();
     last_row_ = kNone;
     for (const auto& [key, lane] : shown) {
       row_of_[key] = uint32_t(rows.size());
@@ -214,7 +215,7 @@ class TimelineScan {
               std::vector<Row>* rows) {
     ForEachShown(batch, kind, filter_from, filter_to,
                  [&](const LaneKey& key, uint64_t s, uint64_t e, bool kernel) {
-                   if (key != last_key_) {
+                   if (last_key_ != key) {
                      auto it = row_of_.find(key);
                      last_key_ = key;
                      last_row_ = it == row_of_.end() ? kNone : it->second;
@@ -303,7 +304,7 @@ class TimelineScan {
   // Marks a lane seen (`busy`: it has an op or call, not only NVTX ranges).
   void NoteLane(const Lane& l, bool busy) {
     const LaneKey key = Key(l);
-    if (key == noted_key_ && busy == noted_busy_) return;  // rows come in runs of one lane
+    if (noted_key_ == key && busy == noted_busy_) return;  // rows come in runs of one lane
     auto [it, fresh] = lanes_.try_emplace(key, l, busy);
     it->second.second |= busy;
     noted_key_ = key;
@@ -333,9 +334,13 @@ class TimelineScan {
   std::map<LaneKey, std::pair<Lane, bool>> lanes_;
   std::set<LaneKey> kept_;
   std::map<LaneKey, uint32_t> row_of_;
-  LaneKey noted_key_{}, last_kept_{};
+  // Caches of the last lane (rows come in runs of one lane); empty before
+  // the first, so that no lane's key (pid 0 device 0 stream 0 included)
+  // matches them by accident.
+  std::optional<LaneKey> noted_key_;
+  LaneKey last_kept_{};
   bool noted_busy_ = false;
-  LaneKey last_key_{};  // Spread's cache: rows arrive in runs of one lane
+  std::optional<LaneKey> last_key_;  // Spread's cache
   uint32_t last_row_ = kNone;
   ClockAlignment align_;
   uint64_t begin_ = 0, end_ = 0;

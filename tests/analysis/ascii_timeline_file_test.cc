@@ -99,6 +99,17 @@ TEST(AsciiTimelineFile, SameAsCompactTraceOnAwkwardTimes) {
   ExpectSameEverywhere(AwkwardTrace(), "awkward");
 }
 
+// Process 0, device 0, stream 0: the lane whose key equals a default-made
+// one (the streamed timeline's lane caches once took it for "no row").
+TEST(AsciiTimelineFile, SameAsCompactTraceForPidZeroDeviceZeroStreamZero) {
+  TraceBuilder b(0);
+  b.Anchor(1000, 5'000'000);
+  b.Kernel("k0", 0, 0, 1100, 1900, 1000, 1050);
+  b.Kernel("k1", 0, 0, 2100, 2900, 2000, 2050);
+  b.Kernel("other_stream", 0, 1, 3100, 3900, 3000, 3050);
+  ExpectSameEverywhere(std::move(b.trace()), "pid0");
+}
+
 TEST(AsciiTimelineFile, SameAsCompactTraceOnASyntheticTrace) {
   model::SyntheticOptions so;
   so.kernels = 20'000;
