@@ -94,6 +94,9 @@ class Collector : public nlohmann::json_sax<json> {
   uint64_t driver_version = 0, runtime_version = 0, cupti_version = 0;
   bool saw_trace_events = false;  // a top-level "traceEvents" array
   std::string error;
+  // Maps a position in the bytes the parser saw to the input's (streamed
+  // input drops long whitespace runs); identity when unset.
+  std::function<uint64_t(uint64_t)> input_position;
 
   bool null() override { return Scalar(Value{}); }
   bool boolean(bool b) override { return Scalar(Value{Value::kNumber, b ? "1" : "0"}); }
@@ -154,7 +157,7 @@ class Collector : public nlohmann::json_sax<json> {
   }
   bool parse_error(std::size_t pos, const std::string&,
                    const nlohmann::detail::exception& e) override {
-    error = "byte " + std::to_string(pos) + ": " + e.what();
+    error = "byte " + std::to_string(input_position ? input_position(pos) : pos) + ": " + e.what();
     return false;
   }
 
@@ -584,6 +587,17 @@ class BlockIterator {
     // backslash), and how long the current whitespace run outside strings is.
     bool in_string = false, escaped = false;
     size_t whitespace_run = 0;
+    // Dropped bytes: (bytes kept before the drop, bytes dropped up to and
+    // including it), one entry per drop point, to give positions in the input.
+    uint64_t kept = 0;
+    std::vector<std::pair<uint64_t, uint64_t>> drops;
+    // The input position of the byte the parser counts as `parsed` (bytes read
+    // so far: nlohmann's position), adding what was dropped before it.
+    uint64_t InputPosition(uint64_t parsed) const {
+      auto it = std::upper_bound(drops.begin(), drops.end(), parsed,
+                                 [](uint64_t p, const auto& d) { return p <= d.first; });
+      return it == drops.begin() ? parsed : parsed + std::prev(it)->second;
+    }
     void Fill() {
       while (!end && pos == len) {
         len = read(block.data(), block.size());
@@ -606,7 +620,13 @@ class BlockIterator {
           else if (ch == '"')
             in_string = false;
         } else if (ch == ' ' || ch == '\n' || ch == '\r' || ch == '\t') {
-          if (++whitespace_run > kMaxWhitespaceRun) continue;
+          if (++whitespace_run > kMaxWhitespaceRun) {
+            const uint64_t at = kept + out;
+            if (drops.empty() || drops.back().first != at)
+              drops.emplace_back(at, drops.empty() ? 0 : drops.back().second);
+            ++drops.back().second;
+            continue;
+          }
         } else {
           whitespace_run = 0;
           in_string = ch == '"';
@@ -614,6 +634,7 @@ class BlockIterator {
         block[out++] = ch;
       }
       len = out;
+      kept += out;
     }
   };
   BlockIterator() = default;  // the end
@@ -675,6 +696,7 @@ StatusOr<Trace> ImportKinetoJsonStream(const std::function<size_t(char*, size_t)
                                        ImportStats* stats) {
   return ImportWith(stats, [&](Collector* c) {
     BlockIterator::Source source{read};
+    c->input_position = [&source](uint64_t pos) { return source.InputPosition(pos); };
     return json::sax_parse(BlockIterator(&source), BlockIterator(), c, json::input_format_t::json,
                            true);
   });
