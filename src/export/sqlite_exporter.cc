@@ -224,8 +224,7 @@ class SqliteSink : public EventSink {
   void On(const OverheadEvent& o) override {
     // tid 0: CUPTI attributed the overhead to a device, not a thread; the
     // row goes to the process (globalTid with tid 0, as nsys' globalPid).
-    int64_t gtid = o.tid != 0 ? GlobalTid(o.pid, o.tid) : GlobalPid(o.pid);
-    Overhead(o.start_ns, o.end_ns, gtid, 0, NsysOverheadType(o.overhead_kind));
+    Overhead(o.start_ns, o.end_ns, GlobalTid(o.pid, o.tid), 0, NsysOverheadType(o.overhead_kind));
   }
 
   Status Finish(ExportStats* stats) override {
@@ -241,7 +240,6 @@ class SqliteSink : public EventSink {
       sqlite3_bind_null(ins_stream_, 7);
       RETURN_IF_ERROR(Step(ins_stream_));
     }
-    RETURN_IF_ERROR(status_);
     RETURN_IF_ERROR(Exec(kIndexes));
     RETURN_IF_ERROR(Exec("COMMIT;"));
     stats->kernel_events = kernels_;
@@ -344,7 +342,7 @@ class SqliteSink : public EventSink {
   // in the trace; Kineto writes pid -1 (no process), so a trace of one
   // process gets that process (tid 0), otherwise NULL (-1 here).
   int64_t OverheadTid(uint32_t pid, uint32_t tid) const {
-    if (processes_.count(pid)) return tid != 0 ? GlobalTid(pid, tid) : GlobalPid(pid);
+    if (processes_.count(pid)) return GlobalTid(pid, tid);
     if (processes_.size() == 1) return GlobalPid(*processes_.begin());
     return -1;
   }
