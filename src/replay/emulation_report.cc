@@ -52,7 +52,7 @@ std::string FormatEmulation(const analysis::CompactTrace& trace, const Emulation
   }
   if (!rows.empty()) {
     out += StrFormat("\n  predicted schedule (first %zu ops; times from the predicted start)\n",
-                     std::min(schedule_rows, trace.ops().size()));
+                     rows.size());
     for (const auto& row : rows) {
       const analysis::GpuOp& op = trace.ops()[row.op];
       const auto& lane = trace.lanes()[op.lane()];
