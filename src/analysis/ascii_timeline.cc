@@ -370,18 +370,8 @@ Status RenderAsciiTimelineFile(const std::string& path, const AsciiTimelineFileO
   uint64_t from = scan.begin(), to = scan.end();
   uint64_t filter_from = 0, filter_to = UINT64_MAX;  // CompactTrace::RestrictWindow's bounds
   if (window) {
-    uint64_t f = 0, t = UINT64_MAX;
-    if (!o.from.empty()) {
-      ASSIGN_OR_RETURN(uint64_t d, ParseDuration(o.from));
-      f = scan.begin() + d;
-    }
-    if (!o.to.empty()) {
-      ASSIGN_OR_RETURN(uint64_t d, ParseDuration(o.to));
-      t = scan.begin() + d;
-    }
-    if (f >= t)
-      return InvalidArgument(
-          StrFormat("--from %s is not before --to %s", o.from.c_str(), o.to.c_str()));
+    ASSIGN_OR_RETURN(TimeWindowNs w, ParseTimeWindow(o.from, o.to, scan.begin()));
+    const uint64_t f = w.from, t = w.to;
     RETURN_IF_ERROR(pass([&](const model::Trace& batch, model::TableKind kind) {
       scan.Keep(batch, kind, f, t);
       return OkStatus();

@@ -34,20 +34,25 @@ Status ApplyRestrictions(const LoadOptions& o, CompactTrace* t) {
     if (o.active_region && !o.whole && o.nvtx.empty()) t->RestrictToActiveRegion();
     return RestrictToSteps(o.steps, t);
   }
-  uint64_t from = 0, to = UINT64_MAX;
-  if (!o.from.empty()) {
-    ASSIGN_OR_RETURN(uint64_t d, ParseDuration(o.from));
-    from = t->trace_begin() + d;
-  }
-  if (!o.to.empty()) {
-    ASSIGN_OR_RETURN(uint64_t d, ParseDuration(o.to));
-    to = t->trace_begin() + d;
-  }
-  if (from >= to)
-    return InvalidArgument(
-        StrFormat("--from %s is not before --to %s", o.from.c_str(), o.to.c_str()));
-  t->RestrictWindow(from, to);
+  ASSIGN_OR_RETURN(TimeWindowNs w, ParseTimeWindow(o.from, o.to, t->trace_begin()));
+  t->RestrictWindow(w.from, w.to);
   return RestrictToSteps(o.steps, t);
+}
+
+StatusOr<TimeWindowNs> ParseTimeWindow(const std::string& from, const std::string& to,
+                                       uint64_t t0) {
+  TimeWindowNs w;
+  if (!from.empty()) {
+    ASSIGN_OR_RETURN(uint64_t d, ParseDuration(from));
+    w.from = t0 + d;
+  }
+  if (!to.empty()) {
+    ASSIGN_OR_RETURN(uint64_t d, ParseDuration(to));
+    w.to = t0 + d;
+  }
+  if (w.from >= w.to)
+    return InvalidArgument(StrFormat("--from %s is not before --to %s", from.c_str(), to.c_str()));
+  return w;
 }
 
 Status LoadCompactTrace(const std::string& path, const LoadOptions& options, CompactTrace* out,

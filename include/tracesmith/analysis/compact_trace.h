@@ -315,4 +315,12 @@ class CompactTrace {
   bool finalized_ = false;
 };
 
+// --from/--to (durations after t0, the trace's start; empty: open) as the
+// absolute [from, to] that CompactTrace::RestrictWindow takes; an error when
+// from is not before to.
+struct TimeWindowNs {
+  uint64_t from = 0, to = UINT64_MAX;
+};
+StatusOr<TimeWindowNs> ParseTimeWindow(const std::string& from, const std::string& to, uint64_t t0);
+
 }  // namespace tracesmith::analysis
