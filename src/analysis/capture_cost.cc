@@ -10,8 +10,10 @@ namespace {
 
 constexpr std::string_view kPrefix = "capture.cost.";
 // Program-thread sites (self_cost.h CostSite, disjoint).
-constexpr std::string_view kSites[] = {"launch", "copy",  "memset", "graph",
-                                       "sync",   "other", "buffer", "driver_exit"};
+// "first_time": work done once per new return address or call stack (its
+// time is not in the other sites').
+constexpr std::string_view kSites[] = {"launch", "copy",   "memset",      "graph",     "sync",
+                                       "other",  "buffer", "driver_exit", "first_time"};
 
 std::string Fmt(const char* format, double a, double b = 0, double c = 0) {
   char buf[256];
@@ -60,20 +62,29 @@ std::vector<CaptureCost> ComputeCaptureCost(const model::Trace& trace,
     c.pid = pid;
     auto k = kernels.find(pid);
     c.kernels = k == kernels.end() ? 0 : k->second;
+    auto part = [&](const std::string& s, double ns, uint64_t n) {
+      CaptureCost::Part p{s, ns, n};
+      p.p50_ns = get(s + ".p50_ns");
+      p.p99_ns = get(s + ".p99_ns");
+      p.slow_share = get(s + ".slow_share_x1000") / 1000;
+      return p;
+    };
     for (std::string_view site : kSites) {
       std::string s(site);
       double ns = get(s + ".ns");
       if (ns <= 0 && calls(s + ".calls") == 0) continue;
-      c.sites.push_back({s, ns, calls(s + ".calls")});
+      c.sites.push_back(part(s, ns, calls(s + ".calls")));
       c.program_ns += ns;
+      if (s == "first_time") c.first_time_ns = ns;
     }
     double stack_ns = get("stack.ns");
     if (stack_ns > 0) {
       double unwind = get("stack.unwind.ns"), python = get("stack.python.ns");
       uint64_t n = calls("stack.calls");
-      c.stack.push_back({"stack", stack_ns, n});
-      c.stack.push_back({"stack.unwind", unwind, n});
-      if (python > 0) c.stack.push_back({"stack.python", python, n});
+      c.stack.push_back(part("stack", stack_ns, n));
+      c.stack.push_back(part("stack.unwind", unwind, n));
+      if (python > 0) c.stack.push_back(part("stack.python", python, n));
+      // (what is left of the stack's time: no distribution of its own)
       c.stack.push_back({"stack.dedup", std::max(0.0, stack_ns - unwind - python), n});
       c.native_frames = get("stack.frames_native_x1000") / 1000;
       c.python_frames = get("stack.frames_python_x1000") / 1000;
@@ -97,10 +108,14 @@ std::vector<CaptureCost> ComputeCaptureCost(const model::Trace& trace,
 
 std::string CaptureCostLine(const CaptureCost& c) {
   std::string line = "capture cost: ";
-  if (c.kernels)
+  if (c.kernels) {
     line += Fmt("%.2f us per launch", c.UsPerLaunch()) + " on the program's threads (" +
-            Duration(c.program_ns) + " in all)";
-  else
+            Duration(c.program_ns) + " in all";
+    if (c.first_time_ns > 0)
+      line += Fmt("; %.2f us per launch without first-time work",
+                  (c.program_ns - c.first_time_ns) / 1e3 / double(c.kernels));
+    line += ")";
+  } else
     line += Duration(c.program_ns) + " on the program's threads (no kernel launches)";
   return line + ", " + Duration(c.writer_cpu_ns) + " CPU in the writer";
 }
@@ -113,6 +128,13 @@ std::vector<std::string> CaptureCostDetails(const CaptureCost& c) {
       s += " in " + std::to_string(p.calls) + " calls (" + Duration(p.ns / double(p.calls)) +
            " each)";
     if (c.kernels && p.ns > 0) s += Fmt(", %.3f us per launch", p.ns / 1e3 / double(c.kernels));
+    if (p.name == "first_time")
+      s += " (unwind rules for new return addresses, new call stacks: paid once each)";
+    if (p.p50_ns > 0) {
+      s += "; one call: median " + Duration(p.p50_ns) + ", p99 " + Duration(p.p99_ns);
+      if (p.slow_share >= 0.001)
+        s += Fmt(", %.1f%% of the time in calls over 10 us", 100 * p.slow_share);
+    }
     return s;
   };
   for (const auto& p : c.sites)

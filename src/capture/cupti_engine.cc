@@ -11,6 +11,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "cubin_hash.h"
 #include "cupti_call.h"
 #include "generated_nvtx_meta.h"
 #include "tracesmith/capture/stack_hook.h"
@@ -109,20 +110,6 @@ const char* CallbackName(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
   const char* name = nullptr;
   if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS) return nullptr;
   return name;
-}
-
-// Fast non-cryptographic 64-bit hash of a cubin (identifies identical images).
-uint64_t HashBytes(const uint8_t* p, size_t n) {
-  uint64_t h = 0xcbf29ce484222325ull ^ n;
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    uint64_t v;
-    std::memcpy(&v, p + i, 8);
-    h = (h ^ v) * 0x100000001b3ull;
-    h ^= h >> 29;
-  }
-  for (; i < n; ++i) h = (h ^ p[i]) * 0x100000001b3ull;
-  return h;
 }
 
 // NVTX capture range state per thread (only used with --capture-range=nvtx:).
@@ -535,7 +522,7 @@ void CuptiEngine::OnResource(CUpti_CallbackId cbid, const CUpti_ResourceData* da
     m.module_id = mod->moduleId;
     m.cubin_bytes = mod->cubinSize;
     if (cbid == CUPTI_CBID_RESOURCE_MODULE_LOADED && mod->pCubin && mod->cubinSize) {
-      m.cubin_hash = HashBytes(reinterpret_cast<const uint8_t*>(mod->pCubin), mod->cubinSize);
+      m.cubin_hash = CubinHash(reinterpret_cast<const uint8_t*>(mod->pCubin), mod->cubinSize);
       if (replay_) replay_->OnModuleLoaded(mod->pCubin, mod->cubinSize);
     }
   }

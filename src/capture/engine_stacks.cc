@@ -78,9 +78,9 @@ uint32_t CuptiEngine::TakeStack(ThreadCost* tc, bool timed, const stacks::Caller
   }
   if (!timed) return c->CaptureStack(nullptr, &from);
   stacks::StackTiming st;
-  uint64_t t0 = CpuTicks();
+  uint64_t t0 = CpuTicks(), first0 = t_first_time_ticks;
   uint32_t id = c->CaptureStack(&st, &from);
-  tc->AddSample(CostSite::kStack, CpuTicks() - t0);
+  tc->AddSample(CostSite::kStack, CpuTicks() - t0 - (t_first_time_ticks - first0));
   tc->AddSample(CostSite::kStackUnwind, st.unwind_ticks);
   tc->AddSample(CostSite::kStackPython, st.python_ticks);
   ThreadCost::Bump(tc->frames_native, uint64_t(st.native_frames));

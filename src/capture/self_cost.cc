@@ -1,5 +1,6 @@
 #include "tracesmith/capture/self_cost.h"
 
+#include <cmath>
 #include <mutex>
 
 namespace tracesmith::capture {
@@ -7,6 +8,26 @@ namespace {
 
 std::mutex g_threads_mu;
 std::vector<ThreadCost*>* g_threads = nullptr;  // never freed: threads outlive captures
+
+// A bucket's representative tick count: its geometric middle (exact below 4).
+double BucketMiddle(int b) {
+  double lo = double(CostBucketStart(b));
+  if (b < 4) return lo;
+  double hi = b + 1 < kCostBuckets ? double(CostBucketStart(b + 1)) : 2 * lo;
+  return std::sqrt(lo * hi);
+}
+
+// The tick count a quantile q of a histogram falls at.
+double Quantile(const uint64_t* hist, uint64_t total, double q) {
+  uint64_t rank = uint64_t(std::ceil(q * double(total)));
+  if (rank == 0) rank = 1;
+  uint64_t seen = 0;
+  for (int b = 0; b < kCostBuckets; ++b) {
+    seen += hist[b];
+    if (seen >= rank) return BucketMiddle(b);
+  }
+  return 0;
+}
 
 }  // namespace
 
@@ -56,6 +77,7 @@ ThreadCost* ThreadCost::Register() {
 std::vector<CostStat> CollectCostStats(double ns_per_tick, const WriterCost& writer) {
   uint64_t calls[kCostSites] = {}, sampled[kCostSites] = {}, ticks[kCostSites] = {};
   uint64_t fn = 0, fp = 0;
+  std::vector<uint64_t> hist(size_t(kCostSites) * kCostBuckets, 0);
   {
     std::lock_guard<std::mutex> lock(g_threads_mu);
     if (g_threads) {
@@ -65,6 +87,10 @@ std::vector<CostStat> CollectCostStats(double ns_per_tick, const WriterCost& wri
           sampled[i] += t->sampled[i].load(std::memory_order_relaxed);
           ticks[i] += t->ticks[i].load(std::memory_order_relaxed);
         }
+        for (int i = 0; i < kCostSites; ++i)
+          for (int b = 0; b < kCostBuckets; ++b)
+            hist[size_t(i) * kCostBuckets + size_t(b)] +=
+                t->hist[i][b].load(std::memory_order_relaxed);
         fn += t->frames_native.load(std::memory_order_relaxed);
         fp += t->frames_python.load(std::memory_order_relaxed);
       }
@@ -81,6 +107,27 @@ std::vector<CostStat> CollectCostStats(double ns_per_tick, const WriterCost& wri
     out.push_back({stem + ".calls", calls[i]});
     out.push_back({stem + ".sampled", sampled[i]});
     out.push_back({stem + ".ns", uint64_t(mean * double(calls[i]) + 0.5)});
+    const uint64_t* h = &hist[size_t(i) * kCostBuckets];
+    uint64_t timed = 0;
+    double slow = 0, all = 0;  // ticks, from bucket middles
+    for (int b = 0; b < kCostBuckets; ++b) {
+      if (!h[b]) continue;
+      timed += h[b];
+      double mid = BucketMiddle(b) * double(h[b]);
+      all += mid;
+      if (double(CostBucketStart(b)) * ns_per_tick >= 10000) slow += mid;
+    }
+    if (timed == 0) continue;
+    out.push_back({stem + ".p50_ns", uint64_t(Quantile(h, timed, 0.5) * ns_per_tick + 0.5)});
+    out.push_back({stem + ".p90_ns", uint64_t(Quantile(h, timed, 0.9) * ns_per_tick + 0.5)});
+    out.push_back({stem + ".p99_ns", uint64_t(Quantile(h, timed, 0.99) * ns_per_tick + 0.5)});
+    if (all > 0) out.push_back({stem + ".slow_share_x1000", uint64_t(1000 * slow / all + 0.5)});
+  }
+  if (uint64_t events = g_first_time_events.load(std::memory_order_relaxed)) {
+    out.push_back({"capture.cost.first_time.calls", events});
+    out.push_back(
+        {"capture.cost.first_time.ns",
+         uint64_t(double(g_first_time_ticks.load(std::memory_order_relaxed)) * ns_per_tick + 0.5)});
   }
   uint64_t stacks = sampled[int(CostSite::kStack)];
   if (stacks) {

@@ -15,6 +15,8 @@
 #include <mutex>
 #include <vector>
 
+#include "tracesmith/base/first_time_cost.h"
+
 namespace tracesmith::capture {
 
 template <typename T, uint32_t kSize, typename Tag>
@@ -62,6 +64,7 @@ class ThreadRings {
   };
 
   [[gnu::noinline]] static Ring* NewRing() {
+    FirstTimeWork first_time;  // the ring's pages zeroed: once per thread
     Ring* r = new Ring();
     std::lock_guard<std::mutex> lock(mu_);
     if (!rings_) rings_ = new std::vector<Ring*>();

@@ -56,6 +56,60 @@ TEST(CaptureCost, PerLaunchFiguresAndContributors) {
   EXPECT_EQ(details[0], "launch: 600.0 us in 1000 calls (600 ns each), 0.600 us per launch");
 }
 
+TEST(CaptureCost, MedianAndTailOfOneCall) {
+  model::Trace t;
+  model::KernelEvent k;
+  k.pid = 3;
+  t.Rows<model::KernelEvent>().assign(1000, k);
+  AddStat(t, 3, "capture.cost.launch.calls", 1000);
+  AddStat(t, 3, "capture.cost.launch.ns", 1500000);
+  AddStat(t, 3, "capture.cost.launch.p50_ns", 420);
+  AddStat(t, 3, "capture.cost.launch.p99_ns", 61000);
+  AddStat(t, 3, "capture.cost.launch.slow_share_x1000", 625);
+  AddStat(t, 3, "capture.cost.stack.calls", 1000);
+  AddStat(t, 3, "capture.cost.stack.ns", 900000);
+  AddStat(t, 3, "capture.cost.stack.p50_ns", 250);
+  AddStat(t, 3, "capture.cost.stack.p99_ns", 900);
+  AddStat(t, 3, "capture.cost.stack.unwind.ns", 600000);
+  auto costs = ComputeCaptureCost(t);
+  ASSERT_EQ(costs.size(), 1u);
+  EXPECT_DOUBLE_EQ(costs[0].sites[0].p50_ns, 420);
+  EXPECT_DOUBLE_EQ(costs[0].sites[0].slow_share, 0.625);
+  auto details = CaptureCostDetails(costs[0]);
+  ASSERT_GE(details.size(), 3u);
+  EXPECT_EQ(details[0],
+            "launch: 1.5 ms in 1000 calls (1.5 us each), 1.500 us per launch; one call: median 420 "
+            "ns, p99 61.0 us, 62.5% of the time in calls over 10 us");
+  // No share printed when no call was that slow; parts without a distribution print none.
+  EXPECT_EQ(details[1],
+            "  stack: 900.0 us in 1000 calls (900 ns each), 0.900 us per launch; one call: median "
+            "250 ns, p99 900 ns [0.0 native + 0.0 Python frames per stack]");
+  EXPECT_EQ(details[2].find("one call"), std::string::npos);
+}
+
+TEST(CaptureCost, FirstTimeWorkIsASiteOfItsOwnAndLeftOutOfTheSteadyFigure) {
+  model::Trace t;
+  model::KernelEvent k;
+  k.pid = 5;
+  t.Rows<model::KernelEvent>().assign(2000, k);
+  AddStat(t, 5, "capture.cost.launch.calls", 2000);
+  AddStat(t, 5, "capture.cost.launch.ns", 1000000);
+  AddStat(t, 5, "capture.cost.first_time.calls", 50);
+  AddStat(t, 5, "capture.cost.first_time.ns", 3000000);
+  auto costs = ComputeCaptureCost(t);
+  ASSERT_EQ(costs.size(), 1u);
+  EXPECT_DOUBLE_EQ(costs[0].program_ns, 4000000);
+  EXPECT_DOUBLE_EQ(costs[0].first_time_ns, 3000000);
+  EXPECT_EQ(CaptureCostLine(costs[0]),
+            "capture cost: 2.00 us per launch on the program's threads (4.0 ms in all; 0.50 us "
+            "per launch without first-time work), 0 ns CPU in the writer");
+  auto details = CaptureCostDetails(costs[0]);
+  ASSERT_GE(details.size(), 2u);
+  EXPECT_EQ(details[0],
+            "first_time: 3.0 ms in 50 calls (60.0 us each), 1.500 us per launch (unwind rules for "
+            "new return addresses, new call stacks: paid once each)");
+}
+
 TEST(CaptureCost, TracesWithoutCostStatsHaveNone) {
   model::Trace t;
   AddStat(t, 1, "capture.cupti_records", 5);

@@ -51,5 +51,76 @@ TEST(SelfCost, StackPartsShareTheStackCallCount) {
   EXPECT_GE(m["capture.cost.stack.calls"], 100u);
 }
 
+// Busy for at least `ticks` ticks.
+void Spin(uint64_t ticks) {
+  uint64_t t0 = CpuTicks();
+  while (CpuTicks() - t0 < ticks) {
+  }
+}
+
+TEST(SelfCost, FirstTimeWorkIsReportedApartFromTheCallsItHappenedIn) {
+  auto before = Stats(1.0);
+  std::thread([] {
+    ThreadCost* tc = ThreadCost::Get();
+    for (int i = 0; i < 400; ++i) {
+      CostTimer timer(tc, CostSite::kCopy);
+      {
+        FirstTimeWork once;  // e.g. an unwind rule computed for a new return address
+        Spin(200000);
+      }
+      timer.Finish();
+    }
+  }).join();
+  auto after = Stats(1.0);
+  EXPECT_EQ(after["capture.cost.first_time.calls"] - before["capture.cost.first_time.calls"], 400u);
+  EXPECT_GE(after["capture.cost.first_time.ns"] - before["capture.cost.first_time.ns"],
+            400u * 200000u);
+  // The copy calls did little else: far less than one piece of first-time work each.
+  ASSERT_GT(after["capture.cost.copy.sampled"], 0u);
+  EXPECT_LT(after["capture.cost.copy.ns"] / 400, 20000u);
+  EXPECT_LT(after["capture.cost.copy.p99_ns"], 20000u);
+}
+
+TEST(SelfCost, BucketsCoverEveryTickCountInOrder) {
+  // Each tick count lands in the bucket whose range holds it; ranges are
+  // contiguous and a quarter octave wide.
+  for (uint64_t t : {0ull, 1ull, 3ull, 4ull, 5ull, 7ull, 8ull, 9ull, 15ull, 100ull, 1000ull,
+                     123456ull, 1ull << 31, (1ull << 32) - 1}) {
+    int b = CostBucket(t);
+    EXPECT_LE(CostBucketStart(b), t) << t;
+    if (b + 1 < kCostBuckets) {
+      EXPECT_LT(t, CostBucketStart(b + 1)) << t;
+    }
+  }
+  EXPECT_EQ(CostBucket(4), 8);
+  EXPECT_EQ(CostBucket(7), 11);
+  EXPECT_EQ(CostBucket(8), 12);
+  EXPECT_EQ(CostBucket(1000), 4 * 9 + 3);  // 1000 = 0b1111101000: [896, 1024)
+  EXPECT_EQ(CostBucketStart(4 * 9 + 3), 896u);
+  EXPECT_EQ(CostBucket(~0ull), kCostBuckets - 1);
+}
+
+TEST(SelfCost, MedianAndTailOfTimedCalls) {
+  auto before = Stats(1.0);
+  std::thread([] {
+    ThreadCost* tc = ThreadCost::Get();
+    // 980 calls of 200 ticks and 20 of 50,000: the mean (1,196) says
+    // neither what a call costs nor that a few slow ones carry most of it.
+    for (int i = 0; i < 1000; ++i) {
+      ThreadCost::Bump(tc->calls[int(CostSite::kGraph)], 1);
+      tc->AddSample(CostSite::kGraph, i % 50 == 7 ? 50000 : 200);
+    }
+  }).join();
+  auto after = Stats(1.0);
+  ASSERT_EQ(before.count("capture.cost.graph.p50_ns"), 0u);
+  EXPECT_EQ(after["capture.cost.graph.ns"], 1196000u);
+  // 200 is in [192, 224): middle 207; 50,000 in [49152, 57344): middle 53,090.
+  EXPECT_EQ(after["capture.cost.graph.p50_ns"], 207u);
+  EXPECT_EQ(after["capture.cost.graph.p90_ns"], 207u);
+  EXPECT_EQ(after["capture.cost.graph.p99_ns"], 53090u);
+  // 20 x 53,090 of (20 x 53,090 + 980 x 207) ticks in calls of 10 us and more.
+  EXPECT_EQ(after["capture.cost.graph.slow_share_x1000"], 839u);
+}
+
 }  // namespace
 }  // namespace tracesmith::capture

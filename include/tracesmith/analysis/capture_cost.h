@@ -21,10 +21,15 @@ struct CaptureCost {
     std::string name;    // "launch", "sync", "stack.unwind", "writer.convert", ...
     double ns = 0;       // estimated total
     uint64_t calls = 0;  // 0 for writer phases
+    // One timed call (0 in traces from before these stats): median, 99th
+    // percentile, and the share of the time spent in calls of 10 us and
+    // more (a tail of rare slow calls rather than a typical cost).
+    double p50_ns = 0, p99_ns = 0, slow_share = 0;
   };
   uint32_t pid = 0;
-  uint64_t kernels = 0;   // kernel rows of the process in the trace
-  double program_ns = 0;  // all callback sites on the program's threads
+  uint64_t kernels = 0;      // kernel rows of the process in the trace
+  double program_ns = 0;     // all callback sites on the program's threads
+  double first_time_ns = 0;  // of which work done once per new address or stack
   double writer_cpu_ns = 0;
   std::vector<Part> sites;   // program-thread sites, largest first
   std::vector<Part> stack;   // stack capture and its phases (unwind, python, dedup)

@@ -10,6 +10,11 @@
 // load, a xorshift and an increment per call, plus two to six TSC reads per
 // sampled call: ~4 ns per callback (`tracesmith benchmark stacks`).
 //
+// Each timed call also lands in its site's histogram of quarter-octave
+// buckets (CostBucket), so the summary can tell a typical call (median)
+// from a tail of rare slow ones (a page first touched, the thread
+// preempted, a cold rule lookup): the mean alone cannot.
+//
 // The writer thread's own time is CPU time per phase (CLOCK_THREAD_CPUTIME_ID),
 // kept by the writer in WriterCost.
 #pragma once
@@ -20,6 +25,7 @@
 #include <vector>
 
 #include "tracesmith/base/clock.h"
+#include "tracesmith/base/first_time_cost.h"
 
 namespace tracesmith::capture {
 
@@ -46,13 +52,29 @@ inline constexpr int kFirstPartSite = int(CostSite::kStack);
 // Stat name stem of a site: "launch", "copy", ..., "stack.unwind".
 const char* CostSiteName(CostSite site);
 
+// Histogram buckets of a timed call's ticks: 0..3 exact, then four per
+// power of two (bucket 4*m + q holds [(4+q) << (m-2), (5+q) << (m-2))),
+// the last one open-ended (2^32 ticks and more, over a second).
+inline constexpr int kCostBuckets = 128;
+inline int CostBucket(uint64_t ticks) {
+  if (ticks < 4) return int(ticks);
+  int m = 63 - __builtin_clzll(ticks);
+  int b = 4 * m + int((ticks >> (m - 2)) & 3);
+  return b < kCostBuckets ? b : kCostBuckets - 1;
+}
+// The first tick count of bucket b (b in 0..3 or 8..kCostBuckets).
+inline uint64_t CostBucketStart(int b) {
+  return b < 8 ? uint64_t(b < 4 ? b : 4) : uint64_t(4 + (b & 3)) << (b / 4 - 2);
+}
+
 // The per-thread counters.
 struct ThreadCost {
   static constexpr uint32_t kSampleEvery = 8;
   std::atomic<uint64_t> calls[kCostSites] = {};
   std::atomic<uint64_t> sampled[kCostSites] = {};
   std::atomic<uint64_t> ticks[kCostSites] = {};
-  std::atomic<uint64_t> frames_native{0}, frames_python{0};  // in sampled stacks
+  std::atomic<uint64_t> frames_native{0}, frames_python{0};   // in sampled stacks
+  std::atomic<uint32_t> hist[kCostSites][kCostBuckets] = {};  // timed calls by CostBucket
   uint32_t rng = 0x9e3779b9u;
 
   // The calling thread's counters (registered on first use).
@@ -72,6 +94,8 @@ struct ThreadCost {
   void AddSample(CostSite site, uint64_t t) {
     Bump(sampled[int(site)], 1);
     Bump(ticks[int(site)], t);
+    std::atomic<uint32_t>& h = hist[int(site)][CostBucket(t)];
+    h.store(h.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
   static void Bump(std::atomic<uint64_t>& a, uint64_t by) {
     a.store(a.load(std::memory_order_relaxed) + by, std::memory_order_relaxed);
@@ -83,15 +107,21 @@ struct ThreadCost {
 };
 
 // Timing of one counted call at `site`: ticks at construction (one call in
-// kSampleEvery), added on Finish.
+// kSampleEvery), added on Finish less the first-time work done meanwhile
+// (base/first_time_cost.h: reported exactly on its own).
 struct CostTimer {
   ThreadCost* tc;
   CostSite site;
   bool on;
-  uint64_t t0;
-  CostTimer(ThreadCost* t, CostSite s) : tc(t), site(s), on(t->Count(s)), t0(on ? CpuTicks() : 0) {}
+  uint64_t t0, first0;
+  CostTimer(ThreadCost* t, CostSite s)
+      : tc(t),
+        site(s),
+        on(t->Count(s)),
+        t0(on ? CpuTicks() : 0),
+        first0(on ? t_first_time_ticks : 0) {}
   void Finish() {
-    if (on) tc->AddSample(site, CpuTicks() - t0);
+    if (on) tc->AddSample(site, CpuTicks() - t0 - (t_first_time_ticks - first0));
   }
 };
 
@@ -106,6 +136,11 @@ struct WriterCost {
 
 // One (name, value) stat per line of the cost summary, for the trace's stat
 // table: capture.cost.<site>.calls / .ns (estimated) / .sampled,
+// capture.cost.first_time.calls / .ns (every piece of first-time work on
+// any thread, timed exactly; not in the sites' figures),
+// capture.cost.<site>.p50_ns / .p90_ns / .p99_ns (one timed call, from the
+// histogram: the bucket's geometric middle, within 12%), .slow_share_x1000
+// (share of the site's timed ticks in calls of 10 us and more),
 // capture.cost.stack.frames_native / frames_python (mean per sampled stack,
 // x1000), capture.cost.writer.<phase>_ns.
 struct CostStat {

@@ -252,6 +252,9 @@ TS_DEFINE_RECORD(MemoryEvent, kMemory, "memory", true, TS_MEMORY_FIELDS)
   X(uint32_t, name_id, kConfig)
 TS_DEFINE_RECORD(CounterEvent, kCounter, "counter", true, TS_COUNTER_FIELDS)
 
+// cubin_hash: the image's identity (src/capture/cubin_hash.h; since
+// 2026-11-24 the whole image up to 256 KiB, above that its size and 64
+// sampled 4 KiB blocks; before, every byte with another function).
 #define TS_MODULE_LOAD_FIELDS(X)                 \
   X(uint64_t, ts_ns, kTime)                      \
   X(uint32_t, module_id, kDelta)                 \

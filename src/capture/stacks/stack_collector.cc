@@ -9,6 +9,7 @@
 #include "stack_collector_internal.h"
 #include "stack_hash.h"
 #include "tracesmith/base/clock.h"
+#include "tracesmith/base/first_time_cost.h"
 #include "tracesmith/capture/stacks/unwinder.h"
 #include "walk_memo.h"
 
@@ -140,6 +141,7 @@ StackCollector::~StackCollector() = default;
   uint64_t pcs[kMaxDepthLimit];
   int n_native = 0;
   uint64_t t0 = timing ? CpuTicks() : 0;
+  const uint64_t first0 = t_first_time_ticks;
   // The thread's walk memo, held until the id is known (walk_memo.h).
   struct Held {
     WalkMemo* memo;
@@ -156,7 +158,8 @@ StackCollector::~StackCollector() = default;
   if (mode != StackMode::kNative) n_py = python.Walk(py, max_depth);
   if (timing) {
     uint64_t t2 = CpuTicks();
-    timing->unwind_ticks = t1 - t0;
+    // Less the rules computed for new return addresses (first-time work).
+    timing->unwind_ticks = t1 - t0 - (t_first_time_ticks - first0);
     timing->python_ticks = t2 - t1;
     timing->native_frames = n_native;
     timing->python_frames = n_py;
@@ -229,6 +232,7 @@ StackCollector::~StackCollector() = default;
 }
 
 uint32_t StackCollector::SlowPath(const uint64_t* keys, int n, uint64_t hash, uint64_t hash2) {
+  FirstTimeWork first_time;  // (mostly: another thread may have added it meanwhile)
   std::lock_guard<std::mutex> lock(mu_);
   // Another thread may have added this stack since our lookup.
   Slot* empty = nullptr;

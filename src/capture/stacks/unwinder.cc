@@ -7,6 +7,7 @@
 
 #include "proc_maps.h"
 #include "stack_hash.h"
+#include "tracesmith/base/first_time_cost.h"
 #include "unwind_rule.h"
 #include "walk_memo.h"
 
@@ -31,6 +32,7 @@ thread_local StackBounds t_bounds;
 // pthread_getattr_np, used before, allocates and, for the main thread, reads
 // /proc/self/maps through stdio.
 [[gnu::noinline, gnu::cold]] void InitStackBounds(StackBounds* b) {
+  FirstTimeWork first_time;  // reads /proc/self/maps: ~0.1-1 ms in a large process
   // On an alternate signal stack the stack pointer says nothing about the
   // thread's own stack: the bounds stay unknown for now (this walk reads
   // nothing, as it would with the thread's bounds) and the thread's next walk
@@ -78,6 +80,7 @@ inline uint64_t SlotOf(uint64_t key) { return key & kCacheMask; }
 [[gnu::noinline]] uint64_t ComputeAndCache(uint64_t key) {
   // key is a return address (or the unwinder's own pc + 1): the call
   // instruction, whose CFI row we need, ends at key - 1.
+  FirstTimeWork first_time;
   uintptr_t pc = key - 1;
   UnwindRule rule = ComputeRuleFromEhFrameHdr(FindEhFrameHdr(pc), pc);
   g_rules_computed.fetch_add(1, std::memory_order_relaxed);

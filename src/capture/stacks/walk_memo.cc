@@ -6,6 +6,8 @@
 #include <atomic>
 #include <cstring>
 
+#include "tracesmith/base/first_time_cost.h"
+
 namespace tracesmith::capture::stacks {
 namespace {
 
@@ -45,11 +47,14 @@ void MakeKey() {
 
 // mmap and pthread_setspecific (key < PTHREAD_KEY_2NDLEVEL_SIZE: no
 // allocation) may run in a signal handler.
+// Populated at once (~170 pages zeroed, first-time work) rather than a page
+// fault inside some later launch's walk for each page as it is first used.
 [[gnu::cold, gnu::noinline]] WalkMemo* Map() {
+  FirstTimeWork first_time;
   pthread_once(&g_key_once, MakeKey);
   if (g_key == pthread_key_t(-1)) return t_memo = kGone;
   void* p = mmap(nullptr, sizeof(WalkMemo), PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_POPULATE, -1, 0);
   if (p == MAP_FAILED) return t_memo = kGone;
   auto* m = static_cast<WalkMemo*>(p);  // zero pages: an empty memo
   if (pthread_setspecific(g_key, m) != 0) {

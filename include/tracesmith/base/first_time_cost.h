@@ -1,0 +1,43 @@
+// FirstTimeWork: time spent on work that is done once per new thing (an
+// unwind rule for a return address seen for the first time, a call stack
+// interned for the first time), kept apart from the steady per-call cost.
+//
+// A capture's cost per launch mixes the two: a short program pays mostly for
+// first sightings, a long training job almost only the steady cost. The
+// capture's self-cost accounting (capture/self_cost.h) subtracts the ticks
+// this thread spent in first-time work during a timed call and reports the
+// first-time work exactly on its own (it is rare, so every event is timed).
+// Not nested: a FirstTimeWork inside another counts twice.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "tracesmith/base/clock.h"
+
+namespace tracesmith {
+
+// The calling thread's first-time ticks so far.
+inline thread_local uint64_t t_first_time_ticks = 0;
+// All threads' first-time ticks and events since the process started.
+inline std::atomic<uint64_t> g_first_time_ticks{0};
+inline std::atomic<uint64_t> g_first_time_events{0};
+
+// Times one piece of first-time work, from construction to destruction.
+class FirstTimeWork {
+ public:
+  FirstTimeWork() : t0_(CpuTicks()) {}
+  ~FirstTimeWork() {
+    uint64_t d = CpuTicks() - t0_;
+    t_first_time_ticks += d;
+    g_first_time_ticks.fetch_add(d, std::memory_order_relaxed);
+    g_first_time_events.fetch_add(1, std::memory_order_relaxed);
+  }
+  FirstTimeWork(const FirstTimeWork&) = delete;
+  FirstTimeWork& operator=(const FirstTimeWork&) = delete;
+
+ private:
+  uint64_t t0_;
+};
+
+}  // namespace tracesmith
