@@ -10,7 +10,10 @@ PACKAGES=(
   libgtest-dev libgmock-dev
   clang libclang-rt-14-dev llvm        # libFuzzer targets, XRay import tests
   protobuf-compiler                    # decodes exported Perfetto traces in tests
-  python3-dev                          # embedded-interpreter stack tests
+  python3-dev                          # embedded-interpreter stack tests, Python package
+  pybind11-dev python3-numpy           # the tracesmith Python package (src/python)
+  python3-pytest python3-pandas        # its tests (tests/python)
+  python3-setuptools python3-venv      # pip install --no-build-isolation . (offline)
 )
 
 missing=()

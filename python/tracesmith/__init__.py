@@ -1,0 +1,127 @@
+"""TraceSmith: GPU profiling and replay for CUDA programs, from Python.
+
+    import tracesmith
+    t = tracesmith.load("run.sbt")            # columns, not objects per event
+    k = t.kernels.to_pandas()                 # pandas optional
+    print(k.groupby("name").duration_ns.sum().nlargest(5))
+    report = tracesmith.analyze("run.sbt")    # `tracesmith analyze --json` as a dict
+    tracesmith.export("run.sbt", "run.pftrace")
+
+`python -m tracesmith ...` runs the command-line tool. Errors raise
+tracesmith.TraceError with the message the CLI prints (file, byte offset).
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+
+from . import _core
+from ._core import TraceError
+from ._trace import Frame, Table, Trace, _path, analyze, load
+
+__version__: str = _core.version
+#: (major, minor) of the SBT format this build writes; it reads 1.0 and later.
+SBT_VERSION = tuple(_core.sbt_version)
+
+__all__ = [
+    "__version__", "SBT_VERSION", "FORMATS", "TraceError", "Trace", "Table", "Frame", "load", "analyze",
+    "export", "export_perfetto", "import_trace", "devices", "detect_platform",
+    "is_cuda_available", "get_cuda_device_count",
+]
+
+
+def _check_output(out: str, inputs, overwrite: bool) -> None:
+    # What the CLI's --force rule protects: an input is never an output, and an
+    # existing file is replaced only when asked.
+    if os.path.isdir(out):
+        raise TraceError(f"{out} is a directory; name an output file")
+    for path in inputs:
+        if os.path.exists(out) and os.path.exists(path) and os.path.samefile(out, path):
+            raise TraceError(f"{out}: the output is an input file; choose another output")
+    if os.path.exists(out) and not overwrite:
+        raise TraceError(f"{out} exists; pass overwrite=True to replace it")
+
+
+FORMATS = ("perfetto", "json", "sqlite", "csv")
+_EXTENSIONS = {"perfetto": ".pftrace", "json": ".json", "sqlite": ".sqlite", "csv": ".csv"}
+# Output name endings that say the format when none is given.
+_BY_ENDING = ((".json.gz", "json"), (".json", "json"), (".pftrace", "perfetto"),
+              (".perfetto-trace", "perfetto"), (".sqlite", "sqlite"), (".db", "sqlite"),
+              (".csv", "csv"))
+
+
+def export(path, out=None, format: str | None = None, gzip: bool = False,
+           overwrite: bool = False, strict: bool = False) -> dict:
+    """Exports an SBT trace, as `tracesmith export` does.
+
+    format: "perfetto" (ui.perfetto.dev), "json" (torch.profiler/Kineto
+    schema; gzip=True or an out name ending .json.gz for gzip), "sqlite"
+    (nsys export schema), "csv". Without it, the out name's ending says
+    (.pftrace, .json, .json.gz, .sqlite, .db, .csv), else perfetto. out
+    defaults to the trace's name with the format's extension. A damaged input
+    is exported in its readable part with a warning (strict=True raises
+    TraceError and writes nothing). Returns {"path", "format", "events",
+    "bytes", "flows", "damage_text"}.
+    """
+    path = _path(path)
+    if out is not None:
+        out = _path(out, "out")
+    if format is None:
+        ending = next((f for e, f in _BY_ENDING if out is not None and out.endswith(e)), None)
+        format = ending or "perfetto"
+        gzip = gzip or (out is not None and out.endswith(".json.gz"))
+    if not isinstance(format, str) or format not in FORMATS:
+        raise TraceError(f"unknown export format {format!r}; formats: {', '.join(FORMATS)}")
+    if gzip and format != "json":
+        raise TraceError(f"gzip applies to format='json' only, not {format!r}")
+    if out is None:
+        stem = path[:-4] if path.endswith(".sbt") else path
+        out = stem + _EXTENSIONS[format] + (".gz" if gzip else "")
+    _check_output(out, [path], overwrite)
+    result = _core.export(path, out, format, bool(gzip), bool(strict))
+    if result["damage_text"]:
+        warnings.warn(result["damage_text"] + "\nexported only its readable part", stacklevel=2)
+    return result
+
+
+def export_perfetto(path, out=None, overwrite: bool = False) -> dict:
+    """`export(path, out, "perfetto")` (the earlier tool's name)."""
+    return export(path, out, "perfetto", overwrite=overwrite)
+
+
+def import_trace(path, out=None, xray_binary: str = "", overwrite: bool = False,
+                 strict: bool = False) -> dict:
+    """Converts a torch.profiler (Kineto) JSON trace (.json, .json.gz) or an LLVM
+    XRay log to SBT, as `tracesmith import` does; out defaults to PATH.sbt."""
+    path = _path(path)
+    out = _path(out, "out") if out is not None else path + ".sbt"
+    _check_output(out, [path] + ([xray_binary] if xray_binary else []), overwrite)
+    result = _core.import_trace(path, out, xray_binary, bool(strict))
+    for w in result["warnings"]:
+        warnings.warn(f"{path}: {w}", stacklevel=2)
+    if result["damage_text"]:
+        warnings.warn(f"{path}: {result['damage_text']}; imported what precedes it", stacklevel=2)
+    return result
+
+
+def devices() -> dict:
+    """{"driver_version", "devices": [{"ordinal", "name", "uuid", "compute_capability",
+    "sm_count", "memory_bytes"}], "error" (when no driver or GPU)}: the CUDA
+    driver is loaded with dlopen, so this works without a GPU."""
+    return _core.devices()
+
+
+def detect_platform() -> str:
+    """"cuda" when a CUDA driver and at least one GPU are usable, else "cpu"."""
+    return "cuda" if get_cuda_device_count() > 0 else "cpu"
+
+
+def is_cuda_available() -> bool:
+    """True when the CUDA driver loads and sees at least one GPU."""
+    return get_cuda_device_count() > 0
+
+
+def get_cuda_device_count() -> int:
+    """GPUs the CUDA driver sees (0 without a driver or GPU)."""
+    return len(devices()["devices"])

@@ -1,0 +1,81 @@
+# Type stubs of the tracesmith package (docstrings: help(tracesmith.<name>)).
+from typing import Dict, List, NamedTuple, Optional, Tuple, Union
+import os
+
+import numpy as np
+
+__version__: str
+SBT_VERSION: Tuple[int, int]
+
+_Path = Union[str, "os.PathLike[str]"]
+
+class TraceError(RuntimeError): ...
+
+class Frame(NamedTuple):
+    kind: str
+    function: str
+    file: str
+    line: int
+    pc: int
+
+class Table:
+    kind: str
+    def __len__(self) -> int: ...
+    @property
+    def fields(self) -> List[str]: ...
+    def __contains__(self, field: str) -> bool: ...
+    def __getitem__(self, field: str) -> np.ndarray: ...
+    def __getattr__(self, field: str) -> np.ndarray: ...
+    def to_pandas(self): ...  # -> pandas.DataFrame
+
+class Trace:
+    path: str
+    strings: np.ndarray
+    version: Tuple[int, int]
+    damage: List[Tuple[int, int, str]]
+    complete: bool
+    kernels: Table
+    memcpys: Table
+    memsets: Table
+    syncs: Table
+    api: Table
+    nvtx: Table
+    markers: Table
+    memory: Table
+    counters: Table
+    modules: Table
+    graphs: Table
+    overheads: Table
+    drops: Table
+    devices: Table
+    processes: Table
+    threads: Table
+    clocks: Table
+    mappings: Table
+    frames: Table
+    stack_nodes: Table
+    stat_rows: Table
+    metadata_rows: Table
+    def table(self, kind: str) -> Table: ...
+    @property
+    def kinds(self) -> List[str]: ...
+    def to_pandas(self, kind: str = ...): ...
+    @property
+    def metadata(self) -> Dict[str, str]: ...
+    @property
+    def stats(self) -> Dict[str, int]: ...
+    def stack(self, stack_id: int) -> List[Frame]: ...
+
+def load(path: _Path, strict: bool = ...) -> Trace: ...
+def analyze(path: Union[_Path, Trace], start: str = ..., end: str = ..., steps: str = ...,
+            whole: bool = ..., strict: bool = ...) -> dict: ...
+def export(path: Union[_Path, Trace], out: Optional[_Path] = ..., format: str = ...,
+           gzip: bool = ..., overwrite: bool = ..., strict: bool = ...) -> dict: ...
+def export_perfetto(path: Union[_Path, Trace], out: Optional[_Path] = ...,
+                    overwrite: bool = ...) -> dict: ...
+def import_trace(path: _Path, out: Optional[_Path] = ..., xray_binary: str = ...,
+                 overwrite: bool = ..., strict: bool = ...) -> dict: ...
+def devices() -> dict: ...
+def detect_platform() -> str: ...
+def is_cuda_available() -> bool: ...
+def get_cuda_device_count() -> int: ...

@@ -1,0 +1,307 @@
+"""Traces as data: an SBT file's rows as NumPy columns, one Table per record kind."""
+
+from __future__ import annotations
+
+import json
+import operator
+import os
+import warnings
+from typing import Dict, List, NamedTuple, Optional
+
+import numpy as np
+
+from . import _core
+
+# Fields that hold an id into the trace's string table: `table["name"]`
+# gives the strings of `name_id`.
+STRING_FIELDS = frozenset({
+    "name_id", "demangled_id", "domain_id", "uuid_id", "cmdline_id", "hostname_id",
+    "path_id", "build_id_id", "function_id", "file_id", "key_id", "value_id",
+})
+
+# Record kinds by the attribute a Trace offers them under.
+KINDS = {
+    "kernels": "kernel", "memcpys": "memcpy", "memsets": "memset", "syncs": "sync",
+    "api": "api", "nvtx": "nvtx", "markers": "marker", "memory": "memory",
+    "counters": "counter", "modules": "module", "graphs": "graph", "overheads": "overhead",
+    "drops": "drop", "devices": "device", "processes": "process", "threads": "thread",
+    "clocks": "clock", "mappings": "mapping", "frames": "frame", "stack_nodes": "stacknode",
+    "stat_rows": "stat", "metadata_rows": "metadata",
+}
+
+
+# Table labels by any name a user may try: "kernel", "kernels", "memcpys", ...
+_LABELS = {**{label: label for label in KINDS.values()}, **KINDS}
+
+
+def _path(path, what: str = "path") -> str:
+    """A file path argument as str (str, bytes or os.PathLike)."""
+    if isinstance(path, Trace):
+        return path.path
+    try:
+        return os.fsdecode(os.fspath(path))
+    except TypeError:
+        raise TypeError(f"{what} must be a file path (str, bytes or os.PathLike), "
+                        f"not {type(path).__name__}") from None
+
+
+def _window(value, what: str) -> str:
+    """A window bound: "2ms", "1.5s", a number of nanoseconds, or a timedelta."""
+    if value is None or value == "":
+        return ""
+    if isinstance(value, str):
+        return value
+    if hasattr(value, "total_seconds"):
+        return f"{round(value.total_seconds() * 1e9)}ns"
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f"{round(value)}ns"
+    raise TypeError(f"{what} must be a duration such as '2ms', a number of nanoseconds or a "
+                    f"timedelta, not {type(value).__name__}")
+
+
+class Frame(NamedTuple):
+    """One frame of a host call stack, innermost first in Trace.stack()."""
+    kind: str       # "python" or "native"
+    function: str   # "" when a native frame was not symbolized
+    file: str       # Python file, or the native module's path
+    line: int       # Python line (0 for native frames)
+    pc: int         # native: module-relative pc; Python: 0
+
+
+class Table:
+    """One record kind's rows: a NumPy array per field (`table["start_ns"]`).
+
+    `table["name"]` resolves a string-id field (`name_id`) to its strings, and
+    `table["duration_ns"]` is end_ns - start_ns where both exist. Nothing is a
+    Python object per row until you ask for strings. `table[mask]` (a boolean
+    array, an index array or a slice) is a Table of those rows:
+    `k[k.duration_ns > 10_000]`. Field names and types: `fields`, or the
+    record definitions in include/tracesmith/model/records.h.
+    """
+
+    def __init__(self, kind: str, columns: Dict[str, np.ndarray], strings: np.ndarray):
+        self.kind = kind
+        self._columns = columns
+        self._strings = strings
+
+    def __len__(self) -> int:
+        for column in self._columns.values():
+            return len(column)
+        return 0
+
+    def __repr__(self) -> str:
+        return f"<tracesmith.Table {self.kind}: {len(self)} rows, fields {', '.join(self.fields)}>"
+
+    @property
+    def fields(self) -> List[str]:
+        """The record kind's fields, in the format's order (docs/sbt-format.md)."""
+        return list(self._columns)
+
+    def __contains__(self, field: str) -> bool:
+        if field == "duration_ns":
+            return "start_ns" in self._columns and "end_ns" in self._columns
+        return field in self._columns or (f"{field}_id" in STRING_FIELDS and
+                                          f"{field}_id" in self._columns)
+
+    def __iter__(self):
+        raise TypeError(f"a Table is columns, not rows: iterate over {self.kind} rows with "
+                        f"to_pandas().itertuples(), or over .fields")
+
+    def __dir__(self):
+        names = list(self._columns)
+        names += [f[:-3] for f in self._columns if f in STRING_FIELDS]
+        if "duration_ns" in self:
+            names.append("duration_ns")
+        return sorted(set(list(super().__dir__()) + names))
+
+    def __getitem__(self, field) -> np.ndarray:
+        if not isinstance(field, str):
+            # Rows: a mask, indices or a slice.
+            return Table(self.kind, {f: c[field] for f, c in self._columns.items()},
+                         self._strings)
+        if field in self._columns:
+            return self._columns[field]
+        if field == "duration_ns" and "start_ns" in self._columns and "end_ns" in self._columns:
+            start, end = self._columns["start_ns"], self._columns["end_ns"]
+            # Rows whose end is unknown (0) get 0, not a huge unsigned number.
+            return np.where(end >= start, end - start, 0).astype(np.uint64)
+        ids = f"{field}_id"
+        if ids in STRING_FIELDS and ids in self._columns:
+            codes = self._columns[ids]
+            # An id past the string table (a damaged file) reads as "", as in the CLI.
+            return self._strings[np.where(codes < len(self._strings), codes, 0)]
+        raise KeyError(f"{self.kind} rows have no field {field!r}; fields: {', '.join(self.fields)}")
+
+    def __getattr__(self, field: str) -> np.ndarray:
+        if field.startswith("_"):
+            raise AttributeError(field)
+        try:
+            return self[field]
+        except KeyError as e:
+            raise AttributeError(str(e)) from None
+
+    def to_pandas(self):
+        """A pandas DataFrame of the rows (pandas is an optional dependency).
+
+        String-id fields become Categorical columns named without `_id`
+        (`name`, `demangled`, ...), which keeps memory per row small; `duration_ns`
+        is added where the kind has start and end times.
+        """
+        try:
+            import pandas as pd
+        except ImportError as e:
+            raise ImportError("Table.to_pandas needs pandas (pip install pandas, or "
+                              "apt-get install python3-pandas)") from e
+        data = {}
+        for field, column in self._columns.items():
+            if field in STRING_FIELDS:
+                data[field[:-3]] = self._categorical(pd, column)
+            else:
+                data[field] = column
+        if "duration_ns" in self:
+            data["duration_ns"] = self["duration_ns"]
+        return pd.DataFrame(data)
+
+    def _categorical(self, pd, codes: np.ndarray):
+        # Categories: the distinct strings these rows use, sorted (a string the
+        # table holds under two ids is one category, as in the NumPy column).
+        codes = np.where(codes < len(self._strings), codes, 0)
+        used, inverse = np.unique(codes, return_inverse=True)
+        names = self._strings[used].astype(str)
+        categories, to_category = np.unique(names, return_inverse=True)
+        return pd.Categorical.from_codes(to_category[inverse], categories=categories)
+
+
+class Trace:
+    """An SBT trace loaded as columns (see `load`)."""
+
+    def __init__(self, path: str, data: dict):
+        self.path = path
+        self.strings = np.asarray(data["strings"], dtype=object)
+        self.version = tuple(data["version"])
+        #: (byte offset, length, what) of each damaged range; empty when clean.
+        self.damage = [tuple(d) for d in data["damage"]]
+        #: the writer closed the file (False: an unfinished or cut capture).
+        self.complete = bool(data["complete"])
+        self._tables = {kind: Table(kind, columns, self.strings)
+                        for kind, columns in data["tables"].items()}
+        self._frame_cache: Optional[List[Frame]] = None
+
+    def __repr__(self) -> str:
+        counts = ", ".join(f"{len(t)} {k}" for k, t in self._tables.items()
+                           if len(t) and k in KINDS.values() and k not in
+                           ("frame", "stacknode", "mapping", "stat", "metadata", "clock"))
+        return f"<tracesmith.Trace {self.path}: {counts}>"
+
+    def table(self, kind: str) -> Table:
+        """Rows of one record kind by its label or attribute name: "kernel" or
+        "kernels", "memcpy" or "memcpys", "api", ..."""
+        label = _LABELS.get(kind)
+        if label is None or label not in self._tables:
+            raise KeyError(f"no record kind {kind!r}; kinds: {', '.join(self._tables)}")
+        return self._tables[label]
+
+    def __dir__(self):
+        return sorted(set(list(super().__dir__()) + list(KINDS)))
+
+    @property
+    def kinds(self) -> List[str]:
+        return list(self._tables)
+
+    def __getattr__(self, name: str) -> Table:
+        if name in KINDS:
+            return self._tables[KINDS[name]]
+        raise AttributeError(f"Trace has no attribute {name!r}; tables: {', '.join(KINDS)}"
+                             " (t.stats and t.metadata are dicts; their rows: stat_rows,"
+                             " metadata_rows)")
+
+    def to_pandas(self, kind: str = "kernel"):
+        """`table(kind).to_pandas()`."""
+        return self.table(kind).to_pandas()
+
+    @property
+    def metadata(self) -> Dict[str, str]:
+        """Capture metadata (command line, tool version, host, ...) of the trace."""
+        rows = self._tables["metadata"]
+        return {str(k): str(v) for k, v in zip(rows["key"], rows["value"])}
+
+    @property
+    def stats(self) -> Dict[str, int]:
+        """Capture statistics (drops, capture cost, ...), by name; summed over processes."""
+        out: Dict[str, int] = {}
+        rows = self._tables["stat"]
+        for name, value in zip(rows["name"], rows["value"]):
+            out[str(name)] = out.get(str(name), 0) + int(value)
+        return out
+
+    def _frames(self) -> List[Frame]:
+        if self._frame_cache is None:
+            f = self._tables["frame"]
+            m = self._tables["mapping"]
+            paths = {int(i): str(p) for i, p in zip(m["mapping_id"], m["path"])}
+            self._frame_cache = [
+                Frame("python" if kind == 2 else "native", str(func), str(file) if kind == 2
+                      else paths.get(int(mapping), ""), int(line), 0 if kind == 2 else int(pc))
+                for kind, func, file, line, mapping, pc in zip(
+                    f["kind"], f["function"], f["file"], f["line"], f["mapping_id"], f["rel_pc"])
+            ]
+        return self._frame_cache
+
+    def stack(self, stack_id: int) -> List[Frame]:
+        """The host call stack of an event's `stack_id`, innermost frame first
+        (empty for 0: no stack). IndexError for an id the trace does not have."""
+        frames = self._frames()
+        nodes = self._tables["stacknode"]
+        frame_ids, parents = nodes["frame_id"], nodes["parent_id"]
+        out: List[Frame] = []
+        sid = operator.index(stack_id)  # TypeError for floats and strings
+        if sid < 0 or sid > len(frame_ids):
+            raise IndexError(f"stack id {sid} is not in this trace (it has 1..{len(frame_ids)}, "
+                             "and 0 for no stack)")
+        while 0 < sid <= len(frame_ids):
+            fid = int(frame_ids[sid - 1])
+            if 0 < fid <= len(frames):
+                out.append(frames[fid - 1])
+            parent = int(parents[sid - 1])
+            if parent >= sid:
+                break
+            sid = parent
+        return out
+
+
+def load(path: str, strict: bool = False) -> Trace:
+    """Loads an SBT trace as columns (bounded memory: one NumPy array per field).
+
+    A damaged or unfinished file loads its readable part with a warning naming
+    the byte ranges skipped (`Trace.damage`); with strict=True it raises
+    TraceError instead. A file that is not a trace raises TraceError.
+    """
+    path = _path(path)
+    data = _core.read_columns(path, strict)
+    trace = Trace(path, data)
+    if data["damage_text"]:
+        warnings.warn(data["damage_text"] + "\nloading only its readable part", stacklevel=2)
+    return trace
+
+
+def analyze(path, start="", end="", steps="", whole: bool = False, strict: bool = False) -> dict:
+    """The report of `tracesmith analyze --json` as a dict (times in ns).
+
+    start/end: a window relative to the trace start ("2ms", "1.5s", a number
+    of nanoseconds or a timedelta); steps: N, "N" or "A:B" of the report's
+    Steps table (it takes precedence over start/end, as in the CLI); whole:
+    the whole trace instead of first kernel to last GPU operation. Keys:
+    source, events, window, kernel_count, devices, streams, findings, ...;
+    steps, startup and teardown only when the default window is used. A
+    damaged file is analysed in its readable part with a warning naming the
+    byte ranges (strict=True raises TraceError instead).
+    """
+    if isinstance(steps, int) and not isinstance(steps, bool):
+        steps = str(steps)
+    if not isinstance(steps, str):
+        raise TypeError(f"steps must be N or 'A:B', not {type(steps).__name__}")
+    report, damage = _core.analyze_json(_path(path), _window(start, "start"),
+                                        _window(end, "end"), steps, bool(whole), bool(strict))
+    if damage:
+        warnings.warn(damage + "\nanalysing only its readable part", stacklevel=2)
+    return json.loads(report.decode("utf-8", "replace"))

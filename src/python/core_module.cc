@@ -1,0 +1,314 @@
+// tracesmith._core: the C++ libraries behind the Python package (python/tracesmith).
+//
+// Traces are read chunk by chunk (SbtReader::Stream) into one growing column
+// per field of each record kind, handed to NumPy without a copy: memory is the
+// columns, never a Python object per event. Everything else calls the same
+// library functions the CLI calls. Errors raise tracesmith.TraceError with the
+// Status message (file, byte offset).
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstring>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tracesmith/analysis/report.h"
+#include "tracesmith/capture/device_query.h"
+#include "tracesmith/export/export.h"
+#include "tracesmith/format/sbt.h"
+#include "tracesmith/format/sbt_reader.h"
+#include "tracesmith/import/import.h"
+#include "tracesmith/model/records.h"
+#include "tracesmith/model/trace.h"
+
+#ifndef TS_VERSION
+#define TS_VERSION "dev"
+#endif
+
+namespace py = pybind11;
+
+namespace tracesmith::python {
+namespace {
+
+PyObject* g_trace_error = nullptr;  // tracesmith.TraceError (a RuntimeError)
+
+[[noreturn]] void Raise(const Status& st) {
+  PyErr_SetString(g_trace_error, st.message().c_str());
+  throw py::error_already_set();
+}
+
+template <typename T>
+T Check(StatusOr<T> v) {
+  if (!v.ok()) Raise(v.status());
+  return std::move(v).value();
+}
+
+size_t FieldBytes(model::FieldType t) {
+  switch (t) {
+    case model::FieldType::kU8:
+      return 1;
+    case model::FieldType::kU16:
+      return 2;
+    case model::FieldType::kU32:
+    case model::FieldType::kI32:
+      return 4;
+    default:
+      return 8;
+  }
+}
+
+const char* FieldDtype(model::FieldType t) {
+  switch (t) {
+    case model::FieldType::kU8:
+      return "u1";
+    case model::FieldType::kU16:
+      return "u2";
+    case model::FieldType::kU32:
+      return "u4";
+    case model::FieldType::kU64:
+      return "u8";
+    case model::FieldType::kI32:
+      return "i4";
+    case model::FieldType::kI64:
+      return "i8";
+    case model::FieldType::kF64:
+      return "f8";
+  }
+  return "u8";
+}
+
+// One record kind's columns, appended to a chunk at a time.
+struct Columns {
+  const model::FieldDesc* fields = nullptr;
+  size_t n_fields = 0;
+  size_t rows = 0;
+  std::vector<std::unique_ptr<std::vector<uint8_t>>> data;  // one per field
+
+  template <typename T>
+  void Append(const std::vector<T>& rows_in) {
+    using Traits = model::RecordTraits<T>;
+    if (!fields) {
+      fields = Traits::kAllFields;
+      n_fields = Traits::kNumFields;
+      for (size_t f = 0; f < n_fields; ++f) data.push_back(std::make_unique<std::vector<uint8_t>>());
+    }
+    for (size_t f = 0; f < n_fields; ++f) {
+      const model::FieldDesc& d = fields[f];
+      const size_t w = FieldBytes(d.type);
+      std::vector<uint8_t>& col = *data[f];
+      size_t at = col.size();
+      col.resize(at + w * rows_in.size());
+      uint8_t* out = col.data() + at;
+      for (const T& r : rows_in) {
+        std::memcpy(out, reinterpret_cast<const uint8_t*>(&r) + d.offset, w);
+        out += w;
+      }
+    }
+    rows += rows_in.size();
+  }
+
+  // {field: ndarray}; the arrays own the bytes (no copy).
+  py::dict ToDict() {
+    py::dict out;
+    for (size_t f = 0; f < n_fields; ++f) {
+      auto* bytes = data[f].release();
+      py::capsule owner(bytes, [](void* p) { delete static_cast<std::vector<uint8_t>*>(p); });
+      py::dtype dt(FieldDtype(fields[f].type));
+      out[fields[f].name] = py::array(dt, {py::ssize_t(rows)}, {}, bytes->data(), owner);
+    }
+    return out;
+  }
+};
+
+// Column dicts of every record kind, by label ("kernel", "memcpy", ...), with
+// the kind's fields even when it has no rows.
+py::dict ReadColumns(const std::string& path, bool strict) {
+  auto reader = Check(format::SbtReader::Open(path));
+  std::map<std::string, Columns> tables;
+  py::list strings;  // filled after the read (the GIL is released during it)
+  std::vector<std::string> raw_strings;
+  auto add_rows = [&](const model::Trace& batch, model::TableKind kind) {
+    model::ForEachRecordType([&]<typename T>() {
+      using Traits = model::RecordTraits<T>;
+      if (Traits::kIsEvent && Traits::kKind == kind) tables[Traits::kLabel].Append(batch.Rows<T>());
+    });
+    return OkStatus();
+  };
+  auto at_end = [&](const model::Trace& batch) {
+    model::ForEachRecordType([&]<typename T>() {
+      using Traits = model::RecordTraits<T>;
+      if (!Traits::kIsEvent) tables[Traits::kLabel].Append(batch.Rows<T>());
+    });
+    raw_strings.reserve(batch.strings.size());
+    for (uint32_t i = 0; i < batch.strings.size(); ++i)
+      raw_strings.emplace_back(batch.strings.Get(i));
+    return OkStatus();
+  };
+  Status st;
+  {
+    py::gil_scoped_release release;
+    st = reader->Stream(add_rows, at_end);
+  }
+  if (!st.ok()) Raise(st);
+  const format::ReadReport& report = reader->report();
+  if (strict && !report.clean()) Raise(report.DamageStatus(path));
+  py::dict out, cols;
+  model::ForEachRecordType([&]<typename T>() {
+    using Traits = model::RecordTraits<T>;
+    Columns& c = tables[Traits::kLabel];
+    if (!c.fields) c.Append(std::vector<T>());
+    cols[Traits::kLabel] = c.ToDict();
+  });
+  out["tables"] = cols;
+  // Strings are not validated UTF-8 in the format: bad bytes read as U+FFFD.
+  for (const std::string& str : raw_strings)
+    strings.append(py::reinterpret_steal<py::str>(
+        PyUnicode_DecodeUTF8(str.data(), py::ssize_t(str.size()), "replace")));
+  out["strings"] = strings;
+  py::list damage;
+  for (const format::Damage& d : report.damage)
+    damage.append(py::make_tuple(d.offset, d.length, d.what));
+  out["damage"] = damage;
+  out["damage_text"] = report.clean() ? std::string() : report.Headline(path) + ":\n" + report.Describe();
+  out["version"] = py::make_tuple(report.major, report.minor);
+  out["complete"] = report.indexed;
+  return out;
+}
+
+// (report JSON as bytes: its strings are the trace's, not validated UTF-8;
+// damage text, empty when the file is clean)
+py::tuple AnalyzeJson(const std::string& path, const std::string& from, const std::string& to,
+                      const std::string& steps, bool whole, bool strict) {
+  analysis::LoadOptions load;
+  load.active_region = true;
+  load.from = from;
+  load.to = to;
+  load.steps = steps;
+  load.whole = whole;
+  analysis::CompactTrace trace;
+  format::ReadReport damage;
+  std::ostringstream json;
+  Status st;
+  {
+    py::gil_scoped_release release;
+    st = analysis::LoadCompactTrace(path, load, &trace, &damage);
+    if (st.ok() && strict && !damage.clean()) st = damage.DamageStatus(path);
+    if (st.ok()) {
+      analysis::AnalysisReport report = analysis::BuildReport(trace, path, {});
+      if (!steps.empty()) report.window_note = "steps " + steps + " of the Steps table";
+      analysis::WriteJsonReport(report, json);
+    }
+  }
+  if (!st.ok()) Raise(st);
+  std::string damage_text =
+      damage.clean() ? std::string() : damage.Headline(path) + ":\n" + damage.Describe();
+  return py::make_tuple(py::bytes(json.str()), damage_text);
+}
+
+py::dict Export(const std::string& path, const std::string& out, const std::string& format,
+                bool gzip, bool strict) {
+  auto fmt = Check(exporter::ParseExportFormat(format));
+  exporter::ExportOptions options;
+  options.gzip = gzip;
+  options.refuse_damaged_input = strict;
+  format::ReadReport damage;
+  StatusOr<exporter::ExportStats> stats = InvalidArgument("not run");
+  {
+    py::gil_scoped_release release;
+    stats = exporter::ExportSbtFile(path, fmt, out, options, &damage);
+  }
+  if (!stats.ok()) Raise(stats.status());
+  py::dict d;
+  d["path"] = out;
+  d["format"] = exporter::ExportFormatName(fmt);
+  d["events"] = stats->events;
+  d["bytes"] = stats->bytes;
+  d["flows"] = stats->flows;
+  d["damage_text"] =
+      damage.clean() ? std::string() : damage.Headline(path) + ":\n" + damage.Describe();
+  return d;
+}
+
+py::dict Import(const std::string& path, const std::string& out, const std::string& xray_binary,
+                bool strict) {
+  importer::ImportOptions io;
+  io.xray_binary = xray_binary;
+  importer::ImportFormat detected;
+  importer::ImportStats stats;
+  Status st;
+  {
+    py::gil_scoped_release release;
+    auto trace = importer::ImportFile(path, io, &detected, &stats);
+    if (!trace.ok()) {
+      st = trace.status();
+    } else if (strict && !stats.damage.empty()) {
+      st = DataLoss(path + ": " + stats.damage);
+    } else {
+      st = format::WriteTraceFile(*trace, out);
+    }
+  }
+  if (!st.ok()) Raise(st);
+  py::dict d;
+  d["path"] = out;
+  d["format"] = importer::ImportFormatName(detected);
+  d["events"] = stats.events;
+  d["skipped"] = stats.skipped;
+  d["damage_text"] = stats.damage;
+  d["warnings"] = stats.warnings;
+  return d;
+}
+
+py::dict Devices() {
+  auto info = capture::QueryDevices();
+  py::dict d;
+  py::list devices;
+  if (info.ok()) {
+    d["driver_version"] = info->driver_version;
+    for (const capture::DeviceInfo& dev : info->devices) {
+      py::dict x;
+      x["ordinal"] = dev.ordinal;
+      x["name"] = dev.name;
+      x["uuid"] = dev.uuid;
+      x["compute_capability"] = py::make_tuple(dev.cc_major, dev.cc_minor);
+      x["sm_count"] = dev.sm_count;
+      x["memory_bytes"] = dev.memory_bytes;
+      devices.append(x);
+    }
+  } else {
+    d["driver_version"] = 0;
+    d["error"] = info.status().message();
+  }
+  d["devices"] = devices;
+  return d;
+}
+
+}  // namespace
+}  // namespace tracesmith::python
+
+PYBIND11_MODULE(_core, m) {
+  using namespace tracesmith::python;
+  m.doc() = "TraceSmith's C++ libraries (use the tracesmith package, not this module)";
+  g_trace_error = PyErr_NewExceptionWithDoc(
+      "tracesmith.TraceError",
+      "A TraceSmith operation failed: the message names the file, byte offset or call.",
+      PyExc_RuntimeError, nullptr);
+  m.add_object("TraceError", py::handle(g_trace_error));
+  m.attr("version") = TS_VERSION;
+  m.attr("sbt_version") =
+      py::make_tuple(tracesmith::format::kMajorVersion, tracesmith::format::kMinorVersion);
+  m.def("read_columns", &ReadColumns, py::arg("path"), py::arg("strict") = false,
+        "Every record kind's rows of an SBT file as {kind: {field: ndarray}}, plus strings and "
+        "damage");
+  m.def("analyze_json", &AnalyzeJson, py::arg("path"), py::arg("start") = "",
+        py::arg("end") = "", py::arg("steps") = "", py::arg("whole") = false,
+        py::arg("strict") = false, "`tracesmith analyze --json` of an SBT file");
+  m.def("export", &Export, py::arg("path"), py::arg("out"), py::arg("format"),
+        py::arg("gzip") = false, py::arg("strict") = false, "`tracesmith export`");
+  m.def("import_trace", &Import, py::arg("path"), py::arg("out"), py::arg("xray_binary") = "",
+        py::arg("strict") = false, "`tracesmith import`");
+  m.def("devices", &Devices, "CUDA driver version and devices (empty without a driver or GPU)");
+}

@@ -1,0 +1,78 @@
+"""export / import_trace: the same bytes as the CLI; outputs never destroy inputs."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+import tracesmith
+
+SOURCE = os.environ.get("TS_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+@pytest.mark.parametrize("fmt", ["perfetto", "json", "csv"])
+def test_export_writes_what_the_cli_writes(tmp_path, cli, mlp, fmt):
+    ours = tmp_path / f"py.{fmt}"
+    theirs = tmp_path / f"cli.{fmt}"
+    r = tracesmith.export(mlp, str(ours), fmt)
+    cli("export", mlp, "-f", fmt, "-o", str(theirs), "-q")
+    assert r["events"] > 0 and r["bytes"] == os.path.getsize(ours)
+    assert ours.read_bytes() == theirs.read_bytes()
+
+
+def test_export_refuses_to_destroy_files(tmp_path, mlp):
+    out = tmp_path / "x.pftrace"
+    tracesmith.export(mlp, str(out))
+    with pytest.raises(tracesmith.TraceError, match="exists"):
+        tracesmith.export(mlp, str(out))
+    tracesmith.export(mlp, str(out), overwrite=True)
+    copy = tmp_path / "copy.sbt"
+    copy.write_bytes(open(mlp, "rb").read())
+    before = copy.read_bytes()
+    with pytest.raises(tracesmith.TraceError, match="input"):
+        tracesmith.export(str(copy), str(copy), "csv", overwrite=True)
+    assert copy.read_bytes() == before
+    with pytest.raises(tracesmith.TraceError, match="unknown|format"):
+        tracesmith.export(mlp, str(tmp_path / "y"), "pdf")
+
+
+def test_export_default_name(tmp_path, mlp):
+    copy = tmp_path / "run.sbt"
+    copy.write_bytes(open(mlp, "rb").read())
+    r = tracesmith.export_perfetto(str(copy))
+    assert r["path"] == str(tmp_path / "run.pftrace") and os.path.getsize(r["path"]) > 0
+
+
+def test_import_torch_profiler_json(tmp_path, cli):
+    src = os.path.join(SOURCE, "tests", "export", "data", "torch_profiler_mlp.json.gz")
+    ours, theirs = tmp_path / "py.sbt", tmp_path / "cli.sbt"
+    r = tracesmith.import_trace(src, str(ours))
+    cli("import", src, "-o", str(theirs), "-q")
+    assert r["format"] and r["events"] > 0
+    a, b = tracesmith.load(ours), tracesmith.load(theirs)
+    assert len(a.kernels) == len(b.kernels) > 0
+    assert (a.kernels.start_ns == b.kernels.start_ns).all()
+    assert list(a.kernels.name) == list(b.kernels.name)
+
+
+def test_python_dash_m_runs_the_cli(mlp):
+    env = dict(os.environ)
+    r = subprocess.run([sys.executable, "-m", "tracesmith", "info", mlp], capture_output=True,
+                       text=True, env=env)
+    assert r.returncode == 0, r.stderr
+    assert "kernel" in r.stdout
+    r = subprocess.run([sys.executable, "-m", "tracesmith", "bogus"], capture_output=True,
+                       text=True, env=env)
+    assert r.returncode == 1 and "error" in r.stderr
+
+
+def test_version_and_platform():
+    assert tracesmith.__version__.count(".") == 2
+    assert tracesmith.SBT_VERSION >= (1, 0)
+    d = tracesmith.devices()
+    assert isinstance(d["devices"], list)
+    assert tracesmith.detect_platform() in ("cuda", "cpu")
+    assert tracesmith.is_cuda_available() == (tracesmith.get_cuda_device_count() > 0)
+    if not d["devices"]:
+        assert d.get("error")

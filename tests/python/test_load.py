@@ -1,0 +1,135 @@
+"""tracesmith.load: columns equal what the CLI prints; damage and errors."""
+
+import json
+import re
+import warnings
+
+import numpy as np
+import pytest
+
+import tracesmith
+
+
+def info_counts(cli, path):
+    """Event counts per kind from `tracesmith info`."""
+    out = cli("info", path).stdout
+    counts = {}
+    for kind, n in re.findall(r"^\s+(\w+)\s+(\d+)\s*$", out, re.M):
+        counts[kind] = int(n)
+    return counts, out
+
+
+def test_counts_match_info(cli, shipped):
+    t = tracesmith.load(shipped)
+    counts, text = info_counts(cli, shipped)
+    assert counts, text
+    for kind, n in counts.items():
+        if kind in t.kinds:
+            assert len(t.table(kind)) == n, (kind, text)
+    assert len(t.kernels) == counts["kernel"] > 0
+
+
+def test_kernel_columns_match_view(cli, mlp):
+    t = tracesmith.load(mlp)
+    order = np.argsort(t.kernels.start_ns, kind="stable")
+    lines = cli("view", mlp, "--kind", "kernel", "-n", "40").stdout.splitlines()
+    header, out = lines[0], lines[1:41]
+    name_at, details_at = header.index("NAME"), header.index("DETAILS")
+    assert len(out) == 40
+    for row, line in zip(order, out):
+        cols = line.split()
+        # DUR(us), correlation id and grid as `view` prints them.
+        assert f"{t.kernels.duration_ns[row] / 1000:.3f}" == cols[1]
+        assert f"correlation_id={t.kernels.correlation_id[row]}" in line
+        assert f"grid_x={t.kernels.grid_x[row]}" in line
+        assert f"registers_per_thread={t.kernels.registers_per_thread[row]}" in line
+        assert int(cols[4]) == t.kernels.stream_id[row]
+        shown = line[name_at:details_at].strip()
+        name = str(t.kernels.demangled[row]) or str(t.kernels.name[row])
+        assert name.startswith(shown.rstrip(".")), (name, shown)
+
+
+def test_columns_are_numpy_with_the_format_types(mlp):
+    k = tracesmith.load(mlp).kernels
+    assert k.start_ns.dtype == np.uint64
+    assert k.grid_x.dtype == np.uint32
+    assert k.launch_type.dtype == np.uint8
+    assert k.name.dtype == object
+    assert (k.duration_ns == k.end_ns - k.start_ns).all()
+    assert "name" in k and "nonexistent" not in k
+    with pytest.raises(KeyError, match="no field 'nonexistent'"):
+        k["nonexistent"]
+
+
+def test_to_pandas_finds_the_slowest_kernel(mlp, cli):
+    pd = pytest.importorskip("pandas")
+    df = tracesmith.load(mlp).to_pandas("kernel")
+    assert isinstance(df["name"].dtype, pd.CategoricalDtype)
+    slowest = df.loc[df.duration_ns.idxmax()]
+    # The same kernel and duration as the longest row `view --stats` lists.
+    view = cli("view", mlp, "--kind", "kernel", "-n", "1000").stdout.splitlines()[1:]
+    longest = max((float(line.split()[1]), line) for line in view if line.strip()[0].isdigit())
+    assert f"{slowest.duration_ns / 1000:.3f}" == f"{longest[0]:.3f}"
+    assert f"correlation_id={slowest.correlation_id}" in longest[1]
+
+
+def test_stacks_resolve_to_python_lines_and_native_functions(transformer):
+    t = tracesmith.load(transformer)
+    with_stack = t.kernels.stack_id[t.kernels.stack_id > 0]
+    assert len(with_stack) > 0
+    frames = t.stack(int(with_stack[0]))
+    kinds = {f.kind for f in frames}
+    assert kinds == {"python", "native"}, frames
+    py = [f for f in frames if f.kind == "python"]
+    assert all(f.file.endswith(".py") and f.line > 0 for f in py), py
+    assert any(f.function for f in frames if f.kind == "native")
+    assert t.stack(0) == []
+
+
+def test_metadata_and_stats(transformer):
+    t = tracesmith.load(transformer)
+    assert t.metadata["capture.tool"] == "tracesmith-inject"
+    assert t.stats.get("capture.cost.launch.calls", 0) > 0
+    assert len(t.processes) == 1 and len(t.devices) == 1
+    assert t.version >= (1, 0)
+    assert t.complete and t.damage == []
+
+
+def test_damaged_file_loads_its_readable_part_or_raises_with_the_offset(tmp_path, mlp, cli):
+    data = bytearray(open(mlp, "rb").read())
+    cut = tmp_path / "cut.sbt"
+    cut.write_bytes(bytes(data[: len(data) * 2 // 3]))
+    with pytest.warns(UserWarning, match=r"byte \d+"):
+        t = tracesmith.load(cut)
+    assert not t.complete
+    assert 0 < len(t.kernels) < len(tracesmith.load(mlp).kernels)
+    with pytest.raises(tracesmith.TraceError, match=r"byte \d+"):
+        tracesmith.load(cut, strict=True)
+    # A flipped byte inside a chunk: the chunk is skipped, its offset named.
+    flipped = tmp_path / "flipped.sbt"
+    data[len(data) // 2] ^= 0xFF
+    flipped.write_bytes(bytes(data))
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        t = tracesmith.load(flipped)
+    assert any(re.search(r"byte \d+", str(x.message)) for x in w)
+    assert t.damage and t.damage[0][0] > 0
+
+
+def test_not_a_trace_raises(tmp_path):
+    bad = tmp_path / "notes.txt"
+    bad.write_text("hello\n")
+    with pytest.raises(tracesmith.TraceError, match="notes.txt"):
+        tracesmith.load(bad)
+    with pytest.raises(tracesmith.TraceError, match="missing.sbt"):
+        tracesmith.load(tmp_path / "missing.sbt")
+    assert issubclass(tracesmith.TraceError, RuntimeError)
+
+
+def test_analyze_equals_the_cli_json(cli, shipped):
+    assert tracesmith.analyze(shipped) == json.loads(cli("analyze", "--json", shipped).stdout)
+    windowed = tracesmith.analyze(shipped, start="1ms", end="50ms")
+    assert windowed == json.loads(
+        cli("analyze", "--json", "--from", "1ms", "--to", "50ms", shipped).stdout)
+    with pytest.raises(tracesmith.TraceError):
+        tracesmith.analyze(shipped, start="soon")
