@@ -8,6 +8,7 @@ RSS (getrusage of the child):
   info      `tracesmith info` (decodes every chunk, streaming: the C++ decode)
   analyze   `tracesmith analyze` (compact trace in memory)
   load      `tracesmith.load(path)` + the kernel columns (start, end, name ids)
+  load-kernels   the same with kinds=["kernel"] (only kernel rows loaded)
 Usage: bench/python_load.py --cli build/release/bin/tracesmith [--kernels 10000000]
        (PYTHONPATH must reach the package, e.g. build/release/python)
 """
@@ -20,7 +21,7 @@ import tempfile
 
 LOAD = """
 import sys, tracesmith
-t = tracesmith.load(sys.argv[1])
+t = tracesmith.load(sys.argv[1], kinds=sys.argv[2].split(",") if len(sys.argv) > 2 else None)
 k = t.kernels
 cols = (k.start_ns, k.end_ns, k.name_id, k.duration_ns)
 print(len(k), int(cols[3].sum()))
@@ -43,6 +44,7 @@ def main():
     rows = []
     for name, cmd in (("info", [args.cli, "info", path]),
                       ("load", [sys.executable, "-c", LOAD, path]),
+                      ("load-kernels", [sys.executable, "-c", LOAD, path, "kernel"]),
                       ("analyze", [args.cli, "analyze", path])):
         # A fresh interpreter per measurement so that ru_maxrss is this one's.
         wrapper = [sys.executable, "-c",
@@ -58,8 +60,10 @@ def main():
         rows.append((name, wall, rss))
         print(f"BENCH python_load {name}: wall {wall:.2f} s, peak RSS {rss:.0f} MB")
     info = dict((n, (w, m)) for n, w, m in rows)
-    print(f"BENCH python_load load/info wall {info['load'][0] / info['info'][0]:.2f}x, "
-          f"load/analyze RSS {info['load'][1] / info['analyze'][1]:.2f}x")
+    for name in ("load", "load-kernels"):
+        print(f"BENCH python_load {name}/info wall {info[name][0] / info['info'][0]:.2f}x, "
+              f"{name}/analyze wall {info[name][0] / info['analyze'][0]:.2f}x, "
+              f"RSS {info[name][1] / info['analyze'][1]:.2f}x")
 
 
 if __name__ == "__main__":

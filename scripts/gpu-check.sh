@@ -3,7 +3,7 @@
 # machine. Run from the repository root:
 #
 #   scripts/gpu-check.sh [BUILD_DIR=build/gpu]
-#   GPU_CHECK=tests,replay,torchjson,selfcost,apicost,bench,sweep (default;
+#   GPU_CHECK=tests,replay,torchjson,python,selfcost,apicost,bench,sweep (default;
 #             also: fixtures, example)
 #   BENCH_ROUNDS=8  BENCH_WORKLOADS=ll,pyll,mlp,xf  SWEEP_WORKLOADS=xf
 #   GPU_TESTS="capture_gpu_test ..."  (a subset of the GPU gtests)
@@ -21,7 +21,7 @@
 set -u
 BUILD=${1:-build/gpu}
 OUT=${OUT:-$PWD/gpu-check-out}
-WHAT=${GPU_CHECK:-tests,replay,torchjson,selfcost,apicost,bench,sweep}
+WHAT=${GPU_CHECK:-tests,replay,torchjson,python,selfcost,apicost,bench,sweep}
 ROUNDS=${BENCH_ROUNDS:-8}
 mkdir -p "$OUT"
 exec > >(tee -a "$OUT/gpu-check.log") 2>&1
@@ -80,6 +80,19 @@ if want torchjson; then
     echo "GPU-CHECK torch trace: $(stat -c %s "$OUT/torch_trace.json.gz") bytes gzip"
 fi
 
+if want python; then
+  # In-process capture from Python (tracesmith.profile through ctypes): the same
+  # kernels as `tracesmith profile --capture-range=cudaProfilerApi` for the same steps.
+  P=$OUT/python; mkdir -p "$P"
+  export PYTHONPATH=$PWD/python TRACESMITH_INJECT_LIB=$(realpath "$BUILD/lib/libtracesmith-inject.so")
+  python3 gpu/python_profile_check.py inproc "$P" 2>&1 | grep PYPROFILE
+  "$TS" profile -q -f --capture-range=cudaProfilerApi -o "$P/range.sbt" -- \
+    python3 gpu/python_profile_check.py range "$P" 2>&1 | grep PYPROFILE
+  python3 gpu/python_profile_check.py schedule "$P" 2>&1 | grep PYPROFILE
+  python3 gpu/python_profile_check.py taken "$P" 2>&1 | grep PYPROFILE
+  python3 gpu/python_profile_check.py compare "$TS" "$P" 2>&1 | grep PYPROFILE
+  unset PYTHONPATH TRACESMITH_INJECT_LIB
+fi
 if want example; then
   # A small real trace: a few PyTorch training steps.
   "$TS" profile -f -o "$OUT/mlp_train.sbt" -- python3 bench/workloads/torch_mlp_train.py --steps 5

@@ -16,16 +16,21 @@ from __future__ import annotations
 import os
 import warnings
 
-from . import _core
-from ._core import TraceError
+from ._errors import TraceError
+from ._native import core
+from ._profile import Profiler, profile, schedule
 from ._trace import Frame, Table, Trace, _path, analyze, load
+from ._version import __version__
 
-__version__: str = _core.version
-#: (major, minor) of the SBT format this build writes; it reads 1.0 and later.
-SBT_VERSION = tuple(_core.sbt_version)
+
+def __getattr__(name):
+    if name == "SBT_VERSION":  # (major, minor) of the SBT format this build writes
+        return tuple(core().sbt_version)
+    raise AttributeError(f"module 'tracesmith' has no attribute {name!r}")
 
 __all__ = [
     "__version__", "SBT_VERSION", "FORMATS", "TraceError", "Trace", "Table", "Frame", "load", "analyze",
+    "profile", "Profiler", "schedule",
     "export", "export_perfetto", "import_trace", "devices", "detect_platform",
     "is_cuda_available", "get_cuda_device_count",
 ]
@@ -79,7 +84,7 @@ def export(path, out=None, format: str | None = None, gzip: bool = False,
         stem = path[:-4] if path.endswith(".sbt") else path
         out = stem + _EXTENSIONS[format] + (".gz" if gzip else "")
     _check_output(out, [path], overwrite)
-    result = _core.export(path, out, format, bool(gzip), bool(strict))
+    result = core().export(path, out, format, bool(gzip), bool(strict))
     if result["damage_text"]:
         warnings.warn(result["damage_text"] + "\nexported only its readable part", stacklevel=2)
     return result
@@ -97,7 +102,7 @@ def import_trace(path, out=None, xray_binary: str = "", overwrite: bool = False,
     path = _path(path)
     out = _path(out, "out") if out is not None else path + ".sbt"
     _check_output(out, [path] + ([xray_binary] if xray_binary else []), overwrite)
-    result = _core.import_trace(path, out, xray_binary, bool(strict))
+    result = core().import_trace(path, out, xray_binary, bool(strict))
     for w in result["warnings"]:
         warnings.warn(f"{path}: {w}", stacklevel=2)
     if result["damage_text"]:
@@ -109,7 +114,7 @@ def devices() -> dict:
     """{"driver_version", "devices": [{"ordinal", "name", "uuid", "compute_capability",
     "sm_count", "memory_bytes"}], "error" (when no driver or GPU)}: the CUDA
     driver is loaded with dlopen, so this works without a GPU."""
-    return _core.devices()
+    return core().devices()
 
 
 def detect_platform() -> str:

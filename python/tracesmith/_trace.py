@@ -10,7 +10,7 @@ from typing import Dict, List, NamedTuple, Optional
 
 import numpy as np
 
-from . import _core
+from ._native import core
 
 # Fields that hold an id into the trace's string table: `table["name"]`
 # gives the strings of `name_id`.
@@ -18,6 +18,10 @@ STRING_FIELDS = frozenset({
     "name_id", "demangled_id", "domain_id", "uuid_id", "cmdline_id", "hostname_id",
     "path_id", "build_id_id", "function_id", "file_id", "key_id", "value_id",
 })
+
+# Event record kinds (the rest are metadata: devices, processes, stacks, stats, ...).
+EVENT_KINDS = ("kernel", "memcpy", "memset", "sync", "api", "nvtx", "marker", "memory",
+               "counter", "module", "graph", "overhead", "drop")
 
 # Record kinds by the attribute a Trace offers them under.
 KINDS = {
@@ -175,8 +179,10 @@ class Table:
 class Trace:
     """An SBT trace loaded as columns (see `load`)."""
 
-    def __init__(self, path: str, data: dict):
+    def __init__(self, path: str, data: dict, kinds=None):
         self.path = path
+        #: event kinds left out by load(..., kinds=...) (their tables are not available)
+        self.skipped_kinds = frozenset()
         self.strings = np.asarray(data["strings"], dtype=object)
         self.version = tuple(data["version"])
         #: (byte offset, length, what) of each damaged range; empty when clean.
@@ -185,6 +191,8 @@ class Trace:
         self.complete = bool(data["complete"])
         self._tables = {kind: Table(kind, columns, self.strings)
                         for kind, columns in data["tables"].items()}
+        if kinds:
+            self.skipped_kinds = frozenset(k for k in EVENT_KINDS if k not in kinds)
         self._frame_cache: Optional[List[Frame]] = None
 
     def __repr__(self) -> str:
@@ -199,6 +207,8 @@ class Trace:
         label = _LABELS.get(kind)
         if label is None or label not in self._tables:
             raise KeyError(f"no record kind {kind!r}; kinds: {', '.join(self._tables)}")
+        if label in self.skipped_kinds:
+            raise KeyError(f"{label} rows were not loaded (load(..., kinds=...) left them out)")
         return self._tables[label]
 
     def __dir__(self):
@@ -210,7 +220,10 @@ class Trace:
 
     def __getattr__(self, name: str) -> Table:
         if name in KINDS:
-            return self._tables[KINDS[name]]
+            try:
+                return self.table(name)
+            except KeyError as e:
+                raise AttributeError(str(e)) from None
         raise AttributeError(f"Trace has no attribute {name!r}; tables: {', '.join(KINDS)}"
                              " (t.stats and t.metadata are dicts; their rows: stat_rows,"
                              " metadata_rows)")
@@ -269,16 +282,27 @@ class Trace:
         return out
 
 
-def load(path: str, strict: bool = False) -> Trace:
-    """Loads an SBT trace as columns (bounded memory: one NumPy array per field).
+def load(path, strict: bool = False, kinds=None) -> Trace:
+    """Loads an SBT trace as columns (one NumPy array per field, allocated once).
 
-    A damaged or unfinished file loads its readable part with a warning naming
-    the byte ranges skipped (`Trace.damage`); with strict=True it raises
-    TraceError instead. A file that is not a trace raises TraceError.
+    kinds: only these event kinds ("kernel" or "kernels", "api", ...; all by
+    default), for large traces: memory is the columns of the kinds loaded
+    (about 120 bytes per kernel, 55 per API call). Metadata (devices,
+    processes, stacks, stats) always loads. A damaged or unfinished file
+    loads its readable part with a warning naming the byte ranges skipped
+    (`Trace.damage`); with strict=True it raises TraceError instead. A file
+    that is not a trace raises TraceError.
     """
     path = _path(path)
-    data = _core.read_columns(path, strict)
-    trace = Trace(path, data)
+    labels = []
+    if kinds is not None:
+        for k in ([kinds] if isinstance(kinds, str) else kinds):
+            label = _LABELS.get(k)
+            if label not in EVENT_KINDS:
+                raise ValueError(f"unknown event kind {k!r}; kinds: {', '.join(EVENT_KINDS)}")
+            labels.append(label)
+    data = core().read_columns(path, bool(strict), labels)
+    trace = Trace(path, data, labels)
     if data["damage_text"]:
         warnings.warn(data["damage_text"] + "\nloading only its readable part", stacklevel=2)
     return trace
@@ -300,7 +324,7 @@ def analyze(path, start="", end="", steps="", whole: bool = False, strict: bool 
         steps = str(steps)
     if not isinstance(steps, str):
         raise TypeError(f"steps must be N or 'A:B', not {type(steps).__name__}")
-    report, damage = _core.analyze_json(_path(path), _window(start, "start"),
+    report, damage = core().analyze_json(_path(path), _window(start, "start"),
                                         _window(end, "end"), steps, bool(whole), bool(strict))
     if damage:
         warnings.warn(damage + "\nanalysing only its readable part", stacklevel=2)

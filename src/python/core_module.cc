@@ -9,6 +9,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -34,7 +35,7 @@ namespace py = pybind11;
 namespace tracesmith::python {
 namespace {
 
-PyObject* g_trace_error = nullptr;  // tracesmith.TraceError (a RuntimeError)
+PyObject* g_trace_error = nullptr;  // tracesmith.TraceError (python/tracesmith/_errors.py)
 
 [[noreturn]] void Raise(const Status& st) {
   PyErr_SetString(g_trace_error, st.message().c_str());
@@ -89,13 +90,33 @@ struct Columns {
   std::vector<std::unique_ptr<std::vector<uint8_t>>> data;  // one per field
 
   template <typename T>
-  void Append(const std::vector<T>& rows_in) {
-    using Traits = model::RecordTraits<T>;
-    if (!fields) {
-      fields = Traits::kAllFields;
-      n_fields = Traits::kNumFields;
-      for (size_t f = 0; f < n_fields; ++f) data.push_back(std::make_unique<std::vector<uint8_t>>());
+  void Init() {
+    if (fields) return;
+    fields = model::RecordTraits<T>::kAllFields;
+    n_fields = model::RecordTraits<T>::kNumFields;
+    for (size_t f = 0; f < n_fields; ++f) data.push_back(std::make_unique<std::vector<uint8_t>>());
+  }
+
+  // Room for `n` more rows (from the file's index), so the columns are
+  // allocated once rather than grown by doubling (which peaks at 2x).
+  template <typename T>
+  void Reserve(uint64_t n) {
+    Init<T>();
+    for (size_t f = 0; f < n_fields; ++f)
+      data[f]->reserve(data[f]->size() + n * FieldBytes(fields[f].type));
+  }
+
+  template <size_t W, typename T>
+  static void CopyField(const std::vector<T>& rows_in, uint16_t offset, uint8_t* out) {
+    for (const T& r : rows_in) {
+      std::memcpy(out, reinterpret_cast<const uint8_t*>(&r) + offset, W);
+      out += W;
     }
+  }
+
+  template <typename T>
+  void Append(const std::vector<T>& rows_in) {
+    Init<T>();
     for (size_t f = 0; f < n_fields; ++f) {
       const model::FieldDesc& d = fields[f];
       const size_t w = FieldBytes(d.type);
@@ -103,9 +124,19 @@ struct Columns {
       size_t at = col.size();
       col.resize(at + w * rows_in.size());
       uint8_t* out = col.data() + at;
-      for (const T& r : rows_in) {
-        std::memcpy(out, reinterpret_cast<const uint8_t*>(&r) + d.offset, w);
-        out += w;
+      switch (w) {
+        case 1:
+          CopyField<1>(rows_in, d.offset, out);
+          break;
+        case 2:
+          CopyField<2>(rows_in, d.offset, out);
+          break;
+        case 4:
+          CopyField<4>(rows_in, d.offset, out);
+          break;
+        default:
+          CopyField<8>(rows_in, d.offset, out);
+          break;
       }
     }
     rows += rows_in.size();
@@ -125,16 +156,36 @@ struct Columns {
 };
 
 // Column dicts of every record kind, by label ("kernel", "memcpy", ...), with
-// the kind's fields even when it has no rows.
-py::dict ReadColumns(const std::string& path, bool strict) {
+// the kind's fields even when it has no rows. `kinds` (labels): only these
+// event kinds get rows (all when empty); metadata kinds always do.
+py::dict ReadColumns(const std::string& path, bool strict, const std::vector<std::string>& kinds) {
   auto reader = Check(format::SbtReader::Open(path));
   std::map<std::string, Columns> tables;
+  auto wanted = [&](const char* label) {
+    return kinds.empty() || std::find(kinds.begin(), kinds.end(), label) != kinds.end();
+  };
+  {
+    // Rows per kind from the index; trusted only while the reservation stays
+    // within what the reader would decode anyway (a forged index is ignored).
+    std::map<uint16_t, uint64_t> claimed;
+    for (const format::ChunkIndexEntry& c : reader->chunks()) claimed[c.table_kind] += c.rows;
+    uint64_t budget = 64 * reader->report().file_size;
+    model::ForEachRecordType([&]<typename T>() {
+      using Traits = model::RecordTraits<T>;
+      if (Traits::kIsEvent && !wanted(Traits::kLabel)) return;
+      uint64_t n = claimed[uint16_t(Traits::kKind)], bytes = n * sizeof(T);
+      if (n == 0 || bytes > budget) return;
+      budget -= bytes;
+      tables[Traits::kLabel].template Reserve<T>(n);
+    });
+  }
   py::list strings;  // filled after the read (the GIL is released during it)
   std::vector<std::string> raw_strings;
   auto add_rows = [&](const model::Trace& batch, model::TableKind kind) {
     model::ForEachRecordType([&]<typename T>() {
       using Traits = model::RecordTraits<T>;
-      if (Traits::kIsEvent && Traits::kKind == kind) tables[Traits::kLabel].Append(batch.Rows<T>());
+      if (Traits::kIsEvent && Traits::kKind == kind && wanted(Traits::kLabel))
+        tables[Traits::kLabel].Append(batch.Rows<T>());
     });
     return OkStatus();
   };
@@ -160,7 +211,7 @@ py::dict ReadColumns(const std::string& path, bool strict) {
   model::ForEachRecordType([&]<typename T>() {
     using Traits = model::RecordTraits<T>;
     Columns& c = tables[Traits::kLabel];
-    if (!c.fields) c.Append(std::vector<T>());
+    c.template Init<T>();
     cols[Traits::kLabel] = c.ToDict();
   });
   out["tables"] = cols;
@@ -292,15 +343,15 @@ py::dict Devices() {
 PYBIND11_MODULE(_core, m) {
   using namespace tracesmith::python;
   m.doc() = "TraceSmith's C++ libraries (use the tracesmith package, not this module)";
-  g_trace_error = PyErr_NewExceptionWithDoc(
-      "tracesmith.TraceError",
-      "A TraceSmith operation failed: the message names the file, byte offset or call.",
-      PyExc_RuntimeError, nullptr);
-  m.add_object("TraceError", py::handle(g_trace_error));
+  // The package's own exception class (python/tracesmith/_errors.py), kept alive here.
+  py::object trace_error = py::module_::import("tracesmith._errors").attr("TraceError");
+  g_trace_error = trace_error.release().ptr();
+  m.attr("TraceError") = py::handle(g_trace_error);
   m.attr("version") = TS_VERSION;
   m.attr("sbt_version") =
       py::make_tuple(tracesmith::format::kMajorVersion, tracesmith::format::kMinorVersion);
   m.def("read_columns", &ReadColumns, py::arg("path"), py::arg("strict") = false,
+        py::arg("kinds") = std::vector<std::string>(),
         "Every record kind's rows of an SBT file as {kind: {field: ndarray}}, plus strings and "
         "damage");
   m.def("analyze_json", &AnalyzeJson, py::arg("path"), py::arg("start") = "",

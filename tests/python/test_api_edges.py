@@ -128,3 +128,16 @@ def test_damage_warns_in_analyze_and_export(tmp_path, mlp):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         tracesmith.analyze(mlp)  # a clean file: no warning
+
+
+def test_load_only_some_kinds(transformer):
+    full = tracesmith.load(transformer)
+    t = tracesmith.load(transformer, kinds=["kernels", "memcpy"])
+    assert len(t.kernels) == len(full.kernels) and len(t.memcpys) == len(full.memcpys)
+    assert (t.kernels.start_ns == full.kernels.start_ns).all()
+    assert len(t.devices) == 1 and t.stack(int(t.kernels.stack_id[0])) == full.stack(
+        int(full.kernels.stack_id[0]))
+    with pytest.raises(AttributeError, match="not loaded"):
+        t.api
+    with pytest.raises(ValueError, match="unknown event kind"):
+        tracesmith.load(transformer, kinds=["kernal"])

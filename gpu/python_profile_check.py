@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""GPU check of in-process capture from Python (run by scripts/gpu-check.sh `python`).
+
+  python3 gpu/python_profile_check.py MODE OUT_DIR
+MODE:
+  inproc    warm-up steps, then `with tracesmith.profile(OUT/inproc.sbt)` around
+            N steps (CUDA initialised long before start())
+  range     the same N steps between torch.cuda.profiler.start()/stop(), for
+            `tracesmith profile --capture-range=cudaProfilerApi` to record
+  schedule  Profiler(schedule(wait=1, warmup=1, active=2, repeat=1)) over 6 steps
+  taken     torch.profiler holds CUPTI: tracesmith.profile must raise
+            TraceError and the program must go on
+  compare   (python_profile_check.py compare CLI OUT_DIR) inproc.sbt has exactly the
+            kernels of range.sbt; sched.sbt exactly 2 steps' worth
+Each step synchronizes, so the steps' kernels are exactly those between start and stop.
+Needs PYTHONPATH to reach python/ and TRACESMITH_INJECT_LIB (or the package's _bin).
+"""
+import os
+import sys
+
+import torch
+
+import tracesmith
+
+N = 5
+
+
+def build():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(*[torch.nn.Sequential(torch.nn.Linear(512, 512), torch.nn.GELU(),
+                                                      torch.nn.LayerNorm(512)) for _ in range(4)]).cuda()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    x = torch.randn(32, 512, device="cuda")
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        model(x).pow(2).mean().backward()
+        opt.step()
+        torch.cuda.synchronize()
+
+    return step
+
+
+def main():
+    mode, out = sys.argv[1], sys.argv[2]
+    step = build()
+    for _ in range(3):  # warm-up: allocator, cuBLAS handles, lazy module loads
+        step()
+    if mode == "inproc":
+        with tracesmith.profile(os.path.join(out, "inproc.sbt"), overwrite=True) as p:
+            for _ in range(N):
+                step()
+        print(f"PYPROFILE inproc wrote {p.last_trace}")
+    elif mode == "range":
+        torch.cuda.profiler.start()
+        for _ in range(N):
+            step()
+        torch.cuda.profiler.stop()
+        print("PYPROFILE range done")
+    elif mode == "schedule":
+        ready = []
+        p = tracesmith.Profiler(os.path.join(out, "sched.sbt"), overwrite=True,
+                                schedule=tracesmith.schedule(wait=1, warmup=1, active=2, repeat=1),
+                                on_trace_ready=lambda prof: ready.append(prof.last_trace))
+        p.start()
+        for _ in range(6):
+            step()
+            p.step()
+        p.stop()
+        print(f"PYPROFILE schedule traces={p.traces} ready={ready}")
+    elif mode == "taken":
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]):
+            step()
+            try:
+                with tracesmith.profile(os.path.join(out, "taken.sbt"), overwrite=True):
+                    step()
+                print("PYPROFILE taken: NOT refused")
+            except tracesmith.TraceError as e:
+                print(f"PYPROFILE taken: refused: {e}")
+        step()
+        print("PYPROFILE taken: program went on")
+
+
+
+
+def kernel_names(cli, path):
+    """Kernel names of a trace, in time order, from `tracesmith export -f csv`."""
+    import csv
+    import subprocess
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "k.csv")
+        subprocess.run([cli, "export", path, "-f", "csv", "-o", out, "-q"], check=True)
+        with open(out) as f:
+            return [r["name"] for r in csv.DictReader(f) if r["kind"] == "kernel"]
+
+
+def compare(cli, out):
+    """inproc.sbt vs range.sbt (same N steps): the same kernels, in the same order;
+    sched.sbt: exactly 2 of those steps."""
+    a = kernel_names(cli, os.path.join(out, "inproc.sbt"))
+    b = kernel_names(cli, os.path.join(out, "range.sbt"))
+    s = kernel_names(cli, os.path.join(out, "sched.sbt"))
+    per_step = len(b) // N
+    ok = a == b and len(b) == N * per_step > 0 and s == b[: 2 * per_step]
+    print(f"PYPROFILE compare inproc={len(a)} profile_range={len(b)} per_step={per_step} "
+          f"schedule={len(s)} (expected {2 * per_step}) identical_names={a == b} -> "
+          f"{'PASS' if ok else 'FAIL'}")
+    return ok
+
+
+if __name__ == "__main__" and len(sys.argv) > 1 and sys.argv[1] == "compare":
+    sys.exit(0 if compare(sys.argv[2], sys.argv[3]) else 1)
+elif __name__ == "__main__":
+    main()

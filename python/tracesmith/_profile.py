@@ -1,0 +1,228 @@
+"""In-process capture: `with tracesmith.profile("run.sbt"): ...` and Profiler.
+
+The capture engine is the one `tracesmith profile` injects (C++ Session in
+libtracesmith-inject.so), called through its C entry points with ctypes: no
+extension module is needed, so capture works under any Python version. CUDA
+may be initialised before start(). One capture at a time per process; if
+CUPTI is already taken (torch.profiler, Nsight Systems, `tracesmith profile`
+around this process) start() raises TraceError and the program goes on.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from typing import Callable, List, Optional
+
+from ._errors import TraceError
+
+_LIB = None
+_LIB_NAME = "libtracesmith-inject.so"
+
+
+def _library() -> ctypes.CDLL:
+    """The injection library: $TRACESMITH_INJECT_LIB, the package's _bin/lib
+    (pip install), or <build>/lib beside <build>/python/tracesmith."""
+    global _LIB
+    if _LIB is not None:
+        return _LIB
+    here = os.path.dirname(os.path.abspath(__file__))
+    candidates = [os.environ.get("TRACESMITH_INJECT_LIB", ""),
+                  os.path.join(here, "_bin", "lib", _LIB_NAME),
+                  os.path.join(here, "..", "..", "lib", _LIB_NAME)]
+    for path in candidates:
+        if path and os.path.isfile(path):
+            try:
+                lib = ctypes.CDLL(os.path.realpath(path))
+            except OSError as e:  # e.g. libcuda.so.1 missing: no NVIDIA driver
+                raise TraceError(f"cannot load the capture library {path}: {e} (capture needs "
+                                 "the NVIDIA driver and a GPU)") from None
+            for name in ("tracesmith_session_start", "tracesmith_session_flush",
+                         "tracesmith_session_stop"):
+                getattr(lib, name).restype = ctypes.c_int
+            lib.tracesmith_session_start.argtypes = [ctypes.c_char_p, ctypes.c_char_p,
+                                                     ctypes.c_size_t]
+            lib.tracesmith_session_flush.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+            lib.tracesmith_session_stop.argtypes = [ctypes.c_char_p, ctypes.c_size_t,
+                                                    ctypes.c_char_p, ctypes.c_size_t]
+            _LIB = lib
+            return lib
+    raise TraceError(f"{_LIB_NAME} was not found (this TraceSmith was built without CUDA, or "
+                     "set TRACESMITH_INJECT_LIB to its path)")
+
+
+def _options(output: str, kinds, stacks, stack_depth, buffer_mb, flush_ms, overwrite,
+             quiet) -> str:
+    env = {"TRACESMITH_OUTPUT": output}
+    if kinds is not None:
+        env["TRACESMITH_KINDS"] = kinds if isinstance(kinds, str) else ",".join(kinds)
+    if stacks is not None:
+        env["TRACESMITH_STACKS"] = stacks
+    if stack_depth is not None:
+        env["TRACESMITH_STACK_DEPTH"] = str(int(stack_depth))
+    if buffer_mb is not None:
+        env["TRACESMITH_BUFFER_MB"] = str(int(buffer_mb))
+    if flush_ms is not None:
+        env["TRACESMITH_FLUSH_MS"] = str(int(flush_ms))
+    env["TRACESMITH_FORCE"] = "1" if overwrite else "0"
+    env["TRACESMITH_QUIET"] = "1" if quiet else "0"
+    for k, v in env.items():
+        if "\n" in v:
+            raise ValueError(f"{k}: a value may not contain a newline")
+    return "".join(f"{k}={v}\n" for k, v in env.items())
+
+
+# Schedule actions (torch.profiler's names).
+NONE, WARMUP, RECORD, RECORD_AND_SAVE = "NONE", "WARMUP", "RECORD", "RECORD_AND_SAVE"
+
+
+def schedule(*, wait: int = 0, warmup: int = 0, active: int = 1, repeat: int = 0,
+             skip_first: int = 0) -> Callable[[int], str]:
+    """torch.profiler.schedule's cycle: after `skip_first` steps, repeat
+    (`repeat` times; 0: for ever) `wait` steps idle, `warmup` steps not
+    recorded, `active` steps recorded, the last of which ends the cycle's trace.
+    Returns step -> action (NONE, WARMUP, RECORD, RECORD_AND_SAVE)."""
+    if min(wait, warmup, repeat, skip_first) < 0 or active < 1:
+        raise ValueError("schedule: wait, warmup, repeat, skip_first >= 0 and active >= 1")
+
+    def action(step: int) -> str:
+        if step < skip_first:
+            return NONE
+        step -= skip_first
+        cycle = wait + warmup + active
+        if repeat > 0 and step // cycle >= repeat:
+            return NONE
+        at = step % cycle
+        if at < wait:
+            return NONE
+        if at < wait + warmup:
+            return WARMUP
+        return RECORD_AND_SAVE if at == cycle - 1 else RECORD
+
+    return action
+
+
+class Profiler:
+    """Captures this process's GPU work into an SBT trace, as `tracesmith profile` does.
+
+        p = tracesmith.Profiler("run.sbt", schedule=tracesmith.schedule(wait=1, active=3),
+                                on_trace_ready=lambda p: print(p.last_trace))
+        p.start()
+        for batch in data:
+            train_step(batch)
+            p.step()
+        p.stop()
+
+    Without a schedule, everything between start() and stop() is recorded into
+    `output`. With one, each cycle's active steps are recorded into their own
+    file (`output`, then STEM.2.sbt, STEM.3.sbt, ...) and on_trace_ready(self)
+    is called with `last_trace` set when a cycle's file is closed. Options are
+    those of `tracesmith profile`: kinds ("kernel,memcpy,..." or a list),
+    stacks ("none", "native", "python", "mixed"; default mixed under Python),
+    stack_depth, buffer_mb, flush_ms; overwrite replaces an existing output.
+    """
+
+    def __init__(self, output: str = "tracesmith.sbt", *, kinds=None, stacks: Optional[str] = None,
+                 stack_depth: Optional[int] = None, buffer_mb: Optional[int] = None,
+                 flush_ms: Optional[int] = None, overwrite: bool = False, quiet: bool = True,
+                 schedule: Optional[Callable[[int], str]] = None,
+                 on_trace_ready: Optional[Callable[["Profiler"], None]] = None):
+        self.output = os.fsdecode(os.fspath(output))
+        self._kw = dict(kinds=kinds, stacks=stacks, stack_depth=stack_depth,
+                        buffer_mb=buffer_mb, flush_ms=flush_ms, overwrite=overwrite, quiet=quiet)
+        self.schedule = schedule
+        self.on_trace_ready = on_trace_ready
+        self.step_num = 0
+        self.traces: List[str] = []  #: files written, in order
+        self.last_trace: Optional[str] = None
+        self._recording = False
+        self._started = False
+
+    # The file of the n-th recorded cycle (1-based).
+    def _cycle_output(self, n: int) -> str:
+        if n == 1:
+            return self.output
+        stem, ext = os.path.splitext(self.output)
+        return f"{stem}.{n}{ext or '.sbt'}"
+
+    def _begin(self) -> None:
+        out = self._cycle_output(len(self.traces) + 1)
+        err = ctypes.create_string_buffer(4096)
+        if _library().tracesmith_session_start(_options(out, **self._kw).encode(), err,
+                                               len(err)) != 0:
+            raise TraceError(err.value.decode(errors="replace"))
+        self._recording = True
+
+    def _end(self) -> str:
+        path = ctypes.create_string_buffer(4096)
+        err = ctypes.create_string_buffer(4096)
+        rc = _library().tracesmith_session_stop(path, len(path), err, len(err))
+        self._recording = False
+        written = path.value.decode(errors="replace")
+        if written:
+            self.traces.append(written)
+            self.last_trace = written
+        if rc != 0:
+            raise TraceError(err.value.decode(errors="replace"))
+        if self.on_trace_ready is not None:
+            self.on_trace_ready(self)
+        return written
+
+    def _apply(self, action: str) -> None:
+        if action in (RECORD, RECORD_AND_SAVE) and not self._recording:
+            self._begin()
+        elif action in (NONE, WARMUP) and self._recording:
+            self._end()
+
+    def start(self) -> "Profiler":
+        """Starts recording (with a schedule: starts counting steps at 0)."""
+        if self._started:
+            raise TraceError("Profiler.start: already started")
+        self._started = True
+        self.step_num = 0
+        if self.schedule is None:
+            self._begin()
+        else:
+            self._apply(self.schedule(0))
+        return self
+
+    def step(self) -> None:
+        """Marks the end of a training step (with a schedule: may close or open a trace)."""
+        if not self._started:
+            raise TraceError("Profiler.step: not started")
+        if self.schedule is None:
+            self.step_num += 1
+            return
+        if self._recording and self.schedule(self.step_num) == RECORD_AND_SAVE:
+            self._end()
+        self.step_num += 1
+        self._apply(self.schedule(self.step_num))
+
+    def flush(self) -> None:
+        """Writes what was captured so far to the file (it stays open)."""
+        if not self._recording:
+            return
+        err = ctypes.create_string_buffer(4096)
+        if _library().tracesmith_session_flush(err, len(err)) != 0:
+            raise TraceError(err.value.decode(errors="replace"))
+
+    def stop(self) -> Optional[str]:
+        """Stops recording and closes the file; returns the last file written."""
+        if not self._started:
+            return self.last_trace
+        self._started = False
+        if self._recording:
+            self._end()
+        return self.last_trace
+
+    def __enter__(self) -> "Profiler":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def profile(output: str = "tracesmith.sbt", **options) -> Profiler:
+    """`with tracesmith.profile("run.sbt"): ...` records the GPU work of the block
+    (a Profiler: see its options)."""
+    return Profiler(output, **options)
