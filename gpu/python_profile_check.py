@@ -7,7 +7,8 @@ MODE:
             N steps (CUDA initialised long before start())
   range     the same N steps between torch.cuda.profiler.start()/stop(), for
             `tracesmith profile --capture-range=cudaProfilerApi` to record
-  schedule  Profiler(schedule(wait=1, warmup=1, active=2, repeat=1)) over 6 steps
+  schedule  Profiler(schedule(wait=1, warmup=1, active=2, repeat=2)) over 10 steps:
+            steps 2-3 into sched.sbt, 6-7 into sched.2.sbt (the capture restarts)
   taken     torch.profiler holds CUPTI: tracesmith.profile must raise
             TraceError and the program must go on
   compare   (python_profile_check.py compare CLI OUT_DIR) inproc.sbt has exactly the
@@ -60,10 +61,10 @@ def main():
     elif mode == "schedule":
         ready = []
         p = tracesmith.Profiler(os.path.join(out, "sched.sbt"), overwrite=True,
-                                schedule=tracesmith.schedule(wait=1, warmup=1, active=2, repeat=1),
+                                schedule=tracesmith.schedule(wait=1, warmup=1, active=2, repeat=2),
                                 on_trace_ready=lambda prof: ready.append(prof.last_trace))
         p.start()
-        for _ in range(6):
+        for _ in range(10):
             step()
             p.step()
         p.stop()
@@ -97,15 +98,17 @@ def kernel_names(cli, path):
 
 def compare(cli, out):
     """inproc.sbt vs range.sbt (same N steps): the same kernels, in the same order;
-    sched.sbt: exactly 2 of those steps."""
+    sched.sbt and sched.2.sbt: exactly 2 of those steps each."""
     a = kernel_names(cli, os.path.join(out, "inproc.sbt"))
     b = kernel_names(cli, os.path.join(out, "range.sbt"))
     s = kernel_names(cli, os.path.join(out, "sched.sbt"))
+    s2 = kernel_names(cli, os.path.join(out, "sched.2.sbt"))
     per_step = len(b) // N
-    ok = a == b and len(b) == N * per_step > 0 and s == b[: 2 * per_step]
+    ok = (a == b and len(b) == N * per_step > 0 and s == b[: 2 * per_step]
+          and s2 == b[: 2 * per_step])
     print(f"PYPROFILE compare inproc={len(a)} profile_range={len(b)} per_step={per_step} "
-          f"schedule={len(s)} (expected {2 * per_step}) identical_names={a == b} -> "
-          f"{'PASS' if ok else 'FAIL'}")
+          f"schedule={len(s)},{len(s2)} (expected {2 * per_step} each) "
+          f"identical_names={a == b} -> {'PASS' if ok else 'FAIL'}")
     return ok
 
 

@@ -224,7 +224,8 @@ py::dict ReadColumns(const std::string& path, bool strict, const std::vector<std
   for (const format::Damage& d : report.damage)
     damage.append(py::make_tuple(d.offset, d.length, d.what));
   out["damage"] = damage;
-  out["damage_text"] = report.clean() ? std::string() : report.Headline(path) + ":\n" + report.Describe();
+  out["damage_text"] =
+      report.clean() ? std::string() : report.Headline(path) + ":\n" + report.Describe();
   out["version"] = py::make_tuple(report.major, report.minor);
   out["complete"] = report.indexed;
   return out;
@@ -354,9 +355,9 @@ PYBIND11_MODULE(_core, m) {
         py::arg("kinds") = std::vector<std::string>(),
         "Every record kind's rows of an SBT file as {kind: {field: ndarray}}, plus strings and "
         "damage");
-  m.def("analyze_json", &AnalyzeJson, py::arg("path"), py::arg("start") = "",
-        py::arg("end") = "", py::arg("steps") = "", py::arg("whole") = false,
-        py::arg("strict") = false, "`tracesmith analyze --json` of an SBT file");
+  m.def("analyze_json", &AnalyzeJson, py::arg("path"), py::arg("start") = "", py::arg("end") = "",
+        py::arg("steps") = "", py::arg("whole") = false, py::arg("strict") = false,
+        "`tracesmith analyze --json` of an SBT file");
   m.def("export", &Export, py::arg("path"), py::arg("out"), py::arg("format"),
         py::arg("gzip") = false, py::arg("strict") = false, "`tracesmith export`");
   m.def("import_trace", &Import, py::arg("path"), py::arg("out"), py::arg("xray_binary") = "",
