@@ -5,6 +5,7 @@
     k = t.kernels.to_pandas()                 # pandas optional
     print(k.groupby("name").duration_ns.sum().nlargest(5))
     report = tracesmith.analyze("run.sbt")    # `tracesmith analyze --json` as a dict
+    change = tracesmith.diff("before.sbt", "after.sbt")  # `tracesmith diff --json`
     tracesmith.export("run.sbt", "run.pftrace")
 
 `python -m tracesmith ...` runs the command-line tool. Errors raise
@@ -19,7 +20,7 @@ import warnings
 from ._errors import TraceError
 from ._native import core
 from ._profile import Profiler, profile, schedule
-from ._trace import Frame, Table, Trace, _path, analyze, load
+from ._trace import Frame, Table, Trace, _path, analyze, diff, load
 from ._version import __version__
 
 
@@ -30,7 +31,7 @@ def __getattr__(name):
 
 __all__ = [
     "__version__", "SBT_VERSION", "FORMATS", "TraceError", "Trace", "Table", "Frame", "load", "analyze",
-    "profile", "Profiler", "schedule",
+    "profile", "Profiler", "schedule", "diff",
     "export", "export_perfetto", "import_trace", "devices", "detect_platform",
     "is_cuda_available", "get_cuda_device_count",
 ]

@@ -329,3 +329,16 @@ def analyze(path, start="", end="", steps="", whole: bool = False, strict: bool 
     if damage:
         warnings.warn(damage + "\nanalysing only its readable part", stacklevel=2)
     return json.loads(report.decode("utf-8", "replace"))
+
+
+def diff(a, b, nvtx: str = "", strict: bool = False) -> dict:
+    """`tracesmith diff --json A B` as a dict: per-kernel and per-call-site count and
+    GPU time differences of B against the baseline A. A damaged side is compared
+    in its readable part and named in the result's "warnings" (and a Python
+    warning); strict=True raises TraceError instead. nvtx: only work inside
+    NVTX ranges of that name."""
+    result = json.loads(core().diff_json(_path(a, "a"), _path(b, "b"), str(nvtx),
+                                         bool(strict)).decode("utf-8", "replace"))
+    for w in result.get("warnings", []):
+        warnings.warn(w, stacklevel=2)
+    return result

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "tracesmith/analysis/diff.h"
 #include "tracesmith/analysis/report.h"
 #include "tracesmith/capture/device_query.h"
 #include "tracesmith/export/export.h"
@@ -261,6 +262,39 @@ py::tuple AnalyzeJson(const std::string& path, const std::string& from, const st
   return py::make_tuple(py::bytes(json.str()), damage_text);
 }
 
+// `tracesmith diff --json A B`: the JSON (bytes), as the CLI writes it.
+py::bytes DiffJson(const std::string& a, const std::string& b, const std::string& nvtx,
+                   bool strict) {
+  analysis::LoadOptions load;
+  load.nvtx = nvtx;
+  std::vector<std::string> warnings;
+  Status st;
+  std::ostringstream json;
+  {
+    py::gil_scoped_release release;
+    analysis::AnalysisReport reports[2];
+    const std::string* paths[2] = {&a, &b};
+    for (int i = 0; i < 2 && st.ok(); ++i) {
+      analysis::CompactTrace trace;
+      format::ReadReport damage;
+      st = analysis::LoadCompactTrace(*paths[i], load, &trace, &damage);
+      if (st.ok() && strict && !damage.clean()) st = damage.DamageStatus(*paths[i]);
+      if (!st.ok()) break;
+      if (!damage.clean())
+        warnings.push_back(std::string(i == 0 ? "A" : "B") + ": " + damage.Headline(*paths[i]) +
+                           "; this comparison covers only its readable part");
+      reports[i] = analysis::BuildReport(trace, *paths[i]);
+    }
+    if (st.ok()) {
+      analysis::TraceDiff d = analysis::DiffReports(reports[0], reports[1]);
+      d.warnings = std::move(warnings);
+      analysis::WriteJsonDiff(d, json);
+    }
+  }
+  if (!st.ok()) Raise(st);
+  return py::bytes(json.str());
+}
+
 py::dict Export(const std::string& path, const std::string& out, const std::string& format,
                 bool gzip, bool strict) {
   auto fmt = Check(exporter::ParseExportFormat(format));
@@ -358,6 +392,8 @@ PYBIND11_MODULE(_core, m) {
   m.def("analyze_json", &AnalyzeJson, py::arg("path"), py::arg("start") = "", py::arg("end") = "",
         py::arg("steps") = "", py::arg("whole") = false, py::arg("strict") = false,
         "`tracesmith analyze --json` of an SBT file");
+  m.def("diff_json", &DiffJson, py::arg("a"), py::arg("b"), py::arg("nvtx") = "",
+        py::arg("strict") = false, "`tracesmith diff --json A B`");
   m.def("export", &Export, py::arg("path"), py::arg("out"), py::arg("format"),
         py::arg("gzip") = false, py::arg("strict") = false, "`tracesmith export`");
   m.def("import_trace", &Import, py::arg("path"), py::arg("out"), py::arg("xray_binary") = "",

@@ -125,6 +125,11 @@ def test_damage_warns_in_analyze_and_export(tmp_path, mlp):
         tracesmith.export(str(bad), str(tmp_path / "bad.pftrace"))
     with pytest.raises(tracesmith.TraceError, match=r"byte \d+"):
         tracesmith.analyze(str(bad), strict=True)
+    with pytest.warns(UserWarning, match="B: .*readable part"):
+        d = tracesmith.diff(mlp, str(bad))
+    assert any(w.startswith("B: ") for w in d["warnings"])
+    with pytest.raises(tracesmith.TraceError, match=r"byte \d+"):
+        tracesmith.diff(mlp, str(bad), strict=True)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         tracesmith.analyze(mlp)  # a clean file: no warning

@@ -133,3 +133,10 @@ def test_analyze_equals_the_cli_json(cli, shipped):
         cli("analyze", "--json", "--from", "1ms", "--to", "50ms", shipped).stdout)
     with pytest.raises(tracesmith.TraceError):
         tracesmith.analyze(shipped, start="soon")
+
+
+def test_diff_equals_the_cli_json(cli, transformer, mlp):
+    assert tracesmith.diff(mlp, transformer) == json.loads(
+        cli("diff", "--json", mlp, transformer).stdout)
+    same = tracesmith.diff(mlp, mlp)
+    assert same == json.loads(cli("diff", "--json", mlp, mlp).stdout)
