@@ -81,14 +81,30 @@ class Table:
     array, an index array or a slice) is a Table of those rows:
     `k[k.duration_ns > 10_000]`. Field names and types: `fields`, or the
     record definitions in include/tracesmith/model/records.h.
+
+    In memory, fields that repeat from row to row (launch configuration,
+    stream, device, name: the format's "config" fields) are kept once per
+    distinct combination with a row -> combination index, as the SBT file
+    keeps them; asking for such a field builds its full column.
     """
 
-    def __init__(self, kind: str, columns: Dict[str, np.ndarray], strings: np.ndarray):
+    def __init__(self, kind: str, columns: Dict[str, np.ndarray], strings: np.ndarray,
+                 codes: Optional[np.ndarray] = None, config: Optional[Dict[str, np.ndarray]] = None,
+                 fields: Optional[List[str]] = None):
         self.kind = kind
         self._columns = columns
         self._strings = strings
+        self._codes = codes
+        self._config = config or {}
+        self._fields = list(fields) if fields is not None else list(columns) + list(self._config)
+
+    @classmethod
+    def _from_core(cls, kind: str, data: dict, strings: np.ndarray) -> "Table":
+        return cls(kind, data["columns"], strings, data["codes"], data["config"], data["fields"])
 
     def __len__(self) -> int:
+        if self._codes is not None:
+            return len(self._codes)
         for column in self._columns.values():
             return len(column)
         return 0
@@ -99,41 +115,50 @@ class Table:
     @property
     def fields(self) -> List[str]:
         """The record kind's fields, in the format's order (docs/sbt-format.md)."""
-        return list(self._columns)
+        return list(self._fields)
+
+    def _has(self, field: str) -> bool:
+        return field in self._columns or field in self._config
 
     def __contains__(self, field: str) -> bool:
         if field == "duration_ns":
-            return "start_ns" in self._columns and "end_ns" in self._columns
-        return field in self._columns or (f"{field}_id" in STRING_FIELDS and
-                                          f"{field}_id" in self._columns)
+            return self._has("start_ns") and self._has("end_ns")
+        return self._has(field) or (f"{field}_id" in STRING_FIELDS and self._has(f"{field}_id"))
 
     def __iter__(self):
         raise TypeError(f"a Table is columns, not rows: iterate over {self.kind} rows with "
                         f"to_pandas().itertuples(), or over .fields")
 
     def __dir__(self):
-        names = list(self._columns)
-        names += [f[:-3] for f in self._columns if f in STRING_FIELDS]
+        names = list(self._fields)
+        names += [f[:-3] for f in self._fields if f in STRING_FIELDS]
         if "duration_ns" in self:
             names.append("duration_ns")
         return sorted(set(list(super().__dir__()) + names))
+
+    def _strings_of(self, ids: np.ndarray) -> np.ndarray:
+        # An id past the string table (a damaged file) reads as "", as in the CLI.
+        return self._strings[np.where(ids < len(self._strings), ids, 0)]
 
     def __getitem__(self, field) -> np.ndarray:
         if not isinstance(field, str):
             # Rows: a mask, indices or a slice.
             return Table(self.kind, {f: c[field] for f, c in self._columns.items()},
-                         self._strings)
+                         self._strings, None if self._codes is None else self._codes[field],
+                         self._config, self._fields)
         if field in self._columns:
             return self._columns[field]
-        if field == "duration_ns" and "start_ns" in self._columns and "end_ns" in self._columns:
-            start, end = self._columns["start_ns"], self._columns["end_ns"]
+        if field in self._config:
+            return self._config[field][self._codes]
+        if field == "duration_ns" and "duration_ns" in self:
+            start, end = self["start_ns"], self["end_ns"]
             # Rows whose end is unknown (0) get 0, not a huge unsigned number.
             return np.where(end >= start, end - start, 0).astype(np.uint64)
         ids = f"{field}_id"
+        if ids in STRING_FIELDS and ids in self._config:
+            return self._strings_of(self._config[ids])[self._codes]
         if ids in STRING_FIELDS and ids in self._columns:
-            codes = self._columns[ids]
-            # An id past the string table (a damaged file) reads as "", as in the CLI.
-            return self._strings[np.where(codes < len(self._strings), codes, 0)]
+            return self._strings_of(self._columns[ids])
         raise KeyError(f"{self.kind} rows have no field {field!r}; fields: {', '.join(self.fields)}")
 
     def __getattr__(self, field: str) -> np.ndarray:
@@ -157,21 +182,27 @@ class Table:
             raise ImportError("Table.to_pandas needs pandas (pip install pandas, or "
                               "apt-get install python3-pandas)") from e
         data = {}
-        for field, column in self._columns.items():
-            if field in STRING_FIELDS:
-                data[field[:-3]] = self._categorical(pd, column)
+        for field in self._fields:
+            if field in STRING_FIELDS and field in self._config:
+                data[field[:-3]] = self._categorical(pd, self._config[field], self._codes)
+            elif field in STRING_FIELDS:
+                data[field[:-3]] = self._categorical(pd, self._columns[field], None)
             else:
-                data[field] = column
+                data[field] = self[field]
         if "duration_ns" in self:
             data["duration_ns"] = self["duration_ns"]
         return pd.DataFrame(data)
 
-    def _categorical(self, pd, codes: np.ndarray):
-        # Categories: the distinct strings these rows use, sorted (a string the
+    def _categorical(self, pd, ids: np.ndarray, rows: Optional[np.ndarray]):
+        # Categories: the distinct strings the rows use, sorted (a string the
         # table holds under two ids is one category, as in the NumPy column).
-        codes = np.where(codes < len(self._strings), codes, 0)
-        used, inverse = np.unique(codes, return_inverse=True)
-        names = self._strings[used].astype(str)
+        # `rows`: per row, an index into `ids` (config fields), or None.
+        if rows is not None:
+            used, inverse = np.unique(rows, return_inverse=True)
+            ids = ids[used]
+        else:
+            ids, inverse = np.unique(ids, return_inverse=True)
+        names = self._strings_of(ids).astype(str)
         categories, to_category = np.unique(names, return_inverse=True)
         return pd.Categorical.from_codes(to_category[inverse], categories=categories)
 
@@ -189,8 +220,8 @@ class Trace:
         self.damage = [tuple(d) for d in data["damage"]]
         #: the writer closed the file (False: an unfinished or cut capture).
         self.complete = bool(data["complete"])
-        self._tables = {kind: Table(kind, columns, self.strings)
-                        for kind, columns in data["tables"].items()}
+        self._tables = {kind: Table._from_core(kind, table, self.strings)
+                        for kind, table in data["tables"].items()}
         if kinds:
             self.skipped_kinds = frozenset(k for k in EVENT_KINDS if k not in kinds)
         self._frame_cache: Optional[List[Frame]] = None
@@ -287,7 +318,7 @@ def load(path, strict: bool = False, kinds=None) -> Trace:
 
     kinds: only these event kinds ("kernel" or "kernels", "api", ...; all by
     default), for large traces: memory is the columns of the kinds loaded
-    (about 120 bytes per kernel, 55 per API call). Metadata (devices,
+    (about 44 bytes per kernel, 36 per API call). Metadata (devices,
     processes, stacks, stats) always loads. A damaged or unfinished file
     loads its readable part with a warning naming the byte ranges skipped
     (`Trace.damage`); with strict=True it raises TraceError instead. A file

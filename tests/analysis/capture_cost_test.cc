@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <initializer_list>
 #include <string>
+#include <utility>
 
 namespace tracesmith::analysis {
 namespace {
@@ -14,6 +16,17 @@ void AddStat(model::Trace& t, uint32_t pid, const std::string& name, int64_t val
   s.value = value;
   s.pid = pid;
   t.Rows<model::Stat>().push_back(s);
+}
+
+// A trace of `kernels` kernel rows of process `pid` and the given stats of it.
+model::Trace CostTrace(uint32_t pid, size_t kernels,
+                       std::initializer_list<std::pair<const char*, int64_t>> stats) {
+  model::Trace t;
+  model::KernelEvent k;
+  k.pid = pid;
+  t.Rows<model::KernelEvent>().assign(kernels, k);
+  for (const auto& [name, value] : stats) AddStat(t, pid, name, value);
+  return t;
 }
 
 TEST(CaptureCost, PerLaunchFiguresAndContributors) {
@@ -57,20 +70,17 @@ TEST(CaptureCost, PerLaunchFiguresAndContributors) {
 }
 
 TEST(CaptureCost, MedianAndTailOfOneCall) {
-  model::Trace t;
-  model::KernelEvent k;
-  k.pid = 3;
-  t.Rows<model::KernelEvent>().assign(1000, k);
-  AddStat(t, 3, "capture.cost.launch.calls", 1000);
-  AddStat(t, 3, "capture.cost.launch.ns", 1500000);
-  AddStat(t, 3, "capture.cost.launch.p50_ns", 420);
-  AddStat(t, 3, "capture.cost.launch.p99_ns", 61000);
-  AddStat(t, 3, "capture.cost.launch.slow_share_x1000", 625);
-  AddStat(t, 3, "capture.cost.stack.calls", 1000);
-  AddStat(t, 3, "capture.cost.stack.ns", 900000);
-  AddStat(t, 3, "capture.cost.stack.p50_ns", 250);
-  AddStat(t, 3, "capture.cost.stack.p99_ns", 900);
-  AddStat(t, 3, "capture.cost.stack.unwind.ns", 600000);
+  model::Trace t = CostTrace(3, 1000,
+                             {{"capture.cost.launch.calls", 1000},
+                              {"capture.cost.launch.ns", 1500000},
+                              {"capture.cost.launch.p50_ns", 420},
+                              {"capture.cost.launch.p99_ns", 61000},
+                              {"capture.cost.launch.slow_share_x1000", 625},
+                              {"capture.cost.stack.calls", 1000},
+                              {"capture.cost.stack.ns", 900000},
+                              {"capture.cost.stack.p50_ns", 250},
+                              {"capture.cost.stack.p99_ns", 900},
+                              {"capture.cost.stack.unwind.ns", 600000}});
   auto costs = ComputeCaptureCost(t);
   ASSERT_EQ(costs.size(), 1u);
   EXPECT_DOUBLE_EQ(costs[0].sites[0].p50_ns, 420);
@@ -88,14 +98,11 @@ TEST(CaptureCost, MedianAndTailOfOneCall) {
 }
 
 TEST(CaptureCost, FirstTimeWorkIsASiteOfItsOwnAndLeftOutOfTheSteadyFigure) {
-  model::Trace t;
-  model::KernelEvent k;
-  k.pid = 5;
-  t.Rows<model::KernelEvent>().assign(2000, k);
-  AddStat(t, 5, "capture.cost.launch.calls", 2000);
-  AddStat(t, 5, "capture.cost.launch.ns", 1000000);
-  AddStat(t, 5, "capture.cost.first_time.calls", 50);
-  AddStat(t, 5, "capture.cost.first_time.ns", 3000000);
+  model::Trace t = CostTrace(5, 2000,
+                             {{"capture.cost.launch.calls", 2000},
+                              {"capture.cost.launch.ns", 1000000},
+                              {"capture.cost.first_time.calls", 50},
+                              {"capture.cost.first_time.ns", 3000000}});
   auto costs = ComputeCaptureCost(t);
   ASSERT_EQ(costs.size(), 1u);
   EXPECT_DOUBLE_EQ(costs[0].program_ns, 4000000);
