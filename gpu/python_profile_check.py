@@ -11,6 +11,8 @@ MODE:
             steps 2-3 into sched.sbt, 6-7 into sched.2.sbt (the capture restarts)
   taken     torch.profiler holds CUPTI: tracesmith.profile must raise
             TraceError and the program must go on
+  replay    Profiler(replay_capture="launch:0-3") over 1 step, then
+            tracesmith.replay(iterations=3): the same outcome as `tracesmith replay`
   compare   (python_profile_check.py compare CLI OUT_DIR) inproc.sbt has exactly the
             kernels of range.sbt; sched.sbt exactly 2 steps' worth
 Each step synchronizes, so the steps' kernels are exactly those between start and stop.
@@ -69,6 +71,20 @@ def main():
             p.step()
         p.stop()
         print(f"PYPROFILE schedule traces={p.traces} ready={ready}")
+    elif mode == "replay":
+        import subprocess
+        path = os.path.join(out, "rc.sbt")
+        with tracesmith.profile(path, overwrite=True, replay_capture="launch:0-3"):
+            step()
+        r = tracesmith.replay(path, iterations=3)
+        from tracesmith.__main__ import _find_cli
+        cli = subprocess.run([_find_cli(), "replay", path, "--iterations", "3"],
+                             capture_output=True, text=True)
+        same = r.exit_code == cli.returncode and r.report == cli.stdout + cli.stderr
+        print(f"PYPROFILE replay status={r.status} exit={r.exit_code} cli_exit={cli.returncode} "
+              f"same_report={same} report_lines={len(r.report.splitlines())} -> "
+              f"{'PASS' if same and r.exit_code in (0, 4) else 'FAIL'}")
+        print("PYPROFILE replay report head: " + " | ".join(r.report.splitlines()[:4]))
     elif mode == "taken":
         with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]):
             step()

@@ -90,6 +90,7 @@ if want python; then
     python3 gpu/python_profile_check.py range "$P" 2>&1 | grep PYPROFILE
   python3 gpu/python_profile_check.py schedule "$P" 2>&1 | grep PYPROFILE
   python3 gpu/python_profile_check.py taken "$P" 2>&1 | grep PYPROFILE
+  TRACESMITH_CLI=$TS python3 gpu/python_profile_check.py replay "$P" 2>&1 | grep PYPROFILE
   python3 gpu/python_profile_check.py compare "$TS" "$P" 2>&1 | grep PYPROFILE
   unset PYTHONPATH TRACESMITH_INJECT_LIB
 fi

@@ -20,6 +20,7 @@ import warnings
 from ._errors import TraceError
 from ._native import core
 from ._profile import Profiler, profile, schedule
+from ._replay import ReplayResult, replay
 from ._trace import Frame, Table, Trace, _path, analyze, diff, load
 from ._version import __version__
 
@@ -31,7 +32,7 @@ def __getattr__(name):
 
 __all__ = [
     "__version__", "SBT_VERSION", "FORMATS", "TraceError", "Trace", "Table", "Frame", "load", "analyze",
-    "profile", "Profiler", "schedule", "diff",
+    "profile", "Profiler", "schedule", "diff", "replay", "ReplayResult",
     "export", "export_perfetto", "import_trace", "devices", "detect_platform",
     "is_cuda_available", "get_cuda_device_count",
 ]

@@ -92,6 +92,7 @@ class Profiler:
                  stacks: Optional[str] = ..., stack_depth: Optional[int] = ...,
                  buffer_mb: Optional[int] = ..., flush_ms: Optional[int] = ...,
                  overwrite: bool = ..., quiet: bool = ...,
+                 replay_capture: Optional[str] = ..., replay_memory: Optional[str] = ...,
                  schedule: Optional[Callable[[int], str]] = ...,
                  on_trace_ready: Optional[Callable[["Profiler"], None]] = ...) -> None: ...
     def start(self) -> "Profiler": ...
@@ -105,3 +106,12 @@ def profile(output: _Path = ..., **options: object) -> Profiler: ...
 def schedule(*, wait: int = ..., warmup: int = ..., active: int = ..., repeat: int = ...,
              skip_first: int = ...) -> Callable[[int], str]: ...
 FORMATS: Tuple[str, ...]
+
+class ReplayResult(NamedTuple):
+    status: str
+    exit_code: int
+    report: str
+
+def replay(path: _Path, *, launch: Optional[int] = ..., range: Optional[Tuple[int, int]] = ...,
+           iterations: int = ..., device: int = ..., same_addresses_only: bool = ...,
+           dry_run: bool = ..., strict: bool = ...) -> ReplayResult: ...

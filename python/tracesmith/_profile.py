@@ -52,8 +52,12 @@ def _library() -> ctypes.CDLL:
 
 
 def _options(output: str, kinds, stacks, stack_depth, buffer_mb, flush_ms, overwrite,
-             quiet) -> str:
+             quiet, replay_capture, replay_memory) -> str:
     env = {"TRACESMITH_OUTPUT": output}
+    if replay_capture is not None:
+        env["TRACESMITH_REPLAY_CAPTURE"] = replay_capture
+    if replay_memory is not None:
+        env["TRACESMITH_REPLAY_MEMORY"] = replay_memory
     if kinds is not None:
         env["TRACESMITH_KINDS"] = kinds if isinstance(kinds, str) else ",".join(kinds)
     if stacks is not None:
@@ -119,17 +123,22 @@ class Profiler:
     is called with `last_trace` set when a cycle's file is closed. Options are
     those of `tracesmith profile`: kinds ("kernel,memcpy,..." or a list),
     stacks ("none", "native", "python", "mixed"; default mixed under Python),
-    stack_depth, buffer_mb, flush_ms; overwrite replaces an existing output.
+    stack_depth, buffer_mb, flush_ms, replay_capture ("all", "kernel:REGEX",
+    "launch:A-B": record those launches with their inputs for
+    tracesmith.replay), replay_memory ("params", "all"); overwrite replaces an
+    existing output.
     """
 
     def __init__(self, output: str = "tracesmith.sbt", *, kinds=None, stacks: Optional[str] = None,
                  stack_depth: Optional[int] = None, buffer_mb: Optional[int] = None,
                  flush_ms: Optional[int] = None, overwrite: bool = False, quiet: bool = True,
+                 replay_capture: Optional[str] = None, replay_memory: Optional[str] = None,
                  schedule: Optional[Callable[[int], str]] = None,
                  on_trace_ready: Optional[Callable[["Profiler"], None]] = None):
         self.output = os.fsdecode(os.fspath(output))
         self._kw = dict(kinds=kinds, stacks=stacks, stack_depth=stack_depth,
-                        buffer_mb=buffer_mb, flush_ms=flush_ms, overwrite=overwrite, quiet=quiet)
+                        buffer_mb=buffer_mb, flush_ms=flush_ms, overwrite=overwrite, quiet=quiet,
+                        replay_capture=replay_capture, replay_memory=replay_memory)
         self.schedule = schedule
         self.on_trace_ready = on_trace_ready
         self.step_num = 0

@@ -76,3 +76,19 @@ def test_version_and_platform():
     assert tracesmith.is_cuda_available() == (tracesmith.get_cuda_device_count() > 0)
     if not d["devices"]:
         assert d.get("error")
+
+
+def test_replay_dry_run_is_the_cli_report(cli, mlp):
+    r = tracesmith.replay(mlp, dry_run=True)
+    want = cli("replay", mlp, "--dry-run")
+    assert r.status == "ok" and r.exit_code == 0
+    assert r.report == want.stdout + want.stderr and "schedule" in r.report.lower()
+
+
+def test_replay_of_a_trace_without_a_capture_raises_the_cli_message(cli, mlp):
+    # No replay payloads in a plain trace (and no GPU here): an error, never a result.
+    want = cli("replay", mlp, check=False)
+    assert want.returncode == 1
+    with pytest.raises(tracesmith.TraceError) as e:
+        tracesmith.replay(mlp)
+    assert str(e.value) == want.stderr.strip()
