@@ -2,6 +2,7 @@
 
 import os
 import shutil
+import signal
 import sys
 
 
@@ -24,6 +25,10 @@ def _find_cli() -> str:
 
 def main() -> None:
     cli = _find_cli()
+    # Python ignores SIGPIPE and an exec'd program inherits that: restore the
+    # default so `python -m tracesmith analyze X | head` ends quietly, as the
+    # tool does when run directly.
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     os.execv(cli, [cli] + sys.argv[1:])
 
 

@@ -1,11 +1,15 @@
 // The list of commands. Each Add*Command lives in its own cmd_<name>.cc.
 #pragma once
 
+#include <string>
+
 #include "command.h"
 
 namespace tracesmith::cli {
 
 void AddVersionCommand(CLI::App& app, CommandList& commands);
+// "tracesmith 0.1.0 (SBT format 1.0, CUDA capture: built in)": `version` and `--version`.
+std::string VersionLine();
 void AddInfoCommand(CLI::App& app, CommandList& commands);
 void AddViewCommand(CLI::App& app, CommandList& commands);
 void AddBenchmarkCommand(CLI::App& app, CommandList& commands);

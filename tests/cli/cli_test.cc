@@ -127,6 +127,9 @@ TEST_F(CliTest, HelpEverywhere) {
   Result v = RunTracesmith("version");
   EXPECT_EQ(v.status, 0);
   EXPECT_NE(v.out.find("SBT format 1.0"), std::string::npos);
+  Result flag = RunTracesmith("--version");  // the same line, as users try first
+  EXPECT_EQ(flag.status, 0);
+  EXPECT_EQ(flag.out, v.out);
 }
 
 TEST_F(CliTest, ExportDotRespectsTheNodeLimit) {

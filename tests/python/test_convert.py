@@ -67,6 +67,14 @@ def test_python_dash_m_runs_the_cli(mlp):
     assert r.returncode == 1 and "error" in r.stderr
 
 
+def test_python_dash_m_into_a_closed_pipe_ends_quietly(transformer):
+    # `python -m tracesmith analyze X | true`: the reader is gone before the report is
+    # written; the tool must end quietly (SIGPIPE), not print "writing ... failed".
+    r = subprocess.run(f"'{sys.executable}' -m tracesmith analyze '{transformer}' | true",
+                       shell=True, capture_output=True, text=True)
+    assert "error" not in r.stderr, r.stderr
+
+
 def test_version_and_platform():
     assert tracesmith.__version__.count(".") == 2
     assert tracesmith.SBT_VERSION >= (1, 0)
