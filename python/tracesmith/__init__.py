@@ -21,7 +21,7 @@ from ._errors import TraceError
 from ._native import core
 from ._profile import Profiler, profile, schedule
 from ._replay import ReplayResult, replay
-from ._trace import Frame, Table, Trace, _path, analyze, diff, load
+from ._trace import Frame, Table, Trace, _path, _window, analyze, diff, load
 from ._version import __version__
 
 
@@ -50,22 +50,26 @@ def _check_output(out: str, inputs, overwrite: bool) -> None:
         raise TraceError(f"{out} exists; pass overwrite=True to replace it")
 
 
-FORMATS = ("perfetto", "json", "sqlite", "csv")
-_EXTENSIONS = {"perfetto": ".pftrace", "json": ".json", "sqlite": ".sqlite", "csv": ".csv"}
+FORMATS = ("perfetto", "json", "sqlite", "csv", "dot")
+_EXTENSIONS = {"perfetto": ".pftrace", "json": ".json", "sqlite": ".sqlite", "csv": ".csv",
+               "dot": ".dot"}
 # Output name endings that say the format when none is given.
 _BY_ENDING = ((".json.gz", "json"), (".json", "json"), (".pftrace", "perfetto"),
               (".perfetto-trace", "perfetto"), (".sqlite", "sqlite"), (".db", "sqlite"),
-              (".csv", "csv"))
+              (".csv", "csv"), (".dot", "dot"), (".gv", "dot"))
 
 
 def export(path, out=None, format: str | None = None, gzip: bool = False,
-           overwrite: bool = False, strict: bool = False) -> dict:
+           overwrite: bool = False, strict: bool = False, node_limit: int = 500, start="",
+           end="") -> dict:
     """Exports an SBT trace, as `tracesmith export` does.
 
     format: "perfetto" (ui.perfetto.dev), "json" (torch.profiler/Kineto
     schema; gzip=True or an out name ending .json.gz for gzip), "sqlite"
-    (nsys export schema), "csv". Without it, the out name's ending says
-    (.pftrace, .json, .json.gz, .sqlite, .db, .csv), else perfetto. out
+    (nsys export schema), "csv", "dot" (Graphviz of the dependency graph,
+    critical path in red: the earliest node_limit nodes of the start/end
+    window). Without it, the out name's ending says (.pftrace, .json,
+    .json.gz, .sqlite, .db, .csv, .dot), else perfetto. out
     defaults to the trace's name with the format's extension. A damaged input
     is exported in its readable part with a warning (strict=True raises
     TraceError and writes nothing). Returns {"path", "format", "events",
@@ -86,7 +90,8 @@ def export(path, out=None, format: str | None = None, gzip: bool = False,
         stem = path[:-4] if path.endswith(".sbt") else path
         out = stem + _EXTENSIONS[format] + (".gz" if gzip else "")
     _check_output(out, [path], overwrite)
-    result = core().export(path, out, format, bool(gzip), bool(strict))
+    result = core().export(path, out, format, bool(gzip), bool(strict), int(node_limit),
+                           _window(start, "start"), _window(end, "end"))
     if result["damage_text"]:
         warnings.warn(result["damage_text"] + "\nexported only its readable part", stacklevel=2)
     return result

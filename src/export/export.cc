@@ -6,6 +6,7 @@
 #include <limits>
 #include <span>
 
+#include "dot_export.h"
 #include "sinks.h"
 #include "time_orderer.h"
 #include "tracesmith/base/atomic_file.h"
@@ -79,6 +80,8 @@ StatusOr<std::unique_ptr<EventSink>> MakeSink(ExportFormat format, OutputFile* o
       return MakeCsvSink(out);
     case ExportFormat::kSqlite:
       return MakeSqliteSink(path);
+    case ExportFormat::kDot:
+      break;  // not a streamed format (dot_export.cc)
   }
   return Internal("unknown export format");
 }
@@ -126,8 +129,9 @@ StatusOr<ExportFormat> ParseExportFormat(std::string_view name) {
   if (name == "json" || name == "chrome" || name == "kineto") return ExportFormat::kJson;
   if (name == "sqlite" || name == "sql") return ExportFormat::kSqlite;
   if (name == "csv") return ExportFormat::kCsv;
+  if (name == "dot") return ExportFormat::kDot;
   return InvalidArgument("unknown export format '" + std::string(name) +
-                         "' (expected perfetto, json, sqlite or csv)");
+                         "' (expected perfetto, json, sqlite, csv or dot)");
 }
 
 const char* ExportFormatName(ExportFormat format) {
@@ -140,6 +144,8 @@ const char* ExportFormatName(ExportFormat format) {
       return "sqlite";
     case ExportFormat::kCsv:
       return "csv";
+    case ExportFormat::kDot:
+      return "dot";
   }
   return "?";
 }
@@ -154,12 +160,16 @@ const char* ExportFormatExtension(ExportFormat format, bool gzip) {
       return ".sqlite";
     case ExportFormat::kCsv:
       return ".csv";
+    case ExportFormat::kDot:
+      return ".dot";
   }
   return "";
 }
 
 StatusOr<ExportStats> ExportTrace(const Trace& trace, ExportFormat format,
                                   const std::string& out_path, const ExportOptions& options) {
+  if (format == ExportFormat::kDot)
+    return InvalidArgument("the dot format is exported from an SBT file (ExportSbtFile)");
   ExportContext ctx;
   ctx.meta = &trace;
   ctx.options = options;
@@ -178,6 +188,7 @@ StatusOr<ExportStats> ExportSbtFile(const std::string& sbt_path, ExportFormat fo
   // replaced by its own export) nor a directory, device or FIFO.
   const std::string inputs[] = {sbt_path};
   RETURN_IF_ERROR(CheckOutputPath(out_path, inputs));
+  if (format == ExportFormat::kDot) return ExportDotFile(sbt_path, out_path, options, report);
   ExportContext ctx;
   ctx.options = options;
   Trace meta;

@@ -358,11 +358,15 @@ py::bytes DiffJson(const std::string& a, const std::string& b, const std::string
 }
 
 py::dict Export(const std::string& path, const std::string& out, const std::string& format,
-                bool gzip, bool strict) {
+                bool gzip, bool strict, size_t node_limit, const std::string& from,
+                const std::string& to) {
   auto fmt = Check(exporter::ParseExportFormat(format));
   exporter::ExportOptions options;
   options.gzip = gzip;
   options.refuse_damaged_input = strict;
+  options.dot_node_limit = node_limit;
+  options.from = from;
+  options.to = to;
   format::ReadReport damage;
   StatusOr<exporter::ExportStats> stats = InvalidArgument("not run");
   {
@@ -457,7 +461,8 @@ PYBIND11_MODULE(_core, m) {
   m.def("diff_json", &DiffJson, py::arg("a"), py::arg("b"), py::arg("nvtx") = "",
         py::arg("strict") = false, "`tracesmith diff --json A B`");
   m.def("export", &Export, py::arg("path"), py::arg("out"), py::arg("format"),
-        py::arg("gzip") = false, py::arg("strict") = false, "`tracesmith export`");
+        py::arg("gzip") = false, py::arg("strict") = false, py::arg("node_limit") = 500,
+        py::arg("start") = "", py::arg("end") = "", "`tracesmith export`");
   m.def("import_trace", &Import, py::arg("path"), py::arg("out"), py::arg("xray_binary") = "",
         py::arg("strict") = false, "`tracesmith import`");
   m.def("devices", &Devices, "CUDA driver version and devices (empty without a driver or GPU)");

@@ -21,6 +21,16 @@ def test_export_writes_what_the_cli_writes(tmp_path, cli, mlp, fmt):
     assert ours.read_bytes() == theirs.read_bytes()
 
 
+def test_export_dot_writes_what_the_cli_writes(tmp_path, cli, transformer):
+    ours, theirs = tmp_path / "py.dot", tmp_path / "cli.dot"
+    r = tracesmith.export(transformer, str(ours), node_limit=40, start="1ms", end="80ms")
+    assert r["format"] == "dot"
+    cli("export", transformer, "-f", "dot", "--node-limit", "40", "--from", "1ms", "--to", "80ms",
+        "-o", str(theirs), "-q")
+    assert ours.read_bytes() == theirs.read_bytes()
+    assert ours.read_text().startswith("digraph") and "40 of " in ours.read_text()
+
+
 def test_export_refuses_to_destroy_files(tmp_path, mlp):
     out = tmp_path / "x.pftrace"
     tracesmith.export(mlp, str(out))

@@ -8,6 +8,8 @@
 //   sqlite    An SQLite database with the tables and columns of an
 //             `nsys export --type sqlite` file, so nsys SQL recipes run on it.
 //   csv       One row per kernel, copy and memset, for spreadsheets.
+//   dot       Graphviz of the dependency graph (critical path in red), from an
+//             SBT file only (ExportSbtFile): the earliest nodes of a window.
 //
 // Every exporter sees events in start-time order (a bounded reorder window
 // over the SBT chunks, see time_orderer.h), so streaming a large file keeps
@@ -25,9 +27,9 @@
 
 namespace tracesmith::exporter {
 
-enum class ExportFormat { kPerfetto, kJson, kSqlite, kCsv };
+enum class ExportFormat { kPerfetto, kJson, kSqlite, kCsv, kDot };
 
-// "perfetto" (also "pftrace", "proto"), "json", "sqlite", "csv".
+// "perfetto" (also "pftrace", "proto"), "json", "sqlite", "csv", "dot".
 StatusOr<ExportFormat> ParseExportFormat(std::string_view name);
 const char* ExportFormatName(ExportFormat format);
 // Conventional file extension, e.g. ".pftrace".
@@ -47,6 +49,10 @@ struct ExportOptions {
   // found before the output is opened, so nothing is written (--strict).
   // Otherwise the readable part is exported and the damage goes to `report`.
   bool refuse_damaged_input = false;
+  // dot: at most this many nodes (the earliest of the window), and the window
+  // relative to the trace start ("2ms"; empty: open).
+  size_t dot_node_limit = 500;
+  std::string from, to;
 };
 
 struct ExportStats {
@@ -60,7 +66,7 @@ struct ExportStats {
       0;  // counter samples that arrived out of order (written at the last time)
 };
 
-// Exports an in-memory trace.
+// Exports an in-memory trace (not kDot: InvalidArgument).
 StatusOr<ExportStats> ExportTrace(const model::Trace& trace, ExportFormat format,
                                   const std::string& out_path, const ExportOptions& options = {});
 
