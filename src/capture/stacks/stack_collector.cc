@@ -141,7 +141,7 @@ StackCollector::~StackCollector() = default;
   uint64_t pcs[kMaxDepthLimit];
   int n_native = 0;
   uint64_t t0 = timing ? CpuTicks() : 0;
-  const uint64_t first0 = t_first_time_ticks;
+  const uint64_t first0 = timing ? t_first_time_ticks : 0;  // (a TLS read: timed calls only)
   // The thread's walk memo, held until the id is known (walk_memo.h).
   struct Held {
     WalkMemo* memo;
