@@ -136,4 +136,27 @@ void WriteJsonDiff(const TraceDiff& d, std::ostream& out) {
   j.EndObject();
 }
 
+StatusOr<TraceDiff> DiffTraceFiles(const std::string& a, const std::string& b,
+                                   const LoadOptions& load, bool strict,
+                                   format::ReadReport* damage_a, format::ReadReport* damage_b) {
+  AnalysisReport reports[2];
+  std::vector<std::string> warnings;
+  const std::string* paths[2] = {&a, &b};
+  format::ReadReport* damages[2] = {damage_a, damage_b};
+  for (int i = 0; i < 2; ++i) {
+    CompactTrace trace;
+    format::ReadReport damage;
+    RETURN_IF_ERROR(LoadCompactTrace(*paths[i], load, &trace, &damage));
+    if (strict) RETURN_IF_ERROR(damage.DamageStatus(*paths[i]));
+    if (!damage.clean())
+      warnings.push_back(std::string(i == 0 ? "A" : "B") + ": " + damage.Headline(*paths[i]) +
+                         "; this comparison covers only its readable part");
+    if (damages[i]) *damages[i] = damage;
+    reports[i] = BuildReport(trace, *paths[i]);
+  }
+  TraceDiff d = DiffReports(reports[0], reports[1]);
+  d.warnings = std::move(warnings);
+  return d;
+}
+
 }  // namespace tracesmith::analysis

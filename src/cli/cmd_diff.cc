@@ -17,34 +17,18 @@ struct DiffCliOptions {
   bool strict = false;
 };
 
-// Analyses one side. A damaged file is an error with --strict; else a warning
-// on stderr, and one in the diff itself (`warnings`): the numbers of that
-// side cover only its readable part, so a change may be damage, not a change.
-StatusOr<analysis::AnalysisReport> Analyze(const std::string& side, const std::string& path,
-                                           const DiffCliOptions& o,
-                                           std::vector<std::string>* warnings) {
-  analysis::CompactTrace trace;
-  format::ReadReport damage;
-  RETURN_IF_ERROR(analysis::LoadCompactTrace(path, o.load, &trace, &damage));
-  RETURN_IF_ERROR(CheckDamage(path, damage, o.strict, "comparing"));
-  if (!damage.clean())
-    warnings->push_back(side + ": " + damage.Headline(path) +
-                        "; this comparison covers only its readable part");
-  return analysis::BuildReport(trace, path);
-}
-
 int RunDiff(const DiffCliOptions& o) {
-  std::vector<std::string> warnings;
-  auto a = Analyze("A", o.a, o, &warnings);
-  if (!a.ok()) return ReportError(a.status());
-  auto b = Analyze("B", o.b, o, &warnings);
-  if (!b.ok()) return ReportError(b.status());
-  analysis::TraceDiff d = analysis::DiffReports(*a, *b);
-  d.warnings = std::move(warnings);
+  format::ReadReport damage[2];
+  auto d = analysis::DiffTraceFiles(o.a, o.b, o.load, o.strict, &damage[0], &damage[1]);
+  if (!d.ok()) return ReportError(d.status());
+  // A damaged side (not --strict): the warning on stderr as every command
+  // words it; the diff itself says it too (`warnings`).
+  (void)CheckDamage(o.a, damage[0], false, "comparing");
+  (void)CheckDamage(o.b, damage[1], false, "comparing");
   if (o.json) {
-    analysis::WriteJsonDiff(d, std::cout);
+    analysis::WriteJsonDiff(*d, std::cout);
   } else {
-    analysis::WriteTextDiff(d, o.top, std::cout);
+    analysis::WriteTextDiff(*d, o.top, std::cout);
   }
   return kExitOk;
 }

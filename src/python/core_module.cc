@@ -329,29 +329,13 @@ py::bytes DiffJson(const std::string& a, const std::string& b, const std::string
                    bool strict) {
   analysis::LoadOptions load;
   load.nvtx = nvtx;
-  std::vector<std::string> warnings;
-  Status st;
   std::ostringstream json;
+  Status st;
   {
     py::gil_scoped_release release;
-    analysis::AnalysisReport reports[2];
-    const std::string* paths[2] = {&a, &b};
-    for (int i = 0; i < 2 && st.ok(); ++i) {
-      analysis::CompactTrace trace;
-      format::ReadReport damage;
-      st = analysis::LoadCompactTrace(*paths[i], load, &trace, &damage);
-      if (st.ok() && strict && !damage.clean()) st = damage.DamageStatus(*paths[i]);
-      if (!st.ok()) break;
-      if (!damage.clean())
-        warnings.push_back(std::string(i == 0 ? "A" : "B") + ": " + damage.Headline(*paths[i]) +
-                           "; this comparison covers only its readable part");
-      reports[i] = analysis::BuildReport(trace, *paths[i]);
-    }
-    if (st.ok()) {
-      analysis::TraceDiff d = analysis::DiffReports(reports[0], reports[1]);
-      d.warnings = std::move(warnings);
-      analysis::WriteJsonDiff(d, json);
-    }
+    auto d = analysis::DiffTraceFiles(a, b, load, strict);
+    if (d.ok()) analysis::WriteJsonDiff(*d, json);
+    st = d.status();
   }
   if (!st.ok()) Raise(st);
   return py::bytes(json.str());

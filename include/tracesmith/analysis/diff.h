@@ -34,6 +34,15 @@ struct TraceDiff {
 };
 
 TraceDiff DiffReports(const AnalysisReport& a, const AnalysisReport& b);
+// Analyses the trace files a (baseline) and b and compares them: what
+// `tracesmith diff` and tracesmith.diff do. A damaged side is an error with
+// `strict` (ReadReport::DamageStatus); otherwise it is compared in its
+// readable part, named in the diff's warnings, and its ReadReport goes to
+// damage_a / damage_b (optional) for the caller to tell the user.
+StatusOr<TraceDiff> DiffTraceFiles(const std::string& a, const std::string& b,
+                                   const LoadOptions& load, bool strict,
+                                   format::ReadReport* damage_a = nullptr,
+                                   format::ReadReport* damage_b = nullptr);
 void WriteTextDiff(const TraceDiff& d, size_t top, std::ostream& out);
 void WriteJsonDiff(const TraceDiff& d, std::ostream& out);
 
