@@ -86,6 +86,9 @@ std::vector<CaptureCost> ComputeCaptureCost(const model::Trace& trace,
       if (python > 0) c.stack.push_back(part("stack.python", python, n));
       // (what is left of the stack's time: no distribution of its own)
       c.stack.push_back({"stack.dedup", std::max(0.0, stack_ns - unwind - python), n});
+      // Diagnostic runs only: the same walks again at once, caches warm.
+      if (get("stack.rewalk.ns") > 0)
+        c.stack.push_back(part("stack.rewalk", get("stack.rewalk.ns"), n));
       c.native_frames = get("stack.frames_native_x1000") / 1000;
       c.python_frames = get("stack.frames_python_x1000") / 1000;
       c.memo_hits = calls("stack.memo_hits");
@@ -93,6 +96,7 @@ std::vector<CaptureCost> ComputeCaptureCost(const model::Trace& trace,
       c.memo_misses = calls("stack.memo_misses");
       c.memo_frames_replayed = calls("stack.memo_frames_replayed");
       c.memo_frames_walked = calls("stack.memo_frames_walked");
+      c.memo_one_pass = calls("stack.memo_one_pass");
     }
     for (const char* phase : {"flush", "convert", "drain", "write"})
       c.writer.push_back(
@@ -152,7 +156,10 @@ std::vector<std::string> CaptureCostDetails(const CaptureCost& c) {
                         100.0 * double(c.memo_hits) / double(walks),
                         100.0 * double(c.memo_partial) / double(walks)) +
                     Fmt("%.1f%% of frames replayed without unwinding",
-                        100.0 * double(c.memo_frames_replayed) / double(steps)));
+                        100.0 * double(c.memo_frames_replayed) / double(steps)) +
+                    (c.memo_one_pass ? Fmt("; %.1f%% of walks checked in one pass",
+                                           100.0 * double(c.memo_one_pass) / double(walks))
+                                     : std::string()));
   }
   for (const auto& p : c.writer)
     if (p.ns > 0) out.push_back(p.name + ": " + Duration(p.ns) + " CPU");

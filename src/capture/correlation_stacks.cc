@@ -3,6 +3,7 @@
 #include <atomic>
 
 #include "thread_rings.h"
+#include "tracesmith/base/hot_path.h"
 #include "tracesmith/capture/stack_hook.h"
 
 namespace tracesmith::capture {
@@ -18,7 +19,7 @@ std::atomic<StackHook> g_hook{nullptr};
 void SetStackHook(StackHook hook) { g_hook.store(hook, std::memory_order_release); }
 StackHook GetStackHook() { return g_hook.load(std::memory_order_acquire); }
 
-void CorrelationStacks::Record(uint32_t correlation_id, uint32_t stack_id) {
+TS_HOT void CorrelationStacks::Record(uint32_t correlation_id, uint32_t stack_id) {
   Rings::Push((uint64_t{correlation_id} << 32) | stack_id);
 }
 

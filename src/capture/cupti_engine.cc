@@ -14,6 +14,7 @@
 #include "cubin_hash.h"
 #include "cupti_call.h"
 #include "generated_nvtx_meta.h"
+#include "tracesmith/base/hot_path.h"
 #include "tracesmith/capture/stack_hook.h"
 
 namespace tracesmith::capture {
@@ -420,8 +421,8 @@ void CUPTIAPI CuptiEngine::OnBufferCompleted(CUcontext, uint32_t, uint8_t* buffe
   timer.Finish();
 }
 
-void CUPTIAPI CuptiEngine::OnCallback(void* userdata, CUpti_CallbackDomain domain,
-                                      CUpti_CallbackId cbid, const void* cbdata) {
+TS_HOT void CUPTIAPI CuptiEngine::OnCallback(void* userdata, CUpti_CallbackDomain domain,
+                                             CUpti_CallbackId cbid, const void* cbdata) {
   auto* e = static_cast<CuptiEngine*>(userdata);
   if (e->abandoned_.load(std::memory_order_relaxed)) return;
   switch (domain) {
@@ -486,8 +487,8 @@ void CUPTIAPI CuptiEngine::OnCallback(void* userdata, CUpti_CallbackDomain domai
   }
 }
 
-void CuptiEngine::OnDriverEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* info,
-                                const stacks::CallerFrame& from) {
+TS_HOT void CuptiEngine::OnDriverEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* info,
+                                       const stacks::CallerFrame& from) {
   const CostSite site = CostSite(site_of_[cbid]);
   ThreadCost* tc = ThreadCost::Get();
   CostTimer timer(tc, site);

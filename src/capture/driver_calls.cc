@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "thread_rings.h"
+#include "tracesmith/base/hot_path.h"
 
 namespace tracesmith::capture {
 namespace {
@@ -25,7 +26,8 @@ thread_local uint32_t t_tid = 0;
 
 }  // namespace
 
-void DriverCalls::OnEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* info, bool record) {
+TS_HOT void DriverCalls::OnEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* info,
+                                 bool record) {
   OpenCalls& o = t_open;
   int d = o.depth++;
   if (d >= kMaxOpen) return;
@@ -41,7 +43,7 @@ void DriverCalls::OnEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* info,
   cuptiGetTimestamp(&c.start_ns);
 }
 
-void DriverCalls::OnExit(CUpti_CallbackId, const CUpti_CallbackData* info) {
+TS_HOT void DriverCalls::OnExit(CUpti_CallbackId, const CUpti_CallbackData* info) {
   OpenCalls& o = t_open;
   if (o.depth == 0) return;  // entered before the capture started
   int d = --o.depth;

@@ -7,9 +7,11 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <string_view>
 
 #include "cupti_engine.h"
+#include "tracesmith/base/hot_path.h"
 #include "tracesmith/capture/stack_hook.h"
 
 namespace tracesmith::capture {
@@ -56,6 +58,10 @@ void CuptiEngine::StartStacks() {
   so.trim_modules = {"libcupti.so", "libcuda.so"};
   so.trim_own_module = RunningAsInjectionLibrary();
   collector_ = std::make_unique<stacks::StackCollector>(so);
+  // Diagnostic: each timed stack is walked twice, the second time timed as
+  // capture.cost.stack.rewalk (docs/capture.md).
+  const char* rewalk = getenv("TRACESMITH_STACK_REWALK");
+  rewalk_ = rewalk && std::string_view(rewalk) == "1";
   stack_mode_ = stacks::StackModeName(mode);
   g_collector.store(collector_.get(), std::memory_order_release);
   SetStackHook(&CollectorHook);
@@ -69,7 +75,8 @@ void CuptiEngine::StopStacks() {
   (void)collector_.release();
 }
 
-uint32_t CuptiEngine::TakeStack(ThreadCost* tc, bool timed, const stacks::CallerFrame& from) {
+TS_HOT uint32_t CuptiEngine::TakeStack(ThreadCost* tc, bool timed,
+                                       const stacks::CallerFrame& from) {
   ThreadCost::Bump(tc->calls[int(CostSite::kStack)], 1);
   stacks::StackCollector* c = collector_.get();
   if (!c) {
@@ -78,9 +85,15 @@ uint32_t CuptiEngine::TakeStack(ThreadCost* tc, bool timed, const stacks::Caller
   }
   if (!timed) return c->CaptureStack(nullptr, &from);
   stacks::StackTiming st;
+  st.rewalk = rewalk_;
   uint64_t t0 = CpuTicks(), first0 = t_first_time_ticks;
   uint32_t id = c->CaptureStack(&st, &from);
-  tc->AddSample(CostSite::kStack, CpuTicks() - t0 - (t_first_time_ticks - first0));
+  uint64_t total = CpuTicks() - t0 - (t_first_time_ticks - first0);
+  if (rewalk_) {
+    total -= st.rewalk_ticks < total ? st.rewalk_ticks : total;
+    tc->AddSample(CostSite::kStackRewalk, st.rewalk_ticks);
+  }
+  tc->AddSample(CostSite::kStack, total);
   tc->AddSample(CostSite::kStackUnwind, st.unwind_ticks);
   tc->AddSample(CostSite::kStackPython, st.python_ticks);
   ThreadCost::Bump(tc->frames_native, uint64_t(st.native_frames));

@@ -57,6 +57,8 @@ const char* CostSiteName(CostSite site) {
       return "stack.unwind";
     case CostSite::kStackPython:
       return "stack.python";
+    case CostSite::kStackRewalk:
+      return "stack.rewalk";
     case CostSite::kCount:
       break;
   }
@@ -101,6 +103,7 @@ std::vector<CostStat> CollectCostStats(double ns_per_tick, const WriterCost& wri
   std::vector<CostStat> out;
   for (int i = 0; i < kCostSites; ++i) {
     if (calls[i] == 0) continue;
+    if (CostSite(i) == CostSite::kStackRewalk && sampled[i] == 0) continue;  // not asked for
     std::string stem = std::string("capture.cost.") + CostSiteName(CostSite(i));
     // Estimated total: the mean of the timed calls times all calls.
     double mean = sampled[i] ? double(ticks[i]) * ns_per_tick / double(sampled[i]) : 0;

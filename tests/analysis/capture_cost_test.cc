@@ -97,6 +97,50 @@ TEST(CaptureCost, MedianAndTailOfOneCall) {
   EXPECT_EQ(details[2].find("one call"), std::string::npos);
 }
 
+// TRACESMITH_STACK_REWALK=1 runs: the warm second walk is a part of its own,
+// after the in-situ parts, and adds nothing to the program's total.
+TEST(CaptureCost, RewalkDiagnosticIsShownAfterTheStackParts) {
+  model::Trace t = CostTrace(4, 1000,
+                             {{"capture.cost.launch.calls", 1000},
+                              {"capture.cost.launch.ns", 700000},
+                              {"capture.cost.stack.calls", 1000},
+                              {"capture.cost.stack.ns", 500000},
+                              {"capture.cost.stack.unwind.ns", 400000},
+                              {"capture.cost.stack.rewalk.ns", 90000},
+                              {"capture.cost.stack.rewalk.p50_ns", 85}});
+  auto costs = ComputeCaptureCost(t);
+  ASSERT_EQ(costs.size(), 1u);
+  EXPECT_DOUBLE_EQ(costs[0].program_ns, 700000);
+  ASSERT_EQ(costs[0].stack.size(), 4u);
+  EXPECT_EQ(costs[0].stack[2].name, "stack.dedup");
+  EXPECT_EQ(costs[0].stack[3].name, "stack.rewalk");
+  EXPECT_DOUBLE_EQ(costs[0].stack[3].ns, 90000);
+  EXPECT_DOUBLE_EQ(costs[0].stack[3].p50_ns, 85);
+}
+
+TEST(CaptureCost, WalkMemoLineSaysHowManyWalksWereCheckedInOnePass) {
+  model::Trace t = CostTrace(6, 100,
+                             {{"capture.cost.launch.calls", 100},
+                              {"capture.cost.launch.ns", 50000},
+                              {"capture.cost.stack.calls", 100},
+                              {"capture.cost.stack.ns", 40000},
+                              {"capture.cost.stack.unwind.ns", 30000},
+                              {"capture.cost.stack.memo_hits", 90},
+                              {"capture.cost.stack.memo_partial", 8},
+                              {"capture.cost.stack.memo_misses", 2},
+                              {"capture.cost.stack.memo_frames_replayed", 950},
+                              {"capture.cost.stack.memo_frames_walked", 50},
+                              {"capture.cost.stack.memo_one_pass", 85}});
+  auto costs = ComputeCaptureCost(t);
+  ASSERT_EQ(costs.size(), 1u);
+  std::string memo;
+  for (const std::string& d : CaptureCostDetails(costs[0]))
+    if (d.find("walk memo") != std::string::npos) memo = d;
+  EXPECT_EQ(memo,
+            "    walk memo: 90.0% of walks replayed whole, 8.0% in part; 95.0% of frames replayed "
+            "without unwinding; 85.0% of walks checked in one pass");
+}
+
 TEST(CaptureCost, FirstTimeWorkIsASiteOfItsOwnAndLeftOutOfTheSteadyFigure) {
   model::Trace t = CostTrace(5, 2000,
                              {{"capture.cost.launch.calls", 2000},

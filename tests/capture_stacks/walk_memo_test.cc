@@ -112,6 +112,37 @@ TEST(WalkMemoTest, DeeperOrShallowerCallersAreNotConfused) {
   }
 }
 
+// Frames with frame pointers find their CFA from rbp and read the saved
+// rbp: their steps are confirmed in one pass by comparing the saved rbp
+// values too. Walks through them, from callers and depths that vary, must
+// equal walks without the memo, and repeats must be confirmed in one pass.
+TEST(WalkMemoTest, FramePointerFramesReplayExactlyAndInOnePass) {
+#if defined(__x86_64__)
+  using testing::RecurseChainFp;
+  const UnwindStats before = GetUnwindStats();
+  int (*callers[])(Walks*) = {CallerA, CallerB, CallerA, CallerC, CallerA, CallerA};
+  for (int depth : {4, 7, 4, 4, 7}) {
+    for (int i = 0; i < 6; ++i) {
+      RecurseChain(2, [&] {
+        return RecurseChainFp(depth, [&] {
+          return RecurseChain(1 + (i & 1), [&] {
+            Walks w;
+            Dispatch(callers[i], &w);
+            ExpectSameWalks(w, "fp");
+            return 0;
+          });
+        });
+      });
+    }
+  }
+  const UnwindStats after = GetUnwindStats();
+  EXPECT_GT(after.memo_hits, before.memo_hits);
+  EXPECT_GT(after.memo_one_pass, before.memo_one_pass);
+#else
+  GTEST_SKIP() << "the walk memo is x86-64 only";
+#endif
+}
+
 TEST(WalkMemoTest, MaxFramesIsHonouredOnAReplay) {
   RecurseChain(30, [] {
     Walks full;

@@ -45,6 +45,7 @@ enum class CostSite : uint8_t {
   kStack,        // host stack capture, all of it
   kStackUnwind,  // ... native unwind
   kStackPython,  // ... Python frame walk
+  kStackRewalk,  // diagnostic (TRACESMITH_STACK_REWALK=1): the same walk again at once
   kCount
 };
 inline constexpr int kCostSites = int(CostSite::kCount);

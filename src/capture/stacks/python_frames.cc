@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include "tracesmith/base/hot_path.h"
 
 namespace tracesmith::capture::stacks {
 namespace {
@@ -150,7 +151,7 @@ bool PythonFrames::Fail() {
   return false;
 }
 
-int PythonFrames::Walk(PyFrameRef* out, int max_frames) {
+TS_HOT int PythonFrames::Walk(PyFrameRef* out, int max_frames) {
   if (!present() || !is_initialized_()) return 0;
   // The thread state bound to this OS thread, whether or not it holds the
   // GIL right now (a TSS read, no lock).

@@ -10,6 +10,7 @@
 #include "stack_hash.h"
 #include "tracesmith/base/clock.h"
 #include "tracesmith/base/first_time_cost.h"
+#include "tracesmith/base/hot_path.h"
 #include "tracesmith/capture/stacks/unwinder.h"
 #include "walk_memo.h"
 
@@ -133,8 +134,8 @@ StackCollector::~StackCollector() = default;
 
 // Not inlined into callers, so that "skip one frame" below always means
 // "CaptureStack itself".
-[[gnu::noinline]] uint32_t StackCollector::CaptureStack(StackTiming* timing,
-                                                        const CallerFrame* from) {
+TS_HOT [[gnu::noinline]] uint32_t StackCollector::CaptureStack(StackTiming* timing,
+                                                               const CallerFrame* from) {
   const StackMode mode = options_.mode;
   if (mode == StackMode::kNone) return 0;
   const int max_depth = options_.max_depth;
@@ -158,6 +159,18 @@ StackCollector::~StackCollector() = default;
   if (mode != StackMode::kNative) n_py = python.Walk(py, max_depth);
   if (timing) {
     uint64_t t2 = CpuTicks();
+    if (timing->rewalk) {
+      uint64_t again[kMaxDepthLimit];
+      PyFrameRef py_again[kMaxDepthLimit];
+      MemoEntry* whole_again = nullptr;
+      const uint64_t f0 = t_first_time_ticks;
+      if (mode != StackMode::kPython)
+        (void)UnwindNativeTrimmedMemo(held.memo, &whole_again, again, max_depth,
+                                      options_.skip_frames + 1, trim_.data(), int(trim_.size()),
+                                      from);
+      if (mode != StackMode::kNative) (void)python.Walk(py_again, max_depth);
+      timing->rewalk_ticks = CpuTicks() - t2 - (t_first_time_ticks - f0);
+    }
     // Less the rules computed for new return addresses (first-time work).
     timing->unwind_ticks = t1 - t0 - (t_first_time_ticks - first0);
     timing->python_ticks = t2 - t1;

@@ -93,6 +93,11 @@ struct StackTiming {
   uint64_t unwind_ticks = 0;  // native unwind (first-time work not included)
   uint64_t python_ticks = 0;  // Python frame walk
   int native_frames = 0, python_frames = 0;
+  // Diagnostic: with `rewalk` set, the native and Python walks are done a
+  // second time at once and timed (rewalk_ticks): the same work with the
+  // caches and branch predictors warm, against unwind + python in situ.
+  bool rewalk = false;
+  uint64_t rewalk_ticks = 0;
 };
 
 class StackCollector {
