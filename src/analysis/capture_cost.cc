@@ -96,7 +96,6 @@ std::vector<CaptureCost> ComputeCaptureCost(const model::Trace& trace,
       c.memo_misses = calls("stack.memo_misses");
       c.memo_frames_replayed = calls("stack.memo_frames_replayed");
       c.memo_frames_walked = calls("stack.memo_frames_walked");
-      c.memo_one_pass = calls("stack.memo_one_pass");
     }
     for (const char* phase : {"flush", "convert", "drain", "write"})
       c.writer.push_back(
@@ -156,10 +155,7 @@ std::vector<std::string> CaptureCostDetails(const CaptureCost& c) {
                         100.0 * double(c.memo_hits) / double(walks),
                         100.0 * double(c.memo_partial) / double(walks)) +
                     Fmt("%.1f%% of frames replayed without unwinding",
-                        100.0 * double(c.memo_frames_replayed) / double(steps)) +
-                    (c.memo_one_pass ? Fmt("; %.1f%% of walks checked in one pass",
-                                           100.0 * double(c.memo_one_pass) / double(walks))
-                                     : std::string()));
+                        100.0 * double(c.memo_frames_replayed) / double(steps)));
   }
   for (const auto& p : c.writer)
     if (p.ns > 0) out.push_back(p.name + ": " + Duration(p.ns) + " CPU");

@@ -319,7 +319,6 @@ void CuptiEngine::WriteFinalStats() {
     stat("capture.cost.stack.memo_misses", us.memo_misses, model::kStatInfo);
     stat("capture.cost.stack.memo_frames_replayed", us.memo_frames_replayed, model::kStatInfo);
     stat("capture.cost.stack.memo_frames_walked", us.memo_frames_walked, model::kStatInfo);
-    stat("capture.cost.stack.memo_one_pass", us.memo_one_pass, model::kStatInfo);
   }
 }
 

@@ -118,29 +118,6 @@ TEST(CaptureCost, RewalkDiagnosticIsShownAfterTheStackParts) {
   EXPECT_DOUBLE_EQ(costs[0].stack[3].p50_ns, 85);
 }
 
-TEST(CaptureCost, WalkMemoLineSaysHowManyWalksWereCheckedInOnePass) {
-  model::Trace t = CostTrace(6, 100,
-                             {{"capture.cost.launch.calls", 100},
-                              {"capture.cost.launch.ns", 50000},
-                              {"capture.cost.stack.calls", 100},
-                              {"capture.cost.stack.ns", 40000},
-                              {"capture.cost.stack.unwind.ns", 30000},
-                              {"capture.cost.stack.memo_hits", 90},
-                              {"capture.cost.stack.memo_partial", 8},
-                              {"capture.cost.stack.memo_misses", 2},
-                              {"capture.cost.stack.memo_frames_replayed", 950},
-                              {"capture.cost.stack.memo_frames_walked", 50},
-                              {"capture.cost.stack.memo_one_pass", 85}});
-  auto costs = ComputeCaptureCost(t);
-  ASSERT_EQ(costs.size(), 1u);
-  std::string memo;
-  for (const std::string& d : CaptureCostDetails(costs[0]))
-    if (d.find("walk memo") != std::string::npos) memo = d;
-  EXPECT_EQ(memo,
-            "    walk memo: 90.0% of walks replayed whole, 8.0% in part; 95.0% of frames replayed "
-            "without unwinding; 85.0% of walks checked in one pass");
-}
-
 TEST(CaptureCost, FirstTimeWorkIsASiteOfItsOwnAndLeftOutOfTheSteadyFigure) {
   model::Trace t = CostTrace(5, 2000,
                              {{"capture.cost.launch.calls", 2000},

@@ -39,7 +39,6 @@ struct CaptureCost {
   // frames replayed vs unwound (all 0 in traces from before it).
   uint64_t memo_hits = 0, memo_partial = 0, memo_misses = 0;
   uint64_t memo_frames_replayed = 0, memo_frames_walked = 0;
-  uint64_t memo_one_pass = 0;  // walks whose entry was confirmed whole in one pass
 
   // Program-thread cost per kernel launch, in us (0 without kernels).
   double UsPerLaunch() const { return kernels ? program_ns / 1e3 / double(kernels) : 0; }

@@ -158,31 +158,6 @@ inline bool InStack(uintptr_t addr, uintptr_t lo, uintptr_t hi) { return addr - 
   return k;
 }
 
-// Whether a walk now at an entry's first state (rsp == e->cfa) takes all its
-// steps, as MemoHolds(e->steps, e->n, e->rbp, rbp, ...) == e->n would say,
-// without a branch per step: the return addresses and the saved rbp values
-// that steps use (MakeWholeCheck, walk_memo.cc) are compared all at once.
-// *rbp_after is set as MemoHolds sets it.
-[[gnu::always_inline, gnu::no_sanitize_address]] inline bool MemoHoldsWhole(
-    const MemoEntry* e, uintptr_t rbp, uintptr_t lo, uintptr_t hi, uintptr_t* rbp_after) {
-  if (!e->whole_check) return false;
-  const uintptr_t base = e->cfa;
-  if (!InStack(base + uintptr_t(intptr_t(e->min_read)), lo, hi) ||
-      !InStack(base + uintptr_t(intptr_t(e->max_read)), lo, hi))
-    return false;
-  uint64_t diff = e->uses_initial_rbp ? rbp ^ e->rbp : 0;
-  const MemoStep* st = e->steps;
-  for (int k = 0, n = e->n; k < n; ++k) {
-    // (kCheckRbp: the saved rbp a later step uses; else the ra slot again)
-    const uint64_t check = uint64_t(0) - ((st[k].flags >> 2) & 1);
-    diff |= (ReadWord(st[k].cfa - 8) ^ st[k].ra) |
-            ((ReadWord(st[k].cfa + uintptr_t(intptr_t(st[k].rbp_from))) ^ st[k].rbp) & check);
-  }
-  if (diff != 0) return false;
-  *rbp_after = e->reads_rbp ? ReadWord(base + uintptr_t(intptr_t(e->rbp_after))) : rbp;
-  return true;
-}
-
 #endif  // __x86_64__
 
 // The walk, inlined into each public entry point so that the register
@@ -294,13 +269,7 @@ inline bool InRanges(uint64_t pc, const CodeRange* r, int n) {
         if (tags.ra[w] != key || tags.cfa[w] != rsp) continue;
         MemoEntry* e = &set[w];
         uintptr_t after;
-        int held;
-        if (MemoHoldsWhole(e, rbp, lo, hi, &after)) {
-          held = int(e->n);
-          ++memo->pending_one_pass;
-        } else {
-          held = MemoHolds(e->steps, e->n, e->rbp, rbp, lo, hi, &after);
-        }
+        int held = MemoHolds(e->steps, e->n, e->rbp, rbp, lo, hi, &after);
         if (held > best_held || !best) best_held = held, best = e, best_rbp = after;
       }
       // Without an entry for this first state, the thread's previous walk
@@ -448,7 +417,6 @@ UnwindStats GetUnwindStats() {
   s.memo_misses = m.misses;
   s.memo_frames_replayed = m.frames_read;
   s.memo_frames_walked = m.frames_walked;
-  s.memo_one_pass = m.one_pass;
   return s;
 }
 

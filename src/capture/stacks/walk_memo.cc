@@ -14,7 +14,6 @@ namespace {
 
 std::atomic<bool> g_enabled{true};
 std::atomic<uint64_t> g_hits{0}, g_partial{0}, g_misses{0}, g_frames_read{0}, g_frames_walked{0};
-std::atomic<uint64_t> g_one_pass{0};
 
 // Per thread: nullptr = not mapped yet; kGone = exiting or unmappable.
 WalkMemo* const kGone = reinterpret_cast<WalkMemo*>(uintptr_t{1});
@@ -29,8 +28,7 @@ void Flush(WalkMemo* m) {
   g_misses.fetch_add(m->pending_misses, std::memory_order_relaxed);
   g_frames_read.fetch_add(m->pending_frames_read, std::memory_order_relaxed);
   g_frames_walked.fetch_add(m->pending_frames_walked, std::memory_order_relaxed);
-  g_one_pass.fetch_add(m->pending_one_pass, std::memory_order_relaxed);
-  m->pending_hits = m->pending_partial = m->pending_misses = m->pending_one_pass = 0;
+  m->pending_hits = m->pending_partial = m->pending_misses = 0;
   m->pending_frames_read = m->pending_frames_walked = 0;
 }
 
@@ -65,51 +63,6 @@ void MakeKey() {
     return t_memo = kGone;
   }
   return t_memo = m;
-}
-
-// The whole-entry check of MemoHoldsWhole (unwinder.cc), equivalent to
-// MemoHolds taking all n steps: a step that uses the incoming rbp needs the
-// rbp it would get, i.e. the word the last rbp read before it reads (or the
-// walk's own rbp when none came before), to be the recorded one: that read's
-// step is marked kCheckRbp. Every word read is kept within [min_read,
-// max_read] of cfa for the bounds test.
-void MakeWholeCheck(MemoEntry* e) {
-  e->whole_check = false;
-  e->uses_initial_rbp = false;
-  e->reads_rbp = false;
-  int64_t lo = 0, hi = 0;
-  int last_read = -1;  // the latest step that read rbp
-  auto widen = [&](int64_t off) {
-    if (off < lo) lo = off;
-    if (off > hi) hi = off;
-  };
-  for (int k = 0; k < int(e->n); ++k) {
-    MemoStep& st = e->steps[k];
-    st.flags &= ~MemoStep::kCheckRbp;  // (steps copied from another entry)
-    if (st.flags & MemoStep::kUsesRbp) {
-      if (last_read < 0)
-        e->uses_initial_rbp = true;
-      else
-        e->steps[last_read].flags |= MemoStep::kCheckRbp;
-    }
-    widen(int64_t(st.cfa - e->cfa) - 8);
-    if (st.flags & MemoStep::kReadRbp) {
-      widen(int64_t(st.cfa - e->cfa) + st.rbp_from);
-      last_read = k;
-    } else {
-      st.rbp_from = -8;  // unused by MemoHolds; the whole check reads the ra slot
-    }
-  }
-  // Offsets beyond 1 GiB of stack: no whole check (never in practice).
-  if (lo < -(int64_t(1) << 30) || hi > (int64_t(1) << 30)) return;
-  if (last_read >= 0) {
-    const MemoStep& r = e->steps[last_read];
-    e->reads_rbp = true;
-    e->rbp_after = int32_t(int64_t(r.cfa - e->cfa) + r.rbp_from);
-  }
-  e->min_read = int32_t(lo);
-  e->max_read = int32_t(hi);
-  e->whole_check = true;
 }
 
 }  // namespace
@@ -169,7 +122,6 @@ const MemoEntry* MemoStore(WalkMemo* m, uint64_t cfa, uint64_t ra, uint64_t rbp,
   e->stamp = ++m->clock;
   e->serial = ++m->stores;
   std::memcpy(e->steps, steps, sizeof(MemoStep) * size_t(n));
-  MakeWholeCheck(e);
   m->tags[set_index].cfa[victim] = cfa;
   m->tags[set_index].ra[victim] = ra;
   return e;
@@ -184,14 +136,12 @@ MemoTotals GetMemoTotals() {
     t.misses = m->pending_misses;
     t.frames_read = m->pending_frames_read;
     t.frames_walked = m->pending_frames_walked;
-    t.one_pass = m->pending_one_pass;
   }
   t.hits += g_hits.load(std::memory_order_relaxed);
   t.partial += g_partial.load(std::memory_order_relaxed);
   t.misses += g_misses.load(std::memory_order_relaxed);
   t.frames_read += g_frames_read.load(std::memory_order_relaxed);
   t.frames_walked += g_frames_walked.load(std::memory_order_relaxed);
-  t.one_pass += g_one_pass.load(std::memory_order_relaxed);
   return t;
 }
 

@@ -16,14 +16,9 @@
 // the walk unwinds until it reaches a frame of the recorded walk again (the
 // common caller, at the same address) and replays from there.
 //
-// A lookup first tries the entry whole without a branch per step: every
-// return address compared at once, and the few saved rbp values that later
-// steps use (marked when the entry is stored); only a walk
-// that differs somewhere goes step by step to find where.
-//
 // Per thread: 64 sets x 4 ways of up to kMemoSteps steps (670 KiB, mapped
-// and populated on the thread's first walk, unmapped at thread exit). A walk in a signal handler
-// that interrupted a walk on the same thread does not use the memo. x86-64 only.
+// and populated on the thread's first walk, unmapped at thread exit). A walk in a signal handler that interrupted a walk on the
+// same thread does not use the memo. x86-64 only.
 #pragma once
 
 #include <cstdint>
@@ -42,14 +37,10 @@ struct MemoStep {
   int32_t rbp_from;                        // kReadRbp: rbp was read at cfa + rbp_from
   static constexpr uint32_t kReadRbp = 1;  // rbp read from the stack
   static constexpr uint32_t kUsesRbp = 2;  // the step's CFA came from the incoming rbp
-  // Set when stored: a later step uses the rbp this step reads, so a whole
-  // replay needs the word at cfa + rbp_from to be `rbp` (MemoHoldsWhole).
-  // Steps that read no rbp get rbp_from -8 (their return address slot).
-  static constexpr uint32_t kCheckRbp = 4;
 };
 static_assert(sizeof(MemoStep) == 32);
 
-inline constexpr int kMemoSteps = 80;  // entry = 56 + 80 x 32 = 2616 bytes
+inline constexpr int kMemoSteps = 80;  // entry = 40 + 80 x 32 = 2600 bytes
 inline constexpr int kMemoSets = 64;
 inline constexpr int kMemoWays = 4;
 inline constexpr int kMemoIdBits = 9;
@@ -69,16 +60,9 @@ struct MemoEntry {
   uint16_t n = 0;                     // steps recorded after the first frame
   bool ends_at_rule = false;          // the walk ended after them at a kEnd rule
   uint32_t serial = 0;                // which store this is (MemoId::entry)
-  // The whole-entry check (MemoHoldsWhole): every step's return address and
-  // the saved rbp values later steps use (MemoStep::kCheckRbp).
-  bool whole_check = false;       // false: step by step only
-  bool uses_initial_rbp = false;  // a step uses the walk's own rbp: it must be `rbp`
-  bool reads_rbp = false;         // a step reads a saved rbp: the last one reads at rbp_after
-  int32_t rbp_after = 0;
-  int32_t min_read = 0, max_read = 0;  // lowest and highest word read, from cfa
   MemoStep steps[kMemoSteps];
 };
-static_assert(sizeof(MemoEntry) == 56 + kMemoSteps * sizeof(MemoStep));
+static_assert(sizeof(MemoEntry) == 40 + kMemoSteps * sizeof(MemoStep));
 
 // The first states of a set's ways, in one cache line: a lookup reads this
 // line rather than one line (and page) per way.
@@ -104,7 +88,7 @@ struct WalkMemo {
   uint32_t stores = 0;  // serials of stored entries
   bool busy = false;
   // Not yet added to the process-wide counters (flushed every 64 walks).
-  uint32_t pending_hits = 0, pending_partial = 0, pending_misses = 0, pending_one_pass = 0;
+  uint32_t pending_hits = 0, pending_partial = 0, pending_misses = 0;
   uint64_t pending_frames_read = 0, pending_frames_walked = 0;
 };
 
@@ -148,7 +132,6 @@ const MemoEntry* MemoStore(WalkMemo* memo, uint64_t cfa, uint64_t ra, uint64_t r
 // counts are included.
 struct MemoTotals {
   uint64_t hits = 0, partial = 0, misses = 0, frames_read = 0, frames_walked = 0;
-  uint64_t one_pass = 0;  // entries confirmed whole by MemoHoldsWhole
 };
 MemoTotals GetMemoTotals();
 

@@ -73,7 +73,6 @@ struct UnwindStats {
   uint64_t memo_hits = 0, memo_partial = 0, memo_misses = 0;
   uint64_t memo_frames_replayed = 0;  // steps taken from the memo (no rule lookup)
   uint64_t memo_frames_walked = 0;    // steps unwound with rules after the first frame
-  uint64_t memo_one_pass = 0;         // entries confirmed whole in one pass (no step-by-step check)
 };
 UnwindStats GetUnwindStats();
 
