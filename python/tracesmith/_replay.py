@@ -45,7 +45,7 @@ def replay(path, *, launch: Optional[int] = None, range: Optional[tuple] = None,
             args += ["--launch", str(int(launch))]
         if range is not None:
             first, last = range
-            args += ["--range", f"{int(first)}-{int(last)}"]
+            args += ["--range", f"{int(first)}:{int(last)}"]
         if same_addresses_only:
             args.append("--same-addresses-only")
     if strict:

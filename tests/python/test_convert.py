@@ -110,3 +110,13 @@ def test_replay_of_a_trace_without_a_capture_raises_the_cli_message(cli, mlp):
     with pytest.raises(tracesmith.TraceError) as e:
         tracesmith.replay(mlp)
     assert str(e.value) == want.stderr.strip()
+
+
+def test_replay_range_is_passed_as_the_cli_spells_it(cli, mlp):
+    # range=(A, B) must reach `replay --range A:B`: the same error as the CLI
+    # with that spelling (no replay payloads / no GPU here), not a parse error.
+    want = cli("replay", mlp, "--range", "0:1", check=False)
+    assert want.returncode == 1 and "is not A:B" not in want.stderr
+    with pytest.raises(tracesmith.TraceError) as e:
+        tracesmith.replay(mlp, range=(0, 1))
+    assert str(e.value) == want.stderr.strip()
