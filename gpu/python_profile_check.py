@@ -113,6 +113,18 @@ def replay_check(out):
     print(f"PYPROFILE replay status={r.status} exit={r.exit_code} cli_exit={cli.returncode} "
           f"same_verdicts={same} -> {'PASS' if same and r.exit_code in (0, 4) else 'FAIL'}")
     print("PYPROFILE replay report head: " + " | ".join(r.report.splitlines()[:5]))
+    # Launches 0..3 as one sequence: the same verdicts as `replay --range 0:3`.
+    cli = subprocess.run([_find_cli(), "replay", path, "--range", "0:3"], capture_output=True,
+                         text=True)
+    try:
+        r = tracesmith.replay(path, range=(0, 3))
+    except tracesmith.TraceError as e:
+        print(f"PYPROFILE replay range raised TraceError: {e} (cli exit {cli.returncode}) -> FAIL")
+        return
+    same = r.exit_code == cli.returncode and verdicts(r.report) == verdicts(cli.stdout + cli.stderr)
+    print(f"PYPROFILE replay range status={r.status} exit={r.exit_code} cli_exit={cli.returncode} "
+          f"verdict_lines={len(verdicts(r.report))} same_verdicts={same} -> "
+          f"{'PASS' if same and r.exit_code in (0, 4) else 'FAIL'}")
 
 
 def kernel_names(cli, path):
