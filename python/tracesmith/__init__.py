@@ -14,7 +14,6 @@ tracesmith.TraceError with the message the CLI prints (file, byte offset).
 
 from __future__ import annotations
 
-import os
 import warnings
 
 from ._errors import TraceError
@@ -39,15 +38,10 @@ __all__ = [
 
 
 def _check_output(out: str, inputs, overwrite: bool) -> None:
-    # What the CLI's --force rule protects: an input is never an output, and an
-    # existing file is replaced only when asked.
-    if os.path.isdir(out):
-        raise TraceError(f"{out} is a directory; name an output file")
-    for path in inputs:
-        if os.path.exists(out) and os.path.exists(path) and os.path.samefile(out, path):
-            raise TraceError(f"{out}: the output is an input file; choose another output")
-    if os.path.exists(out) and not overwrite:
-        raise TraceError(f"{out} exists; pass overwrite=True to replace it")
+    # The CLI's --force rule, the same C++ function: an input, a directory or a
+    # device is never an output, and an existing file is replaced only when asked.
+    core().check_output(out, [str(p) for p in inputs], bool(overwrite),
+                        "pass overwrite=True to replace it")
 
 
 FORMATS = ("perfetto", "json", "sqlite", "csv", "dot")

@@ -107,6 +107,15 @@ Status CheckOutputPath(const std::string& target, std::span<const std::string> i
   return OkStatus();
 }
 
+Status CheckOutputFile(const std::string& out, std::span<const std::string> inputs, bool overwrite,
+                       std::string_view how_to_overwrite) {
+  RETURN_IF_ERROR(CheckOutputPath(out, inputs));
+  struct stat st {};
+  if (!overwrite && ::stat(out.c_str(), &st) == 0)
+    return FailedPrecondition(out + ": file exists (" + std::string(how_to_overwrite) + ")");
+  return OkStatus();
+}
+
 StatusOr<std::unique_ptr<AtomicFile>> AtomicFile::Create(const std::string& target,
                                                          std::span<const std::string> inputs) {
   RETURN_IF_ERROR(CheckOutputPath(target, inputs));

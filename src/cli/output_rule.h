@@ -1,6 +1,7 @@
 // One rule for every command that writes a file: an existing file is replaced
 // only with --force (profile, export, import, symbolize -o), and never when it
-// is one of the command's inputs, a directory or a device (CheckOutputPath).
+// is one of the command's inputs, a directory or a device: CheckOutputFile in
+// base/atomic_file.h (the Python package applies the same function).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -8,12 +9,10 @@
 #include <span>
 #include <string>
 
+#include "tracesmith/base/atomic_file.h"  // CheckOutputFile
 #include "tracesmith/base/status.h"
 
 namespace tracesmith::cli {
-
-// OK when `out` may be written; checked before any work is done.
-Status CheckOutputFile(const std::string& out, std::span<const std::string> inputs, bool force);
 
 // Adds --force ("replace an existing output file") to a writing command.
 void AddForceFlag(CLI::App* cmd, bool* force);

@@ -20,6 +20,7 @@
 
 #include "tracesmith/analysis/diff.h"
 #include "tracesmith/analysis/report.h"
+#include "tracesmith/base/atomic_file.h"
 #include "tracesmith/capture/device_query.h"
 #include "tracesmith/export/export.h"
 #include "tracesmith/format/sbt.h"
@@ -450,4 +451,15 @@ PYBIND11_MODULE(_core, m) {
   m.def("import_trace", &Import, py::arg("path"), py::arg("out"), py::arg("xray_binary") = "",
         py::arg("strict") = false, "`tracesmith import`");
   m.def("devices", &Devices, "CUDA driver version and devices (empty without a driver or GPU)");
+  m.def(
+      "check_output",
+      [](const std::string& out, const std::vector<std::string>& inputs, bool overwrite,
+         const std::string& how_to_overwrite) {
+        tracesmith::Status st =
+            tracesmith::CheckOutputFile(out, inputs, overwrite, how_to_overwrite);
+        if (!st.ok()) Raise(st);
+      },
+      py::arg("out"), py::arg("inputs"), py::arg("overwrite"), py::arg("how_to_overwrite"),
+      "The CLI's output rule (base/atomic_file.h CheckOutputFile): raises TraceError when `out` "
+      "is an input, a directory or a device, or exists without overwrite");
 }

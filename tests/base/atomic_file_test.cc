@@ -159,5 +159,23 @@ TEST(AtomicFileTest, CreateFileBesideMakesUniqueHiddenNames) {
   EXPECT_FALSE(CreateFileBeside(dir.path() + "/", "tmp").ok());
 }
 
+TEST(AtomicFileTest, CheckOutputFileReplacesAnExistingFileOnlyWhenAsked) {
+  TempDir dir;
+  const std::string out = dir / "out.json";
+  EXPECT_TRUE(CheckOutputFile(out, {}, false).ok());
+  ASSERT_TRUE(WriteStringToFile(out, "old").ok());
+  Status st = CheckOutputFile(out, {}, false);
+  EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(st.message(), out + ": file exists (use --force to overwrite)");
+  EXPECT_EQ(CheckOutputFile(out, {}, false, "pass overwrite=True").message(),
+            out + ": file exists (pass overwrite=True)");
+  EXPECT_TRUE(CheckOutputFile(out, {}, true).ok());
+  // An input or a directory is refused even with overwrite.
+  const std::string inputs[] = {out};
+  EXPECT_EQ(CheckOutputFile(out, inputs, true).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(CheckOutputFile(dir.path(), {}, true).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(Read(out), "old");
+}
+
 }  // namespace
 }  // namespace tracesmith

@@ -120,3 +120,18 @@ def test_replay_range_is_passed_as_the_cli_spells_it(cli, mlp):
     with pytest.raises(tracesmith.TraceError) as e:
         tracesmith.replay(mlp, range=(0, 1))
     assert str(e.value) == want.stderr.strip()
+
+
+def test_output_rule_is_the_clis_function(tmp_path, mlp):
+    # One C++ rule (CheckOutputFile) for the CLI and Python: the same refusals,
+    # worded for Python's overwrite=.
+    out = tmp_path / "x.csv"
+    out.write_text("keep")
+    with pytest.raises(tracesmith.TraceError) as e:
+        tracesmith.export(mlp, str(out))
+    assert str(e.value) == f"{out}: file exists (pass overwrite=True to replace it)"
+    with pytest.raises(tracesmith.TraceError, match="is a directory"):
+        tracesmith.export(mlp, str(tmp_path), "csv", overwrite=True)
+    with pytest.raises(tracesmith.TraceError, match="refusing to replace it"):
+        tracesmith.export(mlp, "/dev/null", "csv", overwrite=True)
+    assert out.read_text() == "keep"

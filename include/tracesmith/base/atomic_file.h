@@ -18,6 +18,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "tracesmith/base/status.h"
 
@@ -27,6 +28,13 @@ namespace tracesmith {
 // file (or a link to one) that is none of `inputs`. InvalidArgument says why
 // not. Commands call it before doing any work; AtomicFile::Create calls it too.
 Status CheckOutputPath(const std::string& target, std::span<const std::string> inputs = {});
+
+// The rule of every command and library call that writes a file (export,
+// import, symbolize, profile; the Python package): CheckOutputPath, and an
+// existing file is replaced only when `overwrite` is set, else
+// FailedPrecondition "<out>: file exists (<how_to_overwrite>)".
+Status CheckOutputFile(const std::string& out, std::span<const std::string> inputs, bool overwrite,
+                       std::string_view how_to_overwrite = "use --force to overwrite");
 
 // Creates a new, empty file ".<name>.<tag>-<pid>-XXXXXX" beside `path` (in
 // its directory, O_EXCL, mode 0644 less the umask) and returns its name; its
