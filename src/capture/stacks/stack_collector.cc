@@ -72,6 +72,22 @@ inline void HashPythonFrames(const PyFrameRef* py, int n, bool merge, uint64_t* 
   *h2 = StackHashStep(b ^ 0x5bd1e995u, a) ^ uint64_t(n);
 }
 
+// The rewalk diagnostic (StackTiming::rewalk): the native and Python walks
+// once more, timed. Out of line, so that its scratch is on the stack only
+// in diagnostic runs (CaptureStack's own frame is bounded, see above).
+[[gnu::noinline, gnu::cold]] uint64_t Rewalk(WalkMemo* memo, StackMode mode, int max_depth,
+                                             int skip, const CodeRange* trim, int n_trim,
+                                             const CallerFrame* from) {
+  uint64_t pcs[kMaxDepthLimit];
+  PyFrameRef py[kMaxDepthLimit];
+  MemoEntry* whole = nullptr;
+  const uint64_t t0 = CpuTicks(), first0 = t_first_time_ticks;
+  if (mode != StackMode::kPython)
+    (void)UnwindNativeTrimmedMemo(memo, &whole, pcs, max_depth, skip, trim, n_trim, from);
+  if (mode != StackMode::kNative) (void)PythonFrames::Get().Walk(py, max_depth);
+  return CpuTicks() - t0 - (t_first_time_ticks - first0);
+}
+
 void RememberId(WalkMemo* memo, const MemoEntry* entry, uint64_t owner, uint64_t py1, uint64_t py2,
                 uint32_t id) {
   MemoIdSlot(memo, entry, py1) = MemoId{owner, py1, py2, entry->serial, id};
@@ -159,18 +175,9 @@ TS_HOT [[gnu::noinline]] uint32_t StackCollector::CaptureStack(StackTiming* timi
   if (mode != StackMode::kNative) n_py = python.Walk(py, max_depth);
   if (timing) {
     uint64_t t2 = CpuTicks();
-    if (timing->rewalk) {
-      uint64_t again[kMaxDepthLimit];
-      PyFrameRef py_again[kMaxDepthLimit];
-      MemoEntry* whole_again = nullptr;
-      const uint64_t f0 = t_first_time_ticks;
-      if (mode != StackMode::kPython)
-        (void)UnwindNativeTrimmedMemo(held.memo, &whole_again, again, max_depth,
-                                      options_.skip_frames + 1, trim_.data(), int(trim_.size()),
-                                      from);
-      if (mode != StackMode::kNative) (void)python.Walk(py_again, max_depth);
-      timing->rewalk_ticks = CpuTicks() - t2 - (t_first_time_ticks - f0);
-    }
+    if (timing->rewalk)
+      timing->rewalk_ticks = Rewalk(held.memo, mode, max_depth, options_.skip_frames + 1,
+                                    trim_.data(), int(trim_.size()), from);
     // Less the rules computed for new return addresses (first-time work).
     timing->unwind_ticks = t1 - t0 - (t_first_time_ticks - first0);
     timing->python_ticks = t2 - t1;
