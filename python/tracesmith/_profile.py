@@ -122,7 +122,9 @@ class Profiler:
     file (`output`, then STEM.2.sbt, STEM.3.sbt, ...) and on_trace_ready(self)
     is called with `last_trace` set when a cycle's file is closed. Options are
     those of `tracesmith profile`: kinds ("kernel,memcpy,..." or a list),
-    stacks ("none", "native", "python", "mixed"; default mixed under Python),
+    stacks ("none", "native", "python", "mixed", "full"; default mixed under
+    Python: native frames up to the innermost Python frame, then the Python
+    frames; "full" also keeps the interpreter's native frames),
     stack_depth, buffer_mb, flush_ms, replay_capture ("all", "kernel:REGEX",
     "launch:A-B": record those launches with their inputs for
     tracesmith.replay), replay_memory ("params", "all"); overwrite replaces an

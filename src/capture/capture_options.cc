@@ -116,10 +116,10 @@ Status ParseCaptureRange(const std::string& text, CaptureOptions* options) {
 }
 
 Status ValidateStackMode(const std::string& text) {
-  for (const char* mode : {"auto", "none", "native", "python", "mixed"})
+  for (const char* mode : {"auto", "none", "native", "python", "mixed", "full"})
     if (text == mode) return OkStatus();
   return InvalidArgument("--stacks: '" + text +
-                         "' is not one of auto, none, native, python, mixed");
+                         "' is not one of auto, none, native, python, mixed, full");
 }
 
 StatusOr<ReplayFilter> ParseReplayFilter(const std::string& text) {

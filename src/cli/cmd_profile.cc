@@ -547,7 +547,9 @@ void AddProfileOptions(CLI::App* sub, ProfileArgs& a) {
   sub->add_flag("-f,--force", a.force, "Overwrite the output file");
   sub->add_option("--stacks", a.stacks,
                   "Host call stack at every launch, copy, memset and graph launch: none, native, "
-                  "python, mixed, or auto (mixed under Python, else native)")
+                  "python, mixed (native frames up to the innermost Python frame, then the "
+                  "Python frames), full (also the interpreter's native frames between and "
+                  "above Python frames), or auto (mixed under Python, else native)")
       ->capture_default_str();
   sub->add_option("--stack-depth", a.stack_depth, "Frames kept per stack (1-256)")
       ->capture_default_str();

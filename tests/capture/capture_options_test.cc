@@ -125,6 +125,8 @@ TEST(OptionsEnv, Stacks) {
   EXPECT_FALSE(OptionsFromEnv({{kEnvStackDepth, "0"}}).ok());
   EXPECT_FALSE(OptionsFromEnv({{kEnvStackDepth, "257"}}).ok());
   EXPECT_TRUE(ValidateStackMode("mixed").ok());
+  EXPECT_TRUE(ValidateStackMode("full").ok());
+  EXPECT_EQ(OptionsFromEnv({{kEnvStacks, "full"}}).value().stacks, "full");
   EXPECT_FALSE(ValidateStackMode("Mixed").ok());
 }
 

@@ -101,7 +101,9 @@ TEST(StackCollectorTest, TrimsInnermostFramesOfOwnModule) {
 
 TEST(StackCollectorTest, ParseMode) {
   EXPECT_EQ(ParseStackMode("mixed").value(), StackMode::kMixed);
+  EXPECT_EQ(ParseStackMode("full").value(), StackMode::kFull);
   EXPECT_EQ(ParseStackMode("none").value(), StackMode::kNone);
+  EXPECT_STREQ(StackModeName(StackMode::kFull), "full");
   EXPECT_FALSE(ParseStackMode("all").ok());
   EXPECT_STREQ(StackModeName(StackMode::kPython), "python");
 }

@@ -19,7 +19,7 @@ StackCollector* g_collector = nullptr;
 
 extern "C" {
 
-// mode: 0 none, 1 native, 2 python, 3 mixed.
+// mode: 0 none, 1 native, 2 python, 3 mixed, 4 full (StackMode).
 [[gnu::visibility("default")]] int TsProbeInit(int mode) {
   StackCollectorOptions o;
   o.mode = StackMode(mode);

@@ -105,44 +105,88 @@ std::vector<PyFrameView> Describe(StackCollector& c, uint32_t stack_id,
   return out;
 }
 
-TEST(PythonFramesTest, MixedStacksUnderEmbeddedInterpreter) {
+EmbeddedPython& Interpreter() {
   static EmbeddedPython python;  // one interpreter per process
+  return python;
+}
+
+// The script's three stacks under `mode`, each as (frames, is_python).
+struct ScriptStack {
+  std::vector<PyFrameView> frames;
+  std::vector<bool> is_py;
+  int first_py = -1, last_py = -1, n_py = 0;
+};
+std::vector<ScriptStack> RunScript(StackCollector& c) {
+  g_collector = &c;
+  g_ids.clear();
+  EXPECT_EQ(Interpreter().Run(kScript), 0);
+  g_collector = nullptr;
+  std::vector<ScriptStack> out;
+  for (uint32_t id : g_ids) {
+    ScriptStack s;
+    s.frames = Describe(c, id, &s.is_py);
+    for (size_t i = 0; i < s.frames.size(); ++i) {
+      if (!s.is_py[i]) continue;
+      if (s.first_py < 0) s.first_py = int(i);
+      s.last_py = int(i);
+      ++s.n_py;
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+// inner:5 <- outer:7 <- <module>:8+call, contiguous from first_py.
+void ExpectScriptFrames(const ScriptStack& s, int call) {
+  ASSERT_EQ(s.n_py, 3);
+  EXPECT_EQ(s.last_py - s.first_py, 2);  // one contiguous segment
+  EXPECT_GT(s.first_py, 0);              // native frames inside (ctypes, this test)
+  const PyFrameView* py = &s.frames[size_t(s.first_py)];
+  EXPECT_EQ(py[0].function, "inner");
+  EXPECT_EQ(py[0].line, 5u);
+  EXPECT_EQ(py[1].function, "outer");
+  EXPECT_EQ(py[1].line, 7u);
+  EXPECT_EQ(py[2].function, "<module>");
+  EXPECT_EQ(py[2].line, 8u + unsigned(call));
+  EXPECT_EQ(py[0].file, "<string>");
+}
+
+TEST(PythonFramesTest, MixedStacksUnderEmbeddedInterpreter) {
+  EmbeddedPython& python = Interpreter();
   if (!python.ok()) GTEST_SKIP() << "libpython not available: Python frame walking not tested";
   std::printf("[ INFO     ] embedded %s\n", python.version());
   StackCollectorOptions options;
   options.mode = StackMode::kMixed;
   StackCollector c(options);
   EXPECT_EQ(DefaultStackMode(), StackMode::kMixed);
-  g_collector = &c;
-  g_ids.clear();
-  ASSERT_EQ(python.Run(kScript), 0);
-  ASSERT_EQ(g_ids.size(), 3u);
+  options.mode = StackMode::kFull;
+  StackCollector full(options);
+  // Full first: its memo entries (same first states) must not shorten or
+  // lengthen the mixed walks that replay them, nor the other way round.
+  std::vector<ScriptStack> full_stacks = RunScript(full);
+  std::vector<ScriptStack> mixed = RunScript(c);
+  std::vector<ScriptStack> full_again = RunScript(full);
+  ASSERT_EQ(mixed.size(), 3u);
+  ASSERT_EQ(full_stacks.size(), 3u);
+  ASSERT_EQ(full_again.size(), 3u);
 
   // GIL released (1st, 3rd call; also before any GIL-held call) and held
-  // (2nd): Python frames merged in place of the eval-loop frame.
+  // (2nd).
   for (int call : {0, 1, 2}) {
     SCOPED_TRACE("call " + std::to_string(call));
-    std::vector<bool> is_py;
-    std::vector<PyFrameView> frames = Describe(c, g_ids[call], &is_py);
-    std::vector<PyFrameView> py;
-    int first_py = -1, last_py = -1;
-    for (size_t i = 0; i < frames.size(); ++i) {
-      if (!is_py[i]) continue;
-      if (first_py < 0) first_py = int(i);
-      last_py = int(i);
-      py.push_back(frames[i]);
+    // Mixed: the native frames end at the innermost eval loop, which all
+    // the Python frames replace; they are the stack's outermost frames.
+    ExpectScriptFrames(mixed[size_t(call)], call);
+    EXPECT_EQ(mixed[size_t(call)].last_py + 1, int(mixed[size_t(call)].frames.size()));
+    // Full: the Python frames in place of the eval-loop frame, between the
+    // native frames inside and outside (PyRun, gtest, main).
+    for (const auto* f : {&full_stacks, &full_again}) {
+      const ScriptStack& s = (*f)[size_t(call)];
+      ExpectScriptFrames(s, call);
+      EXPECT_LT(s.last_py + 1, int(s.frames.size()));
+      // The same native frames below the Python frames as mixed.
+      EXPECT_EQ(s.first_py, mixed[size_t(call)].first_py);
     }
-    ASSERT_EQ(py.size(), 3u);
-    EXPECT_EQ(last_py - first_py, 2);            // one contiguous segment
-    EXPECT_GT(first_py, 0);                      // native frames inside (ctypes, this test) ...
-    EXPECT_LT(last_py + 1, int(frames.size()));  // ... and outside (PyRun, gtest, main)
-    EXPECT_EQ(py[0].function, "inner");
-    EXPECT_EQ(py[0].line, 5u);
-    EXPECT_EQ(py[1].function, "outer");
-    EXPECT_EQ(py[1].line, 7u);
-    EXPECT_EQ(py[2].function, "<module>");
-    EXPECT_EQ(py[2].line, 8u + call);
-    EXPECT_EQ(py[0].file, "<string>");
   }
 
   // Python-only mode: just the three Python frames.

@@ -1,11 +1,15 @@
 // The per-thread walk memo (src/capture/stacks/walk_memo.h): a walk that
 // starts where an earlier one did replays that walk's steps only while the
 // stack still holds what they read; every result equals a walk without it.
+#include <dlfcn.h>
+#include <elf.h>
 #include <gtest/gtest.h>
+#include <link.h>
 
 #include <algorithm>
 #include <vector>
 
+#include "capture/stacks/walk_memo.h"
 #include "chains.h"
 #include "tracesmith/capture/stacks/stack_collector.h"
 #include "tracesmith/capture/stacks/unwinder.h"
@@ -13,6 +17,7 @@
 namespace tracesmith::capture::stacks {
 namespace {
 
+using testing::ChainThroughLibrary;
 using testing::RecurseChain;
 
 struct Walks {
@@ -219,6 +224,109 @@ TEST(WalkMemoTest, StackIdsThroughTheMemoAreTheIdsWithoutIt) {
     EXPECT_EQ(std::unique(first.begin(), first.end()), first.end());
     return 0;
   });
+}
+
+// A walk with a stop range (mixed stacks stop at the interpreter's eval
+// loop) ends after the first frame in it, whether its steps are unwound or
+// replayed from entries recorded with or without the stop.
+[[gnu::noinline]] int WalkOnce(bool use_memo, const CodeRange* stop, std::vector<uint64_t>* pcs) {
+  WalkMemo* memo = use_memo ? MemoAcquire() : nullptr;
+  MemoEntry* whole = nullptr;
+  int n = UnwindNativeTrimmedMemo(memo, &whole, pcs->data(), int(pcs->size()), 0, nullptr, 0,
+                                  nullptr, stop);
+  MemoRelease(memo);
+  asm volatile("" ::: "memory");
+  return n;
+}
+
+struct StopWalk {
+  bool memo, stop, exact;  // exact: replayed whole, nothing unwound
+};
+
+// Fills the stack below the caller with junk, so that a walk's own
+// scratch (its steps for a new memo entry) holds nothing from the last one.
+[[gnu::noinline]] void ScrubStack() {
+  volatile char junk[16384];
+  for (size_t i = 0; i < sizeof(junk); ++i) junk[i] = char(0xa5 ^ i);
+}
+
+// The walks, all from one call site; the first, unwound without a stop, is
+// the reference.
+[[gnu::noinline]] void CheckStopWalks(const CodeRange& stop, const std::vector<StopWalk>& walks) {
+  std::vector<uint64_t> full(256);
+  int n_full = 0, first_in = -1;
+  int step = 0;
+  for (auto [memo, with_stop, exact] : walks) {
+    SCOPED_TRACE("walk " + std::to_string(step++));
+    std::vector<uint64_t> pcs(256);
+    ScrubStack();
+    const UnwindStats before = GetUnwindStats();
+    const int n = WalkOnce(memo, with_stop ? &stop : nullptr, &pcs);
+    const UnwindStats after = GetUnwindStats();
+    if (exact) {
+      EXPECT_EQ(after.memo_frames_walked, before.memo_frames_walked);
+      EXPECT_EQ(after.memo_hits, before.memo_hits + 1);
+    }
+    if (n_full == 0) {
+      full = pcs;
+      n_full = n;
+      for (int i = 0; i < n_full && first_in < 0; ++i)
+        if (full[size_t(i)] - 1 - stop.start < stop.end - stop.start) first_in = i;
+      ASSERT_GT(first_in, 0);
+      ASSERT_LT(first_in + 4, n_full);  // 3 more library frames, then the test's
+      continue;
+    }
+    const int expect = with_stop ? first_in + 1 : n_full;
+    EXPECT_EQ(n, expect);
+    for (int i = 0; i < n && i < expect; ++i)
+      EXPECT_EQ(pcs[size_t(i)], full[size_t(i)]) << "frame " << i;
+  }
+}
+
+TEST(WalkMemoTest, AStopRangeEndsTheWalkThereOnReplaysToo) {
+#if defined(__x86_64__)
+  // The stop range: TsLibRecurse (test_lib.cc), from its ELF symbol size.
+  Dl_info info;
+  void* sym = nullptr;
+  void* fn = reinterpret_cast<void*>(&TsLibRecurse);
+  ASSERT_NE(dladdr1(fn, &info, &sym, RTLD_DL_SYMENT), 0);
+  ASSERT_NE(sym, nullptr);
+  const uint64_t start = reinterpret_cast<uint64_t>(fn);
+  const CodeRange stop{start, start + static_cast<const ElfW(Sym)*>(sym)->st_size};
+  // (memo, stop, exact). The stop's entry first: replayed whole; then
+  // replayed whole by a walk without the stop, which goes on and is
+  // recorded anew (its first steps copied from the entry), replayed whole.
+  RecurseChain(5, [&] {
+    return ChainThroughLibrary(3, [&] {
+      CheckStopWalks(stop, {{false, false, false},
+                            {false, true, false},
+                            {true, true, false},
+                            {true, true, true},
+                            {true, false, false},
+                            {true, false, true},
+                            {true, true, true},
+                            {true, false, true}});
+      return 0;
+    });
+  });
+  // From another first state, the entry without the stop first: a walk with
+  // the stop replays it as far as the stop and is recorded; of the two
+  // entries, which hold equally far, the one that ends there is replayed.
+  RecurseChain(6, [&] {
+    return ChainThroughLibrary(3, [&] {
+      CheckStopWalks(stop, {{false, false, false},
+                            {true, false, false},
+                            {true, false, true},
+                            {true, true, false},
+                            {true, true, true},
+                            {true, false, true},
+                            {true, true, true}});
+      return 0;
+    });
+  });
+#else
+  GTEST_SKIP() << "the walk memo is x86-64 only";
+#endif
 }
 
 }  // namespace

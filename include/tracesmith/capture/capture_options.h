@@ -78,7 +78,9 @@ struct CaptureOptions {
   std::string dump_raw_dir;
   // Host call stacks at every launch/copy/memset/graph launch:
   // "auto" (mixed when a Python interpreter runs the program, else native),
-  // "none", "native", "python" or "mixed".
+  // "none", "native", "python", "mixed" (native frames up to the innermost
+  // Python frame, then the Python frames) or "full" (every native frame,
+  // Python frames in place of the eval loop's).
   std::string stacks = "auto";
   // Frames kept per stack (1-256; the outermost are dropped beyond).
   uint32_t stack_depth = 128;
@@ -134,7 +136,7 @@ inline constexpr const char* kEnvReplayRanges = "TRACESMITH_REPLAY_RANGES";
 // tests can check the correlation-id join of API rows and GPU rows.
 inline constexpr const char* kEnvTestStackHook = "TRACESMITH_TEST_STACK_HOOK";
 
-// Checks "--stacks": auto, none, native, python or mixed.
+// Checks "--stacks": auto, none, native, python, mixed or full.
 Status ValidateStackMode(const std::string& text);
 
 // Parses "--capture-range": "", "all", "cudaProfilerApi" or "nvtx:<name>".

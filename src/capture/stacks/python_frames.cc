@@ -151,7 +151,7 @@ bool PythonFrames::Fail() {
   return false;
 }
 
-TS_HOT int PythonFrames::Walk(PyFrameRef* out, int max_frames) {
+TS_HOT uintptr_t PythonFrames::Top() {
   if (!present() || !is_initialized_()) return 0;
   // The thread state bound to this OS thread, whether or not it holds the
   // GIL right now (a TSS read, no lock).
@@ -159,7 +159,10 @@ TS_HOT int PythonFrames::Walk(PyFrameRef* out, int max_frames) {
   if (!tstate) return 0;
   int v = validated_.load(std::memory_order_relaxed);
   if (v < 0 || (v == 0 && !Validate(tstate))) return 0;
-  uintptr_t f = CurrentFrame(tstate);
+  return CurrentFrame(tstate);
+}
+
+TS_HOT int PythonFrames::WalkFrom(uintptr_t f, PyFrameRef* out, int max_frames) {
   int n = 0;
   // 100000: more than any real recursion limit; a corrupt cycle stops here.
   for (int guard = 0; f && n < max_frames && guard < 100000; ++guard) {

@@ -18,6 +18,8 @@
 #include <mutex>
 #include <string>
 
+#include "stack_hash.h"  // CodeRange
+
 namespace tracesmith::capture::stacks {
 
 // One Python frame: the code object and the byte offset of its current
@@ -45,9 +47,12 @@ class PythonFrames {
   // False after the one-time check failed.
   bool usable() const { return present() && validated_.load(std::memory_order_relaxed) >= 0; }
 
-  // Hot path: frames of the calling thread, innermost first. 0 when the
-  // thread has no Python state, or before the one-time check could run.
-  int Walk(PyFrameRef* out, int max_frames);
+  // Hot path: the calling thread's innermost Python frame (an opaque
+  // address), 0 when the thread has no Python state or frame, or before the
+  // one-time check could run.
+  uintptr_t Top();
+  // Hot path: the frames from `top` (Top()) outwards, innermost first.
+  int WalkFrom(uintptr_t top, PyFrameRef* out, int max_frames);
 
   // True when `return_address` lies in _PyEval_EvalFrameDefault, the native
   // frame a Python segment replaces in a mixed stack.
@@ -55,6 +60,8 @@ class PythonFrames {
     return return_address - 1 - eval_start_ < eval_size_;
   }
   bool knows_eval_frame() const { return eval_size_ != 0; }
+  // _PyEval_EvalFrameDefault's code ({0, 0} when not known).
+  CodeRange eval_range() const { return CodeRange{eval_start_, eval_start_ + eval_size_}; }
 
   // Slow path: qualified name, file and line of a frame returned by Walk on
   // this thread in the same capture (its code object is alive).

@@ -82,9 +82,14 @@ inline void HashPythonFrames(const PyFrameRef* py, int n, bool merge, uint64_t* 
   PyFrameRef py[kMaxDepthLimit];
   MemoEntry* whole = nullptr;
   const uint64_t t0 = CpuTicks(), first0 = t_first_time_ticks;
+  PythonFrames& python = PythonFrames::Get();
+  const uintptr_t py_top = mode != StackMode::kNative ? python.Top() : 0;
+  const CodeRange eval = python.eval_range();
+  const CodeRange* stop =
+      mode == StackMode::kMixed && py_top && eval.end != eval.start ? &eval : nullptr;
   if (mode != StackMode::kPython)
-    (void)UnwindNativeTrimmedMemo(memo, &whole, pcs, max_depth, skip, trim, n_trim, from);
-  if (mode != StackMode::kNative) (void)PythonFrames::Get().Walk(py, max_depth);
+    (void)UnwindNativeTrimmedMemo(memo, &whole, pcs, max_depth, skip, trim, n_trim, from, stop);
+  if (py_top) (void)python.WalkFrom(py_top, py, max_depth);
   return CpuTicks() - t0 - (t_first_time_ticks - first0);
 }
 
@@ -100,8 +105,9 @@ StatusOr<StackMode> ParseStackMode(const std::string& s) {
   if (s == "native") return StackMode::kNative;
   if (s == "python") return StackMode::kPython;
   if (s == "mixed") return StackMode::kMixed;
+  if (s == "full") return StackMode::kFull;
   return InvalidArgument(
-      StrFormat("--stacks=%s: expected one of none, native, python, mixed", s.c_str()));
+      StrFormat("--stacks=%s: expected one of none, native, python, mixed, full", s.c_str()));
 }
 
 const char* StackModeName(StackMode mode) {
@@ -114,6 +120,8 @@ const char* StackModeName(StackMode mode) {
       return "python";
     case StackMode::kMixed:
       return "mixed";
+    case StackMode::kFull:
+      return "full";
   }
   return "?";
 }
@@ -164,23 +172,38 @@ TS_HOT [[gnu::noinline]] uint32_t StackCollector::CaptureStack(StackTiming* timi
     WalkMemo* memo;
     ~Held() { MemoRelease(memo); }
   } held{mode != StackMode::kPython ? MemoAcquire() : nullptr};
-  MemoEntry* whole = nullptr;
-  if (mode != StackMode::kPython)
-    n_native = UnwindNativeTrimmedMemo(held.memo, &whole, pcs, max_depth, options_.skip_frames + 1,
-                                       trim_.data(), int(trim_.size()), from);
-  uint64_t t1 = timing ? CpuTicks() : 0;
   PyFrameRef py[kMaxDepthLimit];
   int n_py = 0;
   PythonFrames& python = PythonFrames::Get();
-  if (mode != StackMode::kNative) n_py = python.Walk(py, max_depth);
+  uintptr_t py_top = 0;
+  if (mode != StackMode::kNative) py_top = python.Top();
+  const uint64_t t_top = timing ? CpuTicks() : 0;
+  // In mixed mode, under Python, the native walk ends at the innermost
+  // eval-loop frame: the Python frames stand for the interpreter's own
+  // native frames above it.
+  const CodeRange eval = python.eval_range();
+  const CodeRange* stop =
+      mode == StackMode::kMixed && py_top && eval.end != eval.start ? &eval : nullptr;
+  MemoEntry* whole = nullptr;
+  if (mode != StackMode::kPython)
+    n_native = UnwindNativeTrimmedMemo(held.memo, &whole, pcs, max_depth, options_.skip_frames + 1,
+                                       trim_.data(), int(trim_.size()), from, stop);
+  uint64_t t1 = timing ? CpuTicks() : 0;
+  if (py_top) {
+    n_py = python.WalkFrom(py_top, py, max_depth);
+    if (n_py == 0 && stop)  // (a frame without code): the native frames after all
+      n_native = UnwindNativeTrimmedMemo(held.memo, &whole, pcs, max_depth,
+                                         options_.skip_frames + 1, trim_.data(),
+                                         int(trim_.size()), from, nullptr);
+  }
   if (timing) {
     uint64_t t2 = CpuTicks();
     if (timing->rewalk)
       timing->rewalk_ticks = Rewalk(held.memo, mode, max_depth, options_.skip_frames + 1,
                                     trim_.data(), int(trim_.size()), from);
     // Less the rules computed for new return addresses (first-time work).
-    timing->unwind_ticks = t1 - t0 - (t_first_time_ticks - first0);
-    timing->python_ticks = t2 - t1;
+    timing->unwind_ticks = t1 - t_top - (t_first_time_ticks - first0);
+    timing->python_ticks = (t_top - t0) + (t2 - t1);
     timing->native_frames = n_native;
     timing->python_frames = n_py;
   }

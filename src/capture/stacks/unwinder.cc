@@ -172,7 +172,7 @@ inline bool InRanges(uint64_t pc, const CodeRange* r, int n) {
 // those reads as overflows of the frames' locals, so it is not instrumented.
 [[gnu::always_inline, gnu::no_sanitize_address]] inline int Walk(
     uint64_t* pcs, int max_frames, int skip, const CodeRange* trim, int n_trim,
-    const CallerFrame* from, WalkMemo* memo, MemoEntry** whole_out) {
+    const CallerFrame* from, WalkMemo* memo, MemoEntry** whole_out, const CodeRange* stop) {
   // One TLS access (__tls_get_addr in a shared library), copied to locals.
   StackBounds* tls = &t_bounds;
   if (__builtin_expect(tls->hi == 0, 0)) InitStackBounds(tls);
@@ -230,6 +230,27 @@ inline bool InRanges(uint64_t pc, const CodeRange* r, int n) {
     const MemoEntry* rejoin = nullptr;  // the walk to rejoin after a divergence
     MemoEntry* whole_entry = nullptr;   // the entry replayed whole
     int rj = 0;                         // its next step not below the walk
+    // With `stop`, the walk ends after the first frame kept in it (the
+    // interpreter's eval loop: the Python frames stand for what is above).
+    // Checked on replayed steps too, so an entry recorded without `stop`
+    // (another collector's) replays only up to there.
+    bool stopped = false;
+    // How many of `held` steps of `src` the walk takes: up to the first in
+    // `stop` (*ends set), else all.
+    auto stop_at = [&](const MemoStep* src, int held, bool* ends) {
+      if (!stop) return held;
+      for (int i = 0; i < held; ++i) {
+        if (src[i].ra - 1 - stop->start < stop->end - stop->start) {
+          *ends = true;
+          return i + 1;
+        }
+      }
+      return held;
+    };
+    // An entry replayed whole whose walk goes on (one made with a stop,
+    // replayed without): the new entry starts with its steps, copied when
+    // the first step after them is unwound.
+    const MemoStep* copy_first = nullptr;
     // Takes up to `held` steps of `src`, after which the walk's rbp is
     // `rbp_after`, until pcs is full.
     auto take = [&](const MemoStep* src, int held, uintptr_t rbp_after, bool keep_steps) {
@@ -264,13 +285,18 @@ inline bool InRanges(uint64_t pc, const CodeRange* r, int n) {
       MemoEntry* set = &memo->entries[set_index * kMemoWays];
       MemoEntry* best = nullptr;
       int best_held = 0;
+      bool best_ends = false;
       uintptr_t best_rbp = rbp;
       for (int w = 0; w < kMemoWays; ++w) {
         if (tags.ra[w] != key || tags.cfa[w] != rsp) continue;
         MemoEntry* e = &set[w];
         uintptr_t after;
-        int held = MemoHolds(e->steps, e->n, e->rbp, rbp, lo, hi, &after);
-        if (held > best_held || !best) best_held = held, best = e, best_rbp = after;
+        bool ends = false;
+        int held = stop_at(e->steps, MemoHolds(e->steps, e->n, e->rbp, rbp, lo, hi, &after), &ends);
+        // The most steps; of as many, an entry replayed whole.
+        if (!best || held > best_held ||
+            (held == best_held && held == int(e->n) && best_held != int(best->n)))
+          best_held = held, best = e, best_rbp = after, best_ends = ends;
       }
       // Without an entry for this first state, the thread's previous walk
       // (most likely from the same caller) is the one to rejoin.
@@ -278,17 +304,19 @@ inline bool InRanges(uint64_t pc, const CodeRange* r, int n) {
       if (best) {
         best->stamp = ++memo->clock;
         whole = best_held == int(best->n);
+        stopped = best_ends;
         if (best_held > 0) take(best->steps, best_held, best_rbp, !whole);
         whole = whole && !full;
         ends_at_rule = whole && best->ends_at_rule;
         rj = best_held;
         if (whole) rejoin = nullptr, memo->last = best, whole_entry = best;
+        if (whole && best_held > 0) copy_first = best->steps;
       }
     }
     // The recorded walk ended at a rule without a caller (kEnd): so does
     // this one, from the same last frame.
     if (ends_at_rule) key = 0;
-    while (!full && n < max_frames && key != 0) {
+    while (!full && !stopped && n < max_frames && key != 0) {
       UnwindRule r = UnwindRule::Unpack(LookupRule(key));
       uintptr_t cfa, ra;
       MemoStep st{0, 0, 0, 0, 0};
@@ -321,9 +349,18 @@ inline bool InRanges(uint64_t pc, const CodeRange* r, int n) {
       rsp = cfa;
       key = ra;
       st.cfa = cfa, st.ra = ra, st.rbp = rbp;
+      if (copy_first) {
+        __builtin_memcpy(steps, copy_first,
+                         sizeof(MemoStep) * size_t(n_steps < kMemoSteps ? n_steps : kMemoSteps));
+        copy_first = nullptr;
+      }
       if (n_steps < kMemoSteps) steps[n_steps] = st;
       ++n_steps;
       if (!keep(ra)) break;
+      if (stop && ra - 1 - stop->start < stop->end - stop->start) {
+        stopped = true;
+        break;
+      }
       if (rejoin) {
         while (rj < int(rejoin->n) && rejoin->steps[rj].cfa < rsp) ++rj;
         if (rj >= int(rejoin->n)) {
@@ -333,21 +370,24 @@ inline bool InRanges(uint64_t pc, const CodeRange* r, int n) {
           uintptr_t after;
           int held = MemoHolds(from_step + 1, int(rejoin->n) - rj - 1, from_step->rbp, rbp, lo, hi,
                                &after);
+          held = stop_at(from_step + 1, held, &stopped);
           if (held > 0) take(from_step + 1, held, after, true);
           rj += held + 1;
         }
       }
     }
     if (memo) {
-      MemoOutcome outcome = whole          ? MemoOutcome::kHit
+      // Replayed whole with nothing unwound after: the entry's frames.
+      const bool exact = whole && n_steps == replayed;
+      MemoOutcome outcome = exact          ? MemoOutcome::kHit
                             : replayed > 0 ? MemoOutcome::kPartial
                                            : MemoOutcome::kMiss;
-      if (!whole)
+      if (!exact)
         memo->last = MemoStore(memo, first_cfa, first_ra, first_rbp, steps,
                                n_steps < kMemoSteps ? n_steps : kMemoSteps,
                                ends_at_rule && n_steps <= kMemoSteps);
       MemoCount(memo, outcome, replayed, n_steps - replayed);
-      if (whole && n_steps == replayed && whole_out) *whole_out = whole_entry;
+      if (exact && whole_out) *whole_out = whole_entry;
     }
   }
 #else
@@ -376,7 +416,7 @@ inline bool InRanges(uint64_t pc, const CodeRange* r, int n) {
 [[gnu::noinline, gnu::no_sanitize_address]] int UnwindNative(uint64_t* pcs, int max_frames,
                                                              int skip) {
   WalkMemo* memo = MemoAcquire();
-  int n = Walk(pcs, max_frames, skip, nullptr, 0, nullptr, memo, nullptr);
+  int n = Walk(pcs, max_frames, skip, nullptr, 0, nullptr, memo, nullptr, nullptr);
   MemoRelease(memo);
   return n;
 }
@@ -384,7 +424,7 @@ inline bool InRanges(uint64_t pc, const CodeRange* r, int n) {
 [[gnu::noinline, gnu::no_sanitize_address]] int UnwindNativeFrom(const CallerFrame& from,
                                                                  uint64_t* pcs, int max_frames) {
   WalkMemo* memo = MemoAcquire();
-  int n = Walk(pcs, max_frames, 0, nullptr, 0, &from, memo, nullptr);
+  int n = Walk(pcs, max_frames, 0, nullptr, 0, &from, memo, nullptr, nullptr);
   MemoRelease(memo);
   return n;
 }
@@ -394,16 +434,16 @@ inline bool InRanges(uint64_t pc, const CodeRange* r, int n) {
                                                                     int n_trim,
                                                                     const CallerFrame* from) {
   WalkMemo* memo = MemoAcquire();
-  int n = Walk(pcs, max_frames, skip, trim, n_trim, from, memo, nullptr);
+  int n = Walk(pcs, max_frames, skip, trim, n_trim, from, memo, nullptr, nullptr);
   MemoRelease(memo);
   return n;
 }
 
 TS_HOT [[gnu::noinline, gnu::no_sanitize_address]] int UnwindNativeTrimmedMemo(
     WalkMemo* memo, MemoEntry** whole, uint64_t* pcs, int max_frames, int skip,
-    const CodeRange* trim, int n_trim, const CallerFrame* from) {
+    const CodeRange* trim, int n_trim, const CallerFrame* from, const CodeRange* stop) {
   *whole = nullptr;
-  return Walk(pcs, max_frames, skip, trim, n_trim, from, memo, whole);
+  return Walk(pcs, max_frames, skip, trim, n_trim, from, memo, whole, stop);
 }
 
 UnwindStats GetUnwindStats() {

@@ -109,8 +109,11 @@ inline MemoId& MemoIdSlot(WalkMemo* memo, const MemoEntry* entry, uint64_t py1) 
 // entry whose steps the walk replayed whole, nothing unwound after them (the
 // frames returned are exactly those the entry gives), else to nullptr; the
 // caller may look up its ids (MemoIdSlot) until it releases the memo.
+// With `stop`, the walk ends after the first frame whose return address is
+// in that range (kept): mixed stacks stop at the innermost interpreter frame.
 int UnwindNativeTrimmedMemo(WalkMemo* memo, MemoEntry** whole, uint64_t* pcs, int max_frames,
-                            int skip, const CodeRange* trim, int n_trim, const CallerFrame* from);
+                            int skip, const CodeRange* trim, int n_trim, const CallerFrame* from,
+                            const CodeRange* stop = nullptr);
 
 // Outcome of a walk for the counters.
 enum class MemoOutcome : uint8_t { kHit, kPartial, kMiss };

@@ -19,8 +19,11 @@
 // minus the module's load bias (an ELF virtual address in that file; look
 // up rel_pc - 1), mapping_id names the module's path and GNU build-id.
 // Python frames are stored resolved (qualified name, file, line), with
-// mapping_id 0. In mixed mode each native _PyEval_EvalFrameDefault frame is
-// replaced by the Python frames it was running. Python frames are read
+// mapping_id 0. In mixed mode the native frames end at the innermost
+// _PyEval_EvalFrameDefault frame, which is replaced by all the Python frames
+// (the interpreter's own native frames between and above them are not
+// walked); in full mode every native frame is walked and each eval-loop
+// frame is replaced by the Python frames it was running. Python frames are read
 // whether or not the thread holds the GIL (Triton launchers release it), for
 // CPython 3.11-3.13; other versions give native frames only.
 //
@@ -51,9 +54,9 @@ namespace tracesmith::capture::stacks {
 class ModuleRegistry;
 struct CodeRange;
 
-enum class StackMode : uint8_t { kNone, kNative, kPython, kMixed };
+enum class StackMode : uint8_t { kNone, kNative, kPython, kMixed, kFull };
 
-// Parses "none|native|python|mixed".
+// Parses "none|native|python|mixed|full".
 StatusOr<StackMode> ParseStackMode(const std::string& s);
 const char* StackModeName(StackMode mode);
 // mixed when a supported Python interpreter is loaded in this process, else native.
