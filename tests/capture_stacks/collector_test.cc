@@ -180,3 +180,30 @@ TEST(StackCollectorTest, ThreadsAgreeOnIds) {
 
 }  // namespace
 }  // namespace tracesmith::capture::stacks
+
+namespace tracesmith::capture::stacks {
+namespace {
+
+// A thread's first walk maps its walk memo and computes rules for new
+// return addresses (first-time work, accounted apart): each timed part
+// leaves out exactly the first-time work done inside it, so neither goes
+// below zero (an unsigned wrap read as ~10^19 ticks).
+TEST(StackCollectorTest, TimedPartsOfAThreadsFirstWalkLeaveOutFirstTimeWork) {
+  for (StackMode mode : {StackMode::kNative, StackMode::kMixed, StackMode::kFull}) {
+    StackCollectorOptions options;
+    options.mode = mode;
+    StackCollector c(options);
+    StackTiming timing;
+    std::thread([&] {
+      testing::RecurseChain(8, [&] { return int(c.CaptureStack(&timing)); });
+    }).join();
+    SCOPED_TRACE(StackModeName(mode));
+    const uint64_t kSecondOfTicks = uint64_t(1e10);  // (at most a 10 GHz counter)
+    EXPECT_LT(timing.unwind_ticks, kSecondOfTicks);
+    EXPECT_LT(timing.python_ticks, kSecondOfTicks);
+    EXPECT_GE(timing.native_frames, 9);
+  }
+}
+
+}  // namespace
+}  // namespace tracesmith::capture::stacks

@@ -178,6 +178,7 @@ TS_HOT [[gnu::noinline]] uint32_t StackCollector::CaptureStack(StackTiming* timi
   uintptr_t py_top = 0;
   if (mode != StackMode::kNative) py_top = python.Top();
   const uint64_t t_top = timing ? CpuTicks() : 0;
+  const uint64_t first_top = timing ? t_first_time_ticks : 0;
   // In mixed mode, under Python, the native walk ends at the innermost
   // eval-loop frame: the Python frames stand for the interpreter's own
   // native frames above it.
@@ -189,6 +190,7 @@ TS_HOT [[gnu::noinline]] uint32_t StackCollector::CaptureStack(StackTiming* timi
     n_native = UnwindNativeTrimmedMemo(held.memo, &whole, pcs, max_depth, options_.skip_frames + 1,
                                        trim_.data(), int(trim_.size()), from, stop);
   uint64_t t1 = timing ? CpuTicks() : 0;
+  const uint64_t first1 = timing ? t_first_time_ticks : 0;
   if (py_top) {
     n_py = python.WalkFrom(py_top, py, max_depth);
     if (n_py == 0 && stop)  // (a frame without code): the native frames after all
@@ -197,13 +199,14 @@ TS_HOT [[gnu::noinline]] uint32_t StackCollector::CaptureStack(StackTiming* timi
                                          int(trim_.size()), from, nullptr);
   }
   if (timing) {
-    uint64_t t2 = CpuTicks();
+    const uint64_t t2 = CpuTicks(), first2 = t_first_time_ticks;
     if (timing->rewalk)
       timing->rewalk_ticks = Rewalk(held.memo, mode, max_depth, options_.skip_frames + 1,
                                     trim_.data(), int(trim_.size()), from);
-    // Less the rules computed for new return addresses (first-time work).
-    timing->unwind_ticks = t1 - t_top - (t_first_time_ticks - first0);
-    timing->python_ticks = (t_top - t0) + (t2 - t1);
+    // Each less its first-time work (the memo's mapping, rules computed for
+    // new return addresses).
+    timing->unwind_ticks = t1 - t_top - (first1 - first_top);
+    timing->python_ticks = (t_top - t0 - (first_top - first0)) + (t2 - t1 - (first2 - first1));
     timing->native_frames = n_native;
     timing->python_frames = n_py;
   }
