@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "trace_loader.h"
+#include "tracesmith/analysis/event_filter.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/base/printable.h"
 #include "tracesmith/model/event_names.h"
@@ -30,12 +31,6 @@ struct ViewOptions {
   bool stats = false;
   bool stacks = false;
   bool strict = false;
-};
-
-struct EventRef {
-  uint64_t start;
-  TableKind kind;
-  uint32_t row;
 };
 
 // Fields shown in their own columns are left out of DETAILS.
@@ -99,74 +94,34 @@ uint32_t StackIdOf(const T& e) {
     return 0;
 }
 
-// --from/--to (relative to the trace's start t0) as absolute times.
-Status TimeWindow(const ViewOptions& o, uint64_t t0, uint64_t* from, uint64_t* to) {
-  if (!o.from.empty()) {
-    auto d = ParseDuration(o.from);
-    if (!d.ok()) return d.status();
-    *from = t0 + *d;
-  }
-  if (!o.to.empty()) {
-    auto d = ParseDuration(o.to);
-    if (!d.ok()) return d.status();
-    *to = t0 + *d;
-  }
-  return OkStatus();
+analysis::EventFilterSpec FilterSpec(const ViewOptions& o) {
+  analysis::EventFilterSpec spec;
+  spec.kinds = o.kinds;
+  spec.name_regex = o.name_regex;
+  spec.stream = o.stream;
+  spec.device = o.device;
+  spec.from = o.from;
+  spec.to = o.to;
+  return spec;
 }
 
-int RunViewStats(const ViewOptions& o, const std::set<std::string>& kinds,
-                 const std::optional<std::regex>& name_re);
+int RunViewStats(const ViewOptions& o, analysis::EventFilter filter);
 
 int RunView(const ViewOptions& o) {
-  std::set<std::string> kinds(o.kinds.begin(), o.kinds.end());
-  for (const std::string& k : kinds) {
-    bool known = false;
-    ForEachRecordType(
-        [&]<typename T>() { known |= RecordTraits<T>::kIsEvent && k == RecordTraits<T>::kLabel; });
-    if (!known)
-      return ReportError(InvalidArgument(
-          "unknown event kind '" + k +
-          "' (kinds: kernel memcpy memset sync api nvtx marker memory counter module graph "
-          "overhead drop)"));
-  }
-  std::optional<std::regex> name_re;
-  if (!o.name_regex.empty()) {
-    try {
-      name_re.emplace(o.name_regex, std::regex::ECMAScript | std::regex::optimize);
-    } catch (const std::regex_error& e) {
-      return ReportError(InvalidArgument("bad --name regex '" + o.name_regex + "': " + e.what()));
-    }
-  }
-  if (o.stats) return RunViewStats(o, kinds, name_re);
+  auto filter = analysis::EventFilter::Make(FilterSpec(o));
+  if (!filter.ok()) return ReportError(filter.status());
+  if (o.stats) return RunViewStats(o, std::move(*filter));
   auto loaded = LoadTrace(o.path, o.strict, "showing");
   if (!loaded.ok()) return ReportError(loaded.status());
   const Trace& t = loaded->trace;
-  auto [t0, t1] = t.TimeRange();
-  uint64_t from = 0, to = UINT64_MAX;
-  if (Status w = TimeWindow(o, t0, &from, &to); !w.ok()) return ReportError(w);
-
-  std::vector<EventRef> refs;
-  ForEachRecordType([&]<typename T>() {
-    if constexpr (RecordTraits<T>::kIsEvent) {
-      if (!kinds.empty() && !kinds.count(RecordTraits<T>::kLabel)) return;
-      const auto& rows = t.Rows<T>();
-      for (uint32_t i = 0; i < rows.size(); ++i) {
-        const T& e = rows[i];
-        if (EventEnd(e) < from || EventStart(e) > to) continue;
-        if (o.stream >= 0 && EventStream(e) != o.stream) continue;
-        if (o.device >= 0 && EventDevice(e) != o.device) continue;
-        if (name_re && !std::regex_search(EventName(t, e), *name_re)) continue;
-        refs.push_back({EventStart(e), RecordTraits<T>::kKind, i});
-      }
-    }
-  });
-  std::stable_sort(refs.begin(), refs.end(),
-                   [](const EventRef& a, const EventRef& b) { return a.start < b.start; });
+  if (Status w = filter->Resolve(t.TimeRange().first); !w.ok()) return ReportError(w);
+  const uint64_t t0 = t.TimeRange().first;
+  const std::vector<analysis::EventRef> refs = analysis::SelectEvents(t, *filter);
 
   std::printf("%14s %12s %-8s %4s %7s  %-48s %s\n", "START(us)", "DUR(us)", "KIND", "DEV", "STREAM",
               "NAME", "DETAILS");
   size_t shown = 0;
-  for (const EventRef& r : refs) {
+  for (const analysis::EventRef& r : refs) {
     if (shown++ >= o.limit) break;
     ForEachRecordType([&]<typename T>() {
       if constexpr (RecordTraits<T>::kIsEvent) {
@@ -197,78 +152,32 @@ int RunView(const ViewOptions& o) {
 }
 
 // --stats: counts and per-name durations, aggregated while the events stream
-// past (bounded memory on any size of trace). With --from/--to, a first pass
-// finds where the trace starts.
-int RunViewStats(const ViewOptions& o, const std::set<std::string>& kinds,
-                 const std::optional<std::regex>& name_re) {
+// past (bounded memory on any size of trace; analysis/event_filter.h).
+int RunViewStats(const ViewOptions& o, analysis::EventFilter filter) {
   auto reader = format::SbtReader::Open(o.path);
   if (!reader.ok()) return ReportError(reader.status());
-  auto failed = [&](const Status& st) {
-    return ReportError(Status(st.code(), o.path + ": " + st.message()));
-  };
-  uint64_t t0 = 0;
-  if (!o.from.empty() || !o.to.empty()) {
-    uint64_t lo = UINT64_MAX, hi = 0;
-    Status st = (*reader)->Stream([&](const Trace& batch, TableKind) {
-      auto [blo, bhi] = batch.TimeRange();
-      if (bhi != 0) lo = std::min(lo, blo), hi = std::max(hi, bhi);
-      return OkStatus();
-    });
-    if (!st.ok()) return failed(st);
-    t0 = hi == 0 ? 0 : lo;
+  auto stats = analysis::StreamEventStats(**reader, std::move(filter));
+  if (!stats.ok()) {
+    const Status& st = stats.status();
+    return ReportError(st.code() == StatusCode::kInvalidArgument
+                           ? st
+                           : Status(st.code(), o.path + ": " + st.message()));
   }
-  uint64_t from = 0, to = UINT64_MAX;
-  if (Status w = TimeWindow(o, t0, &from, &to); !w.ok()) return ReportError(w);
-  struct Agg {
-    uint64_t count = 0, timed = 0, total = 0, min = UINT64_MAX, max = 0;
-  };
-  std::map<std::string, uint64_t> per_kind;
-  std::map<std::pair<std::string, std::string>, Agg> per_name;
-  size_t matched = 0;
-  Status st = (*reader)->Stream([&](const Trace& t, TableKind kind) {
-    ForEachRecordType([&]<typename T>() {
-      if constexpr (RecordTraits<T>::kIsEvent) {
-        if (RecordTraits<T>::kKind != kind) return;
-        if (!kinds.empty() && !kinds.count(RecordTraits<T>::kLabel)) return;
-        for (const T& e : t.Rows<T>()) {
-          if (EventEnd(e) < from || EventStart(e) > to) continue;
-          if (o.stream >= 0 && EventStream(e) != o.stream) continue;
-          if (o.device >= 0 && EventDevice(e) != o.device) continue;
-          if (name_re && !std::regex_search(EventName(t, e), *name_re)) continue;
-          ++matched;
-          per_kind[RecordTraits<T>::kLabel]++;
-          Agg& a = per_name[{RecordTraits<T>::kLabel, Printable(EventName(t, e))}];
-          a.count++;
-          if (EventEnd(e) < EventStart(e)) continue;  // end unknown: no duration
-          uint64_t d = EventEnd(e) - EventStart(e);
-          a.timed++;
-          a.total += d;
-          a.min = std::min(a.min, d);
-          a.max = std::max(a.max, d);
-        }
-      }
-    });
-    return OkStatus();
-  });
-  if (!st.ok()) return failed(st);
   if (Status damage = CheckDamage(o.path, (*reader)->report(), o.strict, "showing"); !damage.ok())
     return ReportError(damage);
-  std::printf("%zu events match\n\n%-10s %12s\n", matched, "KIND", "COUNT");
-  for (auto& [k, n] : per_kind)
+  std::printf("%llu events match\n\n%-10s %12s\n", static_cast<unsigned long long>(stats->matched),
+              "KIND", "COUNT");
+  for (auto& [k, n] : stats->per_kind)
     std::printf("%-10s %12llu\n", k.c_str(), static_cast<unsigned long long>(n));
-  std::vector<std::pair<std::pair<std::string, std::string>, Agg>> rows(per_name.begin(),
-                                                                        per_name.end());
-  std::stable_sort(rows.begin(), rows.end(),
-                   [](auto& a, auto& b) { return a.second.total > b.second.total; });
   std::printf("\n%-8s %10s %14s %12s %12s %12s  %s\n", "KIND", "COUNT", "TOTAL", "AVG", "MIN",
               "MAX", "NAME");
-  for (size_t i = 0; i < rows.size() && i < o.limit; ++i) {
-    const Agg& a = rows[i].second;
+  for (size_t i = 0; i < stats->per_name.size() && i < o.limit; ++i) {
+    const analysis::NameStats& a = stats->per_name[i];
     auto dur = [&a](uint64_t v) { return a.timed ? HumanDuration(v) : std::string("?"); };
-    std::printf("%-8s %10llu %14s %12s %12s %12s  %s\n", rows[i].first.first.c_str(),
-                static_cast<unsigned long long>(a.count), dur(a.total).c_str(),
-                dur(a.timed ? a.total / a.timed : 0).c_str(), dur(a.min).c_str(),
-                dur(a.max).c_str(), rows[i].first.second.c_str());
+    std::printf("%-8s %10llu %14s %12s %12s %12s  %s\n", a.kind.c_str(),
+                static_cast<unsigned long long>(a.count), dur(a.total_ns).c_str(),
+                dur(a.mean_ns()).c_str(), dur(a.min_ns).c_str(), dur(a.max_ns).c_str(),
+                a.name.c_str());
   }
   return kExitOk;
 }
