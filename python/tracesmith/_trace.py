@@ -37,6 +37,19 @@ KINDS = {
 # Table labels by any name a user may try: "kernel", "kernels", "memcpys", ...
 _LABELS = {**{label: label for label in KINDS.values()}, **KINDS}
 
+_ENUMS: Optional[Dict[str, Dict[str, np.ndarray]]] = None
+
+
+def _enum_names(kind: str) -> Dict[str, np.ndarray]:
+    """{field: names by value, then "unknown"} of a kind's enumeration fields
+    (copy_kind, sync_type, ...: model/enum_fields.h, the CLI's names)."""
+    global _ENUMS
+    if _ENUMS is None:
+        _ENUMS = {label: {field: np.array(list(names) + ["unknown"])
+                          for field, names in fields.items()}
+                  for label, fields in core().enum_names().items()}
+    return _ENUMS.get(kind, {})
+
 
 def _path(path, what: str = "path") -> str:
     """A file path argument as str (str, bytes or os.PathLike)."""
@@ -75,8 +88,11 @@ class Frame(NamedTuple):
 class Table:
     """One record kind's rows: a NumPy array per field (`table["start_ns"]`).
 
-    `table["name"]` resolves a string-id field (`name_id`) to its strings, and
-    `table["duration_ns"]` is end_ns - start_ns where both exist. Nothing is a
+    `table["name"]` resolves a string-id field (`name_id`) to its strings,
+    `table["copy_kind_name"]` an enumeration field (`copy_kind`, `sync_type`,
+    `src_kind`, `op`, ...) to the names the CLI prints ("HtoD",
+    "stream_synchronize", ...), and `table["duration_ns"]` is end_ns -
+    start_ns where both exist. Nothing is a
     Python object per row until you ask for strings. `table[mask]` (a boolean
     array, an index array or a slice) is a Table of those rows:
     `k[k.duration_ns > 10_000]`. Field names and types: `fields`, or the
@@ -123,6 +139,8 @@ class Table:
     def __contains__(self, field: str) -> bool:
         if field == "duration_ns":
             return self._has("start_ns") and self._has("end_ns")
+        if field.endswith("_name") and field[:-5] in _enum_names(self.kind):
+            return self._has(field[:-5])
         return self._has(field) or (f"{field}_id" in STRING_FIELDS and self._has(f"{field}_id"))
 
     def __iter__(self):
@@ -132,6 +150,7 @@ class Table:
     def __dir__(self):
         names = list(self._fields)
         names += [f[:-3] for f in self._fields if f in STRING_FIELDS]
+        names += [f + "_name" for f in self._fields if f in _enum_names(self.kind)]
         if "duration_ns" in self:
             names.append("duration_ns")
         return sorted(set(list(super().__dir__()) + names))
@@ -154,6 +173,10 @@ class Table:
             start, end = self["start_ns"], self["end_ns"]
             # Rows whose end is unknown (0) get 0, not a huge unsigned number.
             return np.where(end >= start, end - start, 0).astype(np.uint64)
+        if field.endswith("_name") and field[:-5] in _enum_names(self.kind) and self._has(field[:-5]):
+            names = _enum_names(self.kind)[field[:-5]]
+            values = self[field[:-5]]
+            return names[np.minimum(values, len(names) - 1)]
         ids = f"{field}_id"
         if ids in STRING_FIELDS and ids in self._config:
             return self._strings_of(self._config[ids])[self._codes]
@@ -173,8 +196,10 @@ class Table:
         """A pandas DataFrame of the rows (pandas is an optional dependency).
 
         String-id fields become Categorical columns named without `_id`
-        (`name`, `demangled`, ...), which keeps memory per row small; `duration_ns`
-        is added where the kind has start and end times.
+        (`name`, `demangled`, ...), which keeps memory per row small; each
+        enumeration field (`copy_kind`, ...) keeps its numbers and gains a
+        Categorical `<field>_name` column; `duration_ns` is added where the kind
+        has start and end times.
         """
         try:
             import pandas as pd
@@ -189,6 +214,8 @@ class Table:
                 data[field[:-3]] = self._categorical(pd, self._columns[field], None)
             else:
                 data[field] = self[field]
+                if field in _enum_names(self.kind):
+                    data[field + "_name"] = pd.Categorical(self[field + "_name"])
         if "duration_ns" in self:
             data["duration_ns"] = self["duration_ns"]
         return pd.DataFrame(data)

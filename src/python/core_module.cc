@@ -21,6 +21,7 @@
 #include "tracesmith/analysis/diff.h"
 #include "tracesmith/analysis/report.h"
 #include "tracesmith/base/atomic_file.h"
+#include "tracesmith/model/enum_fields.h"
 #include "tracesmith/capture/device_query.h"
 #include "tracesmith/export/export.h"
 #include "tracesmith/format/sbt.h"
@@ -462,4 +463,18 @@ PYBIND11_MODULE(_core, m) {
       py::arg("out"), py::arg("inputs"), py::arg("overwrite"), py::arg("how_to_overwrite"),
       "The CLI's output rule (base/atomic_file.h CheckOutputFile): raises TraceError when `out` "
       "is an input, a directory or a device, or exists without overwrite");
+  m.def(
+      "enum_names",
+      [] {
+        py::dict out;
+        for (const tracesmith::model::EnumField& f : tracesmith::model::EnumFields()) {
+          py::str label(tracesmith::model::TableKindLabel(f.table));
+          if (!out.contains(label)) out[label] = py::dict();
+          py::list names;
+          for (const char* n : f.names) names.append(n);
+          out[label].cast<py::dict>()[py::str(f.field)] = names;
+        }
+        return out;
+      },
+      "{kind: {field: [name of value 0, 1, ...]}} of the enumeration fields (model/enum_fields.h)");
 }

@@ -61,6 +61,31 @@ def test_columns_are_numpy_with_the_format_types(mlp):
         k["nonexistent"]
 
 
+def test_enumeration_fields_have_the_clis_names(cli, transformer):
+    t = tracesmith.load(transformer)
+    m = t.memcpys
+    # `view` names copies "Memcpy <copy kind>": the same names, row for row.
+    lines = cli("view", transformer, "--kind", "memcpy", "-n", "1000000").stdout.splitlines()[1:]
+    shown = sorted(re.search(r"Memcpy (\w+)", line).group(1) for line in lines if "Memcpy" in line)
+    assert len(shown) == len(m) > 0
+    assert sorted(m.copy_kind_name) == shown
+    assert set(m.copy_kind_name[m.copy_kind == 1]) == {"HtoD"}
+    assert set(t.syncs.sync_type_name) <= {"event_synchronize", "stream_wait_event",
+                                           "stream_synchronize", "context_synchronize"}
+    assert set(t.api.domain_name) <= {"runtime", "driver"}
+    assert set(t.memory.op_name) == {"alloc", "free"} or set(t.memory.op_name) == {"alloc"}
+    assert set(t.frames.kind_name) == {"native", "python"}
+    assert "copy_kind_name" in m and "copy_kind_name" in dir(m)
+    assert "grid_x_name" not in t.kernels
+    # A value without a name (a newer writer's) reads as "unknown".
+    odd = tracesmith.Table("memcpy", {"copy_kind": np.array([1, 200], np.uint8)},
+                           np.array([""], object))
+    assert list(odd.copy_kind_name) == ["HtoD", "unknown"]
+    df = m.to_pandas()
+    assert str(df["copy_kind_name"].dtype) == "category"
+    assert (df["copy_kind"].to_numpy() == m.copy_kind).all()
+
+
 def test_to_pandas_finds_the_slowest_kernel(mlp, cli):
     pd = pytest.importorskip("pandas")
     df = tracesmith.load(mlp).to_pandas("kernel")
