@@ -6,23 +6,21 @@
 // The child inherits stdin/stdout/stderr; its exit code is returned, and a
 // child killed by a signal makes tracesmith end with the same signal. The
 // summary goes to stderr so the program's stdout stays clean. Signals sent to
-// tracesmith are passed to the child (signal_forwarder.h), and the child gets
-// SIGTERM if tracesmith is killed outright.
+// tracesmith are passed to the child, and the child gets SIGTERM if tracesmith
+// is killed outright.
 //
 // Multi-process programs: the first process to initialise CUDA writes FILE;
 // every other process writes <stem>.pid<PID><ext>, or <stem>.rank<RANK><ext>
 // when RANK is set (torchrun). The summary lists every file of the run.
-#include <dirent.h>
+//
+// Running the command (finding the injection library, its environment, signal
+// forwarding, --force's old trace, finding the files written) is the capture
+// library's RunUnderCapture (tracesmith/capture/run_command.h): this file
+// parses, checks and prints.
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <algorithm>
-#include <cctype>
-#include <cerrno>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -31,12 +29,12 @@
 
 #include "command.h"
 #include "commands.h"
-#include "signal_forwarder.h"
 #include "trace_loader.h"
 #include "tracesmith/analysis/capture_cost.h"
 #include "tracesmith/base/atomic_file.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/capture/capture_options.h"
+#include "tracesmith/capture/run_command.h"
 #include "tracesmith/capture/stacks/symbolizer.h"
 #include "tracesmith/format/sbt_reader.h"
 #include "tracesmith/format/sbt_writer.h"
@@ -44,8 +42,6 @@
 
 namespace tracesmith::cli {
 namespace {
-
-constexpr const char* kInjectLibName = "libtracesmith-inject.so";
 
 constexpr const char* kSignalsHelp =
     "Signals: SIGTERM and SIGHUP sent to tracesmith are passed to the command, and so are "
@@ -73,158 +69,16 @@ struct ProfileArgs {
   std::vector<std::string> command;
 };
 
-#ifdef TS_HAVE_CUDA  // used only to find the injection library
-std::string ExeDir() {
-  char buf[4096];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  if (n <= 0) return ".";
-  std::string path(buf, static_cast<size_t>(n));
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? "." : path.substr(0, slash);
-}
-#endif  // TS_HAVE_CUDA
-
 bool Exists(const std::string& path) {
   struct stat sb;
   return ::stat(path.c_str(), &sb) == 0;
 }
-
-std::string Absolute(const std::string& path) {
-  if (!path.empty() && path[0] == '/') return path;
-  char cwd[4096];
-  if (!getcwd(cwd, sizeof(cwd))) return path;
-  return std::string(cwd) + "/" + path;
-}
-
-#ifdef TS_HAVE_CUDA
-// The injection library: $TRACESMITH_INJECT_LIB, else beside the binary
-// (<prefix>/bin/tracesmith -> <prefix>/lib/libtracesmith-inject.so).
-StatusOr<std::string> FindInjectLibrary() {
-  if (const char* env = getenv("TRACESMITH_INJECT_LIB"); env && *env) {
-    if (!Exists(env))
-      return NotFound(std::string("TRACESMITH_INJECT_LIB=") + env + ": no such file");
-    return Absolute(env);
-  }
-  std::string dir = ExeDir();
-  for (const std::string& c : {dir + "/../lib/" + kInjectLibName, dir + "/" + kInjectLibName,
-                               dir + "/../lib64/" + kInjectLibName}) {
-    if (Exists(c)) {
-      char real[4096];
-      return std::string(realpath(c.c_str(), real) ? real : c.c_str());
-    }
-  }
-  return NotFound(std::string("cannot find ") + kInjectLibName + " next to " + dir +
-                  "/tracesmith (looked in ../lib and the same folder); set TRACESMITH_INJECT_LIB");
-}
-#endif  // TS_HAVE_CUDA
 
 std::string DefaultOutput() {
   for (int i = 1;; ++i) {
     std::string p = "trace" + std::to_string(i) + ".sbt";
     if (!Exists(p)) return p;
   }
-}
-
-// `profile --force` over an existing trace: the old file is renamed to a
-// hidden name beside it (".<name>.old-<pid>-XXXXXX") before the command
-// starts, so the injection library creates FILE afresh, exactly as when FILE
-// did not exist. After the command, Settle() deletes the old file when the
-// run wrote a new FILE, and otherwise renames it back: a run that records
-// nothing (no process initialised CUDA) no longer destroys the last trace.
-// Renames within one directory are atomic; if tracesmith itself is killed
-// meanwhile, the old trace survives under the hidden name.
-class PreviousTrace {
- public:
-  static StatusOr<PreviousTrace> SetAside(const std::string& path) {
-    PreviousTrace p;
-    if (!Exists(path)) return p;
-    // A fresh unique name beside `path`; rename() replaces that empty file.
-    ASSIGN_OR_RETURN(std::string aside, CreateFileBeside(path, "old"));
-    if (::rename(path.c_str(), aside.c_str()) != 0) {
-      Status st = IoError(StrFormat("cannot set the previous %s aside as %s: %s", path.c_str(),
-                                    aside.c_str(), std::strerror(errno)));
-      ::unlink(aside.c_str());
-      return st;
-    }
-    p.path_ = path;
-    p.aside_ = aside;
-    return p;
-  }
-
-  // Returns true when the old trace was put back (no new one was written).
-  bool Settle() {
-    if (aside_.empty()) return false;
-    const std::string aside = std::move(aside_);
-    aside_.clear();
-    // link() never replaces: a FILE written by the run wins.
-    if (::link(aside.c_str(), path_.c_str()) == 0) {
-      ::unlink(aside.c_str());
-      return true;
-    }
-    if (errno == EEXIST || Exists(path_)) {  // the new trace replaces the old one
-      ::unlink(aside.c_str());
-      return false;
-    }
-    if (::rename(aside.c_str(), path_.c_str()) == 0) return true;  // no hard links here
-    std::fprintf(stderr, "tracesmith: warning: the previous %s is kept as %s (%s)\n", path_.c_str(),
-                 aside.c_str(), std::strerror(errno));
-    return false;
-  }
-
- private:
-  std::string path_, aside_;
-};
-
-// Files of this run: FILE, <stem>.pid*<ext>, <stem>.rank*<ext>, written since `since`.
-std::vector<std::string> FindOutputs(const std::string& output, time_t since) {
-  std::vector<std::string> files;
-  if (Exists(output)) files.push_back(output);
-  std::string dir = ".", base = output;
-  if (size_t slash = output.rfind('/'); slash != std::string::npos) {
-    dir = output.substr(0, slash);
-    base = output.substr(slash + 1);
-  }
-  std::string stem = base, ext;
-  if (size_t dot = base.rfind('.'); dot != std::string::npos && dot > 0) {
-    stem = base.substr(0, dot);
-    ext = base.substr(dot);
-  }
-  DIR* d = opendir(dir.c_str());
-  if (!d) return files;
-  while (dirent* e = readdir(d)) {
-    std::string name = e->d_name;
-    for (const char* tag : {".pid", ".rank"}) {
-      std::string prefix = stem + tag;
-      if (name.size() <= prefix.size() + ext.size() || name.rfind(prefix, 0) != 0) continue;
-      if (name.compare(name.size() - ext.size(), ext.size(), ext) != 0) continue;
-      std::string path = dir + "/" + name;
-      struct stat sb;
-      if (::stat(path.c_str(), &sb) == 0 && sb.st_mtime >= since) files.push_back(path);
-    }
-  }
-  closedir(d);
-  // The named file first, then the other processes' files in name order.
-  // Numbers as numbers: rank2 before rank10.
-  auto natural = [](const std::string& a, const std::string& b) {
-    size_t i = 0, j = 0;
-    while (i < a.size() && j < b.size()) {
-      if (std::isdigit(uint8_t(a[i])) && std::isdigit(uint8_t(b[j]))) {
-        size_t ie = i, je = j;
-        while (ie < a.size() && std::isdigit(uint8_t(a[ie]))) ++ie;
-        while (je < b.size() && std::isdigit(uint8_t(b[je]))) ++je;
-        const std::string_view na(a.data() + i, ie - i), nb(b.data() + j, je - j);
-        if (na.size() != nb.size()) return na.size() < nb.size();  // no leading zeros in pids
-        if (na != nb) return na < nb;
-        i = ie, j = je;
-      } else {
-        if (a[i] != b[j]) return a[i] < b[j];
-        ++i, ++j;
-      }
-    }
-    return a.size() - i < b.size() - j;
-  };
-  std::sort(files.begin() + (Exists(output) ? 1 : 0), files.end(), natural);
-  return files;
 }
 
 // An option error as the injection library words it (by variable) in the
@@ -388,7 +242,7 @@ int RunProfile(ProfileArgs& a, bool record_spelling) {
   if (Status st = capture::ParseCaptureRange(a.capture_range, &o); !st.ok()) return ReportError(st);
   if (o.buffer_mb < 8) return ReportError(InvalidArgument("--buffer-mb must be at least 8"));
   if (o.flush_ms < 10) return ReportError(InvalidArgument("--flush-ms must be at least 10"));
-  if (!a.dump_raw.empty()) o.dump_raw_dir = Absolute(a.dump_raw);
+  o.dump_raw_dir = a.dump_raw;  // made absolute by RunUnderCapture
   if (Status st = capture::ValidateStackMode(a.stacks); !st.ok()) return ReportError(st);
   if (a.stack_depth < 1 || a.stack_depth > 256)
     return ReportError(InvalidArgument("--stack-depth must be in [1, 256]"));
@@ -410,98 +264,48 @@ int RunProfile(ProfileArgs& a, bool record_spelling) {
   if (auto check = capture::OptionsFromEnv(capture::OptionsToEnv(o)); !check.ok())
     return ReportError(InvalidArgument(OptionMessage(check.status().message())));
 
-  // Only a regular file is ever replaced (never a directory or a device).
-  if (Status st = CheckOutputPath(o.output); !st.ok()) return ReportError(st);
-  if (Exists(o.output) && !a.force)
-    return ReportError(InvalidArgument(o.output + ": file exists (use --force to overwrite)"));
-  o.output = Absolute(o.output);
-  // The injection library claims FILE only when it does not exist.
-  o.overwrite = false;
+  // Only a regular file is ever replaced (never a directory or a device), and
+  // an existing one only with --force.
+  if (Status st = CheckOutputFile(o.output, {}, a.force); !st.ok()) return ReportError(st);
 
-  std::string inject;
+  capture::RunOptions run;
 #ifdef TS_HAVE_CUDA
-  auto found = FindInjectLibrary();
+  auto found = capture::FindInjectLibrary();
   if (!found.ok()) return ReportError(found.status());
-  inject = *found;
+  run.inject_library = *found;
 #else
   std::fprintf(stderr,
                "tracesmith: warning: this tracesmith was built without CUDA/CUPTI support "
                "(TS_CUDA=OFF or no CUDA toolkit): running the command unprofiled\n");
 #endif
-  // --force: the old trace is set aside, not deleted, and comes back unless
-  // the run writes a new one (a command that never initialises CUDA).
-  auto previous = PreviousTrace::SetAside(o.output);
-  if (!previous.ok()) return ReportError(previous.status());
-
-  time_t started_at = time(nullptr) - 1;
-  auto t0 = std::chrono::steady_clock::now();
-  const pid_t parent = getpid();
-  SignalForwarder forwarder;
-  pid_t child = fork();
-  if (child < 0) {
-    Status st = IoError(std::string("fork failed: ") + std::strerror(errno));
-    forwarder.Stop();
-    forwarder.Release();
-    previous->Settle();
-    return ReportError(st);
-  }
-  if (child == 0) {
-    if (!inject.empty()) {
-      for (const std::string& k : capture::OptionEnvNames()) unsetenv(k.c_str());
-      for (const auto& [k, v] : capture::OptionsToEnv(o)) setenv(k.c_str(), v.c_str(), 1);
-      setenv("CUDA_INJECTION64_PATH", inject.c_str(), 1);
-      // NVTX calls reach CUPTI through our library (it forwards to libcupti).
-      if ((o.groups & capture::kGroupNvtx) || o.range == capture::CaptureRange::kNvtx)
-        setenv("NVTX_INJECTION64_PATH", inject.c_str(), 0);
-    }
-    std::vector<char*> argv;
-    for (auto& s : a.command) argv.push_back(s.data());
-    argv.push_back(nullptr);
-    forwarder.PrepareChild(parent);
-    execvp(argv[0], argv.data());
-    std::fprintf(stderr, "tracesmith: error: cannot run '%s': %s\n", argv[0], std::strerror(errno));
-    _exit(127);
-  }
-  forwarder.Start(child);
-  // The command is reaped only after forwarding stops: until then its pid
-  // cannot be reused, so a signal forwarded late reaches nobody else.
-  siginfo_t ended;
-  while (waitid(P_PID, child, &ended, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
-  }
-  forwarder.Stop();
-  int status = 0;
-  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
-  }
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const bool kept_previous = previous->Settle();
-  // A signal that came after the command ended is tracesmith's own and may
-  // end it here, once --force's old trace has been settled.
-  forwarder.Release();
-
-  std::vector<std::string> files =
-      inject.empty() ? std::vector<std::string>{} : FindOutputs(o.output, started_at);
-  if (kept_previous && !files.empty() && files.front() == o.output)  // not of this run
-    files.erase(files.begin());
+  run.command = a.command;
+  run.capture = o;
+  auto ran = capture::RunUnderCapture(run);
+  if (!ran.ok()) return ReportError(ran.status());
+  const capture::RunResult& r = *ran;
+  if (!r.previous_trace.ok())
+    std::fprintf(stderr, "tracesmith: warning: %s\n", r.previous_trace.message().c_str());
+  const std::vector<std::string>& files = r.files;
   if (!a.no_symbolize && a.stacks != "none")
     for (const auto& f : files) SymbolizeOutput(f, a.quiet);
 
   if (!a.quiet) {
-    if (WIFEXITED(status)) {
-      std::fprintf(stderr, "tracesmith: command exited with code %d after %.3f s\n",
-                   WEXITSTATUS(status), seconds);
-    } else if (WIFSIGNALED(status)) {
+    if (r.term_signal == 0) {
+      std::fprintf(stderr, "tracesmith: command exited with code %d after %.3f s\n", r.exit_code,
+                   r.seconds);
+    } else {
       std::fprintf(stderr, "tracesmith: command was killed by signal %d (%s) after %.3f s\n",
-                   WTERMSIG(status), strsignal(WTERMSIG(status)), seconds);
+                   r.term_signal, strsignal(r.term_signal), r.seconds);
     }
-    if (kept_previous)
+    if (r.kept_previous)
       std::fprintf(stderr, "tracesmith: no new trace was written: the previous %s is kept\n",
-                   o.output.c_str());
+                   r.output.c_str());
     if (files.empty()) {
-      std::fprintf(
-          stderr,
-          "tracesmith: no GPU activity was seen: no process of the command initialised "
-          "CUDA%s, so no trace was written\n",
-          inject.empty() ? " under a CUDA-enabled tracesmith" : " (or no GPU/driver is available)");
+      std::fprintf(stderr,
+                   "tracesmith: no GPU activity was seen: no process of the command initialised "
+                   "CUDA%s, so no trace was written\n",
+                   run.inject_library.empty() ? " under a CUDA-enabled tracesmith"
+                                              : " (or no GPU/driver is available)");
     } else {
       // "next:" points at a file that holds GPU work, not at a launcher's.
       std::vector<std::string> with_work;
@@ -517,16 +321,14 @@ int RunProfile(ProfileArgs& a, bool record_spelling) {
                      with_work.size());
     }
   }
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) {
-    int sig = WTERMSIG(status);
-    struct rlimit no_core = {0, 0};
-    setrlimit(RLIMIT_CORE, &no_core);
-    signal(sig, SIG_DFL);
-    raise(sig);
-    return 128 + sig;
-  }
-  return kExitError;
+  if (r.term_signal == 0) return r.exit_code;
+  // Ends the same way as the command (without a core dump of tracesmith).
+  const int sig = r.term_signal;
+  struct rlimit no_core = {0, 0};
+  setrlimit(RLIMIT_CORE, &no_core);
+  signal(sig, SIG_DFL);
+  raise(sig);
+  return 128 + sig;
 }
 
 void AddProfileOptions(CLI::App* sub, ProfileArgs& a) {

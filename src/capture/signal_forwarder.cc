@@ -7,7 +7,7 @@
 #include <cstring>
 #include <iterator>
 
-namespace tracesmith::cli {
+namespace tracesmith::capture {
 namespace {
 
 // The command's pid, set before any handler can run (the signals are blocked
@@ -69,4 +69,4 @@ void SignalForwarder::Stop() {
 
 void SignalForwarder::Release() const { sigprocmask(SIG_SETMASK, &old_mask_, nullptr); }
 
-}  // namespace tracesmith::cli
+}  // namespace tracesmith::capture

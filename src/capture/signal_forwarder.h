@@ -1,8 +1,10 @@
 // Passes the signals that stop a program (SIGINT, SIGQUIT, SIGTERM, SIGHUP)
-// from `tracesmith profile` to the command it runs, as `timeout` and `nsys`
-// do, so that stopping tracesmith stops the command and tracesmith still waits
-// for it, reports and ends with its status. The command is never left running
-// unsupervised.
+// from the process that runs a command under capture (RunUnderCapture,
+// `tracesmith profile`) to that command, as `timeout` and `nsys` do, so that
+// stopping tracesmith stops the command and tracesmith still waits for it,
+// reports and ends with its status. The command is never left running
+// unsupervised. Private to capture/ (run_command.cc); the handlers are
+// process-wide, so one forwarder is active at a time.
 //
 // SIGTERM and SIGHUP are always passed on. SIGINT and SIGQUIT only when a
 // process sent them (kill, sigqueue, tgkill): the terminal's Ctrl-C and
@@ -21,7 +23,7 @@
 #include <signal.h>
 #include <sys/types.h>
 
-namespace tracesmith::cli {
+namespace tracesmith::capture {
 
 class SignalForwarder {
  public:
@@ -62,4 +64,4 @@ class SignalForwarder {
   bool installed_ = false;
 };
 
-}  // namespace tracesmith::cli
+}  // namespace tracesmith::capture
