@@ -15,6 +15,7 @@ MODE:
             replay needs the module images, seen only as modules load while the
             capture runs), model built and 1 step run inside it; then
             tracesmith.replay(iterations=3): the same outcome as `tracesmith replay`
+            (text verdicts, and per launch the same verdicts as `replay --json`)
   compare   (python_profile_check.py compare CLI OUT_DIR) inproc.sbt has exactly the
             kernels of range.sbt; sched.sbt exactly 2 steps' worth
 Each step synchronizes, so the steps' kernels are exactly those between start and stop.
@@ -91,6 +92,7 @@ def main():
 
 
 def replay_check(out):
+    import json
     import subprocess
     from tracesmith.__main__ import _find_cli
     path = os.path.join(out, "rc.sbt")
@@ -113,6 +115,21 @@ def replay_check(out):
     print(f"PYPROFILE replay status={r.status} exit={r.exit_code} cli_exit={cli.returncode} "
           f"same_verdicts={same} -> {'PASS' if same and r.exit_code in (0, 4) else 'FAIL'}")
     print("PYPROFILE replay report head: " + " | ".join(r.report.splitlines()[:5]))
+    # The structured result: the same per-launch verdicts as the CLI's --json,
+    # one ReplayLaunch per "output:" line of the text report.
+    doc = json.loads(subprocess.run([_find_cli(), "replay", path, "--iterations", "3", "--json"],
+                                    capture_output=True, text=True).stdout or "{}")
+    ours = [(l.index, l.status, l.deterministic, l.ranges_mapped_away) for l in r.launches]
+    theirs = [(l["index"], l["status"], l["determinism"]["deterministic"],
+               l["addresses"]["mapped_away"]) for l in doc.get("launches", [])]
+    outputs = sum("output:" in v for v in verdicts(r.report))
+    # The device line ends in the driver start time (differs between runs).
+    device = (doc.get("device") or "").split(";")[0]
+    same = (ours == theirs and len(ours) == outputs > 0 and device != ""
+            and (r.device or "").split(";")[0] == device)
+    print(f"PYPROFILE replay json launches={len(ours)} output_lines={outputs} "
+          f"cli_exit_code={doc.get('summary', {}).get('exit_code')} same_launches={same} -> "
+          f"{'PASS' if same else 'FAIL'}")
     # Launches 0..3 as one sequence: the same verdicts as `replay --range 0:3`.
     cli = subprocess.run([_find_cli(), "replay", path, "--range", "0:3"], capture_output=True,
                          text=True)
@@ -122,9 +139,11 @@ def replay_check(out):
         print(f"PYPROFILE replay range raised TraceError: {e} (cli exit {cli.returncode}) -> FAIL")
         return
     same = r.exit_code == cli.returncode and verdicts(r.report) == verdicts(cli.stdout + cli.stderr)
+    one = len(r.launches) == 1 and (r.launches[0].kind, r.launches[0].index,
+                                     r.launches[0].last_index) == ("range", 0, 3)
     print(f"PYPROFILE replay range status={r.status} exit={r.exit_code} cli_exit={cli.returncode} "
-          f"verdict_lines={len(verdicts(r.report))} same_verdicts={same} -> "
-          f"{'PASS' if same and r.exit_code in (0, 4) else 'FAIL'}")
+          f"verdict_lines={len(verdicts(r.report))} same_verdicts={same} one_range_launch={one} -> "
+          f"{'PASS' if same and one and r.exit_code in (0, 4) else 'FAIL'}")
 
 
 def kernel_names(cli, path):

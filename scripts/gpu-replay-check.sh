@@ -51,6 +51,36 @@ run replay-scatter "$TS" replay "$W/scatter.sbt" --iterations 20
 result "scatter_add reported NONDETERMINISTIC over 20 replays (exit 4)" \
   $([ $rc -eq 4 ] && grep -q "NONDETERMINISTIC" "$W/last.log"; echo $?)
 
+# 2b. --json: the same verdicts as one JSON document (docs/replay-format.md,
+#     "Results as JSON"); "report" is the text report.
+run replay-follow-json "$TS" replay "$W/follow.sbt" --iterations 5 --json
+[ $rc -eq 0 ] && python3 - "$W/last.log" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+(l,) = d["launches"]
+ok = (d["mode"] == "gpu" and d["device"] and l["status"] == "identical" and l["kind"] == "launch"
+      and l["output"]["bytes_compared"] > 0 and l["output"]["first_diff_address"] is None
+      and l["determinism"] == {"iterations": 5, "deterministic": True, "replays_differing": 0,
+                               "vs_first_replay": None}
+      and l["addresses"]["ranges"] == l["addresses"]["at_captured_address"] == 2
+      and l["time"]["median_ns"] > 0 and d["summary"]["exit_code"] == 0 and d["error"] is None
+      and "all outputs identical" in d["report"])
+sys.exit(0 if ok else 1)
+PY
+result "--json: follow_list one launch identical, deterministic over 5, all 2 ranges at the captured addresses, exit 0" $?
+run replay-scatter-json "$TS" replay "$W/scatter.sbt" --iterations 20 --json
+[ $rc -eq 4 ] && python3 - "$W/last.log" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+(l,) = d["launches"]
+det = l["determinism"]
+ok = (not det["deterministic"] and det["replays_differing"] > 0
+      and det["vs_first_replay"]["bytes_differing"] > 0 and d["summary"]["nondeterministic"] == 1
+      and d["summary"]["exit_code"] == 4 and "NONDETERMINISTIC" in d["report"])
+sys.exit(0 if ok else 1)
+PY
+result "--json: scatter_add nondeterministic (replays_differing > 0, summary exit 4)" $?
+
 # 3. A capture from another architecture is refused with a clear message.
 run capture-arch "$MK" --cubin "$CUBIN" --variant follow -o "$W/arch.sbt" --claim-sm 80
 run replay-arch "$TS" replay "$W/arch.sbt"
@@ -116,6 +146,18 @@ if python3 -c "import torch" 2>/dev/null; then
   result "range replay of PyTorch launches 0-59 (forward + backward, one initial state) reproduces the final memory, deterministic" \
     $([ $rc -eq 0 ] && grep -q "identical to the capture" "$W/last.log" &&
       grep -q "all outputs identical" "$W/last.log"; echo $?)
+  run rc-torch-range-json "$TS" replay "$W/rc_torch.sbt" --range 0:59 --iterations 3 --json
+  [ $rc -eq 0 ] && python3 - "$W/last.log" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+(l,) = d["launches"]
+ok = (l["kind"] == "range" and (l["index"], l["last_index"]) == (0, 59)
+      and l["sequence"]["launches"] == 60 and l["status"] == "identical"
+      and l["determinism"]["deterministic"] and l["time"]["source"] == "host_clock"
+      and d["options"]["range"] == [0, 59] and d["summary"]["exit_code"] == 0)
+sys.exit(0 if ok else 1)
+PY
+  result "--json range replay: one entry of kind range 0..59 (60 launches), identical, deterministic, host-clock time" $?
 fi
 
 if python3 -c "import torch" 2>/dev/null; then

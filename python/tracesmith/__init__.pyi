@@ -1,5 +1,5 @@
 # Type stubs of the tracesmith package (docstrings: help(tracesmith.<name>)).
-from typing import Callable, Dict, List, NamedTuple, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Tuple, Union
 import os
 
 import numpy as np
@@ -108,10 +108,58 @@ def schedule(*, wait: int = ..., warmup: int = ..., active: int = ..., repeat: i
              skip_first: int = ...) -> Callable[[int], str]: ...
 FORMATS: Tuple[str, ...]
 
+class SBTWriter:
+    path: str
+    def __init__(self, path: _Path, *, overwrite: bool = ...) -> None: ...
+    def write_table(self, table: Table) -> None: ...
+    def write_events(self, events: Union[Trace, Table, List[Table]]) -> None: ...
+    def finalize(self) -> str: ...
+    def close(self) -> str: ...
+    def __enter__(self) -> "SBTWriter": ...
+    def __exit__(self, *exc: object) -> None: ...
+
+class SBTReader:
+    path: str
+    strict: bool
+    def __init__(self, path: _Path, *, strict: bool = ...) -> None: ...
+    def read(self, kinds: Union[str, List[str], None] = ...) -> Trace: ...
+    def read_events(self, kinds: Union[str, List[str], None] = ...) -> Trace: ...
+    def tables(self) -> Iterator[Tuple[str, Table]]: ...
+    @property
+    def version(self) -> Tuple[int, int]: ...
+    def __enter__(self) -> "SBTReader": ...
+    def __exit__(self, *exc: object) -> None: ...
+
+class ReplayLaunch:
+    index: int
+    last_index: int
+    kind: str
+    kernel: str
+    status: str
+    bytes_compared: int
+    bytes_differing: int
+    first_diff_address: Optional[int]
+    max_abs_error: Optional[float]
+    max_rel_error: Optional[float]
+    iterations: int
+    deterministic: bool
+    replays_differing: int
+    time_source: Optional[str]
+    time_median_ns: int
+    time_min_ns: int
+    time_max_ns: int
+    program_ns: Optional[int]
+    ranges: int
+    ranges_mapped_away: int
+    error: Optional[str]
+    details: Dict[str, Any]
+
 class ReplayResult(NamedTuple):
     status: str
     exit_code: int
     report: str
+    launches: Tuple[ReplayLaunch, ...] = ...
+    device: Optional[str] = ...
 
 def replay(path: _Path, *, launch: Optional[int] = ..., range: Optional[Tuple[int, int]] = ...,
            iterations: int = ..., device: int = ..., same_addresses_only: bool = ...,

@@ -1,12 +1,7 @@
 // `tracesmith replay FILE`: re-executes captured kernel launches on the GPU
 // (replay payload chunks; needs a CUDA build), or with --dry-run emulates the
 // recorded schedule on the CPU with what-if options (no GPU work runs).
-#include <dlfcn.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <cstdio>
-#include <cstdlib>
 
 #include "commands.h"
 #include "trace_loader.h"
@@ -30,43 +25,8 @@ struct ReplayCliOptions {
   bool same_addresses_only = false;
   std::string range;
   bool strict = false;
+  bool json = false;
 };
-
-// The GPU replayer library: $TRACESMITH_REPLAY_GPU_LIB, else beside the
-// binary (<prefix>/bin/tracesmith -> <prefix>/lib/libtracesmith-replay-gpu.so).
-StatusOr<replay::ReplayGpuEntry> LoadGpuReplayer() {
-  std::vector<std::string> candidates;
-  if (const char* env = std::getenv("TRACESMITH_REPLAY_GPU_LIB"); env && *env) {
-    candidates.push_back(env);
-  } else {
-    char buf[4096];
-    ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-    std::string dir = n > 0 ? std::string(buf, size_t(n)) : std::string("./x");
-    dir = dir.substr(0, dir.rfind('/'));
-    for (const char* sub : {"/../lib/", "/"})
-      candidates.push_back(dir + sub + replay::kReplayGpuLibName);
-  }
-  std::string tried;
-  for (const std::string& c : candidates) {
-    struct stat sb;
-    if (::stat(c.c_str(), &sb) != 0) {
-      tried += " " + c;
-      continue;
-    }
-    void* lib = ::dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!lib)
-      return FailedPrecondition(c + ": cannot load: " + ::dlerror() +
-                                " (GPU replay needs the NVIDIA driver's libcuda.so.1)");
-    auto entry =
-        reinterpret_cast<replay::ReplayGpuEntry>(::dlsym(lib, replay::kReplayGpuEntryName));
-    if (!entry) return FailedPrecondition(c + ": no " + replay::kReplayGpuEntryName);
-    return entry;
-  }
-  return NotFound(std::string("GPU replay needs ") + replay::kReplayGpuLibName +
-                  ", built only with CUDA (not found:" + tried +
-                  "; set TRACESMITH_REPLAY_GPU_LIB). Without a GPU, --dry-run emulates the "
-                  "recorded schedule");
-}
 
 int RunDryRun(const ReplayCliOptions& o) {
   replay::EmulationOptions eo;
@@ -86,7 +46,10 @@ int RunDryRun(const ReplayCliOptions& o) {
   if (!st.ok()) return ReportError(st);
   auto r = replay::EmulateSchedule(trace, eo);
   if (!r.ok()) return ReportError(r.status());
-  std::fputs(replay::FormatEmulation(trace, eo, *r, o.schedule).c_str(), stdout);
+  std::fputs((o.json ? replay::FormatEmulationJson(o.path, trace, eo, *r, o.schedule)
+                     : replay::FormatEmulation(trace, eo, *r, o.schedule))
+                 .c_str(),
+             stdout);
   return kExitOk;
 }
 
@@ -108,10 +71,11 @@ int RunReplay(const ReplayCliOptions& o) {
     first = int64_t(a);
     last = int64_t(b);
   }
-  auto entry = LoadGpuReplayer();
+  auto entry = replay::LoadGpuReplayer();
   if (!entry.ok()) return ReportError(entry.status());
   const int flags = (o.same_addresses_only ? replay::kReplayFlagSameAddressesOnly : 0) |
-                    (o.strict ? replay::kReplayFlagStrict : 0);
+                    (o.strict ? replay::kReplayFlagStrict : 0) |
+                    (o.json ? replay::kReplayFlagJson : 0);
   return (*entry)(o.path.c_str(), o.iterations, o.launch, o.device, flags, first, last);
 }
 
@@ -148,10 +112,13 @@ void AddReplayCommand(CLI::App& app, CommandList& commands) {
   cmd->add_flag("--same-addresses-only", o->same_addresses_only,
                 "GPU replay: fail when a captured range cannot be mapped at its own address "
                 "instead of mapping it elsewhere and rewriting pointers into it");
+  cmd->add_flag("--json", o->json,
+                "Machine-readable JSON instead of the text report (GPU replay and --dry-run; "
+                "schema: docs/replay-format.md)");
   AddStrictFlag(cmd, &o->strict);
   cmd->footer(
       "GPU replay exit codes: 0 every launch identical to the capture and deterministic, 1 "
-      "error, 4 some output differed or was nondeterministic.");
+      "error, 4 some output differed or was nondeterministic (the same with --json).");
   commands.emplace_back(cmd, [o] { return RunReplay(*o); });
 }
 

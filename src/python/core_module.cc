@@ -29,6 +29,7 @@
 #include "tracesmith/import/import.h"
 #include "tracesmith/model/records.h"
 #include "tracesmith/model/trace.h"
+#include "write_tables.h"
 
 #ifndef TS_VERSION
 #define TS_VERSION "dev"
@@ -463,6 +464,14 @@ PYBIND11_MODULE(_core, m) {
       py::arg("out"), py::arg("inputs"), py::arg("overwrite"), py::arg("how_to_overwrite"),
       "The CLI's output rule (base/atomic_file.h CheckOutputFile): raises TraceError when `out` "
       "is an input, a directory or a device, or exists without overwrite");
+  m.def(
+      "write_tables",
+      [](const std::string& path, const py::dict& tables, const std::vector<std::string>& strings) {
+        tracesmith::Status st = WriteTables(path, tables, strings);
+        if (!st.ok()) Raise(st);
+      },
+      py::arg("path"), py::arg("tables"), py::arg("strings"),
+      "Writes {kind: {field: array}} rows and the string table as an SBT file (atomically)");
   m.def(
       "enum_names",
       [] {

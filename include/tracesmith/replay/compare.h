@@ -52,6 +52,13 @@ struct LaunchOutcome {
   // wrote them with work that was not recorded (copies, memsets, kernels).
   uint64_t external_writes = 0;
   bool sequence = false;  // a range replay (several launches), not one launch
+  // Range replay: what the sequence held (`function` words the same).
+  struct SequenceCounts {
+    uint64_t last_index = 0;  // the range is index..last_index
+    uint64_t launches = 0, stream_ops = 0;
+    uint64_t copies = 0, memsets = 0, syncs = 0;  // syncs: event record/wait and synchronizations
+    uint64_t streams = 0;                         // streams the sequence used
+  } sequence_counts;
   // Range replay: ranges left out of the final comparison because a
   // replayed copy or memset wrote them after their last recorded launch.
   uint32_t ranges_not_compared = 0;
@@ -59,8 +66,15 @@ struct LaunchOutcome {
   // addresses and pointer words rewritten in parameters and "before" images.
   uint32_t ranges_relocated = 0, ranges_total = 0;
   uint64_t param_words_rewritten = 0, memory_words_rewritten = 0;
+  // Set when this launch (or range) could not be replayed: ReplayOnGpu
+  // reports the outcome (index, function, sequence) before it returns the
+  // error; the other fields are then partial and not reported.
+  std::string error;
+  bool nondeterministic() const { return iterations_differing > 0; }
 };
 
+// The text block of one launch (`tracesmith replay`). Not for an outcome
+// with `error` set (the error is printed instead).
 std::string FormatLaunchOutcome(const LaunchOutcome& o);
 
 }  // namespace tracesmith::replay

@@ -33,6 +33,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tracesmith/analysis/compact_trace.h"
@@ -110,5 +111,13 @@ StatusOr<EmulationResult> EmulateSchedule(const analysis::CompactTrace& trace,
 // result.schedule when it was kept, else from op_start / op_end).
 std::string FormatEmulation(const analysis::CompactTrace& trace, const EmulationOptions& options,
                             const EmulationResult& result, size_t schedule_rows = 0);
+
+// The same as one JSON document (`tracesmith replay --dry-run --json`;
+// schema in docs/replay-format.md, "Results as JSON"), ending in a newline.
+// Times are integer nanoseconds; schedule and stream times are relative to
+// the predicted begin. `path` is echoed as "file".
+std::string FormatEmulationJson(std::string_view path, const analysis::CompactTrace& trace,
+                                const EmulationOptions& options, const EmulationResult& result,
+                                size_t schedule_rows = 0);
 
 }  // namespace tracesmith::replay

@@ -40,10 +40,16 @@ struct GpuReplayOptions {
 // Flags of the entry point.
 inline constexpr int kReplayFlagSameAddressesOnly = 1;
 inline constexpr int kReplayFlagStrict = 2;  // a damaged file is an error, not a warning
+// Print one JSON document (replay_json.h) instead of the text report. A new
+// bit rather than a new parameter: the entry point's signature is the dlopen
+// ABI between `tracesmith` and the library.
+inline constexpr int kReplayFlagJson = 4;
 
 // Replays `capture` (validated) and calls `on_launch` after each launch.
 // `device_line` receives a description of the GPU used. Stops at the first
-// error, which names the launch and the failing CUDA call.
+// error, which names the launch and the failing CUDA call; when a launch (or
+// the range) fails, `on_launch` is called for it with
+// LaunchOutcome::error set before the error is returned.
 Status ReplayOnGpu(const ReplayCapture& capture, const GpuReplayOptions& options,
                    const std::function<void(const LaunchOutcome&)>& on_launch,
                    std::string* device_line);
@@ -58,5 +64,13 @@ inline constexpr char kReplayGpuLibName[] = "libtracesmith-replay-gpu.so";
 inline constexpr char kReplayGpuEntryName[] = "TracesmithReplayGpuMainV3";
 using ReplayGpuEntry = int (*)(const char* path, uint32_t iterations, int64_t launch, int device,
                                int flags, int64_t range_first, int64_t range_last);
+
+// Loads the GPU replayer library and returns its entry point (the library
+// stays loaded): $TRACESMITH_REPLAY_GPU_LIB, else beside the running binary
+// (<prefix>/bin/tracesmith -> <prefix>/lib/libtracesmith-replay-gpu.so, then
+// <prefix>/bin/). CPU code (gpu_loader.cc): the caller needs no CUDA; the
+// library itself needs the NVIDIA driver's libcuda.so.1. NotFound when no
+// candidate exists, FailedPrecondition when one cannot be loaded.
+StatusOr<ReplayGpuEntry> LoadGpuReplayer();
 
 }  // namespace tracesmith::replay

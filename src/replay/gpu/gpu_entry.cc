@@ -1,11 +1,13 @@
 // The exported entry point of libtracesmith-replay-gpu.so: reads a capture,
-// replays it and prints one block per launch (see gpu_replayer.h).
+// replays it and prints one block per launch, or with kReplayFlagJson one
+// JSON document (see gpu_replayer.h, replay_json.h).
 #include <cstdio>
 #include <unordered_map>
 
 #include "tracesmith/format/sbt_reader.h"
 
 #include "tracesmith/replay/gpu_replayer.h"
+#include "tracesmith/replay/replay_json.h"
 
 namespace {
 // Launches recorded by `profile --replay-capture` carry their correlation id:
@@ -25,14 +27,29 @@ void FillRecordedTimes(const char* path, tracesmith::replay::ReplayCapture* cap)
 }
 }  // namespace
 
-// dlopen entry point for `tracesmith replay` (see gpu_replayer.h).
+// dlopen entry point for `tracesmith replay` (see gpu_replayer.h). Text:
+// one block per launch as it completes. kReplayFlagJson: one JSON document
+// at the end (replay_json.h), also when the replay fails (with "error").
 extern "C" __attribute__((visibility("default"))) int TracesmithReplayGpuMainV3(
     const char* path, uint32_t iterations, int64_t launch, int device, int flags,
     int64_t range_first, int64_t range_last) {
   using namespace tracesmith;
   using namespace tracesmith::replay;
-  auto fail = [](const Status& st) {
+  const bool json = flags & kReplayFlagJson;
+  ReplayRun run;
+  run.path = path;
+  run.iterations = iterations ? iterations : 1;
+  run.launch = launch;
+  run.range_first = range_first;
+  run.range_last = range_last;
+  run.device = device;
+  run.same_addresses_only = flags & kReplayFlagSameAddressesOnly;
+  auto fail = [&](const Status& st) {
     std::fprintf(stderr, "tracesmith: error: %s\n", st.message().c_str());
+    if (json) {
+      run.error = st.message();
+      std::fputs(FormatReplayJson(run).c_str(), stdout);
+    }
     return kReplayError;
   };
   auto reader = format::SbtReader::Open(path);
@@ -51,27 +68,29 @@ extern "C" __attribute__((visibility("default"))) int TracesmithReplayGpuMainV3(
   if (Status v = ValidateCapture(*cap); !v.ok())
     return fail(Status(v.code(), std::string(path) + ": " + v.message()));
   GpuReplayOptions o;
-  o.iterations = iterations ? iterations : 1;
+  o.iterations = run.iterations;
   o.launch = launch;
   o.device = device;
-  o.allow_relocation = !(flags & kReplayFlagSameAddressesOnly);
+  o.allow_relocation = !run.same_addresses_only;
   o.range_first = range_first;
   o.range_last = range_last;
-  bool all_good = true;
   bool header = false;
-  std::string device_line;
   Status st = ReplayOnGpu(
       *cap, o,
       [&](const LaunchOutcome& out) {
+        run.launches.push_back(out);
+        // Text: printed as each launch completes; a failed launch's error
+        // is printed by fail() below.
+        if (json || !out.error.empty()) return;
         if (!header) {
-          std::printf("GPU replay of %s on %s\n", path, device_line.c_str());
+          std::fputs(FormatReplayHeader(path, run.device_line).c_str(), stdout);
           header = true;
         }
         std::fputs(FormatLaunchOutcome(out).c_str(), stdout);
         std::fflush(stdout);
-        all_good &= out.vs_capture.identical() && out.iterations_differing == 0;
       },
-      &device_line);
+      &run.device_line);
   if (!st.ok()) return fail(st);
-  return all_good ? kReplayIdentical : kReplayDiffers;
+  if (json) std::fputs(FormatReplayJson(run).c_str(), stdout);
+  return ReplayExitCode(run);
 }

@@ -335,10 +335,28 @@ Status ReplayOnGpu(const ReplayCapture& cap, const GpuReplayOptions& o,
   ModuleCache modules;
   KernelTimer timer;
   (void)timer.Start();  // without CUPTI, times come from CUDA events
+  // A launch or range that fails is reported too (LaunchOutcome::error),
+  // so that --json can name it, before its error is returned.
+  auto report_failure = [&](LaunchOutcome& outcome, const Status& st) {
+    outcome.error = st.message();
+    on_launch(outcome);
+    return st;
+  };
   if (o.range_first >= 0) {
     LaunchOutcome outcome;
-    RETURN_IF_ERROR(ReplaySequence(cap, uint64_t(o.range_first), uint64_t(o.range_last),
-                                   granularity, mem, modules, o, &outcome));
+    Status st = ReplaySequence(cap, uint64_t(o.range_first), uint64_t(o.range_last), granularity,
+                               mem, modules, o, &outcome);
+    if (!st.ok()) {
+      LaunchOutcome failed;
+      failed.index = uint64_t(o.range_first);
+      failed.sequence = true;
+      failed.sequence_counts.last_index = uint64_t(o.range_last);
+      failed.function =
+          StrFormat("range %llu..%llu", static_cast<unsigned long long>(o.range_first),
+                    static_cast<unsigned long long>(o.range_last));
+      failed.iterations = o.iterations;
+      return report_failure(failed, st);
+    }
     on_launch(outcome);
     return OkStatus();
   }
@@ -348,10 +366,16 @@ Status ReplayOnGpu(const ReplayCapture& cap, const GpuReplayOptions& o,
     found = true;
     LaunchOutcome outcome;
     Status st = ReplayLaunch(cap, l, granularity, mem, modules, timer, o, &outcome);
-    if (!st.ok())
-      return Status(st.code(),
-                    StrFormat("launch %llu (%s): %s", static_cast<unsigned long long>(l.index),
-                              l.function.c_str(), st.message().c_str()));
+    if (!st.ok()) {
+      LaunchOutcome failed;
+      failed.index = l.index;
+      failed.function = l.function;
+      failed.iterations = o.iterations;
+      return report_failure(
+          failed, Status(st.code(),
+                         StrFormat("launch %llu (%s): %s", static_cast<unsigned long long>(l.index),
+                                   l.function.c_str(), st.message().c_str())));
+    }
     on_launch(outcome);
   }
   if (!found)

@@ -298,6 +298,13 @@ Status ReplaySequence(const ReplayCapture& cap, uint64_t first, uint64_t last, u
       static_cast<unsigned long long>(first), static_cast<unsigned long long>(last), seq.size(),
       ops.size(), static_cast<unsigned long long>(copies), static_cast<unsigned long long>(memsets),
       static_cast<unsigned long long>(syncs), table.streams_used());
+  out->sequence_counts = {.last_index = last,
+                          .launches = seq.size(),
+                          .stream_ops = ops.size(),
+                          .copies = copies,
+                          .memsets = memsets,
+                          .syncs = syncs,
+                          .streams = table.streams_used()};
   out->ranges_not_compared = uint32_t(overwritten_late.size());
   out->time = out->event_time = SummarizeTimes(times_us);
   uint64_t recorded = 0;
