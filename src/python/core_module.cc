@@ -18,15 +18,16 @@
 #include <unordered_map>
 #include <vector>
 
+#include "field_dtype.h"
 #include "tracesmith/analysis/diff.h"
 #include "tracesmith/analysis/report.h"
 #include "tracesmith/base/atomic_file.h"
-#include "tracesmith/model/enum_fields.h"
 #include "tracesmith/capture/device_query.h"
 #include "tracesmith/export/export.h"
 #include "tracesmith/format/sbt.h"
 #include "tracesmith/format/sbt_reader.h"
 #include "tracesmith/import/import.h"
+#include "tracesmith/model/enum_fields.h"
 #include "tracesmith/model/records.h"
 #include "tracesmith/model/trace.h"
 #include "write_tables.h"
@@ -65,26 +66,6 @@ size_t FieldBytes(model::FieldType t) {
     default:
       return 8;
   }
-}
-
-const char* FieldDtype(model::FieldType t) {
-  switch (t) {
-    case model::FieldType::kU8:
-      return "u1";
-    case model::FieldType::kU16:
-      return "u2";
-    case model::FieldType::kU32:
-      return "u4";
-    case model::FieldType::kU64:
-      return "u8";
-    case model::FieldType::kI32:
-      return "i4";
-    case model::FieldType::kI64:
-      return "i8";
-    case model::FieldType::kF64:
-      return "f8";
-  }
-  return "u8";
 }
 
 // The distinct config tuples (launch configuration, stream, device, name, ...)

@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "field_dtype.h"
 #include "tracesmith/format/sbt_writer.h"
 #include "tracesmith/model/records.h"
 #include "tracesmith/model/trace.h"
@@ -12,26 +13,6 @@ namespace py = pybind11;
 
 namespace tracesmith::python {
 namespace {
-
-const char* DtypeOf(model::FieldType t) {
-  switch (t) {
-    case model::FieldType::kU8:
-      return "u1";
-    case model::FieldType::kU16:
-      return "u2";
-    case model::FieldType::kU32:
-      return "u4";
-    case model::FieldType::kU64:
-      return "u8";
-    case model::FieldType::kI32:
-      return "i4";
-    case model::FieldType::kI64:
-      return "i8";
-    case model::FieldType::kF64:
-      return "f8";
-  }
-  return "u8";
-}
 
 template <typename T>
 Status AddRows(const std::string& label, const py::dict& columns, model::Trace* trace) {
@@ -61,9 +42,9 @@ Status AddRows(const std::string& label, const py::dict& columns, model::Trace* 
     try {
       // (casting as NumPy does: values that do not fit wrap, as in C)
       a = np.attr("ascontiguousarray")(
-          np.attr("asarray")(columns[d.name]).attr("astype")(DtypeOf(d.type)));
+          np.attr("asarray")(columns[d.name]).attr("astype")(FieldDtype(d.type)));
     } catch (const py::error_already_set& e) {
-      return InvalidArgument(label + "." + d.name + ": not numbers of type " + DtypeOf(d.type) +
+      return InvalidArgument(label + "." + d.name + ": not numbers of type " + FieldDtype(d.type) +
                              " (" + e.what() + ")");
     }
     const size_t w = size_t(a.itemsize());
