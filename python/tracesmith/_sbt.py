@@ -29,11 +29,15 @@ class SBTWriter:
 
     def __init__(self, path, *, overwrite: bool = False):
         self.path = _path(path)
-        core().check_output(self.path, [], bool(overwrite), "pass overwrite=True to replace it")
+        self._overwrite = bool(overwrite)
+        self._check_output()
         self._strings: List[str] = [""]
         self._ids: Dict[str, int] = {"": 0}
         self._tables: Dict[str, List[Dict[str, np.ndarray]]] = {}
         self._done = False
+
+    def _check_output(self) -> None:
+        core().check_output(self.path, [], self._overwrite, "pass overwrite=True to replace it")
 
     def _intern(self, s: str) -> int:
         i = self._ids.get(s)
@@ -77,10 +81,11 @@ class SBTWriter:
         """Writes the file; returns its path."""
         if self._done:
             return self.path
-        tables = {kind: {field: np.concatenate([p[field] for p in parts])
-                         for field in parts[0]}
-                  for kind, parts in self._tables.items()}
-        core().write_tables(self.path, tables, self._strings)
+        # Again: the file may have appeared since the writer was made.
+        self._check_output()
+        # Each part keeps its own dtypes and fields; the C++ side casts each
+        # to the format's types (no lossy common dtype across parts).
+        core().write_tables(self.path, self._tables, self._strings)
         self._done = True
         return self.path
 

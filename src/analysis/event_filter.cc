@@ -80,28 +80,35 @@ StatusOr<EventStats> StreamEventStats(format::SbtReader& reader, EventFilter fil
   if (Status st = filter.Resolve(t0); !st.ok()) return st;
   EventStats out;
   std::map<std::pair<std::string, std::string>, NameStats> per_name;
-  Status st = reader.Stream([&](const Trace& t, TableKind kind) {
-    ForEachRecordType([&]<typename T>() {
-      if constexpr (RecordTraits<T>::kIsEvent) {
-        if (RecordTraits<T>::kKind != kind || !filter.WantsKind(RecordTraits<T>::kLabel)) return;
-        for (const T& e : t.Rows<T>()) {
-          if (!filter.Matches(t, e)) continue;
-          ++out.matched;
-          out.per_kind[RecordTraits<T>::kLabel]++;
-          std::string name = Printable(EventName(t, e));
-          NameStats& a = per_name[{RecordTraits<T>::kLabel, name}];
-          if (a.count++ == 0) a.kind = RecordTraits<T>::kLabel, a.name = std::move(name);
-          if (EventEnd(e) < EventStart(e)) continue;  // end unknown: no duration
-          const uint64_t d = EventEnd(e) - EventStart(e);
-          a.timed++;
-          a.total_ns += d;
-          a.min_ns = std::min(a.min_ns, d);
-          a.max_ns = std::max(a.max_ns, d);
-        }
-      }
-    });
-    return OkStatus();
-  });
+  // Chunks of kinds the filter leaves out are not decoded.
+  format::SbtReader::EventKindFilter want_kind;
+  if (filter.has_kinds())
+    want_kind = [&](TableKind k) { return filter.WantsKind(TableKindLabel(k)); };
+  Status st = reader.Stream(
+      [&](const Trace& t, TableKind kind) {
+        ForEachRecordType([&]<typename T>() {
+          if constexpr (RecordTraits<T>::kIsEvent) {
+            if (RecordTraits<T>::kKind != kind || !filter.WantsKind(RecordTraits<T>::kLabel))
+              return;
+            for (const T& e : t.Rows<T>()) {
+              if (!filter.Matches(t, e)) continue;
+              ++out.matched;
+              out.per_kind[RecordTraits<T>::kLabel]++;
+              std::string name = Printable(EventName(t, e));
+              NameStats& a = per_name[{RecordTraits<T>::kLabel, name}];
+              if (a.count++ == 0) a.kind = RecordTraits<T>::kLabel, a.name = std::move(name);
+              if (EventEnd(e) < EventStart(e)) continue;  // end unknown: no duration
+              const uint64_t d = EventEnd(e) - EventStart(e);
+              a.timed++;
+              a.total_ns += d;
+              a.min_ns = std::min(a.min_ns, d);
+              a.max_ns = std::max(a.max_ns, d);
+            }
+          }
+        });
+        return OkStatus();
+      },
+      {}, want_kind);
   if (!st.ok()) return st;
   out.per_name.reserve(per_name.size());
   for (auto& [key, s] : per_name) out.per_name.push_back(std::move(s));

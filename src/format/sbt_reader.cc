@@ -463,8 +463,20 @@ void SbtReader::ReleaseMapped(uint64_t begin, uint64_t end) {
   if (end > begin) ::madvise(static_cast<uint8_t*>(mapping_) + begin, end - begin, MADV_DONTNEED);
 }
 
-Status SbtReader::Stream(const EventChunkCallback& on_events, const EndCallback& on_end) {
+Status SbtReader::Stream(const EventChunkCallback& on_events, const EndCallback& on_end,
+                         const EventKindFilter& wanted) {
   StartPass();
+  // Event kinds whose chunks are skipped (table kinds are 16-bit).
+  std::vector<bool> skip;
+  if (wanted) {
+    model::ForEachRecordType([&]<typename T>() {
+      using Traits = model::RecordTraits<T>;
+      if (!Traits::kIsEvent || wanted(Traits::kKind)) return;
+      const size_t k = size_t(Traits::kKind);
+      if (skip.size() <= k) skip.resize(k + 1);
+      skip[k] = true;
+    });
+  }
   model::Trace batch;
   uint64_t decoded = 0, all_decoded = 0;
   // Metadata stays in memory (`decoded`); event rows go to the callback,
@@ -472,6 +484,9 @@ Status SbtReader::Stream(const EventChunkCallback& on_events, const EndCallback&
   // are held to the limit.
   const uint64_t limit = DecodeLimit();
   for (size_t i = 0; i < chunks_.size(); ++i) {
+    const ChunkIndexEntry& e = chunks_[i];
+    if (e.type == uint16_t(ChunkType::kTable) && e.table_kind < skip.size() && skip[e.table_kind])
+      continue;
     uint16_t kind;
     const size_t damage_before = report_.damage.size();
     const uint64_t before = decoded;

@@ -251,7 +251,11 @@ py::dict ReadColumns(const std::string& path, bool strict, const std::vector<std
   Status st;
   {
     py::gil_scoped_release release;
-    st = reader->Stream(add_rows, at_end);
+    // Other event kinds' chunks are not even decoded.
+    format::SbtReader::EventKindFilter want_kind;
+    if (!kinds.empty())
+      want_kind = [&](model::TableKind k) { return wanted(model::TableKindLabel(k)); };
+    st = reader->Stream(add_rows, at_end, want_kind);
   }
   if (!st.ok()) Raise(st);
   const format::ReadReport& report = reader->report();
@@ -452,7 +456,8 @@ PYBIND11_MODULE(_core, m) {
         if (!st.ok()) Raise(st);
       },
       py::arg("path"), py::arg("tables"), py::arg("strings"),
-      "Writes {kind: {field: array}} rows and the string table as an SBT file (atomically)");
+      "Writes {kind: [{field: array}, ...]} rows and the string table as an SBT file "
+      "(atomically)");
   m.def(
       "enum_names",
       [] {

@@ -72,7 +72,12 @@ Status WriteTables(const std::string& path, const py::dict& tables,
     model::ForEachRecordType([&]<typename T>() {
       if (known || label != model::RecordTraits<T>::kLabel) return;
       known = true;
-      st = AddRows<T>(label, item.second.cast<py::dict>(), &trace);
+      // Each part is cast to the fields' types on its own (parts of
+      // different dtypes never meet in a common, lossy one).
+      for (py::handle part : item.second.cast<py::list>()) {
+        st = AddRows<T>(label, part.cast<py::dict>(), &trace);
+        if (!st.ok()) return;
+      }
     });
     if (!known) return InvalidArgument("no record kind '" + label + "'");
     if (!st.ok()) return st;

@@ -11,9 +11,10 @@
 
 namespace tracesmith::python {
 
-// `tables`: {label: {field: array}} (all arrays of a label one length; a
-// field left out is 0 in every row); `strings`: the string table, ids in
-// order ("" first, no repeats). Errors name the label and field.
+// `tables`: {label: [part, ...]}, each part {field: array} (the arrays of
+// a part of one length; a field a part leaves out is 0 in its rows), the
+// parts' rows appended in order; `strings`: the string table, ids in order
+// ("" first, no repeats). Errors name the label and field.
 Status WriteTables(const std::string& path, const pybind11::dict& tables,
                    const std::vector<std::string>& strings);
 

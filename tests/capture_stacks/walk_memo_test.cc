@@ -329,5 +329,72 @@ TEST(WalkMemoTest, AStopRangeEndsTheWalkThereOnReplaysToo) {
 #endif
 }
 
+// Stores of the calling thread's memo so far.
+uint32_t MemoStores() {
+  WalkMemo* m = MemoAcquire();
+  const uint32_t n = m ? m->stores : 0;
+  MemoRelease(m);
+  return n;
+}
+
+// Up to `max_frames` frames, with or without the memo, from one call site.
+[[gnu::noinline]] std::vector<uint64_t> WalkUpTo(bool use_memo, int max_frames) {
+  std::vector<uint64_t> pcs(static_cast<size_t>(max_frames));
+  WalkMemo* memo = use_memo ? MemoAcquire() : nullptr;
+  MemoEntry* whole = nullptr;
+  const int n =
+      UnwindNativeTrimmedMemo(memo, &whole, pcs.data(), max_frames, 0, nullptr, 0, nullptr);
+  MemoRelease(memo);
+  pcs.resize(size_t(n));
+  asm volatile("" ::: "memory");
+  return pcs;
+}
+
+// A walk in which all of an entry's steps hold adds no entry when it keeps
+// no more than the entry: pcs filled up during the replay (the steps were
+// not copied: storing them stored scratch), or the walk went on past an
+// entry of kMemoSteps steps (every such walk stored the same steps again).
+[[gnu::noinline]] void CheckNoNewEntries(int depth) {
+  // (memo, max frames), all from one call site: the reference without the
+  // memo, the walk recorded, then replays that fill pcs and whole ones.
+  const std::pair<bool, int> walks[] = {{false, 256}, {true, 256}, {true, 5}, {true, 256},
+                                        {true, 5},    {true, 256}, {true, 5}, {true, 256}};
+  std::vector<uint64_t> reference;
+  uint32_t stores = 0;
+  int step = 0;
+  for (auto [memo, max_frames] : walks) {
+    SCOPED_TRACE("walk " + std::to_string(step));
+    ScrubStack();
+    const std::vector<uint64_t> pcs = WalkUpTo(memo, max_frames);
+    if (step == 0) {
+      reference = pcs;
+      ASSERT_GT(int(reference.size()), depth);
+    } else {
+      EXPECT_EQ(pcs,
+                std::vector<uint64_t>(
+                    reference.begin(),
+                    reference.begin() + std::min<size_t>(reference.size(), size_t(max_frames))));
+    }
+    if (step == 1) stores = MemoStores();
+    ++step;
+  }
+  EXPECT_EQ(MemoStores(), stores);
+}
+
+TEST(WalkMemoTest, ReplaysThatAddNothingStoreNothing) {
+#if defined(__x86_64__)
+  RecurseChain(20, [] {
+    CheckNoNewEntries(20);
+    return 0;
+  });
+  RecurseChain(kMemoSteps + 40, [] {  // deeper than an entry holds
+    CheckNoNewEntries(kMemoSteps + 40);
+    return 0;
+  });
+#else
+  GTEST_SKIP() << "the walk memo is x86-64 only";
+#endif
+}
+
 }  // namespace
 }  // namespace tracesmith::capture::stacks

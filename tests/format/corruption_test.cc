@@ -314,5 +314,49 @@ TEST(CorruptionTest, DamagedChunkSaysWhatTheIndexListedInIt) {
   EXPECT_EQ((*r)->report().Describe(), report.Describe());
 }
 
+// Stream with a kind filter decodes no chunk of the kinds it refuses: a
+// damaged kernel chunk goes unnoticed by a reader of other kinds (it never
+// reads it) and is reported to one that reads kernels; the wanted rows are
+// all there either way.
+TEST(CorruptionTest, StreamSkipsTheChunksOfKindsItIsNotAskedFor) {
+  Trace full = SmallTrace();
+  ASSERT_GT(full.Rows<model::KernelEvent>().size(), 0u);
+  ASSERT_GT(full.Rows<model::ApiEvent>().size(), 0u);
+  std::vector<uint8_t> bytes = Serialize(full, {.zstd_level = 0, .rows_per_chunk = 5});
+  {
+    auto r = SbtReader::FromMemory(bytes);
+    ASSERT_TRUE(r.ok());
+    for (const ChunkIndexEntry& e : (*r)->chunks())
+      if (e.type == uint16_t(ChunkType::kTable) &&
+          e.table_kind == uint16_t(model::TableKind::kKernel)) {
+        bytes[e.offset + kChunkHeaderSize + 2] ^= 0x01;
+        break;
+      }
+  }
+  for (bool want_kernels : {false, true}) {
+    SCOPED_TRACE(want_kernels ? "kernels and API calls" : "API calls only");
+    auto r = SbtReader::FromMemory(bytes);
+    ASSERT_TRUE(r.ok());
+    size_t api = 0, other = 0;
+    ASSERT_TRUE((*r)->Stream(
+                        [&](const Trace& batch, model::TableKind kind) {
+                          if (kind == model::TableKind::kApi)
+                            api += batch.Rows<model::ApiEvent>().size();
+                          else
+                            ++other;
+                          return OkStatus();
+                        },
+                        {},
+                        [&](model::TableKind kind) {
+                          return kind == model::TableKind::kApi ||
+                                 (want_kernels && kind == model::TableKind::kKernel);
+                        })
+                    .ok());
+    EXPECT_EQ(api, full.Rows<model::ApiEvent>().size());
+    EXPECT_EQ(other > 0, want_kernels);  // kernel chunks only when asked
+    EXPECT_EQ((*r)->report().clean(), !want_kernels) << (*r)->report().Describe();
+  }
+}
+
 }  // namespace
 }  // namespace tracesmith::format

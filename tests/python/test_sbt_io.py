@@ -50,6 +50,36 @@ def test_write_events_takes_a_whole_trace(tmp_path, mlp):
     assert list(u.memcpys.copy_kind_name) == list(t.memcpys.copy_kind_name)
 
 
+def test_tables_of_different_dtypes_and_fields_keep_every_value(tmp_path, mlp):
+    k = tracesmith.load(mlp).kernels[:3]
+    # A user-built table: Python ints (int64), fewer fields, a name of its own.
+    big = 1795304792076304692  # beyond float64's 53 bits
+    mine = tracesmith.Table("kernel", {"start_ns": np.array([big], np.int64),
+                                       "end_ns": np.array([big + 1000], np.int64),
+                                       "name_id": np.array([1], np.uint32)},
+                            np.array(["", "my_kernel"], object))
+    out = tmp_path / "mixed.sbt"
+    with tracesmith.SBTWriter(out) as w:
+        w.write_table(mine)  # first: the fewer fields
+        w.write_table(k)
+    u = tracesmith.load(out).kernels
+    assert len(u) == 4
+    assert int(u.start_ns[0]) == big and int(u.end_ns[0]) == big + 1000
+    assert u.name[0] == "my_kernel" and u.grid_x[0] == 0
+    assert (u.start_ns[1:] == k.start_ns).all() and list(u.name[1:]) == list(k.name)
+    assert (u.grid_x[1:] == k.grid_x).all() and (u.queued_ns[1:] == k.queued_ns).all()
+
+
+def test_finalize_keeps_a_file_that_appeared_meanwhile(tmp_path, mlp):
+    out = tmp_path / "late.sbt"
+    w = tracesmith.SBTWriter(out)
+    w.write_table(tracesmith.load(mlp).kernels)
+    out.write_bytes(b"someone else's")
+    with pytest.raises(tracesmith.TraceError, match="overwrite=True"):
+        w.finalize()
+    assert out.read_bytes() == b"someone else's"
+
+
 def test_the_output_rule_and_bad_rows_are_errors(tmp_path, mlp):
     existing = tmp_path / "x.sbt"
     existing.write_bytes(b"keep")

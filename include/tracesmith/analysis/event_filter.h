@@ -37,6 +37,7 @@ class EventFilter {
   bool has_window() const { return !spec_.from.empty() || !spec_.to.empty(); }
 
   bool WantsKind(const char* label) const { return kinds_.empty() || kinds_.count(label) > 0; }
+  bool has_kinds() const { return !kinds_.empty(); }
   template <typename T>
   bool Matches(const model::Trace& t, const T& e) const {
     if (model::EventEnd(e) < from_ || model::EventStart(e) > to_) return false;

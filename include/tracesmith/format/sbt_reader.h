@@ -99,7 +99,12 @@ class SbtReader {
   using EventChunkCallback =
       std::function<Status(const model::Trace& batch, model::TableKind kind)>;
   using EndCallback = std::function<Status(const model::Trace& batch)>;
-  Status Stream(const EventChunkCallback& on_events, const EndCallback& on_end = {});
+  // With `wanted`, event-table chunks of the kinds it refuses (by the table
+  // kind the chunk index lists) are not decoded at all: a reader of some
+  // kinds pays only for those. Strings and metadata are always read.
+  using EventKindFilter = std::function<bool(model::TableKind kind)>;
+  Status Stream(const EventChunkCallback& on_events, const EndCallback& on_end = {},
+                const EventKindFilter& wanted = {});
 
   // Calls `on_chunk(payload, offset)` for every chunk of raw type `type`
   // (kFirstRawChunkType..kLastRawChunkType) in file order, with its payload

@@ -150,7 +150,8 @@ StackCollector::StackCollector(StackCollectorOptions options)
     if (trim && trim_.size() < 16) trim_.push_back(CodeRange{m.start, m.end});
   }
   // Resolve the interpreter now rather than inside the first launch callback.
-  if (options_.mode == StackMode::kPython || options_.mode == StackMode::kMixed)
+  if (options_.mode == StackMode::kPython || options_.mode == StackMode::kMixed ||
+      options_.mode == StackMode::kFull)
     PythonFrames::Get().Reload();
 }
 

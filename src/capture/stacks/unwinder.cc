@@ -227,9 +227,10 @@ inline bool InRanges(uint64_t pc, const CodeRange* r, int n) {
     int n_steps = 0, replayed = 0;
     bool whole = false, ends_at_rule = false, full = false;
     const uint64_t first_cfa = rsp, first_ra = key, first_rbp = rbp;
-    const MemoEntry* rejoin = nullptr;  // the walk to rejoin after a divergence
-    MemoEntry* whole_entry = nullptr;   // the entry replayed whole
-    int rj = 0;                         // its next step not below the walk
+    const MemoEntry* rejoin = nullptr;      // the walk to rejoin after a divergence
+    MemoEntry* whole_entry = nullptr;       // the entry replayed whole
+    const MemoEntry* held_entry = nullptr;  // an entry all of whose steps held
+    int rj = 0;                             // its next step not below the walk
     // With `stop`, the walk ends after the first frame kept in it (the
     // interpreter's eval loop: the Python frames stand for what is above).
     // Checked on replayed steps too, so an entry recorded without `stop`
@@ -304,6 +305,7 @@ inline bool InRanges(uint64_t pc, const CodeRange* r, int n) {
       if (best) {
         best->stamp = ++memo->clock;
         whole = best_held == int(best->n);
+        if (whole) held_entry = best;
         stopped = best_ends;
         if (best_held > 0) take(best->steps, best_held, best_rbp, !whole);
         whole = whole && !full;
@@ -382,9 +384,13 @@ inline bool InRanges(uint64_t pc, const CodeRange* r, int n) {
       MemoOutcome outcome = exact          ? MemoOutcome::kHit
                             : replayed > 0 ? MemoOutcome::kPartial
                                            : MemoOutcome::kMiss;
-      if (!exact)
-        memo->last = MemoStore(memo, first_cfa, first_ra, first_rbp, steps,
-                               n_steps < kMemoSteps ? n_steps : kMemoSteps,
+      // A new entry, unless all of an entry's steps held and the walk kept
+      // no more than it has: pcs filled up during the replay (its steps were
+      // not copied), or the walk went on past an entry of kMemoSteps steps
+      // (a new one would hold the same steps).
+      const int keep = n_steps < kMemoSteps ? n_steps : kMemoSteps;
+      if (!exact && !(held_entry && keep <= int(held_entry->n)))
+        memo->last = MemoStore(memo, first_cfa, first_ra, first_rbp, steps, keep,
                                ends_at_rule && n_steps <= kMemoSteps);
       MemoCount(memo, outcome, replayed, n_steps - replayed);
       if (exact && whole_out) *whole_out = whole_entry;
