@@ -18,6 +18,9 @@ MODE:
             (text verdicts, and per launch the same verdicts as `replay --json`)
   compare   (python_profile_check.py compare CLI OUT_DIR) inproc.sbt has exactly the
             kernels of range.sbt; sched.sbt exactly 2 steps' worth
+  columns   (python_profile_check.py columns CLI OUT_DIR; needs the _core extension)
+            inproc.sbt through tracesmith.load: the CLI's kernels in order, Python
+            stacks naming this script, pandas' slowest kernel = the columns' one
 Each step synchronizes, so the steps' kernels are exactly those between start and stop.
 Needs PYTHONPATH to reach python/ and TRACESMITH_INJECT_LIB (or the package's _bin).
 """
@@ -174,7 +177,42 @@ def compare(cli, out):
     return ok
 
 
+def columns(cli, out):
+    """The in-process trace through tracesmith.load (the _core extension built on
+    this machine): the kernels `tracesmith export` lists, in the same order; the
+    launches' stacks resolve to this script's Python lines; the slowest kernel
+    found with pandas (when installed) is the one the columns give."""
+    import numpy as np
+    import tracesmith
+    path = os.path.join(out, "inproc.sbt")
+    t = tracesmith.load(path)
+    k = t.kernels
+    order = np.argsort(k.start_ns, kind="stable")
+    # (the CSV export names a kernel by its demangled name when it has one)
+    names = [str(k.demangled[i]) or str(k.name[i]) for i in order]
+    cli_names = kernel_names(cli, path)
+    same = names == cli_names and len(names) > 0
+    here = os.path.basename(__file__)
+    with_line = sum(1 for sid in set(int(x) for x in k.stack_id) if sid and any(
+        f.kind == "python" and f.file.endswith(here) for f in t.stack(sid)))
+    slowest = int(np.argmax(k.duration_ns))
+    try:
+        import pandas  # noqa: F401
+        df = k.to_pandas()
+        pandas_ok = int(df.duration_ns.idxmax()) == slowest
+        pandas_note = f"pandas_slowest_agrees={pandas_ok}"
+    except ImportError:
+        pandas_ok, pandas_note = True, "pandas=absent"
+    ok = same and with_line > 0 and pandas_ok
+    print(f"PYPROFILE columns python={sys.version.split()[0]} kernels={len(names)} "
+          f"cli_kernels={len(cli_names)} same_names_in_order={same} "
+          f"stacks_with_this_script={with_line} {pandas_note} -> {'PASS' if ok else 'FAIL'}")
+    return ok
+
+
 if __name__ == "__main__" and len(sys.argv) > 1 and sys.argv[1] == "compare":
     sys.exit(0 if compare(sys.argv[2], sys.argv[3]) else 1)
+elif __name__ == "__main__" and len(sys.argv) > 1 and sys.argv[1] == "columns":
+    sys.exit(0 if columns(sys.argv[2], sys.argv[3]) else 1)
 elif __name__ == "__main__":
     main()

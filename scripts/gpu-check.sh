@@ -92,7 +92,24 @@ if want python; then
   python3 gpu/python_profile_check.py taken "$P" 2>&1 | grep PYPROFILE
   TRACESMITH_CLI=$TS python3 gpu/python_profile_check.py replay "$P" 2>&1 | grep PYPROFILE
   python3 gpu/python_profile_check.py compare "$TS" "$P" 2>&1 | grep PYPROFILE
-  unset PYTHONPATH TRACESMITH_INJECT_LIB
+  unset PYTHONPATH
+  # The package's extension (_core) built here for this machine's Python
+  # (gpu/build-python-ext.sh, from the carried libraries): the trace as
+  # columns, then the package's own test suite under this Python.
+  if gpu/build-python-ext.sh "$BUILD" "$P/pkg" python3 > "$P/build-ext.log" 2>&1; then
+    echo "GPU-CHECK python ext: built for Python $(python3 -c 'import sys; print(sys.version.split()[0])')"
+    PYTHONPATH=$P/pkg python3 gpu/python_profile_check.py columns "$TS" "$P" 2>&1 | grep PYPROFILE
+    if python3 -c "import pytest" 2>/dev/null; then
+      PYTHONPATH=$P/pkg TRACESMITH_CLI=$TS TS_SOURCE_DIR=$PWD \
+        python3 -m pytest -q -p no:cacheprovider tests/python > "$P/pytest.log" 2>&1
+      echo "GPU-CHECK python pytest exit $?: $(tail -1 "$P/pytest.log")"
+    else
+      echo "GPU-CHECK python pytest: SKIP (pytest is not installed for this Python)"
+    fi
+  else
+    echo "GPU-CHECK python ext: FAIL (python/build-ext.log):"; tail -5 "$P/build-ext.log"
+  fi
+  unset TRACESMITH_INJECT_LIB
 fi
 if want example; then
   # A small real trace: a few PyTorch training steps.

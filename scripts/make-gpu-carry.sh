@@ -19,4 +19,12 @@ for f in bin/tracesmith bin/replay_make_capture bin/replay_va_probe lib/libtrace
   copy "$f"
 done
 cp "$B/gpu/replay_kernels.cubin" "$D/gpu/"
+# The Python extension's libraries, for gpu/build-python-ext.sh on a machine
+# without the build's dependencies (static zstd and sqlite3 from Debian).
+mkdir -p "$D/pyext"
+for l in format export import analysis capture_common model base; do
+  f=$(ls "$B"/src/*/libtracesmith_$l.a) && cp "$f" "$D/pyext/" &&
+    strip --strip-debug "$D/pyext/libtracesmith_$l.a"
+done
+cp /usr/lib/x86_64-linux-gnu/libzstd.a /usr/lib/x86_64-linux-gnu/libsqlite3.a "$D/pyext/"
 du -sh "$D"
