@@ -142,8 +142,10 @@ def test_dry_run_json_is_the_text_reports_figures(cli, mlp):
     assert f"({doc['predicted_vs_recorded_pct']:+.2f}% vs recorded)" in text
 
 
-def test_gpu_replay_json_without_a_replayer_is_the_same_error(cli, mlp):
-    # No GPU replayer library here: --json changes nothing on the error path.
+def test_gpu_replay_json_without_a_replayer_is_the_same_error(cli, mlp, monkeypatch):
+    # No GPU replayer library (also on a machine that has one): --json
+    # changes nothing on the error path.
+    monkeypatch.setenv("TRACESMITH_REPLAY_GPU_LIB", "/nonexistent/libtracesmith-replay-gpu.so")
     plain = cli("replay", mlp, check=False)
     as_json = cli("replay", mlp, "--json", check=False)
     assert as_json.returncode == plain.returncode == 1
