@@ -21,7 +21,7 @@ from ._native import core
 from ._profile import Profiler, profile, schedule
 from ._replay import ReplayLaunch, ReplayResult, replay
 from ._sbt import SBTReader, SBTWriter
-from ._trace import Frame, Table, Trace, _path, _window, analyze, diff, load
+from ._trace import Frame, Table, Trace, _path, _window, analyze, diff, event_stats, load
 from ._version import __version__
 
 
@@ -34,7 +34,7 @@ __all__ = [
     "__version__", "SBT_VERSION", "FORMATS", "TraceError", "Trace", "Table", "Frame", "load", "analyze",
     "profile", "Profiler", "schedule", "diff", "replay", "ReplayResult", "ReplayLaunch",
     "export", "export_perfetto", "import_trace", "devices", "detect_platform",
-    "is_cuda_available", "get_cuda_device_count", "SBTWriter", "SBTReader",
+    "is_cuda_available", "get_cuda_device_count", "SBTWriter", "SBTReader", "event_stats",
 ]
 
 

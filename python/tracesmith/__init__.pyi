@@ -108,6 +108,10 @@ def schedule(*, wait: int = ..., warmup: int = ..., active: int = ..., repeat: i
              skip_first: int = ...) -> Callable[[int], str]: ...
 FORMATS: Tuple[str, ...]
 
+def event_stats(path: _Path, kinds: Union[str, List[str], None] = ..., name: str = ...,
+                stream: Optional[int] = ..., device: Optional[int] = ..., start: object = ...,
+                end: object = ..., strict: bool = ...) -> Dict[str, Any]: ...
+
 class SBTWriter:
     path: str
     def __init__(self, path: _Path, *, overwrite: bool = ...) -> None: ...

@@ -400,3 +400,27 @@ def diff(a, b, nvtx: str = "", strict: bool = False) -> dict:
     for w in result.get("warnings", []):
         warnings.warn(w, stacklevel=2)
     return result
+
+
+def event_stats(path, kinds=None, name: str = "", stream: Optional[int] = None,
+                device: Optional[int] = None, start="", end="", strict: bool = False) -> dict:
+    """`tracesmith view --stats` as a dict, streamed over the file (bounded memory):
+    {"matched": N, "per_kind": {kind: count}, "per_name": [{"kind", "name",
+    "count", "timed", "total_ns", "mean_ns", "min_ns", "max_ns"}, ...]} with
+    per_name largest total first. Filters as `view`: kinds ("kernel", "api",
+    ...), name (a regex searched in the name), stream, device, and a window
+    start/end relative to the trace start ("2ms", ns, or a timedelta); other
+    kinds' chunks are not even decoded. A damaged file is counted in its
+    readable part with a warning (strict=True raises TraceError)."""
+    labels = []
+    for k in ([kinds] if isinstance(kinds, str) else (kinds or [])):
+        label = _LABELS.get(k, k)
+        labels.append(label)
+    result = core().event_stats(_path(path), labels, str(name),
+                                -1 if stream is None else int(stream),
+                                -1 if device is None else int(device),
+                                _window(start, "start"), _window(end, "end"), bool(strict))
+    damage = result.pop("damage_text")
+    if damage:
+        warnings.warn(damage + "\ncounting only its readable part", stacklevel=2)
+    return result

@@ -20,6 +20,7 @@
 
 #include "field_dtype.h"
 #include "tracesmith/analysis/diff.h"
+#include "tracesmith/analysis/event_filter.h"
 #include "tracesmith/analysis/report.h"
 #include "tracesmith/base/atomic_file.h"
 #include "tracesmith/capture/device_query.h"
@@ -312,6 +313,51 @@ py::tuple AnalyzeJson(const std::string& path, const std::string& from, const st
   return py::make_tuple(py::bytes(json.str()), damage_text);
 }
 
+// `tracesmith view --stats`: counts per kind and per (kind, name), streamed
+// (analysis::StreamEventStats, the CLI's function).
+py::dict EventStats(const std::string& path, const std::vector<std::string>& kinds,
+                    const std::string& name, int64_t stream, int64_t device,
+                    const std::string& from, const std::string& to, bool strict) {
+  analysis::EventFilterSpec spec{kinds, name, stream, device, from, to};
+  auto filter = Check(analysis::EventFilter::Make(spec));
+  auto reader = Check(format::SbtReader::Open(path));
+  StatusOr<analysis::EventStats> stats = InvalidArgument("not run");
+  {
+    py::gil_scoped_release release;
+    stats = analysis::StreamEventStats(*reader, std::move(filter));
+  }
+  if (!stats.ok()) {
+    const Status& st = stats.status();
+    Raise(st.code() == StatusCode::kInvalidArgument
+              ? st
+              : Status(st.code(), path + ": " + st.message()));
+  }
+  const format::ReadReport& report = reader->report();
+  if (strict && !report.clean()) Raise(report.DamageStatus(path));
+  py::dict out, per_kind;
+  for (const auto& [kind, n] : stats->per_kind) per_kind[py::str(kind)] = n;
+  py::list per_name;
+  for (const analysis::NameStats& a : stats->per_name) {
+    py::dict row;
+    row["kind"] = a.kind;
+    row["name"] = py::reinterpret_steal<py::str>(
+        PyUnicode_DecodeUTF8(a.name.data(), py::ssize_t(a.name.size()), "replace"));
+    row["count"] = a.count;
+    row["timed"] = a.timed;
+    row["total_ns"] = a.total_ns;
+    row["mean_ns"] = a.mean_ns();
+    row["min_ns"] = a.timed ? py::object(py::int_(a.min_ns)) : py::object(py::none());
+    row["max_ns"] = a.timed ? py::object(py::int_(a.max_ns)) : py::object(py::none());
+    per_name.append(row);
+  }
+  out["matched"] = stats->matched;
+  out["per_kind"] = per_kind;
+  out["per_name"] = per_name;
+  out["damage_text"] =
+      report.clean() ? std::string() : report.Headline(path) + ":\n" + report.Describe();
+  return out;
+}
+
 // `tracesmith diff --json A B`: the JSON (bytes), as the CLI writes it.
 py::bytes DiffJson(const std::string& a, const std::string& b, const std::string& nvtx,
                    bool strict) {
@@ -437,6 +483,9 @@ PYBIND11_MODULE(_core, m) {
         py::arg("start") = "", py::arg("end") = "", "`tracesmith export`");
   m.def("import_trace", &Import, py::arg("path"), py::arg("out"), py::arg("xray_binary") = "",
         py::arg("strict") = false, "`tracesmith import`");
+  m.def("event_stats", &EventStats, py::arg("path"), py::arg("kinds"), py::arg("name"),
+        py::arg("stream"), py::arg("device"), py::arg("start"), py::arg("end"),
+        py::arg("strict") = false, "`tracesmith view --stats` as a dict");
   m.def("devices", &Devices, "CUDA driver version and devices (empty without a driver or GPU)");
   m.def(
       "check_output",

@@ -166,3 +166,25 @@ def test_diff_equals_the_cli_json(cli, transformer, mlp):
         cli("diff", "--json", mlp, transformer).stdout)
     same = tracesmith.diff(mlp, mlp)
     assert same == json.loads(cli("diff", "--json", mlp, mlp).stdout)
+
+
+def test_event_stats_are_view_stats(cli, transformer):
+    r = tracesmith.event_stats(transformer, kinds=["kernels", "memcpy"], start="5s", end="9s")
+    out = cli("view", transformer, "--stats", "-k", "kernel,memcpy", "--from", "5s", "--to", "9s",
+              "-n", "100000").stdout
+    assert out.startswith(f"{r['matched']} events match")
+    assert r["matched"] == sum(r["per_kind"].values()) > 0
+    for kind, n in r["per_kind"].items():
+        assert re.search(rf"^{kind}\s+{n}$", out, re.M), (kind, n)
+    rows = out.split("  NAME\n", 1)[1].splitlines()
+    assert len(rows) == len(r["per_name"])
+    for line, row in zip(rows, r["per_name"]):
+        cols = line.split()
+        assert cols[0] == row["kind"] and int(cols[1]) == row["count"], (line, row)
+        assert line.rstrip().endswith(row["name"])
+    totals = [row["total_ns"] for row in r["per_name"]]
+    assert totals == sorted(totals, reverse=True)
+    with pytest.raises(tracesmith.TraceError, match="unknown event kind 'kernelz'"):
+        tracesmith.event_stats(transformer, kinds="kernelz")
+    with pytest.raises(tracesmith.TraceError, match="bad --name regex"):
+        tracesmith.event_stats(transformer, name="(")
