@@ -18,6 +18,8 @@ MODE:
             (text verdicts, and per launch the same verdicts as `replay --json`)
   compare   (python_profile_check.py compare CLI OUT_DIR) inproc.sbt has exactly the
             kernels of range.sbt; sched.sbt exactly 2 steps' worth
+  command   (python_profile_check.py command CLI OUT_DIR; needs _core) profile_command
+            around the MLP workload: the kernels of `tracesmith profile` of it
   columns   (python_profile_check.py columns CLI OUT_DIR; needs the _core extension)
             inproc.sbt through tracesmith.load: the CLI's kernels in order, Python
             stacks naming this script, pandas' slowest kernel = the columns' one
@@ -210,7 +212,33 @@ def columns(cli, out):
     return ok
 
 
-if __name__ == "__main__" and len(sys.argv) > 1 and sys.argv[1] == "compare":
+def command(cli, out):
+    """tracesmith.profile_command (capture::RunUnderCapture through _core) around the
+    MLP workload: the same kernels, in the same order, as `tracesmith profile` of
+    the same command, and native frames named (symbolized afterwards)."""
+    import subprocess
+    import tracesmith
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    prog = [sys.executable, os.path.join(root, "bench", "workloads", "torch_mlp_train.py"),
+            "--steps", "3"]
+    a, b = os.path.join(out, "cmd.sbt"), os.path.join(out, "cmd_cli.sbt")
+    r = tracesmith.profile_command(prog, a, overwrite=True, quiet=True)
+    subprocess.run([cli, "profile", "-q", "-f", "-o", b, "--", *prog], check=True,
+                   stdout=subprocess.DEVNULL)
+    ka, kb = kernel_names(cli, a), kernel_names(cli, b)
+    t = tracesmith.load(a)
+    named = any(f.kind == "native" and f.function
+                for sid in set(int(x) for x in t.kernels.stack_id) if sid for f in t.stack(sid))
+    ok = r.exit_code == 0 and r.files == [a] and ka == kb and len(ka) > 0 and named
+    print(f"PYPROFILE command exit={r.exit_code} files={len(r.files)} kernels={len(ka)} "
+          f"cli_kernels={len(kb)} same_names_in_order={ka == kb} native_frames_named={named} "
+          f"-> {'PASS' if ok else 'FAIL'}")
+    return ok
+
+
+if __name__ == "__main__" and len(sys.argv) > 1 and sys.argv[1] == "command":
+    sys.exit(0 if command(sys.argv[2], sys.argv[3]) else 1)
+elif __name__ == "__main__" and len(sys.argv) > 1 and sys.argv[1] == "compare":
     sys.exit(0 if compare(sys.argv[2], sys.argv[3]) else 1)
 elif __name__ == "__main__" and len(sys.argv) > 1 and sys.argv[1] == "columns":
     sys.exit(0 if columns(sys.argv[2], sys.argv[3]) else 1)

@@ -99,6 +99,8 @@ if want python; then
   if gpu/build-python-ext.sh "$BUILD" "$P/pkg" python3 > "$P/build-ext.log" 2>&1; then
     echo "GPU-CHECK python ext: built for Python $(python3 -c 'import sys; print(sys.version.split()[0])')"
     PYTHONPATH=$P/pkg python3 gpu/python_profile_check.py columns "$TS" "$P" 2>&1 | grep PYPROFILE
+    PYTHONPATH=$P/pkg TRACESMITH_CLI=$TS python3 gpu/python_profile_check.py command "$TS" "$P" \
+      2>&1 | grep PYPROFILE
     if python3 -c "import pytest" 2>/dev/null; then
       PYTHONPATH=$P/pkg TRACESMITH_CLI=$TS TS_SOURCE_DIR=$PWD \
         python3 -m pytest -q -p no:cacheprovider tests/python > "$P/pytest.log" 2>&1

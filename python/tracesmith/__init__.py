@@ -18,7 +18,7 @@ import warnings
 
 from ._errors import TraceError
 from ._native import core
-from ._profile import Profiler, profile, schedule
+from ._profile import CommandResult, Profiler, profile, profile_command, schedule
 from ._replay import ReplayLaunch, ReplayResult, replay
 from ._sbt import SBTReader, SBTWriter
 from ._trace import Frame, Table, Trace, _path, _window, analyze, diff, event_stats, load
@@ -32,7 +32,7 @@ def __getattr__(name):
 
 __all__ = [
     "__version__", "SBT_VERSION", "FORMATS", "TraceError", "Trace", "Table", "Frame", "load", "analyze",
-    "profile", "Profiler", "schedule", "diff", "replay", "ReplayResult", "ReplayLaunch",
+    "profile", "Profiler", "schedule", "profile_command", "CommandResult", "diff", "replay", "ReplayResult", "ReplayLaunch",
     "export", "export_perfetto", "import_trace", "devices", "detect_platform",
     "is_cuda_available", "get_cuda_device_count", "SBTWriter", "SBTReader", "event_stats",
 ]

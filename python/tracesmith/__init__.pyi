@@ -108,6 +108,21 @@ def schedule(*, wait: int = ..., warmup: int = ..., active: int = ..., repeat: i
              skip_first: int = ...) -> Callable[[int], str]: ...
 FORMATS: Tuple[str, ...]
 
+class CommandResult(NamedTuple):
+    exit_code: int
+    signal: int
+    seconds: float
+    output: str
+    files: List[str]
+    kept_previous: bool
+
+def profile_command(command: List[Union[str, "os.PathLike[str]"]], output: _Path = ..., *,
+                    kinds: Union[str, List[str], None] = ..., stacks: Optional[str] = ...,
+                    stack_depth: Optional[int] = ..., buffer_mb: Optional[int] = ...,
+                    flush_ms: Optional[int] = ..., overwrite: bool = ..., quiet: bool = ...,
+                    replay_capture: Optional[str] = ..., replay_memory: Optional[str] = ...,
+                    symbolize: bool = ...) -> CommandResult: ...
+
 def event_stats(path: _Path, kinds: Union[str, List[str], None] = ..., name: str = ...,
                 stream: Optional[int] = ..., device: Optional[int] = ..., start: object = ...,
                 end: object = ..., strict: bool = ...) -> Dict[str, Any]: ...

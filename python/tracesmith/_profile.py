@@ -12,12 +12,25 @@ from __future__ import annotations
 
 import ctypes
 import os
-from typing import Callable, List, Optional
+import warnings
+from typing import Callable, List, NamedTuple, Optional
 
 from ._errors import TraceError
 
 _LIB = None
 _LIB_NAME = "libtracesmith-inject.so"
+
+
+def _library_path() -> str:
+    """Where the injection library is ("" when nowhere)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    candidates = [os.environ.get("TRACESMITH_INJECT_LIB", ""),
+                  os.path.join(here, "_bin", "lib", _LIB_NAME),
+                  os.path.join(here, "..", "..", "lib", _LIB_NAME)]
+    for path in candidates:
+        if path and os.path.isfile(path):
+            return os.path.realpath(path)
+    return ""
 
 
 def _library() -> ctypes.CDLL:
@@ -26,33 +39,36 @@ def _library() -> ctypes.CDLL:
     global _LIB
     if _LIB is not None:
         return _LIB
-    here = os.path.dirname(os.path.abspath(__file__))
-    candidates = [os.environ.get("TRACESMITH_INJECT_LIB", ""),
-                  os.path.join(here, "_bin", "lib", _LIB_NAME),
-                  os.path.join(here, "..", "..", "lib", _LIB_NAME)]
-    for path in candidates:
-        if path and os.path.isfile(path):
-            try:
-                lib = ctypes.CDLL(os.path.realpath(path))
-            except OSError as e:  # e.g. libcuda.so.1 missing: no NVIDIA driver
-                raise TraceError(f"cannot load the capture library {path}: {e} (capture needs "
-                                 "the NVIDIA driver and a GPU)") from None
-            for name in ("tracesmith_session_start", "tracesmith_session_flush",
-                         "tracesmith_session_stop"):
-                getattr(lib, name).restype = ctypes.c_int
-            lib.tracesmith_session_start.argtypes = [ctypes.c_char_p, ctypes.c_char_p,
-                                                     ctypes.c_size_t]
-            lib.tracesmith_session_flush.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
-            lib.tracesmith_session_stop.argtypes = [ctypes.c_char_p, ctypes.c_size_t,
-                                                    ctypes.c_char_p, ctypes.c_size_t]
-            _LIB = lib
-            return lib
-    raise TraceError(f"{_LIB_NAME} was not found (this TraceSmith was built without CUDA, or "
-                     "set TRACESMITH_INJECT_LIB to its path)")
+    path = _library_path()
+    if not path:
+        raise TraceError(f"{_LIB_NAME} was not found (this TraceSmith was built without CUDA, "
+                         "or set TRACESMITH_INJECT_LIB to its path)")
+    try:
+        lib = ctypes.CDLL(path)
+    except OSError as e:  # e.g. libcuda.so.1 missing: no NVIDIA driver
+        raise TraceError(f"cannot load the capture library {path}: {e} (capture needs "
+                         "the NVIDIA driver and a GPU)") from None
+    for name in ("tracesmith_session_start", "tracesmith_session_flush",
+                 "tracesmith_session_stop"):
+        getattr(lib, name).restype = ctypes.c_int
+    lib.tracesmith_session_start.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
+    lib.tracesmith_session_flush.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+    lib.tracesmith_session_stop.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p,
+                                            ctypes.c_size_t]
+    _LIB = lib
+    return lib
 
 
 def _options(output: str, kinds, stacks, stack_depth, buffer_mb, flush_ms, overwrite,
              quiet, replay_capture, replay_memory) -> str:
+    env = _options_env(output, kinds, stacks, stack_depth, buffer_mb, flush_ms, overwrite,
+                       quiet, replay_capture, replay_memory)
+    return "".join(f"{k}={v}\n" for k, v in env.items())
+
+
+def _options_env(output: str, kinds, stacks, stack_depth, buffer_mb, flush_ms, overwrite,
+                 quiet, replay_capture, replay_memory) -> dict:
+    """The options as the injection library's environment variables."""
     env = {"TRACESMITH_OUTPUT": output}
     if replay_capture is not None:
         env["TRACESMITH_REPLAY_CAPTURE"] = replay_capture
@@ -73,7 +89,7 @@ def _options(output: str, kinds, stacks, stack_depth, buffer_mb, flush_ms, overw
     for k, v in env.items():
         if "\n" in v:
             raise ValueError(f"{k}: a value may not contain a newline")
-    return "".join(f"{k}={v}\n" for k, v in env.items())
+    return env
 
 
 # Schedule actions (torch.profiler's names).
@@ -237,3 +253,72 @@ def profile(output: str = "tracesmith.sbt", **options) -> Profiler:
     """`with tracesmith.profile("run.sbt"): ...` records the GPU work of the block
     (a Profiler: see its options)."""
     return Profiler(output, **options)
+
+
+class CommandResult(NamedTuple):
+    """How a command run under capture ended, and the traces it left.
+
+    exit_code: its exit status (0 when a signal ended it); signal: the signal
+    that killed it, else 0; seconds: its wall time; output: the trace path
+    (absolute); files: the traces this run wrote (output first when written,
+    then other processes' STEM.pid<N>.sbt / STEM.rank<N>.sbt); kept_previous:
+    overwrite=True over an existing trace, and the run wrote no new one (the
+    old trace is kept).
+    """
+    exit_code: int
+    signal: int
+    seconds: float
+    output: str
+    files: List[str]
+    kept_previous: bool
+
+
+def profile_command(command, output: str = "tracesmith.sbt", *, kinds=None,
+                    stacks: Optional[str] = None, stack_depth: Optional[int] = None,
+                    buffer_mb: Optional[int] = None, flush_ms: Optional[int] = None,
+                    overwrite: bool = False, quiet: bool = False,
+                    replay_capture: Optional[str] = None, replay_memory: Optional[str] = None,
+                    symbolize: bool = True) -> CommandResult:
+    """Runs `command` (a list: program and arguments) under capture and waits for
+    it, as `tracesmith profile -- COMMAND` does, through the same library call
+    (capture::RunUnderCapture): every process of it that initialises CUDA writes
+    a trace. Its stdin/stdout/stderr are this process's; SIGTERM/SIGHUP sent
+    here meanwhile are passed on to it. Options as Profiler's. symbolize: name
+    native frames from the modules' symbol tables afterwards (`tracesmith
+    symbolize`; not for replay captures). Raises TraceError for options or an
+    output the CLI would refuse, before anything runs; the command's own
+    failure is in the result (exit_code 127: it could not be run).
+    """
+    from ._native import core
+    if isinstance(command, (str, bytes)):
+        raise TypeError("command must be a list of arguments, e.g. ['python', 'train.py']")
+    args = [os.fspath(a) for a in command]
+    if not args:
+        raise ValueError("command is empty")
+    inject = _library_path()
+    if not inject:
+        raise TraceError(f"{_LIB_NAME} was not found (this TraceSmith was built without CUDA, "
+                         "or set TRACESMITH_INJECT_LIB to its path)")
+    env = _options_env(os.fspath(output), kinds, stacks, stack_depth, buffer_mb, flush_ms,
+                       overwrite, quiet, replay_capture, replay_memory)
+    r = core().run_command(args, env, inject)
+    if r["previous_trace_error"]:
+        warnings.warn(r["previous_trace_error"], stacklevel=2)
+    if symbolize and stacks != "none" and not replay_capture and r["files"]:
+        _symbolize(r["files"], quiet)
+    return CommandResult(r["exit_code"], r["signal"], r["seconds"], r["output"],
+                         list(r["files"]), r["kept_previous"])
+
+
+def _symbolize(files: List[str], quiet: bool) -> None:
+    import subprocess
+    from .__main__ import _find_cli
+    try:
+        cli = _find_cli()
+    except SystemExit as e:
+        warnings.warn(f"traces left unsymbolized: {e}", stacklevel=3)
+        return
+    for f in files:
+        r = subprocess.run([cli, "symbolize", f], capture_output=True, text=True)
+        if r.returncode != 0 and not quiet:
+            warnings.warn(f"{f}: not symbolized: {r.stderr.strip()}", stacklevel=3)

@@ -24,6 +24,7 @@
 #include "tracesmith/analysis/report.h"
 #include "tracesmith/base/atomic_file.h"
 #include "tracesmith/capture/device_query.h"
+#include "tracesmith/capture/run_command.h"
 #include "tracesmith/export/export.h"
 #include "tracesmith/format/sbt.h"
 #include "tracesmith/format/sbt_reader.h"
@@ -358,6 +359,31 @@ py::dict EventStats(const std::string& path, const std::vector<std::string>& kin
   return out;
 }
 
+// `tracesmith profile -- COMMAND` without the printing: capture::RunUnderCapture
+// with options given as the injection library's environment variables.
+py::dict RunCommand(const std::vector<std::string>& command,
+                    const std::map<std::string, std::string>& options, const std::string& inject) {
+  capture::RunOptions run;
+  run.command = command;
+  run.capture = Check(capture::OptionsFromEnv(options));
+  run.inject_library = inject;
+  StatusOr<capture::RunResult> r = InvalidArgument("not run");
+  {
+    py::gil_scoped_release release;  // the command may run for hours
+    r = capture::RunUnderCapture(run);
+  }
+  if (!r.ok()) Raise(r.status());
+  py::dict out;
+  out["exit_code"] = r->exit_code;
+  out["signal"] = r->term_signal;
+  out["seconds"] = r->seconds;
+  out["output"] = r->output;
+  out["files"] = r->files;
+  out["kept_previous"] = r->kept_previous;
+  out["previous_trace_error"] = r->previous_trace.ok() ? "" : r->previous_trace.message();
+  return out;
+}
+
 // `tracesmith diff --json A B`: the JSON (bytes), as the CLI writes it.
 py::bytes DiffJson(const std::string& a, const std::string& b, const std::string& nvtx,
                    bool strict) {
@@ -486,6 +512,8 @@ PYBIND11_MODULE(_core, m) {
   m.def("event_stats", &EventStats, py::arg("path"), py::arg("kinds"), py::arg("name"),
         py::arg("stream"), py::arg("device"), py::arg("start"), py::arg("end"),
         py::arg("strict") = false, "`tracesmith view --stats` as a dict");
+  m.def("run_command", &RunCommand, py::arg("command"), py::arg("options"), py::arg("inject"),
+        "Runs a command under capture (capture::RunUnderCapture) and waits for it");
   m.def("devices", &Devices, "CUDA driver version and devices (empty without a driver or GPU)");
   m.def(
       "check_output",
