@@ -138,8 +138,11 @@ class SBTReader:
 
     @property
     def version(self) -> Tuple[int, int]:
-        """(major, minor) SBT version of the file."""
-        return self.read().version
+        """(major, minor) SBT version of the file (without loading its events)."""
+        if self._trace is not None:
+            return self._trace.version
+        # Asking for no event kind: only strings and metadata chunks are decoded.
+        return tuple(core().read_columns(self.path, self.strict, ["(none)"])["version"])
 
     def __enter__(self) -> "SBTReader":
         return self

@@ -9,6 +9,11 @@
 
 namespace tracesmith {
 
+bool PathExists(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0;
+}
+
 StatusOr<uint64_t> FileSize(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return NotFound(path + ": " + std::strerror(errno));
@@ -64,10 +69,14 @@ StatusOr<uint64_t> ParseDuration(const std::string& text) {
   }
   std::string unit = text.substr(pos);
   double scale = 0;
-  if (unit.empty() || unit == "ns") scale = 1;
-  else if (unit == "us") scale = 1e3;
-  else if (unit == "ms") scale = 1e6;
-  else if (unit == "s") scale = 1e9;
+  if (unit.empty() || unit == "ns")
+    scale = 1;
+  else if (unit == "us")
+    scale = 1e3;
+  else if (unit == "ms")
+    scale = 1e6;
+  else if (unit == "s")
+    scale = 1e9;
   if (scale == 0 || v < 0)
     return InvalidArgument("'" + text + "' is not a duration (examples: 1500, 2.5us, 20ms, 1s)");
   return static_cast<uint64_t>(v * scale + 0.5);

@@ -1,4 +1,5 @@
 #include "tracesmith/capture/run_command.h"
+#include "tracesmith/base/file_util.h"
 
 #include <signal.h>
 #include <sys/stat.h>
@@ -23,11 +24,6 @@ extern char** environ;
 
 namespace tracesmith::capture {
 namespace {
-
-bool Exists(const std::string& path) {
-  struct stat sb;
-  return ::stat(path.c_str(), &sb) == 0;
-}
 
 std::string Absolute(const std::string& path) {
   if (!path.empty() && path[0] == '/') return path;
@@ -87,14 +83,14 @@ std::vector<char*> Pointers(std::vector<std::string>& strings) {
 
 StatusOr<std::string> FindInjectLibrary(const std::string& bin_dir) {
   if (const char* env = getenv("TRACESMITH_INJECT_LIB"); env && *env) {
-    if (!Exists(env))
+    if (!PathExists(env))
       return NotFound(std::string("TRACESMITH_INJECT_LIB=") + env + ": no such file");
     return Absolute(env);
   }
   for (const std::string& c :
        {bin_dir + "/../lib/" + kInjectLibName, bin_dir + "/" + kInjectLibName,
         bin_dir + "/../lib64/" + kInjectLibName}) {
-    if (Exists(c)) {
+    if (PathExists(c)) {
       char real[4096];
       return std::string(realpath(c.c_str(), real) ? real : c.c_str());
     }

@@ -1,4 +1,5 @@
 #include "tracesmith/capture/run_outputs.h"
+#include "tracesmith/base/file_util.h"
 
 #include <dirent.h>
 #include <sys/stat.h>
@@ -17,11 +18,6 @@
 
 namespace tracesmith::capture {
 namespace {
-
-bool Exists(const std::string& path) {
-  struct stat sb;
-  return ::stat(path.c_str(), &sb) == 0;
-}
 
 // Numbers as numbers: rank2 before rank10.
 bool NaturalLess(const std::string& a, const std::string& b) {
@@ -47,7 +43,7 @@ bool NaturalLess(const std::string& a, const std::string& b) {
 
 std::vector<std::string> FindOutputs(const std::string& output, time_t since) {
   std::vector<std::string> files;
-  const bool named = Exists(output);
+  const bool named = PathExists(output);
   if (named) files.push_back(output);
   std::string dir = ".", base = output;
   if (size_t slash = output.rfind('/'); slash != std::string::npos) {
@@ -81,7 +77,7 @@ std::vector<std::string> FindOutputs(const std::string& output, time_t since) {
 
 StatusOr<PreviousTrace> PreviousTrace::SetAside(const std::string& path) {
   PreviousTrace p;
-  if (!Exists(path)) return p;
+  if (!PathExists(path)) return p;
   // A fresh unique name beside `path`; rename() replaces that empty file.
   ASSIGN_OR_RETURN(std::string aside, CreateFileBeside(path, "old"));
   if (::rename(path.c_str(), aside.c_str()) != 0) {
@@ -117,7 +113,7 @@ StatusOr<bool> PreviousTrace::Settle() {
     ::unlink(aside.c_str());
     return true;
   }
-  if (errno == EEXIST || Exists(path_)) {  // the new trace replaces the old one
+  if (errno == EEXIST || PathExists(path_)) {  // the new trace replaces the old one
     ::unlink(aside.c_str());
     return false;
   }

@@ -69,15 +69,10 @@ struct ProfileArgs {
   std::vector<std::string> command;
 };
 
-bool Exists(const std::string& path) {
-  struct stat sb;
-  return ::stat(path.c_str(), &sb) == 0;
-}
-
 std::string DefaultOutput() {
   for (int i = 1;; ++i) {
     std::string p = "trace" + std::to_string(i) + ".sbt";
-    if (!Exists(p)) return p;
+    if (!PathExists(p)) return p;
   }
 }
 

@@ -41,6 +41,7 @@ def test_write_events_takes_a_whole_trace(tmp_path, mlp):
     w = tracesmith.SBTWriter(out)
     w.write_events(t)
     assert w.finalize() == str(out)
+    assert tracesmith.SBTReader(out).version == tracesmith.SBT_VERSION  # before any read
     r = tracesmith.SBTReader(out)
     u = r.read_events()
     assert r.version == tracesmith.SBT_VERSION

@@ -8,6 +8,8 @@
 
 namespace tracesmith {
 
+// True when something (file, directory, device) is at `path` (stat succeeds).
+bool PathExists(const std::string& path);
 StatusOr<uint64_t> FileSize(const std::string& path);
 StatusOr<std::string> ReadFileToString(const std::string& path);
 Status WriteStringToFile(const std::string& path, const std::string& data);

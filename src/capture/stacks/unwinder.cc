@@ -58,6 +58,13 @@ thread_local StackBounds t_bounds;
   }
 }
 
+// pc (a return address) in one of the `n` ranges `r`.
+inline bool InRanges(uint64_t pc, const CodeRange* r, int n) {
+  for (int i = 0; i < n; ++i)
+    if (pc - 1 - r[i].start < r[i].end - r[i].start) return true;
+  return false;
+}
+
 #if defined(__x86_64__)
 
 // Return address -> packed UnwindRule, lock-free. 64K slots x 16 bytes =
@@ -138,12 +145,14 @@ inline bool InStack(uintptr_t addr, uintptr_t lo, uintptr_t hi) { return addr - 
 // register, its saved value differs from call to call, and most of the
 // time no frame above uses it. `rbp` is the walk's rbp now (for the state
 // whose recorded rbp was `recorded_rbp`); *rbp_after is set to the walk's
-// rbp after the steps that hold.
+// rbp after the steps that hold. With `stop`, the steps end after the first
+// whose return address is in it (*ends set): the walk ends there (mixed
+// stacks; an entry recorded without the stop replays only up to there).
 [[gnu::always_inline, gnu::no_sanitize_address]] inline int MemoHolds(
     const MemoStep* steps, int count, uint64_t recorded_rbp, uintptr_t rbp, uintptr_t lo,
-    uintptr_t hi, uintptr_t* rbp_after) {
+    uintptr_t hi, uintptr_t* rbp_after, const CodeRange* stop, bool* ends) {
   int k = 0;
-  for (; k < count; ++k) {
+  while (k < count) {
     const MemoStep& st = steps[k];
     if ((st.flags & MemoStep::kUsesRbp) && rbp != recorded_rbp) break;
     if (!InStack(st.cfa - 8, lo, hi) || ReadWord(st.cfa - 8) != st.ra) break;
@@ -153,6 +162,11 @@ inline bool InStack(uintptr_t addr, uintptr_t lo, uintptr_t hi) { return addr - 
       rbp = ReadWord(at);
     }
     recorded_rbp = st.rbp;
+    ++k;
+    if (stop && InRanges(st.ra, stop, 1)) {
+      *ends = true;
+      break;
+    }
   }
   *rbp_after = rbp;
   return k;
@@ -162,11 +176,6 @@ inline bool InStack(uintptr_t addr, uintptr_t lo, uintptr_t hi) { return addr - 
 
 // The walk, inlined into each public entry point so that the register
 // snapshot below is taken in the function whose frame is the innermost one.
-inline bool InRanges(uint64_t pc, const CodeRange* r, int n) {
-  for (int i = 0; i < n; ++i)
-    if (pc - 1 - r[i].start < r[i].end - r[i].start) return true;
-  return false;
-}
 
 // The walk reads other frames' stack slots on purpose: ASan would report
 // those reads as overflows of the frames' locals, so it is not instrumented.
@@ -232,22 +241,9 @@ inline bool InRanges(uint64_t pc, const CodeRange* r, int n) {
     const MemoEntry* held_entry = nullptr;  // an entry all of whose steps held
     int rj = 0;                             // its next step not below the walk
     // With `stop`, the walk ends after the first frame kept in it (the
-    // interpreter's eval loop: the Python frames stand for what is above).
-    // Checked on replayed steps too, so an entry recorded without `stop`
-    // (another collector's) replays only up to there.
+    // interpreter's eval loop: the Python frames stand for what is above);
+    // MemoHolds checks replayed steps for it.
     bool stopped = false;
-    // How many of `held` steps of `src` the walk takes: up to the first in
-    // `stop` (*ends set), else all.
-    auto stop_at = [&](const MemoStep* src, int held, bool* ends) {
-      if (!stop) return held;
-      for (int i = 0; i < held; ++i) {
-        if (src[i].ra - 1 - stop->start < stop->end - stop->start) {
-          *ends = true;
-          return i + 1;
-        }
-      }
-      return held;
-    };
     // An entry replayed whole whose walk goes on (one made with a stop,
     // replayed without): the new entry starts with its steps, copied when
     // the first step after them is unwound.
@@ -293,7 +289,7 @@ inline bool InRanges(uint64_t pc, const CodeRange* r, int n) {
         MemoEntry* e = &set[w];
         uintptr_t after;
         bool ends = false;
-        int held = stop_at(e->steps, MemoHolds(e->steps, e->n, e->rbp, rbp, lo, hi, &after), &ends);
+        int held = MemoHolds(e->steps, e->n, e->rbp, rbp, lo, hi, &after, stop, &ends);
         // The most steps; of as many, an entry replayed whole.
         if (!best || held > best_held ||
             (held == best_held && held == int(e->n) && best_held != int(best->n)))
@@ -359,7 +355,7 @@ inline bool InRanges(uint64_t pc, const CodeRange* r, int n) {
       if (n_steps < kMemoSteps) steps[n_steps] = st;
       ++n_steps;
       if (!keep(ra)) break;
-      if (stop && ra - 1 - stop->start < stop->end - stop->start) {
+      if (stop && InRanges(ra, stop, 1)) {
         stopped = true;
         break;
       }
@@ -371,8 +367,7 @@ inline bool InRanges(uint64_t pc, const CodeRange* r, int n) {
           const MemoStep* from_step = &rejoin->steps[rj];
           uintptr_t after;
           int held = MemoHolds(from_step + 1, int(rejoin->n) - rj - 1, from_step->rbp, rbp, lo, hi,
-                               &after);
-          held = stop_at(from_step + 1, held, &stopped);
+                               &after, stop, &stopped);
           if (held > 0) take(from_step + 1, held, after, true);
           rj += held + 1;
         }
