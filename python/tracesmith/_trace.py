@@ -45,7 +45,8 @@ def _enum_names(kind: str) -> Dict[str, np.ndarray]:
     (copy_kind, sync_type, ...: model/enum_fields.h, the CLI's names)."""
     global _ENUMS
     if _ENUMS is None:
-        _ENUMS = {label: {field: np.array(list(names) + ["unknown"])
+        # object arrays of str, as the string columns (`name`, ...) are
+        _ENUMS = {label: {field: np.array(list(names) + ["unknown"], dtype=object)
                           for field, names in fields.items()}
                   for label, fields in core().enum_names().items()}
     return _ENUMS.get(kind, {})

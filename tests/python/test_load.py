@@ -70,6 +70,7 @@ def test_enumeration_fields_have_the_clis_names(cli, transformer):
     assert len(shown) == len(m) > 0
     assert sorted(m.copy_kind_name) == shown
     assert set(m.copy_kind_name[m.copy_kind == 1]) == {"HtoD"}
+    assert type(m.copy_kind_name[0]) is str  # as the string columns: not np.str_
     assert set(t.syncs.sync_type_name) <= {"event_synchronize", "stream_wait_event",
                                            "stream_synchronize", "context_synchronize"}
     assert set(t.api.domain_name) <= {"runtime", "driver"}
