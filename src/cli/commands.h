@@ -14,6 +14,7 @@ void AddInfoCommand(CLI::App& app, CommandList& commands);
 void AddViewCommand(CLI::App& app, CommandList& commands);
 void AddBenchmarkCommand(CLI::App& app, CommandList& commands);
 void AddAnalyzeCommand(CLI::App& app, CommandList& commands);
+void AddMemoryCommand(CLI::App& app, CommandList& commands);
 void AddTimelineCommand(CLI::App& app, CommandList& commands);
 void AddDiffCommand(CLI::App& app, CommandList& commands);
 void AddProfileCommand(CLI::App& app, CommandList& commands);  // profile + record
@@ -46,6 +47,7 @@ inline void AddAllCommands(CLI::App& app, CommandList& commands) {
   AddExportCommand(app, commands);
   AddImportCommand(app, commands);
   AddAnalyzeCommand(app, commands);
+  AddMemoryCommand(app, commands);
   AddTimelineCommand(app, commands);
   AddDiffCommand(app, commands);
   AddSymbolizeCommand(app, commands);

@@ -16,15 +16,18 @@
 #include "tracesmith/base/crc32c.h"
 
 namespace tracesmith::format {
-namespace {
 
-struct ChunkHeader {
+struct internal::ChunkHeader {
   uint16_t type = 0;
   uint16_t flags = 0;
   uint32_t stored_len = 0;
   uint32_t raw_len = 0;
   uint32_t payload_crc = 0;
 };
+
+namespace {
+
+using internal::ChunkHeader;
 
 // Parses and checks the 24-byte chunk header at `p` (caller ensures 24 bytes).
 bool ParseChunkHeader(const uint8_t* p, ChunkHeader* h) {
@@ -290,29 +293,37 @@ void SbtReader::Scan() {
   }
 }
 
+bool SbtReader::CheckChunk(size_t i, ChunkHeader* h, std::string* where) {
+  const ChunkIndexEntry& e = chunks_[i];
+  if (damaged_at_.contains(e.offset)) return false;  // reported by an earlier pass
+  *where = StrFormat("chunk #%zu at %s", i, At(e.offset).c_str());
+  if (e.offset + kChunkHeaderSize > size_ || !ParseChunkHeader(data_ + e.offset, h)) {
+    AddDamage(e.offset, kChunkHeaderSize, *where + ": corrupt chunk header");
+    return false;
+  }
+  *where = StrFormat("%s chunk #%zu at %s", ChunkTypeName(h->type), i, At(e.offset).c_str());
+  if (e.offset + kChunkHeaderSize + h->stored_len > size_) {
+    AddDamage(e.offset, size_ - e.offset, *where + ": payload runs past the end of the file");
+    return false;
+  }
+  if (Crc32c(data_ + e.offset + kChunkHeaderSize, h->stored_len) != h->payload_crc) {
+    AddDamage(e.offset, kChunkHeaderSize + h->stored_len,
+              *where + ": payload checksum mismatch");
+    report_.chunks_damaged++;
+    return false;
+  }
+  return true;
+}
+
 Status SbtReader::DecodeChunk(size_t i, model::Trace* out, uint64_t* decoded_bytes, uint64_t budget,
                               uint16_t* decoded_kind) {
   *decoded_kind = 0;
   const ChunkIndexEntry& e = chunks_[i];
-  if (damaged_at_.contains(e.offset)) return OkStatus();  // reported by an earlier pass
   ChunkHeader h;
-  std::string where = StrFormat("chunk #%zu at %s", i, At(e.offset).c_str());
-  if (e.offset + kChunkHeaderSize > size_ || !ParseChunkHeader(data_ + e.offset, &h)) {
-    AddDamage(e.offset, kChunkHeaderSize, where + ": corrupt chunk header");
-    return OkStatus();
-  }
-  where = StrFormat("%s chunk #%zu at %s", ChunkTypeName(h.type), i, At(e.offset).c_str());
-  if (e.offset + kChunkHeaderSize + h.stored_len > size_) {
-    AddDamage(e.offset, size_ - e.offset, where + ": payload runs past the end of the file");
-    return OkStatus();
-  }
+  std::string where;
+  if (!CheckChunk(i, &h, &where)) return OkStatus();
   const uint8_t* payload = data_ + e.offset + kChunkHeaderSize;
   const uint64_t chunk_bytes = kChunkHeaderSize + h.stored_len;
-  if (Crc32c(payload, h.stored_len) != h.payload_crc) {
-    AddDamage(e.offset, chunk_bytes, where + ": payload checksum mismatch");
-    report_.chunks_damaged++;
-    return OkStatus();
-  }
   if (h.type != uint16_t(ChunkType::kStrings) && h.type != uint16_t(ChunkType::kTable)) {
     report_.chunks_skipped_unknown++;
     report_.valid_bytes += chunk_bytes;
@@ -485,10 +496,19 @@ Status SbtReader::Stream(const EventChunkCallback& on_events, const EndCallback&
   const uint64_t limit = DecodeLimit();
   for (size_t i = 0; i < chunks_.size(); ++i) {
     const ChunkIndexEntry& e = chunks_[i];
-    if (e.type == uint16_t(ChunkType::kTable) && e.table_kind < skip.size() && skip[e.table_kind])
-      continue;
-    uint16_t kind;
     const size_t damage_before = report_.damage.size();
+    if (e.type == uint16_t(ChunkType::kTable) && e.table_kind < skip.size() &&
+        skip[e.table_kind]) {
+      // Not decoded, but checked (header and checksum: no decompression), so
+      // damage anywhere in the file is reported whatever the reader wants.
+      ChunkHeader h;
+      std::string where;
+      if (CheckChunk(i, &h, &where)) report_.valid_bytes += kChunkHeaderSize + h.stored_len;
+      ReleaseMapped(e.offset, i + 1 < chunks_.size() ? chunks_[i + 1].offset : size_);
+      NoteWhatWasSkipped(i, damage_before);
+      continue;
+    }
+    uint16_t kind;
     const uint64_t before = decoded;
     RETURN_IF_ERROR(DecodeChunk(i, &batch, &decoded, limit, &kind));
     ReleaseMapped(chunks_[i].offset, i + 1 < chunks_.size() ? chunks_[i + 1].offset : size_);

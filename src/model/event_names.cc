@@ -1,5 +1,7 @@
 #include "tracesmith/model/event_names.h"
 
+#include <iterator>
+
 namespace tracesmith::model {
 
 std::string EventName(const Trace& t, const KernelEvent& e) {
@@ -25,7 +27,11 @@ std::string EventName(const Trace& t, const NvtxMarkerEvent& e) {
   return std::string(t.strings.Get(e.name_id));
 }
 std::string EventName(const Trace&, const MemoryEvent& e) {
-  return std::string(e.op == kMemoryFree ? "Free " : "Alloc ") + MemoryKindName(e.memory_kind);
+  static constexpr const char* kVerbs[] = {"Alloc",       "Alloc",      "Free",      "VMM create",
+                                           "VMM release", "VMM map",    "VMM unmap", "VMM reserve",
+                                           "VMM unreserve", "IPC open", "IPC close"};
+  const char* verb = e.op < std::size(kVerbs) ? kVerbs[e.op] : "Memory op";
+  return std::string(verb) + " " + MemoryKindName(e.memory_kind);
 }
 std::string EventName(const Trace& t, const CounterEvent& e) {
   return std::string(t.strings.Get(e.name_id));

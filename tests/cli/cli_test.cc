@@ -118,7 +118,7 @@ TEST_F(CliTest, ReplayOptionsAreCheckedBeforeTheGpu) {
 TEST_F(CliTest, HelpEverywhere) {
   Result top = RunTracesmith("--help");
   EXPECT_EQ(top.status, 0);
-  for (const char* cmd : {"info", "view", "version", "benchmark"})
+  for (const char* cmd : {"info", "view", "version", "benchmark", "memory"})
     EXPECT_NE(top.out.find(cmd), std::string::npos) << cmd;
   Result help_view = RunTracesmith("help view");
   EXPECT_EQ(help_view.status, 0);
@@ -130,6 +130,31 @@ TEST_F(CliTest, HelpEverywhere) {
   Result flag = RunTracesmith("--version");  // the same line, as users try first
   EXPECT_EQ(flag.status, 0);
   EXPECT_EQ(flag.out, v.out);
+}
+
+// `tracesmith memory` on a real capture: text, JSON with the same peak, --at,
+// and a bad --at as a clear error.
+TEST(CliMemory, RealCaptureTextJsonAndAt) {
+  const char* src = std::getenv("TS_SOURCE_DIR");
+  const std::string path =
+      std::string(src ? src : ".") + "/examples/traces/transformer_train.sbt";
+  Result text = RunTracesmith("memory " + path);
+  ASSERT_EQ(text.status, 0) << text.out;
+  EXPECT_NE(text.out.find("device memory, GPU 0: NVIDIA H100 80GB HBM3"), std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("live at the peak:"), std::string::npos);
+  Result json = RunTracesmith("memory --json --at 8s " + path);
+  ASSERT_EQ(json.status, 0) << json.out;
+  auto j = nlohmann::json::parse(json.out);
+  ASSERT_FALSE(j["memory"].empty());
+  const auto& dev = j["memory"][0];
+  EXPECT_EQ(dev["space"], "device");
+  EXPECT_EQ(dev["at_peak"]["live_bytes"], dev["peak_bytes"]);
+  EXPECT_EQ(dev["at"]["ts_ns"], 8'000'000'000ull);
+  EXPECT_LE(dev["at"]["live_bytes"].get<uint64_t>(), dev["peak_bytes"].get<uint64_t>());
+  Result bad = RunTracesmith("memory --at soon " + path);
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.out.find("--at soon"), std::string::npos) << bad.out;
 }
 
 TEST_F(CliTest, ExportDotRespectsTheNodeLimit) {

@@ -33,6 +33,8 @@ const std::vector<std::string>& ReadingCommands() {
       "analyze %s",
       "analyze --json %s",
       "timeline --width 80 %s",
+      "memory %s",
+      "memory --json %s",
       "export %s -f perfetto -o OUT.pftrace",
       "export %s -f json -o OUT.json",
       "export %s -f csv -o OUT.csv",

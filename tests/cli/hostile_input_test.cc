@@ -114,6 +114,8 @@ const std::vector<std::vector<std::string>>& Commands() {
       {"analyze", "FILE"},
       {"analyze", "--json", "FILE"},
       {"timeline", "--width", "100", "FILE"},
+      {"memory", "FILE"},
+      {"memory", "--json", "--at", "1s", "FILE"},
       {"diff", "GOOD", "FILE"},
       {"diff", "--json", "FILE", "GOOD"},
       {"export", "FILE", "-f", "perfetto", "-o", "OUT"},

@@ -26,6 +26,7 @@
 namespace tracesmith::format {
 
 namespace internal {
+struct ChunkHeader;
 struct CodecScratch;
 class ChunkDecompressor;
 }  // namespace internal
@@ -101,7 +102,8 @@ class SbtReader {
   using EndCallback = std::function<Status(const model::Trace& batch)>;
   // With `wanted`, event-table chunks of the kinds it refuses (by the table
   // kind the chunk index lists) are not decoded at all: a reader of some
-  // kinds pays only for those. Strings and metadata are always read.
+  // kinds pays only for those (and a checksum of the others, so damage
+  // anywhere is still reported). Strings and metadata are always read.
   using EventKindFilter = std::function<bool(model::TableKind kind)>;
   Status Stream(const EventChunkCallback& on_events, const EndCallback& on_end = {},
                 const EventKindFilter& wanted = {});
@@ -129,6 +131,9 @@ class SbtReader {
   // Stream: gives back the mapped pages of [begin, end) (whole pages only)
   // once its chunks are decoded, so a pass holds one chunk, not the file.
   void ReleaseMapped(uint64_t begin, uint64_t end);
+  // Header, length and payload checksum of chunk i, damage recorded; false when damaged
+  // (or found damaged by an earlier pass). `where` names the chunk for messages.
+  bool CheckChunk(size_t i, internal::ChunkHeader* h, std::string* where);
   // Decodes chunk i into `out`; *kind receives the table kind decoded (0 if none).
   Status DecodeChunk(size_t i, model::Trace* out, uint64_t* decoded_bytes, uint64_t budget,
                      uint16_t* kind);

@@ -72,8 +72,18 @@ enum ApiDomain : uint8_t { kApiRuntime = 1, kApiDriver = 2 };
 // id" and "Ev Idx" (cpu_op, user_annotation); kKinetoSequence: "Sequence
 // number" and "Fwd thread id" (ops recorded by autograd).
 enum KinetoArgs : uint8_t { kKinetoExternalId = 1, kKinetoOpArgs = 2, kKinetoSequence = 4 };
-// CUpti_ActivityMemoryOperationType values.
-enum MemoryOp : uint8_t { kMemoryAlloc = 1, kMemoryFree = 2 };
+// MemoryEvent::op. 1 and 2 are CUpti_ActivityMemoryOperationType values
+// (CUPTI's MEMORY2 records). From 3 on they are TraceSmith's own, made from
+// driver callbacks on the calls CUPTI has no memory record for: the virtual
+// memory management API (cuMemCreate/Release: physical memory, `address` =
+// the allocation handle; cuMemMap/Unmap: mapping it at `address`;
+// cuMemAddressReserve/Free: address space only) and IPC imports
+// (cuIpcOpenMemHandle/CloseMemHandle: another process's allocation).
+enum MemoryOp : uint8_t {
+  kMemoryAlloc = 1, kMemoryFree = 2,
+  kMemoryVmmCreate = 3, kMemoryVmmRelease = 4, kMemoryVmmMap = 5, kMemoryVmmUnmap = 6,
+  kMemoryVmmReserve = 7, kMemoryVmmUnreserve = 8, kMemoryIpcOpen = 9, kMemoryIpcClose = 10,
+};
 enum ModuleOp : uint8_t { kModuleLoaded = 1, kModuleUnloaded = 2 };
 enum DropReason : uint8_t {
   kDropCupti = 1,       // cuptiActivityGetNumDroppedRecords
@@ -251,6 +261,11 @@ TS_DEFINE_RECORD(MemoryEvent, kMemory, "memory", true, TS_MEMORY_FIELDS)
   X(uint32_t, device_id, kConfig)                \
   X(uint32_t, name_id, kConfig)
 TS_DEFINE_RECORD(CounterEvent, kCounter, "counter", true, TS_COUNTER_FIELDS)
+// The counter the capture writes with --kinds memory: device memory in use
+// (cuMemGetInfo total - free, bytes, by this and every other process) on
+// `device_id`, read when a context is created, at an in-process capture's
+// start for devices that already have one, and at the capture's end.
+inline constexpr char kDeviceMemoryUsedCounter[] = "device memory used (cuMemGetInfo)";
 
 // cubin_hash: the image's identity (src/capture/cubin_hash.h; since
 // 2026-11-24 the whole image up to 256 KiB, above that its size and 64

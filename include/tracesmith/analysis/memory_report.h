@@ -1,0 +1,95 @@
+// `tracesmith memory`: where the GPU memory went. Built from a trace file by
+// streaming its memory events twice through the live-memory model
+// (memory_model.h) in bounded memory: peak per process and device with what
+// was live then (by owner, by call site, the largest allocations), the run
+// summarised (growth, steady state), allocations still live at the end (leak
+// suspects: call sites whose live allocations pile up through the run),
+// churn (call sites that allocate and free over and over), and what was live
+// at a chosen instant.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "tracesmith/analysis/memory_model.h"
+#include "tracesmith/format/sbt_reader.h"
+
+namespace tracesmith::analysis {
+
+struct MemoryReportOptions {
+  size_t top = 10;   // rows per table
+  size_t bins = 60;  // points of the live-bytes summary per process and device
+  std::string at;    // "2.5s": what was live then (relative to the trace start)
+};
+
+struct OwnerBytes {
+  std::string owner, library;
+  uint64_t bytes = 0, count = 0;
+};
+struct SiteBytes {
+  std::string site, owner;
+  uint64_t bytes = 0, count = 0;
+  uint64_t first_ns = 0, last_ns = 0;  // allocation times (relative), for leak rows
+  bool suspect = false;                // leak rows: piles up through the run
+};
+struct AllocationRow {
+  uint64_t address = 0, bytes = 0, alloc_ns = 0;  // alloc_ns relative to the trace start
+  std::string owner, site;
+  uint8_t memory_kind = 0;
+};
+
+// What was live on one process/device/space at an instant.
+struct MemorySnapshot {
+  uint64_t ts_ns = 0;  // relative to the trace start
+  uint64_t live_bytes = 0, live_count = 0;
+  std::vector<OwnerBytes> by_owner;  // largest first
+  std::vector<SiteBytes> by_site;    // largest first (top N)
+  std::vector<AllocationRow> top;    // largest first (top N)
+};
+
+struct OwnerPeak {
+  std::string owner, library;
+  uint64_t peak_bytes = 0, peak_ns = 0, end_bytes = 0, first_ns = 0;
+};
+
+struct MemoryKeyReport {
+  MemoryKey key;
+  std::string process, device;  // "python (pid 123)", "GPU 0: NVIDIA H100"
+  MemoryTotals totals;          // at the end
+  uint64_t peak_bytes = 0;
+  MemorySnapshot at_peak;
+  std::vector<OwnerPeak> owners;  // by peak, largest first
+  std::vector<uint64_t> bins;     // max live bytes per bin of [0, duration]
+  std::string summary;            // growth and steady state in words
+  uint64_t end_bytes = 0, end_count = 0;
+  std::vector<SiteBytes> live_at_end;  // by call site, largest first
+  std::optional<MemorySnapshot> at;
+  std::optional<uint64_t> used_at_start;  // cuMemGetInfo used bytes at capture start (device)
+};
+
+struct ChurnRow {
+  std::string site, owner;
+  uint64_t allocs = 0, frees = 0, bytes = 0;
+  double per_second = 0;
+  uint64_t mean_lifetime_ns = 0;
+};
+
+struct MemoryReport {
+  std::string source;
+  uint64_t start_ns = 0, duration_ns = 0;  // trace time range (start in the capture clock)
+  uint64_t events = 0, out_of_order = 0;
+  std::vector<MemoryKeyReport> keys;  // by process, device, space
+  std::vector<ChurnRow> churn;        // most allocations first
+  std::vector<std::string> findings;  // plain words
+};
+
+Status BuildMemoryReport(const std::string& path, const MemoryReportOptions& options,
+                         MemoryReport* report, format::ReadReport* damage = nullptr);
+void WriteMemoryText(const MemoryReport& report, const MemoryReportOptions& options,
+                     std::ostream& out);
+void WriteMemoryJson(const MemoryReport& report, std::ostream& out);
+
+}  // namespace tracesmith::analysis

@@ -1,0 +1,398 @@
+#include "tracesmith/analysis/memory_report.h"
+
+#include <algorithm>
+#include <bit>
+#include <map>
+#include <unordered_map>
+
+#include "call_site.h"
+#include "tracesmith/base/file_util.h"
+
+namespace tracesmith::analysis {
+namespace {
+
+struct StackStats {
+  uint64_t allocs = 0, frees = 0, bytes = 0, lifetime_ns = 0;
+};
+
+struct KeyPass1 {
+  uint64_t peak = 0, peak_index = 0;
+};
+
+struct OwnerState {
+  uint64_t live = 0, peak = 0, peak_ns = 0, first_ns = 0;
+};
+
+struct KeyPass2 {
+  std::vector<uint64_t> bins;
+  size_t next_bin = 0;  // bins before this are final
+  uint64_t live = 0;
+  std::map<uint32_t, OwnerState> owners;
+};
+
+// Names owners and call sites of stacks, once per stack.
+class Namer {
+ public:
+  explicit Namer(const model::Trace& meta) : owners_(meta), sites_(meta) {}
+  uint32_t Owner(const Allocation& a) { return owners_.Of(a); }
+  const std::string& OwnerName(uint32_t owner) const { return owners_.Name(owner); }
+  const std::string& Library(uint32_t owner) const { return owners_.Library(owner); }
+  const std::string& Site(uint32_t stack) {
+    auto [it, fresh] = site_.try_emplace(stack);
+    if (fresh) it->second = sites_.Name(stack);
+    return it->second;
+  }
+
+ private:
+  MemoryOwners owners_;
+  CallSiteNamer sites_;
+  std::unordered_map<uint32_t, std::string> site_;
+};
+
+template <typename Row, typename Key>
+void SortDesc(std::vector<Row>* rows, Key key) {
+  std::stable_sort(rows->begin(), rows->end(),
+                   [&](const Row& a, const Row& b) { return key(a) > key(b); });
+}
+
+MemorySnapshot Snapshot(const LiveMemory& live, const MemoryKey& key, uint64_t t0, uint64_t ts,
+                        Namer& names, size_t top) {
+  MemorySnapshot s;
+  s.ts_ns = ts > t0 ? ts - t0 : 0;
+  std::map<uint32_t, OwnerBytes> owners;
+  std::map<std::pair<std::string, uint32_t>, SiteBytes> sites;
+  std::vector<std::pair<Allocation, uint32_t>> allocs;
+  live.ForEachLive([&](const MemoryKey& k, const Allocation& a) {
+    if (k != key) return;
+    s.live_bytes += a.bytes;
+    ++s.live_count;
+    const uint32_t owner = names.Owner(a);
+    OwnerBytes& o = owners[owner];
+    o.bytes += a.bytes;
+    ++o.count;
+    SiteBytes& site = sites[{names.Site(a.stack_id), owner}];
+    site.bytes += a.bytes;
+    ++site.count;
+    site.owner = names.OwnerName(owner);
+    allocs.emplace_back(a, owner);
+  });
+  for (auto& [owner, o] : owners) {
+    o.owner = names.OwnerName(owner);
+    o.library = names.Library(owner);
+    s.by_owner.push_back(o);
+  }
+  SortDesc(&s.by_owner, [](const OwnerBytes& o) { return o.bytes; });
+  for (auto& [name, site] : sites) {
+    site.site = name.first;
+    s.by_site.push_back(site);
+  }
+  SortDesc(&s.by_site, [](const SiteBytes& x) { return x.bytes; });
+  if (s.by_site.size() > top) s.by_site.resize(top);
+  const size_t n = std::min(top, allocs.size());
+  std::partial_sort(allocs.begin(), allocs.begin() + n, allocs.end(), [](auto& a, auto& b) {
+    return a.first.bytes != b.first.bytes ? a.first.bytes > b.first.bytes
+                                          : a.first.alloc_ns < b.first.alloc_ns;
+  });
+  for (size_t i = 0; i < n; ++i) {
+    const auto& [a, owner] = allocs[i];
+    s.top.push_back({a.address, a.bytes, a.alloc_ns > t0 ? a.alloc_ns - t0 : 0, names.OwnerName(owner),
+                     names.Site(a.stack_id), a.memory_kind});
+  }
+  return s;
+}
+
+// Growth and steady state of a live-bytes summary, in words.
+std::string Summarize(const std::vector<uint64_t>& bins, uint64_t duration, uint64_t peak) {
+  if (bins.empty() || peak == 0) return "no memory allocated";
+  const size_t n = bins.size();
+  auto time_of = [&](size_t bin) { return HumanDuration(duration * bin / n); };
+  size_t reach = 0;
+  while (reach < n && bins[reach] * 10 < peak * 9) ++reach;
+  // Steady: the longest tail whose values stay within 5% of the peak of each other.
+  size_t steady = n;
+  uint64_t lo = UINT64_MAX, hi = 0;
+  for (size_t i = n; i-- > 0;) {
+    const uint64_t l = std::min(lo, bins[i]), h = std::max(hi, bins[i]);
+    if ((h - l) * 20 > peak) break;
+    lo = l, hi = h, steady = i;
+  }
+  std::string s = "reaches 90% of its peak at " + time_of(reach);
+  if (steady + 1 < n && steady > 0)
+    s += "; steady from " + time_of(steady) + " on (" + HumanBytes(lo) + " to " + HumanBytes(hi) +
+         ")";
+  else if (steady == 0)
+    s += "; flat through the run";
+  else
+    s += "; no steady state (still changing at the end)";
+  return s;
+}
+
+std::string KeyName(const MemoryKeyReport& k) {
+  std::string s = k.key.space == MemorySpace::kDevice
+                      ? "GPU " + std::to_string(k.key.device_id)
+                      : std::string(MemorySpaceName(k.key.space)) + " memory";
+  return s + " (" + k.process + ")";
+}
+
+void AddFindings(MemoryReport* r) {
+  for (const MemoryKeyReport& k : r->keys) {
+    if (k.peak_bytes == 0) continue;
+    std::string line = "Peak " + HumanBytes(k.peak_bytes) + " on " + KeyName(k) + " at " +
+                       HumanDuration(k.at_peak.ts_ns);
+    for (size_t i = 0; i < k.at_peak.by_owner.size() && i < 3; ++i)
+      line += (i ? ", " : ": ") + k.at_peak.by_owner[i].owner + " " +
+              HumanBytes(k.at_peak.by_owner[i].bytes);
+    r->findings.push_back(line + ".");
+    for (const OwnerPeak& o : k.owners) {
+      if (o.end_bytes * 10 >= k.peak_bytes && o.first_ns * 10 <= r->duration_ns)
+        r->findings.push_back(o.owner + " holds " + HumanBytes(o.end_bytes) + " on " +
+                              KeyName(k) + " from " + HumanDuration(o.first_ns) +
+                              " to the end (peak " + HumanBytes(o.peak_bytes) + " at " +
+                              HumanDuration(o.peak_ns) + ").");
+    }
+    for (const SiteBytes& s : k.live_at_end)
+      if (s.suspect)
+        r->findings.push_back("Still growing at the end (a leak, or a run too short to reach "
+                              "a steady state): " + s.site + " (" + s.owner + ") allocated " +
+                              std::to_string(s.count) + " blocks (" + HumanBytes(s.bytes) +
+                              ") between " + HumanDuration(s.first_ns) + " and " +
+                              HumanDuration(s.last_ns) + " that are still live at the end.");
+    if (k.totals.unmatched_frees)
+      r->findings.push_back(std::to_string(k.totals.unmatched_frees) + " frees on " +
+                            KeyName(k) +
+                            " of memory allocated before the capture started (not counted).");
+    if (k.used_at_start && *k.used_at_start)
+      r->findings.push_back(HumanBytes(*k.used_at_start) + " of " + KeyName(k) +
+                            "'s memory was in use when the capture started (all processes, "
+                            "cuMemGetInfo).");
+  }
+  for (const ChurnRow& c : r->churn)
+    if (c.frees >= 100 && c.per_second >= 100)
+      r->findings.push_back("Churn: " + c.site + " (" + c.owner + ") allocated and freed " +
+                            std::to_string(c.frees) + " times (" +
+                            StrFormat("%.0f", c.per_second) +
+                            "/s): a caching allocator or a reused buffer would avoid it.");
+}
+
+}  // namespace
+
+Status BuildMemoryReport(const std::string& path, const MemoryReportOptions& o,
+                         MemoryReport* r, format::ReadReport* damage) {
+  *r = MemoryReport{};
+  r->source = path;
+  ASSIGN_OR_RETURN(auto reader, format::SbtReader::Open(path));
+  auto fail = [&](Status st) { return st.ok() ? st : Status(st.code(), path + ": " + st.message()); };
+
+  // The trace's time range, from the chunk index (event tables only).
+  uint64_t t0 = UINT64_MAX, t1 = 0;
+  for (const format::ChunkIndexEntry& c : reader->chunks())
+    if (c.table_kind >= 1 && c.table_kind < 64 && c.min_ts) {
+      t0 = std::min(t0, c.min_ts);
+      t1 = std::max(t1, c.max_ts);
+    }
+
+  // Pass 1: peaks, per-stack churn, what is live at the end.
+  LiveMemory live;
+  std::map<MemoryKey, KeyPass1> keys;
+  std::unordered_map<uint32_t, StackStats> stacks;
+  model::Trace meta;
+  uint64_t index = 0, mem_lo = UINT64_MAX, mem_hi = 0;
+  RETURN_IF_ERROR(fail(StreamMemoryEvents(
+      *reader,
+      [&](const model::Trace&, const model::MemoryEvent& e) {
+        const MemoryChange c = live.Apply(e);
+        ++index;
+        mem_lo = std::min(mem_lo, e.ts_ns);
+        mem_hi = std::max(mem_hi, e.ts_ns);
+        if (c.kind == MemoryChange::kAlloc) {
+          StackStats& s = stacks[c.alloc.stack_id];
+          ++s.allocs;
+          s.bytes += c.alloc.bytes;
+        } else if (c.kind == MemoryChange::kFree) {
+          StackStats& s = stacks[c.alloc.stack_id];
+          ++s.frees;
+          s.lifetime_ns += c.ts_ns - std::min(c.ts_ns, c.alloc.alloc_ns);
+        }
+        KeyPass1& k = keys[c.key];
+        if (c.live_bytes > k.peak) k.peak = c.live_bytes, k.peak_index = index;
+        return OkStatus();
+      },
+      [&](const model::Trace& m) {
+        meta = m;
+        return OkStatus();
+      },
+      &r->out_of_order)));
+  r->events = index;
+  if (t0 == UINT64_MAX) t0 = mem_lo == UINT64_MAX ? 0 : mem_lo, t1 = std::max(mem_hi, t0);
+  t0 = std::min(t0, mem_lo);
+  t1 = std::max(t1, mem_hi == 0 ? t0 : mem_hi);
+  r->start_ns = t0;
+  r->duration_ns = t1 - t0;
+  auto rel = [&](uint64_t ts) { return ts > t0 ? ts - t0 : 0; };
+  std::optional<uint64_t> at;
+  if (!o.at.empty()) {
+    auto d = ParseDuration(o.at);
+    if (!d.ok()) return InvalidArgument("--at " + o.at + ": " + d.status().message());
+    at = t0 + *d;
+  }
+
+  // Pass 2: the peaks' contents, the summaries, the owners over time, --at.
+  Namer names(meta);
+  const size_t nbins = std::max<size_t>(1, o.bins);
+  const uint64_t span = r->duration_ns + 1;
+  LiveMemory live2;
+  std::map<MemoryKey, KeyPass2> keys2;
+  std::map<MemoryKey, MemorySnapshot> peaks, at_snap;
+  auto take_at = [&]() {
+    for (const auto& [key, k] : keys) at_snap[key] = Snapshot(live2, key, t0, *at, names, o.top);
+  };
+  index = 0;
+  bool at_taken = false;
+  RETURN_IF_ERROR(fail(StreamMemoryEvents(
+      *reader,
+      [&](const model::Trace&, const model::MemoryEvent& e) {
+        if (at && !at_taken && e.ts_ns > *at) take_at(), at_taken = true;
+        const MemoryChange c = live2.Apply(e);
+        ++index;
+        KeyPass2& k = keys2[c.key];
+        if (k.bins.empty()) k.bins.assign(nbins, 0);
+        const size_t bin = std::min(nbins - 1, size_t(__uint128_t(rel(c.ts_ns)) * nbins / span));
+        for (; k.next_bin < bin; ++k.next_bin)
+          k.bins[k.next_bin] = std::max(k.bins[k.next_bin], k.live);
+        k.live = c.live_bytes;
+        k.bins[bin] = std::max(k.bins[bin], k.live);
+        auto owner_add = [&](const Allocation& a, bool add) {
+          OwnerState& os = k.owners[names.Owner(a)];
+          if (add) {
+            if (os.live == 0 && os.peak == 0) os.first_ns = rel(a.alloc_ns);
+            os.live += a.bytes;
+            if (os.live > os.peak) os.peak = os.live, os.peak_ns = rel(c.ts_ns);
+          } else {
+            os.live -= std::min(os.live, a.bytes);
+          }
+        };
+        if (c.replaced.bytes) owner_add(c.replaced, false);
+        if (c.kind == MemoryChange::kAlloc) owner_add(c.alloc, true);
+        if (c.kind == MemoryChange::kFree) owner_add(c.alloc, false);
+        auto p = keys.find(c.key);
+        if (p != keys.end() && p->second.peak_index == index)
+          peaks[c.key] = Snapshot(live2, c.key, t0, c.ts_ns, names, o.top);
+        return OkStatus();
+      },
+      {})));
+  if (at && !at_taken) take_at();
+
+  // Device memory in use at the capture's start (the capture's counter).
+  std::map<std::pair<uint32_t, uint32_t>, std::pair<uint64_t, uint64_t>> used;  // -> (ts, bytes)
+  RETURN_IF_ERROR(fail(reader->Stream(
+      [&](const model::Trace& batch, model::TableKind) {
+        for (const model::CounterEvent& c : batch.Rows<model::CounterEvent>()) {
+          if (batch.strings.Get(c.name_id) != model::kDeviceMemoryUsedCounter) continue;
+          auto [it, fresh] = used.try_emplace({c.pid, c.device_id}, c.ts_ns, uint64_t(c.value));
+          if (!fresh && c.ts_ns < it->second.first) it->second = {c.ts_ns, uint64_t(c.value)};
+        }
+        return OkStatus();
+      },
+      {}, [](model::TableKind kind) { return kind == model::TableKind::kCounter; })));
+  if (damage) *damage = reader->report();
+
+  // Per-key results.
+  std::map<uint32_t, std::string> process_names;
+  for (const model::Process& p : meta.Rows<model::Process>())
+    process_names[p.pid] = std::string(meta.strings.Get(p.name_id));
+  std::map<std::pair<uint32_t, uint32_t>, std::string> device_names;
+  for (const model::Device& d : meta.Rows<model::Device>())
+    device_names[{d.pid, d.device_id}] = std::string(meta.strings.Get(d.name_id));
+  // Still live at the end, by call site and owner; a site piles up (a leak, or
+  // a run too short to reach a steady state) when a third or more of its blocks,
+  // and at least two, came in the second half of its device's active time, in
+  // three or more distinct 64ths of the run. Static memory never does.
+  struct EndSite {
+    SiteBytes row;
+    uint64_t late = 0, bins = 0;  // blocks in the second half; a bit per 64th of the run
+  };
+  std::map<MemoryKey, uint64_t> key_first;
+  live.ForEachLive([&](const MemoryKey& key, const Allocation& a) {
+    auto [it, fresh] = key_first.try_emplace(key, a.alloc_ns);
+    if (!fresh) it->second = std::min(it->second, a.alloc_ns);
+  });
+  std::map<MemoryKey, std::map<std::pair<std::string, uint32_t>, EndSite>> end_sites;
+  live.ForEachLive([&](const MemoryKey& key, const Allocation& a) {
+    const uint32_t owner = names.Owner(a);
+    EndSite& e = end_sites[key][{names.Site(a.stack_id), owner}];
+    SiteBytes& s = e.row;
+    if (s.count == 0 || rel(a.alloc_ns) < s.first_ns) s.first_ns = rel(a.alloc_ns);
+    s.last_ns = std::max(s.last_ns, rel(a.alloc_ns));
+    s.bytes += a.bytes;
+    ++s.count;
+    s.owner = names.OwnerName(owner);
+    const uint64_t first = rel(key_first[key]);
+    if (rel(a.alloc_ns) >= first + (r->duration_ns - std::min(r->duration_ns, first)) / 2) ++e.late;
+    e.bins |= uint64_t{1} << std::min<uint64_t>(63, rel(a.alloc_ns) * 64 / (r->duration_ns + 1));
+  });
+  for (const auto& [key, k1] : keys) {
+    const MemoryTotals& t = live.totals().at(key);
+    if (t.allocs == 0 && t.unmatched_frees == 0) continue;  // mappings or reservations only
+    MemoryKeyReport k;
+    k.key = key;
+    const std::string& pname = process_names[key.pid];
+    k.process = (pname.empty() ? "pid " : pname + " pid ") + std::to_string(key.pid);
+    const std::string& dname = device_names[{key.pid, key.device_id}];
+    k.device = "GPU " + std::to_string(key.device_id) + (dname.empty() ? "" : ": " + dname);
+    k.totals = t;
+    k.peak_bytes = k1.peak;
+    if (auto p = peaks.find(key); p != peaks.end()) k.at_peak = p->second;
+    KeyPass2& k2 = keys2[key];
+    if (k2.bins.empty()) k2.bins.assign(nbins, 0);
+    for (; k2.next_bin < nbins; ++k2.next_bin)
+      k2.bins[k2.next_bin] = std::max(k2.bins[k2.next_bin], k2.live);
+    k.bins = k2.bins;
+    k.summary = Summarize(k.bins, r->duration_ns, k.peak_bytes);
+    for (const auto& [owner, os] : k2.owners) {
+      if (os.peak == 0) continue;
+      k.owners.push_back({names.OwnerName(owner), names.Library(owner), os.peak, os.peak_ns,
+                          os.live, os.first_ns});
+    }
+    SortDesc(&k.owners, [](const OwnerPeak& x) { return x.peak_bytes; });
+    k.end_bytes = t.live_bytes;
+    k.end_count = t.live_count;
+    for (auto& [site, e] : end_sites[key]) {
+      e.row.site = site.first;
+      e.row.suspect = e.late >= 2 && e.late * 3 >= e.row.count &&
+                      std::popcount(e.bins) >= 3 && e.row.owner != "module globals";
+      k.live_at_end.push_back(e.row);
+    }
+    SortDesc(&k.live_at_end, [](const SiteBytes& s) { return s.bytes; });
+    if (auto a = at_snap.find(key); a != at_snap.end()) k.at = a->second;
+    if (key.space == MemorySpace::kDevice)
+      if (auto u = used.find({key.pid, key.device_id}); u != used.end())
+        k.used_at_start = u->second.second;
+    r->keys.push_back(std::move(k));
+  }
+
+  // Churn by call site.
+  std::map<std::string, ChurnRow> churn;
+  for (const auto& [stack, s] : stacks) {
+    if (s.frees == 0) continue;
+    ChurnRow& c = churn[names.Site(stack)];
+    Allocation of_stack;
+    of_stack.stack_id = stack;
+    c.owner = names.OwnerName(names.Owner(of_stack));
+    c.allocs += s.allocs;
+    c.frees += s.frees;
+    c.bytes += s.bytes;
+    c.mean_lifetime_ns += s.lifetime_ns;  // a sum until divided below
+  }
+  const double seconds = std::max(1e-9, r->duration_ns * 1e-9);
+  for (auto& [site, c] : churn) {
+    c.site = site;
+    c.mean_lifetime_ns = c.frees ? c.mean_lifetime_ns / c.frees : 0;
+    c.per_second = c.allocs / seconds;
+    r->churn.push_back(c);
+  }
+  SortDesc(&r->churn, [](const ChurnRow& c) { return c.frees; });
+  AddFindings(r);
+  return OkStatus();
+}
+
+}  // namespace tracesmith::analysis

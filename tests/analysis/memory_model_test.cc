@@ -1,0 +1,385 @@
+// The live-memory model and `tracesmith memory`'s report (issue #16): hand-built
+// allocation sequences whose numbers are worked out here, by hand.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <random>
+#include <sstream>
+
+#include "test_traces.h"
+#include "testing/temp_file.h"
+#include "tracesmith/analysis/memory_model.h"
+#include "tracesmith/analysis/memory_report.h"
+#include "tracesmith/format/sbt_writer.h"
+#include "tracesmith/model/stack_builder.h"
+
+namespace tracesmith::analysis {
+namespace {
+
+constexpr uint64_t kMiB = 1 << 20;
+
+model::MemoryEvent Ev(uint64_t ts, uint8_t op, uint64_t address, uint64_t bytes,
+                      uint32_t pid = 1, uint32_t device = 0,
+                      uint8_t kind = model::kMemDevice, uint32_t stack = 0) {
+  model::MemoryEvent e{};
+  e.ts_ns = ts;
+  e.op = op;
+  e.address = address;
+  e.bytes = bytes;
+  e.pid = pid;
+  e.device_id = device;
+  e.memory_kind = kind;
+  e.stack_id = stack;
+  return e;
+}
+
+TEST(LiveMemoryTest, NestedLifetimesAndFreesWithoutSizes) {
+  LiveMemory m;
+  // A [10,50) 100 B, B [20,30) 50 B, C [40,60) 30 B; frees carry no size.
+  std::vector<std::pair<model::MemoryEvent, uint64_t>> steps = {
+      {Ev(10, model::kMemoryAlloc, 0xA, 100), 100}, {Ev(20, model::kMemoryAlloc, 0xB, 50), 150},
+      {Ev(30, model::kMemoryFree, 0xB, 0), 100},    {Ev(40, model::kMemoryAlloc, 0xC, 30), 130},
+      {Ev(50, model::kMemoryFree, 0xA, 0), 30},     {Ev(60, model::kMemoryFree, 0xC, 0), 0},
+  };
+  for (const auto& [e, live] : steps) {
+    MemoryChange c = m.Apply(e);
+    EXPECT_EQ(c.live_bytes, live) << "at " << e.ts_ns;
+    EXPECT_EQ(c.kind, e.op == model::kMemoryAlloc ? MemoryChange::kAlloc : MemoryChange::kFree);
+  }
+  const MemoryTotals& t = m.totals().at(MemoryKey{1, 0, MemorySpace::kDevice});
+  EXPECT_EQ(t.allocs, 3u);
+  EXPECT_EQ(t.frees, 3u);
+  EXPECT_EQ(t.allocated_bytes, 180u);
+  EXPECT_EQ(t.live_bytes, 0u);
+  EXPECT_EQ(m.live_count(), 0u);
+}
+
+TEST(LiveMemoryTest, AFreeEndsItsAllocationWithTheAllocationsSizeAndTime) {
+  LiveMemory m;
+  m.Apply(Ev(10, model::kMemoryAlloc, 0xA, 4096, 1, 2));
+  // The free's device and size are unset: both come from the allocation.
+  MemoryChange c = m.Apply(Ev(25, model::kMemoryFree, 0xA, 0, 1, 0));
+  EXPECT_EQ(c.kind, MemoryChange::kFree);
+  EXPECT_EQ(c.alloc.bytes, 4096u);
+  EXPECT_EQ(c.alloc.alloc_ns, 10u);
+  EXPECT_EQ(c.key.device_id, 2u);
+  EXPECT_EQ(m.totals().at(MemoryKey{1, 2, MemorySpace::kDevice}).live_bytes, 0u);
+}
+
+TEST(LiveMemoryTest, FreesOfMemoryFromBeforeTheCaptureChangeNothingAndAreCounted) {
+  LiveMemory m;
+  m.Apply(Ev(10, model::kMemoryAlloc, 0xA, 100));
+  MemoryChange c = m.Apply(Ev(20, model::kMemoryFree, 0xDEAD, 0));
+  EXPECT_EQ(c.kind, MemoryChange::kUnmatchedFree);
+  EXPECT_EQ(c.live_bytes, 100u);
+  EXPECT_EQ(m.totals().at(MemoryKey{1, 0, MemorySpace::kDevice}).unmatched_frees, 1u);
+}
+
+TEST(LiveMemoryTest, AnAllocationAtALiveAddressEndsTheEarlierOne) {
+  LiveMemory m;
+  m.Apply(Ev(10, model::kMemoryAlloc, 0xA, 100));
+  MemoryChange c = m.Apply(Ev(20, model::kMemoryAlloc, 0xA, 30));
+  EXPECT_EQ(c.replaced.bytes, 100u);
+  EXPECT_EQ(c.live_bytes, 30u);
+  const MemoryTotals& t = m.totals().at(MemoryKey{1, 0, MemorySpace::kDevice});
+  EXPECT_EQ(t.replaced, 1u);
+  EXPECT_EQ(t.live_count, 1u);
+}
+
+TEST(LiveMemoryTest, TwoProcessesOnOneDeviceAndSpacesAreAccountedApart) {
+  LiveMemory m;
+  m.Apply(Ev(10, model::kMemoryAlloc, 0xA, 100, /*pid=*/1));
+  m.Apply(Ev(11, model::kMemoryAlloc, 0xA, 200, /*pid=*/2));  // same address, another process
+  m.Apply(Ev(12, model::kMemoryAlloc, 0xB, 7, 1, 0, model::kMemPinned));
+  m.Apply(Ev(13, model::kMemoryAlloc, 0xC, 9, 1, 0, model::kMemManaged));
+  MemoryChange c = m.Apply(Ev(20, model::kMemoryFree, 0xA, 0, /*pid=*/1));
+  EXPECT_EQ(c.alloc.bytes, 100u);
+  EXPECT_EQ(m.totals().at(MemoryKey{1, 0, MemorySpace::kDevice}).live_bytes, 0u);
+  EXPECT_EQ(m.totals().at(MemoryKey{2, 0, MemorySpace::kDevice}).live_bytes, 200u);
+  EXPECT_EQ(m.totals().at(MemoryKey{1, 0, MemorySpace::kPinnedHost}).live_bytes, 7u);
+  EXPECT_EQ(m.totals().at(MemoryKey{1, 0, MemorySpace::kManaged}).live_bytes, 9u);
+  EXPECT_EQ(m.live_count(), 3u);
+}
+
+TEST(LiveMemoryTest, VmmPhysicalMemoryIsLiveMappingsAndReservationsAreTrackedBeside) {
+  LiveMemory m;
+  const MemoryKey key{1, 0, MemorySpace::kDevice};
+  m.Apply(Ev(10, model::kMemoryVmmReserve, 0x100000, 1024 * kMiB));
+  EXPECT_EQ(m.totals().at(key).live_bytes, 0u);
+  EXPECT_EQ(m.totals().at(key).reserved_bytes, 1024 * kMiB);
+  MemoryChange c = m.Apply(Ev(20, model::kMemoryVmmCreate, /*handle=*/7, 2 * kMiB));
+  EXPECT_EQ(c.kind, MemoryChange::kAlloc);
+  EXPECT_EQ(c.live_bytes, 2 * kMiB);
+  c = m.Apply(Ev(30, model::kMemoryVmmMap, 0x100000, 2 * kMiB));
+  EXPECT_EQ(c.kind, MemoryChange::kMap);
+  EXPECT_EQ(m.totals().at(key).mapped_bytes, 2 * kMiB);
+  EXPECT_EQ(m.totals().at(key).live_bytes, 2 * kMiB);  // mapping adds no memory
+  m.Apply(Ev(40, model::kMemoryVmmUnmap, 0x100000, 2 * kMiB));
+  EXPECT_EQ(m.totals().at(key).mapped_bytes, 0u);
+  c = m.Apply(Ev(50, model::kMemoryVmmRelease, 7, 0));
+  EXPECT_EQ(c.kind, MemoryChange::kFree);
+  EXPECT_EQ(c.alloc.bytes, 2 * kMiB);
+  EXPECT_EQ(m.totals().at(key).live_bytes, 0u);
+  m.Apply(Ev(60, model::kMemoryVmmUnreserve, 0x100000, 1024 * kMiB));
+  EXPECT_EQ(m.totals().at(key).reserved_bytes, 0u);
+  // IPC imports are another process's memory: never live here.
+  c = m.Apply(Ev(70, model::kMemoryIpcOpen, 0x900000, 64));
+  EXPECT_EQ(c.kind, MemoryChange::kImport);
+  EXPECT_EQ(m.totals().at(key).live_bytes, 0u);
+  EXPECT_EQ(m.totals().at(key).imported_bytes, 64u);
+  EXPECT_EQ(m.totals().at(key).allocs, 1u);  // the cuMemCreate only
+}
+
+// Stacks whose owners are known: frames in the CUDA runtime, then a library.
+struct OwnerStacks {
+  testing::TraceBuilder b;
+  model::StackBuilder sb{&b.trace()};
+  uint32_t next_mapping = 1;
+  uint32_t Module(const std::string& path) {
+    model::Mapping m{};
+    m.mapping_id = next_mapping++;
+    m.path_id = b.Str(path);
+    b.trace().Rows<model::Mapping>().push_back(m);
+    return m.mapping_id;
+  }
+  uint32_t Native(uint32_t mapping, const std::string& fn = "") {
+    model::Frame f{};
+    f.kind = model::kFrameNative;
+    f.mapping_id = mapping;
+    f.rel_pc = 0x10 * (b.trace().Rows<model::Frame>().size() + 1);
+    f.function_id = fn.empty() ? 0 : b.Str(fn);
+    return sb.InternFrame(f);
+  }
+  uint32_t Python(const std::string& fn, const std::string& file, uint32_t line) {
+    model::Frame f{};
+    f.kind = model::kFramePython;
+    f.function_id = b.Str(fn);
+    f.file_id = b.Str(file);
+    f.line = line;
+    return sb.InternFrame(f);
+  }
+  uint32_t Stack(std::initializer_list<uint32_t> leaf_first) {
+    std::vector<uint32_t> v(leaf_first);
+    return sb.InternStack(v);
+  }
+  const uint32_t cudart = Module("/usr/lib/libcudart.so.13");
+  const uint32_t libc = Module("/lib/x86_64-linux-gnu/libc.so.6");
+  const uint32_t c10 = Module("/site-packages/torch/lib/libc10_cuda.so");
+  const uint32_t nccl = Module("/site-packages/nvidia/nccl/lib/libnccl.so.2");
+  const uint32_t cublas = Module("/usr/lib/libcublasLt.so.13");
+  const uint32_t python = Module("/usr/bin/python3.12");
+  const uint32_t prog = Module("/home/u/memory_kinds");
+};
+
+TEST(MemoryOwnersTest, TheLibraryOfTheInnermostFrameOutsideTheRuntimeOwnsIt) {
+  OwnerStacks s;
+  const uint32_t torch = s.Stack({s.Native(s.cudart, "cudaMalloc"),
+                                  s.Native(s.c10, "c10::cuda::CUDACachingAllocator::malloc"),
+                                  s.Native(s.python), s.Python("step", "train.py", 12)});
+  const uint32_t nccl = s.Stack({s.Native(s.cudart), s.Native(s.nccl, "ncclCommInitRank")});
+  const uint32_t lt = s.Stack({s.Native(s.cublas, "cublasLtCreate"), s.Native(s.prog, "main")});
+  // Only the interpreter outside the runtime: the Python frame's file names it.
+  const uint32_t py =
+      s.Stack({s.Native(s.cudart), s.Native(s.libc), s.Native(s.python),
+               s.Python("alloc", "leaky.py", 7), s.Python("<module>", "main.py", 1)});
+  const uint32_t prog = s.Stack({s.Native(s.cudart), s.Native(s.prog, "AllocBuffers")});
+  const uint32_t runtime_only = s.Stack({s.Native(s.cudart), s.Native(s.libc)});
+  MemoryOwners owners(s.b.trace());
+  EXPECT_EQ(owners.Name(owners.Of(torch)), "PyTorch caching allocator");
+  EXPECT_EQ(owners.Library(owners.Of(torch)), "libc10_cuda.so");
+  EXPECT_EQ(owners.Name(owners.Of(nccl)), "NCCL");
+  EXPECT_EQ(owners.Name(owners.Of(lt)), "cuBLASLt");
+  EXPECT_EQ(owners.Name(owners.Of(py)), "program (leaky.py)");
+  EXPECT_EQ(owners.Name(owners.Of(prog)), "program (memory_kinds)");
+  EXPECT_EQ(owners.Name(owners.Of(runtime_only)), "(CUDA runtime only)");
+  EXPECT_EQ(owners.Name(owners.Of(0u)), "(no stack)");
+  Allocation global;
+  global.memory_kind = model::kMemDeviceStatic;
+  global.stack_id = prog;
+  EXPECT_EQ(owners.Name(owners.Of(global)), "module globals");
+  // Stable indices: asking again gives the same owner.
+  EXPECT_EQ(owners.Of(torch), owners.Of(torch));
+}
+
+// A trace for the report: a caching allocator that grows in step 1 and then
+// holds, a line that leaks 16 MiB every step, a workspace allocated and freed
+// every step (churn), and the capture's cuMemGetInfo counter.
+struct ReportTrace {
+  OwnerStacks s;
+  uint32_t model_line, leak_line, scratch_line;
+  ReportTrace() {
+    model_line = s.Stack({s.Native(s.cudart), s.Native(s.c10), s.Native(s.python),
+                          s.Python("forward", "train.py", 20)});
+    leak_line = s.Stack({s.Native(s.cudart), s.Native(s.c10), s.Native(s.python),
+                         s.Python("step", "train.py", 31)});
+    scratch_line = s.Stack({s.Native(s.cudart), s.Native(s.prog, "Workspace")});
+    auto& rows = s.b.trace().Rows<model::MemoryEvent>();
+    const uint64_t step = 1'000'000'000;  // 1 s per step, 10 steps from t = 1 s
+    // Step 1: the model's memory, 2 x 20 MiB, held to the end.
+    rows.push_back(Ev(1 * step + 100, model::kMemoryAlloc, 0x10000000, 20 * kMiB, 1, 0,
+                      model::kMemDevice, model_line));
+    rows.push_back(Ev(1 * step + 200, model::kMemoryAlloc, 0x20000000, 20 * kMiB, 1, 0,
+                      model::kMemDevice, model_line));
+    for (uint64_t i = 1; i <= 10; ++i) {
+      rows.push_back(Ev(i * step + 300, model::kMemoryAlloc, 0x40000000 + i * 0x1000000,
+                        16 * kMiB, 1, 0, model::kMemDevice, leak_line));
+      rows.push_back(Ev(i * step + 400, model::kMemoryAlloc, 0x90000000, 1 * kMiB, 1, 0,
+                        model::kMemDevice, scratch_line));
+      rows.push_back(Ev(i * step + 500, model::kMemoryFree, 0x90000000, 0, 1, 0,
+                        model::kMemDevice, scratch_line));
+    }
+    model::CounterEvent used{};
+    used.ts_ns = 1 * step;
+    used.pid = 1;
+    used.device_id = 0;
+    used.name_id = s.b.Str("device memory used (cuMemGetInfo)");
+    used.value = 512.0 * kMiB;
+    s.b.trace().Rows<model::CounterEvent>().push_back(used);
+    model::Process p{};
+    p.pid = 1;
+    p.name_id = s.b.Str("python3");
+    s.b.trace().Rows<model::Process>().push_back(p);
+  }
+};
+
+MemoryReport Build(const model::Trace& t, const MemoryReportOptions& o, uint32_t rows_per_chunk) {
+  tracesmith::testing::TempPath path;
+  EXPECT_TRUE(format::WriteTraceFile(t, path.path(), {.rows_per_chunk = rows_per_chunk}).ok());
+  MemoryReport r;
+  Status st = BuildMemoryReport(path.path(), o, &r);
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  return r;
+}
+
+TEST(MemoryReportTest, PeakOwnersLeakChurnAndWhatWasLiveAtAnInstant) {
+  ReportTrace rt;
+  MemoryReportOptions o;
+  o.at = "2.5s";  // relative to the trace start (the counter at 1 s)
+  MemoryReport r = Build(rt.s.b.trace(), o, 1024);
+  ASSERT_EQ(r.keys.size(), 1u);
+  const MemoryKeyReport& k = r.keys[0];
+  // Peak: 40 MiB of model + 10 x 16 MiB leaked + the 1 MiB workspace of step 10.
+  EXPECT_EQ(k.peak_bytes, 201 * kMiB);
+  EXPECT_EQ(k.at_peak.ts_ns, 9 * 1'000'000'000ull + 400);  // step 10's +400, from the counter at 1 s
+  ASSERT_EQ(k.at_peak.by_owner.size(), 2u);
+  EXPECT_EQ(k.at_peak.by_owner[0].owner, "PyTorch caching allocator");
+  EXPECT_EQ(k.at_peak.by_owner[0].bytes, 200 * kMiB);
+  EXPECT_EQ(k.at_peak.by_owner[1].owner, "program (memory_kinds)");
+  ASSERT_GE(k.at_peak.by_site.size(), 3u);
+  EXPECT_EQ(k.at_peak.by_site[0].site, "step (train.py:31)");
+  EXPECT_EQ(k.at_peak.by_site[0].bytes, 160 * kMiB);
+  EXPECT_EQ(k.at_peak.by_site[0].count, 10u);
+  EXPECT_EQ(k.at_peak.top[0].bytes, 20 * kMiB);
+  EXPECT_EQ(k.end_bytes, 200 * kMiB);
+  EXPECT_EQ(k.totals.allocs, 22u);
+  EXPECT_EQ(k.totals.frees, 10u);
+  ASSERT_TRUE(k.used_at_start.has_value());
+  EXPECT_EQ(*k.used_at_start, 512 * kMiB);
+  // Still live at the end: the leaking line piles up; the model's memory does not.
+  ASSERT_EQ(k.live_at_end.size(), 2u);
+  EXPECT_EQ(k.live_at_end[0].site, "step (train.py:31)");
+  EXPECT_TRUE(k.live_at_end[0].suspect);
+  EXPECT_EQ(k.live_at_end[1].site, "forward (train.py:20)");
+  EXPECT_FALSE(k.live_at_end[1].suspect);
+  // Churn: the workspace, 10 allocations and frees of 100 ns each.
+  ASSERT_EQ(r.churn.size(), 1u);
+  EXPECT_EQ(r.churn[0].site, "Workspace");
+  EXPECT_EQ(r.churn[0].frees, 10u);
+  EXPECT_EQ(r.churn[0].mean_lifetime_ns, 100u);
+  // At 2.5 s after the start (t = 3.5 s): the model, steps 1-3 leaked.
+  ASSERT_TRUE(k.at.has_value());
+  EXPECT_EQ(k.at->live_bytes, 40 * kMiB + 3 * 16 * kMiB);
+  EXPECT_EQ(k.at->live_count, 5u);
+  // Findings name the leak's line and the memory in use before the capture.
+  auto has = [&](const std::string& text) {
+    return std::any_of(r.findings.begin(), r.findings.end(),
+                       [&](const std::string& f) { return f.find(text) != std::string::npos; });
+  };
+  EXPECT_TRUE(has("step (train.py:31) (PyTorch caching allocator) allocated 10 blocks"));
+  EXPECT_TRUE(has("512.00 MiB of GPU 0"));
+  EXPECT_FALSE(has("forward (train.py:20) (PyTorch caching allocator) allocated"));
+}
+
+TEST(MemoryReportTest, EventsStoredOutOfTimeOrderAcrossChunksAreAppliedInOrder) {
+  ReportTrace rt;
+  auto& rows = rt.s.b.trace().Rows<model::MemoryEvent>();
+  std::mt19937 rng(7);
+  std::shuffle(rows.begin(), rows.end(), rng);
+  MemoryReport shuffled = Build(rt.s.b.trace(), {}, /*rows_per_chunk=*/3);
+  EXPECT_EQ(shuffled.out_of_order, 0u);
+  ASSERT_EQ(shuffled.keys.size(), 1u);
+  EXPECT_EQ(shuffled.keys[0].peak_bytes, 201 * kMiB);
+  EXPECT_EQ(shuffled.keys[0].totals.unmatched_frees, 0u);
+  EXPECT_EQ(shuffled.keys[0].totals.frees, 10u);
+}
+
+TEST(MemoryReportTest, ATraceWithoutAllocationsSaysSo) {
+  testing::TraceBuilder b;
+  b.Kernel("k", 0, 7, 10, 20);
+  MemoryReport r = Build(b.trace(), {}, 1024);
+  EXPECT_TRUE(r.keys.empty());
+  std::ostringstream text;
+  WriteMemoryText(r, {}, text);
+  EXPECT_NE(text.str().find("No allocations in this trace"), std::string::npos);
+}
+
+TEST(MemoryReportTest, ABadAtTimeIsAnError) {
+  ReportTrace rt;
+  tracesmith::testing::TempPath path;
+  ASSERT_TRUE(format::WriteTraceFile(rt.s.b.trace(), path.path()).ok());
+  MemoryReportOptions o;
+  o.at = "soon";
+  MemoryReport r;
+  Status st = BuildMemoryReport(path.path(), o, &r);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("--at soon"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tracesmith::analysis
+
+namespace tracesmith::analysis {
+namespace {
+
+std::string ShippedTrace(const std::string& name) {
+  const char* src = std::getenv("TS_SOURCE_DIR");
+  return std::string(src ? src : ".") + "/examples/traces/" + name;
+}
+
+// A real capture (a bf16 transformer training step on an H100): the streamed
+// report agrees with a plain computation over the whole trace in memory.
+TEST(MemoryReportTest, RealTraceAgreesWithAPlainComputation) {
+  const std::string path = ShippedTrace("transformer_train.sbt");
+  auto t = format::ReadTraceFile(path);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  std::vector<model::MemoryEvent> rows = t->Rows<model::MemoryEvent>();
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const auto& a, const auto& b) { return a.ts_ns < b.ts_ns; });
+  // Device memory of the one process: the running sum and its maximum.
+  std::map<uint64_t, uint64_t> live;
+  uint64_t sum = 0, peak = 0, allocs = 0;
+  for (const model::MemoryEvent& e : rows) {
+    if (SpaceOf(e.memory_kind) != MemorySpace::kDevice) continue;
+    if (e.op == model::kMemoryAlloc) {
+      sum += e.bytes, live[e.address] = e.bytes, ++allocs;
+    } else if (e.op == model::kMemoryFree && live.count(e.address)) {
+      sum -= live[e.address], live.erase(e.address);
+    }
+    peak = std::max(peak, sum);
+  }
+  MemoryReport r;
+  ASSERT_TRUE(BuildMemoryReport(path, {}, &r).ok());
+  ASSERT_FALSE(r.keys.empty());
+  const MemoryKeyReport& k = r.keys[0];
+  EXPECT_EQ(k.key.space, MemorySpace::kDevice);
+  EXPECT_EQ(k.peak_bytes, peak);
+  EXPECT_EQ(k.end_bytes, sum);
+  EXPECT_EQ(k.totals.allocs, allocs);
+  EXPECT_EQ(k.at_peak.live_bytes, peak);
+  EXPECT_GT(allocs, 1000u);  // the file is what the test thinks it is
+}
+
+}  // namespace
+}  // namespace tracesmith::analysis
