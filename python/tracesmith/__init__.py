@@ -5,6 +5,7 @@
     k = t.kernels.to_pandas()                 # pandas optional
     print(k.groupby("name").duration_ns.sum().nlargest(5))
     report = tracesmith.analyze("run.sbt")    # `tracesmith analyze --json` as a dict
+    mem = tracesmith.memory("run.sbt")        # `tracesmith memory --json`: peak, owners, leaks
     change = tracesmith.diff("before.sbt", "after.sbt")  # `tracesmith diff --json`
     tracesmith.export("run.sbt", "run.pftrace")
 
@@ -21,7 +22,8 @@ from ._native import core
 from ._profile import CommandResult, Profiler, profile, profile_command, schedule
 from ._replay import ReplayLaunch, ReplayResult, replay
 from ._sbt import SBTReader, SBTWriter
-from ._trace import Frame, Table, Trace, _path, _window, analyze, diff, event_stats, load
+from ._trace import (Frame, Table, Trace, _path, _window, analyze, diff, event_stats, load,
+                     memory)
 from ._version import __version__
 
 
@@ -31,7 +33,7 @@ def __getattr__(name):
     raise AttributeError(f"module 'tracesmith' has no attribute {name!r}")
 
 __all__ = [
-    "__version__", "SBT_VERSION", "FORMATS", "TraceError", "Trace", "Table", "Frame", "load", "analyze",
+    "__version__", "SBT_VERSION", "FORMATS", "TraceError", "Trace", "Table", "Frame", "load", "analyze", "memory",
     "profile", "Profiler", "schedule", "profile_command", "CommandResult", "diff", "replay", "ReplayResult", "ReplayLaunch",
     "export", "export_perfetto", "import_trace", "devices", "detect_platform",
     "is_cuda_available", "get_cuda_device_count", "SBTWriter", "SBTReader", "event_stats",

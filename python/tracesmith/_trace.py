@@ -390,6 +390,21 @@ def analyze(path, start="", end="", steps="", whole: bool = False, strict: bool 
     return json.loads(report.decode("utf-8", "replace"))
 
 
+def memory(path, at="", top: int = 10, strict: bool = False) -> dict:
+    """The report of `tracesmith memory --json` as a dict: per process, device and
+    memory space ("memory" list) the peak with what was live then by owner and by
+    call site, the owners over time, the live bytes summarised ("bins"), what is
+    still live at the end (leak suspects marked), plus "churn" and "findings".
+    at: also what was live at this time after the trace start ("2.5s", ns or a
+    timedelta), under each entry's "at". Times in ns from the trace start. A
+    damaged file is read in its readable part with a warning (strict=True raises
+    TraceError instead)."""
+    report, damage = core().memory_json(_path(path), _window(at, "at"), int(top), bool(strict))
+    if damage:
+        warnings.warn(damage + "\nanalysing only its readable part", stacklevel=2)
+    return json.loads(report.decode("utf-8", "replace"))
+
+
 def diff(a, b, nvtx: str = "", strict: bool = False) -> dict:
     """`tracesmith diff --json A B` as a dict: per-kernel and per-call-site count and
     GPU time differences of B against the baseline A. A damaged side is compared

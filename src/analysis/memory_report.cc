@@ -143,12 +143,14 @@ void AddFindings(MemoryReport* r) {
       line += (i ? ", " : ": ") + k.at_peak.by_owner[i].owner + " " +
               HumanBytes(k.at_peak.by_owner[i].bytes);
     r->findings.push_back(line + ".");
+    // Memory held from early on to the end: every block of it still live at the
+    // end was allocated in the first quarter of the run.
     for (const OwnerPeak& o : k.owners) {
-      if (o.end_bytes * 10 >= k.peak_bytes && o.first_ns * 10 <= r->duration_ns)
+      if (o.end_bytes * 10 >= k.peak_bytes && o.held_since_ns * 4 <= r->duration_ns)
         r->findings.push_back(o.owner + " holds " + HumanBytes(o.end_bytes) + " on " +
-                              KeyName(k) + " from " + HumanDuration(o.first_ns) +
-                              " to the end (peak " + HumanBytes(o.peak_bytes) + " at " +
-                              HumanDuration(o.peak_ns) + ").");
+                              KeyName(k) + ", allocated by " + HumanDuration(o.held_since_ns) +
+                              " and held to the end (its peak " + HumanBytes(o.peak_bytes) +
+                              " at " + HumanDuration(o.peak_ns) + ").");
     }
     for (const SiteBytes& s : k.live_at_end)
       if (s.suspect)
@@ -317,8 +319,11 @@ Status BuildMemoryReport(const std::string& path, const MemoryReportOptions& o,
     if (!fresh) it->second = std::min(it->second, a.alloc_ns);
   });
   std::map<MemoryKey, std::map<std::pair<std::string, uint32_t>, EndSite>> end_sites;
+  std::map<std::pair<MemoryKey, uint32_t>, uint64_t> held_since;  // (key, owner)
   live.ForEachLive([&](const MemoryKey& key, const Allocation& a) {
     const uint32_t owner = names.Owner(a);
+    uint64_t& since = held_since[{key, owner}];
+    since = std::max(since, rel(a.alloc_ns));
     EndSite& e = end_sites[key][{names.Site(a.stack_id), owner}];
     SiteBytes& s = e.row;
     if (s.count == 0 || rel(a.alloc_ns) < s.first_ns) s.first_ns = rel(a.alloc_ns);
@@ -350,8 +355,10 @@ Status BuildMemoryReport(const std::string& path, const MemoryReportOptions& o,
     k.summary = Summarize(k.bins, r->duration_ns, k.peak_bytes);
     for (const auto& [owner, os] : k2.owners) {
       if (os.peak == 0) continue;
+      auto since = held_since.find({key, owner});
       k.owners.push_back({names.OwnerName(owner), names.Library(owner), os.peak, os.peak_ns,
-                          os.live, os.first_ns});
+                          os.live, os.first_ns,
+                          since == held_since.end() ? 0 : since->second});
     }
     SortDesc(&k.owners, [](const OwnerPeak& x) { return x.peak_bytes; });
     k.end_bytes = t.live_bytes;

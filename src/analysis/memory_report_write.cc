@@ -185,6 +185,7 @@ void WriteMemoryJson(const MemoryReport& r, std::ostream& out) {
           .UInt("peak_ns", p.peak_ns)
           .UInt("end_bytes", p.end_bytes)
           .UInt("first_ns", p.first_ns)
+          .UInt("held_since_ns", p.held_since_ns)
           .EndObject();
     j.EndArray().BeginArray("live_at_end");
     for (const SiteBytes& s : k.live_at_end)

@@ -26,6 +26,7 @@ namespace {
 
 struct ScaleBenchOptions {
   uint64_t kernels = 10'000'000;
+  uint32_t alloc_every = 0;  // allocations in the synthetic trace: one per N kernels
   std::string trace;  // an existing trace instead of the generated one
   std::string keep;   // keep the generated trace here
   std::vector<std::string> commands = {"info",    "view-stats", "timeline",
@@ -39,11 +40,12 @@ StatusOr<std::vector<std::string>> CommandArgs(const std::string& name, const st
   if (name == "view-stats") return std::vector<std::string>{"view", trace, "--stats"};
   if (name == "timeline") return std::vector<std::string>{"timeline", trace, "--width", "100"};
   if (name == "analyze") return std::vector<std::string>{"analyze", trace};
+  if (name == "memory") return std::vector<std::string>{"memory", trace};
   if (name == "dry-run") return std::vector<std::string>{"replay", trace, "--dry-run"};
   if (name == "export")
     return std::vector<std::string>{"export", trace, "-f", "perfetto", "-o", out, "--force", "-q"};
   return InvalidArgument("--commands: unknown command '" + name +
-                         "' (info, view-stats, timeline, analyze, dry-run, export)");
+                         "' (info, view-stats, timeline, analyze, memory, dry-run, export)");
 }
 
 struct ChildResult {
@@ -91,6 +93,7 @@ int RunScaleBenchmark(const ScaleBenchOptions& o) {
     const auto t0 = std::chrono::steady_clock::now();
     model::SyntheticOptions so;
     so.kernels = o.kernels;
+    so.alloc_every = o.alloc_every;
     if (Status st = WriteSyntheticTraceFile(so, path); !st.ok()) {
       std::remove(path.c_str());
       return ReportError(st);
@@ -137,6 +140,10 @@ void AddBenchmarkScaleCommand(CLI::App& bench, CommandList& commands) {
   cmd->add_option("--kernels", o->kernels,
                   "Kernels in the synthetic trace (about 2.06 events each)")
       ->default_val(10'000'000);
+  cmd->add_option("--alloc-every", o->alloc_every,
+                  "One device allocation per N kernels in the synthetic trace, each freed later "
+                  "(1: an allocation and a free per kernel; with --commands memory)")
+      ->default_val(0);
   cmd->add_option("--commands", o->commands,
                   "Commands to measure: info, view-stats, timeline, analyze, dry-run, export")
       ->delimiter(',');

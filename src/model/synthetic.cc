@@ -172,6 +172,36 @@ bool SyntheticTraceGenerator::Next(Trace* batch, uint64_t max_kernels) {
       batch->Rows<ApiEvent>().push_back(sapi);
       host_ns_ = sapi.end_ns + gap_ns(rng_);
     }
+    if (options_.alloc_every && emitted_ % options_.alloc_every == options_.alloc_every - 1) {
+      MemoryEvent a{};
+      a.ts_ns = host_ns_;
+      a.bytes = 512ull << (rng_() % 18);  // 512 B .. 64 MiB
+      a.address = next_address_;
+      next_address_ += (a.bytes + 0xfff) & ~uint64_t{0xfff};
+      a.correlation_id = correlation_++;
+      a.pid = pid;
+      a.device_id = st.device;
+      a.context_id = 1 + st.device;
+      a.op = kMemoryAlloc;
+      a.memory_kind = kMemDevice;
+      const size_t cap = std::max<uint32_t>(1, options_.live_allocs);
+      if (live_.size() < cap) {
+        live_.push_back(a.address);
+      } else {  // free the oldest first
+        MemoryEvent f = a;
+        f.ts_ns = host_ns_ + 100;
+        f.bytes = 0;
+        f.address = live_[live_next_];
+        f.correlation_id = correlation_++;
+        f.op = kMemoryFree;
+        live_[live_next_] = a.address;
+        live_next_ = (live_next_ + 1) % cap;
+        batch->Rows<MemoryEvent>().push_back(a);
+        a = f;
+      }
+      batch->Rows<MemoryEvent>().push_back(a);
+      host_ns_ += 300;
+    }
     if (options_.nvtx_every) {
       if (emitted_ % options_.nvtx_every == 0) nvtx_start_ = api.start_ns;
       if (emitted_ % options_.nvtx_every == options_.nvtx_every - 1)

@@ -21,6 +21,7 @@
 #include "field_dtype.h"
 #include "tracesmith/analysis/diff.h"
 #include "tracesmith/analysis/event_filter.h"
+#include "tracesmith/analysis/memory_report.h"
 #include "tracesmith/analysis/report.h"
 #include "tracesmith/base/atomic_file.h"
 #include "tracesmith/capture/device_query.h"
@@ -314,6 +315,27 @@ py::tuple AnalyzeJson(const std::string& path, const std::string& from, const st
   return py::make_tuple(py::bytes(json.str()), damage_text);
 }
 
+// `tracesmith memory --json` (analysis::BuildMemoryReport, the CLI's function).
+py::tuple MemoryJson(const std::string& path, const std::string& at, size_t top, bool strict) {
+  analysis::MemoryReportOptions o;
+  o.at = at;
+  o.top = top;
+  analysis::MemoryReport report;
+  format::ReadReport damage;
+  std::ostringstream json;
+  Status st;
+  {
+    py::gil_scoped_release release;
+    st = analysis::BuildMemoryReport(path, o, &report, &damage);
+    if (st.ok() && strict && !damage.clean()) st = damage.DamageStatus(path);
+    if (st.ok()) analysis::WriteMemoryJson(report, json);
+  }
+  if (!st.ok()) Raise(st);
+  std::string damage_text =
+      damage.clean() ? std::string() : damage.Headline(path) + ":\n" + damage.Describe();
+  return py::make_tuple(py::bytes(json.str()), damage_text);
+}
+
 // `tracesmith view --stats`: counts per kind and per (kind, name), streamed
 // (analysis::StreamEventStats, the CLI's function).
 py::dict EventStats(const std::string& path, const std::vector<std::string>& kinds,
@@ -502,6 +524,8 @@ PYBIND11_MODULE(_core, m) {
   m.def("analyze_json", &AnalyzeJson, py::arg("path"), py::arg("start") = "", py::arg("end") = "",
         py::arg("steps") = "", py::arg("whole") = false, py::arg("strict") = false,
         "`tracesmith analyze --json` of an SBT file");
+  m.def("memory_json", &MemoryJson, py::arg("path"), py::arg("at") = "", py::arg("top") = 10,
+        py::arg("strict") = false, "`tracesmith memory --json` of an SBT file");
   m.def("diff_json", &DiffJson, py::arg("a"), py::arg("b"), py::arg("nvtx") = "",
         py::arg("strict") = false, "`tracesmith diff --json A B`");
   m.def("export", &Export, py::arg("path"), py::arg("out"), py::arg("format"),

@@ -208,15 +208,20 @@ TEST(MemoryOwnersTest, TheLibraryOfTheInnermostFrameOutsideTheRuntimeOwnsIt) {
 // every step (churn), and the capture's cuMemGetInfo counter.
 struct ReportTrace {
   OwnerStacks s;
-  uint32_t model_line, leak_line, scratch_line;
+  uint32_t model_line, leak_line, scratch_line, nccl_init;
   ReportTrace() {
     model_line = s.Stack({s.Native(s.cudart), s.Native(s.c10), s.Native(s.python),
                           s.Python("forward", "train.py", 20)});
     leak_line = s.Stack({s.Native(s.cudart), s.Native(s.c10), s.Native(s.python),
                          s.Python("step", "train.py", 31)});
     scratch_line = s.Stack({s.Native(s.cudart), s.Native(s.prog, "Workspace")});
+    nccl_init = s.Stack({s.Native(s.cudart), s.Native(s.nccl, "ncclCommInitRank"),
+                         s.Native(s.python), s.Python("setup", "train.py", 5)});
     auto& rows = s.b.trace().Rows<model::MemoryEvent>();
     const uint64_t step = 1'000'000'000;  // 1 s per step, 10 steps from t = 1 s
+    // NCCL's buffers, from the start to the end.
+    rows.push_back(Ev(1 * step + 50, model::kMemoryAlloc, 0x8000000, 64 * kMiB, 1, 0,
+                      model::kMemDevice, nccl_init));
     // Step 1: the model's memory, 2 x 20 MiB, held to the end.
     rows.push_back(Ev(1 * step + 100, model::kMemoryAlloc, 0x10000000, 20 * kMiB, 1, 0,
                       model::kMemDevice, model_line));
@@ -260,38 +265,44 @@ TEST(MemoryReportTest, PeakOwnersLeakChurnAndWhatWasLiveAtAnInstant) {
   MemoryReport r = Build(rt.s.b.trace(), o, 1024);
   ASSERT_EQ(r.keys.size(), 1u);
   const MemoryKeyReport& k = r.keys[0];
-  // Peak: 40 MiB of model + 10 x 16 MiB leaked + the 1 MiB workspace of step 10.
-  EXPECT_EQ(k.peak_bytes, 201 * kMiB);
+  // Peak: 64 MiB NCCL + 40 MiB of model + 10 x 16 MiB leaked + the 1 MiB workspace
+  // of step 10.
+  EXPECT_EQ(k.peak_bytes, 265 * kMiB);
   EXPECT_EQ(k.at_peak.ts_ns, 9 * 1'000'000'000ull + 400);  // step 10's +400, from the counter at 1 s
-  ASSERT_EQ(k.at_peak.by_owner.size(), 2u);
+  ASSERT_EQ(k.at_peak.by_owner.size(), 3u);
   EXPECT_EQ(k.at_peak.by_owner[0].owner, "PyTorch caching allocator");
   EXPECT_EQ(k.at_peak.by_owner[0].bytes, 200 * kMiB);
-  EXPECT_EQ(k.at_peak.by_owner[1].owner, "program (memory_kinds)");
-  ASSERT_GE(k.at_peak.by_site.size(), 3u);
+  EXPECT_EQ(k.at_peak.by_owner[1].owner, "NCCL");
+  EXPECT_EQ(k.at_peak.by_owner[1].bytes, 64 * kMiB);
+  EXPECT_EQ(k.at_peak.by_owner[2].owner, "program (memory_kinds)");
+  ASSERT_GE(k.at_peak.by_site.size(), 4u);
   EXPECT_EQ(k.at_peak.by_site[0].site, "step (train.py:31)");
   EXPECT_EQ(k.at_peak.by_site[0].bytes, 160 * kMiB);
   EXPECT_EQ(k.at_peak.by_site[0].count, 10u);
-  EXPECT_EQ(k.at_peak.top[0].bytes, 20 * kMiB);
-  EXPECT_EQ(k.end_bytes, 200 * kMiB);
-  EXPECT_EQ(k.totals.allocs, 22u);
+  EXPECT_EQ(k.at_peak.top[0].bytes, 64 * kMiB);
+  EXPECT_EQ(k.at_peak.top[1].bytes, 20 * kMiB);
+  EXPECT_EQ(k.end_bytes, 264 * kMiB);
+  EXPECT_EQ(k.totals.allocs, 23u);
   EXPECT_EQ(k.totals.frees, 10u);
   ASSERT_TRUE(k.used_at_start.has_value());
   EXPECT_EQ(*k.used_at_start, 512 * kMiB);
   // Still live at the end: the leaking line piles up; the model's memory does not.
-  ASSERT_EQ(k.live_at_end.size(), 2u);
+  ASSERT_EQ(k.live_at_end.size(), 3u);
   EXPECT_EQ(k.live_at_end[0].site, "step (train.py:31)");
   EXPECT_TRUE(k.live_at_end[0].suspect);
-  EXPECT_EQ(k.live_at_end[1].site, "forward (train.py:20)");
+  EXPECT_EQ(k.live_at_end[1].site, "setup (train.py:5)");
   EXPECT_FALSE(k.live_at_end[1].suspect);
+  EXPECT_EQ(k.live_at_end[2].site, "forward (train.py:20)");
+  EXPECT_FALSE(k.live_at_end[2].suspect);
   // Churn: the workspace, 10 allocations and frees of 100 ns each.
   ASSERT_EQ(r.churn.size(), 1u);
   EXPECT_EQ(r.churn[0].site, "Workspace");
   EXPECT_EQ(r.churn[0].frees, 10u);
   EXPECT_EQ(r.churn[0].mean_lifetime_ns, 100u);
-  // At 2.5 s after the start (t = 3.5 s): the model, steps 1-3 leaked.
+  // At 2.5 s after the start (t = 3.5 s): NCCL, the model, steps 1-3 leaked.
   ASSERT_TRUE(k.at.has_value());
-  EXPECT_EQ(k.at->live_bytes, 40 * kMiB + 3 * 16 * kMiB);
-  EXPECT_EQ(k.at->live_count, 5u);
+  EXPECT_EQ(k.at->live_bytes, 64 * kMiB + 40 * kMiB + 3 * 16 * kMiB);
+  EXPECT_EQ(k.at->live_count, 6u);
   // Findings name the leak's line and the memory in use before the capture.
   auto has = [&](const std::string& text) {
     return std::any_of(r.findings.begin(), r.findings.end(),
@@ -299,6 +310,9 @@ TEST(MemoryReportTest, PeakOwnersLeakChurnAndWhatWasLiveAtAnInstant) {
   };
   EXPECT_TRUE(has("step (train.py:31) (PyTorch caching allocator) allocated 10 blocks"));
   EXPECT_TRUE(has("512.00 MiB of GPU 0"));
+  // NCCL's buffers are held from the start; the caching allocator's are not all.
+  EXPECT_TRUE(has("NCCL holds 64.00 MiB on GPU 0 (python3 pid 1), allocated by 50 ns"));
+  EXPECT_FALSE(has("PyTorch caching allocator holds"));
   EXPECT_FALSE(has("forward (train.py:20) (PyTorch caching allocator) allocated"));
 }
 
@@ -310,7 +324,7 @@ TEST(MemoryReportTest, EventsStoredOutOfTimeOrderAcrossChunksAreAppliedInOrder) 
   MemoryReport shuffled = Build(rt.s.b.trace(), {}, /*rows_per_chunk=*/3);
   EXPECT_EQ(shuffled.out_of_order, 0u);
   ASSERT_EQ(shuffled.keys.size(), 1u);
-  EXPECT_EQ(shuffled.keys[0].peak_bytes, 201 * kMiB);
+  EXPECT_EQ(shuffled.keys[0].peak_bytes, 265 * kMiB);
   EXPECT_EQ(shuffled.keys[0].totals.unmatched_frees, 0u);
   EXPECT_EQ(shuffled.keys[0].totals.frees, 10u);
 }

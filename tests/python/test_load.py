@@ -162,6 +162,19 @@ def test_analyze_equals_the_cli_json(cli, shipped):
         tracesmith.analyze(shipped, start="soon")
 
 
+def test_memory_equals_the_cli_json(cli, transformer):
+    import datetime
+    report = tracesmith.memory(transformer)
+    assert report == json.loads(cli("memory", "--json", transformer).stdout)
+    at = tracesmith.memory(transformer, at=datetime.timedelta(seconds=8), top=3)
+    assert at == json.loads(cli("memory", "--json", "--at", "8s", "--top", "3", transformer).stdout)
+    device = at["memory"][0]
+    assert device["space"] == "device" and device["at"]["ts_ns"] == 8_000_000_000
+    assert device["at_peak"]["live_bytes"] == device["peak_bytes"]
+    with pytest.raises(tracesmith.TraceError):
+        tracesmith.memory(transformer, at="soon")
+
+
 def test_diff_equals_the_cli_json(cli, transformer, mlp):
     assert tracesmith.diff(mlp, transformer) == json.loads(
         cli("diff", "--json", mlp, transformer).stdout)

@@ -53,6 +53,9 @@ struct MemorySnapshot {
 struct OwnerPeak {
   std::string owner, library;
   uint64_t peak_bytes = 0, peak_ns = 0, end_bytes = 0, first_ns = 0;
+  // The latest allocation among its blocks still live at the end: held from
+  // then on (0 when nothing is live at the end).
+  uint64_t held_since_ns = 0;
 };
 
 struct MemoryKeyReport {

@@ -1,7 +1,8 @@
 // A realistic synthetic trace, for benchmarks, demos and tests that need
 // volume: host threads issue cudaLaunchKernel calls whose kernels run on
 // several streams and devices with per-kernel durations, launch latency,
-// queueing behind earlier work, plus periodic memcpys, syncs and NVTX ranges.
+// queueing behind earlier work, plus periodic memcpys, syncs and NVTX ranges
+// (and, when asked, device allocations and frees).
 // Deterministic for a given seed. Generated in batches so 10M-event traces
 // stream to disk without being held in memory.
 #pragma once
@@ -23,6 +24,10 @@ struct SyntheticOptions {
   uint32_t memcpy_every = 50;   // one memcpy (with its API call) per N kernels; 0 = none
   uint32_t sync_every = 400;    // one cudaStreamSynchronize per N kernels; 0 = none
   uint32_t nvtx_every = 100;    // one NVTX range around N kernels; 0 = none
+  // One device allocation per N kernels (0 = none), freed after a while: at
+  // most `live_allocs` stay live, the oldest freed first (frees carry no size).
+  uint32_t alloc_every = 0;
+  uint32_t live_allocs = 1000;
   uint32_t pid = 4242;
 };
 
@@ -59,6 +64,9 @@ class SyntheticTraceGenerator {
   uint32_t correlation_ = 1;
   bool first_batch_ = true;
   uint64_t nvtx_start_ = 0;
+  std::vector<uint64_t> live_;  // addresses of live allocations (a ring)
+  size_t live_next_ = 0;
+  uint64_t next_address_ = 0x7f0000000000;
 };
 
 // The whole trace in memory (small sizes: tests, demos).
