@@ -3,7 +3,7 @@
 # machine. Run from the repository root:
 #
 #   scripts/gpu-check.sh [BUILD_DIR=build/gpu]
-#   GPU_CHECK=tests,replay,torchjson,python,selfcost,apicost,bench,sweep (default;
+#   GPU_CHECK=tests,replay,torchjson,python,memory,selfcost,apicost,bench,sweep (default;
 #             also: fixtures, example)
 #   BENCH_ROUNDS=8  BENCH_WORKLOADS=ll,pyll,mlp,xf  SWEEP_WORKLOADS=xf
 #   GPU_TESTS="capture_gpu_test ..."  (a subset of the GPU gtests)
@@ -21,7 +21,7 @@
 set -u
 BUILD=${1:-build/gpu}
 OUT=${OUT:-$PWD/gpu-check-out}
-WHAT=${GPU_CHECK:-tests,replay,torchjson,python,selfcost,apicost,bench,sweep}
+WHAT=${GPU_CHECK:-tests,replay,torchjson,python,memory,selfcost,apicost,bench,sweep}
 ROUNDS=${BENCH_ROUNDS:-8}
 mkdir -p "$OUT"
 exec > >(tee -a "$OUT/gpu-check.log") 2>&1
@@ -36,7 +36,7 @@ if [ ! -x "$BUILD/bin/tracesmith" ]; then
   cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTS_BUILD_TESTS=ON >/dev/null &&
     ninja -C "$BUILD" tracesmith tracesmith-inject tracesmith-replay-gpu cupti-floor \
       replay_make_capture capture_gpu_test capture_gpu_stacks_test capture_gpu_range_test \
-      capture_gpu_session_test capture_gpu_sync_test ||
+      capture_gpu_session_test capture_gpu_sync_test capture_gpu_memory_test ||
     { echo "GPU-CHECK build FAILED"; exit 1; }
 fi
 PROGS=$BUILD/gpu-programs
@@ -61,7 +61,7 @@ fi
 
 if want tests; then
   for t in ${GPU_TESTS:-capture_gpu_test capture_gpu_stacks_test capture_gpu_range_test \
-             capture_gpu_session_test capture_gpu_sync_test}; do
+             capture_gpu_session_test capture_gpu_sync_test capture_gpu_memory_test}; do
     "$BUILD/tests/capture/$t" 2>&1 | grep -v '^\[.*\] tracesmith: recording'
     echo "GPU-CHECK gtest $t exit: ${PIPESTATUS[0]}"
   done
@@ -113,6 +113,20 @@ if want python; then
   fi
   unset TRACESMITH_INJECT_LIB
 fi
+if want memory; then
+  # The memory profiler on PyTorch (gpu/memory_check.py): the caching allocator's peak
+  # and end equal torch.cuda.max_memory_reserved()/memory_reserved(), a deliberate
+  # leak is found with its Python line, every allocation has a stack.
+  M=$OUT/memory; mkdir -p "$M"
+  "$TS" profile -q -f -o "$M/mem.sbt" -- python3 gpu/memory_check.py run "$M" 2>&1 | grep MEMCHECK
+  python3 gpu/memory_check.py check "$TS" "$M" 2>&1 | grep MEMCHECK
+  echo "GPU-CHECK memory check exit: ${PIPESTATUS[0]}"
+  "$TS" memory "$M/mem.sbt" > "$M/memory.txt" 2>&1
+  "$TS" export "$M/mem.sbt" -f perfetto -o "$M/mem.pftrace" --force -q && echo "GPU-CHECK memory export perfetto: $(stat -c %s "$M/mem.pftrace") bytes"
+  "$TS" export "$M/mem.sbt" -f json -o "$M/mem.json" --force -q && gzip -9f "$M/mem.json"
+  rm -f "$M/mem.pftrace"
+fi
+
 if want example; then
   # A small real trace: a few PyTorch training steps.
   "$TS" profile -f -o "$OUT/mlp_train.sbt" -- python3 bench/workloads/torch_mlp_train.py --steps 5

@@ -15,7 +15,7 @@ for f in bin/tracesmith bin/replay_make_capture bin/replay_va_probe lib/libtrace
          lib/libtracesmith-replay-gpu.so lib/libcupti-floor.so \
          tests/capture/capture_gpu_test tests/capture/capture_gpu_stacks_test \
          tests/capture/capture_gpu_range_test tests/capture/capture_gpu_session_test \
-         tests/capture/capture_gpu_sync_test; do
+         tests/capture/capture_gpu_sync_test tests/capture/capture_gpu_memory_test; do
   copy "$f"
 done
 cp "$B/gpu/replay_kernels.cubin" "$D/gpu/"

@@ -12,8 +12,8 @@ constexpr std::string_view kPrefix = "capture.cost.";
 // Program-thread sites (self_cost.h CostSite, disjoint).
 // "first_time": work done once per new return address or call stack (its
 // time is not in the other sites').
-constexpr std::string_view kSites[] = {"launch", "copy",   "memset",      "graph",     "sync",
-                                       "other",  "buffer", "driver_exit", "first_time"};
+constexpr std::string_view kSites[] = {"launch", "copy",  "memset", "graph",       "sync",
+                                       "alloc",  "other", "buffer", "driver_exit", "first_time"};
 
 std::string Fmt(const char* format, double a, double b = 0, double c = 0) {
   char buf[256];

@@ -356,6 +356,12 @@ void ActivityConverter::ConvertMarkerData(const CUpti_ActivityMarkerData2& r) {
 }
 
 void ActivityConverter::ConvertMemory(const CUpti_ActivityMemory4& r) {
+  if (mapped_ && (mapping_calls_.count(r.correlationId) ||
+                  (r.contextId == CUPTI_INVALID_CONTEXT_ID &&
+                   r.memoryKind == CUPTI_ACTIVITY_MEMORY_KIND_DEVICE))) {
+    ++stats_.vmm_memory_records;  // NoteMappingCall: the capture's own rows say it
+    return;
+  }
   model::MemoryEvent e;
   e.ts_ns = r.timestamp;
   e.address = r.address;

@@ -52,6 +52,7 @@ struct ConverterStats {
   uint64_t unknown_kind = 0;        // records of kinds TraceSmith does not convert
   uint64_t nvtx_unmatched_end = 0;  // END markers without a START
   uint64_t nvtx_unclosed = 0;       // ranges still open at Finish()
+  uint64_t vmm_memory_records = 0;  // MEMORY2 records of cuMemMap/Unmap, dropped
   uint64_t rows_per_kind[64] = {};  // by CUpti_ActivityKind (< 64)
 };
 
@@ -82,6 +83,21 @@ class ActivityConverter {
   void NextCycle() {
     cycle_ ^= 1;
     runtime_calls_[cycle_].clear();
+  }
+  // A cuMemMap or cuMemUnmap call (the capture makes its rows from callbacks,
+  // memory_calls.h). CUPTI's MEMORY2 also reports a mapping as an allocation
+  // of device memory and an unmapping as a free (seen on the H100, CUPTI
+  // 13.0: no context id, and both records of two maps carried the second
+  // map's correlation id): those records are dropped, so that mapped memory
+  // is not counted as an allocation beside the physical memory
+  // (cuMemCreate) it maps. Dropped: a MEMORY2 record with the correlation id
+  // of such a call, and, once the program has mapped memory, a device-memory
+  // record without a context. Call before converting the buffers that may
+  // hold the call's records.
+  void NoteMappingCall(uint32_t correlation_id) {
+    if (mapping_calls_.size() > (1u << 16)) mapping_calls_.clear();  // bounded; rare calls
+    mapping_calls_.insert(correlation_id);
+    mapped_ = true;
   }
   // Forget cached string ids (module unloaded: name pointers may be reused).
   void ClearStringCache() { ptr_ids_.clear(); }
@@ -148,6 +164,8 @@ class ActivityConverter {
   std::unordered_map<uint32_t, OpenRange> open_ranges_;  // marker id -> open range
   std::unordered_map<uint32_t, uint32_t> range_depth_;   // tid -> open ranges
   bool track_runtime_ = false;
+  bool mapped_ = false;                          // NoteMappingCall seen
+  std::unordered_set<uint32_t> mapping_calls_;   // their correlation ids
   int cycle_ = 0;
   std::unordered_set<uint32_t> runtime_calls_[2];
   struct MarkerStyle {

@@ -183,6 +183,13 @@ void CuptiEngine::ProcessCompletedBuffers() {
     std::lock_guard<std::mutex> lock(completed_mu_);
     batch.swap(completed_);
   }
+  // After taking the batch: its records of mapping calls were written after
+  // the calls' entries noted them.
+  if (memory_) {
+    mapping_calls_.clear();
+    MemoryRecorder::CollectMappingCalls(&mapping_calls_);
+    for (uint32_t corr : mapping_calls_) converter_->NoteMappingCall(corr);
+  }
   for (const Completed& c : batch) {
     WriteRecordsOfBuffer(c.buffer, c.valid);
     pool_.Release(c.buffer);
@@ -195,6 +202,32 @@ void CuptiEngine::DrainSyncs(bool append) {
   if (!append) return;
   for (const model::SyncEvent& r : pending_syncs_) sbt_->Append(r);
   pending_syncs_.clear();
+}
+
+void CuptiEngine::DrainMemory(bool append) {
+  if (!memory_) return;
+  memory_->Collect(&pending_memory_);
+  if (!append) return;
+  for (const model::MemoryEvent& r : pending_memory_) sbt_->Append(r);
+  pending_memory_.clear();
+}
+
+void CuptiEngine::WritePendingCounters() {
+  std::vector<MemoryInUse> readings;
+  {
+    std::lock_guard<std::mutex> lock(events_mu_);
+    readings.swap(memory_in_use_);
+  }
+  for (const MemoryInUse& m : readings) {
+    if (!meminfo_name_id_) meminfo_name_id_ = sbt_->InternString(model::kDeviceMemoryUsedCounter);
+    model::CounterEvent c;
+    c.ts_ns = m.ts_ns;
+    c.value = double(m.used_bytes);
+    c.pid = pid_;
+    c.device_id = m.device_id;
+    c.name_id = meminfo_name_id_;
+    sbt_->Append(c);
+  }
 }
 
 void CuptiEngine::WriteDriverCalls(bool all) {
@@ -235,6 +268,7 @@ void CuptiEngine::WriterLoop() {
     uint64_t c0 = ThreadCpuNs();
     stacks_.Drain();
     DrainSyncs(/*append=*/false);
+    DrainMemory(/*append=*/false);
     if (driver_rows_) DriverCalls::Collect(&driver_calls_);
     writer_cost_.drain_ns += ThreadCpuNs() - c0;
     uint64_t now = MonotonicNs();
@@ -274,6 +308,8 @@ void CuptiEngine::WriteFinalStats() {
   stat("capture.buffer_requests_refused", pool_.refused(), model::kStatDataLoss);
   stat("capture.buffer_bytes_allocated", pool_.allocated_bytes(), model::kStatInfo);
   stat("capture.unconverted_records", cs.unknown_kind, model::kStatWarning);
+  if (memory_)
+    stat("capture.cupti_vmm_memory_records_dropped", cs.vmm_memory_records, model::kStatInfo);
   stat("capture.nvtx_unclosed_ranges", cs.nvtx_unclosed, model::kStatWarning);
   stat("capture.nvtx_unmatched_range_ends", cs.nvtx_unmatched_end, model::kStatWarning);
   stat("capture.stack_ring_overflows", CorrelationStacks::dropped(), model::kStatDataLoss);
@@ -303,6 +339,8 @@ void CuptiEngine::WriteFinalStats() {
   }
   stat("capture.sync_ring_overflows", SyncRecorder::dropped(), model::kStatDataLoss);
   stat("capture.driver_call_ring_overflows", DriverCalls::dropped(), model::kStatDataLoss);
+  if (memory_)
+    stat("capture.memory_ring_overflows", MemoryRecorder::dropped(), model::kStatDataLoss);
   writer_cost_.total_ns = ThreadCpuNs();
   for (const CostStat& c : CollectCostStats(tick_rate_.NsPerTick(), writer_cost_))
     stat(c.name.c_str(), c.value, model::kStatInfo);
@@ -328,6 +366,7 @@ void CuptiEngine::FlushOnce(bool forced) {
   uint64_t c1 = ThreadCpuNs();
   DrainStacks();
   DrainSyncs(/*append=*/true);
+  DrainMemory(/*append=*/true);
   uint64_t c2 = ThreadCpuNs();
   ProcessCompletedBuffers();
   if (driver_rows_) {
@@ -338,6 +377,7 @@ void CuptiEngine::FlushOnce(bool forced) {
   if (replay_) replay_->Drain(sbt_.get());
   if (forced) pool_.Close();
   WritePendingModules();
+  WritePendingCounters();
   if (!devices_written_) TryWriteDevices();
   CheckDrops();
   if (!forced) (void)sbt_->Flush();
@@ -364,6 +404,7 @@ void CuptiEngine::Finalize() {
 Status CuptiEngine::Stop() {
   std::lock_guard<std::mutex> lock(stop_mu_);
   if (abandoned_.load() || !running_.load()) return OkStatus();
+  RecordDeviceMemoryUsed();  // on this thread, before the writer's final flush
   stop_requested_ = true;
   if (writer_.joinable()) writer_.join();
   running_ = false;

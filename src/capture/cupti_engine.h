@@ -31,6 +31,7 @@
 #include "buffer_pool.h"
 #include "correlation_stacks.h"
 #include "driver_calls.h"
+#include "memory_recorder.h"
 #include "raw_dump.h"
 #include "replay_capture.h"
 #include "sync_recorder.h"
@@ -58,6 +59,12 @@ class CuptiEngine {
   Status FlushNow();
   // After fork() in the child: the parent's capture is not ours to touch.
   void AbandonAfterFork();
+
+  // --kinds memory: device memory in use (cuMemGetInfo: total - free) on
+  // every device with a context now, queued as "device memory used
+  // (cuMemGetInfo)" counter rows. On the thread that starts or stops the
+  // capture (never inside a CUPTI callback); creates no context.
+  void RecordDeviceMemoryUsed();
 
   bool running() const { return running_.load(); }
   std::string output_path() const { return output_path_; }
@@ -95,10 +102,18 @@ class CuptiEngine {
   // Driver API entry of a call in enter_cbids_: host stack, sync row, cost.
   void OnDriverEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* info,
                      const stacks::CallerFrame& from);
+  // Driver API exit of a call in exit_cbids_: sync or memory row.
+  void OnDriverExit(CUpti_CallbackId cbid, const CUpti_CallbackData* info);
   // The calling thread's stack id (0: none); `timed` adds its phases to `tc`.
   // `from`: the driver's frame that called OnCallback; the walk starts there.
   uint32_t TakeStack(ThreadCost* tc, bool timed, const stacks::CallerFrame& from);
   void DrainSyncs(bool append);
+  void DrainMemory(bool append);
+  // Queues a "device memory used" reading of `device` (any thread).
+  void QueueMemoryInUse(uint32_t device_id, uint64_t used_bytes);
+  // At a context's creation (resource callback): reads with it pushed.
+  void ReadMemoryInUseOf(CUcontext ctx);
+  void WritePendingCounters();
   // Writer: driver calls of the last cycle that no runtime call made become
   // driver API rows (all of them when `all`, at the end).
   void WriteDriverCalls(bool all);
@@ -138,6 +153,11 @@ class CuptiEngine {
   std::mutex events_mu_;
   std::vector<model::ModuleLoadEvent> modules_;
   std::vector<CUcontext> contexts_;
+  struct MemoryInUse {
+    uint64_t ts_ns, used_bytes;
+    uint32_t device_id;
+  };
+  std::vector<MemoryInUse> memory_in_use_;
   std::atomic<uint64_t> module_loads_{0};
 
   // Owned by the writer thread after Start().
@@ -154,8 +174,15 @@ class CuptiEngine {
   std::bitset<CUPTI_DRIVER_TRACE_CBID_SIZE> stack_cbids_;
   // Driver callbacks handled by OnDriverEnter, and the cost site of each.
   std::bitset<CUPTI_DRIVER_TRACE_CBID_SIZE> enter_cbids_;
+  // Those of enter_cbids_ whose exit makes a row other than a driver API row
+  // (OnDriverExit): synchronizing calls (sync rows), VMM and IPC calls
+  // (memory rows). Launches, copies and memsets are never in it.
+  std::bitset<CUPTI_DRIVER_TRACE_CBID_SIZE> exit_cbids_;
   uint8_t site_of_[CUPTI_DRIVER_TRACE_CBID_SIZE] = {};
   std::unique_ptr<SyncRecorder> sync_;  // --kinds sync (not sync-activity)
+  // --kinds memory: stacks at allocation calls, VMM/IPC rows (memory_calls.h).
+  std::unique_ptr<MemoryRecorder> memory_;
+  bool meminfo_at_context_ = true;  // TRACESMITH_MEMINFO_AT_CONTEXT=0: not at context creation
   // --kinds driver-launch (without the full driver group): driver API rows
   // from callbacks (driver_calls.h) for these callback ids.
   bool driver_rows_ = false;
@@ -164,6 +191,9 @@ class CuptiEngine {
   std::vector<DriverCall> driver_calls_;         // writer: this cycle's calls
   std::vector<DriverCall> driver_calls_prev_;    // writer: the last cycle's, decided now
   std::vector<model::SyncEvent> pending_syncs_;  // writer: collected, not yet appended
+  std::vector<model::MemoryEvent> pending_memory_;  // writer: collected, not yet appended
+  uint32_t meminfo_name_id_ = 0;                     // writer: the counter's name
+  std::vector<uint32_t> mapping_calls_;              // writer: scratch (CollectMappingCalls)
   TickRate tick_rate_;
   WriterCost writer_cost_;
   std::unique_ptr<ReplayCapturer> replay_;  // --replay-capture

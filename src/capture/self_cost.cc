@@ -51,6 +51,8 @@ const char* CostSiteName(CostSite site) {
       return "buffer";
     case CostSite::kDriverRow:
       return "driver_exit";
+    case CostSite::kAlloc:
+      return "alloc";
     case CostSite::kStack:
       return "stack";
     case CostSite::kStackUnwind:

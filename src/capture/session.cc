@@ -20,6 +20,9 @@ Status Session::Start() {
   if (running_) return FailedPrecondition("Session::Start: already started");
   RETURN_IF_ERROR(CuptiEngine::Get().Start(options_));
   running_ = true;
+  // Memory in use on the devices that already have a context (on this
+  // thread; the injection library's start, inside cuInit, has none yet).
+  CuptiEngine::Get().RecordDeviceMemoryUsed();
   return OkStatus();
 }
 

@@ -239,6 +239,38 @@ TEST(ActivityConverter, StackIdsJoinByCorrelation) {
   EXPECT_EQ(h.trace.Rows<model::KernelEvent>()[1].stack_id, 0u);
 }
 
+// MEMORY2 reports cuMemMap/cuMemUnmap as device allocations/frees without a
+// context (H100, CUPTI 13.0); the capture makes its own VMM rows for them,
+// so once a mapping call is noted those records are dropped, and only those.
+TEST(ActivityConverter, MemoryRecordsOfMappingCallsAreDropped) {
+  Harness h;
+  auto m = Zeroed<CUpti_ActivityMemory4>(CUPTI_ACTIVITY_KIND_MEMORY2);
+  m.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
+  m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  m.bytes = 2 << 20;
+  m.contextId = CUPTI_INVALID_CONTEXT_ID;
+  m.correlationId = 30;
+  // No mapping call noted: converted as it comes (a trace of old raw dumps).
+  h.conv.Convert(reinterpret_cast<CUpti_Activity*>(&m));
+  ASSERT_EQ(h.trace.Rows<model::MemoryEvent>().size(), 1u);
+  h.conv.NoteMappingCall(31);
+  h.conv.Convert(reinterpret_cast<CUpti_Activity*>(&m));  // no context: a mapping
+  m.correlationId = 31;
+  m.contextId = 1;
+  h.conv.Convert(reinterpret_cast<CUpti_Activity*>(&m));  // the mapping call's id
+  m.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE;
+  h.conv.Convert(reinterpret_cast<CUpti_Activity*>(&m));
+  EXPECT_EQ(h.conv.stats().vmm_memory_records, 3u);
+  // Other allocations stay: a context, or another kind without one.
+  m.correlationId = 40;
+  h.conv.Convert(reinterpret_cast<CUpti_Activity*>(&m));
+  m.contextId = CUPTI_INVALID_CONTEXT_ID;
+  m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
+  h.conv.Convert(reinterpret_cast<CUpti_Activity*>(&m));
+  EXPECT_EQ(h.trace.Rows<model::MemoryEvent>().size(), 3u);
+  EXPECT_EQ(h.conv.stats().vmm_memory_records, 3u);
+}
+
 TEST(StripApiVersion, Works) {
   EXPECT_EQ(StripApiVersion("cudaLaunchKernel_v7000"), "cudaLaunchKernel");
   EXPECT_EQ(StripApiVersion("cudaMemcpyAsync_ptsz_v7000"), "cudaMemcpyAsync_ptsz");

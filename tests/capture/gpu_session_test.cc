@@ -64,6 +64,15 @@ TEST(GpuSession, RefusedWhileCuptiIsTakenThenCapturesCopiesAndMemsets) {
   ASSERT_EQ(cuMemcpyDtoH(host.data(), p, 4096), CUDA_SUCCESS);
   ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
   ASSERT_TRUE(session.Stop().ok());
+  // A second capture started with the context current: device memory in
+  // use is read at its start (Session::Start) and at its end.
+  CaptureOptions again_options = options;
+  again_options.output = path + ".again.sbt";
+  {
+    Session again(again_options);
+    ASSERT_TRUE(again.Start().ok());
+    ASSERT_TRUE(again.Stop().ok());
+  }
   cuMemFree(p);
   cuDevicePrimaryCtxRelease(dev);
 
@@ -74,6 +83,26 @@ TEST(GpuSession, RefusedWhileCuptiIsTakenThenCapturesCopiesAndMemsets) {
   std::printf("GPU-CHECK session: memset=%zu memcpy=%zu (expected 3, 2)\n", memsets, copies);
   EXPECT_EQ(memsets, 3u);
   EXPECT_EQ(copies, 2u);
+  // Device memory in use: at the context's creation (inside the capture)
+  // and at Stop; the second capture: at Start and at Stop.
+  auto counters = [](const model::Trace& trace) {
+    std::vector<double> v;
+    for (const auto& c : trace.Rows<model::CounterEvent>())
+      if (trace.strings.Get(c.name_id) == model::kDeviceMemoryUsedCounter) v.push_back(c.value);
+    return v;
+  };
+  auto again = format::ReadTraceFile(again_options.output);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  std::vector<double> first = counters(*t), second = counters(*again);
+  std::printf("GPU-CHECK session device memory used (MiB):");
+  for (double v : first) std::printf(" %.1f", v / (1 << 20));
+  std::printf(" | second capture:");
+  for (double v : second) std::printf(" %.1f", v / (1 << 20));
+  std::printf("\n");
+  EXPECT_EQ(first.size(), 2u);
+  EXPECT_EQ(second.size(), 2u);
+  for (double v : second) EXPECT_GT(v, 0.0);
+  unlink(again_options.output.c_str());
   unlink(path.c_str());
 }
 

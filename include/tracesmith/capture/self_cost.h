@@ -39,6 +39,7 @@ enum class CostSite : uint8_t {
   kOther,       // module loads, contexts, NVTX and profiler-range callbacks
   kBuffer,      // CUPTI buffer requests and completions
   kDriverRow,   // exit of a work-submitting driver call (driver-launch rows)
+  kAlloc,       // allocation/free driver calls (stack at entry; VMM/IPC rows at exit)
   // Parts of the sites above (not added to the total again).
   // Parts after kStack are timed in the same sampled calls as kStack and
   // share its call count.

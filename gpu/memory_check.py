@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""GPU check of the memory profiler (issue #16; run by scripts/gpu-check.sh `memory`).
+
+  tracesmith profile -o OUT/mem.sbt -- python3 gpu/memory_check.py run OUT
+  python3 gpu/memory_check.py check CLI OUT
+
+run:   a small MLP trained for STEPS steps (bf16 autocast, AdamW), with a deliberate
+       leak: from step 3 on, each step keeps a 48 MiB tensor (`leak_line`, larger
+       than anything the model allocates, so the caching allocator takes a fresh
+       cudaMalloc for each). Writes OUT/mem_expect.txt: torch.cuda.max_memory_reserved(),
+       memory_reserved() at the end, the leak's file:line, the leak count.
+check: `tracesmith memory --json OUT/mem.sbt` must say, for this process's device 0:
+       - the owner "PyTorch caching allocator" peaked at exactly max_memory_reserved()
+         and ends at exactly memory_reserved();
+       - the leak's call site holds exactly LEAKS blocks of 48 MiB still live at the
+         end, named by its Python line, and is flagged as piling up;
+       - every device allocation row has a stack (no "(no stack)" owner except
+         module globals).
+Prints `MEMCHECK ... PASS|FAIL` lines.
+"""
+import json
+import os
+import subprocess
+import sys
+import time
+
+STEPS = 10
+LEAK_FROM = 3
+LEAK_BYTES = 48 << 20
+
+
+def run(out):
+    import torch
+
+    torch.manual_seed(0)
+    dev = torch.device("cuda")
+    model = torch.nn.Sequential(torch.nn.Linear(1024, 2048), torch.nn.GELU(),
+                                torch.nn.Linear(2048, 1024)).to(dev)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    x = torch.randn(256, 1024, device=dev)
+    kept = []
+    leak_line = None
+    for step in range(STEPS):
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = model(x).float().pow(2).mean()
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        if step >= LEAK_FROM:
+            leak_line = sys._getframe().f_lineno + 1
+            kept.append(torch.empty(LEAK_BYTES, dtype=torch.uint8, device=dev))
+        torch.cuda.synchronize()
+        time.sleep(0.05)  # steps spread over time, as a real run's are
+    with open(os.path.join(out, "mem_expect.txt"), "w") as f:
+        f.write(f"max_reserved={torch.cuda.max_memory_reserved()}\n")
+        f.write(f"reserved={torch.cuda.memory_reserved()}\n")
+        f.write(f"leak_site=memory_check.py:{leak_line})\n")
+        f.write(f"leaks={len(kept)}\n")
+    print(f"MEMCHECK run: steps={STEPS} leaks={len(kept)} "
+          f"max_reserved={torch.cuda.max_memory_reserved()} reserved={torch.cuda.memory_reserved()}")
+
+
+def check(cli, out):
+    expect = dict(line.strip().split("=", 1) for line in open(os.path.join(out, "mem_expect.txt")))
+    report = json.loads(subprocess.run([cli, "memory", "--json", "--top", "50",
+                                        os.path.join(out, "mem.sbt")],
+                                       check=True, capture_output=True, text=True).stdout)
+    devs = [m for m in report["memory"] if m["space"] == "device" and m["device_id"] == 0]
+    if not devs:
+        print("MEMCHECK device 0: FAIL (no device memory in the report)")
+        return 1
+    d = devs[0]
+    owners = {o["owner"]: o for o in d["owners"]}
+    ok = True
+
+    caching = owners.get("PyTorch caching allocator", {})
+    peak, end = caching.get("peak_bytes"), caching.get("end_bytes")
+    good = peak == int(expect["max_reserved"]) and end == int(expect["reserved"])
+    ok &= good
+    print(f"MEMCHECK caching allocator: peak={peak} max_memory_reserved={expect['max_reserved']} "
+          f"end={end} memory_reserved={expect['reserved']} {'PASS' if good else 'FAIL'}")
+
+    leaks = int(expect["leaks"])
+    # "run (<path>/memory_check.py:<line>)": the function and line of the leak.
+    rows = [s for s in d["live_at_end"]
+            if s["site"].startswith("run (") and s["site"].endswith(expect["leak_site"])]
+    row = rows[0] if rows else {}
+    good = (row.get("count") == leaks and row.get("bytes") == leaks * LEAK_BYTES
+            and row.get("leak_suspect") is True)
+    ok &= good
+    print(f"MEMCHECK leak: site={expect['leak_site']!r} count={row.get('count')} "
+          f"bytes={row.get('bytes')} expected={leaks}x{LEAK_BYTES} "
+          f"suspect={row.get('leak_suspect')} {'PASS' if good else 'FAIL'}")
+    flagged = [f for f in report["findings"] if expect["leak_site"] in f]
+    print(f"MEMCHECK leak finding: {flagged[0] if flagged else None!r} "
+          f"{'PASS' if flagged else 'FAIL'}")
+    ok &= bool(flagged)
+
+    unowned = owners.get("(no stack)", {}).get("peak_bytes", 0)
+    good = unowned == 0
+    ok &= good
+    print(f"MEMCHECK stacks: owners={sorted(owners)} no_stack_peak={unowned} "
+          f"{'PASS' if good else 'FAIL'}")
+    for f in report["findings"]:
+        print(f"MEMCHECK finding: {f}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "run":
+        run(sys.argv[2])
+    else:
+        sys.exit(check(sys.argv[2], sys.argv[3]))
