@@ -62,6 +62,11 @@ int RunExport(const ExportCliOptions& o) {
     if (stats->extra_lanes)
       std::fprintf(stderr, ", %llu extra tracks for overlapping slices",
                    static_cast<unsigned long long>(stats->extra_lanes));
+    if (stats->allocations_not_drawn)
+      std::fprintf(stderr,
+                   ", %llu allocations without a slice (more than 1024 live at once on a "
+                   "device; the memory counters include them)",
+                   static_cast<unsigned long long>(stats->allocations_not_drawn));
     std::fprintf(stderr, ")\n");
   }
   return kExitOk;

@@ -86,6 +86,7 @@ struct ExportContext {
   CorrelationIndex correlations;
   uint64_t min_ts = 0, max_ts = 0;  // over all events; 0/0 when none
   uint64_t event_count = 0;
+  uint64_t memory_events = 0;  // MemoryEvent rows (JSON: "profile_memory")
   ExportOptions options;
 
   uint64_t FlowId(uint32_t pid, uint32_t corr) const {

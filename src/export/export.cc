@@ -48,6 +48,7 @@ void Scan(const Trace& batch, ExportContext* ctx, RowOrderHints* hints = nullptr
         for (const T& e : rows) visit(e);
       }
       count += rows.size();
+      if constexpr (std::is_same_v<T, MemoryEvent>) ctx->memory_events += rows.size();
     }
   });
   if (count > 0) ctx->min_ts = lo;

@@ -15,6 +15,7 @@
 #include "gpu_limits.h"
 #include "json_writer.h"
 #include "sinks.h"
+#include "tracesmith/analysis/memory_model.h"
 #include "tracesmith/model/event_names.h"
 
 namespace tracesmith::exporter {
@@ -117,6 +118,8 @@ class JsonSink : public EventSink {
     j_.Raw("\n  ],\n  \"trace_id\": \"");
     j_.Raw(TraceId(ctx));
     j_.Raw("\",\n");
+    // torch.profiler(profile_memory=True) writes this beside its [memory] events.
+    if (ctx.memory_events > 0) j_.Raw("  \"profile_memory\": 1,\n");
     const auto& procs = meta_->Rows<Process>();
     if (!procs.empty()) {
       const Process& p = procs.front();
@@ -229,6 +232,8 @@ class JsonSink : public EventSink {
     j_.Raw(", \"correlation\": ");
     j_.Uint(a.correlation_id);
     j_.Raw("}\n  }");
+    if (a.correlation_id != 0)
+      call_threads_[a.correlation_id % call_threads_.size()] = {a.pid, a.correlation_id, a.tid};
     uint64_t flow_id;
     if (flows_tracker_.StartFromApi(*ctx_, a.pid, a.correlation_id, &flow_id)) {
       Flow('s', flow_id, a.pid, a.tid, a.start_ns);
@@ -269,20 +274,25 @@ class JsonSink : public EventSink {
     Complete("overhead", "TraceSmith overhead", o.pid, o.tid, o.start_ns, o.end_ns);
     j_.Raw("\n  }");
   }
+  // Memory through the live-memory model (analysis::LiveMemory), written
+  // twice: torch.profiler's "[memory]" instants (profile_memory=True) on the
+  // calling thread, and a "C" counter of live bytes per process, device and
+  // memory space on the device's row.
   void On(const MemoryEvent& m) override {
-    // Live bytes per device and memory kind as a Chrome counter ("C").
-    int64_t& total = memory_[(uint64_t{m.device_id} << 8) | m.memory_kind];
-    total += m.op == kMemoryAlloc ? static_cast<int64_t>(m.bytes) : -static_cast<int64_t>(m.bytes);
-    Sep();
-    j_.Raw("{\n    \"ph\": \"C\", \"name\": ");
-    j_.String(std::string(KinetoMemoryKind(m.memory_kind)) + " memory in use");
-    j_.Raw(", \"pid\": ");
-    j_.Uint(m.device_id);
-    j_.Raw(", \"tid\": 0, \"ts\": ");
-    j_.Micros(m.ts_ns - base_);
-    j_.Raw(", \"args\": {\"bytes\": ");
-    j_.Int(total);
-    j_.Raw("}\n  }");
+    const analysis::MemoryChange c = live_.Apply(m);
+    if (c.kind != analysis::MemoryChange::kAlloc && c.kind != analysis::MemoryChange::kFree)
+      return;  // VMM mappings, address reservations, IPC imports, frees of unknown memory
+    MemoryInstant(m, c);
+    MemoryCounter(c.key, c.ts_ns, c.live_bytes);
+    // An allocation at a live address ended the earlier one (its free was
+    // lost): that one may have been of another device or space.
+    if (c.replaced.bytes != 0) {
+      const auto& totals = live_.totals();
+      for (auto it = totals.lower_bound({c.key.pid, 0, analysis::MemorySpace::kDevice});
+           it != totals.end() && it->first.pid == c.key.pid; ++it)
+        if (it->first != c.key && counter_bytes_[it->first] != it->second.live_bytes)
+          MemoryCounter(it->first, c.ts_ns, it->second.live_bytes);
+    }
   }
   void On(const CounterEvent& c) override {
     Sep();
@@ -310,6 +320,73 @@ class JsonSink : public EventSink {
   }
 
  private:
+  // torch's [memory] event (profiler_kineto.cpp: a CPU instant with the
+  // allocator's totals after the event): "Device Type" is c10's (1 CUDA for
+  // device and managed memory, 0 CPU for pinned and other host memory, whose
+  // "Device Id" is -1); "Bytes" negative for a free (its allocation's size);
+  // "Addr" the address (a cuMemCreate's handle). "Total Allocated" is the
+  // model's live bytes of the process on that device type and id;
+  // "Total Reserved" the same number: CUDA-level tracing sees memory taken
+  // from the driver, which a caching allocator has reserved, not what it
+  // handed out of it.
+  void MemoryInstant(const MemoryEvent& m, const analysis::MemoryChange& c) {
+    const bool cuda = c.key.space == analysis::MemorySpace::kDevice ||
+                      c.key.space == analysis::MemorySpace::kManaged;
+    uint64_t total = 0;
+    const auto& totals = live_.totals();
+    for (auto it = totals.lower_bound({c.key.pid, 0, analysis::MemorySpace::kDevice});
+         it != totals.end() && it->first.pid == c.key.pid; ++it) {
+      const analysis::MemorySpace sp = it->first.space;
+      const bool cuda_key =
+          sp == analysis::MemorySpace::kDevice || sp == analysis::MemorySpace::kManaged;
+      if (cuda_key == cuda && (!cuda || it->first.device_id == c.key.device_id))
+        total += it->second.live_bytes;
+    }
+    const CallThread& t = call_threads_[m.correlation_id % call_threads_.size()];
+    const uint32_t tid = m.correlation_id != 0 && t.corr == m.correlation_id && t.pid == m.pid
+                             ? t.tid
+                             : m.pid;  // the call not seen: the main thread
+    Sep();
+    j_.Raw(
+        "{\n    \"ph\": \"i\", \"cat\": \"cpu_instant_event\", \"s\": \"t\", "
+        "\"name\": \"[memory]\",\n    \"pid\": ");
+    j_.Uint(m.pid);
+    j_.Raw(", \"tid\": ");
+    j_.Uint(tid);
+    j_.Raw(",\n    \"ts\": ");
+    j_.Micros(c.ts_ns > base_ ? c.ts_ns - base_ : 0);
+    j_.Raw(",\n    \"args\": {\"Total Reserved\": ");
+    j_.Uint(total);
+    j_.Raw(", \"Total Allocated\": ");
+    j_.Uint(total);
+    j_.Raw(", \"Bytes\": ");
+    j_.Int(c.kind == analysis::MemoryChange::kFree ? -static_cast<int64_t>(c.alloc.bytes)
+                                                   : static_cast<int64_t>(c.alloc.bytes));
+    j_.Raw(", \"Device Id\": ");
+    j_.Int(cuda ? static_cast<int64_t>(c.key.device_id) : -1);
+    j_.Raw(cuda ? ", \"Device Type\": 1, \"Addr\": " : ", \"Device Type\": 0, \"Addr\": ");
+    j_.Uint(c.alloc.address);
+    j_.Raw("}\n  }");
+    MaybeFlush();
+  }
+  // Live bytes of one process, device and space, on the device's row:
+  // "Device memory in use (pid 123)".
+  void MemoryCounter(const analysis::MemoryKey& key, uint64_t ts, uint64_t bytes) {
+    counter_bytes_[key] = bytes;
+    std::string name = analysis::MemorySpaceName(key.space);
+    name[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(name[0])));
+    name += " memory in use (pid " + std::to_string(key.pid) + ")";
+    Sep();
+    j_.Raw("{\n    \"ph\": \"C\", \"name\": ");
+    j_.String(name);
+    j_.Raw(", \"pid\": ");
+    j_.Uint(key.device_id);
+    j_.Raw(", \"tid\": 0, \"ts\": ");
+    j_.Micros(ts > base_ ? ts - base_ : 0);
+    j_.Raw(", \"args\": {\"bytes\": ");
+    j_.Uint(bytes);
+    j_.Raw("}\n  }");
+  }
   void Field(const char* key, uint64_t v) {
     j_.Raw("  \"");
     j_.Raw(key);
@@ -585,7 +662,14 @@ class JsonSink : public EventSink {
   std::array<std::pair<LaunchKey, const std::string*>, 64> launch_cache_{};
   std::vector<std::string> quoted_names_;
   std::unordered_map<uint32_t, std::string> derived_names_;  // memcpy/memset names, quoted
-  std::unordered_map<uint64_t, int64_t> memory_;
+  analysis::LiveMemory live_;
+  std::map<analysis::MemoryKey, uint64_t> counter_bytes_;  // last "C" value written per key
+  // The thread of recent launch/API calls by correlation id, for the
+  // [memory] event of the allocation a call made (it follows its call).
+  struct CallThread {
+    uint32_t pid = 0, corr = 0, tid = 0;
+  };
+  std::array<CallThread, 4096> call_threads_{};
   std::vector<std::vector<uint64_t>> external_ids_;  // [pid index][correlation id]
   FlowTracker flows_tracker_;
   std::unordered_set<uint32_t> fwdbwd_started_;  // fwdbwd flow ids whose start was written

@@ -4,15 +4,23 @@
 //     thread tracks (ThreadDescriptor): CUDA API calls, NVTX ranges/markers
 //     "GPU <n>: <name>"
 //       "Stream <s>": kernels, copies, memsets, syncs, graph launches
-//       counters: memory in use per memory kind, utilization %, captured counters
+//       "Allocations": one slice per allocation, alloc to free (lanes, below)
+//       counters: memory in use per memory space and per owner (the live-memory
+//       model, analysis/memory_model.h), utilization %, captured counters
 #include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstring>
+#include <functional>
+#include <map>
+#include <optional>
+#include <queue>
 #include <unordered_map>
 
 #include "perfetto_tracks.h"
 #include "sinks.h"
+#include "tracesmith/analysis/memory_model.h"
+#include "tracesmith/base/file_util.h"
 #include "tracesmith/model/event_names.h"
 #include "tracesmith/model/stack_builder.h"
 
@@ -27,8 +35,35 @@ enum class GroupKind : uint8_t {
   kStreamSync,
   kDeviceModules,
   kProcessMisc,
-  kCounter
+  kCounter,
+  kMemoryCounter,  // a = device, b = MemoryCounterId(...)
 };
+
+// Allocation slices of one process and device: lanes (tracks all named
+// "Allocations", which Perfetto's UI merges into one) holding at most one
+// open allocation each. An allocation's end is known only at its free, and
+// lifetimes overlap without nesting, so it takes the lowest-numbered free
+// lane (first-free assignment): the lanes needed are the most allocations
+// live at once. Past kMaxAllocationLanes an allocation is counted, not drawn.
+// Static memory (module globals) has no slices (BeginAllocation).
+constexpr uint32_t kMaxAllocationLanes = 1024;
+struct AllocationTrack {
+  uint64_t parent_uuid = 0;
+  std::vector<Lane*> lanes;
+  std::vector<uint8_t> busy;
+  std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<>> free;  // lowest first
+};
+// What each counter of a memory key shows.
+enum class MemoryCounter : uint32_t { kLive = 0, kMapped = 1, kReserved = 2, kImported = 3 };
+uint32_t MemoryCounterId(analysis::MemorySpace space, MemoryCounter what, uint32_t owner_plus_1) {
+  return static_cast<uint32_t>(space) | (static_cast<uint32_t>(what) << 4) | (owner_plus_1 << 8);
+}
+// "Device", "Pinned host": the space's name as a title.
+std::string SpaceTitle(analysis::MemorySpace space) {
+  std::string s = analysis::MemorySpaceName(space);
+  s[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(s[0])));
+  return s;
+}
 
 struct GroupKey {
   GroupKind kind;
@@ -131,6 +166,10 @@ class PerfettoSink : public EventSink {
     n_dropped_ = w_.LocalName("Dropped records");
     n_module_load_ = w_.LocalName("Module load");
     n_module_unload_ = w_.LocalName("Module unload");
+    n_address_ = w_.LocalName("address");
+    n_owner_ = w_.LocalName("owner");
+    n_memory_ = w_.LocalName("memory");
+    owners_.emplace(*meta_);
     return OkStatus();
   }
 
@@ -253,24 +292,58 @@ class PerfettoSink : public EventSink {
     w_.EndEvent();
   }
 
+  // Memory through the live-memory model (analysis::LiveMemory): the same
+  // numbers as `tracesmith memory`. A free's size is its allocation's; a free
+  // of memory allocated before the capture changes nothing; an allocation at
+  // a live address ends the earlier one (its free was lost).
   void On(const MemoryEvent& m) override {
-    // Running total of live bytes per (process, device, memory kind). Frees
-    // without a size take it from the matching allocation.
-    auto& state = memory_[GroupKey{GroupKind::kCounter, m.pid, m.device_id, m.memory_kind}];
-    uint64_t bytes = m.bytes;
-    if (m.op == kMemoryAlloc) {
-      state.live[m.address] = bytes;
-      state.total += static_cast<int64_t>(bytes);
-    } else {
-      auto it = state.live.find(m.address);
-      if (bytes == 0 && it != state.live.end()) bytes = it->second;
-      if (it != state.live.end()) state.live.erase(it);
-      state.total -= static_cast<int64_t>(bytes);
+    const analysis::MemoryChange c = live_.Apply(m);
+    const bool vmm = m.op == kMemoryVmmCreate || m.op == kMemoryVmmRelease;
+    const SlotKey slot_key{m.pid, vmm, m.address};
+    switch (c.kind) {
+      case analysis::MemoryChange::kAlloc: {
+        auto [it, fresh] = slots_.try_emplace(slot_key);
+        if (!fresh) {  // replaced: the earlier allocation's free was lost
+          const LiveSlot old = it->second;
+          EndAllocation(old, c.ts_ns);
+          if (old.key != c.key)
+            LiveCounter(old.key, c.ts_ns, live_.totals().at(old.key).live_bytes);
+        }
+        const uint32_t owner = owners_->Of(c.alloc);
+        LiveCounter(c.key, c.ts_ns, c.live_bytes);
+        uint64_t& owned = owner_bytes_[{c.key, owner}];
+        owned += c.alloc.bytes;
+        OwnerCounter(c.key, owner, c.ts_ns, owned);
+        it->second = BeginAllocation(c, owner, m.op);
+        break;
+      }
+      case analysis::MemoryChange::kFree: {
+        LiveCounter(c.key, c.ts_ns, c.live_bytes);
+        auto it = slots_.find(slot_key);
+        if (it == slots_.end()) break;  // not reached: the model matched it
+        const LiveSlot slot = it->second;
+        slots_.erase(it);
+        EndAllocation(slot, c.ts_ns);
+        break;
+      }
+      case analysis::MemoryChange::kMap:
+      case analysis::MemoryChange::kUnmap:
+        SideCounter(c, MemoryCounter::kMapped, " memory mapped (VMM)",
+                    live_.totals().at(c.key).mapped_bytes);
+        break;
+      case analysis::MemoryChange::kReserve:
+      case analysis::MemoryChange::kUnreserve:
+        SideCounter(c, MemoryCounter::kReserved, " address space reserved (VMM)",
+                    live_.totals().at(c.key).reserved_bytes);
+        break;
+      case analysis::MemoryChange::kImport:
+      case analysis::MemoryChange::kUnimport:
+        SideCounter(c, MemoryCounter::kImported, " memory imported (IPC)",
+                    live_.totals().at(c.key).imported_bytes);
+        break;
+      default:  // kNone, kUnmatchedFree: nothing changed
+        break;
     }
-    std::string name = std::string(MemoryKindName(m.memory_kind)) + " memory in use";
-    name[0] = static_cast<char>(std::toupper(name[0]));
-    TrackGroup* g = CounterGroup(m.pid, m.device_id, 0x100 | m.memory_kind, name, true);
-    Counter(g, m.ts_ns, [&] { w_.enc().Int(pf::kTeCounterValue, state.total); });
   }
   void On(const CounterEvent& c) override {
     TrackGroup* g = CounterGroup(c.pid, c.device_id, 0x10000 + c.name_id,
@@ -280,6 +353,10 @@ class PerfettoSink : public EventSink {
 
   Status Finish(ExportStats* stats) override {
     for (auto& [key, u] : util_) FinishUtilization(key, &u);
+    // Allocations still live end at the trace's end.
+    for (auto& [key, t] : allocation_tracks_)
+      for (size_t i = 0; i < t.lanes.size(); ++i)
+        if (t.busy[i]) SliceEnd(t.lanes[i], ctx_->max_ts);
     for (auto& [key, g] : groups_)
       for (Lane* lane : g.lanes) w_.CloseAll(lane);
     w_.Flush();
@@ -288,13 +365,31 @@ class PerfettoSink : public EventSink {
     stats->flows = flows_;
     stats->extra_lanes = w_.extra_lanes();
     stats->clamped_samples = clamped_;
+    stats->allocation_lanes = allocation_lanes_;
+    stats->allocations_not_drawn = allocations_not_drawn_;
     return OkStatus();
   }
 
  private:
-  struct MemoryState {
-    int64_t total = 0;
-    std::unordered_map<uint64_t, uint64_t> live;
+  // A live allocation (or VMM physical allocation, keyed by its handle):
+  // where its slice is and what its counters hold.
+  struct SlotKey {
+    uint32_t pid;
+    bool vmm;
+    uint64_t address;
+    bool operator==(const SlotKey&) const = default;
+  };
+  struct SlotKeyHash {
+    size_t operator()(const SlotKey& k) const {
+      return HashMix(HashMix(k.address, k.pid), k.vmm ? 1 : 0);
+    }
+  };
+  struct LiveSlot {
+    analysis::MemoryKey key;
+    uint32_t owner = 0;
+    uint64_t bytes = 0;
+    AllocationTrack* track = nullptr;  // nullptr: not drawn
+    uint32_t lane = 0;
   };
   struct UtilState {
     uint64_t us = 0, ue = 0;  // current union of busy intervals
@@ -426,6 +521,118 @@ class PerfettoSink : public EventSink {
     }
     w_.BeginEvent(lane, ts, pf::kTypeCounter, 0);
     value();
+    w_.EndEvent();
+    w_.MaybeFlush();
+  }
+
+  // Memory counters live under the device track of their process.
+  // `name()` is called once, when the track is made.
+  template <typename Name>
+  void MemoryCounterSample(const analysis::MemoryKey& key, uint32_t id, Name&& name, uint64_t ts,
+                           uint64_t bytes) {
+    TrackGroup* g =
+        Group({GroupKind::kMemoryCounter, key.pid, key.device_id, id}, [&](TrackGroup* g) {
+          g->parent_uuid = DeviceUuid(key.pid, key.device_id);
+          g->name = name();
+          uint64_t uuid = w_.NewUuid();
+          w_.DescribeCounter(uuid, g->parent_uuid, g->name, true);
+          g->lanes.push_back(w_.NewLane(uuid));
+        });
+    Counter(g, ts, [&] { w_.enc().Int(pf::kTeCounterValue, static_cast<int64_t>(bytes)); });
+  }
+  void LiveCounter(const analysis::MemoryKey& key, uint64_t ts, uint64_t bytes) {
+    MemoryCounterSample(
+        key, MemoryCounterId(key.space, MemoryCounter::kLive, 0),
+        [&] { return SpaceTitle(key.space) + " memory in use"; }, ts, bytes);
+  }
+  void OwnerCounter(const analysis::MemoryKey& key, uint32_t owner, uint64_t ts, uint64_t bytes) {
+    MemoryCounterSample(
+        key, MemoryCounterId(key.space, MemoryCounter::kLive, owner + 1),
+        [&] { return SpaceTitle(key.space) + " memory in use: " + owners_->Name(owner); }, ts,
+        bytes);
+  }
+  void SideCounter(const analysis::MemoryChange& c, MemoryCounter what, const char* suffix,
+                   uint64_t bytes) {
+    MemoryCounterSample(
+        c.key, MemoryCounterId(c.key.space, what, 0),
+        [&] { return SpaceTitle(c.key.space) + suffix; }, c.ts_ns, bytes);
+  }
+
+  AllocationTrack& AllocationTrackFor(uint32_t pid, uint32_t device) {
+    auto [it, fresh] = allocation_tracks_.try_emplace(Key2(pid, device));
+    if (fresh) it->second.parent_uuid = DeviceUuid(pid, device);
+    return it->second;
+  }
+  // Opens the allocation's slice on the first free lane of its device.
+  LiveSlot BeginAllocation(const analysis::MemoryChange& c, uint32_t owner, uint8_t op) {
+    LiveSlot slot{c.key, owner, c.alloc.bytes, nullptr, 0};
+    // Static memory (a module's __device__ variables, set up when it loads:
+    // thousands of small ones per library) is in the counters, owner
+    // "module globals", without a slice each.
+    if (c.alloc.memory_kind == kMemDeviceStatic || c.alloc.memory_kind == kMemManagedStatic)
+      return slot;
+    AllocationTrack& t = AllocationTrackFor(c.key.pid, c.key.device_id);
+    if (!t.free.empty()) {
+      slot.lane = t.free.top();
+      t.free.pop();
+    } else if (t.lanes.size() < kMaxAllocationLanes) {
+      slot.lane = static_cast<uint32_t>(t.lanes.size());
+      uint64_t uuid = w_.NewUuid();
+      w_.DescribeTrack(uuid, t.parent_uuid, "Allocations");
+      t.lanes.push_back(w_.NewLane(uuid));
+      t.busy.push_back(0);
+      ++allocation_lanes_;
+    } else {
+      ++allocations_not_drawn_;
+      return slot;
+    }
+    slot.track = &t;
+    t.busy[slot.lane] = 1;
+    Lane* lane = t.lanes[slot.lane];
+    w_.BeginEvent(lane, std::max(c.ts_ns, lane->last_ts), pf::kTypeSliceBegin,
+                  AllocationName(op == kMemoryVmmCreate, c.alloc.bytes));
+    w_.AnnotateString(n_address_, Hex(c.alloc.address));  // the handle for cuMemCreate
+    w_.AnnotateUint(n_bytes_, c.alloc.bytes);
+    w_.AnnotateInternedString(n_owner_, (2ull << 40) | owner, [&] { return owners_->Name(owner); });
+    w_.AnnotateInternedString(n_memory_, (3ull << 40) | c.alloc.memory_kind,
+                              [&] { return std::string(MemoryKindName(c.alloc.memory_kind)); });
+    if (c.alloc.correlation_id != 0) w_.AnnotateUint(n_correlation_, c.alloc.correlation_id);
+    if (c.alloc.stack_id != 0) Callstack(c.alloc.stack_id);
+    w_.EndEvent();
+    w_.MaybeFlush();
+    return slot;
+  }
+  // "alloc 2.00 MiB": sizes repeat, so the last names made are remembered.
+  uint32_t AllocationName(bool vmm, uint64_t bytes) {
+    const uint64_t key = (bytes << 1) | (vmm ? 1 : 0);
+    auto& slot = allocation_names_[(key * 0x9e3779b97f4a7c15ull) >> 56];  // 256 slots
+    if (slot.second == 0 || slot.first != key)
+      slot = {key, w_.LocalName((vmm ? "cuMemCreate " : "alloc ") + HumanBytes(bytes))};
+    return slot.second;
+  }
+  static std::string_view Hex(uint64_t v) {
+    static thread_local char buf[19];
+    char* p = buf + sizeof buf;
+    do {
+      *--p = "0123456789abcdef"[v & 15];
+      v >>= 4;
+    } while (v != 0);
+    *--p = 'x';
+    *--p = '0';
+    return {p, static_cast<size_t>(buf + sizeof buf - p)};
+  }
+  // Ends the slice and takes the allocation out of its owner's counter.
+  void EndAllocation(const LiveSlot& slot, uint64_t ts) {
+    uint64_t& owned = owner_bytes_[{slot.key, slot.owner}];
+    owned -= std::min(owned, slot.bytes);
+    OwnerCounter(slot.key, slot.owner, ts, owned);
+    if (slot.track == nullptr) return;
+    SliceEnd(slot.track->lanes[slot.lane], ts);
+    slot.track->busy[slot.lane] = 0;
+    slot.track->free.push(slot.lane);
+  }
+  void SliceEnd(Lane* lane, uint64_t ts) {
+    w_.BeginEvent(lane, std::max(ts, lane->last_ts), pf::kTypeSliceEnd, 0);
     w_.EndEvent();
     w_.MaybeFlush();
   }
@@ -612,7 +819,13 @@ class PerfettoSink : public EventSink {
   std::array<StreamSlot, 16> stream_cache_{};
   uint64_t last_thread_ = 0;
   TrackGroup* last_thread_group_ = nullptr;
-  std::unordered_map<GroupKey, MemoryState, GroupKeyHash> memory_;
+  analysis::LiveMemory live_;
+  std::optional<analysis::MemoryOwners> owners_;  // needs the metadata: made in Begin
+  std::unordered_map<SlotKey, LiveSlot, SlotKeyHash> slots_;
+  std::map<std::pair<analysis::MemoryKey, uint32_t>, uint64_t> owner_bytes_;
+  std::map<uint64_t, AllocationTrack> allocation_tracks_;  // by (pid, device); nodes stay put
+  uint64_t allocation_lanes_ = 0, allocations_not_drawn_ = 0;
+  std::array<std::pair<uint64_t, uint32_t>, 256> allocation_names_{};  // (bytes, vmm) -> name
   std::unordered_map<uint64_t, UtilState> util_;
   UtilState* util_cached_ = nullptr;
   uint64_t util_cached_key_ = 0;
@@ -625,7 +838,7 @@ class PerfettoSink : public EventSink {
   uint32_t copy_names_[16] = {}, memset_names_[16] = {};
   uint32_t n_launch_, n_correlation_, n_bytes_, n_bandwidth_, n_value_, n_return_, n_external_,
       n_domain_, n_category_, n_graph_, n_count_, n_reason_, n_cubin_, n_kind_, n_graph_launch_,
-      n_overhead_, n_dropped_, n_module_load_, n_module_unload_;
+      n_overhead_, n_dropped_, n_module_load_, n_module_unload_, n_address_, n_owner_, n_memory_;
   uint64_t kernels_ = 0, kernel_bytes_ = 0, flows_ = 0, clamped_ = 0;
 };
 

@@ -186,6 +186,14 @@ void PerfettoTrackWriter::AnnotateDouble(uint32_t name_key, double v) {
   EndAnnotation(p + 8);
 }
 
+void PerfettoTrackWriter::AnnotateString(uint32_t name_key, std::string_view v) {
+  const uint32_t name_iid = AnnotationNameIid(name_key);  // may intern
+  size_t n = enc_.BeginNested(pf::kTeDebugAnnotations);
+  enc_.Varint(pf::kDaNameIid, name_iid);
+  enc_.String(pf::kDaString, v);
+  enc_.EndNested(n);
+}
+
 void PerfettoTrackWriter::Flush() {
   if (enc_.size() == 0) return;
   out_->Write(enc_.data(), enc_.size());

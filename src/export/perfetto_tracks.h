@@ -154,6 +154,9 @@ class PerfettoTrackWriter {
   [[gnu::always_inline]] inline void AnnotateUint(uint32_t name_key, uint64_t v);
   void AnnotateInt(uint32_t name_key, int64_t v);
   void AnnotateDouble(uint32_t name_key, double v);
+  // A string value written in place (not interned): for values that rarely
+  // repeat, such as an allocation's address.
+  void AnnotateString(uint32_t name_key, std::string_view v);
   // A string value interned per sequence under `value_key` (an exact key
   // chosen by the caller); make() builds the text only the first time.
   template <typename MakeString>

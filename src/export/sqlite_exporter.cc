@@ -17,6 +17,7 @@
 
 #include "sinks.h"
 #include "sqlite_schema.h"
+#include "tracesmith/analysis/memory_model.h"
 #include "tracesmith/model/event_names.h"
 
 namespace tracesmith::exporter {
@@ -181,10 +182,41 @@ class SqliteSink : public EventSink {
          e.correlation_id, GlobalPid(e.pid), e.sync_type, e.event_id);
     Record(Step(ins_sync_));
   }
+  // nsys' memory usage rows: allocations (0) and frees (1) of memory, in
+  // CUPTI's MEMORY2 meaning, through the live-memory model. A free's bytes
+  // are its allocation's (a free row often has none); a free of memory
+  // allocated before the capture keeps its own (0 when unknown); a matched
+  // free also takes its allocation's device and memory kind. VMM physical
+  // memory (cuMemCreate / cuMemRelease) is memory in use too: written as an
+  // allocation / free whose address is the allocation handle. Mappings,
+  // address reservations and IPC imports use no memory of this process
+  // (mapped memory is counted at its cuMemCreate): no rows.
   void On(const MemoryEvent& m) override {
-    Bind(ins_memory_, Rel(m.ts_ns), GlobalPid(m.pid), m.device_id, m.context_id,
-         static_cast<int64_t>(m.address), 0, static_cast<int64_t>(m.bytes),
-         NsysMemoryKind(m.memory_kind), m.op == kMemoryAlloc ? 0 : 1);
+    const analysis::MemoryChange c = live_.Apply(m);
+    int operation;
+    uint64_t bytes = m.bytes;
+    uint32_t device = m.device_id;
+    uint8_t kind = m.memory_kind;
+    switch (m.op) {
+      case kMemoryAlloc:
+      case kMemoryVmmCreate:
+        operation = 0;
+        break;
+      case kMemoryFree:
+      case kMemoryVmmRelease:
+        operation = 1;
+        if (c.kind == analysis::MemoryChange::kFree) {  // the allocation's size, device, kind
+          bytes = c.alloc.bytes;
+          device = c.key.device_id;
+          kind = c.alloc.memory_kind;
+        }
+        break;
+      default:
+        return;
+    }
+    Bind(ins_memory_, Rel(m.ts_ns), GlobalPid(m.pid), device, m.context_id,
+         static_cast<int64_t>(m.address), 0, static_cast<int64_t>(bytes), NsysMemoryKind(kind),
+         operation);
     sqlite3_bind_null(ins_memory_, 10);
     BindFrom(ins_memory_, 11, m.correlation_id, m.stream_id);
     Record(Step(ins_memory_));
@@ -464,6 +496,7 @@ class SqliteSink : public EventSink {
   }
 
   std::string path_;
+  analysis::LiveMemory live_;
   const Trace* meta_ = nullptr;
   uint64_t base_ = 0;
   sqlite3* db_ = nullptr;

@@ -292,6 +292,7 @@ class Checker {
     Field f;
     std::string err;
     uint64_t uuid = 0, parent = 0;
+    int64_t pid = -1;
     std::string name;
     while (r.Next(&f, &err)) {
       if (f.id == 1) uuid = f.varint;
@@ -300,8 +301,10 @@ class Checker {
       if (f.id == 3 || f.id == 4) {  // process / thread descriptor
         Reader d(f.bytes);
         Field g;
-        while (d.Next(&g, &err))
+        while (d.Next(&g, &err)) {
           if ((f.id == 3 && g.id == 6) || (f.id == 4 && g.id == 5)) name = std::string(g.bytes);
+          if (f.id == 3 && g.id == 1) pid = static_cast<int64_t>(g.varint);
+        }
       }
     }
     if (uuid == 0) return Error("track descriptor without uuid");
@@ -310,6 +313,7 @@ class Checker {
             std::to_string(parent));
     out_.track_names[uuid] = name;
     out_.track_parents[uuid] = parent;
+    if (pid >= 0) out_.process_pids[uuid] = pid;
   }
 
   std::string AnnotationText(std::string_view body, SequenceState* s, std::string* name) {
@@ -453,6 +457,7 @@ class Checker {
     } else if (type == 4) {
       ++out_.counters;
       out_.counter_values[out_.track_names[track]].push_back(counter);
+      out_.counter_samples[track].push_back({ts, counter});
     } else {
       Error("unknown track event type " + std::to_string(type));
     }

@@ -38,6 +38,12 @@ struct PerfettoCheck {
   std::map<uint64_t, uint64_t> track_parents;
   uint64_t packets = 0, flows = 0, counters = 0, instants = 0;
   std::map<std::string, std::vector<double>> counter_values;  // track name -> values
+  struct CounterSample {
+    uint64_t ts = 0;
+    double value = 0;
+  };
+  std::map<uint64_t, std::vector<CounterSample>> counter_samples;  // track uuid -> samples
+  std::map<uint64_t, int64_t> process_pids;                        // process track uuid -> pid
   bool ok() const { return errors.empty(); }
   std::string Summary() const;  // first errors, for test failure messages
 };

@@ -242,11 +242,17 @@ TEST(PerfettoExport, MemoryCounterTracksLiveBytes) {
   };
   add(10, 0x1000, 100, kMemoryAlloc);
   add(20, 0x2000, 50, kMemoryAlloc);
-  add(30, 0x1000, 0, kMemoryFree);  // size taken from the allocation
+  add(30, 0x1000, 0, kMemoryFree);   // size taken from the allocation
+  add(40, 0x9000, 10, kMemoryFree);  // allocated before the capture: changes nothing
   PerfettoCheck c = ExportAndCheck(t);
   ASSERT_TRUE(c.ok()) << c.Summary();
   ASSERT_TRUE(c.counter_values.count("Device memory in use"));
   EXPECT_EQ(c.counter_values.at("Device memory in use"), (std::vector<double>{100, 150, 50}));
+  // Lifetimes as slices on the device's "Allocations" track; still live: to the end.
+  std::multiset<std::tuple<uint64_t, uint64_t, std::string>> lifetimes;
+  for (const auto& s : c.slices) lifetimes.emplace(s.start, s.end, s.name);
+  EXPECT_EQ(lifetimes, (std::multiset<std::tuple<uint64_t, uint64_t, std::string>>{
+                           {10, 30, "alloc 100 B"}, {20, 40, "alloc 50 B"}}));
 }
 
 void AddKernel(Trace* t, uint64_t start, uint64_t end) {

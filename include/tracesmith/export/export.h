@@ -64,6 +64,11 @@ struct ExportStats {
   uint64_t extra_lanes = 0;    // tracks added because slices overlapped on one track
   uint64_t clamped_samples =
       0;  // counter samples that arrived out of order (written at the last time)
+  // perfetto: lanes of the "Allocations" tracks (the most allocations live at
+  // once, per process and device), and allocations past the lane limit (1024
+  // per process and device) that are in the counters but have no slice.
+  uint64_t allocation_lanes = 0;
+  uint64_t allocations_not_drawn = 0;
 };
 
 // Exports an in-memory trace (not kDot: InvalidArgument).
