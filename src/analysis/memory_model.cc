@@ -9,7 +9,13 @@ namespace tracesmith::analysis {
 namespace {
 
 // LiveMemory's address tables.
-enum Table : uint8_t { kAllocations = 0, kHandles = 1, kMappings = 2, kReservations = 3, kImports = 4 };
+enum Table : uint8_t {
+  kAllocations = 0,
+  kHandles = 1,
+  kMappings = 2,
+  kReservations = 3,
+  kImports = 4
+};
 
 std::string BaseName(std::string_view path) {
   const size_t slash = path.rfind('/');
@@ -17,14 +23,16 @@ std::string BaseName(std::string_view path) {
 }
 
 bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-bool Contains(std::string_view s, std::string_view p) { return s.find(p) != std::string_view::npos; }
+bool Contains(std::string_view s, std::string_view p) {
+  return s.find(p) != std::string_view::npos;
+}
 
 // Modules that are never an allocation's owner: the CUDA runtime and driver,
 // CUPTI, TraceSmith, the C/C++ runtime.
 bool RuntimeModule(std::string_view file) {
-  for (std::string_view p : {"libcuda.", "libcudart", "libcupti", "libtracesmith", "libc.so",
-                             "libc-", "libstdc++", "libgcc_s", "ld-linux", "libpthread", "libdl.",
-                             "libnvidia-"})
+  for (std::string_view p :
+       {"libcuda.", "libcudart", "libcupti", "libtracesmith", "libc.so", "libc-", "libstdc++",
+        "libgcc_s", "ld-linux", "libpthread", "libdl.", "libnvidia-"})
     if (StartsWith(file, p)) return true;
   return false;
 }
@@ -151,8 +159,8 @@ MemoryChange LiveMemory::Begin(const model::MemoryEvent& e, uint8_t table,
   MemoryChange c;
   c.ts_ns = e.ts_ns;
   c.key = {e.pid, e.device_id, SpaceOf(e.memory_kind)};
-  c.alloc = {e.address, e.bytes, e.ts_ns, e.stack_id, e.correlation_id, e.memory_kind,
-             e.is_async != 0};
+  c.alloc = {e.address,        e.bytes,       e.ts_ns,        e.stack_id,
+             e.correlation_id, e.memory_kind, e.is_async != 0};
   const bool live = table == kAllocations || table == kHandles;
   auto [it, fresh] = live_.try_emplace(AddrKey{e.pid, table, e.address});
   if (!fresh) {  // the earlier one's end was lost
@@ -185,8 +193,7 @@ MemoryChange LiveMemory::End(const model::MemoryEvent& e, uint8_t table, MemoryC
   auto it = live_.find(AddrKey{e.pid, table, e.address});
   if (it == live_.end()) {
     c.key = {e.pid, e.device_id, SpaceOf(e.memory_kind)};
-    c.alloc = {e.address, e.bytes, 0, e.stack_id, e.correlation_id, e.memory_kind,
-               e.is_async != 0};
+    c.alloc = {e.address, e.bytes, 0, e.stack_id, e.correlation_id, e.memory_kind, e.is_async != 0};
     MemoryTotals& t = totals_[c.key];
     if (live) ++t.unmatched_frees;
     c.kind = live ? MemoryChange::kUnmatchedFree : MemoryChange::kNone;
@@ -216,9 +223,7 @@ void LiveMemory::ForEachLive(
 
 // ---- MemoryOwners -------------------------------------------------------------
 
-MemoryOwners::MemoryOwners(const model::Trace& meta) : meta_(meta) {
-  Intern("(no stack)", "");
-}
+MemoryOwners::MemoryOwners(const model::Trace& meta) : meta_(meta) { Intern("(no stack)", ""); }
 
 uint32_t MemoryOwners::Intern(const std::string& name, const std::string& library) {
   auto [it, fresh] = by_name_.try_emplace(name, uint32_t(names_.size()));
@@ -271,7 +276,8 @@ uint32_t MemoryOwners::Of(uint32_t stack_id) {
     owner = Intern(*known ? known : "program (" + file + ")", file);
     break;
   }
-  if (!owner && !first_python.empty()) owner = Intern("program (" + first_python + ")", first_python);
+  if (!owner && !first_python.empty())
+    owner = Intern("program (" + first_python + ")", first_python);
   if (!owner) owner = Intern(any ? "(CUDA runtime only)" : "(unknown frame)", "");
   by_stack_.emplace(stack_id, owner);
   return owner;

@@ -95,8 +95,8 @@ MemorySnapshot Snapshot(const LiveMemory& live, const MemoryKey& key, uint64_t t
   });
   for (size_t i = 0; i < n; ++i) {
     const auto& [a, owner] = allocs[i];
-    s.top.push_back({a.address, a.bytes, a.alloc_ns > t0 ? a.alloc_ns - t0 : 0, names.OwnerName(owner),
-                     names.Site(a.stack_id), a.memory_kind});
+    s.top.push_back({a.address, a.bytes, a.alloc_ns > t0 ? a.alloc_ns - t0 : 0,
+                     names.OwnerName(owner), names.Site(a.stack_id), a.memory_kind});
   }
   return s;
 }
@@ -118,8 +118,8 @@ std::string Summarize(const std::vector<uint64_t>& bins, uint64_t duration, uint
   }
   std::string s = "reaches 90% of its peak at " + time_of(reach);
   if (steady + 1 < n && steady > 0)
-    s += "; steady from " + time_of(steady) + " on (" + HumanBytes(lo) + " to " + HumanBytes(hi) +
-         ")";
+    s += "; steady from " + time_of(steady) + " on (" +
+         (lo == hi ? "flat at " + HumanBytes(lo) : HumanBytes(lo) + " to " + HumanBytes(hi)) + ")";
   else if (steady == 0)
     s += "; flat through the run";
   else
@@ -147,43 +147,45 @@ void AddFindings(MemoryReport* r) {
     // end was allocated in the first quarter of the run.
     for (const OwnerPeak& o : k.owners) {
       if (o.end_bytes * 10 >= k.peak_bytes && o.held_since_ns * 4 <= r->duration_ns)
-        r->findings.push_back(o.owner + " holds " + HumanBytes(o.end_bytes) + " on " +
-                              KeyName(k) + ", allocated by " + HumanDuration(o.held_since_ns) +
+        r->findings.push_back(o.owner + " holds " + HumanBytes(o.end_bytes) + " on " + KeyName(k) +
+                              ", allocated by " + HumanDuration(o.held_since_ns) +
                               " and held to the end (its peak " + HumanBytes(o.peak_bytes) +
                               " at " + HumanDuration(o.peak_ns) + ").");
     }
     for (const SiteBytes& s : k.live_at_end)
       if (s.suspect)
-        r->findings.push_back("Still growing at the end (a leak, or a run too short to reach "
-                              "a steady state): " + s.site + " (" + s.owner + ") allocated " +
-                              std::to_string(s.count) + " blocks (" + HumanBytes(s.bytes) +
-                              ") between " + HumanDuration(s.first_ns) + " and " +
-                              HumanDuration(s.last_ns) + " that are still live at the end.");
+        r->findings.push_back(
+            "Still growing at the end (a leak, or a run too short to reach "
+            "a steady state): " +
+            s.site + " (" + s.owner + ") allocated " + std::to_string(s.count) + " blocks (" +
+            HumanBytes(s.bytes) + ") between " + HumanDuration(s.first_ns) + " and " +
+            HumanDuration(s.last_ns) + " that are still live at the end.");
     if (k.totals.unmatched_frees)
-      r->findings.push_back(std::to_string(k.totals.unmatched_frees) + " frees on " +
-                            KeyName(k) +
+      r->findings.push_back(std::to_string(k.totals.unmatched_frees) + " frees on " + KeyName(k) +
                             " of memory allocated before the capture started (not counted).");
     if (k.used_at_start && *k.used_at_start)
       r->findings.push_back(HumanBytes(*k.used_at_start) + " of " + KeyName(k) +
-                            "'s memory was in use when the capture started (all processes, "
-                            "cuMemGetInfo).");
+                            " was already in use at the capture's first reading (cuMemGetInfo "
+                            "at context creation or capture start: every process, CUDA "
+                            "contexts included), beside the allocations above.");
   }
   for (const ChurnRow& c : r->churn)
     if (c.frees >= 100 && c.per_second >= 100)
       r->findings.push_back("Churn: " + c.site + " (" + c.owner + ") allocated and freed " +
-                            std::to_string(c.frees) + " times (" +
-                            StrFormat("%.0f", c.per_second) +
+                            std::to_string(c.frees) + " times (" + StrFormat("%.0f", c.per_second) +
                             "/s): a caching allocator or a reused buffer would avoid it.");
 }
 
 }  // namespace
 
-Status BuildMemoryReport(const std::string& path, const MemoryReportOptions& o,
-                         MemoryReport* r, format::ReadReport* damage) {
+Status BuildMemoryReport(const std::string& path, const MemoryReportOptions& o, MemoryReport* r,
+                         format::ReadReport* damage) {
   *r = MemoryReport{};
   r->source = path;
   ASSIGN_OR_RETURN(auto reader, format::SbtReader::Open(path));
-  auto fail = [&](Status st) { return st.ok() ? st : Status(st.code(), path + ": " + st.message()); };
+  auto fail = [&](Status st) {
+    return st.ok() ? st : Status(st.code(), path + ": " + st.message());
+  };
 
   // The trace's time range, from the chunk index (event tables only).
   uint64_t t0 = UINT64_MAX, t1 = 0;
@@ -357,16 +359,15 @@ Status BuildMemoryReport(const std::string& path, const MemoryReportOptions& o,
       if (os.peak == 0) continue;
       auto since = held_since.find({key, owner});
       k.owners.push_back({names.OwnerName(owner), names.Library(owner), os.peak, os.peak_ns,
-                          os.live, os.first_ns,
-                          since == held_since.end() ? 0 : since->second});
+                          os.live, os.first_ns, since == held_since.end() ? 0 : since->second});
     }
     SortDesc(&k.owners, [](const OwnerPeak& x) { return x.peak_bytes; });
     k.end_bytes = t.live_bytes;
     k.end_count = t.live_count;
     for (auto& [site, e] : end_sites[key]) {
       e.row.site = site.first;
-      e.row.suspect = e.late >= 2 && e.late * 3 >= e.row.count &&
-                      std::popcount(e.bins) >= 3 && e.row.owner != "module globals";
+      e.row.suspect = e.late >= 2 && e.late * 3 >= e.row.count && std::popcount(e.bins) >= 3 &&
+                      e.row.owner != "module globals";
       k.live_at_end.push_back(e.row);
     }
     SortDesc(&k.live_at_end, [](const SiteBytes& s) { return s.bytes; });

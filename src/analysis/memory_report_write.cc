@@ -59,11 +59,11 @@ void WriteMemoryText(const MemoryReport& r, const MemoryReportOptions& o, std::o
     for (const std::string& f : r.findings) out << "  - " << f << "\n";
   }
   for (const MemoryKeyReport& k : r.keys) {
-    out << "\n" << MemorySpaceName(k.key.space) << " memory, " << k.device << ", " << k.process
-        << "\n";
-    out << "  peak " << HumanBytes(k.peak_bytes) << " at " << HumanDuration(k.at_peak.ts_ns)
-        << " (" << k.at_peak.live_count << " blocks); at the end " << HumanBytes(k.end_bytes)
-        << " in " << k.end_count << " blocks\n";
+    out << "\n"
+        << MemorySpaceName(k.key.space) << " memory, " << k.device << ", " << k.process << "\n";
+    out << "  peak " << HumanBytes(k.peak_bytes) << " at " << HumanDuration(k.at_peak.ts_ns) << " ("
+        << k.at_peak.live_count << " blocks); at the end " << HumanBytes(k.end_bytes) << " in "
+        << k.end_count << " blocks\n";
     out << "  " << k.totals.allocs << " allocations (" << HumanBytes(k.totals.allocated_bytes)
         << "), " << k.totals.frees << " frees";
     if (k.totals.unmatched_frees)
@@ -73,7 +73,8 @@ void WriteMemoryText(const MemoryReport& r, const MemoryReportOptions& o, std::o
           << HumanBytes(k.totals.reserved_bytes) << " address space reserved";
     out << "\n";
     if (k.used_at_start)
-      out << "  in use on the device when the capture started (all processes): "
+      out << "  in use on the device at the capture's first reading (every process, contexts "
+             "included): "
           << HumanBytes(*k.used_at_start) << "\n";
     out << "  over time |" << Sparkline(k.bins, k.peak_bytes) << "| " << k.summary << "\n";
     if (!k.owners.empty()) {
@@ -93,9 +94,9 @@ void WriteMemoryText(const MemoryReport& r, const MemoryReportOptions& o, std::o
       out << "  still live at the end, by call site:\n";
       for (size_t i = 0; i < k.live_at_end.size() && i < o.top; ++i) {
         const SiteBytes& s = k.live_at_end[i];
-        out << "    " << Pad(HumanBytes(s.bytes), 12) << Pad(std::to_string(s.count) + " blocks", 12)
-            << s.site << "  (" << s.owner << ")" << (s.suspect ? "  <- piles up: leak?" : "")
-            << "\n";
+        out << "    " << Pad(HumanBytes(s.bytes), 12)
+            << Pad(std::to_string(s.count) + " blocks", 12) << s.site << "  (" << s.owner << ")"
+            << (s.suspect ? "  <- piles up: leak?" : "") << "\n";
       }
     }
   }
@@ -163,7 +164,9 @@ void WriteMemoryJson(const MemoryReport& r, std::ostream& out) {
     j.BeginObject();
     j.UInt("pid", k.key.pid).UInt("device_id", k.key.device_id);
     j.Str("space", MemorySpaceName(k.key.space)).Str("process", k.process).Str("device", k.device);
-    j.UInt("peak_bytes", k.peak_bytes).UInt("end_bytes", k.end_bytes).UInt("end_count", k.end_count);
+    j.UInt("peak_bytes", k.peak_bytes)
+        .UInt("end_bytes", k.end_bytes)
+        .UInt("end_count", k.end_count);
     const MemoryTotals& t = k.totals;
     j.UInt("allocs", t.allocs).UInt("frees", t.frees).UInt("allocated_bytes", t.allocated_bytes);
     j.UInt("unmatched_frees", t.unmatched_frees).UInt("replaced", t.replaced);

@@ -164,8 +164,8 @@ class ActivityConverter {
   std::unordered_map<uint32_t, OpenRange> open_ranges_;  // marker id -> open range
   std::unordered_map<uint32_t, uint32_t> range_depth_;   // tid -> open ranges
   bool track_runtime_ = false;
-  bool mapped_ = false;                          // NoteMappingCall seen
-  std::unordered_set<uint32_t> mapping_calls_;   // their correlation ids
+  bool mapped_ = false;                         // NoteMappingCall seen
+  std::unordered_set<uint32_t> mapping_calls_;  // their correlation ids
   int cycle_ = 0;
   std::unordered_set<uint32_t> runtime_calls_[2];
   struct MarkerStyle {

@@ -13,8 +13,8 @@
 
 #include "cubin_hash.h"
 #include "cupti_call.h"
-#include "memory_calls.h"
 #include "generated_nvtx_meta.h"
+#include "memory_calls.h"
 #include "tracesmith/base/hot_path.h"
 #include "tracesmith/capture/stack_hook.h"
 

@@ -188,12 +188,12 @@ class CuptiEngine {
   bool driver_rows_ = false;
   bool rewalk_ = false;  // TRACESMITH_STACK_REWALK=1 (engine_stacks.cc)
   std::bitset<CUPTI_DRIVER_TRACE_CBID_SIZE> driver_row_cbids_;
-  std::vector<DriverCall> driver_calls_;         // writer: this cycle's calls
-  std::vector<DriverCall> driver_calls_prev_;    // writer: the last cycle's, decided now
-  std::vector<model::SyncEvent> pending_syncs_;  // writer: collected, not yet appended
+  std::vector<DriverCall> driver_calls_;            // writer: this cycle's calls
+  std::vector<DriverCall> driver_calls_prev_;       // writer: the last cycle's, decided now
+  std::vector<model::SyncEvent> pending_syncs_;     // writer: collected, not yet appended
   std::vector<model::MemoryEvent> pending_memory_;  // writer: collected, not yet appended
-  uint32_t meminfo_name_id_ = 0;                     // writer: the counter's name
-  std::vector<uint32_t> mapping_calls_;              // writer: scratch (CollectMappingCalls)
+  uint32_t meminfo_name_id_ = 0;                    // writer: the counter's name
+  std::vector<uint32_t> mapping_calls_;             // writer: scratch (CollectMappingCalls)
   TickRate tick_rate_;
   WriterCost writer_cost_;
   std::unique_ptr<ReplayCapturer> replay_;  // --replay-capture

@@ -27,8 +27,8 @@ namespace {
 struct ScaleBenchOptions {
   uint64_t kernels = 10'000'000;
   uint32_t alloc_every = 0;  // allocations in the synthetic trace: one per N kernels
-  std::string trace;  // an existing trace instead of the generated one
-  std::string keep;   // keep the generated trace here
+  std::string trace;         // an existing trace instead of the generated one
+  std::string keep;          // keep the generated trace here
   std::vector<std::string> commands = {"info",    "view-stats", "timeline",
                                        "analyze", "dry-run",    "export"};
 };

@@ -34,8 +34,7 @@ int RunMemory(const MemoryCliOptions& o) {
 
 void AddMemoryCommand(CLI::App& app, CommandList& commands) {
   auto* cmd = app.add_subcommand(
-      "memory",
-      "Where GPU memory went: peak per device with owners and call sites, leaks, churn");
+      "memory", "Where GPU memory went: peak per device with owners and call sites, leaks, churn");
   auto o = std::make_shared<MemoryCliOptions>();
   cmd->add_option("file", o->path, "SBT trace file")->required();
   cmd->add_flag("--json", o->json, "Machine-readable JSON instead of the text report");

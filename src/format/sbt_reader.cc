@@ -307,8 +307,7 @@ bool SbtReader::CheckChunk(size_t i, ChunkHeader* h, std::string* where) {
     return false;
   }
   if (Crc32c(data_ + e.offset + kChunkHeaderSize, h->stored_len) != h->payload_crc) {
-    AddDamage(e.offset, kChunkHeaderSize + h->stored_len,
-              *where + ": payload checksum mismatch");
+    AddDamage(e.offset, kChunkHeaderSize + h->stored_len, *where + ": payload checksum mismatch");
     report_.chunks_damaged++;
     return false;
   }
@@ -497,8 +496,7 @@ Status SbtReader::Stream(const EventChunkCallback& on_events, const EndCallback&
   for (size_t i = 0; i < chunks_.size(); ++i) {
     const ChunkIndexEntry& e = chunks_[i];
     const size_t damage_before = report_.damage.size();
-    if (e.type == uint16_t(ChunkType::kTable) && e.table_kind < skip.size() &&
-        skip[e.table_kind]) {
+    if (e.type == uint16_t(ChunkType::kTable) && e.table_kind < skip.size() && skip[e.table_kind]) {
       // Not decoded, but checked (header and checksum: no decompression), so
       // damage anywhere in the file is reported whatever the reader wants.
       ChunkHeader h;

@@ -16,9 +16,9 @@ constexpr const char* kSyncTypes[] = {"unknown", "event_synchronize", "stream_wa
 constexpr const char* kLaunchTypes[] = {"regular", "cooperative_single_device",
                                         "cooperative_multi_device", "cbl_commandlist"};
 constexpr const char* kApiDomains[] = {"unknown", "runtime", "driver"};
-constexpr const char* kMemoryOps[] = {"unknown",     "alloc",       "free",      "vmm_create",
-                                      "vmm_release", "vmm_map",     "vmm_unmap", "vmm_reserve",
-                                      "vmm_unreserve", "ipc_open",  "ipc_close"};
+constexpr const char* kMemoryOps[] = {"unknown",       "alloc",    "free",      "vmm_create",
+                                      "vmm_release",   "vmm_map",  "vmm_unmap", "vmm_reserve",
+                                      "vmm_unreserve", "ipc_open", "ipc_close"};
 constexpr const char* kModuleOps[] = {"unknown", "loaded", "unloaded"};
 constexpr const char* kDropReasons[] = {"unknown", "cupti", "buffer_cap", "stack_table"};
 constexpr const char* kFrameKinds[] = {"unknown", "native", "python"};

@@ -27,8 +27,8 @@ std::string EventName(const Trace& t, const NvtxMarkerEvent& e) {
   return std::string(t.strings.Get(e.name_id));
 }
 std::string EventName(const Trace&, const MemoryEvent& e) {
-  static constexpr const char* kVerbs[] = {"Alloc",       "Alloc",      "Free",      "VMM create",
-                                           "VMM release", "VMM map",    "VMM unmap", "VMM reserve",
+  static constexpr const char* kVerbs[] = {"Alloc",         "Alloc",    "Free",      "VMM create",
+                                           "VMM release",   "VMM map",  "VMM unmap", "VMM reserve",
                                            "VMM unreserve", "IPC open", "IPC close"};
   const char* verb = e.op < std::size(kVerbs) ? kVerbs[e.op] : "Memory op";
   return std::string(verb) + " " + MemoryKindName(e.memory_kind);

@@ -20,9 +20,8 @@ namespace {
 
 constexpr uint64_t kMiB = 1 << 20;
 
-model::MemoryEvent Ev(uint64_t ts, uint8_t op, uint64_t address, uint64_t bytes,
-                      uint32_t pid = 1, uint32_t device = 0,
-                      uint8_t kind = model::kMemDevice, uint32_t stack = 0) {
+model::MemoryEvent Ev(uint64_t ts, uint8_t op, uint64_t address, uint64_t bytes, uint32_t pid = 1,
+                      uint32_t device = 0, uint8_t kind = model::kMemDevice, uint32_t stack = 0) {
   model::MemoryEvent e{};
   e.ts_ns = ts;
   e.op = op;
@@ -228,12 +227,12 @@ struct ReportTrace {
     rows.push_back(Ev(1 * step + 200, model::kMemoryAlloc, 0x20000000, 20 * kMiB, 1, 0,
                       model::kMemDevice, model_line));
     for (uint64_t i = 1; i <= 10; ++i) {
-      rows.push_back(Ev(i * step + 300, model::kMemoryAlloc, 0x40000000 + i * 0x1000000,
-                        16 * kMiB, 1, 0, model::kMemDevice, leak_line));
+      rows.push_back(Ev(i * step + 300, model::kMemoryAlloc, 0x40000000 + i * 0x1000000, 16 * kMiB,
+                        1, 0, model::kMemDevice, leak_line));
       rows.push_back(Ev(i * step + 400, model::kMemoryAlloc, 0x90000000, 1 * kMiB, 1, 0,
                         model::kMemDevice, scratch_line));
-      rows.push_back(Ev(i * step + 500, model::kMemoryFree, 0x90000000, 0, 1, 0,
-                        model::kMemDevice, scratch_line));
+      rows.push_back(Ev(i * step + 500, model::kMemoryFree, 0x90000000, 0, 1, 0, model::kMemDevice,
+                        scratch_line));
     }
     model::CounterEvent used{};
     used.ts_ns = 1 * step;
@@ -268,7 +267,8 @@ TEST(MemoryReportTest, PeakOwnersLeakChurnAndWhatWasLiveAtAnInstant) {
   // Peak: 64 MiB NCCL + 40 MiB of model + 10 x 16 MiB leaked + the 1 MiB workspace
   // of step 10.
   EXPECT_EQ(k.peak_bytes, 265 * kMiB);
-  EXPECT_EQ(k.at_peak.ts_ns, 9 * 1'000'000'000ull + 400);  // step 10's +400, from the counter at 1 s
+  EXPECT_EQ(k.at_peak.ts_ns,
+            9 * 1'000'000'000ull + 400);  // step 10's +400, from the counter at 1 s
   ASSERT_EQ(k.at_peak.by_owner.size(), 3u);
   EXPECT_EQ(k.at_peak.by_owner[0].owner, "PyTorch caching allocator");
   EXPECT_EQ(k.at_peak.by_owner[0].bytes, 200 * kMiB);

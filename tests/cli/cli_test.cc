@@ -136,8 +136,7 @@ TEST_F(CliTest, HelpEverywhere) {
 // and a bad --at as a clear error.
 TEST(CliMemory, RealCaptureTextJsonAndAt) {
   const char* src = std::getenv("TS_SOURCE_DIR");
-  const std::string path =
-      std::string(src ? src : ".") + "/examples/traces/transformer_train.sbt";
+  const std::string path = std::string(src ? src : ".") + "/examples/traces/transformer_train.sbt";
   Result text = RunTracesmith("memory " + path);
   ASSERT_EQ(text.status, 0) << text.out;
   EXPECT_NE(text.out.find("device memory, GPU 0: NVIDIA H100 80GB HBM3"), std::string::npos)

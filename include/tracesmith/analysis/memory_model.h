@@ -57,9 +57,9 @@ struct MemoryChange {
     kUnmatchedFree,  // a free of an address not live (allocated before the capture)
     kMap,            // VMM: `bytes` mapped at `address` (mapped, not live)
     kUnmap,
-    kReserve,        // VMM: address space reserved / given back
+    kReserve,  // VMM: address space reserved / given back
     kUnreserve,
-    kImport,         // IPC: another process's allocation opened / closed
+    kImport,  // IPC: another process's allocation opened / closed
     kUnimport,
   };
   Kind kind = kNone;
