@@ -8,15 +8,6 @@
 
 #include "check.h"
 
-#define CU_CHECK(call)                                                        \
-  do {                                                                        \
-    CUresult r_ = (call);                                                     \
-    if (r_ != CUDA_SUCCESS) {                                                 \
-      std::fprintf(stderr, "%s:%d: %s: %d\n", __FILE__, __LINE__, #call, r_); \
-      std::exit(2);                                                           \
-    }                                                                         \
-  } while (0)
-
 __global__ void runtime_kernel(int* p) { atomicAdd(p, 1); }
 extern "C" __global__ void driver_kernel(int* p) { atomicAdd(p, 2); }
 

@@ -26,15 +26,6 @@
 
 #include "check.h"
 
-#define CU_CHECK(call)                                                        \
-  do {                                                                        \
-    CUresult r_ = (call);                                                     \
-    if (r_ != CUDA_SUCCESS) {                                                 \
-      std::fprintf(stderr, "%s:%d: %s: %d\n", __FILE__, __LINE__, #call, r_); \
-      std::exit(2);                                                           \
-    }                                                                         \
-  } while (0)
-
 #define NOINLINE extern "C" __attribute__((noinline))
 
 constexpr size_t kDeviceSizes[] = {1 << 20, 3 << 20, 5000, 256 << 10};

@@ -285,6 +285,12 @@ py::dict ReadColumns(const std::string& path, bool strict, const std::vector<std
   return out;
 }
 
+// What the CLI prints about a damaged file (its headline and byte ranges);
+// empty when the file is clean.
+std::string DamageText(const std::string& path, const format::ReadReport& damage) {
+  return damage.clean() ? std::string() : damage.Headline(path) + ":\n" + damage.Describe();
+}
+
 // (report JSON as bytes: its strings are the trace's, not validated UTF-8;
 // damage text, empty when the file is clean)
 py::tuple AnalyzeJson(const std::string& path, const std::string& from, const std::string& to,
@@ -310,9 +316,7 @@ py::tuple AnalyzeJson(const std::string& path, const std::string& from, const st
     }
   }
   if (!st.ok()) Raise(st);
-  std::string damage_text =
-      damage.clean() ? std::string() : damage.Headline(path) + ":\n" + damage.Describe();
-  return py::make_tuple(py::bytes(json.str()), damage_text);
+  return py::make_tuple(py::bytes(json.str()), DamageText(path, damage));
 }
 
 // `tracesmith memory --json` (analysis::BuildMemoryReport, the CLI's function).
@@ -331,9 +335,7 @@ py::tuple MemoryJson(const std::string& path, const std::string& at, size_t top,
     if (st.ok()) analysis::WriteMemoryJson(report, json);
   }
   if (!st.ok()) Raise(st);
-  std::string damage_text =
-      damage.clean() ? std::string() : damage.Headline(path) + ":\n" + damage.Describe();
-  return py::make_tuple(py::bytes(json.str()), damage_text);
+  return py::make_tuple(py::bytes(json.str()), DamageText(path, damage));
 }
 
 // `tracesmith view --stats`: counts per kind and per (kind, name), streamed
@@ -446,8 +448,7 @@ py::dict Export(const std::string& path, const std::string& out, const std::stri
   d["events"] = stats->events;
   d["bytes"] = stats->bytes;
   d["flows"] = stats->flows;
-  d["damage_text"] =
-      damage.clean() ? std::string() : damage.Headline(path) + ":\n" + damage.Describe();
+  d["damage_text"] = DamageText(path, damage);
   return d;
 }
 
