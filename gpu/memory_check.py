@@ -15,7 +15,9 @@ check: `tracesmith memory --json OUT/mem.sbt` must say, for this process's devic
        - the leak's call site holds exactly LEAKS blocks of 48 MiB still live at the
          end, named by its Python line, and is flagged as piling up;
        - every device allocation row has a stack (no "(no stack)" owner except
-         module globals).
+         module globals);
+       - a CUDA graph captured at the end: the memory allocated during its capture
+         is exactly its private pool's segments (torch.cuda.memory_snapshot()).
 Prints `MEMCHECK ... PASS|FAIL` lines.
 """
 import json
@@ -51,7 +53,26 @@ def run(out):
             kept.append(torch.empty(LEAK_BYTES, dtype=torch.uint8, device=dev))
         torch.cuda.synchronize()
         time.sleep(0.05)  # steps spread over time, as a real run's are
+    # A CUDA graph of the forward pass, captured on the stream it was warmed up on
+    # (so cuBLAS has its workspace for that stream before the capture): its
+    # private pool's segments are the memory allocated during the capture.
+    static_x = torch.randn(512, 1024, device=dev)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side), torch.no_grad():
+        for _ in range(3):
+            model(static_x)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.no_grad(), torch.cuda.graph(graph, stream=side):
+        static_y = model(static_x)
+    graph.replay()
+    torch.cuda.synchronize()
+    pools = [seg for seg in torch.cuda.memory_snapshot()
+             if tuple(seg.get("segment_pool_id", (0, 0))) != (0, 0)]
     with open(os.path.join(out, "mem_expect.txt"), "w") as f:
+        f.write(f"graph_pool_bytes={sum(seg['total_size'] for seg in pools)}\n")
+        f.write(f"graph_pool_segments={len(pools)}\n")
         f.write(f"max_reserved={torch.cuda.max_memory_reserved()}\n")
         f.write(f"reserved={torch.cuda.memory_reserved()}\n")
         f.write(f"leak_site=memory_check.py:{leak_line})\n")
@@ -95,6 +116,15 @@ def check(cli, out):
     print(f"MEMCHECK leak finding: {flagged[0] if flagged else None!r} "
           f"{'PASS' if flagged else 'FAIL'}")
     ok &= bool(flagged)
+
+    good = (report.get("graph_captures") == 1
+            and d.get("graph_pool_end_bytes") == int(expect["graph_pool_bytes"])
+            and d.get("graph_pool_end_count") == int(expect["graph_pool_segments"]))
+    ok &= good
+    print(f"MEMCHECK graph pool: captures={report.get('graph_captures')} "
+          f"bytes={d.get('graph_pool_end_bytes')} blocks={d.get('graph_pool_end_count')} "
+          f"torch_private_pool_bytes={expect['graph_pool_bytes']} "
+          f"segments={expect['graph_pool_segments']} {'PASS' if good else 'FAIL'}")
 
     unowned = owners.get("(no stack)", {}).get("peak_bytes", 0)
     good = unowned == 0

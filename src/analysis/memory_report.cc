@@ -27,6 +27,7 @@ struct KeyPass2 {
   std::vector<uint64_t> bins;
   size_t next_bin = 0;  // bins before this are final
   uint64_t live = 0;
+  uint64_t graph_live = 0, graph_at_peak = 0;  // allocated during graph captures
   std::map<uint32_t, OwnerState> owners;
 };
 
@@ -160,6 +161,12 @@ void AddFindings(MemoryReport* r) {
             s.site + " (" + s.owner + ") allocated " + std::to_string(s.count) + " blocks (" +
             HumanBytes(s.bytes) + ") between " + HumanDuration(s.first_ns) + " and " +
             HumanDuration(s.last_ns) + " that are still live at the end.");
+    if (k.graph_pool_end_bytes || k.graph_pool_peak_bytes)
+      r->findings.push_back("CUDA graph pools (memory allocated while graphs were captured) hold " +
+                            HumanBytes(k.graph_pool_end_bytes) + " in " +
+                            std::to_string(k.graph_pool_end_count) + " blocks on " + KeyName(k) +
+                            " at the end (" + HumanBytes(k.graph_pool_peak_bytes) +
+                            " at the peak).");
     if (k.totals.unmatched_frees)
       r->findings.push_back(std::to_string(k.totals.unmatched_frees) + " frees on " + KeyName(k) +
                             " of memory allocated before the capture started (not counted).");
@@ -175,6 +182,51 @@ void AddFindings(MemoryReport* r) {
                             std::to_string(c.frees) + " times (" + StrFormat("%.0f", c.per_second) +
                             "/s): a caching allocator or a reused buffer would avoid it.");
 }
+
+// The time ranges in which each process was capturing a CUDA graph, from the
+// Begin/EndCapture API rows (runtime or driver), by thread.
+class GraphCaptures {
+ public:
+  Status Read(format::SbtReader& reader) {
+    std::unordered_map<uint32_t, int8_t> kind;               // name id -> 0 other, 1 begin, 2 end
+    std::map<std::pair<uint32_t, uint32_t>, uint64_t> open;  // (pid, tid) -> begin
+    Status st = reader.Stream(
+        [&](const model::Trace& batch, model::TableKind) {
+          for (const model::ApiEvent& a : batch.Rows<model::ApiEvent>()) {
+            auto [it, fresh] = kind.try_emplace(a.name_id, 0);
+            if (fresh) {
+              const std::string_view n = batch.strings.Get(a.name_id);
+              if (n.find("StreamBeginCapture") != std::string_view::npos) it->second = 1;
+              if (n.find("StreamEndCapture") != std::string_view::npos) it->second = 2;
+            }
+            if (it->second == 1) open[{a.pid, a.tid}] = a.start_ns;
+            if (it->second == 2) {
+              auto o = open.find({a.pid, a.tid});
+              if (o == open.end()) continue;
+              ranges_[a.pid].push_back({o->second, std::max(o->second, a.end_ns)});
+              open.erase(o);
+              ++count_;
+            }
+          }
+          return OkStatus();
+        },
+        {}, [](model::TableKind kind) { return kind == model::TableKind::kApi; });
+    for (auto& [pid, r] : ranges_) std::sort(r.begin(), r.end());
+    return st;
+  }
+  bool Contains(uint32_t pid, uint64_t ts) const {
+    auto it = ranges_.find(pid);
+    if (it == ranges_.end()) return false;
+    for (const auto& [b, e] : it->second)  // few: one per graph captured
+      if (ts >= b && ts <= e) return true;
+    return false;
+  }
+  uint64_t count() const { return count_; }
+
+ private:
+  std::map<uint32_t, std::vector<std::pair<uint64_t, uint64_t>>> ranges_;
+  uint64_t count_ = 0;
+};
 
 }  // namespace
 
@@ -194,6 +246,10 @@ Status BuildMemoryReport(const std::string& path, const MemoryReportOptions& o, 
       t0 = std::min(t0, c.min_ts);
       t1 = std::max(t1, c.max_ts);
     }
+
+  GraphCaptures captures;
+  RETURN_IF_ERROR(fail(captures.Read(*reader)));
+  r->graph_captures = captures.count();
 
   // Pass 1: peaks, per-stack churn, what is live at the end.
   LiveMemory live;
@@ -275,12 +331,24 @@ Status BuildMemoryReport(const std::string& path, const MemoryReportOptions& o, 
             os.live -= std::min(os.live, a.bytes);
           }
         };
+        auto graph_pool = [&](const Allocation& a, bool add) {
+          if (!captures.Contains(c.key.pid, a.alloc_ns)) return;
+          if (add)
+            k.graph_live += a.bytes;
+          else
+            k.graph_live -= std::min(k.graph_live, a.bytes);
+        };
+        if (c.replaced.bytes) graph_pool(c.replaced, false);
+        if (c.kind == MemoryChange::kAlloc) graph_pool(c.alloc, true);
+        if (c.kind == MemoryChange::kFree) graph_pool(c.alloc, false);
         if (c.replaced.bytes) owner_add(c.replaced, false);
         if (c.kind == MemoryChange::kAlloc) owner_add(c.alloc, true);
         if (c.kind == MemoryChange::kFree) owner_add(c.alloc, false);
         auto p = keys.find(c.key);
-        if (p != keys.end() && p->second.peak_index == index)
+        if (p != keys.end() && p->second.peak_index == index) {
           peaks[c.key] = Snapshot(live2, c.key, t0, c.ts_ns, names, o.top);
+          k.graph_at_peak = k.graph_live;
+        }
         return OkStatus();
       },
       {})));
@@ -322,8 +390,11 @@ Status BuildMemoryReport(const std::string& path, const MemoryReportOptions& o, 
   });
   std::map<MemoryKey, std::map<std::pair<std::string, uint32_t>, EndSite>> end_sites;
   std::map<std::pair<MemoryKey, uint32_t>, uint64_t> held_since;  // (key, owner)
+  std::map<MemoryKey, uint64_t> graph_end_count;
   live.ForEachLive([&](const MemoryKey& key, const Allocation& a) {
     const uint32_t owner = names.Owner(a);
+    const bool graph_pool = captures.Contains(key.pid, a.alloc_ns);
+    if (graph_pool) ++graph_end_count[key];
     uint64_t& since = held_since[{key, owner}];
     since = std::max(since, rel(a.alloc_ns));
     EndSite& e = end_sites[key][{names.Site(a.stack_id), owner}];
@@ -334,7 +405,10 @@ Status BuildMemoryReport(const std::string& path, const MemoryReportOptions& o, 
     ++s.count;
     s.owner = names.OwnerName(owner);
     const uint64_t first = rel(key_first[key]);
-    if (rel(a.alloc_ns) >= first + (r->duration_ns - std::min(r->duration_ns, first)) / 2) ++e.late;
+    // A graph's pool is held by the graph by design: not a pile-up.
+    if (!graph_pool &&
+        rel(a.alloc_ns) >= first + (r->duration_ns - std::min(r->duration_ns, first)) / 2)
+      ++e.late;
     e.bins |= uint64_t{1} << std::min<uint64_t>(63, rel(a.alloc_ns) * 64 / (r->duration_ns + 1));
   });
   for (const auto& [key, k1] : keys) {
@@ -354,6 +428,9 @@ Status BuildMemoryReport(const std::string& path, const MemoryReportOptions& o, 
     for (; k2.next_bin < nbins; ++k2.next_bin)
       k2.bins[k2.next_bin] = std::max(k2.bins[k2.next_bin], k2.live);
     k.bins = k2.bins;
+    k.graph_pool_peak_bytes = k2.graph_at_peak;
+    k.graph_pool_end_bytes = k2.graph_live;
+    k.graph_pool_end_count = graph_end_count[key];
     k.summary = Summarize(k.bins, r->duration_ns, k.peak_bytes);
     for (const auto& [owner, os] : k2.owners) {
       if (os.peak == 0) continue;

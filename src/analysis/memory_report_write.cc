@@ -72,6 +72,10 @@ void WriteMemoryText(const MemoryReport& r, const MemoryReportOptions& o, std::o
       out << "; VMM at the end: " << HumanBytes(k.totals.mapped_bytes) << " mapped, "
           << HumanBytes(k.totals.reserved_bytes) << " address space reserved";
     out << "\n";
+    if (k.graph_pool_end_bytes || k.graph_pool_peak_bytes)
+      out << "  CUDA graph pools (allocated while graphs were captured): "
+          << HumanBytes(k.graph_pool_end_bytes) << " in " << k.graph_pool_end_count
+          << " blocks at the end, " << HumanBytes(k.graph_pool_peak_bytes) << " at the peak\n";
     if (k.used_at_start)
       out << "  in use on the device at the capture's first reading (every process, contexts "
              "included): "
@@ -157,6 +161,7 @@ void WriteMemoryJson(const MemoryReport& r, std::ostream& out) {
   j.BeginObject();
   j.Str("source", r.source).UInt("start_ns", r.start_ns).UInt("duration_ns", r.duration_ns);
   j.UInt("events", r.events).UInt("out_of_order", r.out_of_order);
+  j.UInt("graph_captures", r.graph_captures);
   j.BeginArray("findings");
   for (const std::string& f : r.findings) j.Str("", f);
   j.EndArray().BeginArray("memory");
@@ -173,6 +178,9 @@ void WriteMemoryJson(const MemoryReport& r, std::ostream& out) {
     j.UInt("mapped_bytes", t.mapped_bytes).UInt("reserved_bytes", t.reserved_bytes);
     j.UInt("imported_bytes", t.imported_bytes);
     if (k.used_at_start) j.UInt("used_at_start_bytes", *k.used_at_start);
+    j.UInt("graph_pool_peak_bytes", k.graph_pool_peak_bytes);
+    j.UInt("graph_pool_end_bytes", k.graph_pool_end_bytes);
+    j.UInt("graph_pool_end_count", k.graph_pool_end_count);
     j.Str("summary", k.summary);
     j.BeginArray("bins");
     for (uint64_t b : k.bins) j.UInt("", b);

@@ -14,37 +14,7 @@ namespace {
 
 using model::Frame;
 
-struct Stacks {
-  testing::TraceBuilder b;
-  model::StackBuilder sb{&b.trace()};
-  uint32_t Module(uint32_t id, const std::string& path) {
-    model::Mapping m{};
-    m.mapping_id = id;
-    m.path_id = b.Str(path);
-    b.trace().Rows<model::Mapping>().push_back(m);
-    return id;
-  }
-  uint32_t Native(uint32_t mapping, const std::string& fn, uint64_t pc = 0x1000) {
-    Frame f{};
-    f.kind = model::kFrameNative;
-    f.mapping_id = mapping;
-    f.rel_pc = pc;
-    f.function_id = fn.empty() ? 0 : b.Str(fn);
-    return sb.InternFrame(f);
-  }
-  uint32_t Python(const std::string& fn, const std::string& file, uint32_t line) {
-    Frame f{};
-    f.kind = model::kFramePython;
-    f.function_id = b.Str(fn);
-    f.file_id = b.Str(file);
-    f.line = line;
-    return sb.InternFrame(f);
-  }
-  uint32_t Stack(std::initializer_list<uint32_t> leaf_first) {
-    std::vector<uint32_t> v(leaf_first);
-    return sb.InternStack(v);
-  }
-};
+using Stacks = testing::StackMaker;
 
 TEST(CallSiteTest, CxxProgramIsAttributedToItsOwnFunctionNotCudart) {
   Stacks s;

@@ -132,37 +132,7 @@ TEST(LiveMemoryTest, VmmPhysicalMemoryIsLiveMappingsAndReservationsAreTrackedBes
 }
 
 // Stacks whose owners are known: frames in the CUDA runtime, then a library.
-struct OwnerStacks {
-  testing::TraceBuilder b;
-  model::StackBuilder sb{&b.trace()};
-  uint32_t next_mapping = 1;
-  uint32_t Module(const std::string& path) {
-    model::Mapping m{};
-    m.mapping_id = next_mapping++;
-    m.path_id = b.Str(path);
-    b.trace().Rows<model::Mapping>().push_back(m);
-    return m.mapping_id;
-  }
-  uint32_t Native(uint32_t mapping, const std::string& fn = "") {
-    model::Frame f{};
-    f.kind = model::kFrameNative;
-    f.mapping_id = mapping;
-    f.rel_pc = 0x10 * (b.trace().Rows<model::Frame>().size() + 1);
-    f.function_id = fn.empty() ? 0 : b.Str(fn);
-    return sb.InternFrame(f);
-  }
-  uint32_t Python(const std::string& fn, const std::string& file, uint32_t line) {
-    model::Frame f{};
-    f.kind = model::kFramePython;
-    f.function_id = b.Str(fn);
-    f.file_id = b.Str(file);
-    f.line = line;
-    return sb.InternFrame(f);
-  }
-  uint32_t Stack(std::initializer_list<uint32_t> leaf_first) {
-    std::vector<uint32_t> v(leaf_first);
-    return sb.InternStack(v);
-  }
+struct OwnerStacks : testing::StackMaker {
   const uint32_t cudart = Module("/usr/lib/libcudart.so.13");
   const uint32_t libc = Module("/lib/x86_64-linux-gnu/libc.so.6");
   const uint32_t c10 = Module("/site-packages/torch/lib/libc10_cuda.so");
@@ -314,6 +284,37 @@ TEST(MemoryReportTest, PeakOwnersLeakChurnAndWhatWasLiveAtAnInstant) {
   EXPECT_TRUE(has("NCCL holds 64.00 MiB on GPU 0 (python3 pid 1), allocated by 50 ns"));
   EXPECT_FALSE(has("PyTorch caching allocator holds"));
   EXPECT_FALSE(has("forward (train.py:20) (PyTorch caching allocator) allocated"));
+}
+
+TEST(MemoryReportTest, MemoryAllocatedWhileAGraphWasCapturedIsAGraphPools) {
+  ReportTrace rt;
+  rt.s.b.Pid(1);
+  const uint64_t sec = 1'000'000'000;
+  rt.s.b.Api("cudaStreamBeginCapture", 11 * sec, 11 * sec + 10, 900, 0, /*tid=*/7);
+  rt.s.b.Api("cudaStreamEndCapture", 11 * sec + 500'000, 11 * sec + 500'100, 901, 0, 7);
+  auto& rows = rt.s.b.trace().Rows<model::MemoryEvent>();
+  // During the capture: 8 MiB kept, 2 MiB allocated and freed; after it: 4 MiB.
+  rows.push_back(Ev(11 * sec + 1000, model::kMemoryAlloc, 0xA0000000, 8 * kMiB, 1, 0,
+                    model::kMemDevice, rt.model_line));
+  rows.push_back(Ev(11 * sec + 2000, model::kMemoryAlloc, 0xB0000000, 2 * kMiB, 1, 0,
+                    model::kMemDevice, rt.model_line));
+  rows.push_back(Ev(11 * sec + 3000, model::kMemoryFree, 0xB0000000, 0, 1, 0));
+  rows.push_back(Ev(12 * sec, model::kMemoryAlloc, 0xC0000000, 4 * kMiB, 1, 0, model::kMemDevice,
+                    rt.model_line));
+  MemoryReport r = Build(rt.s.b.trace(), {}, 1024);
+  EXPECT_EQ(r.graph_captures, 1u);
+  ASSERT_EQ(r.keys.size(), 1u);
+  const MemoryKeyReport& k = r.keys[0];
+  // 265 MiB at step 10, 264 after its workspace is freed, + 8 + 2 - 2 + 4.
+  EXPECT_EQ(k.peak_bytes, 276 * kMiB);
+  EXPECT_EQ(k.graph_pool_peak_bytes, 8 * kMiB);
+  EXPECT_EQ(k.graph_pool_end_bytes, 8 * kMiB);
+  EXPECT_EQ(k.graph_pool_end_count, 1u);
+  EXPECT_TRUE(std::any_of(r.findings.begin(), r.findings.end(), [](const std::string& f) {
+    return f.find(
+               "CUDA graph pools (memory allocated while graphs were captured) hold 8.00 MiB "
+               "in 1 blocks") != std::string::npos;
+  }));
 }
 
 TEST(MemoryReportTest, EventsStoredOutOfTimeOrderAcrossChunksAreAppliedInOrder) {

@@ -2,8 +2,12 @@
 // (ns) so an oracle can walk every nanosecond.
 #pragma once
 
+#include <algorithm>
+#include <initializer_list>
 #include <string>
+#include <vector>
 
+#include "tracesmith/model/stack_builder.h"
 #include "tracesmith/model/trace.h"
 
 namespace tracesmith::analysis::testing {
@@ -136,5 +140,42 @@ model::Trace EmptyTrace();
 model::Trace SingleEventTrace();
 model::Trace TwoProcessTrace();
 model::Trace CallSiteTrace();
+
+// Host call stacks for tests: modules, native and Python frames, stacks
+// (leaf first), interned in a TraceBuilder's trace.
+struct StackMaker {
+  TraceBuilder b;
+  model::StackBuilder sb{&b.trace()};
+  uint32_t next_mapping = 1;
+  uint32_t Module(uint32_t id, const std::string& path) {
+    model::Mapping m{};
+    m.mapping_id = id;
+    m.path_id = b.Str(path);
+    b.trace().Rows<model::Mapping>().push_back(m);
+    next_mapping = std::max(next_mapping, id + 1);
+    return id;
+  }
+  uint32_t Module(const std::string& path) { return Module(next_mapping, path); }
+  uint32_t Native(uint32_t mapping, const std::string& fn = "", uint64_t pc = 0x1000) {
+    model::Frame f{};
+    f.kind = model::kFrameNative;
+    f.mapping_id = mapping;
+    f.rel_pc = pc;
+    f.function_id = fn.empty() ? 0 : b.Str(fn);
+    return sb.InternFrame(f);
+  }
+  uint32_t Python(const std::string& fn, const std::string& file, uint32_t line) {
+    model::Frame f{};
+    f.kind = model::kFramePython;
+    f.function_id = b.Str(fn);
+    f.file_id = b.Str(file);
+    f.line = line;
+    return sb.InternFrame(f);
+  }
+  uint32_t Stack(std::initializer_list<uint32_t> leaf_first) {
+    std::vector<uint32_t> v(leaf_first);
+    return sb.InternStack(v);
+  }
+};
 
 }  // namespace tracesmith::analysis::testing

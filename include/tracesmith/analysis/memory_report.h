@@ -71,6 +71,10 @@ struct MemoryKeyReport {
   std::vector<SiteBytes> live_at_end;  // by call site, largest first
   std::optional<MemorySnapshot> at;
   std::optional<uint64_t> used_at_start;  // cuMemGetInfo used bytes at capture start (device)
+  // Allocated while the process was capturing a CUDA graph (between a stream's
+  // Begin/EndCapture calls): the memory of graph pools (PyTorch's private
+  // pools, cudaGraph memory nodes' backing), at the peak and at the end.
+  uint64_t graph_pool_peak_bytes = 0, graph_pool_end_bytes = 0, graph_pool_end_count = 0;
 };
 
 struct ChurnRow {
@@ -84,6 +88,7 @@ struct MemoryReport {
   std::string source;
   uint64_t start_ns = 0, duration_ns = 0;  // trace time range (start in the capture clock)
   uint64_t events = 0, out_of_order = 0;
+  uint64_t graph_captures = 0;        // stream captures (Begin/EndCapture pairs) seen
   std::vector<MemoryKeyReport> keys;  // by process, device, space
   std::vector<ChurnRow> churn;        // most allocations first
   std::vector<std::string> findings;  // plain words
