@@ -356,6 +356,10 @@ void ActivityConverter::ConvertMarkerData(const CUpti_ActivityMarkerData2& r) {
 }
 
 void ActivityConverter::ConvertMemory(const CUpti_ActivityMemory4& r) {
+  if (!import_calls_.empty() && import_calls_.count(r.correlationId)) {
+    ++stats_.ipc_memory_records;  // NoteImportCall: the capture's own rows say it
+    return;
+  }
   if (mapped_ && (mapping_calls_.count(r.correlationId) ||
                   (r.contextId == CUPTI_INVALID_CONTEXT_ID &&
                    r.memoryKind == CUPTI_ACTIVITY_MEMORY_KIND_DEVICE))) {

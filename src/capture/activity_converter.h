@@ -53,6 +53,7 @@ struct ConverterStats {
   uint64_t nvtx_unmatched_end = 0;  // END markers without a START
   uint64_t nvtx_unclosed = 0;       // ranges still open at Finish()
   uint64_t vmm_memory_records = 0;  // MEMORY2 records of cuMemMap/Unmap, dropped
+  uint64_t ipc_memory_records = 0;  // MEMORY2 records of IPC open/close, dropped
   uint64_t rows_per_kind[64] = {};  // by CUpti_ActivityKind (< 64)
 };
 
@@ -98,6 +99,15 @@ class ActivityConverter {
     if (mapping_calls_.size() > (1u << 16)) mapping_calls_.clear();  // bounded; rare calls
     mapping_calls_.insert(correlation_id);
     mapped_ = true;
+  }
+  // MEMORY2 also reports an IPC import (cuIpcOpenMemHandle/CloseMemHandle) as
+  // an allocation and a free of the importing process, with the call's
+  // correlation id and context (H100, CUPTI 13.0); the capture makes its own
+  // ipc_open/ipc_close rows, and the memory is the exporting process's: those
+  // records are dropped (by correlation id only).
+  void NoteImportCall(uint32_t correlation_id) {
+    if (import_calls_.size() > (1u << 16)) import_calls_.clear();  // bounded; rare calls
+    import_calls_.insert(correlation_id);
   }
   // Forget cached string ids (module unloaded: name pointers may be reused).
   void ClearStringCache() { ptr_ids_.clear(); }
@@ -166,6 +176,7 @@ class ActivityConverter {
   bool track_runtime_ = false;
   bool mapped_ = false;                         // NoteMappingCall seen
   std::unordered_set<uint32_t> mapping_calls_;  // their correlation ids
+  std::unordered_set<uint32_t> import_calls_;   // NoteImportCall
   int cycle_ = 0;
   std::unordered_set<uint32_t> runtime_calls_[2];
   struct MarkerStyle {

@@ -189,6 +189,9 @@ void CuptiEngine::ProcessCompletedBuffers() {
     mapping_calls_.clear();
     MemoryRecorder::CollectMappingCalls(&mapping_calls_);
     for (uint32_t corr : mapping_calls_) converter_->NoteMappingCall(corr);
+    mapping_calls_.clear();
+    MemoryRecorder::CollectImportCalls(&mapping_calls_);
+    for (uint32_t corr : mapping_calls_) converter_->NoteImportCall(corr);
   }
   for (const Completed& c : batch) {
     WriteRecordsOfBuffer(c.buffer, c.valid);
@@ -310,6 +313,7 @@ void CuptiEngine::WriteFinalStats() {
   stat("capture.unconverted_records", cs.unknown_kind, model::kStatWarning);
   if (memory_)
     stat("capture.cupti_vmm_memory_records_dropped", cs.vmm_memory_records, model::kStatInfo);
+  stat("capture.cupti_ipc_memory_records_dropped", cs.ipc_memory_records, model::kStatInfo);
   stat("capture.nvtx_unclosed_ranges", cs.nvtx_unclosed, model::kStatWarning);
   stat("capture.nvtx_unmatched_range_ends", cs.nvtx_unmatched_end, model::kStatWarning);
   stat("capture.stack_ring_overflows", CorrelationStacks::dropped(), model::kStatDataLoss);

@@ -12,6 +12,9 @@ using Rings = ThreadRings<model::MemoryEvent, 1024, MemoryTag>;
 struct MappingTag;
 // Correlation ids of cuMemMap/cuMemUnmap calls (ActivityConverter::NoteMappingCall).
 using MappingRings = ThreadRings<uint32_t, 1024, MappingTag>;
+struct ImportTag;
+// Correlation ids of IPC open/close calls (ActivityConverter::NoteImportCall).
+using ImportRings = ThreadRings<uint32_t, 1024, ImportTag>;
 
 // The call in progress on this thread (these calls do not nest).
 struct OpenCall {
@@ -27,6 +30,10 @@ void MemoryRecorder::OnEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* in
                              uint32_t stack_id) {
   if (cbid == CUPTI_DRIVER_TRACE_CBID_cuMemMap || cbid == CUPTI_DRIVER_TRACE_CBID_cuMemUnmap)
     MappingRings::Push(info->correlationId);
+  if (cbid == CUPTI_DRIVER_TRACE_CBID_cuIpcOpenMemHandle ||
+      cbid == CUPTI_DRIVER_TRACE_CBID_cuIpcOpenMemHandle_v2 ||
+      cbid == CUPTI_DRIVER_TRACE_CBID_cuIpcCloseMemHandle)
+    ImportRings::Push(info->correlationId);
   OpenCall& o = t_open;
   o.correlation_id = info->correlationId;
   o.stack_id = stack_id;
@@ -59,10 +66,16 @@ void MemoryRecorder::Collect(std::vector<model::MemoryEvent>* out) {
   Rings::Drain([out](const model::MemoryEvent& r) { out->push_back(r); });
 }
 
-uint64_t MemoryRecorder::dropped() { return Rings::dropped() + MappingRings::dropped(); }
+uint64_t MemoryRecorder::dropped() {
+  return Rings::dropped() + MappingRings::dropped() + ImportRings::dropped();
+}
 
 void MemoryRecorder::CollectMappingCalls(std::vector<uint32_t>* out) {
   MappingRings::Drain([out](uint32_t corr) { out->push_back(corr); });
+}
+
+void MemoryRecorder::CollectImportCalls(std::vector<uint32_t>* out) {
+  ImportRings::Drain([out](uint32_t corr) { out->push_back(corr); });
 }
 
 }  // namespace tracesmith::capture

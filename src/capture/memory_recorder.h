@@ -35,6 +35,8 @@ class MemoryRecorder {
   // after taking the completed CUPTI buffers to convert: every record in
   // them was written after its call's entry, hence after the id was noted.
   static void CollectMappingCalls(std::vector<uint32_t>* out);
+  // The same for IPC open/close calls (ActivityConverter::NoteImportCall).
+  static void CollectImportCalls(std::vector<uint32_t>* out);
 
  private:
   uint32_t pid_;

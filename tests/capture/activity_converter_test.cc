@@ -271,6 +271,33 @@ TEST(ActivityConverter, MemoryRecordsOfMappingCallsAreDropped) {
   EXPECT_EQ(h.conv.stats().vmm_memory_records, 3u);
 }
 
+// MEMORY2 also reports an IPC import as an allocation and a free with the
+// open/close calls' correlation ids and a context (H100, CUPTI 13.0): those
+// records, and only those, are dropped once the calls are noted; no other
+// record is dropped for it (no context-less rule).
+TEST(ActivityConverter, MemoryRecordsOfIpcCallsAreDropped) {
+  Harness h;
+  auto m = Zeroed<CUpti_ActivityMemory4>(CUPTI_ACTIVITY_KIND_MEMORY2);
+  m.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
+  m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  m.bytes = 1 << 20;
+  m.contextId = 1;
+  m.correlationId = 1;
+  h.conv.NoteImportCall(1);
+  h.conv.NoteImportCall(3);
+  h.conv.Convert(reinterpret_cast<CUpti_Activity*>(&m));  // the open's record
+  m.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE;
+  m.correlationId = 3;
+  h.conv.Convert(reinterpret_cast<CUpti_Activity*>(&m));  // the close's record
+  EXPECT_EQ(h.trace.Rows<model::MemoryEvent>().size(), 0u);
+  EXPECT_EQ(h.conv.stats().ipc_memory_records, 2u);
+  m.correlationId = 2;  // another call: kept
+  m.contextId = CUPTI_INVALID_CONTEXT_ID;
+  h.conv.Convert(reinterpret_cast<CUpti_Activity*>(&m));
+  EXPECT_EQ(h.trace.Rows<model::MemoryEvent>().size(), 1u);
+  EXPECT_EQ(h.conv.stats().vmm_memory_records, 0u);
+}
+
 TEST(StripApiVersion, Works) {
   EXPECT_EQ(StripApiVersion("cudaLaunchKernel_v7000"), "cudaLaunchKernel");
   EXPECT_EQ(StripApiVersion("cudaMemcpyAsync_ptsz_v7000"), "cudaMemcpyAsync_ptsz");
