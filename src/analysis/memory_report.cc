@@ -140,6 +140,7 @@ void AddFindings(MemoryReport* r) {
     if (k.peak_bytes == 0) continue;
     std::string line = "Peak " + HumanBytes(k.peak_bytes) + " on " + KeyName(k) + " at " +
                        HumanDuration(k.at_peak.ts_ns);
+    if (!k.peak_nvtx_range.empty()) line += ", inside NVTX range '" + k.peak_nvtx_range + "'";
     for (size_t i = 0; i < k.at_peak.by_owner.size() && i < 3; ++i)
       line += (i ? ", " : ": ") + k.at_peak.by_owner[i].owner + " " +
               HumanBytes(k.at_peak.by_owner[i].bytes);
@@ -354,6 +355,24 @@ Status BuildMemoryReport(const std::string& path, const MemoryReportOptions& o, 
       {})));
   if (at && !at_taken) take_at();
 
+  // The NVTX range each peak fell in: the innermost (shortest) range of the
+  // process open at that instant.
+  std::map<MemoryKey, std::pair<uint64_t, std::string>> peak_ranges;  // -> (length, name)
+  if (!peaks.empty())
+    RETURN_IF_ERROR(fail(reader->Stream(
+        [&](const model::Trace& batch, model::TableKind) {
+          for (const model::NvtxRangeEvent& n : batch.Rows<model::NvtxRangeEvent>())
+            for (const auto& [key, snap] : peaks) {
+              const uint64_t ts = t0 + snap.ts_ns;
+              if (key.pid != n.pid || n.start_ns > ts || n.end_ns < ts) continue;
+              auto [it, fresh] = peak_ranges.try_emplace(key, UINT64_MAX, "");
+              if (n.end_ns - n.start_ns < it->second.first)
+                it->second = {n.end_ns - n.start_ns, std::string(batch.strings.Get(n.name_id))};
+            }
+          return OkStatus();
+        },
+        {}, [](model::TableKind kind) { return kind == model::TableKind::kNvtxRange; })));
+
   // Device memory in use at the capture's start (the capture's counter).
   std::map<std::pair<uint32_t, uint32_t>, std::pair<uint64_t, uint64_t>> used;  // -> (ts, bytes)
   RETURN_IF_ERROR(fail(reader->Stream(
@@ -423,6 +442,8 @@ Status BuildMemoryReport(const std::string& path, const MemoryReportOptions& o, 
     k.totals = t;
     k.peak_bytes = k1.peak;
     if (auto p = peaks.find(key); p != peaks.end()) k.at_peak = p->second;
+    if (auto n = peak_ranges.find(key); n != peak_ranges.end())
+      k.peak_nvtx_range = n->second.second;
     KeyPass2& k2 = keys2[key];
     if (k2.bins.empty()) k2.bins.assign(nbins, 0);
     for (; k2.next_bin < nbins; ++k2.next_bin)

@@ -61,9 +61,10 @@ void WriteMemoryText(const MemoryReport& r, const MemoryReportOptions& o, std::o
   for (const MemoryKeyReport& k : r.keys) {
     out << "\n"
         << MemorySpaceName(k.key.space) << " memory, " << k.device << ", " << k.process << "\n";
-    out << "  peak " << HumanBytes(k.peak_bytes) << " at " << HumanDuration(k.at_peak.ts_ns) << " ("
-        << k.at_peak.live_count << " blocks); at the end " << HumanBytes(k.end_bytes) << " in "
-        << k.end_count << " blocks\n";
+    out << "  peak " << HumanBytes(k.peak_bytes) << " at " << HumanDuration(k.at_peak.ts_ns)
+        << (k.peak_nvtx_range.empty() ? "" : ", inside NVTX range '" + k.peak_nvtx_range + "'")
+        << " (" << k.at_peak.live_count << " blocks); at the end " << HumanBytes(k.end_bytes)
+        << " in " << k.end_count << " blocks\n";
     out << "  " << k.totals.allocs << " allocations (" << HumanBytes(k.totals.allocated_bytes)
         << "), " << k.totals.frees << " frees";
     if (k.totals.unmatched_frees)
@@ -169,6 +170,7 @@ void WriteMemoryJson(const MemoryReport& r, std::ostream& out) {
     j.BeginObject();
     j.UInt("pid", k.key.pid).UInt("device_id", k.key.device_id);
     j.Str("space", MemorySpaceName(k.key.space)).Str("process", k.process).Str("device", k.device);
+    j.Str("peak_nvtx_range", k.peak_nvtx_range);
     j.UInt("peak_bytes", k.peak_bytes)
         .UInt("end_bytes", k.end_bytes)
         .UInt("end_count", k.end_count);

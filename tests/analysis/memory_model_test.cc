@@ -231,9 +231,15 @@ TEST(MemoryReportTest, PeakOwnersLeakChurnAndWhatWasLiveAtAnInstant) {
   ReportTrace rt;
   MemoryReportOptions o;
   o.at = "2.5s";  // relative to the trace start (the counter at 1 s)
+  // NVTX ranges of the program: step 10, and its "forward" around the peak.
+  rt.s.b.Pid(1);
+  rt.s.b.Nvtx("step 10", 10'000'000'000, 10'900'000'000);
+  rt.s.b.Nvtx("forward", 10'000'000'350, 10'000'000'450);
+  rt.s.b.Nvtx("step 9", 9'000'000'000, 9'900'000'000);
   MemoryReport r = Build(rt.s.b.trace(), o, 1024);
   ASSERT_EQ(r.keys.size(), 1u);
   const MemoryKeyReport& k = r.keys[0];
+  EXPECT_EQ(k.peak_nvtx_range, "forward");
   // Peak: 64 MiB NCCL + 40 MiB of model + 10 x 16 MiB leaked + the 1 MiB workspace
   // of step 10.
   EXPECT_EQ(k.peak_bytes, 265 * kMiB);
@@ -279,6 +285,7 @@ TEST(MemoryReportTest, PeakOwnersLeakChurnAndWhatWasLiveAtAnInstant) {
                        [&](const std::string& f) { return f.find(text) != std::string::npos; });
   };
   EXPECT_TRUE(has("step (train.py:31) (PyTorch caching allocator) allocated 10 blocks"));
+  EXPECT_TRUE(has("at 9.000 s, inside NVTX range 'forward'"));
   EXPECT_TRUE(has("512.00 MiB of GPU 0"));
   // NCCL's buffers are held from the start; the caching allocator's are not all.
   EXPECT_TRUE(has("NCCL holds 64.00 MiB on GPU 0 (python3 pid 1), allocated by 50 ns"));

@@ -64,6 +64,9 @@ struct MemoryKeyReport {
   MemoryTotals totals;          // at the end
   uint64_t peak_bytes = 0;
   MemorySnapshot at_peak;
+  // The innermost NVTX range of the process open at the peak (e.g. a step or
+  // phase the program annotated), empty when none.
+  std::string peak_nvtx_range;
   std::vector<OwnerPeak> owners;  // by peak, largest first
   std::vector<uint64_t> bins;     // max live bytes per bin of [0, duration]
   std::string summary;            // growth and steady state in words
