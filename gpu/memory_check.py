@@ -17,7 +17,9 @@ check: `tracesmith memory --json OUT/mem.sbt` must say, for this process's devic
        - every device allocation row has a stack (no "(no stack)" owner except
          module globals);
        - a CUDA graph captured at the end: the memory allocated during its capture
-         is exactly its private pool's segments (torch.cuda.memory_snapshot()).
+         is exactly its private pool's segments (torch.cuda.memory_snapshot());
+       - the peak's NVTX range (each step, the graph's warm-up and capture are ranges)
+         is the one in which max_memory_reserved() last grew.
 Prints `MEMCHECK ... PASS|FAIL` lines.
 """
 import json
@@ -42,7 +44,19 @@ def run(out):
     x = torch.randn(256, 1024, device=dev)
     kept = []
     leak_line = None
+    # Each section is an NVTX range; the one in which max_memory_reserved() last
+    # grew holds the caching allocator's peak.
+    peak_section, reserved = None, 0
+
+    def section_end(name):
+        nonlocal peak_section, reserved
+        torch.cuda.synchronize()
+        torch.cuda.nvtx.range_pop()
+        if torch.cuda.max_memory_reserved() > reserved:
+            peak_section, reserved = name, torch.cuda.max_memory_reserved()
+
     for step in range(STEPS):
+        torch.cuda.nvtx.range_push(f"step {step}")
         with torch.autocast("cuda", dtype=torch.bfloat16):
             loss = model(x).float().pow(2).mean()
         loss.backward()
@@ -51,7 +65,7 @@ def run(out):
         if step >= LEAK_FROM:
             leak_line = sys._getframe().f_lineno + 1
             kept.append(torch.empty(LEAK_BYTES, dtype=torch.uint8, device=dev))
-        torch.cuda.synchronize()
+        section_end(f"step {step}")
         time.sleep(0.05)  # steps spread over time, as a real run's are
     # A CUDA graph of the forward pass, captured on the stream it was warmed up on
     # (so cuBLAS has its workspace for that stream before the capture): its
@@ -59,13 +73,17 @@ def run(out):
     static_x = torch.randn(512, 1024, device=dev)
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
+    torch.cuda.nvtx.range_push("graph warm-up")
     with torch.cuda.stream(side), torch.no_grad():
         for _ in range(3):
             model(static_x)
     torch.cuda.current_stream().wait_stream(side)
+    section_end("graph warm-up")
     graph = torch.cuda.CUDAGraph()
+    torch.cuda.nvtx.range_push("graph capture")
     with torch.no_grad(), torch.cuda.graph(graph, stream=side):
         static_y = model(static_x)
+    section_end("graph capture")
     graph.replay()
     torch.cuda.synchronize()
     pools = [seg for seg in torch.cuda.memory_snapshot()
@@ -77,6 +95,7 @@ def run(out):
         f.write(f"reserved={torch.cuda.memory_reserved()}\n")
         f.write(f"leak_site=memory_check.py:{leak_line})\n")
         f.write(f"leaks={len(kept)}\n")
+        f.write(f"peak_section={peak_section}\n")
     print(f"MEMCHECK run: steps={STEPS} leaks={len(kept)} "
           f"max_reserved={torch.cuda.max_memory_reserved()} reserved={torch.cuda.memory_reserved()}")
 
@@ -125,6 +144,13 @@ def check(cli, out):
           f"bytes={d.get('graph_pool_end_bytes')} blocks={d.get('graph_pool_end_count')} "
           f"torch_private_pool_bytes={expect['graph_pool_bytes']} "
           f"segments={expect['graph_pool_segments']} {'PASS' if good else 'FAIL'}")
+
+    # The peak (every owner) falls where the caching allocator's did: cuBLAS's own
+    # workspaces are allocated in step 0 and held.
+    good = d.get("peak_nvtx_range") == expect["peak_section"]
+    ok &= good
+    print(f"MEMCHECK peak range: {d.get('peak_nvtx_range')!r} torch_peak_section="
+          f"{expect['peak_section']!r} {'PASS' if good else 'FAIL'}")
 
     unowned = owners.get("(no stack)", {}).get("peak_bytes", 0)
     good = unowned == 0
