@@ -1,8 +1,13 @@
 # Type stubs of the tracesmith package (docstrings: help(tracesmith.<name>)).
-from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Union
 import os
 
 import numpy as np
+
+# Plain data classes: their fields are typed where they are defined.
+from ._profile import CommandResult as CommandResult
+from ._replay import ReplayLaunch as ReplayLaunch, ReplayResult as ReplayResult
+from ._trace import Frame as Frame
 
 __version__: str
 SBT_VERSION: Tuple[int, int]
@@ -10,13 +15,6 @@ SBT_VERSION: Tuple[int, int]
 _Path = Union[str, "os.PathLike[str]"]
 
 class TraceError(RuntimeError): ...
-
-class Frame(NamedTuple):
-    kind: str
-    function: str
-    file: str
-    line: int
-    pc: int
 
 class Table:
     kind: str
@@ -110,14 +108,6 @@ def schedule(*, wait: int = ..., warmup: int = ..., active: int = ..., repeat: i
              skip_first: int = ...) -> Callable[[int], str]: ...
 FORMATS: Tuple[str, ...]
 
-class CommandResult(NamedTuple):
-    exit_code: int
-    signal: int
-    seconds: float
-    output: str
-    files: List[str]
-    kept_previous: bool
-
 def profile_command(command: List[Union[str, "os.PathLike[str]"]], output: _Path = ..., *,
                     kinds: Union[str, List[str], None] = ..., stacks: Optional[str] = ...,
                     stack_depth: Optional[int] = ..., buffer_mb: Optional[int] = ...,
@@ -150,37 +140,6 @@ class SBTReader:
     def version(self) -> Tuple[int, int]: ...
     def __enter__(self) -> "SBTReader": ...
     def __exit__(self, *exc: object) -> None: ...
-
-class ReplayLaunch:
-    index: int
-    last_index: int
-    kind: str
-    kernel: str
-    status: str
-    bytes_compared: int
-    bytes_differing: int
-    first_diff_address: Optional[int]
-    max_abs_error: Optional[float]
-    max_rel_error: Optional[float]
-    iterations: int
-    deterministic: bool
-    replays_differing: int
-    time_source: Optional[str]
-    time_median_ns: int
-    time_min_ns: int
-    time_max_ns: int
-    program_ns: Optional[int]
-    ranges: int
-    ranges_mapped_away: int
-    error: Optional[str]
-    details: Dict[str, Any]
-
-class ReplayResult(NamedTuple):
-    status: str
-    exit_code: int
-    report: str
-    launches: Tuple[ReplayLaunch, ...] = ...
-    device: Optional[str] = ...
 
 def replay(path: _Path, *, launch: Optional[int] = ..., range: Optional[Tuple[int, int]] = ...,
            iterations: int = ..., device: int = ..., same_addresses_only: bool = ...,

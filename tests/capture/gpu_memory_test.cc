@@ -25,20 +25,7 @@ namespace {
 
 using testing::Str;
 
-// The frames' function names of a stack, leaf first.
-std::vector<std::string> FrameNames(const model::Trace& t, uint32_t stack_id) {
-  std::vector<std::string> out;
-  const auto& frames = t.Rows<model::Frame>();
-  for (uint32_t id : model::StackFrames(t, stack_id)) {
-    if (id == 0 || id > frames.size()) {
-      out.push_back("<bad frame id>");
-      continue;
-    }
-    std::string s(Str(t, frames[id - 1].function_id));
-    out.push_back(s.empty() ? "?" : s);
-  }
-  return out;
-}
+using testing::Describe;
 
 // A number the program printed after `key` ("memory_kinds: granularity 2097152").
 uint64_t Printed(const std::string& output, const std::string& key) {
@@ -111,7 +98,7 @@ TEST(GpuMemory, EveryKindCountedWithItsCallersStack) {
     }
     if (m.op >= model::kMemoryVmmCreate) vmm[m.op].push_back(m);
     std::vector<std::string> frames =
-        m.stack_id ? FrameNames(t, m.stack_id) : std::vector<std::string>{};
+        m.stack_id ? Describe(t, m.stack_id) : std::vector<std::string>{};
     auto caller = Callers().find(k);
     bool has_caller = false;
     for (const std::string& f : frames)

@@ -20,23 +20,7 @@ namespace {
 
 using testing::Str;
 
-// The frames of a stack as "function file:line" strings, leaf first.
-std::vector<std::string> Describe(const model::Trace& t, uint32_t stack_id) {
-  std::vector<std::string> out;
-  const auto& frames = t.Rows<model::Frame>();
-  for (uint32_t id : model::StackFrames(t, stack_id)) {
-    if (id == 0 || id > frames.size()) {
-      out.push_back("<bad frame id>");
-      continue;
-    }
-    const model::Frame& f = frames[id - 1];
-    std::string s(Str(t, f.function_id));
-    if (f.kind == model::kFramePython)
-      s += " " + std::string(Str(t, f.file_id)) + ":" + std::to_string(f.line);
-    out.push_back(s.empty() ? "?" : s);
-  }
-  return out;
-}
+using testing::Describe;
 
 TEST(GpuStacks, LaunchLoopEveryKernelHasAStackEndingInMain) {
   REQUIRE_GPU();

@@ -5,11 +5,31 @@
 #include <string_view>
 #include <vector>
 
+#include "tracesmith/model/stack_builder.h"
 #include "tracesmith/model/trace.h"
 
 namespace tracesmith::testing {
 
 inline std::string_view Str(const model::Trace& t, uint32_t id) { return t.strings.Get(id); }
+
+// The frames of a stack as "function" (native) or "function file:line"
+// (Python) strings, leaf first; "?" for a frame without a name.
+inline std::vector<std::string> Describe(const model::Trace& t, uint32_t stack_id) {
+  std::vector<std::string> out;
+  const auto& frames = t.Rows<model::Frame>();
+  for (uint32_t id : model::StackFrames(t, stack_id)) {
+    if (id == 0 || id > frames.size()) {
+      out.push_back("<bad frame id>");
+      continue;
+    }
+    const model::Frame& f = frames[id - 1];
+    std::string s(Str(t, f.function_id));
+    if (f.kind == model::kFramePython)
+      s += " " + std::string(Str(t, f.file_id)) + ":" + std::to_string(f.line);
+    out.push_back(s.empty() ? "?" : s);
+  }
+  return out;
+}
 
 inline std::vector<model::KernelEvent> KernelsNamed(const model::Trace& t, std::string_view part) {
   std::vector<model::KernelEvent> out;
