@@ -11,7 +11,10 @@ Workloads (each prints its own timed-loop figures; warm-up and process start
 are excluded): ll = bench/workloads/launch_loop.cu (200k tiny launches, C++),
 pyll = torch_launch_loop.py (50k x.mul_), mlp = torch_mlp_train.py (8-block
 MLP + AdamW), xf = torch_transformer_train.py (bf16 TransformerEncoder +
-AdamW). Two metrics per run: wall time of the timed loop and CPU time of the
+AdamW), launch = bench/workloads/api_costs.cu's cudaLaunchKernel measure alone
+(host ns per launch, the median of ~780 blocks of 256 launches: the most
+precise per-launch figure; needs --api-costs). Two metrics per run: wall
+time of the timed loop and CPU time of the
 thread that launches (less noisy on a shared machine).
 
 A configuration SPEC is LABEL=KIND[:ARGS]:
@@ -60,6 +63,10 @@ def workload_cmd(name, args):
     py = [sys.executable, "-u"]
     if name == "ll":
         return [args.launch_loop, "200000", "1"], "seconds", "cpu_seconds"
+    if name == "launch":
+        if not args.api_costs:
+            raise SystemExit("workload 'launch' needs --api-costs BIN")
+        return [args.api_costs, "200000", "cudaLaunchKernel"], "ns_per_call", "ns_per_call"
     if name == "pyll":
         return py + [f"{HERE}/workloads/torch_launch_loop.py", "--n", "50000"], "seconds", "cpu_seconds"
     if name == "mlp":
@@ -92,7 +99,7 @@ def build(spec, workload, args, trace):
     elif kind == "ts":
         cmd = [args.tracesmith, "profile", "-q", "-f", *cargs.split(), "-o", trace, "--", *cmd]
     elif kind in ("torch", "torch-stack"):
-        if workload == "ll":
+        if workload in ("ll", "launch"):
             return None
         if workload == "pyll" and kind == "torch-stack":
             return None
@@ -112,6 +119,7 @@ def main():
     ap.add_argument("--tracesmith")
     ap.add_argument("--launch-loop")
     ap.add_argument("--cupti-floor")
+    ap.add_argument("--api-costs", help="bench/workloads/api_costs binary (workload 'launch')")
     ap.add_argument("--set", default="main", choices=sorted(SETS))
     ap.add_argument("--configs", help="comma-free list of SPECs separated by ';;' (replaces --set)")
     ap.add_argument("--workloads", default="ll,pyll,mlp,xf")

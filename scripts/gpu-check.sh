@@ -3,7 +3,7 @@
 # machine. Run from the repository root:
 #
 #   scripts/gpu-check.sh [BUILD_DIR=build/gpu]
-#   GPU_CHECK=tests,replay,torchjson,python,memory,selfcost,apicost,bench,sweep (default;
+#   GPU_CHECK=tests,replay,torchjson,python,memory,selfcost,apicost,launchcost,bench,sweep (default;
 #             also: fixtures, example)
 #   BENCH_ROUNDS=8  BENCH_WORKLOADS=ll,pyll,mlp,xf  SWEEP_WORKLOADS=xf
 #   GPU_TESTS="capture_gpu_test ..."  (a subset of the GPU gtests)
@@ -21,7 +21,7 @@
 set -u
 BUILD=${1:-build/gpu}
 OUT=${OUT:-$PWD/gpu-check-out}
-WHAT=${GPU_CHECK:-tests,replay,torchjson,python,memory,selfcost,apicost,bench,sweep}
+WHAT=${GPU_CHECK:-tests,replay,torchjson,python,memory,selfcost,apicost,launchcost,bench,sweep}
 ROUNDS=${BENCH_ROUNDS:-8}
 mkdir -p "$OUT"
 exec > >(tee -a "$OUT/gpu-check.log") 2>&1
@@ -203,7 +203,7 @@ fi
 
 FLOOR=$(realpath "$BUILD/lib/libcupti-floor.so")
 BENCH=(python3 bench/overhead.py --tracesmith "$TS" --launch-loop "$PROGS/launch_loop"
-       --cupti-floor "$FLOOR" --rounds "$ROUNDS")
+       --api-costs "$PROGS/api_costs" --cupti-floor "$FLOOR" --rounds "$ROUNDS")
 if want selfcost; then
   # The capture's own accounting on each workload (info's "Capture cost").
   for w in "ll:$PROGS/launch_loop 200000 1" "mlp:python3 bench/workloads/torch_mlp_train.py" \
@@ -229,6 +229,17 @@ if want apicost; then
       ts*) "$TS" profile -q -f ${c#ts} -o "$TS_GPU_OUT/api.sbt" -- "$PROGS/api_costs" 20000 ;;
     esac
   done 2>&1 | tee "$OUT/api_costs.log"
+fi
+if want launchcost; then
+  # Host ns per cudaLaunchKernel, one short process per configuration, interleaved: what
+  # CUPTI's parts and ours each add to one launch (LAUNCH_CONFIGS replaces the list).
+  "${BENCH[@]}" --workloads launch --rounds "${LAUNCH_ROUNDS:-10}" --json "$OUT/launchcost.json" \
+    --tag LAUNCHCOST --configs "${LAUNCH_CONFIGS:-base=base;;cupti_kernel=cupti:kernel;;\
+cupti_kernel_launchcb=cupti:kernel,launch-callback;;cupti_kernel_runtime=cupti:kernel,runtime;;\
+cupti_kernel_runtime_launchcb=cupti:kernel,runtime,launch-callback;;\
+ts_kernel=ts:--kinds kernel --stacks none;;ts_-runtime_nostacks=ts:--kinds -runtime --stacks none;;\
+ts_-runtime=ts:--kinds -runtime;;ts_nostacks=ts:--stacks none;;tracesmith=ts:}" \
+    2>&1 | tee "$OUT/launchcost.log"
 fi
 if want bench; then
   # The issue-#12 table: floors, defaults, --stacks none, torch.profiler.

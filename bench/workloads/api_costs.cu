@@ -2,13 +2,16 @@
 // kind of call at a time: run it bare and under a profiler (or one CUPTI
 // activity kind at a time, bench/cupti_floor) to see which calls a
 // profiler makes slower, and by how much.
-// Build: nvcc -O2 -arch=sm_90 -o api_costs api_costs.cu   Run: ./api_costs [N=20000]
+// Build: nvcc -O2 -arch=sm_90 -o api_costs api_costs.cu
+// Run: ./api_costs [N=20000] [ONLY]  (ONLY: measure just the calls whose name starts with it,
+// e.g. "cudaLaunchKernel": a short process, so many can be interleaved)
 // Prints one line per call: api=<name> ns_per_call=<median of 5 blocks>.
 #include <time.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <vector>
 
@@ -31,9 +34,12 @@ double Now() {
   return double(ts.tv_sec) * 1e9 + double(ts.tv_nsec);
 }
 
+const char* g_only = nullptr;  // argv[2]
+
 void Measure(
     const char* name, int n, const std::function<void()>& call,
     const std::function<void()>& after_block = [] {}, int n_blocks = 6) {
+  if (g_only && std::strncmp(name, g_only, std::strlen(g_only)) != 0) return;
   std::vector<double> blocks;
   for (int b = 0; b < n_blocks; ++b) {
     double t0 = Now();
@@ -48,6 +54,7 @@ void Measure(
 
 int main(int argc, char** argv) {
   const int n = argc > 1 ? atoi(argv[1]) : 20000;
+  if (argc > 2) g_only = argv[2];
   float *d = nullptr, *h = nullptr;
   CHECK(cudaMalloc(&d, 1 << 20));
   CHECK(cudaMallocHost(&h, 1 << 20));
