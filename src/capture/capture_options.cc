@@ -284,16 +284,4 @@ const std::vector<std::string>& OptionEnvNames() {
   return names;
 }
 
-std::string PerProcessOutputPath(const std::string& base, uint32_t pid, int rank) {
-  std::string stem = base, ext;
-  size_t slash = base.rfind('/');
-  size_t dot = base.rfind('.');
-  if (dot != std::string::npos && (slash == std::string::npos || dot > slash) && dot > 0) {
-    stem = base.substr(0, dot);
-    ext = base.substr(dot);
-  }
-  if (rank >= 0) return stem + ".rank" + std::to_string(rank) + ext;
-  return stem + ".pid" + std::to_string(pid) + ext;
-}
-
 }  // namespace tracesmith::capture

@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -15,63 +14,29 @@
 #include <utility>
 
 #include "tracesmith/base/atomic_file.h"
+#include "tracesmith/format/run_names.h"
 
 namespace tracesmith::capture {
-namespace {
-
-// Numbers as numbers: rank2 before rank10.
-bool NaturalLess(const std::string& a, const std::string& b) {
-  size_t i = 0, j = 0;
-  while (i < a.size() && j < b.size()) {
-    if (std::isdigit(uint8_t(a[i])) && std::isdigit(uint8_t(b[j]))) {
-      size_t ie = i, je = j;
-      while (ie < a.size() && std::isdigit(uint8_t(a[ie]))) ++ie;
-      while (je < b.size() && std::isdigit(uint8_t(b[je]))) ++je;
-      const std::string_view na(a.data() + i, ie - i), nb(b.data() + j, je - j);
-      if (na.size() != nb.size()) return na.size() < nb.size();  // no leading zeros in pids
-      if (na != nb) return na < nb;
-      i = ie, j = je;
-    } else {
-      if (a[i] != b[j]) return a[i] < b[j];
-      ++i, ++j;
-    }
-  }
-  return a.size() - i < b.size() - j;
-}
-
-}  // namespace
 
 std::vector<std::string> FindOutputs(const std::string& output, time_t since) {
   std::vector<std::string> files;
   const bool named = PathExists(output);
   if (named) files.push_back(output);
-  std::string dir = ".", base = output;
-  if (size_t slash = output.rfind('/'); slash != std::string::npos) {
-    dir = output.substr(0, slash);
-    base = output.substr(slash + 1);
-  }
-  // The inverse of PerProcessOutputPath: <stem>.pid<N><ext>, <stem>.rank<N><ext>.
-  std::string stem = base, ext;
-  if (size_t dot = base.rfind('.'); dot != std::string::npos && dot > 0) {
-    stem = base.substr(0, dot);
-    ext = base.substr(dot);
-  }
-  DIR* d = opendir(dir.c_str());
+  // The inverse of PerProcessOutputPath (format/run_names.h).
+  const format::RunNameParts parts = format::SplitRunName(output);
+  DIR* d = opendir(parts.dir.empty() ? "." : parts.dir.c_str());
   if (!d) return files;
   while (dirent* e = readdir(d)) {
-    std::string name = e->d_name;
-    for (const char* tag : {".pid", ".rank"}) {
-      std::string prefix = stem + tag;
-      if (name.size() <= prefix.size() + ext.size() || name.rfind(prefix, 0) != 0) continue;
-      if (name.compare(name.size() - ext.size(), ext.size(), ext) != 0) continue;
-      std::string path = dir + "/" + name;
-      struct stat sb;
-      if (::stat(path.c_str(), &sb) == 0 && sb.st_mtime >= since) files.push_back(path);
-    }
+    const std::string name = e->d_name;
+    if (!format::ParseRunMember(name, parts.stem, parts.ext)) continue;
+    const std::string path = parts.dir + name;
+    struct stat sb;
+    if (::stat(path.c_str(), &sb) == 0 && sb.st_mtime >= since) files.push_back(path);
   }
   closedir(d);
   // The named file first, then the other processes' files in name order.
-  std::sort(files.begin() + (named ? 1 : 0), files.end(), NaturalLess);
+  std::sort(files.begin() + (named ? 1 : 0), files.end(),
+            [](const std::string& a, const std::string& b) { return format::NaturalLess(a, b); });
   return files;
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tracesmith/base/status.h"
+#include "tracesmith/format/run_names.h"
 
 namespace tracesmith::capture {
 
@@ -152,7 +153,8 @@ std::map<std::string, std::string> OptionsToEnv(const CaptureOptions& options);
 // user's environment (say TRACESMITH_DURATION) cannot change the capture.
 const std::vector<std::string>& OptionEnvNames();
 
-// The file this process writes for `base`: base itself, or the pid/rank name.
-std::string PerProcessOutputPath(const std::string& base, uint32_t pid, int rank);
+// The file this process writes for `base`: base itself, or the pid/rank name
+// (defined in format/run_names.h, beside its inverse, for the readers of a run).
+using format::PerProcessOutputPath;
 
 }  // namespace tracesmith::capture
