@@ -1,0 +1,97 @@
+#include "input_remap.h"
+
+#include <algorithm>
+
+namespace tracesmith::cluster::internal {
+
+uint32_t OutputTables::FreshPid() {
+  while (known_pids.contains(next_fresh_pid) || taken_pids.contains(next_fresh_pid))
+    ++next_fresh_pid;
+  return next_fresh_pid++;
+}
+
+InputRemap::InputRemap(OutputTables* out, format::SbtWriter* writer, size_t input_index)
+    : out_(out),
+      writer_(writer),
+      input_(input_index),
+      frame_base_(out->frames),
+      node_base_(out->nodes),
+      flow_base_(out->flows) {}
+
+uint32_t InputRemap::Pid(uint32_t pid) {
+  auto it = pids_.find(pid);
+  if (it != pids_.end()) return it->second;
+  uint32_t out = pid;
+  auto taken = out_->taken_pids.find(pid);
+  if (taken != out_->taken_pids.end()) {
+    out = out_->FreshPid();
+    renumbered_.push_back(Renumbered{pid, out, taken->second});
+  }
+  out_->taken_pids.emplace(out, input_);
+  pids_.emplace(pid, out);
+  return out;
+}
+
+uint64_t InputRemap::Map(IdSpace space, uint64_t v) {
+  switch (space) {
+    case IdSpace::kString:
+      return String(static_cast<uint32_t>(v));
+    case IdSpace::kStackNode:
+      return Position(v, in_->Rows<model::StackNode>().size(), node_base_);
+    case IdSpace::kFrame:
+      return Position(v, in_->Rows<model::Frame>().size(), frame_base_);
+    case IdSpace::kMapping:
+      return Mapping(static_cast<uint32_t>(v));
+    case IdSpace::kFlow:
+      return Flow(v);
+    case IdSpace::kPid:
+      return Pid(static_cast<uint32_t>(v));
+    case IdSpace::kValue:
+    case IdSpace::kPerProcess:
+      break;
+  }
+  return v;
+}
+
+uint32_t InputRemap::String(uint32_t id) {
+  // Interned on first use: strings no row uses are not carried, and a string
+  // several inputs share is stored once.
+  if (id < strings_.size() && strings_[id] != 0) return strings_[id] - 1;
+  if (!in_->strings.Has(id)) return 0;  // a gap left by a damaged chunk reads as ""
+  if (id >= strings_.size()) strings_.resize(std::max<size_t>(id + 1, in_->strings.size()), 0);
+  const uint32_t out = writer_->InternString(in_->strings.Get(id));
+  strings_[id] = out + 1;
+  return out;
+}
+
+uint32_t InputRemap::Position(uint64_t id, size_t table_size, uint32_t base) {
+  // The writer puts tables before the rows that use them, so a reference
+  // past what was read points into a part of the input that was lost.
+  if (id > table_size) {
+    ++dangling_;
+    return 0;
+  }
+  return base + static_cast<uint32_t>(id);
+}
+
+uint32_t InputRemap::Mapping(uint32_t id) {
+  // Numbered on first sight (a Mapping row or a frame pointing to it), in
+  // the order the input names them: dense, like a capture's.
+  auto [it, inserted] = mappings_.try_emplace(id, 0);
+  if (inserted) it->second = ++out_->mappings;
+  return it->second;
+}
+
+uint64_t InputRemap::Flow(uint64_t id) {
+  const uint64_t out = flow_base_ + id;
+  if (out > UINT32_MAX) {  // would not fit the field: no flow rather than a wrong one
+    ++dangling_;
+    return 0;
+  }
+  flow_max_ = std::max(flow_max_, out);
+  return out;
+}
+
+void InputRemap::Finish() { out_->flows = std::max(out_->flows, flow_max_); }
+
+}  // namespace tracesmith::cluster::internal

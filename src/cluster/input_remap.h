@@ -1,0 +1,110 @@
+// The id translation of one input of a merge (merge.cc): from the ids of
+// the input file to those of the output, field by field as id_fields.h
+// classifies them.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <unordered_map>
+#include <vector>
+
+#include "tracesmith/cluster/id_fields.h"
+#include "tracesmith/format/sbt_writer.h"
+#include "tracesmith/model/trace.h"
+
+namespace tracesmith::cluster::internal {
+
+// What the output holds so far, across inputs.
+struct OutputTables {
+  uint32_t frames = 0;                    // Frame rows written
+  uint32_t nodes = 0;                     // StackNode rows written
+  uint32_t mappings = 0;                  // mapping ids handed out
+  uint64_t flows = 0;                     // the highest flow id written
+  std::set<uint32_t> known_pids;          // named by any input (so never handed out)
+  std::map<uint32_t, size_t> taken_pids;  // output pid -> the input that has it
+  // Pids handed to a process whose own pid an earlier input has: from
+  // 2^22 (PID_MAX_LIMIT, above every Linux pid) up, past any pid an input names.
+  uint32_t next_fresh_pid = 1u << 22;
+  uint32_t FreshPid();
+};
+
+class InputRemap {
+ public:
+  InputRemap(OutputTables* out, format::SbtWriter* writer, size_t input_index);
+
+  // The reader's batch: the input's strings and metadata read so far. Set
+  // before every Apply (the batch grows as the input is read).
+  void SetSource(const model::Trace* batch) { in_ = batch; }
+
+  // The output pid of input pid `pid`: its own, unless an earlier input has
+  // it (then a fresh one). Decided once per pid, on first use.
+  uint32_t Pid(uint32_t pid);
+  // Input pids that were given another pid, with the input that had it first.
+  struct Renumbered {
+    uint32_t pid, out_pid;
+    size_t first_input;
+  };
+  const std::vector<Renumbered>& renumbered() const { return renumbered_; }
+  const std::map<uint32_t, uint32_t>& pids() const { return pids_; }
+
+  // Translates every id field of `row` (id_fields.h) in place.
+  template <typename T>
+  void Apply(T* row) {
+    for (const Field& f : FieldsOf<T>()) {
+      const uint64_t v = model::LoadField(row, f.desc);
+      if (v != 0 || f.space == IdSpace::kPid) model::StoreField(row, f.desc, Map(f.space, v));
+    }
+  }
+
+  // Frame and StackNode rows written for this input: the output's tables
+  // grow by them (positions are ids).
+  void FramesWritten(size_t n) { out_->frames += static_cast<uint32_t>(n); }
+  void NodesWritten(size_t n) { out_->nodes += static_cast<uint32_t>(n); }
+  // References that pointed past the input's tables (written as 0).
+  uint64_t dangling() const { return dangling_; }
+  // Call when the input is done: its flow ids are reserved in the output.
+  void Finish();
+
+ private:
+  struct Field {
+    model::FieldDesc desc;
+    IdSpace space;
+  };
+  // The fields of T that need translation, from its field list.
+  template <typename T>
+  static const std::vector<Field>& FieldsOf() {
+    static const std::vector<Field> fields = [] {
+      std::vector<Field> v;
+      using Traits = model::RecordTraits<T>;
+      for (size_t i = 0; i < Traits::kNumFields; ++i) {
+        // Every id-like field has a rule (static_assert in id_fields.cc).
+        const IdSpace s = ClassifyField(Traits::kAllFields[i].name).value_or(IdSpace::kValue);
+        if (s != IdSpace::kValue && s != IdSpace::kPerProcess)
+          v.push_back(Field{Traits::kAllFields[i], s});
+      }
+      return v;
+    }();
+    return fields;
+  }
+  uint64_t Map(IdSpace space, uint64_t v);
+  uint32_t String(uint32_t id);
+  uint32_t Position(uint64_t id, size_t table_size, uint32_t base);
+  uint32_t Mapping(uint32_t id);
+  uint64_t Flow(uint64_t id);
+
+  OutputTables* out_;
+  format::SbtWriter* writer_;
+  size_t input_;
+  const model::Trace* in_ = nullptr;
+  const uint32_t frame_base_, node_base_;
+  const uint64_t flow_base_;
+  uint64_t flow_max_ = 0;
+  std::vector<uint32_t> strings_;  // input id -> output id + 1 (0: not yet)
+  std::unordered_map<uint32_t, uint32_t> mappings_;
+  std::map<uint32_t, uint32_t> pids_;
+  std::vector<Renumbered> renumbered_;
+  uint64_t dangling_ = 0;
+};
+
+}  // namespace tracesmith::cluster::internal
