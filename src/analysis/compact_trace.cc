@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <iterator>
 #include <map>
 #include <numeric>
 #include <set>
@@ -206,7 +207,17 @@ void CompactTrace::Ingest(const Trace& batch, TableKind kind) {
   RefreshMeta(batch);
   ForEachRecordType([&]<typename T>() {
     if constexpr (RecordTraits<T>::kIsEvent) {
-      if (RecordTraits<T>::kKind == kind) IngestRows(batch.Rows<T>());
+      if (RecordTraits<T>::kKind != kind) return;
+      const std::vector<T>& rows = batch.Rows<T>();
+      const auto other = [&](const T& e) { return e.pid != filter_pid_; };
+      if (!filtered_ || std::none_of(rows.begin(), rows.end(), other)) {
+        IngestRows(rows);
+        return;
+      }
+      std::vector<T> mine;  // one chunk's rows of this process
+      std::copy_if(rows.begin(), rows.end(), std::back_inserter(mine),
+                   [&](const T& e) { return !other(e); });
+      IngestRows(mine);
     }
   });
 }

@@ -40,13 +40,22 @@ std::string ReadSmallFile(const char* path) {
 
 void CuptiEngine::WriteClockAnchor(uint8_t phase) {
   model::ClockAnchor a;
-  uint64_t before = MonotonicNs();
+  // Both host clocks are read on each side of the capture clock, and the
+  // monotonic reads bracket everything: the instant gpu_ns names lies
+  // within +-read_window_ns/2 of both midpoints (the bound analysis/job_clock.h
+  // states for ranks on one host).
+  const uint64_t before = MonotonicNs();
+  const uint64_t real_before = RealtimeNs();
   uint64_t gpu = 0;
   cuptiGetTimestamp(&gpu);
-  uint64_t after = MonotonicNs();
+  const uint64_t real_after = RealtimeNs();
+  const uint64_t after = MonotonicNs();
   a.gpu_ns = gpu;
   a.monotonic_ns = before + (after - before) / 2;
-  a.realtime_ns = RealtimeNs();
+  // CLOCK_REALTIME may be stepped between the two reads: then the later one.
+  a.realtime_ns = real_after >= real_before ? real_before + (real_after - real_before) / 2
+                                            : real_after;
+  a.read_window_ns = after - before;
   a.pid = pid_;
   a.phase = phase;
   sbt_->Append(a);

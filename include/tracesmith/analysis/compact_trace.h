@@ -196,6 +196,13 @@ class CompactTrace {
   }
   // Ingests every event and metadata row of a whole trace.
   void IngestAll(const model::Trace& trace);
+  // From now on Ingest keeps only the event rows of process `pid` (metadata
+  // stays whole): one process of a merged file at a time, in the memory of
+  // that process alone (analysis/rank_summary.h).
+  void SetProcessFilter(uint32_t pid) {
+    filter_pid_ = pid;
+    filtered_ = true;
+  }
   // Aligns clocks, sorts lanes, builds indexes. Call once, after ingesting.
   void Finalize();
 
@@ -310,6 +317,8 @@ class CompactTrace {
   CorrelationIndex op_by_corr_;
   std::vector<uint32_t> op_call_;
   model::Trace meta_;
+  uint32_t filter_pid_ = 0;
+  bool filtered_ = false;
   uint64_t window_begin_ = 0, window_end_ = 0, trace_begin_ = 0;
   CompactStats stats_;
   bool finalized_ = false;

@@ -356,12 +356,19 @@ TS_DEFINE_RECORD(Process, kProcess, "process", false, TS_PROCESS_FIELDS)
 TS_DEFINE_RECORD(Thread, kThread, "thread", false, TS_THREAD_FIELDS)
 
 // Maps the capture clock (gpu_ns) of one process to host clocks.
+// read_window_ns: CLOCK_MONOTONIC time between the host-clock reads taken
+// just before and just after the capture clock was read (monotonic_ns and
+// realtime_ns are the midpoints of their reads around it), so the instant
+// gpu_ns names lies within +-read_window_ns/2 of them. 0 in files written
+// before it was recorded (2026-11): the reader then assumes a default bound
+// (analysis/job_clock.h).
 #define TS_CLOCK_ANCHOR_FIELDS(X)                \
   X(uint64_t, gpu_ns, kDelta)                    \
   X(uint64_t, realtime_ns, kDelta)               \
   X(uint64_t, monotonic_ns, kDelta)              \
   X(uint32_t, pid, kConfig)                      \
-  X(uint8_t, phase, kConfig)
+  X(uint8_t, phase, kConfig)                     \
+  X(uint64_t, read_window_ns, kDelta)
 TS_DEFINE_RECORD(ClockAnchor, kClockAnchor, "clock", false, TS_CLOCK_ANCHOR_FIELDS)
 
 // A loaded ELF object (or Python source file) that frames point into.

@@ -1,0 +1,135 @@
+// Collectives: NCCL kernels recognised by name, grouped by communicator and
+// matched across the ranks of a job.
+//
+// Recognition. NCCL names its kernels after what they do:
+//   ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)  (2.19+)
+//   ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)                        (older)
+// so operation, reduction, datatype, algorithm and protocol come from the
+// name. Newer NCCL may launch `ncclDevKernel_Generic*` kernels that run any
+// operation: their operation comes from the innermost enclosing NVTX range on
+// the launching thread that names one (NCCL's own `ncclAllReduce`-style
+// ranges, PyTorch's `nccl:all_reduce` style), else it is unknown.
+//
+// Bytes. The capture does not record NVTX payloads (where NCCL 2.19+ puts
+// the message size), so bytes are known only when an enclosing NVTX range's
+// name says them as `bytes=<N>` (a TraceSmith convention: e.g.
+// `torch.cuda.nvtx.range(f"all_reduce bytes={n}")`); otherwise 0 = unknown,
+// and no bandwidth is computed.
+//
+// Communicators. A trace does not name NCCL communicators. The rule: in each
+// rank, the streams that carry NCCL kernels, ordered by their first NCCL
+// kernel, are communicators 0, 1, ...; the k-th NCCL kernel on stream i of
+// every rank is operation k of communicator i. This holds for PyTorch (one
+// NCCL stream per process group and device, groups created in the same order
+// on every rank). It is wrong when ranks belong to different subgroups
+// (tensor/data parallel groups: rank 0's second NCCL stream need not be
+// rank 1's), when groups are first used in a different order on different
+// ranks, or when one communicator's kernels use several streams. Matching
+// checks what it can (counts, and the operation at each position where both
+// ranks know it) and stops at the first disagreement with a warning: it
+// reports the matched prefix, never a silent wrong match.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tracesmith/analysis/compact_trace.h"
+
+namespace tracesmith::analysis {
+
+enum class CollectiveOp : uint8_t {
+  kUnknown = 0,
+  kAllReduce,
+  kAllGather,
+  kReduceScatter,
+  kBroadcast,
+  kReduce,
+  kAllToAll,
+  kSendRecv,
+  kSend,
+  kRecv,
+};
+const char* CollectiveOpName(CollectiveOp op);  // "all_reduce", ...
+// "all_reduce" ... -> the op; kUnknown for anything else.
+CollectiveOp CollectiveOpFromName(std::string_view name);
+// True for operations whose every rank needs data from every other rank
+// (all-reduce, all-gather, reduce-scatter, all-to-all): no rank can finish
+// one before the last rank has started it. The clock refinement
+// (job_clock.h) uses only these; broadcast and reduce depend on a root the
+// kernel name does not give.
+bool NeedsEveryRank(CollectiveOp op);
+
+// What a kernel name says about an NCCL kernel.
+struct NcclKernelInfo {
+  bool is_collective = false;  // an ncclKernel_ / ncclDevKernel_ kernel
+  bool generic = false;        // ncclDevKernel_Generic*: the operation is not in the name
+  CollectiveOp op = CollectiveOp::kUnknown;
+  std::string reduction, datatype, algorithm, protocol;  // empty when not in the name
+};
+NcclKernelInfo ParseNcclKernelName(std::string_view name);
+
+// What an NVTX range name says: the operation of NCCL's and PyTorch's
+// ranges ("ncclAllReduce", "nccl:all_reduce", "nccl:_all_gather_base"), and
+// the bytes of a `bytes=<N>` annotation (0: none).
+CollectiveOp CollectiveOpFromRangeName(std::string_view name);
+uint64_t BytesFromRangeName(std::string_view name);
+
+// How a collective's operation was found.
+enum class OpSource : uint8_t { kKernelName = 0, kNvtxRange = 1, kUnknown = 2 };
+
+// One rank's part of one collective, in that process's capture clock.
+struct RankCollective {
+  uint64_t start_ns = 0, end_ns = 0;  // the kernel (arrival = start)
+  uint64_t bytes = 0;                 // 0: unknown
+  uint32_t comm = 0;                  // communicator index (the rule above)
+  uint32_t seq = 0;                   // position on its communicator, from 0
+  uint32_t kind = 0;                  // index into ProcessCollectives::kinds
+  CollectiveOp op = CollectiveOp::kUnknown;
+  OpSource source = OpSource::kUnknown;
+};
+
+// A stream that carries NCCL kernels: one communicator.
+struct CommStream {
+  uint32_t device = 0, stream = 0;
+  uint64_t first_ns = 0;  // its first NCCL kernel (what orders communicators)
+  uint32_t ops = 0;
+};
+
+struct ProcessCollectives {
+  std::vector<CommStream> comms;    // by first use
+  std::vector<RankCollective> ops;  // by (comm, seq)
+  std::vector<std::string> kinds;   // "AllReduce Sum f32 RING LL", distinct
+  uint64_t generic_kernels = 0;     // Generic kernels seen
+  uint64_t generic_resolved = 0;    // ... whose operation an NVTX range gave
+  uint64_t with_bytes = 0;          // collectives whose bytes are known
+};
+
+// The NCCL collectives of process `pid` in `trace`, times as the trace holds
+// them (the capture clock when the trace has one process).
+ProcessCollectives ExtractCollectives(const CompactTrace& trace, uint32_t pid);
+
+// ---- matching across ranks ----------------------------------------------
+
+// One matched collective: for each rank of the job, the index of its part
+// in that rank's `ops` (kNone: the rank is not on this communicator).
+struct CollectiveMatch {
+  uint32_t comm = 0, seq = 0;
+  std::vector<uint32_t> part;  // by rank index
+};
+
+struct MatchResult {
+  std::vector<CollectiveMatch> matches;  // by (comm, seq)
+  std::vector<std::string> warnings;     // counts or operations that disagree
+  uint32_t comms = 0;
+  std::vector<uint32_t> matched_per_comm;
+};
+
+// `ranks[i]`: rank i's collectives (a null entry: rank i has none to offer,
+// e.g. its file could not be read). `labels[i]` names rank i in warnings.
+MatchResult MatchCollectives(std::span<const std::vector<RankCollective>* const> ranks,
+                             std::span<const std::string> labels);
+
+}  // namespace tracesmith::analysis

@@ -1,0 +1,135 @@
+// JobReport: the cross-rank analysis of a distributed job.
+//
+// Input: one RankSummary per process (rank_summary.h), however they were
+// made (AnalyzeJob reads trace files one at a time; summaries written as
+// JSON by separate processes can be read back and passed to
+// BuildJobReport). The report puts every rank on the job clock
+// (job_clock.h), matches collectives (collectives.h) and says:
+//   per rank   GPU utilization, compute vs communication time, their overlap,
+//              time blocked in collectives waiting for peers, step times,
+//              and its clock offset with the bound and the method;
+//   per job    straggler ranks (who arrives last at collectives, how often,
+//              by how much, beside the clock bound), achieved collective
+//              bandwidth vs size (nccl-tests' bus bandwidth, when bytes are
+//              known), step-time variance across ranks, findings in words.
+// Definitions (docs/distributed.md):
+//   arrival       a rank's collective kernel start, on the job clock
+//   start         the last arrival (the collective can move data from then)
+//   end           the last rank's kernel end
+//   skew          last arrival - first arrival
+//   lateness      last arrival - median arrival of the other ranks
+//   waiting       per rank, min(start, its end) - its arrival: time its
+//                 kernel ran before every peer had arrived
+//   duration      end - start, what the bandwidth is computed from
+// Every cross-rank time compared is checked against the clock bound of the
+// ranks involved: a number smaller than its bound is flagged, not trusted.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tracesmith/analysis/collectives.h"
+#include "tracesmith/analysis/job_clock.h"
+#include "tracesmith/analysis/rank_summary.h"
+#include "tracesmith/base/status.h"
+
+namespace tracesmith::analysis {
+
+struct JobOptions {
+  ClockOptions clock;
+  size_t max_findings = 12;
+};
+
+struct RankReport {
+  int32_t rank = -1;
+  uint32_t pid = 0;
+  std::string host, source, label;
+  ProcessClock clock;
+  uint64_t wall_ns = 0;  // its first to last event
+  uint64_t gpu_busy_ns = 0, compute_ns = 0, comm_ns = 0, overlap_ns = 0;
+  uint64_t wait_ns = 0;             // blocked in matched collectives waiting for peers
+  uint32_t collectives = 0;         // NCCL kernels it ran
+  uint32_t matched = 0;             // ... matched across ranks
+  uint32_t last_arrivals = 0;       // matched collectives it arrived at last, beyond the bound
+  uint64_t median_lateness_ns = 0;  // over those
+  uint32_t steps = 0;
+  uint64_t step_median_ns = 0;
+  std::vector<std::string> warnings;
+};
+
+struct JobCollective {
+  uint32_t comm = 0, seq = 0;
+  CollectiveOp op = CollectiveOp::kUnknown;
+  std::string kind;    // rank 0's kernel description
+  uint64_t bytes = 0;  // 0: unknown
+  uint32_t ranks = 0;  // members whose clock is aligned (the others are left out)
+  uint64_t first_arrival_ns = 0, start_ns = 0, end_ns = 0;  // job clock
+  uint64_t skew_ns = 0, lateness_ns = 0;
+  uint32_t last_rank = 0;         // index into JobReport::ranks
+  uint64_t bound_ns = 0;          // clock bound of comparing the last rank with the others
+  bool last_significant = false;  // lateness > bound: the last rank is known
+};
+
+struct Straggler {
+  uint32_t rank_index = 0;
+  uint32_t last_count = 0, of = 0;
+  uint64_t median_late_ns = 0;
+  uint64_t bound_ns = 0;  // the clock bound beside it
+  bool significant() const { return median_late_ns > bound_ns; }
+};
+
+// nccl-tests' definitions (doc/PERFORMANCE.md): algbw = bytes / time;
+// busbw = algbw x 2(n-1)/n for all-reduce, (n-1)/n for all-gather,
+// reduce-scatter and all-to-all, 1 for broadcast and reduce. `bytes` is the
+// size nccl-tests calls "size" (the all-gather's whole output, the
+// reduce-scatter's whole input).
+struct BandwidthRow {
+  CollectiveOp op = CollectiveOp::kUnknown;
+  uint64_t bytes = 0;
+  uint32_t ranks = 0, count = 0;
+  uint64_t median_ns = 0;
+  double algbw_gbps = 0, busbw_gbps = 0;  // GB/s (1e9 bytes)
+};
+double BusBandwidthFactor(CollectiveOp op, uint32_t ranks);
+
+struct StepVariance {
+  uint32_t ranks_with_steps = 0;
+  uint64_t min_median_ns = 0, median_median_ns = 0, max_median_ns = 0;
+  uint32_t slowest_rank_index = 0;
+  double cv = 0;  // stddev / mean of the ranks' median step times
+};
+
+struct JobReport {
+  std::vector<RankReport> ranks;  // by rank (unknown ranks last, by source)
+  std::vector<HostClock> hosts;
+  ClockOptions clock_options;
+  uint64_t max_bound_ns = 0;
+  uint32_t comms = 0;
+  std::vector<uint32_t> matched_per_comm;
+  std::vector<JobCollective> collectives;
+  // Collectives whose last arrival is within the clock bound of the others'
+  // median: no last rank can be named for them.
+  uint32_t collectives_within_bound = 0;
+  std::vector<Straggler> stragglers;  // most last arrivals first
+  std::vector<BandwidthRow> bandwidth;
+  StepVariance steps;
+  std::vector<std::string> findings, warnings;
+};
+
+// The cross-rank step: consumes only summaries.
+JobReport BuildJobReport(std::vector<RankSummary> summaries, const JobOptions& options);
+
+// Reads each file (a per-rank trace, or a merged file holding several
+// processes), one at a time and streaming, into summaries, then builds the
+// report. A file that cannot be read is left out with a warning (partial
+// results); an error only when no file gives a process.
+StatusOr<JobReport> AnalyzeJob(std::span<const std::string> files, const JobOptions& options);
+
+void WriteJobText(const JobReport& report, std::ostream& out);
+// One JSON object (the `ranks` object of `analyze --json`).
+void WriteJobJson(const JobReport& report, std::ostream& out);
+
+}  // namespace tracesmith::analysis

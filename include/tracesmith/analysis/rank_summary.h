@@ -1,0 +1,71 @@
+// RankSummary: what the cross-rank analysis needs of one process, small
+// enough that a 512-rank job's summaries fit anywhere.
+//
+// A rank's trace (perhaps 1 GB) is read once, streaming, into a
+// CompactTrace of that process alone, summarised, and dropped before the
+// next rank is read: the job analysis holds one rank's working set plus the
+// summaries (a few hundred bytes per collective and step). Times stay in
+// the process's capture clock with its anchors beside them; the job clock
+// (job_clock.h) is applied only when ranks are put side by side.
+//
+// Summaries serialise to JSON (WriteRankSummaryJson / ParseRankSummaryJson),
+// so summarising can run as separate processes, one per rank (e.g. under the
+// cluster's own launcher, next to each rank's file), and the cross-rank step
+// (BuildJobReport, job_report.h) consumes only the summaries.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tracesmith/analysis/collectives.h"
+#include "tracesmith/analysis/compact_trace.h"
+#include "tracesmith/analysis/job_clock.h"
+#include "tracesmith/base/status.h"
+
+namespace tracesmith::analysis {
+
+struct RankStep {
+  uint64_t begin_ns = 0, end_ns = 0;  // capture clock
+};
+
+struct RankSummary {
+  std::string source;  // the file it came from
+  uint32_t pid = 0;
+  int32_t rank = -1;                        // the Process row's rank; -1: unknown
+  std::string host;                         // hostname ("" unknown)
+  std::vector<model::ClockAnchor> anchors;  // this process's
+  uint64_t first_ns = 0, last_ns = 0;       // span of its GPU ops and API calls
+  // GPU time, unions over all its streams (each instant counted once):
+  // communication = NCCL kernels (name contains "nccl", as the analyze
+  // report's definition), compute = every other kernel.
+  uint64_t gpu_busy_ns = 0, compute_ns = 0, comm_ns = 0, overlap_ns = 0;
+  uint64_t kernels = 0;
+  ProcessCollectives collectives;
+  std::string step_method;  // DetectSteps' method; empty: no steps
+  std::vector<RankStep> steps;
+  std::vector<std::string> warnings;  // damage, missing anchors, ...
+
+  ProcessClockInput ClockInput() const { return {host, anchors, first_ns, last_ns}; }
+  // "rank 3 (host-a, pid 1234)".
+  std::string Label() const;
+};
+
+// Summary of process `pid` of a finalized trace (its times as recorded: a
+// trace of that process alone keeps its capture clock).
+RankSummary SummarizeProcess(const CompactTrace& trace, uint32_t pid, const std::string& source);
+
+// Every process of an SBT file, one summary each. The file's metadata is
+// read first; a file of one process is then streamed once, a merged file
+// once per process (a CompactTrace of one process at a time: bounded by
+// the largest process, not the file). A damaged file gives what it holds
+// with a warning; an unreadable one is an error.
+StatusOr<std::vector<RankSummary>> SummarizeFile(const std::string& path);
+
+void WriteRankSummaryJson(const RankSummary& summary, std::ostream& out);
+// The inverse; errors say which field is missing or malformed.
+StatusOr<RankSummary> ParseRankSummaryJson(std::string_view text);
+
+}  // namespace tracesmith::analysis

@@ -1,0 +1,99 @@
+// A synthetic distributed job: one trace per rank with known clocks and a
+// known collective schedule, for the cross-rank analysis' tests and the
+// 64-rank benchmark.
+//
+// Every rank runs the same loop: a "ProfilerStep#N" NVTX range holding
+// compute kernels (longer on a straggler by its injected delay), then the
+// step's collectives in schedule order. A collective's kernels start when
+// each rank gets there (its arrival) and all end together after the last
+// arrival plus a transfer time from the collective's size: what NCCL does.
+// Each collective's launch is inside a PyTorch-style NVTX range
+// ("nccl:all_reduce") inside a user range carrying `bytes=<N>`.
+//
+// Clocks: a true time T runs for the whole job. Host h reads
+// CLOCK_REALTIME = T + realtime_error and CLOCK_MONOTONIC = T - boot.
+// Rank r's capture clock is clock_offset + T + (T - T0) x drift_ppm / 1e6.
+// Anchors at the start and the end read those clocks with noise inside
+// their read window, as the capture does. TrueJobNs() gives the truth a
+// test compares the recovered job clock with.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tracesmith/model/trace.h"
+
+namespace tracesmith::model {
+
+struct SyntheticHost {
+  std::string name;
+  int64_t realtime_error_ns = 0;         // its CLOCK_REALTIME - true time
+  uint64_t boot_ns = 1'000'000'000'000;  // true time - its CLOCK_MONOTONIC
+};
+
+struct SyntheticRank {
+  uint32_t host = 0;
+  int64_t clock_offset_ns = 0;  // capture clock - true time at T0
+  double drift_ppm = 0;
+  uint64_t read_window_ns = 800;
+  uint64_t delay_per_step_ns = 0;  // straggler: extra compute every step
+  bool anchors = true;             // false: a rank without clock anchors
+  bool old_anchors = false;        // anchors without read_window_ns (older files)
+};
+
+struct SyntheticCollective {
+  std::string op = "all_reduce";  // all_reduce, all_gather, reduce_scatter, broadcast
+  uint64_t bytes = 1 << 20;
+  uint32_t comm = 0;     // 0 or 1: which NCCL stream carries it
+  bool generic = false;  // an ncclDevKernel_Generic kernel (operation from NVTX only)
+};
+
+struct SyntheticJobOptions {
+  std::vector<SyntheticHost> hosts;
+  std::vector<SyntheticRank> ranks;
+  std::vector<SyntheticCollective> schedule;  // every step, in this order
+  uint32_t steps = 20;
+  uint32_t compute_kernels = 8;     // per step
+  uint64_t compute_ns = 4'000'000;  // per step
+  uint64_t jitter_ns = 20'000;      // random extra compute per rank and step, [0, jitter)
+  uint64_t latency_ns = 15'000;     // a collective's fixed cost
+  double bytes_per_ns = 40;         // its transfer rate (40 GB/s)
+  uint64_t t0_ns = 1'750'000'000'000'000'000;  // true time of the start
+  uint64_t seed = 7;
+};
+
+// `ranks` ranks, `ranks_per_host` to a host, realtime errors up to +-0.4 ms
+// between hosts, capture-clock offsets and drifts that differ per rank, and
+// a schedule of an all-reduce and an all-gather (communicator 0) and a
+// reduce-scatter (communicator 1) per step.
+SyntheticJobOptions MakeSyntheticJobOptions(uint32_t ranks, uint32_t ranks_per_host);
+
+class SyntheticJob {
+ public:
+  explicit SyntheticJob(SyntheticJobOptions options);
+  const SyntheticJobOptions& options() const { return options_; }
+  // Rank r's trace: metadata (process with rank and host, device, thread,
+  // anchors) and events in its capture clock.
+  Trace RankTrace(uint32_t rank) const;
+  // The same rows appended to `out` (its string table shared): several
+  // ranks in one trace, as a merged file holds them.
+  void AppendRankTrace(uint32_t rank, Trace* out) const;
+  // The job time (the reference host's CLOCK_REALTIME: host of rank 0) of
+  // capture time `capture_ns` of rank r: the truth for clock tests.
+  uint64_t TrueJobNs(uint32_t rank, uint64_t capture_ns) const;
+  uint64_t CaptureNs(uint32_t rank, uint64_t true_ns) const;
+  uint32_t Pid(uint32_t rank) const { return 1000 + rank; }
+
+ private:
+  struct Part {
+    uint64_t arrive = 0, end = 0;  // true time
+  };
+  SyntheticJobOptions options_;
+  // [step][rank]: true start and end of the step; [step][collective][rank]: parts.
+  std::vector<std::vector<uint64_t>> step_begin_, step_compute_end_;
+  std::vector<std::vector<std::vector<Part>>> parts_;
+  uint64_t end_ns_ = 0;
+};
+
+}  // namespace tracesmith::model

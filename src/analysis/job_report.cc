@@ -1,0 +1,310 @@
+#include "tracesmith/analysis/job_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <tuple>
+
+#include "tracesmith/base/file_util.h"
+
+namespace tracesmith::analysis {
+namespace {
+
+template <typename T>
+T MedianOf(std::vector<T> v) {
+  if (v.empty()) return T{};
+  std::nth_element(v.begin(), v.begin() + ptrdiff_t((v.size() - 1) / 2), v.end());
+  return v[(v.size() - 1) / 2];
+}
+
+std::string BoundText(uint64_t ns) {
+  return ns == UINT64_MAX ? "clock not aligned" : "clock bound ±" + HumanDuration(ns);
+}
+
+// The steady steps: the first (warm-up) is left out when there are 4 or more.
+uint64_t MedianStep(const std::vector<RankStep>& steps) {
+  std::vector<uint64_t> ns;
+  for (size_t i = steps.size() >= 4 ? 1 : 0; i < steps.size(); ++i)
+    ns.push_back(steps[i].end_ns - steps[i].begin_ns);
+  return MedianOf(ns);
+}
+
+}  // namespace
+
+double BusBandwidthFactor(CollectiveOp op, uint32_t ranks) {
+  const double n = ranks;
+  if (ranks == 0) return 0;
+  switch (op) {
+    case CollectiveOp::kAllReduce:
+      return 2 * (n - 1) / n;
+    case CollectiveOp::kAllGather:
+    case CollectiveOp::kReduceScatter:
+    case CollectiveOp::kAllToAll:
+      return (n - 1) / n;
+    case CollectiveOp::kBroadcast:
+    case CollectiveOp::kReduce:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
+JobReport BuildJobReport(std::vector<RankSummary> summaries, const JobOptions& options) {
+  JobReport r;
+  r.clock_options = options.clock;
+  // Ranks in rank order; unknown ranks (-1) after, in file order.
+  std::stable_sort(summaries.begin(), summaries.end(),
+                   [](const RankSummary& a, const RankSummary& b) {
+                     const auto key = [](const RankSummary& s) {
+                       return std::tuple(s.rank < 0, s.rank < 0 ? 0 : s.rank, s.source, s.pid);
+                     };
+                     return key(a) < key(b);
+                   });
+  const size_t n = summaries.size();
+  for (size_t i = 1; i < n; ++i)
+    if (summaries[i].rank >= 0 && summaries[i].rank == summaries[i - 1].rank)
+      r.warnings.push_back(StrFormat("rank %d appears twice (%s and %s): both are kept",
+                                     summaries[i].rank, summaries[i - 1].Label().c_str(),
+                                     summaries[i].Label().c_str()));
+
+  // Match collectives (by index: no clock needed), then the clock, which
+  // the matched collectives refine.
+  std::vector<const std::vector<RankCollective>*> ops(n);
+  std::vector<std::string> labels(n);
+  std::vector<ProcessClockInput> clock_in(n);
+  for (size_t i = 0; i < n; ++i) {
+    ops[i] = &summaries[i].collectives.ops;
+    labels[i] = summaries[i].Label();
+    clock_in[i] = summaries[i].ClockInput();
+  }
+  const MatchResult match = MatchCollectives(ops, labels);
+  r.comms = match.comms;
+  r.matched_per_comm = match.matched_per_comm;
+  for (const std::string& w : match.warnings) r.warnings.push_back(w);
+  std::vector<CollectiveTimes> times;
+  times.reserve(match.matches.size());
+  for (const CollectiveMatch& m : match.matches) {
+    CollectiveTimes t;
+    t.start.assign(n, 0);
+    t.end.assign(n, 0);
+    for (size_t i = 0; i < n; ++i) {
+      if (m.part[i] == kNone) continue;
+      const RankCollective& rc = (*ops[i])[m.part[i]];
+      if (t.op == CollectiveOp::kUnknown) t.op = rc.op;
+      t.start[i] = rc.start_ns;
+      t.end[i] = rc.end_ns;
+    }
+    times.push_back(std::move(t));
+  }
+  const JobClock clock = JobClock::Build(clock_in, times, options.clock);
+  r.hosts = clock.hosts();
+  r.max_bound_ns = clock.MaxBound();
+  for (const std::string& w : clock.warnings()) r.warnings.push_back(w);
+
+  r.ranks.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    const RankSummary& s = summaries[i];
+    RankReport& rr = r.ranks[i];
+    rr.rank = s.rank;
+    rr.pid = s.pid;
+    rr.host = s.host;
+    rr.source = s.source;
+    rr.label = s.Label();
+    rr.clock = clock.process(i);
+    rr.wall_ns = s.last_ns > s.first_ns ? s.last_ns - s.first_ns : 0;
+    rr.gpu_busy_ns = s.gpu_busy_ns;
+    rr.compute_ns = s.compute_ns;
+    rr.comm_ns = s.comm_ns;
+    rr.overlap_ns = s.overlap_ns;
+    rr.collectives = uint32_t(s.collectives.ops.size());
+    rr.steps = uint32_t(s.steps.size());
+    rr.step_median_ns = MedianStep(s.steps);
+    for (const std::string& w : s.warnings) rr.warnings.push_back(w);
+    if (!rr.clock.aligned() && n > 1)
+      r.warnings.push_back(rr.label +
+                           ": no clock anchors; its collectives are left out of "
+                           "arrival and waiting times");
+  }
+
+  // Per collective: arrivals on the job clock (aligned members only).
+  std::vector<std::vector<uint64_t>> lateness_of(n);
+  std::vector<std::vector<uint64_t>> lateness_bound_of(n);
+  std::vector<uint64_t> arrival(n), end(n);
+  std::vector<uint32_t> compared(n, 0);  // collectives whose arrivals it was compared in
+  for (size_t k = 0; k < match.matches.size(); ++k) {
+    const CollectiveMatch& m = match.matches[k];
+    JobCollective jc{.comm = m.comm, .seq = m.seq, .op = times[k].op};
+    std::vector<size_t> members;
+    for (size_t i = 0; i < n; ++i) {
+      if (m.part[i] == kNone) continue;
+      r.ranks[i].matched++;
+      if (!clock.process(i).aligned()) continue;
+      const RankCollective& rc = (*ops[i])[m.part[i]];
+      if (jc.kind.empty()) jc.kind = summaries[i].collectives.kinds.at(rc.kind);
+      jc.bytes = std::max(jc.bytes, rc.bytes);
+      arrival[i] = clock.process(i).ToJob(rc.start_ns);
+      end[i] = std::max(arrival[i], clock.process(i).ToJob(rc.end_ns));
+      members.push_back(i);
+    }
+    if (members.size() < 2) continue;
+    jc.ranks = uint32_t(members.size());
+    jc.first_arrival_ns = UINT64_MAX;
+    size_t last = members[0];
+    for (size_t i : members) {
+      jc.first_arrival_ns = std::min(jc.first_arrival_ns, arrival[i]);
+      if (arrival[i] > arrival[last]) last = i;
+      jc.end_ns = std::max(jc.end_ns, end[i]);
+    }
+    jc.start_ns = arrival[last];
+    jc.last_rank = uint32_t(last);
+    jc.skew_ns = jc.start_ns - jc.first_arrival_ns;
+    std::vector<uint64_t> others;
+    for (size_t i : members) {
+      if (i != last) others.push_back(arrival[i]);
+      jc.bound_ns = std::max(jc.bound_ns, i == last ? 0 : clock.PairBound(last, i));
+      r.ranks[i].wait_ns += std::min(jc.start_ns, end[i]) - arrival[i];
+      compared[i]++;
+    }
+    jc.lateness_ns = jc.start_ns - MedianOf(others);
+    // A last rank is named only when its lateness exceeds the clock bound:
+    // below it, the clock could have made anyone last.
+    jc.last_significant = jc.lateness_ns > jc.bound_ns;
+    if (jc.last_significant) {
+      r.ranks[last].last_arrivals++;
+      lateness_of[last].push_back(jc.lateness_ns);
+      lateness_bound_of[last].push_back(jc.bound_ns);
+    } else {
+      r.collectives_within_bound++;
+    }
+    r.collectives.push_back(std::move(jc));
+  }
+  for (size_t i = 0; i < n; ++i) r.ranks[i].median_lateness_ns = MedianOf(lateness_of[i]);
+
+  // Stragglers: ranks arriving last more often than a fair share (1/ranks).
+  for (size_t i = 0; i < n; ++i) {
+    if (r.ranks[i].last_arrivals == 0) continue;
+    r.stragglers.push_back({.rank_index = uint32_t(i),
+                            .last_count = r.ranks[i].last_arrivals,
+                            .of = compared[i],
+                            .median_late_ns = r.ranks[i].median_lateness_ns,
+                            .bound_ns = MedianOf(lateness_bound_of[i])});
+  }
+  std::stable_sort(
+      r.stragglers.begin(), r.stragglers.end(),
+      [](const Straggler& a, const Straggler& b) { return a.last_count > b.last_count; });
+
+  // Bandwidth by (operation, bytes, ranks), where bytes are known.
+  std::map<std::tuple<uint8_t, uint64_t, uint32_t>, std::vector<uint64_t>> by_size;
+  for (const JobCollective& c : r.collectives)
+    if (c.bytes > 0 && c.end_ns > c.start_ns)
+      by_size[{uint8_t(c.op), c.bytes, c.ranks}].push_back(c.end_ns - c.start_ns);
+  for (const auto& [key, durations] : by_size) {
+    BandwidthRow b{.op = CollectiveOp(std::get<0>(key)),
+                   .bytes = std::get<1>(key),
+                   .ranks = std::get<2>(key),
+                   .count = uint32_t(durations.size()),
+                   .median_ns = MedianOf(durations)};
+    b.algbw_gbps = double(b.bytes) / double(b.median_ns);  // bytes/ns = GB/s
+    b.busbw_gbps = b.algbw_gbps * BusBandwidthFactor(b.op, b.ranks);
+    r.bandwidth.push_back(b);
+  }
+
+  // Step times across ranks (each rank's own clock: durations need no alignment).
+  std::vector<std::pair<uint64_t, uint32_t>> medians;
+  for (size_t i = 0; i < n; ++i)
+    if (r.ranks[i].steps >= 2) medians.push_back({r.ranks[i].step_median_ns, uint32_t(i)});
+  if (!medians.empty()) {
+    std::sort(medians.begin(), medians.end());
+    StepVariance& v = r.steps;
+    v.ranks_with_steps = uint32_t(medians.size());
+    v.min_median_ns = medians.front().first;
+    v.max_median_ns = medians.back().first;
+    v.median_median_ns = medians[(medians.size() - 1) / 2].first;
+    v.slowest_rank_index = medians.back().second;
+    double sum = 0, sq = 0;
+    for (const auto& [ns, i] : medians) sum += double(ns);
+    const double mean = sum / double(medians.size());
+    for (const auto& [ns, i] : medians) sq += (double(ns) - mean) * (double(ns) - mean);
+    v.cv = mean > 0 ? std::sqrt(sq / double(medians.size())) / mean : 0;
+  }
+
+  // ---- findings, most useful first ----
+  auto& f = r.findings;
+  const size_t fair = r.collectives.empty() ? 0 : r.collectives.size() / std::max<size_t>(n, 1);
+  for (const Straggler& s : r.stragglers) {
+    if (f.size() >= 3) break;
+    if (s.last_count < 3 || s.last_count <= 2 * fair) continue;
+    const RankReport& rr = r.ranks[s.rank_index];
+    std::string text = StrFormat(
+        "%s arrives last at %u of %u collectives, median %s late (%s)", rr.label.c_str(),
+        s.last_count, s.of, HumanDuration(s.median_late_ns).c_str(), BoundText(s.bound_ns).c_str());
+    if (!s.significant())
+      text += ": smaller than the clock bound, so not distinguishable from clock error";
+    f.push_back(text);
+  }
+  if (r.steps.ranks_with_steps >= 2 && r.steps.median_median_ns > 0) {
+    const double over = double(r.steps.max_median_ns) / double(r.steps.median_median_ns) - 1;
+    if (over >= 0.05)
+      f.push_back(
+          StrFormat("%s has the slowest steps: median %s, %.0f%% above the median rank's %s",
+                    r.ranks[r.steps.slowest_rank_index].label.c_str(),
+                    HumanDuration(r.steps.max_median_ns).c_str(), over * 100,
+                    HumanDuration(r.steps.median_median_ns).c_str()));
+  }
+  // The rank that waits the most for its peers.
+  size_t most_wait = n;
+  for (size_t i = 0; i < n; ++i)
+    if (r.ranks[i].wait_ns > 0 &&
+        (most_wait == n || r.ranks[i].wait_ns > r.ranks[most_wait].wait_ns))
+      most_wait = i;
+  if (most_wait < n && r.ranks[most_wait].comm_ns > 0) {
+    const RankReport& rr = r.ranks[most_wait];
+    const uint64_t bound = rr.clock.bound_ns;
+    std::string text = StrFormat(
+        "%s spends %s in collectives waiting for peers (%.0f%% of its communication time)",
+        rr.label.c_str(), HumanDuration(rr.wait_ns).c_str(),
+        100.0 * double(rr.wait_ns) / double(rr.comm_ns));
+    if (rr.matched > 0 && rr.wait_ns / rr.matched <= 2 * bound)
+      text +=
+          StrFormat(" — %s per collective, within the clock bound (±%s): not significant",
+                    HumanDuration(rr.wait_ns / rr.matched).c_str(), HumanDuration(bound).c_str());
+    f.push_back(text);
+  }
+  for (const RankReport& rr : r.ranks) {
+    if (f.size() >= options.max_findings) break;
+    if (rr.comm_ns > 0 && rr.overlap_ns * 10 < rr.comm_ns && rr.compute_ns > 0 &&
+        rr.comm_ns * 10 > rr.gpu_busy_ns) {
+      f.push_back(
+          StrFormat("%s: communication overlaps compute for %.0f%% of its %s "
+                    "(communication runs mostly exposed)",
+                    rr.label.c_str(), 100.0 * double(rr.overlap_ns) / double(rr.comm_ns),
+                    HumanDuration(rr.comm_ns).c_str()));
+      break;  // one example; the table has every rank
+    }
+  }
+  if (f.size() > options.max_findings) f.resize(options.max_findings);
+  return r;
+}
+
+StatusOr<JobReport> AnalyzeJob(std::span<const std::string> files, const JobOptions& options) {
+  std::vector<RankSummary> summaries;
+  std::vector<std::string> skipped;
+  for (const std::string& path : files) {
+    auto s = SummarizeFile(path);  // one file's working set at a time
+    if (!s.ok()) {
+      skipped.push_back(s.status().message() + " (left out)");
+      continue;
+    }
+    for (RankSummary& x : *s) summaries.push_back(std::move(x));
+  }
+  if (summaries.empty()) {
+    std::string why;
+    for (const std::string& s : skipped) why += "\n  " + s;
+    return InvalidArgument("no rank could be read:" + why);
+  }
+  JobReport r = BuildJobReport(std::move(summaries), options);
+  r.warnings.insert(r.warnings.begin(), skipped.begin(), skipped.end());
+  return r;
+}
+
+}  // namespace tracesmith::analysis

@@ -1,0 +1,249 @@
+#include "tracesmith/analysis/rank_summary.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <set>
+
+#include "tracesmith/analysis/steps.h"
+#include "tracesmith/analysis/timeline.h"
+#include "tracesmith/format/sbt_reader.h"
+
+namespace tracesmith::analysis {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// Version of the summary document: readers refuse others (a summary is an
+// intermediate file, written and read by the same release).
+constexpr int kSummaryVersion = 1;
+
+}  // namespace
+
+std::string RankSummary::Label() const {
+  std::string s = rank >= 0 ? "rank " + std::to_string(rank) : "pid " + std::to_string(pid);
+  s += " (";
+  if (!host.empty()) s += host + ", ";
+  s += "pid " + std::to_string(pid) + ")";
+  return s;
+}
+
+RankSummary SummarizeProcess(const CompactTrace& trace, uint32_t pid, const std::string& source) {
+  RankSummary s;
+  s.source = source;
+  s.pid = pid;
+  for (const model::Process& p : trace.meta().Rows<model::Process>()) {
+    if (p.pid != pid) continue;
+    s.rank = p.rank;
+    s.host = std::string(trace.String(p.hostname_id));
+  }
+  for (const model::ClockAnchor& a : trace.meta().Rows<model::ClockAnchor>())
+    if (a.pid == pid) s.anchors.push_back(a);
+  std::vector<uint32_t> lanes;
+  for (uint32_t l : trace.gpu_lanes())
+    if (trace.PidOfLane(l) == pid) lanes.push_back(l);
+  const std::vector<uint8_t> nccl = NcclNameMask(trace);
+  auto is_nccl = [&](const GpuOp& o) {
+    return o.kind() == OpKind::kKernel && o.name_id < nccl.size() && nccl[o.name_id];
+  };
+  const auto busy = OpUnion(trace, lanes, [](const GpuOp&) { return true; });
+  const auto comm = OpUnion(trace, lanes, is_nccl);
+  const auto compute = OpUnion(
+      trace, lanes, [&](const GpuOp& o) { return o.kind() == OpKind::kKernel && !is_nccl(o); });
+  s.gpu_busy_ns = TotalLength(busy);
+  s.comm_ns = TotalLength(comm);
+  s.compute_ns = TotalLength(compute);
+  s.overlap_ns = IntersectionLength(comm, compute);
+  s.first_ns = UINT64_MAX;
+  for (uint32_t l : lanes) {
+    const LaneRange r = trace.lane_range(l);
+    for (uint32_t i = r.begin; i < r.end; ++i) {
+      const GpuOp& o = trace.ops()[i];
+      s.kernels += o.kind() == OpKind::kKernel;
+      s.first_ns = std::min(s.first_ns, o.start_ns);
+      s.last_ns = std::max(s.last_ns, o.end_ns);
+    }
+  }
+  for (const HostCall& c : trace.calls()) {
+    if (trace.PidOfLane(c.lane) != pid) continue;
+    s.first_ns = std::min(s.first_ns, c.start_ns);
+    s.last_ns = std::max(s.last_ns, c.end_ns);
+  }
+  if (s.first_ns == UINT64_MAX) s.first_ns = 0;
+  s.collectives = ExtractCollectives(trace, pid);
+  const StepReport steps = DetectSteps(trace);
+  s.step_method = steps.method;
+  for (const Step& st : steps.steps) s.steps.push_back({st.begin_ns, st.end_ns});
+  if (s.anchors.empty())
+    s.warnings.push_back(
+        "no clock anchors: its times cannot be put on the job's clock (left on its own clock; "
+        "cross-rank numbers involving it are not meaningful)");
+  if (s.collectives.generic_kernels > s.collectives.generic_resolved)
+    s.warnings.push_back(
+        StrFormat("%llu NCCL Generic kernels with no enclosing NVTX range naming the operation: "
+                  "operation unknown",
+                  static_cast<unsigned long long>(s.collectives.generic_kernels -
+                                                  s.collectives.generic_resolved)));
+  return s;
+}
+
+StatusOr<std::vector<RankSummary>> SummarizeFile(const std::string& path) {
+  ASSIGN_OR_RETURN(auto reader, format::SbtReader::Open(path));
+  // Metadata first (no event chunk decoded): which processes the file holds.
+  std::set<uint32_t> pids;
+  Status st = reader->Stream([](const model::Trace&, model::TableKind) { return OkStatus(); },
+                             [&](const model::Trace& meta) {
+                               for (const model::Process& p : meta.Rows<model::Process>())
+                                 pids.insert(p.pid);
+                               return OkStatus();
+                             },
+                             [](model::TableKind) { return false; });
+  if (!st.ok()) return Status(st.code(), path + ": " + st.message());
+  const bool merged = pids.size() > 1;
+  if (pids.empty()) pids.insert(UINT32_MAX);  // no Process row: whatever the file holds
+  std::vector<RankSummary> out;
+  for (uint32_t pid : pids) {
+    CompactTrace trace;
+    if (merged) trace.SetProcessFilter(pid);
+    st = reader->Stream(
+        [&](const model::Trace& batch, model::TableKind kind) {
+          trace.Ingest(batch, kind);
+          return OkStatus();
+        },
+        [&](const model::Trace& batch) {
+          trace.IngestMetadata(batch);
+          return OkStatus();
+        });
+    if (!st.ok()) return Status(st.code(), path + ": " + st.message());
+    trace.Finalize();
+    uint32_t p = pid;
+    if (p == UINT32_MAX) {
+      std::set<uint32_t> seen;
+      for (const Lane& l : trace.lanes()) seen.insert(l.pid);
+      p = seen.empty() ? 0 : *seen.begin();
+      RankSummary s = SummarizeProcess(trace, p, path);
+      s.warnings.push_back(seen.size() > 1
+                               ? "no process row and events of several pids: read as one rank"
+                               : "no process row: rank and host unknown");
+      out.push_back(std::move(s));
+    } else {
+      out.push_back(SummarizeProcess(trace, p, path));
+    }
+    if (!reader->report().clean())
+      out.back().warnings.push_back(reader->report().Headline(path) +
+                                    ": what it holds is summarised");
+  }
+  return out;
+}
+
+// ---- JSON -----------------------------------------------------------------
+
+void WriteRankSummaryJson(const RankSummary& s, std::ostream& out) {
+  Json j;
+  j["tracesmith_rank_summary"] = kSummaryVersion;
+  j["source"] = s.source;
+  j["pid"] = s.pid;
+  j["rank"] = s.rank;
+  j["host"] = s.host;
+  Json anchors = Json::array();
+  for (const model::ClockAnchor& a : s.anchors)
+    anchors.push_back({a.gpu_ns, a.realtime_ns, a.monotonic_ns, a.read_window_ns, a.phase});
+  j["anchors"] = std::move(anchors);  // [gpu, realtime, monotonic, read_window, phase]
+  j["first_ns"] = s.first_ns;
+  j["last_ns"] = s.last_ns;
+  j["gpu_busy_ns"] = s.gpu_busy_ns;
+  j["compute_ns"] = s.compute_ns;
+  j["comm_ns"] = s.comm_ns;
+  j["overlap_ns"] = s.overlap_ns;
+  j["kernels"] = s.kernels;
+  const ProcessCollectives& c = s.collectives;
+  Json comms = Json::array();
+  for (const CommStream& cs : c.comms) comms.push_back({cs.device, cs.stream, cs.first_ns, cs.ops});
+  j["comms"] = std::move(comms);  // [device, stream, first_ns, ops]
+  j["kinds"] = c.kinds;
+  Json ops = Json::array();
+  for (const RankCollective& r : c.ops)
+    ops.push_back(
+        {r.start_ns, r.end_ns, r.bytes, r.comm, r.seq, r.kind, uint32_t(r.op), uint32_t(r.source)});
+  j["collectives"] = std::move(ops);  // [start, end, bytes, comm, seq, kind, op, source]
+  j["generic_kernels"] = c.generic_kernels;
+  j["generic_resolved"] = c.generic_resolved;
+  j["with_bytes"] = c.with_bytes;
+  j["step_method"] = s.step_method;
+  Json steps = Json::array();
+  for (const RankStep& st : s.steps) steps.push_back({st.begin_ns, st.end_ns});
+  j["steps"] = std::move(steps);
+  j["warnings"] = s.warnings;
+  out << j.dump() << "\n";
+}
+
+StatusOr<RankSummary> ParseRankSummaryJson(std::string_view text) {
+  const Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) return InvalidArgument("rank summary: not a JSON object");
+  if (!j.contains("tracesmith_rank_summary") || j["tracesmith_rank_summary"] != kSummaryVersion)
+    return InvalidArgument(
+        StrFormat("rank summary: 'tracesmith_rank_summary' is not %d (written by another release?)",
+                  kSummaryVersion));
+  RankSummary s;
+  // Every field is checked for presence and type: a summary file may come
+  // from anywhere, and a wrong type must be an error, not an exception.
+  try {
+    s.source = j.at("source").get<std::string>();
+    s.pid = j.at("pid").get<uint32_t>();
+    s.rank = j.at("rank").get<int32_t>();
+    s.host = j.at("host").get<std::string>();
+    for (const Json& a : j.at("anchors")) {
+      model::ClockAnchor x;
+      x.gpu_ns = a.at(0).get<uint64_t>();
+      x.realtime_ns = a.at(1).get<uint64_t>();
+      x.monotonic_ns = a.at(2).get<uint64_t>();
+      x.read_window_ns = a.at(3).get<uint64_t>();
+      x.phase = a.at(4).get<uint8_t>();
+      x.pid = s.pid;
+      s.anchors.push_back(x);
+    }
+    s.first_ns = j.at("first_ns").get<uint64_t>();
+    s.last_ns = j.at("last_ns").get<uint64_t>();
+    s.gpu_busy_ns = j.at("gpu_busy_ns").get<uint64_t>();
+    s.compute_ns = j.at("compute_ns").get<uint64_t>();
+    s.comm_ns = j.at("comm_ns").get<uint64_t>();
+    s.overlap_ns = j.at("overlap_ns").get<uint64_t>();
+    s.kernels = j.at("kernels").get<uint64_t>();
+    ProcessCollectives& c = s.collectives;
+    for (const Json& x : j.at("comms"))
+      c.comms.push_back({x.at(0).get<uint32_t>(), x.at(1).get<uint32_t>(), x.at(2).get<uint64_t>(),
+                         x.at(3).get<uint32_t>()});
+    c.kinds = j.at("kinds").get<std::vector<std::string>>();
+    for (const Json& x : j.at("collectives")) {
+      RankCollective r;
+      r.start_ns = x.at(0).get<uint64_t>();
+      r.end_ns = x.at(1).get<uint64_t>();
+      r.bytes = x.at(2).get<uint64_t>();
+      r.comm = x.at(3).get<uint32_t>();
+      r.seq = x.at(4).get<uint32_t>();
+      r.kind = x.at(5).get<uint32_t>();
+      const uint32_t op = x.at(6).get<uint32_t>(), source = x.at(7).get<uint32_t>();
+      if (op > uint32_t(CollectiveOp::kRecv) || source > uint32_t(OpSource::kUnknown) ||
+          (r.kind >= c.kinds.size() && !c.kinds.empty()) ||
+          (!c.ops.empty() && (r.comm < c.ops.back().comm ||
+                              (r.comm == c.ops.back().comm && r.seq <= c.ops.back().seq))))
+        return InvalidArgument(StrFormat(
+            "rank summary: collective #%zu is malformed or out of order", c.ops.size() + 1));
+      r.op = CollectiveOp(op);
+      r.source = OpSource(source);
+      c.ops.push_back(r);
+    }
+    c.generic_kernels = j.at("generic_kernels").get<uint64_t>();
+    c.generic_resolved = j.at("generic_resolved").get<uint64_t>();
+    c.with_bytes = j.at("with_bytes").get<uint64_t>();
+    s.step_method = j.at("step_method").get<std::string>();
+    for (const Json& x : j.at("steps"))
+      s.steps.push_back({x.at(0).get<uint64_t>(), x.at(1).get<uint64_t>()});
+    s.warnings = j.at("warnings").get<std::vector<std::string>>();
+  } catch (const nlohmann::json::exception& e) {
+    return InvalidArgument(std::string("rank summary: ") + e.what());
+  }
+  return s;
+}
+
+}  // namespace tracesmith::analysis

@@ -1,0 +1,343 @@
+// The cross-rank analysis on synthetic jobs with known clocks, schedules and
+// stragglers: recovered offsets inside their stated bounds, the injected
+// straggler found with its delay, exact matching, and bad input.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "testing/temp_dir.h"
+#include "tracesmith/analysis/job_report.h"
+#include "tracesmith/base/file_util.h"
+#include "tracesmith/format/sbt_reader.h"
+#include "tracesmith/format/sbt_writer.h"
+#include "tracesmith/model/synthetic_job.h"
+
+namespace tracesmith::analysis {
+namespace {
+
+using model::SyntheticJob;
+using model::SyntheticJobOptions;
+
+// Writes one SBT file per rank; returns their paths in rank order.
+std::vector<std::string> WriteRanks(const SyntheticJob& job, const testing::TempDir& dir) {
+  std::vector<std::string> files;
+  for (uint32_t r = 0; r < job.options().ranks.size(); ++r) {
+    files.push_back(dir / ("run.rank" + std::to_string(r) + ".sbt"));
+    EXPECT_TRUE(format::WriteTraceFile(job.RankTrace(r), files.back()).ok());
+  }
+  return files;
+}
+
+bool Contains(const std::vector<std::string>& v, const std::string& what) {
+  for (const std::string& s : v)
+    if (s.find(what) != std::string::npos) return true;
+  return false;
+}
+
+// At true instants across the run, rank r's and the reference rank's
+// capture times, put on the job clock, differ from the truth (they are the
+// same instant) by at most the pair's stated bound. The job base itself is
+// the reference host's clock as its anchors read it, so the comparison is
+// between ranks: the true offset lies inside the stated interval.
+void ExpectTruthInsideBound(const SyntheticJob& job, const JobReport& report, uint32_t r,
+                            uint32_t ref = 0) {
+  const RankReport &rr = report.ranks[r], &r0 = report.ranks[ref];
+  ASSERT_TRUE(rr.clock.aligned()) << rr.label;
+  const uint64_t bound = PairBound(rr.clock, r0.clock);
+  for (uint64_t dt : {0ull, 10'000'000ull, 60'000'000ull}) {
+    const uint64_t t = job.options().t0_ns + dt;
+    const int64_t err = int64_t(rr.clock.ToJob(job.CaptureNs(r, t))) -
+                        int64_t(r0.clock.ToJob(job.CaptureNs(ref, t)));
+    EXPECT_LE(uint64_t(std::llabs(err)), bound)
+        << rr.label << " at +" << dt << " ns: error " << err << " ns, bound " << bound;
+  }
+}
+
+TEST(JobClock, SameHostIsExactToTheReadWindowAndOtherHostsAreRefined) {
+  SyntheticJobOptions o = model::MakeSyntheticJobOptions(8, 4);
+  o.steps = 12;
+  const SyntheticJob job(o);
+  testing::TempDir dir;
+  const auto files = WriteRanks(job, dir);
+  auto report = AnalyzeJob(files, {});
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  ASSERT_EQ(report->ranks.size(), 8u);
+  for (uint32_t r = 0; r < 8; ++r) {
+    const RankReport& rr = report->ranks[r];
+    EXPECT_EQ(rr.rank, int32_t(r));
+    ExpectTruthInsideBound(job, *report, r);
+    if (r < 4) {
+      EXPECT_EQ(rr.clock.method, ClockMethod::kSameHost);
+      EXPECT_LE(rr.clock.bound_ns, 1'000u);  // half the read window (<= 1 us here)
+    } else {
+      // Realtime alone would be +-1 ms; the collectives narrow it to about
+      // a collective's transfer time.
+      EXPECT_EQ(rr.clock.method, ClockMethod::kRealtimeRefined);
+      EXPECT_LT(rr.clock.bound_ns, 400'000u) << rr.label;
+    }
+    // Drift from two anchors a run apart: each read is within half its window.
+    EXPECT_NEAR(rr.clock.drift_ppm, o.ranks[r].drift_ppm, 1e6 * 1000.0 / double(rr.wall_ns));
+  }
+  // Exact matching: 2 collectives per step on communicator 0, 1 on 1.
+  EXPECT_EQ(report->matched_per_comm, (std::vector<uint32_t>{24, 12}));
+  EXPECT_EQ(report->collectives.size(), 36u);
+  EXPECT_TRUE(report->warnings.empty()) << report->warnings[0];
+  EXPECT_EQ(report->collectives[0].op, CollectiveOp::kAllReduce);
+  EXPECT_EQ(report->collectives[0].bytes, 8u << 20);
+}
+
+TEST(JobClock, WithoutRefinementTheNtpBoundIsStated) {
+  SyntheticJobOptions o = model::MakeSyntheticJobOptions(4, 2);
+  o.steps = 4;
+  const SyntheticJob job(o);
+  testing::TempDir dir;
+  JobOptions opt;
+  opt.clock.refine_with_collectives = false;
+  opt.clock.ntp_bound_ns = 500'000;
+  auto report = AnalyzeJob(WriteRanks(job, dir), opt);
+  ASSERT_TRUE(report.ok());
+  for (uint32_t r = 2; r < 4; ++r) {
+    EXPECT_EQ(report->ranks[r].clock.method, ClockMethod::kRealtime);
+    EXPECT_GE(report->ranks[r].clock.bound_ns, 500'000u);
+    ExpectTruthInsideBound(job, *report, r);
+  }
+}
+
+TEST(JobClock, AnNtpBoundTooSmallIsCaughtByTheCollectives) {
+  SyntheticJobOptions o = model::MakeSyntheticJobOptions(4, 2);
+  o.steps = 4;
+  o.hosts[1].realtime_error_ns = 900'000;  // 0.9 ms off, but the bound says 0.1 ms
+  const SyntheticJob job(o);
+  testing::TempDir dir;
+  JobOptions opt;
+  opt.clock.ntp_bound_ns = 100'000;
+  auto report = AnalyzeJob(WriteRanks(job, dir), opt);
+  ASSERT_TRUE(report.ok());
+  EXPECT_TRUE(Contains(report->warnings, "contradict the assumed NTP bound"));
+  EXPECT_EQ(report->ranks[3].clock.method, ClockMethod::kRealtime);
+}
+
+TEST(JobClock, OldAnchorsGetTheDefaultWindowAndSaySo) {
+  SyntheticJobOptions o = model::MakeSyntheticJobOptions(2, 2);
+  o.steps = 3;
+  o.ranks[1].old_anchors = true;
+  const SyntheticJob job(o);
+  testing::TempDir dir;
+  auto report = AnalyzeJob(WriteRanks(job, dir), {});
+  ASSERT_TRUE(report.ok());
+  EXPECT_FALSE(report->ranks[0].clock.default_window);
+  EXPECT_TRUE(report->ranks[1].clock.default_window);
+  EXPECT_GE(report->ranks[1].clock.bound_ns, 5'000u);  // half of the 10 us default
+  ExpectTruthInsideBound(job, *report, 1);
+  std::ostringstream text;
+  WriteJobText(*report, text);
+  EXPECT_NE(text.str().find("old file: assumed window"), std::string::npos);
+}
+
+TEST(JobReport, FindsTheInjectedStragglerWithItsDelay) {
+  SyntheticJobOptions o = model::MakeSyntheticJobOptions(8, 4);
+  o.steps = 20;
+  o.ranks[5].delay_per_step_ns = 300'000;  // 0.3 ms every step
+  const SyntheticJob job(o);
+  testing::TempDir dir;
+  auto report = AnalyzeJob(WriteRanks(job, dir), {});
+  ASSERT_TRUE(report.ok());
+  ASSERT_FALSE(report->stragglers.empty());
+  const Straggler& s = report->stragglers[0];
+  EXPECT_EQ(report->ranks[s.rank_index].rank, 5);
+  // Last at the first collective of every step (the later ones start together).
+  EXPECT_GE(s.last_count, 20u);
+  const int64_t off = int64_t(s.median_late_ns) - 300'000;
+  EXPECT_LE(uint64_t(std::llabs(off)), s.bound_ns + o.jitter_ns)
+      << "lateness " << s.median_late_ns << " bound " << s.bound_ns;
+  EXPECT_TRUE(s.significant());
+  ASSERT_FALSE(report->findings.empty());
+  EXPECT_NE(report->findings[0].find("rank 5 (node1, pid 1005) arrives last at"), std::string::npos)
+      << report->findings[0];
+  EXPECT_NE(report->findings[0].find("clock bound ±"), std::string::npos);
+  // The others wait for it: about the delay per step.
+  EXPECT_GT(report->ranks[0].wait_ns, 20 * 250'000u);
+  EXPECT_LT(report->ranks[5].wait_ns, report->ranks[0].wait_ns / 4);
+  // Its compute is longer by the delay; its steps are not (the others wait).
+  EXPECT_NEAR(double(report->ranks[5].compute_ns - report->ranks[0].compute_ns), 20 * 300'000.0,
+              20 * double(o.jitter_ns));
+  EXPECT_GT(report->collectives_within_bound, 0u);  // the collectives after the first of a step
+  // Bus bandwidth (nccl-tests): all-reduce of 8 MiB over 8 ranks.
+  ASSERT_FALSE(report->bandwidth.empty());
+  for (const BandwidthRow& b : report->bandwidth) {
+    if (b.op != CollectiveOp::kAllReduce) continue;
+    EXPECT_EQ(b.bytes, 8u << 20);
+    EXPECT_NEAR(b.busbw_gbps, b.algbw_gbps * 2 * 7 / 8, 1e-9);
+    // Transfer model: 15 us + bytes / 40 GB/s, plus up to 0.5 us of tail.
+    const double expect_ns = 15'000 + double(8 << 20) / 40;
+    EXPECT_NEAR(double(b.median_ns), expect_ns, 600 + 2.0 * double(report->max_bound_ns));
+  }
+}
+
+TEST(JobReport, RankWithoutAnchorsIsLeftOutOfTimesWithAWarning) {
+  SyntheticJobOptions o = model::MakeSyntheticJobOptions(4, 2);
+  o.steps = 5;
+  o.ranks[2].anchors = false;
+  const SyntheticJob job(o);
+  testing::TempDir dir;
+  auto report = AnalyzeJob(WriteRanks(job, dir), {});
+  ASSERT_TRUE(report.ok());
+  EXPECT_FALSE(report->ranks[2].clock.aligned());
+  EXPECT_TRUE(Contains(report->warnings, "rank 2 (node1, pid 1002): no clock anchors"));
+  EXPECT_TRUE(Contains(report->ranks[2].warnings, "no clock anchors"));
+  EXPECT_EQ(report->collectives.size(), 15u);
+  for (const JobCollective& c : report->collectives) EXPECT_EQ(c.ranks, 3u);
+  ExpectTruthInsideBound(job, *report, 3);
+}
+
+TEST(JobReport, TruncatedRankFileGivesPartialResultsAndWarnings) {
+  SyntheticJobOptions o = model::MakeSyntheticJobOptions(4, 4);
+  o.steps = 40;
+  o.compute_kernels = 200;  // enough rows for several chunks
+  const SyntheticJob job(o);
+  testing::TempDir dir;
+  std::vector<std::string> files = WriteRanks(job, dir);
+  auto bytes = ReadFileToString(files[3]);
+  ASSERT_TRUE(bytes.ok());
+  ASSERT_TRUE(WriteStringToFile(files[3], bytes->substr(0, bytes->size() / 2)).ok());
+  auto report = AnalyzeJob(files, {});
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  ASSERT_EQ(report->ranks.size(), 4u);
+  EXPECT_TRUE(Contains(report->ranks[3].warnings, "damaged")) << report->ranks[3].warnings.size();
+  EXPECT_GT(report->collectives.size(), 0u);
+  for (uint32_t r = 1; r < 4; ++r) ExpectTruthInsideBound(job, *report, r);
+}
+
+TEST(JobReport, MismatchedCollectiveCountsGiveTheMatchedPrefix) {
+  SyntheticJobOptions o = model::MakeSyntheticJobOptions(4, 2);
+  o.steps = 10;
+  const SyntheticJob job(o);
+  testing::TempDir dir;
+  std::vector<std::string> files = WriteRanks(job, dir);
+  // Rank 2 lost its last two NCCL kernels (a capture stopped early).
+  model::Trace t = job.RankTrace(2);
+  auto& k = t.Rows<model::KernelEvent>();
+  for (int dropped = 0; dropped < 2;)
+    for (size_t i = k.size(); i-- > 0;)
+      if (t.strings.Get(k[i].name_id).starts_with("nccl")) {
+        k.erase(k.begin() + ptrdiff_t(i));
+        ++dropped;
+        break;
+      }
+  ASSERT_TRUE(format::WriteTraceFile(t, files[2]).ok());
+  auto report = AnalyzeJob(files, {});
+  ASSERT_TRUE(report.ok());
+  EXPECT_TRUE(Contains(report->warnings,
+                       "rank 0 (node0, pid 1000): 20, rank 1 (node0, pid 1001): 20, "
+                       "rank 2 (node1, pid 1002): 19"));
+  EXPECT_TRUE(Contains(report->warnings, "matched the first 19"));
+  EXPECT_EQ(report->matched_per_comm, (std::vector<uint32_t>{19, 9}));
+  // What was matched is right: every matched collective of a step starts together.
+  for (const JobCollective& c : report->collectives) EXPECT_LT(c.skew_ns, 100'000u);
+}
+
+TEST(JobClock, OneAnchorGivesAnOffsetWithTheAssumedDrift) {
+  SyntheticJobOptions o = model::MakeSyntheticJobOptions(2, 2);
+  o.steps = 10;
+  o.ranks[1].drift_ppm = 20;
+  const SyntheticJob job(o);
+  testing::TempDir dir;
+  std::vector<std::string> files = WriteRanks(job, dir);
+  model::Trace t = job.RankTrace(1);
+  t.Rows<model::ClockAnchor>().pop_back();  // the end anchor: lost with a cut file
+  ASSERT_TRUE(format::WriteTraceFile(t, files[1]).ok());
+  auto report = AnalyzeJob(files, {});
+  ASSERT_TRUE(report.ok());
+  const ProcessClock& c = report->ranks[1].clock;
+  EXPECT_EQ(c.anchors, 1u);
+  // 50 ppm over the run (about 50 ms): 2.5 us more than the read window.
+  EXPECT_GT(c.bound_ns, 2'000u);
+  ExpectTruthInsideBound(job, *report, 1);
+}
+
+TEST(JobReport, UnreadableFileIsLeftOutWithItsReason) {
+  SyntheticJobOptions o = model::MakeSyntheticJobOptions(2, 2);
+  o.steps = 3;
+  const SyntheticJob job(o);
+  testing::TempDir dir;
+  std::vector<std::string> files = WriteRanks(job, dir);
+  files.push_back(dir / "missing.sbt");
+  auto report = AnalyzeJob(files, {});
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->ranks.size(), 2u);
+  EXPECT_TRUE(Contains(report->warnings, "missing.sbt"));
+  EXPECT_FALSE(AnalyzeJob(std::vector<std::string>{dir / "missing.sbt"}, {}).ok());
+}
+
+TEST(JobReport, MergedFileGivesTheSameAnswerAsPerRankFiles) {
+  SyntheticJobOptions o = model::MakeSyntheticJobOptions(4, 2);
+  o.steps = 6;
+  o.ranks[1].delay_per_step_ns = 200'000;
+  const SyntheticJob job(o);
+  testing::TempDir dir;
+  model::Trace merged;
+  for (uint32_t r = 0; r < 4; ++r) job.AppendRankTrace(r, &merged);
+  ASSERT_TRUE(format::WriteTraceFile(merged, dir / "job.sbt").ok());
+  auto one = AnalyzeJob(std::vector<std::string>{dir / "job.sbt"}, {});
+  auto many = AnalyzeJob(WriteRanks(job, dir), {});
+  ASSERT_TRUE(one.ok() && many.ok());
+  ASSERT_EQ(one->ranks.size(), 4u);
+  for (uint32_t r = 0; r < 4; ++r) {
+    EXPECT_EQ(one->ranks[r].clock.offset_ns, many->ranks[r].clock.offset_ns);
+    EXPECT_EQ(one->ranks[r].clock.bound_ns, many->ranks[r].clock.bound_ns);
+    EXPECT_EQ(one->ranks[r].wait_ns, many->ranks[r].wait_ns);
+    EXPECT_EQ(one->ranks[r].compute_ns, many->ranks[r].compute_ns);
+  }
+  EXPECT_EQ(one->collectives.size(), many->collectives.size());
+  EXPECT_EQ(one->ranks[one->stragglers[0].rank_index].rank, 1);
+}
+
+TEST(RankSummary, JsonRoundTripFeedsTheSameReport) {
+  SyntheticJobOptions o = model::MakeSyntheticJobOptions(4, 2);
+  o.steps = 5;
+  o.ranks[3].delay_per_step_ns = 100'000;
+  const SyntheticJob job(o);
+  testing::TempDir dir;
+  std::vector<RankSummary> direct, parsed;
+  for (const std::string& f : WriteRanks(job, dir)) {
+    auto s = SummarizeFile(f);
+    ASSERT_TRUE(s.ok());
+    ASSERT_EQ(s->size(), 1u);
+    std::ostringstream json;
+    WriteRankSummaryJson(s->front(), json);
+    auto back = ParseRankSummaryJson(json.str());
+    ASSERT_TRUE(back.ok()) << back.status().ToString();
+    direct.push_back(s->front());
+    parsed.push_back(*back);
+  }
+  const JobReport a = BuildJobReport(direct, {}), b = BuildJobReport(parsed, {});
+  std::ostringstream ja, jb;
+  WriteJobJson(a, ja);
+  WriteJobJson(b, jb);
+  EXPECT_EQ(ja.str(), jb.str());
+  EXPECT_FALSE(ParseRankSummaryJson("{}").ok());
+  auto bad = ParseRankSummaryJson(R"({"tracesmith_rank_summary": 1, "source": 3})");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("rank summary"), std::string::npos);
+}
+
+TEST(JobReport, GenericKernelsTakeTheirOperationFromNvtx) {
+  SyntheticJobOptions o = model::MakeSyntheticJobOptions(2, 2);
+  o.steps = 3;
+  o.schedule[1].generic = true;  // the all-gather
+  const SyntheticJob job(o);
+  testing::TempDir dir;
+  auto s = SummarizeFile(WriteRanks(job, dir)[0]);
+  ASSERT_TRUE(s.ok());
+  const ProcessCollectives& c = s->front().collectives;
+  EXPECT_EQ(c.generic_kernels, 3u);
+  EXPECT_EQ(c.generic_resolved, 3u);
+  EXPECT_EQ(c.ops[1].op, CollectiveOp::kAllGather);
+  EXPECT_EQ(c.ops[1].source, OpSource::kNvtxRange);
+  EXPECT_EQ(c.ops[1].bytes, 2u << 20);
+}
+
+}  // namespace
+}  // namespace tracesmith::analysis
