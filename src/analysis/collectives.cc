@@ -184,7 +184,8 @@ uint64_t BytesFromRangeName(std::string_view name) {
   return v;
 }
 
-ProcessCollectives ExtractCollectives(const CompactTrace& trace, uint32_t pid) {
+ProcessCollectives ExtractCollectives(const CompactTrace& trace, uint32_t pid,
+                                      std::vector<uint32_t>* op_indexes) {
   ProcessCollectives out;
   // Kernel names are parsed once per distinct name.
   std::unordered_map<uint32_t, int32_t> info_of;
@@ -295,6 +296,7 @@ ProcessCollectives ExtractCollectives(const CompactTrace& trace, uint32_t pid) {
       if (inserted) out.kinds.push_back(text);
       rc.kind = it->second;
       out.ops.push_back(rc);
+      if (op_indexes) op_indexes->push_back(i);
     }
   }
   return out;

@@ -49,26 +49,18 @@ double BusBandwidthFactor(CollectiveOp op, uint32_t ranks) {
   }
 }
 
-JobReport BuildJobReport(std::vector<RankSummary> summaries, const JobOptions& options) {
-  JobReport r;
-  r.clock_options = options.clock;
-  // Ranks in rank order; unknown ranks (-1) after, in file order.
-  std::stable_sort(summaries.begin(), summaries.end(),
+void SortRanks(std::vector<RankSummary>* summaries) {
+  std::stable_sort(summaries->begin(), summaries->end(),
                    [](const RankSummary& a, const RankSummary& b) {
                      const auto key = [](const RankSummary& s) {
                        return std::tuple(s.rank < 0, s.rank < 0 ? 0 : s.rank, s.source, s.pid);
                      };
                      return key(a) < key(b);
                    });
-  const size_t n = summaries.size();
-  for (size_t i = 1; i < n; ++i)
-    if (summaries[i].rank >= 0 && summaries[i].rank == summaries[i - 1].rank)
-      r.warnings.push_back(StrFormat("rank %d appears twice (%s and %s): both are kept",
-                                     summaries[i].rank, summaries[i - 1].Label().c_str(),
-                                     summaries[i].Label().c_str()));
+}
 
-  // Match collectives (by index: no clock needed), then the clock, which
-  // the matched collectives refine.
+JobAlignment AlignJob(const std::vector<RankSummary>& summaries, const ClockOptions& options) {
+  const size_t n = summaries.size();
   std::vector<const std::vector<RankCollective>*> ops(n);
   std::vector<std::string> labels(n);
   std::vector<ProcessClockInput> clock_in(n);
@@ -77,13 +69,10 @@ JobReport BuildJobReport(std::vector<RankSummary> summaries, const JobOptions& o
     labels[i] = summaries[i].Label();
     clock_in[i] = summaries[i].ClockInput();
   }
-  const MatchResult match = MatchCollectives(ops, labels);
-  r.comms = match.comms;
-  r.matched_per_comm = match.matched_per_comm;
-  for (const std::string& w : match.warnings) r.warnings.push_back(w);
-  std::vector<CollectiveTimes> times;
-  times.reserve(match.matches.size());
-  for (const CollectiveMatch& m : match.matches) {
+  JobAlignment al;
+  al.match = MatchCollectives(ops, labels);
+  al.times.reserve(al.match.matches.size());
+  for (const CollectiveMatch& m : al.match.matches) {
     CollectiveTimes t;
     t.start.assign(n, 0);
     t.end.assign(n, 0);
@@ -94,9 +83,31 @@ JobReport BuildJobReport(std::vector<RankSummary> summaries, const JobOptions& o
       t.start[i] = rc.start_ns;
       t.end[i] = rc.end_ns;
     }
-    times.push_back(std::move(t));
+    al.times.push_back(std::move(t));
   }
-  const JobClock clock = JobClock::Build(clock_in, times, options.clock);
+  al.clock = JobClock::Build(clock_in, al.times, options);
+  return al;
+}
+
+JobReport BuildJobReport(std::vector<RankSummary> summaries, const JobOptions& options) {
+  JobReport r;
+  r.clock_options = options.clock;
+  SortRanks(&summaries);
+  const size_t n = summaries.size();
+  for (size_t i = 1; i < n; ++i)
+    if (summaries[i].rank >= 0 && summaries[i].rank == summaries[i - 1].rank)
+      r.warnings.push_back(StrFormat("rank %d appears twice (%s and %s): both are kept",
+                                     summaries[i].rank, summaries[i - 1].Label().c_str(),
+                                     summaries[i].Label().c_str()));
+  const JobAlignment al = AlignJob(summaries, options.clock);
+  const MatchResult& match = al.match;
+  const std::vector<CollectiveTimes>& times = al.times;
+  const JobClock& clock = al.clock;
+  std::vector<const std::vector<RankCollective>*> ops(n);
+  for (size_t i = 0; i < n; ++i) ops[i] = &summaries[i].collectives.ops;
+  r.comms = match.comms;
+  r.matched_per_comm = match.matched_per_comm;
+  for (const std::string& w : match.warnings) r.warnings.push_back(w);
   r.hosts = clock.hosts();
   r.max_bound_ns = clock.MaxBound();
   for (const std::string& w : clock.warnings()) r.warnings.push_back(w);

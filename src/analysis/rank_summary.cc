@@ -87,6 +87,25 @@ RankSummary SummarizeProcess(const CompactTrace& trace, uint32_t pid, const std:
   return s;
 }
 
+Status LoadProcessTrace(const std::string& path, const uint32_t* pid, CompactTrace* out,
+                        format::ReadReport* report) {
+  ASSIGN_OR_RETURN(auto reader, format::SbtReader::Open(path));
+  if (pid) out->SetProcessFilter(*pid);
+  Status st = reader->Stream(
+      [&](const model::Trace& batch, model::TableKind kind) {
+        out->Ingest(batch, kind);
+        return OkStatus();
+      },
+      [&](const model::Trace& batch) {
+        out->IngestMetadata(batch);  // the end clock anchor comes after the events
+        return OkStatus();
+      });
+  if (!st.ok()) return Status(st.code(), path + ": " + st.message());
+  if (report) *report = reader->report();
+  out->Finalize();
+  return OkStatus();
+}
+
 StatusOr<std::vector<RankSummary>> SummarizeFile(const std::string& path) {
   ASSIGN_OR_RETURN(auto reader, format::SbtReader::Open(path));
   // Metadata first (no event chunk decoded): which processes the file holds.
@@ -104,18 +123,8 @@ StatusOr<std::vector<RankSummary>> SummarizeFile(const std::string& path) {
   std::vector<RankSummary> out;
   for (uint32_t pid : pids) {
     CompactTrace trace;
-    if (merged) trace.SetProcessFilter(pid);
-    st = reader->Stream(
-        [&](const model::Trace& batch, model::TableKind kind) {
-          trace.Ingest(batch, kind);
-          return OkStatus();
-        },
-        [&](const model::Trace& batch) {
-          trace.IngestMetadata(batch);
-          return OkStatus();
-        });
-    if (!st.ok()) return Status(st.code(), path + ": " + st.message());
-    trace.Finalize();
+    format::ReadReport report;
+    RETURN_IF_ERROR(LoadProcessTrace(path, merged ? &pid : nullptr, &trace, &report));
     uint32_t p = pid;
     if (p == UINT32_MAX) {
       std::set<uint32_t> seen;
@@ -129,9 +138,8 @@ StatusOr<std::vector<RankSummary>> SummarizeFile(const std::string& path) {
     } else {
       out.push_back(SummarizeProcess(trace, p, path));
     }
-    if (!reader->report().clean())
-      out.back().warnings.push_back(reader->report().Headline(path) +
-                                    ": what it holds is summarised");
+    if (!report.clean())
+      out.back().warnings.push_back(report.Headline(path) + ": what it holds is summarised");
   }
   return out;
 }

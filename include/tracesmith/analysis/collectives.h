@@ -108,8 +108,10 @@ struct ProcessCollectives {
 };
 
 // The NCCL collectives of process `pid` in `trace`, times as the trace holds
-// them (the capture clock when the trace has one process).
-ProcessCollectives ExtractCollectives(const CompactTrace& trace, uint32_t pid);
+// them (the capture clock when the trace has one process). `op_indexes`
+// (optional) receives, for each of them, its index in trace.ops().
+ProcessCollectives ExtractCollectives(const CompactTrace& trace, uint32_t pid,
+                                      std::vector<uint32_t>* op_indexes = nullptr);
 
 // ---- matching across ranks ----------------------------------------------
 

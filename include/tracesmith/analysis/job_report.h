@@ -119,6 +119,19 @@ struct JobReport {
   std::vector<std::string> findings, warnings;
 };
 
+// Puts summaries in report order: by rank, unknown ranks (-1) last in file order.
+void SortRanks(std::vector<RankSummary>* summaries);
+
+// The first half of the cross-rank step, shared by the report and the job
+// exporters: collectives matched (by index, no clock needed), then the job
+// clock the matched collectives refine. `summaries` in report order.
+struct JobAlignment {
+  MatchResult match;
+  std::vector<CollectiveTimes> times;  // by match, capture clocks
+  JobClock clock;
+};
+JobAlignment AlignJob(const std::vector<RankSummary>& summaries, const ClockOptions& options);
+
 // The cross-rank step: consumes only summaries.
 JobReport BuildJobReport(std::vector<RankSummary> summaries, const JobOptions& options);
 

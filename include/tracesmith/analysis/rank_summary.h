@@ -24,6 +24,7 @@
 #include "tracesmith/analysis/compact_trace.h"
 #include "tracesmith/analysis/job_clock.h"
 #include "tracesmith/base/status.h"
+#include "tracesmith/format/sbt_reader.h"
 
 namespace tracesmith::analysis {
 
@@ -63,6 +64,12 @@ RankSummary SummarizeProcess(const CompactTrace& trace, uint32_t pid, const std:
 // the largest process, not the file). A damaged file gives what it holds
 // with a warning; an unreadable one is an error.
 StatusOr<std::vector<RankSummary>> SummarizeFile(const std::string& path);
+
+// Streams one process of `path` into `out` (every process when `pid` is
+// null) and finalizes it: the capture clock is kept (one process, nothing to
+// align). `report` (optional) receives what the reader recovered.
+Status LoadProcessTrace(const std::string& path, const uint32_t* pid, CompactTrace* out,
+                        format::ReadReport* report = nullptr);
 
 void WriteRankSummaryJson(const RankSummary& summary, std::ostream& out);
 // The inverse; errors say which field is missing or malformed.

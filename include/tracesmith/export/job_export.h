@@ -1,0 +1,40 @@
+// Exports of a distributed job: every rank in one Perfetto trace, on the job
+// clock (analysis/job_clock.h).
+//
+// Layout: one process per rank, named "rank R · host · pid P" (a pid that
+// two ranks share on different hosts is renumbered, the real one stays in
+// the name), with a thread track per host thread (CUDA API calls, NVTX
+// ranges) and a track per GPU stream ("GPU d · stream s": kernels, copies,
+// memsets). The kernels of one matched collective are linked by a flow,
+// from the first arrival to the last (the last-arriving rank's kernel ends
+// it), so the UI draws who waited for whom. Collective kernels carry
+// `collective` (e.g. "all_reduce #12"), `comm` and `seq` annotations.
+//
+// Memory: two passes over the files, each rank read alone (summaries, then
+// its events); the output is streamed.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tracesmith/analysis/job_report.h"
+#include "tracesmith/base/status.h"
+
+namespace tracesmith::exporter {
+
+struct JobExportStats {
+  uint32_t ranks = 0;
+  uint64_t slices = 0;
+  uint64_t flows = 0;  // collective kernels linked
+  uint64_t bytes = 0;
+  std::vector<std::string> warnings;  // files left out, clock and matching warnings
+};
+
+// `files`: per-rank traces, or merged files holding several processes.
+StatusOr<JobExportStats> ExportJobPerfetto(std::span<const std::string> files,
+                                           const std::string& out_path,
+                                           const analysis::JobOptions& options = {});
+
+}  // namespace tracesmith::exporter
