@@ -119,6 +119,9 @@ def main():
     ap.add_argument("--tracesmith")
     ap.add_argument("--launch-loop")
     ap.add_argument("--cupti-floor")
+    ap.add_argument("--taskset", metavar="CPUS",
+                    help="run every configuration on these CPUs (taskset -c CPUS, e.g. 4-7): the "
+                         "same cores for all, against the process-to-process spread of a VM")
     ap.add_argument("--api-costs", help="bench/workloads/api_costs binary (workload 'launch')")
     ap.add_argument("--set", default="main", choices=sorted(SETS))
     ap.add_argument("--configs", help="comma-free list of SPECs separated by ';;' (replaces --set)")
@@ -156,6 +159,8 @@ def main():
                     if b is None:
                         continue
                     label, cmd, env, wall_key, cpu_key = b
+                    if args.taskset:
+                        cmd = ["taskset", "-c", args.taskset, *cmd]
                     t0 = time.perf_counter()
                     p = subprocess.run(cmd, env=env, capture_output=True, text=True)
                     dt = time.perf_counter() - t0
@@ -175,7 +180,7 @@ def main():
 def report(runs, workloads, labels, tag):
     print(f"\n{tag} ratios of medians to base (wall | launching-thread CPU | whole process), n runs;"
           f" then the median of each round's ratio to that round's base (robust to a machine that"
-          f" changes between rounds or device calls)")
+          f" changes between rounds or device calls), and the ratio of the fastest runs (wall)")
     for w in workloads:
         def med(label, i):
             v = [x[i] for x in runs if x[0] == w and x[1] == label and x[i] is not None]
@@ -190,8 +195,11 @@ def report(runs, workloads, labels, tag):
             per_round = [x[3] / base_of[x[2]][3] for x in runs
                          if x[0] == w and x[1] == label and x[2] in base_of and x[3]]
             rr = "%.3fx" % statistics.median(per_round) if per_round else "—"
+            walls = [x[3] for x in runs if x[0] == w and x[1] == label and x[3]]
+            base_min = min((x[3] for x in runs if x[0] == w and x[1] == "base" and x[3]), default=0)
+            mn = "%.3fx" % (min(walls) / base_min) if base_min else "—"
             print(f"{tag} {w:5s} {label:38s} median={m[0][0]:.5g} wall={ratios[0]} cpu={ratios[1]} "
-                  f"process={ratios[2]} n={m[0][1]} round_ratio={rr}")
+                  f"process={ratios[2]} n={m[0][1]} round_ratio={rr} min_ratio={mn}")
 
 if __name__ == "__main__":
     main()
