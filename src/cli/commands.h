@@ -30,6 +30,7 @@ void AddBenchmarkExportCommand(CLI::App& benchmark, CommandList& commands);
 void AddBenchmarkAnalyzeCommand(CLI::App& benchmark, CommandList& commands);
 void AddBenchmarkStacksCommand(CLI::App& benchmark, CommandList& commands);
 void AddBenchmarkScaleCommand(CLI::App& benchmark, CommandList& commands);
+void AddBenchmarkJobCommand(CLI::App& benchmark, CommandList& commands);
 
 inline void AddBenchmarkSubcommands(CLI::App& benchmark, CommandList& commands) {
   AddBenchmarkFormatCommand(benchmark, commands);
@@ -37,6 +38,7 @@ inline void AddBenchmarkSubcommands(CLI::App& benchmark, CommandList& commands) 
   AddBenchmarkAnalyzeCommand(benchmark, commands);
   AddBenchmarkStacksCommand(benchmark, commands);
   AddBenchmarkScaleCommand(benchmark, commands);
+  AddBenchmarkJobCommand(benchmark, commands);
 }
 
 inline void AddAllCommands(CLI::App& app, CommandList& commands) {
