@@ -89,6 +89,17 @@ std::string KindText(const NcclKernelInfo& k, CollectiveOp op, OpSource source) 
   return s;
 }
 
+// Whether a range naming an operation comes from a backend that runs
+// collectives on the host (see ExtractCollectives); `c10d`: whether
+// PyTorch's c10d:: names count (a process without NCCL kernels).
+bool IsHostBackendRange(std::string_view name, bool c10d) {
+  std::string s;
+  for (char c : name.substr(0, 8))
+    s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (s.starts_with("gloo") || s.starts_with("mpi") || s.starts_with("ucc")) return true;
+  return c10d && s.starts_with("c10d");
+}
+
 }  // namespace
 
 const char* CollectiveOpName(CollectiveOp op) {
@@ -158,8 +169,19 @@ CollectiveOp CollectiveOpFromRangeName(std::string_view name) {
     if (c == '_' || c == ':') continue;
     s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   }
-  if (!s.starts_with("nccl")) return CollectiveOp::kUnknown;
-  std::string_view w = std::string_view(s).substr(4);
+  // The backends whose ranges name operations: NCCL's and PyTorch's NCCL
+  // ranges, CPU backends (gloo, MPI, UCC) and PyTorch's c10d op names
+  // (`c10d::allreduce_`, as emit_nvtx() shows them).
+  std::string_view w = s;
+  bool known = false;
+  for (std::string_view backend : {"nccl", "gloo", "mpi", "ucc", "c10d"}) {
+    if (w.starts_with(backend)) {
+      w.remove_prefix(backend.size());
+      known = true;
+      break;
+    }
+  }
+  if (!known) return CollectiveOp::kUnknown;
   if (w.starts_with("allreduce")) return CollectiveOp::kAllReduce;
   if (w.starts_with("allgather")) return CollectiveOp::kAllGather;
   if (w.starts_with("reducescatter")) return CollectiveOp::kReduceScatter;
@@ -220,24 +242,26 @@ ProcessCollectives ExtractCollectives(const CompactTrace& trace, uint32_t pid,
   // The enclosing ranges of the call that launched op `i`, innermost first
   // (ranges are sorted by (lane, start): walk back from the call's start).
   // 256 ranges back at most: a collective's range is near its launch.
-  auto from_ranges = [&](uint32_t i, RangeInfo* found) {
-    const uint32_t c = trace.CallOfOp(i);
-    if (c == kNone) return;
-    const HostCall& call = trace.calls()[c];
+  auto enclosing = [&](uint32_t lane, uint64_t t, RangeInfo* found) {
     auto it =
-        std::upper_bound(nvtx.begin(), nvtx.end(), std::pair{call.lane, call.start_ns},
+        std::upper_bound(nvtx.begin(), nvtx.end(), std::pair{lane, t},
                          [](const std::pair<uint32_t, uint64_t>& k, const NvtxRecord& n) {
                            return k.first < n.lane || (k.first == n.lane && k.second < n.start_ns);
                          });
     for (int steps = 0; it != nvtx.begin() && steps < 256; ++steps) {
       --it;
-      if (it->lane != call.lane) break;
-      if (it->end_ns < call.start_ns) continue;  // ended before: not enclosing
+      if (it->lane != lane) break;
+      if (it->end_ns < t) continue;  // ended before: not enclosing
       const RangeInfo& r = range_info[it->name_id];
       if (found->op == CollectiveOp::kUnknown) found->op = r.op;
       if (found->bytes == 0) found->bytes = r.bytes;
       if (found->op != CollectiveOp::kUnknown && found->bytes != 0) return;
     }
+  };
+  auto from_ranges = [&](uint32_t i, RangeInfo* found) {
+    const uint32_t c = trace.CallOfOp(i);
+    if (c == kNone) return;
+    enclosing(trace.calls()[c].lane, trace.calls()[c].start_ns, found);
   };
 
   struct Lane {
@@ -297,6 +321,76 @@ ProcessCollectives ExtractCollectives(const CompactTrace& trace, uint32_t pid,
       rc.kind = it->second;
       out.ops.push_back(rc);
       if (op_indexes) op_indexes->push_back(i);
+    }
+  }
+  if (!ranges_matter) return out;
+
+  // Collectives that run on the host: an NVTX range of a CPU backend (gloo,
+  // MPI, UCC; PyTorch's c10d:: names only in a process without NCCL kernels)
+  // that launches no NCCL kernel is the rank's part of a collective, from the
+  // range's start (its arrival) to its end. NCCL's own ranges never are: one
+  // without its kernel means the kernel was lost, not that it ran on the host.
+  // One communicator per thread that has such ranges, after the NCCL
+  // streams, ordered by first use as they are. A range inside another
+  // candidate on its thread is the same call seen twice (c10d::allreduce_
+  // around gloo:all_reduce) and is skipped.
+  std::unordered_map<uint32_t, bool> host_name;  // range name id -> a host collective's
+  for (const auto& [id, r] : range_info)
+    if (r.op != CollectiveOp::kUnknown)
+      host_name[id] = IsHostBackendRange(trace.String(id), /*c10d=*/lanes.empty());
+  std::vector<std::pair<uint32_t, uint64_t>> nccl_launches;  // (host lane, call start)
+  for (const Lane& lane : lanes)
+    for (const auto& [i, k] : lane.ops)
+      if (const uint32_t c = trace.CallOfOp(i); c != kNone)
+        nccl_launches.push_back({trace.calls()[c].lane, trace.calls()[c].start_ns});
+  std::sort(nccl_launches.begin(), nccl_launches.end());
+  struct HostLane {
+    uint32_t lane = 0;
+    std::vector<uint32_t> ranges;  // indexes into nvtx
+  };
+  std::vector<HostLane> host_lanes;
+  uint64_t kept_end = 0;
+  uint32_t kept_lane = kNone;
+  for (uint32_t n = 0; n < nvtx.size(); ++n) {
+    const NvtxRecord& r = nvtx[n];
+    if (auto h = host_name.find(r.name_id); h == host_name.end() || !h->second) continue;
+    if (trace.PidOfLane(r.lane) != pid) continue;
+    if (r.lane == kept_lane && r.start_ns < kept_end) continue;  // nested in the last one kept
+    auto at =
+        std::lower_bound(nccl_launches.begin(), nccl_launches.end(), std::pair{r.lane, r.start_ns});
+    if (at != nccl_launches.end() && at->first == r.lane && at->second <= r.end_ns)
+      continue;  // launches an NCCL kernel: that kernel is the collective
+    if (host_lanes.empty() || host_lanes.back().lane != r.lane) host_lanes.push_back({r.lane, {}});
+    host_lanes.back().ranges.push_back(n);
+    kept_lane = r.lane;
+    kept_end = r.end_ns;
+  }
+  std::stable_sort(host_lanes.begin(), host_lanes.end(), [&](const HostLane& a, const HostLane& b) {
+    return nvtx[a.ranges.front()].start_ns < nvtx[b.ranges.front()].start_ns;
+  });
+  for (const HostLane& hl : host_lanes) {
+    const uint32_t comm = uint32_t(out.comms.size());
+    out.comms.push_back({kHostComm, trace.lanes()[hl.lane].tid, nvtx[hl.ranges.front()].start_ns,
+                         uint32_t(hl.ranges.size())});
+    for (uint32_t seq = 0; seq < hl.ranges.size(); ++seq) {
+      const NvtxRecord& r = nvtx[hl.ranges[seq]];
+      RangeInfo info = range_info[r.name_id];
+      if (info.bytes == 0) enclosing(r.lane, r.start_ns, &info);
+      RankCollective rc;
+      rc.start_ns = r.start_ns;
+      rc.end_ns = r.end_ns;
+      rc.comm = comm;
+      rc.seq = seq;
+      rc.bytes = info.bytes;
+      rc.op = range_info[r.name_id].op;
+      rc.source = OpSource::kHostRange;
+      out.with_bytes += rc.bytes != 0;
+      const std::string text = std::string(CollectiveOpName(rc.op)) + " (host, NVTX range)";
+      auto [it, inserted] = kind_ids.try_emplace(text, uint32_t(out.kinds.size()));
+      if (inserted) out.kinds.push_back(text);
+      rc.kind = it->second;
+      out.ops.push_back(rc);
+      if (op_indexes) op_indexes->push_back(kNone);
     }
   }
   return out;

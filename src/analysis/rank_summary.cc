@@ -231,7 +231,7 @@ StatusOr<RankSummary> ParseRankSummaryJson(std::string_view text) {
       r.seq = x.at(4).get<uint32_t>();
       r.kind = x.at(5).get<uint32_t>();
       const uint32_t op = x.at(6).get<uint32_t>(), source = x.at(7).get<uint32_t>();
-      if (op > uint32_t(CollectiveOp::kRecv) || source > uint32_t(OpSource::kUnknown) ||
+      if (op > uint32_t(CollectiveOp::kRecv) || source > uint32_t(OpSource::kHostRange) ||
           (r.kind >= c.kinds.size() && !c.kinds.empty()) ||
           (!c.ops.empty() && (r.comm < c.ops.back().comm ||
                               (r.comm == c.ops.back().comm && r.seq <= c.ops.back().seq))))

@@ -1,9 +1,11 @@
-// `tracesmith analyze FILE`: where GPU time goes, why GPUs idle, what bounds
-// the run, in plain words (or --json for scripts).
+// `tracesmith analyze RUN`: where GPU time goes, why GPUs idle, what bounds
+// the run, in plain words (or --json for scripts). RUN is one trace or the
+// traces of a job (run_loader.h), analysed as one merged trace.
 #include <cstdio>
 #include <iostream>
 
 #include "commands.h"
+#include "run_loader.h"
 #include "trace_loader.h"
 #include "tracesmith/analysis/report.h"
 
@@ -11,7 +13,7 @@ namespace tracesmith::cli {
 namespace {
 
 struct AnalyzeCliOptions {
-  std::string path;
+  RunArgs run;
   analysis::LoadOptions load;
   analysis::AnalyzeOptions report;
   analysis::CallSiteRules sites;
@@ -20,14 +22,19 @@ struct AnalyzeCliOptions {
 };
 
 int RunAnalyze(const AnalyzeCliOptions& o) {
-  analysis::CompactTrace trace;
-  format::ReadReport damage;
-  Status st = analysis::LoadCompactTrace(o.path, o.load, &trace, &damage);
-  if (st.ok()) st = CheckDamage(o.path, damage, o.strict, "analysing");
-  if (!st.ok()) return ReportError(st);
   if (Status rules = analysis::ValidateCallSiteRules(o.sites); !rules.ok())
     return ReportError(rules);
-  analysis::AnalysisReport report = analysis::BuildReport(trace, o.path, o.sites);
+  auto run = OpenRun(o.run, o.strict, "analysing");
+  if (!run.ok()) return ReportError(run.status());
+  analysis::CompactTrace trace;
+  format::ReadReport damage;
+  Status st = analysis::LoadCompactTrace(run->path(), o.load, &trace, &damage);
+  if (st.ok()) st = CheckDamage(run->path(), damage, o.strict, "analysing");
+  if (!st.ok()) return ReportError(st);
+  // The job as a whole: the report below covers the merged trace; the
+  // cross-rank analysis (issue #17 items 2-4) reads the per-process traces
+  // of the run, run->files(), one by one.
+  analysis::AnalysisReport report = analysis::BuildReport(trace, run->name(), o.sites);
   if (!o.load.steps.empty()) report.window_note = "steps " + o.load.steps + " of the Steps table";
   if (o.json) {
     analysis::WriteJsonReport(report, std::cout);
@@ -47,7 +54,7 @@ void AddAnalyzeCommand(CLI::App& app, CommandList& commands) {
       "copies, critical path, findings");
   auto o = std::make_shared<AnalyzeCliOptions>();
   o->load.active_region = true;  // start-up and teardown reported apart (--whole: not)
-  cmd->add_option("file", o->path, "SBT trace file")->required();
+  AddRunArguments(cmd, &o->run, "The trace to analyse");
   cmd->add_flag("--json", o->json, "Machine-readable JSON instead of the text report");
   cmd->add_option("--from", o->load.from,
                   "Start of the window, relative to the trace start (e.g. 2ms)");

@@ -1,20 +1,26 @@
-// `tracesmith export FILE -f perfetto|json|sqlite|csv|dot [-o OUT] [--gzip]`:
+// `tracesmith export RUN -f perfetto|json|sqlite|csv|dot [-o OUT] [--gzip]`:
 // converts an SBT trace for Perfetto UI, torch.profiler tools, SQL,
 // spreadsheets or Graphviz (the dependency graph). Streams the file: memory
-// stays bounded on large traces.
+// stays bounded on large traces. RUN may be a job's traces (run_loader.h):
+// merged into one output, or with -f json and a directory output
+// (`-o DIR/`, --per-rank) one DIR/rank-<N>.json per process, as HTA reads a
+// multi-rank job (export/rank_directory.h).
 #include <cstdio>
 
 #include "commands.h"
 #include "output_rule.h"
+#include "run_loader.h"
 #include "trace_loader.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/export/export.h"
+#include "tracesmith/export/rank_directory.h"
 
 namespace tracesmith::cli {
 namespace {
 
 struct ExportCliOptions {
-  std::string input;
+  RunArgs run;
+  bool per_rank = false;  // json: one file per process in a directory
   std::string format = "perfetto";
   std::string output;
   bool force = false;
@@ -25,31 +31,73 @@ struct ExportCliOptions {
   std::string from, to;     // dot
 };
 
+// The output's default name: the first trace named, .sbt (or a
+// directory's trailing slash) taken off, then `suffix`.
+std::string DefaultOutput(const std::string& name, const std::string& suffix) {
+  std::string out = name;
+  while (out.size() > 1 && out.ends_with('/')) out.pop_back();
+  if (out.size() > 4 && out.ends_with(".sbt")) out.resize(out.size() - 4);
+  return out + suffix;
+}
+
+// -f json into a directory: DIR/rank-<N>.json per process.
+int RunExportPerRank(const ExportCliOptions& o, const exporter::ExportOptions& options) {
+  auto run = cluster::ResolveRun(o.run.names, o.run.single);
+  if (!run.ok()) return ReportError(run.status());
+  std::string dir = o.output.empty() ? DefaultOutput(o.run.names[0], "-ranks") : o.output;
+  while (dir.size() > 1 && dir.ends_with('/')) dir.pop_back();
+  auto result = exporter::ExportKinetoRankDirectory(run->files, dir, options, o.force);
+  if (!result.ok()) return ReportError(result.status());
+  for (size_t i = 0; i < run->files.size(); ++i)
+    if (Status st = CheckDamage(run->files[i], result->damage[i], o.strict, "exporting"); !st.ok())
+      return ReportError(st);
+  for (const std::string& note : result->notes)
+    std::fprintf(stderr, "tracesmith: note: %s\n", note.c_str());
+  if (!o.quiet) {
+    uint64_t bytes = 0, events = 0;
+    for (const exporter::RankFile& f : result->files) bytes += f.bytes, events += f.events;
+    const auto& files = result->files;
+    std::fprintf(stderr, "tracesmith: wrote %s/: %zu file%s (rank-%d%s%s), %s, %llu events\n",
+                 dir.c_str(), files.size(), files.size() == 1 ? "" : "s", files.front().rank,
+                 files.size() > 1 ? StrFormat(" .. rank-%d", files.back().rank).c_str() : "",
+                 o.gzip ? ".json.gz" : ".json", HumanBytes(bytes).c_str(),
+                 static_cast<unsigned long long>(events));
+  }
+  return kExitOk;
+}
+
 int RunExport(const ExportCliOptions& o) {
   auto format = exporter::ParseExportFormat(o.format);
   if (!format.ok()) return ReportError(format.status());
   if (o.gzip && *format != exporter::ExportFormat::kJson)
     return ReportError(InvalidArgument("--gzip applies to -f json only"));
-  std::string out = o.output;
-  if (out.empty()) {
-    out = o.input;
-    if (out.size() > 4 && out.compare(out.size() - 4, 4, ".sbt") == 0) out.resize(out.size() - 4);
-    out += exporter::ExportFormatExtension(*format, o.gzip);
-  }
-  // Checked before the work: never the input, a directory or a device, and
-  // an existing file only with --force.
-  const std::string inputs[] = {o.input};
-  if (Status ok = CheckOutputFile(out, inputs, o.force); !ok.ok()) return ReportError(ok);
   exporter::ExportOptions options;
   options.gzip = o.gzip;
   options.refuse_damaged_input = o.strict;  // checked before anything is written
   options.dot_node_limit = o.node_limit;
   options.from = o.from;
   options.to = o.to;
+  // A directory named as one ("DIR/"): an existing directory named without
+  // the slash is refused below like any output that is not a file.
+  if (o.per_rank || (o.output.ends_with('/') && *format == exporter::ExportFormat::kJson)) {
+    if (*format != exporter::ExportFormat::kJson)
+      return ReportError(InvalidArgument("--per-rank applies to -f json (kineto) only"));
+    return RunExportPerRank(o, options);
+  }
+  std::string out = o.output;
+  if (out.empty())
+    out = DefaultOutput(o.run.names[0], exporter::ExportFormatExtension(*format, o.gzip));
+  // Checked before the work: never an input, a directory or a device, and
+  // an existing file only with --force.
+  auto files = cluster::ResolveRun(o.run.names, o.run.single);
+  if (!files.ok()) return ReportError(files.status());
+  if (Status ok = CheckOutputFile(out, files->files, o.force); !ok.ok()) return ReportError(ok);
+  auto run = OpenRun(o.run, o.strict, "exporting");
+  if (!run.ok()) return ReportError(run.status());
   format::ReadReport damage;
-  auto stats = exporter::ExportSbtFile(o.input, *format, out, options, &damage);
+  auto stats = exporter::ExportSbtFile(run->path(), *format, out, options, &damage);
   if (!stats.ok()) return ReportError(stats.status());
-  if (Status st = CheckDamage(o.input, damage, o.strict, "exporting"); !st.ok())
+  if (Status st = CheckDamage(run->path(), damage, o.strict, "exporting"); !st.ok())
     return ReportError(st);
   if (!o.quiet && *format == exporter::ExportFormat::kDot) {
     std::fprintf(stderr, "tracesmith: wrote %s (%s, at most %zu nodes)\n", out.c_str(),
@@ -79,11 +127,17 @@ void AddExportCommand(CLI::App& app, CommandList& commands) {
       "export",
       "Convert a trace to Perfetto, Chrome/Kineto JSON, nsys-style SQLite, CSV or Graphviz DOT");
   auto o = std::make_shared<ExportCliOptions>();
-  cmd->add_option("file", o->input, "Trace file (.sbt)")->required()->check(CLI::ExistingFile);
-  cmd->add_option("-f,--format", o->format, "perfetto | json | sqlite | csv | dot")
+  AddRunArguments(cmd, &o->run, "The trace to export");
+  cmd->add_option("-f,--format", o->format,
+                  "perfetto | json (kineto: torch.profiler's schema) | sqlite | csv | dot")
       ->default_val("perfetto");
   cmd->add_option("-o,--output", o->output,
-                  "Output file (default: input name with .pftrace/.json/.sqlite/.csv/.dot)");
+                  "Output file (default: input name with .pftrace/.json/.sqlite/.csv/.dot); with "
+                  "-f json, a directory named DIR/ gets one rank-<N>.json per process "
+                  "(--per-rank)");
+  cmd->add_flag("--per-rank", o->per_rank,
+                "json: one DIR/rank-<N>.json per process with its distributedInfo, the layout "
+                "HTA reads a multi-rank job from (default DIR: <input>-ranks)");
   cmd->add_flag("--gzip", o->gzip, "json: write gzip-compressed (.json.gz)");
   cmd->add_flag("-q,--quiet", o->quiet, "No summary line on stderr");
   AddForceFlag(cmd, &o->force);

@@ -1,11 +1,14 @@
-// `tracesmith info FILE`: what a trace holds, at a glance. The events are
+// `tracesmith info RUN`: what a trace holds, at a glance. The events are
 // streamed and counted, not kept: memory stays at one chunk plus metadata.
+// A job's traces (run_loader.h) are described one file after the other, not
+// merged: info is about the files (their state, damage and capture stats).
 #include <algorithm>
 #include <cstdio>
 #include <map>
 #include <type_traits>
 
 #include "commands.h"
+#include "run_loader.h"
 #include "tracesmith/analysis/capture_cost.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/format/sbt_reader.h"
@@ -95,8 +98,11 @@ int RunInfo(const std::string& path, bool strict) {
     if (p.cupti_version) std::printf(", CUPTI API %u", p.cupti_version);
     std::printf("\n");
   }
+  // Several processes (a merged run): each device line says whose it is.
+  const bool several = t.Rows<Process>().size() > 1;
   for (const Device& d : t.Rows<Device>()) {
-    std::printf("Device %u:    %s (sm_%u%u, %u SMs, %s", d.device_id,
+    std::printf("Device %u:    %s%s (sm_%u%u, %u SMs, %s", d.device_id,
+                several ? StrFormat("[pid %u] ", d.pid).c_str() : "",
                 std::string(t.strings.Get(d.name_id)).c_str(), d.cc_major, d.cc_minor, d.sm_count,
                 HumanBytes(d.memory_bytes).c_str());
     if (d.core_clock_khz) std::printf(", %u MHz", d.core_clock_khz / 1000);
@@ -159,16 +165,32 @@ int RunInfo(const std::string& path, bool strict) {
   return kExitOk;
 }
 
+int RunInfoOfRun(const RunArgs& args, bool strict) {
+  auto run = cluster::ResolveRun(args.names, args.single);
+  if (!run.ok()) return ReportError(run.status());
+  if (run->files.size() > 1) {
+    std::printf("Run:         %s\n",
+                cluster::RunDisplayName(args.names, run->files.size()).c_str());
+    for (const std::string& f : run->files) std::printf("  %s\n", f.c_str());
+  }
+  int status = kExitOk;
+  for (const std::string& f : run->files) {
+    if (run->files.size() > 1) std::printf("\n");
+    status = std::max(status, RunInfo(f, strict));
+  }
+  return status;
+}
+
 }  // namespace
 
 void AddInfoCommand(CLI::App& app, CommandList& commands) {
   auto* cmd = app.add_subcommand(
       "info", "Summarise a trace: devices, processes, event counts, time range, capture stats");
-  auto path = std::make_shared<std::string>();
+  auto args = std::make_shared<RunArgs>();
   auto strict = std::make_shared<bool>(false);
-  cmd->add_option("file", *path, "SBT trace file")->required();
-  cmd->add_flag("--strict", *strict, "Exit with status 1 if the file is damaged");
-  commands.emplace_back(cmd, [=] { return RunInfo(*path, *strict); });
+  AddRunArguments(cmd, args.get(), "The trace to describe");
+  cmd->add_flag("--strict", *strict, "Exit with status 1 if a file is damaged");
+  commands.emplace_back(cmd, [=] { return RunInfoOfRun(*args, *strict); });
 }
 
 }  // namespace tracesmith::cli

@@ -1,8 +1,10 @@
-// `tracesmith memory FILE`: where the GPU memory went — peak per device with
-// its owners and call sites, leaks, churn, what was live at an instant.
+// `tracesmith memory RUN`: where the GPU memory went — peak per device with
+// its owners and call sites, leaks, churn, what was live at an instant; per
+// process of a job's traces (run_loader.h).
 #include <iostream>
 
 #include "commands.h"
+#include "run_loader.h"
 #include "trace_loader.h"
 #include "tracesmith/analysis/memory_report.h"
 
@@ -10,18 +12,21 @@ namespace tracesmith::cli {
 namespace {
 
 struct MemoryCliOptions {
-  std::string path;
+  RunArgs run;
   analysis::MemoryReportOptions report;
   bool json = false;
   bool strict = false;
 };
 
 int RunMemory(const MemoryCliOptions& o) {
+  auto run = OpenRun(o.run, o.strict, "analysing");
+  if (!run.ok()) return ReportError(run.status());
   analysis::MemoryReport report;
   format::ReadReport damage;
-  Status st = analysis::BuildMemoryReport(o.path, o.report, &report, &damage);
-  if (st.ok()) st = CheckDamage(o.path, damage, o.strict, "analysing");
+  Status st = analysis::BuildMemoryReport(run->path(), o.report, &report, &damage);
+  if (st.ok()) st = CheckDamage(run->path(), damage, o.strict, "analysing");
   if (!st.ok()) return ReportError(st);
+  report.source = run->name();
   if (o.json)
     analysis::WriteMemoryJson(report, std::cout);
   else
@@ -36,7 +41,7 @@ void AddMemoryCommand(CLI::App& app, CommandList& commands) {
   auto* cmd = app.add_subcommand(
       "memory", "Where GPU memory went: peak per device with owners and call sites, leaks, churn");
   auto o = std::make_shared<MemoryCliOptions>();
-  cmd->add_option("file", o->path, "SBT trace file")->required();
+  AddRunArguments(cmd, &o->run, "The trace to analyse");
   cmd->add_flag("--json", o->json, "Machine-readable JSON instead of the text report");
   cmd->add_option("--at", o->report.at,
                   "Also show what was live at this time, relative to the trace start (e.g. 2.5s)");

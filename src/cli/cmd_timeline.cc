@@ -1,5 +1,5 @@
-// `tracesmith timeline FILE`: an ASCII timeline per stream that fits the
-// terminal, zoomable with --from/--to.
+// `tracesmith timeline RUN`: an ASCII timeline per stream that fits the
+// terminal, zoomable with --from/--to; a job's traces (run_loader.h) on one.
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "commands.h"
+#include "run_loader.h"
 #include "trace_loader.h"
 #include "tracesmith/analysis/ascii_timeline.h"
 
@@ -14,7 +15,7 @@ namespace tracesmith::cli {
 namespace {
 
 struct TimelineCliOptions {
-  std::string path;
+  RunArgs run;
   std::string from, to;
   int width = 0;
   bool no_host = false;
@@ -37,10 +38,12 @@ int RunTimeline(const TimelineCliOptions& o) {
   fo.to = o.to;
   fo.timeline.width = o.width > 0 ? o.width : TerminalWidth();
   fo.timeline.host_rows = !o.no_host;
+  auto run = OpenRun(o.run, o.strict, "showing");
+  if (!run.ok()) return ReportError(run.status());
   std::string text;
   format::ReadReport damage;
-  Status st = analysis::RenderAsciiTimelineFile(o.path, fo, &text, &damage);
-  if (st.ok()) st = CheckDamage(o.path, damage, o.strict, "showing");
+  Status st = analysis::RenderAsciiTimelineFile(run->path(), fo, &text, &damage);
+  if (st.ok()) st = CheckDamage(run->path(), damage, o.strict, "showing");
   if (!st.ok()) return ReportError(st);
   std::fputs(text.c_str(), stdout);
   return kExitOk;
@@ -51,7 +54,7 @@ int RunTimeline(const TimelineCliOptions& o) {
 void AddTimelineCommand(CLI::App& app, CommandList& commands) {
   auto* cmd = app.add_subcommand("timeline", "ASCII timeline of a trace, one row per stream");
   auto o = std::make_shared<TimelineCliOptions>();
-  cmd->add_option("file", o->path, "SBT trace file")->required();
+  AddRunArguments(cmd, &o->run, "The trace to show");
   cmd->add_option("--from", o->from, "Start of the view, relative to the trace start (e.g. 2ms)");
   cmd->add_option("--to", o->to, "End of the view, relative to the trace start (e.g. 5ms)");
   cmd->add_option("--width", o->width, "Characters per line (default: the terminal's width)");

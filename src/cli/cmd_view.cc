@@ -1,4 +1,5 @@
-// `tracesmith view FILE`: events as a time-ordered table, with filters.
+// `tracesmith view RUN`: events as a time-ordered table, with filters. A job's
+// traces (run_loader.h) are merged first; each row then names its process.
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -8,6 +9,7 @@
 #include <sstream>
 
 #include "commands.h"
+#include "run_loader.h"
 #include "trace_loader.h"
 #include "tracesmith/analysis/event_filter.h"
 #include "tracesmith/base/file_util.h"
@@ -21,7 +23,7 @@ namespace {
 using namespace model;
 
 struct ViewOptions {
-  std::string path;
+  RunArgs run;
   size_t limit = 50;
   std::vector<std::string> kinds;
   std::string name_regex;
@@ -42,9 +44,11 @@ bool IsColumnField(const char* name) {
   return false;
 }
 
+// `with_pid`: the trace holds several processes, so DETAILS starts with the
+// row's pid (one process: the pid says nothing).
 template <typename T>
-std::string Details(const T& e) {
-  std::string out;
+std::string Details(const T& e, bool with_pid) {
+  std::string out = with_pid ? "pid=" + std::to_string(e.pid) : std::string();
   for (size_t i = 0; i < RecordTraits<T>::kNumFields; ++i) {
     const FieldDesc& f = RecordTraits<T>::kAllFields[i];
     if (IsColumnField(f.name)) continue;
@@ -105,15 +109,20 @@ analysis::EventFilterSpec FilterSpec(const ViewOptions& o) {
   return spec;
 }
 
-int RunViewStats(const ViewOptions& o, analysis::EventFilter filter);
+int RunViewStats(const ViewOptions& o, const std::string& path, analysis::EventFilter filter);
 
 int RunView(const ViewOptions& o) {
   auto filter = analysis::EventFilter::Make(FilterSpec(o));
   if (!filter.ok()) return ReportError(filter.status());
-  if (o.stats) return RunViewStats(o, std::move(*filter));
-  auto loaded = LoadTrace(o.path, o.strict, "showing");
+  auto run = OpenRun(o.run, o.strict, "showing");
+  if (!run.ok()) return ReportError(run.status());
+  if (o.stats) return RunViewStats(o, run->path(), std::move(*filter));
+  auto loaded = LoadTrace(run->path(), o.strict, "showing");
   if (!loaded.ok()) return ReportError(loaded.status());
   const Trace& t = loaded->trace;
+  std::set<uint32_t> pids;
+  for (const Process& p : t.Rows<Process>()) pids.insert(p.pid);
+  const bool with_pid = pids.size() > 1;
   if (Status w = filter->Resolve(t.TimeRange().first); !w.ok()) return ReportError(w);
   const uint64_t t0 = t.TimeRange().first;
   const std::vector<analysis::EventRef> refs = analysis::SelectEvents(t, *filter);
@@ -136,7 +145,7 @@ int RunView(const ViewOptions& o) {
         std::printf("%14.3f %12s %-8s %4s %7s  %-48s %s\n", (EventStart(e) - t0) / 1e3, dur,
                     RecordTraits<T>::kLabel, dev < 0 ? "-" : std::to_string(dev).c_str(),
                     stream < 0 ? "-" : std::to_string(stream).c_str(), name.c_str(),
-                    Printable(Details(e)).c_str());
+                    Printable(Details(e, with_pid)).c_str());
         if (o.stacks && StackIdOf(e))
           for (uint32_t f : StackFrames(t, StackIdOf(e)))
             std::printf("%14s   at %s\n", "", Printable(FrameText(t, f)).c_str());
@@ -153,17 +162,17 @@ int RunView(const ViewOptions& o) {
 
 // --stats: counts and per-name durations, aggregated while the events stream
 // past (bounded memory on any size of trace; analysis/event_filter.h).
-int RunViewStats(const ViewOptions& o, analysis::EventFilter filter) {
-  auto reader = format::SbtReader::Open(o.path);
+int RunViewStats(const ViewOptions& o, const std::string& path, analysis::EventFilter filter) {
+  auto reader = format::SbtReader::Open(path);
   if (!reader.ok()) return ReportError(reader.status());
   auto stats = analysis::StreamEventStats(**reader, std::move(filter));
   if (!stats.ok()) {
     const Status& st = stats.status();
     return ReportError(st.code() == StatusCode::kInvalidArgument
                            ? st
-                           : Status(st.code(), o.path + ": " + st.message()));
+                           : Status(st.code(), path + ": " + st.message()));
   }
-  if (Status damage = CheckDamage(o.path, (*reader)->report(), o.strict, "showing"); !damage.ok())
+  if (Status damage = CheckDamage(path, (*reader)->report(), o.strict, "showing"); !damage.ok())
     return ReportError(damage);
   std::printf("%llu events match\n\n%-10s %12s\n", static_cast<unsigned long long>(stats->matched),
               "KIND", "COUNT");
@@ -187,7 +196,7 @@ int RunViewStats(const ViewOptions& o, analysis::EventFilter filter) {
 void AddViewCommand(CLI::App& app, CommandList& commands) {
   auto* cmd = app.add_subcommand("view", "List a trace's events in time order, with filters");
   auto o = std::make_shared<ViewOptions>();
-  cmd->add_option("file", o->path, "SBT trace file")->required();
+  AddRunArguments(cmd, &o->run, "The trace to list");
   cmd->add_option("-n,--limit", o->limit, "Show at most N events (rows with --stats)")
       ->default_val(50);
   cmd->add_option("-k,--kind", o->kinds,

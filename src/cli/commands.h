@@ -23,6 +23,7 @@ void AddReplayCommand(CLI::App& app, CommandList& commands);
 void AddExportCommand(CLI::App& app, CommandList& commands);
 void AddImportCommand(CLI::App& app, CommandList& commands);
 void AddSymbolizeCommand(CLI::App& app, CommandList& commands);
+void AddMergeCommand(CLI::App& app, CommandList& commands);
 
 // `tracesmith benchmark <what>` subcommands (cmd_benchmark_<what>.cc).
 void AddBenchmarkFormatCommand(CLI::App& benchmark, CommandList& commands);
@@ -31,6 +32,7 @@ void AddBenchmarkAnalyzeCommand(CLI::App& benchmark, CommandList& commands);
 void AddBenchmarkStacksCommand(CLI::App& benchmark, CommandList& commands);
 void AddBenchmarkScaleCommand(CLI::App& benchmark, CommandList& commands);
 void AddBenchmarkJobCommand(CLI::App& benchmark, CommandList& commands);
+void AddBenchmarkMergeCommand(CLI::App& benchmark, CommandList& commands);
 
 inline void AddBenchmarkSubcommands(CLI::App& benchmark, CommandList& commands) {
   AddBenchmarkFormatCommand(benchmark, commands);
@@ -39,6 +41,7 @@ inline void AddBenchmarkSubcommands(CLI::App& benchmark, CommandList& commands) 
   AddBenchmarkStacksCommand(benchmark, commands);
   AddBenchmarkScaleCommand(benchmark, commands);
   AddBenchmarkJobCommand(benchmark, commands);
+  AddBenchmarkMergeCommand(benchmark, commands);
 }
 
 inline void AddAllCommands(CLI::App& app, CommandList& commands) {
@@ -52,6 +55,7 @@ inline void AddAllCommands(CLI::App& app, CommandList& commands) {
   AddMemoryCommand(app, commands);
   AddTimelineCommand(app, commands);
   AddDiffCommand(app, commands);
+  AddMergeCommand(app, commands);
   AddSymbolizeCommand(app, commands);
   AddReplayCommand(app, commands);
   AddBenchmarkCommand(app, commands);

@@ -40,6 +40,7 @@ struct Survey {
   std::set<uint32_t> pids;  // named by any metadata row
   uint64_t realtime_begin = 0, realtime_end = 0;
   uint64_t replay_chunks = 0;
+  std::vector<std::string> sources;  // kMergeSourceKey values: it is a merge of these
 };
 
 StatusOr<Survey> SurveyInput(const std::string& path, bool strict) {
@@ -48,32 +49,34 @@ StatusOr<Survey> SurveyInput(const std::string& path, bool strict) {
   for (const format::ChunkIndexEntry& e : reader->chunks())
     if (e.type >= format::kFirstRawChunkType && e.type <= format::kLastRawChunkType)
       ++s.replay_chunks;
+  auto survey = [&](const model::Trace& meta) {
+    for (const model::Process& p : meta.Rows<model::Process>()) {
+      MergedProcess m;
+      m.pid = p.pid;
+      m.rank = model::KnownRank(p).value_or(-1);
+      m.host = meta.strings.Get(p.hostname_id);
+      m.name = meta.strings.Get(p.name_id);
+      s.processes.push_back(std::move(m));
+    }
+    model::ForEachRecordType([&]<typename T>() {
+      if constexpr (!RecordTraits<T>::kIsEvent && requires(T t) { t.pid; })
+        for (const T& row : meta.Rows<T>())
+          if (row.pid != 0 || !kFileLevel<T>) s.pids.insert(row.pid);
+    });
+    for (const model::MetadataEntry& m : meta.Rows<model::MetadataEntry>())
+      if (meta.strings.Get(m.key_id) == kMergeSourceKey)
+        s.sources.emplace_back(meta.strings.Get(m.value_id));
+    for (const model::ClockAnchor& a : meta.Rows<model::ClockAnchor>()) {
+      if (a.realtime_ns == 0) continue;
+      if (s.realtime_begin == 0 || a.realtime_ns < s.realtime_begin)
+        s.realtime_begin = a.realtime_ns;
+      s.realtime_end = std::max(s.realtime_end, a.realtime_ns);
+    }
+    return OkStatus();
+  };
   // Event chunks are checked (header and checksum) but not decoded.
-  Status st =
-      reader->Stream([](const model::Trace&, model::TableKind) { return OkStatus(); },
-                     [&](const model::Trace& meta) {
-                       for (const model::Process& p : meta.Rows<model::Process>()) {
-                         MergedProcess m;
-                         m.pid = p.pid;
-                         m.rank = model::KnownRank(p).value_or(-1);
-                         m.host = meta.strings.Get(p.hostname_id);
-                         m.name = meta.strings.Get(p.name_id);
-                         s.processes.push_back(std::move(m));
-                       }
-                       model::ForEachRecordType([&]<typename T>() {
-                         if constexpr (!RecordTraits<T>::kIsEvent && requires(T t) { t.pid; })
-                           for (const T& row : meta.Rows<T>())
-                             if (row.pid != 0 || !kFileLevel<T>) s.pids.insert(row.pid);
-                       });
-                       for (const model::ClockAnchor& a : meta.Rows<model::ClockAnchor>()) {
-                         if (a.realtime_ns == 0) continue;
-                         if (s.realtime_begin == 0 || a.realtime_ns < s.realtime_begin)
-                           s.realtime_begin = a.realtime_ns;
-                         s.realtime_end = std::max(s.realtime_end, a.realtime_ns);
-                       }
-                       return OkStatus();
-                     },
-                     [](model::TableKind) { return false; });
+  Status st = reader->Stream([](const model::Trace&, model::TableKind) { return OkStatus(); },
+                             survey, [](model::TableKind) { return false; });
   if (!st.ok()) return Status(st.code(), path + ": " + st.message());
   if (strict) RETURN_IF_ERROR(reader->report().DamageStatus(path));
   return s;
@@ -96,6 +99,28 @@ std::string Ago(uint64_t ns) {
   if (s < 7200) return StrFormat("%.0f min", s / 60);
   if (s < 172800) return StrFormat("%.1f h", s / 3600);
   return StrFormat("%.0f days", s / 86400);
+}
+
+bool SameFile(const std::string& a, const std::string& b) {
+  struct stat sa, sb;
+  if (::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0)
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  return a == b;
+}
+
+// An input that is itself a merge of another input would put that input's
+// processes in the output twice (a directory holding a run and its merge).
+Status CheckNoMergeOfAnInput(std::span<const std::string> inputs,
+                             const std::vector<Survey>& surveys) {
+  for (size_t i = 0; i < inputs.size(); ++i)
+    for (const std::string& source : surveys[i].sources)
+      for (size_t j = 0; j < inputs.size(); ++j)
+        if (j != i && SameFile(source, inputs[j]))
+          return InvalidArgument(StrFormat(
+              "%s is a merge that holds %s, which is an input too: its processes would be in "
+              "the output twice; name the files to merge (or move %s out of the directory)",
+              inputs[i].c_str(), inputs[j].c_str(), inputs[i].c_str()));
+  return OkStatus();
 }
 
 // Inputs whose anchors put them far from every other input's span.
@@ -352,6 +377,7 @@ StatusOr<MergeResult> MergeTraces(std::span<const std::string> inputs, const std
     result.inputs.push_back(std::move(in));
     surveys.push_back(std::move(s));
   }
+  RETURN_IF_ERROR(CheckNoMergeOfAnInput(inputs, surveys));
   NoteInputsApart(&result);
 
   std::unique_ptr<AtomicFile> atomic;

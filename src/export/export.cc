@@ -70,6 +70,35 @@ void CopyNewMetadata(const Trace& src, Trace* dst) {
   });
 }
 
+// Rows of `pid` only (ExportOptions::only_pid).
+template <typename T>
+void CopyRowsOf(const std::vector<T>& in, uint32_t pid, std::vector<T>* out) {
+  out->clear();
+  for (const T& row : in)
+    if (row.pid == pid) out->push_back(row);
+}
+
+// The event rows of `batch` that belong to `pid` (all of them without one).
+const Trace& EventsOf(const Trace& batch, std::optional<uint32_t> pid, Trace* scratch) {
+  if (!pid) return batch;
+  ForEachRecordType([&]<typename T>() {
+    if constexpr (RecordTraits<T>::kIsEvent) CopyRowsOf(batch.Rows<T>(), *pid, &scratch->Rows<T>());
+  });
+  return *scratch;
+}
+
+// `meta` with the metadata rows of other processes left out (frames and
+// stack nodes have no pid and stay: ids are positions).
+void KeepMetadataOf(uint32_t pid, Trace* meta) {
+  ForEachRecordType([&]<typename T>() {
+    if constexpr (!RecordTraits<T>::kIsEvent && requires(T t) { t.pid; }) {
+      std::vector<T> kept;
+      CopyRowsOf(meta->Rows<T>(), pid, &kept);
+      meta->Rows<T>() = std::move(kept);
+    }
+  });
+}
+
 StatusOr<std::unique_ptr<EventSink>> MakeSink(ExportFormat format, OutputFile* out,
                                               const std::string& path) {
   switch (format) {
@@ -171,6 +200,22 @@ StatusOr<ExportStats> ExportTrace(const Trace& trace, ExportFormat format,
                                   const std::string& out_path, const ExportOptions& options) {
   if (format == ExportFormat::kDot)
     return InvalidArgument("the dot format is exported from an SBT file (ExportSbtFile)");
+  if (options.only_pid) {  // one process's copy, exported whole
+    Trace one;
+    one.strings = trace.strings;
+    ForEachRecordType([&]<typename T>() {
+      if constexpr (!RecordTraits<T>::kIsEvent) one.Rows<T>() = trace.Rows<T>();
+    });
+    KeepMetadataOf(*options.only_pid, &one);
+    Trace events;
+    EventsOf(trace, options.only_pid, &events);
+    ForEachRecordType([&]<typename T>() {
+      if constexpr (RecordTraits<T>::kIsEvent) one.Rows<T>() = std::move(events.Rows<T>());
+    });
+    ExportOptions rest = options;
+    rest.only_pid.reset();
+    return ExportTrace(one, format, out_path, rest);
+  }
   ExportContext ctx;
   ctx.meta = &trace;
   ctx.options = options;
@@ -189,19 +234,25 @@ StatusOr<ExportStats> ExportSbtFile(const std::string& sbt_path, ExportFormat fo
   // replaced by its own export) nor a directory, device or FIFO.
   const std::string inputs[] = {sbt_path};
   RETURN_IF_ERROR(CheckOutputPath(out_path, inputs));
-  if (format == ExportFormat::kDot) return ExportDotFile(sbt_path, out_path, options, report);
+  if (format == ExportFormat::kDot) {
+    if (options.only_pid)
+      return InvalidArgument("the dot format shows the whole trace (no one-process export)");
+    return ExportDotFile(sbt_path, out_path, options, report);
+  }
   ExportContext ctx;
   ctx.options = options;
   Trace meta;
   ctx.meta = &meta;
+  Trace scratch;  // a chunk's rows of options.only_pid
   // One reader for both passes: a chunk found damaged by the first is
   // skipped by the second, not decompressed and reported again.
   ASSIGN_OR_RETURN(auto reader, format::SbtReader::Open(sbt_path));
   RETURN_IF_ERROR(reader->Stream([&](const Trace& batch, TableKind) {
     CopyNewMetadata(batch, &meta);
-    Scan(batch, &ctx);
+    Scan(EventsOf(batch, options.only_pid, &scratch), &ctx);
     return OkStatus();
   }));
+  if (options.only_pid) KeepMetadataOf(*options.only_pid, &meta);
   // The first pass has seen every chunk: all the damage there is.
   if (options.refuse_damaged_input) RETURN_IF_ERROR(reader->report().DamageStatus(sbt_path));
   if (report) *report = reader->report();
@@ -218,7 +269,7 @@ StatusOr<ExportStats> ExportSbtFile(const std::string& sbt_path, ExportFormat fo
   return Run(format, out_path, inputs, ctx, [&](TimeOrderer& orderer) {
     size_t chunk = 0;
     return reader->Stream([&](const Trace& batch, TableKind) {
-      orderer.Add(batch);
+      orderer.Add(EventsOf(batch, options.only_pid, &scratch));
       ++chunk;
       orderer.Release(chunk < suffix_min.size() ? suffix_min[chunk] : 0);
       return OkStatus();

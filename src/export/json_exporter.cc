@@ -129,7 +129,25 @@ class JsonSink : public EventSink {
     }
     j_.Raw("  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": ");
     j_.Uint(base_);
-    j_.Raw(",\n  \"traceEvents\": [");
+    j_.Raw(",\n");
+    // As torch.profiler writes it for a rank of a distributed job; HTA
+    // reads a directory of such files by their "rank".
+    if (const DistributedInfo& d = ctx.options.distributed; d.rank >= 0) {
+      j_.Raw("  \"distributedInfo\": {");
+      if (!d.backend.empty()) {
+        j_.Raw("\"backend\": ");
+        j_.String(d.backend);
+        j_.Raw(", ");
+      }
+      j_.Raw("\"rank\": ");
+      j_.Uint(static_cast<uint64_t>(d.rank));
+      if (d.world_size) {
+        j_.Raw(", \"world_size\": ");
+        j_.Uint(d.world_size);
+      }
+      j_.Raw("},\n");
+    }
+    j_.Raw("  \"traceEvents\": [");
     // Names of processes, threads, devices and streams ("M" events).
     // Sort indices as Kineto writes them: processes by pid, GPUs after
     // every process (5000000 + device), threads by tid.

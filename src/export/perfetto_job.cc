@@ -225,7 +225,8 @@ StatusOr<JobExportStats> ExportJobPerfetto(std::span<const std::string> files,
     analysis::ExtractCollectives(t, s.pid, &op_index);
     std::unordered_map<uint32_t, CollectiveMark> marks;
     for (const auto& [part, mark] : marks_by_part[i])
-      if (part < op_index.size()) marks[op_index[part]] = mark;
+      if (part < op_index.size() && op_index[part] != analysis::kNone)  // host collective: none
+        marks[op_index[part]] = mark;
     // Two ranks with one pid (on different hosts) would merge in the UI.
     const int32_t shown =
         pid_clash ? int32_t((i + 1) * 1'000'000 + s.pid % 1'000'000) : int32_t(s.pid);

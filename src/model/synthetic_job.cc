@@ -193,6 +193,10 @@ void SyntheticJob::AppendRankTrace(uint32_t rank, Trace* out) const {
     for (size_t c = 0; c < o.schedule.size(); ++c) {
       const SyntheticCollective& sc = o.schedule[c];
       const Part& part = parts_[s][c][rank];
+      if (sc.host_only) {  // gloo/MPI: the host call is the collective, no kernel
+        range(part.arrive, part.end, "gloo:" + sc.op + " bytes=" + std::to_string(sc.bytes), 1);
+        continue;
+      }
       range(part.arrive - 6'000, part.arrive - 500, "grad_sync bytes=" + std::to_string(sc.bytes),
             1);
       range(part.arrive - 5'000, part.arrive - 800, "nccl:" + sc.op, 2);

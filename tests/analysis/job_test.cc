@@ -17,6 +17,7 @@
 namespace tracesmith::analysis {
 namespace {
 
+using model::SyntheticCollective;
 using model::SyntheticJob;
 using model::SyntheticJobOptions;
 
@@ -337,6 +338,60 @@ TEST(JobReport, GenericKernelsTakeTheirOperationFromNvtx) {
   EXPECT_EQ(c.ops[1].op, CollectiveOp::kAllGather);
   EXPECT_EQ(c.ops[1].source, OpSource::kNvtxRange);
   EXPECT_EQ(c.ops[1].bytes, 2u << 20);
+}
+
+// gloo/MPI: no NCCL kernel; the program's NVTX ranges naming the operation are
+// the collectives (from the host's arrival to the end), matched like kernels.
+TEST(JobReport, HostCollectivesFromNvtxRangesFindTheStraggler) {
+  SyntheticJobOptions o = model::MakeSyntheticJobOptions(3, 3);
+  o.steps = 12;
+  for (SyntheticCollective& c : o.schedule) c.host_only = true;
+  o.ranks[1].delay_per_step_ns = 2'000'000;  // 2 ms every step
+  const SyntheticJob job(o);
+  testing::TempDir dir;
+  auto report = AnalyzeJob(WriteRanks(job, dir), {});
+  ASSERT_TRUE(report.ok());
+  // Every scheduled collective of every step, matched on one host communicator
+  // per thread (all on one thread here).
+  auto s = SummarizeFile(WriteRanks(job, dir)[0]);
+  ASSERT_TRUE(s.ok());
+  const ProcessCollectives& c = s->front().collectives;
+  ASSERT_EQ(c.ops.size(), 12 * o.schedule.size());
+  ASSERT_EQ(c.comms.size(), 1u);
+  EXPECT_EQ(c.comms[0].device, kHostComm);
+  EXPECT_EQ(c.ops[0].source, OpSource::kHostRange);
+  EXPECT_EQ(c.ops[0].op, CollectiveOpFromName(o.schedule[0].op));
+  EXPECT_EQ(c.ops[0].bytes, o.schedule[0].bytes);
+  EXPECT_EQ(report->comms, 1u);
+  ASSERT_FALSE(report->stragglers.empty());
+  const Straggler& st = report->stragglers[0];
+  EXPECT_EQ(report->ranks[st.rank_index].rank, 1);
+  EXPECT_GE(st.last_count, 12u);
+  EXPECT_LE(uint64_t(std::llabs(int64_t(st.median_late_ns) - 2'000'000)),
+            st.bound_ns + o.jitter_ns);
+}
+
+// A range that launches an NCCL kernel is not a second, host collective.
+TEST(Collectives, RangesThatLaunchNcclKernelsAreNotHostCollectives) {
+  SyntheticJobOptions o = model::MakeSyntheticJobOptions(2, 2);
+  o.steps = 4;
+  const SyntheticJob job(o);
+  testing::TempDir dir;
+  auto s = SummarizeFile(WriteRanks(job, dir)[0]);
+  ASSERT_TRUE(s.ok());
+  for (const CommStream& cs : s->front().collectives.comms) EXPECT_NE(cs.device, kHostComm);
+  for (const RankCollective& rc : s->front().collectives.ops)
+    EXPECT_NE(rc.source, OpSource::kHostRange);
+}
+
+TEST(Collectives, RangeNamesOfCpuBackendsAndC10dNameTheOperation) {
+  EXPECT_EQ(CollectiveOpFromRangeName("gloo:all_reduce bytes=4096"), CollectiveOp::kAllReduce);
+  EXPECT_EQ(CollectiveOpFromRangeName("c10d::allreduce_"), CollectiveOp::kAllReduce);
+  EXPECT_EQ(CollectiveOpFromRangeName("c10d::_allgather_base_"), CollectiveOp::kAllGather);
+  EXPECT_EQ(CollectiveOpFromRangeName("mpi:broadcast"), CollectiveOp::kBroadcast);
+  EXPECT_EQ(CollectiveOpFromRangeName("ncclAllReduce"), CollectiveOp::kAllReduce);
+  EXPECT_EQ(CollectiveOpFromRangeName("all_reduce"), CollectiveOp::kUnknown);  // no backend
+  EXPECT_EQ(CollectiveOpFromRangeName("forward"), CollectiveOp::kUnknown);
 }
 
 }  // namespace

@@ -306,6 +306,26 @@ TEST(Merge, OutputRules) {
   EXPECT_FALSE(MergeTraces(std::vector<std::string>{}, dir / "n.sbt").ok());
 }
 
+TEST(Merge, RefusesAMergeTogetherWithOneOfItsInputs) {
+  TempDir dir;
+  const std::string a = WriteRank(dir, "a.sbt", RankSpec{.pid = 1, .rank = 0});
+  const std::string b = WriteRank(dir, "b.sbt", RankSpec{.pid = 2, .rank = 1});
+  const std::string c = WriteRank(dir, "c.sbt", RankSpec{.pid = 3, .rank = 2});
+  ASSERT_TRUE(MergeTraces(std::vector{a, b}, dir / "ab.sbt").ok());
+  // A directory holding a run and its merge: a's and b's processes twice.
+  auto twice = MergeTraces(std::vector{dir / "ab.sbt", a, c}, dir / "m.sbt");
+  ASSERT_FALSE(twice.ok());
+  EXPECT_EQ(twice.status().message(),
+            dir / "ab.sbt" + " is a merge that holds " + a +
+                ", which is an input too: its processes would be in the output twice; name the "
+                "files to merge (or move " +
+                dir / "ab.sbt" + " out of the directory)");
+  // A merge with traces it does not hold is fine.
+  auto more = MergeTraces(std::vector{dir / "ab.sbt", c}, dir / "m.sbt");
+  ASSERT_TRUE(more.ok()) << more.status().ToString();
+  EXPECT_EQ(Read(dir / "m.sbt").Rows<Process>().size(), 3u);
+}
+
 TEST(Merge, SaysWhenAnInputWasRecordedAtAnotherTime) {
   TempDir dir;
   const uint64_t t0 = 1'700'000'000'000'000'000ull;

@@ -24,7 +24,16 @@
 // on every rank). It is wrong when ranks belong to different subgroups
 // (tensor/data parallel groups: rank 0's second NCCL stream need not be
 // rank 1's), when groups are first used in a different order on different
-// ranks, or when one communicator's kernels use several streams. Matching
+// ranks, or when one communicator's kernels use several streams.
+//
+// Host collectives. Backends that run collectives on the CPU (gloo, MPI)
+// launch no NCCL kernel; when the program's NVTX ranges name the operation
+// (`gloo:all_reduce`, `mpi:broadcast`, `ucc:...`; PyTorch's c10d:: names as
+// emit_nvtx() shows them, in a process without NCCL kernels), each such
+// range that launches no NCCL kernel is the rank's part of a collective,
+// from its start (arrival) to its end, one communicator per thread after the
+// NCCL streams. NCCL's own ranges never are (without their kernel, the
+// kernel was lost). Matching
 // checks what it can (counts, and the operation at each position where both
 // ranks know it) and stops at the first disagreement with a warning: it
 // reports the matched prefix, never a silent wrong match.
@@ -77,8 +86,10 @@ NcclKernelInfo ParseNcclKernelName(std::string_view name);
 CollectiveOp CollectiveOpFromRangeName(std::string_view name);
 uint64_t BytesFromRangeName(std::string_view name);
 
-// How a collective's operation was found.
-enum class OpSource : uint8_t { kKernelName = 0, kNvtxRange = 1, kUnknown = 2 };
+// How a collective's operation was found. kHostRange: a collective that ran
+// on the host (gloo, MPI...): an NVTX range naming the operation that
+// launches no NCCL kernel; its times are the range's.
+enum class OpSource : uint8_t { kKernelName = 0, kNvtxRange = 1, kUnknown = 2, kHostRange = 3 };
 
 // One rank's part of one collective, in that process's capture clock.
 struct RankCollective {
@@ -91,7 +102,11 @@ struct RankCollective {
   OpSource source = OpSource::kUnknown;
 };
 
-// A stream that carries NCCL kernels: one communicator.
+// CommStream::device of a host communicator (its `stream` is then the thread id).
+inline constexpr uint32_t kHostComm = UINT32_MAX;
+
+// A stream that carries NCCL kernels, or a thread whose NVTX ranges are host
+// collectives: one communicator.
 struct CommStream {
   uint32_t device = 0, stream = 0;
   uint64_t first_ns = 0;  // its first NCCL kernel (what orders communicators)

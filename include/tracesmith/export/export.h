@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -34,6 +35,14 @@ StatusOr<ExportFormat> ParseExportFormat(std::string_view name);
 const char* ExportFormatName(ExportFormat format);
 // Conventional file extension, e.g. ".pftrace".
 const char* ExportFormatExtension(ExportFormat format, bool gzip);
+
+// What torch.profiler writes as the trace's "distributedInfo" (a rank of a
+// distributed job): tools for multi-rank traces (HTA) need `rank`.
+struct DistributedInfo {
+  int32_t rank = -1;        // < 0: not written
+  uint32_t world_size = 0;  // 0: unknown, left out
+  std::string backend;      // "nccl", ...; empty: unknown, left out
+};
 
 struct ExportOptions {
   bool gzip = false;  // json only: write a gzip stream (torch.profiler's .json.gz)
@@ -53,6 +62,11 @@ struct ExportOptions {
   // relative to the trace start ("2ms"; empty: open).
   size_t dot_node_limit = 500;
   std::string from, to;
+  // Only this process's rows (events and the metadata of its pid): one rank
+  // of a merged trace. Not for dot.
+  std::optional<uint32_t> only_pid;
+  // json: the top-level "distributedInfo" object, when rank >= 0.
+  DistributedInfo distributed;
 };
 
 struct ExportStats {

@@ -47,6 +47,9 @@ struct SyntheticCollective {
   uint64_t bytes = 1 << 20;
   uint32_t comm = 0;     // 0 or 1: which NCCL stream carries it
   bool generic = false;  // an ncclDevKernel_Generic kernel (operation from NVTX only)
+  // A CPU-backend collective (gloo): no kernel, a "gloo:<op> bytes=<N>" NVTX
+  // range on the host from the rank's arrival to the collective's end.
+  bool host_only = false;
 };
 
 struct SyntheticJobOptions {

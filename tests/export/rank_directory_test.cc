@@ -1,0 +1,157 @@
+// ExportKinetoRankDirectory: one Kineto JSON file per process with the
+// distributedInfo HTA reads a multi-rank directory by (rank, unique, >= 0).
+#include "tracesmith/export/rank_directory.h"
+
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "cluster/test_runs.h"
+#include "testing/temp_dir.h"
+#include "tracesmith/base/file_util.h"
+#include "tracesmith/format/sbt_writer.h"
+
+namespace tracesmith::exporter {
+namespace {
+
+using testing::MakeRankTrace;
+using testing::RankSpec;
+using testing::TempDir;
+
+nlohmann::json ReadJson(const std::string& path) {
+  std::string text;
+  gzFile f = gzopen(path.c_str(), "rb");  // reads plain files too
+  if (f == nullptr) return nlohmann::json();
+  char buf[65536];
+  int n;
+  while ((n = gzread(f, buf, sizeof buf)) > 0) text.append(buf, static_cast<size_t>(n));
+  gzclose(f);
+  return nlohmann::json::parse(text, nullptr, false);
+}
+
+// The pids of the host-side rows (GPU rows use the device as their pid).
+std::set<uint32_t> HostPids(const nlohmann::json& doc) {
+  std::set<uint32_t> pids;
+  for (const auto& e : doc["traceEvents"])
+    if (e.value("cat", "") == "cuda_runtime" || e.value("cat", "") == "cpu_op")
+      pids.insert(e["pid"].get<uint32_t>());
+  return pids;
+}
+
+// A trace holding two processes (as a merged file does) and one more file.
+std::vector<std::string> WriteJob(const TempDir& dir) {
+  model::Trace both = MakeRankTrace(RankSpec{.pid = 11, .rank = 1});
+  {
+    // pid 12: no rank (captured without RANK), appended with its own strings.
+    const model::Trace other = MakeRankTrace(RankSpec{.pid = 12, .rank = -1});
+    std::vector<uint32_t> ids(other.strings.size());
+    for (uint32_t i = 0; i < other.strings.size(); ++i)
+      ids[i] = both.strings.Intern(other.strings.Get(i));
+    model::ForEachRecordType([&]<typename T>() {
+      if constexpr (model::RecordTraits<T>::kIsEvent || std::is_same_v<T, model::Process> ||
+                    std::is_same_v<T, model::Thread> || std::is_same_v<T, model::Device>)
+        for (T row : other.Rows<T>()) {
+          if constexpr (requires { row.name_id; }) row.name_id = ids[row.name_id];
+          if constexpr (requires { row.hostname_id; }) row.hostname_id = ids[row.hostname_id];
+          if constexpr (requires { row.domain_id; }) row.domain_id = ids[row.domain_id];
+          if constexpr (requires { row.demangled_id; }) row.demangled_id = ids[row.demangled_id];
+          if constexpr (requires { row.stack_id; }) row.stack_id = 0;
+          if constexpr (requires { row.flow_out_id; }) row.flow_out_id = row.flow_in_id = 0;
+          both.Rows<T>().push_back(row);
+        }
+    });
+  }
+  // World size and backend of rank 1, as metadata.
+  both.Rows<model::MetadataEntry>().push_back({.key_id = both.strings.Intern(kWorldSizeKey),
+                                               .value_id = both.strings.Intern("3"),
+                                               .pid = 11});
+  both.Rows<model::MetadataEntry>().push_back({.key_id = both.strings.Intern(kBackendKey),
+                                               .value_id = both.strings.Intern("nccl"),
+                                               .pid = 11});
+  const std::string a = dir / "both.sbt", b = dir / "rank0.sbt";
+  EXPECT_TRUE(format::WriteTraceFile(both, a).ok());
+  EXPECT_TRUE(testing::WriteStreamed(MakeRankTrace(RankSpec{.pid = 10, .rank = 0}), b).ok());
+  return {a, b};
+}
+
+TEST(RankDirectory, OneFilePerProcessWithItsRank) {
+  TempDir dir;
+  const std::vector<std::string> inputs = WriteJob(dir);
+  auto r = ExportKinetoRankDirectory(inputs, dir / "hta", ExportOptions{}, false);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->files.size(), 3u);
+  // Ranks as recorded; the process without one gets the lowest free rank.
+  EXPECT_EQ(r->files[0].pid, 10u);
+  EXPECT_EQ(r->files[1].pid, 11u);
+  EXPECT_EQ(r->files[2].pid, 12u);
+  EXPECT_TRUE(r->files[2].rank_assigned);
+  ASSERT_EQ(r->notes.size(), 1u);
+  EXPECT_EQ(r->notes[0], "pid 12 of " + inputs[0] +
+                             " has no rank (RANK was not set when it was captured): written as "
+                             "rank-2.json");
+  const uint32_t pids[] = {10, 11, 12};
+  for (int rank = 0; rank < 3; ++rank) {
+    const nlohmann::json doc = ReadJson(dir / ("hta/rank-" + std::to_string(rank) + ".json"));
+    ASSERT_TRUE(doc.is_object()) << rank;
+    EXPECT_EQ(doc["distributedInfo"]["rank"], rank);
+    EXPECT_EQ(HostPids(doc), std::set<uint32_t>{pids[rank]}) << rank;
+    EXPECT_EQ(r->files[rank].path, dir / ("hta/rank-" + std::to_string(rank) + ".json"));
+    EXPECT_GT(r->files[rank].events, 0u);
+  }
+  EXPECT_EQ(ReadJson(dir / "hta/rank-1.json")["distributedInfo"],
+            nlohmann::json({{"backend", "nccl"}, {"rank", 1}, {"world_size", 3}}));
+  EXPECT_EQ(ReadJson(dir / "hta/rank-0.json")["distributedInfo"], nlohmann::json({{"rank", 0}}));
+  // Every event of the inputs is in exactly one file.
+  uint64_t events = 0;
+  for (const RankFile& f : r->files) events += f.events;
+  EXPECT_EQ(events, format::ReadTraceFile(inputs[0])->EventCount() +
+                        format::ReadTraceFile(inputs[1])->EventCount());
+}
+
+TEST(RankDirectory, ExistingFilesDuplicateRanksAndStrangers) {
+  TempDir dir;
+  const std::vector<std::string> inputs = WriteJob(dir);
+  ASSERT_TRUE(ExportKinetoRankDirectory(inputs, dir / "hta", ExportOptions{}, false).ok());
+  // Again: refused before anything is written, unless overwrite.
+  auto again = ExportKinetoRankDirectory(inputs, dir / "hta", ExportOptions{}, false);
+  ASSERT_FALSE(again.ok());
+  EXPECT_NE(again.status().message().find("file exists"), std::string::npos);
+  ASSERT_TRUE(WriteStringToFile(dir / "hta/old-rank.json", "{}").ok());
+  auto replaced = ExportKinetoRankDirectory(inputs, dir / "hta/", ExportOptions{}, true);
+  ASSERT_TRUE(replaced.ok()) << replaced.status().ToString();
+  ASSERT_EQ(replaced->notes.size(), 2u);
+  EXPECT_EQ(replaced->notes[1], dir / "hta/old-rank.json" +
+                                    " is not from this export, and HTA reads it as a rank too: "
+                                    "remove it or export into an empty directory");
+  // Two processes claiming rank 0: an error, nothing written.
+  const std::string twin = dir / "twin.sbt";
+  ASSERT_TRUE(testing::WriteStreamed(MakeRankTrace(RankSpec{.pid = 99, .rank = 0}), twin).ok());
+  auto dup =
+      ExportKinetoRankDirectory(std::vector{inputs[1], twin}, dir / "dup", ExportOptions{}, false);
+  ASSERT_FALSE(dup.ok());
+  EXPECT_EQ(dup.status().message(),
+            "rank 0 is both pid 10 of " + inputs[1] + " and pid 99 of " + twin +
+                ": a rank directory holds one trace per rank (traces of two jobs?); export them "
+                "apart");
+  EXPECT_FALSE(PathExists(dir / "dup"));
+  // A file where the directory should be.
+  auto file = ExportKinetoRankDirectory(inputs, inputs[1], ExportOptions{}, true);
+  ASSERT_FALSE(file.ok());
+  EXPECT_NE(file.status().message().find("not a directory"), std::string::npos);
+}
+
+TEST(RankDirectory, Gzip) {
+  TempDir dir;
+  const std::vector<std::string> inputs = WriteJob(dir);
+  ExportOptions o;
+  o.gzip = true;
+  auto r = ExportKinetoRankDirectory(inputs, dir / "gz", o, false);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->files[1].path, dir / "gz/rank-1.json.gz");
+  EXPECT_EQ(ReadJson(r->files[1].path)["distributedInfo"]["rank"], 1);
+}
+
+}  // namespace
+}  // namespace tracesmith::exporter
