@@ -3,7 +3,7 @@
 # machine. Run from the repository root:
 #
 #   scripts/gpu-check.sh [BUILD_DIR=build/gpu]
-#   GPU_CHECK=tests,replay,torchjson,python,memory,selfcost,apicost,launchcost,bench,sweep (default;
+#   GPU_CHECK=tests,replay,torchjson,python,memory,job,selfcost,apicost,launchcost,bench,sweep (default;
 #             also: fixtures, example)
 #   BENCH_ROUNDS=8  BENCH_WORKLOADS=ll,pyll,mlp,xf  SWEEP_WORKLOADS=xf
 #   GPU_TESTS="capture_gpu_test ..."  (a subset of the GPU gtests)
@@ -21,7 +21,7 @@
 set -u
 BUILD=${1:-build/gpu}
 OUT=${OUT:-$PWD/gpu-check-out}
-WHAT=${GPU_CHECK:-tests,replay,torchjson,python,memory,selfcost,apicost,launchcost,bench,sweep}
+WHAT=${GPU_CHECK:-tests,replay,torchjson,python,memory,job,selfcost,apicost,launchcost,bench,sweep}
 ROUNDS=${BENCH_ROUNDS:-8}
 mkdir -p "$OUT"
 exec > >(tee -a "$OUT/gpu-check.log") 2>&1
@@ -229,6 +229,14 @@ if want apicost; then
       ts*) "$TS" profile -q -f ${c#ts} -o "$TS_GPU_OUT/api.sbt" -- "$PROGS/api_costs" 20000 ;;
     esac
   done 2>&1 | tee "$OUT/api_costs.log"
+fi
+if want job; then
+  # A distributed run on one GPU: 3 gloo ranks, rank 1 slowed (issue #17).
+  J=$TS_GPU_OUT/job; rm -rf "$J"; mkdir -p "$J"
+  "$TS" profile -q -f -o "$J/job.sbt" -- torchrun --standalone --nproc_per_node=3 \
+    gpu/job_check.py worker "$J" 10 20 2>&1 | grep -E "JOBCHECK|rror" | tail -8
+  python3 gpu/job_check.py check "$TS" "$J" 10 20 2>&1 | tee "$OUT/job.log"
+  "$TS" analyze "$J/job.sbt" 2>&1 | tail -40 > "$OUT/job_analyze.txt"
 fi
 if want launchcost; then
   # Host ns per cudaLaunchKernel, one short process per configuration, interleaved: what
