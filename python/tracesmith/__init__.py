@@ -8,6 +8,11 @@
     mem = tracesmith.memory("run.sbt")        # `tracesmith memory --json`: peak, owners, leaks
     change = tracesmith.diff("before.sbt", "after.sbt")  # `tracesmith diff --json`
     tracesmith.export("run.sbt", "run.pftrace")
+    tracesmith.merge("run.sbt", "job.sbt")    # a job's run.rank*.sbt in one file
+
+Every function that reads a trace also takes a run of several: a list of
+files, a directory, or a capture's output name ("run.sbt" also stands for the
+run.rank*.sbt / run.pid*.sbt files beside it), read as one merged trace.
 
 `python -m tracesmith ...` runs the command-line tool. Errors raise
 tracesmith.TraceError with the message the CLI prints (file, byte offset).
@@ -21,6 +26,8 @@ from ._errors import TraceError
 from ._native import core
 from ._profile import CommandResult, Profiler, profile, profile_command, schedule
 from ._replay import ReplayLaunch, ReplayResult, replay
+from ._run import merge
+from . import _run
 from ._sbt import SBTReader, SBTWriter
 from ._trace import (Frame, Table, Trace, _path, _window, analyze, diff, event_stats, load,
                      memory)
@@ -37,6 +44,7 @@ __all__ = [
     "profile", "Profiler", "schedule", "profile_command", "CommandResult", "diff", "replay", "ReplayResult", "ReplayLaunch",
     "export", "export_perfetto", "import_trace", "devices", "detect_platform",
     "is_cuda_available", "get_cuda_device_count", "SBTWriter", "SBTReader", "event_stats",
+    "merge",
 ]
 
 
@@ -59,7 +67,7 @@ _BY_ENDING = ((".json.gz", "json"), (".json", "json"), (".pftrace", "perfetto"),
 def export(path, out=None, format: str | None = None, gzip: bool = False,
            overwrite: bool = False, strict: bool = False, node_limit: int = 500, start="",
            end="") -> dict:
-    """Exports an SBT trace, as `tracesmith export` does.
+    """Exports an SBT trace (or a run of several, merged), as `tracesmith export` does.
 
     format: "perfetto" (ui.perfetto.dev), "json" (torch.profiler/Kineto
     schema; gzip=True or an out name ending .json.gz for gzip), "sqlite"
@@ -72,7 +80,7 @@ def export(path, out=None, format: str | None = None, gzip: bool = False,
     TraceError and writes nothing). Returns {"path", "format", "events",
     "bytes", "flows", "damage_text"}.
     """
-    path = _path(path)
+    names, files, _ = _run.resolve(path)
     if out is not None:
         out = _path(out, "out")
     if format is None:
@@ -84,11 +92,13 @@ def export(path, out=None, format: str | None = None, gzip: bool = False,
     if gzip and format != "json":
         raise TraceError(f"gzip applies to format='json' only, not {format!r}")
     if out is None:
-        stem = path[:-4] if path.endswith(".sbt") else path
+        stem = names[0].rstrip("/") or names[0]
+        stem = stem[:-4] if stem.endswith(".sbt") else stem
         out = stem + _EXTENSIONS[format] + (".gz" if gzip else "")
-    _check_output(out, [path], overwrite)
-    result = core().export(path, out, format, bool(gzip), bool(strict), int(node_limit),
-                           _window(start, "start"), _window(end, "end"))
+    _check_output(out, files, overwrite)
+    with _run.opened(path, strict, False, "exporting") as (file, _, _):
+        result = core().export(file, out, format, bool(gzip), bool(strict), int(node_limit),
+                               _window(start, "start"), _window(end, "end"))
     if result["damage_text"]:
         warnings.warn(result["damage_text"] + "\nexported only its readable part", stacklevel=2)
     return result

@@ -13,6 +13,8 @@ __version__: str
 SBT_VERSION: Tuple[int, int]
 
 _Path = Union[str, "os.PathLike[str]"]
+# A trace, or a run of several: a list of files, a directory, a capture's output name.
+_Run = Union[_Path, List[_Path], Tuple[_Path, ...]]
 
 class TraceError(RuntimeError): ...
 
@@ -28,6 +30,8 @@ class Table:
 
 class Trace:
     path: str
+    sources: List[str]
+    files: List[str]
     strings: np.ndarray
     version: Tuple[int, int]
     damage: List[Tuple[int, int, str]]
@@ -65,14 +69,16 @@ class Trace:
     def stats(self) -> Dict[str, int]: ...
     def stack(self, stack_id: int) -> List[Frame]: ...
 
-def load(path: _Path, strict: bool = ..., kinds: Union[str, List[str], None] = ...) -> Trace: ...
-def analyze(path: Union[_Path, Trace], start: str = ..., end: str = ..., steps: str = ...,
+def load(path: _Run, strict: bool = ..., kinds: Union[str, List[str], None] = ...,
+         single: bool = ...) -> Trace: ...
+def merge(inputs: _Run, out: _Path, overwrite: bool = ..., strict: bool = ...) -> Dict[str, Any]: ...
+def analyze(path: Union[_Run, Trace], start: str = ..., end: str = ..., steps: str = ...,
             whole: bool = ..., strict: bool = ...) -> dict: ...
-def memory(path: Union[_Path, Trace], at: object = ..., top: int = ...,
+def memory(path: Union[_Run, Trace], at: object = ..., top: int = ...,
            strict: bool = ...) -> dict: ...
-def diff(a: Union[_Path, Trace], b: Union[_Path, Trace], nvtx: str = ...,
+def diff(a: Union[_Run, Trace], b: Union[_Run, Trace], nvtx: str = ...,
          strict: bool = ...) -> dict: ...
-def export(path: Union[_Path, Trace], out: Optional[_Path] = ..., format: Optional[str] = ...,
+def export(path: Union[_Run, Trace], out: Optional[_Path] = ..., format: Optional[str] = ...,
            gzip: bool = ..., overwrite: bool = ..., strict: bool = ..., node_limit: int = ...,
            start: object = ..., end: object = ...) -> dict: ...
 def export_perfetto(path: Union[_Path, Trace], out: Optional[_Path] = ...,
@@ -115,7 +121,7 @@ def profile_command(command: List[Union[str, "os.PathLike[str]"]], output: _Path
                     replay_capture: Optional[str] = ..., replay_memory: Optional[str] = ...,
                     symbolize: bool = ...) -> CommandResult: ...
 
-def event_stats(path: _Path, kinds: Union[str, List[str], None] = ..., name: str = ...,
+def event_stats(path: Union[_Run, Trace], kinds: Union[str, List[str], None] = ..., name: str = ...,
                 stream: Optional[int] = ..., device: Optional[int] = ..., start: object = ...,
                 end: object = ..., strict: bool = ...) -> Dict[str, Any]: ...
 

@@ -10,6 +10,7 @@ from typing import Dict, List, NamedTuple, Optional
 
 import numpy as np
 
+from . import _run
 from ._native import core
 
 # Fields that hold an id into the trace's string table: `table["name"]`
@@ -238,8 +239,12 @@ class Table:
 class Trace:
     """An SBT trace loaded as columns (see `load`)."""
 
-    def __init__(self, path: str, data: dict, kinds=None):
+    def __init__(self, path: str, data: dict, kinds=None, sources=None, files=None):
+        #: the file read, or for a run of several files its name ("run.sbt (4 traces)")
         self.path = path
+        #: the names it was loaded from, and the trace files they stand for
+        self.sources = list(sources) if sources is not None else [path]
+        self.files = list(files) if files is not None else [path]
         #: event kinds left out by load(..., kinds=...) (their tables are not available)
         self.skipped_kinds = frozenset()
         self.strings = np.asarray(data["strings"], dtype=object)
@@ -341,8 +346,13 @@ class Trace:
         return out
 
 
-def load(path, strict: bool = False, kinds=None) -> Trace:
+def load(path, strict: bool = False, kinds=None, single: bool = False) -> Trace:
     """Loads an SBT trace as columns (one NumPy array per field, allocated once).
+
+    path: a trace file, or a run of several (a list of files, a directory, or
+    a capture's output name: "run.sbt" also stands for run.rank*.sbt and
+    run.pid*.sbt), merged into one trace with every process (`merge`);
+    single=True reads the file named alone.
 
     kinds: only these event kinds ("kernel" or "kernels", "api", ...; all by
     default), for large traces: memory is the columns of the kinds loaded
@@ -352,7 +362,6 @@ def load(path, strict: bool = False, kinds=None) -> Trace:
     (`Trace.damage`); with strict=True it raises TraceError instead. A file
     that is not a trace raises TraceError.
     """
-    path = _path(path)
     labels = []
     if kinds is not None:
         for k in ([kinds] if isinstance(kinds, str) else kinds):
@@ -360,8 +369,10 @@ def load(path, strict: bool = False, kinds=None) -> Trace:
             if label not in EVENT_KINDS:
                 raise ValueError(f"unknown event kind {k!r}; kinds: {', '.join(EVENT_KINDS)}")
             labels.append(label)
-    data = core().read_columns(path, bool(strict), labels)
-    trace = Trace(path, data, labels)
+    with _run.opened(path, strict, single, "loading") as (file, names, files):
+        data = core().read_columns(file, bool(strict), labels)
+    name = files[0] if len(files) == 1 else _run.display_name(names, files)
+    trace = Trace(name, data, labels, sources=names, files=files)
     if data["damage_text"]:
         warnings.warn(data["damage_text"] + "\nloading only its readable part", stacklevel=2)
     return trace
@@ -383,11 +394,15 @@ def analyze(path, start="", end="", steps="", whole: bool = False, strict: bool 
         steps = str(steps)
     if not isinstance(steps, str):
         raise TypeError(f"steps must be N or 'A:B', not {type(steps).__name__}")
-    report, damage = core().analyze_json(_path(path), _window(start, "start"),
-                                        _window(end, "end"), steps, bool(whole), bool(strict))
+    with _run.opened(path, strict, False, "analysing") as (file, names, files):
+        report, damage = core().analyze_json(file, _window(start, "start"), _window(end, "end"),
+                                            steps, bool(whole), bool(strict))
     if damage:
         warnings.warn(damage + "\nanalysing only its readable part", stacklevel=2)
-    return json.loads(report.decode("utf-8", "replace"))
+    result = json.loads(report.decode("utf-8", "replace"))
+    if len(files) > 1:
+        result["source"] = _run.display_name(names, files)
+    return result
 
 
 def memory(path, at="", top: int = 10, strict: bool = False) -> dict:
@@ -399,10 +414,14 @@ def memory(path, at="", top: int = 10, strict: bool = False) -> dict:
     timedelta), under each entry's "at". Times in ns from the trace start. A
     damaged file is read in its readable part with a warning (strict=True raises
     TraceError instead)."""
-    report, damage = core().memory_json(_path(path), _window(at, "at"), int(top), bool(strict))
+    with _run.opened(path, strict, False, "analysing") as (file, names, files):
+        report, damage = core().memory_json(file, _window(at, "at"), int(top), bool(strict))
     if damage:
         warnings.warn(damage + "\nanalysing only its readable part", stacklevel=2)
-    return json.loads(report.decode("utf-8", "replace"))
+    result = json.loads(report.decode("utf-8", "replace"))
+    if len(files) > 1:
+        result["source"] = _run.display_name(names, files)
+    return result
 
 
 def diff(a, b, nvtx: str = "", strict: bool = False) -> dict:
@@ -411,8 +430,14 @@ def diff(a, b, nvtx: str = "", strict: bool = False) -> dict:
     in its readable part and named in the result's "warnings" (and a Python
     warning); strict=True raises TraceError instead. nvtx: only work inside
     NVTX ranges of that name."""
-    result = json.loads(core().diff_json(_path(a, "a"), _path(b, "b"), str(nvtx),
-                                         bool(strict)).decode("utf-8", "replace"))
+    with _run.opened(a, strict, False, "comparing", "a") as (file_a, names_a, files_a), \
+            _run.opened(b, strict, False, "comparing", "b") as (file_b, names_b, files_b):
+        result = json.loads(core().diff_json(file_a, file_b, str(nvtx),
+                                             bool(strict)).decode("utf-8", "replace"))
+    if len(files_a) > 1:
+        result["a"] = _run.display_name(names_a, files_a)
+    if len(files_b) > 1:
+        result["b"] = _run.display_name(names_b, files_b)
     for w in result.get("warnings", []):
         warnings.warn(w, stacklevel=2)
     return result
@@ -432,10 +457,11 @@ def event_stats(path, kinds=None, name: str = "", stream: Optional[int] = None,
     for k in ([kinds] if isinstance(kinds, str) else (kinds or [])):
         label = _LABELS.get(k, k)
         labels.append(label)
-    result = core().event_stats(_path(path), labels, str(name),
-                                -1 if stream is None else int(stream),
-                                -1 if device is None else int(device),
-                                _window(start, "start"), _window(end, "end"), bool(strict))
+    with _run.opened(path, strict, False, "counting") as (file, _, _):
+        result = core().event_stats(file, labels, str(name),
+                                    -1 if stream is None else int(stream),
+                                    -1 if device is None else int(device),
+                                    _window(start, "start"), _window(end, "end"), bool(strict))
     damage = result.pop("damage_text")
     if damage:
         warnings.warn(damage + "\ncounting only its readable part", stacklevel=2)

@@ -26,6 +26,8 @@
 #include "tracesmith/base/atomic_file.h"
 #include "tracesmith/capture/device_query.h"
 #include "tracesmith/capture/run_command.h"
+#include "tracesmith/cluster/merge.h"
+#include "tracesmith/cluster/run_files.h"
 #include "tracesmith/export/export.h"
 #include "tracesmith/format/sbt.h"
 #include "tracesmith/format/sbt_reader.h"
@@ -481,6 +483,62 @@ py::dict Import(const std::string& path, const std::string& out, const std::stri
   return d;
 }
 
+// cluster::ResolveRun: {"files": [...], "expanded": [...]}.
+py::dict ResolveRun(const std::vector<std::string>& names, bool single) {
+  cluster::RunFiles run = Check(cluster::ResolveRun(names, single));
+  py::dict d;
+  d["files"] = run.files;
+  d["expanded"] = run.expanded;
+  return d;
+}
+
+// cluster::MergeTraces, and what it did as a dict (the CLI's summary line
+// in "summary", its notes and each input's damage as text).
+py::dict Merge(const std::vector<std::string>& inputs, const std::string& out, bool strict,
+               bool overwrite, bool in_place) {
+  cluster::MergeOptions o;
+  o.strict = strict;
+  o.overwrite = overwrite;
+  o.in_place = in_place;
+  StatusOr<cluster::MergeResult> merged = InvalidArgument("not run");
+  {
+    py::gil_scoped_release release;
+    merged = cluster::MergeTraces(inputs, out, o);
+  }
+  if (!merged.ok()) Raise(merged.status());
+  py::list ins;
+  for (const cluster::MergedInput& in : merged->inputs) {
+    py::list procs;
+    for (const cluster::MergedProcess& p : in.processes) {
+      py::dict x;
+      x["pid"] = p.pid;
+      x["out_pid"] = p.out_pid;
+      x["rank"] = p.rank;
+      x["host"] = p.host;
+      x["name"] = p.name;
+      procs.append(x);
+    }
+    py::dict i;
+    i["path"] = in.path;
+    i["bytes"] = in.bytes;
+    i["events"] = in.events;
+    i["events_by_kind"] = in.events_by_kind;
+    i["processes"] = procs;
+    i["damage_text"] = DamageText(in.path, in.damage);
+    i["replay_chunks"] = in.replay_chunks;
+    ins.append(i);
+  }
+  py::dict d;
+  d["path"] = out;
+  d["inputs"] = ins;
+  d["events"] = merged->events;
+  d["input_bytes"] = merged->input_bytes;
+  d["output_bytes"] = merged->output_bytes;
+  d["notes"] = merged->notes;
+  d["summary"] = merged->Describe();
+  return d;
+}
+
 py::dict Devices() {
   auto info = capture::QueryDevices();
   py::dict d;
@@ -540,6 +598,11 @@ PYBIND11_MODULE(_core, m) {
   m.def("run_command", &RunCommand, py::arg("command"), py::arg("options"), py::arg("inject"),
         "Runs a command under capture (capture::RunUnderCapture) and waits for it");
   m.def("devices", &Devices, "CUDA driver version and devices (empty without a driver or GPU)");
+  m.def("resolve_run", &ResolveRun, py::arg("names"), py::arg("single") = false,
+        "The trace files a run's names stand for (cluster::ResolveRun)");
+  m.def("merge", &Merge, py::arg("inputs"), py::arg("out"), py::arg("strict") = false,
+        py::arg("overwrite") = false, py::arg("in_place") = false,
+        "`tracesmith merge`: the traces in one file (cluster::MergeTraces)");
   m.def(
       "check_output",
       [](const std::string& out, const std::vector<std::string>& inputs, bool overwrite,
