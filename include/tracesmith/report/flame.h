@@ -1,0 +1,92 @@
+// Flame-graph data: where GPU time comes from in the host code. Each GPU op
+// (kernel, memcpy, memset) is charged to the host call stack of the API call
+// that issued it (joined by correlation id, analysis/compact_trace.h), with
+// the op's name as the leaf: `root;...;caller;kernel`. Weighted by the op's
+// GPU time (default) or by one per launch.
+//
+// The stacks are the trace's own (model::StackFrames): Python and native
+// frames are already merged into one stack at capture, leaf first, as
+// `view --stacks` prints them. Frames are labelled by function rather than
+// by address (FlameFrameLabel), so calls of one function from different
+// return addresses merge into one box, and identical label paths of
+// different stack ids merge into one line.
+//
+// The folded text (WriteFolded) is what flamegraph.pl, inferno and
+// speedscope read; `tracesmith export -f folded` and the HTML report's flame
+// graph are both built from FoldStacks.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tracesmith/analysis/compact_trace.h"
+#include "tracesmith/base/status.h"
+#include "tracesmith/format/sbt_reader.h"
+
+namespace tracesmith::report {
+
+enum class FlameWeight {
+  kGpuTime,   // nanoseconds of GPU time of the ops launched
+  kLaunches,  // one per op
+};
+// "gpu-time" | "launches"; InvalidArgument naming the choices otherwise.
+StatusOr<FlameWeight> ParseFlameWeight(std::string_view text);
+const char* FlameWeightName(FlameWeight weight);
+
+// The stem of an op without a host stack (no API call joined, or a call
+// recorded without a stack).
+inline constexpr std::string_view kNoStack = "(no stack)";
+
+// One line of folded stacks: frames root first, then the op's name,
+// separated by ';' (a ';' or newline inside a name becomes '_').
+struct FoldedStack {
+  std::string frames;
+  uint64_t weight = 0;
+};
+
+struct FoldedStacks {
+  std::vector<FoldedStack> lines;  // sorted by `frames`, each text once
+  FlameWeight weight = FlameWeight::kGpuTime;
+  uint64_t total = 0;              // sum of the weights
+  uint64_t ops = 0;                // GPU ops counted
+  uint64_t ops_without_stack = 0;  // of which under kNoStack
+};
+
+// The flame-graph label of frame `frame_id` (1-based) of `meta`: the function
+// name, or "module+0xOFFSET" for a native frame without a symbol; " (file:line)"
+// appended when known. Python frames read "fn (file.py:line)".
+std::string FlameFrameLabel(const model::Trace& meta, uint32_t frame_id);
+
+// Folds every GPU op of a finalized trace. With more than one process, each
+// stack starts with its process ("rank 1 (pid 4242)" or "pid 4242 (python3)").
+FoldedStacks FoldStacks(const analysis::CompactTrace& trace, FlameWeight weight);
+
+// Streams `path` (whole trace, no window) and folds it.
+StatusOr<FoldedStacks> FoldStacksOfFile(const std::string& path, FlameWeight weight,
+                                        format::ReadReport* damage = nullptr);
+
+// "frame;frame;...;op WEIGHT\n" per line.
+void WriteFolded(const FoldedStacks& stacks, std::ostream& out);
+
+// The folded stacks as a tree, for drawing: a node per distinct path prefix,
+// its value the sum of the lines below it; names are indexes into `names`.
+struct FlameNode {
+  uint32_t name = 0;
+  uint64_t value = 0;
+  std::vector<FlameNode> children;  // largest first
+};
+struct FlameTree {
+  std::vector<std::string> names;  // names[0] = "all"
+  FlameNode root;                  // name 0, value = total
+  uint64_t nodes = 0;              // kept, root included
+  uint64_t pruned_nodes = 0;       // subtrees left out for being under min_value
+};
+// Subtrees whose value is under `min_value` are left out (their weight stays
+// in their parent's value, shown as the parent's own time): a page draws a
+// few thousand boxes, not every one-launch stack of a huge trace.
+FlameTree BuildFlameTree(const FoldedStacks& stacks, uint64_t min_value = 0);
+
+}  // namespace tracesmith::report

@@ -1,0 +1,37 @@
+// The report's timeline overview: how busy each GPU stream was, per bin of
+// the analysis window. A page cannot hold every op of a 10 M-event trace, so
+// the ops are reduced to a fixed number of bins per lane (the busy fraction:
+// the union of the lane's ops inside the bin over the bin's width); zooming
+// in the page re-aggregates these bins, and the hint beside it points to the
+// Perfetto export for single ops.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tracesmith/analysis/compact_trace.h"
+
+namespace tracesmith::report {
+
+struct LaneBins {
+  std::string group;  // "GPU 0 (NVIDIA H100)"; with several processes, the rank or pid first
+  std::string name;   // "stream 7"
+  uint32_t pid = 0, device = 0, stream = 0;
+  uint64_t busy_ns = 0;                 // union of the lane's ops in the window
+  uint64_t ops = 0;                     // ops overlapping the window
+  std::vector<uint16_t> busy_permille;  // per bin, 0..1000
+};
+
+struct TimelineBins {
+  uint64_t begin_ns = 0, end_ns = 0;  // the analysis window (absolute)
+  uint32_t bins = 0;
+  std::vector<LaneBins> lanes;  // GPU lanes by (pid, device, stream)
+};
+
+// `bins` per lane (at least 1); with many lanes fewer, so that the page's
+// data stays under ~1 M numbers (kMaxBinValues).
+inline constexpr uint64_t kMaxBinValues = 1'000'000;
+TimelineBins ComputeTimelineBins(const analysis::CompactTrace& trace, uint32_t bins);
+
+}  // namespace tracesmith::report

@@ -1,0 +1,218 @@
+#include "tracesmith/report/flame.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+
+#include "tracesmith/analysis/report.h"
+#include "tracesmith/model/process_rank.h"
+#include "tracesmith/model/stack_builder.h"
+
+namespace tracesmith::report {
+namespace {
+
+// ';' separates frames and a newline ends a line in the folded format: a
+// name holding either would be read as two frames or two lines.
+std::string Sanitized(std::string s) {
+  for (char& c : s)
+    if (c == ';' || c == '\n' || c == '\r') c = '_';
+  return s;
+}
+
+std::string ModuleFileName(const model::Trace& meta, uint32_t mapping_id) {
+  for (const model::Mapping& m : meta.Rows<model::Mapping>())
+    if (m.mapping_id == mapping_id) {
+      std::string path(meta.strings.Get(m.path_id));
+      const size_t slash = path.rfind('/');
+      return slash == std::string::npos ? path : path.substr(slash + 1);
+    }
+  return "?";
+}
+
+// The leaf of an op: its kernel name, or the copy's kind.
+std::string OpLabel(const analysis::CompactTrace& t, const analysis::GpuOp& op) {
+  switch (op.kind()) {
+    case analysis::OpKind::kKernel: {
+      std::string name(t.String(op.name_id));
+      return name.empty() ? "(unnamed kernel)" : name;
+    }
+    case analysis::OpKind::kMemcpy:
+      return op.extra < t.copies().size()
+                 ? StrFormat("[memcpy %s]", model::CopyKindName(t.copies()[op.extra].copy_kind))
+                 : "[memcpy]";
+    case analysis::OpKind::kMemset:
+      return "[memset]";
+  }
+  return "?";
+}
+
+std::string ProcessLabel(const model::Trace& meta, uint32_t pid) {
+  for (const model::Process& p : meta.Rows<model::Process>()) {
+    if (p.pid != pid) continue;
+    if (auto rank = model::KnownRank(p)) return StrFormat("rank %d (pid %u)", *rank, pid);
+    std::string name(meta.strings.Get(p.name_id));
+    if (!name.empty()) return StrFormat("pid %u (%s)", pid, name.c_str());
+  }
+  return StrFormat("pid %u", pid);
+}
+
+}  // namespace
+
+StatusOr<FlameWeight> ParseFlameWeight(std::string_view text) {
+  if (text == "gpu-time") return FlameWeight::kGpuTime;
+  if (text == "launches") return FlameWeight::kLaunches;
+  return InvalidArgument("flame-graph weight '" + std::string(text) +
+                         "': expected gpu-time (GPU ns of the ops launched) or launches");
+}
+
+const char* FlameWeightName(FlameWeight weight) {
+  return weight == FlameWeight::kGpuTime ? "gpu-time" : "launches";
+}
+
+std::string FlameFrameLabel(const model::Trace& meta, uint32_t frame_id) {
+  const auto& frames = meta.Rows<model::Frame>();
+  if (frame_id == 0 || frame_id > frames.size()) return "?";
+  const model::Frame& f = frames[frame_id - 1];
+  std::string text(meta.strings.Get(f.function_id));
+  if (text.empty())
+    text = StrFormat("%s+0x%llx", ModuleFileName(meta, f.mapping_id).c_str(),
+                     static_cast<unsigned long long>(f.rel_pc));
+  if (f.file_id)
+    text += StrFormat(" (%s:%u)", std::string(meta.strings.Get(f.file_id)).c_str(), f.line);
+  return Sanitized(std::move(text));
+}
+
+FoldedStacks FoldStacks(const analysis::CompactTrace& t, FlameWeight weight) {
+  FoldedStacks out;
+  out.weight = weight;
+  // First by (pid, stack id, leaf): 10 M ops reduce to a few thousand keys
+  // before any text is built. The leaf is the kernel's name id, or a copy
+  // kind / memset tagged in the top bits (name ids stay far below 2^30).
+  struct Key {
+    uint32_t pid, stack, leaf;
+    bool operator<(const Key& o) const {
+      return std::tie(pid, stack, leaf) < std::tie(o.pid, o.stack, o.leaf);
+    }
+  };
+  std::map<Key, std::pair<uint64_t, uint32_t>> by_key;  // weight, an op with that key
+  std::set<uint32_t> pids;
+  const auto& ops = t.ops();
+  for (uint32_t oi = 0; oi < ops.size(); ++oi) {
+    const analysis::GpuOp& op = ops[oi];
+    const uint32_t call = t.CallOfOp(oi);
+    const uint32_t stack = call == analysis::kNone ? 0 : t.calls()[call].stack_id;
+    uint32_t leaf = op.name_id;
+    if (op.kind() == analysis::OpKind::kMemcpy)
+      leaf = 0x80000000u | (op.extra < t.copies().size() ? t.copies()[op.extra].copy_kind : 0);
+    if (op.kind() == analysis::OpKind::kMemset) leaf = 0xC0000000u;
+    const uint32_t pid = t.PidOfLane(op.lane());
+    pids.insert(pid);
+    auto [it, added] = by_key.try_emplace(Key{pid, stack, leaf}, 0, oi);
+    it->second.first += weight == FlameWeight::kGpuTime ? op.duration() : 1;
+    out.ops++;
+    if (!stack) out.ops_without_stack++;
+  }
+  const model::Trace& meta = t.meta();
+  const bool per_process = pids.size() > 1;
+  std::unordered_map<uint32_t, std::string> labels;  // frame id -> label
+  std::map<std::string, uint64_t> merged;
+  for (const auto& [key, value] : by_key) {
+    std::string text = per_process ? Sanitized(ProcessLabel(meta, key.pid)) + ";" : "";
+    std::vector<uint32_t> frames =
+        key.stack ? model::StackFrames(meta, key.stack) : std::vector<uint32_t>{};
+    if (frames.empty()) text += std::string(kNoStack) + ";";
+    for (auto f = frames.rbegin(); f != frames.rend(); ++f) {  // root first
+      auto [l, added] = labels.try_emplace(*f);
+      if (added) l->second = FlameFrameLabel(meta, *f);
+      text += l->second;
+      text += ';';
+    }
+    text += Sanitized(OpLabel(t, ops[value.second]));
+    merged[text] += value.first;
+    out.total += value.first;
+  }
+  out.lines.reserve(merged.size());
+  for (auto& [text, w] : merged) out.lines.push_back({text, w});
+  return out;
+}
+
+StatusOr<FoldedStacks> FoldStacksOfFile(const std::string& path, FlameWeight weight,
+                                        format::ReadReport* damage) {
+  analysis::CompactTrace trace;
+  RETURN_IF_ERROR(analysis::LoadCompactTrace(path, analysis::LoadOptions{}, &trace, damage));
+  return FoldStacks(trace, weight);
+}
+
+void WriteFolded(const FoldedStacks& stacks, std::ostream& out) {
+  for (const FoldedStack& s : stacks.lines) out << s.frames << ' ' << s.weight << '\n';
+}
+
+}  // namespace tracesmith::report
+
+namespace tracesmith::report {
+
+FlameTree BuildFlameTree(const FoldedStacks& stacks, uint64_t min_value) {
+  FlameTree tree;
+  tree.names.push_back("all");
+  std::unordered_map<std::string_view, uint32_t> name_index;
+  auto intern = [&](std::string_view s) {
+    auto it = name_index.find(s);
+    if (it != name_index.end()) return it->second;
+    tree.names.emplace_back(s);
+    const uint32_t id = uint32_t(tree.names.size() - 1);
+    name_index.emplace(s, id);  // views into `stacks`, which outlives the map
+    return id;
+  };
+  // Children are found by name through a per-node map while building.
+  struct Building {
+    uint32_t name;
+    uint64_t value = 0;
+    std::map<uint32_t, size_t> child;  // name -> index in nodes
+  };
+  std::vector<Building> nodes{{0}};
+  std::vector<std::vector<size_t>> kids(1);
+  for (const FoldedStack& line : stacks.lines) {
+    size_t at = 0;
+    nodes[0].value += line.weight;
+    std::string_view rest = line.frames;
+    while (!rest.empty()) {
+      const size_t semi = rest.find(';');
+      const uint32_t name = intern(rest.substr(0, semi));
+      rest = semi == std::string_view::npos ? std::string_view() : rest.substr(semi + 1);
+      auto [it, added] = nodes[at].child.try_emplace(name, nodes.size());
+      if (added) {
+        nodes.push_back({name});
+        kids.emplace_back();
+        kids[at].push_back(it->second);
+      }
+      at = it->second;
+      nodes[at].value += line.weight;
+    }
+  }
+  // Copies the kept nodes into the tree, largest child first.
+  auto copy = [&](auto&& self, size_t i, FlameNode* out) -> void {
+    out->name = nodes[i].name;
+    out->value = nodes[i].value;
+    tree.nodes++;
+    std::vector<size_t> order = kids[i];
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return nodes[a].value != nodes[b].value
+                 ? nodes[a].value > nodes[b].value
+                 : tree.names[nodes[a].name] < tree.names[nodes[b].name];
+    });
+    for (size_t k : order) {
+      if (nodes[k].value < min_value) {
+        tree.pruned_nodes++;
+        continue;
+      }
+      out->children.emplace_back();
+      self(self, k, &out->children.back());
+    }
+  };
+  copy(copy, 0, &tree.root);
+  return tree;
+}
+
+}  // namespace tracesmith::report

@@ -1,0 +1,95 @@
+#include "tracesmith/report/timeline_bins.h"
+
+#include <algorithm>
+#include <set>
+
+#include "tracesmith/base/status.h"
+#include "tracesmith/model/process_rank.h"
+
+namespace tracesmith::report {
+namespace {
+
+std::string DeviceGroup(const model::Trace& meta, uint32_t pid, uint32_t device, bool per_process) {
+  std::string name;
+  for (const model::Device& d : meta.Rows<model::Device>())
+    if (d.device_id == device && (d.pid == pid || d.pid == 0)) {
+      name = std::string(meta.strings.Get(d.name_id));
+      if (d.pid == pid) break;
+    }
+  std::string group =
+      name.empty() ? StrFormat("GPU %u", device) : StrFormat("GPU %u (%s)", device, name.c_str());
+  if (!per_process) return group;
+  for (const model::Process& p : meta.Rows<model::Process>())
+    if (p.pid == pid) {
+      if (auto rank = model::KnownRank(p))
+        return StrFormat("rank %d (pid %u) ", *rank, pid) + group;
+      break;
+    }
+  return StrFormat("pid %u ", pid) + group;
+}
+
+}  // namespace
+
+TimelineBins ComputeTimelineBins(const analysis::CompactTrace& t, uint32_t bins) {
+  TimelineBins out;
+  out.begin_ns = t.window_begin();
+  out.end_ns = std::max(t.window_end(), t.window_begin() + 1);
+  const size_t nlanes = std::max<size_t>(1, t.gpu_lanes().size());
+  bins = std::max<uint32_t>(1, bins);
+  bins = uint32_t(std::max<uint64_t>(1, std::min<uint64_t>(bins, kMaxBinValues / nlanes)));
+  out.bins = bins;
+  const uint64_t span = out.end_ns - out.begin_ns;
+  // Bin b covers [begin + span*b/bins, begin + span*(b+1)/bins): exact
+  // integer edges, so the bins tile the window with no gap or overlap.
+  auto edge = [&](uint64_t b) {
+    return out.begin_ns + uint64_t((unsigned __int128)span * b / bins);
+  };
+  auto bin_of = [&](uint64_t ts) {  // the bin holding ts (ts inside the window)
+    uint64_t b = uint64_t((unsigned __int128)(ts - out.begin_ns) * bins / span);
+    while (b > 0 && edge(b) > ts) --b;
+    while (b + 1 < bins && edge(b + 1) <= ts) ++b;
+    return b;
+  };
+  std::set<uint32_t> pids;
+  for (uint32_t lane : t.gpu_lanes()) pids.insert(t.lanes()[lane].pid);
+  const bool per_process = pids.size() > 1;
+  std::vector<uint64_t> busy(bins);
+  for (uint32_t lane : t.gpu_lanes()) {
+    const analysis::Lane& l = t.lanes()[lane];
+    LaneBins lb;
+    lb.pid = l.pid;
+    lb.device = l.device;
+    lb.stream = l.stream;
+    lb.group = DeviceGroup(t.meta(), l.pid, l.device, per_process);
+    lb.name = StrFormat("stream %u", l.stream);
+    std::fill(busy.begin(), busy.end(), 0);
+    // Ops of a lane are in start order; concurrent ones (a lane rarely has
+    // them) are counted once: each op adds only what lies past the furthest
+    // end seen so far.
+    uint64_t covered = out.begin_ns;
+    const analysis::LaneRange r = t.lane_range(lane);
+    for (uint32_t i = r.begin; i < r.end; ++i) {
+      const analysis::GpuOp& op = t.ops()[i];
+      uint64_t s = std::max({op.start_ns, out.begin_ns, covered});
+      const uint64_t e = std::min(op.end_ns, out.end_ns);
+      if (op.end_ns > out.begin_ns && op.start_ns < out.end_ns) lb.ops++;
+      if (e <= s) continue;
+      covered = e;
+      lb.busy_ns += e - s;
+      for (uint64_t b = bin_of(s); s < e; ++b) {
+        const uint64_t stop = std::min(e, edge(b + 1));
+        busy[b] += stop - s;
+        s = stop;
+      }
+    }
+    lb.busy_permille.resize(bins);
+    for (uint32_t b = 0; b < bins; ++b) {
+      const uint64_t width = edge(b + 1) - edge(b);
+      lb.busy_permille[b] = width ? uint16_t((busy[b] * 1000 + width / 2) / width) : uint16_t(0);
+    }
+    out.lanes.push_back(std::move(lb));
+  }
+  return out;
+}
+
+}  // namespace tracesmith::report
