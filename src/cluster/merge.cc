@@ -400,10 +400,11 @@ StatusOr<MergeResult> MergeTraces(std::span<const std::string> inputs, const std
                     " replay payload chunks (profile --replay-capture) are not carried; "
                     "replay works on one process's trace: replay %s itself",
                     in.path.c_str(), in.replay_chunks, in.path.c_str()));
-    if (in.damage.chunks_skipped_unknown)
-      result.notes.push_back(StrFormat("%s: %" PRIu64
-                                       " chunks of a newer TraceSmith version are not carried",
-                                       in.path.c_str(), in.damage.chunks_skipped_unknown));
+    // The reader counts replay payload chunks among the chunks it skips.
+    if (in.damage.chunks_skipped_unknown > in.replay_chunks)
+      result.notes.push_back(
+          StrFormat("%s: %" PRIu64 " chunks of a newer TraceSmith version are not carried",
+                    in.path.c_str(), in.damage.chunks_skipped_unknown - in.replay_chunks));
     if (in.dangling_ids)
       result.notes.push_back(
           StrFormat("%s: %" PRIu64

@@ -16,6 +16,7 @@
 #include "tracesmith/analysis/report.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/cluster/id_fields.h"
+#include "tracesmith/format/sbt.h"
 #include "tracesmith/format/sbt_reader.h"
 
 namespace tracesmith::cluster {
@@ -340,6 +341,36 @@ TEST(Merge, SaysWhenAnInputWasRecordedAtAnotherTime) {
   EXPECT_NE(merged->notes[0].find(old + " was recorded 3.0 h before the other traces"),
             std::string::npos)
       << merged->notes[0];
+}
+
+TEST(Merge, ReplayPayloadsAreNotCarriedAndSaidSo) {
+  TempDir dir;
+  const std::string a = WriteRank(dir, "a.sbt", RankSpec{.pid = 1, .rank = 0});
+  const std::string b = dir / "b.sbt";
+  {
+    auto w = format::SbtWriter::Open(b);
+    ASSERT_TRUE(w.ok());
+    const Trace t = MakeRankTrace(RankSpec{.pid = 2, .rank = 1});
+    (*w)->AdoptStrings(t.strings);
+    ForEachRecordType(
+        [&]<typename T>() { (*w)->AppendRows(t.Rows<T>().data(), t.Rows<T>().size()); });
+    const uint8_t payload[] = {1, 2, 3, 4};
+    ASSERT_TRUE((*w)->WriteRawChunk(format::kFirstRawChunkType, payload).ok());
+    ASSERT_TRUE((*w)->WriteRawChunk(format::kFirstRawChunkType + 1, payload).ok());
+    ASSERT_TRUE((*w)->Close().ok());
+  }
+  auto merged = MergeTraces(std::vector{a, b}, dir / "m.sbt");
+  ASSERT_TRUE(merged.ok()) << merged.status().ToString();
+  EXPECT_EQ(merged->inputs[1].replay_chunks, 2u);
+  ASSERT_EQ(merged->notes.size(), 1u);
+  EXPECT_EQ(merged->notes[0], b +
+                                  ": 2 replay payload chunks (profile --replay-capture) are not "
+                                  "carried; replay works on one process's trace: replay " +
+                                  b + " itself");
+  auto reader = format::SbtReader::Open(dir / "m.sbt");
+  ASSERT_TRUE(reader.ok());
+  for (const format::ChunkIndexEntry& e : (*reader)->chunks())
+    EXPECT_LT(e.type, format::kFirstRawChunkType);
 }
 
 TEST(Merge, ReportsProgress) {
