@@ -24,6 +24,7 @@ void AddExportCommand(CLI::App& app, CommandList& commands);
 void AddImportCommand(CLI::App& app, CommandList& commands);
 void AddSymbolizeCommand(CLI::App& app, CommandList& commands);
 void AddMergeCommand(CLI::App& app, CommandList& commands);
+void AddReportCommand(CLI::App& app, CommandList& commands);
 
 // `tracesmith benchmark <what>` subcommands (cmd_benchmark_<what>.cc).
 void AddBenchmarkFormatCommand(CLI::App& benchmark, CommandList& commands);
@@ -53,6 +54,7 @@ inline void AddAllCommands(CLI::App& app, CommandList& commands) {
   AddImportCommand(app, commands);
   AddAnalyzeCommand(app, commands);
   AddMemoryCommand(app, commands);
+  AddReportCommand(app, commands);
   AddTimelineCommand(app, commands);
   AddDiffCommand(app, commands);
   AddMergeCommand(app, commands);

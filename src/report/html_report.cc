@@ -1,0 +1,282 @@
+// Builds the report page: the analysis (as `analyze` computes it), the memory
+// report (as `memory` does), the flame tree and the timeline bins, embedded
+// as JSON blocks in one HTML file with the page's own style and script.
+#include "tracesmith/report/html_report.h"
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "page_assets.h"
+#include "tracesmith/analysis/capture_cost.h"
+#include "tracesmith/analysis/memory_report.h"
+#include "tracesmith/base/atomic_file.h"
+#include "tracesmith/model/process_rank.h"
+#include "tracesmith/report/timeline_bins.h"
+
+namespace tracesmith::report {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+constexpr int kPhases = 4;
+
+std::string HtmlEscape(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+// The capture's loss counters (a drop, an overflowing ring, a refused
+// buffer): what the header says about data the trace is missing.
+bool IsLossCounter(std::string_view name) {
+  return name.find("drop") != std::string_view::npos ||
+         name.find("overflow") != std::string_view::npos ||
+         name.find("refused") != std::string_view::npos;
+}
+
+// `trace_ns`: the whole trace's time range (every event kind, as `info`
+// says it), not only the analysed window.
+Json MetaJson(const analysis::CompactTrace& t, const analysis::AnalysisReport& r,
+              uint64_t trace_ns) {
+  const model::Trace& meta = t.meta();
+  Json processes = Json::array(), devices = Json::array(), costs = Json::array(),
+       stats = Json::array();
+  for (const model::Process& p : meta.Rows<model::Process>()) {
+    Json j{{"pid", p.pid},
+           {"name", std::string(meta.strings.Get(p.name_id))},
+           {"cmdline", std::string(meta.strings.Get(p.cmdline_id))},
+           {"hostname", std::string(meta.strings.Get(p.hostname_id))},
+           {"rank", nullptr}};
+    if (auto rank = model::KnownRank(p)) j["rank"] = *rank;
+    processes.push_back(std::move(j));
+  }
+  std::set<std::pair<uint32_t, uint32_t>> seen;  // a device per process, once
+  for (const model::Device& d : meta.Rows<model::Device>()) {
+    if (!seen.insert({d.pid, d.device_id}).second) continue;
+    devices.push_back({{"pid", d.pid},
+                       {"device", d.device_id},
+                       {"name", std::string(meta.strings.Get(d.name_id))},
+                       {"sm_count", d.sm_count},
+                       {"memory_bytes", d.memory_bytes}});
+  }
+  std::map<uint32_t, uint64_t> kernels;  // per pid, for the cost per launch
+  for (const analysis::GpuOp& op : t.ops())
+    if (op.kind() == analysis::OpKind::kKernel) kernels[t.PidOfLane(op.lane())]++;
+  for (const analysis::CaptureCost& c : analysis::ComputeCaptureCost(meta, kernels))
+    costs.push_back({{"pid", c.pid}, {"line", analysis::CaptureCostLine(c)}});
+  for (const model::Stat& s : meta.Rows<model::Stat>()) {
+    const std::string name(meta.strings.Get(s.name_id));
+    if (IsLossCounter(name)) stats.push_back({{"pid", s.pid}, {"name", name}, {"value", s.value}});
+  }
+  const uint64_t duration = trace_ns           ? trace_ns
+                            : r.active.applied ? r.active.trace_ns()
+                                               : r.wall_ns();
+  return Json{{"processes", processes},
+              {"devices", devices},
+              {"duration_ns", duration},
+              {"capture_cost", costs},
+              {"stats", stats}};
+}
+
+Json TimelineJson(const TimelineBins& bins) {
+  Json lanes = Json::array();
+  for (const LaneBins& l : bins.lanes)
+    lanes.push_back({{"group", l.group},
+                     {"name", l.name},
+                     {"pid", l.pid},
+                     {"device", l.device},
+                     {"stream", l.stream},
+                     {"busy_ns", l.busy_ns},
+                     {"ops", l.ops},
+                     {"busy", l.busy_permille}});
+  return Json{
+      {"begin_ns", bins.begin_ns}, {"end_ns", bins.end_ns}, {"bins", bins.bins}, {"lanes", lanes}};
+}
+
+// [name index, value, [children...]]: the smallest shape the script walks.
+Json NodeJson(const FlameNode& n) {
+  Json children = Json::array();
+  for (const FlameNode& c : n.children) children.push_back(NodeJson(c));
+  return Json::array({n.name, n.value, std::move(children)});
+}
+
+void Progress(const HtmlReportOptions& o, int step, std::string_view what) {
+  if (o.progress) o.progress(step, kPhases, what);
+}
+
+}  // namespace
+
+std::string EscapeJsonForScript(std::string_view json) {
+  std::string out;
+  out.reserve(json.size());
+  for (char c : json) {
+    if (c == '<') {
+      out += "\\u003c";  // "<" occurs only inside strings, where the escape reads back as "<"
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+StatusOr<std::string> BuildHtmlReport(const std::string& path, const std::string& source,
+                                      const HtmlReportOptions& o, HtmlReportSummary* summary,
+                                      format::ReadReport* damage) {
+  RETURN_IF_ERROR(analysis::ValidateCallSiteRules(o.sites));
+  Progress(o, 1, "reading and analysing the trace");
+  analysis::CompactTrace trace;
+  RETURN_IF_ERROR(analysis::LoadCompactTrace(path, o.load, &trace, damage));
+  analysis::AnalysisReport report = analysis::BuildReport(trace, source, o.sites);
+  if (!o.load.steps.empty()) report.window_note = "steps " + o.load.steps + " of the Steps table";
+  std::ostringstream analysis_json;
+  analysis::WriteJsonReport(report, analysis_json);
+
+  Progress(o, 2, "building the memory model");
+  analysis::MemoryReport memory;
+  RETURN_IF_ERROR(analysis::BuildMemoryReport(path, analysis::MemoryReportOptions{}, &memory));
+  std::ostringstream memory_json;
+  if (!memory.keys.empty()) analysis::WriteMemoryJson(memory, memory_json);
+
+  Progress(o, 3, "folding stacks and binning the timeline");
+  const FoldedStacks folded = FoldStacks(trace, o.flame_weight);
+  const FlameTree tree = BuildFlameTree(folded, uint64_t(double(folded.total) * o.flame_min_share));
+  const TimelineBins bins = ComputeTimelineBins(trace, o.timeline_bins);
+  Json page{{"format", "tracesmith-report-1"},
+            {"meta", MetaJson(trace, report, memory.duration_ns)},
+            {"timeline", TimelineJson(bins)},
+            {"flame",
+             {{"weight", FlameWeightName(folded.weight)},
+              {"total", folded.total},
+              {"ops", folded.ops},
+              {"ops_without_stack", folded.ops_without_stack},
+              {"stacks", folded.lines.size()},
+              {"pruned", tree.pruned_nodes},
+              {"names", tree.names},
+              {"tree", NodeJson(tree.root)}}}};
+
+  Progress(o, 4, "writing the page");
+  const std::string title = HtmlEscape("TraceSmith report: " + source);
+  std::string html;
+  html.reserve(analysis_json.str().size() + memory_json.str().size() + (1 << 20));
+  html += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+  html += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
+  html += "<meta name=\"generator\" content=\"tracesmith report\">\n<title>" + title + "</title>\n";
+  html += std::string("<style>") + kPageStyle + "</style>\n</head>\n<body>\n";
+  html += "<header class=\"top\" id=\"ts-header\"><h1>" + title + "</h1></header>\n";
+  html +=
+      "<nav><a href=\"#findings\">Findings</a><a href=\"#timeline\">Timeline</a>"
+      "<a href=\"#kernels\">Top kernels</a><a href=\"#callsites\">Call sites</a>"
+      "<a href=\"#utilization\">Utilization</a><a href=\"#steps\">Steps</a>"
+      "<a href=\"#memory\">Memory</a><a href=\"#copies\">Copies</a>"
+      "<a href=\"#flame\">Flame graph</a></nav>\n<main>\n";
+  const std::string perfetto_hint =
+      "For every op, open the full trace in Perfetto UI (ui.perfetto.dev): <code>tracesmith "
+      "export -f perfetto " +
+      HtmlEscape(source) + "</code> writes the .pftrace to open there.";
+  struct Section {
+    const char *id, *title, *intro;
+  };
+  const Section sections[] = {
+      {"findings", "Findings", ""},
+      {"timeline", "Timeline overview", ""},
+      {"kernels", "Top kernels by GPU time", ""},
+      {"callsites", "Kernel GPU time by launch call site",
+       "The code that launched each kernel: the innermost Python line, the autograd node on the "
+       "backward thread, else the innermost native frame outside the CUDA runtime."},
+      {"utilization", "Utilization and idle causes", ""},
+      {"steps", "Steps", ""},
+      {"memory", "GPU memory over time", ""},
+      {"copies", "Copy bandwidth by direction", ""},
+      {"flame", "GPU-time flame graph", ""},
+  };
+  for (const Section& s : sections) {
+    html += StrFormat("<section id=\"%s\"><h2>%s</h2>\n", s.id, s.title);
+    if (*s.intro) html += StrFormat("<p class=\"note\">%s</p>\n", s.intro);
+    if (std::string_view(s.id) == "timeline") {
+      html +=
+          "<div class=\"controls\"><button id=\"timeline-reset\">reset zoom</button>"
+          "<span class=\"note\" id=\"timeline-range\"></span></div>\n"
+          "<p class=\"note\">Busy fraction of each stream per time bin (drag to zoom into a "
+          "range, wheel to zoom, double-click to reset; red lines: step starts). " +
+          perfetto_hint + "</p>\n<canvas id=\"timeline-canvas\"></canvas>\n";
+    } else if (std::string_view(s.id) == "flame") {
+      html +=
+          "<div class=\"controls\"><input type=\"search\" id=\"flame-search\" "
+          "placeholder=\"search frames (regex)\"><button id=\"flame-reset\">reset zoom</button>"
+          "<span class=\"note\" id=\"flame-match\"></span></div>\n"
+          "<p class=\"note\" id=\"flame-note\"></p>\n<canvas id=\"flame-canvas\"></canvas>\n";
+    } else {
+      html += StrFormat("<div class=\"chart\" id=\"%s-body\"></div>\n", s.id);
+    }
+    html += "</section>\n";
+  }
+  html += "</main>\n<div id=\"ts-tip\"></div>\n";
+  html +=
+      "<noscript><p>This report draws its charts with JavaScript; the numbers are in the "
+      "JSON blocks of this file (tracesmith analyze --json gives the same).</p></noscript>\n";
+  html += "<script type=\"application/json\" id=\"ts-analysis\">" +
+          EscapeJsonForScript(analysis_json.str()) + "</script>\n";
+  html += "<script type=\"application/json\" id=\"ts-memory\">" +
+          EscapeJsonForScript(memory_json.str()) + "</script>\n";
+  html += "<script type=\"application/json\" id=\"ts-page\">" + EscapeJsonForScript(page.dump()) +
+          "</script>\n";
+  html += std::string("<script>") + kPageScriptBase + kPageScriptViews + "</script>\n";
+  html += "</body>\n</html>\n";
+
+  if (summary) {
+    summary->bytes = html.size();
+    summary->events = report.events;
+    summary->kernels = report.kernel_count;
+    summary->lanes = bins.lanes.size();
+    summary->bins = bins.bins;
+    summary->steps = report.steps.steps.size();
+    summary->findings = report.findings.size();
+    summary->flame_stacks = folded.lines.size();
+    summary->flame_nodes = tree.nodes;
+    summary->memory_series = memory.keys.size();
+  }
+  return html;
+}
+
+StatusOr<HtmlReportSummary> WriteHtmlReport(const std::string& path, const std::string& source,
+                                            const std::string& out_path,
+                                            const HtmlReportOptions& options,
+                                            format::ReadReport* damage) {
+  const std::string inputs[] = {path};
+  RETURN_IF_ERROR(CheckOutputPath(out_path, inputs));
+  HtmlReportSummary summary;
+  ASSIGN_OR_RETURN(std::string html, BuildHtmlReport(path, source, options, &summary, damage));
+  // Written beside `out_path` and renamed over it when complete (base/atomic_file.h).
+  ASSIGN_OR_RETURN(std::unique_ptr<AtomicFile> dest, AtomicFile::Create(out_path, inputs));
+  RETURN_IF_ERROR(dest->CloseFd());
+  std::ofstream file(dest->temp_path(), std::ios::trunc | std::ios::binary);
+  if (!file) return IoError(dest->temp_path() + ": cannot open for writing");
+  file.write(html.data(), std::streamsize(html.size()));
+  file.close();
+  if (!file) return IoError(out_path + ": write failed");
+  RETURN_IF_ERROR(dest->Commit());
+  return summary;
+}
+
+}  // namespace tracesmith::report

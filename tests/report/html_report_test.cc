@@ -1,0 +1,187 @@
+// The HTML report (report/html_report.h) on the shipped real captures: the
+// page is self-contained, its embedded analysis is what `analyze --json`
+// gives for the same file (and its memory block what `memory --json` gives),
+// its aggregates agree with that analysis; its size stays bounded on a
+// synthetic 1 M-event trace; its script runs under node with a DOM stub.
+#include "tracesmith/report/html_report.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+
+#include "testing/temp_dir.h"
+#include "testing/temp_file.h"
+#include "tracesmith/analysis/memory_report.h"
+#include "tracesmith/base/file_util.h"
+#include "tracesmith/format/sbt_writer.h"
+#include "tracesmith/model/synthetic.h"
+
+namespace tracesmith::report {
+namespace {
+
+using Json = nlohmann::json;
+
+std::string SourceDir() {
+  const char* src = std::getenv("TS_SOURCE_DIR");
+  return src ? src : ".";
+}
+std::string Shipped(const std::string& name) {
+  return SourceDir() + "/examples/traces/" + name + ".sbt";
+}
+
+// The text of <script type="application/json" id="ID">, parsed.
+Json Block(const std::string& html, const std::string& id) {
+  const std::string open = "<script type=\"application/json\" id=\"" + id + "\">";
+  const size_t at = html.find(open);
+  EXPECT_NE(at, std::string::npos) << id;
+  if (at == std::string::npos) return nullptr;
+  const size_t begin = at + open.size(), end = html.find("</script>", begin);
+  const std::string text = html.substr(begin, end - begin);
+  return text.empty() ? Json() : Json::parse(text);
+}
+
+std::string Build(const std::string& path, HtmlReportSummary* summary = nullptr) {
+  HtmlReportOptions o;
+  o.load.active_region = true;  // as the CLI (and `analyze`) load it
+  auto html = BuildHtmlReport(path, path, o, summary);
+  EXPECT_TRUE(html.ok()) << html.status().ToString();
+  return html.ok() ? *html : std::string();
+}
+
+TEST(HtmlReportTest, PageIsSelfContained) {
+  for (const char* name : {"transformer_train", "mlp_train", "launch_loop"}) {
+    const std::string html = Build(Shipped(name));
+    ASSERT_FALSE(html.empty()) << name;
+    // No resource by URL: no src/href to another place than an anchor of the
+    // page, no stylesheet link, no fetch, no module import.
+    std::smatch m;
+    const std::regex ref(R"re((src|href)\s*=\s*["']?\s*([^"'#\s>][^"'\s>]*))re", std::regex::icase);
+    EXPECT_FALSE(std::regex_search(html, m, ref)) << name << ": " << m.str();
+    for (const char* bad : {"http://", "https://", "<link", "@import", "url(", "fetch(",
+                            "XMLHttpRequest", "import(", "WebSocket", "<iframe"})
+      EXPECT_EQ(html.find(bad), std::string::npos) << name << " holds " << bad;
+    EXPECT_LT(html.size(), 2u << 20) << name;
+  }
+}
+
+TEST(HtmlReportTest, EmbeddedAnalysisIsAnalyzeJson) {
+  for (const char* name : {"transformer_train", "mlp_train", "launch_loop"}) {
+    const std::string path = Shipped(name);
+    const std::string html = Build(path);
+    // What `tracesmith analyze --json PATH` prints.
+    analysis::LoadOptions load;
+    load.active_region = true;
+    analysis::CompactTrace trace;
+    ASSERT_TRUE(analysis::LoadCompactTrace(path, load, &trace).ok());
+    std::ostringstream want;
+    analysis::WriteJsonReport(analysis::BuildReport(trace, path), want);
+    const Json analysis = Block(html, "ts-analysis");
+    EXPECT_EQ(analysis, Json::parse(want.str())) << name;
+
+    // What `tracesmith memory --json PATH` prints.
+    analysis::MemoryReport memory;
+    ASSERT_TRUE(analysis::BuildMemoryReport(path, {}, &memory).ok());
+    std::ostringstream want_memory;
+    analysis::WriteMemoryJson(memory, want_memory);
+    EXPECT_EQ(Block(html, "ts-memory"), Json::parse(want_memory.str())) << name;
+
+    // The page's own aggregates agree with the analysis: each stream's busy
+    // time, and the flame graph's kernel leaves sum to the kernel time.
+    const Json page = Block(html, "ts-page");
+    ASSERT_EQ(page["timeline"]["lanes"].size(), analysis["streams"].size()) << name;
+    for (size_t i = 0; i < analysis["streams"].size(); ++i) {
+      const Json& lane = page["timeline"]["lanes"][i];
+      EXPECT_EQ(analysis["streams"][i]["name"],
+                StrFormat("GPU %u stream %u", lane["device"].get<uint32_t>(),
+                          lane["stream"].get<uint32_t>()));
+      EXPECT_EQ(lane["busy_ns"], analysis["streams"][i]["busy_ns"]) << name << " lane " << i;
+    }
+    const FoldedStacks folded = FoldStacks(trace, FlameWeight::kGpuTime);
+    uint64_t kernel_ns = 0;
+    for (const FoldedStack& s : folded.lines)
+      if (!s.frames.ends_with("]")) kernel_ns += s.weight;  // not "[memcpy ..]" / "[memset]"
+    EXPECT_EQ(kernel_ns, analysis["kernel_ns"].get<uint64_t>()) << name;
+    EXPECT_EQ(page["flame"]["total"].get<uint64_t>(), folded.total) << name;
+    EXPECT_EQ(page["flame"]["tree"][1].get<uint64_t>(), folded.total) << name;
+  }
+}
+
+TEST(HtmlReportTest, HeaderNamesProgramGpusAndCaptureCost) {
+  const std::string html = Build(Shipped("transformer_train"));
+  const Json meta = Block(html, "ts-page")["meta"];
+  ASSERT_EQ(meta["processes"].size(), 1u);
+  EXPECT_EQ(meta["processes"][0]["cmdline"],
+            "python3 bench/workloads/torch_transformer_train.py --steps 6");
+  ASSERT_EQ(meta["devices"].size(), 1u);
+  EXPECT_EQ(meta["devices"][0]["name"], "NVIDIA H100 80GB HBM3");
+  ASSERT_EQ(meta["capture_cost"].size(), 1u);
+  EXPECT_NE(meta["capture_cost"][0]["line"].get<std::string>().find("per launch"),
+            std::string::npos);
+  bool dropped = false;
+  for (const Json& s : meta["stats"]) dropped |= s["name"] == "capture.cupti_dropped_records";
+  EXPECT_TRUE(dropped);
+  EXPECT_EQ(meta["duration_ns"].get<uint64_t>(), 10133652294u);  // as `info` says: 10.134 s
+}
+
+TEST(HtmlReportTest, ScriptCannotBeClosedByTraceStrings) {
+  EXPECT_EQ(EscapeJsonForScript(R"({"name":"</script><b>"})"),
+            R"({"name":"\u003c/script>\u003cb>"})");
+  EXPECT_EQ(Json::parse(EscapeJsonForScript(R"({"n":"a</script>"})"))["n"], "a</script>");
+}
+
+TEST(HtmlReportTest, WriterRefusesItsInputAndReportsMissingFiles) {
+  const std::string path = Shipped("launch_loop");
+  auto same = WriteHtmlReport(path, path, path, {});
+  ASSERT_FALSE(same.ok());
+  auto missing = BuildHtmlReport(SourceDir() + "/no/such.sbt", "x", {});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("no/such.sbt"), std::string::npos);
+  tracesmith::testing::TempDir dir;
+  auto written = WriteHtmlReport(path, "launch_loop.sbt", dir / "r.html", {});
+  ASSERT_TRUE(written.ok()) << written.status().ToString();
+  EXPECT_EQ(FileSize(dir / "r.html").value(), written->bytes);
+}
+
+// A synthetic trace of about 1 M events (kernels, their launch calls,
+// copies, syncs, NVTX ranges, allocations): the page holds aggregates only.
+TEST(HtmlReportTest, SizeIsBoundedOnAMillionEvents) {
+  model::SyntheticOptions so;
+  so.kernels = 470'000;
+  so.alloc_every = 20;
+  model::Trace t = model::MakeSyntheticTrace(so);
+  uint64_t events = 0;
+  model::ForEachRecordType([&]<typename T>() {
+    if constexpr (model::RecordTraits<T>::kIsEvent) events += t.Rows<T>().size();
+  });
+  ASSERT_GE(events, 1'000'000u);
+  tracesmith::testing::TempPath path;
+  ASSERT_TRUE(format::WriteTraceFile(t, path.path()).ok());
+  t = model::Trace();
+  HtmlReportSummary summary;
+  const std::string html = Build(path.path(), &summary);
+  EXPECT_EQ(summary.kernels, 470'000u);
+  EXPECT_GT(summary.memory_series, 0u);
+  EXPECT_LT(html.size(), 3u << 20) << "a 1 M-event page should stay under 3 MiB";
+  EXPECT_GT(html.size(), 20u << 10);
+}
+
+// The page's script under node, with a DOM stub (tests/report/page_dom_check.js):
+// renders every section and survives the interactions. Skipped without node.
+TEST(HtmlReportTest, ScriptRunsUnderNode) {
+  if (std::system("node --version > /dev/null 2>&1") != 0)
+    GTEST_SKIP() << "node is not installed (apt-get install nodejs): the page's script was not run";
+  tracesmith::testing::TempDir dir;
+  for (const char* name : {"transformer_train", "mlp_train", "launch_loop"}) {
+    const std::string page = dir / (std::string(name) + ".html");
+    ASSERT_TRUE(WriteStringToFile(page, Build(Shipped(name))).ok());
+    const std::string cmd =
+        "node " + SourceDir() + "/tests/report/page_dom_check.js " + page + " > /dev/null";
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << name << ": " << cmd;
+  }
+}
+
+}  // namespace
+}  // namespace tracesmith::report

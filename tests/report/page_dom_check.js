@@ -1,0 +1,72 @@
+// Runs the report page's script under node against a minimal DOM stub: the
+// script must parse, render every section without throwing, draw on both
+// canvases, and survive the interactions (timeline drag/wheel/reset, flame
+// click/search/reset). Usage: node page_dom_check.js report.html
+'use strict';
+const fs = require('fs');
+const vm = require('vm');
+
+const html = fs.readFileSync(process.argv[2], 'utf8');
+const blocks = {};
+const jsonRe = /<script type="application\/json" id="([\w-]+)">([\s\S]*?)<\/script>/g;
+let m;
+while ((m = jsonRe.exec(html))) blocks[m[1]] = m[2];
+const code = html.match(/<script>([\s\S]*?)<\/script>/);
+if (!code) { console.error('no inline script'); process.exit(1); }
+
+let drawn = { timeline: 0, flame: 0 };
+function makeElement(id) {
+  const listeners = {};
+  const el = {
+    id, innerHTML: '', textContent: blocks[id] !== undefined ? blocks[id] : '', style: {}, width: 0, height: 0,
+    attrs: {},
+    setAttribute(k, v) { this.attrs[k] = v; },
+    addEventListener(type, fn) { (listeners[type] = listeners[type] || []).push(fn); },
+    fire(type, ev) { (listeners[type] || []).forEach((fn) => fn(Object.assign({ preventDefault() {} }, ev))); },
+    getContext() {
+      const key = id.startsWith('flame') ? 'flame' : 'timeline';
+      return new Proxy({}, {
+        get(target, prop) {
+          if (prop === 'fillRect') return () => { drawn[key]++; };
+          if (prop in target) return target[prop];
+          return () => {};
+        },
+        set(target, prop, v) { target[prop] = v; return true; },
+      });
+    },
+  };
+  return el;
+}
+const elements = {};
+const document = {
+  readyState: 'complete',
+  body: makeElement('body'),
+  getElementById(id) { return elements[id] || (elements[id] = makeElement(id)); },
+  addEventListener() {},
+};
+const window = { devicePixelRatio: 2, innerWidth: 1400 };
+vm.runInNewContext(code[1], { document, window, console, Math, JSON, String, Number, RegExp });
+
+const failures = [];
+if (document.body.attrs['data-rendered'] !== 'yes') failures.push('page did not finish rendering');
+for (const id of ['ts-header', 'findings-body', 'kernels-body', 'callsites-body', 'utilization-body',
+  'steps-body', 'memory-body', 'copies-body'])
+  if (!elements[id] || !elements[id].innerHTML) failures.push(id + ' is empty');
+if (!drawn.timeline) failures.push('timeline canvas not drawn');
+if (!drawn.flame) failures.push('flame canvas not drawn');
+// Interactions.
+const tl = elements['timeline-canvas'], fl = elements['flame-canvas'];
+tl.fire('mousedown', { offsetX: 300, offsetY: 40 });
+tl.fire('mousemove', { offsetX: 600, offsetY: 40, clientX: 600, clientY: 40 });
+tl.fire('mouseup', {});
+tl.fire('wheel', { offsetX: 500, offsetY: 40, deltaY: -1 });
+tl.fire('mousemove', { offsetX: 500, offsetY: 50, clientX: 500, clientY: 50 });
+elements['timeline-reset'].fire('click', {});
+fl.fire('mousemove', { offsetX: 10, offsetY: 20, clientX: 10, clientY: 20 });
+fl.fire('click', { offsetX: 10, offsetY: 20 });
+elements['flame-search'].fire('input', { target: { value: 'gemm|(no stack)' } });
+elements['flame-search'].fire('input', { target: { value: '([' } });  // not a regex: taken literally
+elements['flame-reset'].fire('click', {});
+if (failures.length) { console.error('FAIL: ' + failures.join('; ')); process.exit(1); }
+console.log('OK: sections rendered; fillRect calls: timeline ' + drawn.timeline + ', flame ' + drawn.flame +
+  '; ' + (elements['flame-match'].textContent || 'no search match text'));
