@@ -1,0 +1,108 @@
+// `tracesmith report` as users run it: the page and its summary line, the
+// overwrite rule, bad options, no progress escapes when stderr is not a
+// terminal, and a run of several ranks drawn as one timeline group per rank.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cli/cli_runner.h"
+#include "cluster/test_runs.h"
+#include "testing/temp_dir.h"
+#include "tracesmith/base/file_util.h"
+
+namespace tracesmith {
+namespace {
+
+using testing::TempDir;
+
+bool Has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+std::string Shipped(const std::string& name) {
+  const char* src = std::getenv("TS_SOURCE_DIR");
+  return std::string(src ? src : ".") + "/examples/traces/" + name + ".sbt";
+}
+
+nlohmann::json PageData(const std::string& html) {
+  const std::string open = "<script type=\"application/json\" id=\"ts-page\">";
+  const size_t begin = html.find(open) + open.size();
+  return nlohmann::json::parse(html.substr(begin, html.find("</script>", begin) - begin));
+}
+
+TEST(ReportCommand, HelpNamesTheOptions) {
+  Result r = RunTracesmith("report --help");
+  EXPECT_EQ(r.status, 0) << r.out;
+  for (const char* opt : {"--output", "--weight", "--force", "--quiet", "--bins", "--steps"})
+    EXPECT_TRUE(Has(r.out, opt)) << opt << "\n" << r.out;
+}
+
+TEST(ReportCommand, WritesThePageAndRefusesToOverwriteWithoutForce) {
+  TempDir dir;
+  const std::string out = dir / "t.html";
+  Result r = RunTracesmith("report " + Shipped("transformer_train") + " -o " + out);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_TRUE(Has(r.out, "tracesmith: wrote " + out)) << r.out;
+  EXPECT_TRUE(Has(r.out, "3192 kernels")) << r.out;
+  EXPECT_TRUE(Has(r.out, "10 steps")) << r.out;
+  EXPECT_FALSE(Has(r.out, "\r")) << "progress escapes on a pipe: " << r.out;
+  const std::string first = ReadOrMissing(out);
+  EXPECT_TRUE(first.starts_with("<!DOCTYPE html>"));
+
+  r = RunTracesmith("report " + Shipped("launch_loop") + " -o " + out);
+  EXPECT_NE(r.status, 0);
+  EXPECT_TRUE(Has(r.out, "file exists")) << r.out;
+  EXPECT_EQ(ReadOrMissing(out), first) << "the refused run changed the file";
+
+  r = RunTracesmith("report -q --force " + Shipped("launch_loop") + " -o " + out);
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(r.out, "") << "--quiet prints nothing";
+  EXPECT_NE(ReadOrMissing(out), first);
+}
+
+TEST(ReportCommand, BadWeightIsAClearError) {
+  TempDir dir;
+  Result r =
+      RunTracesmith("report --weight time " + Shipped("launch_loop") + " -o " + (dir / "x.html"));
+  EXPECT_NE(r.status, 0);
+  EXPECT_TRUE(Has(r.out, "gpu-time")) << r.out;
+  EXPECT_FALSE(PathExists(dir / "x.html"));
+  r = RunTracesmith("report " + (dir / "missing.sbt") + " -o " + (dir / "y.html"));
+  EXPECT_NE(r.status, 0);
+  EXPECT_TRUE(Has(r.out, "missing.sbt")) << r.out;
+}
+
+TEST(ReportCommand, LaunchWeightCountsLaunches) {
+  TempDir dir;
+  Result r = RunTracesmith("report --weight launches " + Shipped("launch_loop") + " -o " +
+                           (dir / "l.html"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  const nlohmann::json page = PageData(ReadOrMissing(dir / "l.html"));
+  EXPECT_EQ(page["flame"]["weight"], "launches");
+  EXPECT_EQ(page["flame"]["total"], page["flame"]["ops"]);
+}
+
+// A job's traces (run.rank0.sbt ..): merged, one timeline group per rank.
+TEST(ReportCommand, ARunOfRanksHasOneTimelineGroupPerRank) {
+  TempDir dir;
+  for (int r = 0; r < 3; ++r)
+    ASSERT_TRUE(testing::WriteStreamed(testing::MakeRankTrace(testing::RankSpec{
+                                           .pid = 500u + r, .rank = r, .host = "node-1"}),
+                                       dir / ("run.rank" + std::to_string(r) + ".sbt"))
+                    .ok());
+  Result r = RunTracesmith("report " + (dir / "run.sbt") + " -o " + (dir / "run.html"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  const nlohmann::json page = PageData(ReadOrMissing(dir / "run.html"));
+  std::set<std::string> ranks;
+  for (const auto& lane : page["timeline"]["lanes"]) {
+    const std::string group = lane["group"];
+    ASSERT_TRUE(group.starts_with("rank ")) << group;
+    ranks.insert(group.substr(0, 6));
+  }
+  EXPECT_EQ(ranks, (std::set<std::string>{"rank 0", "rank 1", "rank 2"}));
+  EXPECT_EQ(page["meta"]["processes"].size(), 3u);
+}
+
+}  // namespace
+}  // namespace tracesmith
