@@ -386,6 +386,8 @@ def analyze(path, start="", end="", steps="", whole: bool = False, strict: bool 
     Steps table (it takes precedence over start/end, as in the CLI); whole:
     the whole trace instead of first kernel to last GPU operation. Keys:
     source, events, window, kernel_count, devices, streams, findings, ...;
+    ranks (the cross-rank report: clocks, collectives, stragglers) when the
+    trace or run holds several processes;
     steps, startup and teardown only when the default window is used. A
     damaged file is analysed in its readable part with a warning naming the
     byte ranges (strict=True raises TraceError instead).
@@ -396,7 +398,7 @@ def analyze(path, start="", end="", steps="", whole: bool = False, strict: bool 
         raise TypeError(f"steps must be N or 'A:B', not {type(steps).__name__}")
     with _run.opened(path, strict, False, "analysing") as (file, names, files):
         report, damage = core().analyze_json(file, _window(start, "start"), _window(end, "end"),
-                                            steps, bool(whole), bool(strict))
+                                            steps, bool(whole), bool(strict), list(files))
     if damage:
         warnings.warn(damage + "\nanalysing only its readable part", stacklevel=2)
     result = json.loads(report.decode("utf-8", "replace"))

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "tracesmith/base/file_util.h"
@@ -241,7 +242,12 @@ JobReport BuildJobReport(std::vector<RankSummary> summaries, const JobOptions& o
 
   // ---- findings, most useful first ----
   auto& f = r.findings;
-  const size_t fair = r.collectives.empty() ? 0 : r.collectives.size() / std::max<size_t>(n, 1);
+  // A rank is a straggler when it is last more than twice as often as its
+  // share of the collectives that have a last rank beyond the clock bound
+  // (the others start together: nobody is last at them).
+  size_t with_last = 0;
+  for (const JobCollective& c : r.collectives) with_last += c.last_significant;
+  const size_t fair = with_last / std::max<size_t>(n, 1);
   for (const Straggler& s : r.stragglers) {
     if (f.size() >= 3) break;
     if (s.last_count < 3 || s.last_count <= 2 * fair) continue;
@@ -316,6 +322,20 @@ StatusOr<JobReport> AnalyzeJob(std::span<const std::string> files, const JobOpti
   JobReport r = BuildJobReport(std::move(summaries), options);
   r.warnings.insert(r.warnings.begin(), skipped.begin(), skipped.end());
   return r;
+}
+
+std::optional<JobReport> JobReportOf(const CompactTrace& trace, std::span<const std::string> files,
+                                     const JobOptions& options, std::string* why) {
+  std::set<uint32_t> pids;
+  for (const model::Process& p : trace.meta().Rows<model::Process>()) pids.insert(p.pid);
+  if (pids.size() < 2) return std::nullopt;
+  auto job = AnalyzeJob(files, options);
+  if (!job.ok()) {
+    if (why) *why = job.status().ToString();
+    return std::nullopt;
+  }
+  if (job->ranks.size() < 2) return std::nullopt;
+  return std::move(job).value();
 }
 
 }  // namespace tracesmith::analysis

@@ -1,12 +1,17 @@
 // `tracesmith analyze RUN`: where GPU time goes, why GPUs idle, what bounds
 // the run, in plain words (or --json for scripts). RUN is one trace or the
-// traces of a job (run_loader.h), analysed as one merged trace.
+// traces of a job (run_loader.h), analysed as one merged trace; when it holds
+// several processes, the cross-rank analysis (analysis/job_report.h) follows
+// (and is the `ranks` object of the JSON).
 #include <cstdio>
 #include <iostream>
+#include <optional>
+#include <sstream>
 
 #include "commands.h"
 #include "run_loader.h"
 #include "trace_loader.h"
+#include "tracesmith/analysis/job_report.h"
 #include "tracesmith/analysis/report.h"
 
 namespace tracesmith::cli {
@@ -17,6 +22,7 @@ struct AnalyzeCliOptions {
   analysis::LoadOptions load;
   analysis::AnalyzeOptions report;
   analysis::CallSiteRules sites;
+  analysis::JobOptions job;
   bool json = false;
   bool strict = false;
 };
@@ -32,14 +38,24 @@ int RunAnalyze(const AnalyzeCliOptions& o) {
   if (st.ok()) st = CheckDamage(run->path(), damage, o.strict, "analysing");
   if (!st.ok()) return ReportError(st);
   // The job as a whole: the report below covers the merged trace; the
-  // cross-rank analysis (issue #17 items 2-4) reads the per-process traces
-  // of the run, run->files(), one by one.
+  // cross-rank analysis reads the per-process traces of the run one by one.
   analysis::AnalysisReport report = analysis::BuildReport(trace, run->name(), o.sites);
   if (!o.load.steps.empty()) report.window_note = "steps " + o.load.steps + " of the Steps table";
+  std::string why;
+  const std::optional<analysis::JobReport> job =
+      analysis::JobReportOf(trace, run->files(), o.job, &why);
+  if (!why.empty())
+    std::fprintf(stderr, "tracesmith: warning: no cross-rank analysis: %s\n", why.c_str());
   if (o.json) {
-    analysis::WriteJsonReport(report, std::cout);
+    std::ostringstream single;
+    analysis::WriteJsonReport(report, single);
+    std::cout << (job ? analysis::WithRanksJson(single.str(), *job) : single.str());
   } else {
     analysis::WriteTextReport(report, o.report, std::cout);
+    if (job) {
+      std::cout << "\n";
+      analysis::WriteJobText(*job, std::cout);
+    }
   }
   std::cout.flush();
   return std::cout ? kExitOk : ReportError(IoError("writing the report to stdout failed"));
@@ -78,6 +94,15 @@ void AddAnalyzeCommand(CLI::App& app, CommandList& commands) {
       "Call sites: frames whose function matches this regex are not the call site"
       "; replaces the default (cudart internals, cuda*/cu* API entry points, kernel launch stubs)");
   cmd->add_option("--top", o->report.top, "Rows per table in the text report")->default_val(15);
+  cmd->add_option(
+         "--ntp-bound-us",
+         [o](const std::vector<std::string>& v) {
+           o->job.clock.ntp_bound_ns = uint64_t(std::stod(v.at(0)) * 1000);
+           return true;
+         },
+         "Several hosts: the assumed bound on their CLOCK_REALTIME difference, before the "
+         "collectives narrow it (default 1000 us)")
+      ->check(CLI::PositiveNumber);
   AddStrictFlag(cmd, &o->strict);
   commands.emplace_back(cmd, [o] { return RunAnalyze(*o); });
 }

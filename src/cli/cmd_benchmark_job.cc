@@ -31,6 +31,7 @@ struct JobBenchOptions {
   uint32_t compute_kernels = 200;
   bool perfetto = false;
   bool report = false;
+  std::string keep;  // --keep DIR: write the rank files there and leave them
 };
 
 double Seconds(std::chrono::steady_clock::time_point t0) {
@@ -39,9 +40,13 @@ double Seconds(std::chrono::steady_clock::time_point t0) {
 
 int RunJobBenchmark(const JobBenchOptions& o) {
   namespace fs = std::filesystem;
-  const fs::path dir =
-      fs::temp_directory_path() / ("tracesmith_bench_job_" + std::to_string(::getpid()));
+  const fs::path dir = !o.keep.empty() ? fs::path(o.keep)
+                                       : fs::temp_directory_path() /
+                                             ("tracesmith_bench_job_" + std::to_string(::getpid()));
   std::error_code ec;
+  if (!o.keep.empty() && fs::exists(dir) && !fs::is_empty(dir, ec))
+    return ReportError(FailedPrecondition("--keep " + dir.string() +
+                                          ": the directory is not empty (it would mix runs)"));
   fs::create_directories(dir, ec);
   if (ec) return ReportError(Internal("cannot create " + dir.string() + ": " + ec.message()));
   model::SyntheticJobOptions so = model::MakeSyntheticJobOptions(o.ranks, o.ranks_per_host);
@@ -80,8 +85,11 @@ int RunJobBenchmark(const JobBenchOptions& o) {
     export_s = Seconds(t0);
     st = ex.status();
   }
-  fs::remove_all(dir, ec);
+  if (o.keep.empty()) fs::remove_all(dir, ec);
   if (!st.ok()) return ReportError(st);
+  if (!o.keep.empty())
+    std::fprintf(stderr, "tracesmith: the job's rank files are in %s (job.rank*.sbt)\n",
+                 dir.c_str());
   if (o.report) analysis::WriteJobText(*report, std::cout);
   struct rusage ru {};
   getrusage(RUSAGE_SELF, &ru);
@@ -108,6 +116,9 @@ void AddBenchmarkJobCommand(CLI::App& bench, CommandList& commands) {
       ->default_val(200);
   cmd->add_flag("--perfetto", o->perfetto, "Also time the job's Perfetto export");
   cmd->add_flag("--report", o->report, "Also print the job report");
+  cmd->add_option("--keep", o->keep,
+                  "Write the rank files into this (new or empty) directory and keep them: a "
+                  "synthetic job to try analyze, merge and export on");
   commands.emplace_back(cmd, [o] { return RunJobBenchmark(*o); });
 }
 

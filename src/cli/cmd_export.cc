@@ -5,6 +5,7 @@
 // merged into one output, or with -f json and a directory output
 // (`-o DIR/`, --per-rank) one DIR/rank-<N>.json per process, as HTA reads a
 // multi-rank job (export/rank_directory.h).
+#include <algorithm>
 #include <cstdio>
 
 #include "commands.h"
@@ -13,7 +14,9 @@
 #include "trace_loader.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/export/export.h"
+#include "tracesmith/export/job_export.h"
 #include "tracesmith/export/rank_directory.h"
+#include "tracesmith/format/sbt_reader.h"
 
 namespace tracesmith::cli {
 namespace {
@@ -66,6 +69,40 @@ int RunExportPerRank(const ExportCliOptions& o, const exporter::ExportOptions& o
   return kExitOk;
 }
 
+// Processes in `files` (metadata only; a file that cannot be read counts 1:
+// the export proper reports it).
+size_t ProcessesIn(const std::vector<std::string>& files) {
+  if (files.size() != 1) return files.size();
+  auto reader = format::SbtReader::Open(files[0]);
+  if (!reader.ok()) return 1;
+  size_t n = 1;
+  (void)(*reader)->Stream([](const model::Trace&, model::TableKind) { return OkStatus(); },
+                          [&](const model::Trace& meta) {
+                            n = std::max<size_t>(1, meta.Rows<model::Process>().size());
+                            return OkStatus();
+                          },
+                          [](model::TableKind) { return false; });
+  return n;
+}
+
+// A job (several processes) to Perfetto: one process per rank on the job's
+// clock, flows across each matched collective (export/job_export.h).
+int RunExportJobPerfetto(const ExportCliOptions& o, const std::vector<std::string>& files,
+                         const std::string& out) {
+  auto stats = exporter::ExportJobPerfetto(files, out);
+  if (!stats.ok()) return ReportError(stats.status());
+  for (const std::string& w : stats->warnings)
+    std::fprintf(stderr, "tracesmith: warning: %s\n", w.c_str());
+  if (!o.quiet)
+    std::fprintf(stderr,
+                 "tracesmith: wrote %s (%s, %u ranks on one clock, %llu slices, %llu collective "
+                 "flows)\n",
+                 out.c_str(), HumanBytes(stats->bytes).c_str(), stats->ranks,
+                 static_cast<unsigned long long>(stats->slices),
+                 static_cast<unsigned long long>(stats->flows));
+  return kExitOk;
+}
+
 int RunExport(const ExportCliOptions& o) {
   auto format = exporter::ParseExportFormat(o.format);
   if (!format.ok()) return ReportError(format.status());
@@ -92,6 +129,8 @@ int RunExport(const ExportCliOptions& o) {
   auto files = cluster::ResolveRun(o.run.names, o.run.single);
   if (!files.ok()) return ReportError(files.status());
   if (Status ok = CheckOutputFile(out, files->files, o.force); !ok.ok()) return ReportError(ok);
+  if (*format == exporter::ExportFormat::kPerfetto && ProcessesIn(files->files) > 1)
+    return RunExportJobPerfetto(o, files->files, out);
   auto run = OpenRun(o.run, o.strict, "exporting");
   if (!run.ok()) return ReportError(run.status());
   format::ReadReport damage;

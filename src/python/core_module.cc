@@ -21,6 +21,7 @@
 #include "field_dtype.h"
 #include "tracesmith/analysis/diff.h"
 #include "tracesmith/analysis/event_filter.h"
+#include "tracesmith/analysis/job_report.h"
 #include "tracesmith/analysis/memory_report.h"
 #include "tracesmith/analysis/report.h"
 #include "tracesmith/base/atomic_file.h"
@@ -295,8 +296,11 @@ std::string DamageText(const std::string& path, const format::ReadReport& damage
 
 // (report JSON as bytes: its strings are the trace's, not validated UTF-8;
 // damage text, empty when the file is clean)
+// `files`: the run's per-process traces when `path` merges several (the
+// cross-rank report is added as "ranks" when the trace holds a job).
 py::tuple AnalyzeJson(const std::string& path, const std::string& from, const std::string& to,
-                      const std::string& steps, bool whole, bool strict) {
+                      const std::string& steps, bool whole, bool strict,
+                      const std::vector<std::string>& files) {
   analysis::LoadOptions load;
   load.active_region = true;
   load.from = from;
@@ -315,6 +319,11 @@ py::tuple AnalyzeJson(const std::string& path, const std::string& from, const st
       analysis::AnalysisReport report = analysis::BuildReport(trace, path, {});
       if (!steps.empty()) report.window_note = "steps " + steps + " of the Steps table";
       analysis::WriteJsonReport(report, json);
+      const std::vector<std::string> run = files.empty() ? std::vector<std::string>{path} : files;
+      if (auto job = analysis::JobReportOf(trace, run, {})) {
+        const std::string with = analysis::WithRanksJson(json.str(), *job);
+        json.str(with);
+      }
     }
   }
   if (!st.ok()) Raise(st);
@@ -582,7 +591,9 @@ PYBIND11_MODULE(_core, m) {
         "damage");
   m.def("analyze_json", &AnalyzeJson, py::arg("path"), py::arg("start") = "", py::arg("end") = "",
         py::arg("steps") = "", py::arg("whole") = false, py::arg("strict") = false,
-        "`tracesmith analyze --json` of an SBT file");
+        py::arg("files") = std::vector<std::string>{},
+        "`tracesmith analyze --json` of an SBT file (`files`: the run's per-process traces when "
+        "it merges several; the cross-rank report is then its \"ranks\")");
   m.def("memory_json", &MemoryJson, py::arg("path"), py::arg("at") = "", py::arg("top") = 10,
         py::arg("strict") = false, "`tracesmith memory --json` of an SBT file");
   m.def("diff_json", &DiffJson, py::arg("a"), py::arg("b"), py::arg("nvtx") = "",

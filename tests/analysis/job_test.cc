@@ -340,6 +340,23 @@ TEST(JobReport, GenericKernelsTakeTheirOperationFromNvtx) {
   EXPECT_EQ(c.ops[1].bytes, 2u << 20);
 }
 
+// Only the first collective of a step has a last rank (the others start
+// together): the straggler is judged against its share of those, so 4
+// ranks with a straggler last at every step's first collective is named.
+TEST(JobReport, StragglerFindingCountsOnlyCollectivesWithALastRank) {
+  SyntheticJobOptions o = model::MakeSyntheticJobOptions(4, 2);
+  o.steps = 10;
+  o.ranks[3].delay_per_step_ns = 500'000;
+  const SyntheticJob job(o);
+  testing::TempDir dir;
+  auto report = AnalyzeJob(WriteRanks(job, dir), {});
+  ASSERT_TRUE(report.ok());
+  ASSERT_FALSE(report->findings.empty());
+  EXPECT_NE(report->findings[0].find("rank 3 (node1, pid 1003) arrives last at 10 of 30"),
+            std::string::npos)
+      << report->findings[0];
+}
+
 // gloo/MPI: no NCCL kernel; the program's NVTX ranges naming the operation are
 // the collectives (from the host's arrival to the end), matched like kernels.
 TEST(JobReport, HostCollectivesFromNvtxRangesFindTheStraggler) {

@@ -12,6 +12,8 @@
 #include "testing/temp_dir.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/format/sbt_reader.h"
+#include "tracesmith/format/sbt_writer.h"
+#include "tracesmith/model/synthetic_job.h"
 
 namespace tracesmith {
 namespace {
@@ -171,6 +173,36 @@ TEST(RunCommands, ADamagedRankIsNamedAndStrictRefusesIt) {
   Result r = RunTracesmith("export --strict " + dir / "run.sbt -o " + dir / "x.json -f json");
   EXPECT_EQ(r.status, 1) << r.out;
   EXPECT_FALSE(PathExists(dir / "x.json"));
+}
+
+// `analyze` of a run of several processes adds the cross-rank analysis
+// (analysis/job_report.h): the text's "Job" section and the JSON's `ranks`.
+TEST(RunCommands, AnalyzeOfAJobAddsTheCrossRankReport) {
+  TempDir dir;
+  model::SyntheticJobOptions o = model::MakeSyntheticJobOptions(4, 2);
+  o.steps = 6;
+  o.ranks[2].delay_per_step_ns = 400'000;
+  const model::SyntheticJob job(o);
+  for (uint32_t r = 0; r < 4; ++r)
+    ASSERT_TRUE(
+        format::WriteTraceFile(job.RankTrace(r), dir / ("job.rank" + std::to_string(r) + ".sbt"))
+            .ok());
+  Result r = RunTracesmith("analyze " + dir / "job.sbt");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_TRUE(Has(r.out, "== Job: 4 ranks on 2 hosts ==")) << r.out;
+  EXPECT_TRUE(Has(r.out, "rank 2 (node1, pid 1002) arrives last at 6 of ")) << r.out;
+  r = RunTracesmith("analyze --json " + dir / "job.sbt");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out.substr(r.out.find('{')));
+  ASSERT_TRUE(j.contains("ranks")) << r.out;
+  EXPECT_EQ(j["ranks"]["ranks"].size(), 4u);
+  ASSERT_FALSE(j["ranks"]["stragglers"].empty());
+  EXPECT_EQ(j["ranks"]["stragglers"][0]["rank"], 2);
+  EXPECT_TRUE(j.contains("kernels") || j.contains("window")) << "the single-trace report stays";
+  // One process: no cross-rank section.
+  r = RunTracesmith("analyze --single " + dir / "job.rank0.sbt");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_FALSE(Has(r.out, "== Job:")) << r.out;
 }
 
 TEST(ExportPerRank, OneKinetoFilePerRankWithItsDistributedInfo) {

@@ -74,6 +74,8 @@ def test_analyze_export_diff_of_a_run_match_the_cli(cli, run):
     assert report["source"] == stem + " (3 traces)"
     cli_report = json.loads(cli("analyze", "--json", stem).stdout)
     assert report == cli_report
+    # Several processes: the cross-rank report, as the CLI's.
+    assert sorted(r["rank"] for r in report["ranks"]["ranks"]) == [0, 1, 2]
     # A Trace loaded from a run is the run again.
     assert tracesmith.analyze(tracesmith.load(stem))["kernel_count"] == report["kernel_count"]
     result = tracesmith.export(stem, format="perfetto")

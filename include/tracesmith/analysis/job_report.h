@@ -27,6 +27,7 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -141,8 +142,20 @@ JobReport BuildJobReport(std::vector<RankSummary> summaries, const JobOptions& o
 // results); an error only when no file gives a process.
 StatusOr<JobReport> AnalyzeJob(std::span<const std::string> files, const JobOptions& options);
 
+// The cross-rank report that belongs with the analysis of `trace` (what
+// `analyze` and tracesmith.analyze() add): when the trace describes two or
+// more processes (Process rows: an imported trace's GPU rows under a pid
+// of their own do not make a job), AnalyzeJob of `files` (the run's
+// per-process traces, or the one merged file) when it finds two or more
+// ranks; nullopt otherwise, with `*why` set when it was tried and failed.
+std::optional<JobReport> JobReportOf(const CompactTrace& trace, std::span<const std::string> files,
+                                     const JobOptions& options, std::string* why = nullptr);
+
 void WriteJobText(const JobReport& report, std::ostream& out);
 // One JSON object (the `ranks` object of `analyze --json`).
 void WriteJobJson(const JobReport& report, std::ostream& out);
+// `report_json` (one JSON object, analyze's report) with `"ranks": <job>`
+// appended as its last member.
+std::string WithRanksJson(const std::string& report_json, const JobReport& job);
 
 }  // namespace tracesmith::analysis
