@@ -1,6 +1,7 @@
 #include "tracesmith/report/flame.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 #include <tuple>
@@ -153,7 +154,7 @@ void WriteFolded(const FoldedStacks& stacks, std::ostream& out) {
 
 namespace tracesmith::report {
 
-FlameTree BuildFlameTree(const FoldedStacks& stacks, uint64_t min_value) {
+FlameTree BuildFlameTree(const FoldedStacks& stacks, uint64_t min_value, size_t max_nodes) {
   FlameTree tree;
   tree.names.push_back("all");
   std::unordered_map<std::string_view, uint32_t> name_index;
@@ -190,6 +191,14 @@ FlameTree BuildFlameTree(const FoldedStacks& stacks, uint64_t min_value) {
       at = it->second;
       nodes[at].value += line.weight;
     }
+  }
+  if (max_nodes && nodes.size() > max_nodes) {
+    std::vector<uint64_t> values;
+    values.reserve(nodes.size());
+    for (const Building& n : nodes) values.push_back(n.value);
+    std::nth_element(values.begin(), values.begin() + (max_nodes - 1), values.end(),
+                     std::greater<>());
+    min_value = std::max(min_value, values[max_nodes - 1]);
   }
   // Copies the kept nodes into the tree, largest child first.
   auto copy = [&](auto&& self, size_t i, FlameNode* out) -> void {

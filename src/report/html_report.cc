@@ -160,7 +160,8 @@ StatusOr<std::string> BuildHtmlReport(const std::string& path, const std::string
 
   Progress(o, 3, "folding stacks and binning the timeline");
   const FoldedStacks folded = FoldStacks(trace, o.flame_weight);
-  const FlameTree tree = BuildFlameTree(folded, uint64_t(double(folded.total) * o.flame_min_share));
+  const FlameTree tree =
+      BuildFlameTree(folded, uint64_t(double(folded.total) * o.flame_min_share), o.flame_max_nodes);
   const TimelineBins bins = ComputeTimelineBins(trace, o.timeline_bins);
   Json page{{"format", "tracesmith-report-1"},
             {"meta", MetaJson(trace, report, memory.duration_ns)},

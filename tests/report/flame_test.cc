@@ -122,6 +122,12 @@ TEST(FlameTest, TreeSumsPrefixesAndPrunesSmallSubtrees) {
   EXPECT_EQ(pruned.root.children[0].children.size(), 1u);
   EXPECT_EQ(pruned.pruned_nodes, 2u);
   EXPECT_EQ(pruned.nodes, 9u);
+
+  // At most 5 nodes: the threshold becomes the 5th largest value, 17 (all
+  // 42, main 25, train 22, cudart 22, (no stack) 17, gemm 17, ...).
+  FlameTree capped = BuildFlameTree(folded, 0, 5);
+  EXPECT_EQ(capped.nodes, 6u);  // the tie at 17 stays
+  EXPECT_EQ(capped.root.value, 42u);
 }
 
 // `export -f folded` of a shipped capture (native stacks, symbolized):

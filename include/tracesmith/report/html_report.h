@@ -33,6 +33,9 @@ struct HtmlReportOptions {
   // Flame subtrees under this share of the total are left off the page
   // (1e-4: a box under 0.01% is under a pixel wide at any screen width).
   double flame_min_share = 1e-4;
+  // And at most about this many boxes (the page's flame data stays near
+  // 1 MB whatever the number of distinct stacks).
+  size_t flame_max_nodes = 20000;
   // Called as each phase starts ("reading and analysing", ...), `step` of `steps`.
   std::function<void(int step, int steps, std::string_view what)> progress;
 };
