@@ -101,7 +101,7 @@ def check(cli, out, steps, delay_ms):
     else:
         ok = verdict("run analyze", False, "analyze --json failed")
     merged = os.path.join(out, "merged.sbt")
-    p = run([cli, "merge", "-f", stem, "-o", merged])
+    p = run([cli, "merge", "--force", stem, "-o", merged])
     ok &= verdict("merge", p.returncode == 0 and os.path.exists(merged),
                   (p.stdout + p.stderr).strip().splitlines()[-1] if (p.stdout + p.stderr).strip()
                   else "")
