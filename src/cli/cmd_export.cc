@@ -1,4 +1,4 @@
-// `tracesmith export RUN -f perfetto|json|sqlite|csv|dot [-o OUT] [--gzip]`:
+// `tracesmith export RUN -f perfetto|json|sqlite|csv|dot|folded [-o OUT] [--gzip]`:
 // converts an SBT trace for Perfetto UI, torch.profiler tools, SQL,
 // spreadsheets or Graphviz (the dependency graph). Streams the file: memory
 // stays bounded on large traces. RUN may be a job's traces (run_loader.h):
@@ -17,6 +17,7 @@
 #include "tracesmith/export/job_export.h"
 #include "tracesmith/export/rank_directory.h"
 #include "tracesmith/format/sbt_reader.h"
+#include "tracesmith/report/flame.h"
 
 namespace tracesmith::cli {
 namespace {
@@ -30,8 +31,9 @@ struct ExportCliOptions {
   bool gzip = false;
   bool quiet = false;
   bool strict = false;
-  size_t node_limit = 500;  // dot
-  std::string from, to;     // dot
+  size_t node_limit = 500;          // dot
+  std::string from, to;             // dot
+  std::string weight = "gpu-time";  // folded
 };
 
 // The output's default name: the first trace named, .sbt (or a
@@ -103,11 +105,34 @@ int RunExportJobPerfetto(const ExportCliOptions& o, const std::vector<std::strin
   return kExitOk;
 }
 
+// -f folded: the flame graph's data (report/flame.h), weighted by GPU time
+// or launches.
+int RunExportFolded(const ExportCliOptions& o, const std::string& path, const std::string& out) {
+  auto weight = report::ParseFlameWeight(o.weight);
+  if (!weight.ok()) return ReportError(weight.status());
+  format::ReadReport damage;
+  auto stats = report::WriteFoldedFile(path, out, *weight, o.strict, &damage);
+  if (!stats.ok()) return ReportError(stats.status());
+  if (Status st = CheckDamage(path, damage, o.strict, "exporting"); !st.ok())
+    return ReportError(st);
+  if (!o.quiet)
+    std::fprintf(
+        stderr, "tracesmith: wrote %s (%s, %llu stacks, %s over %llu GPU ops)\n", out.c_str(),
+        HumanBytes(stats->bytes).c_str(), static_cast<unsigned long long>(stats->lines),
+        *weight == report::FlameWeight::kGpuTime
+            ? (HumanDuration(stats->total) + " of GPU time").c_str()
+            : StrFormat("%llu launches", static_cast<unsigned long long>(stats->total)).c_str(),
+        static_cast<unsigned long long>(stats->ops));
+  return kExitOk;
+}
+
 int RunExport(const ExportCliOptions& o) {
   auto format = exporter::ParseExportFormat(o.format);
   if (!format.ok()) return ReportError(format.status());
   if (o.gzip && *format != exporter::ExportFormat::kJson)
     return ReportError(InvalidArgument("--gzip applies to -f json only"));
+  if (o.weight != "gpu-time" && *format != exporter::ExportFormat::kFolded)
+    return ReportError(InvalidArgument("--weight applies to -f folded only"));
   exporter::ExportOptions options;
   options.gzip = o.gzip;
   options.refuse_damaged_input = o.strict;  // checked before anything is written
@@ -133,6 +158,7 @@ int RunExport(const ExportCliOptions& o) {
     return RunExportJobPerfetto(o, files->files, out);
   auto run = OpenRun(o.run, o.strict, "exporting");
   if (!run.ok()) return ReportError(run.status());
+  if (*format == exporter::ExportFormat::kFolded) return RunExportFolded(o, run->path(), out);
   format::ReadReport damage;
   auto stats = exporter::ExportSbtFile(run->path(), *format, out, options, &damage);
   if (!stats.ok()) return ReportError(stats.status());
@@ -162,24 +188,30 @@ int RunExport(const ExportCliOptions& o) {
 }  // namespace
 
 void AddExportCommand(CLI::App& app, CommandList& commands) {
-  auto* cmd = app.add_subcommand(
-      "export",
-      "Convert a trace to Perfetto, Chrome/Kineto JSON, nsys-style SQLite, CSV or Graphviz DOT");
+  auto* cmd = app.add_subcommand("export",
+                                 "Convert a trace to Perfetto, Chrome/Kineto JSON, nsys-style "
+                                 "SQLite, CSV, Graphviz DOT or folded flame-graph stacks");
   auto o = std::make_shared<ExportCliOptions>();
   AddRunArguments(cmd, &o->run, "The trace to export");
   cmd->add_option("-f,--format", o->format,
-                  "perfetto | json (kineto: torch.profiler's schema) | sqlite | csv | dot")
+                  "perfetto | json (kineto: torch.profiler's schema) | sqlite | csv | dot | folded "
+                  "(flame-graph stacks for flamegraph.pl, inferno, speedscope)")
       ->default_val("perfetto");
-  cmd->add_option("-o,--output", o->output,
-                  "Output file (default: input name with .pftrace/.json/.sqlite/.csv/.dot); with "
-                  "-f json, a directory named DIR/ gets one rank-<N>.json per process "
-                  "(--per-rank)");
+  cmd->add_option(
+      "-o,--output", o->output,
+      "Output file (default: input name with .pftrace/.json/.sqlite/.csv/.dot/.folded); "
+      "with "
+      "-f json, a directory named DIR/ gets one rank-<N>.json per process "
+      "(--per-rank)");
   cmd->add_flag("--per-rank", o->per_rank,
                 "json: one DIR/rank-<N>.json per process with its distributedInfo, the layout "
                 "HTA reads a multi-rank job from (default DIR: <input>-ranks)");
   cmd->add_flag("--gzip", o->gzip, "json: write gzip-compressed (.json.gz)");
   cmd->add_flag("-q,--quiet", o->quiet, "No summary line on stderr");
   AddForceFlag(cmd, &o->force);
+  cmd->add_option("--weight", o->weight,
+                  "folded: gpu-time (GPU ns of the ops each stack launched) or launches")
+      ->default_val("gpu-time");
   cmd->add_option("--node-limit", o->node_limit, "dot: at most N nodes (the earliest)")
       ->default_val(500);
   cmd->add_option("--from", o->from, "dot: window start, relative to the trace start (e.g. 2ms)");

@@ -111,7 +111,8 @@ StatusOr<std::unique_ptr<EventSink>> MakeSink(ExportFormat format, OutputFile* o
     case ExportFormat::kSqlite:
       return MakeSqliteSink(path);
     case ExportFormat::kDot:
-      break;  // not a streamed format (dot_export.cc)
+    case ExportFormat::kFolded:
+      break;  // not streamed formats (dot_export.cc, report/flame.h)
   }
   return Internal("unknown export format");
 }
@@ -154,14 +155,20 @@ StatusOr<ExportStats> Run(ExportFormat format, const std::string& out_path,
 
 }  // namespace
 
+// export/ may not depend on report/ (docs/architecture.md), which owns the
+// flame-graph data; the CLI and the Python package call it directly.
+constexpr const char* kFoldedElsewhere =
+    "the folded format is written by report::WriteFoldedFile (tracesmith/report/flame.h)";
+
 StatusOr<ExportFormat> ParseExportFormat(std::string_view name) {
   if (name == "perfetto" || name == "pftrace" || name == "proto") return ExportFormat::kPerfetto;
   if (name == "json" || name == "chrome" || name == "kineto") return ExportFormat::kJson;
   if (name == "sqlite" || name == "sql") return ExportFormat::kSqlite;
   if (name == "csv") return ExportFormat::kCsv;
   if (name == "dot") return ExportFormat::kDot;
+  if (name == "folded") return ExportFormat::kFolded;
   return InvalidArgument("unknown export format '" + std::string(name) +
-                         "' (expected perfetto, json, sqlite, csv or dot)");
+                         "' (expected perfetto, json, sqlite, csv, dot or folded)");
 }
 
 const char* ExportFormatName(ExportFormat format) {
@@ -176,6 +183,8 @@ const char* ExportFormatName(ExportFormat format) {
       return "csv";
     case ExportFormat::kDot:
       return "dot";
+    case ExportFormat::kFolded:
+      return "folded";
   }
   return "?";
 }
@@ -192,6 +201,8 @@ const char* ExportFormatExtension(ExportFormat format, bool gzip) {
       return ".csv";
     case ExportFormat::kDot:
       return ".dot";
+    case ExportFormat::kFolded:
+      return ".folded";
   }
   return "";
 }
@@ -200,6 +211,7 @@ StatusOr<ExportStats> ExportTrace(const Trace& trace, ExportFormat format,
                                   const std::string& out_path, const ExportOptions& options) {
   if (format == ExportFormat::kDot)
     return InvalidArgument("the dot format is exported from an SBT file (ExportSbtFile)");
+  if (format == ExportFormat::kFolded) return InvalidArgument(kFoldedElsewhere);
   if (options.only_pid) {  // one process's copy, exported whole
     Trace one;
     one.strings = trace.strings;
@@ -234,6 +246,7 @@ StatusOr<ExportStats> ExportSbtFile(const std::string& sbt_path, ExportFormat fo
   // replaced by its own export) nor a directory, device or FIFO.
   const std::string inputs[] = {sbt_path};
   RETURN_IF_ERROR(CheckOutputPath(out_path, inputs));
+  if (format == ExportFormat::kFolded) return InvalidArgument(kFoldedElsewhere);
   if (format == ExportFormat::kDot) {
     if (options.only_pid)
       return InvalidArgument("the dot format shows the whole trace (no one-process export)");

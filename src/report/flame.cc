@@ -1,6 +1,8 @@
 #include "tracesmith/report/flame.h"
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <set>
@@ -8,6 +10,7 @@
 #include <unordered_map>
 
 #include "tracesmith/analysis/report.h"
+#include "tracesmith/base/atomic_file.h"
 #include "tracesmith/model/process_rank.h"
 #include "tracesmith/model/stack_builder.h"
 
@@ -148,6 +151,32 @@ StatusOr<FoldedStacks> FoldStacksOfFile(const std::string& path, FlameWeight wei
 
 void WriteFolded(const FoldedStacks& stacks, std::ostream& out) {
   for (const FoldedStack& s : stacks.lines) out << s.frames << ' ' << s.weight << '\n';
+}
+
+StatusOr<FoldedFileStats> WriteFoldedFile(const std::string& sbt_path, const std::string& out_path,
+                                          FlameWeight weight, bool refuse_damaged_input,
+                                          format::ReadReport* damage) {
+  const std::string inputs[] = {sbt_path};
+  RETURN_IF_ERROR(CheckOutputPath(out_path, inputs));
+  format::ReadReport read;
+  ASSIGN_OR_RETURN(FoldedStacks folded, FoldStacksOfFile(sbt_path, weight, &read));
+  if (refuse_damaged_input) RETURN_IF_ERROR(read.DamageStatus(sbt_path));
+  if (damage) *damage = read;
+  // Written beside `out_path` and renamed over it when complete (base/atomic_file.h).
+  ASSIGN_OR_RETURN(std::unique_ptr<AtomicFile> dest, AtomicFile::Create(out_path, inputs));
+  RETURN_IF_ERROR(dest->CloseFd());
+  std::ofstream file(dest->temp_path(), std::ios::trunc | std::ios::binary);
+  if (!file) return IoError(dest->temp_path() + ": cannot open for writing");
+  WriteFolded(folded, file);
+  file.close();
+  if (!file) return IoError(out_path + ": write failed");
+  FoldedFileStats stats;
+  stats.bytes = uint64_t(std::filesystem::file_size(dest->temp_path()));
+  stats.lines = folded.lines.size();
+  stats.total = folded.total;
+  stats.ops = folded.ops;
+  RETURN_IF_ERROR(dest->Commit());
+  return stats;
 }
 
 }  // namespace tracesmith::report

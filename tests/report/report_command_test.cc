@@ -83,6 +83,29 @@ TEST(ReportCommand, LaunchWeightCountsLaunches) {
   EXPECT_EQ(page["flame"]["total"], page["flame"]["ops"]);
 }
 
+// `export -f folded`: the flame graph's folded stacks, the golden file of
+// flame_test.cc (report/flame.h) byte for byte; --weight only for it.
+TEST(ExportFolded, WritesTheFoldedStacksOfTheWholeTrace) {
+  TempDir dir;
+  const std::string out = dir / "l.folded";
+  Result r = RunTracesmith("export " + Shipped("launch_loop") + " -f folded -o " + out);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_TRUE(Has(r.out, "2 stacks")) << r.out;
+  const char* src = std::getenv("TS_SOURCE_DIR");
+  EXPECT_EQ(ReadOrMissing(out), ReadOrMissing(std::string(src ? src : ".") +
+                                              "/tests/report/golden/launch_loop.folded"));
+  r = RunTracesmith("export " + Shipped("launch_loop") + " -f folded --weight launches -o " +
+                    (dir / "n.folded"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_TRUE(Has(ReadOrMissing(dir / "n.folded"), ";tiny(float*, int) 3000\n"));
+  r = RunTracesmith("export " + Shipped("launch_loop") + " -f csv --weight launches -o " +
+                    (dir / "x.csv"));
+  EXPECT_NE(r.status, 0);
+  EXPECT_TRUE(Has(r.out, "--weight applies to -f folded only")) << r.out;
+  r = RunTracesmith("export " + Shipped("launch_loop") + " -f folded -o " + out);
+  EXPECT_NE(r.status, 0) << "overwrote without --force";
+}
+
 // A job's traces (run.rank0.sbt ..): merged, one timeline group per rank.
 TEST(ReportCommand, ARunOfRanksHasOneTimelineGroupPerRank) {
   TempDir dir;

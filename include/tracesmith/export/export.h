@@ -10,6 +10,10 @@
 //   csv       One row per kernel, copy and memset, for spreadsheets.
 //   dot       Graphviz of the dependency graph (critical path in red), from an
 //             SBT file only (ExportSbtFile): the earliest nodes of a window.
+//   folded    Folded stacks (flamegraph.pl, inferno, speedscope): GPU time by
+//             host call stack. Built by report/flame.h (report::WriteFoldedFile,
+//             which `tracesmith export -f folded` calls); export/ does not
+//             depend on report/, so ExportTrace/ExportSbtFile refuse it.
 //
 // Every exporter sees events in start-time order (a bounded reorder window
 // over the SBT chunks, see time_orderer.h), so streaming a large file keeps
@@ -28,9 +32,9 @@
 
 namespace tracesmith::exporter {
 
-enum class ExportFormat { kPerfetto, kJson, kSqlite, kCsv, kDot };
+enum class ExportFormat { kPerfetto, kJson, kSqlite, kCsv, kDot, kFolded };
 
-// "perfetto" (also "pftrace", "proto"), "json", "sqlite", "csv", "dot".
+// "perfetto" (also "pftrace", "proto"), "json", "sqlite", "csv", "dot", "folded".
 StatusOr<ExportFormat> ParseExportFormat(std::string_view name);
 const char* ExportFormatName(ExportFormat format);
 // Conventional file extension, e.g. ".pftrace".

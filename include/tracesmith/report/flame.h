@@ -71,6 +71,17 @@ StatusOr<FoldedStacks> FoldStacksOfFile(const std::string& path, FlameWeight wei
 // "frame;frame;...;op WEIGHT\n" per line.
 void WriteFolded(const FoldedStacks& stacks, std::ostream& out);
 
+// `tracesmith export -f folded`: FoldStacksOfFile written to `out_path`
+// through AtomicFile (never a partial file, never over the input). With
+// `refuse_damaged_input`, a damaged input is the error and nothing is written.
+// Returns the stacks written (for the summary line) and their size in bytes.
+struct FoldedFileStats {
+  uint64_t bytes = 0, lines = 0, total = 0, ops = 0;
+};
+StatusOr<FoldedFileStats> WriteFoldedFile(const std::string& sbt_path, const std::string& out_path,
+                                          FlameWeight weight, bool refuse_damaged_input = false,
+                                          format::ReadReport* damage = nullptr);
+
 // The folded stacks as a tree, for drawing: a node per distinct path prefix,
 // its value the sum of the lines below it; names are indexes into `names`.
 struct FlameNode {
