@@ -93,6 +93,18 @@ JobAlignment AlignJob(const std::vector<RankSummary>& summaries, const ClockOpti
 JobReport BuildJobReport(std::vector<RankSummary> summaries, const JobOptions& options) {
   JobReport r;
   r.clock_options = options.clock;
+  // A process with no rank, no GPU work and no collectives beside ranks is
+  // not part of the job's work (torchrun's agent initialises CUDA, so it is
+  // captured too): left out, and said.
+  const bool has_ranks = std::any_of(summaries.begin(), summaries.end(),
+                                     [](const RankSummary& s) { return s.rank >= 0; });
+  if (has_ranks) {
+    std::erase_if(summaries, [&](const RankSummary& s) {
+      const bool idle = s.rank < 0 && s.kernels == 0 && s.collectives.ops.empty();
+      if (idle) r.left_out.push_back(s.Label() + ": no rank, no GPU work (a launcher?)");
+      return idle;
+    });
+  }
   SortRanks(&summaries);
   const size_t n = summaries.size();
   for (size_t i = 1; i < n; ++i)

@@ -92,6 +92,10 @@ void WriteJobText(const JobReport& r, std::ostream& out) {
   std::vector<std::string> warnings = r.warnings;
   for (const RankReport& rr : r.ranks)
     for (const std::string& w : rr.warnings) warnings.push_back(rr.label + ": " + w);
+  if (!r.left_out.empty()) {
+    out << "\nNot ranks (left out)\n";
+    for (const std::string& w : r.left_out) out << "  - " << w << "\n";
+  }
   if (!warnings.empty()) {
     out << "\nWarnings\n";
     for (const std::string& w : warnings) out << "  ! " << w << "\n";
@@ -188,6 +192,7 @@ void WriteJobJson(const JobReport& r, std::ostream& out) {
       {"cv", r.steps.cv}};
   j["findings"] = r.findings;
   j["warnings"] = r.warnings;
+  j["left_out"] = r.left_out;
   out << j.dump(2) << "\n";
 }
 

@@ -357,6 +357,37 @@ TEST(JobReport, StragglerFindingCountsOnlyCollectivesWithALastRank) {
       << report->findings[0];
 }
 
+// torchrun's agent initialises CUDA (to count devices), so `profile --
+// torchrun` captures it too: a process with no rank and no GPU work is left
+// out of the job's ranks, and said (seen on the H100, issue #17's GPU check).
+TEST(JobReport, ALauncherWithoutRankOrGpuWorkIsLeftOut) {
+  SyntheticJobOptions o = model::MakeSyntheticJobOptions(2, 2);
+  o.steps = 4;
+  const SyntheticJob job(o);
+  testing::TempDir dir;
+  std::vector<std::string> files = WriteRanks(job, dir);
+  model::Trace launcher = job.RankTrace(0);
+  launcher.Rows<model::KernelEvent>().clear();
+  launcher.Rows<model::ApiEvent>().clear();
+  launcher.Rows<model::NvtxRangeEvent>().clear();
+  for (model::Process& p : launcher.Rows<model::Process>()) {
+    p.pid = 999;
+    p.rank = -1;
+  }
+  for (model::ClockAnchor& a : launcher.Rows<model::ClockAnchor>()) a.pid = 999;
+  for (model::Thread& t : launcher.Rows<model::Thread>()) t.pid = 999;
+  files.push_back(dir / "run.sbt");
+  ASSERT_TRUE(format::WriteTraceFile(launcher, files.back()).ok());
+  auto report = AnalyzeJob(files, {});
+  ASSERT_TRUE(report.ok());
+  ASSERT_EQ(report->ranks.size(), 2u);
+  EXPECT_EQ(report->ranks[0].rank, 0);
+  EXPECT_EQ(report->ranks[1].rank, 1);
+  ASSERT_EQ(report->left_out.size(), 1u);
+  EXPECT_NE(report->left_out[0].find("pid 999"), std::string::npos) << report->left_out[0];
+  EXPECT_EQ(report->matched_per_comm, (std::vector<uint32_t>{8, 4}));
+}
+
 // gloo/MPI: no NCCL kernel; the program's NVTX ranges naming the operation are
 // the collectives (from the host's arrival to the end), matched like kernels.
 TEST(JobReport, HostCollectivesFromNvtxRangesFindTheStraggler) {

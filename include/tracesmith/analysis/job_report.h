@@ -118,6 +118,10 @@ struct JobReport {
   std::vector<BandwidthRow> bandwidth;
   StepVariance steps;
   std::vector<std::string> findings, warnings;
+  // Processes that are not ranks of the job and were left out: no rank, no
+  // GPU work and no collectives (a launcher such as torchrun's agent, which
+  // initialises CUDA to count devices), when the job has ranks.
+  std::vector<std::string> left_out;
 };
 
 // Puts summaries in report order: by rank, unknown ranks (-1) last in file order.
