@@ -116,6 +116,8 @@ int RunReport(const ReportCliOptions& o) {
   options.load = o.load;
   options.timeline_bins = o.bins;
   options.flame_weight = *weight;
+  for (const std::string& name : o.run.names)
+    options.input_names += (options.input_names.empty() ? "" : " ") + name;
   PhaseLine line(o.quiet);
   options.progress = [&](int step, int steps, std::string_view what) {
     line.Show(step, steps, what);

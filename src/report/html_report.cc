@@ -194,7 +194,8 @@ StatusOr<std::string> BuildHtmlReport(const std::string& path, const std::string
   const std::string perfetto_hint =
       "For every op, open the full trace in Perfetto UI (ui.perfetto.dev): <code>tracesmith "
       "export -f perfetto " +
-      HtmlEscape(source) + "</code> writes the .pftrace to open there.";
+      HtmlEscape(o.input_names.empty() ? source : o.input_names) +
+      "</code> writes the .pftrace to open there.";
   struct Section {
     const char *id, *title, *intro;
   };

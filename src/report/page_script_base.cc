@@ -78,7 +78,7 @@ TS.header = function (A, P) {
     if (p.hostname) rows.push(['Host', TS.esc(p.hostname)]);
   });
   m.devices.forEach(function (d) {
-    rows.push(['GPU ' + d.device, TS.esc(d.name || '?') + (d.sm_count ? ' \u00b7 ' + d.sm_count + ' SMs' : '') +
+    rows.push(['GPU ' + d.device + (m.processes.length > 1 ? ' (pid ' + d.pid + ')' : ''), TS.esc(d.name || '?') + (d.sm_count ? ' \u00b7 ' + d.sm_count + ' SMs' : '') +
       (d.memory_bytes ? ' \u00b7 ' + TS.bytes(d.memory_bytes) : '')]);
   });
   const w = A.window;

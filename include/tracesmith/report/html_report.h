@@ -36,6 +36,9 @@ struct HtmlReportOptions {
   // And at most about this many boxes (the page's flame data stays near
   // 1 MB whatever the number of distinct stacks).
   size_t flame_max_nodes = 20000;
+  // The trace as the user named it (files, a directory, a capture stem), for
+  // the page's hint to export it for Perfetto; empty: the page's source.
+  std::string input_names;
   // Called as each phase starts ("reading and analysing", ...), `step` of `steps`.
   std::function<void(int step, int steps, std::string_view what)> progress;
 };
