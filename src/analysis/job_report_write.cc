@@ -22,7 +22,8 @@ std::string Bound(const ProcessClock& c) {
 }  // namespace
 
 void WriteJobText(const JobReport& r, std::ostream& out) {
-  out << StrFormat("== Job: %zu ranks on %zu hosts ==\n", r.ranks.size(), r.hosts.size());
+  out << StrFormat("== Job: %zu rank%s on %zu host%s ==\n", r.ranks.size(),
+                   r.ranks.size() == 1 ? "" : "s", r.hosts.size(), r.hosts.size() == 1 ? "" : "s");
   out << StrFormat(
       "Clock: one time base, CLOCK_REALTIME of %s; hosts' realtime clocks assumed "
       "within ±%s of each other (NTP)\n",

@@ -58,25 +58,56 @@ void Measure(const CompactTrace& t, StepReport* r) {
   r->cv = mean > 0 && n > 0 ? std::sqrt(var / n) / mean : 0;
 }
 
-bool FromProfilerSteps(const CompactTrace& t, StepReport* r) {
-  // Kineto writes each step twice (a CPU user_annotation and a GPU one), and
-  // every rank has its own: one range per step name, the earliest.
-  std::map<std::string_view, Step> by_name;
-  for (const NvtxRecord& n : t.nvtx()) {
-    std::string_view name = t.String(n.name_id);
-    if (name.rfind("ProfilerStep#", 0) != 0) continue;
-    auto [it, added] = by_name.try_emplace(name, Step{n.start_ns, n.end_ns});
-    if (!added && n.start_ns < it->second.begin_ns) it->second = Step{n.start_ns, n.end_ns};
+}  // namespace
+
+// What a range name says about steps: 1 for torch.profiler's
+// "ProfilerStep#N", 2 for a program's own "step N" / "iteration N" style
+// ranges (step, Step, iter, iteration, then ' ', '#', '_' or ':' or
+// nothing, then the number, nothing after), 0 otherwise.
+int StepRangeKind(std::string_view name) {
+  if (name.starts_with("ProfilerStep#")) return 1;
+  size_t i = 0;
+  for (std::string_view p : {"iteration", "Iteration", "step", "Step", "iter", "Iter"}) {
+    if (name.starts_with(p)) {
+      i = p.size();
+      break;
+    }
   }
-  for (const auto& [name, step] : by_name) r->steps.push_back(step);
-  if (r->steps.size() < kMinSteps) {
-    r->steps.clear();
-    return false;
+  if (i == 0) return 0;
+  if (i < name.size() && (name[i] == ' ' || name[i] == '#' || name[i] == '_' || name[i] == ':'))
+    ++i;
+  if (i == name.size()) return 0;
+  for (; i < name.size(); ++i)
+    if (name[i] < '0' || name[i] > '9') return 0;
+  return 2;
+}
+
+namespace {
+
+// Steps from ranges of one kind (StepRangeKind): torch.profiler's first, then
+// the program's own.
+bool FromStepRanges(const CompactTrace& t, StepReport* r) {
+  for (int kind : {1, 2}) {
+    // Kineto writes each step twice (a CPU user_annotation and a GPU one), and
+    // every rank has its own: one range per step name, the earliest.
+    std::map<std::string_view, Step> by_name;
+    for (const NvtxRecord& n : t.nvtx()) {
+      std::string_view name = t.String(n.name_id);
+      if (StepRangeKind(name) != kind) continue;
+      auto [it, added] = by_name.try_emplace(name, Step{n.start_ns, n.end_ns});
+      if (!added && n.start_ns < it->second.begin_ns) it->second = Step{n.start_ns, n.end_ns};
+    }
+    for (const auto& [name, step] : by_name) r->steps.push_back(step);
+    if (r->steps.size() < kMinSteps) {
+      r->steps.clear();
+      continue;
+    }
+    std::sort(r->steps.begin(), r->steps.end(),
+              [](const Step& a, const Step& b) { return a.begin_ns < b.begin_ns; });
+    r->method = kind == 1 ? "ProfilerStep ranges" : "NVTX step ranges";
+    return true;
   }
-  std::sort(r->steps.begin(), r->steps.end(),
-            [](const Step& a, const Step& b) { return a.begin_ns < b.begin_ns; });
-  r->method = "ProfilerStep ranges";
-  return true;
+  return false;
 }
 
 // The kernel that recurs once per step: among kernels recurring at least
@@ -217,7 +248,7 @@ StepReport DetectSteps(const CompactTrace& t) {
     Measure(t, &r);
     return r;
   }
-  if (FromProfilerSteps(t, &r) || FromKernelSequence(t, &r)) Measure(t, &r);
+  if (FromStepRanges(t, &r) || FromKernelSequence(t, &r)) Measure(t, &r);
   return r;
 }
 

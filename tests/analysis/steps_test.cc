@@ -149,5 +149,27 @@ TEST(StepsTest, ProfilerStepRangesComeFirst) {
   EXPECT_EQ(r.steps[2].kernels, 1u);
 }
 
+// A program's own "step N" ranges set the steps when there is no
+// ProfilerStep range, before a kernel pattern that repeats several times
+// inside one step (as a loop of 4 identical layers does: seen on the H100).
+TEST(StepsTest, ProgramStepRangesBeforeTheKernelSequence) {
+  testing::TraceBuilder b;
+  for (int i = 0; i < 5; ++i) {
+    for (int layer = 0; layer < 4; ++layer)
+      b.Kernel("gemm", 0, 1, 1000 * i + 100 + 200 * layer, 1000 * i + 150 + 200 * layer);
+    b.Nvtx("step " + std::to_string(i), 1000 * i, 1000 * i + 950);
+    b.Nvtx("step " + std::to_string(i) + " extra", 1000 * i + 10, 1000 * i + 20);  // not a step
+  }
+  StepReport r = StepsOf(b);
+  EXPECT_EQ(r.method, "NVTX step ranges");
+  ASSERT_EQ(r.steps.size(), 5u);
+  EXPECT_EQ(r.steps[3].begin_ns, 3000u);
+  EXPECT_EQ(r.steps[3].kernels, 4u);
+  for (const char* name : {"iteration 1", "Step#2", "iter_3", "step:4", "step5"})
+    EXPECT_EQ(StepRangeKind(name), 2) << name;
+  for (const char* name : {"step", "steps 3", "step 3a", "forward 3", "step 3 extra"})
+    EXPECT_EQ(StepRangeKind(name), 0) << name;
+}
+
 }  // namespace
 }  // namespace tracesmith::analysis

@@ -3,13 +3,16 @@
 // step (as HTA and nsys users do) and the warm-up step is not averaged in.
 //
 // Steps come from torch.profiler's "ProfilerStep#N" NVTX/annotation ranges
-// when the trace has them; otherwise from the repeating kernel sequence: a
+// when the trace has them; else from the program's own NVTX ranges named
+// "step N", "Step#N", "iteration N", "iter_N" (a number last, nothing after);
+// otherwise from the repeating kernel sequence: a
 // kernel that runs once per iteration recurs every P kernels (P = kernels
 // per step), and each recurrence starts a step.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tracesmith/analysis/compact_trace.h"
@@ -25,7 +28,8 @@ struct Step {
 };
 
 struct StepReport {
-  // "ProfilerStep ranges" or "repeating kernel sequence"; empty: no steps.
+  // "ProfilerStep ranges", "NVTX step ranges" or "repeating kernel
+  // sequence"; empty: no steps.
   std::string method;
   std::string anchor;   // the recurring kernel (kernel method)
   uint32_t period = 0;  // kernels per step (kernel method)
@@ -42,6 +46,11 @@ struct StepReport {
 // need not be where the program's loop body begins; the kernels before the first recurrence are the
 // first step when they are at least half a period (the first iteration and its one-time work).
 StepReport DetectSteps(const CompactTrace& trace);
+
+// What an NVTX range's name says about steps: 1 = torch.profiler's
+// "ProfilerStep#N", 2 = a program's own step range ("step N", "Step#N",
+// "iteration N", "iter_N", "step:N": a number last, nothing after), 0 = not a step.
+int StepRangeKind(std::string_view name);
 
 // "N" or "A:B" (1-based, inclusive) -> [first, last] step indexes (0-based),
 // checked against `count`.
