@@ -15,6 +15,7 @@
 #include "tracesmith/analysis/memory_report.h"
 #include "tracesmith/base/atomic_file.h"
 #include "tracesmith/model/process_rank.h"
+#include "tracesmith/report/memory_owners.h"
 #include "tracesmith/report/timeline_bins.h"
 
 namespace tracesmith::report {
@@ -156,7 +157,23 @@ StatusOr<std::string> BuildHtmlReport(const std::string& path, const std::string
   analysis::MemoryReport memory;
   RETURN_IF_ERROR(analysis::BuildMemoryReport(path, analysis::MemoryReportOptions{}, &memory));
   std::ostringstream memory_json;
-  if (!memory.keys.empty()) analysis::WriteMemoryJson(memory, memory_json);
+  Json owner_series = Json::array();
+  if (!memory.keys.empty()) {
+    analysis::WriteMemoryJson(memory, memory_json);
+    // The owners' series on the memory report's bins (8 owners a chart at most).
+    ASSIGN_OR_RETURN(std::vector<KeyOwnerSeries> series,
+                     ComputeOwnerSeries(path, trace.meta(), memory.start_ns, memory.duration_ns,
+                                        analysis::MemoryReportOptions{}.bins, 8));
+    for (const KeyOwnerSeries& k : series) {
+      Json owners = Json::array();
+      for (const OwnerSeries& o : k.owners)
+        owners.push_back({{"owner", o.owner}, {"peak_bytes", o.peak_bytes}, {"bins", o.bins}});
+      owner_series.push_back({{"pid", k.key.pid},
+                              {"device_id", k.key.device_id},
+                              {"space", analysis::MemorySpaceName(k.key.space)},
+                              {"owners", owners}});
+    }
+  }
 
   Progress(o, 3, "folding stacks and binning the timeline");
   const FoldedStacks folded = FoldStacks(trace, o.flame_weight);
@@ -166,6 +183,7 @@ StatusOr<std::string> BuildHtmlReport(const std::string& path, const std::string
   Json page{{"format", "tracesmith-report-1"},
             {"meta", MetaJson(trace, report, memory.duration_ns)},
             {"timeline", TimelineJson(bins)},
+            {"memory_owners", owner_series},
             {"flame",
              {{"weight", FlameWeightName(folded.weight)},
               {"total", folded.total},

@@ -115,7 +115,8 @@ TS.timeline = function (A, P) {
 
 // Memory: max live bytes per bin for each process/device/space (the memory
 // report's bins over the whole trace), and each owner's peak.
-TS.memory = function (M) {
+TS.OWNER_COLORS = ['#3867d6', '#fa8231', '#8854d0', '#eb3b5a', '#0fb9b1', '#f7b731', '#4b6584', '#a55eea'];
+TS.memory = function (M, P) {
   if (!M || !M.memory || !M.memory.length) {
     TS.set('memory-body', '<p class="empty">No allocations in this trace (or none the memory model could place).</p>');
     return;
@@ -124,18 +125,36 @@ TS.memory = function (M) {
   M.memory.forEach(function (k) {
     const W = 1100, H = 150, L = 80, bins = k.bins || [], n = Math.max(1, bins.length);
     const max = Math.max.apply(null, bins.concat([k.peak_bytes, 1]));
-    let pts = '';
-    bins.forEach(function (v, i) {
-      const x0 = L + (W - L - 10) * i / n, x1 = L + (W - L - 10) * (i + 1) / n, y = H - 20 - (H - 30) * v / max;
-      pts += x0.toFixed(1) + ',' + y.toFixed(1) + ' ' + x1.toFixed(1) + ',' + y.toFixed(1) + ' ';
+    function steps(values) {
+      let pts = '';
+      values.forEach(function (v, i) {
+        const x0 = L + (W - L - 10) * i / n, x1 = L + (W - L - 10) * (i + 1) / n, y = H - 20 - (H - 30) * v / max;
+        pts += x0.toFixed(1) + ',' + y.toFixed(1) + ' ' + x1.toFixed(1) + ',' + y.toFixed(1) + ' ';
+      });
+      return pts;
+    }
+    const pts = steps(bins);
+    // The owners' series on the same bins (report/memory_owners.h), when computed.
+    const series = ((P && P.memory_owners) || []).find(function (s) {
+      return s.pid === k.pid && s.device_id === k.device_id && s.space === k.space;
     });
+    let ownerLines = '', legend = '';
+    if (series && series.owners.length) {
+      series.owners.forEach(function (o, i) {
+        const c = TS.OWNER_COLORS[i % TS.OWNER_COLORS.length];
+        ownerLines += '<polyline fill="none" stroke="' + c + '" stroke-width="1.3" points="' + steps(o.bins) + '"><title>' +
+          TS.esc(o.owner) + ': peak ' + TS.bytes(o.peak_bytes) + '</title></polyline>';
+        legend += '<span><i style="background:' + c + '"></i>' + TS.esc(o.owner) + ' (peak ' + TS.bytes(o.peak_bytes) + ')</span>';
+      });
+      legend = '<div class="legend"><span><i style="background:#20bf6b"></i>all owners</span>' + legend + '</div>';
+    }
     let svg = '<svg width="' + W + '" height="' + H + '"><text x="0" y="14">' + TS.bytes(max) + '</text><text x="0" y="' + (H - 20) + '">0</text>' +
       '<line x1="' + L + '" y1="' + (H - 20) + '" x2="' + (W - 10) + '" y2="' + (H - 20) + '" stroke="#e4e7ec"></line>' +
-      '<polyline fill="none" stroke="#20bf6b" stroke-width="2" points="' + pts + '"><title>max live bytes per bin</title></polyline>' +
+      '<polyline fill="none" stroke="#20bf6b" stroke-width="2.5" points="' + pts + '"><title>max live bytes per bin</title></polyline>' + ownerLines +
       '<text class="value" x="' + L + '" y="' + (H - 4) + '">0</text><text class="value" x="' + (W - 10) + '" y="' + (H - 4) + '" text-anchor="end">' + TS.ns(M.duration_ns) + '</text></svg>';
     html += '<h3>' + TS.esc(k.process) + ' \u00b7 ' + TS.esc(k.device) + ' \u00b7 ' + TS.esc(k.space) + '</h3>' +
       '<p class="note">peak ' + TS.bytes(k.peak_bytes) + ', ' + TS.bytes(k.end_bytes) + ' live at the end; ' + TS.esc(k.summary) +
-      (k.peak_nvtx_range ? '; peak inside NVTX range ' + TS.esc(k.peak_nvtx_range) : '') + '</p><div class="chart">' + svg + '</div>';
+      (k.peak_nvtx_range ? '; peak inside NVTX range ' + TS.esc(k.peak_nvtx_range) : '') + '</p>' + legend + '<div class="chart">' + svg + '</div>';
     if (k.owners && k.owners.length) html += '<div class="chart">' + TS.bars(k.owners.slice(0, 10).map(function (o) {
       return { label: o.owner + (o.library ? ' (' + o.library + ')' : ''), value: o.peak_bytes, cls: 'copy',
         text: 'peak ' + TS.bytes(o.peak_bytes) + ' at +' + TS.ns(o.peak_ns) + ', ' + TS.bytes(o.end_bytes) + ' at the end' };
@@ -252,7 +271,7 @@ TS.main = function () {
   TS.named(A.call_sites, A.kernel_ns, 'callsites-body', 'No host call stacks in this trace (captured without stacks).');
   TS.utilization(A);
   TS.steps(A);
-  TS.memory(M);
+  TS.memory(M, P);
   TS.copies(A);
   TS.flame(P);
   document.body.setAttribute('data-rendered', 'yes');

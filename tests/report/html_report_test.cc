@@ -126,6 +126,27 @@ TEST(HtmlReportTest, HeaderNamesProgramGpusAndCaptureCost) {
   EXPECT_EQ(meta["duration_ns"].get<uint64_t>(), 10133652294u);  // as `info` says: 10.134 s
 }
 
+// The owners' series agree with `memory`'s report: one per process/device/
+// space, the same owners, each owner's peak the one `memory` reports.
+TEST(HtmlReportTest, OwnerSeriesAgreeWithTheMemoryReport) {
+  const std::string html = Build(Shipped("transformer_train"));
+  const Json memory = Block(html, "ts-memory");
+  const Json series = Block(html, "ts-page")["memory_owners"];
+  ASSERT_EQ(series.size(), memory["memory"].size());
+  for (size_t i = 0; i < series.size(); ++i) {
+    const Json& key = memory["memory"][i];
+    EXPECT_EQ(series[i]["pid"], key["pid"]);
+    EXPECT_EQ(series[i]["device_id"], key["device_id"]);
+    EXPECT_EQ(series[i]["space"], key["space"]);
+    ASSERT_EQ(series[i]["owners"].size(), key["owners"].size());
+    for (size_t o = 0; o < key["owners"].size(); ++o) {
+      EXPECT_EQ(series[i]["owners"][o]["owner"], key["owners"][o]["owner"]);
+      EXPECT_EQ(series[i]["owners"][o]["peak_bytes"], key["owners"][o]["peak_bytes"]);
+      EXPECT_EQ(series[i]["owners"][o]["bins"].size(), key["bins"].size());
+    }
+  }
+}
+
 TEST(HtmlReportTest, ScriptCannotBeClosedByTraceStrings) {
   EXPECT_EQ(EscapeJsonForScript(R"({"name":"</script><b>"})"),
             R"({"name":"\u003c/script>\u003cb>"})");
