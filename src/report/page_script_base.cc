@@ -165,8 +165,32 @@ TS.steps = function (A) {
       text: TS.ns(d) + '  GPU busy ' + TS.ns(st.gpu_busy_ns) + ' (' + TS.pct(100 * st.gpu_busy_ns / Math.max(1, d)) + ')  ' + st.kernels + ' kernels',
       tip: 'step ' + (i + 1) + (outliers[i + 1] ? ' (outlier)' : '') + ': ' + TS.ns(d) + ', GPU busy ' + TS.ns(st.gpu_busy_ns) };
   });
-  TS.set('steps-body', '<p class="note">' + TS.esc(s.method) + (s.anchor ? ' (anchor: ' + TS.esc(TS.short(s.anchor, 120)) + ')' : '') +
-    '; median ' + TS.ns(s.median_ns) + '; outliers in red.</p><div class="chart">' + TS.bars(rows, { labelWidth: 90, textWidth: 380 }) + '</div>');
+  const note = '<p class="note">' + s.list.length + ' steps, ' + TS.esc(s.method) + (s.anchor ? ' (anchor: ' + TS.esc(TS.short(s.anchor, 120)) + ')' : '') +
+    '; median ' + TS.ns(s.median_ns) + '; outliers in red.</p>';
+  if (rows.length <= 60) {
+    TS.set('steps-body', note + '<div class="chart">' + TS.bars(rows, { labelWidth: 90, textWidth: 380 }) + '</div>');
+    return;
+  }
+  // Many steps: one column per step (or, past one per pixel, the longest of
+  // the steps under each pixel), height = duration.
+  const W = 1100, H = 170, L = 70, plotW = W - L - 10, n = rows.length;
+  const max = Math.max.apply(null, rows.map(function (r) { return r.value; }));
+  const cols = Math.min(n, plotW);
+  let svg = '<svg width="' + W + '" height="' + (H + 20) + '"><text x="0" y="12">' + TS.ns(max) + '</text><text x="0" y="' + H + '">0</text>';
+  for (let c = 0; c < cols; c++) {
+    const a = Math.floor(c * n / cols), b = Math.max(a + 1, Math.floor((c + 1) * n / cols));
+    let top = a;
+    for (let i = a; i < b; i++) if (rows[i].value > rows[top].value) top = i;
+    const out = rows[top].cls === 'outlier';  // the step drawn
+    const h = Math.max(1, (H - 10) * rows[top].value / max), x = L + plotW * c / cols;
+    svg += '<rect class="bar' + (out ? ' outlier' : '') + '" x="' + x.toFixed(1) + '" y="' + (H - h).toFixed(1) + '" width="' +
+      Math.max(0.8, plotW / cols - 0.4).toFixed(1) + '" height="' + h.toFixed(1) + '"><title>' +
+      TS.esc((b - a > 1 ? 'steps ' + (a + 1) + '-' + b + ', longest: ' : '') + rows[top].tip) + '</title></rect>';
+  }
+  svg += '<text class="value" x="' + L + '" y="' + (H + 16) + '">step 1</text><text class="value" x="' + (W - 10) + '" y="' + (H + 16) +
+    '" text-anchor="end">step ' + n + '</text></svg>';
+  TS.set('steps-body', note + '<p class="note">One column per ' + (n > cols ? (n / cols).toFixed(1) + ' steps: the longest of them' : 'step') +
+    ' (hover for its time).</p><div class="chart">' + svg + '</div>');
 };
 
 TS.copies = function (A) {

@@ -68,18 +68,23 @@ TS.timeline = function (A, P) {
         g.fillRect(L + x, r.y + rowH - 2 - h, 1, Math.max(1, h));
       }
     });
+    // Step starts, when they are at least 4 px apart on average (zoom in
+    // to see them on a run of thousands of steps).
     g.fillStyle = 'rgba(235,59,90,0.55)';
-    stepLines.forEach(function (ns) {
+    const shown = stepLines.filter(function (ns) {
       const b = (ns - T.begin_ns) / span * T.bins;
-      if (b >= v0 && b <= v1) g.fillRect(xOf(b), axisH, 1, H - axisH);
+      return b >= v0 && b <= v1;
     });
+    if (shown.length * 4 <= plotW)
+      shown.forEach(function (ns) { g.fillRect(xOf((ns - T.begin_ns) / span * T.bins), axisH, 1, H - axisH); });
     if (drag && drag.x1 != null) {
       g.fillStyle = 'rgba(56,103,214,0.18)';
       g.fillRect(Math.min(drag.x0, drag.x1), axisH, Math.abs(drag.x1 - drag.x0), H - axisH);
     }
     const note = document.getElementById('timeline-range');
     if (note) note.textContent = 'showing +' + TS.ns(binToNs(v0) - T.begin_ns) + ' .. +' + TS.ns(binToNs(v1) - T.begin_ns) +
-      ' (' + TS.ns(span * (v1 - v0) / T.bins) + ')';
+      ' (' + TS.ns(span * (v1 - v0) / T.bins) + ')' +
+      (shown.length * 4 > plotW ? '; ' + shown.length + ' step starts here: zoom in to see them' : '');
   }
   function binAt(px) { return v0 + (v1 - v0) * Math.min(Math.max(px - L, 0), plotW) / plotW; }
   function zoom(a, b) {
