@@ -3,7 +3,7 @@
 # machine. Run from the repository root:
 #
 #   scripts/gpu-check.sh [BUILD_DIR=build/gpu]
-#   GPU_CHECK=tests,replay,torchjson,python,memory,job,selfcost,apicost,launchcost,bench,sweep (default;
+#   GPU_CHECK=tests,replay,torchjson,python,memory,job,nccl,selfcost,apicost,launchcost,bench,sweep (default;
 #             also: fixtures, example)
 #   BENCH_ROUNDS=8  BENCH_WORKLOADS=ll,pyll,mlp,xf  SWEEP_WORKLOADS=xf
 #   GPU_TESTS="capture_gpu_test ..."  (a subset of the GPU gtests)
@@ -21,7 +21,7 @@
 set -u
 BUILD=${1:-build/gpu}
 OUT=${OUT:-$PWD/gpu-check-out}
-WHAT=${GPU_CHECK:-tests,replay,torchjson,python,memory,job,selfcost,apicost,launchcost,bench,sweep}
+WHAT=${GPU_CHECK:-tests,replay,torchjson,python,memory,job,nccl,selfcost,apicost,launchcost,bench,sweep}
 ROUNDS=${BENCH_ROUNDS:-8}
 mkdir -p "$OUT"
 exec > >(tee -a "$OUT/gpu-check.log") 2>&1
@@ -237,6 +237,21 @@ if want job; then
     gpu/job_check.py worker "$J" 10 20 2>&1 | grep -E "JOBCHECK|rror" | tail -8
   python3 gpu/job_check.py check "$TS" "$J" 10 20 2>&1 | tee "$OUT/job.log"
   "$TS" analyze "$J/job.sbt" 2>&1 | tail -40 > "$OUT/job_analyze.txt"
+fi
+if want nccl; then
+  # Two GPUs, NCCL (issue #18): all-reduce loop, DDP with a slowed rank, a collective mix.
+  if [ "$(nvidia-smi -L 2>/dev/null | wc -l)" -lt 2 ]; then
+    echo "GPU-CHECK nccl: SKIPPED ($(nvidia-smi -L 2>/dev/null | wc -l) GPU; needs two: nvidia-h200-x2)"
+  else
+    export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+    N=$TS_GPU_OUT/nccl; rm -rf "$N"; mkdir -p "$N"
+    TR=(torchrun --standalone --nproc_per_node=2 gpu/nccl_job_check.py)
+    "$TS" profile -q -f -o "$N/ar.sbt" -- "${TR[@]}" allreduce 20
+    "$TS" profile -q -f -o "$N/ddp.sbt" -- "${TR[@]}" ddp 20 15
+    "$TS" profile -q -f -o "$N/mix.sbt" -- "${TR[@]}" mix 10
+    python3 gpu/nccl_job_check.py check "$TS" "$N" 20 20 15 2>&1 | tee "$OUT/nccl.log"
+    "$TS" analyze "$N/ddp.sbt" 2>&1 | sed -n '/== Job/,$p' > "$OUT/nccl_ddp_analyze.txt"
+  fi
 fi
 if want launchcost; then
   # Host ns per cudaLaunchKernel, one short process per configuration, interleaved: what
