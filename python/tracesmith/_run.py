@@ -57,6 +57,11 @@ def warn_merge(result: dict, doing: str, stacklevel: int) -> None:
 def resolve(arg, single: bool = False, what: str = "path"):
     """(names, files) of a run argument."""
     names = run_names(arg, what)
+    files = getattr(arg, "files", None)
+    if getattr(arg, "sources", None) is not None and files is not None and len(files) == 1:
+        # A Trace of one file (loaded alone, e.g. with single=True): that file
+        # again, never the run its name would stand for.
+        names, single = list(files), True
     run = core().resolve_run(names, bool(single))
     return names, list(run["files"]), list(run["expanded"])
 

@@ -459,6 +459,24 @@ MatchResult MatchCollectives(std::span<const std::vector<RankCollective>* const>
           "those; with subgroups the stream-order rule can pair the wrong streams",
           c, who.c_str()));
     }
+    // A communicator index is an NCCL stream on one rank and a host thread
+    // (gloo...) on another when their numbers of NCCL streams differ: such
+    // parts never pair, however their operations agree.
+    {
+      bool host = false, kernel = false;
+      for (size_t r : members) {
+        const bool h = (*ranks[r])[span_of[r][c].first].source == OpSource::kHostRange;
+        host |= h;
+        kernel |= !h;
+      }
+      if (host && kernel) {
+        out.warnings.push_back(StrFormat(
+            "communicator %u is an NCCL stream on some ranks and a host (gloo/MPI) thread on "
+            "others (they have different numbers of NCCL streams): not matched",
+            c));
+        continue;
+      }
+    }
     for (uint32_t k = 0; k < count; ++k) {
       // Operations known on two ranks must agree, or the streams do not line up.
       size_t first_known = SIZE_MAX;

@@ -76,7 +76,8 @@ Status LoadCompactTrace(const std::string& path, const LoadOptions& options, Com
   // (1 GiB + 256 x file size, SbtReader::Stream) in 32-byte rows.
   const uint64_t size = reader->report().file_size;
   const uint64_t cap = std::min<uint64_t>(size * 64 + (1u << 20), ((1ull << 30) + 256 * size) / 32);
-  out->Reserve(std::min(ops, cap), std::min(calls, cap));
+  // One process of a merged file: the file's counts are every process's.
+  if (!out->process_filtered()) out->Reserve(std::min(ops, cap), std::min(calls, cap));
   Status st = reader->Stream(
       [&](const model::Trace& batch, model::TableKind kind) {
         out->Ingest(batch, kind);

@@ -5,9 +5,11 @@
 #include <ostream>
 #include <set>
 
+#include "tracesmith/analysis/report.h"
 #include "tracesmith/analysis/steps.h"
 #include "tracesmith/analysis/timeline.h"
 #include "tracesmith/format/sbt_reader.h"
+#include "tracesmith/model/process_rank.h"
 
 namespace tracesmith::analysis {
 namespace {
@@ -34,7 +36,7 @@ RankSummary SummarizeProcess(const CompactTrace& trace, uint32_t pid, const std:
   s.pid = pid;
   for (const model::Process& p : trace.meta().Rows<model::Process>()) {
     if (p.pid != pid) continue;
-    s.rank = p.rank;
+    s.rank = model::KnownRank(p).value_or(-1);  // an importer's 0 is "unknown"
     s.host = std::string(trace.String(p.hostname_id));
   }
   for (const model::ClockAnchor& a : trace.meta().Rows<model::ClockAnchor>())
@@ -69,6 +71,13 @@ RankSummary SummarizeProcess(const CompactTrace& trace, uint32_t pid, const std:
     s.first_ns = std::min(s.first_ns, c.start_ns);
     s.last_ns = std::max(s.last_ns, c.end_ns);
   }
+  // NVTX ranges too: a step or "train" range opens before the first call,
+  // and the job's Perfetto export starts its time base at the first event.
+  for (const NvtxRecord& n : trace.nvtx()) {
+    if (trace.PidOfLane(n.lane) != pid) continue;
+    s.first_ns = std::min(s.first_ns, n.start_ns);
+    s.last_ns = std::max(s.last_ns, n.end_ns);
+  }
   if (s.first_ns == UINT64_MAX) s.first_ns = 0;
   s.collectives = ExtractCollectives(trace, pid);
   const StepReport steps = DetectSteps(trace);
@@ -89,21 +98,8 @@ RankSummary SummarizeProcess(const CompactTrace& trace, uint32_t pid, const std:
 
 Status LoadProcessTrace(const std::string& path, const uint32_t* pid, CompactTrace* out,
                         format::ReadReport* report) {
-  ASSIGN_OR_RETURN(auto reader, format::SbtReader::Open(path));
   if (pid) out->SetProcessFilter(*pid);
-  Status st = reader->Stream(
-      [&](const model::Trace& batch, model::TableKind kind) {
-        out->Ingest(batch, kind);
-        return OkStatus();
-      },
-      [&](const model::Trace& batch) {
-        out->IngestMetadata(batch);  // the end clock anchor comes after the events
-        return OkStatus();
-      });
-  if (!st.ok()) return Status(st.code(), path + ": " + st.message());
-  if (report) *report = reader->report();
-  out->Finalize();
-  return OkStatus();
+  return LoadCompactTrace(path, LoadOptions{}, out, report);  // the whole trace: no window
 }
 
 StatusOr<std::vector<RankSummary>> SummarizeFile(const std::string& path) {
@@ -232,7 +228,7 @@ StatusOr<RankSummary> ParseRankSummaryJson(std::string_view text) {
       r.kind = x.at(5).get<uint32_t>();
       const uint32_t op = x.at(6).get<uint32_t>(), source = x.at(7).get<uint32_t>();
       if (op > uint32_t(CollectiveOp::kRecv) || source > uint32_t(OpSource::kHostRange) ||
-          (r.kind >= c.kinds.size() && !c.kinds.empty()) ||
+          r.kind >= c.kinds.size() || r.comm >= c.comms.size() ||
           (!c.ops.empty() && (r.comm < c.ops.back().comm ||
                               (r.comm == c.ops.back().comm && r.seq <= c.ops.back().seq))))
         return InvalidArgument(StrFormat(

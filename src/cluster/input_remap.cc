@@ -85,7 +85,7 @@ uint32_t InputRemap::Mapping(uint32_t id) {
 uint64_t InputRemap::Flow(uint64_t id) {
   const uint64_t out = flow_base_ + id;
   if (out > UINT32_MAX) {  // would not fit the field: no flow rather than a wrong one
-    ++dangling_;
+    ++flow_overflow_;
     return 0;
   }
   flow_max_ = std::max(flow_max_, out);

@@ -63,6 +63,9 @@ class InputRemap {
   void NodesWritten(size_t n) { out_->nodes += static_cast<uint32_t>(n); }
   // References that pointed past the input's tables (written as 0).
   uint64_t dangling() const { return dangling_; }
+  // Flow ids that did not fit after the earlier inputs' (an imported trace
+  // may number flows by correlation id, up to 2^32): those flows left out.
+  uint64_t flow_overflow() const { return flow_overflow_; }
   // Call when the input is done: its flow ids are reserved in the output.
   void Finish();
 
@@ -105,6 +108,7 @@ class InputRemap {
   std::map<uint32_t, uint32_t> pids_;
   std::vector<Renumbered> renumbered_;
   uint64_t dangling_ = 0;
+  uint64_t flow_overflow_ = 0;
 };
 
 }  // namespace tracesmith::cluster::internal

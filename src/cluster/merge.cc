@@ -254,6 +254,7 @@ Status MergeOne(size_t index, const Survey& survey, const MergeOptions& options,
   remap.Finish();
   in->damage = reader->report();
   in->dangling_ids = remap.dangling();
+  in->flows_left_out = remap.flow_overflow();
 
   // Which input each process came from, and its pid before the merge.
   const uint32_t source_key = writer->InternString(kMergeSourceKey);
@@ -405,10 +406,16 @@ StatusOr<MergeResult> MergeTraces(std::span<const std::string> inputs, const std
       result.notes.push_back(
           StrFormat("%s: %" PRIu64 " chunks of a newer TraceSmith version are not carried",
                     in.path.c_str(), in.damage.chunks_skipped_unknown - in.replay_chunks));
-    if (in.dangling_ids)
+    if (in.flows_left_out)
       result.notes.push_back(
           StrFormat("%s: %" PRIu64
-                    " stack, frame or flow references pointed past what the file holds "
+                    " flows (launch -> GPU arrows) left out: their ids, numbered after the earlier "
+                    "inputs' flows, do not fit 32 bits (an imported trace may number flows by "
+                    "correlation id); its events are all there",
+                    in.path.c_str(), in.flows_left_out));
+    if (in.dangling_ids)
+      result.notes.push_back(
+          StrFormat("%s: %" PRIu64 " stack or frame references pointed past what the file holds "
                     "(a damaged input): written as none",
                     in.path.c_str(), in.dangling_ids));
     result.events += in.events;

@@ -170,7 +170,10 @@ StatusOr<JobExportStats> ExportJobPerfetto(std::span<const std::string> files,
       stats.warnings.push_back(s.status().message() + " (left out)");
       continue;
     }
-    for (auto& x : *s) summaries.push_back(std::move(x));
+    for (auto& x : *s) {
+      for (const std::string& w : x.warnings) stats.warnings.push_back(x.Label() + ": " + w);
+      summaries.push_back(std::move(x));
+    }
   }
   if (summaries.empty())
     return InvalidArgument("no rank could be read" +

@@ -221,13 +221,20 @@ FlameTree BuildFlameTree(const FoldedStacks& stacks, uint64_t min_value, size_t 
       nodes[at].value += line.weight;
     }
   }
+  // The cap: the max_nodes first nodes by (value, descending; index). A node
+  // is created before its children and is never smaller than one, so it
+  // comes before them in that order and what is kept stays one tree, ties
+  // included (a value threshold would keep every node tied at it).
+  std::vector<bool> keep(nodes.size(), true);
   if (max_nodes && nodes.size() > max_nodes) {
-    std::vector<uint64_t> values;
-    values.reserve(nodes.size());
-    for (const Building& n : nodes) values.push_back(n.value);
-    std::nth_element(values.begin(), values.begin() + (max_nodes - 1), values.end(),
-                     std::greater<>());
-    min_value = std::max(min_value, values[max_nodes - 1]);
+    std::vector<size_t> order(nodes.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::nth_element(
+        order.begin(), order.begin() + (max_nodes - 1), order.end(), [&](size_t a, size_t b) {
+          return nodes[a].value != nodes[b].value ? nodes[a].value > nodes[b].value : a < b;
+        });
+    keep.assign(nodes.size(), false);
+    for (size_t k = 0; k < max_nodes; ++k) keep[order[k]] = true;
   }
   // Copies the kept nodes into the tree, largest child first.
   auto copy = [&](auto&& self, size_t i, FlameNode* out) -> void {
@@ -241,7 +248,7 @@ FlameTree BuildFlameTree(const FoldedStacks& stacks, uint64_t min_value, size_t 
                  : tree.names[nodes[a].name] < tree.names[nodes[b].name];
     });
     for (size_t k : order) {
-      if (nodes[k].value < min_value) {
+      if (nodes[k].value < min_value || !keep[k]) {
         tree.pruned_nodes++;
         continue;
       }

@@ -388,6 +388,57 @@ TEST(JobReport, ALauncherWithoutRankOrGpuWorkIsLeftOut) {
   EXPECT_EQ(report->matched_per_comm, (std::vector<uint32_t>{8, 4}));
 }
 
+// Review findings (this session): the summary's first event includes NVTX
+// ranges (a step range opens before the first call); an importer's rank 0
+// without a host is "unknown"; an NCCL stream never pairs with a gloo thread.
+TEST(RankSummary, FirstEventIncludesNvtxRanges) {
+  SyntheticJobOptions o = model::MakeSyntheticJobOptions(2, 2);
+  o.steps = 3;
+  const SyntheticJob job(o);
+  const model::Trace t = job.RankTrace(0);
+  uint64_t first_range = UINT64_MAX;
+  for (const auto& n : t.Rows<model::NvtxRangeEvent>())
+    first_range = std::min(first_range, n.start_ns);
+  testing::TempDir dir;
+  auto s = SummarizeFile(WriteRanks(job, dir)[0]);
+  ASSERT_TRUE(s.ok());
+  EXPECT_LE(s->front().first_ns, first_range);
+}
+
+TEST(RankSummary, AnImportersRankZeroWithoutHostIsUnknown) {
+  SyntheticJobOptions o = model::MakeSyntheticJobOptions(2, 2);
+  o.steps = 3;
+  const SyntheticJob job(o);
+  model::Trace t = job.RankTrace(1);
+  for (model::Process& p : t.Rows<model::Process>()) {
+    p.rank = 0;
+    p.hostname_id = 0;
+  }
+  testing::TempDir dir;
+  ASSERT_TRUE(format::WriteTraceFile(t, dir / "imported.sbt").ok());
+  auto s = SummarizeFile(dir / "imported.sbt");
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->front().rank, -1);
+}
+
+TEST(Collectives, AnNcclStreamNeverPairsWithAHostThread) {
+  std::vector<RankCollective> a(3), b(3);
+  for (uint32_t k = 0; k < 3; ++k) {
+    a[k] = {.start_ns = 100 * k,
+            .end_ns = 100 * k + 50,
+            .seq = k,
+            .op = CollectiveOp::kAllReduce,
+            .source = OpSource::kKernelName};
+    b[k] = a[k];
+    b[k].source = OpSource::kHostRange;
+  }
+  const std::vector<RankCollective>* ranks[] = {&a, &b};
+  const std::string labels[] = {"rank 0", "rank 1"};
+  MatchResult m = MatchCollectives(ranks, labels);
+  EXPECT_TRUE(m.matches.empty());
+  EXPECT_TRUE(Contains(m.warnings, "an NCCL stream on some ranks and a host (gloo/MPI) thread"));
+}
+
 // gloo/MPI: no NCCL kernel; the program's NVTX ranges naming the operation are
 // the collectives (from the host's arrival to the end), matched like kernels.
 TEST(JobReport, HostCollectivesFromNvtxRangesFindTheStraggler) {

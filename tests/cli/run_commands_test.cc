@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -203,6 +204,32 @@ TEST(RunCommands, AnalyzeOfAJobAddsTheCrossRankReport) {
   r = RunTracesmith("analyze --single " + dir / "job.rank0.sbt");
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_FALSE(Has(r.out, "== Job:")) << r.out;
+}
+
+// The job's Perfetto export (several processes) says a damaged rank file as
+// every command does, and --strict refuses it before writing.
+TEST(RunCommands, JobPerfettoExportSaysDamageAndStrictRefusesIt) {
+  TempDir dir;
+  model::SyntheticJobOptions o = model::MakeSyntheticJobOptions(3, 3);
+  o.steps = 6;
+  const model::SyntheticJob job(o);
+  for (uint32_t r = 0; r < 3; ++r)
+    ASSERT_TRUE(
+        format::WriteTraceFile(job.RankTrace(r), dir / ("job.rank" + std::to_string(r) + ".sbt"))
+            .ok());
+  const std::string cut = dir / "job.rank2.sbt";
+  auto bytes = ReadFileToString(cut);
+  ASSERT_TRUE(bytes.ok());
+  ASSERT_TRUE(WriteStringToFile(cut, bytes->substr(0, bytes->size() * 2 / 3)).ok());
+  Result r =
+      RunTracesmith("export -f perfetto --strict -o " + dir / "job.pftrace " + dir / "job.sbt");
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_TRUE(Has(r.out, "job.rank2.sbt")) << r.out;
+  EXPECT_FALSE(std::filesystem::exists(dir / "job.pftrace"));
+  r = RunTracesmith("export -f perfetto -o " + dir / "job.pftrace " + dir / "job.sbt");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_TRUE(Has(r.out, "warning: " + cut + " is damaged")) << r.out;
+  EXPECT_TRUE(Has(r.out, "3 ranks on one clock")) << r.out;
 }
 
 TEST(ExportPerRank, OneKinetoFilePerRankWithItsDistributedInfo) {

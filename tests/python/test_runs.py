@@ -66,6 +66,14 @@ def test_load_takes_a_run(run):
     # One file of the run alone.
     one = tracesmith.load(files[1])
     assert one.path == files[1] and one.files == [files[1]]
+    # A Trace loaded alone stays alone when it is analysed (not its run again).
+    sub = run / "alone"
+    sub.mkdir()
+    shutil.copy(files[0], sub / "a.sbt")  # a.sbt stands for a.sbt + a.rank1.sbt ...
+    shutil.copy(files[1], sub / "a.rank1.sbt")
+    alone = tracesmith.load(str(sub / "a.sbt"), single=True)
+    assert "ranks" not in tracesmith.analyze(alone)
+    assert tracesmith.analyze(alone)["kernel_count"] == len(alone.kernels)
 
 
 def test_analyze_export_diff_of_a_run_match_the_cli(cli, run):

@@ -123,11 +123,24 @@ TEST(FlameTest, TreeSumsPrefixesAndPrunesSmallSubtrees) {
   EXPECT_EQ(pruned.pruned_nodes, 2u);
   EXPECT_EQ(pruned.nodes, 9u);
 
-  // At most 5 nodes: the threshold becomes the 5th largest value, 17 (all
-  // 42, main 25, train 22, cudart 22, (no stack) 17, gemm 17, ...).
+  // At most 5 nodes: all 42, main 25, train 22, cudart 22, then of the two
+  // tied at 17 the one that appeared first; a cap, ties or not.
   FlameTree capped = BuildFlameTree(folded, 0, 5);
-  EXPECT_EQ(capped.nodes, 6u);  // the tie at 17 stays
+  EXPECT_EQ(capped.nodes, 5u);
   EXPECT_EQ(capped.root.value, 42u);
+}
+
+// Many stacks of one launch each (every value tied): the cap still holds.
+TEST(FlameTest, CapHoldsWhenEveryValueTies) {
+  FoldedStacks folded;
+  folded.weight = FlameWeight::kLaunches;
+  for (int i = 0; i < 1000; ++i)
+    folded.lines.push_back({"main;site" + std::to_string(1000 + i) + ";k", 1});
+  folded.total = 1000;
+  FlameTree capped = BuildFlameTree(folded, 1, 50);
+  EXPECT_EQ(capped.nodes, 50u);
+  EXPECT_EQ(capped.root.value, 1000u);
+  EXPECT_EQ(capped.root.children.size(), 1u);  // main, then the sites that fit
 }
 
 // `export -f folded` of a shipped capture (native stacks, symbolized):

@@ -34,9 +34,12 @@
 // from its start (arrival) to its end, one communicator per thread after the
 // NCCL streams. NCCL's own ranges never are (without their kernel, the
 // kernel was lost). Matching
-// checks what it can (counts, and the operation at each position where both
-// ranks know it) and stops at the first disagreement with a warning: it
-// reports the matched prefix, never a silent wrong match.
+// checks what it can (counts, NCCL stream against host thread, and the
+// operation at each position where both ranks know it) and stops at the
+// first disagreement with a warning, reporting the matched prefix. What it
+// cannot see: ranks that lost different collectives of one kind and ended
+// with equal counts (one lost its first all-reduce, the other its last)
+// pair off by one without a warning.
 #pragma once
 
 #include <cstdint>

@@ -203,6 +203,7 @@ class CompactTrace {
     filter_pid_ = pid;
     filtered_ = true;
   }
+  bool process_filtered() const { return filtered_; }
   // Aligns clocks, sorts lanes, builds indexes. Call once, after ingesting.
   void Finalize();
 

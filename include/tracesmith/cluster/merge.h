@@ -81,6 +81,7 @@ struct MergedInput {
   std::map<std::string, uint64_t> events_by_kind;  // by record label ("kernel", ...)
   format::ReadReport damage;
   uint64_t replay_chunks = 0;   // replay payload chunks not carried
+  uint64_t flows_left_out = 0;  // flow ids too large after the earlier inputs' (see notes)
   uint64_t dangling_ids = 0;    // stack/frame references past the input's tables, zeroed
   uint64_t realtime_begin = 0;  // CLOCK_REALTIME span of its clock anchors; 0 when none
   uint64_t realtime_end = 0;

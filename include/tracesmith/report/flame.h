@@ -98,9 +98,9 @@ struct FlameTree {
 // Subtrees whose value is under `min_value` are left out (their weight stays
 // in their parent's value, shown as the parent's own time): a page draws a
 // few thousand boxes, not every one-launch stack of a huge trace.
-// At most about `max_nodes` are kept (0: no cap): the threshold is raised to
-// the value of the max_nodes-th largest node (a node is never smaller than a
-// child, so what is kept stays one tree; nodes tied at the threshold stay).
+// At most `max_nodes` are kept (0: no cap): the largest, ties broken by
+// first appearance (a node is never smaller than a child and appears before
+// it, so what is kept stays one tree).
 FlameTree BuildFlameTree(const FoldedStacks& stacks, uint64_t min_value = 0, size_t max_nodes = 0);
 
 }  // namespace tracesmith::report
