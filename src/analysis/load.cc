@@ -62,9 +62,10 @@ Status LoadCompactTrace(const std::string& path, const LoadOptions& options, Com
   // growing (and copying) the compact arrays while streaming.
   // Rows counts come from the file: each is capped by what one chunk holds
   // (no sum can overflow) and the total by what the file could hold.
-  uint64_t ops = 0, calls = 0;
+  uint64_t ops = 0, calls = 0, event_chunks = 0, done = 0;
   for (const format::ChunkIndexEntry& e : reader->chunks()) {
     if (e.type != uint16_t(format::ChunkType::kTable)) continue;
+    event_chunks += e.table_kind < uint16_t(model::TableKind::kDevice);
     const uint64_t rows = std::min<uint64_t>(e.rows, format::kMaxRowsPerChunk);
     auto kind = static_cast<model::TableKind>(e.table_kind);
     if (kind == model::TableKind::kKernel || kind == model::TableKind::kMemcpy ||
@@ -81,6 +82,7 @@ Status LoadCompactTrace(const std::string& path, const LoadOptions& options, Com
   Status st = reader->Stream(
       [&](const model::Trace& batch, model::TableKind kind) {
         out->Ingest(batch, kind);
+        if (options.progress) options.progress(++done, std::max(done, event_chunks));
         return OkStatus();
       },
       [&](const model::Trace& batch) {

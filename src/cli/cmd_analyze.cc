@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "commands.h"
+#include "progress_line.h"
 #include "run_loader.h"
 #include "trace_loader.h"
 #include "tracesmith/analysis/job_report.h"
@@ -25,6 +26,7 @@ struct AnalyzeCliOptions {
   analysis::JobOptions job;
   bool json = false;
   bool strict = false;
+  bool quiet = false;
 };
 
 int RunAnalyze(const AnalyzeCliOptions& o) {
@@ -32,9 +34,15 @@ int RunAnalyze(const AnalyzeCliOptions& o) {
     return ReportError(rules);
   auto run = OpenRun(o.run, o.strict, "analysing");
   if (!run.ok()) return ReportError(run.status());
+  ProgressLine line("analyze", o.quiet);
+  analysis::LoadOptions load = o.load;
+  load.progress = [&](uint64_t done, uint64_t total) {
+    line.Show("reading " + run->name(), double(done) / double(total));
+  };
   analysis::CompactTrace trace;
   format::ReadReport damage;
-  Status st = analysis::LoadCompactTrace(run->path(), o.load, &trace, &damage);
+  Status st = analysis::LoadCompactTrace(run->path(), load, &trace, &damage);
+  line.Show("analysing");
   if (st.ok()) st = CheckDamage(run->path(), damage, o.strict, "analysing");
   if (!st.ok()) return ReportError(st);
   // The job as a whole: the report below covers the merged trace; the
@@ -42,8 +50,10 @@ int RunAnalyze(const AnalyzeCliOptions& o) {
   analysis::AnalysisReport report = analysis::BuildReport(trace, run->name(), o.sites);
   if (!o.load.steps.empty()) report.window_note = "steps " + o.load.steps + " of the Steps table";
   std::string why;
+  line.Show("cross-rank analysis (when several processes)");
   const std::optional<analysis::JobReport> job =
       analysis::JobReportOf(trace, run->files(), o.job, &why);
+  line.Done();
   if (!why.empty())
     std::fprintf(stderr, "tracesmith: warning: no cross-rank analysis: %s\n", why.c_str());
   if (o.json) {
@@ -104,6 +114,7 @@ void AddAnalyzeCommand(CLI::App& app, CommandList& commands) {
          "collectives narrow it (default 1000 us)")
       ->check(CLI::PositiveNumber);
   AddStrictFlag(cmd, &o->strict);
+  cmd->add_flag("-q,--quiet", o->quiet, "No progress line on a terminal");
   commands.emplace_back(cmd, [o] { return RunAnalyze(*o); });
 }
 

@@ -10,6 +10,7 @@
 
 #include "commands.h"
 #include "output_rule.h"
+#include "progress_line.h"
 #include "run_loader.h"
 #include "trace_loader.h"
 #include "tracesmith/base/file_util.h"
@@ -108,7 +109,10 @@ int RunExportJobPerfetto(const ExportCliOptions& o, const std::vector<std::strin
   for (const auto& [path, report] : scan.damage)
     if (Status st = CheckDamage(path, report, o.strict, "exporting"); !st.ok())
       return ReportError(st);
+  ProgressLine line("export", o.quiet);
+  line.Show("writing " + out + " (one rank at a time)");
   auto stats = exporter::ExportJobPerfetto(files, out);
+  line.Done();
   if (!stats.ok()) return ReportError(stats.status());
   for (const std::string& w : stats->warnings)
     std::fprintf(stderr, "tracesmith: warning: %s\n", w.c_str());
@@ -179,7 +183,10 @@ int RunExport(const ExportCliOptions& o) {
   if (!run.ok()) return ReportError(run.status());
   if (*format == exporter::ExportFormat::kFolded) return RunExportFolded(o, run->path(), out);
   format::ReadReport damage;
+  ProgressLine line("export", o.quiet);
+  line.Show("writing " + out);
   auto stats = exporter::ExportSbtFile(run->path(), *format, out, options, &damage);
+  line.Done();
   if (!stats.ok()) return ReportError(stats.status());
   if (Status st = CheckDamage(run->path(), damage, o.strict, "exporting"); !st.ok())
     return ReportError(st);

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "progress_line.h"
 #include "run_loader.h"
 #include "trace_loader.h"
 #include "tracesmith/analysis/memory_report.h"
@@ -16,6 +17,7 @@ struct MemoryCliOptions {
   analysis::MemoryReportOptions report;
   bool json = false;
   bool strict = false;
+  bool quiet = false;
 };
 
 int RunMemory(const MemoryCliOptions& o) {
@@ -23,7 +25,10 @@ int RunMemory(const MemoryCliOptions& o) {
   if (!run.ok()) return ReportError(run.status());
   analysis::MemoryReport report;
   format::ReadReport damage;
+  ProgressLine line("memory", o.quiet);
+  line.Show("reading the allocations of " + run->name());
   Status st = analysis::BuildMemoryReport(run->path(), o.report, &report, &damage);
+  line.Done();
   if (st.ok()) st = CheckDamage(run->path(), damage, o.strict, "analysing");
   if (!st.ok()) return ReportError(st);
   report.source = run->name();
@@ -48,6 +53,7 @@ void AddMemoryCommand(CLI::App& app, CommandList& commands) {
   cmd->add_option("--top", o->report.top, "Rows per table")->default_val(10);
   cmd->add_option("--bins", o->report.bins, "Points of the live-bytes summary")->default_val(60);
   AddStrictFlag(cmd, &o->strict);
+  cmd->add_flag("-q,--quiet", o->quiet, "No progress line on a terminal");
   commands.emplace_back(cmd, [o] { return RunMemory(*o); });
 }
 

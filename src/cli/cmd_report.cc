@@ -6,15 +6,12 @@
 // rank.
 #include <unistd.h>
 
-#include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <fstream>
-#include <mutex>
-#include <thread>
 
 #include "commands.h"
 #include "output_rule.h"
+#include "progress_line.h"
 #include "run_loader.h"
 #include "trace_loader.h"
 #include "tracesmith/base/file_util.h"
@@ -32,63 +29,6 @@ struct ReportCliOptions {
   bool force = false;
   bool quiet = false;
   bool strict = false;
-};
-
-double Now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-// The phases of a long report on a terminal, one line rewritten in place
-// with the time so far (refreshed 4 times a second by a ticker thread, since
-// a phase of a 10 M-event trace lasts seconds); nothing for the first half
-// second, nothing when stderr is not a terminal or with --quiet.
-class PhaseLine {
- public:
-  explicit PhaseLine(bool quiet) : on_(!quiet && ::isatty(STDERR_FILENO) == 1), start_(Now()) {}
-  ~PhaseLine() { Done(); }
-  void Show(int step, int steps, std::string_view what) {
-    if (!on_) return;
-    std::lock_guard<std::mutex> lock(mu_);
-    phase_ = StrFormat("[%d/%d] %.*s", step, steps, int(what.size()), what.data());
-    PrintLocked();
-    if (!ticker_.joinable()) ticker_ = std::thread([this] { Tick(); });
-  }
-  void Done() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stop_ = true;
-    }
-    wake_.notify_all();
-    if (ticker_.joinable()) ticker_.join();
-    if (!shown_) return;
-    shown_ = false;
-    std::fputs("\r\033[K", stderr);
-    std::fflush(stderr);
-  }
-
- private:
-  void Tick() {
-    std::unique_lock<std::mutex> lock(mu_);
-    while (!stop_) {
-      wake_.wait_for(lock, std::chrono::milliseconds(250));
-      if (!stop_) PrintLocked();
-    }
-  }
-  void PrintLocked() {
-    const double elapsed = Now() - start_;
-    if (elapsed < 0.5) return;
-    shown_ = true;
-    std::fprintf(stderr, "\rtracesmith: report %s (%.1f s)\033[K", phase_.c_str(), elapsed);
-    std::fflush(stderr);
-  }
-
-  const bool on_;
-  const double start_;
-  std::mutex mu_;
-  std::condition_variable wake_;
-  std::thread ticker_;
-  std::string phase_;
-  bool stop_ = false, shown_ = false;
 };
 
 // The output's default name: the first trace named, .sbt (or a directory's
@@ -118,9 +58,9 @@ int RunReport(const ReportCliOptions& o) {
   options.flame_weight = *weight;
   for (const std::string& name : o.run.names)
     options.input_names += (options.input_names.empty() ? "" : " ") + name;
-  PhaseLine line(o.quiet);
+  ProgressLine line("report", o.quiet);
   options.progress = [&](int step, int steps, std::string_view what) {
-    line.Show(step, steps, what);
+    line.Show(StrFormat("[%d/%d] %.*s", step, steps, int(what.size()), what.data()));
   };
   format::ReadReport damage;
   auto summary = report::WriteHtmlReport(run->path(), run->name(), out, options, &damage);

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -230,6 +232,48 @@ TEST(RunCommands, JobPerfettoExportSaysDamageAndStrictRefusesIt) {
   EXPECT_EQ(r.status, 0) << r.out;
   EXPECT_TRUE(Has(r.out, "warning: " + cut + " is damaged")) << r.out;
   EXPECT_TRUE(Has(r.out, "3 ranks on one clock")) << r.out;
+}
+
+// Progress (issue #19 item 3): on a terminal, analyze/memory/export/report
+// say what they are doing on one line of stderr that is erased when done;
+// never when stderr is a pipe or with --quiet. (TRACESMITH_PROGRESS_DELAY_S=0:
+// the line at once instead of after half a second.)
+std::string RunInTerminal(const std::string& command) {
+  std::string out;
+  FILE* p = ::popen(("script -qec '" + command + "' /dev/null 2>&1").c_str(), "r");
+  if (!p) return out;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  ::pclose(p);
+  return out;
+}
+
+TEST(Progress, ALineOnATerminalNeverOnAPipe) {
+  if (std::system("command -v script >/dev/null 2>&1") != 0) GTEST_SKIP() << "no `script`";
+  const char* src = std::getenv("TS_SOURCE_DIR");
+  ASSERT_NE(src, nullptr);
+  const std::string trace = std::string(src) + "/examples/traces/mlp_train.sbt";
+  const std::string bin = TS_TRACESMITH_BIN;
+  TempDir dir;
+  const std::string env = "TRACESMITH_PROGRESS_DELAY_S=0 ";
+  // (command, arguments): stdout thrown away, the line is on stderr.
+  const std::vector<std::pair<std::string, std::string>> commands = {
+      {"analyze", trace + " >/dev/null"},
+      {"memory", trace + " >/dev/null"},
+      {"export", "--force -f json -o " + dir / "x.json " + trace}};
+  for (const auto& [name, args] : commands) {
+    const std::string tty = RunInTerminal(env + bin + " " + name + " " + args);
+    EXPECT_TRUE(Has(tty, "tracesmith: " + name + " ")) << name << "\n" << tty;
+    EXPECT_TRUE(Has(tty, "\r\033[K")) << "the line is erased: " << name;
+    const Result piped = RunTracesmith(name + " " + args, env);
+    EXPECT_FALSE(Has(piped.out, "\r")) << name << "\n" << piped.out;
+    const std::string quiet = RunInTerminal(env + bin + " " + name + " -q " + args);
+    EXPECT_FALSE(Has(quiet, "tracesmith: " + name + " ")) << "--quiet: " << name << "\n" << quiet;
+  }
+  const std::string tty = RunInTerminal(env + bin + " analyze " + trace + " >/dev/null");
+  EXPECT_TRUE(Has(tty, "tracesmith: analyze reading " + trace)) << tty;
+  EXPECT_TRUE(Has(tty, "100%")) << tty;
 }
 
 TEST(ExportPerRank, OneKinetoFilePerRankWithItsDistributedInfo) {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -143,6 +144,9 @@ struct LoadOptions {
   bool whole = false;
   // "N" or "A:B": only those steps (DetectSteps, 1-based) of the window.
   std::string steps;
+  // Called after each event chunk read (chunks done, event chunks in the
+  // file's index): a command's progress line.
+  std::function<void(uint64_t done, uint64_t total)> progress;
 };
 // Streams an SBT file into a CompactTrace (bounded by the compact records,
 // never the full rows), finalizes it and applies the restrictions. `report`
