@@ -42,9 +42,10 @@ int RunAnalyze(const AnalyzeCliOptions& o) {
   analysis::CompactTrace trace;
   format::ReadReport damage;
   Status st = analysis::LoadCompactTrace(run->path(), load, &trace, &damage);
-  line.Show("analysing");
+  line.Done();  // before the damage warning
   if (st.ok()) st = CheckDamage(run->path(), damage, o.strict, "analysing");
   if (!st.ok()) return ReportError(st);
+  line.Show("analysing");
   // The job as a whole: the report below covers the merged trace; the
   // cross-rank analysis reads the per-process traces of the run one by one.
   analysis::AnalysisReport report = analysis::BuildReport(trace, run->name(), o.sites);

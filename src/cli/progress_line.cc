@@ -34,7 +34,7 @@ ProgressLine::ProgressLine(std::string command, bool quiet)
 void ProgressLine::Show(std::string_view phase, double fraction) {
   if (!on_) return;
   std::lock_guard<std::mutex> lock(mu_);
-  if (stop_) return;
+  stop_ = false;  // after Done(): shown again (a warning was printed in between)
   phase_ = std::string(phase);
   if (fraction >= 0) phase_ += StrFormat(" %d%%", int(std::min(fraction, 1.0) * 100));
   PrintLocked();

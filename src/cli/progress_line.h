@@ -24,7 +24,8 @@ class ProgressLine {
 
   // The phase now; `fraction` in [0, 1] adds a percentage (< 0: none).
   void Show(std::string_view phase, double fraction = -1);
-  // Stops the ticker and erases the line (idempotent).
+  // Stops the ticker and erases the line (idempotent): before anything else
+  // is printed (a warning, the result). A later Show() shows it again.
   void Done();
   bool on() const { return on_; }
 
