@@ -139,7 +139,8 @@ if want memory; then
   echo "GPU-CHECK memory ipc files: $(cd "$M" && ls ipc*.sbt 2>/dev/null | tr '\n' ' ')(child: $(basename "$CF"))"
   "$TS" view "$CF" -k memory -n 1000 > "$M/ipc-child-view.txt" 2>&1
   "$TS" view "$CF" -k memory -n 1000 --stacks > "$M/ipc-child-stacks.txt" 2>&1
-  "$TS" view "$M/ipc.sbt" -k memory -n 1000 > "$M/ipc-parent-view.txt" 2>&1
+  # --single: the parent's file alone (its name stands for the run, the child's file too).
+  "$TS" view --single "$M/ipc.sbt" -k memory -n 1000 > "$M/ipc-parent-view.txt" 2>&1
   sed 's/^/GPU-CHECK memory ipc child view: /' "$M/ipc-child-stacks.txt" | head -40
   grep -E ' op=(9|10)( |$)' "$M/ipc-parent-view.txt" | sed 's/^/GPU-CHECK memory ipc parent IPC row: /'
   echo "GPU-CHECK memory ipc parent memory rows: $(grep -c ' memory ' "$M/ipc-parent-view.txt")"

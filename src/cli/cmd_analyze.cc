@@ -80,22 +80,9 @@ void AddAnalyzeCommand(CLI::App& app, CommandList& commands) {
       "Report where GPU time goes: top kernels, utilization, idle causes, launches, "
       "copies, critical path, findings");
   auto o = std::make_shared<AnalyzeCliOptions>();
-  o->load.active_region = true;  // start-up and teardown reported apart (--whole: not)
   AddRunArguments(cmd, &o->run, "The trace to analyse");
   cmd->add_flag("--json", o->json, "Machine-readable JSON instead of the text report");
-  cmd->add_option("--from", o->load.from,
-                  "Start of the window, relative to the trace start (e.g. 2ms)");
-  cmd->add_option("--to", o->load.to, "End of the window, relative to the trace start (e.g. 1.5s)");
-  cmd->add_option("--nvtx", o->load.nvtx,
-                  "Only work issued inside NVTX ranges with this name (on their thread)");
-  cmd->add_option("--steps,--step", o->load.steps,
-                  "Only these steps (iterations), as numbered in the report's Steps table: N or "
-                  "A:B");
-  cmd->add_flag(
-      "--whole", o->load.whole,
-      "Analyse the whole trace; by default the window runs from the first kernel to the "
-      "last GPU operation, and start-up (process start, context creation, module loading) "
-      "and teardown are reported apart");
+  AddWindowOptions(cmd, &o->load);
   cmd->add_option(
       "--site-skip-modules", o->sites.skip_modules,
       "Call sites: frames in modules whose file name matches this regex are not the "

@@ -91,7 +91,6 @@ void AddReportCommand(CLI::App& app, CommandList& commands) {
       "Write one self-contained HTML page: findings, timeline overview, top kernels, call "
       "sites, utilization, steps, memory, copies and a GPU-time flame graph");
   auto o = std::make_shared<ReportCliOptions>();
-  o->load.active_region = true;  // the window `analyze` reports on (--whole: all of it)
   AddRunArguments(cmd, &o->run, "The trace to report on");
   cmd->add_option("-o,--output", o->output, "Output file (default: input name with .html)");
   cmd->add_option("--weight", o->weight,
@@ -101,15 +100,7 @@ void AddReportCommand(CLI::App& app, CommandList& commands) {
   cmd->add_option("--bins", o->bins, "Timeline bins per stream (fewer with many streams)")
       ->default_val(2000)
       ->check(CLI::Range(1u, 100000u));
-  cmd->add_option("--from", o->load.from,
-                  "Start of the window, relative to the trace start (e.g. 2ms)");
-  cmd->add_option("--to", o->load.to, "End of the window, relative to the trace start (e.g. 1.5s)");
-  cmd->add_option("--nvtx", o->load.nvtx,
-                  "Only work issued inside NVTX ranges with this name (on their thread)");
-  cmd->add_option("--steps,--step", o->load.steps,
-                  "Only these steps, as numbered in analyze's Steps table: N or A:B");
-  cmd->add_flag("--whole", o->load.whole,
-                "Report on the whole trace, start-up and teardown included (as analyze --whole)");
+  AddWindowOptions(cmd, &o->load);  // the window `analyze` reports on
   cmd->add_flag("-q,--quiet", o->quiet, "No progress and no summary line");
   AddForceFlag(cmd, &o->force);
   AddStrictFlag(cmd, &o->strict);

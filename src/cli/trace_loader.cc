@@ -12,6 +12,22 @@ void AddStrictFlag(CLI::App* cmd, bool* strict) {
                 "warning and the readable part is used");
 }
 
+void AddWindowOptions(CLI::App* cmd, analysis::LoadOptions* load) {
+  load->active_region = true;  // start-up and teardown reported apart (--whole: not)
+  cmd->add_option("--from", load->from,
+                  "Start of the window, relative to the trace start (e.g. 2ms)");
+  cmd->add_option("--to", load->to, "End of the window, relative to the trace start (e.g. 1.5s)");
+  cmd->add_option("--nvtx", load->nvtx,
+                  "Only work issued inside NVTX ranges with this name (on their thread)");
+  cmd->add_option("--steps,--step", load->steps,
+                  "Only these steps (iterations), as numbered in analyze's Steps table: N or A:B");
+  cmd->add_flag(
+      "--whole", load->whole,
+      "The whole trace; by default the window runs from the first kernel to the last GPU "
+      "operation, and start-up (process start, context creation, module loading) and teardown "
+      "are reported apart");
+}
+
 Status CheckDamage(const std::string& path, const format::ReadReport& report, bool strict,
                    const char* doing) {
   if (report.clean()) return OkStatus();

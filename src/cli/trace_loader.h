@@ -9,6 +9,7 @@
 
 #include <string>
 
+#include "tracesmith/analysis/report.h"
 #include "tracesmith/format/sbt_reader.h"
 
 namespace tracesmith::cli {
@@ -20,6 +21,10 @@ struct LoadedTrace {
 
 // Adds --strict to a command that reads traces.
 void AddStrictFlag(CLI::App* cmd, bool* strict);
+
+// Adds the analysis window of `analyze` and `report` (--from, --to, --nvtx,
+// --steps, --whole) to `load`, which defaults to the active region.
+void AddWindowOptions(CLI::App* cmd, analysis::LoadOptions* load);
 
 // After reading `path`: OK when it is clean. Damaged: with `strict` the
 // error to report (ReadReport::DamageStatus); otherwise prints
