@@ -20,6 +20,21 @@ std::string AutogradNode(std::string_view fn) {
   return std::string(node);
 }
 
+// ".../lib/python3.12/site-packages/torch/nn/modules/linear.py" ->
+// "torch/nn/modules/linear.py"; the standard library's from its directory.
+std::string PackagePath(std::string_view path) {
+  for (std::string_view dir : {"/site-packages/", "/dist-packages/"}) {
+    const size_t at = path.rfind(dir);
+    if (at != std::string_view::npos) return std::string(path.substr(at + dir.size()));
+  }
+  const size_t lib = path.rfind("/python3.");
+  if (lib != std::string_view::npos) {
+    const size_t slash = path.find('/', lib + 1);
+    if (slash != std::string_view::npos) return std::string(path.substr(slash + 1));
+  }
+  return std::string(path);
+}
+
 }  // namespace
 
 static std::regex CompileOrNever(const std::string& pattern) {
@@ -32,7 +47,8 @@ static std::regex CompileOrNever(const std::string& pattern) {
 
 Status ValidateCallSiteRules(const CallSiteRules& rules) {
   for (const auto& [name, pattern] : {std::pair{"skip modules", &rules.skip_modules},
-                                      std::pair{"skip functions", &rules.skip_functions}}) {
+                                      std::pair{"skip functions", &rules.skip_functions},
+                                      std::pair{"library files", &rules.library_files}}) {
     try {
       std::regex re(*pattern, std::regex::ECMAScript);
     } catch (const std::regex_error& e) {
@@ -47,7 +63,9 @@ CallSiteNamer::CallSiteNamer(const model::Trace& meta, const CallSiteRules& rule
     : meta_(meta),
       skip_modules_(CompileOrNever(rules.skip_modules)),
       skip_functions_(CompileOrNever(rules.skip_functions)),
-      skip_(meta.Rows<model::Frame>().size(), kUnknown) {
+      library_files_(CompileOrNever(rules.library_files)),
+      skip_(meta.Rows<model::Frame>().size(), kUnknown),
+      library_(meta.Rows<model::Frame>().size(), kUnknown) {
   for (const model::Mapping& m : meta.Rows<model::Mapping>()) {
     if (m.mapping_id >= module_names_.size()) module_names_.resize(m.mapping_id + 1);
     if (!module_names_[m.mapping_id].empty()) continue;  // first process's path wins
@@ -74,7 +92,17 @@ bool CallSiteNamer::Skipped(uint32_t id) {
   return s == kSkip;
 }
 
-std::string CallSiteNamer::FrameText(uint32_t id) const {
+bool CallSiteNamer::LibraryFile(uint32_t id) {
+  int8_t& s = library_[id - 1];
+  if (s == kUnknown) {
+    const model::Frame& f = meta_.Rows<model::Frame>()[id - 1];
+    const std::string file(meta_.strings.Get(f.file_id));
+    s = f.file_id && std::regex_search(file, library_files_) ? kSkip : kKeep;
+  }
+  return s == kSkip;
+}
+
+std::string CallSiteNamer::FrameText(uint32_t id, bool file_name_only) {
   const model::Frame& f = meta_.Rows<model::Frame>()[id - 1];
   std::string text(meta_.strings.Get(f.function_id));
   if (text.empty()) {
@@ -82,8 +110,15 @@ std::string CallSiteNamer::FrameText(uint32_t id) const {
     text = StrFormat("%s+0x%llx", module.empty() ? "?" : module.c_str(),
                      static_cast<unsigned long long>(f.rel_pc));
   }
-  if (f.file_id)
-    text += StrFormat(" (%s:%u)", std::string(meta_.strings.Get(f.file_id)).c_str(), f.line);
+  if (f.file_id) {
+    std::string_view file = meta_.strings.Get(f.file_id);
+    const size_t slash = file.rfind('/');
+    const std::string shown = f.kind == model::kFramePython && LibraryFile(id) ? PackagePath(file)
+                              : file_name_only && slash != std::string_view::npos
+                                  ? std::string(file.substr(slash + 1))
+                                  : std::string(file);
+    text += StrFormat(" (%s:%u)", shown.c_str(), f.line);
+  }
   return text;
 }
 
@@ -95,8 +130,18 @@ std::string CallSiteNamer::Name(uint32_t stack_id) {
     if (id && id <= n_frames) frames.push_back(id);
   if (frames.empty()) return "(unknown frame)";
   const auto& table = meta_.Rows<model::Frame>();
-  for (uint32_t id : frames)
-    if (table[id - 1].kind == model::kFramePython) return FrameText(id);
+  for (size_t i = 0; i < frames.size(); ++i) {
+    const uint32_t id = frames[i];
+    if (table[id - 1].kind != model::kFramePython) continue;
+    if (!LibraryFile(id)) return FrameText(id);
+    // In a package: the program's innermost line that led there, first.
+    for (size_t j = i + 1; j < frames.size(); ++j) {
+      const uint32_t user = frames[j];
+      if (table[user - 1].kind == model::kFramePython && !LibraryFile(user))
+        return FrameText(user, true) + " > " + FrameText(id);
+    }
+    return FrameText(id);
+  }
   // The autograd engine's thread: name the node it was running.
   bool autograd = false;
   for (uint32_t id : frames)

@@ -1,5 +1,9 @@
 // Names the code behind a launch from its host stack, as its author would
-// name it: the innermost Python line when there is one; on the autograd
+// name it: the innermost Python line when there is one, and when that line
+// is in an installed package or the standard library, the program's own
+// innermost line before it ("forward (model.py:57) > Linear.forward
+// (torch/nn/modules/linear.py:134)": the program's file by its name, library
+// paths from the package down); on the autograd
 // engine's backward thread (no Python frames) the autograd node that ran
 // ("autograd backward: MmBackward0"); otherwise the innermost native frame
 // outside the CUDA runtime, the CUDA libraries and the C/C++ runtime (so a C++
@@ -26,12 +30,15 @@ class CallSiteNamer {
  private:
   enum : int8_t { kUnknown = 0, kKeep = 1, kSkip = 2 };
   bool Skipped(uint32_t frame_id);
-  std::string FrameText(uint32_t frame_id) const;
+  bool LibraryFile(uint32_t frame_id);  // a Python frame in a package or the stdlib
+  // file_name_only: a file outside the libraries by its name alone.
+  std::string FrameText(uint32_t frame_id, bool file_name_only = false);
   std::string ModuleName(uint32_t mapping_id) const;
 
   const model::Trace& meta_;
-  std::regex skip_modules_, skip_functions_;
+  std::regex skip_modules_, skip_functions_, library_files_;
   std::vector<int8_t> skip_;               // per frame id - 1
+  std::vector<int8_t> library_;            // per frame id - 1 (kKeep: the program's)
   std::vector<std::string> module_names_;  // per mapping id (file names)
 };
 

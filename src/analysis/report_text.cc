@@ -33,10 +33,20 @@ std::string Cut(const std::string& name, size_t n) {
   return s.size() <= n ? s : s.substr(0, n - 3) + "...";
 }
 
+// A call site, shortened in the middle: "the program's line > the library
+// frame" keeps both ends (the library's file and line are at the end).
+std::string CutMiddle(const std::string& name, size_t n) {
+  std::string s = Printable(name);
+  if (s.size() <= n) return s;
+  const size_t head = (n - 3) / 2;
+  return s.substr(0, head) + "..." + s.substr(s.size() - (n - 3 - head));
+}
+
 std::string D(uint64_t ns) { return HumanDuration(ns); }
 unsigned long long U(uint64_t v) { return static_cast<unsigned long long>(v); }
 
-void StatsTable(Printer& p, const char* title, const std::vector<NamedStats>& rows, size_t top) {
+void StatsTable(Printer& p, const char* title, const std::vector<NamedStats>& rows, size_t top,
+                bool call_sites = false) {
   p("\n%s\n", title);
   p("  %8s %8s %12s %11s %11s %11s %11s  %s\n", "SHARE", "COUNT", "TOTAL", "MEAN", "P50", "P95",
     "MAX", "NAME");
@@ -44,7 +54,8 @@ void StatsTable(Printer& p, const char* title, const std::vector<NamedStats>& ro
     const DurationStats& s = rows[i].stats;
     p("  %7.1f%% %8llu %12s %11s %11s %11s %11s  %s\n", rows[i].share, U(s.count),
       D(s.total_ns).c_str(), D(s.mean_ns).c_str(), D(s.p50_ns).c_str(), D(s.p95_ns).c_str(),
-      D(s.max_ns).c_str(), Cut(rows[i].name, 90).c_str());
+      D(s.max_ns).c_str(),
+      (call_sites ? CutMiddle(rows[i].name, 100) : Cut(rows[i].name, 90)).c_str());
   }
   if (rows.size() > top) p("  ... %zu more (use --top N)\n", rows.size() - top);
 }
@@ -145,7 +156,7 @@ void WriteTextReport(const AnalysisReport& r, const AnalyzeOptions& o, std::ostr
 
   StatsTable(p, "Top kernels by total GPU time", r.kernels, o.top);
   if (!r.call_sites.empty())
-    StatsTable(p, "Kernel GPU time by launch call site", r.call_sites, o.top);
+    StatsTable(p, "Kernel GPU time by launch call site", r.call_sites, o.top, true);
   if (!r.nvtx.empty()) {
     p("\nKernel GPU time by NVTX range (kernels launched inside each range)\n");
     p("  %8s %8s %12s %8s %12s  %s\n", "SHARE", "RANGES", "RANGE TIME", "KERNELS", "GPU TIME",

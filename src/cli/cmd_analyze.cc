@@ -91,6 +91,10 @@ void AddAnalyzeCommand(CLI::App& app, CommandList& commands) {
       "--site-skip-functions", o->sites.skip_functions,
       "Call sites: frames whose function matches this regex are not the call site"
       "; replaces the default (cudart internals, cuda*/cu* API entry points, kernel launch stubs)");
+  cmd->add_option("--site-library-files", o->sites.library_files,
+                  "Call sites: Python files matching this regex are libraries: a launch from one "
+                  "is also named by the program's innermost line outside them; replaces the "
+                  "default (site-packages, dist-packages, the standard library)");
   cmd->add_option("--top", o->report.top, "Rows per table in the text report")->default_val(15);
   cmd->add_option(
          "--ntp-bound-us",

@@ -90,6 +90,39 @@ TEST(CallSiteTest, RulesAreConfigurable) {
   EXPECT_EQ(CallSiteNamer(s.b.trace(), rules).Name(id), "train");  // no throw: matches nothing
 }
 
+// A launch from an installed package is named by the program's innermost
+// line before it, then the package's frame, its path from the package down.
+TEST(CallSiteTest, LibraryLinesComeWithTheProgramsLineBeforeThem) {
+  Stacks s;
+  const uint32_t cudart = s.Module(1, "/x/libcudart.so.13");
+  const uint32_t launch = s.Native(cudart, "", 0x1376d);
+  const std::string torch = "/opt/venv/lib/python3.12/site-packages/torch/nn/modules/";
+  const uint32_t linear = s.Python("Linear.forward", torch + "linear.py", 134);
+  const uint32_t call_impl = s.Python("Module._call_impl", torch + "module.py", 1790);
+  const uint32_t user = s.Python("Net.forward", "/home/u/proj/model.py", 57);
+  const uint32_t script = s.Python("<module>", "/home/u/proj/train.py", 12);
+  const uint32_t thread = s.Python("Thread.run", "/usr/lib/python3.12/threading.py", 1010);
+  const uint32_t from_user = s.Stack({launch, linear, call_impl, user, script});
+  const uint32_t only_library = s.Stack({launch, linear, call_impl, thread});
+  const uint32_t user_first = s.Stack({launch, user, script});
+  CallSiteNamer namer(s.b.trace());
+  EXPECT_EQ(namer.Name(from_user),
+            "Net.forward (model.py:57) > Linear.forward (torch/nn/modules/linear.py:134)");
+  EXPECT_EQ(namer.Name(only_library), "Linear.forward (torch/nn/modules/linear.py:134)");
+  EXPECT_EQ(namer.Name(user_first), "Net.forward (/home/u/proj/model.py:57)");
+  // The standard library is a library too; --site-library-files replaces the rule.
+  const uint32_t stdlib = s.Stack({launch, thread, script});
+  EXPECT_EQ(namer.Name(stdlib), "<module> (train.py:12) > Thread.run (threading.py:1010)");
+  CallSiteRules none;
+  none.library_files = "^$";
+  EXPECT_EQ(CallSiteNamer(s.b.trace(), none).Name(from_user),
+            "Linear.forward (" + torch + "linear.py:134)");
+  none.library_files = "(site-packages";
+  Status bad = ValidateCallSiteRules(none);
+  EXPECT_FALSE(bad.ok());
+  EXPECT_NE(bad.message().find("library files"), std::string::npos) << bad.message();
+}
+
 std::string Example(const char* name) {
   const char* src = std::getenv("TS_SOURCE_DIR");
   return std::string(src ? src : ".") + "/examples/traces/" + name;
@@ -117,7 +150,10 @@ TEST(CallSiteTest, RealTransformerTraceNamesCodeEverywhere) {
     EXPECT_EQ(s.name.find("+0x"), std::string::npos) << s.name;
     EXPECT_NE(s.name, "(no stack)");
     autograd_node |= s.name == "autograd backward: AddmmBackward0";
-    python_line |= s.name.rfind("Linear.forward (", 0) == 0;
+    // The script's line first, then the torch frame it reached.
+    python_line |= s.name ==
+                   "main.<locals>.step (torch_transformer_train.py:36) > Linear.forward "
+                   "(torch/nn/modules/linear.py:134)";
   }
   EXPECT_EQ(kernels, r.kernel_count);
   EXPECT_TRUE(autograd_node);

@@ -126,6 +126,13 @@ struct CallSiteRules {
       R"(Kernel|User)|)"
       R"(cu(Launch|Memcpy|Memset|Mem|Graph|Stream|Event|Ctx|Module|Func|Device|Init|Get|Link|)"
       R"(Library|Kernel|Array|Tex|Surf|Occupancy|Pointer|Profiler|Ipc|External|Import)))";
+  // Python files of installed packages and of the standard library: when
+  // the innermost Python frame of a launch is in one of them, its call site
+  // also names the innermost frame outside them (the program's own line),
+  // "forward (model.py:57) > Linear.forward (torch/nn/modules/linear.py:134)",
+  // and such paths are shown from the package down.
+  std::string library_files =
+      R"((/site-packages/|/dist-packages/|/lib(64)?/python3\.[0-9]+/|^<frozen ))";
 };
 
 // InvalidArgument naming the rule whose regex does not compile.
