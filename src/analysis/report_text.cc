@@ -33,13 +33,26 @@ std::string Cut(const std::string& name, size_t n) {
   return s.size() <= n ? s : s.substr(0, n - 3) + "...";
 }
 
-// A call site, shortened in the middle: "the program's line > the library
-// frame" keeps both ends (the library's file and line are at the end).
-std::string CutMiddle(const std::string& name, size_t n) {
-  std::string s = Printable(name);
+// Shortened in the middle to n characters: both ends stay.
+std::string CutMiddle(const std::string& s, size_t n) {
   if (s.size() <= n) return s;
   const size_t head = (n - 3) / 2;
   return s.substr(0, head) + "..." + s.substr(s.size() - (n - 3 - head));
+}
+
+// A call site: "the program's line > the library frame" is shortened in the
+// middle of each part, so both files and lines (at the parts' ends) stay.
+std::string CutCallSite(const std::string& name, size_t n) {
+  const std::string s = Printable(name);
+  const size_t sep = s.find(" > ");
+  if (s.size() <= n || sep == std::string::npos) return CutMiddle(s, n);
+  const std::string a = s.substr(0, sep), b = s.substr(sep + 3);
+  const size_t room = n - 3;
+  // A part that fits in half keeps all of it; the other takes the rest.
+  const size_t a_room = b.size() <= room / 2   ? room - b.size()
+                        : a.size() <= room / 2 ? a.size()
+                                               : room / 2;
+  return CutMiddle(a, a_room) + " > " + CutMiddle(b, room - a_room);
 }
 
 std::string D(uint64_t ns) { return HumanDuration(ns); }
@@ -55,7 +68,7 @@ void StatsTable(Printer& p, const char* title, const std::vector<NamedStats>& ro
     p("  %7.1f%% %8llu %12s %11s %11s %11s %11s  %s\n", rows[i].share, U(s.count),
       D(s.total_ns).c_str(), D(s.mean_ns).c_str(), D(s.p50_ns).c_str(), D(s.p95_ns).c_str(),
       D(s.max_ns).c_str(),
-      (call_sites ? CutMiddle(rows[i].name, 100) : Cut(rows[i].name, 90)).c_str());
+      (call_sites ? CutCallSite(rows[i].name, 100) : Cut(rows[i].name, 90)).c_str());
   }
   if (rows.size() > top) p("  ... %zu more (use --top N)\n", rows.size() - top);
 }

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <sstream>
 
 #include "test_traces.h"
 #include "tracesmith/model/stack_builder.h"
@@ -121,6 +122,27 @@ TEST(CallSiteTest, LibraryLinesComeWithTheProgramsLineBeforeThem) {
   Status bad = ValidateCallSiteRules(none);
   EXPECT_FALSE(bad.ok());
   EXPECT_NE(bad.message().find("library files"), std::string::npos) << bad.message();
+}
+
+// The text report cuts a long call site in the middle, so that the program's
+// line (first) and the library's file and line (last) both stay; kernel
+// names are cut at the end as before.
+TEST(CallSiteTest, TextTableKeepsBothEndsOfALongCallSite) {
+  AnalysisReport r;
+  const std::string site =
+      "main.<locals>.train_one_epoch (my_training_script_v2.py:36) > "
+      "_in_projection_packed (torch/nn/functional.py:5836)";
+  ASSERT_GT(site.size(), 100u);
+  r.call_sites.push_back(NamedStats{site, {}, 100});
+  r.kernels.push_back(NamedStats{std::string(120, 'k'), {}, 100});
+  std::ostringstream out;
+  WriteTextReport(r, AnalyzeOptions{}, out);
+  const std::string text = out.str();
+  EXPECT_NE(text.find("  main.<locals>.train_on...aining_script_v2.py:36) > "
+                      "_in_projection_packed (.../nn/functional.py:5836)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find(std::string(87, 'k') + "...\n"), std::string::npos);
 }
 
 std::string Example(const char* name) {
