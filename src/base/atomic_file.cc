@@ -11,6 +11,8 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 
 namespace tracesmith {
 namespace {
@@ -220,6 +222,23 @@ void InstallTempFileCleanupOnSignals() {
     sigemptyset(&sa.sa_mask);
     ::sigaction(sig, &sa, nullptr);
   }
+}
+
+StatusOr<uint64_t> WriteFileAtomically(const std::string& target,
+                                       std::span<const std::string> inputs,
+                                       const std::function<Status(std::ostream&)>& write) {
+  ASSIGN_OR_RETURN(std::unique_ptr<AtomicFile> dest, AtomicFile::Create(target, inputs));
+  RETURN_IF_ERROR(dest->CloseFd());
+  std::ofstream file(dest->temp_path(), std::ios::trunc | std::ios::binary);
+  if (!file) return IoError(dest->temp_path() + ": cannot open for writing");
+  RETURN_IF_ERROR(write(file));
+  file.close();
+  if (!file) return IoError(target + ": write failed");
+  std::error_code ec;
+  const uint64_t bytes = std::filesystem::file_size(dest->temp_path(), ec);
+  if (ec) return IoError(dest->temp_path() + ": " + ec.message());
+  RETURN_IF_ERROR(dest->Commit());
+  return bytes;
 }
 
 }  // namespace tracesmith

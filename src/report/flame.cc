@@ -1,8 +1,6 @@
 #include "tracesmith/report/flame.h"
 
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <set>
@@ -162,20 +160,14 @@ StatusOr<FoldedFileStats> WriteFoldedFile(const std::string& sbt_path, const std
   ASSIGN_OR_RETURN(FoldedStacks folded, FoldStacksOfFile(sbt_path, weight, &read));
   if (refuse_damaged_input) RETURN_IF_ERROR(read.DamageStatus(sbt_path));
   if (damage) *damage = read;
-  // Written beside `out_path` and renamed over it when complete (base/atomic_file.h).
-  ASSIGN_OR_RETURN(std::unique_ptr<AtomicFile> dest, AtomicFile::Create(out_path, inputs));
-  RETURN_IF_ERROR(dest->CloseFd());
-  std::ofstream file(dest->temp_path(), std::ios::trunc | std::ios::binary);
-  if (!file) return IoError(dest->temp_path() + ": cannot open for writing");
-  WriteFolded(folded, file);
-  file.close();
-  if (!file) return IoError(out_path + ": write failed");
   FoldedFileStats stats;
-  stats.bytes = uint64_t(std::filesystem::file_size(dest->temp_path()));
+  ASSIGN_OR_RETURN(stats.bytes, WriteFileAtomically(out_path, inputs, [&](std::ostream& file) {
+                     WriteFolded(folded, file);
+                     return OkStatus();
+                   }));
   stats.lines = folded.lines.size();
   stats.total = folded.total;
   stats.ops = folded.ops;
-  RETURN_IF_ERROR(dest->Commit());
   return stats;
 }
 

@@ -3,8 +3,6 @@
 // as JSON blocks in one HTML file with the page's own style and script.
 #include "tracesmith/report/html_report.h"
 
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -287,15 +285,10 @@ StatusOr<HtmlReportSummary> WriteHtmlReport(const std::string& path, const std::
   RETURN_IF_ERROR(CheckOutputPath(out_path, inputs));
   HtmlReportSummary summary;
   ASSIGN_OR_RETURN(std::string html, BuildHtmlReport(path, source, options, &summary, damage));
-  // Written beside `out_path` and renamed over it when complete (base/atomic_file.h).
-  ASSIGN_OR_RETURN(std::unique_ptr<AtomicFile> dest, AtomicFile::Create(out_path, inputs));
-  RETURN_IF_ERROR(dest->CloseFd());
-  std::ofstream file(dest->temp_path(), std::ios::trunc | std::ios::binary);
-  if (!file) return IoError(dest->temp_path() + ": cannot open for writing");
-  file.write(html.data(), std::streamsize(html.size()));
-  file.close();
-  if (!file) return IoError(out_path + ": write failed");
-  RETURN_IF_ERROR(dest->Commit());
+  RETURN_IF_ERROR(WriteFileAtomically(out_path, inputs, [&](std::ostream& file) {
+                    file.write(html.data(), std::streamsize(html.size()));
+                    return OkStatus();
+                  }).status());
   return summary;
 }
 

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <ostream>
 #include <string>
 
 #include "testing/temp_dir.h"
@@ -66,6 +67,28 @@ TEST(AtomicFileTest, WithoutCommitTheTargetIsUntouchedAndTheTempFileGone) {
     (*f)->Discard();
   }
   EXPECT_EQ(dir.List(), std::vector<std::string>{"out.sqlite"});
+}
+
+// WriteFileAtomically: the stream's bytes replace the target and their size
+// is returned; a writer that fails leaves the target and no temporary file.
+TEST(AtomicFileTest, WriteFileAtomicallyReplacesOnlyWhenTheWriterSucceeds) {
+  TempDir dir;
+  const std::string target = dir / "out.folded";
+  ASSERT_TRUE(WriteStringToFile(target, "old").ok());
+  auto bytes = WriteFileAtomically(target, {}, [](std::ostream& out) {
+    out << "main;k 42\n";
+    return OkStatus();
+  });
+  ASSERT_TRUE(bytes.ok()) << bytes.status().ToString();
+  EXPECT_EQ(*bytes, 10u);
+  EXPECT_EQ(Read(target), "main;k 42\n");
+  auto failed = WriteFileAtomically(target, {}, [](std::ostream& out) {
+    out << "partial";
+    return InvalidArgument("the writer gave up");
+  });
+  EXPECT_EQ(failed.status().message(), "the writer gave up");
+  EXPECT_EQ(Read(target), "main;k 42\n");
+  EXPECT_EQ(dir.List(), std::vector<std::string>{"out.folded"});
 }
 
 TEST(AtomicFileTest, RefusesWhatIsNotARegularFile) {

@@ -15,6 +15,8 @@
 // links too) as one of the writer's inputs.
 #pragma once
 
+#include <functional>
+#include <iosfwd>
 #include <memory>
 #include <span>
 #include <string>
@@ -40,6 +42,13 @@ Status CheckOutputFile(const std::string& out, std::span<const std::string> inpu
 // its directory, O_EXCL, mode 0644 less the umask) and returns its name; its
 // descriptor goes to *fd, or is closed when fd is null.
 StatusOr<std::string> CreateFileBeside(const std::string& path, const char* tag, int* fd = nullptr);
+
+// A file written whole through AtomicFile: `write` fills a stream opened on
+// the temporary file; the target is replaced only when `write` returned OK
+// and every byte reached the file. Returns the file's size in bytes.
+StatusOr<uint64_t> WriteFileAtomically(const std::string& target,
+                                       std::span<const std::string> inputs,
+                                       const std::function<Status(std::ostream&)>& write);
 
 class AtomicFile {
  public:
