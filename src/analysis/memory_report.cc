@@ -21,6 +21,8 @@ struct KeyPass1 {
 
 struct OwnerState {
   uint64_t live = 0, peak = 0, peak_ns = 0, first_ns = 0;
+  std::vector<uint64_t> bins;  // max live bytes per bin
+  size_t next_bin = 0;         // bins before this are final
 };
 
 struct KeyPass2 {
@@ -324,6 +326,11 @@ Status BuildMemoryReport(const std::string& path, const MemoryReportOptions& o, 
         k.bins[bin] = std::max(k.bins[bin], k.live);
         auto owner_add = [&](const Allocation& a, bool add) {
           OwnerState& os = k.owners[names.Owner(a)];
+          if (os.bins.empty()) os.bins.assign(nbins, 0);
+          // The bytes carried into this bin count for it too.
+          for (; os.next_bin <= bin; ++os.next_bin)
+            os.bins[os.next_bin] = std::max(os.bins[os.next_bin], os.live);
+          os.next_bin = bin;
           if (add) {
             if (os.live == 0 && os.peak == 0) os.first_ns = rel(a.alloc_ns);
             os.live += a.bytes;
@@ -331,6 +338,7 @@ Status BuildMemoryReport(const std::string& path, const MemoryReportOptions& o, 
           } else {
             os.live -= std::min(os.live, a.bytes);
           }
+          os.bins[bin] = std::max(os.bins[bin], os.live);
         };
         auto graph_pool = [&](const Allocation& a, bool add) {
           if (!captures.Contains(c.key.pid, a.alloc_ns)) return;
@@ -453,11 +461,14 @@ Status BuildMemoryReport(const std::string& path, const MemoryReportOptions& o, 
     k.graph_pool_end_bytes = k2.graph_live;
     k.graph_pool_end_count = graph_end_count[key];
     k.summary = Summarize(k.bins, r->duration_ns, k.peak_bytes);
-    for (const auto& [owner, os] : k2.owners) {
+    for (auto& [owner, os] : k2.owners) {
       if (os.peak == 0) continue;
       auto since = held_since.find({key, owner});
+      for (; os.next_bin < nbins; ++os.next_bin)
+        os.bins[os.next_bin] = std::max(os.bins[os.next_bin], os.live);
       k.owners.push_back({names.OwnerName(owner), names.Library(owner), os.peak, os.peak_ns,
-                          os.live, os.first_ns, since == held_since.end() ? 0 : since->second});
+                          os.live, os.first_ns, since == held_since.end() ? 0 : since->second,
+                          std::move(os.bins)});
     }
     SortDesc(&k.owners, [](const OwnerPeak& x) { return x.peak_bytes; });
     k.end_bytes = t.live_bytes;

@@ -13,7 +13,6 @@
 #include "tracesmith/analysis/memory_report.h"
 #include "tracesmith/base/atomic_file.h"
 #include "tracesmith/model/process_rank.h"
-#include "tracesmith/report/memory_owners.h"
 #include "tracesmith/report/timeline_bins.h"
 
 namespace tracesmith::report {
@@ -159,13 +158,12 @@ StatusOr<std::string> BuildHtmlReport(const std::string& path, const std::string
   if (!memory.keys.empty()) {
     analysis::WriteMemoryJson(memory, memory_json);
     // The owners' series on the memory report's bins (8 owners a chart at most).
-    ASSIGN_OR_RETURN(std::vector<KeyOwnerSeries> series,
-                     ComputeOwnerSeries(path, trace.meta(), memory.start_ns, memory.duration_ns,
-                                        analysis::MemoryReportOptions{}.bins, 8));
-    for (const KeyOwnerSeries& k : series) {
+    for (const analysis::MemoryKeyReport& k : memory.keys) {
       Json owners = Json::array();
-      for (const OwnerSeries& o : k.owners)
-        owners.push_back({{"owner", o.owner}, {"peak_bytes", o.peak_bytes}, {"bins", o.bins}});
+      for (size_t i = 0; i < k.owners.size() && i < 8; ++i)
+        owners.push_back({{"owner", k.owners[i].owner},
+                          {"peak_bytes", k.owners[i].peak_bytes},
+                          {"bins", k.owners[i].bins}});
       owner_series.push_back({{"pid", k.key.pid},
                               {"device_id", k.key.device_id},
                               {"space", analysis::MemorySpaceName(k.key.space)},

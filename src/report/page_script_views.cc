@@ -139,7 +139,7 @@ TS.memory = function (M, P) {
       return pts;
     }
     const pts = steps(bins);
-    // The owners' series on the same bins (report/memory_owners.h), when computed.
+    // The owners' series on the same bins (the memory report's OwnerPeak::bins).
     const series = ((P && P.memory_owners) || []).find(function (s) {
       return s.pid === k.pid && s.device_id === k.device_id && s.space === k.space;
     });

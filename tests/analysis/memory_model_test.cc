@@ -347,6 +347,40 @@ TEST(MemoryReportTest, ATraceWithoutAllocationsSaysSo) {
   EXPECT_NE(text.str().find("No allocations in this trace"), std::string::npos);
 }
 
+// Each owner's live bytes per bin (the report's memory chart), the bytes
+// carried into a bin counted for it. The trace spans [1000, 1100] (a kernel
+// starts it), 4 bins: ts 1000-1025, 1026-1050, 1051-1075, 1076-1100.
+TEST(MemoryReportTest, OwnersLiveBytesPerBinIncludeWhatIsCarriedIn) {
+  testing::StackMaker s;
+  const uint32_t cudart = s.Module("/usr/lib/libcudart.so.13");
+  const uint32_t c10 = s.Module("/torch/lib/libc10_cuda.so");
+  const uint32_t nccl = s.Module("/nvidia/nccl/lib/libnccl.so.2");
+  const uint32_t torch_stack = s.Stack({s.Native(cudart, "cudaMalloc"), s.Native(c10, "malloc")});
+  const uint32_t nccl_stack = s.Stack({s.Native(cudart, "cudaMalloc"), s.Native(nccl, "init")});
+  s.b.Kernel("k", 0, 1, 1000, 1001);
+  auto& rows = s.b.trace().Rows<model::MemoryEvent>();
+  const uint8_t dev = model::kMemDevice;
+  rows.push_back(Ev(1010, model::kMemoryAlloc, 0x1000, 100, 1, 0, dev, torch_stack));
+  rows.push_back(Ev(1020, model::kMemoryAlloc, 0x2000, 50, 1, 0, dev, nccl_stack));
+  rows.push_back(Ev(1030, model::kMemoryAlloc, 0x3000, 30, 1, 0, dev, torch_stack));
+  rows.push_back(Ev(1040, model::kMemoryFree, 0x3000, 0));
+  rows.push_back(Ev(1060, model::kMemoryFree, 0x1000, 0));
+  rows.push_back(Ev(1100, model::kMemoryFree, 0x2000, 0));
+  MemoryReportOptions o;
+  o.bins = 4;
+  const MemoryReport r = Build(s.b.trace(), o, 1000);
+  ASSERT_EQ(r.start_ns, 1000u);
+  ASSERT_EQ(r.duration_ns, 100u);
+  ASSERT_EQ(r.keys.size(), 1u);
+  const auto& owners = r.keys[0].owners;
+  ASSERT_EQ(owners.size(), 2u);
+  EXPECT_EQ(owners[0].owner, "PyTorch caching allocator");
+  EXPECT_EQ(owners[0].peak_bytes, 130u);
+  EXPECT_EQ(owners[0].bins, (std::vector<uint64_t>{100, 130, 100, 0}));
+  EXPECT_EQ(owners[1].owner, "NCCL");
+  EXPECT_EQ(owners[1].bins, (std::vector<uint64_t>{50, 50, 50, 50}));
+}
+
 TEST(MemoryReportTest, ABadAtTimeIsAnError) {
   ReportTrace rt;
   tracesmith::testing::TempPath path;

@@ -56,6 +56,10 @@ struct OwnerPeak {
   // The latest allocation among its blocks still live at the end: held from
   // then on (0 when nothing is live at the end).
   uint64_t held_since_ns = 0;
+  // Its max live bytes per bin, on the key's bins (MemoryKeyReport::bins),
+  // the bytes carried into a bin counted for it (the report's memory chart;
+  // not in `memory --json`).
+  std::vector<uint64_t> bins;
 };
 
 struct MemoryKeyReport {
