@@ -60,12 +60,11 @@ void Measure(const CompactTrace& t, StepReport* r) {
 
 }  // namespace
 
-// What a range name says about steps: 1 for torch.profiler's
-// "ProfilerStep#N", 2 for a program's own "step N" / "iteration N" style
-// ranges (step, Step, iter, iteration, then ' ', '#', '_' or ':' or
-// nothing, then the number, nothing after), 0 otherwise.
-int StepRangeKind(std::string_view name) {
-  if (name.starts_with("ProfilerStep#")) return 1;
+// A program's own "step N" / "iteration N" style ranges: step, Step, iter,
+// iteration, then ' ', '#', '_' or ':' or nothing, then the number, nothing
+// after.
+StepRange StepRangeKind(std::string_view name) {
+  if (name.starts_with("ProfilerStep#")) return StepRange::kProfilerStep;
   size_t i = 0;
   for (std::string_view p : {"iteration", "Iteration", "step", "Step", "iter", "Iter"}) {
     if (name.starts_with(p)) {
@@ -73,13 +72,13 @@ int StepRangeKind(std::string_view name) {
       break;
     }
   }
-  if (i == 0) return 0;
+  if (i == 0) return StepRange::kNone;
   if (i < name.size() && (name[i] == ' ' || name[i] == '#' || name[i] == '_' || name[i] == ':'))
     ++i;
-  if (i == name.size()) return 0;
+  if (i == name.size()) return StepRange::kNone;
   for (; i < name.size(); ++i)
-    if (name[i] < '0' || name[i] > '9') return 0;
-  return 2;
+    if (name[i] < '0' || name[i] > '9') return StepRange::kNone;
+  return StepRange::kProgram;
 }
 
 namespace {
@@ -87,7 +86,7 @@ namespace {
 // Steps from ranges of one kind (StepRangeKind): torch.profiler's first, then
 // the program's own.
 bool FromStepRanges(const CompactTrace& t, StepReport* r) {
-  for (int kind : {1, 2}) {
+  for (StepRange kind : {StepRange::kProfilerStep, StepRange::kProgram}) {
     // Kineto writes each step twice (a CPU user_annotation and a GPU one), and
     // every rank has its own: one range per step name, the earliest.
     std::map<std::string_view, Step> by_name;
@@ -104,7 +103,7 @@ bool FromStepRanges(const CompactTrace& t, StepReport* r) {
     }
     std::sort(r->steps.begin(), r->steps.end(),
               [](const Step& a, const Step& b) { return a.begin_ns < b.begin_ns; });
-    r->method = kind == 1 ? "ProfilerStep ranges" : "NVTX step ranges";
+    r->method = kind == StepRange::kProfilerStep ? "ProfilerStep ranges" : "NVTX step ranges";
     return true;
   }
   return false;

@@ -166,9 +166,9 @@ TEST(StepsTest, ProgramStepRangesBeforeTheKernelSequence) {
   EXPECT_EQ(r.steps[3].begin_ns, 3000u);
   EXPECT_EQ(r.steps[3].kernels, 4u);
   for (const char* name : {"iteration 1", "Step#2", "iter_3", "step:4", "step5"})
-    EXPECT_EQ(StepRangeKind(name), 2) << name;
+    EXPECT_EQ(StepRangeKind(name), StepRange::kProgram) << name;
   for (const char* name : {"step", "steps 3", "step 3a", "forward 3", "step 3 extra"})
-    EXPECT_EQ(StepRangeKind(name), 0) << name;
+    EXPECT_EQ(StepRangeKind(name), StepRange::kNone) << name;
 }
 
 }  // namespace

@@ -47,10 +47,11 @@ struct StepReport {
 // first step when they are at least half a period (the first iteration and its one-time work).
 StepReport DetectSteps(const CompactTrace& trace);
 
-// What an NVTX range's name says about steps: 1 = torch.profiler's
-// "ProfilerStep#N", 2 = a program's own step range ("step N", "Step#N",
-// "iteration N", "iter_N", "step:N": a number last, nothing after), 0 = not a step.
-int StepRangeKind(std::string_view name);
+// What an NVTX range's name says about steps: torch.profiler's
+// "ProfilerStep#N", a program's own step range ("step N", "Step#N",
+// "iteration N", "iter_N", "step:N": a number last, nothing after), or not a step.
+enum class StepRange { kNone, kProfilerStep, kProgram };
+StepRange StepRangeKind(std::string_view name);
 
 // "N" or "A:B" (1-based, inclusive) -> [first, last] step indexes (0-based),
 // checked against `count`.
