@@ -1,7 +1,6 @@
 // Text and JSON writers of the JobReport (job_report.h).
 #include <nlohmann/json.hpp>
 #include <ostream>
-#include <sstream>
 
 #include "tracesmith/analysis/job_report.h"
 #include "tracesmith/base/file_util.h"
@@ -195,16 +194,6 @@ void WriteJobJson(const JobReport& r, std::ostream& out) {
   j["warnings"] = r.warnings;
   j["left_out"] = r.left_out;
   out << j.dump(2) << "\n";
-}
-
-std::string WithRanksJson(const std::string& report_json, const JobReport& job) {
-  std::ostringstream ranks;
-  WriteJobJson(job, ranks);
-  const size_t close = report_json.rfind('}');
-  if (close == std::string::npos) return report_json;
-  std::string out = report_json.substr(0, close);
-  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
-  return out + ",\"ranks\":" + ranks.str() + "}\n";
 }
 
 }  // namespace tracesmith::analysis

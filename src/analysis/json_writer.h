@@ -58,6 +58,14 @@ class JsonWriter {
     out_ << buf;
     return *this;
   }
+  // A value that is already JSON text (another writer's document).
+  JsonWriter& Raw(std::string_view key, std::string_view json) {
+    Key(key);
+    after_key_ = false;
+    while (!json.empty() && (json.back() == '\n' || json.back() == ' ')) json.remove_suffix(1);
+    out_ << json;
+    return *this;
+  }
   JsonWriter& Bool(std::string_view key, bool v) {
     if (!key.empty())
       Key(key);

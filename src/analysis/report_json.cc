@@ -1,6 +1,9 @@
 // The --json form of the analysis report. All times are integer nanoseconds;
 // shares are percentages.
+#include <sstream>
+
 #include "json_writer.h"
+#include "tracesmith/analysis/job_report.h"
 #include "tracesmith/analysis/report.h"
 
 namespace tracesmith::analysis {
@@ -36,7 +39,7 @@ void Named(JsonWriter& j, std::string_view key, const std::vector<NamedStats>& r
 
 }  // namespace
 
-void WriteJsonReport(const AnalysisReport& r, std::ostream& out) {
+void WriteJsonReport(const AnalysisReport& r, std::ostream& out, const JobReport* job) {
   JsonWriter j(out);
   j.BeginObject().Str("source", r.source).UInt("events", r.events);
   j.BeginObject("window")
@@ -192,6 +195,11 @@ void WriteJsonReport(const AnalysisReport& r, std::ostream& out) {
       .UInt("processes_unaligned", r.compact.processes_unaligned)
       .UInt("events_ignored", r.compact.events_ignored)
       .EndObject();
+  if (job) {
+    std::ostringstream ranks;
+    WriteJobJson(*job, ranks);
+    j.Raw("ranks", ranks.str());
+  }
   j.EndObject();
 }
 

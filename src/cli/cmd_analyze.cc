@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <iostream>
 #include <optional>
-#include <sstream>
 
 #include "commands.h"
 #include "progress_line.h"
@@ -58,9 +57,7 @@ int RunAnalyze(const AnalyzeCliOptions& o) {
   if (!why.empty())
     std::fprintf(stderr, "tracesmith: warning: no cross-rank analysis: %s\n", why.c_str());
   if (o.json) {
-    std::ostringstream single;
-    analysis::WriteJsonReport(report, single);
-    std::cout << (job ? analysis::WithRanksJson(single.str(), *job) : single.str());
+    analysis::WriteJsonReport(report, std::cout, job ? &*job : nullptr);
   } else {
     analysis::WriteTextReport(report, o.report, std::cout);
     if (job) {

@@ -56,6 +56,7 @@ int RunReport(const ReportCliOptions& o) {
   options.load = o.load;
   options.timeline_bins = o.bins;
   options.flame_weight = *weight;
+  options.run_files = run->files();
   for (const std::string& name : o.run.names)
     options.input_names += (options.input_names.empty() ? "" : " ") + name;
   ProgressLine line("report", o.quiet);

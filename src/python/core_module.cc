@@ -318,12 +318,9 @@ py::tuple AnalyzeJson(const std::string& path, const std::string& from, const st
     if (st.ok()) {
       analysis::AnalysisReport report = analysis::BuildReport(trace, path, {});
       if (!steps.empty()) report.window_note = "steps " + steps + " of the Steps table";
-      analysis::WriteJsonReport(report, json);
       const std::vector<std::string> run = files.empty() ? std::vector<std::string>{path} : files;
-      if (auto job = analysis::JobReportOf(trace, run, {})) {
-        const std::string with = analysis::WithRanksJson(json.str(), *job);
-        json.str(with);
-      }
+      const auto job = analysis::JobReportOf(trace, run, {});
+      analysis::WriteJsonReport(report, json, job ? &*job : nullptr);
     }
   }
   if (!st.ok()) Raise(st);

@@ -5,11 +5,13 @@
 
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
 
 #include "page_assets.h"
 #include "tracesmith/analysis/capture_cost.h"
+#include "tracesmith/analysis/job_report.h"
 #include "tracesmith/analysis/memory_report.h"
 #include "tracesmith/base/atomic_file.h"
 #include "tracesmith/model/process_rank.h"
@@ -147,8 +149,13 @@ StatusOr<std::string> BuildHtmlReport(const std::string& path, const std::string
   RETURN_IF_ERROR(analysis::LoadCompactTrace(path, o.load, &trace, damage));
   analysis::AnalysisReport report = analysis::BuildReport(trace, source, o.sites);
   if (!o.load.steps.empty()) report.window_note = "steps " + o.load.steps + " of the Steps table";
+  // A trace of several processes of a job: the cross-rank report too, as
+  // `analyze --json` has it ("ranks"), read from the (merged) file.
+  const std::vector<std::string> files =
+      o.run_files.empty() ? std::vector<std::string>{path} : o.run_files;
+  const std::optional<analysis::JobReport> job = analysis::JobReportOf(trace, files, {});
   std::ostringstream analysis_json;
-  analysis::WriteJsonReport(report, analysis_json);
+  analysis::WriteJsonReport(report, analysis_json, job ? &*job : nullptr);
 
   Progress(o, 2, "building the memory model");
   analysis::MemoryReport memory;

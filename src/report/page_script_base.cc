@@ -99,7 +99,9 @@ TS.header = function (A, P) {
   let html = '<h1>TraceSmith report: ' + TS.esc(A.source) + '</h1><table class="kv">';
   rows.forEach(function (r) { html += '<tr><td>' + r[0] + '</td><td>' + r[1] + '</td></tr>'; });
   TS.set('ts-header', html + '</table>');
-  TS.set('findings-body', A.findings.length ? '<ul class="findings">' + A.findings.map(function (f) {
+  // A job's cross-rank findings (stragglers, waiting, step variance) first.
+  const findings = ((A.ranks && A.ranks.findings) || []).concat(A.findings);
+  TS.set('findings-body', findings.length ? '<ul class="findings">' + findings.map(function (f) {
     return '<li>' + TS.esc(f) + '</li>';
   }).join('') + '</ul>' : '<p class="empty">No findings.</p>');
 };

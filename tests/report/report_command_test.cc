@@ -25,8 +25,8 @@ std::string Shipped(const std::string& name) {
   return std::string(src ? src : ".") + "/examples/traces/" + name + ".sbt";
 }
 
-nlohmann::json PageData(const std::string& html) {
-  const std::string open = "<script type=\"application/json\" id=\"ts-page\">";
+nlohmann::json PageData(const std::string& html, const std::string& id = "ts-page") {
+  const std::string open = "<script type=\"application/json\" id=\"" + id + "\">";
   const size_t begin = html.find(open) + open.size();
   return nlohmann::json::parse(html.substr(begin, html.find("</script>", begin) - begin));
 }
@@ -125,6 +125,15 @@ TEST(ReportCommand, ARunOfRanksHasOneTimelineGroupPerRank) {
   }
   EXPECT_EQ(ranks, (std::set<std::string>{"rank 0", "rank 1", "rank 2"}));
   EXPECT_EQ(page["meta"]["processes"].size(), 3u);
+  // The embedded report is `analyze --json` of the run, its cross-rank
+  // report ("ranks") included.
+  const nlohmann::json embedded = PageData(ReadOrMissing(dir / "run.html"), "ts-analysis");
+  Result cli = RunTracesmith("analyze --json " + (dir / "run.sbt"));
+  ASSERT_EQ(cli.status, 0) << cli.out;
+  const nlohmann::json analyzed = nlohmann::json::parse(cli.out.substr(cli.out.find('{')));
+  ASSERT_TRUE(embedded.contains("ranks"));
+  EXPECT_EQ(embedded["ranks"]["ranks"].size(), 3u);
+  EXPECT_EQ(embedded, analyzed);
 }
 
 }  // namespace

@@ -158,8 +158,5 @@ std::optional<JobReport> JobReportOf(const CompactTrace& trace, std::span<const 
 void WriteJobText(const JobReport& report, std::ostream& out);
 // One JSON object (the `ranks` object of `analyze --json`).
 void WriteJobJson(const JobReport& report, std::ostream& out);
-// `report_json` (one JSON object, analyze's report) with `"ranks": <job>`
-// appended as its last member.
-std::string WithRanksJson(const std::string& report_json, const JobReport& job);
 
 }  // namespace tracesmith::analysis

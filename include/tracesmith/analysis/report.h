@@ -23,6 +23,8 @@
 
 namespace tracesmith::analysis {
 
+struct JobReport;  // job_report.h
+
 struct DurationStats {
   uint64_t count = 0, total_ns = 0, mean_ns = 0, p50_ns = 0, p95_ns = 0, max_ns = 0;
 };
@@ -164,7 +166,9 @@ Status LoadCompactTrace(const std::string& path, const LoadOptions& options, Com
 Status ApplyRestrictions(const LoadOptions& options, CompactTrace* trace);
 
 void WriteTextReport(const AnalysisReport& r, const AnalyzeOptions& o, std::ostream& out);
-void WriteJsonReport(const AnalysisReport& r, std::ostream& out);
+// With `job` (JobReportOf: the trace holds several processes of a job), its
+// cross-rank report is the document's last member, "ranks".
+void WriteJsonReport(const AnalysisReport& r, std::ostream& out, const JobReport* job = nullptr);
 
 // "12.5%" of part/whole (0 when whole is 0).
 double Percent(uint64_t part, uint64_t whole);

@@ -5,7 +5,8 @@
 // flame graph.
 //
 // One source of truth: the page embeds the `analyze --json` report of the
-// same window (analysis::WriteJsonReport, byte for byte) and, when the trace
+// same window (analysis::WriteJsonReport, byte for byte; a job's cross-rank
+// report, "ranks", included, whose findings the page lists first) and, when the trace
 // has allocations, the `memory --json` report; the page's script renders
 // from them plus the aggregates only the page needs (timeline bins, the
 // flame tree, the header's metadata). Every script, style and datum is
@@ -17,6 +18,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "tracesmith/analysis/report.h"
 #include "tracesmith/base/status.h"
@@ -36,6 +38,9 @@ struct HtmlReportOptions {
   // And at most about this many boxes (the page's flame data stays near
   // 1 MB whatever the number of distinct stacks).
   size_t flame_max_nodes = 20000;
+  // The run's per-process traces when `path` merges several (as `analyze`
+  // reads them for the cross-rank report); empty: `path` itself.
+  std::vector<std::string> run_files;
   // The trace as the user named it (files, a directory, a capture stem), for
   // the page's hint to export it for Perfetto; empty: the page's source.
   std::string input_names;
