@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# The README's second command (and CI's): installs dependencies, builds and
-# runs every test twice — a release build and an AddressSanitizer+UBSan
-# build — then runs each fuzzer for a bounded time. GPU tests skip visibly
-# on machines without a GPU; run scripts/gpu-check.sh on a GPU machine.
+# The README's second command (and CI's): installs dependencies, checks the
+# module layering (scripts/check-layering.py, the table in docs/architecture.md),
+# builds and runs every test twice — a release build and an
+# AddressSanitizer+UBSan build — then runs each fuzzer for a bounded time.
+# GPU tests skip visibly on machines without a GPU; run scripts/gpu-check.sh
+# on a GPU machine.
 #   FUZZ_SECONDS=N   seconds per fuzzer (default 60; 0 skips fuzzing)
 #   SKIP_ASAN=1      skip the sanitizer build (local iteration only)
 # The sanitizer build compiles with -Wno-error: GCC 12 reports false positives
@@ -13,6 +15,9 @@ JOBS=${JOBS:-$(nproc)}
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 
 scripts/install-deps.sh
+
+echo "=== layering (docs/architecture.md) ==="
+python3 scripts/check-layering.py
 
 run_suite() {  # preset
   echo "=== build + test: $1 ==="
