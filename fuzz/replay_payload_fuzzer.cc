@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <span>
 
-#include "tracesmith/format/sbt_reader.h"
 #include "tracesmith/format/replay_payload.h"
+#include "tracesmith/format/sbt_reader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace tracesmith;

@@ -1,8 +1,8 @@
 // Launches K kernels then ends abnormally, for the "always a readable file" tests.
 // Usage: crash <sigterm|abort|segv|kill|exit> [K=100]
+#include <unistd.h>
 #include <csignal>
 #include <cstring>
-#include <unistd.h>
 
 #include "check.h"
 

@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "tracesmith/base/file_util.h"
-#include "tracesmith/replay/gpu_replayer.h"
 #include "tracesmith/format/replay_payload.h"
+#include "tracesmith/replay/gpu_replayer.h"
 
 namespace {
 

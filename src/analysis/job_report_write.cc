@@ -28,7 +28,8 @@ void WriteJobText(const JobReport& r, std::ostream& out) {
       "within ±%s of each other (NTP)\n",
       r.hosts.empty() ? "(none)" : r.hosts[0].name.c_str(),
       HumanDuration(r.clock_options.ntp_bound_ns).c_str());
-  out << StrFormat("  %-28s %-30s %22s %14s %12s\n", "rank", "method", "offset (s)", "bound", "drift");
+  out << StrFormat("  %-28s %-30s %22s %14s %12s\n", "rank", "method", "offset (s)", "bound",
+                   "drift");
   for (const RankReport& rr : r.ranks) {
     const ProcessClock& c = rr.clock;
     std::string method = ClockMethodName(c.method);

@@ -33,9 +33,8 @@ uint32_t Crc32cPortable(const uint8_t* p, size_t n, uint32_t crc) {
     uint64_t v;
     std::memcpy(&v, p, 8);
     v ^= crc;
-    crc = t[7][v & 0xff] ^ t[6][(v >> 8) & 0xff] ^ t[5][(v >> 16) & 0xff] ^
-          t[4][(v >> 24) & 0xff] ^ t[3][(v >> 32) & 0xff] ^ t[2][(v >> 40) & 0xff] ^
-          t[1][(v >> 48) & 0xff] ^ t[0][v >> 56];
+    crc = t[7][v & 0xff] ^ t[6][(v >> 8) & 0xff] ^ t[5][(v >> 16) & 0xff] ^ t[4][(v >> 24) & 0xff] ^
+          t[3][(v >> 32) & 0xff] ^ t[2][(v >> 40) & 0xff] ^ t[1][(v >> 48) & 0xff] ^ t[0][v >> 56];
     p += 8;
     n -= 8;
   }

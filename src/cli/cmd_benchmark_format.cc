@@ -2,8 +2,8 @@
 // synthetic trace (model/synthetic.h). Times are medians of repeated runs.
 #include <unistd.h>
 
-#include <algorithm>
 #include <time.h>
+#include <algorithm>
 
 #include <chrono>
 #include <cstdio>

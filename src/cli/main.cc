@@ -7,8 +7,9 @@
 
 int main(int argc, char** argv) {
   using namespace tracesmith::cli;
-  CLI::App app{"TraceSmith: GPU profiling and replay for CUDA programs.\n"
-               "Run 'tracesmith <command> --help' for a command's options."};
+  CLI::App app{
+      "TraceSmith: GPU profiling and replay for CUDA programs.\n"
+      "Run 'tracesmith <command> --help' for a command's options."};
   app.name("tracesmith");
   app.require_subcommand(1);
   app.fallthrough(false);

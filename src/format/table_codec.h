@@ -31,8 +31,10 @@ constexpr size_t NumDataFields() {
 
 // Points s->column_ptrs at `count` columns of n values (zeroed when asked).
 inline uint64_t* const* PrepareColumns(CodecScratch* s, size_t count, size_t n, bool zero) {
-  if (zero) s->columns.assign(count * n, 0);
-  else s->columns.resize(count * n);
+  if (zero)
+    s->columns.assign(count * n, 0);
+  else
+    s->columns.resize(count * n);
   s->column_ptrs.resize(count);
   for (size_t c = 0; c < count; ++c) s->column_ptrs[c] = s->columns.data() + c * n;
   return s->column_ptrs.data();
@@ -138,7 +140,8 @@ Status DecodeTable(ByteCursor* in, std::vector<T>* out, CodecScratch* s) {
     }
     RETURN_IF_ERROR(DecodeColumn(in, dict_size, s->values.data()));
     ApplyRoleDecode(model::FieldRole::kDelta, nullptr, nullptr, 0, s->values.data(), dict_size);
-    ScatterField(dict.data(), sizeof(Key), dict_size, Traits::kAllConfigFields[f], s->values.data());
+    ScatterField(dict.data(), sizeof(Key), dict_size, Traits::kAllConfigFields[f],
+                 s->values.data());
   }
   s->dict_index.resize(n);
   RETURN_IF_ERROR(DecodeColumn(in, n, s->values.data()));

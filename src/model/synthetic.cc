@@ -7,8 +7,8 @@
 namespace tracesmith::model {
 namespace {
 
-const char* const kFamilies[] = {"gemm_tn", "gemm_nn", "layer_norm_fwd", "layer_norm_bwd",
-                                 "gelu_fwd", "gelu_bwd", "softmax", "adamw_step",
+const char* const kFamilies[] = {"gemm_tn",    "gemm_nn",        "layer_norm_fwd", "layer_norm_bwd",
+                                 "gelu_fwd",   "gelu_bwd",       "softmax",        "adamw_step",
                                  "reduce_sum", "elementwise_add"};
 
 }  // namespace
@@ -21,11 +21,10 @@ SyntheticTraceGenerator::SyntheticTraceGenerator(const SyntheticOptions& options
   std::lognormal_distribution<double> dur(std::log(20000.0), 1.2);  // ~20 us median
   for (uint32_t i = 0; i < options_.kernel_names; ++i) {
     std::string family = kFamilies[i % std::size(kFamilies)];
-    std::string demangled = "void " + family + "_kernel<" + std::to_string(64 << (i % 3)) +
-                            ", " + std::to_string(i) + ">(float*, float const*, int)";
+    std::string demangled = "void " + family + "_kernel<" + std::to_string(64 << (i % 3)) + ", " +
+                            std::to_string(i) + ">(float*, float const*, int)";
     std::string mangled = "_Z" + std::to_string(family.size() + 7) + family + "_kernelILi" +
-                          std::to_string(64 << (i % 3)) + "ELi" + std::to_string(i) +
-                          "EEvPfPKfi";
+                          std::to_string(64 << (i % 3)) + "ELi" + std::to_string(i) + "EEvPfPKfi";
     KernelShape s;
     s.name_id = strings_.Intern(mangled);
     s.demangled_id = strings_.Intern(demangled);
@@ -68,9 +67,11 @@ bool SyntheticTraceGenerator::Next(Trace* batch, uint64_t max_kernels) {
     batch->Rows<Process>().push_back(
         Process{.pid = pid, .name_id = process_name_, .start_ns = host_ns_});
     batch->Rows<Thread>().push_back(Thread{.tid = tid, .pid = pid});
-    batch->Rows<ClockAnchor>().push_back(
-        ClockAnchor{.gpu_ns = host_ns_, .realtime_ns = host_ns_, .monotonic_ns = host_ns_,
-                    .pid = pid, .phase = kClockStart});
+    batch->Rows<ClockAnchor>().push_back(ClockAnchor{.gpu_ns = host_ns_,
+                                                     .realtime_ns = host_ns_,
+                                                     .monotonic_ns = host_ns_,
+                                                     .pid = pid,
+                                                     .phase = kClockStart});
   }
   // Distributions chosen to resemble eager PyTorch on an H100: launch calls
   // take ~3 us with 1% slow outliers, Python spends ~4 us between launches,
@@ -205,9 +206,11 @@ bool SyntheticTraceGenerator::Next(Trace* batch, uint64_t max_kernels) {
     if (options_.nvtx_every) {
       if (emitted_ % options_.nvtx_every == 0) nvtx_start_ = api.start_ns;
       if (emitted_ % options_.nvtx_every == options_.nvtx_every - 1)
-        batch->Rows<NvtxRangeEvent>().push_back(NvtxRangeEvent{
-            .start_ns = nvtx_start_, .end_ns = host_ns_, .pid = pid, .tid = tid,
-            .name_id = nvtx_name_});
+        batch->Rows<NvtxRangeEvent>().push_back(NvtxRangeEvent{.start_ns = nvtx_start_,
+                                                               .end_ns = host_ns_,
+                                                               .pid = pid,
+                                                               .tid = tid,
+                                                               .name_id = nvtx_name_});
     }
   }
   return true;

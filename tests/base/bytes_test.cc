@@ -9,8 +9,8 @@ namespace tracesmith {
 namespace {
 
 TEST(BytesTest, VarintRoundTripAndSizes) {
-  const uint64_t values[] = {0, 1, 127, 128, 300, 16383, 16384, 1ull << 32,
-                             std::numeric_limits<uint64_t>::max()};
+  const uint64_t values[] = {
+      0, 1, 127, 128, 300, 16383, 16384, 1ull << 32, std::numeric_limits<uint64_t>::max()};
   const size_t sizes[] = {1, 1, 1, 2, 2, 2, 3, 5, 10};
   for (size_t i = 0; i < std::size(values); ++i) {
     ByteWriter w;

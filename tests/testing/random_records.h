@@ -13,9 +13,15 @@ inline uint64_t RandomBits(std::mt19937_64& rng, const model::FieldDesc& f) {
   // Mix small values (the common case the codec optimises) with extremes.
   uint64_t v;
   switch (rng() % 4) {
-    case 0: v = rng() % 4; break;
-    case 1: v = rng() % 100000; break;
-    default: v = rng(); break;
+    case 0:
+      v = rng() % 4;
+      break;
+    case 1:
+      v = rng() % 100000;
+      break;
+    default:
+      v = rng();
+      break;
   }
   if (f.type == model::FieldType::kF64) {
     double d = static_cast<double>(static_cast<int64_t>(rng() % 2000001) - 1000000) / 7.0;
@@ -39,7 +45,8 @@ T RandomRecord(std::mt19937_64& rng) {
 inline model::Trace RandomTrace(uint64_t seed, size_t rows_per_kind) {
   std::mt19937_64 rng(seed);
   model::Trace t;
-  for (int i = 0; i < 20; ++i) t.strings.Intern("string_" + std::to_string(rng() % 1000) + "_" + std::to_string(i));
+  for (int i = 0; i < 20; ++i)
+    t.strings.Intern("string_" + std::to_string(rng() % 1000) + "_" + std::to_string(i));
   model::ForEachRecordType([&]<typename T>() {
     std::vector<T> pool;
     for (int i = 0; i < 5; ++i) pool.push_back(RandomRecord<T>(rng));

@@ -13,13 +13,13 @@ namespace tracesmith {
 
 enum class StatusCode : int {
   kOk = 0,
-  kInvalidArgument,   // bad user input (flags, regexes, ranges)
-  kNotFound,          // file, device or symbol absent
-  kDataLoss,          // corrupt or truncated input
-  kUnimplemented,     // e.g. newer SBT major version
-  kFailedPrecondition,// e.g. no GPU, CUPTI already in use
-  kIoError,           // read/write/open failed
-  kInternal,          // a bug in TraceSmith
+  kInvalidArgument,     // bad user input (flags, regexes, ranges)
+  kNotFound,            // file, device or symbol absent
+  kDataLoss,            // corrupt or truncated input
+  kUnimplemented,       // e.g. newer SBT major version
+  kFailedPrecondition,  // e.g. no GPU, CUPTI already in use
+  kIoError,             // read/write/open failed
+  kInternal,            // a bug in TraceSmith
 };
 
 const char* StatusCodeName(StatusCode code);
@@ -77,10 +77,10 @@ class [[nodiscard]] StatusOr {
 #define TS_CONCAT_INNER(a, b) a##b
 #define TS_CONCAT(a, b) TS_CONCAT_INNER(a, b)
 
-#define RETURN_IF_ERROR(expr)                          \
-  do {                                                 \
-    ::tracesmith::Status ts_status_ = (expr);          \
-    if (!ts_status_.ok()) return ts_status_;           \
+#define RETURN_IF_ERROR(expr)                 \
+  do {                                        \
+    ::tracesmith::Status ts_status_ = (expr); \
+    if (!ts_status_.ok()) return ts_status_;  \
   } while (0)
 
 #define ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \

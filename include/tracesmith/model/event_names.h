@@ -27,13 +27,17 @@ std::string EventName(const Trace& trace, const DropEvent& e);
 // Device and stream of an event, or -1 when the kind has none.
 template <typename T>
 int64_t EventDevice(const T& e) {
-  if constexpr (requires { e.device_id; }) return e.device_id;
-  else return -1;
+  if constexpr (requires { e.device_id; })
+    return e.device_id;
+  else
+    return -1;
 }
 template <typename T>
 int64_t EventStream(const T& e) {
-  if constexpr (requires { e.stream_id; }) return e.stream_id;
-  else return -1;
+  if constexpr (requires { e.stream_id; })
+    return e.stream_id;
+  else
+    return -1;
 }
 
 }  // namespace tracesmith::model

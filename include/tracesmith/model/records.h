@@ -53,18 +53,36 @@ enum class TableKind : uint16_t {
 
 // CUpti_ActivityMemcpyKind values.
 enum CopyKind : uint8_t {
-  kCopyUnknown = 0, kCopyHtoD = 1, kCopyDtoH = 2, kCopyHtoA = 3, kCopyAtoH = 4,
-  kCopyAtoA = 5, kCopyAtoD = 6, kCopyDtoA = 7, kCopyDtoD = 8, kCopyHtoH = 9, kCopyPtoP = 10,
+  kCopyUnknown = 0,
+  kCopyHtoD = 1,
+  kCopyDtoH = 2,
+  kCopyHtoA = 3,
+  kCopyAtoH = 4,
+  kCopyAtoA = 5,
+  kCopyAtoD = 6,
+  kCopyDtoA = 7,
+  kCopyDtoD = 8,
+  kCopyHtoH = 9,
+  kCopyPtoP = 10,
 };
 // CUpti_ActivityMemoryKind values.
 enum MemoryKind : uint8_t {
-  kMemUnknown = 0, kMemPageable = 1, kMemPinned = 2, kMemDevice = 3, kMemArray = 4,
-  kMemManaged = 5, kMemDeviceStatic = 6, kMemManagedStatic = 7,
+  kMemUnknown = 0,
+  kMemPageable = 1,
+  kMemPinned = 2,
+  kMemDevice = 3,
+  kMemArray = 4,
+  kMemManaged = 5,
+  kMemDeviceStatic = 6,
+  kMemManagedStatic = 7,
 };
 // CUpti_ActivitySynchronizationType values.
 enum SyncType : uint8_t {
-  kSyncUnknown = 0, kSyncEventSynchronize = 1, kSyncStreamWaitEvent = 2,
-  kSyncStreamSynchronize = 3, kSyncContextSynchronize = 4,
+  kSyncUnknown = 0,
+  kSyncEventSynchronize = 1,
+  kSyncStreamWaitEvent = 2,
+  kSyncStreamSynchronize = 3,
+  kSyncContextSynchronize = 4,
 };
 enum ApiDomain : uint8_t { kApiRuntime = 1, kApiDriver = 2 };
 // NvtxRangeEvent::kineto_args bits: which of torch's args an imported range
@@ -80,9 +98,16 @@ enum KinetoArgs : uint8_t { kKinetoExternalId = 1, kKinetoOpArgs = 2, kKinetoSeq
 // cuMemAddressReserve/Free: address space only) and IPC imports
 // (cuIpcOpenMemHandle/CloseMemHandle: another process's allocation).
 enum MemoryOp : uint8_t {
-  kMemoryAlloc = 1, kMemoryFree = 2,
-  kMemoryVmmCreate = 3, kMemoryVmmRelease = 4, kMemoryVmmMap = 5, kMemoryVmmUnmap = 6,
-  kMemoryVmmReserve = 7, kMemoryVmmUnreserve = 8, kMemoryIpcOpen = 9, kMemoryIpcClose = 10,
+  kMemoryAlloc = 1,
+  kMemoryFree = 2,
+  kMemoryVmmCreate = 3,
+  kMemoryVmmRelease = 4,
+  kMemoryVmmMap = 5,
+  kMemoryVmmUnmap = 6,
+  kMemoryVmmReserve = 7,
+  kMemoryVmmUnreserve = 8,
+  kMemoryIpcOpen = 9,
+  kMemoryIpcClose = 10,
 };
 enum ModuleOp : uint8_t { kModuleLoaded = 1, kModuleUnloaded = 2 };
 enum DropReason : uint8_t {
@@ -418,11 +443,13 @@ TS_DEFINE_RECORD(MetadataEntry, kMetadata, "metadata", false, TS_METADATA_FIELDS
 // clang-format on
 
 // X-macro over every record type (for explicit template instantiations).
+// clang-format off
 #define TS_FOR_EACH_RECORD_TYPE(M)                                                           \
   M(KernelEvent) M(MemcpyEvent) M(MemsetEvent) M(SyncEvent) M(ApiEvent) M(NvtxRangeEvent) \
   M(NvtxMarkerEvent) M(MemoryEvent) M(CounterEvent) M(ModuleLoadEvent) M(GraphLaunchEvent) \
   M(OverheadEvent) M(DropEvent) M(Device) M(Process) M(Thread) M(ClockAnchor) M(Mapping)   \
   M(Frame) M(StackNode) M(Stat) M(MetadataEntry)
+// clang-format on
 
 // Calls f.template operator()<T>() for every record type, events first.
 template <typename F>
@@ -455,8 +482,8 @@ constexpr void ForEachRecordType(F&& f) {
 const char* TableKindLabel(TableKind kind);
 bool IsKnownTableKind(uint16_t kind);
 
-const char* CopyKindName(uint8_t kind);     // "HtoD", ...
-const char* MemoryKindName(uint8_t kind);   // "device", ...
-const char* SyncTypeName(uint8_t type);     // "stream_synchronize", ...
+const char* CopyKindName(uint8_t kind);    // "HtoD", ...
+const char* MemoryKindName(uint8_t kind);  // "device", ...
+const char* SyncTypeName(uint8_t type);    // "stream_synchronize", ...
 
 }  // namespace tracesmith::model

@@ -18,12 +18,12 @@ namespace tracesmith::model {
 struct SyntheticOptions {
   uint64_t kernels = 1'000'000;
   uint32_t kernel_names = 50;
-  uint32_t streams = 8;   // in total, spread over devices
+  uint32_t streams = 8;  // in total, spread over devices
   uint32_t devices = 2;
   uint64_t seed = 1;
-  uint32_t memcpy_every = 50;   // one memcpy (with its API call) per N kernels; 0 = none
-  uint32_t sync_every = 400;    // one cudaStreamSynchronize per N kernels; 0 = none
-  uint32_t nvtx_every = 100;    // one NVTX range around N kernels; 0 = none
+  uint32_t memcpy_every = 50;  // one memcpy (with its API call) per N kernels; 0 = none
+  uint32_t sync_every = 400;   // one cudaStreamSynchronize per N kernels; 0 = none
+  uint32_t nvtx_every = 100;   // one NVTX range around N kernels; 0 = none
   // One device allocation per N kernels (0 = none), freed after a while: at
   // most `live_allocs` stay live, the oldest freed first (frees carry no size).
   uint32_t alloc_every = 0;

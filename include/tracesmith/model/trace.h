@@ -38,21 +38,25 @@ class Trace {
              std::vector<ModuleLoadEvent>, std::vector<GraphLaunchEvent>,
              std::vector<OverheadEvent>, std::vector<DropEvent>, std::vector<Device>,
              std::vector<Process>, std::vector<Thread>, std::vector<ClockAnchor>,
-             std::vector<Mapping>, std::vector<Frame>, std::vector<StackNode>,
-             std::vector<Stat>, std::vector<MetadataEntry>>
+             std::vector<Mapping>, std::vector<Frame>, std::vector<StackNode>, std::vector<Stat>,
+             std::vector<MetadataEntry>>
       tables_;
 };
 
 // Start and end of an event row (end == start for instantaneous kinds).
 template <typename T>
 uint64_t EventStart(const T& e) {
-  if constexpr (requires { e.start_ns; }) return e.start_ns;
-  else return e.ts_ns;
+  if constexpr (requires { e.start_ns; })
+    return e.start_ns;
+  else
+    return e.ts_ns;
 }
 template <typename T>
 uint64_t EventEnd(const T& e) {
-  if constexpr (requires { e.end_ns; }) return e.end_ns;
-  else return EventStart(e);
+  if constexpr (requires { e.end_ns; })
+    return e.end_ns;
+  else
+    return EventStart(e);
 }
 
 }  // namespace tracesmith::model
