@@ -144,18 +144,20 @@ def module_folders(root):
                     yield f"{top}/{name}/", name
 
 
-def included_module(rel, quote, target):
-    """The module an include names, "" for a file outside every module, None when it is not
-    a TraceSmith file (system and third-party headers, a header beside the includer)."""
+def included_module(root, rel, quote, target):
+    """The module an include names, "" for a TraceSmith file outside every module, None when
+    it is not a TraceSmith file (system and third-party headers, a header beside the includer)."""
     if target.startswith("tracesmith/"):
         parts = target.split("/")
         return parts[1] if len(parts) >= 3 else ""
     if quote == '"' and ".." in target.split("/"):
         resolved = os.path.normpath(os.path.join(os.path.dirname(rel), target)).replace(os.sep, "/")
-        if resolved.startswith("../"):
-            return None  # outside the tree
-        if resolved.startswith(("src/", "include/")):
-            return module_of(resolved) or ""
+        module = module_of(resolved)
+        if module is not None:
+            return module
+        if resolved.startswith(("src/", "include/tracesmith/")) and \
+                os.path.isfile(os.path.join(root, resolved)):
+            return ""
     return None
 
 
@@ -185,7 +187,7 @@ def check(root, table):
                 m = INCLUDE_RE.match(line)
                 if not m:
                     continue
-                other = included_module(rel, m.group(1).decode(),
+                other = included_module(root, rel, m.group(1).decode(),
                                         m.group(2).decode("utf-8", "replace"))
                 if other is None:
                     continue

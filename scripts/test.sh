@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's second command (and CI's): installs dependencies, checks the
-# module layering (scripts/check-layering.py, the table in docs/architecture.md),
-# builds and runs every test twice — a release build and an
+# module layering (scripts/check-layering.py, the table in docs/architecture.md)
+# and the formatting (clang-format --dry-run --Werror on every tracked C/C++/CUDA
+# file), builds and runs every test twice — a release build and an
 # AddressSanitizer+UBSan build — then runs each fuzzer for a bounded time.
 # GPU tests skip visibly on machines without a GPU; run scripts/gpu-check.sh
 # on a GPU machine.
@@ -18,6 +19,28 @@ scripts/install-deps.sh
 
 echo "=== layering (docs/architecture.md) ==="
 python3 scripts/check-layering.py
+
+cxx_sources() {  # NUL-separated: the tracked C/C++/CUDA files (all of them without git)
+  local pats=('*.c' '*.cc' '*.cpp' '*.cxx' '*.h' '*.hh' '*.hpp' '*.cu' '*.cuh')
+  if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    git ls-files -z -- "${pats[@]}"
+  else
+    find . -type d \( -name .git -o -name 'build*' -o -name out -o -name .cache -o -name .device \) -prune \
+      -o -type f \( -name '*.c' -o -name '*.cc' -o -name '*.cpp' -o -name '*.cxx' -o -name '*.h' \
+      -o -name '*.hh' -o -name '*.hpp' -o -name '*.cu' -o -name '*.cuh' \) -print0
+  fi
+}
+echo "=== formatting ($(clang-format --version | grep -o 'version [0-9.]*'), .clang-format) ==="
+format_log=$(mktemp)
+if ! cxx_sources | xargs -0 -r clang-format --dry-run --Werror >"$format_log" 2>&1; then
+  head -n 40 "$format_log"
+  echo "files not formatted (fix: clang-format -i FILE...):"
+  grep -oE '^[^ :]+:[0-9]+:[0-9]+: error' "$format_log" | cut -d: -f1 | sort -u | sed 's/^/  /'
+  rm -f "$format_log"
+  exit 1
+fi
+rm -f "$format_log"
+echo "formatting: $(cxx_sources | tr -cd '\0' | wc -c) files clean"
 
 run_suite() {  # preset
   echo "=== build + test: $1 ==="
