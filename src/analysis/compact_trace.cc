@@ -485,6 +485,30 @@ void CompactTrace::RestrictWindow(uint64_t from, uint64_t to) {
   BuildIndexes();
 }
 
+namespace {
+
+// [b, e) with the calls that overlap it: their time inside it, and the longest three.
+CompactTrace::OutsideSpan SpanWithCalls(const std::vector<HostCall>& calls, uint64_t b,
+                                        uint64_t e) {
+  CompactTrace::OutsideSpan s;
+  s.begin = b;
+  s.end = std::max(b, e);
+  // The longest calls that overlap the span, by their time inside it.
+  for (const HostCall& c : calls) {
+    const uint64_t cb = std::max(c.start_ns, s.begin), ce = std::min(c.end_ns, s.end);
+    if (ce <= cb) continue;
+    s.api_ns += ce - cb;
+    s.longest_calls.push_back({c.name_id, c.start_ns, ce - cb});
+    std::sort(s.longest_calls.begin(), s.longest_calls.end(),
+              [](const CompactTrace::OutsideSpan::Call& x,
+                 const CompactTrace::OutsideSpan::Call& y) { return x.ns > y.ns; });
+    if (s.longest_calls.size() > 3) s.longest_calls.pop_back();
+  }
+  return s;
+}
+
+}  // namespace
+
 void CompactTrace::RestrictToActiveRegion() {
   if (ops_.empty()) return;
   // From the first kernel (copies before it are uploads of weights and data:
@@ -500,26 +524,17 @@ void CompactTrace::RestrictToActiveRegion() {
   first = std::max(first, window_begin_);
   last = std::min(last, window_end_);
   if (first >= last) return;
-  auto span = [&](uint64_t b, uint64_t e) {
-    OutsideSpan s;
-    s.begin = b;
-    s.end = std::max(b, e);
-    // The longest calls that overlap the span, by their time inside it.
-    for (const HostCall& c : calls_) {
-      const uint64_t cb = std::max(c.start_ns, s.begin), ce = std::min(c.end_ns, s.end);
-      if (ce <= cb) continue;
-      s.api_ns += ce - cb;
-      s.longest_calls.push_back({c.name_id, c.start_ns, ce - cb});
-      std::sort(s.longest_calls.begin(), s.longest_calls.end(),
-                [](const OutsideSpan::Call& a, const OutsideSpan::Call& b) { return a.ns > b.ns; });
-      if (s.longest_calls.size() > 3) s.longest_calls.pop_back();
-    }
-    return s;
-  };
   active_.applied = true;
-  active_.startup = span(window_begin_, first);
-  active_.teardown = span(last, window_end_);
+  active_.startup = SpanWithCalls(calls_, window_begin_, first);
+  active_.teardown = SpanWithCalls(calls_, last, window_end_);
   RestrictWindow(first, last);
+}
+
+void CompactTrace::SetWarmupApart(uint64_t steady_begin, ChosenSteps steps) {
+  if (!active_.applied || steady_begin <= window_begin_ || steady_begin >= window_end_) return;
+  active_.warmup = SpanWithCalls(calls_, window_begin_, steady_begin);
+  RestrictWindow(steady_begin, window_end_);
+  chosen_steps_ = std::move(steps);
 }
 
 Status CompactTrace::RestrictToNvtx(const std::string& name) {

@@ -45,15 +45,22 @@ std::vector<std::string> ComputeFindings(const CompactTrace& t, const AnalysisRe
     if (std::find(st.outliers.begin(), st.outliers.end(), uint32_t(i)) == st.outliers.end())
       steady_busy += st.steps[i].gpu_busy_ns, steady_ns += st.steps[i].ns(), ++steady_steps;
 
+  // The warm-up's steps, when it was set apart from the window: "step 1", "steps 1-2".
+  const uint32_t warmup = r.warmup_apart() ? st.warmup : 0;
+  const std::string warmup_steps =
+      warmup == 1 ? StrFormat("step %u", st.first_number)
+                  : StrFormat("steps %u-%u", st.first_number, st.first_number + warmup - 1);
+
   // 1. Utilization and the dominant idle cause, per device.
   for (const DeviceTimeline& d : r.timeline.devices) {
     const uint64_t idle = d.idle.total_ns();
     int top = 0;
     for (int c = 1; c < kNumIdleCauses; ++c)
       if (d.idle.ns[c] > d.idle.ns[top]) top = c;
-    std::string text =
-        StrFormat("GPU %u is busy %s of the %s window", d.device,
-                  Pct(Percent(d.busy_ns, wall)).c_str(), HumanDuration(wall).c_str());
+    std::string text = StrFormat("GPU %u is busy %s of the %s %swindow", d.device,
+                                 Pct(Percent(d.busy_ns, wall)).c_str(), HumanDuration(wall).c_str(),
+                                 warmup ? "steady-state " : "");
+    if (warmup) text += StrFormat(" (from step %u)", st.first_number + warmup);
     // Outlier steps (a first iteration's one-time work), or start-up with
     // --whole, can fill most of the window: the steady steps' share is then
     // the one to read.
@@ -208,17 +215,38 @@ std::vector<std::string> ComputeFindings(const CompactTrace& t, const AnalysisRe
         "%zu step%s (from the %s): median %s, GPU busy %s of a steady step", st.steps.size(),
         st.steps.size() == 1 ? "" : "s", st.method.c_str(), HumanDuration(st.median_ns).c_str(),
         Pct(Percent(steady_busy, steady_ns)).c_str());
-    if (!st.outliers.empty()) {
-      const Step& o = st.steps[st.outliers[0]];
-      text += StrFormat("; step %u took %s (%.1fx the median%s)", st.outliers[0] + st.first_number,
-                        HumanDuration(o.ns()).c_str(), double(o.ns()) / double(st.median_ns),
-                        st.outliers[0] == 0 && st.first_number == 1
-                            ? ": the first iteration's one-time work"
-                            : "");
-      if (st.outliers.size() > 1) text += StrFormat(", %zu more outliers", st.outliers.size() - 1);
-      text += "; --steps A:B analyses chosen steps";
+    // The warm-up's outliers have a finding of their own (below).
+    const size_t skip = warmup;
+    if (skip) text += "; the window starts after the warm-up, " + warmup_steps;
+    if (st.outliers.size() > skip) {
+      const uint32_t i = st.outliers[skip];
+      const Step& o = st.steps[i];
+      text +=
+          StrFormat("; step %u took %s (%.1fx the median%s)", i + st.first_number,
+                    HumanDuration(o.ns()).c_str(), double(o.ns()) / double(st.median_ns),
+                    i == 0 && st.first_number == 1 ? ": the first iteration's one-time work" : "");
+      if (st.outliers.size() > skip + 1)
+        text += StrFormat(", %zu more outlier%s", st.outliers.size() - skip - 1,
+                          st.outliers.size() - skip - 1 == 1 ? "" : "s");
     }
+    if (!st.outliers.empty()) text += "; --steps A:B analyses chosen steps";
     out.push_back({3, text + "."});
+  }
+
+  // 13. The warm-up, when it was set apart from the window.
+  if (warmup) {
+    // "step 1 at 156.6x the median step" or "steps 1-2 (step 1 at 156.6x the median step)".
+    const std::string first = StrFormat("step %u at %.1fx the median step", st.first_number,
+                                        double(st.steps[0].ns()) / double(st.median_ns));
+    out.push_back(
+        {0.6, StrFormat("The warm-up took %s, %s of the run from the first %s to the last GPU "
+                        "operation: %s, the first iteration%s one-time work such as autotuning, "
+                        "lazy module loading and allocator growth; it is left out of the figures "
+                        "above (--with-warmup includes it).",
+                        HumanDuration(r.active.warmup.ns()).c_str(), Pct(r.warmup_share()).c_str(),
+                        r.active.kernels ? "kernel" : "GPU operation",
+                        warmup == 1 ? first.c_str() : (warmup_steps + " (" + first + ")").c_str(),
+                        warmup == 1 ? "'s" : "s'")});
   }
 
   // 11. Start-up: not part of the window above, but said when it is long.

@@ -28,10 +28,41 @@ static Status RestrictToSteps(const std::string& steps, CompactTrace* t) {
   return OkStatus();
 }
 
+// The default window: the steps after the warm-up (WarmupSteps), which is set apart.
+// With no warm-up the steps found (or that there are none) are kept all the same, as chosen
+// steps numbered from 1 with the window unchanged, so that the report does not look again.
+static void SetWarmupApart(CompactTrace* t) {
+  StepReport found = DetectSteps(*t);
+  if (found.steps.empty()) {
+    t->SetChosenSteps({.none = true});
+    return;
+  }
+  const uint32_t warmup = WarmupSteps(found);
+  CompactTrace::ChosenSteps steady;
+  for (size_t i = 0; i < found.steps.size(); ++i) {
+    const Step& s = found.steps[i];
+    if (i < warmup)
+      steady.warmup.push_back({s.begin_ns, s.end_ns, s.gpu_busy_ns, s.kernels});
+    else
+      steady.bounds.push_back({s.begin_ns, s.end_ns});
+  }
+  steady.first_number = warmup + 1;
+  steady.method = found.method;
+  steady.anchor = found.anchor;
+  steady.period = found.period;
+  if (warmup == 0)
+    t->SetChosenSteps(std::move(steady));
+  else
+    t->SetWarmupApart(found.steps[warmup].begin_ns, std::move(steady));
+}
+
 Status ApplyRestrictions(const LoadOptions& o, CompactTrace* t) {
   if (!o.nvtx.empty()) RETURN_IF_ERROR(t->RestrictToNvtx(o.nvtx));
   if (o.from.empty() && o.to.empty()) {
-    if (o.active_region && !o.whole && o.nvtx.empty()) t->RestrictToActiveRegion();
+    if (o.active_region && !o.whole && o.nvtx.empty()) {
+      t->RestrictToActiveRegion();
+      if (o.steady_state && o.steps.empty() && t->active_region().applied) SetWarmupApart(t);
+    }
     return RestrictToSteps(o.steps, t);
   }
   ASSIGN_OR_RETURN(TimeWindowNs w, ParseTimeWindow(o.from, o.to, t->trace_begin()));

@@ -18,6 +18,10 @@ double Percent(uint64_t part, uint64_t whole) {
   return whole ? 100.0 * double(part) / double(whole) : 0.0;
 }
 
+double AnalysisReport::warmup_share() const {
+  return Percent(active.warmup.ns(), active.region_ns());
+}
+
 DurationStats ComputeDurationStats(std::span<uint64_t> v) {
   DurationStats s;
   s.count = v.size();
@@ -362,6 +366,8 @@ AnalysisReport BuildReport(const CompactTrace& t, const std::string& source,
     r.startup_call_names.emplace_back(t.String(c.name_id));
   for (const auto& c : r.active.teardown.longest_calls)
     r.teardown_call_names.emplace_back(t.String(c.name_id));
+  for (const auto& c : r.active.warmup.longest_calls)
+    r.warmup_call_names.emplace_back(t.String(c.name_id));
   r.compact = t.stats();
   auto t0 = std::chrono::steady_clock::now();
   auto phase = [&](const char* name) {

@@ -53,8 +53,10 @@ void WriteJsonReport(const AnalysisReport& r, std::ostream& out, const JobReport
       .EndObject();
   if (r.active.applied) {
     auto outside = [&](const char* key, const CompactTrace::OutsideSpan& s,
-                       const std::vector<std::string>& names) {
+                       const std::vector<std::string>& names, bool warmup = false) {
       j.BeginObject(key).UInt("begin_ns", s.begin).UInt("end_ns", s.end).UInt("api_ns", s.api_ns);
+      if (warmup)  // its steps (1..steps of "steps"), and its share of first kernel to last op
+        j.UInt("steps", r.steps.warmup).Num("share_pct", r.warmup_share());
       j.BeginArray("longest_calls");
       for (size_t i = 0; i < s.longest_calls.size() && i < names.size(); ++i)
         j.BeginObject()
@@ -65,6 +67,7 @@ void WriteJsonReport(const AnalysisReport& r, std::ostream& out, const JobReport
       j.EndArray().EndObject();
     };
     outside("startup", r.active.startup, r.startup_call_names);
+    if (r.warmup_apart()) outside("warmup", r.active.warmup, r.warmup_call_names, true);
     outside("teardown", r.active.teardown, r.teardown_call_names);
   }
   if (!r.steps.steps.empty()) {
@@ -72,7 +75,8 @@ void WriteJsonReport(const AnalysisReport& r, std::ostream& out, const JobReport
         .Str("method", r.steps.method)
         .Str("anchor", r.steps.anchor)
         .UInt("kernels_per_step", r.steps.period)
-        .UInt("median_ns", r.steps.median_ns);
+        .UInt("median_ns", r.steps.median_ns)
+        .UInt("warmup", r.steps.warmup);
     j.BeginArray("outliers");
     for (uint32_t i : r.steps.outliers) j.UInt("", i + 1);
     j.EndArray();

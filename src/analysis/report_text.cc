@@ -79,24 +79,41 @@ void WriteTextReport(const AnalysisReport& r, const AnalyzeOptions& o, std::ostr
   Printer p(out);
   const uint64_t wall = r.wall_ns();
   p("Trace:    %s\n", r.source.c_str());
+  const char* first = r.active.kernels ? "first kernel" : "first GPU operation";
+  std::string how;
+  if (!r.window_note.empty())
+    how = ": " + r.window_note;
+  else if (r.warmup_apart())
+    how = StrFormat(
+        ": the steady state, from step %u (--with-warmup: from the %s; --whole: all "
+        "of it)",
+        r.steps.first_number + r.steps.warmup, first);
+  else if (r.active.applied)
+    how = StrFormat(": %s to last GPU operation (--whole: all of it)",
+                    r.active.kernels ? "first kernel" : "first");
   p("Window:   +%s .. +%s (%s), %llu events%s\n", D(r.window_begin - r.trace_begin).c_str(),
-    D(r.window_end - r.trace_begin).c_str(), D(wall).c_str(), U(r.events),
-    !r.window_note.empty() ? (": " + r.window_note).c_str()
-    : !r.active.applied    ? ""
-    : r.active.kernels     ? ": first kernel to last GPU operation (--whole: all of it)"
-                           : ": first to last GPU operation (--whole: all of it)");
+    D(r.window_end - r.trace_begin).c_str(), D(wall).c_str(), U(r.events), how.c_str());
   if (r.active.applied) {
     auto outside = [&](const char* label, const CompactTrace::OutsideSpan& s,
-                       const std::vector<std::string>& names) {
+                       const std::vector<std::string>& names, const std::string& what = "") {
       if (!s.ns()) return;
-      p("%-10s+%s .. +%s (%s)", label, D(s.begin - r.trace_begin).c_str(),
-        D(s.end - r.trace_begin).c_str(), D(s.ns()).c_str());
+      p("%-10s+%s .. +%s (%s)%s", label, D(s.begin - r.trace_begin).c_str(),
+        D(s.end - r.trace_begin).c_str(), D(s.ns()).c_str(), what.c_str());
       for (size_t i = 0; i < s.longest_calls.size() && i < names.size(); ++i)
         p("%s%s %s", i ? ", " : "; longest calls: ", Printable(names[i]).c_str(),
           D(s.longest_calls[i].ns).c_str());
       p("\n");
     };
     outside("Start-up:", r.active.startup, r.startup_call_names);
+    if (r.warmup_apart()) {
+      const StepReport& st = r.steps;
+      const std::string steps = st.warmup == 1 ? StrFormat("step %u", st.first_number)
+                                               : StrFormat("steps %u-%u", st.first_number,
+                                                           st.first_number + st.warmup - 1);
+      outside(
+          "Warm-up:", r.active.warmup, r.warmup_call_names,
+          StrFormat(": %s, %.1f%% of the run from the %s", steps.c_str(), r.warmup_share(), first));
+    }
     outside("Teardown:", r.active.teardown, r.teardown_call_names);
   }
   if (r.compact.clocks_aligned)
@@ -130,7 +147,10 @@ void WriteTextReport(const AnalysisReport& r, const AnalyzeOptions& o, std::ostr
       const Step& s = st.steps[i];
       p("  %5zu %14s %12s %12s %5.1f%% %8u%s\n", i + st.first_number,
         ("+" + D(s.begin_ns - r.trace_begin)).c_str(), D(s.ns()).c_str(), D(s.gpu_busy_ns).c_str(),
-        Percent(s.gpu_busy_ns, s.ns()), s.kernels, outlier ? "  outlier" : "");
+        Percent(s.gpu_busy_ns, s.ns()), s.kernels,
+        i < st.warmup ? "  outlier, warm-up (not in the window)"
+        : outlier     ? "  outlier"
+                      : "");
     }
     if (st.steps.size() > printed) p("  ... %zu more (use --top N)\n", st.steps.size() - printed);
   }

@@ -13,7 +13,8 @@ namespace {
 
 constexpr size_t kMinSteps = 3;
 
-void Measure(const CompactTrace& t, StepReport* r) {
+// Measures the steps from `from` on (those before it come measured) and the run's statistics.
+void Measure(const CompactTrace& t, StepReport* r, size_t from = 0) {
   // Busy time of every GPU together, within the window.
   const std::vector<Interval> busy = OpUnion(
       t, t.gpu_lanes(), [](const GpuOp&) { return true; }, nullptr);
@@ -21,7 +22,8 @@ void Measure(const CompactTrace& t, StepReport* r) {
   for (const GpuOp& o : t.ops())
     if (o.kind() == OpKind::kKernel) kernel_starts.push_back(o.start_ns);
   std::sort(kernel_starts.begin(), kernel_starts.end());
-  for (Step& s : r->steps) {
+  for (size_t i = from; i < r->steps.size(); ++i) {
+    Step& s = r->steps[i];
     auto it = std::upper_bound(busy.begin(), busy.end(), s.begin_ns,
                                [](uint64_t x, const Interval& i) { return x < i.end; });
     for (; it != busy.end() && it->start < s.end_ns; ++it)
@@ -238,17 +240,32 @@ StatusOr<std::pair<size_t, size_t>> ParseStepRange(const std::string& text, size
 
 StepReport DetectSteps(const CompactTrace& t) {
   StepReport r;
+  if (t.chosen_steps().none) return r;
   if (const CompactTrace::ChosenSteps& c = t.chosen_steps(); !c.bounds.empty()) {
+    // The warm-up set apart: its steps as measured before the cut, numbered from 1.
+    for (const CompactTrace::ChosenSteps::Measured& w : c.warmup)
+      r.steps.push_back({w.begin_ns, w.end_ns, w.gpu_busy_ns, w.kernels});
+    r.warmup = uint32_t(c.warmup.size());
     for (const auto& [b, e] : c.bounds) r.steps.push_back({b, e});
-    r.first_number = c.first_number;
+    r.first_number = c.first_number - r.warmup;
     r.method = c.method;
     r.anchor = c.anchor;
     r.period = c.period;
-    Measure(t, &r);
+    Measure(t, &r, r.warmup);
     return r;
   }
   if (FromStepRanges(t, &r) || FromKernelSequence(t, &r)) Measure(t, &r);
   return r;
+}
+
+uint32_t WarmupSteps(const StepReport& r) {
+  if (r.first_number != 1) return 0;  // not the run's first step
+  uint32_t n = 0;
+  for (uint32_t o : r.outliers) {
+    if (o != n || r.steps[o].ns() <= r.median_ns) break;
+    ++n;
+  }
+  return r.steps.size() >= n + 2 ? n : 0;
 }
 
 }  // namespace tracesmith::analysis

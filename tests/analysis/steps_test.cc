@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <filesystem>
+#include <sstream>
 
 #include "test_traces.h"
 #include "tracesmith/analysis/report.h"
@@ -92,6 +95,151 @@ TEST(StepsTest, RealTransformerTraceHasTenIterations) {
     EXPECT_EQ(chosen.steps[i].begin_ns, r.steps[i + 2].begin_ns);
     EXPECT_EQ(chosen.steps[i].kernels, 309u);
   }
+}
+
+// A run whose first step (the warm-up) is long: `step 0` over [0, 2000) with its three kernels
+// far apart at 100, 1000 and 1900, then six steady steps of 100 ns from 2000 on, each with
+// kernels at +10, +30, +50 (10 ns each: 30% busy), every kernel launched 10 ns before it starts.
+testing::TraceBuilder LongFirstStep(bool long_first = true) {
+  testing::TraceBuilder b;
+  const uint64_t first = long_first ? 2000 : 100;
+  b.Nvtx("step 0", 0, first);
+  for (uint64_t k :
+       long_first ? std::vector<uint64_t>{100, 1000, 1900} : std::vector<uint64_t>{10, 30, 50})
+    b.Kernel(k == 100 || k == 10    ? "fwd"
+             : k == 1000 || k == 30 ? "bwd"
+                                    : "opt",
+             0, 1, k, k + 10, k - 10, k - 5);
+  for (uint64_t s = 1; s <= 6; ++s) {
+    const uint64_t begin = first + (s - 1) * 100;
+    b.Nvtx("step " + std::to_string(s), begin, begin + 100);
+    b.Kernel("fwd", 0, 1, begin + 10, begin + 20, begin, begin + 5);
+    b.Kernel("bwd", 0, 1, begin + 30, begin + 40, begin + 20, begin + 25);
+    b.Kernel("opt", 0, 1, begin + 50, begin + 60, begin + 40, begin + 45);
+  }
+  return b;
+}
+
+struct Loaded {
+  CompactTrace trace;
+  AnalysisReport report;
+  std::string text;
+  nlohmann::json json;
+};
+
+// As `analyze` loads and reports a trace (LoadOptions as the CLI sets them; `steady_state` false
+// is --with-warmup).
+std::unique_ptr<Loaded> AnalyzeAsTheCli(testing::TraceBuilder& b, bool steady_state = true) {
+  auto out = std::make_unique<Loaded>();
+  out->trace.IngestAll(b.trace());
+  out->trace.Finalize();
+  LoadOptions o;
+  o.active_region = true;
+  o.steady_state = steady_state;
+  EXPECT_TRUE(ApplyRestrictions(o, &out->trace).ok());
+  out->report = BuildReport(out->trace, "t.sbt");
+  std::ostringstream text, json;
+  WriteTextReport(out->report, AnalyzeOptions{}, text);
+  WriteJsonReport(out->report, json);
+  out->text = text.str();
+  out->json = nlohmann::json::parse(json.str());
+  return out;
+}
+
+bool HasFinding(const AnalysisReport& r, const std::string& start) {
+  for (const std::string& f : r.findings)
+    if (f.starts_with(start)) return true;
+  return false;
+}
+
+// The warm-up is set apart: the window is the steady steps, and the headline busy share, idle
+// causes and critical path are theirs; the warm-up has its line, its finding and its JSON object,
+// with the same numbers.
+TEST(StepsTest, WarmupIsSetApartFromTheSteadyState) {
+  testing::TraceBuilder b = LongFirstStep();
+  auto a = AnalyzeAsTheCli(b);
+  const AnalysisReport& r = a->report;
+  // The window: from step 2 (at 2000) to the last kernel's end (2560).
+  EXPECT_EQ(r.window_begin, 2000u);
+  EXPECT_EQ(r.window_end, 2560u);
+  ASSERT_TRUE(r.warmup_apart());
+  EXPECT_EQ(r.active.warmup.begin, 100u);  // the first kernel
+  EXPECT_EQ(r.active.warmup.end, 2000u);
+  EXPECT_NEAR(r.warmup_share(), 100.0 * 1900 / 2460, 1e-9);
+  // All seven steps, numbered from 1; step 1 measured before the cut.
+  ASSERT_EQ(r.steps.steps.size(), 7u);
+  EXPECT_EQ(r.steps.first_number, 1u);
+  EXPECT_EQ(r.steps.warmup, 1u);
+  EXPECT_EQ(r.steps.steps[0].gpu_busy_ns, 30u);
+  EXPECT_EQ(r.steps.steps[0].kernels, 3u);
+  EXPECT_EQ(r.steps.steps[1].gpu_busy_ns, 30u);
+  EXPECT_EQ(r.steps.median_ns, 100u);
+  EXPECT_EQ(r.steps.outliers, std::vector<uint32_t>{0});
+  // Per-window figures are the steady steps': 6 x 30 ns busy of 560 ns, the rest waiting for
+  // launches; the critical path tiles the 560 ns.
+  ASSERT_EQ(r.timeline.devices.size(), 1u);
+  EXPECT_EQ(r.timeline.devices[0].busy_ns, 180u);
+  EXPECT_EQ(r.kernel_count, 18u);
+  uint64_t path = 0;
+  for (uint64_t ns : r.critical_path_ns) path += ns;
+  EXPECT_EQ(path, 560u);
+  // The headline is the steady state (32.1%; the whole active window would be 210 of 2460 ns:
+  // 8.5%).
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_TRUE(r.findings[0].starts_with(
+      "GPU 0 is busy 32.1% of the 560 ns steady-state window (from step 2); it is idle 67.9%"))
+      << r.findings[0];
+  EXPECT_TRUE(HasFinding(r,
+                         "The warm-up took 1.900 us, 77.2% of the run from the first kernel to "
+                         "the last GPU operation: step 1 at 20.0x the median step, the first "
+                         "iteration's one-time work"));
+  EXPECT_NE(a->text.find("\nWindow:   +2.000 us .. +2.560 us (560 ns), "), std::string::npos)
+      << a->text;
+  EXPECT_NE(a->text.find("the steady state, from step 2 (--with-warmup: from the first kernel"),
+            std::string::npos);
+  EXPECT_NE(a->text.find("\nWarm-up:  +100 ns .. +2.000 us (1.900 us): step 1, 77.2% of the run "
+                         "from the first kernel; longest calls: "),
+            std::string::npos)
+      << a->text;
+  EXPECT_NE(a->text.find("outlier, warm-up (not in the window)"), std::string::npos);
+  // JSON: the steady window's bounds, and the warm-up with the text's numbers.
+  EXPECT_EQ(a->json["window"]["begin_ns"], 2000u);
+  EXPECT_EQ(a->json["window"]["wall_ns"], 560u);
+  const nlohmann::json& w = a->json["warmup"];
+  EXPECT_EQ(w["begin_ns"], 100u);
+  EXPECT_EQ(w["end_ns"], 2000u);
+  EXPECT_EQ(w["steps"], 1u);
+  EXPECT_NEAR(w["share_pct"].get<double>(), r.warmup_share(), 1e-4);  // JSON keeps 4 decimals
+  EXPECT_EQ(a->json["steps"]["warmup"], 1u);
+  EXPECT_EQ(a->json["steps"]["list"].size(), 7u);
+  EXPECT_EQ(a->json["findings"][0], r.findings[0]);
+
+  // --with-warmup: the window from the first kernel, as before; nothing set apart.
+  auto with = AnalyzeAsTheCli(b, false);
+  EXPECT_EQ(with->report.window_begin, 100u);
+  EXPECT_FALSE(with->report.warmup_apart());
+  EXPECT_EQ(with->report.steps.warmup, 0u);
+  EXPECT_TRUE(with->report.findings[0].starts_with(
+      "GPU 0 is busy 8.5% of the 2.460 us window (30.0% in the 6 steady steps)"))
+      << with->report.findings[0];
+  EXPECT_FALSE(with->json.contains("warmup"));
+  EXPECT_EQ(with->text.find("Warm-up:"), std::string::npos);
+}
+
+// Nothing to set apart: steps whose first is not an outlier, or no steps at all, leave the
+// window and the report as they were.
+TEST(StepsTest, NoWarmupLeavesTheWindowAlone) {
+  testing::TraceBuilder even = LongFirstStep(false);
+  testing::TraceBuilder none;
+  for (int i = 0; i < 20; ++i)
+    none.Kernel("same", 0, 1, 100 * i + 50, 100 * i + 90, 100 * i, 100 * i + 10);
+  for (testing::TraceBuilder* b : {&even, &none}) {
+    auto steady = AnalyzeAsTheCli(*b), with = AnalyzeAsTheCli(*b, false);
+    EXPECT_FALSE(steady->report.warmup_apart());
+    EXPECT_EQ(steady->json, with->json);
+    EXPECT_EQ(steady->text, with->text);
+  }
+  EXPECT_EQ(AnalyzeAsTheCli(even)->report.steps.steps.size(), 7u);
 }
 
 TEST(StepsTest, StepRangesAreChecked) {

@@ -233,7 +233,12 @@ class CompactTrace {
     bool applied = false;  // false: no GPU op, or not asked for
     bool kernels = true;   // false: the region starts at the first GPU op (no kernels)
     OutsideSpan startup, teardown;
+    // The warm-up (SetWarmupApart): from the region's start to the first steady step; empty
+    // when it was not set apart.
+    OutsideSpan warmup;
     uint64_t trace_ns() const { return teardown.end - startup.begin; }  // the whole trace
+    // First kernel to last GPU op: the window with the warm-up.
+    uint64_t region_ns() const { return teardown.begin - startup.end; }
   };
   void RestrictToActiveRegion();
   const ActiveRegion& active_region() const { return active_; }
@@ -245,9 +250,21 @@ class CompactTrace {
     uint32_t first_number = 1;
     std::string method, anchor;
     uint32_t period = 0;
+    // The steps before `bounds` that SetWarmupApart left out of the window (numbered from 1),
+    // measured before the cut, as DetectSteps measures a step.
+    struct Measured {
+      uint64_t begin_ns = 0, end_ns = 0, gpu_busy_ns = 0;
+      uint32_t kernels = 0;
+    };
+    std::vector<Measured> warmup;
+    bool none = false;  // the window was searched for steps and has none
   };
   void SetChosenSteps(ChosenSteps steps) { chosen_steps_ = std::move(steps); }
   const ChosenSteps& chosen_steps() const { return chosen_steps_; }
+  // The warm-up apart (after RestrictToActiveRegion): the window starts at `steady_begin`, the
+  // first steady step, and what lay before it is remembered as active_region().warmup with its
+  // longest API calls; `steps` are the steady steps with the warm-up steps (ChosenSteps::warmup).
+  void SetWarmupApart(uint64_t steady_begin, ChosenSteps steps);
 
   // ---- results (valid after Finalize) ----
   const std::vector<GpuOp>& ops() const { return ops_; }

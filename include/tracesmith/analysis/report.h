@@ -78,10 +78,17 @@ struct AnalysisReport {
   uint64_t events = 0;
   uint64_t window_begin = 0, window_end = 0, trace_begin = 0;
   uint64_t wall_ns() const { return window_end - window_begin; }
+  // Whether the warm-up was set apart (LoadOptions::steady_state), and its share of the time
+  // from the first kernel to the last GPU op (the window with it).
+  bool warmup_apart() const { return active.warmup.ns() > 0 && steps.warmup > 0; }
+  double warmup_share() const;
   // Set when the window is the active region (start-up and teardown apart).
   CompactTrace::ActiveRegion active;
-  std::vector<std::string> startup_call_names, teardown_call_names;  // of active.*.longest_calls
-  StepReport steps;         // iterations in the window (none when fewer than 3)
+  std::vector<std::string> startup_call_names, teardown_call_names,
+      warmup_call_names;  // of active.*.longest_calls
+  // Iterations (none when fewer than 3): those of the window, and before them the warm-up's
+  // (steps.warmup of them, measured before the cut) when it was set apart (active.warmup).
+  StepReport steps;
   std::string window_note;  // how the window was chosen, when not the default (e.g. "steps 3:10")
   uint64_t kernel_count = 0, kernel_ns = 0;
   TimelineResult timeline;
@@ -151,6 +158,10 @@ struct LoadOptions {
   // CompactTrace::RestrictToActiveRegion), unless `whole`.
   bool active_region = false;
   bool whole = false;
+  // With the active region (and no --steps): when steps are found and the first is an outlier,
+  // the window starts after the warm-up (WarmupSteps; CompactTrace::SetWarmupApart), which is
+  // reported apart like start-up, so that the figures describe the steady state.
+  bool steady_state = false;
   // "N" or "A:B": only those steps (DetectSteps, 1-based) of the window.
   std::string steps;
   // Called after each event chunk read (chunks done, event chunks in the

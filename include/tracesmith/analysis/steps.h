@@ -38,6 +38,9 @@ struct StepReport {
   uint64_t median_ns = 0;
   double cv = 0;                   // stddev / mean of the steps that are not outliers
   std::vector<uint32_t> outliers;  // step indexes (0-based) outside [0.67, 1.5] x median
+  // The leading steps that are the warm-up, set apart from the window (WarmupSteps,
+  // LoadOptions::steady_state); 0 when the window holds them.
+  uint32_t warmup = 0;
 };
 
 // At least 3 steps, or none; the steps chosen with --steps (any number) when
@@ -46,6 +49,11 @@ struct StepReport {
 // need not be where the program's loop body begins; the kernels before the first recurrence are the
 // first step when they are at least half a period (the first iteration and its one-time work).
 StepReport DetectSteps(const CompactTrace& trace);
+
+// The warm-up of a run: how many of its first steps are outliers longer than the median (the
+// first iteration's one-time work: autotuning, lazy module loading, allocator growth), when the
+// first is one and at least 2 steady steps follow; else 0.
+uint32_t WarmupSteps(const StepReport& steps);
 
 // What an NVTX range's name says about steps: torch.profiler's
 // "ProfilerStep#N", a program's own step range ("step N", "Step#N",
