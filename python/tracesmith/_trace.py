@@ -378,17 +378,21 @@ def load(path, strict: bool = False, kinds=None, single: bool = False) -> Trace:
     return trace
 
 
-def analyze(path, start="", end="", steps="", whole: bool = False, strict: bool = False) -> dict:
+def analyze(path, start="", end="", steps="", whole: bool = False, strict: bool = False,
+            with_warmup: bool = False) -> dict:
     """The report of `tracesmith analyze --json` as a dict (times in ns).
 
     start/end: a window relative to the trace start ("2ms", "1.5s", a number
     of nanoseconds or a timedelta); steps: N, "N" or "A:B" of the report's
     Steps table (it takes precedence over start/end, as in the CLI); whole:
-    the whole trace instead of first kernel to last GPU operation. Keys:
+    the whole trace instead of first kernel to last GPU operation;
+    with_warmup: keep the warm-up (the first steps, when they are outliers)
+    in the window instead of reporting it apart (CLI: --with-warmup). Keys:
     source, events, window, kernel_count, devices, streams, findings, ...;
     ranks (the cross-rank report: clocks, collectives, stragglers) when the
     trace or run holds several processes;
-    steps, startup and teardown only when the default window is used. A
+    startup and teardown only when the default window is used, and warmup
+    when it also set the warm-up apart. A
     damaged file is analysed in its readable part with a warning naming the
     byte ranges (strict=True raises TraceError instead).
     """
@@ -398,7 +402,8 @@ def analyze(path, start="", end="", steps="", whole: bool = False, strict: bool 
         raise TypeError(f"steps must be N or 'A:B', not {type(steps).__name__}")
     with _run.opened(path, strict, False, "analysing") as (file, names, files):
         report, damage = core().analyze_json(file, _window(start, "start"), _window(end, "end"),
-                                            steps, bool(whole), bool(strict), list(files))
+                                            steps, bool(whole), bool(strict), list(files),
+                                            bool(with_warmup))
     if damage:
         warnings.warn(damage + "\nanalysing only its readable part", stacklevel=2)
     result = json.loads(report.decode("utf-8", "replace"))

@@ -14,6 +14,7 @@ void AddStrictFlag(CLI::App* cmd, bool* strict) {
 
 void AddWindowOptions(CLI::App* cmd, analysis::LoadOptions* load) {
   load->active_region = true;  // start-up and teardown reported apart (--whole: not)
+  load->steady_state = true;   // and the warm-up (--with-warmup: not)
   cmd->add_option("--from", load->from,
                   "Start of the window, relative to the trace start (e.g. 2ms)");
   cmd->add_option("--to", load->to, "End of the window, relative to the trace start (e.g. 1.5s)");
@@ -26,6 +27,11 @@ void AddWindowOptions(CLI::App* cmd, analysis::LoadOptions* load) {
       "The whole trace; by default the window runs from the first kernel to the last GPU "
       "operation, and start-up (process start, context creation, module loading) and teardown "
       "are reported apart");
+  cmd->add_flag_callback(
+      "--with-warmup", [load] { load->steady_state = false; },
+      "Keep the warm-up in the window; by default, when steps are detected and the first ones "
+      "are outliers (the first iteration's one-time work: autotuning, lazy loading, allocator "
+      "growth), the window starts after them and the warm-up is reported apart");
 }
 
 Status CheckDamage(const std::string& path, const format::ReadReport& report, bool strict,

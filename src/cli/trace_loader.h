@@ -23,7 +23,8 @@ struct LoadedTrace {
 void AddStrictFlag(CLI::App* cmd, bool* strict);
 
 // Adds the analysis window of `analyze` and `report` (--from, --to, --nvtx,
-// --steps, --whole) to `load`, which defaults to the active region.
+// --steps, --whole, --with-warmup) to `load`, which defaults to the active
+// region after the warm-up (LoadOptions::steady_state).
 void AddWindowOptions(CLI::App* cmd, analysis::LoadOptions* load);
 
 // After reading `path`: OK when it is clean. Damaged: with `strict` the

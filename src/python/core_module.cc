@@ -300,9 +300,10 @@ std::string DamageText(const std::string& path, const format::ReadReport& damage
 // cross-rank report is added as "ranks" when the trace holds a job).
 py::tuple AnalyzeJson(const std::string& path, const std::string& from, const std::string& to,
                       const std::string& steps, bool whole, bool strict,
-                      const std::vector<std::string>& files) {
+                      const std::vector<std::string>& files, bool with_warmup) {
   analysis::LoadOptions load;
   load.active_region = true;
+  load.steady_state = !with_warmup;
   load.from = from;
   load.to = to;
   load.steps = steps;
@@ -588,7 +589,7 @@ PYBIND11_MODULE(_core, m) {
         "damage");
   m.def("analyze_json", &AnalyzeJson, py::arg("path"), py::arg("start") = "", py::arg("end") = "",
         py::arg("steps") = "", py::arg("whole") = false, py::arg("strict") = false,
-        py::arg("files") = std::vector<std::string>{},
+        py::arg("files") = std::vector<std::string>{}, py::arg("with_warmup") = false,
         "`tracesmith analyze --json` of an SBT file (`files`: the run's per-process traces when "
         "it merges several; the cross-rank report is then its \"ranks\")");
   m.def("memory_json", &MemoryJson, py::arg("path"), py::arg("at") = "", py::arg("top") = 10,

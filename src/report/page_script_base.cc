@@ -35,6 +35,7 @@ TS.bytes = function (b) {
   return (i ? b.toFixed(2) : b.toFixed(0)) + ' ' + u[i];
 };
 TS.pct = function (v) { return Number(v).toFixed(v < 10 ? 2 : 1) + '%'; };
+TS.stepRange = function (a, b) { return a === b ? 'step ' + a : 'steps ' + a + '-' + b; };
 TS.set = function (id, html) { const e = document.getElementById(id); if (e) e.innerHTML = html; return e; };
 TS.tip = function (ev, text) {
   const t = document.getElementById('ts-tip');
@@ -81,9 +82,12 @@ TS.header = function (A, P) {
     rows.push(['GPU ' + d.device + (m.processes.length > 1 ? ' (pid ' + d.pid + ')' : ''), TS.esc(d.name || '?') + (d.sm_count ? ' \u00b7 ' + d.sm_count + ' SMs' : '') +
       (d.memory_bytes ? ' \u00b7 ' + TS.bytes(d.memory_bytes) : '')]);
   });
-  const w = A.window;
+  const w = A.window, wu = A.warmup;
   rows.push(['Duration', TS.ns(m.duration_ns) + ' traced; analysed ' + TS.ns(w.wall_ns) +
-    (w.active_region ? ' (first kernel to last GPU op; start-up ' + TS.ns(A.startup.end_ns - A.startup.begin_ns) +
+    (w.active_region ? (wu ? ' (the steady state, step ' + (wu.steps + 1) + ' to the last GPU op; start-up ' :
+      ' (first kernel to last GPU op; start-up ') + TS.ns(A.startup.end_ns - A.startup.begin_ns) +
+      (wu ? ', warm-up ' + TS.ns(wu.end_ns - wu.begin_ns) + ' (' + TS.stepRange(1, wu.steps) + ', ' + TS.pct(wu.share_pct) +
+        ' of first kernel to last GPU op)' : '') +
       ', teardown ' + TS.ns(A.teardown.end_ns - A.teardown.begin_ns) + ' apart)' : '') +
     (w.note ? ' \u00b7 ' + TS.esc(w.note) : '')]);
   rows.push(['Events', A.events + ' analysed; ' + A.kernel_count + ' kernels, ' + TS.ns(A.kernel_ns) + ' of kernel time']);
@@ -159,16 +163,19 @@ TS.steps = function (A) {
     TS.set('steps-body', '<p class="empty">No steps detected (fewer than 3 iterations, no ProfilerStep ranges and no repeating kernel sequence).</p>');
     return;
   }
-  const outliers = {};
+  const outliers = {}, warmup = s.warmup || 0;
   (s.outliers || []).forEach(function (i) { outliers[i] = true; });
   const rows = s.list.map(function (st, i) {
     const d = st.end_ns - st.begin_ns;
     return { label: 'step ' + (i + 1), value: d, cls: outliers[i + 1] ? 'outlier' : '',
-      text: TS.ns(d) + '  GPU busy ' + TS.ns(st.gpu_busy_ns) + ' (' + TS.pct(100 * st.gpu_busy_ns / Math.max(1, d)) + ')  ' + st.kernels + ' kernels',
-      tip: 'step ' + (i + 1) + (outliers[i + 1] ? ' (outlier)' : '') + ': ' + TS.ns(d) + ', GPU busy ' + TS.ns(st.gpu_busy_ns) };
+      text: TS.ns(d) + '  GPU busy ' + TS.ns(st.gpu_busy_ns) + ' (' + TS.pct(100 * st.gpu_busy_ns / Math.max(1, d)) + ')  ' + st.kernels + ' kernels' +
+        (i < warmup ? '  warm-up' : ''),
+      tip: 'step ' + (i + 1) + (i < warmup ? ' (outlier, warm-up: not in the analysed window)' : outliers[i + 1] ? ' (outlier)' : '') +
+        ': ' + TS.ns(d) + ', GPU busy ' + TS.ns(st.gpu_busy_ns) };
   });
   const note = '<p class="note">' + s.list.length + ' steps, ' + TS.esc(s.method) + (s.anchor ? ' (anchor: ' + TS.esc(TS.short(s.anchor, 120)) + ')' : '') +
-    '; median ' + TS.ns(s.median_ns) + '; outliers in red.</p>';
+    '; median ' + TS.ns(s.median_ns) + '; outliers in red' +
+    (warmup ? '; ' + TS.stepRange(1, warmup) + ': the warm-up, left out of the other figures (analyze --with-warmup keeps it)' : '') + '.</p>';
   if (rows.length <= 60) {
     TS.set('steps-body', note + '<div class="chart">' + TS.bars(rows, { labelWidth: 90, textWidth: 380 }) + '</div>');
     return;

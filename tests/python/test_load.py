@@ -162,6 +162,23 @@ def test_analyze_equals_the_cli_json(cli, shipped):
         tracesmith.analyze(shipped, start="soon")
 
 
+def test_analyze_sets_the_warmup_apart(cli, transformer):
+    # The default window starts after the warm-up (steps 1-2 of the transformer run);
+    # with_warmup=True is --with-warmup: from the first kernel, nothing set apart.
+    steady = tracesmith.analyze(transformer)
+    warmup = steady["warmup"]
+    assert warmup["steps"] == steady["steps"]["warmup"] == 2
+    assert warmup["end_ns"] == steady["window"]["begin_ns"]
+    assert warmup["end_ns"] == steady["steps"]["list"][2]["begin_ns"]
+    assert warmup["begin_ns"] == steady["startup"]["end_ns"]
+    assert any(f.startswith("The warm-up took 2.747 s, 95.3% of") for f in steady["findings"])
+    whole = tracesmith.analyze(transformer, with_warmup=True)
+    assert whole == json.loads(cli("analyze", "--json", "--with-warmup", transformer).stdout)
+    assert "warmup" not in whole and whole["steps"]["warmup"] == 0
+    assert whole["window"]["begin_ns"] == warmup["begin_ns"]
+    assert whole["kernel_count"] > steady["kernel_count"]
+
+
 def test_memory_equals_the_cli_json(cli, transformer):
     import datetime
     report = tracesmith.memory(transformer)

@@ -64,7 +64,8 @@ TEST(BrowserTest, ChromiumRendersEverySectionWithoutErrors) {
   for (const char* name : {"transformer_train", "mlp_train", "launch_loop"}) {
     const std::string trace = dir_src + "/examples/traces/" + name + ".sbt";
     HtmlReportOptions o;
-    o.load.active_region = true;
+    o.load.active_region = true;  // as the CLI loads it
+    o.load.steady_state = true;
     const std::string page = dir / (std::string(name) + ".html");
     ASSERT_TRUE(WriteHtmlReport(trace, name, page, o).ok()) << name;
     const std::string flags =
@@ -81,6 +82,10 @@ TEST(BrowserTest, ChromiumRendersEverySectionWithoutErrors) {
     EXPECT_NE(dom.text.find("<body data-rendered=\"yes\">"), std::string::npos)
         << name << ": the script did not finish";
     EXPECT_NE(After(dom.text, "ts-header").find("<table"), std::string::npos) << name;
+    // The two PyTorch runs' warm-up (their first steps) is set apart, and the header says so.
+    EXPECT_EQ(After(dom.text, "ts-header", 5000).find(", warm-up ") != std::string::npos,
+              std::string(name) != "launch_loop")
+        << name;
     for (const char* id : {"kernels-body", "utilization-body"})
       EXPECT_NE(After(dom.text, id, 5000).find("<svg"), std::string::npos) << name << " " << id;
     // (launch_loop has no steps, no call sites in mlp_train, no copy in launch_loop's window:

@@ -46,6 +46,7 @@ Json Block(const std::string& html, const std::string& id) {
 std::string Build(const std::string& path, HtmlReportSummary* summary = nullptr) {
   HtmlReportOptions o;
   o.load.active_region = true;  // as the CLI (and `analyze`) load it
+  o.load.steady_state = true;
   auto html = BuildHtmlReport(path, path, o, summary);
   EXPECT_TRUE(html.ok()) << html.status().ToString();
   return html.ok() ? *html : std::string();
@@ -74,6 +75,7 @@ TEST(HtmlReportTest, EmbeddedAnalysisIsAnalyzeJson) {
     // What `tracesmith analyze --json PATH` prints.
     analysis::LoadOptions load;
     load.active_region = true;
+    load.steady_state = true;
     analysis::CompactTrace trace;
     ASSERT_TRUE(analysis::LoadCompactTrace(path, load, &trace).ok());
     std::ostringstream want;
