@@ -89,6 +89,11 @@ std::vector<CaptureCost> ComputeCaptureCost(const model::Trace& trace,
       // Diagnostic runs only: the same walks again at once, caches warm.
       if (get("stack.rewalk.ns") > 0)
         c.stack.push_back(part("stack.rewalk", get("stack.rewalk.ns"), n));
+      // Diagnostic runs only: a copy of the stack span the walk read.
+      if (get("stack.copy.ns") > 0) {
+        c.stack.push_back(part("stack.copy", get("stack.copy.ns"), n));
+        c.copy_bytes = get("stack.copy.bytes_mean");
+      }
       c.native_frames = get("stack.frames_native_x1000") / 1000;
       c.python_frames = get("stack.frames_python_x1000") / 1000;
       c.memo_hits = calls("stack.memo_hits");
@@ -146,6 +151,7 @@ std::vector<std::string> CaptureCostDetails(const CaptureCost& c) {
     std::string s = per(p);
     if (p.name == "stack")
       s += Fmt(" [%.1f native + %.1f Python frames per stack]", c.native_frames, c.python_frames);
+    if (p.name == "stack.copy") s += Fmt(" [%.0f bytes per copy]", c.copy_bytes);
     out.push_back("  " + s);
     uint64_t walks = c.memo_hits + c.memo_partial + c.memo_misses;
     uint64_t steps = c.memo_frames_replayed + c.memo_frames_walked;

@@ -53,8 +53,8 @@ void CuptiEngine::WriteClockAnchor(uint8_t phase) {
   a.gpu_ns = gpu;
   a.monotonic_ns = before + (after - before) / 2;
   // CLOCK_REALTIME may be stepped between the two reads: then the later one.
-  a.realtime_ns = real_after >= real_before ? real_before + (real_after - real_before) / 2
-                                            : real_after;
+  a.realtime_ns =
+      real_after >= real_before ? real_before + (real_after - real_before) / 2 : real_after;
   a.read_window_ns = after - before;
   a.pid = pid_;
   a.phase = phase;

@@ -186,7 +186,8 @@ class CuptiEngine {
   // --kinds driver-launch (without the full driver group): driver API rows
   // from callbacks (driver_calls.h) for these callback ids.
   bool driver_rows_ = false;
-  bool rewalk_ = false;  // TRACESMITH_STACK_REWALK=1 (engine_stacks.cc)
+  bool rewalk_ = false;      // TRACESMITH_STACK_REWALK=1 (engine_stacks.cc)
+  bool copy_probe_ = false;  // TRACESMITH_STACK_COPYPROBE=1 (engine_stacks.cc)
   std::bitset<CUPTI_DRIVER_TRACE_CBID_SIZE> driver_row_cbids_;
   std::vector<DriverCall> driver_calls_;            // writer: this cycle's calls
   std::vector<DriverCall> driver_calls_prev_;       // writer: the last cycle's, decided now

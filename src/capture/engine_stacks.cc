@@ -4,6 +4,7 @@
 // first, then the collector's new Mapping/Frame/StackNode rows, so every
 // stack id that an event row references was appended before the event.
 #include <dlfcn.h>
+#include <sys/mman.h>
 
 #include <atomic>
 #include <cstdio>
@@ -31,6 +32,46 @@ bool RunningAsInjectionLibrary() {
   Dl_info info;
   if (!dladdr(reinterpret_cast<void*>(&CollectorHook), &info) || !info.dli_fname) return false;
   return std::string_view(info.dli_fname).find("libtracesmith-inject") != std::string_view::npos;
+}
+
+// The copy probe (TRACESMITH_STACK_COPYPROBE=1, docs/capture.md): what it
+// would cost to copy the stack a walk reads, for unwinding elsewhere later
+// (as `perf --call-graph dwarf` does), measured in the program rather than
+// estimated. Before each timed walk, the span from the caller's frame to
+// the outermost frame of the thread's previous whole-replayed walk is
+// copied into a per-thread buffer. The span is all stack above the
+// current frame (the thread's stack is one mapping), so every byte read is
+// mapped.
+constexpr size_t kProbeBytes = size_t{1} << 16;
+thread_local uint64_t t_probe_top = 0;
+thread_local uint8_t* t_probe_buffer = nullptr;
+
+// Copies `n` bytes at `from` (other frames' stack: not instrumented).
+[[gnu::no_sanitize_address]] void CopyStackBytes(uint8_t* to, uint64_t from, size_t n) {
+#if defined(__x86_64__)
+  // rep movsb: what glibc's memcpy uses for copies of this size, here
+  // without the sanitizers' interceptor.
+  const void* src = reinterpret_cast<const void*>(from);
+  asm volatile("rep movsb" : "+D"(to), "+S"(src), "+c"(n) : : "memory");
+#else
+  for (size_t i = 0; i < n; ++i) to[i] = reinterpret_cast<const volatile uint8_t*>(from)[i];
+#endif
+}
+
+void ProbeCopy(ThreadCost* tc, const stacks::CallerFrame& from) {
+  const uint64_t top = t_probe_top;
+  if (top <= from.cfa || top - from.cfa > kProbeBytes) return;
+  if (!t_probe_buffer) {
+    void* p =
+        mmap(nullptr, kProbeBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return;
+    t_probe_buffer = static_cast<uint8_t*>(p);
+  }
+  const size_t n = size_t(top - from.cfa);
+  const uint64_t t0 = CpuTicks();
+  CopyStackBytes(t_probe_buffer, from.cfa, n);
+  tc->AddSample(CostSite::kStackCopy, CpuTicks() - t0);
+  ThreadCost::Bump(tc->copy_bytes, n);
 }
 
 }  // namespace
@@ -62,6 +103,8 @@ void CuptiEngine::StartStacks() {
   // capture.cost.stack.rewalk (docs/capture.md).
   const char* rewalk = getenv("TRACESMITH_STACK_REWALK");
   rewalk_ = rewalk && std::string_view(rewalk) == "1";
+  const char* copy_probe = getenv("TRACESMITH_STACK_COPYPROBE");
+  copy_probe_ = copy_probe && std::string_view(copy_probe) == "1";
   stack_mode_ = stacks::StackModeName(mode);
   g_collector.store(collector_.get(), std::memory_order_release);
   SetStackHook(&CollectorHook);
@@ -84,10 +127,12 @@ TS_HOT uint32_t CuptiEngine::TakeStack(ThreadCost* tc, bool timed,
     return hook ? hook() : 0;
   }
   if (!timed) return c->CaptureStack(nullptr, &from);
+  if (copy_probe_ && from.ra) ProbeCopy(tc, from);
   stacks::StackTiming st;
   st.rewalk = rewalk_;
   uint64_t t0 = CpuTicks(), first0 = t_first_time_ticks;
   uint32_t id = c->CaptureStack(&st, &from);
+  if (copy_probe_ && st.last_cfa) t_probe_top = st.last_cfa;
   uint64_t total = CpuTicks() - t0 - (t_first_time_ticks - first0);
   if (rewalk_) {
     total -= st.rewalk_ticks < total ? st.rewalk_ticks : total;

@@ -61,6 +61,8 @@ const char* CostSiteName(CostSite site) {
       return "stack.python";
     case CostSite::kStackRewalk:
       return "stack.rewalk";
+    case CostSite::kStackCopy:
+      return "stack.copy";
     case CostSite::kCount:
       break;
   }
@@ -80,7 +82,7 @@ ThreadCost* ThreadCost::Register() {
 
 std::vector<CostStat> CollectCostStats(double ns_per_tick, const WriterCost& writer) {
   uint64_t calls[kCostSites] = {}, sampled[kCostSites] = {}, ticks[kCostSites] = {};
-  uint64_t fn = 0, fp = 0;
+  uint64_t fn = 0, fp = 0, copied = 0;
   std::vector<uint64_t> hist(size_t(kCostSites) * kCostBuckets, 0);
   {
     std::lock_guard<std::mutex> lock(g_threads_mu);
@@ -97,6 +99,7 @@ std::vector<CostStat> CollectCostStats(double ns_per_tick, const WriterCost& wri
                 t->hist[i][b].load(std::memory_order_relaxed);
         fn += t->frames_native.load(std::memory_order_relaxed);
         fp += t->frames_python.load(std::memory_order_relaxed);
+        copied += t->copy_bytes.load(std::memory_order_relaxed);
       }
     }
   }
@@ -105,7 +108,9 @@ std::vector<CostStat> CollectCostStats(double ns_per_tick, const WriterCost& wri
   std::vector<CostStat> out;
   for (int i = 0; i < kCostSites; ++i) {
     if (calls[i] == 0) continue;
-    if (CostSite(i) == CostSite::kStackRewalk && sampled[i] == 0) continue;  // not asked for
+    if ((CostSite(i) == CostSite::kStackRewalk || CostSite(i) == CostSite::kStackCopy) &&
+        sampled[i] == 0)
+      continue;  // diagnostics not asked for
     std::string stem = std::string("capture.cost.") + CostSiteName(CostSite(i));
     // Estimated total: the mean of the timed calls times all calls.
     double mean = sampled[i] ? double(ticks[i]) * ns_per_tick / double(sampled[i]) : 0;
@@ -139,6 +144,8 @@ std::vector<CostStat> CollectCostStats(double ns_per_tick, const WriterCost& wri
     out.push_back({"capture.cost.stack.frames_native_x1000", fn * 1000 / stacks});
     out.push_back({"capture.cost.stack.frames_python_x1000", fp * 1000 / stacks});
   }
+  if (uint64_t copies = sampled[int(CostSite::kStackCopy)])
+    out.push_back({"capture.cost.stack.copy.bytes_mean", copied / copies});
   out.push_back({"capture.cost.writer.flush_ns", writer.flush_ns});
   out.push_back({"capture.cost.writer.convert_ns", writer.convert_ns});
   out.push_back({"capture.cost.writer.drain_ns", writer.drain_ns});

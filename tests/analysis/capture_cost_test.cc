@@ -118,6 +118,32 @@ TEST(CaptureCost, RewalkDiagnosticIsShownAfterTheStackParts) {
   EXPECT_DOUBLE_EQ(costs[0].stack[3].p50_ns, 85);
 }
 
+// TRACESMITH_STACK_COPYPROBE=1 runs: the copy of the walked span is a part
+// of its own with its mean size, and adds nothing to the program's total.
+TEST(CaptureCost, CopyProbeIsShownWithItsBytes) {
+  model::Trace t = CostTrace(4, 1000,
+                             {{"capture.cost.launch.calls", 1000},
+                              {"capture.cost.launch.ns", 700000},
+                              {"capture.cost.stack.calls", 1000},
+                              {"capture.cost.stack.ns", 500000},
+                              {"capture.cost.stack.unwind.ns", 400000},
+                              {"capture.cost.stack.copy.ns", 120000},
+                              {"capture.cost.stack.copy.p50_ns", 110},
+                              {"capture.cost.stack.copy.bytes_mean", 3072}});
+  auto costs = ComputeCaptureCost(t);
+  ASSERT_EQ(costs.size(), 1u);
+  EXPECT_DOUBLE_EQ(costs[0].program_ns, 700000);
+  ASSERT_EQ(costs[0].stack.size(), 4u);
+  EXPECT_EQ(costs[0].stack[3].name, "stack.copy");
+  EXPECT_DOUBLE_EQ(costs[0].copy_bytes, 3072);
+  bool shown = false;
+  for (const std::string& line : CaptureCostDetails(costs[0])) {
+    bool copy = line.find("stack.copy: 120.0 us in 1000 calls (120 ns each)") != std::string::npos;
+    shown = shown || (copy && line.find("[3072 bytes per copy]") != std::string::npos);
+  }
+  EXPECT_TRUE(shown);
+}
+
 TEST(CaptureCost, FirstTimeWorkIsASiteOfItsOwnAndLeftOutOfTheSteadyFigure) {
   model::Trace t = CostTrace(5, 2000,
                              {{"capture.cost.launch.calls", 2000},

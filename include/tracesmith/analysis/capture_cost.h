@@ -35,6 +35,7 @@ struct CaptureCost {
   std::vector<Part> stack;   // stack capture and its phases (unwind, python, dedup)
   std::vector<Part> writer;  // writer phases, largest first
   double native_frames = 0, python_frames = 0;  // mean per stack
+  double copy_bytes = 0;  // diagnostic stack.copy: mean bytes per copy (0: not run)
   // The native walk memo: walks replayed whole / in part / not at all, and
   // frames replayed vs unwound (all 0 in traces from before it).
   uint64_t memo_hits = 0, memo_partial = 0, memo_misses = 0;

@@ -47,6 +47,7 @@ enum class CostSite : uint8_t {
   kStackUnwind,  // ... native unwind
   kStackPython,  // ... Python frame walk
   kStackRewalk,  // diagnostic (TRACESMITH_STACK_REWALK=1): the same walk again at once
+  kStackCopy,    // diagnostic (TRACESMITH_STACK_COPYPROBE=1): a copy of the stack the walk spans
   kCount
 };
 inline constexpr int kCostSites = int(CostSite::kCount);
@@ -76,6 +77,7 @@ struct ThreadCost {
   std::atomic<uint64_t> sampled[kCostSites] = {};
   std::atomic<uint64_t> ticks[kCostSites] = {};
   std::atomic<uint64_t> frames_native{0}, frames_python{0};   // in sampled stacks
+  std::atomic<uint64_t> copy_bytes{0};                        // in timed kStackCopy samples
   std::atomic<uint32_t> hist[kCostSites][kCostBuckets] = {};  // timed calls by CostBucket
   uint32_t rng = 0x9e3779b9u;
 

@@ -195,9 +195,9 @@ TS_HOT [[gnu::noinline]] uint32_t StackCollector::CaptureStack(StackTiming* timi
   if (py_top) {
     n_py = python.WalkFrom(py_top, py, max_depth);
     if (n_py == 0 && stop)  // (a frame without code): the native frames after all
-      n_native = UnwindNativeTrimmedMemo(held.memo, &whole, pcs, max_depth,
-                                         options_.skip_frames + 1, trim_.data(),
-                                         int(trim_.size()), from, nullptr);
+      n_native =
+          UnwindNativeTrimmedMemo(held.memo, &whole, pcs, max_depth, options_.skip_frames + 1,
+                                  trim_.data(), int(trim_.size()), from, nullptr);
   }
   if (timing) {
     const uint64_t t2 = CpuTicks(), first2 = t_first_time_ticks;
@@ -210,6 +210,7 @@ TS_HOT [[gnu::noinline]] uint32_t StackCollector::CaptureStack(StackTiming* timi
     timing->python_ticks = (t_top - t0 - (first_top - first0)) + (t2 - t1 - (first2 - first1));
     timing->native_frames = n_native;
     timing->python_frames = n_py;
+    if (whole) timing->last_cfa = whole->n > 0 ? whole->steps[whole->n - 1].cfa : whole->cfa;
   }
 
   // The native frames are those of a memo entry replayed whole: the id it

@@ -17,8 +17,8 @@
 // common caller, at the same address) and replays from there.
 //
 // Per thread: 64 sets x 4 ways of up to kMemoSteps steps (670 KiB, mapped
-// and populated on the thread's first walk, unmapped at thread exit). A walk in a signal handler that interrupted a walk on the
-// same thread does not use the memo. x86-64 only.
+// and populated on the thread's first walk, unmapped at thread exit). A walk in a signal handler
+// that interrupted a walk on the same thread does not use the memo. x86-64 only.
 #pragma once
 
 #include <cstdint>

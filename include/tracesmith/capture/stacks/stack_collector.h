@@ -101,6 +101,10 @@ struct StackTiming {
   // caches and branch predictors warm, against unwind + python in situ.
   bool rewalk = false;
   uint64_t rewalk_ticks = 0;
+  // The CFA of the walk's outermost frame when the native frames are a
+  // memo entry's, replayed whole (0 otherwise): with the caller's CFA, the
+  // span of stack the walk read (the copy probe, engine_stacks.cc).
+  uint64_t last_cfa = 0;
 };
 
 class StackCollector {
