@@ -33,6 +33,148 @@ std::string ModuleFileName(const model::Trace& meta, uint32_t mapping_id) {
   return "?";
 }
 
+// The C and C++ runtime's shared objects, by file name ("libc.so.6",
+// "libstdc++.so.6", "ld-linux-x86-64.so.2"): the thread start-up code.
+bool RuntimeModule(std::string_view file) {
+  const size_t so = file.find(".so");
+  if (so == std::string_view::npos) return false;
+  const std::string_view stem = file.substr(0, so);
+  for (std::string_view name : {"libc", "libpthread", "libstdc++", "libc++", "libc++abi",
+                                "libgcc_s", "libc.musl-x86_64", "libc.musl-aarch64"})
+    if (stem == name) return true;
+  return stem.starts_with("ld-linux") || stem.starts_with("ld-musl");
+}
+
+// The process's start (main thread): crt1's `_start`, glibc's
+// __libc_start_main / __libc_start_call_main (and their versioned aliases).
+bool ProcessStartFunction(std::string_view fn) {
+  return fn == "_start" || fn.starts_with("__libc_start");
+}
+
+// Another thread's start: glibc's clone/clone3 and start_thread, libstdc++'s
+// std::thread trampoline (named in a static runtime, or with symbols).
+bool ThreadStartFunction(std::string_view fn) {
+  for (std::string_view name : {"clone", "clone3", "__clone", "__clone3", "__clone_internal",
+                                "start_thread", "execute_native_thread_routine"})
+    if (fn == name) return true;
+  return false;
+}
+
+// "ns::f(int, char const*) const [clone .isra.0]" -> "ns::f": the argument
+// list (the last balanced parentheses), cv/ref qualifiers and clone suffixes
+// dropped; a name without an argument list as it is.
+std::string FunctionWithoutArguments(std::string_view fn) {
+  for (;;) {  // " [clone .isra.0]", " const", " &", ...
+    const size_t bracket = fn.rfind(" [");
+    if (bracket != std::string_view::npos && fn.ends_with("]")) {
+      fn = fn.substr(0, bracket);
+      continue;
+    }
+    bool trimmed = false;
+    for (std::string_view q : {" const", " volatile", " &&", " &", " noexcept"})
+      if (fn.ends_with(q)) {
+        fn.remove_suffix(q.size());
+        trimmed = true;
+      }
+    if (!trimmed) break;
+  }
+  if (!fn.ends_with(")")) return std::string(fn);
+  int depth = 0;
+  for (size_t i = fn.size(); i-- > 0;) {
+    if (fn[i] == ')') depth++;
+    if (fn[i] == '(' && --depth == 0) return i ? std::string(fn.substr(0, i)) : std::string(fn);
+  }
+  return std::string(fn);
+}
+
+// FindThreadRoot over the stacks of one trace: the module file names are
+// read once (mapping id -> file name), not per frame.
+class StartFrames {
+ public:
+  explicit StartFrames(const model::Trace& meta) : meta_(meta) {
+    for (const model::Mapping& m : meta.Rows<model::Mapping>()) {
+      std::string path(meta.strings.Get(m.path_id));
+      const size_t slash = path.rfind('/');
+      modules_.try_emplace(m.mapping_id,
+                           slash == std::string::npos ? path : path.substr(slash + 1));
+    }
+  }
+
+  ThreadRoot Find(const std::vector<uint32_t>& leaf_first) const {
+    const auto& table = meta_.Rows<model::Frame>();
+    const size_t n = leaf_first.size();
+    auto frame = [&](size_t from_root) -> const model::Frame* {
+      const uint32_t id = leaf_first[n - 1 - from_root];
+      return id && id <= table.size() ? &table[id - 1] : nullptr;
+    };
+    auto native = [&](const model::Frame* f) { return f && f->kind == model::kFrameNative; };
+    auto function = [&](const model::Frame* f) { return meta_.strings.Get(f->function_id); };
+    auto runtime = [&](const model::Frame* f) { return RuntimeModule(Module(f->mapping_id)); };
+
+    size_t k = 0;
+    bool main_thread = false;
+    for (; k < n; ++k) {
+      const model::Frame* f = frame(k);
+      if (!native(f)) break;
+      const std::string_view fn = function(f);
+      if (runtime(f) || ProcessStartFunction(fn) || ThreadStartFunction(fn)) {
+        main_thread |= ProcessStartFunction(fn);
+        continue;
+      }
+      // The program's own `_start` without a symbol: a frame of the
+      // executable at the root, right above the C runtime.
+      const std::string_view module = Module(f->mapping_id);
+      if (k == 0 && fn.empty() && !module.empty() && module != "?" &&
+          module.find(".so") == std::string_view::npos && n > 1 && native(frame(1)) &&
+          runtime(frame(1))) {
+        main_thread = true;
+        continue;
+      }
+      break;
+    }
+    if (k == 0 || k == n) return {};
+    ThreadRoot root{k, "thread: main"};
+    if (main_thread) return root;
+    for (size_t i = k; i < n; ++i) {
+      const model::Frame* f = frame(i);
+      if (!native(f)) break;
+      const std::string_view fn = function(f);
+      if (fn.starts_with("torch::autograd::") && fn.find("Engine::thread_") != fn.npos) {
+        root.label = "thread: autograd";
+        return root;
+      }
+    }
+    // The entry, past libstdc++'s std::thread state and invoke wrappers.
+    size_t entry = k;
+    while (entry + 1 < n && native(frame(entry))) {
+      const std::string_view fn = function(frame(entry));
+      if (!fn.starts_with("std::thread::_State_impl<") &&
+          !fn.starts_with("std::thread::_Invoker<") && !fn.starts_with("std::__invoke") &&
+          !fn.starts_with("void std::__invoke"))
+        break;
+      entry++;
+    }
+    const model::Frame* f = frame(entry);
+    std::string name;
+    if (f && f->function_id)
+      name = FunctionWithoutArguments(function(f));
+    else if (f)
+      name = StrFormat("%s+0x%llx", std::string(Module(f->mapping_id)).c_str(),
+                       static_cast<unsigned long long>(f->rel_pc));
+    root.label = "thread: " + (name.empty() ? std::string("?") : name);
+    return root;
+  }
+
+ private:
+  std::string_view Module(uint32_t mapping_id) const {
+    auto it = modules_.find(mapping_id);
+    return it == modules_.end() ? std::string_view("?") : std::string_view(it->second);
+  }
+
+  const model::Trace& meta_;
+  std::unordered_map<uint32_t, std::string> modules_;  // first row of each mapping id
+};
+
 // The leaf of an op: its kernel name, or the copy's kind.
 std::string OpLabel(const analysis::CompactTrace& t, const analysis::GpuOp& op) {
   switch (op.kind()) {
@@ -71,6 +213,12 @@ StatusOr<FlameWeight> ParseFlameWeight(std::string_view text) {
 
 const char* FlameWeightName(FlameWeight weight) {
   return weight == FlameWeight::kGpuTime ? "gpu-time" : "launches";
+}
+
+ThreadRoot FindThreadRoot(const model::Trace& meta, const std::vector<uint32_t>& leaf_first) {
+  ThreadRoot root = StartFrames(meta).Find(leaf_first);
+  root.label = Sanitized(std::move(root.label));
+  return root;
 }
 
 std::string FlameFrameLabel(const model::Trace& meta, uint32_t frame_id) {
@@ -120,12 +268,20 @@ FoldedStacks FoldStacks(const analysis::CompactTrace& t, FlameWeight weight) {
   const bool per_process = pids.size() > 1;
   std::unordered_map<uint32_t, std::string> labels;  // frame id -> label
   std::map<std::string, uint64_t> merged;
+  const StartFrames start_frames(meta);
   for (const auto& [key, value] : by_key) {
     std::string text = per_process ? Sanitized(ProcessLabel(meta, key.pid)) + ";" : "";
     std::vector<uint32_t> frames =
         key.stack ? model::StackFrames(meta, key.stack) : std::vector<uint32_t>{};
     if (frames.empty()) text += std::string(kNoStack) + ";";
-    for (auto f = frames.rbegin(); f != frames.rend(); ++f) {  // root first
+    // The thread's start-up: one box naming the thread instead.
+    const ThreadRoot root = start_frames.Find(frames);
+    if (root.start_frames) {
+      text += Sanitized(root.label);
+      text += ';';
+    }
+    for (auto f = frames.rbegin() + ptrdiff_t(root.start_frames); f != frames.rend();
+         ++f) {  // root first
       auto [l, added] = labels.try_emplace(*f);
       if (added) l->second = FlameFrameLabel(meta, *f);
       text += l->second;

@@ -192,7 +192,7 @@ TS.flame = function (P) {
     const s = names[n.name];
     if (query && query.test(s)) return '#e056fd';
     if (n.depth === 0) return '#a5b1c2';
-    if (s === '(no stack)') return '#c8ccd4';
+    if (s === '(no stack)' || /^thread: /.test(s)) return '#c8ccd4';
     if (n.leaf) return 'hsl(' + (20 + hue(s) % 25) + ',85%,' + (58 + hue(s) % 12) + '%)';
     if (/\.py:\d+\)$/.test(s)) return 'hsl(' + (95 + hue(s) % 40) + ',50%,' + (60 + hue(s) % 12) + '%)';
     return 'hsl(' + (200 + hue(s) % 35) + ',45%,' + (66 + hue(s) % 12) + '%)';
@@ -264,7 +264,7 @@ TS.flame = function (P) {
   TS.set('flame-note', 'Weighted by ' + (F.weight === 'gpu-time' ? 'GPU time of the kernels, copies and memsets each stack launched' : 'launch count') +
     ': ' + unit(F.total) + ' from ' + F.ops + ' ops; ' + F.ops_without_stack + ' ops without a host stack are under \u201c(no stack)\u201d. ' +
     F.stacks + ' distinct stacks' + (F.pruned ? '; ' + F.pruned + ' subtrees under 0.01% left out' : '') +
-    '. Python frames green, native blue, GPU ops orange. The same data as <code>tracesmith export -f folded</code>.');
+    '. Python frames green, native blue, GPU ops orange; \u201cthread: \u2026\u201d stands for the thread\u2019s start-up frames (libc, libstdc++). The same data as <code>tracesmith export -f folded</code>.');
   draw();
 };
 

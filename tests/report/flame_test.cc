@@ -1,16 +1,23 @@
 // Flame-graph data (report/flame.h): hand-built traces with known stacks and
-// op times, so every weight is known exactly; then the folded export of a
-// shipped real capture against its golden file.
+// op times, so every weight is known exactly (the threads' start-up frames at
+// the root as one box per thread, in the folded text and the page alike);
+// then the folded export of a shipped real capture against its golden file.
 #include "tracesmith/report/flame.h"
 
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "analysis/test_traces.h"
+#include "testing/temp_dir.h"
 #include "tracesmith/analysis/report.h"
 #include "tracesmith/base/file_util.h"
+#include "tracesmith/format/sbt_writer.h"
+#include "tracesmith/model/stack_builder.h"
+#include "tracesmith/report/html_report.h"
 
 namespace tracesmith::report {
 namespace {
@@ -141,6 +148,131 @@ TEST(FlameTest, CapHoldsWhenEveryValueTies) {
   EXPECT_EQ(capped.nodes, 50u);
   EXPECT_EQ(capped.root.value, 1000u);
   EXPECT_EQ(capped.root.children.size(), 1u);  // main, then the sites that fit
+}
+
+// Stacks as PyTorch's threads give them: the thread's start-up at the root
+// (libc's and libstdc++'s frames, named or bare offsets, the executable's
+// unsymbolized _start) becomes one box naming the thread.
+struct ThreadStacks {
+  StackMaker s;
+  ThreadStacks() {
+    const uint32_t exe = s.Module(1, "/usr/bin/python3.12");
+    const uint32_t libc = s.Module(2, "/lib/x86_64-linux-gnu/libc.so.6");
+    const uint32_t cxx = s.Module(3, "/lib/x86_64-linux-gnu/libstdc++.so.6");
+    const uint32_t torch = s.Module(4, "/x/torch/lib/libtorch_cpu.so");
+    const uint32_t rt = s.Module(5, "/x/libcudart.so.13");
+    const uint32_t app = s.Module(6, "/home/u/app");
+    const uint32_t launch = s.Native(rt, "", 0x1376d);
+    // Main thread, unsymbolized start-up as on the GPU machine.
+    const uint32_t main_stack = s.Stack(
+        {launch, s.Python("forward", "train.py", 7), s.Native(exe, "Py_BytesMain", 0x10),
+         s.Native(libc, "", 0x2a1ca), s.Native(libc, "", 0x2a28b), s.Native(exe, "", 0x657a05)});
+    // The autograd engine's device thread: bare offsets above its entry, and
+    // (another capture's) the same start-up named; both are one box.
+    const std::string init =
+        "torch::autograd::python::PythonEngine::thread_init(int, "
+        "std::shared_ptr<torch::autograd::ReadyQueue> const&, bool)";
+    const uint32_t mm = s.Native(torch, "torch::autograd::generated::MmBackward0::apply(...)");
+    const uint32_t thread_main =
+        s.Native(torch, "torch::autograd::Engine::thread_main(std::shared_ptr<GraphTask> const&)");
+    const uint32_t bare =
+        s.Stack({launch, mm, thread_main, s.Native(torch, init, 0x100), s.Native(cxx, "", 0xecdb4),
+                 s.Native(libc, "", 0x9cb84), s.Native(libc, "", 0x129ecc)});
+    const uint32_t named =
+        s.Stack({launch, mm, thread_main, s.Native(torch, init, 0x180),
+                 s.Native(cxx, "execute_native_thread_routine", 0xecdb4),
+                 s.Native(libc, "start_thread", 0x9cb84), s.Native(libc, "clone3", 0x129ecc)});
+    // A std::thread of the program: named by the function it runs.
+    const uint32_t worker_fn = s.Native(app, "worker_loop(int)", 0x40);
+    const uint32_t worker = s.Stack(
+        {launch, worker_fn,
+         s.Native(app,
+                  "std::thread::_State_impl<std::thread::_Invoker<std::tuple<void (*)(int), "
+                  "int> > >::_M_run()",
+                  0x50),
+         s.Native(cxx, "", 0xecdb4), s.Native(libc, "", 0x9cb84), s.Native(libc, "", 0x129ecc)});
+    // Stacks that do not reach their thread's start keep their root.
+    const uint32_t cut = s.Stack({launch, worker_fn});
+    const uint32_t only_libc = s.Stack({s.Native(libc, "", 0x9cb84), s.Native(libc, "", 0x129ecc)});
+    auto& t = s.b;
+    t.Kernel("fwd", 0, 7, 100, 110, 90, 95, 0, main_stack);   // 10
+    t.Kernel("mm", 0, 7, 120, 125, 112, 115, 0, bare);        // 5
+    t.Kernel("mm", 0, 7, 130, 133, 128, 129, 0, named);       // 3, merges with the 5
+    t.Kernel("work", 0, 7, 140, 142, 136, 137, 0, worker);    // 2
+    t.Kernel("work", 0, 7, 150, 151, 146, 147, 0, cut);       // 1
+    t.Kernel("odd", 0, 7, 160, 161, 156, 157, 0, only_libc);  // 1
+  }
+};
+
+TEST(FlameTest, ThreadStartFramesAreOneBoxNamingTheThread) {
+  ThreadStacks f;
+  const FoldedStacks folded = FoldStacks(Compact(f.s.b.trace()), FlameWeight::kGpuTime);
+  EXPECT_EQ(Folded(folded),
+            "libc.so.6+0x129ecc;libc.so.6+0x9cb84;odd 1\n"
+            "thread: autograd;torch::autograd::python::PythonEngine::thread_init(int, "
+            "std::shared_ptr<torch::autograd::ReadyQueue> const&, bool);"
+            "torch::autograd::Engine::thread_main(std::shared_ptr<GraphTask> const&);"
+            "torch::autograd::generated::MmBackward0::apply(...);libcudart.so.13+0x1376d;mm 8\n"
+            "thread: main;Py_BytesMain;forward (train.py:7);libcudart.so.13+0x1376d;fwd 10\n"
+            "thread: worker_loop;std::thread::_State_impl<std::thread::_Invoker<std::tuple<void "
+            "(*)(int), int> > >::_M_run();worker_loop(int);libcudart.so.13+0x1376d;work 2\n"
+            "worker_loop(int);libcudart.so.13+0x1376d;work 1\n");
+  EXPECT_EQ(folded.total, 22u);
+  // The tree the page draws: the threads side by side under the root.
+  const FlameTree tree = BuildFlameTree(folded);
+  ASSERT_GE(tree.root.children.size(), 3u);
+  EXPECT_EQ(tree.names[tree.root.children[0].name], "thread: main");
+  EXPECT_EQ(tree.names[tree.root.children[1].name], "thread: autograd");
+  EXPECT_EQ(tree.root.children[1].value, 8u);
+}
+
+TEST(FlameTest, ThreadRootOfOneStack) {
+  ThreadStacks f;
+  const model::Trace& t = f.s.b.trace();
+  auto frames = [&](size_t api) {
+    return model::StackFrames(t, t.Rows<model::ApiEvent>()[api].stack_id);
+  };
+  ThreadRoot main_root = FindThreadRoot(t, frames(0));
+  EXPECT_EQ(main_root.start_frames, 3u);  // _start, __libc_start_main, __libc_start_call_main
+  EXPECT_EQ(main_root.label, "thread: main");
+  ThreadRoot autograd = FindThreadRoot(t, frames(1));
+  EXPECT_EQ(autograd.start_frames, 3u);  // clone3, start_thread, execute_native_thread_routine
+  EXPECT_EQ(autograd.label, "thread: autograd");
+  EXPECT_EQ(FindThreadRoot(t, frames(4)).start_frames, 0u);
+  EXPECT_EQ(FindThreadRoot(t, frames(5)).start_frames, 0u);  // nothing left after them
+  EXPECT_EQ(FindThreadRoot(t, {}).start_frames, 0u);
+}
+
+// The report's flame graph and `export -f folded` of one trace file: the same
+// stacks, thread boxes included, and the same weights at the root.
+TEST(FlameTest, ReportAndFoldedExportAgreeOnThreadBoxes) {
+  ThreadStacks f;
+  tracesmith::testing::TempDir dir;
+  const std::string sbt = dir / "threads.sbt", out = dir / "threads.folded";
+  ASSERT_TRUE(format::WriteTraceFile(f.s.b.trace(), sbt).ok());
+  auto stats = WriteFoldedFile(sbt, out, FlameWeight::kGpuTime);
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  auto text = ReadFileToString(out);
+  ASSERT_TRUE(text.ok());
+  std::map<std::string, uint64_t> folded_roots;
+  std::istringstream lines(*text);
+  for (std::string line; std::getline(lines, line);)
+    folded_roots[line.substr(0, line.find(';'))] += std::stoull(line.substr(line.rfind(' ') + 1));
+  EXPECT_EQ(folded_roots.count("thread: main"), 1u);
+  EXPECT_EQ(folded_roots.count("thread: autograd"), 1u);
+  for (const auto& [root, w] : folded_roots)
+    EXPECT_EQ(root.find("libstdc++"), std::string::npos) << root;
+
+  auto html = BuildHtmlReport(sbt, sbt, HtmlReportOptions{});
+  ASSERT_TRUE(html.ok()) << html.status().ToString();
+  const std::string open = "<script type=\"application/json\" id=\"ts-page\">";
+  const size_t begin = html->find(open) + open.size();
+  const nlohmann::json page =
+      nlohmann::json::parse(html->substr(begin, html->find("</script>", begin) - begin));
+  std::map<std::string, uint64_t> page_roots;
+  for (const auto& child : page["flame"]["tree"][2])
+    page_roots[page["flame"]["names"][child[0].get<size_t>()]] = child[1];
+  EXPECT_EQ(page_roots, folded_roots);
 }
 
 // `export -f folded` of a shipped capture (native stacks, symbolized):

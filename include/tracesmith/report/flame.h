@@ -9,7 +9,10 @@
 // `view --stacks` prints them. Frames are labelled by function rather than
 // by address (FlameFrameLabel), so calls of one function from different
 // return addresses merge into one box, and identical label paths of
-// different stack ids merge into one line.
+// different stack ids merge into one line. The thread's start-up frames at
+// the root (libc's and libstdc++'s, symbolized or not) are one box naming
+// the thread (FindThreadRoot): "thread: main;Py_BytesMain;...",
+// "thread: autograd;torch::autograd::python::PythonEngine::thread_init(...);...".
 //
 // The folded text (WriteFolded) is what flamegraph.pl, inferno and
 // speedscope read; `tracesmith export -f folded` and the HTML report's flame
@@ -56,9 +59,39 @@ struct FoldedStacks {
 };
 
 // The flame-graph label of frame `frame_id` (1-based) of `meta`: the function
-// name, or "module+0xOFFSET" for a native frame without a symbol; " (file:line)"
+// name, or "module+0xOFFSET" for a native frame without a symbol (the module's
+// file name, "?" when the trace has no mapping for it); " (file:line)"
 // appended when known. Python frames read "fn (file.py:line)".
 std::string FlameFrameLabel(const model::Trace& meta, uint32_t frame_id);
+
+// The thread's start-up at the root of a stack, replaced by one box naming
+// the thread. A full native stack ends, at its root, in the C runtime's
+// thread start (`_start`, `__libc_start_main`, `__libc_start_call_main` on
+// the main thread; `clone3`, `start_thread`, libstdc++'s
+// `execute_native_thread_routine` on the others), often without symbols
+// ("libc.so.6+0x129ecc"). Its start-up frames are the root's run of native
+// frames that are in the C/C++ runtime's modules (libc, libpthread, ld-linux,
+// ld-musl, libstdc++, libc++, libc++abi, libgcc_s) or are named as one of
+// those start routines (a static runtime's, in the program), plus the
+// program's own unsymbolized `_start` as the outermost frame (a frame of the
+// executable, a module whose file name has no ".so", right above a runtime
+// frame). The first frame after them is the thread's entry (`main`,
+// `Py_BytesMain`, `PythonEngine::thread_init`, a thread's function).
+// The box is "thread: main" when the start-up is the process's
+// (`_start`/`__libc_start*`, or the executable's frame at the root),
+// "thread: autograd" when the entry runs PyTorch's autograd engine (a
+// `torch::autograd::...Engine::thread_...` frame from the entry inward), else
+// "thread: ENTRY" with the entry's function without its argument list
+// (a `std::thread` state's `_M_run` and `std::__invoke` frames skipped to the
+// function they run; "module+0xOFFSET" when it has no symbol). A stack that
+// does not reach its thread's start (Python frames only, a stack cut at
+// --stack-depth, mixed stacks whose root is Python) keeps its root as it is,
+// and so does a stack of start-up frames only.
+struct ThreadRoot {
+  size_t start_frames = 0;  // frames at the root replaced by `label` (0: none)
+  std::string label;        // "thread: ..." when start_frames > 0
+};
+ThreadRoot FindThreadRoot(const model::Trace& meta, const std::vector<uint32_t>& leaf_first);
 
 // Folds every GPU op of a finalized trace. With more than one process, each
 // stack starts with its process ("rank 1 (pid 4242)" or "pid 4242 (python3)").
