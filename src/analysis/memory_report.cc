@@ -26,12 +26,22 @@ struct OwnerState {
 };
 
 struct KeyPass2 {
-  std::vector<uint64_t> bins;
-  size_t next_bin = 0;  // bins before this are final
+  std::vector<uint64_t> bins;  // max live bytes per bin, what is carried in included
+  size_t next_bin = 0;         // bins before this are final
   uint64_t live = 0;
   uint64_t graph_live = 0, graph_at_peak = 0;  // allocated during graph captures
   std::map<uint32_t, OwnerState> owners;
 };
+
+// Brings a series of max-per-bin live bytes up to `bin` (not before
+// *next_bin): the level held since its last change counts for every bin from
+// *next_bin through `bin`, so a bin counts the bytes carried into it also when
+// its first event is a free. Bins before *next_bin are final. The key's series
+// and its owners' go through here with the same bins, so they agree bin by bin.
+void CarryInto(std::vector<uint64_t>* bins, size_t* next_bin, uint64_t live, size_t bin) {
+  for (; *next_bin <= bin; ++*next_bin) (*bins)[*next_bin] = std::max((*bins)[*next_bin], live);
+  *next_bin = bin;
+}
 
 // Names owners and call sites of stacks, once per stack.
 class Namer {
@@ -319,18 +329,17 @@ Status BuildMemoryReport(const std::string& path, const MemoryReportOptions& o, 
         ++index;
         KeyPass2& k = keys2[c.key];
         if (k.bins.empty()) k.bins.assign(nbins, 0);
-        const size_t bin = std::min(nbins - 1, size_t(__uint128_t(rel(c.ts_ns)) * nbins / span));
-        for (; k.next_bin < bin; ++k.next_bin)
-          k.bins[k.next_bin] = std::max(k.bins[k.next_bin], k.live);
+        // A late event (stored out of time order past the reader's reordering,
+        // counted in out_of_order) counts in the bin the series has reached.
+        const size_t bin = std::max(
+            k.next_bin, std::min(nbins - 1, size_t(__uint128_t(rel(c.ts_ns)) * nbins / span)));
+        CarryInto(&k.bins, &k.next_bin, k.live, bin);
         k.live = c.live_bytes;
         k.bins[bin] = std::max(k.bins[bin], k.live);
         auto owner_add = [&](const Allocation& a, bool add) {
           OwnerState& os = k.owners[names.Owner(a)];
           if (os.bins.empty()) os.bins.assign(nbins, 0);
-          // The bytes carried into this bin count for it too.
-          for (; os.next_bin <= bin; ++os.next_bin)
-            os.bins[os.next_bin] = std::max(os.bins[os.next_bin], os.live);
-          os.next_bin = bin;
+          CarryInto(&os.bins, &os.next_bin, os.live, bin);  // never past the key's
           if (add) {
             if (os.live == 0 && os.peak == 0) os.first_ns = rel(a.alloc_ns);
             os.live += a.bytes;

@@ -72,8 +72,10 @@ struct MemoryKeyReport {
   // phase the program annotated), empty when none.
   std::string peak_nvtx_range;
   std::vector<OwnerPeak> owners;  // by peak, largest first
-  std::vector<uint64_t> bins;     // max live bytes per bin of [0, duration]
-  std::string summary;            // growth and steady state in words
+  // Max live bytes per bin of [0, duration], the bytes carried into a bin
+  // counted for it (also when its first event is a free), as the owners' bins.
+  std::vector<uint64_t> bins;
+  std::string summary;  // growth and steady state in words
   uint64_t end_bytes = 0, end_count = 0;
   std::vector<SiteBytes> live_at_end;  // by call site, largest first
   std::optional<MemorySnapshot> at;
