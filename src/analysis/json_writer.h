@@ -1,21 +1,25 @@
-// A minimal streaming JSON writer for reports (escaping: base/json_escape.h).
-// Keys and values are written in call order; commas are handled here.
+// A streaming JSON writer for reports: keys and values are written in call
+// order, nesting and commas are handled here. The text goes through the
+// exporters' JsonBuffer (base/json_buffer.h: escaping, numbers) and on to the
+// stream whenever a top-level value is complete, at 64 KiB, and at the end.
 #pragma once
 
 #include <cstdint>
 #include <cstdio>
 #include <ostream>
-#include <string>
 #include <string_view>
 #include <vector>
 
-#include "tracesmith/base/json_escape.h"
+#include "tracesmith/base/json_buffer.h"
 
 namespace tracesmith::analysis {
 
 class JsonWriter {
  public:
-  explicit JsonWriter(std::ostream& out) : out_(out) {}
+  explicit JsonWriter(std::ostream& out) : out_(out), buf_(size_t{1} << 12) {}
+  ~JsonWriter() { Flush(); }
+  JsonWriter(const JsonWriter&) = delete;
+  JsonWriter& operator=(const JsonWriter&) = delete;
 
   JsonWriter& BeginObject(std::string_view key = {}) { return Open(key, '{'); }
   JsonWriter& EndObject() { return Close('}'); }
@@ -24,8 +28,8 @@ class JsonWriter {
 
   JsonWriter& Key(std::string_view key) {
     Comma();
-    String(key);
-    out_ << ':';
+    buf_.String(key);
+    buf_.Char(':');
     after_key_ = true;
     return *this;
   }
@@ -35,7 +39,7 @@ class JsonWriter {
     else
       Comma();
     after_key_ = false;
-    String(v);
+    buf_.String(v);
     return *this;
   }
   JsonWriter& UInt(std::string_view key, uint64_t v) {
@@ -44,7 +48,7 @@ class JsonWriter {
     else
       Comma();
     after_key_ = false;
-    out_ << v;
+    buf_.Uint(v);
     return *this;
   }
   JsonWriter& Num(std::string_view key, double v) {
@@ -53,9 +57,9 @@ class JsonWriter {
     else
       Comma();
     after_key_ = false;
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.6g", v);
-    out_ << buf;
+    char text[32];
+    int n = std::snprintf(text, sizeof text, "%.6g", v);
+    buf_.Raw(std::string_view(text, n > 0 ? size_t(n) : 0));
     return *this;
   }
   // A value that is already JSON text (another writer's document).
@@ -63,7 +67,7 @@ class JsonWriter {
     Key(key);
     after_key_ = false;
     while (!json.empty() && (json.back() == '\n' || json.back() == ' ')) json.remove_suffix(1);
-    out_ << json;
+    buf_.Raw(json);
     return *this;
   }
   JsonWriter& Bool(std::string_view key, bool v) {
@@ -72,7 +76,10 @@ class JsonWriter {
     else
       Comma();
     after_key_ = false;
-    out_ << (v ? "true" : "false");
+    if (v)
+      buf_.Raw("true");
+    else
+      buf_.Raw("false");
     return *this;
   }
 
@@ -83,33 +90,38 @@ class JsonWriter {
     else
       Comma();
     after_key_ = false;
-    out_ << c;
+    buf_.Char(c);
     first_.push_back(true);
     return *this;
   }
   JsonWriter& Close(char c) {
     first_.pop_back();
-    out_ << c;
-    if (first_.empty()) out_ << '\n';
+    buf_.Char(c);
+    if (first_.empty()) {
+      buf_.Char('\n');
+      Flush();
+    } else if (buf_.size() >= (size_t{1} << 16)) {
+      Flush();
+    }
     return *this;
   }
   void Comma() {
     if (after_key_) return;
     if (!first_.empty()) {
-      if (!first_.back()) out_ << ',';
+      if (!first_.back()) buf_.Char(',');
       first_.back() = false;
     }
   }
-  void String(std::string_view s) {
-    scratch_.clear();
-    AppendJsonEscaped(s, &scratch_);
-    out_ << '"' << scratch_ << '"';
+  void Flush() {
+    std::string_view text = buf_.view();
+    if (!text.empty()) out_.write(text.data(), std::streamsize(text.size()));
+    buf_.Clear();
   }
 
   std::ostream& out_;
+  JsonBuffer buf_;
   std::vector<bool> first_;
   bool after_key_ = false;
-  std::string scratch_;
 };
 
 }  // namespace tracesmith::analysis

@@ -13,9 +13,9 @@
 #include <unordered_set>
 
 #include "gpu_limits.h"
-#include "json_writer.h"
 #include "sinks.h"
 #include "tracesmith/analysis/memory_model.h"
+#include "tracesmith/base/json_buffer.h"
 #include "tracesmith/model/event_names.h"
 
 namespace tracesmith::exporter {
@@ -481,7 +481,7 @@ class JsonSink : public EventSink {
   }
   static std::string Quoted(std::string_view name) {
     std::string quoted = "\"";
-    JsonWriter::Escape(name, &quoted);
+    JsonBuffer::Escape(name, &quoted);
     quoted.push_back('"');
     return quoted;
   }
@@ -599,7 +599,7 @@ class JsonSink : public EventSink {
     if (slot.first == key && slot.second != nullptr) return *slot.second;
     auto [it, inserted] = launch_args_.try_emplace(key);
     if (inserted) {
-      JsonWriter w;
+      JsonBuffer w;
       w.Raw(", \"registers per thread\": ");
       w.Uint(k.registers_per_thread);
       w.Raw(", \"shared memory\": ");
@@ -640,7 +640,7 @@ class JsonSink : public EventSink {
     std::string& q = quoted_names_[id];
     if (q.empty()) {
       q.push_back('"');
-      JsonWriter::Escape(meta_->strings.Get(id), &q);
+      JsonBuffer::Escape(meta_->strings.Get(id), &q);
       q.push_back('"');
     }
     return q;
@@ -662,7 +662,7 @@ class JsonSink : public EventSink {
   const ExportContext* ctx_ = nullptr;
   const Trace* meta_ = nullptr;
   uint64_t base_ = 0;
-  JsonWriter j_;
+  JsonBuffer j_;
   bool first_event_ = true;
   std::map<uint32_t, Device> devices_;
   struct LaunchKey {

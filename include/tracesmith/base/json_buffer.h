@@ -1,4 +1,4 @@
-// JsonWriter: appends JSON text to a buffer quickly (no DOM), with correct
+// JsonBuffer: appends JSON text to a buffer quickly (no DOM), with correct
 // string escaping: quotes, backslashes and control characters are escaped,
 // and bytes that are not valid UTF-8 become U+FFFD so every output parses.
 //
@@ -7,7 +7,8 @@
 // copied with a compile-time length (inlined, no memcpy call), numbers go
 // through std::to_chars straight into the buffer. The exporter emits several
 // hundred bytes per event in ~30 pieces, so std::string's per-append
-// bookkeeping was most of its cost.
+// bookkeeping was most of its cost. The exporters write through it directly;
+// analysis/'s structured report writer (keys, nesting, commas) sits on it.
 #pragma once
 
 #include <algorithm>
@@ -20,13 +21,13 @@
 
 #include "tracesmith/base/json_escape.h"
 
-namespace tracesmith::exporter {
+namespace tracesmith {
 
-class JsonWriter {
+class JsonBuffer {
  public:
-  JsonWriter() { Grow(1 << 16); }
-  JsonWriter(const JsonWriter&) = delete;
-  JsonWriter& operator=(const JsonWriter&) = delete;
+  explicit JsonBuffer(size_t initial = size_t{1} << 16) { Grow(initial); }
+  JsonBuffer(const JsonBuffer&) = delete;
+  JsonBuffer& operator=(const JsonBuffer&) = delete;
 
   std::string_view view() const { return {buf_.get(), size_}; }
   size_t size() const { return size_; }
@@ -112,4 +113,4 @@ class JsonWriter {
   size_t capacity_ = 0, size_ = 0;
 };
 
-}  // namespace tracesmith::exporter
+}  // namespace tracesmith
