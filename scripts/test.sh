@@ -3,11 +3,14 @@
 # module layering (scripts/check-layering.py, the table in docs/architecture.md)
 # and the formatting (clang-format --dry-run --Werror on every tracked C/C++/CUDA
 # file), builds and runs every test twice — a release build and an
-# AddressSanitizer+UBSan build — then runs each fuzzer for a bounded time.
+# AddressSanitizer+UBSan build — then the tests of the concurrent parts under
+# ThreadSanitizer (the tsan preset builds only those: ctest label tsan,
+# docs/testing.md), then runs each fuzzer for a bounded time.
 # GPU tests skip visibly on machines without a GPU; run scripts/gpu-check.sh
 # on a GPU machine.
 #   FUZZ_SECONDS=N   seconds per fuzzer (default 60; 0 skips fuzzing)
-#   SKIP_ASAN=1      skip the sanitizer build (local iteration only)
+#   SKIP_ASAN=1      skip the AddressSanitizer build (local iteration only)
+#   SKIP_TSAN=1      skip the ThreadSanitizer build (local iteration only)
 # The sanitizer build compiles with -Wno-error: GCC 12 reports false positives
 # inside libstdc++ when instrumented. The release build enforces -Werror.
 set -euo pipefail
@@ -42,15 +45,28 @@ fi
 rm -f "$format_log"
 echo "formatting: $(cxx_sources | tr -cd '\0' | wc -c) files clean"
 
-run_suite() {  # preset
-  echo "=== build + test: $1 ==="
-  cmake --preset "$1" >/dev/null
-  cmake --build --preset "$1" -j "$JOBS"
-  ctest --preset "$1" -j "$JOBS"
+run_suite() {  # preset [command prefix...]
+  local preset=$1
+  shift
+  echo "=== build + test: $preset ==="
+  cmake --preset "$preset" >/dev/null
+  "$@" cmake --build --preset "$preset" -j "$JOBS"  # (tsan: only the target tsan_tests)
+  "$@" ctest --preset "$preset" -j "$JOBS"
 }
 
 run_suite release
 [ "${SKIP_ASAN:-0}" = 1 ] || run_suite asan
+if [ "${SKIP_TSAN:-0}" != 1 ]; then
+  # GCC 12's ThreadSanitizer cannot place its shadow memory when the kernel
+  # randomizes mmap with more than 28 bits ("FATAL: ThreadSanitizer: unexpected
+  # memory mapping"): there its binaries (also run at build time, to list the
+  # tests) run without address randomization.
+  no_aslr=()
+  if [ "$(cat /proc/sys/vm/mmap_rnd_bits 2>/dev/null || echo 28)" -gt 28 ]; then
+    no_aslr=(setarch "$(uname -m)" -R)
+  fi
+  run_suite tsan "${no_aslr[@]}"
+fi
 
 if [ "$FUZZ_SECONDS" -gt 0 ]; then
   echo "=== fuzzers (${FUZZ_SECONDS}s each) ==="

@@ -25,6 +25,7 @@
 #include <unordered_set>
 
 #include "row_sink.h"
+#include "stack_lookup.h"
 
 namespace tracesmith::capture {
 
@@ -38,13 +39,6 @@ class NameSource {
   virtual std::string_view ApiName(uint8_t domain, uint32_t cbid) = 0;
   // Name of a thread of this process ("" when unknown).
   virtual std::string ThreadName(uint32_t tid) = 0;
-};
-
-// Stack id recorded at API entry for a correlation id (0: none).
-class StackLookup {
- public:
-  virtual ~StackLookup() = default;
-  virtual uint32_t Find(uint32_t correlation_id) = 0;
 };
 
 struct ConverterStats {

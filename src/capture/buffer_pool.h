@@ -28,10 +28,15 @@ class BufferPool {
   void Close() { closed_.store(true); }
   size_t buffer_bytes() const { return buffer_bytes_; }
   uint64_t refused() const { return refused_.load(std::memory_order_relaxed); }
-  size_t allocated_bytes() const { return allocated_ * buffer_bytes_; }
+  // Under the lock: read by the writer for its stats while a request that
+  // passed the closed check before Close() may still be allocating.
+  size_t allocated_bytes() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return allocated_ * buffer_bytes_;
+  }
 
  private:
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::vector<uint8_t*> free_;
   size_t allocated_ = 0;
   size_t max_buffers_ = 0;

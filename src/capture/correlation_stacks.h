@@ -10,7 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "activity_converter.h"
+#include "stack_lookup.h"
 
 namespace tracesmith::capture {
 

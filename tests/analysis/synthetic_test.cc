@@ -118,29 +118,6 @@ TEST(SyntheticTest, RowOrderDoesNotMatter) {
   EXPECT_EQ(strip(sa), strip(sb));
 }
 
-TEST(SyntheticTest, ParallelTimelineEqualsSequential) {
-  model::SyntheticOptions so;
-  so.kernels = 30000;
-  so.streams = 16;
-  CompactTrace c;
-  c.IngestAll(model::MakeSyntheticTrace(so));
-  c.Finalize();
-  TimelineResult one = ComputeTimeline(c, 1), four = ComputeTimeline(c, 4);
-  ASSERT_EQ(one.streams.size(), four.streams.size());
-  for (size_t k = 0; k < one.streams.size(); ++k) {
-    EXPECT_EQ(one.streams[k].lane, four.streams[k].lane);
-    EXPECT_EQ(one.streams[k].busy_ns, four.streams[k].busy_ns);
-    EXPECT_EQ(one.streams[k].state_ns, four.streams[k].state_ns);
-    EXPECT_EQ(one.streams[k].idle.ns, four.streams[k].idle.ns);
-  }
-  ASSERT_EQ(one.devices.size(), four.devices.size());
-  for (size_t d = 0; d < one.devices.size(); ++d) {
-    EXPECT_EQ(one.devices[d].busy_ns, four.devices[d].busy_ns);
-    EXPECT_EQ(one.devices[d].stream_busy_sum_ns, four.devices[d].stream_busy_sum_ns);
-    EXPECT_EQ(one.devices[d].max_concurrency, four.devices[d].max_concurrency);
-  }
-}
-
 TEST(SyntheticTest, DotRespectsNodeLimit) {
   model::Trace t = Synthetic();
   CompactTrace c;

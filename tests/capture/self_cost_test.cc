@@ -3,9 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <map>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace tracesmith::capture {
 namespace {
@@ -120,6 +122,41 @@ TEST(SelfCost, MedianAndTailOfTimedCalls) {
   EXPECT_EQ(after["capture.cost.graph.p99_ns"], 53090u);
   // 20 x 53,090 of (20 x 53,090 + 980 x 207) ticks in calls of 10 us and more.
   EXPECT_EQ(after["capture.cost.graph.slow_share_x1000"], 839u);
+}
+
+// The writer sums the per-thread counters (CollectCostStats) while the
+// application's threads count and time their calls and new threads
+// register: the sums only grow, and once the threads are done they are
+// exact. Run under ThreadSanitizer (label tsan).
+TEST(SelfCost, CollectedWhileThreadsCountAndRegister) {
+  constexpr int kThreads = 4;
+  constexpr uint64_t kCalls = 20000;
+  auto before = Stats(1.0);
+  std::atomic<int> done{0};
+  std::vector<std::thread> app;
+  for (int t = 0; t < kThreads; ++t)
+    app.emplace_back([&] {
+      ThreadCost* tc = ThreadCost::Get();  // registers while the writer reads the list
+      for (uint64_t i = 0; i < kCalls; ++i) {
+        CostTimer timer(tc, CostSite::kSync);
+        if (i % 5000 == 0) FirstTimeWork once;
+        timer.Finish();
+      }
+      done.fetch_add(1);
+    });
+  uint64_t last = 0;
+  while (done.load() < kThreads) {
+    const uint64_t calls = Stats(1.0)["capture.cost.sync.calls"];
+    EXPECT_GE(calls, last);
+    last = calls;
+  }
+  for (auto& th : app) th.join();
+  auto after = Stats(1.0);
+  EXPECT_EQ(after["capture.cost.sync.calls"] - before["capture.cost.sync.calls"],
+            kThreads * kCalls);
+  EXPECT_EQ(after["capture.cost.first_time.calls"] - before["capture.cost.first_time.calls"],
+            uint64_t{kThreads} * (kCalls / 5000));
+  EXPECT_GT(after["capture.cost.sync.sampled"], before["capture.cost.sync.sampled"]);
 }
 
 }  // namespace

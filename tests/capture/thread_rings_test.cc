@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <thread>
 #include <vector>
 
@@ -12,6 +13,7 @@ namespace {
 struct OrderTag {};
 struct FullTag {};
 struct ThreadsTag {};
+struct DropsTag {};
 
 TEST(ThreadRings, DrainsInPushOrder) {
   using Rings = ThreadRings<uint64_t, 16, OrderTag>;
@@ -68,6 +70,58 @@ TEST(ThreadRings, OneRingPerThreadEveryItemOnceWhileDrainingConcurrently) {
   for (auto& th : threads) th.join();
   EXPECT_EQ(total, kThreads * kItems);
   for (int t = 0; t < kThreads; ++t) EXPECT_EQ(next[t], kItems);
+}
+
+// Producers that never wait (as in a CUPTI callback): small rings fill while
+// the consumer drains concurrently, so some pushes are dropped. Threads
+// start in two waves (rings are made while a drain walks the registry) and
+// the first wave exits before the last drain (its rings outlive it). Every
+// accepted item arrives exactly once, in order within its thread, and every
+// refused one is counted. Run under ThreadSanitizer (label tsan).
+TEST(ThreadRings, ProducersThatNeverWaitLoseOnlyCountedItemsWhileDrainingConcurrently) {
+  using Rings = ThreadRings<uint64_t, 16, DropsTag>;
+  constexpr int kThreads = 6;
+  constexpr uint64_t kItems = 20000;
+  std::vector<std::vector<uint8_t>> accepted(kThreads, std::vector<uint8_t>(kItems, 0));
+  std::atomic<int> done{0};
+  auto produce = [&](int t) {
+    for (uint64_t i = 0; i < kItems; ++i) {
+      accepted[t][i] = Rings::Push(uint64_t(t) << 32 | i);
+      if (i % 64 == 0) std::this_thread::yield();  // let the consumer in
+    }
+    done.fetch_add(1);
+  };
+  std::vector<std::vector<uint8_t>> seen(kThreads, std::vector<uint8_t>(kItems, 0));
+  std::vector<int64_t> last(kThreads, -1);
+  uint64_t drained = 0;
+  auto take = [&](uint64_t v) {
+    const int t = int(v >> 32);
+    const uint64_t i = v & 0xffffffffu;
+    ASSERT_LT(t, kThreads);
+    ASSERT_LT(i, kItems);
+    EXPECT_GT(int64_t(i), last[t]) << "out of order in thread " << t;
+    last[t] = int64_t(i);
+    EXPECT_EQ(seen[t][i]++, 0) << "item " << i << " of thread " << t << " twice";
+    ++drained;
+  };
+  std::vector<std::thread> wave1, wave2;
+  for (int t = 0; t < kThreads / 2; ++t) wave1.emplace_back(produce, t);
+  while (done.load() < kThreads / 2) Rings::Drain(take);
+  for (auto& th : wave1) th.join();  // these rings' owners are gone
+  for (int t = kThreads / 2; t < kThreads; ++t) wave2.emplace_back(produce, t);
+  while (done.load() < kThreads) Rings::Drain(take);
+  for (auto& th : wave2) th.join();
+  Rings::Drain(take);
+
+  uint64_t pushed_ok = 0;
+  for (int t = 0; t < kThreads; ++t)
+    for (uint64_t i = 0; i < kItems; ++i) {
+      pushed_ok += accepted[t][i];
+      ASSERT_EQ(seen[t][i], accepted[t][i]) << "thread " << t << " item " << i;
+    }
+  EXPECT_EQ(drained, pushed_ok);
+  EXPECT_EQ(Rings::dropped(), kThreads * kItems - pushed_ok);
+  EXPECT_GT(pushed_ok, 0u);
 }
 
 }  // namespace

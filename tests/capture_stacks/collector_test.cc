@@ -178,6 +178,86 @@ TEST(StackCollectorTest, ThreadsAgreeOnIds) {
   EXPECT_LE(all.size(), size_t(kThreads * 2));
 }
 
+// Several threads capture stacks, many of them new (the slow path interns
+// frames and queues rows; some run through a library unwound with CFI, so
+// threads compute and cache unwind rules at once), while the writer thread
+// drains the new rows into a file and reads the stats. The file then holds
+// every stack any thread was given, frame for frame. Run under
+// ThreadSanitizer (label tsan).
+TEST(StackCollectorTest, ThreadsCaptureNewStacksWhileTheWriterDrains) {
+  StackCollector c(Native());
+  tracesmith::testing::TempPath tmp;
+  auto writer = format::SbtWriter::Open(tmp.path());
+  ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+  constexpr int kThreads = 4, kRounds = 50, kDepths = 6;
+  struct Captured {
+    uint32_t id;
+    std::vector<model::Frame> frames;
+  };
+  std::vector<std::vector<Captured>> captured(kThreads);
+  std::atomic<bool> go{false};
+  std::atomic<int> done{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      while (!go.load()) std::this_thread::yield();
+      for (int round = 0; round < kRounds; ++round) {
+        // kDepths places, the same each round, and one new place in each of
+        // the first 20 rounds: first sightings go on while the writer drains.
+        for (int depth = 0; depth <= kDepths; ++depth) {
+          uint32_t id = 0;
+          auto leaf = [&] {
+            id = CaptureAtSite(c, (depth + t) % 2);
+            return 0;
+          };
+          if (depth == kDepths)
+            RecurseChain(8 + round % 20, leaf);
+          else if (depth % 3 == 0)
+            testing::ChainThroughLibrary(depth % 2, leaf);
+          else
+            RecurseChain(depth + t, leaf);
+          ASSERT_NE(id, 0u);
+          if (depth < kDepths && (round == 0 || round == kRounds - 1))
+            captured[t].push_back({id, c.FramesOf(id)});
+        }
+      }
+      done.fetch_add(1);
+    });
+  }
+  go = true;
+  while (done.load() < kThreads) {
+    c.Drain(writer->get());
+    StackCollectorStats s = c.stats();
+    EXPECT_LE(s.new_stacks, s.nodes);
+  }
+  for (auto& th : threads) th.join();
+  c.Drain(writer->get());
+  ASSERT_TRUE((*writer)->Close().ok());
+  EXPECT_GE(c.stats().new_stacks, uint64_t{kThreads} * (kDepths + 20) / 2);
+
+  auto trace = format::ReadTraceFile(tmp.path());
+  ASSERT_TRUE(trace.ok()) << trace.status().ToString();
+  const auto& frames = trace->template Rows<model::Frame>();
+  EXPECT_EQ(frames.size(), c.stats().frames);
+  EXPECT_EQ(trace->template Rows<model::StackNode>().size(), c.stats().nodes);
+  for (int t = 0; t < kThreads; ++t) {
+    for (size_t k = 0; k < captured[t].size(); ++k) {
+      const Captured& cap = captured[t][k];
+      // The same place in the first and the last round: the same id.
+      if (k >= kDepths) {
+        EXPECT_EQ(cap.id, captured[t][k - kDepths].id) << t << " " << k;
+      }
+      std::vector<uint32_t> fids = model::StackFrames(*trace, cap.id);
+      ASSERT_EQ(fids.size(), cap.frames.size()) << "thread " << t << " stack " << k;
+      for (size_t i = 0; i < fids.size(); ++i) {
+        ASSERT_LE(fids[i], frames.size());
+        EXPECT_EQ(frames[fids[i] - 1].rel_pc, cap.frames[i].rel_pc);
+        EXPECT_EQ(frames[fids[i] - 1].mapping_id, cap.frames[i].mapping_id);
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tracesmith::capture::stacks
 

@@ -3,9 +3,11 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tracesmith/capture/stacks/stack_collector.h"
@@ -206,6 +208,36 @@ TEST(PythonFramesTest, MixedStacksUnderEmbeddedInterpreter) {
   }
   EXPECT_EQ(g_ids[0] == g_ids[1], false);
   g_collector = nullptr;
+}
+
+// An interpreter loaded while another thread captures native stacks (a
+// program that embeds Python after its capture started): the first Reload
+// that finds it fills in the layout and the eval loop's range while the
+// capturing thread's walks run. Run under ThreadSanitizer (label tsan): the
+// walks must read none of it before it is published (present_, release).
+// Meaningful as the first test of its process (ctest runs each alone).
+TEST(PythonFramesTest, InterpreterFoundWhileAnotherThreadCaptures) {
+  StackCollectorOptions native;
+  native.mode = StackMode::kNative;
+  StackCollector c(native);
+  (void)c.CaptureStack();  // the process-wide PythonFrames exists, maybe without Python
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> walks{0};
+  std::thread capturing([&] {
+    while (!stop.load()) {
+      EXPECT_NE(c.CaptureStack(), 0u);
+      walks.fetch_add(1);
+    }
+  });
+  while (walks.load() == 0) std::this_thread::yield();
+  const bool ok = Interpreter().ok();
+  const StackMode mode = ok ? DefaultStackMode() : StackMode::kNone;  // Reload: found now
+  const uint64_t at_reload = walks.load();
+  while (walks.load() < at_reload + 100) std::this_thread::yield();
+  stop.store(true);
+  capturing.join();
+  if (!ok) GTEST_SKIP() << "libpython not available";
+  EXPECT_EQ(mode, StackMode::kMixed);
 }
 
 }  // namespace

@@ -84,7 +84,7 @@ inline void HashPythonFrames(const PyFrameRef* py, int n, bool merge, uint64_t* 
   const uint64_t t0 = CpuTicks(), first0 = t_first_time_ticks;
   PythonFrames& python = PythonFrames::Get();
   const uintptr_t py_top = mode != StackMode::kNative ? python.Top() : 0;
-  const CodeRange eval = python.eval_range();
+  const CodeRange eval = py_top ? python.eval_range() : CodeRange{0, 0};  // (see CaptureStack)
   const CodeRange* stop =
       mode == StackMode::kMixed && py_top && eval.end != eval.start ? &eval : nullptr;
   if (mode != StackMode::kPython)
@@ -182,8 +182,9 @@ TS_HOT [[gnu::noinline]] uint32_t StackCollector::CaptureStack(StackTiming* timi
   const uint64_t first_top = timing ? t_first_time_ticks : 0;
   // In mixed mode, under Python, the native walk ends at the innermost
   // eval-loop frame: the Python frames stand for the interpreter's own
-  // native frames above it.
-  const CodeRange eval = python.eval_range();
+  // native frames above it. The interpreter's layout is read only once Top()
+  // has seen it published: another thread may be filling it in (Reload).
+  const CodeRange eval = py_top ? python.eval_range() : CodeRange{0, 0};
   const CodeRange* stop =
       mode == StackMode::kMixed && py_top && eval.end != eval.start ? &eval : nullptr;
   MemoEntry* whole = nullptr;
@@ -217,7 +218,7 @@ TS_HOT [[gnu::noinline]] uint32_t StackCollector::CaptureStack(StackTiming* timi
   // was given with the same Python frames is this stack's id.
   uint64_t py1 = 0, py2 = 0;
   if (whole) {
-    HashPythonFrames(py, n_py, python.knows_eval_frame(), &py1, &py2);
+    HashPythonFrames(py, n_py, py_top && python.knows_eval_frame(), &py1, &py2);
     const MemoId& m = MemoIdSlot(held.memo, whole, py1);
     if (m.owner == serial_ && m.entry == whole->serial && m.py1 == py1 && m.py2 == py2) return m.id;
   }
