@@ -19,7 +19,7 @@ namespace tracesmith::exporter {
 // process, so that flows are written only when both ends exist (a dropped
 // record must not leave a dangling arrow). One bit per id per side while the
 // ids are dense (IdSet).
-class CorrelationIndex {
+class CorrelationSides {
  public:
   // Inline: the export's first pass calls these for every launch and GPU op.
   [[gnu::always_inline]] void AddApi(uint32_t pid, uint32_t corr) {
@@ -83,7 +83,7 @@ class CorrelationIndex {
 // Everything known before the first event is written.
 struct ExportContext {
   const model::Trace* meta = nullptr;  // strings + metadata rows (no event rows needed)
-  CorrelationIndex correlations;
+  CorrelationSides correlations;
   uint64_t min_ts = 0, max_ts = 0;  // over all events; 0/0 when none
   uint64_t event_count = 0;
   uint64_t memory_events = 0;  // MemoryEvent rows (JSON: "profile_memory")
@@ -128,7 +128,7 @@ class FlowTracker {
   // was written), behind a last-pid cache: one process per trace is the
   // common case, and this runs for every launch and GPU op.
   struct PerPid {
-    const CorrelationIndex::Bits* ids = nullptr;  // the context's
+    const CorrelationSides::Bits* ids = nullptr;  // the context's
     uint32_t index = 0;
     IdSet api_started, gpu_done;
     bool Linked(uint32_t corr) const {

@@ -49,7 +49,7 @@ enum class GroupKind : uint8_t {
 constexpr uint32_t kMaxAllocationLanes = 1024;
 struct AllocationTrack {
   uint64_t parent_uuid = 0;
-  std::vector<Lane*> lanes;
+  std::vector<TrackLane*> lanes;
   std::vector<uint8_t> busy;
   std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<>> free;  // lowest first
 };
@@ -176,7 +176,7 @@ class PerfettoSink : public EventSink {
   void On(const KernelEvent& k) override {
     uint64_t before = w_.bytes_encoded();
     uint64_t s = k.start_ns, e = std::max(k.end_ns, k.start_ns);
-    Lane* lane = w_.LaneFor(StreamGroup(k.pid, k.device_id, k.stream_id), s, e);
+    TrackLane* lane = w_.LaneFor(StreamGroup(k.pid, k.device_id, k.stream_id), s, e);
     const uint32_t name = k.demangled_id ? k.demangled_id : k.name_id;
     w_.BeginEvent(lane, s, pf::kTypeSliceBegin, name);
     LaunchConfig c{{k.grid_x, k.grid_y, k.grid_z, k.block_x, k.block_y, k.block_z, k.cluster_x,
@@ -259,7 +259,7 @@ class PerfettoSink : public EventSink {
     });
   }
   void On(const NvtxMarkerEvent& m) override {
-    Lane* lane = w_.InstantLaneFor(ThreadGroup(m.pid, m.tid), m.ts_ns);
+    TrackLane* lane = w_.InstantLaneFor(ThreadGroup(m.pid, m.tid), m.ts_ns);
     w_.BeginEvent(lane, m.ts_ns, pf::kTypeInstant, m.name_id);
     w_.EndEvent();
     w_.MaybeFlush();
@@ -270,7 +270,7 @@ class PerfettoSink : public EventSink {
               [&] { w_.AnnotateUint(n_kind_, o.overhead_kind); });
   }
   void On(const DropEvent& d) override {
-    Lane* lane = w_.InstantLaneFor(MiscGroup(d.pid, "TraceSmith"), d.ts_ns);
+    TrackLane* lane = w_.InstantLaneFor(MiscGroup(d.pid, "TraceSmith"), d.ts_ns);
     w_.BeginEvent(lane, d.ts_ns, pf::kTypeInstant, n_dropped_);
     w_.AnnotateUint(n_count_, d.count);
     w_.AnnotateUint(n_reason_, d.reason);
@@ -284,7 +284,7 @@ class PerfettoSink : public EventSink {
       w_.DescribeTrack(uuid, g->parent_uuid, g->name);
       g->lanes.push_back(w_.NewLane(uuid));
     });
-    Lane* lane = w_.InstantLaneFor(g, m.ts_ns);
+    TrackLane* lane = w_.InstantLaneFor(g, m.ts_ns);
     w_.BeginEvent(lane, m.ts_ns, pf::kTypeInstant,
                   m.op == kModuleUnloaded ? n_module_unload_ : n_module_load_);
     w_.AnnotateUint(n_kind_, m.module_id);
@@ -358,7 +358,7 @@ class PerfettoSink : public EventSink {
       for (size_t i = 0; i < t.lanes.size(); ++i)
         if (t.busy[i]) SliceEnd(t.lanes[i], ctx_->max_ts);
     for (auto& [key, g] : groups_)
-      for (Lane* lane : g.lanes) w_.CloseAll(lane);
+      for (TrackLane* lane : g.lanes) w_.CloseAll(lane);
     w_.Flush();
     stats->kernel_events = kernels_;
     stats->kernel_bytes = kernel_bytes_;
@@ -498,7 +498,7 @@ class PerfettoSink : public EventSink {
   template <typename Args>
   void HostSlice(TrackGroup* g, uint64_t s, uint64_t e, uint32_t name, Args&& args) {
     e = std::max(e, s);
-    Lane* lane = w_.LaneFor(g, s, e);
+    TrackLane* lane = w_.LaneFor(g, s, e);
     w_.BeginEvent(lane, s, pf::kTypeSliceBegin, name);
     args();
     w_.EndEvent();
@@ -514,7 +514,7 @@ class PerfettoSink : public EventSink {
   // track's last time (and counted) rather than split onto a second track.
   template <typename Value>
   void Counter(TrackGroup* g, uint64_t ts, Value&& value) {
-    Lane* lane = g->lanes[0];
+    TrackLane* lane = g->lanes[0];
     if (ts < lane->last_ts) {
       ts = lane->last_ts;
       ++clamped_;
@@ -588,7 +588,7 @@ class PerfettoSink : public EventSink {
     }
     slot.track = &t;
     t.busy[slot.lane] = 1;
-    Lane* lane = t.lanes[slot.lane];
+    TrackLane* lane = t.lanes[slot.lane];
     w_.BeginEvent(lane, std::max(c.ts_ns, lane->last_ts), pf::kTypeSliceBegin,
                   AllocationName(op == kMemoryVmmCreate, c.alloc.bytes));
     w_.AnnotateString(n_address_, Hex(c.alloc.address));  // the handle for cuMemCreate
@@ -631,7 +631,7 @@ class PerfettoSink : public EventSink {
     slot.track->busy[slot.lane] = 0;
     slot.track->free.push(slot.lane);
   }
-  void SliceEnd(Lane* lane, uint64_t ts) {
+  void SliceEnd(TrackLane* lane, uint64_t ts) {
     w_.BeginEvent(lane, std::max(ts, lane->last_ts), pf::kTypeSliceEnd, 0);
     w_.EndEvent();
     w_.MaybeFlush();

@@ -79,7 +79,7 @@ class JobWriter {
     auto slice = [&](uint32_t lane, uint64_t s0, uint64_t e0, uint32_t key, auto&& fields) {
       const uint64_t s = clock.ToJob(s0), e = std::max(s, clock.ToJob(e0));
       if (s < base_) return;  // before the job's base: only an unaligned rank's outliers
-      Lane* l = w_.LaneFor(group_of(lane), s, e);
+      TrackLane* l = w_.LaneFor(group_of(lane), s, e);
       w_.BeginEvent(l, s, pf::kTypeSliceBegin, key);
       fields();
       w_.EndEvent();
@@ -137,7 +137,7 @@ class JobWriter {
       }
     }
     for (TrackGroup& g : groups)
-      for (Lane* l : g.lanes) w_.CloseAll(l);
+      for (TrackLane* l : g.lanes) w_.CloseAll(l);
     w_.Flush();
   }
 

@@ -59,8 +59,8 @@ void PerfettoTrackWriter::DescribeCounter(uint64_t uuid, uint64_t parent_uuid,
   enc_.EndNested(p);
 }
 
-Lane* PerfettoTrackWriter::NewLane(uint64_t uuid) {
-  Lane& lane = lanes_.emplace_back();
+TrackLane* PerfettoTrackWriter::NewLane(uint64_t uuid) {
+  TrackLane& lane = lanes_.emplace_back();
   lane.uuid = uuid;
   lane.seq = next_seq_++;
   lane.seq_field[0] = kTag<pf::kSequenceId, ProtoEncoder::kVarint>;
@@ -71,9 +71,9 @@ Lane* PerfettoTrackWriter::NewLane(uint64_t uuid) {
 }
 
 // The first lane did not fit (LaneFor checked it): the others, or a new one.
-Lane* PerfettoTrackWriter::OtherLaneFor(TrackGroup* g, uint64_t s, uint64_t e) {
+TrackLane* PerfettoTrackWriter::OtherLaneFor(TrackGroup* g, uint64_t s, uint64_t e) {
   for (size_t i = 1; i < g->lanes.size(); ++i) {
-    Lane* lane = g->lanes[i];
+    TrackLane* lane = g->lanes[i];
     if (!Nests(lane, s, e)) continue;
     CloseUntil(lane, s);
     return lane;
@@ -81,27 +81,27 @@ Lane* PerfettoTrackWriter::OtherLaneFor(TrackGroup* g, uint64_t s, uint64_t e) {
   uint64_t uuid = NewUuid();
   std::string name = g->name + " #" + std::to_string(g->lanes.size() + 1);
   DescribeTrack(uuid, g->parent_uuid, name);
-  Lane* lane = NewLane(uuid);
+  TrackLane* lane = NewLane(uuid);
   g->lanes.push_back(lane);
   ++extra_lanes_;
   return lane;
 }
 
-Lane* PerfettoTrackWriter::InstantLaneFor(TrackGroup* g, uint64_t ts) {
-  for (Lane* lane : g->lanes) {
+TrackLane* PerfettoTrackWriter::InstantLaneFor(TrackGroup* g, uint64_t ts) {
+  for (TrackLane* lane : g->lanes) {
     if (ts < lane->last_ts) continue;
     CloseUntil(lane, ts);
     return lane;
   }
   uint64_t uuid = NewUuid();
   DescribeTrack(uuid, g->parent_uuid, g->name + " #" + std::to_string(g->lanes.size() + 1));
-  Lane* lane = NewLane(uuid);
+  TrackLane* lane = NewLane(uuid);
   g->lanes.push_back(lane);
   ++extra_lanes_;
   return lane;
 }
 
-void PerfettoTrackWriter::StartLane(Lane* lane) {
+void PerfettoTrackWriter::StartLane(TrackLane* lane) {
   // Incremental state, defaults and the lane's clock. Clock 64 is defined
   // equal to BOOTTIME at the trace's base time; every lane uses the same
   // base so BOOTTIME never goes backwards across snapshots.
@@ -130,7 +130,7 @@ void PerfettoTrackWriter::StartLane(Lane* lane) {
   lane->last_ts = base_ts_;
 }
 
-uint32_t PerfettoTrackWriter::NewNameIid(Lane* lane, uint32_t key) {
+uint32_t PerfettoTrackWriter::NewNameIid(TrackLane* lane, uint32_t key) {
   if (key < kFlatNameKeys) {
     if (key >= lane->flat_names.size())
       lane->flat_names.resize(std::max<size_t>(key + 1, 2 * lane->flat_names.size()));

@@ -71,7 +71,10 @@ inline constexpr uint8_t kTag = [] {
 // from trace string ids by the high bit.
 inline constexpr uint32_t kLocalNameBit = 1u << 31;
 
-struct Lane {
+// One Perfetto track's packet sequence and what is open on it (slices,
+// interned names); a track group has one per overlap level. Not analysis's
+// Lane (a stream or thread of the trace).
+struct TrackLane {
   uint64_t uuid = 0;
   uint32_t seq = 0;
   uint64_t last_ts = 0;
@@ -101,7 +104,7 @@ struct TrackGroup {
   bool is_thread = false;
   int32_t pid = 0;
   int64_t tid = 0;
-  std::vector<Lane*> lanes;
+  std::vector<TrackLane*> lanes;
 };
 
 class PerfettoTrackWriter {
@@ -118,12 +121,12 @@ class PerfettoTrackWriter {
   void DescribeCounter(uint64_t uuid, uint64_t parent_uuid, std::string_view name, bool bytes_unit);
 
   // The first lane of a group uses `uuid` (already described).
-  Lane* NewLane(uint64_t uuid);
+  TrackLane* NewLane(uint64_t uuid);
   // Finds a lane where [s, e] nests (or creates one, described under the
   // group's parent). Pops and writes the ENDs that precede s on that lane.
   // Inline: nearly every slice nests on its group's first lane.
-  [[gnu::always_inline]] Lane* LaneFor(TrackGroup* g, uint64_t s, uint64_t e) {
-    Lane* lane = g->lanes[0];
+  [[gnu::always_inline]] TrackLane* LaneFor(TrackGroup* g, uint64_t s, uint64_t e) {
+    TrackLane* lane = g->lanes[0];
     if (Nests(lane, s, e)) [[likely]] {
       CloseUntil(lane, s);
       return lane;
@@ -131,24 +134,24 @@ class PerfettoTrackWriter {
     return OtherLaneFor(g, s, e);
   }
   // For instants and counters: a lane whose last timestamp is <= ts.
-  Lane* InstantLaneFor(TrackGroup* g, uint64_t ts);
+  TrackLane* InstantLaneFor(TrackGroup* g, uint64_t ts);
 
   // Packet writing: Begin*Event opens a TracePacket + TrackEvent on `lane`
   // at `ts`; the caller adds fields through enc() and annotation helpers,
   // then calls EndEvent. Interned entries requested in between are written
   // into the same packet.
-  [[gnu::always_inline]] inline void BeginEvent(Lane* lane, uint64_t ts, uint32_t type,
+  [[gnu::always_inline]] inline void BeginEvent(TrackLane* lane, uint64_t ts, uint32_t type,
                                                 uint32_t name_key);
   [[gnu::always_inline]] inline void EndEvent();
   // Writes END packets for every open slice of `lane` ending at or before `ts`.
-  void CloseUntil(Lane* lane, uint64_t ts) {
+  void CloseUntil(TrackLane* lane, uint64_t ts) {
     while (!lane->open.empty() && lane->open.back() <= ts) {
       uint64_t end = lane->open.back();
       lane->open.pop_back();
       WriteSliceEnd(lane, end);
     }
   }
-  void CloseAll(Lane* lane) { CloseUntil(lane, UINT64_MAX); }
+  void CloseAll(TrackLane* lane) { CloseUntil(lane, UINT64_MAX); }
 
   // Annotation helpers (inside BeginEvent/EndEvent).
   [[gnu::always_inline]] inline void AnnotateUint(uint32_t name_key, uint64_t v);
@@ -181,7 +184,7 @@ class PerfettoTrackWriter {
     EndAnnotation(ProtoEncoder::EncodeVarintTo(iid, p));
   }
   ProtoEncoder& enc() { return enc_; }
-  Lane* current_lane() { return cur_; }
+  TrackLane* current_lane() { return cur_; }
 
   // Interning of stack pieces for the current event: true when new.
   bool InternStack(uint32_t id) { return cur_->stacks.insert(id).second; }
@@ -212,7 +215,7 @@ class PerfettoTrackWriter {
   // 16 Ki ids: at most 64 KiB of name slots per lane.
   static constexpr uint32_t kFlatNameKeys = 16 << 10;
   void InternName(uint32_t iid, uint32_t key);
-  [[gnu::always_inline]] inline void WriteSliceEnd(Lane* lane, uint64_t ts);
+  [[gnu::always_inline]] inline void WriteSliceEnd(TrackLane* lane, uint64_t ts);
   // An annotation's tag, length placeholder and name iid; EndAnnotation
   // sets the length and commits. Bodies are always under 128 bytes.
   [[gnu::always_inline]] inline ProtoByte* BeginAnnotation(uint32_t name_iid);
@@ -221,25 +224,25 @@ class PerfettoTrackWriter {
     enc_.CommitRaw(end);
   }
   ProtoByte* annotation_start_ = nullptr;
-  void StartLane(Lane* lane);
+  void StartLane(TrackLane* lane);
   // True when [s, e] can open on `lane`: not before its last timestamp, and
   // inside the innermost open slice that is still open at s.
-  static bool Nests(const Lane* lane, uint64_t s, uint64_t e) {
+  static bool Nests(const TrackLane* lane, uint64_t s, uint64_t e) {
     if (s < lane->last_ts) return false;
     size_t depth = lane->open.size();
     while (depth > 0 && lane->open[depth - 1] <= s) --depth;
     return depth == 0 || e <= lane->open[depth - 1];
   }
-  Lane* OtherLaneFor(TrackGroup* g, uint64_t s, uint64_t e);
+  TrackLane* OtherLaneFor(TrackGroup* g, uint64_t s, uint64_t e);
   // Flat array for small trace string ids (the hot case), else the slow path.
-  uint32_t NameIid(Lane* lane, uint32_t key) {
+  uint32_t NameIid(TrackLane* lane, uint32_t key) {
     if (key < lane->flat_names.size()) [[likely]] {
       if (uint32_t iid = lane->flat_names[key]; iid != 0) [[likely]]
         return iid;
     }
     return NewNameIid(lane, key);
   }
-  uint32_t NewNameIid(Lane* lane, uint32_t key);
+  uint32_t NewNameIid(TrackLane* lane, uint32_t key);
   uint32_t AnnotationNameIid(uint32_t key) {
     const auto& slot = cur_->annotation_cache[key & 15];
     if (slot.second != 0 && slot.first == key) [[likely]]
@@ -253,8 +256,8 @@ class PerfettoTrackWriter {
   ProtoEncoder interned_;  // the current packet's InternedData body
   const model::StringTable* trace_strings_ = nullptr;
   model::StringTable local_;
-  std::deque<Lane> lanes_;
-  Lane* cur_ = nullptr;
+  std::deque<TrackLane> lanes_;
+  TrackLane* cur_ = nullptr;
   size_t packet_token_ = 0, event_token_ = 0;
   uint64_t next_uuid_ = 1;
   uint64_t base_ts_ = 0;
@@ -266,7 +269,7 @@ class PerfettoTrackWriter {
 // BeginEvent/EndEvent write what BeginNested/Varint/EndNested would, with
 // one reservation each and the tags as constants: every event goes through
 // here, so they are inline.
-inline void PerfettoTrackWriter::BeginEvent(Lane* lane, uint64_t ts, uint32_t type,
+inline void PerfettoTrackWriter::BeginEvent(TrackLane* lane, uint64_t ts, uint32_t type,
                                             uint32_t name_key) {
   if (!lane->started) [[unlikely]]
     StartLane(lane);
@@ -305,7 +308,7 @@ inline void PerfettoTrackWriter::EndEvent() {
 
 // The bytes BeginEvent(lane, ts, kTypeSliceEnd, 0) + EndEvent() write,
 // assembled in one reservation: half of all packets are slice ENDs.
-inline void PerfettoTrackWriter::WriteSliceEnd(Lane* lane, uint64_t ts) {
+inline void PerfettoTrackWriter::WriteSliceEnd(TrackLane* lane, uint64_t ts) {
   if (!lane->started) [[unlikely]]
     StartLane(lane);
   cur_ = lane;
