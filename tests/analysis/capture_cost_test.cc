@@ -3,9 +3,9 @@
 
 #include <gtest/gtest.h>
 
-#include <initializer_list>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace tracesmith::analysis {
 namespace {
@@ -20,7 +20,7 @@ void AddStat(model::Trace& t, uint32_t pid, const std::string& name, int64_t val
 
 // A trace of `kernels` kernel rows of process `pid` and the given stats of it.
 model::Trace CostTrace(uint32_t pid, size_t kernels,
-                       std::initializer_list<std::pair<const char*, int64_t>> stats) {
+                       const std::vector<std::pair<std::string, int64_t>>& stats) {
   model::Trace t;
   model::KernelEvent k;
   k.pid = pid;
@@ -97,17 +97,23 @@ TEST(CaptureCost, MedianAndTailOfOneCall) {
   EXPECT_EQ(details[2].find("one call"), std::string::npos);
 }
 
+// 1000 launches with stacks (launch 700 us, stack 500 us of which unwind
+// 400 us) plus a diagnostic's stats.
+model::Trace StackDiagnosticTrace(const std::vector<std::pair<std::string, int64_t>>& diagnostic) {
+  std::vector<std::pair<std::string, int64_t>> stats = {{"capture.cost.launch.calls", 1000},
+                                                        {"capture.cost.launch.ns", 700000},
+                                                        {"capture.cost.stack.calls", 1000},
+                                                        {"capture.cost.stack.ns", 500000},
+                                                        {"capture.cost.stack.unwind.ns", 400000}};
+  stats.insert(stats.end(), diagnostic.begin(), diagnostic.end());
+  return CostTrace(4, 1000, stats);
+}
+
 // TRACESMITH_STACK_REWALK=1 runs: the warm second walk is a part of its own,
 // after the in-situ parts, and adds nothing to the program's total.
 TEST(CaptureCost, RewalkDiagnosticIsShownAfterTheStackParts) {
-  model::Trace t = CostTrace(4, 1000,
-                             {{"capture.cost.launch.calls", 1000},
-                              {"capture.cost.launch.ns", 700000},
-                              {"capture.cost.stack.calls", 1000},
-                              {"capture.cost.stack.ns", 500000},
-                              {"capture.cost.stack.unwind.ns", 400000},
-                              {"capture.cost.stack.rewalk.ns", 90000},
-                              {"capture.cost.stack.rewalk.p50_ns", 85}});
+  model::Trace t = StackDiagnosticTrace(
+      {{"capture.cost.stack.rewalk.ns", 90000}, {"capture.cost.stack.rewalk.p50_ns", 85}});
   auto costs = ComputeCaptureCost(t);
   ASSERT_EQ(costs.size(), 1u);
   EXPECT_DOUBLE_EQ(costs[0].program_ns, 700000);
@@ -121,15 +127,9 @@ TEST(CaptureCost, RewalkDiagnosticIsShownAfterTheStackParts) {
 // TRACESMITH_STACK_COPYPROBE=1 runs: the copy of the walked span is a part
 // of its own with its mean size, and adds nothing to the program's total.
 TEST(CaptureCost, CopyProbeIsShownWithItsBytes) {
-  model::Trace t = CostTrace(4, 1000,
-                             {{"capture.cost.launch.calls", 1000},
-                              {"capture.cost.launch.ns", 700000},
-                              {"capture.cost.stack.calls", 1000},
-                              {"capture.cost.stack.ns", 500000},
-                              {"capture.cost.stack.unwind.ns", 400000},
-                              {"capture.cost.stack.copy.ns", 120000},
-                              {"capture.cost.stack.copy.p50_ns", 110},
-                              {"capture.cost.stack.copy.bytes_mean", 3072}});
+  model::Trace t = StackDiagnosticTrace({{"capture.cost.stack.copy.ns", 120000},
+                                         {"capture.cost.stack.copy.p50_ns", 110},
+                                         {"capture.cost.stack.copy.bytes_mean", 3072}});
   auto costs = ComputeCaptureCost(t);
   ASSERT_EQ(costs.size(), 1u);
   EXPECT_DOUBLE_EQ(costs[0].program_ns, 700000);
