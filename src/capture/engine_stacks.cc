@@ -39,9 +39,11 @@ bool RunningAsInjectionLibrary() {
 // (as `perf --call-graph dwarf` does), measured in the program rather than
 // estimated. Before each timed walk, the span from the caller's frame to
 // the outermost frame of the thread's previous whole-replayed walk is
-// copied into a per-thread buffer. The span is all stack above the
-// current frame (the thread's stack is one mapping), so every byte read is
-// mapped.
+// copied into a per-thread buffer (64 KiB, kept for the thread's life; a
+// diagnostic). Spans over 64 KiB, and the first stack of a thread, are not
+// copied. The span is all stack above the current frame (the thread's stack
+// is one mapping), so every byte read is mapped. Its time is left out of the
+// launch's figure (t_diagnostic_ticks).
 constexpr size_t kProbeBytes = size_t{1} << 16;
 thread_local uint64_t t_probe_top = 0;
 thread_local uint8_t* t_probe_buffer = nullptr;
@@ -61,10 +63,14 @@ thread_local uint8_t* t_probe_buffer = nullptr;
 void ProbeCopy(ThreadCost* tc, const stacks::CallerFrame& from) {
   const uint64_t top = t_probe_top;
   if (top <= from.cfa || top - from.cfa > kProbeBytes) return;
+  const uint64_t d0 = CpuTicks();
   if (!t_probe_buffer) {
     void* p =
         mmap(nullptr, kProbeBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) return;
+    if (p == MAP_FAILED) {
+      t_diagnostic_ticks += CpuTicks() - d0;
+      return;
+    }
     t_probe_buffer = static_cast<uint8_t*>(p);
   }
   const size_t n = size_t(top - from.cfa);
@@ -72,6 +78,7 @@ void ProbeCopy(ThreadCost* tc, const stacks::CallerFrame& from) {
   CopyStackBytes(t_probe_buffer, from.cfa, n);
   tc->AddSample(CostSite::kStackCopy, CpuTicks() - t0);
   ThreadCost::Bump(tc->copy_bytes, n);
+  t_diagnostic_ticks += CpuTicks() - d0;  // (the buffer's mapping included)
 }
 
 }  // namespace
@@ -137,6 +144,7 @@ TS_HOT uint32_t CuptiEngine::TakeStack(ThreadCost* tc, bool timed,
   if (rewalk_) {
     total -= st.rewalk_ticks < total ? st.rewalk_ticks : total;
     tc->AddSample(CostSite::kStackRewalk, st.rewalk_ticks);
+    t_diagnostic_ticks += st.rewalk_ticks;
   }
   tc->AddSample(CostSite::kStack, total);
   tc->AddSample(CostSite::kStackUnwind, st.unwind_ticks);

@@ -83,6 +83,25 @@ TEST(SelfCost, FirstTimeWorkIsReportedApartFromTheCallsItHappenedIn) {
   EXPECT_LT(after["capture.cost.copy.p99_ns"], 20000u);
 }
 
+// Diagnostics' time (the rewalk, the stack copy probe) is left out of the
+// site whose call they ran in.
+TEST(SelfCost, DiagnosticTimeIsLeftOutOfTheSite) {
+  auto before = Stats(1.0);
+  std::thread([] {
+    ThreadCost* tc = ThreadCost::Get();
+    for (int i = 0; i < 400; ++i) {
+      CostTimer timer(tc, CostSite::kGraph);
+      const uint64_t t0 = CpuTicks();
+      Spin(200000);
+      t_diagnostic_ticks += CpuTicks() - t0;
+      timer.Finish();
+    }
+  }).join();
+  auto after = Stats(1.0);
+  ASSERT_GT(after["capture.cost.graph.sampled"], before["capture.cost.graph.sampled"]);
+  EXPECT_LT(after["capture.cost.graph.p99_ns"], 20000u);
+}
+
 TEST(SelfCost, BucketsCoverEveryTickCountInOrder) {
   // Each tick count lands in the bucket whose range holds it; ranges are
   // contiguous and a quarter octave wide.

@@ -110,6 +110,11 @@ struct ThreadCost {
   static ThreadCost* Register();
 };
 
+// Ticks the calling thread spent in diagnostics that are not the capture's
+// own cost (TRACESMITH_STACK_REWALK's second walk, the stack copy probe):
+// left out of every site's figure, as first-time work is.
+inline thread_local uint64_t t_diagnostic_ticks = 0;
+
 // Timing of one counted call at `site`: ticks at construction (one call in
 // kSampleEvery), added on Finish less the first-time work done meanwhile
 // (base/first_time_cost.h: reported exactly on its own).
@@ -117,15 +122,18 @@ struct CostTimer {
   ThreadCost* tc;
   CostSite site;
   bool on;
-  uint64_t t0, first0;
+  uint64_t t0, first0, diagnostic0;
   CostTimer(ThreadCost* t, CostSite s)
       : tc(t),
         site(s),
         on(t->Count(s)),
         t0(on ? CpuTicks() : 0),
-        first0(on ? t_first_time_ticks : 0) {}
+        first0(on ? t_first_time_ticks : 0),
+        diagnostic0(on ? t_diagnostic_ticks : 0) {}
   void Finish() {
-    if (on) tc->AddSample(site, CpuTicks() - t0 - (t_first_time_ticks - first0));
+    if (on)
+      tc->AddSample(site, CpuTicks() - t0 - (t_first_time_ticks - first0) -
+                              (t_diagnostic_ticks - diagnostic0));
   }
 };
 
