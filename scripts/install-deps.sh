@@ -14,7 +14,7 @@ PACKAGES=(
   pybind11-dev python3-numpy           # the tracesmith Python package (src/python)
   python3-pytest python3-pandas        # its tests (tests/python)
   python3-setuptools python3-venv      # pip install --no-build-isolation . (offline)
-  clang-format                         # scripts/test.sh checks the formatting
+  clang-format-14                      # scripts/test.sh checks the formatting (the repo's version)
 )
 
 missing=()

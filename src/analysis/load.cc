@@ -31,7 +31,7 @@ static Status RestrictToSteps(const std::string& steps, CompactTrace* t) {
 // The default window: the steps after the warm-up (WarmupSteps), which is set apart.
 // With no warm-up the steps found (or that there are none) are kept all the same, as chosen
 // steps numbered from 1 with the window unchanged, so that the report does not look again.
-static void SetWarmupApart(CompactTrace* t) {
+static void ChooseSteadySteps(CompactTrace* t) {
   StepReport found = DetectSteps(*t);
   if (found.steps.empty()) {
     t->SetChosenSteps({.none = true});
@@ -61,7 +61,7 @@ Status ApplyRestrictions(const LoadOptions& o, CompactTrace* t) {
   if (o.from.empty() && o.to.empty()) {
     if (o.active_region && !o.whole && o.nvtx.empty()) {
       t->RestrictToActiveRegion();
-      if (o.steady_state && o.steps.empty() && t->active_region().applied) SetWarmupApart(t);
+      if (o.steady_state && o.steps.empty() && t->active_region().applied) ChooseSteadySteps(t);
     }
     return RestrictToSteps(o.steps, t);
   }

@@ -114,8 +114,11 @@ MemorySnapshot Snapshot(const LiveMemory& live, const MemoryKey& key, uint64_t t
   return s;
 }
 
-// Growth and steady state of a live-bytes summary, in words.
-std::string Summarize(const std::vector<uint64_t>& bins, uint64_t duration, uint64_t peak) {
+// Growth and steady state of a live-bytes summary, in words. A bin holds its
+// slice's maximum, so a drop inside the last slice (a free at teardown) is
+// said with `end` (the bytes live at the end).
+std::string Summarize(const std::vector<uint64_t>& bins, uint64_t duration, uint64_t peak,
+                      uint64_t end) {
   if (bins.empty() || peak == 0) return "no memory allocated";
   const size_t n = bins.size();
   auto time_of = [&](size_t bin) { return HumanDuration(duration * bin / n); };
@@ -132,9 +135,11 @@ std::string Summarize(const std::vector<uint64_t>& bins, uint64_t duration, uint
   std::string s = "reaches 90% of its peak at " + time_of(reach);
   if (steady + 1 < n && steady > 0)
     s += "; steady from " + time_of(steady) + " on (" +
-         (lo == hi ? "flat at " + HumanBytes(lo) : HumanBytes(lo) + " to " + HumanBytes(hi)) + ")";
+         (lo == hi ? "flat at " + HumanBytes(lo) : HumanBytes(lo) + " to " + HumanBytes(hi)) +
+         (lo > end && (lo - end) * 20 > peak ? ", " + HumanBytes(end) + " at the end" : "") + ")";
   else if (steady == 0)
-    s += "; flat through the run";
+    s += "; flat through the run" +
+         (lo > end && (lo - end) * 20 > peak ? " (" + HumanBytes(end) + " at the end)" : "");
   else
     s += "; no steady state (still changing at the end)";
   return s;
@@ -469,7 +474,7 @@ Status BuildMemoryReport(const std::string& path, const MemoryReportOptions& o, 
     k.graph_pool_peak_bytes = k2.graph_at_peak;
     k.graph_pool_end_bytes = k2.graph_live;
     k.graph_pool_end_count = graph_end_count[key];
-    k.summary = Summarize(k.bins, r->duration_ns, k.peak_bytes);
+    k.summary = Summarize(k.bins, r->duration_ns, k.peak_bytes, k2.live);
     for (auto& [owner, os] : k2.owners) {
       if (os.peak == 0) continue;
       auto since = held_since.find({key, owner});

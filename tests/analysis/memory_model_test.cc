@@ -539,6 +539,9 @@ TEST(MemoryReportTest, RealTracesKeySeriesAgreesWithItsOwners) {
   ASSERT_EQ(r.keys[0].totals.frees, 1u);
   EXPECT_EQ(r.keys[0].bins.back(), 4096u);
   EXPECT_EQ(r.keys[0].end_bytes, 0u);
+  // The summary says the drop the last bin's maximum hides.
+  EXPECT_NE(r.keys[0].summary.find("flat at 4.00 KiB, 0 B at the end"), std::string::npos)
+      << r.keys[0].summary;
 }
 
 }  // namespace

@@ -210,16 +210,17 @@ TEST(PythonFramesTest, MixedStacksUnderEmbeddedInterpreter) {
   g_collector = nullptr;
 }
 
-// An interpreter loaded while another thread captures native stacks (a
+// An interpreter loaded while another thread captures mixed stacks (a
 // program that embeds Python after its capture started): the first Reload
-// that finds it fills in the layout and the eval loop's range while the
-// capturing thread's walks run. Run under ThreadSanitizer (label tsan): the
-// walks must read none of it before it is published (present_, release).
-// Meaningful as the first test of its process (ctest runs each alone).
+// that finds it fills in the layout, the C API pointers and the eval loop's
+// range while the capturing thread's walks run and ask Top() for Python
+// frames. Run under ThreadSanitizer (label tsan): the walks must read none of
+// it before it is published (present_, release). Meaningful as the first
+// test of its process (ctest runs each alone).
 TEST(PythonFramesTest, InterpreterFoundWhileAnotherThreadCaptures) {
-  StackCollectorOptions native;
-  native.mode = StackMode::kNative;
-  StackCollector c(native);
+  StackCollectorOptions mixed;
+  mixed.mode = StackMode::kMixed;
+  StackCollector c(mixed);
   (void)c.CaptureStack();  // the process-wide PythonFrames exists, maybe without Python
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> walks{0};
