@@ -347,17 +347,28 @@ TEST(MemoryReportTest, ATraceWithoutAllocationsSaysSo) {
   EXPECT_NE(text.str().find("No allocations in this trace"), std::string::npos);
 }
 
+// Two owners' allocation stacks (the caching allocator through libc10_cuda,
+// NCCL) and a kernel at ts 1000 that starts the trace.
+struct TwoOwners {
+  testing::StackMaker s;
+  uint32_t torch_stack = 0, nccl_stack = 0;
+  TwoOwners() {
+    const uint32_t cudart = s.Module("/usr/lib/libcudart.so.13");
+    const uint32_t c10 = s.Module("/torch/lib/libc10_cuda.so");
+    const uint32_t nccl = s.Module("/nvidia/nccl/lib/libnccl.so.2");
+    torch_stack = s.Stack({s.Native(cudart, "cudaMalloc"), s.Native(c10, "malloc")});
+    nccl_stack = s.Stack({s.Native(cudart, "cudaMalloc"), s.Native(nccl, "init")});
+    s.b.Kernel("k", 0, 1, 1000, 1001);
+  }
+};
+
 // Each owner's live bytes per bin (the report's memory chart), the bytes
 // carried into a bin counted for it. The trace spans [1000, 1100] (a kernel
 // starts it), 4 bins: ts 1000-1025, 1026-1050, 1051-1075, 1076-1100.
 TEST(MemoryReportTest, OwnersLiveBytesPerBinIncludeWhatIsCarriedIn) {
-  testing::StackMaker s;
-  const uint32_t cudart = s.Module("/usr/lib/libcudart.so.13");
-  const uint32_t c10 = s.Module("/torch/lib/libc10_cuda.so");
-  const uint32_t nccl = s.Module("/nvidia/nccl/lib/libnccl.so.2");
-  const uint32_t torch_stack = s.Stack({s.Native(cudart, "cudaMalloc"), s.Native(c10, "malloc")});
-  const uint32_t nccl_stack = s.Stack({s.Native(cudart, "cudaMalloc"), s.Native(nccl, "init")});
-  s.b.Kernel("k", 0, 1, 1000, 1001);
+  TwoOwners two;
+  testing::StackMaker& s = two.s;
+  const uint32_t torch_stack = two.torch_stack, nccl_stack = two.nccl_stack;
   auto& rows = s.b.trace().Rows<model::MemoryEvent>();
   const uint8_t dev = model::kMemDevice;
   rows.push_back(Ev(1010, model::kMemoryAlloc, 0x1000, 100, 1, 0, dev, torch_stack));
@@ -442,13 +453,9 @@ TEST(MemoryReportTest, KeySeriesAgreesWithItsOwnersBinByBin) {
   // Frees opening bins, two owners: the trace spans [1000, 5999] (a kernel
   // starts it), 50 bins of 100 ns; each allocation is freed at the first
   // nanosecond of the next bin.
-  testing::StackMaker s;
-  const uint32_t cudart = s.Module("/usr/lib/libcudart.so.13");
-  const uint32_t c10 = s.Module("/torch/lib/libc10_cuda.so");
-  const uint32_t nccl = s.Module("/nvidia/nccl/lib/libnccl.so.2");
-  const uint32_t torch_stack = s.Stack({s.Native(cudart, "cudaMalloc"), s.Native(c10, "malloc")});
-  const uint32_t nccl_stack = s.Stack({s.Native(cudart, "cudaMalloc"), s.Native(nccl, "init")});
-  s.b.Kernel("k", 0, 1, 1000, 1001);
+  TwoOwners two;
+  testing::StackMaker& s = two.s;
+  const uint32_t torch_stack = two.torch_stack, nccl_stack = two.nccl_stack;
   auto& rows = s.b.trace().Rows<model::MemoryEvent>();
   for (uint64_t i = 0; i < 49; ++i) {
     rows.push_back(Ev(1000 + i * 100 + 30, model::kMemoryAlloc, 0x1000 + i, 100 - i, 1, 0,
