@@ -8,11 +8,6 @@ namespace tracesmith::analysis {
 
 namespace {
 
-struct Finding {
-  double weight;  // share of wall time (or of GPU time) the finding explains
-  std::string text;
-};
-
 std::string Pct(double p) { return StrFormat("%.1f%%", p); }
 
 }  // namespace
@@ -239,14 +234,16 @@ std::vector<std::string> ComputeFindings(const CompactTrace& t, const AnalysisRe
     const std::string first = StrFormat("step %u at %.1fx the median step", st.first_number,
                                         double(st.steps[0].ns()) / double(st.median_ns));
     out.push_back(
-        {0.6, StrFormat("The warm-up took %s, %s of the run from the first %s to the last GPU "
-                        "operation: %s, the first iteration%s one-time work such as autotuning, "
-                        "lazy module loading and allocator growth; it is left out of the figures "
-                        "above (--with-warmup includes it).",
-                        HumanDuration(r.active.warmup.ns()).c_str(), Pct(r.warmup_share()).c_str(),
-                        r.active.kernels ? "kernel" : "GPU operation",
-                        warmup == 1 ? first.c_str() : (warmup_steps + " (" + first + ")").c_str(),
-                        warmup == 1 ? "'s" : "s'")});
+        {0.6,
+         StrFormat("The warm-up took %s, %s of the run from the first %s to the last GPU "
+                   "operation: %s, the first iteration%s one-time work such as autotuning, "
+                   "lazy module loading and allocator growth; it is left out of the other "
+                   "figures (--with-warmup includes it).",
+                   HumanDuration(r.active.warmup.ns()).c_str(), Pct(r.warmup_share()).c_str(),
+                   r.active.kernels ? "kernel" : "GPU operation",
+                   warmup == 1 ? first.c_str() : (warmup_steps + " (" + first + ")").c_str(),
+                   warmup == 1 ? "'s" : "s'"),
+         true});
   }
 
   // 11. Start-up: not part of the window above, but said when it is long.
@@ -256,7 +253,7 @@ std::vector<std::string> ComputeFindings(const CompactTrace& t, const AnalysisRe
     if (su.ns() && (Percent(su.ns(), whole) >= 10 || su.ns() >= 1000000000ull)) {
       std::string text = StrFormat(
           "Start-up took %s (%s of the trace) before the first %s; it is left out of the "
-          "figures above (--whole includes it)",
+          "other figures (--whole includes it)",
           HumanDuration(su.ns()).c_str(), Pct(Percent(su.ns(), whole)).c_str(),
           r.active.kernels ? "kernel" : "GPU operation");
       text += StrFormat("; CUDA API calls take %s of it",
@@ -267,20 +264,28 @@ std::vector<std::string> ComputeFindings(const CompactTrace& t, const AnalysisRe
                           i ? ", " : ", the longest: ", r.startup_call_names[i].c_str(),
                           HumanDuration(su.longest_calls[i].start_ns - r.trace_begin).c_str(),
                           HumanDuration(su.longest_calls[i].ns).c_str());
-      out.push_back({0.5, text + "."});
+      out.push_back({0.5, text + ".", true});
     }
   }
 
   // Data quality last, but always said.
   if (r.compact.processes_unaligned)
-    out.push_back({-1, StrFormat("%llu processes have no clock anchor: their timestamps could not "
-                                 "be aligned with the others.",
-                                 static_cast<unsigned long long>(r.compact.processes_unaligned))});
+    out.push_back({-1,
+                   StrFormat("%llu processes have no clock anchor: their timestamps could not "
+                             "be aligned with the others.",
+                             static_cast<unsigned long long>(r.compact.processes_unaligned)),
+                   true});
 
-  std::stable_sort(out.begin(), out.end(),
+  return RankFindings(std::move(out));
+}
+
+std::vector<std::string> RankFindings(std::vector<Finding> findings) {
+  std::stable_sort(findings.begin(), findings.end(),
                    [](const Finding& a, const Finding& b) { return a.weight > b.weight; });
   std::vector<std::string> texts;
-  for (size_t i = 0; i < out.size() && i < 10; ++i) texts.push_back(out[i].text);
+  size_t ranked = 0;
+  for (const Finding& f : findings)
+    if (f.always || ranked++ < 10) texts.push_back(f.text);
   return texts;
 }
 

@@ -1,5 +1,6 @@
 // Findings: the report's conclusions in plain words, each with its numbers.
-// Rules are ordered by how much time they explain; at most 10 are kept.
+// Rules are ordered by how much time they explain; at most 10 are kept, plus
+// those always said (what the figures leave out, data quality).
 #pragma once
 
 #include <string>
@@ -10,5 +11,17 @@
 namespace tracesmith::analysis {
 
 std::vector<std::string> ComputeFindings(const CompactTrace& trace, const AnalysisReport& r);
+
+// One finding before ranking.
+struct Finding {
+  double weight;  // share of wall time (or of GPU time) the finding explains
+  std::string text;
+  // What the figures do not cover (warm-up, start-up) and data quality:
+  // said even when ten weightier findings fill the list.
+  bool always = false;
+};
+// The texts of the ten weightiest findings plus those always said, in
+// weight order (stable).
+std::vector<std::string> RankFindings(std::vector<Finding> findings);
 
 }  // namespace tracesmith::analysis
