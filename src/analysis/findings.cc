@@ -42,9 +42,7 @@ std::vector<std::string> ComputeFindings(const CompactTrace& t, const AnalysisRe
 
   // The warm-up's steps, when it was set apart from the window: "step 1", "steps 1-2".
   const uint32_t warmup = r.warmup_apart() ? st.warmup : 0;
-  const std::string warmup_steps =
-      warmup == 1 ? StrFormat("step %u", st.first_number)
-                  : StrFormat("steps %u-%u", st.first_number, st.first_number + warmup - 1);
+  const std::string warmup_steps = warmup ? WarmupStepsText(st) : "";
 
   // 1. Utilization and the dominant idle cause, per device.
   for (const DeviceTimeline& d : r.timeline.devices) {

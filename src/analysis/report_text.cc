@@ -106,13 +106,9 @@ void WriteTextReport(const AnalysisReport& r, const AnalyzeOptions& o, std::ostr
     };
     outside("Start-up:", r.active.startup, r.startup_call_names);
     if (r.warmup_apart()) {
-      const StepReport& st = r.steps;
-      const std::string steps = st.warmup == 1 ? StrFormat("step %u", st.first_number)
-                                               : StrFormat("steps %u-%u", st.first_number,
-                                                           st.first_number + st.warmup - 1);
-      outside(
-          "Warm-up:", r.active.warmup, r.warmup_call_names,
-          StrFormat(": %s, %.1f%% of the run from the %s", steps.c_str(), r.warmup_share(), first));
+      outside("Warm-up:", r.active.warmup, r.warmup_call_names,
+              StrFormat(": %s, %.1f%% of the run from the %s", WarmupStepsText(r.steps).c_str(),
+                        r.warmup_share(), first));
     }
     outside("Teardown:", r.active.teardown, r.teardown_call_names);
   }

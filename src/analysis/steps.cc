@@ -258,6 +258,11 @@ StepReport DetectSteps(const CompactTrace& t) {
   return r;
 }
 
+std::string WarmupStepsText(const StepReport& r) {
+  return r.warmup == 1 ? StrFormat("step %u", r.first_number)
+                       : StrFormat("steps %u-%u", r.first_number, r.first_number + r.warmup - 1);
+}
+
 uint32_t WarmupSteps(const StepReport& r) {
   if (r.first_number != 1) return 0;  // not the run's first step
   uint32_t n = 0;

@@ -9,6 +9,7 @@
 
 #include "tracesmith/analysis/report.h"
 #include "tracesmith/base/atomic_file.h"
+#include "tracesmith/base/path.h"
 #include "tracesmith/model/process_rank.h"
 #include "tracesmith/model/stack_builder.h"
 
@@ -25,11 +26,7 @@ std::string Sanitized(std::string s) {
 
 std::string ModuleFileName(const model::Trace& meta, uint32_t mapping_id) {
   for (const model::Mapping& m : meta.Rows<model::Mapping>())
-    if (m.mapping_id == mapping_id) {
-      std::string path(meta.strings.Get(m.path_id));
-      const size_t slash = path.rfind('/');
-      return slash == std::string::npos ? path : path.substr(slash + 1);
-    }
+    if (m.mapping_id == mapping_id) return std::string(FileNameOf(meta.strings.Get(m.path_id)));
   return "?";
 }
 
@@ -92,12 +89,8 @@ std::string FunctionWithoutArguments(std::string_view fn) {
 class StartFrames {
  public:
   explicit StartFrames(const model::Trace& meta) : meta_(meta) {
-    for (const model::Mapping& m : meta.Rows<model::Mapping>()) {
-      std::string path(meta.strings.Get(m.path_id));
-      const size_t slash = path.rfind('/');
-      modules_.try_emplace(m.mapping_id,
-                           slash == std::string::npos ? path : path.substr(slash + 1));
-    }
+    for (const model::Mapping& m : meta.Rows<model::Mapping>())
+      modules_.try_emplace(m.mapping_id, FileNameOf(meta.strings.Get(m.path_id)));
   }
 
   ThreadRoot Find(const std::vector<uint32_t>& leaf_first) const {

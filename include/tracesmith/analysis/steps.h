@@ -54,6 +54,9 @@ StepReport DetectSteps(const CompactTrace& trace);
 // first iteration's one-time work: autotuning, lazy module loading, allocator growth), when the
 // first is one and at least 2 steady steps follow; else 0.
 uint32_t WarmupSteps(const StepReport& steps);
+// The warm-up's steps once set apart (StepReport::warmup), as the text says them: "step 1",
+// "steps 1-2".
+std::string WarmupStepsText(const StepReport& steps);
 
 // What an NVTX range's name says about steps: torch.profiler's
 // "ProfilerStep#N", a program's own step range ("step N", "Step#N",
