@@ -60,19 +60,25 @@ void Spin(uint64_t ticks) {
   }
 }
 
-TEST(SelfCost, FirstTimeWorkIsReportedApartFromTheCallsItHappenedIn) {
-  auto before = Stats(1.0);
-  std::thread([] {
+// 400 calls at `site` on a new thread, each running `inside` under its timer.
+template <typename Fn>
+void TimedCallsOnAThread(CostSite site, Fn inside) {
+  std::thread([site, inside] {
     ThreadCost* tc = ThreadCost::Get();
     for (int i = 0; i < 400; ++i) {
-      CostTimer timer(tc, CostSite::kCopy);
-      {
-        FirstTimeWork once;  // e.g. an unwind rule computed for a new return address
-        Spin(200000);
-      }
+      CostTimer timer(tc, site);
+      inside();
       timer.Finish();
     }
   }).join();
+}
+
+TEST(SelfCost, FirstTimeWorkIsReportedApartFromTheCallsItHappenedIn) {
+  auto before = Stats(1.0);
+  TimedCallsOnAThread(CostSite::kCopy, [] {
+    FirstTimeWork once;  // e.g. an unwind rule computed for a new return address
+    Spin(200000);
+  });
   auto after = Stats(1.0);
   EXPECT_EQ(after["capture.cost.first_time.calls"] - before["capture.cost.first_time.calls"], 400u);
   EXPECT_GE(after["capture.cost.first_time.ns"] - before["capture.cost.first_time.ns"],
@@ -87,16 +93,11 @@ TEST(SelfCost, FirstTimeWorkIsReportedApartFromTheCallsItHappenedIn) {
 // site whose call they ran in.
 TEST(SelfCost, DiagnosticTimeIsLeftOutOfTheSite) {
   auto before = Stats(1.0);
-  std::thread([] {
-    ThreadCost* tc = ThreadCost::Get();
-    for (int i = 0; i < 400; ++i) {
-      CostTimer timer(tc, CostSite::kGraph);
-      const uint64_t t0 = CpuTicks();
-      Spin(200000);
-      t_diagnostic_ticks += CpuTicks() - t0;
-      timer.Finish();
-    }
-  }).join();
+  TimedCallsOnAThread(CostSite::kGraph, [] {
+    const uint64_t t0 = CpuTicks();
+    Spin(200000);
+    t_diagnostic_ticks += CpuTicks() - t0;
+  });
   auto after = Stats(1.0);
   ASSERT_GT(after["capture.cost.graph.sampled"], before["capture.cost.graph.sampled"]);
   EXPECT_LT(after["capture.cost.graph.p99_ns"], 20000u);
