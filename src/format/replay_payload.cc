@@ -46,6 +46,20 @@ std::string LaunchAttributeName(uint32_t id) {
   return StrFormat("attribute %u", id);
 }
 
+const char* MemoryScopeName(MemoryScope scope) {
+  switch (scope) {
+    case MemoryScope::kParams:
+      return "params";
+    case MemoryScope::kReachable:
+      return "reachable";
+    case MemoryScope::kAll:
+      return "all";
+    case MemoryScope::kUnknown:
+      break;
+  }
+  return "unknown";
+}
+
 const char* StreamOpKindName(StreamOpKind kind) {
   switch (kind) {
     case StreamOpKind::kStreamInfo:
@@ -215,11 +229,24 @@ Status ReplayPayloadWriter::AddLaunch(const LaunchRecord& l) {
       w.PutBytes(a.value.data(), a.value.size());
     }
   }
+  const MemoryCoverage& c = l.coverage;
+  if (c.scope != MemoryScope::kUnknown) {
+    if (l.attributes.empty()) {
+      if (!l.correlation_id) w.PutVarint(0);  // the correlation id, absent above
+      w.PutVarint(0);                         // no attributes
+    }
+    w.PutU8(uint8_t(c.scope));
+    w.PutVarint(c.ranges_over_budget);
+    w.PutVarint(c.bytes_over_budget);
+    w.PutVarint(c.ranges_past_depth);
+    w.PutVarint(c.words_unresolved);
+  }
   return writer_->WriteRawChunk(uint16_t(PayloadChunk::kLaunch), w.buffer());
 }
 
 Status ReplayPayloadWriter::AddSnapshot(uint64_t launch_index, SnapshotPhase phase,
-                                        uint64_t address, std::span<const uint8_t> bytes) {
+                                        uint64_t address, std::span<const uint8_t> bytes,
+                                        const SnapshotOrigin& origin) {
   ASSIGN_OR_RETURN(uint64_t hash, AddBlob(bytes));
   ByteWriter w;
   w.PutU8(kPayloadVersion);
@@ -228,6 +255,14 @@ Status ReplayPayloadWriter::AddSnapshot(uint64_t launch_index, SnapshotPhase pha
   w.PutU64(address);
   w.PutVarint(bytes.size());
   w.PutU64(hash);
+  if (origin.source != RangeSource::kParameter) {
+    w.PutU8(uint8_t(origin.source));
+    w.PutU64(origin.via);
+    w.PutVarint(origin.first_offset);
+    w.PutVarint(origin.last_offset);
+    w.PutVarint(origin.pointers);
+    w.PutVarint(origin.depth);
+  }
   return writer_->WriteRawChunk(uint16_t(PayloadChunk::kSnapshot), w.buffer());
 }
 
@@ -450,6 +485,17 @@ Status ParsePayloadChunk(uint16_t type, std::span<const uint8_t> payload, uint64
           a.value.assign(bytes, bytes + size);
         }
       }
+      if (f.remaining() > 0) {
+        MemoryCoverage& c = l.coverage;
+        uint8_t scope = 0;
+        RETURN_IF_ERROR(f.U8(&scope, "memory scope"));
+        if (scope > kMaxMemoryScope) return f.Error(StrFormat("unknown memory scope %u", scope));
+        c.scope = MemoryScope(scope);
+        RETURN_IF_ERROR(f.U32(&c.ranges_over_budget, "ranges over the budget"));
+        RETURN_IF_ERROR(f.Varint(&c.bytes_over_budget, "bytes over the budget"));
+        RETURN_IF_ERROR(f.U32(&c.ranges_past_depth, "ranges past the depth limit"));
+        RETURN_IF_ERROR(f.Varint(&c.words_unresolved, "unresolved words"));
+      }
       RETURN_IF_ERROR(f.End());
       l.params.assign(data, data + len);
       for (size_t k = 0; k < l.param_info.size(); ++k) {
@@ -474,6 +520,18 @@ Status ParsePayloadChunk(uint16_t type, std::span<const uint8_t> payload, uint64
       RETURN_IF_ERROR(f.U64(&s.address, "device address"));
       RETURN_IF_ERROR(f.Varint(&s.size, "size"));
       RETURN_IF_ERROR(f.U64(&s.hash, "content hash"));
+      if (f.remaining() > 0) {
+        SnapshotOrigin& o = s.origin;
+        uint8_t source = 0;
+        RETURN_IF_ERROR(f.U8(&source, "range source"));
+        if (source > kMaxRangeSource) return f.Error(StrFormat("unknown range source %u", source));
+        o.source = RangeSource(source);
+        RETURN_IF_ERROR(f.U64(&o.via, "pointer range address"));
+        RETURN_IF_ERROR(f.Varint(&o.first_offset, "first pointer offset"));
+        RETURN_IF_ERROR(f.Varint(&o.last_offset, "last pointer offset"));
+        RETURN_IF_ERROR(f.Varint(&o.pointers, "pointer count"));
+        RETURN_IF_ERROR(f.U32(&o.depth, "pointer depth"));
+      }
       RETURN_IF_ERROR(f.End());
       if (s.size > kMaxBlobBytes || s.address + s.size < s.address)
         return f.Error(StrFormat("range 0x%llx + %llu is not a valid device range",

@@ -142,6 +142,94 @@ TEST(PayloadTest, RoundTripWithDeduplication) {
   EXPECT_EQ(Bytes(cap->BlobData(cap->snapshots[2].hash, "big")), s.big);
 }
 
+// The memory scope of a launch and where each range came from are optional
+// trailing fields: written when set, read back, and absent (defaults) in
+// records that do not set them, with or without a correlation id or
+// attributes before them.
+TEST(PayloadTest, MemoryScopeAndRangeOriginsRoundTrip) {
+  testing::TempPath tmp;
+  const std::vector<uint8_t> bytes = Pattern(64, 9);
+  {
+    auto w = format::SbtWriter::Open(tmp.path());
+    ASSERT_TRUE(w.ok());
+    ReplayPayloadWriter p(w->get());
+    auto m = p.AddModule(Pattern(100, 1), ImageKind::kCubin, "m");
+    ASSERT_TRUE(m.ok());
+    for (uint64_t index : {0, 1, 2, 3}) {
+      LaunchRecord l = SampleLaunch(index, *m);
+      l.correlation_id = index == 1 || index == 2 ? 77 : 0;
+      l.attributes.clear();
+      if (index == 2) l.attributes = {{2, {1, 0, 0, 0}}, {8, {3, 0, 0, 0}}};
+      if (index != 3) {
+        l.coverage = {MemoryScope::kReachable, 2, 3u << 30, 1, 5};
+        if (index == 1) l.coverage = {MemoryScope::kParams, 0, 0, 0, 0};
+      }
+      l.snapshot_ranges = 1;
+      ASSERT_TRUE(p.AddLaunch(l).ok());
+      SnapshotOrigin o;
+      if (index == 0) o = {RangeSource::kPointer, 0x7f0000200000, 0x10, 0x78, 14, 2};
+      if (index == 2) o.source = RangeSource::kLive;
+      ASSERT_TRUE(p.AddSnapshot(index, SnapshotPhase::kBefore, 0x7f0000000000, bytes, o).ok());
+      ASSERT_TRUE(p.AddSnapshot(index, SnapshotPhase::kAfter, 0x7f0000000000, bytes).ok());
+    }
+    ASSERT_TRUE((*w)->Close().ok());
+  }
+  auto r = format::SbtReader::Open(tmp.path());
+  ASSERT_TRUE(r.ok());
+  auto cap = ReadReplayCapture(**r);
+  ASSERT_TRUE(cap.ok()) << cap.status().ToString();
+  ASSERT_TRUE(ValidateCapture(*cap).ok()) << ValidateCapture(*cap).ToString();
+  ASSERT_EQ(cap->launches.size(), 4u);
+  const MemoryCoverage& c0 = cap->launches[0].coverage;
+  EXPECT_EQ(c0.scope, MemoryScope::kReachable);
+  EXPECT_EQ(c0.ranges_over_budget, 2u);
+  EXPECT_EQ(c0.bytes_over_budget, 3ull << 30);
+  EXPECT_EQ(c0.ranges_past_depth, 1u);
+  EXPECT_EQ(c0.words_unresolved, 5u);
+  EXPECT_FALSE(c0.complete());
+  EXPECT_EQ(cap->launches[0].correlation_id, 0u);
+  EXPECT_EQ(cap->launches[1].coverage.scope, MemoryScope::kParams);
+  EXPECT_TRUE(cap->launches[1].coverage.complete());
+  EXPECT_EQ(cap->launches[1].correlation_id, 77u);
+  EXPECT_EQ(cap->launches[2].attributes.size(), 2u);
+  EXPECT_EQ(cap->launches[2].coverage.scope, MemoryScope::kReachable);
+  EXPECT_EQ(cap->launches[3].coverage.scope, MemoryScope::kUnknown);
+  ASSERT_EQ(cap->snapshots.size(), 8u);
+  const SnapshotOrigin& o = cap->snapshots[0].origin;
+  EXPECT_EQ(o.source, RangeSource::kPointer);
+  EXPECT_EQ(o.via, 0x7f0000200000u);
+  EXPECT_EQ(o.first_offset, 0x10u);
+  EXPECT_EQ(o.last_offset, 0x78u);
+  EXPECT_EQ(o.pointers, 14u);
+  EXPECT_EQ(o.depth, 2u);
+  EXPECT_EQ(cap->snapshots[1].origin.source, RangeSource::kParameter);  // "after"
+  EXPECT_EQ(cap->snapshots[4].origin.source, RangeSource::kLive);
+  EXPECT_EQ(cap->snapshots[6].origin.source, RangeSource::kParameter);
+  EXPECT_STREQ(MemoryScopeName(MemoryScope::kReachable), "reachable");
+
+  // An unknown scope or source byte is refused, naming the chunk's offset.
+  struct Case {
+    PayloadChunk type;
+    std::vector<uint8_t> tail;  // appended to the last chunk of `type` (launch 3's)
+    const char* message;
+  };
+  for (const Case& k :
+       {Case{PayloadChunk::kLaunch, {0, 0, 9, 0, 0, 0, 0}, "unknown memory scope 9"},
+        Case{PayloadChunk::kSnapshot,
+             {9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+             "unknown range source 9"}}) {
+    uint64_t offset = 0;
+    std::vector<uint8_t> payload = ChunkPayload(tmp.path(), k.type, &offset);
+    ASSERT_FALSE(payload.empty());
+    payload.insert(payload.end(), k.tail.begin(), k.tail.end());
+    ReplayCapture out;
+    Status st = ParsePayloadChunk(uint16_t(k.type), payload, offset, &out);
+    ASSERT_FALSE(st.ok());
+    EXPECT_NE(st.message().find(k.message), std::string::npos) << st.ToString();
+    EXPECT_NE(st.message().find(std::to_string(offset)), std::string::npos) << st.ToString();
+  }
+}
+
 TEST(PayloadTest, StreamOpsRoundTripInSequenceOrder) {
   testing::TempPath tmp;
   const std::vector<uint8_t> host = Pattern(3000, 9);

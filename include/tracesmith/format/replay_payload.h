@@ -89,6 +89,31 @@ inline constexpr uint32_t kMaxLaunchAttributes = 32;
 std::string LaunchAttributeName(uint32_t id);
 inline constexpr uint32_t kMaxLaunchAttributeBytes = 64;
 
+// Which device memory a recorded launch's snapshots hold besides the
+// allocations its parameters point into (`--replay-memory`).
+enum class MemoryScope : uint8_t {
+  kUnknown = 0,    // written before the scope was recorded
+  kParams = 1,     // only the allocations the parameters point into
+  kReachable = 2,  // and, transitively, those pointers stored in memory point into
+  kAll = 3,        // every live allocation the capture knew of
+};
+inline constexpr uint8_t kMaxMemoryScope = 3;
+const char* MemoryScopeName(MemoryScope scope);  // "params", "reachable", "all", "unknown"
+
+// What the capture of one launch's memory left out (MemoryScope::kReachable):
+// reached allocations over the byte budget or past the depth limit, and
+// pointer-like words it could not resolve (driver lookups over their budget).
+struct MemoryCoverage {
+  MemoryScope scope = MemoryScope::kUnknown;
+  uint32_t ranges_over_budget = 0;
+  uint64_t bytes_over_budget = 0;
+  uint32_t ranges_past_depth = 0;
+  uint64_t words_unresolved = 0;
+  bool complete() const {
+    return ranges_over_budget == 0 && ranges_past_depth == 0 && words_unresolved == 0;
+  }
+};
+
 struct LaunchRecord {
   uint64_t index = 0;        // launch index in the capture (unique)
   uint64_t module_hash = 0;  // ModuleRecord::hash
@@ -109,15 +134,41 @@ struct LaunchRecord {
   // Launch attributes besides the cluster dimension (cooperative, priority,
   // access policy window, ...). Optional trailing field after correlation_id.
   std::vector<LaunchAttribute> attributes;
+  // How its memory was chosen and what was left out. Optional trailing
+  // fields after the attributes (older files read kUnknown).
+  MemoryCoverage coverage;
 };
 
 enum class SnapshotPhase : uint8_t { kBefore = 0, kAfter = 1 };
+
+// Why a range was snapshotted.
+enum class RangeSource : uint8_t {
+  kParameter = 0,  // a parameter word points into it
+  kPointer = 1,    // a pointer stored in another snapshotted range points into it
+  kRequested = 2,  // --replay-ranges
+  kLive = 3,       // --replay-memory all: a live allocation
+};
+inline constexpr uint8_t kMaxRangeSource = 3;
+
+struct SnapshotOrigin {
+  RangeSource source = RangeSource::kParameter;
+  // kPointer: the snapshotted range (its address) holding the pointers, the
+  // byte offsets of the first and last of them there, how many, and the
+  // depth (1: reached from a parameter's allocation).
+  uint64_t via = 0;
+  uint64_t first_offset = 0, last_offset = 0;
+  uint64_t pointers = 0;
+  uint32_t depth = 0;
+};
 
 struct SnapshotRecord {
   uint64_t launch_index = 0;
   SnapshotPhase phase = SnapshotPhase::kBefore;
   uint64_t address = 0, size = 0;
   uint64_t hash = 0;  // blob with `size` bytes
+  // Optional trailing fields, written for "before" snapshots that are not
+  // kParameter (files without them read kParameter).
+  SnapshotOrigin origin;
 };
 
 // Stream ids in launch and stream-op records: the program's streams in the
@@ -188,7 +239,7 @@ class ReplayPayloadWriter {
   Status AddLaunch(const LaunchRecord& launch);
   // Stores `bytes` (deduplicated) as the before/after image of [address, +size).
   Status AddSnapshot(uint64_t launch_index, SnapshotPhase phase, uint64_t address,
-                     std::span<const uint8_t> bytes);
+                     std::span<const uint8_t> bytes, const SnapshotOrigin& origin = {});
   // A stream op; for kCopyHtoD `data` (the copied bytes) is stored as a blob
   // and op.data_hash set from it.
   Status AddStreamOp(StreamOpRecord op, std::span<const uint8_t> data = {});
