@@ -226,9 +226,13 @@ StatusOr<CaptureOptions> OptionsFromEnv(const std::map<std::string, std::string>
     ASSIGN_OR_RETURN(o.replay_max_launches, ParseUint(kEnvReplayMaxLaunches, *v, 1, 1u << 20));
   }
   if (auto* v = get(kEnvReplayMemory)) {
-    if (*v != "params" && *v != "all")
-      return InvalidArgument("--replay-memory: '" + *v + "' is not params or all");
-    o.replay_memory = *v;
+    auto scope = replay::MemoryScopeFromName(*v);
+    if (!scope)
+      return InvalidArgument("--replay-memory: '" + *v + "' is not params, reachable or all");
+    o.replay_memory = *scope;
+  }
+  if (auto* v = get(kEnvReplayReachDepth)) {
+    ASSIGN_OR_RETURN(o.replay_reach_depth, ParseUint(kEnvReplayReachDepth, *v, 1, 64));
   }
   if (auto* v = get(kEnvReplayRanges)) {
     RETURN_IF_ERROR(ParseDeviceRanges(*v).status());
@@ -268,7 +272,8 @@ std::map<std::string, std::string> OptionsToEnv(const CaptureOptions& o) {
     env[kEnvReplayCapture] = o.replay_capture;
     env[kEnvReplayMaxMb] = std::to_string(o.replay_max_mb);
     env[kEnvReplayMaxLaunches] = std::to_string(o.replay_max_launches);
-    env[kEnvReplayMemory] = o.replay_memory;
+    env[kEnvReplayMemory] = replay::MemoryScopeName(o.replay_memory);
+    env[kEnvReplayReachDepth] = std::to_string(o.replay_reach_depth);
     if (!o.replay_ranges.empty()) env[kEnvReplayRanges] = o.replay_ranges;
   }
   return env;
@@ -276,10 +281,12 @@ std::map<std::string, std::string> OptionsToEnv(const CaptureOptions& o) {
 
 const std::vector<std::string>& OptionEnvNames() {
   static const std::vector<std::string> names = {
-      kEnvOutput,       kEnvKinds,        kEnvBufferMb,      kEnvFlushMs,     kEnvDuration,
-      kEnvDelay,        kEnvCaptureRange, kEnvQuiet,         kEnvForce,       kEnvDumpRaw,
-      kEnvStacks,       kEnvStackDepth,   kEnvReplayCapture, kEnvReplayMaxMb, kEnvReplayMaxLaunches,
-      kEnvReplayMemory, kEnvReplayRanges,
+      kEnvOutput,        kEnvKinds,        kEnvBufferMb,
+      kEnvFlushMs,       kEnvDuration,     kEnvDelay,
+      kEnvCaptureRange,  kEnvQuiet,        kEnvForce,
+      kEnvDumpRaw,       kEnvStacks,       kEnvStackDepth,
+      kEnvReplayCapture, kEnvReplayMaxMb,  kEnvReplayMaxLaunches,
+      kEnvReplayMemory,  kEnvReplayRanges, kEnvReplayReachDepth,
   };
   return names;
 }

@@ -335,6 +335,10 @@ void CuptiEngine::WriteFinalStats() {
     stat("replay.skipped_over_limit", rs.skipped_limit, model::kStatWarning);
     stat("replay.skipped_graph_capture", rs.skipped_graph, model::kStatWarning);
     stat("replay.skipped_errors", rs.skipped_error, model::kStatWarning);
+    stat("replay.reached_allocations", rs.reached_ranges, model::kStatInfo);
+    stat("replay.reached_bytes", rs.reached_bytes, model::kStatInfo);
+    stat("replay.reach_incomplete_launches", rs.reach_incomplete, model::kStatWarning);
+    stat("replay.reach_scan_us", rs.reach_scan_ns / 1000, model::kStatInfo);
     double gbps = rs.copy_ns ? double(rs.image_bytes) / double(rs.copy_ns) : 0;
     stat("replay.snapshot_mb_per_s", uint64_t(gbps * 1000), model::kStatInfo);
     stat("replay.reference_dtoh_mb_per_s", uint64_t(rs.reference_dtoh_gbps * 1000),

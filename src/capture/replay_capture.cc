@@ -1,5 +1,7 @@
 #include "replay_capture.h"
 
+#include "reach_scan.h"
+
 #include <cuda.h>
 #include <cupti.h>
 #include <cxxabi.h>
@@ -177,7 +179,8 @@ ReplayCapturer::ReplayCapturer(ReplayFilter filter, const CaptureOptions& option
       max_bytes_(uint64_t{options.replay_max_mb} << 20),
       max_launches_(options.replay_max_launches),
       quiet_(options.quiet),
-      all_memory_(options.replay_memory == "all") {
+      scope_(options.replay_memory),
+      reach_depth_(options.replay_reach_depth) {
   if (filter_.kind == ReplayFilter::Kind::kKernel) regex_ = std::regex(filter_.regex);
   if (auto r = ParseDeviceRanges(options.replay_ranges); r.ok()) extra_ranges_ = *r;
 }
@@ -245,13 +248,27 @@ bool AllocationOf(CUpti_CallbackId cbid, const void* p, CUdeviceptr** out, uint6
       *size = x->pPitch ? uint64_t(*x->pPitch) * x->Height : 0;
       return true;
     }
+    case CUPTI_DRIVER_TRACE_CBID_cuMemMap: {  // VMM: a mapped range counts as an allocation
+      auto* x = const_cast<cuMemMap_params*>(static_cast<const cuMemMap_params*>(p));
+      *out = &x->ptr;
+      *size = x->size;
+      return true;
+    }
     default:
       return false;
   }
 }
 
-// The address a freeing driver call releases (at its entry).
-bool FreedBy(CUpti_CallbackId cbid, const void* p, uint64_t* address) {
+// The range a freeing driver call releases (at its entry); `size` 0: the
+// allocation at `address`, whatever its size.
+bool FreedBy(CUpti_CallbackId cbid, const void* p, uint64_t* address, uint64_t* size) {
+  *size = 0;
+  if (cbid == CUPTI_DRIVER_TRACE_CBID_cuMemUnmap) {
+    const auto* x = static_cast<const cuMemUnmap_params*>(p);
+    *address = uint64_t(x->ptr);
+    *size = x->size;
+    return true;
+  }
   if (cbid == CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2) {
     *address = uint64_t(static_cast<const cuMemFree_v2_params*>(p)->dptr);
     return true;
@@ -268,12 +285,12 @@ bool FreedBy(CUpti_CallbackId cbid, const void* p, uint64_t* address) {
 bool ReplayCapturer::IsMemoryCallback(CUpti_CallbackId cbid) {
   alignas(8) static const uint8_t zeros[64] = {};  // the decoders only read the layout
   CUdeviceptr* out = nullptr;
-  uint64_t n = 0;
-  return AllocationOf(cbid, zeros, &out, &n) || FreedBy(cbid, zeros, &n);
+  uint64_t n = 0, m = 0;
+  return AllocationOf(cbid, zeros, &out, &n) || FreedBy(cbid, zeros, &n, &m);
 }
 
 void ReplayCapturer::OnMemory(CUpti_CallbackId cbid, const CUpti_CallbackData* info) {
-  if (!all_memory_ || t_busy || !info || !info->functionParams) return;
+  if (!tracks_allocations() || t_busy || !info || !info->functionParams) return;
   CUdeviceptr* out = nullptr;
   uint64_t size = 0, address = 0;
   if (info->callbackSite == CUPTI_API_EXIT &&
@@ -283,9 +300,13 @@ void ReplayCapturer::OnMemory(CUpti_CallbackId cbid, const CUpti_CallbackData* i
     std::lock_guard<std::mutex> lock(mu_);
     live_[uint64_t(*out)] = size;
   } else if (info->callbackSite == CUPTI_API_ENTER &&
-             FreedBy(cbid, info->functionParams, &address)) {
+             FreedBy(cbid, info->functionParams, &address, &size)) {
     std::lock_guard<std::mutex> lock(mu_);
-    live_.erase(address);
+    if (size == 0) {
+      live_.erase(address);
+    } else {  // cuMemUnmap: every mapping inside the range
+      live_.erase(live_.lower_bound(address), live_.lower_bound(address + size));
+    }
   }
 }
 
@@ -410,19 +431,23 @@ void ReplayCapturer::OnEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* in
     Range r{x.address, x.size};
     if (cuMemGetAddressRange(&base, &size, CUdeviceptr(x.address)) == CUDA_SUCCESS && size)
       r = {uint64_t(base), uint64_t(size)};
+    r.origin.source = replay::RangeSource::kRequested;
     bool known = false;
     for (const Range& have : p.ranges) known |= have.address == r.address;
     if (!known) p.ranges.push_back(r);
   }
-  if (all_memory_) {  // --replay-memory all
+  if (scope_ == replay::MemoryScope::kAll) {
     std::lock_guard<std::mutex> lock(mu_);
+    replay::SnapshotOrigin live;
+    live.source = replay::RangeSource::kLive;
     for (const auto& [base, size] : live_) {
       bool known = false;
       for (const Range& have : p.ranges) known |= have.address == base;
-      if (!known) p.ranges.push_back({base, size});
+      if (!known) p.ranges.push_back({base, size, live});
     }
   }
-  uint64_t bytes = 0;
+  l.coverage.scope = scope_;
+  uint64_t bytes = 0, reach_budget = 0;
   for (const Range& r : p.ranges) bytes += 2 * r.size;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -442,6 +467,8 @@ void ReplayCapturer::OnEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* in
       return;
     }
     reserved_bytes_ += bytes;
+    // Reached allocations need a before and an after image each.
+    reach_budget = (max_bytes_ - reserved_bytes_) / 2;
     ops_on_.store(true, std::memory_order_relaxed);
   }
   l.snapshot_ranges = uint32_t(p.ranges.size());
@@ -453,15 +480,101 @@ void ReplayCapturer::OnEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* in
     pending_[info->correlationId] = std::move(p);
   }
   MeasureReferenceCopy();
-  if (cuCtxSynchronize() != CUDA_SUCCESS ||
-      !CopyRanges(ranges, index, replay::SnapshotPhase::kBefore)) {
-    std::lock_guard<std::mutex> lock(mu_);
+  std::vector<Snapshot> taken;
+  replay::MemoryCoverage coverage;
+  coverage.scope = scope_;
+  const size_t roots = ranges.size();
+  bool ok = cuCtxSynchronize() == CUDA_SUCCESS &&
+            CopyRanges(ranges, index, replay::SnapshotPhase::kBefore, &taken);
+  if (ok && scope_ == replay::MemoryScope::kReachable)
+    ok = AddReachable(index, reach_budget, &ranges, &taken, &coverage);
+  uint64_t reached = 0;
+  for (size_t k = roots; k < ranges.size(); ++k) reached += ranges[k].size;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!ok) {
     pending_.erase(info->correlationId);
     if (stats_.skipped_error++ < 5)
       Note("launch %llu not recorded: synchronizing or copying its memory failed",
            static_cast<unsigned long long>(index));
     reserved_bytes_ -= bytes;
+    return;
   }
+  reserved_bytes_ += 2 * reached;
+  stats_.reached_ranges += ranges.size() - roots;
+  stats_.reached_bytes += reached;
+  if (!coverage.complete()) ++stats_.reach_incomplete;
+  Pending& mine = pending_[info->correlationId];
+  mine.ranges = ranges;
+  mine.launch.snapshot_ranges = uint32_t(ranges.size());
+  mine.launch.coverage = coverage;
+  for (Snapshot& sn : taken) snapshots_out_.push_back(std::move(sn));
+}
+
+bool ReplayCapturer::AddReachable(uint64_t index, uint64_t budget, std::vector<Range>* ranges,
+                                  std::vector<Snapshot>* taken, replay::MemoryCoverage* coverage) {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<MemRange> known;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    known.reserve(live_.size());
+    for (const auto& [base, size] : live_) known.push_back({base, size});
+  }
+  ReachLimits limits;
+  limits.max_depth = reach_depth_;
+  limits.max_bytes = budget;
+  // Allocations made before the capture started (or by a path the table
+  // does not see) are found by asking the driver.
+  auto probe = [](uint64_t address) -> std::optional<MemRange> {
+    CUdeviceptr base = 0;
+    size_t size = 0;
+    if (cuMemGetAddressRange(&base, &size, CUdeviceptr(address)) != CUDA_SUCCESS || size == 0)
+      return std::nullopt;
+    return MemRange{uint64_t(base), uint64_t(size)};
+  };
+  ReachScanner scanner(std::move(known), probe, limits);
+  for (const Range& r : *ranges) scanner.AddRoot({r.address, r.size});
+  std::vector<uint32_t> depth(ranges->size(), 0);
+  bool ok = true;
+  // Breadth first: `taken` grows while it is scanned.
+  for (size_t k = 0; ok && k < taken->size(); ++k) {
+    const Snapshot& at = (*taken)[k];
+    std::span<const uint8_t> image(at.bytes.data(), at.bytes.size());
+    std::vector<ReachedAllocation> found =
+        scanner.Scan({at.address, uint64_t(at.bytes.size())}, image, depth[k]);
+    std::vector<Range> add;
+    for (const ReachedAllocation& h : found) {
+      Range r{h.range.address, h.range.size, {}};
+      r.origin.source = replay::RangeSource::kPointer;
+      r.origin.via = h.via;
+      r.origin.first_offset = h.first_offset;
+      r.origin.last_offset = h.last_offset;
+      r.origin.pointers = h.pointers;
+      r.origin.depth = h.depth;
+      add.push_back(r);
+      depth.push_back(h.depth);
+    }
+    ok = CopyRanges(add, index, replay::SnapshotPhase::kBefore, taken);
+    ranges->insert(ranges->end(), add.begin(), add.end());
+  }
+  const ReachSummary& sum = scanner.summary();
+  coverage->ranges_over_budget = sum.ranges_over_budget;
+  coverage->bytes_over_budget = sum.bytes_over_budget;
+  coverage->ranges_past_depth = sum.ranges_past_depth;
+  coverage->words_unresolved = sum.words_unresolved;
+  const uint64_t ns = uint64_t(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)
+          .count());
+  std::lock_guard<std::mutex> lock(mu_);
+  stats_.reach_scan_ns += ns;
+  if (!coverage->complete() && stats_.reach_incomplete < 5)
+    Note(
+        "launch %llu: memory reached through pointers not all recorded: %u allocation(s) "
+        "(%.1f MiB) over the --replay-max-mb budget, %u past --replay-reach-depth %u, %llu "
+        "address-like word(s) not looked up; its replay may differ",
+        static_cast<unsigned long long>(index), coverage->ranges_over_budget,
+        double(coverage->bytes_over_budget) / (1 << 20), coverage->ranges_past_depth, reach_depth_,
+        static_cast<unsigned long long>(coverage->words_unresolved));
+  return ok;
 }
 
 bool ReplayCapturer::IsStreamOpCallback(CUpti_CallbackId cbid) {
@@ -580,17 +693,24 @@ void ReplayCapturer::OnExit(const CUpti_CallbackData* info) {
   launch.module_hash = module;
   ++stats_.launches_captured;
   uint64_t bytes = 0;
-  for (const Range& r : ranges) bytes += r.size;
-  Note("launch %llu %s: %zu allocation(s), %.1f MiB", static_cast<unsigned long long>(index),
-       Demangle(name.c_str()).substr(0, 100).c_str(), ranges.size(), double(bytes) / (1 << 20));
+  size_t reached = 0;
+  for (const Range& r : ranges) {
+    bytes += r.size;
+    reached += r.origin.source == replay::RangeSource::kPointer;
+  }
+  Note("launch %llu %s: %zu allocation(s)%s, %.1f MiB", static_cast<unsigned long long>(index),
+       Demangle(name.c_str()).substr(0, 100).c_str(), ranges.size(),
+       reached ? StrFormat(" (%zu reached through pointers in memory)", reached).c_str() : "",
+       double(bytes) / (1 << 20));
   launches_out_.push_back(std::move(launch));
 }
 
 bool ReplayCapturer::CopyRanges(const std::vector<Range>& ranges, uint64_t index,
-                                replay::SnapshotPhase phase) {
+                                replay::SnapshotPhase phase, std::vector<Snapshot>* into) {
   for (const Range& r : ranges) {
     auto t0 = std::chrono::steady_clock::now();
-    Snapshot s{index, phase, r.address, TakeBuffer(r.size)};
+    Snapshot s{index, phase, r.address, TakeBuffer(r.size), {}};
+    if (phase == replay::SnapshotPhase::kBefore) s.origin = r.origin;
     if (cuMemcpyDtoH(s.bytes.data(), CUdeviceptr(r.address), r.size) != CUDA_SUCCESS) return false;
     uint64_t ns = uint64_t(
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)
@@ -598,7 +718,7 @@ bool ReplayCapturer::CopyRanges(const std::vector<Range>& ranges, uint64_t index
     std::lock_guard<std::mutex> lock(mu_);
     stats_.image_bytes += r.size;
     stats_.copy_ns += ns;
-    snapshots_out_.push_back(std::move(s));
+    (into ? *into : snapshots_out_).push_back(std::move(s));
   }
   return true;
 }
@@ -708,7 +828,7 @@ void ReplayCapturer::Drain(format::SbtWriter* writer) {
     (void)hash;
   }
   for (const Snapshot& s : snapshots)
-    (void)payload_->AddSnapshot(s.launch_index, s.phase, s.address, s.bytes);
+    (void)payload_->AddSnapshot(s.launch_index, s.phase, s.address, s.bytes, s.origin);
   for (const auto& l : launches) (void)payload_->AddLaunch(l);
   for (const QueuedOp& q : ops) (void)payload_->AddStreamOp(q.op, q.data);
   RecycleBuffers(snapshots);

@@ -4,7 +4,9 @@
 // function, the launch configuration, the parameter buffer with its layout
 // (cuFuncGetParamInfo) and, before and after the launch, the contents of
 // every allocation the parameters point into (cuMemGetAddressRange on each
-// 8-byte-aligned word of the parameter buffer).
+// 8-byte-aligned word of the parameter buffer) and, with --replay-memory
+// reachable (the default), every allocation reached through pointers stored
+// in those, transitively (reach_scan.h).
 //
 // Cost: a selected launch synchronizes the context twice and copies its
 // allocations to the host (the copies show up in the trace as DtoH copies).
@@ -50,6 +52,10 @@ struct ReplayCaptureStats {
   uint64_t skipped_error = 0;      // selected, but a CUDA call failed while recording
   uint64_t stream_ops = 0;         // copies, memsets, event/sync calls recorded for range replay
   uint64_t image_bytes = 0;        // memory image bytes copied
+  uint64_t reached_ranges = 0;     // allocations snapshotted because pointers in memory reach them
+  uint64_t reached_bytes = 0;      // their bytes (before images)
+  uint64_t reach_incomplete = 0;   // launches whose reachable memory was not all recorded
+  uint64_t reach_scan_ns = 0;      // time in the pointer scans (probes included)
   uint64_t copy_ns = 0;            // time in those copies (host buffer allocation included)
   // A plain 64 MiB cuMemcpyDtoH into pageable memory, timed once at the first
   // recorded launch: what the snapshot throughput is compared with.
@@ -67,10 +73,11 @@ class ReplayCapturer {
   void OnLaunch(CUpti_CallbackId cbid, const CUpti_CallbackData* info, bool active);
   // Application thread, CUPTI module-loaded callback.
   void OnModuleLoaded(const void* image, size_t size);
-  // --replay-memory all: allocations through cuMemAlloc, cuMemAllocAsync,
-  // cuMemAllocFromPoolAsync, cuMemAllocManaged, cuMemAllocPitch and their frees.
+  // --replay-memory reachable and all: the live allocations, through
+  // cuMemAlloc, cuMemAllocAsync, cuMemAllocFromPoolAsync, cuMemAllocManaged,
+  // cuMemAllocPitch, cuMemMap and their frees / cuMemUnmap.
   static bool IsMemoryCallback(CUpti_CallbackId cbid);
-  bool tracks_allocations() const { return all_memory_; }
+  bool tracks_allocations() const { return scope_ != replay::MemoryScope::kParams; }
   void OnMemory(CUpti_CallbackId cbid, const CUpti_CallbackData* info);
   // Range replay: copies, memsets, event record/wait and synchronizations
   // (replay_stream_ops.h), recorded from the first recorded launch on.
@@ -83,6 +90,7 @@ class ReplayCapturer {
  private:
   struct Range {
     uint64_t address = 0, size = 0;
+    replay::SnapshotOrigin origin;  // why it is snapshotted
   };
   struct Pending {  // between a launch's entry and exit
     replay::LaunchRecord launch;
@@ -95,6 +103,7 @@ class ReplayCapturer {
     replay::SnapshotPhase phase;
     uint64_t address;
     Buffer bytes;
+    replay::SnapshotOrigin origin;
   };
   // Host buffers for images are reused once written (a fresh buffer pays
   // page faults during the copy; host_buffer.h). At most
@@ -112,7 +121,14 @@ class ReplayCapturer {
   void OnEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* info, uint64_t index,
                struct LaunchArgs a);
   void OnExit(const CUpti_CallbackData* info);
-  bool CopyRanges(const std::vector<Range>& ranges, uint64_t index, replay::SnapshotPhase phase);
+  // Copies each range to a host buffer, into `into` (or the queue when null).
+  bool CopyRanges(const std::vector<Range>& ranges, uint64_t index, replay::SnapshotPhase phase,
+                  std::vector<Snapshot>* into = nullptr);
+  // --replay-memory reachable: scans the copied "before" images for pointers
+  // into other allocations, copies those (appended to `taken` and `ranges`),
+  // and scans them in turn, within `budget` bytes. False when a copy failed.
+  bool AddReachable(uint64_t index, uint64_t budget, std::vector<Range>* ranges,
+                    std::vector<Snapshot>* taken, replay::MemoryCoverage* coverage);
   void MeasureReferenceCopy();
   uint64_t ModuleHashOf(CUfunction f, const std::string& name);
   void Note(const char* fmt, ...);
@@ -126,14 +142,15 @@ class ReplayCapturer {
   const uint64_t max_bytes_;
   const uint32_t max_launches_;
   const bool quiet_;
-  const bool all_memory_;
+  const replay::MemoryScope scope_;
+  const uint32_t reach_depth_;
   std::vector<DeviceRange> extra_ranges_;
   std::atomic<uint64_t> launch_counter_{0};
 
   std::mutex mu_;  // everything below
   std::unordered_map<CUfunction, bool> regex_cache_;
   std::unordered_map<CUfunction, uint64_t> module_of_;
-  std::map<uint64_t, uint64_t> live_;  // --replay-memory all: base -> size
+  std::map<uint64_t, uint64_t> live_;  // --replay-memory reachable/all: base -> size
   std::vector<std::unique_ptr<Module>> modules_;
   std::unordered_map<uint32_t, Pending> pending_;  // by correlation id
   std::vector<replay::LaunchRecord> launches_out_;

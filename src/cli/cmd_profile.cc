@@ -64,7 +64,8 @@ struct ProfileArgs {
   std::string replay_capture;
   uint32_t replay_max_mb = 4096;
   uint32_t replay_max_launches = 64;
-  std::string replay_memory = "params";
+  std::string replay_memory = "reachable";
+  uint32_t replay_reach_depth = 8;
   std::string replay_ranges;
   std::vector<std::string> command;
 };
@@ -248,11 +249,13 @@ int RunProfile(ProfileArgs& a, bool record_spelling) {
   o.replay_capture = a.replay_capture;
   o.replay_max_mb = a.replay_max_mb;
   o.replay_max_launches = a.replay_max_launches;
-  if (a.replay_memory != "params" && a.replay_memory != "all")
-    return ReportError(
-        InvalidArgument("--replay-memory: '" + a.replay_memory + "' is not params or all"));
+  auto scope = replay::MemoryScopeFromName(a.replay_memory);
+  if (!scope)
+    return ReportError(InvalidArgument("--replay-memory: '" + a.replay_memory +
+                                       "' is not params, reachable or all"));
   if (auto r = capture::ParseDeviceRanges(a.replay_ranges); !r.ok()) return ReportError(r.status());
-  o.replay_memory = a.replay_memory;
+  o.replay_memory = *scope;
+  o.replay_reach_depth = a.replay_reach_depth;
   o.replay_ranges = a.replay_ranges;
   // The injection library parses what the child receives: anything it would
   // refuse (and then leave the program unprofiled) is refused here, up front.
@@ -363,10 +366,17 @@ void AddProfileOptions(CLI::App* sub, ProfileArgs& a) {
       ->capture_default_str()
       ->check(CLI::Range(1u, 1u << 24));
   sub->add_option("--replay-memory", a.replay_memory,
-                  "Replay capture: the allocations the parameters point into (params) or every "
-                  "live device allocation (all: cuMemAlloc, cuMemAllocAsync/FromPool, "
-                  "cuMemAllocManaged, cuMemAllocPitch)")
+                  "Replay capture: the allocations the parameters point into (params); those and "
+                  "every allocation reached through pointers stored in them, transitively "
+                  "(reachable: arrays of pointers, linked structures); or every live device "
+                  "allocation (all: cuMemAlloc, cuMemAllocAsync/FromPool, cuMemAllocManaged, "
+                  "cuMemAllocPitch, cuMemMap)")
       ->capture_default_str();
+  sub->add_option("--replay-reach-depth", a.replay_reach_depth,
+                  "Replay capture, --replay-memory reachable: pointer hops followed from the "
+                  "parameters' allocations")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 64u));
   sub->add_option("--replay-ranges", a.replay_ranges,
                   "Replay capture: also these device ranges, ADDR:SIZE[,ADDR:SIZE...]");
   sub->add_option("--replay-max-launches", a.replay_max_launches,

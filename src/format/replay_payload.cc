@@ -60,6 +60,12 @@ const char* MemoryScopeName(MemoryScope scope) {
   return "unknown";
 }
 
+std::optional<MemoryScope> MemoryScopeFromName(std::string_view name) {
+  for (MemoryScope s : {MemoryScope::kParams, MemoryScope::kReachable, MemoryScope::kAll})
+    if (name == MemoryScopeName(s)) return s;
+  return std::nullopt;
+}
+
 const char* StreamOpKindName(StreamOpKind kind) {
   switch (kind) {
     case StreamOpKind::kStreamInfo:

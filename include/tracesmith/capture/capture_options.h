@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tracesmith/base/status.h"
+#include "tracesmith/format/memory_scope.h"
 #include "tracesmith/format/run_names.h"
 
 namespace tracesmith::capture {
@@ -93,10 +94,12 @@ struct CaptureOptions {
   std::string replay_capture;
   uint32_t replay_max_mb = 4096;      // memory images in all; later launches are skipped
   uint32_t replay_max_launches = 64;  // launches recorded at most
-  // Which memory a recorded launch snapshots besides the allocations its
-  // parameters point into: "params" (only those), "all" (every live
-  // allocation made through cuMemAlloc since the capture started).
-  std::string replay_memory = "params";
+  // Which memory a recorded launch snapshots: the allocations its
+  // parameters point into (kParams), and those reached through pointers
+  // stored in them, transitively up to replay_reach_depth hops (kReachable),
+  // or every live allocation the capture has seen (kAll).
+  replay::MemoryScope replay_memory = replay::MemoryScope::kReachable;
+  uint32_t replay_reach_depth = 8;
   // And these device ranges, "ADDR:SIZE[,ADDR:SIZE...]" (hex 0x... or
   // decimal; an address inside an allocation takes the whole allocation).
   std::string replay_ranges;
@@ -133,6 +136,7 @@ inline constexpr const char* kEnvReplayMaxMb = "TRACESMITH_REPLAY_MAX_MB";
 inline constexpr const char* kEnvReplayMaxLaunches = "TRACESMITH_REPLAY_MAX_LAUNCHES";
 inline constexpr const char* kEnvReplayMemory = "TRACESMITH_REPLAY_MEMORY";
 inline constexpr const char* kEnvReplayRanges = "TRACESMITH_REPLAY_RANGES";
+inline constexpr const char* kEnvReplayReachDepth = "TRACESMITH_REPLAY_REACH_DEPTH";
 // Set by tests only: installs a stack hook that returns 1, 2, 3... so GPU
 // tests can check the correlation-id join of API rows and GPU rows.
 inline constexpr const char* kEnvTestStackHook = "TRACESMITH_TEST_STACK_HOOK";

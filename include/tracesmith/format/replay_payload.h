@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "tracesmith/base/status.h"
+#include "tracesmith/format/memory_scope.h"
 #include "tracesmith/format/sbt_reader.h"
 #include "tracesmith/format/sbt_writer.h"
 
@@ -88,17 +89,6 @@ inline constexpr uint32_t kMaxLaunchAttributes = 32;
 // "cooperative", "priority", ... for CUlaunchAttributeID values ("attribute N" otherwise).
 std::string LaunchAttributeName(uint32_t id);
 inline constexpr uint32_t kMaxLaunchAttributeBytes = 64;
-
-// Which device memory a recorded launch's snapshots hold besides the
-// allocations its parameters point into (`--replay-memory`).
-enum class MemoryScope : uint8_t {
-  kUnknown = 0,    // written before the scope was recorded
-  kParams = 1,     // only the allocations the parameters point into
-  kReachable = 2,  // and, transitively, those pointers stored in memory point into
-  kAll = 3,        // every live allocation the capture knew of
-};
-inline constexpr uint8_t kMaxMemoryScope = 3;
-const char* MemoryScopeName(MemoryScope scope);  // "params", "reachable", "all", "unknown"
 
 // What the capture of one launch's memory left out (MemoryScope::kReachable):
 // reached allocations over the byte budget or past the depth limit, and
