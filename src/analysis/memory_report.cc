@@ -152,7 +152,63 @@ std::string KeyName(const MemoryKeyReport& k) {
   return s + " (" + k.process + ")";
 }
 
+bool StaticMemory(uint8_t memory_kind) {
+  return memory_kind == model::kMemDeviceStatic || memory_kind == model::kMemManagedStatic;
+}
+
+std::string_view MetadataValue(const model::Trace& meta, std::string_view key) {
+  for (const model::MetadataEntry& m : meta.Rows<model::MetadataEntry>())
+    if (meta.strings.Get(m.key_id) == key) return meta.strings.Get(m.value_id);
+  return {};
+}
+
+bool HasStat(const model::Trace& meta, std::string_view name) {
+  for (const model::Stat& s : meta.Rows<model::Stat>())
+    if (meta.strings.Get(s.name_id) == name) return true;
+  return false;
+}
+
+// What the report says when allocations have no call stack: without one
+// neither the owner nor the call site can be named. Why, when the trace's
+// capture metadata tells: the capture's stack mode ("capture.stacks"), and
+// whether the capture recorded allocation calls itself (the statistic
+// "capture.memory_ring_overflows" came with stacks on allocation calls,
+// 2026-11-24; captures from before record allocations from CUPTI's activity
+// records only, without stacks, and the oldest have no "capture.stacks").
+std::string StacksNote(const model::Trace& meta, const AllocationStacks& s) {
+  if (s.allocations == 0 || s.with_stack == s.allocations) return "";
+  constexpr std::string_view kOld =
+      "by a TraceSmith from before allocation calls carried stacks (2026-11-24)";
+  if (s.none()) {
+    const std::string_view mode = MetadataValue(meta, "capture.stacks");
+    const std::string_view tool = MetadataValue(meta, "capture.tool");
+    std::string why;
+    if (tool == "tracesmith-inject" && mode == "none")
+      why = "it was captured with --stacks none";
+    else if (tool == "tracesmith-inject" &&
+             (mode.empty() ||  // from before stacks were captured at all
+              (!HasStat(meta, "capture.memory_ring_overflows") &&
+               HasStat(meta, "capture.stacks_distinct"))))
+      why = "it was captured " + std::string(kOld) + "; a new capture names them";
+    else
+      why = "it was captured with --stacks none or " + std::string(kOld) +
+            ", or comes from a format without them";
+    return "This trace has no call stacks on its allocations: " + why +
+           ". Owners and call sites cannot be named; " +
+           (s.allocations == 1 ? "its allocation (" + HumanBytes(s.without_stack_bytes) + ") shows"
+                               : "its " + std::to_string(s.allocations) + " allocations (" +
+                                     HumanBytes(s.without_stack_bytes) + ") show") +
+           " as '(no stack)'.";
+  }
+  const uint64_t without = s.allocations - s.with_stack;
+  return std::to_string(without) + " of " + std::to_string(s.allocations) + " allocations (" +
+         HumanBytes(s.without_stack_bytes) + ") " + (without == 1 ? "has" : "have") +
+         " no call stack, the others have one: owner and call site show as '(no stack)' for " +
+         (without == 1 ? "it." : "them.");
+}
+
 void AddFindings(MemoryReport* r) {
+  if (!r->stacks.note.empty()) r->findings.push_back(r->stacks.note);
   for (const MemoryKeyReport& k : r->keys) {
     if (k.peak_bytes == 0) continue;
     std::string line = "Peak " + HumanBytes(k.peak_bytes) + " on " + KeyName(k) + " at " +
@@ -286,6 +342,13 @@ Status BuildMemoryReport(const std::string& path, const MemoryReportOptions& o, 
           StackStats& s = stacks[c.alloc.stack_id];
           ++s.allocs;
           s.bytes += c.alloc.bytes;
+          if (!StaticMemory(c.alloc.memory_kind)) {
+            ++r->stacks.allocations;
+            if (c.alloc.stack_id)
+              ++r->stacks.with_stack;
+            else
+              r->stacks.without_stack_bytes += c.alloc.bytes;
+          }
         } else if (c.kind == MemoryChange::kFree) {
           StackStats& s = stacks[c.alloc.stack_id];
           ++s.frees;
@@ -301,6 +364,7 @@ Status BuildMemoryReport(const std::string& path, const MemoryReportOptions& o, 
       },
       &r->out_of_order)));
   r->events = index;
+  r->stacks.note = StacksNote(meta, r->stacks);
   if (t0 == UINT64_MAX) t0 = mem_lo == UINT64_MAX ? 0 : mem_lo, t1 = std::max(mem_hi, t0);
   t0 = std::min(t0, mem_lo);
   t1 = std::max(t1, mem_hi == 0 ? t0 : mem_hi);

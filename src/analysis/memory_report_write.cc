@@ -163,6 +163,13 @@ void WriteMemoryJson(const MemoryReport& r, std::ostream& out) {
   j.Str("source", r.source).UInt("start_ns", r.start_ns).UInt("duration_ns", r.duration_ns);
   j.UInt("events", r.events).UInt("out_of_order", r.out_of_order);
   j.UInt("graph_captures", r.graph_captures);
+  j.BeginObject("allocation_stacks")
+      .UInt("allocations", r.stacks.allocations)
+      .UInt("with_stack", r.stacks.with_stack)
+      .UInt("without_stack_bytes", r.stacks.without_stack_bytes)
+      .Bool("none", r.stacks.none())
+      .Str("note", r.stacks.note)
+      .EndObject();
   j.BeginArray("findings");
   for (const std::string& f : r.findings) j.Str("", f);
   j.EndArray().BeginArray("memory");

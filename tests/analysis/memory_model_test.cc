@@ -8,6 +8,8 @@
 #include <random>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "test_traces.h"
 #include "testing/temp_file.h"
 #include "tracesmith/analysis/memory_model.h"
@@ -472,6 +474,124 @@ TEST(MemoryReportTest, KeySeriesAgreesWithItsOwnersBinByBin) {
   // Bin i+1 holds allocation i (100 - i bytes) until its free, then the
   // smaller allocation i+1.
   for (uint64_t i = 0; i < 49; ++i) EXPECT_EQ(r.keys[0].bins[i + 1], 100 - i) << "bin " << i + 1;
+}
+
+// Allocation stacks (issue #16): a trace whose allocations carry no stack says
+// so, and why as far as its capture metadata tells; one where only some lack a
+// stack says how many. Static memory of loaded modules never has a stack and is
+// not counted.
+struct StacklessTrace {
+  testing::TraceBuilder b{1};
+  explicit StacklessTrace(std::initializer_list<std::pair<const char*, const char*>> metadata,
+                          std::initializer_list<const char*> stats = {}) {
+    for (const auto& [key, value] : metadata)
+      b.trace().Rows<model::MetadataEntry>().push_back(
+          model::MetadataEntry{.key_id = b.Str(key), .value_id = b.Str(value), .pid = 1});
+    for (const char* name : stats)
+      b.trace().Rows<model::Stat>().push_back(
+          model::Stat{.value = 0, .name_id = b.Str(name), .pid = 1});
+    auto& rows = b.trace().Rows<model::MemoryEvent>();
+    rows.push_back(Ev(100, model::kMemoryAlloc, 0x1000, 3 * kMiB));
+    rows.push_back(Ev(200, model::kMemoryAlloc, 0x2000, 1 * kMiB));
+    rows.push_back(Ev(300, model::kMemoryAlloc, 0x3000, 4096, 1, 0, model::kMemDeviceStatic));
+  }
+};
+
+TEST(MemoryReportTest, ATraceWithoutAllocationStacksSaysWhyOwnersAreNotNamed) {
+  auto note_of = [](StacklessTrace t) {
+    const MemoryReport r = Build(t.b.trace(), {}, 1024);
+    EXPECT_EQ(r.stacks.allocations, 2u);  // the module's static memory left out
+    EXPECT_EQ(r.stacks.with_stack, 0u);
+    EXPECT_EQ(r.stacks.without_stack_bytes, 4 * kMiB);
+    EXPECT_TRUE(r.stacks.none());
+    EXPECT_FALSE(r.findings.empty());
+    if (!r.findings.empty()) {
+      EXPECT_EQ(r.findings[0], r.stacks.note);  // said first
+    }
+    return r.stacks.note;
+  };
+  const std::string none =
+      note_of(StacklessTrace({{"capture.tool", "tracesmith-inject"}, {"capture.stacks", "none"}},
+                             {"capture.stacks_distinct"}));
+  EXPECT_EQ(none,
+            "This trace has no call stacks on its allocations: it was captured with --stacks none. "
+            "Owners and call sites cannot be named; its 2 allocations (4.00 MiB) show as "
+            "'(no stack)'.");
+  // Stacks on (the capture collected some), but the capture did not record
+  // allocation calls (no capture.memory_ring_overflows): an older TraceSmith.
+  const std::string old =
+      note_of(StacklessTrace({{"capture.tool", "tracesmith-inject"}, {"capture.stacks", "mixed"}},
+                             {"capture.stacks_distinct"}));
+  EXPECT_NE(old.find("it was captured by a TraceSmith from before allocation calls carried "
+                     "stacks (2026-11-24); a new capture names them."),
+            std::string::npos)
+      << old;
+  // Older still: no capture.stacks at all.
+  EXPECT_NE(note_of(StacklessTrace({{"capture.tool", "tracesmith-inject"}})).find("from before"),
+            std::string::npos);
+  // Nothing says why: both causes.
+  const std::string unknown = note_of(StacklessTrace({}));
+  EXPECT_NE(unknown.find("it was captured with --stacks none or by a TraceSmith from before "
+                         "allocation calls carried stacks (2026-11-24), or comes from a format "
+                         "without them."),
+            std::string::npos)
+      << unknown;
+  // A new capture with stacks on whose allocations have none: not "older".
+  EXPECT_EQ(
+      note_of(StacklessTrace({{"capture.tool", "tracesmith-inject"}, {"capture.stacks", "mixed"}},
+                             {"capture.stacks_distinct", "capture.memory_ring_overflows"}))
+          .find("a new capture names them"),
+      std::string::npos);
+  // The JSON and the text say it too.
+  const MemoryReport r = Build(StacklessTrace({{"capture.stacks", "none"}}).b.trace(), {}, 1024);
+  std::ostringstream json, text;
+  WriteMemoryJson(r, json);
+  const auto j = nlohmann::json::parse(json.str());
+  EXPECT_EQ(j["allocation_stacks"]["allocations"], 2);
+  EXPECT_EQ(j["allocation_stacks"]["with_stack"], 0);
+  EXPECT_EQ(j["allocation_stacks"]["without_stack_bytes"], 4 * kMiB);
+  EXPECT_EQ(j["allocation_stacks"]["none"], true);
+  EXPECT_EQ(j["allocation_stacks"]["note"], r.stacks.note);
+  WriteMemoryText(r, {}, text);
+  EXPECT_NE(text.str().find("  - This trace has no call stacks on its allocations"),
+            std::string::npos)
+      << text.str();
+}
+
+TEST(MemoryReportTest, AllocationsOfWhichSomeHaveNoStackAreCounted) {
+  ReportTrace rt;  // 23 allocations, each with a stack
+  MemoryReport all = Build(rt.s.b.trace(), {}, 1024);
+  EXPECT_EQ(all.stacks.allocations, 23u);
+  EXPECT_EQ(all.stacks.with_stack, 23u);
+  EXPECT_EQ(all.stacks.note, "");
+  EXPECT_FALSE(all.stacks.none());
+  // Two more without a stack, 1 MiB and 2 MiB, one freed: counted all the same.
+  auto& rows = rt.s.b.trace().Rows<model::MemoryEvent>();
+  rows.push_back(Ev(11'000'000'000, model::kMemoryAlloc, 0xF0000000, 1 * kMiB));
+  rows.push_back(Ev(11'000'000'100, model::kMemoryAlloc, 0xF1000000, 2 * kMiB));
+  rows.push_back(Ev(11'000'000'200, model::kMemoryFree, 0xF0000000, 0));
+  MemoryReport some = Build(rt.s.b.trace(), {}, 1024);
+  EXPECT_EQ(some.stacks.allocations, 25u);
+  EXPECT_EQ(some.stacks.with_stack, 23u);
+  EXPECT_EQ(some.stacks.without_stack_bytes, 3 * kMiB);
+  EXPECT_FALSE(some.stacks.none());
+  EXPECT_EQ(some.stacks.note,
+            "2 of 25 allocations (3.00 MiB) have no call stack, the others have one: owner and "
+            "call site show as '(no stack)' for them.");
+}
+
+// The shipped transformer capture predates stacks on allocation calls.
+TEST(MemoryReportTest, TheShippedTransformerCaptureSaysItsAllocationsHaveNoStacks) {
+  const char* src = std::getenv("TS_SOURCE_DIR");
+  MemoryReport r;
+  ASSERT_TRUE(BuildMemoryReport(
+                  std::string(src ? src : ".") + "/examples/traces/transformer_train.sbt", {}, &r)
+                  .ok());
+  EXPECT_TRUE(r.stacks.none());
+  EXPECT_NE(r.stacks.note.find("from before allocation calls carried stacks"), std::string::npos)
+      << r.stacks.note;
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings[0], r.stacks.note);
 }
 
 TEST(MemoryReportTest, ABadAtTimeIsAnError) {

@@ -144,6 +144,11 @@ TEST(CliMemory, RealCaptureTextJsonAndAt) {
   EXPECT_NE(text.out.find("device memory, GPU 0: NVIDIA H100 80GB HBM3"), std::string::npos)
       << text.out;
   EXPECT_NE(text.out.find("live at the peak:"), std::string::npos);
+  // Captured before allocation calls carried stacks: said, with why.
+  EXPECT_NE(text.out.find("This trace has no call stacks on its allocations: it was captured by a "
+                          "TraceSmith from before allocation calls carried stacks"),
+            std::string::npos)
+      << text.out;
   Result json = RunTracesmith("memory --json --at 8s " + path);
   ASSERT_EQ(json.status, 0) << json.out;
   auto j = nlohmann::json::parse(json.out);
@@ -151,6 +156,9 @@ TEST(CliMemory, RealCaptureTextJsonAndAt) {
   const auto& dev = j["memory"][0];
   EXPECT_EQ(dev["space"], "device");
   EXPECT_EQ(dev["at_peak"]["live_bytes"], dev["peak_bytes"]);
+  EXPECT_EQ(j["allocation_stacks"]["none"], true);
+  EXPECT_EQ(j["allocation_stacks"]["with_stack"], 0);
+  EXPECT_EQ(j["findings"][0], j["allocation_stacks"]["note"]);
   EXPECT_EQ(dev["at"]["ts_ns"], 8'000'000'000ull);
   EXPECT_LE(dev["at"]["live_bytes"].get<uint64_t>(), dev["peak_bytes"].get<uint64_t>());
   Result bad = RunTracesmith("memory --at soon " + path);

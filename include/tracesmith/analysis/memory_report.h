@@ -93,6 +93,18 @@ struct ChurnRow {
   uint64_t mean_lifetime_ns = 0;
 };
 
+// Whether the allocations carry the host call stacks that owners and call
+// sites are named from (static memory of loaded modules, allocated without a
+// call, is left out: it never has one).
+struct AllocationStacks {
+  uint64_t allocations = 0, with_stack = 0;
+  uint64_t without_stack_bytes = 0;  // summed over the allocations without one
+  // Plain words when some or every allocation has no stack, and why as far as
+  // the trace tells (its capture metadata); empty when every one has a stack.
+  std::string note;
+  bool none() const { return allocations > 0 && with_stack == 0; }
+};
+
 struct MemoryReport {
   std::string source;
   uint64_t start_ns = 0, duration_ns = 0;  // trace time range (start in the capture clock)
@@ -100,6 +112,7 @@ struct MemoryReport {
   uint64_t graph_captures = 0;        // stream captures (Begin/EndCapture pairs) seen
   std::vector<MemoryKeyReport> keys;  // by process, device, space
   std::vector<ChurnRow> churn;        // most allocations first
+  AllocationStacks stacks;
   std::vector<std::string> findings;  // plain words
 };
 
