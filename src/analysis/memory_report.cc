@@ -308,6 +308,13 @@ Status BuildMemoryReport(const std::string& path, const MemoryReportOptions& o, 
                          format::ReadReport* damage) {
   *r = MemoryReport{};
   r->source = path;
+  // A malformed --at is refused before the file is read.
+  std::optional<uint64_t> at_rel;
+  if (!o.at.empty()) {
+    auto d = ParseDuration(o.at);
+    if (!d.ok()) return InvalidArgument("--at " + o.at + ": " + d.status().message());
+    at_rel = *d;
+  }
   ASSIGN_OR_RETURN(auto reader, format::SbtReader::Open(path));
   auto fail = [&](Status st) {
     return st.ok() ? st : Status(st.code(), path + ": " + st.message());
@@ -315,11 +322,25 @@ Status BuildMemoryReport(const std::string& path, const MemoryReportOptions& o, 
 
   // The trace's time range, from the chunk index (event tables only).
   uint64_t t0 = UINT64_MAX, t1 = 0;
-  for (const format::ChunkIndexEntry& c : reader->chunks())
-    if (c.table_kind >= 1 && c.table_kind < 64 && c.min_ts) {
+  bool range_known = true;  // every event chunk has its time range in the index
+  for (const format::ChunkIndexEntry& c : reader->chunks()) {
+    if (c.table_kind < 1 || c.table_kind >= 64) continue;
+    if (c.min_ts) {
       t0 = std::min(t0, c.min_ts);
       t1 = std::max(t1, c.max_ts);
+    } else if (c.rows) {
+      range_known = false;
     }
+  }
+  range_known = range_known && t0 != UINT64_MAX;
+
+  // --at past the trace's end: refused before any pass when the index gives
+  // the range, else after the first.
+  auto beyond = [&](uint64_t duration) {
+    return InvalidArgument("--at " + o.at + " is past the end of the trace: it spans 0 to " +
+                           HumanDuration(duration) + " (times are relative to its start)");
+  };
+  if (at_rel && range_known && *at_rel > t1 - t0) return beyond(t1 - t0);
 
   GraphCaptures captures;
   RETURN_IF_ERROR(fail(captures.Read(*reader)));
@@ -371,12 +392,9 @@ Status BuildMemoryReport(const std::string& path, const MemoryReportOptions& o, 
   r->start_ns = t0;
   r->duration_ns = t1 - t0;
   auto rel = [&](uint64_t ts) { return ts > t0 ? ts - t0 : 0; };
+  if (at_rel && *at_rel > r->duration_ns) return beyond(r->duration_ns);
   std::optional<uint64_t> at;
-  if (!o.at.empty()) {
-    auto d = ParseDuration(o.at);
-    if (!d.ok()) return InvalidArgument("--at " + o.at + ": " + d.status().message());
-    at = t0 + *d;
-  }
+  if (at_rel) at = t0 + *at_rel;
 
   // Pass 2: the peaks' contents, the summaries, the owners over time, --at.
   Namer names(meta);

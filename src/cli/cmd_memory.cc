@@ -8,6 +8,7 @@
 #include "run_loader.h"
 #include "trace_loader.h"
 #include "tracesmith/analysis/memory_report.h"
+#include "tracesmith/base/file_util.h"
 
 namespace tracesmith::cli {
 namespace {
@@ -21,6 +22,11 @@ struct MemoryCliOptions {
 };
 
 int RunMemory(const MemoryCliOptions& o) {
+  // A malformed --at is refused before the run is opened (a job's traces are
+  // merged first); one past the trace's end once its range is known.
+  if (!o.report.at.empty())
+    if (auto d = ParseDuration(o.report.at); !d.ok())
+      return ReportError(InvalidArgument("--at " + o.report.at + ": " + d.status().message()));
   auto run = OpenRun(o.run, o.strict, "analysing");
   if (!run.ok()) return ReportError(run.status());
   analysis::MemoryReport report;

@@ -604,6 +604,35 @@ TEST(MemoryReportTest, ABadAtTimeIsAnError) {
   Status st = BuildMemoryReport(path.path(), o, &r);
   EXPECT_FALSE(st.ok());
   EXPECT_NE(st.message().find("--at soon"), std::string::npos);
+  // Refused before the file is read: a file that does not exist is not the error.
+  st = BuildMemoryReport(path.path() + ".missing", o, &r);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("--at soon: 'soon' is not a duration"), std::string::npos)
+      << st.message();
+  for (const char* bad : {"-1s", "nan", "inf", "1e30s", "2 s", "3h"}) {
+    o.at = bad;
+    st = BuildMemoryReport(path.path(), o, &r);
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(st.message().find(std::string("--at ") + bad), std::string::npos) << st.message();
+  }
+  // Past the end: the trace spans 9 s + 500 ns from the counter at 1 s to step
+  // 10's last free; the message gives that range.
+  o.at = "9.5s";
+  st = BuildMemoryReport(path.path(), o, &r);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(st.message(),
+            "--at 9.5s is past the end of the trace: it spans 0 to 9.000 s (times are relative "
+            "to its start)");
+  // Its last instant, and its first, are inside it.
+  o.at = "9000000500ns";
+  ASSERT_TRUE(BuildMemoryReport(path.path(), o, &r).ok());
+  ASSERT_TRUE(r.keys[0].at.has_value());
+  EXPECT_EQ(r.keys[0].at->live_bytes, 264 * kMiB);
+  o.at = "9000000501ns";
+  EXPECT_FALSE(BuildMemoryReport(path.path(), o, &r).ok());
+  o.at = "0";
+  ASSERT_TRUE(BuildMemoryReport(path.path(), o, &r).ok());
+  EXPECT_EQ(r.keys[0].at->live_bytes, 0u);  // the counter at 1 s starts the trace
 }
 
 }  // namespace

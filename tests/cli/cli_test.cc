@@ -164,6 +164,16 @@ TEST(CliMemory, RealCaptureTextJsonAndAt) {
   Result bad = RunTracesmith("memory --at soon " + path);
   EXPECT_EQ(bad.status, 1);
   EXPECT_NE(bad.out.find("--at soon"), std::string::npos) << bad.out;
+  // Refused before the run is opened: the missing file is not what it says.
+  Result first = RunTracesmith("memory --at soon " + path + ".missing");
+  EXPECT_EQ(first.status, 1);
+  EXPECT_NE(first.out.find("--at soon: 'soon' is not a duration"), std::string::npos) << first.out;
+  // Past the end: the trace's range.
+  Result late = RunTracesmith("memory --at 99s " + path);
+  EXPECT_EQ(late.status, 1);
+  EXPECT_NE(late.out.find("--at 99s is past the end of the trace: it spans 0 to 10.134 s"),
+            std::string::npos)
+      << late.out;
 }
 
 TEST_F(CliTest, ExportDotRespectsTheNodeLimit) {
