@@ -11,7 +11,9 @@ pids=()
 for src in "$ROOT"/gpu/programs/*.cu "$ROOT"/bench/workloads/launch_loop.cu "$ROOT"/bench/workloads/api_costs.cu; do
   name=$(basename "$src" .cu)
   if [ ! -x "$OUTDIR/$name" ] || [ "$src" -nt "$OUTDIR/$name" ]; then
-    "$NVCC" -O2 -std=c++17 -arch=sm_90 -o "$OUTDIR/$name" "$src" -ldl -lcuda &
+    libs="-ldl -lcuda"
+    [ "$name" = pointer_chase ] && libs="$libs -lcublas"  # cublasSgemmBatched
+    "$NVCC" -O2 -std=c++17 -arch=sm_90 -o "$OUTDIR/$name" "$src" $libs &
     pids+=($!)
   fi
 done

@@ -131,6 +131,53 @@ if [ -x "$PROGS/launch_attrs" ]; then
       grep -q "launch attributes: cooperative$" "$W/last.log" &&
       [ "$(grep -c "identical to the capture" "$W/last.log")" -eq 2 ]; echo $?)
 fi
+# 6b. Memory reached through pointers stored in memory (--replay-memory
+#     reachable, the default; gpu/programs/pointer_chase.cu).
+if [ -x "$PROGS/pointer_chase" ]; then
+  run rc-gather "$TS" profile -f --stacks none --replay-capture 'kernel:gather_ptrs' \
+    -o "$W/rc_gather.sbt" -- "$PROGS/pointer_chase" gather
+  result "pointer table: gather_ptrs captured with 6 allocations, 4 of them reached through the table" \
+    $([ $rc -eq 0 ] && grep -q "POINTER_CHASE gather OK" "$W/last.log" &&
+      grep -q "gather_ptrs.*: 6 allocation(s) (4 reached through pointers in memory)" "$W/last.log"; echo $?)
+  run rc-gather-replay "$TS" replay "$W/rc_gather.sbt" --iterations 3
+  result "pointer table: replays identical and deterministic; the report names the 4 buffers reached through the table" \
+    $([ $rc -eq 0 ] && grep -q "identical to the capture" "$W/last.log" &&
+      grep -q "all outputs identical" "$W/last.log" &&
+      grep -q "2 from the parameters, 4 reached through pointers in memory (16.00 MiB)" "$W/last.log" &&
+      grep -q "4 allocations (16.00 MiB) reached through pointers in allocation #[0-9] (0x[0-9a-f]*) at offsets 0x0..0x18" "$W/last.log"; echo $?)
+  run rc-gather-params "$TS" profile -f --stacks none --replay-capture 'kernel:gather_ptrs' \
+    --replay-memory params -o "$W/rc_gather_params.sbt" -- "$PROGS/pointer_chase" gather
+  run rc-gather-params-replay timeout 120 "$TS" replay "$W/rc_gather_params.sbt"
+  result "pointer table with --replay-memory params (the old default): not identical, and the replay ends by itself" \
+    $([ $rc -ne 0 ] && [ $rc -ne 124 ] && ! grep -q "identical to the capture" "$W/last.log"; echo $?)
+  run rc-list "$TS" profile -f --stacks none --replay-capture 'kernel:walk_list' \
+    -o "$W/rc_list.sbt" -- "$PROGS/pointer_chase" list
+  result "linked list: walk_list captured with 9 allocations, 7 nodes reached through next pointers" \
+    $([ $rc -eq 0 ] && grep -q "POINTER_CHASE list OK" "$W/last.log" &&
+      grep -q "walk_list.*: 9 allocation(s) (7 reached through pointers in memory)" "$W/last.log"; echo $?)
+  run rc-list-replay "$TS" replay "$W/rc_list.sbt" --iterations 3
+  result "linked list: replays identical and deterministic; the last node is 7 pointer hops from a parameter" \
+    $([ $rc -eq 0 ] && grep -q "identical to the capture" "$W/last.log" &&
+      grep -q "all outputs identical" "$W/last.log" &&
+      grep -q "1 allocation (2.00 MiB) reached through pointers in allocation #[0-9] (0x[0-9a-f]*) at offset 0x8, 7 pointer hops from a parameter" "$W/last.log"; echo $?)
+  run rc-list-depth "$TS" profile -f --stacks none --replay-capture 'kernel:walk_list' \
+    --replay-reach-depth 3 -o "$W/rc_list_d3.sbt" -- "$PROGS/pointer_chase" list
+  result "linked list, --replay-reach-depth 3: 3 nodes reached, the next one counted past the depth" \
+    $([ $rc -eq 0 ] && grep -q "walk_list.*: 5 allocation(s) (3 reached through pointers in memory)" "$W/last.log" &&
+      grep -q "0 allocation(s) (0.0 MiB) over the --replay-max-mb budget, 1 past --replay-reach-depth 3" "$W/last.log"; echo $?)
+  run rc-list-depth-replay timeout 120 "$TS" replay "$W/rc_list_d3.sbt"
+  result "linked list cut at depth 3: not identical, and the replay ends by itself" \
+    $([ $rc -ne 0 ] && [ $rc -ne 124 ] && ! grep -q "identical to the capture" "$W/last.log"; echo $?)
+  run rc-gemm "$TS" profile -f --stacks none --replay-capture all --replay-max-launches 8 \
+    -o "$W/rc_gemm.sbt" -- "$PROGS/pointer_chase" gemm
+  result "cublasSgemmBatched: a launch with the 12 matrices reached through Aarray/Barray/Carray" \
+    $([ $rc -eq 0 ] && grep -q "POINTER_CHASE gemm OK" "$W/last.log" &&
+      grep -q "(12 reached through pointers in memory)" "$W/last.log"; echo $?)
+  run rc-gemm-replay "$TS" replay "$W/rc_gemm.sbt" --iterations 3
+  result "cublasSgemmBatched: every captured launch replays identical and deterministic" \
+    $([ $rc -eq 0 ] && ! grep -q "DIFFERENT\|NONDETERMINISTIC" "$W/last.log" &&
+      grep -q "12 reached through pointers in memory" "$W/last.log"; echo $?)
+fi
 if python3 -c "import torch" 2>/dev/null; then
   run rc-torch "$TS" profile -f --replay-capture 'launch:0-59' --replay-max-launches 60 \
     -o "$W/rc_torch.sbt" -- python3 bench/workloads/torch_mlp_train.py --steps 5

@@ -105,18 +105,17 @@ std::string FormatLaunchMemory(const LaunchMemory& m) {
 std::string MissingMemoryHint(const LaunchMemory& m) {
   switch (m.scope) {
     case MemoryScope::kParams:
-      return "  memory: captured with --replay-memory params: allocations reached through "
-             "pointers stored in memory were not recorded; capture again with the default "
-             "(--replay-memory reachable)\n";
+      return "captured with --replay-memory params: allocations reached through pointers stored "
+             "in memory were not recorded; capture again with the default (--replay-memory "
+             "reachable)";
     case MemoryScope::kReachable:
       if (!m.coverage.complete())
-        return "  memory: some memory reached through pointers was not recorded (see NOT "
-               "recorded above); raise --replay-max-mb / --replay-reach-depth, or capture with "
-               "--replay-memory all\n";
-      return "  memory: every allocation reachable through pointers stored in the recorded "
-             "memory was recorded; a kernel can still read memory no stored pointer leads to "
-             "(addresses computed from integers, other processes' memory, host memory): try "
-             "--replay-memory all\n";
+        return "some memory reached through pointers was not recorded (NOT recorded in the "
+               "memory lines); raise --replay-max-mb / --replay-reach-depth, or capture with "
+               "--replay-memory all";
+      return "every allocation reachable through pointers stored in the recorded memory was "
+             "recorded; a kernel can still read memory no stored pointer leads to (addresses "
+             "computed from integers, host memory): try --replay-memory all";
     case MemoryScope::kAll:
     case MemoryScope::kUnknown:
       break;

@@ -39,8 +39,9 @@ LaunchMemory DescribeLaunchMemory(const ReplayCapture& capture, const LaunchReco
 // The report's "memory:" lines (two-space indent, newline-terminated); empty
 // for a capture that predates memory scopes and has nothing to say.
 std::string FormatLaunchMemory(const LaunchMemory& m);
-// For a launch whose output differs from the capture: what the capture may
-// have missed, as one "  memory: ..." line (empty when nothing is known).
+// For a launch whose output differs from the capture, or that faulted: what
+// the capture may have missed and how to record it, one sentence without a
+// newline (empty when nothing is known).
 std::string MissingMemoryHint(const LaunchMemory& m);
 
 }  // namespace tracesmith::replay
