@@ -143,8 +143,10 @@ class Profiler:
     frames; "full" also keeps the interpreter's native frames),
     stack_depth, buffer_mb, flush_ms, replay_capture ("all", "kernel:REGEX",
     "launch:A-B": record those launches with their inputs for
-    tracesmith.replay), replay_memory ("params", "all"); overwrite replaces an
-    existing output.
+    tracesmith.replay), replay_memory ("reachable", the default: the
+    allocations the parameters point into and those reached through pointers
+    stored in them; "params": only the first; "all": every live allocation);
+    overwrite replaces an existing output.
     """
 
     def __init__(self, output: str = "tracesmith.sbt", *, kinds=None, stacks: Optional[str] = None,
