@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "call_site.h"
+#include "memory_steps.h"
 #include "tracesmith/base/file_util.h"
 
 namespace tracesmith::analysis {
@@ -21,6 +22,8 @@ struct KeyPass1 {
 
 struct OwnerState {
   uint64_t live = 0, peak = 0, peak_ns = 0, first_ns = 0;
+  uint64_t peak_ts = 0;        // absolute
+  uint32_t peak_stack = 0;     // of the allocation that made the peak
   std::vector<uint64_t> bins;  // max live bytes per bin
   size_t next_bin = 0;         // bins before this are final
 };
@@ -30,6 +33,8 @@ struct KeyPass2 {
   size_t next_bin = 0;         // bins before this are final
   uint64_t live = 0;
   uint64_t graph_live = 0, graph_at_peak = 0;  // allocated during graph captures
+  uint64_t peak_ts = 0;                        // absolute
+  uint32_t peak_stack = 0;                     // of the allocation that made the peak
   std::map<uint32_t, OwnerState> owners;
 };
 
@@ -213,11 +218,26 @@ void AddFindings(MemoryReport* r) {
     if (k.peak_bytes == 0) continue;
     std::string line = "Peak " + HumanBytes(k.peak_bytes) + " on " + KeyName(k) + " at " +
                        HumanDuration(k.at_peak.ts_ns);
+    if (!k.peak_place.text.empty()) line += ", " + k.peak_place.text;
     if (!k.peak_nvtx_range.empty()) line += ", inside NVTX range '" + k.peak_nvtx_range + "'";
     for (size_t i = 0; i < k.at_peak.by_owner.size() && i < 3; ++i)
       line += (i ? ", " : ": ") + k.at_peak.by_owner[i].owner + " " +
               HumanBytes(k.at_peak.by_owner[i].bytes);
     r->findings.push_back(line + ".");
+    // Where the owners that count peaked, when elsewhere than the peak: "the
+    // caching allocator peaked at 31.2 GiB in step 3's backward".
+    for (size_t i = 0, said = 0; i < k.owners.size() && said < 3; ++i) {
+      const OwnerPeak& o = k.owners[i];
+      // Said by the peak's finding when the owner held its peak then too.
+      const bool at_its_peak = std::any_of(
+          k.at_peak.by_owner.begin(), k.at_peak.by_owner.end(),
+          [&](const OwnerBytes& b) { return b.owner == o.owner && b.bytes == o.peak_bytes; });
+      if (o.peak_place.text.empty() || o.peak_bytes * 10 < k.peak_bytes || at_its_peak) continue;
+      r->findings.push_back(o.owner + " peaked at " + HumanBytes(o.peak_bytes) + " on " +
+                            KeyName(k) + " at " + HumanDuration(o.peak_ns) + ", " +
+                            o.peak_place.text + ".");
+      ++said;
+    }
     // Memory held from early on to the end: every block of it still live at the
     // end was allocated in the first quarter of the run.
     for (const OwnerPeak& o : k.owners) {
@@ -430,7 +450,9 @@ Status BuildMemoryReport(const std::string& path, const MemoryReportOptions& o, 
           if (add) {
             if (os.live == 0 && os.peak == 0) os.first_ns = rel(a.alloc_ns);
             os.live += a.bytes;
-            if (os.live > os.peak) os.peak = os.live, os.peak_ns = rel(c.ts_ns);
+            if (os.live > os.peak)
+              os.peak = os.live, os.peak_ns = rel(c.ts_ns), os.peak_ts = c.ts_ns,
+              os.peak_stack = a.stack_id;
           } else {
             os.live -= std::min(os.live, a.bytes);
           }
@@ -453,29 +475,69 @@ Status BuildMemoryReport(const std::string& path, const MemoryReportOptions& o, 
         if (p != keys.end() && p->second.peak_index == index) {
           peaks[c.key] = Snapshot(live2, c.key, t0, c.ts_ns, names, o.top);
           k.graph_at_peak = k.graph_live;
+          k.peak_ts = c.ts_ns;
+          k.peak_stack = c.kind == MemoryChange::kAlloc ? c.alloc.stack_id : 0;
         }
         return OkStatus();
       },
       {})));
   if (at && !at_taken) take_at();
 
-  // The NVTX range each peak fell in: the innermost (shortest) range of the
-  // process open at that instant.
-  std::map<MemoryKey, std::pair<uint64_t, std::string>> peak_ranges;  // -> (length, name)
-  if (!peaks.empty())
+  // Where each peak fell (the key's and its owners'): in which step of its
+  // process (the steps analyze finds, on the host's clock), and in which phase
+  // of a training step when the allocation's stack says so, else the NVTX
+  // ranges open then (the outermost that names one); and the innermost
+  // (shortest) NVTX range of the process open at the key's peak.
+  struct Instant {
+    uint32_t pid = 0, stack = 0;
+    uint64_t ts = 0;
+    uint64_t inner_len = UINT64_MAX, phase_len = 0;
+    std::string inner, phase_range, phase;
+  };
+  std::vector<Instant> instants;
+  std::map<MemoryKey, size_t> key_instant;
+  std::map<std::pair<MemoryKey, uint32_t>, size_t> owner_instant;  // (key, owner)
+  for (const auto& [key, k2] : keys2) {
+    if (!peaks.count(key)) continue;
+    key_instant[key] = instants.size();
+    instants.push_back({.pid = key.pid, .stack = k2.peak_stack, .ts = k2.peak_ts});
+    for (const auto& [owner, os] : k2.owners)
+      if (os.peak) {
+        owner_instant[{key, owner}] = instants.size();
+        instants.push_back({.pid = key.pid, .stack = os.peak_stack, .ts = os.peak_ts});
+      }
+  }
+  std::map<uint32_t, ProcessSteps> steps;  // by pid
+  if (o.steps)
+    for (const Instant& in : instants)
+      if (!steps.count(in.pid)) RETURN_IF_ERROR(fail(steps[in.pid].Read(*reader, in.pid)));
+  if (!instants.empty()) {
+    std::unordered_map<uint32_t, std::string> range_phase;  // name id -> phase
     RETURN_IF_ERROR(fail(reader->Stream(
         [&](const model::Trace& batch, model::TableKind) {
           for (const model::NvtxRangeEvent& n : batch.Rows<model::NvtxRangeEvent>())
-            for (const auto& [key, snap] : peaks) {
-              const uint64_t ts = t0 + snap.ts_ns;
-              if (key.pid != n.pid || n.start_ns > ts || n.end_ns < ts) continue;
-              auto [it, fresh] = peak_ranges.try_emplace(key, UINT64_MAX, "");
-              if (n.end_ns - n.start_ns < it->second.first)
-                it->second = {n.end_ns - n.start_ns, std::string(batch.strings.Get(n.name_id))};
+            for (Instant& in : instants) {
+              if (in.pid != n.pid || n.start_ns > in.ts || n.end_ns < in.ts) continue;
+              const uint64_t len = n.end_ns - n.start_ns;
+              if (len < in.inner_len) in.inner_len = len, in.inner = batch.strings.Get(n.name_id);
+              auto [ph, fresh] = range_phase.try_emplace(n.name_id);
+              if (fresh) ph->second = PhaseOfRangeName(batch.strings.Get(n.name_id));
+              if (!ph->second.empty() && len >= in.phase_len)
+                in.phase_len = len, in.phase = ph->second,
+                in.phase_range = batch.strings.Get(n.name_id);
             }
           return OkStatus();
         },
         {}, [](model::TableKind kind) { return kind == model::TableKind::kNvtxRange; })));
+  }
+  auto place_of = [&](const Instant& in) {
+    StepPlace p = steps[in.pid].Place(in.ts);
+    std::tie(p.phase, p.evidence) = PhaseOfStack(meta, in.stack);
+    if (p.phase.empty() && !in.phase.empty())
+      p.phase = in.phase, p.evidence = "inside NVTX range '" + in.phase_range + "'";
+    p.text = StepPlaceText(p);
+    return p;
+  };
 
   // Device memory in use at the capture's start (the capture's counter).
   std::map<std::pair<uint32_t, uint32_t>, std::pair<uint64_t, uint64_t>> used;  // -> (ts, bytes)
@@ -546,8 +608,11 @@ Status BuildMemoryReport(const std::string& path, const MemoryReportOptions& o, 
     k.totals = t;
     k.peak_bytes = k1.peak;
     if (auto p = peaks.find(key); p != peaks.end()) k.at_peak = p->second;
-    if (auto n = peak_ranges.find(key); n != peak_ranges.end())
-      k.peak_nvtx_range = n->second.second;
+    if (auto in = key_instant.find(key); in != key_instant.end()) {
+      k.peak_nvtx_range = instants[in->second].inner;
+      k.peak_place = place_of(instants[in->second]);
+    }
+    if (auto st = steps.find(key.pid); st != steps.end()) k.steps = st->second.Summary();
     KeyPass2& k2 = keys2[key];
     if (k2.bins.empty()) k2.bins.assign(nbins, 0);
     for (; k2.next_bin < nbins; ++k2.next_bin)
@@ -562,9 +627,17 @@ Status BuildMemoryReport(const std::string& path, const MemoryReportOptions& o, 
       auto since = held_since.find({key, owner});
       for (; os.next_bin < nbins; ++os.next_bin)
         os.bins[os.next_bin] = std::max(os.bins[os.next_bin], os.live);
-      k.owners.push_back({names.OwnerName(owner), names.Library(owner), os.peak, os.peak_ns,
-                          os.live, os.first_ns, since == held_since.end() ? 0 : since->second,
-                          std::move(os.bins)});
+      auto in = owner_instant.find({key, owner});
+      k.owners.push_back(
+          {.owner = names.OwnerName(owner),
+           .library = names.Library(owner),
+           .peak_bytes = os.peak,
+           .peak_ns = os.peak_ns,
+           .end_bytes = os.live,
+           .first_ns = os.first_ns,
+           .held_since_ns = since == held_since.end() ? 0 : since->second,
+           .peak_place = in == owner_instant.end() ? StepPlace{} : place_of(instants[in->second]),
+           .bins = std::move(os.bins)});
     }
     SortDesc(&k.owners, [](const OwnerPeak& x) { return x.peak_bytes; });
     k.end_bytes = t.live_bytes;

@@ -62,6 +62,8 @@ void WriteMemoryText(const MemoryReport& r, const MemoryReportOptions& o, std::o
     out << "\n"
         << MemorySpaceName(k.key.space) << " memory, " << k.device << ", " << k.process << "\n";
     out << "  peak " << HumanBytes(k.peak_bytes) << " at " << HumanDuration(k.at_peak.ts_ns)
+        << (k.peak_place.text.empty() ? "" : ", " + k.peak_place.text)
+        << (k.peak_place.evidence.empty() ? "" : " (" + k.peak_place.evidence + ")")
         << (k.peak_nvtx_range.empty() ? "" : ", inside NVTX range '" + k.peak_nvtx_range + "'")
         << " (" << k.at_peak.live_count << " blocks); at the end " << HumanBytes(k.end_bytes)
         << " in " << k.end_count << " blocks\n";
@@ -77,16 +79,23 @@ void WriteMemoryText(const MemoryReport& r, const MemoryReportOptions& o, std::o
       out << "  CUDA graph pools (allocated while graphs were captured): "
           << HumanBytes(k.graph_pool_end_bytes) << " in " << k.graph_pool_end_count
           << " blocks at the end, " << HumanBytes(k.graph_pool_peak_bytes) << " at the peak\n";
+    if (!k.steps.method.empty())
+      out << "  steps: " << k.steps.count << " (" << k.steps.method
+          << (k.steps.warmup ? ", " + std::to_string(k.steps.warmup) + " of warm-up" : "")
+          << "; bounds on the host: " << k.steps.bounds << ")\n";
     if (k.used_at_start)
       out << "  in use on the device at the capture's first reading (every process, contexts "
              "included): "
           << HumanBytes(*k.used_at_start) << "\n";
     out << "  over time |" << Sparkline(k.bins, k.peak_bytes) << "| " << k.summary << "\n";
     if (!k.owners.empty()) {
-      out << "  owners (peak, at the end, first allocation):\n";
+      out << "  owners (peak, at the end, first allocation; where the peak fell):\n";
       for (const OwnerPeak& p : k.owners)
         out << "    " << Pad(p.owner, 32) << Pad(HumanBytes(p.peak_bytes), 12)
-            << Pad(HumanBytes(p.end_bytes), 12) << HumanDuration(p.first_ns) << "\n";
+            << Pad(HumanBytes(p.end_bytes), 12)
+            << (p.peak_place.text.empty() ? HumanDuration(p.first_ns)
+                                          : Pad(HumanDuration(p.first_ns), 14) + p.peak_place.text)
+            << "\n";
     }
     out << "  live at the peak:\n";
     Snapshot(k.at_peak, o, out);
@@ -122,6 +131,33 @@ void WriteMemoryText(const MemoryReport& r, const MemoryReportOptions& o, std::o
 }
 
 namespace {
+
+const char* WhereName(StepPlace::Where w) {
+  switch (w) {
+    case StepPlace::kInStep:
+      return "step";
+    case StepPlace::kBefore:
+      return "before";
+    case StepPlace::kBetween:
+      return "between";
+    case StepPlace::kAfter:
+      return "after";
+    case StepPlace::kNoSteps:
+      break;
+  }
+  return "";
+}
+
+void PlaceJson(JsonWriter& j, const StepPlace& p) {
+  j.BeginObject("peak_place")
+      .Str("where", WhereName(p.where))
+      .UInt("step", p.step)
+      .Bool("warmup", p.warmup)
+      .Str("phase", p.phase)
+      .Str("evidence", p.evidence)
+      .Str("text", p.text)
+      .EndObject();
+}
 
 void SnapshotJson(JsonWriter& j, std::string_view key, const MemorySnapshot& s) {
   j.BeginObject(key);
@@ -178,6 +214,13 @@ void WriteMemoryJson(const MemoryReport& r, std::ostream& out) {
     j.UInt("pid", k.key.pid).UInt("device_id", k.key.device_id);
     j.Str("space", MemorySpaceName(k.key.space)).Str("process", k.process).Str("device", k.device);
     j.Str("peak_nvtx_range", k.peak_nvtx_range);
+    PlaceJson(j, k.peak_place);
+    j.BeginObject("steps")
+        .Str("method", k.steps.method)
+        .UInt("count", k.steps.count)
+        .UInt("warmup", k.steps.warmup)
+        .Str("bounds", k.steps.bounds)
+        .EndObject();
     j.UInt("peak_bytes", k.peak_bytes)
         .UInt("end_bytes", k.end_bytes)
         .UInt("end_count", k.end_count);
@@ -197,7 +240,7 @@ void WriteMemoryJson(const MemoryReport& r, std::ostream& out) {
     SnapshotJson(j, "at_peak", k.at_peak);
     if (k.at) SnapshotJson(j, "at", *k.at);
     j.BeginArray("owners");
-    for (const OwnerPeak& p : k.owners)
+    for (const OwnerPeak& p : k.owners) {
       j.BeginObject()
           .Str("owner", p.owner)
           .Str("library", p.library)
@@ -205,8 +248,10 @@ void WriteMemoryJson(const MemoryReport& r, std::ostream& out) {
           .UInt("peak_ns", p.peak_ns)
           .UInt("end_bytes", p.end_bytes)
           .UInt("first_ns", p.first_ns)
-          .UInt("held_since_ns", p.held_since_ns)
-          .EndObject();
+          .UInt("held_since_ns", p.held_since_ns);
+      PlaceJson(j, p.peak_place);
+      j.EndObject();
+    }
     j.EndArray().BeginArray("live_at_end");
     for (const SiteBytes& s : k.live_at_end)
       j.BeginObject()

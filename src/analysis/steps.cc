@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <string_view>
+#include <tuple>
 
 #include "tracesmith/analysis/timeline.h"
 #include "tracesmith/base/file_util.h"
@@ -31,6 +32,13 @@ void Measure(const CompactTrace& t, StepReport* r, size_t from = 0) {
     s.kernels = uint32_t(std::lower_bound(kernel_starts.begin(), kernel_starts.end(), s.end_ns) -
                          std::lower_bound(kernel_starts.begin(), kernel_starts.end(), s.begin_ns));
   }
+  StepStatistics(r);
+}
+
+}  // namespace
+
+void StepStatistics(StepReport* r) {
+  r->outliers.clear();
   std::vector<uint64_t> ns;
   for (const Step& s : r->steps) ns.push_back(s.ns());
   std::vector<uint64_t> sorted = ns;
@@ -59,8 +67,6 @@ void Measure(const CompactTrace& t, StepReport* r, size_t from = 0) {
   }
   r->cv = mean > 0 && n > 0 ? std::sqrt(var / n) / mean : 0;
 }
-
-}  // namespace
 
 // A program's own "step N" / "iteration N" style ranges: step, Step, iter,
 // iteration, then ' ', '#', '_' or ':' or nothing, then the number, nothing
@@ -111,14 +117,10 @@ bool FromStepRanges(const CompactTrace& t, StepReport* r) {
   return false;
 }
 
-// The kernel that recurs once per step: among kernels recurring at least
-// kMinSteps times at a regular stride (most gaps equal to the median gap),
-// the longest stride; ties go to the one after the largest GPU-idle gaps
-// (steps usually begin after host work: data, zero_grad, logging).
+// One GPU's kernels, for FromKernelSequence: with several devices or
+// processes (data parallel ranks) the merged order interleaves their
+// iterations; the busiest GPU (most kernels) sets the steps for all.
 bool FromKernelSequence(const CompactTrace& t, StepReport* r) {
-  // One GPU's sequence: with several devices or processes (data parallel
-  // ranks) the merged order interleaves their iterations; the busiest GPU
-  // (most kernels) sets the steps for all.
   std::map<std::pair<uint32_t, uint32_t>, uint32_t> per_gpu;  // (pid, device) -> kernels
   for (const GpuOp& o : t.ops())
     if (o.kind() == OpKind::kKernel)
@@ -127,18 +129,32 @@ bool FromKernelSequence(const CompactTrace& t, StepReport* r) {
   uint32_t busiest = 0;
   for (const auto& [key, n] : per_gpu)
     if (n > busiest) busiest = n, gpu = key;
-  std::vector<uint32_t> order;
-  for (uint32_t i = 0; i < t.ops().size(); ++i) {
-    const GpuOp& o = t.ops()[i];
+  std::vector<SequenceKernel> kernels;
+  kernels.reserve(busiest);
+  for (const GpuOp& o : t.ops())
     if (o.kind() == OpKind::kKernel && t.lanes()[o.lane()].pid == gpu.first &&
         t.lanes()[o.lane()].device == gpu.second)
-      order.push_back(i);
-  }
-  std::sort(order.begin(), order.end(),
-            [&](uint32_t a, uint32_t b) { return t.ops()[a].start_ns < t.ops()[b].start_ns; });
+      kernels.push_back({o.start_ns, o.end_ns, o.name_id, o.correlation_id});
+  return StepsFromKernelSequence(&kernels, r, [&](uint32_t name) { return t.String(name); });
+}
+
+}  // namespace
+
+// The kernel that recurs once per step: among kernels recurring at least
+// kMinSteps times at a regular stride (most gaps equal to the median gap),
+// the longest stride; ties go to the one after the largest GPU-idle gaps
+// (steps usually begin after host work: data, zero_grad, logging).
+bool StepsFromKernelSequence(std::vector<SequenceKernel>* kernels, StepReport* r,
+                             const std::function<std::string_view(uint32_t)>& name_of) {
+  std::vector<SequenceKernel>& order = *kernels;
+  // In start order; kernels starting together by end, then name (one order
+  // whatever order they came in).
+  std::sort(order.begin(), order.end(), [](const SequenceKernel& a, const SequenceKernel& b) {
+    return std::tie(a.start_ns, a.end_ns, a.name_id) < std::tie(b.start_ns, b.end_ns, b.name_id);
+  });
   if (order.size() < 2 * kMinSteps) return false;
   std::map<uint32_t, std::vector<uint32_t>> positions;  // name -> indexes into order
-  for (uint32_t k = 0; k < order.size(); ++k) positions[t.ops()[order[k]].name_id].push_back(k);
+  for (uint32_t k = 0; k < order.size(); ++k) positions[order[k].name_id].push_back(k);
   uint32_t best_name = 0, best_period = 0;
   double best_gap = -1;
   std::vector<uint32_t> best_pos;
@@ -158,8 +174,8 @@ bool FromKernelSequence(const CompactTrace& t, StepReport* r) {
     double idle = 0;
     for (uint32_t p : pos)
       if (p > 0) {
-        const GpuOp& prev = t.ops()[order[p - 1]];
-        const GpuOp& cur = t.ops()[order[p]];
+        const SequenceKernel& prev = order[p - 1];
+        const SequenceKernel& cur = order[p];
         idle += cur.start_ns > prev.end_ns ? double(cur.start_ns - prev.end_ns) : 0;
       }
     idle /= double(pos.size());
@@ -167,13 +183,14 @@ bool FromKernelSequence(const CompactTrace& t, StepReport* r) {
       best_name = name, best_period = period, best_gap = idle, best_pos = pos;
     }
   }
+  positions.clear();
   if (!best_period) return false;
   // Where in the period a step begins: after the largest GPU-idle gaps (the
   // host's work between iterations), found over all recurrences.
   auto idle_before = [&](size_t k) -> double {
     if (k == 0 || k >= order.size()) return 0;
-    const GpuOp& prev = t.ops()[order[k - 1]];
-    const GpuOp& cur = t.ops()[order[k]];
+    const SequenceKernel& prev = order[k - 1];
+    const SequenceKernel& cur = order[k];
     return cur.start_ns > prev.end_ns ? double(cur.start_ns - prev.end_ns) : 0;
   };
   uint32_t shift = 0;
@@ -193,7 +210,7 @@ bool FromKernelSequence(const CompactTrace& t, StepReport* r) {
   if (2 * bounds.front() >= best_period) bounds.insert(bounds.begin(), 0);
   const size_t tail = order.size() - bounds.back();
   bounds.push_back(order.size());
-  auto start_of = [&](size_t k) { return t.ops()[order[k]].start_ns; };
+  auto start_of = [&](size_t k) { return order[k].start_ns; };
   for (size_t i = 0; i + 1 < bounds.size(); ++i) {
     const bool last = i + 2 == bounds.size();
     if (last && 2 * tail < best_period) break;  // a partial iteration at the end
@@ -203,7 +220,7 @@ bool FromKernelSequence(const CompactTrace& t, StepReport* r) {
       st.end_ns = start_of(bounds[i + 1]);
     } else {
       for (size_t k = bounds[i]; k < order.size(); ++k)
-        st.end_ns = std::max(st.end_ns, t.ops()[order[k]].end_ns);
+        st.end_ns = std::max(st.end_ns, order[k].end_ns);
     }
     if (st.end_ns > st.begin_ns) r->steps.push_back(st);
   }
@@ -212,12 +229,10 @@ bool FromKernelSequence(const CompactTrace& t, StepReport* r) {
     return false;
   }
   r->method = "repeating kernel sequence";
-  r->anchor = std::string(t.String(best_name));
+  r->anchor = std::string(name_of(best_name));
   r->period = best_period;
   return true;
 }
-
-}  // namespace
 
 StatusOr<std::pair<size_t, size_t>> ParseStepRange(const std::string& text, size_t count) {
   auto number = [&](const std::string& part) -> StatusOr<size_t> {
@@ -255,6 +270,12 @@ StepReport DetectSteps(const CompactTrace& t) {
     return r;
   }
   if (FromStepRanges(t, &r) || FromKernelSequence(t, &r)) Measure(t, &r);
+  return r;
+}
+
+StepReport DetectStepRanges(const CompactTrace& t) {
+  StepReport r;
+  if (FromStepRanges(t, &r)) StepStatistics(&r);
   return r;
 }
 

@@ -19,6 +19,7 @@ struct MemoryCliOptions {
   bool json = false;
   bool strict = false;
   bool quiet = false;
+  bool no_steps = false;
 };
 
 int RunMemory(const MemoryCliOptions& o) {
@@ -33,7 +34,9 @@ int RunMemory(const MemoryCliOptions& o) {
   format::ReadReport damage;
   ProgressLine line("memory", o.quiet);
   line.Show("reading the allocations of " + run->name());
-  Status st = analysis::BuildMemoryReport(run->path(), o.report, &report, &damage);
+  analysis::MemoryReportOptions options = o.report;
+  options.steps = !o.no_steps;
+  Status st = analysis::BuildMemoryReport(run->path(), options, &report, &damage);
   line.Done();
   if (st.ok()) st = CheckDamage(run->path(), damage, o.strict, "analysing");
   if (!st.ok()) return ReportError(st);
@@ -58,6 +61,9 @@ void AddMemoryCommand(CLI::App& app, CommandList& commands) {
                   "Also show what was live at this time, relative to the trace start (e.g. 2.5s)");
   cmd->add_option("--top", o->report.top, "Rows per table")->default_val(10);
   cmd->add_option("--bins", o->report.bins, "Points of the live-bytes summary")->default_val(60);
+  cmd->add_flag("--no-steps", o->no_steps,
+                "Do not place the peaks in the program's steps (found from the kernels, they "
+                "hold the kernels in memory as analyze does)");
   AddStrictFlag(cmd, &o->strict);
   cmd->add_flag("-q,--quiet", o->quiet, "No progress line on a terminal");
   commands.emplace_back(cmd, [o] { return RunMemory(*o); });

@@ -159,10 +159,12 @@ TS.memory = function (M, P) {
       '<text class="value" x="' + L + '" y="' + (H - 4) + '">0</text><text class="value" x="' + (W - 10) + '" y="' + (H - 4) + '" text-anchor="end">' + TS.ns(M.duration_ns) + '</text></svg>';
     html += '<h3>' + TS.esc(k.process) + ' \u00b7 ' + TS.esc(k.device) + ' \u00b7 ' + TS.esc(k.space) + '</h3>' +
       '<p class="note">peak ' + TS.bytes(k.peak_bytes) + ', ' + TS.bytes(k.end_bytes) + ' live at the end; ' + TS.esc(k.summary) +
+      (k.peak_place && k.peak_place.text ? '; peak ' + TS.esc(k.peak_place.text) : '') +
       (k.peak_nvtx_range ? '; peak inside NVTX range ' + TS.esc(k.peak_nvtx_range) : '') + '</p>' + legend + '<div class="chart">' + svg + '</div>';
     if (k.owners && k.owners.length) html += '<div class="chart">' + TS.bars(k.owners.slice(0, 10).map(function (o) {
       return { label: o.owner + (o.library ? ' (' + o.library + ')' : ''), value: o.peak_bytes, cls: 'copy',
-        text: 'peak ' + TS.bytes(o.peak_bytes) + ' at +' + TS.ns(o.peak_ns) + ', ' + TS.bytes(o.end_bytes) + ' at the end' };
+        text: 'peak ' + TS.bytes(o.peak_bytes) + ' at +' + TS.ns(o.peak_ns) +
+          (o.peak_place && o.peak_place.text ? ' (' + o.peak_place.text + ')' : '') + ', ' + TS.bytes(o.end_bytes) + ' at the end' };
     })) + '</div>';
   });
   TS.set('memory-body', html);

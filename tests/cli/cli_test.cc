@@ -168,6 +168,15 @@ TEST(CliMemory, RealCaptureTextJsonAndAt) {
   Result first = RunTracesmith("memory --at soon " + path + ".missing");
   EXPECT_EQ(first.status, 1);
   EXPECT_NE(first.out.find("--at soon: 'soon' is not a duration"), std::string::npos) << first.out;
+  // Its peak placed in the steps analyze finds (10, 2 of warm-up); --no-steps leaves them out.
+  EXPECT_EQ(dev["steps"]["count"], 10);
+  EXPECT_EQ(dev["peak_place"]["text"], "in step 2 (the warm-up)");
+  Result no_steps = RunTracesmith("memory --json --no-steps " + path);
+  ASSERT_EQ(no_steps.status, 0) << no_steps.out;
+  auto n = nlohmann::json::parse(no_steps.out)["memory"][0];
+  EXPECT_EQ(n["steps"]["method"], "");
+  EXPECT_EQ(n["peak_place"]["text"], "");
+  EXPECT_EQ(n["peak_bytes"], dev["peak_bytes"]);
   // Past the end: the trace's range.
   Result late = RunTracesmith("memory --at 99s " + path);
   EXPECT_EQ(late.status, 1);

@@ -23,6 +23,10 @@ struct MemoryReportOptions {
   size_t top = 10;   // rows per table
   size_t bins = 60;  // points of the live-bytes summary per process and device
   std::string at;    // "2.5s": what was live then (relative to the trace start)
+  // Place the peaks in the steps of their process (steps.h). Steps from NVTX
+  // ranges cost little; steps from the repeating kernel sequence hold the
+  // process's kernels while they are found, as analyze does (32 bytes each).
+  bool steps = true;
 };
 
 struct OwnerBytes {
@@ -50,12 +54,40 @@ struct MemorySnapshot {
   std::vector<AllocationRow> top;    // largest first (top N)
 };
 
+// Where an instant of the run (a peak) falls among the steps of its process
+// as `analyze` finds them (steps.h), and in which phase of a training step
+// when the allocation's call stack or the NVTX ranges open then say so.
+struct StepPlace {
+  enum Where : uint8_t { kNoSteps, kInStep, kBefore, kBetween, kAfter };
+  Where where = kNoSteps;
+  uint32_t step = 0;     // kInStep: the step (numbered from 1); kBetween: the one before
+  bool warmup = false;   // kInStep: a step of the warm-up (WarmupSteps)
+  std::string phase;     // "forward", "backward", "optimizer"; empty: not known
+  std::string evidence;  // what says the phase ("allocated on the autograd engine's thread")
+  // In words: "in step 3's backward", "in step 1 (the warm-up)", "before step 1",
+  // "between steps 3 and 4", "after step 10, the last", "in a backward pass" (no
+  // steps); empty when nothing is known.
+  std::string text;
+};
+
+// The steps of a process, as placed for its allocations (host time).
+struct MemorySteps {
+  std::string method;  // StepReport::method; empty: no steps found
+  uint32_t count = 0, warmup = 0;
+  // Where the steps' bounds come from on the host's clock, on which
+  // allocations happen: "NVTX ranges" (the host's own), "launch calls" (a
+  // kernel-sequence step begins when the host launched its first kernel),
+  // "GPU times" (no launch calls in the trace: the kernels' own times).
+  std::string bounds;
+};
+
 struct OwnerPeak {
   std::string owner, library;
   uint64_t peak_bytes = 0, peak_ns = 0, end_bytes = 0, first_ns = 0;
   // The latest allocation among its blocks still live at the end: held from
   // then on (0 when nothing is live at the end).
   uint64_t held_since_ns = 0;
+  StepPlace peak_place;  // where its peak falls among the process's steps
   // Its max live bytes per bin, on the key's bins (MemoryKeyReport::bins),
   // the bytes carried into a bin counted for it (the report's memory chart;
   // not in `memory --json`).
@@ -71,6 +103,8 @@ struct MemoryKeyReport {
   // The innermost NVTX range of the process open at the peak (e.g. a step or
   // phase the program annotated), empty when none.
   std::string peak_nvtx_range;
+  StepPlace peak_place;  // where the peak falls among the process's steps, and in which phase
+  MemorySteps steps;     // the process's steps
   std::vector<OwnerPeak> owners;  // by peak, largest first
   // Max live bytes per bin of [0, duration], the bytes carried into a bin
   // counted for it (also when its first event is a free), as the owners' bins.

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,6 +50,26 @@ struct StepReport {
 // need not be where the program's loop body begins; the kernels before the first recurrence are the
 // first step when they are at least half a period (the first iteration and its one-time work).
 StepReport DetectSteps(const CompactTrace& trace);
+
+// The parts of DetectSteps for a reader that holds less than a CompactTrace of every op
+// (`memory`, placing a peak in its step):
+// - steps from step ranges alone (ProfilerStep#N, then the program's own), not measured
+//   (Step::gpu_busy_ns and kernels 0), with the statistics; none when the ranges hold none;
+StepReport DetectStepRanges(const CompactTrace& trace);
+// - steps from the repeating kernel sequence of one GPU's kernels (DetectSteps passes the
+//   busiest GPU's: most kernels, the lowest (pid, device) among equals), in any order: they
+//   are put in start order (then end, then name) in place. Sets steps (not measured), method,
+//   anchor (named by `name_of`) and period; false, with no steps, when no kernel recurs
+//   regularly.
+struct SequenceKernel {
+  uint64_t start_ns = 0, end_ns = 0;
+  uint32_t name_id = 0;
+  uint32_t correlation_id = 0;  // not read here: the caller's, kept with its kernel
+};
+bool StepsFromKernelSequence(std::vector<SequenceKernel>* kernels, StepReport* report,
+                             const std::function<std::string_view(uint32_t)>& name_of);
+// - the statistics of the steps (median, outliers, spread), from their lengths.
+void StepStatistics(StepReport* report);
 
 // The warm-up of a run: how many of its first steps are outliers longer than the median (the
 // first iteration's one-time work: autotuning, lazy module loading, allocator growth), when the
