@@ -85,6 +85,50 @@ sys.exit(0 if ok else 1)
 PY
 result "--json: scatter_add nondeterministic (replays_differing > 0, summary exit 4)" $?
 
+# 2c. --warm (docs/replay-format.md, "Timing"): cold times (inputs restored, L2
+#     flushed) and warm times (back to back, inputs not restored), and the
+#     idempotence verdict. follow_list writes `out` from its inputs only:
+#     idempotent. scatter_add accumulates into dst with float atomics: re-run on
+#     its own output the sums double, beyond its rounding nondeterminism: NOT
+#     idempotent (and still nondeterministic, exit 4).
+run replay-follow-warm "$TS" replay "$W/follow.sbt" --iterations 5 --warm
+result "--warm: follow_list idempotent, cold and warm CUPTI times over 5 runs, exit 0" \
+  $([ $rc -eq 0 ] && grep -q "kernel time, cold L2 (CUPTI): .* over 5 replays" "$W/last.log" &&
+    grep -q "^  idempotent: re-run on its own outputs, it wrote them again bit for bit$" "$W/last.log" &&
+    grep -q "kernel time, warm L2 (CUPTI): .* over 5 back-to-back runs" "$W/last.log"; echo $?)
+run replay-scatter-warm "$TS" replay "$W/scatter.sbt" --iterations 20 --warm
+result "--warm: scatter_add NOT IDEMPOTENT (changes beyond its nondeterminism), still NONDETERMINISTIC (exit 4)" \
+  $([ $rc -eq 4 ] && grep -q "NONDETERMINISTIC" "$W/last.log" &&
+    grep -q "^  NOT IDEMPOTENT: re-run on its own outputs" "$W/last.log" &&
+    grep -q "kernel time, warm L2, on changed inputs, not comparable with the program" "$W/last.log"; echo $?)
+run replay-warm-json "$TS" replay "$W/follow.sbt" --iterations 5 --warm --json
+[ $rc -eq 0 ] && python3 - "$W/last.log" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+(l,) = d["launches"]
+w = l["warm"]
+ok = (d["options"]["warm"] is True and l["time"]["l2_flushed"] is True and w["runs"] == 5
+      and w["idempotence"] == "idempotent" and w["rerun_vs_outputs"]["bytes_differing"] == 0
+      and w["rerun_vs_outputs"]["bytes_compared"] == l["output"]["bytes_compared"]
+      and w["median_ns"] > 0 and w["source"] == l["time"]["source"])
+print("follow_list cold %d ns, warm %d ns (%s)" % (l["time"]["median_ns"], w["median_ns"], w["source"]))
+sys.exit(0 if ok else 1)
+PY
+result "--json --warm: follow_list warm object (5 runs, idempotent, re-run compared over every output byte), l2_flushed" $?
+run replay-scatter-warm-json "$TS" replay "$W/scatter.sbt" --iterations 20 --warm --json
+[ $rc -eq 4 ] && python3 - "$W/last.log" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+(l,) = d["launches"]
+w = l["warm"]
+ok = (w["idempotence"] == "not_idempotent" and w["bytes_beyond_nondeterminism"] > 0
+      and w["replay_over_program"] is None and not l["determinism"]["deterministic"])
+print("scatter_add: re-run changed %d bytes, %d beyond nondeterminism" %
+      (w["rerun_vs_outputs"]["bytes_differing"], w["bytes_beyond_nondeterminism"]))
+sys.exit(0 if ok else 1)
+PY
+result "--json --warm: scatter_add not_idempotent, bytes beyond nondeterminism > 0, no ratio to the program" $?
+
 # 3. A capture from another architecture is refused with a clear message.
 run capture-arch "$MK" --cubin "$CUBIN" --variant follow -o "$W/arch.sbt" --claim-sm 80
 run replay-arch "$TS" replay "$W/arch.sbt"
@@ -121,6 +165,22 @@ if [ -x "$PROGS/kernel_count" ]; then
   run rc-kernel-replay "$TS" replay "$W/rc.sbt" --iterations 3
   result "the 3 captured scale_kernel launches replay identical and deterministic" \
     $([ $rc -eq 0 ] && [ "$(grep -c "identical to the capture" "$W/last.log")" -eq 3 ]; echo $?)
+  # scale_kernel: data = data * 0.5 + 1 in place, deterministic: re-run on
+  # its own output it changes it, so NOT idempotent, every launch.
+  run rc-kernel-warm "$TS" replay "$W/rc.sbt" --iterations 3 --warm
+  result "--warm: the 3 scale_kernel launches (in place) NOT IDEMPOTENT, identical and deterministic (exit 0)" \
+    $([ $rc -eq 0 ] && [ "$(grep -c "^  NOT IDEMPOTENT: " "$W/last.log")" -eq 3 ] &&
+      [ "$(grep -c "all outputs identical" "$W/last.log")" -eq 3 ]; echo $?)
+  # The progress line on a terminal (the real library's hooks): the last
+  # launch named, the line erased; none when piped (the log above).
+  if command -v script >/dev/null; then
+    TRACESMITH_PROGRESS_DELAY_S=0 script -qec "$TS replay $W/rc.sbt --iterations 50" /dev/null \
+      > "$W/tty.log" 2>&1
+    result "progress line on a terminal: launch 2 (3 of 3) scale_kernel named, erased before each block; none when piped" \
+      $(grep -q "tracesmith: replay launch 2 (3 of 3) [^ ]*scale_kernel" "$W/tty.log" &&
+        [ "$(grep -cE $'\r\033\\[K(GPU replay of |launch [12]  [^ ]*scale_kernel)' "$W/tty.log")" -eq 3 ] &&
+        ! grep -q $'\r' "$W/last.log"; echo $?)
+  fi
 fi
 if [ -x "$PROGS/launch_attrs" ]; then
   run rc-attrs "$TS" profile -f --stacks none --replay-capture all -o "$W/rc_attrs.sbt" -- \
@@ -145,11 +205,22 @@ if [ -x "$PROGS/pointer_chase" ]; then
       grep -q "all outputs identical" "$W/last.log" &&
       grep -q "2 from the parameters, 4 reached through pointers in memory (16.00 MiB)" "$W/last.log" &&
       grep -q "4 allocations (16.00 MiB) reached through pointers in allocation #[0-9] (0x[0-9a-f]*) at offsets 0x0..0x18" "$W/last.log"; echo $?)
+  # A one-launch reproducer of it (--extract) replays identical in a fresh process.
+  gl=$(sed -n 's/^launch \([0-9]*\) .*gather_ptrs.*/\1/p' "$W/last.log" | head -1)
+  run rc-gather-extract "$TS" replay "$W/rc_gather.sbt" --extract "${gl:-0}" -o "$W/repro_gather.sbt"
+  result "pointer table: --extract writes a reproducer of the launch with its 6 ranges, 4 reached through pointers" \
+    $([ $rc -eq 0 ] && grep -q "memory: 6 range(s), .* (4 reached through pointers in memory)" "$W/last.log"; echo $?)
+  run rc-gather-repro "$TS" replay "$W/repro_gather.sbt" --iterations 3
+  result "pointer table: the reproducer replays identical and deterministic on its own" \
+    $([ $rc -eq 0 ] && grep -q "identical to the capture" "$W/last.log" &&
+      grep -q "all outputs identical" "$W/last.log"; echo $?)
+  ls -l "$W/rc_gather.sbt" "$W/repro_gather.sbt"
   run rc-gather-params "$TS" profile -f --stacks none --replay-capture 'kernel:gather_ptrs' \
     --replay-memory params -o "$W/rc_gather_params.sbt" -- "$PROGS/pointer_chase" gather
   run rc-gather-params-replay timeout 120 "$TS" replay "$W/rc_gather_params.sbt"
-  result "pointer table with --replay-memory params (the old default): not identical, and the replay ends by itself" \
-    $([ $rc -ne 0 ] && [ $rc -ne 124 ] && ! grep -q "identical to the capture" "$W/last.log"; echo $?)
+  result "pointer table with --replay-memory params (the old default): not identical, the replay ends by itself and says to capture with the default" \
+    $([ $rc -ne 0 ] && [ $rc -ne 124 ] && ! grep -q "identical to the capture" "$W/last.log" &&
+      grep -q "capture again with the default (--replay-memory reachable)" "$W/last.log"; echo $?)
   run rc-list "$TS" profile -f --stacks none --replay-capture 'kernel:walk_list' \
     -o "$W/rc_list.sbt" -- "$PROGS/pointer_chase" list
   result "linked list: walk_list captured with 9 allocations, 7 nodes reached through next pointers" \
@@ -160,14 +231,21 @@ if [ -x "$PROGS/pointer_chase" ]; then
     $([ $rc -eq 0 ] && grep -q "identical to the capture" "$W/last.log" &&
       grep -q "all outputs identical" "$W/last.log" &&
       grep -q "1 allocation (2.00 MiB) reached through pointers in allocation #[0-9] (0x[0-9a-f]*) at offset 0x8, 7 pointer hops from a parameter" "$W/last.log"; echo $?)
+  ll=$(sed -n 's/^launch \([0-9]*\) .*walk_list.*/\1/p' "$W/last.log" | head -1)
+  run rc-list-extract "$TS" replay "$W/rc_list.sbt" --extract "${ll:-0}" -o "$W/repro_list.sbt"
+  run rc-list-repro "$TS" replay "$W/repro_list.sbt" --iterations 3
+  result "linked list: its --extract reproducer replays identical and deterministic on its own" \
+    $([ $rc -eq 0 ] && grep -q "identical to the capture" "$W/last.log" &&
+      grep -q "all outputs identical" "$W/last.log"; echo $?)
   run rc-list-depth "$TS" profile -f --stacks none --replay-capture 'kernel:walk_list' \
     --replay-reach-depth 3 -o "$W/rc_list_d3.sbt" -- "$PROGS/pointer_chase" list
   result "linked list, --replay-reach-depth 3: 3 nodes reached, the next one counted past the depth" \
     $([ $rc -eq 0 ] && grep -q "walk_list.*: 5 allocation(s) (3 reached through pointers in memory)" "$W/last.log" &&
       grep -q "0 allocation(s) (0.0 MiB) over the --replay-max-mb budget, 1 past --replay-reach-depth 3" "$W/last.log"; echo $?)
   run rc-list-depth-replay timeout 120 "$TS" replay "$W/rc_list_d3.sbt"
-  result "linked list cut at depth 3: not identical, and the replay ends by itself" \
-    $([ $rc -ne 0 ] && [ $rc -ne 124 ] && ! grep -q "identical to the capture" "$W/last.log"; echo $?)
+  result "linked list cut at depth 3: not identical, the replay ends by itself and names what was not recorded" \
+    $([ $rc -ne 0 ] && [ $rc -ne 124 ] && ! grep -q "identical to the capture" "$W/last.log" &&
+      grep -q "raise --replay-max-mb / --replay-reach-depth" "$W/last.log"; echo $?)
   run rc-gemm "$TS" profile -f --stacks none --replay-capture all --replay-max-launches 8 \
     -o "$W/rc_gemm.sbt" -- "$PROGS/pointer_chase" gemm
   result "cublasSgemmBatched: a launch with the 12 matrices reached through Aarray/Barray/Carray" \
@@ -176,6 +254,12 @@ if [ -x "$PROGS/pointer_chase" ]; then
   run rc-gemm-replay "$TS" replay "$W/rc_gemm.sbt" --iterations 3
   result "cublasSgemmBatched: every captured launch replays identical and deterministic" \
     $([ $rc -eq 0 ] && ! grep -q "DIFFERENT\|NONDETERMINISTIC" "$W/last.log" &&
+      grep -q "12 reached through pointers in memory" "$W/last.log"; echo $?)
+  gm=$(grep -B30 "12 reached through pointers in memory" "$W/last.log" | sed -n 's/^launch \([0-9]*\) .*/\1/p' | tail -1)
+  run rc-gemm-extract "$TS" replay "$W/rc_gemm.sbt" --extract "${gm:-0}" -o "$W/repro_gemm.sbt"
+  run rc-gemm-repro "$TS" replay "$W/repro_gemm.sbt" --iterations 3
+  result "cublasSgemmBatched: the batched GEMM launch's --extract reproducer replays identical on its own" \
+    $([ $rc -eq 0 ] && grep -q "identical to the capture" "$W/last.log" &&
       grep -q "12 reached through pointers in memory" "$W/last.log"; echo $?)
 fi
 if python3 -c "import torch" 2>/dev/null; then
@@ -193,6 +277,25 @@ if python3 -c "import torch" 2>/dev/null; then
   result "PyTorch MLP: every launch replayed at the captured addresses (none mapped away)" \
     $([ "$(grep -c "ranges at their captured addresses" "$W/last.log")" -eq 60 ] &&
       ! grep -q "mapped away from" "$W/last.log"; echo $?)
+  # Warm and cold over a real step (informational: how many launches are in
+  # place, and warm/program against cold/program).
+  run rc-torch-warm "$TS" replay "$W/rc_torch.sbt" --iterations 3 --warm --json
+  python3 - "$W/last.log" <<'PY'
+import json, statistics, sys
+try:
+    d = json.load(open(sys.argv[1]))
+except ValueError:
+    sys.exit(0)
+ls = [l for l in d["launches"] if l.get("warm")]
+verdicts = {}
+for l in ls:
+    verdicts[l["warm"]["idempotence"]] = verdicts.get(l["warm"]["idempotence"], 0) + 1
+cold = [l["time"]["replay_over_program"] for l in ls if l["time"]["replay_over_program"]]
+warm = [l["warm"]["replay_over_program"] for l in ls if l["warm"]["replay_over_program"]]
+print("torch --warm: %d launches, verdicts %s; cold/program median %s over %d, warm/program median %s over %d (idempotent ones)"
+      % (len(ls), verdicts, statistics.median(cold) if cold else None, len(cold),
+         statistics.median(warm) if warm else None, len(warm)))
+PY
   run rc-torch-range "$TS" replay "$W/rc_torch.sbt" --range 0:59 --iterations 3
   result "range replay of PyTorch launches 0-59 (forward + backward, one initial state) reproduces the final memory, deterministic" \
     $([ $rc -eq 0 ] && grep -q "identical to the capture" "$W/last.log" &&
@@ -274,6 +377,23 @@ if python3 -c "import triton" 2>/dev/null; then
   run rc-triton-replay "$TS" replay "$W/rc_triton.sbt" --iterations 5
   result "Triton kernel: 3 launches captured, replayed identical and deterministic" \
     $([ $rc -eq 0 ] && [ "$(grep -c "identical to the capture" "$W/last.log")" -eq 3 ]; echo $?)
+  # out = x * scale + y over 12 MiB (fits the L2): idempotent, and warm (inputs
+  # left in the L2 by the run before, as the program's 2nd and 3rd launches
+  # found them) faster than cold.
+  run rc-triton-warm "$TS" replay "$W/rc_triton.sbt" --iterations 5 --warm --json
+  [ $rc -eq 0 ] && python3 - "$W/last.log" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+ok = len(d["launches"]) == 3
+for l in d["launches"]:
+    t, w = l["time"], l["warm"]
+    print("triton launch %d: cold %d ns, warm %d ns, program %s ns, cold/program %s, warm/program %s, %s"
+          % (l["index"], t["median_ns"], w["median_ns"], t["program_ns"], t["replay_over_program"],
+             w["replay_over_program"], w["idempotence"]))
+    ok = ok and w["idempotence"] == "idempotent" and w["median_ns"] < t["median_ns"]
+sys.exit(0 if ok else 1)
+PY
+  result "--warm: Triton scaled_add 3 launches idempotent, warm median below cold (L2)" $?
 fi
 
 # 7. Where the driver puts address-hinted reservations (informational).

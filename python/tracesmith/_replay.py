@@ -23,9 +23,17 @@ class ReplayLaunch:
     max_abs_error / max_rel_error: over the differing 4-byte words read as
     float32 (None when nothing differs). deterministic: every later replay
     (of `iterations`) gave the first replay's output; replays_differing: how many
-    did not. time_*_ns: the kernel's time per replay (time_source "cupti" as
-    `profile` measures it, "cuda_events", or "host_clock" for a range);
-    program_ns: its time in the captured program (None when unknown).
+    did not. time_*_ns: the kernel's cold time per replay (inputs restored and
+    the L2 flushed before each; time_source "cupti" as `profile` measures it,
+    "cuda_events", or "host_clock" for a range); program_ns: its time in the
+    captured program (None when unknown). With replay(warm=True):
+    warm_time_*_ns, its time per back-to-back run on the memory its last
+    replay left (inputs not restored, L2 not flushed), and idempotence:
+    "idempotent" (re-run on its own outputs it wrote them again: the warm runs
+    repeated the program's work), "not_idempotent" (they computed on changed
+    data: not comparable with program_ns) or "unknown" (the change could be
+    nondeterminism; iterations >= 2 tells more); all None without warm and for
+    a range.
     ranges / ranges_mapped_away: captured address ranges, and those mapped
     away from their captured address (pointers rewritten). details: the
     launch's whole JSON object (every field, e.g. details["time"]["setup_ns"]).
@@ -51,6 +59,10 @@ class ReplayLaunch:
     ranges: int
     ranges_mapped_away: int
     error: Optional[str] = None
+    warm_time_median_ns: Optional[int] = None
+    warm_time_min_ns: Optional[int] = None
+    warm_time_max_ns: Optional[int] = None
+    idempotence: Optional[str] = None
     details: dict = field(default_factory=dict, compare=False, repr=False)
 
 
@@ -78,6 +90,7 @@ def _launch(d: dict) -> ReplayLaunch:
     det = d.get("determinism") or {}
     t = d.get("time") or {}
     addr = d.get("addresses") or {}
+    warm = d.get("warm") or {}
     return ReplayLaunch(
         index=d["index"], last_index=d.get("last_index", d["index"]), kind=d.get("kind", "launch"),
         kernel=d.get("kernel", ""), status=d["status"],
@@ -90,7 +103,9 @@ def _launch(d: dict) -> ReplayLaunch:
         time_min_ns=t.get("min_ns", 0), time_max_ns=t.get("max_ns", 0),
         program_ns=t.get("program_ns"),
         ranges=addr.get("ranges", 0), ranges_mapped_away=addr.get("mapped_away", 0),
-        error=d.get("error"), details=d)
+        error=d.get("error"), warm_time_median_ns=warm.get("median_ns"),
+        warm_time_min_ns=warm.get("min_ns"), warm_time_max_ns=warm.get("max_ns"),
+        idempotence=warm.get("idempotence"), details=d)
 
 
 def _result_from_cli(returncode: int, stdout: str, stderr: str) -> ReplayResult:
@@ -119,7 +134,7 @@ def _result_from_cli(returncode: int, stdout: str, stderr: str) -> ReplayResult:
 
 def replay(path, *, launch: Optional[int] = None, range: Optional[tuple] = None,
            iterations: int = 1, device: int = 0, same_addresses_only: bool = False,
-           dry_run: bool = False, strict: bool = False) -> ReplayResult:
+           warm: bool = False, dry_run: bool = False, strict: bool = False) -> ReplayResult:
     """Replays the kernel launches a capture recorded (`tracesmith profile
     --replay-capture`, or Profiler(replay_capture=...)) on the GPU, as
     `tracesmith replay --json` does, and compares their outputs with the
@@ -129,7 +144,11 @@ def replay(path, *, launch: Optional[int] = None, range: Optional[tuple] = None,
 
     launch: only this launch index; range=(A, B): launches A..B as one
     sequence from one initial state (one ReplayLaunch, kind "range");
-    iterations: replays per launch (> 1 flags nondeterminism). dry_run=True
+    iterations: replays per launch (> 1 flags nondeterminism). warm=True
+    also times each launch warm, `iterations` runs back to back without
+    restoring its inputs (as consecutive launches in the program run), and
+    says whether it is idempotent on its inputs (ReplayLaunch.idempotence,
+    warm_time_*_ns; not with range). dry_run=True
     emulates the recorded schedule on the CPU instead (any trace; no GPU; the
     text report only). Raises TraceError when the replay cannot run (no GPU, a
     damaged capture, ...), with the CLI's message.
@@ -147,6 +166,8 @@ def replay(path, *, launch: Optional[int] = None, range: Optional[tuple] = None,
             args += ["--range", f"{int(first)}:{int(last)}"]
         if same_addresses_only:
             args.append("--same-addresses-only")
+        if warm:
+            args.append("--warm")
     if strict:
         args.append("--strict")
     r = subprocess.run(args, capture_output=True, text=True, errors="replace")

@@ -4,9 +4,11 @@
 #include <cstdio>
 
 #include "commands.h"
+#include "progress_line.h"
 #include "trace_loader.h"
 #include "tracesmith/analysis/report.h"
 #include "tracesmith/replay/emulator.h"
+#include "tracesmith/replay/extract.h"
 #include "tracesmith/replay/gpu_replayer.h"
 
 namespace tracesmith::cli {
@@ -26,6 +28,33 @@ struct ReplayCliOptions {
   std::string range;
   bool strict = false;
   bool json = false;
+  bool warm = false;
+  bool quiet = false;
+  int64_t extract = -1;  // --extract N
+  std::string output;    // -o, with --extract
+  bool force = false;
+};
+
+// The GPU library's hooks (ReplayGpuRequest) onto the progress line: the
+// line shows which launch runs and how far the whole replay is, and is
+// erased before the library prints a launch's block.
+struct ReplayProgressHooks {
+  ProgressLine& line;
+  std::string shown;  // the text last shown, to skip unchanged updates
+  static void OnProgress(void* context, const replay::ReplayProgress* p) {
+    auto* h = static_cast<ReplayProgressHooks*>(context);
+    const double fraction = replay::ReplayProgressFraction(*p);
+    std::string text = replay::ReplayProgressText(*p);
+    const std::string key = text + StrFormat(" %d", int(fraction * 100));
+    if (key == h->shown) return;  // a run of a long loop: the percentage has not moved
+    h->shown = key;
+    h->line.Show(text, fraction);
+  }
+  static void BeforeOutput(void* context) {
+    auto* h = static_cast<ReplayProgressHooks*>(context);
+    h->line.Done();
+    h->shown.clear();
+  }
 };
 
 int RunDryRun(const ReplayCliOptions& o) {
@@ -39,12 +68,20 @@ int RunDryRun(const ReplayCliOptions& o) {
   eo.streams = o.streams;
   eo.op_times = false;  // the summary needs only the first --schedule ops
   eo.schedule_rows = o.schedule;
+  ProgressLine line("replay", o.quiet || o.json);
+  analysis::LoadOptions load;
+  load.progress = [&](uint64_t done, uint64_t total) {
+    line.Show("reading " + o.path, double(done) / double(total));
+  };
   analysis::CompactTrace trace;
   format::ReadReport damage;
-  Status st = analysis::LoadCompactTrace(o.path, analysis::LoadOptions{}, &trace, &damage);
+  Status st = analysis::LoadCompactTrace(o.path, load, &trace, &damage);
+  line.Done();  // before the damage warning
   if (st.ok()) st = CheckDamage(o.path, damage, o.strict, "emulating");
   if (!st.ok()) return ReportError(st);
+  line.Show("emulating the schedule");
   auto r = replay::EmulateSchedule(trace, eo);
+  line.Done();
   if (!r.ok()) return ReportError(r.status());
   std::fputs((o.json ? replay::FormatEmulationJson(o.path, trace, eo, *r, o.schedule)
                      : replay::FormatEmulation(trace, eo, *r, o.schedule))
@@ -53,30 +90,61 @@ int RunDryRun(const ReplayCliOptions& o) {
   return kExitOk;
 }
 
+// --extract N -o FILE: a one-launch reproducer (replay/extract.h); no GPU.
+int RunExtract(const ReplayCliOptions& o) {
+  if (o.output.empty())
+    return ReportError(InvalidArgument("--extract needs -o FILE, the reproducer to write"));
+  if (o.dry_run || o.json || o.warm || !o.range.empty() || o.launch >= 0)
+    return ReportError(InvalidArgument(
+        "--extract writes a reproducer and replays nothing: leave out --dry-run, --json, "
+        "--warm, --range and --launch (replay the reproducer afterwards)"));
+  replay::ExtractOptions eo;
+  eo.launch = uint64_t(o.extract);
+  eo.overwrite = o.force;
+  auto s = replay::ExtractLaunch(o.path, o.output, eo);
+  if (!s.ok()) return ReportError(s.status());
+  std::fputs(replay::FormatExtractSummary(o.output, *s).c_str(), stdout);
+  return kExitOk;
+}
+
 int RunReplay(const ReplayCliOptions& o) {
+  if (o.extract >= 0) return RunExtract(o);
+  if (!o.output.empty())
+    return ReportError(InvalidArgument("-o is the reproducer written by --extract N"));
   if (o.dry_run) return RunDryRun(o);
   if (!o.scale_kernel.empty() || o.remove_sync || o.streams || o.schedule)
     return ReportError(InvalidArgument(
         "--scale-kernel, --remove-sync, --streams and --schedule are what-if options of the "
         "schedule emulation: add --dry-run"));
-  int64_t first = -1, last = -1;
+  replay::ReplayGpuRequest request;
+  request.path = o.path.c_str();
+  request.iterations = o.iterations;
+  request.launch = o.launch;
+  request.device = o.device;
+  request.flags = (o.same_addresses_only ? replay::kReplayFlagSameAddressesOnly : 0) |
+                  (o.strict ? replay::kReplayFlagStrict : 0) |
+                  (o.json ? replay::kReplayFlagJson : 0) | (o.warm ? replay::kReplayFlagWarm : 0);
   if (!o.range.empty()) {
     unsigned long long a = 0, b = 0;
     char tail = 0;
     if (std::sscanf(o.range.c_str(), "%llu:%llu%c", &a, &b, &tail) != 2 || b < a)
       return ReportError(InvalidArgument("--range: '" + o.range +
                                          "' is not A:B (launch indices, A <= B, inclusive)"));
-    if (o.launch >= 0)
-      return ReportError(InvalidArgument("--range and --launch exclude each other"));
-    first = int64_t(a);
-    last = int64_t(b);
+    request.range_first = int64_t(a);
+    request.range_last = int64_t(b);
   }
-  auto entry = replay::LoadGpuReplayer();
-  if (!entry.ok()) return ReportError(entry.status());
-  const int flags = (o.same_addresses_only ? replay::kReplayFlagSameAddressesOnly : 0) |
-                    (o.strict ? replay::kReplayFlagStrict : 0) |
-                    (o.json ? replay::kReplayFlagJson : 0);
-  return (*entry)(o.path.c_str(), o.iterations, o.launch, o.device, flags, first, last);
+  // --json is read by programs (tracesmith.replay() among them): no line.
+  ProgressLine line("replay", o.quiet || o.json);
+  ReplayProgressHooks hooks{line, ""};
+  if (line.on()) {
+    request.hook_context = &hooks;
+    request.on_progress = &ReplayProgressHooks::OnProgress;
+    request.before_output = &ReplayProgressHooks::BeforeOutput;
+  }
+  auto code = replay::RunGpuReplay(request);
+  line.Done();
+  if (!code.ok()) return ReportError(code.status());
+  return *code;
 }
 
 }  // namespace
@@ -112,13 +180,29 @@ void AddReplayCommand(CLI::App& app, CommandList& commands) {
   cmd->add_flag("--same-addresses-only", o->same_addresses_only,
                 "GPU replay: fail when a captured range cannot be mapped at its own address "
                 "instead of mapping it elsewhere and rewriting pointers into it");
+  cmd->add_flag("--warm", o->warm,
+                "GPU replay: also time each launch warm: after the cold replays (inputs restored, "
+                "L2 flushed), re-run it K times (--iterations) back to back without restoring its "
+                "inputs, as consecutive launches in the program run, and say whether it is "
+                "idempotent on its inputs (if not, its warm runs computed on other data and are "
+                "not compared with the program); not with --range");
   cmd->add_flag("--json", o->json,
                 "Machine-readable JSON instead of the text report (GPU replay and --dry-run; "
                 "schema: docs/replay-format.md)");
+  cmd->add_option("--extract", o->extract,
+                  "Write launch N alone (its module, parameters and memory before and after) to "
+                  "a small capture for a bug report, -o FILE; it replays with `tracesmith "
+                  "replay FILE` on a GPU of the same architecture (no GPU needed to extract)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("-o,--output", o->output, "With --extract: the reproducer to write");
+  cmd->add_flag("-f,--force", o->force, "With --extract: replace an existing output file");
   AddStrictFlag(cmd, &o->strict);
+  cmd->add_flag("-q,--quiet", o->quiet, "No progress line on a terminal (none with --json either)");
   cmd->footer(
-      "GPU replay exit codes: 0 every launch identical to the capture and deterministic, 1 "
-      "error, 4 some output differed or was nondeterministic (the same with --json).");
+      "GPU replay times each kernel cold (CUPTI, as profile measures it: inputs restored and the "
+      "L2 flushed before each run); --warm adds back-to-back times. Exit codes: 0 every launch "
+      "identical to the capture and deterministic, 1 error, 4 some output differed or was "
+      "nondeterministic (the same with --json; a kernel that is not idempotent is no failure).");
   commands.emplace_back(cmd, [o] { return RunReplay(*o); });
 }
 

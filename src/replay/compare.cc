@@ -61,6 +61,48 @@ TimingStats SummarizeTimes(std::vector<double> us) {
   return t;
 }
 
+void AddVaryingBits(std::span<const uint8_t> expected, std::span<const uint8_t> actual,
+                    std::vector<uint8_t>* mask) {
+  const size_t n = std::min(expected.size(), actual.size());
+  if (expected.size() == actual.size() && std::memcmp(expected.data(), actual.data(), n) == 0)
+    return;  // the common case: nothing varied
+  mask->resize(std::max({mask->size(), expected.size(), actual.size()}), 0);
+  for (size_t i = 0; i < n; ++i) (*mask)[i] |= uint8_t(expected[i] ^ actual[i]);
+  for (size_t i = n; i < std::max(expected.size(), actual.size()); ++i) (*mask)[i] = 0xff;
+}
+
+uint64_t BytesDifferingBeyond(std::span<const uint8_t> expected, std::span<const uint8_t> actual,
+                              std::span<const uint8_t> mask) {
+  const size_t n = std::min(expected.size(), actual.size());
+  uint64_t count = std::max(expected.size(), actual.size()) - n;
+  for (size_t i = 0; i < n; ++i) {
+    const uint8_t varied = i < mask.size() ? mask[i] : 0;
+    count += ((expected[i] ^ actual[i]) & ~varied) != 0;
+  }
+  return count;
+}
+
+const char* IdempotenceName(Idempotence i) {
+  switch (i) {
+    case Idempotence::kIdempotent:
+      return "idempotent";
+    case Idempotence::kNotIdempotent:
+      return "not_idempotent";
+    case Idempotence::kUnknown:
+      return "unknown";
+    case Idempotence::kNotChecked:
+      break;
+  }
+  return "not_checked";
+}
+
+Idempotence JudgeIdempotence(const IdempotenceCheck& c) {
+  if (c.rerun_vs_outputs.identical()) return Idempotence::kIdempotent;
+  // One replay measured no nondeterminism: every difference is unexplained.
+  if (c.replays < 2) return Idempotence::kUnknown;
+  return c.bytes_beyond_nondeterminism ? Idempotence::kNotIdempotent : Idempotence::kUnknown;
+}
+
 namespace {
 std::string DiffText(const CompareResult& c) {
   return StrFormat(
@@ -70,6 +112,64 @@ std::string DiffText(const CompareResult& c) {
       static_cast<unsigned long long>(c.bytes_compared),
       static_cast<unsigned long long>(c.first_diff_address),
       static_cast<unsigned long long>(c.float_words_differing), c.max_abs_error, c.max_rel_error);
+}
+// "; in the program: T us (replay/program R)", or "" when unknown.
+std::string ProgramTimeText(uint64_t recorded_ns, double median_us) {
+  if (!recorded_ns) return "";
+  return StrFormat("; in the program: %.2f us (replay/program %.3f)", double(recorded_ns) / 1000.0,
+                   median_us * 1000.0 / double(recorded_ns));
+}
+
+// --warm: the idempotence verdict, then the warm times (compared with the
+// program only when the warm runs repeated the program's work).
+std::string WarmTimingText(const LaunchOutcome& o) {
+  const LaunchOutcome::WarmTiming& w = o.warm;
+  const CompareResult& c = w.check.rerun_vs_outputs;
+  const Idempotence verdict = w.idempotence();
+  const std::string changed =
+      StrFormat("re-run on its own outputs, it changed %llu of the %llu bytes compared",
+                static_cast<unsigned long long>(c.bytes_differing),
+                static_cast<unsigned long long>(c.bytes_compared));
+  std::string s;
+  const char* label = "warm L2";
+  switch (verdict) {
+    case Idempotence::kIdempotent:
+      s = "  idempotent: re-run on its own outputs, it wrote them again bit for bit\n";
+      break;
+    case Idempotence::kNotIdempotent:
+      s = StrFormat(
+          "  NOT IDEMPOTENT: %s (%llu of them in bits that the %u replays from the captured inputs "
+          "never changed): its warm runs computed on other data than the program's launch\n",
+          changed.c_str(), static_cast<unsigned long long>(w.check.bytes_beyond_nondeterminism),
+          w.check.replays);
+      label = "warm L2, on changed inputs, not comparable with the program";
+      break;
+    case Idempotence::kUnknown:
+      s = w.check.replays < 2
+              ? StrFormat(
+                    "  idempotence unknown: %s; one replay from the captured inputs cannot tell "
+                    "that from nondeterminism (--iterations 2 or more)\n",
+                    changed.c_str())
+              : StrFormat(
+                    "  idempotence unknown: %s, all in bits that also varied between the %u "
+                    "replays from the captured inputs (nondeterminism)\n",
+                    changed.c_str(), w.check.replays);
+      label = "warm L2, inputs not verified";
+      break;
+    case Idempotence::kNotChecked:
+      break;
+  }
+  s += StrFormat(
+      "  kernel time, %s (%s): median %.2f us, min %.2f us, max %.2f us over %u back-to-back "
+      "runs",
+      label, w.time_from_cupti ? "CUPTI" : "CUDA events", w.time.median_us, w.time.min_us,
+      w.time.max_us, w.runs);
+  if (verdict == Idempotence::kIdempotent) s += ProgramTimeText(o.recorded_ns, w.time.median_us);
+  s += "\n";
+  if (w.time_from_cupti)
+    s +=
+        StrFormat("  CUDA events around the warm launch: median %.2f us\n", w.event_time.median_us);
+  return s;
 }
 }  // namespace
 
@@ -86,11 +186,14 @@ std::string FormatLaunchOutcome(const LaunchOutcome& o) {
         static_cast<unsigned long long>(o.memory_words_rewritten));
   else if (o.ranges_total)
     s += StrFormat("  addresses: all %u ranges at their captured addresses\n", o.ranges_total);
+  s += FormatLaunchMemory(o.memory);
   if (o.vs_capture.identical()) {
     s += StrFormat("  output: identical to the capture (%s compared)\n",
                    HumanBytes(o.vs_capture.bytes_compared).c_str());
   } else {
     s += "  output: DIFFERENT from the capture: " + DiffText(o.vs_capture) + "\n";
+    if (std::string hint = MissingMemoryHint(o.memory); !hint.empty())
+      s += "  memory: " + hint + "\n";
   }
   if (o.iterations > 1) {
     if (o.iterations_differing == 0) {
@@ -115,23 +218,21 @@ std::string FormatLaunchOutcome(const LaunchOutcome& o) {
           "their last recorded launch; the capture has no image of that)\n",
           o.ranges_not_compared);
     s += StrFormat(
-        "  sequence time (host clock, issue to completion, image restores included): median %.2f "
+        "  sequence time (host clock, issue to completion, image restores included%s): median %.2f "
         "us, min %.2f us, "
         "max %.2f us over %u replays; kernels in the program: %.2f us in all\n",
-        o.time.median_us, o.time.min_us, o.time.max_us, o.iterations,
-        double(o.recorded_ns) / 1000.0);
+        o.l2_flushed ? ", from a flushed L2" : "", o.time.median_us, o.time.min_us, o.time.max_us,
+        o.iterations, double(o.recorded_ns) / 1000.0);
     return s;
   }
-  s += StrFormat("  kernel time (%s): median %.2f us, min %.2f us, max %.2f us over %u replays",
+  s += StrFormat("  kernel time, %s (%s): median %.2f us, min %.2f us, max %.2f us over %u replays",
+                 o.l2_flushed ? "cold L2" : "inputs restored, L2 not flushed",
                  o.time_from_cupti ? "CUPTI" : "CUDA events", o.time.median_us, o.time.min_us,
                  o.time.max_us, o.iterations);
-  if (o.recorded_ns)
-    s +=
-        StrFormat("; in the program: %.2f us (replay/program %.3f)", double(o.recorded_ns) / 1000.0,
-                  o.time.median_us * 1000.0 / double(o.recorded_ns));
-  s += "\n";
+  s += ProgramTimeText(o.recorded_ns, o.time.median_us) + "\n";
   if (o.time_from_cupti)
     s += StrFormat("  CUDA events around the launch: median %.2f us\n", o.event_time.median_us);
+  if (o.warm.runs) s += WarmTimingText(o);
   if (o.setup_ms > 0)
     s += StrFormat("  setup: %.1f ms (load module, restore inputs)\n", o.setup_ms);
   return s;

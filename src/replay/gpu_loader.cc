@@ -1,10 +1,11 @@
-// Finding and loading libtracesmith-replay-gpu.so (see gpu_replayer.h). In
-// the CPU replay library so that every user (the CLI, tests, embedders) finds
-// the replayer the same way and gets the same errors.
+// Finding, loading and calling libtracesmith-replay-gpu.so (see
+// gpu_replayer.h). In the CPU replay library so that every user (the CLI,
+// tests, embedders) finds the replayer the same way and gets the same errors.
 #include <dlfcn.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -13,7 +14,7 @@
 
 namespace tracesmith::replay {
 
-StatusOr<ReplayGpuEntry> LoadGpuReplayer() {
+StatusOr<GpuReplayer> LoadGpuReplayer() {
   std::vector<std::string> candidates;
   if (const char* env = std::getenv("TRACESMITH_REPLAY_GPU_LIB"); env && *env) {
     candidates.push_back(env);
@@ -35,14 +36,69 @@ StatusOr<ReplayGpuEntry> LoadGpuReplayer() {
     if (!lib)
       return FailedPrecondition(c + ": cannot load: " + ::dlerror() +
                                 " (GPU replay needs the NVIDIA driver's libcuda.so.1)");
-    auto entry = reinterpret_cast<ReplayGpuEntry>(::dlsym(lib, kReplayGpuEntryName));
-    if (!entry) return FailedPrecondition(c + ": no " + kReplayGpuEntryName);
-    return entry;
+    GpuReplayer r;
+    r.path = c;
+    r.entry = reinterpret_cast<ReplayGpuEntry>(::dlsym(lib, kReplayGpuEntryName));
+    if (!r.entry)
+      r.entry_v3 = reinterpret_cast<ReplayGpuEntryV3>(::dlsym(lib, kReplayGpuEntryV3Name));
+    if (!r.entry && !r.entry_v3)
+      return FailedPrecondition(c + ": no " + kReplayGpuEntryName + " (nor the older " +
+                                kReplayGpuEntryV3Name + "): not a TraceSmith GPU replayer");
+    return r;
   }
   return NotFound(std::string("GPU replay needs ") + kReplayGpuLibName +
                   ", built only with CUDA (not found:" + tried +
                   "; set TRACESMITH_REPLAY_GPU_LIB). Without a GPU, --dry-run emulates the "
                   "recorded schedule");
+}
+
+Status ValidateReplayRequest(const ReplayGpuRequest& r) {
+  if (r.range_first >= 0 && r.launch >= 0)
+    return InvalidArgument("--range and --launch exclude each other");
+  if (r.range_first >= 0 && r.range_last < r.range_first)
+    return InvalidArgument(StrFormat("range %lld..%lld ends before it starts",
+                                     static_cast<long long>(r.range_first),
+                                     static_cast<long long>(r.range_last)));
+  // A range is timed on the host clock with image restores inside the
+  // span; re-running a sequence on the memory it left is no measurement of
+  // back-to-back kernels either.
+  if ((r.flags & kReplayFlagWarm) && r.range_first >= 0)
+    return InvalidArgument(
+        "--warm times single launches: a range replay is timed on the host clock with its image "
+        "restores inside the span, so it has no warm kernel time; replay its launches without "
+        "--range (--launch N) for warm and cold kernel times");
+  return OkStatus();
+}
+
+StatusOr<int> RunGpuReplay(const ReplayGpuRequest& request) {
+  RETURN_IF_ERROR(ValidateReplayRequest(request));
+  ASSIGN_OR_RETURN(GpuReplayer lib, LoadGpuReplayer());
+  if (lib.entry) return lib.entry(&request);
+  if (request.flags & kReplayFlagWarm)
+    return FailedPrecondition(lib.path + " is older than this tracesmith (it has " +
+                              kReplayGpuEntryV3Name + ", not " + kReplayGpuEntryName +
+                              "): it cannot time warm runs (--warm); rebuild the target "
+                              "tracesmith-replay-gpu, or point TRACESMITH_REPLAY_GPU_LIB at a "
+                              "current build");
+  // V3 knows the other flags; it has no hooks (no progress line).
+  return lib.entry_v3(request.path, request.iterations, request.launch, request.device,
+                      request.flags, request.range_first, request.range_last);
+}
+
+std::string ReplayProgressText(const ReplayProgress& p) {
+  std::string kernel = p.kernel ? p.kernel : "";
+  if (p.range) return kernel;
+  constexpr size_t kMaxKernel = 40;  // the line must fit one terminal row
+  if (kernel.size() > kMaxKernel) kernel = kernel.substr(0, kMaxKernel - 3) + "...";
+  return StrFormat("launch %llu (%llu of %llu) %s", static_cast<unsigned long long>(p.index),
+                   static_cast<unsigned long long>(std::min(p.launches_done + 1, p.launches_total)),
+                   static_cast<unsigned long long>(p.launches_total), kernel.c_str());
+}
+
+double ReplayProgressFraction(const ReplayProgress& p) {
+  if (!p.launches_total) return 0;
+  const double current = p.replays_total ? double(p.replays_done) / double(p.replays_total) : 0;
+  return std::min(1.0, (double(p.launches_done) + current) / double(p.launches_total));
 }
 
 }  // namespace tracesmith::replay

@@ -68,6 +68,61 @@ Json TimeJson(const LaunchOutcome& o) {
       {"program_ns", NullIfZero(o.recorded_ns)},
       {"replay_over_program", ratio},
       {"setup_ns", NullIfZero(Ns(o.setup_ms * 1000.0))},
+      {"l2_flushed", o.l2_flushed},
+  };
+}
+
+// --warm: null when not measured. The ratio to the program's time only when
+// the warm runs repeated the program's work (idempotent).
+Json WarmJson(const LaunchOutcome& o) {
+  const LaunchOutcome::WarmTiming& w = o.warm;
+  if (!w.runs) return nullptr;
+  const Idempotence verdict = w.idempotence();
+  Json ratio = nullptr;
+  if (verdict == Idempotence::kIdempotent && o.recorded_ns)
+    ratio = w.time.median_us * 1000.0 / double(o.recorded_ns);
+  return Json{
+      {"runs", w.runs},
+      {"source", w.time_from_cupti ? "cupti" : "cuda_events"},
+      {"median_ns", Ns(w.time.median_us)},
+      {"min_ns", Ns(w.time.min_us)},
+      {"max_ns", Ns(w.time.max_us)},
+      {"cuda_events_median_ns",
+       w.time_from_cupti ? Json(Ns(w.event_time.median_us)) : Json(nullptr)},
+      {"replay_over_program", ratio},
+      {"idempotence", IdempotenceName(verdict)},
+      {"rerun_vs_outputs", CompareJson(w.check.rerun_vs_outputs)},
+      {"bytes_beyond_nondeterminism", w.check.bytes_beyond_nondeterminism},
+  };
+}
+
+// docs/replay-format.md, "Results as JSON": a launch's "memory".
+Json MemoryJson(const LaunchMemory& m) {
+  if (m.ranges == 0) return nullptr;  // a range replay
+  Json reached = Json::array();
+  for (const LaunchMemory::Group& g : m.groups)
+    reached.push_back(Json{{"via_range", g.via},
+                           {"via_address", g.via_address},
+                           {"allocations", g.allocations},
+                           {"bytes", g.bytes},
+                           {"first_offset", g.first_offset},
+                           {"last_offset", g.last_offset},
+                           {"depth", g.depth}});
+  const MemoryCoverage& c = m.coverage;
+  return Json{
+      {"scope", MemoryScopeName(m.scope)},
+      {"ranges", m.ranges},
+      {"bytes", m.bytes},
+      {"from_parameters", m.from_parameters},
+      {"reached_through_pointers", m.reached},
+      {"reached_bytes", m.reached_bytes},
+      {"requested", m.requested},
+      {"live", m.live},
+      {"reached", reached},
+      {"not_recorded", Json{{"over_budget", c.ranges_over_budget},
+                            {"bytes_over_budget", c.bytes_over_budget},
+                            {"past_depth", c.ranges_past_depth},
+                            {"unresolved_words", c.words_unresolved}}},
   };
 }
 
@@ -83,8 +138,9 @@ Json OutcomeJson(const LaunchOutcome& o) {
       {"error", failed ? Json(o.error) : Json(nullptr)},
   };
   if (failed) {  // the rest was measured only in part
-    for (const char* key : {"output", "determinism", "time", "addresses", "sequence"})
-      j[key] = nullptr;
+    for (const char* key : {"output", "determinism", "time", "warm", "addresses"}) j[key] = nullptr;
+    j["memory"] = MemoryJson(o.memory);  // what the capture recorded, known before the failure
+    j["sequence"] = nullptr;
     return j;
   }
   j["output"] = CompareJson(o.vs_capture);
@@ -95,6 +151,7 @@ Json OutcomeJson(const LaunchOutcome& o) {
       {"vs_first_replay", o.nondeterministic() ? CompareJson(o.vs_first_replay) : Json(nullptr)},
   };
   j["time"] = TimeJson(o);
+  j["warm"] = WarmJson(o);
   j["addresses"] = Json{
       {"ranges", o.ranges_total},
       {"at_captured_address", o.ranges_total - o.ranges_relocated},
@@ -102,6 +159,7 @@ Json OutcomeJson(const LaunchOutcome& o) {
       {"param_words_rewritten", o.param_words_rewritten},
       {"memory_words_rewritten", o.memory_words_rewritten},
   };
+  j["memory"] = MemoryJson(o.memory);
   if (o.sequence) {
     const LaunchOutcome::SequenceCounts& c = o.sequence_counts;
     j["sequence"] = Json{
@@ -196,6 +254,7 @@ std::string FormatReplayJson(const ReplayRun& run) {
             run.range_first >= 0 ? Json::array({run.range_first, run.range_last}) : Json(nullptr)},
            {"device", run.device},
            {"same_addresses_only", run.same_addresses_only},
+           {"warm", run.warm},
        }},
       {"launches", std::move(launches)},
       {"summary",

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "tracesmith/base/file_util.h"
@@ -30,6 +31,22 @@ inline Result RunTracesmith(const std::string& args, const std::string& env = ""
   int st = pclose(p);
   r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
   return r;
+}
+
+// Runs a shell command line on a pseudo-terminal (util-linux `script`) and
+// returns what the terminal showed, stdout and stderr together: for the
+// progress line, which shows only when stderr is a terminal. Needs `script`
+// (check with HaveScript()).
+inline bool HaveScript() { return std::system("command -v script >/dev/null 2>&1") == 0; }
+inline std::string RunInTerminal(const std::string& command) {
+  std::string out;
+  FILE* p = ::popen(("script -qec '" + command + "' /dev/null 2>&1").c_str(), "r");
+  if (!p) return out;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  ::pclose(p);
+  return out;
 }
 
 // A file's bytes, or "<missing>" when it cannot be read (for comparisons

@@ -238,19 +238,8 @@ TEST(RunCommands, JobPerfettoExportSaysDamageAndStrictRefusesIt) {
 // say what they are doing on one line of stderr that is erased when done;
 // never when stderr is a pipe or with --quiet. (TRACESMITH_PROGRESS_DELAY_S=0:
 // the line at once instead of after half a second.)
-std::string RunInTerminal(const std::string& command) {
-  std::string out;
-  FILE* p = ::popen(("script -qec '" + command + "' /dev/null 2>&1").c_str(), "r");
-  if (!p) return out;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  ::pclose(p);
-  return out;
-}
-
 TEST(Progress, ALineOnATerminalNeverOnAPipe) {
-  if (std::system("command -v script >/dev/null 2>&1") != 0) GTEST_SKIP() << "no `script`";
+  if (!HaveScript()) GTEST_SKIP() << "no `script`";
   const char* src = std::getenv("TS_SOURCE_DIR");
   ASSERT_NE(src, nullptr);
   const std::string trace = std::string(src) + "/examples/traces/mlp_train.sbt";

@@ -22,7 +22,8 @@ def _compare(differing=0, address=None, abs_err=None, rel_err=None):
 
 
 def _launch(index, status, *, kind="launch", last=None, nondeterministic=0, source="cupti",
-            sequence=None, mapped_away=0, differing=0, address=None, abs_err=None, rel_err=None):
+            sequence=None, mapped_away=0, differing=0, address=None, abs_err=None, rel_err=None,
+            warm=None):
     return {
         "index": index, "kind": kind, "last_index": index if last is None else last,
         "kernel": f"k{index}", "attributes": [], "status": status, "error": None,
@@ -32,7 +33,9 @@ def _launch(index, status, *, kind="launch", last=None, nondeterministic=0, sour
                         "vs_first_replay": _compare(7, 4096) if nondeterministic else None},
         "time": {"source": source, "median_ns": 1500, "min_ns": 1250, "max_ns": 2000,
                  "cuda_events_median_ns": 3000 if source == "cupti" else None,
-                 "program_ns": 1000, "replay_over_program": 1.5, "setup_ns": 12500000},
+                 "program_ns": 1000, "replay_over_program": 1.5, "setup_ns": 12500000,
+                 "l2_flushed": kind == "launch"},
+        "warm": warm,
         "addresses": {"ranges": 2, "at_captured_address": 2 - mapped_away,
                       "mapped_away": mapped_away, "param_words_rewritten": mapped_away,
                       "memory_words_rewritten": 0},
@@ -80,6 +83,29 @@ def test_launches_carry_the_per_launch_fields():
     assert c.details["determinism"]["vs_first_replay"]["bytes_differing"] == 7
 
 
+def _warm(idempotence, differing=0):
+    return {"runs": 20, "source": "cupti", "median_ns": 900, "min_ns": 850, "max_ns": 1100,
+            "cuda_events_median_ns": 2500,
+            "replay_over_program": 0.9 if idempotence == "idempotent" else None,
+            "idempotence": idempotence, "rerun_vs_outputs": _compare(differing),
+            "bytes_beyond_nondeterminism": differing}
+
+
+def test_warm_times_and_idempotence():
+    doc = _document([_launch(0, "identical", warm=_warm("idempotent")),
+                     _launch(1, "identical", warm=_warm("not_idempotent", differing=4096)),
+                     _launch(2, "identical")], 0)
+    a, b, c = _replay._result_from_cli(0, doc, "").launches
+    assert (a.time_median_ns, a.warm_time_median_ns, a.warm_time_min_ns, a.warm_time_max_ns) == (
+        1500, 900, 850, 1100)
+    assert a.idempotence == "idempotent" and a.details["warm"]["replay_over_program"] == 0.9
+    assert (b.idempotence, b.warm_time_median_ns) == ("not_idempotent", 900)
+    assert b.details["warm"]["bytes_beyond_nondeterminism"] == 4096
+    assert b.details["warm"]["replay_over_program"] is None  # not comparable
+    assert (c.idempotence, c.warm_time_median_ns) == (None, None)  # no --warm
+    assert a.details["time"]["l2_flushed"] is True
+
+
 def test_range_replay_is_one_launch_of_kind_range():
     seq = {"launches": 4, "stream_ops": 3, "copies": 1, "memsets": 0, "syncs": 2, "streams": 2,
            "external_writes": 0, "ranges_not_compared": 0}
@@ -116,6 +142,7 @@ def test_replay_asks_the_cli_for_json(monkeypatch):
     monkeypatch.setattr(_replay.subprocess, "run", fake_run)
     r = tracesmith.replay("cap.sbt", launch=5, iterations=20)
     assert "--json" in seen[0] and seen[0][seen[0].index("--launch") + 1] == "5"
+    assert "--warm" not in seen[0]
     assert r.status == "identical" and [l.index for l in r.launches] == [5]
     assert r.device.startswith("NVIDIA H200")
     # Dry runs keep the text report: no --json, no launches.
@@ -124,6 +151,9 @@ def test_replay_asks_the_cli_for_json(monkeypatch):
                                             subprocess.CompletedProcess(args, 0, "sched\n", ""))[1])
     r = tracesmith.replay("t.sbt", dry_run=True)
     assert "--json" not in seen[1] and r == ("ok", 0, "sched\n", (), None)
+    monkeypatch.setattr(_replay.subprocess, "run", fake_run)
+    tracesmith.replay("cap.sbt", warm=True, iterations=5)
+    assert "--warm" in seen[2] and seen[2][seen[2].index("--iterations") + 1] == "5"
 
 
 def test_dry_run_json_is_the_text_reports_figures(cli, mlp):

@@ -28,6 +28,7 @@ LaunchOutcome Identical() {
   o.recorded_ns = 1000;
   o.setup_ms = 12.5;
   o.ranges_total = 3;
+  o.l2_flushed = true;
   return o;
 }
 
@@ -61,6 +62,8 @@ TEST(ReplayJsonTest, IdenticalLaunch) {
   EXPECT_EQ(t["program_ns"], 1000);
   EXPECT_DOUBLE_EQ(t["replay_over_program"].get<double>(), 1.5);
   EXPECT_EQ(t["setup_ns"], 12500000);
+  EXPECT_EQ(t["l2_flushed"], true);
+  EXPECT_TRUE(j["warm"].is_null());  // no --warm
   const json& a = j["addresses"];
   EXPECT_EQ(a["ranges"], 3);
   EXPECT_EQ(a["at_captured_address"], 3);
@@ -74,7 +77,56 @@ TEST(ReplayJsonTest, IdenticalLaunch) {
   for (auto it = ordered.begin(); it != ordered.end(); ++it) keys.push_back(it.key());
   EXPECT_EQ(keys, (std::vector<std::string>{"index", "kind", "last_index", "kernel", "attributes",
                                             "status", "error", "output", "determinism", "time",
-                                            "addresses", "sequence"}));
+                                            "warm", "addresses", "memory", "sequence"}));
+}
+
+// --warm: the warm times, the verdict and its evidence; the ratio to the
+// program only when the warm runs repeated the program's work.
+TEST(ReplayJsonTest, WarmTimesAndIdempotence) {
+  LaunchOutcome o = Identical();
+  o.warm.runs = 5;
+  o.warm.time_from_cupti = true;
+  o.warm.time = {.median_us = 0.75, .min_us = 0.5, .max_us = 1.0};
+  o.warm.event_time = {.median_us = 2.25, .min_us = 2.0, .max_us = 3.0};
+  o.warm.check.rerun_vs_outputs.bytes_compared = 4096;
+  o.warm.check.replays = 5;
+  json w = json::parse(LaunchOutcomeJson(o))["warm"];
+  EXPECT_EQ(w["runs"], 5);
+  EXPECT_EQ(w["source"], "cupti");
+  EXPECT_EQ(w["median_ns"], 750);
+  EXPECT_EQ(w["min_ns"], 500);
+  EXPECT_EQ(w["max_ns"], 1000);
+  EXPECT_EQ(w["cuda_events_median_ns"], 2250);
+  EXPECT_DOUBLE_EQ(w["replay_over_program"].get<double>(), 0.75);
+  EXPECT_EQ(w["idempotence"], "idempotent");
+  EXPECT_EQ(w["rerun_vs_outputs"]["bytes_compared"], 4096);
+  EXPECT_EQ(w["rerun_vs_outputs"]["bytes_differing"], 0);
+  EXPECT_EQ(w["bytes_beyond_nondeterminism"], 0);
+  std::vector<std::string> keys;
+  const auto ordered = nlohmann::ordered_json::parse(LaunchOutcomeJson(o))["warm"];
+  for (auto it = ordered.begin(); it != ordered.end(); ++it) keys.push_back(it.key());
+  EXPECT_EQ(keys,
+            (std::vector<std::string>{"runs", "source", "median_ns", "min_ns", "max_ns",
+                                      "cuda_events_median_ns", "replay_over_program", "idempotence",
+                                      "rerun_vs_outputs", "bytes_beyond_nondeterminism"}));
+  // In-place update (deterministic): not idempotent, no ratio.
+  o.warm.check.rerun_vs_outputs.bytes_differing = 4096;
+  o.warm.check.rerun_vs_outputs.first_diff_address = 0x7f0000000000;
+  o.warm.check.bytes_beyond_nondeterminism = 4096;
+  w = json::parse(LaunchOutcomeJson(o))["warm"];
+  EXPECT_EQ(w["idempotence"], "not_idempotent");
+  EXPECT_TRUE(w["replay_over_program"].is_null());
+  EXPECT_EQ(w["rerun_vs_outputs"]["first_diff_address"].get<uint64_t>(), 0x7f0000000000u);
+  EXPECT_EQ(w["bytes_beyond_nondeterminism"], 4096);
+  // One replay: nondeterminism not measured.
+  o.warm.check.replays = 1;
+  w = json::parse(LaunchOutcomeJson(o))["warm"];
+  EXPECT_EQ(w["idempotence"], "unknown");
+  EXPECT_TRUE(w["replay_over_program"].is_null());
+  // CUDA events only.
+  o.warm.time_from_cupti = false;
+  EXPECT_EQ(json::parse(LaunchOutcomeJson(o))["warm"]["source"], "cuda_events");
+  EXPECT_TRUE(json::parse(LaunchOutcomeJson(o))["warm"]["cuda_events_median_ns"].is_null());
 }
 
 TEST(ReplayJsonTest, DifferentLaunchHasAddressAndFloatErrors) {
@@ -149,6 +201,53 @@ TEST(ReplayJsonTest, RelocatedLaunch) {
   EXPECT_EQ(a["memory_words_rewritten"], 9);
 }
 
+// "memory": where the launch's ranges came from (launch_memory.h); null
+// for a range replay (checked in RangeReplay).
+TEST(ReplayJsonTest, MemoryOriginsOfALaunch) {
+  LaunchOutcome o = Identical();
+  o.memory.scope = MemoryScope::kReachable;
+  o.memory.ranges = 6;
+  o.memory.bytes = 17u << 20;
+  o.memory.from_parameters = 2;
+  o.memory.reached = 4;
+  o.memory.reached_bytes = 16u << 20;
+  o.memory.groups = {{.via = 2,
+                      .via_address = 0x7f0000200000,
+                      .allocations = 4,
+                      .bytes = 16u << 20,
+                      .first_offset = 0,
+                      .last_offset = 0x18,
+                      .depth = 1}};
+  o.memory.coverage.ranges_past_depth = 1;
+  json j = json::parse(LaunchOutcomeJson(o));
+  const json& m = j["memory"];
+  EXPECT_EQ(m["scope"], "reachable");
+  EXPECT_EQ(m["ranges"], 6);
+  EXPECT_EQ(m["from_parameters"], 2);
+  EXPECT_EQ(m["reached_through_pointers"], 4);
+  EXPECT_EQ(m["reached_bytes"], 16u << 20);
+  ASSERT_EQ(m["reached"].size(), 1u);
+  EXPECT_EQ(m["reached"][0]["via_range"], 2);
+  EXPECT_EQ(m["reached"][0]["via_address"], 0x7f0000200000u);
+  EXPECT_EQ(m["reached"][0]["allocations"], 4);
+  EXPECT_EQ(m["reached"][0]["last_offset"], 0x18);
+  EXPECT_EQ(m["not_recorded"]["past_depth"], 1);
+  EXPECT_EQ(m["not_recorded"]["over_budget"], 0);
+  // The text report says the same.
+  const std::string text = FormatLaunchOutcome(o);
+  EXPECT_NE(text.find("  memory: 6 range(s), 17.00 MiB, captured with --replay-memory reachable: "
+                      "2 from the parameters, 4 reached through pointers in memory (16.00 MiB)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("NOT recorded: 1 allocation(s) past --replay-reach-depth"),
+            std::string::npos);
+  EXPECT_EQ(text.find("  memory: every allocation"), std::string::npos);  // identical: no hint
+  o.vs_capture.bytes_differing = 4;
+  EXPECT_NE(FormatLaunchOutcome(o).find("  memory: some memory reached through pointers was not "
+                                        "recorded"),
+            std::string::npos);
+}
+
 TEST(ReplayJsonTest, RangeReplay) {
   LaunchOutcome o;
   o.index = 0;
@@ -178,6 +277,8 @@ TEST(ReplayJsonTest, RangeReplay) {
   EXPECT_EQ(j["time"]["program_ns"], 291190);
   EXPECT_TRUE(j["time"]["replay_over_program"].is_null());  // restores are inside the span
   EXPECT_TRUE(j["time"]["setup_ns"].is_null());
+  EXPECT_TRUE(j["warm"].is_null());  // ranges have no warm time
+  EXPECT_TRUE(j["memory"].is_null());
   const json& s = j["sequence"];
   EXPECT_EQ(s["launches"], 60);
   EXPECT_EQ(s["stream_ops"], 24);
@@ -198,7 +299,8 @@ TEST(ReplayJsonTest, FailedLaunchReportsOnlyTheError) {
   json j = json::parse(LaunchOutcomeJson(o));
   EXPECT_EQ(j["status"], "error");
   EXPECT_EQ(j["error"], o.error);
-  for (const char* key : {"output", "determinism", "time", "addresses", "sequence"})
+  for (const char* key :
+       {"output", "determinism", "time", "warm", "addresses", "memory", "sequence"})
     EXPECT_TRUE(j[key].is_null()) << key;
 }
 
@@ -228,6 +330,7 @@ TEST(ReplayJsonTest, DocumentSummaryAndExitCodes) {
   EXPECT_TRUE(d["options"]["range"].is_null());
   EXPECT_EQ(d["options"]["device"], 0);
   EXPECT_EQ(d["options"]["same_addresses_only"], false);
+  EXPECT_EQ(d["options"]["warm"], false);
   ASSERT_EQ(d["launches"].size(), 1u);
   EXPECT_EQ(d["launches"][0], json::parse(LaunchOutcomeJson(Identical())));
   EXPECT_EQ(d["summary"]["launches"], 1);
@@ -264,6 +367,7 @@ TEST(ReplayJsonTest, DocumentOfAFailedRun) {
   ReplayRun run = H200Run();
   run.launch = 7;
   run.same_addresses_only = true;
+  run.warm = true;
   LaunchOutcome failed;
   failed.index = 7;
   failed.function = "k";
@@ -273,6 +377,7 @@ TEST(ReplayJsonTest, DocumentOfAFailedRun) {
   json d = json::parse(FormatReplayJson(run));
   EXPECT_EQ(d["options"]["launch"], 7);
   EXPECT_EQ(d["options"]["same_addresses_only"], true);
+  EXPECT_EQ(d["options"]["warm"], true);
   EXPECT_EQ(d["launches"][0]["status"], "error");
   EXPECT_EQ(d["summary"]["errors"], 1);
   EXPECT_EQ(d["summary"]["exit_code"], kReplayError);

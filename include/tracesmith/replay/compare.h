@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "tracesmith/replay/launch_memory.h"
+
 namespace tracesmith::replay {
 
 struct CompareResult {
@@ -34,6 +36,45 @@ struct TimingStats {
 };
 TimingStats SummarizeTimes(std::vector<double> us);
 
+// Idempotence on inputs (`replay --warm`): does a kernel, re-run on the
+// memory its last replay left, write the same outputs again? Only then do
+// warm runs (back to back, inputs not restored) repeat the work the program
+// timed. A nondeterministic kernel's outputs differ between runs anyway, so
+// the check counts only differences in bits that never varied between the
+// replays from the captured inputs.
+//
+// `*mask` |= expected XOR actual (grown to the longer length on first use):
+// the bits of a range that varied between replays from the same inputs.
+void AddVaryingBits(std::span<const uint8_t> expected, std::span<const uint8_t> actual,
+                    std::vector<uint8_t>* mask);
+// Bytes in which `actual` differs from `expected` in a bit not set in
+// `mask` (shorter than the range: the bytes past it have no varying bits;
+// bytes past the shorter of expected and actual count as differing).
+uint64_t BytesDifferingBeyond(std::span<const uint8_t> expected, std::span<const uint8_t> actual,
+                              std::span<const uint8_t> mask);
+
+enum class Idempotence : uint8_t {
+  kNotChecked,     // no warm runs (no --warm, or a range replay)
+  kIdempotent,     // re-run on its own outputs, it wrote them again bit for bit
+  kNotIdempotent,  // it changed bits that replays from the captured inputs never changed
+  kUnknown,        // it changed only bits that also varied between replays (or one replay)
+};
+// "idempotent", "not_idempotent", "unknown", "not_checked" (the JSON names).
+const char* IdempotenceName(Idempotence i);
+
+// The evidence: one re-run on the memory the last cold replay left,
+// compared with that memory's output ranges.
+struct IdempotenceCheck {
+  CompareResult rerun_vs_outputs;
+  // Of the differing bytes, those that differ in a bit no two replays from
+  // the captured inputs disagreed on (AddVaryingBits, BytesDifferingBeyond).
+  uint64_t bytes_beyond_nondeterminism = 0;
+  // Replays from the captured inputs behind the varying bits: with one,
+  // nondeterminism is not measured and a difference cannot be told from it.
+  uint32_t replays = 0;
+};
+Idempotence JudgeIdempotence(const IdempotenceCheck& c);
+
 // What happened to one captured launch on the GPU.
 struct LaunchOutcome {
   uint64_t index = 0;
@@ -45,7 +86,25 @@ struct LaunchOutcome {
   CompareResult vs_first_replay;      // merged over the differing replays
   TimingStats time;                   // CUPTI kernel durations when available, else events
   bool time_from_cupti = false;
-  TimingStats event_time;    // CUDA events around the launch (includes dispatch)
+  TimingStats event_time;  // CUDA events around the launch (includes dispatch)
+  // `time` and `event_time` are cold: each run starts from restored inputs
+  // with the L2 flushed (false: no device memory for the flush buffer, so
+  // the L2 holds what the restore wrote). Range replay: each repetition.
+  bool l2_flushed = false;
+  // --warm (single launches): after the cold replays, `runs` (= iterations)
+  // more timed runs without restoring the inputs or flushing the L2, as
+  // back-to-back launches in the program run, after one re-run that checks
+  // idempotence and one that leaves the L2 as a run leaves it.
+  struct WarmTiming {
+    uint32_t runs = 0;  // 0: not measured
+    TimingStats time;   // CUPTI when `time_from_cupti`, else CUDA events
+    bool time_from_cupti = false;
+    TimingStats event_time;
+    IdempotenceCheck check;
+    Idempotence idempotence() const {
+      return runs ? JudgeIdempotence(check) : Idempotence::kNotChecked;
+    }
+  } warm;
   uint64_t recorded_ns = 0;  // the kernel's time inside the original program
   double setup_ms = 0;       // map memory, load the module, first restore of the inputs
   // Range replay: images restored between launches because the program
@@ -70,6 +129,9 @@ struct LaunchOutcome {
   // reports the outcome (index, function, sequence) before it returns the
   // error; the other fields are then partial and not reported.
   std::string error;
+  // What the launch's snapshots hold and why (launch_memory.h); for a
+  // range, empty.
+  LaunchMemory memory;
   bool nondeterministic() const { return iterations_differing > 0; }
 };
 

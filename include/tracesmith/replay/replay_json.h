@@ -30,6 +30,7 @@ struct ReplayRun {
   int64_t range_first = -1, range_last = -1;  // -1: no range replay
   int device = 0;
   bool same_addresses_only = false;
+  bool warm = false;  // --warm: warm timing and the idempotence check
   // In replay order; an outcome with `error` set is the last one.
   std::vector<LaunchOutcome> launches;
   // Why the replay stopped (the message printed on stderr); empty when it

@@ -2,78 +2,80 @@
 // replays it and prints one block per launch, or with kReplayFlagJson one
 // JSON document (see gpu_replayer.h, replay_json.h).
 #include <cstdio>
-#include <unordered_map>
+#include <string>
 
 #include "tracesmith/format/sbt_reader.h"
 
 #include "tracesmith/replay/gpu_replayer.h"
+#include "tracesmith/replay/recorded_times.h"
 #include "tracesmith/replay/replay_json.h"
-
-namespace {
-// Launches recorded by `profile --replay-capture` carry their correlation id:
-// their time in the program is the kernel row with that id in the same file.
-void FillRecordedTimes(const char* path, tracesmith::replay::ReplayCapture* cap) {
-  bool need = false;
-  for (const auto& l : cap->launches) need |= l.recorded_ns == 0 && l.correlation_id != 0;
-  if (!need) return;
-  auto trace = tracesmith::format::ReadTraceFile(path);
-  if (!trace.ok()) return;
-  std::unordered_map<uint32_t, uint64_t> ns;
-  for (const auto& k : trace->Rows<tracesmith::model::KernelEvent>())
-    if (k.end_ns > k.start_ns) ns[k.correlation_id] = k.end_ns - k.start_ns;
-  for (auto& l : cap->launches)
-    if (l.recorded_ns == 0 && l.correlation_id != 0)
-      if (auto it = ns.find(l.correlation_id); it != ns.end()) l.recorded_ns = it->second;
-}
-}  // namespace
 
 // dlopen entry point for `tracesmith replay` (see gpu_replayer.h). Text:
 // one block per launch as it completes. kReplayFlagJson: one JSON document
 // at the end (replay_json.h), also when the replay fails (with "error").
-extern "C" __attribute__((visibility("default"))) int TracesmithReplayGpuMainV3(
-    const char* path, uint32_t iterations, int64_t launch, int device, int flags,
-    int64_t range_first, int64_t range_last) {
+extern "C" __attribute__((visibility("default"))) int TracesmithReplayGpuMainV4(
+    const tracesmith::replay::ReplayGpuRequest* request) {
   using namespace tracesmith;
   using namespace tracesmith::replay;
-  const bool json = flags & kReplayFlagJson;
+  // Fields appended after V4 are read only when request->struct_size
+  // covers them; V4's own fields are all required.
+  if (!request || request->struct_size < sizeof(ReplayGpuRequest) || !request->path) {
+    std::fprintf(stderr, "tracesmith: error: %s called with a request it cannot read (size %u)\n",
+                 kReplayGpuEntryName, request ? request->struct_size : 0u);
+    return kReplayError;
+  }
+  const ReplayGpuRequest& r = *request;
+  const bool json = r.flags & kReplayFlagJson;
+  // Everything the library writes goes through here: the caller erases its
+  // progress line first.
+  auto say = [&r](FILE* f, const std::string& text) {
+    if (r.before_output) r.before_output(r.hook_context);
+    std::fputs(text.c_str(), f);
+    std::fflush(f);
+  };
   ReplayRun run;
-  run.path = path;
-  run.iterations = iterations ? iterations : 1;
-  run.launch = launch;
-  run.range_first = range_first;
-  run.range_last = range_last;
-  run.device = device;
-  run.same_addresses_only = flags & kReplayFlagSameAddressesOnly;
+  run.path = r.path;
+  run.iterations = r.iterations ? r.iterations : 1;
+  run.launch = r.launch;
+  run.range_first = r.range_first;
+  run.range_last = r.range_last;
+  run.device = r.device;
+  run.same_addresses_only = r.flags & kReplayFlagSameAddressesOnly;
+  run.warm = r.flags & kReplayFlagWarm;
   auto fail = [&](const Status& st) {
-    std::fprintf(stderr, "tracesmith: error: %s\n", st.message().c_str());
+    say(stderr, "tracesmith: error: " + st.message() + "\n");
     if (json) {
       run.error = st.message();
-      std::fputs(FormatReplayJson(run).c_str(), stdout);
+      say(stdout, FormatReplayJson(run));
     }
     return kReplayError;
   };
-  auto reader = format::SbtReader::Open(path);
+  if (Status v = ValidateReplayRequest(r); !v.ok()) return fail(v);
+  auto reader = format::SbtReader::Open(r.path);
   if (!reader.ok()) return fail(reader.status());
   auto cap = ReadReplayCapture(**reader);
   // As every command does (cli/trace_loader.h CheckDamage): an error with
   // --strict, else a warning naming what was skipped and where.
   const format::ReadReport& report = (*reader)->report();
   if (!report.clean()) {
-    if (flags & kReplayFlagStrict) return fail(report.DamageStatus(path));
-    std::fprintf(stderr, "tracesmith: warning: %s; replaying only its readable part:\n%s",
-                 report.Headline(path).c_str(), report.Describe().c_str());
+    if (r.flags & kReplayFlagStrict) return fail(report.DamageStatus(r.path));
+    say(stderr, "tracesmith: warning: " + report.Headline(r.path) +
+                    "; replaying only its readable part:\n" + report.Describe());
   }
   if (!cap.ok()) return fail(cap.status());
-  FillRecordedTimes(path, &*cap);
+  FillRecordedTimes(r.path, &*cap);
   if (Status v = ValidateCapture(*cap); !v.ok())
-    return fail(Status(v.code(), std::string(path) + ": " + v.message()));
+    return fail(Status(v.code(), std::string(r.path) + ": " + v.message()));
   GpuReplayOptions o;
   o.iterations = run.iterations;
-  o.launch = launch;
-  o.device = device;
+  o.launch = r.launch;
+  o.device = r.device;
   o.allow_relocation = !run.same_addresses_only;
-  o.range_first = range_first;
-  o.range_last = range_last;
+  o.range_first = r.range_first;
+  o.range_last = r.range_last;
+  o.warm = run.warm;
+  if (r.on_progress)
+    o.progress = [&r](const ReplayProgress& p) { r.on_progress(r.hook_context, &p); };
   bool header = false;
   Status st = ReplayOnGpu(
       *cap, o,
@@ -82,15 +84,12 @@ extern "C" __attribute__((visibility("default"))) int TracesmithReplayGpuMainV3(
         // Text: printed as each launch completes; a failed launch's error
         // is printed by fail() below.
         if (json || !out.error.empty()) return;
-        if (!header) {
-          std::fputs(FormatReplayHeader(path, run.device_line).c_str(), stdout);
-          header = true;
-        }
-        std::fputs(FormatLaunchOutcome(out).c_str(), stdout);
-        std::fflush(stdout);
+        std::string text = header ? "" : FormatReplayHeader(r.path, run.device_line);
+        header = true;
+        say(stdout, text + FormatLaunchOutcome(out));
       },
       &run.device_line);
   if (!st.ok()) return fail(st);
-  if (json) std::fputs(FormatReplayJson(run).c_str(), stdout);
+  if (json) say(stdout, FormatReplayJson(run));
   return ReplayExitCode(run);
 }

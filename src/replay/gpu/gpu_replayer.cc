@@ -162,7 +162,8 @@ namespace {
 
 Status ReplayLaunch(const ReplayCapture& cap, const LaunchRecord& l, uint64_t granularity,
                     const ReplayMemory& mem, ModuleCache& modules, KernelTimer& timer,
-                    const GpuReplayOptions& o, LaunchOutcome* out) {
+                    L2Flusher& flusher, const GpuReplayOptions& o, ReplayProgress* progress,
+                    LaunchOutcome* out) {
   auto setup_t0 = std::chrono::steady_clock::now();
   std::vector<const SnapshotRecord*> before, after;
   for (const SnapshotRecord& s : cap.snapshots)
@@ -181,10 +182,12 @@ Status ReplayLaunch(const ReplayCapture& cap, const LaunchRecord& l, uint64_t gr
   std::vector<double> event_us, cupti_us;
   out->index = l.index;
   out->function = l.function;
+  out->memory = DescribeLaunchMemory(cap, l);
   for (const LaunchAttribute& a : l.attributes)
     out->attributes += (out->attributes.empty() ? "" : ", ") + LaunchAttributeName(a.id);
   out->recorded_ns = l.recorded_ns;
   out->iterations = o.iterations;
+  out->l2_flushed = flusher.active();
   // Restores every "before" image (pointers rewritten when relocated).
   auto restore = [&](bool count_words) -> Status {
     for (const SnapshotRecord* s : before) {
@@ -193,6 +196,33 @@ Status ReplayLaunch(const ReplayCapture& cap, const LaunchRecord& l, uint64_t gr
       CU_CALL(cuMemcpyHtoD(CUdeviceptr(relocation.Translate(s->address)), image.bytes.data(),
                            image.bytes.size()));
     }
+    return OkStatus();
+  };
+  // Copies "after" range k back to the host.
+  auto download = [&](size_t k, std::vector<uint8_t>* host) -> Status {
+    host->resize(after[k]->size);
+    CU_CALL(cuMemcpyDtoH(host->data(), CUdeviceptr(relocation.Translate(after[k]->address)),
+                         host->size()));
+    return OkStatus();
+  };
+  // One timed run on whatever the memory and the L2 hold now: the stream
+  // waits on the gate while the start event, the launch and the stop event
+  // are queued, so that the span holds the kernel, not the launch latency.
+  auto timed_run = [&](std::vector<double>* events, std::vector<double>* cupti) -> Status {
+    RETURN_IF_ERROR(se.Close());
+    struct OpenOnExit {  // an error below must not leave the stream waiting
+      StreamAndEvents& se;
+      ~OpenOnExit() { se.Open(); }
+    } open_on_exit{se};
+    CU_CALL(cuEventRecord(se.start(), se.stream()));
+    RETURN_IF_ERROR(Launch(patched, f, se.stream()));
+    CU_CALL(cuEventRecord(se.stop(), se.stream()));
+    se.Open();
+    CU_CALL(cuEventSynchronize(se.stop()));
+    float ms = 0;
+    CU_CALL(cuEventElapsedTime(&ms, se.start(), se.stop()));
+    events->push_back(double(ms) * 1000.0);
+    if (uint64_t ns = timer.LastKernelNs()) cupti->push_back(double(ns) / 1000.0);
     return OkStatus();
   };
   RETURN_IF_ERROR(restore(false));
@@ -210,30 +240,19 @@ Status ReplayLaunch(const ReplayCapture& cap, const LaunchRecord& l, uint64_t gr
     RETURN_IF_ERROR(Launch(patched, f, se.stream()));
     CU_CALL(cuStreamSynchronize(se.stream()));
   }
+  // Cold runs: inputs restored, then the L2 flushed (queued ahead of the
+  // timed span on the same stream).
+  std::vector<std::vector<uint8_t>> varying(o.warm ? after.size() : 0);  // AddVaryingBits
   for (uint32_t it = 0; it < o.iterations; ++it) {
     RETURN_IF_ERROR(restore(it == 0));
     CU_CALL(cuCtxSynchronize());
-    RETURN_IF_ERROR(se.Close());
-    struct OpenOnExit {  // an error below must not leave the stream waiting
-      StreamAndEvents& se;
-      ~OpenOnExit() { se.Open(); }
-    } open_on_exit{se};
-    CU_CALL(cuEventRecord(se.start(), se.stream()));
-    RETURN_IF_ERROR(Launch(patched, f, se.stream()));
-    CU_CALL(cuEventRecord(se.stop(), se.stream()));
-    se.Open();
-    CU_CALL(cuEventSynchronize(se.stop()));
-    float ms = 0;
-    CU_CALL(cuEventElapsedTime(&ms, se.start(), se.stop()));
-    event_us.push_back(double(ms) * 1000.0);
-    if (uint64_t ns = timer.LastKernelNs()) cupti_us.push_back(double(ns) / 1000.0);
+    RETURN_IF_ERROR(flusher.Enqueue(se.stream()));
+    RETURN_IF_ERROR(timed_run(&event_us, &cupti_us));
     bool differs = false;
     CompareResult vs_first;
     for (size_t k = 0; k < after.size(); ++k) {
       std::vector<uint8_t>& host = it == 0 ? first[k] : current[k];
-      host.resize(after[k]->size);
-      CU_CALL(cuMemcpyDtoH(host.data(), CUdeviceptr(relocation.Translate(after[k]->address)),
-                           host.size()));
+      RETURN_IF_ERROR(download(k, &host));
       if (it == 0) {
         // Pointers the kernel left or wrote are rewritten like the inputs.
         ASSIGN_OR_RETURN(Image want,
@@ -243,16 +262,58 @@ Status ReplayLaunch(const ReplayCapture& cap, const LaunchRecord& l, uint64_t gr
         CompareResult c = CompareBytes(first[k], host, after[k]->address);
         differs |= !c.identical();
         vs_first.Merge(c);
+        if (o.warm && !c.identical()) AddVaryingBits(first[k], host, &varying[k]);
       }
     }
     if (differs) {
       out->iterations_differing++;
       out->vs_first_replay.Merge(vs_first);
     }
+    ReportRuns(o, progress, it + 1);
   }
   out->event_time = SummarizeTimes(event_us);
   out->time_from_cupti = cupti_us.size() == event_us.size() && !cupti_us.empty();
   out->time = out->time_from_cupti ? SummarizeTimes(cupti_us) : out->event_time;
+  if (!o.warm) return OkStatus();
+
+  // Warm runs on the memory the last cold replay left (its outputs are in
+  // `current`, or `first` after one replay). First one re-run, its outputs
+  // compared with that memory: idempotence. Then one untimed run, so that
+  // the L2 holds what a run leaves (not what the copies back just read),
+  // then the timed runs, nothing restored or flushed in between.
+  const std::vector<std::vector<uint8_t>>& left = o.iterations > 1 ? current : first;
+  auto warm_runs = [&]() -> Status {
+    RETURN_IF_ERROR(Launch(patched, f, se.stream()));
+    CU_CALL(cuStreamSynchronize(se.stream()));
+    IdempotenceCheck& check = out->warm.check;
+    check.replays = o.iterations;
+    std::vector<uint8_t> rerun;
+    for (size_t k = 0; k < after.size(); ++k) {
+      RETURN_IF_ERROR(download(k, &rerun));
+      check.rerun_vs_outputs.Merge(CompareBytes(left[k], rerun, after[k]->address));
+      check.bytes_beyond_nondeterminism += BytesDifferingBeyond(left[k], rerun, varying[k]);
+    }
+    RETURN_IF_ERROR(Launch(patched, f, se.stream()));
+    CU_CALL(cuStreamSynchronize(se.stream()));
+    (void)timer.LastKernelNs();  // drop the untimed runs' records
+    std::vector<double> warm_event_us, warm_cupti_us;
+    for (uint32_t it = 0; it < o.iterations; ++it) {
+      RETURN_IF_ERROR(timed_run(&warm_event_us, &warm_cupti_us));
+      ReportRuns(o, progress, o.iterations + it + 1);
+    }
+    LaunchOutcome::WarmTiming& w = out->warm;
+    w.runs = o.iterations;
+    w.event_time = SummarizeTimes(warm_event_us);
+    w.time_from_cupti = warm_cupti_us.size() == warm_event_us.size() && !warm_cupti_us.empty();
+    w.time = w.time_from_cupti ? SummarizeTimes(warm_cupti_us) : w.event_time;
+    return OkStatus();
+  };
+  // A kernel that is not idempotent may fault on its own outputs (indices
+  // it wrote): say that the failing run was a warm one.
+  if (Status st = warm_runs(); !st.ok())
+    return Status(st.code(), StrFormat("--warm, re-running on the memory its last replay left "
+                                       "(inputs not restored): %s",
+                                       st.message().c_str()));
   return OkStatus();
 }
 
@@ -332,28 +393,47 @@ Status ReplayOnGpu(const ReplayCapture& cap, const GpuReplayOptions& o,
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - map_t0)
             .count());
   }
+  L2Flusher flusher;
+  RETURN_IF_ERROR(flusher.Create(device));
   ModuleCache modules;
   KernelTimer timer;
   (void)timer.Start();  // without CUPTI, times come from CUDA events
+  ReplayProgress progress;
+  progress.replays_total = o.iterations * (o.warm && o.range_first < 0 ? 2 : 1);
   // A launch or range that fails is reported too (LaunchOutcome::error),
   // so that --json can name it, before its error is returned.
-  auto report_failure = [&](LaunchOutcome& outcome, const Status& st) {
+  auto report_failure = [&](LaunchOutcome& outcome, Status st) {
+    // A fault on memory the capture did not record: say what it left out
+    // (not for --warm re-runs, which read what earlier runs left).
+    if (st.message().find("CUDA_ERROR_ILLEGAL_ADDRESS") != std::string::npos &&
+        st.message().find("--warm, ") == std::string::npos)
+      if (std::string hint = MissingMemoryHint(outcome.memory); !hint.empty())
+        st = Status(st.code(), StrFormat("%s\n  an illegal address: the kernel may have read "
+                                         "memory outside the %u range(s) the capture recorded; ",
+                                         st.message().c_str(), outcome.memory.ranges) +
+                                   hint);
     outcome.error = st.message();
     on_launch(outcome);
     return st;
   };
   if (o.range_first >= 0) {
+    const std::string name =
+        StrFormat("range %llu..%llu", static_cast<unsigned long long>(o.range_first),
+                  static_cast<unsigned long long>(o.range_last));
+    progress.launches_total = 1;
+    progress.index = uint64_t(o.range_first);
+    progress.kernel = name.c_str();
+    progress.range = true;
+    ReportRuns(o, &progress, 0);
     LaunchOutcome outcome;
     Status st = ReplaySequence(cap, uint64_t(o.range_first), uint64_t(o.range_last), granularity,
-                               mem, modules, o, &outcome);
+                               mem, modules, flusher, o, &progress, &outcome);
     if (!st.ok()) {
       LaunchOutcome failed;
       failed.index = uint64_t(o.range_first);
       failed.sequence = true;
       failed.sequence_counts.last_index = uint64_t(o.range_last);
-      failed.function =
-          StrFormat("range %llu..%llu", static_cast<unsigned long long>(o.range_first),
-                    static_cast<unsigned long long>(o.range_last));
+      failed.function = name;
       failed.iterations = o.iterations;
       return report_failure(failed, st);
     }
@@ -361,22 +441,29 @@ Status ReplayOnGpu(const ReplayCapture& cap, const GpuReplayOptions& o,
     return OkStatus();
   }
   bool found = o.launch < 0;
+  progress.launches_total = o.launch < 0 ? cap.launches.size() : 1;
   for (const LaunchRecord& l : cap.launches) {
     if (o.launch >= 0 && l.index != uint64_t(o.launch)) continue;
     found = true;
+    progress.index = l.index;
+    progress.kernel = l.function.c_str();
+    ReportRuns(o, &progress, 0);
     LaunchOutcome outcome;
-    Status st = ReplayLaunch(cap, l, granularity, mem, modules, timer, o, &outcome);
+    Status st =
+        ReplayLaunch(cap, l, granularity, mem, modules, timer, flusher, o, &progress, &outcome);
     if (!st.ok()) {
       LaunchOutcome failed;
       failed.index = l.index;
       failed.function = l.function;
       failed.iterations = o.iterations;
+      failed.memory = DescribeLaunchMemory(cap, l);  // what the capture recorded, for the error
       return report_failure(
           failed, Status(st.code(),
                          StrFormat("launch %llu (%s): %s", static_cast<unsigned long long>(l.index),
                                    l.function.c_str(), st.message().c_str())));
     }
     on_launch(outcome);
+    ++progress.launches_done;
   }
   if (!found)
     return NotFound(StrFormat("the capture has no launch %lld (%zu launches)",

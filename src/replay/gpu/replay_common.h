@@ -10,6 +10,7 @@
 #include <span>
 #include <vector>
 
+#include "cu_call.h"
 #include "tracesmith/base/status.h"
 #include "tracesmith/format/replay_payload.h"
 #include "tracesmith/replay/address_ranges.h"
@@ -101,6 +102,55 @@ class StreamAndEvents {
   CUdeviceptr gate_device_ = 0;
 };
 
+// Empties the L2 before each cold timed run, as nvbench and Nsight
+// Compute's `--cache-control all` do: a memset of a device buffer twice the
+// L2's size (the L2 is split in two partitions and its replacement is not
+// strict LRU: writing its size once can leave lines of the inputs), queued
+// on the stream ahead of the timed span. Allocated after the captured ranges
+// are mapped, so it never takes a captured address.
+class L2Flusher {
+ public:
+  L2Flusher() = default;
+  ~L2Flusher() {
+    if (buffer_) cuMemFree(buffer_);
+  }
+  L2Flusher(const L2Flusher&) = delete;
+  L2Flusher& operator=(const L2Flusher&) = delete;
+  L2Flusher(L2Flusher&&) = delete;
+  L2Flusher& operator=(L2Flusher&&) = delete;
+  // Without the memory (the captured ranges may fill the device) flushing
+  // is off: active() is false and the report says "L2 not flushed".
+  Status Create(CUdevice device) {
+    int l2 = 0;
+    CU_CALL(cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, device));
+    if (l2 <= 0) return OkStatus();
+    const size_t bytes = 2 * size_t(l2);
+    if (cuMemAlloc(&buffer_, bytes) != CUDA_SUCCESS) {
+      buffer_ = 0;
+      return OkStatus();
+    }
+    bytes_ = bytes;
+    return OkStatus();
+  }
+  Status Enqueue(CUstream stream) {
+    if (buffer_) CU_CALL(cuMemsetD32Async(buffer_, 0, bytes_ / 4, stream));
+    return OkStatus();
+  }
+  bool active() const { return buffer_ != 0; }
+
+ private:
+  CUdeviceptr buffer_ = 0;
+  size_t bytes_ = 0;
+};
+
+// Calls o.progress, when set, with `runs_done` timed runs of the launch in
+// `p` finished.
+inline void ReportRuns(const GpuReplayOptions& o, ReplayProgress* p, uint32_t runs_done) {
+  if (!o.progress) return;
+  p->replays_done = runs_done;
+  o.progress(*p);
+}
+
 // Device memory for the captured ranges, mapped once per replay (before
 // any module load allocates, and kept for every launch: the driver reuses
 // freed VA for its own allocations).
@@ -142,9 +192,11 @@ StatusOr<Image> ImageOf(const ReplayCapture& cap, const SnapshotRecord& s,
 
 // Range replay (sequence_replayer.cc): launches first..last and the
 // program's stream work between them.
+// Each repetition starts from a flushed L2 (`flusher`) and reports to
+// `progress` when done.
 Status ReplaySequence(const ReplayCapture& cap, uint64_t first, uint64_t last, uint64_t granularity,
-                      const ReplayMemory& mem, ModuleCache& modules, const GpuReplayOptions& o,
-                      LaunchOutcome* out);
+                      const ReplayMemory& mem, ModuleCache& modules, L2Flusher& flusher,
+                      const GpuReplayOptions& o, ReplayProgress* progress, LaunchOutcome* out);
 // The device ranges the stream ops between launches first and last touch.
 std::vector<AddressRange> StreamOpRanges(const ReplayCapture& cap, uint64_t first, uint64_t last);
 

@@ -162,8 +162,8 @@ std::vector<AddressRange> StreamOpRanges(const ReplayCapture& cap, uint64_t firs
 // range is compared with the "after" image of the last launch that touched
 // it, except ranges a replayed op wrote after that launch.
 Status ReplaySequence(const ReplayCapture& cap, uint64_t first, uint64_t last, uint64_t granularity,
-                      const ReplayMemory& mem, ModuleCache& modules, const GpuReplayOptions& o,
-                      LaunchOutcome* out) {
+                      const ReplayMemory& mem, ModuleCache& modules, L2Flusher& flusher,
+                      const GpuReplayOptions& o, ReplayProgress* progress, LaunchOutcome* out) {
   std::vector<const LaunchRecord*> seq;
   for (const LaunchRecord& l : cap.launches)
     if (l.index >= first && l.index <= last) seq.push_back(&l);
@@ -244,6 +244,7 @@ Status ReplaySequence(const ReplayCapture& cap, uint64_t first, uint64_t last, u
     };
     CU_CALL(cuCtxSynchronize());
     for (const auto& [address, s] : initial) RETURN_IF_ERROR(restore(*s, it == 0));
+    RETURN_IF_ERROR(flusher.Enqueue(CU_STREAM_LEGACY));
     CU_CALL(cuCtxSynchronize());
     auto t0 = std::chrono::steady_clock::now();
     size_t next_op = 0;
@@ -291,7 +292,9 @@ Status ReplaySequence(const ReplayCapture& cap, uint64_t first, uint64_t last, u
       out->iterations_differing++;
       out->vs_first_replay.Merge(vs_first);
     }
+    ReportRuns(o, progress, it + 1);
   }
+  out->l2_flushed = flusher.active();
   out->function = StrFormat(
       "range %llu..%llu: %zu launches and %zu stream ops (%llu copies, %llu memsets, %llu event "
       "record/wait and synchronizations) in capture order on %zu stream(s)",

@@ -1,0 +1,128 @@
+#include "tracesmith/replay/extract.h"
+
+#include <algorithm>
+
+#include "tracesmith/base/atomic_file.h"
+#include "tracesmith/base/file_util.h"
+#include "tracesmith/format/sbt_reader.h"
+#include "tracesmith/format/sbt_writer.h"
+#include "tracesmith/replay/recorded_times.h"
+
+namespace tracesmith::replay {
+
+namespace {
+const char* ImageKindName(ImageKind k) {
+  switch (k) {
+    case ImageKind::kCubin:
+      return "cubin";
+    case ImageKind::kFatbin:
+      return "fatbin";
+    case ImageKind::kPtx:
+      return "PTX";
+    case ImageKind::kUnknown:
+      break;
+  }
+  return "image";
+}
+}  // namespace
+
+StatusOr<ExtractSummary> ExtractLaunch(const std::string& in, const std::string& out,
+                                       const ExtractOptions& options) {
+  const std::string inputs[] = {in};
+  RETURN_IF_ERROR(CheckOutputFile(out, inputs, options.overwrite));
+  ASSIGN_OR_RETURN(auto reader, format::SbtReader::Open(in));
+  ASSIGN_OR_RETURN(ReplayCapture cap, ReadReplayCapture(*reader));
+  if (!reader->report().clean()) return reader->report().DamageStatus(in);
+  auto it = std::find_if(cap.launches.begin(), cap.launches.end(),
+                         [&](const LaunchRecord& l) { return l.index == options.launch; });
+  if (it == cap.launches.end()) {
+    std::string have;
+    for (size_t k = 0; k < cap.launches.size() && k < 20; ++k)
+      have += (k ? ", " : "") + std::to_string(cap.launches[k].index);
+    if (cap.launches.size() > 20) have += ", ...";
+    return NotFound(StrFormat("%s: no recorded launch %llu (recorded: %s)", in.c_str(),
+                              static_cast<unsigned long long>(options.launch),
+                              have.empty() ? "none" : have.c_str()));
+  }
+  LaunchRecord launch = *it;
+  // Check what the reproducer needs is all there before writing anything.
+  ReplayCapture one;
+  one.info = cap.info;
+  one.has_info = cap.has_info;
+  one.launches = {launch};
+  one.modules = cap.modules;
+  one.blobs = cap.blobs;
+  for (const SnapshotRecord& s : cap.snapshots)
+    if (s.launch_index == launch.index) one.snapshots.push_back(s);
+  RETURN_IF_ERROR(ValidateCapture(one));
+  // The time in the program: from the trace's kernel row, which the
+  // reproducer does not carry (its correlation id would point nowhere).
+  if (launch.recorded_ns == 0) {
+    ReplayCapture times;
+    times.launches = {launch};
+    FillRecordedTimes(in, &times);
+    launch.recorded_ns = times.launches[0].recorded_ns;
+  }
+  launch.correlation_id = 0;
+
+  ExtractSummary sum;
+  sum.launch = launch.index;
+  sum.function = launch.function;
+  sum.param_bytes = launch.params.size();
+  sum.recorded_ns = launch.recorded_ns;
+  sum.info = cap.info;
+  sum.has_info = cap.has_info;
+  format::SbtWriterOptions wo;
+  wo.zstd_level = 9;  // written once, read rarely: smaller is better
+  wo.replace_atomically = true;
+  ASSIGN_OR_RETURN(auto writer, format::SbtWriter::Open(out, wo));
+  ReplayPayloadWriter payload(writer.get());
+  if (cap.has_info) {
+    CaptureInfo info = cap.info;
+    info.tool += info.tool.empty() ? "tracesmith replay --extract" : " (one launch extracted)";
+    RETURN_IF_ERROR(payload.WriteCaptureInfo(info));
+  }
+  const ModuleRecord* module = cap.FindModule(launch.module_hash);
+  ASSIGN_OR_RETURN(auto image, cap.BlobData(module->hash, "module image"));
+  ASSIGN_OR_RETURN(uint64_t hash, payload.AddModule(image, module->kind, module->name));
+  if (hash != launch.module_hash)
+    return Internal("the module's content hash changed while it was copied");
+  sum.module_bytes = image.size();
+  sum.module_kind = module->kind;
+  for (const SnapshotRecord& s : one.snapshots) {
+    ASSIGN_OR_RETURN(auto bytes, cap.BlobData(s.hash, "memory image"));
+    RETURN_IF_ERROR(payload.AddSnapshot(s.launch_index, s.phase, s.address, bytes, s.origin));
+    if (s.phase == SnapshotPhase::kBefore) {
+      ++sum.ranges;
+      sum.memory_bytes += s.size;
+      sum.reached += s.origin.source == RangeSource::kPointer;
+    }
+  }
+  RETURN_IF_ERROR(payload.AddLaunch(launch));
+  RETURN_IF_ERROR(writer->Close());
+  ASSIGN_OR_RETURN(sum.file_bytes, FileSize(out));
+  return sum;
+}
+
+std::string FormatExtractSummary(const std::string& out, const ExtractSummary& s) {
+  std::string text = StrFormat(
+      "wrote %s (%s): launch %llu %s\n  module: %s (%s)\n  memory: %u range(s), %s before and "
+      "%s after",
+      out.c_str(), HumanBytes(s.file_bytes).c_str(), static_cast<unsigned long long>(s.launch),
+      s.function.c_str(), HumanBytes(s.module_bytes).c_str(), ImageKindName(s.module_kind),
+      s.ranges, HumanBytes(s.memory_bytes).c_str(), HumanBytes(s.memory_bytes).c_str());
+  if (s.reached) text += StrFormat(" (%u reached through pointers in memory)", s.reached);
+  text += StrFormat("\n  parameters: %llu bytes", static_cast<unsigned long long>(s.param_bytes));
+  if (s.recorded_ns)
+    text += StrFormat("; time in the program: %.2f us", double(s.recorded_ns) / 1000.0);
+  if (s.has_info)
+    text += StrFormat(
+        "\n  captured on: %s (sm_%u%u), driver %u.%u; replays on a GPU of that "
+        "architecture",
+        s.info.device_name.c_str(), s.info.cc_major, s.info.cc_minor, s.info.driver_version / 1000,
+        s.info.driver_version % 1000 / 10);
+  text += StrFormat("\n  replay it with: tracesmith replay %s\n", out.c_str());
+  return text;
+}
+
+}  // namespace tracesmith::replay
