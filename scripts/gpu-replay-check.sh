@@ -215,6 +215,7 @@ if [ -x "$PROGS/pointer_chase" ]; then
     $([ $rc -eq 0 ] && grep -q "identical to the capture" "$W/last.log" &&
       grep -q "all outputs identical" "$W/last.log"; echo $?)
   ls -l "$W/rc_gather.sbt" "$W/repro_gather.sbt"
+  "$TS" info "$W/rc_gather.sbt" | grep -E "replay\.(reach|memory_image|snapshot)"  # scan cost (informational)
   run rc-gather-params "$TS" profile -f --stacks none --replay-capture 'kernel:gather_ptrs' \
     --replay-memory params -o "$W/rc_gather_params.sbt" -- "$PROGS/pointer_chase" gather
   run rc-gather-params-replay timeout 120 "$TS" replay "$W/rc_gather_params.sbt"
@@ -255,6 +256,7 @@ if [ -x "$PROGS/pointer_chase" ]; then
   result "cublasSgemmBatched: every captured launch replays identical and deterministic" \
     $([ $rc -eq 0 ] && ! grep -q "DIFFERENT\|NONDETERMINISTIC" "$W/last.log" &&
       grep -q "12 reached through pointers in memory" "$W/last.log"; echo $?)
+  "$TS" info "$W/rc_gemm.sbt" | grep -E "replay\.(reach|memory_image|snapshot)"  # scan cost (informational)
   gm=$(grep -B30 "12 reached through pointers in memory" "$W/last.log" | sed -n 's/^launch \([0-9]*\) .*/\1/p' | tail -1)
   run rc-gemm-extract "$TS" replay "$W/rc_gemm.sbt" --extract "${gm:-0}" -o "$W/repro_gemm.sbt"
   run rc-gemm-repro "$TS" replay "$W/repro_gemm.sbt" --iterations 3
