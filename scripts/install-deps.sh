@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Installs TraceSmith's build and test dependencies from Debian/Ubuntu packages.
 # Idempotent: packages already present are skipped quickly.
+#   --test   also what only the test command needs: headless Chromium and node,
+#            which load `tracesmith report` pages (tests/report/browser_test.cc,
+#            html_report_test.cc)
 set -euo pipefail
 
 PACKAGES=(
@@ -16,6 +19,9 @@ PACKAGES=(
   python3-setuptools python3-venv      # pip install --no-build-isolation . (offline)
   clang-format-14                      # scripts/test.sh checks the formatting (the repo's version)
 )
+if [ "${1:-}" = --test ]; then
+  PACKAGES+=(chromium nodejs)          # the report page in a real browser, its script under node
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -18,7 +18,7 @@ cd "$(dirname "$0")/.."
 JOBS=${JOBS:-$(nproc)}
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 
-scripts/install-deps.sh
+scripts/install-deps.sh --test
 
 echo "=== layering (docs/architecture.md) ==="
 python3 scripts/check-layering.py
