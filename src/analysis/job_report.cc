@@ -25,12 +25,82 @@ std::string BoundText(uint64_t ns) {
 // The steady steps: the first (warm-up) is left out when there are 4 or more.
 uint64_t MedianStep(const std::vector<RankStep>& steps) {
   std::vector<uint64_t> ns;
-  for (size_t i = steps.size() >= 4 ? 1 : 0; i < steps.size(); ++i)
+  for (size_t i = FirstSteadyStep(steps.size()); i < steps.size(); ++i)
     ns.push_back(steps[i].end_ns - steps[i].begin_ns);
   return MedianOf(ns);
 }
 
+// A rank's per-step host time at `site`: listed, or at most its smallest
+// listed site's when it lists only the largest (an upper bound, so the
+// excess found is never overstated), or 0 when it lists every site.
+uint64_t SiteTime(const HostTime& h, const std::string& site) {
+  for (const HostSiteTime& x : h.sites)
+    if (x.site == site) return x.step_median_ns;
+  return h.more_sites && !h.sites.empty() ? h.sites.back().step_median_ns : 0;
+}
+
+// "; its step has 12% more host time before launches from `X` ..."
+std::string HostExcessText(const HostExcess& e) {
+  std::string where =
+      e.site.empty() ? "before its launches" : "before launches from `" + e.site + "`";
+  std::string text = StrFormat(
+      "; its step has %.0f%% more host time %s than the other ranks' median (+%s per %s step: "
+      "time outside CUDA API calls, ended by those launches",
+      e.share() * 100, where.c_str(), HumanDuration(e.excess_ns).c_str(),
+      HumanDuration(e.step_ns).c_str());
+  if (!e.stacks)
+    text += "; the trace has no call stacks to say where";
+  else if (e.site.empty())
+    text += "; spread over call sites, none material alone";
+  return text + ")";
+}
+
 }  // namespace
+
+std::optional<HostExcess> FindHostExcess(const std::vector<RankReport>& ranks, size_t straggler,
+                                         uint64_t bound_ns) {
+  const RankReport& me = ranks[straggler];
+  if (me.host_time.steps < 2 || me.step_median_ns == 0) return std::nullopt;
+  std::vector<size_t> others;
+  for (size_t j = 0; j < ranks.size(); ++j)
+    if (j != straggler && ranks[j].host_time.steps >= 2) others.push_back(j);
+  if (others.empty()) return std::nullopt;
+  const uint64_t threshold =
+      std::max(bound_ns, uint64_t(kHostExcessShare * double(me.step_median_ns)));
+  HostExcess best{.stacks = me.host_time.stacks,
+                  .step_ns = me.step_median_ns,
+                  .others = uint32_t(others.size())};
+  // Per call site, against the ranks that have stacks too.
+  if (me.host_time.stacks) {
+    for (const HostSiteTime& x : me.host_time.sites) {
+      std::vector<uint64_t> v;
+      for (size_t j : others)
+        if (ranks[j].host_time.stacks) v.push_back(SiteTime(ranks[j].host_time, x.site));
+      if (v.empty()) break;
+      const uint64_t ref = MedianOf(v);
+      if (x.step_median_ns > ref && x.step_median_ns - ref > best.excess_ns) {
+        best.site = x.site;
+        best.rank_ns = x.step_median_ns;
+        best.others_ns = ref;
+        best.excess_ns = x.step_median_ns - ref;
+        best.others = uint32_t(v.size());
+      }
+    }
+    if (best.excess_ns > threshold) return best;
+  }
+  // The whole step's host time before launches, without a site.
+  std::vector<uint64_t> v;
+  for (size_t j : others) v.push_back(ranks[j].host_time.step_median_ns);
+  const uint64_t ref = MedianOf(v);
+  if (me.host_time.step_median_ns <= ref || me.host_time.step_median_ns - ref <= threshold)
+    return std::nullopt;
+  return HostExcess{.stacks = me.host_time.stacks,
+                    .rank_ns = me.host_time.step_median_ns,
+                    .others_ns = ref,
+                    .excess_ns = me.host_time.step_median_ns - ref,
+                    .step_ns = me.step_median_ns,
+                    .others = uint32_t(others.size())};
+}
 
 double BusBandwidthFactor(CollectiveOp op, uint32_t ranks) {
   const double n = ranks;
@@ -131,7 +201,7 @@ JobReport BuildJobReport(std::vector<RankSummary> summaries, const JobOptions& o
     RankReport& rr = r.ranks[i];
     rr.rank = s.rank;
     rr.pid = s.pid;
-    rr.host = s.host;
+    rr.host_time = s.host_time;
     rr.source = s.source;
     rr.label = s.Label();
     rr.clock = clock.process(i);
@@ -143,6 +213,7 @@ JobReport BuildJobReport(std::vector<RankSummary> summaries, const JobOptions& o
     rr.collectives = uint32_t(s.collectives.ops.size());
     rr.steps = uint32_t(s.steps.size());
     rr.step_median_ns = MedianStep(s.steps);
+    rr.host_time = s.host_time;
     for (const std::string& w : s.warnings) rr.warnings.push_back(w);
     if (!rr.clock.aligned() && n > 1)
       r.warnings.push_back(rr.label +
@@ -216,6 +287,8 @@ JobReport BuildJobReport(std::vector<RankSummary> summaries, const JobOptions& o
   std::stable_sort(
       r.stragglers.begin(), r.stragglers.end(),
       [](const Straggler& a, const Straggler& b) { return a.last_count > b.last_count; });
+  for (Straggler& s : r.stragglers)
+    if (s.significant()) s.host_excess = FindHostExcess(r.ranks, s.rank_index, s.bound_ns);
 
   // Bandwidth by (operation, bytes, ranks), where bytes are known.
   std::map<std::tuple<uint8_t, uint64_t, uint32_t>, std::vector<uint64_t>> by_size;
@@ -269,6 +342,7 @@ JobReport BuildJobReport(std::vector<RankSummary> summaries, const JobOptions& o
         s.last_count, s.of, HumanDuration(s.median_late_ns).c_str(), BoundText(s.bound_ns).c_str());
     if (!s.significant())
       text += ": smaller than the clock bound, so not distinguishable from clock error";
+    if (s.host_excess) text += HostExcessText(*s.host_excess);
     f.push_back(text);
   }
   if (r.steps.ranks_with_steps >= 2 && r.steps.median_median_ns > 0) {

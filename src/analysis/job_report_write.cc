@@ -66,6 +66,15 @@ void WriteJobText(const JobReport& r, std::ostream& out) {
                        r.ranks[s.rank_index].label.c_str(), s.last_count, s.of,
                        HumanDuration(s.median_late_ns).c_str(), HumanDuration(s.bound_ns).c_str(),
                        s.significant() ? "" : "  [within the bound]");
+      if (s.host_excess)
+        out << StrFormat(
+            "      host time before %s: %s per step vs the others' median %s (+%.0f%% of "
+            "its %s step)\n",
+            s.host_excess->site.empty() ? "its launches"
+                                        : ("launches from `" + s.host_excess->site + "`").c_str(),
+            HumanDuration(s.host_excess->rank_ns).c_str(),
+            HumanDuration(s.host_excess->others_ns).c_str(), s.host_excess->share() * 100,
+            HumanDuration(s.host_excess->step_ns).c_str());
     }
   }
   if (!r.bandwidth.empty()) {
@@ -140,6 +149,9 @@ void WriteJobJson(const JobReport& r, std::ostream& out) {
               {"median_lateness_ns", rr.median_lateness_ns},
               {"steps", rr.steps},
               {"step_median_ns", rr.step_median_ns},
+              {"host_time_per_step_ns",
+               rr.host_time.steps >= 2 ? Json(rr.host_time.step_median_ns) : Json(nullptr)},
+              {"host_time_stacks", rr.host_time.stacks},
               {"warnings", rr.warnings}};
     ranks.push_back(std::move(x));
   }
@@ -165,13 +177,29 @@ void WriteJobJson(const JobReport& r, std::ostream& out) {
   j["collectives"] = std::move(coll);
   j["collectives_within_bound"] = r.collectives_within_bound;
   Json stragglers = Json::array();
-  for (const Straggler& s : r.stragglers)
+  for (const Straggler& s : r.stragglers) {
+    Json host = nullptr;
+    if (s.host_excess) {
+      const HostExcess& e = *s.host_excess;
+      host = {
+          {"measure", "host time outside CUDA API calls before launches, median per steady step"},
+          {"call_site", e.site.empty() ? Json(nullptr) : Json(e.site)},
+          {"stacks", e.stacks},
+          {"rank_ns", e.rank_ns},
+          {"others_median_ns", e.others_ns},
+          {"excess_ns", e.excess_ns},
+          {"step_ns", e.step_ns},
+          {"share_of_step", e.share()},
+          {"ranks_compared", e.others}};
+    }
     stragglers.push_back({{"rank", r.ranks[s.rank_index].rank},
                           {"last_count", s.last_count},
                           {"of", s.of},
                           {"median_late_ns", s.median_late_ns},
                           {"clock_bound_ns", s.bound_ns},
-                          {"significant", s.significant()}});
+                          {"significant", s.significant()},
+                          {"host_time", std::move(host)}});
+  }
   j["stragglers"] = std::move(stragglers);
   Json bw = Json::array();
   for (const BandwidthRow& b : r.bandwidth)

@@ -1,10 +1,14 @@
 #include "tracesmith/analysis/rank_summary.h"
 
 #include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <set>
+#include <span>
+#include <unordered_map>
 
+#include "call_site.h"
 #include "tracesmith/analysis/report.h"
 #include "tracesmith/analysis/steps.h"
 #include "tracesmith/analysis/timeline.h"
@@ -18,7 +22,100 @@ using Json = nlohmann::ordered_json;
 
 // Version of the summary document: readers refuse others (a summary is an
 // intermediate file, written and read by the same release).
-constexpr int kSummaryVersion = 1;
+// 2: `host_time` (host time before launches per step).
+constexpr int kSummaryVersion = 2;
+
+template <typename T>
+T MedianOf(std::vector<T> v) {
+  if (v.empty()) return T{};
+  std::nth_element(v.begin(), v.begin() + ptrdiff_t((v.size() - 1) / 2), v.end());
+  return v[(v.size() - 1) / 2];
+}
+
+// HostTime of process `pid` over `steps` (rank_summary.h says what is counted).
+HostTime MeasureHostTime(const CompactTrace& trace, uint32_t pid,
+                         const std::vector<RankStep>& all_steps) {
+  HostTime h;
+  const size_t first = FirstSteadyStep(all_steps.size());
+  if (all_steps.size() < first + 2) return h;
+  const std::span<const RankStep> steps(all_steps.begin() + ptrdiff_t(first), all_steps.end());
+  const auto& calls = trace.calls();
+  // Calls that launched GPU work.
+  std::vector<uint8_t> launches(calls.size(), 0);
+  for (uint32_t i = 0; i < trace.ops().size(); ++i) {
+    const uint32_t c = trace.CallOfOp(i);
+    if (c != kNone && trace.PidOfLane(calls[c].lane) == pid) launches[c] = 1;
+  }
+  for (const HostCall& c : calls) h.stacks |= c.stack_id != 0 && trace.PidOfLane(c.lane) == pid;
+  CallSiteNamer namer(trace.meta());
+  std::unordered_map<uint32_t, uint32_t> site_of_stack;
+  std::map<std::string, uint32_t> site_index;
+  std::vector<std::string> sites;
+  // (site, step) -> ns, non-zero cells only: at most sites x steps, far
+  // fewer than launches (consecutive launches mostly share a site).
+  std::unordered_map<uint64_t, uint64_t> cells;
+  std::vector<uint64_t> total(steps.size(), 0);
+  uint32_t last_stack = UINT32_MAX, site = 0;  // the site of the last stack named
+  for (uint32_t lane = 0; lane < trace.lanes().size(); ++lane) {
+    if (!trace.lanes()[lane].host || trace.PidOfLane(lane) != pid) continue;
+    const LaneRange r = trace.lane_range(lane);
+    uint64_t prev_end = 0;
+    bool any = false;
+    for (uint32_t ci = r.begin; ci < r.end; ++ci) {
+      const HostCall& c = calls[ci];
+      // Nested calls (a driver call inside a runtime call) overlap: the gap
+      // is from the latest end seen.
+      const uint64_t from = prev_end;
+      const bool had = any;
+      prev_end = any ? std::max(prev_end, c.end_ns) : c.end_ns;
+      any = true;
+      if (!launches[ci] || !had || c.start_ns <= from) continue;
+      // The step the launch starts in.
+      auto it = std::upper_bound(steps.begin(), steps.end(), c.start_ns,
+                                 [](uint64_t t, const RankStep& s) { return t < s.begin_ns; });
+      if (it == steps.begin()) continue;
+      --it;
+      if (c.start_ns >= it->end_ns) continue;
+      const uint64_t ns = c.start_ns - std::max(from, it->begin_ns);
+      const size_t k = size_t(it - steps.begin());
+      total[k] += ns;
+      if (h.stacks && c.stack_id != last_stack) {
+        last_stack = c.stack_id;
+        auto s = site_of_stack.find(c.stack_id);
+        if (s == site_of_stack.end()) {
+          const std::string text = namer.Name(c.stack_id);
+          auto [si, added] = site_index.try_emplace(text, uint32_t(sites.size()));
+          if (added) sites.push_back(text);
+          s = site_of_stack.emplace(c.stack_id, si->second).first;
+        }
+        site = s->second;
+      }
+      cells[uint64_t(site) << 32 | k] += ns;
+    }
+  }
+  h.steps = uint32_t(steps.size());
+  h.step_median_ns = MedianOf(total);
+  if (!h.stacks) return h;
+  std::vector<std::vector<uint64_t>> per_site(sites.size());
+  for (const auto& [key, ns] : cells) {
+    std::vector<uint64_t>& v = per_site[key >> 32];
+    if (v.empty()) v.assign(steps.size(), 0);
+    v[key & 0xffffffff] = ns;
+  }
+  for (size_t i = 0; i < sites.size(); ++i) {
+    const uint64_t m = MedianOf(std::move(per_site[i]));
+    if (m > 0) h.sites.push_back({sites[i], m});
+  }
+  std::sort(h.sites.begin(), h.sites.end(), [](const HostSiteTime& a, const HostSiteTime& b) {
+    return a.step_median_ns != b.step_median_ns ? a.step_median_ns > b.step_median_ns
+                                                : a.site < b.site;
+  });
+  if (h.sites.size() > kHostSites) {
+    h.sites.resize(kHostSites);
+    h.more_sites = true;
+  }
+  return h;
+}
 
 }  // namespace
 
@@ -83,6 +180,7 @@ RankSummary SummarizeProcess(const CompactTrace& trace, uint32_t pid, const std:
   const StepReport steps = DetectSteps(trace);
   s.step_method = steps.method;
   for (const Step& st : steps.steps) s.steps.push_back({st.begin_ns, st.end_ns});
+  s.host_time = MeasureHostTime(trace, pid, s.steps);
   if (s.anchors.empty())
     s.warnings.push_back(
         "no clock anchors: its times cannot be put on the job's clock (left on its own clock; "
@@ -177,6 +275,13 @@ void WriteRankSummaryJson(const RankSummary& s, std::ostream& out) {
   Json steps = Json::array();
   for (const RankStep& st : s.steps) steps.push_back({st.begin_ns, st.end_ns});
   j["steps"] = std::move(steps);
+  Json sites = Json::array();
+  for (const HostSiteTime& x : s.host_time.sites) sites.push_back({x.site, x.step_median_ns});
+  j["host_time"] = {{"steps", s.host_time.steps},
+                    {"step_median_ns", s.host_time.step_median_ns},
+                    {"stacks", s.host_time.stacks},
+                    {"sites", std::move(sites)},  // [site, step_median_ns]
+                    {"more_sites", s.host_time.more_sites}};
   j["warnings"] = s.warnings;
   out << j.dump() << "\n";
 }
@@ -243,6 +348,16 @@ StatusOr<RankSummary> ParseRankSummaryJson(std::string_view text) {
     s.step_method = j.at("step_method").get<std::string>();
     for (const Json& x : j.at("steps"))
       s.steps.push_back({x.at(0).get<uint64_t>(), x.at(1).get<uint64_t>()});
+    const Json& h = j.at("host_time");
+    s.host_time.steps = h.at("steps").get<uint32_t>();
+    s.host_time.step_median_ns = h.at("step_median_ns").get<uint64_t>();
+    s.host_time.stacks = h.at("stacks").get<bool>();
+    for (const Json& x : h.at("sites"))
+      s.host_time.sites.push_back({x.at(0).get<std::string>(), x.at(1).get<uint64_t>()});
+    s.host_time.more_sites = h.at("more_sites").get<bool>();
+    if (s.host_time.sites.size() > kHostSites)
+      return InvalidArgument(StrFormat("rank summary: host_time lists %zu sites (at most %zu)",
+                                       s.host_time.sites.size(), kHostSites));
     s.warnings = j.at("warnings").get<std::vector<std::string>>();
   } catch (const nlohmann::json::exception& e) {
     return InvalidArgument(std::string("rank summary: ") + e.what());

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <random>
 
+#include "tracesmith/model/stack_builder.h"
+
 namespace tracesmith::model {
 namespace {
 
@@ -12,6 +14,7 @@ constexpr uint64_t kStepGapNs = 10'000;
 constexpr uint32_t kComputeStream = 7;
 constexpr uint32_t kCommStreams[2] = {13, 17};
 constexpr uint32_t kLaunchCbid = 211;  // cudaLaunchKernel's runtime cbid
+constexpr uint32_t kSyncCbid = 131;    // cudaStreamSynchronize's runtime cbid
 
 std::string KernelName(const SyntheticCollective& c) {
   const char* args = "(ncclDevKernelArgsStorage<4096ul>)";
@@ -61,7 +64,8 @@ SyntheticJob::SyntheticJob(SyntheticJobOptions options) : options_(std::move(opt
   for (uint32_t s = 0; s < o.steps; ++s) {
     for (size_t r = 0; r < n; ++r) {
       step_begin_[s][r] = t[r];
-      t[r] += o.compute_ns + o.ranks[r].delay_per_step_ns + jitter(rng);
+      t[r] += o.compute_ns + o.ranks[r].delay_per_step_ns + o.ranks[r].host_delay_per_step_ns +
+              jitter(rng);
       step_compute_end_[s][r] = t[r];
     }
     for (size_t c = 0; c < o.schedule.size(); ++c) {
@@ -144,6 +148,7 @@ void SyntheticJob::AppendRankTrace(uint32_t rank, Trace* out) const {
   }
 
   const uint32_t launch = t.strings.Intern("cudaLaunchKernel");
+  const uint32_t sync_name = o.sync_each_step ? t.strings.Intern("cudaStreamSynchronize") : 0;
   uint32_t correlation = 1;
   std::vector<uint32_t> compute_names;
   for (uint32_t k = 0; k < std::max<uint32_t>(o.compute_kernels, 1); ++k)
@@ -152,9 +157,42 @@ void SyntheticJob::AppendRankTrace(uint32_t rank, Trace* out) const {
   auto& apis = t.Rows<ApiEvent>();
   auto& ranges = t.Rows<NvtxRangeEvent>();
   const size_t first_range = ranges.size();
+  // Call stacks (SyntheticJobOptions::stacks): leaf first, under "main".
+  uint32_t site_loader = 0, site_forward = 0, site_collective = 0, site_sync = 0;
+  if (o.stacks) {
+    StackBuilder sb(&t);
+    auto frame = [&](const char* fn, const char* file, uint32_t line) {
+      Frame f{};
+      f.kind = kFramePython;
+      f.function_id = t.strings.Intern(fn);
+      f.file_id = t.strings.Intern(file);
+      f.line = line;
+      return sb.InternFrame(f);
+    };
+    const uint32_t main_frame = frame("main", "train.py", 90);
+    auto stack = [&](uint32_t leaf) {
+      const uint32_t frames[] = {leaf, main_frame};
+      return sb.InternStack(frames);
+    };
+    site_loader = stack(frame("train_step", "train.py", 31));
+    site_forward = stack(frame("forward", "model.py", 57));
+    site_collective = stack(frame("train_step", "train.py", 40));
+    site_sync = stack(frame("train_step", "train.py", 42));
+  }
   // A kernel on `stream` over true [s, e), launched by a call just before it.
-  auto kernel = [&](uint64_t s, uint64_t e, uint32_t stream, uint32_t name) {
-    ApiEvent a{.start_ns = cap(s - 2'000), .end_ns = cap(s - 1'000)};
+  // With sync_each_step the host runs ahead of the GPU: a step's launches
+  // follow each other 3 us apart from its first, at most 2 us before their
+  // op; else each launch is 2 us before its op.
+  uint64_t next_launch = 0;
+  auto launch_at = [&](uint64_t s) {
+    const uint64_t at = s - 2'000;
+    return o.sync_each_step && next_launch ? std::min(at, next_launch) : at;
+  };
+  auto kernel = [&](uint64_t s, uint64_t e, uint32_t stream, uint32_t name, uint32_t stack = 0) {
+    const uint64_t at = launch_at(s);
+    next_launch = at + 3'000;
+    ApiEvent a{.start_ns = cap(at), .end_ns = cap(at + 1'000)};
+    a.stack_id = stack;
     a.correlation_id = correlation;
     a.pid = pid;
     a.tid = tid;
@@ -184,11 +222,13 @@ void SyntheticJob::AppendRankTrace(uint32_t rank, Trace* out) const {
     const uint64_t begin = step_begin_[s][rank], compute_end = step_compute_end_[s][rank];
     const uint64_t step_end = o.schedule.empty() ? compute_end : parts_[s].back()[rank].end;
     range(begin, step_end, "ProfilerStep#" + std::to_string(s), 0);
+    next_launch = 0;  // the step's first launch after its host work
     const uint32_t nk = std::max<uint32_t>(o.compute_kernels, 1);
-    const uint64_t each = (compute_end - begin - 3'000) / nk;
+    const uint64_t first = begin + 3'000 + me.host_delay_per_step_ns;
+    const uint64_t each = (compute_end - first) / nk;
     for (uint32_t k = 0; k < nk; ++k) {
-      const uint64_t ks = begin + 3'000 + k * each;
-      kernel(ks, ks + each, kComputeStream, compute_names[k]);
+      const uint64_t ks = first + k * each;
+      kernel(ks, ks + each, kComputeStream, compute_names[k], k ? site_forward : site_loader);
     }
     for (size_t c = 0; c < o.schedule.size(); ++c) {
       const SyntheticCollective& sc = o.schedule[c];
@@ -197,10 +237,28 @@ void SyntheticJob::AppendRankTrace(uint32_t rank, Trace* out) const {
         range(part.arrive, part.end, "gloo:" + sc.op + " bytes=" + std::to_string(sc.bytes), 1);
         continue;
       }
-      range(part.arrive - 6'000, part.arrive - 500, "grad_sync bytes=" + std::to_string(sc.bytes),
-            1);
-      range(part.arrive - 5'000, part.arrive - 800, "nccl:" + sc.op, 2);
-      kernel(part.arrive, part.end, kCommStreams[sc.comm & 1], t.strings.Intern(KernelName(sc)));
+      // The ranges enclose the launch (with sync_each_step, within the 3 us
+      // before the next launch).
+      const uint64_t at = launch_at(part.arrive);
+      const bool ahead = at + 2'000 != part.arrive;
+      range(ahead ? at - 500 : part.arrive - 6'000, ahead ? at + 1'500 : part.arrive - 500,
+            "grad_sync bytes=" + std::to_string(sc.bytes), 1);
+      range(ahead ? at - 300 : part.arrive - 5'000, ahead ? at + 1'200 : part.arrive - 800,
+            "nccl:" + sc.op, 2);
+      kernel(part.arrive, part.end, kCommStreams[sc.comm & 1], t.strings.Intern(KernelName(sc)),
+             site_collective);
+    }
+    if (o.sync_each_step && !o.schedule.empty() && !o.schedule.back().host_only) {
+      const Part& last = parts_[s].back()[rank];
+      ApiEvent a{.start_ns = cap(next_launch), .end_ns = cap(last.end + 1'000)};
+      a.correlation_id = correlation++;
+      a.pid = pid;
+      a.tid = tid;
+      a.domain = kApiRuntime;
+      a.cbid = kSyncCbid;
+      a.name_id = sync_name;
+      a.stack_id = site_sync;
+      apis.push_back(a);
     }
   }
 }

@@ -299,6 +299,8 @@ TEST(RankSummary, JsonRoundTripFeedsTheSameReport) {
   SyntheticJobOptions o = model::MakeSyntheticJobOptions(4, 2);
   o.steps = 5;
   o.ranks[3].delay_per_step_ns = 100'000;
+  o.ranks[3].host_delay_per_step_ns = 400'000;
+  o.stacks = o.sync_each_step = true;
   const SyntheticJob job(o);
   testing::TempDir dir;
   std::vector<RankSummary> direct, parsed;
@@ -313,13 +315,17 @@ TEST(RankSummary, JsonRoundTripFeedsTheSameReport) {
     direct.push_back(s->front());
     parsed.push_back(*back);
   }
+  EXPECT_EQ(parsed[3].host_time.sites.size(), direct[3].host_time.sites.size());
+  EXPECT_FALSE(parsed[3].host_time.sites.empty());
   const JobReport a = BuildJobReport(direct, {}), b = BuildJobReport(parsed, {});
+  ASSERT_FALSE(a.stragglers.empty());
+  EXPECT_TRUE(a.stragglers[0].host_excess.has_value());
   std::ostringstream ja, jb;
   WriteJobJson(a, ja);
   WriteJobJson(b, jb);
   EXPECT_EQ(ja.str(), jb.str());
   EXPECT_FALSE(ParseRankSummaryJson("{}").ok());
-  auto bad = ParseRankSummaryJson(R"({"tracesmith_rank_summary": 1, "source": 3})");
+  auto bad = ParseRankSummaryJson(R"({"tracesmith_rank_summary": 2, "source": 3})");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("rank summary"), std::string::npos);
 }
@@ -355,6 +361,114 @@ TEST(JobReport, StragglerFindingCountsOnlyCollectivesWithALastRank) {
   EXPECT_NE(report->findings[0].find("rank 3 (node1, pid 1003) arrives last at 10 of 30"),
             std::string::npos)
       << report->findings[0];
+}
+
+// A job whose straggler spends extra host time every step (a data loader)
+// before the step's first launch; the host waits for peers inside a
+// synchronize (not counted), as a training loop's `loss.item()` does.
+SyntheticJobOptions HostStragglerJob(bool stacks) {
+  SyntheticJobOptions o = model::MakeSyntheticJobOptions(4, 4);
+  o.steps = 12;
+  o.stacks = stacks;
+  o.sync_each_step = true;
+  o.ranks[2].host_delay_per_step_ns = 1'000'000;  // 1 ms before the step's first launch
+  return o;
+}
+
+TEST(JobReport, StragglerFindingSaysWhereItsExtraHostTimeGoes) {
+  const SyntheticJob job(HostStragglerJob(/*stacks=*/true));
+  testing::TempDir dir;
+  auto report = AnalyzeJob(WriteRanks(job, dir), {});
+  ASSERT_TRUE(report.ok());
+  ASSERT_FALSE(report->stragglers.empty());
+  const Straggler& s = report->stragglers[0];
+  ASSERT_EQ(report->ranks[s.rank_index].rank, 2);
+  ASSERT_TRUE(s.host_excess.has_value());
+  const HostExcess& e = *s.host_excess;
+  EXPECT_EQ(e.site, "train_step (train.py:31)");
+  EXPECT_TRUE(e.stacks);
+  EXPECT_EQ(e.others, 3u);
+  // Every rank has 1 us between its step's start and its first launch; rank
+  // 2 has 1 ms more (its capture clock drifts by a few ppm).
+  EXPECT_NEAR(double(e.others_ns), 1'000, 100);
+  EXPECT_NEAR(double(e.excess_ns), 1'000'000, 100);
+  EXPECT_EQ(e.step_ns, report->ranks[s.rank_index].step_median_ns);
+  EXPECT_NEAR(e.share(), 1e6 / double(e.step_ns), 1e-4);
+  // Steps: 4 ms compute + 1 ms of host delay (the others wait) + collectives.
+  EXPECT_GT(e.step_ns, 5'000'000u);
+  EXPECT_LT(e.step_ns, 6'000'000u);
+  ASSERT_FALSE(report->findings.empty());
+  const std::string& f = report->findings[0];
+  EXPECT_NE(f.find("rank 2 (node0, pid 1002) arrives last at"), std::string::npos) << f;
+  EXPECT_NE(f.find(StrFormat("; its step has %.0f%% more host time before launches from "
+                             "`train_step (train.py:31)` than the other ranks' median (+",
+                             e.share() * 100)),
+            std::string::npos)
+      << f;
+  EXPECT_NE(f.find("time outside CUDA API calls"), std::string::npos) << f;
+  // --json carries the same.
+  std::ostringstream json;
+  WriteJobJson(*report, json);
+  EXPECT_NE(json.str().find(R"x("call_site": "train_step (train.py:31)")x"), std::string::npos);
+  EXPECT_NE(json.str().find(StrFormat(R"("excess_ns": %llu)", (unsigned long long)e.excess_ns)),
+            std::string::npos);
+  EXPECT_NE(json.str().find(R"("share_of_step": )"), std::string::npos);
+  // The rank's sites: the loader line first (the launches that follow it
+  // are 3 us apart: 2 us between calls).
+  const HostTime& h = report->ranks[s.rank_index].host_time;
+  ASSERT_EQ(h.sites.size(), 3u);
+  EXPECT_EQ(h.sites[0].site, "train_step (train.py:31)");
+  EXPECT_EQ(h.sites[1].site, "forward (model.py:57)");
+  EXPECT_NEAR(double(h.sites[1].step_median_ns), 7 * 2'000, 100);
+  EXPECT_FALSE(h.more_sites);
+  EXPECT_EQ(h.steps, 11u);                  // the first of 12 is the warm-up
+  EXPECT_EQ(report->bandwidth.size(), 3u);  // the ranges still enclose launches made ahead
+}
+
+TEST(JobReport, StragglerWithoutAHostCauseGetsNoHostClause) {
+  SyntheticJobOptions o = HostStragglerJob(/*stacks=*/true);
+  o.ranks[2].host_delay_per_step_ns = 0;
+  o.ranks[2].delay_per_step_ns = 1'000'000;  // slower GPU work, same host time
+  const SyntheticJob job(o);
+  testing::TempDir dir;
+  auto report = AnalyzeJob(WriteRanks(job, dir), {});
+  ASSERT_TRUE(report.ok());
+  ASSERT_FALSE(report->stragglers.empty());
+  const Straggler& s = report->stragglers[0];
+  ASSERT_EQ(report->ranks[s.rank_index].rank, 2);
+  EXPECT_TRUE(s.significant());
+  EXPECT_FALSE(s.host_excess.has_value()) << s.host_excess->site << " " << s.host_excess->excess_ns;
+  ASSERT_FALSE(report->findings.empty());
+  EXPECT_EQ(report->findings[0].find("host time"), std::string::npos) << report->findings[0];
+  std::ostringstream json;
+  WriteJobJson(*report, json);
+  EXPECT_NE(json.str().find(R"("host_time": null)"), std::string::npos);
+}
+
+TEST(JobReport, WithoutStacksTheHostClauseNamesNoCallSite) {
+  const SyntheticJob job(HostStragglerJob(/*stacks=*/false));
+  testing::TempDir dir;
+  auto report = AnalyzeJob(WriteRanks(job, dir), {});
+  ASSERT_TRUE(report.ok());
+  ASSERT_FALSE(report->stragglers.empty());
+  const Straggler& s = report->stragglers[0];
+  ASSERT_EQ(report->ranks[s.rank_index].rank, 2);
+  ASSERT_TRUE(s.host_excess.has_value());
+  EXPECT_TRUE(s.host_excess->site.empty());
+  EXPECT_FALSE(s.host_excess->stacks);
+  EXPECT_NEAR(double(s.host_excess->excess_ns), 1'000'000, 100);
+  EXPECT_TRUE(report->ranks[s.rank_index].host_time.sites.empty());
+  const std::string& f = report->findings[0];
+  EXPECT_NE(f.find(StrFormat("; its step has %.0f%% more host time before its launches than the "
+                             "other ranks' median",
+                             s.host_excess->share() * 100)),
+            std::string::npos)
+      << f;
+  EXPECT_NE(f.find("no call stacks"), std::string::npos) << f;
+  EXPECT_EQ(f.find("launches from"), std::string::npos) << f;
+  std::ostringstream json;
+  WriteJobJson(*report, json);
+  EXPECT_NE(json.str().find(R"("call_site": null)"), std::string::npos);
 }
 
 // torchrun's agent initialises CUDA (to count devices), so `profile --

@@ -58,6 +58,7 @@ struct RankReport {
   uint64_t median_lateness_ns = 0;  // over those
   uint32_t steps = 0;
   uint64_t step_median_ns = 0;
+  HostTime host_time;  // host time before launches per steady step (rank_summary.h)
   std::vector<std::string> warnings;
 };
 
@@ -74,12 +75,33 @@ struct JobCollective {
   bool last_significant = false;  // lateness > bound: the last rank is known
 };
 
+// Where a straggler's extra host time goes: its host time before launches
+// per step (HostTime, rank_summary.h) against the median of the other
+// ranks'. Named only when material: above kHostExcessShare of its median
+// step and above the straggler's clock bound.
+struct HostExcess {
+  // The call site whose per-step host time exceeds the others' the most;
+  // empty when the trace has no stacks, or when no one site's excess is
+  // material but the total's is (spread over sites).
+  std::string site;
+  bool stacks = false;                  // the straggler's launches carry stacks
+  uint64_t rank_ns = 0, others_ns = 0;  // per step: the straggler's, the others' median
+  uint64_t excess_ns = 0;               // rank_ns - others_ns
+  uint64_t step_ns = 0;                 // the straggler's median steady step
+  uint32_t others = 0;                  // ranks compared with
+  double share() const { return step_ns ? double(excess_ns) / double(step_ns) : 0; }
+};
+// 5%: below it a step's host time differs between ranks by noise (Python's
+// own jitter, the allocator), and it would not explain a straggler.
+inline constexpr double kHostExcessShare = 0.05;
+
 struct Straggler {
   uint32_t rank_index = 0;
   uint32_t last_count = 0, of = 0;
   uint64_t median_late_ns = 0;
   uint64_t bound_ns = 0;  // the clock bound beside it
   bool significant() const { return median_late_ns > bound_ns; }
+  std::optional<HostExcess> host_excess;  // set only when material (and significant())
 };
 
 // nccl-tests' definitions (doc/PERFORMANCE.md): algbw = bytes / time;
@@ -136,6 +158,12 @@ struct JobAlignment {
   JobClock clock;
 };
 JobAlignment AlignJob(const std::vector<RankSummary>& summaries, const ClockOptions& options);
+
+// The straggler's host excess over the other ranks (HostExcess), nullopt
+// when not material or not measured (fewer than 2 steady steps on it or on
+// every other rank). `bound_ns`: its clock bound.
+std::optional<HostExcess> FindHostExcess(const std::vector<RankReport>& ranks, size_t straggler,
+                                         uint64_t bound_ns);
 
 // The cross-rank step: consumes only summaries.
 JobReport BuildJobReport(std::vector<RankSummary> summaries, const JobOptions& options);

@@ -14,6 +14,7 @@
 // (BuildJobReport, job_report.h) consumes only the summaries.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <iosfwd>
 #include <string>
@@ -32,6 +33,37 @@ struct RankStep {
   uint64_t begin_ns = 0, end_ns = 0;  // capture clock
 };
 
+// The steady steps of a rank: the first (warm-up) is left out when there
+// are 4 or more. Returns the index of the first steady step.
+inline size_t FirstSteadyStep(size_t steps) { return steps >= 4 ? 1 : 0; }
+
+// Host time before launches, per steady step: on each host thread, the time
+// from the end of its previous CUDA API call to the start of a call that
+// launched GPU work (a kernel, copy or memset) — time the thread spent
+// outside CUDA (Python, a data loader, the allocator's host side, ...) — is
+// attributed to that launch's call site (CallSiteNamer, as "Kernel GPU time
+// by launch call site") and to the step its launch starts in (clipped to the
+// step's start). Time inside API calls (a synchronize waiting for a peer)
+// and before calls that launch nothing is not counted. Per site, the median
+// over the steady steps; only the largest sites are kept (kHostSites), so a
+// summary grows by a small bounded table.
+struct HostSiteTime {
+  std::string site;
+  uint64_t step_median_ns = 0;
+};
+struct HostTime {
+  uint32_t steps = 0;           // steady steps measured; 0: not measured (fewer than 2)
+  uint64_t step_median_ns = 0;  // all launches' host time, median per step
+  bool stacks = false;          // launch calls carry call stacks
+  // Largest per-step medians first (non-zero only), at most kHostSites.
+  std::vector<HostSiteTime> sites;
+  // Sites left out beyond those listed: each has a median at most the last listed.
+  bool more_sites = false;
+};
+// 16: a step's host time is dominated by a few lines; enough to compare the
+// straggler's largest sites with the same sites elsewhere.
+inline constexpr size_t kHostSites = 16;
+
 struct RankSummary {
   std::string source;  // the file it came from
   uint32_t pid = 0;
@@ -47,6 +79,7 @@ struct RankSummary {
   ProcessCollectives collectives;
   std::string step_method;  // DetectSteps' method; empty: no steps
   std::vector<RankStep> steps;
+  HostTime host_time;                 // host time before launches, per steady step
   std::vector<std::string> warnings;  // damage, missing anchors, ...
 
   ProcessClockInput ClockInput() const { return {host, anchors, first_ns, last_ns}; }

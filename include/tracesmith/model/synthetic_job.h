@@ -38,8 +38,11 @@ struct SyntheticRank {
   double drift_ppm = 0;
   uint64_t read_window_ns = 800;
   uint64_t delay_per_step_ns = 0;  // straggler: extra compute every step
-  bool anchors = true;             // false: a rank without clock anchors
-  bool old_anchors = false;        // anchors without read_window_ns (older files)
+  // Straggler on the host: every step, this long on the host (a data
+  // loader) before the step's first launch; its compute starts that late.
+  uint64_t host_delay_per_step_ns = 0;
+  bool anchors = true;       // false: a rank without clock anchors
+  bool old_anchors = false;  // anchors without read_window_ns (older files)
 };
 
 struct SyntheticCollective {
@@ -64,6 +67,14 @@ struct SyntheticJobOptions {
   double bytes_per_ns = 40;         // its transfer rate (40 GB/s)
   uint64_t t0_ns = 1'750'000'000'000'000'000;  // true time of the start
   uint64_t seed = 7;
+  // Launch calls carry Python call stacks: the step's first compute kernel
+  // from "train_step (train.py:31)" (after the data loader), the others from
+  // "forward (model.py:57)", collectives from "train_step (train.py:40)".
+  bool stacks = false;
+  // Each step ends with a cudaStreamSynchronize on the host from the last
+  // collective's launch to its end (as `loss.item()` does): the host waits
+  // for the slowest rank inside an API call, not between calls.
+  bool sync_each_step = false;
 };
 
 // `ranks` ranks, `ranks_per_host` to a host, realtime errors up to +-0.4 ms
