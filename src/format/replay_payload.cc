@@ -311,6 +311,15 @@ class FieldReader {
                               what.c_str()));
   }
   Status U8(uint8_t* v, const char* what) { return c_.ReadU8(v) ? OkStatus() : Missing(what); }
+  // A one-byte enumeration in [min, max]; else "unknown <what> N".
+  template <typename E>
+  Status Enum(E* v, uint8_t min, uint8_t max, const char* what) {
+    uint8_t raw = 0;
+    if (!c_.ReadU8(&raw)) return Missing(what);
+    if (raw < min || raw > max) return Error(StrFormat("unknown %s %u", what, raw));
+    *v = E(raw);
+    return OkStatus();
+  }
   Status U64(uint64_t* v, const char* what) { return c_.ReadU64(v) ? OkStatus() : Missing(what); }
   Status Varint(uint64_t* v, const char* what) {
     return c_.ReadVarint(v) ? OkStatus() : Missing(what);
@@ -431,11 +440,8 @@ Status ParsePayloadChunk(uint16_t type, std::span<const uint8_t> payload, uint64
     case PayloadChunk::kModule: {
       RETURN_IF_ERROR(f.Version());
       ModuleRecord m;
-      uint8_t kind = 0;
       RETURN_IF_ERROR(f.U64(&m.hash, "module hash"));
-      RETURN_IF_ERROR(f.U8(&kind, "image kind"));
-      if (kind > uint8_t(ImageKind::kPtx)) return f.Error(StrFormat("unknown image kind %u", kind));
-      m.kind = ImageKind(kind);
+      RETURN_IF_ERROR(f.Enum(&m.kind, 0, uint8_t(ImageKind::kPtx), "image kind"));
       RETURN_IF_ERROR(f.String(&m.name, "module name"));
       RETURN_IF_ERROR(f.End());
       out->modules.push_back(std::move(m));
@@ -493,10 +499,7 @@ Status ParsePayloadChunk(uint16_t type, std::span<const uint8_t> payload, uint64
       }
       if (f.remaining() > 0) {
         MemoryCoverage& c = l.coverage;
-        uint8_t scope = 0;
-        RETURN_IF_ERROR(f.U8(&scope, "memory scope"));
-        if (scope > kMaxMemoryScope) return f.Error(StrFormat("unknown memory scope %u", scope));
-        c.scope = MemoryScope(scope);
+        RETURN_IF_ERROR(f.Enum(&c.scope, 0, kMaxMemoryScope, "memory scope"));
         RETURN_IF_ERROR(f.U32(&c.ranges_over_budget, "ranges over the budget"));
         RETURN_IF_ERROR(f.Varint(&c.bytes_over_budget, "bytes over the budget"));
         RETURN_IF_ERROR(f.U32(&c.ranges_past_depth, "ranges past the depth limit"));
@@ -518,20 +521,14 @@ Status ParsePayloadChunk(uint16_t type, std::span<const uint8_t> payload, uint64
     case PayloadChunk::kSnapshot: {
       RETURN_IF_ERROR(f.Version());
       SnapshotRecord s;
-      uint8_t phase = 0;
       RETURN_IF_ERROR(f.Varint(&s.launch_index, "launch index"));
-      RETURN_IF_ERROR(f.U8(&phase, "phase"));
-      if (phase > 1) return f.Error(StrFormat("unknown snapshot phase %u", phase));
-      s.phase = SnapshotPhase(phase);
+      RETURN_IF_ERROR(f.Enum(&s.phase, 0, 1, "snapshot phase"));
       RETURN_IF_ERROR(f.U64(&s.address, "device address"));
       RETURN_IF_ERROR(f.Varint(&s.size, "size"));
       RETURN_IF_ERROR(f.U64(&s.hash, "content hash"));
       if (f.remaining() > 0) {
         SnapshotOrigin& o = s.origin;
-        uint8_t source = 0;
-        RETURN_IF_ERROR(f.U8(&source, "range source"));
-        if (source > kMaxRangeSource) return f.Error(StrFormat("unknown range source %u", source));
-        o.source = RangeSource(source);
+        RETURN_IF_ERROR(f.Enum(&o.source, 0, kMaxRangeSource, "range source"));
         RETURN_IF_ERROR(f.U64(&o.via, "pointer range address"));
         RETURN_IF_ERROR(f.Varint(&o.first_offset, "first pointer offset"));
         RETURN_IF_ERROR(f.Varint(&o.last_offset, "last pointer offset"));
@@ -549,14 +546,10 @@ Status ParsePayloadChunk(uint16_t type, std::span<const uint8_t> payload, uint64
     case PayloadChunk::kStreamOp: {
       RETURN_IF_ERROR(f.Version());
       StreamOpRecord op;
-      uint8_t kind = 0;
       uint64_t value = 0;
       RETURN_IF_ERROR(f.Varint(&op.before_launch, "launch index"));
       RETURN_IF_ERROR(f.Varint(&op.seq, "sequence number"));
-      RETURN_IF_ERROR(f.U8(&kind, "op kind"));
-      if (kind == 0 || kind > kMaxStreamOpKind)
-        return f.Error(StrFormat("unknown stream op kind %u", kind));
-      op.kind = StreamOpKind(kind);
+      RETURN_IF_ERROR(f.Enum(&op.kind, 1, kMaxStreamOpKind, "stream op kind"));
       RETURN_IF_ERROR(f.U32(&op.stream, "stream id"));
       RETURN_IF_ERROR(f.U32(&op.event, "event id"));
       RETURN_IF_ERROR(f.U32(&op.flags, "flags"));

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "pattern.h"
 #include "testing/temp_file.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/format/sbt_reader.h"
@@ -12,12 +13,7 @@
 namespace tracesmith::replay {
 namespace {
 
-std::vector<uint8_t> Pattern(size_t n, uint32_t seed) {
-  std::vector<uint8_t> v(n);
-  uint32_t x = seed;
-  for (auto& b : v) b = uint8_t((x = x * 1664525u + 1013904223u) >> 24);
-  return v;
-}
+using ::tracesmith::testing::Pattern;
 
 // Three launches of two modules, stream ops between them; launch 7 has a
 // range reached through a pointer and a kernel row with its time.

@@ -1,6 +1,7 @@
 // Replay payload round trips and damaged captures.
 #include <gtest/gtest.h>
 
+#include "pattern.h"
 #include "testing/temp_file.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/format/replay_payload.h"
@@ -8,12 +9,7 @@
 namespace tracesmith::replay {
 namespace {
 
-std::vector<uint8_t> Pattern(size_t n, uint32_t seed) {
-  std::vector<uint8_t> v(n);
-  uint32_t x = seed;
-  for (auto& b : v) b = uint8_t((x = x * 1664525u + 1013904223u) >> 24);
-  return v;
-}
+using ::tracesmith::testing::Pattern;
 
 LaunchRecord SampleLaunch(uint64_t index, uint64_t module) {
   LaunchRecord l;
