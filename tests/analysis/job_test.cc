@@ -471,6 +471,64 @@ TEST(JobReport, WithoutStacksTheHostClauseNamesNoCallSite) {
   EXPECT_NE(json.str().find(R"("call_site": null)"), std::string::npos);
 }
 
+// FindHostExcess on hand-made ranks: 10 ms steps, host time per step by site.
+RankReport HostRank(uint64_t total_ns, std::vector<HostSiteTime> sites, bool more = false) {
+  RankReport r;
+  r.step_median_ns = 10'000'000;
+  r.host_time = {.steps = 5,
+                 .step_median_ns = total_ns,
+                 .stacks = true,
+                 .sites = std::move(sites),
+                 .more_sites = more};
+  return r;
+}
+
+TEST(JobReport, HostExcessIsMaterialOnlyAboveFivePercentAndTheBound) {
+  // Rank 0 has 0.8 ms more at "loader" (8% of its step).
+  std::vector<RankReport> ranks = {HostRank(2'000'000, {{"loader", 1'000'000}, {"fwd", 900'000}}),
+                                   HostRank(1'100'000, {{"fwd", 900'000}, {"loader", 200'000}}),
+                                   HostRank(1'100'000, {{"fwd", 900'000}, {"loader", 200'000}})};
+  auto e = FindHostExcess(ranks, 0, 1'000);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->site, "loader");
+  EXPECT_EQ(e->excess_ns, 800'000u);
+  EXPECT_EQ(e->others_ns, 200'000u);
+  EXPECT_DOUBLE_EQ(e->share(), 0.08);
+  EXPECT_FALSE(FindHostExcess(ranks, 0, 900'000).has_value());  // within the clock bound
+  ranks[0].host_time.sites[0].step_median_ns = 650'000;         // 4.5%: not material
+  ranks[0].host_time.step_median_ns = 1'550'000;
+  EXPECT_FALSE(FindHostExcess(ranks, 0, 1'000).has_value());
+  // A site another rank leaves out of its list counts as at most its smallest listed one.
+  ranks[0].host_time.sites[0].step_median_ns = 1'000'000;
+  ranks[1].host_time.sites = {{"fwd", 900'000}, {"opt", 700'000}};
+  ranks[1].host_time.more_sites = true;
+  ranks[2].host_time.sites = ranks[1].host_time.sites;
+  ranks[2].host_time.more_sites = true;
+  e = FindHostExcess(ranks, 0, 1'000);
+  EXPECT_FALSE(e.has_value()) << e->site << " " << e->excess_ns;          // 0.3 ms at most: 3%
+  ranks[1].host_time.more_sites = ranks[2].host_time.more_sites = false;  // complete lists: 0
+  e = FindHostExcess(ranks, 0, 1'000);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->site, "loader");
+  EXPECT_EQ(e->excess_ns, 1'000'000u);
+}
+
+TEST(JobReport, HostExcessSpreadOverSitesIsSaidWithoutOne) {
+  // 0.3 ms more at each of three sites (3% each), 0.9 ms in all (9%).
+  std::vector<RankReport> ranks = {
+      HostRank(1'800'000, {{"a", 600'000}, {"b", 600'000}, {"c", 600'000}}),
+      HostRank(900'000, {{"a", 300'000}, {"b", 300'000}, {"c", 300'000}}),
+      HostRank(900'000, {{"a", 300'000}, {"b", 300'000}, {"c", 300'000}})};
+  auto e = FindHostExcess(ranks, 0, 1'000);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_TRUE(e->site.empty());
+  EXPECT_TRUE(e->stacks);
+  EXPECT_EQ(e->excess_ns, 900'000u);
+  // Fewer than 2 steady steps on every other rank: not measured.
+  ranks[1].host_time.steps = ranks[2].host_time.steps = 1;
+  EXPECT_FALSE(FindHostExcess(ranks, 0, 1'000).has_value());
+}
+
 // torchrun's agent initialises CUDA (to count devices), so `profile --
 // torchrun` captures it too: a process with no rank and no GPU work is left
 // out of the job's ranks, and said (seen on the H100, issue #17's GPU check).
