@@ -86,6 +86,9 @@ def check_report(label, j, steps, delay_ms, extra):
                   f"rank={st and st['rank']} last={st and st['last_count']}/{st and st['of']} "
                   f"median_late_ms={late_ms and round(late_ms, 3)} injected_ms={delay_ms} "
                   f"bound_ns={st and st['clock_bound_ns']}")
+    # Where the straggler's extra host time goes (informational: rank 1 sleeps outside
+    # CUDA calls before the all-reduce, so it shows before that call's launches, if any).
+    print(f"JOBCHECK {label} straggler host_time: {st and st.get('host_time')}")
     for f in j.get("findings", [])[:3]:
         print(f"JOBCHECK {label} finding: {f}")
     return ok
