@@ -264,6 +264,20 @@ void AddFindings(MemoryReport* r) {
     if (k.totals.unmatched_frees)
       r->findings.push_back(std::to_string(k.totals.unmatched_frees) + " frees on " + KeyName(k) +
                             " of memory allocated before the capture started (not counted).");
+    if (k.torch_allocated_peak || k.torch_reserved_peak) {
+      std::string line =
+          "torch.profiler's own totals for the caching allocator on " + KeyName(k) + ": at most ";
+      if (k.torch_allocated_peak) line += HumanBytes(*k.torch_allocated_peak) + " allocated";
+      if (k.torch_allocated_peak && k.torch_reserved_peak) line += " and ";
+      if (k.torch_reserved_peak)
+        line += HumanBytes(*k.torch_reserved_peak) +
+                " reserved (taken from CUDA, the blocks it caches included)";
+      if (k.torch_allocated_peak && *k.torch_allocated_peak > k.peak_bytes)
+        line += "; its allocated peak is " + HumanBytes(*k.torch_allocated_peak - k.peak_bytes) +
+                " above the peak here: memory allocated before the trace began, whose "
+                "allocations are not in it";
+      r->findings.push_back(line + ".");
+    }
     if (k.used_at_start && *k.used_at_start)
       r->findings.push_back(HumanBytes(*k.used_at_start) + " of " + KeyName(k) +
                             " was already in use at the capture's first reading (cuMemGetInfo "
@@ -539,12 +553,20 @@ Status BuildMemoryReport(const std::string& path, const MemoryReportOptions& o, 
     return p;
   };
 
-  // Device memory in use at the capture's start (the capture's counter).
+  // Device memory in use at the capture's start (the capture's counter), and
+  // torch.profiler's totals of its caching allocator (imported traces).
   std::map<std::pair<uint32_t, uint32_t>, std::pair<uint64_t, uint64_t>> used;  // -> (ts, bytes)
+  std::map<std::pair<uint32_t, uint32_t>, uint64_t> torch_totals[2];  // allocated, reserved: max
   RETURN_IF_ERROR(fail(reader->Stream(
       [&](const model::Trace& batch, model::TableKind) {
         for (const model::CounterEvent& c : batch.Rows<model::CounterEvent>()) {
-          if (batch.strings.Get(c.name_id) != model::kDeviceMemoryUsedCounter) continue;
+          const std::string_view name = batch.strings.Get(c.name_id);
+          for (int which : {0, 1})
+            if (name == (which ? model::kTorchReservedCounter : model::kTorchAllocatedCounter)) {
+              uint64_t& max = torch_totals[which][{c.pid, c.device_id}];
+              max = std::max(max, c.value > 0 && c.value < 1.8e19 ? uint64_t(c.value) : 0);
+            }
+          if (name != model::kDeviceMemoryUsedCounter) continue;
           auto [it, fresh] = used.try_emplace({c.pid, c.device_id}, c.ts_ns, uint64_t(c.value));
           if (!fresh && c.ts_ns < it->second.first) it->second = {c.ts_ns, uint64_t(c.value)};
         }
@@ -653,6 +675,12 @@ Status BuildMemoryReport(const std::string& path, const MemoryReportOptions& o, 
     if (key.space == MemorySpace::kDevice)
       if (auto u = used.find({key.pid, key.device_id}); u != used.end())
         k.used_at_start = u->second.second;
+    if (key.space == MemorySpace::kDevice) {
+      if (auto a = torch_totals[0].find({key.pid, key.device_id}); a != torch_totals[0].end())
+        k.torch_allocated_peak = a->second;
+      if (auto v = torch_totals[1].find({key.pid, key.device_id}); v != torch_totals[1].end())
+        k.torch_reserved_peak = v->second;
+    }
     r->keys.push_back(std::move(k));
   }
 

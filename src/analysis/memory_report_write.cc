@@ -230,6 +230,8 @@ void WriteMemoryJson(const MemoryReport& r, std::ostream& out) {
     j.UInt("mapped_bytes", t.mapped_bytes).UInt("reserved_bytes", t.reserved_bytes);
     j.UInt("imported_bytes", t.imported_bytes);
     if (k.used_at_start) j.UInt("used_at_start_bytes", *k.used_at_start);
+    if (k.torch_allocated_peak) j.UInt("torch_allocated_peak_bytes", *k.torch_allocated_peak);
+    if (k.torch_reserved_peak) j.UInt("torch_reserved_peak_bytes", *k.torch_reserved_peak);
     j.UInt("graph_pool_peak_bytes", k.graph_pool_peak_bytes);
     j.UInt("graph_pool_end_bytes", k.graph_pool_end_bytes);
     j.UInt("graph_pool_end_count", k.graph_pool_end_count);

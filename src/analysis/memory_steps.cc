@@ -47,8 +47,11 @@ std::string PythonPhase(std::string_view fn, std::string_view file) {
   return "";
 }
 
+// Native frames, and torch.profiler's op names in the stacks the Kineto
+// importer gives its [memory] events.
 std::string NativePhase(std::string_view fn) {
-  if (fn.starts_with("torch::optim::")) return "optimizer";
+  if (fn.starts_with("torch::optim::") || fn.starts_with("Optimizer.")) return "optimizer";
+  if (fn.starts_with("autograd::engine::evaluate_function")) return "backward";
   if (fn.starts_with("torch::autograd::backward(") || fn.starts_with("torch::autograd::grad(") ||
       Contains(fn, "torch::autograd::Engine::execute"))
     return "backward";

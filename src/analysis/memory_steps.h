@@ -55,6 +55,9 @@ class ProcessSteps {
 //   (torch::autograd::Engine::thread_main), or a Python frame of
 //   Tensor.backward / torch.autograd.backward / torch.autograd.grad;
 // - optimizer: a Python frame in torch/optim/ (or a native torch::optim:: one);
+// - in the stacks the Kineto importer makes from torch's ranges, torch's op
+//   names: "autograd::engine::evaluate_function: ..." (backward),
+//   "Optimizer.step#..." (optimizer);
 // - forward: a Python frame of a function named `forward`, or of
 //   torch.nn.Module's call (module.py's _call_impl / _wrapped_call_impl).
 // The autograd thread decides first; else the outermost Python frame that

@@ -5,6 +5,7 @@
 // timestamps, so times are read digit by digit into nanoseconds.
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <functional>
@@ -14,8 +15,10 @@
 #include <optional>
 #include <tuple>
 #include <unordered_map>
+#include <vector>
 
 #include "tracesmith/import/import.h"
+#include "tracesmith/model/stack_builder.h"
 
 namespace tracesmith::importer {
 namespace {
@@ -75,6 +78,19 @@ std::optional<uint64_t> AsUint(const Value& v) {
   double d = std::strtod(v.text.c_str(), &end);
   if (end == v.text.c_str() || !std::isfinite(d) || d < 0 || d > 1.8e19) return std::nullopt;
   return static_cast<uint64_t>(d);
+}
+
+// A signed integer argument ("Bytes": -1048576), exactly when written as an
+// integer; a float's integral part otherwise.
+std::optional<int64_t> AsInt(const Value& v) {
+  if (v.kind != Value::kNumber) return std::nullopt;
+  int64_t out = 0;
+  auto r = std::from_chars(v.text.data(), v.text.data() + v.text.size(), out);
+  if (r.ec == std::errc() && r.ptr == v.text.data() + v.text.size()) return out;
+  char* end = nullptr;
+  double d = std::strtod(v.text.c_str(), &end);
+  if (end == v.text.c_str() || !std::isfinite(d) || std::fabs(d) > 9.2e18) return std::nullopt;
+  return static_cast<int64_t>(d);
 }
 
 struct RawEvent {
@@ -307,6 +323,7 @@ class Converter {
     const uint32_t pid = static_cast<uint32_t>(*pid_v), tid = static_cast<uint32_t>(*tid_v);
     const uint64_t start = static_cast<uint64_t>(*ts);  // relative until Finish
     if (ph == "i" || ph == "I") {
+      if (name == "[memory]" && MemoryRow(e, pid, tid, start)) return;
       t.Rows<NvtxMarkerEvent>().push_back(NvtxMarkerEvent{.ts_ns = start,
                                                           .pid = pid,
                                                           .tid = tid,
@@ -432,6 +449,9 @@ class Converter {
     BindFwdBwdFlows(&t.Rows<NvtxRangeEvent>());
     times(t.Rows<NvtxRangeEvent>());
     for (auto& m : t.Rows<NvtxMarkerEvent>()) m.ts_ns = b_.Abs(static_cast<int64_t>(m.ts_ns));
+    for (auto& m : t.Rows<MemoryEvent>()) m.ts_ns = b_.Abs(static_cast<int64_t>(m.ts_ns));
+    for (auto& c : t.Rows<CounterEvent>()) c.ts_ns = b_.Abs(static_cast<int64_t>(c.ts_ns));
+    AllocationStacks(&t);
 
     for (const auto& d : c.devices) {
       Device dev{};
@@ -486,6 +506,171 @@ class Converter {
     uint32_t id;
     bool start;
   };
+
+  // torch.profiler's [memory] instant (profile_memory=True; profiler_kineto.cpp):
+  // an allocation by c10's allocator of "Device Type" 1 (CUDA: the caching
+  // allocator, "Device Id" its GPU) or 0 (CPU) at "Addr", of "Bytes" bytes,
+  // or, negative, a free of its allocation's size. Becomes an allocation or
+  // free of the memory model (device or pageable memory); the thread is kept
+  // for its stack (AllocationStacks). False when the event lacks those args
+  // (then a marker, as any instant); another device type (XPU, MPS, ...) or
+  // zero bytes is skipped and counted.
+  bool MemoryRow(const RawEvent& e, uint32_t pid, uint32_t tid, uint64_t start) {
+    auto arg = [&](const char* key) -> const Value* {
+      auto it = e.args.find(key);
+      return it == e.args.end() ? nullptr : &it->second;
+    };
+    const Value *bytes_v = arg("Bytes"), *addr_v = arg("Addr"), *type_v = arg("Device Type");
+    if (!bytes_v || !addr_v || !type_v) return false;
+    const auto bytes = AsInt(*bytes_v);
+    const auto addr = AsUint(*addr_v);
+    const auto type = AsInt(*type_v);
+    if (!bytes || !addr || !type) return false;
+    if (*bytes == 0 || (*type != 0 && *type != 1)) {
+      ++st_.skipped;
+      return true;
+    }
+    int64_t dev = -1;  // -1: none (CPU memory's)
+    if (const Value* dev_v = arg("Device Id"))
+      if (auto d = AsInt(*dev_v)) dev = *d;
+    MemoryEvent m{};
+    m.ts_ns = start;  // relative until Finish
+    m.address = *addr;
+    m.bytes = *bytes > 0 ? uint64_t(*bytes) : uint64_t(0) - uint64_t(*bytes);
+    m.op = *bytes > 0 ? kMemoryAlloc : kMemoryFree;
+    m.pid = pid;
+    m.device_id = *type == 1 && dev >= 0 && dev <= INT32_MAX ? uint32_t(dev) : 0;
+    m.memory_kind = *type == 1 ? kMemDevice : kMemPageable;
+    if (*type == 1) {
+      TorchTotal(e, "Total Allocated", kTorchAllocatedCounter, 0, m);
+      TorchTotal(e, "Total Reserved", kTorchReservedCounter, 1, m);
+    }
+    t_.Rows<MemoryEvent>().push_back(m);
+    memory_tids_.push_back(tid);
+    ++st_.events;
+    return true;
+  }
+
+  // The caching allocator's own total after a [memory] event of CUDA memory, as
+  // a counter (model::kTorchAllocatedCounter, kTorchReservedCounter) when it
+  // changed.
+  void TorchTotal(const RawEvent& e, const char* arg, const char* name, int which,
+                  const MemoryEvent& m) {
+    auto it = e.args.find(arg);
+    if (it == e.args.end()) return;
+    const auto v = AsInt(it->second);
+    if (!v || *v < 0) return;
+    auto [last, fresh] = torch_totals_[which].try_emplace({m.pid, m.device_id}, *v);
+    if (!fresh && last->second == *v) return;
+    last->second = *v;
+    t_.Rows<CounterEvent>().push_back(CounterEvent{.ts_ns = m.ts_ns,
+                                                   .value = double(*v),
+                                                   .pid = m.pid,
+                                                   .device_id = m.device_id,
+                                                   .name_id = t_.strings.Intern(name)});
+    ++st_.events;
+  }
+
+  // Each [memory] row's call stack, as far as torch's trace tells it: the
+  // allocator's frame (libc10_cuda.so for CUDA memory, libc10.so for CPU
+  // memory; its address unknown), then the ranges open on the row's thread
+  // at that instant, innermost first: torch's ops and annotations as named
+  // frames ("aten::empty_strided"), python_function ranges (with_stack=True:
+  // "train.py(36): step") as Python frames. So `memory` names the owner (the
+  // caching allocator) and the call site (the Python line, else the op). At
+  // most kMaxFrames frames (the innermost), kMaxOpen ranges held open per
+  // thread (the innermost), so that no input costs more than that per row.
+  void AllocationStacks(Trace* t) {
+    static constexpr size_t kMaxFrames = 64, kMaxOpen = 256;
+    std::vector<MemoryEvent>& rows = t->Rows<MemoryEvent>();
+    const std::vector<NvtxRangeEvent>& ranges = t->Rows<NvtxRangeEvent>();
+    if (rows.empty() || rows.size() != memory_tids_.size()) return;
+    StackBuilder stacks(t);
+    uint32_t next_mapping = 1;
+    for (const Mapping& m : t->Rows<Mapping>())
+      next_mapping = std::max(next_mapping, m.mapping_id + 1);
+    uint32_t allocator_frame[2] = {0, 0};  // [CPU, CUDA]
+    auto allocator = [&](bool cuda) {
+      uint32_t& frame = allocator_frame[cuda];
+      if (!frame) {
+        Mapping m{};
+        m.mapping_id = next_mapping++;
+        m.path_id = t->strings.Intern(cuda ? "libc10_cuda.so" : "libc10.so");
+        t->Rows<Mapping>().push_back(m);
+        Frame f{};
+        f.kind = kFrameNative;
+        f.mapping_id = m.mapping_id;
+        frame = stacks.InternFrame(f);
+      }
+      return frame;
+    };
+    std::unordered_map<uint32_t, uint32_t> range_frame;  // name id -> frame (0: none)
+    auto frame_of = [&](const NvtxRangeEvent& r) {
+      auto [it, fresh] = range_frame.try_emplace(r.name_id, 0);
+      if (!fresh) return it->second;
+      Frame f{};
+      const std::string name(t->strings.Get(r.name_id));
+      if (t->strings.Get(r.domain_id) == "python_function") {
+        // "path/file.py(36): step"; others ("<built-in method ...>",
+        // "nn.Module: Linear_0") are no frame.
+        const size_t close = name.find("): "), open = name.rfind('(', close);
+        if (close == std::string::npos || open == std::string::npos || open == 0) return 0u;
+        uint32_t line = 0;
+        auto r2 = std::from_chars(name.data() + open + 1, name.data() + close, line);
+        if (r2.ec != std::errc() || r2.ptr != name.data() + close) return 0u;
+        f.kind = kFramePython;
+        f.file_id = t->strings.Intern(std::string_view(name).substr(0, open));
+        f.function_id = t->strings.Intern(std::string_view(name).substr(close + 3));
+        f.line = line;
+      } else {
+        f.kind = kFrameNative;
+        f.function_id = r.name_id;
+      }
+      return it->second = stacks.InternFrame(f);
+    };
+    // Ranges and rows by thread, in time order (ranges starting together:
+    // the longer, outer one first).
+    std::map<std::pair<uint32_t, uint32_t>, std::pair<std::vector<uint32_t>, std::vector<uint32_t>>>
+        threads;
+    for (uint32_t i = 0; i < rows.size(); ++i)
+      threads[{rows[i].pid, memory_tids_[i]}].second.push_back(i);
+    for (uint32_t i = 0; i < ranges.size(); ++i) {
+      auto it = threads.find({ranges[i].pid, ranges[i].tid});
+      if (it != threads.end()) it->second.first.push_back(i);
+    }
+    std::vector<uint32_t> open, frames;
+    for (auto& [thread, lists] : threads) {
+      auto& [range_ids, row_ids] = lists;
+      std::sort(range_ids.begin(), range_ids.end(), [&](uint32_t a, uint32_t b) {
+        return ranges[a].start_ns != ranges[b].start_ns ? ranges[a].start_ns < ranges[b].start_ns
+                                                        : ranges[a].end_ns > ranges[b].end_ns;
+      });
+      std::stable_sort(row_ids.begin(), row_ids.end(),
+                       [&](uint32_t a, uint32_t b) { return rows[a].ts_ns < rows[b].ts_ns; });
+      open.clear();
+      size_t next = 0;
+      for (uint32_t row : row_ids) {
+        const uint64_t ts = rows[row].ts_ns;
+        for (; next < range_ids.size() && ranges[range_ids[next]].start_ns <= ts; ++next) {
+          const uint64_t start = ranges[range_ids[next]].start_ns;
+          while (!open.empty() && ranges[open.back()].end_ns < start) open.pop_back();
+          if (open.size() >= 2 * kMaxOpen) {  // drop what has ended, then the outermost
+            std::erase_if(open, [&](uint32_t r) { return ranges[r].end_ns < start; });
+            if (open.size() >= kMaxOpen)
+              open.erase(open.begin(), open.begin() + ptrdiff_t(open.size() - kMaxOpen + 1));
+          }
+          open.push_back(range_ids[next]);
+        }
+        while (!open.empty() && ranges[open.back()].end_ns < ts) open.pop_back();
+        frames.assign(1, allocator(rows[row].memory_kind == kMemDevice));
+        for (size_t k = open.size(); k-- > 0 && frames.size() < kMaxFrames;)
+          if (ranges[open[k]].end_ns >= ts)
+            if (const uint32_t f = frame_of(ranges[open[k]])) frames.push_back(f);
+        rows[row].stack_id = stacks.InternStack(frames);
+      }
+    }
+    memory_tids_.clear();
+  }
 
   // torch's args of a CPU-side range (cpu_op, user_annotation,
   // gpu_user_annotation), kept so that export writes them back.
@@ -555,6 +740,9 @@ class Converter {
   std::unordered_map<uint64_t, bool> device_pids_;
   std::vector<Name> names_;
   std::vector<FlowEnd> fwdbwd_;
+  std::vector<uint32_t> memory_tids_;  // the thread of each MemoryEvent row
+  // The last Total Allocated [0] and Total Reserved [1] by (pid, device).
+  std::map<std::pair<uint32_t, uint32_t>, int64_t> torch_totals_[2];
   uint32_t first_pid_ = 0;
 };
 

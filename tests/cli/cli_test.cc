@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
@@ -264,6 +265,58 @@ TEST(CliImport, TorchProfilerTraceImportsAndAnalyzes) {
   EXPECT_NE(r.out.find("sgemm_largek_lds64"), std::string::npos) << r.out;
   // One clock for all its pids: nothing to align, no warning.
   EXPECT_EQ(r.out.find("no clock anchor"), std::string::npos) << r.out;
+}
+
+// torch.profiler's [memory] events imported (tests/import/data/torch_memory_small.json,
+// numbers in tests/import/kineto_memory_test.cc): `memory` shows the caching allocator's
+// live bytes, owners and call sites from the ops and Python frames open at each event.
+TEST(CliImport, TorchProfilerMemoryEventsAreTheMemoryModels) {
+  const char* src = std::getenv("TS_SOURCE_DIR");
+  const std::string path =
+      std::string(src ? src : ".") + "/tests/import/data/torch_memory_small.json";
+  testing::TempPath out(".sbt");
+  Result r = RunTracesmith("import " + path + " -o " + out.path());
+  ASSERT_EQ(r.status, 0) << r.out;
+  r = RunTracesmith("memory --json " + out.path());
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["allocation_stacks"]["with_stack"], 4);  // all 4: the allocator's frame at least
+  ASSERT_EQ(j["memory"].size(), 2u);
+  const auto& dev = j["memory"][0];  // pid 7, GPU 0, then its CPU ("other") memory
+  EXPECT_EQ(dev["space"], "device");
+  EXPECT_EQ(dev["allocs"], 3);
+  EXPECT_EQ(dev["frees"], 2);
+  EXPECT_EQ(dev["unmatched_frees"], 1);  // memory allocated before the trace
+  // 4 MiB + the autograd thread's 2 MiB at 60 us (the trace starts at the first range, ts 0).
+  EXPECT_EQ(dev["peak_bytes"], 6 << 20);
+  EXPECT_EQ(dev["at_peak"]["ts_ns"], 60000);
+  EXPECT_EQ(dev["end_bytes"], 2 << 20);
+  // torch's own totals: 1 MiB was allocated before the trace (freed at 90 us).
+  EXPECT_EQ(dev["torch_allocated_peak_bytes"], 7 << 20);
+  EXPECT_EQ(dev["torch_reserved_peak_bytes"], 8 << 20);
+  EXPECT_TRUE(std::find(j["findings"].begin(), j["findings"].end(),
+                        "torch.profiler's own totals for the caching allocator on GPU 0 (python3 "
+                        "pid 7): at most 7.00 MiB allocated and 8.00 MiB reserved (taken from "
+                        "CUDA, the blocks it caches included); its allocated peak is 1.00 MiB "
+                        "above the peak here: memory allocated before the trace began, whose "
+                        "allocations are not in it.") != j["findings"].end())
+      << j["findings"].dump(1);
+  EXPECT_EQ(dev["peak_place"]["phase"], "backward");
+  EXPECT_EQ(dev["peak_place"]["evidence"],
+            "allocated under autograd::engine::evaluate_function: MmBackward0");
+  EXPECT_EQ(dev["peak_place"]["text"], "in a backward pass");
+  ASSERT_EQ(dev["owners"].size(), 1u);
+  EXPECT_EQ(dev["owners"][0]["owner"], "PyTorch caching allocator");
+  const auto& sites = dev["at_peak"]["by_site"];
+  ASSERT_EQ(sites.size(), 2u);
+  EXPECT_EQ(sites[0]["site"], "step (train.py:36)");
+  EXPECT_EQ(sites[0]["bytes"], 4 << 20);
+  EXPECT_EQ(sites[1]["site"], "aten::mm");
+  EXPECT_EQ(sites[1]["bytes"], 2 << 20);
+  const auto& cpu = j["memory"][1];
+  EXPECT_EQ(cpu["space"], "other");
+  EXPECT_EQ(cpu["peak_bytes"], 12000);
+  EXPECT_EQ(cpu["owners"][0]["owner"], "PyTorch");
 }
 
 TEST(CliBenchmark, FormatPrintsOneLineWithAllFields) {

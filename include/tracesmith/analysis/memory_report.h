@@ -114,6 +114,10 @@ struct MemoryKeyReport {
   std::vector<SiteBytes> live_at_end;  // by call site, largest first
   std::optional<MemorySnapshot> at;
   std::optional<uint64_t> used_at_start;  // cuMemGetInfo used bytes at capture start (device)
+  // torch.profiler's own totals of the caching allocator on this device, their
+  // maxima (an imported trace's [memory] events: "Total Allocated", "Total
+  // Reserved"; model::kTorchAllocatedCounter); absent otherwise.
+  std::optional<uint64_t> torch_allocated_peak, torch_reserved_peak;
   // Allocated while the process was capturing a CUDA graph (between a stream's
   // Begin/EndCapture calls): the memory of graph pools (PyTorch's private
   // pools, cudaGraph memory nodes' backing), at the peak and at the end.

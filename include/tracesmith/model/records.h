@@ -291,6 +291,13 @@ TS_DEFINE_RECORD(CounterEvent, kCounter, "counter", true, TS_COUNTER_FIELDS)
 // `device_id`, read when a context is created, at an in-process capture's
 // start for devices that already have one, and at the capture's end.
 inline constexpr char kDeviceMemoryUsedCounter[] = "device memory used (cuMemGetInfo)";
+// The counters the Kineto importer writes from torch.profiler's [memory]
+// events of CUDA memory: the caching allocator's own totals after an event
+// ("Total Allocated", "Total Reserved"), bytes, per process and device, when
+// they change.
+inline constexpr char kTorchAllocatedCounter[] =
+    "PyTorch caching allocator allocated (torch.profiler)";
+inline constexpr char kTorchReservedCounter[] = "PyTorch caching allocator reserved (torch.profiler)";
 
 // cubin_hash: the image's identity (src/capture/cubin_hash.h; since
 // 2026-11-24 the whole image up to 256 KiB, above that its size and 64
