@@ -23,6 +23,8 @@ const char* StatusCodeName(StatusCode code) {
       return "IO_ERROR";
     case StatusCode::kInternal:
       return "INTERNAL";
+    case StatusCode::kGpuError:
+      return "GPU_ERROR";
   }
   return "UNKNOWN";
 }
@@ -41,6 +43,15 @@ Status FailedPrecondition(std::string msg) {
 }
 Status IoError(std::string msg) { return {StatusCode::kIoError, std::move(msg)}; }
 Status Internal(std::string msg) { return {StatusCode::kInternal, std::move(msg)}; }
+Status GpuError(std::string msg) { return {StatusCode::kGpuError, std::move(msg)}; }
+
+Status GpuCallError(const char* api, int code, const char* error_name, const char* error_text,
+                    const char* call, const char* file, int line) {
+  const std::string name =
+      error_name && *error_name ? std::string(error_name) : StrFormat("%s error %d", api, code);
+  return GpuError(StrFormat("%s failed: %s (%s) at %s:%d", call, name.c_str(),
+                            error_text && *error_text ? error_text : "no description", file, line));
+}
 
 std::string StrFormat(const char* fmt, ...) {
   va_list args;

@@ -115,11 +115,32 @@ Status ParseCaptureRange(const std::string& text, CaptureOptions* options) {
   return OkStatus();
 }
 
-Status ValidateStackMode(const std::string& text) {
-  for (const char* mode : {"auto", "none", "native", "python", "mixed", "full"})
-    if (text == mode) return OkStatus();
-  return InvalidArgument("--stacks: '" + text +
-                         "' is not one of auto, none, native, python, mixed, full");
+StatusOr<std::optional<stacks::StackMode>> ParseStacksOption(const std::string& text) {
+  if (text == "auto") return std::optional<stacks::StackMode>();
+  auto mode = stacks::ParseStackMode(text);
+  if (!mode.ok())
+    return InvalidArgument("--stacks: '" + text +
+                           "' is not one of auto, none, native, python, mixed, full");
+  return std::optional<stacks::StackMode>(*mode);
+}
+
+const char* StacksOptionText(std::optional<stacks::StackMode> stacks) {
+  return stacks ? stacks::StackModeName(*stacks) : "auto";
+}
+
+std::string ReplayFilterText(const ReplayFilter& f) {
+  switch (f.kind) {
+    case ReplayFilter::Kind::kOff:
+      return "";
+    case ReplayFilter::Kind::kAll:
+      return "all";
+    case ReplayFilter::Kind::kKernel:
+      return "kernel:" + f.regex;
+    case ReplayFilter::Kind::kLaunchRange:
+      return f.first == f.last ? "launch:" + std::to_string(f.first)
+                               : "launch:" + std::to_string(f.first) + "-" + std::to_string(f.last);
+  }
+  return "";
 }
 
 StatusOr<ReplayFilter> ParseReplayFilter(const std::string& text) {
@@ -209,15 +230,13 @@ StatusOr<CaptureOptions> OptionsFromEnv(const std::map<std::string, std::string>
   if (auto* v = get(kEnvForce)) o.overwrite = Truthy(*v);
   if (auto* v = get(kEnvDumpRaw)) o.dump_raw_dir = *v;
   if (auto* v = get(kEnvStacks); v && !v->empty()) {
-    RETURN_IF_ERROR(ValidateStackMode(*v));
-    o.stacks = *v;
+    ASSIGN_OR_RETURN(o.stacks, ParseStacksOption(*v));
   }
   if (auto* v = get(kEnvStackDepth)) {
     ASSIGN_OR_RETURN(o.stack_depth, ParseUint(kEnvStackDepth, *v, 1, 256));
   }
   if (auto* v = get(kEnvReplayCapture)) {
-    RETURN_IF_ERROR(ParseReplayFilter(*v).status());
-    o.replay_capture = *v;
+    ASSIGN_OR_RETURN(o.replay_capture, ParseReplayFilter(*v));
   }
   if (auto* v = get(kEnvReplayMaxMb)) {
     ASSIGN_OR_RETURN(o.replay_max_mb, ParseUint(kEnvReplayMaxMb, *v, 1, 1u << 24));
@@ -266,10 +285,10 @@ std::map<std::string, std::string> OptionsToEnv(const CaptureOptions& o) {
   env[kEnvQuiet] = std::string(1, o.quiet ? '1' : '0');
   env[kEnvForce] = std::string(1, o.overwrite ? '1' : '0');
   if (!o.dump_raw_dir.empty()) env[kEnvDumpRaw] = o.dump_raw_dir;
-  env[kEnvStacks] = o.stacks;
+  env[kEnvStacks] = StacksOptionText(o.stacks);
   env[kEnvStackDepth] = std::to_string(o.stack_depth);
-  if (!o.replay_capture.empty()) {
-    env[kEnvReplayCapture] = o.replay_capture;
+  if (o.replay_capture.kind != ReplayFilter::Kind::kOff) {
+    env[kEnvReplayCapture] = ReplayFilterText(o.replay_capture);
     env[kEnvReplayMaxMb] = std::to_string(o.replay_max_mb);
     env[kEnvReplayMaxLaunches] = std::to_string(o.replay_max_launches);
     env[kEnvReplayMemory] = replay::MemoryScopeName(o.replay_memory);

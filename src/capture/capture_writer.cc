@@ -9,11 +9,11 @@
 #include <fstream>
 #include <sstream>
 
-#include "cupti_call.h"
 #include "cupti_engine.h"
 #include "tracesmith/base/clock.h"
 #include "tracesmith/capture/device_query.h"
 #include "tracesmith/capture/stacks/unwinder.h"
+#include "tracesmith/cuda/call.h"
 
 namespace tracesmith::capture {
 namespace {

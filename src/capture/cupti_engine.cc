@@ -12,11 +12,11 @@
 #include <string_view>
 
 #include "cubin_hash.h"
-#include "cupti_call.h"
 #include "generated_nvtx_meta.h"
 #include "memory_calls.h"
 #include "tracesmith/base/hot_path.h"
 #include "tracesmith/capture/stack_hook.h"
+#include "tracesmith/cuda/call.h"
 
 namespace tracesmith::capture {
 namespace {
@@ -158,7 +158,7 @@ Status CuptiEngine::Start(const CaptureOptions& options) {
   }
   if (rc != CUPTI_SUCCESS) {
     subscriber_ = nullptr;
-    return internal::CuptiError(rc, "cuptiSubscribe", __FILE__, __LINE__);
+    return cuda::CuptiCallError(rc, "cuptiSubscribe", __FILE__, __LINE__);
   }
   Status st = OpenOutput(options);
   if (!st.ok()) {
@@ -196,10 +196,8 @@ Status CuptiEngine::Start(const CaptureOptions& options) {
   driver_rows_ =
       subscriber_ && (options.groups & kGroupDriverLaunch) && !(options.groups & kGroupDriver);
   if (subscriber_) StartStacks();
-  if (subscriber_ && !options.replay_capture.empty()) {
-    auto filter = ParseReplayFilter(options.replay_capture);
-    if (filter.ok()) replay_ = std::make_unique<ReplayCapturer>(*filter, options);
-  }
+  if (subscriber_ && options.replay_capture.kind != ReplayFilter::Kind::kOff)
+    replay_ = std::make_unique<ReplayCapturer>(options.replay_capture, options);
   if (subscriber_) RETURN_IF_ERROR(EnableCallbacks());
 
   start_mono_ns_ = MonotonicNs();

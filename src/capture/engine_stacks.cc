@@ -84,21 +84,12 @@ void ProbeCopy(ThreadCost* tc, const stacks::CallerFrame& from) {
 }  // namespace
 
 void CuptiEngine::StartStacks() {
-  if (options_.stacks == "none") return;
+  if (options_.stacks == stacks::StackMode::kNone) return;
   if (GetStackHook()) {  // a hook set by the embedding program or a test
     stack_mode_ = "external";
     return;
   }
-  stacks::StackMode mode = stacks::DefaultStackMode();
-  if (options_.stacks != "auto") {
-    auto parsed = stacks::ParseStackMode(options_.stacks);
-    if (!parsed.ok()) {
-      std::fprintf(stderr, "tracesmith: warning: %s; no stacks\n",
-                   parsed.status().message().c_str());
-      return;
-    }
-    mode = *parsed;
-  }
+  const stacks::StackMode mode = options_.stacks.value_or(stacks::DefaultStackMode());
   if (mode == stacks::StackMode::kNone) return;
   stacks::StackCollectorOptions so;
   so.mode = mode;

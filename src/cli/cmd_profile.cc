@@ -239,14 +239,15 @@ int RunProfile(ProfileArgs& a, bool record_spelling) {
   if (o.buffer_mb < 8) return ReportError(InvalidArgument("--buffer-mb must be at least 8"));
   if (o.flush_ms < 10) return ReportError(InvalidArgument("--flush-ms must be at least 10"));
   o.dump_raw_dir = a.dump_raw;  // made absolute by RunUnderCapture
-  if (Status st = capture::ValidateStackMode(a.stacks); !st.ok()) return ReportError(st);
+  auto stacks = capture::ParseStacksOption(a.stacks);
+  if (!stacks.ok()) return ReportError(stacks.status());
   if (a.stack_depth < 1 || a.stack_depth > 256)
     return ReportError(InvalidArgument("--stack-depth must be in [1, 256]"));
-  o.stacks = a.stacks;
+  o.stacks = *stacks;
   o.stack_depth = a.stack_depth;
-  if (auto f = capture::ParseReplayFilter(a.replay_capture); !f.ok())
-    return ReportError(f.status());
-  o.replay_capture = a.replay_capture;
+  auto filter = capture::ParseReplayFilter(a.replay_capture);
+  if (!filter.ok()) return ReportError(filter.status());
+  o.replay_capture = *filter;
   o.replay_max_mb = a.replay_max_mb;
   o.replay_max_launches = a.replay_max_launches;
   auto scope = replay::MemoryScopeFromName(a.replay_memory);
@@ -284,7 +285,7 @@ int RunProfile(ProfileArgs& a, bool record_spelling) {
   if (!r.previous_trace.ok())
     std::fprintf(stderr, "tracesmith: warning: %s\n", r.previous_trace.message().c_str());
   const std::vector<std::string>& files = r.files;
-  if (!a.no_symbolize && a.stacks != "none")
+  if (!a.no_symbolize && o.stacks != capture::stacks::StackMode::kNone)
     for (const auto& f : files) SymbolizeOutput(f, a.quiet);
 
   if (!a.quiet) {

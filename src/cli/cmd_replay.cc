@@ -107,6 +107,9 @@ int RunExtract(const ReplayCliOptions& o) {
   return kExitOk;
 }
 
+// The library's exit codes are the CLI's for the same outcomes.
+static_assert(replay::kReplayError == kExitError && replay::kReplayGpuError == kExitGpuError);
+
 int RunReplay(const ReplayCliOptions& o) {
   if (o.extract >= 0) return RunExtract(o);
   if (!o.output.empty())
@@ -202,7 +205,8 @@ void AddReplayCommand(CLI::App& app, CommandList& commands) {
       "GPU replay times each kernel cold (CUPTI, as profile measures it: inputs restored and the "
       "L2 flushed before each run); --warm adds back-to-back times. Exit codes: 0 every launch "
       "identical to the capture and deterministic, 1 error, 4 some output differed or was "
-      "nondeterministic (the same with --json; a kernel that is not idempotent is no failure).");
+      "nondeterministic (the same with --json; a kernel that is not idempotent is no failure), "
+      "5 a CUDA driver or CUPTI call failed.");
   commands.emplace_back(cmd, [o] { return RunReplay(*o); });
 }
 

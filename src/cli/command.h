@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "exit_codes.h"
 #include "tracesmith/base/status.h"
 
 namespace tracesmith::cli {
@@ -17,12 +18,8 @@ namespace tracesmith::cli {
 // (subcommand, run) pairs; run returns the process exit code.
 using CommandList = std::vector<std::pair<CLI::App*, std::function<int()>>>;
 
-// Prints "tracesmith: error: <message>" to stderr; returns the exit code for it
-// (1 for errors in input data or usage, 2 for I/O, 3 for internal errors).
+// Prints "tracesmith: error: <message>" to stderr; returns ExitCodeFor its
+// code (exit_codes.h).
 int ReportError(const Status& status);
-
-// Exit codes shared by all commands.
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitError = 1;
 
 }  // namespace tracesmith::cli

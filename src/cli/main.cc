@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
       "TraceSmith: GPU profiling and replay for CUDA programs.\n"
       "Run 'tracesmith <command> --help' for a command's options."};
   app.name("tracesmith");
+  app.footer(kExitHelp);
   app.require_subcommand(1);
   app.fallthrough(false);
   CommandList commands;

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "command.h"
+
 #include "tracesmith/format/sbt.h"
 
 namespace tracesmith::cli {
@@ -60,14 +62,7 @@ StatusOr<LoadedTrace> LoadTrace(const std::string& path, bool strict, const char
 
 int ReportError(const Status& status) {
   std::fprintf(stderr, "tracesmith: error: %s\n", status.message().c_str());
-  switch (status.code()) {
-    case StatusCode::kIoError:
-      return 2;
-    case StatusCode::kInternal:
-      return 3;
-    default:
-      return 1;
-  }
+  return ExitCodeFor(status.code());
 }
 
 }  // namespace tracesmith::cli

@@ -189,6 +189,8 @@ const char* ExitMeaning(int code) {
       return "every launch identical to the capture and deterministic";
     case kReplayDiffers:
       return "some output differed from the capture or between replays";
+    case kReplayGpuError:
+      return "error: a CUDA driver or CUPTI call failed";
     default:
       return "error: the replay could not run to the end";
   }
@@ -197,7 +199,7 @@ const char* ExitMeaning(int code) {
 }  // namespace
 
 int ReplayExitCode(const ReplayRun& run) {
-  if (!run.error.empty()) return kReplayError;
+  if (!run.error.empty()) return run.gpu_error ? kReplayGpuError : kReplayError;
   for (const LaunchOutcome& o : run.launches) {
     if (!o.error.empty()) return kReplayError;
     if (!o.vs_capture.identical() || o.nondeterministic()) return kReplayDiffers;

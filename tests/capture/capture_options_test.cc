@@ -52,7 +52,7 @@ TEST(OptionsEnv, RoundTrip) {
   o.range_name = "step";
   o.quiet = true;
   o.dump_raw_dir = "/tmp/raw";
-  o.stacks = "python";
+  o.stacks = stacks::StackMode::kPython;
   o.stack_depth = 40;
   auto back = OptionsFromEnv(OptionsToEnv(o));
   ASSERT_TRUE(back.ok()) << back.status().ToString();
@@ -66,7 +66,8 @@ TEST(OptionsEnv, RoundTrip) {
   EXPECT_EQ(back->range_name, "step");
   EXPECT_TRUE(back->quiet);
   EXPECT_EQ(back->dump_raw_dir, "/tmp/raw");
-  EXPECT_EQ(back->stacks, "python");
+  EXPECT_EQ(back->stacks, stacks::StackMode::kPython);
+  EXPECT_EQ(OptionsToEnv(o)[kEnvStacks], "python");
   EXPECT_EQ(back->stack_depth, 40u);
 }
 
@@ -91,11 +92,12 @@ TEST(ReplayFilter, Parses) {
   EXPECT_FALSE(ParseReplayFilter("kernel:(").ok());
   EXPECT_FALSE(ParseReplayFilter("everything").ok());
   CaptureOptions o;
-  o.replay_capture = "launch:3-9";
+  o.replay_capture = ParseReplayFilter("launch:3-9").value();
   o.replay_max_mb = 100;
   o.replay_max_launches = 5;
   auto back = OptionsFromEnv(OptionsToEnv(o)).value();
-  EXPECT_EQ(back.replay_capture, "launch:3-9");
+  EXPECT_EQ(back.replay_capture, o.replay_capture);
+  EXPECT_EQ(OptionsToEnv(o)[kEnvReplayCapture], "launch:3-9");
   EXPECT_EQ(back.replay_max_mb, 100u);
   EXPECT_EQ(back.replay_max_launches, 5u);
   EXPECT_FALSE(OptionsFromEnv({{kEnvReplayCapture, "bogus"}}).ok());
@@ -127,15 +129,45 @@ TEST(ReplayFilter, DeviceRanges) {
 }
 
 TEST(OptionsEnv, Stacks) {
-  EXPECT_EQ(OptionsFromEnv({}).value().stacks, "auto");
-  EXPECT_EQ(OptionsFromEnv({{kEnvStacks, "none"}}).value().stacks, "none");
+  EXPECT_EQ(OptionsFromEnv({}).value().stacks, std::nullopt);  // auto
+  EXPECT_EQ(OptionsFromEnv({{kEnvStacks, "auto"}}).value().stacks, std::nullopt);
+  EXPECT_EQ(OptionsFromEnv({{kEnvStacks, "none"}}).value().stacks, stacks::StackMode::kNone);
   EXPECT_FALSE(OptionsFromEnv({{kEnvStacks, "all"}}).ok());
   EXPECT_FALSE(OptionsFromEnv({{kEnvStackDepth, "0"}}).ok());
   EXPECT_FALSE(OptionsFromEnv({{kEnvStackDepth, "257"}}).ok());
-  EXPECT_TRUE(ValidateStackMode("mixed").ok());
-  EXPECT_TRUE(ValidateStackMode("full").ok());
-  EXPECT_EQ(OptionsFromEnv({{kEnvStacks, "full"}}).value().stacks, "full");
-  EXPECT_FALSE(ValidateStackMode("Mixed").ok());
+  EXPECT_EQ(ParseStacksOption("mixed").value(), stacks::StackMode::kMixed);
+  EXPECT_EQ(ParseStacksOption("full").value(), stacks::StackMode::kFull);
+  EXPECT_EQ(OptionsFromEnv({{kEnvStacks, "full"}}).value().stacks, stacks::StackMode::kFull);
+  EXPECT_FALSE(ParseStacksOption("Mixed").ok());
+  EXPECT_EQ(ParseStacksOption("Mixed").status().message(),
+            "--stacks: 'Mixed' is not one of auto, none, native, python, mixed, full");
+}
+
+// Every spelling of the closed-set options is parsed once into its enum and
+// written back to the same text: the environment round trip the injection
+// library and the Python package (string arguments) go through.
+TEST(OptionsEnv, EnumsRoundTripThroughTheEnvironment) {
+  for (const char* text : {"auto", "none", "native", "python", "mixed", "full"}) {
+    auto mode = ParseStacksOption(text);
+    ASSERT_TRUE(mode.ok()) << text;
+    CaptureOptions o;
+    o.stacks = *mode;
+    auto env = OptionsToEnv(o);
+    EXPECT_EQ(env[kEnvStacks], text);
+    EXPECT_EQ(OptionsFromEnv(env).value().stacks, *mode) << text;
+  }
+  for (const char* text : {"all", "kernel:gemm|scale_.*", "launch:7", "launch:3-9"}) {
+    CaptureOptions o;
+    o.replay_capture = ParseReplayFilter(text).value();
+    auto env = OptionsToEnv(o);
+    EXPECT_EQ(env[kEnvReplayCapture], text);
+    EXPECT_EQ(OptionsFromEnv(env).value().replay_capture, o.replay_capture) << text;
+  }
+  EXPECT_EQ(ReplayFilterText(ParseReplayFilter("launch:4-4").value()), "launch:4");
+  CaptureOptions off;
+  EXPECT_EQ(off.replay_capture.kind, ReplayFilter::Kind::kOff);
+  EXPECT_EQ(OptionsToEnv(off).count(kEnvReplayCapture), 0u);
+  EXPECT_EQ(ReplayFilterText(off.replay_capture), "");
 }
 
 TEST(OptionsEnv, RejectsBadNumbers) {

@@ -32,7 +32,7 @@ TEST(GpuSession, RefusedWhileCuptiIsTakenThenCapturesCopiesAndMemsets) {
   CaptureOptions options;
   options.output = path;
   options.overwrite = true;
-  options.stacks = "none";
+  options.stacks = stacks::StackMode::kNone;
 
   // Another CUPTI client first (what torch.profiler would be): refused, clearly.
   CUpti_SubscriberHandle other = nullptr;

@@ -399,6 +399,26 @@ TEST(ReplayJsonTest, DocumentOfAFailedRun) {
   EXPECT_EQ(d["summary"]["exit_code"], kReplayError);
 }
 
+TEST(ReplayJsonTest, AFailedCudaCallHasItsOwnExitCode) {
+  ReplayRun run = H200Run();
+  LaunchOutcome failed;
+  failed.index = 3;
+  failed.function = "k";
+  failed.error =
+      "launch 3 (k): cuCtxSynchronize() failed: CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory "
+      "access was encountered) at gpu_replayer.cc:300";
+  run.launches.push_back(failed);
+  run.error = failed.error;
+  run.gpu_error = true;
+  json d = json::parse(FormatReplayJson(run));
+  EXPECT_EQ(ReplayExitCode(run), kReplayGpuError);
+  EXPECT_EQ(d["summary"]["exit_code"], kReplayGpuError);
+  EXPECT_EQ(d["summary"]["meaning"], "error: a CUDA driver or CUPTI call failed");
+  EXPECT_EQ(d["error"], failed.error);
+  EXPECT_NE(kReplayGpuError, kReplayError);
+  EXPECT_NE(kReplayGpuError, kReplayDiffers);
+}
+
 TEST(ReplayJsonTest, InvalidUtf8KernelNameDoesNotThrow) {
   LaunchOutcome o = Identical();
   o.function = "bad\xff\xfe";

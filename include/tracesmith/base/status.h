@@ -20,6 +20,7 @@ enum class StatusCode : int {
   kFailedPrecondition,  // e.g. no GPU, CUPTI already in use
   kIoError,             // read/write/open failed
   kInternal,            // a bug in TraceSmith
+  kGpuError,            // a CUDA driver or CUPTI call failed (GPU, driver or environment)
 };
 
 const char* StatusCodeName(StatusCode code);
@@ -48,6 +49,16 @@ Status Unimplemented(std::string msg);
 Status FailedPrecondition(std::string msg);
 Status IoError(std::string msg);
 Status Internal(std::string msg);
+Status GpuError(std::string msg);
+
+// A failed CUDA driver or CUPTI call as a kGpuError Status, one message for
+// both (CU_CALL and CUPTI_CALL, tracesmith/cuda/call.h, build it):
+//   "cuMemAlloc(&p, n) failed: CUDA_ERROR_OUT_OF_MEMORY (out of memory) at vmm.cc:12"
+// api ("CUDA", "CUPTI") and code stand in for a name the library does not
+// know ("CUDA error 999"); a null text reads "no description". CUDA-free, so
+// that base builds without CUDA headers.
+Status GpuCallError(const char* api, int code, const char* error_name, const char* error_text,
+                    const char* call, const char* file, int line);
 
 // printf-style formatting for error messages (the core has no std::format on g++12).
 std::string StrFormat(const char* fmt, ...) __attribute__((format(printf, 1, 2)));

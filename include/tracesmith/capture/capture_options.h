@@ -8,10 +8,12 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "tracesmith/base/status.h"
+#include "tracesmith/capture/stacks/stack_mode.h"
 #include "tracesmith/format/memory_scope.h"
 #include "tracesmith/format/run_names.h"
 
@@ -59,6 +61,18 @@ enum class CaptureRange : uint8_t {
   kNvtx = 2,             // inside NVTX ranges named range_name
 };
 
+// A parsed --replay-capture filter.
+struct ReplayFilter {
+  enum class Kind : uint8_t { kOff, kAll, kKernel, kLaunchRange } kind = Kind::kOff;
+  std::string regex;             // kKernel
+  uint64_t first = 0, last = 0;  // kLaunchRange, inclusive
+  bool operator==(const ReplayFilter&) const = default;
+};
+// Parses "" (off), "all", "kernel:<regex>", "launch:<N>", "launch:<A>-<B>".
+StatusOr<ReplayFilter> ParseReplayFilter(const std::string& text);
+// The filter's spelling, as ParseReplayFilter reads it back ("" when off).
+std::string ReplayFilterText(const ReplayFilter& filter);
+
 struct CaptureOptions {
   // Output file. In a process tree the first process to create it writes it;
   // the others write <stem>.pid<PID>.sbt, or <stem>.rank<RANK>.sbt when the
@@ -78,20 +92,21 @@ struct CaptureOptions {
   bool overwrite = false;
   // Debug: write raw CUPTI activity records here (fixtures for conversion tests).
   std::string dump_raw_dir;
-  // Host call stacks at every launch/copy/memset/graph launch:
-  // "auto" (mixed when a Python interpreter runs the program, else native),
-  // "none", "native", "python", "mixed" (native frames up to the innermost
-  // Python frame, then the Python frames) or "full" (every native frame,
-  // Python frames in place of the eval loop's).
-  std::string stacks = "auto";
+  // Host call stacks at every launch/copy/memset/graph launch (--stacks):
+  // none, native, python, mixed (native frames up to the innermost Python
+  // frame, then the Python frames) or full (every native frame, Python frames
+  // in place of the eval loop's); nullopt is "auto": mixed when a Python
+  // interpreter runs the program, else native, decided when the capture
+  // starts (in the target process, where the interpreter is).
+  std::optional<stacks::StackMode> stacks;
   // Frames kept per stack (1-256; the outermost are dropped beyond).
   uint32_t stack_depth = 128;
   // Replay capture (--replay-capture): which kernel launches to record with
-  // their module, parameters and memory images, for `tracesmith replay`.
-  // "" (off), "all", "kernel:<regex>" (mangled or demangled name),
-  // "launch:<N>" or "launch:<A>-<B>" (0-based launch indices, inclusive).
-  // With --capture-range, only launches inside the range count.
-  std::string replay_capture;
+  // their module, parameters and memory images, for `tracesmith replay`:
+  // off, all, kernel:<regex> (mangled or demangled name), launch:<N> or
+  // launch:<A>-<B> (0-based launch indices, inclusive). With
+  // --capture-range, only launches inside the range count.
+  ReplayFilter replay_capture;
   uint32_t replay_max_mb = 4096;      // memory images in all; later launches are skipped
   uint32_t replay_max_launches = 64;  // launches recorded at most
   // Which memory a recorded launch snapshots: the allocations its
@@ -109,14 +124,6 @@ struct DeviceRange {
   uint64_t address = 0, size = 0;
 };
 StatusOr<std::vector<DeviceRange>> ParseDeviceRanges(const std::string& text);
-
-// A parsed --replay-capture filter.
-struct ReplayFilter {
-  enum class Kind : uint8_t { kOff, kAll, kKernel, kLaunchRange } kind = Kind::kOff;
-  std::string regex;             // kKernel
-  uint64_t first = 0, last = 0;  // kLaunchRange, inclusive
-};
-StatusOr<ReplayFilter> ParseReplayFilter(const std::string& text);
 
 // Environment variables that carry CaptureOptions to the injection library.
 inline constexpr const char* kEnvOutput = "TRACESMITH_OUTPUT";
@@ -141,8 +148,10 @@ inline constexpr const char* kEnvReplayReachDepth = "TRACESMITH_REPLAY_REACH_DEP
 // tests can check the correlation-id join of API rows and GPU rows.
 inline constexpr const char* kEnvTestStackHook = "TRACESMITH_TEST_STACK_HOOK";
 
-// Checks "--stacks": auto, none, native, python, mixed or full.
-Status ValidateStackMode(const std::string& text);
+// Parses "--stacks": auto (nullopt), none, native, python, mixed or full.
+StatusOr<std::optional<stacks::StackMode>> ParseStacksOption(const std::string& text);
+// Its spelling: "auto" for nullopt, else StackModeName.
+const char* StacksOptionText(std::optional<stacks::StackMode> stacks);
 
 // Parses "--capture-range": "", "all", "cudaProfilerApi" or "nvtx:<name>".
 Status ParseCaptureRange(const std::string& text, CaptureOptions* options);

@@ -80,6 +80,10 @@ Status ReplayOnGpu(const ReplayCapture& capture, const GpuReplayOptions& options
 inline constexpr int kReplayIdentical = 0;  // every launch identical and deterministic
 inline constexpr int kReplayError = 1;      // could not replay (message on stderr)
 inline constexpr int kReplayDiffers = 4;    // some output differed or was nondeterministic
+// A CUDA driver or CUPTI call failed (StatusCode::kGpuError): the GPU, its
+// driver or the environment, not the capture; as every command's exit code
+// for that error (cli/command.h kExitGpuError).
+inline constexpr int kReplayGpuError = 5;
 
 // The shared library's entry point, looked up by dlopen/dlsym. Its argument
 // is the ABI between `tracesmith` and the library: one struct whose first

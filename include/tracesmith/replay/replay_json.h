@@ -36,9 +36,12 @@ struct ReplayRun {
   // Why the replay stopped (the message printed on stderr); empty when it
   // ran to the end.
   std::string error;
+  // The error is a failed CUDA driver or CUPTI call (StatusCode::kGpuError).
+  bool gpu_error = false;
 };
 
-// The entry point's exit code: kReplayError when the run has an error, else
+// The entry point's exit code: kReplayGpuError when the run stopped on a
+// failed CUDA or CUPTI call, kReplayError when it has another error, else
 // kReplayDiffers when some output differed from the capture or between
 // replays, else kReplayIdentical.
 int ReplayExitCode(const ReplayRun& run);

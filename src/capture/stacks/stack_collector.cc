@@ -100,32 +100,6 @@ void RememberId(WalkMemo* memo, const MemoEntry* entry, uint64_t owner, uint64_t
 
 }  // namespace
 
-StatusOr<StackMode> ParseStackMode(const std::string& s) {
-  if (s == "none") return StackMode::kNone;
-  if (s == "native") return StackMode::kNative;
-  if (s == "python") return StackMode::kPython;
-  if (s == "mixed") return StackMode::kMixed;
-  if (s == "full") return StackMode::kFull;
-  return InvalidArgument(
-      StrFormat("--stacks=%s: expected one of none, native, python, mixed, full", s.c_str()));
-}
-
-const char* StackModeName(StackMode mode) {
-  switch (mode) {
-    case StackMode::kNone:
-      return "none";
-    case StackMode::kNative:
-      return "native";
-    case StackMode::kPython:
-      return "python";
-    case StackMode::kMixed:
-      return "mixed";
-    case StackMode::kFull:
-      return "full";
-  }
-  return "?";
-}
-
 StackMode DefaultStackMode() {
   PythonFrames::Get().Reload();
   return PythonFrames::Get().present() ? StackMode::kMixed : StackMode::kNative;

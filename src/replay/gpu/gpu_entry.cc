@@ -44,11 +44,10 @@ extern "C" __attribute__((visibility("default"))) int TracesmithReplayGpuMainV4(
   run.warm = r.flags & kReplayFlagWarm;
   auto fail = [&](const Status& st) {
     say(stderr, "tracesmith: error: " + st.message() + "\n");
-    if (json) {
-      run.error = st.message();
-      say(stdout, FormatReplayJson(run));
-    }
-    return kReplayError;
+    run.error = st.message();
+    run.gpu_error = st.code() == StatusCode::kGpuError;
+    if (json) say(stdout, FormatReplayJson(run));
+    return ReplayExitCode(run);
   };
   if (Status v = ValidateReplayRequest(r); !v.ok()) return fail(v);
   auto reader = format::SbtReader::Open(r.path);

@@ -10,10 +10,10 @@
 #include <span>
 #include <vector>
 
-#include "cu_call.h"
 #include "kernel_timer.h"
 #include "replay_common.h"
 #include "tracesmith/base/file_util.h"
+#include "tracesmith/cuda/call.h"
 #include "tracesmith/replay/address_ranges.h"
 #include "tracesmith/replay/relocation.h"
 #include "vmm.h"

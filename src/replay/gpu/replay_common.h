@@ -10,8 +10,8 @@
 #include <span>
 #include <vector>
 
-#include "cu_call.h"
 #include "tracesmith/base/status.h"
+#include "tracesmith/cuda/call.h"
 #include "tracesmith/format/replay_payload.h"
 #include "tracesmith/replay/address_ranges.h"
 #include "tracesmith/replay/compare.h"

@@ -10,8 +10,8 @@
 #include <set>
 #include <vector>
 
-#include "cu_call.h"
 #include "replay_common.h"
+#include "tracesmith/cuda/call.h"
 
 namespace tracesmith::replay::gpu {
 namespace {

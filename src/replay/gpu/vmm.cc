@@ -1,17 +1,8 @@
 #include "vmm.h"
 
-#include "cu_call.h"
+#include "tracesmith/cuda/call.h"
 
 namespace tracesmith::replay::gpu {
-
-Status CuError(CUresult r, const char* call, const char* file, int line) {
-  const char* name = nullptr;
-  const char* text = nullptr;
-  cuGetErrorName(r, &name);
-  cuGetErrorString(r, &text);
-  return Internal(StrFormat("%s failed: %s (%s) at %s:%d", call, name ? name : "?",
-                            text ? text : "unknown error", file, line));
-}
 
 namespace {
 CUmemAllocationProp DeviceProp(CUdevice device) {

@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "tracesmith/base/status.h"
+#include "tracesmith/capture/stacks/stack_mode.h"
 #include "tracesmith/capture/stacks/unwinder.h"
 #include "tracesmith/model/records.h"
 
@@ -54,11 +55,6 @@ namespace tracesmith::capture::stacks {
 class ModuleRegistry;
 struct CodeRange;
 
-enum class StackMode : uint8_t { kNone, kNative, kPython, kMixed, kFull };
-
-// Parses "none|native|python|mixed|full".
-StatusOr<StackMode> ParseStackMode(const std::string& s);
-const char* StackModeName(StackMode mode);
 // mixed when a supported Python interpreter is loaded in this process, else native.
 StackMode DefaultStackMode();
 
