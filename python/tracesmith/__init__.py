@@ -1,8 +1,8 @@
 """TraceSmith: GPU profiling and replay for CUDA programs, from Python.
 
     import tracesmith
-    t = tracesmith.load("run.sbt")            # columns, not objects per event
-    k = t.kernels.to_pandas()                 # pandas optional
+    t = tracesmith.load("run.sbt")            # metadata now; each kind's columns when asked for
+    k = t.kernels.to_pandas()                 # kernels read here (one pass); pandas optional
     print(k.groupby("name").duration_ns.sum().nlargest(5))
     report = tracesmith.analyze("run.sbt")    # `tracesmith analyze --json` as a dict
     mem = tracesmith.memory("run.sbt")        # `tracesmith memory --json`: peak, owners, leaks
@@ -15,14 +15,16 @@ files, a directory, or a capture's output name ("run.sbt" also stands for the
 run.rank*.sbt / run.pid*.sbt files beside it), read as one merged trace.
 
 `python -m tracesmith ...` runs the command-line tool. Errors raise
-tracesmith.TraceError with the message the CLI prints (file, byte offset).
+tracesmith.TraceError with the message the CLI prints (file, byte offset);
+TraceChangedError (a TraceError) when a loaded trace's file changed or is
+gone before the event kinds it had not read yet were read.
 """
 
 from __future__ import annotations
 
 import warnings
 
-from ._errors import TraceError
+from ._errors import TraceChangedError, TraceError
 from ._native import core
 from ._profile import CommandResult, Profiler, profile, profile_command, schedule
 from ._replay import ReplayLaunch, ReplayResult, replay
@@ -44,7 +46,7 @@ __all__ = [
     "profile", "Profiler", "schedule", "profile_command", "CommandResult", "diff", "replay", "ReplayResult", "ReplayLaunch",
     "export", "export_perfetto", "import_trace", "devices", "detect_platform",
     "is_cuda_available", "get_cuda_device_count", "SBTWriter", "SBTReader", "event_stats",
-    "merge",
+    "merge", "TraceChangedError",
 ]
 
 

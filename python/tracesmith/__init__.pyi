@@ -17,6 +17,8 @@ _Path = Union[str, "os.PathLike[str]"]
 _Run = Union[_Path, List[_Path], Tuple[_Path, ...]]
 
 class TraceError(RuntimeError): ...
+# A lazily loaded trace's file changed or is gone before a kind was read from it.
+class TraceChangedError(TraceError): ...
 
 class Table:
     kind: str
@@ -37,6 +39,10 @@ class Trace:
     damage: List[Tuple[int, int, str]]
     complete: bool
     skipped_kinds: frozenset
+    # Event kinds are read on first access (one pass each); these are still in the file.
+    @property
+    def unread_kinds(self) -> frozenset: ...
+    def read(self, kinds: Union[str, List[str], None] = ...) -> "Trace": ...
     kernels: Table
     memcpys: Table
     memsets: Table
@@ -149,4 +155,4 @@ class SBTReader:
 
 def replay(path: _Path, *, launch: Optional[int] = ..., range: Optional[Tuple[int, int]] = ...,
            iterations: int = ..., device: int = ..., same_addresses_only: bool = ...,
-           dry_run: bool = ..., strict: bool = ...) -> ReplayResult: ...
+           warm: bool = ..., dry_run: bool = ..., strict: bool = ...) -> ReplayResult: ...

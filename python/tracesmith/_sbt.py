@@ -67,7 +67,10 @@ class SBTWriter:
     def write_events(self, events: Union[Trace, Table, "list[Table]"]) -> None:
         """Appends a Table, every table of a Trace, or each Table of a list."""
         if isinstance(events, Trace):
+            events.read()  # the event kinds not read yet, in one pass
             for kind in events.kinds:
+                if kind in events.skipped_kinds:
+                    continue
                 table = events.table(kind)
                 if len(table):
                     self.write_table(table)
@@ -130,7 +133,7 @@ class SBTReader:
 
     def tables(self) -> Iterator[Tuple[str, Table]]:
         """(kind, Table) for every record kind with rows."""
-        t = self.read()
+        t = self.read().read()  # every event kind, in one pass over the file
         for kind in t.kinds:
             table = t.table(kind)
             if len(table):

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import operator
 import os
+import sys
+import threading
 import warnings
 from typing import Dict, List, NamedTuple, Optional
 
@@ -174,7 +176,13 @@ class Table:
         if field == "duration_ns" and "duration_ns" in self:
             start, end = self["start_ns"], self["end_ns"]
             # Rows whose end is unknown (0) get 0, not a huge unsigned number.
-            return np.where(end >= start, end - start, 0).astype(np.uint64)
+            # (One array of the column's size is made, not three: on 10 M rows
+            # each costs its page faults.)
+            duration = end - start
+            if duration.dtype != np.uint64:
+                duration = duration.astype(np.uint64)
+            duration[end < start] = 0
+            return duration
         if field.endswith("_name") and field[:-5] in _enum_names(self.kind) and self._has(field[:-5]):
             names = _enum_names(self.kind)[field[:-5]]
             values = self[field[:-5]]
@@ -236,8 +244,59 @@ class Table:
         return pd.Categorical.from_codes(to_category[inverse], categories=categories)
 
 
+def _warn(message: str) -> None:
+    """warnings.warn, attributed to the first caller outside this package (the
+    user's line that asked for the rows)."""
+    level, frame = 2, sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__", "").split(".")[0] == "tracesmith":
+        frame = frame.f_back
+        level += 1
+    warnings.warn(message, stacklevel=level)
+
+
+def _event_labels(kinds) -> List[str]:
+    """Event kind labels of a kinds argument ("kernel" or "kernels", ...; a str or a list)."""
+    labels = []
+    for k in ([kinds] if isinstance(kinds, str) else kinds):
+        label = _LABELS.get(k)
+        if label not in EVENT_KINDS:
+            raise ValueError(f"unknown event kind {k!r}; kinds: {', '.join(EVENT_KINDS)}")
+        labels.append(label)
+    return labels
+
+
+class _Source:
+    """Where a lazily loaded Trace reads the event kinds it has not read yet:
+    the file, its name in messages, its identity when loaded (the chunk index
+    and every chunk's header, checked before each read), strict, and for a
+    run the TempTrace owning its merged copy."""
+
+    def __init__(self, file: str, what: str, identity: int, strict: bool, owner=None):
+        self.file = file
+        self.what = what
+        self.identity = identity
+        self.strict = strict
+        self.owner = owner
+
+
 class Trace:
-    """An SBT trace loaded as columns (see `load`)."""
+    """An SBT trace loaded as columns (see `load`).
+
+    Loading reads the strings and the metadata (devices, processes, threads,
+    stacks, capture stats, metadata); each event kind's rows are read from the
+    file the first time they are asked for (`t.kernels`, `t.table("memcpy")`,
+    `t.to_pandas("api")`), in one streaming pass over the file that decodes
+    that kind's chunks only, and kept. `t.read(kinds)` reads several kinds in
+    one pass (`t.read()`: every kind not read yet). `unread_kinds` says which
+    are still in the file. A damaged chunk warns (or, loaded with strict=True,
+    raises TraceError) with its byte offset at the access that reads it, and
+    `damage` lists the damage of what has been read so far. If the file
+    changed, was replaced or is gone since load(), reading another kind raises
+    TraceChangedError (a TraceError) naming it: rows of other contents are
+    never mixed with what was loaded. Pickling keeps the kinds read and reads
+    the others from the same file later (a run's merged temporary copy is read
+    whole first); the reads are thread-safe.
+    """
 
     def __init__(self, path: str, data: dict, kinds=None, sources=None, files=None):
         #: the file read, or for a run of several files its name ("run.sbt (4 traces)")
@@ -249,38 +308,114 @@ class Trace:
         self.skipped_kinds = frozenset()
         self.strings = np.asarray(data["strings"], dtype=object)
         self.version = tuple(data["version"])
-        #: (byte offset, length, what) of each damaged range; empty when clean.
+        #: (byte offset, length, what) of each damaged range of what has been
+        #: read (the metadata, and the event kinds read); empty when clean.
         self.damage = [tuple(d) for d in data["damage"]]
         #: the writer closed the file (False: an unfinished or cut capture).
         self.complete = bool(data["complete"])
         self._tables = {kind: Table._from_core(kind, table, self.strings)
                         for kind, table in data["tables"].items()}
+        # Every record kind, in the format's order; the event kinds still in
+        # the file (read on first access from _source) and their row counts
+        # as the file's index lists them.
+        self._kinds = list(data.get("kinds") or data["tables"])
+        self._unread = frozenset(data.get("pending", ()))
+        self._index_rows = dict(data.get("rows", {}))
+        self._source: Optional[_Source] = None
+        self._lock = threading.Lock()
         if kinds:
             self.skipped_kinds = frozenset(k for k in EVENT_KINDS if k not in kinds)
         self._frame_cache: Optional[List[Frame]] = None
 
+    def _rows(self, kind: str) -> int:
+        table = self._tables.get(kind)
+        return len(table) if table is not None else self._index_rows.get(kind, 0)
+
     def __repr__(self) -> str:
-        counts = ", ".join(f"{len(t)} {k}" for k, t in self._tables.items()
-                           if len(t) and k in KINDS.values() and k not in
+        # (kinds not read yet: the row counts of the file's index)
+        counts = ", ".join(f"{self._rows(k)} {k}" for k in self._kinds
+                           if self._rows(k) and k in KINDS.values() and k not in
                            ("frame", "stacknode", "mapping", "stat", "metadata", "clock"))
         return f"<tracesmith.Trace {self.path}: {counts}>"
 
     def table(self, kind: str) -> Table:
         """Rows of one record kind by its label or attribute name: "kernel" or
-        "kernels", "memcpy" or "memcpys", "api", ..."""
+        "kernels", "memcpy" or "memcpys", "api", ... An event kind not read
+        yet is read from the file now (see Trace)."""
         label = _LABELS.get(kind)
-        if label is None or label not in self._tables:
-            raise KeyError(f"no record kind {kind!r}; kinds: {', '.join(self._tables)}")
+        if label is None or label not in self._kinds:
+            raise KeyError(f"no record kind {kind!r}; kinds: {', '.join(self._kinds)}")
         if label in self.skipped_kinds:
             raise KeyError(f"{label} rows were not loaded (load(..., kinds=...) left them out)")
+        if label in self._unread:
+            self._read([label])
         return self._tables[label]
+
+    def read(self, kinds=None) -> "Trace":
+        """Reads these event kinds' rows now if they are not read yet ("kernel"
+        or "kernels", a list of them; None: every kind not read yet), in one
+        pass over the file, and returns the trace. Raises as the first access
+        to each of them would (TraceChangedError, strict's TraceError)."""
+        if kinds is None:
+            labels = list(self._unread)
+        else:
+            labels = _event_labels(kinds)
+            for label in labels:
+                if label in self.skipped_kinds:
+                    raise KeyError(f"{label} rows were not loaded (load(..., kinds=...) left "
+                                   "them out)")
+        self._read(labels)
+        return self
+
+    @property
+    def unread_kinds(self) -> frozenset:
+        """Event kinds whose rows are still in the file: read on first access
+        (or by read())."""
+        return self._unread
+
+    def _read(self, labels) -> None:
+        with self._lock:  # one read at a time; another thread may have read them meanwhile
+            labels = [k for k in self._kinds if k in labels and k in self._unread]
+            if not labels:
+                return
+            source = self._source
+            if source is None:
+                raise KeyError(f"{', '.join(labels)} rows were not loaded (this trace has no "
+                               "file to read them from)")
+            data = core().read_kinds(source.file, labels, source.strict, source.identity,
+                                     source.what)
+            for kind, table in data["tables"].items():
+                self._tables[kind] = Table._from_core(kind, table, self.strings)
+            self.damage = sorted(set(self.damage) | {tuple(d) for d in data["damage"]})
+            self._unread = self._unread.difference(labels)
+            if not self._unread:
+                self._source = None
+                if source.owner is not None:
+                    source.owner.remove()  # a run's merged copy: nothing is left to read in it
+        if data["damage_text"]:
+            _warn(data["damage_text"] +
+                  f"\nloading only the readable part of its {', '.join(labels)} rows")
+
+    def __getstate__(self):
+        source = self._source
+        if source is not None and source.owner is not None:
+            self.read()  # a run's merged copy is this process's: read it whole first
+        state = self.__dict__.copy()
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
 
     def __dir__(self):
         return sorted(set(list(super().__dir__()) + list(KINDS)))
 
     @property
     def kinds(self) -> List[str]:
-        return list(self._tables)
+        """Every record kind, by label (those with no rows too; event kinds not
+        read yet included: table() reads them)."""
+        return list(self._kinds)
 
     def __getattr__(self, name: str) -> Table:
         if name in KINDS:
@@ -354,25 +489,40 @@ def load(path, strict: bool = False, kinds=None, single: bool = False) -> Trace:
     run.pid*.sbt), merged into one trace with every process (`merge`);
     single=True reads the file named alone.
 
-    kinds: only these event kinds ("kernel" or "kernels", "api", ...; all by
-    default), for large traces: memory is the columns of the kinds loaded
-    (about 44 bytes per kernel, 36 per API call). Metadata (devices,
-    processes, stacks, stats) always loads. A damaged or unfinished file
-    loads its readable part with a warning naming the byte ranges skipped
-    (`Trace.damage`); with strict=True it raises TraceError instead. A file
-    that is not a trace raises TraceError.
+    Loading is lazy: it reads the strings and the metadata (devices,
+    processes, threads, stacks, capture stats and metadata: `t.devices`,
+    `t.stats`, `t.stack()`, ... are there at once); each event kind's rows
+    are read the first time they are asked for (`t.kernels`,
+    `t.table("memcpy")`, `t.to_pandas("api")`), one streaming pass over the
+    file per kind asked, or one for several with `t.read(["kernel", "api"])`
+    (`t.read()`: all). Memory is the columns of the kinds read (about 44
+    bytes per kernel, 36 per API call). If the file changes or disappears
+    before a kind is read, that read raises TraceChangedError naming it. A
+    run's merged temporary copy is kept until every kind is read or the Trace
+    is gone. A file without its index (an unfinished capture, or a damaged
+    index) is read whole here: its chunks cannot be told apart by kind
+    without decoding them.
+
+    kinds: only these event kinds ("kernel" or "kernels", "api", ...), read
+    here with the metadata in one pass (for large traces); the others are
+    not available (`skipped_kinds`).
+
+    A damaged or unfinished file loads its readable part with a warning naming
+    the byte ranges skipped (`Trace.damage`); with strict=True it raises
+    TraceError instead. Damage in an event kind's chunks is reported by the
+    access that reads that kind (a kind never read never warns). A file that
+    is not a trace raises TraceError.
     """
-    labels = []
-    if kinds is not None:
-        for k in ([kinds] if isinstance(kinds, str) else kinds):
-            label = _LABELS.get(k)
-            if label not in EVENT_KINDS:
-                raise ValueError(f"unknown event kind {k!r}; kinds: {', '.join(EVENT_KINDS)}")
-            labels.append(label)
-    with _run.opened(path, strict, single, "loading") as (file, names, files):
-        data = core().read_columns(file, bool(strict), labels)
+    labels = _event_labels(kinds) if kinds is not None else []
+    with _run.opened(path, strict, single, "loading", keep=True) as (file, names, files, owner):
+        data = core().read_columns(file, bool(strict), labels, kinds is None)
     name = files[0] if len(files) == 1 else _run.display_name(names, files)
     trace = Trace(name, data, labels, sources=names, files=files)
+    if trace.unread_kinds:
+        what = file if owner is None else f"{name} (its merged copy {file})"
+        trace._source = _Source(file, what, data["identity"], bool(strict), owner)
+    elif owner is not None:
+        owner.remove()
     if data["damage_text"]:
         warnings.warn(data["damage_text"] + "\nloading only its readable part", stacklevel=2)
     return trace

@@ -9,8 +9,15 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <bit>
+#include <cerrno>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -47,7 +54,8 @@ namespace py = pybind11;
 namespace tracesmith::python {
 namespace {
 
-PyObject* g_trace_error = nullptr;  // tracesmith.TraceError (python/tracesmith/_errors.py)
+PyObject* g_trace_error = nullptr;    // tracesmith.TraceError (python/tracesmith/_errors.py)
+PyObject* g_trace_changed = nullptr;  // tracesmith.TraceChangedError (a TraceError)
 
 [[noreturn]] void Raise(const Status& st) {
   PyErr_SetString(g_trace_error, st.message().c_str());
@@ -81,14 +89,45 @@ size_t FieldBytes(model::FieldType t) {
 struct ConfigIndex {
   virtual ~ConfigIndex() = default;
 };
+// An open-addressing table (power-of-two slots, linear probing): no division
+// and no node per tuple, as std::unordered_map has, on this per-row path.
 template <typename T>
 struct TypedConfigIndex : ConfigIndex {
   using Key = typename T::ConfigKey;
-  struct Hash {
-    size_t operator()(const Key& k) const { return size_t(T::HashConfig(k)); }
-  };
-  std::unordered_map<Key, uint32_t, Hash> index;
   std::vector<Key> uniques;
+  std::vector<uint64_t> hashes;  // of each unique tuple
+  std::vector<uint32_t> slots;   // unique index + 1; 0: empty
+  int shift = 64;                // 64 - log2(slots)
+
+  // The index of `k` in `uniques`, added when new.
+  uint32_t CodeOf(const Key& k) {
+    const uint64_t h = T::HashConfig(k);
+    if (2 * (uniques.size() + 1) > slots.size()) Grow();
+    const size_t mask = slots.size() - 1;
+    for (size_t i = Slot(h);; i = (i + 1) & mask) {
+      const uint32_t s = slots[i];
+      if (s == 0) {
+        uniques.push_back(k);
+        hashes.push_back(h);
+        slots[i] = uint32_t(uniques.size());
+        return slots[i] - 1;
+      }
+      if (hashes[s - 1] == h && uniques[s - 1] == k) return s - 1;
+    }
+  }
+
+ private:
+  size_t Slot(uint64_t h) const { return size_t((h * 0x9e3779b97f4a7c15ull) >> shift); }
+  void Grow() {
+    slots.assign(std::max<size_t>(64, 2 * slots.size()), 0);
+    shift = 64 - std::countr_zero(slots.size());
+    const size_t mask = slots.size() - 1;
+    for (uint32_t u = 0; u < uniques.size(); ++u) {
+      size_t i = Slot(hashes[u]);
+      while (slots[i] != 0) i = (i + 1) & mask;
+      slots[i] = u + 1;
+    }
+  }
 };
 
 // An array that owns a byte vector (no copy).
@@ -133,9 +172,9 @@ struct Columns {
   }
 
   template <size_t W, typename T>
-  static void CopyField(const std::vector<T>& rows_in, uint16_t offset, uint8_t* out) {
-    for (const T& r : rows_in) {
-      std::memcpy(out, reinterpret_cast<const uint8_t*>(&r) + offset, W);
+  static void CopyField(const T* rows_in, size_t n, uint16_t offset, uint8_t* out) {
+    for (size_t i = 0; i < n; ++i) {
+      std::memcpy(out, reinterpret_cast<const uint8_t*>(rows_in + i) + offset, W);
       out += W;
     }
   }
@@ -143,36 +182,47 @@ struct Columns {
   template <typename T>
   void Append(const std::vector<T>& rows_in) {
     Init<T>();
-    for (size_t f = 0; f < data_fields.size(); ++f) {
-      const model::FieldDesc& d = *data_fields[f];
-      const size_t w = FieldBytes(d.type);
-      std::vector<uint8_t>& col = *data[f];
-      size_t at = col.size();
-      col.resize(at + w * rows_in.size());
-      uint8_t* out = col.data() + at;
-      switch (w) {
-        case 1:
-          CopyField<1>(rows_in, d.offset, out);
-          break;
-        case 2:
-          CopyField<2>(rows_in, d.offset, out);
-          break;
-        case 4:
-          CopyField<4>(rows_in, d.offset, out);
-          break;
-        default:
-          CopyField<8>(rows_in, d.offset, out);
-          break;
+    for (size_t f = 0; f < data_fields.size(); ++f)
+      data[f]->resize(FieldBytes(data_fields[f]->type) * (rows + rows_in.size()));
+    codes->resize(4 * (rows + rows_in.size()));
+    // A block of rows at a time, every field of it (the block stays in cache
+    // across the fields instead of each field streaming the whole chunk).
+    constexpr size_t kBlock = 256;
+    for (size_t b = 0; b < rows_in.size(); b += kBlock) {
+      const size_t n = std::min(kBlock, rows_in.size() - b);
+      const T* block = rows_in.data() + b;
+      for (size_t f = 0; f < data_fields.size(); ++f) {
+        const model::FieldDesc& d = *data_fields[f];
+        const size_t w = FieldBytes(d.type);
+        uint8_t* out = data[f]->data() + w * (rows + b);
+        switch (w) {
+          case 1:
+            CopyField<1>(block, n, d.offset, out);
+            break;
+          case 2:
+            CopyField<2>(block, n, d.offset, out);
+            break;
+          case 4:
+            CopyField<4>(block, n, d.offset, out);
+            break;
+          default:
+            CopyField<8>(block, n, d.offset, out);
+            break;
+        }
       }
     }
     auto& cfg = static_cast<TypedConfigIndex<T>&>(*config);
-    size_t at = codes->size();
-    codes->resize(at + 4 * rows_in.size());
-    uint8_t* out = codes->data() + at;
+    uint8_t* out = codes->data() + 4 * rows;
+    // Rows in a row often share their tuple (a loop launching one kernel).
+    typename T::ConfigKey last{};
+    uint32_t last_code = UINT32_MAX;
     for (const T& r : rows_in) {
-      auto [it, inserted] = cfg.index.try_emplace(r.GetConfig(), uint32_t(cfg.uniques.size()));
-      if (inserted) cfg.uniques.push_back(it->first);
-      std::memcpy(out, &it->second, 4);
+      const typename T::ConfigKey k = r.GetConfig();
+      if (last_code == UINT32_MAX || !(k == last)) {
+        last_code = cfg.CodeOf(k);
+        last = k;
+      }
+      std::memcpy(out, &last_code, 4);
       out += 4;
     }
     rows += rows_in.size();
@@ -210,88 +260,319 @@ struct Columns {
   }
 };
 
-// Column dicts of every record kind, by label ("kernel", "memcpy", ...), with
-// the kind's fields even when it has no rows. `kinds` (labels): only these
-// event kinds get rows (all when empty); metadata kinds always do.
-py::dict ReadColumns(const std::string& path, bool strict, const std::vector<std::string>& kinds) {
-  auto reader = Check(format::SbtReader::Open(path));
-  std::map<std::string, Columns> tables;
-  auto wanted = [&](const char* label) {
-    return kinds.empty() || std::find(kinds.begin(), kinds.end(), label) != kinds.end();
+// What the CLI prints about a damaged file (its headline and byte ranges);
+// empty when the file is clean.
+std::string DamageText(const std::string& path, const format::ReadReport& damage) {
+  return damage.clean() ? std::string() : damage.Headline(path) + ":\n" + damage.Describe();
+}
+
+// Which labels a pass takes: a list, or every one.
+struct LabelSet {
+  bool all = false;
+  std::vector<std::string> labels;
+  bool Has(const char* label) const {
+    return all || std::find(labels.begin(), labels.end(), label) != labels.end();
+  }
+};
+
+// The event kind (label) of an event-table chunk of the index; nullptr for
+// every other chunk (strings, metadata tables, replay payloads).
+const char* EventLabelOf(const format::ChunkIndexEntry& e) {
+  const char* label = nullptr;
+  if (e.type != uint16_t(format::ChunkType::kTable)) return label;
+  model::ForEachRecordType([&]<typename T>() {
+    using Traits = model::RecordTraits<T>;
+    if (Traits::kIsEvent && uint16_t(Traits::kKind) == e.table_kind) label = Traits::kLabel;
+  });
+  return label;
+}
+
+// The reader's report restricted to the damage of the chunks `mine` takes
+// (called with the chunk's event label, nullptr for the strings, metadata and
+// the rest), as if the others had been read whole: their ranges are left out
+// with the bytes and events they counted. A lazily loaded trace reports each
+// event kind's damage at the access that decodes it; the damage is found by
+// chunk offset in the file's index (the reader records it at the chunk's offset).
+format::ReadReport DamageOf(const format::SbtReader& reader,
+                            const std::function<bool(const char*)>& mine) {
+  const std::vector<format::ChunkIndexEntry>& chunks = reader.chunks();
+  format::ReadReport out = reader.report();
+  out.damage.clear();
+  for (const format::Damage& d : reader.report().damage) {
+    auto it = std::lower_bound(
+        chunks.begin(), chunks.end(), d.offset,
+        [](const format::ChunkIndexEntry& e, uint64_t offset) { return e.offset < offset; });
+    const bool at_chunk = it != chunks.end() && it->offset == d.offset;
+    const char* label = at_chunk ? EventLabelOf(*it) : nullptr;
+    if (mine(label)) {
+      out.damage.push_back(d);
+      continue;
+    }
+    out.valid_bytes +=
+        at_chunk && it + 1 != chunks.end() ? (it + 1)->offset - it->offset : d.length;
+    if (label != nullptr && out.indexed) out.events_lost -= std::min(out.events_lost, it->rows);
+  }
+  return out;
+}
+
+[[noreturn]] void RaiseChanged(const std::string& message) {
+  PyErr_SetString(g_trace_changed, message.c_str());
+  throw py::error_already_set();
+}
+
+// A trace file opened for one pass: the reader, and the same file held open
+// to say what the pass read: its identity (the chunk index and every chunk's
+// header, with its payload checksum: any change to the contents changes it)
+// and whether it was written to while being read (size and mtime). A trace
+// loaded lazily reads its other kinds later only from the file it loaded.
+class TraceFile {
+ public:
+  // `later`: a pass for a trace loaded earlier, its file called `what` in
+  // messages (empty: the first pass, whose errors are the reader's).
+  TraceFile(const std::string& path, const std::string& what) : path_(path), what_(what) {
+    fd_.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    const int open_errno = errno;
+    if (fd_.fd < 0 && later())
+      RaiseChanged(what_ +
+                   (open_errno == ENOENT ? " is gone since tracesmith.load() read it ("
+                                         : " cannot be opened again since tracesmith.load() "
+                                           "read it (") +
+                   std::strerror(open_errno) + "): its other rows cannot be read; load it again");
+    if (fd_.fd >= 0 && (::fstat(fd_.fd, &st_) != 0 || !S_ISREG(st_.st_mode)))
+      fd_.Close();  // not a regular file: the reader says so
+    StatusOr<std::unique_ptr<format::SbtReader>> r = format::SbtReader::Open(path);
+    if (!r.ok() && later())
+      RaiseChanged(what_ + " changed since tracesmith.load() read it (" + r.status().message() +
+                   "); load it again");
+    reader_ = Check(std::move(r));
+    // The reader opened the path again: the same file as ours?
+    struct stat now {};
+    if (fd_.fd < 0 || ::stat(path.c_str(), &now) != 0 || now.st_ino != st_.st_ino ||
+        now.st_dev != st_.st_dev || uint64_t(st_.st_size) != reader_->report().file_size)
+      RaiseChanged(Name() + " was replaced while it was being opened; load it again");
+  }
+  TraceFile(const TraceFile&) = delete;
+  TraceFile& operator=(const TraceFile&) = delete;
+
+  format::SbtReader& reader() { return *reader_; }
+
+  // FNV-1a over the size, version, every index entry and every chunk header.
+  uint64_t Identity() const {
+    uint64_t h = 1469598103934665603ull;
+    auto mix = [&h](const void* p, size_t n) {
+      for (size_t i = 0; i < n; ++i) {
+        h ^= static_cast<const uint8_t*>(p)[i];
+        h *= 1099511628211ull;
+      }
+    };
+    auto mix64 = [&mix](uint64_t v) { mix(&v, sizeof v); };
+    const format::ReadReport& r = reader_->report();
+    mix64(r.file_size);
+    mix64(uint64_t(r.major) << 16 | r.minor);
+    mix64(r.indexed);
+    mix64(reader_->chunks().size());
+    for (const format::ChunkIndexEntry& e : reader_->chunks()) {
+      for (uint64_t v :
+           {e.offset, uint64_t(e.type), uint64_t(e.table_kind), e.rows, e.min_ts, e.max_ts})
+        mix64(v);
+      uint8_t header[format::kChunkHeaderSize] = {};
+      const ssize_t n = ::pread(fd_.fd, header, sizeof header, off_t(e.offset));
+      mix64(uint64_t(n));
+      if (n > 0) mix(header, size_t(n));
+    }
+    return h;
+  }
+
+  // Raises TraceChangedError when the file was written to during the pass.
+  void CheckUnchanged() const {
+    struct stat now {};
+    if (::fstat(fd_.fd, &now) != 0 || now.st_size != st_.st_size ||
+        now.st_mtim.tv_sec != st_.st_mtim.tv_sec || now.st_mtim.tv_nsec != st_.st_mtim.tv_nsec)
+      RaiseChanged(Name() +
+                   " was written to while it was being read; nothing of it is kept, "
+                   "load it again");
+  }
+
+ private:
+  bool later() const { return !what_.empty(); }
+  std::string Name() const { return later() ? what_ : path_; }
+
+  struct Fd {  // (a member: closed also when the constructor raises)
+    int fd = -1;
+    ~Fd() { Close(); }
+    void Close() {
+      if (fd >= 0) ::close(fd);
+      fd = -1;
+    }
   };
+
+  std::string path_, what_;
+  Fd fd_;
+  struct stat st_ {};
+  std::unique_ptr<format::SbtReader> reader_;
+};
+
+// One streaming pass into columns: the event kinds `events` takes and, with
+// `metadata`, the metadata kinds and the strings. Columns are reserved from
+// the file's index (trusted only while the reservation stays within what the
+// reader would decode anyway: a forged index is ignored).
+Status StreamColumns(format::SbtReader& reader, const LabelSet& events, bool metadata,
+                     std::map<std::string, Columns>* tables, std::vector<std::string>* strings) {
   {
-    // Rows per kind from the index; trusted only while the reservation stays
-    // within what the reader would decode anyway (a forged index is ignored).
     std::map<uint16_t, uint64_t> claimed;
-    for (const format::ChunkIndexEntry& c : reader->chunks()) claimed[c.table_kind] += c.rows;
-    uint64_t budget = 64 * reader->report().file_size;
+    for (const format::ChunkIndexEntry& c : reader.chunks()) claimed[c.table_kind] += c.rows;
+    uint64_t budget = 64 * reader.report().file_size;
     model::ForEachRecordType([&]<typename T>() {
       using Traits = model::RecordTraits<T>;
-      if (Traits::kIsEvent && !wanted(Traits::kLabel)) return;
+      if (Traits::kIsEvent ? !events.Has(Traits::kLabel) : !metadata) return;
       uint64_t n = claimed[uint16_t(Traits::kKind)], bytes = n * sizeof(T);
       if (n == 0 || bytes > budget) return;
       budget -= bytes;
-      tables[Traits::kLabel].template Reserve<T>(n);
+      (*tables)[Traits::kLabel].template Reserve<T>(n);
     });
   }
-  py::list strings;  // filled after the read (the GIL is released during it)
-  std::vector<std::string> raw_strings;
   auto add_rows = [&](const model::Trace& batch, model::TableKind kind) {
     model::ForEachRecordType([&]<typename T>() {
       using Traits = model::RecordTraits<T>;
-      if (Traits::kIsEvent && Traits::kKind == kind && wanted(Traits::kLabel))
-        tables[Traits::kLabel].Append(batch.Rows<T>());
+      if (Traits::kIsEvent && Traits::kKind == kind && events.Has(Traits::kLabel))
+        (*tables)[Traits::kLabel].Append(batch.Rows<T>());
     });
     return OkStatus();
   };
   auto at_end = [&](const model::Trace& batch) {
+    if (!metadata) return OkStatus();
     model::ForEachRecordType([&]<typename T>() {
       using Traits = model::RecordTraits<T>;
-      if (!Traits::kIsEvent) tables[Traits::kLabel].Append(batch.Rows<T>());
+      if (!Traits::kIsEvent) (*tables)[Traits::kLabel].Append(batch.Rows<T>());
     });
-    raw_strings.reserve(batch.strings.size());
-    for (uint32_t i = 0; i < batch.strings.size(); ++i)
-      raw_strings.emplace_back(batch.strings.Get(i));
+    strings->reserve(batch.strings.size());
+    for (uint32_t i = 0; i < batch.strings.size(); ++i) strings->emplace_back(batch.strings.Get(i));
     return OkStatus();
   };
+  // Other event kinds' chunks are not even decoded (only checksummed).
+  format::SbtReader::EventKindFilter want_kind;
+  if (!events.all)
+    want_kind = [&](model::TableKind k) { return events.Has(model::TableKindLabel(k)); };
+  return reader.Stream(add_rows, at_end, want_kind);
+}
+
+py::list DamageList(const format::ReadReport& report) {
+  py::list damage;
+  for (const format::Damage& d : report.damage)
+    damage.append(py::make_tuple(d.offset, d.length, d.what));
+  return damage;
+}
+
+// Column dicts of record kinds, by label ("kernel", "memcpy", ...), with the
+// kind's fields even when it has no rows. `kinds` (labels): only these event
+// kinds get rows (all when empty); metadata kinds always do.
+//
+// `lazy` (a file with its index): the strings, the metadata kinds and the
+// event kinds of `kinds` only (none when empty); "pending" lists the event
+// kinds the file has chunks of that were left for read_kinds, and the damage
+// (warning, strict) is that of what was read: the other kinds' chunks are
+// only checksummed, their damage is theirs to report. A file without its
+// index (unfinished, or its index damaged) cannot tell one kind's chunks from
+// another's without decoding them: it is read whole ("lazy": False).
+py::dict ReadColumns(const std::string& path, bool strict, const std::vector<std::string>& kinds,
+                     bool lazy) {
+  TraceFile file(path, "");
+  format::SbtReader& reader = file.reader();
+  lazy = lazy && reader.report().indexed;
+  LabelSet events{kinds.empty() && !lazy, kinds};
+  std::vector<std::string> pending;
+  if (lazy) {
+    std::map<uint16_t, bool> has_chunks;
+    for (const format::ChunkIndexEntry& c : reader.chunks())
+      if (const char* label = EventLabelOf(c); label != nullptr && !events.Has(label))
+        has_chunks[c.table_kind] = true;
+    model::ForEachRecordType([&]<typename T>() {
+      using Traits = model::RecordTraits<T>;
+      if (Traits::kIsEvent && has_chunks[uint16_t(Traits::kKind)])
+        pending.push_back(Traits::kLabel);
+    });
+  }
+  const uint64_t identity = file.Identity();
+  std::map<std::string, Columns> tables;
+  std::vector<std::string> raw_strings;
   Status st;
   {
     py::gil_scoped_release release;
-    // Other event kinds' chunks are not even decoded.
-    format::SbtReader::EventKindFilter want_kind;
-    if (!kinds.empty())
-      want_kind = [&](model::TableKind k) { return wanted(model::TableKindLabel(k)); };
-    st = reader->Stream(add_rows, at_end, want_kind);
+    st = StreamColumns(reader, events, true, &tables, &raw_strings);
   }
-  if (!st.ok()) Raise(st);
-  const format::ReadReport& report = reader->report();
+  if (!st.ok()) Raise(Status(st.code(), path + ": " + st.message()));
+  file.CheckUnchanged();
+  const format::ReadReport report =
+      lazy ? DamageOf(reader, [&](const char* label) { return !label || events.Has(label); })
+           : reader.report();
   if (strict && !report.clean()) Raise(report.DamageStatus(path));
-  py::dict out, cols;
+  py::dict out, cols, rows;
+  py::list labels;
   model::ForEachRecordType([&]<typename T>() {
     using Traits = model::RecordTraits<T>;
-    cols[Traits::kLabel] = tables[Traits::kLabel].template ToDict<T>();
+    labels.append(Traits::kLabel);
+    if (std::find(pending.begin(), pending.end(), Traits::kLabel) == pending.end())
+      cols[Traits::kLabel] = tables[Traits::kLabel].template ToDict<T>();
   });
+  std::map<std::string, uint64_t> claimed;
+  for (const format::ChunkIndexEntry& c : reader.chunks())
+    if (const char* label = EventLabelOf(c)) claimed[label] += c.rows;
+  for (const auto& [label, n] : claimed) rows[py::str(label)] = n;
   out["tables"] = cols;
+  out["kinds"] = labels;
+  out["pending"] = pending;
+  out["rows"] = rows;  // event rows per kind as the index lists them
+  out["lazy"] = lazy && !pending.empty();
+  out["identity"] = identity;
   // Strings are not validated UTF-8 in the format: bad bytes read as U+FFFD.
+  py::list strings;
   for (const std::string& str : raw_strings)
     strings.append(py::reinterpret_steal<py::str>(
         PyUnicode_DecodeUTF8(str.data(), py::ssize_t(str.size()), "replace")));
   out["strings"] = strings;
-  py::list damage;
-  for (const format::Damage& d : report.damage)
-    damage.append(py::make_tuple(d.offset, d.length, d.what));
-  out["damage"] = damage;
-  out["damage_text"] =
-      report.clean() ? std::string() : report.Headline(path) + ":\n" + report.Describe();
+  out["damage"] = DamageList(report);
+  out["damage_text"] = DamageText(path, report);
   out["version"] = py::make_tuple(report.major, report.minor);
   out["complete"] = report.indexed;
   return out;
 }
 
-// What the CLI prints about a damaged file (its headline and byte ranges);
-// empty when the file is clean.
-std::string DamageText(const std::string& path, const format::ReadReport& damage) {
-  return damage.clean() ? std::string() : damage.Headline(path) + ":\n" + damage.Describe();
+// The rows of event kinds `kinds` of a trace read_columns(lazy=True) loaded
+// earlier, in one pass: {"tables": {label: column dict}, "damage",
+// "damage_text"} with the damage of those kinds' chunks only (strict: raised).
+// The file must be the one loaded (`identity`); else TraceChangedError naming
+// it as `what`, and nothing is returned: rows of another file would not match
+// the strings and metadata already loaded.
+py::dict ReadKinds(const std::string& path, const std::vector<std::string>& kinds, bool strict,
+                   uint64_t identity, const std::string& what) {
+  TraceFile file(path, what.empty() ? path : what);
+  if (file.Identity() != identity)
+    RaiseChanged((what.empty() ? path : what) +
+                 " changed since tracesmith.load() read it: its other rows are not read from "
+                 "the new contents (they would not match what was loaded); load it again");
+  format::SbtReader& reader = file.reader();
+  const LabelSet events{false, kinds};
+  std::map<std::string, Columns> tables;
+  Status st;
+  {
+    py::gil_scoped_release release;
+    st = StreamColumns(reader, events, false, &tables, nullptr);
+  }
+  if (!st.ok()) Raise(Status(st.code(), path + ": " + st.message()));
+  file.CheckUnchanged();
+  const format::ReadReport report =
+      DamageOf(reader, [&](const char* label) { return label && events.Has(label); });
+  if (strict && !report.clean()) Raise(report.DamageStatus(path));
+  py::dict out, cols;
+  model::ForEachRecordType([&]<typename T>() {
+    using Traits = model::RecordTraits<T>;
+    if (Traits::kIsEvent && events.Has(Traits::kLabel))
+      cols[Traits::kLabel] = tables[Traits::kLabel].template ToDict<T>();
+  });
+  out["tables"] = cols;
+  out["damage"] = DamageList(report);
+  out["damage_text"] = DamageText(path, report);
+  return out;
 }
 
 // (report JSON as bytes: its strings are the trace's, not validated UTF-8;
@@ -580,13 +861,19 @@ PYBIND11_MODULE(_core, m) {
   py::object trace_error = py::module_::import("tracesmith._errors").attr("TraceError");
   g_trace_error = trace_error.release().ptr();
   m.attr("TraceError") = py::handle(g_trace_error);
+  py::object trace_changed = py::module_::import("tracesmith._errors").attr("TraceChangedError");
+  g_trace_changed = trace_changed.release().ptr();
   m.attr("version") = TS_VERSION;
   m.attr("sbt_version") =
       py::make_tuple(tracesmith::format::kMajorVersion, tracesmith::format::kMinorVersion);
   m.def("read_columns", &ReadColumns, py::arg("path"), py::arg("strict") = false,
-        py::arg("kinds") = std::vector<std::string>(),
-        "Every record kind's rows of an SBT file as {kind: {field: ndarray}}, plus strings and "
-        "damage");
+        py::arg("kinds") = std::vector<std::string>(), py::arg("lazy") = false,
+        "Record kinds' rows of an SBT file as {kind: {field: ndarray}}, plus strings and damage "
+        "(lazy: metadata and `kinds` only; the other event kinds are left \"pending\")");
+  m.def("read_kinds", &ReadKinds, py::arg("path"), py::arg("kinds"), py::arg("strict"),
+        py::arg("identity"), py::arg("what") = "",
+        "Event kinds left pending by read_columns(lazy=True), in one pass over the same file "
+        "(TraceChangedError when it is not)");
   m.def("analyze_json", &AnalyzeJson, py::arg("path"), py::arg("start") = "", py::arg("end") = "",
         py::arg("steps") = "", py::arg("whole") = false, py::arg("strict") = false,
         py::arg("files") = std::vector<std::string>{}, py::arg("with_warmup") = false,
