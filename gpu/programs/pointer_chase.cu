@@ -125,8 +125,8 @@ int Gemm() {
     return 2;
   }
   const float one = 1.0f, zero = 0.0f;
-  cublasStatus_t st = cublasSgemmBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, kN, kN, kN, &one, da, kN,
-                                         db, kN, &zero, dc, kN, kBatch);
+  cublasStatus_t st = cublasSgemmBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, kN, kN, kN, &one, da, kN, db,
+                                         kN, &zero, dc, kN, kBatch);
   CHECK(cudaDeviceSynchronize());
   if (st != CUBLAS_STATUS_SUCCESS) {
     std::fprintf(stderr, "gemm: cublasSgemmBatched failed: %d\n", int(st));
@@ -144,8 +144,8 @@ int Gemm() {
     double want = 0;
     for (int j = 0; j < kN; ++j) want += double(ha[j * kN + row]) * double(hb[col * kN + j]);
     if (std::fabs(hc[col * kN + row] - want) > 1e-3 * std::fabs(want) + 1e-3) {
-      std::fprintf(stderr, "gemm: C%d[%d,%d] = %g, expected %g\n", k, row, col,
-                   hc[col * kN + row], want);
+      std::fprintf(stderr, "gemm: C%d[%d,%d] = %g, expected %g\n", k, row, col, hc[col * kN + row],
+                   want);
       return 1;
     }
   }
