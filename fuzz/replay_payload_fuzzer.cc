@@ -15,7 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::span<const uint8_t> rest(data + 2, size - 2);
   if ((data[0] & 1) == 0) {
     replay::ReplayCapture cap;
-    const uint16_t type = uint16_t(0x40 + data[1] % 7);  // the six types + one unknown
+    const uint16_t type = uint16_t(0x40 + data[1] % 8);  // the seven types + one unknown
     (void)replay::ParsePayloadChunk(type, rest, 0, &cap);
     (void)replay::ValidateCapture(cap);
     return 0;

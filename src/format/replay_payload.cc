@@ -21,6 +21,8 @@ const char* PayloadChunkName(uint16_t type) {
       return "replay snapshot";
     case PayloadChunk::kStreamOp:
       return "replay stream op";
+    case PayloadChunk::kGraphLaunch:
+      return "replay graph launch";
   }
   return "replay (unknown type)";
 }
@@ -188,37 +190,41 @@ StatusOr<uint64_t> ReplayPayloadWriter::AddModule(std::span<const uint8_t> image
   return hash;
 }
 
-Status ReplayPayloadWriter::AddLaunch(const LaunchRecord& l) {
+namespace {
+
+// Encoding pieces shared by kernel launches (0x43) and the kernel nodes of
+// graph launches (0x46).
+Status CheckKernel(const LaunchRecord& l, const std::string& what) {
   if (l.param_info.size() > kMaxParams || l.params.size() > kMaxParamBytes)
-    return InvalidArgument(StrFormat("launch %llu: %zu parameters / %zu bytes exceed the limits",
-                                     static_cast<unsigned long long>(l.index), l.param_info.size(),
-                                     l.params.size()));
+    return InvalidArgument(StrFormat("%s: %zu parameters / %zu bytes exceed the limits",
+                                     what.c_str(), l.param_info.size(), l.params.size()));
   for (const ParamInfo& p : l.param_info)
     if (uint64_t(p.offset) + p.size > l.params.size())
       return InvalidArgument(
-          StrFormat("launch %llu: parameter at offset %u size %u is outside "
+          StrFormat("%s: parameter at offset %u size %u is outside "
                     "the %zu-byte parameter buffer",
-                    static_cast<unsigned long long>(l.index), p.offset, p.size, l.params.size()));
+                    what.c_str(), p.offset, p.size, l.params.size()));
   if (l.attributes.size() > kMaxLaunchAttributes)
-    return InvalidArgument(StrFormat("launch %llu: %zu launch attributes (at most %u)",
-                                     static_cast<unsigned long long>(l.index), l.attributes.size(),
-                                     kMaxLaunchAttributes));
+    return InvalidArgument(StrFormat("%s: %zu launch attributes (at most %u)", what.c_str(),
+                                     l.attributes.size(), kMaxLaunchAttributes));
   for (const LaunchAttribute& a : l.attributes)
     if (a.value.size() > kMaxLaunchAttributeBytes)
-      return InvalidArgument(StrFormat("launch %llu: launch attribute %u of %zu bytes",
-                                       static_cast<unsigned long long>(l.index), a.id,
-                                       a.value.size()));
-  ByteWriter w;
-  w.PutU8(kPayloadVersion);
-  w.PutVarint(l.index);
+      return InvalidArgument(
+          StrFormat("%s: launch attribute %u of %zu bytes", what.c_str(), a.id, a.value.size()));
+  return OkStatus();
+}
+
+// module_hash, function, grid/block/cluster, dynamic shared memory.
+void PutKernelHead(ByteWriter& w, const LaunchRecord& l) {
   w.PutU64(l.module_hash);
   w.PutString(l.function);
   for (const uint32_t* v : {l.grid, l.block, l.cluster})
     for (int k = 0; k < 3; ++k) w.PutVarint(v[k]);
   w.PutVarint(l.dynamic_shared_bytes);
-  w.PutVarint(l.stream_id);
-  w.PutVarint(l.recorded_ns);
-  w.PutVarint(l.snapshot_ranges);
+}
+
+// Parameter layout and buffer.
+void PutParams(ByteWriter& w, const LaunchRecord& l) {
   w.PutVarint(l.param_info.size());
   for (const ParamInfo& p : l.param_info) {
     w.PutVarint(p.offset);
@@ -226,28 +232,105 @@ Status ReplayPayloadWriter::AddLaunch(const LaunchRecord& l) {
   }
   w.PutVarint(l.params.size());
   w.PutBytes(l.params.data(), l.params.size());
-  if (l.correlation_id || !l.attributes.empty()) w.PutVarint(l.correlation_id);
-  if (!l.attributes.empty()) {
-    w.PutVarint(l.attributes.size());
-    for (const LaunchAttribute& a : l.attributes) {
-      w.PutVarint(a.id);
-      w.PutVarint(a.value.size());
-      w.PutBytes(a.value.data(), a.value.size());
-    }
+}
+
+void PutAttributes(ByteWriter& w, const std::vector<LaunchAttribute>& attributes) {
+  w.PutVarint(attributes.size());
+  for (const LaunchAttribute& a : attributes) {
+    w.PutVarint(a.id);
+    w.PutVarint(a.value.size());
+    w.PutBytes(a.value.data(), a.value.size());
   }
+}
+
+void PutCoverage(ByteWriter& w, const MemoryCoverage& c) {
+  w.PutU8(uint8_t(c.scope));
+  w.PutVarint(c.ranges_over_budget);
+  w.PutVarint(c.bytes_over_budget);
+  w.PutVarint(c.ranges_past_depth);
+  w.PutVarint(c.words_unresolved);
+}
+
+}  // namespace
+
+Status ReplayPayloadWriter::AddLaunch(const LaunchRecord& l) {
+  RETURN_IF_ERROR(
+      CheckKernel(l, StrFormat("launch %llu", static_cast<unsigned long long>(l.index))));
+  ByteWriter w;
+  w.PutU8(kPayloadVersion);
+  w.PutVarint(l.index);
+  PutKernelHead(w, l);
+  w.PutVarint(l.stream_id);
+  w.PutVarint(l.recorded_ns);
+  w.PutVarint(l.snapshot_ranges);
+  PutParams(w, l);
+  if (l.correlation_id || !l.attributes.empty()) w.PutVarint(l.correlation_id);
+  if (!l.attributes.empty()) PutAttributes(w, l.attributes);
   const MemoryCoverage& c = l.coverage;
   if (c.scope != MemoryScope::kUnknown) {
     if (l.attributes.empty()) {
       if (!l.correlation_id) w.PutVarint(0);  // the correlation id, absent above
       w.PutVarint(0);                         // no attributes
     }
-    w.PutU8(uint8_t(c.scope));
-    w.PutVarint(c.ranges_over_budget);
-    w.PutVarint(c.bytes_over_budget);
-    w.PutVarint(c.ranges_past_depth);
-    w.PutVarint(c.words_unresolved);
+    PutCoverage(w, c);
   }
   return writer_->WriteRawChunk(uint16_t(PayloadChunk::kLaunch), w.buffer());
+}
+
+Status ReplayPayloadWriter::AddGraphLaunch(const GraphLaunchRecord& g) {
+  const auto index = static_cast<unsigned long long>(g.index);
+  if (g.nodes.size() > kMaxGraphNodes)
+    return InvalidArgument(StrFormat("graph launch %llu: %zu nodes (at most %u)", index,
+                                     g.nodes.size(), kMaxGraphNodes));
+  ByteWriter w;
+  w.PutU8(kPayloadVersion);
+  w.PutVarint(g.index);
+  w.PutVarint(g.correlation_id);
+  w.PutVarint(g.stream_id);
+  w.PutVarint(g.recorded_ns);
+  w.PutVarint(g.snapshot_ranges);
+  PutCoverage(w, g.coverage);
+  w.PutVarint(g.nodes.size());
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    const GraphNodeRecord& n = g.nodes[k];
+    for (uint32_t d : n.dependencies)
+      if (d >= k)
+        return InvalidArgument(StrFormat(
+            "graph launch %llu: node %zu depends on node %u, not an earlier one", index, k, d));
+    w.PutU8(uint8_t(n.kind));
+    w.PutVarint(n.dependencies.size());
+    for (uint32_t d : n.dependencies) w.PutVarint(d);
+    switch (n.kind) {
+      case GraphNodeKind::kKernel:
+        RETURN_IF_ERROR(CheckKernel(n.kernel, StrFormat("graph launch %llu node %zu", index, k)));
+        PutKernelHead(w, n.kernel);
+        PutParams(w, n.kernel);
+        PutAttributes(w, n.kernel.attributes);
+        break;
+      case GraphNodeKind::kMemset:
+        w.PutU64(n.dst);
+        w.PutVarint(n.dst_pitch);
+        w.PutVarint(n.value);
+        w.PutU8(n.element_size);
+        w.PutVarint(n.width);
+        w.PutVarint(n.height);
+        break;
+      case GraphNodeKind::kMemcpy:
+        w.PutU64(n.dst);
+        w.PutU64(n.src);
+        w.PutVarint(n.dst_pitch);
+        w.PutVarint(n.src_pitch);
+        w.PutVarint(n.width);
+        w.PutVarint(n.height);
+        break;
+      case GraphNodeKind::kEmpty:
+        break;
+      default:
+        return InvalidArgument(StrFormat("graph launch %llu: node %zu of unknown kind %u", index, k,
+                                         unsigned(n.kind)));
+    }
+  }
+  return writer_->WriteRawChunk(uint16_t(PayloadChunk::kGraphLaunch), w.buffer());
 }
 
 Status ReplayPayloadWriter::AddSnapshot(uint64_t launch_index, SnapshotPhase phase,
@@ -415,6 +498,156 @@ Status ParseBlobPiece(FieldReader& f, ReplayCapture* out) {
   return OkStatus();
 }
 
+// module_hash, function, grid/block/cluster, dynamic shared memory.
+Status ParseKernelHead(FieldReader& f, LaunchRecord* l) {
+  RETURN_IF_ERROR(f.U64(&l->module_hash, "module hash"));
+  RETURN_IF_ERROR(f.String(&l->function, "function name"));
+  for (uint32_t* v : {l->grid, l->block, l->cluster})
+    for (int k = 0; k < 3; ++k) RETURN_IF_ERROR(f.U32(&v[k], "launch dimension"));
+  return f.U32(&l->dynamic_shared_bytes, "dynamic shared memory");
+}
+
+// Parameter layout and buffer; each parameter must lie inside the buffer.
+Status ParseParams(FieldReader& f, LaunchRecord* l) {
+  uint64_t count = 0;
+  RETURN_IF_ERROR(f.Varint(&count, "parameter count"));
+  if (count > kMaxParams || count > f.remaining() / 2)
+    return f.Error(StrFormat("parameter count %llu exceeds the limit or the chunk",
+                             static_cast<unsigned long long>(count)));
+  l->param_info.resize(size_t(count));
+  for (ParamInfo& p : l->param_info) {
+    RETURN_IF_ERROR(f.U32(&p.offset, "parameter offset"));
+    RETURN_IF_ERROR(f.U32(&p.size, "parameter size"));
+  }
+  uint64_t len = 0;
+  const uint8_t* data = nullptr;
+  RETURN_IF_ERROR(f.Varint(&len, "parameter buffer length"));
+  if (len > kMaxParamBytes)
+    return f.Error(StrFormat("parameter buffer of %llu bytes exceeds %u",
+                             static_cast<unsigned long long>(len), kMaxParamBytes));
+  RETURN_IF_ERROR(f.Bytes(len, &data, "parameter buffer"));
+  for (size_t k = 0; k < l->param_info.size(); ++k) {
+    const ParamInfo& p = l->param_info[k];
+    if (uint64_t(p.offset) + p.size > len)
+      return f.Error(
+          StrFormat("parameter %zu (offset %u, size %u) exceeds the %llu-byte "
+                    "parameter buffer",
+                    k, p.offset, p.size, static_cast<unsigned long long>(len)));
+  }
+  l->params.assign(data, data + len);
+  return OkStatus();
+}
+
+Status ParseAttributes(FieldReader& f, std::vector<LaunchAttribute>* out) {
+  uint64_t n = 0;
+  RETURN_IF_ERROR(f.Varint(&n, "launch attribute count"));
+  if (n > kMaxLaunchAttributes)
+    return f.Error(StrFormat("%llu launch attributes (at most %u)",
+                             static_cast<unsigned long long>(n), kMaxLaunchAttributes));
+  out->resize(size_t(n));
+  for (LaunchAttribute& a : *out) {
+    uint64_t size = 0;
+    const uint8_t* bytes = nullptr;
+    RETURN_IF_ERROR(f.U32(&a.id, "launch attribute id"));
+    RETURN_IF_ERROR(f.Varint(&size, "launch attribute size"));
+    if (size > kMaxLaunchAttributeBytes)
+      return f.Error(StrFormat("launch attribute %u of %llu bytes (at most %u)", a.id,
+                               static_cast<unsigned long long>(size), kMaxLaunchAttributeBytes));
+    RETURN_IF_ERROR(f.Bytes(size, &bytes, "launch attribute value"));
+    a.value.assign(bytes, bytes + size);
+  }
+  return OkStatus();
+}
+
+Status ParseCoverage(FieldReader& f, MemoryCoverage* c) {
+  RETURN_IF_ERROR(f.Enum(&c->scope, 0, kMaxMemoryScope, "memory scope"));
+  RETURN_IF_ERROR(f.U32(&c->ranges_over_budget, "ranges over the budget"));
+  RETURN_IF_ERROR(f.Varint(&c->bytes_over_budget, "bytes over the budget"));
+  RETURN_IF_ERROR(f.U32(&c->ranges_past_depth, "ranges past the depth limit"));
+  return f.Varint(&c->words_unresolved, "unresolved words");
+}
+
+// [address, address + size) without wrapping, at most kMaxBlobBytes.
+bool ValidSpan(DeviceSpan s) { return s.size <= kMaxBlobBytes && s.address + s.size >= s.address; }
+
+Status ParseGraphLaunch(FieldReader& f, ReplayCapture* out) {
+  GraphLaunchRecord g;
+  RETURN_IF_ERROR(f.Varint(&g.index, "launch index"));
+  RETURN_IF_ERROR(f.U32(&g.correlation_id, "correlation id"));
+  RETURN_IF_ERROR(f.U32(&g.stream_id, "stream id"));
+  RETURN_IF_ERROR(f.Varint(&g.recorded_ns, "recorded time"));
+  RETURN_IF_ERROR(f.U32(&g.snapshot_ranges, "snapshot range count"));
+  RETURN_IF_ERROR(ParseCoverage(f, &g.coverage));
+  uint64_t count = 0;
+  RETURN_IF_ERROR(f.Varint(&count, "node count"));
+  // Each node takes at least 2 bytes (kind, dependency count).
+  if (count > kMaxGraphNodes || count > f.remaining() / 2)
+    return f.Error(StrFormat("node count %llu exceeds the limit (%u) or the chunk",
+                             static_cast<unsigned long long>(count), kMaxGraphNodes));
+  g.nodes.resize(size_t(count));
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    GraphNodeRecord& n = g.nodes[k];
+    RETURN_IF_ERROR(f.Enum(&n.kind, 1, kMaxGraphNodeKind, "graph node kind"));
+    uint64_t deps = 0;
+    RETURN_IF_ERROR(f.Varint(&deps, "dependency count"));
+    if (deps > k || deps > f.remaining())
+      return f.Error(StrFormat("node %zu: %llu dependencies (only %zu earlier nodes)", k,
+                               static_cast<unsigned long long>(deps), k));
+    n.dependencies.resize(size_t(deps));
+    for (uint32_t& d : n.dependencies) {
+      RETURN_IF_ERROR(f.U32(&d, "dependency"));
+      if (d >= k)
+        return f.Error(StrFormat("node %zu depends on node %u, not an earlier one", k, d));
+    }
+    switch (n.kind) {
+      case GraphNodeKind::kKernel:
+        RETURN_IF_ERROR(ParseKernelHead(f, &n.kernel));
+        RETURN_IF_ERROR(ParseParams(f, &n.kernel));
+        RETURN_IF_ERROR(ParseAttributes(f, &n.kernel.attributes));
+        n.kernel.index = g.index;
+        n.kernel.correlation_id = g.correlation_id;
+        n.kernel.stream_id = g.stream_id;
+        break;
+      case GraphNodeKind::kMemset:
+        RETURN_IF_ERROR(f.U64(&n.dst, "memset destination"));
+        RETURN_IF_ERROR(f.Varint(&n.dst_pitch, "memset pitch"));
+        RETURN_IF_ERROR(f.U32(&n.value, "memset value"));
+        RETURN_IF_ERROR(f.U8(&n.element_size, "memset element size"));
+        RETURN_IF_ERROR(f.Varint(&n.width, "memset width"));
+        RETURN_IF_ERROR(f.Varint(&n.height, "memset height"));
+        if (n.element_size != 1 && n.element_size != 2 && n.element_size != 4)
+          return f.Error(
+              StrFormat("node %zu: memset element size %u (1, 2 or 4)", k, n.element_size));
+        break;
+      case GraphNodeKind::kMemcpy:
+        RETURN_IF_ERROR(f.U64(&n.dst, "memcpy destination"));
+        RETURN_IF_ERROR(f.U64(&n.src, "memcpy source"));
+        RETURN_IF_ERROR(f.Varint(&n.dst_pitch, "memcpy destination pitch"));
+        RETURN_IF_ERROR(f.Varint(&n.src_pitch, "memcpy source pitch"));
+        RETURN_IF_ERROR(f.Varint(&n.width, "memcpy width"));
+        RETURN_IF_ERROR(f.Varint(&n.height, "memcpy height"));
+        break;
+      case GraphNodeKind::kEmpty:
+        break;
+    }
+    if (n.kind == GraphNodeKind::kMemset || n.kind == GraphNodeKind::kMemcpy) {
+      // Rows and pitches small enough that the spans below cannot overflow.
+      const uint64_t row_bytes = n.width * (n.kind == GraphNodeKind::kMemset ? n.element_size : 1);
+      if (n.width > kMaxBlobBytes || n.height > kMaxBlobBytes || n.dst_pitch > kMaxBlobBytes ||
+          n.src_pitch > kMaxBlobBytes ||
+          (n.height > 1 && (n.dst_pitch < row_bytes ||
+                            (n.kind == GraphNodeKind::kMemcpy && n.src_pitch < n.width))) ||
+          !ValidSpan(n.Written()) || !ValidSpan(n.Read()))
+        return f.Error(StrFormat(
+            "node %zu: %s of %llu x %llu is not a valid device range", k, GraphNodeKindName(n.kind),
+            static_cast<unsigned long long>(n.width), static_cast<unsigned long long>(n.height)));
+    }
+  }
+  RETURN_IF_ERROR(f.End());
+  out->graphs.push_back(std::move(g));
+  return OkStatus();
+}
+
 }  // namespace
 
 Status ParsePayloadChunk(uint16_t type, std::span<const uint8_t> payload, uint64_t offset,
@@ -451,73 +684,21 @@ Status ParsePayloadChunk(uint16_t type, std::span<const uint8_t> payload, uint64
       RETURN_IF_ERROR(f.Version());
       LaunchRecord l;
       RETURN_IF_ERROR(f.Varint(&l.index, "launch index"));
-      RETURN_IF_ERROR(f.U64(&l.module_hash, "module hash"));
-      RETURN_IF_ERROR(f.String(&l.function, "function name"));
-      for (uint32_t* v : {l.grid, l.block, l.cluster})
-        for (int k = 0; k < 3; ++k) RETURN_IF_ERROR(f.U32(&v[k], "launch dimension"));
-      RETURN_IF_ERROR(f.U32(&l.dynamic_shared_bytes, "dynamic shared memory"));
+      RETURN_IF_ERROR(ParseKernelHead(f, &l));
       RETURN_IF_ERROR(f.U32(&l.stream_id, "stream id"));
       RETURN_IF_ERROR(f.Varint(&l.recorded_ns, "recorded time"));
       RETURN_IF_ERROR(f.U32(&l.snapshot_ranges, "snapshot range count"));
-      uint64_t count = 0;
-      RETURN_IF_ERROR(f.Varint(&count, "parameter count"));
-      if (count > kMaxParams || count > f.remaining() / 2)
-        return f.Error(StrFormat("parameter count %llu exceeds the limit or the chunk",
-                                 static_cast<unsigned long long>(count)));
-      l.param_info.resize(size_t(count));
-      for (ParamInfo& p : l.param_info) {
-        RETURN_IF_ERROR(f.U32(&p.offset, "parameter offset"));
-        RETURN_IF_ERROR(f.U32(&p.size, "parameter size"));
-      }
-      uint64_t len = 0;
-      const uint8_t* data = nullptr;
-      RETURN_IF_ERROR(f.Varint(&len, "parameter buffer length"));
-      if (len > kMaxParamBytes)
-        return f.Error(StrFormat("parameter buffer of %llu bytes exceeds %u",
-                                 static_cast<unsigned long long>(len), kMaxParamBytes));
-      RETURN_IF_ERROR(f.Bytes(len, &data, "parameter buffer"));
+      RETURN_IF_ERROR(ParseParams(f, &l));
       if (f.remaining() > 0) RETURN_IF_ERROR(f.U32(&l.correlation_id, "correlation id"));
-      if (f.remaining() > 0) {
-        uint64_t n = 0;
-        RETURN_IF_ERROR(f.Varint(&n, "launch attribute count"));
-        if (n > kMaxLaunchAttributes)
-          return f.Error(StrFormat("%llu launch attributes (at most %u)",
-                                   static_cast<unsigned long long>(n), kMaxLaunchAttributes));
-        l.attributes.resize(size_t(n));
-        for (LaunchAttribute& a : l.attributes) {
-          uint64_t size = 0;
-          const uint8_t* bytes = nullptr;
-          RETURN_IF_ERROR(f.U32(&a.id, "launch attribute id"));
-          RETURN_IF_ERROR(f.Varint(&size, "launch attribute size"));
-          if (size > kMaxLaunchAttributeBytes)
-            return f.Error(StrFormat("launch attribute %u of %llu bytes (at most %u)", a.id,
-                                     static_cast<unsigned long long>(size),
-                                     kMaxLaunchAttributeBytes));
-          RETURN_IF_ERROR(f.Bytes(size, &bytes, "launch attribute value"));
-          a.value.assign(bytes, bytes + size);
-        }
-      }
-      if (f.remaining() > 0) {
-        MemoryCoverage& c = l.coverage;
-        RETURN_IF_ERROR(f.Enum(&c.scope, 0, kMaxMemoryScope, "memory scope"));
-        RETURN_IF_ERROR(f.U32(&c.ranges_over_budget, "ranges over the budget"));
-        RETURN_IF_ERROR(f.Varint(&c.bytes_over_budget, "bytes over the budget"));
-        RETURN_IF_ERROR(f.U32(&c.ranges_past_depth, "ranges past the depth limit"));
-        RETURN_IF_ERROR(f.Varint(&c.words_unresolved, "unresolved words"));
-      }
+      if (f.remaining() > 0) RETURN_IF_ERROR(ParseAttributes(f, &l.attributes));
+      if (f.remaining() > 0) RETURN_IF_ERROR(ParseCoverage(f, &l.coverage));
       RETURN_IF_ERROR(f.End());
-      l.params.assign(data, data + len);
-      for (size_t k = 0; k < l.param_info.size(); ++k) {
-        const ParamInfo& p = l.param_info[k];
-        if (uint64_t(p.offset) + p.size > len)
-          return f.Error(
-              StrFormat("parameter %zu (offset %u, size %u) exceeds the %llu-byte "
-                        "parameter buffer",
-                        k, p.offset, p.size, static_cast<unsigned long long>(len)));
-      }
       out->launches.push_back(std::move(l));
       return OkStatus();
     }
+    case PayloadChunk::kGraphLaunch:
+      RETURN_IF_ERROR(f.Version());
+      return ParseGraphLaunch(f, out);
     case PayloadChunk::kSnapshot: {
       RETURN_IF_ERROR(f.Version());
       SnapshotRecord s;

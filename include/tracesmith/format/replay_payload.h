@@ -18,6 +18,9 @@
 //   stream op     the program's other stream work between recorded launches
 //                 (copies, memsets, event record/wait, synchronizations) and
 //                 the streams it used, for range replay
+//   graph launch  a cuGraphLaunch: its nodes (kernel, memset, memcpy, empty)
+//                 in topological order with their dependencies; snapshots
+//                 refer to its launch index like a kernel launch's
 //
 // Chunks are zstd-compressed by the SBT writer; memory images (often zeros)
 // compress well. Everything read is bounds-checked; errors name the chunk's
@@ -45,6 +48,7 @@ enum class PayloadChunk : uint16_t {
   kLaunch = 0x43,
   kSnapshot = 0x44,
   kStreamOp = 0x45,
+  kGraphLaunch = 0x46,
 };
 const char* PayloadChunkName(uint16_t type);
 
@@ -195,6 +199,64 @@ struct StreamOpRecord {
   uint64_t data_hash = 0;    // kCopyHtoD: blob with `bytes` bytes
 };
 
+// CUDA graph launches (0x46). The nodes of the launched graph (child graphs
+// flattened) in a topological order: each node's dependencies are indices of
+// earlier nodes. Event record/wait nodes order work inside the graph only
+// and are recorded as empty nodes.
+struct DeviceSpan {
+  uint64_t address = 0, size = 0;
+};
+enum class GraphNodeKind : uint8_t { kKernel = 1, kMemset = 2, kMemcpy = 3, kEmpty = 4 };
+inline constexpr uint8_t kMaxGraphNodeKind = 4;
+const char* GraphNodeKindName(GraphNodeKind kind);
+// 65536: far above graphs seen in practice (PyTorch's largest captured
+// graphs hold a few thousand nodes); bounds what a reader allocates.
+inline constexpr uint32_t kMaxGraphNodes = 65536;
+
+struct GraphNodeRecord {
+  GraphNodeKind kind = GraphNodeKind::kEmpty;
+  std::vector<uint32_t> dependencies;  // indices of earlier nodes, each < this node's
+  // kKernel: module_hash, function, grid, block, cluster, dynamic_shared_bytes,
+  // params, param_info and attributes are used (the other fields are not stored).
+  LaunchRecord kernel;
+  // kMemset: `height` rows of `width` elements of `element_size` bytes
+  // (1, 2 or 4) holding `value`, rows `dst_pitch` bytes apart.
+  // kMemcpy: `height` rows of `width` bytes from src to dst, rows
+  // `src_pitch` / `dst_pitch` bytes apart (device to device).
+  uint64_t dst = 0, src = 0;
+  uint64_t dst_pitch = 0, src_pitch = 0;
+  uint64_t width = 0, height = 1;
+  uint32_t value = 0;
+  uint8_t element_size = 0;
+  // The device bytes a memset or memcpy node writes / a memcpy reads, as
+  // one span from the first to the last byte (pitch gaps included); size 0
+  // for other kinds.
+  DeviceSpan Written() const;
+  DeviceSpan Read() const;
+};
+
+struct GraphLaunchRecord {
+  uint64_t index = 0;           // launch index, unique among launches and graph launches
+  uint32_t correlation_id = 0;  // cuGraphLaunch's; the graph's kernel rows carry it
+  uint32_t stream_id = 0;       // as LaunchRecord::stream_id
+  uint64_t recorded_ns = 0;     // the graph's extent in the program (0: unknown)
+  uint32_t snapshot_ranges = 0;
+  MemoryCoverage coverage;
+  std::vector<GraphNodeRecord> nodes;  // topological order
+  // "3 kernels, 1 memset, 1 memcpy, 2 empty"
+  std::string DescribeNodes() const;
+};
+
+// The nodes `node` depends on, directly or not, in increasing index order
+// (nodes are stored in topological order, so that is an order to run them in).
+std::vector<uint32_t> GraphAncestors(const GraphLaunchRecord& graph, uint32_t node);
+
+// A topological order of n nodes given edges (from, to), by Kahn's
+// algorithm, nodes with no pending dependency taken in index order;
+// FailedPrecondition on a cycle, InvalidArgument on an edge out of range.
+StatusOr<std::vector<uint32_t>> TopologicalOrder(
+    uint32_t n, const std::vector<std::pair<uint32_t, uint32_t>>& edges);
+
 // The whole payload of one file, read into memory.
 struct ReplayCapture {
   CaptureInfo info;
@@ -203,6 +265,7 @@ struct ReplayCapture {
   std::vector<LaunchRecord> launches;
   std::vector<SnapshotRecord> snapshots;
   std::vector<StreamOpRecord> stream_ops;  // sorted by seq
+  std::vector<GraphLaunchRecord> graphs;   // sorted by index
   // Blob contents by hash, as read so far.
   struct Blob {
     std::vector<uint8_t> data;
@@ -212,6 +275,7 @@ struct ReplayCapture {
   std::map<uint64_t, Blob> blobs;
 
   const ModuleRecord* FindModule(uint64_t hash) const;
+  const GraphLaunchRecord* FindGraph(uint64_t index) const;
   // The complete blob of `hash`, or NotFound / DataLoss naming `what`.
   StatusOr<std::span<const uint8_t>> BlobData(uint64_t hash, const std::string& what) const;
 };
@@ -233,6 +297,7 @@ class ReplayPayloadWriter {
   // A stream op; for kCopyHtoD `data` (the copied bytes) is stored as a blob
   // and op.data_hash set from it.
   Status AddStreamOp(StreamOpRecord op, std::span<const uint8_t> data = {});
+  Status AddGraphLaunch(const GraphLaunchRecord& graph);
 
   uint64_t blob_bytes_written() const { return blob_bytes_; }
   uint64_t blobs_deduplicated() const { return deduplicated_; }
