@@ -334,6 +334,11 @@ void CuptiEngine::WriteFinalStats() {
     stat("replay.stream_ops", rs.stream_ops, model::kStatInfo);
     stat("replay.skipped_over_limit", rs.skipped_limit, model::kStatWarning);
     stat("replay.skipped_graph_capture", rs.skipped_graph, model::kStatWarning);
+    stat("replay.graph_launches_recorded", rs.graph_launches_captured, model::kStatInfo);
+    stat("replay.skipped_graph_unsupported_node", rs.skipped_graph_unsupported,
+         model::kStatWarning);
+    stat("replay.skipped_graph_changed", rs.skipped_graph_changed, model::kStatWarning);
+    stat("replay.skipped_graph_unseen", rs.skipped_graph_unknown, model::kStatWarning);
     stat("replay.skipped_errors", rs.skipped_error, model::kStatWarning);
     stat("replay.reached_allocations", rs.reached_ranges, model::kStatInfo);
     stat("replay.reached_bytes", rs.reached_bytes, model::kStatInfo);

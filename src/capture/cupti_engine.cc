@@ -335,7 +335,7 @@ Status CuptiEngine::EnableCallbacks() {
   }
   if (replay_) {
     for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid)
-      if (ReplayCapturer::IsLaunchCallback(cbid))
+      if (ReplayCapturer::IsLaunchCallback(cbid) || ReplayCapturer::IsGraphCallback(cbid))
         CUPTI_CALL(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid));
     // Range replay re-issues the copies, memsets and event/sync calls between
     // recorded launches.
@@ -475,6 +475,8 @@ TS_HOT void CUPTIAPI CuptiEngine::OnCallback(void* userdata, CUpti_CallbackDomai
       }
       if (e->replay_ && ReplayCapturer::IsLaunchCallback(cbid))
         e->replay_->OnLaunch(cbid, info, e->activities_on_.load(std::memory_order_relaxed));
+      else if (e->replay_ && ReplayCapturer::IsGraphCallback(cbid))
+        e->replay_->OnGraph(cbid, info, e->activities_on_.load(std::memory_order_relaxed));
       else if (e->replay_ && ReplayCapturer::IsMemoryCallback(cbid))
         e->replay_->OnMemory(cbid, info);
       else if (e->replay_)

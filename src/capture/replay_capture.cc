@@ -30,16 +30,6 @@ struct LaunchArgs {
   bool cooperative = false;                // cuLaunchCooperativeKernel
 };
 
-namespace {
-
-// Our own CUDA calls inside a launch callback must not be recorded again.
-thread_local bool t_busy = false;
-
-struct BusyScope {
-  BusyScope() { t_busy = true; }
-  ~BusyScope() { t_busy = false; }
-};
-
 std::string Demangle(const char* name) {
   int status = 0;
   char* d = abi::__cxa_demangle(name, nullptr, nullptr, &status);
@@ -47,6 +37,10 @@ std::string Demangle(const char* name) {
   std::free(d);
   return out;
 }
+
+namespace {
+
+using BusyScope = ReplayBusyScope;
 
 replay::ImageKind KindOf(const uint8_t* p, size_t n) {
   if (n >= 4 && std::memcmp(p,
@@ -57,17 +51,6 @@ replay::ImageKind KindOf(const uint8_t* p, size_t n) {
   if (n >= 4 && p[0] == 0x50 && p[1] == 0xed && p[2] == 0x55 && p[3] == 0xba)
     return replay::ImageKind::kFatbin;
   return replay::ImageKind::kUnknown;
-}
-
-// The CUDA runtime launches through cuLibrary handles: the "function" of
-// cuLaunchKernel is then a CUkernel, which the cuFunc* queries refuse. Its
-// CUfunction in the current context answers them.
-CUfunction Resolve(CUfunction f) {
-  const char* name = nullptr;
-  if (cuFuncGetName(&name, f) == CUDA_SUCCESS && name) return f;
-  CUfunction g = nullptr;
-  if (cuKernelGetFunction(&g, reinterpret_cast<CUkernel>(f)) == CUDA_SUCCESS && g) return g;
-  return f;
 }
 
 // cuLaunchKernel and cuLaunchCooperativeKernel parameters (same field names;
@@ -139,29 +122,46 @@ std::vector<replay::LaunchAttribute> AttributesOf(const LaunchArgs& a) {
   return out;
 }
 
-// The parameter buffer and its layout. False when the layout is unknown.
+// The parameter buffer and its layout. False when unreadable.
 bool ParamsOf(const LaunchArgs& a, replay::LaunchRecord* l) {
+  return ReadKernelParams(a.f, a.params, a.extra, l);
+}
+
+}  // namespace
+
+// The CUDA runtime launches through cuLibrary handles: the "function" of
+// cuLaunchKernel is then a CUkernel, which the cuFunc* queries refuse. Its
+// CUfunction in the current context answers them.
+CUfunction ResolveFunction(CUfunction f) {
+  const char* name = nullptr;
+  if (cuFuncGetName(&name, f) == CUDA_SUCCESS && name) return f;
+  CUfunction g = nullptr;
+  if (cuKernelGetFunction(&g, reinterpret_cast<CUkernel>(f)) == CUDA_SUCCESS && g) return g;
+  return f;
+}
+
+bool ReadKernelParams(CUfunction f, void** params, void** extra, replay::LaunchRecord* l) {
   for (size_t k = 0; k < replay::kMaxParams; ++k) {
     size_t off = 0, size = 0;
-    if (cuFuncGetParamInfo(a.f, k, &off, &size) != CUDA_SUCCESS) break;
+    if (cuFuncGetParamInfo(f, k, &off, &size) != CUDA_SUCCESS) break;
     l->param_info.push_back({uint32_t(off), uint32_t(size)});
   }
   size_t total = 0;
   for (const replay::ParamInfo& p : l->param_info)
     total = std::max<size_t>(total, p.offset + p.size);
-  if (a.params) {
+  if (params) {
     if (total > replay::kMaxParamBytes) return false;
     l->params.assign(total, 0);
     for (size_t k = 0; k < l->param_info.size(); ++k) {
-      if (!a.params[k]) return false;
-      std::memcpy(l->params.data() + l->param_info[k].offset, a.params[k], l->param_info[k].size);
+      if (!params[k]) return false;
+      std::memcpy(l->params.data() + l->param_info[k].offset, params[k], l->param_info[k].size);
     }
     return true;
   }
   // extra = {CU_LAUNCH_PARAM_BUFFER_POINTER, buf, CU_LAUNCH_PARAM_BUFFER_SIZE, &size, END}
   const void* buf = nullptr;
   size_t buf_size = 0;
-  for (void** e = a.extra; e && *e != CU_LAUNCH_PARAM_END; e += 2) {
+  for (void** e = extra; e && *e != CU_LAUNCH_PARAM_END; e += 2) {
     if (*e == CU_LAUNCH_PARAM_BUFFER_POINTER) buf = e[1];
     if (*e == CU_LAUNCH_PARAM_BUFFER_SIZE) buf_size = *static_cast<size_t*>(e[1]);
   }
@@ -171,8 +171,6 @@ bool ParamsOf(const LaunchArgs& a, replay::LaunchRecord* l) {
     if (p.offset + p.size > buf_size) l->param_info.clear();  // layout does not fit: pass whole
   return true;
 }
-
-}  // namespace
 
 ReplayCapturer::ReplayCapturer(ReplayFilter filter, const CaptureOptions& options)
     : filter_(std::move(filter)),
@@ -290,7 +288,7 @@ bool ReplayCapturer::IsMemoryCallback(CUpti_CallbackId cbid) {
 }
 
 void ReplayCapturer::OnMemory(CUpti_CallbackId cbid, const CUpti_CallbackData* info) {
-  if (!tracks_allocations() || t_busy || !info || !info->functionParams) return;
+  if (!tracks_allocations() || t_replay_busy || !info || !info->functionParams) return;
   CUdeviceptr* out = nullptr;
   uint64_t size = 0, address = 0;
   if (info->callbackSite == CUPTI_API_EXIT &&
@@ -347,7 +345,7 @@ bool ReplayCapturer::Selected(uint64_t index, CUfunction f) {
       // module-loaded callback (OnModuleLoaded) takes mu_.
       const char* name = nullptr;
       bool match = false;
-      if (cuFuncGetName(&name, Resolve(f)) == CUDA_SUCCESS && name)
+      if (cuFuncGetName(&name, ResolveFunction(f)) == CUDA_SUCCESS && name)
         match = std::regex_search(name, regex_) || std::regex_search(Demangle(name), regex_);
       std::lock_guard<std::mutex> lock(mu_);
       regex_cache_.emplace(f, match);
@@ -358,7 +356,7 @@ bool ReplayCapturer::Selected(uint64_t index, CUfunction f) {
 }
 
 void ReplayCapturer::OnLaunch(CUpti_CallbackId cbid, const CUpti_CallbackData* info, bool active) {
-  if (t_busy || !info) return;
+  if (t_replay_busy || !info) return;
   if (info->callbackSite == CUPTI_API_EXIT) {
     OnExit(info);
     return;
@@ -374,7 +372,7 @@ void ReplayCapturer::OnLaunch(CUpti_CallbackId cbid, const CUpti_CallbackData* i
 
 void ReplayCapturer::OnEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* info, uint64_t index,
                              LaunchArgs a) {
-  a.f = Resolve(a.f);
+  a.f = ResolveFunction(a.f);
   Pending p;
   p.function = a.f;
   replay::LaunchRecord& l = p.launch;
@@ -394,17 +392,7 @@ void ReplayCapturer::OnEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* in
                                      cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
                                  index);
   }
-  CUstreamCaptureStatus capturing = CU_STREAM_CAPTURE_STATUS_NONE;
-  if (cuStreamIsCapturing(a.stream, &capturing) != CUDA_SUCCESS ||
-      capturing != CU_STREAM_CAPTURE_STATUS_NONE) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (stats_.skipped_graph++ == 0)
-      Note(
-          "launch %llu not recorded: its stream is capturing a CUDA graph (cannot synchronize); "
-          "later ones are counted in the trace's stats",
-          static_cast<unsigned long long>(index));
-    return;
-  }
+  if (StreamCapturing(a.stream, index)) return;
   if (l.function.empty() || !ParamsOf(a, &l)) {
     std::lock_guard<std::mutex> lock(mu_);
     if (stats_.skipped_error++ < 5)
@@ -412,29 +400,59 @@ void ReplayCapturer::OnEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* in
            l.function.empty() ? "cuFuncGetName failed" : "its parameters could not be read");
     return;
   }
+  AddParamRanges(l.params, &p.ranges);
+  const std::string what = Demangle(l.function.c_str());
+  RecordBefore(info, index, what, std::move(p));
+}
+
+bool ReplayCapturer::StreamCapturing(CUstream stream, uint64_t index) {
+  CUstreamCaptureStatus capturing = CU_STREAM_CAPTURE_STATUS_NONE;
+  if (cuStreamIsCapturing(stream, &capturing) == CUDA_SUCCESS &&
+      capturing == CU_STREAM_CAPTURE_STATUS_NONE)
+    return false;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stats_.skipped_graph++ == 0)
+    Note(
+        "launch %llu not recorded: its stream is capturing a CUDA graph (cannot synchronize); "
+        "later ones are counted in the trace's stats",
+        static_cast<unsigned long long>(index));
+  return true;
+}
+
+void ReplayCapturer::AddRange(Range r, std::vector<Range>* ranges) {
+  CUdeviceptr base = 0;
+  size_t size = 0;
+  if (cuMemGetAddressRange(&base, &size, CUdeviceptr(r.address)) == CUDA_SUCCESS && size) {
+    r.address = uint64_t(base);
+    r.size = uint64_t(size);
+  }
+  for (const Range& have : *ranges)
+    if (have.address == r.address) return;
+  ranges->push_back(r);
+}
+
+void ReplayCapturer::AddParamRanges(std::span<const uint8_t> params, std::vector<Range>* ranges) {
   // Reachable memory: allocations that aligned parameter words point into.
-  for (size_t off = 0; off + 8 <= l.params.size(); off += 8) {
+  for (size_t off = 0; off + 8 <= params.size(); off += 8) {
     uint64_t v;
-    std::memcpy(&v, l.params.data() + off, 8);
+    std::memcpy(&v, params.data() + off, 8);
     if (v < 4096) continue;
     CUdeviceptr base = 0;
     size_t size = 0;
     if (cuMemGetAddressRange(&base, &size, CUdeviceptr(v)) != CUDA_SUCCESS || size == 0) continue;
     bool known = false;
-    for (const Range& r : p.ranges) known |= r.address == uint64_t(base);
-    if (!known) p.ranges.push_back({uint64_t(base), uint64_t(size)});
+    for (const Range& r : *ranges) known |= r.address == uint64_t(base);
+    if (!known) ranges->push_back({uint64_t(base), uint64_t(size)});
   }
+}
+
+bool ReplayCapturer::RecordBefore(const CUpti_CallbackData* info, uint64_t index,
+                                  const std::string& what, Pending p) {
   // --replay-ranges: the allocation holding each start, else the range as given.
   for (const DeviceRange& x : extra_ranges_) {
-    CUdeviceptr base = 0;
-    size_t size = 0;
     Range r{x.address, x.size};
-    if (cuMemGetAddressRange(&base, &size, CUdeviceptr(x.address)) == CUDA_SUCCESS && size)
-      r = {uint64_t(base), uint64_t(size)};
     r.origin.source = replay::RangeSource::kRequested;
-    bool known = false;
-    for (const Range& have : p.ranges) known |= have.address == r.address;
-    if (!known) p.ranges.push_back(r);
+    AddRange(r, &p.ranges);
   }
   if (scope_ == replay::MemoryScope::kAll) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -446,12 +464,12 @@ void ReplayCapturer::OnEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* in
       if (!known) p.ranges.push_back({base, size, live});
     }
   }
-  l.coverage.scope = scope_;
   uint64_t bytes = 0, reach_budget = 0;
   for (const Range& r : p.ranges) bytes += 2 * r.size;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (stats_.launches_captured + pending_.size() >= max_launches_ ||
+    if (stats_.launches_captured + stats_.graph_launches_captured + pending_.size() >=
+            max_launches_ ||
         reserved_bytes_ + bytes > max_bytes_) {
       ++stats_.skipped_limit;
       ops_on_.store(false, std::memory_order_relaxed);
@@ -460,18 +478,18 @@ void ReplayCapturer::OnEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* in
         Note(
             "limit reached at launch %llu (%s): %llu launches recorded, %.1f MiB of memory "
             "images; raise --replay-max-launches / --replay-max-mb to record more",
-            static_cast<unsigned long long>(index), Demangle(l.function.c_str()).c_str(),
-            static_cast<unsigned long long>(stats_.launches_captured),
+            static_cast<unsigned long long>(index), what.c_str(),
+            static_cast<unsigned long long>(stats_.launches_captured +
+                                            stats_.graph_launches_captured),
             double(reserved_bytes_) / (1 << 20));
       }
-      return;
+      return false;
     }
     reserved_bytes_ += bytes;
     // Reached allocations need a before and an after image each.
     reach_budget = (max_bytes_ - reserved_bytes_) / 2;
     ops_on_.store(true, std::memory_order_relaxed);
   }
-  l.snapshot_ranges = uint32_t(p.ranges.size());
   std::vector<Range> ranges = p.ranges;
   {
     // Pending before its images are queued: Drain keeps images of pending
@@ -497,7 +515,7 @@ void ReplayCapturer::OnEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* in
       Note("launch %llu not recorded: synchronizing or copying its memory failed",
            static_cast<unsigned long long>(index));
     reserved_bytes_ -= bytes;
-    return;
+    return false;
   }
   reserved_bytes_ += 2 * reached;
   stats_.reached_ranges += ranges.size() - roots;
@@ -507,7 +525,10 @@ void ReplayCapturer::OnEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* in
   mine.ranges = ranges;
   mine.launch.snapshot_ranges = uint32_t(ranges.size());
   mine.launch.coverage = coverage;
+  mine.graph.snapshot_ranges = uint32_t(ranges.size());
+  mine.graph.coverage = coverage;
   for (Snapshot& sn : taken) snapshots_out_.push_back(std::move(sn));
+  return true;
 }
 
 bool ReplayCapturer::AddReachable(uint64_t index, uint64_t budget, std::vector<Range>* ranges,
@@ -610,7 +631,7 @@ uint32_t ReplayCapturer::EventIdLocked(CUevent event) {
 
 void ReplayCapturer::OnStreamOp(CUpti_CallbackId cbid, const CUpti_CallbackData* info,
                                 bool active) {
-  if (t_busy || !info || !active || info->callbackSite != CUPTI_API_ENTER ||
+  if (t_replay_busy || !info || !active || info->callbackSite != CUPTI_API_ENTER ||
       !ops_on_.load(std::memory_order_relaxed))
     return;
   const uint64_t before = launch_counter_.load(std::memory_order_relaxed);
@@ -663,10 +684,12 @@ void ReplayCapturer::OnExit(const CUpti_CallbackData* info) {
   CUfunction function = nullptr;
   uint64_t index = 0;
   std::string name;
+  bool is_graph = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = pending_.find(info->correlationId);
     if (it == pending_.end()) return;
+    is_graph = it->second.is_graph;
     ranges = it->second.ranges;
     function = it->second.function;
     index = it->second.launch.index;
@@ -676,6 +699,10 @@ void ReplayCapturer::OnExit(const CUpti_CallbackData* info) {
   const CUresult* rc = static_cast<const CUresult*>(info->functionReturnValue);
   bool ok = (!rc || *rc == CUDA_SUCCESS) && cuCtxSynchronize() == CUDA_SUCCESS &&
             CopyRanges(ranges, index, replay::SnapshotPhase::kAfter);
+  if (is_graph) {
+    FinishGraph(info, ok);
+    return;
+  }
   // Lazy loading loads the module during the launch: look it up now.
   uint64_t module = ok ? ModuleHashOf(function, name) : 0;
   std::lock_guard<std::mutex> lock(mu_);
@@ -779,6 +806,7 @@ uint64_t ReplayCapturer::ModuleHashOf(CUfunction f, const std::string& name) {
 
 void ReplayCapturer::Drain(format::SbtWriter* writer) {
   std::vector<replay::LaunchRecord> launches;
+  std::vector<replay::GraphLaunchRecord> graphs;
   std::vector<Snapshot> snapshots;
   std::vector<Module*> modules;
   std::vector<QueuedOp> ops;
@@ -787,10 +815,12 @@ void ReplayCapturer::Drain(format::SbtWriter* writer) {
     ops.swap(ops_out_);
     // Snapshots of a launch still running stay queued until its record is.
     launches.swap(launches_out_);
+    graphs.swap(graphs_out_);
     std::vector<Snapshot> keep;
     for (Snapshot& s : snapshots_out_) {
       bool done = false;
       for (const auto& l : launches) done |= l.index == s.launch_index;
+      for (const auto& g : graphs) done |= g.index == s.launch_index;
       (done ? snapshots : keep).push_back(std::move(s));
     }
     snapshots_out_.swap(keep);
@@ -800,14 +830,19 @@ void ReplayCapturer::Drain(format::SbtWriter* writer) {
         if (p.launch.index == s.launch_index) return false;
       return true;
     });
-    for (const auto& l : launches)
+    auto want_module = [&](uint64_t hash) {
       for (const auto& m : modules_)
-        if (m->hash == l.module_hash && !m->written) {
+        if (m->hash == hash && !m->written) {
           m->written = true;
           modules.push_back(m.get());
         }
+    };
+    for (const auto& l : launches) want_module(l.module_hash);
+    for (const auto& g : graphs)
+      for (const auto& n : g.nodes)
+        if (n.kind == replay::GraphNodeKind::kKernel) want_module(n.kernel.module_hash);
   }
-  if (launches.empty() && ops.empty()) return;
+  if (launches.empty() && graphs.empty() && ops.empty()) return;
   if (!payload_) payload_ = std::make_unique<replay::ReplayPayloadWriter>(writer);
   if (!info_written_) {
     info_written_ = true;
@@ -830,6 +865,7 @@ void ReplayCapturer::Drain(format::SbtWriter* writer) {
   for (const Snapshot& s : snapshots)
     (void)payload_->AddSnapshot(s.launch_index, s.phase, s.address, s.bytes, s.origin);
   for (const auto& l : launches) (void)payload_->AddLaunch(l);
+  for (const auto& g : graphs) (void)payload_->AddGraphLaunch(g);
   for (const QueuedOp& q : ops) (void)payload_->AddStreamOp(q.op, q.data);
   RecycleBuffers(snapshots);
 }

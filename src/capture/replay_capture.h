@@ -19,6 +19,11 @@
 // writer thread and appends them to the SBT file. Launches on a stream that
 // is being captured into a CUDA graph cannot synchronize and are skipped
 // (counted).
+//
+// CUDA graphs (#15): a cuGraphLaunch counts as one launch; selected, its
+// graph (a clone kept since instantiation, graph_capture.h) is recorded as
+// a graph launch: every node, and the memory of all its nodes before and
+// after the whole launch.
 #pragma once
 
 #include <cuda.h>
@@ -30,10 +35,12 @@
 #include <memory>
 #include <mutex>
 #include <regex>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "graph_capture.h"
 #include "host_buffer.h"
 #include "replay_stream_ops.h"
 #include "tracesmith/capture/capture_options.h"
@@ -45,18 +52,23 @@ namespace tracesmith::capture {
 struct LaunchArgs;  // replay_capture.cc: a launch's decoded driver parameters
 
 struct ReplayCaptureStats {
-  uint64_t launches_seen = 0;      // kernel launches counted by the filter
-  uint64_t launches_captured = 0;  // recorded with their images
-  uint64_t skipped_limit = 0;      // selected, but over --replay-max-mb / -launches
-  uint64_t skipped_graph = 0;      // selected, on a stream capturing a CUDA graph
-  uint64_t skipped_error = 0;      // selected, but a CUDA call failed while recording
-  uint64_t stream_ops = 0;         // copies, memsets, event/sync calls recorded for range replay
-  uint64_t image_bytes = 0;        // memory image bytes copied
-  uint64_t reached_ranges = 0;     // allocations snapshotted because pointers in memory reach them
-  uint64_t reached_bytes = 0;      // their bytes (before images)
-  uint64_t reach_incomplete = 0;   // launches whose reachable memory was not all recorded
-  uint64_t reach_scan_ns = 0;      // time in the pointer scans (probes included)
-  uint64_t copy_ns = 0;            // time in those copies (host buffer allocation included)
+  uint64_t launches_seen = 0;              // kernel launches counted by the filter
+  uint64_t launches_captured = 0;          // recorded with their images
+  uint64_t skipped_limit = 0;              // selected, but over --replay-max-mb / -launches
+  uint64_t skipped_graph = 0;              // selected, on a stream capturing a CUDA graph
+  uint64_t skipped_error = 0;              // selected, but a CUDA call failed while recording
+  uint64_t graph_launches_captured = 0;    // cuGraphLaunch recorded with its nodes
+  uint64_t skipped_graph_unsupported = 0;  // selected graph launch with a node kind replay lacks
+  uint64_t skipped_graph_changed =
+      0;  // selected graph launch of an exec changed after instantiation
+  uint64_t skipped_graph_unknown = 0;  // selected graph launch of an exec instantiated unseen
+  uint64_t stream_ops = 0;        // copies, memsets, event/sync calls recorded for range replay
+  uint64_t image_bytes = 0;       // memory image bytes copied
+  uint64_t reached_ranges = 0;    // allocations snapshotted because pointers in memory reach them
+  uint64_t reached_bytes = 0;     // their bytes (before images)
+  uint64_t reach_incomplete = 0;  // launches whose reachable memory was not all recorded
+  uint64_t reach_scan_ns = 0;     // time in the pointer scans (probes included)
+  uint64_t copy_ns = 0;           // time in those copies (host buffer allocation included)
   // A plain 64 MiB cuMemcpyDtoH into pageable memory, timed once at the first
   // recorded launch: what the snapshot throughput is compared with.
   double reference_dtoh_gbps = 0;
@@ -83,6 +95,10 @@ class ReplayCapturer {
   // (replay_stream_ops.h), recorded from the first recorded launch on.
   static bool IsStreamOpCallback(CUpti_CallbackId cbid);
   void OnStreamOp(CUpti_CallbackId cbid, const CUpti_CallbackData* info, bool active);
+  // CUDA graphs: instantiation, update, node parameter changes, destruction
+  // and launch (cuGraphLaunch counts in the launch index like a kernel).
+  static bool IsGraphCallback(CUpti_CallbackId cbid);
+  void OnGraph(CUpti_CallbackId cbid, const CUpti_CallbackData* info, bool active);
   // Writer thread: appends queued payload chunks.
   void Drain(format::SbtWriter* writer);
   ReplayCaptureStats stats();
@@ -96,6 +112,11 @@ class ReplayCapturer {
     replay::LaunchRecord launch;
     CUfunction function = nullptr;
     std::vector<Range> ranges;
+    // A graph launch: its record (launch is unused but for index and name)
+    // and each node's function (null for nodes that are not kernels).
+    bool is_graph = false;
+    replay::GraphLaunchRecord graph;
+    std::vector<CUfunction> node_functions;
   };
   using Buffer = ImageBuffer;
   struct Snapshot {
@@ -121,6 +142,23 @@ class ReplayCapturer {
   void OnEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* info, uint64_t index,
                struct LaunchArgs a);
   void OnExit(const CUpti_CallbackData* info);
+  void OnGraphLaunch(const CUpti_CallbackData* info, uint64_t index, CUgraphExec exec,
+                     CUstream stream, bool per_thread);
+  // Adds the allocations that 8-byte words of `params` point into.
+  static void AddParamRanges(std::span<const uint8_t> params, std::vector<Range>* ranges);
+  // Adds an allocation (or the span itself when the driver knows none).
+  static void AddRange(Range r, std::vector<Range>* ranges);
+  // Shared by launches and graph launches from the parameters' ranges on:
+  // adds requested and (--replay-memory all) live ranges, checks the
+  // limits, registers `p` as pending, synchronizes and copies the "before"
+  // images and the reachable memory. False when not recorded (counted).
+  bool RecordBefore(const CUpti_CallbackData* info, uint64_t index, const std::string& what,
+                    Pending p);
+  // At the exit of a recorded graph launch (OnExit).
+  void FinishGraph(const CUpti_CallbackData* info, bool ok);
+  bool StreamCapturing(CUstream stream, uint64_t index);
+  // For kernel:REGEX, any kernel node of `walked` matches (cached per clone).
+  bool GraphSelected(uint64_t index, CUgraph clone, const WalkedGraph* walked);
   // Copies each range to a host buffer, into `into` (or the queue when null).
   bool CopyRanges(const std::vector<Range>& ranges, uint64_t index, replay::SnapshotPhase phase,
                   std::vector<Snapshot>* into = nullptr);
@@ -149,11 +187,15 @@ class ReplayCapturer {
 
   std::mutex mu_;  // everything below
   std::unordered_map<CUfunction, bool> regex_cache_;
+  std::unordered_map<CUgraph, bool> graph_regex_cache_;
   std::unordered_map<CUfunction, uint64_t> module_of_;
   std::map<uint64_t, uint64_t> live_;  // --replay-memory reachable/all: base -> size
   std::vector<std::unique_ptr<Module>> modules_;
   std::unordered_map<uint32_t, Pending> pending_;  // by correlation id
   std::vector<replay::LaunchRecord> launches_out_;
+  std::vector<replay::GraphLaunchRecord> graphs_out_;
+  GraphExecTable graph_execs_;                     // own lock
+  std::map<std::string, bool> unsupported_noted_;  // node kinds already named in a note
   std::vector<Snapshot> snapshots_out_;
   std::vector<Buffer> free_buffers_;
   uint64_t free_bytes_ = 0;
