@@ -264,6 +264,74 @@ if [ -x "$PROGS/pointer_chase" ]; then
     $([ $rc -eq 0 ] && grep -q "identical to the capture" "$W/last.log" &&
       grep -q "12 reached through pointers in memory" "$W/last.log"; echo $?)
 fi
+# 6c. CUDA graphs (#15 item 2; gpu/programs/graph_replay.cu): a graph of 3
+#     kernels, a memset and a device-to-device memcpy on two streams, launched
+#     3 times (launch indices 3, 4, 5), replayed whole, one node alone, and as
+#     a reproducer. Key lines are printed with the prefix "GRAPH:".
+graph_check() {  # graph_check NAME CONDITION-STATUS: a result line with the GRAPH prefix
+  result "GRAPH: $1" "$2"
+}
+if [ -x "$PROGS/graph_replay" ]; then
+  run rc-graph "$TS" profile -f --stacks none --replay-capture 'kernel:chase_table' \
+    -o "$W/rc_graph.sbt" -- "$PROGS/graph_replay"
+  grep -E "graph launch [0-9]+ \(|GRAPH_REPLAY" "$W/last.log" | sed 's/^/GRAPH: /'
+  graph_check "kernel:chase_table selects the 3 graph launches, each 3 kernels, 1 memset, 1 memcpy, 10 allocations (4 reached through the table), program's results right" \
+    $([ $rc -eq 0 ] && grep -q "^GRAPH_REPLAY OK" "$W/last.log" &&
+      [ "$(grep -c "graph launch [345] (3 kernels, 1 memset, 1 memcpy): 10 allocation(s)" "$W/last.log")" -eq 3 ]; echo $?)
+  run rc-graph-replay "$TS" replay "$W/rc_graph.sbt" --iterations 3
+  grep -E "^launch |graph time|output:|determinism:" "$W/last.log" | sed 's/^/GRAPH: /'
+  graph_check "the 3 graph launches replay as one unit each, identical to the capture, 3 replays deterministic (exit 0)" \
+    $([ $rc -eq 0 ] && [ "$(grep -c "^launch [345]  graph launch (5 nodes: 3 kernels, 1 memset, 1 memcpy)" "$W/last.log")" -eq 3 ] &&
+      [ "$(grep -c "identical to the capture" "$W/last.log")" -eq 3 ] &&
+      [ "$(grep -c "all outputs identical" "$W/last.log")" -eq 3 ]; echo $?)
+  gk=$(sed -n 's/^  node \([0-9]*\): kernel .*chase_table.*/\1/p' "$W/last.log" | head -1)
+  run rc-graph-node "$TS" replay "$W/rc_graph.sbt" --launch 4 --node "${gk:-0}" --iterations 3
+  grep -E "^launch |graph node:|output:|determinism:|kernel time" "$W/last.log" | sed 's/^/GRAPH: /'
+  graph_check "node chase_table of graph launch 4 alone: inputs rebuilt by its 2 ancestors (fill_values, memset), 3 replays identical, graph's final memory identical to the capture" \
+    $([ $rc -eq 0 ] && grep -q "^launch 4  graph launch 4, node ${gk:-x} of 5 (kernel .*chase_table.*): inputs rebuilt by running 2 preceding node(s)" "$W/last.log" &&
+      grep -q "identical to the capture" "$W/last.log" && grep -q "all outputs identical" "$W/last.log"; echo $?)
+  run rc-graph-node-dot "$TS" replay "$W/rc_graph.sbt" --launch "4.${gk:-0}"
+  graph_check "--launch G.K is --launch G --node K" \
+    $([ $rc -eq 0 ] && grep -q "graph launch 4, node ${gk:-x} of 5" "$W/last.log"; echo $?)
+  run rc-graph-range "$TS" replay "$W/rc_graph.sbt" --range 3:5
+  graph_check "--range over graph launches refused, naming --launch" \
+    $([ $rc -eq 1 ] && grep -q "launch 3 is a graph launch: range replay does not replay graph launches; replay it with --launch 3" "$W/last.log"; echo $?)
+  run rc-graph-extract "$TS" replay "$W/rc_graph.sbt" --extract 5 -o "$W/repro_graph.sbt"
+  run rc-graph-repro "$TS" replay "$W/repro_graph.sbt" --iterations 3
+  graph_check "--extract 5: the graph launch's reproducer replays identical and deterministic on its own" \
+    $([ $rc -eq 0 ] && grep -q "^launch 5  graph launch (5 nodes" "$W/last.log" &&
+      grep -q "identical to the capture" "$W/last.log" && grep -q "all outputs identical" "$W/last.log"; echo $?)
+  run rc-graph-launch "$TS" profile -f --stacks none --replay-capture 'launch:4' \
+    -o "$W/rc_graph4.sbt" -- "$PROGS/graph_replay"
+  run rc-graph-launch-replay "$TS" replay "$W/rc_graph4.sbt" --json
+  [ $rc -eq 0 ] && python3 - "$W/last.log" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+(l,) = d["launches"]
+g = l["graph"]
+print("GRAPH: launch:4 json: kind %s, nodes %s, status %s, time %s ns, program %s ns"
+      % (l["kind"], g, l["status"], l["time"]["median_ns"], l["time"]["program_ns"]))
+ok = (l["kind"] == "graph" and l["index"] == 4 and l["status"] == "identical"
+      and (g["nodes"], g["kernels"], g["memsets"], g["memcpys"]) == (5, 3, 1, 1)
+      and g["node"] is None and l["time"]["median_ns"] > 0 and l["time"]["program_ns"])
+sys.exit(0 if ok else 1)
+PY
+  graph_check "launch:4 selects the second graph launch alone; --json: kind graph, 5 nodes (3 kernels, 1 memset, 1 memcpy), identical, its time in the program known" $?
+fi
+if python3 -c "import torch" 2>/dev/null; then
+  run rc-torch-graph "$TS" profile -f --stacks none --replay-capture all \
+    -o "$W/rc_torch_graph.sbt" -- python3 gpu/replay/torch_graph.py
+  grep -E "graph launch [0-9]+ \(|TORCH_GRAPH" "$W/last.log" | sed 's/^/GRAPH: /'
+  graph_check "PyTorch CUDAGraph: the program's results right, its 4 graph replays recorded (at least 4 graph launches)" \
+    $([ $rc -eq 0 ] && grep -q "^TORCH_GRAPH OK" "$W/last.log" &&
+      [ "$(grep -c "graph launch [0-9]* (" "$W/last.log")" -ge 4 ]; echo $?)
+  run rc-torch-graph-replay "$TS" replay "$W/rc_torch_graph.sbt" --iterations 3
+  grep -E "^launch .*graph launch|output:" "$W/last.log" | sed 's/^/GRAPH: /'
+  graph_check "PyTorch CUDAGraph: every launch (eager warm-up kernels and the 4 graph launches) replays identical and deterministic (exit 0)" \
+    $([ $rc -eq 0 ] && [ "$(grep -c "^launch [0-9]*  graph launch (" "$W/last.log")" -ge 4 ] &&
+      ! grep -q "DIFFERENT\|NONDETERMINISTIC" "$W/last.log"; echo $?)
+fi
+
 if python3 -c "import torch" 2>/dev/null; then
   run rc-torch "$TS" profile -f --replay-capture 'launch:0-59' --replay-max-launches 60 \
     -o "$W/rc_torch.sbt" -- python3 bench/workloads/torch_mlp_train.py --steps 5

@@ -13,7 +13,8 @@ from ._trace import _path
 
 @dataclass(frozen=True)
 class ReplayLaunch:
-    """One replayed launch, or one range (kind == "range", launches index..last_index
+    """One replayed launch, a CUDA graph launch (kind == "graph"; node counts in
+    details["graph"]), or one range (kind == "range", launches index..last_index
     as one sequence), from `tracesmith replay --json` (docs/replay-format.md,
     "Results as JSON").
 

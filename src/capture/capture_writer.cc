@@ -350,11 +350,16 @@ void CuptiEngine::WriteFinalStats() {
          model::kStatInfo);
     if (!options_.quiet)
       std::fprintf(stderr,
-                   "tracesmith: replay capture: %llu launch(es) and %llu stream op(s) recorded, "
-                   "%.1f MiB of memory images copied at %.2f GB/s (a plain 64 MiB "
+                   "tracesmith: replay capture: %llu launch(es)%s and %llu stream op(s) "
+                   "recorded, %.1f MiB of memory images copied at %.2f GB/s (a plain 64 MiB "
                    "device-to-host copy here: %.2f GB/s); replay them with: tracesmith replay "
                    "%s\n",
                    static_cast<unsigned long long>(rs.launches_captured),
+                   rs.graph_launches_captured
+                       ? StrFormat(", %llu graph launch(es)",
+                                   static_cast<unsigned long long>(rs.graph_launches_captured))
+                             .c_str()
+                       : "",
                    static_cast<unsigned long long>(rs.stream_ops),
                    double(rs.image_bytes) / (1 << 20), gbps, rs.reference_dtoh_gbps,
                    output_path_.c_str());

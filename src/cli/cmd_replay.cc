@@ -22,7 +22,9 @@ struct ReplayCliOptions {
   uint32_t streams = 0;
   size_t schedule = 0;
   uint32_t iterations = 1;
+  std::string launch_text;  // --launch N or G.K (node K of graph launch G)
   int64_t launch = -1;
+  int64_t node = -1;  // --node K, or from --launch G.K
   int device = 0;
   bool same_addresses_only = false;
   std::string range;
@@ -110,7 +112,28 @@ int RunExtract(const ReplayCliOptions& o) {
 // The library's exit codes are the CLI's for the same outcomes.
 static_assert(replay::kReplayError == kExitError && replay::kReplayGpuError == kExitGpuError);
 
-int RunReplay(const ReplayCliOptions& o) {
+// --launch N, or G.K: node K of graph launch G.
+Status ParseLaunch(ReplayCliOptions* o) {
+  if (o->launch_text.empty()) return OkStatus();
+  unsigned long long g = 0, k = 0;
+  char dot = 0, tail = 0;
+  const int n = std::sscanf(o->launch_text.c_str(), "%llu%c%llu%c", &g, &dot, &k, &tail);
+  if (!(n == 1 || (n == 3 && dot == '.')) || o->launch_text[0] == '-' ||
+      o->launch_text.find_first_not_of("0123456789.") != std::string::npos)
+    return InvalidArgument("--launch: '" + o->launch_text +
+                           "' is not N or G.K (launch N; node K of graph launch G)");
+  o->launch = int64_t(g);
+  if (n == 3) {
+    if (o->node >= 0 && uint64_t(o->node) != k)
+      return InvalidArgument("--launch " + o->launch_text + " and --node " +
+                             std::to_string(o->node) + " name different nodes");
+    o->node = int64_t(k);
+  }
+  return OkStatus();
+}
+
+int RunReplay(ReplayCliOptions o) {
+  if (Status st = ParseLaunch(&o); !st.ok()) return ReportError(st);
   if (o.extract >= 0) return RunExtract(o);
   if (!o.output.empty())
     return ReportError(InvalidArgument("-o is the reproducer written by --extract N"));
@@ -123,6 +146,7 @@ int RunReplay(const ReplayCliOptions& o) {
   request.path = o.path.c_str();
   request.iterations = o.iterations;
   request.launch = o.launch;
+  request.node = o.node;
   request.device = o.device;
   request.flags = (o.same_addresses_only ? replay::kReplayFlagSameAddressesOnly : 0) |
                   (o.strict ? replay::kReplayFlagStrict : 0) |
@@ -175,7 +199,14 @@ void AddReplayCommand(CLI::App& app, CommandList& commands) {
                   "GPU replay: replay each launch K times and flag outputs that differ between "
                   "replays (nondeterminism)")
       ->check(CLI::Range(1u, 100000u));
-  cmd->add_option("--launch", o->launch, "GPU replay: only the launch with this index");
+  cmd->add_option("--launch", o->launch_text,
+                  "GPU replay: only the launch with this index; G.K: node K of graph launch G "
+                  "(as --launch G --node K)");
+  cmd->add_option("--node", o->node,
+                  "GPU replay, with --launch G of a graph launch: only its node K, on inputs "
+                  "rebuilt by running the nodes it depends on; the graph's other nodes then run "
+                  "and its final memory is compared with the capture")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--device", o->device, "GPU replay: CUDA device ordinal");
   cmd->add_option("--range", o->range,
                   "GPU replay: launches A to B (inclusive) as one sequence in capture order from "

@@ -85,6 +85,15 @@ std::vector<uint32_t> GraphAncestors(const GraphLaunchRecord& graph, uint32_t no
   return out;
 }
 
+GraphNodeSplit SplitForNodeReplay(const GraphLaunchRecord& graph, uint32_t node) {
+  GraphNodeSplit s;
+  s.before.assign(graph.nodes.size(), false);
+  for (uint32_t a : GraphAncestors(graph, node)) s.before[a] = true;
+  s.after.assign(graph.nodes.size(), false);
+  for (size_t k = 0; k < graph.nodes.size(); ++k) s.after[k] = !s.before[k] && k != node;
+  return s;
+}
+
 StatusOr<std::vector<uint32_t>> TopologicalOrder(
     uint32_t n, const std::vector<std::pair<uint32_t, uint32_t>>& edges) {
   std::vector<std::vector<uint32_t>> next(n);

@@ -173,10 +173,51 @@ std::string WarmTimingText(const LaunchOutcome& o) {
 }
 }  // namespace
 
+std::vector<std::string> GraphNodeLines(const GraphLaunchRecord& g) {
+  std::vector<std::string> out;
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    const GraphNodeRecord& n = g.nodes[k];
+    std::string line = StrFormat("node %zu: %s", k, GraphNodeKindName(n.kind));
+    if (n.kind == GraphNodeKind::kKernel) {
+      line += " " + n.kernel.function;
+    } else if (n.kind == GraphNodeKind::kMemset) {
+      line += StrFormat(" %s at 0x%llx", HumanBytes(n.Written().size).c_str(),
+                        static_cast<unsigned long long>(n.dst));
+    } else if (n.kind == GraphNodeKind::kMemcpy) {
+      line +=
+          StrFormat(" %s 0x%llx -> 0x%llx", HumanBytes(n.width * n.height).c_str(),
+                    static_cast<unsigned long long>(n.src), static_cast<unsigned long long>(n.dst));
+    }
+    if (!n.dependencies.empty()) {
+      line += " (after ";
+      for (size_t d = 0; d < n.dependencies.size(); ++d)
+        line += (d ? ", " : "") + std::to_string(n.dependencies[d]);
+      line += ")";
+    }
+    out.push_back(std::move(line));
+  }
+  return out;
+}
+
 std::string FormatLaunchOutcome(const LaunchOutcome& o) {
   std::string s =
       StrFormat("launch %llu  %s\n", static_cast<unsigned long long>(o.index), o.function.c_str());
   if (!o.attributes.empty()) s += "  launch attributes: " + o.attributes + "\n";
+  if (o.graph.is_graph && o.graph.node >= 0)
+    s += StrFormat(
+        "  graph node: its outputs are checked through the graph's final memory (the other %u "
+        "node(s) run after its last replay); the replays of the node alone are compared with "
+        "each other\n",
+        o.graph.nodes - 1 - o.graph.ancestors);
+  else if (o.graph.is_graph) {
+    s += "  graph: replayed as one unit (rebuilt from its nodes, instantiated once, launched "
+         "with cuGraphLaunch)\n";
+    constexpr size_t kMaxListed = 64;  // a large graph: the first ones (--node K takes any)
+    for (size_t k = 0; k < o.graph.node_lines.size() && k < kMaxListed; ++k)
+      s += "  " + o.graph.node_lines[k] + "\n";
+    if (o.graph.node_lines.size() > kMaxListed)
+      s += StrFormat("  ... %zu more node(s)\n", o.graph.node_lines.size() - kMaxListed);
+  }
   if (o.ranges_relocated)
     s += StrFormat(
         "  addresses: %u of %u ranges mapped away from their captured addresses (taken in this "
@@ -225,7 +266,8 @@ std::string FormatLaunchOutcome(const LaunchOutcome& o) {
         o.iterations, double(o.recorded_ns) / 1000.0);
     return s;
   }
-  s += StrFormat("  kernel time, %s (%s): median %.2f us, min %.2f us, max %.2f us over %u replays",
+  s += StrFormat("  %s time, %s (%s): median %.2f us, min %.2f us, max %.2f us over %u replays",
+                 o.graph.is_graph && o.graph.node < 0 ? "graph" : "kernel",
                  o.l2_flushed ? "cold L2" : "inputs restored, L2 not flushed",
                  o.time_from_cupti ? "CUPTI" : "CUDA events", o.time.median_us, o.time.min_us,
                  o.time.max_us, o.iterations);

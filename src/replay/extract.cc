@@ -24,6 +24,77 @@ const char* ImageKindName(ImageKind k) {
   }
   return "image";
 }
+
+// A graph launch alone: its record, every module its kernel nodes use, its
+// snapshots and the capture info.
+StatusOr<ExtractSummary> ExtractGraphLaunch(const std::string& in, const std::string& out,
+                                            const ReplayCapture& cap,
+                                            const GraphLaunchRecord& source) {
+  GraphLaunchRecord graph = source;
+  ReplayCapture one;
+  one.info = cap.info;
+  one.has_info = cap.has_info;
+  one.graphs = {graph};
+  one.modules = cap.modules;
+  one.blobs = cap.blobs;
+  for (const SnapshotRecord& s : cap.snapshots)
+    if (s.launch_index == graph.index) one.snapshots.push_back(s);
+  RETURN_IF_ERROR(ValidateCapture(one));
+  if (graph.recorded_ns == 0) {
+    ReplayCapture times;
+    times.graphs = {graph};
+    FillRecordedTimes(in, &times);
+    graph.recorded_ns = times.graphs[0].recorded_ns;
+  }
+  graph.correlation_id = 0;  // the reproducer carries no trace
+
+  ExtractSummary sum;
+  sum.launch = graph.index;
+  sum.function =
+      StrFormat("graph launch (%zu nodes: %s)", graph.nodes.size(), graph.DescribeNodes().c_str());
+  sum.recorded_ns = graph.recorded_ns;
+  sum.info = cap.info;
+  sum.has_info = cap.has_info;
+  format::SbtWriterOptions wo;
+  wo.zstd_level = 9;
+  wo.replace_atomically = true;
+  ASSIGN_OR_RETURN(auto writer, format::SbtWriter::Open(out, wo));
+  ReplayPayloadWriter payload(writer.get());
+  if (cap.has_info) {
+    CaptureInfo info = cap.info;
+    info.tool +=
+        info.tool.empty() ? "tracesmith replay --extract" : " (one graph launch extracted)";
+    RETURN_IF_ERROR(payload.WriteCaptureInfo(info));
+  }
+  std::vector<uint64_t> written;
+  for (const GraphNodeRecord& n : graph.nodes) {
+    if (n.kind != GraphNodeKind::kKernel) continue;
+    sum.param_bytes += n.kernel.params.size();
+    const uint64_t want = n.kernel.module_hash;
+    if (std::find(written.begin(), written.end(), want) != written.end()) continue;
+    written.push_back(want);
+    const ModuleRecord* module = cap.FindModule(want);
+    ASSIGN_OR_RETURN(auto image, cap.BlobData(module->hash, "module image"));
+    ASSIGN_OR_RETURN(uint64_t hash, payload.AddModule(image, module->kind, module->name));
+    if (hash != want) return Internal("the module's content hash changed while it was copied");
+    sum.module_bytes += image.size();
+    sum.module_kind = module->kind;
+  }
+  for (const SnapshotRecord& s : one.snapshots) {
+    ASSIGN_OR_RETURN(auto bytes, cap.BlobData(s.hash, "memory image"));
+    RETURN_IF_ERROR(payload.AddSnapshot(s.launch_index, s.phase, s.address, bytes, s.origin));
+    if (s.phase == SnapshotPhase::kBefore) {
+      ++sum.ranges;
+      sum.memory_bytes += s.size;
+      sum.reached += s.origin.source == RangeSource::kPointer;
+    }
+  }
+  RETURN_IF_ERROR(payload.AddGraphLaunch(graph));
+  RETURN_IF_ERROR(writer->Close());
+  ASSIGN_OR_RETURN(sum.file_bytes, FileSize(out));
+  return sum;
+}
+
 }  // namespace
 
 StatusOr<ExtractSummary> ExtractLaunch(const std::string& in, const std::string& out,
@@ -35,11 +106,17 @@ StatusOr<ExtractSummary> ExtractLaunch(const std::string& in, const std::string&
   if (!reader->report().clean()) return reader->report().DamageStatus(in);
   auto it = std::find_if(cap.launches.begin(), cap.launches.end(),
                          [&](const LaunchRecord& l) { return l.index == options.launch; });
+  if (it == cap.launches.end() && cap.FindGraph(options.launch))
+    return ExtractGraphLaunch(in, out, cap, *cap.FindGraph(options.launch));
   if (it == cap.launches.end()) {
+    std::vector<uint64_t> indices;
+    for (const LaunchRecord& l : cap.launches) indices.push_back(l.index);
+    for (const GraphLaunchRecord& g : cap.graphs) indices.push_back(g.index);
+    std::sort(indices.begin(), indices.end());
     std::string have;
-    for (size_t k = 0; k < cap.launches.size() && k < 20; ++k)
-      have += (k ? ", " : "") + std::to_string(cap.launches[k].index);
-    if (cap.launches.size() > 20) have += ", ...";
+    for (size_t k = 0; k < indices.size() && k < 20; ++k)
+      have += (k ? ", " : "") + std::to_string(indices[k]);
+    if (indices.size() > 20) have += ", ...";
     return NotFound(StrFormat("%s: no recorded launch %llu (recorded: %s)", in.c_str(),
                               static_cast<unsigned long long>(options.launch),
                               have.empty() ? "none" : have.c_str()));

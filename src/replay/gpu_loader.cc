@@ -40,8 +40,10 @@ StatusOr<GpuReplayer> LoadGpuReplayer() {
     r.path = c;
     r.entry = reinterpret_cast<ReplayGpuEntry>(::dlsym(lib, kReplayGpuEntryName));
     if (!r.entry)
+      r.entry_v4 = reinterpret_cast<ReplayGpuEntry>(::dlsym(lib, kReplayGpuEntryV4Name));
+    if (!r.entry && !r.entry_v4)
       r.entry_v3 = reinterpret_cast<ReplayGpuEntryV3>(::dlsym(lib, kReplayGpuEntryV3Name));
-    if (!r.entry && !r.entry_v3)
+    if (!r.entry && !r.entry_v4 && !r.entry_v3)
       return FailedPrecondition(c + ": no " + kReplayGpuEntryName + " (nor the older " +
                                 kReplayGpuEntryV3Name + "): not a TraceSmith GPU replayer");
     return r;
@@ -62,6 +64,14 @@ Status ValidateReplayRequest(const ReplayGpuRequest& r) {
   // A range is timed on the host clock with image restores inside the
   // span; re-running a sequence on the memory it left is no measurement of
   // back-to-back kernels either.
+  if (r.node >= 0 && r.launch < 0)
+    return InvalidArgument(
+        "--node K replays node K of a graph launch: name the graph launch with --launch G");
+  if (r.node >= 0 && (r.flags & kReplayFlagWarm))
+    return InvalidArgument(
+        "--warm with --node: a graph node is timed on inputs rebuilt by its preceding nodes; "
+        "warm runs of one node are not supported (replay the whole graph launch, or without "
+        "--warm)");
   if ((r.flags & kReplayFlagWarm) && r.range_first >= 0)
     return InvalidArgument(
         "--warm times single launches: a range replay is timed on the host clock with its image "
@@ -74,6 +84,20 @@ StatusOr<int> RunGpuReplay(const ReplayGpuRequest& request) {
   RETURN_IF_ERROR(ValidateReplayRequest(request));
   ASSIGN_OR_RETURN(GpuReplayer lib, LoadGpuReplayer());
   if (lib.entry) return lib.entry(&request);
+  if (lib.entry_v4) {
+    if (request.node >= 0)
+      return FailedPrecondition(lib.path + " is older than this tracesmith (it has " +
+                                kReplayGpuEntryV4Name + ", not " + kReplayGpuEntryName +
+                                "): it cannot replay one node of a graph launch (--node); "
+                                "rebuild the target tracesmith-replay-gpu, or point "
+                                "TRACESMITH_REPLAY_GPU_LIB at a current build");
+    return lib.entry_v4(&request);
+  }
+  if (request.node >= 0)
+    return FailedPrecondition(lib.path + " is older than this tracesmith (it has " +
+                              kReplayGpuEntryV3Name +
+                              "): it cannot replay graph nodes (--node); "
+                              "rebuild the target tracesmith-replay-gpu");
   if (request.flags & kReplayFlagWarm)
     return FailedPrecondition(lib.path + " is older than this tracesmith (it has " +
                               kReplayGpuEntryV3Name + ", not " + kReplayGpuEntryName +

@@ -1,6 +1,8 @@
 #include "tracesmith/replay/recorded_times.h"
 
+#include <algorithm>
 #include <unordered_map>
+#include <utility>
 
 #include "tracesmith/format/sbt_reader.h"
 
@@ -9,6 +11,7 @@ namespace tracesmith::replay {
 void FillRecordedTimes(const std::string& path, ReplayCapture* capture) {
   bool need = false;
   for (const LaunchRecord& l : capture->launches) need |= l.recorded_ns == 0 && l.correlation_id;
+  for (const GraphLaunchRecord& g : capture->graphs) need |= g.recorded_ns == 0 && g.correlation_id;
   if (!need) return;
   auto trace = format::ReadTraceFile(path);
   if (!trace.ok()) return;
@@ -18,6 +21,31 @@ void FillRecordedTimes(const std::string& path, ReplayCapture* capture) {
   for (LaunchRecord& l : capture->launches)
     if (l.recorded_ns == 0 && l.correlation_id != 0)
       if (auto it = ns.find(l.correlation_id); it != ns.end()) l.recorded_ns = it->second;
+  // A graph launch: the extent of the kernel, memset and memcpy rows that
+  // carry its cuGraphLaunch's correlation id (from the first start to the
+  // last end: gaps between nodes count, as they did in the program).
+  std::unordered_map<uint32_t, std::pair<uint64_t, uint64_t>> extent;
+  for (const GraphLaunchRecord& g : capture->graphs)
+    if (g.recorded_ns == 0 && g.correlation_id) extent[g.correlation_id] = {UINT64_MAX, 0};
+  if (extent.empty()) return;
+  auto widen = [&](uint32_t corr, uint64_t start, uint64_t end) {
+    auto it = extent.find(corr);
+    if (it == extent.end() || end <= start) return;
+    it->second.first = std::min(it->second.first, start);
+    it->second.second = std::max(it->second.second, end);
+  };
+  for (const auto& k : trace->Rows<model::KernelEvent>())
+    widen(k.correlation_id, k.start_ns, k.end_ns);
+  for (const auto& m : trace->Rows<model::MemcpyEvent>())
+    widen(m.correlation_id, m.start_ns, m.end_ns);
+  for (const auto& m : trace->Rows<model::MemsetEvent>())
+    widen(m.correlation_id, m.start_ns, m.end_ns);
+  for (const auto& m : trace->Rows<model::GraphLaunchEvent>())
+    widen(m.correlation_id, m.start_ns, m.end_ns);
+  for (GraphLaunchRecord& g : capture->graphs)
+    if (auto it = extent.find(g.correlation_id);
+        g.recorded_ns == 0 && it != extent.end() && it->second.second > it->second.first)
+      g.recorded_ns = it->second.second - it->second.first;
 }
 
 }  // namespace tracesmith::replay

@@ -126,11 +126,28 @@ Json MemoryJson(const LaunchMemory& m) {
   };
 }
 
+// A graph launch's node counts and the node replayed alone; null otherwise.
+Json GraphJson(const LaunchOutcome& o) {
+  if (!o.graph.is_graph) return nullptr;
+  const LaunchOutcome::GraphInfo& g = o.graph;
+  return Json{
+      {"nodes", g.nodes},
+      {"kernels", g.kernels},
+      {"memsets", g.memsets},
+      {"memcpys", g.memcpys},
+      {"empty", g.empty},
+      {"node", g.node >= 0 ? Json(g.node) : Json(nullptr)},
+      {"ancestors", g.node >= 0 ? Json(g.ancestors) : Json(nullptr)},
+  };
+}
+
 Json OutcomeJson(const LaunchOutcome& o) {
   const bool failed = !o.error.empty();
   Json j{
       {"index", o.index},
-      {"kind", o.sequence ? "range" : "launch"},
+      {"kind", o.sequence         ? "range"
+               : o.graph.is_graph ? "graph"
+                                  : "launch"},
       {"last_index", o.sequence ? o.sequence_counts.last_index : o.index},
       {"kernel", o.function},
       {"attributes", Attributes(o.attributes)},
@@ -141,6 +158,7 @@ Json OutcomeJson(const LaunchOutcome& o) {
     for (const char* key : {"output", "determinism", "time", "warm", "addresses"}) j[key] = nullptr;
     j["memory"] = MemoryJson(o.memory);  // what the capture recorded, known before the failure
     j["sequence"] = nullptr;
+    j["graph"] = GraphJson(o);
     return j;
   }
   j["output"] = CompareJson(o.vs_capture);
@@ -175,6 +193,7 @@ Json OutcomeJson(const LaunchOutcome& o) {
   } else {
     j["sequence"] = nullptr;
   }
+  j["graph"] = GraphJson(o);
   return j;
 }
 
@@ -252,6 +271,7 @@ std::string FormatReplayJson(const ReplayRun& run) {
        Json{
            {"iterations", run.iterations},
            {"launch", run.launch >= 0 ? Json(run.launch) : Json(nullptr)},
+           {"node", run.node >= 0 ? Json(run.node) : Json(nullptr)},
            {"range",
             run.range_first >= 0 ? Json::array({run.range_first, run.range_last}) : Json(nullptr)},
            {"device", run.device},

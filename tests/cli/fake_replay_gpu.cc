@@ -1,10 +1,11 @@
 // A stand-in for libtracesmith-replay-gpu.so with no CUDA in it, for the
 // CLI's side of GPU replay on machines without a GPU (replay_command_test.cc):
-// built twice, with the current entry point (TracesmithReplayGpuMainV4) and,
-// with FAKE_REPLAY_V3, as a library from before V4 (TracesmithReplayGpuMainV3
-// only). It prints what it was asked and, like the real one, one block per
-// launch, calling the progress hooks as it goes. FAKE_REPLAY_LAUNCHES sets
-// how many launches it pretends to replay (default 3), each taking ~60 ms.
+// built three times: with the current entry point (TracesmithReplayGpuMainV5),
+// with FAKE_REPLAY_V4 as a library from before graph nodes (V4: the same
+// request, no `node`), and with FAKE_REPLAY_V3 as a library from before V4
+// (TracesmithReplayGpuMainV3 only). It prints what it was asked and, like the real one, one block
+// per launch, calling the progress hooks as it goes. FAKE_REPLAY_LAUNCHES sets how many launches it
+// pretends to replay (default 3), each taking ~60 ms.
 #include <unistd.h>
 
 #include <cstdint>
@@ -33,7 +34,14 @@ extern "C" __attribute__((visibility("default"))) int TracesmithReplayGpuMainV3(
   return 0;
 }
 #else
-extern "C" __attribute__((visibility("default"))) int TracesmithReplayGpuMainV4(
+#ifdef FAKE_REPLAY_V4
+#define FAKE_ENTRY TracesmithReplayGpuMainV4
+#define FAKE_VERSION 4
+#else
+#define FAKE_ENTRY TracesmithReplayGpuMainV5
+#define FAKE_VERSION 5
+#endif
+extern "C" __attribute__((visibility("default"))) int FAKE_ENTRY(
     const tracesmith::replay::ReplayGpuRequest* r) {
   auto say = [r](const char* text) {
     if (r->before_output) r->before_output(r->hook_context);
@@ -42,10 +50,15 @@ extern "C" __attribute__((visibility("default"))) int TracesmithReplayGpuMainV4(
   };
   char line[256];
   std::snprintf(line, sizeof line,
-                "fake replayer V4: size=%u iterations=%u warm=%d json=%d hooks=%d\n",
+                "fake replayer V%d: size=%u iterations=%u warm=%d json=%d hooks=%d\n", FAKE_VERSION,
                 r->struct_size, r->iterations, (r->flags & kReplayFlagWarm) ? 1 : 0,
                 (r->flags & kReplayFlagJson) ? 1 : 0, r->on_progress ? 1 : 0);
   say(line);
+#if FAKE_VERSION >= 5
+  std::snprintf(line, sizeof line, "fake replayer node: launch=%lld node=%lld\n",
+                static_cast<long long>(r->launch), static_cast<long long>(r->node));
+  say(line);
+#endif
   const int n = Launches();
   const uint32_t runs = r->iterations * ((r->flags & kReplayFlagWarm) ? 2 : 1);
   for (int i = 0; i < n; ++i) {

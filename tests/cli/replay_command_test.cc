@@ -122,9 +122,36 @@ TEST(ReplayOlderLibrary, ReplaysWithoutTheLineAndRefusesWarmByName) {
   EXPECT_EQ(r.status, 1) << r.out;
   EXPECT_TRUE(Has(r.out, std::string("tracesmith: error: ") + TS_FAKE_REPLAY_V3 +
                              " is older than this tracesmith (it has TracesmithReplayGpuMainV3, "
-                             "not TracesmithReplayGpuMainV4): it cannot time warm runs (--warm)"))
+                             "not TracesmithReplayGpuMainV5): it cannot time warm runs (--warm)"))
       << r.out;
   EXPECT_FALSE(Has(r.out, "fake replayer")) << r.out;
+}
+
+TEST(ReplayGraphNode, PassedToTheCurrentLibraryAndRefusedByOlderOnes) {
+  Result r = RunTracesmith("replay cap.sbt --launch 17 --node 3", Env(TS_FAKE_REPLAY_V5));
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_TRUE(Has(r.out, "fake replayer node: launch=17 node=3")) << r.out;
+  r = RunTracesmith("replay cap.sbt --launch 17.3", Env(TS_FAKE_REPLAY_V5));
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_TRUE(Has(r.out, "fake replayer node: launch=17 node=3")) << r.out;
+  r = RunTracesmith("replay cap.sbt --launch 17", Env(TS_FAKE_REPLAY_V5));
+  EXPECT_TRUE(Has(r.out, "fake replayer node: launch=17 node=-1")) << r.out;
+  // A V4 library replays what it can (no node) and is refused a node by name.
+  r = RunTracesmith("replay cap.sbt --launch 17", Env(TS_FAKE_REPLAY_V4));
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_TRUE(Has(r.out, "fake replayer V4:")) << r.out;
+  r = RunTracesmith("replay cap.sbt --launch 17 --node 3", Env(TS_FAKE_REPLAY_V4));
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_TRUE(Has(r.out,
+                  "(it has TracesmithReplayGpuMainV4, not TracesmithReplayGpuMainV5): "
+                  "it cannot replay one node of a graph launch (--node)"))
+      << r.out;
+  r = RunTracesmith("replay cap.sbt --node 3", Env(TS_FAKE_REPLAY_V5));
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_TRUE(Has(r.out, "--node K replays node K of a graph launch")) << r.out;
+  r = RunTracesmith("replay cap.sbt --launch 17.x", Env(TS_FAKE_REPLAY_V5));
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_TRUE(Has(r.out, "--launch: '17.x' is not N or G.K")) << r.out;
 }
 
 }  // namespace

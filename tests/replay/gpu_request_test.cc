@@ -35,7 +35,9 @@ TEST(ReplayRequest, StartsWithItsSize) {
   ReplayGpuRequest r;
   EXPECT_EQ(r.struct_size, sizeof(ReplayGpuRequest));
   EXPECT_EQ(offsetof(ReplayGpuRequest, struct_size), 0u);
-  EXPECT_STREQ(kReplayGpuEntryName, "TracesmithReplayGpuMainV4");
+  EXPECT_STREQ(kReplayGpuEntryName, "TracesmithReplayGpuMainV5");
+  EXPECT_STREQ(kReplayGpuEntryV4Name, "TracesmithReplayGpuMainV4");
+  EXPECT_EQ(r.node, -1);
 }
 
 TEST(ReplayProgress, TextAndFraction) {

@@ -279,6 +279,23 @@ TEST(GraphPayloadTest, AncestorsAreTheTransitiveDependencies) {
   EXPECT_EQ(GraphAncestors(two, 9), std::vector<uint32_t>{});
 }
 
+// Node 4 of the sample (after the empty join of memset 1 and memcpy 2, both
+// after kernel 0) has every other node before it; node 1 (the memset)
+// needs kernel 0 first, and the memcpy, the join and the last kernel run
+// after it.
+TEST(GraphPayloadTest, SplitForNodeReplay) {
+  GraphLaunchRecord g = SampleGraph(1);
+  GraphNodeSplit s = SplitForNodeReplay(g, 1);
+  EXPECT_EQ(s.before, (std::vector<bool>{true, false, false, false, false}));
+  EXPECT_EQ(s.after, (std::vector<bool>{false, false, true, true, true}));
+  s = SplitForNodeReplay(g, 4);
+  EXPECT_EQ(s.before, (std::vector<bool>{true, true, true, true, false}));
+  EXPECT_EQ(s.after, (std::vector<bool>{false, false, false, false, false}));
+  s = SplitForNodeReplay(g, 0);
+  EXPECT_EQ(s.before, (std::vector<bool>{false, false, false, false, false}));
+  EXPECT_EQ(s.after, (std::vector<bool>{false, true, true, true, true}));
+}
+
 TEST(GraphPayloadTest, TopologicalOrder) {
   // 3 -> 1 -> 0, 2 alone: ready nodes are taken smallest first.
   auto order = TopologicalOrder(4, {{3, 1}, {1, 0}});

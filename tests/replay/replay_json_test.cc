@@ -77,7 +77,64 @@ TEST(ReplayJsonTest, IdenticalLaunch) {
   for (auto it = ordered.begin(); it != ordered.end(); ++it) keys.push_back(it.key());
   EXPECT_EQ(keys, (std::vector<std::string>{"index", "kind", "last_index", "kernel", "attributes",
                                             "status", "error", "output", "determinism", "time",
-                                            "warm", "addresses", "memory", "sequence"}));
+                                            "warm", "addresses", "memory", "sequence", "graph"}));
+  EXPECT_TRUE(j["graph"].is_null());
+}
+
+// A graph launch: kind "graph", its node counts; a node replayed alone
+// names the node and its ancestors, and the text says how its outputs are
+// checked.
+TEST(ReplayJsonTest, GraphLaunchAndNode) {
+  LaunchOutcome o = Identical();
+  o.function = "graph launch (9 nodes: 3 kernels, 1 memset, 1 memcpy, 4 empty)";
+  o.graph.is_graph = true;
+  o.graph.nodes = 9;
+  o.graph.kernels = 3;
+  o.graph.memsets = 1;
+  o.graph.memcpys = 1;
+  o.graph.empty = 4;
+  json j = json::parse(LaunchOutcomeJson(o));
+  EXPECT_EQ(j["kind"], "graph");
+  EXPECT_EQ(j["graph"]["nodes"], 9);
+  EXPECT_EQ(j["graph"]["kernels"], 3);
+  EXPECT_EQ(j["graph"]["memsets"], 1);
+  EXPECT_EQ(j["graph"]["memcpys"], 1);
+  EXPECT_EQ(j["graph"]["empty"], 4);
+  EXPECT_TRUE(j["graph"]["node"].is_null());
+  EXPECT_TRUE(j["graph"]["ancestors"].is_null());
+  GraphLaunchRecord g;
+  g.nodes.resize(3);
+  g.nodes[0].kind = GraphNodeKind::kKernel;
+  g.nodes[0].kernel.function = "_Z4fillPf";
+  g.nodes[1].kind = GraphNodeKind::kMemset;
+  g.nodes[1].dst = 0x1000;
+  g.nodes[1].element_size = 4;
+  g.nodes[1].width = 256;
+  g.nodes[1].dependencies = {0};
+  g.nodes[2].kind = GraphNodeKind::kMemcpy;
+  g.nodes[2].src = 0x1000;
+  g.nodes[2].dst = 0x2000;
+  g.nodes[2].width = 2048;
+  g.nodes[2].dependencies = {0, 1};
+  o.graph.node_lines = GraphNodeLines(g);
+  std::string text = FormatLaunchOutcome(o);
+  EXPECT_NE(text.find("  graph: replayed as one unit"), std::string::npos) << text;
+  EXPECT_NE(text.find("\n  node 0: kernel _Z4fillPf\n  node 1: memset 1.00 KiB at 0x1000 (after "
+                      "0)\n  node 2: memcpy 2.00 KiB 0x1000 -> 0x2000 (after 0, 1)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  graph time, cold L2"), std::string::npos) << text;
+  o.graph.node = 3;
+  o.graph.ancestors = 2;
+  j = json::parse(LaunchOutcomeJson(o));
+  EXPECT_EQ(j["graph"]["node"], 3);
+  EXPECT_EQ(j["graph"]["ancestors"], 2);
+  text = FormatLaunchOutcome(o);
+  EXPECT_NE(text.find("  graph node: its outputs are checked through the graph's final memory "
+                      "(the other 6 node(s) run after its last replay)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  kernel time, cold L2"), std::string::npos) << text;
 }
 
 // --warm: the warm times, the verdict and its evidence; the ratio to the
@@ -327,6 +384,7 @@ TEST(ReplayJsonTest, DocumentSummaryAndExitCodes) {
             "1.2 ms");
   EXPECT_EQ(d["options"]["iterations"], 5);
   EXPECT_TRUE(d["options"]["launch"].is_null());
+  EXPECT_TRUE(d["options"]["node"].is_null());
   EXPECT_TRUE(d["options"]["range"].is_null());
   EXPECT_EQ(d["options"]["device"], 0);
   EXPECT_EQ(d["options"]["same_addresses_only"], false);

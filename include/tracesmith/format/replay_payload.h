@@ -251,6 +251,14 @@ struct GraphLaunchRecord {
 // (nodes are stored in topological order, so that is an order to run them in).
 std::vector<uint32_t> GraphAncestors(const GraphLaunchRecord& graph, uint32_t node);
 
+// Node replay: which nodes run once before node `node` (its ancestors, to
+// rebuild its inputs) and which once after its last replay (every other
+// node but itself): both in index order, a valid order to run them in.
+struct GraphNodeSplit {
+  std::vector<bool> before, after;  // by node index
+};
+GraphNodeSplit SplitForNodeReplay(const GraphLaunchRecord& graph, uint32_t node);
+
 // A topological order of n nodes given edges (from, to), by Kahn's
 // algorithm, nodes with no pending dependency taken in index order;
 // FailedPrecondition on a cycle, InvalidArgument on an edge out of range.

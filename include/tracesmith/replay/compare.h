@@ -111,6 +111,16 @@ struct LaunchOutcome {
   // wrote them with work that was not recorded (copies, memsets, kernels).
   uint64_t external_writes = 0;
   bool sequence = false;  // a range replay (several launches), not one launch
+  // A graph launch (JSON kind "graph"): its node counts and, with node >= 0,
+  // the one kernel node replayed alone (`function` describes it).
+  struct GraphInfo {
+    bool is_graph = false;
+    uint32_t nodes = 0, kernels = 0, memsets = 0, memcpys = 0, empty = 0;
+    int64_t node = -1;       // replayed alone; -1: the whole graph as one unit
+    uint32_t ancestors = 0;  // nodes run first to rebuild the node's inputs
+    // Whole graph: one line per node (GraphNodeLines), for --node K.
+    std::vector<std::string> node_lines;
+  } graph;
   // Range replay: what the sequence held (`function` words the same).
   struct SequenceCounts {
     uint64_t last_index = 0;  // the range is index..last_index
@@ -134,6 +144,10 @@ struct LaunchOutcome {
   LaunchMemory memory;
   bool nondeterministic() const { return iterations_differing > 0; }
 };
+
+// "node 2: kernel _Z11chase_tablePPKfPfi (after 1)", one per node of a
+// graph launch record, as the text report lists them.
+std::vector<std::string> GraphNodeLines(const GraphLaunchRecord& graph);
 
 // The text block of one launch (`tracesmith replay`). Not for an outcome
 // with `error` set (the error is printed instead).

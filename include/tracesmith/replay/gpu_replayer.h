@@ -43,6 +43,9 @@ struct ReplayProgress {
 struct GpuReplayOptions {
   uint32_t iterations = 1;
   int64_t launch = -1;  // replay only this launch index; -1: all
+  // With `launch` a graph launch: replay only its node `node` (its inputs
+  // rebuilt by running the nodes it depends on); -1: the whole graph.
+  int64_t node = -1;
   // Range replay of launches range_first..range_last (inclusive) in capture
   // order from one initial state; -1: off.
   int64_t range_first = -1, range_last = -1;
@@ -104,21 +107,28 @@ struct ReplayGpuRequest {
   void* hook_context = nullptr;
   void (*on_progress)(void* context, const ReplayProgress* progress) = nullptr;
   void (*before_output)(void* context) = nullptr;
+  // V5: with `launch` a graph launch, replay its node `node` alone (-1: the
+  // whole graph).
+  int64_t node = -1;
 };
 inline constexpr char kReplayGpuLibName[] = "libtracesmith-replay-gpu.so";
-inline constexpr char kReplayGpuEntryName[] = "TracesmithReplayGpuMainV4";
+inline constexpr char kReplayGpuEntryName[] = "TracesmithReplayGpuMainV5";
 using ReplayGpuEntry = int (*)(const ReplayGpuRequest* request);
+// V4 takes the same request without `node` (it reads struct_size bytes at
+// most): called when a request does not name a node.
+inline constexpr char kReplayGpuEntryV4Name[] = "TracesmithReplayGpuMainV4";
 // The entry point of libraries built before V4 (no hooks, no --warm): still
 // called by RunGpuReplay when a request needs nothing it lacks.
 inline constexpr char kReplayGpuEntryV3Name[] = "TracesmithReplayGpuMainV3";
 using ReplayGpuEntryV3 = int (*)(const char* path, uint32_t iterations, int64_t launch, int device,
                                  int flags, int64_t range_first, int64_t range_last);
 
-// A loaded GPU replayer library: `entry`, or in a library older than V4
-// only `entry_v3`.
+// A loaded GPU replayer library: `entry`, or in an older library only
+// `entry_v4` (no graph nodes) or `entry_v3` (no hooks, no --warm either).
 struct GpuReplayer {
   std::string path;
   ReplayGpuEntry entry = nullptr;
+  ReplayGpuEntry entry_v4 = nullptr;
   ReplayGpuEntryV3 entry_v3 = nullptr;
 };
 
@@ -131,7 +141,8 @@ struct GpuReplayer {
 StatusOr<GpuReplayer> LoadGpuReplayer();
 
 // The option combinations a replay refuses (InvalidArgument): --warm with a
-// range replay, a range with a launch. The library checks them too.
+// range replay, a range with a launch, a node without a launch or with
+// --warm. The library checks them too.
 Status ValidateReplayRequest(const ReplayGpuRequest& request);
 
 // What `tracesmith replay` does: validates the request, loads the library

@@ -27,6 +27,7 @@ struct ReplayRun {
   // The options the replay ran with (echoed in the document).
   uint32_t iterations = 1;
   int64_t launch = -1;                        // -1: every launch
+  int64_t node = -1;                          // --node K of graph launch `launch`; -1: none
   int64_t range_first = -1, range_last = -1;  // -1: no range replay
   int device = 0;
   bool same_addresses_only = false;

@@ -1,7 +1,9 @@
 // The exported entry point of libtracesmith-replay-gpu.so: reads a capture,
 // replays it and prints one block per launch, or with kReplayFlagJson one
 // JSON document (see gpu_replayer.h, replay_json.h).
+#include <cstddef>
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 #include "tracesmith/format/sbt_reader.h"
@@ -13,12 +15,12 @@
 // dlopen entry point for `tracesmith replay` (see gpu_replayer.h). Text:
 // one block per launch as it completes. kReplayFlagJson: one JSON document
 // at the end (replay_json.h), also when the replay fails (with "error").
-extern "C" __attribute__((visibility("default"))) int TracesmithReplayGpuMainV4(
+extern "C" __attribute__((visibility("default"))) int TracesmithReplayGpuMainV5(
     const tracesmith::replay::ReplayGpuRequest* request) {
   using namespace tracesmith;
   using namespace tracesmith::replay;
-  // Fields appended after V4 are read only when request->struct_size
-  // covers them; V4's own fields are all required.
+  // Fields appended after V5 are read only when request->struct_size
+  // covers them; V5's own fields (`node` is the last) are all required.
   if (!request || request->struct_size < sizeof(ReplayGpuRequest) || !request->path) {
     std::fprintf(stderr, "tracesmith: error: %s called with a request it cannot read (size %u)\n",
                  kReplayGpuEntryName, request ? request->struct_size : 0u);
@@ -37,6 +39,7 @@ extern "C" __attribute__((visibility("default"))) int TracesmithReplayGpuMainV4(
   run.path = r.path;
   run.iterations = r.iterations ? r.iterations : 1;
   run.launch = r.launch;
+  run.node = r.node;
   run.range_first = r.range_first;
   run.range_last = r.range_last;
   run.device = r.device;
@@ -68,6 +71,7 @@ extern "C" __attribute__((visibility("default"))) int TracesmithReplayGpuMainV4(
   GpuReplayOptions o;
   o.iterations = run.iterations;
   o.launch = r.launch;
+  o.node = r.node;
   o.device = r.device;
   o.allow_relocation = !run.same_addresses_only;
   o.range_first = r.range_first;
@@ -91,4 +95,24 @@ extern "C" __attribute__((visibility("default"))) int TracesmithReplayGpuMainV4(
   if (!st.ok()) return fail(st);
   if (json) say(stdout, FormatReplayJson(run));
   return ReplayExitCode(run);
+}
+
+// The V4 entry point, for a `tracesmith` from before V5: its request ends
+// before `node` (no graph node replay); the rest is the same.
+extern "C" __attribute__((visibility("default"))) int TracesmithReplayGpuMainV4(
+    const tracesmith::replay::ReplayGpuRequest* request) {
+  using tracesmith::replay::ReplayGpuRequest;
+  constexpr uint32_t kV4Size = offsetof(ReplayGpuRequest, node);
+  if (!request || request->struct_size < kV4Size) {
+    std::fprintf(stderr,
+                 "tracesmith: error: TracesmithReplayGpuMainV4 called with a request it "
+                 "cannot read (size %u)\n",
+                 request ? request->struct_size : 0u);
+    return tracesmith::replay::kReplayError;
+  }
+  ReplayGpuRequest r;
+  std::memcpy(static_cast<void*>(&r), request, kV4Size);
+  r.struct_size = sizeof(ReplayGpuRequest);
+  r.node = -1;
+  return TracesmithReplayGpuMainV5(&r);
 }

@@ -416,6 +416,16 @@ Status ReplayOnGpu(const ReplayCapture& cap, const GpuReplayOptions& o,
     on_launch(outcome);
     return st;
   };
+  if (o.range_first >= 0)
+    for (const GraphLaunchRecord& g : cap.graphs)
+      if (g.index >= uint64_t(o.range_first) && g.index <= uint64_t(o.range_last))
+        return InvalidArgument(StrFormat(
+            "launch %llu is a graph launch: range replay does not replay graph launches; replay "
+            "it with --launch %llu",
+            static_cast<unsigned long long>(g.index), static_cast<unsigned long long>(g.index)));
+  if (o.node >= 0 && !cap.FindGraph(uint64_t(o.launch)))
+    return InvalidArgument(
+        StrFormat("--node: launch %lld is not a graph launch", static_cast<long long>(o.launch)));
   if (o.range_first >= 0) {
     const std::string name =
         StrFormat("range %llu..%llu", static_cast<unsigned long long>(o.range_first),
@@ -441,8 +451,40 @@ Status ReplayOnGpu(const ReplayCapture& cap, const GpuReplayOptions& o,
     return OkStatus();
   }
   bool found = o.launch < 0;
-  progress.launches_total = o.launch < 0 ? cap.launches.size() : 1;
+  progress.launches_total = o.launch < 0 ? cap.launches.size() + cap.graphs.size() : 1;
+  // Launches and graph launches in index order.
+  size_t next_graph = 0;
+  auto replay_graphs_before = [&](uint64_t limit) -> Status {
+    for (; next_graph < cap.graphs.size() && cap.graphs[next_graph].index < limit; ++next_graph) {
+      const GraphLaunchRecord& g = cap.graphs[next_graph];
+      if (o.launch >= 0 && g.index != uint64_t(o.launch)) continue;
+      found = true;
+      LaunchOutcome outcome;
+      DescribeGraph(g, o.node, &outcome);
+      const std::string label =
+          o.node >= 0 ? outcome.function
+                      : StrFormat("graph launch %llu (%zu nodes)",
+                                  static_cast<unsigned long long>(g.index), g.nodes.size());
+      progress.index = g.index;
+      progress.kernel = label.c_str();
+      ReportRuns(o, &progress, 0);
+      Status st = ReplayGraphLaunch(cap, g, granularity, mem, modules, timer, flusher, o, &progress,
+                                    &outcome);
+      if (!st.ok()) {
+        LaunchOutcome failed;
+        DescribeGraph(g, o.node, &failed);
+        failed.iterations = o.iterations;
+        failed.memory = DescribeLaunchMemory(cap, GraphMemoryStub(g));
+        return report_failure(failed, Status(st.code(), StrFormat("%s: %s", failed.function.c_str(),
+                                                                  st.message().c_str())));
+      }
+      on_launch(outcome);
+      ++progress.launches_done;
+    }
+    return OkStatus();
+  };
   for (const LaunchRecord& l : cap.launches) {
+    RETURN_IF_ERROR(replay_graphs_before(l.index));
     if (o.launch >= 0 && l.index != uint64_t(o.launch)) continue;
     found = true;
     progress.index = l.index;
@@ -465,9 +507,11 @@ Status ReplayOnGpu(const ReplayCapture& cap, const GpuReplayOptions& o,
     on_launch(outcome);
     ++progress.launches_done;
   }
+  RETURN_IF_ERROR(replay_graphs_before(UINT64_MAX));
   if (!found)
-    return NotFound(StrFormat("the capture has no launch %lld (%zu launches)",
-                              static_cast<long long>(o.launch), cap.launches.size()));
+    return NotFound(StrFormat("the capture has no launch %lld (%zu launches, %zu graph launches)",
+                              static_cast<long long>(o.launch), cap.launches.size(),
+                              cap.graphs.size()));
   return OkStatus();
 }
 

@@ -190,6 +190,23 @@ StatusOr<CUfunction> LoadFunction(const ReplayCapture& cap, const LaunchRecord& 
 StatusOr<Image> ImageOf(const ReplayCapture& cap, const SnapshotRecord& s,
                         const Relocation& relocation, const char* what, uint64_t* words);
 
+class KernelTimer;
+
+// Graph launches (graph_replayer.cc): the whole graph rebuilt and launched
+// as one unit, or with o.node >= 0 that kernel node alone on the inputs its
+// ancestors rebuild (then the other nodes, and the final memory compared).
+Status ReplayGraphLaunch(const ReplayCapture& cap, const GraphLaunchRecord& g, uint64_t granularity,
+                         const ReplayMemory& mem, ModuleCache& modules, KernelTimer& timer,
+                         L2Flusher& flusher, const GpuReplayOptions& o, ReplayProgress* progress,
+                         LaunchOutcome* out);
+// The outcome's graph fields and `function` ("graph launch (9 nodes: ...)",
+// or "graph launch 17, node 3 of 9 (kernel ...): inputs rebuilt by running
+// 2 preceding node(s)").
+void DescribeGraph(const GraphLaunchRecord& g, int64_t node, LaunchOutcome* out);
+// A launch record with the graph's index and memory fields, for
+// DescribeLaunchMemory.
+LaunchRecord GraphMemoryStub(const GraphLaunchRecord& g);
+
 // Range replay (sequence_replayer.cc): launches first..last and the
 // program's stream work between them.
 // Each repetition starts from a flushed L2 (`flusher`) and reports to

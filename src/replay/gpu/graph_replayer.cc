@@ -1,0 +1,375 @@
+// Replay of a CUDA graph launch (payload chunk 0x46): the graph is rebuilt
+// from its node records (cuGraphAdd*Node with the captured parameters and
+// dependencies), instantiated once and launched per iteration on restored
+// inputs; or one kernel node alone, on the inputs its ancestors rebuild
+// (docs/replay-format.md, "Graph launches").
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <vector>
+
+#include "kernel_timer.h"
+#include "replay_common.h"
+#include "tracesmith/cuda/call.h"
+
+namespace tracesmith::replay::gpu {
+namespace {
+
+// A graph built for replay and its executable, destroyed together.
+class ReplayGraph {
+ public:
+  ReplayGraph() = default;
+  ~ReplayGraph() {
+    if (exec_) cuGraphExecDestroy(exec_);
+    if (graph_) cuGraphDestroy(graph_);
+  }
+  ReplayGraph(const ReplayGraph&) = delete;
+  ReplayGraph& operator=(const ReplayGraph&) = delete;
+  ReplayGraph(ReplayGraph&&) = delete;
+  ReplayGraph& operator=(ReplayGraph&&) = delete;
+
+  // Adds the nodes of `g` whose `take[k]` is set (dependencies on nodes
+  // left out are dropped: they ran before), then instantiates.
+  Status Build(const GraphLaunchRecord& g, const std::vector<bool>& take,
+               const std::vector<CUfunction>& functions,
+               const std::vector<LaunchRecord>& patched_kernels, const Relocation& relocation) {
+    CU_CALL(cuGraphCreate(&graph_, 0));
+    CUcontext ctx = nullptr;
+    CU_CALL(cuCtxGetCurrent(&ctx));
+    std::vector<CUgraphNode> made(g.nodes.size(), nullptr);
+    size_t added = 0;
+    for (size_t k = 0; k < g.nodes.size(); ++k) {
+      if (!take[k]) continue;
+      const GraphNodeRecord& n = g.nodes[k];
+      std::vector<CUgraphNode> deps;
+      for (uint32_t d : n.dependencies)
+        if (d < k && made[d]) deps.push_back(made[d]);
+      CUgraphNode node = nullptr;
+      switch (n.kind) {
+        case GraphNodeKind::kKernel:
+          RETURN_IF_ERROR(AddKernel(patched_kernels[k], functions[k], deps, &node));
+          break;
+        case GraphNodeKind::kMemset: {
+          CUDA_MEMSET_NODE_PARAMS p = {};
+          p.dst = CUdeviceptr(relocation.Translate(n.dst));
+          p.pitch = n.height > 1 ? n.dst_pitch : 0;
+          p.value = n.value;
+          p.elementSize = n.element_size;
+          p.width = n.width;
+          p.height = n.height;
+          CU_CALL(cuGraphAddMemsetNode(&node, graph_, deps.data(), deps.size(), &p, ctx));
+          break;
+        }
+        case GraphNodeKind::kMemcpy: {
+          CUDA_MEMCPY3D p = {};
+          p.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+          p.srcDevice = CUdeviceptr(relocation.Translate(n.src));
+          p.srcPitch = std::max(n.src_pitch, n.width);
+          p.srcHeight = n.height;
+          p.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+          p.dstDevice = CUdeviceptr(relocation.Translate(n.dst));
+          p.dstPitch = std::max(n.dst_pitch, n.width);
+          p.dstHeight = n.height;
+          p.WidthInBytes = n.width;
+          p.Height = n.height;
+          p.Depth = 1;
+          CU_CALL(cuGraphAddMemcpyNode(&node, graph_, deps.data(), deps.size(), &p, ctx));
+          break;
+        }
+        case GraphNodeKind::kEmpty:
+          CU_CALL(cuGraphAddEmptyNode(&node, graph_, deps.data(), deps.size()));
+          break;
+      }
+      made[k] = node;
+      ++added;
+    }
+    if (added == 0) return OkStatus();  // nothing to run: Launch() does nothing
+    CU_CALL(cuGraphInstantiate(&exec_, graph_, 0));
+    return OkStatus();
+  }
+  Status Launch(CUstream stream) {
+    if (exec_) CU_CALL(cuGraphLaunch(exec_, stream));
+    return OkStatus();
+  }
+
+ private:
+  // The captured parameter buffer is copied by the driver when the node is
+  // added; the storage below only has to live until then.
+  Status AddKernel(const LaunchRecord& l, CUfunction f, const std::vector<CUgraphNode>& deps,
+                   CUgraphNode* node) {
+    std::vector<uint64_t> storage((l.params.size() + 7) / 8 + 1, 0);
+    std::memcpy(storage.data(), l.params.data(), l.params.size());
+    auto* base = reinterpret_cast<uint8_t*>(storage.data());
+    std::vector<void*> args;
+    for (const ParamInfo& p : l.param_info) args.push_back(base + p.offset);
+    size_t buffer_size = l.params.size();
+    void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, base, CU_LAUNCH_PARAM_BUFFER_SIZE,
+                     &buffer_size, CU_LAUNCH_PARAM_END};
+    const bool by_buffer = l.param_info.empty() && !l.params.empty();
+    CUDA_KERNEL_NODE_PARAMS p = {};
+    p.func = f;
+    p.gridDimX = l.grid[0], p.gridDimY = l.grid[1], p.gridDimZ = l.grid[2];
+    p.blockDimX = l.block[0], p.blockDimY = l.block[1], p.blockDimZ = l.block[2];
+    p.sharedMemBytes = l.dynamic_shared_bytes;
+    p.kernelParams = by_buffer ? nullptr : args.data();
+    p.extra = by_buffer ? extra : nullptr;
+    CU_CALL(cuGraphAddKernelNode(node, graph_, deps.data(), deps.size(), &p));
+    if (l.cluster[0] > 0) {
+      CUkernelNodeAttrValue v = {};
+      v.clusterDim.x = l.cluster[0];
+      v.clusterDim.y = std::max(1u, l.cluster[1]);
+      v.clusterDim.z = std::max(1u, l.cluster[2]);
+      CU_CALL(cuGraphKernelNodeSetAttribute(*node, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, &v));
+    }
+    for (const LaunchAttribute& a : l.attributes) {
+      CUkernelNodeAttrValue v = {};
+      std::memcpy(&v, a.value.data(), std::min(a.value.size(), sizeof(v)));
+      CU_CALL(cuGraphKernelNodeSetAttribute(*node, CUkernelNodeAttrID(a.id), &v));
+    }
+    return OkStatus();
+  }
+
+  CUgraph graph_ = nullptr;
+  CUgraphExec exec_ = nullptr;
+};
+
+// Device scratch copies of ranges (the state a node replay restarts from).
+class SavedState {
+ public:
+  SavedState() = default;
+  ~SavedState() {
+    for (CUdeviceptr p : copies_)
+      if (p) cuMemFree(p);
+  }
+  SavedState(const SavedState&) = delete;
+  SavedState& operator=(const SavedState&) = delete;
+  SavedState(SavedState&&) = delete;
+  SavedState& operator=(SavedState&&) = delete;
+  Status Save(const std::vector<AddressRange>& ranges) {
+    ranges_ = ranges;
+    copies_.assign(ranges.size(), 0);
+    for (size_t k = 0; k < ranges.size(); ++k) {
+      CU_CALL(cuMemAlloc(&copies_[k], ranges[k].size));
+      CU_CALL(cuMemcpyDtoD(copies_[k], CUdeviceptr(ranges[k].address), ranges[k].size));
+    }
+    return OkStatus();
+  }
+  Status Restore() {
+    for (size_t k = 0; k < ranges_.size(); ++k)
+      CU_CALL(cuMemcpyDtoD(CUdeviceptr(ranges_[k].address), copies_[k], ranges_[k].size));
+    return OkStatus();
+  }
+
+ private:
+  std::vector<AddressRange> ranges_;  // translated addresses
+  std::vector<CUdeviceptr> copies_;
+};
+
+}  // namespace
+
+LaunchRecord GraphMemoryStub(const GraphLaunchRecord& g) {
+  LaunchRecord l;
+  l.index = g.index;
+  l.snapshot_ranges = g.snapshot_ranges;
+  l.coverage = g.coverage;
+  return l;
+}
+
+void DescribeGraph(const GraphLaunchRecord& g, int64_t node, LaunchOutcome* out) {
+  LaunchOutcome::GraphInfo& info = out->graph;
+  info.is_graph = true;
+  info.nodes = uint32_t(g.nodes.size());
+  for (const GraphNodeRecord& n : g.nodes) {
+    info.kernels += n.kind == GraphNodeKind::kKernel;
+    info.memsets += n.kind == GraphNodeKind::kMemset;
+    info.memcpys += n.kind == GraphNodeKind::kMemcpy;
+    info.empty += n.kind == GraphNodeKind::kEmpty;
+  }
+  info.node = node;
+  out->index = g.index;
+  if (node < 0) {
+    out->function =
+        StrFormat("graph launch (%zu nodes: %s)", g.nodes.size(), g.DescribeNodes().c_str());
+    info.node_lines = GraphNodeLines(g);
+    return;
+  }
+  info.ancestors = uint32_t(GraphAncestors(g, uint32_t(node)).size());
+  const std::string name = size_t(node) < g.nodes.size() ? g.nodes[node].kernel.function : "";
+  out->function = StrFormat(
+      "graph launch %llu, node %lld of %zu (kernel %s): inputs rebuilt by running %u preceding "
+      "node(s)",
+      static_cast<unsigned long long>(g.index), static_cast<long long>(node), g.nodes.size(),
+      name.c_str(), info.ancestors);
+}
+
+Status ReplayGraphLaunch(const ReplayCapture& cap, const GraphLaunchRecord& g, uint64_t granularity,
+                         const ReplayMemory& mem, ModuleCache& modules, KernelTimer& timer,
+                         L2Flusher& flusher, const GpuReplayOptions& o, ReplayProgress* progress,
+                         LaunchOutcome* out) {
+  auto setup_t0 = std::chrono::steady_clock::now();
+  const int64_t node = o.node;
+  if (node >= 0) {
+    if (size_t(node) >= g.nodes.size())
+      return NotFound(StrFormat("graph launch %llu has no node %lld (%zu nodes)",
+                                static_cast<unsigned long long>(g.index),
+                                static_cast<long long>(node), g.nodes.size()));
+    if (g.nodes[node].kind != GraphNodeKind::kKernel)
+      return InvalidArgument(StrFormat(
+          "node %lld of graph launch %llu is a %s node: only kernel nodes replay alone (replay "
+          "the whole graph launch with --launch %llu)",
+          static_cast<long long>(node), static_cast<unsigned long long>(g.index),
+          GraphNodeKindName(g.nodes[node].kind), static_cast<unsigned long long>(g.index)));
+  }
+  DescribeGraph(g, node, out);
+  std::vector<const SnapshotRecord*> before, after;
+  for (const SnapshotRecord& s : cap.snapshots)
+    if (s.launch_index == g.index)
+      (s.phase == SnapshotPhase::kBefore ? before : after).push_back(&s);
+  std::vector<AddressRange> ranges;
+  for (const SnapshotRecord* s : before) ranges.push_back({s->address, s->size});
+  CountRanges(ranges, granularity, mem, out);
+  const Relocation& relocation = mem.relocation;
+  // Each kernel node's function and parameters (pointers rewritten when
+  // ranges were mapped elsewhere).
+  std::vector<CUfunction> functions(g.nodes.size(), nullptr);
+  std::vector<LaunchRecord> kernels(g.nodes.size());
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    if (g.nodes[k].kind != GraphNodeKind::kKernel) continue;
+    kernels[k] = g.nodes[k].kernel;
+    out->param_words_rewritten += relocation.PatchWords(kernels[k].params, 0);
+    ASSIGN_OR_RETURN(functions[k], LoadFunction(cap, kernels[k], modules));
+  }
+  out->memory = DescribeLaunchMemory(cap, GraphMemoryStub(g));
+  out->recorded_ns = node < 0 ? g.recorded_ns : 0;  // a node's own time is not recorded
+  out->iterations = o.iterations;
+  out->l2_flushed = flusher.active();
+  StreamAndEvents se;
+  RETURN_IF_ERROR(se.Create());
+  auto restore = [&](bool count_words) -> Status {
+    for (const SnapshotRecord* s : before) {
+      ASSIGN_OR_RETURN(Image image, ImageOf(cap, *s, relocation, "before snapshot",
+                                            count_words ? &out->memory_words_rewritten : nullptr));
+      CU_CALL(cuMemcpyHtoD(CUdeviceptr(relocation.Translate(s->address)), image.bytes.data(),
+                           image.bytes.size()));
+    }
+    return OkStatus();
+  };
+  auto download = [&](size_t k, std::vector<uint8_t>* host) -> Status {
+    host->resize(after[k]->size);
+    CU_CALL(cuMemcpyDtoH(host->data(), CUdeviceptr(relocation.Translate(after[k]->address)),
+                         host->size()));
+    return OkStatus();
+  };
+  // The replay graphs: the whole graph; for a node, its ancestors (run
+  // once) and the nodes after it (run once after its last replay).
+  const std::vector<bool> all(g.nodes.size(), true);
+  const GraphNodeSplit split = SplitForNodeReplay(g, uint32_t(std::max<int64_t>(node, 0)));
+  const std::vector<bool>&prefix = split.before, &rest = split.after;
+  ReplayGraph whole, first_part, last_part;
+  if (node < 0) {
+    RETURN_IF_ERROR(whole.Build(g, all, functions, kernels, relocation));
+  } else {
+    RETURN_IF_ERROR(first_part.Build(g, prefix, functions, kernels, relocation));
+    RETURN_IF_ERROR(last_part.Build(g, rest, functions, kernels, relocation));
+  }
+  // One timed run of what is measured: the whole graph, or the node alone.
+  auto run_measured = [&]() -> Status {
+    if (node < 0) return whole.Launch(se.stream());
+    return Launch(kernels[node], functions[node], se.stream());
+  };
+  std::vector<double> event_us, cupti_us;
+  auto timed_run = [&]() -> Status {
+    RETURN_IF_ERROR(se.Close());
+    struct OpenOnExit {
+      StreamAndEvents& se;
+      ~OpenOnExit() { se.Open(); }
+    } open_on_exit{se};
+    CU_CALL(cuEventRecord(se.start(), se.stream()));
+    RETURN_IF_ERROR(run_measured());
+    CU_CALL(cuEventRecord(se.stop(), se.stream()));
+    se.Open();
+    CU_CALL(cuEventSynchronize(se.stop()));
+    float ms = 0;
+    CU_CALL(cuEventElapsedTime(&ms, se.start(), se.stop()));
+    event_us.push_back(double(ms) * 1000.0);
+    // CUPTI's kernel time is that of one kernel: only a node has one.
+    if (uint64_t ns = timer.LastKernelNs(); ns && node >= 0)
+      cupti_us.push_back(double(ns) / 1000.0);
+    return OkStatus();
+  };
+  // The state every measured run starts from: the captured inputs, and for
+  // a node what its ancestors made of them.
+  SavedState saved;
+  std::vector<AddressRange> translated;
+  for (const SnapshotRecord* s : before)
+    translated.push_back({relocation.Translate(s->address), s->size});
+  auto start_state = [&](bool first) -> Status {
+    if (node < 0) return restore(first);
+    if (!first) return saved.Restore();
+    RETURN_IF_ERROR(restore(true));
+    RETURN_IF_ERROR(first_part.Launch(se.stream()));
+    CU_CALL(cuStreamSynchronize(se.stream()));
+    return saved.Save(translated);
+  };
+  RETURN_IF_ERROR(start_state(true));
+  CU_CALL(cuCtxSynchronize());
+  out->setup_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - setup_t0)
+          .count();
+  // Warm-up (clocks, first launches), each on the restored state.
+  auto t0 = std::chrono::steady_clock::now();
+  for (int n = 0; n < 200 && std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(20);
+       ++n) {
+    RETURN_IF_ERROR(start_state(false));
+    CU_CALL(cuCtxSynchronize());  // the restores run on the legacy stream
+    RETURN_IF_ERROR(run_measured());
+    CU_CALL(cuStreamSynchronize(se.stream()));
+  }
+  (void)timer.LastKernelNs();  // drop the untimed runs' records
+  std::vector<std::vector<uint8_t>> first(after.size()), current(after.size());
+  for (uint32_t it = 0; it < o.iterations; ++it) {
+    RETURN_IF_ERROR(start_state(false));
+    CU_CALL(cuCtxSynchronize());
+    RETURN_IF_ERROR(flusher.Enqueue(se.stream()));
+    RETURN_IF_ERROR(timed_run());
+    bool differs = false;
+    CompareResult vs_first;
+    for (size_t k = 0; k < after.size(); ++k) {
+      std::vector<uint8_t>& host = it == 0 ? first[k] : current[k];
+      RETURN_IF_ERROR(download(k, &host));
+      if (it == 0 && node < 0) {
+        ASSIGN_OR_RETURN(Image want,
+                         ImageOf(cap, *after[k], relocation, "after snapshot", nullptr));
+        out->vs_capture.Merge(CompareBytes(want.bytes, host, after[k]->address));
+      } else if (it > 0) {
+        CompareResult c = CompareBytes(first[k], host, after[k]->address);
+        differs |= !c.identical();
+        vs_first.Merge(c);
+      }
+    }
+    if (differs) {
+      out->iterations_differing++;
+      out->vs_first_replay.Merge(vs_first);
+    }
+    ReportRuns(o, progress, it + 1);
+  }
+  if (node >= 0) {
+    // The node's outputs, through the graph's final memory: the remaining
+    // nodes run on what its last replay left, then every range is compared
+    // with the capture.
+    RETURN_IF_ERROR(last_part.Launch(se.stream()));
+    CU_CALL(cuStreamSynchronize(se.stream()));
+    std::vector<uint8_t> host;
+    for (size_t k = 0; k < after.size(); ++k) {
+      RETURN_IF_ERROR(download(k, &host));
+      ASSIGN_OR_RETURN(Image want, ImageOf(cap, *after[k], relocation, "after snapshot", nullptr));
+      out->vs_capture.Merge(CompareBytes(want.bytes, host, after[k]->address));
+    }
+  }
+  out->event_time = SummarizeTimes(event_us);
+  out->time_from_cupti = cupti_us.size() == event_us.size() && !cupti_us.empty();
+  out->time = out->time_from_cupti ? SummarizeTimes(cupti_us) : out->event_time;
+  return OkStatus();
+}
+
+}  // namespace tracesmith::replay::gpu
