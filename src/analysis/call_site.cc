@@ -6,9 +6,6 @@
 namespace tracesmith::analysis {
 namespace {
 
-// The autograd engine's worker loop: launches below it run backward.
-constexpr std::string_view kAutogradThread = "torch::autograd::Engine::thread_main";
-
 // "torch::autograd::generated::MmBackward0::apply(...)" -> "MmBackward0".
 std::string AutogradNode(std::string_view fn) {
   const size_t apply = fn.find("::apply(");
@@ -19,6 +16,8 @@ std::string AutogradNode(std::string_view fn) {
   if (node.empty() || node == "Node" || node == "Engine") return "";
   return std::string(node);
 }
+
+}  // namespace
 
 // ".../lib/python3.12/site-packages/torch/nn/modules/linear.py" ->
 // "torch/nn/modules/linear.py"; the standard library's from its directory.
@@ -34,8 +33,6 @@ std::string PackagePath(std::string_view path) {
   }
   return std::string(path);
 }
-
-}  // namespace
 
 static std::regex CompileOrNever(const std::string& pattern) {
   try {

@@ -14,12 +14,22 @@
 #include <cstdint>
 #include <regex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tracesmith/analysis/report.h"
 #include "tracesmith/model/trace.h"
 
 namespace tracesmith::analysis {
+
+// The autograd engine's worker loop: launches and allocations below it run
+// backward.
+inline constexpr std::string_view kAutogradThread = "torch::autograd::Engine::thread_main";
+
+// ".../lib/python3.12/site-packages/torch/nn/modules/linear.py" ->
+// "torch/nn/modules/linear.py"; the standard library's from its directory;
+// any other path as it is.
+std::string PackagePath(std::string_view path);
 
 class CallSiteNamer {
  public:

@@ -7,16 +7,10 @@
 #include <tuple>
 
 #include "tracesmith/base/file_util.h"
+#include "tracesmith/base/median.h"
 
 namespace tracesmith::analysis {
 namespace {
-
-template <typename T>
-T MedianOf(std::vector<T> v) {
-  if (v.empty()) return T{};
-  std::nth_element(v.begin(), v.begin() + ptrdiff_t((v.size() - 1) / 2), v.end());
-  return v[(v.size() - 1) / 2];
-}
 
 std::string BoundText(uint64_t ns) {
   return ns == UINT64_MAX ? "clock not aligned" : "clock bound ±" + HumanDuration(ns);
@@ -27,7 +21,7 @@ uint64_t MedianStep(const std::vector<RankStep>& steps) {
   std::vector<uint64_t> ns;
   for (size_t i = FirstSteadyStep(steps.size()); i < steps.size(); ++i)
     ns.push_back(steps[i].end_ns - steps[i].begin_ns);
-  return MedianOf(ns);
+  return LowerMedian(ns);
 }
 
 // A rank's per-step host time at `site`: listed, or at most its smallest
@@ -77,7 +71,7 @@ std::optional<HostExcess> FindHostExcess(const std::vector<RankReport>& ranks, s
       for (size_t j : others)
         if (ranks[j].host_time.stacks) v.push_back(SiteTime(ranks[j].host_time, x.site));
       if (v.empty()) break;
-      const uint64_t ref = MedianOf(v);
+      const uint64_t ref = LowerMedian(v);
       if (x.step_median_ns > ref && x.step_median_ns - ref > best.excess_ns) {
         best.site = x.site;
         best.rank_ns = x.step_median_ns;
@@ -91,7 +85,7 @@ std::optional<HostExcess> FindHostExcess(const std::vector<RankReport>& ranks, s
   // The whole step's host time before launches, without a site.
   std::vector<uint64_t> v;
   for (size_t j : others) v.push_back(ranks[j].host_time.step_median_ns);
-  const uint64_t ref = MedianOf(v);
+  const uint64_t ref = LowerMedian(v);
   if (me.host_time.step_median_ns <= ref || me.host_time.step_median_ns - ref <= threshold)
     return std::nullopt;
   return HostExcess{.stacks = me.host_time.stacks,
@@ -260,7 +254,7 @@ JobReport BuildJobReport(std::vector<RankSummary> summaries, const JobOptions& o
       r.ranks[i].wait_ns += std::min(jc.start_ns, end[i]) - arrival[i];
       compared[i]++;
     }
-    jc.lateness_ns = jc.start_ns - MedianOf(others);
+    jc.lateness_ns = jc.start_ns - LowerMedian(others);
     // A last rank is named only when its lateness exceeds the clock bound:
     // below it, the clock could have made anyone last.
     jc.last_significant = jc.lateness_ns > jc.bound_ns;
@@ -273,7 +267,7 @@ JobReport BuildJobReport(std::vector<RankSummary> summaries, const JobOptions& o
     }
     r.collectives.push_back(std::move(jc));
   }
-  for (size_t i = 0; i < n; ++i) r.ranks[i].median_lateness_ns = MedianOf(lateness_of[i]);
+  for (size_t i = 0; i < n; ++i) r.ranks[i].median_lateness_ns = LowerMedian(lateness_of[i]);
 
   // Stragglers: ranks arriving last more often than a fair share (1/ranks).
   for (size_t i = 0; i < n; ++i) {
@@ -282,7 +276,7 @@ JobReport BuildJobReport(std::vector<RankSummary> summaries, const JobOptions& o
                             .last_count = r.ranks[i].last_arrivals,
                             .of = compared[i],
                             .median_late_ns = r.ranks[i].median_lateness_ns,
-                            .bound_ns = MedianOf(lateness_bound_of[i])});
+                            .bound_ns = LowerMedian(lateness_bound_of[i])});
   }
   std::stable_sort(
       r.stragglers.begin(), r.stragglers.end(),
@@ -300,7 +294,7 @@ JobReport BuildJobReport(std::vector<RankSummary> summaries, const JobOptions& o
                    .bytes = std::get<1>(key),
                    .ranks = std::get<2>(key),
                    .count = uint32_t(durations.size()),
-                   .median_ns = MedianOf(durations)};
+                   .median_ns = LowerMedian(durations)};
     b.algbw_gbps = double(b.bytes) / double(b.median_ns);  // bytes/ns = GB/s
     b.busbw_gbps = b.algbw_gbps * BusBandwidthFactor(b.op, b.ranks);
     r.bandwidth.push_back(b);

@@ -527,11 +527,22 @@ Status BuildMemoryReport(const std::string& path, const MemoryReportOptions& o, 
       if (!steps.count(in.pid)) RETURN_IF_ERROR(fail(steps[in.pid].Read(*reader, in.pid)));
   if (!instants.empty()) {
     std::unordered_map<uint32_t, std::string> range_phase;  // name id -> phase
+    // The instants by (pid, time): each range visits only those inside it
+    // (an imported torch trace has a range per op).
+    std::vector<uint32_t> by_time(instants.size());
+    for (uint32_t i = 0; i < by_time.size(); ++i) by_time[i] = i;
+    auto pid_ts = [&](uint32_t i) { return std::pair(instants[i].pid, instants[i].ts); };
+    std::sort(by_time.begin(), by_time.end(),
+              [&](uint32_t a, uint32_t b) { return pid_ts(a) < pid_ts(b); });
+    using PidTs = std::pair<uint32_t, uint64_t>;
+    auto before = [&](uint32_t i, const PidTs& v) { return pid_ts(i) < v; };
     RETURN_IF_ERROR(fail(reader->Stream(
         [&](const model::Trace& batch, model::TableKind) {
           for (const model::NvtxRangeEvent& n : batch.Rows<model::NvtxRangeEvent>())
-            for (Instant& in : instants) {
-              if (in.pid != n.pid || n.start_ns > in.ts || n.end_ns < in.ts) continue;
+            for (auto it = std::lower_bound(by_time.begin(), by_time.end(),
+                                            PidTs(n.pid, n.start_ns), before);
+                 it != by_time.end() && pid_ts(*it) <= PidTs(n.pid, n.end_ns); ++it) {
+              Instant& in = instants[*it];
               const uint64_t len = n.end_ns - n.start_ns;
               if (len < in.inner_len) in.inner_len = len, in.inner = batch.strings.Get(n.name_id);
               auto [ph, fresh] = range_phase.try_emplace(n.name_id);
@@ -564,7 +575,7 @@ Status BuildMemoryReport(const std::string& path, const MemoryReportOptions& o, 
           for (int which : {0, 1})
             if (name == (which ? model::kTorchReservedCounter : model::kTorchAllocatedCounter)) {
               uint64_t& max = torch_totals[which][{c.pid, c.device_id}];
-              max = std::max(max, c.value > 0 && c.value < 1.8e19 ? uint64_t(c.value) : 0);
+              max = std::max(max, c.value > 0 && c.value < 0x1p64 ? uint64_t(c.value) : 0);
             }
           if (name != model::kDeviceMemoryUsedCounter) continue;
           auto [it, fresh] = used.try_emplace({c.pid, c.device_id}, c.ts_ns, uint64_t(c.value));

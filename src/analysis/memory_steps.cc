@@ -7,8 +7,10 @@
 #include <map>
 #include <unordered_map>
 
+#include "call_site.h"
 #include "tracesmith/analysis/compact_trace.h"
 #include "tracesmith/base/file_util.h"
+#include "tracesmith/base/path.h"
 #include "tracesmith/model/stack_builder.h"
 
 namespace tracesmith::analysis {
@@ -27,11 +29,8 @@ std::string_view LastName(std::string_view fn) {
 // A Python file as the evidence shows it: an installed package's from the
 // package down ("torch/nn/modules/module.py"), another by its name.
 std::string ShownFile(std::string_view file) {
-  for (std::string_view dir : {"/site-packages/", "/dist-packages/"})
-    if (const size_t at = file.rfind(dir); at != std::string_view::npos)
-      return std::string(file.substr(at + dir.size()));
-  const size_t slash = file.rfind('/');
-  return std::string(slash == std::string_view::npos ? file : file.substr(slash + 1));
+  std::string shown = PackagePath(file);
+  return shown.size() == file.size() ? std::string(FileNameOf(file)) : shown;
 }
 
 std::string PythonPhase(std::string_view fn, std::string_view file) {
@@ -216,7 +215,7 @@ std::pair<std::string, std::string> PhaseOfStack(const model::Trace& meta, uint3
     if (id && id <= table.size()) frames.push_back(&table[id - 1]);
   auto fn = [&](const model::Frame& f) { return meta.strings.Get(f.function_id); };
   for (const model::Frame* f : frames)
-    if (f->kind != model::kFramePython && Contains(fn(*f), "torch::autograd::Engine::thread_main"))
+    if (f->kind != model::kFramePython && Contains(fn(*f), kAutogradThread))
       return {"backward", "allocated on the autograd engine's thread"};
   for (auto it = frames.rbegin(); it != frames.rend(); ++it) {  // outermost first
     const model::Frame& f = **it;
@@ -240,7 +239,7 @@ std::pair<std::string, std::string> PhaseOfStack(const model::Trace& meta, uint3
 std::string PhaseOfRangeName(std::string_view name) {
   std::string lower(name);
   for (char& c : lower) c = char(std::tolower(static_cast<unsigned char>(c)));
-  const bool backward = Contains(lower, "backward"), optimizer = Contains(lower, "optimizer"),
+  const bool backward = Contains(lower, "backward"), optimizer = Contains(lower, "optim"),
              forward = Contains(lower, "forward");
   if (int(backward) + int(optimizer) + int(forward) != 1) return "";
   return backward ? "backward" : optimizer ? "optimizer" : "forward";

@@ -12,6 +12,7 @@
 #include "tracesmith/analysis/report.h"
 #include "tracesmith/analysis/steps.h"
 #include "tracesmith/analysis/timeline.h"
+#include "tracesmith/base/median.h"
 #include "tracesmith/format/sbt_reader.h"
 #include "tracesmith/model/process_rank.h"
 
@@ -24,13 +25,6 @@ using Json = nlohmann::ordered_json;
 // intermediate file, written and read by the same release).
 // 2: `host_time` (host time before launches per step).
 constexpr int kSummaryVersion = 2;
-
-template <typename T>
-T MedianOf(std::vector<T> v) {
-  if (v.empty()) return T{};
-  std::nth_element(v.begin(), v.begin() + ptrdiff_t((v.size() - 1) / 2), v.end());
-  return v[(v.size() - 1) / 2];
-}
 
 // HostTime of process `pid` over `steps` (rank_summary.h says what is counted).
 HostTime MeasureHostTime(const CompactTrace& trace, uint32_t pid,
@@ -94,7 +88,7 @@ HostTime MeasureHostTime(const CompactTrace& trace, uint32_t pid,
     }
   }
   h.steps = uint32_t(steps.size());
-  h.step_median_ns = MedianOf(total);
+  h.step_median_ns = LowerMedian(total);
   if (!h.stacks) return h;
   std::vector<std::vector<uint64_t>> per_site(sites.size());
   for (const auto& [key, ns] : cells) {
@@ -103,7 +97,7 @@ HostTime MeasureHostTime(const CompactTrace& trace, uint32_t pid,
     v[key & 0xffffffff] = ns;
   }
   for (size_t i = 0; i < sites.size(); ++i) {
-    const uint64_t m = MedianOf(std::move(per_site[i]));
+    const uint64_t m = LowerMedian(std::move(per_site[i]));
     if (m > 0) h.sites.push_back({sites[i], m});
   }
   std::sort(h.sites.begin(), h.sites.end(), [](const HostSiteTime& a, const HostSiteTime& b) {

@@ -80,7 +80,7 @@ StatusOr<uint64_t> ParseDuration(const std::string& text) {
     scale = 1e9;
   if (scale == 0 || !(v >= 0) || !std::isfinite(v))  // negative, NaN, infinite
     return InvalidArgument("'" + text + "' is not a duration (examples: 1500, 2.5us, 20ms, 1s)");
-  if (v * scale >= 1.8e19)  // past what 64 bits of nanoseconds hold (584 years)
+  if (v * scale >= 0x1p64)  // past what 64 bits of nanoseconds hold (584 years)
     return InvalidArgument("'" + text + "' is too long a duration (at most 584 years)");
   return static_cast<uint64_t>(v * scale + 0.5);
 }

@@ -143,6 +143,12 @@ std::string ReplayFilterText(const ReplayFilter& f) {
   return "";
 }
 
+StatusOr<replay::MemoryScope> ParseMemoryScope(std::string_view text) {
+  if (auto scope = replay::MemoryScopeFromName(text)) return *scope;
+  return InvalidArgument("--replay-memory: '" + std::string(text) +
+                         "' is not params, reachable or all");
+}
+
 StatusOr<ReplayFilter> ParseReplayFilter(const std::string& text) {
   ReplayFilter f;
   auto bad = [&](const std::string& why) {
@@ -245,10 +251,7 @@ StatusOr<CaptureOptions> OptionsFromEnv(const std::map<std::string, std::string>
     ASSIGN_OR_RETURN(o.replay_max_launches, ParseUint(kEnvReplayMaxLaunches, *v, 1, 1u << 20));
   }
   if (auto* v = get(kEnvReplayMemory)) {
-    auto scope = replay::MemoryScopeFromName(*v);
-    if (!scope)
-      return InvalidArgument("--replay-memory: '" + *v + "' is not params, reachable or all");
-    o.replay_memory = *scope;
+    ASSIGN_OR_RETURN(o.replay_memory, ParseMemoryScope(*v));
   }
   if (auto* v = get(kEnvReplayReachDepth)) {
     ASSIGN_OR_RETURN(o.replay_reach_depth, ParseUint(kEnvReplayReachDepth, *v, 1, 64));

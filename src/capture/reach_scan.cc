@@ -11,7 +11,13 @@ namespace {
 // it on 64-bit Linux; small integers and indices sit below) and below 2^57
 // (no user-space address is larger; most float/bf16 bit patterns are).
 constexpr uint64_t kMinProbed = 1ull << 32, kMaxProbed = 1ull << 57;
-constexpr uint64_t kMinPointer = 4096;
+// Words are looked at only inside the 1 TiB windows that hold a known or
+// snapshotted allocation (the driver places a process's device memory
+// together): two packed int32 indices or most float pairs fall outside them
+// and cost one comparison per window.
+constexpr int kWindowShift = 40;
+// Distinct unresolved words remembered (the count stops there).
+constexpr size_t kMaxUnresolved = 1u << 16;
 
 bool ByAddress(const MemRange& a, const MemRange& b) { return a.address < b.address; }
 
@@ -29,10 +35,26 @@ ReachScanner::ReachScanner(std::vector<MemRange> known, Probe probe, ReachLimits
       std::unique(known_.begin(), known_.end(),
                   [](const MemRange& a, const MemRange& b) { return a.address == b.address; }),
       known_.end());
+  for (const MemRange& r : known_) AddWindow(r);
+}
+
+void ReachScanner::AddWindow(const MemRange& r) {
+  for (uint64_t w = r.address >> kWindowShift; w <= (r.end() - 1) >> kWindowShift; ++w)
+    if (std::find(windows_.begin(), windows_.end(), w) == windows_.end()) windows_.push_back(w);
+}
+
+bool ReachScanner::InWindow(uint64_t v) const {
+  const uint64_t w = v >> kWindowShift;
+  for (uint64_t x : windows_)
+    if (x == w) return true;
+  return false;
 }
 
 void ReachScanner::AddRoot(const MemRange& r) {
-  if (r.size && !Taken(r.address)) InsertSorted(taken_, r);
+  if (r.size && !Taken(r.address)) {
+    InsertSorted(taken_, r);
+    AddWindow(r);
+  }
 }
 
 const MemRange* ReachScanner::FindKnown(uint64_t address) {
@@ -66,7 +88,7 @@ std::vector<ReachedAllocation> ReachScanner::Scan(const MemRange& at,
   for (size_t k = 0; k < words; ++k) {
     uint64_t v;
     std::memcpy(&v, image.data() + 8 * k, 8);
-    if (v < kMinPointer || at.Contains(v)) continue;
+    if (!InWindow(v) || at.Contains(v)) continue;
     MemRange target;
     if (const MemRange* r = FindKnown(v)) {
       target = *r;
@@ -74,7 +96,7 @@ std::vector<ReachedAllocation> ReachScanner::Scan(const MemRange& at,
       if (v < kMinProbed || v >= kMaxProbed || !probe_) continue;
       if (probed_.count(v)) continue;  // probed before and not found
       if (summary_.probes >= limits_.max_probes) {
-        if (unresolved_.size() < (1u << 20)) unresolved_.insert(v);
+        if (unresolved_.size() < kMaxUnresolved) unresolved_.insert(v);
         continue;
       }
       ++summary_.probes;
@@ -82,6 +104,7 @@ std::vector<ReachedAllocation> ReachScanner::Scan(const MemRange& at,
       std::optional<MemRange> found = probe_(v);
       if (!found || found->size == 0 || !found->Contains(v)) continue;
       InsertSorted(known_, *found);
+      AddWindow(*found);
       last_hit_ = known_.size();
       target = *found;
     }

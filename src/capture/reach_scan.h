@@ -9,10 +9,12 @@
 // No CUDA here: the caller gives the allocations it knows (the capture's
 // table of live allocations) and a probe for addresses outside them
 // (cuMemGetAddressRange), and copies each reached allocation to the host
-// before scanning it. A probe is made only for words that look like device
-// addresses the table does not hold (at least 4 GiB, below 2^57), once per
-// distinct word, at most `max_probes` times per launch; words left unprobed
-// are counted, so the replay can say what may be missing.
+// before scanning it. Only words inside the 1 TiB-aligned windows that hold a
+// known or snapshotted allocation are looked at (packed integer indices and
+// float data fall outside them). A probe is made only for such words the
+// table does not hold (at least 4 GiB, below 2^57), once per distinct word,
+// at most `max_probes` times per launch; words left unprobed are counted (up
+// to 65536 distinct ones), so the replay can say what may be missing.
 #pragma once
 
 #include <cstdint>
@@ -76,11 +78,14 @@ class ReachScanner {
  private:
   const MemRange* FindKnown(uint64_t address);
   bool Taken(uint64_t base) const;
+  void AddWindow(const MemRange& r);
+  bool InWindow(uint64_t v) const;
 
   std::vector<MemRange> known_;  // sorted by address
   Probe probe_;
   ReachLimits limits_;
-  std::vector<MemRange> taken_;  // roots and reached, sorted by address
+  std::vector<MemRange> taken_;    // roots and reached, sorted by address
+  std::vector<uint64_t> windows_;  // address >> 40 of every known or taken range
   std::unordered_set<uint64_t> probed_, unresolved_;
   uint64_t bytes_taken_ = 0;
   size_t last_hit_ = 0;

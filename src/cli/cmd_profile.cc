@@ -250,10 +250,8 @@ int RunProfile(ProfileArgs& a, bool record_spelling) {
   o.replay_capture = *filter;
   o.replay_max_mb = a.replay_max_mb;
   o.replay_max_launches = a.replay_max_launches;
-  auto scope = replay::MemoryScopeFromName(a.replay_memory);
-  if (!scope)
-    return ReportError(InvalidArgument("--replay-memory: '" + a.replay_memory +
-                                       "' is not params, reachable or all"));
+  auto scope = capture::ParseMemoryScope(a.replay_memory);
+  if (!scope.ok()) return ReportError(scope.status());
   if (auto r = capture::ParseDeviceRanges(a.replay_ranges); !r.ok()) return ReportError(r.status());
   o.replay_memory = *scope;
   o.replay_reach_depth = a.replay_reach_depth;

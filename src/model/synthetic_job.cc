@@ -188,18 +188,23 @@ void SyntheticJob::AppendRankTrace(uint32_t rank, Trace* out) const {
     const uint64_t at = s - 2'000;
     return o.sync_each_step && next_launch ? std::min(at, next_launch) : at;
   };
-  auto kernel = [&](uint64_t s, uint64_t e, uint32_t stream, uint32_t name, uint32_t stack = 0) {
-    const uint64_t at = launch_at(s);
-    next_launch = at + 3'000;
-    ApiEvent a{.start_ns = cap(at), .end_ns = cap(at + 1'000)};
+  // A runtime API call on the rank's thread.
+  auto api = [&](uint64_t s, uint64_t e, uint64_t corr, uint32_t cbid, uint32_t name,
+                 uint32_t stack) {
+    ApiEvent a{.start_ns = cap(s), .end_ns = cap(e)};
     a.stack_id = stack;
-    a.correlation_id = correlation;
+    a.correlation_id = corr;
     a.pid = pid;
     a.tid = tid;
     a.domain = kApiRuntime;
-    a.cbid = kLaunchCbid;
-    a.name_id = launch;
+    a.cbid = cbid;
+    a.name_id = name;
     apis.push_back(a);
+  };
+  auto kernel = [&](uint64_t s, uint64_t e, uint32_t stream, uint32_t name, uint32_t stack = 0) {
+    const uint64_t at = launch_at(s);
+    next_launch = at + 3'000;
+    api(at, at + 1'000, correlation, kLaunchCbid, launch, stack);
     KernelEvent k{.start_ns = cap(s), .end_ns = cap(e)};
     k.correlation_id = correlation++;
     k.pid = pid;
@@ -250,15 +255,7 @@ void SyntheticJob::AppendRankTrace(uint32_t rank, Trace* out) const {
     }
     if (o.sync_each_step && !o.schedule.empty() && !o.schedule.back().host_only) {
       const Part& last = parts_[s].back()[rank];
-      ApiEvent a{.start_ns = cap(next_launch), .end_ns = cap(last.end + 1'000)};
-      a.correlation_id = correlation++;
-      a.pid = pid;
-      a.tid = tid;
-      a.domain = kApiRuntime;
-      a.cbid = kSyncCbid;
-      a.name_id = sync_name;
-      a.stack_id = site_sync;
-      apis.push_back(a);
+      api(next_launch, last.end + 1'000, correlation++, kSyncCbid, sync_name, site_sync);
     }
   }
 }

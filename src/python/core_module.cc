@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <bit>
 #include <cerrno>
 #include <cstring>
 #include <functional>
@@ -89,44 +88,20 @@ size_t FieldBytes(model::FieldType t) {
 struct ConfigIndex {
   virtual ~ConfigIndex() = default;
 };
-// An open-addressing table (power-of-two slots, linear probing): no division
-// and no node per tuple, as std::unordered_map has, on this per-row path.
 template <typename T>
 struct TypedConfigIndex : ConfigIndex {
   using Key = typename T::ConfigKey;
+  struct Hash {
+    size_t operator()(const Key& k) const { return size_t(T::HashConfig(k)); }
+  };
   std::vector<Key> uniques;
-  std::vector<uint64_t> hashes;  // of each unique tuple
-  std::vector<uint32_t> slots;   // unique index + 1; 0: empty
-  int shift = 64;                // 64 - log2(slots)
+  std::unordered_map<Key, uint32_t, Hash> index;  // tuple -> its place in `uniques`
 
   // The index of `k` in `uniques`, added when new.
   uint32_t CodeOf(const Key& k) {
-    const uint64_t h = T::HashConfig(k);
-    if (2 * (uniques.size() + 1) > slots.size()) Grow();
-    const size_t mask = slots.size() - 1;
-    for (size_t i = Slot(h);; i = (i + 1) & mask) {
-      const uint32_t s = slots[i];
-      if (s == 0) {
-        uniques.push_back(k);
-        hashes.push_back(h);
-        slots[i] = uint32_t(uniques.size());
-        return slots[i] - 1;
-      }
-      if (hashes[s - 1] == h && uniques[s - 1] == k) return s - 1;
-    }
-  }
-
- private:
-  size_t Slot(uint64_t h) const { return size_t((h * 0x9e3779b97f4a7c15ull) >> shift); }
-  void Grow() {
-    slots.assign(std::max<size_t>(64, 2 * slots.size()), 0);
-    shift = 64 - std::countr_zero(slots.size());
-    const size_t mask = slots.size() - 1;
-    for (uint32_t u = 0; u < uniques.size(); ++u) {
-      size_t i = Slot(hashes[u]);
-      while (slots[i] != 0) i = (i + 1) & mask;
-      slots[i] = u + 1;
-    }
+    auto [it, fresh] = index.try_emplace(k, uint32_t(uniques.size()));
+    if (fresh) uniques.push_back(k);
+    return it->second;
   }
 };
 
@@ -185,44 +160,30 @@ struct Columns {
     for (size_t f = 0; f < data_fields.size(); ++f)
       data[f]->resize(FieldBytes(data_fields[f]->type) * (rows + rows_in.size()));
     codes->resize(4 * (rows + rows_in.size()));
-    // A block of rows at a time, every field of it (the block stays in cache
-    // across the fields instead of each field streaming the whole chunk).
-    constexpr size_t kBlock = 256;
-    for (size_t b = 0; b < rows_in.size(); b += kBlock) {
-      const size_t n = std::min(kBlock, rows_in.size() - b);
-      const T* block = rows_in.data() + b;
-      for (size_t f = 0; f < data_fields.size(); ++f) {
-        const model::FieldDesc& d = *data_fields[f];
-        const size_t w = FieldBytes(d.type);
-        uint8_t* out = data[f]->data() + w * (rows + b);
-        switch (w) {
-          case 1:
-            CopyField<1>(block, n, d.offset, out);
-            break;
-          case 2:
-            CopyField<2>(block, n, d.offset, out);
-            break;
-          case 4:
-            CopyField<4>(block, n, d.offset, out);
-            break;
-          default:
-            CopyField<8>(block, n, d.offset, out);
-            break;
-        }
+    for (size_t f = 0; f < data_fields.size(); ++f) {
+      const model::FieldDesc& d = *data_fields[f];
+      const size_t w = FieldBytes(d.type);
+      uint8_t* out = data[f]->data() + w * rows;
+      switch (w) {
+        case 1:
+          CopyField<1>(rows_in.data(), rows_in.size(), d.offset, out);
+          break;
+        case 2:
+          CopyField<2>(rows_in.data(), rows_in.size(), d.offset, out);
+          break;
+        case 4:
+          CopyField<4>(rows_in.data(), rows_in.size(), d.offset, out);
+          break;
+        default:
+          CopyField<8>(rows_in.data(), rows_in.size(), d.offset, out);
+          break;
       }
     }
     auto& cfg = static_cast<TypedConfigIndex<T>&>(*config);
     uint8_t* out = codes->data() + 4 * rows;
-    // Rows in a row often share their tuple (a loop launching one kernel).
-    typename T::ConfigKey last{};
-    uint32_t last_code = UINT32_MAX;
     for (const T& r : rows_in) {
-      const typename T::ConfigKey k = r.GetConfig();
-      if (last_code == UINT32_MAX || !(k == last)) {
-        last_code = cfg.CodeOf(k);
-        last = k;
-      }
-      std::memcpy(out, &last_code, 4);
+      const uint32_t code = cfg.CodeOf(r.GetConfig());
+      std::memcpy(out, &code, 4);
       out += 4;
     }
     rows += rows_in.size();
@@ -289,30 +250,13 @@ const char* EventLabelOf(const format::ChunkIndexEntry& e) {
 
 // The reader's report restricted to the damage of the chunks `mine` takes
 // (called with the chunk's event label, nullptr for the strings, metadata and
-// the rest), as if the others had been read whole: their ranges are left out
-// with the bytes and events they counted. A lazily loaded trace reports each
-// event kind's damage at the access that decodes it; the damage is found by
-// chunk offset in the file's index (the reader records it at the chunk's offset).
+// the rest): a lazily loaded trace reports each event kind's damage at the
+// access that decodes it.
 format::ReadReport DamageOf(const format::SbtReader& reader,
                             const std::function<bool(const char*)>& mine) {
-  const std::vector<format::ChunkIndexEntry>& chunks = reader.chunks();
-  format::ReadReport out = reader.report();
-  out.damage.clear();
-  for (const format::Damage& d : reader.report().damage) {
-    auto it = std::lower_bound(
-        chunks.begin(), chunks.end(), d.offset,
-        [](const format::ChunkIndexEntry& e, uint64_t offset) { return e.offset < offset; });
-    const bool at_chunk = it != chunks.end() && it->offset == d.offset;
-    const char* label = at_chunk ? EventLabelOf(*it) : nullptr;
-    if (mine(label)) {
-      out.damage.push_back(d);
-      continue;
-    }
-    out.valid_bytes +=
-        at_chunk && it + 1 != chunks.end() ? (it + 1)->offset - it->offset : d.length;
-    if (label != nullptr && out.indexed) out.events_lost -= std::min(out.events_lost, it->rows);
-  }
-  return out;
+  return reader.ReportFor([&](const format::ChunkIndexEntry* chunk) {
+    return mine(chunk ? EventLabelOf(*chunk) : nullptr);
+  });
 }
 
 [[noreturn]] void RaiseChanged(const std::string& message) {
@@ -356,32 +300,8 @@ class TraceFile {
 
   format::SbtReader& reader() { return *reader_; }
 
-  // FNV-1a over the size, version, every index entry and every chunk header.
-  uint64_t Identity() const {
-    uint64_t h = 1469598103934665603ull;
-    auto mix = [&h](const void* p, size_t n) {
-      for (size_t i = 0; i < n; ++i) {
-        h ^= static_cast<const uint8_t*>(p)[i];
-        h *= 1099511628211ull;
-      }
-    };
-    auto mix64 = [&mix](uint64_t v) { mix(&v, sizeof v); };
-    const format::ReadReport& r = reader_->report();
-    mix64(r.file_size);
-    mix64(uint64_t(r.major) << 16 | r.minor);
-    mix64(r.indexed);
-    mix64(reader_->chunks().size());
-    for (const format::ChunkIndexEntry& e : reader_->chunks()) {
-      for (uint64_t v :
-           {e.offset, uint64_t(e.type), uint64_t(e.table_kind), e.rows, e.min_ts, e.max_ts})
-        mix64(v);
-      uint8_t header[format::kChunkHeaderSize] = {};
-      const ssize_t n = ::pread(fd_.fd, header, sizeof header, off_t(e.offset));
-      mix64(uint64_t(n));
-      if (n > 0) mix(header, size_t(n));
-    }
-    return h;
-  }
+  // The file's contents as the reader saw them (SbtReader::ContentIdentity).
+  uint64_t Identity() const { return reader_->ContentIdentity(); }
 
   // Raises TraceChangedError when the file was written to during the pass.
   void CheckUnchanged() const {

@@ -363,6 +363,18 @@ TEST(JobReport, StragglerFindingCountsOnlyCollectivesWithALastRank) {
       << report->findings[0];
 }
 
+// `o`'s job, written to a temporary directory and analyzed; its first
+// straggler must be `rank`.
+void AnalyzeWithStraggler(const SyntheticJobOptions& o, int rank, JobReport* report) {
+  const SyntheticJob job(o);
+  testing::TempDir dir;
+  auto analyzed = AnalyzeJob(WriteRanks(job, dir), {});
+  ASSERT_TRUE(analyzed.ok()) << analyzed.status().ToString();
+  ASSERT_FALSE(analyzed->stragglers.empty());
+  ASSERT_EQ(analyzed->ranks[analyzed->stragglers[0].rank_index].rank, rank);
+  *report = std::move(*analyzed);
+}
+
 // A job whose straggler spends extra host time every step (a data loader)
 // before the step's first launch; the host waits for peers inside a
 // synchronize (not counted), as a training loop's `loss.item()` does.
@@ -376,13 +388,10 @@ SyntheticJobOptions HostStragglerJob(bool stacks) {
 }
 
 TEST(JobReport, StragglerFindingSaysWhereItsExtraHostTimeGoes) {
-  const SyntheticJob job(HostStragglerJob(/*stacks=*/true));
-  testing::TempDir dir;
-  auto report = AnalyzeJob(WriteRanks(job, dir), {});
-  ASSERT_TRUE(report.ok());
-  ASSERT_FALSE(report->stragglers.empty());
-  const Straggler& s = report->stragglers[0];
-  ASSERT_EQ(report->ranks[s.rank_index].rank, 2);
+  const SyntheticJobOptions o = HostStragglerJob(/*stacks=*/true);
+  JobReport report;
+  ASSERT_NO_FATAL_FAILURE(AnalyzeWithStraggler(o, 2, &report));
+  const Straggler& s = report.stragglers[0];
   ASSERT_TRUE(s.host_excess.has_value());
   const HostExcess& e = *s.host_excess;
   EXPECT_EQ(e.site, "train_step (train.py:31)");
@@ -392,13 +401,13 @@ TEST(JobReport, StragglerFindingSaysWhereItsExtraHostTimeGoes) {
   // 2 has 1 ms more (its capture clock drifts by a few ppm).
   EXPECT_NEAR(double(e.others_ns), 1'000, 100);
   EXPECT_NEAR(double(e.excess_ns), 1'000'000, 100);
-  EXPECT_EQ(e.step_ns, report->ranks[s.rank_index].step_median_ns);
+  EXPECT_EQ(e.step_ns, report.ranks[s.rank_index].step_median_ns);
   EXPECT_NEAR(e.share(), 1e6 / double(e.step_ns), 1e-4);
   // Steps: 4 ms compute + 1 ms of host delay (the others wait) + collectives.
   EXPECT_GT(e.step_ns, 5'000'000u);
   EXPECT_LT(e.step_ns, 6'000'000u);
-  ASSERT_FALSE(report->findings.empty());
-  const std::string& f = report->findings[0];
+  ASSERT_FALSE(report.findings.empty());
+  const std::string& f = report.findings[0];
   EXPECT_NE(f.find("rank 2 (node0, pid 1002) arrives last at"), std::string::npos) << f;
   EXPECT_NE(f.find(StrFormat("; its step has %.0f%% more host time before launches from "
                              "`train_step (train.py:31)` than the other ranks' median (+",
@@ -408,57 +417,50 @@ TEST(JobReport, StragglerFindingSaysWhereItsExtraHostTimeGoes) {
   EXPECT_NE(f.find("time outside CUDA API calls"), std::string::npos) << f;
   // --json carries the same.
   std::ostringstream json;
-  WriteJobJson(*report, json);
+  WriteJobJson(report, json);
   EXPECT_NE(json.str().find(R"x("call_site": "train_step (train.py:31)")x"), std::string::npos);
   EXPECT_NE(json.str().find(StrFormat(R"("excess_ns": %llu)", (unsigned long long)e.excess_ns)),
             std::string::npos);
   EXPECT_NE(json.str().find(R"("share_of_step": )"), std::string::npos);
   // The rank's sites: the loader line first (the launches that follow it
   // are 3 us apart: 2 us between calls).
-  const HostTime& h = report->ranks[s.rank_index].host_time;
+  const HostTime& h = report.ranks[s.rank_index].host_time;
   ASSERT_EQ(h.sites.size(), 3u);
   EXPECT_EQ(h.sites[0].site, "train_step (train.py:31)");
   EXPECT_EQ(h.sites[1].site, "forward (model.py:57)");
   EXPECT_NEAR(double(h.sites[1].step_median_ns), 7 * 2'000, 100);
   EXPECT_FALSE(h.more_sites);
-  EXPECT_EQ(h.steps, 11u);                  // the first of 12 is the warm-up
-  EXPECT_EQ(report->bandwidth.size(), 3u);  // the ranges still enclose launches made ahead
+  EXPECT_EQ(h.steps, 11u);                 // the first of 12 is the warm-up
+  EXPECT_EQ(report.bandwidth.size(), 3u);  // the ranges still enclose launches made ahead
 }
 
 TEST(JobReport, StragglerWithoutAHostCauseGetsNoHostClause) {
   SyntheticJobOptions o = HostStragglerJob(/*stacks=*/true);
   o.ranks[2].host_delay_per_step_ns = 0;
   o.ranks[2].delay_per_step_ns = 1'000'000;  // slower GPU work, same host time
-  const SyntheticJob job(o);
-  testing::TempDir dir;
-  auto report = AnalyzeJob(WriteRanks(job, dir), {});
-  ASSERT_TRUE(report.ok());
-  ASSERT_FALSE(report->stragglers.empty());
-  const Straggler& s = report->stragglers[0];
-  ASSERT_EQ(report->ranks[s.rank_index].rank, 2);
+  JobReport report;
+  ASSERT_NO_FATAL_FAILURE(AnalyzeWithStraggler(o, 2, &report));
+  const Straggler& s = report.stragglers[0];
   EXPECT_TRUE(s.significant());
   EXPECT_FALSE(s.host_excess.has_value()) << s.host_excess->site << " " << s.host_excess->excess_ns;
-  ASSERT_FALSE(report->findings.empty());
-  EXPECT_EQ(report->findings[0].find("host time"), std::string::npos) << report->findings[0];
+  ASSERT_FALSE(report.findings.empty());
+  EXPECT_EQ(report.findings[0].find("host time"), std::string::npos) << report.findings[0];
   std::ostringstream json;
-  WriteJobJson(*report, json);
+  WriteJobJson(report, json);
   EXPECT_NE(json.str().find(R"("host_time": null)"), std::string::npos);
 }
 
 TEST(JobReport, WithoutStacksTheHostClauseNamesNoCallSite) {
-  const SyntheticJob job(HostStragglerJob(/*stacks=*/false));
-  testing::TempDir dir;
-  auto report = AnalyzeJob(WriteRanks(job, dir), {});
-  ASSERT_TRUE(report.ok());
-  ASSERT_FALSE(report->stragglers.empty());
-  const Straggler& s = report->stragglers[0];
-  ASSERT_EQ(report->ranks[s.rank_index].rank, 2);
+  const SyntheticJobOptions o = HostStragglerJob(/*stacks=*/false);
+  JobReport report;
+  ASSERT_NO_FATAL_FAILURE(AnalyzeWithStraggler(o, 2, &report));
+  const Straggler& s = report.stragglers[0];
   ASSERT_TRUE(s.host_excess.has_value());
   EXPECT_TRUE(s.host_excess->site.empty());
   EXPECT_FALSE(s.host_excess->stacks);
   EXPECT_NEAR(double(s.host_excess->excess_ns), 1'000'000, 100);
-  EXPECT_TRUE(report->ranks[s.rank_index].host_time.sites.empty());
-  const std::string& f = report->findings[0];
+  EXPECT_TRUE(report.ranks[s.rank_index].host_time.sites.empty());
+  const std::string& f = report.findings[0];
   EXPECT_NE(f.find(StrFormat("; its step has %.0f%% more host time before its launches than the "
                              "other ranks' median",
                              s.host_excess->share() * 100)),
@@ -467,7 +469,7 @@ TEST(JobReport, WithoutStacksTheHostClauseNamesNoCallSite) {
   EXPECT_NE(f.find("no call stacks"), std::string::npos) << f;
   EXPECT_EQ(f.find("launches from"), std::string::npos) << f;
   std::ostringstream json;
-  WriteJobJson(*report, json);
+  WriteJobJson(report, json);
   EXPECT_NE(json.str().find(R"("call_site": null)"), std::string::npos);
 }
 

@@ -135,6 +135,24 @@ TEST(ReachScan, FloatDataReachesNothingAndCostsNoProbes) {
   EXPECT_EQ(calls, 0);
 }
 
+TEST(ReachScan, PackedIntegerIndicesReachNothingAndCostNoProbes) {
+  int calls = 0;
+  auto probe = [&](uint64_t) -> std::optional<MemRange> {
+    ++calls;
+    return std::nullopt;
+  };
+  ReachScanner s({{kB, 1 << 20}}, probe, {});
+  s.AddRoot({kA, 1 << 20});
+  // An int32 index array (embedding ids, CSR columns): two indices per
+  // 8-byte word, so most words are between 4 GiB and 2^57.
+  std::vector<int32_t> idx(1 << 18);
+  for (size_t k = 0; k < idx.size(); ++k) idx[k] = int32_t(k % 30000 + 1);
+  std::span<const uint8_t> image(reinterpret_cast<const uint8_t*>(idx.data()), idx.size() * 4);
+  EXPECT_TRUE(s.Scan({kA, image.size()}, image, 0).empty());
+  EXPECT_EQ(calls, 0);
+  EXPECT_EQ(s.summary().words_unresolved, 0u);
+}
+
 TEST(ReachScan, AnAllocationOverlappingASnapshottedRangeIsNotTaken) {
   // A requested range covers part of B: taking B as well would overlap it.
   ReachScanner s({{kB, 4096}}, nullptr, {});

@@ -25,7 +25,7 @@ struct MemoryReportOptions {
   std::string at;    // "2.5s": what was live then (relative to the trace start)
   // Place the peaks in the steps of their process (steps.h). Steps from NVTX
   // ranges cost little; steps from the repeating kernel sequence hold the
-  // process's kernels while they are found, as analyze does (32 bytes each).
+  // process's kernels while they are found, as analyze does (24 bytes each).
   bool steps = true;
 };
 

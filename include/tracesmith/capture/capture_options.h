@@ -70,6 +70,9 @@ struct ReplayFilter {
 };
 // Parses "" (off), "all", "kernel:<regex>", "launch:<N>", "launch:<A>-<B>".
 StatusOr<ReplayFilter> ParseReplayFilter(const std::string& text);
+// `--replay-memory`: "params", "reachable" or "all"; InvalidArgument naming
+// the option otherwise.
+StatusOr<replay::MemoryScope> ParseMemoryScope(std::string_view text);
 // The filter's spelling, as ParseReplayFilter reads it back ("" when off).
 std::string ReplayFilterText(const ReplayFilter& filter);
 

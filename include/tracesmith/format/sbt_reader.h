@@ -116,6 +116,18 @@ class SbtReader {
   using RawChunkCallback = std::function<Status(std::span<const uint8_t> payload, uint64_t offset)>;
   Status ReadRawChunks(uint16_t type, const RawChunkCallback& on_chunk);
 
+  // A 64-bit hash (FNV-1a) of the file's size, version, chunk index and every
+  // chunk's header, payload checksum included: a file whose contents changed
+  // has another identity (but for a hash collision). For readers that come
+  // back to a file later and must know it is the one they read.
+  uint64_t ContentIdentity() const;
+  // report() restricted to the damage inside the chunks `mine` takes (called
+  // with the chunk holding the damage; nullptr for damage outside every
+  // chunk), as if the others had been read whole: their damage is left out
+  // with the bytes and indexed events it counted. A reader that decodes some
+  // kinds now and others later reports each part's damage with that part.
+  ReadReport ReportFor(const std::function<bool(const ChunkIndexEntry*)>& mine) const;
+
  private:
   SbtReader() = default;
   Status Init();

@@ -1,0 +1,64 @@
+// SbtReader::ContentIdentity and ReportFor: what a reader that comes back to
+// a file later (Python's lazy load) relies on.
+#include <gtest/gtest.h>
+
+#include "testing/random_records.h"
+#include "testing/temp_file.h"
+#include "tracesmith/base/file_util.h"
+#include "tracesmith/format/sbt_reader.h"
+#include "tracesmith/format/sbt_writer.h"
+
+namespace tracesmith::format {
+namespace {
+
+std::vector<uint8_t> Serialize(const model::Trace& t) {
+  testing::TempPath tmp;
+  EXPECT_TRUE(WriteTraceFile(t, tmp.path(), {.zstd_level = 0, .rows_per_chunk = 5}).ok());
+  auto s = ReadFileToString(tmp.path());
+  return std::vector<uint8_t>(s->begin(), s->end());
+}
+
+std::unique_ptr<SbtReader> Open(std::span<const uint8_t> bytes) {
+  auto r = SbtReader::FromMemory(bytes);
+  EXPECT_TRUE(r.ok());
+  return r.ok() ? std::move(*r) : nullptr;
+}
+
+TEST(ReaderReportTest, IdentityIsTheSameForTheSameBytesAndDiffersForOtherContents) {
+  const std::vector<uint8_t> a = Serialize(testing::RandomTrace(42, 12));
+  const std::vector<uint8_t> a2 = a;
+  const std::vector<uint8_t> b = Serialize(testing::RandomTrace(43, 12));
+  EXPECT_EQ(Open(a)->ContentIdentity(), Open(a2)->ContentIdentity());
+  EXPECT_NE(Open(a)->ContentIdentity(), Open(b)->ContentIdentity());
+  // The same file cut short: another identity.
+  EXPECT_NE(Open(a)->ContentIdentity(), Open(std::span(a.data(), a.size() - 1))->ContentIdentity());
+}
+
+TEST(ReaderReportTest, DamageInsideAChunkBelongsToThatChunk) {
+  std::vector<uint8_t> bytes = Serialize(testing::RandomTrace(42, 12));
+  auto clean = Open(bytes);
+  const std::vector<ChunkIndexEntry> chunks = clean->chunks();
+  ASSERT_GE(chunks.size(), 3u);
+  // A byte in the middle of the second chunk's payload.
+  const ChunkIndexEntry target = chunks[1];
+  const uint64_t end = chunks[2].offset;
+  bytes[target.offset + (end - target.offset) / 2 + 12] ^= 0x5a;
+  auto reader = Open(bytes);
+  model::Trace t;
+  ASSERT_TRUE(reader->ReadAll(&t).ok());
+  const ReadReport& all = reader->report();
+  ASSERT_EQ(all.damage.size(), 1u) << all.Describe();
+  // Taken by the chunk it is in...
+  ReadReport mine =
+      reader->ReportFor([&](const ChunkIndexEntry* c) { return c && c->offset == target.offset; });
+  EXPECT_EQ(mine.damage.size(), 1u);
+  EXPECT_EQ(mine.valid_bytes, all.valid_bytes);
+  // ...and left out, with its bytes and events, by a reader of the others.
+  ReadReport others = reader->ReportFor([&](const ChunkIndexEntry* c) { return !c; });
+  EXPECT_TRUE(others.damage.empty());
+  EXPECT_EQ(others.valid_bytes, all.valid_bytes + (end - target.offset));
+  EXPECT_EQ(others.events_lost, all.events_lost - std::min(all.events_lost, target.rows));
+}
+
+}  // namespace
+}  // namespace tracesmith::format
