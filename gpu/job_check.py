@@ -86,9 +86,15 @@ def check_report(label, j, steps, delay_ms, extra):
                   f"rank={st and st['rank']} last={st and st['last_count']}/{st and st['of']} "
                   f"median_late_ms={late_ms and round(late_ms, 3)} injected_ms={delay_ms} "
                   f"bound_ns={st and st['clock_bound_ns']}")
-    # Where the straggler's extra host time goes (informational: rank 1 sleeps outside
-    # CUDA calls before the all-reduce, so it shows before that call's launches, if any).
-    print(f"JOBCHECK {label} straggler host_time: {st and st.get('host_time')}")
+    # Where the straggler's extra host time goes: rank 1 sleeps outside CUDA calls before
+    # the all-reduce, before its first launch (gloo copies the tensor to the host); the
+    # others wait for it inside the gloo range, which is not host time before launches.
+    ht = st and st.get("host_time")
+    excess_ms = ht["excess_ns"] / 1e6 if ht else None
+    ok &= verdict(f"{label} straggler host time", ht is not None and
+                  abs(excess_ms - delay_ms) <= 3.0,
+                  f"excess_ms={excess_ms and round(excess_ms, 3)} injected_ms={delay_ms} "
+                  f"site={ht and ht.get('call_site')}")
     for f in j.get("findings", [])[:3]:
         print(f"JOBCHECK {label} finding: {f}")
     return ok

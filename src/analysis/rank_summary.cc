@@ -26,12 +26,37 @@ using Json = nlohmann::ordered_json;
 // 2: `host_time` (host time before launches per step).
 constexpr int kSummaryVersion = 2;
 
+// The host collectives of `c` (gloo, MPI: the rank waits for its peers on
+// the host, outside any CUDA call) by thread id, each thread's in time order.
+std::unordered_map<uint32_t, std::vector<std::pair<uint64_t, uint64_t>>> HostCollectiveSpans(
+    const ProcessCollectives& c) {
+  std::unordered_map<uint32_t, std::vector<std::pair<uint64_t, uint64_t>>> out;
+  for (const RankCollective& op : c.ops)
+    if (op.comm < c.comms.size() && c.comms[op.comm].device == kHostComm)
+      out[c.comms[op.comm].stream].emplace_back(op.start_ns, op.end_ns);
+  for (auto& [tid, spans] : out) std::sort(spans.begin(), spans.end());
+  return out;
+}
+
+// The part of [a, b) covered by `spans` (sorted, not overlapping each other).
+uint64_t CoveredBy(const std::vector<std::pair<uint64_t, uint64_t>>& spans, uint64_t a,
+                   uint64_t b) {
+  uint64_t n = 0;
+  auto it = std::upper_bound(spans.begin(), spans.end(), a,
+                             [](uint64_t t, const auto& s) { return t < s.second; });
+  for (; it != spans.end() && it->first < b; ++it)
+    n += std::min(b, it->second) - std::max(a, it->first);
+  return n;
+}
+
 // HostTime of process `pid` over `steps` (rank_summary.h says what is counted).
 HostTime MeasureHostTime(const CompactTrace& trace, uint32_t pid,
-                         const std::vector<RankStep>& all_steps) {
+                         const std::vector<RankStep>& all_steps,
+                         const ProcessCollectives& collectives) {
   HostTime h;
   const size_t first = FirstSteadyStep(all_steps.size());
   if (all_steps.size() < first + 2) return h;
+  const auto waiting = HostCollectiveSpans(collectives);
   const std::span<const RankStep> steps(all_steps.begin() + ptrdiff_t(first), all_steps.end());
   const auto& calls = trace.calls();
   // Calls that launched GPU work.
@@ -52,6 +77,7 @@ HostTime MeasureHostTime(const CompactTrace& trace, uint32_t pid,
   uint32_t last_stack = UINT32_MAX, site = 0;  // the site of the last stack named
   for (uint32_t lane = 0; lane < trace.lanes().size(); ++lane) {
     if (!trace.lanes()[lane].host || trace.PidOfLane(lane) != pid) continue;
+    const auto w = waiting.find(trace.lanes()[lane].tid);
     const LaneRange r = trace.lane_range(lane);
     uint64_t prev_end = 0;
     bool any = false;
@@ -70,7 +96,11 @@ HostTime MeasureHostTime(const CompactTrace& trace, uint32_t pid,
       if (it == steps.begin()) continue;
       --it;
       if (c.start_ns >= it->end_ns) continue;
-      const uint64_t ns = c.start_ns - std::max(from, it->begin_ns);
+      const uint64_t gap_from = std::max(from, it->begin_ns);
+      uint64_t ns = c.start_ns - gap_from;
+      // Waiting for peers in a host collective is not host work.
+      if (w != waiting.end()) ns -= CoveredBy(w->second, gap_from, c.start_ns);
+      if (ns == 0) continue;
       const size_t k = size_t(it - steps.begin());
       total[k] += ns;
       if (h.stacks && c.stack_id != last_stack) {
@@ -174,7 +204,7 @@ RankSummary SummarizeProcess(const CompactTrace& trace, uint32_t pid, const std:
   const StepReport steps = DetectSteps(trace);
   s.step_method = steps.method;
   for (const Step& st : steps.steps) s.steps.push_back({st.begin_ns, st.end_ns});
-  s.host_time = MeasureHostTime(trace, pid, s.steps);
+  s.host_time = MeasureHostTime(trace, pid, s.steps, s.collectives);
   if (s.anchors.empty())
     s.warnings.push_back(
         "no clock anchors: its times cannot be put on the job's clock (left on its own clock; "

@@ -372,6 +372,10 @@ void ReplayCapturer::OnLaunch(CUpti_CallbackId cbid, const CUpti_CallbackData* i
 
 void ReplayCapturer::OnEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* info, uint64_t index,
                              LaunchArgs a) {
+  // First: on a capturing stream (cudaStreamBeginCapture, mode global) a
+  // call the driver deems unsafe, such as cuStreamGetFlags, would invalidate
+  // the program's capture (seen on the H200: its next cudaEventRecord failed).
+  if (StreamCapturing(a.stream, index)) return;
   a.f = ResolveFunction(a.f);
   Pending p;
   p.function = a.f;
@@ -392,7 +396,6 @@ void ReplayCapturer::OnEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* in
                                      cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
                                  index);
   }
-  if (StreamCapturing(a.stream, index)) return;
   if (l.function.empty() || !ParamsOf(a, &l)) {
     std::lock_guard<std::mutex> lock(mu_);
     if (stats_.skipped_error++ < 5)
@@ -413,8 +416,9 @@ bool ReplayCapturer::StreamCapturing(CUstream stream, uint64_t index) {
   std::lock_guard<std::mutex> lock(mu_);
   if (stats_.skipped_graph++ == 0)
     Note(
-        "launch %llu not recorded: its stream is capturing a CUDA graph (cannot synchronize); "
-        "later ones are counted in the trace's stats",
+        "launch %llu not recorded: it was captured into a CUDA graph, not run (its stream was "
+        "capturing); the graph's launches are recorded instead, later such launches are "
+        "counted in the trace's stats",
         static_cast<unsigned long long>(index));
   return true;
 }

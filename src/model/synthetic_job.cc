@@ -153,6 +153,7 @@ void SyntheticJob::AppendRankTrace(uint32_t rank, Trace* out) const {
   std::vector<uint32_t> compute_names;
   for (uint32_t k = 0; k < std::max<uint32_t>(o.compute_kernels, 1); ++k)
     compute_names.push_back(t.strings.Intern("gemm_kernel_" + std::to_string(k % 6)));
+  uint32_t copy_back = 0;  // interned when used (launch_after)
   auto& kernels = t.Rows<KernelEvent>();
   auto& apis = t.Rows<ApiEvent>();
   auto& ranges = t.Rows<NvtxRangeEvent>();
@@ -239,7 +240,16 @@ void SyntheticJob::AppendRankTrace(uint32_t rank, Trace* out) const {
       const SyntheticCollective& sc = o.schedule[c];
       const Part& part = parts_[s][c][rank];
       if (sc.host_only) {  // gloo/MPI: the host call is the collective, no kernel
+        // gloo on CUDA tensors first copies the tensor to the host: the
+        // thread waits for its GPU work inside that call, then for its peers.
+        if (sc.launch_after && o.sync_each_step && next_launch)
+          api(next_launch, part.arrive, correlation++, kSyncCbid, sync_name, site_sync);
         range(part.arrive, part.end, "gloo:" + sc.op + " bytes=" + std::to_string(sc.bytes), 1);
+        if (sc.launch_after) {
+          if (!copy_back) copy_back = t.strings.Intern("copy_back_kernel");
+          next_launch = 0;  // the host waited in the collective
+          kernel(part.end + 2'000, part.end + 2'500, kComputeStream, copy_back, site_collective);
+        }
         continue;
       }
       // The ranges enclose the launch (with sync_each_step, within the 3 us

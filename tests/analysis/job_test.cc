@@ -644,6 +644,35 @@ TEST(JobReport, HostCollectivesFromNvtxRangesFindTheStraggler) {
             st.bound_ns + o.jitter_ns);
 }
 
+// gloo on CUDA tensors: the rank copies its tensor back to the GPU when the
+// host collective ends. The fast ranks wait there for the straggler, on the
+// host and outside CUDA calls, then launch: that wait is waiting for peers,
+// not host work before a launch (seen on the H100: every rank had ~20 ms of
+// "host time" at the copy site and the sleeping rank no excess).
+TEST(JobReport, WaitingInHostCollectivesIsNotHostTimeBeforeLaunches) {
+  SyntheticJobOptions o = model::MakeSyntheticJobOptions(4, 4);
+  o.steps = 12;
+  o.stacks = true;
+  o.sync_each_step = true;  // the host launches ahead of the GPU, 3 us apart
+  for (SyntheticCollective& c : o.schedule) c.host_only = c.launch_after = true;
+  o.ranks[2].host_delay_per_step_ns = 1'000'000;  // 1 ms before the step's first launch
+  JobReport report;
+  ASSERT_NO_FATAL_FAILURE(AnalyzeWithStraggler(o, 2, &report));
+  for (const RankReport& r : report.ranks) {
+    // The others' host time is the launches' own 2-3 us gaps, not the ~1 ms
+    // they wait for rank 2 in each collective.
+    if (r.rank != 2) {
+      EXPECT_LT(r.host_time.step_median_ns, 100'000u) << r.label;
+      for (const HostSiteTime& site : r.host_time.sites)
+        EXPECT_LT(site.step_median_ns, 100'000u) << r.label << " " << site.site;
+    }
+  }
+  const Straggler& s = report.stragglers[0];
+  ASSERT_TRUE(s.host_excess.has_value());
+  EXPECT_EQ(s.host_excess->site, "train_step (train.py:31)");
+  EXPECT_NEAR(double(s.host_excess->excess_ns), 1'000'000, 10'000);
+}
+
 // A range that launches an NCCL kernel is not a second, host collective.
 TEST(Collectives, RangesThatLaunchNcclKernelsAreNotHostCollectives) {
   SyntheticJobOptions o = model::MakeSyntheticJobOptions(2, 2);

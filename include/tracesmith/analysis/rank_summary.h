@@ -43,8 +43,10 @@ inline size_t FirstSteadyStep(size_t steps) { return steps >= 4 ? 1 : 0; }
 // outside CUDA (Python, a data loader, the allocator's host side, ...) — is
 // attributed to that launch's call site (CallSiteNamer, as "Kernel GPU time
 // by launch call site") and to the step its launch starts in (clipped to the
-// step's start). Time inside API calls (a synchronize waiting for a peer)
-// and before calls that launch nothing is not counted. Per site, the median
+// step's start). Time inside API calls (a synchronize waiting for a peer),
+// inside the thread's host collectives (a gloo/MPI range: waiting for peers
+// on the host, collectives.h) and before calls that launch nothing is not
+// counted. Per site, the median
 // over the steady steps; only the largest sites are kept (kHostSites), so a
 // summary grows by a small bounded table.
 struct HostSiteTime {

@@ -53,6 +53,11 @@ struct SyntheticCollective {
   // A CPU-backend collective (gloo): no kernel, a "gloo:<op> bytes=<N>" NVTX
   // range on the host from the rank's arrival to the collective's end.
   bool host_only = false;
+  // With host_only, gloo on CUDA tensors: with sync_each_step the host waits
+  // for its GPU work in a synchronizing call that ends at its arrival; the
+  // result is copied back to the GPU when the range ends: a 500 ns kernel on
+  // the compute stream, launched then from "train_step (train.py:40)".
+  bool launch_after = false;
 };
 
 struct SyntheticJobOptions {
