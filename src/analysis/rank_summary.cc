@@ -90,31 +90,34 @@ HostTime MeasureHostTime(const CompactTrace& trace, uint32_t pid,
       prev_end = any ? std::max(prev_end, c.end_ns) : c.end_ns;
       any = true;
       if (!launches[ci] || !had || c.start_ns <= from) continue;
-      // The step the launch starts in.
+      // The gap [from, launch) counts in the steps it overlaps, each its part
+      // (a sleep at the end of step k, ended by step k+1's first launch, is
+      // step k's), less the waiting in the thread's host collectives.
       auto it = std::upper_bound(steps.begin(), steps.end(), c.start_ns,
                                  [](uint64_t t, const RankStep& s) { return t < s.begin_ns; });
-      if (it == steps.begin()) continue;
-      --it;
-      if (c.start_ns >= it->end_ns) continue;
-      const uint64_t gap_from = std::max(from, it->begin_ns);
-      uint64_t ns = c.start_ns - gap_from;
-      // Waiting for peers in a host collective is not host work.
-      if (w != waiting.end()) ns -= CoveredBy(w->second, gap_from, c.start_ns);
-      if (ns == 0) continue;
-      const size_t k = size_t(it - steps.begin());
-      total[k] += ns;
-      if (h.stacks && c.stack_id != last_stack) {
-        last_stack = c.stack_id;
-        auto s = site_of_stack.find(c.stack_id);
-        if (s == site_of_stack.end()) {
-          const std::string text = namer.Name(c.stack_id);
-          auto [si, added] = site_index.try_emplace(text, uint32_t(sites.size()));
-          if (added) sites.push_back(text);
-          s = site_of_stack.emplace(c.stack_id, si->second).first;
+      while (it != steps.begin()) {
+        --it;
+        if (it->end_ns <= from) break;
+        const uint64_t a = std::max(from, it->begin_ns), b = std::min(c.start_ns, it->end_ns);
+        if (a >= b) continue;
+        uint64_t ns = b - a;
+        if (w != waiting.end()) ns -= CoveredBy(w->second, a, b);
+        if (ns == 0) continue;
+        const size_t k = size_t(it - steps.begin());
+        total[k] += ns;
+        if (h.stacks && c.stack_id != last_stack) {
+          last_stack = c.stack_id;
+          auto si = site_of_stack.find(c.stack_id);
+          if (si == site_of_stack.end()) {
+            const std::string text = namer.Name(c.stack_id);
+            auto [ti, added] = site_index.try_emplace(text, uint32_t(sites.size()));
+            if (added) sites.push_back(text);
+            si = site_of_stack.emplace(c.stack_id, ti->second).first;
+          }
+          site = si->second;
         }
-        site = s->second;
+        cells[uint64_t(site) << 32 | k] += ns;
       }
-      cells[uint64_t(site) << 32 | k] += ns;
     }
   }
   h.steps = uint32_t(steps.size());

@@ -71,7 +71,8 @@ SyntheticJob::SyntheticJob(SyntheticJobOptions options) : options_(std::move(opt
     for (size_t c = 0; c < o.schedule.size(); ++c) {
       uint64_t last = 0;
       for (size_t r = 0; r < n; ++r) {
-        parts_[s][c][r].arrive = t[r] + kLaunchGapNs;
+        parts_[s][c][r].arrive =
+            t[r] + kLaunchGapNs + (c == 0 ? o.ranks[r].host_delay_before_collectives_ns : 0);
         last = std::max(last, parts_[s][c][r].arrive);
       }
       const uint64_t transfer =
@@ -241,9 +242,14 @@ void SyntheticJob::AppendRankTrace(uint32_t rank, Trace* out) const {
       const Part& part = parts_[s][c][rank];
       if (sc.host_only) {  // gloo/MPI: the host call is the collective, no kernel
         // gloo on CUDA tensors first copies the tensor to the host: the
-        // thread waits for its GPU work inside that call, then for its peers.
-        if (sc.launch_after && o.sync_each_step && next_launch)
-          api(next_launch, part.arrive, correlation++, kSyncCbid, sync_name, site_sync);
+        // thread waits for its GPU work inside that call (then, on the
+        // straggler, sleeps), then for its peers in the range.
+        if (o.sync_each_step && next_launch) {
+          const uint64_t delay = c == 0 ? me.host_delay_before_collectives_ns : 0;
+          api(next_launch, part.arrive - kLaunchGapNs - delay + 1'000, correlation++, kSyncCbid,
+              sync_name, site_sync);
+          next_launch = 0;
+        }
         range(part.arrive, part.end, "gloo:" + sc.op + " bytes=" + std::to_string(sc.bytes), 1);
         if (sc.launch_after) {
           if (!copy_back) copy_back = t.strings.Intern("copy_back_kernel");

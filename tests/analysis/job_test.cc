@@ -673,6 +673,29 @@ TEST(JobReport, WaitingInHostCollectivesIsNotHostTimeBeforeLaunches) {
   EXPECT_NEAR(double(s.host_excess->excess_ns), 1'000'000, 10'000);
 }
 
+// The gloo job on the H200: rank 1 sleeps after its step's synchronize,
+// before the all-reduce; the next launch on that thread is the next step's
+// first. The sleep is the first step's host time, at that launch's site (it
+// was dropped when the time was clipped to the launch's step).
+TEST(JobReport, HostTimeAtAStepsEndCountsInThatStep) {
+  SyntheticJobOptions o = model::MakeSyntheticJobOptions(4, 4);
+  o.steps = 12;
+  o.stacks = true;
+  o.sync_each_step = true;
+  for (SyntheticCollective& c : o.schedule) c.host_only = true;
+  o.ranks[2].host_delay_before_collectives_ns = 1'000'000;
+  JobReport report;
+  ASSERT_NO_FATAL_FAILURE(AnalyzeWithStraggler(o, 2, &report));
+  const Straggler& s = report.stragglers[0];
+  ASSERT_TRUE(s.host_excess.has_value());
+  EXPECT_EQ(s.host_excess->site, "train_step (train.py:31)");
+  EXPECT_NEAR(double(s.host_excess->excess_ns), 1'000'000, 20'000);
+  for (const RankReport& r : report.ranks) {
+    if (r.rank == 2) continue;
+    EXPECT_LT(r.host_time.step_median_ns, 100'000u) << r.label;
+  }
+}
+
 // A range that launches an NCCL kernel is not a second, host collective.
 TEST(Collectives, RangesThatLaunchNcclKernelsAreNotHostCollectives) {
   SyntheticJobOptions o = model::MakeSyntheticJobOptions(2, 2);

@@ -41,6 +41,10 @@ struct SyntheticRank {
   // Straggler on the host: every step, this long on the host (a data
   // loader) before the step's first launch; its compute starts that late.
   uint64_t host_delay_per_step_ns = 0;
+  // Straggler on the host at the end of its step: this long between its
+  // compute and its arrival at the step's first collective (a
+  // `time.sleep` before `all_reduce`).
+  uint64_t host_delay_before_collectives_ns = 0;
   bool anchors = true;       // false: a rank without clock anchors
   bool old_anchors = false;  // anchors without read_window_ns (older files)
 };
@@ -51,12 +55,14 @@ struct SyntheticCollective {
   uint32_t comm = 0;     // 0 or 1: which NCCL stream carries it
   bool generic = false;  // an ncclDevKernel_Generic kernel (operation from NVTX only)
   // A CPU-backend collective (gloo): no kernel, a "gloo:<op> bytes=<N>" NVTX
-  // range on the host from the rank's arrival to the collective's end.
+  // range on the host from the rank's arrival to the collective's end. With
+  // sync_each_step the host first waits for its GPU work in a synchronizing
+  // call (gloo copies a CUDA tensor to the host) that ends when its compute
+  // does.
   bool host_only = false;
-  // With host_only, gloo on CUDA tensors: with sync_each_step the host waits
-  // for its GPU work in a synchronizing call that ends at its arrival; the
-  // result is copied back to the GPU when the range ends: a 500 ns kernel on
-  // the compute stream, launched then from "train_step (train.py:40)".
+  // With host_only: the result is copied back to the GPU when the range
+  // ends (gloo on CUDA tensors): a 500 ns kernel on the compute stream,
+  // launched then from "train_step (train.py:40)".
   bool launch_after = false;
 };
 

@@ -177,6 +177,7 @@ LaunchRecord GraphMemoryStub(const GraphLaunchRecord& g) {
 
 void DescribeGraph(const GraphLaunchRecord& g, int64_t node, LaunchOutcome* out) {
   LaunchOutcome::GraphInfo& info = out->graph;
+  info = {};  // counted afresh: the outcome may have been described before
   info.is_graph = true;
   info.nodes = uint32_t(g.nodes.size());
   for (const GraphNodeRecord& n : g.nodes) {
