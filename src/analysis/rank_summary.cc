@@ -81,6 +81,9 @@ HostTime MeasureHostTime(const CompactTrace& trace, uint32_t pid,
     const LaneRange r = trace.lane_range(lane);
     uint64_t prev_end = 0;
     bool any = false;
+    // Gaps since the thread's last launch, by step (each step once, in
+    // order): they go to the next launch's site, or nowhere if none comes.
+    std::vector<std::pair<size_t, uint64_t>> pending;
     for (uint32_t ci = r.begin; ci < r.end; ++ci) {
       const HostCall& c = calls[ci];
       // Nested calls (a driver call inside a runtime call) overlap: the gap
@@ -89,35 +92,43 @@ HostTime MeasureHostTime(const CompactTrace& trace, uint32_t pid,
       const bool had = any;
       prev_end = any ? std::max(prev_end, c.end_ns) : c.end_ns;
       any = true;
-      if (!launches[ci] || !had || c.start_ns <= from) continue;
-      // The gap [from, launch) counts in the steps it overlaps, each its part
-      // (a sleep at the end of step k, ended by step k+1's first launch, is
-      // step k's), less the waiting in the thread's host collectives.
-      auto it = std::upper_bound(steps.begin(), steps.end(), c.start_ns,
-                                 [](uint64_t t, const RankStep& s) { return t < s.begin_ns; });
-      while (it != steps.begin()) {
-        --it;
-        if (it->end_ns <= from) break;
-        const uint64_t a = std::max(from, it->begin_ns), b = std::min(c.start_ns, it->end_ns);
-        if (a >= b) continue;
-        uint64_t ns = b - a;
-        if (w != waiting.end()) ns -= CoveredBy(w->second, a, b);
-        if (ns == 0) continue;
-        const size_t k = size_t(it - steps.begin());
-        total[k] += ns;
-        if (h.stacks && c.stack_id != last_stack) {
-          last_stack = c.stack_id;
-          auto si = site_of_stack.find(c.stack_id);
-          if (si == site_of_stack.end()) {
-            const std::string text = namer.Name(c.stack_id);
-            auto [ti, added] = site_index.try_emplace(text, uint32_t(sites.size()));
-            if (added) sites.push_back(text);
-            si = site_of_stack.emplace(c.stack_id, ti->second).first;
-          }
-          site = si->second;
+      if (had && c.start_ns > from) {
+        // The gap [from, call) counts in the steps it overlaps, each its
+        // part (a sleep at the end of step k, ended by step k+1's first
+        // launch, is step k's), less the waiting in the thread's host
+        // collectives.
+        auto it = std::upper_bound(steps.begin(), steps.end(), from,
+                                   [](uint64_t t, const RankStep& s) { return t < s.end_ns; });
+        for (; it != steps.end() && it->begin_ns < c.start_ns; ++it) {
+          const uint64_t a = std::max(from, it->begin_ns), b = std::min(c.start_ns, it->end_ns);
+          if (a >= b) continue;
+          uint64_t ns = b - a;
+          if (w != waiting.end()) ns -= CoveredBy(w->second, a, b);
+          if (ns == 0) continue;
+          const size_t k = size_t(it - steps.begin());
+          if (!pending.empty() && pending.back().first == k)
+            pending.back().second += ns;
+          else
+            pending.emplace_back(k, ns);
         }
+      }
+      if (!launches[ci] || pending.empty()) continue;
+      if (h.stacks && c.stack_id != last_stack) {
+        last_stack = c.stack_id;
+        auto si = site_of_stack.find(c.stack_id);
+        if (si == site_of_stack.end()) {
+          const std::string text = namer.Name(c.stack_id);
+          auto [ti, added] = site_index.try_emplace(text, uint32_t(sites.size()));
+          if (added) sites.push_back(text);
+          si = site_of_stack.emplace(c.stack_id, ti->second).first;
+        }
+        site = si->second;
+      }
+      for (const auto& [k, ns] : pending) {
+        total[k] += ns;
         cells[uint64_t(site) << 32 | k] += ns;
       }
+      pending.clear();
     }
   }
   h.steps = uint32_t(steps.size());

@@ -13,8 +13,9 @@ constexpr uint64_t kLaunchGapNs = 3'000;  // kernel arrival after the previous o
 constexpr uint64_t kStepGapNs = 10'000;
 constexpr uint32_t kComputeStream = 7;
 constexpr uint32_t kCommStreams[2] = {13, 17};
-constexpr uint32_t kLaunchCbid = 211;  // cudaLaunchKernel's runtime cbid
-constexpr uint32_t kSyncCbid = 131;    // cudaStreamSynchronize's runtime cbid
+constexpr uint32_t kLaunchCbid = 211;       // cudaLaunchKernel's runtime cbid
+constexpr uint32_t kSyncCbid = 131;         // cudaStreamSynchronize's runtime cbid
+constexpr uint32_t kEventRecordCbid = 135;  // cudaEventRecord's runtime cbid
 
 std::string KernelName(const SyntheticCollective& c) {
   const char* args = "(ncclDevKernelArgsStorage<4096ul>)";
@@ -154,7 +155,7 @@ void SyntheticJob::AppendRankTrace(uint32_t rank, Trace* out) const {
   std::vector<uint32_t> compute_names;
   for (uint32_t k = 0; k < std::max<uint32_t>(o.compute_kernels, 1); ++k)
     compute_names.push_back(t.strings.Intern("gemm_kernel_" + std::to_string(k % 6)));
-  uint32_t copy_back = 0;  // interned when used (launch_after)
+  uint32_t copy_back = 0, event_name = 0;  // interned when used
   auto& kernels = t.Rows<KernelEvent>();
   auto& apis = t.Rows<ApiEvent>();
   auto& ranges = t.Rows<NvtxRangeEvent>();
@@ -249,6 +250,11 @@ void SyntheticJob::AppendRankTrace(uint32_t rank, Trace* out) const {
           api(next_launch, part.arrive - kLaunchGapNs - delay + 1'000, correlation++, kSyncCbid,
               sync_name, site_sync);
           next_launch = 0;
+          // ...and records an event as the collective starts (a call that
+          // launches nothing).
+          if (!event_name) event_name = t.strings.Intern("cudaEventRecord");
+          api(part.arrive - 800, part.arrive - 500, correlation++, kEventRecordCbid, event_name,
+              site_collective);
         }
         range(part.arrive, part.end, "gloo:" + sc.op + " bytes=" + std::to_string(sc.bytes), 1);
         if (sc.launch_after) {

@@ -21,12 +21,22 @@ TEST(RecordedTimes, ALaunchTakesItsKernelRowAndAGraphTheExtentOfItsGpuRows) {
   // A graph launch (correlation 9): a kernel, a memset and a memcpy node
   // from 10'000 to 10'900 on the GPU...
   kernel(9, 10'000, 10'300);
+  t.Rows<model::KernelEvent>().back().graph_id = 3;
   model::MemsetEvent ms{.start_ns = 10'350, .end_ns = 10'500};
   ms.correlation_id = 9;
+  ms.graph_id = 3;
   t.Rows<model::MemsetEvent>().push_back(ms);
   model::MemcpyEvent mc{.start_ns = 10'600, .end_ns = 10'900};
   mc.correlation_id = 9;
+  mc.graph_id = 3;
   t.Rows<model::MemcpyEvent>().push_back(mc);
+  // ...around which the replay capture copied the memory out, with the
+  // same correlation id but no graph id...
+  for (uint64_t at : {5'000u, 8'000'000u}) {
+    model::MemcpyEvent own{.start_ns = at, .end_ns = at + 600'000};
+    own.correlation_id = 9;
+    t.Rows<model::MemcpyEvent>().push_back(own);
+  }
   // ...whose host call lasted 68 ms (the replay capture copied its memory
   // inside it): not the graph's time.
   model::GraphLaunchEvent g{.start_ns = 9'000, .end_ns = 68'000'000};

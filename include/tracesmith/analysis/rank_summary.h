@@ -38,17 +38,18 @@ struct RankStep {
 inline size_t FirstSteadyStep(size_t steps) { return steps >= 4 ? 1 : 0; }
 
 // Host time before launches, per steady step: on each host thread, the time
-// from the end of its previous CUDA API call to the start of a call that
-// launched GPU work (a kernel, copy or memset) — time the thread spent outside
-// CUDA (Python, a data loader, the allocator's host side, ...) — is attributed
-// to that launch's call site (CallSiteNamer, as "Kernel GPU time by launch call
-// site") and to the steps the time falls in (a sleep at the end of one step,
+// outside CUDA API calls (Python, a data loader, the allocator's host side, a
+// sleep, ...) is attributed to the call site of the next call on that thread
+// that launches GPU work (a kernel, copy or memset; CallSiteNamer, as "Kernel
+// GPU time by launch call site"), through any calls that launch nothing in
+// between (an event record, a synchronize: the time inside them is not
+// counted), and to the steps the time falls in (a sleep at the end of one step,
 // ended by the next step's first launch, counts in the first; time outside
-// every step is not counted). Time inside API calls (a synchronize waiting for
-// a peer), inside the thread's host collectives (a gloo/MPI range: waiting for
-// peers on the host, collectives.h) and before calls that launch nothing is not
-// counted. Per site, the median over the steady steps; only the largest sites
-// are kept (kHostSites), so a summary grows by a small bounded table.
+// every step is not counted, nor time that no launch follows). Not counted
+// either: time inside the thread's host collectives (a gloo/MPI range: waiting
+// for peers on the host, collectives.h). Per site, the median over the steady
+// steps; only the largest sites are kept (kHostSites), so a summary grows by a
+// small bounded table.
 struct HostSiteTime {
   std::string site;
   uint64_t step_median_ns = 0;
