@@ -29,9 +29,46 @@ run() {  # run LABEL CMD...: prints the command and its output; sets $rc
   echo "(exit $rc)"
 }
 
+# Not enough device memory (#15 item 5): another process (gpu/programs/memory_hog.cu)
+# holds all but a context's worth plus 32 MiB; the PyTorch MLP's launches 0-59
+# ($W/rc_torch.sbt, 80+ MiB) cannot be mapped: the replay says what it needed,
+# what was free and what to do, and exits 5 (a CUDA error), without hanging.
+oom_check() {
+  [ -x "$PROGS/memory_hog" ] && [ -f "$W/rc_torch.sbt" ] || return 0
+  "$PROGS/memory_hog" 32 90 > "$W/hog.log" 2>&1 &
+  local hog=$!
+  for _ in $(seq 1 150); do grep -q "holding\|only" "$W/hog.log" && break; sleep 0.2; done
+  echo "--- memory_hog: $(cat "$W/hog.log")"
+  run rc-torch-oom-range "$TS" replay "$W/rc_torch.sbt" --range 0:59
+  result "not enough device memory: range 0..59 refused naming the launches, what they need and what is free (exit 5)" \
+    $([ $rc -eq 5 ] && grep -q "not enough device memory to replay launches 0..59: it needs .* in [0-9]* range(s) at once .*, and the GPU has .* free of " "$W/last.log"; echo $?)
+  run rc-torch-oom-all "$TS" replay "$W/rc_torch.sbt" --json
+  [ $rc -eq 5 ] && python3 - "$W/last.log" <<'PY'
+import json, re, sys
+t = open(sys.argv[1]).read()  # stderr's error line, then the document
+d = json.loads(t[re.search(r"^\{", t, re.M).start():])
+e = d.get("error") or ""
+print("oom json error:", e[:200])
+sys.exit(0 if "not enough device memory to replay all 60 recorded launches" in e
+         and "replay one launch at a time with --launch N" in e
+         and d["summary"]["exit_code"] == 5 else 1)
+PY
+  result "not enough device memory: all 60 launches refused in --json (error names them and --launch N, exit 5)" $?
+  kill "$hog" 2>/dev/null
+  wait "$hog" 2>/dev/null
+}
+
 main() {
 date -u
 nvidia-smi -L || true
+PROGS=${TS_GPU_BIN:-$B/gpu-programs}
+if [ "${REPLAY_ONLY:-}" = oom ]; then  # this check alone (a short device call)
+  run rc-torch "$TS" profile -f --replay-capture 'launch:0-59' --replay-max-launches 60 \
+    -o "$W/rc_torch.sbt" -- python3 bench/workloads/torch_mlp_train.py --steps 5
+  oom_check
+  echo "failures: $fails"
+  return $fails
+fi
 
 # 1. Pointers inside device structs: replayed at the captured addresses (another
 #    process's cuMemAlloc ranges), bit-identical.
@@ -347,6 +384,7 @@ if python3 -c "import torch" 2>/dev/null; then
   result "PyTorch MLP: every launch replayed at the captured addresses (none mapped away)" \
     $([ "$(grep -c "ranges at their captured addresses" "$W/last.log")" -eq 60 ] &&
       ! grep -q "mapped away from" "$W/last.log"; echo $?)
+  oom_check
   # Warm and cold over a real step (informational: how many launches are in
   # place, and warm/program against cold/program).
   run rc-torch-warm "$TS" replay "$W/rc_torch.sbt" --iterations 3 --warm --json

@@ -124,3 +124,31 @@ std::string MissingMemoryHint(const LaunchMemory& m) {
 }
 
 }  // namespace tracesmith::replay
+
+namespace tracesmith::replay {
+
+std::string OutOfDeviceMemoryText(int64_t launch, int64_t range_first, int64_t range_last,
+                                  size_t launches, size_t ranges, uint64_t needed_bytes,
+                                  uint64_t free_bytes, uint64_t total_bytes) {
+  std::string what;
+  if (launch >= 0)
+    what = StrFormat("launch %lld", static_cast<long long>(launch));
+  else if (range_first >= 0)
+    what = StrFormat("launches %lld..%lld", static_cast<long long>(range_first),
+                     static_cast<long long>(range_last));
+  else
+    what = StrFormat("all %zu recorded launch%s", launches, launches == 1 ? "" : "es");
+  std::string text = StrFormat(
+      "not enough device memory to replay %s: %s needs %s in %zu range(s) at once (the memory "
+      "it reads and writes, at the captured addresses), and the GPU has %s free of %s",
+      what.c_str(), launch >= 0 || range_first >= 0 ? "it" : "replaying them together",
+      HumanBytes(needed_bytes).c_str(), ranges, HumanBytes(free_bytes).c_str(),
+      HumanBytes(total_bytes).c_str());
+  if (launch < 0 && range_first < 0 && launches > 1)
+    text += "; replay one launch at a time with --launch N";
+  else if (free_bytes < total_bytes / 2)
+    text += "; other processes hold the rest (nvidia-smi lists them)";
+  return text;
+}
+
+}  // namespace tracesmith::replay

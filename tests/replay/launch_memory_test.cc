@@ -110,3 +110,30 @@ TEST(LaunchMemory, ParamsCapturesPointToTheDefaultAndOldCapturesSayNothing) {
 
 }  // namespace
 }  // namespace tracesmith::replay
+
+namespace tracesmith::replay {
+namespace {
+
+TEST(OutOfDeviceMemory, NamesWhatWasSelectedWhatItNeedsAndWhatToDo) {
+  const std::string one = OutOfDeviceMemoryText(4, -1, -1, 12, 3, 6ull << 30, 1ull << 30,
+                                                80ull << 30);
+  EXPECT_EQ(one,
+            "not enough device memory to replay launch 4: it needs 6.00 GiB in 3 range(s) at "
+            "once (the memory it reads and writes, at the captured addresses), and the GPU has "
+            "1.00 GiB free of 80.00 GiB; other processes hold the rest (nvidia-smi lists them)");
+  const std::string all =
+      OutOfDeviceMemoryText(-1, -1, -1, 12, 40, 90ull << 30, 79ull << 30, 80ull << 30);
+  EXPECT_NE(all.find("to replay all 12 recorded launches: replaying them together needs "
+                     "90.00 GiB in 40 range(s)"),
+            std::string::npos)
+      << all;
+  EXPECT_NE(all.find("; replay one launch at a time with --launch N"), std::string::npos) << all;
+  const std::string range =
+      OutOfDeviceMemoryText(-1, 0, 59, 60, 7, 2ull << 30, 1ull << 30, 2ull << 30);
+  EXPECT_NE(range.find("to replay launches 0..59: it needs 2.00 GiB"), std::string::npos) << range;
+  EXPECT_EQ(range.find("--launch N"), std::string::npos) << range;
+  EXPECT_EQ(range.find("other processes"), std::string::npos) << range;
+}
+
+}  // namespace
+}  // namespace tracesmith::replay

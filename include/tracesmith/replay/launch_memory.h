@@ -44,4 +44,15 @@ std::string FormatLaunchMemory(const LaunchMemory& m);
 // newline (empty when nothing is known).
 std::string MissingMemoryHint(const LaunchMemory& m);
 
+// When the device memory of the replayed launches cannot be had (the
+// mapping failed with CUDA_ERROR_OUT_OF_MEMORY): what was selected
+// ("launch 4", "launches 0..59", "all 12 recorded launches"), what it needs
+// at once (`needed_bytes` in `ranges` ranges), what the GPU had free
+// (cuMemGetInfo) and what to do, one message for the error. `launch` and
+// `range_first`/`range_last` as GpuReplayOptions has them; `launches` the
+// number recorded (launches and graph launches).
+std::string OutOfDeviceMemoryText(int64_t launch, int64_t range_first, int64_t range_last,
+                                  size_t launches, size_t ranges, uint64_t needed_bytes,
+                                  uint64_t free_bytes, uint64_t total_bytes);
+
 }  // namespace tracesmith::replay

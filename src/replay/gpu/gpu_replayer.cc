@@ -15,6 +15,7 @@
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/cuda/call.h"
 #include "tracesmith/replay/address_ranges.h"
+#include "tracesmith/replay/launch_memory.h"
 #include "tracesmith/replay/relocation.h"
 #include "vmm.h"
 
@@ -380,7 +381,19 @@ Status ReplayOnGpu(const ReplayCapture& cap, const GpuReplayOptions& o,
       ranges.push_back(r);
   ReplayMemory mem;
   auto map_t0 = std::chrono::steady_clock::now();
-  RETURN_IF_ERROR(MapRanges(ranges, device, granularity, o, &mem));
+  size_t free_bytes = 0, total_bytes = 0;
+  (void)cuMemGetInfo(&free_bytes, &total_bytes);  // for the message below only
+  if (Status mapped = MapRanges(ranges, device, granularity, o, &mem); !mapped.ok()) {
+    if (mapped.message().find("CUDA_ERROR_OUT_OF_MEMORY") == std::string::npos) return mapped;
+    uint64_t needed = 0;
+    const auto covering = CoveringRanges(ranges, granularity);
+    for (const AddressRange& r : covering) needed += r.size;
+    return Status(mapped.code(),
+                  OutOfDeviceMemoryText(o.launch, o.range_first, o.range_last,
+                                        cap.launches.size() + cap.graphs.size(), covering.size(),
+                                        needed, free_bytes, total_bytes) +
+                      " (" + mapped.message() + ")");
+  }
   if (device_line) {
     uint64_t bytes = 0;
     const auto covering = CoveringRanges(ranges, granularity);
