@@ -115,8 +115,8 @@ namespace tracesmith::replay {
 namespace {
 
 TEST(OutOfDeviceMemory, NamesWhatWasSelectedWhatItNeedsAndWhatToDo) {
-  const std::string one = OutOfDeviceMemoryText(4, -1, -1, 12, 3, 6ull << 30, 1ull << 30,
-                                                80ull << 30);
+  const std::string one =
+      OutOfDeviceMemoryText(4, -1, -1, 12, 3, 6ull << 30, 1ull << 30, 80ull << 30);
   EXPECT_EQ(one,
             "not enough device memory to replay launch 4: it needs 6.00 GiB in 3 range(s) at "
             "once (the memory it reads and writes, at the captured addresses), and the GPU has "
