@@ -21,6 +21,9 @@ fails=0
 result() {  # result NAME CONDITION-EXIT-STATUS
   if [ "$2" -eq 0 ]; then echo "PASS $1"; else echo "FAIL $1"; fails=$((fails + 1)); fi
 }
+graph_check() {  # graph_check NAME CONDITION-STATUS: a result line with the GRAPH prefix
+  result "GRAPH: $1" "$2"
+}
 run() {  # run LABEL CMD...: prints the command and its output; sets $rc
   echo "--- $1: ${*:2}"
   "${@:2}" > "$W/last.log" 2>&1
@@ -58,10 +61,33 @@ PY
   wait "$hog" 2>/dev/null
 }
 
+# The PyTorch CUDA graph's last graph launch as a one-launch reproducer
+# (#15 item 3 for item 2's PyTorch case), replayed in a fresh process.
+torch_graph_extract() {
+  local g
+  g=$(grep -oE "^launch [0-9]+  graph launch \(" "$W/last.log" | tail -1 | awk '{print $2}')
+  [ -n "$g" ] || g=$("$TS" replay "$W/rc_torch_graph.sbt" --iterations 1 2>&1 |
+    grep -oE "^launch [0-9]+  graph launch \(" | tail -1 | awk '{print $2}')
+  run rc-torch-graph-extract "$TS" replay "$W/rc_torch_graph.sbt" --extract "${g:-0}" \
+    -o "$W/repro_torch_graph.sbt"
+  run rc-torch-graph-repro "$TS" replay "$W/repro_torch_graph.sbt" --iterations 3
+  graph_check "PyTorch CUDAGraph: graph launch ${g:-?}'s --extract reproducer replays identical and deterministic on its own" \
+    $([ $rc -eq 0 ] && grep -q "^launch ${g:-x}  graph launch (" "$W/last.log" &&
+      grep -q "identical to the capture" "$W/last.log" && grep -q "all outputs identical" "$W/last.log"; echo $?)
+}
+
 main() {
 date -u
 nvidia-smi -L || true
 PROGS=${TS_GPU_BIN:-$B/gpu-programs}
+if [ "${REPLAY_ONLY:-}" = torchgraph ]; then  # the PyTorch CUDA graph's reproducer alone
+  run rc-torch-graph "$TS" profile -f --stacks none --replay-capture all \
+    -o "$W/rc_torch_graph.sbt" -- python3 gpu/replay/torch_graph.py
+  : > "$W/last.log"
+  torch_graph_extract
+  echo "failures: $fails"
+  return $fails
+fi
 if [ "${REPLAY_ONLY:-}" = oom ]; then  # this check alone (a short device call)
   run rc-torch "$TS" profile -f --replay-capture 'launch:0-59' --replay-max-launches 60 \
     -o "$W/rc_torch.sbt" -- python3 bench/workloads/torch_mlp_train.py --steps 5
@@ -305,9 +331,6 @@ fi
 #     kernels, a memset and a device-to-device memcpy on two streams, launched
 #     3 times (launch indices 3, 4, 5), replayed whole, one node alone, and as
 #     a reproducer. Key lines are printed with the prefix "GRAPH:".
-graph_check() {  # graph_check NAME CONDITION-STATUS: a result line with the GRAPH prefix
-  result "GRAPH: $1" "$2"
-}
 if [ -x "$PROGS/graph_replay" ]; then
   run rc-graph "$TS" profile -f --stacks none --replay-capture 'kernel:chase_table' \
     -o "$W/rc_graph.sbt" -- "$PROGS/graph_replay"
@@ -367,6 +390,7 @@ if python3 -c "import torch" 2>/dev/null; then
   graph_check "PyTorch CUDAGraph: every launch (eager warm-up kernels and the 4 graph launches) replays identical and deterministic (exit 0)" \
     $([ $rc -eq 0 ] && [ "$(grep -c "^launch [0-9]*  graph launch (" "$W/last.log")" -ge 4 ] &&
       ! grep -q "DIFFERENT\|NONDETERMINISTIC" "$W/last.log"; echo $?)
+  torch_graph_extract
 fi
 
 if python3 -c "import torch" 2>/dev/null; then
