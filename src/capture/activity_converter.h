@@ -59,7 +59,8 @@ class ActivityConverter {
 
   void set_stack_lookup(StackLookup* stacks) { stacks_ = stacks; }
 
-  // Converts one record (of `size` bytes as laid out in the CUPTI buffer).
+  // Converts one record, as laid out in the CUPTI buffer (its kind says its
+  // layout and size).
   void Convert(const CUpti_Activity* record);
   // Emits rows held back for joins (graph launches not yet matched) and
   // counts NVTX ranges never closed. Call once at the end of a capture.

@@ -1,5 +1,5 @@
 // GPU replay: re-runs captured kernel launches (replay payload chunks, see
-// payload.h) in a fresh process at the captured virtual addresses, and
+// tracesmith/format/replay_payload.h) in a fresh process at the captured virtual addresses, and
 // compares their outputs with the capture and between replays.
 //
 // The implementation links the CUDA driver, so it lives in a shared library
