@@ -37,7 +37,10 @@ run() {  # run LABEL CMD...: prints the command and its output; sets $rc
 # ($W/rc_torch.sbt, 80+ MiB) cannot be mapped: the replay says what it needed,
 # what was free and what to do, and exits 5 (a CUDA error), without hanging.
 oom_check() {
-  [ -x "$PROGS/memory_hog" ] && [ -f "$W/rc_torch.sbt" ] || return 0
+  if [ ! -x "$PROGS/memory_hog" ] || [ ! -f "$W/rc_torch.sbt" ]; then
+    result "not enough device memory: the check could not run (memory_hog built: $([ -x "$PROGS/memory_hog" ] && echo yes || echo no), PyTorch capture written: $([ -f "$W/rc_torch.sbt" ] && echo yes || echo no))" 1
+    return
+  fi
   "$PROGS/memory_hog" 32 90 > "$W/hog.log" 2>&1 &
   local hog=$!
   for _ in $(seq 1 150); do grep -q "holding\|only" "$W/hog.log" && break; sleep 0.2; done

@@ -24,7 +24,9 @@ using Json = nlohmann::ordered_json;
 // Version of the summary document: readers refuse others (a summary is an
 // intermediate file, written and read by the same release).
 // 2: `host_time` (host time before launches per step).
-constexpr int kSummaryVersion = 2;
+// 3: host time goes to the next launch through calls that launch nothing,
+//    split across steps, without the waiting in host collectives.
+constexpr int kSummaryVersion = 3;
 
 // The host collectives of `c` (gloo, MPI: the rank waits for its peers on
 // the host, outside any CUDA call) by thread id, each thread's in time order.
@@ -34,7 +36,17 @@ std::unordered_map<uint32_t, std::vector<std::pair<uint64_t, uint64_t>>> HostCol
   for (const RankCollective& op : c.ops)
     if (op.comm < c.comms.size() && c.comms[op.comm].device == kHostComm)
       out[c.comms[op.comm].stream].emplace_back(op.start_ns, op.end_ns);
-  for (auto& [tid, spans] : out) std::sort(spans.begin(), spans.end());
+  for (auto& [tid, spans] : out) {  // sorted, overlapping spans merged (CoveredBy needs both)
+    std::sort(spans.begin(), spans.end());
+    size_t n = 0;
+    for (const auto& sp : spans) {
+      if (n && sp.first <= spans[n - 1].second)
+        spans[n - 1].second = std::max(spans[n - 1].second, sp.second);
+      else
+        spans[n++] = sp;
+    }
+    spans.resize(n);
+  }
   return out;
 }
 
@@ -103,7 +115,7 @@ HostTime MeasureHostTime(const CompactTrace& trace, uint32_t pid,
           const uint64_t a = std::max(from, it->begin_ns), b = std::min(c.start_ns, it->end_ns);
           if (a >= b) continue;
           uint64_t ns = b - a;
-          if (w != waiting.end()) ns -= CoveredBy(w->second, a, b);
+          if (w != waiting.end()) ns -= std::min(ns, CoveredBy(w->second, a, b));
           if (ns == 0) continue;
           const size_t k = size_t(it - steps.begin());
           if (!pending.empty() && pending.back().first == k)

@@ -14,7 +14,11 @@
 // float data fall outside them). A probe is made only for such words the
 // table does not hold (at least 4 GiB, below 2^57), once per distinct word,
 // at most `max_probes` times per launch; words left unprobed are counted (up
-// to 65536 distinct ones), so the replay can say what may be missing.
+// to 65536 distinct ones), so the replay can say what may be missing. Not
+// seen at all: a pointer into an allocation the table does not hold, in a
+// window that holds no known allocation (the driver places a process's
+// device, managed and mapped host memory in one window, 0x7f.., on the
+// machines tested).
 #pragma once
 
 #include <cstdint>

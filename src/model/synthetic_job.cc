@@ -242,16 +242,18 @@ void SyntheticJob::AppendRankTrace(uint32_t rank, Trace* out) const {
       const SyntheticCollective& sc = o.schedule[c];
       const Part& part = parts_[s][c][rank];
       if (sc.host_only) {  // gloo/MPI: the host call is the collective, no kernel
-        // gloo on CUDA tensors first copies the tensor to the host: the
-        // thread waits for its GPU work inside that call (then, on the
-        // straggler, sleeps), then for its peers in the range.
-        if (o.sync_each_step && next_launch) {
-          const uint64_t delay = c == 0 ? me.host_delay_before_collectives_ns : 0;
-          api(next_launch, part.arrive - kLaunchGapNs - delay + 1'000, correlation++, kSyncCbid,
-              sync_name, site_sync);
-          next_launch = 0;
-          // ...and records an event as the collective starts (a call that
-          // launches nothing).
+        // gloo on CUDA tensors first copies the tensor to the host: before
+        // the step's first collective the thread waits for its compute
+        // inside that call (then, on the straggler, sleeps); it records an
+        // event as each collective starts (a call that launches nothing),
+        // then waits for its peers in the range.
+        if (o.sync_each_step) {
+          if (c == 0 && next_launch) {
+            api(next_launch,
+                part.arrive - kLaunchGapNs - me.host_delay_before_collectives_ns + 1'000,
+                correlation++, kSyncCbid, sync_name, site_sync);
+            next_launch = 0;
+          }
           if (!event_name) event_name = t.strings.Intern("cudaEventRecord");
           api(part.arrive - 800, part.arrive - 500, correlation++, kEventRecordCbid, event_name,
               site_collective);

@@ -1,6 +1,7 @@
 #include "tracesmith/replay/extract.h"
 
 #include <algorithm>
+#include <memory>
 
 #include "tracesmith/base/atomic_file.h"
 #include "tracesmith/base/file_util.h"
@@ -25,20 +26,88 @@ const char* ImageKindName(ImageKind k) {
   return "image";
 }
 
+// `cap` cut down to what a reproducer of launch `index` needs besides its
+// record: the capture info, modules and blobs, and that launch's snapshots.
+ReplayCapture OneLaunchOf(const ReplayCapture& cap, uint64_t index) {
+  ReplayCapture one;
+  one.info = cap.info;
+  one.has_info = cap.has_info;
+  one.modules = cap.modules;
+  one.blobs = cap.blobs;
+  for (const SnapshotRecord& s : cap.snapshots)
+    if (s.launch_index == index) one.snapshots.push_back(s);
+  return one;
+}
+
+// A reproducer being written: the file, its capture info, and what the
+// summary counts as modules and snapshots go in.
+class ReproducerWriter {
+ public:
+  // `what`: "one launch", "one graph launch" (said in the capture info's tool).
+  Status Open(const std::string& out, const ReplayCapture& cap, const char* what,
+              ExtractSummary* sum) {
+    sum_ = sum;
+    sum->info = cap.info;
+    sum->has_info = cap.has_info;
+    format::SbtWriterOptions wo;
+    wo.zstd_level = 9;  // written once, read rarely: smaller is better
+    wo.replace_atomically = true;
+    ASSIGN_OR_RETURN(writer_, format::SbtWriter::Open(out, wo));
+    payload_ = std::make_unique<ReplayPayloadWriter>(writer_.get());
+    if (!cap.has_info) return OkStatus();
+    CaptureInfo info = cap.info;
+    info.tool += info.tool.empty() ? std::string("tracesmith replay --extract")
+                                   : StrFormat(" (%s extracted)", what);
+    return payload_->WriteCaptureInfo(info);
+  }
+  // Module `hash` of `cap` (once per module).
+  Status AddModule(const ReplayCapture& cap, uint64_t hash) {
+    if (std::find(modules_.begin(), modules_.end(), hash) != modules_.end()) return OkStatus();
+    modules_.push_back(hash);
+    const ModuleRecord* module = cap.FindModule(hash);
+    ASSIGN_OR_RETURN(auto image, cap.BlobData(module->hash, "module image"));
+    ASSIGN_OR_RETURN(uint64_t written, payload_->AddModule(image, module->kind, module->name));
+    if (written != hash) return Internal("the module's content hash changed while it was copied");
+    sum_->module_bytes += image.size();
+    sum_->module_kind = module->kind;
+    return OkStatus();
+  }
+  // `one`'s snapshots (OneLaunchOf).
+  Status AddSnapshots(const ReplayCapture& one) {
+    for (const SnapshotRecord& s : one.snapshots) {
+      ASSIGN_OR_RETURN(auto bytes, one.BlobData(s.hash, "memory image"));
+      RETURN_IF_ERROR(payload_->AddSnapshot(s.launch_index, s.phase, s.address, bytes, s.origin));
+      if (s.phase == SnapshotPhase::kBefore) {
+        ++sum_->ranges;
+        sum_->memory_bytes += s.size;
+        sum_->reached += s.origin.source == RangeSource::kPointer;
+      }
+    }
+    return OkStatus();
+  }
+  ReplayPayloadWriter& payload() { return *payload_; }
+  // Closes the file; the summary gets its size.
+  Status Close(const std::string& out) {
+    RETURN_IF_ERROR(writer_->Close());
+    ASSIGN_OR_RETURN(sum_->file_bytes, FileSize(out));
+    return OkStatus();
+  }
+
+ private:
+  ExtractSummary* sum_ = nullptr;
+  std::unique_ptr<format::SbtWriter> writer_;
+  std::unique_ptr<ReplayPayloadWriter> payload_;
+  std::vector<uint64_t> modules_;
+};
+
 // A graph launch alone: its record, every module its kernel nodes use, its
 // snapshots and the capture info.
 StatusOr<ExtractSummary> ExtractGraphLaunch(const std::string& in, const std::string& out,
                                             const ReplayCapture& cap,
                                             const GraphLaunchRecord& source) {
   GraphLaunchRecord graph = source;
-  ReplayCapture one;
-  one.info = cap.info;
-  one.has_info = cap.has_info;
+  ReplayCapture one = OneLaunchOf(cap, graph.index);
   one.graphs = {graph};
-  one.modules = cap.modules;
-  one.blobs = cap.blobs;
-  for (const SnapshotRecord& s : cap.snapshots)
-    if (s.launch_index == graph.index) one.snapshots.push_back(s);
   RETURN_IF_ERROR(ValidateCapture(one));
   if (graph.recorded_ns == 0) {
     ReplayCapture times;
@@ -53,45 +122,16 @@ StatusOr<ExtractSummary> ExtractGraphLaunch(const std::string& in, const std::st
   sum.function =
       StrFormat("graph launch (%zu nodes: %s)", graph.nodes.size(), graph.DescribeNodes().c_str());
   sum.recorded_ns = graph.recorded_ns;
-  sum.info = cap.info;
-  sum.has_info = cap.has_info;
-  format::SbtWriterOptions wo;
-  wo.zstd_level = 9;
-  wo.replace_atomically = true;
-  ASSIGN_OR_RETURN(auto writer, format::SbtWriter::Open(out, wo));
-  ReplayPayloadWriter payload(writer.get());
-  if (cap.has_info) {
-    CaptureInfo info = cap.info;
-    info.tool +=
-        info.tool.empty() ? "tracesmith replay --extract" : " (one graph launch extracted)";
-    RETURN_IF_ERROR(payload.WriteCaptureInfo(info));
-  }
-  std::vector<uint64_t> written;
+  ReproducerWriter w;
+  RETURN_IF_ERROR(w.Open(out, cap, "one graph launch", &sum));
   for (const GraphNodeRecord& n : graph.nodes) {
     if (n.kind != GraphNodeKind::kKernel) continue;
     sum.param_bytes += n.kernel.params.size();
-    const uint64_t want = n.kernel.module_hash;
-    if (std::find(written.begin(), written.end(), want) != written.end()) continue;
-    written.push_back(want);
-    const ModuleRecord* module = cap.FindModule(want);
-    ASSIGN_OR_RETURN(auto image, cap.BlobData(module->hash, "module image"));
-    ASSIGN_OR_RETURN(uint64_t hash, payload.AddModule(image, module->kind, module->name));
-    if (hash != want) return Internal("the module's content hash changed while it was copied");
-    sum.module_bytes += image.size();
-    sum.module_kind = module->kind;
+    RETURN_IF_ERROR(w.AddModule(cap, n.kernel.module_hash));
   }
-  for (const SnapshotRecord& s : one.snapshots) {
-    ASSIGN_OR_RETURN(auto bytes, cap.BlobData(s.hash, "memory image"));
-    RETURN_IF_ERROR(payload.AddSnapshot(s.launch_index, s.phase, s.address, bytes, s.origin));
-    if (s.phase == SnapshotPhase::kBefore) {
-      ++sum.ranges;
-      sum.memory_bytes += s.size;
-      sum.reached += s.origin.source == RangeSource::kPointer;
-    }
-  }
-  RETURN_IF_ERROR(payload.AddGraphLaunch(graph));
-  RETURN_IF_ERROR(writer->Close());
-  ASSIGN_OR_RETURN(sum.file_bytes, FileSize(out));
+  RETURN_IF_ERROR(w.AddSnapshots(one));
+  RETURN_IF_ERROR(w.payload().AddGraphLaunch(graph));
+  RETURN_IF_ERROR(w.Close(out));
   return sum;
 }
 
@@ -123,14 +163,8 @@ StatusOr<ExtractSummary> ExtractLaunch(const std::string& in, const std::string&
   }
   LaunchRecord launch = *it;
   // Check what the reproducer needs is all there before writing anything.
-  ReplayCapture one;
-  one.info = cap.info;
-  one.has_info = cap.has_info;
+  ReplayCapture one = OneLaunchOf(cap, launch.index);
   one.launches = {launch};
-  one.modules = cap.modules;
-  one.blobs = cap.blobs;
-  for (const SnapshotRecord& s : cap.snapshots)
-    if (s.launch_index == launch.index) one.snapshots.push_back(s);
   RETURN_IF_ERROR(ValidateCapture(one));
   // The time in the program: from the trace's kernel row, which the
   // reproducer does not carry (its correlation id would point nowhere).
@@ -147,37 +181,12 @@ StatusOr<ExtractSummary> ExtractLaunch(const std::string& in, const std::string&
   sum.function = launch.function;
   sum.param_bytes = launch.params.size();
   sum.recorded_ns = launch.recorded_ns;
-  sum.info = cap.info;
-  sum.has_info = cap.has_info;
-  format::SbtWriterOptions wo;
-  wo.zstd_level = 9;  // written once, read rarely: smaller is better
-  wo.replace_atomically = true;
-  ASSIGN_OR_RETURN(auto writer, format::SbtWriter::Open(out, wo));
-  ReplayPayloadWriter payload(writer.get());
-  if (cap.has_info) {
-    CaptureInfo info = cap.info;
-    info.tool += info.tool.empty() ? "tracesmith replay --extract" : " (one launch extracted)";
-    RETURN_IF_ERROR(payload.WriteCaptureInfo(info));
-  }
-  const ModuleRecord* module = cap.FindModule(launch.module_hash);
-  ASSIGN_OR_RETURN(auto image, cap.BlobData(module->hash, "module image"));
-  ASSIGN_OR_RETURN(uint64_t hash, payload.AddModule(image, module->kind, module->name));
-  if (hash != launch.module_hash)
-    return Internal("the module's content hash changed while it was copied");
-  sum.module_bytes = image.size();
-  sum.module_kind = module->kind;
-  for (const SnapshotRecord& s : one.snapshots) {
-    ASSIGN_OR_RETURN(auto bytes, cap.BlobData(s.hash, "memory image"));
-    RETURN_IF_ERROR(payload.AddSnapshot(s.launch_index, s.phase, s.address, bytes, s.origin));
-    if (s.phase == SnapshotPhase::kBefore) {
-      ++sum.ranges;
-      sum.memory_bytes += s.size;
-      sum.reached += s.origin.source == RangeSource::kPointer;
-    }
-  }
-  RETURN_IF_ERROR(payload.AddLaunch(launch));
-  RETURN_IF_ERROR(writer->Close());
-  ASSIGN_OR_RETURN(sum.file_bytes, FileSize(out));
+  ReproducerWriter w;
+  RETURN_IF_ERROR(w.Open(out, cap, "one launch", &sum));
+  RETURN_IF_ERROR(w.AddModule(cap, launch.module_hash));
+  RETURN_IF_ERROR(w.AddSnapshots(one));
+  RETURN_IF_ERROR(w.payload().AddLaunch(launch));
+  RETURN_IF_ERROR(w.Close(out));
   return sum;
 }
 

@@ -138,15 +138,18 @@ std::string OutOfDeviceMemoryText(int64_t launch, int64_t range_first, int64_t r
                      static_cast<long long>(range_last));
   else
     what = StrFormat("all %zu recorded launch%s", launches, launches == 1 ? "" : "es");
+  const std::string free_text =
+      total_bytes ? StrFormat("the GPU has %s free of %s", HumanBytes(free_bytes).c_str(),
+                              HumanBytes(total_bytes).c_str())
+                  : std::string("the GPU's free memory is unknown (cuMemGetInfo failed)");
   std::string text = StrFormat(
       "not enough device memory to replay %s: %s needs %s in %zu range(s) at once (the memory "
-      "it reads and writes, at the captured addresses), and the GPU has %s free of %s",
+      "it reads and writes, at the captured addresses), and %s",
       what.c_str(), launch >= 0 || range_first >= 0 ? "it" : "replaying them together",
-      HumanBytes(needed_bytes).c_str(), ranges, HumanBytes(free_bytes).c_str(),
-      HumanBytes(total_bytes).c_str());
+      HumanBytes(needed_bytes).c_str(), ranges, free_text.c_str());
   if (launch < 0 && range_first < 0 && launches > 1)
     text += "; replay one launch at a time with --launch N";
-  else if (free_bytes < total_bytes / 2)
+  else if (total_bytes && free_bytes < total_bytes / 2)
     text += "; other processes hold the rest (nvidia-smi lists them)";
   return text;
 }

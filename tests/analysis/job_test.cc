@@ -698,6 +698,24 @@ TEST(JobReport, HostTimeAtAStepsEndCountsInThatStep) {
   }
 }
 
+// The same sleep with no CUDA call after it in its step: the gap from the
+// step's last launch to the next step's first launch spans both steps, and
+// each counts its part (clipped to the launch's step, the sleep was lost).
+TEST(JobReport, AGapOverTwoStepsCountsInEach) {
+  SyntheticJobOptions o = model::MakeSyntheticJobOptions(4, 4);
+  o.steps = 12;
+  o.stacks = true;  // no sync_each_step: no call between the launches
+  for (SyntheticCollective& c : o.schedule) c.host_only = true;
+  o.ranks[2].host_delay_before_collectives_ns = 1'000'000;
+  JobReport report;
+  ASSERT_NO_FATAL_FAILURE(AnalyzeWithStraggler(o, 2, &report));
+  const Straggler& s = report.stragglers[0];
+  ASSERT_TRUE(s.host_excess.has_value());
+  EXPECT_EQ(s.host_excess->site, "train_step (train.py:31)");
+  // The others' jitter in their compute (up to 20 us a step) is in the gap too.
+  EXPECT_NEAR(double(s.host_excess->excess_ns), 1'000'000, 50'000);
+}
+
 // A range that launches an NCCL kernel is not a second, host collective.
 TEST(Collectives, RangesThatLaunchNcclKernelsAreNotHostCollectives) {
   SyntheticJobOptions o = model::MakeSyntheticJobOptions(2, 2);

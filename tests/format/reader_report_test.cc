@@ -2,6 +2,8 @@
 // a file later (Python's lazy load) relies on.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "testing/random_records.h"
 #include "testing/temp_file.h"
 #include "tracesmith/base/file_util.h"
@@ -58,6 +60,38 @@ TEST(ReaderReportTest, DamageInsideAChunkBelongsToThatChunk) {
   EXPECT_TRUE(others.damage.empty());
   EXPECT_EQ(others.valid_bytes, all.valid_bytes + (end - target.offset));
   EXPECT_EQ(others.events_lost, all.events_lost - std::min(all.events_lost, target.rows));
+}
+
+}  // namespace
+}  // namespace tracesmith::format
+
+namespace tracesmith::format {
+namespace {
+
+// The last chunk's extent ends where its header says: the index and the
+// trailer after it are not its bytes (a reader leaving it out would count
+// them twice, and could report more readable bytes than the file has).
+TEST(ReaderReportTest, TheLastChunkEndsBeforeTheIndex) {
+  std::vector<uint8_t> bytes = Serialize(testing::RandomTrace(42, 12));
+  const std::vector<ChunkIndexEntry> chunks = Open(bytes)->chunks();
+  ASSERT_GE(chunks.size(), 2u);
+  const ChunkIndexEntry last = chunks.back();
+  uint32_t stored_len = 0;
+  std::memcpy(&stored_len, bytes.data() + last.offset + 8, 4);
+  const uint64_t end = last.offset + kChunkHeaderSize + stored_len;
+  ASSERT_LT(end, bytes.size());  // the index and trailer follow
+  bytes[last.offset + 2] ^= 0x5a;  // its magic: the whole chunk is lost
+  auto reader = Open(bytes);
+  model::Trace t;
+  (void)reader->ReadAll(&t);
+  const ReadReport& all = reader->report();
+  ASSERT_FALSE(all.damage.empty()) << all.Describe();
+  bool at_chunk = false;
+  for (const Damage& d : all.damage) at_chunk |= d.offset == last.offset;
+  ASSERT_TRUE(at_chunk) << all.Describe();
+  ReadReport others = reader->ReportFor([](const ChunkIndexEntry*) { return false; });
+  EXPECT_LE(others.valid_bytes, bytes.size());
+  EXPECT_EQ(others.valid_bytes, all.valid_bytes + (end - last.offset)) << all.Describe();
 }
 
 }  // namespace

@@ -133,6 +133,12 @@ TEST(OutOfDeviceMemory, NamesWhatWasSelectedWhatItNeedsAndWhatToDo) {
   EXPECT_NE(range.find("to replay launches 0..59: it needs 2.00 GiB"), std::string::npos) << range;
   EXPECT_EQ(range.find("--launch N"), std::string::npos) << range;
   EXPECT_EQ(range.find("other processes"), std::string::npos) << range;
+  const std::string unknown = OutOfDeviceMemoryText(4, -1, -1, 12, 3, 6ull << 30, 0, 0);
+  EXPECT_NE(unknown.find("in 3 range(s) at once (the memory it reads and writes, at the captured "
+                         "addresses), and the GPU's free memory is unknown (cuMemGetInfo failed)"),
+            std::string::npos)
+      << unknown;
+  EXPECT_EQ(unknown.find("other processes"), std::string::npos) << unknown;
 }
 
 }  // namespace

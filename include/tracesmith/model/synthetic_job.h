@@ -56,9 +56,10 @@ struct SyntheticCollective {
   bool generic = false;  // an ncclDevKernel_Generic kernel (operation from NVTX only)
   // A CPU-backend collective (gloo): no kernel, a "gloo:<op> bytes=<N>" NVTX
   // range on the host from the rank's arrival to the collective's end. With
-  // sync_each_step the host first waits for its GPU work in a synchronizing
-  // call (gloo copies a CUDA tensor to the host) that ends when its compute
-  // does.
+  // sync_each_step: before the step's first collective the host waits for
+  // its GPU work in a synchronizing call (gloo copies a CUDA tensor to the
+  // host) that ends when its compute does, and every such collective starts
+  // with a cudaEventRecord (a call that launches nothing).
   bool host_only = false;
   // With host_only: the result is copied back to the GPU when the range
   // ends (gloo on CUDA tensors): a 500 ns kernel on the compute stream,
