@@ -79,7 +79,7 @@ TEST(ReaderReportTest, TheLastChunkEndsBeforeTheIndex) {
   uint32_t stored_len = 0;
   std::memcpy(&stored_len, bytes.data() + last.offset + 8, 4);
   const uint64_t end = last.offset + kChunkHeaderSize + stored_len;
-  ASSERT_LT(end, bytes.size());  // the index and trailer follow
+  ASSERT_LT(end, bytes.size());    // the index and trailer follow
   bytes[last.offset + 2] ^= 0x5a;  // its magic: the whole chunk is lost
   auto reader = Open(bytes);
   model::Trace t;
