@@ -1,5 +1,5 @@
 // CuptiEngine, CUPTI side: subscription, activity kinds, callbacks.
-// The writer thread is in capture_writer.cc.
+// The writer thread is in engine_writer.cc.
 #include "cupti_engine.h"
 
 #include <sys/stat.h>

@@ -41,7 +41,7 @@
 #include <vector>
 
 #include "graph_capture.h"
-#include "host_buffer.h"
+#include "image_allocator.h"
 #include "replay_stream_ops.h"
 #include "tracesmith/capture/capture_options.h"
 #include "tracesmith/format/replay_payload.h"
@@ -127,7 +127,7 @@ class ReplayCapturer {
     replay::SnapshotOrigin origin;
   };
   // Host buffers for images are reused once written (a fresh buffer pays
-  // page faults during the copy; host_buffer.h). At most
+  // page faults during the copy; image_allocator.h). At most
   // kMaxFreeBufferBytes are kept.
   static constexpr uint64_t kMaxFreeBufferBytes = uint64_t(2) << 30;
   Buffer TakeBuffer(uint64_t size);

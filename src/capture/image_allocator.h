@@ -1,4 +1,4 @@
-// Host buffers for device-memory images (replay capture). Large buffers come
+// ImageAllocator: host buffers for device-memory images (replay capture). Large buffers come
 // straight from mmap with transparent huge pages requested: the
 // device-to-host copy into a fresh buffer pays one page fault per page it
 // touches, so 2 MiB pages cost 1/512 of the faults of 4 KiB ones. Elements
