@@ -646,17 +646,34 @@ TEST(JobReport, HostCollectivesFromNvtxRangesFindTheStraggler) {
             st.bound_ns + o.jitter_ns);
 }
 
+// 4 ranks, 12 steps, call stacks, every collective on the host (gloo);
+// `sync`: the host launches ahead of the GPU and waits in a synchronize.
+SyntheticJobOptions GlooJob(bool sync) {
+  SyntheticJobOptions o = model::MakeSyntheticJobOptions(4, 4);
+  o.steps = 12;
+  o.stacks = true;
+  o.sync_each_step = sync;
+  for (SyntheticCollective& c : o.schedule) c.host_only = true;
+  return o;
+}
+
+// Rank 2's host-time excess in `report`: at the next step's first launch
+// ("train_step (train.py:31)"), 1 ms within `tolerance_ns`.
+void ExpectHostExcessAtTheLoader(const JobReport& report, double tolerance_ns) {
+  const Straggler& s = report.stragglers[0];
+  ASSERT_TRUE(s.host_excess.has_value());
+  EXPECT_EQ(s.host_excess->site, "train_step (train.py:31)");
+  EXPECT_NEAR(double(s.host_excess->excess_ns), 1'000'000, tolerance_ns);
+}
+
 // gloo on CUDA tensors: the rank copies its tensor back to the GPU when the
 // host collective ends. The fast ranks wait there for the straggler, on the
 // host and outside CUDA calls, then launch: that wait is waiting for peers,
 // not host work before a launch (seen on the H100: every rank had ~20 ms of
 // "host time" at the copy site and the sleeping rank no excess).
 TEST(JobReport, WaitingInHostCollectivesIsNotHostTimeBeforeLaunches) {
-  SyntheticJobOptions o = model::MakeSyntheticJobOptions(4, 4);
-  o.steps = 12;
-  o.stacks = true;
-  o.sync_each_step = true;  // the host launches ahead of the GPU, 3 us apart
-  for (SyntheticCollective& c : o.schedule) c.host_only = c.launch_after = true;
+  SyntheticJobOptions o = GlooJob(/*sync=*/true);  // launches ahead, 3 us apart
+  for (SyntheticCollective& c : o.schedule) c.launch_after = true;
   o.ranks[2].host_delay_per_step_ns = 1'000'000;  // 1 ms before the step's first launch
   JobReport report;
   ASSERT_NO_FATAL_FAILURE(AnalyzeWithStraggler(o, 2, &report));
@@ -669,10 +686,7 @@ TEST(JobReport, WaitingInHostCollectivesIsNotHostTimeBeforeLaunches) {
         EXPECT_LT(site.step_median_ns, 100'000u) << r.label << " " << site.site;
     }
   }
-  const Straggler& s = report.stragglers[0];
-  ASSERT_TRUE(s.host_excess.has_value());
-  EXPECT_EQ(s.host_excess->site, "train_step (train.py:31)");
-  EXPECT_NEAR(double(s.host_excess->excess_ns), 1'000'000, 10'000);
+  ExpectHostExcessAtTheLoader(report, 10'000);
 }
 
 // The gloo job on the H200: rank 1 sleeps after its step's synchronize,
@@ -680,18 +694,11 @@ TEST(JobReport, WaitingInHostCollectivesIsNotHostTimeBeforeLaunches) {
 // first. The sleep is the first step's host time, at that launch's site (it
 // was dropped when the time was clipped to the launch's step).
 TEST(JobReport, HostTimeAtAStepsEndCountsInThatStep) {
-  SyntheticJobOptions o = model::MakeSyntheticJobOptions(4, 4);
-  o.steps = 12;
-  o.stacks = true;
-  o.sync_each_step = true;
-  for (SyntheticCollective& c : o.schedule) c.host_only = true;
+  SyntheticJobOptions o = GlooJob(/*sync=*/true);
   o.ranks[2].host_delay_before_collectives_ns = 1'000'000;
   JobReport report;
   ASSERT_NO_FATAL_FAILURE(AnalyzeWithStraggler(o, 2, &report));
-  const Straggler& s = report.stragglers[0];
-  ASSERT_TRUE(s.host_excess.has_value());
-  EXPECT_EQ(s.host_excess->site, "train_step (train.py:31)");
-  EXPECT_NEAR(double(s.host_excess->excess_ns), 1'000'000, 20'000);
+  ExpectHostExcessAtTheLoader(report, 20'000);
   for (const RankReport& r : report.ranks) {
     if (r.rank == 2) continue;
     EXPECT_LT(r.host_time.step_median_ns, 100'000u) << r.label;
@@ -702,18 +709,12 @@ TEST(JobReport, HostTimeAtAStepsEndCountsInThatStep) {
 // step's last launch to the next step's first launch spans both steps, and
 // each counts its part (clipped to the launch's step, the sleep was lost).
 TEST(JobReport, AGapOverTwoStepsCountsInEach) {
-  SyntheticJobOptions o = model::MakeSyntheticJobOptions(4, 4);
-  o.steps = 12;
-  o.stacks = true;  // no sync_each_step: no call between the launches
-  for (SyntheticCollective& c : o.schedule) c.host_only = true;
+  SyntheticJobOptions o = GlooJob(/*sync=*/false);  // no call between the launches
   o.ranks[2].host_delay_before_collectives_ns = 1'000'000;
   JobReport report;
   ASSERT_NO_FATAL_FAILURE(AnalyzeWithStraggler(o, 2, &report));
-  const Straggler& s = report.stragglers[0];
-  ASSERT_TRUE(s.host_excess.has_value());
-  EXPECT_EQ(s.host_excess->site, "train_step (train.py:31)");
   // The others' jitter in their compute (up to 20 us a step) is in the gap too.
-  EXPECT_NEAR(double(s.host_excess->excess_ns), 1'000'000, 50'000);
+  ExpectHostExcessAtTheLoader(report, 50'000);
 }
 
 // A range that launches an NCCL kernel is not a second, host collective.
