@@ -643,15 +643,6 @@ void ReplayCapturer::OnStreamOp(CUpti_CallbackId cbid, const CUpti_CallbackData*
   if (filter_.kind == ReplayFilter::Kind::kLaunchRange && before > filter_.last) return;
   StreamOpCall c;
   if (!DecodeStreamOp(cbid, info->functionParams, &c)) return;
-  // An op on a stream that is capturing a CUDA graph is captured, not run:
-  // not an op to replay, and querying the stream (StreamIdLocked) would
-  // invalidate the program's capture, as it did for launches (OnEnter).
-  if (c.stream != nullptr && c.stream != CU_STREAM_LEGACY && c.stream != CU_STREAM_PER_THREAD) {
-    CUstreamCaptureStatus capturing = CU_STREAM_CAPTURE_STATUS_NONE;
-    if (cuStreamIsCapturing(c.stream, &capturing) != CUDA_SUCCESS ||
-        capturing != CU_STREAM_CAPTURE_STATUS_NONE)
-      return;
-  }
   BusyScope busy;                                      // our own CUDA calls below are not ops
   if (c.generic_copy && !ResolveCopyKind(&c)) return;  // host to host
   // A null source is the driver's error to report; reading it would crash the program.
