@@ -119,12 +119,17 @@ TEST(ReachScan, AllocationsTheTableLacksAreProbedOncePerWordWithinTheProbeBudget
   EXPECT_EQ(s.summary().words_unresolved, 2u);  // 0x7f3..., 0x7f4... (distinct)
 }
 
-TEST(ReachScan, FloatDataReachesNothingAndCostsNoProbes) {
-  int calls = 0;
-  auto probe = [&](uint64_t) -> std::optional<MemRange> {
-    ++calls;
+// A probe that finds nothing and counts its calls.
+ReachScanner::Probe FindsNothing(int* calls) {
+  return [calls](uint64_t) -> std::optional<MemRange> {
+    ++*calls;
     return std::nullopt;
   };
+}
+
+TEST(ReachScan, FloatDataReachesNothingAndCostsNoProbes) {
+  int calls = 0;
+  auto probe = FindsNothing(&calls);
   ReachScanner s({{kB, 1 << 20}}, probe, {});
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> u(-4.f, 4.f);
@@ -137,10 +142,7 @@ TEST(ReachScan, FloatDataReachesNothingAndCostsNoProbes) {
 
 TEST(ReachScan, PackedIntegerIndicesReachNothingAndCostNoProbes) {
   int calls = 0;
-  auto probe = [&](uint64_t) -> std::optional<MemRange> {
-    ++calls;
-    return std::nullopt;
-  };
+  auto probe = FindsNothing(&calls);
   ReachScanner s({{kB, 1 << 20}}, probe, {});
   s.AddRoot({kA, 1 << 20});
   // An int32 index array (embedding ids, CSR columns): two indices per
