@@ -381,8 +381,8 @@ Status ReplayOnGpu(const ReplayCapture& cap, const GpuReplayOptions& o,
       ranges.push_back(r);
   ReplayMemory mem;
   auto map_t0 = std::chrono::steady_clock::now();
-  size_t free_bytes = 0, total_bytes = 0;  // for the message below only (0, 0: unknown)
-  if (cuMemGetInfo(&free_bytes, &total_bytes) != CUDA_SUCCESS) free_bytes = total_bytes = 0;
+  size_t free_bytes = 0, total_bytes = 0;
+  (void)cuMemGetInfo(&free_bytes, &total_bytes);  // for the message below only
   if (Status mapped = MapRanges(ranges, device, granularity, o, &mem); !mapped.ok()) {
     if (mapped.message().find("CUDA_ERROR_OUT_OF_MEMORY") == std::string::npos) return mapped;
     uint64_t needed = 0;
