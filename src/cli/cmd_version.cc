@@ -1,8 +1,10 @@
 #include <cstdio>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "commands.h"
+#include "huge_pages.h"
 #include "tracesmith/format/sbt.h"
 
 #ifndef TS_VERSION
@@ -26,8 +28,12 @@ std::string VersionLine() {
 
 void AddVersionCommand(CLI::App& app, CommandList& commands) {
   auto* cmd = app.add_subcommand("version", "Print the TraceSmith version and SBT format version");
-  commands.emplace_back(cmd, [] {
+  auto verbose = std::make_shared<bool>(false);
+  cmd->add_flag("-v,--verbose", *verbose,
+                "Also say how this process allocates memory (transparent huge pages)");
+  commands.emplace_back(cmd, [=] {
     std::printf("%s\n", VersionLine().c_str());
+    if (*verbose) std::printf("%s\n", HugePagesLine().c_str());
     return kExitOk;
   });
   // `tracesmith --version`: the same line.

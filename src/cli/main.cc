@@ -3,10 +3,12 @@
 
 #include "command.h"
 #include "commands.h"
+#include "huge_pages.h"
 #include "tracesmith/base/atomic_file.h"
 
 int main(int argc, char** argv) {
   using namespace tracesmith::cli;
+  UseHugePages(argc, argv);
   CLI::App app{
       "TraceSmith: GPU profiling and replay for CUDA programs.\n"
       "Run 'tracesmith <command> --help' for a command's options."};

@@ -24,6 +24,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "column_buffer.h"
 #include "field_dtype.h"
 #include "tracesmith/analysis/diff.h"
 #include "tracesmith/analysis/event_filter.h"
@@ -105,10 +106,10 @@ struct TypedConfigIndex : ConfigIndex {
   }
 };
 
-// An array that owns a byte vector (no copy).
-py::array OwningArray(std::unique_ptr<std::vector<uint8_t>> bytes, const char* dtype, size_t n) {
+// An array that owns a column's bytes (no copy).
+py::array OwningArray(std::unique_ptr<ColumnBuffer> bytes, const char* dtype, size_t n) {
   auto* raw = bytes.release();
-  py::capsule owner(raw, [](void* p) { delete static_cast<std::vector<uint8_t>*>(p); });
+  py::capsule owner(raw, [](void* p) { delete static_cast<ColumnBuffer*>(p); });
   return py::array(py::dtype(dtype), {py::ssize_t(n)}, {}, raw->data(), owner);
 }
 
@@ -118,8 +119,8 @@ struct Columns {
   bool ready = false;
   size_t rows = 0;
   std::vector<const model::FieldDesc*> data_fields;
-  std::vector<std::unique_ptr<std::vector<uint8_t>>> data;  // one per data field
-  std::unique_ptr<std::vector<uint8_t>> codes;              // u32 per row
+  std::vector<std::unique_ptr<ColumnBuffer>> data;  // one per data field
+  std::unique_ptr<ColumnBuffer> codes;              // u32 per row
   std::unique_ptr<ConfigIndex> config;
 
   template <typename T>
@@ -130,20 +131,20 @@ struct Columns {
     for (size_t f = 0; f < Traits::kNumFields; ++f) {
       if (Traits::kAllFields[f].role == model::FieldRole::kConfig) continue;
       data_fields.push_back(&Traits::kAllFields[f]);
-      data.push_back(std::make_unique<std::vector<uint8_t>>());
+      data.push_back(std::make_unique<ColumnBuffer>());
     }
-    codes = std::make_unique<std::vector<uint8_t>>();
+    codes = std::make_unique<ColumnBuffer>();
     config = std::make_unique<TypedConfigIndex<T>>();
   }
 
   // Room for `n` more rows (from the file's index), so the columns are
-  // allocated once rather than grown by doubling (which peaks at 2x).
+  // allocated once rather than grown (which copies).
   template <typename T>
   void Reserve(uint64_t n) {
     Init<T>();
     for (size_t f = 0; f < data_fields.size(); ++f)
-      data[f]->reserve(data[f]->size() + n * FieldBytes(data_fields[f]->type));
-    codes->reserve(codes->size() + 4 * n);
+      data[f]->Reserve(data[f]->size() + n * FieldBytes(data_fields[f]->type));
+    codes->Reserve(codes->size() + 4 * n);
   }
 
   template <size_t W, typename T>
@@ -158,8 +159,8 @@ struct Columns {
   void Append(const std::vector<T>& rows_in) {
     Init<T>();
     for (size_t f = 0; f < data_fields.size(); ++f)
-      data[f]->resize(FieldBytes(data_fields[f]->type) * (rows + rows_in.size()));
-    codes->resize(4 * (rows + rows_in.size()));
+      data[f]->Resize(FieldBytes(data_fields[f]->type) * (rows + rows_in.size()));
+    codes->Resize(4 * (rows + rows_in.size()));
     for (size_t f = 0; f < data_fields.size(); ++f) {
       const model::FieldDesc& d = *data_fields[f];
       const size_t w = FieldBytes(d.type);
@@ -207,7 +208,8 @@ struct Columns {
       const model::FieldDesc& d = Traits::kAllConfigFields[f];
       // (config descriptors say kDelta: their type is the field's)
       const size_t w = FieldBytes(d.type);
-      auto bytes = std::make_unique<std::vector<uint8_t>>(w * cfg.uniques.size());
+      auto bytes = std::make_unique<ColumnBuffer>();
+      bytes->Resize(w * cfg.uniques.size());
       for (size_t u = 0; u < cfg.uniques.size(); ++u)
         std::memcpy(bytes->data() + u * w,
                     reinterpret_cast<const uint8_t*>(&cfg.uniques[u]) + d.offset, w);
