@@ -29,7 +29,7 @@ VERSION=$(sed -n 's/^project(TraceSmith VERSION \([0-9.]*\).*/\1/p' CMakeLists.t
 ZLIB=$(ls /usr/lib/x86_64-linux-gnu/libz.so* /lib/x86_64-linux-gnu/libz.so* 2>/dev/null | head -1)
 set -x
 ${CXX:-g++} -O2 -fPIC -fvisibility=hidden -std=c++20 -shared -DTS_VERSION="\"${VERSION:-dev}\"" \
-  -Iinclude -isystem "$PYINC" ${PYBIND_FLAG} src/python/core_module.cc src/python/write_tables.cc \
+  -Iinclude -isystem "$PYINC" ${PYBIND_FLAG} src/python/core_module.cc src/python/column_buffer.cc src/python/write_tables.cc \
   -o "$OUT/tracesmith/_core$SUFFIX" \
   "$L/libtracesmith_cluster.a" "$L/libtracesmith_format.a" "$L/libtracesmith_export.a" "$L/libtracesmith_import.a" \
   "$L/libtracesmith_analysis.a" "$L/libtracesmith_capture_common.a" "$L/libtracesmith_format.a" \

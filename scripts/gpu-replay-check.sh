@@ -380,6 +380,20 @@ ok = (l["kind"] == "graph" and l["index"] == 4 and l["status"] == "identical"
 sys.exit(0 if ok else 1)
 PY
   graph_check "launch:4 selects the second graph launch alone; --json: kind graph, 5 nodes (3 kernels, 1 memset, 1 memcpy), identical, its time in the program known" $?
+  # The second graph: captured on a stream first seen after recording began,
+  # its first op a memset (the replay capture must not query that stream).
+  run rc-graph-fresh "$TS" profile -f --stacks none --replay-capture 'launch:7' \
+    -o "$W/rc_graph7.sbt" -- "$PROGS/graph_replay"
+  grep -E "graph launch [0-9]+ \(|GRAPH_REPLAY" "$W/last.log" | sed 's/^/GRAPH: fresh stream: /'
+  graph_check "a graph captured on a stream created after recording began, its first op a memset: the program's capture intact, results right (exit 0), graph launch 7 recorded (1 kernel, 1 memset)" \
+    $([ $rc -eq 0 ] && grep -q "^GRAPH_REPLAY second capture OK" "$W/last.log" &&
+      grep -q "^GRAPH_REPLAY OK" "$W/last.log" &&
+      grep -q "graph launch 7 (1 kernel, 1 memset" "$W/last.log"; echo $?)
+  run rc-graph-fresh-replay "$TS" replay "$W/rc_graph7.sbt" --iterations 3
+  grep -E "^launch |output:|determinism:" "$W/last.log" | sed 's/^/GRAPH: fresh stream: /'
+  graph_check "graph launch 7 replays identical and deterministic" \
+    $([ $rc -eq 0 ] && grep -q "^launch 7  graph launch (2 nodes" "$W/last.log" &&
+      grep -q "identical to the capture" "$W/last.log" && grep -q "all outputs identical" "$W/last.log"; echo $?)
 fi
 if python3 -c "import torch" 2>/dev/null; then
   run rc-torch-graph "$TS" profile -f --stacks none --replay-capture all \

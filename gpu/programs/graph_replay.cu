@@ -11,9 +11,12 @@
 // buffer). Each launch's results are checked on the host. Prints
 // "GRAPH_REPLAY launch N OK" per launch and "GRAPH_REPLAY OK"; exits 1 when
 // a result is wrong. Usage: graph_replay
+// Then a second graph (memset + fill_values) captured on a stream created
+// after those launches, launched once ("GRAPH_REPLAY second capture OK").
 // Launch indices under `tracesmith profile --replay-capture`: the 3 kernels
 // launched into the capture count 0..2 (not recorded: their stream is
-// capturing), the graph launches are 3, 4 and 5.
+// capturing), the graph launches are 3, 4 and 5; the second capture's kernel
+// is 6 (not recorded), its graph launch 7.
 #include <cstdint>
 #include <vector>
 
@@ -120,6 +123,28 @@ int main() {
                 host_out[0]);
     ok &= bad == 0;
   }
+  CHECK(cudaGraphExecDestroy(exec));
+
+  // A second graph, captured on a stream created only now, whose first op is
+  // a memset: the replay capture must not query that stream while it
+  // captures (doing so invalidates the capture: its next call fails).
+  float* d;
+  CHECK(cudaMalloc(&d, kN * sizeof(float)));
+  cudaStream_t s3;
+  CHECK(cudaStreamCreateWithFlags(&s3, cudaStreamNonBlocking));
+  CHECK(cudaStreamBeginCapture(s3, cudaStreamCaptureModeGlobal));
+  CHECK(cudaMemsetAsync(d, 0, kN * sizeof(float), s3));
+  fill_values<<<kN / 256, 256, 0, s3>>>(d, in, kN);
+  CHECK(cudaStreamEndCapture(s3, &graph));
+  CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  CHECK(cudaGraphDestroy(graph));
+  CHECK(cudaGraphLaunch(exec, s3));
+  CHECK(cudaStreamSynchronize(s3));
+  CHECK(cudaMemcpy(host_c.data(), d, kN * sizeof(float), cudaMemcpyDeviceToHost));
+  int bad = 0;
+  for (int i = 0; i < kN; ++i) bad += host_c[i] != host_in[i] * 2.0f + 1.0f;
+  std::printf("GRAPH_REPLAY second capture %s\n", bad ? "WRONG" : "OK");
+  ok &= bad == 0;
   CHECK(cudaGraphExecDestroy(exec));
   std::printf("GRAPH_REPLAY %s\n", ok ? "OK" : "FAILED");
   return ok ? 0 : 1;

@@ -40,6 +40,15 @@ std::string Demangle(const char* name) {
 
 namespace {
 
+// Whether `stream` is capturing a CUDA graph (or cannot be asked: treated as
+// capturing, so nothing else touches it). cuStreamIsCapturing is one of the
+// calls the driver allows during a capture.
+bool Capturing(CUstream stream) {
+  CUstreamCaptureStatus capturing = CU_STREAM_CAPTURE_STATUS_NONE;
+  return cuStreamIsCapturing(stream, &capturing) != CUDA_SUCCESS ||
+         capturing != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
 using BusyScope = ReplayBusyScope;
 
 replay::ImageKind KindOf(const uint8_t* p, size_t n) {
@@ -409,10 +418,7 @@ void ReplayCapturer::OnEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* in
 }
 
 bool ReplayCapturer::StreamCapturing(CUstream stream, uint64_t index) {
-  CUstreamCaptureStatus capturing = CU_STREAM_CAPTURE_STATUS_NONE;
-  if (cuStreamIsCapturing(stream, &capturing) == CUDA_SUCCESS &&
-      capturing == CU_STREAM_CAPTURE_STATUS_NONE)
-    return false;
+  if (!Capturing(stream)) return false;
   std::lock_guard<std::mutex> lock(mu_);
   if (stats_.skipped_graph++ == 0)
     Note(
@@ -643,7 +649,16 @@ void ReplayCapturer::OnStreamOp(CUpti_CallbackId cbid, const CUpti_CallbackData*
   if (filter_.kind == ReplayFilter::Kind::kLaunchRange && before > filter_.last) return;
   StreamOpCall c;
   if (!DecodeStreamOp(cbid, info->functionParams, &c)) return;
-  BusyScope busy;                                      // our own CUDA calls below are not ops
+  BusyScope busy;  // our own CUDA calls below are not ops
+  // An op on a stream that is capturing a CUDA graph is captured, not run: it
+  // is a node of the graph, recorded with the graph's launches; querying the
+  // stream (StreamIdLocked) would invalidate the program's capture, as it did
+  // for launches (OnEnter). The legacy stream is never capturing (ops on it
+  // during a global capture are the program's error); the per-thread one can.
+  const CUstream asked = c.stream != nullptr ? c.stream
+                         : c.per_thread      ? CU_STREAM_PER_THREAD
+                                             : nullptr;
+  if (asked != nullptr && asked != CU_STREAM_LEGACY && Capturing(asked)) return;
   if (c.generic_copy && !ResolveCopyKind(&c)) return;  // host to host
   // A null source is the driver's error to report; reading it would crash the program.
   if (c.kind == replay::StreamOpKind::kCopyHtoD && c.bytes && !c.host_src) return;
