@@ -1,7 +1,9 @@
-// The two sorters for nearly-sorted data on the same inputs (issue #20 item
-// 4): analysis's WindowedSort (insertion with a bounded look-back, in place)
-// and export's bucket sort (sorted_order.h: a stable scatter on the high bits
-// of the start, insertion inside each bucket, into a second array). Each is
+// The strategies of the one sorter for nearly-sorted data (analysis/sorter.h)
+// on the same inputs (issue #20 item 4): WindowedSort (insertion with a
+// bounded look-back, in place; analysis's lanes), BucketSort (a stable
+// scatter on the high bits of the start, insertion inside each bucket, into
+// a second array) and SortNearlySorted (the first within a budget, else the
+// second; the export's row order). Each is
 // run on the shape of the other caller too: 8-byte packed keys (start above
 // row index, as SortedRowOrder sorts them) and 32-byte rows (GpuOp, as
 // CompactTrace sorts a lane). Inputs: starts 1 us apart (+/- jitter), then a
@@ -18,7 +20,6 @@
 #include <random>
 #include <vector>
 
-#include "export/sorted_order.h"
 #include "tracesmith/analysis/sorter.h"
 
 namespace {
@@ -65,7 +66,7 @@ void KeysBucket(benchmark::State& state) {
   const int shift = std::max(0, static_cast<int>(std::bit_width(hi)) - bucket_bits);
   std::vector<uint64_t> out(n);
   for (auto _ : state) {
-    tracesmith::exporter::sorted_order_internal::BucketSort(
+    tracesmith::analysis::BucketSort(
         keys.data(), n, (size_t{1} << bucket_bits) + 1, [&](uint64_t k) { return k >> shift; },
         [](uint64_t a, uint64_t b) { return a < b; }, out.data());
     benchmark::DoNotOptimize(out.data());
@@ -128,7 +129,7 @@ void RowsBucket(benchmark::State& state) {
     state.PauseTiming();
     work = rows;
     state.ResumeTiming();
-    tracesmith::exporter::sorted_order_internal::BucketSort(
+    tracesmith::analysis::BucketSort(
         work.data(), n, (size_t{1} << bucket_bits) + 1,
         [&](const Row& r) { return (r.start_ns - lo) >> shift; }, RowLess, out.data());
     std::memcpy(work.data(), out.data(), n * sizeof(Row));
@@ -137,7 +138,30 @@ void RowsBucket(benchmark::State& state) {
   state.SetItemsProcessed(int64_t(state.iterations() * n));
 }
 
+// What the export now runs (SortNearlySorted): insertion in place within 2
+// moves per key, else the bucket sort. The keys are copied back before each
+// run (not timed), as the caller's scratch keys are sorted in place.
+void KeysAdaptive(benchmark::State& state) {
+  const size_t n = size_t(state.range(0));
+  int index_bits = 0;
+  const auto keys = PackedKeys(NearlySorted(n, state.range(1), state.range(2)), &index_bits);
+  const uint64_t hi = *std::max_element(keys.begin(), keys.end());
+  const int bucket_bits = std::min(20, static_cast<int>(std::bit_width(n / 8)));
+  const int shift = std::max(0, static_cast<int>(std::bit_width(hi)) - bucket_bits);
+  std::vector<uint64_t> work(n), out(n);
+  for (auto _ : state) {
+    state.PauseTiming();
+    std::memcpy(work.data(), keys.data(), n * sizeof(uint64_t));
+    state.ResumeTiming();
+    benchmark::DoNotOptimize(tracesmith::analysis::SortNearlySorted(
+        work.data(), n, out.data(), (size_t{1} << bucket_bits) + 1,
+        [&](uint64_t k) { return k >> shift; }, [](uint64_t a, uint64_t b) { return a < b; }));
+  }
+  state.SetItemsProcessed(int64_t(state.iterations() * n));
+}
+
 BENCHMARK(KeysBucket)->Apply(Args);
+BENCHMARK(KeysAdaptive)->Apply(Args);
 BENCHMARK(KeysWindowed)->Apply(Args);
 BENCHMARK(RowsBucket)->Apply(Args);
 BENCHMARK(RowsWindowed)->Apply(Args);

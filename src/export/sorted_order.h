@@ -1,11 +1,12 @@
 // SortedRowOrder: the row indices of an event array in (start, longest
 // first, row index) order, for the TimeOrderer's views.
 //
-// Rows stored in launch order are nearly sorted by start, so one stable
-// bucket pass on the high bits of the start (about 8 keys per bucket) and an
-// insertion sort inside each bucket, O(n + inversions), do the work; a bucket
-// that a skewed trace made large is std::sort'ed instead, never worse than
-// sorting everything.
+// Rows stored in launch order are nearly sorted by start: analysis's
+// SortNearlySorted (sorter.h) sorts the keys by insertion in place when they
+// are, else by one stable bucket pass on the high bits of the start (about 8
+// keys per bucket) and an insertion sort inside each bucket; a bucket that a
+// skewed trace made large is std::sort'ed instead, never worse than sorting
+// everything.
 //
 // Keys are 8 bytes where they can be: (start - earliest start) above the row
 // index in one integer, which fits while the starts span under 2^(64 - index
@@ -21,50 +22,16 @@
 #include <vector>
 
 #include "large_buffer.h"
+#include "tracesmith/analysis/sorter.h"
 #include "tracesmith/model/trace.h"
 
 namespace tracesmith::exporter {
-namespace sorted_order_internal {
-
-// Sorts keys[0, n) into out[0, n): scatter by bucket_of (stable), then sort
-// each bucket with less.
-template <typename Key, typename BucketOf, typename Less>
-void BucketSort(const Key* keys, size_t n, size_t buckets, BucketOf bucket_of, Less less,
-                Key* out) {
-  std::vector<uint32_t> next(buckets + 1);
-  for (size_t i = 0; i < n; ++i) ++next[bucket_of(keys[i]) + 1];
-  for (size_t b = 1; b <= buckets; ++b) next[b] += next[b - 1];
-  for (size_t i = 0; i < n; ++i) out[next[bucket_of(keys[i])]++] = keys[i];
-  // next[b] is now the end of bucket b.
-  Key* first = out;
-  for (size_t b = 0; b < buckets; ++b) {
-    Key* last = out + next[b];
-    if (last - first > 256) {
-      std::sort(first, last, less);
-    } else {
-      for (Key* i = first + 1; i < last; ++i) {
-        if (!less(*i, *(i - 1))) continue;
-        Key k = *i;
-        Key* j = i;
-        do {
-          *j = *(j - 1);
-          --j;
-        } while (j > first && less(k, *(j - 1)));
-        *j = k;
-      }
-    }
-    first = last;
-  }
-}
-
-}  // namespace sorted_order_internal
-
 // `in` holds fewer than 2^32 rows; starts[i] is EventStart(in[i]) (used as
 // scratch: overwritten) and [lo, hi] their range.
 template <typename T>
 void SortedRowOrder(const std::vector<T>& in, uint64_t* starts, uint64_t lo, uint64_t hi,
                     std::vector<uint32_t>* order) {
-  using sorted_order_internal::BucketSort;
+  using analysis::SortNearlySorted;
   const size_t n = in.size();
   order->resize(n);
   if (n == 0) return;
@@ -83,15 +50,15 @@ void SortedRowOrder(const std::vector<T>& in, uint64_t* starts, uint64_t lo, uin
     uint64_t* keys = starts;
     for (size_t i = 0; i < n; ++i) keys[i] = ((keys[i] - lo) << index_bits) | i;
     const int key_shift = std::min(63, index_bits + shift);  // 64 only when n < 8
-    LargeBuffer<uint64_t> sorted(n);
-    BucketSort(
-        keys, n, buckets, [&](uint64_t k) { return k >> key_shift; },
-        [](uint64_t a, uint64_t b) { return a < b; }, sorted.get());
+    LargeBuffer<uint64_t> scratch(n);  // untouched (no pages) when insertion does
+    uint64_t* sorted = SortNearlySorted(
+        keys, n, scratch.get(), buckets, [&](uint64_t k) { return k >> key_shift; },
+        [](uint64_t a, uint64_t b) { return a < b; });
     for (size_t i = 0; i < n;) {
       size_t j = i + 1;
       while (j < n && (sorted[j] >> index_bits) == (sorted[i] >> index_bits)) ++j;
       if (j - i > 1)
-        std::sort(sorted.get() + i, sorted.get() + j,
+        std::sort(sorted + i, sorted + j,
                   [&](uint64_t a, uint64_t b) { return longer_first(a & mask, b & mask); });
       for (; i < j; ++i) (*order)[i] = static_cast<uint32_t>(sorted[i] & mask);
     }
@@ -101,14 +68,13 @@ void SortedRowOrder(const std::vector<T>& in, uint64_t* starts, uint64_t lo, uin
     uint64_t start;
     uint64_t index;  // 64-bit: 16-byte keys, no padding to copy around
   };
-  LargeBuffer<Key> keys(n), sorted(n);
+  LargeBuffer<Key> keys(n), scratch(n);
   for (size_t i = 0; i < n; ++i) keys[i] = {starts[i], i};
-  BucketSort(
-      keys.get(), n, buckets, [&](const Key& k) { return (k.start - lo) >> shift; },
+  const Key* sorted = SortNearlySorted(
+      keys.get(), n, scratch.get(), buckets, [&](const Key& k) { return (k.start - lo) >> shift; },
       [&](const Key& a, const Key& b) {
         return a.start != b.start ? a.start < b.start : longer_first(a.index, b.index);
-      },
-      sorted.get());
+      });
   for (size_t i = 0; i < n; ++i) (*order)[i] = static_cast<uint32_t>(sorted[i].index);
 }
 

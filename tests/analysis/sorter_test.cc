@@ -2,7 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <functional>
 #include <random>
+#include <tuple>
+#include <vector>
 
 namespace tracesmith::analysis {
 namespace {
@@ -40,6 +45,48 @@ TEST(WindowedSortTest, RandomInputIsSortedAndStable) {
 }
 
 // Union, intersection and max overlap against a bitmap over [0, 2000).
+TEST(BoundedInsertionSortTest, GivesUpPastItsBudgetLeavingAPermutation) {
+  std::vector<int> v = {1, 2, 3, 4, 0, 5};  // 0 must move 4 places
+  auto sorted = v;
+  std::sort(sorted.begin(), sorted.end());
+  auto w = v;
+  EXPECT_FALSE(BoundedInsertionSort(w.begin(), w.end(), std::less<>(), 3, SIZE_MAX));
+  EXPECT_TRUE(std::is_permutation(w.begin(), w.end(), v.begin()));
+  w = v;
+  EXPECT_FALSE(BoundedInsertionSort(w.begin(), w.end(), std::less<>(), SIZE_MAX, 3));
+  EXPECT_TRUE(std::is_permutation(w.begin(), w.end(), v.begin()));
+  w = v;
+  EXPECT_TRUE(BoundedInsertionSort(w.begin(), w.end(), std::less<>(), 4, 4));
+  EXPECT_EQ(w, sorted);
+}
+
+// Keys displaced as CUPTI's delivery leaves them: every `every`-th swapped
+// with one up to `distance` places later.
+std::vector<uint64_t> Displaced(size_t n, size_t every, size_t distance) {
+  std::mt19937_64 rng(7);
+  std::vector<uint64_t> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = i * 1000 + rng() % 200;
+  for (size_t i = 0; i + distance < n; i += every) std::swap(v[i], v[i + 1 + rng() % distance]);
+  return v;
+}
+
+TEST(SortNearlySortedTest, InPlaceWhenNearlySortedThroughBucketsWhenFarOut) {
+  const size_t n = 100000;
+  auto bucket_of = [](uint64_t k) { return size_t(k >> 17); };  // n * 1000 < 2^27: 1024 buckets
+  const size_t buckets = (size_t(n) * 1000 >> 17) + 1;
+  for (auto [every, distance, in_place] :
+       {std::tuple<size_t, size_t, bool>{100, 64, true}, {10, 1024, false}}) {
+    auto keys = Displaced(n, every, distance);
+    auto want = keys;
+    std::sort(want.begin(), want.end());
+    std::vector<uint64_t> scratch(n);
+    const uint64_t* got =
+        SortNearlySorted(keys.data(), n, scratch.data(), buckets, bucket_of, std::less<>());
+    EXPECT_EQ(got == keys.data(), in_place) << every << " " << distance;
+    EXPECT_TRUE(std::equal(want.begin(), want.end(), got)) << every << " " << distance;
+  }
+}
+
 TEST(IntervalTest, AgainstBitmap) {
   std::mt19937 rng(11);
   for (int round = 0; round < 50; ++round) {

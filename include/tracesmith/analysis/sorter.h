@@ -1,10 +1,20 @@
-// Time ordering and interval algebra for the analysis engine.
+// Time ordering and interval algebra for the analysis engine (and the
+// export's row order: one sorter for nearly-sorted data).
 //
-// WindowedSort: CUPTI delivers each stream's records almost in time order
-// (per-buffer, per-kind), so a lane is put in order by insertion with a
-// bounded look-back window: O(n * disorder) instead of O(n log n), and no
-// extra memory. A record displaced by more than the window makes the whole
-// range fall back to std::stable_sort, so the result is always sorted.
+// CUPTI delivers each stream's records almost in time order (per-buffer,
+// per-kind), so rows stored in arrival or launch order are nearly sorted:
+//   BoundedInsertionSort: insertion, O(n + moves), in place; gives up when
+//     one element moves more than a window or all moves pass a budget.
+//   WindowedSort: that with a 4096-place window, else std::stable_sort: in
+//     place, no extra memory (analysis's lanes, one stream each).
+//   BucketSort: a stable scatter on the high bits of a numeric key, then
+//     insertion inside each bucket, into a second array: O(n) whatever the
+//     disorder.
+//   SortNearlySorted: insertion first, within a budget of 2 moves per
+//     element; past it, the bucket sort (the export's whole tables, all
+//     streams interleaved: mostly sorted, sometimes far out).
+// docs/benchmarks.md ("Sorting nearly-sorted rows") measures each on both
+// shapes of input.
 //
 // MergeUnion: the union of several sorted interval lists (one per stream) as
 // one sorted, disjoint list — a k-way merge with a small heap, the global
@@ -22,19 +32,21 @@ namespace tracesmith::analysis {
 // Displacement handled by insertion: covers one CUPTI buffer's reordering.
 inline constexpr size_t kSortWindow = 4096;
 
-// Sorts [first, last) by `less`. Returns false when the window was exceeded
-// and a full sort was needed.
+// Sorts [first, last) by `less` by insertion while no element moves more
+// than `window` places and the moves stay within `max_moves` in all. Returns
+// false when either was exceeded: [first, last) then holds a permutation of
+// the input, partly sorted.
 template <typename It, typename Less>
-bool WindowedSort(It first, It last, Less less) {
+bool BoundedInsertionSort(It first, It last, Less less, size_t window, size_t max_moves) {
+  size_t moves = 0;
   for (It i = first + (first != last ? 1 : 0); i < last; ++i) {
     if (!less(*i, *(i - 1))) continue;
     auto value = std::move(*i);
     It j = i;
     size_t moved = 0;
     while (j > first && less(value, *(j - 1))) {
-      if (++moved > kSortWindow) {
-        *j = std::move(value);  // restore a permutation, then sort it all
-        std::stable_sort(first, last, less);
+      if (++moved > window || ++moves > max_moves) {
+        *j = std::move(value);  // restore a permutation
         return false;
       }
       *j = std::move(*(j - 1));
@@ -43,6 +55,49 @@ bool WindowedSort(It first, It last, Less less) {
     *j = std::move(value);
   }
   return true;
+}
+
+// Sorts [first, last) by `less`. Returns false when the window was exceeded
+// and a full sort was needed.
+template <typename It, typename Less>
+bool WindowedSort(It first, It last, Less less) {
+  if (BoundedInsertionSort(first, last, less, kSortWindow, SIZE_MAX)) return true;
+  std::stable_sort(first, last, less);
+  return false;
+}
+
+// Sorts keys[0, n) into out[0, n): scatter by bucket_of (stable; values in
+// [0, buckets)), then sort each bucket with less (insertion; std::sort for a
+// bucket a skewed input made large).
+template <typename Key, typename BucketOf, typename Less>
+void BucketSort(const Key* keys, size_t n, size_t buckets, BucketOf bucket_of, Less less,
+                Key* out) {
+  std::vector<uint32_t> next(buckets + 1);
+  for (size_t i = 0; i < n; ++i) ++next[bucket_of(keys[i]) + 1];
+  for (size_t b = 1; b <= buckets; ++b) next[b] += next[b - 1];
+  for (size_t i = 0; i < n; ++i) out[next[bucket_of(keys[i])]++] = keys[i];
+  // next[b] is now the end of bucket b.
+  Key* first = out;
+  for (size_t b = 0; b < buckets; ++b) {
+    Key* last = out + next[b];
+    if (last - first > 256)
+      std::sort(first, last, less);
+    else
+      BoundedInsertionSort(first, last, less, SIZE_MAX, SIZE_MAX);
+    first = last;
+  }
+}
+
+// Sorts keys[0, n) (whose order `less` makes total, so the result is the
+// same whichever way it is reached): in place by insertion when that takes
+// at most 2 moves per key, else by BucketSort into `scratch`. Returns the
+// array that holds the result (`keys` or `scratch`).
+template <typename Key, typename BucketOf, typename Less>
+Key* SortNearlySorted(Key* keys, size_t n, Key* scratch, size_t buckets, BucketOf bucket_of,
+                      Less less) {
+  if (BoundedInsertionSort(keys, keys + n, less, kSortWindow, n)) return keys;
+  BucketSort(keys, n, buckets, bucket_of, less, scratch);
+  return scratch;
 }
 
 // A half-open time interval [start, end).
