@@ -14,15 +14,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 2) return 0;
   std::span<const uint8_t> rest(data + 2, size - 2);
   if ((data[0] & 1) == 0) {
-    replay::ReplayCapture cap;
+    format::ReplayCapture cap;
     const uint16_t type = uint16_t(0x40 + data[1] % 8);  // the seven types + one unknown
-    (void)replay::ParsePayloadChunk(type, rest, 0, &cap);
-    (void)replay::ValidateCapture(cap);
+    (void)format::ParsePayloadChunk(type, rest, 0, &cap);
+    (void)format::ValidateCapture(cap);
     return 0;
   }
   auto reader = format::SbtReader::FromMemory(rest);
   if (!reader.ok()) return 0;
-  auto cap = replay::ReadReplayCapture(**reader);
-  if (cap.ok()) (void)replay::ValidateCapture(*cap);
+  auto cap = format::ReadReplayCapture(**reader);
+  if (cap.ok()) (void)format::ValidateCapture(*cap);
   return 0;
 }

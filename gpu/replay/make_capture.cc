@@ -185,7 +185,7 @@ int main(int argc, char** argv) {
   }
 
   // Parameter layout from the driver, as capture would take it.
-  LaunchRecord launch;
+  format::LaunchRecord launch;
   launch.index = 0;
   launch.function = fn_name;
   for (size_t k = 0;; ++k) {
@@ -200,7 +200,7 @@ int main(int argc, char** argv) {
   }
   std::vector<void*> args;
   for (size_t k = 0; k < values.size(); ++k) {
-    const ParamInfo& p = launch.param_info[k];
+    const format::ParamInfo& p = launch.param_info[k];
     if (p.size != values[k].size()) {
       std::fprintf(stderr, "parameter %zu: size %u, expected %zu\n", k, p.size, values[k].size());
       return 1;
@@ -246,18 +246,18 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "%s\n", w.status().ToString().c_str());
       return 1;
     }
-    ReplayPayloadWriter p(w->get());
-    CaptureInfo info{name, uint32_t(major), uint32_t(minor), uint32_t(driver),
-                     "replay_make_capture"};
+    format::ReplayPayloadWriter p(w->get());
+    format::CaptureInfo info{name, uint32_t(major), uint32_t(minor), uint32_t(driver),
+                             "replay_make_capture"};
     if (claim_sm) info.cc_major = uint32_t(claim_sm / 10), info.cc_minor = uint32_t(claim_sm % 10);
     Status st = p.WriteCaptureInfo(info);
-    auto mod = p.AddModule(image, ImageKind::kCubin, "replay_kernels.cubin");
+    auto mod = p.AddModule(image, format::ImageKind::kCubin, "replay_kernels.cubin");
     if (st.ok()) st = mod.status();
     launch.module_hash = mod.ok() ? *mod : 0;
     if (st.ok()) st = p.AddLaunch(launch);
     for (size_t k = 0; k < allocs.size() && st.ok(); ++k) {
-      st = p.AddSnapshot(0, SnapshotPhase::kBefore, allocs[k].ptr, before[k]);
-      if (st.ok()) st = p.AddSnapshot(0, SnapshotPhase::kAfter, allocs[k].ptr, after[k]);
+      st = p.AddSnapshot(0, format::SnapshotPhase::kBefore, allocs[k].ptr, before[k]);
+      if (st.ok()) st = p.AddSnapshot(0, format::SnapshotPhase::kAfter, allocs[k].ptr, after[k]);
     }
     if (st.ok()) st = (*w)->Close();
     if (!st.ok()) {
@@ -271,7 +271,8 @@ int main(int argc, char** argv) {
 
   if (check_taken) {
     auto reader = format::SbtReader::Open(out_path);
-    auto cap = reader.ok() ? ReadReplayCapture(**reader) : StatusOr<ReplayCapture>(reader.status());
+    auto cap = reader.ok() ? format::ReadReplayCapture(**reader)
+                           : StatusOr<format::ReplayCapture>(reader.status());
     if (!cap.ok()) {
       std::fprintf(stderr, "reading back: %s\n", cap.status().ToString().c_str());
       return 1;

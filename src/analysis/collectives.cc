@@ -264,16 +264,16 @@ ProcessCollectives ExtractCollectives(const CompactTrace& trace, uint32_t pid,
     enclosing(trace.calls()[c].lane, trace.calls()[c].start_ns, found);
   };
 
-  struct Lane {
+  struct LaneCollectives {  // one lane's collective kernels
     uint32_t lane = 0;
     uint64_t first_ns = UINT64_MAX;
     std::vector<std::pair<uint32_t, int32_t>> ops;  // (op index, info index)
   };
-  std::vector<Lane> lanes;
+  std::vector<LaneCollectives> lanes;
   const auto& ops = trace.ops();
   for (uint32_t l : trace.gpu_lanes()) {
     if (trace.PidOfLane(l) != pid) continue;
-    Lane lane{.lane = l};
+    LaneCollectives lane{.lane = l};
     const LaneRange r = trace.lane_range(l);
     for (uint32_t i = r.begin; i < r.end; ++i) {
       if (ops[i].kind() != OpKind::kKernel) continue;
@@ -284,12 +284,13 @@ ProcessCollectives ExtractCollectives(const CompactTrace& trace, uint32_t pid,
     }
     if (!lane.ops.empty()) lanes.push_back(std::move(lane));
   }
-  std::stable_sort(lanes.begin(), lanes.end(),
-                   [](const Lane& a, const Lane& b) { return a.first_ns < b.first_ns; });
+  std::stable_sort(
+      lanes.begin(), lanes.end(),
+      [](const LaneCollectives& a, const LaneCollectives& b) { return a.first_ns < b.first_ns; });
 
   std::map<std::string, uint32_t> kind_ids;
   for (uint32_t comm = 0; comm < lanes.size(); ++comm) {
-    const Lane& lane = lanes[comm];
+    const LaneCollectives& lane = lanes[comm];
     const analysis::Lane& info = trace.lanes()[lane.lane];
     out.comms.push_back({info.device, info.stream, lane.first_ns, uint32_t(lane.ops.size())});
     for (uint32_t seq = 0; seq < lane.ops.size(); ++seq) {
@@ -339,7 +340,7 @@ ProcessCollectives ExtractCollectives(const CompactTrace& trace, uint32_t pid,
     if (r.op != CollectiveOp::kUnknown)
       host_name[id] = IsHostBackendRange(trace.String(id), /*c10d=*/lanes.empty());
   std::vector<std::pair<uint32_t, uint64_t>> nccl_launches;  // (host lane, call start)
-  for (const Lane& lane : lanes)
+  for (const LaneCollectives& lane : lanes)
     for (const auto& [i, k] : lane.ops)
       if (const uint32_t c = trace.CallOfOp(i); c != kNone)
         nccl_launches.push_back({trace.calls()[c].lane, trace.calls()[c].start_ns});

@@ -143,8 +143,8 @@ std::string ReplayFilterText(const ReplayFilter& f) {
   return "";
 }
 
-StatusOr<replay::MemoryScope> ParseMemoryScope(std::string_view text) {
-  if (auto scope = replay::MemoryScopeFromName(text)) return *scope;
+StatusOr<format::MemoryScope> ParseMemoryScope(std::string_view text) {
+  if (auto scope = format::MemoryScopeFromName(text)) return *scope;
   return InvalidArgument("--replay-memory: '" + std::string(text) +
                          "' is not params, reachable or all");
 }
@@ -294,7 +294,7 @@ std::map<std::string, std::string> OptionsToEnv(const CaptureOptions& o) {
     env[kEnvReplayCapture] = ReplayFilterText(o.replay_capture);
     env[kEnvReplayMaxMb] = std::to_string(o.replay_max_mb);
     env[kEnvReplayMaxLaunches] = std::to_string(o.replay_max_launches);
-    env[kEnvReplayMemory] = replay::MemoryScopeName(o.replay_memory);
+    env[kEnvReplayMemory] = format::MemoryScopeName(o.replay_memory);
     env[kEnvReplayReachDepth] = std::to_string(o.replay_reach_depth);
     if (!o.replay_ranges.empty()) env[kEnvReplayRanges] = o.replay_ranges;
   }

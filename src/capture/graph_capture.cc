@@ -133,7 +133,7 @@ bool ReadKernelNode(CUgraphNode node, WalkedNode* out, std::string* error) {
     *error = "a kernel node's function could not be resolved";
     return false;
   }
-  replay::LaunchRecord& l = out->record.kernel;
+  format::LaunchRecord& l = out->record.kernel;
   const char* name = nullptr;
   if (cuFuncGetName(&name, f) != CUDA_SUCCESS || !name) {
     *error = "cuFuncGetName failed for a kernel node";
@@ -159,7 +159,7 @@ bool ReadKernelNode(CUgraphNode node, WalkedNode* out, std::string* error) {
     const int value = id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE ? v.cooperative : v.priority;
     if (value == 0) continue;
     const auto* b = reinterpret_cast<const uint8_t*>(&v);
-    static_assert(sizeof(v) <= replay::kMaxLaunchAttributeBytes);
+    static_assert(sizeof(v) <= format::kMaxLaunchAttributeBytes);
     l.attributes.push_back({uint32_t(id), std::vector<uint8_t>(b, b + sizeof(v))});
   }
   out->function = f;
@@ -169,10 +169,10 @@ bool ReadKernelNode(CUgraphNode node, WalkedNode* out, std::string* error) {
 // Reads one node of a non-graph kind into `out`; false (with `flat`'s
 // unsupported or error set) when it cannot be recorded.
 bool ReadNode(CUgraphNode node, CUgraphNodeType type, WalkedNode* out, Flat* flat) {
-  replay::GraphNodeRecord& r = out->record;
+  format::GraphNodeRecord& r = out->record;
   switch (type) {
     case CU_GRAPH_NODE_TYPE_KERNEL:
-      r.kind = replay::GraphNodeKind::kKernel;
+      r.kind = format::GraphNodeKind::kKernel;
       return ReadKernelNode(node, out, &flat->error);
     case CU_GRAPH_NODE_TYPE_MEMSET: {
       CUDA_MEMSET_NODE_PARAMS p = {};
@@ -180,7 +180,7 @@ bool ReadNode(CUgraphNode node, CUgraphNodeType type, WalkedNode* out, Flat* fla
         flat->error = "cuGraphMemsetNodeGetParams failed";
         return false;
       }
-      r.kind = replay::GraphNodeKind::kMemset;
+      r.kind = format::GraphNodeKind::kMemset;
       r.dst = uint64_t(p.dst);
       r.dst_pitch = p.pitch;
       r.value = p.value;
@@ -203,7 +203,7 @@ bool ReadNode(CUgraphNode node, CUgraphNodeType type, WalkedNode* out, Flat* fla
         flat->unsupported = "3-D memcpy";
         return false;
       }
-      r.kind = replay::GraphNodeKind::kMemcpy;
+      r.kind = format::GraphNodeKind::kMemcpy;
       r.src = uint64_t(p.srcDevice) + p.srcY * p.srcPitch + p.srcXInBytes;
       r.dst = uint64_t(p.dstDevice) + p.dstY * p.dstPitch + p.dstXInBytes;
       r.src_pitch = p.srcPitch;
@@ -215,7 +215,7 @@ bool ReadNode(CUgraphNode node, CUgraphNodeType type, WalkedNode* out, Flat* fla
     case CU_GRAPH_NODE_TYPE_EMPTY:
     case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
     case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
-      r.kind = replay::GraphNodeKind::kEmpty;  // ordering inside the graph only
+      r.kind = format::GraphNodeKind::kEmpty;  // ordering inside the graph only
       return true;
     default:
       flat->unsupported = NodeTypeName(type);
@@ -245,7 +245,7 @@ bool Flatten(CUgraph graph, int depth, Flat* flat, std::vector<uint32_t>* entrie
   nodes.resize(n);
   if (n == 0) {  // an empty graph (or child graph): one empty node stands for it
     WalkedNode e;
-    e.record.kind = replay::GraphNodeKind::kEmpty;
+    e.record.kind = format::GraphNodeKind::kEmpty;
     const uint32_t k = uint32_t(flat->nodes.size());
     flat->nodes.push_back(std::move(e));
     entries->push_back(k);
@@ -269,7 +269,7 @@ bool Flatten(CUgraph graph, int depth, Flat* flat, std::vector<uint32_t>* entrie
       if (!Flatten(child, depth + 1, flat, &in[k], &out[k])) return false;
       continue;
     }
-    if (flat->nodes.size() >= replay::kMaxGraphNodes) {
+    if (flat->nodes.size() >= format::kMaxGraphNodes) {
       flat->unsupported = "graph of over 65536 nodes";
       return false;
     }
@@ -320,7 +320,7 @@ WalkedGraph WalkGraph(CUgraph graph) {
     out.error = flat.error;
     return out;
   }
-  auto order = replay::TopologicalOrder(uint32_t(flat.nodes.size()), flat.edges);
+  auto order = format::TopologicalOrder(uint32_t(flat.nodes.size()), flat.edges);
   if (!order.ok()) {
     out.error = order.status().message();
     return out;

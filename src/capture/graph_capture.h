@@ -44,7 +44,7 @@ std::string Demangle(const char* name);
 CUfunction ResolveFunction(CUfunction f);
 // The parameter layout (cuFuncGetParamInfo) and buffer of a launch of `f`
 // with `params` (kernelParams) or `extra`; false when unreadable.
-bool ReadKernelParams(CUfunction f, void** params, void** extra, replay::LaunchRecord* l);
+bool ReadKernelParams(CUfunction f, void** params, void** extra, format::LaunchRecord* l);
 
 // Executable graph -> a clone of the graph it was instantiated from.
 class GraphExecTable {
@@ -75,7 +75,7 @@ class GraphExecTable {
 // One node of a walked graph: its record and, for a kernel, its function
 // (resolved; the module is found from it like for plain launches).
 struct WalkedNode {
-  replay::GraphNodeRecord record;
+  format::GraphNodeRecord record;
   CUfunction function = nullptr;
 };
 struct WalkedGraph {

@@ -51,15 +51,15 @@ bool Capturing(CUstream stream) {
 
 using BusyScope = ReplayBusyScope;
 
-replay::ImageKind KindOf(const uint8_t* p, size_t n) {
+format::ImageKind KindOf(const uint8_t* p, size_t n) {
   if (n >= 4 && std::memcmp(p,
                             "\x7f"
                             "ELF",
                             4) == 0)
-    return replay::ImageKind::kCubin;
+    return format::ImageKind::kCubin;
   if (n >= 4 && p[0] == 0x50 && p[1] == 0xed && p[2] == 0x55 && p[3] == 0xba)
-    return replay::ImageKind::kFatbin;
-  return replay::ImageKind::kUnknown;
+    return format::ImageKind::kFatbin;
+  return format::ImageKind::kUnknown;
 }
 
 // cuLaunchKernel and cuLaunchCooperativeKernel parameters (same field names;
@@ -112,8 +112,8 @@ LaunchArgs ArgsOf(CUpti_CallbackId cbid, const void* p) {
 // Launch attributes to record: all but the cluster dimension (a field of
 // its own) and those holding handles of this process (events) or meant for
 // graphs only.
-std::vector<replay::LaunchAttribute> AttributesOf(const LaunchArgs& a) {
-  std::vector<replay::LaunchAttribute> out;
+std::vector<format::LaunchAttribute> AttributesOf(const LaunchArgs& a) {
+  std::vector<format::LaunchAttribute> out;
   if (a.cooperative) out.push_back({CU_LAUNCH_ATTRIBUTE_COOPERATIVE, {1, 0, 0, 0}});
   const CUlaunchConfig* c = a.config;
   for (unsigned i = 0; c && c->attrs && i < c->numAttrs; ++i) {
@@ -122,17 +122,17 @@ std::vector<replay::LaunchAttribute> AttributesOf(const LaunchArgs& a) {
         x.id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT ||
         x.id == CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT ||
         x.id == CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE ||
-        out.size() >= replay::kMaxLaunchAttributes)
+        out.size() >= format::kMaxLaunchAttributes)
       continue;
     const auto* v = reinterpret_cast<const uint8_t*>(&x.value);
-    static_assert(sizeof(x.value) <= replay::kMaxLaunchAttributeBytes);
+    static_assert(sizeof(x.value) <= format::kMaxLaunchAttributeBytes);
     out.push_back({uint32_t(x.id), std::vector<uint8_t>(v, v + sizeof(x.value))});
   }
   return out;
 }
 
 // The parameter buffer and its layout. False when unreadable.
-bool ParamsOf(const LaunchArgs& a, replay::LaunchRecord* l) {
+bool ParamsOf(const LaunchArgs& a, format::LaunchRecord* l) {
   return ReadKernelParams(a.f, a.params, a.extra, l);
 }
 
@@ -149,17 +149,17 @@ CUfunction ResolveFunction(CUfunction f) {
   return f;
 }
 
-bool ReadKernelParams(CUfunction f, void** params, void** extra, replay::LaunchRecord* l) {
-  for (size_t k = 0; k < replay::kMaxParams; ++k) {
+bool ReadKernelParams(CUfunction f, void** params, void** extra, format::LaunchRecord* l) {
+  for (size_t k = 0; k < format::kMaxParams; ++k) {
     size_t off = 0, size = 0;
     if (cuFuncGetParamInfo(f, k, &off, &size) != CUDA_SUCCESS) break;
     l->param_info.push_back({uint32_t(off), uint32_t(size)});
   }
   size_t total = 0;
-  for (const replay::ParamInfo& p : l->param_info)
+  for (const format::ParamInfo& p : l->param_info)
     total = std::max<size_t>(total, p.offset + p.size);
   if (params) {
-    if (total > replay::kMaxParamBytes) return false;
+    if (total > format::kMaxParamBytes) return false;
     l->params.assign(total, 0);
     for (size_t k = 0; k < l->param_info.size(); ++k) {
       if (!params[k]) return false;
@@ -174,9 +174,9 @@ bool ReadKernelParams(CUfunction f, void** params, void** extra, replay::LaunchR
     if (*e == CU_LAUNCH_PARAM_BUFFER_POINTER) buf = e[1];
     if (*e == CU_LAUNCH_PARAM_BUFFER_SIZE) buf_size = *static_cast<size_t*>(e[1]);
   }
-  if (!buf || buf_size > replay::kMaxParamBytes) return false;
+  if (!buf || buf_size > format::kMaxParamBytes) return false;
   l->params.assign(static_cast<const uint8_t*>(buf), static_cast<const uint8_t*>(buf) + buf_size);
-  for (const replay::ParamInfo& p : l->param_info)
+  for (const format::ParamInfo& p : l->param_info)
     if (p.offset + p.size > buf_size) l->param_info.clear();  // layout does not fit: pass whole
   return true;
 }
@@ -205,13 +205,13 @@ bool ResolveCopyKind(StreamOpCall* call) {
   const bool dst = on_device(call->dst), src = on_device(call->src);
   call->generic_copy = false;
   if (dst && src) {
-    call->kind = replay::StreamOpKind::kCopyDtoD;
+    call->kind = format::StreamOpKind::kCopyDtoD;
   } else if (dst) {
-    call->kind = replay::StreamOpKind::kCopyHtoD;
+    call->kind = format::StreamOpKind::kCopyHtoD;
     call->host_src = reinterpret_cast<const void*>(call->src);
     call->src = 0;
   } else if (src) {
-    call->kind = replay::StreamOpKind::kCopyDtoH;
+    call->kind = format::StreamOpKind::kCopyDtoH;
     call->dst = 0;
   } else {
     return false;
@@ -388,7 +388,7 @@ void ReplayCapturer::OnEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* in
   a.f = ResolveFunction(a.f);
   Pending p;
   p.function = a.f;
-  replay::LaunchRecord& l = p.launch;
+  format::LaunchRecord& l = p.launch;
   l.index = index;
   l.correlation_id = info->correlationId;
   const char* name = nullptr;
@@ -461,13 +461,13 @@ bool ReplayCapturer::RecordBefore(const CUpti_CallbackData* info, uint64_t index
   // --replay-ranges: the allocation holding each start, else the range as given.
   for (const DeviceRange& x : extra_ranges_) {
     Range r{x.address, x.size};
-    r.origin.source = replay::RangeSource::kRequested;
+    r.origin.source = format::RangeSource::kRequested;
     AddRange(r, &p.ranges);
   }
-  if (scope_ == replay::MemoryScope::kAll) {
+  if (scope_ == format::MemoryScope::kAll) {
     std::lock_guard<std::mutex> lock(mu_);
-    replay::SnapshotOrigin live;
-    live.source = replay::RangeSource::kLive;
+    format::SnapshotOrigin live;
+    live.source = format::RangeSource::kLive;
     for (const auto& [base, size] : live_) {
       bool known = false;
       for (const Range& have : p.ranges) known |= have.address == base;
@@ -509,12 +509,12 @@ bool ReplayCapturer::RecordBefore(const CUpti_CallbackData* info, uint64_t index
   }
   MeasureReferenceCopy();
   std::vector<Snapshot> taken;
-  replay::MemoryCoverage coverage;
+  format::MemoryCoverage coverage;
   coverage.scope = scope_;
   const size_t roots = ranges.size();
   bool ok = cuCtxSynchronize() == CUDA_SUCCESS &&
-            CopyRanges(ranges, index, replay::SnapshotPhase::kBefore, &taken);
-  if (ok && scope_ == replay::MemoryScope::kReachable)
+            CopyRanges(ranges, index, format::SnapshotPhase::kBefore, &taken);
+  if (ok && scope_ == format::MemoryScope::kReachable)
     ok = AddReachable(index, reach_budget, &ranges, &taken, &coverage);
   uint64_t reached = 0;
   for (size_t k = roots; k < ranges.size(); ++k) reached += ranges[k].size;
@@ -542,7 +542,7 @@ bool ReplayCapturer::RecordBefore(const CUpti_CallbackData* info, uint64_t index
 }
 
 bool ReplayCapturer::AddReachable(uint64_t index, uint64_t budget, std::vector<Range>* ranges,
-                                  std::vector<Snapshot>* taken, replay::MemoryCoverage* coverage) {
+                                  std::vector<Snapshot>* taken, format::MemoryCoverage* coverage) {
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<MemRange> known;
   {
@@ -575,7 +575,7 @@ bool ReplayCapturer::AddReachable(uint64_t index, uint64_t budget, std::vector<R
     std::vector<Range> add;
     for (const ReachedAllocation& h : found) {
       Range r{h.range.address, h.range.size, {}};
-      r.origin.source = replay::RangeSource::kPointer;
+      r.origin.source = format::RangeSource::kPointer;
       r.origin.via = h.via;
       r.origin.first_offset = h.first_offset;
       r.origin.last_offset = h.last_offset;
@@ -584,7 +584,7 @@ bool ReplayCapturer::AddReachable(uint64_t index, uint64_t budget, std::vector<R
       add.push_back(r);
       depth.push_back(h.depth);
     }
-    ok = CopyRanges(add, index, replay::SnapshotPhase::kBefore, taken);
+    ok = CopyRanges(add, index, format::SnapshotPhase::kBefore, taken);
     ranges->insert(ranges->end(), add.begin(), add.end());
   }
   const ReachSummary& sum = scanner.summary();
@@ -614,16 +614,16 @@ bool ReplayCapturer::IsStreamOpCallback(CUpti_CallbackId cbid) {
 
 uint32_t ReplayCapturer::StreamIdLocked(CUstream stream, bool per_thread, uint64_t before_launch) {
   if (stream == nullptr || stream == CU_STREAM_LEGACY)
-    return per_thread && stream == nullptr ? replay::kPerThreadStream : replay::kLegacyStream;
-  if (stream == CU_STREAM_PER_THREAD) return replay::kPerThreadStream;
+    return per_thread && stream == nullptr ? format::kPerThreadStream : format::kLegacyStream;
+  if (stream == CU_STREAM_PER_THREAD) return format::kPerThreadStream;
   auto [it, fresh] = stream_ids_.emplace(stream, uint32_t(stream_ids_.size() + 2));
   if (fresh) {
     unsigned int flags = 0;
     int priority = 0;
     cuStreamGetFlags(stream, &flags);
     cuStreamGetPriority(stream, &priority);
-    replay::StreamOpRecord info;
-    info.kind = replay::StreamOpKind::kStreamInfo;
+    format::StreamOpRecord info;
+    info.kind = format::StreamOpKind::kStreamInfo;
     info.before_launch = before_launch;
     info.seq = next_op_seq_++;
     info.stream = it->second;
@@ -661,9 +661,9 @@ void ReplayCapturer::OnStreamOp(CUpti_CallbackId cbid, const CUpti_CallbackData*
   if (asked != nullptr && asked != CU_STREAM_LEGACY && Capturing(asked)) return;
   if (c.generic_copy && !ResolveCopyKind(&c)) return;  // host to host
   // A null source is the driver's error to report; reading it would crash the program.
-  if (c.kind == replay::StreamOpKind::kCopyHtoD && c.bytes && !c.host_src) return;
+  if (c.kind == format::StreamOpKind::kCopyHtoD && c.bytes && !c.host_src) return;
   std::vector<uint8_t> data;
-  if (c.kind == replay::StreamOpKind::kCopyHtoD) {
+  if (c.kind == format::StreamOpKind::kCopyHtoD) {
     std::lock_guard<std::mutex> lock(mu_);
     if (reserved_bytes_ + c.bytes > max_bytes_) {
       ops_on_.store(false, std::memory_order_relaxed);
@@ -676,12 +676,12 @@ void ReplayCapturer::OnStreamOp(CUpti_CallbackId cbid, const CUpti_CallbackData*
     }
     reserved_bytes_ += c.bytes;
   }
-  if (c.kind == replay::StreamOpKind::kCopyHtoD && c.bytes) {
+  if (c.kind == format::StreamOpKind::kCopyHtoD && c.bytes) {
     const auto* p = static_cast<const uint8_t*>(c.host_src);
     data.assign(p, p + c.bytes);  // the program's bytes as it hands them over
   }
   std::lock_guard<std::mutex> lock(mu_);
-  replay::StreamOpRecord op;
+  format::StreamOpRecord op;
   op.kind = c.kind;
   op.stream = StreamIdLocked(c.stream, c.per_thread, before);
   op.event = EventIdLocked(c.event);
@@ -717,7 +717,7 @@ void ReplayCapturer::OnExit(const CUpti_CallbackData* info) {
   BusyScope busy;
   const CUresult* rc = static_cast<const CUresult*>(info->functionReturnValue);
   bool ok = (!rc || *rc == CUDA_SUCCESS) && cuCtxSynchronize() == CUDA_SUCCESS &&
-            CopyRanges(ranges, index, replay::SnapshotPhase::kAfter);
+            CopyRanges(ranges, index, format::SnapshotPhase::kAfter);
   if (is_graph) {
     FinishGraph(info, ok);
     return;
@@ -726,7 +726,7 @@ void ReplayCapturer::OnExit(const CUpti_CallbackData* info) {
   uint64_t module = ok ? ModuleHashOf(function, name) : 0;
   std::lock_guard<std::mutex> lock(mu_);
   auto it = pending_.find(info->correlationId);
-  replay::LaunchRecord launch = std::move(it->second.launch);
+  format::LaunchRecord launch = std::move(it->second.launch);
   pending_.erase(it);
   if (!ok || module == 0) {
     ++stats_.skipped_error;  // its queued images are dropped by Drain
@@ -742,7 +742,7 @@ void ReplayCapturer::OnExit(const CUpti_CallbackData* info) {
   size_t reached = 0;
   for (const Range& r : ranges) {
     bytes += r.size;
-    reached += r.origin.source == replay::RangeSource::kPointer;
+    reached += r.origin.source == format::RangeSource::kPointer;
   }
   Note("launch %llu %s: %zu allocation(s)%s, %.1f MiB", static_cast<unsigned long long>(index),
        Demangle(name.c_str()).substr(0, 100).c_str(), ranges.size(),
@@ -752,11 +752,11 @@ void ReplayCapturer::OnExit(const CUpti_CallbackData* info) {
 }
 
 bool ReplayCapturer::CopyRanges(const std::vector<Range>& ranges, uint64_t index,
-                                replay::SnapshotPhase phase, std::vector<Snapshot>* into) {
+                                format::SnapshotPhase phase, std::vector<Snapshot>* into) {
   for (const Range& r : ranges) {
     auto t0 = std::chrono::steady_clock::now();
     Snapshot s{index, phase, r.address, TakeBuffer(r.size), {}};
-    if (phase == replay::SnapshotPhase::kBefore) s.origin = r.origin;
+    if (phase == format::SnapshotPhase::kBefore) s.origin = r.origin;
     if (cuMemcpyDtoH(s.bytes.data(), CUdeviceptr(r.address), r.size) != CUDA_SUCCESS) return false;
     uint64_t ns = uint64_t(
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)
@@ -795,7 +795,7 @@ void ReplayCapturer::OnModuleLoaded(const void* image, size_t size) {
   auto m = std::make_unique<Module>();
   const auto* p = static_cast<const uint8_t*>(image);
   m->image.assign(p, p + size);
-  m->hash = replay::ContentHash(m->image);
+  m->hash = format::ContentHash(m->image);
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& have : modules_)
     if (have->hash == m->hash) return;
@@ -824,8 +824,8 @@ uint64_t ReplayCapturer::ModuleHashOf(CUfunction f, const std::string& name) {
 }
 
 void ReplayCapturer::Drain(format::SbtWriter* writer) {
-  std::vector<replay::LaunchRecord> launches;
-  std::vector<replay::GraphLaunchRecord> graphs;
+  std::vector<format::LaunchRecord> launches;
+  std::vector<format::GraphLaunchRecord> graphs;
   std::vector<Snapshot> snapshots;
   std::vector<Module*> modules;
   std::vector<QueuedOp> ops;
@@ -859,13 +859,13 @@ void ReplayCapturer::Drain(format::SbtWriter* writer) {
     for (const auto& l : launches) want_module(l.module_hash);
     for (const auto& g : graphs)
       for (const auto& n : g.nodes)
-        if (n.kind == replay::GraphNodeKind::kKernel) want_module(n.kernel.module_hash);
+        if (n.kind == format::GraphNodeKind::kKernel) want_module(n.kernel.module_hash);
   }
   if (launches.empty() && graphs.empty() && ops.empty()) return;
-  if (!payload_) payload_ = std::make_unique<replay::ReplayPayloadWriter>(writer);
+  if (!payload_) payload_ = std::make_unique<format::ReplayPayloadWriter>(writer);
   if (!info_written_) {
     info_written_ = true;
-    replay::CaptureInfo ci;
+    format::CaptureInfo ci;
     ci.tool = "tracesmith profile --replay-capture";
     auto dev = QueryDevices(/*init=*/false);
     if (dev.ok() && !dev->devices.empty()) {

@@ -89,7 +89,7 @@ class ReplayCapturer {
   // cuMemAlloc, cuMemAllocAsync, cuMemAllocFromPoolAsync, cuMemAllocManaged,
   // cuMemAllocPitch, cuMemMap and their frees / cuMemUnmap.
   static bool IsMemoryCallback(CUpti_CallbackId cbid);
-  bool tracks_allocations() const { return scope_ != replay::MemoryScope::kParams; }
+  bool tracks_allocations() const { return scope_ != format::MemoryScope::kParams; }
   void OnMemory(CUpti_CallbackId cbid, const CUpti_CallbackData* info);
   // Range replay: copies, memsets, event record/wait and synchronizations
   // (replay_stream_ops.h), recorded from the first recorded launch on.
@@ -106,25 +106,25 @@ class ReplayCapturer {
  private:
   struct Range {
     uint64_t address = 0, size = 0;
-    replay::SnapshotOrigin origin;  // why it is snapshotted
+    format::SnapshotOrigin origin;  // why it is snapshotted
   };
   struct Pending {  // between a launch's entry and exit
-    replay::LaunchRecord launch;
+    format::LaunchRecord launch;
     CUfunction function = nullptr;
     std::vector<Range> ranges;
     // A graph launch: its record (launch is unused but for index and name)
     // and each node's function (null for nodes that are not kernels).
     bool is_graph = false;
-    replay::GraphLaunchRecord graph;
+    format::GraphLaunchRecord graph;
     std::vector<CUfunction> node_functions;
   };
   using Buffer = ImageBuffer;
   struct Snapshot {
     uint64_t launch_index;
-    replay::SnapshotPhase phase;
+    format::SnapshotPhase phase;
     uint64_t address;
     Buffer bytes;
-    replay::SnapshotOrigin origin;
+    format::SnapshotOrigin origin;
   };
   // Host buffers for images are reused once written (a fresh buffer pays
   // page faults during the copy; image_allocator.h). At most
@@ -160,13 +160,13 @@ class ReplayCapturer {
   // For kernel:REGEX, any kernel node of `walked` matches (cached per clone).
   bool GraphSelected(uint64_t index, CUgraph clone, const WalkedGraph* walked);
   // Copies each range to a host buffer, into `into` (or the queue when null).
-  bool CopyRanges(const std::vector<Range>& ranges, uint64_t index, replay::SnapshotPhase phase,
+  bool CopyRanges(const std::vector<Range>& ranges, uint64_t index, format::SnapshotPhase phase,
                   std::vector<Snapshot>* into = nullptr);
   // --replay-memory reachable: scans the copied "before" images for pointers
   // into other allocations, copies those (appended to `taken` and `ranges`),
   // and scans them in turn, within `budget` bytes. False when a copy failed.
   bool AddReachable(uint64_t index, uint64_t budget, std::vector<Range>* ranges,
-                    std::vector<Snapshot>* taken, replay::MemoryCoverage* coverage);
+                    std::vector<Snapshot>* taken, format::MemoryCoverage* coverage);
   void MeasureReferenceCopy();
   uint64_t ModuleHashOf(CUfunction f, const std::string& name);
   void Note(const char* fmt, ...);
@@ -180,7 +180,7 @@ class ReplayCapturer {
   const uint64_t max_bytes_;
   const uint32_t max_launches_;
   const bool quiet_;
-  const replay::MemoryScope scope_;
+  const format::MemoryScope scope_;
   const uint32_t reach_depth_;
   std::vector<DeviceRange> extra_ranges_;
   std::atomic<uint64_t> launch_counter_{0};
@@ -192,15 +192,15 @@ class ReplayCapturer {
   std::map<uint64_t, uint64_t> live_;  // --replay-memory reachable/all: base -> size
   std::vector<std::unique_ptr<Module>> modules_;
   std::unordered_map<uint32_t, Pending> pending_;  // by correlation id
-  std::vector<replay::LaunchRecord> launches_out_;
-  std::vector<replay::GraphLaunchRecord> graphs_out_;
+  std::vector<format::LaunchRecord> launches_out_;
+  std::vector<format::GraphLaunchRecord> graphs_out_;
   GraphExecTable graph_execs_;                     // own lock
   std::map<std::string, bool> unsupported_noted_;  // node kinds already named in a note
   std::vector<Snapshot> snapshots_out_;
   std::vector<Buffer> free_buffers_;
   uint64_t free_bytes_ = 0;
   struct QueuedOp {
-    replay::StreamOpRecord op;
+    format::StreamOpRecord op;
     std::vector<uint8_t> data;  // kCopyHtoD: the host bytes
   };
   std::vector<QueuedOp> ops_out_;
@@ -213,7 +213,7 @@ class ReplayCapturer {
   bool limit_noted_ = false;
   bool reference_measured_ = false;
   ReplayCaptureStats stats_;
-  std::unique_ptr<replay::ReplayPayloadWriter> payload_;
+  std::unique_ptr<format::ReplayPayloadWriter> payload_;
 };
 
 }  // namespace tracesmith::capture

@@ -84,7 +84,7 @@ bool ReplayCapturer::GraphSelected(uint64_t index, CUgraph clone, const WalkedGr
   }
   bool match = false;
   for (const WalkedNode& n : walked->nodes)
-    if (n.record.kind == replay::GraphNodeKind::kKernel) {
+    if (n.record.kind == format::GraphNodeKind::kKernel) {
       const std::string& name = n.record.kernel.function;
       match |= std::regex_search(name, regex_) || std::regex_search(Demangle(name.c_str()), regex_);
     }
@@ -161,9 +161,9 @@ void ReplayCapturer::OnGraphLaunch(const CUpti_CallbackData* info, uint64_t inde
     p.graph.stream_id = StreamIdLocked(stream, per_thread, index);
   }
   for (WalkedNode& n : walked.nodes) {
-    const replay::GraphNodeRecord& r = n.record;
-    if (r.kind == replay::GraphNodeKind::kKernel) AddParamRanges(r.kernel.params, &p.ranges);
-    for (replay::DeviceSpan s : {r.Written(), r.Read()})
+    const format::GraphNodeRecord& r = n.record;
+    if (r.kind == format::GraphNodeKind::kKernel) AddParamRanges(r.kernel.params, &p.ranges);
+    for (format::DeviceSpan s : {r.Written(), r.Read()})
       if (s.size) AddRange({s.address, s.size, {}}, &p.ranges);
     p.node_functions.push_back(n.function);
     p.graph.nodes.push_back(std::move(n.record));
@@ -181,7 +181,7 @@ void ReplayCapturer::FinishGraph(const CUpti_CallbackData* info, bool ok) {
     auto it = pending_.find(info->correlationId);
     if (it == pending_.end()) return;
     functions = it->second.node_functions;
-    for (const replay::GraphNodeRecord& n : it->second.graph.nodes)
+    for (const format::GraphNodeRecord& n : it->second.graph.nodes)
       names.push_back(n.kernel.function);
   }
   // Lazy loading loads modules during the launch: look them up now.
@@ -194,7 +194,7 @@ void ReplayCapturer::FinishGraph(const CUpti_CallbackData* info, bool ok) {
     }
   std::lock_guard<std::mutex> lock(mu_);
   auto it = pending_.find(info->correlationId);
-  replay::GraphLaunchRecord graph = std::move(it->second.graph);
+  format::GraphLaunchRecord graph = std::move(it->second.graph);
   const std::vector<Range> ranges = std::move(it->second.ranges);
   pending_.erase(it);
   if (!ok || !missing.empty()) {

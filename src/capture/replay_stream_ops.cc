@@ -3,7 +3,7 @@
 namespace tracesmith::capture {
 namespace {
 
-using replay::StreamOpKind;
+using format::StreamOpKind;
 
 // Parameter layouts shared by many entry points (generated_cuda_meta.h):
 // the _v2, _ptds and _ptsz variants of one call have the same fields.

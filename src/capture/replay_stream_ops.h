@@ -14,7 +14,7 @@
 namespace tracesmith::capture {
 
 struct StreamOpCall {
-  replay::StreamOpKind kind = replay::StreamOpKind::kContextSync;
+  format::StreamOpKind kind = format::StreamOpKind::kContextSync;
   // A generic cuMemcpy(Async): kind is decided from the pointers (CopyKind).
   bool generic_copy = false;
   CUstream stream = nullptr;

@@ -7,7 +7,7 @@
 
 #include "tracesmith/format/replay_payload.h"
 
-namespace tracesmith::replay {
+namespace tracesmith::format {
 
 const char* GraphNodeKindName(GraphNodeKind kind) {
   switch (kind) {
@@ -124,4 +124,4 @@ StatusOr<std::vector<uint32_t>> TopologicalOrder(
   return order;
 }
 
-}  // namespace tracesmith::replay
+}  // namespace tracesmith::format

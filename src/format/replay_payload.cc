@@ -5,7 +5,7 @@
 
 #include "tracesmith/base/bytes.h"
 
-namespace tracesmith::replay {
+namespace tracesmith::format {
 
 const char* PayloadChunkName(uint16_t type) {
   switch (static_cast<PayloadChunk>(type)) {
@@ -757,4 +757,4 @@ Status ParsePayloadChunk(uint16_t type, std::span<const uint8_t> payload, uint64
   return OkStatus();
 }
 
-}  // namespace tracesmith::replay
+}  // namespace tracesmith::format

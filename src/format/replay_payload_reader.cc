@@ -3,7 +3,7 @@
 
 #include "tracesmith/format/replay_payload.h"
 
-namespace tracesmith::replay {
+namespace tracesmith::format {
 
 const ModuleRecord* ReplayCapture::FindModule(uint64_t hash) const {
   for (const ModuleRecord& m : modules)
@@ -132,4 +132,4 @@ Status ValidateCapture(const ReplayCapture& cap) {
   return OkStatus();
 }
 
-}  // namespace tracesmith::replay
+}  // namespace tracesmith::format

@@ -173,17 +173,17 @@ std::string WarmTimingText(const LaunchOutcome& o) {
 }
 }  // namespace
 
-std::vector<std::string> GraphNodeLines(const GraphLaunchRecord& g) {
+std::vector<std::string> GraphNodeLines(const format::GraphLaunchRecord& g) {
   std::vector<std::string> out;
   for (size_t k = 0; k < g.nodes.size(); ++k) {
-    const GraphNodeRecord& n = g.nodes[k];
-    std::string line = StrFormat("node %zu: %s", k, GraphNodeKindName(n.kind));
-    if (n.kind == GraphNodeKind::kKernel) {
+    const format::GraphNodeRecord& n = g.nodes[k];
+    std::string line = StrFormat("node %zu: %s", k, format::GraphNodeKindName(n.kind));
+    if (n.kind == format::GraphNodeKind::kKernel) {
       line += " " + n.kernel.function;
-    } else if (n.kind == GraphNodeKind::kMemset) {
+    } else if (n.kind == format::GraphNodeKind::kMemset) {
       line += StrFormat(" %s at 0x%llx", HumanBytes(n.Written().size).c_str(),
                         static_cast<unsigned long long>(n.dst));
-    } else if (n.kind == GraphNodeKind::kMemcpy) {
+    } else if (n.kind == format::GraphNodeKind::kMemcpy) {
       line +=
           StrFormat(" %s 0x%llx -> 0x%llx", HumanBytes(n.width * n.height).c_str(),
                     static_cast<unsigned long long>(n.src), static_cast<unsigned long long>(n.dst));

@@ -12,15 +12,15 @@
 namespace tracesmith::replay {
 
 namespace {
-const char* ImageKindName(ImageKind k) {
+const char* ImageKindName(format::ImageKind k) {
   switch (k) {
-    case ImageKind::kCubin:
+    case format::ImageKind::kCubin:
       return "cubin";
-    case ImageKind::kFatbin:
+    case format::ImageKind::kFatbin:
       return "fatbin";
-    case ImageKind::kPtx:
+    case format::ImageKind::kPtx:
       return "PTX";
-    case ImageKind::kUnknown:
+    case format::ImageKind::kUnknown:
       break;
   }
   return "image";
@@ -28,13 +28,13 @@ const char* ImageKindName(ImageKind k) {
 
 // `cap` cut down to what a reproducer of launch `index` needs besides its
 // record: the capture info, modules and blobs, and that launch's snapshots.
-ReplayCapture OneLaunchOf(const ReplayCapture& cap, uint64_t index) {
-  ReplayCapture one;
+format::ReplayCapture OneLaunchOf(const format::ReplayCapture& cap, uint64_t index) {
+  format::ReplayCapture one;
   one.info = cap.info;
   one.has_info = cap.has_info;
   one.modules = cap.modules;
   one.blobs = cap.blobs;
-  for (const SnapshotRecord& s : cap.snapshots)
+  for (const format::SnapshotRecord& s : cap.snapshots)
     if (s.launch_index == index) one.snapshots.push_back(s);
   return one;
 }
@@ -44,7 +44,7 @@ ReplayCapture OneLaunchOf(const ReplayCapture& cap, uint64_t index) {
 class ReproducerWriter {
  public:
   // `what`: "one launch", "one graph launch" (said in the capture info's tool).
-  Status Open(const std::string& out, const ReplayCapture& cap, const char* what,
+  Status Open(const std::string& out, const format::ReplayCapture& cap, const char* what,
               ExtractSummary* sum) {
     sum_ = sum;
     sum->info = cap.info;
@@ -53,18 +53,18 @@ class ReproducerWriter {
     wo.zstd_level = 9;  // written once, read rarely: smaller is better
     wo.replace_atomically = true;
     ASSIGN_OR_RETURN(writer_, format::SbtWriter::Open(out, wo));
-    payload_ = std::make_unique<ReplayPayloadWriter>(writer_.get());
+    payload_ = std::make_unique<format::ReplayPayloadWriter>(writer_.get());
     if (!cap.has_info) return OkStatus();
-    CaptureInfo info = cap.info;
+    format::CaptureInfo info = cap.info;
     info.tool += info.tool.empty() ? std::string("tracesmith replay --extract")
                                    : StrFormat(" (%s extracted)", what);
     return payload_->WriteCaptureInfo(info);
   }
   // Module `hash` of `cap` (once per module).
-  Status AddModule(const ReplayCapture& cap, uint64_t hash) {
+  Status AddModule(const format::ReplayCapture& cap, uint64_t hash) {
     if (std::find(modules_.begin(), modules_.end(), hash) != modules_.end()) return OkStatus();
     modules_.push_back(hash);
-    const ModuleRecord* module = cap.FindModule(hash);
+    const format::ModuleRecord* module = cap.FindModule(hash);
     ASSIGN_OR_RETURN(auto image, cap.BlobData(module->hash, "module image"));
     ASSIGN_OR_RETURN(uint64_t written, payload_->AddModule(image, module->kind, module->name));
     if (written != hash) return Internal("the module's content hash changed while it was copied");
@@ -73,19 +73,19 @@ class ReproducerWriter {
     return OkStatus();
   }
   // `one`'s snapshots (OneLaunchOf).
-  Status AddSnapshots(const ReplayCapture& one) {
-    for (const SnapshotRecord& s : one.snapshots) {
+  Status AddSnapshots(const format::ReplayCapture& one) {
+    for (const format::SnapshotRecord& s : one.snapshots) {
       ASSIGN_OR_RETURN(auto bytes, one.BlobData(s.hash, "memory image"));
       RETURN_IF_ERROR(payload_->AddSnapshot(s.launch_index, s.phase, s.address, bytes, s.origin));
-      if (s.phase == SnapshotPhase::kBefore) {
+      if (s.phase == format::SnapshotPhase::kBefore) {
         ++sum_->ranges;
         sum_->memory_bytes += s.size;
-        sum_->reached += s.origin.source == RangeSource::kPointer;
+        sum_->reached += s.origin.source == format::RangeSource::kPointer;
       }
     }
     return OkStatus();
   }
-  ReplayPayloadWriter& payload() { return *payload_; }
+  format::ReplayPayloadWriter& payload() { return *payload_; }
   // Closes the file; the summary gets its size.
   Status Close(const std::string& out) {
     RETURN_IF_ERROR(writer_->Close());
@@ -96,21 +96,21 @@ class ReproducerWriter {
  private:
   ExtractSummary* sum_ = nullptr;
   std::unique_ptr<format::SbtWriter> writer_;
-  std::unique_ptr<ReplayPayloadWriter> payload_;
+  std::unique_ptr<format::ReplayPayloadWriter> payload_;
   std::vector<uint64_t> modules_;
 };
 
 // A graph launch alone: its record, every module its kernel nodes use, its
 // snapshots and the capture info.
 StatusOr<ExtractSummary> ExtractGraphLaunch(const std::string& in, const std::string& out,
-                                            const ReplayCapture& cap,
-                                            const GraphLaunchRecord& source) {
-  GraphLaunchRecord graph = source;
-  ReplayCapture one = OneLaunchOf(cap, graph.index);
+                                            const format::ReplayCapture& cap,
+                                            const format::GraphLaunchRecord& source) {
+  format::GraphLaunchRecord graph = source;
+  format::ReplayCapture one = OneLaunchOf(cap, graph.index);
   one.graphs = {graph};
-  RETURN_IF_ERROR(ValidateCapture(one));
+  RETURN_IF_ERROR(format::ValidateCapture(one));
   if (graph.recorded_ns == 0) {
-    ReplayCapture times;
+    format::ReplayCapture times;
     times.graphs = {graph};
     FillRecordedTimes(in, &times);
     graph.recorded_ns = times.graphs[0].recorded_ns;
@@ -124,8 +124,8 @@ StatusOr<ExtractSummary> ExtractGraphLaunch(const std::string& in, const std::st
   sum.recorded_ns = graph.recorded_ns;
   ReproducerWriter w;
   RETURN_IF_ERROR(w.Open(out, cap, "one graph launch", &sum));
-  for (const GraphNodeRecord& n : graph.nodes) {
-    if (n.kind != GraphNodeKind::kKernel) continue;
+  for (const format::GraphNodeRecord& n : graph.nodes) {
+    if (n.kind != format::GraphNodeKind::kKernel) continue;
     sum.param_bytes += n.kernel.params.size();
     RETURN_IF_ERROR(w.AddModule(cap, n.kernel.module_hash));
   }
@@ -142,16 +142,16 @@ StatusOr<ExtractSummary> ExtractLaunch(const std::string& in, const std::string&
   const std::string inputs[] = {in};
   RETURN_IF_ERROR(CheckOutputFile(out, inputs, options.overwrite));
   ASSIGN_OR_RETURN(auto reader, format::SbtReader::Open(in));
-  ASSIGN_OR_RETURN(ReplayCapture cap, ReadReplayCapture(*reader));
+  ASSIGN_OR_RETURN(format::ReplayCapture cap, format::ReadReplayCapture(*reader));
   if (!reader->report().clean()) return reader->report().DamageStatus(in);
   auto it = std::find_if(cap.launches.begin(), cap.launches.end(),
-                         [&](const LaunchRecord& l) { return l.index == options.launch; });
+                         [&](const format::LaunchRecord& l) { return l.index == options.launch; });
   if (it == cap.launches.end() && cap.FindGraph(options.launch))
     return ExtractGraphLaunch(in, out, cap, *cap.FindGraph(options.launch));
   if (it == cap.launches.end()) {
     std::vector<uint64_t> indices;
-    for (const LaunchRecord& l : cap.launches) indices.push_back(l.index);
-    for (const GraphLaunchRecord& g : cap.graphs) indices.push_back(g.index);
+    for (const format::LaunchRecord& l : cap.launches) indices.push_back(l.index);
+    for (const format::GraphLaunchRecord& g : cap.graphs) indices.push_back(g.index);
     std::sort(indices.begin(), indices.end());
     std::string have;
     for (size_t k = 0; k < indices.size() && k < 20; ++k)
@@ -161,15 +161,15 @@ StatusOr<ExtractSummary> ExtractLaunch(const std::string& in, const std::string&
                               static_cast<unsigned long long>(options.launch),
                               have.empty() ? "none" : have.c_str()));
   }
-  LaunchRecord launch = *it;
+  format::LaunchRecord launch = *it;
   // Check what the reproducer needs is all there before writing anything.
-  ReplayCapture one = OneLaunchOf(cap, launch.index);
+  format::ReplayCapture one = OneLaunchOf(cap, launch.index);
   one.launches = {launch};
-  RETURN_IF_ERROR(ValidateCapture(one));
+  RETURN_IF_ERROR(format::ValidateCapture(one));
   // The time in the program: from the trace's kernel row, which the
   // reproducer does not carry (its correlation id would point nowhere).
   if (launch.recorded_ns == 0) {
-    ReplayCapture times;
+    format::ReplayCapture times;
     times.launches = {launch};
     FillRecordedTimes(in, &times);
     launch.recorded_ns = times.launches[0].recorded_ns;

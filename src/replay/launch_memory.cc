@@ -8,33 +8,37 @@
 
 namespace tracesmith::replay {
 
-LaunchMemory DescribeLaunchMemory(const ReplayCapture& capture, const LaunchRecord& launch) {
+LaunchMemory DescribeLaunchMemory(const format::ReplayCapture& capture,
+                                  const format::LaunchRecord& launch) {
   LaunchMemory m;
   m.scope = launch.coverage.scope;
   m.coverage = launch.coverage;
-  std::vector<const SnapshotRecord*> before;
-  for (const SnapshotRecord& s : capture.snapshots)
-    if (s.launch_index == launch.index && s.phase == SnapshotPhase::kBefore) before.push_back(&s);
-  std::sort(before.begin(), before.end(), [](const SnapshotRecord* a, const SnapshotRecord* b) {
-    return a->address < b->address;
-  });
+  std::vector<const format::SnapshotRecord*> before;
+  for (const format::SnapshotRecord& s : capture.snapshots)
+    if (s.launch_index == launch.index && s.phase == format::SnapshotPhase::kBefore)
+      before.push_back(&s);
+  std::sort(before.begin(), before.end(),
+            [](const format::SnapshotRecord* a, const format::SnapshotRecord* b) {
+              return a->address < b->address;
+            });
   std::map<uint64_t, uint32_t> number;  // address -> #k
-  for (const SnapshotRecord* s : before) number.emplace(s->address, uint32_t(number.size() + 1));
+  for (const format::SnapshotRecord* s : before)
+    number.emplace(s->address, uint32_t(number.size() + 1));
   std::map<uint64_t, LaunchMemory::Group> groups;  // by via address
-  for (const SnapshotRecord* s : before) {
+  for (const format::SnapshotRecord* s : before) {
     ++m.ranges;
     m.bytes += s->size;
     switch (s->origin.source) {
-      case RangeSource::kParameter:
+      case format::RangeSource::kParameter:
         ++m.from_parameters;
         break;
-      case RangeSource::kRequested:
+      case format::RangeSource::kRequested:
         ++m.requested;
         break;
-      case RangeSource::kLive:
+      case format::RangeSource::kLive:
         ++m.live;
         break;
-      case RangeSource::kPointer: {
+      case format::RangeSource::kPointer: {
         ++m.reached;
         m.reached_bytes += s->size;
         auto [it, fresh] = groups.try_emplace(s->origin.via);
@@ -61,7 +65,7 @@ LaunchMemory DescribeLaunchMemory(const ReplayCapture& capture, const LaunchReco
 }
 
 std::string FormatLaunchMemory(const LaunchMemory& m) {
-  if (m.scope == MemoryScope::kUnknown && m.reached == 0 && m.requested == 0 && m.live == 0)
+  if (m.scope == format::MemoryScope::kUnknown && m.reached == 0 && m.requested == 0 && m.live == 0)
     return "";
   std::string parts = StrFormat("%u from the parameters", m.from_parameters);
   if (m.reached)
@@ -71,7 +75,7 @@ std::string FormatLaunchMemory(const LaunchMemory& m) {
   if (m.live) parts += StrFormat(", %u other live allocation(s)", m.live);
   std::string s =
       StrFormat("  memory: %u range(s), %s, captured with --replay-memory %s: %s\n", m.ranges,
-                HumanBytes(m.bytes).c_str(), MemoryScopeName(m.scope), parts.c_str());
+                HumanBytes(m.bytes).c_str(), format::MemoryScopeName(m.scope), parts.c_str());
   for (const LaunchMemory::Group& g : m.groups) {
     std::string where =
         g.first_offset == g.last_offset
@@ -85,7 +89,7 @@ std::string FormatLaunchMemory(const LaunchMemory& m) {
         static_cast<unsigned long long>(g.via_address), where.c_str(),
         g.depth > 1 ? StrFormat(", %u pointer hops from a parameter", g.depth).c_str() : "");
   }
-  const MemoryCoverage& c = m.coverage;
+  const format::MemoryCoverage& c = m.coverage;
   if (!c.complete()) {
     std::string left;
     if (c.ranges_over_budget)
@@ -104,11 +108,11 @@ std::string FormatLaunchMemory(const LaunchMemory& m) {
 
 std::string MissingMemoryHint(const LaunchMemory& m) {
   switch (m.scope) {
-    case MemoryScope::kParams:
+    case format::MemoryScope::kParams:
       return "captured with --replay-memory params: allocations reached through pointers stored "
              "in memory were not recorded; capture again with the default (--replay-memory "
              "reachable)";
-    case MemoryScope::kReachable:
+    case format::MemoryScope::kReachable:
       if (!m.coverage.complete())
         return "some memory reached through pointers was not recorded (NOT recorded in the "
                "memory lines); raise --replay-max-mb / --replay-reach-depth, or capture with "
@@ -116,8 +120,8 @@ std::string MissingMemoryHint(const LaunchMemory& m) {
       return "every allocation reachable through pointers stored in the recorded memory was "
              "recorded; a kernel can still read memory no stored pointer leads to (addresses "
              "computed from integers, host memory): try --replay-memory all";
-    case MemoryScope::kAll:
-    case MemoryScope::kUnknown:
+    case format::MemoryScope::kAll:
+    case format::MemoryScope::kUnknown:
       break;
   }
   return "";

@@ -108,9 +108,9 @@ Json MemoryJson(const LaunchMemory& m) {
                            {"first_offset", g.first_offset},
                            {"last_offset", g.last_offset},
                            {"depth", g.depth}});
-  const MemoryCoverage& c = m.coverage;
+  const format::MemoryCoverage& c = m.coverage;
   return Json{
-      {"scope", MemoryScopeName(m.scope)},
+      {"scope", format::MemoryScopeName(m.scope)},
       {"ranges", m.ranges},
       {"bytes", m.bytes},
       {"from_parameters", m.from_parameters},

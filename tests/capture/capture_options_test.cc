@@ -101,18 +101,18 @@ TEST(ReplayFilter, Parses) {
   EXPECT_EQ(back.replay_max_mb, 100u);
   EXPECT_EQ(back.replay_max_launches, 5u);
   EXPECT_FALSE(OptionsFromEnv({{kEnvReplayCapture, "bogus"}}).ok());
-  EXPECT_EQ(back.replay_memory, replay::MemoryScope::kReachable);  // the default
+  EXPECT_EQ(back.replay_memory, format::MemoryScope::kReachable);  // the default
   EXPECT_EQ(back.replay_reach_depth, 8u);
-  o.replay_memory = replay::MemoryScope::kAll;
+  o.replay_memory = format::MemoryScope::kAll;
   o.replay_reach_depth = 3;
   o.replay_ranges = "0x7f0000000000:4096,1024:16";
   back = OptionsFromEnv(OptionsToEnv(o)).value();
-  EXPECT_EQ(back.replay_memory, replay::MemoryScope::kAll);
+  EXPECT_EQ(back.replay_memory, format::MemoryScope::kAll);
   EXPECT_EQ(back.replay_reach_depth, 3u);
   EXPECT_EQ(back.replay_ranges, "0x7f0000000000:4096,1024:16");
   EXPECT_FALSE(OptionsFromEnv({{kEnvReplayMemory, "some"}}).ok());
   EXPECT_EQ(OptionsFromEnv({{kEnvReplayMemory, "params"}}).value().replay_memory,
-            replay::MemoryScope::kParams);
+            format::MemoryScope::kParams);
   EXPECT_FALSE(OptionsFromEnv({{kEnvReplayReachDepth, "0"}}).ok());
   EXPECT_FALSE(OptionsFromEnv({{kEnvReplayReachDepth, "65"}}).ok());
 }

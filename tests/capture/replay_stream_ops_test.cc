@@ -7,7 +7,7 @@
 namespace tracesmith::capture {
 namespace {
 
-using replay::StreamOpKind;
+using format::StreamOpKind;
 
 CUstream FakeStream() { return reinterpret_cast<CUstream>(0x5000); }
 CUevent FakeEvent() { return reinterpret_cast<CUevent>(0x6000); }

@@ -15,12 +15,12 @@ namespace {
 void WriteCapture(const std::string& path) {
   auto w = format::SbtWriter::Open(path);
   ASSERT_TRUE(w.ok());
-  replay::ReplayPayloadWriter p(w->get());
+  format::ReplayPayloadWriter p(w->get());
   ASSERT_TRUE(p.WriteCaptureInfo({"NVIDIA H100 80GB HBM3", 9, 0, 13000, "test"}).ok());
   std::vector<uint8_t> image(2048, 0x11), memory(8192, 0x22);
-  const uint64_t module = p.AddModule(image, replay::ImageKind::kCubin, "m").value();
+  const uint64_t module = p.AddModule(image, format::ImageKind::kCubin, "m").value();
   for (uint64_t index : {2, 5}) {
-    replay::LaunchRecord l;
+    format::LaunchRecord l;
     l.index = index;
     l.module_hash = module;
     l.function = "_Z4stepPf";
@@ -28,7 +28,7 @@ void WriteCapture(const std::string& path) {
     l.param_info = {{0, 8}};
     l.snapshot_ranges = 1;
     ASSERT_TRUE(p.AddLaunch(l).ok());
-    for (auto phase : {replay::SnapshotPhase::kBefore, replay::SnapshotPhase::kAfter})
+    for (auto phase : {format::SnapshotPhase::kBefore, format::SnapshotPhase::kAfter})
       ASSERT_TRUE(p.AddSnapshot(index, phase, 0x7f0000000000 + index * 0x200000, memory).ok());
   }
   ASSERT_TRUE((*w)->Close().ok());

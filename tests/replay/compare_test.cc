@@ -79,10 +79,10 @@ TEST(CompareTest, OutcomeText) {
   EXPECT_NE(s.find("NONDETERMINISTIC: 19 of 20 replays"), std::string::npos) << s;
   EXPECT_NE(s.find("kernel time"), std::string::npos) << s;
   EXPECT_EQ(s.find("launch attributes"), std::string::npos) << s;
-  o.attributes = LaunchAttributeName(2) + ", " + LaunchAttributeName(8);
+  o.attributes = format::LaunchAttributeName(2) + ", " + format::LaunchAttributeName(8);
   s = FormatLaunchOutcome(o);
   EXPECT_NE(s.find("  launch attributes: cooperative, priority\n"), std::string::npos) << s;
-  EXPECT_EQ(LaunchAttributeName(99), "attribute 99");
+  EXPECT_EQ(format::LaunchAttributeName(99), "attribute 99");
 }
 
 TEST(CompareTest, SequenceOutcomeTextHasNoPerKernelRatio) {

@@ -20,33 +20,37 @@ using ::tracesmith::testing::Pattern;
 void WriteCapture(const std::string& path) {
   auto w = format::SbtWriter::Open(path);
   ASSERT_TRUE(w.ok());
-  ReplayPayloadWriter p(w->get());
+  format::ReplayPayloadWriter p(w->get());
   ASSERT_TRUE(p.WriteCaptureInfo({"NVIDIA H100 80GB HBM3", 9, 0, 13000, "test"}).ok());
-  const uint64_t m1 = p.AddModule(Pattern(3000, 1), ImageKind::kCubin, "a").value();
-  const uint64_t m2 = p.AddModule(Pattern(5000, 2), ImageKind::kFatbin, "b").value();
+  const uint64_t m1 = p.AddModule(Pattern(3000, 1), format::ImageKind::kCubin, "a").value();
+  const uint64_t m2 = p.AddModule(Pattern(5000, 2), format::ImageKind::kFatbin, "b").value();
   for (uint64_t index : {3, 7, 9}) {
-    LaunchRecord l;
+    format::LaunchRecord l;
     l.index = index;
     l.module_hash = index == 7 ? m2 : m1;
     l.function = index == 7 ? "_Z6gatherPPKfPfi" : "_Z5scalePfif";
     l.params = Pattern(24, uint32_t(index));
     l.param_info = {{0, 8}, {8, 8}, {16, 4}};
     l.correlation_id = uint32_t(100 + index);
-    l.coverage.scope = MemoryScope::kReachable;
+    l.coverage.scope = format::MemoryScope::kReachable;
     l.snapshot_ranges = index == 7 ? 2 : 1;
     ASSERT_TRUE(p.AddLaunch(l).ok());
     ASSERT_TRUE(
-        p.AddSnapshot(index, SnapshotPhase::kBefore, 0x7f0000000000, Pattern(4096, 5)).ok());
-    ASSERT_TRUE(p.AddSnapshot(index, SnapshotPhase::kAfter, 0x7f0000000000, Pattern(4096, 6)).ok());
+        p.AddSnapshot(index, format::SnapshotPhase::kBefore, 0x7f0000000000, Pattern(4096, 5))
+            .ok());
+    ASSERT_TRUE(
+        p.AddSnapshot(index, format::SnapshotPhase::kAfter, 0x7f0000000000, Pattern(4096, 6)).ok());
     if (index == 7) {
-      SnapshotOrigin o{RangeSource::kPointer, 0x7f0000000000, 0, 0x18, 4, 1};
+      format::SnapshotOrigin o{format::RangeSource::kPointer, 0x7f0000000000, 0, 0x18, 4, 1};
       ASSERT_TRUE(
-          p.AddSnapshot(7, SnapshotPhase::kBefore, 0x7f0000200000, Pattern(1 << 16, 7), o).ok());
+          p.AddSnapshot(7, format::SnapshotPhase::kBefore, 0x7f0000200000, Pattern(1 << 16, 7), o)
+              .ok());
       ASSERT_TRUE(
-          p.AddSnapshot(7, SnapshotPhase::kAfter, 0x7f0000200000, Pattern(1 << 16, 7)).ok());
+          p.AddSnapshot(7, format::SnapshotPhase::kAfter, 0x7f0000200000, Pattern(1 << 16, 7))
+              .ok());
     }
-    StreamOpRecord op;
-    op.kind = StreamOpKind::kMemset;
+    format::StreamOpRecord op;
+    op.kind = format::StreamOpKind::kMemset;
     op.before_launch = index;
     op.seq = index;
     op.dst = 0x7f0000000000;
@@ -75,7 +79,7 @@ TEST(Extract, WritesOnlyWhatTheLaunchNeedsAndItReadsAlone) {
   EXPECT_EQ(s->reached, 1u);
   EXPECT_EQ(s->memory_bytes, 4096u + (1 << 16));
   EXPECT_EQ(s->module_bytes, 5000u);
-  EXPECT_EQ(s->module_kind, ImageKind::kFatbin);
+  EXPECT_EQ(s->module_kind, format::ImageKind::kFatbin);
   EXPECT_EQ(s->param_bytes, 24u);
   EXPECT_EQ(s->recorded_ns, 2500u);  // from the kernel row with the launch's correlation id
   EXPECT_EQ(s->file_bytes, FileSize(out.path()).value());
@@ -83,28 +87,28 @@ TEST(Extract, WritesOnlyWhatTheLaunchNeedsAndItReadsAlone) {
 
   auto r = format::SbtReader::Open(out.path());
   ASSERT_TRUE(r.ok());
-  auto cap = ReadReplayCapture(**r);
+  auto cap = format::ReadReplayCapture(**r);
   ASSERT_TRUE(cap.ok()) << cap.status().ToString();
-  ASSERT_TRUE(ValidateCapture(*cap).ok());
+  ASSERT_TRUE(format::ValidateCapture(*cap).ok());
   ASSERT_EQ(cap->launches.size(), 1u);
-  const LaunchRecord& l = cap->launches[0];
+  const format::LaunchRecord& l = cap->launches[0];
   EXPECT_EQ(l.index, 7u);
   EXPECT_EQ(l.params, Pattern(24, 7));
   EXPECT_EQ(l.param_info.size(), 3u);
   EXPECT_EQ(l.recorded_ns, 2500u);
   EXPECT_EQ(l.correlation_id, 0u);  // no trace rows to point at
-  EXPECT_EQ(l.coverage.scope, MemoryScope::kReachable);
+  EXPECT_EQ(l.coverage.scope, format::MemoryScope::kReachable);
   ASSERT_EQ(cap->modules.size(), 1u);  // not the other launches' module
   EXPECT_EQ(cap->modules[0].hash, l.module_hash);
   EXPECT_EQ(cap->snapshots.size(), 4u);
   EXPECT_TRUE(cap->stream_ops.empty());
   EXPECT_EQ(cap->info.device_name, "NVIDIA H100 80GB HBM3");
   bool reached = false;
-  for (const SnapshotRecord& sn : cap->snapshots) {
+  for (const format::SnapshotRecord& sn : cap->snapshots) {
     auto data = cap->BlobData(sn.hash, "s");
     ASSERT_TRUE(data.ok());
-    if (sn.address == 0x7f0000200000 && sn.phase == SnapshotPhase::kBefore) {
-      reached = sn.origin.source == RangeSource::kPointer && sn.origin.last_offset == 0x18;
+    if (sn.address == 0x7f0000200000 && sn.phase == format::SnapshotPhase::kBefore) {
+      reached = sn.origin.source == format::RangeSource::kPointer && sn.origin.last_offset == 0x18;
       EXPECT_EQ(std::vector<uint8_t>(data->begin(), data->end()), Pattern(1 << 16, 7));
     }
   }

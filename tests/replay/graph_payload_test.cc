@@ -17,17 +17,17 @@ namespace {
 using ::tracesmith::testing::Pattern;
 
 // kernel(0) -> memset(1), kernel(0) -> memcpy(2), {1, 2} -> empty(3) -> kernel(4)
-GraphLaunchRecord SampleGraph(uint64_t module) {
-  GraphLaunchRecord g;
+format::GraphLaunchRecord SampleGraph(uint64_t module) {
+  format::GraphLaunchRecord g;
   g.index = 5;
   g.correlation_id = 77;
   g.stream_id = 3;
   g.recorded_ns = 9000;
   g.snapshot_ranges = 1;
-  g.coverage.scope = MemoryScope::kReachable;
+  g.coverage.scope = format::MemoryScope::kReachable;
   g.coverage.words_unresolved = 2;
   g.nodes.resize(5);
-  g.nodes[0].kind = GraphNodeKind::kKernel;
+  g.nodes[0].kind = format::GraphNodeKind::kKernel;
   g.nodes[0].kernel.module_hash = module;
   g.nodes[0].kernel.function = "_Z5writePfi";
   g.nodes[0].kernel.grid[0] = 4;
@@ -36,7 +36,7 @@ GraphLaunchRecord SampleGraph(uint64_t module) {
   g.nodes[0].kernel.params = Pattern(12, 9);
   g.nodes[0].kernel.param_info = {{0, 8}, {8, 4}};
   g.nodes[0].kernel.attributes = {{8, {2, 0, 0, 0}}};
-  g.nodes[1].kind = GraphNodeKind::kMemset;
+  g.nodes[1].kind = format::GraphNodeKind::kMemset;
   g.nodes[1].dependencies = {0};
   g.nodes[1].dst = 0x7f0000001000;
   g.nodes[1].dst_pitch = 256;
@@ -44,12 +44,12 @@ GraphLaunchRecord SampleGraph(uint64_t module) {
   g.nodes[1].element_size = 2;
   g.nodes[1].width = 64;
   g.nodes[1].height = 3;
-  g.nodes[2].kind = GraphNodeKind::kMemcpy;
+  g.nodes[2].kind = format::GraphNodeKind::kMemcpy;
   g.nodes[2].dependencies = {0};
   g.nodes[2].dst = 0x7f0000002000;
   g.nodes[2].src = 0x7f0000000000;
   g.nodes[2].width = 4096;
-  g.nodes[3].kind = GraphNodeKind::kEmpty;
+  g.nodes[3].kind = format::GraphNodeKind::kEmpty;
   g.nodes[3].dependencies = {1, 2};
   g.nodes[4] = g.nodes[0];
   g.nodes[4].dependencies = {3};
@@ -65,30 +65,30 @@ struct GraphFile {
   void Write(bool with_module = true, bool with_after = true) {
     auto w = format::SbtWriter::Open(tmp.path());
     ASSERT_TRUE(w.ok());
-    ReplayPayloadWriter p(w->get());
+    format::ReplayPayloadWriter p(w->get());
     if (with_module) {
-      auto m = p.AddModule(image, ImageKind::kCubin, "graph.cubin");
+      auto m = p.AddModule(image, format::ImageKind::kCubin, "graph.cubin");
       ASSERT_TRUE(m.ok());
       module = *m;
     } else {
       module = 0x1234;
     }
     ASSERT_TRUE(p.AddGraphLaunch(SampleGraph(module)).ok());
-    ASSERT_TRUE(p.AddSnapshot(5, SnapshotPhase::kBefore, 0x7f0000000000, before).ok());
+    ASSERT_TRUE(p.AddSnapshot(5, format::SnapshotPhase::kBefore, 0x7f0000000000, before).ok());
     if (with_after) {
-      ASSERT_TRUE(p.AddSnapshot(5, SnapshotPhase::kAfter, 0x7f0000000000, after).ok());
+      ASSERT_TRUE(p.AddSnapshot(5, format::SnapshotPhase::kAfter, 0x7f0000000000, after).ok());
     }
     ASSERT_TRUE((*w)->Close().ok());
   }
-  StatusOr<ReplayCapture> Read() {
+  StatusOr<format::ReplayCapture> Read() {
     ASSIGN_OR_RETURN(auto r, format::SbtReader::Open(tmp.path()));
-    return ReadReplayCapture(*r);
+    return format::ReadReplayCapture(*r);
   }
   std::vector<uint8_t> Payload(uint64_t* offset) {
     std::vector<uint8_t> payload;
     auto r = format::SbtReader::Open(tmp.path());
     EXPECT_TRUE(r.ok());
-    EXPECT_TRUE((*r)->ReadRawChunks(uint16_t(PayloadChunk::kGraphLaunch),
+    EXPECT_TRUE((*r)->ReadRawChunks(uint16_t(format::PayloadChunk::kGraphLaunch),
                                     [&](std::span<const uint8_t> p, uint64_t off) {
                                       payload.assign(p.begin(), p.end());
                                       *offset = off;
@@ -104,10 +104,10 @@ TEST(GraphPayloadTest, RoundTrip) {
   f.Write();
   auto cap = f.Read();
   ASSERT_TRUE(cap.ok()) << cap.status().ToString();
-  ASSERT_TRUE(ValidateCapture(*cap).ok()) << ValidateCapture(*cap).ToString();
+  ASSERT_TRUE(format::ValidateCapture(*cap).ok()) << format::ValidateCapture(*cap).ToString();
   EXPECT_TRUE(cap->launches.empty());
   ASSERT_EQ(cap->graphs.size(), 1u);
-  const GraphLaunchRecord want = SampleGraph(f.module), &got = cap->graphs[0];
+  const format::GraphLaunchRecord want = SampleGraph(f.module), &got = cap->graphs[0];
   EXPECT_EQ(cap->FindGraph(5), &got);
   EXPECT_EQ(cap->FindGraph(4), nullptr);
   EXPECT_EQ(got.index, 5u);
@@ -115,14 +115,14 @@ TEST(GraphPayloadTest, RoundTrip) {
   EXPECT_EQ(got.stream_id, 3u);
   EXPECT_EQ(got.recorded_ns, 9000u);
   EXPECT_EQ(got.snapshot_ranges, 1u);
-  EXPECT_EQ(got.coverage.scope, MemoryScope::kReachable);
+  EXPECT_EQ(got.coverage.scope, format::MemoryScope::kReachable);
   EXPECT_EQ(got.coverage.words_unresolved, 2u);
   ASSERT_EQ(got.nodes.size(), 5u);
   for (size_t k = 0; k < 5; ++k) {
     EXPECT_EQ(got.nodes[k].kind, want.nodes[k].kind) << k;
     EXPECT_EQ(got.nodes[k].dependencies, want.nodes[k].dependencies) << k;
   }
-  const LaunchRecord& k0 = got.nodes[0].kernel;
+  const format::LaunchRecord& k0 = got.nodes[0].kernel;
   EXPECT_EQ(k0.module_hash, f.module);
   EXPECT_EQ(k0.function, "_Z5writePfi");
   EXPECT_EQ(k0.grid[0], 4u);
@@ -135,7 +135,7 @@ TEST(GraphPayloadTest, RoundTrip) {
   EXPECT_EQ(k0.attributes[0].id, 8u);
   EXPECT_EQ(k0.index, 5u);  // a node's kernel carries its graph launch's index
   EXPECT_EQ(got.nodes[4].kernel.function, "_Z5chasePPfi");
-  const GraphNodeRecord& ms = got.nodes[1];
+  const format::GraphNodeRecord& ms = got.nodes[1];
   EXPECT_EQ(ms.dst, 0x7f0000001000u);
   EXPECT_EQ(ms.dst_pitch, 256u);
   EXPECT_EQ(ms.value, 0xabcdu);
@@ -144,7 +144,7 @@ TEST(GraphPayloadTest, RoundTrip) {
   EXPECT_EQ(ms.height, 3u);
   EXPECT_EQ(ms.Written().address, 0x7f0000001000u);
   EXPECT_EQ(ms.Written().size, 2 * 256u + 128u);  // two pitches and a 128-byte last row
-  const GraphNodeRecord& mc = got.nodes[2];
+  const format::GraphNodeRecord& mc = got.nodes[2];
   EXPECT_EQ(mc.src, 0x7f0000000000u);
   EXPECT_EQ(mc.Read().size, 4096u);
   EXPECT_EQ(mc.Written().address, 0x7f0000002000u);
@@ -157,7 +157,7 @@ TEST(GraphPayloadTest, ValidateNamesMissingModuleAndSnapshots) {
     f.Write(/*with_module=*/false);
     auto cap = f.Read();
     ASSERT_TRUE(cap.ok());
-    Status st = ValidateCapture(*cap);
+    Status st = format::ValidateCapture(*cap);
     EXPECT_NE(st.message().find("graph launch 5 node 0 (_Z5writePfi): module"), std::string::npos)
         << st.ToString();
   }
@@ -166,7 +166,7 @@ TEST(GraphPayloadTest, ValidateNamesMissingModuleAndSnapshots) {
     f.Write(true, /*with_after=*/false);
     auto cap = f.Read();
     ASSERT_TRUE(cap.ok());
-    Status st = ValidateCapture(*cap);
+    Status st = format::ValidateCapture(*cap);
     EXPECT_NE(st.message().find("graph launch 5: 1 'before' and 0 'after'"), std::string::npos)
         << st.ToString();
   }
@@ -175,11 +175,11 @@ TEST(GraphPayloadTest, ValidateNamesMissingModuleAndSnapshots) {
     f.Write();
     auto cap = f.Read();
     ASSERT_TRUE(cap.ok());
-    LaunchRecord l;
+    format::LaunchRecord l;
     l.index = 5;
     l.module_hash = f.module;
     cap->launches.push_back(l);
-    Status st = ValidateCapture(*cap);
+    Status st = format::ValidateCapture(*cap);
     EXPECT_NE(st.message().find("launch 5 is recorded both"), std::string::npos) << st.ToString();
   }
 }
@@ -212,7 +212,8 @@ TEST(GraphPayloadTest, RefusesDamagedChunks) {
       {"unknown kind", Chunk(1, {9, 0}), "unknown graph node kind 9"},
       {"kind 0", Chunk(1, {0, 0}), "unknown graph node kind 0"},
       {"node count over the chunk", Chunk(40, {4, 0}), "node count 40 exceeds"},
-      {"node count over the limit", Chunk(kMaxGraphNodes + 1, std::vector<uint8_t>(140000, 0)),
+      {"node count over the limit",
+       Chunk(format::kMaxGraphNodes + 1, std::vector<uint8_t>(140000, 0)),
        "node count 65537 exceeds the limit (65536)"},
       {"truncated memset", Chunk(1, {2, 0, 1, 2, 3}), "memset destination truncated"},
       {"memset element size", Chunk(1, {2, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 3, 1, 1}),
@@ -224,8 +225,9 @@ TEST(GraphPayloadTest, RefusesDamagedChunks) {
       {"trailing bytes", Chunk(1, {4, 0, 7}), "1 trailing bytes"},
   };
   for (const Case& c : cases) {
-    ReplayCapture out;
-    Status st = ParsePayloadChunk(uint16_t(PayloadChunk::kGraphLaunch), c.payload, 4120, &out);
+    format::ReplayCapture out;
+    Status st = format::ParsePayloadChunk(uint16_t(format::PayloadChunk::kGraphLaunch), c.payload,
+                                          4120, &out);
     ASSERT_FALSE(st.ok()) << c.name;
     EXPECT_NE(st.message().find(c.message), std::string::npos) << c.name << ": " << st.ToString();
     EXPECT_NE(st.message().find("replay graph launch chunk at byte 4120 (0x1018)"),
@@ -241,12 +243,14 @@ TEST(GraphPayloadTest, EveryTruncationOfAValidChunkIsRefused) {
   uint64_t offset = 0;
   std::vector<uint8_t> payload = f.Payload(&offset);
   ASSERT_FALSE(payload.empty());
-  ReplayCapture whole;
-  ASSERT_TRUE(
-      ParsePayloadChunk(uint16_t(PayloadChunk::kGraphLaunch), payload, offset, &whole).ok());
+  format::ReplayCapture whole;
+  ASSERT_TRUE(format::ParsePayloadChunk(uint16_t(format::PayloadChunk::kGraphLaunch), payload,
+                                        offset, &whole)
+                  .ok());
   for (size_t n = 0; n < payload.size(); ++n) {
-    ReplayCapture out;
-    Status st = ParsePayloadChunk(uint16_t(PayloadChunk::kGraphLaunch),
+    format::ReplayCapture out;
+    Status st =
+        format::ParsePayloadChunk(uint16_t(format::PayloadChunk::kGraphLaunch),
                                   std::span<const uint8_t>(payload.data(), n), offset, &out);
     EXPECT_FALSE(st.ok()) << "cut at " << n;
   }
@@ -256,8 +260,8 @@ TEST(GraphPayloadTest, WriterRefusesForwardDependencies) {
   testing::TempPath tmp;
   auto w = format::SbtWriter::Open(tmp.path());
   ASSERT_TRUE(w.ok());
-  ReplayPayloadWriter p(w->get());
-  GraphLaunchRecord g = SampleGraph(1);
+  format::ReplayPayloadWriter p(w->get());
+  format::GraphLaunchRecord g = SampleGraph(1);
   g.nodes[1].dependencies = {3};
   Status st = p.AddGraphLaunch(g);
   EXPECT_NE(st.message().find("node 1 depends on node 3, not an earlier one"), std::string::npos)
@@ -265,18 +269,18 @@ TEST(GraphPayloadTest, WriterRefusesForwardDependencies) {
 }
 
 TEST(GraphPayloadTest, AncestorsAreTheTransitiveDependencies) {
-  GraphLaunchRecord g = SampleGraph(1);
-  EXPECT_EQ(GraphAncestors(g, 0), std::vector<uint32_t>{});
-  EXPECT_EQ(GraphAncestors(g, 1), std::vector<uint32_t>{0});
-  EXPECT_EQ(GraphAncestors(g, 3), (std::vector<uint32_t>{0, 1, 2}));
-  EXPECT_EQ(GraphAncestors(g, 4), (std::vector<uint32_t>{0, 1, 2, 3}));
+  format::GraphLaunchRecord g = SampleGraph(1);
+  EXPECT_EQ(format::GraphAncestors(g, 0), std::vector<uint32_t>{});
+  EXPECT_EQ(format::GraphAncestors(g, 1), std::vector<uint32_t>{0});
+  EXPECT_EQ(format::GraphAncestors(g, 3), (std::vector<uint32_t>{0, 1, 2}));
+  EXPECT_EQ(format::GraphAncestors(g, 4), (std::vector<uint32_t>{0, 1, 2, 3}));
   // Two independent chains: a node's ancestors leave the other chain out.
-  GraphLaunchRecord two;
+  format::GraphLaunchRecord two;
   two.nodes.resize(4);
   two.nodes[2].dependencies = {0};
   two.nodes[3].dependencies = {1};
-  EXPECT_EQ(GraphAncestors(two, 3), std::vector<uint32_t>{1});
-  EXPECT_EQ(GraphAncestors(two, 9), std::vector<uint32_t>{});
+  EXPECT_EQ(format::GraphAncestors(two, 3), std::vector<uint32_t>{1});
+  EXPECT_EQ(format::GraphAncestors(two, 9), std::vector<uint32_t>{});
 }
 
 // Node 4 of the sample (after the empty join of memset 1 and memcpy 2, both
@@ -284,30 +288,30 @@ TEST(GraphPayloadTest, AncestorsAreTheTransitiveDependencies) {
 // needs kernel 0 first, and the memcpy, the join and the last kernel run
 // after it.
 TEST(GraphPayloadTest, SplitForNodeReplay) {
-  GraphLaunchRecord g = SampleGraph(1);
-  GraphNodeSplit s = SplitForNodeReplay(g, 1);
+  format::GraphLaunchRecord g = SampleGraph(1);
+  format::GraphNodeSplit s = format::SplitForNodeReplay(g, 1);
   EXPECT_EQ(s.before, (std::vector<bool>{true, false, false, false, false}));
   EXPECT_EQ(s.after, (std::vector<bool>{false, false, true, true, true}));
-  s = SplitForNodeReplay(g, 4);
+  s = format::SplitForNodeReplay(g, 4);
   EXPECT_EQ(s.before, (std::vector<bool>{true, true, true, true, false}));
   EXPECT_EQ(s.after, (std::vector<bool>{false, false, false, false, false}));
-  s = SplitForNodeReplay(g, 0);
+  s = format::SplitForNodeReplay(g, 0);
   EXPECT_EQ(s.before, (std::vector<bool>{false, false, false, false, false}));
   EXPECT_EQ(s.after, (std::vector<bool>{false, true, true, true, true}));
 }
 
 TEST(GraphPayloadTest, TopologicalOrder) {
   // 3 -> 1 -> 0, 2 alone: ready nodes are taken smallest first.
-  auto order = TopologicalOrder(4, {{3, 1}, {1, 0}});
+  auto order = format::TopologicalOrder(4, {{3, 1}, {1, 0}});
   ASSERT_TRUE(order.ok());
   EXPECT_EQ(*order, (std::vector<uint32_t>{2, 3, 1, 0}));
-  auto diamond = TopologicalOrder(4, {{0, 2}, {0, 1}, {1, 3}, {2, 3}});
+  auto diamond = format::TopologicalOrder(4, {{0, 2}, {0, 1}, {1, 3}, {2, 3}});
   ASSERT_TRUE(diamond.ok());
   EXPECT_EQ(*diamond, (std::vector<uint32_t>{0, 1, 2, 3}));
-  auto cycle = TopologicalOrder(3, {{0, 1}, {1, 2}, {2, 1}});
+  auto cycle = format::TopologicalOrder(3, {{0, 1}, {1, 2}, {2, 1}});
   EXPECT_EQ(cycle.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(cycle.status().message().find("cycle (1 of 3 nodes ordered)"), std::string::npos);
-  EXPECT_EQ(TopologicalOrder(2, {{0, 2}}).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(format::TopologicalOrder(2, {{0, 2}}).status().code(), StatusCode::kInvalidArgument);
 }
 
 // The fuzzer's seed for this chunk (fuzz/corpus/replay_payload/chunk_46_0:
@@ -320,9 +324,9 @@ TEST(GraphPayloadTest, FuzzSeedParses) {
   ASSERT_TRUE(text.ok()) << text.status().ToString();
   std::vector<uint8_t> bytes(text->begin(), text->end());
   ASSERT_GT(bytes.size(), 2u);
-  ReplayCapture out;
-  Status st = ParsePayloadChunk(uint16_t(PayloadChunk::kGraphLaunch),
-                                std::span<const uint8_t>(bytes).subspan(2), 0, &out);
+  format::ReplayCapture out;
+  Status st = format::ParsePayloadChunk(uint16_t(format::PayloadChunk::kGraphLaunch),
+                                        std::span<const uint8_t>(bytes).subspan(2), 0, &out);
   ASSERT_TRUE(st.ok()) << st.ToString();
   ASSERT_EQ(out.graphs.size(), 1u);
   EXPECT_EQ(out.graphs[0].DescribeNodes(), "1 kernel, 1 memset, 1 memcpy, 1 empty");

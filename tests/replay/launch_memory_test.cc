@@ -7,8 +7,9 @@
 namespace tracesmith::replay {
 namespace {
 
-SnapshotRecord Before(uint64_t launch, uint64_t address, uint64_t size, SnapshotOrigin o = {}) {
-  SnapshotRecord s;
+format::SnapshotRecord Before(uint64_t launch, uint64_t address, uint64_t size,
+                              format::SnapshotOrigin o = {}) {
+  format::SnapshotRecord s;
   s.launch_index = launch;
   s.address = address;
   s.size = size;
@@ -16,9 +17,9 @@ SnapshotRecord Before(uint64_t launch, uint64_t address, uint64_t size, Snapshot
   return s;
 }
 
-SnapshotOrigin Pointer(uint64_t via, uint64_t first, uint64_t last, uint32_t depth) {
-  SnapshotOrigin o;
-  o.source = RangeSource::kPointer;
+format::SnapshotOrigin Pointer(uint64_t via, uint64_t first, uint64_t last, uint32_t depth) {
+  format::SnapshotOrigin o;
+  o.source = format::RangeSource::kPointer;
   o.via = via;
   o.first_offset = first;
   o.last_offset = last;
@@ -29,9 +30,9 @@ SnapshotOrigin Pointer(uint64_t via, uint64_t first, uint64_t last, uint32_t dep
 
 // A batched GEMM: parameter allocations A (pointer array) and W; three
 // buffers reached through A, and one more reached from one of those.
-ReplayCapture Gemm(MemoryScope scope, MemoryCoverage coverage = {}) {
-  ReplayCapture cap;
-  LaunchRecord l;
+format::ReplayCapture Gemm(format::MemoryScope scope, format::MemoryCoverage coverage = {}) {
+  format::ReplayCapture cap;
+  format::LaunchRecord l;
   l.index = 4;
   coverage.scope = scope;
   l.coverage = coverage;
@@ -46,14 +47,14 @@ ReplayCapture Gemm(MemoryScope scope, MemoryCoverage coverage = {}) {
       Before(4, 0x7f0000a00000, 512, Pointer(0x7f0000800000, 0x40, 0x40, 2)),
       Before(5, 0x7f0000c00000, 64),  // another launch's
   };
-  SnapshotRecord after = Before(4, a, 256);
-  after.phase = SnapshotPhase::kAfter;
+  format::SnapshotRecord after = Before(4, a, 256);
+  after.phase = format::SnapshotPhase::kAfter;
   cap.snapshots.push_back(after);
   return cap;
 }
 
 TEST(LaunchMemory, CountsSourcesAndGroupsReachedAllocationsByWhereThePointersAre) {
-  ReplayCapture cap = Gemm(MemoryScope::kReachable);
+  format::ReplayCapture cap = Gemm(format::MemoryScope::kReachable);
   LaunchMemory m = DescribeLaunchMemory(cap, cap.launches[0]);
   EXPECT_EQ(m.ranges, 6u);
   EXPECT_EQ(m.from_parameters, 2u);
@@ -77,11 +78,11 @@ TEST(LaunchMemory, CountsSourcesAndGroupsReachedAllocationsByWhereThePointersAre
 }
 
 TEST(LaunchMemory, SaysWhatTheCaptureLeftOutAndHowToGetIt) {
-  MemoryCoverage c;
+  format::MemoryCoverage c;
   c.ranges_over_budget = 2;
   c.bytes_over_budget = 3ull << 30;
   c.words_unresolved = 7;
-  ReplayCapture cap = Gemm(MemoryScope::kReachable, c);
+  format::ReplayCapture cap = Gemm(format::MemoryScope::kReachable, c);
   LaunchMemory m = DescribeLaunchMemory(cap, cap.launches[0]);
   std::string text = FormatLaunchMemory(m);
   EXPECT_NE(text.find("    NOT recorded: 2 allocation(s) (3.00 GiB) over the --replay-max-mb "
@@ -92,9 +93,9 @@ TEST(LaunchMemory, SaysWhatTheCaptureLeftOutAndHowToGetIt) {
 }
 
 TEST(LaunchMemory, ParamsCapturesPointToTheDefaultAndOldCapturesSayNothing) {
-  ReplayCapture cap;
-  LaunchRecord l;
-  l.coverage.scope = MemoryScope::kParams;
+  format::ReplayCapture cap;
+  format::LaunchRecord l;
+  l.coverage.scope = format::MemoryScope::kParams;
   cap.launches.push_back(l);
   cap.snapshots = {Before(0, 0x7f0000000000, 64)};
   LaunchMemory m = DescribeLaunchMemory(cap, cap.launches[0]);
@@ -102,7 +103,7 @@ TEST(LaunchMemory, ParamsCapturesPointToTheDefaultAndOldCapturesSayNothing) {
             "  memory: 1 range(s), 64 B, captured with --replay-memory params: 1 from the "
             "parameters\n");
   EXPECT_NE(MissingMemoryHint(m).find("capture again with the default"), std::string::npos);
-  cap.launches[0].coverage.scope = MemoryScope::kUnknown;  // written before scopes existed
+  cap.launches[0].coverage.scope = format::MemoryScope::kUnknown;  // written before scopes existed
   m = DescribeLaunchMemory(cap, cap.launches[0]);
   EXPECT_EQ(FormatLaunchMemory(m), "");
   EXPECT_EQ(MissingMemoryHint(m), "");

@@ -46,14 +46,14 @@ TEST(RecordedTimes, ALaunchTakesItsKernelRowAndAGraphTheExtentOfItsGpuRows) {
   testing::TempPath path;
   ASSERT_TRUE(format::WriteTraceFile(t, path.path(), {}).ok());
 
-  ReplayCapture capture;
-  LaunchRecord l;
+  format::ReplayCapture capture;
+  format::LaunchRecord l;
   l.correlation_id = 7;
   capture.launches.push_back(l);
-  LaunchRecord unknown;
+  format::LaunchRecord unknown;
   unknown.correlation_id = 99;  // no row: stays unknown
   capture.launches.push_back(unknown);
-  GraphLaunchRecord graph;
+  format::GraphLaunchRecord graph;
   graph.correlation_id = 9;
   capture.graphs.push_back(graph);
   FillRecordedTimes(path.path(), &capture);
@@ -63,8 +63,8 @@ TEST(RecordedTimes, ALaunchTakesItsKernelRowAndAGraphTheExtentOfItsGpuRows) {
 }
 
 TEST(RecordedTimes, AnUnreadableTraceLeavesTheTimesUnknown) {
-  ReplayCapture capture;
-  LaunchRecord l;
+  format::ReplayCapture capture;
+  format::LaunchRecord l;
   l.correlation_id = 7;
   capture.launches.push_back(l);
   FillRecordedTimes("/nonexistent/trace.sbt", &capture);

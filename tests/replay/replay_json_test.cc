@@ -102,16 +102,16 @@ TEST(ReplayJsonTest, GraphLaunchAndNode) {
   EXPECT_EQ(j["graph"]["empty"], 4);
   EXPECT_TRUE(j["graph"]["node"].is_null());
   EXPECT_TRUE(j["graph"]["ancestors"].is_null());
-  GraphLaunchRecord g;
+  format::GraphLaunchRecord g;
   g.nodes.resize(3);
-  g.nodes[0].kind = GraphNodeKind::kKernel;
+  g.nodes[0].kind = format::GraphNodeKind::kKernel;
   g.nodes[0].kernel.function = "_Z4fillPf";
-  g.nodes[1].kind = GraphNodeKind::kMemset;
+  g.nodes[1].kind = format::GraphNodeKind::kMemset;
   g.nodes[1].dst = 0x1000;
   g.nodes[1].element_size = 4;
   g.nodes[1].width = 256;
   g.nodes[1].dependencies = {0};
-  g.nodes[2].kind = GraphNodeKind::kMemcpy;
+  g.nodes[2].kind = format::GraphNodeKind::kMemcpy;
   g.nodes[2].src = 0x1000;
   g.nodes[2].dst = 0x2000;
   g.nodes[2].width = 2048;
@@ -262,7 +262,7 @@ TEST(ReplayJsonTest, RelocatedLaunch) {
 // for a range replay (checked in RangeReplay).
 TEST(ReplayJsonTest, MemoryOriginsOfALaunch) {
   LaunchOutcome o = Identical();
-  o.memory.scope = MemoryScope::kReachable;
+  o.memory.scope = format::MemoryScope::kReachable;
   o.memory.ranges = 6;
   o.memory.bytes = 17u << 20;
   o.memory.from_parameters = 2;

@@ -72,7 +72,7 @@ struct ReplayFilter {
 StatusOr<ReplayFilter> ParseReplayFilter(const std::string& text);
 // `--replay-memory`: "params", "reachable" or "all"; InvalidArgument naming
 // the option otherwise.
-StatusOr<replay::MemoryScope> ParseMemoryScope(std::string_view text);
+StatusOr<format::MemoryScope> ParseMemoryScope(std::string_view text);
 // The filter's spelling, as ParseReplayFilter reads it back ("" when off).
 std::string ReplayFilterText(const ReplayFilter& filter);
 
@@ -116,7 +116,7 @@ struct CaptureOptions {
   // parameters point into (kParams), and those reached through pointers
   // stored in them, transitively up to replay_reach_depth hops (kReachable),
   // or every live allocation the capture has seen (kAll).
-  replay::MemoryScope replay_memory = replay::MemoryScope::kReachable;
+  format::MemoryScope replay_memory = format::MemoryScope::kReachable;
   uint32_t replay_reach_depth = 8;
   // And these device ranges, "ADDR:SIZE[,ADDR:SIZE...]" (hex 0x... or
   // decimal; an address inside an allocation takes the whole allocation).

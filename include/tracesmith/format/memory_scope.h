@@ -8,7 +8,7 @@
 #include <optional>
 #include <string_view>
 
-namespace tracesmith::replay {
+namespace tracesmith::format {
 
 enum class MemoryScope : uint8_t {
   kUnknown = 0,    // written before the scope was recorded
@@ -22,4 +22,4 @@ const char* MemoryScopeName(MemoryScope scope);
 // The option's spelling ("params", "reachable", "all"); nullopt otherwise.
 std::optional<MemoryScope> MemoryScopeFromName(std::string_view name);
 
-}  // namespace tracesmith::replay
+}  // namespace tracesmith::format

@@ -38,7 +38,7 @@
 #include "tracesmith/format/sbt_reader.h"
 #include "tracesmith/format/sbt_writer.h"
 
-namespace tracesmith::replay {
+namespace tracesmith::format {
 
 // Persisted chunk types (a sub-range of format::kFirstRawChunkType..).
 enum class PayloadChunk : uint16_t {
@@ -332,4 +332,4 @@ StatusOr<ReplayCapture> ReadReplayCapture(format::SbtReader& reader);
 // launch and what is missing.
 Status ValidateCapture(const ReplayCapture& capture);
 
-}  // namespace tracesmith::replay
+}  // namespace tracesmith::format

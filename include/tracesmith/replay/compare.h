@@ -147,7 +147,7 @@ struct LaunchOutcome {
 
 // "node 2: kernel _Z11chase_tablePPKfPfi (after 1)", one per node of a
 // graph launch record, as the text report lists them.
-std::vector<std::string> GraphNodeLines(const GraphLaunchRecord& graph);
+std::vector<std::string> GraphNodeLines(const format::GraphLaunchRecord& graph);
 
 // The text block of one launch (`tracesmith replay`). Not for an outcome
 // with `error` set (the error is printed instead).

@@ -26,13 +26,13 @@ struct ExtractSummary {
   std::string function;
   uint64_t file_bytes = 0;  // the reproducer's size on disk
   uint64_t module_bytes = 0;
-  ImageKind module_kind = ImageKind::kUnknown;
+  format::ImageKind module_kind = format::ImageKind::kUnknown;
   uint32_t ranges = 0;        // memory ranges (each with a before and an after image)
   uint64_t memory_bytes = 0;  // bytes of one image set (before)
   uint32_t reached = 0;       // ranges reached through pointers in memory
   uint64_t param_bytes = 0;
   uint64_t recorded_ns = 0;  // the kernel's time in the program (0: unknown)
-  CaptureInfo info;
+  format::CaptureInfo info;
   bool has_info = false;
 };
 

@@ -75,7 +75,7 @@ inline constexpr int kReplayFlagWarm = 8;
 // error, which names the launch and the failing CUDA call; when a launch (or
 // the range) fails, `on_launch` is called for it with
 // LaunchOutcome::error set before the error is returned.
-Status ReplayOnGpu(const ReplayCapture& capture, const GpuReplayOptions& options,
+Status ReplayOnGpu(const format::ReplayCapture& capture, const GpuReplayOptions& options,
                    const std::function<void(const LaunchOutcome&)>& on_launch,
                    std::string* device_line);
 

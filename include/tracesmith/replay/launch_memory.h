@@ -15,7 +15,7 @@
 namespace tracesmith::replay {
 
 struct LaunchMemory {
-  MemoryScope scope = MemoryScope::kUnknown;
+  format::MemoryScope scope = format::MemoryScope::kUnknown;
   uint32_t ranges = 0;  // "before" snapshots
   uint64_t bytes = 0;
   uint32_t from_parameters = 0, reached = 0, requested = 0, live = 0;
@@ -31,10 +31,11 @@ struct LaunchMemory {
     uint32_t depth = 0;  // the deepest of them (1: pointers in a parameter's allocation)
   };
   std::vector<Group> groups;
-  MemoryCoverage coverage;  // what the capture left out
+  format::MemoryCoverage coverage;  // what the capture left out
 };
 
-LaunchMemory DescribeLaunchMemory(const ReplayCapture& capture, const LaunchRecord& launch);
+LaunchMemory DescribeLaunchMemory(const format::ReplayCapture& capture,
+                                  const format::LaunchRecord& launch);
 
 // The report's "memory:" lines (two-space indent, newline-terminated); empty
 // for a capture that predates memory scopes and has nothing to say.

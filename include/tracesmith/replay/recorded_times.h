@@ -12,6 +12,6 @@ namespace tracesmith::replay {
 // Sets LaunchRecord::recorded_ns of every launch that has a correlation id
 // and no time yet, from the kernel rows of the trace at `path`. A file
 // whose trace cannot be read leaves the times unknown (0).
-void FillRecordedTimes(const std::string& path, ReplayCapture* capture);
+void FillRecordedTimes(const std::string& path, format::ReplayCapture* capture);
 
 }  // namespace tracesmith::replay

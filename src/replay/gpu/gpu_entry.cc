@@ -55,7 +55,7 @@ extern "C" __attribute__((visibility("default"))) int TracesmithReplayGpuMainV5(
   if (Status v = ValidateReplayRequest(r); !v.ok()) return fail(v);
   auto reader = format::SbtReader::Open(r.path);
   if (!reader.ok()) return fail(reader.status());
-  auto cap = ReadReplayCapture(**reader);
+  auto cap = format::ReadReplayCapture(**reader);
   // As every command does (cli/trace_loader.h CheckDamage): an error with
   // --strict, else a warning naming what was skipped and where.
   const format::ReadReport& report = (*reader)->report();
@@ -66,7 +66,7 @@ extern "C" __attribute__((visibility("default"))) int TracesmithReplayGpuMainV5(
   }
   if (!cap.ok()) return fail(cap.status());
   FillRecordedTimes(r.path, &*cap);
-  if (Status v = ValidateCapture(*cap); !v.ok())
+  if (Status v = format::ValidateCapture(*cap); !v.ok())
     return fail(Status(v.code(), std::string(r.path) + ": " + v.message()));
   GpuReplayOptions o;
   o.iterations = run.iterations;

@@ -46,14 +46,14 @@ class PrimaryContext {
 
 }  // namespace
 
-Status Launch(const LaunchRecord& l, CUfunction f, CUstream stream) {
+Status Launch(const format::LaunchRecord& l, CUfunction f, CUstream stream) {
   // Parameters are copied into 8-byte aligned storage; each kernel argument
   // pointer points at its captured offset.
   std::vector<uint64_t> storage((l.params.size() + 7) / 8 + 1, 0);
   std::memcpy(storage.data(), l.params.data(), l.params.size());
   auto* base = reinterpret_cast<uint8_t*>(storage.data());
   std::vector<void*> args;
-  for (const ParamInfo& p : l.param_info) args.push_back(base + p.offset);
+  for (const format::ParamInfo& p : l.param_info) args.push_back(base + p.offset);
   size_t buffer_size = l.params.size();
   void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, base, CU_LAUNCH_PARAM_BUFFER_SIZE, &buffer_size,
                    CU_LAUNCH_PARAM_END};
@@ -77,7 +77,8 @@ Status Launch(const LaunchRecord& l, CUfunction f, CUstream stream) {
     a.value.clusterDim.z = std::max(1u, l.cluster[2]);
     attrs.push_back(a);
   }
-  for (const LaunchAttribute& r : l.attributes) {  // the program's other attributes, as given
+  for (const format::LaunchAttribute& r :
+       l.attributes) {  // the program's other attributes, as given
     CUlaunchAttribute a = {};
     a.id = CUlaunchAttributeID(r.id);
     std::memcpy(&a.value, r.value.data(), std::min(r.value.size(), sizeof(a.value)));
@@ -132,7 +133,7 @@ void CountRanges(const std::vector<AddressRange>& ranges, uint64_t granularity,
   }
 }
 
-StatusOr<CUfunction> LoadFunction(const ReplayCapture& cap, const LaunchRecord& l,
+StatusOr<CUfunction> LoadFunction(const format::ReplayCapture& cap, const format::LaunchRecord& l,
                                   ModuleCache& modules) {
   ASSIGN_OR_RETURN(CUmodule module, modules.Get(cap, l.module_hash));
   CUfunction f = nullptr;
@@ -147,7 +148,7 @@ StatusOr<CUfunction> LoadFunction(const ReplayCapture& cap, const LaunchRecord& 
   return f;
 }
 
-StatusOr<Image> ImageOf(const ReplayCapture& cap, const SnapshotRecord& s,
+StatusOr<Image> ImageOf(const format::ReplayCapture& cap, const format::SnapshotRecord& s,
                         const Relocation& relocation, const char* what, uint64_t* words) {
   Image image;
   ASSIGN_OR_RETURN(image.bytes, cap.BlobData(s.hash, what));
@@ -161,20 +162,20 @@ StatusOr<Image> ImageOf(const ReplayCapture& cap, const SnapshotRecord& s,
 
 namespace {
 
-Status ReplayLaunch(const ReplayCapture& cap, const LaunchRecord& l, uint64_t granularity,
-                    const ReplayMemory& mem, ModuleCache& modules, KernelTimer& timer,
-                    L2Flusher& flusher, const GpuReplayOptions& o, ReplayProgress* progress,
-                    LaunchOutcome* out) {
+Status ReplayLaunch(const format::ReplayCapture& cap, const format::LaunchRecord& l,
+                    uint64_t granularity, const ReplayMemory& mem, ModuleCache& modules,
+                    KernelTimer& timer, L2Flusher& flusher, const GpuReplayOptions& o,
+                    ReplayProgress* progress, LaunchOutcome* out) {
   auto setup_t0 = std::chrono::steady_clock::now();
-  std::vector<const SnapshotRecord*> before, after;
-  for (const SnapshotRecord& s : cap.snapshots)
+  std::vector<const format::SnapshotRecord*> before, after;
+  for (const format::SnapshotRecord& s : cap.snapshots)
     if (s.launch_index == l.index)
-      (s.phase == SnapshotPhase::kBefore ? before : after).push_back(&s);
+      (s.phase == format::SnapshotPhase::kBefore ? before : after).push_back(&s);
   std::vector<AddressRange> ranges;
-  for (const SnapshotRecord* s : before) ranges.push_back({s->address, s->size});
+  for (const format::SnapshotRecord* s : before) ranges.push_back({s->address, s->size});
   CountRanges(ranges, granularity, mem, out);
   const Relocation& relocation = mem.relocation;
-  LaunchRecord patched = l;
+  format::LaunchRecord patched = l;
   out->param_words_rewritten = relocation.PatchWords(patched.params, 0);
   ASSIGN_OR_RETURN(CUfunction f, LoadFunction(cap, l, modules));
   StreamAndEvents se;
@@ -184,14 +185,14 @@ Status ReplayLaunch(const ReplayCapture& cap, const LaunchRecord& l, uint64_t gr
   out->index = l.index;
   out->function = l.function;
   out->memory = DescribeLaunchMemory(cap, l);
-  for (const LaunchAttribute& a : l.attributes)
-    out->attributes += (out->attributes.empty() ? "" : ", ") + LaunchAttributeName(a.id);
+  for (const format::LaunchAttribute& a : l.attributes)
+    out->attributes += (out->attributes.empty() ? "" : ", ") + format::LaunchAttributeName(a.id);
   out->recorded_ns = l.recorded_ns;
   out->iterations = o.iterations;
   out->l2_flushed = flusher.active();
   // Restores every "before" image (pointers rewritten when relocated).
   auto restore = [&](bool count_words) -> Status {
-    for (const SnapshotRecord* s : before) {
+    for (const format::SnapshotRecord* s : before) {
       ASSIGN_OR_RETURN(Image image, ImageOf(cap, *s, relocation, "before snapshot",
                                             count_words ? &out->memory_words_rewritten : nullptr));
       CU_CALL(cuMemcpyHtoD(CUdeviceptr(relocation.Translate(s->address)), image.bytes.data(),
@@ -321,7 +322,7 @@ Status ReplayLaunch(const ReplayCapture& cap, const LaunchRecord& l, uint64_t gr
 }  // namespace
 }  // namespace gpu
 
-Status ReplayOnGpu(const ReplayCapture& cap, const GpuReplayOptions& o,
+Status ReplayOnGpu(const format::ReplayCapture& cap, const GpuReplayOptions& o,
                    const std::function<void(const LaunchOutcome&)>& on_launch,
                    std::string* device_line) {
   using namespace gpu;
@@ -372,8 +373,8 @@ Status ReplayOnGpu(const ReplayCapture& cap, const GpuReplayOptions& o,
     return o.launch < 0 || launch == uint64_t(o.launch);
   };
   std::vector<AddressRange> ranges;
-  for (const SnapshotRecord& s : cap.snapshots)
-    if (s.phase == SnapshotPhase::kBefore && selected(s.launch_index))
+  for (const format::SnapshotRecord& s : cap.snapshots)
+    if (s.phase == format::SnapshotPhase::kBefore && selected(s.launch_index))
       ranges.push_back({s.address, s.size});
   if (o.range_first >= 0)
     for (const AddressRange& r :
@@ -430,7 +431,7 @@ Status ReplayOnGpu(const ReplayCapture& cap, const GpuReplayOptions& o,
     return st;
   };
   if (o.range_first >= 0)
-    for (const GraphLaunchRecord& g : cap.graphs)
+    for (const format::GraphLaunchRecord& g : cap.graphs)
       if (g.index >= uint64_t(o.range_first) && g.index <= uint64_t(o.range_last))
         return InvalidArgument(StrFormat(
             "launch %llu is a graph launch: range replay does not replay graph launches; replay "
@@ -469,7 +470,7 @@ Status ReplayOnGpu(const ReplayCapture& cap, const GpuReplayOptions& o,
   size_t next_graph = 0;
   auto replay_graphs_before = [&](uint64_t limit) -> Status {
     for (; next_graph < cap.graphs.size() && cap.graphs[next_graph].index < limit; ++next_graph) {
-      const GraphLaunchRecord& g = cap.graphs[next_graph];
+      const format::GraphLaunchRecord& g = cap.graphs[next_graph];
       if (o.launch >= 0 && g.index != uint64_t(o.launch)) continue;
       found = true;
       LaunchOutcome outcome;
@@ -496,7 +497,7 @@ Status ReplayOnGpu(const ReplayCapture& cap, const GpuReplayOptions& o,
     }
     return OkStatus();
   };
-  for (const LaunchRecord& l : cap.launches) {
+  for (const format::LaunchRecord& l : cap.launches) {
     RETURN_IF_ERROR(replay_graphs_before(l.index));
     if (o.launch >= 0 && l.index != uint64_t(o.launch)) continue;
     found = true;

@@ -30,9 +30,10 @@ class ReplayGraph {
 
   // Adds the nodes of `g` whose `take[k]` is set (dependencies on nodes
   // left out are dropped: they ran before), then instantiates.
-  Status Build(const GraphLaunchRecord& g, const std::vector<bool>& take,
+  Status Build(const format::GraphLaunchRecord& g, const std::vector<bool>& take,
                const std::vector<CUfunction>& functions,
-               const std::vector<LaunchRecord>& patched_kernels, const Relocation& relocation) {
+               const std::vector<format::LaunchRecord>& patched_kernels,
+               const Relocation& relocation) {
     CU_CALL(cuGraphCreate(&graph_, 0));
     CUcontext ctx = nullptr;
     CU_CALL(cuCtxGetCurrent(&ctx));
@@ -40,16 +41,16 @@ class ReplayGraph {
     size_t added = 0;
     for (size_t k = 0; k < g.nodes.size(); ++k) {
       if (!take[k]) continue;
-      const GraphNodeRecord& n = g.nodes[k];
+      const format::GraphNodeRecord& n = g.nodes[k];
       std::vector<CUgraphNode> deps;
       for (uint32_t d : n.dependencies)
         if (d < k && made[d]) deps.push_back(made[d]);
       CUgraphNode node = nullptr;
       switch (n.kind) {
-        case GraphNodeKind::kKernel:
+        case format::GraphNodeKind::kKernel:
           RETURN_IF_ERROR(AddKernel(patched_kernels[k], functions[k], deps, &node));
           break;
-        case GraphNodeKind::kMemset: {
+        case format::GraphNodeKind::kMemset: {
           CUDA_MEMSET_NODE_PARAMS p = {};
           p.dst = CUdeviceptr(relocation.Translate(n.dst));
           p.pitch = n.height > 1 ? n.dst_pitch : 0;
@@ -60,7 +61,7 @@ class ReplayGraph {
           CU_CALL(cuGraphAddMemsetNode(&node, graph_, deps.data(), deps.size(), &p, ctx));
           break;
         }
-        case GraphNodeKind::kMemcpy: {
+        case format::GraphNodeKind::kMemcpy: {
           CUDA_MEMCPY3D p = {};
           p.srcMemoryType = CU_MEMORYTYPE_DEVICE;
           p.srcDevice = CUdeviceptr(relocation.Translate(n.src));
@@ -76,7 +77,7 @@ class ReplayGraph {
           CU_CALL(cuGraphAddMemcpyNode(&node, graph_, deps.data(), deps.size(), &p, ctx));
           break;
         }
-        case GraphNodeKind::kEmpty:
+        case format::GraphNodeKind::kEmpty:
           CU_CALL(cuGraphAddEmptyNode(&node, graph_, deps.data(), deps.size()));
           break;
       }
@@ -95,13 +96,13 @@ class ReplayGraph {
  private:
   // The captured parameter buffer is copied by the driver when the node is
   // added; the storage below only has to live until then.
-  Status AddKernel(const LaunchRecord& l, CUfunction f, const std::vector<CUgraphNode>& deps,
-                   CUgraphNode* node) {
+  Status AddKernel(const format::LaunchRecord& l, CUfunction f,
+                   const std::vector<CUgraphNode>& deps, CUgraphNode* node) {
     std::vector<uint64_t> storage((l.params.size() + 7) / 8 + 1, 0);
     std::memcpy(storage.data(), l.params.data(), l.params.size());
     auto* base = reinterpret_cast<uint8_t*>(storage.data());
     std::vector<void*> args;
-    for (const ParamInfo& p : l.param_info) args.push_back(base + p.offset);
+    for (const format::ParamInfo& p : l.param_info) args.push_back(base + p.offset);
     size_t buffer_size = l.params.size();
     void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, base, CU_LAUNCH_PARAM_BUFFER_SIZE,
                      &buffer_size, CU_LAUNCH_PARAM_END};
@@ -121,7 +122,7 @@ class ReplayGraph {
       v.clusterDim.z = std::max(1u, l.cluster[2]);
       CU_CALL(cuGraphKernelNodeSetAttribute(*node, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, &v));
     }
-    for (const LaunchAttribute& a : l.attributes) {
+    for (const format::LaunchAttribute& a : l.attributes) {
       CUkernelNodeAttrValue v = {};
       std::memcpy(&v, a.value.data(), std::min(a.value.size(), sizeof(v)));
       CU_CALL(cuGraphKernelNodeSetAttribute(*node, CUkernelNodeAttrID(a.id), &v));
@@ -167,24 +168,24 @@ class SavedState {
 
 }  // namespace
 
-LaunchRecord GraphMemoryStub(const GraphLaunchRecord& g) {
-  LaunchRecord l;
+format::LaunchRecord GraphMemoryStub(const format::GraphLaunchRecord& g) {
+  format::LaunchRecord l;
   l.index = g.index;
   l.snapshot_ranges = g.snapshot_ranges;
   l.coverage = g.coverage;
   return l;
 }
 
-void DescribeGraph(const GraphLaunchRecord& g, int64_t node, LaunchOutcome* out) {
+void DescribeGraph(const format::GraphLaunchRecord& g, int64_t node, LaunchOutcome* out) {
   LaunchOutcome::GraphInfo& info = out->graph;
   info = {};  // counted afresh: the outcome may have been described before
   info.is_graph = true;
   info.nodes = uint32_t(g.nodes.size());
-  for (const GraphNodeRecord& n : g.nodes) {
-    info.kernels += n.kind == GraphNodeKind::kKernel;
-    info.memsets += n.kind == GraphNodeKind::kMemset;
-    info.memcpys += n.kind == GraphNodeKind::kMemcpy;
-    info.empty += n.kind == GraphNodeKind::kEmpty;
+  for (const format::GraphNodeRecord& n : g.nodes) {
+    info.kernels += n.kind == format::GraphNodeKind::kKernel;
+    info.memsets += n.kind == format::GraphNodeKind::kMemset;
+    info.memcpys += n.kind == format::GraphNodeKind::kMemcpy;
+    info.empty += n.kind == format::GraphNodeKind::kEmpty;
   }
   info.node = node;
   out->index = g.index;
@@ -194,7 +195,7 @@ void DescribeGraph(const GraphLaunchRecord& g, int64_t node, LaunchOutcome* out)
     info.node_lines = GraphNodeLines(g);
     return;
   }
-  info.ancestors = uint32_t(GraphAncestors(g, uint32_t(node)).size());
+  info.ancestors = uint32_t(format::GraphAncestors(g, uint32_t(node)).size());
   const std::string name = size_t(node) < g.nodes.size() ? g.nodes[node].kernel.function : "";
   out->function = StrFormat(
       "graph launch %llu, node %lld of %zu (kernel %s): inputs rebuilt by running %u preceding "
@@ -203,10 +204,10 @@ void DescribeGraph(const GraphLaunchRecord& g, int64_t node, LaunchOutcome* out)
       name.c_str(), info.ancestors);
 }
 
-Status ReplayGraphLaunch(const ReplayCapture& cap, const GraphLaunchRecord& g, uint64_t granularity,
-                         const ReplayMemory& mem, ModuleCache& modules, KernelTimer& timer,
-                         L2Flusher& flusher, const GpuReplayOptions& o, ReplayProgress* progress,
-                         LaunchOutcome* out) {
+Status ReplayGraphLaunch(const format::ReplayCapture& cap, const format::GraphLaunchRecord& g,
+                         uint64_t granularity, const ReplayMemory& mem, ModuleCache& modules,
+                         KernelTimer& timer, L2Flusher& flusher, const GpuReplayOptions& o,
+                         ReplayProgress* progress, LaunchOutcome* out) {
   auto setup_t0 = std::chrono::steady_clock::now();
   const int64_t node = o.node;
   if (node >= 0) {
@@ -214,28 +215,28 @@ Status ReplayGraphLaunch(const ReplayCapture& cap, const GraphLaunchRecord& g, u
       return NotFound(StrFormat("graph launch %llu has no node %lld (%zu nodes)",
                                 static_cast<unsigned long long>(g.index),
                                 static_cast<long long>(node), g.nodes.size()));
-    if (g.nodes[node].kind != GraphNodeKind::kKernel)
+    if (g.nodes[node].kind != format::GraphNodeKind::kKernel)
       return InvalidArgument(StrFormat(
           "node %lld of graph launch %llu is a %s node: only kernel nodes replay alone (replay "
           "the whole graph launch with --launch %llu)",
           static_cast<long long>(node), static_cast<unsigned long long>(g.index),
-          GraphNodeKindName(g.nodes[node].kind), static_cast<unsigned long long>(g.index)));
+          format::GraphNodeKindName(g.nodes[node].kind), static_cast<unsigned long long>(g.index)));
   }
   DescribeGraph(g, node, out);
-  std::vector<const SnapshotRecord*> before, after;
-  for (const SnapshotRecord& s : cap.snapshots)
+  std::vector<const format::SnapshotRecord*> before, after;
+  for (const format::SnapshotRecord& s : cap.snapshots)
     if (s.launch_index == g.index)
-      (s.phase == SnapshotPhase::kBefore ? before : after).push_back(&s);
+      (s.phase == format::SnapshotPhase::kBefore ? before : after).push_back(&s);
   std::vector<AddressRange> ranges;
-  for (const SnapshotRecord* s : before) ranges.push_back({s->address, s->size});
+  for (const format::SnapshotRecord* s : before) ranges.push_back({s->address, s->size});
   CountRanges(ranges, granularity, mem, out);
   const Relocation& relocation = mem.relocation;
   // Each kernel node's function and parameters (pointers rewritten when
   // ranges were mapped elsewhere).
   std::vector<CUfunction> functions(g.nodes.size(), nullptr);
-  std::vector<LaunchRecord> kernels(g.nodes.size());
+  std::vector<format::LaunchRecord> kernels(g.nodes.size());
   for (size_t k = 0; k < g.nodes.size(); ++k) {
-    if (g.nodes[k].kind != GraphNodeKind::kKernel) continue;
+    if (g.nodes[k].kind != format::GraphNodeKind::kKernel) continue;
     kernels[k] = g.nodes[k].kernel;
     out->param_words_rewritten += relocation.PatchWords(kernels[k].params, 0);
     ASSIGN_OR_RETURN(functions[k], LoadFunction(cap, kernels[k], modules));
@@ -247,7 +248,7 @@ Status ReplayGraphLaunch(const ReplayCapture& cap, const GraphLaunchRecord& g, u
   StreamAndEvents se;
   RETURN_IF_ERROR(se.Create());
   auto restore = [&](bool count_words) -> Status {
-    for (const SnapshotRecord* s : before) {
+    for (const format::SnapshotRecord* s : before) {
       ASSIGN_OR_RETURN(Image image, ImageOf(cap, *s, relocation, "before snapshot",
                                             count_words ? &out->memory_words_rewritten : nullptr));
       CU_CALL(cuMemcpyHtoD(CUdeviceptr(relocation.Translate(s->address)), image.bytes.data(),
@@ -264,7 +265,8 @@ Status ReplayGraphLaunch(const ReplayCapture& cap, const GraphLaunchRecord& g, u
   // The replay graphs: the whole graph; for a node, its ancestors (run
   // once) and the nodes after it (run once after its last replay).
   const std::vector<bool> all(g.nodes.size(), true);
-  const GraphNodeSplit split = SplitForNodeReplay(g, uint32_t(std::max<int64_t>(node, 0)));
+  const format::GraphNodeSplit split =
+      format::SplitForNodeReplay(g, uint32_t(std::max<int64_t>(node, 0)));
   const std::vector<bool>&prefix = split.before, &rest = split.after;
   ReplayGraph whole, first_part, last_part;
   if (node < 0) {
@@ -302,7 +304,7 @@ Status ReplayGraphLaunch(const ReplayCapture& cap, const GraphLaunchRecord& g, u
   // a node what its ancestors made of them.
   SavedState saved;
   std::vector<AddressRange> translated;
-  for (const SnapshotRecord* s : before)
+  for (const format::SnapshotRecord* s : before)
     translated.push_back({relocation.Translate(s->address), s->size});
   auto start_state = [&](bool first) -> Status {
     if (node < 0) return restore(first);

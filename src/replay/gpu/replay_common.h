@@ -33,16 +33,16 @@ class ModuleCache {
   ModuleCache(ModuleCache&&) = delete;
   ModuleCache& operator=(ModuleCache&&) = delete;
 
-  StatusOr<CUmodule> Get(const ReplayCapture& cap, uint64_t hash) {
+  StatusOr<CUmodule> Get(const format::ReplayCapture& cap, uint64_t hash) {
     auto it = modules_.find(hash);
     if (it != modules_.end()) return it->second;
-    const ModuleRecord* rec = cap.FindModule(hash);
+    const format::ModuleRecord* rec = cap.FindModule(hash);
     if (!rec)
       return NotFound(StrFormat("module 0x%016llx is missing from the capture",
                                 static_cast<unsigned long long>(hash)));
     ASSIGN_OR_RETURN(auto image, cap.BlobData(hash, "module " + rec->name));
     std::vector<uint8_t> copy(image.begin(), image.end());
-    if (rec->kind == ImageKind::kPtx) copy.push_back(0);  // PTX is a C string
+    if (rec->kind == format::ImageKind::kPtx) copy.push_back(0);  // PTX is a C string
     CUmodule m = nullptr;
     CU_CALL(cuModuleLoadData(&m, copy.data()));
     modules_[hash] = m;
@@ -172,7 +172,7 @@ struct Image {
   std::vector<uint8_t> rewritten;  // owns `bytes` when relocated
 };
 
-Status Launch(const LaunchRecord& l, CUfunction f, CUstream stream);
+Status Launch(const format::LaunchRecord& l, CUfunction f, CUstream stream);
 // Maps every range: at its own address when the driver gives it, else
 // elsewhere, recorded in `mem->relocation` (relocation.h). Ranges are
 // reserved in kDriverVaChunk-aligned spans (vmm.h says why); when the
@@ -183,11 +183,11 @@ Status MapRanges(const std::vector<AddressRange>& ranges, CUdevice device, uint6
 // mapped away.
 void CountRanges(const std::vector<AddressRange>& ranges, uint64_t granularity,
                  const ReplayMemory& mem, LaunchOutcome* out);
-StatusOr<CUfunction> LoadFunction(const ReplayCapture& cap, const LaunchRecord& l,
+StatusOr<CUfunction> LoadFunction(const format::ReplayCapture& cap, const format::LaunchRecord& l,
                                   ModuleCache& modules);
 // A snapshot image with pointers rewritten when anything was relocated;
 // `words` (may be null) counts the rewritten words.
-StatusOr<Image> ImageOf(const ReplayCapture& cap, const SnapshotRecord& s,
+StatusOr<Image> ImageOf(const format::ReplayCapture& cap, const format::SnapshotRecord& s,
                         const Relocation& relocation, const char* what, uint64_t* words);
 
 class KernelTimer;
@@ -195,26 +195,28 @@ class KernelTimer;
 // Graph launches (graph_replayer.cc): the whole graph rebuilt and launched
 // as one unit, or with o.node >= 0 that kernel node alone on the inputs its
 // ancestors rebuild (then the other nodes, and the final memory compared).
-Status ReplayGraphLaunch(const ReplayCapture& cap, const GraphLaunchRecord& g, uint64_t granularity,
-                         const ReplayMemory& mem, ModuleCache& modules, KernelTimer& timer,
-                         L2Flusher& flusher, const GpuReplayOptions& o, ReplayProgress* progress,
-                         LaunchOutcome* out);
+Status ReplayGraphLaunch(const format::ReplayCapture& cap, const format::GraphLaunchRecord& g,
+                         uint64_t granularity, const ReplayMemory& mem, ModuleCache& modules,
+                         KernelTimer& timer, L2Flusher& flusher, const GpuReplayOptions& o,
+                         ReplayProgress* progress, LaunchOutcome* out);
 // The outcome's graph fields and `function` ("graph launch (9 nodes: ...)",
 // or "graph launch 17, node 3 of 9 (kernel ...): inputs rebuilt by running
 // 2 preceding node(s)").
-void DescribeGraph(const GraphLaunchRecord& g, int64_t node, LaunchOutcome* out);
+void DescribeGraph(const format::GraphLaunchRecord& g, int64_t node, LaunchOutcome* out);
 // A launch record with the graph's index and memory fields, for
 // DescribeLaunchMemory.
-LaunchRecord GraphMemoryStub(const GraphLaunchRecord& g);
+format::LaunchRecord GraphMemoryStub(const format::GraphLaunchRecord& g);
 
 // Range replay (sequence_replayer.cc): launches first..last and the
 // program's stream work between them.
 // Each repetition starts from a flushed L2 (`flusher`) and reports to
 // `progress` when done.
-Status ReplaySequence(const ReplayCapture& cap, uint64_t first, uint64_t last, uint64_t granularity,
-                      const ReplayMemory& mem, ModuleCache& modules, L2Flusher& flusher,
-                      const GpuReplayOptions& o, ReplayProgress* progress, LaunchOutcome* out);
+Status ReplaySequence(const format::ReplayCapture& cap, uint64_t first, uint64_t last,
+                      uint64_t granularity, const ReplayMemory& mem, ModuleCache& modules,
+                      L2Flusher& flusher, const GpuReplayOptions& o, ReplayProgress* progress,
+                      LaunchOutcome* out);
 // The device ranges the stream ops between launches first and last touch.
-std::vector<AddressRange> StreamOpRanges(const ReplayCapture& cap, uint64_t first, uint64_t last);
+std::vector<AddressRange> StreamOpRanges(const format::ReplayCapture& cap, uint64_t first,
+                                         uint64_t last);
 
 }  // namespace tracesmith::replay::gpu

@@ -18,21 +18,22 @@ namespace {
 
 // The ops that run between launch `first` and launch `last` (ops recorded
 // before launch first + 1 .. before launch last).
-bool InWindow(const StreamOpRecord& op, uint64_t first, uint64_t last) {
-  return op.kind != StreamOpKind::kStreamInfo && op.before_launch > first &&
+bool InWindow(const format::StreamOpRecord& op, uint64_t first, uint64_t last) {
+  return op.kind != format::StreamOpKind::kStreamInfo && op.before_launch > first &&
          op.before_launch <= last;
 }
 
-bool WritesDevice(StreamOpKind k) {
-  return k == StreamOpKind::kCopyHtoD || k == StreamOpKind::kCopyDtoD || k == StreamOpKind::kMemset;
+bool WritesDevice(format::StreamOpKind k) {
+  return k == format::StreamOpKind::kCopyHtoD || k == format::StreamOpKind::kCopyDtoD ||
+         k == format::StreamOpKind::kMemset;
 }
 
 // The program's streams and events, recreated; destroyed at the end.
 class StreamTable {
  public:
-  explicit StreamTable(const ReplayCapture& cap) {
-    for (const StreamOpRecord& op : cap.stream_ops)
-      if (op.kind == StreamOpKind::kStreamInfo) info_[op.stream] = &op;
+  explicit StreamTable(const format::ReplayCapture& cap) {
+    for (const format::StreamOpRecord& op : cap.stream_ops)
+      if (op.kind == format::StreamOpKind::kStreamInfo) info_[op.stream] = &op;
   }
   ~StreamTable() {
     for (auto& [id, e] : events_) cuEventDestroy(e);
@@ -44,8 +45,8 @@ class StreamTable {
   StreamTable& operator=(StreamTable&&) = delete;
 
   StatusOr<CUstream> Stream(uint32_t id) {
-    if (id == kLegacyStream) return CU_STREAM_LEGACY;
-    if (id == kPerThreadStream) return CU_STREAM_PER_THREAD;
+    if (id == format::kLegacyStream) return CU_STREAM_LEGACY;
+    if (id == format::kPerThreadStream) return CU_STREAM_PER_THREAD;
     auto it = streams_.find(id);
     if (it != streams_.end()) return it->second;
     unsigned flags = CU_STREAM_DEFAULT;
@@ -71,20 +72,20 @@ class StreamTable {
   void Use(uint32_t id) { streams_used_.insert(id); }
 
  private:
-  std::map<uint32_t, const StreamOpRecord*> info_;
+  std::map<uint32_t, const format::StreamOpRecord*> info_;
   std::map<uint32_t, CUstream> streams_;
   std::map<uint32_t, CUevent> events_;
   std::set<uint32_t> streams_used_;
 };
 
 // Re-issues one recorded op.
-Status IssueOp(const ReplayCapture& cap, const StreamOpRecord& op, const Relocation& relocation,
-               StreamTable& table, std::vector<uint8_t>& scratch) {
+Status IssueOp(const format::ReplayCapture& cap, const format::StreamOpRecord& op,
+               const Relocation& relocation, StreamTable& table, std::vector<uint8_t>& scratch) {
   ASSIGN_OR_RETURN(CUstream stream, table.Stream(op.stream));
   const CUdeviceptr dst = CUdeviceptr(relocation.Translate(op.dst));
   const CUdeviceptr src = CUdeviceptr(relocation.Translate(op.src));
   switch (op.kind) {
-    case StreamOpKind::kCopyHtoD: {
+    case format::StreamOpKind::kCopyHtoD: {
       ASSIGN_OR_RETURN(auto data, cap.BlobData(op.data_hash, "host-to-device copy data"));
       if (relocation.empty()) {
         CU_CALL(cuMemcpyHtoDAsync(dst, data.data(), data.size(), stream));
@@ -96,15 +97,15 @@ Status IssueOp(const ReplayCapture& cap, const StreamOpRecord& op, const Relocat
       }
       break;
     }
-    case StreamOpKind::kCopyDtoD:
+    case format::StreamOpKind::kCopyDtoD:
       CU_CALL(cuMemcpyDtoDAsync(dst, src, op.bytes, stream));
       break;
-    case StreamOpKind::kCopyDtoH:
+    case format::StreamOpKind::kCopyDtoH:
       scratch.resize(op.bytes);
       CU_CALL(cuMemcpyDtoHAsync(scratch.data(), src, op.bytes, stream));
       CU_CALL(cuStreamSynchronize(stream));
       break;
-    case StreamOpKind::kMemset:
+    case format::StreamOpKind::kMemset:
       if (op.element_size == 1)
         CU_CALL(cuMemsetD8Async(dst, uint8_t(op.value), op.bytes, stream));
       else if (op.element_size == 2)
@@ -112,43 +113,44 @@ Status IssueOp(const ReplayCapture& cap, const StreamOpRecord& op, const Relocat
       else
         CU_CALL(cuMemsetD32Async(dst, uint32_t(op.value), op.bytes / 4, stream));
       break;
-    case StreamOpKind::kEventRecord: {
+    case format::StreamOpKind::kEventRecord: {
       ASSIGN_OR_RETURN(CUevent e, table.Event(op.event));
       CU_CALL(cuEventRecord(e, stream));
       break;
     }
-    case StreamOpKind::kStreamWaitEvent: {
+    case format::StreamOpKind::kStreamWaitEvent: {
       ASSIGN_OR_RETURN(CUevent e, table.Event(op.event));
       CU_CALL(cuStreamWaitEvent(stream, e, 0));
       break;
     }
-    case StreamOpKind::kStreamSync:
+    case format::StreamOpKind::kStreamSync:
       CU_CALL(cuStreamSynchronize(stream));
       break;
-    case StreamOpKind::kEventSync: {
+    case format::StreamOpKind::kEventSync: {
       ASSIGN_OR_RETURN(CUevent e, table.Event(op.event));
       CU_CALL(cuEventSynchronize(e));
       break;
     }
-    case StreamOpKind::kContextSync:
+    case format::StreamOpKind::kContextSync:
       CU_CALL(cuCtxSynchronize());
       break;
-    case StreamOpKind::kStreamInfo:
+    case format::StreamOpKind::kStreamInfo:
       break;
   }
-  if (op.kind != StreamOpKind::kEventSync && op.kind != StreamOpKind::kContextSync)
+  if (op.kind != format::StreamOpKind::kEventSync && op.kind != format::StreamOpKind::kContextSync)
     table.Use(op.stream);
   return OkStatus();
 }
 
 }  // namespace
 
-std::vector<AddressRange> StreamOpRanges(const ReplayCapture& cap, uint64_t first, uint64_t last) {
+std::vector<AddressRange> StreamOpRanges(const format::ReplayCapture& cap, uint64_t first,
+                                         uint64_t last) {
   std::vector<AddressRange> out;
-  for (const StreamOpRecord& op : cap.stream_ops) {
+  for (const format::StreamOpRecord& op : cap.stream_ops) {
     if (!InWindow(op, first, last) || op.bytes == 0) continue;
     if (WritesDevice(op.kind)) out.push_back({op.dst, op.bytes});
-    if (op.kind == StreamOpKind::kCopyDtoD || op.kind == StreamOpKind::kCopyDtoH)
+    if (op.kind == format::StreamOpKind::kCopyDtoD || op.kind == format::StreamOpKind::kCopyDtoH)
       out.push_back({op.src, op.bytes});
   }
   return out;
@@ -161,38 +163,39 @@ std::vector<AddressRange> StreamOpRanges(const ReplayCapture& cap, uint64_t firs
 // written in the program by work that was not recorded. At the end every
 // range is compared with the "after" image of the last launch that touched
 // it, except ranges a replayed op wrote after that launch.
-Status ReplaySequence(const ReplayCapture& cap, uint64_t first, uint64_t last, uint64_t granularity,
-                      const ReplayMemory& mem, ModuleCache& modules, L2Flusher& flusher,
-                      const GpuReplayOptions& o, ReplayProgress* progress, LaunchOutcome* out) {
-  std::vector<const LaunchRecord*> seq;
-  for (const LaunchRecord& l : cap.launches)
+Status ReplaySequence(const format::ReplayCapture& cap, uint64_t first, uint64_t last,
+                      uint64_t granularity, const ReplayMemory& mem, ModuleCache& modules,
+                      L2Flusher& flusher, const GpuReplayOptions& o, ReplayProgress* progress,
+                      LaunchOutcome* out) {
+  std::vector<const format::LaunchRecord*> seq;
+  for (const format::LaunchRecord& l : cap.launches)
     if (l.index >= first && l.index <= last) seq.push_back(&l);
   std::sort(seq.begin(), seq.end(), [](auto* a, auto* b) { return a->index < b->index; });
   if (seq.empty())
     return NotFound(StrFormat("the capture has no launch in %llu..%llu",
                               static_cast<unsigned long long>(first),
                               static_cast<unsigned long long>(last)));
-  std::vector<const StreamOpRecord*> ops;
-  for (const StreamOpRecord& op : cap.stream_ops)
+  std::vector<const format::StreamOpRecord*> ops;
+  for (const format::StreamOpRecord& op : cap.stream_ops)
     if (InWindow(op, first, last)) ops.push_back(&op);  // sorted by seq on read
-  std::map<uint64_t, std::vector<const SnapshotRecord*>> before_of, after_of;
-  std::map<uint64_t, const SnapshotRecord*> initial;  // by address: first "before" image
-  std::map<uint64_t, uint64_t> last_launch;           // by address: last launch touching it
+  std::map<uint64_t, std::vector<const format::SnapshotRecord*>> before_of, after_of;
+  std::map<uint64_t, const format::SnapshotRecord*> initial;  // by address: first "before" image
+  std::map<uint64_t, uint64_t> last_launch;                   // by address: last launch touching it
   std::vector<AddressRange> ranges;
-  for (const LaunchRecord* l : seq)
-    for (const SnapshotRecord& s : cap.snapshots) {
+  for (const format::LaunchRecord* l : seq)
+    for (const format::SnapshotRecord& s : cap.snapshots) {
       if (s.launch_index != l->index) continue;
-      (s.phase == SnapshotPhase::kBefore ? before_of : after_of)[l->index].push_back(&s);
-      if (s.phase != SnapshotPhase::kBefore) continue;
+      (s.phase == format::SnapshotPhase::kBefore ? before_of : after_of)[l->index].push_back(&s);
+      if (s.phase != format::SnapshotPhase::kBefore) continue;
       ranges.push_back({s.address, s.size});
       initial.emplace(s.address, &s);
       last_launch[s.address] = l->index;
     }
-  std::map<uint64_t, const SnapshotRecord*> final_after;  // by address, last launch wins
-  for (const LaunchRecord* l : seq)
-    for (const SnapshotRecord* s : after_of[l->index]) final_after[s->address] = s;
+  std::map<uint64_t, const format::SnapshotRecord*> final_after;  // by address, last launch wins
+  for (const format::LaunchRecord* l : seq)
+    for (const format::SnapshotRecord* s : after_of[l->index]) final_after[s->address] = s;
   // Snapshot ranges an op writes (by start address).
-  auto ranges_written = [&](const StreamOpRecord& op) {
+  auto ranges_written = [&](const format::StreamOpRecord& op) {
     std::vector<uint64_t> hit;
     if (!WritesDevice(op.kind)) return hit;
     for (const auto& [address, s] : initial)
@@ -202,7 +205,7 @@ Status ReplaySequence(const ReplayCapture& cap, uint64_t first, uint64_t last, u
   // Ranges left out of the final comparison: an op wrote them after the last
   // launch that touched them.
   std::set<uint64_t> overwritten_late;
-  for (const StreamOpRecord* op : ops)
+  for (const format::StreamOpRecord* op : ops)
     for (uint64_t a : ranges_written(*op))
       if (op->before_launch > last_launch[a]) overwritten_late.insert(a);
   for (uint64_t a : overwritten_late) final_after.erase(a);
@@ -212,9 +215,9 @@ Status ReplaySequence(const ReplayCapture& cap, uint64_t first, uint64_t last, u
   out->sequence = true;
   CountRanges(ranges, granularity, mem, out);
   const Relocation& relocation = mem.relocation;
-  std::vector<LaunchRecord> patched;
+  std::vector<format::LaunchRecord> patched;
   std::vector<CUfunction> functions;
-  for (const LaunchRecord* l : seq) {
+  for (const format::LaunchRecord* l : seq) {
     patched.push_back(*l);
     out->param_words_rewritten += relocation.PatchWords(patched.back().params, 0);
     ASSIGN_OR_RETURN(CUfunction f, LoadFunction(cap, *l, modules));
@@ -226,15 +229,16 @@ Status ReplaySequence(const ReplayCapture& cap, uint64_t first, uint64_t last, u
   std::vector<double> times_us;
   constexpr uint64_t kWrittenByOp = 0;  // content marker: a replayed op wrote it
   uint64_t copies = 0, memsets = 0, syncs = 0;
-  for (const StreamOpRecord* op : ops) {
-    copies += op->kind == StreamOpKind::kCopyHtoD || op->kind == StreamOpKind::kCopyDtoD ||
-              op->kind == StreamOpKind::kCopyDtoH;
-    memsets += op->kind == StreamOpKind::kMemset;
+  for (const format::StreamOpRecord* op : ops) {
+    copies += op->kind == format::StreamOpKind::kCopyHtoD ||
+              op->kind == format::StreamOpKind::kCopyDtoD ||
+              op->kind == format::StreamOpKind::kCopyDtoH;
+    memsets += op->kind == format::StreamOpKind::kMemset;
   }
   syncs = ops.size() - copies - memsets;
   for (uint32_t it = 0; it < o.iterations; ++it) {
     std::map<uint64_t, uint64_t> content;  // address -> hash of the image there now
-    auto restore = [&](const SnapshotRecord& s, bool count_words) -> Status {
+    auto restore = [&](const format::SnapshotRecord& s, bool count_words) -> Status {
       ASSIGN_OR_RETURN(Image image, ImageOf(cap, s, relocation, "before snapshot",
                                             count_words ? &out->memory_words_rewritten : nullptr));
       CU_CALL(cuMemcpyHtoD(CUdeviceptr(relocation.Translate(s.address)), image.bytes.data(),
@@ -253,7 +257,7 @@ Status ReplaySequence(const ReplayCapture& cap, uint64_t first, uint64_t last, u
         RETURN_IF_ERROR(IssueOp(cap, *ops[next_op], relocation, table, scratch));
         for (uint64_t a : ranges_written(*ops[next_op])) content[a] = kWrittenByOp;
       }
-      for (const SnapshotRecord* s : before_of[seq[k]->index]) {
+      for (const format::SnapshotRecord* s : before_of[seq[k]->index]) {
         auto have = content.find(s->address);
         if (have != content.end() && (have->second == s->hash || have->second == kWrittenByOp)) {
           have->second = s->hash;
@@ -266,7 +270,7 @@ Status ReplaySequence(const ReplayCapture& cap, uint64_t first, uint64_t last, u
       ASSIGN_OR_RETURN(CUstream stream, table.Stream(seq[k]->stream_id));
       table.Use(seq[k]->stream_id);
       RETURN_IF_ERROR(Launch(patched[k], functions[k], stream));
-      for (const SnapshotRecord* s : after_of[seq[k]->index]) content[s->address] = s->hash;
+      for (const format::SnapshotRecord* s : after_of[seq[k]->index]) content[s->address] = s->hash;
     }
     CU_CALL(cuCtxSynchronize());
     times_us.push_back(
@@ -311,7 +315,7 @@ Status ReplaySequence(const ReplayCapture& cap, uint64_t first, uint64_t last, u
   out->ranges_not_compared = uint32_t(overwritten_late.size());
   out->time = out->event_time = SummarizeTimes(times_us);
   uint64_t recorded = 0;
-  for (const LaunchRecord* l : seq) recorded += l->recorded_ns;
+  for (const format::LaunchRecord* l : seq) recorded += l->recorded_ns;
   out->recorded_ns = recorded;
   return OkStatus();
 }
