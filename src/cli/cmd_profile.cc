@@ -35,10 +35,10 @@
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/capture/capture_options.h"
 #include "tracesmith/capture/run_command.h"
-#include "tracesmith/capture/stacks/symbolizer.h"
 #include "tracesmith/format/sbt_reader.h"
 #include "tracesmith/format/sbt_writer.h"
 #include "tracesmith/model/records.h"
+#include "tracesmith/symbolize/symbolizer.h"
 
 namespace tracesmith::cli {
 namespace {
@@ -134,7 +134,7 @@ void SymbolizeOutput(const std::string& path, bool quiet) {
     return;
   }
   if (trace->Rows<model::Frame>().empty()) return;  // no stacks
-  auto stats = capture::stacks::Symbolize(&*trace);
+  auto stats = symbolize::Symbolize(&*trace);
   if (!stats.ok() || stats->native_frames == 0 || stats->with_function == 0) return;
   if (Status w = format::WriteTraceFile(*trace, path); !w.ok()) {
     say(StrFormat("%s: symbols not written: %s", path.c_str(), w.ToString().c_str()));

@@ -6,9 +6,9 @@
 #include "commands.h"
 #include "output_rule.h"
 #include "trace_loader.h"
-#include "tracesmith/capture/stacks/symbolizer.h"
 #include "tracesmith/format/sbt_reader.h"
 #include "tracesmith/format/sbt_writer.h"
+#include "tracesmith/symbolize/symbolizer.h"
 
 namespace tracesmith::cli {
 namespace {
@@ -46,10 +46,10 @@ int RunSymbolize(const SymbolizeArgs& args) {
         "-o OUT"));
   if (Status damage = CheckDamage(args.path, report, args.strict, "symbolizing"); !damage.ok())
     return ReportError(damage);
-  capture::stacks::SymbolizeOptions options;
+  symbolize::SymbolizeOptions options;
   options.search_dirs = args.search_dirs;
   options.overwrite = args.resymbolize;
-  auto stats = capture::stacks::Symbolize(&*trace, options);
+  auto stats = symbolize::Symbolize(&*trace, options);
   if (!stats.ok()) return ReportError(stats.status());
 
   // WriteTraceFile writes beside the destination and renames when complete

@@ -17,8 +17,8 @@
 
 #include "capture/gpu_profile.h"
 #include "capture/trace_checks.h"
-#include "tracesmith/capture/stacks/symbolizer.h"
 #include "tracesmith/model/stack_builder.h"
+#include "tracesmith/symbolize/symbolizer.h"
 
 namespace tracesmith::capture {
 namespace {
@@ -75,7 +75,7 @@ TEST(GpuMemory, EveryKindCountedWithItsCallersStack) {
   ProfileRun r = Profile("memory_kinds", Program("memory_kinds"), "--stacks native");
   ASSERT_EQ(r.exit_code(), 0) << r.output;
   model::Trace& t = r.trace;
-  auto st = stacks::Symbolize(&t);
+  auto st = symbolize::Symbolize(&t);
   ASSERT_TRUE(st.ok()) << st.status().ToString();
   const uint64_t g = Printed(r.output, "memory_kinds: granularity ");
   const uint64_t used_in_program = Printed(r.output, "memory_kinds: used at start ");

@@ -12,8 +12,8 @@
 
 #include "capture/gpu_profile.h"
 #include "capture/trace_checks.h"
-#include "tracesmith/capture/stacks/symbolizer.h"
 #include "tracesmith/model/stack_builder.h"
+#include "tracesmith/symbolize/symbolizer.h"
 
 namespace tracesmith::capture {
 namespace {
@@ -31,7 +31,7 @@ TEST(GpuStacks, LaunchLoopEveryKernelHasAStackEndingInMain) {
   uint64_t native = 0, named_by_profile = 0;
   for (const model::Frame& f : r.trace.Rows<model::Frame>())
     if (f.kind == model::kFrameNative) ++native, named_by_profile += f.function_id != 0;
-  auto st = stacks::Symbolize(&r.trace);
+  auto st = symbolize::Symbolize(&r.trace);
   ASSERT_TRUE(st.ok()) << st.status().ToString();
   auto kernels = testing::KernelsNamed(r.trace, "tiny");
   ASSERT_EQ(kernels.size(), 201000u);  // 1000 warm-up + 200,000 timed

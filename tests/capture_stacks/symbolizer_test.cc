@@ -1,5 +1,6 @@
-// Symbolization of captured frames, with and without debug info.
-#include "tracesmith/capture/stacks/symbolizer.h"
+// Symbolization (src/symbolize/) of frames the stack collector captured,
+// with and without debug info.
+#include "tracesmith/symbolize/symbolizer.h"
 
 #include <gtest/gtest.h>
 
@@ -17,6 +18,9 @@ namespace tracesmith::capture::stacks {
 namespace {
 
 using model::Trace;
+using symbolize::Symbolize;
+using symbolize::SymbolizeAddress;
+using symbolize::SymbolizeOptions;
 
 // A trace holding one stack captured through the test library, as written
 // by the collector and read back.

@@ -34,7 +34,4 @@ class ModuleRegistry {
 // The loaded modules now (dl_iterate_phdr; takes the loader's lock).
 std::vector<ModuleInfo> LoadedModules();
 
-// Hex GNU build-id of the ELF file at `path`, or "" (for tests and checks).
-std::string ReadBuildIdFromFile(const std::string& path);
-
 }  // namespace tracesmith::capture::stacks

@@ -1,4 +1,4 @@
-#include "tracesmith/capture/stacks/symbolizer.h"
+#include "tracesmith/symbolize/symbolizer.h"
 
 #include <cxxabi.h>
 #include <elfutils/libdwfl.h>
@@ -9,9 +9,9 @@
 #include <memory>
 #include <unordered_map>
 
-#include "module_registry.h"
+#include "tracesmith/capture/stacks/build_id.h"
 
-namespace tracesmith::capture::stacks {
+namespace tracesmith::symbolize {
 namespace {
 
 std::string Demangle(const char* raw) {
@@ -89,7 +89,7 @@ std::string LocateModule(const std::string& path, const std::string& build_id,
   bool mismatch = false;
   for (const std::string& c : candidates) {
     if (c.empty() || access(c.c_str(), R_OK) != 0) continue;
-    if (build_id.empty() || ReadBuildIdFromFile(c) == build_id) return c;
+    if (build_id.empty() || capture::stacks::ReadBuildIdFromFile(c) == build_id) return c;
     mismatch = true;
   }
   if (mismatch)
@@ -154,4 +154,4 @@ StatusOr<SymbolizeStats> Symbolize(model::Trace* trace, const SymbolizeOptions& 
   return stats;
 }
 
-}  // namespace tracesmith::capture::stacks
+}  // namespace tracesmith::symbolize

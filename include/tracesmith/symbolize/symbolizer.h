@@ -11,7 +11,7 @@
 #include "tracesmith/base/status.h"
 #include "tracesmith/model/trace.h"
 
-namespace tracesmith::capture::stacks {
+namespace tracesmith::symbolize {
 
 struct SymbolizeOptions {
   // Also looked in for a module, by file name, when its recorded path is
@@ -44,4 +44,4 @@ struct SymbolInfo {
 };
 StatusOr<SymbolInfo> SymbolizeAddress(const std::string& elf_path, uint64_t vaddr);
 
-}  // namespace tracesmith::capture::stacks
+}  // namespace tracesmith::symbolize
