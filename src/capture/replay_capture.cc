@@ -336,32 +336,25 @@ void ReplayCapturer::Note(const char* fmt, ...) {
   std::fprintf(stderr, "tracesmith: replay capture: %s\n", buf);
 }
 
+bool ReplayCapturer::NameMatches(const char* name) const {
+  return std::regex_search(name, regex_) || std::regex_search(Demangle(name), regex_);
+}
+
 bool ReplayCapturer::Selected(uint64_t index, CUfunction f) {
-  switch (filter_.kind) {
-    case ReplayFilter::Kind::kOff:
-      return false;
-    case ReplayFilter::Kind::kAll:
-      return true;
-    case ReplayFilter::Kind::kLaunchRange:
-      return index >= filter_.first && index <= filter_.last;
-    case ReplayFilter::Kind::kKernel: {
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        auto it = regex_cache_.find(f);
-        if (it != regex_cache_.end()) return it->second;
-      }
-      // Not under mu_: resolving a CUkernel may load its module, and the
-      // module-loaded callback (OnModuleLoaded) takes mu_.
-      const char* name = nullptr;
-      bool match = false;
-      if (cuFuncGetName(&name, ResolveFunction(f)) == CUDA_SUCCESS && name)
-        match = std::regex_search(name, regex_) || std::regex_search(Demangle(name), regex_);
-      std::lock_guard<std::mutex> lock(mu_);
-      regex_cache_.emplace(f, match);
-      return match;
-    }
+  if (filter_.kind != ReplayFilter::Kind::kKernel) return filter_.SelectsIndex(index);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = regex_cache_.find(f);
+    if (it != regex_cache_.end()) return it->second;
   }
-  return false;
+  // Not under mu_: resolving a CUkernel may load its module, and the
+  // module-loaded callback (OnModuleLoaded) takes mu_.
+  const char* name = nullptr;
+  const bool match =
+      cuFuncGetName(&name, ResolveFunction(f)) == CUDA_SUCCESS && name && NameMatches(name);
+  std::lock_guard<std::mutex> lock(mu_);
+  regex_cache_.emplace(f, match);
+  return match;
 }
 
 void ReplayCapturer::OnLaunch(CUpti_CallbackId cbid, const CUpti_CallbackData* info, bool active) {

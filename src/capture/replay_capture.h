@@ -138,6 +138,8 @@ class ReplayCapturer {
     bool written = false;
   };
 
+  // Whether a kernel name (mangled, or demangled) matches the kKernel regex.
+  bool NameMatches(const char* name) const;
   bool Selected(uint64_t index, CUfunction f);
   void OnEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* info, uint64_t index,
                struct LaunchArgs a);

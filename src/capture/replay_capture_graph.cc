@@ -66,17 +66,8 @@ void ReplayCapturer::OnGraph(CUpti_CallbackId cbid, const CUpti_CallbackData* in
 }
 
 bool ReplayCapturer::GraphSelected(uint64_t index, CUgraph clone, const WalkedGraph* walked) {
-  switch (filter_.kind) {
-    case ReplayFilter::Kind::kOff:
-      return false;
-    case ReplayFilter::Kind::kAll:
-      return true;
-    case ReplayFilter::Kind::kLaunchRange:
-      return index >= filter_.first && index <= filter_.last;
-    case ReplayFilter::Kind::kKernel:
-      if (!walked) return false;  // names unknown
-      break;
-  }
+  if (filter_.kind != ReplayFilter::Kind::kKernel) return filter_.SelectsIndex(index);
+  if (!walked) return false;  // names unknown
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = graph_regex_cache_.find(clone);
@@ -84,10 +75,8 @@ bool ReplayCapturer::GraphSelected(uint64_t index, CUgraph clone, const WalkedGr
   }
   bool match = false;
   for (const WalkedNode& n : walked->nodes)
-    if (n.record.kind == format::GraphNodeKind::kKernel) {
-      const std::string& name = n.record.kernel.function;
-      match |= std::regex_search(name, regex_) || std::regex_search(Demangle(name.c_str()), regex_);
-    }
+    if (n.record.kind == format::GraphNodeKind::kKernel)
+      match |= NameMatches(n.record.kernel.function.c_str());
   std::lock_guard<std::mutex> lock(mu_);
   graph_regex_cache_[clone] = match;
   return match;

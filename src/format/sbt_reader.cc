@@ -314,6 +314,26 @@ bool SbtReader::CheckChunk(size_t i, ChunkHeader* h, std::string* where) {
   return true;
 }
 
+StatusOr<std::optional<std::span<const uint8_t>>> SbtReader::RawPayload(const ChunkIndexEntry& e,
+                                                                        const ChunkHeader& h,
+                                                                        const std::string& where) {
+  const uint8_t* payload = data_ + e.offset + kChunkHeaderSize;
+  const uint64_t chunk_bytes = kChunkHeaderSize + h.stored_len;
+  if (h.flags & kChunkZstd) {
+    auto raw = zstd_->Decompress(std::span(payload, h.stored_len), h.raw_len);
+    if (raw.status().code() == StatusCode::kFailedPrecondition)
+      return FailedPrecondition(where + ": " + raw.status().message());
+    if (raw.ok()) return std::optional(*raw);
+    AddDamage(e.offset, chunk_bytes, where + ": " + raw.status().message());
+  } else if (h.raw_len == h.stored_len) {
+    return std::optional(std::span<const uint8_t>(payload, h.raw_len));
+  } else {
+    AddDamage(e.offset, chunk_bytes, where + ": raw length differs from stored length");
+  }
+  report_.chunks_damaged++;
+  return std::optional<std::span<const uint8_t>>();
+}
+
 Status SbtReader::DecodeChunk(size_t i, model::Trace* out, uint64_t* decoded_bytes, uint64_t budget,
                               uint16_t* decoded_kind) {
   *decoded_kind = 0;
@@ -321,29 +341,15 @@ Status SbtReader::DecodeChunk(size_t i, model::Trace* out, uint64_t* decoded_byt
   ChunkHeader h;
   std::string where;
   if (!CheckChunk(i, &h, &where)) return OkStatus();
-  const uint8_t* payload = data_ + e.offset + kChunkHeaderSize;
   const uint64_t chunk_bytes = kChunkHeaderSize + h.stored_len;
   if (h.type != uint16_t(ChunkType::kStrings) && h.type != uint16_t(ChunkType::kTable)) {
     report_.chunks_skipped_unknown++;
     report_.valid_bytes += chunk_bytes;
     return OkStatus();
   }
-  if (h.flags & kChunkZstd) {
-    auto raw = zstd_->Decompress(std::span(payload, h.stored_len), h.raw_len);
-    if (raw.status().code() == StatusCode::kFailedPrecondition)
-      return FailedPrecondition(where + ": " + raw.status().message());
-    if (!raw.ok()) {
-      AddDamage(e.offset, chunk_bytes, where + ": " + raw.status().message());
-      report_.chunks_damaged++;
-      return OkStatus();
-    }
-    payload = raw->data();
-  } else if (h.raw_len != h.stored_len) {
-    AddDamage(e.offset, chunk_bytes, where + ": raw length differs from stored length");
-    report_.chunks_damaged++;
-    return OkStatus();
-  }
-  ByteCursor c(payload, h.raw_len);
+  ASSIGN_OR_RETURN(std::optional<std::span<const uint8_t>> raw, RawPayload(e, h, where));
+  if (!raw) return OkStatus();
+  ByteCursor c(raw->data(), raw->size());
   Status st;
   if (h.type == uint16_t(ChunkType::kStrings)) {
     uint64_t first, count;
@@ -558,22 +564,9 @@ Status SbtReader::ReadRawChunks(uint16_t type, const RawChunkCallback& on_chunk)
       report_.chunks_damaged++;
       continue;
     }
-    if (h.flags & kChunkZstd) {
-      auto raw = zstd_->Decompress(std::span(payload, h.stored_len), h.raw_len);
-      if (raw.status().code() == StatusCode::kFailedPrecondition)
-        return FailedPrecondition(where + ": " + raw.status().message());
-      if (!raw.ok()) {
-        AddDamage(e.offset, chunk_bytes, where + ": " + raw.status().message());
-        report_.chunks_damaged++;
-        continue;
-      }
-      payload = raw->data();
-    } else if (h.raw_len != h.stored_len) {
-      AddDamage(e.offset, chunk_bytes, where + ": raw length differs from stored length");
-      report_.chunks_damaged++;
-      continue;
-    }
-    RETURN_IF_ERROR(on_chunk(std::span<const uint8_t>(payload, h.raw_len), e.offset));
+    ASSIGN_OR_RETURN(std::optional<std::span<const uint8_t>> raw, RawPayload(e, h, where));
+    if (!raw) continue;
+    RETURN_IF_ERROR(on_chunk(*raw, e.offset));
   }
   return OkStatus();
 }

@@ -183,5 +183,30 @@ TEST(PerProcessOutputPath, PidAndRank) {
   EXPECT_EQ(PerProcessOutputPath("dir.v1/run", 7, -1), "dir.v1/run.pid7");
 }
 
+// Which launches a filter selects without looking at the kernel's name (the
+// same answer for a kernel launch and a graph launch).
+TEST(ReplayFilterSelects, ByIndexForEveryKindButKernel) {
+  auto range = ParseReplayFilter("launch:3-5");
+  ASSERT_TRUE(range.ok());
+  EXPECT_FALSE(range->SelectsIndex(2));
+  EXPECT_TRUE(range->SelectsIndex(3));
+  EXPECT_TRUE(range->SelectsIndex(5));
+  EXPECT_FALSE(range->SelectsIndex(6));
+  auto one = ParseReplayFilter("launch:7");
+  ASSERT_TRUE(one.ok());
+  EXPECT_TRUE(one->SelectsIndex(7));
+  EXPECT_FALSE(one->SelectsIndex(6));
+  auto all = ParseReplayFilter("all");
+  ASSERT_TRUE(all.ok());
+  EXPECT_TRUE(all->SelectsIndex(0));
+  EXPECT_TRUE(all->SelectsIndex(UINT64_MAX));
+  auto off = ParseReplayFilter("");
+  ASSERT_TRUE(off.ok());
+  EXPECT_FALSE(off->SelectsIndex(0));
+  auto kernel = ParseReplayFilter("kernel:gemm");
+  ASSERT_TRUE(kernel.ok());
+  EXPECT_FALSE(kernel->SelectsIndex(0));  // decided by the name, not here
+}
+
 }  // namespace
 }  // namespace tracesmith::capture

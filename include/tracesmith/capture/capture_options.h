@@ -67,6 +67,11 @@ struct ReplayFilter {
   std::string regex;             // kKernel
   uint64_t first = 0, last = 0;  // kLaunchRange, inclusive
   bool operator==(const ReplayFilter&) const = default;
+  // Whether launch `index` is selected, for every kind but kKernel (whose
+  // answer is the kernel name's).
+  bool SelectsIndex(uint64_t index) const {
+    return kind == Kind::kAll || (kind == Kind::kLaunchRange && index >= first && index <= last);
+  }
 };
 // Parses "" (off), "all", "kernel:<regex>", "launch:<N>", "launch:<A>-<B>".
 StatusOr<ReplayFilter> ParseReplayFilter(const std::string& text);

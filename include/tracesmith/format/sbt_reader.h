@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <unordered_set>
@@ -146,6 +147,12 @@ class SbtReader {
   // Header, length and payload checksum of chunk i, damage recorded; false when damaged
   // (or found damaged by an earlier pass). `where` names the chunk for messages.
   bool CheckChunk(size_t i, internal::ChunkHeader* h, std::string* where);
+  // The raw payload of a checked chunk (decompressed when stored with zstd):
+  // nullopt when it is damaged (recorded, named by `where`); an error only
+  // when decompression cannot run at all.
+  StatusOr<std::optional<std::span<const uint8_t>>> RawPayload(const ChunkIndexEntry& e,
+                                                               const internal::ChunkHeader& h,
+                                                               const std::string& where);
   // Decodes chunk i into `out`; *kind receives the table kind decoded (0 if none).
   Status DecodeChunk(size_t i, model::Trace* out, uint64_t* decoded_bytes, uint64_t budget,
                      uint16_t* kind);

@@ -160,6 +160,25 @@ StatusOr<Image> ImageOf(const format::ReplayCapture& cap, const format::Snapshot
   return image;
 }
 
+Status RestoreImages(const format::ReplayCapture& cap,
+                     const std::vector<const format::SnapshotRecord*>& before,
+                     const Relocation& relocation, uint64_t* words) {
+  for (const format::SnapshotRecord* s : before) {
+    ASSIGN_OR_RETURN(Image image, ImageOf(cap, *s, relocation, "before snapshot", words));
+    CU_CALL(cuMemcpyHtoD(CUdeviceptr(relocation.Translate(s->address)), image.bytes.data(),
+                         image.bytes.size()));
+  }
+  return OkStatus();
+}
+
+Status DownloadRange(const format::SnapshotRecord& after, const Relocation& relocation,
+                     std::vector<uint8_t>* host) {
+  host->resize(after.size);
+  CU_CALL(
+      cuMemcpyDtoH(host->data(), CUdeviceptr(relocation.Translate(after.address)), host->size()));
+  return OkStatus();
+}
+
 namespace {
 
 Status ReplayLaunch(const format::ReplayCapture& cap, const format::LaunchRecord& l,
@@ -190,22 +209,12 @@ Status ReplayLaunch(const format::ReplayCapture& cap, const format::LaunchRecord
   out->recorded_ns = l.recorded_ns;
   out->iterations = o.iterations;
   out->l2_flushed = flusher.active();
-  // Restores every "before" image (pointers rewritten when relocated).
-  auto restore = [&](bool count_words) -> Status {
-    for (const format::SnapshotRecord* s : before) {
-      ASSIGN_OR_RETURN(Image image, ImageOf(cap, *s, relocation, "before snapshot",
-                                            count_words ? &out->memory_words_rewritten : nullptr));
-      CU_CALL(cuMemcpyHtoD(CUdeviceptr(relocation.Translate(s->address)), image.bytes.data(),
-                           image.bytes.size()));
-    }
-    return OkStatus();
+  auto restore = [&](bool count_words) {
+    return RestoreImages(cap, before, relocation,
+                         count_words ? &out->memory_words_rewritten : nullptr);
   };
-  // Copies "after" range k back to the host.
-  auto download = [&](size_t k, std::vector<uint8_t>* host) -> Status {
-    host->resize(after[k]->size);
-    CU_CALL(cuMemcpyDtoH(host->data(), CUdeviceptr(relocation.Translate(after[k]->address)),
-                         host->size()));
-    return OkStatus();
+  auto download = [&](size_t k, std::vector<uint8_t>* host) {
+    return DownloadRange(*after[k], relocation, host);
   };
   // One timed run on whatever the memory and the L2 hold now: the stream
   // waits on the gate while the start event, the launch and the stop event

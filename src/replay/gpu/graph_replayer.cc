@@ -247,20 +247,12 @@ Status ReplayGraphLaunch(const format::ReplayCapture& cap, const format::GraphLa
   out->l2_flushed = flusher.active();
   StreamAndEvents se;
   RETURN_IF_ERROR(se.Create());
-  auto restore = [&](bool count_words) -> Status {
-    for (const format::SnapshotRecord* s : before) {
-      ASSIGN_OR_RETURN(Image image, ImageOf(cap, *s, relocation, "before snapshot",
-                                            count_words ? &out->memory_words_rewritten : nullptr));
-      CU_CALL(cuMemcpyHtoD(CUdeviceptr(relocation.Translate(s->address)), image.bytes.data(),
-                           image.bytes.size()));
-    }
-    return OkStatus();
+  auto restore = [&](bool count_words) {
+    return RestoreImages(cap, before, relocation,
+                         count_words ? &out->memory_words_rewritten : nullptr);
   };
-  auto download = [&](size_t k, std::vector<uint8_t>* host) -> Status {
-    host->resize(after[k]->size);
-    CU_CALL(cuMemcpyDtoH(host->data(), CUdeviceptr(relocation.Translate(after[k]->address)),
-                         host->size()));
-    return OkStatus();
+  auto download = [&](size_t k, std::vector<uint8_t>* host) {
+    return DownloadRange(*after[k], relocation, host);
   };
   // The replay graphs: the whole graph; for a node, its ancestors (run
   // once) and the nodes after it (run once after its last replay).

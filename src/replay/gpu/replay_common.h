@@ -189,6 +189,14 @@ StatusOr<CUfunction> LoadFunction(const format::ReplayCapture& cap, const format
 // `words` (may be null) counts the rewritten words.
 StatusOr<Image> ImageOf(const format::ReplayCapture& cap, const format::SnapshotRecord& s,
                         const Relocation& relocation, const char* what, uint64_t* words);
+// Writes every "before" image back at its (translated) address, pointers
+// rewritten when relocated; `words` (may be null) counts the rewritten words.
+Status RestoreImages(const format::ReplayCapture& cap,
+                     const std::vector<const format::SnapshotRecord*>& before,
+                     const Relocation& relocation, uint64_t* words);
+// Copies the range an "after" snapshot covers back to the host.
+Status DownloadRange(const format::SnapshotRecord& after, const Relocation& relocation,
+                     std::vector<uint8_t>* host);
 
 class KernelTimer;
 
