@@ -43,8 +43,28 @@ std::string EventName(const Trace&, const ModuleLoadEvent& e) {
 std::string EventName(const Trace&, const GraphLaunchEvent& e) {
   return "Graph launch " + std::to_string(e.graph_id);
 }
+const char* OverheadKindName(uint32_t kind) {
+  // CUpti_ActivityOverheadKind (cupti_activity.h, CUDA 13): the driver's
+  // compiler, then CUPTI's own kinds at multiples of 1 << 16.
+  static constexpr const char* kCupti[] = {nullptr,
+                                           "buffer flush",
+                                           "instrumentation",
+                                           "resource",
+                                           "runtime-triggered module loading",
+                                           "lazy function loading",
+                                           "command buffer full",
+                                           "activity buffer request",
+                                           "UVM activity init"};
+  if (kind == 0) return "unknown";
+  if (kind == 1) return "driver compiler";
+  if ((kind & 0xffff) != 0) return nullptr;
+  const uint32_t k = kind >> 16;
+  return k < std::size(kCupti) ? kCupti[k] : nullptr;
+}
+
 std::string EventName(const Trace&, const OverheadEvent& e) {
-  return "Overhead " + std::to_string(e.overhead_kind);
+  const char* name = OverheadKindName(e.overhead_kind);
+  return name ? std::string("Overhead: ") + name : "Overhead " + std::to_string(e.overhead_kind);
 }
 std::string EventName(const Trace&, const DropEvent& e) {
   return "Dropped " + std::to_string(e.count) + " records";

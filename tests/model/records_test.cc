@@ -6,6 +6,8 @@
 #include <string>
 
 #include "testing/random_records.h"
+#include "tracesmith/model/event_names.h"
+#include "tracesmith/model/trace.h"
 
 namespace tracesmith::model {
 namespace {
@@ -77,6 +79,30 @@ TEST(RecordsTest, TimeRangeSpansAllEventKinds) {
   t.Rows<ApiEvent>().push_back(ApiEvent{.start_ns = 90, .end_ns = 300});
   EXPECT_EQ(t.EventCount(), 3u);
   EXPECT_EQ(t.TimeRange(), std::make_pair(uint64_t{50}, uint64_t{300}));
+}
+
+}  // namespace
+}  // namespace tracesmith::model
+
+namespace tracesmith::model {
+namespace {
+
+// Overhead rows are named by what CUPTI spent the time on, as its header
+// documents the kinds; an undocumented value keeps its number.
+TEST(OverheadNames, CuptiKindsByName) {
+  Trace t;
+  OverheadEvent e;
+  e.overhead_kind = 2u << 16;
+  EXPECT_EQ(EventName(t, e), "Overhead: instrumentation");
+  e.overhead_kind = 7u << 16;
+  EXPECT_EQ(EventName(t, e), "Overhead: activity buffer request");
+  e.overhead_kind = 1;
+  EXPECT_EQ(EventName(t, e), "Overhead: driver compiler");
+  e.overhead_kind = 9u << 16;
+  EXPECT_EQ(EventName(t, e), "Overhead 589824");
+  e.overhead_kind = (1u << 16) + 3;
+  EXPECT_EQ(EventName(t, e), "Overhead 65539");
+  EXPECT_EQ(OverheadKindName(8u << 16), std::string("UVM activity init"));
 }
 
 }  // namespace

@@ -20,6 +20,10 @@ std::string EventName(const Trace& trace, const NvtxMarkerEvent& e);
 std::string EventName(const Trace& trace, const MemoryEvent& e);
 std::string EventName(const Trace& trace, const CounterEvent& e);
 std::string EventName(const Trace& trace, const ModuleLoadEvent& e);
+// What an overhead record's kind (CUPTI's CUpti_ActivityOverheadKind value,
+// stored as captured) was spent on, as CUPTI documents it: "buffer flush",
+// "instrumentation", ...; nullptr for a value CUPTI did not document.
+const char* OverheadKindName(uint32_t kind);
 std::string EventName(const Trace& trace, const GraphLaunchEvent& e);
 std::string EventName(const Trace& trace, const OverheadEvent& e);
 std::string EventName(const Trace& trace, const DropEvent& e);
