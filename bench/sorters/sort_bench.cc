@@ -57,17 +57,28 @@ void Args(benchmark::internal::Benchmark* b) {
   b->ArgNames({"n", "every", "dist"})->Unit(benchmark::kMillisecond);
 }
 
+// The buckets SortedRowOrder uses for n packed keys up to `hi`: about 8
+// keys each, at most 2^20; a key's bucket is key >> shift.
+struct Buckets {
+  size_t count;
+  int shift;
+};
+Buckets BucketsFor(const std::vector<uint64_t>& keys) {
+  const uint64_t hi = *std::max_element(keys.begin(), keys.end());
+  const int bucket_bits = std::min(20, static_cast<int>(std::bit_width(keys.size() / 8)));
+  return {(size_t{1} << bucket_bits) + 1,
+          std::max(0, static_cast<int>(std::bit_width(hi)) - bucket_bits)};
+}
+
 void KeysBucket(benchmark::State& state) {
   const size_t n = size_t(state.range(0));
   int index_bits = 0;
   const auto keys = PackedKeys(NearlySorted(n, state.range(1), state.range(2)), &index_bits);
-  const uint64_t hi = *std::max_element(keys.begin(), keys.end());
-  const int bucket_bits = std::min(20, static_cast<int>(std::bit_width(n / 8)));
-  const int shift = std::max(0, static_cast<int>(std::bit_width(hi)) - bucket_bits);
+  const Buckets buckets = BucketsFor(keys);
   std::vector<uint64_t> out(n);
   for (auto _ : state) {
     tracesmith::analysis::BucketSort(
-        keys.data(), n, (size_t{1} << bucket_bits) + 1, [&](uint64_t k) { return k >> shift; },
+        keys.data(), n, buckets.count, [&](uint64_t k) { return k >> buckets.shift; },
         [](uint64_t a, uint64_t b) { return a < b; }, out.data());
     benchmark::DoNotOptimize(out.data());
   }
@@ -145,17 +156,15 @@ void KeysAdaptive(benchmark::State& state) {
   const size_t n = size_t(state.range(0));
   int index_bits = 0;
   const auto keys = PackedKeys(NearlySorted(n, state.range(1), state.range(2)), &index_bits);
-  const uint64_t hi = *std::max_element(keys.begin(), keys.end());
-  const int bucket_bits = std::min(20, static_cast<int>(std::bit_width(n / 8)));
-  const int shift = std::max(0, static_cast<int>(std::bit_width(hi)) - bucket_bits);
+  const Buckets buckets = BucketsFor(keys);
   std::vector<uint64_t> work(n), out(n);
   for (auto _ : state) {
     state.PauseTiming();
     std::memcpy(work.data(), keys.data(), n * sizeof(uint64_t));
     state.ResumeTiming();
     benchmark::DoNotOptimize(tracesmith::analysis::SortNearlySorted(
-        work.data(), n, out.data(), (size_t{1} << bucket_bits) + 1,
-        [&](uint64_t k) { return k >> shift; }, [](uint64_t a, uint64_t b) { return a < b; }));
+        work.data(), n, out.data(), buckets.count, [&](uint64_t k) { return k >> buckets.shift; },
+        [](uint64_t a, uint64_t b) { return a < b; }));
   }
   state.SetItemsProcessed(int64_t(state.iterations() * n));
 }
