@@ -107,8 +107,9 @@ class CuptiEngine {
   // The calling thread's stack id (0: none); `timed` adds its phases to `tc`.
   // `from`: the driver's frame that called OnCallback; the walk starts there.
   uint32_t TakeStack(ThreadCost* tc, bool timed, const stacks::CallerFrame& from);
-  void DrainSyncs(bool append);
-  void DrainMemory(bool append);
+  // Sync and memory rows out of their recorders (every poll); `append`
+  // writes them too (every flush).
+  void DrainRecorders(bool append);
   // Queues a "device memory used" reading of `device` (any thread).
   void QueueMemoryInUse(uint32_t device_id, uint64_t used_bytes);
   // At a context's creation (resource callback): reads with it pushed.

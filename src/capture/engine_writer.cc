@@ -208,20 +208,23 @@ void CuptiEngine::ProcessCompletedBuffers() {
   }
 }
 
-void CuptiEngine::DrainSyncs(bool append) {
-  if (!sync_) return;
-  sync_->Collect(&pending_syncs_);
+namespace {
+// Moves a recorder's rows (its per-thread rings hold few) into `pending`;
+// with `append`, writes them and empties `pending`.
+template <typename Recorder, typename Row>
+void DrainRecorder(Recorder* recorder, std::vector<Row>* pending, bool append,
+                   format::SbtWriter* sbt) {
+  if (!recorder) return;
+  recorder->Collect(pending);
   if (!append) return;
-  for (const model::SyncEvent& r : pending_syncs_) sbt_->Append(r);
-  pending_syncs_.clear();
+  for (const Row& r : *pending) sbt->Append(r);
+  pending->clear();
 }
+}  // namespace
 
-void CuptiEngine::DrainMemory(bool append) {
-  if (!memory_) return;
-  memory_->Collect(&pending_memory_);
-  if (!append) return;
-  for (const model::MemoryEvent& r : pending_memory_) sbt_->Append(r);
-  pending_memory_.clear();
+void CuptiEngine::DrainRecorders(bool append) {
+  DrainRecorder(sync_.get(), &pending_syncs_, append, sbt_.get());
+  DrainRecorder(memory_.get(), &pending_memory_, append, sbt_.get());
 }
 
 void CuptiEngine::WritePendingCounters() {
@@ -279,8 +282,7 @@ void CuptiEngine::WriterLoop() {
     // launches at 400k/s (CorrelationStacks::kRingSize) and 1024 syncs.
     uint64_t c0 = ThreadCpuNs();
     stacks_.Drain();
-    DrainSyncs(/*append=*/false);
-    DrainMemory(/*append=*/false);
+    DrainRecorders(/*append=*/false);
     if (driver_rows_) DriverCalls::Collect(&driver_calls_);
     writer_cost_.drain_ns += ThreadCpuNs() - c0;
     uint64_t now = MonotonicNs();
@@ -392,8 +394,7 @@ void CuptiEngine::FlushOnce(bool forced) {
   cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
   uint64_t c1 = ThreadCpuNs();
   DrainStacks();
-  DrainSyncs(/*append=*/true);
-  DrainMemory(/*append=*/true);
+  DrainRecorders(/*append=*/true);
   uint64_t c2 = ThreadCpuNs();
   ProcessCompletedBuffers();
   if (driver_rows_) {
