@@ -60,7 +60,9 @@ void UseHugePages(int argc, char** argv) {
     g_state = "as GLIBC_TUNABLES says (" + tunables + ")";
     return;
   }
-  if (argc > 1 && std::strcmp(argv[1], "profile") == 0) return;
+  // `profile` and its alias `record` run the user's program: left as they are.
+  if (argc > 1 && (std::strcmp(argv[1], "profile") == 0 || std::strcmp(argv[1], "record") == 0))
+    return;
   const std::string saved = had ? "=" + tunables : "-";
   const std::string with = tunables.empty() ? kTunable : tunables + ":" + kTunable;
   setenv(kSaved, saved.c_str(), 1);

@@ -11,7 +11,7 @@
 //
 // Skipped when the kernel's THP mode is "always" (nothing to gain) or
 // "never" (nothing to get), when GLIBC_TUNABLES already sets malloc.hugetlb,
-// for `profile` (the user's program is its child; its own heap is small), and
+// for `profile` and `record` (the user's program is its child; its own heap is small), and
 // with TRACESMITH_HUGE_PAGES=0. If the re-exec fails the CLI just runs on.
 #pragma once
 

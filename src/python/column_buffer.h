@@ -27,8 +27,6 @@ class ColumnBuffer {
   uint8_t* data() { return data_; }
   const uint8_t* data() const { return data_; }
   size_t size() const { return size_; }
-  size_t capacity() const { return capacity_; }
-  bool huge() const { return mapped_ != 0; }
 
   // Room for `bytes` without moving the data again. Throws std::bad_alloc.
   void Reserve(size_t bytes);
