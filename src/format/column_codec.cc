@@ -100,10 +100,7 @@ void GatherAs(const uint8_t* p, size_t stride, size_t n, uint64_t* out) {
   for (size_t i = 0; i < n; ++i, p += stride) {
     V v;
     std::memcpy(&v, p, sizeof(V));
-    if constexpr (std::is_signed_v<V>)
-      out[i] = static_cast<uint64_t>(static_cast<int64_t>(v));
-    else
-      out[i] = v;
+    out[i] = model::WidenFieldBits(v);
   }
 }
 template <typename V>
@@ -117,37 +114,12 @@ void ScatterAs(uint8_t* p, size_t stride, size_t n, const uint64_t* in) {
 
 void GatherField(const void* base, size_t stride, size_t n, const FieldDesc& f, uint64_t* out) {
   const auto* p = static_cast<const uint8_t*>(base) + f.offset;
-  switch (f.type) {
-    case FieldType::kU8:
-      return GatherAs<uint8_t>(p, stride, n, out);
-    case FieldType::kU16:
-      return GatherAs<uint16_t>(p, stride, n, out);
-    case FieldType::kU32:
-      return GatherAs<uint32_t>(p, stride, n, out);
-    case FieldType::kI32:
-      return GatherAs<int32_t>(p, stride, n, out);
-    case FieldType::kU64:
-    case FieldType::kI64:
-    case FieldType::kF64:
-      return GatherAs<uint64_t>(p, stride, n, out);
-  }
+  model::VisitFieldBits(f.type, [&]<typename V>() { GatherAs<V>(p, stride, n, out); });
 }
 
 void ScatterField(void* base, size_t stride, size_t n, const FieldDesc& f, const uint64_t* in) {
   auto* p = static_cast<uint8_t*>(base) + f.offset;
-  switch (f.type) {
-    case FieldType::kU8:
-      return ScatterAs<uint8_t>(p, stride, n, in);
-    case FieldType::kU16:
-      return ScatterAs<uint16_t>(p, stride, n, in);
-    case FieldType::kU32:
-    case FieldType::kI32:
-      return ScatterAs<uint32_t>(p, stride, n, in);
-    case FieldType::kU64:
-    case FieldType::kI64:
-    case FieldType::kF64:
-      return ScatterAs<uint64_t>(p, stride, n, in);
-  }
+  model::VisitFieldBits(f.type, [&]<typename V>() { ScatterAs<V>(p, stride, n, in); });
 }
 
 void ApplyRoleEncode(FieldRole role, const uint64_t* starts, const uint32_t* dict_index,

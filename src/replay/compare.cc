@@ -61,6 +61,18 @@ TimingStats SummarizeTimes(std::vector<double> us) {
   return t;
 }
 
+void TimedSamples::Summarize(TimingStats* time, TimingStats* event_time, bool* from_cupti) const {
+  *event_time = SummarizeTimes(event_us);
+  *from_cupti = cupti_us.size() == event_us.size() && !cupti_us.empty();
+  *time = *from_cupti ? SummarizeTimes(cupti_us) : *event_time;
+}
+
+void RunVsFirst::Close(LaunchOutcome* out) const {
+  if (!differs_) return;
+  out->iterations_differing++;
+  out->vs_first_replay.Merge(merged_);
+}
+
 void AddVaryingBits(std::span<const uint8_t> expected, std::span<const uint8_t> actual,
                     std::vector<uint8_t>* mask) {
   const size_t n = std::min(expected.size(), actual.size());

@@ -66,6 +66,44 @@ TEST(CompareTest, TimingSummary) {
   EXPECT_DOUBLE_EQ(SummarizeTimes({}).max_us, 0);
 }
 
+TEST(CompareTest, TimedSamplesUseCuptiOnlyWhenEveryRunHasIt) {
+  TimedSamples s{.event_us = {10, 12, 11}, .cupti_us = {2, 3, 4}};
+  TimingStats time, events;
+  bool from_cupti = false;
+  s.Summarize(&time, &events, &from_cupti);
+  EXPECT_TRUE(from_cupti);
+  EXPECT_DOUBLE_EQ(time.median_us, 3);
+  EXPECT_DOUBLE_EQ(events.median_us, 11);
+  s.cupti_us.pop_back();  // one run without a CUPTI record: events for all
+  s.Summarize(&time, &events, &from_cupti);
+  EXPECT_FALSE(from_cupti);
+  EXPECT_DOUBLE_EQ(time.median_us, 11);
+  s.cupti_us.clear();
+  s.event_us.clear();  // no runs: nothing from CUPTI either
+  s.Summarize(&time, &events, &from_cupti);
+  EXPECT_FALSE(from_cupti);
+  EXPECT_DOUBLE_EQ(time.max_us, 0);
+}
+
+TEST(CompareTest, RunVsFirstCountsARunOnceAndMergesItsRanges) {
+  LaunchOutcome out;
+  std::vector<uint8_t> a(8, 1), b(8, 1), c(8, 1);
+  c[3] = 2;
+  RunVsFirst same;
+  same.Add(CompareBytes(a, b, 0x1000));
+  same.Close(&out);
+  EXPECT_EQ(out.iterations_differing, 0u);
+  EXPECT_EQ(out.vs_first_replay.bytes_compared, 0u);
+  RunVsFirst differs;  // two ranges, one of them differs: one run counted
+  differs.Add(CompareBytes(a, b, 0x1000));
+  differs.Add(CompareBytes(a, c, 0x2000));
+  differs.Close(&out);
+  EXPECT_EQ(out.iterations_differing, 1u);
+  EXPECT_EQ(out.vs_first_replay.bytes_compared, 16u);
+  EXPECT_EQ(out.vs_first_replay.bytes_differing, 1u);
+  EXPECT_EQ(out.vs_first_replay.first_diff_address, 0x2003u);
+}
+
 TEST(CompareTest, OutcomeText) {
   LaunchOutcome o;
   o.index = 3;

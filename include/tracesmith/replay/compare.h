@@ -36,6 +36,14 @@ struct TimingStats {
 };
 TimingStats SummarizeTimes(std::vector<double> us);
 
+// The timed runs of one replay: CUDA-event spans, and CUPTI's kernel
+// durations for the runs that recorded one.
+struct TimedSamples {
+  std::vector<double> event_us, cupti_us;
+  // CUPTI's times when every run has one (`*from_cupti`), else the events'.
+  void Summarize(TimingStats* time, TimingStats* event_time, bool* from_cupti) const;
+};
+
 // Idempotence on inputs (`replay --warm`): does a kernel, re-run on the
 // memory its last replay left, write the same outputs again? Only then do
 // warm runs (back to back, inputs not restored) repeat the work the program
@@ -74,6 +82,24 @@ struct IdempotenceCheck {
   uint32_t replays = 0;
 };
 Idempotence JudgeIdempotence(const IdempotenceCheck& c);
+
+struct LaunchOutcome;
+// Determinism, one replay run at a time: each output range compared with
+// the first run's; a run that differs anywhere counts once.
+class RunVsFirst {
+ public:
+  void Add(const CompareResult& range) {
+    differs_ |= !range.identical();
+    merged_.Merge(range);
+  }
+  // Adds the run to out->iterations_differing and out->vs_first_replay
+  // when any range differed.
+  void Close(LaunchOutcome* out) const;
+
+ private:
+  bool differs_ = false;
+  CompareResult merged_;
+};
 
 // What happened to one captured launch on the GPU.
 struct LaunchOutcome {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernel_timer.h"
+#include "measured_runs.h"
 #include "replay_common.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/cuda/call.h"
@@ -46,28 +47,21 @@ class PrimaryContext {
 
 }  // namespace
 
-Status Launch(const format::LaunchRecord& l, CUfunction f, CUstream stream) {
-  // Parameters are copied into 8-byte aligned storage; each kernel argument
-  // pointer points at its captured offset.
-  std::vector<uint64_t> storage((l.params.size() + 7) / 8 + 1, 0);
-  std::memcpy(storage.data(), l.params.data(), l.params.size());
-  auto* base = reinterpret_cast<uint8_t*>(storage.data());
-  std::vector<void*> args;
-  for (const format::ParamInfo& p : l.param_info) args.push_back(base + p.offset);
-  size_t buffer_size = l.params.size();
-  void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, base, CU_LAUNCH_PARAM_BUFFER_SIZE, &buffer_size,
-                   CU_LAUNCH_PARAM_END};
-  const bool by_buffer = l.param_info.empty() && !l.params.empty();
+KernelParams::KernelParams(const format::LaunchRecord& l)
+    : storage_((l.params.size() + 7) / 8 + 1, 0),
+      buffer_size_(l.params.size()),
+      by_buffer_(l.param_info.empty() && !l.params.empty()) {
+  std::memcpy(storage_.data(), l.params.data(), l.params.size());
+  auto* base = reinterpret_cast<uint8_t*>(storage_.data());
+  for (const format::ParamInfo& p : l.param_info) args_.push_back(base + p.offset);
+  extra_[0] = CU_LAUNCH_PARAM_BUFFER_POINTER;
+  extra_[1] = base;
+  extra_[2] = CU_LAUNCH_PARAM_BUFFER_SIZE;
+  extra_[3] = &buffer_size_;
+  extra_[4] = CU_LAUNCH_PARAM_END;
+}
 
-  CUlaunchConfig config = {};
-  config.gridDimX = l.grid[0];
-  config.gridDimY = l.grid[1];
-  config.gridDimZ = l.grid[2];
-  config.blockDimX = l.block[0];
-  config.blockDimY = l.block[1];
-  config.blockDimZ = l.block[2];
-  config.sharedMemBytes = l.dynamic_shared_bytes;
-  config.hStream = stream;
+std::vector<CUlaunchAttribute> LaunchAttributes(const format::LaunchRecord& l) {
   std::vector<CUlaunchAttribute> attrs;
   if (l.cluster[0] > 0) {
     CUlaunchAttribute a = {};
@@ -77,17 +71,30 @@ Status Launch(const format::LaunchRecord& l, CUfunction f, CUstream stream) {
     a.value.clusterDim.z = std::max(1u, l.cluster[2]);
     attrs.push_back(a);
   }
-  for (const format::LaunchAttribute& r :
-       l.attributes) {  // the program's other attributes, as given
+  for (const format::LaunchAttribute& r : l.attributes) {  // the program's others, as given
     CUlaunchAttribute a = {};
     a.id = CUlaunchAttributeID(r.id);
     std::memcpy(&a.value, r.value.data(), std::min(r.value.size(), sizeof(a.value)));
     attrs.push_back(a);
   }
+  return attrs;
+}
+
+Status Launch(const format::LaunchRecord& l, CUfunction f, CUstream stream) {
+  KernelParams params(l);
+  CUlaunchConfig config = {};
+  config.gridDimX = l.grid[0];
+  config.gridDimY = l.grid[1];
+  config.gridDimZ = l.grid[2];
+  config.blockDimX = l.block[0];
+  config.blockDimY = l.block[1];
+  config.blockDimZ = l.block[2];
+  config.sharedMemBytes = l.dynamic_shared_bytes;
+  config.hStream = stream;
+  std::vector<CUlaunchAttribute> attrs = LaunchAttributes(l);
   config.attrs = attrs.data();
   config.numAttrs = unsigned(attrs.size());
-  CU_CALL(
-      cuLaunchKernelEx(&config, f, by_buffer ? nullptr : args.data(), by_buffer ? extra : nullptr));
+  CU_CALL(cuLaunchKernelEx(&config, f, params.kernel_params(), params.extra()));
   return OkStatus();
 }
 
@@ -160,6 +167,20 @@ StatusOr<Image> ImageOf(const format::ReplayCapture& cap, const format::Snapshot
   return image;
 }
 
+Snapshots SnapshotsOf(const format::ReplayCapture& cap, uint64_t launch_index) {
+  Snapshots out;
+  for (const format::SnapshotRecord& s : cap.snapshots)
+    if (s.launch_index == launch_index)
+      (s.phase == format::SnapshotPhase::kBefore ? out.before : out.after).push_back(&s);
+  return out;
+}
+
+std::vector<AddressRange> RangesOf(const std::vector<const format::SnapshotRecord*>& snapshots) {
+  std::vector<AddressRange> ranges;
+  for (const format::SnapshotRecord* s : snapshots) ranges.push_back({s->address, s->size});
+  return ranges;
+}
+
 Status RestoreImages(const format::ReplayCapture& cap,
                      const std::vector<const format::SnapshotRecord*>& before,
                      const Relocation& relocation, uint64_t* words) {
@@ -186,21 +207,16 @@ Status ReplayLaunch(const format::ReplayCapture& cap, const format::LaunchRecord
                     KernelTimer& timer, L2Flusher& flusher, const GpuReplayOptions& o,
                     ReplayProgress* progress, LaunchOutcome* out) {
   auto setup_t0 = std::chrono::steady_clock::now();
-  std::vector<const format::SnapshotRecord*> before, after;
-  for (const format::SnapshotRecord& s : cap.snapshots)
-    if (s.launch_index == l.index)
-      (s.phase == format::SnapshotPhase::kBefore ? before : after).push_back(&s);
-  std::vector<AddressRange> ranges;
-  for (const format::SnapshotRecord* s : before) ranges.push_back({s->address, s->size});
-  CountRanges(ranges, granularity, mem, out);
+  const Snapshots snapshots = SnapshotsOf(cap, l.index);
+  const std::vector<const format::SnapshotRecord*>&before = snapshots.before,
+                          &after = snapshots.after;
+  CountRanges(RangesOf(before), granularity, mem, out);
   const Relocation& relocation = mem.relocation;
   format::LaunchRecord patched = l;
   out->param_words_rewritten = relocation.PatchWords(patched.params, 0);
   ASSIGN_OR_RETURN(CUfunction f, LoadFunction(cap, l, modules));
   StreamAndEvents se;
   RETURN_IF_ERROR(se.Create());
-  std::vector<std::vector<uint8_t>> first(after.size()), current(after.size());
-  std::vector<double> event_us, cupti_us;
   out->index = l.index;
   out->function = l.function;
   out->memory = DescribeLaunchMemory(cap, l);
@@ -209,114 +225,43 @@ Status ReplayLaunch(const format::ReplayCapture& cap, const format::LaunchRecord
   out->recorded_ns = l.recorded_ns;
   out->iterations = o.iterations;
   out->l2_flushed = flusher.active();
-  auto restore = [&](bool count_words) {
-    return RestoreImages(cap, before, relocation,
-                         count_words ? &out->memory_words_rewritten : nullptr);
+  auto run = [&]() { return Launch(patched, f, se.stream()); };
+  auto restore = [&](bool first) {
+    return RestoreImages(cap, before, relocation, first ? &out->memory_words_rewritten : nullptr);
   };
-  auto download = [&](size_t k, std::vector<uint8_t>* host) {
-    return DownloadRange(*after[k], relocation, host);
-  };
-  // One timed run on whatever the memory and the L2 hold now: the stream
-  // waits on the gate while the start event, the launch and the stop event
-  // are queued, so that the span holds the kernel, not the launch latency.
-  auto timed_run = [&](std::vector<double>* events, std::vector<double>* cupti) -> Status {
-    RETURN_IF_ERROR(se.Close());
-    struct OpenOnExit {  // an error below must not leave the stream waiting
-      StreamAndEvents& se;
-      ~OpenOnExit() { se.Open(); }
-    } open_on_exit{se};
-    CU_CALL(cuEventRecord(se.start(), se.stream()));
-    RETURN_IF_ERROR(Launch(patched, f, se.stream()));
-    CU_CALL(cuEventRecord(se.stop(), se.stream()));
-    se.Open();
-    CU_CALL(cuEventSynchronize(se.stop()));
-    float ms = 0;
-    CU_CALL(cuEventElapsedTime(&ms, se.start(), se.stop()));
-    events->push_back(double(ms) * 1000.0);
-    if (uint64_t ns = timer.LastKernelNs()) cupti->push_back(double(ns) / 1000.0);
-    return OkStatus();
-  };
-  RETURN_IF_ERROR(restore(false));
-  CU_CALL(cuCtxSynchronize());
-  out->setup_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - setup_t0)
-          .count();
-  // Warm-up: an idle GPU runs at low clocks for the first milliseconds, and
-  // the first launch of a module pays for loading it. ~20 ms of launches,
-  // each on restored inputs (a kernel may not survive its own output).
-  auto t0 = std::chrono::steady_clock::now();
-  for (int n = 0; n < 1000 && std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(20);
-       ++n) {
-    RETURN_IF_ERROR(restore(false));
-    RETURN_IF_ERROR(Launch(patched, f, se.stream()));
-    CU_CALL(cuStreamSynchronize(se.stream()));
-  }
-  // Cold runs: inputs restored, then the L2 flushed (queued ahead of the
-  // timed span on the same stream).
-  std::vector<std::vector<uint8_t>> varying(o.warm ? after.size() : 0);  // AddVaryingBits
-  for (uint32_t it = 0; it < o.iterations; ++it) {
-    RETURN_IF_ERROR(restore(it == 0));
-    CU_CALL(cuCtxSynchronize());
-    RETURN_IF_ERROR(flusher.Enqueue(se.stream()));
-    RETURN_IF_ERROR(timed_run(&event_us, &cupti_us));
-    bool differs = false;
-    CompareResult vs_first;
-    for (size_t k = 0; k < after.size(); ++k) {
-      std::vector<uint8_t>& host = it == 0 ? first[k] : current[k];
-      RETURN_IF_ERROR(download(k, &host));
-      if (it == 0) {
-        // Pointers the kernel left or wrote are rewritten like the inputs.
-        ASSIGN_OR_RETURN(Image want,
-                         ImageOf(cap, *after[k], relocation, "after snapshot", nullptr));
-        out->vs_capture.Merge(CompareBytes(want.bytes, host, after[k]->address));
-      } else {
-        CompareResult c = CompareBytes(first[k], host, after[k]->address);
-        differs |= !c.identical();
-        vs_first.Merge(c);
-        if (o.warm && !c.identical()) AddVaryingBits(first[k], host, &varying[k]);
-      }
-    }
-    if (differs) {
-      out->iterations_differing++;
-      out->vs_first_replay.Merge(vs_first);
-    }
-    ReportRuns(o, progress, it + 1);
-  }
-  out->event_time = SummarizeTimes(event_us);
-  out->time_from_cupti = cupti_us.size() == event_us.size() && !cupti_us.empty();
-  out->time = out->time_from_cupti ? SummarizeTimes(cupti_us) : out->event_time;
+  MeasuredWork work{cap, relocation, after, se, timer, flusher, restore, run};
+  work.track_varying = o.warm;
+  ColdOutputs cold;
+  RETURN_IF_ERROR(MeasureColdRuns(work, o, setup_t0, progress, out, &cold));
   if (!o.warm) return OkStatus();
 
-  // Warm runs on the memory the last cold replay left (its outputs are in
-  // `current`, or `first` after one replay). First one re-run, its outputs
-  // compared with that memory: idempotence. Then one untimed run, so that
-  // the L2 holds what a run leaves (not what the copies back just read),
-  // then the timed runs, nothing restored or flushed in between.
-  const std::vector<std::vector<uint8_t>>& left = o.iterations > 1 ? current : first;
+  // Warm runs on the memory the last cold replay left. First one re-run,
+  // its outputs compared with that memory: idempotence. Then one untimed
+  // run, so that the L2 holds what a run leaves (not what the copies back
+  // just read), then the timed runs, nothing restored or flushed in between.
+  const std::vector<std::vector<uint8_t>>& left = cold.left(o.iterations);
   auto warm_runs = [&]() -> Status {
-    RETURN_IF_ERROR(Launch(patched, f, se.stream()));
+    RETURN_IF_ERROR(run());
     CU_CALL(cuStreamSynchronize(se.stream()));
     IdempotenceCheck& check = out->warm.check;
     check.replays = o.iterations;
     std::vector<uint8_t> rerun;
     for (size_t k = 0; k < after.size(); ++k) {
-      RETURN_IF_ERROR(download(k, &rerun));
+      RETURN_IF_ERROR(DownloadOutput(work, k, &rerun));
       check.rerun_vs_outputs.Merge(CompareBytes(left[k], rerun, after[k]->address));
-      check.bytes_beyond_nondeterminism += BytesDifferingBeyond(left[k], rerun, varying[k]);
+      check.bytes_beyond_nondeterminism += BytesDifferingBeyond(left[k], rerun, cold.varying[k]);
     }
-    RETURN_IF_ERROR(Launch(patched, f, se.stream()));
+    RETURN_IF_ERROR(run());
     CU_CALL(cuStreamSynchronize(se.stream()));
     (void)timer.LastKernelNs();  // drop the untimed runs' records
-    std::vector<double> warm_event_us, warm_cupti_us;
+    TimedSamples samples;
     for (uint32_t it = 0; it < o.iterations; ++it) {
-      RETURN_IF_ERROR(timed_run(&warm_event_us, &warm_cupti_us));
+      RETURN_IF_ERROR(TimedRun(work, &samples));
       ReportRuns(o, progress, o.iterations + it + 1);
     }
     LaunchOutcome::WarmTiming& w = out->warm;
     w.runs = o.iterations;
-    w.event_time = SummarizeTimes(warm_event_us);
-    w.time_from_cupti = warm_cupti_us.size() == warm_event_us.size() && !warm_cupti_us.empty();
-    w.time = w.time_from_cupti ? SummarizeTimes(warm_cupti_us) : w.event_time;
+    samples.Summarize(&w.time, &w.event_time, &w.time_from_cupti);
     return OkStatus();
   };
   // A kernel that is not idempotent may fault on its own outputs (indices

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernel_timer.h"
+#include "measured_runs.h"
 #include "replay_common.h"
 #include "tracesmith/cuda/call.h"
 
@@ -95,38 +96,20 @@ class ReplayGraph {
 
  private:
   // The captured parameter buffer is copied by the driver when the node is
-  // added; the storage below only has to live until then.
+  // added; KernelParams only has to live until then.
   Status AddKernel(const format::LaunchRecord& l, CUfunction f,
                    const std::vector<CUgraphNode>& deps, CUgraphNode* node) {
-    std::vector<uint64_t> storage((l.params.size() + 7) / 8 + 1, 0);
-    std::memcpy(storage.data(), l.params.data(), l.params.size());
-    auto* base = reinterpret_cast<uint8_t*>(storage.data());
-    std::vector<void*> args;
-    for (const format::ParamInfo& p : l.param_info) args.push_back(base + p.offset);
-    size_t buffer_size = l.params.size();
-    void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, base, CU_LAUNCH_PARAM_BUFFER_SIZE,
-                     &buffer_size, CU_LAUNCH_PARAM_END};
-    const bool by_buffer = l.param_info.empty() && !l.params.empty();
+    KernelParams params(l);
     CUDA_KERNEL_NODE_PARAMS p = {};
     p.func = f;
     p.gridDimX = l.grid[0], p.gridDimY = l.grid[1], p.gridDimZ = l.grid[2];
     p.blockDimX = l.block[0], p.blockDimY = l.block[1], p.blockDimZ = l.block[2];
     p.sharedMemBytes = l.dynamic_shared_bytes;
-    p.kernelParams = by_buffer ? nullptr : args.data();
-    p.extra = by_buffer ? extra : nullptr;
+    p.kernelParams = params.kernel_params();
+    p.extra = params.extra();
     CU_CALL(cuGraphAddKernelNode(node, graph_, deps.data(), deps.size(), &p));
-    if (l.cluster[0] > 0) {
-      CUkernelNodeAttrValue v = {};
-      v.clusterDim.x = l.cluster[0];
-      v.clusterDim.y = std::max(1u, l.cluster[1]);
-      v.clusterDim.z = std::max(1u, l.cluster[2]);
-      CU_CALL(cuGraphKernelNodeSetAttribute(*node, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, &v));
-    }
-    for (const format::LaunchAttribute& a : l.attributes) {
-      CUkernelNodeAttrValue v = {};
-      std::memcpy(&v, a.value.data(), std::min(a.value.size(), sizeof(v)));
-      CU_CALL(cuGraphKernelNodeSetAttribute(*node, CUkernelNodeAttrID(a.id), &v));
-    }
+    for (const CUlaunchAttribute& a : LaunchAttributes(l))
+      CU_CALL(cuGraphKernelNodeSetAttribute(*node, a.id, &a.value));
     return OkStatus();
   }
 
@@ -223,13 +206,10 @@ Status ReplayGraphLaunch(const format::ReplayCapture& cap, const format::GraphLa
           format::GraphNodeKindName(g.nodes[node].kind), static_cast<unsigned long long>(g.index)));
   }
   DescribeGraph(g, node, out);
-  std::vector<const format::SnapshotRecord*> before, after;
-  for (const format::SnapshotRecord& s : cap.snapshots)
-    if (s.launch_index == g.index)
-      (s.phase == format::SnapshotPhase::kBefore ? before : after).push_back(&s);
-  std::vector<AddressRange> ranges;
-  for (const format::SnapshotRecord* s : before) ranges.push_back({s->address, s->size});
-  CountRanges(ranges, granularity, mem, out);
+  const Snapshots snapshots = SnapshotsOf(cap, g.index);
+  const std::vector<const format::SnapshotRecord*>&before = snapshots.before,
+                          &after = snapshots.after;
+  CountRanges(RangesOf(before), granularity, mem, out);
   const Relocation& relocation = mem.relocation;
   // Each kernel node's function and parameters (pointers rewritten when
   // ranges were mapped elsewhere).
@@ -247,13 +227,6 @@ Status ReplayGraphLaunch(const format::ReplayCapture& cap, const format::GraphLa
   out->l2_flushed = flusher.active();
   StreamAndEvents se;
   RETURN_IF_ERROR(se.Create());
-  auto restore = [&](bool count_words) {
-    return RestoreImages(cap, before, relocation,
-                         count_words ? &out->memory_words_rewritten : nullptr);
-  };
-  auto download = [&](size_t k, std::vector<uint8_t>* host) {
-    return DownloadRange(*after[k], relocation, host);
-  };
   // The replay graphs: the whole graph; for a node, its ancestors (run
   // once) and the nodes after it (run once after its last replay).
   const std::vector<bool> all(g.nodes.size(), true);
@@ -267,31 +240,6 @@ Status ReplayGraphLaunch(const format::ReplayCapture& cap, const format::GraphLa
     RETURN_IF_ERROR(first_part.Build(g, prefix, functions, kernels, relocation));
     RETURN_IF_ERROR(last_part.Build(g, rest, functions, kernels, relocation));
   }
-  // One timed run of what is measured: the whole graph, or the node alone.
-  auto run_measured = [&]() -> Status {
-    if (node < 0) return whole.Launch(se.stream());
-    return Launch(kernels[node], functions[node], se.stream());
-  };
-  std::vector<double> event_us, cupti_us;
-  auto timed_run = [&]() -> Status {
-    RETURN_IF_ERROR(se.Close());
-    struct OpenOnExit {
-      StreamAndEvents& se;
-      ~OpenOnExit() { se.Open(); }
-    } open_on_exit{se};
-    CU_CALL(cuEventRecord(se.start(), se.stream()));
-    RETURN_IF_ERROR(run_measured());
-    CU_CALL(cuEventRecord(se.stop(), se.stream()));
-    se.Open();
-    CU_CALL(cuEventSynchronize(se.stop()));
-    float ms = 0;
-    CU_CALL(cuEventElapsedTime(&ms, se.start(), se.stop()));
-    event_us.push_back(double(ms) * 1000.0);
-    // CUPTI's kernel time is that of one kernel: only a node has one.
-    if (uint64_t ns = timer.LastKernelNs(); ns && node >= 0)
-      cupti_us.push_back(double(ns) / 1000.0);
-    return OkStatus();
-  };
   // The state every measured run starts from: the captured inputs, and for
   // a node what its ancestors made of them.
   SavedState saved;
@@ -299,71 +247,35 @@ Status ReplayGraphLaunch(const format::ReplayCapture& cap, const format::GraphLa
   for (const format::SnapshotRecord* s : before)
     translated.push_back({relocation.Translate(s->address), s->size});
   auto start_state = [&](bool first) -> Status {
-    if (node < 0) return restore(first);
+    uint64_t* words = first ? &out->memory_words_rewritten : nullptr;
+    if (node < 0) return RestoreImages(cap, before, relocation, words);
     if (!first) return saved.Restore();
-    RETURN_IF_ERROR(restore(true));
+    RETURN_IF_ERROR(RestoreImages(cap, before, relocation, words));
     RETURN_IF_ERROR(first_part.Launch(se.stream()));
     CU_CALL(cuStreamSynchronize(se.stream()));
     return saved.Save(translated);
   };
-  RETURN_IF_ERROR(start_state(true));
-  CU_CALL(cuCtxSynchronize());
-  out->setup_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - setup_t0)
-          .count();
-  // Warm-up (clocks, first launches), each on the restored state.
-  auto t0 = std::chrono::steady_clock::now();
-  for (int n = 0; n < 200 && std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(20);
-       ++n) {
-    RETURN_IF_ERROR(start_state(false));
-    CU_CALL(cuCtxSynchronize());  // the restores run on the legacy stream
-    RETURN_IF_ERROR(run_measured());
-    CU_CALL(cuStreamSynchronize(se.stream()));
+  // What is measured: the whole graph, or the node alone.
+  auto run = [&]() {
+    if (node < 0) return whole.Launch(se.stream());
+    return Launch(kernels[node], functions[node], se.stream());
+  };
+  MeasuredWork work{cap, relocation, after, se, timer, flusher, start_state, run};
+  work.kernel_time = node >= 0;  // CUPTI's kernel time is that of one kernel
+  work.compare_with_capture = node < 0;
+  ColdOutputs cold;
+  RETURN_IF_ERROR(MeasureColdRuns(work, o, setup_t0, progress, out, &cold));
+  if (node < 0) return OkStatus();
+  // The node's outputs, through the graph's final memory: the remaining
+  // nodes run on what its last replay left, then every range is compared
+  // with the capture.
+  RETURN_IF_ERROR(last_part.Launch(se.stream()));
+  CU_CALL(cuStreamSynchronize(se.stream()));
+  std::vector<uint8_t> host;
+  for (size_t k = 0; k < after.size(); ++k) {
+    RETURN_IF_ERROR(DownloadOutput(work, k, &host));
+    RETURN_IF_ERROR(CompareWithCapture(work, k, host, out));
   }
-  (void)timer.LastKernelNs();  // drop the untimed runs' records
-  std::vector<std::vector<uint8_t>> first(after.size()), current(after.size());
-  for (uint32_t it = 0; it < o.iterations; ++it) {
-    RETURN_IF_ERROR(start_state(false));
-    CU_CALL(cuCtxSynchronize());
-    RETURN_IF_ERROR(flusher.Enqueue(se.stream()));
-    RETURN_IF_ERROR(timed_run());
-    bool differs = false;
-    CompareResult vs_first;
-    for (size_t k = 0; k < after.size(); ++k) {
-      std::vector<uint8_t>& host = it == 0 ? first[k] : current[k];
-      RETURN_IF_ERROR(download(k, &host));
-      if (it == 0 && node < 0) {
-        ASSIGN_OR_RETURN(Image want,
-                         ImageOf(cap, *after[k], relocation, "after snapshot", nullptr));
-        out->vs_capture.Merge(CompareBytes(want.bytes, host, after[k]->address));
-      } else if (it > 0) {
-        CompareResult c = CompareBytes(first[k], host, after[k]->address);
-        differs |= !c.identical();
-        vs_first.Merge(c);
-      }
-    }
-    if (differs) {
-      out->iterations_differing++;
-      out->vs_first_replay.Merge(vs_first);
-    }
-    ReportRuns(o, progress, it + 1);
-  }
-  if (node >= 0) {
-    // The node's outputs, through the graph's final memory: the remaining
-    // nodes run on what its last replay left, then every range is compared
-    // with the capture.
-    RETURN_IF_ERROR(last_part.Launch(se.stream()));
-    CU_CALL(cuStreamSynchronize(se.stream()));
-    std::vector<uint8_t> host;
-    for (size_t k = 0; k < after.size(); ++k) {
-      RETURN_IF_ERROR(download(k, &host));
-      ASSIGN_OR_RETURN(Image want, ImageOf(cap, *after[k], relocation, "after snapshot", nullptr));
-      out->vs_capture.Merge(CompareBytes(want.bytes, host, after[k]->address));
-    }
-  }
-  out->event_time = SummarizeTimes(event_us);
-  out->time_from_cupti = cupti_us.size() == event_us.size() && !cupti_us.empty();
-  out->time = out->time_from_cupti ? SummarizeTimes(cupti_us) : out->event_time;
   return OkStatus();
 }
 

@@ -1,5 +1,5 @@
-// Pieces shared by single-launch replay (gpu_replayer.cc) and range replay
-// (sequence_replayer.cc). Internal to the replay GPU library.
+// Pieces shared by single-launch replay (gpu_replayer.cc), graph replay
+// (graph_replayer.cc) and range replay (sequence_replayer.cc). Internal to the replay GPU library.
 #pragma once
 
 #include <cuda.h>
@@ -172,6 +172,28 @@ struct Image {
   std::vector<uint8_t> rewritten;  // owns `bytes` when relocated
 };
 
+// A captured launch's parameters as cuLaunchKernelEx and kernel graph
+// nodes take them: copied into 8-byte aligned storage, one pointer per
+// argument at its captured offset; without a per-argument layout, the whole
+// buffer through `extra`. Points into itself: neither copied nor moved.
+class KernelParams {
+ public:
+  explicit KernelParams(const format::LaunchRecord& l);
+  KernelParams(const KernelParams&) = delete;
+  KernelParams& operator=(const KernelParams&) = delete;
+  void** kernel_params() { return by_buffer_ ? nullptr : args_.data(); }
+  void** extra() { return by_buffer_ ? extra_ : nullptr; }
+
+ private:
+  std::vector<uint64_t> storage_;
+  std::vector<void*> args_;
+  size_t buffer_size_;
+  void* extra_[5];
+  bool by_buffer_;
+};
+// The launch attributes to pass: the cluster shape, then the program's
+// others as recorded.
+std::vector<CUlaunchAttribute> LaunchAttributes(const format::LaunchRecord& l);
 Status Launch(const format::LaunchRecord& l, CUfunction f, CUstream stream);
 // Maps every range: at its own address when the driver gives it, else
 // elsewhere, recorded in `mem->relocation` (relocation.h). Ranges are
@@ -189,6 +211,13 @@ StatusOr<CUfunction> LoadFunction(const format::ReplayCapture& cap, const format
 // `words` (may be null) counts the rewritten words.
 StatusOr<Image> ImageOf(const format::ReplayCapture& cap, const format::SnapshotRecord& s,
                         const Relocation& relocation, const char* what, uint64_t* words);
+// A launch's (or graph launch's) snapshots, by phase, in capture order.
+struct Snapshots {
+  std::vector<const format::SnapshotRecord*> before, after;
+};
+Snapshots SnapshotsOf(const format::ReplayCapture& cap, uint64_t launch_index);
+// The device ranges the snapshots cover.
+std::vector<AddressRange> RangesOf(const std::vector<const format::SnapshotRecord*>& snapshots);
 // Writes every "before" image back at its (translated) address, pointers
 // rewritten when relocated; `words` (may be null) counts the rewritten words.
 Status RestoreImages(const format::ReplayCapture& cap,

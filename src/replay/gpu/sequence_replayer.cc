@@ -275,8 +275,7 @@ Status ReplaySequence(const format::ReplayCapture& cap, uint64_t first, uint64_t
     CU_CALL(cuCtxSynchronize());
     times_us.push_back(
         std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
-    bool differs = false;
-    CompareResult vs_first;
+    RunVsFirst vs_first;
     size_t k = 0;
     for (const auto& [address, s] : final_after) {
       std::vector<uint8_t> host(s->size);
@@ -286,16 +285,11 @@ Status ReplaySequence(const format::ReplayCapture& cap, uint64_t first, uint64_t
         out->vs_capture.Merge(CompareBytes(want.bytes, host, address));
         first_run[k] = std::move(host);
       } else {
-        CompareResult c = CompareBytes(first_run[k], host, address);
-        differs |= !c.identical();
-        vs_first.Merge(c);
+        vs_first.Add(CompareBytes(first_run[k], host, address));
       }
       ++k;
     }
-    if (differs) {
-      out->iterations_differing++;
-      out->vs_first_replay.Merge(vs_first);
-    }
+    vs_first.Close(out);
     ReportRuns(o, progress, it + 1);
   }
   out->l2_flushed = flusher.active();
