@@ -247,10 +247,12 @@ if want nccl; then
     export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
     N=$TS_GPU_OUT/nccl; rm -rf "$N"; mkdir -p "$N"
     TR=(torchrun --standalone --nproc_per_node=2 gpu/nccl_job_check.py)
+    # The check's ITERS is both the all-reduce loop's and the mix's count.
     "$TS" profile -q -f -o "$N/ar.sbt" -- "${TR[@]}" allreduce 20
     "$TS" profile -q -f -o "$N/ddp.sbt" -- "${TR[@]}" ddp 20 15
-    "$TS" profile -q -f -o "$N/mix.sbt" -- "${TR[@]}" mix 10
+    "$TS" profile -q -f -o "$N/mix.sbt" -- "${TR[@]}" mix 20
     python3 gpu/nccl_job_check.py check "$TS" "$N" 20 20 15 2>&1 | tee "$OUT/nccl.log"
+    "$TS" export -f perfetto -f -o "$N/ddp.pftrace" "$N/ddp.sbt" 2>&1 | tail -3
     "$TS" analyze "$N/ddp.sbt" 2>&1 | sed -n '/== Job/,$p' > "$OUT/nccl_ddp_analyze.txt"
   fi
 fi

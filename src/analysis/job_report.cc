@@ -154,21 +154,45 @@ JobAlignment AlignJob(const std::vector<RankSummary>& summaries, const ClockOpti
   return al;
 }
 
+std::vector<std::string> LeaveOutLaunchers(std::vector<RankSummary>* summaries) {
+  std::vector<std::string> left_out;
+  const bool has_ranks = std::any_of(summaries->begin(), summaries->end(),
+                                     [](const RankSummary& s) { return s.rank >= 0; });
+  if (!has_ranks) return left_out;
+  std::erase_if(*summaries, [&](const RankSummary& s) {
+    const bool idle = s.rank < 0 && s.kernels == 0 && s.collectives.ops.empty();
+    if (idle) left_out.push_back(s.Label() + ": no rank, no GPU work (a launcher?)");
+    return idle;
+  });
+  return left_out;
+}
+
+uint64_t StepLateness(const std::vector<RankStep>& steps, std::vector<LateArrival> late,
+                      uint32_t* used_steps) {
+  *used_steps = 0;
+  const size_t first = FirstSteadyStep(steps.size());
+  if (steps.size() < first + 2) return 0;
+  std::sort(late.begin(), late.end(),
+            [](const LateArrival& a, const LateArrival& b) { return a.arrival_ns < b.arrival_ns; });
+  std::vector<uint64_t> per_step;
+  auto next = late.begin();
+  for (size_t i = first; i < steps.size(); ++i) {
+    const uint64_t begin = steps[i].begin_ns;
+    const uint64_t end =
+        i + 1 < steps.size() ? steps[i + 1].begin_ns : begin + (begin - steps[i - 1].begin_ns);
+    while (next != late.end() && next->arrival_ns < begin) ++next;
+    uint64_t sum = 0;
+    for (; next != late.end() && next->arrival_ns < end; ++next) sum += next->lateness_ns;
+    per_step.push_back(sum);
+  }
+  *used_steps = uint32_t(per_step.size());
+  return LowerMedian(per_step);
+}
+
 JobReport BuildJobReport(std::vector<RankSummary> summaries, const JobOptions& options) {
   JobReport r;
   r.clock_options = options.clock;
-  // A process with no rank, no GPU work and no collectives beside ranks is
-  // not part of the job's work (torchrun's agent initialises CUDA, so it is
-  // captured too): left out, and said.
-  const bool has_ranks = std::any_of(summaries.begin(), summaries.end(),
-                                     [](const RankSummary& s) { return s.rank >= 0; });
-  if (has_ranks) {
-    std::erase_if(summaries, [&](const RankSummary& s) {
-      const bool idle = s.rank < 0 && s.kernels == 0 && s.collectives.ops.empty();
-      if (idle) r.left_out.push_back(s.Label() + ": no rank, no GPU work (a launcher?)");
-      return idle;
-    });
-  }
+  r.left_out = LeaveOutLaunchers(&summaries);
   SortRanks(&summaries);
   const size_t n = summaries.size();
   for (size_t i = 1; i < n; ++i)
@@ -218,6 +242,7 @@ JobReport BuildJobReport(std::vector<RankSummary> summaries, const JobOptions& o
   // Per collective: arrivals on the job clock (aligned members only).
   std::vector<std::vector<uint64_t>> lateness_of(n);
   std::vector<std::vector<uint64_t>> lateness_bound_of(n);
+  std::vector<std::vector<LateArrival>> late_of(n);  // on each rank's own clock
   std::vector<uint64_t> arrival(n), end(n);
   std::vector<uint32_t> compared(n, 0);  // collectives whose arrivals it was compared in
   for (size_t k = 0; k < match.matches.size(); ++k) {
@@ -261,13 +286,19 @@ JobReport BuildJobReport(std::vector<RankSummary> summaries, const JobOptions& o
     if (jc.last_significant) {
       r.ranks[last].last_arrivals++;
       lateness_of[last].push_back(jc.lateness_ns);
+      late_of[last].push_back({(*ops[last])[m.part[last]].start_ns, jc.lateness_ns});
       lateness_bound_of[last].push_back(jc.bound_ns);
     } else {
       r.collectives_within_bound++;
     }
     r.collectives.push_back(std::move(jc));
   }
-  for (size_t i = 0; i < n; ++i) r.ranks[i].median_lateness_ns = LowerMedian(lateness_of[i]);
+  for (size_t i = 0; i < n; ++i) {
+    RankReport& rr = r.ranks[i];
+    rr.median_lateness_ns = LowerMedian(lateness_of[i]);
+    rr.step_lateness_ns =
+        StepLateness(summaries[i].steps, std::move(late_of[i]), &rr.lateness_steps);
+  }
 
   // Stragglers: ranks arriving last more often than a fair share (1/ranks).
   for (size_t i = 0; i < n; ++i) {
@@ -276,6 +307,8 @@ JobReport BuildJobReport(std::vector<RankSummary> summaries, const JobOptions& o
                             .last_count = r.ranks[i].last_arrivals,
                             .of = compared[i],
                             .median_late_ns = r.ranks[i].median_lateness_ns,
+                            .step_late_ns = r.ranks[i].step_lateness_ns,
+                            .steps = r.ranks[i].lateness_steps,
                             .bound_ns = LowerMedian(lateness_bound_of[i])});
   }
   std::stable_sort(
@@ -321,19 +354,26 @@ JobReport BuildJobReport(std::vector<RankSummary> summaries, const JobOptions& o
 
   // ---- findings, most useful first ----
   auto& f = r.findings;
-  // A rank is a straggler when it is last more than twice as often as its
-  // share of the collectives that have a last rank beyond the clock bound
-  // (the others start together: nobody is last at them).
+  // A rank is a straggler when it is last more often than twice its share
+  // of the collectives that have a last rank beyond the clock bound (the
+  // others start together: nobody is last at them), or with few ranks,
+  // where twice the share is all or more, more than halfway from its share
+  // to all of them (2 ranks: at more than 3 in 4).
   size_t with_last = 0;
   for (const JobCollective& c : r.collectives) with_last += c.last_significant;
   const size_t fair = with_last / std::max<size_t>(n, 1);
+  const size_t often = std::min(2 * fair, (fair + with_last) / 2);
   for (const Straggler& s : r.stragglers) {
     if (f.size() >= 3) break;
-    if (s.last_count < 3 || s.last_count <= 2 * fair) continue;
+    if (s.last_count < 3 || s.last_count <= often) continue;
     const RankReport& rr = r.ranks[s.rank_index];
-    std::string text = StrFormat(
-        "%s arrives last at %u of %u collectives, median %s late (%s)", rr.label.c_str(),
-        s.last_count, s.of, HumanDuration(s.median_late_ns).c_str(), BoundText(s.bound_ns).c_str());
+    std::string text =
+        StrFormat("%s arrives last at %u of %u collectives, median %s late", rr.label.c_str(),
+                  s.last_count, s.of, HumanDuration(s.median_late_ns).c_str());
+    if (s.steps)
+      text += StrFormat("; %s late per step (median of %u steps)",
+                        HumanDuration(s.step_late_ns).c_str(), s.steps);
+    text += " (" + BoundText(s.bound_ns) + ")";
     if (!s.significant())
       text += ": smaller than the clock bound, so not distinguishable from clock error";
     if (s.host_excess) text += HostExcessText(*s.host_excess);

@@ -59,12 +59,17 @@ void WriteJobText(const JobReport& r, std::ostream& out) {
         r.collectives.size(), r.collectives_within_bound);
   if (!r.stragglers.empty()) {
     out << "  last to arrive beyond the clock bound (how often; median lateness vs the median of "
-           "the other ranks):\n";
+           "the other ranks; summed per steady step, the median step):\n";
     for (size_t i = 0; i < r.stragglers.size() && i < 5; ++i) {
       const Straggler& s = r.stragglers[i];
-      out << StrFormat("    %-28s %u of %u, median %s late (bound ±%s)%s\n",
+      const std::string per_step = s.steps
+                                       ? StrFormat("; %s per step (%u steps)",
+                                                   HumanDuration(s.step_late_ns).c_str(), s.steps)
+                                       : "";
+      out << StrFormat("    %-28s %u of %u, median %s late%s (bound ±%s)%s\n",
                        r.ranks[s.rank_index].label.c_str(), s.last_count, s.of,
-                       HumanDuration(s.median_late_ns).c_str(), HumanDuration(s.bound_ns).c_str(),
+                       HumanDuration(s.median_late_ns).c_str(), per_step.c_str(),
+                       HumanDuration(s.bound_ns).c_str(),
                        s.significant() ? "" : "  [within the bound]");
       if (s.host_excess)
         out << StrFormat(
@@ -147,6 +152,7 @@ void WriteJobJson(const JobReport& r, std::ostream& out) {
               {"matched", rr.matched},
               {"last_arrivals", rr.last_arrivals},
               {"median_lateness_ns", rr.median_lateness_ns},
+              {"step_lateness_ns", rr.lateness_steps ? Json(rr.step_lateness_ns) : Json(nullptr)},
               {"steps", rr.steps},
               {"step_median_ns", rr.step_median_ns},
               {"host_time_per_step_ns",
@@ -196,6 +202,8 @@ void WriteJobJson(const JobReport& r, std::ostream& out) {
                           {"last_count", s.last_count},
                           {"of", s.of},
                           {"median_late_ns", s.median_late_ns},
+                          {"step_late_ns", s.steps ? Json(s.step_late_ns) : Json(nullptr)},
+                          {"steps", s.steps},
                           {"clock_bound_ns", s.bound_ns},
                           {"significant", s.significant()},
                           {"host_time", std::move(host)}});

@@ -117,6 +117,9 @@ int RunExportJobPerfetto(const ExportCliOptions& o, const std::vector<std::strin
   for (const std::string& w : stats->warnings)
     std::fprintf(stderr, "tracesmith: warning: %s\n", w.c_str());
   if (!o.quiet)
+    for (const std::string& l : stats->left_out)
+      std::fprintf(stderr, "tracesmith: left out %s\n", l.c_str());
+  if (!o.quiet)
     std::fprintf(stderr,
                  "tracesmith: wrote %s (%s, %u ranks on one clock, %llu slices, %llu collective "
                  "flows)\n",

@@ -178,6 +178,7 @@ StatusOr<JobExportStats> ExportJobPerfetto(std::span<const std::string> files,
   if (summaries.empty())
     return InvalidArgument("no rank could be read" +
                            (stats.warnings.empty() ? "" : ": " + stats.warnings[0]));
+  stats.left_out = analysis::LeaveOutLaunchers(&summaries);
   analysis::SortRanks(&summaries);
   const analysis::JobAlignment al = analysis::AlignJob(summaries, options.clock);
   for (const std::string& w : al.match.warnings) stats.warnings.push_back(w);

@@ -72,8 +72,9 @@ SyntheticJob::SyntheticJob(SyntheticJobOptions options) : options_(std::move(opt
     for (size_t c = 0; c < o.schedule.size(); ++c) {
       uint64_t last = 0;
       for (size_t r = 0; r < n; ++r) {
-        parts_[s][c][r].arrive =
-            t[r] + kLaunchGapNs + (c == 0 ? o.ranks[r].host_delay_before_collectives_ns : 0);
+        parts_[s][c][r].arrive = t[r] + kLaunchGapNs +
+                                 (c == 0 ? o.ranks[r].host_delay_before_collectives_ns
+                                         : o.ranks[r].delay_between_collectives_ns);
         last = std::max(last, parts_[s][c][r].arrive);
       }
       const uint64_t transfer =

@@ -564,6 +564,73 @@ TEST(JobReport, ALauncherWithoutRankOrGpuWorkIsLeftOut) {
   EXPECT_EQ(report->matched_per_comm, (std::vector<uint32_t>{8, 4}));
 }
 
+// Lateness per step: the sum of a rank's lateness over the collectives that
+// arrive in a steady step's span (its begin to the next step's begin).
+TEST(JobReport, StepLatenessSumsEachSteadyStepAndTakesTheMedian) {
+  // 5 steps of 10 ms (the first is the warm-up); host ranges end at 6 ms.
+  std::vector<RankStep> steps;
+  for (uint64_t s = 0; s < 5; ++s) steps.push_back({s * 10'000'000, s * 10'000'000 + 6'000'000});
+  std::vector<LateArrival> late = {
+      {1'000'000, 50'000'000},  // in the warm-up step: left out
+      {17'000'000, 15'000},     // step 1, after its host range ends
+      {12'000'000, 5'000'000},  // step 1 (arrivals in any order)
+      {21'000'000, 5'000'000},  // step 2
+      {23'000'000, 600'000},    // step 2
+      {41'000'000, 9'000'000},  // step 4, the last: its span is as long as step 3's
+      {49'999'999, 1'000},      // step 4, last ns of its span
+      {50'000'000, 7'000'000},  // after the last step's span: left out
+  };
+  uint32_t used = 0;
+  // Per step: 5.015 ms, 5.6 ms, 0 (step 3), 9.001 ms; the lower median of 4.
+  EXPECT_EQ(StepLateness(steps, late, &used), 5'015'000u);
+  EXPECT_EQ(used, 4u);
+  // Fewer than 2 steady steps: nothing per step.
+  steps.resize(1);
+  EXPECT_EQ(StepLateness(steps, late, &used), 0u);
+  EXPECT_EQ(used, 0u);
+  // 3 steps: no warm-up left out (FirstSteadyStep), steps 0..2.
+  steps = {{0, 5}, {10'000'000, 10'000'005}, {20'000'000, 20'000'005}};
+  EXPECT_EQ(StepLateness(steps, late, &used), 5'600'000u);  // 50 ms, 5.015 ms, 5.6 ms
+  EXPECT_EQ(used, 3u);
+}
+
+// DDP's pattern, seen on two H200s: the straggler sleeps before its step's
+// first collective (one large lateness per step) and is a little late at
+// the step's other collectives too. The median per collective shows the
+// small one; the per-step figure shows what the others lose each step.
+TEST(JobReport, AStragglerLateOnceAStepIsMeasuredPerStep) {
+  SyntheticJobOptions o = model::MakeSyntheticJobOptions(2, 2);
+  o.steps = 12;
+  o.ranks[1].host_delay_before_collectives_ns = 5'000'000;
+  o.ranks[1].delay_between_collectives_ns = 200'000;
+  JobReport report;
+  ASSERT_NO_FATAL_FAILURE(AnalyzeWithStraggler(o, 1, &report));
+  const Straggler& s = report.stragglers[0];
+  EXPECT_EQ(s.last_count, 12u * 3);  // 3 collectives a step, last at each
+  // Per collective, the median is one of the small ones.
+  EXPECT_NEAR(double(s.median_late_ns), 200'000, 30'000);
+  // Per step: 5 ms + 2 x 0.2 ms (jitter in compute: 20 us), over 11 steady steps.
+  EXPECT_EQ(s.steps, 11u);
+  EXPECT_NEAR(double(s.step_late_ns), 5'400'000, 30'000);
+  ASSERT_FALSE(report.findings.empty());
+  EXPECT_NE(report.findings[0].find(StrFormat("; %s late per step (median of 11 steps)",
+                                              HumanDuration(s.step_late_ns).c_str())),
+            std::string::npos)
+      << report.findings[0];
+  std::ostringstream text, json;
+  WriteJobText(report, text);
+  EXPECT_NE(
+      text.str().find(StrFormat("; %s per step (11 steps)", HumanDuration(s.step_late_ns).c_str())),
+      std::string::npos)
+      << text.str();
+  WriteJobJson(report, json);
+  EXPECT_NE(json.str().find(StrFormat(R"("step_late_ns": %llu)",
+                                      static_cast<unsigned long long>(s.step_late_ns))),
+            std::string::npos);
+  // The rank that is never late has no per-step lateness.
+  EXPECT_EQ(report.ranks[0].step_lateness_ns, 0u);
+}
+
 // Review findings (this session): the summary's first event includes NVTX
 // ranges (a step range opens before the first call); an importer's rank 0
 // without a host is "unknown"; an NCCL stream never pairs with a gloo thread.

@@ -71,6 +71,41 @@ TEST(PerfettoJob, RanksAsProcessesAndCollectivesLinked) {
   EXPECT_EQ(*std::max_element(ar.begin(), ar.end()), ar[3]);  // rank 3 is written last
 }
 
+// torchrun's agent (no rank, no GPU work) is captured beside the ranks: the
+// export leaves it out as `analyze` does, and says so (seen on two H200s:
+// "3 ranks on one clock" for a 2-rank job).
+TEST(PerfettoJob, ALauncherIsLeftOutAsAnalyzeLeavesItOut) {
+  model::SyntheticJobOptions o = model::MakeSyntheticJobOptions(2, 2);
+  o.steps = 3;
+  const model::SyntheticJob job(o);
+  testing::TempDir dir;
+  std::vector<std::string> files;
+  for (uint32_t r = 0; r < 2; ++r) {
+    files.push_back(dir / ("run.rank" + std::to_string(r) + ".sbt"));
+    ASSERT_TRUE(format::WriteTraceFile(job.RankTrace(r), files.back()).ok());
+  }
+  model::Trace launcher = job.RankTrace(0);
+  launcher.Rows<model::KernelEvent>().clear();
+  launcher.Rows<model::ApiEvent>().clear();
+  launcher.Rows<model::NvtxRangeEvent>().clear();
+  for (model::Process& p : launcher.Rows<model::Process>()) p.pid = 999, p.rank = -1;
+  for (model::ClockAnchor& a : launcher.Rows<model::ClockAnchor>()) a.pid = 999;
+  for (model::Thread& t : launcher.Rows<model::Thread>()) t.pid = 999;
+  files.push_back(dir / "run.sbt");
+  ASSERT_TRUE(format::WriteTraceFile(launcher, files.back()).ok());
+  auto stats = ExportJobPerfetto(files, dir / "job.pftrace");
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  EXPECT_EQ(stats->ranks, 2u);
+  ASSERT_EQ(stats->left_out.size(), 1u);
+  EXPECT_NE(stats->left_out[0].find("pid 999): no rank, no GPU work"), std::string::npos)
+      << stats->left_out[0];
+  auto bytes = ReadFileToString(dir / "job.pftrace");
+  ASSERT_TRUE(bytes.ok());
+  testing::PerfettoCheck check = testing::CheckPerfettoTrace(*bytes);
+  for (const auto& [uuid, pid] : check.process_pids) EXPECT_NE(pid, 999) << "the launcher";
+  EXPECT_EQ(check.process_pids.size(), 2u);
+}
+
 TEST(PerfettoJob, NoReadableRankIsAnError) {
   testing::TempDir dir;
   const std::vector<std::string> files = {dir / "missing.sbt"};

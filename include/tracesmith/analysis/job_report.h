@@ -25,6 +25,7 @@
 // ranks involved: a number smaller than its bound is flagged, not trusted.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <iosfwd>
 #include <optional>
@@ -38,6 +39,25 @@
 #include "tracesmith/base/status.h"
 
 namespace tracesmith::analysis {
+
+// A collective a rank arrived at last: when, on its own capture clock, and
+// how late.
+struct LateArrival {
+  uint64_t arrival_ns = 0, lateness_ns = 0;
+};
+// The median over a rank's steady steps (FirstSteadyStep on) of its lateness
+// summed over the step. A collective counts in the step whose span holds its
+// arrival: from the step's begin to the next step's begin (its GPU work may
+// run after a host range ends), the last step's as long as the one before
+// it. Steps without a late arrival count as 0. 0 with fewer than 2 steady
+// steps (`*steps` says how many were used).
+uint64_t StepLateness(const std::vector<RankStep>& steps, std::vector<LateArrival> late,
+                      uint32_t* used_steps);
+
+// Leaves out the processes that are not part of the job's work when the job
+// has ranks: no rank, no GPU work, no collectives (torchrun's agent
+// initialises CUDA, so it is captured too). Returns a line for each.
+std::vector<std::string> LeaveOutLaunchers(std::vector<RankSummary>* summaries);
 
 struct JobOptions {
   ClockOptions clock;
@@ -56,6 +76,10 @@ struct RankReport {
   uint32_t matched = 0;             // ... matched across ranks
   uint32_t last_arrivals = 0;       // matched collectives it arrived at last, beyond the bound
   uint64_t median_lateness_ns = 0;  // over those
+  // Its lateness summed over each steady step's collectives, the median over
+  // those steps (StepLateness); 0 with fewer than 2 steady steps.
+  uint64_t step_lateness_ns = 0;
+  uint32_t lateness_steps = 0;  // the steps behind it
   uint32_t steps = 0;
   uint64_t step_median_ns = 0;
   HostTime host_time;  // host time before launches per steady step (rank_summary.h)
@@ -98,9 +122,14 @@ inline constexpr double kHostExcessShare = 0.05;
 struct Straggler {
   uint32_t rank_index = 0;
   uint32_t last_count = 0, of = 0;
-  uint64_t median_late_ns = 0;
+  uint64_t median_late_ns = 0;  // per collective it was last at
+  // Per steady step (RankReport::step_lateness_ns): what it costs the others
+  // each step, when one large delay hides among many small ones (DDP: late
+  // at the first gradient bucket's all-reduce, a little at the others).
+  uint64_t step_late_ns = 0;
+  uint32_t steps = 0;     // steps behind step_late_ns; 0: not known
   uint64_t bound_ns = 0;  // the clock bound beside it
-  bool significant() const { return median_late_ns > bound_ns; }
+  bool significant() const { return std::max(median_late_ns, step_late_ns) > bound_ns; }
   std::optional<HostExcess> host_excess;  // set only when material (and significant())
 };
 

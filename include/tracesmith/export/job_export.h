@@ -30,6 +30,7 @@ struct JobExportStats {
   uint64_t flows = 0;  // collective kernels linked
   uint64_t bytes = 0;
   std::vector<std::string> warnings;  // files left out, clock and matching warnings
+  std::vector<std::string> left_out;  // processes that are not ranks (LeaveOutLaunchers)
 };
 
 // `files`: per-rank traces, or merged files holding several processes.

@@ -45,6 +45,10 @@ struct SyntheticRank {
   // compute and its arrival at the step's first collective (a
   // `time.sleep` before `all_reduce`).
   uint64_t host_delay_before_collectives_ns = 0;
+  // Later in each of the step's other collectives by this much (between
+  // DDP's gradient buckets its backward is slower): a small lateness at
+  // most collectives, beside the large one of a host delay.
+  uint64_t delay_between_collectives_ns = 0;
   bool anchors = true;       // false: a rank without clock anchors
   bool old_anchors = false;  // anchors without read_window_ns (older files)
 };
