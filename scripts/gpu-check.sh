@@ -252,7 +252,7 @@ if want nccl; then
     "$TS" profile -q -f -o "$N/ddp.sbt" -- "${TR[@]}" ddp 20 15
     "$TS" profile -q -f -o "$N/mix.sbt" -- "${TR[@]}" mix 20
     python3 gpu/nccl_job_check.py check "$TS" "$N" 20 20 15 2>&1 | tee "$OUT/nccl.log"
-    "$TS" export -f perfetto -f -o "$N/ddp.pftrace" "$N/ddp.sbt" 2>&1 | tail -3
+    "$TS" export -f perfetto --force -o "$N/ddp.pftrace" "$N/ddp.sbt" 2>&1 | tail -3
     "$TS" analyze "$N/ddp.sbt" 2>&1 | sed -n '/== Job/,$p' > "$OUT/nccl_ddp_analyze.txt"
   fi
 fi
