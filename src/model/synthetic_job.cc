@@ -111,6 +111,17 @@ Trace SyntheticJob::RankTrace(uint32_t rank) const {
   return t;
 }
 
+Trace SyntheticJob::LauncherTrace(uint32_t pid) const {
+  Trace t = RankTrace(0);
+  t.Rows<KernelEvent>().clear();
+  t.Rows<ApiEvent>().clear();
+  t.Rows<NvtxRangeEvent>().clear();
+  for (Process& p : t.Rows<Process>()) p.pid = pid, p.rank = -1;
+  for (ClockAnchor& a : t.Rows<ClockAnchor>()) a.pid = pid;
+  for (Thread& th : t.Rows<Thread>()) th.pid = pid;
+  return t;
+}
+
 void SyntheticJob::AppendRankTrace(uint32_t rank, Trace* out) const {
   Trace& t = *out;
   const auto& o = options_;

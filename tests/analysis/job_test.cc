@@ -542,18 +542,8 @@ TEST(JobReport, ALauncherWithoutRankOrGpuWorkIsLeftOut) {
   const SyntheticJob job(o);
   testing::TempDir dir;
   std::vector<std::string> files = WriteRanks(job, dir);
-  model::Trace launcher = job.RankTrace(0);
-  launcher.Rows<model::KernelEvent>().clear();
-  launcher.Rows<model::ApiEvent>().clear();
-  launcher.Rows<model::NvtxRangeEvent>().clear();
-  for (model::Process& p : launcher.Rows<model::Process>()) {
-    p.pid = 999;
-    p.rank = -1;
-  }
-  for (model::ClockAnchor& a : launcher.Rows<model::ClockAnchor>()) a.pid = 999;
-  for (model::Thread& t : launcher.Rows<model::Thread>()) t.pid = 999;
   files.push_back(dir / "run.sbt");
-  ASSERT_TRUE(format::WriteTraceFile(launcher, files.back()).ok());
+  ASSERT_TRUE(format::WriteTraceFile(job.LauncherTrace(999), files.back()).ok());
   auto report = AnalyzeJob(files, {});
   ASSERT_TRUE(report.ok());
   ASSERT_EQ(report->ranks.size(), 2u);

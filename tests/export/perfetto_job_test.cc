@@ -84,15 +84,8 @@ TEST(PerfettoJob, ALauncherIsLeftOutAsAnalyzeLeavesItOut) {
     files.push_back(dir / ("run.rank" + std::to_string(r) + ".sbt"));
     ASSERT_TRUE(format::WriteTraceFile(job.RankTrace(r), files.back()).ok());
   }
-  model::Trace launcher = job.RankTrace(0);
-  launcher.Rows<model::KernelEvent>().clear();
-  launcher.Rows<model::ApiEvent>().clear();
-  launcher.Rows<model::NvtxRangeEvent>().clear();
-  for (model::Process& p : launcher.Rows<model::Process>()) p.pid = 999, p.rank = -1;
-  for (model::ClockAnchor& a : launcher.Rows<model::ClockAnchor>()) a.pid = 999;
-  for (model::Thread& t : launcher.Rows<model::Thread>()) t.pid = 999;
   files.push_back(dir / "run.sbt");
-  ASSERT_TRUE(format::WriteTraceFile(launcher, files.back()).ok());
+  ASSERT_TRUE(format::WriteTraceFile(job.LauncherTrace(999), files.back()).ok());
   auto stats = ExportJobPerfetto(files, dir / "job.pftrace");
   ASSERT_TRUE(stats.ok()) << stats.status().ToString();
   EXPECT_EQ(stats->ranks, 2u);

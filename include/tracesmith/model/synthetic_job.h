@@ -106,6 +106,9 @@ class SyntheticJob {
   // Rank r's trace: metadata (process with rank and host, device, thread,
   // anchors) and events in its capture clock.
   Trace RankTrace(uint32_t rank) const;
+  // torchrun's agent beside the ranks: process `pid` on rank 0's host, with
+  // no rank, its clock anchors and threads, and no GPU work or ranges.
+  Trace LauncherTrace(uint32_t pid) const;
   // The same rows appended to `out` (its string table shared): several
   // ranks in one trace, as a merged file holds them.
   void AppendRankTrace(uint32_t rank, Trace* out) const;
