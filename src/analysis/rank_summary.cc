@@ -170,8 +170,9 @@ HostTime MeasureHostTime(const CompactTrace& trace, uint32_t pid,
 }  // namespace
 
 std::string RankSummary::Label() const {
-  std::string s = rank >= 0 ? "rank " + std::to_string(rank) : "pid " + std::to_string(pid);
-  s += " (";
+  if (rank < 0)  // "pid 1418 on vm": the pid once
+    return "pid " + std::to_string(pid) + (host.empty() ? "" : " on " + host);
+  std::string s = "rank " + std::to_string(rank) + " (";
   if (!host.empty()) s += host + ", ";
   s += "pid " + std::to_string(pid) + ")";
   return s;

@@ -70,22 +70,26 @@ std::string Details(const T& e, bool with_pid) {
   return out;
 }
 
+// "fn (file:line) [module+0xOFF]"; unsymbolized, "module+0xOFF" alone (the
+// offset once); "[py] fn (file:line)" for Python.
 std::string FrameText(const Trace& t, uint32_t frame_id) {
   if (frame_id == 0 || frame_id > t.Rows<Frame>().size()) return "?";
   const Frame& f = t.Rows<Frame>()[frame_id - 1];
+  std::string module;
+  if (f.kind == kFrameNative && f.mapping_id)
+    for (const Mapping& m : t.Rows<Mapping>())
+      if (m.mapping_id == f.mapping_id) {
+        module = StrFormat("%s+0x%llx", std::string(t.strings.Get(m.path_id)).c_str(),
+                           static_cast<unsigned long long>(f.rel_pc));
+        break;
+      }
   std::string fn(t.strings.Get(f.function_id));
+  if (fn.empty() && !module.empty()) return module;
   std::string out =
       fn.empty() ? StrFormat("0x%llx", static_cast<unsigned long long>(f.rel_pc)) : fn;
   if (f.file_id)
     out += StrFormat(" (%s:%u)", std::string(t.strings.Get(f.file_id)).c_str(), f.line);
-  if (f.kind == kFrameNative && f.mapping_id) {
-    for (const Mapping& m : t.Rows<Mapping>())
-      if (m.mapping_id == f.mapping_id) {
-        out += StrFormat(" [%s+0x%llx]", std::string(t.strings.Get(m.path_id)).c_str(),
-                         static_cast<unsigned long long>(f.rel_pc));
-        break;
-      }
-  }
+  if (!module.empty()) out += " [" + module + "]";
   if (f.kind == kFramePython) out = "[py] " + out;
   return out;
 }

@@ -90,7 +90,7 @@ TEST(PerfettoJob, ALauncherIsLeftOutAsAnalyzeLeavesItOut) {
   ASSERT_TRUE(stats.ok()) << stats.status().ToString();
   EXPECT_EQ(stats->ranks, 2u);
   ASSERT_EQ(stats->left_out.size(), 1u);
-  EXPECT_NE(stats->left_out[0].find("pid 999): no rank, no GPU work"), std::string::npos)
+  EXPECT_NE(stats->left_out[0].find("pid 999 on node0: no rank, no GPU work"), std::string::npos)
       << stats->left_out[0];
   auto bytes = ReadFileToString(dir / "job.pftrace");
   ASSERT_TRUE(bytes.ok());

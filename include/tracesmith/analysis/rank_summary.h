@@ -86,7 +86,7 @@ struct RankSummary {
   std::vector<std::string> warnings;  // damage, missing anchors, ...
 
   ProcessClockInput ClockInput() const { return {host, anchors, first_ns, last_ns}; }
-  // "rank 3 (host-a, pid 1234)".
+  // "rank 3 (host-a, pid 1234)"; without a rank "pid 1234 on host-a".
   std::string Label() const;
 };
 
