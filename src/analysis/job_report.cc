@@ -240,7 +240,6 @@ JobReport BuildJobReport(std::vector<RankSummary> summaries, const JobOptions& o
   }
 
   // Per collective: arrivals on the job clock (aligned members only).
-  std::vector<std::vector<uint64_t>> lateness_of(n);
   std::vector<std::vector<uint64_t>> lateness_bound_of(n);
   std::vector<std::vector<LateArrival>> late_of(n);  // on each rank's own clock
   std::vector<uint64_t> arrival(n), end(n);
@@ -285,7 +284,6 @@ JobReport BuildJobReport(std::vector<RankSummary> summaries, const JobOptions& o
     jc.last_significant = jc.lateness_ns > jc.bound_ns;
     if (jc.last_significant) {
       r.ranks[last].last_arrivals++;
-      lateness_of[last].push_back(jc.lateness_ns);
       late_of[last].push_back({(*ops[last])[m.part[last]].start_ns, jc.lateness_ns});
       lateness_bound_of[last].push_back(jc.bound_ns);
     } else {
@@ -295,7 +293,9 @@ JobReport BuildJobReport(std::vector<RankSummary> summaries, const JobOptions& o
   }
   for (size_t i = 0; i < n; ++i) {
     RankReport& rr = r.ranks[i];
-    rr.median_lateness_ns = LowerMedian(lateness_of[i]);
+    std::vector<uint64_t> lateness;
+    for (const LateArrival& a : late_of[i]) lateness.push_back(a.lateness_ns);
+    rr.median_lateness_ns = LowerMedian(lateness);
     rr.step_lateness_ns =
         StepLateness(summaries[i].steps, std::move(late_of[i]), &rr.lateness_steps);
   }

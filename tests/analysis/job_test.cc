@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "testing/synthetic_job_files.h"
 #include "testing/temp_dir.h"
 #include "tracesmith/analysis/job_report.h"
 #include "tracesmith/base/file_util.h"
@@ -22,14 +23,7 @@ using model::SyntheticJob;
 using model::SyntheticJobOptions;
 
 // Writes one SBT file per rank; returns their paths in rank order.
-std::vector<std::string> WriteRanks(const SyntheticJob& job, const testing::TempDir& dir) {
-  std::vector<std::string> files;
-  for (uint32_t r = 0; r < job.options().ranks.size(); ++r) {
-    files.push_back(dir / ("run.rank" + std::to_string(r) + ".sbt"));
-    EXPECT_TRUE(format::WriteTraceFile(job.RankTrace(r), files.back()).ok());
-  }
-  return files;
-}
+using testing::WriteRanks;
 
 bool Contains(const std::vector<std::string>& v, const std::string& what) {
   for (const std::string& s : v)

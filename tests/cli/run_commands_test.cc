@@ -12,6 +12,7 @@
 
 #include "cli/cli_runner.h"
 #include "cluster/test_runs.h"
+#include "testing/synthetic_job_files.h"
 #include "testing/temp_dir.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/format/sbt_reader.h"
@@ -186,10 +187,8 @@ TEST(RunCommands, AnalyzeOfAJobAddsTheCrossRankReport) {
   o.steps = 6;
   o.ranks[2].delay_per_step_ns = 400'000;
   const model::SyntheticJob job(o);
-  for (uint32_t r = 0; r < 4; ++r)
-    ASSERT_TRUE(
-        format::WriteTraceFile(job.RankTrace(r), dir / ("job.rank" + std::to_string(r) + ".sbt"))
-            .ok());
+  testing::WriteRanks(job, dir, "job");
+  ASSERT_FALSE(::testing::Test::HasFailure());
   Result r = RunTracesmith("analyze " + dir / "job.sbt");
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_TRUE(Has(r.out, "== Job: 4 ranks on 2 hosts ==")) << r.out;
@@ -215,10 +214,8 @@ TEST(RunCommands, JobPerfettoExportSaysDamageAndStrictRefusesIt) {
   model::SyntheticJobOptions o = model::MakeSyntheticJobOptions(3, 3);
   o.steps = 6;
   const model::SyntheticJob job(o);
-  for (uint32_t r = 0; r < 3; ++r)
-    ASSERT_TRUE(
-        format::WriteTraceFile(job.RankTrace(r), dir / ("job.rank" + std::to_string(r) + ".sbt"))
-            .ok());
+  testing::WriteRanks(job, dir, "job");
+  ASSERT_FALSE(::testing::Test::HasFailure());
   const std::string cut = dir / "job.rank2.sbt";
   auto bytes = ReadFileToString(cut);
   ASSERT_TRUE(bytes.ok());

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "perfetto_checker.h"
+#include "testing/synthetic_job_files.h"
 #include "testing/temp_dir.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/export/job_export.h"
@@ -23,11 +24,7 @@ TEST(PerfettoJob, RanksAsProcessesAndCollectivesLinked) {
   o.ranks[3].delay_per_step_ns = 200'000;
   const model::SyntheticJob job(o);
   testing::TempDir dir;
-  std::vector<std::string> files;
-  for (uint32_t r = 0; r < 4; ++r) {
-    files.push_back(dir / ("run.rank" + std::to_string(r) + ".sbt"));
-    ASSERT_TRUE(format::WriteTraceFile(job.RankTrace(r), files.back()).ok());
-  }
+  std::vector<std::string> files = testing::WriteRanks(job, dir);
   auto stats = ExportJobPerfetto(files, dir / "job.pftrace");
   ASSERT_TRUE(stats.ok()) << stats.status().ToString();
   EXPECT_EQ(stats->ranks, 4u);
@@ -79,11 +76,7 @@ TEST(PerfettoJob, ALauncherIsLeftOutAsAnalyzeLeavesItOut) {
   o.steps = 3;
   const model::SyntheticJob job(o);
   testing::TempDir dir;
-  std::vector<std::string> files;
-  for (uint32_t r = 0; r < 2; ++r) {
-    files.push_back(dir / ("run.rank" + std::to_string(r) + ".sbt"));
-    ASSERT_TRUE(format::WriteTraceFile(job.RankTrace(r), files.back()).ok());
-  }
+  std::vector<std::string> files = testing::WriteRanks(job, dir);
   files.push_back(dir / "run.sbt");
   ASSERT_TRUE(format::WriteTraceFile(job.LauncherTrace(999), files.back()).ok());
   auto stats = ExportJobPerfetto(files, dir / "job.pftrace");
