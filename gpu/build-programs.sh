@@ -7,12 +7,24 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 NVCC=${NVCC:-nvcc}
 command -v "$NVCC" >/dev/null || NVCC=/usr/local/cuda/bin/nvcc
 mkdir -p "$OUTDIR"
+# CUPTI for pc_sampling_probe: headers and library in the toolkit's lib64 or extras/CUPTI, found
+# at run time through an rpath.
+CUDA_HOME=$(cd "$(dirname "$(readlink -f "$(command -v "$NVCC")")")/.." && pwd)
+CUPTI_FLAGS="-lineinfo -lcupti"
+if [ -d "$CUDA_HOME/extras/CUPTI/include" ]; then
+  CUPTI_FLAGS="$CUPTI_FLAGS -I$CUDA_HOME/extras/CUPTI/include"
+fi
+for d in "$CUDA_HOME/lib64" "$CUDA_HOME/extras/CUPTI/lib64"; do
+  if [ -d "$d" ]; then CUPTI_FLAGS="$CUPTI_FLAGS -L$d -Xlinker -rpath,$d"; fi
+done
 pids=()
 for src in "$ROOT"/gpu/programs/*.cu "$ROOT"/bench/workloads/launch_loop.cu "$ROOT"/bench/workloads/api_costs.cu; do
   name=$(basename "$src" .cu)
-  if [ ! -x "$OUTDIR/$name" ] || [ "$src" -nt "$OUTDIR/$name" ]; then
+  if [ ! -x "$OUTDIR/$name" ] || [ "$src" -nt "$OUTDIR/$name" ] ||
+    { [ -f "${src%.cu}.h" ] && [ "${src%.cu}.h" -nt "$OUTDIR/$name" ]; }; then  # its own header
     libs="-ldl -lcuda"
     [ "$name" = pointer_chase ] && libs="$libs -lcublas"  # cublasSgemmBatched
+    [ "$name" = pc_sampling_probe ] && libs="$libs $CUPTI_FLAGS"  # issue #39
     "$NVCC" -O2 -std=c++17 -arch=sm_90 -o "$OUTDIR/$name" "$src" $libs &
     pids+=($!)
   fi

@@ -19,13 +19,18 @@ check:  over the run's per-rank traces (the stem OUT/job.sbt), and over their me
           within 3 ms of DELAY_MS (the other ranks' GPU work on the shared GPU varies);
         - `merge` writes one file with the 3 processes that gives the same answer;
         - `export -f perfetto` of the run writes a trace.
-Prints `JOBCHECK ... PASS|FAIL` lines.
+check prints one `JOBCHECK <check>: ... -> PASS|FAIL|SKIP (reason)` line per expectation
+(a failed `analyze` or `merge` is a FAIL, the checks of its report SKIP), then the summary
+line "N passed, M failed, K skipped" (gpu/checks.py); exit status 1 when anything failed.
+worker is the workload (no verdicts: scripts/gpu-check.sh checks its exit status).
 """
 import json
 import os
 import subprocess
 import sys
 import time
+
+from checks import Checks
 
 
 def worker(out, steps, delay_ms):
@@ -61,76 +66,92 @@ def run(cmd):
     return p
 
 
-def verdict(name, ok, detail):
-    print(f"JOBCHECK {name}: {detail} -> {'PASS' if ok else 'FAIL'}", flush=True)
-    return ok
+REPORT_CHECKS = ["ranks", "clocks", "collectives", "straggler", "straggler host time"]
 
 
-def check_report(label, j, steps, delay_ms, extra):
-    ok = True
+def analyze(c, cli, label, path):
+    """`analyze --json` of a stem or file, a check of its own: the job report, or None."""
+    p = run([cli, "analyze", "--json", path])
+    j, why = None, f"exit {p.returncode}"
+    if p.returncode == 0:
+        try:
+            j = json.loads(p.stdout)
+        except ValueError as e:
+            why = f"exit 0 but not JSON ({e})"
+    if isinstance(j, dict) and isinstance(j.get("ranks"), dict):
+        j = j["ranks"]  # (the job report inside the whole document)
+    c.check(f"{label} analyze", isinstance(j, dict), f"analyze --json {os.path.basename(path)}: "
+            f"{'a job report' if isinstance(j, dict) else why}")
+    return j if isinstance(j, dict) else None
+
+
+def check_report(c, label, j, steps, delay_ms, extra):
     ranks = sorted(r["rank"] for r in j["ranks"])
-    ok &= verdict(f"{label} ranks", ranks == [0, 1, 2] and len(j.get("left_out", [])) == extra,
-                  f"ranks={ranks} left_out={j.get('left_out')}")
+    c.check(f"{label} ranks", ranks == [0, 1, 2] and len(j.get("left_out", [])) == extra,
+            f"ranks={ranks} left_out={j.get('left_out')}")
     methods = {r["clock_method"] for r in j["ranks"]}
     bound = max((r["clock_bound_ns"] or 0) for r in j["ranks"])
-    ok &= verdict(f"{label} clocks", all(r["clock_aligned"] for r in j["ranks"]) and
-                  len(methods) == 1 and bound < 50_000,
-                  f"methods={sorted(methods)} max_bound_ns={bound}")
+    c.check(f"{label} clocks", all(r["clock_aligned"] for r in j["ranks"]) and
+            len(methods) == 1 and bound < 50_000,
+            f"methods={sorted(methods)} max_bound_ns={bound}")
     colls = [(r["rank"], r["collectives"], r["matched"]) for r in j["ranks"]]
-    ok &= verdict(f"{label} collectives", all(c == steps and m == steps for _, c, m in colls),
-                  f"(rank, collectives, matched)={colls} expected {steps} each")
+    c.check(f"{label} collectives", all(n == steps and m == steps for _, n, m in colls),
+            f"(rank, collectives, matched)={colls} expected {steps} each")
     st = j["stragglers"][0] if j["stragglers"] else None
     late_ms = st["median_late_ns"] / 1e6 if st else None
-    ok &= verdict(f"{label} straggler", st is not None and st["rank"] == 1 and
-                  st["last_count"] >= steps - 1 and abs(late_ms - delay_ms) <= 3.0,
-                  f"rank={st and st['rank']} last={st and st['last_count']}/{st and st['of']} "
-                  f"median_late_ms={late_ms and round(late_ms, 3)} injected_ms={delay_ms} "
-                  f"bound_ns={st and st['clock_bound_ns']}")
+    c.check(f"{label} straggler", st is not None and st["rank"] == 1 and
+            st["last_count"] >= steps - 1 and abs(late_ms - delay_ms) <= 3.0,
+            f"rank={st and st['rank']} last={st and st['last_count']}/{st and st['of']} "
+            f"median_late_ms={late_ms and round(late_ms, 3)} injected_ms={delay_ms} "
+            f"bound_ns={st and st['clock_bound_ns']}")
     # Where the straggler's extra host time goes: rank 1 sleeps outside CUDA calls before
     # the all-reduce, before its first launch (gloo copies the tensor to the host); the
     # others wait for it inside the gloo range, which is not host time before launches.
     ht = st and st.get("host_time")
     excess_ms = ht["excess_ns"] / 1e6 if ht else None
-    ok &= verdict(f"{label} straggler host time", ht is not None and
-                  abs(excess_ms - delay_ms) <= 3.0,
-                  f"excess_ms={excess_ms and round(excess_ms, 3)} injected_ms={delay_ms} "
-                  f"site={ht and ht.get('call_site')}")
+    c.check(f"{label} straggler host time", ht is not None and abs(excess_ms - delay_ms) <= 3.0,
+            f"excess_ms={excess_ms and round(excess_ms, 3)} injected_ms={delay_ms} "
+            f"site={ht and ht.get('call_site')}")
     for f in j.get("findings", [])[:3]:
         print(f"JOBCHECK {label} finding: {f}")
-    return ok
+
+
+def report_checks(c, label, j, steps, delay_ms, extra, why):
+    """The report's checks, or each a SKIP with the reason the report is missing."""
+    names = [f"{label} {n}" for n in REPORT_CHECKS]
+    if j is None:
+        return c.skip_all(names, why)
+    c.guarded(names, lambda: check_report(c, label, j, steps, delay_ms, extra))
 
 
 def check(cli, out, steps, delay_ms):
+    c = Checks("JOBCHECK")
     stem = os.path.join(out, "job.sbt")
-    files = sorted(f for f in os.listdir(out) if f.startswith("job") and f.endswith(".sbt"))
+    files = sorted(f for f in os.listdir(out) if f.startswith("job") and f.endswith(".sbt")) \
+        if os.path.isdir(out) else []
     # torchrun's agent initialises CUDA to count devices: its trace (no rank, no GPU
     # work) is the 4th when it does, and the report leaves it out.
     extra = len(files) - 3
-    ok = verdict("traces", extra in (0, 1), f"files={files}")
-    p = run([cli, "analyze", "--json", stem])
-    if p.returncode == 0:
-        j = json.loads(p.stdout)
-        ok &= check_report("run", j["ranks"] if isinstance(j.get("ranks"), dict) else j, steps,
-                           delay_ms, extra)
-    else:
-        ok = verdict("run analyze", False, "analyze --json failed")
-    merged = os.path.join(out, "merged.sbt")
+    c.check("traces", extra in (0, 1), f"files={files} (expected 3, or 4 with torchrun's agent)")
+    j = analyze(c, cli, "run", stem)
+    report_checks(c, "run", j, steps, delay_ms, extra, "analyze of the run failed")
+    merged, pf = os.path.join(out, "merged.sbt"), os.path.join(out, "job.pftrace")
+    for f in (merged, pf):  # (a file left by an earlier run proves nothing)
+        if os.path.exists(f):
+            os.remove(f)
     p = run([cli, "merge", "--force", stem, "-o", merged])
-    ok &= verdict("merge", p.returncode == 0 and os.path.exists(merged),
-                  (p.stdout + p.stderr).strip().splitlines()[-1] if (p.stdout + p.stderr).strip()
-                  else "")
-    if p.returncode == 0:
-        p = run([cli, "analyze", "--json", merged])
-        if p.returncode == 0:
-            j = json.loads(p.stdout)
-            ok &= check_report("merged", j["ranks"] if isinstance(j.get("ranks"), dict) else j,
-                               steps, delay_ms, extra)
-    pf = os.path.join(out, "job.pftrace")
+    text = (p.stdout + p.stderr).strip()
+    merge_ok = c.check("merge", p.returncode == 0 and os.path.exists(merged),
+                       text.splitlines()[-1] if text else f"exit {p.returncode}")
+    j = analyze(c, cli, "merged", merged) if merge_ok else None
+    if not merge_ok:
+        c.skip("merged analyze", "merge failed")
+    report_checks(c, "merged", j, steps, delay_ms, extra,
+                  "merge failed" if not merge_ok else "analyze of the merged file failed")
     p = run([cli, "export", "-f", "perfetto", "--force", "-o", pf, stem])
-    ok &= verdict("perfetto", p.returncode == 0 and os.path.getsize(pf) > 0 if os.path.exists(pf)
-                  else False, f"bytes={os.path.getsize(pf) if os.path.exists(pf) else 0}")
-    print(f"JOBCHECK all: {'PASS' if ok else 'FAIL'}")
-    return 0 if ok else 1
+    size = os.path.getsize(pf) if os.path.exists(pf) else 0
+    c.check("perfetto", p.returncode == 0 and size > 0, f"exit={p.returncode} bytes={size}")
+    return c.summary()
 
 
 if __name__ == "__main__":

@@ -20,13 +20,18 @@ check: `tracesmith memory --json OUT/mem.sbt` must say, for this process's devic
          is exactly its private pool's segments (torch.cuda.memory_snapshot());
        - the peak's NVTX range (each step, the graph's warm-up and capture are ranges)
          is the one in which max_memory_reserved() last grew.
-Prints `MEMCHECK ... PASS|FAIL` lines.
+check prints one `MEMCHECK <check>: ... -> PASS|FAIL|SKIP (reason)` line per expectation
+(when the run's expectations or the report cannot be read: a FAIL, the others SKIP), then
+the summary line "N passed, M failed, K skipped" (gpu/checks.py); exit status 1 when
+anything failed. run is the workload (scripts/gpu-check.sh checks its exit status).
 """
 import json
 import os
 import subprocess
 import sys
 import time
+
+from checks import Checks
 
 STEPS = 10
 LEAK_FROM = 3
@@ -100,70 +105,94 @@ def run(out):
           f"max_reserved={torch.cuda.max_memory_reserved()} reserved={torch.cuda.memory_reserved()}")
 
 
-def check(cli, out):
-    expect = dict(line.strip().split("=", 1) for line in open(os.path.join(out, "mem_expect.txt")))
-    report = json.loads(subprocess.run([cli, "memory", "--json", "--top", "50",
-                                        os.path.join(out, "mem.sbt")],
-                                       check=True, capture_output=True, text=True).stdout)
-    devs = [m for m in report["memory"] if m["space"] == "device" and m["device_id"] == 0]
+CHECKS = ["caching allocator", "leak", "leak finding", "graph pool", "peak range", "stacks"]
+
+
+def read_inputs(cli, out):
+    """(expectations the run wrote, device 0's part of `memory --json`, the report), or
+    (None, None, why)."""
+    path = os.path.join(out, "mem_expect.txt")
+    try:
+        with open(path) as f:
+            expect = dict(line.strip().split("=", 1) for line in f if "=" in line)
+    except OSError as e:
+        return None, None, f"{path}: {e.strerror} (the run writes it)"
+    missing = {"max_reserved", "reserved", "leak_site", "leaks", "graph_pool_bytes",
+               "graph_pool_segments", "peak_section"} - set(expect)
+    if missing:
+        return None, None, f"{path} lacks {sorted(missing)}"
+    p = subprocess.run([cli, "memory", "--json", "--top", "50", os.path.join(out, "mem.sbt")],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        return None, None, f"memory --json exit {p.returncode}: {p.stderr.strip()[-300:]}"
+    try:
+        report = json.loads(p.stdout)
+    except ValueError as e:
+        return None, None, f"memory --json: not JSON ({e})"
+    devs = [m for m in report.get("memory", []) if m.get("space") == "device" and
+            m.get("device_id") == 0]
     if not devs:
-        print("MEMCHECK device 0: FAIL (no device memory in the report)")
-        return 1
-    d = devs[0]
+        return None, None, "no device memory of device 0 in the report"
+    return expect, devs[0], report
+
+
+def check(cli, out):
+    c = Checks("MEMCHECK")
+    expect, d, report = read_inputs(cli, out)
+    if expect is None:
+        c.fail("inputs", report)
+        c.skip_all(CHECKS, "no inputs to check")
+        return c.summary()
+    c.check("inputs", True, "mem_expect.txt and memory --json read, device 0 in the report")
+    c.guarded(CHECKS, lambda: device_checks(c, expect, d, report))
+    return c.summary()
+
+
+def device_checks(c, expect, d, report):
     owners = {o["owner"]: o for o in d["owners"]}
-    ok = True
 
     caching = owners.get("PyTorch caching allocator", {})
     peak, end = caching.get("peak_bytes"), caching.get("end_bytes")
-    good = peak == int(expect["max_reserved"]) and end == int(expect["reserved"])
-    ok &= good
-    print(f"MEMCHECK caching allocator: peak={peak} max_memory_reserved={expect['max_reserved']} "
-          f"end={end} memory_reserved={expect['reserved']} {'PASS' if good else 'FAIL'}")
+    c.check("caching allocator", peak == int(expect["max_reserved"]) and
+            end == int(expect["reserved"]),
+            f"peak={peak} max_memory_reserved={expect['max_reserved']} "
+            f"end={end} memory_reserved={expect['reserved']}")
 
     leaks = int(expect["leaks"])
     # "run (<path>/memory_check.py:<line>)": the function and line of the leak.
     rows = [s for s in d["live_at_end"]
             if s["site"].startswith("run (") and s["site"].endswith(expect["leak_site"])]
     row = rows[0] if rows else {}
-    good = (row.get("count") == leaks and row.get("bytes") == leaks * LEAK_BYTES
-            and row.get("leak_suspect") is True)
-    ok &= good
-    print(f"MEMCHECK leak: site={expect['leak_site']!r} count={row.get('count')} "
-          f"bytes={row.get('bytes')} expected={leaks}x{LEAK_BYTES} "
-          f"suspect={row.get('leak_suspect')} {'PASS' if good else 'FAIL'}")
+    c.check("leak", leaks > 0 and row.get("count") == leaks and
+            row.get("bytes") == leaks * LEAK_BYTES and row.get("leak_suspect") is True,
+            f"site={expect['leak_site']!r} count={row.get('count')} bytes={row.get('bytes')} "
+            f"expected={leaks}x{LEAK_BYTES} suspect={row.get('leak_suspect')}")
     flagged = [f for f in report["findings"] if expect["leak_site"] in f]
-    print(f"MEMCHECK leak finding: {flagged[0] if flagged else None!r} "
-          f"{'PASS' if flagged else 'FAIL'}")
-    ok &= bool(flagged)
+    c.check("leak finding", flagged, f"{flagged[0] if flagged else None!r}")
 
-    good = (report.get("graph_captures") == 1
+    c.check("graph pool", report.get("graph_captures") == 1
             and d.get("graph_pool_end_bytes") == int(expect["graph_pool_bytes"])
-            and d.get("graph_pool_end_count") == int(expect["graph_pool_segments"]))
-    ok &= good
-    print(f"MEMCHECK graph pool: captures={report.get('graph_captures')} "
-          f"bytes={d.get('graph_pool_end_bytes')} blocks={d.get('graph_pool_end_count')} "
-          f"torch_private_pool_bytes={expect['graph_pool_bytes']} "
-          f"segments={expect['graph_pool_segments']} {'PASS' if good else 'FAIL'}")
+            and d.get("graph_pool_end_count") == int(expect["graph_pool_segments"]),
+            f"captures={report.get('graph_captures')} bytes={d.get('graph_pool_end_bytes')} "
+            f"blocks={d.get('graph_pool_end_count')} "
+            f"torch_private_pool_bytes={expect['graph_pool_bytes']} "
+            f"segments={expect['graph_pool_segments']}")
 
     # The peak (every owner) falls where the caching allocator's did: cuBLAS's own
     # workspaces are allocated in step 0 and held.
-    good = d.get("peak_nvtx_range") == expect["peak_section"]
-    ok &= good
-    print(f"MEMCHECK peak range: {d.get('peak_nvtx_range')!r} torch_peak_section="
-          f"{expect['peak_section']!r} {'PASS' if good else 'FAIL'}")
+    c.check("peak range", d.get("peak_nvtx_range") == expect["peak_section"],
+            f"{d.get('peak_nvtx_range')!r} torch_peak_section={expect['peak_section']!r}")
 
     unowned = owners.get("(no stack)", {}).get("peak_bytes", 0)
-    good = unowned == 0
-    ok &= good
-    print(f"MEMCHECK stacks: owners={sorted(owners)} no_stack_peak={unowned} "
-          f"{'PASS' if good else 'FAIL'}")
+    c.check("stacks", unowned == 0, f"owners={sorted(owners)} no_stack_peak={unowned}")
     for f in report["findings"]:
         print(f"MEMCHECK finding: {f}")
-    return 0 if ok else 1
 
 
 if __name__ == "__main__":
-    if sys.argv[1] == "run":
+    if len(sys.argv) == 3 and sys.argv[1] == "run":
         run(sys.argv[2])
-    else:
+    elif len(sys.argv) == 4 and sys.argv[1] == "check":
         sys.exit(check(sys.argv[2], sys.argv[3]))
+    else:
+        sys.exit(__doc__)

@@ -19,19 +19,29 @@ mix:       ITERS each of broadcast, all_gather_into_tensor and reduce_scatter_te
 check:     for each run, `analyze --json` (by its stem) must say:
            - allreduce: 2 ranks, exactly ITERS x len(SIZES) all_reduce collectives per rank
              recognised from the NCCL kernels, all matched; a bandwidth row per size;
-           - ddp: rank 1 the straggler, its lateness per step (summed over the step's
-             collectives, median step) within 3 ms of DELAY_MS, and the clock bound stated
-             (per collective the median is small: DDP's second bucket's all-reduce
-             starts after the first's on every rank);
+           - ddp: 2 ranks, every collective of each rank matched; rank 1 the straggler, its
+             lateness per step (summed over the step's collectives, median step) within
+             3 ms of DELAY_MS (per collective the median is small: DDP's second bucket's
+             all-reduce starts after the first's on every rank); clocks aligned, the
+             straggler's clock bound stated and under 50 us, below its lateness per step;
            - mix: exactly ITERS broadcast, all_gather and reduce_scatter per rank, matched;
-           and `export -f perfetto` of each run links the collectives across ranks (flows).
-Prints `NCCLCHECK ... PASS|FAIL` lines.
+           and `export -f perfetto` of each of the three runs links the collectives across
+           ranks: one flow mark on each rank's kernel of each matched collective, so the
+           "N collective flows" it prints equals the ranks' matched collectives summed.
+check prints one `NCCLCHECK <check>: ... -> PASS|FAIL|SKIP (reason)` line per expectation
+(a failed `analyze` is a FAIL, the checks of its report SKIP), then the summary line
+"N passed, M failed, K skipped" (gpu/checks.py); exit status 1 when anything failed.
+allreduce, ddp and mix are the workloads (no verdicts: scripts/gpu-check.sh checks their
+exit status).
 """
 import json
 import os
+import re
 import subprocess
 import sys
 import time
+
+from checks import Checks
 
 SIZES = [1 << 20, 16 << 20, 64 << 20]
 for k in ("NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST", "NVSHMEM_DISABLE_NVLS"):
@@ -98,17 +108,21 @@ def mix(iters):
     dist.destroy_process_group()
 
 
-def verdict(name, ok, detail):
-    print(f"NCCLCHECK {name}: {detail} -> {'PASS' if ok else 'FAIL'}", flush=True)
-    return ok
-
-
-def analyze(cli, stem):
+def analyze(c, cli, name, stem):
+    """`analyze --json` of a run's stem, a check of its own: the job report, or None."""
     p = subprocess.run([cli, "analyze", "--json", stem], capture_output=True, text=True)
-    if p.returncode != 0 or "ranks" not in p.stdout:
-        print(f"NCCLCHECK analyze {stem} failed ({p.returncode}): {p.stderr[-1500:]}")
-        return None
-    return json.loads(p.stdout)["ranks"]
+    j, why = None, f"exit {p.returncode}: {p.stderr.strip()[-300:]}"
+    if p.returncode == 0:
+        try:
+            doc = json.loads(p.stdout)
+            j = doc.get("ranks") if isinstance(doc, dict) else None
+            why = 'no job report ("ranks") in the document'
+        except ValueError as e:
+            why = f"exit 0 but not JSON ({e})"
+    j = j if isinstance(j, dict) else None
+    c.check(f"{name} analyze", j is not None,
+            f"analyze --json {os.path.basename(stem)}: {'a job report' if j else why}")
+    return j
 
 
 def ops_per_rank(j):
@@ -119,61 +133,92 @@ def ops_per_rank(j):
     return out
 
 
-def perfetto(cli, stem, out):
+def perfetto(c, cli, name, stem, out, j):
+    """`export -f perfetto` of the run: one flow mark per rank per matched collective."""
+    if os.path.exists(out):
+        os.remove(out)
     p = subprocess.run([cli, "export", "-f", "perfetto", "--force", "-o", out, stem],
                        capture_output=True, text=True)
     line = (p.stderr.strip().splitlines() or [""])[-1]
-    return verdict(f"perfetto {os.path.basename(stem)}", p.returncode == 0 and
-                   "collective flows" in line and " 0 collective flows" not in line, line)
+    m = re.search(r"(\d+) collective flows", line)
+    flows = int(m.group(1)) if m else None
+    want = sum(r["matched"] for r in j["ranks"])
+    return c.check(f"{name} perfetto", p.returncode == 0 and os.path.exists(out) and
+                   flows == want > 0,
+                   f"{line} (expected {want} collective flows: each rank's matched "
+                   f"collectives, summed)")
+
+
+def check_allreduce(c, cli, out, j, iters):
+    ranks = sorted(r["rank"] for r in j["ranks"])
+    per_rank = [(r["rank"], r["collectives"], r["matched"]) for r in j["ranks"]]
+    want = iters * len(SIZES)
+    c.check("allreduce ranks", ranks == [0, 1], f"ranks={ranks}")
+    c.check("allreduce counts", all(n == want and m == want for _, n, m in per_rank) and
+            ops_per_rank(j) == {"all_reduce": want},
+            f"(rank, collectives, matched)={per_rank} ops={ops_per_rank(j)} "
+            f"expected {want} all_reduce each")
+    sizes = sorted(b["bytes"] for b in j["bandwidth"] if b["op"] == "all_reduce")
+    c.check("allreduce bandwidth", sizes == SIZES,
+            "; ".join(f"{b['bytes']} B: busbw {b['busbw_gbps']:.1f} GB/s (n={b['count']})"
+                      for b in j["bandwidth"]))
+    perfetto(c, cli, "allreduce", os.path.join(out, "ar.sbt"), os.path.join(out, "ar.pftrace"), j)
+
+
+def check_ddp(c, cli, out, j, delay_ms):
+    ranks = sorted(r["rank"] for r in j["ranks"])
+    per_rank = [(r["rank"], r["collectives"], r["matched"]) for r in j["ranks"]]
+    c.check("ddp ranks", ranks == [0, 1] and all(n == m > 0 for _, n, m in per_rank),
+            f"ranks={ranks} (rank, collectives, matched)={per_rank} (every collective matched)")
+    st = j["stragglers"][0] if j["stragglers"] else None
+    late = st["step_late_ns"] / 1e6 if st and st["step_late_ns"] is not None else None
+    c.check("ddp straggler", st is not None and st["rank"] == 1 and
+            late is not None and abs(late - delay_ms) <= 3.0,
+            f"rank={st and st['rank']} last={st and st['last_count']}/{st and st['of']} "
+            f"late_per_step_ms={late and round(late, 3)} (steps={st and st['steps']}) "
+            f"per_collective_median_ms={st and round(st['median_late_ns'] / 1e6, 3)} "
+            f"injected_ms={delay_ms}")
+    # Same host, monotonic anchors: each process's bound is its anchors' read window
+    # (a few hundred ns on the H200); the straggler's is the pair's.
+    bound = st["clock_bound_ns"] if st else None
+    methods = sorted({r["clock_method"] for r in j["ranks"]})
+    c.check("ddp clocks", all(r["clock_aligned"] for r in j["ranks"]) and len(methods) == 1 and
+            bound is not None and bound < 50_000 and late is not None and bound < late * 1e6,
+            f"methods={methods} aligned={[r['clock_aligned'] for r in j['ranks']]} "
+            f"straggler_bound_ns={bound} (under 50000 and the lateness per step)")
+    for f in j["findings"][:2]:
+        print(f"NCCLCHECK ddp finding: {f}")
+    perfetto(c, cli, "ddp", os.path.join(out, "ddp.sbt"), os.path.join(out, "ddp.pftrace"), j)
+
+
+def check_mix(c, cli, out, j, iters):
+    ops = ops_per_rank(j)
+    per_rank = [(r["rank"], r["collectives"], r["matched"]) for r in j["ranks"]]
+    c.check("mix counts", ops == {"broadcast": iters, "all_gather": iters,
+                                  "reduce_scatter": iters} and
+            all(n == 3 * iters and m == 3 * iters for _, n, m in per_rank),
+            f"ops={ops} (rank, collectives, matched)={per_rank}")
+    perfetto(c, cli, "mix", os.path.join(out, "mix.sbt"), os.path.join(out, "mix.pftrace"), j)
+
+
+RUNS = [("allreduce", "ar.sbt", ["ranks", "counts", "bandwidth", "perfetto"]),
+        ("ddp", "ddp.sbt", ["ranks", "straggler", "clocks", "perfetto"]),
+        ("mix", "mix.sbt", ["counts", "perfetto"])]
 
 
 def check(cli, out, iters, steps, delay_ms):
-    ok = True
-    j = analyze(cli, os.path.join(out, "ar.sbt"))
-    if j:
-        ranks = sorted(r["rank"] for r in j["ranks"])
-        per_rank = [(r["rank"], r["collectives"], r["matched"]) for r in j["ranks"]]
-        want = iters * len(SIZES)
-        ok &= verdict("allreduce ranks", ranks == [0, 1], f"ranks={ranks}")
-        ok &= verdict("allreduce counts", all(c == want and m == want for _, c, m in per_rank) and
-                      ops_per_rank(j) == {"all_reduce": want},
-                      f"(rank, collectives, matched)={per_rank} ops={ops_per_rank(j)} "
-                      f"expected {want} all_reduce each")
-        sizes = sorted(b["bytes"] for b in j["bandwidth"] if b["op"] == "all_reduce")
-        ok &= verdict("allreduce bandwidth", sizes == SIZES,
-                      "; ".join(f"{b['bytes']} B: busbw {b['busbw_gbps']:.1f} GB/s (n={b['count']})"
-                                for b in j["bandwidth"]))
-        ok &= perfetto(cli, os.path.join(out, "ar.sbt"), os.path.join(out, "ar.pftrace"))
-    else:
-        ok = False
-    j = analyze(cli, os.path.join(out, "ddp.sbt"))
-    if j:
-        st = j["stragglers"][0] if j["stragglers"] else None
-        late = st["step_late_ns"] / 1e6 if st and st["step_late_ns"] is not None else None
-        ok &= verdict("ddp straggler", st is not None and st["rank"] == 1 and
-                      late is not None and abs(late - delay_ms) <= 3.0,
-                      f"rank={st and st['rank']} last={st and st['last_count']}/{st and st['of']} "
-                      f"late_per_step_ms={late and round(late, 3)} "
-                      f"(steps={st and st['steps']}) "
-                      f"per_collective_median_ms={st and round(st['median_late_ns'] / 1e6, 3)} "
-                      f"injected_ms={delay_ms} bound_ns={st and st['clock_bound_ns']}")
-        for f in j["findings"][:2]:
-            print(f"NCCLCHECK ddp finding: {f}")
-    else:
-        ok = False
-    j = analyze(cli, os.path.join(out, "mix.sbt"))
-    if j:
-        ops = ops_per_rank(j)
-        per_rank = [(r["rank"], r["collectives"], r["matched"]) for r in j["ranks"]]
-        ok &= verdict("mix counts", ops == {"broadcast": iters, "all_gather": iters,
-                                            "reduce_scatter": iters} and
-                      all(c == 3 * iters and m == 3 * iters for _, c, m in per_rank),
-                      f"ops={ops} (rank, collectives, matched)={per_rank}")
-        ok &= perfetto(cli, os.path.join(out, "mix.sbt"), os.path.join(out, "mix.pftrace"))
-    else:
-        ok = False
-    print(f"NCCLCHECK all: {'PASS' if ok else 'FAIL'}")
-    return 0 if ok else 1
+    c = Checks("NCCLCHECK")
+    fns = {"allreduce": lambda j: check_allreduce(c, cli, out, j, iters),
+           "ddp": lambda j: check_ddp(c, cli, out, j, delay_ms),
+           "mix": lambda j: check_mix(c, cli, out, j, iters)}
+    for name, file, what in RUNS:
+        names = [f"{name} {n}" for n in what]
+        j = analyze(c, cli, name, os.path.join(out, file))
+        if j is None:
+            c.skip_all(names, f"analyze of {file} failed")
+        else:
+            c.guarded(names, lambda: fns[name](j))
+    return c.summary()
 
 
 if __name__ == "__main__":

@@ -18,7 +18,18 @@
 # ./gpu-check-out): gpu-check.log, bench.log, replay-check.log, raw CUPTI
 # fixtures, example trace, a real torch.profiler trace (gzip JSON),
 # selfcost.log, api_costs.log, sweep.log (+ bench.json, sweep.json: every run).
+#
+# Verdicts (scripts/lib/checks.sh): one PASS, FAIL or SKIP line (with the reason)
+# per expectation: each gtest binary (a run in which tests skipped saying "no GPU"
+# while a GPU is present, or every test skipped, is a FAIL), each workload's exit
+# status, and the sub-checks' own verdicts (scripts/gpu-replay-check.sh,
+# gpu/*_check.py: their lines are shown and their summary lines added up). The
+# log ends with one summary line "N passed, M failed, K skipped"; the exit status
+# is 1 when anything failed or a section expected on this machine was skipped (a
+# GPU is present and a program or gtest binary is missing; torch imports without
+# CUDA), else 0. A section that needs torch is skipped when torch does not import.
 set -u
+. "$(dirname "$0")/lib/checks.sh"
 BUILD=${1:-build/gpu}
 OUT=${OUT:-$PWD/gpu-check-out}
 WHAT=${GPU_CHECK:-tests,replay,torchjson,python,memory,job,nccl,selfcost,apicost,launchcost,bench,sweep}
@@ -26,10 +37,37 @@ ROUNDS=${BENCH_ROUNDS:-8}
 mkdir -p "$OUT"
 exec > >(tee -a "$OUT/gpu-check.log") 2>&1
 want() { [[ ",$WHAT," == *",$1,"* ]]; }
+finish() {
+  echo "GPU-CHECK done: $(date -u +%H:%M:%S)"
+  summary
+  exit $?
+}
+# pycheck NAME LOG CMD...: runs a checker that prints its own verdicts and summary
+# line into LOG; shows its verdict lines and adds its summary to ours.
+pycheck() {
+  local name=$1 log=$2 code
+  "${@:3}" > "$log" 2>&1
+  code=$?
+  grep -E "^(PYPROFILE|MEMCHECK|JOBCHECK|NCCLCHECK) " "$log"
+  absorb "$name" "$log" "$code"
+}
+# needs_torch NAME...: true when torch imports with CUDA; else a SKIP line for each NAME.
+needs_torch() {
+  local why n
+  why=$(torch_skip_why)
+  [ -z "$why" ] && return 0
+  for n in "$@"; do skip "$n" "$why" "$(torch_skip_expected)"; done
+  return 1
+}
 
 echo "GPU-CHECK date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 echo "GPU-CHECK gpu: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -1)"
 echo "GPU-CHECK host: $(uname -r), $(nproc) cores; sources: the working tree sent with the call"
+# The machine as every check here and below sees it (one probe each).
+TS_HAVE_GPU=$(gpu_expected)
+TS_TORCH_STATE=$(torch_state)
+export TS_HAVE_GPU TS_TORCH_STATE
+echo "GPU-CHECK machine: GPU $([ "$TS_HAVE_GPU" = 1 ] && echo present || echo absent), torch: $TS_TORCH_STATE"
 
 if [ ! -x "$BUILD/bin/tracesmith" ]; then
   echo "GPU-CHECK building $BUILD"
@@ -37,12 +75,20 @@ if [ ! -x "$BUILD/bin/tracesmith" ]; then
     ninja -C "$BUILD" tracesmith tracesmith-inject tracesmith-replay-gpu cupti-floor \
       replay_make_capture capture_gpu_test capture_gpu_stacks_test capture_gpu_range_test \
       capture_gpu_session_test capture_gpu_sync_test capture_gpu_memory_test ||
-    { echo "GPU-CHECK build FAILED"; exit 1; }
+    { fail "build of $BUILD"; finish; }
 fi
 PROGS=$BUILD/gpu-programs
-gpu/build-programs.sh "$PROGS" || { echo "GPU-CHECK nvcc FAILED"; exit 1; }
+gpu/build-programs.sh "$PROGS" || { fail "gpu programs (gpu/build-programs.sh $PROGS)"; finish; }
 TS=$(realpath "$BUILD/bin/tracesmith")
-"$TS" devices
+"$TS" devices > "$OUT/devices.txt" 2>&1
+code=$?
+cat "$OUT/devices.txt"
+if have_gpu; then
+  check "devices: the driver lists the GPU (tracesmith devices exit 0, a 'GPU 0:' line)" \
+    $([ $code -eq 0 ] && grep -q '^GPU 0:' "$OUT/devices.txt"; echo $?)
+else
+  skip "devices: the driver lists the GPU" "no GPU here (nvidia-smi lists none)"
+fi
 
 export TS_TRACESMITH=$TS TS_GPU_BIN=$(realpath "$PROGS") TS_GPU_OUT=${TMPDIR:-/tmp}/ts-gpu-traces
 export TS_TORCH_WORKLOAD=$PWD/bench/workloads/torch_mlp_train.py PYTHONUNBUFFERED=1
@@ -55,61 +101,79 @@ if want fixtures; then
     rm -rf "$RAW"; mkdir -p "$RAW"
     name=$(echo "$p" | tr ' ' '_')
     "$TS" profile -q -f --dump-raw "$RAW" -o "$TS_GPU_OUT/$name.sbt" -- $PROGS/$p
-    cp "$RAW"/cupti-*.rawdump "$OUT/$name.rawdump" && echo "GPU-CHECK fixture $name.rawdump $(stat -c %s "$OUT/$name.rawdump") bytes"
+    check "fixture $name.rawdump written" \
+      $(cp "$RAW"/cupti-*.rawdump "$OUT/$name.rawdump" && [ -s "$OUT/$name.rawdump" ]; echo $?)
+    [ -f "$OUT/$name.rawdump" ] && echo "GPU-CHECK fixture $name.rawdump $(stat -c %s "$OUT/$name.rawdump") bytes"
   done
 fi
 
 if want tests; then
   for t in ${GPU_TESTS:-capture_gpu_test capture_gpu_stacks_test capture_gpu_range_test \
              capture_gpu_session_test capture_gpu_sync_test capture_gpu_memory_test}; do
-    "$BUILD/tests/capture/$t" 2>&1 | grep -v '^\[.*\] tracesmith: recording'
-    echo "GPU-CHECK gtest $t exit: ${PIPESTATUS[0]}"
+    if [ ! -x "$BUILD/tests/capture/$t" ]; then
+      skip "gtest $t" "$BUILD/tests/capture/$t not built" "$(gpu_expected)"
+      continue
+    fi
+    "$BUILD/tests/capture/$t" > "$OUT/gtest-$t.log" 2>&1
+    code=$?
+    grep -v '^\[.*\] tracesmith: recording' "$OUT/gtest-$t.log"
+    echo "GPU-CHECK gtest $t exit: $code"
+    gtest_check "gtest $t" "$OUT/gtest-$t.log" "$code"
   done
 fi
 
 if want replay; then
   OUT=$OUT scripts/gpu-replay-check.sh "$BUILD" >/dev/null 2>&1
-  echo "GPU-CHECK replay-check exit: $? (log: replay-check.log)"
-  grep -E "^(PASS|FAIL)|failures:" "$OUT/replay-check.log"
+  code=$?
+  grep -E "^(PASS|FAIL|SKIP) " "$OUT/replay-check.log"
+  absorb "replay-check (log: replay-check.log)" "$OUT/replay-check.log" "$code"
 fi
 
-if want torchjson; then
+if want torchjson && needs_torch "torch.profiler trace (the JSON exporter's schema fixture)"; then
   # A real torch.profiler trace: the schema fixture for the JSON exporter.
   TS_TORCH_TRACE=$OUT/torch_trace.json python3 bench/workloads/torch_mlp_train.py --steps 5 \
-    --profiler torch && gzip -9f "$OUT/torch_trace.json" &&
-    echo "GPU-CHECK torch trace: $(stat -c %s "$OUT/torch_trace.json.gz") bytes gzip"
+    --profiler torch && gzip -9f "$OUT/torch_trace.json"
+  check "torch.profiler trace (the JSON exporter's schema fixture) written" \
+    $([ -s "$OUT/torch_trace.json.gz" ]; echo $?)
+  [ -f "$OUT/torch_trace.json.gz" ] && echo "GPU-CHECK torch trace: $(stat -c %s "$OUT/torch_trace.json.gz") bytes gzip"
 fi
 
 if want python; then
   # In-process capture from Python (tracesmith.profile through ctypes): the same
   # kernels as `tracesmith profile --capture-range=cudaProfilerApi` for the same steps.
+  # (Without torch each mode prints its SKIP lines.)
   P=$OUT/python; mkdir -p "$P"
+  PY=(python3 gpu/python_profile_check.py)
   export PYTHONPATH=$PWD/python TRACESMITH_INJECT_LIB=$(realpath "$BUILD/lib/libtracesmith-inject.so")
-  python3 gpu/python_profile_check.py inproc "$P" 2>&1 | grep PYPROFILE
-  "$TS" profile -q -f --capture-range=cudaProfilerApi -o "$P/range.sbt" -- \
-    python3 gpu/python_profile_check.py range "$P" 2>&1 | grep PYPROFILE
-  python3 gpu/python_profile_check.py schedule "$P" 2>&1 | grep PYPROFILE
-  python3 gpu/python_profile_check.py taken "$P" 2>&1 | grep PYPROFILE
-  TRACESMITH_CLI=$TS python3 gpu/python_profile_check.py replay "$P" 2>&1 | grep PYPROFILE
-  python3 gpu/python_profile_check.py compare "$TS" "$P" 2>&1 | grep PYPROFILE
+  pycheck "python inproc" "$P/inproc.log" "${PY[@]}" inproc "$P"
+  pycheck "python range" "$P/range.log" "$TS" profile -q -f --capture-range=cudaProfilerApi \
+    -o "$P/range.sbt" -- "${PY[@]}" range "$P"
+  pycheck "python schedule" "$P/schedule.log" "${PY[@]}" schedule "$P"
+  pycheck "python taken" "$P/taken.log" "${PY[@]}" taken "$P"
+  pycheck "python replay" "$P/replay.log" env TRACESMITH_CLI="$TS" "${PY[@]}" replay "$P"
+  pycheck "python compare" "$P/compare.log" "${PY[@]}" compare "$TS" "$P"
   unset PYTHONPATH
   # The package's extension (_core) built here for this machine's Python
   # (gpu/build-python-ext.sh, from the carried libraries): the trace as
   # columns, then the package's own test suite under this Python.
   if gpu/build-python-ext.sh "$BUILD" "$P/pkg" python3 > "$P/build-ext.log" 2>&1; then
-    echo "GPU-CHECK python ext: built for Python $(python3 -c 'import sys; print(sys.version.split()[0])')"
-    PYTHONPATH=$P/pkg python3 gpu/python_profile_check.py columns "$TS" "$P" 2>&1 | grep PYPROFILE
-    PYTHONPATH=$P/pkg TRACESMITH_CLI=$TS python3 gpu/python_profile_check.py command "$TS" "$P" \
-      2>&1 | grep PYPROFILE
+    pass "python ext: the _core extension builds here (Python $(python3 -c 'import sys; print(sys.version.split()[0])'))"
+    pycheck "python columns" "$P/columns.log" env PYTHONPATH="$P/pkg" "${PY[@]}" columns "$TS" "$P"
+    pycheck "python command" "$P/command.log" env PYTHONPATH="$P/pkg" TRACESMITH_CLI="$TS" \
+      "${PY[@]}" command "$TS" "$P"
     if python3 -c "import pytest" 2>/dev/null; then
       PYTHONPATH=$P/pkg TRACESMITH_CLI=$TS TS_SOURCE_DIR=$PWD \
         python3 -m pytest -q -p no:cacheprovider tests/python > "$P/pytest.log" 2>&1
-      echo "GPU-CHECK python pytest exit $?: $(tail -1 "$P/pytest.log")"
+      code=$?
+      check "python pytest tests/python under the extension built here (exit $code: $(tail -1 "$P/pytest.log"))" $code
     else
-      echo "GPU-CHECK python pytest: SKIP (pytest is not installed for this Python)"
+      skip "python pytest tests/python" "pytest is not installed for this Python"
     fi
   else
-    echo "GPU-CHECK python ext: FAIL (python/build-ext.log):"; tail -5 "$P/build-ext.log"
+    fail "python ext: the _core extension builds here" "$P/build-ext.log"; tail -5 "$P/build-ext.log"
+    for n in "python columns" "python command" "python pytest tests/python"; do
+      skip "$n" "the extension did not build"
+    done
   fi
   unset TRACESMITH_INJECT_LIB
 fi
@@ -125,10 +189,10 @@ if want memory; then
   # Expected: the child's trace has exactly one ipc_open (op=9) at the pointer it printed,
   # with ts_ipc_open on its stack, and one ipc_close (op=10) at the same address; the
   # parent's none; `memory` on the child's file: imported_bytes 0 at the end and no live
-  # device memory (imports are counted apart, never live). The first line's verdict
-  # needs the second's too. Seen 2026-11-25 (H100): every row check right, the memory line
-  # FAIL: MEMORY2 also reports the import as a 1 MiB device alloc/free (the open's and the
-  # close's correlation ids), counted live (docs/memory.md, "Checked on the GPU").
+  # device memory (imports are counted apart, never live). Seen 2026-11-25 (H100): every
+  # row check right, the memory line FAIL: MEMORY2 also reports the import as a 1 MiB
+  # device alloc/free (the open's and the close's correlation ids), counted live
+  # (docs/memory.md, "Checked on the GPU").
   rm -f "$M"/ipc.sbt "$M"/ipc.pid*.sbt
   "$TS" profile -q -f -o "$M/ipc.sbt" -- "$PROGS/ipc_pair" --ipc > "$M/ipc.out" 2>&1
   ipc_rc=$?
@@ -175,30 +239,34 @@ spaces = ",".join(f'{k["space"]}:pid{k["pid"]}' for k in keys) or "none"
 print(f"imported_bytes={imp} live_peak={peak} live_end={end} allocs={allocs} keys={spaces}")
 EOF
 )
-  mem_ok=0
-  [[ "$mem_line" == "imported_bytes=0 live_peak=0 live_end=0 allocs=0 "* ]] && mem_ok=1
-  verdict=FAIL
-  [ "$ipc_rc" = 0 ] && [ "$ipc_open" = 1 ] && [ "$ipc_close" = 1 ] && [ "$named_open" = 1 ] &&
-    [ "$named_close" = 1 ] && [ "$address_match" = 1 ] && [ "$stack_named" = 1 ] &&
-    [ "$parent_ipc" = 0 ] && [ "$mem_ok" = 1 ] && grep -q '^ipc_pair: done$' "$M/ipc.out" &&
-    verdict=PASS
-  echo "GPU-CHECK memory ipc: open=$ipc_open close=$ipc_close address_match=$address_match" \
-       "stack_named=$stack_named parent_ipc_rows=$parent_ipc names=$named_open/$named_close" \
-       "child_ptr=${child_ptr:-?} open_address=${open_addr:-?} close_address=${close_addr:-?}" \
-       "program_exit=$ipc_rc $verdict"
-  echo "GPU-CHECK memory ipc memory: $mem_line $([ $mem_ok = 1 ] && echo PASS || echo FAIL)"
-  "$TS" profile -q -f -o "$M/mem.sbt" -- python3 gpu/memory_check.py run "$M" 2>&1 | grep MEMCHECK
-  python3 gpu/memory_check.py check "$TS" "$M" 2>&1 | grep MEMCHECK
-  echo "GPU-CHECK memory check exit: ${PIPESTATUS[0]}"
-  "$TS" memory "$M/mem.sbt" > "$M/memory.txt" 2>&1
-  "$TS" export "$M/mem.sbt" -f perfetto -o "$M/mem.pftrace" --force -q && echo "GPU-CHECK memory export perfetto: $(stat -c %s "$M/mem.pftrace") bytes"
-  "$TS" export "$M/mem.sbt" -f json -o "$M/mem.json" --force -q && gzip -9f "$M/mem.json"
-  rm -f "$M/mem.pftrace"
+  check "memory ipc: the child's trace has one ipc_open and one ipc_close, named, at the child's pointer, ts_ipc_open on the open's stack, none in the parent's, the program done (open=$ipc_open close=$ipc_close address_match=$address_match stack_named=$stack_named parent_ipc_rows=$parent_ipc names=$named_open/$named_close child_ptr=${child_ptr:-?} open_address=${open_addr:-?} close_address=${close_addr:-?} program_exit=$ipc_rc)" \
+    $([ "$ipc_rc" = 0 ] && [ "$ipc_open" = 1 ] && [ "$ipc_close" = 1 ] && [ "$named_open" = 1 ] &&
+      [ "$named_close" = 1 ] && [ "$address_match" = 1 ] && [ "$stack_named" = 1 ] &&
+      [ "$parent_ipc" = 0 ] && grep -q '^ipc_pair: done$' "$M/ipc.out"; echo $?)
+  check "memory ipc memory: no imported bytes, nothing live on the child ($mem_line)" \
+    $([[ "$mem_line" == "imported_bytes=0 live_peak=0 live_end=0 allocs=0 "* ]]; echo $?)
+  if needs_torch "memory run (the PyTorch workload under tracesmith profile)" \
+      "memory check (gpu/memory_check.py)"; then
+    "$TS" profile -q -f -o "$M/mem.sbt" -- python3 gpu/memory_check.py run "$M" > "$M/run.log" 2>&1
+    code=$?
+    grep MEMCHECK "$M/run.log"
+    check "memory run (the PyTorch workload under tracesmith profile) exits 0" $code
+    pycheck "memory check (gpu/memory_check.py)" "$M/check.log" \
+      python3 gpu/memory_check.py check "$TS" "$M"
+    "$TS" memory "$M/mem.sbt" > "$M/memory.txt" 2>&1
+    "$TS" export "$M/mem.sbt" -f perfetto -o "$M/mem.pftrace" --force -q
+    check "memory export -f perfetto of the run ($(stat -c %s "$M/mem.pftrace" 2>/dev/null || echo 0) bytes)" \
+      $([ -s "$M/mem.pftrace" ]; echo $?)
+    "$TS" export "$M/mem.sbt" -f json -o "$M/mem.json" --force -q && gzip -9f "$M/mem.json"
+    check "memory export -f json of the run (mem.json.gz)" $([ -s "$M/mem.json.gz" ]; echo $?)
+    rm -f "$M/mem.pftrace"
+  fi
 fi
 
-if want example; then
+if want example && needs_torch "example trace (5 PyTorch MLP steps)"; then
   # A small real trace: a few PyTorch training steps.
   "$TS" profile -f -o "$OUT/mlp_train.sbt" -- python3 bench/workloads/torch_mlp_train.py --steps 5
+  check "example trace (5 PyTorch MLP steps) recorded, exit 0" $?
   "$TS" info "$OUT/mlp_train.sbt" | head -40
 fi
 
@@ -207,52 +275,70 @@ BENCH=(python3 bench/overhead.py --tracesmith "$TS" --launch-loop "$PROGS/launch
        --api-costs "$PROGS/api_costs" --cupti-floor "$FLOOR" --rounds "$ROUNDS")
 if want selfcost; then
   # The capture's own accounting on each workload (info's "Capture cost").
-  for w in "ll:$PROGS/launch_loop 200000 1" "mlp:python3 bench/workloads/torch_mlp_train.py" \
-           "xf:python3 bench/workloads/torch_transformer_train.py"; do
-    name=${w%%:*}
-    "$TS" profile -q -f -o "$TS_GPU_OUT/cost_$name.sbt" -- ${w#*:} | tail -1
-    echo "GPU-CHECK selfcost $name:"; "$TS" info "$TS_GPU_OUT/cost_$name.sbt" | sed -n '/^Capture cost/,$p'
-  done 2>&1 | tee "$OUT/selfcost.log"
+  {
+    for w in "ll:$PROGS/launch_loop 200000 1" "mlp:python3 bench/workloads/torch_mlp_train.py" \
+             "xf:python3 bench/workloads/torch_transformer_train.py"; do
+      name=${w%%:*}
+      [ "$name" = ll ] || needs_torch "selfcost $name" || continue
+      "$TS" profile -q -f -o "$TS_GPU_OUT/cost_$name.sbt" -- ${w#*:} > "$TS_GPU_OUT/cost_$name.out" 2>&1
+      code=$?
+      tail -1 "$TS_GPU_OUT/cost_$name.out"
+      echo "GPU-CHECK selfcost $name:"; "$TS" info "$TS_GPU_OUT/cost_$name.sbt" | sed -n '/^Capture cost/,$p'
+      check "selfcost $name: the workload under tracesmith profile exits 0" $code
+    done
+  } > "$OUT/selfcost.log" 2>&1
+  cat "$OUT/selfcost.log"
 fi
 if want apicost; then
   # Per-call cost of the CUDA calls PyTorch makes, bare / under CUPTI / under tracesmith.
-  for c in base "cupti kernel" "cupti kernel,sync" "cupti kernel,runtime" \
-           "ts --kinds kernel --stacks none" "ts --kinds kernel,runtime --stacks none" \
-           "ts --kinds kernel,sync --stacks none" "ts --kinds kernel,memcpy,memset --stacks none" \
-           "ts --kinds kernel,memory --stacks none" "ts --kinds kernel,nvtx --stacks none" \
-           "ts --kinds kernel,overhead --stacks none" "ts --kinds kernel,external --stacks none" \
-           "ts --kinds kernel,module --stacks none" "ts --kinds kernel,driver-launch --stacks none" \
-           "ts --stacks none" "ts"; do
-    echo "== api_costs $c"
-    case $c in
-      base) "$PROGS/api_costs" 20000 ;;
-      cupti*) CUDA_INJECTION64_PATH=$FLOOR CUPTI_FLOOR_KINDS=${c#cupti } "$PROGS/api_costs" 20000 ;;
-      ts*) "$TS" profile -q -f ${c#ts} -o "$TS_GPU_OUT/api.sbt" -- "$PROGS/api_costs" 20000 ;;
-    esac
-  done 2>&1 | tee "$OUT/api_costs.log"
+  {
+    for c in base "cupti kernel" "cupti kernel,sync" "cupti kernel,runtime" \
+             "ts --kinds kernel --stacks none" "ts --kinds kernel,runtime --stacks none" \
+             "ts --kinds kernel,sync --stacks none" "ts --kinds kernel,memcpy,memset --stacks none" \
+             "ts --kinds kernel,memory --stacks none" "ts --kinds kernel,nvtx --stacks none" \
+             "ts --kinds kernel,overhead --stacks none" "ts --kinds kernel,external --stacks none" \
+             "ts --kinds kernel,module --stacks none" "ts --kinds kernel,driver-launch --stacks none" \
+             "ts --stacks none" "ts"; do
+      echo "== api_costs $c"
+      case $c in
+        base) "$PROGS/api_costs" 20000 ;;
+        cupti*) CUDA_INJECTION64_PATH=$FLOOR CUPTI_FLOOR_KINDS=${c#cupti } "$PROGS/api_costs" 20000 ;;
+        ts*) "$TS" profile -q -f ${c#ts} -o "$TS_GPU_OUT/api.sbt" -- "$PROGS/api_costs" 20000 ;;
+      esac
+      check "apicost $c: api_costs exits 0" $?
+    done
+  } > "$OUT/api_costs.log" 2>&1
+  cat "$OUT/api_costs.log"
 fi
-if want job; then
+if want job && needs_torch "job run (3 gloo ranks on one GPU)" "job check (gpu/job_check.py)"; then
   # A distributed run on one GPU: 3 gloo ranks, rank 1 slowed (issue #17).
   J=$TS_GPU_OUT/job; rm -rf "$J"; mkdir -p "$J"
   "$TS" profile -q -f -o "$J/job.sbt" -- torchrun --standalone --nproc_per_node=3 \
-    gpu/job_check.py worker "$J" 10 20 2>&1 | grep -E "JOBCHECK|rror" | tail -8
-  python3 gpu/job_check.py check "$TS" "$J" 10 20 2>&1 | tee "$OUT/job.log"
+    gpu/job_check.py worker "$J" 10 20 > "$OUT/job_run.log" 2>&1
+  code=$?
+  grep -E "JOBCHECK|rror" "$OUT/job_run.log" | tail -8
+  check "job run (3 gloo ranks on one GPU) under tracesmith profile exits 0" $code
+  pycheck "job check (gpu/job_check.py)" "$OUT/job.log" python3 gpu/job_check.py check "$TS" "$J" 10 20
   "$TS" analyze "$J/job.sbt" 2>&1 | tail -40 > "$OUT/job_analyze.txt"
 fi
 if want nccl; then
   # Two GPUs, NCCL (issue #18): all-reduce loop, DDP with a slowed rank, a collective mix.
-  if [ "$(nvidia-smi -L 2>/dev/null | wc -l)" -lt 2 ]; then
-    echo "GPU-CHECK nccl: SKIPPED ($(nvidia-smi -L 2>/dev/null | wc -l) GPU; needs two: nvidia-h200-x2)"
-  else
+  ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+  if [ "$ngpu" -lt 2 ]; then
+    skip "nccl (two-GPU NCCL runs, gpu/nccl_job_check.py)" "$ngpu GPU; needs two: nvidia-h200-x2"
+  elif needs_torch "nccl (two-GPU NCCL runs, gpu/nccl_job_check.py)"; then
     export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
     N=$TS_GPU_OUT/nccl; rm -rf "$N"; mkdir -p "$N"
     TR=(torchrun --standalone --nproc_per_node=2 gpu/nccl_job_check.py)
     # The check's ITERS is both the all-reduce loop's and the mix's count.
-    "$TS" profile -q -f -o "$N/ar.sbt" -- "${TR[@]}" allreduce 20
-    "$TS" profile -q -f -o "$N/ddp.sbt" -- "${TR[@]}" ddp 20 15
-    "$TS" profile -q -f -o "$N/mix.sbt" -- "${TR[@]}" mix 20
-    python3 gpu/nccl_job_check.py check "$TS" "$N" 20 20 15 2>&1 | tee "$OUT/nccl.log"
-    "$TS" export -f perfetto --force -o "$N/ddp.pftrace" "$N/ddp.sbt" 2>&1 | tail -3
+    for r in "ar:allreduce 20" "ddp:ddp 20 15" "mix:mix 20"; do
+      "$TS" profile -q -f -o "$N/${r%%:*}.sbt" -- "${TR[@]}" ${r#*:} > "$N/${r%%:*}.log" 2>&1
+      code=$?
+      tail -3 "$N/${r%%:*}.log"
+      check "nccl run ${r#*:} (2 ranks) under tracesmith profile exits 0" $code
+    done
+    pycheck "nccl check (gpu/nccl_job_check.py)" "$OUT/nccl.log" \
+      python3 gpu/nccl_job_check.py check "$TS" "$N" 20 20 15
     "$TS" analyze "$N/ddp.sbt" 2>&1 | sed -n '/== Job/,$p' > "$OUT/nccl_ddp_analyze.txt"
   fi
 fi
@@ -266,15 +352,22 @@ cupti_kernel_runtime_launchcb=cupti:kernel,runtime,launch-callback;;\
 ts_kernel=ts:--kinds kernel --stacks none;;ts_-runtime_nostacks=ts:--kinds -runtime --stacks none;;\
 ts_-runtime=ts:--kinds -runtime;;ts_nostacks=ts:--stacks none;;tracesmith=ts:}" \
     2>&1 | tee "$OUT/launchcost.log"
+  check "launchcost: bench/overhead.py --workloads launch exits 0" "${PIPESTATUS[0]}"
 fi
-if want bench; then
+# uses_torch LIST: a workload list of bench/overhead.py naming a PyTorch workload.
+uses_torch() { [[ ",$1," =~ ,(pyll|mlp|xf), ]]; }
+if want bench && { ! uses_torch "${BENCH_WORKLOADS:-ll,pyll,mlp,xf}" ||
+                   needs_torch "bench: bench/overhead.py --set main"; }; then
   # The issue-#12 table: floors, defaults, --stacks none, torch.profiler.
   "${BENCH[@]}" --set main --workloads "${BENCH_WORKLOADS:-ll,pyll,mlp,xf}" --json "$OUT/bench.json" \
     2>&1 | tee "$OUT/bench.log"
+  check "bench: bench/overhead.py --set main exits 0" "${PIPESTATUS[0]}"
 fi
-if want sweep; then
+if want sweep && { ! uses_torch "${SWEEP_WORKLOADS:-xf}" ||
+                   needs_torch "sweep: bench/overhead.py --set groups"; }; then
   # What each activity group costs on top of --kinds kernel, and CUPTI's own share.
   "${BENCH[@]}" --set groups --workloads "${SWEEP_WORKLOADS:-xf}" --json "$OUT/sweep.json" --tag SWEEP \
     2>&1 | tee "$OUT/sweep.log"
+  check "sweep: bench/overhead.py --set groups exits 0" "${PIPESTATUS[0]}"
 fi
-echo "GPU-CHECK done: $(date -u +%H:%M:%S)"
+finish

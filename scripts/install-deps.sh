@@ -18,6 +18,7 @@ PACKAGES=(
   python3-pytest python3-pandas        # its tests (tests/python)
   python3-setuptools python3-venv      # pip install --no-build-isolation . (offline)
   clang-format-14                      # scripts/test.sh checks the formatting (the repo's version)
+  lld                                  # faster links (used when present)
 )
 if [ "${1:-}" = --test ]; then
   PACKAGES+=(chromium nodejs)          # the report page in a real browser, its script under node

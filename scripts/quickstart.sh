@@ -9,12 +9,18 @@ cd "$(dirname "$0")/.."
 
 scripts/install-deps.sh
 cmake --preset release >/dev/null
-cmake --build --preset release
+# Only what the main job runs: the CLI and the libraries it loads (the
+# injection library and the GPU replayer, where CUDA is found). The tests are
+# built by the test command (scripts/test.sh).
+SECONDS=0
+cmake --build --preset release --target tracesmith
+echo "quickstart: built in $((SECONDS / 60)) min $((SECONDS % 60)) s"
 TS=build/release/bin/tracesmith
 
-# A bf16 Transformer training run with host stacks (H100): call sites name the
-# model's Python lines and the autograd nodes of the backward pass.
-trace=examples/traces/transformer_train.sbt
+# A bf16 Transformer training run with host stacks, captured by this version
+# (H200, 2026-11-28): call sites name the model's Python lines and the autograd
+# nodes of the backward pass; `info` shows what the capture cost.
+trace=examples/traces/transformer_step.sbt
 [ -f "$trace" ] || trace=$(ls examples/traces/*.sbt | head -n 1)
 
 have_gpu() { command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; }
@@ -29,7 +35,7 @@ if have_gpu && grep -q "CUDA capture: built in" <($TS version); then
   fi
   trace=$out
 else
-  echo "No GPU here: analysing the GPU trace shipped in $trace (a PyTorch training run captured on an H100)"
+  echo "No GPU here: analysing the GPU trace shipped in $trace (a PyTorch training run captured on an H200)"
 fi
 echo
 $TS info "$trace"

@@ -18,8 +18,22 @@ cd "$(dirname "$0")/.."
 JOBS=${JOBS:-$(nproc)}
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 
-scripts/install-deps.sh --test
+# Wall time of each phase, printed at the end (docs/testing.md has CI's budget).
+PHASES=()
+TEST_START=$SECONDS
+phase_start() { PHASE_T0=$SECONDS; }
+phase_end() { PHASES+=("$(printf '%-34s %4d s' "$1" $((SECONDS - PHASE_T0)))"); }
+print_phases() {
+  echo "=== wall time by phase ==="
+  printf '  %s\n' "${PHASES[@]}"
+  printf '  %-34s %4d s (CI budget: 2100 s, limit 5400 s)\n' "total" $((SECONDS - TEST_START))
+}
 
+phase_start
+scripts/install-deps.sh --test
+phase_end "dependencies"
+
+phase_start
 echo "=== layering (docs/architecture.md) ==="
 python3 scripts/check-layering.py
 
@@ -52,14 +66,23 @@ else
   rm -f "$format_log"
   echo "formatting: $(cxx_sources | tr -cd '\0' | wc -c) files clean"
 fi
+phase_end "layering + formatting"
 
 run_suite() {  # preset [command prefix...]
   local preset=$1
   shift
   echo "=== build + test: $preset ==="
+  phase_start
   cmake --preset "$preset" >/dev/null
   "$@" cmake --build --preset "$preset" -j "$JOBS"  # (tsan: only the target tsan_tests)
-  "$@" ctest --preset "$preset" -j "$JOBS"
+  phase_end "build: $preset"
+  phase_start
+  if ! "$@" ctest --preset "$preset" -j "$JOBS"; then
+    phase_end "tests: $preset"
+    print_phases
+    exit 1
+  fi
+  phase_end "tests: $preset"
 }
 
 run_suite release
@@ -76,25 +99,36 @@ if [ "${SKIP_TSAN:-0}" != 1 ]; then
   run_suite tsan ${no_aslr[@]+"${no_aslr[@]}"}
 fi
 
+run_fuzzer() {  # fuzzer binary: runs it for FUZZ_SECONDS on a copy of its corpus
+  local f=$1 name corpus log
+  name=$(basename "$f" _fuzzer)
+  corpus=$(mktemp -d)
+  log=$(mktemp)
+  [ -d "fuzz/corpus/$name" ] && cp -r "fuzz/corpus/$name/." "$corpus/"
+  if ! "$f" -max_total_time="$FUZZ_SECONDS" -rss_limit_mb=2048 -max_len=65536 \
+      -print_final_stats=1 -artifact_prefix=build/fuzz/ "$corpus" >"$log" 2>&1; then
+    { echo "--- $name"; tail -n 40 "$log"; echo "fuzzer $name found a failure (input saved under build/fuzz/)"; }
+    rm -rf "$corpus" "$log"
+    return 1
+  fi
+  { echo "--- $name"; grep -E "^(Done|stat::number_of_executed_units|stat::peak_rss_mb)" "$log" || true; }
+  rm -rf "$corpus" "$log"
+}
+
 if [ "$FUZZ_SECONDS" -gt 0 ]; then
-  echo "=== fuzzers (${FUZZ_SECONDS}s each) ==="
+  phase_start
+  echo "=== fuzzers (${FUZZ_SECONDS}s each, $JOBS at a time) ==="
   cmake --preset fuzz >/dev/null
   cmake --build --preset fuzz -j "$JOBS" --target fuzzers
-  for f in build/fuzz/fuzz/*_fuzzer; do
-    name=$(basename "$f" _fuzzer)
-    corpus=$(mktemp -d)
-    [ -d "fuzz/corpus/$name" ] && cp -r "fuzz/corpus/$name/." "$corpus/"
-    echo "--- $name"
-    log=$(mktemp)
-    if ! "$f" -max_total_time="$FUZZ_SECONDS" -rss_limit_mb=2048 -max_len=65536 \
-        -print_final_stats=1 -artifact_prefix=build/fuzz/ "$corpus" >"$log" 2>&1; then
-      tail -n 40 "$log"
-      echo "fuzzer $name found a failure (input saved under build/fuzz/)"
-      exit 1
-    fi
-    grep -E "^(Done|stat::number_of_executed_units|stat::peak_rss_mb)" "$log" || true
-    rm -f "$log"
-    rm -rf "$corpus"
-  done
+  # One fuzzer per core: each is single-threaded and runs for a fixed time.
+  export -f run_fuzzer
+  export FUZZ_SECONDS
+  if ! printf '%s\0' build/fuzz/fuzz/*_fuzzer | xargs -0 -n1 -P "$JOBS" bash -c 'run_fuzzer "$0"'; then
+    phase_end "fuzzers"
+    print_phases
+    exit 1
+  fi
+  phase_end "fuzzers"
 fi
+print_phases
 echo "=== all test suites passed ==="

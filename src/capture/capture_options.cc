@@ -260,7 +260,35 @@ StatusOr<CaptureOptions> OptionsFromEnv(const std::map<std::string, std::string>
     RETURN_IF_ERROR(ParseDeviceRanges(*v).status());
     o.replay_ranges = *v;
   }
+  o.tuning = TuningFromEnv(env);
   return o;
+}
+
+CaptureTuning TuningFromEnv(const std::map<std::string, std::string>& env) {
+  auto is = [&](const char* key, const char* value) {
+    auto it = env.find(key);
+    return it != env.end() && it->second == value;
+  };
+  CaptureTuning t;
+  t.subscribe = !is(kEnvSubscribe, "0");
+  if (auto it = env.find(kEnvDeviceBufferMb); it != env.end()) {
+    const int mb = std::atoi(it->second.c_str());  // as the engine read it: "64MB" is 64
+    if (mb > 0) t.device_buffer_mb = uint32_t(mb);
+  }
+  t.system_thread_ids = !is(kEnvTidType, "process");
+  t.meminfo_at_context = !is(kEnvMeminfoAtContext, "0");
+  t.api_filter = !is(kEnvApiFilter, "0");
+  t.stack_rewalk = is(kEnvStackRewalk, "1");
+  t.stack_copy_probe = is(kEnvStackCopyProbe, "1");
+  return t;
+}
+
+CaptureTuning TuningFromProcessEnv() {
+  std::map<std::string, std::string> env;
+  for (const char* key : {kEnvSubscribe, kEnvDeviceBufferMb, kEnvTidType, kEnvMeminfoAtContext,
+                          kEnvApiFilter, kEnvStackRewalk, kEnvStackCopyProbe})
+    if (const char* v = std::getenv(key)) env.emplace(key, v);
+  return TuningFromEnv(env);
 }
 
 StatusOr<CaptureOptions> OptionsFromProcessEnv() {

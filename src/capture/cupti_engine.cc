@@ -13,7 +13,6 @@
 
 #include "cubin_hash.h"
 #include "generated_nvtx_meta.h"
-#include "memory_calls.h"
 #include "tracesmith/base/hot_path.h"
 #include "tracesmith/capture/stack_hook.h"
 #include "tracesmith/cuda/call.h"
@@ -143,13 +142,12 @@ Status CuptiEngine::Start(const CaptureOptions& options) {
   options_ = options;
   pid_ = static_cast<uint32_t>(getpid());
 
-  // Tuning knob for overhead measurements: TRACESMITH_SUBSCRIBE=0 records
+  // Tuning knob for overhead measurements (TRACESMITH_SUBSCRIBE=0): records
   // activities without a callback subscriber (no module loads, capture
-  // ranges, stacks or CUPTI-in-use detection).
-  const char* subscribe = getenv("TRACESMITH_SUBSCRIBE");
-  bool use_callbacks = !(subscribe && std::string_view(subscribe) == "0");
-  CUptiResult rc =
-      use_callbacks ? cuptiSubscribe(&subscriber_, &CuptiEngine::OnCallback, this) : CUPTI_SUCCESS;
+  // ranges, stacks, recorders or CUPTI-in-use detection).
+  CUptiResult rc = options.tuning.subscribe
+                       ? cuptiSubscribe(&subscriber_, &CuptiEngine::OnCallback, this)
+                       : CUPTI_SUCCESS;
   if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
     subscriber_ = nullptr;
     return FailedPrecondition(
@@ -167,37 +165,32 @@ Status CuptiEngine::Start(const CaptureOptions& options) {
     return st;
   }
   pool_.Configure(size_t{options.buffer_mb} << 20);
-  // Tuning knob: TRACESMITH_DEVICE_BUFFER_MB sets CUPTI's per-context device
+  // Tuning knob (TRACESMITH_DEVICE_BUFFER_MB): CUPTI's per-context device
   // buffer (default 3 MiB in CUPTI 13): fewer device->host flushes on long
   // launch bursts, at the cost of GPU memory.
-  if (const char* dev_mb = getenv("TRACESMITH_DEVICE_BUFFER_MB"); dev_mb && atoi(dev_mb) > 0) {
-    size_t bytes = size_t(atoi(dev_mb)) << 20, size = sizeof(bytes);
+  if (options.tuning.device_buffer_mb > 0) {
+    size_t bytes = size_t(options.tuning.device_buffer_mb) << 20, size = sizeof(bytes);
     cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &size, &bytes);
   }
   CUPTI_CALL(cuptiActivityRegisterCallbacks(&CuptiEngine::OnBufferRequested,
                                             &CuptiEngine::OnBufferCompleted));
   // Thread ids as the OS knows them (gettid), so they match /proc and stacks.
-  // Tuning knob for overhead measurements: TRACESMITH_TID_TYPE=process keeps
+  // Tuning knob for overhead measurements (TRACESMITH_TID_TYPE=process):
   // CUPTI's default (pthread-derived) ids.
-  const char* tid_type = getenv("TRACESMITH_TID_TYPE");
-  if (!tid_type || std::string_view(tid_type) != "process")
-    cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+  if (options.tuning.system_thread_ids) cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
   tick_rate_ = TickRate::Start();
   writer_cost_ = WriterCost{};
-  if (subscriber_ && (options.groups & kGroupSync) && !(options.groups & kGroupSyncActivity))
-    sync_ = std::make_unique<SyncRecorder>(pid_);
-  memory_.reset();
-  if (subscriber_ && (options.groups & kGroupMemory))
-    memory_ = std::make_unique<MemoryRecorder>(pid_);
-  // Tuning knob: TRACESMITH_MEMINFO_AT_CONTEXT=0 skips the cuMemGetInfo
-  // reading made inside the context-created callback.
-  const char* meminfo = getenv("TRACESMITH_MEMINFO_AT_CONTEXT");
-  meminfo_at_context_ = !(meminfo && std::string_view(meminfo) == "0");
+  RecorderContext context;
+  context.pid = pid_;
+  context.options = &options_;
+  context.subscribed = subscriber_ != nullptr;
+  context.output_path = output_path_;
+  recorders_ = MakeRecorders(context);
+  for (int i = 0; i < kMaxRecorders; ++i)
+    recorder_at_[i] = i < int(recorders_.size()) ? recorders_[i].get() : nullptr;
   driver_rows_ =
       subscriber_ && (options.groups & kGroupDriverLaunch) && !(options.groups & kGroupDriver);
   if (subscriber_) StartStacks();
-  if (subscriber_ && options.replay_capture.kind != ReplayFilter::Kind::kOff)
-    replay_ = std::make_unique<ReplayCapturer>(options.replay_capture, options);
   if (subscriber_) RETURN_IF_ERROR(EnableCallbacks());
 
   start_mono_ns_ = MonotonicNs();
@@ -279,74 +272,43 @@ Status CuptiEngine::OpenOutput(const CaptureOptions& options) {
     }
   }
   sink_ = std::make_unique<SbtSink>(sbt_.get());
-  meminfo_name_id_ = 0;  // strings are per file
-  pending_memory_.clear();
   converter_ = std::make_unique<ActivityConverter>(sink_.get(), names, pid_);
   converter_->set_stack_lookup(&stacks_);
   return OkStatus();
 }
 
 Status CuptiEngine::EnableCallbacks() {
+  // Callbacks on work-submitting calls only when host stacks or driver-launch
+  // rows (driver_calls.h) need them: each enabled callback is paid on every
+  // launch. The recorders claim theirs (synchronizing calls, allocation
+  // calls, the replay capture's): rare calls, but for replay's launches.
+  const bool stacks = GetStackHook() != nullptr;
+  converter_->TrackRuntimeCalls(driver_rows_);
+  table_ = CallbackTable{};
+  for (size_t i = 0; i < recorders_.size(); ++i) {
+    CallbackClaims claims(&table_, int(i), stacks);
+    recorders_[i]->Claim(claims);
+  }
   // Resource callbacks: contexts (for per-context drop counts) and modules.
   CUPTI_CALL(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE,
                                  CUPTI_CBID_RESOURCE_CONTEXT_CREATED));
-  if ((options_.groups & kGroupModule) || replay_) {
+  if ((options_.groups & kGroupModule) || table_.module_loads) {
     CUPTI_CALL(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE,
                                    CUPTI_CBID_RESOURCE_MODULE_LOADED));
     CUPTI_CALL(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE,
                                    CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING));
   }
-  // Callbacks on work-submitting calls only when host stacks or driver-launch
-  // rows (driver_calls.h) need them: each enabled callback is paid on every
-  // launch. Synchronizing calls are rare: their callbacks make the sync rows.
-  // Allocation calls are rare too (--kinds memory): a stack at their entry
-  // when stacks are on; VMM and IPC calls make memory rows at their exit
-  // (memory_calls.h).
-  const bool stacks = GetStackHook() != nullptr;
-  converter_->TrackRuntimeCalls(driver_rows_);
-  enter_cbids_.reset();
-  exit_cbids_.reset();
-  stack_cbids_.reset();
-  driver_row_cbids_.reset();
-  for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid) {
-    CostSite site;
-    bool work = false, exit = false;
-    const MemoryCallback memory = memory_ ? ClassifyMemoryCallback(cbid) : MemoryCallback::kNone;
-    if (SyncRecorder::TypeOf(cbid) != model::kSyncUnknown) {
-      if (!sync_) continue;
-      site = CostSite::kSync;
-      exit = true;
-    } else if (memory == MemoryCallback::kRow || (memory == MemoryCallback::kStackOnly && stacks)) {
-      site = CostSite::kAlloc;
-      exit = memory == MemoryCallback::kRow;
-    } else if (stacks || driver_rows_) {
+  if (stacks || driver_rows_) {
+    for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid) {
+      CostSite site;
       const char* name = CallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid);
-      if (!name || !IsWorkSubmittingDriverApi(name, &site)) continue;
-      work = true;
-    } else {
-      continue;
+      if (name && IsWorkSubmittingDriverApi(name, &site))
+        table_.ClaimWork(cbid, site, stacks, driver_rows_);
     }
-    CUPTI_CALL(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid));
-    enter_cbids_.set(cbid);
-    site_of_[cbid] = uint8_t(site);
-    if (stacks) stack_cbids_.set(cbid);
-    if (work && driver_rows_) driver_row_cbids_.set(cbid);
-    if (exit) exit_cbids_.set(cbid);
   }
-  if (replay_) {
-    for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid)
-      if (ReplayCapturer::IsLaunchCallback(cbid) || ReplayCapturer::IsGraphCallback(cbid))
-        CUPTI_CALL(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid));
-    // Range replay re-issues the copies, memsets and event/sync calls between
-    // recorded launches.
-    for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid)
-      if (ReplayCapturer::IsStreamOpCallback(cbid))
-        CUPTI_CALL(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid));
-    if (replay_->tracks_allocations())
-      for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid)
-        if (ReplayCapturer::IsMemoryCallback(cbid))
-          CUPTI_CALL(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid));
-  }
+  for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid)
+    if (table_.driver[cbid].enabled())
+      CUPTI_CALL(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid));
   if (options_.range == CaptureRange::kCudaProfilerApi) {
     CUPTI_CALL(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API,
                                    CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000));
@@ -398,8 +360,7 @@ Status CuptiEngine::SetActivities(bool enable) {
                    enable ? "enable" : "disable", static_cast<int>(k), msg ? msg : "?");
     }
   }
-  const char* filter = getenv("TRACESMITH_API_FILTER");  // tuning knob: 0 = record all APIs
-  if (enable && !(filter && std::string_view(filter) == "0")) {
+  if (enable && options_.tuning.api_filter) {
     // Per-API filters apply after the kind is enabled (the kind resets them).
     if (g & kGroupRuntime) {
       for (uint32_t cbid = 1; cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; ++cbid) {
@@ -457,30 +418,30 @@ TS_HOT void CUPTIAPI CuptiEngine::OnCallback(void* userdata, CUpti_CallbackDomai
         if (!start) e->flush_requests_.fetch_add(1);
         return;
       }
-      // Hot path: entry of a launch (stacks on) or of a synchronizing call.
-      if (cbid < CUPTI_DRIVER_TRACE_CBID_SIZE && e->enter_cbids_.test(cbid)) {
-        if (info->callbackSite == CUPTI_API_ENTER) {
+      // Hot path: a launch's callback (stacks or driver-launch rows on) reads
+      // its route and calls no recorder unless one claimed launches.
+      if (cbid >= CUPTI_DRIVER_TRACE_CBID_SIZE) return;
+      const DriverRoute route = e->table_.driver[cbid];
+      const bool entry = info->callbackSite == CUPTI_API_ENTER;
+      if (route.flags & DriverRoute::kTimed) {
+        if (entry) {
           // The driver's frame that called us: stacks start there, without
           // walking this callback's own frames on every launch.
           stacks::CallerFrame from;
           TRACESMITH_CALLER_FRAME(from);
-          e->OnDriverEnter(cbid, info, from);
-        } else if (e->driver_row_cbids_.test(cbid)) {
-          CostTimer timer(ThreadCost::Get(), CostSite::kDriverRow);
-          DriverCalls::OnExit(cbid, info);
-          timer.Finish();
-        } else if (e->exit_cbids_.test(cbid)) {
-          e->OnDriverExit(cbid, info);
+          e->OnDriverEnter(cbid, info, route, from);
+        } else {
+          if (route.flags & DriverRoute::kDriverRow) {
+            CostTimer timer(ThreadCost::Get(), CostSite::kDriverRow);
+            DriverCalls::OnExit(cbid, info);
+            timer.Finish();
+          }
+          if (route.exit) e->OnDriverExit(cbid, info, route);
         }
       }
-      if (e->replay_ && ReplayCapturer::IsLaunchCallback(cbid))
-        e->replay_->OnLaunch(cbid, info, e->activities_on_.load(std::memory_order_relaxed));
-      else if (e->replay_ && ReplayCapturer::IsGraphCallback(cbid))
-        e->replay_->OnGraph(cbid, info, e->activities_on_.load(std::memory_order_relaxed));
-      else if (e->replay_ && ReplayCapturer::IsMemoryCallback(cbid))
-        e->replay_->OnMemory(cbid, info);
-      else if (e->replay_)
-        e->replay_->OnStreamOp(cbid, info, e->activities_on_.load(std::memory_order_relaxed));
+      // Untimed claims (the replay capture), after the timed path.
+      if (const uint8_t after = entry ? route.after_entry : route.after_exit)
+        e->Deliver(after, cbid, info, 0, entry);
       return;
     }
     case CUPTI_CB_DOMAIN_RUNTIME_API: {
@@ -509,99 +470,38 @@ TS_HOT void CUPTIAPI CuptiEngine::OnCallback(void* userdata, CUpti_CallbackDomai
 }
 
 TS_HOT void CuptiEngine::OnDriverEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* info,
-                                       const stacks::CallerFrame& from) {
-  const CostSite site = CostSite(site_of_[cbid]);
+                                       DriverRoute route, const stacks::CallerFrame& from) {
   ThreadCost* tc = ThreadCost::Get();
-  CostTimer timer(tc, site);
+  CostTimer timer(tc, CostSite(route.site));
   uint32_t stack = 0;
-  if (stack_cbids_.test(cbid)) {
+  if (route.flags & DriverRoute::kStack) {
     stack = TakeStack(tc, timer.on, from);
     if (stack) CorrelationStacks::Record(info->correlationId, stack);
   }
-  // kSync and kAlloc are the only entry sites past kGraph: one compare for a launch.
-  if (site >= CostSite::kSync && activities_on_.load(std::memory_order_relaxed)) {
-    if (site == CostSite::kSync)
-      sync_->OnEnter(cbid, info, stack);
-    else if (exit_cbids_.test(cbid))
-      memory_->OnEnter(cbid, info, stack);
-  }
-  if (driver_row_cbids_.test(cbid))
+  if (route.entry) Deliver(route.entry, cbid, info, stack, /*entry=*/true);
+  if (route.flags & DriverRoute::kDriverRow)
     DriverCalls::OnEnter(cbid, info, activities_on_.load(std::memory_order_relaxed));
   timer.Finish();
 }
 
-void CuptiEngine::OnDriverExit(CUpti_CallbackId cbid, const CUpti_CallbackData* info) {
-  const CostSite site = CostSite(site_of_[cbid]);
-  CostTimer timer(ThreadCost::Get(), site);
-  if (site == CostSite::kSync)
-    sync_->OnExit(cbid, info);
-  else
-    memory_->OnExit(cbid, info);
+void CuptiEngine::OnDriverExit(CUpti_CallbackId cbid, const CUpti_CallbackData* info,
+                               DriverRoute route) {
+  CostTimer timer(ThreadCost::Get(), CostSite(route.site));
+  Deliver(route.exit, cbid, info, 0, /*entry=*/false);
   timer.Finish();
 }
 
-namespace {
-// Device memory in use on the current context's device (total - free).
-bool MemoryUsedNow(uint64_t* used) {
-  size_t free_bytes = 0, total_bytes = 0;
-  if (cuMemGetInfo(&free_bytes, &total_bytes) != CUDA_SUCCESS || total_bytes < free_bytes)
-    return false;
-  *used = total_bytes - free_bytes;
-  return true;
-}
-}  // namespace
-
-void CuptiEngine::QueueMemoryInUse(uint32_t device_id, uint64_t used_bytes) {
-  MemoryInUse m;
-  m.ts_ns = 0;
-  cuptiGetTimestamp(&m.ts_ns);
-  m.used_bytes = used_bytes;
-  m.device_id = device_id;
-  std::lock_guard<std::mutex> lock(events_mu_);
-  memory_in_use_.push_back(m);
+void CuptiEngine::Deliver(uint8_t recorders, CUpti_CallbackId cbid, const CUpti_CallbackData* info,
+                          uint32_t stack_id, bool entry) {
+  const DriverCallEvent call{cbid, info, stack_id, entry,
+                             activities_on_.load(std::memory_order_relaxed)};
+  for (; recorders; recorders &= uint8_t(recorders - 1))
+    recorder_at_[__builtin_ctz(recorders)]->OnDriverCall(call);
 }
 
 void CuptiEngine::RecordDeviceMemoryUsed() {
-  if (!memory_ || !running_.load() || abandoned_.load()) return;
-  int n = 0;
-  if (cuDeviceGetCount(&n) != CUDA_SUCCESS) return;  // no cuInit yet: at context creation
-  CUcontext current = nullptr;
-  CUdevice current_device = -1;
-  if (cuCtxGetCurrent(&current) != CUDA_SUCCESS || !current ||
-      cuCtxGetDevice(&current_device) != CUDA_SUCCESS)
-    current = nullptr;
-  for (int i = 0; i < n; ++i) {
-    CUdevice dev = 0;
-    if (cuDeviceGet(&dev, i) != CUDA_SUCCESS) continue;
-    uint64_t used = 0;
-    if (current && dev == current_device) {
-      if (MemoryUsedNow(&used)) QueueMemoryInUse(uint32_t(i), used);
-      continue;
-    }
-    // Another device: through its primary context, only when it is active
-    // (retaining an inactive one would create it).
-    unsigned int flags = 0;
-    int active = 0;
-    if (cuDevicePrimaryCtxGetState(dev, &flags, &active) != CUDA_SUCCESS || !active) continue;
-    CUcontext ctx = nullptr;
-    if (cuDevicePrimaryCtxRetain(&ctx, dev) != CUDA_SUCCESS) continue;
-    if (cuCtxPushCurrent(ctx) == CUDA_SUCCESS) {
-      if (MemoryUsedNow(&used)) QueueMemoryInUse(uint32_t(i), used);
-      CUcontext popped = nullptr;
-      cuCtxPopCurrent(&popped);
-    }
-    cuDevicePrimaryCtxRelease(dev);
-  }
-}
-
-void CuptiEngine::ReadMemoryInUseOf(CUcontext ctx) {
-  if (!ctx || cuCtxPushCurrent(ctx) != CUDA_SUCCESS) return;
-  uint64_t used = 0;
-  bool ok = MemoryUsedNow(&used);
-  CUcontext popped = nullptr;
-  cuCtxPopCurrent(&popped);
-  uint32_t device = 0;
-  if (ok && cuptiGetDeviceId(ctx, &device) == CUPTI_SUCCESS) QueueMemoryInUse(device, used);
+  if (!running_.load() || abandoned_.load()) return;
+  for (const auto& r : recorders_) r->OnCaptureEdge();
 }
 
 void CuptiEngine::OnResource(CUpti_CallbackId cbid, const CUpti_ResourceData* data) {
@@ -610,11 +510,8 @@ void CuptiEngine::OnResource(CUpti_CallbackId cbid, const CUpti_ResourceData* da
       std::lock_guard<std::mutex> lock(events_mu_);
       contexts_.push_back(data->context);
     }
-    // Memory in use before the program's first allocation (the usual
-    // `profile -- prog` case: no context exists when the capture starts).
-    // Driver calls made here reach no callback of ours (none is enabled for
-    // them); measured on the H100 (docs/capture.md).
-    if (memory_ && meminfo_at_context_) ReadMemoryInUseOf(data->context);
+    for (uint8_t m = table_.context_created; m; m &= uint8_t(m - 1))
+      recorder_at_[__builtin_ctz(m)]->OnContextCreated(data->context);
     return;
   }
   if (cbid != CUPTI_CBID_RESOURCE_MODULE_LOADED &&
@@ -629,10 +526,11 @@ void CuptiEngine::OnResource(CUpti_CallbackId cbid, const CUpti_ResourceData* da
   if (mod) {
     m.module_id = mod->moduleId;
     m.cubin_bytes = mod->cubinSize;
-    if (cbid == CUPTI_CBID_RESOURCE_MODULE_LOADED && mod->pCubin && mod->cubinSize) {
+    if (cbid == CUPTI_CBID_RESOURCE_MODULE_LOADED && mod->pCubin && mod->cubinSize)
       m.cubin_hash = CubinHash(reinterpret_cast<const uint8_t*>(mod->pCubin), mod->cubinSize);
-      if (replay_) replay_->OnModuleLoaded(mod->pCubin, mod->cubinSize);
-    }
+    if (cbid == CUPTI_CBID_RESOURCE_MODULE_LOADED)
+      for (uint8_t r = table_.module_loads; r; r &= uint8_t(r - 1))
+        recorder_at_[__builtin_ctz(r)]->OnModuleLoaded(data->context, *mod);
   }
   if (data->context) {
     cuptiGetContextId(data->context, &m.context_id);

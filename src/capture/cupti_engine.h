@@ -13,14 +13,20 @@
 //    process leaves a trace readable up to the last period.
 // Stop requests are plain atomics polled by the writer every few ms, so a
 // signal handler can request a final flush (see injection.cc).
+//
+// Sources of rows beyond the CUPTI activity records are recorders
+// (recorder.h, listed in recorders.cc): the engine routes the callbacks
+// they claim to them through one table entry per driver callback id, and
+// calls their writer hooks in each flush. What stays here is what every
+// capture has: activity buffers and their conversion, host stacks, the
+// driver API rows of work-submitting calls, module rows, metadata, clock
+// anchors, drops and the capture's cost.
 #pragma once
 
 #include <cupti.h>
 
 #include <atomic>
-#include <bitset>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -31,10 +37,8 @@
 #include "buffer_pool.h"
 #include "correlation_stacks.h"
 #include "driver_calls.h"
-#include "memory_recorder.h"
 #include "raw_dump.h"
-#include "replay_capture.h"
-#include "sync_recorder.h"
+#include "recorder.h"
 #include "tracesmith/capture/capture_options.h"
 #include "tracesmith/capture/self_cost.h"
 #include "tracesmith/capture/session.h"
@@ -60,10 +64,11 @@ class CuptiEngine {
   // After fork() in the child: the parent's capture is not ours to touch.
   void AbandonAfterFork();
 
-  // --kinds memory: device memory in use (cuMemGetInfo: total - free) on
-  // every device with a context now, queued as "device memory used
-  // (cuMemGetInfo)" counter rows. On the thread that starts or stops the
-  // capture (never inside a CUPTI callback); creates no context.
+  // The recorders' readings at the capture's edges (Recorder::OnCaptureEdge;
+  // --kinds memory: device memory in use, cuMemGetInfo, on every device with
+  // a context now, as "device memory used (cuMemGetInfo)" counter rows). On
+  // the thread that starts or stops the capture (never inside a CUPTI
+  // callback); creates no context.
   void RecordDeviceMemoryUsed();
 
   bool running() const { return running_.load(); }
@@ -81,7 +86,8 @@ class CuptiEngine {
   void DrainStacks();
   Status SetActivities(bool enable);
   void WriterLoop();
-  // One writer cycle: CUPTI flush, stacks, syncs, records, modules, file.
+  // One writer cycle: CUPTI flush, stacks, recorders' rows (Write), CUPTI
+  // records, driver API rows, recorders' later rows, modules, file.
   // `forced` (the last one): incomplete CUPTI buffers too, pool closed.
   void FlushOnce(bool forced);
   void ProcessCompletedBuffers();
@@ -99,22 +105,18 @@ class CuptiEngine {
                                          size_t size, size_t valid_size);
   static void CUPTIAPI OnCallback(void* userdata, CUpti_CallbackDomain domain,
                                   CUpti_CallbackId cbid, const void* cbdata);
-  // Driver API entry of a call in enter_cbids_: host stack, sync row, cost.
-  void OnDriverEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* info,
+  // Driver API entry of a call on the timed path: cost, host stack, the
+  // recorders of route.entry, the driver API row.
+  void OnDriverEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* info, DriverRoute route,
                      const stacks::CallerFrame& from);
-  // Driver API exit of a call in exit_cbids_: sync or memory row.
-  void OnDriverExit(CUpti_CallbackId cbid, const CUpti_CallbackData* info);
+  // Driver API exit of a call some recorder claimed the exit of (route.exit).
+  void OnDriverExit(CUpti_CallbackId cbid, const CUpti_CallbackData* info, DriverRoute route);
+  // Gives the call to the recorders of `recorders` (bit i: recorder_at_[i]).
+  void Deliver(uint8_t recorders, CUpti_CallbackId cbid, const CUpti_CallbackData* info,
+               uint32_t stack_id, bool entry);
   // The calling thread's stack id (0: none); `timed` adds its phases to `tc`.
   // `from`: the driver's frame that called OnCallback; the walk starts there.
   uint32_t TakeStack(ThreadCost* tc, bool timed, const stacks::CallerFrame& from);
-  // Sync and memory rows out of their recorders (every poll); `append`
-  // writes them too (every flush).
-  void DrainRecorders(bool append);
-  // Queues a "device memory used" reading of `device` (any thread).
-  void QueueMemoryInUse(uint32_t device_id, uint64_t used_bytes);
-  // At a context's creation (resource callback): reads with it pushed.
-  void ReadMemoryInUseOf(CUcontext ctx);
-  void WritePendingCounters();
   // Writer: driver calls of the last cycle that no runtime call made become
   // driver API rows (all of them when `all`, at the end).
   void WriteDriverCalls(bool all);
@@ -154,12 +156,16 @@ class CuptiEngine {
   std::mutex events_mu_;
   std::vector<model::ModuleLoadEvent> modules_;
   std::vector<CUcontext> contexts_;
-  struct MemoryInUse {
-    uint64_t ts_ns, used_bytes;
-    uint32_t device_id;
-  };
-  std::vector<MemoryInUse> memory_in_use_;
   std::atomic<uint64_t> module_loads_{0};
+
+  // Made at Start (recorders.cc); recorder_at_[i] is the i-th, bit i of the
+  // masks in table_.
+  std::vector<std::unique_ptr<Recorder>> recorders_;
+  Recorder* recorder_at_[kMaxRecorders] = {};
+  // Per driver callback id: the engine's timed path (work-submitting calls:
+  // host stack, driver API row; recorders' timed claims) and the recorders
+  // called on it and after it. Filled by EnableCallbacks.
+  CallbackTable table_;
 
   // Owned by the writer thread after Start().
   std::unique_ptr<format::SbtWriter> sbt_;
@@ -170,35 +176,14 @@ class CuptiEngine {
   CorrelationStacks stacks_;
   std::unique_ptr<stacks::StackCollector> collector_;  // null: no stacks or foreign hook
   std::string stack_mode_ = "none";
-  // Driver callbacks whose entry records a host stack (work-submitting and,
-  // with sync rows, synchronizing calls); replay capture enables others too.
-  std::bitset<CUPTI_DRIVER_TRACE_CBID_SIZE> stack_cbids_;
-  // Driver callbacks handled by OnDriverEnter, and the cost site of each.
-  std::bitset<CUPTI_DRIVER_TRACE_CBID_SIZE> enter_cbids_;
-  // Those of enter_cbids_ whose exit makes a row other than a driver API row
-  // (OnDriverExit): synchronizing calls (sync rows), VMM and IPC calls
-  // (memory rows). Launches, copies and memsets are never in it.
-  std::bitset<CUPTI_DRIVER_TRACE_CBID_SIZE> exit_cbids_;
-  uint8_t site_of_[CUPTI_DRIVER_TRACE_CBID_SIZE] = {};
-  std::unique_ptr<SyncRecorder> sync_;  // --kinds sync (not sync-activity)
-  // --kinds memory: stacks at allocation calls, VMM/IPC rows (memory_calls.h).
-  std::unique_ptr<MemoryRecorder> memory_;
-  bool meminfo_at_context_ = true;  // TRACESMITH_MEMINFO_AT_CONTEXT=0: not at context creation
   // --kinds driver-launch (without the full driver group): driver API rows
-  // from callbacks (driver_calls.h) for these callback ids.
+  // from callbacks (driver_calls.h) of the work-submitting calls
+  // (DriverRoute::kDriverRow).
   bool driver_rows_ = false;
-  bool rewalk_ = false;      // TRACESMITH_STACK_REWALK=1 (engine_stacks.cc)
-  bool copy_probe_ = false;  // TRACESMITH_STACK_COPYPROBE=1 (engine_stacks.cc)
-  std::bitset<CUPTI_DRIVER_TRACE_CBID_SIZE> driver_row_cbids_;
-  std::vector<DriverCall> driver_calls_;            // writer: this cycle's calls
-  std::vector<DriverCall> driver_calls_prev_;       // writer: the last cycle's, decided now
-  std::vector<model::SyncEvent> pending_syncs_;     // writer: collected, not yet appended
-  std::vector<model::MemoryEvent> pending_memory_;  // writer: collected, not yet appended
-  uint32_t meminfo_name_id_ = 0;                    // writer: the counter's name
-  std::vector<uint32_t> mapping_calls_;             // writer: scratch (CollectMappingCalls)
+  std::vector<DriverCall> driver_calls_;       // writer: this cycle's calls
+  std::vector<DriverCall> driver_calls_prev_;  // writer: the last cycle's, decided now
   TickRate tick_rate_;
   WriterCost writer_cost_;
-  std::unique_ptr<ReplayCapturer> replay_;  // --replay-capture
   bool devices_written_ = false;
   uint64_t cupti_dropped_ = 0;
   std::atomic<uint64_t> records_{0};

@@ -8,7 +8,6 @@
 
 #include <atomic>
 #include <cstdio>
-#include <cstdlib>
 #include <string_view>
 
 #include "cupti_engine.h"
@@ -97,12 +96,6 @@ void CuptiEngine::StartStacks() {
   so.trim_modules = {"libcupti.so", "libcuda.so"};
   so.trim_own_module = RunningAsInjectionLibrary();
   collector_ = std::make_unique<stacks::StackCollector>(so);
-  // Diagnostic: each timed stack is walked twice, the second time timed as
-  // capture.cost.stack.rewalk (docs/capture.md).
-  const char* rewalk = getenv("TRACESMITH_STACK_REWALK");
-  rewalk_ = rewalk && std::string_view(rewalk) == "1";
-  const char* copy_probe = getenv("TRACESMITH_STACK_COPYPROBE");
-  copy_probe_ = copy_probe && std::string_view(copy_probe) == "1";
   stack_mode_ = stacks::StackModeName(mode);
   g_collector.store(collector_.get(), std::memory_order_release);
   SetStackHook(&CollectorHook);
@@ -125,14 +118,19 @@ TS_HOT uint32_t CuptiEngine::TakeStack(ThreadCost* tc, bool timed,
     return hook ? hook() : 0;
   }
   if (!timed) return c->CaptureStack(nullptr, &from);
-  if (copy_probe_ && from.ra) ProbeCopy(tc, from);
+  // Diagnostics (CaptureTuning, docs/capture.md): each timed stack walked
+  // twice, the second walk timed as capture.cost.stack.rewalk; the stack span
+  // a walk reads copied first, timed as capture.cost.stack.copy.
+  const bool rewalk = options_.tuning.stack_rewalk;
+  const bool copy_probe = options_.tuning.stack_copy_probe;
+  if (copy_probe && from.ra) ProbeCopy(tc, from);
   stacks::StackTiming st;
-  st.rewalk = rewalk_;
+  st.rewalk = rewalk;
   uint64_t t0 = CpuTicks(), first0 = t_first_time_ticks;
   uint32_t id = c->CaptureStack(&st, &from);
-  if (copy_probe_ && st.last_cfa) t_probe_top = st.last_cfa;
+  if (copy_probe && st.last_cfa) t_probe_top = st.last_cfa;
   uint64_t total = CpuTicks() - t0 - (t_first_time_ticks - first0);
-  if (rewalk_) {
+  if (rewalk) {
     total -= st.rewalk_ticks < total ? st.rewalk_ticks : total;
     tc->AddSample(CostSite::kStackRewalk, st.rewalk_ticks);
     t_diagnostic_ticks += st.rewalk_ticks;

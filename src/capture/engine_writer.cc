@@ -192,56 +192,13 @@ void CuptiEngine::ProcessCompletedBuffers() {
     std::lock_guard<std::mutex> lock(completed_mu_);
     batch.swap(completed_);
   }
-  // After taking the batch: its records of mapping calls were written after
-  // the calls' entries noted them.
-  if (memory_) {
-    mapping_calls_.clear();
-    MemoryRecorder::CollectMappingCalls(&mapping_calls_);
-    for (uint32_t corr : mapping_calls_) converter_->NoteMappingCall(corr);
-    mapping_calls_.clear();
-    MemoryRecorder::CollectImportCalls(&mapping_calls_);
-    for (uint32_t corr : mapping_calls_) converter_->NoteImportCall(corr);
-  }
+  // After taking the batch: what the recorders noted at calls' entries
+  // (MemoryRecorder: mapping and IPC calls) was noted before CUPTI wrote
+  // any record of the batch about those calls.
+  for (const auto& r : recorders_) r->BeforeActivityBuffers(*converter_);
   for (const Completed& c : batch) {
     WriteRecordsOfBuffer(c.buffer, c.valid);
     pool_.Release(c.buffer);
-  }
-}
-
-namespace {
-// Moves a recorder's rows (its per-thread rings hold few) into `pending`;
-// with `append`, writes them and empties `pending`.
-template <typename Recorder, typename Row>
-void DrainRecorder(Recorder* recorder, std::vector<Row>* pending, bool append,
-                   format::SbtWriter* sbt) {
-  if (!recorder) return;
-  recorder->Collect(pending);
-  if (!append) return;
-  for (const Row& r : *pending) sbt->Append(r);
-  pending->clear();
-}
-}  // namespace
-
-void CuptiEngine::DrainRecorders(bool append) {
-  DrainRecorder(sync_.get(), &pending_syncs_, append, sbt_.get());
-  DrainRecorder(memory_.get(), &pending_memory_, append, sbt_.get());
-}
-
-void CuptiEngine::WritePendingCounters() {
-  std::vector<MemoryInUse> readings;
-  {
-    std::lock_guard<std::mutex> lock(events_mu_);
-    readings.swap(memory_in_use_);
-  }
-  for (const MemoryInUse& m : readings) {
-    if (!meminfo_name_id_) meminfo_name_id_ = sbt_->InternString(model::kDeviceMemoryUsedCounter);
-    model::CounterEvent c;
-    c.ts_ns = m.ts_ns;
-    c.value = double(m.used_bytes);
-    c.pid = pid_;
-    c.device_id = m.device_id;
-    c.name_id = meminfo_name_id_;
-    sbt_->Append(c);
   }
 }
 
@@ -282,7 +239,7 @@ void CuptiEngine::WriterLoop() {
     // launches at 400k/s (CorrelationStacks::kRingSize) and 1024 syncs.
     uint64_t c0 = ThreadCpuNs();
     stacks_.Drain();
-    DrainRecorders(/*append=*/false);
+    for (const auto& r : recorders_) r->Collect();
     if (driver_rows_) DriverCalls::Collect(&driver_calls_);
     writer_cost_.drain_ns += ThreadCpuNs() - c0;
     uint64_t now = MonotonicNs();
@@ -308,84 +265,40 @@ void CuptiEngine::WriterLoop() {
 }
 
 void CuptiEngine::WriteFinalStats() {
-  auto stat = [&](const char* name, uint64_t value, uint8_t severity) {
-    model::Stat s;
-    s.value = static_cast<int64_t>(value);
-    s.name_id = sbt_->InternString(name);
-    s.pid = pid_;
-    s.severity = value ? severity : static_cast<uint8_t>(model::kStatInfo);
-    sbt_->Append(s);
-  };
+  StatSink stats(sbt_.get(), pid_);
   const ConverterStats& cs = converter_->stats();
-  stat("capture.cupti_records", cs.records, model::kStatInfo);
-  stat("capture.cupti_dropped_records", cupti_dropped_, model::kStatDataLoss);
-  stat("capture.buffer_requests_refused", pool_.refused(), model::kStatDataLoss);
-  stat("capture.buffer_bytes_allocated", pool_.allocated_bytes(), model::kStatInfo);
-  stat("capture.unconverted_records", cs.unknown_kind, model::kStatWarning);
-  if (memory_)
-    stat("capture.cupti_vmm_memory_records_dropped", cs.vmm_memory_records, model::kStatInfo);
-  stat("capture.cupti_ipc_memory_records_dropped", cs.ipc_memory_records, model::kStatInfo);
-  stat("capture.nvtx_unclosed_ranges", cs.nvtx_unclosed, model::kStatWarning);
-  stat("capture.nvtx_unmatched_range_ends", cs.nvtx_unmatched_end, model::kStatWarning);
-  stat("capture.stack_ring_overflows", CorrelationStacks::dropped(), model::kStatDataLoss);
-  stat("capture.module_loads", module_loads_.load(), model::kStatInfo);
-  if (replay_) {
-    ReplayCaptureStats rs = replay_->stats();
-    stat("replay.launches_recorded", rs.launches_captured, model::kStatInfo);
-    stat("replay.memory_image_bytes", rs.image_bytes, model::kStatInfo);
-    stat("replay.stream_ops", rs.stream_ops, model::kStatInfo);
-    stat("replay.skipped_over_limit", rs.skipped_limit, model::kStatWarning);
-    stat("replay.skipped_graph_capture", rs.skipped_graph, model::kStatWarning);
-    stat("replay.graph_launches_recorded", rs.graph_launches_captured, model::kStatInfo);
-    stat("replay.skipped_graph_unsupported_node", rs.skipped_graph_unsupported,
-         model::kStatWarning);
-    stat("replay.skipped_graph_changed", rs.skipped_graph_changed, model::kStatWarning);
-    stat("replay.skipped_graph_unseen", rs.skipped_graph_unknown, model::kStatWarning);
-    stat("replay.skipped_errors", rs.skipped_error, model::kStatWarning);
-    stat("replay.reached_allocations", rs.reached_ranges, model::kStatInfo);
-    stat("replay.reached_bytes", rs.reached_bytes, model::kStatInfo);
-    stat("replay.reach_incomplete_launches", rs.reach_incomplete, model::kStatWarning);
-    stat("replay.reach_scan_us", rs.reach_scan_ns / 1000, model::kStatInfo);
-    double gbps = rs.copy_ns ? double(rs.image_bytes) / double(rs.copy_ns) : 0;
-    stat("replay.snapshot_mb_per_s", uint64_t(gbps * 1000), model::kStatInfo);
-    stat("replay.reference_dtoh_mb_per_s", uint64_t(rs.reference_dtoh_gbps * 1000),
-         model::kStatInfo);
-    if (!options_.quiet)
-      std::fprintf(stderr,
-                   "tracesmith: replay capture: %llu launch(es)%s and %llu stream op(s) "
-                   "recorded, %.1f MiB of memory images copied at %.2f GB/s (a plain 64 MiB "
-                   "device-to-host copy here: %.2f GB/s); replay them with: tracesmith replay "
-                   "%s\n",
-                   static_cast<unsigned long long>(rs.launches_captured),
-                   rs.graph_launches_captured
-                       ? StrFormat(", %llu graph launch(es)",
-                                   static_cast<unsigned long long>(rs.graph_launches_captured))
-                             .c_str()
-                       : "",
-                   static_cast<unsigned long long>(rs.stream_ops),
-                   double(rs.image_bytes) / (1 << 20), gbps, rs.reference_dtoh_gbps,
-                   output_path_.c_str());
-  }
-  stat("capture.sync_ring_overflows", SyncRecorder::dropped(), model::kStatDataLoss);
-  stat("capture.driver_call_ring_overflows", DriverCalls::dropped(), model::kStatDataLoss);
-  if (memory_)
-    stat("capture.memory_ring_overflows", MemoryRecorder::dropped(), model::kStatDataLoss);
+  stats.Add("capture.cupti_records", cs.records);
+  stats.Add("capture.cupti_dropped_records", cupti_dropped_, model::kStatDataLoss);
+  stats.Add("capture.buffer_requests_refused", pool_.refused(), model::kStatDataLoss);
+  stats.Add("capture.buffer_bytes_allocated", pool_.allocated_bytes());
+  stats.Add("capture.unconverted_records", cs.unknown_kind, model::kStatWarning);
+  // MEMORY2 records of cuMemMap/Unmap are told apart with the memory
+  // recorder's notes (MakeMemoryRecorder's condition).
+  if (subscriber_ && (options_.groups & kGroupMemory))
+    stats.Add("capture.cupti_vmm_memory_records_dropped", cs.vmm_memory_records);
+  stats.Add("capture.cupti_ipc_memory_records_dropped", cs.ipc_memory_records);
+  stats.Add("capture.nvtx_unclosed_ranges", cs.nvtx_unclosed, model::kStatWarning);
+  stats.Add("capture.nvtx_unmatched_range_ends", cs.nvtx_unmatched_end, model::kStatWarning);
+  stats.Add("capture.stack_ring_overflows", CorrelationStacks::dropped(), model::kStatDataLoss);
+  stats.Add("capture.module_loads", module_loads_.load());
+  stats.Add("capture.driver_call_ring_overflows", DriverCalls::dropped(), model::kStatDataLoss);
+  for (const auto& r : recorders_) r->WriteStats(stats);  // in recorders.cc's order
   writer_cost_.total_ns = ThreadCpuNs();
   for (const CostStat& c : CollectCostStats(tick_rate_.NsPerTick(), writer_cost_))
-    stat(c.name.c_str(), c.value, model::kStatInfo);
+    stats.Add(c.name.c_str(), c.value);
   if (collector_) {
     stacks::StackCollectorStats ss = collector_->stats();
-    stat("capture.stacks_distinct", ss.new_stacks, model::kStatInfo);
-    stat("capture.stack_frames", ss.frames, model::kStatInfo);
-    stat("capture.stack_unknown_module_frames", ss.unknown_module, model::kStatWarning);
+    stats.Add("capture.stacks_distinct", ss.new_stacks);
+    stats.Add("capture.stack_frames", ss.frames);
+    stats.Add("capture.stack_unknown_module_frames", ss.unknown_module, model::kStatWarning);
     // The per-thread walk memo (walk_memo.h): stacks replayed whole, in
     // part or unwound, and frames replayed vs unwound with rules.
     stacks::UnwindStats us = stacks::GetUnwindStats();
-    stat("capture.cost.stack.memo_hits", us.memo_hits, model::kStatInfo);
-    stat("capture.cost.stack.memo_partial", us.memo_partial, model::kStatInfo);
-    stat("capture.cost.stack.memo_misses", us.memo_misses, model::kStatInfo);
-    stat("capture.cost.stack.memo_frames_replayed", us.memo_frames_replayed, model::kStatInfo);
-    stat("capture.cost.stack.memo_frames_walked", us.memo_frames_walked, model::kStatInfo);
+    stats.Add("capture.cost.stack.memo_hits", us.memo_hits);
+    stats.Add("capture.cost.stack.memo_partial", us.memo_partial);
+    stats.Add("capture.cost.stack.memo_misses", us.memo_misses);
+    stats.Add("capture.cost.stack.memo_frames_replayed", us.memo_frames_replayed);
+    stats.Add("capture.cost.stack.memo_frames_walked", us.memo_frames_walked);
   }
 }
 
@@ -394,7 +307,10 @@ void CuptiEngine::FlushOnce(bool forced) {
   cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
   uint64_t c1 = ThreadCpuNs();
   DrainStacks();
-  DrainRecorders(/*append=*/true);
+  for (const auto& r : recorders_) {  // rows that go before this flush's CUPTI records
+    r->Collect();
+    r->Write(*sbt_, forced);
+  }
   uint64_t c2 = ThreadCpuNs();
   ProcessCompletedBuffers();
   if (driver_rows_) {
@@ -402,10 +318,10 @@ void CuptiEngine::FlushOnce(bool forced) {
     WriteDriverCalls(/*all=*/forced);
   }
   uint64_t c3 = ThreadCpuNs();
-  if (replay_) replay_->Drain(sbt_.get());
+  // Replay payloads, counters: after the records.
+  for (const auto& r : recorders_) r->AfterActivityBuffers(*sbt_, forced);
   if (forced) pool_.Close();
   WritePendingModules();
-  WritePendingCounters();
   if (!devices_written_) TryWriteDevices();
   CheckDrops();
   if (!forced) (void)sbt_->Flush();

@@ -14,19 +14,10 @@ class RowSink {
  public:
   virtual ~RowSink() = default;
   virtual uint32_t Intern(std::string_view s) = 0;
-  virtual void Append(const model::KernelEvent& r) = 0;
-  virtual void Append(const model::MemcpyEvent& r) = 0;
-  virtual void Append(const model::MemsetEvent& r) = 0;
-  virtual void Append(const model::SyncEvent& r) = 0;
-  virtual void Append(const model::ApiEvent& r) = 0;
-  virtual void Append(const model::NvtxRangeEvent& r) = 0;
-  virtual void Append(const model::NvtxMarkerEvent& r) = 0;
-  virtual void Append(const model::MemoryEvent& r) = 0;
-  virtual void Append(const model::ModuleLoadEvent& r) = 0;
-  virtual void Append(const model::GraphLaunchEvent& r) = 0;
-  virtual void Append(const model::OverheadEvent& r) = 0;
-  virtual void Append(const model::DropEvent& r) = 0;
-  virtual void Append(const model::Thread& r) = 0;
+  // One overload per record type (model/records.h's TS_RECORD_TABLE).
+#define TS_ROW_SINK_APPEND(T, ...) virtual void Append(const model::T& r) = 0;
+  TS_FOR_EACH_RECORD_TYPE(TS_ROW_SINK_APPEND)
+#undef TS_ROW_SINK_APPEND
 };
 
 // Forwards every row to one template sink (SbtWriter or model::Trace).
@@ -41,19 +32,10 @@ class ForwardingSink final : public RowSink {
       return target_->strings.Intern(s);
     }
   }
-  void Append(const model::KernelEvent& r) override { Put(r); }
-  void Append(const model::MemcpyEvent& r) override { Put(r); }
-  void Append(const model::MemsetEvent& r) override { Put(r); }
-  void Append(const model::SyncEvent& r) override { Put(r); }
-  void Append(const model::ApiEvent& r) override { Put(r); }
-  void Append(const model::NvtxRangeEvent& r) override { Put(r); }
-  void Append(const model::NvtxMarkerEvent& r) override { Put(r); }
-  void Append(const model::MemoryEvent& r) override { Put(r); }
-  void Append(const model::ModuleLoadEvent& r) override { Put(r); }
-  void Append(const model::GraphLaunchEvent& r) override { Put(r); }
-  void Append(const model::OverheadEvent& r) override { Put(r); }
-  void Append(const model::DropEvent& r) override { Put(r); }
-  void Append(const model::Thread& r) override { Put(r); }
+#define TS_FORWARD_APPEND(T, ...) \
+  void Append(const model::T& r) override { Put(r); }
+  TS_FOR_EACH_RECORD_TYPE(TS_FORWARD_APPEND)
+#undef TS_FORWARD_APPEND
 
  private:
   template <typename T>

@@ -5,7 +5,8 @@
 //
 // Options are the injection library's environment variables, one
 // "NAME=VALUE" per line (capture_options.h: TRACESMITH_OUTPUT, _KINDS,
-// _STACKS, ...), parsed by OptionsFromEnv as for `tracesmith profile`.
+// _STACKS, ...), parsed by OptionsFromEnv as for `tracesmith profile`; the
+// tuning knobs (CaptureTuning) come from the process's own environment.
 // Errors: -1 and the message in `error` (NUL-terminated, truncated to fit).
 // One capture at a time per process; the calls are serialised.
 #include <cstdio>
@@ -54,6 +55,8 @@ TS_C_API int tracesmith_session_start(const char* options, char* error, size_t e
   }
   auto parsed = tracesmith::capture::OptionsFromEnv(env);
   if (!parsed.ok()) return Fail(parsed.status().message(), error, error_len);
+  // The tuning knobs are the process's, as for the injection library.
+  parsed->tuning = tracesmith::capture::TuningFromProcessEnv();
   auto session = std::make_unique<tracesmith::capture::Session>(*parsed);
   tracesmith::Status st = session->Start();
   if (!st.ok()) return Fail(st.message(), error, error_len);

@@ -118,10 +118,42 @@ void SyncRecorder::OnExit(CUpti_CallbackId, const CUpti_CallbackData* info) {
   Rings::Push(t_open.row);
 }
 
-void SyncRecorder::Collect(std::vector<model::SyncEvent>* out) {
-  Rings::Drain([out](const model::SyncEvent& r) { out->push_back(r); });
+uint64_t SyncRecorder::dropped() { return Rings::dropped(); }
+
+void SyncRecorder::Claim(CallbackClaims& claims) {
+  DriverClaim how;
+  how.site = CostSite::kSync;
+  how.exit = true;
+  for (CUpti_CallbackId cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid)
+    if (TypeOf(cbid) != model::kSyncUnknown) claims.Driver(cbid, how);
 }
 
-uint64_t SyncRecorder::dropped() { return Rings::dropped(); }
+void SyncRecorder::OnDriverCall(const DriverCallEvent& call) {
+  if (!call.entry) {
+    OnExit(call.cbid, call.info);
+  } else if (call.active) {
+    OnEnter(call.cbid, call.info, call.stack_id);
+  }
+}
+
+void SyncRecorder::Collect() {
+  Rings::Drain([this](const model::SyncEvent& r) { pending_.push_back(r); });
+}
+
+void SyncRecorder::Write(format::SbtWriter& sbt, bool) {
+  for (const model::SyncEvent& r : pending_) sbt.Append(r);
+  pending_.clear();
+}
+
+void SyncRecorder::WriteStats(StatSink& stats) {
+  stats.Add("capture.sync_ring_overflows", dropped(), model::kStatDataLoss);
+}
+
+std::unique_ptr<Recorder> MakeSyncRecorder(const RecorderContext& context) {
+  const uint32_t groups = context.options->groups;
+  if (!context.subscribed || !(groups & kGroupSync) || (groups & kGroupSyncActivity))
+    return nullptr;
+  return std::make_unique<SyncRecorder>(context.pid);
+}
 
 }  // namespace tracesmith::capture

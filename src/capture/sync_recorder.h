@@ -12,7 +12,10 @@
 //
 // Threads: OnEnter/OnExit run on the application thread inside the CUDA
 // call (a short lock maps an event handle to its id; synchronizing calls
-// are rare); rows go through a per-thread ring to the writer (Collect).
+// are rare); rows go through a per-thread ring to the writer (Collect),
+// which appends them before each flush's CUPTI records (Write).
+//
+// A recorder (recorder.h): `--kinds sync` without `sync-activity`.
 #pragma once
 
 #include <cupti.h>
@@ -22,11 +25,12 @@
 #include <unordered_map>
 #include <vector>
 
+#include "recorder.h"
 #include "tracesmith/model/records.h"
 
 namespace tracesmith::capture {
 
-class SyncRecorder {
+class SyncRecorder final : public Recorder {
  public:
   explicit SyncRecorder(uint32_t pid) : pid_(pid) {}
 
@@ -36,10 +40,16 @@ class SyncRecorder {
   // Application thread, at the API entry and exit of a call TypeOf names.
   void OnEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* info, uint32_t stack_id);
   void OnExit(CUpti_CallbackId cbid, const CUpti_CallbackData* info);
-
-  // Writer thread: moves finished rows out of the threads' rings.
-  void Collect(std::vector<model::SyncEvent>* out);
   static uint64_t dropped();
+
+  // Recorder: the calls TypeOf names, entry (when recording) and exit,
+  // timed at the `sync` cost site, with the host stack.
+  const char* name() const override { return "sync"; }
+  void Claim(CallbackClaims& claims) override;
+  void OnDriverCall(const DriverCallEvent& call) override;
+  void Collect() override;
+  void Write(format::SbtWriter& sbt, bool final) override;
+  void WriteStats(StatSink& stats) override;
 
  private:
   uint32_t EventId(CUevent event);
@@ -47,6 +57,7 @@ class SyncRecorder {
   uint32_t pid_;
   std::mutex events_mu_;
   std::unordered_map<CUevent, uint32_t> event_ids_;
+  std::vector<model::SyncEvent> pending_;  // writer: collected, not yet written
 };
 
 }  // namespace tracesmith::capture

@@ -164,7 +164,7 @@ class MetadataCopier {
     model::ForEachRecordType([&]<typename T>() {
       if constexpr (!RecordTraits<T>::kIsEvent) {
         const auto& rows = batch.Rows<T>();
-        size_t& done = done_[size_t(RecordTraits<T>::kKind) - size_t(model::TableKind::kDevice)];
+        size_t& done = done_[size_t(RecordTraits<T>::kKind) - model::kFirstMetadataTableKind];
         for (; done < rows.size(); ++done) {
           T row = rows[done];
           if constexpr (kFileLevel<T>) {
@@ -191,8 +191,7 @@ class MetadataCopier {
   InputRemap* remap_;
   format::SbtWriter* writer_;
   std::optional<uint32_t> sole_pid_;
-  std::array<size_t, size_t(model::TableKind::kMetadata) - size_t(model::TableKind::kDevice) + 1>
-      done_{};
+  std::array<size_t, size_t{model::kMaxTableKind} - model::kFirstMetadataTableKind + 1> done_{};
 };
 
 struct Counters {

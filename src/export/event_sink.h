@@ -155,24 +155,14 @@ class FlowTracker {
   PerPid* cached_ = nullptr;
 };
 
-// The formatter does not lay this macro out the same way twice.
-// clang-format off
-#define TS_EXPORT_EVENT_TYPES(M)                                                  \
-  M(KernelEvent)                                                                  \
-  M(MemcpyEvent)                                                                  \
-  M(MemsetEvent)                                                                  \
-  M(SyncEvent)                                                                    \
-  M(ApiEvent) M(NvtxRangeEvent) M(NvtxMarkerEvent) M(MemoryEvent) M(CounterEvent) \
-      M(ModuleLoadEvent) M(GraphLaunchEvent) M(OverheadEvent) M(DropEvent)
-// clang-format on
-
 class EventSink {
  public:
   virtual ~EventSink() = default;
   virtual Status Begin(const ExportContext& ctx) = 0;
-#define TS_SINK_METHOD(T) \
+  // One overload per event type (model/records.h's TS_RECORD_TABLE).
+#define TS_SINK_METHOD(T, ...) \
   virtual void On(const model::T&) {}
-  TS_EXPORT_EVENT_TYPES(TS_SINK_METHOD)
+  TS_FOR_EACH_EVENT_TYPE(TS_SINK_METHOD)
 #undef TS_SINK_METHOD
   // Writes what is left and closes the output; fills the format's stats.
   virtual Status Finish(ExportStats* stats) = 0;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -48,6 +49,57 @@ class IdSet {
   std::vector<uint64_t> bits_;
   std::unordered_set<uint32_t> sparse_;
   uint64_t size_ = 0;  // inserts (repeats included): bounds the bitset's growth
+};
+
+// IdMap: 32-bit ids (correlation ids) to 64-bit values (0 = absent), with the
+// same shape as IdSet: a plain vector while the ids are dense, a hash map for
+// the ids that would stretch it far beyond what it holds (a forged 2^32 - 1
+// costs one entry, not 32 GiB).
+class IdMap {
+ public:
+  void Set(uint32_t id, uint64_t value) {
+    if (id < dense_.size()) [[likely]] {
+      dense_[id] = value;
+      ++size_;
+      return;
+    }
+    SetSlow(id, value);
+  }
+  uint64_t Get(uint32_t id) const {
+    if (id < dense_.size()) return dense_[id];
+    if (sparse_.empty()) return 0;
+    auto it = sparse_.find(id);
+    return it == sparse_.end() ? 0 : it->second;
+  }
+  size_t memory_bytes() const { return dense_.size() * 8 + sparse_.size() * 48; }
+
+ private:
+  // The vector grows (doubling) to cover an id while it stays within 8
+  // entries per entry set, or 2^16 entries; anything further goes to the
+  // hash map. An id kept apart and later covered by the vector is moved in.
+  [[gnu::noinline]] void SetSlow(uint32_t id, uint64_t value) {
+    const size_t need = size_t{id} + 1;
+    const size_t allowed = std::max<size_t>(kMinEntries, 8 * (size_ + 1));
+    if (need <= allowed) {
+      dense_.resize(std::min(allowed, std::max(need, 2 * dense_.size())), 0);
+      for (auto it = sparse_.begin(); it != sparse_.end();) {
+        if (it->first < dense_.size()) {
+          dense_[it->first] = it->second;
+          it = sparse_.erase(it);
+        } else {
+          ++it;
+        }
+      }
+      dense_[id] = value;
+    } else {
+      sparse_[id] = value;
+    }
+    ++size_;
+  }
+  static constexpr size_t kMinEntries = size_t{1} << 16;
+  std::vector<uint64_t> dense_;
+  std::unordered_map<uint32_t, uint64_t> sparse_;
+  uint64_t size_ = 0;
 };
 
 }  // namespace tracesmith::exporter

@@ -443,16 +443,12 @@ class JsonSink : public EventSink {
   void RememberExternalId(const ApiEvent& a) {
     uint32_t idx = ctx_->correlations.PidIndex(a.pid);
     if (idx >= external_ids_.size()) external_ids_.resize(idx + 1);
-    auto& v = external_ids_[idx];
-    if (a.correlation_id >= v.size())
-      v.resize(std::max<size_t>(a.correlation_id + 1, v.size() * 2), 0);
-    v[a.correlation_id] = a.external_id;
+    external_ids_[idx].Set(a.correlation_id, a.external_id);
   }
   uint64_t ExternalIdOf(uint32_t pid, uint32_t corr) {
     if (external_ids_.empty() || corr == 0) return 0;
     uint32_t idx = ctx_->correlations.PidIndex(pid);
-    if (idx >= external_ids_.size() || corr >= external_ids_[idx].size()) return 0;
-    return external_ids_[idx][corr];
+    return idx < external_ids_.size() ? external_ids_[idx].Get(corr) : 0;
   }
   void Sep() {
     j_.Raw(first_event_ ? "\n  " : ",\n  ");
@@ -688,7 +684,7 @@ class JsonSink : public EventSink {
     uint32_t pid = 0, corr = 0, tid = 0;
   };
   std::array<CallThread, 4096> call_threads_{};
-  std::vector<std::vector<uint64_t>> external_ids_;  // [pid index][correlation id]
+  std::vector<IdMap> external_ids_;  // [pid index]: correlation id -> external id
   FlowTracker flows_tracker_;
   std::unordered_set<uint32_t> fwdbwd_started_;  // fwdbwd flow ids whose start was written
   uint64_t kernels_ = 0, flows_ = 0;

@@ -34,7 +34,7 @@ class RowOrderHints {
   }
 
  private:
-  std::array<RowOrderHint, static_cast<size_t>(model::TableKind::kDrop) + 1> by_kind_;
+  std::array<RowOrderHint, size_t{model::kMaxEventTableKind} + 1> by_kind_;
 };
 
 // Calls visit(row) (returning the row's start) for every row, in order,

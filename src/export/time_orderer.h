@@ -152,7 +152,9 @@ class TimeOrderer {
     if (a.neg_end != b.neg_end) return a.neg_end < b.neg_end;
     return a.rank < b.rank;
   }
-  static constexpr size_t kKinds = 13;
+  // One queue per event type (model/records.h's EventTypes), in its order.
+  static constexpr size_t kKinds = model::EventTypes::kSize;
+  static_assert(kKinds <= 32, "active_ has one bit per queue");
   static constexpr size_t kPrefetchAhead = 8;
   template <size_t I>
   void RefreshHead() {
@@ -263,12 +265,7 @@ class TimeOrderer {
   EventSink* sink_;
   uint64_t max_buffered_;
   uint64_t buffered_ = 0;
-  std::tuple<Queue<model::KernelEvent>, Queue<model::MemcpyEvent>, Queue<model::MemsetEvent>,
-             Queue<model::SyncEvent>, Queue<model::ApiEvent>, Queue<model::NvtxRangeEvent>,
-             Queue<model::NvtxMarkerEvent>, Queue<model::MemoryEvent>, Queue<model::CounterEvent>,
-             Queue<model::ModuleLoadEvent>, Queue<model::GraphLaunchEvent>,
-             Queue<model::OverheadEvent>, Queue<model::DropEvent>>
-      queues_;
+  model::ApplyEach<std::tuple, Queue, model::EventTypes> queues_;
   std::array<Head, kKinds + 1> heads_{};  // [kKinds]: always empty
   uint32_t active_ = 0;                   // bit i: queue i has a head
 };

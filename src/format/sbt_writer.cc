@@ -246,7 +246,7 @@ Status WriteTraceFile(const model::Trace& trace, const std::string& path,
 
 // Append/AppendRows are templates in the header; their out-of-line parts are
 // instantiated here for every record type.
-#define TS_INSTANTIATE_WRITER(T)                   \
+#define TS_INSTANTIATE_WRITER(T, ...)              \
   template void SbtWriter::WriteTable<model::T>(); \
   template void SbtWriter::WriteRows<model::T>(const model::T*, size_t);
 TS_FOR_EACH_RECORD_TYPE(TS_INSTANTIATE_WRITER)

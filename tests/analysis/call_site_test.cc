@@ -1,6 +1,7 @@
 // Launch call sites that name code (issue #14 item 1): hand-built stacks for
 // each rule, then the real captures shipped in examples/traces.
 #include "call_site.h"
+#include "testing/source_paths.h"
 
 #include <gtest/gtest.h>
 
@@ -145,11 +146,6 @@ TEST(CallSiteTest, TextTableKeepsBothEndsOfALongCallSite) {
   EXPECT_NE(text.find(std::string(87, 'k') + "...\n"), std::string::npos);
 }
 
-std::string Example(const char* name) {
-  const char* src = std::getenv("TS_SOURCE_DIR");
-  return std::string(src ? src : ".") + "/examples/traces/" + name;
-}
-
 AnalysisReport Analyze(const std::string& path) {
   CompactTrace c;
   LoadOptions o;
@@ -161,7 +157,7 @@ AnalysisReport Analyze(const std::string& path) {
 // A bf16 TransformerEncoder training run (6 steps, H100, stacks symbolized):
 // forward launches from Python lines, backward ones on the autograd thread.
 TEST(CallSiteTest, RealTransformerTraceNamesCodeEverywhere) {
-  const std::string path = Example("transformer_train.sbt");
+  const std::string path = tracesmith::testing::ExampleTracePath("transformer_train.sbt");
   if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not present";
   AnalysisReport r = Analyze(path);
   ASSERT_FALSE(r.call_sites.empty());
@@ -183,7 +179,7 @@ TEST(CallSiteTest, RealTransformerTraceNamesCodeEverywhere) {
 }
 
 TEST(CallSiteTest, RealLaunchLoopIsMain) {
-  const std::string path = Example("launch_loop.sbt");
+  const std::string path = tracesmith::testing::ExampleTracePath("launch_loop.sbt");
   if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not present";
   AnalysisReport r = Analyze(path);
   ASSERT_EQ(r.call_sites.size(), 1u);

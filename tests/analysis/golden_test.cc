@@ -1,12 +1,14 @@
 // Golden tests: small hand-built traces -> report numbers checked against the
 // hand calculations in test_traces.cc and the nanosecond-walking oracle, and
 // the text report compared with tests/analysis/golden/<name>.txt
-// (TS_UPDATE_GOLDEN=1 rewrites the files; review the diff before committing).
+// (TS_UPDATE_GOLDEN=1 rewrites the files and fails, nothing compared; review the
+// diff before committing).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <sstream>
 
+#include "golden_check.h"
 #include "oracle.h"
 #include "test_traces.h"
 #include "tracesmith/analysis/ascii_timeline.h"
@@ -29,22 +31,6 @@ std::unique_ptr<Analyzed> Analyze(const model::Trace& t, const std::string& name
   a->trace.Finalize();
   a->report = BuildReport(a->trace, name);
   return a;
-}
-
-void CheckGolden(const AnalysisReport& r, const std::string& name) {
-  std::ostringstream text;
-  WriteTextReport(r, AnalyzeOptions{}, text);
-  const char* src = std::getenv("TS_SOURCE_DIR");
-  ASSERT_NE(src, nullptr) << "run through ctest (TS_SOURCE_DIR)";
-  std::string path = std::string(src) + "/tests/analysis/golden/" + name + ".txt";
-  if (std::getenv("TS_UPDATE_GOLDEN")) {
-    ASSERT_TRUE(WriteStringToFile(path, text.str()).ok());
-    return;
-  }
-  auto want = ReadFileToString(path);
-  ASSERT_TRUE(want.ok()) << path << ": " << want.status().ToString()
-                         << " (TS_UPDATE_GOLDEN=1 creates it)";
-  EXPECT_EQ(text.str(), *want) << "report differs from " << path;
 }
 
 // Every device's busy/kernel/copy/overlap/concurrency figures and every

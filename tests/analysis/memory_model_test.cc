@@ -12,6 +12,7 @@
 
 #include "memory_steps.h"
 #include "test_traces.h"
+#include "testing/source_paths.h"
 #include "testing/temp_file.h"
 #include "tracesmith/analysis/memory_model.h"
 #include "tracesmith/analysis/memory_report.h"
@@ -909,8 +910,7 @@ namespace tracesmith::analysis {
 namespace {
 
 std::string ShippedTrace(const std::string& name) {
-  const char* src = std::getenv("TS_SOURCE_DIR");
-  return std::string(src ? src : ".") + "/examples/traces/" + name;
+  return tracesmith::testing::ExampleTracePath(name);
 }
 
 // A real capture (a bf16 transformer training step on an H100): the streamed

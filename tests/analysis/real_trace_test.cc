@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "golden_check.h"
 #include "tracesmith/analysis/report.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/format/sbt_reader.h"
@@ -36,23 +37,6 @@ uint64_t PlainBusy(const model::Trace& t) {
     cs = v[i].first, ce = v[i].second;
   }
   return busy + (ce - cs);
-}
-
-// The text report against tests/analysis/golden/<name>.txt (TS_UPDATE_GOLDEN=1
-// rewrites it; review the diff before committing).
-void CheckGolden(const AnalysisReport& r, const std::string& name) {
-  std::ostringstream text;
-  WriteTextReport(r, AnalyzeOptions{}, text);
-  std::string golden =
-      std::string(std::getenv("TS_SOURCE_DIR") ? std::getenv("TS_SOURCE_DIR") : ".") +
-      "/tests/analysis/golden/" + name + ".txt";
-  if (std::getenv("TS_UPDATE_GOLDEN")) {
-    ASSERT_TRUE(WriteStringToFile(golden, text.str()).ok());
-    return;
-  }
-  auto want = ReadFileToString(golden);
-  ASSERT_TRUE(want.ok()) << golden;
-  EXPECT_EQ(text.str(), *want) << golden;
 }
 
 TEST(RealTraceTest, MlpTrainSample) {

@@ -1,6 +1,7 @@
 // Steps (issue #14 item 3): found in the real transformer capture from its
 // repeating kernel sequence; --steps selects them.
 #include "tracesmith/analysis/steps.h"
+#include "testing/source_paths.h"
 
 #include <gtest/gtest.h>
 
@@ -39,15 +40,10 @@ testing::TraceBuilder Iterations(int iterations, bool two_gpus) {
   return b;
 }
 
-std::string Example(const char* name) {
-  const char* src = std::getenv("TS_SOURCE_DIR");
-  return std::string(src ? src : ".") + "/examples/traces/" + name;
-}
-
 // 5 warm-up + 5 timed iterations of a bf16 TransformerEncoder step: 309
 // kernels each once warm; the first iteration also initialises AdamW state.
 TEST(StepsTest, RealTransformerTraceHasTenIterations) {
-  const std::string path = Example("transformer_train.sbt");
+  const std::string path = tracesmith::testing::ExampleTracePath("transformer_train.sbt");
   if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not present";
   LoadOptions o;
   o.active_region = true;

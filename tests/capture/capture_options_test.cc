@@ -177,6 +177,56 @@ TEST(OptionsEnv, RejectsBadNumbers) {
   EXPECT_LE(OptionsFromEnv({}).value().flush_ms, 1000u) << "SIGKILL loses at most 1 s by default";
 }
 
+TEST(OptionsEnv, TuningKnobsAsTheEngineReadThem) {
+  const CaptureTuning defaults = OptionsFromEnv({}).value().tuning;
+  EXPECT_EQ(defaults, CaptureTuning{});
+  EXPECT_TRUE(defaults.subscribe && defaults.system_thread_ids && defaults.meminfo_at_context &&
+              defaults.api_filter);
+  EXPECT_FALSE(defaults.stack_rewalk || defaults.stack_copy_probe);
+  EXPECT_EQ(defaults.device_buffer_mb, 0u);
+
+  const CaptureTuning t = OptionsFromEnv({{kEnvSubscribe, "0"},
+                                          {kEnvDeviceBufferMb, "64"},
+                                          {kEnvTidType, "process"},
+                                          {kEnvMeminfoAtContext, "0"},
+                                          {kEnvApiFilter, "0"},
+                                          {kEnvStackRewalk, "1"},
+                                          {kEnvStackCopyProbe, "1"}})
+                              .value()
+                              .tuning;
+  EXPECT_FALSE(t.subscribe);
+  EXPECT_EQ(t.device_buffer_mb, 64u);
+  EXPECT_FALSE(t.system_thread_ids);
+  EXPECT_FALSE(t.meminfo_at_context);
+  EXPECT_FALSE(t.api_filter);
+  EXPECT_TRUE(t.stack_rewalk);
+  EXPECT_TRUE(t.stack_copy_probe);
+
+  // Exactly these values switch; anything else is the default, never an error.
+  const CaptureTuning other = OptionsFromEnv({{kEnvSubscribe, "no"},
+                                              {kEnvDeviceBufferMb, "-3"},
+                                              {kEnvTidType, "system"},
+                                              {kEnvStackRewalk, "yes"}})
+                                  .value()
+                                  .tuning;
+  EXPECT_EQ(other, CaptureTuning{});
+  EXPECT_EQ(TuningFromEnv({{kEnvDeviceBufferMb, "12MB"}}).device_buffer_mb, 12u);  // atoi
+}
+
+TEST(OptionsEnv, TuningKnobsStayTheUsersEnvironment) {
+  // The CLI clears OptionEnvNames and sets OptionsToEnv: neither may touch a
+  // knob the user set for the program.
+  CaptureOptions o;
+  o.tuning.subscribe = false;
+  o.tuning.stack_rewalk = true;
+  const auto env = OptionsToEnv(o);
+  for (const char* knob : {kEnvSubscribe, kEnvDeviceBufferMb, kEnvTidType, kEnvMeminfoAtContext,
+                           kEnvApiFilter, kEnvStackRewalk, kEnvStackCopyProbe}) {
+    EXPECT_EQ(env.count(knob), 0u) << knob;
+    for (const std::string& name : OptionEnvNames()) EXPECT_NE(name, knob);
+  }
+}
+
 TEST(PerProcessOutputPath, PidAndRank) {
   EXPECT_EQ(PerProcessOutputPath("run.sbt", 42, -1), "run.pid42.sbt");
   EXPECT_EQ(PerProcessOutputPath("dir.v1/run.sbt", 42, 3), "dir.v1/run.rank3.sbt");

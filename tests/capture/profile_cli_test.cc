@@ -85,9 +85,14 @@ TEST(ProfileCli, MissingCommandAndExistingOutputAreErrors) {
   EXPECT_EQ(WEXITSTATUS(forced.status), 0) << forced.output;
 }
 
+// `record` without -o is refused for that reason (a nonzero exit alone would
+// also pass for an unknown subcommand or a crash).
 TEST(ProfileCli, RecordNeedsOutput) {
   Result r = RunShell(kTool + " record -- true");
-  EXPECT_NE(WEXITSTATUS(r.status), 0);
+  ASSERT_TRUE(WIFEXITED(r.status)) << r.output;
+  EXPECT_EQ(WEXITSTATUS(r.status), 1) << r.output;
+  EXPECT_NE(r.output.find("tracesmith: error: --output is required"), std::string::npos)
+      << r.output;
 }
 
 TEST(ProfileCli, StdinPassesThrough) {

@@ -7,11 +7,16 @@
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include <nlohmann/json.hpp>
 
 #include "testing/temp_file.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/export/export.h"
+#include "tracesmith/format/sbt_writer.h"
 
 namespace tracesmith::exporter {
 namespace {
@@ -30,6 +35,30 @@ TEST(IdSet, DenseIdsAreABitsetFarIdsAnEntry) {
   EXPECT_TRUE(s.Contains(0x80000000u));
   EXPECT_FALSE(s.Contains(0xfffffffeu));
   EXPECT_LT(s.memory_bytes(), size_t{1} << 20);  // not 512 MiB
+}
+
+TEST(IdMap, DenseIdsAreAVectorFarIdsAnEntry) {
+  IdMap m;
+  for (uint32_t id = 1; id <= 200000; ++id) m.Set(id, id * 3ull);
+  m.Set(0xffffffffu, 7);
+  m.Set(0x80000000u, 9);
+  for (uint32_t id = 1; id <= 200000; ++id) ASSERT_EQ(m.Get(id), id * 3ull) << id;
+  EXPECT_EQ(m.Get(0), 0u);
+  EXPECT_EQ(m.Get(200001), 0u);
+  EXPECT_EQ(m.Get(0xffffffffu), 7u);
+  EXPECT_EQ(m.Get(0x80000000u), 9u);
+  EXPECT_EQ(m.Get(0xfffffffeu), 0u);
+  EXPECT_LT(m.memory_bytes(), size_t{8} << 20);  // not 32 GiB
+}
+
+TEST(IdMap, AnIdFirstKeptApartIsStillFoundOnceTheVectorCoversIt) {
+  IdMap m;
+  m.Set(3000000, 42);  // far ahead of everything: kept apart
+  for (uint32_t id = 1; id < 3000000; ++id) m.Set(id, 1);
+  EXPECT_EQ(m.Get(3000000), 42u);
+  m.Set(3000000, 43);  // now in the vector: overwritten there
+  EXPECT_EQ(m.Get(3000000), 43u);
+  EXPECT_EQ(m.Get(3000001), 0u);
 }
 
 TEST(IdSet, AnIdFirstKeptApartIsStillFoundOnceTheBitsetCoversIt) {
@@ -79,6 +108,55 @@ TEST(ExportMemory, ForgedCorrelationIdsInManyProcessesStaySmall) {
     EXPECT_EQ(ends, 30);
   }
   EXPECT_LT(MaxRssKb() - before, 256 * 1024) << "KiB of peak RSS added by the exports";
+}
+
+// Issue #41 item 5: `export -f json` of an API row with correlation id
+// 2^32-1 and an external id crashed (the id + 1 wrapped in 32 bits), and at
+// 2^31 it took 16.8 GB. Every exporter, both ids, external ids set.
+TEST(ExportMemory, FarCorrelationIdsWithExternalIdsExportInEveryFormat) {
+  for (uint32_t corr : {0x80000000u, 0xffffffffu}) {
+    Trace t;
+    for (uint32_t pid = 1; pid <= 3; ++pid) {
+      ApiEvent a{};
+      a.pid = pid;
+      a.start_ns = 1000 * pid;
+      a.end_ns = a.start_ns + 10;
+      a.correlation_id = corr;
+      a.external_id = 100 + pid;
+      t.Rows<ApiEvent>().push_back(a);
+      KernelEvent k{};
+      k.pid = pid;
+      k.start_ns = a.start_ns + 20;
+      k.end_ns = k.start_ns + 5;
+      k.correlation_id = corr;
+      t.Rows<KernelEvent>().push_back(k);
+    }
+    const long before = MaxRssKb();
+    // Every format export/ writes, from the trace in memory and from an SBT
+    // file (dot is written from files only; folded belongs to report/).
+    testing::TempPath sbt(".sbt");
+    ASSERT_TRUE(format::WriteTraceFile(t, sbt.path()).ok());
+    for (ExportFormat f : {ExportFormat::kPerfetto, ExportFormat::kJson, ExportFormat::kSqlite,
+                           ExportFormat::kCsv, ExportFormat::kDot}) {
+      SCOPED_TRACE(std::string(ExportFormatName(f)) + " at " + std::to_string(corr));
+      testing::TempPath out(ExportFormatExtension(f, false));
+      if (f != ExportFormat::kDot) {
+        auto s = ExportTrace(t, f, out.path(), ExportOptions{});
+        ASSERT_TRUE(s.ok()) << s.status().ToString();
+      }
+      testing::TempPath out_file(ExportFormatExtension(f, false));
+      auto s = ExportSbtFile(sbt.path(), f, out_file.path(), ExportOptions{});
+      ASSERT_TRUE(s.ok()) << s.status().ToString();
+      if (f != ExportFormat::kJson) continue;
+      auto doc = nlohmann::json::parse(ReadFileToString(out_file.path()).value());
+      std::vector<uint64_t> kernel_external;
+      for (const auto& e : doc["traceEvents"])
+        if (e.value("cat", "") == "kernel") kernel_external.push_back(e["args"]["External id"]);
+      std::sort(kernel_external.begin(), kernel_external.end());
+      EXPECT_EQ(kernel_external, (std::vector<uint64_t>{101, 102, 103}));  // each its own call's
+    }
+    EXPECT_LT(MaxRssKb() - before, 256 * 1024) << "KiB of peak RSS added by the exports";
+  }
 }
 
 }  // namespace

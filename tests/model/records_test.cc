@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "testing/random_records.h"
 #include "tracesmith/model/event_names.h"
@@ -56,6 +58,63 @@ TEST(RecordsTest, LabelsAreUniqueAndKnown) {
     EXPECT_STREQ(TableKindLabel(RecordTraits<T>::kKind), RecordTraits<T>::kLabel);
   });
   EXPECT_FALSE(IsKnownTableKind(999));
+}
+
+// The record list (records.h's TS_RECORD_TABLE) gives the file format's
+// table kinds: these, in this order, with these numbers and labels, events
+// first. New kinds are appended to their part (events or metadata), so the
+// kinds here stay a prefix of each part.
+TEST(RecordsTest, RecordListKeepsTheFormatsTableKinds) {
+  struct Kind {
+    uint16_t number;
+    std::string label;
+    bool operator==(const Kind&) const = default;
+  };
+  const std::vector<Kind> events = {
+      {1, "kernel"}, {2, "memcpy"},    {3, "memset"}, {4, "sync"},    {5, "api"},
+      {6, "nvtx"},   {7, "marker"},    {8, "memory"}, {9, "counter"}, {10, "module"},
+      {11, "graph"}, {12, "overhead"}, {13, "drop"},
+  };
+  const std::vector<Kind> metadata = {
+      {64, "device"}, {65, "process"},   {66, "thread"}, {67, "clock"},    {68, "mapping"},
+      {69, "frame"},  {70, "stacknode"}, {71, "stat"},   {72, "metadata"},
+  };
+  std::vector<Kind> visited_events, visited_metadata, event_types;
+  ForEachRecordType([&]<typename T>() {
+    using Tr = RecordTraits<T>;
+    (Tr::kIsEvent ? visited_events : visited_metadata)
+        .push_back({static_cast<uint16_t>(Tr::kKind), Tr::kLabel});
+    // Events first.
+    if (Tr::kIsEvent) {
+      EXPECT_TRUE(visited_metadata.empty()) << Tr::kLabel;
+    }
+  });
+  ForEachType(EventTypes{}, [&]<typename T>() {
+    event_types.push_back({static_cast<uint16_t>(RecordTraits<T>::kKind), RecordTraits<T>::kLabel});
+  });
+  ASSERT_GE(visited_events.size(), events.size());
+  ASSERT_GE(visited_metadata.size(), metadata.size());
+  EXPECT_TRUE(std::equal(events.begin(), events.end(), visited_events.begin()));
+  EXPECT_TRUE(std::equal(metadata.begin(), metadata.end(), visited_metadata.begin()));
+  EXPECT_TRUE(event_types == visited_events);
+  EXPECT_EQ(RecordTypes::kSize, visited_events.size() + visited_metadata.size());
+  EXPECT_EQ(kMaxEventTableKind, visited_events.back().number);
+  EXPECT_EQ(kMaxTableKind, visited_metadata.back().number);
+  // The enumerators are the table's numbers.
+  EXPECT_EQ(static_cast<uint16_t>(TableKind::kKernel), 1);
+  EXPECT_EQ(static_cast<uint16_t>(TableKind::kDrop), 13);
+  EXPECT_EQ(static_cast<uint16_t>(TableKind::kDevice), kFirstMetadataTableKind);
+  EXPECT_EQ(static_cast<uint16_t>(TableKind::kMetadata), 72);
+  // The X-macro names the same rows in the same order.
+  std::vector<std::string> macro;
+#define TS_LABEL_OF(T, kind, number, label, ...) macro.push_back(label);
+  TS_FOR_EACH_RECORD_TYPE(TS_LABEL_OF)
+#undef TS_LABEL_OF
+  ASSERT_EQ(macro.size(), RecordTypes::kSize);
+  for (size_t i = 0; i < macro.size(); ++i)
+    EXPECT_EQ(macro[i], i < visited_events.size()
+                            ? visited_events[i].label
+                            : visited_metadata[i - visited_events.size()].label);
 }
 
 TEST(RecordsTest, StringTableInternsAndPlacesById) {

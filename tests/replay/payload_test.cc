@@ -89,7 +89,7 @@ StatusOr<format::ReplayCapture> Read(std::span<const uint8_t> bytes) {
 }
 
 TEST(PayloadTest, RoundTripWithDeduplication) {
-  testing::TempPath tmp;
+  tracesmith::testing::TempPath tmp;
   Sample s;
   s.Write(tmp.path());
   EXPECT_EQ(s.deduplicated, 4u);  // module, big after, 'after' twice for launch 1
@@ -143,7 +143,7 @@ TEST(PayloadTest, RoundTripWithDeduplication) {
 // records that do not set them, with or without a correlation id or
 // attributes before them.
 TEST(PayloadTest, MemoryScopeAndRangeOriginsRoundTrip) {
-  testing::TempPath tmp;
+  tracesmith::testing::TempPath tmp;
   const std::vector<uint8_t> bytes = Pattern(64, 9);
   {
     auto w = format::SbtWriter::Open(tmp.path());
@@ -228,7 +228,7 @@ TEST(PayloadTest, MemoryScopeAndRangeOriginsRoundTrip) {
 }
 
 TEST(PayloadTest, StreamOpsRoundTripInSequenceOrder) {
-  testing::TempPath tmp;
+  tracesmith::testing::TempPath tmp;
   const std::vector<uint8_t> host = Pattern(3000, 9);
   {
     auto w = format::SbtWriter::Open(tmp.path());
@@ -292,7 +292,7 @@ TEST(PayloadTest, StreamOpsRoundTripInSequenceOrder) {
 }
 
 TEST(PayloadTest, StreamOpChunkIsBoundsChecked) {
-  testing::TempPath tmp;
+  tracesmith::testing::TempPath tmp;
   {
     auto w = format::SbtWriter::Open(tmp.path(), {.zstd_level = 0});
     ASSERT_TRUE(w.ok());
@@ -335,7 +335,7 @@ TEST(PayloadTest, ContentHashIsStable) {
 }
 
 TEST(PayloadTest, TruncatedCaptureIsReportedNotCrashed) {
-  testing::TempPath tmp;
+  tracesmith::testing::TempPath tmp;
   Sample s;
   s.Write(tmp.path());
   auto read = ReadFileToString(tmp.path());
@@ -365,7 +365,7 @@ TEST(PayloadTest, TruncatedCaptureIsReportedNotCrashed) {
 }
 
 TEST(PayloadTest, MissingModuleNamesTheLaunch) {
-  testing::TempPath tmp;
+  tracesmith::testing::TempPath tmp;
   {
     auto w = format::SbtWriter::Open(tmp.path());
     ASSERT_TRUE(w.ok());
@@ -388,7 +388,7 @@ TEST(PayloadTest, MissingModuleNamesTheLaunch) {
 // Hand-built payloads: every prefix of a launch chunk is an error naming the
 // chunk and byte, and a parameter outside the buffer is refused.
 TEST(PayloadTest, LaunchChunkIsBoundsChecked) {
-  testing::TempPath tmp;
+  tracesmith::testing::TempPath tmp;
   {
     auto w = format::SbtWriter::Open(tmp.path(), {.zstd_level = 0});
     ASSERT_TRUE(w.ok());

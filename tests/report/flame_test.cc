@@ -277,7 +277,7 @@ TEST(FlameTest, ReportAndFoldedExportAgreeOnThreadBoxes) {
 
 // `export -f folded` of a shipped capture (native stacks, symbolized):
 // compared with tests/report/golden/launch_loop.folded
-// (TS_UPDATE_GOLDEN=1 rewrites it).
+// (TS_UPDATE_GOLDEN=1 rewrites it, and the test fails: nothing was compared).
 TEST(FlameTest, FoldedExportOfRealTraceMatchesGolden) {
   const char* src = std::getenv("TS_SOURCE_DIR");
   ASSERT_NE(src, nullptr);
@@ -289,6 +289,9 @@ TEST(FlameTest, FoldedExportOfRealTraceMatchesGolden) {
   const std::string golden = dir + "/tests/report/golden/launch_loop.folded";
   if (std::getenv("TS_UPDATE_GOLDEN")) {
     ASSERT_TRUE(WriteStringToFile(golden, text).ok());
+    FAIL() << "rewrote " << golden
+           << " (TS_UPDATE_GOLDEN is set: nothing compared; review the diff, then run again "
+              "without it)";
   }
   auto want = ReadFileToString(golden);
   ASSERT_TRUE(want.ok()) << want.status().ToString();

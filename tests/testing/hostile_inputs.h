@@ -240,29 +240,34 @@ inline std::vector<HostileInput> HostileInputs(const std::string& source_dir) {
                    }
                  });
                }});
-  // Correlation id 2^32-1 on every kernel and call, in 300 processes; ids of
-  // devices, streams, names and stacks at 2^32-1.
-  v.push_back({"max_ids.sbt", [](const std::string& p) {
-                 return WriteMutated(p, [](model::Trace* t) {
-                   uint32_t i = 0;
-                   for (KernelEvent& k : t->Rows<KernelEvent>()) {
-                     k.correlation_id = ~0u;
-                     k.pid = 1000 + i++;
-                     if (i % 4 == 0) k.device_id = ~0u;
-                     if (i % 4 == 1) k.stream_id = ~0u;
-                     if (i % 4 == 2) k.context_id = ~0u;
-                     if (i % 4 == 3) k.stack_id = ~0u;
-                     k.grid_x = k.block_x = ~0u;
-                   }
-                   i = 0;
-                   for (model::ApiEvent& a : t->Rows<model::ApiEvent>()) {
-                     a.correlation_id = ~0u;
-                     a.pid = 1000 + i++;
-                     a.stack_id = i % 2 ? ~0u : a.stack_id;
-                   }
-                   for (model::SyncEvent& s : t->Rows<model::SyncEvent>()) s.stream_id = ~0u;
-                 });
-               }});
+  // Correlation id 2^32-1 (and 2^31) on every kernel and call, in 300
+  // processes, the calls with external ids (issue #41 item 5: `export -f json`
+  // crashed at 2^32-1 and took 16.8 GB at 2^31); ids of devices, streams,
+  // names and stacks at 2^32-1.
+  for (uint32_t corr : {~0u, 0x80000000u}) {
+    v.push_back({corr == ~0u ? "max_ids.sbt" : "half_ids.sbt", [corr](const std::string& p) {
+                   return WriteMutated(p, [corr](model::Trace* t) {
+                     uint32_t i = 0;
+                     for (KernelEvent& k : t->Rows<KernelEvent>()) {
+                       k.correlation_id = corr;
+                       k.pid = 1000 + i++;
+                       if (i % 4 == 0) k.device_id = ~0u;
+                       if (i % 4 == 1) k.stream_id = ~0u;
+                       if (i % 4 == 2) k.context_id = ~0u;
+                       if (i % 4 == 3) k.stack_id = ~0u;
+                       k.grid_x = k.block_x = ~0u;
+                     }
+                     i = 0;
+                     for (model::ApiEvent& a : t->Rows<model::ApiEvent>()) {
+                       a.correlation_id = corr;
+                       a.external_id = i % 2 ? ~uint64_t{0} - i : 1 + i;
+                       a.pid = 1000 + i++;
+                       a.stack_id = i % 2 ? ~0u : a.stack_id;
+                     }
+                     for (model::SyncEvent& s : t->Rows<model::SyncEvent>()) s.stream_id = ~0u;
+                   });
+                 }});
+  }
   // String ids past the string table: 2^32-1 and 2^31-1.
   v.push_back({"max_name_ids.sbt", [](const std::string& p) {
                  return WriteMutated(p, [](model::Trace* t) {

@@ -81,6 +81,35 @@ StatusOr<format::MemoryScope> ParseMemoryScope(std::string_view text);
 // The filter's spelling, as ParseReplayFilter reads it back ("" when off).
 std::string ReplayFilterText(const ReplayFilter& filter);
 
+// Knobs for overhead measurements and diagnostics (docs/capture.md,
+// docs/benchmarks.md), not options a user picks: no CLI flag sets them. They
+// come only from the profiled process's environment, as is (the CLI neither
+// clears nor writes them, so the user's reach the program; OptionsToEnv
+// leaves them out), read by OptionsFromEnv through TuningFromEnv.
+struct CaptureTuning {
+  // TRACESMITH_SUBSCRIBE=0: no CUPTI callback subscriber, activities only
+  // (no module loads, capture ranges, stacks, recorders or CUPTI-in-use check).
+  bool subscribe = true;
+  // TRACESMITH_DEVICE_BUFFER_MB=N (N > 0): CUPTI's per-context device buffer
+  // (0: CUPTI's default, 3 MiB in CUPTI 13).
+  uint32_t device_buffer_mb = 0;
+  // TRACESMITH_TID_TYPE=process: CUPTI's default (pthread-derived) thread
+  // ids instead of the OS's (gettid), which match /proc and stacks.
+  bool system_thread_ids = true;
+  // TRACESMITH_MEMINFO_AT_CONTEXT=0: no cuMemGetInfo reading inside the
+  // context-created callback (--kinds memory).
+  bool meminfo_at_context = true;
+  // TRACESMITH_API_FILTER=0: API rows of the noisy no-op calls too.
+  bool api_filter = true;
+  // TRACESMITH_STACK_REWALK=1: each timed stack walked twice, the second
+  // walk timed as capture.cost.stack.rewalk.
+  bool stack_rewalk = false;
+  // TRACESMITH_STACK_COPYPROBE=1: a copy of the stack span each timed walk
+  // reads, timed as capture.cost.stack.copy.
+  bool stack_copy_probe = false;
+  bool operator==(const CaptureTuning&) const = default;
+};
+
 struct CaptureOptions {
   // Output file. In a process tree the first process to create it writes it;
   // the others write <stem>.pid<PID>.sbt, or <stem>.rank<RANK>.sbt when the
@@ -126,6 +155,7 @@ struct CaptureOptions {
   // And these device ranges, "ADDR:SIZE[,ADDR:SIZE...]" (hex 0x... or
   // decimal; an address inside an allocation takes the whole allocation).
   std::string replay_ranges;
+  CaptureTuning tuning;
 };
 
 struct DeviceRange {
@@ -152,6 +182,14 @@ inline constexpr const char* kEnvReplayMaxLaunches = "TRACESMITH_REPLAY_MAX_LAUN
 inline constexpr const char* kEnvReplayMemory = "TRACESMITH_REPLAY_MEMORY";
 inline constexpr const char* kEnvReplayRanges = "TRACESMITH_REPLAY_RANGES";
 inline constexpr const char* kEnvReplayReachDepth = "TRACESMITH_REPLAY_REACH_DEPTH";
+// CaptureTuning's (read from the environment only).
+inline constexpr const char* kEnvSubscribe = "TRACESMITH_SUBSCRIBE";
+inline constexpr const char* kEnvDeviceBufferMb = "TRACESMITH_DEVICE_BUFFER_MB";
+inline constexpr const char* kEnvTidType = "TRACESMITH_TID_TYPE";
+inline constexpr const char* kEnvMeminfoAtContext = "TRACESMITH_MEMINFO_AT_CONTEXT";
+inline constexpr const char* kEnvApiFilter = "TRACESMITH_API_FILTER";
+inline constexpr const char* kEnvStackRewalk = "TRACESMITH_STACK_REWALK";
+inline constexpr const char* kEnvStackCopyProbe = "TRACESMITH_STACK_COPYPROBE";
 // Set by tests only: installs a stack hook that returns 1, 2, 3... so GPU
 // tests can check the correlation-id join of API rows and GPU rows.
 inline constexpr const char* kEnvTestStackHook = "TRACESMITH_TEST_STACK_HOOK";
@@ -164,9 +202,16 @@ const char* StacksOptionText(std::optional<stacks::StackMode> stacks);
 // Parses "--capture-range": "", "all", "cudaProfilerApi" or "nvtx:<name>".
 Status ParseCaptureRange(const std::string& text, CaptureOptions* options);
 
-// Builds options from the TRACESMITH_* variables of `env` (missing = default).
+// Builds options from the TRACESMITH_* variables of `env` (missing = default),
+// tuning included.
 StatusOr<CaptureOptions> OptionsFromEnv(const std::map<std::string, std::string>& env);
 StatusOr<CaptureOptions> OptionsFromProcessEnv();
+// The tuning knobs of `env`; a value other than the ones above is the
+// default (as the engine always read them: they never fail a capture).
+CaptureTuning TuningFromEnv(const std::map<std::string, std::string>& env);
+// ... of this process's environment (an in-process capture started with
+// options from elsewhere: session_c_api.cc).
+CaptureTuning TuningFromProcessEnv();
 // The TRACESMITH_* variables that reproduce `options`.
 std::map<std::string, std::string> OptionsToEnv(const CaptureOptions& options);
 // Every variable that carries an option (kEnv* above, not the test hook):

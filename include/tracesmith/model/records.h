@@ -18,38 +18,80 @@
 // - Field 0 of every event is its primary timestamp (start_ns or ts_ns).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <string_view>
+#include <type_traits>
 
 #include "tracesmith/model/record_macros.h"
+#include "tracesmith/model/type_list.h"
+
+// A test build's extra event types (see TS_RECORD_TABLE).
+#ifdef TS_TEST_EXTRA_RECORDS_HEADER
+#include TS_TEST_EXTRA_RECORDS_HEADER
+#else
+#define TS_TEST_EXTRA_EVENT_RECORDS(EVENT)
+#endif
 
 namespace tracesmith::model {
 
-// Persisted in SBT table chunks: never renumber, only append.
+// ---- the record list -------------------------------------------------------
+//
+// Every record type, once. TS_RECORD_TABLE(EVENT, METADATA) calls
+//   EVENT(Type, kind, number, label, FIELDS)     for each event type, then
+//   METADATA(Type, kind, number, label, FIELDS)  for each metadata type:
+// its struct, its TableKind enumerator and that enumerator's number, the
+// short lower-case name the CLI and Python use ("kernel", "memcpy", ...) and
+// its field list (defined below). Everything that lists record types is made
+// from this table: the TableKind enumeration, the structs and RecordTraits
+// (end of this file), RecordTypes / EventTypes and ForEachRecordType,
+// TS_FOR_EACH_RECORD_TYPE, Trace's tables, the capture's RowSink, the
+// exporters' EventSink and TimeOrderer. A new record type is one row here
+// plus its field list.
+//
+// - Numbers are persisted in SBT table chunks: never renumber, only append.
+//   Event kinds are below kFirstMetadataTableKind (64), metadata kinds from
+//   it: code that sees a chunk's kind number tells events by that.
+// - The order is the order of every visit (tables written, orderer queues
+//   breaking exact ties): events first; append a row at the end of its part.
+// - TS_TEST_EXTRA_EVENT_RECORDS(EVENT): extra event types of a test build
+//   (tests/format/record_list_test.cc), from the header that the compile
+//   definition TS_TEST_EXTRA_RECORDS_HEADER names; empty otherwise.
+// clang-format off
+#define TS_RECORD_TABLE(EVENT, METADATA)                                             \
+  EVENT(KernelEvent,          kKernel,      1,  "kernel",    TS_KERNEL_FIELDS)       \
+  EVENT(MemcpyEvent,          kMemcpy,      2,  "memcpy",    TS_MEMCPY_FIELDS)       \
+  EVENT(MemsetEvent,          kMemset,      3,  "memset",    TS_MEMSET_FIELDS)       \
+  EVENT(SyncEvent,            kSync,        4,  "sync",      TS_SYNC_FIELDS)         \
+  EVENT(ApiEvent,             kApi,         5,  "api",       TS_API_FIELDS)          \
+  EVENT(NvtxRangeEvent,       kNvtxRange,   6,  "nvtx",      TS_NVTX_RANGE_FIELDS)   \
+  EVENT(NvtxMarkerEvent,      kNvtxMarker,  7,  "marker",    TS_NVTX_MARKER_FIELDS)  \
+  EVENT(MemoryEvent,          kMemory,      8,  "memory",    TS_MEMORY_FIELDS)       \
+  EVENT(CounterEvent,         kCounter,     9,  "counter",   TS_COUNTER_FIELDS)      \
+  EVENT(ModuleLoadEvent,      kModuleLoad,  10, "module",    TS_MODULE_LOAD_FIELDS)  \
+  EVENT(GraphLaunchEvent,     kGraphLaunch, 11, "graph",     TS_GRAPH_LAUNCH_FIELDS) \
+  EVENT(OverheadEvent,        kOverhead,    12, "overhead",  TS_OVERHEAD_FIELDS)     \
+  EVENT(DropEvent,            kDrop,        13, "drop",      TS_DROP_FIELDS)         \
+  TS_TEST_EXTRA_EVENT_RECORDS(EVENT)                                                 \
+  METADATA(Device,            kDevice,      64, "device",    TS_DEVICE_FIELDS)       \
+  METADATA(Process,           kProcess,     65, "process",   TS_PROCESS_FIELDS)      \
+  METADATA(Thread,            kThread,      66, "thread",    TS_THREAD_FIELDS)       \
+  METADATA(ClockAnchor,       kClockAnchor, 67, "clock",     TS_CLOCK_ANCHOR_FIELDS) \
+  METADATA(Mapping,           kMapping,     68, "mapping",   TS_MAPPING_FIELDS)      \
+  METADATA(Frame,             kFrame,       69, "frame",     TS_FRAME_FIELDS)        \
+  METADATA(StackNode,         kStackNode,   70, "stacknode", TS_STACK_NODE_FIELDS)   \
+  METADATA(Stat,              kStat,        71, "stat",      TS_STAT_FIELDS)         \
+  METADATA(MetadataEntry,     kMetadata,    72, "metadata",  TS_METADATA_FIELDS)
+// clang-format on
+
+inline constexpr uint16_t kFirstMetadataTableKind = 64;
+
+// The kinds of TS_RECORD_TABLE, persisted in SBT table chunks.
+#define TS_TABLE_KIND_ENUMERATOR(Type, kind, number, ...) kind = number,
 enum class TableKind : uint16_t {
-  kKernel = 1,
-  kMemcpy = 2,
-  kMemset = 3,
-  kSync = 4,
-  kApi = 5,
-  kNvtxRange = 6,
-  kNvtxMarker = 7,
-  kMemory = 8,
-  kCounter = 9,
-  kModuleLoad = 10,
-  kGraphLaunch = 11,
-  kOverhead = 12,
-  kDrop = 13,
-  // metadata
-  kDevice = 64,
-  kProcess = 65,
-  kThread = 66,
-  kClockAnchor = 67,
-  kMapping = 68,
-  kFrame = 69,
-  kStackNode = 70,
-  kStat = 71,
-  kMetadata = 72,
+  TS_RECORD_TABLE(TS_TABLE_KIND_ENUMERATOR, TS_TABLE_KIND_ENUMERATOR)
 };
+#undef TS_TABLE_KIND_ENUMERATOR
 
 // CUpti_ActivityMemcpyKind values.
 enum CopyKind : uint8_t {
@@ -149,7 +191,6 @@ enum StatSeverity : uint8_t { kStatInfo = 0, kStatWarning = 1, kStatDataLoss = 2
   X(uint32_t, graph_id, kConfig)                 \
   X(uint64_t, graph_node_id, kConfig)            \
   X(uint8_t, launch_type, kConfig)
-TS_DEFINE_RECORD(KernelEvent, kKernel, "kernel", true, TS_KERNEL_FIELDS)
 
 #define TS_MEMCPY_FIELDS(X)                      \
   X(uint64_t, start_ns, kTime)                   \
@@ -169,7 +210,6 @@ TS_DEFINE_RECORD(KernelEvent, kKernel, "kernel", true, TS_KERNEL_FIELDS)
   X(uint32_t, dst_device_id, kConfig)            \
   X(uint32_t, graph_id, kConfig)                 \
   X(uint64_t, graph_node_id, kConfig)
-TS_DEFINE_RECORD(MemcpyEvent, kMemcpy, "memcpy", true, TS_MEMCPY_FIELDS)
 
 #define TS_MEMSET_FIELDS(X)                      \
   X(uint64_t, start_ns, kTime)                   \
@@ -185,7 +225,6 @@ TS_DEFINE_RECORD(MemcpyEvent, kMemcpy, "memcpy", true, TS_MEMCPY_FIELDS)
   X(uint8_t, memory_kind, kConfig)               \
   X(uint32_t, graph_id, kConfig)                 \
   X(uint64_t, graph_node_id, kConfig)
-TS_DEFINE_RECORD(MemsetEvent, kMemset, "memset", true, TS_MEMSET_FIELDS)
 
 // A host synchronization call (stream, event or context synchronize, stream
 // wait event) with its API entry and exit times, from the capture's driver
@@ -205,7 +244,6 @@ TS_DEFINE_RECORD(MemsetEvent, kMemset, "memset", true, TS_MEMSET_FIELDS)
   X(uint8_t, sync_type, kConfig)                 \
   X(uint32_t, tid, kConfig)                      \
   X(uint32_t, stack_id, kDelta)
-TS_DEFINE_RECORD(SyncEvent, kSync, "sync", true, TS_SYNC_FIELDS)
 
 // A CUDA runtime or driver API call on a host thread. external_id/kind: the
 // id a framework pushed with cuptiActivityPushExternalCorrelationId (kind is
@@ -223,7 +261,6 @@ TS_DEFINE_RECORD(SyncEvent, kSync, "sync", true, TS_SYNC_FIELDS)
   X(int32_t, return_code, kConfig)               \
   X(uint64_t, external_id, kDelta)               \
   X(uint8_t, external_kind, kConfig)
-TS_DEFINE_RECORD(ApiEvent, kApi, "api", true, TS_API_FIELDS)
 
 // An NVTX range, or a CPU-side range of an imported torch.profiler trace
 // (cpu_op, user_annotation, ...: the category is the domain). The fields
@@ -251,7 +288,6 @@ TS_DEFINE_RECORD(ApiEvent, kApi, "api", true, TS_API_FIELDS)
   X(uint32_t, flow_out_id, kDelta)               \
   X(uint32_t, flow_in_id, kDelta)                \
   X(uint8_t, kineto_args, kConfig)
-TS_DEFINE_RECORD(NvtxRangeEvent, kNvtxRange, "nvtx", true, TS_NVTX_RANGE_FIELDS)
 
 #define TS_NVTX_MARKER_FIELDS(X)                 \
   X(uint64_t, ts_ns, kTime)                      \
@@ -261,7 +297,6 @@ TS_DEFINE_RECORD(NvtxRangeEvent, kNvtxRange, "nvtx", true, TS_NVTX_RANGE_FIELDS)
   X(uint32_t, domain_id, kConfig)                \
   X(uint32_t, category, kConfig)                 \
   X(uint32_t, color, kConfig)
-TS_DEFINE_RECORD(NvtxMarkerEvent, kNvtxMarker, "marker", true, TS_NVTX_MARKER_FIELDS)
 
 // A device (or pinned/managed) memory allocation or free.
 #define TS_MEMORY_FIELDS(X)                      \
@@ -277,7 +312,6 @@ TS_DEFINE_RECORD(NvtxMarkerEvent, kNvtxMarker, "marker", true, TS_NVTX_MARKER_FI
   X(uint8_t, op, kConfig)                        \
   X(uint8_t, memory_kind, kConfig)               \
   X(uint8_t, is_async, kConfig)
-TS_DEFINE_RECORD(MemoryEvent, kMemory, "memory", true, TS_MEMORY_FIELDS)
 
 #define TS_COUNTER_FIELDS(X)                     \
   X(uint64_t, ts_ns, kTime)                      \
@@ -285,7 +319,6 @@ TS_DEFINE_RECORD(MemoryEvent, kMemory, "memory", true, TS_MEMORY_FIELDS)
   X(uint32_t, pid, kConfig)                      \
   X(uint32_t, device_id, kConfig)                \
   X(uint32_t, name_id, kConfig)
-TS_DEFINE_RECORD(CounterEvent, kCounter, "counter", true, TS_COUNTER_FIELDS)
 // The counter the capture writes with --kinds memory: device memory in use
 // (cuMemGetInfo total - free, bytes, by this and every other process) on
 // `device_id`, read when a context is created, at an in-process capture's
@@ -311,7 +344,6 @@ inline constexpr char kTorchReservedCounter[] = "PyTorch caching allocator reser
   X(uint32_t, device_id, kConfig)                \
   X(uint32_t, context_id, kConfig)               \
   X(uint8_t, op, kConfig)
-TS_DEFINE_RECORD(ModuleLoadEvent, kModuleLoad, "module", true, TS_MODULE_LOAD_FIELDS)
 
 // One cudaGraphLaunch; the kernels it runs are KernelEvents with graph_id set.
 #define TS_GRAPH_LAUNCH_FIELDS(X)                \
@@ -324,7 +356,6 @@ TS_DEFINE_RECORD(ModuleLoadEvent, kModuleLoad, "module", true, TS_MODULE_LOAD_FI
   X(uint32_t, context_id, kConfig)               \
   X(uint32_t, stream_id, kConfig)                \
   X(uint32_t, graph_id, kConfig)
-TS_DEFINE_RECORD(GraphLaunchEvent, kGraphLaunch, "graph", true, TS_GRAPH_LAUNCH_FIELDS)
 
 // Time CUPTI or TraceSmith itself spent (buffer flushes, instrumentation).
 #define TS_OVERHEAD_FIELDS(X)                    \
@@ -334,7 +365,6 @@ TS_DEFINE_RECORD(GraphLaunchEvent, kGraphLaunch, "graph", true, TS_GRAPH_LAUNCH_
   X(uint32_t, tid, kConfig)                      \
   X(uint32_t, device_id, kConfig)                \
   X(uint32_t, overhead_kind, kConfig)
-TS_DEFINE_RECORD(OverheadEvent, kOverhead, "overhead", true, TS_OVERHEAD_FIELDS)
 
 // Records that were lost, and where in time.
 #define TS_DROP_FIELDS(X)                        \
@@ -343,7 +373,6 @@ TS_DEFINE_RECORD(OverheadEvent, kOverhead, "overhead", true, TS_OVERHEAD_FIELDS)
   X(uint32_t, pid, kConfig)                      \
   X(uint32_t, device_id, kConfig)                \
   X(uint8_t, reason, kConfig)
-TS_DEFINE_RECORD(DropEvent, kDrop, "drop", true, TS_DROP_FIELDS)
 
 // ---- metadata -------------------------------------------------------------
 
@@ -364,7 +393,6 @@ TS_DEFINE_RECORD(DropEvent, kDrop, "drop", true, TS_DROP_FIELDS)
   X(uint32_t, max_shared_per_block, kDelta)      \
   X(uint32_t, max_registers_per_block, kDelta)   \
   X(uint32_t, pci_bus_id, kDelta)
-TS_DEFINE_RECORD(Device, kDevice, "device", false, TS_DEVICE_FIELDS)
 
 #define TS_PROCESS_FIELDS(X)                     \
   X(uint32_t, pid, kDelta)                       \
@@ -379,13 +407,11 @@ TS_DEFINE_RECORD(Device, kDevice, "device", false, TS_DEVICE_FIELDS)
   X(uint32_t, driver_version, kConfig)           \
   X(uint32_t, runtime_version, kConfig)          \
   X(uint32_t, cupti_version, kConfig)
-TS_DEFINE_RECORD(Process, kProcess, "process", false, TS_PROCESS_FIELDS)
 
 #define TS_THREAD_FIELDS(X)                      \
   X(uint32_t, tid, kDelta)                       \
   X(uint32_t, pid, kConfig)                      \
   X(uint32_t, name_id, kDelta)
-TS_DEFINE_RECORD(Thread, kThread, "thread", false, TS_THREAD_FIELDS)
 
 // Maps the capture clock (gpu_ns) of one process to host clocks.
 // read_window_ns: CLOCK_MONOTONIC time between the host-clock reads taken
@@ -401,7 +427,6 @@ TS_DEFINE_RECORD(Thread, kThread, "thread", false, TS_THREAD_FIELDS)
   X(uint32_t, pid, kConfig)                      \
   X(uint8_t, phase, kConfig)                     \
   X(uint64_t, read_window_ns, kDelta)
-TS_DEFINE_RECORD(ClockAnchor, kClockAnchor, "clock", false, TS_CLOCK_ANCHOR_FIELDS)
 
 // A loaded ELF object (or Python source file) that frames point into.
 #define TS_MAPPING_FIELDS(X)                     \
@@ -412,7 +437,6 @@ TS_DEFINE_RECORD(ClockAnchor, kClockAnchor, "clock", false, TS_CLOCK_ANCHOR_FIEL
   X(uint32_t, path_id, kDelta)                   \
   X(uint32_t, build_id_id, kDelta)               \
   X(uint32_t, pid, kConfig)
-TS_DEFINE_RECORD(Mapping, kMapping, "mapping", false, TS_MAPPING_FIELDS)
 
 // A frame; its id is its 1-based position in the trace's frame table.
 // Native: mapping_id + rel_pc (symbolised later into function/file/line).
@@ -424,14 +448,12 @@ TS_DEFINE_RECORD(Mapping, kMapping, "mapping", false, TS_MAPPING_FIELDS)
   X(uint32_t, file_id, kDelta)                   \
   X(uint32_t, line, kDelta)                      \
   X(uint8_t, kind, kConfig)
-TS_DEFINE_RECORD(Frame, kFrame, "frame", false, TS_FRAME_FIELDS)
 
 // A node of the call-site tree; its id is its 1-based position. A stack is
 // the chain from a node to its root (parent_id 0): leaf first, prefixes shared.
 #define TS_STACK_NODE_FIELDS(X)                  \
   X(uint32_t, frame_id, kDelta)                  \
   X(uint32_t, parent_id, kDelta)
-TS_DEFINE_RECORD(StackNode, kStackNode, "stacknode", false, TS_STACK_NODE_FIELDS)
 
 // A counter about the capture itself ("cupti_dropped_records", ...).
 #define TS_STAT_FIELDS(X)                        \
@@ -439,51 +461,81 @@ TS_DEFINE_RECORD(StackNode, kStackNode, "stacknode", false, TS_STACK_NODE_FIELDS
   X(uint32_t, name_id, kDelta)                   \
   X(uint32_t, pid, kConfig)                      \
   X(uint8_t, severity, kConfig)
-TS_DEFINE_RECORD(Stat, kStat, "stat", false, TS_STAT_FIELDS)
 
 // Free-form key/value metadata (command line, tool version, host, ...).
 #define TS_METADATA_FIELDS(X)                    \
   X(uint32_t, key_id, kDelta)                    \
   X(uint32_t, value_id, kDelta)                  \
   X(uint32_t, pid, kConfig)
-TS_DEFINE_RECORD(MetadataEntry, kMetadata, "metadata", false, TS_METADATA_FIELDS)
 // clang-format on
 
-// X-macro over every record type (for explicit template instantiations).
-// clang-format off
-#define TS_FOR_EACH_RECORD_TYPE(M)                                                           \
-  M(KernelEvent) M(MemcpyEvent) M(MemsetEvent) M(SyncEvent) M(ApiEvent) M(NvtxRangeEvent) \
-  M(NvtxMarkerEvent) M(MemoryEvent) M(CounterEvent) M(ModuleLoadEvent) M(GraphLaunchEvent) \
-  M(OverheadEvent) M(DropEvent) M(Device) M(Process) M(Thread) M(ClockAnchor) M(Mapping)   \
-  M(Frame) M(StackNode) M(Stat) M(MetadataEntry)
-// clang-format on
+// ---- what the record list makes ------------------------------------------
+
+// The structs and their RecordTraits.
+#define TS_DEFINE_EVENT_RECORD(Type, kind, number, label, FIELDS) \
+  TS_DEFINE_RECORD(Type, kind, label, true, FIELDS)
+#define TS_DEFINE_METADATA_RECORD(Type, kind, number, label, FIELDS) \
+  TS_DEFINE_RECORD(Type, kind, label, false, FIELDS)
+TS_RECORD_TABLE(TS_DEFINE_EVENT_RECORD, TS_DEFINE_METADATA_RECORD)
+#undef TS_DEFINE_EVENT_RECORD
+#undef TS_DEFINE_METADATA_RECORD
+
+// X-macros over every record type and over the event types, for code that
+// must name each type (explicit instantiations, virtual overloads). M is
+// called as M(Type, kind, number, label, FIELDS): take it as M(Type, ...).
+#define TS_NO_RECORD(...)
+#define TS_FOR_EACH_RECORD_TYPE(M) TS_RECORD_TABLE(M, M)
+#define TS_FOR_EACH_EVENT_TYPE(M) TS_RECORD_TABLE(M, TS_NO_RECORD)
+
+// The same lists as types: every record type (events first), the events.
+#define TS_RECORD_TYPE_ENTRY(Type, ...) , Type
+using RecordTypes =
+    TypeListTail<TypeList<void TS_RECORD_TABLE(TS_RECORD_TYPE_ENTRY, TS_RECORD_TYPE_ENTRY)>>;
+using EventTypes = TypeListTail<TypeList<void TS_RECORD_TABLE(TS_RECORD_TYPE_ENTRY, TS_NO_RECORD)>>;
+#undef TS_RECORD_TYPE_ENTRY
 
 // Calls f.template operator()<T>() for every record type, events first.
 template <typename F>
 constexpr void ForEachRecordType(F&& f) {
-  f.template operator()<KernelEvent>();
-  f.template operator()<MemcpyEvent>();
-  f.template operator()<MemsetEvent>();
-  f.template operator()<SyncEvent>();
-  f.template operator()<ApiEvent>();
-  f.template operator()<NvtxRangeEvent>();
-  f.template operator()<NvtxMarkerEvent>();
-  f.template operator()<MemoryEvent>();
-  f.template operator()<CounterEvent>();
-  f.template operator()<ModuleLoadEvent>();
-  f.template operator()<GraphLaunchEvent>();
-  f.template operator()<OverheadEvent>();
-  f.template operator()<DropEvent>();
-  f.template operator()<Device>();
-  f.template operator()<Process>();
-  f.template operator()<Thread>();
-  f.template operator()<ClockAnchor>();
-  f.template operator()<Mapping>();
-  f.template operator()<Frame>();
-  f.template operator()<StackNode>();
-  f.template operator()<Stat>();
-  f.template operator()<MetadataEntry>();
+  ForEachType(RecordTypes{}, f);
 }
+
+// The largest kind number of the event types and of all types (arrays
+// indexed by a kind).
+inline constexpr uint16_t kMaxEventTableKind = [] {
+  uint16_t max = 0;
+  ForEachType(EventTypes{}, [&]<typename T>() {
+    max = std::max(max, static_cast<uint16_t>(RecordTraits<T>::kKind));
+  });
+  return max;
+}();
+inline constexpr uint16_t kMaxTableKind = [] {
+  uint16_t max = 0;
+  ForEachRecordType(
+      [&]<typename T>() { max = std::max(max, static_cast<uint16_t>(RecordTraits<T>::kKind)); });
+  return max;
+}();
+
+// What the file format and the visits rely on: events first, event kinds
+// below kFirstMetadataTableKind and metadata kinds from it, no kind number
+// or label twice.
+static_assert(
+    [] {
+      bool ok = true, metadata_seen = false;
+      ForEachRecordType([&]<typename T>() {
+        const auto kind = static_cast<uint16_t>(RecordTraits<T>::kKind);
+        metadata_seen = metadata_seen || !RecordTraits<T>::kIsEvent;
+        ok = ok && RecordTraits<T>::kIsEvent != metadata_seen &&
+             RecordTraits<T>::kIsEvent == (kind < kFirstMetadataTableKind) && kind != 0;
+        ForEachRecordType([&]<typename U>() {
+          if constexpr (!std::is_same_v<T, U>)
+            ok = ok && RecordTraits<T>::kKind != RecordTraits<U>::kKind &&
+                 std::string_view(RecordTraits<T>::kLabel) != RecordTraits<U>::kLabel;
+        });
+      });
+      return ok;
+    }(),
+    "TS_RECORD_TABLE: events first, event kinds < 64 <= metadata kinds, kinds and labels unique");
 
 // Label ("kernel") of a table kind, or nullptr when the kind is unknown.
 const char* TableKindLabel(TableKind kind);

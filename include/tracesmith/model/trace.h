@@ -32,15 +32,8 @@ class Trace {
   std::pair<uint64_t, uint64_t> TimeRange() const;
 
  private:
-  std::tuple<std::vector<KernelEvent>, std::vector<MemcpyEvent>, std::vector<MemsetEvent>,
-             std::vector<SyncEvent>, std::vector<ApiEvent>, std::vector<NvtxRangeEvent>,
-             std::vector<NvtxMarkerEvent>, std::vector<MemoryEvent>, std::vector<CounterEvent>,
-             std::vector<ModuleLoadEvent>, std::vector<GraphLaunchEvent>,
-             std::vector<OverheadEvent>, std::vector<DropEvent>, std::vector<Device>,
-             std::vector<Process>, std::vector<Thread>, std::vector<ClockAnchor>,
-             std::vector<Mapping>, std::vector<Frame>, std::vector<StackNode>, std::vector<Stat>,
-             std::vector<MetadataEntry>>
-      tables_;
+  // One vector per record type (records.h's RecordTypes), in its order.
+  ApplyEach<std::tuple, std::vector, RecordTypes> tables_;
 };
 
 // Start and end of an event row (end == start for instantaneous kinds).

@@ -1,0 +1,33 @@
+#include "recorder.h"
+
+namespace tracesmith::capture {
+
+void CallbackTable::ClaimWork(CUpti_CallbackId cbid, CostSite site, bool stack, bool driver_row) {
+  if (cbid == 0 || cbid >= CUPTI_DRIVER_TRACE_CBID_SIZE) return;
+  DriverRoute& r = driver[cbid];
+  if (!(r.flags & DriverRoute::kTimed)) {
+    r.flags |= DriverRoute::kTimed;
+    r.site = uint8_t(site);
+  }
+  if (stack) r.flags |= DriverRoute::kStack;
+  if (driver_row) r.flags |= DriverRoute::kDriverRow;
+}
+
+void CallbackClaims::Driver(CUpti_CallbackId cbid, const DriverClaim& how) {
+  if (cbid == 0 || cbid >= CUPTI_DRIVER_TRACE_CBID_SIZE) return;
+  DriverRoute& r = table_->driver[cbid];
+  if (!how.timed) {
+    if (how.entry) r.after_entry |= bit_;
+    if (how.exit) r.after_exit |= bit_;
+    return;
+  }
+  if (!(r.flags & DriverRoute::kTimed)) {
+    r.flags |= DriverRoute::kTimed;
+    r.site = uint8_t(how.site);
+  }
+  if (how.stack && stacks_on_) r.flags |= DriverRoute::kStack;
+  if (how.entry) r.entry |= bit_;
+  if (how.exit) r.exit |= bit_;
+}
+
+}  // namespace tracesmith::capture
