@@ -76,22 +76,31 @@ long MaxRssKb() {
   return u.ru_maxrss;
 }
 
-TEST(ExportMemory, ForgedCorrelationIdsInManyProcessesStaySmall) {
+// One launch call and its kernel in each of processes 1..`processes`, both
+// with correlation id `corr`; the calls' external ids are 100 + pid when
+// `external` (0 otherwise).
+Trace OneLaunchPerProcess(uint32_t processes, uint32_t corr, bool external) {
   Trace t;
-  for (uint32_t pid = 1; pid <= 30; ++pid) {
+  for (uint32_t pid = 1; pid <= processes; ++pid) {
     ApiEvent a{};
     a.pid = pid;
     a.start_ns = 1000 * pid;
     a.end_ns = a.start_ns + 10;
-    a.correlation_id = 0xffffffffu;
+    a.correlation_id = corr;
+    a.external_id = external ? 100 + pid : 0;
     t.Rows<ApiEvent>().push_back(a);
     KernelEvent k{};
     k.pid = pid;
     k.start_ns = a.start_ns + 20;
     k.end_ns = k.start_ns + 5;
-    k.correlation_id = 0xffffffffu;
+    k.correlation_id = corr;
     t.Rows<KernelEvent>().push_back(k);
   }
+  return t;
+}
+
+TEST(ExportMemory, ForgedCorrelationIdsInManyProcessesStaySmall) {
+  const Trace t = OneLaunchPerProcess(30, 0xffffffffu, /*external=*/false);
   const long before = MaxRssKb();
   for (ExportFormat f : {ExportFormat::kJson, ExportFormat::kPerfetto}) {
     testing::TempPath out(f == ExportFormat::kJson ? ".json" : ".pftrace");
@@ -115,22 +124,7 @@ TEST(ExportMemory, ForgedCorrelationIdsInManyProcessesStaySmall) {
 // 2^31 it took 16.8 GB. Every exporter, both ids, external ids set.
 TEST(ExportMemory, FarCorrelationIdsWithExternalIdsExportInEveryFormat) {
   for (uint32_t corr : {0x80000000u, 0xffffffffu}) {
-    Trace t;
-    for (uint32_t pid = 1; pid <= 3; ++pid) {
-      ApiEvent a{};
-      a.pid = pid;
-      a.start_ns = 1000 * pid;
-      a.end_ns = a.start_ns + 10;
-      a.correlation_id = corr;
-      a.external_id = 100 + pid;
-      t.Rows<ApiEvent>().push_back(a);
-      KernelEvent k{};
-      k.pid = pid;
-      k.start_ns = a.start_ns + 20;
-      k.end_ns = k.start_ns + 5;
-      k.correlation_id = corr;
-      t.Rows<KernelEvent>().push_back(k);
-    }
+    const Trace t = OneLaunchPerProcess(3, corr, /*external=*/true);
     const long before = MaxRssKb();
     // Every format export/ writes, from the trace in memory and from an SBT
     // file (dot is written from files only; folded belongs to report/).
