@@ -41,6 +41,10 @@ void UseHugePages(int argc, char** argv) {
     g_state = "advised (THP mode madvise; glibc.malloc.hugetlb=1)";
     return;
   }
+  if (SanitizerOwnsMalloc()) {
+    g_state = "not advised (sanitizer build: its allocator ignores glibc's tunables)";
+    return;
+  }
   const char* off = std::getenv("TRACESMITH_HUGE_PAGES");
   if (off != nullptr && std::strcmp(off, "0") == 0) {
     g_state = "not advised (TRACESMITH_HUGE_PAGES=0)";
