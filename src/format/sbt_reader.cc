@@ -133,6 +133,15 @@ void SbtReader::AddDamage(uint64_t offset, uint64_t length, std::string what) {
   damaged_at_.insert(offset);
 }
 
+void SbtReader::CountReadable(size_t i, uint64_t bytes, uint64_t* chunks) {
+  if (counted_.size() < chunks_.size()) counted_.resize(chunks_.size());
+  if (!(counted_[i] & 1)) report_.valid_bytes += bytes;
+  counted_[i] |= 1;
+  if (chunks == nullptr || (counted_[i] & 2)) return;
+  counted_[i] |= 2;
+  ++*chunks;
+}
+
 void SbtReader::NoteWhatWasSkipped(size_t i, size_t first) {
   if (!report_.indexed || report_.damage.size() == first) return;
   const ChunkIndexEntry& e = chunks_[i];
@@ -343,8 +352,7 @@ Status SbtReader::DecodeChunk(size_t i, model::Trace* out, uint64_t* decoded_byt
   if (!CheckChunk(i, &h, &where)) return OkStatus();
   const uint64_t chunk_bytes = kChunkHeaderSize + h.stored_len;
   if (h.type != uint16_t(ChunkType::kStrings) && h.type != uint16_t(ChunkType::kTable)) {
-    report_.chunks_skipped_unknown++;
-    report_.valid_bytes += chunk_bytes;
+    CountReadable(i, chunk_bytes, &report_.chunks_skipped_unknown);
     return OkStatus();
   }
   ASSIGN_OR_RETURN(std::optional<std::span<const uint8_t>> raw, RawPayload(e, h, where));
@@ -372,8 +380,7 @@ Status SbtReader::DecodeChunk(size_t i, model::Trace* out, uint64_t* decoded_byt
     if (!c.ReadU16(&kind) || !(peek.Skip(2) && peek.ReadVarint(&rows))) {
       st = DataLoss("table header truncated");
     } else if (!model::IsKnownTableKind(kind)) {
-      report_.chunks_skipped_unknown++;
-      report_.valid_bytes += chunk_bytes;
+      CountReadable(i, chunk_bytes, &report_.chunks_skipped_unknown);
       return OkStatus();
     } else {
       if (!scratch_) scratch_ = std::make_unique<internal::CodecScratch>();
@@ -398,8 +405,7 @@ Status SbtReader::DecodeChunk(size_t i, model::Trace* out, uint64_t* decoded_byt
     report_.chunks_damaged++;
     return OkStatus();
   }
-  report_.chunks_read++;
-  report_.valid_bytes += chunk_bytes;
+  CountReadable(i, chunk_bytes, &report_.chunks_read);
   return OkStatus();
 }
 
@@ -507,7 +513,7 @@ Status SbtReader::Stream(const EventChunkCallback& on_events, const EndCallback&
       // damage anywhere in the file is reported whatever the reader wants.
       ChunkHeader h;
       std::string where;
-      if (CheckChunk(i, &h, &where)) report_.valid_bytes += kChunkHeaderSize + h.stored_len;
+      if (CheckChunk(i, &h, &where)) CountReadable(i, kChunkHeaderSize + h.stored_len, nullptr);
       ReleaseMapped(e.offset, i + 1 < chunks_.size() ? chunks_[i + 1].offset : size_);
       NoteWhatWasSkipped(i, damage_before);
       continue;

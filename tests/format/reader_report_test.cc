@@ -94,5 +94,31 @@ TEST(ReaderReportTest, TheLastChunkEndsBeforeTheIndex) {
   EXPECT_EQ(others.valid_bytes, all.valid_bytes + (end - last.offset)) << all.Describe();
 }
 
+// A command that passes over a damaged file several times (timeline, memory)
+// reports each chunk's bytes and state once: the readable bytes never exceed
+// the file, and equal what one pass reports.
+TEST(ReaderReportTest, SeveralPassesCountEachChunkOnce) {
+  std::vector<uint8_t> bytes = Serialize(testing::RandomTrace(42, 12));
+  const std::vector<ChunkIndexEntry> chunks = Open(bytes)->chunks();
+  ASSERT_GE(chunks.size(), 3u);
+  bytes[chunks[1].offset + (chunks[2].offset - chunks[1].offset) / 2 + 12] ^= 0x5a;
+  auto once = Open(bytes);
+  model::Trace t;
+  ASSERT_TRUE(once->ReadAll(&t).ok());
+  auto many = Open(bytes);
+  const auto ignore = [](const model::Trace&, model::TableKind) { return OkStatus(); };
+  ASSERT_TRUE(many->Stream(ignore, {}, [](model::TableKind) { return false; }).ok());
+  ASSERT_TRUE(many->Stream(ignore).ok());
+  model::Trace t2;
+  ASSERT_TRUE(many->ReadAll(&t2).ok());
+  const ReadReport& a = once->report();
+  const ReadReport& b = many->report();
+  EXPECT_EQ(b.valid_bytes, a.valid_bytes);
+  EXPECT_LT(b.valid_bytes, bytes.size());
+  EXPECT_EQ(b.chunks_read, a.chunks_read);
+  EXPECT_EQ(b.chunks_damaged, a.chunks_damaged);
+  EXPECT_EQ(b.damage.size(), 1u) << b.Describe();
+}
+
 }  // namespace
 }  // namespace tracesmith::format

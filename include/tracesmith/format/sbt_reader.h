@@ -167,6 +167,13 @@ class SbtReader {
   // passes skip it instead of decoding (or decompressing) it again.
   std::unordered_set<uint64_t> damaged_at_;
   std::vector<ChunkIndexEntry> chunks_;
+  // Chunks whose bytes (and read or skipped state) the report counts: a
+  // command that passes over the file several times counts each chunk once.
+  // Bit 1: its bytes are counted; bit 2: it is counted as read or skipped.
+  std::vector<uint8_t> counted_;
+  // Adds chunk i's `bytes` to the report's readable bytes, once per chunk, and
+  // (when given) `*chunks` by one, once per chunk.
+  void CountReadable(size_t i, uint64_t bytes, uint64_t* chunks);
   ReadReport report_;
 };
 
