@@ -11,6 +11,7 @@
 #include "run_loader.h"
 #include "tracesmith/analysis/capture_cost.h"
 #include "tracesmith/base/file_util.h"
+#include "tracesmith/cluster/merge.h"
 #include "tracesmith/format/sbt_reader.h"
 
 namespace tracesmith::cli {
@@ -155,6 +156,26 @@ int RunInfo(const std::string& path, bool strict) {
   for (const analysis::CaptureCost& c : analysis::ComputeCaptureCost(t, ev.kernels)) {
     std::printf("\nCapture cost (pid %u):\n  %s\n", c.pid, analysis::CaptureCostLine(c).c_str());
     for (const std::string& d : analysis::CaptureCostDetails(c)) std::printf("    %s\n", d.c_str());
+  }
+  // A merged file of damaged inputs (cluster/merge.h): their damage is part of it.
+  std::vector<std::string> input_damage;
+  for (const MetadataEntry& m : t.Rows<MetadataEntry>())
+    if (t.strings.Get(m.key_id) == cluster::kMergeInputDamageKey) {
+      std::string d(t.strings.Get(m.value_id));
+      if (std::find(input_damage.begin(), input_damage.end(), d) == input_damage.end())
+        input_damage.push_back(std::move(d));
+    }
+  if (!input_damage.empty()) {
+    std::printf(
+        "\nDamage in the inputs of the merge (their readable part is what this file holds):\n");
+    for (const std::string& d : input_damage) std::printf("%s\n", d.c_str());
+  }
+  if (strict && !input_damage.empty() && r.clean()) {
+    std::fprintf(stderr,
+                 "tracesmith: error: %s was merged from %zu damaged input%s (listed under Damage) "
+                 "and --strict was given\n",
+                 path.c_str(), input_damage.size(), input_damage.size() == 1 ? "" : "s");
+    return kExitError;
   }
   if (strict && !r.clean()) {
     // The ranges are listed above (stdout); stderr says why the status is 1.

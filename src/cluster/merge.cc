@@ -261,6 +261,28 @@ Status MergeOne(size_t index, const Survey& survey, const MergeOptions& options,
   for (const auto& [pid, out_pid] : remap.pids())
     writer->Append(
         model::MetadataEntry{.key_id = source_key, .value_id = source_value, .pid = out_pid});
+  if (!in->damage.clean()) {
+    const uint32_t damage_key = writer->InternString(kMergeInputDamageKey);
+    const uint32_t damage_value = writer->InternString(in->damage.DamageStatus(in->path).message());
+    const uint32_t unreadable = writer->InternString("merge.input_unreadable_bytes");
+    const uint32_t lost = writer->InternString("merge.input_events_lost");
+    constexpr uint8_t kDataLoss = 2;
+    for (const auto& [pid, out_pid] : remap.pids()) {
+      writer->Append(
+          model::MetadataEntry{.key_id = damage_key, .value_id = damage_value, .pid = out_pid});
+      writer->Append(
+          model::Stat{.value = int64_t(in->damage.file_size -
+                                       std::min(in->damage.valid_bytes, in->damage.file_size)),
+                      .name_id = unreadable,
+                      .pid = out_pid,
+                      .severity = kDataLoss});
+      if (in->damage.events_lost)
+        writer->Append(model::Stat{.value = int64_t(in->damage.events_lost),
+                                   .name_id = lost,
+                                   .pid = out_pid,
+                                   .severity = kDataLoss});
+    }
+  }
   for (const InputRemap::Renumbered& r : remap.renumbered()) {
     writer->Append(model::MetadataEntry{.key_id = writer->InternString(kMergeOriginalPidKey),
                                         .value_id = writer->InternString(std::to_string(r.pid)),

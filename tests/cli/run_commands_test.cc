@@ -94,6 +94,21 @@ TEST(MergeCommand, ADamagedInputIsAWarningOrWithStrictAnError) {
   EXPECT_EQ(r.status, 1);
   EXPECT_TRUE(Has(r.out, "tracesmith: error: " + cut + " is damaged")) << r.out;
   EXPECT_FALSE(PathExists(dir / "strict.sbt"));
+  // The merged file says it holds only part of an input: info lists the
+  // input's damage, with its lost bytes as DATA LOSS stats, and --strict
+  // refuses it although the merged file itself is whole.
+  r = RunTracesmith("info " + dir / "job.sbt");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_TRUE(Has(r.out, "Damage in the inputs of the merge")) << r.out;
+  EXPECT_TRUE(Has(r.out, cut + " is damaged (")) << r.out;
+  EXPECT_TRUE(Has(r.out, "merge.input_unreadable_bytes")) << r.out;
+  r = RunTracesmith("info --strict " + dir / "job.sbt");
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_TRUE(Has(r.out, "was merged from 1 damaged input")) << r.out;
+  // ...and so does a merge of that merge: the damage travels with its processes.
+  r = RunTracesmith("merge " + dir / "job.sbt -o " + dir / "again.sbt");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(RunTracesmith("info --strict " + dir / "again.sbt").status, 1);
 }
 
 TEST(RunCommands, EveryReadingCommandTakesARun) {

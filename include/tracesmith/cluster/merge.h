@@ -41,6 +41,11 @@ namespace tracesmith::cluster {
 // Metadata keys the merge adds (MetadataEntry rows of each process).
 inline constexpr char kMergeSourceKey[] = "merge.source";             // the input file
 inline constexpr char kMergeOriginalPidKey[] = "merge.original_pid";  // when renumbered
+// When an input was damaged: its damage ("<path> is damaged (...):" and the
+// ranges), so that the merged file says it holds only part of that input
+// (`info` lists it under Damage; `info --strict` refuses it), with the Stat
+// rows merge.input_unreadable_bytes and merge.input_events_lost (DATA LOSS).
+inline constexpr char kMergeInputDamageKey[] = "merge.input_damage";
 
 // Where a merge is, after each chunk of events it wrote.
 struct MergeProgress {
