@@ -3,7 +3,7 @@
 //
 // Each configuration runs in its own child process (fresh context and CUPTI state; a hang or a
 // crash costs one row): three kernels of known behaviour on two streams, 3 timed rounds of
-// kIters iterations, then the samples are drained and summarised. The parent prints a table.
+// Iters() iterations, then the samples are drained and summarised. The parent prints a table.
 // Usage: pc_sampling_probe [--only NAME[,NAME...]] [--list]. The configurations, the row a child
 // reports and the parent are in pc_sampling_probe.h.
 //
@@ -709,7 +709,7 @@ int child_main(int idx, int fd, bool first) {
   int rounds = 0;
   while (rounds < kRounds && now_ms() - start < kRoundsMaxMs) {  // fewer rounds when very slow
     double t0 = now_ms();
-    for (int i = 0; i < kIters; ++i) launch_iter(w, i);
+    for (int i = 0, n = Iters(); i < n; ++i) launch_iter(w, i);
     enq[rounds] = now_ms() - t0;
     CHECK(cudaDeviceSynchronize());
     sorted[rounds] = g_row.roundMs[rounds] = now_ms() - t0;

@@ -9,13 +9,21 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
 namespace pcprobe {
 
-constexpr int kRounds = 3, kIters = 200, kThreads = 256;
+constexpr int kRounds = 3, kThreads = 256;
+// Launches of each kernel per round: 200 (about 60 ms of GPU time per round on an H200), or
+// PC_PROBE_ITERS, to run long enough for CUPTI's worker threads to drain during the rounds.
+inline int Iters() {
+  const char* e = std::getenv("PC_PROBE_ITERS");
+  const int n = e ? std::atoi(e) : 0;
+  return n > 0 ? n : 200;
+}
 constexpr int kMemIters = 512, kFmaIters = 100000, kHotIters = 40000;
 constexpr unsigned kMemMask = (1u << 26) - 1;  // 64 Mi floats = 256 MiB
 constexpr int kDrainMs = 10, kTailIdleMs = 300, kTailMaxMs = 3000;
@@ -54,6 +62,14 @@ const Cfg kCfgs[] = {
     {"p9-hw64M-scr8M", PCS, 1, 9, 64, 8192, 0, THREAD, AT_CTX_CB},
     {"p9-serialized", PCS, 2, 9, 0, 0, 0, LAUNCH, AT_CTX_CB},
     {"baseline-end", BASE, 0, 0, 0, 0, 0, THREAD, AT_CTX_CB},
+    // Live drain (does GetData return samples while kernels run?): sparser periods and a worker
+    // thread that wakes every 1 ms instead of 100 (run with --only and PC_PROBE_ITERS=2000).
+    {"p15", PCS, 1, 15, 0, 0, 0, THREAD, AT_CTX_CB},
+    {"p17", PCS, 1, 17, 0, 0, 0, THREAD, AT_CTX_CB},
+    {"p9-sleep1", PCS, 1, 9, 0, 0, 1, THREAD, AT_CTX_CB},
+    {"p11-sleep1", PCS, 1, 11, 0, 0, 1, THREAD, AT_CTX_CB},
+    {"p13-sleep1", PCS, 1, 13, 0, 0, 1, THREAD, AT_CTX_CB},
+    {"p15-sleep1", PCS, 1, 15, 0, 0, 1, THREAD, AT_CTX_CB},
     {"p5", PCS, 1, 5, 0, 0, 0, THREAD, AT_CTX_CB},  // the densest last: the likeliest to be slow
     {"p5-hw8M", PCS, 1, 5, 8, 0, 0, THREAD, AT_CTX_CB},
 };
@@ -136,7 +152,7 @@ inline int parent_main(int argc, char** argv, int hotLine) {
       "pc_sampling_probe: %d configurations, one child each; per child %d rounds x %d iterations "
       "(probe_mem on stream 0, probe_fma on stream 1, probe_hot alternating; hot loop at line "
       "%d); budget %d s\n",
-      kNumCfgs, kRounds, kIters, hotLine, kBudgetS);
+      kNumCfgs, kRounds, Iters(), hotLine, kBudgetS);
   signal(SIGALRM, parent_alarm);
   alarm(kBudgetS + 5);
   char self[4096];

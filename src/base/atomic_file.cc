@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cerrno>
 #include <climits>
+#include <cstdio>  // renameat2, RENAME_NOREPLACE
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -135,7 +136,7 @@ StatusOr<std::unique_ptr<AtomicFile>> AtomicFile::Create(const std::string& targ
   int fd = -1;
   ASSIGN_OR_RETURN(std::string temp, CreateFileBeside(real, "tmp", &fd));
   if (replacing) (void)::fchmod(fd, st.st_mode & 07777);
-  return std::unique_ptr<AtomicFile>(new AtomicFile(target, real, std::move(temp), fd));
+  return std::unique_ptr<AtomicFile>(new AtomicFile(target, real, std::move(temp), fd, replacing));
 }
 
 StatusOr<std::string> CreateFileBeside(const std::string& path, const char* tag, int* fd_out) {
@@ -164,11 +165,13 @@ StatusOr<std::string> CreateFileBeside(const std::string& path, const char* tag,
       StrFormat("cannot create a temporary file beside %s: 100 names taken", path.c_str()));
 }
 
-AtomicFile::AtomicFile(std::string target, std::string real_target, std::string temp_path, int fd)
+AtomicFile::AtomicFile(std::string target, std::string real_target, std::string temp_path, int fd,
+                       bool replacing)
     : target_(std::move(target)),
       real_target_(std::move(real_target)),
       temp_path_(std::move(temp_path)),
-      fd_(fd) {
+      fd_(fd),
+      replacing_(replacing) {
   slot_ = Register(temp_path_);
 }
 
@@ -191,7 +194,13 @@ Status AtomicFile::Commit() {
     Discard();
     return closed;
   }
-  if (::rename(temp_path_.c_str(), real_target_.c_str()) != 0) {
+  if (!replacing_) {
+    Status st = RenameNoReplace();
+    if (!st.ok()) {
+      Discard();
+      return st;
+    }
+  } else if (::rename(temp_path_.c_str(), real_target_.c_str()) != 0) {
     Status st = IoError(StrFormat("cannot rename %s to %s: %s", temp_path_.c_str(),
                                   real_target_.c_str(), std::strerror(errno)));
     Discard();
@@ -201,6 +210,35 @@ Status AtomicFile::Commit() {
   slot_ = -1;
   done_ = true;
   return OkStatus();
+}
+
+Status AtomicFile::RenameNoReplace() {
+  const auto appeared = [&] {
+    return FailedPrecondition(
+        StrFormat("%s: file exists: another program created it while this one was writing it; "
+                  "left as it is (run again with --force to replace it)",
+                  target_.c_str()));
+  };
+  if (::renameat2(AT_FDCWD, temp_path_.c_str(), AT_FDCWD, real_target_.c_str(), RENAME_NOREPLACE) ==
+      0)
+    return OkStatus();
+  if (errno == EEXIST) return appeared();
+  if (errno != EINVAL && errno != ENOSYS)
+    return IoError(StrFormat("cannot rename %s to %s: %s", temp_path_.c_str(), real_target_.c_str(),
+                             std::strerror(errno)));
+  // A file system without RENAME_NOREPLACE: link() also refuses an existing
+  // name, atomically; then the temporary name goes.
+  if (::link(temp_path_.c_str(), real_target_.c_str()) == 0) {
+    ::unlink(temp_path_.c_str());
+    return OkStatus();
+  }
+  if (errno == EEXIST) return appeared();
+  // Neither (no hard links either): check, then rename (a window remains).
+  struct stat st {};
+  if (::lstat(real_target_.c_str(), &st) == 0) return appeared();
+  if (::rename(temp_path_.c_str(), real_target_.c_str()) == 0) return OkStatus();
+  return IoError(StrFormat("cannot rename %s to %s: %s", temp_path_.c_str(), real_target_.c_str(),
+                           std::strerror(errno)));
 }
 
 void AtomicFile::Discard() {

@@ -69,6 +69,32 @@ TEST(AtomicFileTest, WithoutCommitTheTargetIsUntouchedAndTheTempFileGone) {
   EXPECT_EQ(dir.List(), std::vector<std::string>{"out.sqlite"});
 }
 
+// Two writers of one new output (two exports to one new -o without --force):
+// the first to commit creates it; the second finds it there and replaces
+// nothing. A target that existed at Create (--force) is replaced as before.
+TEST(AtomicFileTest, ATargetThatAppearedWhileWritingIsNotReplaced) {
+  TempDir dir;
+  const std::string target = dir / "new.json";
+  auto first = AtomicFile::Create(target);
+  auto second = AtomicFile::Create(target);
+  ASSERT_TRUE(first.ok() && second.ok());
+  ASSERT_TRUE(WriteAll(**first, "first").ok());
+  ASSERT_TRUE(WriteAll(**second, "second").ok());
+  ASSERT_TRUE((*first)->Commit().ok());
+  Status st = (*second)->Commit();
+  EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition) << st.ToString();
+  EXPECT_NE(st.message().find("another program created it while this one was writing it"),
+            std::string::npos)
+      << st.message();
+  EXPECT_EQ(Read(target), "first");
+  EXPECT_EQ(dir.List(), std::vector<std::string>{"new.json"});
+  auto forced = AtomicFile::Create(target);
+  ASSERT_TRUE(forced.ok());
+  ASSERT_TRUE(WriteAll(**forced, "forced").ok());
+  ASSERT_TRUE((*forced)->Commit().ok());
+  EXPECT_EQ(Read(target), "forced");
+}
+
 // WriteFileAtomically: the stream's bytes replace the target and their size
 // is returned; a writer that fails leaves the target and no temporary file.
 TEST(AtomicFileTest, WriteFileAtomicallyReplacesOnlyWhenTheWriterSucceeds) {

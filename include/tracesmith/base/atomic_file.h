@@ -72,12 +72,18 @@ class AtomicFile {
   Status CloseFd();
   // Closes the descriptor and renames the temporary file over the target.
   // On failure the temporary file is removed and the target is untouched.
+  // A target that did not exist at Create and exists now (another writer's:
+  // two exports to one new -o) is left alone: FailedPrecondition, nothing
+  // replaced.
   Status Commit();
   // Removes the temporary file (idempotent); the target is untouched.
   void Discard();
 
  private:
-  AtomicFile(std::string target, std::string real_target, std::string temp_path, int fd);
+  AtomicFile(std::string target, std::string real_target, std::string temp_path, int fd,
+             bool replacing);
+  // Renames the temporary file to the target only while no file is there.
+  Status RenameNoReplace();
 
   std::string target_;       // as given
   std::string real_target_;  // a symbolic link resolved: what rename() replaces
@@ -85,6 +91,7 @@ class AtomicFile {
   int fd_ = -1;
   int slot_ = -1;  // in the signal-cleanup registry
   bool done_ = false;
+  bool replacing_ = false;  // the target existed at Create
 };
 
 // Makes SIGINT, SIGTERM and SIGHUP remove the temporary files of live
