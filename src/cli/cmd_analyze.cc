@@ -71,7 +71,7 @@ int RunAnalyze(const AnalyzeCliOptions& o) {
 
 }  // namespace
 
-void AddAnalyzeCommand(CLI::App& app, CommandList& commands) {
+void AddAnalyzeCommand(Cmd& app, CommandList& commands) {
   auto* cmd = app.add_subcommand(
       "analyze",
       "Report where GPU time goes: top kernels, utilization, idle causes, launches, "
@@ -101,7 +101,7 @@ void AddAnalyzeCommand(CLI::App& app, CommandList& commands) {
          },
          "Several hosts: the assumed bound on their CLOCK_REALTIME difference, before the "
          "collectives narrow it (default 1000 us)")
-      ->check(CLI::PositiveNumber);
+      ->check(PositiveNumber);
   AddStrictFlag(cmd, &o->strict);
   cmd->add_flag("-q,--quiet", o->quiet, "No progress line on a terminal");
   commands.emplace_back(cmd, [o] { return RunAnalyze(*o); });

@@ -3,7 +3,7 @@
 
 namespace tracesmith::cli {
 
-void AddBenchmarkCommand(CLI::App& app, CommandList& commands) {
+void AddBenchmarkCommand(Cmd& app, CommandList& commands) {
   auto* bench = app.add_subcommand(
       "benchmark", "Measure TraceSmith's own performance (format, stacks, analysis, export)");
   bench->require_subcommand(1);

@@ -94,7 +94,7 @@ int RunAnalyzeBenchmark(const AnalyzeBenchOptions& o) {
 
 }  // namespace
 
-void AddBenchmarkAnalyzeCommand(CLI::App& bench, CommandList& commands) {
+void AddBenchmarkAnalyzeCommand(Cmd& bench, CommandList& commands) {
   auto* cmd = bench.add_subcommand(
       "analyze",
       "Full analysis (read + report) of a synthetic trace streamed from an SBT file; prints "

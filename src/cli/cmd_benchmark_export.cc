@@ -92,7 +92,7 @@ int RunExportBenchmark(const ExportBenchOptions& o) {
 
 }  // namespace
 
-void AddBenchmarkExportCommand(CLI::App& bench, CommandList& commands) {
+void AddBenchmarkExportCommand(Cmd& bench, CommandList& commands) {
   auto* cmd = bench.add_subcommand(
       "export", "Exporter events per second and bytes per kernel event, per format");
   auto o = std::make_shared<ExportBenchOptions>();

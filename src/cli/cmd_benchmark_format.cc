@@ -87,7 +87,7 @@ int RunFormatBenchmark(const FormatBenchOptions& o) {
 
 }  // namespace
 
-void AddBenchmarkFormatCommand(CLI::App& bench, CommandList& commands) {
+void AddBenchmarkFormatCommand(Cmd& bench, CommandList& commands) {
   auto* cmd = bench.add_subcommand(
       "format", "SBT bytes per kernel event (raw and zstd) and write/read events per second");
   auto o = std::make_shared<FormatBenchOptions>();

@@ -103,7 +103,7 @@ int RunJobBenchmark(const JobBenchOptions& o) {
 
 }  // namespace
 
-void AddBenchmarkJobCommand(CLI::App& bench, CommandList& commands) {
+void AddBenchmarkJobCommand(Cmd& bench, CommandList& commands) {
   auto* cmd = bench.add_subcommand(
       "job",
       "Cross-rank analysis of a synthetic multi-rank job (one SBT file per rank, written first "

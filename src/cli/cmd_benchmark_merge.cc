@@ -113,7 +113,7 @@ int RunMergeBench(const MergeBenchOptions& o) {
 
 }  // namespace
 
-void AddBenchmarkMergeCommand(CLI::App& benchmark, CommandList& commands) {
+void AddBenchmarkMergeCommand(Cmd& benchmark, CommandList& commands) {
   auto* cmd = benchmark.add_subcommand(
       "merge", "Time and peak memory of `merge` on a synthetic run of per-rank traces");
   auto o = std::make_shared<MergeBenchOptions>();

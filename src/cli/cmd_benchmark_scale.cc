@@ -131,7 +131,7 @@ int RunScaleBenchmark(const ScaleBenchOptions& o) {
 
 }  // namespace
 
-void AddBenchmarkScaleCommand(CLI::App& bench, CommandList& commands) {
+void AddBenchmarkScaleCommand(Cmd& bench, CommandList& commands) {
   auto* cmd = bench.add_subcommand(
       "scale",
       "Peak RSS and wall time of info, view --stats, timeline, analyze, replay --dry-run and "

@@ -148,7 +148,7 @@ int RunStacksBenchmark() {
   return kExitOk;
 }
 
-void AddBenchmarkStacksCommand(CLI::App& benchmark, CommandList& commands) {
+void AddBenchmarkStacksCommand(Cmd& benchmark, CommandList& commands) {
   auto* sub = benchmark.add_subcommand(
       "stacks", "Host call-stack capture cost vs glibc backtrace() at depths 16 and 48 (CPU)");
   commands.emplace_back(sub, [] { return RunStacksBenchmark(); });

@@ -50,7 +50,7 @@ int RunDevices() {
 
 }  // namespace
 
-void AddDevicesCommand(CLI::App& app, CommandList& commands) {
+void AddDevicesCommand(Cmd& app, CommandList& commands) {
   auto* sub = app.add_subcommand("devices", "List the GPUs, driver and CUPTI versions");
   commands.emplace_back(sub, [] { return RunDevices(); });
 }

@@ -47,7 +47,7 @@ int RunDiff(const DiffCliOptions& o) {
 
 }  // namespace
 
-void AddDiffCommand(CLI::App& app, CommandList& commands) {
+void AddDiffCommand(Cmd& app, CommandList& commands) {
   auto* cmd = app.add_subcommand(
       "diff", "Per-kernel and per-call-site count and GPU time differences between two traces");
   auto o = std::make_shared<DiffCliOptions>();

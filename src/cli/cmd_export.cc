@@ -216,7 +216,7 @@ int RunExport(const ExportCliOptions& o) {
 
 }  // namespace
 
-void AddExportCommand(CLI::App& app, CommandList& commands) {
+void AddExportCommand(Cmd& app, CommandList& commands) {
   auto* cmd = app.add_subcommand("export",
                                  "Convert a trace to Perfetto, Chrome/Kineto JSON, nsys-style "
                                  "SQLite, CSV, Graphviz DOT or folded flame-graph stacks");

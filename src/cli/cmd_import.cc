@@ -60,24 +60,24 @@ int RunImport(const ImportCliOptions& o) {
 
 }  // namespace
 
-void AddImportCommand(CLI::App& app, CommandList& commands) {
+void AddImportCommand(Cmd& app, CommandList& commands) {
   auto* cmd = app.add_subcommand(
       "import", "Convert a torch.profiler (Kineto) JSON trace or an LLVM XRay log to SBT");
   auto o = std::make_shared<ImportCliOptions>();
   cmd->add_option("file", o->input,
                   "Trace to import (.json or .json.gz; XRay log in basic or FDR mode)")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(ExistingFile);
   cmd->add_option("-b,--binary,--instr-map", o->binary,
                   "XRay: the instrumented binary (its xray_instr_map and symbols name the "
                   "functions; without it they are function#<id>)")
-      ->check(CLI::ExistingFile);
+      ->check(ExistingFile);
   cmd->add_flag("--strict", o->strict,
                 "Fail (exit 1, write nothing) when the input is cut or corrupt part-way");
   cmd->add_option("--max-input-gb", o->max_input_gb,
                   "Most GiB the input may decompress to (default: 100x its size on disk, at "
                   "least 1; it is held in memory while parsing)")
-      ->check(CLI::PositiveNumber);
+      ->check(PositiveNumber);
   cmd->add_option("-o,--output", o->output, "Output .sbt (default: FILE.sbt)");
   cmd->add_flag("-q,--quiet", o->quiet, "No summary line on stderr");
   AddForceFlag(cmd, &o->force);

@@ -204,7 +204,7 @@ int RunInfoOfRun(const RunArgs& args, bool strict) {
 
 }  // namespace
 
-void AddInfoCommand(CLI::App& app, CommandList& commands) {
+void AddInfoCommand(Cmd& app, CommandList& commands) {
   auto* cmd = app.add_subcommand(
       "info", "Summarise a trace: devices, processes, event counts, time range, capture stats");
   auto args = std::make_shared<RunArgs>();

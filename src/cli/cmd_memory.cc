@@ -51,7 +51,7 @@ int RunMemory(const MemoryCliOptions& o) {
 
 }  // namespace
 
-void AddMemoryCommand(CLI::App& app, CommandList& commands) {
+void AddMemoryCommand(Cmd& app, CommandList& commands) {
   auto* cmd = app.add_subcommand(
       "memory", "Where GPU memory went: peak per device with owners and call sites, leaks, churn");
   auto o = std::make_shared<MemoryCliOptions>();

@@ -44,7 +44,7 @@ int RunMerge(const MergeCliOptions& o) {
 
 }  // namespace
 
-void AddMergeCommand(CLI::App& app, CommandList& commands) {
+void AddMergeCommand(Cmd& app, CommandList& commands) {
   auto* cmd = app.add_subcommand(
       "merge", "Merge the per-process traces of a run (ranks of a job) into one trace file");
   auto o = std::make_shared<MergeCliOptions>();

@@ -328,7 +328,7 @@ int RunProfile(ProfileArgs& a, bool record_spelling) {
   return 128 + sig;
 }
 
-void AddProfileOptions(CLI::App* sub, ProfileArgs& a) {
+void AddProfileOptions(Cmd* sub, ProfileArgs& a) {
   sub->add_option("--duration", a.duration, "Stop recording after this long (e.g. 10s, 500ms)");
   sub->add_option("--delay", a.delay, "Start recording this long after CUDA init");
   sub->add_option("--capture-range", a.capture_range,
@@ -363,7 +363,7 @@ void AddProfileOptions(CLI::App* sub, ProfileArgs& a) {
   sub->add_option("--replay-max-mb", a.replay_max_mb,
                   "Replay capture: memory images in all (later launches are skipped)")
       ->capture_default_str()
-      ->check(CLI::Range(1u, 1u << 24));
+      ->check(Range(1u, 1u << 24));
   sub->add_option("--replay-memory", a.replay_memory,
                   "Replay capture: the allocations the parameters point into (params); those and "
                   "every allocation reached through pointers stored in them, transitively "
@@ -375,13 +375,13 @@ void AddProfileOptions(CLI::App* sub, ProfileArgs& a) {
                   "Replay capture, --replay-memory reachable: pointer hops followed from the "
                   "parameters' allocations")
       ->capture_default_str()
-      ->check(CLI::Range(1u, 64u));
+      ->check(Range(1u, 64u));
   sub->add_option("--replay-ranges", a.replay_ranges,
                   "Replay capture: also these device ranges, ADDR:SIZE[,ADDR:SIZE...]");
   sub->add_option("--replay-max-launches", a.replay_max_launches,
                   "Replay capture: launches recorded at most")
       ->capture_default_str()
-      ->check(CLI::Range(1u, 1u << 20));
+      ->check(Range(1u, 1u << 20));
   sub->add_option("--dump-raw", a.dump_raw,
                   "Debug: also write raw CUPTI activity records to DIR (test fixtures)");
   sub->add_option("command", a.command, "The command to profile, after --")->expected(-1);
@@ -389,7 +389,7 @@ void AddProfileOptions(CLI::App* sub, ProfileArgs& a) {
 
 }  // namespace
 
-void AddProfileCommand(CLI::App& app, CommandList& commands) {
+void AddProfileCommand(Cmd& app, CommandList& commands) {
   static ProfileArgs profile_args;
   auto* profile = app.add_subcommand(
       "profile", "Run a CUDA program and record its GPU activity to an SBT trace");

@@ -176,7 +176,7 @@ int RunReplay(ReplayCliOptions o) {
 
 }  // namespace
 
-void AddReplayCommand(CLI::App& app, CommandList& commands) {
+void AddReplayCommand(Cmd& app, CommandList& commands) {
   auto* cmd = app.add_subcommand(
       "replay",
       "Re-run captured kernel launches on the GPU and compare outputs; --dry-run: emulate the "
@@ -192,13 +192,13 @@ void AddReplayCommand(CLI::App& app, CommandList& commands) {
                 "Dry-run what-if: drop stream/device synchronize waits");
   cmd->add_option("--streams", o->streams,
                   "Dry-run what-if: map each device's streams round-robin onto N streams")
-      ->check(CLI::Range(1u, 1u << 20));
+      ->check(Range(1u, 1u << 20));
   cmd->add_option("--schedule", o->schedule,
                   "Dry-run: list the first N ops of the predicted schedule");
   cmd->add_option("--iterations", o->iterations,
                   "GPU replay: replay each launch K times and flag outputs that differ between "
                   "replays (nondeterminism)")
-      ->check(CLI::Range(1u, 100000u));
+      ->check(Range(1u, 100000u));
   cmd->add_option("--launch", o->launch_text,
                   "GPU replay: only the launch with this index; G.K: node K of graph launch G "
                   "(as --launch G --node K)");
@@ -206,7 +206,7 @@ void AddReplayCommand(CLI::App& app, CommandList& commands) {
                   "GPU replay, with --launch G of a graph launch: only its node K, on inputs "
                   "rebuilt by running the nodes it depends on; the graph's other nodes then run "
                   "and its final memory is compared with the capture")
-      ->check(CLI::NonNegativeNumber);
+      ->check(NonNegativeNumber);
   cmd->add_option("--device", o->device, "GPU replay: CUDA device ordinal");
   cmd->add_option("--range", o->range,
                   "GPU replay: launches A to B (inclusive) as one sequence in capture order from "
@@ -227,7 +227,7 @@ void AddReplayCommand(CLI::App& app, CommandList& commands) {
                   "Write launch N alone (its module, parameters and memory before and after) to "
                   "a small capture for a bug report, -o FILE; it replays with `tracesmith "
                   "replay FILE` on a GPU of the same architecture (no GPU needed to extract)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(NonNegativeNumber);
   cmd->add_option("-o,--output", o->output, "With --extract: the reproducer to write");
   cmd->add_flag("-f,--force", o->force, "With --extract: replace an existing output file");
   AddStrictFlag(cmd, &o->strict);

@@ -86,7 +86,7 @@ int RunReport(const ReportCliOptions& o) {
 
 }  // namespace
 
-void AddReportCommand(CLI::App& app, CommandList& commands) {
+void AddReportCommand(Cmd& app, CommandList& commands) {
   auto* cmd = app.add_subcommand(
       "report",
       "Write one self-contained HTML page: findings, timeline overview, top kernels, call "
@@ -100,7 +100,7 @@ void AddReportCommand(CLI::App& app, CommandList& commands) {
       ->default_val("gpu-time");
   cmd->add_option("--bins", o->bins, "Timeline bins per stream (fewer with many streams)")
       ->default_val(2000)
-      ->check(CLI::Range(1u, 100000u));
+      ->check(Range(1u, 100000u));
   AddWindowOptions(cmd, &o->load);  // the window `analyze` reports on
   cmd->add_flag("-q,--quiet", o->quiet, "No progress and no summary line");
   AddForceFlag(cmd, &o->force);

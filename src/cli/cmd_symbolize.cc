@@ -76,7 +76,7 @@ int RunSymbolize(const SymbolizeArgs& args) {
 
 }  // namespace
 
-void AddSymbolizeCommand(CLI::App& app, CommandList& commands) {
+void AddSymbolizeCommand(Cmd& app, CommandList& commands) {
   auto args = std::make_shared<SymbolizeArgs>();
   auto* sub = app.add_subcommand(
       "symbolize", "Resolve native stack frames to functions and file:line (offline, by build-id)");

@@ -51,7 +51,7 @@ int RunTimeline(const TimelineCliOptions& o) {
 
 }  // namespace
 
-void AddTimelineCommand(CLI::App& app, CommandList& commands) {
+void AddTimelineCommand(Cmd& app, CommandList& commands) {
   auto* cmd = app.add_subcommand("timeline", "ASCII timeline of a trace, one row per stream");
   auto o = std::make_shared<TimelineCliOptions>();
   AddRunArguments(cmd, &o->run, "The trace to show");

@@ -26,7 +26,7 @@ std::string VersionLine() {
   return line;
 }
 
-void AddVersionCommand(CLI::App& app, CommandList& commands) {
+void AddVersionCommand(Cmd& app, CommandList& commands) {
   auto* cmd = app.add_subcommand("version", "Print the TraceSmith version and SBT format version");
   auto verbose = std::make_shared<bool>(false);
   cmd->add_flag("-v,--verbose", *verbose,

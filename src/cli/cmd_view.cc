@@ -197,7 +197,7 @@ int RunViewStats(const ViewOptions& o, const std::string& path, analysis::EventF
 
 }  // namespace
 
-void AddViewCommand(CLI::App& app, CommandList& commands) {
+void AddViewCommand(Cmd& app, CommandList& commands) {
   auto* cmd = app.add_subcommand("view", "List a trace's events in time order, with filters");
   auto o = std::make_shared<ViewOptions>();
   AddRunArguments(cmd, &o->run, "The trace to list");

@@ -7,35 +7,35 @@
 
 namespace tracesmith::cli {
 
-void AddVersionCommand(CLI::App& app, CommandList& commands);
+void AddVersionCommand(Cmd& app, CommandList& commands);
 // "tracesmith 0.1.0 (SBT format 1.0, CUDA capture: built in)": `version` and `--version`.
 std::string VersionLine();
-void AddInfoCommand(CLI::App& app, CommandList& commands);
-void AddViewCommand(CLI::App& app, CommandList& commands);
-void AddBenchmarkCommand(CLI::App& app, CommandList& commands);
-void AddAnalyzeCommand(CLI::App& app, CommandList& commands);
-void AddMemoryCommand(CLI::App& app, CommandList& commands);
-void AddTimelineCommand(CLI::App& app, CommandList& commands);
-void AddDiffCommand(CLI::App& app, CommandList& commands);
-void AddProfileCommand(CLI::App& app, CommandList& commands);  // profile + record
-void AddDevicesCommand(CLI::App& app, CommandList& commands);
-void AddReplayCommand(CLI::App& app, CommandList& commands);
-void AddExportCommand(CLI::App& app, CommandList& commands);
-void AddImportCommand(CLI::App& app, CommandList& commands);
-void AddSymbolizeCommand(CLI::App& app, CommandList& commands);
-void AddMergeCommand(CLI::App& app, CommandList& commands);
-void AddReportCommand(CLI::App& app, CommandList& commands);
+void AddInfoCommand(Cmd& app, CommandList& commands);
+void AddViewCommand(Cmd& app, CommandList& commands);
+void AddBenchmarkCommand(Cmd& app, CommandList& commands);
+void AddAnalyzeCommand(Cmd& app, CommandList& commands);
+void AddMemoryCommand(Cmd& app, CommandList& commands);
+void AddTimelineCommand(Cmd& app, CommandList& commands);
+void AddDiffCommand(Cmd& app, CommandList& commands);
+void AddProfileCommand(Cmd& app, CommandList& commands);  // profile + record
+void AddDevicesCommand(Cmd& app, CommandList& commands);
+void AddReplayCommand(Cmd& app, CommandList& commands);
+void AddExportCommand(Cmd& app, CommandList& commands);
+void AddImportCommand(Cmd& app, CommandList& commands);
+void AddSymbolizeCommand(Cmd& app, CommandList& commands);
+void AddMergeCommand(Cmd& app, CommandList& commands);
+void AddReportCommand(Cmd& app, CommandList& commands);
 
 // `tracesmith benchmark <what>` subcommands (cmd_benchmark_<what>.cc).
-void AddBenchmarkFormatCommand(CLI::App& benchmark, CommandList& commands);
-void AddBenchmarkExportCommand(CLI::App& benchmark, CommandList& commands);
-void AddBenchmarkAnalyzeCommand(CLI::App& benchmark, CommandList& commands);
-void AddBenchmarkStacksCommand(CLI::App& benchmark, CommandList& commands);
-void AddBenchmarkScaleCommand(CLI::App& benchmark, CommandList& commands);
-void AddBenchmarkJobCommand(CLI::App& benchmark, CommandList& commands);
-void AddBenchmarkMergeCommand(CLI::App& benchmark, CommandList& commands);
+void AddBenchmarkFormatCommand(Cmd& benchmark, CommandList& commands);
+void AddBenchmarkExportCommand(Cmd& benchmark, CommandList& commands);
+void AddBenchmarkAnalyzeCommand(Cmd& benchmark, CommandList& commands);
+void AddBenchmarkStacksCommand(Cmd& benchmark, CommandList& commands);
+void AddBenchmarkScaleCommand(Cmd& benchmark, CommandList& commands);
+void AddBenchmarkJobCommand(Cmd& benchmark, CommandList& commands);
+void AddBenchmarkMergeCommand(Cmd& benchmark, CommandList& commands);
 
-inline void AddBenchmarkSubcommands(CLI::App& benchmark, CommandList& commands) {
+inline void AddBenchmarkSubcommands(Cmd& benchmark, CommandList& commands) {
   AddBenchmarkFormatCommand(benchmark, commands);
   AddBenchmarkExportCommand(benchmark, commands);
   AddBenchmarkAnalyzeCommand(benchmark, commands);
@@ -45,7 +45,7 @@ inline void AddBenchmarkSubcommands(CLI::App& benchmark, CommandList& commands) 
   AddBenchmarkMergeCommand(benchmark, commands);
 }
 
-inline void AddAllCommands(CLI::App& app, CommandList& commands) {
+inline void AddAllCommands(Cmd& app, CommandList& commands) {
   AddProfileCommand(app, commands);
   AddDevicesCommand(app, commands);
   AddInfoCommand(app, commands);

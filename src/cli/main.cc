@@ -1,6 +1,9 @@
 // `tracesmith <command>`: a thin layer over the libraries.
 #include <cstdio>
+#include <optional>
+#include <string>
 
+#include "args.h"
 #include "command.h"
 #include "commands.h"
 #include "huge_pages.h"
@@ -9,7 +12,7 @@
 int main(int argc, char** argv) {
   using namespace tracesmith::cli;
   UseHugePages(argc, argv);
-  CLI::App app{
+  App app{
       "TraceSmith: GPU profiling and replay for CUDA programs.\n"
       "Run 'tracesmith <command> --help' for a command's options."};
   app.name("tracesmith");
@@ -22,21 +25,10 @@ int main(int argc, char** argv) {
   auto* help = app.add_subcommand("help", "Show help for tracesmith or one command");
   std::string help_topic;
   help->add_option("command", help_topic, "Command to describe");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    // --help and --version end the parse with a "success" (exit 0).
-    if (e.get_exit_code() == 0) return app.exit(e);
-    // Usage errors (a missing or unreadable file, an unknown option) are
-    // errors like any other: "tracesmith: error:", exit status 1 (CLI11's
-    // own codes, 105-113, are not ours).
-    std::fprintf(stderr,
-                 "tracesmith: error: %s\nRun 'tracesmith help' or 'tracesmith <command> --help' "
-                 "for the options.\n",
-                 e.what());
-    return kExitError;
-  }
-  if (*help) {
+  // --help, --version and usage errors end here (args.cc: exit 0, or
+  // "tracesmith: error: …" and exit status 1).
+  if (std::optional<int> exit_code = app.Parse(argc, argv)) return *exit_code;
+  if (help->parsed()) {
     if (!help_topic.empty()) {
       for (auto& [sub, run] : commands)
         if (sub->get_name() == help_topic) {

@@ -2,7 +2,7 @@
 
 namespace tracesmith::cli {
 
-void AddForceFlag(CLI::App* cmd, bool* force) {
+void AddForceFlag(Cmd* cmd, bool* force) {
   cmd->add_flag("--force", *force, "Replace the output file if it exists");
 }
 

@@ -4,17 +4,16 @@
 // base/atomic_file.h (the Python package applies the same function).
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <span>
 #include <string>
 
+#include "args.h"
 #include "tracesmith/base/atomic_file.h"  // CheckOutputFile
 #include "tracesmith/base/status.h"
 
 namespace tracesmith::cli {
 
 // Adds --force ("replace an existing output file") to a writing command.
-void AddForceFlag(CLI::App* cmd, bool* force);
+void AddForceFlag(Cmd* cmd, bool* force);
 
 }  // namespace tracesmith::cli

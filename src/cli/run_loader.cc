@@ -17,7 +17,7 @@ double Now() {
 
 }  // namespace
 
-void AddRunArguments(CLI::App* cmd, RunArgs* args, const std::string& what) {
+void AddRunArguments(Cmd* cmd, RunArgs* args, const std::string& what) {
   cmd->add_option("files", args->names,
                   what +
                       ": one or more trace files, a directory of them, or a capture's output "

@@ -8,11 +8,10 @@
 // CheckDamage), and a progress line on a terminal while a large run merges.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <string>
 #include <vector>
 
+#include "args.h"
 #include "tracesmith/cluster/open_run.h"
 
 namespace tracesmith::cli {
@@ -23,7 +22,7 @@ struct RunArgs {
 };
 
 // Adds the positional trace names (one or more) and --single.
-void AddRunArguments(CLI::App* cmd, RunArgs* args, const std::string& what);
+void AddRunArguments(Cmd* cmd, RunArgs* args, const std::string& what);
 
 // A progress line on stderr while a merge runs, when stderr is a terminal
 // and the merge takes more than half a second; erased when done.

@@ -8,13 +8,13 @@
 
 namespace tracesmith::cli {
 
-void AddStrictFlag(CLI::App* cmd, bool* strict) {
+void AddStrictFlag(Cmd* cmd, bool* strict) {
   cmd->add_flag("--strict", *strict,
                 "Fail (exit 1, write nothing) if a trace is damaged; without it, damage is a "
                 "warning and the readable part is used");
 }
 
-void AddWindowOptions(CLI::App* cmd, analysis::LoadOptions* load) {
+void AddWindowOptions(Cmd* cmd, analysis::LoadOptions* load) {
   load->active_region = true;  // start-up and teardown reported apart (--whole: not)
   load->steady_state = true;   // and the warm-up (--with-warmup: not)
   cmd->add_option("--from", load->from,

@@ -5,10 +5,9 @@
 // written). The messages come from format::ReadReport (Headline, Describe).
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <string>
 
+#include "args.h"
 #include "tracesmith/analysis/report.h"
 #include "tracesmith/format/sbt_reader.h"
 
@@ -20,12 +19,12 @@ struct LoadedTrace {
 };
 
 // Adds --strict to a command that reads traces.
-void AddStrictFlag(CLI::App* cmd, bool* strict);
+void AddStrictFlag(Cmd* cmd, bool* strict);
 
 // Adds the analysis window of `analyze` and `report` (--from, --to, --nvtx,
 // --steps, --whole, --with-warmup) to `load`, which defaults to the active
 // region after the warm-up (LoadOptions::steady_state).
-void AddWindowOptions(CLI::App* cmd, analysis::LoadOptions* load);
+void AddWindowOptions(Cmd* cmd, analysis::LoadOptions* load);
 
 // After reading `path`: OK when it is clean. Damaged: with `strict` the
 // error to report (ReadReport::DamageStatus); otherwise prints
