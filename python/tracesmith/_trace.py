@@ -19,21 +19,22 @@ from ._native import core
 # gives the strings of `name_id`.
 STRING_FIELDS = frozenset({
     "name_id", "demangled_id", "domain_id", "uuid_id", "cmdline_id", "hostname_id",
-    "path_id", "build_id_id", "function_id", "file_id", "key_id", "value_id",
+    "path_id", "build_id_id", "function_id", "file_id", "key_id", "value_id", "stall_id",
 })
 
 # Event record kinds (the rest are metadata: devices, processes, stacks, stats, ...).
 EVENT_KINDS = ("kernel", "memcpy", "memset", "sync", "api", "nvtx", "marker", "memory",
-               "counter", "module", "graph", "overhead", "drop")
+               "counter", "module", "graph", "overhead", "drop", "pcsample")
 
 # Record kinds by the attribute a Trace offers them under.
 KINDS = {
     "kernels": "kernel", "memcpys": "memcpy", "memsets": "memset", "syncs": "sync",
     "api": "api", "nvtx": "nvtx", "markers": "marker", "memory": "memory",
     "counters": "counter", "modules": "module", "graphs": "graph", "overheads": "overhead",
-    "drops": "drop", "devices": "device", "processes": "process", "threads": "thread",
-    "clocks": "clock", "mappings": "mapping", "frames": "frame", "stack_nodes": "stacknode",
-    "stat_rows": "stat", "metadata_rows": "metadata",
+    "drops": "drop", "pc_samples": "pcsample", "devices": "device", "processes": "process",
+    "threads": "thread", "clocks": "clock", "mappings": "mapping", "frames": "frame",
+    "stack_nodes": "stacknode", "stat_rows": "stat", "metadata_rows": "metadata",
+    "pc_lines": "pcline",
 }
 
 

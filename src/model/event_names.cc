@@ -1,5 +1,6 @@
 #include "tracesmith/model/event_names.h"
 
+#include <cstdio>
 #include <iterator>
 
 namespace tracesmith::model {
@@ -68,6 +69,19 @@ std::string EventName(const Trace&, const OverheadEvent& e) {
 }
 std::string EventName(const Trace&, const DropEvent& e) {
   return "Dropped " + std::to_string(e.count) + " records";
+}
+
+std::string_view ShortStallName(std::string_view name) {
+  for (std::string_view prefix : {"smsp__pcsamp_warps_issue_stalled_", "smsp__pcsamp_"})
+    if (name.starts_with(prefix)) return name.substr(prefix.size());
+  return name;
+}
+
+std::string EventName(const Trace& t, const PcSampleEvent& e) {
+  char offset[24];
+  std::snprintf(offset, sizeof offset, " +0x%x: ", e.pc_offset);
+  return std::string(t.strings.Get(e.function_id)) + offset +
+         std::string(ShortStallName(t.strings.Get(e.stall_id)));
 }
 
 }  // namespace tracesmith::model

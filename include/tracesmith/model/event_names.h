@@ -27,6 +27,10 @@ const char* OverheadKindName(uint32_t kind);
 std::string EventName(const Trace& trace, const GraphLaunchEvent& e);
 std::string EventName(const Trace& trace, const OverheadEvent& e);
 std::string EventName(const Trace& trace, const DropEvent& e);
+// "<function> +0x1a0: <stall reason>" (the reason without CUPTI's prefix).
+std::string EventName(const Trace& trace, const PcSampleEvent& e);
+// CUPTI's stall reason name without its "smsp__pcsamp_warps_issue_stalled_" prefix.
+std::string_view ShortStallName(std::string_view cupti_name);
 
 // Device and stream of an event, or -1 when the kind has none.
 template <typename T>

@@ -72,6 +72,7 @@ namespace tracesmith::model {
   EVENT(GraphLaunchEvent,     kGraphLaunch, 11, "graph",     TS_GRAPH_LAUNCH_FIELDS) \
   EVENT(OverheadEvent,        kOverhead,    12, "overhead",  TS_OVERHEAD_FIELDS)     \
   EVENT(DropEvent,            kDrop,        13, "drop",      TS_DROP_FIELDS)         \
+  EVENT(PcSampleEvent,        kPcSample,    14, "pcsample",  TS_PC_SAMPLE_FIELDS)    \
   TS_TEST_EXTRA_EVENT_RECORDS(EVENT)                                                 \
   METADATA(Device,            kDevice,      64, "device",    TS_DEVICE_FIELDS)       \
   METADATA(Process,           kProcess,     65, "process",   TS_PROCESS_FIELDS)      \
@@ -81,7 +82,8 @@ namespace tracesmith::model {
   METADATA(Frame,             kFrame,       69, "frame",     TS_FRAME_FIELDS)        \
   METADATA(StackNode,         kStackNode,   70, "stacknode", TS_STACK_NODE_FIELDS)   \
   METADATA(Stat,              kStat,        71, "stat",      TS_STAT_FIELDS)         \
-  METADATA(MetadataEntry,     kMetadata,    72, "metadata",  TS_METADATA_FIELDS)
+  METADATA(MetadataEntry,     kMetadata,    72, "metadata",  TS_METADATA_FIELDS)     \
+  METADATA(PcLine,            kPcLine,      73, "pcline",    TS_PC_LINE_FIELDS)
 // clang-format on
 
 inline constexpr uint16_t kFirstMetadataTableKind = 64;
@@ -374,6 +376,28 @@ inline constexpr char kTorchReservedCounter[] = "PyTorch caching allocator reser
   X(uint32_t, device_id, kConfig)                \
   X(uint8_t, reason, kConfig)
 
+// GPU instruction samples (profile --pc-sampling: CUPTI PC sampling in
+// continuous mode, docs/pc-sampling.md): `samples` warp samples of one
+// function at one instruction (`pc_offset` into the function, in the cubin
+// whose CRC is `cubin_crc`) with one stall reason, collected between start_ns
+// and end_ns (two drains of CUPTI's buffers; the GPU clock of kernel rows).
+// function_id and stall_id name the function (mangled) and the stall reason
+// (CUPTI's name, e.g. "smsp__pcsamp_warps_issue_stalled_long_scoreboard").
+// correlation_id is the launch's when CUPTI gives it (kernel-serialized
+// mode), 0 in continuous mode: the analysis shares a window's samples among
+// the function's launches that ran in it, by GPU time.
+#define TS_PC_SAMPLE_FIELDS(X)                   \
+  X(uint64_t, start_ns, kTime)                   \
+  X(uint64_t, end_ns, kRelStart)                 \
+  X(uint64_t, samples, kDelta)                   \
+  X(uint32_t, pc_offset, kDelta)                 \
+  X(uint32_t, correlation_id, kDelta)            \
+  X(uint32_t, pid, kConfig)                      \
+  X(uint32_t, device_id, kConfig)                \
+  X(uint64_t, cubin_crc, kConfig)                \
+  X(uint32_t, function_id, kConfig)              \
+  X(uint32_t, stall_id, kConfig)
+
 // ---- metadata -------------------------------------------------------------
 
 #define TS_DEVICE_FIELDS(X)                      \
@@ -461,6 +485,18 @@ inline constexpr char kTorchReservedCounter[] = "PyTorch caching allocator reser
   X(uint32_t, name_id, kDelta)                   \
   X(uint32_t, pid, kConfig)                      \
   X(uint8_t, severity, kConfig)
+
+// Where a sampled instruction comes from: the source file and line of
+// `pc_offset` in `function_id` of the cubin `cubin_crc`, from the module's
+// line table (CUPTI's SASS-to-source correlation; needs -lineinfo or -G).
+// file_id is 0 when the module has no line information for it.
+#define TS_PC_LINE_FIELDS(X)                     \
+  X(uint32_t, pc_offset, kDelta)                 \
+  X(uint32_t, line, kDelta)                      \
+  X(uint32_t, pid, kConfig)                      \
+  X(uint64_t, cubin_crc, kConfig)                \
+  X(uint32_t, function_id, kConfig)              \
+  X(uint32_t, file_id, kConfig)
 
 // Free-form key/value metadata (command line, tool version, host, ...).
 #define TS_METADATA_FIELDS(X)                    \
