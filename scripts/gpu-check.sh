@@ -3,7 +3,7 @@
 # machine. Run from the repository root:
 #
 #   scripts/gpu-check.sh [BUILD_DIR=build/gpu]
-#   GPU_CHECK=tests,replay,torchjson,python,memory,job,nccl,selfcost,apicost,launchcost,bench,sweep (default;
+#   GPU_CHECK=tests,replay,torchjson,python,pcsampling,memory,job,nccl,selfcost,apicost,launchcost,bench,sweep (default;
 #             also: fixtures, example)
 #   BENCH_ROUNDS=8  BENCH_WORKLOADS=ll,pyll,mlp,xf  SWEEP_WORKLOADS=xf
 #   GPU_TESTS="capture_gpu_test ..."  (a subset of the GPU gtests)
@@ -32,7 +32,7 @@ set -u
 . "$(dirname "$0")/lib/checks.sh"
 BUILD=${1:-build/gpu}
 OUT=${OUT:-$PWD/gpu-check-out}
-WHAT=${GPU_CHECK:-tests,replay,torchjson,python,memory,job,nccl,selfcost,apicost,launchcost,bench,sweep}
+WHAT=${GPU_CHECK:-tests,replay,torchjson,python,pcsampling,memory,job,nccl,selfcost,apicost,launchcost,bench,sweep}
 ROUNDS=${BENCH_ROUNDS:-8}
 mkdir -p "$OUT"
 exec > >(tee -a "$OUT/gpu-check.log") 2>&1
@@ -48,7 +48,7 @@ pycheck() {
   local name=$1 log=$2 code
   "${@:3}" > "$log" 2>&1
   code=$?
-  grep -E "^(PYPROFILE|MEMCHECK|JOBCHECK|NCCLCHECK) " "$log"
+  grep -E "^(PYPROFILE|MEMCHECK|JOBCHECK|NCCLCHECK|PCSAMPLING) " "$log"
   absorb "$name" "$log" "$code"
 }
 # needs_torch NAME...: true when torch imports with CUDA; else a SKIP line for each NAME.
@@ -309,6 +309,21 @@ if want apicost; then
     done
   } > "$OUT/api_costs.log" 2>&1
   cat "$OUT/api_costs.log"
+fi
+if want pcsampling; then
+  # GPU instruction sampling (issue #39, gpu/pc_sampling_check.py): profile --pc-sampling on
+  # three kernels of known behaviour on two streams: a hot loop's samples on its line, memory
+  # and compute stall reasons, sample shares against GPU-time shares, kernels still concurrent,
+  # loop time against the default capture. Reads the trace with the Python package's _core
+  # (built here by the python section, or now).
+  S=$OUT/pcsampling; mkdir -p "$S"
+  PKG=$OUT/python/pkg
+  if [ ! -d "$PKG" ]; then
+    mkdir -p "$OUT/python"
+    gpu/build-python-ext.sh "$BUILD" "$PKG" python3 > "$S/build-ext.log" 2>&1 || true
+  fi
+  pycheck "pcsampling" "$S/check.log" env PYTHONPATH="$PKG" python3 gpu/pc_sampling_check.py \
+    "$TS" "$PROGS" "$S"
 fi
 if want job && needs_torch "job run (3 gloo ranks on one GPU)" "job check (gpu/job_check.py)"; then
   # A distributed run on one GPU: 3 gloo ranks, rank 1 slowed (issue #17).

@@ -256,6 +256,9 @@ StatusOr<CaptureOptions> OptionsFromEnv(const std::map<std::string, std::string>
   if (auto* v = get(kEnvReplayReachDepth)) {
     ASSIGN_OR_RETURN(o.replay_reach_depth, ParseUint(kEnvReplayReachDepth, *v, 1, 64));
   }
+  if (auto* v = get(kEnvPcSampling)) {
+    ASSIGN_OR_RETURN(o.pc_sampling, ParsePcSamplingPeriod(*v));
+  }
   if (auto* v = get(kEnvReplayRanges)) {
     RETURN_IF_ERROR(ParseDeviceRanges(*v).status());
     o.replay_ranges = *v;
@@ -326,7 +329,23 @@ std::map<std::string, std::string> OptionsToEnv(const CaptureOptions& o) {
     env[kEnvReplayReachDepth] = std::to_string(o.replay_reach_depth);
     if (!o.replay_ranges.empty()) env[kEnvReplayRanges] = o.replay_ranges;
   }
+  if (o.pc_sampling) env[kEnvPcSampling] = std::to_string(o.pc_sampling);
   return env;
+}
+
+StatusOr<uint32_t> ParsePcSamplingPeriod(std::string_view text) {
+  if (text.empty() || text == "auto") return kDefaultPcSamplingPeriod;
+  std::string_view digits = text.starts_with("2^") ? text.substr(2) : text;
+  uint32_t n = 0;
+  bool ok = !digits.empty() && digits.size() <= 2;
+  for (char c : digits) ok = ok && c >= '0' && c <= '9', n = n * 10 + uint32_t(c - '0');
+  if (!ok || n < kMinPcSamplingPeriod || n > kMaxPcSamplingPeriod)
+    return InvalidArgument(StrFormat(
+        "--pc-sampling: '%.*s' is not a period: give N (a sample every 2^N cycles per SM) "
+        "from %u to %u, or 'auto' (2^%u)",
+        int(text.size()), text.data(), kMinPcSamplingPeriod, kMaxPcSamplingPeriod,
+        kDefaultPcSamplingPeriod));
+  return n;
 }
 
 const std::vector<std::string>& OptionEnvNames() {
@@ -337,6 +356,7 @@ const std::vector<std::string>& OptionEnvNames() {
       kEnvDumpRaw,       kEnvStacks,       kEnvStackDepth,
       kEnvReplayCapture, kEnvReplayMaxMb,  kEnvReplayMaxLaunches,
       kEnvReplayMemory,  kEnvReplayRanges, kEnvReplayReachDepth,
+      kEnvPcSampling,
   };
   return names;
 }

@@ -292,6 +292,9 @@ Status CuptiEngine::EnableCallbacks() {
   // Resource callbacks: contexts (for per-context drop counts) and modules.
   CUPTI_CALL(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE,
                                  CUPTI_CBID_RESOURCE_CONTEXT_CREATED));
+  if (table_.context_destroying)
+    CUPTI_CALL(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE,
+                                   CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING));
   if ((options_.groups & kGroupModule) || table_.module_loads) {
     CUPTI_CALL(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE,
                                    CUPTI_CBID_RESOURCE_MODULE_LOADED));
@@ -512,6 +515,11 @@ void CuptiEngine::OnResource(CUpti_CallbackId cbid, const CUpti_ResourceData* da
     }
     for (uint8_t m = table_.context_created; m; m &= uint8_t(m - 1))
       recorder_at_[__builtin_ctz(m)]->OnContextCreated(data->context);
+    return;
+  }
+  if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
+    for (uint8_t m = table_.context_destroying; m; m &= uint8_t(m - 1))
+      recorder_at_[__builtin_ctz(m)]->OnContextDestroying(data->context);
     return;
   }
   if (cbid != CUPTI_CBID_RESOURCE_MODULE_LOADED &&

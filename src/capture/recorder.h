@@ -14,7 +14,7 @@
 //  - at Start (the starting thread): Claim, once, says which callbacks the
 //    recorder wants; nothing it did not claim reaches it.
 //  - application threads, inside CUPTI callbacks: OnDriverCall,
-//    OnContextCreated, OnModuleLoaded. The rules of a callback hold here: no
+//    OnContextCreated, OnContextDestroying, OnModuleLoaded. The rules of a callback hold here: no
 //    lock, allocation or syscall on a path every launch takes (the engine's
 //    own hot path stays a table lookup when no recorder claims launches).
 //  - the thread that starts (Session) or stops the capture, outside any
@@ -114,8 +114,9 @@ inline constexpr int kMaxRecorders = 8;
 // The engine's callback tables, filled by the claims at Start.
 struct CallbackTable {
   DriverRoute driver[CUPTI_DRIVER_TRACE_CBID_SIZE];
-  uint8_t module_loads = 0;     // recorders given module loads
-  uint8_t context_created = 0;  // recorders given context creations
+  uint8_t module_loads = 0;        // recorders given module loads
+  uint8_t context_created = 0;     // recorders given context creations
+  uint8_t context_destroying = 0;  // recorders given context destructions (before them)
   // The engine's own claim of a work-submitting call (launch, copy, memset,
   // graph launch): timed at `site`, with a stack and/or a driver API row.
   // A callback a recorder claimed timed keeps that claim's site.
@@ -135,6 +136,8 @@ class CallbackClaims {
   void ModuleLoads() { table_->module_loads |= bit_; }
   // OnContextCreated for every context created.
   void ContextCreated() { table_->context_created |= bit_; }
+  // OnContextDestroying before every context is destroyed.
+  void ContextDestroys() { table_->context_destroying |= bit_; }
 
  private:
   CallbackTable* table_;
@@ -150,6 +153,9 @@ class Recorder {
   virtual void Claim(CallbackClaims&) {}
   virtual void OnDriverCall(const DriverCallEvent&) {}
   virtual void OnContextCreated(CUcontext) {}
+  // The thread destroying the context (cuCtxDestroy, cudaDeviceReset, the
+  // runtime's teardown at exit), before it is gone.
+  virtual void OnContextDestroying(CUcontext) {}
   virtual void OnModuleLoaded(CUcontext, const CUpti_ModuleResourceData&) {}
   virtual void OnCaptureEdge() {}
   // Writer thread: moves what the callbacks queued out of their rings.

@@ -11,7 +11,8 @@
 #define TS_RECORDERS(X) \
   X(Replay)             \
   X(Sync)               \
-  X(Memory)
+  X(Memory)             \
+  X(PcSampling)
 
 namespace tracesmith::capture {
 

@@ -61,6 +61,8 @@ struct ProfileArgs {
   std::string stacks = "auto";
   uint32_t stack_depth = 128;
   bool no_symbolize = false;
+  bool pc_sampling = false;
+  std::string pc_sampling_period;
   std::string replay_capture;
   uint32_t replay_max_mb = 4096;
   uint32_t replay_max_launches = 64;
@@ -256,6 +258,11 @@ int RunProfile(ProfileArgs& a, bool record_spelling) {
   o.replay_memory = *scope;
   o.replay_reach_depth = a.replay_reach_depth;
   o.replay_ranges = a.replay_ranges;
+  if (a.pc_sampling || !a.pc_sampling_period.empty()) {
+    auto period = capture::ParsePcSamplingPeriod(a.pc_sampling_period);
+    if (!period.ok()) return ReportError(period.status());
+    o.pc_sampling = *period;
+  }
   // The injection library parses what the child receives: anything it would
   // refuse (and then leave the program unprofiled) is refused here, up front.
   if (auto check = capture::OptionsFromEnv(capture::OptionsToEnv(o)); !check.ok())
@@ -382,6 +389,15 @@ void AddProfileOptions(Cmd* sub, ProfileArgs& a) {
                   "Replay capture: launches recorded at most")
       ->capture_default_str()
       ->check(Range(1u, 1u << 20));
+  sub->add_flag("--pc-sampling", a.pc_sampling,
+                "Also sample GPU instructions (CUPTI PC sampling, continuous: kernels stay "
+                "concurrent): per instruction and stall reason, with source lines from the "
+                "modules' line tables (compile with -lineinfo); `analyze` shows where inside the "
+                "kernels the time went");
+  sub->add_option("--pc-sampling-period", a.pc_sampling_period,
+                  "GPU instruction sampling: one sample per SM every 2^N cycles, N in [5, 31] "
+                  "(implies --pc-sampling; default 15: denser periods overflow CUPTI's buffer "
+                  "on large GPUs)");
   sub->add_option("--dump-raw", a.dump_raw,
                   "Debug: also write raw CUPTI activity records to DIR (test fixtures)");
   sub->add_option("command", a.command, "The command to profile, after --")->expected(-1);

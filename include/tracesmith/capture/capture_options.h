@@ -155,8 +155,22 @@ struct CaptureOptions {
   // And these device ranges, "ADDR:SIZE[,ADDR:SIZE...]" (hex 0x... or
   // decimal; an address inside an allocation takes the whole allocation).
   std::string replay_ranges;
+  // GPU instruction sampling (--pc-sampling[=N]): CUPTI PC sampling in
+  // continuous mode on every context, one warp sample per SM every 2^N
+  // cycles; 0: off. The default period is kDefaultPcSamplingPeriod.
+  uint32_t pc_sampling = 0;
   CaptureTuning tuning;
 };
+
+// --pc-sampling's default period, 2^15 cycles: on an H200 (132 SMs) about
+// 8 M samples/s, which CUPTI drains while kernels run with no cost measured
+// on the kernels; at 2^13 and below its hardware buffer overflows and the
+// samples are lost (docs/pc-sampling.md, 2026-11-28).
+inline constexpr uint32_t kDefaultPcSamplingPeriod = 15;
+inline constexpr uint32_t kMinPcSamplingPeriod = 5, kMaxPcSamplingPeriod = 31;
+// Parses --pc-sampling's value: "" or "auto" (the default period), or N in
+// [5, 31] (2^N cycles), or "2^N"; InvalidArgument naming the range otherwise.
+StatusOr<uint32_t> ParsePcSamplingPeriod(std::string_view text);
 
 struct DeviceRange {
   uint64_t address = 0, size = 0;
@@ -182,6 +196,7 @@ inline constexpr const char* kEnvReplayMaxLaunches = "TRACESMITH_REPLAY_MAX_LAUN
 inline constexpr const char* kEnvReplayMemory = "TRACESMITH_REPLAY_MEMORY";
 inline constexpr const char* kEnvReplayRanges = "TRACESMITH_REPLAY_RANGES";
 inline constexpr const char* kEnvReplayReachDepth = "TRACESMITH_REPLAY_REACH_DEPTH";
+inline constexpr const char* kEnvPcSampling = "TRACESMITH_PC_SAMPLING";
 // CaptureTuning's (read from the environment only).
 inline constexpr const char* kEnvSubscribe = "TRACESMITH_SUBSCRIBE";
 inline constexpr const char* kEnvDeviceBufferMb = "TRACESMITH_DEVICE_BUFFER_MB";

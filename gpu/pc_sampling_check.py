@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""GPU check of `tracesmith profile --pc-sampling` (issue #39; scripts/gpu-check.sh `pcsampling`).
+
+  python3 gpu/pc_sampling_check.py CLI PROGS OUT      (PYTHONPATH: the package with _core)
+
+Runs gpu/programs/pc_sampling_target (three kernels of known behaviour on two streams, built
+with -lineinfo) under the default capture and under --pc-sampling, interleaved (ROUNDS each),
+and checks the sampled trace, read with the Python package:
+  - samples were taken and none lost: pc_sampling.samples > 0 and all of them (but those of
+    non-user kernels) in the rows, once each, dropped_samples = 0,
+    hardware_buffer_full = 0, and every PC sample row's instruction has a PcLine row;
+  - pcs_hot: >= 90% of its samples on the loop's source line (the target prints it);
+  - pcs_mem's top stall reason is a memory one, pcs_fma's a dependency/math one;
+  - each kernel's share of the samples is within 10% (relative) of its share of GPU time,
+    taken as its time alone (the target's solo_us) x its launches;
+  - kernels stayed concurrent: most pcs_mem launches overlap a pcs_fma launch on the other
+    stream, and every kernel was recorded (1 + ROUNDS x ITERS... as the target launched);
+  - cost: the target's loop time with sampling <= 1.10 x without (medians).
+One `PCSAMPLING <check>: ... -> PASS|FAIL|SKIP` line per expectation, then the summary line.
+"""
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+from checks import Checks
+
+ROUNDS, TARGET_ROUNDS, TARGET_ITERS = 2, 3, 600
+MEMORY_STALLS = {"long_scoreboard", "lg_throttle", "tex_throttle", "mio_throttle", "drain",
+                 "imc_miss", "membar", "short_scoreboard"}
+COMPUTE_STALLS = {"wait", "math_pipe_throttle", "selected", "not_selected", "dispatch_stall"}
+PREFIX = "smsp__pcsamp_warps_issue_stalled_"
+SOLO = {}  # each kernel's time per launch alone (the target's solo_us), from the last run
+
+
+def short(stall):
+    return stall[len(PREFIX):] if stall.startswith(PREFIX) else stall
+
+
+def profile(cli, progs, out, name, extra):
+    path = os.path.join(out, name + ".sbt")
+    cmd = [cli, "profile", "-q", "-f", *extra, "-o", path, "--",
+           os.path.join(progs, "pc_sampling_target"), str(TARGET_ROUNDS), str(TARGET_ITERS)]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    text = p.stdout + p.stderr
+    with open(os.path.join(out, name + ".out"), "w") as f:
+        f.write(" ".join(cmd) + "\n" + text)
+    solo = re.search(r"solo_us pcs_mem ([0-9.]+) pcs_fma ([0-9.]+) pcs_hot ([0-9.]+)", text)
+    if solo:
+        SOLO.update(zip(("pcs_mem", "pcs_fma", "pcs_hot"), map(float, solo.groups())))
+    loop = re.search(r"loop_ms ([0-9.]+)", text)
+    hot = re.search(r"hot line (\S+):(\d+)", text)
+    return p.returncode, path, float(loop.group(1)) if loop else None, hot, text
+
+
+def main():
+    cli, progs, out = sys.argv[1:4]
+    os.makedirs(out, exist_ok=True)
+    c = Checks("PCSAMPLING")
+    base, pcs, hot, runs_ok, last = [], [], None, True, None
+    for r in range(ROUNDS):
+        for name, extra, times in (("base", [], base), ("pcs", ["--pc-sampling"], pcs)):
+            code, path, loop, h, text = profile(cli, progs, out, f"{name}{r}", extra)
+            if code != 0 or loop is None:
+                runs_ok = False
+                print(text[-2000:])
+            else:
+                times.append(loop)
+            if name == "pcs":
+                last, hot = path, h or hot
+    names = ["runs", "samples", "lines", "hot line", "stall mem", "stall fma", "shares",
+             "concurrency", "kernel rows", "cost"]
+    if not c.check("runs", runs_ok and hot, f"{ROUNDS} x default capture, {ROUNDS} x --pc-sampling"):
+        c.skip_all(names[1:], "a run failed")
+        sys.exit(c.summary())
+    c.guarded(names[1:], lambda: checks(c, last, hot, base, pcs))
+    sys.exit(c.summary())
+
+
+def checks(c, path, hot, base, pcs):
+    import numpy as np
+    import tracesmith
+    t = tracesmith.load(path)
+    stats = dict(zip(t.stat_rows.name, t.stat_rows.value))
+    s = t.pc_samples
+    total = int(np.sum(s.samples))
+    taken = stats.get("pc_sampling.samples", 0) - stats.get("pc_sampling.non_user_samples", 0)
+    c.check("samples", taken > 0 and total == taken
+            and stats.get("pc_sampling.dropped_samples", 0) == 0
+            and stats.get("pc_sampling.hardware_buffer_full", 0) == 0,
+            f"{total} samples in {len(s.samples)} rows (must equal those taken); stats samples "
+            f"{stats.get('pc_sampling.samples')}, dropped {stats.get('pc_sampling.dropped_samples')}, "
+            f"hardware buffer full {stats.get('pc_sampling.hardware_buffer_full')}, drains "
+            f"{stats.get('pc_sampling.drains')}, max drain {stats.get('pc_sampling.drain_max_us')} us")
+    lines = {}
+    L = t.pc_lines
+    for fn, off, crc, f, ln in zip(L.function, L.pc_offset, L.cubin_crc, L.file, L.line):
+        lines[(fn, int(off), int(crc))] = (f, int(ln))
+    keys = list(zip(s.function, (int(o) for o in s.pc_offset), (int(x) for x in s.cubin_crc)))
+    missing = sum(1 for k in set(keys) if k not in lines)
+    c.check("lines", missing == 0 and len(lines) > 0,
+            f"{len(lines)} instructions with a line row, {missing} sampled without one")
+    by_fn, by_stall, on_hot = {}, {}, {}
+    hot_file, hot_line = os.path.basename(hot.group(1)), int(hot.group(2))
+    for (fn, off, crc), n, st in zip(keys, s.samples, s.stall):
+        k = next((x for x in ("pcs_mem", "pcs_fma", "pcs_hot") if x in fn), "other")
+        by_fn[k] = by_fn.get(k, 0) + int(n)
+        by_stall.setdefault(k, {})
+        by_stall[k][short(st)] = by_stall[k].get(short(st), 0) + int(n)
+        f, ln = lines.get((fn, off, crc), ("", 0))
+        if k == "pcs_hot" and os.path.basename(f) == hot_file and ln == hot_line:
+            on_hot["n"] = on_hot.get("n", 0) + int(n)
+    h = by_fn.get("pcs_hot", 0)
+    c.check("hot line", h and on_hot.get("n", 0) >= 0.9 * h,
+            f"{100.0 * on_hot.get('n', 0) / max(h, 1):.1f}% of pcs_hot's {h} samples on "
+            f"{hot_file}:{hot_line} (need >= 90%)")
+    def top(k):
+        d = by_stall.get(k, {})
+        return max(d, key=d.get) if d else "-", d
+    tm, dm = top("pcs_mem")
+    tf, df = top("pcs_fma")
+    c.check("stall mem", tm in MEMORY_STALLS,
+            f"pcs_mem top stall {tm} ({100.0 * dm.get(tm, 0) / max(sum(dm.values()), 1):.1f}%)")
+    c.check("stall fma", tf in COMPUTE_STALLS,
+            f"pcs_fma top stall {tf} ({100.0 * df.get(tf, 0) / max(sum(df.values()), 1):.1f}%)")
+    K = t.kernels
+    gpu = {}
+    for name, a, b in zip(K.name, K.start_ns, K.end_ns):
+        k = next((x for x in ("pcs_mem", "pcs_fma", "pcs_hot") if x in name), None)
+        if k:
+            gpu[k] = gpu.get(k, 0) + int(b) - int(a)
+    # The reference is each kernel's GPU time alone x its launches: samples count the SM time
+    # its warps hold; inside the concurrent loop a kernel's duration also covers time it waits
+    # for SMs the other stream's kernel holds, so duration shares are shown, not required.
+    counts = {k: sum(1 for n in K.name if k in n) for k in ("pcs_mem", "pcs_fma", "pcs_hot")}
+    solo = {k: SOLO.get(k, 0) * counts[k] for k in counts}
+    gsum, osum, ssum = sum(gpu.values()), sum(solo.values()), sum(by_fn.get(k, 0) for k in gpu)
+    parts, ok = [], bool(osum and ssum)
+    for k in ("pcs_mem", "pcs_fma", "pcs_hot"):
+        o = solo[k] / max(osum, 1e-9)
+        sh = by_fn.get(k, 0) / max(ssum, 1)
+        ok = ok and abs(sh - o) <= 0.10 * o
+        parts.append(f"{k} samples {100 * sh:.1f}% / alone {100 * o:.1f}% (durations in the "
+                     f"loop {100 * gpu.get(k, 0) / max(gsum, 1):.1f}%)")
+    c.check("shares", ok, "; ".join(parts) + " (need within 10% relative of alone)")
+    mem = sorted((int(a), int(b)) for n, a, b in zip(K.name, K.start_ns, K.end_ns) if "pcs_mem" in n)
+    fma = sorted((int(a), int(b)) for n, a, b in zip(K.name, K.start_ns, K.end_ns) if "pcs_fma" in n)
+    overlap, j = 0, 0
+    for a, b in mem:
+        while j < len(fma) and fma[j][1] <= a:
+            j += 1
+        overlap += j < len(fma) and fma[j][0] < b
+    c.check("concurrency", mem and overlap >= 0.5 * len(mem),
+            f"{overlap} of {len(mem)} pcs_mem launches overlap a pcs_fma launch")
+    want = 5 + TARGET_ROUNDS * TARGET_ITERS + 20  # warm-up, rounds, alone
+    c.check("kernel rows", all(v == want for v in counts.values()),
+            f"{counts} (each launched {want} times)")
+    mb, mp = statistics.median(base), statistics.median(pcs)
+    c.check("cost", mp <= 1.10 * mb,
+            f"loop {mp:.1f} ms with --pc-sampling vs {mb:.1f} ms without ({mp / mb:.3f}x; rounds "
+            f"{base} / {pcs}; need <= 1.10x)")
+
+
+if __name__ == "__main__":
+    main()

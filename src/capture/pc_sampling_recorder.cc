@@ -1,0 +1,440 @@
+// GPU instruction sampling (profile --pc-sampling, issue #39): CUPTI's PC
+// sampling in continuous mode on every context, for the whole run, with
+// kernels left concurrent (no serialization, no start/stop around them).
+//
+// What docs/pc-sampling.md measured on an H200 decides the sequence:
+//  - sampling is enabled and configured in the context-created callback
+//    (every cuptiPCSampling* call needs cuptiPCSamplingEnable first);
+//  - CUPTI's worker threads decode the hardware buffer every kWorkerSleepMs
+//    (1 ms: 99.99% of the samples drained while kernels ran, against 97% at
+//    CUPTI's default 100 ms) and the writer thread takes the decoded records
+//    with cuptiPCSamplingGetData every kDrainNs: never the program's threads;
+//  - at the end (and before a context is destroyed) the rest is drained and
+//    cuptiPCSamplingDisable flushes what CUPTI still holds into the buffer
+//    given at configuration.
+// A record holds the samples of one instruction since the last drain, per
+// stall reason: one PcSampleEvent row per (instruction, stall reason) per
+// drain window. Continuous mode gives no correlation id (0): the analysis
+// joins a window's samples to the function's launches in it by GPU time.
+// Source lines come from the module's line table through CUPTI's SASS-to-
+// source correlation on copies of the cubins kept at module load (bounded
+// by kCubinBudget), one PcLine row per new instruction.
+#include <cupti_pcsampling.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "recorder.h"
+
+namespace tracesmith::capture {
+namespace {
+
+constexpr uint32_t kWorkerSleepMs = 1;
+constexpr uint64_t kDrainNs = 20'000'000;        // one window of rows per 20 ms
+constexpr size_t kDrainPcs = 4096;               // PC records per GetData
+constexpr size_t kConfigPcs = 16384;             // what Disable can flush at once
+constexpr int kMaxGetDataPerDrain = 64;          // then the next poll goes on
+constexpr uint64_t kCubinBudget = 512ull << 20;  // cubin copies kept for line lookup
+
+// The reasons kept as rows: each sample counts under exactly one of them
+// ("smsp__pcsamp_warps_issue_stalled_<reason>"). CUPTI also reports
+// "..._not_issued" sub-counts of some and other counters (sample totals):
+// kept, they would count samples twice (seen on the H200: 32.0 M samples in
+// rows for 23.4 M taken).
+bool IsStallReason(const char* name) {
+  const std::string_view s = name;
+  return s.starts_with("smsp__pcsamp_warps_issue_stalled_") && !s.ends_with("_not_issued");
+}
+
+std::string CuptiError(CUptiResult r) {
+  const char* s = nullptr;
+  cuptiGetResultString(r, &s);
+  return s ? s : ("CUPTI error " + std::to_string(int(r)));
+}
+
+// A CUpti_PCSamplingData with room for `pcs` records of `reasons` stall reasons each.
+struct PcBuffer {
+  CUpti_PCSamplingData data{};
+  std::vector<CUpti_PCSamplingPCData> pcs;
+  std::vector<CUpti_PCSamplingStallReason> stalls;
+  void Init(size_t n, size_t reasons) {
+    pcs.assign(n, CUpti_PCSamplingPCData{});
+    stalls.assign(n * std::max<size_t>(reasons, 1), CUpti_PCSamplingStallReason{});
+    for (size_t i = 0; i < n; ++i) {
+      pcs[i].size = sizeof(CUpti_PCSamplingPCData);
+      pcs[i].stallReason = &stalls[i * std::max<size_t>(reasons, 1)];
+    }
+    data = CUpti_PCSamplingData{};
+    data.size = sizeof(CUpti_PCSamplingData);
+    data.collectNumPcs = n;
+    data.pPcData = pcs.data();
+  }
+};
+
+struct SamplingContext {
+  CUcontext ctx = nullptr;
+  uint32_t device_id = 0;
+  bool live = false;                                 // enabled and not yet disabled
+  std::unordered_map<uint32_t, uint32_t> reason_at;  // CUPTI stall index -> reasons_ position
+  std::vector<uint32_t> indices;                     // the stall indices configured
+  PcBuffer config, drain;
+  uint64_t window_start = 0;  // CUPTI time of the last drain (or of the enable)
+};
+
+struct Pending {  // a row before its strings are interned (Write)
+  model::PcSampleEvent row;
+  const char* function = nullptr;  // CUPTI's string, one per function, never freed while capturing
+  uint32_t reason = 0;             // position in reasons_
+};
+
+class PcSamplingRecorder final : public Recorder {
+ public:
+  PcSamplingRecorder(uint32_t pid, uint32_t period, bool quiet)
+      : pid_(pid), period_(period), quiet_(quiet) {}
+  ~PcSamplingRecorder() override {
+    for (auto& c : contexts_)
+      if (c->live) Disable(*c, false);  // a capture abandoned without its final flush
+  }
+
+  const char* name() const override { return "pcsampling"; }
+
+  void Claim(CallbackClaims& claims) override {
+    claims.ContextCreated();
+    claims.ContextDestroys();
+    claims.ModuleLoads();
+  }
+
+  void OnContextCreated(CUcontext ctx) override {
+    auto c = std::make_unique<SamplingContext>();
+    c->ctx = ctx;
+    cuptiGetDeviceId(ctx, &c->device_id);
+    std::string why = Enable(*c);
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!why.empty()) {
+      ++enable_failures_;
+      if (!quiet_)
+        std::fprintf(stderr,
+                     "tracesmith: GPU instruction sampling is off on device %u: %s; the capture "
+                     "goes on without it\n",
+                     c->device_id, why.c_str());
+      return;
+    }
+    contexts_.push_back(std::move(c));
+  }
+
+  void OnContextDestroying(CUcontext ctx) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& c : contexts_)
+      if (c->ctx == ctx && c->live) {
+        DrainLocked(*c);
+        Disable(*c, true);
+      }
+  }
+
+  void OnModuleLoaded(CUcontext, const CUpti_ModuleResourceData& m) override {
+    if (!m.pCubin || !m.cubinSize) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (cubin_bytes_ + m.cubinSize > kCubinBudget) {
+      ++cubins_not_kept_;
+      return;
+    }
+    cubin_bytes_ += m.cubinSize;
+    const char* p = static_cast<const char*>(m.pCubin);
+    new_cubins_.emplace_back(p, p + m.cubinSize);
+  }
+
+  void Collect() override {
+    uint64_t now = 0;
+    cuptiGetTimestamp(&now);
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& c : contexts_)
+      if (c->live && now - c->window_start >= kDrainNs) DrainLocked(*c);
+  }
+
+  void Write(format::SbtWriter& sbt, bool final) override {
+    std::vector<Pending> rows;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (final)
+        for (auto& c : contexts_)
+          if (c->live) {
+            DrainLocked(*c);
+            Disable(*c, true);
+          }
+      rows.swap(pending_);
+      KeepNewCubins();
+      for (Pending& p : rows) {  // reasons_ grows under mu_ (a new context's)
+        uint32_t& id = reason_ids_[p.reason];
+        if (!id) id = sbt.InternString(reasons_[p.reason]);
+        p.row.stall_id = id;
+      }
+    }
+    for (Pending& p : rows) {
+      p.row.function_id = FunctionId(sbt, p.function);
+      const uint64_t key = LineKey(p.row);
+      if (lines_done_.insert(key).second) WriteLine(sbt, p.row, p.function);
+      sbt.Append(p.row);
+      ++rows_;
+    }
+  }
+
+  void WriteStats(StatSink& stats) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    stats.Add("pc_sampling.period_log2", period_);
+    stats.Add("pc_sampling.contexts", contexts_.size());
+    stats.Add("pc_sampling.samples", samples_);
+    stats.Add("pc_sampling.dropped_samples", dropped_, model::kStatDataLoss);
+    stats.Add("pc_sampling.hardware_buffer_full", hardware_full_, model::kStatDataLoss);
+    stats.Add("pc_sampling.non_user_samples", non_user_);
+    stats.Add("pc_sampling.rows", rows_);
+    stats.Add("pc_sampling.drains", drains_);
+    stats.Add("pc_sampling.drain_max_us", drain_max_ns_ / 1000);
+    stats.Add("pc_sampling.get_data_errors", get_data_errors_, model::kStatWarning);
+    stats.Add("pc_sampling.enable_failures", enable_failures_, model::kStatWarning);
+    stats.Add("pc_sampling.lines_unresolved", lines_unresolved_);
+    stats.Add("pc_sampling.cubins_not_kept", cubins_not_kept_, model::kStatWarning);
+  }
+
+ private:
+  // Enable, stall reasons, one configuration call; "" or why not.
+  std::string Enable(SamplingContext& c) {
+    CUpti_PCSamplingEnableParams ep = {};
+    ep.size = CUpti_PCSamplingEnableParamsSize;
+    ep.ctx = c.ctx;
+    if (CUptiResult r = cuptiPCSamplingEnable(&ep); r != CUPTI_SUCCESS) {
+      std::string why = CuptiError(r);
+      if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)
+        why +=
+            " (GPU performance counters are restricted to administrators: see "
+            "https://developer.nvidia.com/ERR_NVGPUCTRPERM)";
+      return "cuptiPCSamplingEnable: " + why;
+    }
+    c.live = true;
+    size_t n = 0;
+    CUpti_PCSamplingGetNumStallReasonsParams np = {};
+    np.size = CUpti_PCSamplingGetNumStallReasonsParamsSize;
+    np.ctx = c.ctx;
+    np.numStallReasons = &n;
+    if (CUptiResult r = cuptiPCSamplingGetNumStallReasons(&np); r != CUPTI_SUCCESS || n == 0)
+      return Fail(c, "cuptiPCSamplingGetNumStallReasons: " + CuptiError(r));
+    std::vector<std::vector<char>> store(n, std::vector<char>(CUPTI_STALL_REASON_STRING_SIZE, 0));
+    std::vector<char*> names(n);
+    for (size_t i = 0; i < n; ++i) names[i] = store[i].data();
+    c.indices.assign(n, 0);
+    CUpti_PCSamplingGetStallReasonsParams sp = {};
+    sp.size = CUpti_PCSamplingGetStallReasonsParamsSize;
+    sp.ctx = c.ctx;
+    sp.numStallReasons = n;
+    sp.stallReasonIndex = c.indices.data();
+    sp.stallReasons = names.data();
+    if (CUptiResult r = cuptiPCSamplingGetStallReasons(&sp); r != CUPTI_SUCCESS)
+      return Fail(c, "cuptiPCSamplingGetStallReasons: " + CuptiError(r));
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (size_t i = 0; i < n; ++i)
+        if (IsStallReason(names[i])) c.reason_at[c.indices[i]] = ReasonPosition(names[i]);
+    }
+    c.config.Init(kConfigPcs, n);
+    c.drain.Init(kDrainPcs, n);
+    std::vector<CUpti_PCSamplingConfigurationInfo> v(6);
+    for (auto& a : v) std::memset(&a, 0, sizeof a);
+    v[0].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_COLLECTION_MODE;
+    v[0].attributeData.collectionModeData.collectionMode =
+        CUPTI_PC_SAMPLING_COLLECTION_MODE_CONTINUOUS;
+    v[1].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_STALL_REASON;
+    v[1].attributeData.stallReasonData.stallReasonCount = n;
+    v[1].attributeData.stallReasonData.pStallReasonIndex = c.indices.data();
+    v[2].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_DATA_BUFFER;
+    v[2].attributeData.samplingDataBufferData.samplingDataBuffer = &c.config.data;
+    v[3].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_PERIOD;
+    v[3].attributeData.samplingPeriodData.samplingPeriod = period_;
+    v[4].attributeType =
+        CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_WORKER_THREAD_PERIODIC_SLEEP_SPAN;
+    v[4].attributeData.workerThreadPeriodicSleepSpanData.workerThreadPeriodicSleepSpan =
+        kWorkerSleepMs;
+    v[5].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_OUTPUT_DATA_FORMAT;
+    v[5].attributeData.outputDataFormatData.outputDataFormat =
+        CUPTI_PC_SAMPLING_OUTPUT_DATA_FORMAT_PARSED;
+    CUpti_PCSamplingConfigurationInfoParams cp = {};
+    cp.size = CUpti_PCSamplingConfigurationInfoParamsSize;
+    cp.ctx = c.ctx;
+    cp.numAttributes = v.size();
+    cp.pPCSamplingConfigurationInfo = v.data();
+    if (CUptiResult r = cuptiPCSamplingSetConfigurationAttribute(&cp); r != CUPTI_SUCCESS)
+      return Fail(c, "cuptiPCSamplingSetConfigurationAttribute: " + CuptiError(r));
+    cuptiGetTimestamp(&c.window_start);
+    return "";
+  }
+
+  std::string Fail(SamplingContext& c, std::string why) {
+    Disable(c, false);
+    return why;
+  }
+
+  // `take` (caller holds mu_): the records Disable flushes become rows.
+  void Disable(SamplingContext& c, bool take) {
+    if (!c.live) return;
+    c.live = false;
+    CUpti_PCSamplingDisableParams dp = {};
+    dp.size = CUpti_PCSamplingDisableParamsSize;
+    dp.ctx = c.ctx;
+    if (cuptiPCSamplingDisable(&dp) != CUPTI_SUCCESS || !take) return;
+    uint64_t now = 0;
+    cuptiGetTimestamp(&now);
+    Take(c, c.config.data, now);  // what Disable flushed into the configuration buffer
+  }
+
+  // GetData until CUPTI has nothing more (caller holds mu_).
+  void DrainLocked(SamplingContext& c) {
+    for (int i = 0; i < kMaxGetDataPerDrain; ++i) {
+      c.drain.data.totalNumPcs = c.drain.data.remainingNumPcs = 0;
+      CUpti_PCSamplingGetDataParams gp = {};
+      gp.size = CUpti_PCSamplingGetDataParamsSize;
+      gp.ctx = c.ctx;
+      gp.pcSamplingData = &c.drain.data;
+      uint64_t t0 = 0, t1 = 0;
+      cuptiGetTimestamp(&t0);
+      CUptiResult r = cuptiPCSamplingGetData(&gp);
+      cuptiGetTimestamp(&t1);
+      drain_max_ns_ = std::max(drain_max_ns_, t1 - t0);
+      ++drains_;
+      if (r != CUPTI_SUCCESS) {
+        if (r == CUPTI_ERROR_OUT_OF_MEMORY || c.drain.data.hardwareBufferFull)
+          ++hardware_full_;
+        else
+          ++get_data_errors_;
+        c.window_start = t1;
+        return;
+      }
+      Take(c, c.drain.data, t1);
+      if (c.drain.data.remainingNumPcs == 0) return;
+    }
+  }
+
+  // One buffer's records into pending rows of the window [window_start, now].
+  void Take(SamplingContext& c, CUpti_PCSamplingData& d, uint64_t now) {
+    samples_ += d.totalSamples;
+    dropped_ += d.droppedSamples;
+    non_user_ += d.nonUsrKernelsTotalSamples;
+    if (d.hardwareBufferFull) ++hardware_full_;
+    const size_t n = std::min(d.totalNumPcs, d.collectNumPcs);
+    for (size_t i = 0; i < n; ++i) {
+      const CUpti_PCSamplingPCData& pc = d.pPcData[i];
+      for (size_t j = 0; j < pc.stallReasonCount; ++j) {
+        const CUpti_PCSamplingStallReason& s = pc.stallReason[j];
+        auto at = c.reason_at.find(s.pcSamplingStallReasonIndex);
+        if (s.samples == 0 || at == c.reason_at.end()) continue;
+        Pending p;
+        p.row.start_ns = c.window_start;
+        p.row.end_ns = std::max(now, c.window_start);
+        p.row.samples = s.samples;
+        p.row.pc_offset = uint32_t(pc.pcOffset);
+        p.row.correlation_id = pc.correlationId;
+        p.row.pid = pid_;
+        p.row.device_id = c.device_id;
+        p.row.cubin_crc = pc.cubinCrc;
+        p.function = pc.functionName;
+        p.reason = at->second;
+        pending_.push_back(p);
+      }
+    }
+    d.totalNumPcs = d.remainingNumPcs = 0;
+    c.window_start = now;
+  }
+
+  uint32_t ReasonPosition(const char* name) {
+    for (size_t i = 0; i < reasons_.size(); ++i)
+      if (reasons_[i] == name) return uint32_t(i);
+    reasons_.push_back(name);
+    reason_ids_.push_back(0);
+    return uint32_t(reasons_.size() - 1);
+  }
+
+  uint32_t FunctionId(format::SbtWriter& sbt, const char* f) {
+    auto [it, fresh] = function_ids_.emplace(f, 0);
+    if (fresh) it->second = sbt.InternString(f ? f : "(unknown function)");
+    return it->second;
+  }
+
+  static uint64_t LineKey(const model::PcSampleEvent& r) {
+    return r.cubin_crc * 0x9e3779b97f4a7c15ull ^ (uint64_t(r.function_id) << 32) ^ r.pc_offset;
+  }
+
+  // Copies kept at module load get their CRCs (caller holds mu_).
+  void KeepNewCubins() {
+    for (std::vector<char>& bytes : new_cubins_) {
+      CUpti_GetCubinCrcParams cp = {};
+      cp.size = CUpti_GetCubinCrcParamsSize;
+      cp.cubin = bytes.data();
+      cp.cubinSize = bytes.size();
+      if (cuptiGetCubinCrc(&cp) == CUPTI_SUCCESS && !cubins_.count(cp.cubinCrc))
+        cubins_.emplace(cp.cubinCrc, std::move(bytes));
+      else
+        cubin_bytes_ -= bytes.size();
+    }
+    new_cubins_.clear();
+  }
+
+  // The PcLine row of a new instruction (writer thread; cubins_ is only
+  // changed under mu_ by this same thread).
+  void WriteLine(format::SbtWriter& sbt, const model::PcSampleEvent& r, const char* function) {
+    model::PcLine line;
+    line.pid = pid_;
+    line.cubin_crc = r.cubin_crc;
+    line.function_id = r.function_id;
+    line.pc_offset = r.pc_offset;
+    auto it = cubins_.find(r.cubin_crc);
+    if (it != cubins_.end() && function) {
+      CUpti_GetSassToSourceCorrelationParams p = {};
+      p.size = CUpti_GetSassToSourceCorrelationParamsSize;
+      p.cubin = it->second.data();
+      p.cubinSize = it->second.size();
+      p.functionName = function;
+      p.pcOffset = r.pc_offset;
+      if (cuptiGetSassToSourceCorrelation(&p) == CUPTI_SUCCESS) {
+        std::string path = p.fileName ? p.fileName : "";
+        if (p.dirName && *p.dirName && !path.empty() && path[0] != '/')
+          path = std::string(p.dirName) + "/" + path;
+        if (!path.empty()) line.file_id = sbt.InternString(path);
+        line.line = p.lineNumber;
+        std::free(p.fileName);
+        std::free(p.dirName);
+      }
+    }
+    if (!line.file_id) ++lines_unresolved_;
+    sbt.Append(line);
+  }
+
+  const uint32_t pid_, period_;
+  const bool quiet_;
+  std::mutex mu_;  // contexts_, pending_, the counters, new_cubins_ (callbacks and the writer)
+  std::vector<std::unique_ptr<SamplingContext>> contexts_;
+  std::vector<Pending> pending_;
+  std::vector<std::string> reasons_;  // stall reason names, shared by every context
+  std::vector<uint32_t> reason_ids_;  // their string ids (0: not interned yet)
+  std::vector<std::vector<char>> new_cubins_;
+  std::unordered_map<uint64_t, std::vector<char>> cubins_;  // by CRC (writer thread)
+  std::unordered_map<const char*, uint32_t> function_ids_;  // writer thread
+  std::unordered_set<uint64_t> lines_done_;                 // writer thread
+  uint64_t cubin_bytes_ = 0, cubins_not_kept_ = 0;
+  uint64_t samples_ = 0, dropped_ = 0, non_user_ = 0, hardware_full_ = 0;
+  uint64_t rows_ = 0, drains_ = 0, drain_max_ns_ = 0, get_data_errors_ = 0;
+  uint64_t enable_failures_ = 0, lines_unresolved_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Recorder> MakePcSamplingRecorder(const RecorderContext& context) {
+  if (!context.options || context.options->pc_sampling == 0 || !context.subscribed) return nullptr;
+  return std::make_unique<PcSamplingRecorder>(context.pid, context.options->pc_sampling,
+                                              context.options->quiet);
+}
+
+}  // namespace tracesmith::capture
