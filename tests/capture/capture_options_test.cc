@@ -71,6 +71,30 @@ TEST(OptionsEnv, RoundTrip) {
   EXPECT_EQ(back->stack_depth, 40u);
 }
 
+// --pc-sampling's period: 2^N cycles, N in [5, 31]; "" and "auto" are the
+// default (15); it travels to the injection library and back; off is 0.
+TEST(PcSampling, PeriodParsesAndTravelsThroughTheEnvironment) {
+  EXPECT_EQ(ParsePcSamplingPeriod("").value(), kDefaultPcSamplingPeriod);
+  EXPECT_EQ(ParsePcSamplingPeriod("auto").value(), 15u);
+  EXPECT_EQ(ParsePcSamplingPeriod("17").value(), 17u);
+  EXPECT_EQ(ParsePcSamplingPeriod("2^9").value(), 9u);
+  EXPECT_EQ(ParsePcSamplingPeriod("5").value(), 5u);
+  EXPECT_EQ(ParsePcSamplingPeriod("31").value(), 31u);
+  for (const char* bad : {"4", "32", "-1", "x", "2^", "1e3", "150", "15 "}) {
+    auto r = ParsePcSamplingPeriod(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(r.status().message().find("from 5 to 31"), std::string::npos) << r.status().message();
+  }
+  CaptureOptions o;
+  EXPECT_EQ(OptionsToEnv(o).count(kEnvPcSampling), 0u);
+  EXPECT_EQ(OptionsFromEnv(OptionsToEnv(o))->pc_sampling, 0u);
+  o.pc_sampling = 13;
+  EXPECT_EQ(OptionsToEnv(o)[kEnvPcSampling], "13");
+  EXPECT_EQ(OptionsFromEnv(OptionsToEnv(o))->pc_sampling, 13u);
+  EXPECT_FALSE(OptionsFromEnv({{kEnvPcSampling, "40"}}).ok());
+}
+
 TEST(ReplayFilter, Parses) {
   EXPECT_EQ(ParseReplayFilter("").value().kind, ReplayFilter::Kind::kOff);
   EXPECT_EQ(ParseReplayFilter("all").value().kind, ReplayFilter::Kind::kAll);

@@ -62,6 +62,22 @@ TEST(ProfileCli, ValuesTheCaptureWouldRefuseAreRefusedUpFront) {
   EXPECT_NE(WEXITSTATUS(r.status), 0) << r.output;
   EXPECT_EQ(r.output.find("ran"), std::string::npos) << "the command ran: " << r.output;
   EXPECT_NE(r.output.find("--buffer-mb"), std::string::npos) << r.output;
+  // A GPU instruction sampling period out of range: refused, the command not run.
+  r = RunShell(kTool + " profile --pc-sampling-period 40 -- sh -c 'echo ran'");
+  EXPECT_EQ(WEXITSTATUS(r.status), 1) << r.output;
+  EXPECT_EQ(r.output.find("ran"), std::string::npos) << "the command ran: " << r.output;
+  EXPECT_NE(r.output.find("tracesmith: error: --pc-sampling: '40' is not a period"),
+            std::string::npos)
+      << r.output;
+  // --pc-sampling reaches the child as its period (15 by default).
+  tracesmith::testing::TempPath out;
+  r = RunShell(kTool + " profile -q --pc-sampling -o " + out.path() +
+               " -- sh -c "
+               "'echo \"pcs=[$TRACESMITH_PC_SAMPLING]\"'");
+  // (Without the injection library built, no option reaches the child.)
+  if (r.output.find("pcs=[]") == std::string::npos) {
+    EXPECT_NE(r.output.find("pcs=[15]"), std::string::npos) << r.output;
+  }
 }
 
 TEST(ProfileCli, ChildKilledBySignalEndsTheSameWay) {
