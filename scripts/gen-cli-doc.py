@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
-"""Writes the command reference of docs/cli.md from the CLI's own --help.
+"""Writes the command reference (docs/cli-reference.md) from the CLI's own --help.
 
 Runs `tracesmith --help` and `tracesmith <command> --help` for every command
 (and every subcommand of those, such as `benchmark format`), and replaces what
-lies between the two marker lines of docs/cli.md with the help texts, verbatim.
+lies between the two marker lines of docs/cli-reference.md with the help texts, verbatim.
 The prose around the markers is written by hand and left alone.
 
   /usr/bin/python3 scripts/gen-cli-doc.py [--tracesmith build/release/bin/tracesmith]
-  /usr/bin/python3 scripts/gen-cli-doc.py --check   # exit 1 when docs/cli.md is stale
+  /usr/bin/python3 scripts/gen-cli-doc.py --check   # exit 1 when docs/cli-reference.md is stale
 
 Standard library only. The ctest test `docs.cli_reference` runs --check.
 """
@@ -81,7 +81,7 @@ def reference(tracesmith):
 
 def render(current, generated):
     if BEGIN not in current or END not in current:
-        sys.exit(f"gen-cli-doc: docs/cli.md has no marker lines ({BEGIN!r} ... {END!r})")
+        sys.exit(f"gen-cli-doc: the page has no marker lines ({BEGIN!r} ... {END!r})")
     head = current[:current.index(BEGIN)]
     tail = current[current.index(END) + len(END):]
     return head + generated.rstrip("\n") + tail
@@ -91,7 +91,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tracesmith", default=os.environ.get(
         "TRACESMITH_CLI", os.path.join(ROOT, "build", "release", "bin", "tracesmith")))
-    ap.add_argument("--doc", default=os.path.join(ROOT, "docs", "cli.md"))
+    ap.add_argument("--doc", default=os.path.join(ROOT, "docs", "cli-reference.md"))
     ap.add_argument("--check", action="store_true",
                     help="exit 1, with a diff, when the file differs from what would be written")
     args = ap.parse_args()
@@ -106,10 +106,10 @@ def main():
             return 0
         import difflib
         diff = difflib.unified_diff(current.splitlines(), wanted.splitlines(),
-                                    "docs/cli.md (in the checkout)", "docs/cli.md (from --help)",
+                                    "docs/cli-reference.md (in the checkout)", "docs/cli-reference.md (from --help)",
                                     lineterm="", n=1)
         sys.stdout.write("\n".join(list(diff)[:80]) + "\n")
-        print(f"gen-cli-doc: docs/cli.md differs from the CLI's --help (above). Regenerate it:\n"
+        print(f"gen-cli-doc: docs/cli-reference.md differs from the CLI's --help (above). Regenerate it:\n"
               f"  {REGENERATE}")
         return 1
     if wanted != current:
