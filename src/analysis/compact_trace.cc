@@ -143,6 +143,7 @@ void CompactTrace::IngestRows(const std::vector<T>& rows) {
       op.extra = e.graph_id;
       ops_.push_back(op);
     }
+    pc_samples_.AddKernels(rows);
   } else if constexpr (std::is_same_v<T, MemcpyEvent> || std::is_same_v<T, MemsetEvent>) {
     constexpr bool kMemset = std::is_same_v<T, MemsetEvent>;
     for (const T& e : rows) {
@@ -198,6 +199,8 @@ void CompactTrace::IngestRows(const std::vector<T>& rows) {
     for (const GraphLaunchEvent& e : rows)
       graphs_.push_back(GraphLaunchRecord{e.start_ns, fix_end(e.start_ns, e.end_ns),
                                           e.correlation_id, e.graph_id, e.pid, e.device_id});
+  } else if constexpr (std::is_same_v<T, PcSampleEvent>) {
+    pc_samples_.AddSamples(rows);
   } else {
     stats_.events_ignored += rows.size();
   }

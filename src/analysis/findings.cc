@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "tracesmith/base/file_util.h"
+#include "tracesmith/model/event_names.h"
 
 namespace tracesmith::analysis {
 
@@ -242,6 +243,31 @@ std::vector<std::string> ComputeFindings(const CompactTrace& t, const AnalysisRe
                    warmup == 1 ? first.c_str() : (warmup_steps + " (" + first + ")").c_str(),
                    warmup == 1 ? "'s" : "s'"),
          true});
+  }
+
+  // 14. Inside the kernels (GPU instruction samples): a kernel with at least 10% of GPU time
+  // whose samples are half or more one stall reason, or on one source line.
+  for (const FunctionSamples& f : r.gpu_samples.functions) {
+    if (f.samples == 0 || f.kernel_ns == 0 || 10 * __uint128_t(f.kernel_ns) < r.kernel_ns) continue;
+    std::string name = f.name.size() > 80 ? f.name.substr(0, 77) + "..." : f.name;
+    if (!f.stalls.empty() && 2 * __uint128_t(f.stalls[0].samples) >= f.samples) {
+      const StallShare& s = f.stalls[0];
+      out.push_back({f.gpu_share * s.share / 100,
+                     StrFormat("Kernel %s (%s of GPU time) is mostly %s: %s of its GPU instruction "
+                               "samples, %s.",
+                               name.c_str(), Pct(f.gpu_share).c_str(),
+                               std::string(model::ShortStallName(s.reason)).c_str(),
+                               Pct(s.share).c_str(), StallDescription(s.reason).c_str())});
+    }
+    if (!f.lines.empty() && !f.lines[0].file.empty() &&
+        2 * __uint128_t(f.lines[0].samples) >= f.samples) {
+      const LineShare& l = f.lines[0];
+      out.push_back({f.gpu_share * l.share / 200,
+                     StrFormat("Kernel %s (%s of GPU time) has %s of its GPU instruction samples "
+                               "on one source line, %s:%u.",
+                               name.c_str(), Pct(f.gpu_share).c_str(), Pct(l.share).c_str(),
+                               l.file.c_str(), l.line)});
+    }
   }
 
   // 11. Start-up: not part of the window above, but said when it is long.

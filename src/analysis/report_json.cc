@@ -5,6 +5,7 @@
 #include "json_writer.h"
 #include "tracesmith/analysis/job_report.h"
 #include "tracesmith/analysis/report.h"
+#include "tracesmith/model/event_names.h"
 
 namespace tracesmith::analysis {
 
@@ -35,6 +36,59 @@ void Named(JsonWriter& j, std::string_view key, const std::vector<NamedStats>& r
     j.EndObject();
   }
   j.EndArray();
+}
+
+// "gpu_samples" (only when the trace has GPU instruction samples).
+void GpuSamples(JsonWriter& j, const PcSampleReport& s) {
+  j.BeginObject("gpu_samples")
+      .UInt("samples", s.samples)
+      .UInt("rows", s.rows)
+      .Bool("window_narrower", s.window_narrower);
+  j.BeginArray("functions");
+  for (const FunctionSamples& f : s.functions) {
+    j.BeginObject()
+        .Str("name", f.name)
+        .Str("function", f.function)
+        .UInt("pid", f.pid)
+        .UInt("samples", f.samples)
+        .Num("share_pct", f.share)
+        .UInt("kernels", f.kernels)
+        .UInt("kernel_ns", f.kernel_ns)
+        .Num("gpu_share_pct", f.gpu_share);
+    j.BeginArray("stalls");
+    for (const StallShare& x : f.stalls)
+      j.BeginObject()
+          .Str("reason", x.reason)
+          .Str("short_name", model::ShortStallName(x.reason))
+          .Str("description", StallDescription(x.reason))
+          .UInt("samples", x.samples)
+          .UInt("not_issued_samples", x.not_issued)
+          .Num("share_pct", x.share)
+          .EndObject();
+    j.EndArray();
+    j.BeginArray("lines");
+    for (const LineShare& x : f.lines)
+      j.BeginObject()
+          .Str("file", x.file)
+          .UInt("line", x.line)
+          .UInt("samples", x.samples)
+          .Num("share_pct", x.share)
+          .EndObject();
+    j.EndArray();
+    j.BeginArray("instructions");
+    for (const InstructionShare& x : f.instructions)
+      j.BeginObject()
+          .UInt("pc_offset", x.pc_offset)
+          .Str("file", x.file)
+          .UInt("line", x.line)
+          .UInt("samples", x.samples)
+          .Num("share_pct", x.share)
+          .Str("top_stall", x.top_stall)
+          .Num("top_stall_share_pct", x.top_stall_share)
+          .EndObject();
+    j.EndArray().EndObject();
+  }
+  j.EndArray().EndObject();
 }
 
 }  // namespace
@@ -199,6 +253,7 @@ void WriteJsonReport(const AnalysisReport& r, std::ostream& out, const JobReport
       .UInt("processes_unaligned", r.compact.processes_unaligned)
       .UInt("events_ignored", r.compact.events_ignored)
       .EndObject();
+  if (!r.gpu_samples.empty()) GpuSamples(j, r.gpu_samples);
   if (job) {
     std::ostringstream ranks;
     WriteJobJson(*job, ranks);

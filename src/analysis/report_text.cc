@@ -6,6 +6,7 @@
 #include "tracesmith/analysis/report.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/base/printable.h"
+#include "tracesmith/model/event_names.h"
 
 namespace tracesmith::analysis {
 
@@ -71,6 +72,65 @@ void StatsTable(Printer& p, const char* title, const std::vector<NamedStats>& ro
       (call_sites ? CutCallSite(rows[i].name, 100) : Cut(rows[i].name, 90)).c_str());
   }
   if (rows.size() > top) p("  ... %zu more (use --top N)\n", rows.size() - top);
+}
+
+// "kernels.cu:42" (the file's name without its directories), or the group of samples
+// without line information.
+std::string LineText(const std::string& file, uint32_t line) {
+  if (file.empty()) return "(no line info: compile with -lineinfo)";
+  const size_t slash = file.rfind('/');
+  return Cut(slash == std::string::npos ? file : file.substr(slash + 1), 48) + ":" +
+         std::to_string(line);
+}
+
+// "Inside the kernels": the sampled functions with the most GPU time, each with its stall
+// reasons, source lines and instructions.
+void SampledKernels(Printer& p, const PcSampleReport& s, size_t shown) {
+  p("\nInside the kernels (GPU instruction samples: %s in %zu functions%s)\n",
+    SampleCount(s.samples).c_str(), s.functions.size(),
+    s.window_narrower ? "; samples of the whole trace, GPU time of the window" : "");
+  bool several = false;  // processes: each function says whose it is
+  for (const FunctionSamples& f : s.functions) several |= f.pid != s.functions[0].pid;
+  for (size_t i = 0; i < s.functions.size() && i < shown; ++i) {
+    const FunctionSamples& f = s.functions[i];
+    std::string text = (several ? StrFormat("pid %u ", f.pid) : "") + Cut(f.name, 70) + "  ";
+    text += f.kernel_ns ? StrFormat("%.1f%% of GPU time", f.gpu_share) : "no kernel in the window";
+    text += StrFormat(", %.1f%% of %s samples", f.share, SampleCount(s.samples).c_str());
+    for (size_t k = 0; k < f.stalls.size() && k < 2; ++k) {
+      if (k > 0 && f.stalls[k].share < 10) break;
+      text += StrFormat("%s%s %.0f%%", k ? ", " : ": ",
+                        StallDescription(f.stalls[k].reason).c_str(), f.stalls[k].share);
+    }
+    if (!f.lines.empty() && f.lines[0].file.empty())
+      text += StrFormat("; %.0f%% without line info (compile with -lineinfo)", f.lines[0].share);
+    else if (!f.lines.empty())
+      text += StrFormat("; hottest line %s (%.0f%%)",
+                        LineText(f.lines[0].file, f.lines[0].line).c_str(), f.lines[0].share);
+    p("  %s\n", text.c_str());
+    text.clear();
+    for (size_t k = 0; k < f.stalls.size() && k < 5; ++k)
+      text += StrFormat("%s%s %.1f%%", k ? ", " : "",
+                        Printable(model::ShortStallName(f.stalls[k].reason)).c_str(),
+                        f.stalls[k].share);
+    if (f.stalls.size() > 5) text += StrFormat(", %zu more", f.stalls.size() - 5);
+    p("    stall reasons: %s\n", text.c_str());
+    text.clear();
+    for (size_t k = 0; k < f.lines.size() && k < 3; ++k)
+      text += StrFormat("%s%s %.1f%%", k ? ", " : "",
+                        LineText(f.lines[k].file, f.lines[k].line).c_str(), f.lines[k].share);
+    p("    source lines:  %s\n", text.c_str());
+    text.clear();
+    for (size_t k = 0; k < f.instructions.size() && k < 3; ++k) {
+      const InstructionShare& n = f.instructions[k];
+      const std::string where = n.file.empty() ? "no line info" : LineText(n.file, n.line);
+      text += StrFormat("%s+0x%x %.1f%% (%s, %s %.0f%%)", k ? ", " : "", n.pc_offset, n.share,
+                        where.c_str(), Printable(model::ShortStallName(n.top_stall)).c_str(),
+                        n.top_stall_share);
+    }
+    p("    instructions:  %s\n", text.c_str());
+  }
+  if (s.functions.size() > shown)
+    p("  ... %zu more sampled functions (use --top N)\n", s.functions.size() - shown);
 }
 
 }  // namespace
@@ -184,6 +244,7 @@ void WriteTextReport(const AnalysisReport& r, const AnalyzeOptions& o, std::ostr
   }
 
   StatsTable(p, "Top kernels by total GPU time", r.kernels, o.top);
+  if (!r.gpu_samples.functions.empty()) SampledKernels(p, r.gpu_samples, o.sampled_kernels);
   if (!r.call_sites.empty())
     StatsTable(p, "Kernel GPU time by launch call site", r.call_sites, o.top, true);
   if (!r.nvtx.empty()) {

@@ -92,7 +92,8 @@ void AddAnalyzeCommand(Cmd& app, CommandList& commands) {
                   "Call sites: Python files matching this regex are libraries: a launch from one "
                   "is also named by the program's innermost line outside them; replaces the "
                   "default (site-packages, dist-packages, the standard library)");
-  cmd->add_option("--top", o->report.top, "Rows per table in the text report")->default_val(15);
+  Opt* top =
+      cmd->add_option("--top", o->report.top, "Rows per table in the text report")->default_val(15);
   cmd->add_option(
          "--ntp-bound-us",
          [o](const std::vector<std::string>& v) {
@@ -104,7 +105,11 @@ void AddAnalyzeCommand(Cmd& app, CommandList& commands) {
       ->check(PositiveNumber);
   AddStrictFlag(cmd, &o->strict);
   cmd->add_flag("-q,--quiet", o->quiet, "No progress line on a terminal");
-  commands.emplace_back(cmd, [o] { return RunAnalyze(*o); });
+  commands.emplace_back(cmd, [o, top] {
+    // The kernels looked inside (GPU instruction samples): 5 unless --top says.
+    if (top->count()) o->report.sampled_kernels = o->report.top;
+    return RunAnalyze(*o);
+  });
 }
 
 }  // namespace tracesmith::cli

@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <type_traits>
 
 #include "commands.h"
 #include "run_loader.h"
 #include "tracesmith/analysis/capture_cost.h"
+#include "tracesmith/analysis/pc_samples.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/cluster/merge.h"
 #include "tracesmith/format/sbt_reader.h"
@@ -38,6 +40,10 @@ struct EventSummary {
   uint64_t lo = UINT64_MAX, hi = 0;
   uint64_t dropped = 0;
   std::map<uint32_t, uint64_t> kernels;  // per pid
+  // GPU instruction samples (counted stall reasons only) and their functions (pid, name id).
+  uint64_t pc_samples = 0;
+  std::set<std::pair<uint32_t, uint32_t>> pc_functions;
+  std::map<uint32_t, bool> counted_stall;  // by stall reason's string id
 };
 
 Status Summarize(const Trace& batch, TableKind kind, EventSummary* s) {
@@ -54,6 +60,14 @@ Status Summarize(const Trace& batch, TableKind kind, EventSummary* s) {
         for (const DropEvent& d : rows) s->dropped += d.count;
       if constexpr (std::is_same_v<T, KernelEvent>)
         for (const KernelEvent& k : rows) ++s->kernels[k.pid];
+      if constexpr (std::is_same_v<T, PcSampleEvent>)
+        for (const PcSampleEvent& e : rows) {
+          auto [it, added] = s->counted_stall.try_emplace(e.stall_id, false);
+          if (added) it->second = analysis::IsCountedStall(batch.strings.Get(e.stall_id));
+          if (!it->second) continue;
+          s->pc_samples += e.samples;
+          s->pc_functions.insert({e.pid, e.function_id});
+        }
     }
   });
   return OkStatus();
@@ -123,6 +137,10 @@ int RunInfo(const std::string& path, bool strict) {
   if (ev.total) std::printf("Bytes/event: %.2f\n", static_cast<double>(r.file_size) / ev.total);
   size_t frames = t.Rows<Frame>().size(), nodes = t.Rows<StackNode>().size();
   if (frames || nodes) std::printf("Call stacks: %zu frames, %zu call-site nodes\n", frames, nodes);
+  if (auto rows = ev.count.find(TableKind::kPcSample); rows != ev.count.end() && rows->second)
+    std::printf("GPU instruction samples: %s in %zu functions, %s rows\n",
+                analysis::SampleCount(ev.pc_samples).c_str(), ev.pc_functions.size(),
+                analysis::SampleCount(rows->second).c_str());
 
   const uint64_t dropped = ev.dropped;
   std::printf("\nCapture stats:\n");

@@ -23,6 +23,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "tracesmith/analysis/pc_samples.h"
 #include "tracesmith/analysis/sorter.h"
 #include "tracesmith/base/status.h"
 #include "tracesmith/model/trace.h"
@@ -273,6 +274,8 @@ class CompactTrace {
   const std::vector<SyncRecord>& syncs() const { return syncs_; }  // by start
   const std::vector<NvtxRecord>& nvtx() const { return nvtx_; }    // by (lane, start)
   const std::vector<GraphLaunchRecord>& graph_launches() const { return graphs_; }
+  // GPU instruction samples, aggregated as they arrived (the whole trace's: not windowed).
+  const PcSamples& pc_samples() const { return pc_samples_; }
   const std::vector<Lane>& lanes() const { return lanes_; }
   // Ops of a GPU lane / calls of a host lane, in time order.
   LaneRange lane_range(uint32_t lane) const { return ranges_[lane]; }
@@ -326,6 +329,7 @@ class CompactTrace {
   std::vector<SyncRecord> syncs_;
   std::vector<NvtxRecord> nvtx_;
   std::vector<GraphLaunchRecord> graphs_;
+  PcSamples pc_samples_;
   std::vector<Lane> lanes_;
   std::vector<LaneRange> ranges_;
   std::vector<uint32_t> gpu_lanes_, devices_;

@@ -16,6 +16,7 @@
 
 #include "tracesmith/analysis/compact_trace.h"
 #include "tracesmith/analysis/dependency_graph.h"
+#include "tracesmith/analysis/pc_samples.h"
 #include "tracesmith/analysis/steps.h"
 #include "tracesmith/analysis/timeline.h"
 #include "tracesmith/base/status.h"
@@ -105,6 +106,8 @@ struct AnalysisReport {
   uint64_t critical_path_nodes = 0;
   std::vector<PathShare> critical_path_top;  // kernels and API calls on the path
   CompactStats compact;
+  // GPU instruction samples per function (empty when the trace has none).
+  PcSampleReport gpu_samples;
   std::vector<std::string> findings;
   // Wall seconds per phase of BuildReport (for `benchmark analyze -v`).
   std::vector<std::pair<std::string, double>> phase_seconds;
@@ -112,6 +115,8 @@ struct AnalysisReport {
 
 struct AnalyzeOptions {
   size_t top = 15;  // rows per table in the text report
+  // Kernels in "Inside the kernels (GPU instruction samples)" (analyze's --top when given).
+  size_t sampled_kernels = 5;
 };
 
 // How launches are attributed to code ("Kernel GPU time by launch call

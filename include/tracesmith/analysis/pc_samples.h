@@ -1,0 +1,127 @@
+// GPU instruction samples (CUPTI PC sampling, docs/pc-sampling.md): where the
+// time inside each kernel goes, by stall reason, source line and instruction.
+//
+// PcSampleEvent rows are aggregated as they arrive, by (pid, function, cubin,
+// pc_offset, stall reason): memory grows with the sampled instructions, never
+// with the rows (one drain window of ~10 ms gives a row per instruction and
+// reason). CompactTrace feeds its PcSamples while a trace streams in
+// (CompactTrace::pc_samples()); SummarizePcSamples joins them with the kernel
+// ops of the analysed window (GPU time, by pid and the kernel's name) and with
+// the PcLine metadata (source file and line of each sampled instruction).
+//
+// Samples are counted for the whole trace, whatever the window: a drain
+// window aggregates many launches and cannot be cut in time.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "tracesmith/model/trace.h"
+
+namespace tracesmith::analysis {
+
+class CompactTrace;  // compact_trace.h
+
+// Whether samples of this stall reason count in totals and shares: CUPTI
+// reports each reason twice, its samples and (`..._not_issued`) those of them
+// in which the warp's scheduler issued nothing, a subset; names of CUPTI's
+// other than "smsp__pcsamp_warps_issue_stalled_*" are not stall reasons.
+bool IsCountedStall(std::string_view cupti_name);
+// Plain words for a stall reason (CUPTI's name or its short name, e.g.
+// "long_scoreboard": "waiting for a global/local memory (L1TEX) result"); the
+// short name when the reason is not known. `_not_issued` variants read as
+// their reason's words with ", nothing issued".
+std::string StallDescription(std::string_view cupti_name);
+
+// The rows of a trace's samples, aggregated (no row is kept).
+class PcSamples {
+ public:
+  struct Key {
+    uint64_t cubin_crc = 0;
+    uint32_t pid = 0, function_id = 0, pc_offset = 0, stall_id = 0;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const;
+  };
+
+  void AddSamples(const std::vector<model::PcSampleEvent>& rows);
+  // Kernel rows: their mangled name -> the name their ops carry (the
+  // demangled one), to find a sampled function's GPU time.
+  void AddKernels(const std::vector<model::KernelEvent>& rows);
+
+  bool empty() const { return rows_ == 0; }
+  uint64_t rows() const { return rows_; }
+  uint64_t kernel_rows() const { return kernel_rows_; }
+  const std::unordered_map<Key, uint64_t, KeyHash>& samples() const { return samples_; }
+  // The name id the ops of kernel (pid, mangled name id) carry: its demangled
+  // name when its rows had one, else the mangled id itself.
+  uint32_t OpNameOf(uint32_t pid, uint32_t mangled_id) const;
+
+ private:
+  std::unordered_map<Key, uint64_t, KeyHash> samples_;
+  std::unordered_map<uint64_t, uint32_t> demangled_;  // pid << 32 | mangled -> demangled
+  std::array<uint64_t, 256> recent_{};                // kernel names recorded lately (a cache)
+  uint64_t rows_ = 0, kernel_rows_ = 0;
+};
+
+struct StallShare {
+  std::string reason;       // CUPTI's name
+  uint64_t samples = 0;     // counted samples
+  uint64_t not_issued = 0;  // of them, those with nothing issued (the _not_issued reason)
+  double share = 0;         // of the function's samples, %
+};
+
+struct LineShare {
+  std::string file;  // empty: no line information
+  uint32_t line = 0;
+  uint64_t samples = 0;
+  double share = 0;  // of the function's samples, %
+};
+
+struct InstructionShare {
+  uint32_t pc_offset = 0;
+  std::string file;  // empty: no line information
+  uint32_t line = 0;
+  uint64_t samples = 0;
+  double share = 0;            // of the function's samples, %
+  std::string top_stall;       // its most sampled reason (CUPTI's name)
+  double top_stall_share = 0;  // of the instruction's samples, %
+};
+
+// One sampled function of one process.
+struct FunctionSamples {
+  std::string name;      // as the kernel table names it (demangled when captured)
+  std::string function;  // as sampled (mangled)
+  uint32_t pid = 0;
+  uint64_t samples = 0;
+  double share = 0;                            // of all samples, %
+  uint64_t kernels = 0, kernel_ns = 0;         // its kernel ops in the window
+  double gpu_share = 0;                        // of kernel time in the window, %
+  std::vector<StallShare> stalls;              // all, most samples first
+  std::vector<LineShare> lines;                // the hottest (kMaxRows), most samples first
+  std::vector<InstructionShare> instructions;  // the hottest (kMaxRows)
+  static constexpr size_t kMaxRows = 10;
+};
+
+struct PcSampleReport {
+  uint64_t samples = 0, rows = 0;
+  // Some kernels lie outside the analysed window: GPU time is the window's,
+  // samples the whole trace's.
+  bool window_narrower = false;
+  std::vector<FunctionSamples> functions;  // by GPU time, then samples
+  bool empty() const { return rows == 0; }
+};
+
+// The report of `trace`'s samples (empty without samples). `kernel_ns`: the
+// window's kernel time, the denominator of GPU-time shares.
+PcSampleReport SummarizePcSamples(const CompactTrace& trace, uint64_t kernel_ns);
+
+// "42.2 M" (samples, rows): 4 digits, then k, M, G with one decimal.
+std::string SampleCount(uint64_t n);
+
+}  // namespace tracesmith::analysis

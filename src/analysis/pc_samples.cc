@@ -1,0 +1,251 @@
+#include "tracesmith/analysis/pc_samples.h"
+
+#include <algorithm>
+#include <map>
+
+#include "tracesmith/analysis/compact_trace.h"
+#include "tracesmith/analysis/report.h"
+#include "tracesmith/base/status.h"
+#include "tracesmith/model/event_names.h"
+
+namespace tracesmith::analysis {
+
+using namespace model;
+
+namespace {
+
+constexpr std::string_view kStalledPrefix = "smsp__pcsamp_warps_issue_stalled_";
+constexpr std::string_view kNotIssued = "_not_issued";
+
+// The stall reasons CUPTI's PC sampling reports on Hopper (the Nsight Compute
+// profiling guide's warp stall reasons), in plain words.
+struct StallWords {
+  std::string_view name, words;
+};
+constexpr StallWords kStallWords[] = {
+    {"selected", "issuing (not stalled)"},
+    {"not_selected", "ready, but another warp issued"},
+    {"long_scoreboard", "waiting for a global/local memory (L1TEX) result"},
+    {"lg_throttle", "global/local memory instruction queue full"},
+    {"wait", "fixed-latency dependency"},
+    {"short_scoreboard", "waiting for a shared memory or special math (MIO) result"},
+    {"mio_throttle", "shared memory / special math (MIO) instruction queue full"},
+    {"math_pipe_throttle", "math pipeline busy"},
+    {"tex_throttle", "texture instruction queue full"},
+    {"barrier", "waiting at a block barrier (__syncthreads)"},
+    {"membar", "waiting at a memory barrier (fence)"},
+    {"branch_resolving", "waiting for a branch target"},
+    {"no_instructions", "no instruction fetched (instruction cache miss)"},
+    {"dispatch_stall", "held back by the dispatcher"},
+    {"drain", "waiting for memory stores to drain at exit"},
+    {"sleeping", "sleeping (nanosleep, yield)"},
+    {"imc_miss", "waiting for the constant cache (IMC miss)"},
+    {"misc", "miscellaneous hardware reason"},
+};
+
+}  // namespace
+
+bool IsCountedStall(std::string_view name) {
+  if (name.ends_with(kNotIssued)) return false;
+  if (name.starts_with("smsp__pcsamp_")) return name.starts_with(kStalledPrefix);
+  return true;
+}
+
+std::string StallDescription(std::string_view cupti_name) {
+  std::string_view name = ShortStallName(cupti_name);
+  const bool not_issued = name.ends_with(kNotIssued);
+  if (not_issued) name.remove_suffix(kNotIssued.size());
+  for (const StallWords& w : kStallWords)
+    if (w.name == name) return std::string(w.words) + (not_issued ? ", nothing issued" : "");
+  return std::string(ShortStallName(cupti_name));
+}
+
+std::string SampleCount(uint64_t n) {
+  if (n < 10'000) return std::to_string(n);
+  if (n < 1'000'000) return StrFormat("%.1f k", double(n) / 1e3);
+  if (n < 1'000'000'000) return StrFormat("%.1f M", double(n) / 1e6);
+  return StrFormat("%.1f G", double(n) / 1e9);
+}
+
+// ---- aggregation -----------------------------------------------------------
+
+size_t PcSamples::KeyHash::operator()(const Key& k) const {
+  uint64_t h = k.cubin_crc * 0x9E3779B97F4A7C15ull;
+  for (uint32_t v : {k.pid, k.function_id, k.pc_offset, k.stall_id})
+    h = (h ^ v) * 0x100000001B3ull + (h >> 29);
+  return static_cast<size_t>(h);
+}
+
+void PcSamples::AddSamples(const std::vector<PcSampleEvent>& rows) {
+  rows_ += rows.size();
+  for (const PcSampleEvent& e : rows)
+    samples_[Key{e.cubin_crc, e.pid, e.function_id, e.pc_offset, e.stall_id}] += e.samples;
+}
+
+void PcSamples::AddKernels(const std::vector<KernelEvent>& rows) {
+  kernel_rows_ += rows.size();
+  for (const KernelEvent& e : rows) {
+    if (e.demangled_id == 0 || e.demangled_id == e.name_id) continue;
+    // A kernel name once per process: a small cache in front of the map keeps
+    // this to a compare per row (a trace launches few distinct kernels).
+    const uint64_t key = uint64_t(e.pid) << 32 | e.name_id;
+    uint64_t& recent = recent_[(e.name_id ^ (e.pid * 0x9E37u)) & (recent_.size() - 1)];
+    if (recent == key + 1) continue;
+    recent = key + 1;
+    demangled_.try_emplace(key, e.demangled_id);
+  }
+}
+
+uint32_t PcSamples::OpNameOf(uint32_t pid, uint32_t mangled_id) const {
+  auto it = demangled_.find(uint64_t(pid) << 32 | mangled_id);
+  return it == demangled_.end() ? mangled_id : it->second;
+}
+
+// ---- the report ------------------------------------------------------------
+
+namespace {
+
+struct LineOf {
+  uint32_t file_id = 0, line = 0;
+};
+
+// One function while its samples are added up.
+struct FunctionAcc {
+  uint64_t samples = 0;
+  std::map<std::string_view, StallShare> stalls;  // by reason name without _not_issued
+  struct Pc {
+    uint64_t samples = 0;
+    LineOf line;
+    std::map<uint32_t, uint64_t> stalls;  // counted reasons by string id
+  };
+  std::map<std::pair<uint64_t, uint32_t>, Pc> pcs;          // by (cubin, pc_offset)
+  std::map<std::pair<uint32_t, uint32_t>, uint64_t> lines;  // by (file_id, line)
+};
+
+}  // namespace
+
+PcSampleReport SummarizePcSamples(const CompactTrace& t, uint64_t kernel_ns) {
+  const PcSamples& in = t.pc_samples();
+  PcSampleReport r;
+  r.rows = in.rows();
+  if (in.empty()) return r;
+  // Source lines of the sampled instructions.
+  std::unordered_map<PcSamples::Key, LineOf, PcSamples::KeyHash> lines;
+  for (const PcLine& l : t.meta().Rows<PcLine>())
+    lines[PcSamples::Key{l.cubin_crc, l.pid, l.function_id, l.pc_offset, 0}] = {l.file_id, l.line};
+  // Each stall id once: whether it counts, and the reason it belongs to.
+  struct Reason {
+    bool counted = false;
+    std::string_view base;
+  };
+  std::unordered_map<uint32_t, Reason> reasons;
+  std::map<std::pair<uint32_t, uint32_t>, FunctionAcc> acc;  // by (pid, function_id)
+  for (const auto& [key, samples] : in.samples()) {
+    auto [rit, added] = reasons.try_emplace(key.stall_id);
+    if (added) {
+      std::string_view name = t.String(key.stall_id);
+      rit->second.counted = IsCountedStall(name);
+      if (name.ends_with(kNotIssued)) name.remove_suffix(kNotIssued.size());
+      rit->second.base = name;
+    }
+    const Reason& reason = rit->second;
+    FunctionAcc& f = acc[{key.pid, key.function_id}];
+    StallShare& stall = f.stalls[reason.base];
+    if (!reason.counted) {
+      // Only the _not_issued part of a stall reason is kept, apart.
+      if (t.String(key.stall_id).ends_with(kNotIssued)) stall.not_issued += samples;
+      continue;
+    }
+    stall.samples += samples;
+    f.samples += samples;
+    r.samples += samples;
+    FunctionAcc::Pc& pc = f.pcs[{key.cubin_crc, key.pc_offset}];
+    pc.samples += samples;
+    pc.stalls[key.stall_id] += samples;
+    auto lit =
+        lines.find(PcSamples::Key{key.cubin_crc, key.pid, key.function_id, key.pc_offset, 0});
+    if (lit != lines.end()) pc.line = lit->second;
+    f.lines[{pc.line.file_id, pc.line.file_id ? pc.line.line : 0}] += samples;
+  }
+
+  std::erase_if(acc, [](const auto& f) { return f.second.samples == 0; });
+  // GPU time of each sampled function: its kernel ops in the window, by the
+  // name the ops carry, of its process.
+  const uint32_t nstrings = static_cast<uint32_t>(t.meta().strings.size());
+  std::vector<bool> wanted(nstrings + 1, false);
+  std::unordered_map<uint64_t, size_t> index_of;  // pid << 32 | op name id -> function
+  for (const auto& [id, f] : acc) {
+    FunctionSamples out;
+    out.pid = id.first;
+    out.function = std::string(t.String(id.second));
+    const uint32_t op_name = in.OpNameOf(id.first, id.second);
+    out.name = std::string(t.String(op_name));
+    if (out.name.empty()) out.name = out.function.empty() ? "(unnamed function)" : out.function;
+    if (op_name <= nstrings) wanted[op_name] = true;
+    index_of.emplace(uint64_t(id.first) << 32 | op_name, r.functions.size());
+    r.functions.push_back(std::move(out));
+  }
+  uint64_t kernels_in_window = 0;
+  for (const GpuOp& op : t.ops()) {
+    if (op.kind() != OpKind::kKernel) continue;
+    ++kernels_in_window;
+    if (op.name_id > nstrings || !wanted[op.name_id]) continue;
+    auto it = index_of.find(uint64_t(t.PidOfLane(op.lane())) << 32 | op.name_id);
+    if (it == index_of.end()) continue;
+    r.functions[it->second].kernels++;
+    r.functions[it->second].kernel_ns += op.duration();
+  }
+  r.window_narrower = kernels_in_window < in.kernel_rows();
+
+  size_t i = 0;
+  for (auto& [id, f] : acc) {
+    FunctionSamples& out = r.functions[i++];
+    out.samples = f.samples;
+    out.share = Percent(f.samples, r.samples);
+    out.gpu_share = Percent(out.kernel_ns, kernel_ns);
+    for (auto& [name, s] : f.stalls) {
+      if (!s.samples && !s.not_issued) continue;
+      s.reason = std::string(name);
+      s.share = Percent(s.samples, f.samples);
+      out.stalls.push_back(s);
+    }
+    std::stable_sort(
+        out.stalls.begin(), out.stalls.end(),
+        [](const StallShare& a, const StallShare& b) { return a.samples > b.samples; });
+    for (const auto& [where, samples] : f.lines)
+      out.lines.push_back(
+          {std::string(t.String(where.first)), where.second, samples, Percent(samples, f.samples)});
+    std::stable_sort(out.lines.begin(), out.lines.end(),
+                     [](const LineShare& a, const LineShare& b) { return a.samples > b.samples; });
+    if (out.lines.size() > FunctionSamples::kMaxRows) out.lines.resize(FunctionSamples::kMaxRows);
+    std::vector<const decltype(f.pcs)::value_type*> hot;  // instructions, hottest first
+    for (const auto& pc : f.pcs) hot.push_back(&pc);
+    std::stable_sort(hot.begin(), hot.end(), [](const auto* a, const auto* b) {
+      return a->second.samples > b->second.samples;
+    });
+    for (size_t k = 0; k < hot.size() && k < FunctionSamples::kMaxRows; ++k) {
+      const auto& [where, pc] = *hot[k];
+      InstructionShare s;
+      s.pc_offset = where.second;
+      if (pc.line.file_id) s.file = std::string(t.String(pc.line.file_id)), s.line = pc.line.line;
+      s.samples = pc.samples;
+      s.share = Percent(pc.samples, f.samples);
+      uint32_t top = 0;
+      uint64_t top_samples = 0;
+      for (const auto& [stall, n] : pc.stalls)
+        if (n > top_samples) top = stall, top_samples = n;
+      s.top_stall = std::string(t.String(top));
+      s.top_stall_share = Percent(top_samples, pc.samples);
+      out.instructions.push_back(std::move(s));
+    }
+  }
+  std::stable_sort(r.functions.begin(), r.functions.end(),
+                   [](const FunctionSamples& a, const FunctionSamples& b) {
+                     if (a.kernel_ns != b.kernel_ns) return a.kernel_ns > b.kernel_ns;
+                     if (a.samples != b.samples) return a.samples > b.samples;
+                     return a.name < b.name;
+                   });
+  return r;
+}
+
+}  // namespace tracesmith::analysis

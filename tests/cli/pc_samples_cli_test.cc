@@ -1,0 +1,75 @@
+// GPU instruction samples through the commands: `analyze` prints "Inside the
+// kernels", `analyze --json` has `gpu_samples`, `--top` sets how many kernels,
+// and `info` says how many samples the trace holds (testing/pc_sample_trace.h).
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cli/cli_runner.h"
+#include "testing/pc_sample_trace.h"
+#include "testing/temp_dir.h"
+#include "tracesmith/format/sbt_writer.h"
+
+namespace tracesmith {
+namespace {
+
+std::string WritePcTrace(const testing::TempDir& dir, const model::Trace& t) {
+  const std::string path = dir / "pc.sbt";
+  EXPECT_TRUE(format::WriteTraceFile(t, path).ok());
+  return path;
+}
+
+TEST(PcSamplesCli, AnalyzePrintsTheSection) {
+  testing::TempDir dir;
+  const std::string path = WritePcTrace(dir, testing::PcSampleTrace());
+  Result r = RunTracesmith("analyze -q " + path);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("\nInside the kernels (GPU instruction samples: 4000 in 3 functions)\n"
+                       "  probe_mem(float const*, float*, int)  40.0% of GPU time, 25.0% of 4000 "
+                       "samples: waiting for a global/local memory (L1TEX) result 76%, "
+                       "global/local memory instruction queue full 22%; hottest line "
+                       "kernels.cu:42 (81%)\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("is mostly long_scoreboard: 76.0% of its GPU instruction samples"),
+            std::string::npos)
+      << r.out;
+  // --top 1: one kernel looked inside.
+  r = RunTracesmith("analyze -q --top 1 " + path);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("  ... 2 more sampled functions (use --top N)"), std::string::npos) << r.out;
+
+  r = RunTracesmith("analyze -q --json " + path);
+  ASSERT_EQ(r.status, 0) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["gpu_samples"]["samples"], 4000);
+  EXPECT_EQ(j["gpu_samples"]["functions"][0]["stalls"][0]["short_name"], "long_scoreboard");
+}
+
+TEST(PcSamplesCli, WithoutSamplesNoSection) {
+  testing::TempDir dir;
+  const std::string path = WritePcTrace(dir, testing::PcSampleTrace({.samples = false}));
+  Result r = RunTracesmith("analyze -q " + path);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(r.out.find("Inside the kernels"), std::string::npos) << r.out;
+  r = RunTracesmith("info " + path);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(r.out.find("GPU instruction samples"), std::string::npos) << r.out;
+}
+
+TEST(PcSamplesCli, InfoCountsSamples) {
+  testing::TempDir dir;
+  const model::Trace t = testing::PcSampleTrace();
+  const std::string path = WritePcTrace(dir, t);
+  const Result r = RunTracesmith("info " + path);
+  ASSERT_EQ(r.status, 0) << r.out;
+  // 4000 counted samples (the _not_issued ones are a subset), in 3 functions.
+  EXPECT_NE(r.out.find("GPU instruction samples: 4000 in 3 functions, " +
+                       std::to_string(t.Rows<model::PcSampleEvent>().size()) + " rows\n"),
+            std::string::npos)
+      << r.out;
+}
+
+}  // namespace
+}  // namespace tracesmith
