@@ -98,10 +98,9 @@ class PcSamplingRecorder final : public Recorder {
  public:
   PcSamplingRecorder(uint32_t pid, uint32_t period, bool quiet)
       : pid_(pid), period_(period), quiet_(quiet) {}
-  ~PcSamplingRecorder() override {
-    for (auto& c : contexts_)
-      if (c->live) Disable(*c, false);  // a capture abandoned without its final flush
-  }
+  // A capture abandoned without its final flush leaves sampling enabled: its
+  // contexts may be gone by now, and CUPTI tears sampling down with them.
+  ~PcSamplingRecorder() override = default;
 
   const char* name() const override { return "pcsampling"; }
 
@@ -178,8 +177,8 @@ class PcSamplingRecorder final : public Recorder {
     }
     for (Pending& p : rows) {
       p.row.function_id = FunctionId(sbt, p.function);
-      const uint64_t key = LineKey(p.row);
-      if (lines_done_.insert(key).second) WriteLine(sbt, p.row, p.function);
+      const uint64_t key = uint64_t(p.row.function_id) << 32 | p.row.pc_offset;
+      if (lines_done_[p.row.cubin_crc].insert(key).second) WriteLine(sbt, p.row, p.function);
       sbt.Append(p.row);
       ++rows_;
     }
@@ -363,10 +362,6 @@ class PcSamplingRecorder final : public Recorder {
     return it->second;
   }
 
-  static uint64_t LineKey(const model::PcSampleEvent& r) {
-    return r.cubin_crc * 0x9e3779b97f4a7c15ull ^ (uint64_t(r.function_id) << 32) ^ r.pc_offset;
-  }
-
   // Copies kept at module load get their CRCs (caller holds mu_).
   void KeepNewCubins() {
     for (std::vector<char>& bytes : new_cubins_) {
@@ -422,7 +417,8 @@ class PcSamplingRecorder final : public Recorder {
   std::vector<std::vector<char>> new_cubins_;
   std::unordered_map<uint64_t, std::vector<char>> cubins_;  // by CRC (writer thread)
   std::unordered_map<const char*, uint32_t> function_ids_;  // writer thread
-  std::unordered_set<uint64_t> lines_done_;                 // writer thread
+  // Instructions with a PcLine row: (function id, pc offset) by cubin CRC (writer thread).
+  std::unordered_map<uint64_t, std::unordered_set<uint64_t>> lines_done_;
   uint64_t cubin_bytes_ = 0, cubins_not_kept_ = 0;
   uint64_t samples_ = 0, dropped_ = 0, non_user_ = 0, hardware_full_ = 0;
   uint64_t rows_ = 0, drains_ = 0, drain_max_ns_ = 0, get_data_errors_ = 0;

@@ -90,6 +90,12 @@ Cmd* Cmd::add_subcommand(const std::string& name, const std::string& description
   return &store_->commands.emplace_back(app_->add_subcommand(name, description), store_);
 }
 
+Cmd* Cmd::find_subcommand(const std::string& name) const {
+  for (Cmd& c : store_->commands)
+    if (c.app_->get_parent() == app_ && c.app_->get_name() == name) return &c;
+  return nullptr;
+}
+
 Opt* Cmd::add_option(const std::string& name, std::string& variable,
                      const std::string& description) {
   return store_->Add(app_->add_option(name, variable, description));

@@ -85,6 +85,8 @@ class Cmd {
   Cmd& operator=(const Cmd&) = delete;
 
   Cmd* add_subcommand(const std::string& name, const std::string& description);
+  // The subcommand added here under `name` (nullptr when there is none).
+  Cmd* find_subcommand(const std::string& name) const;
 
   // An option that sets `variable`; its type decides the type name in --help
   // (TEXT, INT, UINT, FLOAT) and what it accepts, as in CLI11.

@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "args.h"
 #include "command.h"
@@ -23,20 +24,26 @@ int main(int argc, char** argv) {
   AddAllCommands(app, commands);
   // `tracesmith help [command]` as a spelling of --help.
   auto* help = app.add_subcommand("help", "Show help for tracesmith or one command");
-  std::string help_topic;
-  help->add_option("command", help_topic, "Command to describe");
+  std::vector<std::string> help_topic;
+  help->add_option("command", help_topic, "Command to describe (and its subcommand)");
   // --help, --version and usage errors end here (args.cc: exit 0, or
   // "tracesmith: error: …" and exit status 1).
   if (std::optional<int> exit_code = app.Parse(argc, argv)) return *exit_code;
   if (help->parsed()) {
     if (!help_topic.empty()) {
-      for (auto& [sub, run] : commands)
-        if (sub->get_name() == help_topic) {
-          std::fputs(sub->help().c_str(), stdout);
-          return 0;
+      // `help benchmark`, `help benchmark scale`: each word a subcommand of the one before.
+      const Cmd* topic = &app;
+      std::string words;
+      for (const std::string& word : help_topic) {
+        words += (words.empty() ? "" : " ") + word;
+        topic = topic->find_subcommand(word);
+        if (topic == nullptr || word == "help") {
+          std::fprintf(stderr, "tracesmith: error: unknown command '%s'\n", words.c_str());
+          return 1;
         }
-      std::fprintf(stderr, "tracesmith: error: unknown command '%s'\n", help_topic.c_str());
-      return 1;
+      }
+      std::fputs(topic->help().c_str(), stdout);
+      return 0;
     }
     std::fputs(app.help().c_str(), stdout);
     return 0;

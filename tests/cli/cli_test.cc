@@ -127,6 +127,18 @@ TEST_F(CliTest, HelpEverywhere) {
   EXPECT_EQ(help_view.status, 0);
   EXPECT_NE(help_view.out.find("--name"), std::string::npos);
   EXPECT_EQ(RunTracesmith("view --help").status, 0);
+  // A command with subcommands, and one of those (`help benchmark` was "unknown command").
+  Result bench = RunTracesmith("help benchmark");
+  EXPECT_EQ(bench.status, 0) << bench.out;
+  EXPECT_NE(bench.out.find("scale"), std::string::npos) << bench.out;
+  Result scale = RunTracesmith("help benchmark scale");
+  EXPECT_EQ(scale.status, 0) << scale.out;
+  EXPECT_NE(scale.out.find("--kernels"), std::string::npos) << scale.out;
+  Result unknown = RunTracesmith("help benchmark nosuch");
+  EXPECT_EQ(unknown.status, 1);
+  EXPECT_NE(unknown.out.find("tracesmith: error: unknown command 'benchmark nosuch'"),
+            std::string::npos)
+      << unknown.out;
   Result v = RunTracesmith("version");
   EXPECT_EQ(v.status, 0);
   EXPECT_NE(v.out.find("SBT format 1.0"), std::string::npos);
