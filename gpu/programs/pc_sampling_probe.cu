@@ -38,36 +38,8 @@
 #include <vector>
 
 #include "check.h"
+#include "pc_sampling_kernels.cuh"
 #include "pc_sampling_probe.h"
-
-// ---- kernels ---------------------------------------------------------------------------------
-// (a) memory-bound: every lane loads its own 32-byte sector, scattered over 256 MiB.
-__global__ void probe_mem(const float* __restrict__ buf, unsigned mask, int iters, float* out) {
-  unsigned idx = (blockIdx.x * blockDim.x + threadIdx.x) * 33u;
-  float acc = 0.f;
-  for (int i = 0; i < iters; ++i) {
-    acc += buf[idx & mask];
-    idx += 2654435761u;
-  }
-  out[blockIdx.x * blockDim.x + threadIdx.x] = acc;
-}
-
-// (b) compute-bound: one dependent FMA chain per thread.
-__global__ void probe_fma(float* out, int iters, float a, float b) {
-  float x = threadIdx.x * 1e-3f;
-  for (int i = 0; i < iters; ++i) x = fmaf(x, a, b);
-  out[blockIdx.x * blockDim.x + threadIdx.x] = x;
-}
-
-// (c) a hot loop on one known source line (kHotLine); prologue and epilogue are a few instructions.
-// clang-format off
-__global__ void probe_hot(unsigned* out, int iters) {
-  unsigned x = blockIdx.x * blockDim.x + threadIdx.x;
-  for (int i = 0; i < iters; ++i) { x = x * 1664525u + 1013904223u; x ^= x >> 13; }
-  out[blockIdx.x * blockDim.x + threadIdx.x] = x;
-}
-constexpr int kHotLine = __LINE__ - 3;
-// clang-format on
 
 namespace {
 using namespace pcprobe;
@@ -437,9 +409,9 @@ struct Work {
 };
 
 void launch_one(const Work& w, int k, cudaStream_t s) {
-  if (k == 0) probe_mem<<<w.blocks, kThreads, 0, s>>>(w.buf, kMemMask, kMemIters, w.outm);
-  if (k == 1) probe_fma<<<w.blocks, kThreads, 0, s>>>(w.outf, kFmaIters, 0.9999f, 1e-4f);
-  if (k == 2) probe_hot<<<w.blocks, kThreads, 0, s>>>(w.outh, kHotIters);
+  if (k == 0) pcs_mem<<<w.blocks, kThreads, 0, s>>>(w.buf, kMemMask, kMemIters, w.outm);
+  if (k == 1) pcs_fma<<<w.blocks, kThreads, 0, s>>>(w.outf, kFmaIters, 0.9999f, 1e-4f);
+  if (k == 2) pcs_hot<<<w.blocks, kThreads, 0, s>>>(w.outh, kHotIters);
 }
 // One iteration: mem on stream 0, fma on stream 1, hot alternating, so all three overlap.
 void launch_iter(const Work& w, int i) {

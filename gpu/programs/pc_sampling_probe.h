@@ -29,7 +29,7 @@ constexpr unsigned kMemMask = (1u << 26) - 1;  // 64 Mi floats = 256 MiB
 constexpr int kDrainMs = 10, kTailIdleMs = 300, kTailMaxMs = 3000;
 constexpr int kChildLimitS = 40, kBudgetS = 170, kRoundsMaxMs = 12000;
 constexpr size_t kCfgBufPcs = 5000, kDrainBufPcs = 2048;
-const char* const kKernelNames[3] = {"probe_mem", "probe_fma", "probe_hot"};
+const char* const kKernelNames[3] = {"pcs_mem", "pcs_fma", "pcs_hot"};
 
 enum Kind { BASE, CALLBACKS, PCS };
 enum Drain { THREAD, END, LAUNCH };
@@ -150,7 +150,7 @@ inline int parent_main(int argc, char** argv, int hotLine) {
   }
   std::printf(
       "pc_sampling_probe: %d configurations, one child each; per child %d rounds x %d iterations "
-      "(probe_mem on stream 0, probe_fma on stream 1, probe_hot alternating; hot loop at line "
+      "(pcs_mem on stream 0, pcs_fma on stream 1, pcs_hot alternating; hot loop at line "
       "%d); budget %d s\n",
       kNumCfgs, kRounds, Iters(), hotLine, kBudgetS);
   signal(SIGALRM, parent_alarm);
@@ -216,7 +216,7 @@ inline int parent_main(int argc, char** argv, int hotLine) {
   std::printf(
       "loop_ms: median of %d rounds (host clock, launch to sync); x_base: / first baseline; "
       "total/dropped/non_usr: CUPTI's counters summed over all GetData buffers; recs: PC records; "
-      "mem/fma/hot%%: share of per-PC samples; line%%: probe_hot samples on line %d; corr!=0: PC "
+      "mem/fma/hot%%: share of per-PC samples; line%%: pcs_hot samples on line %d; corr!=0: PC "
       "records with a correlationId / all. Elapsed %.1f s\n",
       kRounds, hotLine, (now_ms() - start) / 1000);
   return 0;

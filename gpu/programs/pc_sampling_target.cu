@@ -14,31 +14,7 @@
 #include <vector>
 
 #include "check.h"
-
-__global__ void pcs_mem(const float* __restrict__ buf, unsigned mask, int iters, float* out) {
-  unsigned idx = (blockIdx.x * blockDim.x + threadIdx.x) * 33u;
-  float acc = 0.f;
-  for (int i = 0; i < iters; ++i) {
-    acc += buf[idx & mask];
-    idx += 2654435761u;
-  }
-  out[blockIdx.x * blockDim.x + threadIdx.x] = acc;
-}
-
-__global__ void pcs_fma(float* out, int iters, float a, float b) {
-  float x = threadIdx.x * 1e-3f;
-  for (int i = 0; i < iters; ++i) x = fmaf(x, a, b);
-  out[blockIdx.x * blockDim.x + threadIdx.x] = x;
-}
-
-// clang-format off
-__global__ void pcs_hot(unsigned* out, int iters) {
-  unsigned x = blockIdx.x * blockDim.x + threadIdx.x;
-  for (int i = 0; i < iters; ++i) { x = x * 1664525u + 1013904223u; x ^= x >> 13; }
-  out[blockIdx.x * blockDim.x + threadIdx.x] = x;
-}
-constexpr int kHotLine = __LINE__ - 3;
-// clang-format on
+#include "pc_sampling_kernels.cuh"
 
 int main(int argc, char** argv) {
   const int rounds = argc > 1 ? std::atoi(argv[1]) : 3;
@@ -94,7 +70,7 @@ int main(int argc, char** argv) {
   std::printf("pc_sampling_target: solo_us pcs_mem %.1f pcs_fma %.1f pcs_hot %.1f\n",
               solo[0] * 50.0, solo[1] * 50.0, solo[2] * 50.0);
   std::sort(ms.begin(), ms.end());
-  std::printf("pc_sampling_target: hot line %s:%d\n", __FILE__, kHotLine);
+  std::printf("pc_sampling_target: hot line %s:%d\n", kHotFile, kHotLine);
   std::printf("pc_sampling_target: loop_ms %.1f (median of %d rounds of %d x 3 launches)\n",
               ms[ms.size() / 2], rounds, iters);
   for (auto& st : s) CHECK(cudaStreamDestroy(st));
