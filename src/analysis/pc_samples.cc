@@ -14,7 +14,6 @@ using namespace model;
 
 namespace {
 
-constexpr std::string_view kStalledPrefix = "smsp__pcsamp_warps_issue_stalled_";
 constexpr std::string_view kNotIssued = "_not_issued";
 
 // The stall reasons CUPTI's PC sampling reports on Hopper (the Nsight Compute
@@ -44,12 +43,6 @@ constexpr StallWords kStallWords[] = {
 };
 
 }  // namespace
-
-bool IsCountedStall(std::string_view name) {
-  if (name.ends_with(kNotIssued)) return false;
-  if (name.starts_with("smsp__pcsamp_")) return name.starts_with(kStalledPrefix);
-  return true;
-}
 
 std::string StallDescription(std::string_view cupti_name) {
   std::string_view name = ShortStallName(cupti_name);

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "recorder.h"
+#include "tracesmith/model/event_names.h"
 
 namespace tracesmith::capture {
 namespace {
@@ -42,16 +43,6 @@ constexpr size_t kDrainPcs = 4096;               // PC records per GetData
 constexpr size_t kConfigPcs = 16384;             // what Disable can flush at once
 constexpr int kMaxGetDataPerDrain = 64;          // then the next poll goes on
 constexpr uint64_t kCubinBudget = 512ull << 20;  // cubin copies kept for line lookup
-
-// The reasons kept as rows: each sample counts under exactly one of them
-// ("smsp__pcsamp_warps_issue_stalled_<reason>"). CUPTI also reports
-// "..._not_issued" sub-counts of some and other counters (sample totals):
-// kept, they would count samples twice (seen on the H200: 32.0 M samples in
-// rows for 23.4 M taken).
-bool IsStallReason(const char* name) {
-  const std::string_view s = name;
-  return s.starts_with("smsp__pcsamp_warps_issue_stalled_") && !s.ends_with("_not_issued");
-}
 
 std::string CuptiError(CUptiResult r) {
   const char* s = nullptr;
@@ -238,7 +229,9 @@ class PcSamplingRecorder final : public Recorder {
     {
       std::lock_guard<std::mutex> lock(mu_);
       for (size_t i = 0; i < n; ++i)
-        if (IsStallReason(names[i])) c.reason_at[c.indices[i]] = ReasonPosition(names[i]);
+        // Each sample once: not CUPTI's "_not_issued" sub-counts nor its other counters
+        // (kept, they counted 32.0 M samples in rows for 23.4 M taken on the H200).
+        if (model::IsCountedStall(names[i])) c.reason_at[c.indices[i]] = ReasonPosition(names[i]);
     }
     c.config.Init(kConfigPcs, n);
     c.drain.Init(kDrainPcs, n);

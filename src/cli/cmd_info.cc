@@ -15,6 +15,7 @@
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/cluster/merge.h"
 #include "tracesmith/format/sbt_reader.h"
+#include "tracesmith/model/event_names.h"
 
 namespace tracesmith::cli {
 namespace {
@@ -63,7 +64,7 @@ Status Summarize(const Trace& batch, TableKind kind, EventSummary* s) {
       if constexpr (std::is_same_v<T, PcSampleEvent>)
         for (const PcSampleEvent& e : rows) {
           auto [it, added] = s->counted_stall.try_emplace(e.stall_id, false);
-          if (added) it->second = analysis::IsCountedStall(batch.strings.Get(e.stall_id));
+          if (added) it->second = model::IsCountedStall(batch.strings.Get(e.stall_id));
           if (!it->second) continue;
           s->pc_samples += e.samples;
           s->pc_functions.insert({e.pid, e.function_id});

@@ -77,6 +77,13 @@ std::string_view ShortStallName(std::string_view name) {
   return name;
 }
 
+bool IsCountedStall(std::string_view name) {
+  if (name.ends_with("_not_issued")) return false;
+  if (name.starts_with("smsp__pcsamp_"))
+    return name.starts_with("smsp__pcsamp_warps_issue_stalled_");
+  return true;
+}
+
 std::string EventName(const Trace& t, const PcSampleEvent& e) {
   char offset[24];
   std::snprintf(offset, sizeof offset, " +0x%x: ", e.pc_offset);

@@ -48,10 +48,11 @@ size_t CountPcFindings(const AnalysisReport& r, const std::string& part) {
 }
 
 TEST(PcSamples, StallNames) {
-  EXPECT_TRUE(IsCountedStall("smsp__pcsamp_warps_issue_stalled_long_scoreboard"));
-  EXPECT_FALSE(IsCountedStall("smsp__pcsamp_warps_issue_stalled_long_scoreboard_not_issued"));
-  EXPECT_FALSE(IsCountedStall("smsp__pcsamp_sample_count"));
-  EXPECT_TRUE(IsCountedStall("long_scoreboard"));  // another tool's short name
+  EXPECT_TRUE(model::IsCountedStall("smsp__pcsamp_warps_issue_stalled_long_scoreboard"));
+  EXPECT_FALSE(
+      model::IsCountedStall("smsp__pcsamp_warps_issue_stalled_long_scoreboard_not_issued"));
+  EXPECT_FALSE(model::IsCountedStall("smsp__pcsamp_sample_count"));
+  EXPECT_TRUE(model::IsCountedStall("long_scoreboard"));  // another tool's short name
   EXPECT_EQ(StallDescription("smsp__pcsamp_warps_issue_stalled_long_scoreboard"),
             "waiting for a global/local memory (L1TEX) result");
   EXPECT_EQ(StallDescription("lg_throttle"), "global/local memory instruction queue full");

@@ -26,11 +26,6 @@ namespace tracesmith::analysis {
 
 class CompactTrace;  // compact_trace.h
 
-// Whether samples of this stall reason count in totals and shares: CUPTI
-// reports each reason twice, its samples and (`..._not_issued`) those of them
-// in which the warp's scheduler issued nothing, a subset; names of CUPTI's
-// other than "smsp__pcsamp_warps_issue_stalled_*" are not stall reasons.
-bool IsCountedStall(std::string_view cupti_name);
 // Plain words for a stall reason (CUPTI's name or its short name, e.g.
 // "long_scoreboard": "waiting for a global/local memory (L1TEX) result"); the
 // short name when the reason is not known. `_not_issued` variants read as

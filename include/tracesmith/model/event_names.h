@@ -31,6 +31,11 @@ std::string EventName(const Trace& trace, const DropEvent& e);
 std::string EventName(const Trace& trace, const PcSampleEvent& e);
 // CUPTI's stall reason name without its "smsp__pcsamp_warps_issue_stalled_" prefix.
 std::string_view ShortStallName(std::string_view cupti_name);
+// Whether samples under this stall reason count once each: CUPTI's
+// "..._not_issued" reasons are sub-counts of another reason, and its names
+// other than "smsp__pcsamp_warps_issue_stalled_*" are not stall reasons (the
+// capture keeps only counted ones; the analysis skips the others in older files).
+bool IsCountedStall(std::string_view cupti_name);
 
 // Device and stream of an event, or -1 when the kind has none.
 template <typename T>
