@@ -15,9 +15,14 @@ and checks the sampled trace, read with the Python package:
     taken as its time alone (the target's solo_us) x its launches;
   - kernels stayed concurrent: most pcs_mem launches overlap a pcs_fma launch on the other
     stream, and every kernel was recorded (1 + ROUNDS x ITERS... as the target launched);
+  - launching code (`analyze --json`, gpu_samples.functions[].sites): 100% of pcs_mem's and
+    pcs_fma's samples joined to their own launch function; pcs_hot's samples from the
+    narrow/wide phases split between launch_narrow and launch_wide as their SM time
+    (active SMs x durations) within 10% relative, not as their GPU time;
   - cost: the target's loop time with sampling <= 1.10 x without (medians).
 One `PCSAMPLING <check>: ... -> PASS|FAIL|SKIP` line per expectation, then the summary line.
 """
+import json
 import os
 import re
 import statistics
@@ -32,6 +37,7 @@ MEMORY_STALLS = {"long_scoreboard", "lg_throttle", "tex_throttle", "mio_throttle
 COMPUTE_STALLS = {"wait", "math_pipe_throttle", "selected", "not_selected", "dispatch_stall"}
 PREFIX = "smsp__pcsamp_warps_issue_stalled_"
 SOLO = {}  # each kernel's time per launch alone (the target's solo_us), from the last run
+SITES = {}  # the two-site phase: narrow / wide blocks, launches, SMs (the target prints them)
 
 
 def short(stall):
@@ -49,6 +55,9 @@ def profile(cli, progs, out, name, extra):
     solo = re.search(r"solo_us pcs_mem ([0-9.]+) pcs_fma ([0-9.]+) pcs_hot ([0-9.]+)", text)
     if solo:
         SOLO.update(zip(("pcs_mem", "pcs_fma", "pcs_hot"), map(float, solo.groups())))
+    sites = re.search(r"sites narrow (\d+) wide (\d+) blocks, (\d+) launches each, sms (\d+)", text)
+    if sites:
+        SITES.update(zip(("narrow", "wide", "launches", "sms"), map(int, sites.groups())))
     loop = re.search(r"loop_ms ([0-9.]+)", text)
     hot = re.search(r"hot line (\S+):(\d+)", text)
     return p.returncode, path, float(loop.group(1)) if loop else None, hot, text
@@ -70,12 +79,46 @@ def main():
             if name == "pcs":
                 last, hot = path, h or hot
     names = ["runs", "samples", "lines", "hot line", "stall mem", "stall fma", "shares",
-             "concurrency", "kernel rows", "cost"]
+             "concurrency", "kernel rows", "cost", "sites", "sites by time"]
     if not c.check("runs", runs_ok and hot, f"{ROUNDS} x default capture, {ROUNDS} x --pc-sampling"):
         c.skip_all(names[1:], "a run failed")
         sys.exit(c.summary())
-    c.guarded(names[1:], lambda: checks(c, last, hot, base, pcs))
+    c.guarded(names[1:10], lambda: checks(c, last, hot, base, pcs))
+    c.guarded(names[10:], lambda: site_checks(c, cli, out, last))
     sys.exit(c.summary())
+
+
+def site_checks(c, cli, out, path):
+    """The join of samples to the launching code, as `analyze --json` reports it."""
+    p = subprocess.run([cli, "analyze", "--json", path], capture_output=True, text=True,
+                       timeout=300)
+    with open(os.path.join(out, "analyze.json"), "w") as f:
+        f.write(p.stdout)
+    fns = json.loads(p.stdout)["gpu_samples"]["functions"]
+    def fn(k):
+        return next(f for f in fns if k in f["name"])
+    def site_share(f, site):
+        return sum(x["share_pct"] for x in f["sites"] if site in x["site"])
+    mem, fma, hot = fn("pcs_mem"), fn("pcs_fma"), fn("pcs_hot")
+    pm, pf = site_share(mem, "launch_mem"), site_share(fma, "launch_fma")
+    c.check("sites", pm >= 99.95 and pf >= 99.95,
+            f"pcs_mem {pm:.2f}% from launch_mem, pcs_fma {pf:.2f}% from launch_fma (need 100%); "
+            f"pcs_hot sites " + ", ".join(f"{x['site'][:40]} {x['share_pct']:.1f}% "
+                                          f"({x['launches']} launches)" for x in hot["sites"]))
+    narrow = next(x for x in hot["sites"] if "launch_narrow" in x["site"])
+    wide = next(x for x in hot["sites"] if "launch_wide" in x["site"])
+    sms = SITES["sms"]
+    sm_n = min(SITES["narrow"], sms) * narrow["kernel_ns"]
+    sm_w = min(SITES["wide"], sms) * wide["kernel_ns"]
+    want = sm_n / (sm_n + sm_w)
+    got = narrow["samples"] / max(narrow["samples"] + wide["samples"], 1)
+    by_gpu = narrow["kernel_ns"] / max(narrow["kernel_ns"] + wide["kernel_ns"], 1)
+    c.check("sites by time", abs(got - want) <= 0.10 * want
+            and narrow["launches"] == wide["launches"] == SITES["launches"],
+            f"launch_narrow {100 * got:.1f}% of the two phases' samples, SM time says "
+            f"{100 * want:.1f}% (GPU time would say {100 * by_gpu:.1f}%); launches "
+            f"{narrow['launches']}/{wide['launches']}; joined by time {hot['samples_joined_by_time']}"
+            f" of {hot['samples']} (need within 10% relative of SM time)")
 
 
 def checks(c, path, hot, base, pcs):
@@ -103,8 +146,15 @@ def checks(c, path, hot, base, pcs):
             f"{len(lines)} instructions with a line row, {missing} sampled without one")
     by_fn, by_stall, on_hot = {}, {}, {}
     hot_file, hot_line = os.path.basename(hot.group(1)), int(hot.group(2))
-    for (fn, off, crc), n, st in zip(keys, s.samples, s.stall):
+    # The two-site phases come last (the target's last 2 x launches of pcs_hot, 100 ms after
+    # the rest): the shares below are of the samples before them.
+    K = t.kernels
+    hot_starts = sorted(int(a) for n, a in zip(K.name, K.start_ns) if "pcs_hot" in n)
+    phases_begin = hot_starts[-2 * SITES.get("launches", 0)] if SITES else 1 << 63
+    for (fn, off, crc), n, st, end in zip(keys, s.samples, s.stall, s.end_ns):
         k = next((x for x in ("pcs_mem", "pcs_fma", "pcs_hot") if x in fn), "other")
+        if int(end) > phases_begin:
+            k = "phases"
         by_fn[k] = by_fn.get(k, 0) + int(n)
         by_stall.setdefault(k, {})
         by_stall[k][short(st)] = by_stall[k].get(short(st), 0) + int(n)
@@ -124,16 +174,16 @@ def checks(c, path, hot, base, pcs):
             f"pcs_mem top stall {tm} ({100.0 * dm.get(tm, 0) / max(sum(dm.values()), 1):.1f}%)")
     c.check("stall fma", tf in COMPUTE_STALLS,
             f"pcs_fma top stall {tf} ({100.0 * df.get(tf, 0) / max(sum(df.values()), 1):.1f}%)")
-    K = t.kernels
     gpu = {}
     for name, a, b in zip(K.name, K.start_ns, K.end_ns):
         k = next((x for x in ("pcs_mem", "pcs_fma", "pcs_hot") if x in name), None)
-        if k:
+        if k and int(a) < phases_begin:
             gpu[k] = gpu.get(k, 0) + int(b) - int(a)
     # The reference is each kernel's GPU time alone x its launches: samples count the SM time
     # its warps hold; inside the concurrent loop a kernel's duration also covers time it waits
     # for SMs the other stream's kernel holds, so duration shares are shown, not required.
-    counts = {k: sum(1 for n in K.name if k in n) for k in ("pcs_mem", "pcs_fma", "pcs_hot")}
+    counts = {k: sum(1 for n, a in zip(K.name, K.start_ns) if k in n and int(a) < phases_begin)
+              for k in ("pcs_mem", "pcs_fma", "pcs_hot")}
     solo = {k: SOLO.get(k, 0) * counts[k] for k in counts}
     gsum, osum, ssum = sum(gpu.values()), sum(solo.values()), sum(by_fn.get(k, 0) for k in gpu)
     parts, ok = [], bool(osum and ssum)
@@ -154,8 +204,10 @@ def checks(c, path, hot, base, pcs):
     c.check("concurrency", mem and overlap >= 0.5 * len(mem),
             f"{overlap} of {len(mem)} pcs_mem launches overlap a pcs_fma launch")
     want = 5 + TARGET_ROUNDS * TARGET_ITERS + 20  # warm-up, rounds, alone
-    c.check("kernel rows", all(v == want for v in counts.values()),
-            f"{counts} (each launched {want} times)")
+    c.check("kernel rows", all(v == want for v in counts.values())
+            and len(hot_starts) == want + 2 * SITES.get("launches", -1),
+            f"{counts} (each launched {want} times), then pcs_hot {len(hot_starts) - want} "
+            f"times in the two-site phases")
     mb, mp = statistics.median(base), statistics.median(pcs)
     c.check("cost", mp <= 1.10 * mb,
             f"loop {mp:.1f} ms with --pc-sampling vs {mb:.1f} ms without ({mp / mb:.3f}x; rounds "

@@ -7,14 +7,38 @@
 // Prints "pc_sampling_target: hot line FILE:LINE" and the timed loop's wall time
 // ("loop_ms N", the median round), which the check compares with and without sampling, and
 // each kernel's time per launch when it runs alone ("solo_us"), the reference for sample shares.
+// Each kernel is launched from its own host function (launch_mem, launch_fma, launch_hot: the
+// call sites the samples are joined to). Last, pcs_hot from two more functions in two phases
+// 100 ms apart: launch_narrow (a quarter of the SMs) and launch_wide (every SM, 4 blocks
+// each), equal launches, so samples per GPU-nanosecond differ ~4x between the two sites:
+// sharing samples by GPU time would be wrong, joining them by time window right.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 #include <vector>
 
 #include "check.h"
 #include "pc_sampling_kernels.cuh"
+
+// The call sites (kept out of line, so each is a frame of its launches' stacks).
+__attribute__((noinline)) void launch_mem(int blocks, cudaStream_t s, const float* buf,
+                                          unsigned mask, float* out) {
+  pcs_mem<<<blocks, 256, 0, s>>>(buf, mask, 512, out);
+}
+__attribute__((noinline)) void launch_fma(int blocks, cudaStream_t s, float* out) {
+  pcs_fma<<<blocks, 256, 0, s>>>(out, 100000, 1.0001f, 0.5f);
+}
+__attribute__((noinline)) void launch_hot(int blocks, cudaStream_t s, unsigned* out) {
+  pcs_hot<<<blocks, 256, 0, s>>>(out, 40000);
+}
+__attribute__((noinline)) void launch_narrow(int blocks, cudaStream_t s, unsigned* out) {
+  pcs_hot<<<blocks, 256, 0, s>>>(out, 40000);
+}
+__attribute__((noinline)) void launch_wide(int blocks, cudaStream_t s, unsigned* out) {
+  pcs_hot<<<blocks, 256, 0, s>>>(out, 40000);
+}
 
 int main(int argc, char** argv) {
   const int rounds = argc > 1 ? std::atoi(argv[1]) : 3;
@@ -34,9 +58,9 @@ int main(int argc, char** argv) {
   for (auto& st : s) CHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
   auto round = [&](int n) {
     for (int i = 0; i < n; ++i) {
-      pcs_mem<<<blocks, kThreads, 0, s[0]>>>(buf, kMask, 512, out);
-      pcs_fma<<<blocks, kThreads, 0, s[1]>>>(out + blocks * kThreads, 100000, 1.0001f, 0.5f);
-      pcs_hot<<<blocks, kThreads, 0, s[i % 2]>>>(hot, 40000);
+      launch_mem(blocks, s[0], buf, kMask, out);
+      launch_fma(blocks, s[1], out + blocks * kThreads);
+      launch_hot(blocks, s[i % 2], hot);
     }
     CHECK(cudaGetLastError());
     CHECK(cudaDeviceSynchronize());
@@ -58,10 +82,9 @@ int main(int argc, char** argv) {
   for (int k = 0; k < 3; ++k) {
     CHECK(cudaEventRecord(e0, s[0]));
     for (int i = 0; i < 20; ++i) {
-      if (k == 0) pcs_mem<<<blocks, kThreads, 0, s[0]>>>(buf, kMask, 512, out);
-      if (k == 1)
-        pcs_fma<<<blocks, kThreads, 0, s[0]>>>(out + blocks * kThreads, 100000, 1.0001f, 0.5f);
-      if (k == 2) pcs_hot<<<blocks, kThreads, 0, s[0]>>>(hot, 40000);
+      if (k == 0) launch_mem(blocks, s[0], buf, kMask, out);
+      if (k == 1) launch_fma(blocks, s[0], out + blocks * kThreads);
+      if (k == 2) launch_hot(blocks, s[0], hot);
     }
     CHECK(cudaEventRecord(e1, s[0]));
     CHECK(cudaEventSynchronize(e1));
@@ -69,6 +92,21 @@ int main(int argc, char** argv) {
   }
   std::printf("pc_sampling_target: solo_us pcs_mem %.1f pcs_fma %.1f pcs_hot %.1f\n",
               solo[0] * 50.0, solo[1] * 50.0, solo[2] * 50.0);
+  // The two-site phases: 100 ms of quiet before each, so no drain window (20 ms) holds both.
+  const int sites_launches = 150;
+  for (int phase = 0; phase < 2; ++phase) {
+    CHECK(cudaDeviceSynchronize());
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    for (int i = 0; i < sites_launches; ++i) {
+      if (phase == 0) launch_narrow(std::max(1, sms / 4), s[0], hot);
+      if (phase == 1) launch_wide(blocks, s[0], hot);
+    }
+    CHECK(cudaGetLastError());
+  }
+  CHECK(cudaDeviceSynchronize());
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::printf("pc_sampling_target: sites narrow %d wide %d blocks, %d launches each, sms %d\n",
+              std::max(1, sms / 4), blocks, sites_launches, sms);
   std::sort(ms.begin(), ms.end());
   std::printf("pc_sampling_target: hot line %s:%d\n", kHotFile, kHotLine);
   std::printf("pc_sampling_target: loop_ms %.1f (median of %d rounds of %d x 3 launches)\n",

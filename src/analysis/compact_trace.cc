@@ -293,6 +293,8 @@ void CompactTrace::AlignClocks() {
   for (NvtxRecord& n : nvtx_) ConvertInterval(lane_map[n.lane], &n.start_ns, &n.end_ns);
   for (SyncRecord& s : syncs_) ConvertInterval(align.MapOf(s.pid), &s.start_ns, &s.end_ns);
   for (GraphLaunchRecord& g : graphs_) ConvertInterval(align.MapOf(g.pid), &g.start_ns, &g.end_ns);
+  for (PcSamples::Window& w : pc_samples_.mutable_windows())
+    ConvertInterval(align.MapOf(w.pid), &w.start_ns, &w.end_ns);
 }
 
 namespace {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "call_site.h"
 #include "tracesmith/analysis/compact_trace.h"
 #include "tracesmith/analysis/report.h"
 #include "tracesmith/base/status.h"
@@ -71,8 +72,24 @@ size_t PcSamples::KeyHash::operator()(const Key& k) const {
 
 void PcSamples::AddSamples(const std::vector<PcSampleEvent>& rows) {
   rows_ += rows.size();
-  for (const PcSampleEvent& e : rows)
+  for (const PcSampleEvent& e : rows) {
     samples_[Key{e.cubin_crc, e.pid, e.function_id, e.pc_offset, e.stall_id}] += e.samples;
+    // A drain's rows come together, a function's mostly in a run: the last few
+    // windows are the only candidates.
+    Window* w = nullptr;
+    for (size_t k = windows_.size(); k > 0 && k + 8 > windows_.size(); --k) {
+      Window& c = windows_[k - 1];
+      if (c.start_ns == e.start_ns && c.end_ns == e.end_ns && c.pid == e.pid &&
+          c.function_id == e.function_id) {
+        w = &c;
+        break;
+      }
+    }
+    if (!w)
+      w = &windows_.emplace_back(
+          Window{e.start_ns, std::max(e.start_ns, e.end_ns), e.pid, e.function_id, 0});
+    w->samples += e.samples;
+  }
 }
 
 void PcSamples::AddKernels(const std::vector<KernelEvent>& rows) {
@@ -117,7 +134,8 @@ struct FunctionAcc {
 
 }  // namespace
 
-PcSampleReport SummarizePcSamples(const CompactTrace& t, uint64_t kernel_ns) {
+PcSampleReport SummarizePcSamples(const CompactTrace& t, uint64_t kernel_ns,
+                                  const CallSiteRules& rules) {
   const PcSamples& in = t.pc_samples();
   PcSampleReport r;
   r.rows = in.rows();
@@ -166,8 +184,10 @@ PcSampleReport SummarizePcSamples(const CompactTrace& t, uint64_t kernel_ns) {
   // name the ops carry, of its process.
   const uint32_t nstrings = static_cast<uint32_t>(t.meta().strings.size());
   std::vector<bool> wanted(nstrings + 1, false);
-  std::unordered_map<uint64_t, size_t> index_of;  // pid << 32 | op name id -> function
+  std::unordered_map<uint64_t, size_t> index_of;          // pid << 32 | op name id -> function
+  std::unordered_map<uint64_t, size_t> index_of_sampled;  // pid << 32 | function id
   for (const auto& [id, f] : acc) {
+    index_of_sampled.emplace(uint64_t(id.first) << 32 | id.second, r.functions.size());
     FunctionSamples out;
     out.pid = id.first;
     out.function = std::string(t.String(id.second));
@@ -178,8 +198,17 @@ PcSampleReport SummarizePcSamples(const CompactTrace& t, uint64_t kernel_ns) {
     index_of.emplace(uint64_t(id.first) << 32 | op_name, r.functions.size());
     r.functions.push_back(std::move(out));
   }
+  // Their launches, each with its call site (when the trace has stacks).
+  bool stacks = false;
+  for (const HostCall& c : t.calls()) stacks |= c.stack_id != 0;
+  CallSiteNamer namer(t.meta(), rules);
+  std::unordered_map<uint32_t, uint32_t> site_of_stack;
+  std::map<std::string, uint32_t> site_index;
+  std::vector<std::string> site_names;
+  std::vector<std::vector<SampledLaunch>> launches(r.functions.size());
   uint64_t kernels_in_window = 0;
-  for (const GpuOp& op : t.ops()) {
+  for (uint32_t oi = 0; oi < t.ops().size(); ++oi) {
+    const GpuOp& op = t.ops()[oi];
     if (op.kind() != OpKind::kKernel) continue;
     ++kernels_in_window;
     if (op.name_id > nstrings || !wanted[op.name_id]) continue;
@@ -187,6 +216,23 @@ PcSampleReport SummarizePcSamples(const CompactTrace& t, uint64_t kernel_ns) {
     if (it == index_of.end()) continue;
     r.functions[it->second].kernels++;
     r.functions[it->second].kernel_ns += op.duration();
+    if (!stacks) continue;
+    const uint32_t call = t.CallOfOp(oi);
+    const uint32_t stack = call == kNone ? 0 : t.calls()[call].stack_id;
+    auto [sit, fresh] = site_of_stack.try_emplace(stack, 0);
+    if (fresh) {
+      auto [named, added] =
+          site_index.try_emplace(namer.Name(stack), static_cast<uint32_t>(site_names.size()));
+      if (added) site_names.push_back(named->first);
+      sit->second = named->second;
+    }
+    launches[it->second].push_back({op.start_ns, op.end_ns, sit->second});
+  }
+  // Each sampled function's drain windows.
+  std::vector<std::vector<PcSamples::Window>> windows(r.functions.size());
+  for (const PcSamples::Window& w : in.windows()) {
+    auto it = index_of_sampled.find(uint64_t(w.pid) << 32 | w.function_id);
+    if (it != index_of_sampled.end()) windows[it->second].push_back(w);
   }
   r.window_narrower = kernels_in_window < in.kernel_rows();
 
@@ -195,6 +241,29 @@ PcSampleReport SummarizePcSamples(const CompactTrace& t, uint64_t kernel_ns) {
     FunctionSamples& out = r.functions[i++];
     out.samples = f.samples;
     out.share = Percent(f.samples, r.samples);
+    if (!launches[i - 1].empty()) {
+      std::vector<SampledLaunch>& ls = launches[i - 1];
+      std::stable_sort(ls.begin(), ls.end(), [](const SampledLaunch& a, const SampledLaunch& b) {
+        return a.start_ns < b.start_ns;
+      });
+      const std::vector<uint64_t> per_site =
+          JoinSamplesToSites(windows[i - 1], ls, site_names.size(), f.samples, &out.by_window);
+      std::map<uint32_t, SiteShare> sites;
+      for (const SampledLaunch& l : ls) {
+        SiteShare& site = sites[l.site];
+        site.launches++;
+        site.kernel_ns += l.end_ns - l.start_ns;
+      }
+      for (auto& [index, site] : sites) {
+        site.site = site_names[index];
+        site.samples = per_site[index];
+        site.share = Percent(site.samples, f.samples);
+        out.sites.push_back(std::move(site));
+      }
+      std::stable_sort(
+          out.sites.begin(), out.sites.end(),
+          [](const SiteShare& a, const SiteShare& b) { return a.samples > b.samples; });
+    }
     out.gpu_share = Percent(out.kernel_ns, kernel_ns);
     for (auto& [name, s] : f.stalls) {
       if (!s.samples && !s.not_issued) continue;

@@ -384,7 +384,7 @@ AnalysisReport BuildReport(const CompactTrace& t, const std::string& source,
   for (const StreamTimeline& s : r.timeline.streams)
     r.stream_names.push_back(LaneName(t, s.lane, pids.size() > 1));
   KernelTables(t, namer, &r);
-  r.gpu_samples = SummarizePcSamples(t, r.kernel_ns);
+  r.gpu_samples = SummarizePcSamples(t, r.kernel_ns, rules);
   phase("kernels");
   NvtxTable(t, &r);
   CopyTable(t, &r);

@@ -86,6 +86,17 @@ void GpuSamples(JsonWriter& j, const PcSampleReport& s) {
           .Str("top_stall", x.top_stall)
           .Num("top_stall_share_pct", x.top_stall_share)
           .EndObject();
+    j.EndArray();
+    j.UInt("samples_joined_by_time", f.by_window);
+    j.BeginArray("sites");
+    for (const SiteShare& x : f.sites)
+      j.BeginObject()
+          .Str("site", x.site)
+          .UInt("samples", x.samples)
+          .Num("share_pct", x.share)
+          .UInt("launches", x.launches)
+          .UInt("kernel_ns", x.kernel_ns)
+          .EndObject();
     j.EndArray().EndObject();
   }
   j.EndArray().EndObject();

@@ -128,6 +128,16 @@ void SampledKernels(Printer& p, const PcSampleReport& s, size_t shown) {
                         n.top_stall_share);
     }
     p("    instructions:  %s\n", text.c_str());
+    if (f.sites.empty()) continue;
+    text.clear();
+    for (size_t k = 0; k < f.sites.size() && k < 3; ++k)
+      text += StrFormat("%s%s %.1f%%", k ? ", " : "", Cut(f.sites[k].site, 60).c_str(),
+                        f.sites[k].share);
+    if (f.sites.size() > 3) text += StrFormat(", %zu more", f.sites.size() - 3);
+    if (f.sites.size() > 1 && f.samples)
+      text += StrFormat(" (%.0f%% joined by time, the rest by GPU time)",
+                        Percent(f.by_window, f.samples));
+    p("    launched from: %s\n", text.c_str());
   }
   if (s.functions.size() > shown)
     p("  ... %zu more sampled functions (use --top N)\n", s.functions.size() - shown);

@@ -11,6 +11,15 @@
 //
 // Samples are counted for the whole trace, whatever the window: a drain
 // window aggregates many launches and cannot be cut in time.
+//
+// The launching code. Continuous mode gives no correlation id, so samples are
+// joined to launches through time: each drain window's samples of a function
+// go to that function's launches running in the window (stretched back by
+// kSampleLatencyNs, the time a sample may wait in CUPTI before a drain takes
+// it), shared by how long each ran inside it, and so to each launch's host
+// stack (CallSiteNamer's name). A window without such a launch (outside the
+// analysed window, or a clock that disagrees) is shared by the function's GPU
+// time per call site; FunctionSamples::by_window says how much went which way.
 #pragma once
 
 #include <array>
@@ -24,7 +33,8 @@
 
 namespace tracesmith::analysis {
 
-class CompactTrace;  // compact_trace.h
+class CompactTrace;    // compact_trace.h
+struct CallSiteRules;  // report.h
 
 // Plain words for a stall reason (CUPTI's name or its short name, e.g.
 // "long_scoreboard": "waiting for a global/local memory (L1TEX) result"); the
@@ -44,6 +54,13 @@ class PcSamples {
     size_t operator()(const Key& k) const;
   };
 
+  // A drain window's samples of one function (all reasons).
+  struct Window {
+    uint64_t start_ns = 0, end_ns = 0;
+    uint32_t pid = 0, function_id = 0;
+    uint64_t samples = 0;
+  };
+
   void AddSamples(const std::vector<model::PcSampleEvent>& rows);
   // Kernel rows: their mangled name -> the name their ops carry (the
   // demangled one), to find a sampled function's GPU time.
@@ -53,12 +70,15 @@ class PcSamples {
   uint64_t rows() const { return rows_; }
   uint64_t kernel_rows() const { return kernel_rows_; }
   const std::unordered_map<Key, uint64_t, KeyHash>& samples() const { return samples_; }
+  const std::vector<Window>& windows() const { return windows_; }
+  std::vector<Window>& mutable_windows() { return windows_; }  // clock alignment
   // The name id the ops of kernel (pid, mangled name id) carry: its demangled
   // name when its rows had one, else the mangled id itself.
   uint32_t OpNameOf(uint32_t pid, uint32_t mangled_id) const;
 
  private:
   std::unordered_map<Key, uint64_t, KeyHash> samples_;
+  std::vector<Window> windows_;                       // in arrival order
   std::unordered_map<uint64_t, uint32_t> demangled_;  // pid << 32 | mangled -> demangled
   std::array<uint64_t, 256> recent_{};                // kernel names recorded lately (a cache)
   uint64_t rows_ = 0, kernel_rows_ = 0;
@@ -88,6 +108,19 @@ struct InstructionShare {
   double top_stall_share = 0;  // of the instruction's samples, %
 };
 
+// The code that launched a sampled function, with the samples joined to it.
+struct SiteShare {
+  std::string site;                      // CallSiteNamer's name of the launches' host stack
+  uint64_t samples = 0;                  // of the function's counted samples
+  double share = 0;                      // of the function's samples, %
+  uint64_t launches = 0, kernel_ns = 0;  // its launches of the function in the window
+};
+
+// How long a sample may wait in CUPTI before a drain takes it (its worker
+// wakes every 1 ms; docs/pc-sampling.md): a window's samples are joined to the
+// launches that ran in [start - this, end].
+inline constexpr uint64_t kSampleLatencyNs = 2'000'000;
+
 // One sampled function of one process.
 struct FunctionSamples {
   std::string name;      // as the kernel table names it (demangled when captured)
@@ -100,6 +133,9 @@ struct FunctionSamples {
   std::vector<StallShare> stalls;              // all, most samples first
   std::vector<LineShare> lines;                // the hottest (kMaxRows), most samples first
   std::vector<InstructionShare> instructions;  // the hottest (kMaxRows)
+  // Its launching code, most samples first (empty when the trace has no stacks).
+  std::vector<SiteShare> sites;
+  uint64_t by_window = 0;  // samples joined to launches by time (the rest by GPU time)
   static constexpr size_t kMaxRows = 10;
 };
 
@@ -113,8 +149,25 @@ struct PcSampleReport {
 };
 
 // The report of `trace`'s samples (empty without samples). `kernel_ns`: the
-// window's kernel time, the denominator of GPU-time shares.
-PcSampleReport SummarizePcSamples(const CompactTrace& trace, uint64_t kernel_ns);
+// window's kernel time, the denominator of GPU-time shares; `rules` name the
+// launching code as the kernel tables do.
+PcSampleReport SummarizePcSamples(const CompactTrace& trace, uint64_t kernel_ns,
+                                  const CallSiteRules& rules);
+
+// One launch of a sampled function, for the join (pc_sample_sites.cc).
+struct SampledLaunch {
+  uint64_t start_ns = 0, end_ns = 0;
+  uint32_t site = 0;  // index into the sites
+};
+
+// Shares `samples` (a function's counted samples) among `nsites` call sites:
+// each window's part (window samples / all its windows' samples) goes to the
+// launches overlapping it, by overlap; what no launch overlaps goes by each
+// site's GPU time. `launches` sorted by start. Returns samples per site (they
+// sum to `samples`) and sets *by_window.
+std::vector<uint64_t> JoinSamplesToSites(const std::vector<PcSamples::Window>& windows,
+                                         const std::vector<SampledLaunch>& launches, size_t nsites,
+                                         uint64_t samples, uint64_t* by_window);
 
 // "42.2 M" (samples, rows): 4 digits, then k, M, G with one decimal.
 std::string SampleCount(uint64_t n);
