@@ -19,6 +19,11 @@ and checks the sampled trace, read with the Python package:
     pcs_fma's samples joined to their own launch function; pcs_hot's samples from the
     narrow/wide phases split between launch_narrow and launch_wide as their SM time
     (active SMs x durations) within 10% relative, not as their GPU time;
+  - SASS: every sampled instruction has its text (`pcsass` rows, nvdisasm run by `profile` on
+    the cubins the capture kept; the .cubins directory removed after), and the instruction
+    with most of pcs_mem's lg_throttle samples (a full load queue) is a global load (LDG);
+  - flame graph (`export -f folded`): pcs_hot's GPU frames put >= 90% of its time on the hot
+    line;
   - cost: the target's loop time with sampling <= 1.10 x without (medians).
 One `PCSAMPLING <check>: ... -> PASS|FAIL|SKIP` line per expectation, then the summary line.
 """
@@ -79,13 +84,52 @@ def main():
             if name == "pcs":
                 last, hot = path, h or hot
     names = ["runs", "samples", "lines", "hot line", "stall mem", "stall fma", "shares",
-             "concurrency", "kernel rows", "cost", "sites", "sites by time"]
+             "concurrency", "kernel rows", "cost", "sites", "sites by time", "sass", "flame"]
     if not c.check("runs", runs_ok and hot, f"{ROUNDS} x default capture, {ROUNDS} x --pc-sampling"):
         c.skip_all(names[1:], "a run failed")
         sys.exit(c.summary())
     c.guarded(names[1:10], lambda: checks(c, last, hot, base, pcs))
-    c.guarded(names[10:], lambda: site_checks(c, cli, out, last))
+    c.guarded(names[10:12], lambda: site_checks(c, cli, out, last))
+    c.guarded(names[12:], lambda: sass_checks(c, cli, out, last, hot))
     sys.exit(c.summary())
+
+
+def sass_checks(c, cli, out, path, hot):
+    """SASS text of the sampled instructions and the flame graph's GPU frames."""
+    import tracesmith
+    t = tracesmith.load(path)
+    L, X, S = t.pc_lines, t.pc_sass, t.pc_samples
+    text = {(f, int(o), int(k)): x for f, o, k, x in zip(X.function, X.pc_offset, X.cubin_crc,
+                                                          X.text)}
+    sampled = {(f, int(o), int(k)) for f, o, k in zip(L.function, L.pc_offset, L.cubin_crc)}
+    missing = len(sampled - set(text))
+    lg = {}
+    for f, o, k, n, st in zip(S.function, S.pc_offset, S.cubin_crc, S.samples, S.stall):
+        if "pcs_mem" in f and short(st) == "lg_throttle":
+            lg[(f, int(o), int(k))] = lg.get((f, int(o), int(k)), 0) + int(n)
+    top = max(lg, key=lg.get) if lg else None
+    top_text = text.get(top, "-") if top else "-"
+    c.check("sass", sampled and missing == 0 and top_text.startswith("LDG")
+            and not os.path.exists(path + ".cubins"),
+            f"{len(sampled) - missing} of {len(sampled)} sampled instructions with SASS text; "
+            f"pcs_mem's top lg_throttle instruction +0x{top[1] if top else 0:x}: {top_text}; "
+            f"{path}.cubins {'left' if os.path.exists(path + '.cubins') else 'removed'}")
+    folded = os.path.join(out, "pcs.folded")
+    p = subprocess.run([cli, "export", "-f", "folded", "-o", folded, path], capture_output=True,
+                       text=True, timeout=300)
+    hot_file, hot_line = os.path.basename(hot.group(1)), hot.group(2)
+    total = on_line = 0
+    for line in open(folded):
+        frames, w = line.rsplit(" ", 1)
+        parts = frames.split(";")
+        k = next((i for i, x in enumerate(parts) if x.startswith("pcs_hot")), None)
+        if k is None:
+            continue
+        total += int(w)
+        on_line += int(w) * (k + 1 < len(parts) and parts[k + 1] == f"{hot_file}:{hot_line}")
+    c.check("flame", p.returncode == 0 and total and on_line >= 0.9 * total,
+            f"{100.0 * on_line / max(total, 1):.1f}% of pcs_hot's {total} ns in the folded stacks "
+            f"under {hot_file}:{hot_line} (need >= 90%)")
 
 
 def site_checks(c, cli, out, path):

@@ -106,6 +106,7 @@ class Profiler:
                  buffer_mb: Optional[int] = ..., flush_ms: Optional[int] = ...,
                  overwrite: bool = ..., quiet: bool = ...,
                  replay_capture: Optional[str] = ..., replay_memory: Optional[str] = ...,
+                 pc_sampling: Union[bool, int, str, None] = ...,
                  schedule: Optional[Callable[[int], str]] = ...,
                  on_trace_ready: Optional[Callable[["Profiler"], None]] = ...) -> None: ...
     def start(self) -> "Profiler": ...
@@ -125,6 +126,7 @@ def profile_command(command: List[Union[str, "os.PathLike[str]"]], output: _Path
                     stack_depth: Optional[int] = ..., buffer_mb: Optional[int] = ...,
                     flush_ms: Optional[int] = ..., overwrite: bool = ..., quiet: bool = ...,
                     replay_capture: Optional[str] = ..., replay_memory: Optional[str] = ...,
+                    pc_sampling: Union[bool, int, str, None] = ...,
                     symbolize: bool = ...) -> CommandResult: ...
 
 def event_stats(path: Union[_Run, Trace], kinds: Union[str, List[str], None] = ..., name: str = ...,

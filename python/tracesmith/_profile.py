@@ -60,16 +60,20 @@ def _library() -> ctypes.CDLL:
 
 
 def _options(output: str, kinds, stacks, stack_depth, buffer_mb, flush_ms, overwrite,
-             quiet, replay_capture, replay_memory) -> str:
+             quiet, replay_capture, replay_memory, pc_sampling=None) -> str:
     env = _options_env(output, kinds, stacks, stack_depth, buffer_mb, flush_ms, overwrite,
-                       quiet, replay_capture, replay_memory)
+                       quiet, replay_capture, replay_memory, pc_sampling)
     return "".join(f"{k}={v}\n" for k, v in env.items())
 
 
 def _options_env(output: str, kinds, stacks, stack_depth, buffer_mb, flush_ms, overwrite,
-                 quiet, replay_capture, replay_memory) -> dict:
+                 quiet, replay_capture, replay_memory, pc_sampling=None) -> dict:
     """The options as the injection library's environment variables."""
     env = {"TRACESMITH_OUTPUT": output}
+    if pc_sampling is True:
+        env["TRACESMITH_PC_SAMPLING"] = "auto"
+    elif pc_sampling not in (None, False):
+        env["TRACESMITH_PC_SAMPLING"] = str(pc_sampling)
     if replay_capture is not None:
         env["TRACESMITH_REPLAY_CAPTURE"] = replay_capture
     if replay_memory is not None:
@@ -143,7 +147,10 @@ class Profiler:
     frames; "full" also keeps the interpreter's native frames),
     stack_depth, buffer_mb, flush_ms, replay_capture ("all", "kernel:REGEX",
     "launch:A-B": record those launches with their inputs for
-    tracesmith.replay), replay_memory ("reachable", the default: the
+    tracesmith.replay), pc_sampling (True, or the period N / "2^N": GPU
+    instruction samples, as --pc-sampling; their SASS text is added at stop()
+    by `tracesmith symbolize` when the CUDA toolkit's nvdisasm is found),
+    replay_memory ("reachable", the default: the
     allocations the parameters point into and those reached through pointers
     stored in them; "params": only the first; "all": every live allocation);
     overwrite replaces an existing output.
@@ -153,12 +160,13 @@ class Profiler:
                  stack_depth: Optional[int] = None, buffer_mb: Optional[int] = None,
                  flush_ms: Optional[int] = None, overwrite: bool = False, quiet: bool = True,
                  replay_capture: Optional[str] = None, replay_memory: Optional[str] = None,
-                 schedule: Optional[Callable[[int], str]] = None,
+                 pc_sampling=None, schedule: Optional[Callable[[int], str]] = None,
                  on_trace_ready: Optional[Callable[["Profiler"], None]] = None):
         self.output = os.fsdecode(os.fspath(output))
         self._kw = dict(kinds=kinds, stacks=stacks, stack_depth=stack_depth,
                         buffer_mb=buffer_mb, flush_ms=flush_ms, overwrite=overwrite, quiet=quiet,
-                        replay_capture=replay_capture, replay_memory=replay_memory)
+                        replay_capture=replay_capture, replay_memory=replay_memory,
+                        pc_sampling=pc_sampling)
         self.schedule = schedule
         self.on_trace_ready = on_trace_ready
         self.step_num = 0
@@ -193,6 +201,8 @@ class Profiler:
             self.last_trace = written
         if rc != 0:
             raise TraceError(err.value.decode(errors="replace"))
+        if written and os.path.isdir(written + ".cubins"):  # --pc-sampling: the SASS text
+            _symbolize([written], self._kw["quiet"])
         if self.on_trace_ready is not None:
             self.on_trace_ready(self)
         return written
@@ -280,7 +290,7 @@ def profile_command(command, output: str = "tracesmith.sbt", *, kinds=None,
                     buffer_mb: Optional[int] = None, flush_ms: Optional[int] = None,
                     overwrite: bool = False, quiet: bool = False,
                     replay_capture: Optional[str] = None, replay_memory: Optional[str] = None,
-                    symbolize: bool = True) -> CommandResult:
+                    pc_sampling=None, symbolize: bool = True) -> CommandResult:
     """Runs `command` (a list: program and arguments) under capture and waits for
     it, as `tracesmith profile -- COMMAND` does, through the same library call
     (capture::RunUnderCapture): every process of it that initialises CUDA writes
@@ -302,12 +312,15 @@ def profile_command(command, output: str = "tracesmith.sbt", *, kinds=None,
         raise TraceError(f"{_LIB_NAME} was not found (this TraceSmith was built without CUDA, "
                          "or set TRACESMITH_INJECT_LIB to its path)")
     env = _options_env(os.fspath(output), kinds, stacks, stack_depth, buffer_mb, flush_ms,
-                       overwrite, quiet, replay_capture, replay_memory)
+                       overwrite, quiet, replay_capture, replay_memory, pc_sampling)
     r = core().run_command(args, env, inject)
     if r["previous_trace_error"]:
         warnings.warn(r["previous_trace_error"], stacklevel=2)
-    if symbolize and stacks != "none" and not replay_capture and r["files"]:
-        _symbolize(r["files"], quiet)
+    if symbolize and not replay_capture and r["files"]:
+        # Native frames' names, and the SASS text of GPU instruction samples.
+        todo = [f for f in r["files"] if stacks != "none" or os.path.isdir(f + ".cubins")]
+        if todo:
+            _symbolize(todo, quiet)
     return CommandResult(r["exit_code"], r["signal"], r["seconds"], r["output"],
                          list(r["files"]), r["kept_previous"])
 

@@ -20,6 +20,7 @@ from ._native import core
 STRING_FIELDS = frozenset({
     "name_id", "demangled_id", "domain_id", "uuid_id", "cmdline_id", "hostname_id",
     "path_id", "build_id_id", "function_id", "file_id", "key_id", "value_id", "stall_id",
+    "text_id",
 })
 
 # Event record kinds (the rest are metadata: devices, processes, stacks, stats, ...).
@@ -34,7 +35,7 @@ KINDS = {
     "drops": "drop", "pc_samples": "pcsample", "devices": "device", "processes": "process",
     "threads": "thread", "clocks": "clock", "mappings": "mapping", "frames": "frame",
     "stack_nodes": "stacknode", "stat_rows": "stat", "metadata_rows": "metadata",
-    "pc_lines": "pcline",
+    "pc_lines": "pcline", "pc_sass": "pcsass",
 }
 
 

@@ -252,12 +252,21 @@ std::vector<std::string> ComputeFindings(const CompactTrace& t, const AnalysisRe
     std::string name = f.name.size() > 80 ? f.name.substr(0, 77) + "..." : f.name;
     if (!f.stalls.empty() && 2 * __uint128_t(f.stalls[0].samples) >= f.samples) {
       const StallShare& s = f.stalls[0];
-      out.push_back({f.gpu_share * s.share / 100,
-                     StrFormat("Kernel %s (%s of GPU time) is mostly %s: %s of its GPU instruction "
-                               "samples, %s.",
-                               name.c_str(), Pct(f.gpu_share).c_str(),
-                               std::string(model::ShortStallName(s.reason)).c_str(),
-                               Pct(s.share).c_str(), StallDescription(s.reason).c_str())});
+      std::string text = StrFormat(
+          "Kernel %s (%s of GPU time) is mostly %s: %s of its GPU instruction samples, %s.",
+          name.c_str(), Pct(f.gpu_share).c_str(),
+          std::string(model::ShortStallName(s.reason)).c_str(), Pct(s.share).c_str(),
+          StallDescription(s.reason).c_str());
+      // Where, when the kernel has no line table (a library's): its hottest instruction.
+      if ((f.lines.empty() || f.lines[0].file.empty()) && !f.instructions.empty() &&
+          !f.instructions[0].sass.empty())
+        text += StrFormat(" Hottest instruction: +0x%x %s (%s of its samples).",
+                          f.instructions[0].pc_offset, f.instructions[0].sass.c_str(),
+                          Pct(f.instructions[0].share).c_str());
+      if (!f.sites.empty())
+        text += StrFormat(" Launched from %s (%s of its samples).", f.sites[0].site.c_str(),
+                          Pct(f.sites[0].share).c_str());
+      out.push_back({f.gpu_share * s.share / 100, text});
     }
     if (!f.lines.empty() && !f.lines[0].file.empty() &&
         2 * __uint128_t(f.lines[0].samples) >= f.samples) {

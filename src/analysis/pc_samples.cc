@@ -144,6 +144,10 @@ PcSampleReport SummarizePcSamples(const CompactTrace& t, uint64_t kernel_ns,
   std::unordered_map<PcSamples::Key, LineOf, PcSamples::KeyHash> lines;
   for (const PcLine& l : t.meta().Rows<PcLine>())
     lines[PcSamples::Key{l.cubin_crc, l.pid, l.function_id, l.pc_offset, 0}] = {l.file_id, l.line};
+  // Their SASS text, where `profile` or `symbolize` disassembled the module.
+  std::unordered_map<PcSamples::Key, uint32_t, PcSamples::KeyHash> sass;
+  for (const PcSass& x : t.meta().Rows<PcSass>())
+    sass[PcSamples::Key{x.cubin_crc, x.pid, x.function_id, x.pc_offset, 0}] = x.text_id;
   // Each stall id once: whether it counts, and the reason it belongs to.
   struct Reason {
     bool counted = false;
@@ -298,6 +302,8 @@ PcSampleReport SummarizePcSamples(const CompactTrace& t, uint64_t kernel_ns,
         if (n > top_samples) top = stall, top_samples = n;
       s.top_stall = std::string(t.String(top));
       s.top_stall_share = Percent(top_samples, pc.samples);
+      auto text = sass.find(PcSamples::Key{where.first, id.first, id.second, where.second, 0});
+      if (text != sass.end()) s.sass = std::string(t.String(text->second));
       out.instructions.push_back(std::move(s));
     }
   }

@@ -85,6 +85,7 @@ void GpuSamples(JsonWriter& j, const PcSampleReport& s) {
           .Num("share_pct", x.share)
           .Str("top_stall", x.top_stall)
           .Num("top_stall_share_pct", x.top_stall_share)
+          .Str("sass", x.sass)
           .EndObject();
     j.EndArray();
     j.UInt("samples_joined_by_time", f.by_window);

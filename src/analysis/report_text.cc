@@ -123,11 +123,17 @@ void SampledKernels(Printer& p, const PcSampleReport& s, size_t shown) {
     for (size_t k = 0; k < f.instructions.size() && k < 3; ++k) {
       const InstructionShare& n = f.instructions[k];
       const std::string where = n.file.empty() ? "no line info" : LineText(n.file, n.line);
+      if (!n.sass.empty()) {  // one per line: SASS is long
+        p("    %s+0x%04x %-44s %5.1f%%  %s, %s %.0f%%\n", k ? "               " : "instructions:  ",
+          n.pc_offset, Cut(Printable(n.sass), 44).c_str(), n.share, where.c_str(),
+          Printable(model::ShortStallName(n.top_stall)).c_str(), n.top_stall_share);
+        continue;
+      }
       text += StrFormat("%s+0x%x %.1f%% (%s, %s %.0f%%)", k ? ", " : "", n.pc_offset, n.share,
                         where.c_str(), Printable(model::ShortStallName(n.top_stall)).c_str(),
                         n.top_stall_share);
     }
-    p("    instructions:  %s\n", text.c_str());
+    if (!text.empty()) p("    instructions:  %s\n", text.c_str());
     if (f.sites.empty()) continue;
     text.clear();
     for (size_t k = 0; k < f.sites.size() && k < 3; ++k)

@@ -18,8 +18,12 @@
 // joins a window's samples to the function's launches in it by GPU time.
 // Source lines come from the module's line table through CUPTI's SASS-to-
 // source correlation on copies of the cubins kept at module load (bounded
-// by kCubinBudget), one PcLine row per new instruction.
+// by kCubinBudget), one PcLine row per new instruction. At the end the
+// sampled modules' cubins are saved beside the trace for the CLI's SASS text.
 #include <cupti_pcsampling.h>
+#include <sys/stat.h>
+
+#include <cerrno>
 
 #include <algorithm>
 #include <cstdio>
@@ -32,6 +36,7 @@
 #include <vector>
 
 #include "recorder.h"
+#include "tracesmith/format/run_names.h"
 #include "tracesmith/model/event_names.h"
 
 namespace tracesmith::capture {
@@ -87,8 +92,8 @@ struct Pending {  // a row before its strings are interned (Write)
 
 class PcSamplingRecorder final : public Recorder {
  public:
-  PcSamplingRecorder(uint32_t pid, uint32_t period, bool quiet)
-      : pid_(pid), period_(period), quiet_(quiet) {}
+  PcSamplingRecorder(uint32_t pid, uint32_t period, bool quiet, std::string output_path)
+      : pid_(pid), period_(period), quiet_(quiet), output_path_(std::move(output_path)) {}
   // A capture abandoned without its final flush leaves sampling enabled: its
   // contexts may be gone by now, and CUPTI tears sampling down with them.
   ~PcSamplingRecorder() override = default;
@@ -173,6 +178,7 @@ class PcSamplingRecorder final : public Recorder {
       sbt.Append(p.row);
       ++rows_;
     }
+    if (final) SaveSampledCubins();
   }
 
   void WriteStats(StatSink& stats) override {
@@ -190,6 +196,8 @@ class PcSamplingRecorder final : public Recorder {
     stats.Add("pc_sampling.enable_failures", enable_failures_, model::kStatWarning);
     stats.Add("pc_sampling.lines_unresolved", lines_unresolved_);
     stats.Add("pc_sampling.cubins_not_kept", cubins_not_kept_, model::kStatWarning);
+    stats.Add("pc_sampling.cubins_saved", cubins_saved_);
+    stats.Add("pc_sampling.cubins_not_saved", cubins_not_saved_, model::kStatWarning);
   }
 
  private:
@@ -370,6 +378,28 @@ class PcSamplingRecorder final : public Recorder {
     new_cubins_.clear();
   }
 
+  // The cubins of the sampled modules, beside the trace (format::CubinDirOf),
+  // for the CLI to disassemble once the program has ended (symbolize/sass.h):
+  // nvdisasm is not run inside the program.
+  void SaveSampledCubins() {
+    if (output_path_.empty() || lines_done_.empty()) return;
+    const std::string dir = format::CubinDirOf(output_path_);
+    if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+      cubins_not_saved_ += lines_done_.size();
+      return;
+    }
+    for (const auto& [crc, pcs] : lines_done_) {
+      auto it = cubins_.find(crc);
+      if (it == cubins_.end()) continue;
+      const std::string path = dir + "/" + format::CubinFileName(crc);
+      std::FILE* f = std::fopen(path.c_str(), "wb");
+      const bool ok = f && std::fwrite(it->second.data(), 1, it->second.size(), f) ==
+                               it->second.size();
+      if (f && std::fclose(f) != 0) ++cubins_not_saved_;
+      ok ? ++cubins_saved_ : ++cubins_not_saved_;
+    }
+  }
+
   // The PcLine row of a new instruction (writer thread; cubins_ is only
   // changed under mu_ by this same thread).
   void WriteLine(format::SbtWriter& sbt, const model::PcSampleEvent& r, const char* function) {
@@ -402,6 +432,7 @@ class PcSamplingRecorder final : public Recorder {
 
   const uint32_t pid_, period_;
   const bool quiet_;
+  const std::string output_path_;
   std::mutex mu_;  // contexts_, pending_, the counters, new_cubins_ (callbacks and the writer)
   std::vector<std::unique_ptr<SamplingContext>> contexts_;
   std::vector<Pending> pending_;
@@ -415,7 +446,7 @@ class PcSamplingRecorder final : public Recorder {
   uint64_t cubin_bytes_ = 0, cubins_not_kept_ = 0;
   uint64_t samples_ = 0, dropped_ = 0, non_user_ = 0, hardware_full_ = 0;
   uint64_t rows_ = 0, drains_ = 0, drain_max_ns_ = 0, get_data_errors_ = 0;
-  uint64_t enable_failures_ = 0, lines_unresolved_ = 0;
+  uint64_t enable_failures_ = 0, lines_unresolved_ = 0, cubins_saved_ = 0, cubins_not_saved_ = 0;
 };
 
 }  // namespace
@@ -423,7 +454,7 @@ class PcSamplingRecorder final : public Recorder {
 std::unique_ptr<Recorder> MakePcSamplingRecorder(const RecorderContext& context) {
   if (!context.options || context.options->pc_sampling == 0 || !context.subscribed) return nullptr;
   return std::make_unique<PcSamplingRecorder>(context.pid, context.options->pc_sampling,
-                                              context.options->quiet);
+                                              context.options->quiet, context.output_path);
 }
 
 }  // namespace tracesmith::capture

@@ -24,6 +24,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -36,8 +37,10 @@
 #include "tracesmith/capture/capture_options.h"
 #include "tracesmith/capture/run_command.h"
 #include "tracesmith/format/sbt_reader.h"
+#include "tracesmith/format/run_names.h"
 #include "tracesmith/format/sbt_writer.h"
 #include "tracesmith/model/records.h"
+#include "tracesmith/symbolize/sass.h"
 #include "tracesmith/symbolize/symbolizer.h"
 
 namespace tracesmith::cli {
@@ -104,47 +107,80 @@ constexpr uint64_t kAutoSymbolizeMaxBytes = 1ull << 30;
 
 // Native frames get function names now, on the machine whose modules made
 // them (nsys does the same at the end of a run): the trace then reads with
-// names anywhere. Only a complete, undamaged trace is rewritten (atomically:
-// written beside and renamed); anything else stays as the capture left it.
-void SymbolizeOutput(const std::string& path, bool quiet) {
+// names anywhere. GPU instruction samples get their SASS text the same way,
+// from the cubins the capture left beside the trace (removed once used).
+// Only a complete, undamaged trace is rewritten (atomically: written beside
+// and renamed); anything else stays as the capture left it.
+void FinishOutput(const std::string& path, bool symbols, bool quiet) {
   struct stat st;
   if (stat(path.c_str(), &st) != 0) return;
   auto say = [&](const std::string& line) {
     if (!quiet) std::fprintf(stderr, "tracesmith: %s\n", line.c_str());
   };
+  const std::string cubins = format::CubinDirOf(path);
+  struct stat dir;
+  const bool sass = stat(cubins.c_str(), &dir) == 0 && S_ISDIR(dir.st_mode);
+  if (!symbols && !sass) return;
+  const char* what = sass ? "symbols and SASS" : "symbols";
   if (uint64_t(st.st_size) > kAutoSymbolizeMaxBytes) {
-    say(StrFormat("%s: %s, not symbolized here; run: tracesmith symbolize %s", path.c_str(),
-                  HumanBytes(uint64_t(st.st_size)).c_str(), path.c_str()));
+    say(StrFormat("%s: %s, not rewritten here to add %s; run: tracesmith symbolize %s",
+                  path.c_str(), HumanBytes(uint64_t(st.st_size)).c_str(), what, path.c_str()));
     return;
   }
   // Replay payloads (--replay-capture) are raw chunks that a model rewrite
   // would not carry over: such a trace is left as written.
   if (HasReplayPayloads(path)) {
-    say(
-        StrFormat("%s holds replay payloads: not rewritten to add symbols (tracesmith "
-                  "symbolize %s -o OUT names them in a copy without the payloads)",
-                  path.c_str(), path.c_str()));
+    say(StrFormat("%s holds replay payloads: not rewritten to add %s (tracesmith "
+                  "symbolize %s -o OUT adds them to a copy without the payloads)",
+                  path.c_str(), what, path.c_str()));
     return;
   }
   format::ReadReport report;
   auto trace = format::ReadTraceFile(path, &report);
   if (!trace.ok() || !report.clean() || !report.indexed) {
-    say(
-        StrFormat("%s is unfinished or damaged: not rewritten to add symbols (tracesmith "
+    say(StrFormat("%s is unfinished or damaged: not rewritten to add %s (tracesmith "
                   "symbolize %s -o OUT can)",
-                  path.c_str(), path.c_str()));
+                  path.c_str(), what, path.c_str()));
     return;
   }
-  if (trace->Rows<model::Frame>().empty()) return;  // no stacks
-  auto stats = symbolize::Symbolize(&*trace);
-  if (!stats.ok() || stats->native_frames == 0 || stats->with_function == 0) return;
+  std::vector<std::string> done;
+  if (symbols && !trace->Rows<model::Frame>().empty()) {
+    auto stats = symbolize::Symbolize(&*trace);
+    if (stats.ok() && stats->native_frames && stats->with_function)
+      done.push_back(StrFormat("%llu of %llu native frames named (--no-symbolize: leave them "
+                               "unnamed)",
+                               static_cast<unsigned long long>(stats->with_function),
+                               static_cast<unsigned long long>(stats->native_frames)));
+  }
+  bool sass_done = false;
+  if (sass) {
+    auto stats = symbolize::AddSass(&*trace, cubins);
+    if (!stats.ok()) {
+      say(StrFormat("%s: no SASS text: %s", path.c_str(), stats.status().message().c_str()));
+    } else if (stats->instructions) {
+      sass_done = true;
+      std::string line = StrFormat("SASS of %llu of %llu sampled instructions (%llu modules, "
+                                   "%.1f s)",
+                                   static_cast<unsigned long long>(stats->with_text),
+                                   static_cast<unsigned long long>(stats->instructions),
+                                   static_cast<unsigned long long>(stats->cubins), stats->seconds);
+      if (stats->cubins_missing + stats->cubins_failed + stats->cubins_skipped)
+        line += StrFormat("; %llu modules missing, %llu failed, %llu over the time budget%s%s",
+                          static_cast<unsigned long long>(stats->cubins_missing),
+                          static_cast<unsigned long long>(stats->cubins_failed),
+                          static_cast<unsigned long long>(stats->cubins_skipped),
+                          stats->first_error.empty() ? "" : ": ", stats->first_error.c_str());
+      done.push_back(line);
+    }
+  }
+  if (done.empty()) return;
   if (Status w = format::WriteTraceFile(*trace, path); !w.ok()) {
-    say(StrFormat("%s: symbols not written: %s", path.c_str(), w.ToString().c_str()));
+    say(StrFormat("%s: %s not written: %s", path.c_str(), what, w.ToString().c_str()));
     return;
   }
-  say(StrFormat("%s: %llu of %llu native frames named (--no-symbolize: leave them unnamed)",
-                path.c_str(), static_cast<unsigned long long>(stats->with_function),
-                static_cast<unsigned long long>(stats->native_frames)));
+  // The cubins served their purpose once the SASS is in the trace.
+  if (sass_done) std::filesystem::remove_all(cubins);
+  for (const std::string& line : done) say(path + ": " + line);
 }
 
 // Prints what one output file holds; true when it holds GPU work (kernels,
@@ -290,8 +326,8 @@ int RunProfile(ProfileArgs& a, bool record_spelling) {
   if (!r.previous_trace.ok())
     std::fprintf(stderr, "tracesmith: warning: %s\n", r.previous_trace.message().c_str());
   const std::vector<std::string>& files = r.files;
-  if (!a.no_symbolize && o.stacks != capture::stacks::StackMode::kNone)
-    for (const auto& f : files) SymbolizeOutput(f, a.quiet);
+  for (const auto& f : files)
+    FinishOutput(f, !a.no_symbolize && o.stacks != capture::stacks::StackMode::kNone, a.quiet);
 
   if (!a.quiet) {
     if (r.term_signal == 0) {

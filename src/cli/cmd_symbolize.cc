@@ -1,13 +1,20 @@
 // `tracesmith symbolize FILE`: resolves the native frames of a trace to
 // function names (demangled) and file:line, offline, from the modules'
-// paths and build-ids recorded at capture. Rewrites FILE (or writes -o OUT).
+// paths and build-ids recorded at capture, and gives sampled GPU
+// instructions their SASS text from the cubins a --pc-sampling capture left
+// beside it (FILE.cubins/, or --cubins DIR; nvdisasm from the CUDA toolkit).
+// Rewrites FILE (or writes -o OUT).
+#include <sys/stat.h>
+
 #include <cstdio>
 
 #include "commands.h"
 #include "output_rule.h"
 #include "trace_loader.h"
+#include "tracesmith/format/run_names.h"
 #include "tracesmith/format/sbt_reader.h"
 #include "tracesmith/format/sbt_writer.h"
+#include "tracesmith/symbolize/sass.h"
 #include "tracesmith/symbolize/symbolizer.h"
 
 namespace tracesmith::cli {
@@ -17,6 +24,7 @@ struct SymbolizeArgs {
   std::string path;
   std::string output;
   std::vector<std::string> search_dirs;
+  std::string cubins;  // "" -> FILE.cubins
   bool force = false;        // replace an existing -o OUT
   bool resymbolize = false;  // frames that already have names too
   bool strict = false;
@@ -51,6 +59,18 @@ int RunSymbolize(const SymbolizeArgs& args) {
   options.overwrite = args.resymbolize;
   auto stats = symbolize::Symbolize(&*trace, options);
   if (!stats.ok()) return ReportError(stats.status());
+  // SASS for the sampled instructions, when the capture's cubins are here.
+  const std::string cubins = args.cubins.empty() ? format::CubinDirOf(args.path) : args.cubins;
+  symbolize::SassStats sass_stats;
+  struct stat dir;
+  if (stat(cubins.c_str(), &dir) == 0 && S_ISDIR(dir.st_mode)) {
+    auto sass = symbolize::AddSass(&*trace, cubins);
+    if (!sass.ok()) return ReportError(sass.status());
+    sass_stats = *sass;
+  } else if (!args.cubins.empty()) {
+    return ReportError(NotFound(args.cubins + ": no such directory (--cubins: the .cubins "
+                                "directory a --pc-sampling capture left beside its trace)"));
+  }
 
   // WriteTraceFile writes beside the destination and renames when complete
   // (base/atomic_file.h), so an interrupted run never leaves a half-written
@@ -59,6 +79,20 @@ int RunSymbolize(const SymbolizeArgs& args) {
   const std::string out = args.output.empty() ? args.path : args.output;
   Status written = format::WriteTraceFile(*trace, out);
   if (!written.ok()) return ReportError(written);
+  if (sass_stats.instructions)
+    std::printf("SASS of %llu of %llu sampled instructions from %llu modules (%s)%s\n",
+                static_cast<unsigned long long>(sass_stats.with_text),
+                static_cast<unsigned long long>(sass_stats.instructions),
+                static_cast<unsigned long long>(sass_stats.cubins), sass_stats.nvdisasm.c_str(),
+                sass_stats.cubins_missing + sass_stats.cubins_failed
+                    ? StrFormat("; %llu modules missing from %s, %llu failed%s%s",
+                                static_cast<unsigned long long>(sass_stats.cubins_missing),
+                                cubins.c_str(),
+                                static_cast<unsigned long long>(sass_stats.cubins_failed),
+                                sass_stats.first_error.empty() ? "" : ": ",
+                                sass_stats.first_error.c_str())
+                          .c_str()
+                    : "");
   const auto& s = *stats;
   std::printf("Symbolized %llu of %llu native frames (%llu with file:line) -> %s\n",
               static_cast<unsigned long long>(s.with_function),
@@ -84,6 +118,9 @@ void AddSymbolizeCommand(Cmd& app, CommandList& commands) {
   sub->add_option("-o,--output", args->output, "Write here instead of rewriting FILE");
   sub->add_option("--search-dir", args->search_dirs,
                   "Also look for modules (by file name, same build-id) in this directory");
+  sub->add_option("--cubins", args->cubins,
+                  "The cubins of a --pc-sampling capture, for the SASS of its sampled instructions "
+                  "(default: FILE.cubins when it exists; needs nvdisasm from the CUDA toolkit)");
   sub->add_flag("--resymbolize", args->resymbolize, "Re-symbolize frames that already have names");
   AddForceFlag(sub, &args->force);
   AddStrictFlag(sub, &args->strict);

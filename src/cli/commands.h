@@ -15,6 +15,7 @@ void AddViewCommand(Cmd& app, CommandList& commands);
 void AddBenchmarkCommand(Cmd& app, CommandList& commands);
 void AddAnalyzeCommand(Cmd& app, CommandList& commands);
 void AddMemoryCommand(Cmd& app, CommandList& commands);
+void AddKernelCommand(Cmd& app, CommandList& commands);
 void AddTimelineCommand(Cmd& app, CommandList& commands);
 void AddDiffCommand(Cmd& app, CommandList& commands);
 void AddProfileCommand(Cmd& app, CommandList& commands);  // profile + record
@@ -54,6 +55,7 @@ inline void AddAllCommands(Cmd& app, CommandList& commands) {
   AddImportCommand(app, commands);
   AddAnalyzeCommand(app, commands);
   AddMemoryCommand(app, commands);
+  AddKernelCommand(app, commands);
   AddReportCommand(app, commands);
   AddTimelineCommand(app, commands);
   AddDiffCommand(app, commands);

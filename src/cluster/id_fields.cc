@@ -21,6 +21,7 @@ constexpr IdFieldRule kRules[] = {
     {"key_id", IdSpace::kString},
     {"value_id", IdSpace::kString},
     {"stall_id", IdSpace::kString},
+    {"text_id", IdSpace::kString},
     // Positions in the file's stack tables, and the mappings frames point into.
     {"stack_id", IdSpace::kStackNode},
     {"parent_id", IdSpace::kStackNode},  // StackNode: its parent node

@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <charconv>
+#include <cstdio>
 
 namespace tracesmith::format {
 
@@ -66,6 +67,15 @@ bool NaturalLess(std::string_view a, std::string_view b) {
     }
   }
   return a.size() - i < b.size() - j;
+}
+
+
+std::string CubinDirOf(const std::string& trace_path) { return trace_path + ".cubins"; }
+
+std::string CubinFileName(uint64_t cubin_crc) {
+  char name[32];
+  std::snprintf(name, sizeof name, "%016llx.cubin", static_cast<unsigned long long>(cubin_crc));
+  return name;
 }
 
 }  // namespace tracesmith::format

@@ -7,6 +7,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "tracesmith/analysis/pc_samples.h"
 #include "tracesmith/analysis/report.h"
 #include "tracesmith/base/atomic_file.h"
 #include "tracesmith/base/path.h"
@@ -262,6 +263,7 @@ FoldedStacks FoldStacks(const analysis::CompactTrace& t, FlameWeight weight) {
   std::unordered_map<uint32_t, std::string> labels;  // frame id -> label
   std::map<std::string, uint64_t> merged;
   const StartFrames start_frames(meta);
+  const auto profiles = analysis::InstructionProfiles(t);
   for (const auto& [key, value] : by_key) {
     std::string text = per_process ? Sanitized(ProcessLabel(meta, key.pid)) + ";" : "";
     std::vector<uint32_t> frames =
@@ -281,8 +283,30 @@ FoldedStacks FoldStacks(const analysis::CompactTrace& t, FlameWeight weight) {
       text += ';';
     }
     text += Sanitized(OpLabel(t, ops[value.second]));
-    merged[text] += value.first;
     out.total += value.first;
+    // GPU frames under a sampled kernel: its time split by where its samples
+    // landed (source line, then instruction).
+    auto profile = key.leaf < 0x80000000u && weight == FlameWeight::kGpuTime
+                       ? profiles.find(uint64_t(key.pid) << 32 | key.leaf)
+                       : profiles.end();
+    if (profile == profiles.end() || profile->second.samples == 0) {
+      merged[text] += value.first;
+      continue;
+    }
+    const analysis::FunctionProfile& p = profile->second;
+    uint64_t given = 0;
+    for (const analysis::ProfiledInstruction& i : p.instructions) {
+      const uint64_t part = static_cast<uint64_t>(
+          static_cast<long double>(value.first) * i.samples / p.samples);
+      if (part == 0) continue;
+      merged[text + ";" + Sanitized(i.line) + ";" + Sanitized(i.instruction)] += part;
+      given += part;
+    }
+    if (value.first > given) {  // rounding: to the hottest instruction
+      const analysis::ProfiledInstruction& i = p.instructions.front();
+      merged[text + ";" + Sanitized(i.line) + ";" + Sanitized(i.instruction)] +=
+          value.first - given;
+    }
   }
   out.lines.reserve(merged.size());
   for (auto& [text, w] : merged) out.lines.push_back({text, w});

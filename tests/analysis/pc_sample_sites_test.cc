@@ -150,6 +150,13 @@ TEST(PcSampleSites, AnalyzeNamesTheLaunchingLines) {
   };
   window(5 * kMs, 30 * kMs, 9900);
   window(40 * kMs, 70 * kMs, 100);
+  model::PcSass sass{};  // `symbolize` disassembled the module
+  sass.pc_offset = 0x80;
+  sass.text_id = str("LDG.E R4, desc[UR4][R2.64]");
+  sass.pid = 100;
+  sass.cubin_crc = 1;
+  sass.function_id = str("_Z4workPf");
+  t.Rows<model::PcSass>().push_back(sass);
   CompactTrace c;
   c.IngestAll(t);
   c.Finalize();
@@ -172,9 +179,19 @@ TEST(PcSampleSites, AnalyzeNamesTheLaunchingLines) {
           "(100% joined by time, the rest by GPU time)"),
       std::string::npos)
       << text.str();
+  // The finding names the instruction (no line table) and the launching line.
+  size_t named = 0;
+  for (const std::string& f : r.findings)
+    named += f.find("is mostly long_scoreboard: 100.0% of its GPU instruction samples, waiting "
+                    "for a global/local memory (L1TEX) result. Hottest instruction: +0x80 LDG.E "
+                    "R4, desc[UR4][R2.64] (100.0% of its samples). Launched from step "
+                    "(/home/me/train.py:10) (99.0% of its samples).") != std::string::npos;
+  EXPECT_EQ(named, 1u) << text.str();
+  EXPECT_NE(text.str().find("+0x0080 LDG.E R4, desc[UR4][R2.64]"), std::string::npos);
   std::ostringstream json;
   WriteJsonReport(r, json);
   EXPECT_NE(json.str().find("\"site\":\"step (/home/me/train.py:10)\""), std::string::npos);
+  EXPECT_NE(json.str().find("\"sass\":\"LDG.E R4, desc[UR4][R2.64]\""), std::string::npos);
 }
 
 TEST(PcSampleSites, NoStacksNoSites) {

@@ -3,6 +3,7 @@
 // and `info` says how many samples the trace holds (testing/pc_sample_trace.h).
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -67,6 +68,69 @@ TEST(PcSamplesCli, InfoCountsSamples) {
   // 4000 counted samples (the _not_issued ones are a subset), in 3 functions.
   EXPECT_NE(r.out.find("GPU instruction samples: 4000 in 3 functions, " +
                        std::to_string(t.Rows<model::PcSampleEvent>().size()) + " rows\n"),
+            std::string::npos)
+      << r.out;
+}
+
+// `kernel`: the page of one sampled function, its lines with their source
+// text (the file is readable here) and the instructions under each.
+TEST(PcSamplesCli, KernelPage) {
+  testing::TempDir dir;
+  model::Trace t = testing::PcSampleTrace();
+  const std::string source = dir / "kernels.cu";
+  {
+    std::ofstream f(source);
+    for (int i = 1; i <= 70; ++i)
+      f << (i == 66 ? "  for (int i = 0; i < n; ++i) x = x * 3 + 1;  // hot" : "//") << "\n";
+  }
+  const uint32_t file = t.strings.Intern(source);
+  for (model::PcLine& l : t.Rows<model::PcLine>())
+    if (l.file_id) l.file_id = file;
+  const std::string path = WritePcTrace(dir, t);
+  Result r = RunTracesmith("kernel -q " + path + " probe_hot");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("Kernel probe_hot(float*, int)\n  function _Z9probe_hotPfi\n  2000 samples; "
+                       "2 launches"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("     1994  99.7%  " + source +
+                       ":66   for (int i = 0; i < n; ++i) x = x * 3 + 1;  // hot\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("     1994  99.7%      +0x0300  "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("wait 45%, selected 35%, short_scoreboard 20%"), std::string::npos)
+      << r.out;
+  EXPECT_LT(r.out.find(":60"), r.out.find(":66")) << r.out;  // lines in file order
+
+  // Several matches: the one with most GPU time, the others named.
+  r = RunTracesmith("kernel -q " + path + " probe");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("Kernel probe_mem(float const*, float*, int)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(the name also matches probe_fma(float*, int))"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("(no line info: compile with -lineinfo)"), std::string::npos) << r.out;
+
+  r = RunTracesmith("kernel -q --json " + path + " probe_hot");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["samples"], 2000);
+  ASSERT_EQ(j["lines"].size(), 2u);
+  EXPECT_EQ(j["lines"][1]["line"], 66);
+  EXPECT_EQ(j["lines"][1]["instructions"][0]["pc_offset"], 0x300);
+  EXPECT_EQ(j["lines"][1]["instructions"][0]["samples"], 1994);
+
+  r = RunTracesmith("kernel -q " + path + " gemm");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.out.find("no sampled kernel's name contains 'gemm'; the sampled kernels with most "
+                       "GPU time:\n  probe_mem"),
+            std::string::npos)
+      << r.out;
+  const std::string plain = dir / "plain.sbt";
+  ASSERT_TRUE(format::WriteTraceFile(testing::PcSampleTrace({.samples = false}), plain).ok());
+  r = RunTracesmith("kernel -q " + plain + " probe");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.out.find("the trace has no GPU instruction samples (capture with `tracesmith "
+                       "profile --pc-sampling`)"),
             std::string::npos)
       << r.out;
 }

@@ -66,6 +66,23 @@ def test_context_manager_records_the_block_with_its_options(fake):
     assert p.traces == ["run.sbt"] and p.last_trace == "run.sbt"
 
 
+def test_pc_sampling_option_and_sass_at_stop(fake, monkeypatch, tmp_path):
+    symbolized = []
+    monkeypatch.setattr(_profile, "_symbolize", lambda files, quiet: symbolized.extend(files))
+    out = tmp_path / "run.sbt"
+    with tracesmith.profile(str(out), pc_sampling=True):
+        (tmp_path / "run.sbt.cubins").mkdir()  # what the capture leaves for nvdisasm
+    assert fake.calls[0][2]["TRACESMITH_PC_SAMPLING"] == "auto"
+    assert symbolized == [str(out)]
+    with tracesmith.profile(str(tmp_path / "b.sbt"), pc_sampling=13):
+        pass
+    assert fake.calls[2][2]["TRACESMITH_PC_SAMPLING"] == "13"
+    assert symbolized == [str(out)]  # no cubins beside b.sbt: nothing to disassemble
+    with tracesmith.profile(str(tmp_path / "c.sbt")):
+        pass
+    assert "TRACESMITH_PC_SAMPLING" not in fake.calls[4][2]
+
+
 def test_schedule_records_only_active_steps_one_file_per_cycle(fake):
     ready = []
     p = tracesmith.Profiler("out/run.sbt",

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "analysis/test_traces.h"
+#include "testing/pc_sample_trace.h"
 #include "testing/temp_dir.h"
 #include "tracesmith/analysis/report.h"
 #include "tracesmith/base/file_util.h"
@@ -87,6 +88,47 @@ TEST(FlameTest, LaunchWeightCountsOps) {
             "main;train (train.py:7);libcudart.so.13+0x1376d;gemm 2\n"
             "main;train (train.py:7);libcudart.so.13+0x1376d;relu 1\n");
   EXPECT_EQ(folded.total, 8u);
+}
+
+// GPU frames: a sampled kernel's time split by its samples' source lines and
+// instructions (testing/pc_sample_trace.h: probe_hot's 2000 counted samples,
+// 1994 at +0x300 on kernels.cu:66 and 6 at +0x310 on line 60, its SASS text
+// added here for +0x300); probe_fma has no line info. The launch weight keeps
+// the kernel as the leaf.
+TEST(FlameTest, SampledKernelsGrowGpuFrames) {
+  tracesmith::testing::PcSampleTraceOptions o;
+  o.mem_ns = 4'000'000, o.fma_ns = 3'000'000, o.hot_ns = 2'000'000;
+  model::Trace t = tracesmith::testing::PcSampleTrace(o);
+  model::PcSass sass{};
+  sass.pc_offset = 0x300;
+  sass.text_id = t.strings.Intern("IMAD R5, R5, 0x19660d, RZ");
+  sass.pid = 100;
+  sass.cubin_crc = 0xC0FFEE;
+  sass.function_id = t.strings.Intern("_Z9probe_hotPfi");
+  t.Rows<model::PcSass>().push_back(sass);
+  const std::string folded = Folded(FoldStacks(Compact(t), FlameWeight::kGpuTime));
+  EXPECT_NE(folded.find("(no stack);probe_hot(float*, int);kernels.cu:66;+0x0300 IMAD R5, R5, "
+                        "0x19660d, RZ 1994000\n"),
+            std::string::npos)
+      << folded;
+  EXPECT_NE(folded.find("(no stack);probe_hot(float*, int);kernels.cu:60;+0x0310 6000\n"),
+            std::string::npos)
+      << folded;
+  // probe_fma: 1000 samples, 650 at +0x40 and 350 at +0x50, no lines.
+  EXPECT_NE(folded.find("probe_fma(float*, int);(no line info);+0x0040 1950000\n"),
+            std::string::npos)
+      << folded;
+  EXPECT_NE(folded.find("probe_fma(float*, int);(no line info);+0x0050 1050000\n"),
+            std::string::npos)
+      << folded;
+  const FoldedStacks launches = FoldStacks(Compact(t), FlameWeight::kLaunches);
+  EXPECT_NE(Folded(launches).find("(no stack);probe_hot(float*, int) 2\n"), std::string::npos);
+  // Without samples: the kernel is the leaf, as before.
+  o.samples = false;
+  EXPECT_EQ(Folded(FoldStacks(Compact(tracesmith::testing::PcSampleTrace(o)), FlameWeight::kGpuTime)),
+            "(no stack);probe_fma(float*, int) 3000000\n"
+            "(no stack);probe_hot(float*, int) 2000000\n"
+            "(no stack);probe_mem(float const*, float*, int) 4000000\n");
 }
 
 TEST(FlameTest, SeveralProcessesStartWithTheProcess) {

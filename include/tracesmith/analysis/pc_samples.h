@@ -106,6 +106,7 @@ struct InstructionShare {
   double share = 0;            // of the function's samples, %
   std::string top_stall;       // its most sampled reason (CUPTI's name)
   double top_stall_share = 0;  // of the instruction's samples, %
+  std::string sass;            // its SASS text, when disassembled (PcSass rows)
 };
 
 // The code that launched a sampled function, with the samples joined to it.
@@ -171,5 +172,29 @@ std::vector<uint64_t> JoinSamplesToSites(const std::vector<PcSamples::Window>& w
 
 // "42.2 M" (samples, rows): 4 digits, then k, M, G with one decimal.
 std::string SampleCount(uint64_t n);
+
+}  // namespace tracesmith::analysis
+
+namespace tracesmith::analysis {
+
+// The instruction profile of each sampled function, for GPU frames under a
+// kernel in flame graphs (report/flame.h): its counted samples per
+// instruction, hottest first, with the instruction's source line and SASS
+// text. One profile per function, whatever launched it (the samples cannot
+// be told apart per launch).
+struct ProfiledInstruction {
+  std::string line;         // "kernels.cu:66" (file name only), or "(no line info)"
+  std::string instruction;  // "+0x00b0 IMAD R5, R5, 0x19660d, RZ", "+0x00b0" without SASS,
+                            // or "(N other instructions)" for the rest
+  uint64_t samples = 0;
+};
+struct FunctionProfile {
+  uint64_t samples = 0;
+  std::vector<ProfiledInstruction> instructions;
+};
+// By pid << 32 | the name id the function's kernel ops carry. At most
+// `max_instructions` per function; the rest as one entry.
+std::unordered_map<uint64_t, FunctionProfile> InstructionProfiles(const CompactTrace& trace,
+                                                                  size_t max_instructions = 16);
 
 }  // namespace tracesmith::analysis

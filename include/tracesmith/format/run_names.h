@@ -37,6 +37,12 @@ struct RunMember {
 std::optional<RunMember> ParseRunMember(std::string_view file_name, std::string_view stem,
                                         std::string_view ext);
 
+// Where a capture with GPU instruction sampling keeps the cubins of the
+// sampled modules until they are disassembled (symbolize/sass.h):
+// "<trace>.cubins/", one file per module, "<CRC as 16 hex digits>.cubin".
+std::string CubinDirOf(const std::string& trace_path);
+std::string CubinFileName(uint64_t cubin_crc);
+
 // Numbers as numbers: "rank2" before "rank10" (file listings of a run).
 bool NaturalLess(std::string_view a, std::string_view b);
 

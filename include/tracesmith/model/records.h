@@ -83,7 +83,8 @@ namespace tracesmith::model {
   METADATA(StackNode,         kStackNode,   70, "stacknode", TS_STACK_NODE_FIELDS)   \
   METADATA(Stat,              kStat,        71, "stat",      TS_STAT_FIELDS)         \
   METADATA(MetadataEntry,     kMetadata,    72, "metadata",  TS_METADATA_FIELDS)     \
-  METADATA(PcLine,            kPcLine,      73, "pcline",    TS_PC_LINE_FIELDS)
+  METADATA(PcLine,            kPcLine,      73, "pcline",    TS_PC_LINE_FIELDS)       \
+  METADATA(PcSass,            kPcSass,      74, "pcsass",    TS_PC_SASS_FIELDS)
 // clang-format on
 
 inline constexpr uint16_t kFirstMetadataTableKind = 64;
@@ -497,6 +498,16 @@ inline constexpr char kTorchReservedCounter[] = "PyTorch caching allocator reser
   X(uint64_t, cubin_crc, kConfig)                \
   X(uint32_t, function_id, kConfig)              \
   X(uint32_t, file_id, kConfig)
+
+// The SASS text of a sampled instruction (nvdisasm's, without its offset and
+// final ';': "LDG.E.128 R4, desc[UR4][R2.64]"), written after the capture by
+// `profile` or `symbolize` from the module's cubin (docs/pc-sampling.md).
+#define TS_PC_SASS_FIELDS(X)                     \
+  X(uint32_t, pc_offset, kDelta)                 \
+  X(uint32_t, text_id, kDelta)                   \
+  X(uint32_t, pid, kConfig)                      \
+  X(uint64_t, cubin_crc, kConfig)                \
+  X(uint32_t, function_id, kConfig)
 
 // Free-form key/value metadata (command line, tool version, host, ...).
 #define TS_METADATA_FIELDS(X)                    \

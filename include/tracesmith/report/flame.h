@@ -14,6 +14,14 @@
 // the thread (FindThreadRoot): "thread: main;Py_BytesMain;...",
 // "thread: autograd;torch::autograd::python::PythonEngine::thread_init(...);...".
 //
+// GPU frames: in a trace with GPU instruction samples (profile --pc-sampling),
+// a sampled kernel's GPU time is split further by where its samples landed:
+// `...;kernel;file.cu:66;+0x00b0 IMAD R5, R5, 0x19660d, RZ` (source line, or
+// "(no line info)"; the instruction's offset and SASS text when the trace has
+// it), its 16 hottest instructions and "(N other instructions)"
+// (analysis::InstructionProfiles; the same split under every stack that
+// launched the kernel). Only with the GPU-time weight.
+//
 // The folded text (WriteFolded) is what flamegraph.pl, inferno and
 // speedscope read; `tracesmith export -f folded` and the HTML report's flame
 // graph are both built from FoldStacks.

@@ -1,0 +1,75 @@
+// `tracesmith kernel RUN NAME`: the kernel page — one GPU function of a run
+// captured with --pc-sampling, source line by source line with the SASS under
+// each and their samples and stall reasons, and the code that launched it
+// (analysis/kernel_page.h); --json for scripts.
+#include <iostream>
+
+#include "commands.h"
+#include "progress_line.h"
+#include "run_loader.h"
+#include "trace_loader.h"
+#include "tracesmith/analysis/kernel_page.h"
+#include "tracesmith/analysis/report.h"
+
+namespace tracesmith::cli {
+namespace {
+
+struct KernelCliOptions {
+  RunArgs run;
+  std::string trace, name;
+  bool json = false;
+  bool strict = false;
+  bool quiet = false;
+};
+
+int RunKernel(const KernelCliOptions& o) {
+  RunArgs args = o.run;
+  args.names = {o.trace};
+  auto run = OpenRun(args, o.strict, "reading");
+  if (!run.ok()) return ReportError(run.status());
+  ProgressLine line("kernel", o.quiet);
+  analysis::LoadOptions load;
+  load.progress = [&](uint64_t done, uint64_t total) {
+    line.Show("reading " + run->name(), double(done) / double(total));
+  };
+  analysis::CompactTrace trace;
+  format::ReadReport damage;
+  Status st = analysis::LoadCompactTrace(run->path(), load, &trace, &damage);
+  line.Done();
+  if (st.ok()) st = CheckDamage(run->path(), damage, o.strict, "reading");
+  if (!st.ok()) return ReportError(st);
+  auto page = analysis::BuildKernelPage(trace, o.name, analysis::CallSiteRules{});
+  if (!page.ok()) return ReportError(page.status());
+  if (o.json)
+    analysis::WriteKernelPageJson(*page, std::cout);
+  else
+    analysis::WriteKernelPageText(*page, std::cout);
+  std::cout.flush();
+  return std::cout ? kExitOk : ReportError(IoError("writing the page to stdout failed"));
+}
+
+}  // namespace
+
+void AddKernelCommand(Cmd& app, CommandList& commands) {
+  auto* cmd = app.add_subcommand(
+      "kernel",
+      "One GPU kernel of a --pc-sampling capture: samples and stall reasons per source line "
+      "and SASS instruction, and the code that launched it");
+  auto o = std::make_shared<KernelCliOptions>();
+  cmd->add_option("trace", o->trace,
+                  "The trace (captured with profile --pc-sampling), a directory of a run's traces, "
+                  "or a capture's output name (run.sbt also reads run.rank*.sbt and run.pid*.sbt)")
+      ->required();
+  cmd->add_option("name", o->name,
+                  "Part of the kernel's name (demangled or mangled); of several matches, the one "
+                  "with most GPU time")
+      ->required();
+  cmd->add_flag("--single", o->run.single,
+                "Read only the file named, not the other traces of its run (FILE.rank*, FILE.pid*)");
+  cmd->add_flag("--json", o->json, "Machine-readable JSON instead of the text page");
+  AddStrictFlag(cmd, &o->strict);
+  cmd->add_flag("-q,--quiet", o->quiet, "No progress line on a terminal");
+  commands.emplace_back(cmd, [o] { return RunKernel(*o); });
+}
+
+}  // namespace tracesmith::cli
