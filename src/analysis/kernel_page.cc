@@ -54,8 +54,9 @@ StatusOr<KernelPage> BuildKernelPage(const CompactTrace& t, std::string_view nam
     if (op.kind() == OpKind::kKernel) kernel_ns += op.duration();
   PcSampleReport all = SummarizePcSamples(t, kernel_ns, rules);
   if (all.empty())
-    return NotFound("the trace has no GPU instruction samples (capture with `tracesmith profile "
-                    "--pc-sampling`)");
+    return NotFound(
+        "the trace has no GPU instruction samples (capture with `tracesmith profile "
+        "--pc-sampling`)");
   KernelPage page;
   const FunctionSamples* chosen = nullptr;
   for (const FunctionSamples& f : all.functions) {  // by GPU time: the first match is the heaviest

@@ -124,8 +124,9 @@ void SampledKernels(Printer& p, const PcSampleReport& s, size_t shown) {
       const InstructionShare& n = f.instructions[k];
       const std::string where = n.file.empty() ? "no line info" : LineText(n.file, n.line);
       if (!n.sass.empty()) {  // one per line: SASS is long
-        p("    %s+0x%04x %-44s %5.1f%%  %s, %s %.0f%%\n", k ? "               " : "instructions:  ",
-          n.pc_offset, Cut(Printable(n.sass), 44).c_str(), n.share, where.c_str(),
+        p("    %s+0x%04x %-44s %5.1f%%  %s, %s %.0f%%\n",
+          k ? "               " : "instructions:  ", n.pc_offset,
+          Cut(Printable(n.sass), 44).c_str(), n.share, where.c_str(),
           Printable(model::ShortStallName(n.top_stall)).c_str(), n.top_stall_share);
         continue;
       }

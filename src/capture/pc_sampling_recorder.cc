@@ -393,8 +393,8 @@ class PcSamplingRecorder final : public Recorder {
       if (it == cubins_.end()) continue;
       const std::string path = dir + "/" + format::CubinFileName(crc);
       std::FILE* f = std::fopen(path.c_str(), "wb");
-      const bool ok = f && std::fwrite(it->second.data(), 1, it->second.size(), f) ==
-                               it->second.size();
+      const bool ok =
+          f && std::fwrite(it->second.data(), 1, it->second.size(), f) == it->second.size();
       if (f && std::fclose(f) != 0) ++cubins_not_saved_;
       ok ? ++cubins_saved_ : ++cubins_not_saved_;
     }

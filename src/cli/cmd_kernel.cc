@@ -64,8 +64,9 @@ void AddKernelCommand(Cmd& app, CommandList& commands) {
                   "Part of the kernel's name (demangled or mangled); of several matches, the one "
                   "with most GPU time")
       ->required();
-  cmd->add_flag("--single", o->run.single,
-                "Read only the file named, not the other traces of its run (FILE.rank*, FILE.pid*)");
+  cmd->add_flag(
+      "--single", o->run.single,
+      "Read only the file named, not the other traces of its run (FILE.rank*, FILE.pid*)");
   cmd->add_flag("--json", o->json, "Machine-readable JSON instead of the text page");
   AddStrictFlag(cmd, &o->strict);
   cmd->add_flag("-q,--quiet", o->quiet, "No progress line on a terminal");

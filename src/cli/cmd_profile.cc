@@ -36,8 +36,8 @@
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/capture/capture_options.h"
 #include "tracesmith/capture/run_command.h"
-#include "tracesmith/format/sbt_reader.h"
 #include "tracesmith/format/run_names.h"
+#include "tracesmith/format/sbt_reader.h"
 #include "tracesmith/format/sbt_writer.h"
 #include "tracesmith/model/records.h"
 #include "tracesmith/symbolize/sass.h"
@@ -130,7 +130,8 @@ void FinishOutput(const std::string& path, bool symbols, bool quiet) {
   // Replay payloads (--replay-capture) are raw chunks that a model rewrite
   // would not carry over: such a trace is left as written.
   if (HasReplayPayloads(path)) {
-    say(StrFormat("%s holds replay payloads: not rewritten to add %s (tracesmith "
+    say(
+        StrFormat("%s holds replay payloads: not rewritten to add %s (tracesmith "
                   "symbolize %s -o OUT adds them to a copy without the payloads)",
                   path.c_str(), what, path.c_str()));
     return;
@@ -138,7 +139,8 @@ void FinishOutput(const std::string& path, bool symbols, bool quiet) {
   format::ReadReport report;
   auto trace = format::ReadTraceFile(path, &report);
   if (!trace.ok() || !report.clean() || !report.indexed) {
-    say(StrFormat("%s is unfinished or damaged: not rewritten to add %s (tracesmith "
+    say(
+        StrFormat("%s is unfinished or damaged: not rewritten to add %s (tracesmith "
                   "symbolize %s -o OUT can)",
                   path.c_str(), what, path.c_str()));
     return;
@@ -147,10 +149,11 @@ void FinishOutput(const std::string& path, bool symbols, bool quiet) {
   if (symbols && !trace->Rows<model::Frame>().empty()) {
     auto stats = symbolize::Symbolize(&*trace);
     if (stats.ok() && stats->native_frames && stats->with_function)
-      done.push_back(StrFormat("%llu of %llu native frames named (--no-symbolize: leave them "
-                               "unnamed)",
-                               static_cast<unsigned long long>(stats->with_function),
-                               static_cast<unsigned long long>(stats->native_frames)));
+      done.push_back(
+          StrFormat("%llu of %llu native frames named (--no-symbolize: leave them "
+                    "unnamed)",
+                    static_cast<unsigned long long>(stats->with_function),
+                    static_cast<unsigned long long>(stats->native_frames)));
   }
   bool sass_done = false;
   if (sass) {
@@ -159,11 +162,12 @@ void FinishOutput(const std::string& path, bool symbols, bool quiet) {
       say(StrFormat("%s: no SASS text: %s", path.c_str(), stats.status().message().c_str()));
     } else if (stats->instructions) {
       sass_done = true;
-      std::string line = StrFormat("SASS of %llu of %llu sampled instructions (%llu modules, "
-                                   "%.1f s)",
-                                   static_cast<unsigned long long>(stats->with_text),
-                                   static_cast<unsigned long long>(stats->instructions),
-                                   static_cast<unsigned long long>(stats->cubins), stats->seconds);
+      std::string line = StrFormat(
+          "SASS of %llu of %llu sampled instructions (%llu modules, "
+          "%.1f s)",
+          static_cast<unsigned long long>(stats->with_text),
+          static_cast<unsigned long long>(stats->instructions),
+          static_cast<unsigned long long>(stats->cubins), stats->seconds);
       if (stats->cubins_missing + stats->cubins_failed + stats->cubins_skipped)
         line += StrFormat("; %llu modules missing, %llu failed, %llu over the time budget%s%s",
                           static_cast<unsigned long long>(stats->cubins_missing),

@@ -24,7 +24,7 @@ struct SymbolizeArgs {
   std::string path;
   std::string output;
   std::vector<std::string> search_dirs;
-  std::string cubins;  // "" -> FILE.cubins
+  std::string cubins;        // "" -> FILE.cubins
   bool force = false;        // replace an existing -o OUT
   bool resymbolize = false;  // frames that already have names too
   bool strict = false;
@@ -68,7 +68,8 @@ int RunSymbolize(const SymbolizeArgs& args) {
     if (!sass.ok()) return ReportError(sass.status());
     sass_stats = *sass;
   } else if (!args.cubins.empty()) {
-    return ReportError(NotFound(args.cubins + ": no such directory (--cubins: the .cubins "
+    return ReportError(NotFound(args.cubins +
+                                ": no such directory (--cubins: the .cubins "
                                 "directory a --pc-sampling capture left beside its trace)"));
   }
 
@@ -80,19 +81,18 @@ int RunSymbolize(const SymbolizeArgs& args) {
   Status written = format::WriteTraceFile(*trace, out);
   if (!written.ok()) return ReportError(written);
   if (sass_stats.instructions)
-    std::printf("SASS of %llu of %llu sampled instructions from %llu modules (%s)%s\n",
-                static_cast<unsigned long long>(sass_stats.with_text),
-                static_cast<unsigned long long>(sass_stats.instructions),
-                static_cast<unsigned long long>(sass_stats.cubins), sass_stats.nvdisasm.c_str(),
-                sass_stats.cubins_missing + sass_stats.cubins_failed
-                    ? StrFormat("; %llu modules missing from %s, %llu failed%s%s",
-                                static_cast<unsigned long long>(sass_stats.cubins_missing),
-                                cubins.c_str(),
-                                static_cast<unsigned long long>(sass_stats.cubins_failed),
-                                sass_stats.first_error.empty() ? "" : ": ",
-                                sass_stats.first_error.c_str())
-                          .c_str()
-                    : "");
+    std::printf(
+        "SASS of %llu of %llu sampled instructions from %llu modules (%s)%s\n",
+        static_cast<unsigned long long>(sass_stats.with_text),
+        static_cast<unsigned long long>(sass_stats.instructions),
+        static_cast<unsigned long long>(sass_stats.cubins), sass_stats.nvdisasm.c_str(),
+        sass_stats.cubins_missing + sass_stats.cubins_failed
+            ? StrFormat("; %llu modules missing from %s, %llu failed%s%s",
+                        static_cast<unsigned long long>(sass_stats.cubins_missing), cubins.c_str(),
+                        static_cast<unsigned long long>(sass_stats.cubins_failed),
+                        sass_stats.first_error.empty() ? "" : ": ", sass_stats.first_error.c_str())
+                  .c_str()
+            : "");
   const auto& s = *stats;
   std::printf("Symbolized %llu of %llu native frames (%llu with file:line) -> %s\n",
               static_cast<unsigned long long>(s.with_function),

@@ -69,7 +69,6 @@ bool NaturalLess(std::string_view a, std::string_view b) {
   return a.size() - i < b.size() - j;
 }
 
-
 std::string CubinDirOf(const std::string& trace_path) { return trace_path + ".cubins"; }
 
 std::string CubinFileName(uint64_t cubin_crc) {

@@ -296,8 +296,8 @@ FoldedStacks FoldStacks(const analysis::CompactTrace& t, FlameWeight weight) {
     const analysis::FunctionProfile& p = profile->second;
     uint64_t given = 0;
     for (const analysis::ProfiledInstruction& i : p.instructions) {
-      const uint64_t part = static_cast<uint64_t>(
-          static_cast<long double>(value.first) * i.samples / p.samples);
+      const uint64_t part =
+          static_cast<uint64_t>(static_cast<long double>(value.first) * i.samples / p.samples);
       if (part == 0) continue;
       merged[text + ";" + Sanitized(i.line) + ";" + Sanitized(i.instruction)] += part;
       given += part;

@@ -25,7 +25,8 @@ namespace {
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -65,7 +66,9 @@ bool SectionName(std::string_view line, std::string* name) {
   return false;
 }
 
-bool Executable(const std::string& path) { return !path.empty() && access(path.c_str(), X_OK) == 0; }
+bool Executable(const std::string& path) {
+  return !path.empty() && access(path.c_str(), X_OK) == 0;
+}
 
 // Runs argv with stdout to `out_path`; true when it exited 0 within timeout_s.
 bool RunTo(const std::vector<std::string>& argv, const std::string& out_path, double timeout_s,
@@ -84,8 +87,7 @@ bool RunTo(const std::vector<std::string>& argv, const std::string& out_path, do
     *error = argv[0] + ": cannot run it (errno " + std::to_string(rc) + ")";
     return false;
   }
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   int status = 0;
   for (;;) {
     const pid_t w = waitpid(pid, &status, WNOHANG);
@@ -104,8 +106,7 @@ bool RunTo(const std::vector<std::string>& argv, const std::string& out_path, do
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     *error = argv[0] + " " + argv.back() + " failed (exit status " +
-             std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status)) +
-             ")";
+             std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status)) + ")";
     return false;
   }
   return true;

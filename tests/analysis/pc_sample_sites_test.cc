@@ -182,10 +182,11 @@ TEST(PcSampleSites, AnalyzeNamesTheLaunchingLines) {
   // The finding names the instruction (no line table) and the launching line.
   size_t named = 0;
   for (const std::string& f : r.findings)
-    named += f.find("is mostly long_scoreboard: 100.0% of its GPU instruction samples, waiting "
-                    "for a global/local memory (L1TEX) result. Hottest instruction: +0x80 LDG.E "
-                    "R4, desc[UR4][R2.64] (100.0% of its samples). Launched from step "
-                    "(/home/me/train.py:10) (99.0% of its samples).") != std::string::npos;
+    named += f.find(
+                 "is mostly long_scoreboard: 100.0% of its GPU instruction samples, waiting "
+                 "for a global/local memory (L1TEX) result. Hottest instruction: +0x80 LDG.E "
+                 "R4, desc[UR4][R2.64] (100.0% of its samples). Launched from step "
+                 "(/home/me/train.py:10) (99.0% of its samples).") != std::string::npos;
   EXPECT_EQ(named, 1u) << text.str();
   EXPECT_NE(text.str().find("+0x0080 LDG.E R4, desc[UR4][R2.64]"), std::string::npos);
   std::ostringstream json;

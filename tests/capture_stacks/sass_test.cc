@@ -18,7 +18,8 @@ namespace {
 
 // As nvdisasm 13 prints `nvdisasm -c` (two kernels; the second with the
 // encodings that -hex or older versions append).
-constexpr const char* kListing = R"(	.headerflags	@"EF_CUDA_TEXMODE_UNIFIED EF_CUDA_64BIT_ADDRESS EF_CUDA_SM90"
+constexpr const char* kListing =
+    R"(	.headerflags	@"EF_CUDA_TEXMODE_UNIFIED EF_CUDA_64BIT_ADDRESS EF_CUDA_SM90"
 	.elftype	@"ET_EXEC"
 
 
@@ -65,8 +66,8 @@ TEST(Sass, IgnoresWhatItDoesNotKnow) {
   EXPECT_TRUE(ParseNvdisasm("").empty());
   EXPECT_TRUE(ParseNvdisasm("/*0010*/ NOP ;\n").empty());  // no function yet
   EXPECT_TRUE(ParseNvdisasm(".section .data.x\n/*0010*/ NOP ;\n").empty());
-  const SassListing l =
-      ParseNvdisasm(".text.f:\n/*zz*/ NOP ;\n/*0010 NOP\n/*123456789*/ NOP\n/*0020*/ ;\n/*0030*/ NOP");
+  const SassListing l = ParseNvdisasm(
+      ".text.f:\n/*zz*/ NOP ;\n/*0010 NOP\n/*123456789*/ NOP\n/*0020*/ ;\n/*0030*/ NOP");
   ASSERT_EQ(l.size(), 1u);
   EXPECT_EQ(l.at("f").size(), 1u);
   EXPECT_EQ(l.at("f").at(0x30), "NOP");

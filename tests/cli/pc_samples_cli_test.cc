@@ -98,8 +98,7 @@ TEST(PcSamplesCli, KernelPage) {
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("     1994  99.7%      +0x0300  "), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("wait 45%, selected 35%, short_scoreboard 20%"), std::string::npos)
-      << r.out;
+  EXPECT_NE(r.out.find("wait 45%, selected 35%, short_scoreboard 20%"), std::string::npos) << r.out;
   EXPECT_LT(r.out.find(":60"), r.out.find(":66")) << r.out;  // lines in file order
 
   // Several matches: the one with most GPU time, the others named.

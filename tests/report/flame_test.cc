@@ -125,10 +125,11 @@ TEST(FlameTest, SampledKernelsGrowGpuFrames) {
   EXPECT_NE(Folded(launches).find("(no stack);probe_hot(float*, int) 2\n"), std::string::npos);
   // Without samples: the kernel is the leaf, as before.
   o.samples = false;
-  EXPECT_EQ(Folded(FoldStacks(Compact(tracesmith::testing::PcSampleTrace(o)), FlameWeight::kGpuTime)),
-            "(no stack);probe_fma(float*, int) 3000000\n"
-            "(no stack);probe_hot(float*, int) 2000000\n"
-            "(no stack);probe_mem(float const*, float*, int) 4000000\n");
+  EXPECT_EQ(
+      Folded(FoldStacks(Compact(tracesmith::testing::PcSampleTrace(o)), FlameWeight::kGpuTime)),
+      "(no stack);probe_fma(float*, int) 3000000\n"
+      "(no stack);probe_hot(float*, int) 2000000\n"
+      "(no stack);probe_mem(float const*, float*, int) 4000000\n");
 }
 
 TEST(FlameTest, SeveralProcessesStartWithTheProcess) {

@@ -30,13 +30,13 @@ struct KernelPageLine {
   uint32_t line = 0;
   std::string source;  // the line's text, when `file` is readable here
   uint64_t samples = 0;
-  double share = 0;  // of the function's samples, %
+  double share = 0;                                 // of the function's samples, %
   std::vector<KernelPageInstruction> instructions;  // by offset
 };
 
 struct KernelPage {
-  FunctionSamples function;          // the summary (stalls, sites, GPU time)
-  std::vector<KernelPageLine> lines;  // by file, then line
+  FunctionSamples function;               // the summary (stalls, sites, GPU time)
+  std::vector<KernelPageLine> lines;      // by file, then line
   std::vector<std::string> also_matched;  // other sampled functions the name matched
 };
 

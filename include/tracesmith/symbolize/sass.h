@@ -28,14 +28,14 @@ SassListing ParseNvdisasm(std::string_view listing);
 std::string FindNvdisasm();
 
 struct SassOptions {
-  std::string nvdisasm;      // "" -> FindNvdisasm()
-  double timeout_s = 120;    // per cubin; a listing that takes longer is given up
-  double budget_s = 300;     // for all cubins; the rest are left (counted)
+  std::string nvdisasm;    // "" -> FindNvdisasm()
+  double timeout_s = 120;  // per cubin; a listing that takes longer is given up
+  double budget_s = 300;   // for all cubins; the rest are left (counted)
 };
 
 struct SassStats {
-  uint64_t instructions = 0;         // sampled instructions without a PcSass row before
-  uint64_t with_text = 0;            // got one now
+  uint64_t instructions = 0;  // sampled instructions without a PcSass row before
+  uint64_t with_text = 0;     // got one now
   uint64_t cubins = 0, cubins_missing = 0, cubins_failed = 0, cubins_skipped = 0;
   double seconds = 0;
   std::string nvdisasm;  // the one run ("" when none was found)
