@@ -56,6 +56,12 @@ SETS = {
         "ts_+nvtx,overhead,module,external=ts:--kinds kernel,nvtx,overhead,module,external --stacks none",
         "ts_default_nostacks=ts:--stacks none", "ts_default=ts:",
     ],
+    # GPU instruction sampling (issue #39) on top of the default capture, at the
+    # default period and one 4x sparser.
+    "pcsampling": [
+        "base=base", "tracesmith=ts:", "pc_sampling=ts:--pc-sampling",
+        "pc_sampling_2^17=ts:--pc-sampling-period 17",
+    ],
 }
 
 

@@ -3,7 +3,7 @@
 # machine. Run from the repository root:
 #
 #   scripts/gpu-check.sh [BUILD_DIR=build/gpu]
-#   GPU_CHECK=tests,replay,torchjson,python,pcsampling,memory,job,nccl,selfcost,apicost,launchcost,bench,sweep (default;
+#   GPU_CHECK=tests,replay,torchjson,python,pcsampling,pccost,memory,job,nccl,selfcost,apicost,launchcost,bench,sweep (default;
 #             also: fixtures, example)
 #   BENCH_ROUNDS=8  BENCH_WORKLOADS=ll,pyll,mlp,xf  SWEEP_WORKLOADS=xf
 #   GPU_TESTS="capture_gpu_test ..."  (a subset of the GPU gtests)
@@ -32,7 +32,7 @@ set -u
 . "$(dirname "$0")/lib/checks.sh"
 BUILD=${1:-build/gpu}
 OUT=${OUT:-$PWD/gpu-check-out}
-WHAT=${GPU_CHECK:-tests,replay,torchjson,python,pcsampling,memory,job,nccl,selfcost,apicost,launchcost,bench,sweep}
+WHAT=${GPU_CHECK:-tests,replay,torchjson,python,pcsampling,pccost,memory,job,nccl,selfcost,apicost,launchcost,bench,sweep}
 ROUNDS=${BENCH_ROUNDS:-8}
 mkdir -p "$OUT"
 exec > >(tee -a "$OUT/gpu-check.log") 2>&1
@@ -377,6 +377,14 @@ if want bench && { ! uses_torch "${BENCH_WORKLOADS:-ll,pyll,mlp,xf}" ||
   "${BENCH[@]}" --set main --workloads "${BENCH_WORKLOADS:-ll,pyll,mlp,xf}" --json "$OUT/bench.json" \
     2>&1 | tee "$OUT/bench.log"
   check "bench: bench/overhead.py --set main exits 0" "${PIPESTATUS[0]}"
+fi
+if want pccost && { ! uses_torch "${PCCOST_WORKLOADS:-xf,mlp}" ||
+                    needs_torch "pccost: bench/overhead.py --set pcsampling"; }; then
+  # What --pc-sampling costs on top of the default capture (issue #39's <= 10%).
+  "${BENCH[@]}" --set pcsampling --workloads "${PCCOST_WORKLOADS:-xf,mlp}" \
+    --rounds "${PCCOST_ROUNDS:-4}" --json "$OUT/pccost.json" --tag PCCOST \
+    2>&1 | tee "$OUT/pccost.log"
+  check "pccost: bench/overhead.py --set pcsampling exits 0" "${PIPESTATUS[0]}"
 fi
 if want sweep && { ! uses_torch "${SWEEP_WORKLOADS:-xf}" ||
                    needs_torch "sweep: bench/overhead.py --set groups"; }; then

@@ -22,22 +22,30 @@
 #include "check.h"
 #include "pc_sampling_kernels.cuh"
 
-// The call sites (kept out of line, so each is a frame of its launches' stacks).
+// The call sites (kept out of line, so each is a frame of its launches' stacks; the empty asm
+// after the launch keeps it from being a tail call, which would leave no frame either).
+#define PCS_KEEP_FRAME() asm volatile("" ::: "memory")
 __attribute__((noinline)) void launch_mem(int blocks, cudaStream_t s, const float* buf,
                                           unsigned mask, float* out) {
   pcs_mem<<<blocks, 256, 0, s>>>(buf, mask, 512, out);
+  PCS_KEEP_FRAME();
 }
 __attribute__((noinline)) void launch_fma(int blocks, cudaStream_t s, float* out) {
   pcs_fma<<<blocks, 256, 0, s>>>(out, 100000, 1.0001f, 0.5f);
+  PCS_KEEP_FRAME();
 }
 __attribute__((noinline)) void launch_hot(int blocks, cudaStream_t s, unsigned* out) {
   pcs_hot<<<blocks, 256, 0, s>>>(out, 40000);
+  PCS_KEEP_FRAME();
 }
-__attribute__((noinline)) void launch_narrow(int blocks, cudaStream_t s, unsigned* out) {
-  pcs_hot<<<blocks, 256, 0, s>>>(out, 40000);
+// (Each body differs, so that the compiler cannot fold them into one function.)
+__attribute__((noinline)) void launch_narrow(int sms, cudaStream_t s, unsigned* out) {
+  pcs_hot<<<std::max(1, sms / 4), 256, 0, s>>>(out, 40000);
+  PCS_KEEP_FRAME();
 }
-__attribute__((noinline)) void launch_wide(int blocks, cudaStream_t s, unsigned* out) {
-  pcs_hot<<<blocks, 256, 0, s>>>(out, 40000);
+__attribute__((noinline)) void launch_wide(int sms, cudaStream_t s, unsigned* out) {
+  pcs_hot<<<sms * 4, 256, 0, s>>>(out, 40000);
+  PCS_KEEP_FRAME();
 }
 
 int main(int argc, char** argv) {
@@ -98,8 +106,8 @@ int main(int argc, char** argv) {
     CHECK(cudaDeviceSynchronize());
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     for (int i = 0; i < sites_launches; ++i) {
-      if (phase == 0) launch_narrow(std::max(1, sms / 4), s[0], hot);
-      if (phase == 1) launch_wide(blocks, s[0], hot);
+      if (phase == 0) launch_narrow(sms, s[0], hot);
+      if (phase == 1) launch_wide(sms, s[0], hot);
     }
     CHECK(cudaGetLastError());
   }

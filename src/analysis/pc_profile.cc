@@ -41,27 +41,27 @@ std::unordered_map<uint64_t, FunctionProfile> InstructionProfiles(const CompactT
     for (const auto& [where, n] : pcs) hot.push_back({n, where});
     std::stable_sort(hot.begin(), hot.end(),
                      [](const auto& a, const auto& b) { return a.first > b.first; });
-    uint64_t rest = 0;
-    size_t rest_count = 0;
+    std::map<std::string, std::pair<uint64_t, size_t>> rest;  // by line: samples, instructions
     for (size_t k = 0; k < hot.size(); ++k) {
       p.samples += hot[k].first;
-      if (k >= max_instructions) {
-        rest += hot[k].first;
-        ++rest_count;
+      const PcSamples::Key key{hot[k].second.first, fn.first, fn.second, hot[k].second.second, 0};
+      auto l = lines.find(key);
+      std::string line = l == lines.end() ? "(no line info)" : l->second;
+      if (k >= max_instructions) {  // the rest, per line (its share of the line stays)
+        auto& r = rest[line];
+        r.first += hot[k].first;
+        r.second++;
         continue;
       }
-      const PcSamples::Key key{hot[k].second.first, fn.first, fn.second, hot[k].second.second, 0};
       ProfiledInstruction i;
-      auto l = lines.find(key);
-      i.line = l == lines.end() ? "(no line info)" : l->second;
+      i.line = std::move(line);
       i.instruction = StrFormat("+0x%04x", key.pc_offset);
       if (auto s = sass.find(key); s != sass.end()) i.instruction += " " + s->second;
       i.samples = hot[k].first;
       p.instructions.push_back(std::move(i));
     }
-    if (rest_count)
-      p.instructions.push_back(
-          {"(other lines)", StrFormat("(%zu other instructions)", rest_count), rest});
+    for (auto& [line, r] : rest)
+      p.instructions.push_back({line, StrFormat("(%zu other instructions)", r.second), r.first});
   }
   return out;
 }

@@ -14,6 +14,7 @@
 #include "analysis/test_traces.h"
 #include "testing/pc_sample_trace.h"
 #include "testing/temp_dir.h"
+#include "tracesmith/analysis/pc_samples.h"
 #include "tracesmith/analysis/report.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/format/sbt_writer.h"
@@ -130,6 +131,28 @@ TEST(FlameTest, SampledKernelsGrowGpuFrames) {
       "(no stack);probe_fma(float*, int) 3000000\n"
       "(no stack);probe_hot(float*, int) 2000000\n"
       "(no stack);probe_mem(float const*, float*, int) 4000000\n");
+}
+
+// Past the hottest instructions the rest stays under its line (an unrolled
+// loop spreads one line over many instructions): probe_mem's +0x100 (810
+// samples, line 42), then +0x180 (170, line 40) and +0x200 (20, no line).
+TEST(FlameTest, InstructionProfileKeepsTheRestUnderItsLine) {
+  const analysis::CompactTrace c = Compact(tracesmith::testing::PcSampleTrace());
+  const auto profiles = analysis::InstructionProfiles(c, 1);
+  const analysis::FunctionProfile* mem = nullptr;
+  for (const auto& [key, p] : profiles)
+    if (c.String(static_cast<uint32_t>(key)).starts_with("probe_mem")) mem = &p;
+  ASSERT_NE(mem, nullptr);
+  EXPECT_EQ(mem->samples, 1000u);
+  ASSERT_EQ(mem->instructions.size(), 3u);
+  EXPECT_EQ(mem->instructions[0].line, "kernels.cu:42");
+  EXPECT_EQ(mem->instructions[0].instruction, "+0x0100");
+  EXPECT_EQ(mem->instructions[0].samples, 810u);
+  EXPECT_EQ(mem->instructions[1].line, "(no line info)");
+  EXPECT_EQ(mem->instructions[1].instruction, "(1 other instructions)");
+  EXPECT_EQ(mem->instructions[1].samples, 20u);
+  EXPECT_EQ(mem->instructions[2].line, "kernels.cu:40");
+  EXPECT_EQ(mem->instructions[2].samples, 170u);
 }
 
 TEST(FlameTest, SeveralProcessesStartWithTheProcess) {

@@ -18,7 +18,7 @@
 // a sampled kernel's GPU time is split further by where its samples landed:
 // `...;kernel;file.cu:66;+0x00b0 IMAD R5, R5, 0x19660d, RZ` (source line, or
 // "(no line info)"; the instruction's offset and SASS text when the trace has
-// it), its 16 hottest instructions and "(N other instructions)"
+// it), its 16 hottest instructions and, per line, "(N other instructions)"
 // (analysis::InstructionProfiles; the same split under every stack that
 // launched the kernel). Only with the GPU-time weight.
 //
