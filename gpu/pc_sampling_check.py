@@ -42,6 +42,9 @@ MEMORY_STALLS = {"long_scoreboard", "lg_throttle", "tex_throttle", "mio_throttle
 COMPUTE_STALLS = {"wait", "math_pipe_throttle", "selected", "not_selected", "dispatch_stall"}
 PREFIX = "smsp__pcsamp_warps_issue_stalled_"
 SOLO = {}  # each kernel's time per launch alone (the target's solo_us), from the last run
+# PCS_PERIOD=N: sample at 2^N cycles instead of the default period.
+PCS_ARGS = (["--pc-sampling-period", os.environ["PCS_PERIOD"]] if os.environ.get("PCS_PERIOD")
+            else ["--pc-sampling"])
 SITES = {}  # the two-site phase: narrow / wide blocks, launches, SMs (the target prints them)
 
 
@@ -74,7 +77,7 @@ def main():
     c = Checks("PCSAMPLING")
     base, pcs, hot, runs_ok, last = [], [], None, True, None
     for r in range(ROUNDS):
-        for name, extra, times in (("base", [], base), ("pcs", ["--pc-sampling"], pcs)):
+        for name, extra, times in (("base", [], base), ("pcs", PCS_ARGS, pcs)):
             code, path, loop, h, text = profile(cli, progs, out, f"{name}{r}", extra)
             if code != 0 or loop is None:
                 runs_ok = False
@@ -85,7 +88,8 @@ def main():
                 last, hot = path, h or hot
     names = ["runs", "samples", "lines", "hot line", "stall mem", "stall fma", "shares",
              "concurrency", "kernel rows", "cost", "sites", "sites by time", "sass", "flame"]
-    if not c.check("runs", runs_ok and hot, f"{ROUNDS} x default capture, {ROUNDS} x --pc-sampling"):
+    if not c.check("runs", runs_ok and hot,
+                   f"{ROUNDS} x default capture, {ROUNDS} x {' '.join(PCS_ARGS)}"):
         c.skip_all(names[1:], "a run failed")
         sys.exit(c.summary())
     c.guarded(names[1:10], lambda: checks(c, last, hot, base, pcs))

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -177,50 +178,85 @@ StatusOr<SassStats> AddSass(model::Trace* trace, const std::string& cubin_dir,
         "nvdisasm (CUDA toolkit) not found in $CUDA_HOME/bin, /usr/local/cuda/bin or PATH: the "
         "sampled instructions keep their offsets without SASS text (run `tracesmith symbolize` "
         "where the toolkit is, with the trace's .cubins directory beside it)");
-  char tmp[] = "/tmp/tracesmith-sass-XXXXXX";
-  const int fd = mkstemp(tmp);
-  if (fd < 0) return Internal("cannot create a temporary file for nvdisasm's listing");
-  close(fd);
-  for (const auto& [crc, keys] : wanted) {
-    const double spent =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const std::string cubin = cubin_dir + "/" + format::CubinFileName(crc);
-    struct stat st;
-    if (stat(cubin.c_str(), &st) != 0) {
-      stats.cubins_missing++;
-      continue;
-    }
-    if (spent > options.budget_s) {
-      stats.cubins_skipped++;
-      continue;
-    }
+  // One nvdisasm per module, as many at once as there are cores (PyTorch's
+  // sampled modules took 76 s one after the other on the H200 machine).
+  struct Job {
+    uint64_t crc = 0;
+    std::string cubin;
+    std::set<std::string, std::less<>> functions;  // the sampled ones
+    enum { kPending, kMissing, kSkipped, kFailed, kDone } state = kPending;
     std::string error;
-    if (!RunTo({stats.nvdisasm, "-c", cubin}, tmp, options.timeout_s, &error)) {
-      stats.cubins_failed++;
-      if (stats.first_error.empty()) stats.first_error = error;
-      continue;
+    SassListing listing;
+  };
+  std::vector<Job> jobs;
+  for (const auto& [crc, keys] : wanted) {
+    Job& j = jobs.emplace_back();
+    j.crc = crc;
+    j.cubin = cubin_dir + "/" + format::CubinFileName(crc);
+    for (const auto& [pid, function_id, pc] : keys)
+      j.functions.emplace(trace->strings.Get(function_id));
+  }
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    char tmp[] = "/tmp/tracesmith-sass-XXXXXX";
+    const int fd = mkstemp(tmp);
+    if (fd >= 0) close(fd);
+    for (size_t k; (k = next.fetch_add(1)) < jobs.size();) {
+      Job& j = jobs[k];
+      struct stat st;
+      if (stat(j.cubin.c_str(), &st) != 0) {
+        j.state = Job::kMissing;
+        continue;
+      }
+      if (fd < 0 || std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() >
+                        options.budget_s) {
+        j.state = fd < 0 ? Job::kFailed : Job::kSkipped;
+        if (fd < 0) j.error = "cannot create a temporary file for nvdisasm's listing";
+        continue;
+      }
+      if (!RunTo({stats.nvdisasm, "-c", j.cubin}, tmp, options.timeout_s, &j.error)) {
+        j.state = Job::kFailed;
+        continue;
+      }
+      std::ifstream in(tmp, std::ios::binary);
+      std::stringstream text;
+      text << in.rdbuf();
+      j.listing = ParseNvdisasm(text.str());
+      std::erase_if(j.listing, [&](const auto& f) { return !j.functions.count(f.first); });
+      j.state = Job::kDone;
     }
+    if (fd >= 0) unlink(tmp);
+  };
+  const size_t workers = std::min<size_t>(
+      jobs.size(), options.jobs ? options.jobs : std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> threads;
+  for (size_t w = 1; w < workers; ++w) threads.emplace_back(work);
+  work();
+  for (std::thread& t : threads) t.join();
+  for (const Job& j : jobs) {  // in CRC order: the rows do not depend on the timing
+    if (j.state == Job::kMissing) stats.cubins_missing++;
+    if (j.state == Job::kSkipped) stats.cubins_skipped++;
+    if (j.state == Job::kFailed) {
+      stats.cubins_failed++;
+      if (stats.first_error.empty()) stats.first_error = j.error;
+    }
+    if (j.state != Job::kDone) continue;
     stats.cubins++;
-    std::ifstream in(tmp, std::ios::binary);
-    std::stringstream text;
-    text << in.rdbuf();
-    const SassListing listing = ParseNvdisasm(text.str());
-    for (const auto& [pid, function_id, pc] : keys) {
-      auto f = listing.find(trace->strings.Get(function_id));
-      if (f == listing.end()) continue;
+    for (const auto& [pid, function_id, pc] : wanted[j.crc]) {
+      auto f = j.listing.find(trace->strings.Get(function_id));
+      if (f == j.listing.end()) continue;
       auto i = f->second.find(pc);
       if (i == f->second.end()) continue;
       model::PcSass row;
       row.pc_offset = pc;
       row.text_id = trace->strings.Intern(i->second);
       row.pid = pid;
-      row.cubin_crc = crc;
+      row.cubin_crc = j.crc;
       row.function_id = function_id;
       trace->Rows<model::PcSass>().push_back(row);
       stats.with_text++;
     }
   }
-  unlink(tmp);
   stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return stats;
 }

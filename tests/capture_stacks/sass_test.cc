@@ -86,6 +86,8 @@ class AddSassTest : public ::testing::Test {
     hot_ = t_.strings.Intern("_Z7pcs_hotPji");
     for (uint32_t pc : {0xb0u, 0xc0u, 0x400u}) Line(0xABC, hot_, pc);
     Line(0xDEF, hot_, 0x10);  // a module whose cubin was not kept
+    std::ofstream(cubins_ + "/" + format::CubinFileName(0x111)) << "another module";
+    Line(0x111, hot_, 0xd0);
   }
   void Line(uint64_t crc, uint32_t fn, uint32_t pc) {
     model::PcLine l{};
@@ -104,26 +106,29 @@ class AddSassTest : public ::testing::Test {
 TEST_F(AddSassTest, GivesSampledInstructionsTheirText) {
   SassOptions o;
   o.nvdisasm = fake_;
+  o.jobs = 2;  // two modules listed at once
   auto s = AddSass(&t_, cubins_, o);
   ASSERT_TRUE(s.ok()) << s.status().ToString();
-  EXPECT_EQ(s->instructions, 4u);
-  EXPECT_EQ(s->with_text, 2u);  // 0x400 is not in the listing
-  EXPECT_EQ(s->cubins, 1u);
+  EXPECT_EQ(s->instructions, 5u);
+  EXPECT_EQ(s->with_text, 3u);  // 0x400 is not in the listing
+  EXPECT_EQ(s->cubins, 2u);
   EXPECT_EQ(s->cubins_missing, 1u);
   const auto& rows = t_.Rows<model::PcSass>();
-  ASSERT_EQ(rows.size(), 2u);
-  EXPECT_EQ(rows[0].pc_offset, 0xb0u);
-  EXPECT_EQ(t_.strings.Get(rows[0].text_id), "IMAD R5, R5, 0x19660d, RZ");
-  EXPECT_EQ(rows[1].pid, 7u);
-  EXPECT_EQ(rows[1].cubin_crc, 0xABCu);
-  EXPECT_EQ(rows[1].function_id, hot_);
-  EXPECT_EQ(t_.strings.Get(rows[1].text_id), "@!P0 BRA `(.L_x_0)");
+  ASSERT_EQ(rows.size(), 3u);  // by module CRC, then as sampled
+  EXPECT_EQ(rows[0].cubin_crc, 0x111u);
+  EXPECT_EQ(t_.strings.Get(rows[0].text_id), "EXIT");
+  EXPECT_EQ(rows[1].pc_offset, 0xb0u);
+  EXPECT_EQ(t_.strings.Get(rows[1].text_id), "IMAD R5, R5, 0x19660d, RZ");
+  EXPECT_EQ(rows[2].pid, 7u);
+  EXPECT_EQ(rows[2].cubin_crc, 0xABCu);
+  EXPECT_EQ(rows[2].function_id, hot_);
+  EXPECT_EQ(t_.strings.Get(rows[2].text_id), "@!P0 BRA `(.L_x_0)");
   // Again: the instructions with text are not asked for twice.
   s = AddSass(&t_, cubins_, o);
   ASSERT_TRUE(s.ok());
   EXPECT_EQ(s->instructions, 2u);
   EXPECT_EQ(s->with_text, 0u);
-  EXPECT_EQ(t_.Rows<model::PcSass>().size(), 2u);
+  EXPECT_EQ(t_.Rows<model::PcSass>().size(), 3u);
 }
 
 TEST_F(AddSassTest, NvdisasmThatFailsOrIsMissing) {
@@ -133,13 +138,13 @@ TEST_F(AddSassTest, NvdisasmThatFailsOrIsMissing) {
   chmod(o.nvdisasm.c_str(), 0755);
   auto s = AddSass(&t_, cubins_, o);
   ASSERT_TRUE(s.ok());
-  EXPECT_EQ(s->cubins_failed, 1u);
+  EXPECT_EQ(s->cubins_failed, 2u);
   EXPECT_NE(s->first_error.find("exit status 3"), std::string::npos) << s->first_error;
   EXPECT_TRUE(t_.Rows<model::PcSass>().empty());
   o.nvdisasm = dir_ / "no-such-nvdisasm";
   s = AddSass(&t_, cubins_, o);
   ASSERT_TRUE(s.ok());
-  EXPECT_EQ(s->cubins_failed, 1u);
+  EXPECT_EQ(s->cubins_failed, 2u);
   EXPECT_NE(s->first_error.find("cannot run it"), std::string::npos) << s->first_error;
 }
 

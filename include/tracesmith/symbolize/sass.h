@@ -31,6 +31,7 @@ struct SassOptions {
   std::string nvdisasm;    // "" -> FindNvdisasm()
   double timeout_s = 120;  // per cubin; a listing that takes longer is given up
   double budget_s = 300;   // for all cubins; the rest are left (counted)
+  unsigned jobs = 0;       // nvdisasm processes at once; 0: one per core
 };
 
 struct SassStats {
