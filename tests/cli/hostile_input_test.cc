@@ -33,7 +33,7 @@ namespace {
 
 using testing::TempDir;
 
-#if defined(__SANITIZE_ADDRESS__)
+#if (defined(__SANITIZE_ADDRESS__) || defined(TS_TESTS_UNDER_ASAN))
 // ASan reserves terabytes of shadow address space: no RLIMIT_AS, and more
 // time per command (the suite's largest inputs take a few seconds there).
 constexpr bool kAddressLimit = false;

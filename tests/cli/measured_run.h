@@ -27,7 +27,7 @@ inline std::string RunMeasured(const testing::TempDir& dir, std::vector<std::str
   argv.push_back(nullptr);
   pid_t pid = fork();
   if (pid == 0) {
-#if defined(__SANITIZE_ADDRESS__)
+#if (defined(__SANITIZE_ADDRESS__) || defined(TS_TESTS_UNDER_ASAN))
     // ASan keeps freed memory in a quarantine (256 MB by default), which
     // would count as the command's own.
     const char* asan = getenv("ASAN_OPTIONS");

@@ -78,7 +78,7 @@ std::string IncompressibleKernels(const testing::TempDir& dir) {
 // Under ASan (its allocator's own overhead, quarantine cut to 16 MB) only
 // the streaming commands are held to a bound: the others' overhead grows
 // with every allocation.
-#if defined(__SANITIZE_ADDRESS__)
+#if (defined(__SANITIZE_ADDRESS__) || defined(TS_TESTS_UNDER_ASAN))
 constexpr long kStreamingKib = 320 * 1024;
 constexpr bool kAsan = true;
 #else
