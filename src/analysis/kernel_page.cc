@@ -5,6 +5,7 @@
 #include <map>
 
 #include "json_writer.h"
+#include "pc_samples_json.h"
 #include "tracesmith/analysis/compact_trace.h"
 #include "tracesmith/analysis/report.h"
 #include "tracesmith/base/file_util.h"
@@ -182,23 +183,9 @@ void WriteKernelPageJson(const KernelPage& page, std::ostream& out) {
       .UInt("kernels", f.kernels)
       .UInt("kernel_ns", f.kernel_ns)
       .Num("gpu_share_pct", f.gpu_share);
-  j.BeginArray("stalls");
-  for (const StallShare& s : f.stalls)
-    j.BeginObject()
-        .Str("reason", s.reason)
-        .Str("description", StallDescription(s.reason))
-        .UInt("samples", s.samples)
-        .Num("share_pct", s.share)
-        .EndObject();
-  j.EndArray().BeginArray("sites");
-  for (const SiteShare& s : f.sites)
-    j.BeginObject()
-        .Str("site", s.site)
-        .UInt("samples", s.samples)
-        .Num("share_pct", s.share)
-        .UInt("launches", s.launches)
-        .EndObject();
-  j.EndArray().BeginArray("lines");
+  StallsJson(j, "stalls", f.stalls);
+  SitesJson(j, "sites", f.sites);
+  j.BeginArray("lines");
   for (const KernelPageLine& l : page.lines) {
     j.BeginObject()
         .Str("file", l.file)
@@ -213,14 +200,8 @@ void WriteKernelPageJson(const KernelPage& page, std::ostream& out) {
           .Str("sass", i.sass)
           .UInt("samples", i.samples)
           .Num("share_pct", i.share);
-      j.BeginArray("stalls");
-      for (const StallShare& s : i.stalls)
-        j.BeginObject()
-            .Str("reason", s.reason)
-            .UInt("samples", s.samples)
-            .Num("share_pct", s.share)
-            .EndObject();
-      j.EndArray().EndObject();
+      StallsJson(j, "stalls", i.stalls);
+      j.EndObject();
     }
     j.EndArray().EndObject();
   }

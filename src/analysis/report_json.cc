@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "json_writer.h"
+#include "pc_samples_json.h"
 #include "tracesmith/analysis/job_report.h"
 #include "tracesmith/analysis/report.h"
 #include "tracesmith/model/event_names.h"
@@ -55,17 +56,7 @@ void GpuSamples(JsonWriter& j, const PcSampleReport& s) {
         .UInt("kernels", f.kernels)
         .UInt("kernel_ns", f.kernel_ns)
         .Num("gpu_share_pct", f.gpu_share);
-    j.BeginArray("stalls");
-    for (const StallShare& x : f.stalls)
-      j.BeginObject()
-          .Str("reason", x.reason)
-          .Str("short_name", model::ShortStallName(x.reason))
-          .Str("description", StallDescription(x.reason))
-          .UInt("samples", x.samples)
-          .UInt("not_issued_samples", x.not_issued)
-          .Num("share_pct", x.share)
-          .EndObject();
-    j.EndArray();
+    StallsJson(j, "stalls", f.stalls);
     j.BeginArray("lines");
     for (const LineShare& x : f.lines)
       j.BeginObject()
@@ -89,16 +80,8 @@ void GpuSamples(JsonWriter& j, const PcSampleReport& s) {
           .EndObject();
     j.EndArray();
     j.UInt("samples_joined_by_time", f.by_window);
-    j.BeginArray("sites");
-    for (const SiteShare& x : f.sites)
-      j.BeginObject()
-          .Str("site", x.site)
-          .UInt("samples", x.samples)
-          .Num("share_pct", x.share)
-          .UInt("launches", x.launches)
-          .UInt("kernel_ns", x.kernel_ns)
-          .EndObject();
-    j.EndArray().EndObject();
+    SitesJson(j, "sites", f.sites);
+    j.EndObject();
   }
   j.EndArray().EndObject();
 }

@@ -1,0 +1,41 @@
+// The JSON of GPU instruction samples' stall reasons and launching code, one
+// shape wherever they appear (`analyze --json`'s gpu_samples, `kernel --json`).
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "json_writer.h"
+#include "tracesmith/analysis/pc_samples.h"
+#include "tracesmith/model/event_names.h"
+
+namespace tracesmith::analysis {
+
+inline void StallsJson(JsonWriter& j, std::string_view key, const std::vector<StallShare>& v) {
+  j.BeginArray(key);
+  for (const StallShare& x : v)
+    j.BeginObject()
+        .Str("reason", x.reason)
+        .Str("short_name", model::ShortStallName(x.reason))
+        .Str("description", StallDescription(x.reason))
+        .UInt("samples", x.samples)
+        .UInt("not_issued_samples", x.not_issued)
+        .Num("share_pct", x.share)
+        .EndObject();
+  j.EndArray();
+}
+
+inline void SitesJson(JsonWriter& j, std::string_view key, const std::vector<SiteShare>& v) {
+  j.BeginArray(key);
+  for (const SiteShare& x : v)
+    j.BeginObject()
+        .Str("site", x.site)
+        .UInt("samples", x.samples)
+        .Num("share_pct", x.share)
+        .UInt("launches", x.launches)
+        .UInt("kernel_ns", x.kernel_ns)
+        .EndObject();
+  j.EndArray();
+}
+
+}  // namespace tracesmith::analysis
