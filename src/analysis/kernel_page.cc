@@ -96,26 +96,20 @@ StatusOr<KernelPage> BuildKernelPage(const CompactTrace& t, std::string_view nam
     a.samples += samples;
     a.stalls[key.stall_id] += samples;
   }
-  std::map<std::pair<uint64_t, uint32_t>, std::pair<uint32_t, uint32_t>> line_of;  // file, line
-  for (const model::PcLine& l : t.meta().Rows<model::PcLine>())
-    if (l.pid == chosen->pid && l.function_id == function_id)
-      line_of[{l.cubin_crc, l.pc_offset}] = {l.file_id, l.line};
-  std::map<std::pair<uint64_t, uint32_t>, uint32_t> sass_of;
-  for (const model::PcSass& x : t.meta().Rows<model::PcSass>())
-    if (x.pid == chosen->pid && x.function_id == function_id)
-      sass_of[{x.cubin_crc, x.pc_offset}] = x.text_id;
+  const InstructionIndex index = IndexInstructions(t);
   std::map<std::pair<std::string, uint32_t>, KernelPageLine> lines;
   for (const auto& [where, a] : pcs) {
-    auto l = line_of.find(where);
-    std::string file = l == line_of.end() ? "" : std::string(t.String(l->second.first));
-    const uint32_t line = file.empty() ? 0 : l->second.second;
+    const PcSamples::Key key = InstructionKey(where.first, chosen->pid, function_id, where.second);
+    const InstructionIndex::Line* l = index.LineOf(key);
+    std::string file = l ? std::string(t.String(l->file_id)) : "";
+    const uint32_t line = file.empty() ? 0 : l->line;
     KernelPageLine& out = lines[{file, line}];
     out.file = file;
     out.line = line;
     out.samples += a.samples;
     KernelPageInstruction i;
     i.pc_offset = where.second;
-    if (auto s = sass_of.find(where); s != sass_of.end()) i.sass = t.String(s->second);
+    if (uint32_t text = index.SassOf(key)) i.sass = t.String(text);
     i.samples = a.samples;
     i.share = Percent(a.samples, chosen->samples);
     for (const auto& [stall, n] : a.stalls)

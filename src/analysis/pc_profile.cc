@@ -23,18 +23,16 @@ std::unordered_map<uint64_t, FunctionProfile> InstructionProfiles(const CompactT
     if (added) it->second = model::IsCountedStall(t.String(key.stall_id));
     if (it->second) acc[{key.pid, key.function_id}][{key.cubin_crc, key.pc_offset}] += samples;
   }
-  std::unordered_map<PcSamples::Key, std::string, PcSamples::KeyHash> lines, sass;
-  for (const model::PcLine& l : t.meta().Rows<model::PcLine>()) {
-    std::string_view file = t.String(l.file_id);
-    if (!l.file_id || file.empty()) continue;
+  const InstructionIndex index = IndexInstructions(t);
+  // "kernels.cu:66": the file's name and the line.
+  auto line_label = [&](const PcSamples::Key& key) -> std::string {
+    const InstructionIndex::Line* l = index.LineOf(key);
+    std::string_view file = l && l->file_id ? t.String(l->file_id) : std::string_view{};
+    if (file.empty()) return "(no line info)";
     if (size_t slash = file.rfind('/'); slash != std::string_view::npos)
       file.remove_prefix(slash + 1);
-    lines[PcSamples::Key{l.cubin_crc, l.pid, l.function_id, l.pc_offset, 0}] =
-        StrFormat("%.*s:%u", int(file.size()), file.data(), l.line);
-  }
-  for (const model::PcSass& x : t.meta().Rows<model::PcSass>())
-    sass[PcSamples::Key{x.cubin_crc, x.pid, x.function_id, x.pc_offset, 0}] =
-        std::string(t.String(x.text_id));
+    return StrFormat("%.*s:%u", int(file.size()), file.data(), l->line);
+  };
   for (const auto& [fn, pcs] : acc) {
     FunctionProfile& p = out[uint64_t(fn.first) << 32 | in.OpNameOf(fn.first, fn.second)];
     std::vector<std::pair<uint64_t, std::pair<uint64_t, uint32_t>>> hot;  // samples, (cubin, pc)
@@ -44,9 +42,9 @@ std::unordered_map<uint64_t, FunctionProfile> InstructionProfiles(const CompactT
     std::map<std::string, std::pair<uint64_t, size_t>> rest;  // by line: samples, instructions
     for (size_t k = 0; k < hot.size(); ++k) {
       p.samples += hot[k].first;
-      const PcSamples::Key key{hot[k].second.first, fn.first, fn.second, hot[k].second.second, 0};
-      auto l = lines.find(key);
-      std::string line = l == lines.end() ? "(no line info)" : l->second;
+      const PcSamples::Key key =
+          InstructionKey(hot[k].second.first, fn.first, fn.second, hot[k].second.second);
+      std::string line = line_label(key);
       if (k >= max_instructions) {  // the rest, per line (its share of the line stays)
         auto& r = rest[line];
         r.first += hot[k].first;
@@ -56,7 +54,7 @@ std::unordered_map<uint64_t, FunctionProfile> InstructionProfiles(const CompactT
       ProfiledInstruction i;
       i.line = std::move(line);
       i.instruction = StrFormat("+0x%04x", key.pc_offset);
-      if (auto s = sass.find(key); s != sass.end()) i.instruction += " " + s->second;
+      if (uint32_t text = index.SassOf(key)) i.instruction += " " + std::string(t.String(text));
       i.samples = hot[k].first;
       p.instructions.push_back(std::move(i));
     }

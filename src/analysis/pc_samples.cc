@@ -111,6 +111,26 @@ uint32_t PcSamples::OpNameOf(uint32_t pid, uint32_t mangled_id) const {
   return it == demangled_.end() ? mangled_id : it->second;
 }
 
+InstructionIndex IndexInstructions(const CompactTrace& t) {
+  InstructionIndex index;
+  for (const PcLine& l : t.meta().Rows<PcLine>())
+    index.lines[InstructionKey(l.cubin_crc, l.pid, l.function_id, l.pc_offset)] = {l.file_id,
+                                                                                   l.line};
+  for (const PcSass& x : t.meta().Rows<PcSass>())
+    index.sass[InstructionKey(x.cubin_crc, x.pid, x.function_id, x.pc_offset)] = x.text_id;
+  return index;
+}
+
+const InstructionIndex::Line* InstructionIndex::LineOf(const PcSamples::Key& k) const {
+  auto it = lines.find(k);
+  return it == lines.end() ? nullptr : &it->second;
+}
+
+uint32_t InstructionIndex::SassOf(const PcSamples::Key& k) const {
+  auto it = sass.find(k);
+  return it == sass.end() ? 0 : it->second;
+}
+
 // ---- the report ------------------------------------------------------------
 
 namespace {
@@ -140,14 +160,8 @@ PcSampleReport SummarizePcSamples(const CompactTrace& t, uint64_t kernel_ns,
   PcSampleReport r;
   r.rows = in.rows();
   if (in.empty()) return r;
-  // Source lines of the sampled instructions.
-  std::unordered_map<PcSamples::Key, LineOf, PcSamples::KeyHash> lines;
-  for (const PcLine& l : t.meta().Rows<PcLine>())
-    lines[PcSamples::Key{l.cubin_crc, l.pid, l.function_id, l.pc_offset, 0}] = {l.file_id, l.line};
-  // Their SASS text, where `profile` or `symbolize` disassembled the module.
-  std::unordered_map<PcSamples::Key, uint32_t, PcSamples::KeyHash> sass;
-  for (const PcSass& x : t.meta().Rows<PcSass>())
-    sass[PcSamples::Key{x.cubin_crc, x.pid, x.function_id, x.pc_offset, 0}] = x.text_id;
+  // Source lines and SASS text of the sampled instructions.
+  const InstructionIndex index = IndexInstructions(t);
   // Each stall id once: whether it counts, and the reason it belongs to.
   struct Reason {
     bool counted = false;
@@ -177,9 +191,9 @@ PcSampleReport SummarizePcSamples(const CompactTrace& t, uint64_t kernel_ns,
     FunctionAcc::Pc& pc = f.pcs[{key.cubin_crc, key.pc_offset}];
     pc.samples += samples;
     pc.stalls[key.stall_id] += samples;
-    auto lit =
-        lines.find(PcSamples::Key{key.cubin_crc, key.pid, key.function_id, key.pc_offset, 0});
-    if (lit != lines.end()) pc.line = lit->second;
+    if (const InstructionIndex::Line* l =
+            index.LineOf(InstructionKey(key.cubin_crc, key.pid, key.function_id, key.pc_offset)))
+      pc.line = {l->file_id, l->line};
     f.lines[{pc.line.file_id, pc.line.file_id ? pc.line.line : 0}] += samples;
   }
 
@@ -302,8 +316,9 @@ PcSampleReport SummarizePcSamples(const CompactTrace& t, uint64_t kernel_ns,
         if (n > top_samples) top = stall, top_samples = n;
       s.top_stall = std::string(t.String(top));
       s.top_stall_share = Percent(top_samples, pc.samples);
-      auto text = sass.find(PcSamples::Key{where.first, id.first, id.second, where.second, 0});
-      if (text != sass.end()) s.sass = std::string(t.String(text->second));
+      if (uint32_t text =
+              index.SassOf(InstructionKey(where.first, id.first, id.second, where.second)))
+        s.sass = std::string(t.String(text));
       out.instructions.push_back(std::move(s));
     }
   }

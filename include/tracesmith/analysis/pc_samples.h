@@ -149,6 +149,23 @@ struct PcSampleReport {
   bool empty() const { return rows == 0; }
 };
 
+// What the trace says of its sampled instructions (PcLine and PcSass rows),
+// keyed as PcSamples::Key with stall_id 0 (InstructionKey).
+struct InstructionIndex {
+  struct Line {
+    uint32_t file_id = 0, line = 0;
+  };
+  std::unordered_map<PcSamples::Key, Line, PcSamples::KeyHash> lines;
+  std::unordered_map<PcSamples::Key, uint32_t, PcSamples::KeyHash> sass;  // text id
+  const Line* LineOf(const PcSamples::Key& k) const;
+  uint32_t SassOf(const PcSamples::Key& k) const;  // 0: none
+};
+InstructionIndex IndexInstructions(const CompactTrace& trace);
+inline PcSamples::Key InstructionKey(uint64_t cubin_crc, uint32_t pid, uint32_t function_id,
+                                     uint32_t pc_offset) {
+  return PcSamples::Key{cubin_crc, pid, function_id, pc_offset, 0};
+}
+
 // The report of `trace`'s samples (empty without samples). `kernel_ns`: the
 // window's kernel time, the denominator of GPU-time shares; `rules` name the
 // launching code as the kernel tables do.
