@@ -15,7 +15,8 @@
 // A record holds the samples of one instruction since the last drain, per
 // stall reason: one PcSampleEvent row per (instruction, stall reason) per
 // drain window. Continuous mode gives no correlation id (0): the analysis
-// joins a window's samples to the function's launches in it by GPU time.
+// joins a window's samples to the function's launches running in it, by
+// overlap (analysis/pc_sample_sites.cc).
 // Source lines come from the module's line table through CUPTI's SASS-to-
 // source correlation on copies of the cubins kept at module load (bounded
 // by kCubinBudget), one PcLine row per new instruction. At the end the
@@ -393,10 +394,13 @@ class PcSamplingRecorder final : public Recorder {
       if (it == cubins_.end()) continue;
       const std::string path = dir + "/" + format::CubinFileName(crc);
       std::FILE* f = std::fopen(path.c_str(), "wb");
-      const bool ok =
+      const bool written =
           f && std::fwrite(it->second.data(), 1, it->second.size(), f) == it->second.size();
-      if (f && std::fclose(f) != 0) ++cubins_not_saved_;
-      ok ? ++cubins_saved_ : ++cubins_not_saved_;
+      const bool closed = f && std::fclose(f) == 0;
+      if (written && closed)
+        ++cubins_saved_;
+      else
+        ++cubins_not_saved_;
     }
   }
 
