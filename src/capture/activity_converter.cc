@@ -139,6 +139,7 @@ void ActivityConverter::Convert(const CUpti_Activity* record) {
 }
 
 void ActivityConverter::ConvertKernel(const CUpti_ActivityKernel10& r) {
+  if (kernel_observer_) kernel_observer_(r.correlationId, r.end);
   model::KernelEvent e;
   e.start_ns = r.start;
   e.end_ns = r.end;

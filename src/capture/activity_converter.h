@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -104,6 +105,11 @@ class ActivityConverter {
     if (import_calls_.size() > (1u << 16)) import_calls_.clear();  // bounded; rare calls
     import_calls_.insert(correlation_id);
   }
+  // Told of every kernel record converted, with its correlation id and end
+  // (the completions --kernel-timeout's watchdog needs: kernel_watchdog.h).
+  void set_kernel_observer(std::function<void(uint32_t correlation_id, uint64_t end_ns)> f) {
+    kernel_observer_ = std::move(f);
+  }
   // Forget cached string ids (module unloaded: name pointers may be reused).
   void ClearStringCache() { ptr_ids_.clear(); }
 
@@ -168,6 +174,7 @@ class ActivityConverter {
   };
   std::unordered_map<uint32_t, OpenRange> open_ranges_;  // marker id -> open range
   std::unordered_map<uint32_t, uint32_t> range_depth_;   // tid -> open ranges
+  std::function<void(uint32_t, uint64_t)> kernel_observer_;
   bool track_runtime_ = false;
   bool mapped_ = false;                         // NoteMappingCall seen
   std::unordered_set<uint32_t> mapping_calls_;  // their correlation ids

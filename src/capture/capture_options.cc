@@ -259,6 +259,23 @@ StatusOr<CaptureOptions> OptionsFromEnv(const std::map<std::string, std::string>
   if (auto* v = get(kEnvPcSampling)) {
     ASSIGN_OR_RETURN(o.pc_sampling, ParsePcSamplingPeriod(*v));
   }
+  if (auto* v = get(kEnvKernelTimeout); v && !v->empty()) {
+    ASSIGN_OR_RETURN(o.kernel_timeout_ns, ParseDuration(*v));
+    if (o.kernel_timeout_ns < 100'000'000)
+      return InvalidArgument("--kernel-timeout: '" + *v +
+                             "' is shorter than 100ms (the samples are drained every 20 ms; "
+                             "give e.g. 30s)");
+    if (!o.pc_sampling) o.pc_sampling = kDefaultPcSamplingPeriod;  // what it watches with
+    if (!(o.groups & kGroupKernel))
+      return InvalidArgument(
+          "--kernel-timeout needs the kernel rows (--kinds with kernel): a kernel's completion "
+          "is what tells it apart from one that still runs");
+  }
+  if (auto* v = get(kEnvOnKernelTimeout); v && !v->empty()) {
+    if (*v != "report" && *v != "exit")
+      return InvalidArgument("--on-kernel-timeout: '" + *v + "' is neither report nor exit");
+    o.kernel_timeout_exit = *v == "exit";
+  }
   if (auto* v = get(kEnvReplayRanges)) {
     RETURN_IF_ERROR(ParseDeviceRanges(*v).status());
     o.replay_ranges = *v;
@@ -330,6 +347,10 @@ std::map<std::string, std::string> OptionsToEnv(const CaptureOptions& o) {
     if (!o.replay_ranges.empty()) env[kEnvReplayRanges] = o.replay_ranges;
   }
   if (o.pc_sampling) env[kEnvPcSampling] = std::to_string(o.pc_sampling);
+  if (o.kernel_timeout_ns) {
+    env[kEnvKernelTimeout] = std::to_string(o.kernel_timeout_ns);
+    env[kEnvOnKernelTimeout] = o.kernel_timeout_exit ? "exit" : "report";
+  }
   return env;
 }
 
@@ -356,7 +377,7 @@ const std::vector<std::string>& OptionEnvNames() {
       kEnvDumpRaw,       kEnvStacks,       kEnvStackDepth,
       kEnvReplayCapture, kEnvReplayMaxMb,  kEnvReplayMaxLaunches,
       kEnvReplayMemory,  kEnvReplayRanges, kEnvReplayReachDepth,
-      kEnvPcSampling,
+      kEnvPcSampling,    kEnvKernelTimeout, kEnvOnKernelTimeout,
   };
   return names;
 }

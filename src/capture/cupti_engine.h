@@ -99,6 +99,9 @@ class CuptiEngine {
   void WriteClockAnchor(uint8_t phase);
   void WriteFinalStats();
   void Finalize();
+  // A recorder asked to end the program (Recorder::EndProgramStatus): the
+  // trace written and closed (bounded by a timer), then _exit(status).
+  [[noreturn]] void EndProgram(int status);
 
   static void CUPTIAPI OnBufferRequested(uint8_t** buffer, size_t* size, size_t* max_records);
   static void CUPTIAPI OnBufferCompleted(CUcontext ctx, uint32_t stream_id, uint8_t* buffer,

@@ -7,7 +7,9 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <chrono>
 #include <sstream>
+#include <thread>
 
 #include "cupti_engine.h"
 #include "tracesmith/base/clock.h"
@@ -21,6 +23,8 @@ namespace {
 // Writer polling period: stop and flush requests are atomics (signal
 // handlers set them), so the thread checks them this often.
 constexpr long kPollNs = 5 * 1000 * 1000;
+// EndProgram's bound on the final flush (a hung GPU may block CUPTI's).
+constexpr std::chrono::seconds kEndProgramGrace{10};
 
 uint64_t ThreadCpuNs() { return ClockNs(CLOCK_THREAD_CPUTIME_ID); }
 
@@ -240,6 +244,8 @@ void CuptiEngine::WriterLoop() {
     uint64_t c0 = ThreadCpuNs();
     stacks_.Drain();
     for (const auto& r : recorders_) r->Collect();
+    for (const auto& r : recorders_)
+      if (int status = r->EndProgramStatus()) EndProgram(status);  // does not return
     if (driver_rows_) DriverCalls::Collect(&driver_calls_);
     writer_cost_.drain_ns += ThreadCpuNs() - c0;
     uint64_t now = MonotonicNs();
@@ -343,6 +349,22 @@ void CuptiEngine::Finalize() {
   file_bytes_ = sbt_->stats().bytes;
   if (!st.ok()) std::fprintf(stderr, "tracesmith: error: %s\n", st.ToString().c_str());
   raw_dump_.reset();
+}
+
+void CuptiEngine::EndProgram(int status) {
+  // What the recorders hold goes to the file first, and the file to the disk
+  // (a chunk flush): if the finalization below blocks on the GPU, the trace
+  // is readable already. Then a timer ends the program whatever happens.
+  FlushOnce(/*forced=*/false);
+  std::thread([status] {
+    std::this_thread::sleep_for(kEndProgramGrace);
+    std::fprintf(stderr, "tracesmith: the trace's finalization did not end within 10 s; ending the program\n");
+    _exit(status);
+  }).detach();
+  Finalize();
+  writer_done_ = true;
+  std::fflush(nullptr);
+  _exit(status);
 }
 
 Status CuptiEngine::Stop() {

@@ -36,6 +36,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include "activity_converter.h"
+#include "kernel_timeout_watch.h"
 #include "recorder.h"
 #include "tracesmith/format/run_names.h"
 #include "tracesmith/model/event_names.h"
@@ -93,8 +95,12 @@ struct Pending {  // a row before its strings are interned (Write)
 
 class PcSamplingRecorder final : public Recorder {
  public:
-  PcSamplingRecorder(uint32_t pid, uint32_t period, bool quiet, std::string output_path)
-      : pid_(pid), period_(period), quiet_(quiet), output_path_(std::move(output_path)) {}
+  PcSamplingRecorder(uint32_t pid, uint32_t period, bool quiet, std::string output_path,
+                     uint64_t kernel_timeout_ns, bool end_program)
+      : pid_(pid), period_(period), quiet_(quiet), output_path_(std::move(output_path)) {
+    if (kernel_timeout_ns)
+      watch_ = std::make_unique<KernelTimeoutWatch>(pid, kernel_timeout_ns, end_program);
+  }
   // A capture abandoned without its final flush leaves sampling enabled: its
   // contexts may be gone by now, and CUPTI tears sampling down with them.
   ~PcSamplingRecorder() override = default;
@@ -105,6 +111,11 @@ class PcSamplingRecorder final : public Recorder {
     claims.ContextCreated();
     claims.ContextDestroys();
     claims.ModuleLoads();
+    if (watch_) KernelTimeoutWatch::Claim(claims);
+  }
+
+  void OnDriverCall(const DriverCallEvent& call) override {
+    if (watch_ && call.active) KernelTimeoutWatch::OnLaunchCall(call);
   }
 
   void OnContextCreated(CUcontext ctx) override {
@@ -147,12 +158,23 @@ class PcSamplingRecorder final : public Recorder {
   }
 
   void Collect() override {
+    if (watch_) watch_->Collect();  // launches before the samples that follow them
     uint64_t now = 0;
     cuptiGetTimestamp(&now);
-    std::lock_guard<std::mutex> lock(mu_);
-    for (auto& c : contexts_)
-      if (c->live && now - c->window_start >= kDrainNs) DrainLocked(*c);
+    bool drained = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (auto& c : contexts_)
+        if (c->live && now - c->window_start >= kDrainNs) DrainLocked(*c), drained = true;
+    }
+    if (watch_ && drained) CheckTimeouts(now);
   }
+
+  void BeforeActivityBuffers(ActivityConverter& converter) override {
+    if (watch_ && !observing_) watch_->Observe(converter), observing_ = true;
+  }
+
+  int EndProgramStatus() const override { return watch_ ? watch_->EndProgramStatus() : 0; }
 
   void Write(format::SbtWriter& sbt, bool final) override {
     std::vector<Pending> rows;
@@ -172,6 +194,7 @@ class PcSamplingRecorder final : public Recorder {
         p.row.stall_id = id;
       }
     }
+    if (watch_) watch_->Write(sbt);
     for (Pending& p : rows) {
       p.row.function_id = FunctionId(sbt, p.function);
       const uint64_t key = uint64_t(p.row.function_id) << 32 | p.row.pc_offset;
@@ -199,6 +222,7 @@ class PcSamplingRecorder final : public Recorder {
     stats.Add("pc_sampling.cubins_not_kept", cubins_not_kept_, model::kStatWarning);
     stats.Add("pc_sampling.cubins_saved", cubins_saved_);
     stats.Add("pc_sampling.cubins_not_saved", cubins_not_saved_, model::kStatWarning);
+    if (watch_) watch_->WriteStats(stats);
   }
 
  private:
@@ -344,6 +368,9 @@ class PcSamplingRecorder final : public Recorder {
         p.function = pc.functionName;
         p.reason = at->second;
         pending_.push_back(p);
+        if (watch_)
+          watch_->OnSamples(pc.functionName, p.row.start_ns, p.row.end_ns,
+                            {pc.cubinCrc, p.row.pc_offset, p.reason, s.samples});
       }
     }
     d.totalNumPcs = d.remainingNumPcs = 0;
@@ -404,34 +431,62 @@ class PcSamplingRecorder final : public Recorder {
     }
   }
 
-  // The PcLine row of a new instruction (writer thread; cubins_ is only
-  // changed under mu_ by this same thread).
+  // An instruction's source file and line from the module's line table
+  // (writer thread; cubins_ is only changed under mu_ by this same thread).
+  bool LookupLine(uint64_t crc, const char* function, uint32_t pc, std::string* path,
+                  uint32_t* line) {
+    auto it = cubins_.find(crc);
+    if (it == cubins_.end() || !function) return false;
+    CUpti_GetSassToSourceCorrelationParams p = {};
+    p.size = CUpti_GetSassToSourceCorrelationParamsSize;
+    p.cubin = it->second.data();
+    p.cubinSize = it->second.size();
+    p.functionName = function;
+    p.pcOffset = pc;
+    if (cuptiGetSassToSourceCorrelation(&p) != CUPTI_SUCCESS) return false;
+    *path = p.fileName ? p.fileName : "";
+    if (p.dirName && *p.dirName && !path->empty() && (*path)[0] != '/')
+      *path = std::string(p.dirName) + "/" + *path;
+    *line = p.lineNumber;
+    std::free(p.fileName);
+    std::free(p.dirName);
+    return !path->empty();
+  }
+
+  // The PcLine row of a new instruction (writer thread).
   void WriteLine(format::SbtWriter& sbt, const model::PcSampleEvent& r, const char* function) {
     model::PcLine line;
     line.pid = pid_;
     line.cubin_crc = r.cubin_crc;
     line.function_id = r.function_id;
     line.pc_offset = r.pc_offset;
-    auto it = cubins_.find(r.cubin_crc);
-    if (it != cubins_.end() && function) {
-      CUpti_GetSassToSourceCorrelationParams p = {};
-      p.size = CUpti_GetSassToSourceCorrelationParamsSize;
-      p.cubin = it->second.data();
-      p.cubinSize = it->second.size();
-      p.functionName = function;
-      p.pcOffset = r.pc_offset;
-      if (cuptiGetSassToSourceCorrelation(&p) == CUPTI_SUCCESS) {
-        std::string path = p.fileName ? p.fileName : "";
-        if (p.dirName && *p.dirName && !path.empty() && path[0] != '/')
-          path = std::string(p.dirName) + "/" + path;
-        if (!path.empty()) line.file_id = sbt.InternString(path);
-        line.line = p.lineNumber;
-        std::free(p.fileName);
-        std::free(p.dirName);
-      }
-    }
+    std::string path;
+    if (LookupLine(r.cubin_crc, function, r.pc_offset, &path, &line.line))
+      line.file_id = sbt.InternString(path);
     if (!line.file_id) ++lines_unresolved_;
     sbt.Append(line);
+  }
+
+  // --kernel-timeout: after a drain, with the lines and stall names it prints
+  // (writer thread).
+  void CheckTimeouts(uint64_t now) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      KeepNewCubins();
+    }
+    watch_->Check(
+        now,
+        [this](uint64_t crc, const char* function, uint32_t pc) {
+          std::string path;
+          uint32_t line = 0;
+          if (!LookupLine(crc, function, pc, &path, &line)) return std::string();
+          return path + ":" + std::to_string(line);
+        },
+        [this](uint32_t reason) {
+          std::lock_guard<std::mutex> lock(mu_);
+          return reason < reasons_.size() ? std::string(model::ShortStallName(reasons_[reason]))
+                                          : std::string("?");
+        });
   }
 
   const uint32_t pid_, period_;
@@ -451,14 +506,17 @@ class PcSamplingRecorder final : public Recorder {
   uint64_t samples_ = 0, dropped_ = 0, non_user_ = 0, hardware_full_ = 0;
   uint64_t rows_ = 0, drains_ = 0, drain_max_ns_ = 0, get_data_errors_ = 0;
   uint64_t enable_failures_ = 0, lines_unresolved_ = 0, cubins_saved_ = 0, cubins_not_saved_ = 0;
+  std::unique_ptr<KernelTimeoutWatch> watch_;  // --kernel-timeout
+  bool observing_ = false;
 };
 
 }  // namespace
 
 std::unique_ptr<Recorder> MakePcSamplingRecorder(const RecorderContext& context) {
   if (!context.options || context.options->pc_sampling == 0 || !context.subscribed) return nullptr;
-  return std::make_unique<PcSamplingRecorder>(context.pid, context.options->pc_sampling,
-                                              context.options->quiet, context.output_path);
+  return std::make_unique<PcSamplingRecorder>(
+      context.pid, context.options->pc_sampling, context.options->quiet, context.output_path,
+      context.options->kernel_timeout_ns, context.options->kernel_timeout_exit);
 }
 
 }  // namespace tracesmith::capture

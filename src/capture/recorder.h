@@ -20,7 +20,7 @@
 //  - the thread that starts (Session) or stops the capture, outside any
 //    callback: OnCaptureEdge (may make driver calls).
 //  - the writer thread: Collect every poll (5 ms: per-thread rings stay
-//    small), and every flush, in this order: Collect, Write (before the
+//    small), then EndProgramStatus, and every flush, in this order: Collect, Write (before the
 //    flush's CUPTI records are converted), BeforeActivityBuffers, the
 //    records converted, AfterActivityBuffers; at the end WriteStats.
 // Each hook is called on the recorders in their order in recorders.cc.
@@ -171,6 +171,10 @@ class Recorder {
   virtual void AfterActivityBuffers(format::SbtWriter&, bool /*final*/) {}
   // Writer thread, once at the end: the recorder's capture stats.
   virtual void WriteStats(StatSink&) {}
+  // Writer thread, after Collect: non-zero when the recorder asks the capture
+  // to end the program with this exit status (--on-kernel-timeout exit); the
+  // engine then writes what it holds, closes the trace and ends the process.
+  virtual int EndProgramStatus() const { return 0; }
 };
 
 // What a recorder's factory may look at.

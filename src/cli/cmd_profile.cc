@@ -66,6 +66,8 @@ struct ProfileArgs {
   bool no_symbolize = false;
   bool pc_sampling = false;
   std::string pc_sampling_period;
+  std::string kernel_timeout;
+  std::string on_kernel_timeout = "report";
   std::string replay_capture;
   uint32_t replay_max_mb = 4096;
   uint32_t replay_max_launches = 64;
@@ -303,6 +305,18 @@ int RunProfile(ProfileArgs& a, bool record_spelling) {
     if (!period.ok()) return ReportError(period.status());
     o.pc_sampling = *period;
   }
+  if (a.on_kernel_timeout != "report" && a.on_kernel_timeout != "exit")
+    return ReportError(InvalidArgument("--on-kernel-timeout: '" + a.on_kernel_timeout +
+                                       "' is neither report nor exit"));
+  if (!a.kernel_timeout.empty()) {
+    auto t = ParseDuration(a.kernel_timeout);
+    if (!t.ok()) return ReportError(InvalidArgument("--kernel-timeout: " + t.status().message()));
+    o.kernel_timeout_ns = *t;
+    o.kernel_timeout_exit = a.on_kernel_timeout == "exit";
+    if (!o.pc_sampling) o.pc_sampling = capture::kDefaultPcSamplingPeriod;
+  } else if (a.on_kernel_timeout != "report") {
+    return ReportError(InvalidArgument("--on-kernel-timeout needs --kernel-timeout"));
+  }
   // The injection library parses what the child receives: anything it would
   // refuse (and then leave the program unprofiled) is refused here, up front.
   if (auto check = capture::OptionsFromEnv(capture::OptionsToEnv(o)); !check.ok())
@@ -438,6 +452,14 @@ void AddProfileOptions(Cmd* sub, ProfileArgs& a) {
                   "GPU instruction sampling: one sample per SM every 2^N cycles, N in [5, 31] "
                   "(implies --pc-sampling; default 15: denser periods overflow CUPTI's buffer "
                   "on large GPUs)");
+  sub->add_option("--kernel-timeout", a.kernel_timeout,
+                  "Report a kernel still running after DURATION (e.g. 30s): which kernel, its "
+                  "launch and where its warps are sampled (a spin, a barrier never reached), "
+                  "printed at once and kept in the trace; turns --pc-sampling on");
+  sub->add_option("--on-kernel-timeout", a.on_kernel_timeout,
+                  "What follows a kernel timeout: report (the program goes on) or exit (the "
+                  "trace is written and the program ended, exit status 124)")
+      ->capture_default_str();
   sub->add_option("--dump-raw", a.dump_raw,
                   "Debug: also write raw CUPTI activity records to DIR (test fixtures)");
   sub->add_option("command", a.command, "The command to profile, after --")->expected(-1);

@@ -91,4 +91,8 @@ std::string EventName(const Trace& t, const PcSampleEvent& e) {
          std::string(ShortStallName(t.strings.Get(e.stall_id)));
 }
 
+std::string EventName(const Trace& t, const KernelTimeoutEvent& e) {
+  return "Kernel timeout: " + std::string(t.strings.Get(e.function_id));
+}
+
 }  // namespace tracesmith::model

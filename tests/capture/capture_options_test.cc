@@ -95,6 +95,37 @@ TEST(PcSampling, PeriodParsesAndTravelsThroughTheEnvironment) {
   EXPECT_FALSE(OptionsFromEnv({{kEnvPcSampling, "40"}}).ok());
 }
 
+// --kernel-timeout: a duration of at least 100 ms; it turns instruction
+// sampling on (what it watches with) and needs the kernel rows; the action
+// is report or exit. All of it travels to the injection library and back.
+TEST(KernelTimeout, ParsesAndTravelsThroughTheEnvironment) {
+  auto o = OptionsFromEnv({{kEnvKernelTimeout, "30s"}});
+  ASSERT_TRUE(o.ok()) << o.status().ToString();
+  EXPECT_EQ(o->kernel_timeout_ns, 30'000'000'000ull);
+  EXPECT_EQ(o->pc_sampling, kDefaultPcSamplingPeriod);
+  EXPECT_FALSE(o->kernel_timeout_exit);
+  o->pc_sampling = 17;
+  o->kernel_timeout_exit = true;
+  auto back = OptionsFromEnv(OptionsToEnv(*o));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->kernel_timeout_ns, 30'000'000'000ull);
+  EXPECT_EQ(back->pc_sampling, 17u) << "an explicit period is kept";
+  EXPECT_TRUE(back->kernel_timeout_exit);
+  EXPECT_EQ(OptionsToEnv(CaptureOptions{}).count(kEnvKernelTimeout), 0u);
+  for (const char* bad : {"30", "50ms", "soon"}) {
+    auto r = OptionsFromEnv({{kEnvKernelTimeout, bad}});
+    EXPECT_FALSE(r.ok()) << bad;
+  }
+  auto short_one = OptionsFromEnv({{kEnvKernelTimeout, "50ms"}});
+  EXPECT_NE(short_one.status().message().find("shorter than 100ms"), std::string::npos);
+  auto action = OptionsFromEnv({{kEnvKernelTimeout, "1s"}, {kEnvOnKernelTimeout, "kill"}});
+  ASSERT_FALSE(action.ok());
+  EXPECT_NE(action.status().message().find("neither report nor exit"), std::string::npos);
+  auto no_kernels = OptionsFromEnv({{kEnvKernelTimeout, "1s"}, {kEnvKinds, "memcpy"}});
+  ASSERT_FALSE(no_kernels.ok());
+  EXPECT_NE(no_kernels.status().message().find("needs the kernel rows"), std::string::npos);
+}
+
 TEST(ReplayFilter, Parses) {
   EXPECT_EQ(ParseReplayFilter("").value().kind, ReplayFilter::Kind::kOff);
   EXPECT_EQ(ParseReplayFilter("all").value().kind, ReplayFilter::Kind::kAll);

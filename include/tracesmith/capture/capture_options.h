@@ -159,6 +159,14 @@ struct CaptureOptions {
   // continuous mode on every context, one warp sample per SM every 2^N
   // cycles; 0: off. The default period is kDefaultPcSamplingPeriod.
   uint32_t pc_sampling = 0;
+  // --kernel-timeout DURATION: a kernel still running this long is reported
+  // (which kernel, the launch and its host stack, where its warps are
+  // sampled: capture/kernel_watchdog.h); turns GPU instruction sampling on at
+  // the default period when it is off. 0: off.
+  uint64_t kernel_timeout_ns = 0;
+  // --on-kernel-timeout exit: then the trace is written and the program ended
+  // with exit status kKernelTimeoutExitStatus; report (false): it goes on.
+  bool kernel_timeout_exit = false;
   CaptureTuning tuning;
 };
 
@@ -171,6 +179,9 @@ inline constexpr uint32_t kMinPcSamplingPeriod = 5, kMaxPcSamplingPeriod = 31;
 // Parses --pc-sampling's value: "" or "auto" (the default period), or N in
 // [5, 31] (2^N cycles), or "2^N"; InvalidArgument naming the range otherwise.
 StatusOr<uint32_t> ParsePcSamplingPeriod(std::string_view text);
+
+// The exit status of a program ended by --on-kernel-timeout exit (timeout(1)'s).
+inline constexpr int kKernelTimeoutExitStatus = 124;
 
 struct DeviceRange {
   uint64_t address = 0, size = 0;
@@ -197,6 +208,8 @@ inline constexpr const char* kEnvReplayMemory = "TRACESMITH_REPLAY_MEMORY";
 inline constexpr const char* kEnvReplayRanges = "TRACESMITH_REPLAY_RANGES";
 inline constexpr const char* kEnvReplayReachDepth = "TRACESMITH_REPLAY_REACH_DEPTH";
 inline constexpr const char* kEnvPcSampling = "TRACESMITH_PC_SAMPLING";
+inline constexpr const char* kEnvKernelTimeout = "TRACESMITH_KERNEL_TIMEOUT";
+inline constexpr const char* kEnvOnKernelTimeout = "TRACESMITH_ON_KERNEL_TIMEOUT";
 // CaptureTuning's (read from the environment only).
 inline constexpr const char* kEnvSubscribe = "TRACESMITH_SUBSCRIBE";
 inline constexpr const char* kEnvDeviceBufferMb = "TRACESMITH_DEVICE_BUFFER_MB";

@@ -29,6 +29,8 @@ std::string EventName(const Trace& trace, const OverheadEvent& e);
 std::string EventName(const Trace& trace, const DropEvent& e);
 // "<function> +0x1a0: <stall reason>" (the reason without CUPTI's prefix).
 std::string EventName(const Trace& trace, const PcSampleEvent& e);
+// "Kernel timeout: <demangled function>".
+std::string EventName(const Trace& trace, const KernelTimeoutEvent& e);
 // CUPTI's stall reason name without its "smsp__pcsamp_warps_issue_stalled_" prefix.
 std::string_view ShortStallName(std::string_view cupti_name);
 // Whether samples under this stall reason count once each: CUPTI's

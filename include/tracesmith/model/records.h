@@ -73,6 +73,7 @@ namespace tracesmith::model {
   EVENT(OverheadEvent,        kOverhead,    12, "overhead",  TS_OVERHEAD_FIELDS)     \
   EVENT(DropEvent,            kDrop,        13, "drop",      TS_DROP_FIELDS)         \
   EVENT(PcSampleEvent,        kPcSample,    14, "pcsample",  TS_PC_SAMPLE_FIELDS)    \
+  EVENT(KernelTimeoutEvent,   kKernelTimeout, 15, "timeout", TS_KERNEL_TIMEOUT_FIELDS) \
   TS_TEST_EXTRA_EVENT_RECORDS(EVENT)                                                 \
   METADATA(Device,            kDevice,      64, "device",    TS_DEVICE_FIELDS)       \
   METADATA(Process,           kProcess,     65, "process",   TS_PROCESS_FIELDS)      \
@@ -398,6 +399,26 @@ inline constexpr char kTorchReservedCounter[] = "PyTorch caching allocator reser
   X(uint64_t, cubin_crc, kConfig)                \
   X(uint32_t, function_id, kConfig)              \
   X(uint32_t, stall_id, kConfig)
+
+// A kernel that ran past `profile --kernel-timeout` (capture/kernel_watchdog.h):
+// the function function_id (mangled), launched at launch_ns by the call with
+// correlation_id (its host stack: stack_id), running since start_ns as far
+// as its samples and the completions delivered tell, found still running at
+// end_ns with `samples` GPU instruction samples since start_ns (the PcSample
+// rows of the function in [start_ns, end_ns] say where its warps were).
+// ended: 1 when the capture then ended the program (--on-kernel-timeout exit).
+#define TS_KERNEL_TIMEOUT_FIELDS(X)              \
+  X(uint64_t, start_ns, kTime)                   \
+  X(uint64_t, end_ns, kRelStart)                 \
+  X(uint64_t, launch_ns, kRelStart)              \
+  X(uint64_t, timeout_ns, kConfig)               \
+  X(uint64_t, samples, kDelta)                   \
+  X(uint32_t, correlation_id, kDelta)            \
+  X(uint32_t, stack_id, kConfig)                 \
+  X(uint32_t, pid, kConfig)                      \
+  X(uint32_t, device_id, kConfig)                \
+  X(uint32_t, function_id, kConfig)              \
+  X(uint8_t, ended, kConfig)
 
 // ---- metadata -------------------------------------------------------------
 
