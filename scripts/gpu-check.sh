@@ -48,7 +48,7 @@ pycheck() {
   local name=$1 log=$2 code
   "${@:3}" > "$log" 2>&1
   code=$?
-  grep -E "^(PYPROFILE|MEMCHECK|JOBCHECK|NCCLCHECK|PCSAMPLING) " "$log"
+  grep -E "^(PYPROFILE|MEMCHECK|JOBCHECK|NCCLCHECK|PCSAMPLING|PCSMORE) " "$log"
   absorb "$name" "$log" "$code"
 }
 # needs_torch NAME...: true when torch imports with CUDA; else a SKIP line for each NAME.
@@ -324,6 +324,10 @@ if want pcsampling; then
   fi
   pycheck "pcsampling" "$S/check.log" env PYTHONPATH="$PKG" python3 gpu/pc_sampling_check.py \
     "$TS" "$PROGS" "$S"
+  # --kernel-timeout on a hung and a long kernel; CUDA-graph and Triton kernels' samples.
+  mkdir -p "$S/more"
+  pycheck "pcsampling more" "$S/more.log" python3 gpu/pc_sampling_more_check.py \
+    "$TS" "$PROGS" "$S/more"
 fi
 if want job && needs_torch "job run (3 gloo ranks on one GPU)" "job check (gpu/job_check.py)"; then
   # A distributed run on one GPU: 3 gloo ranks, rank 1 slowed (issue #17).

@@ -201,6 +201,8 @@ void CompactTrace::IngestRows(const std::vector<T>& rows) {
                                           e.correlation_id, e.graph_id, e.pid, e.device_id});
   } else if constexpr (std::is_same_v<T, PcSampleEvent>) {
     pc_samples_.AddSamples(rows);
+  } else if constexpr (std::is_same_v<T, KernelTimeoutEvent>) {
+    timeouts_.insert(timeouts_.end(), rows.begin(), rows.end());
   } else {
     stats_.events_ignored += rows.size();
   }
@@ -295,6 +297,11 @@ void CompactTrace::AlignClocks() {
   for (GraphLaunchRecord& g : graphs_) ConvertInterval(align.MapOf(g.pid), &g.start_ns, &g.end_ns);
   for (PcSamples::Window& w : pc_samples_.mutable_windows())
     ConvertInterval(align.MapOf(w.pid), &w.start_ns, &w.end_ns);
+  for (KernelTimeoutEvent& k : timeouts_) {
+    uint64_t launch_end = k.launch_ns;
+    ConvertInterval(align.MapOf(k.pid), &k.launch_ns, &launch_end);
+    ConvertInterval(align.MapOf(k.pid), &k.start_ns, &k.end_ns);
+  }
 }
 
 namespace {

@@ -245,6 +245,25 @@ std::vector<std::string> ComputeFindings(const CompactTrace& t, const AnalysisRe
          true});
   }
 
+  // 15. A kernel that ran past --kernel-timeout: first of all.
+  for (const KernelTimeoutReport& k : r.kernel_timeouts) {
+    std::string name = k.name.size() > 80 ? k.name.substr(0, 77) + "..." : k.name;
+    std::string text = StrFormat(
+        "Kernel %s was still running %s after it started (--kernel-timeout %s), launched from %s",
+        name.c_str(), HumanDuration(k.running_ns).c_str(), HumanDuration(k.timeout_ns).c_str(),
+        k.site.c_str());
+    if (!k.lines.empty() && !k.lines[0].file.empty())
+      text += StrFormat("; its warps were at %s:%u (%s of its samples%s)", k.lines[0].file.c_str(),
+                        k.lines[0].line, Pct(k.lines[0].share).c_str(),
+                        k.stalls.empty() ? ""
+                                         : (", mostly " +
+                                            std::string(model::ShortStallName(k.stalls[0].reason)))
+                                               .c_str());
+    text += ": a wait on a flag or a barrier that never came?";
+    if (k.ended) text += " The program was ended (--on-kernel-timeout exit).";
+    out.push_back({1000, text, true});
+  }
+
   // 14. Inside the kernels (GPU instruction samples): a kernel with at least 10% of GPU time
   // whose samples are half or more one stall reason, or on one source line.
   for (const FunctionSamples& f : r.gpu_samples.functions) {

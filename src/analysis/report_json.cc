@@ -39,6 +39,36 @@ void Named(JsonWriter& j, std::string_view key, const std::vector<NamedStats>& r
   j.EndArray();
 }
 
+// "kernel_timeouts" (only when a kernel ran past profile --kernel-timeout).
+void KernelTimeoutsJson(JsonWriter& j, const std::vector<KernelTimeoutReport>& timeouts) {
+  j.BeginArray("kernel_timeouts");
+  for (const KernelTimeoutReport& k : timeouts) {
+    j.BeginObject()
+        .Str("name", k.name)
+        .UInt("pid", k.pid)
+        .UInt("device", k.device_id)
+        .UInt("correlation_id", k.correlation_id)
+        .UInt("running_ns", k.running_ns)
+        .UInt("since_launch_ns", k.since_launch_ns)
+        .UInt("timeout_ns", k.timeout_ns)
+        .UInt("samples", k.samples)
+        .Bool("ended_program", k.ended)
+        .Str("site", k.site);
+    StallsJson(j, "stalls", k.stalls);
+    j.BeginArray("lines");
+    for (const LineShare& x : k.lines)
+      j.BeginObject()
+          .Str("file", x.file)
+          .UInt("line", x.line)
+          .UInt("samples", x.samples)
+          .Num("share_pct", x.share)
+          .EndObject();
+    j.EndArray();
+    j.EndObject();
+  }
+  j.EndArray();
+}
+
 // "gpu_samples" (only when the trace has GPU instruction samples).
 void GpuSamples(JsonWriter& j, const PcSampleReport& s) {
   j.BeginObject("gpu_samples")
@@ -249,6 +279,7 @@ void WriteJsonReport(const AnalysisReport& r, std::ostream& out, const JobReport
       .UInt("events_ignored", r.compact.events_ignored)
       .EndObject();
   if (!r.gpu_samples.empty()) GpuSamples(j, r.gpu_samples);
+  if (!r.kernel_timeouts.empty()) KernelTimeoutsJson(j, r.kernel_timeouts);
   if (job) {
     std::ostringstream ranks;
     WriteJobJson(*job, ranks);

@@ -83,6 +83,27 @@ std::string LineText(const std::string& file, uint32_t line) {
          std::to_string(line);
 }
 
+// "Kernel timeouts": each kernel that ran past --kernel-timeout, its launching
+// code and where its warps were.
+void KernelTimeouts(Printer& p, const std::vector<KernelTimeoutReport>& timeouts) {
+  p("\nKernel timeouts (profile --kernel-timeout %s)\n",
+    HumanDuration(timeouts[0].timeout_ns).c_str());
+  for (const KernelTimeoutReport& k : timeouts) {
+    p("  %s  still running %s after it started (launched %s before)%s\n", Cut(k.name, 80).c_str(),
+      HumanDuration(k.running_ns).c_str(), HumanDuration(k.since_launch_ns).c_str(),
+      k.ended ? "; the program was ended" : "");
+    p("    launched from: %s\n", Cut(k.site, 100).c_str());
+    std::string text;
+    for (size_t i = 0; i < k.lines.size() && i < 3; ++i)
+      text += StrFormat("%s%s %.1f%%", i ? ", " : "", LineText(k.lines[i].file, k.lines[i].line).c_str(),
+                        k.lines[i].share);
+    for (size_t i = 0; i < k.stalls.size() && i < 2; ++i)
+      text += StrFormat("%s%s %.0f%%", i ? ", " : "; stall reasons: ",
+                        Printable(model::ShortStallName(k.stalls[i].reason)).c_str(), k.stalls[i].share);
+    p("    its warps:     %s\n", text.empty() ? "(no samples)" : text.c_str());
+  }
+}
+
 // "Inside the kernels": the sampled functions with the most GPU time, each with its stall
 // reasons, source lines and instructions.
 void SampledKernels(Printer& p, const PcSampleReport& s, size_t shown) {
@@ -260,6 +281,7 @@ void WriteTextReport(const AnalysisReport& r, const AnalyzeOptions& o, std::ostr
     p("\n");
   }
 
+  if (!r.kernel_timeouts.empty()) KernelTimeouts(p, r.kernel_timeouts);
   StatsTable(p, "Top kernels by total GPU time", r.kernels, o.top);
   if (!r.gpu_samples.functions.empty()) SampledKernels(p, r.gpu_samples, o.sampled_kernels);
   if (!r.call_sites.empty())

@@ -202,6 +202,7 @@ void KernelTimeoutWatch::Write(format::SbtWriter& sbt) {
     e.pid = pid_;
     e.device_id = t.device_id;
     e.function_id = sbt.InternString(t.function);
+    e.demangled_id = sbt.InternString(Demangled(t.function));
     e.ended = end_program_ ? 1 : 0;
     sbt.Append(e);
     f.written = true;

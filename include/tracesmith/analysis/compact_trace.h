@@ -276,6 +276,8 @@ class CompactTrace {
   const std::vector<GraphLaunchRecord>& graph_launches() const { return graphs_; }
   // GPU instruction samples, aggregated as they arrived (the whole trace's: not windowed).
   const PcSamples& pc_samples() const { return pc_samples_; }
+  // Kernels that ran past `profile --kernel-timeout` (their rows, few).
+  const std::vector<model::KernelTimeoutEvent>& kernel_timeouts() const { return timeouts_; }
   const std::vector<Lane>& lanes() const { return lanes_; }
   // Ops of a GPU lane / calls of a host lane, in time order.
   LaneRange lane_range(uint32_t lane) const { return ranges_[lane]; }
@@ -330,6 +332,7 @@ class CompactTrace {
   std::vector<NvtxRecord> nvtx_;
   std::vector<GraphLaunchRecord> graphs_;
   PcSamples pc_samples_;
+  std::vector<model::KernelTimeoutEvent> timeouts_;
   std::vector<Lane> lanes_;
   std::vector<LaneRange> ranges_;
   std::vector<uint32_t> gpu_lanes_, devices_;

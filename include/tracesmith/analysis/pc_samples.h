@@ -187,6 +187,25 @@ std::vector<uint64_t> JoinSamplesToSites(const std::vector<PcSamples::Window>& w
                                          const std::vector<SampledLaunch>& launches, size_t nsites,
                                          uint64_t samples, uint64_t* by_window);
 
+// A kernel that ran past `profile --kernel-timeout` (a KernelTimeoutEvent row).
+struct KernelTimeoutReport {
+  std::string name;  // as the kernel table names it (demangled when captured)
+  uint32_t pid = 0, device_id = 0, correlation_id = 0;
+  uint64_t running_ns = 0;       // from when it ran (as far as the capture could tell) to detection
+  uint64_t since_launch_ns = 0;  // from its launch call to detection
+  uint64_t timeout_ns = 0, samples = 0;
+  uint64_t detected_ns = 0;  // on the analysis clock
+  bool ended = false;        // the capture ended the program (--on-kernel-timeout exit)
+  std::string site;          // the launching code (CallSiteNamer), "(no stack)" without
+  // Where its warps were: the function's samples in the trace (the sampled
+  // function's report: all its launches' samples, which a hang dominates).
+  std::vector<LineShare> lines;
+  std::vector<StallShare> stalls;
+};
+std::vector<KernelTimeoutReport> DescribeKernelTimeouts(const CompactTrace& trace,
+                                                        const PcSampleReport& samples,
+                                                        const CallSiteRules& rules);
+
 // "42.2 M" (samples, rows): 4 digits, then k, M, G with one decimal.
 std::string SampleCount(uint64_t n);
 

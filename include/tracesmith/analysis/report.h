@@ -108,6 +108,8 @@ struct AnalysisReport {
   CompactStats compact;
   // GPU instruction samples per function (empty when the trace has none).
   PcSampleReport gpu_samples;
+  // Kernels that ran past `profile --kernel-timeout` (empty: none, or not asked).
+  std::vector<KernelTimeoutReport> kernel_timeouts;
   std::vector<std::string> findings;
   // Wall seconds per phase of BuildReport (for `benchmark analyze -v`).
   std::vector<std::pair<std::string, double>> phase_seconds;

@@ -401,7 +401,7 @@ inline constexpr char kTorchReservedCounter[] = "PyTorch caching allocator reser
   X(uint32_t, stall_id, kConfig)
 
 // A kernel that ran past `profile --kernel-timeout` (capture/kernel_watchdog.h):
-// the function function_id (mangled), launched at launch_ns by the call with
+// the function function_id (mangled; demangled_id: its demangled name), launched at launch_ns by the call with
 // correlation_id (its host stack: stack_id), running since start_ns as far
 // as its samples and the completions delivered tell, found still running at
 // end_ns with `samples` GPU instruction samples since start_ns (the PcSample
@@ -418,6 +418,7 @@ inline constexpr char kTorchReservedCounter[] = "PyTorch caching allocator reser
   X(uint32_t, pid, kConfig)                      \
   X(uint32_t, device_id, kConfig)                \
   X(uint32_t, function_id, kConfig)              \
+  X(uint32_t, demangled_id, kConfig)             \
   X(uint8_t, ended, kConfig)
 
 // ---- metadata -------------------------------------------------------------
