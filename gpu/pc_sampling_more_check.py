@@ -17,7 +17,10 @@ kernels (issue #39; scripts/gpu-check.sh section `pcsampling`, after gpu/pc_samp
     launch_graph (>= 99%), pcs_fma's to launch_fma (>= 99%);
   - triton: gpu/pc_sampling_triton.py under --pc-sampling: >= 90% of the Triton kernel's
     samples on lines of that file, the hottest its loop line, and >= 99% joined to the
-    launching Python line.
+    launching Python line;
+  - drops counted: pc_sampling_target at 2^10 with a 1-MiB hardware buffer
+    (TRACESMITH_PC_SAMPLING_HW_BUFFER_MB=1): the losses are counted as data loss (`info`) and
+    said by profile's summary, never silent.
 One `PCSMORE <check>: ... -> PASS|FAIL|SKIP` line per expectation, then the summary line.
 """
 import json
@@ -144,6 +147,24 @@ def triton_checks(c, cli, out):
             "loop line, >= 99%)")
 
 
+def drop_checks(c, cli, progs, out):
+    """An undersized hardware buffer (1 MiB) at a dense period (2^10): losses counted, said."""
+    path = os.path.join(out, "drops.sbt")
+    env = dict(os.environ, TRACESMITH_PC_SAMPLING_HW_BUFFER_MB="1")
+    cmd = [cli, "profile", "-f", "--pc-sampling-period", "10", "-o", path, "--",
+           os.path.join(progs, "pc_sampling_target"), "1", "100"]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
+    info = subprocess.run([cli, "info", path], capture_output=True, text=True, timeout=120)
+    with open(os.path.join(out, "drops.out"), "w") as f:
+        f.write(" ".join(cmd) + f"\n(exit {p.returncode})\n" + p.stdout + p.stderr + info.stdout)
+    lost = re.findall(r"(pc_sampling\.(?:hardware_buffer_full|dropped_samples))\s+([1-9]\d*)\s+"
+                      r"\(DATA LOSS\)", info.stdout)
+    said = re.findall(r"data loss: (pc_sampling\.\S+) (\d+)", p.stderr)
+    c.check("drops counted", p.returncode == 0 and lost and said,
+            f"exit {p.returncode}; info: {lost}; profile's summary: {said} (need a counted, "
+            "said loss)")
+
+
 def main():
     cli, progs, out = sys.argv[1:4]
     os.makedirs(out, exist_ok=True)
@@ -151,6 +172,7 @@ def main():
     c.guarded(["hang ended", "hang message", "hang trace"], lambda: hang_checks(c, cli, progs, out))
     c.guarded(["long kernel"], lambda: long_checks(c, cli, progs, out))
     c.guarded(["graph"], lambda: graph_checks(c, cli, progs, out))
+    c.guarded(["drops counted"], lambda: drop_checks(c, cli, progs, out))
     try:
         import triton  # noqa: F401
         c.guarded(["triton"], lambda: triton_checks(c, cli, out))

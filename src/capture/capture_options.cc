@@ -300,13 +300,18 @@ CaptureTuning TuningFromEnv(const std::map<std::string, std::string>& env) {
   t.api_filter = !is(kEnvApiFilter, "0");
   t.stack_rewalk = is(kEnvStackRewalk, "1");
   t.stack_copy_probe = is(kEnvStackCopyProbe, "1");
+  if (auto it = env.find(kEnvPcSamplingHwBufferMb); it != env.end()) {
+    const int mb = std::atoi(it->second.c_str());
+    if (mb > 0) t.pc_sampling_hw_buffer_mb = uint32_t(mb);
+  }
   return t;
 }
 
 CaptureTuning TuningFromProcessEnv() {
   std::map<std::string, std::string> env;
   for (const char* key : {kEnvSubscribe, kEnvDeviceBufferMb, kEnvTidType, kEnvMeminfoAtContext,
-                          kEnvApiFilter, kEnvStackRewalk, kEnvStackCopyProbe})
+                          kEnvApiFilter, kEnvStackRewalk, kEnvStackCopyProbe,
+                          kEnvPcSamplingHwBufferMb})
     if (const char* v = std::getenv(key)) env.emplace(key, v);
   return TuningFromEnv(env);
 }

@@ -96,8 +96,12 @@ struct Pending {  // a row before its strings are interned (Write)
 class PcSamplingRecorder final : public Recorder {
  public:
   PcSamplingRecorder(uint32_t pid, uint32_t period, bool quiet, std::string output_path,
-                     uint64_t kernel_timeout_ns, bool end_program)
-      : pid_(pid), period_(period), quiet_(quiet), output_path_(std::move(output_path)) {
+                     uint64_t kernel_timeout_ns, bool end_program, uint32_t hw_buffer_mb)
+      : pid_(pid),
+        period_(period),
+        quiet_(quiet),
+        output_path_(std::move(output_path)),
+        hw_buffer_bytes_(uint64_t(hw_buffer_mb) << 20) {
     if (kernel_timeout_ns)
       watch_ = std::make_unique<KernelTimeoutWatch>(pid, kernel_timeout_ns, end_program);
   }
@@ -268,7 +272,7 @@ class PcSamplingRecorder final : public Recorder {
     }
     c.config.Init(kConfigPcs, n);
     c.drain.Init(kDrainPcs, n);
-    std::vector<CUpti_PCSamplingConfigurationInfo> v(6);
+    std::vector<CUpti_PCSamplingConfigurationInfo> v(hw_buffer_bytes_ ? 7 : 6);
     for (auto& a : v) std::memset(&a, 0, sizeof a);
     v[0].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_COLLECTION_MODE;
     v[0].attributeData.collectionModeData.collectionMode =
@@ -287,6 +291,10 @@ class PcSamplingRecorder final : public Recorder {
     v[5].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_OUTPUT_DATA_FORMAT;
     v[5].attributeData.outputDataFormatData.outputDataFormat =
         CUPTI_PC_SAMPLING_OUTPUT_DATA_FORMAT_PARSED;
+    if (hw_buffer_bytes_) {  // TRACESMITH_PC_SAMPLING_HW_BUFFER_MB (the drop test's)
+      v[6].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_HARDWARE_BUFFER_SIZE;
+      v[6].attributeData.hardwareBufferSizeData.hardwareBufferSize = hw_buffer_bytes_;
+    }
     CUpti_PCSamplingConfigurationInfoParams cp = {};
     cp.size = CUpti_PCSamplingConfigurationInfoParamsSize;
     cp.ctx = c.ctx;
@@ -492,6 +500,7 @@ class PcSamplingRecorder final : public Recorder {
   const uint32_t pid_, period_;
   const bool quiet_;
   const std::string output_path_;
+  const uint64_t hw_buffer_bytes_;  // 0: CUPTI's default
   std::mutex mu_;  // contexts_, pending_, the counters, new_cubins_ (callbacks and the writer)
   std::vector<std::unique_ptr<SamplingContext>> contexts_;
   std::vector<Pending> pending_;
@@ -516,7 +525,8 @@ std::unique_ptr<Recorder> MakePcSamplingRecorder(const RecorderContext& context)
   if (!context.options || context.options->pc_sampling == 0 || !context.subscribed) return nullptr;
   return std::make_unique<PcSamplingRecorder>(
       context.pid, context.options->pc_sampling, context.options->quiet, context.output_path,
-      context.options->kernel_timeout_ns, context.options->kernel_timeout_exit);
+      context.options->kernel_timeout_ns, context.options->kernel_timeout_exit,
+      context.options->tuning.pc_sampling_hw_buffer_mb);
 }
 
 }  // namespace tracesmith::capture

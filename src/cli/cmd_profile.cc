@@ -236,6 +236,14 @@ bool PrintSummary(const std::string& path) {
                hi > lo ? HumanDuration(hi - lo).c_str() : "0 ns",
                static_cast<unsigned long long>(dropped),
                dropped ? " (raise --buffer-mb or lower --flush-ms)" : "");
+  // Every loss the capture counted (`tracesmith info` lists them all).
+  for (const auto& s : t.Rows<model::Stat>())
+    if (s.severity == model::kStatDataLoss && s.value > 0)
+      std::fprintf(stderr, "  data loss: %s %lld%s\n",
+                   std::string(t.strings.Get(s.name_id)).c_str(), static_cast<long long>(s.value),
+                   t.strings.Get(s.name_id).starts_with("pc_sampling.")
+                       ? " (GPU instruction samples lost: a longer --pc-sampling-period)"
+                       : "");
   for (const auto& k : t.Rows<model::KernelTimeoutEvent>())
     std::fprintf(stderr,
                  "  kernel timeout: %s was still running %s after it started%s: `tracesmith "

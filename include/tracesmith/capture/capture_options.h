@@ -107,6 +107,10 @@ struct CaptureTuning {
   // TRACESMITH_STACK_COPYPROBE=1: a copy of the stack span each timed walk
   // reads, timed as capture.cost.stack.copy.
   bool stack_copy_probe = false;
+  // TRACESMITH_PC_SAMPLING_HW_BUFFER_MB=N (N > 0): CUPTI's hardware buffer of
+  // PC samples (0: CUPTI's default, 512 MiB); a small one overflows, which
+  // the capture counts (pc_sampling.hardware_buffer_full, dropped_samples).
+  uint32_t pc_sampling_hw_buffer_mb = 0;
   bool operator==(const CaptureTuning&) const = default;
 };
 
@@ -218,6 +222,7 @@ inline constexpr const char* kEnvMeminfoAtContext = "TRACESMITH_MEMINFO_AT_CONTE
 inline constexpr const char* kEnvApiFilter = "TRACESMITH_API_FILTER";
 inline constexpr const char* kEnvStackRewalk = "TRACESMITH_STACK_REWALK";
 inline constexpr const char* kEnvStackCopyProbe = "TRACESMITH_STACK_COPYPROBE";
+inline constexpr const char* kEnvPcSamplingHwBufferMb = "TRACESMITH_PC_SAMPLING_HW_BUFFER_MB";
 // Set by tests only: installs a stack hook that returns 1, 2, 3... so GPU
 // tests can check the correlation-id join of API rows and GPU rows.
 inline constexpr const char* kEnvTestStackHook = "TRACESMITH_TEST_STACK_HOOK";
