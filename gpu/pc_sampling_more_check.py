@@ -26,6 +26,7 @@ One `PCSMORE <check>: ... -> PASS|FAIL|SKIP` line per expectation, then the summ
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -35,11 +36,17 @@ from checks import Checks
 
 def run(cmd, out, name, timeout=300):
     t0 = time.monotonic()
+    # A session of its own: on a timeout the whole process group goes (a hung program would
+    # otherwise keep its kernel on the GPU for the checks after it).
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                         start_new_session=True)
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-        code, text = p.returncode, p.stdout + p.stderr
-    except subprocess.TimeoutExpired as e:
-        code, text = "timeout", (e.stdout or b"").decode() + (e.stderr or b"").decode()
+        text, _ = p.communicate(timeout=timeout)
+        code = p.returncode
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        text, _ = p.communicate()
+        code = "timeout"
     wall = time.monotonic() - t0
     with open(os.path.join(out, name + ".out"), "w") as f:
         f.write(" ".join(cmd) + f"\n(exit {code}, {wall:.1f} s)\n" + text)
@@ -103,10 +110,10 @@ def long_checks(c, cli, progs, out):
     spin = next((k for k in r.get("kernels", []) if k["name"].startswith("pcs_spin")), None)
     spin_ns = spin["duration"]["total_ns"] if spin and "duration" in spin else 0
     c.check("long kernel", code == 0 and "long: done" in text and len(t) == 1
-            and t[0].get("ended_program") is False and text.count("kernel timeout:") == 1
+            and t[0].get("ended_program") is False and text.count("tracesmith: kernel timeout:") == 1
             and spin_ns >= 2.5e9,
             f"exit {code} after {wall:.1f} s, done printed {'long: done' in text}, "
-            f"{len(t)} timeout row(s), {text.count('kernel timeout:')} message(s), "
+            f"{len(t)} timeout row(s), {text.count('tracesmith: kernel timeout:')} message(s), "
             f"pcs_spin row {spin_ns / 1e9:.2f} s (need exit 0, done, 1 row not ended, 1 message, >= 2.5 s)")
 
 

@@ -100,7 +100,8 @@ class CuptiEngine {
   void WriteFinalStats();
   void Finalize();
   // A recorder asked to end the program (Recorder::EndProgramStatus): the
-  // trace written and closed (bounded by a timer), then _exit(status).
+  // trace written and closed without CUPTI's teardown (bounded by a timer),
+  // then _exit(status).
   [[noreturn]] void EndProgram(int status);
 
   static void CUPTIAPI OnBufferRequested(uint8_t** buffer, size_t* size, size_t* max_records);

@@ -24,7 +24,7 @@ namespace {
 // handlers set them), so the thread checks them this often.
 constexpr long kPollNs = 5 * 1000 * 1000;
 // EndProgram's bound on the final flush (a hung GPU may block CUPTI's).
-constexpr std::chrono::seconds kEndProgramGrace{10};
+constexpr std::chrono::seconds kEndProgramGrace{10};  // said in the message below
 
 uint64_t ThreadCpuNs() { return ClockNs(CLOCK_THREAD_CPUTIME_ID); }
 
@@ -353,15 +353,20 @@ void CuptiEngine::Finalize() {
 
 void CuptiEngine::EndProgram(int status) {
   // What the recorders hold goes to the file first, and the file to the disk
-  // (a chunk flush): if the finalization below blocks on the GPU, the trace
-  // is readable already. Then a timer ends the program whatever happens.
-  FlushOnce(/*forced=*/false);
+  // (a chunk flush): the trace is readable from here on. Then the stats and
+  // the footer, without CUPTI's teardown: disabling activities or sampling
+  // waits for the kernel that never ends (seen on the H200: > 10 s). A timer
+  // ends the program whatever happens.
   std::thread([status] {
     std::this_thread::sleep_for(kEndProgramGrace);
-    std::fprintf(stderr, "tracesmith: the trace's finalization did not end within 10 s; ending the program\n");
+    std::fprintf(stderr, "tracesmith: the trace was not closed within 10 s; ending the program\n");
     _exit(status);
   }).detach();
-  Finalize();
+  FlushOnce(/*forced=*/false);
+  WriteFinalStats();
+  WriteClockAnchor(model::kClockEnd);
+  if (Status st = sbt_->Close(); !st.ok())
+    std::fprintf(stderr, "tracesmith: error: %s\n", st.ToString().c_str());
   writer_done_ = true;
   std::fflush(nullptr);
   _exit(status);

@@ -133,8 +133,12 @@ void KernelTimeoutWatch::OnLaunchCall(const DriverCallEvent& call) {
 std::string KernelTimeoutWatch::NameOf(CUfunction f) {
   auto [it, fresh] = names_.emplace(f, std::string());
   if (fresh) {
+    // The runtime launches library kernels (CUkernel, CUDA 12+) through the
+    // same parameter: a handle cuFuncGetName does not take.
     const char* name = nullptr;
-    if (cuFuncGetName(&name, f) == CUDA_SUCCESS && name) it->second = name;
+    if ((cuFuncGetName(&name, f) == CUDA_SUCCESS && name) ||
+        (cuKernelGetName(&name, reinterpret_cast<CUkernel>(f)) == CUDA_SUCCESS && name))
+      it->second = name;
   }
   return it->second;
 }
