@@ -107,6 +107,8 @@ class Profiler:
                  overwrite: bool = ..., quiet: bool = ...,
                  replay_capture: Optional[str] = ..., replay_memory: Optional[str] = ...,
                  pc_sampling: Union[bool, int, str, None] = ...,
+                 kernel_timeout: Union[float, str, None] = ...,
+                 on_kernel_timeout: Optional[str] = ...,
                  schedule: Optional[Callable[[int], str]] = ...,
                  on_trace_ready: Optional[Callable[["Profiler"], None]] = ...) -> None: ...
     def start(self) -> "Profiler": ...
@@ -127,6 +129,8 @@ def profile_command(command: List[Union[str, "os.PathLike[str]"]], output: _Path
                     flush_ms: Optional[int] = ..., overwrite: bool = ..., quiet: bool = ...,
                     replay_capture: Optional[str] = ..., replay_memory: Optional[str] = ...,
                     pc_sampling: Union[bool, int, str, None] = ...,
+                    kernel_timeout: Union[float, str, None] = ...,
+                    on_kernel_timeout: Optional[str] = ...,
                     symbolize: bool = ...) -> CommandResult: ...
 
 def event_stats(path: Union[_Run, Trace], kinds: Union[str, List[str], None] = ..., name: str = ...,

@@ -60,16 +60,25 @@ def _library() -> ctypes.CDLL:
 
 
 def _options(output: str, kinds, stacks, stack_depth, buffer_mb, flush_ms, overwrite,
-             quiet, replay_capture, replay_memory, pc_sampling=None) -> str:
+             quiet, replay_capture, replay_memory, pc_sampling=None, kernel_timeout=None,
+             on_kernel_timeout=None) -> str:
     env = _options_env(output, kinds, stacks, stack_depth, buffer_mb, flush_ms, overwrite,
-                       quiet, replay_capture, replay_memory, pc_sampling)
+                       quiet, replay_capture, replay_memory, pc_sampling, kernel_timeout,
+                       on_kernel_timeout)
     return "".join(f"{k}={v}\n" for k, v in env.items())
 
 
 def _options_env(output: str, kinds, stacks, stack_depth, buffer_mb, flush_ms, overwrite,
-                 quiet, replay_capture, replay_memory, pc_sampling=None) -> dict:
+                 quiet, replay_capture, replay_memory, pc_sampling=None, kernel_timeout=None,
+                 on_kernel_timeout=None) -> dict:
     """The options as the injection library's environment variables."""
     env = {"TRACESMITH_OUTPUT": output}
+    if kernel_timeout is not None:  # seconds, or a duration string ("30s")
+        env["TRACESMITH_KERNEL_TIMEOUT"] = (f"{int(kernel_timeout * 1e9)}"
+                                            if isinstance(kernel_timeout, (int, float))
+                                            else str(kernel_timeout))
+    if on_kernel_timeout is not None:
+        env["TRACESMITH_ON_KERNEL_TIMEOUT"] = on_kernel_timeout
     if pc_sampling is True:
         env["TRACESMITH_PC_SAMPLING"] = "auto"
     elif pc_sampling not in (None, False):
@@ -150,6 +159,9 @@ class Profiler:
     tracesmith.replay), pc_sampling (True, or the period N / "2^N": GPU
     instruction samples, as --pc-sampling; their SASS text is added at stop()
     by `tracesmith symbolize` when the CUDA toolkit's nvdisasm is found),
+    kernel_timeout (seconds, or "30s": report a kernel still running that long,
+    as --kernel-timeout; turns pc_sampling on) and on_kernel_timeout ("report",
+    the default, or "exit": write the trace and end the process, status 124),
     replay_memory ("reachable", the default: the
     allocations the parameters point into and those reached through pointers
     stored in them; "params": only the first; "all": every live allocation);
@@ -160,13 +172,15 @@ class Profiler:
                  stack_depth: Optional[int] = None, buffer_mb: Optional[int] = None,
                  flush_ms: Optional[int] = None, overwrite: bool = False, quiet: bool = True,
                  replay_capture: Optional[str] = None, replay_memory: Optional[str] = None,
-                 pc_sampling=None, schedule: Optional[Callable[[int], str]] = None,
+                 pc_sampling=None, kernel_timeout=None, on_kernel_timeout: Optional[str] = None,
+                 schedule: Optional[Callable[[int], str]] = None,
                  on_trace_ready: Optional[Callable[["Profiler"], None]] = None):
         self.output = os.fsdecode(os.fspath(output))
         self._kw = dict(kinds=kinds, stacks=stacks, stack_depth=stack_depth,
                         buffer_mb=buffer_mb, flush_ms=flush_ms, overwrite=overwrite, quiet=quiet,
                         replay_capture=replay_capture, replay_memory=replay_memory,
-                        pc_sampling=pc_sampling)
+                        pc_sampling=pc_sampling, kernel_timeout=kernel_timeout,
+                        on_kernel_timeout=on_kernel_timeout)
         self.schedule = schedule
         self.on_trace_ready = on_trace_ready
         self.step_num = 0
@@ -290,7 +304,8 @@ def profile_command(command, output: str = "tracesmith.sbt", *, kinds=None,
                     buffer_mb: Optional[int] = None, flush_ms: Optional[int] = None,
                     overwrite: bool = False, quiet: bool = False,
                     replay_capture: Optional[str] = None, replay_memory: Optional[str] = None,
-                    pc_sampling=None, symbolize: bool = True) -> CommandResult:
+                    pc_sampling=None, kernel_timeout=None, on_kernel_timeout: Optional[str] = None,
+                    symbolize: bool = True) -> CommandResult:
     """Runs `command` (a list: program and arguments) under capture and waits for
     it, as `tracesmith profile -- COMMAND` does, through the same library call
     (capture::RunUnderCapture): every process of it that initialises CUDA writes
@@ -312,7 +327,8 @@ def profile_command(command, output: str = "tracesmith.sbt", *, kinds=None,
         raise TraceError(f"{_LIB_NAME} was not found (this TraceSmith was built without CUDA, "
                          "or set TRACESMITH_INJECT_LIB to its path)")
     env = _options_env(os.fspath(output), kinds, stacks, stack_depth, buffer_mb, flush_ms,
-                       overwrite, quiet, replay_capture, replay_memory, pc_sampling)
+                       overwrite, quiet, replay_capture, replay_memory, pc_sampling,
+                       kernel_timeout, on_kernel_timeout)
     r = core().run_command(args, env, inject)
     if r["previous_trace_error"]:
         warnings.warn(r["previous_trace_error"], stacklevel=2)

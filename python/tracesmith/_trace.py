@@ -25,14 +25,14 @@ STRING_FIELDS = frozenset({
 
 # Event record kinds (the rest are metadata: devices, processes, stacks, stats, ...).
 EVENT_KINDS = ("kernel", "memcpy", "memset", "sync", "api", "nvtx", "marker", "memory",
-               "counter", "module", "graph", "overhead", "drop", "pcsample")
+               "counter", "module", "graph", "overhead", "drop", "pcsample", "timeout")
 
 # Record kinds by the attribute a Trace offers them under.
 KINDS = {
     "kernels": "kernel", "memcpys": "memcpy", "memsets": "memset", "syncs": "sync",
     "api": "api", "nvtx": "nvtx", "markers": "marker", "memory": "memory",
     "counters": "counter", "modules": "module", "graphs": "graph", "overheads": "overhead",
-    "drops": "drop", "pc_samples": "pcsample", "devices": "device", "processes": "process",
+    "drops": "drop", "pc_samples": "pcsample", "kernel_timeouts": "timeout", "devices": "device", "processes": "process",
     "threads": "thread", "clocks": "clock", "mappings": "mapping", "frames": "frame",
     "stack_nodes": "stacknode", "stat_rows": "stat", "metadata_rows": "metadata",
     "pc_lines": "pcline", "pc_sass": "pcsass",

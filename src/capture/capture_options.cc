@@ -304,6 +304,10 @@ CaptureTuning TuningFromEnv(const std::map<std::string, std::string>& env) {
     const int mb = std::atoi(it->second.c_str());
     if (mb > 0) t.pc_sampling_hw_buffer_mb = uint32_t(mb);
   }
+  if (auto it = env.find(kEnvPcSamplingSleepMs); it != env.end()) {
+    const int ms = std::atoi(it->second.c_str());
+    if (ms > 0) t.pc_sampling_sleep_ms = uint32_t(ms);
+  }
   return t;
 }
 
@@ -311,7 +315,7 @@ CaptureTuning TuningFromProcessEnv() {
   std::map<std::string, std::string> env;
   for (const char* key : {kEnvSubscribe, kEnvDeviceBufferMb, kEnvTidType, kEnvMeminfoAtContext,
                           kEnvApiFilter, kEnvStackRewalk, kEnvStackCopyProbe,
-                          kEnvPcSamplingHwBufferMb})
+                          kEnvPcSamplingHwBufferMb, kEnvPcSamplingSleepMs})
     if (const char* v = std::getenv(key)) env.emplace(key, v);
   return TuningFromEnv(env);
 }

@@ -96,12 +96,14 @@ struct Pending {  // a row before its strings are interned (Write)
 class PcSamplingRecorder final : public Recorder {
  public:
   PcSamplingRecorder(uint32_t pid, uint32_t period, bool quiet, std::string output_path,
-                     uint64_t kernel_timeout_ns, bool end_program, uint32_t hw_buffer_mb)
+                     uint64_t kernel_timeout_ns, bool end_program, uint32_t hw_buffer_mb,
+                     uint32_t sleep_ms)
       : pid_(pid),
         period_(period),
         quiet_(quiet),
         output_path_(std::move(output_path)),
-        hw_buffer_bytes_(uint64_t(hw_buffer_mb) << 20) {
+        hw_buffer_bytes_(uint64_t(hw_buffer_mb) << 20),
+        sleep_ms_(sleep_ms ? sleep_ms : kWorkerSleepMs) {
     if (kernel_timeout_ns)
       watch_ = std::make_unique<KernelTimeoutWatch>(pid, kernel_timeout_ns, end_program);
   }
@@ -286,8 +288,7 @@ class PcSamplingRecorder final : public Recorder {
     v[3].attributeData.samplingPeriodData.samplingPeriod = period_;
     v[4].attributeType =
         CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_WORKER_THREAD_PERIODIC_SLEEP_SPAN;
-    v[4].attributeData.workerThreadPeriodicSleepSpanData.workerThreadPeriodicSleepSpan =
-        kWorkerSleepMs;
+    v[4].attributeData.workerThreadPeriodicSleepSpanData.workerThreadPeriodicSleepSpan = sleep_ms_;
     v[5].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_OUTPUT_DATA_FORMAT;
     v[5].attributeData.outputDataFormatData.outputDataFormat =
         CUPTI_PC_SAMPLING_OUTPUT_DATA_FORMAT_PARSED;
@@ -501,6 +502,7 @@ class PcSamplingRecorder final : public Recorder {
   const bool quiet_;
   const std::string output_path_;
   const uint64_t hw_buffer_bytes_;  // 0: CUPTI's default
+  const uint32_t sleep_ms_;         // CUPTI's worker thread
   std::mutex mu_;  // contexts_, pending_, the counters, new_cubins_ (callbacks and the writer)
   std::vector<std::unique_ptr<SamplingContext>> contexts_;
   std::vector<Pending> pending_;
@@ -526,7 +528,7 @@ std::unique_ptr<Recorder> MakePcSamplingRecorder(const RecorderContext& context)
   return std::make_unique<PcSamplingRecorder>(
       context.pid, context.options->pc_sampling, context.options->quiet, context.output_path,
       context.options->kernel_timeout_ns, context.options->kernel_timeout_exit,
-      context.options->tuning.pc_sampling_hw_buffer_mb);
+      context.options->tuning.pc_sampling_hw_buffer_mb, context.options->tuning.pc_sampling_sleep_ms);
 }
 
 }  // namespace tracesmith::capture

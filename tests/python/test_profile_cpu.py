@@ -83,6 +83,18 @@ def test_pc_sampling_option_and_sass_at_stop(fake, monkeypatch, tmp_path):
     assert "TRACESMITH_PC_SAMPLING" not in fake.calls[4][2]
 
 
+def test_kernel_timeout_options(fake, tmp_path):
+    with tracesmith.profile(str(tmp_path / "a.sbt"), kernel_timeout=2.5, on_kernel_timeout="exit"):
+        pass
+    opts = fake.calls[0][2]
+    assert opts["TRACESMITH_KERNEL_TIMEOUT"] == "2500000000"
+    assert opts["TRACESMITH_ON_KERNEL_TIMEOUT"] == "exit"
+    with tracesmith.profile(str(tmp_path / "b.sbt"), kernel_timeout="30s"):
+        pass
+    assert fake.calls[2][2]["TRACESMITH_KERNEL_TIMEOUT"] == "30s"
+    assert "TRACESMITH_ON_KERNEL_TIMEOUT" not in fake.calls[2][2]
+
+
 def test_schedule_records_only_active_steps_one_file_per_cycle(fake):
     ready = []
     p = tracesmith.Profiler("out/run.sbt",

@@ -111,6 +111,9 @@ struct CaptureTuning {
   // PC samples (0: CUPTI's default, 512 MiB); a small one overflows, which
   // the capture counts (pc_sampling.hardware_buffer_full, dropped_samples).
   uint32_t pc_sampling_hw_buffer_mb = 0;
+  // TRACESMITH_PC_SAMPLING_SLEEP_MS=N (N > 0): how often CUPTI's worker
+  // decodes the hardware buffer (0: the recorder's 1 ms; the cost sweep's).
+  uint32_t pc_sampling_sleep_ms = 0;
   bool operator==(const CaptureTuning&) const = default;
 };
 
@@ -223,6 +226,7 @@ inline constexpr const char* kEnvApiFilter = "TRACESMITH_API_FILTER";
 inline constexpr const char* kEnvStackRewalk = "TRACESMITH_STACK_REWALK";
 inline constexpr const char* kEnvStackCopyProbe = "TRACESMITH_STACK_COPYPROBE";
 inline constexpr const char* kEnvPcSamplingHwBufferMb = "TRACESMITH_PC_SAMPLING_HW_BUFFER_MB";
+inline constexpr const char* kEnvPcSamplingSleepMs = "TRACESMITH_PC_SAMPLING_SLEEP_MS";
 // Set by tests only: installs a stack hook that returns 1, 2, 3... so GPU
 // tests can check the correlation-id join of API rows and GPU rows.
 inline constexpr const char* kEnvTestStackHook = "TRACESMITH_TEST_STACK_HOOK";
