@@ -1,4 +1,4 @@
-// The JSON of GPU instruction samples' stall reasons and launching code, one
+// The JSON of GPU instruction samples' stall reasons, lines and launching code, one
 // shape wherever they appear (`analyze --json`'s gpu_samples, `kernel --json`).
 #pragma once
 
@@ -20,6 +20,18 @@ inline void StallsJson(JsonWriter& j, std::string_view key, const std::vector<St
         .Str("description", StallDescription(x.reason))
         .UInt("samples", x.samples)
         .UInt("not_issued_samples", x.not_issued)
+        .Num("share_pct", x.share)
+        .EndObject();
+  j.EndArray();
+}
+
+inline void LinesJson(JsonWriter& j, std::string_view key, const std::vector<LineShare>& v) {
+  j.BeginArray(key);
+  for (const LineShare& x : v)
+    j.BeginObject()
+        .Str("file", x.file)
+        .UInt("line", x.line)
+        .UInt("samples", x.samples)
         .Num("share_pct", x.share)
         .EndObject();
   j.EndArray();

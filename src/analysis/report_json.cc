@@ -55,15 +55,7 @@ void KernelTimeoutsJson(JsonWriter& j, const std::vector<KernelTimeoutReport>& t
         .Bool("ended_program", k.ended)
         .Str("site", k.site);
     StallsJson(j, "stalls", k.stalls);
-    j.BeginArray("lines");
-    for (const LineShare& x : k.lines)
-      j.BeginObject()
-          .Str("file", x.file)
-          .UInt("line", x.line)
-          .UInt("samples", x.samples)
-          .Num("share_pct", x.share)
-          .EndObject();
-    j.EndArray();
+    LinesJson(j, "lines", k.lines);
     j.EndObject();
   }
   j.EndArray();
@@ -87,15 +79,7 @@ void GpuSamples(JsonWriter& j, const PcSampleReport& s) {
         .UInt("kernel_ns", f.kernel_ns)
         .Num("gpu_share_pct", f.gpu_share);
     StallsJson(j, "stalls", f.stalls);
-    j.BeginArray("lines");
-    for (const LineShare& x : f.lines)
-      j.BeginObject()
-          .Str("file", x.file)
-          .UInt("line", x.line)
-          .UInt("samples", x.samples)
-          .Num("share_pct", x.share)
-          .EndObject();
-    j.EndArray();
+    LinesJson(j, "lines", f.lines);
     j.BeginArray("instructions");
     for (const InstructionShare& x : f.instructions)
       j.BeginObject()

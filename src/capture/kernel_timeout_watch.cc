@@ -26,15 +26,6 @@ struct LaunchRingTag {};
 // 8192 launches per thread between two polls of the writer (5 ms).
 using LaunchRings = ThreadRings<LaunchNote, 8192, LaunchRingTag>;
 
-bool IsLaunch(CUpti_CallbackId cbid) {
-  return cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel ||
-         cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz ||
-         cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx ||
-         cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz ||
-         cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel ||
-         cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz;
-}
-
 CUfunction FunctionOf(CUpti_CallbackId cbid, const void* params) {
   if (cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx ||
       cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz)
@@ -115,11 +106,11 @@ void KernelTimeoutWatch::Claim(CallbackClaims& claims) {
   DriverClaim how;
   how.site = CostSite::kLaunch;
   for (CUpti_CallbackId cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid)
-    if (IsLaunch(cbid)) claims.Driver(cbid, how);
+    if (IsKernelLaunchCallback(cbid)) claims.Driver(cbid, how);
 }
 
 void KernelTimeoutWatch::OnLaunchCall(const DriverCallEvent& call) {
-  if (!call.entry || !IsLaunch(call.cbid) || !call.info->functionParams) return;
+  if (!call.entry || !IsKernelLaunchCallback(call.cbid) || !call.info->functionParams) return;
   LaunchNote n;
   n.function = FunctionOf(call.cbid, call.info->functionParams);
   n.context = call.info->context;

@@ -30,4 +30,13 @@ void CallbackClaims::Driver(CUpti_CallbackId cbid, const DriverClaim& how) {
   if (how.exit) r.exit |= bit_;
 }
 
+bool IsKernelLaunchCallback(CUpti_CallbackId cbid) {
+  return cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel ||
+         cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz ||
+         cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx ||
+         cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz ||
+         cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel ||
+         cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz;
+}
+
 }  // namespace tracesmith::capture

@@ -108,6 +108,10 @@ struct DriverRoute {
 };
 static_assert(sizeof(DriverRoute) == 8, "one load per callback");
 
+// A kernel launch's driver callback (cuLaunchKernel, cuLaunchKernelEx,
+// cuLaunchCooperativeKernel and their _ptsz forms).
+bool IsKernelLaunchCallback(CUpti_CallbackId cbid);
+
 // Recorders at most: their bits in DriverRoute's masks.
 inline constexpr int kMaxRecorders = 8;
 

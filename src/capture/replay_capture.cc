@@ -1,6 +1,7 @@
 #include "replay_capture.h"
 
 #include "reach_scan.h"
+#include "recorder.h"
 
 #include <cuda.h>
 #include <cupti.h>
@@ -317,14 +318,7 @@ void ReplayCapturer::OnMemory(CUpti_CallbackId cbid, const CUpti_CallbackData* i
   }
 }
 
-bool ReplayCapturer::IsLaunchCallback(CUpti_CallbackId cbid) {
-  return cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel ||
-         cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz ||
-         cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx ||
-         cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz ||
-         cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel ||
-         cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz;
-}
+bool ReplayCapturer::IsLaunchCallback(CUpti_CallbackId cbid) { return IsKernelLaunchCallback(cbid); }
 
 void ReplayCapturer::Note(const char* fmt, ...) {
   if (quiet_) return;
