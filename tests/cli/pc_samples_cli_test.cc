@@ -1,6 +1,7 @@
 // GPU instruction samples through the commands: `analyze` prints "Inside the
 // kernels", `analyze --json` has `gpu_samples`, `--top` sets how many kernels,
-// and `info` says how many samples the trace holds (testing/pc_sample_trace.h).
+// and `info` says how many samples the trace holds (testing/pc_sample_trace.h);
+// `diff` compares two runs' samples.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -132,6 +133,40 @@ TEST(PcSamplesCli, KernelPage) {
                        "profile --pc-sampling`)"),
             std::string::npos)
       << r.out;
+}
+
+// `diff A B`: each kernel's lines and stall reasons, A -> B; nothing more
+// when neither trace has samples.
+TEST(PcSamplesCli, DiffComparesSamples) {
+  testing::TempDir dir;
+  const std::string a = dir / "a.sbt", b = dir / "b.sbt";
+  ASSERT_TRUE(format::WriteTraceFile(testing::PcSampleTrace(), a).ok());
+  ASSERT_TRUE(format::WriteTraceFile(testing::PcSampleTrace({.hot_wait = 300}), b).ok());
+  Result r = RunTracesmith("diff " + a + " " + b);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("\nGPU instruction samples (each kernel's lines and stall reasons, A -> "
+                       "B)\n  A: 4000 samples, B: 4000 samples\n  probe_hot(float*, int): 2000 "
+                       "samples (50.0% of A's) -> 2000 (50.0% of B's)\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("    stall  wait"), std::string::npos) << r.out;
+  r = RunTracesmith("diff --json " + a + " " + b);
+  ASSERT_EQ(r.status, 0) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  const nlohmann::json& hot = j["gpu_samples"]["kernels"][0];
+  EXPECT_EQ(hot["name"], "probe_hot(float*, int)");
+  EXPECT_EQ(hot["stalls"][0]["samples_a"], 700);  // selected: 35% -> 65%
+  EXPECT_EQ(hot["stalls"][0]["samples_b"], 1300);
+
+  const std::string c = dir / "c.sbt", d = dir / "d.sbt";
+  ASSERT_TRUE(format::WriteTraceFile(testing::PcSampleTrace({.samples = false}), c).ok());
+  ASSERT_TRUE(format::WriteTraceFile(testing::PcSampleTrace({.samples = false}), d).ok());
+  r = RunTracesmith("diff " + c + " " + d);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(r.out.find("GPU instruction samples"), std::string::npos) << r.out;
+  r = RunTracesmith("diff --json " + c + " " + d);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_FALSE(nlohmann::json::parse(r.out).contains("gpu_samples")) << r.out;
 }
 
 }  // namespace
