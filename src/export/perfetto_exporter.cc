@@ -17,6 +17,8 @@
 #include <queue>
 #include <unordered_map>
 
+#include "perfetto_groups.h"
+#include "perfetto_launch_configs.h"
 #include "perfetto_tracks.h"
 #include "sinks.h"
 #include "tracesmith/analysis/memory_model.h"
@@ -28,16 +30,6 @@ namespace tracesmith::exporter {
 namespace {
 
 using namespace model;
-
-enum class GroupKind : uint8_t {
-  kThread,
-  kStream,
-  kStreamSync,
-  kDeviceModules,
-  kProcessMisc,
-  kCounter,
-  kMemoryCounter,  // a = device, b = MemoryCounterId(...)
-};
 
 // Allocation slices of one process and device: lanes (tracks all named
 // "Allocations", which Perfetto's UI merges into one) holding at most one
@@ -64,74 +56,6 @@ std::string SpaceTitle(analysis::MemorySpace space) {
   s[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(s[0])));
   return s;
 }
-
-struct GroupKey {
-  GroupKind kind;
-  uint32_t pid, a, b;
-  bool operator==(const GroupKey&) const = default;
-};
-struct GroupKeyHash {
-  size_t operator()(const GroupKey& k) const {
-    uint64_t h = HashMix(static_cast<uint64_t>(k.kind), k.pid);
-    return HashMix(HashMix(h, k.a), k.b);
-  }
-};
-
-// GroupKey -> TrackGroup*, open addressing with linear probing, at most
-// half full. Groups are never removed.
-class GroupIndex {
- public:
-  GroupIndex() : slots_(16) {}
-  TrackGroup* Find(const GroupKey& key, size_t hash) const {
-    const size_t mask = slots_.size() - 1;
-    for (size_t i = Mix(hash) & mask;; i = (i + 1) & mask) {
-      const Slot& s = slots_[i];
-      if (s.group == nullptr) return nullptr;
-      if (s.key == key) return s.group;
-    }
-  }
-  void Insert(const GroupKey& key, size_t hash, TrackGroup* group) {
-    if ((count_ + 1) * 2 > slots_.size()) {
-      std::vector<Slot> old(slots_.size() * 2);
-      old.swap(slots_);
-      count_ = 0;
-      for (const Slot& s : old)
-        if (s.group != nullptr) Insert(s.key, GroupKeyHash{}(s.key), s.group);
-    }
-    const size_t mask = slots_.size() - 1;
-    size_t i = Mix(hash) & mask;
-    while (slots_[i].group != nullptr) i = (i + 1) & mask;
-    slots_[i] = {key, group};
-    ++count_;
-  }
-
- private:
-  struct Slot {
-    GroupKey key{};
-    TrackGroup* group = nullptr;
-  };
-  // The multiply in HashMix leaves the low bits of the hash a function of
-  // the low bits of the key: fold the high bits in.
-  static size_t Mix(size_t h) { return h ^ (h >> 29) ^ (h >> 47); }
-  std::vector<Slot> slots_;
-  size_t count_ = 0;
-};
-
-// A kernel's launch configuration: kernels repeat a handful of these, so
-// the text is interned once per sequence and each slice carries an iid.
-struct LaunchConfig {
-  uint32_t v[12];
-  bool operator==(const LaunchConfig& o) const { return std::memcmp(v, o.v, sizeof v) == 0; }
-};
-struct LaunchConfigHash {
-  size_t operator()(const LaunchConfig& c) const {
-    uint64_t w[6];
-    std::memcpy(w, c.v, sizeof w);
-    uint64_t h = 0;
-    for (uint64_t x : w) h = (h ^ x) * 0x9e3779b97f4a7c15ull;
-    return h ^ (h >> 29);
-  }
-};
 
 class PerfettoSink : public EventSink {
  public:
@@ -182,7 +106,7 @@ class PerfettoSink : public EventSink {
     LaunchConfig c{{k.grid_x, k.grid_y, k.grid_z, k.block_x, k.block_y, k.block_z, k.cluster_x,
                     k.cluster_y, k.cluster_z, k.registers_per_thread, k.static_shared_bytes,
                     k.dynamic_shared_bytes}};
-    uint32_t config = ConfigIdFor(name, c);
+    uint32_t config = configs_.IdFor(name, c);
     w_.AnnotateInternedString(n_launch_, config, [&] { return LaunchText(c); });
     FlowIn(k.pid, k.correlation_id);
     w_.EndEvent();
@@ -645,38 +569,6 @@ class PerfettoSink : public EventSink {
       w_.enc().Varint<pf::kTeTerminatingFlowIdsOld>(flow_id);
   }
 
-  // A kernel name nearly always launches with one configuration: the last
-  // one seen per name (flat array by string id) is checked before hashing.
-  uint32_t ConfigIdFor(uint32_t name, const LaunchConfig& c) {
-    if (name < kMaxNameSlots) {
-      if (name >= config_by_name_.size()) config_by_name_.resize(name + 1);
-      uint32_t& id = config_by_name_[name];
-      if (id == 0 || !(configs_list_[id - 1] == c)) id = ConfigId(c);
-      return id;
-    }
-    return ConfigId(c);
-  }
-  uint32_t ConfigId(const LaunchConfig& c) {
-    size_t h = LaunchConfigHash{}(c);
-    auto& slot = config_cache_[h & 63];
-    if (slot.second != 0 && configs_list_[slot.second - 1] == c) return slot.second;
-    auto [it, inserted] = configs_.try_emplace(c, static_cast<uint32_t>(configs_list_.size() + 1));
-    if (inserted) configs_list_.push_back(c);
-    slot = {h, it->second};
-    return it->second;
-  }
-  static std::string LaunchText(const LaunchConfig& c) {
-    char buf[200];
-    int n = std::snprintf(buf, sizeof buf,
-                          "grid [%u, %u, %u] block [%u, %u, %u] registers %u shared %u+%u B",
-                          c.v[0], c.v[1], c.v[2], c.v[3], c.v[4], c.v[5], c.v[9], c.v[10], c.v[11]);
-    std::string s(buf, static_cast<size_t>(n));
-    if (c.v[6] > 1 || c.v[7] > 1 || c.v[8] > 1)
-      s += " cluster [" + std::to_string(c.v[6]) + ", " + std::to_string(c.v[7]) + ", " +
-           std::to_string(c.v[8]) + "]";
-    return s;
-  }
-
   void Callstack(uint32_t stack_id) {
     w_.enc().Varint(pf::kTeCallstackIid, stack_id);
     if (!w_.InternStack(stack_id)) return;
@@ -830,11 +722,7 @@ class PerfettoSink : public EventSink {
   UtilState* util_cached_ = nullptr;
   uint64_t util_cached_key_ = 0;
   FlowTracker flows_tracker_;
-  std::unordered_map<LaunchConfig, uint32_t, LaunchConfigHash> configs_;
-  std::vector<LaunchConfig> configs_list_;
-  std::array<std::pair<size_t, uint32_t>, 64> config_cache_{};
-  static constexpr uint32_t kMaxNameSlots = 1u << 22;  // string ids beyond: hash only
-  std::vector<uint32_t> config_by_name_;
+  LaunchConfigIds configs_;
   uint32_t copy_names_[16] = {}, memset_names_[16] = {};
   uint32_t n_launch_, n_correlation_, n_bytes_, n_bandwidth_, n_value_, n_return_, n_external_,
       n_domain_, n_category_, n_graph_, n_count_, n_reason_, n_cubin_, n_kind_, n_graph_launch_,
