@@ -3,7 +3,8 @@
 //   process (ProcessDescriptor)
 //     thread tracks (ThreadDescriptor): CUDA API calls, NVTX ranges/markers
 //     "GPU <n>: <name>"
-//       "Stream <s>": kernels, copies, memsets, syncs, graph launches
+//       "Stream <s>": kernels (with their function's GPU instruction samples,
+//         kernel_samples.h), copies, memsets, syncs, graph launches
 //       "Allocations": one slice per allocation, alloc to free (lanes, below)
 //       counters: memory in use per memory space and per owner (the live-memory
 //       model, analysis/memory_model.h), utilization %, captured counters
@@ -17,6 +18,7 @@
 #include <queue>
 #include <unordered_map>
 
+#include "kernel_samples.h"
 #include "perfetto_groups.h"
 #include "perfetto_launch_configs.h"
 #include "perfetto_tracks.h"
@@ -94,6 +96,12 @@ class PerfettoSink : public EventSink {
     n_owner_ = w_.LocalName("owner");
     n_memory_ = w_.LocalName("memory");
     owners_.emplace(*meta_);
+    if (!ctx.pc_samples.empty()) {
+      samples_.emplace(ctx.pc_samples, *meta_);
+      n_pc_samples_ = w_.LocalName("pc samples (all launches)");
+      n_pc_stall_ = w_.LocalName("top stall (all launches)");
+      n_pc_line_ = w_.LocalName("hottest line (all launches)");
+    }
     return OkStatus();
   }
 
@@ -108,6 +116,7 @@ class PerfettoSink : public EventSink {
                     k.dynamic_shared_bytes}};
     uint32_t config = configs_.IdFor(name, c);
     w_.AnnotateInternedString(n_launch_, config, [&] { return LaunchText(c); });
+    if (samples_) SampleSummary(k.pid, k.name_id);
     FlowIn(k.pid, k.correlation_id);
     w_.EndEvent();
     lane->open.push_back(e);
@@ -561,6 +570,19 @@ class PerfettoSink : public EventSink {
     w_.MaybeFlush();
   }
 
+  // The GPU instruction samples of a kernel slice's function: all its
+  // launches' (kernel_samples.h), the two texts interned once per sequence.
+  void SampleSummary(uint32_t pid, uint32_t mangled_id) {
+    const KernelSampleSummary* s = samples_->Find(pid, mangled_id);
+    if (s == nullptr) return;
+    w_.AnnotateUint(n_pc_samples_, samples_->functions()[s->index].samples);
+    const uint64_t key = (4ull << 40) | (uint64_t{s->index} << 1);
+    if (!s->top_stall.empty())
+      w_.AnnotateInternedString(n_pc_stall_, key, [&] { return s->top_stall; });
+    if (!s->hottest_line.empty())
+      w_.AnnotateInternedString(n_pc_line_, key | 1, [&] { return s->hottest_line; });
+  }
+
   // The first GPU op of a linked correlation terminates the flow its launch
   // call started; later ops sharing the id (graph nodes) get no arrow.
   void FlowIn(uint32_t pid, uint32_t corr) {
@@ -713,6 +735,7 @@ class PerfettoSink : public EventSink {
   TrackGroup* last_thread_group_ = nullptr;
   analysis::LiveMemory live_;
   std::optional<analysis::MemoryOwners> owners_;  // needs the metadata: made in Begin
+  std::optional<KernelSamples> samples_;          // when the trace has GPU instruction samples
   std::unordered_map<SlotKey, LiveSlot, SlotKeyHash> slots_;
   std::map<std::pair<analysis::MemoryKey, uint32_t>, uint64_t> owner_bytes_;
   std::map<uint64_t, AllocationTrack> allocation_tracks_;  // by (pid, device); nodes stay put
@@ -726,7 +749,8 @@ class PerfettoSink : public EventSink {
   uint32_t copy_names_[16] = {}, memset_names_[16] = {};
   uint32_t n_launch_, n_correlation_, n_bytes_, n_bandwidth_, n_value_, n_return_, n_external_,
       n_domain_, n_category_, n_graph_, n_count_, n_reason_, n_cubin_, n_kind_, n_graph_launch_,
-      n_overhead_, n_dropped_, n_module_load_, n_module_unload_, n_address_, n_owner_, n_memory_;
+      n_overhead_, n_dropped_, n_module_load_, n_module_unload_, n_address_, n_owner_, n_memory_,
+      n_pc_samples_ = 0, n_pc_stall_ = 0, n_pc_line_ = 0;
   uint64_t kernels_ = 0, kernel_bytes_ = 0, flows_ = 0, clamped_ = 0;
 };
 
