@@ -1,6 +1,7 @@
 // GPU instruction samples through the commands: `analyze` prints "Inside the
 // kernels", `analyze --json` has `gpu_samples`, `--top` sets how many kernels,
 // and `info` says how many samples the trace holds (testing/pc_sample_trace.h);
+// `kernel` shows one kernel or one launch (testing/launch_sample_trace.h), and
 // `diff` compares two runs' samples.
 #include <gtest/gtest.h>
 
@@ -9,6 +10,7 @@
 #include <string>
 
 #include "cli/cli_runner.h"
+#include "testing/launch_sample_trace.h"
 #include "testing/pc_sample_trace.h"
 #include "testing/temp_dir.h"
 #include "tracesmith/format/sbt_writer.h"
@@ -131,6 +133,45 @@ TEST(PcSamplesCli, KernelPage) {
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.out.find("the trace has no GPU instruction samples (capture with `tracesmith "
                        "profile --pc-sampling`)"),
+            std::string::npos)
+      << r.out;
+}
+
+// `kernel --launch N`: the page of one launch, its samples those of the drain
+// window it had to itself; the errors say what to do.
+TEST(PcSamplesCli, KernelPageOfOneLaunch) {
+  testing::TempDir dir;
+  const std::string path = dir / "launch.sbt";
+  ASSERT_TRUE(format::WriteTraceFile(testing::LaunchSampleTrace(), path).ok());
+  Result r = RunTracesmith("kernel -q " + path + " --launch 11");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("Kernel hotK()\n  function _Z4hotKv\n  360 samples; 4 launches"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("  its samples: 120 from 1 drain window (no other launch of the kernel ran "
+                       "in it: all its samples are this one's)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("      100  83.3%  /src/k.cu:5\n"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("k.cu:7"), std::string::npos) << r.out;  // another launch's line
+
+  r = RunTracesmith("kernel -q --json " + path + " hotK --launch 12");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["launch"]["correlation_id"], 12);
+  EXPECT_EQ(j["launch"]["samples"], 120);
+  EXPECT_EQ(j["launch"]["shared_windows"], 1);
+  EXPECT_EQ(j["samples"], 360);  // the function's
+
+  r = RunTracesmith("kernel -q " + path + " --launch 99");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.out.find("no kernel launch has correlation id 99"), std::string::npos) << r.out;
+  r = RunTracesmith("kernel -q " + path + " --pid 100");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.out.find("--pid goes with --launch N"), std::string::npos) << r.out;
+  r = RunTracesmith("kernel -q " + path);
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.out.find("name a kernel (part of its name) or one launch (--launch N)"),
             std::string::npos)
       << r.out;
 }
