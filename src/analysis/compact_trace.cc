@@ -284,7 +284,8 @@ void CompactTrace::AlignClocks() {
   for (const Lane& l : lanes_) pids.insert(l.pid);
   for (const SyncRecord& s : syncs_) pids.insert(s.pid);
   for (const GraphLaunchRecord& g : graphs_) pids.insert(g.pid);
-  const ClockAlignment align = ClockAlignment::Build(pids, meta_.Rows<ClockAnchor>());
+  clocks_ = ClockAlignment::Build(pids, meta_.Rows<ClockAnchor>());
+  const ClockAlignment& align = clocks_;
   stats_.processes_unaligned += align.unaligned();
   if (!align.aligned()) return;
   stats_.clocks_aligned = true;

@@ -1,10 +1,12 @@
 #include "tracesmith/analysis/diff.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <map>
 
 #include "json_writer.h"
+#include "pc_samples_json.h"
 #include "tracesmith/base/file_util.h"
 
 namespace tracesmith::analysis {
@@ -105,6 +107,7 @@ void WriteTextDiff(const TraceDiff& d, size_t top, std::ostream& out) {
   line("kernels", d.kernels_a, d.kernels_b, false);
   Table("Kernels by GPU time change (B - A)", d.kernels, top, out);
   if (!d.call_sites.empty()) Table("Call sites by GPU time change (B - A)", d.call_sites, top, out);
+  WritePcSampleDiffText(d.samples, top, out);
 }
 
 void WriteJsonDiff(const TraceDiff& d, std::ostream& out) {
@@ -133,6 +136,7 @@ void WriteJsonDiff(const TraceDiff& d, std::ostream& out) {
           .EndObject();
     j.EndArray();
   }
+  if (!d.samples.empty()) PcSampleDiffJson(j, d.samples);
   j.EndObject();
 }
 
@@ -140,6 +144,7 @@ StatusOr<TraceDiff> DiffTraceFiles(const std::string& a, const std::string& b,
                                    const LoadOptions& load, bool strict,
                                    format::ReadReport* damage_a, format::ReadReport* damage_b) {
   AnalysisReport reports[2];
+  std::vector<FunctionSamples> sampled[2];  // with all their lines
   std::vector<std::string> warnings;
   const std::string* paths[2] = {&a, &b};
   format::ReadReport* damages[2] = {damage_a, damage_b};
@@ -153,8 +158,10 @@ StatusOr<TraceDiff> DiffTraceFiles(const std::string& a, const std::string& b,
                          "; this comparison covers only its readable part");
     if (damages[i]) *damages[i] = damage;
     reports[i] = BuildReport(trace, *paths[i]);
+    sampled[i] = SampledFunctions(trace.pc_samples(), trace.meta(), SIZE_MAX);
   }
   TraceDiff d = DiffReports(reports[0], reports[1]);
+  d.samples = DiffPcSamples(sampled[0], sampled[1]);
   d.warnings = std::move(warnings);
   return d;
 }

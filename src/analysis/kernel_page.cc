@@ -5,6 +5,7 @@
 #include <map>
 
 #include "json_writer.h"
+#include "kernel_page_lines.h"
 #include "pc_samples_json.h"
 #include "tracesmith/analysis/compact_trace.h"
 #include "tracesmith/analysis/report.h"
@@ -46,10 +47,45 @@ void SortByShare(std::vector<T>* v) {
                    [](const T& a, const T& b) { return a.samples > b.samples; });
 }
 
+// " wait 45.0%, selected 35.0%": the first reasons of `stalls`.
+std::string StallList(const std::vector<StallShare>& stalls) {
+  std::string out;
+  for (size_t k = 0; k < stalls.size() && k < 6; ++k)
+    out += StrFormat("%s %s %.1f%%", k ? "," : "",
+                     std::string(model::ShortStallName(stalls[k].reason)).c_str(), stalls[k].share);
+  return out;
+}
+
+unsigned long long U(uint64_t v) { return static_cast<unsigned long long>(v); }
+
+void WriteLaunchText(const KernelPageLaunch& l, std::ostream& out) {
+  out << StrFormat(
+      "\nLaunch with correlation id %u (pid %u, GPU %u, stream %u): launch %llu of "
+      "%llu, at +%s for %s\n",
+      l.correlation_id, l.pid, l.device, l.stream, U(l.index), U(l.launches),
+      HumanDuration(l.offset_ns).c_str(), HumanDuration(l.end_ns - l.start_ns).c_str());
+  if (!l.note.empty()) out << "  (" << Printable(l.note) << ")\n";
+  if (!l.joined) {
+    out << "  no drain window of the kernel's samples overlaps this launch: the lines below are "
+           "all its launches' samples\n";
+    return;
+  }
+  out << StrFormat("  its samples: %s from %llu drain window%s", SampleCount(l.samples).c_str(),
+                   U(l.windows), l.windows == 1 ? "" : "s");
+  if (l.shared_windows)
+    out << StrFormat(
+        " (%llu shared with %llu other launch%s of the kernel: split by how long each "
+        "ran in the window, an estimate)\n",
+        U(l.shared_windows), U(l.other_launches), l.other_launches == 1 ? "" : "es");
+  else
+    out << StrFormat(" (no other launch of the kernel ran in %s: all %s samples are this one's)\n",
+                     l.windows == 1 ? "it" : "them", l.windows == 1 ? "its" : "their");
+  out << "  its stall reasons:" << StallList(l.stalls) << "\n";
+}
+
 }  // namespace
 
-StatusOr<KernelPage> BuildKernelPage(const CompactTrace& t, std::string_view name,
-                                     const CallSiteRules& rules) {
+StatusOr<PcSampleReport> SampledReport(const CompactTrace& t, const CallSiteRules& rules) {
   uint64_t kernel_ns = 0;
   for (const GpuOp& op : t.ops())
     if (op.kind() == OpKind::kKernel) kernel_ns += op.duration();
@@ -58,6 +94,68 @@ StatusOr<KernelPage> BuildKernelPage(const CompactTrace& t, std::string_view nam
     return NotFound(
         "the trace has no GPU instruction samples (capture with `tracesmith profile "
         "--pc-sampling`)");
+  return all;
+}
+
+std::string SampledKernelNames(const PcSampleReport& r) {
+  std::string names;
+  for (size_t i = 0; i < r.functions.size() && i < 10; ++i) names += "\n  " + r.functions[i].name;
+  return names;
+}
+
+InstructionSamples SamplesOf(const CompactTrace& t, const FunctionSamples& f) {
+  InstructionSamples pcs;
+  for (const auto& [key, samples] : t.pc_samples().samples())
+    if (key.pid == f.pid && key.function_id == f.function_id)
+      pcs[{key.cubin_crc, key.pc_offset}][key.stall_id] += samples;
+  return pcs;
+}
+
+std::vector<KernelPageLine> PageLines(const CompactTrace& t, const FunctionSamples& f,
+                                      const InstructionSamples& pcs, uint64_t total) {
+  std::unordered_map<uint32_t, bool> counted;  // by stall id
+  const InstructionIndex index = IndexInstructions(t);
+  std::map<std::pair<std::string, uint32_t>, KernelPageLine> lines;
+  for (const auto& [where, stalls] : pcs) {
+    KernelPageInstruction i;
+    i.pc_offset = where.second;
+    for (const auto& [stall, n] : stalls) {
+      auto [c, added] = counted.try_emplace(stall, false);
+      if (added) c->second = model::IsCountedStall(t.String(stall));
+      if (!c->second || n == 0) continue;
+      i.samples += n;
+      i.stalls.push_back({std::string(t.String(stall)), n, 0, 0});
+    }
+    if (i.samples == 0) continue;
+    for (StallShare& x : i.stalls) x.share = Percent(x.samples, i.samples);
+    SortByShare(&i.stalls);
+    i.share = Percent(i.samples, total);
+    const PcSamples::Key key = InstructionKey(where.first, f.pid, f.function_id, where.second);
+    if (uint32_t text = index.SassOf(key)) i.sass = t.String(text);
+    const InstructionIndex::Line* l = index.LineOf(key);
+    std::string file = l ? std::string(t.String(l->file_id)) : "";
+    const uint32_t line = file.empty() ? 0 : l->line;
+    KernelPageLine& out = lines[{file, line}];
+    out.file = file;
+    out.line = line;
+    out.samples += i.samples;
+    out.instructions.push_back(std::move(i));
+  }
+  SourceFiles sources;
+  std::vector<KernelPageLine> out;
+  for (auto& [key, l] : lines) {
+    l.share = Percent(l.samples, total);
+    if (!l.file.empty()) l.source = sources.Line(l.file, l.line);
+    std::stable_sort(l.instructions.begin(), l.instructions.end(),
+                     [](const auto& a, const auto& b) { return a.pc_offset < b.pc_offset; });
+    out.push_back(std::move(l));
+  }
+  return out;
+}
+
+StatusOr<KernelPage> BuildKernelPage(const CompactTrace& t, std::string_view name,
+                                     const CallSiteRules& rules) {
+  ASSIGN_OR_RETURN(const PcSampleReport all, SampledReport(t, rules));
   KernelPage page;
   const FunctionSamples* chosen = nullptr;
   for (const FunctionSamples& f : all.functions) {  // by GPU time: the first match is the heaviest
@@ -67,64 +165,11 @@ StatusOr<KernelPage> BuildKernelPage(const CompactTrace& t, std::string_view nam
     else
       page.also_matched.push_back(f.name);
   }
-  if (!chosen) {
-    std::string names;
-    for (size_t i = 0; i < all.functions.size() && i < 10; ++i)
-      names += "\n  " + all.functions[i].name;
+  if (!chosen)
     return NotFound(std::string("no sampled kernel's name contains '") + std::string(name) +
-                    "'; the sampled kernels with most GPU time:" + names);
-  }
+                    "'; the sampled kernels with most GPU time:" + SampledKernelNames(all));
   page.function = *chosen;
-  // Every sampled instruction of the function, with its reasons.
-  std::unordered_map<uint32_t, bool> is_function, counted;
-  struct Acc {
-    uint64_t samples = 0;
-    std::map<uint32_t, uint64_t> stalls;  // by stall id
-  };
-  std::map<std::pair<uint64_t, uint32_t>, Acc> pcs;  // (cubin, offset)
-  uint32_t function_id = 0;
-  for (const auto& [key, samples] : t.pc_samples().samples()) {
-    if (key.pid != chosen->pid) continue;
-    auto [f, fresh] = is_function.try_emplace(key.function_id, false);
-    if (fresh) f->second = t.String(key.function_id) == chosen->function;
-    if (!f->second) continue;
-    auto [c, added] = counted.try_emplace(key.stall_id, false);
-    if (added) c->second = model::IsCountedStall(t.String(key.stall_id));
-    if (!c->second) continue;
-    function_id = key.function_id;
-    Acc& a = pcs[{key.cubin_crc, key.pc_offset}];
-    a.samples += samples;
-    a.stalls[key.stall_id] += samples;
-  }
-  const InstructionIndex index = IndexInstructions(t);
-  std::map<std::pair<std::string, uint32_t>, KernelPageLine> lines;
-  for (const auto& [where, a] : pcs) {
-    const PcSamples::Key key = InstructionKey(where.first, chosen->pid, function_id, where.second);
-    const InstructionIndex::Line* l = index.LineOf(key);
-    std::string file = l ? std::string(t.String(l->file_id)) : "";
-    const uint32_t line = file.empty() ? 0 : l->line;
-    KernelPageLine& out = lines[{file, line}];
-    out.file = file;
-    out.line = line;
-    out.samples += a.samples;
-    KernelPageInstruction i;
-    i.pc_offset = where.second;
-    if (uint32_t text = index.SassOf(key)) i.sass = t.String(text);
-    i.samples = a.samples;
-    i.share = Percent(a.samples, chosen->samples);
-    for (const auto& [stall, n] : a.stalls)
-      i.stalls.push_back({std::string(t.String(stall)), n, 0, Percent(n, a.samples)});
-    SortByShare(&i.stalls);
-    out.instructions.push_back(std::move(i));
-  }
-  SourceFiles sources;
-  for (auto& [key, l] : lines) {
-    l.share = Percent(l.samples, chosen->samples);
-    if (!l.file.empty()) l.source = sources.Line(l.file, l.line);
-    std::stable_sort(l.instructions.begin(), l.instructions.end(),
-                     [](const auto& a, const auto& b) { return a.pc_offset < b.pc_offset; });
-    page.lines.push_back(std::move(l));
-  }
+  page.lines = PageLines(t, *chosen, SamplesOf(t, *chosen), chosen->samples);
   return page;
 }
 
@@ -133,21 +178,17 @@ void WriteKernelPageText(const KernelPage& page, std::ostream& out) {
   out << "Kernel " << Printable(f.name) << "\n";
   if (f.function != f.name) out << "  function " << Printable(f.function) << "\n";
   out << StrFormat("  %s samples; %llu launches, %s of GPU time (%.1f%% of kernel time)\n",
-                   SampleCount(f.samples).c_str(), static_cast<unsigned long long>(f.kernels),
-                   HumanDuration(f.kernel_ns).c_str(), f.gpu_share);
-  out << "  stall reasons:";
-  for (size_t k = 0; k < f.stalls.size() && k < 6; ++k)
-    out << StrFormat("%s %s %.1f%%", k ? "," : "",
-                     std::string(model::ShortStallName(f.stalls[k].reason)).c_str(),
-                     f.stalls[k].share);
-  out << "\n";
+                   SampleCount(f.samples).c_str(), U(f.kernels), HumanDuration(f.kernel_ns).c_str(),
+                   f.gpu_share);
+  out << "  stall reasons:" << StallList(f.stalls) << "\n";
   for (const SiteShare& s : f.sites)
     out << StrFormat("  launched from %s: %.1f%% of the samples, %llu launches\n",
-                     Printable(s.site).c_str(), s.share,
-                     static_cast<unsigned long long>(s.launches));
+                     Printable(s.site).c_str(), s.share, U(s.launches));
   for (const std::string& other : page.also_matched)
     out << "  (the name also matches " << Printable(other) << ")\n";
-  out << "\n  SAMPLES  SHARE  LINE / INSTRUCTION\n";
+  if (page.launch) WriteLaunchText(*page.launch, out);
+  out << "\n  SAMPLES  SHARE  LINE / INSTRUCTION"
+      << (page.launch && page.launch->joined ? "  (this launch's samples)\n" : "\n");
   for (const KernelPageLine& l : page.lines) {
     std::string where = l.file.empty() ? "(no line info: compile with -lineinfo)"
                                        : StrFormat("%s:%u", l.file.c_str(), l.line);
@@ -202,7 +243,28 @@ void WriteKernelPageJson(const KernelPage& page, std::ostream& out) {
   j.EndArray();
   j.BeginArray("also_matched");
   for (const std::string& s : page.also_matched) j.Str("", s);
-  j.EndArray().EndObject();
+  j.EndArray();
+  if (const std::optional<KernelPageLaunch>& l = page.launch) {
+    j.BeginObject("launch")
+        .UInt("correlation_id", l->correlation_id)
+        .UInt("pid", l->pid)
+        .UInt("device", l->device)
+        .UInt("stream", l->stream)
+        .UInt("start_ns", l->start_ns)
+        .UInt("end_ns", l->end_ns)
+        .UInt("offset_ns", l->offset_ns)
+        .UInt("index", l->index)
+        .UInt("launches", l->launches)
+        .Str("note", l->note)
+        .Bool("joined", l->joined)
+        .UInt("samples", l->samples)
+        .UInt("windows", l->windows)
+        .UInt("shared_windows", l->shared_windows)
+        .UInt("other_launches", l->other_launches);
+    StallsJson(j, "stalls", l->stalls);
+    j.EndObject();
+  }
+  j.EndObject();
   out << "\n";
 }
 

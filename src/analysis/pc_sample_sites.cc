@@ -19,22 +19,18 @@ std::vector<uint64_t> JoinSamplesToSites(const std::vector<PcSamples::Window>& w
   double all = 0, placed = 0;
   for (const PcSamples::Window& w : windows) {
     all += double(w.samples);
-    const uint64_t from = w.start_ns > kSampleLatencyNs ? w.start_ns - kSampleLatencyNs : 0;
-    const uint64_t to = std::max(w.end_ns, from + 1);
+    const WindowSpan span = SpanOf(w);
     // Launches starting before `to` and ending after `from`: those that start
     // in [from - longest, to).
-    auto first =
-        std::lower_bound(launches.begin(), launches.end(), from > longest ? from - longest : 0,
-                         [](const SampledLaunch& l, uint64_t t) { return l.start_ns < t; });
+    auto first = std::lower_bound(
+        launches.begin(), launches.end(), span.from > longest ? span.from - longest : 0,
+        [](const SampledLaunch& l, uint64_t t) { return l.start_ns < t; });
     std::fill(overlap.begin(), overlap.end(), 0.0);
     double total = 0;
-    for (auto l = first; l != launches.end() && l->start_ns < to; ++l) {
-      // A zero-length launch (clock granularity) inside the window counts as 1 ns.
-      const uint64_t s = std::max(l->start_ns, from);
-      const uint64_t e = std::min(std::max(l->end_ns, l->start_ns + 1), to);
-      if (e <= s) continue;
-      overlap[l->site] += double(e - s);
-      total += double(e - s);
+    for (auto l = first; l != launches.end() && l->start_ns < span.to; ++l) {
+      const uint64_t ns = OverlapNs(span, l->start_ns, l->end_ns);
+      overlap[l->site] += double(ns);
+      total += double(ns);
     }
     if (total <= 0) continue;
     placed += double(w.samples);

@@ -6,6 +6,7 @@
 #include "call_site.h"
 #include "tracesmith/analysis/compact_trace.h"
 #include "tracesmith/analysis/report.h"
+#include "tracesmith/base/printable.h"
 #include "tracesmith/base/status.h"
 #include "tracesmith/model/event_names.h"
 
@@ -61,6 +62,15 @@ std::string SampleCount(uint64_t n) {
   return StrFormat("%.1f G", double(n) / 1e9);
 }
 
+std::string SourceLineText(std::string_view file, uint32_t line) {
+  if (file.empty()) return "(no line info: compile with -lineinfo)";
+  if (const size_t slash = file.rfind('/'); slash != std::string_view::npos)
+    file.remove_prefix(slash + 1);
+  std::string name = Printable(file);
+  if (name.size() > 48) name = name.substr(0, 45) + "...";
+  return name + ":" + std::to_string(line);
+}
+
 // ---- aggregation -----------------------------------------------------------
 
 size_t PcSamples::KeyHash::operator()(const Key& k) const {
@@ -111,15 +121,17 @@ uint32_t PcSamples::OpNameOf(uint32_t pid, uint32_t mangled_id) const {
   return it == demangled_.end() ? mangled_id : it->second;
 }
 
-InstructionIndex IndexInstructions(const CompactTrace& t) {
+InstructionIndex IndexInstructions(const Trace& meta) {
   InstructionIndex index;
-  for (const PcLine& l : t.meta().Rows<PcLine>())
+  for (const PcLine& l : meta.Rows<PcLine>())
     index.lines[InstructionKey(l.cubin_crc, l.pid, l.function_id, l.pc_offset)] = {l.file_id,
                                                                                    l.line};
-  for (const PcSass& x : t.meta().Rows<PcSass>())
+  for (const PcSass& x : meta.Rows<PcSass>())
     index.sass[InstructionKey(x.cubin_crc, x.pid, x.function_id, x.pc_offset)] = x.text_id;
   return index;
 }
+
+InstructionIndex IndexInstructions(const CompactTrace& t) { return IndexInstructions(t.meta()); }
 
 const InstructionIndex::Line* InstructionIndex::LineOf(const PcSamples::Key& k) const {
   auto it = lines.find(k);
@@ -133,6 +145,32 @@ uint32_t InstructionIndex::SassOf(const PcSamples::Key& k) const {
 
 // ---- the report ------------------------------------------------------------
 
+std::vector<StallShare> StallShares(const std::map<uint32_t, uint64_t>& counts, const Trace& meta,
+                                    uint64_t total) {
+  std::map<std::string_view, StallShare> by_reason;  // by name without _not_issued
+  for (const auto& [id, samples] : counts) {
+    std::string_view name = meta.strings.Get(id);
+    const bool counted = IsCountedStall(name);
+    const bool not_issued = name.ends_with(kNotIssued);
+    if (not_issued) name.remove_suffix(kNotIssued.size());
+    StallShare& s = by_reason[name];
+    if (counted)
+      s.samples += samples;
+    else if (not_issued)  // only the _not_issued part of a reason is kept, apart
+      s.not_issued += samples;
+  }
+  std::vector<StallShare> out;
+  for (auto& [name, s] : by_reason) {
+    if (!s.samples && !s.not_issued) continue;
+    s.reason = std::string(name);
+    s.share = Percent(s.samples, total);
+    out.push_back(std::move(s));
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const StallShare& a, const StallShare& b) { return a.samples > b.samples; });
+  return out;
+}
+
 namespace {
 
 struct LineOf {
@@ -142,7 +180,7 @@ struct LineOf {
 // One function while its samples are added up.
 struct FunctionAcc {
   uint64_t samples = 0;
-  std::map<std::string_view, StallShare> stalls;  // by reason name without _not_issued
+  std::map<uint32_t, uint64_t> stalls;  // every reason (counted or not) by string id
   struct Pc {
     uint64_t samples = 0;
     LineOf line;
@@ -152,42 +190,56 @@ struct FunctionAcc {
   std::map<std::pair<uint32_t, uint32_t>, uint64_t> lines;  // by (file_id, line)
 };
 
+// The hottest `max` instructions of `f`, with their lines, top reasons and SASS.
+std::vector<InstructionShare> HotInstructions(const FunctionAcc& f, uint32_t pid,
+                                              uint32_t function_id, const Trace& meta,
+                                              const InstructionIndex& index, size_t max) {
+  std::vector<const decltype(f.pcs)::value_type*> hot;  // hottest first
+  for (const auto& pc : f.pcs) hot.push_back(&pc);
+  std::stable_sort(hot.begin(), hot.end(), [](const auto* a, const auto* b) {
+    return a->second.samples > b->second.samples;
+  });
+  std::vector<InstructionShare> out;
+  for (size_t k = 0; k < hot.size() && k < max; ++k) {
+    const auto& [where, pc] = *hot[k];
+    InstructionShare s;
+    s.pc_offset = where.second;
+    if (pc.line.file_id)
+      s.file = std::string(meta.strings.Get(pc.line.file_id)), s.line = pc.line.line;
+    s.samples = pc.samples;
+    s.share = Percent(pc.samples, f.samples);
+    uint32_t top = 0;
+    uint64_t top_samples = 0;
+    for (const auto& [stall, n] : pc.stalls)
+      if (n > top_samples) top = stall, top_samples = n;
+    s.top_stall = std::string(meta.strings.Get(top));
+    s.top_stall_share = Percent(top_samples, pc.samples);
+    if (uint32_t text = index.SassOf(InstructionKey(where.first, pid, function_id, where.second)))
+      s.sass = std::string(meta.strings.Get(text));
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
 }  // namespace
 
-PcSampleReport SummarizePcSamples(const CompactTrace& t, uint64_t kernel_ns,
-                                  const CallSiteRules& rules) {
-  const PcSamples& in = t.pc_samples();
-  PcSampleReport r;
-  r.rows = in.rows();
-  if (in.empty()) return r;
+std::vector<FunctionSamples> SampledFunctions(const PcSamples& in, const Trace& meta,
+                                              size_t max_lines) {
+  std::vector<FunctionSamples> out;
+  if (in.empty()) return out;
   // Source lines and SASS text of the sampled instructions.
-  const InstructionIndex index = IndexInstructions(t);
-  // Each stall id once: whether it counts, and the reason it belongs to.
-  struct Reason {
-    bool counted = false;
-    std::string_view base;
-  };
-  std::unordered_map<uint32_t, Reason> reasons;
+  const InstructionIndex index = IndexInstructions(meta);
+  std::unordered_map<uint32_t, bool> counted;                // by stall id
   std::map<std::pair<uint32_t, uint32_t>, FunctionAcc> acc;  // by (pid, function_id)
+  uint64_t all = 0;
   for (const auto& [key, samples] : in.samples()) {
-    auto [rit, added] = reasons.try_emplace(key.stall_id);
-    if (added) {
-      std::string_view name = t.String(key.stall_id);
-      rit->second.counted = IsCountedStall(name);
-      if (name.ends_with(kNotIssued)) name.remove_suffix(kNotIssued.size());
-      rit->second.base = name;
-    }
-    const Reason& reason = rit->second;
+    auto [cit, added] = counted.try_emplace(key.stall_id, false);
+    if (added) cit->second = IsCountedStall(meta.strings.Get(key.stall_id));
     FunctionAcc& f = acc[{key.pid, key.function_id}];
-    StallShare& stall = f.stalls[reason.base];
-    if (!reason.counted) {
-      // Only the _not_issued part of a stall reason is kept, apart.
-      if (t.String(key.stall_id).ends_with(kNotIssued)) stall.not_issued += samples;
-      continue;
-    }
-    stall.samples += samples;
+    f.stalls[key.stall_id] += samples;
+    if (!cit->second) continue;
     f.samples += samples;
-    r.samples += samples;
+    all += samples;
     FunctionAcc::Pc& pc = f.pcs[{key.cubin_crc, key.pc_offset}];
     pc.samples += samples;
     pc.stalls[key.stall_id] += samples;
@@ -196,25 +248,50 @@ PcSampleReport SummarizePcSamples(const CompactTrace& t, uint64_t kernel_ns,
       pc.line = {l->file_id, l->line};
     f.lines[{pc.line.file_id, pc.line.file_id ? pc.line.line : 0}] += samples;
   }
+  for (const auto& [id, f] : acc) {
+    if (f.samples == 0) continue;
+    FunctionSamples o;
+    o.pid = id.first;
+    o.function_id = id.second;
+    o.name_id = in.OpNameOf(id.first, id.second);
+    o.function = std::string(meta.strings.Get(id.second));
+    o.name = std::string(meta.strings.Get(o.name_id));
+    if (o.name.empty()) o.name = o.function.empty() ? "(unnamed function)" : o.function;
+    o.samples = f.samples;
+    o.share = Percent(f.samples, all);
+    o.stalls = StallShares(f.stalls, meta, f.samples);
+    for (const auto& [where, samples] : f.lines)
+      o.lines.push_back({std::string(meta.strings.Get(where.first)), where.second, samples,
+                         Percent(samples, f.samples)});
+    std::stable_sort(o.lines.begin(), o.lines.end(),
+                     [](const LineShare& a, const LineShare& b) { return a.samples > b.samples; });
+    if (o.lines.size() > max_lines) o.lines.resize(max_lines);
+    o.instructions =
+        HotInstructions(f, id.first, id.second, meta, index, FunctionSamples::kMaxRows);
+    out.push_back(std::move(o));
+  }
+  return out;
+}
 
-  std::erase_if(acc, [](const auto& f) { return f.second.samples == 0; });
+PcSampleReport SummarizePcSamples(const CompactTrace& t, uint64_t kernel_ns,
+                                  const CallSiteRules& rules) {
+  const PcSamples& in = t.pc_samples();
+  PcSampleReport r;
+  r.rows = in.rows();
+  if (in.empty()) return r;
+  r.functions = SampledFunctions(in, t.meta());
+  for (const FunctionSamples& f : r.functions) r.samples += f.samples;
   // GPU time of each sampled function: its kernel ops in the window, by the
   // name the ops carry, of its process.
   const uint32_t nstrings = static_cast<uint32_t>(t.meta().strings.size());
   std::vector<bool> wanted(nstrings + 1, false);
   std::unordered_map<uint64_t, size_t> index_of;          // pid << 32 | op name id -> function
   std::unordered_map<uint64_t, size_t> index_of_sampled;  // pid << 32 | function id
-  for (const auto& [id, f] : acc) {
-    index_of_sampled.emplace(uint64_t(id.first) << 32 | id.second, r.functions.size());
-    FunctionSamples out;
-    out.pid = id.first;
-    out.function = std::string(t.String(id.second));
-    const uint32_t op_name = in.OpNameOf(id.first, id.second);
-    out.name = std::string(t.String(op_name));
-    if (out.name.empty()) out.name = out.function.empty() ? "(unnamed function)" : out.function;
-    if (op_name <= nstrings) wanted[op_name] = true;
-    index_of.emplace(uint64_t(id.first) << 32 | op_name, r.functions.size());
-    r.functions.push_back(std::move(out));
+  for (size_t i = 0; i < r.functions.size(); ++i) {
+    const FunctionSamples& f = r.functions[i];
+    index_of_sampled.emplace(uint64_t(f.pid) << 32 | f.function_id, i);
+    if (f.name_id <= nstrings) wanted[f.name_id] = true;
+    index_of.emplace(uint64_t(f.pid) << 32 | f.name_id, i);
   }
   // Their launches, each with its call site (when the trace has stacks).
   bool stacks = false;
@@ -254,73 +331,30 @@ PcSampleReport SummarizePcSamples(const CompactTrace& t, uint64_t kernel_ns,
   }
   r.window_narrower = kernels_in_window < in.kernel_rows();
 
-  size_t i = 0;
-  for (auto& [id, f] : acc) {
-    FunctionSamples& out = r.functions[i++];
-    out.samples = f.samples;
-    out.share = Percent(f.samples, r.samples);
-    if (!launches[i - 1].empty()) {
-      std::vector<SampledLaunch>& ls = launches[i - 1];
-      std::stable_sort(ls.begin(), ls.end(), [](const SampledLaunch& a, const SampledLaunch& b) {
-        return a.start_ns < b.start_ns;
-      });
-      const std::vector<uint64_t> per_site =
-          JoinSamplesToSites(windows[i - 1], ls, site_names.size(), f.samples, &out.by_window);
-      std::map<uint32_t, SiteShare> sites;
-      for (const SampledLaunch& l : ls) {
-        SiteShare& site = sites[l.site];
-        site.launches++;
-        site.kernel_ns += l.end_ns - l.start_ns;
-      }
-      for (auto& [index, site] : sites) {
-        site.site = site_names[index];
-        site.samples = per_site[index];
-        site.share = Percent(site.samples, f.samples);
-        out.sites.push_back(std::move(site));
-      }
-      std::stable_sort(
-          out.sites.begin(), out.sites.end(),
-          [](const SiteShare& a, const SiteShare& b) { return a.samples > b.samples; });
-    }
+  for (size_t i = 0; i < r.functions.size(); ++i) {
+    FunctionSamples& out = r.functions[i];
     out.gpu_share = Percent(out.kernel_ns, kernel_ns);
-    for (auto& [name, s] : f.stalls) {
-      if (!s.samples && !s.not_issued) continue;
-      s.reason = std::string(name);
-      s.share = Percent(s.samples, f.samples);
-      out.stalls.push_back(s);
-    }
-    std::stable_sort(
-        out.stalls.begin(), out.stalls.end(),
-        [](const StallShare& a, const StallShare& b) { return a.samples > b.samples; });
-    for (const auto& [where, samples] : f.lines)
-      out.lines.push_back(
-          {std::string(t.String(where.first)), where.second, samples, Percent(samples, f.samples)});
-    std::stable_sort(out.lines.begin(), out.lines.end(),
-                     [](const LineShare& a, const LineShare& b) { return a.samples > b.samples; });
-    if (out.lines.size() > FunctionSamples::kMaxRows) out.lines.resize(FunctionSamples::kMaxRows);
-    std::vector<const decltype(f.pcs)::value_type*> hot;  // instructions, hottest first
-    for (const auto& pc : f.pcs) hot.push_back(&pc);
-    std::stable_sort(hot.begin(), hot.end(), [](const auto* a, const auto* b) {
-      return a->second.samples > b->second.samples;
+    std::vector<SampledLaunch>& ls = launches[i];
+    if (ls.empty()) continue;
+    std::stable_sort(ls.begin(), ls.end(), [](const SampledLaunch& a, const SampledLaunch& b) {
+      return a.start_ns < b.start_ns;
     });
-    for (size_t k = 0; k < hot.size() && k < FunctionSamples::kMaxRows; ++k) {
-      const auto& [where, pc] = *hot[k];
-      InstructionShare s;
-      s.pc_offset = where.second;
-      if (pc.line.file_id) s.file = std::string(t.String(pc.line.file_id)), s.line = pc.line.line;
-      s.samples = pc.samples;
-      s.share = Percent(pc.samples, f.samples);
-      uint32_t top = 0;
-      uint64_t top_samples = 0;
-      for (const auto& [stall, n] : pc.stalls)
-        if (n > top_samples) top = stall, top_samples = n;
-      s.top_stall = std::string(t.String(top));
-      s.top_stall_share = Percent(top_samples, pc.samples);
-      if (uint32_t text =
-              index.SassOf(InstructionKey(where.first, id.first, id.second, where.second)))
-        s.sass = std::string(t.String(text));
-      out.instructions.push_back(std::move(s));
+    const std::vector<uint64_t> per_site =
+        JoinSamplesToSites(windows[i], ls, site_names.size(), out.samples, &out.by_window);
+    std::map<uint32_t, SiteShare> sites;
+    for (const SampledLaunch& l : ls) {
+      SiteShare& site = sites[l.site];
+      site.launches++;
+      site.kernel_ns += l.end_ns - l.start_ns;
     }
+    for (auto& [index, site] : sites) {
+      site.site = site_names[index];
+      site.samples = per_site[index];
+      site.share = Percent(site.samples, out.samples);
+      out.sites.push_back(std::move(site));
+    }
+    std::stable_sort(out.sites.begin(), out.sites.end(),
+                     [](const SiteShare& a, const SiteShare& b) { return a.samples > b.samples; });
   }
   std::stable_sort(r.functions.begin(), r.functions.end(),
                    [](const FunctionSamples& a, const FunctionSamples& b) {

@@ -1,11 +1,13 @@
 // The JSON of GPU instruction samples' stall reasons, lines and launching code, one
-// shape wherever they appear (`analyze --json`'s gpu_samples, `kernel --json`).
+// shape wherever they appear (`analyze --json`'s gpu_samples, `kernel --json`),
+// and of their diff (`diff --json`).
 #pragma once
 
 #include <string_view>
 #include <vector>
 
 #include "json_writer.h"
+#include "tracesmith/analysis/pc_diff.h"
 #include "tracesmith/analysis/pc_samples.h"
 #include "tracesmith/model/event_names.h"
 
@@ -49,5 +51,8 @@ inline void SitesJson(JsonWriter& j, std::string_view key, const std::vector<Sit
         .EndObject();
   j.EndArray();
 }
+
+// `diff --json`'s "gpu_samples" (pc_diff.cc).
+void PcSampleDiffJson(JsonWriter& j, const PcSampleDiff& d);
 
 }  // namespace tracesmith::analysis

@@ -74,15 +74,6 @@ void StatsTable(Printer& p, const char* title, const std::vector<NamedStats>& ro
   if (rows.size() > top) p("  ... %zu more (use --top N)\n", rows.size() - top);
 }
 
-// "kernels.cu:42" (the file's name without its directories), or the group of samples
-// without line information.
-std::string LineText(const std::string& file, uint32_t line) {
-  if (file.empty()) return "(no line info: compile with -lineinfo)";
-  const size_t slash = file.rfind('/');
-  return Cut(slash == std::string::npos ? file : file.substr(slash + 1), 48) + ":" +
-         std::to_string(line);
-}
-
 // "Kernel timeouts": each kernel that ran past --kernel-timeout, its launching
 // code and where its warps were.
 void KernelTimeouts(Printer& p, const std::vector<KernelTimeoutReport>& timeouts) {
@@ -95,7 +86,7 @@ void KernelTimeouts(Printer& p, const std::vector<KernelTimeoutReport>& timeouts
     p("    launched from: %s\n", Cut(k.site, 100).c_str());
     std::string text;
     for (size_t i = 0; i < k.lines.size() && i < 3; ++i)
-      text += StrFormat("%s%s %.1f%%", i ? ", " : "", LineText(k.lines[i].file, k.lines[i].line).c_str(),
+      text += StrFormat("%s%s %.1f%%", i ? ", " : "", SourceLineText(k.lines[i].file, k.lines[i].line).c_str(),
                         k.lines[i].share);
     for (size_t i = 0; i < k.stalls.size() && i < 2; ++i)
       text += StrFormat("%s%s %.0f%%", i ? ", " : "; stall reasons: ",
@@ -126,7 +117,7 @@ void SampledKernels(Printer& p, const PcSampleReport& s, size_t shown) {
       text += StrFormat("; %.0f%% without line info (compile with -lineinfo)", f.lines[0].share);
     else if (!f.lines.empty())
       text += StrFormat("; hottest line %s (%.0f%%)",
-                        LineText(f.lines[0].file, f.lines[0].line).c_str(), f.lines[0].share);
+                        SourceLineText(f.lines[0].file, f.lines[0].line).c_str(), f.lines[0].share);
     p("  %s\n", text.c_str());
     text.clear();
     for (size_t k = 0; k < f.stalls.size() && k < 5; ++k)
@@ -138,12 +129,12 @@ void SampledKernels(Printer& p, const PcSampleReport& s, size_t shown) {
     text.clear();
     for (size_t k = 0; k < f.lines.size() && k < 3; ++k)
       text += StrFormat("%s%s %.1f%%", k ? ", " : "",
-                        LineText(f.lines[k].file, f.lines[k].line).c_str(), f.lines[k].share);
+                        SourceLineText(f.lines[k].file, f.lines[k].line).c_str(), f.lines[k].share);
     p("    source lines:  %s\n", text.c_str());
     text.clear();
     for (size_t k = 0; k < f.instructions.size() && k < 3; ++k) {
       const InstructionShare& n = f.instructions[k];
-      const std::string where = n.file.empty() ? "no line info" : LineText(n.file, n.line);
+      const std::string where = n.file.empty() ? "no line info" : SourceLineText(n.file, n.line);
       if (!n.sass.empty()) {  // one per line: SASS is long
         p("    %s+0x%04x %-44s %5.1f%%  %s, %s %.0f%%\n",
           k ? "               " : "instructions:  ", n.pc_offset,

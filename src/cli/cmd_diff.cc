@@ -1,5 +1,6 @@
 // `tracesmith diff A B`: what changed between two traces (before/after an
-// optimisation), per kernel and per call site, biggest time change first.
+// optimisation), per kernel and per call site, biggest time change first, and
+// each sampled kernel's lines and stall reasons (analysis/pc_diff.h).
 // Each side may be a job's traces (a directory or a capture's output name,
 // run_loader.h), merged first.
 #include <iostream>
@@ -49,7 +50,10 @@ int RunDiff(const DiffCliOptions& o) {
 
 void AddDiffCommand(Cmd& app, CommandList& commands) {
   auto* cmd = app.add_subcommand(
-      "diff", "Per-kernel and per-call-site count and GPU time differences between two traces");
+      "diff",
+      "Per-kernel and per-call-site count and GPU time differences between two traces; with GPU "
+      "instruction samples (--pc-sampling), how each kernel's samples moved between its source "
+      "lines and stall reasons");
   auto o = std::make_shared<DiffCliOptions>();
   cmd->add_option("a", o->a,
                   "Baseline (before): a trace, a directory of a job's traces, or a capture's "
@@ -58,7 +62,8 @@ void AddDiffCommand(Cmd& app, CommandList& commands) {
   cmd->add_option("b", o->b, "To compare (after), named the same ways")->required();
   cmd->add_flag("--single", o->single,
                 "Read only the files named, not the other traces of their runs");
-  cmd->add_option("--top", o->top, "Rows per table")->default_val(20);
+  cmd->add_option("--top", o->top, "Rows per table (kernels of the samples' section)")
+      ->default_val(20);
   cmd->add_flag("--json", o->json, "Machine-readable JSON");
   cmd->add_option("--nvtx", o->load.nvtx, "Compare only work issued inside these NVTX ranges");
   AddStrictFlag(cmd, &o->strict);

@@ -1,8 +1,10 @@
 // `tracesmith kernel RUN NAME`: the kernel page — one GPU function of a run
 // captured with --pc-sampling, source line by source line with the SASS under
 // each and their samples and stall reasons, and the code that launched it
-// (analysis/kernel_page.h); --json for scripts.
+// (analysis/kernel_page.h); `--launch N`: the page of the launch with
+// correlation id N, with the samples joined to that launch; --json for scripts.
 #include <iostream>
+#include <optional>
 
 #include "commands.h"
 #include "progress_line.h"
@@ -17,6 +19,8 @@ namespace {
 struct KernelCliOptions {
   RunArgs run;
   std::string trace, name;
+  uint32_t launch_id = 0, pid = 0;              // --launch N, --pid P
+  std::optional<analysis::LaunchQuery> launch;  // from them, when --launch is given
   bool json = false;
   bool strict = false;
   bool quiet = false;
@@ -38,7 +42,9 @@ int RunKernel(const KernelCliOptions& o) {
   line.Done();
   if (st.ok()) st = CheckDamage(run->path(), damage, o.strict, "reading");
   if (!st.ok()) return ReportError(st);
-  auto page = analysis::BuildKernelPage(trace, o.name, analysis::CallSiteRules{});
+  auto page =
+      o.launch ? analysis::BuildLaunchPage(trace, run->path(), *o.launch, analysis::CallSiteRules{})
+               : analysis::BuildKernelPage(trace, o.name, analysis::CallSiteRules{});
   if (!page.ok()) return ReportError(page.status());
   if (o.json)
     analysis::WriteKernelPageJson(*page, std::cout);
@@ -54,7 +60,7 @@ void AddKernelCommand(Cmd& app, CommandList& commands) {
   auto* cmd = app.add_subcommand(
       "kernel",
       "One GPU kernel of a --pc-sampling capture: samples and stall reasons per source line "
-      "and SASS instruction, and the code that launched it");
+      "and SASS instruction, and the code that launched it; or one launch of it (--launch N)");
   auto o = std::make_shared<KernelCliOptions>();
   cmd->add_option("trace", o->trace,
                   "The trace (captured with profile --pc-sampling), a directory of a run's traces, "
@@ -62,15 +68,34 @@ void AddKernelCommand(Cmd& app, CommandList& commands) {
       ->required();
   cmd->add_option("name", o->name,
                   "Part of the kernel's name (demangled or mangled); of several matches, the one "
-                  "with most GPU time")
-      ->required();
+                  "with most GPU time. With --launch, optional: the kernel of a graph launch");
+  Opt* launch_opt = cmd->add_option(
+      "--launch", o->launch_id,
+      "One launch: its correlation id (`view --kind kernel` shows each launch's correlation_id). "
+      "The page of its kernel with only the samples joined to it (the drain windows it ran in, "
+      "shared with the kernel's other launches there by how long each ran), and its time");
+  Opt* pid_opt = cmd->add_option(
+      "--pid", o->pid,
+      "With --launch, in a run of several processes: the process of the launch (correlation ids "
+      "are per process)");
   cmd->add_flag(
       "--single", o->run.single,
       "Read only the file named, not the other traces of its run (FILE.rank*, FILE.pid*)");
   cmd->add_flag("--json", o->json, "Machine-readable JSON instead of the text page");
   AddStrictFlag(cmd, &o->strict);
   cmd->add_flag("-q,--quiet", o->quiet, "No progress line on a terminal");
-  commands.emplace_back(cmd, [o] { return RunKernel(*o); });
+  commands.emplace_back(cmd, [o, launch_opt, pid_opt] {
+    if (pid_opt->count() && !launch_opt->count())
+      return ReportError(InvalidArgument("--pid goes with --launch N"));
+    if (launch_opt->count()) {
+      o->launch = analysis::LaunchQuery{o->launch_id, std::nullopt, o->name};
+      if (pid_opt->count()) o->launch->pid = o->pid;
+    } else if (o->name.empty()) {
+      return ReportError(
+          InvalidArgument("name a kernel (part of its name) or one launch (--launch N)"));
+    }
+    return RunKernel(*o);
+  });
 }
 
 }  // namespace tracesmith::cli

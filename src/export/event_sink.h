@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "id_set.h"
+#include "tracesmith/analysis/pc_samples.h"
 #include "tracesmith/base/status.h"
 #include "tracesmith/export/export.h"
 #include "tracesmith/model/trace.h"
@@ -87,6 +88,13 @@ struct ExportContext {
   uint64_t min_ts = 0, max_ts = 0;  // over all events; 0/0 when none
   uint64_t event_count = 0;
   uint64_t memory_events = 0;  // MemoryEvent rows (JSON: "profile_memory")
+  // GPU instruction samples, added up (per instruction and stall reason, not
+  // per row), with the kernels' demangled names: the summaries Perfetto puts
+  // on kernel slices before their samples' rows come (kernel_samples.h).
+  // Kernel names are kept only when `pc_sampled` (the trace has sample rows,
+  // known before the first pass: from the file's chunk index).
+  analysis::PcSamples pc_samples;
+  bool pc_sampled = false;
   ExportOptions options;
 
   uint64_t FlowId(uint32_t pid, uint32_t corr) const {

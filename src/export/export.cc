@@ -49,6 +49,9 @@ void Scan(const Trace& batch, ExportContext* ctx, RowOrderHints* hints = nullptr
       }
       count += rows.size();
       if constexpr (std::is_same_v<T, MemoryEvent>) ctx->memory_events += rows.size();
+      if constexpr (std::is_same_v<T, PcSampleEvent>) ctx->pc_samples.AddSamples(rows);
+      if constexpr (std::is_same_v<T, KernelEvent>)
+        if (ctx->pc_sampled) ctx->pc_samples.AddKernels(rows);
     }
   });
   if (count > 0) ctx->min_ts = lo;
@@ -231,6 +234,7 @@ StatusOr<ExportStats> ExportTrace(const Trace& trace, ExportFormat format,
   ExportContext ctx;
   ctx.meta = &trace;
   ctx.options = options;
+  ctx.pc_sampled = !trace.Rows<PcSampleEvent>().empty();
   RowOrderHints hints;
   Scan(trace, &ctx, &hints);
   return Run(format, out_path, {}, ctx, [&](TimeOrderer& orderer) {
@@ -260,6 +264,11 @@ StatusOr<ExportStats> ExportSbtFile(const std::string& sbt_path, ExportFormat fo
   // One reader for both passes: a chunk found damaged by the first is
   // skipped by the second, not decompressed and reported again.
   ASSIGN_OR_RETURN(auto reader, format::SbtReader::Open(sbt_path));
+  // (A file without its footer index was scanned: its chunks' kinds are 0, unknown.)
+  for (const format::ChunkIndexEntry& c : reader->chunks())
+    ctx.pc_sampled |=
+        c.type == static_cast<uint16_t>(format::ChunkType::kTable) &&
+        (c.table_kind == static_cast<uint16_t>(TableKind::kPcSample) || c.table_kind == 0);
   RETURN_IF_ERROR(reader->Stream([&](const Trace& batch, TableKind) {
     CopyNewMetadata(batch, &meta);
     Scan(EventsOf(batch, options.only_pid, &scratch), &ctx);

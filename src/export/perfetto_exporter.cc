@@ -3,7 +3,8 @@
 //   process (ProcessDescriptor)
 //     thread tracks (ThreadDescriptor): CUDA API calls, NVTX ranges/markers
 //     "GPU <n>: <name>"
-//       "Stream <s>": kernels, copies, memsets, syncs, graph launches
+//       "Stream <s>": kernels (with their function's GPU instruction samples,
+//         kernel_samples.h), copies, memsets, syncs, graph launches
 //       "Allocations": one slice per allocation, alloc to free (lanes, below)
 //       counters: memory in use per memory space and per owner (the live-memory
 //       model, analysis/memory_model.h), utilization %, captured counters
@@ -17,6 +18,9 @@
 #include <queue>
 #include <unordered_map>
 
+#include "kernel_samples.h"
+#include "perfetto_groups.h"
+#include "perfetto_launch_configs.h"
 #include "perfetto_tracks.h"
 #include "sinks.h"
 #include "tracesmith/analysis/memory_model.h"
@@ -28,16 +32,6 @@ namespace tracesmith::exporter {
 namespace {
 
 using namespace model;
-
-enum class GroupKind : uint8_t {
-  kThread,
-  kStream,
-  kStreamSync,
-  kDeviceModules,
-  kProcessMisc,
-  kCounter,
-  kMemoryCounter,  // a = device, b = MemoryCounterId(...)
-};
 
 // Allocation slices of one process and device: lanes (tracks all named
 // "Allocations", which Perfetto's UI merges into one) holding at most one
@@ -64,74 +58,6 @@ std::string SpaceTitle(analysis::MemorySpace space) {
   s[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(s[0])));
   return s;
 }
-
-struct GroupKey {
-  GroupKind kind;
-  uint32_t pid, a, b;
-  bool operator==(const GroupKey&) const = default;
-};
-struct GroupKeyHash {
-  size_t operator()(const GroupKey& k) const {
-    uint64_t h = HashMix(static_cast<uint64_t>(k.kind), k.pid);
-    return HashMix(HashMix(h, k.a), k.b);
-  }
-};
-
-// GroupKey -> TrackGroup*, open addressing with linear probing, at most
-// half full. Groups are never removed.
-class GroupIndex {
- public:
-  GroupIndex() : slots_(16) {}
-  TrackGroup* Find(const GroupKey& key, size_t hash) const {
-    const size_t mask = slots_.size() - 1;
-    for (size_t i = Mix(hash) & mask;; i = (i + 1) & mask) {
-      const Slot& s = slots_[i];
-      if (s.group == nullptr) return nullptr;
-      if (s.key == key) return s.group;
-    }
-  }
-  void Insert(const GroupKey& key, size_t hash, TrackGroup* group) {
-    if ((count_ + 1) * 2 > slots_.size()) {
-      std::vector<Slot> old(slots_.size() * 2);
-      old.swap(slots_);
-      count_ = 0;
-      for (const Slot& s : old)
-        if (s.group != nullptr) Insert(s.key, GroupKeyHash{}(s.key), s.group);
-    }
-    const size_t mask = slots_.size() - 1;
-    size_t i = Mix(hash) & mask;
-    while (slots_[i].group != nullptr) i = (i + 1) & mask;
-    slots_[i] = {key, group};
-    ++count_;
-  }
-
- private:
-  struct Slot {
-    GroupKey key{};
-    TrackGroup* group = nullptr;
-  };
-  // The multiply in HashMix leaves the low bits of the hash a function of
-  // the low bits of the key: fold the high bits in.
-  static size_t Mix(size_t h) { return h ^ (h >> 29) ^ (h >> 47); }
-  std::vector<Slot> slots_;
-  size_t count_ = 0;
-};
-
-// A kernel's launch configuration: kernels repeat a handful of these, so
-// the text is interned once per sequence and each slice carries an iid.
-struct LaunchConfig {
-  uint32_t v[12];
-  bool operator==(const LaunchConfig& o) const { return std::memcmp(v, o.v, sizeof v) == 0; }
-};
-struct LaunchConfigHash {
-  size_t operator()(const LaunchConfig& c) const {
-    uint64_t w[6];
-    std::memcpy(w, c.v, sizeof w);
-    uint64_t h = 0;
-    for (uint64_t x : w) h = (h ^ x) * 0x9e3779b97f4a7c15ull;
-    return h ^ (h >> 29);
-  }
-};
 
 class PerfettoSink : public EventSink {
  public:
@@ -170,6 +96,12 @@ class PerfettoSink : public EventSink {
     n_owner_ = w_.LocalName("owner");
     n_memory_ = w_.LocalName("memory");
     owners_.emplace(*meta_);
+    if (!ctx.pc_samples.empty()) {
+      samples_.emplace(ctx.pc_samples, *meta_);
+      n_pc_samples_ = w_.LocalName("pc samples (all launches)");
+      n_pc_stall_ = w_.LocalName("top stall (all launches)");
+      n_pc_line_ = w_.LocalName("hottest line (all launches)");
+    }
     return OkStatus();
   }
 
@@ -182,8 +114,9 @@ class PerfettoSink : public EventSink {
     LaunchConfig c{{k.grid_x, k.grid_y, k.grid_z, k.block_x, k.block_y, k.block_z, k.cluster_x,
                     k.cluster_y, k.cluster_z, k.registers_per_thread, k.static_shared_bytes,
                     k.dynamic_shared_bytes}};
-    uint32_t config = ConfigIdFor(name, c);
+    uint32_t config = configs_.IdFor(name, c);
     w_.AnnotateInternedString(n_launch_, config, [&] { return LaunchText(c); });
+    if (samples_) SampleSummary(k.pid, k.name_id);
     FlowIn(k.pid, k.correlation_id);
     w_.EndEvent();
     lane->open.push_back(e);
@@ -637,44 +570,25 @@ class PerfettoSink : public EventSink {
     w_.MaybeFlush();
   }
 
+  // The GPU instruction samples of a kernel slice's function: all its
+  // launches' (kernel_samples.h), the two texts interned once per sequence.
+  void SampleSummary(uint32_t pid, uint32_t mangled_id) {
+    const KernelSampleSummary* s = samples_->Find(pid, mangled_id);
+    if (s == nullptr) return;
+    w_.AnnotateUint(n_pc_samples_, samples_->functions()[s->index].samples);
+    const uint64_t key = (4ull << 40) | (uint64_t{s->index} << 1);
+    if (!s->top_stall.empty())
+      w_.AnnotateInternedString(n_pc_stall_, key, [&] { return s->top_stall; });
+    if (!s->hottest_line.empty())
+      w_.AnnotateInternedString(n_pc_line_, key | 1, [&] { return s->hottest_line; });
+  }
+
   // The first GPU op of a linked correlation terminates the flow its launch
   // call started; later ops sharing the id (graph nodes) get no arrow.
   void FlowIn(uint32_t pid, uint32_t corr) {
     uint64_t flow_id;
     if (flows_tracker_.EndAtGpuOp(*ctx_, pid, corr, &flow_id))
       w_.enc().Varint<pf::kTeTerminatingFlowIdsOld>(flow_id);
-  }
-
-  // A kernel name nearly always launches with one configuration: the last
-  // one seen per name (flat array by string id) is checked before hashing.
-  uint32_t ConfigIdFor(uint32_t name, const LaunchConfig& c) {
-    if (name < kMaxNameSlots) {
-      if (name >= config_by_name_.size()) config_by_name_.resize(name + 1);
-      uint32_t& id = config_by_name_[name];
-      if (id == 0 || !(configs_list_[id - 1] == c)) id = ConfigId(c);
-      return id;
-    }
-    return ConfigId(c);
-  }
-  uint32_t ConfigId(const LaunchConfig& c) {
-    size_t h = LaunchConfigHash{}(c);
-    auto& slot = config_cache_[h & 63];
-    if (slot.second != 0 && configs_list_[slot.second - 1] == c) return slot.second;
-    auto [it, inserted] = configs_.try_emplace(c, static_cast<uint32_t>(configs_list_.size() + 1));
-    if (inserted) configs_list_.push_back(c);
-    slot = {h, it->second};
-    return it->second;
-  }
-  static std::string LaunchText(const LaunchConfig& c) {
-    char buf[200];
-    int n = std::snprintf(buf, sizeof buf,
-                          "grid [%u, %u, %u] block [%u, %u, %u] registers %u shared %u+%u B",
-                          c.v[0], c.v[1], c.v[2], c.v[3], c.v[4], c.v[5], c.v[9], c.v[10], c.v[11]);
-    std::string s(buf, static_cast<size_t>(n));
-    if (c.v[6] > 1 || c.v[7] > 1 || c.v[8] > 1)
-      s += " cluster [" + std::to_string(c.v[6]) + ", " + std::to_string(c.v[7]) + ", " +
-           std::to_string(c.v[8]) + "]";
-    return s;
   }
 
   void Callstack(uint32_t stack_id) {
@@ -821,6 +735,7 @@ class PerfettoSink : public EventSink {
   TrackGroup* last_thread_group_ = nullptr;
   analysis::LiveMemory live_;
   std::optional<analysis::MemoryOwners> owners_;  // needs the metadata: made in Begin
+  std::optional<KernelSamples> samples_;          // when the trace has GPU instruction samples
   std::unordered_map<SlotKey, LiveSlot, SlotKeyHash> slots_;
   std::map<std::pair<analysis::MemoryKey, uint32_t>, uint64_t> owner_bytes_;
   std::map<uint64_t, AllocationTrack> allocation_tracks_;  // by (pid, device); nodes stay put
@@ -830,15 +745,12 @@ class PerfettoSink : public EventSink {
   UtilState* util_cached_ = nullptr;
   uint64_t util_cached_key_ = 0;
   FlowTracker flows_tracker_;
-  std::unordered_map<LaunchConfig, uint32_t, LaunchConfigHash> configs_;
-  std::vector<LaunchConfig> configs_list_;
-  std::array<std::pair<size_t, uint32_t>, 64> config_cache_{};
-  static constexpr uint32_t kMaxNameSlots = 1u << 22;  // string ids beyond: hash only
-  std::vector<uint32_t> config_by_name_;
+  LaunchConfigIds configs_;
   uint32_t copy_names_[16] = {}, memset_names_[16] = {};
   uint32_t n_launch_, n_correlation_, n_bytes_, n_bandwidth_, n_value_, n_return_, n_external_,
       n_domain_, n_category_, n_graph_, n_count_, n_reason_, n_cubin_, n_kind_, n_graph_launch_,
-      n_overhead_, n_dropped_, n_module_load_, n_module_unload_, n_address_, n_owner_, n_memory_;
+      n_overhead_, n_dropped_, n_module_load_, n_module_unload_, n_address_, n_owner_, n_memory_,
+      n_pc_samples_ = 0, n_pc_stall_ = 0, n_pc_line_ = 0;
   uint64_t kernels_ = 0, kernel_bytes_ = 0, flows_ = 0, clamped_ = 0;
 };
 

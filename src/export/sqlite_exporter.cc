@@ -11,10 +11,12 @@
 #include <algorithm>
 #include <ctime>
 #include <iterator>
+#include <map>
 #include <set>
 #include <tuple>
 #include <unordered_map>
 
+#include "kernel_samples.h"
 #include "sinks.h"
 #include "sqlite_schema.h"
 #include "tracesmith/analysis/memory_model.h"
@@ -99,6 +101,7 @@ class SqliteSink : public EventSink {
 
   Status Begin(const ExportContext& ctx) override {
     meta_ = ctx.meta;
+    pc_samples_ = &ctx.pc_samples;
     // nsys timestamps count from the session start; TARGET_INFO_SESSION_START_TIME
     // gives that start in UTC. The session starts at the trace's first event.
     base_ = ctx.min_ts;
@@ -111,6 +114,13 @@ class SqliteSink : public EventSink {
     RETURN_IF_ERROR(Exec(kSchema));
     RETURN_IF_ERROR(Exec(kEnumRows));
     RETURN_IF_ERROR(Prepare());
+    if (!pc_samples_->empty()) {
+      RETURN_IF_ERROR(Exec(kPcSampleSchema));
+      RETURN_IF_ERROR(Prepare(&ins_pc_function_,
+                              "INSERT INTO TRACESMITH_PC_FUNCTIONS VALUES (?,?,?,?,?,?,?,?,?,?)"));
+      RETURN_IF_ERROR(Prepare(&ins_pc_sample_,
+                              "INSERT INTO TRACESMITH_PC_SAMPLES VALUES (?,?,?,?,?,?,?,?,?,?)"));
+    }
     // Trace strings keep their ids; names made here are appended after them.
     next_string_id_ = std::max<uint32_t>(meta_->strings.size(), 1);
     for (uint32_t id = 1; id < meta_->strings.size(); ++id)
@@ -272,6 +282,7 @@ class SqliteSink : public EventSink {
       sqlite3_bind_null(ins_stream_, 7);
       RETURN_IF_ERROR(Step(ins_stream_));
     }
+    RETURN_IF_ERROR(PcSampleTables());
     RETURN_IF_ERROR(Exec(kIndexes));
     RETURN_IF_ERROR(Exec("COMMIT;"));
     stats->kernel_events = kernels_;
@@ -439,12 +450,76 @@ class SqliteSink : public EventSink {
          "globalTid,endGlobalTid,textId,domainId) VALUES (?,?,?,?,?,?,?,?,?,?,?)"},
         {&ins_overhead_, "INSERT INTO PROFILER_OVERHEAD VALUES (?,?,?,?,?,?)"},
     };
-    for (auto& s : list) {
-      if (sqlite3_prepare_v2(db_, s.sql, -1, s.stmt, nullptr) != SQLITE_OK)
-        return Internal(StrFormat("SQLite prepare failed: %s (%s)", sqlite3_errmsg(db_), s.sql));
-      stmts_.push_back(*s.stmt);
+    for (auto& s : list) RETURN_IF_ERROR(Prepare(s.stmt, s.sql));
+    return OkStatus();
+  }
+  Status Prepare(sqlite3_stmt** stmt, const char* sql) {
+    if (sqlite3_prepare_v2(db_, sql, -1, stmt, nullptr) != SQLITE_OK)
+      return Internal(StrFormat("SQLite prepare failed: %s (%s)", sqlite3_errmsg(db_), sql));
+    stmts_.push_back(*stmt);
+    return OkStatus();
+  }
+
+  // TRACESMITH_PC_FUNCTIONS and TRACESMITH_PC_SAMPLES (sqlite_schema.h).
+  Status PcSampleTables() {
+    if (pc_samples_->empty()) return OkStatus();
+    const KernelSamples summary(*pc_samples_, *meta_);
+    for (const analysis::FunctionSamples& f : summary.functions()) {
+      Bind(ins_pc_function_, GlobalPid(f.pid), f.function_id, f.name_id,
+           static_cast<int64_t>(f.samples));
+      sqlite3_bind_double(ins_pc_function_, 5, f.share);
+      BindIdOrNull(ins_pc_function_, 6, f.stalls.empty() ? 0 : SampleStringId(f.stalls[0].reason));
+      BindRealOrNull(ins_pc_function_, 7, !f.stalls.empty(),
+                     f.stalls.empty() ? 0 : f.stalls[0].share);
+      const analysis::LineShare* hot = f.lines.empty() ? nullptr : &f.lines[0];
+      BindIdOrNull(ins_pc_function_, 8, hot && !hot->file.empty() ? SampleStringId(hot->file) : 0);
+      BindIdOrNull(ins_pc_function_, 9, hot && !hot->file.empty() ? hot->line : 0);
+      BindRealOrNull(ins_pc_function_, 10, hot != nullptr, hot ? hot->share : 0);
+      RETURN_IF_ERROR(Step(ins_pc_function_));
+    }
+    // Per (process, function, instruction, reason): counted samples, and the
+    // reason's `_not_issued` subset beside them (never a row of its own, so
+    // that SUM(samples) is the samples taken).
+    struct Row {
+      uint64_t samples = 0, not_issued = 0;
+    };
+    using Where = std::tuple<uint32_t, uint32_t, uint64_t, uint32_t, std::string_view>;
+    std::map<Where, Row> rows;
+    constexpr std::string_view kNotIssued = "_not_issued";
+    for (const auto& [key, n] : pc_samples_->samples()) {
+      std::string_view reason = Text(key.stall_id);
+      const bool not_issued = reason.ends_with(kNotIssued);
+      if (not_issued) reason.remove_suffix(kNotIssued.size());
+      if (!IsCountedStall(reason)) continue;  // CUPTI's other counters
+      Row& r = rows[{key.pid, key.function_id, key.cubin_crc, key.pc_offset, reason}];
+      (not_issued ? r.not_issued : r.samples) += n;
+    }
+    const analysis::InstructionIndex index = analysis::IndexInstructions(*meta_);
+    for (const auto& [where, r] : rows) {
+      const auto& [pid, function, cubin, pc, reason] = where;
+      const PcKey key = analysis::InstructionKey(cubin, pid, function, pc);
+      const analysis::InstructionIndex::Line* line = index.LineOf(key);
+      Bind(ins_pc_sample_, GlobalPid(pid), function, static_cast<int64_t>(cubin), pc,
+           SampleStringId(reason), static_cast<int64_t>(r.samples),
+           static_cast<int64_t>(r.not_issued));
+      BindIdOrNull(ins_pc_sample_, 8, line ? line->file_id : 0);
+      BindIdOrNull(ins_pc_sample_, 9, line && line->file_id ? line->line : 0);
+      BindIdOrNull(ins_pc_sample_, 10, index.SassOf(key));
+      RETURN_IF_ERROR(Step(ins_pc_sample_));
     }
     return OkStatus();
+  }
+  // The StringIds id of a stall reason or source file of the samples: the
+  // trace's own (its PcSample and PcLine rows name them), else one made here.
+  uint32_t SampleStringId(std::string_view text) {
+    if (sample_strings_.empty()) {
+      for (const auto& [key, n] : pc_samples_->samples())
+        sample_strings_.try_emplace(Text(key.stall_id), key.stall_id);
+      for (const PcLine& l : meta_->Rows<PcLine>())
+        if (l.file_id) sample_strings_.try_emplace(Text(l.file_id), l.file_id);
+    }
+    auto it = sample_strings_.find(text);
+    return it != sample_strings_.end() ? it->second : LocalString(std::string(text));
   }
   void InsertString(uint32_t id, std::string_view s) {
     sqlite3_bind_int64(ins_string_, 1, id);
@@ -467,6 +542,16 @@ class SqliteSink : public EventSink {
   }
   static void BindText(sqlite3_stmt* s, int i, std::string_view text) {
     sqlite3_bind_text(s, i, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
+  }
+  // A string id or line, NULL when 0 (none).
+  static void BindIdOrNull(sqlite3_stmt* s, int i, uint32_t id) {
+    BindTidOrNull(s, i, id != 0, id);
+  }
+  static void BindRealOrNull(sqlite3_stmt* s, int i, bool present, double value) {
+    if (present)
+      sqlite3_bind_double(s, i, value);
+    else
+      sqlite3_bind_null(s, i);
   }
   static void BindTidOrNull(sqlite3_stmt* s, int i, bool present, int64_t value) {
     if (present)
@@ -505,7 +590,10 @@ class SqliteSink : public EventSink {
                *ins_process_ = nullptr, *ins_thread_ = nullptr, *ins_kernel_ = nullptr,
                *ins_runtime_ = nullptr, *ins_memcpy_ = nullptr, *ins_memset_ = nullptr,
                *ins_sync_ = nullptr, *ins_memory_ = nullptr, *ins_nvtx_ = nullptr,
-               *ins_overhead_ = nullptr;
+               *ins_overhead_ = nullptr, *ins_pc_function_ = nullptr, *ins_pc_sample_ = nullptr;
+  using PcKey = analysis::PcSamples::Key;
+  const analysis::PcSamples* pc_samples_ = nullptr;
+  std::unordered_map<std::string_view, uint32_t> sample_strings_;  // text -> trace string id
   std::unordered_map<uint32_t, uint32_t> short_names_;
   std::unordered_map<std::string, uint32_t> local_strings_;
   std::unordered_map<uint32_t, Domain> domains_;  // node-based: last_domain_ stays valid

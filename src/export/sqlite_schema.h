@@ -131,6 +131,25 @@ CREATE INDEX idx_memset_corr ON CUPTI_ACTIVITY_KIND_MEMSET (correlationId);
 CREATE INDEX idx_nvtx_start ON NVTX_EVENTS (start);
 )SQL";
 
+// GPU instruction samples (profile --pc-sampling): TraceSmith's own tables,
+// not part of nsys' layout, made only when the trace has samples. Added up
+// over the whole trace (continuous sampling gives no launch its own samples):
+// per function a summary, per (function, instruction, stall reason) the
+// samples with the instruction's line and SASS. docs/export.md.
+constexpr const char* kPcSampleSchema = R"SQL(
+CREATE TABLE TRACESMITH_PC_FUNCTIONS (globalPid INTEGER NOT NULL,
+  functionId INTEGER NOT NULL REFERENCES StringIds(id), nameId INTEGER NOT NULL REFERENCES StringIds(id),
+  samples INTEGER NOT NULL, samplesPct REAL NOT NULL, topStallId INTEGER REFERENCES StringIds(id),
+  topStallPct REAL, hottestFileId INTEGER REFERENCES StringIds(id), hottestLine INTEGER,
+  hottestLinePct REAL);
+CREATE TABLE TRACESMITH_PC_SAMPLES (globalPid INTEGER NOT NULL,
+  functionId INTEGER NOT NULL REFERENCES StringIds(id), cubinCrc INTEGER NOT NULL,
+  pcOffset INTEGER NOT NULL, stallId INTEGER NOT NULL REFERENCES StringIds(id),
+  samples INTEGER NOT NULL, notIssued INTEGER NOT NULL, fileId INTEGER REFERENCES StringIds(id),
+  line INTEGER, sassId INTEGER REFERENCES StringIds(id));
+CREATE INDEX idx_pc_samples_function ON TRACESMITH_PC_SAMPLES (globalPid, functionId);
+)SQL";
+
 // ENUM_NSYS_EVENT_TYPE ids of NVTX_EVENTS rows.
 constexpr int kNvtxMark = 34, kNvtxPushPop = 59, kNvtxStartEnd = 60, kNvtxDomainCreate = 75;
 // ENUM_NSYS_EVENT_CLASS ids of CUPTI_ACTIVITY_KIND_RUNTIME rows.

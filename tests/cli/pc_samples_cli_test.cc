@@ -1,6 +1,8 @@
 // GPU instruction samples through the commands: `analyze` prints "Inside the
 // kernels", `analyze --json` has `gpu_samples`, `--top` sets how many kernels,
-// and `info` says how many samples the trace holds (testing/pc_sample_trace.h).
+// and `info` says how many samples the trace holds (testing/pc_sample_trace.h);
+// `kernel` shows one kernel or one launch (testing/launch_sample_trace.h), and
+// `diff` compares two runs' samples.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -8,6 +10,7 @@
 #include <string>
 
 #include "cli/cli_runner.h"
+#include "testing/launch_sample_trace.h"
 #include "testing/pc_sample_trace.h"
 #include "testing/temp_dir.h"
 #include "tracesmith/format/sbt_writer.h"
@@ -132,6 +135,79 @@ TEST(PcSamplesCli, KernelPage) {
                        "profile --pc-sampling`)"),
             std::string::npos)
       << r.out;
+}
+
+// `kernel --launch N`: the page of one launch, its samples those of the drain
+// window it had to itself; the errors say what to do.
+TEST(PcSamplesCli, KernelPageOfOneLaunch) {
+  testing::TempDir dir;
+  const std::string path = dir / "launch.sbt";
+  ASSERT_TRUE(format::WriteTraceFile(testing::LaunchSampleTrace(), path).ok());
+  Result r = RunTracesmith("kernel -q " + path + " --launch 11");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("Kernel hotK()\n  function _Z4hotKv\n  360 samples; 4 launches"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("  its samples: 120 from 1 drain window (no other launch of the kernel ran "
+                       "in it: all its samples are this one's)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("      100  83.3%  /src/k.cu:5\n"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("k.cu:7"), std::string::npos) << r.out;  // another launch's line
+
+  r = RunTracesmith("kernel -q --json " + path + " hotK --launch 12");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["launch"]["correlation_id"], 12);
+  EXPECT_EQ(j["launch"]["samples"], 120);
+  EXPECT_EQ(j["launch"]["shared_windows"], 1);
+  EXPECT_EQ(j["samples"], 360);  // the function's
+
+  r = RunTracesmith("kernel -q " + path + " --launch 99");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.out.find("no kernel launch has correlation id 99"), std::string::npos) << r.out;
+  r = RunTracesmith("kernel -q " + path + " --pid 100");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.out.find("--pid goes with --launch N"), std::string::npos) << r.out;
+  r = RunTracesmith("kernel -q " + path);
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.out.find("name a kernel (part of its name) or one launch (--launch N)"),
+            std::string::npos)
+      << r.out;
+}
+
+// `diff A B`: each kernel's lines and stall reasons, A -> B; nothing more
+// when neither trace has samples.
+TEST(PcSamplesCli, DiffComparesSamples) {
+  testing::TempDir dir;
+  const std::string a = dir / "a.sbt", b = dir / "b.sbt";
+  ASSERT_TRUE(format::WriteTraceFile(testing::PcSampleTrace(), a).ok());
+  ASSERT_TRUE(format::WriteTraceFile(testing::PcSampleTrace({.hot_wait = 300}), b).ok());
+  Result r = RunTracesmith("diff " + a + " " + b);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("\nGPU instruction samples (each kernel's lines and stall reasons, A -> "
+                       "B)\n  A: 4000 samples, B: 4000 samples\n  probe_hot(float*, int): 2000 "
+                       "samples (50.0% of A's) -> 2000 (50.0% of B's)\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("    stall  wait"), std::string::npos) << r.out;
+  r = RunTracesmith("diff --json " + a + " " + b);
+  ASSERT_EQ(r.status, 0) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  const nlohmann::json& hot = j["gpu_samples"]["kernels"][0];
+  EXPECT_EQ(hot["name"], "probe_hot(float*, int)");
+  EXPECT_EQ(hot["stalls"][0]["samples_a"], 700);  // selected: 35% -> 65%
+  EXPECT_EQ(hot["stalls"][0]["samples_b"], 1300);
+
+  const std::string c = dir / "c.sbt", d = dir / "d.sbt";
+  ASSERT_TRUE(format::WriteTraceFile(testing::PcSampleTrace({.samples = false}), c).ok());
+  ASSERT_TRUE(format::WriteTraceFile(testing::PcSampleTrace({.samples = false}), d).ok());
+  r = RunTracesmith("diff " + c + " " + d);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(r.out.find("GPU instruction samples"), std::string::npos) << r.out;
+  r = RunTracesmith("diff --json " + c + " " + d);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_FALSE(nlohmann::json::parse(r.out).contains("gpu_samples")) << r.out;
 }
 
 }  // namespace

@@ -298,6 +298,9 @@ class CompactTrace {
   // The last-ending GPU op issued by `call`, or kNone.
   uint32_t OpOfCall(const HostCall& call) const;
   uint32_t PidOfLane(uint32_t lane) const { return lanes_[lane].pid; }
+  // How Finalize put process `pid`'s times on the common clock (null: kept as
+  // recorded), for rows read from the file again (analysis/kernel_page.h).
+  const ClockMap* ClockOf(uint32_t pid) const { return clocks_.MapOf(pid); }
 
   // Analysis window (absolute ns, after clock alignment): the trace's time
   // range unless restricted. Wall time is end - begin.
@@ -333,6 +336,7 @@ class CompactTrace {
   std::vector<GraphLaunchRecord> graphs_;
   PcSamples pc_samples_;
   std::vector<model::KernelTimeoutEvent> timeouts_;
+  ClockAlignment clocks_;
   std::vector<Lane> lanes_;
   std::vector<LaneRange> ranges_;
   std::vector<uint32_t> gpu_lanes_, devices_;

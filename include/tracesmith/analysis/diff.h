@@ -1,5 +1,7 @@
 // Before/after comparison of two traces: per-kernel and per-call-site count
-// and GPU time differences, largest absolute time change first.
+// and GPU time differences, largest absolute time change first; and, when
+// either trace has GPU instruction samples, how each kernel's samples moved
+// between its lines and stall reasons (pc_diff.h).
 #pragma once
 
 #include <cstdint>
@@ -7,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "tracesmith/analysis/pc_diff.h"
 #include "tracesmith/analysis/report.h"
 
 namespace tracesmith::analysis {
@@ -31,6 +34,9 @@ struct TraceDiff {
   uint64_t kernel_ns_a = 0, kernel_ns_b = 0;
   std::vector<DiffRow> kernels;     // by |delta_ns| descending, then name
   std::vector<DiffRow> call_sites;  // same; empty when neither trace has stacks
+  // GPU instruction samples (DiffTraceFiles only: DiffReports has the
+  // reports' hottest lines, not all of them); empty when neither has any.
+  PcSampleDiff samples;
 };
 
 TraceDiff DiffReports(const AnalysisReport& a, const AnalysisReport& b);

@@ -4,9 +4,19 @@
 // readable here), and under each line its instructions with their SASS,
 // samples and stall reasons; plus the function's stall reasons and the code
 // that launched it (pc_samples.h).
+//
+// One launch (`kernel TRACE --launch N`): the page of the function of launch
+// N (its correlation id) with only the samples joined to that launch. In
+// continuous mode samples carry no launch, only their drain window (~20 ms,
+// pc_samples.h): a window's samples go to the launches of the function that
+// ran in it, split by how long each ran there, as the join to launching code
+// does. A window the launch had to itself is all its own; one it shared is an
+// estimate, and the page says how many it shared. The rows of those windows
+// are read from the file again (their per-instruction counts are not kept).
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -34,10 +44,28 @@ struct KernelPageLine {
   std::vector<KernelPageInstruction> instructions;  // by offset
 };
 
+// The launch of a page for one launch.
+struct KernelPageLaunch {
+  uint32_t correlation_id = 0, pid = 0, device = 0, stream = 0;
+  uint64_t start_ns = 0, end_ns = 0;  // on the analysis clock
+  uint64_t offset_ns = 0;             // start, from the trace's first event
+  uint64_t index = 0, launches = 0;   // its place among the function's launches (1-based)
+  std::string note;                   // e.g. one of a graph launch's kernels
+  // The samples joined to it: none when no drain window of the function
+  // overlaps it (the page then shows all launches' samples).
+  bool joined = false;
+  uint64_t samples = 0;            // counted
+  uint64_t windows = 0;            // drain windows overlapping it
+  uint64_t shared_windows = 0;     // of them, shared with other launches of the function
+  uint64_t other_launches = 0;     // the launches it shared them with
+  std::vector<StallShare> stalls;  // its own, most samples first
+};
+
 struct KernelPage {
-  FunctionSamples function;               // the summary (stalls, sites, GPU time)
-  std::vector<KernelPageLine> lines;      // by file, then line
-  std::vector<std::string> also_matched;  // other sampled functions the name matched
+  FunctionSamples function;                // the summary (stalls, sites, GPU time)
+  std::vector<KernelPageLine> lines;       // by file, then line
+  std::vector<std::string> also_matched;   // other sampled functions the name matched
+  std::optional<KernelPageLaunch> launch;  // a page for one launch (BuildLaunchPage)
 };
 
 // The page of the sampled function whose kernel name (or mangled name)
@@ -46,6 +74,21 @@ struct KernelPage {
 // saying that the trace has no GPU instruction samples.
 StatusOr<KernelPage> BuildKernelPage(const CompactTrace& trace, std::string_view name,
                                      const CallSiteRules& rules);
+
+// Which launch: its correlation id (`view --kind kernel` shows each
+// launch's), and where that is not enough, its process (ids are per process)
+// or part of its kernel's name (a graph launch's kernels share its id).
+struct LaunchQuery {
+  uint32_t correlation_id = 0;
+  std::optional<uint32_t> pid;
+  std::string name;
+};
+// The page of one launch of `trace`, loaded from the SBT file `path` (read
+// again for the rows of the drain windows overlapping the launch). NotFound
+// when no kernel launch has that id or its function has no samples;
+// InvalidArgument when the query names several launches.
+StatusOr<KernelPage> BuildLaunchPage(const CompactTrace& trace, const std::string& path,
+                                     const LaunchQuery& query, const CallSiteRules& rules);
 
 void WriteKernelPageText(const KernelPage& page, std::ostream& out);
 void WriteKernelPageJson(const KernelPage& page, std::ostream& out);

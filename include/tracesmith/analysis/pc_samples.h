@@ -22,8 +22,10 @@
 // time per call site; FunctionSamples::by_window says how much went which way.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -122,11 +124,31 @@ struct SiteShare {
 // launches that ran in [start - this, end].
 inline constexpr uint64_t kSampleLatencyNs = 2'000'000;
 
+// The span of a drain window that launches are joined to: [start -
+// kSampleLatencyNs, end), at least 1 ns.
+struct WindowSpan {
+  uint64_t from = 0, to = 0;
+};
+inline WindowSpan SpanOf(const PcSamples::Window& w) {
+  const uint64_t from = w.start_ns > kSampleLatencyNs ? w.start_ns - kSampleLatencyNs : 0;
+  return {from, std::max(w.end_ns, from + 1)};
+}
+// How long the launch [start, end) ran inside `span` (a zero-length launch,
+// clock granularity, counts as 1 ns): its weight in the window's samples.
+inline uint64_t OverlapNs(const WindowSpan& span, uint64_t start, uint64_t end) {
+  const uint64_t s = std::max(start, span.from);
+  const uint64_t e = std::min(std::max(end, start + 1), span.to);
+  return e > s ? e - s : 0;
+}
+
 // One sampled function of one process.
 struct FunctionSamples {
   std::string name;      // as the kernel table names it (demangled when captured)
   std::string function;  // as sampled (mangled)
   uint32_t pid = 0;
+  // String ids in the trace: the sampled (mangled) name, and the name its
+  // kernel ops carry (PcSamples::OpNameOf).
+  uint32_t function_id = 0, name_id = 0;
   uint64_t samples = 0;
   double share = 0;                            // of all samples, %
   uint64_t kernels = 0, kernel_ns = 0;         // its kernel ops in the window
@@ -160,11 +182,26 @@ struct InstructionIndex {
   const Line* LineOf(const PcSamples::Key& k) const;
   uint32_t SassOf(const PcSamples::Key& k) const;  // 0: none
 };
-InstructionIndex IndexInstructions(const CompactTrace& trace);
+InstructionIndex IndexInstructions(const model::Trace& meta);
+InstructionIndex IndexInstructions(const CompactTrace& trace);  // of trace.meta()
 inline PcSamples::Key InstructionKey(uint64_t cubin_crc, uint32_t pid, uint32_t function_id,
                                      uint32_t pc_offset) {
   return PcSamples::Key{cubin_crc, pid, function_id, pc_offset, 0};
 }
+
+// The stall reasons of `counts` (samples by stall reason string id, the
+// uncounted `_not_issued` ones among them): each counted reason with its share
+// of `total`, its `_not_issued` count beside it; most samples first.
+std::vector<StallShare> StallShares(const std::map<uint32_t, uint64_t>& counts,
+                                    const model::Trace& meta, uint64_t total);
+
+// Each sampled function of `samples` (names and lines from `meta`, the
+// trace's strings and PcLine / PcSass rows): its counted samples and share of
+// all, stall reasons, hottest `max_lines` lines and kMaxRows instructions; by
+// (pid, function id). No GPU time nor launching code: those need the kernel
+// ops (SummarizePcSamples).
+std::vector<FunctionSamples> SampledFunctions(const PcSamples& samples, const model::Trace& meta,
+                                              size_t max_lines = FunctionSamples::kMaxRows);
 
 // The report of `trace`'s samples (empty without samples). `kernel_ns`: the
 // window's kernel time, the denominator of GPU-time shares; `rules` name the
@@ -208,6 +245,11 @@ std::vector<KernelTimeoutReport> DescribeKernelTimeouts(const CompactTrace& trac
 
 // "42.2 M" (samples, rows): 4 digits, then k, M, G with one decimal.
 std::string SampleCount(uint64_t n);
+
+// "kernels.cu:42": the file's name without its directories (at most 48
+// characters, safe for a terminal) and the line; for samples without line
+// information, "(no line info: compile with -lineinfo)".
+std::string SourceLineText(std::string_view file, uint32_t line);
 
 }  // namespace tracesmith::analysis
 
