@@ -24,7 +24,11 @@ and checks the sampled trace, read with the Python package:
     with most of pcs_mem's lg_throttle samples (a full load queue) is a global load (LDG);
   - flame graph (`export -f folded`): pcs_hot's GPU frames put >= 90% of its time on the hot
     line;
-  - cost: the target's loop time with sampling <= 1.10 x without (medians).
+  - cost: the target's loop time with sampling <= 1.10 x without (medians);
+  - views: `kernel --launch N` of a pcs_hot launch (its joined samples, >= 90% on the hot
+    line); SQLite's TRACESMITH_PC_SAMPLES holds every sample of the rows, three functions in
+    TRACESMITH_PC_FUNCTIONS, Perfetto's kernel slices annotated; `diff` of the two sampled runs
+    names pcs_hot and its file.
 One `PCSAMPLING <check>: ... -> PASS|FAIL|SKIP` line per expectation, then the summary line.
 """
 import json
@@ -87,14 +91,16 @@ def main():
             if name == "pcs":
                 last, hot = path, h or hot
     names = ["runs", "samples", "lines", "hot line", "stall mem", "stall fma", "shares",
-             "concurrency", "kernel rows", "cost", "sites", "sites by time", "sass", "flame"]
+             "concurrency", "kernel rows", "cost", "sites", "sites by time", "sass", "flame",
+             "launch page", "exports", "diff"]
     if not c.check("runs", runs_ok and hot,
                    f"{ROUNDS} x default capture, {ROUNDS} x {' '.join(PCS_ARGS)}"):
         c.skip_all(names[1:], "a run failed")
         sys.exit(c.summary())
     c.guarded(names[1:10], lambda: checks(c, last, hot, base, pcs))
     c.guarded(names[10:12], lambda: site_checks(c, cli, out, last))
-    c.guarded(names[12:], lambda: sass_checks(c, cli, out, last, hot))
+    c.guarded(names[12:14], lambda: sass_checks(c, cli, out, last, hot))
+    c.guarded(names[14:], lambda: view_checks(c, cli, out, last, hot))
     sys.exit(c.summary())
 
 
@@ -135,6 +141,57 @@ def sass_checks(c, cli, out, path, hot):
     c.check("flame", p.returncode == 0 and total and on_line >= 0.9 * total,
             f"{100.0 * on_line / max(total, 1):.1f}% of pcs_hot's {total} ns in the folded stacks "
             f"under {hot_file}:{hot_line} (need >= 90%)")
+
+
+def view_checks(c, cli, out, path, hot):
+    """The views of the samples on this capture: one launch's page, the Perfetto and SQLite
+    summaries, and `diff` of the two sampled runs."""
+    import sqlite3
+    import tracesmith
+    t = tracesmith.load(path)
+    K = t.kernels
+    names = [str(d) or str(n) for d, n in zip(K.demangled, K.name)]
+    hot_launches = [int(K.correlation_id[i]) for i, n in enumerate(names) if n.startswith("pcs_hot")]
+    corr = hot_launches[len(hot_launches) // 2]  # one in the timed loop
+    p = subprocess.run([cli, "kernel", path, "--launch", str(corr), "--json"], capture_output=True,
+                       text=True, timeout=300)
+    page = json.loads(p.stdout) if p.returncode == 0 else {}
+    launch = page.get("launch", {})
+    hot_file, hot_line = os.path.basename(hot.group(1)), int(hot.group(2))
+    on_line = sum(x["share_pct"] for x in page.get("lines", [])
+                  if os.path.basename(x["file"]) == hot_file and x["line"] == hot_line)
+    c.check("launch page", p.returncode == 0 and page.get("name", "").startswith("pcs_hot")
+            and launch.get("correlation_id") == corr and launch.get("samples", 0) > 0
+            and on_line >= 90,
+            f"kernel --launch {corr}: {page.get('name', p.stderr.strip()[:80])[:30]}, "
+            f"{launch.get('samples', 0)} samples joined from {launch.get('windows', 0)} windows "
+            f"({launch.get('shared_windows', 0)} shared), {on_line:.1f}% on {hot_file}:{hot_line} "
+            "(need pcs_hot, samples, >= 90% on the hot line)")
+    db, pf = os.path.join(out, "pcs.sqlite"), os.path.join(out, "pcs.pftrace")
+    e1 = subprocess.run([cli, "export", "-f", "sqlite", "-o", db, path], capture_output=True,
+                        timeout=300).returncode
+    e2 = subprocess.run([cli, "export", "-f", "perfetto", "-o", pf, path], capture_output=True,
+                        timeout=300).returncode
+    con = sqlite3.connect(db)
+    in_db = con.execute("SELECT SUM(samples) FROM TRACESMITH_PC_SAMPLES").fetchone()[0] or 0
+    fns = [r[0] for r in con.execute(
+        "SELECT s.value FROM TRACESMITH_PC_FUNCTIONS f JOIN StringIds s ON s.id = f.nameId")]
+    con.close()
+    in_rows = int(t.pc_samples.samples.sum())
+    annotated = b"top stall (all launches)" in open(pf, "rb").read()
+    for f in (db, pf):
+        os.remove(f)
+    c.check("exports", e1 == 0 and e2 == 0 and in_db == in_rows and len(fns) == 3 and annotated,
+            f"SQLite: {in_db} samples in TRACESMITH_PC_SAMPLES, the trace's rows {in_rows}; "
+            f"functions {sorted(x[:12] for x in fns)}; Perfetto kernel slices annotated {annotated} "
+            "(need equal, 3, annotated)")
+    other = path.replace("pcs1.sbt", "pcs0.sbt")
+    p = subprocess.run([cli, "diff", other, path], capture_output=True, text=True, timeout=300)
+    with open(os.path.join(out, "diff.txt"), "w") as f:
+        f.write(p.stdout + p.stderr)
+    c.check("diff", p.returncode == 0 and "pcs_hot" in p.stdout and hot_file in p.stdout,
+            f"diff pcs0 pcs1: exit {p.returncode}, pcs_hot and {hot_file} named "
+            f"{'pcs_hot' in p.stdout and hot_file in p.stdout}")
 
 
 def site_checks(c, cli, out, path):
