@@ -81,9 +81,12 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 20; ++i) launch_hot(blocks, s[0], hot);  // ordinary kernels first
     CHECK(cudaDeviceSynchronize());
     const double seconds = argc > 2 ? std::atof(argv[2]) : 3.0;
-    const long long cycles = !std::strcmp(mode, "long") ? (long long)(seconds * clock_khz * 1e3) : 0;
-    std::printf("pc_sampling_more: %s: launching pcs_spin (%lld cycles; 0: until a flag no one "
-                "sets)\n", mode, cycles);
+    const long long cycles =
+        !std::strcmp(mode, "long") ? (long long)(seconds * clock_khz * 1e3) : 0;
+    std::printf(
+        "pc_sampling_more: %s: launching pcs_spin (%lld cycles; 0: until a flag no one "
+        "sets)\n",
+        mode, cycles);
     std::fflush(stdout);
     launch_spin(flag, cycles, s[1]);
     CHECK(cudaGetLastError());

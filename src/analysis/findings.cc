@@ -253,12 +253,12 @@ std::vector<std::string> ComputeFindings(const CompactTrace& t, const AnalysisRe
         name.c_str(), HumanDuration(k.running_ns).c_str(), HumanDuration(k.timeout_ns).c_str(),
         k.site.c_str());
     if (!k.lines.empty() && !k.lines[0].file.empty())
-      text += StrFormat("; its warps were at %s:%u (%s of its samples%s)", k.lines[0].file.c_str(),
-                        k.lines[0].line, Pct(k.lines[0].share).c_str(),
-                        k.stalls.empty() ? ""
-                                         : (", mostly " +
-                                            std::string(model::ShortStallName(k.stalls[0].reason)))
-                                               .c_str());
+      text += StrFormat(
+          "; its warps were at %s:%u (%s of its samples%s)", k.lines[0].file.c_str(),
+          k.lines[0].line, Pct(k.lines[0].share).c_str(),
+          k.stalls.empty()
+              ? ""
+              : (", mostly " + std::string(model::ShortStallName(k.stalls[0].reason))).c_str());
     text += ": a wait on a flag or a barrier that never came?";
     if (k.ended) text += " The program was ended (--on-kernel-timeout exit).";
     out.push_back({1000, text, true});

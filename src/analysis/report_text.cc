@@ -86,11 +86,12 @@ void KernelTimeouts(Printer& p, const std::vector<KernelTimeoutReport>& timeouts
     p("    launched from: %s\n", Cut(k.site, 100).c_str());
     std::string text;
     for (size_t i = 0; i < k.lines.size() && i < 3; ++i)
-      text += StrFormat("%s%s %.1f%%", i ? ", " : "", SourceLineText(k.lines[i].file, k.lines[i].line).c_str(),
-                        k.lines[i].share);
+      text += StrFormat("%s%s %.1f%%", i ? ", " : "",
+                        SourceLineText(k.lines[i].file, k.lines[i].line).c_str(), k.lines[i].share);
     for (size_t i = 0; i < k.stalls.size() && i < 2; ++i)
       text += StrFormat("%s%s %.0f%%", i ? ", " : "; stall reasons: ",
-                        Printable(model::ShortStallName(k.stalls[i].reason)).c_str(), k.stalls[i].share);
+                        Printable(model::ShortStallName(k.stalls[i].reason)).c_str(),
+                        k.stalls[i].share);
     p("    its warps:     %s\n", text.empty() ? "(no samples)" : text.c_str());
   }
 }

@@ -313,9 +313,9 @@ CaptureTuning TuningFromEnv(const std::map<std::string, std::string>& env) {
 
 CaptureTuning TuningFromProcessEnv() {
   std::map<std::string, std::string> env;
-  for (const char* key : {kEnvSubscribe, kEnvDeviceBufferMb, kEnvTidType, kEnvMeminfoAtContext,
-                          kEnvApiFilter, kEnvStackRewalk, kEnvStackCopyProbe,
-                          kEnvPcSamplingHwBufferMb, kEnvPcSamplingSleepMs})
+  for (const char* key :
+       {kEnvSubscribe, kEnvDeviceBufferMb, kEnvTidType, kEnvMeminfoAtContext, kEnvApiFilter,
+        kEnvStackRewalk, kEnvStackCopyProbe, kEnvPcSamplingHwBufferMb, kEnvPcSamplingSleepMs})
     if (const char* v = std::getenv(key)) env.emplace(key, v);
   return TuningFromEnv(env);
 }
@@ -380,12 +380,12 @@ StatusOr<uint32_t> ParsePcSamplingPeriod(std::string_view text) {
 
 const std::vector<std::string>& OptionEnvNames() {
   static const std::vector<std::string> names = {
-      kEnvOutput,        kEnvKinds,        kEnvBufferMb,
-      kEnvFlushMs,       kEnvDuration,     kEnvDelay,
-      kEnvCaptureRange,  kEnvQuiet,        kEnvForce,
-      kEnvDumpRaw,       kEnvStacks,       kEnvStackDepth,
-      kEnvReplayCapture, kEnvReplayMaxMb,  kEnvReplayMaxLaunches,
-      kEnvReplayMemory,  kEnvReplayRanges, kEnvReplayReachDepth,
+      kEnvOutput,        kEnvKinds,         kEnvBufferMb,
+      kEnvFlushMs,       kEnvDuration,      kEnvDelay,
+      kEnvCaptureRange,  kEnvQuiet,         kEnvForce,
+      kEnvDumpRaw,       kEnvStacks,        kEnvStackDepth,
+      kEnvReplayCapture, kEnvReplayMaxMb,   kEnvReplayMaxLaunches,
+      kEnvReplayMemory,  kEnvReplayRanges,  kEnvReplayReachDepth,
       kEnvPcSampling,    kEnvKernelTimeout, kEnvOnKernelTimeout,
   };
   return names;

@@ -4,10 +4,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <chrono>
 #include <sstream>
 #include <thread>
 

@@ -75,12 +75,13 @@ void Print(const KernelWatchdog::Timeout& t, uint64_t timeout_ns, bool end_progr
   std::vector<std::pair<std::string, Line>> sorted(lines.begin(), lines.end());
   std::sort(sorted.begin(), sorted.end(),
             [](const auto& a, const auto& b) { return a.second.samples > b.second.samples; });
-  std::fprintf(stderr,
-               "tracesmith: kernel timeout: %s has run %s (--kernel-timeout %s), launched %s "
-               "ago (correlation id %u)%s\n",
-               Demangled(t.function).c_str(), HumanDuration(t.detected_ns - t.running_since_ns).c_str(),
-               HumanDuration(timeout_ns).c_str(), HumanDuration(t.detected_ns - t.launch_ns).c_str(),
-               t.correlation_id, end_program ? "; ending the program (--on-kernel-timeout exit)" : "");
+  std::fprintf(
+      stderr,
+      "tracesmith: kernel timeout: %s has run %s (--kernel-timeout %s), launched %s "
+      "ago (correlation id %u)%s\n",
+      Demangled(t.function).c_str(), HumanDuration(t.detected_ns - t.running_since_ns).c_str(),
+      HumanDuration(timeout_ns).c_str(), HumanDuration(t.detected_ns - t.launch_ns).c_str(),
+      t.correlation_id, end_program ? "; ending the program (--on-kernel-timeout exit)" : "");
   std::fprintf(stderr, "  where its warps are (%llu samples since it started):\n",
                static_cast<unsigned long long>(t.samples));
   for (size_t i = 0; i < sorted.size() && i < 5; ++i) {
@@ -152,8 +153,8 @@ void KernelTimeoutWatch::Collect() {
       ++unnamed_;
       continue;
     }
-    watchdog_.OnLaunch(named[i].first, notes[i].correlation_id, notes[i].time_ns,
-                       notes[i].stack_id, named[i].second);
+    watchdog_.OnLaunch(named[i].first, notes[i].correlation_id, notes[i].time_ns, notes[i].stack_id,
+                       named[i].second);
   }
 }
 
@@ -164,8 +165,8 @@ void KernelTimeoutWatch::Observe(ActivityConverter& converter) {
   });
 }
 
-void KernelTimeoutWatch::OnSamples(const char* function, uint64_t window_start,
-                                   uint64_t window_end, const KernelWatchdog::Hot& hot) {
+void KernelTimeoutWatch::OnSamples(const char* function, uint64_t window_start, uint64_t window_end,
+                                   const KernelWatchdog::Hot& hot) {
   if (!function) return;
   std::lock_guard<std::mutex> lock(mu_);
   watchdog_.OnSamples(function, window_start, window_end, hot);

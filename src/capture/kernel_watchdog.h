@@ -57,8 +57,8 @@ class KernelWatchdog {
     uint64_t launch_ns = 0;         // the launch call (CUPTI clock)
     uint64_t running_since_ns = 0;  // see above
     uint64_t detected_ns = 0;
-    uint64_t samples = 0;      // the function's samples since running_since_ns
-    std::vector<Hot> hottest;  // those samples by instruction, most first
+    uint64_t samples = 0;        // the function's samples since running_since_ns
+    std::vector<Hot> hottest;    // those samples by instruction, most first
     uint64_t other_samples = 0;  // beyond kMaxHotKeys distinct keys
   };
 

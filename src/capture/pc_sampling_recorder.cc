@@ -528,7 +528,8 @@ std::unique_ptr<Recorder> MakePcSamplingRecorder(const RecorderContext& context)
   return std::make_unique<PcSamplingRecorder>(
       context.pid, context.options->pc_sampling, context.options->quiet, context.output_path,
       context.options->kernel_timeout_ns, context.options->kernel_timeout_exit,
-      context.options->tuning.pc_sampling_hw_buffer_mb, context.options->tuning.pc_sampling_sleep_ms);
+      context.options->tuning.pc_sampling_hw_buffer_mb,
+      context.options->tuning.pc_sampling_sleep_ms);
 }
 
 }  // namespace tracesmith::capture

@@ -318,7 +318,9 @@ void ReplayCapturer::OnMemory(CUpti_CallbackId cbid, const CUpti_CallbackData* i
   }
 }
 
-bool ReplayCapturer::IsLaunchCallback(CUpti_CallbackId cbid) { return IsKernelLaunchCallback(cbid); }
+bool ReplayCapturer::IsLaunchCallback(CUpti_CallbackId cbid) {
+  return IsKernelLaunchCallback(cbid);
+}
 
 void ReplayCapturer::Note(const char* fmt, ...) {
   if (quiet_) return;

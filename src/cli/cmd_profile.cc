@@ -245,12 +245,13 @@ bool PrintSummary(const std::string& path) {
                        ? " (GPU instruction samples lost: a longer --pc-sampling-period)"
                        : "");
   for (const auto& k : t.Rows<model::KernelTimeoutEvent>())
-    std::fprintf(stderr,
-                 "  kernel timeout: %s was still running %s after it started%s: `tracesmith "
-                 "analyze %s` names its launching code and where its warps were\n",
-                 std::string(t.strings.Get(k.demangled_id ? k.demangled_id : k.function_id)).c_str(),
-                 HumanDuration(k.end_ns - std::min(k.start_ns, k.end_ns)).c_str(),
-                 k.ended ? " (the program was ended)" : "", path.c_str());
+    std::fprintf(
+        stderr,
+        "  kernel timeout: %s was still running %s after it started%s: `tracesmith "
+        "analyze %s` names its launching code and where its warps were\n",
+        std::string(t.strings.Get(k.demangled_id ? k.demangled_id : k.function_id)).c_str(),
+        HumanDuration(k.end_ns - std::min(k.start_ns, k.end_ns)).c_str(),
+        k.ended ? " (the program was ended)" : "", path.c_str());
   for (const analysis::CaptureCost& c : analysis::ComputeCaptureCost(t)) {
     std::fprintf(stderr, "  %s\n", analysis::CaptureCostLine(c).c_str());
     std::vector<std::string> details = analysis::CaptureCostDetails(c);

@@ -92,7 +92,8 @@ std::string EventName(const Trace& t, const PcSampleEvent& e) {
 }
 
 std::string EventName(const Trace& t, const KernelTimeoutEvent& e) {
-  return "Kernel timeout: " + std::string(t.strings.Get(e.demangled_id ? e.demangled_id : e.function_id));
+  return "Kernel timeout: " +
+         std::string(t.strings.Get(e.demangled_id ? e.demangled_id : e.function_id));
 }
 
 }  // namespace tracesmith::model

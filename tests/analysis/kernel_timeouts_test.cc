@@ -72,12 +72,13 @@ TEST(KernelTimeouts, NamedWithTheLaunchingCodeAndTheLinesOfItsWarps) {
   EXPECT_LT(text.str().find("Kernel timeouts"), text.str().find("Top kernels by total GPU time"));
 
   ASSERT_FALSE(r.findings.empty());
-  EXPECT_EQ(r.findings[0].rfind("Kernel probe_hot(float*, int) was still running 30.000 s after it "
-                                "started (--kernel-timeout 30.000 s), launched from wait_for_peer "
-                                "(/home/me/train.py:77); its warps were at /src/probe/kernels.cu:66 "
-                                "(99.7% of its samples, mostly wait)",
-                                0),
-            0u)
+  EXPECT_EQ(
+      r.findings[0].rfind("Kernel probe_hot(float*, int) was still running 30.000 s after it "
+                          "started (--kernel-timeout 30.000 s), launched from wait_for_peer "
+                          "(/home/me/train.py:77); its warps were at /src/probe/kernels.cu:66 "
+                          "(99.7% of its samples, mostly wait)",
+                          0),
+      0u)
       << r.findings[0];
   EXPECT_NE(r.findings[0].find("The program was ended"), std::string::npos);
 

@@ -106,7 +106,7 @@ TEST(KernelWatchdog, QueuedLaunchesOfAHungKernelAreReportedOnce) {
 
 TEST(KernelWatchdog, UnwatchedCompletionsAndSamplesAreIgnoredAndMemoryIsBounded) {
   KernelWatchdog w(1000 * kMs, /*max_outstanding=*/1000);
-  w.OnCompleted(99, 5);                           // a launch before the capture
+  w.OnCompleted(99, 5);                         // a launch before the capture
   w.OnSamples("graph_kernel", 0, kWindow, {});  // a function never launched while watched
   EXPECT_TRUE(w.Check(10'000 * kMs).empty());
   for (uint32_t c = 1; c <= 1010; ++c) w.OnLaunch("f", c, c, 0, 0);
