@@ -261,10 +261,10 @@ StatusOr<CaptureOptions> OptionsFromEnv(const std::map<std::string, std::string>
   }
   if (auto* v = get(kEnvKernelTimeout); v && !v->empty()) {
     ASSIGN_OR_RETURN(o.kernel_timeout_ns, ParseDuration(*v));
-    if (o.kernel_timeout_ns < 100'000'000)
+    if (o.kernel_timeout_ns < 1'000'000'000)
       return InvalidArgument("--kernel-timeout: '" + *v +
-                             "' is shorter than 100ms (the samples are drained every 20 ms; "
-                             "give e.g. 30s)");
+                             "' is shorter than 1s (kernel completions reach the capture once per "
+                             "flush, and a busy GPU queue delays them: give e.g. 30s)");
     if (!o.pc_sampling) o.pc_sampling = kDefaultPcSamplingPeriod;  // what it watches with
     if (!(o.groups & kGroupKernel))
       return InvalidArgument(

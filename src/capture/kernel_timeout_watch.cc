@@ -62,7 +62,10 @@ void Print(const KernelWatchdog::Timeout& t, uint64_t timeout_ns, bool end_progr
   };
   std::map<std::string, Line> lines;
   std::map<std::pair<std::string, uint32_t>, uint64_t> per_pc;
-  for (const KernelWatchdog::Hot& h : t.hottest) {
+  // The hottest 64 (one line lookup each); the rest are said as "other".
+  const size_t shown = std::min<size_t>(t.hottest.size(), 64);
+  for (size_t k = 0; k < shown; ++k) {
+    const KernelWatchdog::Hot& h = t.hottest[k];
     std::string where = line_of(h.cubin_crc, t.function.c_str(), h.pc_offset);
     if (where.empty()) where = "(no line info)";
     Line& l = lines[where];
@@ -165,11 +168,11 @@ void KernelTimeoutWatch::Observe(ActivityConverter& converter) {
   });
 }
 
-void KernelTimeoutWatch::OnSamples(const char* function, uint64_t window_start, uint64_t window_end,
-                                   const KernelWatchdog::Hot& hot) {
+void KernelTimeoutWatch::OnSamples(const char* function, uint32_t device_id, uint64_t window_start,
+                                   uint64_t window_end, const KernelWatchdog::Hot& hot) {
   if (!function) return;
   std::lock_guard<std::mutex> lock(mu_);
-  watchdog_.OnSamples(function, window_start, window_end, hot);
+  watchdog_.OnSamples(function, device_id, window_start, window_end, hot);
 }
 
 void KernelTimeoutWatch::Check(uint64_t now_ns, const LineOf& line, const StallOf& stall) {
@@ -202,6 +205,7 @@ void KernelTimeoutWatch::Write(format::SbtWriter& sbt) {
     e.ended = end_program_ ? 1 : 0;
     sbt.Append(e);
     f.written = true;
+    f.timeout.hottest = {};  // printed already; only the row stays
   }
 }
 

@@ -30,8 +30,10 @@ class KernelTimeoutWatch {
   using LineOf = std::function<std::string(uint64_t, const char*, uint32_t)>;
   using StallOf = std::function<std::string(uint32_t)>;
 
-  KernelTimeoutWatch(uint32_t pid, uint64_t timeout_ns, bool end_program)
-      : pid_(pid), end_program_(end_program), watchdog_(timeout_ns) {}
+  // `confirm_ns`: how long a kernel must stay past the timeout before it is
+  // reported (KernelWatchdog's confirm: two of the engine's flushes).
+  KernelTimeoutWatch(uint32_t pid, uint64_t timeout_ns, uint64_t confirm_ns, bool end_program)
+      : pid_(pid), end_program_(end_program), watchdog_(timeout_ns, confirm_ns) {}
 
   // The kernel launch callbacks, timed as launches, with the host stack.
   static void Claim(CallbackClaims& claims);
@@ -41,8 +43,8 @@ class KernelTimeoutWatch {
   void Collect();
   void Observe(ActivityConverter& converter);
   // Any thread (under the recorder's lock): one drained sample row.
-  void OnSamples(const char* function, uint64_t window_start, uint64_t window_end,
-                 const KernelWatchdog::Hot& hot);
+  void OnSamples(const char* function, uint32_t device_id, uint64_t window_start,
+                 uint64_t window_end, const KernelWatchdog::Hot& hot);
   // Writer thread, after a drain: the kernels past the timeout, printed.
   void Check(uint64_t now_ns, const LineOf& line, const StallOf& stall);
   void Write(format::SbtWriter& sbt);

@@ -6,12 +6,25 @@
 
 namespace tracesmith::capture {
 
+KernelWatchdog::Function* KernelWatchdog::Find(std::string_view function, uint32_t device_id) {
+  if (device_id >= devices_.size()) return nullptr;
+  auto it = devices_[device_id].find(function);
+  return it == devices_[device_id].end() ? nullptr : &it->second;
+}
+
+KernelWatchdog::Function& KernelWatchdog::Get(std::string_view function, uint32_t device_id) {
+  if (device_id >= devices_.size()) devices_.resize(device_id + 1);
+  FunctionMap& m = devices_[device_id];
+  auto it = m.find(function);
+  if (it == m.end()) it = m.emplace(std::string(function), Function{}).first;
+  return it->second;
+}
+
 void KernelWatchdog::OnLaunch(std::string_view function, uint32_t correlation_id,
                               uint64_t launch_ns, uint32_t stack_id, uint32_t device_id) {
+  if (device_id >= kMaxDevices) return;
   if (outstanding_count_ >= max_outstanding_) Forget();
-  auto it = functions_.find(function);
-  if (it == functions_.end()) it = functions_.emplace(std::string(function), Function{}).first;
-  Function& f = it->second;
+  Function& f = Get(function, device_id);
   if (f.outstanding.emplace(correlation_id, Pending{launch_ns, stack_id, device_id}).second) {
     by_correlation_[correlation_id] = &f;
     ++outstanding_count_;
@@ -25,18 +38,19 @@ void KernelWatchdog::OnCompleted(uint32_t correlation_id, uint64_t end_ns) {
   by_correlation_.erase(it);
   if (f.outstanding.erase(correlation_id)) --outstanding_count_;
   f.reported = false;
+  f.eligible_since_ns = 0;
   if (end_ns > f.last_completed_ns) {
     f.last_completed_ns = end_ns;
     f.ResetSamples();  // what follows is the next launch's
   }
 }
 
-void KernelWatchdog::OnSamples(std::string_view function, uint64_t window_start,
+void KernelWatchdog::OnSamples(std::string_view function, uint32_t device_id, uint64_t window_start,
                                uint64_t window_end, const Hot& hot) {
   latest_window_end_ = std::max(latest_window_end_, window_end);
-  auto it = functions_.find(function);
-  if (it == functions_.end()) return;  // never launched while watched
-  Function& f = it->second;
+  Function* found = Find(function, device_id);
+  if (!found) return;  // never launched while watched
+  Function& f = *found;
   if (f.last_sampled_ns == 0 || window_start > f.last_sampled_ns + kGapNs) {
     f.run_start_ns = window_start;  // a new run of sampled windows
     f.ResetSamples();
@@ -55,46 +69,62 @@ void KernelWatchdog::OnSamples(std::string_view function, uint64_t window_start,
 
 std::vector<KernelWatchdog::Timeout> KernelWatchdog::Check(uint64_t now_ns) {
   std::vector<Timeout> out;
-  for (auto& [name, f] : functions_) {
-    if (f.reported || f.outstanding.empty() || f.last_sampled_ns == 0) continue;
-    // Sampled in the latest window (its warps are on the SMs now).
-    if (f.last_sampled_ns + kGapNs < latest_window_end_) continue;
-    const uint64_t since = std::max(f.run_start_ns, f.last_completed_ns);
-    if (now_ns < since || now_ns - since < timeout_ns_) continue;
-    auto oldest = f.outstanding.begin();
-    const Pending& p = oldest->second;
-    if (now_ns < p.launch_ns || now_ns - p.launch_ns < timeout_ns_) continue;
-    Timeout t;
-    t.function = name;
-    t.correlation_id = oldest->first;
-    t.stack_id = p.stack_id;
-    t.device_id = p.device_id;
-    t.launch_ns = p.launch_ns;
-    t.running_since_ns = std::max(since, p.launch_ns);
-    t.detected_ns = now_ns;
-    t.samples = f.samples;
-    t.other_samples = f.other_samples;
-    for (const auto& [key, n] : f.hot)
-      t.hottest.push_back(Hot{std::get<0>(key), std::get<1>(key), std::get<2>(key), n});
-    std::sort(t.hottest.begin(), t.hottest.end(),
-              [](const Hot& a, const Hot& b) { return a.samples > b.samples; });
-    out.push_back(std::move(t));
-    // Reported once: the launch is no longer watched, and the function not
-    // again until one of its launches completes (those queued behind it).
-    f.reported = true;
-    by_correlation_.erase(oldest->first);
-    f.outstanding.erase(oldest);
-    --outstanding_count_;
-    ++fired_;
-  }
+  for (FunctionMap& functions : devices_)
+    for (auto& [name, f] : functions) {
+      auto oldest = std::find_if(f.outstanding.begin(), f.outstanding.end(),
+                                 [](const auto& p) { return !p.second.reported; });
+      const uint64_t since = std::max(f.run_start_ns, f.last_completed_ns);
+      const bool eligible = !f.reported && oldest != f.outstanding.end() &&
+                            f.last_sampled_ns != 0 &&
+                            // Sampled in the latest window (its warps are on the SMs now).
+                            f.last_sampled_ns + kGapNs >= latest_window_end_ && now_ns >= since &&
+                            now_ns - since >= timeout_ns_ && now_ns >= oldest->second.launch_ns &&
+                            now_ns - oldest->second.launch_ns >= timeout_ns_;
+      if (!eligible) {
+        f.eligible_since_ns = 0;
+        continue;
+      }
+      if (!f.eligible_since_ns) f.eligible_since_ns = now_ns;
+      if (now_ns - f.eligible_since_ns < confirm_ns_) continue;  // a flush more to complete it
+      Pending& p = oldest->second;
+      Timeout t;
+      t.function = name;
+      t.correlation_id = oldest->first;
+      t.stack_id = p.stack_id;
+      t.device_id = p.device_id;
+      t.launch_ns = p.launch_ns;
+      t.running_since_ns = std::max(since, p.launch_ns);
+      t.detected_ns = now_ns;
+      t.samples = f.samples;
+      t.other_samples = f.other_samples;
+      for (const auto& [key, n] : f.hot)
+        t.hottest.push_back(Hot{std::get<0>(key), std::get<1>(key), std::get<2>(key), n});
+      std::sort(t.hottest.begin(), t.hottest.end(),
+                [](const Hot& a, const Hot& b) { return a.samples > b.samples; });
+      out.push_back(std::move(t));
+      // Reported once; the launch stays watched (its completion clears the
+      // function's flag), and the function is not reported again until one
+      // of its launches completes (those queued behind it).
+      p.reported = true;
+      f.reported = true;
+      ++fired_;
+    }
   return out;
 }
 
 void KernelWatchdog::Forget() {
-  forgotten_ += outstanding_count_;
-  for (auto& [name, f] : functions_) f.outstanding.clear();
-  by_correlation_.clear();
-  outstanding_count_ = 0;
+  auto drop = [&](Function& f) {
+    for (const auto& [corr, p] : f.outstanding) by_correlation_.erase(corr);
+    forgotten_ += f.outstanding.size();
+    outstanding_count_ -= f.outstanding.size();
+    f.outstanding.clear();
+  };
+  for (FunctionMap& functions : devices_)
+    for (auto& [name, f] : functions)
+      if (f.last_sampled_ns + kGapNs < latest_window_end_ || f.last_sampled_ns == 0) drop(f);
+  if (outstanding_count_ * 2 < max_outstanding_) return;
+  for (FunctionMap& functions : devices_)
+    for (auto& [name, f] : functions) drop(f);
 }
 
 }  // namespace tracesmith::capture

@@ -96,8 +96,8 @@ struct Pending {  // a row before its strings are interned (Write)
 class PcSamplingRecorder final : public Recorder {
  public:
   PcSamplingRecorder(uint32_t pid, uint32_t period, bool quiet, std::string output_path,
-                     uint64_t kernel_timeout_ns, bool end_program, uint32_t hw_buffer_mb,
-                     uint32_t sleep_ms)
+                     uint64_t kernel_timeout_ns, uint32_t flush_ms, bool end_program,
+                     uint32_t hw_buffer_mb, uint32_t sleep_ms)
       : pid_(pid),
         period_(period),
         quiet_(quiet),
@@ -105,7 +105,8 @@ class PcSamplingRecorder final : public Recorder {
         hw_buffer_bytes_(uint64_t(hw_buffer_mb) << 20),
         sleep_ms_(sleep_ms ? sleep_ms : kWorkerSleepMs) {
     if (kernel_timeout_ns)
-      watch_ = std::make_unique<KernelTimeoutWatch>(pid, kernel_timeout_ns, end_program);
+      watch_ = std::make_unique<KernelTimeoutWatch>(
+          pid, kernel_timeout_ns, 2 * uint64_t(flush_ms) * 1'000'000, end_program);
   }
   // A capture abandoned without its final flush leaves sampling enabled: its
   // contexts may be gone by now, and CUPTI tears sampling down with them.
@@ -135,8 +136,9 @@ class PcSamplingRecorder final : public Recorder {
       if (!quiet_)
         std::fprintf(stderr,
                      "tracesmith: GPU instruction sampling is off on device %u: %s; the capture "
-                     "goes on without it\n",
-                     c->device_id, why.c_str());
+                     "goes on without it%s\n",
+                     c->device_id, why.c_str(),
+                     watch_ ? " (and --kernel-timeout, which watches with it, is off there)" : "");
       return;
     }
     contexts_.push_back(std::move(c));
@@ -378,7 +380,7 @@ class PcSamplingRecorder final : public Recorder {
         p.reason = at->second;
         pending_.push_back(p);
         if (watch_)
-          watch_->OnSamples(pc.functionName, p.row.start_ns, p.row.end_ns,
+          watch_->OnSamples(pc.functionName, c.device_id, p.row.start_ns, p.row.end_ns,
                             {pc.cubinCrc, p.row.pc_offset, p.reason, s.samples});
       }
     }
@@ -527,8 +529,8 @@ std::unique_ptr<Recorder> MakePcSamplingRecorder(const RecorderContext& context)
   if (!context.options || context.options->pc_sampling == 0 || !context.subscribed) return nullptr;
   return std::make_unique<PcSamplingRecorder>(
       context.pid, context.options->pc_sampling, context.options->quiet, context.output_path,
-      context.options->kernel_timeout_ns, context.options->kernel_timeout_exit,
-      context.options->tuning.pc_sampling_hw_buffer_mb,
+      context.options->kernel_timeout_ns, context.options->flush_ms,
+      context.options->kernel_timeout_exit, context.options->tuning.pc_sampling_hw_buffer_mb,
       context.options->tuning.pc_sampling_sleep_ms);
 }
 

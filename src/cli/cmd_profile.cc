@@ -327,6 +327,7 @@ int RunProfile(ProfileArgs& a, bool record_spelling) {
   if (!a.kernel_timeout.empty()) {
     auto t = ParseDuration(a.kernel_timeout);
     if (!t.ok()) return ReportError(InvalidArgument("--kernel-timeout: " + t.status().message()));
+    if (*t == 0) return ReportError(InvalidArgument("--kernel-timeout: give a duration, e.g. 30s"));
     o.kernel_timeout_ns = *t;
     o.kernel_timeout_exit = a.on_kernel_timeout == "exit";
     if (!o.pc_sampling) o.pc_sampling = capture::kDefaultPcSamplingPeriod;

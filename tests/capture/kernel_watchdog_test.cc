@@ -13,7 +13,7 @@ constexpr uint64_t kWindow = 20 * kMs;
 // Samples of `f` at one instruction in every 20-ms window of [from, to).
 void Sample(KernelWatchdog& w, const char* f, uint64_t from, uint64_t to, uint32_t pc = 0x40,
             uint64_t n = 100) {
-  for (uint64_t t = from; t < to; t += kWindow) w.OnSamples(f, t, t + kWindow, {7, pc, 1, n});
+  for (uint64_t t = from; t < to; t += kWindow) w.OnSamples(f, 0, t, t + kWindow, {7, pc, 1, n});
 }
 
 TEST(KernelWatchdog, NamesTheLaunchOfAKernelSampledPastTheTimeout) {
@@ -49,7 +49,7 @@ TEST(KernelWatchdog, AFunctionLaunchedOverAndOverIsNotAHang) {
   uint32_t corr = 1;
   for (uint64_t t = 0; t < 10'000 * kMs; t += 5 * kMs, ++corr) {
     w.OnLaunch("loop", corr, t, 1, 0);
-    if (t % kWindow == 0) w.OnSamples("loop", t, t + kWindow, {7, 0x10, 1, 50});
+    if (t % kWindow == 0) w.OnSamples("loop", 0, t, t + kWindow, {7, 0x10, 1, 50});
     w.OnCompleted(corr, t + 5 * kMs);
     if (t % (100 * kMs) == 0) {
       EXPECT_TRUE(w.Check(t).empty()) << t / kMs << " ms";
@@ -105,13 +105,70 @@ TEST(KernelWatchdog, QueuedLaunchesOfAHungKernelAreReportedOnce) {
 }
 
 TEST(KernelWatchdog, UnwatchedCompletionsAndSamplesAreIgnoredAndMemoryIsBounded) {
-  KernelWatchdog w(1000 * kMs, /*max_outstanding=*/1000);
-  w.OnCompleted(99, 5);                         // a launch before the capture
-  w.OnSamples("graph_kernel", 0, kWindow, {});  // a function never launched while watched
+  KernelWatchdog w(1000 * kMs, 0, /*max_outstanding=*/1000);
+  w.OnCompleted(99, 5);                            // a launch before the capture
+  w.OnSamples("graph_kernel", 0, 0, kWindow, {});  // a function never launched while watched
   EXPECT_TRUE(w.Check(10'000 * kMs).empty());
-  for (uint32_t c = 1; c <= 1010; ++c) w.OnLaunch("f", c, c, 0, 0);
-  EXPECT_EQ(w.outstanding(), 10u);
-  EXPECT_EQ(w.launches_forgotten(), 1000u);
+}
+
+TEST(KernelWatchdog, PastTheBoundTheLaunchesOfFunctionsNotSampledLatelyGoFirst) {
+  KernelWatchdog w(1000 * kMs, 0, /*max_outstanding=*/1000);
+  w.OnLaunch("spin", 5000, 0, 0, 0);
+  Sample(w, "spin", 0, 2000 * kMs);
+  for (uint32_t c = 1; c <= 999; ++c) w.OnLaunch("f", c, c, 0, 0);  // never sampled
+  w.OnLaunch("f", 1000, 1000, 0, 0);  // the bound: "f"'s 999 go, the sampled one stays
+  EXPECT_EQ(w.launches_forgotten(), 999u);
+  EXPECT_EQ(w.outstanding(), 2u);
+  auto fired = w.Check(2000 * kMs);
+  ASSERT_EQ(fired.size(), 1u);
+  EXPECT_EQ(fired[0].correlation_id, 5000u);
+}
+
+TEST(KernelWatchdog, AReportedLaunchThatCompletesLetsTheNextHangBeReported) {
+  KernelWatchdog w(1000 * kMs);
+  w.OnLaunch("k", 1, 0, 1, 0);
+  Sample(w, "k", 0, 1500 * kMs);
+  ASSERT_EQ(w.Check(1500 * kMs).size(), 1u);  // a long kernel, reported
+  w.OnCompleted(1, 1600 * kMs);               // ... which then ends
+  w.OnLaunch("k", 2, 1700 * kMs, 2, 0);       // the next launch hangs
+  Sample(w, "k", 1700 * kMs, 2800 * kMs);
+  auto fired = w.Check(2800 * kMs);
+  ASSERT_EQ(fired.size(), 1u);
+  EXPECT_EQ(fired[0].correlation_id, 2u);
+  EXPECT_EQ(fired[0].running_since_ns, 1700 * kMs);
+}
+
+TEST(KernelWatchdog, KernelsOfOneNameOnTwoDevicesAreWatchedApart) {
+  // The same kernel completes over and over on device 1; on device 0 it hangs.
+  KernelWatchdog w(1000 * kMs);
+  w.OnLaunch("k", 1, 0, 1, /*device_id=*/0);
+  uint32_t corr = 100;
+  for (uint64_t t = 0; t < 1500 * kMs; t += kWindow, ++corr) {
+    w.OnSamples("k", 0, t, t + kWindow, {7, 0x10, 1, 10});
+    w.OnLaunch("k", corr, t, 2, 1);
+    w.OnSamples("k", 1, t, t + kWindow, {7, 0x10, 1, 10});
+    w.OnCompleted(corr, t + kWindow);
+  }
+  auto fired = w.Check(1500 * kMs);
+  ASSERT_EQ(fired.size(), 1u);
+  EXPECT_EQ(fired[0].device_id, 0u);
+  EXPECT_EQ(fired[0].correlation_id, 1u);
+}
+
+TEST(KernelWatchdog, AKernelMustStayPastTheTimeoutForTheConfirmationTime) {
+  // Completions arrive once per flush: a candidate waits `confirm` for them.
+  KernelWatchdog w(1000 * kMs, /*confirm_ns=*/1000 * kMs);
+  w.OnLaunch("busy", 1, 0, 1, 0);
+  Sample(w, "busy", 0, 1200 * kMs);
+  EXPECT_TRUE(w.Check(1200 * kMs).empty());  // past the timeout: a candidate from now
+  w.OnCompleted(1, 1100 * kMs);              // the next flush brings its completion
+  w.OnLaunch("busy", 2, 1100 * kMs, 1, 0);
+  Sample(w, "busy", 1200 * kMs, 2100 * kMs);
+  EXPECT_TRUE(w.Check(2000 * kMs).empty()) << "counted again from the completion";
+  Sample(w, "busy", 2100 * kMs, 3300 * kMs);
+  EXPECT_TRUE(w.Check(2200 * kMs).empty());   // past the timeout since 2.1 s: a candidate
+  EXPECT_TRUE(w.Check(3100 * kMs).empty());   // 0.9 s of the 1-s confirmation
+  EXPECT_EQ(w.Check(3300 * kMs).size(), 1u);  // confirmed
 }
 
 }  // namespace

@@ -404,8 +404,9 @@ inline constexpr char kTorchReservedCounter[] = "PyTorch caching allocator reser
 // the function function_id (mangled; demangled_id: its demangled name), launched at launch_ns by the call with
 // correlation_id (its host stack: stack_id), running since start_ns as far
 // as its samples and the completions delivered tell, found still running at
-// end_ns with `samples` GPU instruction samples since start_ns (the PcSample
-// rows of the function in [start_ns, end_ns] say where its warps were).
+// end_ns with `samples` GPU instruction samples since start_ns (where its
+// warps were: the function's PcSample rows, which the drain windows in
+// [start_ns, end_ns] hold).
 // ended: 1 when the capture then ended the program (--on-kernel-timeout exit).
 #define TS_KERNEL_TIMEOUT_FIELDS(X)              \
   X(uint64_t, start_ns, kTime)                   \
