@@ -270,6 +270,12 @@ StatusOr<CaptureOptions> OptionsFromEnv(const std::map<std::string, std::string>
       return InvalidArgument(
           "--kernel-timeout needs the kernel rows (--kinds with kernel): a kernel's completion "
           "is what tells it apart from one that still runs");
+    // Outside the recorded span no completion arrives while samples still do:
+    // a kernel launched just before it ends would look hung.
+    if (o.duration_ns || o.delay_ns || o.range != CaptureRange::kAll)
+      return InvalidArgument(
+          "--kernel-timeout watches the whole run: it cannot be combined with --duration, "
+          "--delay or --capture-range (kernel completions stop arriving outside them)");
   }
   if (auto* v = get(kEnvOnKernelTimeout); v && !v->empty()) {
     if (*v != "report" && *v != "exit")

@@ -124,6 +124,12 @@ TEST(KernelTimeout, ParsesAndTravelsThroughTheEnvironment) {
   auto no_kernels = OptionsFromEnv({{kEnvKernelTimeout, "1s"}, {kEnvKinds, "memcpy"}});
   ASSERT_FALSE(no_kernels.ok());
   EXPECT_NE(no_kernels.status().message().find("needs the kernel rows"), std::string::npos);
+  for (const auto& [key, value] : std::map<std::string, std::string>{
+           {kEnvDuration, "10s"}, {kEnvDelay, "1s"}, {kEnvCaptureRange, "cudaProfilerApi"}}) {
+    auto r = OptionsFromEnv({{kEnvKernelTimeout, "1s"}, {key, value}});
+    ASSERT_FALSE(r.ok()) << key;
+    EXPECT_NE(r.status().message().find("watches the whole run"), std::string::npos) << key;
+  }
 }
 
 TEST(ReplayFilter, Parses) {
