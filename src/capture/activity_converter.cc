@@ -1,6 +1,6 @@
 #include "activity_converter.h"
 
-#include <cxxabi.h>
+#include "recorder.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -40,12 +40,10 @@ uint32_t ActivityConverter::DemangledId(const char* p, uint32_t mangled_id) {
   if (!p || mangled_id == 0) return 0;
   auto it = demangled_ids_.find(mangled_id);
   if (it != demangled_ids_.end()) return it->second;
-  std::string mangled(names_->String(p));
-  uint32_t id = mangled_id;  // not a C++ name: demangled == mangled
-  int status = 0;
-  char* d = abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status);
-  if (status == 0 && d) id = sink_->Intern(d);
-  std::free(d);
+  const std::string mangled(names_->String(p));
+  const std::string demangled = Demangle(mangled.c_str());
+  // Not a C++ name: demangled == mangled.
+  const uint32_t id = demangled == mangled ? mangled_id : sink_->Intern(demangled);
   demangled_ids_.emplace(mangled_id, id);
   return id;
 }

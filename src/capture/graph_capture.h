@@ -37,8 +37,6 @@ struct ReplayBusyScope {
   ReplayBusyScope& operator=(const ReplayBusyScope&) = delete;
 };
 
-// Defined in replay_capture.cc, shared with graph kernel nodes.
-std::string Demangle(const char* name);
 // A CUkernel (the runtime's launches) resolved to its CUfunction in the
 // current context; anything else unchanged.
 CUfunction ResolveFunction(CUfunction f);

@@ -2,7 +2,6 @@
 #include "kernel_timeout_watch.h"
 
 #include <cupti.h>
-#include <cxxabi.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -34,14 +33,6 @@ CUfunction FunctionOf(CUpti_CallbackId cbid, const void* params) {
       cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz)
     return static_cast<const cuLaunchCooperativeKernel_params*>(params)->f;
   return static_cast<const cuLaunchKernel_params*>(params)->f;  // _ptsz: same layout
-}
-
-std::string Demangled(const std::string& name) {
-  int status = 0;
-  char* d = abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status);
-  std::string out = status == 0 && d ? d : name;
-  std::free(d);
-  return out;
 }
 
 std::string Percent(uint64_t part, uint64_t whole) {
@@ -78,13 +69,14 @@ void Print(const KernelWatchdog::Timeout& t, uint64_t timeout_ns, bool end_progr
   std::vector<std::pair<std::string, Line>> sorted(lines.begin(), lines.end());
   std::sort(sorted.begin(), sorted.end(),
             [](const auto& a, const auto& b) { return a.second.samples > b.second.samples; });
-  std::fprintf(
-      stderr,
-      "tracesmith: kernel timeout: %s has run %s (--kernel-timeout %s), launched %s "
-      "ago (correlation id %u)%s\n",
-      Demangled(t.function).c_str(), HumanDuration(t.detected_ns - t.running_since_ns).c_str(),
-      HumanDuration(timeout_ns).c_str(), HumanDuration(t.detected_ns - t.launch_ns).c_str(),
-      t.correlation_id, end_program ? "; ending the program (--on-kernel-timeout exit)" : "");
+  std::fprintf(stderr,
+               "tracesmith: kernel timeout: %s has run %s (--kernel-timeout %s), launched %s "
+               "ago (correlation id %u)%s\n",
+               Demangle(t.function.c_str()).c_str(),
+               HumanDuration(t.detected_ns - t.running_since_ns).c_str(),
+               HumanDuration(timeout_ns).c_str(),
+               HumanDuration(t.detected_ns - t.launch_ns).c_str(), t.correlation_id,
+               end_program ? "; ending the program (--on-kernel-timeout exit)" : "");
   std::fprintf(stderr, "  where its warps are (%llu samples since it started):\n",
                static_cast<unsigned long long>(t.samples));
   for (size_t i = 0; i < sorted.size() && i < 5; ++i) {
@@ -201,7 +193,7 @@ void KernelTimeoutWatch::Write(format::SbtWriter& sbt) {
     e.pid = pid_;
     e.device_id = t.device_id;
     e.function_id = sbt.InternString(t.function);
-    e.demangled_id = sbt.InternString(Demangled(t.function));
+    e.demangled_id = sbt.InternString(Demangle(t.function.c_str()));
     e.ended = end_program_ ? 1 : 0;
     sbt.Append(e);
     f.written = true;

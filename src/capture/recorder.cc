@@ -1,5 +1,9 @@
 #include "recorder.h"
 
+#include <cxxabi.h>
+
+#include <cstdlib>
+
 namespace tracesmith::capture {
 
 void CallbackTable::ClaimWork(CUpti_CallbackId cbid, CostSite site, bool stack, bool driver_row) {
@@ -28,6 +32,14 @@ void CallbackClaims::Driver(CUpti_CallbackId cbid, const DriverClaim& how) {
   if (how.stack && stacks_on_) r.flags |= DriverRoute::kStack;
   if (how.entry) r.entry |= bit_;
   if (how.exit) r.exit |= bit_;
+}
+
+std::string Demangle(const char* name) {
+  int status = 0;
+  char* d = abi::__cxa_demangle(name, nullptr, nullptr, &status);
+  std::string out = status == 0 && d ? d : name;
+  std::free(d);
+  return out;
 }
 
 bool IsKernelLaunchCallback(CUpti_CallbackId cbid) {

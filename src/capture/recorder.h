@@ -108,6 +108,9 @@ struct DriverRoute {
 };
 static_assert(sizeof(DriverRoute) == 8, "one load per callback");
 
+// The demangled C++ name, or `name` itself when it is not one (C kernels, Triton's).
+std::string Demangle(const char* name);
+
 // A kernel launch's driver callback (cuLaunchKernel, cuLaunchKernelEx,
 // cuLaunchCooperativeKernel and their _ptsz forms).
 bool IsKernelLaunchCallback(CUpti_CallbackId cbid);

@@ -5,7 +5,6 @@
 
 #include <cuda.h>
 #include <cupti.h>
-#include <cxxabi.h>
 
 #include <algorithm>
 #include <chrono>
@@ -30,14 +29,6 @@ struct LaunchArgs {
   const CUlaunchConfig* config = nullptr;  // cuLaunchKernelEx: its attributes
   bool cooperative = false;                // cuLaunchCooperativeKernel
 };
-
-std::string Demangle(const char* name) {
-  int status = 0;
-  char* d = abi::__cxa_demangle(name, nullptr, nullptr, &status);
-  std::string out = status == 0 && d ? d : name;
-  std::free(d);
-  return out;
-}
 
 namespace {
 
