@@ -175,7 +175,14 @@ StatusOr<KernelPage> BuildKernelPage(const CompactTrace& t, std::string_view nam
 
 void WriteKernelPageText(const KernelPage& page, std::ostream& out) {
   const FunctionSamples& f = page.function;
-  out << "Kernel " << Printable(f.name) << "\n";
+  // Template-heavy names run to thousands of characters (PyTorch's
+  // distribution kernels: ~5,000): the head, and --json keeps the whole.
+  constexpr size_t kMaxName = 300;
+  const std::string name = Printable(f.name);
+  out << "Kernel "
+      << (name.size() > kMaxName ? name.substr(0, kMaxName - 3) + "... (--json: the whole name)"
+                                 : name)
+      << "\n";
   if (f.function != f.name) out << "  function " << Printable(f.function) << "\n";
   out << StrFormat("  %s samples; %llu launches, %s of GPU time (%.1f%% of kernel time)\n",
                    SampleCount(f.samples).c_str(), U(f.kernels), HumanDuration(f.kernel_ns).c_str(),

@@ -166,5 +166,20 @@ TEST(KernelLaunchPage, TwoProcessesOnOneClock) {
   EXPECT_EQ(p.status().code(), StatusCode::kNotFound);
 }
 
+// A template-heavy name (PyTorch's distribution kernels run to ~5,000
+// characters) is cut in the text page's header; the JSON keeps it whole.
+TEST(KernelPageText, ALongNameIsCutInTheHeader) {
+  KernelPage page;
+  page.function.name = "void at::native::kernel<" + std::string(5000, 'x') + ">()";
+  std::ostringstream text, json;
+  WriteKernelPageText(page, text);
+  const std::string head = text.str().substr(0, text.str().find('\n'));
+  EXPECT_EQ(head.size(), std::string("Kernel ").size() + 297 +
+                             std::string("... (--json: the whole name)").size());
+  EXPECT_NE(head.find("... (--json: the whole name)"), std::string::npos);
+  WriteKernelPageJson(page, json);
+  EXPECT_NE(json.str().find(std::string(5000, 'x')), std::string::npos);
+}
+
 }  // namespace
 }  // namespace tracesmith::analysis
