@@ -32,6 +32,6 @@ ${CXX:-g++} -O2 -fPIC -fvisibility=hidden -std=c++20 -shared -DTS_VERSION="\"${V
   -Iinclude -isystem "$PYINC" ${PYBIND_FLAG} src/python/core_module.cc src/python/column_buffer.cc src/python/write_tables.cc \
   -o "$OUT/tracesmith/_core$SUFFIX" \
   "$L/libtracesmith_cluster.a" "$L/libtracesmith_format.a" "$L/libtracesmith_export.a" "$L/libtracesmith_import.a" \
-  "$L/libtracesmith_analysis.a" "$L/libtracesmith_capture_common.a" "$L/libtracesmith_format.a" \
+  "$L/libtracesmith_analysis.a" "$L/libtracesmith_timeline.a" "$L/libtracesmith_capture_common.a" "$L/libtracesmith_format.a" \
   "$L/libzstd.a" "$L/libsqlite3.a" "$L/libtracesmith_model.a" "$L/libtracesmith_base.a" \
   ${ZLIB:+"$ZLIB"} -ldl -lpthread -lm -Wl,--exclude-libs,ALL

@@ -3,7 +3,8 @@
 # Idempotent: packages already present are skipped quickly.
 #   --test   also what only the test command needs: headless Chromium and node,
 #            which load `tracesmith report` pages (tests/report/browser_test.cc,
-#            html_report_test.cc)
+#            html_report_test.cc), and ccache, through which the asan build
+#            takes the test programs' objects the release build compiled
 set -euo pipefail
 
 PACKAGES=(
@@ -22,6 +23,7 @@ PACKAGES=(
 )
 if [ "${1:-}" = --test ]; then
   PACKAGES+=(chromium nodejs)          # the report page in a real browser, its script under node
+  PACKAGES+=(ccache)                   # the test units compiled once for two builds (docs/testing.md)
 fi
 
 missing=()

@@ -11,8 +11,11 @@
 #   FUZZ_SECONDS=N   seconds per fuzzer (default 50; 0 skips fuzzing)
 #   SKIP_ASAN=1      skip the AddressSanitizer build (local iteration only)
 #   SKIP_TSAN=1      skip the ThreadSanitizer build (local iteration only)
-# The sanitizer build compiles with -Wno-error: GCC 12 reports false positives
-# inside libstdc++ when instrumented. The release build enforces -Werror.
+# Warnings are errors in the release build and in the asan build's test units;
+# instrumented code is exempt (GCC 12 reports false positives inside libstdc++
+# when instrumented). The asan build takes the test units from ccache, as the
+# release build compiled them (tests/CMakeLists.txt); the phase table says how
+# many.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS=${JOBS:-$(nproc)}
@@ -68,14 +71,27 @@ else
 fi
 phase_end "layering + formatting"
 
+# ccache's counters (the build launches it where installed: CMakeLists.txt).
+ccache_count() {  # counter name
+  command -v ccache >/dev/null || { echo 0; return; }
+  ccache --print-stats 2>/dev/null | awk -v k="$1" '$1 == k {print $2; f=1} END {if (!f) print 0}'
+}
+
 run_suite() {  # preset [command prefix...]
-  local preset=$1
+  local preset=$1 hits misses
   shift
   echo "=== build + test: $preset ==="
   phase_start
   cmake --preset "$preset" >/dev/null
+  hits=$(ccache_count direct_cache_hit)
+  misses=$(ccache_count cache_miss)
   "$@" cmake --build --preset "$preset" -j "$JOBS"  # (tsan: only the target tsan_tests)
   phase_end "build: $preset"
+  if command -v ccache >/dev/null; then
+    # The asan build takes the test units the release build compiled.
+    PHASES+=("$(printf '  (ccache: %d units from the cache, %d compiled)' \
+      $(($(ccache_count direct_cache_hit) - hits)) $(($(ccache_count cache_miss) - misses)))")
+  fi
   phase_start
   if ! "$@" ctest --preset "$preset" -j "$JOBS"; then
     phase_end "tests: $preset"

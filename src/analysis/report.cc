@@ -14,10 +14,6 @@ namespace tracesmith::analysis {
 
 using namespace model;
 
-double Percent(uint64_t part, uint64_t whole) {
-  return whole ? 100.0 * double(part) / double(whole) : 0.0;
-}
-
 double AnalysisReport::warmup_share() const {
   return Percent(active.warmup.ns(), active.region_ns());
 }

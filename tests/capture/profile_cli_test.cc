@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <string>
 
+#include "testing/build_paths.h"
 #include "testing/temp_file.h"
 
 namespace {
@@ -25,7 +26,7 @@ Result RunShell(const std::string& cmd) {
   return r;
 }
 
-const std::string kTool = TS_TRACESMITH_BIN;
+const std::string kTool = ::tracesmith::testing::TracesmithBin();
 
 TEST(ProfileCli, PassesExitCodeAndReportsNoGpuActivity) {
   tracesmith::testing::TempPath out;

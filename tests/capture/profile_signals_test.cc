@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "testing/build_paths.h"
 #include "testing/temp_dir.h"
 #include "tracesmith/base/file_util.h"
 
@@ -51,7 +52,7 @@ class ProfileSignalsTest : public ::testing::Test {
   // tracesmith rightly leaves ignored signals alone).
   void SetUp() override {
     const std::string log = dir_ / "tracesmith.log";
-    std::vector<std::string> args = {TS_TRACESMITH_BIN,
+    std::vector<std::string> args = {::tracesmith::testing::TracesmithBin(),
                                      "profile",
                                      "-o",
                                      dir_ / "t.sbt",
@@ -63,7 +64,8 @@ class ProfileSignalsTest : public ::testing::Test {
     for (std::string& s : args) argv.push_back(s.data());
     argv.push_back(nullptr);
     // Any existing file: the command never loads CUDA, so it is never opened.
-    std::string inject = std::string("TRACESMITH_INJECT_LIB=") + TS_TRACESMITH_BIN;
+    std::string inject =
+        std::string("TRACESMITH_INJECT_LIB=") + ::tracesmith::testing::TracesmithBin();
     std::vector<char*> envp = {inject.data()};
     for (char** e = environ; *e; ++e)
       if (std::string(*e).rfind("TRACESMITH_", 0) != 0) envp.push_back(*e);

@@ -12,7 +12,7 @@
 
 #include "tracesmith/capture/stacks/stack_collector.h"
 
-#if (defined(__SANITIZE_ADDRESS__) || defined(TS_TESTS_UNDER_ASAN))
+#if defined(__SANITIZE_ADDRESS__)  // (PRESET_FLAGS: this binary's units are instrumented)
 #include <sanitizer/lsan_interface.h>
 // The embedded interpreter is never finalized: its memory is not a leak.
 #define TS_LSAN_DISABLE() __lsan_disable()

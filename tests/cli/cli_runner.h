@@ -1,5 +1,5 @@
-// Runs the `tracesmith` binary under test (TS_TRACESMITH_BIN) with a shell
-// command line and collects its exit status and output.
+// Runs the `tracesmith` binary under test (testing::TracesmithBin(), testing/build_paths.h) with a
+// shell command line and collects its exit status and output.
 #pragma once
 
 #include <sys/wait.h>
@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "testing/build_paths.h"
 #include "tracesmith/base/file_util.h"
 
 namespace tracesmith {
@@ -21,7 +22,8 @@ struct Result {
 // `args` is appended to the binary's path in a /bin/sh command line;
 // `env` (e.g. "VAR=value ") is put before it.
 inline Result RunTracesmith(const std::string& args, const std::string& env = "") {
-  std::string cmd = env + std::string(TS_TRACESMITH_BIN) + " " + args + " 2>&1";
+  std::string cmd =
+      env + std::string(::tracesmith::testing::TracesmithBin()) + " " + args + " 2>&1";
   Result r{-1, ""};
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;

@@ -33,15 +33,10 @@ namespace {
 
 using testing::TempDir;
 
-#if (defined(__SANITIZE_ADDRESS__) || defined(TS_TESTS_UNDER_ASAN))
 // ASan reserves terabytes of shadow address space: no RLIMIT_AS, and more
 // time per command (the suite's largest inputs take a few seconds there).
-constexpr bool kAddressLimit = false;
-constexpr int kTimeLimitSeconds = 120;
-#else
-constexpr bool kAddressLimit = true;
-constexpr int kTimeLimitSeconds = 20;
-#endif
+const bool kAddressLimit = !::tracesmith::testing::ProductUnderAsan();
+const int kTimeLimitSeconds = ::tracesmith::testing::ProductUnderAsan() ? 120 : 20;
 
 std::string SourceDir() {
   const char* src = std::getenv("TS_SOURCE_DIR");
@@ -62,7 +57,7 @@ ChildRun RunLimited(const TempDir& dir, const std::vector<std::string>& args,
                     uint64_t address_limit) {
   const std::string out = dir / ".stdout", err = dir / ".stderr";
   std::vector<std::string> copy = args;
-  std::vector<char*> argv = {const_cast<char*>(TS_TRACESMITH_BIN)};
+  std::vector<char*> argv = {const_cast<char*>(::tracesmith::testing::TracesmithBin())};
   for (std::string& a : copy) argv.push_back(a.data());
   argv.push_back(nullptr);
   const auto begin = std::chrono::steady_clock::now();
@@ -77,7 +72,7 @@ ChildRun RunLimited(const TempDir& dir, const std::vector<std::string>& args,
     int e = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (in < 0 || o < 0 || e < 0) _exit(126);
     dup2(in, 0), dup2(o, 1), dup2(e, 2);
-    execv(TS_TRACESMITH_BIN, argv.data());
+    execv(::tracesmith::testing::TracesmithBin(), argv.data());
     _exit(127);
   }
   ChildRun r;

@@ -136,8 +136,8 @@ TEST_F(HostileOutputTest, FullDiskReadOnlyDirectoryAndDevices) {
       }
       const std::string dir = out.substr(0, out.rfind('/'));
       const std::string script =
-          setup + "echo NAMESPACE_OK\n" + std::string(TS_TRACESMITH_BIN) + " " +
-          With(command, out) + " 2>&1\n" + "echo \"RC=$?\"\n" + "echo \"LIST=$(ls -A " + dir +
+          setup + "echo NAMESPACE_OK\n" + std::string(::tracesmith::testing::TracesmithBin()) +
+          " " + With(command, out) + " 2>&1\n" + "echo \"RC=$?\"\n" + "echo \"LIST=$(ls -A " + dir +
           " | tr '\\n' ' ')\"\n" +
           (t.rfind("dev", 0) == 0 ? "test -c " + out + " && echo STILL_A_DEVICE\n"
                                   : "echo \"CONTENT=$(cat " + out + ")\"\n");

@@ -8,6 +8,7 @@
 
 #include "cli_runner.h"
 #include "huge_pages.h"
+#include "testing/build_paths.h"
 
 namespace tracesmith {
 namespace {
@@ -25,11 +26,7 @@ std::string ThpMode() {
 // Whether the CLI under test is a sanitizer build: its units are instrumented
 // even when this test's are not (tests/CMakeLists.txt, ts_test_build_speed).
 bool CliUnderSanitizer() {
-#if defined(TS_TESTS_UNDER_ASAN)
-  return true;
-#else
-  return cli::SanitizerOwnsMalloc();
-#endif
+  return ::tracesmith::testing::ProductUnderAsan() || cli::SanitizerOwnsMalloc();
 }
 
 TEST(CliHugePages, VersionSaysWhatThisProcessGot) {

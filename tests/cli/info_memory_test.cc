@@ -37,11 +37,7 @@ std::string TwoMillionKernels(const testing::TempDir& dir) {
 // Under ASan the binary under test peaked at 110 MB (info) and 201 MB
 // (view --stats, which frees a string per event) on the dev VM, with its
 // quarantine cut to 16 MB above; decoding the trace whole adds 272 MiB more.
-#if (defined(__SANITIZE_ADDRESS__) || defined(TS_TESTS_UNDER_ASAN))
-constexpr long kLimitKib = 320 * 1024;
-#else
-constexpr long kLimitKib = 64 * 1024;
-#endif
+const long kLimitKib = (::tracesmith::testing::ProductUnderAsan() ? 320 : 64) * 1024;
 
 TEST(InfoMemory, TwoMillionKernelsInBoundedMemory) {
   testing::TempDir dir;

@@ -1,4 +1,4 @@
-// Runs the `tracesmith` binary under test (TS_TRACESMITH_BIN) as a child
+// Runs the `tracesmith` binary under test (testing::TracesmithBin()) as a child
 // process and measures its own peak RSS (fork/exec and wait4), for the tests
 // that hold commands to bounded memory (issue #21 item 8).
 #pragma once
@@ -22,21 +22,22 @@ namespace tracesmith {
 inline std::string RunMeasured(const testing::TempDir& dir, std::vector<std::string> args,
                                long* peak_kib) {
   const std::string out = dir / "out.txt";
-  std::vector<char*> argv = {const_cast<char*>(TS_TRACESMITH_BIN)};
+  std::vector<char*> argv = {const_cast<char*>(::tracesmith::testing::TracesmithBin())};
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
+  const bool under_asan = ::tracesmith::testing::ProductUnderAsan();
   pid_t pid = fork();
   if (pid == 0) {
-#if (defined(__SANITIZE_ADDRESS__) || defined(TS_TESTS_UNDER_ASAN))
-    // ASan keeps freed memory in a quarantine (256 MB by default), which
-    // would count as the command's own.
-    const char* asan = getenv("ASAN_OPTIONS");
-    std::string options = std::string(asan ? asan : "") + ":quarantine_size_mb=16";
-    setenv("ASAN_OPTIONS", options.c_str(), 1);
-#endif
+    if (under_asan) {
+      // ASan keeps freed memory in a quarantine (256 MB by default), which
+      // would count as the command's own.
+      const char* asan = getenv("ASAN_OPTIONS");
+      std::string options = std::string(asan ? asan : "") + ":quarantine_size_mb=16";
+      setenv("ASAN_OPTIONS", options.c_str(), 1);
+    }
     FILE* f = freopen(out.c_str(), "w", stdout);
     (void)f;
-    execv(TS_TRACESMITH_BIN, argv.data());
+    execv(::tracesmith::testing::TracesmithBin(), argv.data());
     _exit(127);
   }
   int status = 0;

@@ -20,12 +20,21 @@ bool Has(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
+// A fake replayer library of entry point version V, built beside this test.
+const char* FakeReplay(int v) {
+  static const std::string libs[] = {
+      ::tracesmith::testing::TestBinaryDir() + "/libfake_replay_gpu_v3.so",
+      ::tracesmith::testing::TestBinaryDir() + "/libfake_replay_gpu_v4.so",
+      ::tracesmith::testing::TestBinaryDir() + "/libfake_replay_gpu_v5.so"};
+  return libs[v - 3].c_str();
+}
+
 std::string Env(const char* lib) {
   return std::string("TRACESMITH_PROGRESS_DELAY_S=0 TRACESMITH_REPLAY_GPU_LIB=") + lib + " ";
 }
 
 std::string InTerminal(const char* lib, const std::string& args) {
-  return RunInTerminal(Env(lib) + TS_TRACESMITH_BIN + " replay " + args);
+  return RunInTerminal(Env(lib) + ::tracesmith::testing::TracesmithBin() + " replay " + args);
 }
 
 // Every launch block starts a line of its own: at the start of the output,
@@ -44,7 +53,7 @@ void ExpectBlocksOnTheirOwnLines(const std::string& tty, int launches) {
 
 TEST(ReplayProgress, ALineOnATerminalErasedBeforeEachLaunchBlock) {
   if (!HaveScript()) GTEST_SKIP() << "no `script`";
-  const std::string tty = InTerminal(TS_FAKE_REPLAY_V4, "cap.sbt --iterations 4");
+  const std::string tty = InTerminal(FakeReplay(4), "cap.sbt --iterations 4");
   EXPECT_TRUE(
       Has(tty, "fake replayer V4: size=" + std::to_string(sizeof(replay::ReplayGpuRequest)) +
                    " iterations=4 warm=0 json=0 hooks=1"))
@@ -61,12 +70,12 @@ TEST(ReplayProgress, ALineOnATerminalErasedBeforeEachLaunchBlock) {
 
 TEST(ReplayProgress, NeverOnAPipeWithJsonOrQuiet) {
   if (!HaveScript()) GTEST_SKIP() << "no `script`";
-  const Result piped = RunTracesmith("replay cap.sbt", Env(TS_FAKE_REPLAY_V4));
+  const Result piped = RunTracesmith("replay cap.sbt", Env(FakeReplay(4)));
   EXPECT_EQ(piped.status, 0) << piped.out;
   EXPECT_TRUE(Has(piped.out, "hooks=0")) << piped.out;
   EXPECT_FALSE(Has(piped.out, "\r")) << piped.out;
   for (const char* option : {"--json", "-q", "--quiet"}) {
-    const std::string tty = InTerminal(TS_FAKE_REPLAY_V4, std::string("cap.sbt ") + option);
+    const std::string tty = InTerminal(FakeReplay(4), std::string("cap.sbt ") + option);
     EXPECT_TRUE(Has(tty, "hooks=0")) << option << "\n" << tty;
     EXPECT_FALSE(Has(tty, "tracesmith: replay ")) << option << "\n" << tty;
   }
@@ -78,19 +87,19 @@ TEST(ReplayProgress, DryRunOnATerminal) {
   const char* src = std::getenv("TS_SOURCE_DIR");
   ASSERT_NE(src, nullptr);
   const std::string trace = std::string(src) + "/examples/traces/mlp_train.sbt";
-  std::string tty = InTerminal(TS_FAKE_REPLAY_V4, "--dry-run " + trace + " >/dev/null");
+  std::string tty = InTerminal(FakeReplay(4), "--dry-run " + trace + " >/dev/null");
   EXPECT_TRUE(Has(tty, "tracesmith: replay reading " + trace)) << tty;
   EXPECT_TRUE(Has(tty, "\r\033[K")) << tty;
-  tty = InTerminal(TS_FAKE_REPLAY_V4, "--dry-run -q " + trace + " >/dev/null");
+  tty = InTerminal(FakeReplay(4), "--dry-run -q " + trace + " >/dev/null");
   EXPECT_FALSE(Has(tty, "tracesmith: replay ")) << tty;
 }
 
 TEST(ReplayWarm, ReachesTheLibraryAndIsRefusedForRanges) {
-  Result r = RunTracesmith("replay cap.sbt --warm --iterations 5", Env(TS_FAKE_REPLAY_V4));
+  Result r = RunTracesmith("replay cap.sbt --warm --iterations 5", Env(FakeReplay(4)));
   EXPECT_EQ(r.status, 0) << r.out;
   EXPECT_TRUE(Has(r.out, "iterations=5 warm=1 json=0")) << r.out;
   // Refused before the library is looked for: also without one.
-  for (const char* lib : {TS_FAKE_REPLAY_V4, "/nonexistent/libtracesmith-replay-gpu.so"}) {
+  for (const char* lib : {FakeReplay(4), "/nonexistent/libtracesmith-replay-gpu.so"}) {
     r = RunTracesmith("replay cap.sbt --warm --range 0:3", Env(lib));
     EXPECT_EQ(r.status, 1) << r.out;
     EXPECT_TRUE(Has(r.out,
@@ -99,7 +108,7 @@ TEST(ReplayWarm, ReachesTheLibraryAndIsRefusedForRanges) {
         << r.out;
     EXPECT_FALSE(Has(r.out, "fake replayer")) << r.out;
   }
-  r = RunTracesmith("replay cap.sbt --range 0:3 --launch 2", Env(TS_FAKE_REPLAY_V4));
+  r = RunTracesmith("replay cap.sbt --range 0:3 --launch 2", Env(FakeReplay(4)));
   EXPECT_EQ(r.status, 1) << r.out;
   EXPECT_TRUE(Has(r.out, "--range and --launch exclude each other")) << r.out;
   // The options are on --help.
@@ -110,17 +119,17 @@ TEST(ReplayWarm, ReachesTheLibraryAndIsRefusedForRanges) {
 }
 
 TEST(ReplayOlderLibrary, ReplaysWithoutTheLineAndRefusesWarmByName) {
-  Result r = RunTracesmith("replay cap.sbt --iterations 2 --json", Env(TS_FAKE_REPLAY_V3));
+  Result r = RunTracesmith("replay cap.sbt --iterations 2 --json", Env(FakeReplay(3)));
   EXPECT_EQ(r.status, 0) << r.out;
   EXPECT_TRUE(Has(r.out, "fake replayer V3: cap.sbt iterations=2 launch=-1 json=1")) << r.out;
   if (HaveScript()) {
-    const std::string tty = InTerminal(TS_FAKE_REPLAY_V3, "cap.sbt");
+    const std::string tty = InTerminal(FakeReplay(3), "cap.sbt");
     EXPECT_TRUE(Has(tty, "fake replayer V3")) << tty;
     EXPECT_FALSE(Has(tty, "tracesmith: replay ")) << tty;
   }
-  r = RunTracesmith("replay cap.sbt --warm", Env(TS_FAKE_REPLAY_V3));
+  r = RunTracesmith("replay cap.sbt --warm", Env(FakeReplay(3)));
   EXPECT_EQ(r.status, 1) << r.out;
-  EXPECT_TRUE(Has(r.out, std::string("tracesmith: error: ") + TS_FAKE_REPLAY_V3 +
+  EXPECT_TRUE(Has(r.out, std::string("tracesmith: error: ") + FakeReplay(3) +
                              " is older than this tracesmith (it has TracesmithReplayGpuMainV3, "
                              "not TracesmithReplayGpuMainV5): it cannot time warm runs (--warm)"))
       << r.out;
@@ -128,28 +137,28 @@ TEST(ReplayOlderLibrary, ReplaysWithoutTheLineAndRefusesWarmByName) {
 }
 
 TEST(ReplayGraphNode, PassedToTheCurrentLibraryAndRefusedByOlderOnes) {
-  Result r = RunTracesmith("replay cap.sbt --launch 17 --node 3", Env(TS_FAKE_REPLAY_V5));
+  Result r = RunTracesmith("replay cap.sbt --launch 17 --node 3", Env(FakeReplay(5)));
   EXPECT_EQ(r.status, 0) << r.out;
   EXPECT_TRUE(Has(r.out, "fake replayer node: launch=17 node=3")) << r.out;
-  r = RunTracesmith("replay cap.sbt --launch 17.3", Env(TS_FAKE_REPLAY_V5));
+  r = RunTracesmith("replay cap.sbt --launch 17.3", Env(FakeReplay(5)));
   EXPECT_EQ(r.status, 0) << r.out;
   EXPECT_TRUE(Has(r.out, "fake replayer node: launch=17 node=3")) << r.out;
-  r = RunTracesmith("replay cap.sbt --launch 17", Env(TS_FAKE_REPLAY_V5));
+  r = RunTracesmith("replay cap.sbt --launch 17", Env(FakeReplay(5)));
   EXPECT_TRUE(Has(r.out, "fake replayer node: launch=17 node=-1")) << r.out;
   // A V4 library replays what it can (no node) and is refused a node by name.
-  r = RunTracesmith("replay cap.sbt --launch 17", Env(TS_FAKE_REPLAY_V4));
+  r = RunTracesmith("replay cap.sbt --launch 17", Env(FakeReplay(4)));
   EXPECT_EQ(r.status, 0) << r.out;
   EXPECT_TRUE(Has(r.out, "fake replayer V4:")) << r.out;
-  r = RunTracesmith("replay cap.sbt --launch 17 --node 3", Env(TS_FAKE_REPLAY_V4));
+  r = RunTracesmith("replay cap.sbt --launch 17 --node 3", Env(FakeReplay(4)));
   EXPECT_EQ(r.status, 1) << r.out;
   EXPECT_TRUE(Has(r.out,
                   "(it has TracesmithReplayGpuMainV4, not TracesmithReplayGpuMainV5): "
                   "it cannot replay one node of a graph launch (--node)"))
       << r.out;
-  r = RunTracesmith("replay cap.sbt --node 3", Env(TS_FAKE_REPLAY_V5));
+  r = RunTracesmith("replay cap.sbt --node 3", Env(FakeReplay(5)));
   EXPECT_EQ(r.status, 1) << r.out;
   EXPECT_TRUE(Has(r.out, "--node K replays node K of a graph launch")) << r.out;
-  r = RunTracesmith("replay cap.sbt --launch 17.x", Env(TS_FAKE_REPLAY_V5));
+  r = RunTracesmith("replay cap.sbt --launch 17.x", Env(FakeReplay(5)));
   EXPECT_EQ(r.status, 1) << r.out;
   EXPECT_TRUE(Has(r.out, "--launch: '17.x' is not N or G.K")) << r.out;
 }

@@ -255,7 +255,7 @@ TEST(Progress, ALineOnATerminalNeverOnAPipe) {
   const char* src = std::getenv("TS_SOURCE_DIR");
   ASSERT_NE(src, nullptr);
   const std::string trace = std::string(src) + "/examples/traces/mlp_train.sbt";
-  const std::string bin = TS_TRACESMITH_BIN;
+  const std::string bin = ::tracesmith::testing::TracesmithBin();
   TempDir dir;
   const std::string env = "TRACESMITH_PROGRESS_DELAY_S=0 ";
   // (command, arguments): stdout thrown away, the line is on stderr.

@@ -78,13 +78,8 @@ std::string IncompressibleKernels(const testing::TempDir& dir) {
 // Under ASan (its allocator's own overhead, quarantine cut to 16 MB) only
 // the streaming commands are held to a bound: the others' overhead grows
 // with every allocation.
-#if (defined(__SANITIZE_ADDRESS__) || defined(TS_TESTS_UNDER_ASAN))
-constexpr long kStreamingKib = 320 * 1024;
-constexpr bool kAsan = true;
-#else
-constexpr long kStreamingKib = 64 * 1024;
-constexpr bool kAsan = false;
-#endif
+const bool kAsan = ::tracesmith::testing::ProductUnderAsan();
+const long kStreamingKib = (kAsan ? 320 : 64) * 1024;
 
 TEST(ScaleMemory, TimelineStreamsTheFile) {
   testing::TempDir dir;

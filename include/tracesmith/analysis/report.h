@@ -189,6 +189,8 @@ void WriteTextReport(const AnalysisReport& r, const AnalyzeOptions& o, std::ostr
 void WriteJsonReport(const AnalysisReport& r, std::ostream& out, const JobReport* job = nullptr);
 
 // "12.5%" of part/whole (0 when whole is 0).
-double Percent(uint64_t part, uint64_t whole);
+inline double Percent(uint64_t part, uint64_t whole) {
+  return whole ? 100.0 * double(part) / double(whole) : 0.0;
+}
 
 }  // namespace tracesmith::analysis
