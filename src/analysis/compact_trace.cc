@@ -142,6 +142,7 @@ void CompactTrace::IngestRows(const std::vector<T>& rows) {
       op.lane_kind = GpuLane(e.pid, e.device_id, e.stream_id) << 2 | uint32_t(OpKind::kKernel);
       op.extra = e.graph_id;
       ops_.push_back(op);
+      ++kernels_per_pid_[e.pid];
     }
     pc_samples_.AddKernels(rows);
   } else if constexpr (std::is_same_v<T, MemcpyEvent> || std::is_same_v<T, MemsetEvent>) {

@@ -80,10 +80,8 @@ Json MetaJson(const analysis::CompactTrace& t, const analysis::AnalysisReport& r
                        {"sm_count", d.sm_count},
                        {"memory_bytes", d.memory_bytes}});
   }
-  std::map<uint32_t, uint64_t> kernels;  // per pid, for the cost per launch
-  for (const analysis::GpuOp& op : t.ops())
-    if (op.kind() == analysis::OpKind::kKernel) kernels[t.PidOfLane(op.lane())]++;
-  for (const analysis::CaptureCost& c : analysis::ComputeCaptureCost(meta, kernels))
+  // Per launch of the whole trace, as `info` says it (not of the analysed window).
+  for (const analysis::CaptureCost& c : analysis::ComputeCaptureCost(meta, t.kernels_per_pid()))
     costs.push_back({{"pid", c.pid}, {"line", analysis::CaptureCostLine(c)}});
   for (const model::Stat& s : meta.Rows<model::Stat>()) {
     const std::string name(meta.strings.Get(s.name_id));

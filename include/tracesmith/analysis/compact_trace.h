@@ -276,6 +276,9 @@ class CompactTrace {
   const std::vector<GraphLaunchRecord>& graph_launches() const { return graphs_; }
   // GPU instruction samples, aggregated as they arrived (the whole trace's: not windowed).
   const PcSamples& pc_samples() const { return pc_samples_; }
+  // Kernels of each process as ingested: the whole trace's, not windowed (what the
+  // capture cost per launch divides by, as `info` counts them).
+  const std::map<uint32_t, uint64_t>& kernels_per_pid() const { return kernels_per_pid_; }
   // Kernels that ran past `profile --kernel-timeout` (their rows, few).
   const std::vector<model::KernelTimeoutEvent>& kernel_timeouts() const { return timeouts_; }
   const std::vector<Lane>& lanes() const { return lanes_; }
@@ -349,6 +352,7 @@ class CompactTrace {
   uint32_t filter_pid_ = 0;
   bool filtered_ = false;
   uint64_t window_begin_ = 0, window_end_ = 0, trace_begin_ = 0;
+  std::map<uint32_t, uint64_t> kernels_per_pid_;
   CompactStats stats_;
   bool finalized_ = false;
 };
