@@ -68,6 +68,7 @@ struct ProfileArgs {
   std::string pc_sampling_period;
   std::string kernel_timeout;
   std::string on_kernel_timeout = "report";
+  bool sass_counts = false;
   std::string replay_capture;
   uint32_t replay_max_mb = 4096;
   uint32_t replay_max_launches = 64;
@@ -334,6 +335,7 @@ int RunProfile(ProfileArgs& a, bool record_spelling) {
   } else if (a.on_kernel_timeout != "report") {
     return ReportError(InvalidArgument("--on-kernel-timeout needs --kernel-timeout"));
   }
+  o.sass_counts = a.sass_counts;
   // The injection library parses what the child receives: anything it would
   // refuse (and then leave the program unprofiled) is refused here, up front.
   if (auto check = capture::OptionsFromEnv(capture::OptionsToEnv(o)); !check.ok())
@@ -477,6 +479,11 @@ void AddProfileOptions(Cmd* sub, ProfileArgs& a) {
                   "What follows a kernel timeout: report (the program goes on) or exit (the "
                   "trace is written and the program ended, exit status 124)")
       ->capture_default_str();
+  sub->add_flag("--sass-counts", a.sass_counts,
+                "Also count how many times each GPU instruction ran (CUPTI SASS metrics: exact "
+                "warp and thread executions per SASS instruction, summed over each kernel's "
+                "launches; CUPTI patches the kernels' code, so they run slower); `tracesmith "
+                "kernel` shows the counts and an opcode histogram. Not with --pc-sampling");
   sub->add_option("--dump-raw", a.dump_raw,
                   "Debug: also write raw CUPTI activity records to DIR (test fixtures)");
   sub->add_option("command", a.command, "The command to profile, after --")->expected(-1);
