@@ -25,6 +25,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,7 @@
 #include "commands.h"
 #include "trace_loader.h"
 #include "tracesmith/analysis/capture_cost.h"
+#include "tracesmith/analysis/sass_counts.h"
 #include "tracesmith/base/atomic_file.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/capture/capture_options.h"
@@ -245,6 +247,18 @@ bool PrintSummary(const std::string& path) {
                    t.strings.Get(s.name_id).starts_with("pc_sampling.")
                        ? " (GPU instruction samples lost: a longer --pc-sampling-period)"
                        : "");
+  if (!t.Rows<model::SassCount>().empty()) {
+    std::set<std::pair<uint32_t, uint32_t>> functions;  // (device, function)
+    uint64_t executed = 0;
+    for (const model::SassCount& c : t.Rows<model::SassCount>()) {
+      functions.emplace(c.device_id, c.function_id);
+      executed += c.executed;
+    }
+    std::fprintf(stderr,
+                 "  instruction counts (--sass-counts): %zu functions counted, %s warp "
+                 "instructions executed: `tracesmith kernel %s NAME` shows them per instruction\n",
+                 functions.size(), analysis::ExactCount(executed).c_str(), path.c_str());
+  }
   for (const auto& k : t.Rows<model::KernelTimeoutEvent>())
     std::fprintf(
         stderr,
