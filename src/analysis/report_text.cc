@@ -110,7 +110,8 @@ void CountedKernels(Printer& p, const std::vector<FunctionCounts>& counted, size
     text += StrFormat("  %s warp instructions", ExactCount(f.executed).c_str());
     if (f.threads())
       text += StrFormat(" (%.1f threads each)", double(f.thread_executed) / double(f.executed));
-    text += StrFormat(" in %llu launches", static_cast<unsigned long long>(f.kernels));
+    text += StrFormat(" in %llu launch%s", static_cast<unsigned long long>(f.kernels),
+                      f.kernels == 1 ? "" : "es");
     p("  %s\n", text.c_str());
     text.clear();
     for (size_t k = 0; k < f.opcodes.size() && k < 5; ++k)
