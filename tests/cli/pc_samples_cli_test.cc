@@ -125,16 +125,16 @@ TEST(PcSamplesCli, KernelPage) {
 
   r = RunTracesmith("kernel -q " + path + " gemm");
   EXPECT_NE(r.status, 0);
-  EXPECT_NE(r.out.find("no sampled kernel's name contains 'gemm'; the sampled kernels with most "
-                       "GPU time:\n  probe_mem"),
+  EXPECT_NE(r.out.find("no sampled or counted kernel's name contains 'gemm'; the sampled "
+                       "kernels with most GPU time:\n  probe_mem"),
             std::string::npos)
       << r.out;
   const std::string plain = dir / "plain.sbt";
   ASSERT_TRUE(format::WriteTraceFile(testing::PcSampleTrace({.samples = false}), plain).ok());
   r = RunTracesmith("kernel -q " + plain + " probe");
   EXPECT_NE(r.status, 0);
-  EXPECT_NE(r.out.find("the trace has no GPU instruction samples (capture with `tracesmith "
-                       "profile --pc-sampling`)"),
+  EXPECT_NE(r.out.find("the trace has no GPU instruction samples nor instruction counts "
+                       "(capture with `tracesmith profile --pc-sampling` or `--sass-counts`)"),
             std::string::npos)
       << r.out;
 }
