@@ -27,6 +27,7 @@ for src in "$ROOT"/gpu/programs/*.cu "$ROOT"/bench/workloads/launch_loop.cu "$RO
     [ "$name" = pc_sampling_probe ] && libs="$libs $CUPTI_FLAGS"  # issue #39
     [ "$name" = pc_sampling_target ] && libs="$libs -lineinfo"    # its samples land on lines
     [ "$name" = pc_sampling_more ] && libs="$libs -lineinfo"
+    [ "$name" = sass_counts ] && libs="$libs -lineinfo"          # counts per source line
     "$NVCC" -O2 -std=c++17 -arch=sm_90 -o "$OUTDIR/$name" "$src" $libs &
     pids+=($!)
   fi

@@ -109,6 +109,7 @@ class Profiler:
                  pc_sampling: Union[bool, int, str, None] = ...,
                  kernel_timeout: Union[float, str, None] = ...,
                  on_kernel_timeout: Optional[str] = ...,
+                 sass_counts: bool = ...,
                  schedule: Optional[Callable[[int], str]] = ...,
                  on_trace_ready: Optional[Callable[["Profiler"], None]] = ...) -> None: ...
     def start(self) -> "Profiler": ...
@@ -131,6 +132,7 @@ def profile_command(command: List[Union[str, "os.PathLike[str]"]], output: _Path
                     pc_sampling: Union[bool, int, str, None] = ...,
                     kernel_timeout: Union[float, str, None] = ...,
                     on_kernel_timeout: Optional[str] = ...,
+                    sass_counts: bool = ...,
                     symbolize: bool = ...) -> CommandResult: ...
 
 def event_stats(path: Union[_Run, Trace], kinds: Union[str, List[str], None] = ..., name: str = ...,

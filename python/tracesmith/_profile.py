@@ -61,16 +61,16 @@ def _library() -> ctypes.CDLL:
 
 def _options(output: str, kinds, stacks, stack_depth, buffer_mb, flush_ms, overwrite,
              quiet, replay_capture, replay_memory, pc_sampling=None, kernel_timeout=None,
-             on_kernel_timeout=None) -> str:
+             on_kernel_timeout=None, sass_counts=False) -> str:
     env = _options_env(output, kinds, stacks, stack_depth, buffer_mb, flush_ms, overwrite,
                        quiet, replay_capture, replay_memory, pc_sampling, kernel_timeout,
-                       on_kernel_timeout)
+                       on_kernel_timeout, sass_counts)
     return "".join(f"{k}={v}\n" for k, v in env.items())
 
 
 def _options_env(output: str, kinds, stacks, stack_depth, buffer_mb, flush_ms, overwrite,
                  quiet, replay_capture, replay_memory, pc_sampling=None, kernel_timeout=None,
-                 on_kernel_timeout=None) -> dict:
+                 on_kernel_timeout=None, sass_counts=False) -> dict:
     """The options as the injection library's environment variables."""
     env = {"TRACESMITH_OUTPUT": output}
     if kernel_timeout is not None:  # seconds, or a duration string ("30s")
@@ -83,6 +83,8 @@ def _options_env(output: str, kinds, stacks, stack_depth, buffer_mb, flush_ms, o
         env["TRACESMITH_PC_SAMPLING"] = "auto"
     elif pc_sampling not in (None, False):
         env["TRACESMITH_PC_SAMPLING"] = str(pc_sampling)
+    if sass_counts:
+        env["TRACESMITH_SASS_COUNTS"] = "1"
     if replay_capture is not None:
         env["TRACESMITH_REPLAY_CAPTURE"] = replay_capture
     if replay_memory is not None:
@@ -162,6 +164,9 @@ class Profiler:
     kernel_timeout (seconds, or "30s": report a kernel still running that long,
     as --kernel-timeout; turns pc_sampling on) and on_kernel_timeout ("report",
     the default, or "exit": write the trace and end the process, status 124),
+    sass_counts (True: exact executions of each SASS instruction, summed over
+    each kernel's launches, as --sass-counts; not with pc_sampling; counted on
+    the CUDA contexts created after start()),
     replay_memory ("reachable", the default: the
     allocations the parameters point into and those reached through pointers
     stored in them; "params": only the first; "all": every live allocation);
@@ -173,6 +178,7 @@ class Profiler:
                  flush_ms: Optional[int] = None, overwrite: bool = False, quiet: bool = True,
                  replay_capture: Optional[str] = None, replay_memory: Optional[str] = None,
                  pc_sampling=None, kernel_timeout=None, on_kernel_timeout: Optional[str] = None,
+                 sass_counts: bool = False,
                  schedule: Optional[Callable[[int], str]] = None,
                  on_trace_ready: Optional[Callable[["Profiler"], None]] = None):
         self.output = os.fsdecode(os.fspath(output))
@@ -180,7 +186,7 @@ class Profiler:
                         buffer_mb=buffer_mb, flush_ms=flush_ms, overwrite=overwrite, quiet=quiet,
                         replay_capture=replay_capture, replay_memory=replay_memory,
                         pc_sampling=pc_sampling, kernel_timeout=kernel_timeout,
-                        on_kernel_timeout=on_kernel_timeout)
+                        on_kernel_timeout=on_kernel_timeout, sass_counts=sass_counts)
         self.schedule = schedule
         self.on_trace_ready = on_trace_ready
         self.step_num = 0
@@ -215,7 +221,7 @@ class Profiler:
             self.last_trace = written
         if rc != 0:
             raise TraceError(err.value.decode(errors="replace"))
-        if written and os.path.isdir(written + ".cubins"):  # --pc-sampling: the SASS text
+        if written and os.path.isdir(written + ".cubins"):  # --pc-sampling, --sass-counts: the SASS text
             _symbolize([written], self._kw["quiet"])
         if self.on_trace_ready is not None:
             self.on_trace_ready(self)
@@ -305,7 +311,7 @@ def profile_command(command, output: str = "tracesmith.sbt", *, kinds=None,
                     overwrite: bool = False, quiet: bool = False,
                     replay_capture: Optional[str] = None, replay_memory: Optional[str] = None,
                     pc_sampling=None, kernel_timeout=None, on_kernel_timeout: Optional[str] = None,
-                    symbolize: bool = True) -> CommandResult:
+                    sass_counts: bool = False, symbolize: bool = True) -> CommandResult:
     """Runs `command` (a list: program and arguments) under capture and waits for
     it, as `tracesmith profile -- COMMAND` does, through the same library call
     (capture::RunUnderCapture): every process of it that initialises CUDA writes
@@ -328,7 +334,7 @@ def profile_command(command, output: str = "tracesmith.sbt", *, kinds=None,
                          "or set TRACESMITH_INJECT_LIB to its path)")
     env = _options_env(os.fspath(output), kinds, stacks, stack_depth, buffer_mb, flush_ms,
                        overwrite, quiet, replay_capture, replay_memory, pc_sampling,
-                       kernel_timeout, on_kernel_timeout)
+                       kernel_timeout, on_kernel_timeout, sass_counts)
     r = core().run_command(args, env, inject)
     if r["previous_trace_error"]:
         warnings.warn(r["previous_trace_error"], stacklevel=2)

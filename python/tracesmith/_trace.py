@@ -35,7 +35,7 @@ KINDS = {
     "drops": "drop", "pc_samples": "pcsample", "kernel_timeouts": "timeout", "devices": "device", "processes": "process",
     "threads": "thread", "clocks": "clock", "mappings": "mapping", "frames": "frame",
     "stack_nodes": "stacknode", "stat_rows": "stat", "metadata_rows": "metadata",
-    "pc_lines": "pcline", "pc_sass": "pcsass",
+    "pc_lines": "pcline", "pc_sass": "pcsass", "sass_counts": "sasscount",
 }
 
 

@@ -9,9 +9,29 @@
 #include "json_writer.h"
 #include "tracesmith/analysis/pc_diff.h"
 #include "tracesmith/analysis/pc_samples.h"
+#include "tracesmith/analysis/sass_counts.h"
 #include "tracesmith/model/event_names.h"
 
 namespace tracesmith::analysis {
+
+// "counts": a counted function's totals and opcode histogram (--sass-counts;
+// `kernel --json`, `analyze --json`'s sass_counts).
+inline void CountsJson(JsonWriter& j, const FunctionCounts& c) {
+  j.BeginObject("counts")
+      .UInt("executed", c.executed)
+      .UInt("thread_executed", c.thread_executed)
+      .UInt("instructions", c.instructions);
+  j.BeginArray("opcodes");
+  for (const OpcodeCount& o : c.opcodes)
+    j.BeginObject()
+        .Str("opcode", o.opcode)
+        .UInt("executed", o.executed)
+        .UInt("thread_executed", o.thread_executed)
+        .UInt("instructions", o.instructions)
+        .Num("share_pct", o.share)
+        .EndObject();
+  j.EndArray().EndObject();
+}
 
 inline void StallsJson(JsonWriter& j, std::string_view key, const std::vector<StallShare>& v) {
   j.BeginArray(key);

@@ -381,6 +381,7 @@ AnalysisReport BuildReport(const CompactTrace& t, const std::string& source,
     r.stream_names.push_back(LaneName(t, s.lane, pids.size() > 1));
   KernelTables(t, namer, &r);
   r.gpu_samples = SummarizePcSamples(t, r.kernel_ns, rules);
+  r.sass_counts = SummarizeSassCounts(t);
   r.kernel_timeouts = DescribeKernelTimeouts(t, r.gpu_samples, rules);
   phase("kernels");
   NvtxTable(t, &r);

@@ -263,6 +263,20 @@ void WriteJsonReport(const AnalysisReport& r, std::ostream& out, const JobReport
       .UInt("events_ignored", r.compact.events_ignored)
       .EndObject();
   if (!r.gpu_samples.empty()) GpuSamples(j, r.gpu_samples);
+  if (!r.sass_counts.empty()) {
+    j.BeginArray("sass_counts");
+    for (const FunctionCounts& f : r.sass_counts) {
+      j.BeginObject()
+          .Str("name", f.name)
+          .Str("function", f.function)
+          .UInt("pid", f.pid)
+          .UInt("kernels", f.kernels)
+          .UInt("kernel_ns", f.kernel_ns);
+      CountsJson(j, f);
+      j.EndObject();
+    }
+    j.EndArray();
+  }
   if (!r.kernel_timeouts.empty()) KernelTimeoutsJson(j, r.kernel_timeouts);
   if (job) {
     std::ostringstream ranks;

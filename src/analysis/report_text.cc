@@ -96,6 +96,34 @@ void KernelTimeouts(Printer& p, const std::vector<KernelTimeoutReport>& timeouts
   }
 }
 
+// "Instructions executed": the counted functions (--sass-counts) with most
+// executed warp instructions, each with its first opcodes.
+void CountedKernels(Printer& p, const std::vector<FunctionCounts>& counted, size_t shown) {
+  p("\nInstructions executed (exact counts, --sass-counts: %zu functions; `tracesmith kernel "
+    "FILE NAME` shows each instruction)\n",
+    counted.size());
+  bool several = false;  // processes: each function says whose it is
+  for (const FunctionCounts& f : counted) several |= f.pid != counted[0].pid;
+  for (size_t i = 0; i < counted.size() && i < shown; ++i) {
+    const FunctionCounts& f = counted[i];
+    std::string text = (several ? StrFormat("pid %u ", f.pid) : "") + Cut(f.name, 70);
+    text += StrFormat("  %s warp instructions", ExactCount(f.executed).c_str());
+    if (f.threads())
+      text += StrFormat(" (%.1f threads each)", double(f.thread_executed) / double(f.executed));
+    text += StrFormat(" in %llu launch%s", static_cast<unsigned long long>(f.kernels),
+                      f.kernels == 1 ? "" : "es");
+    p("  %s\n", text.c_str());
+    text.clear();
+    for (size_t k = 0; k < f.opcodes.size() && k < 5; ++k)
+      text += StrFormat(
+          "%s%s %.1f%%", k ? ", " : "",
+          f.opcodes[k].opcode.empty() ? "(no SASS text)" : Printable(f.opcodes[k].opcode).c_str(),
+          f.opcodes[k].share);
+    if (f.opcodes.size() > 5) text += StrFormat(", %zu more", f.opcodes.size() - 5);
+    p("    opcodes: %s\n", text.c_str());
+  }
+}
+
 // "Inside the kernels": the sampled functions with the most GPU time, each with its stall
 // reasons, source lines and instructions.
 void SampledKernels(Printer& p, const PcSampleReport& s, size_t shown) {
@@ -276,6 +304,7 @@ void WriteTextReport(const AnalysisReport& r, const AnalyzeOptions& o, std::ostr
   if (!r.kernel_timeouts.empty()) KernelTimeouts(p, r.kernel_timeouts);
   StatsTable(p, "Top kernels by total GPU time", r.kernels, o.top);
   if (!r.gpu_samples.functions.empty()) SampledKernels(p, r.gpu_samples, o.sampled_kernels);
+  if (!r.sass_counts.empty()) CountedKernels(p, r.sass_counts, o.sampled_kernels);
   if (!r.call_sites.empty())
     StatsTable(p, "Kernel GPU time by launch call site", r.call_sites, o.top, true);
   if (!r.nvtx.empty()) {

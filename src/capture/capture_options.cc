@@ -286,6 +286,17 @@ StatusOr<CaptureOptions> OptionsFromEnv(const std::map<std::string, std::string>
     RETURN_IF_ERROR(ParseDeviceRanges(*v).status());
     o.replay_ranges = *v;
   }
+  if (auto* v = get(kEnvSassCounts); v && !v->empty()) {
+    if (*v != "0" && *v != "1")
+      return InvalidArgument(std::string(kEnvSassCounts) + ": '" + *v + "' is neither 0 nor 1");
+    o.sass_counts = *v == "1";
+  }
+  // CUPTI's SASS metrics patch every kernel's code: samples would be taken on
+  // the patched code, and the pair is not known to work (docs/pc-sampling.md).
+  if (o.sass_counts && o.pc_sampling)
+    return InvalidArgument(
+        "--sass-counts cannot be combined with --pc-sampling or --kernel-timeout (the counts "
+        "patch every kernel's SASS, which the samples would then see): capture them in two runs");
   o.tuning = TuningFromEnv(env);
   return o;
 }
@@ -362,6 +373,7 @@ std::map<std::string, std::string> OptionsToEnv(const CaptureOptions& o) {
     if (!o.replay_ranges.empty()) env[kEnvReplayRanges] = o.replay_ranges;
   }
   if (o.pc_sampling) env[kEnvPcSampling] = std::to_string(o.pc_sampling);
+  if (o.sass_counts) env[kEnvSassCounts] = "1";
   if (o.kernel_timeout_ns) {
     env[kEnvKernelTimeout] = std::to_string(o.kernel_timeout_ns);
     env[kEnvOnKernelTimeout] = o.kernel_timeout_exit ? "exit" : "report";
@@ -393,6 +405,7 @@ const std::vector<std::string>& OptionEnvNames() {
       kEnvReplayCapture, kEnvReplayMaxMb,   kEnvReplayMaxLaunches,
       kEnvReplayMemory,  kEnvReplayRanges,  kEnvReplayReachDepth,
       kEnvPcSampling,    kEnvKernelTimeout, kEnvOnKernelTimeout,
+      kEnvSassCounts,
   };
   return names;
 }

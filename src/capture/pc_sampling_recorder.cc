@@ -17,14 +17,8 @@
 // drain window. Continuous mode gives no correlation id (0): the analysis
 // joins a window's samples to the function's launches running in it, by
 // overlap (analysis/pc_sample_sites.cc).
-// Source lines come from the module's line table through CUPTI's SASS-to-
-// source correlation on copies of the cubins kept at module load (bounded
-// by kCubinBudget), one PcLine row per new instruction. At the end the
-// sampled modules' cubins are saved beside the trace for the CLI's SASS text.
+// Source lines and the cubins saved for the CLI's SASS text: cubin_lines.h.
 #include <cupti_pcsampling.h>
-#include <sys/stat.h>
-
-#include <cerrno>
 
 #include <algorithm>
 #include <cstdio>
@@ -33,10 +27,10 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "activity_converter.h"
+#include "cubin_lines.h"
 #include "kernel_timeout_watch.h"
 #include "recorder.h"
 #include "tracesmith/format/run_names.h"
@@ -46,11 +40,10 @@ namespace tracesmith::capture {
 namespace {
 
 constexpr uint32_t kWorkerSleepMs = 1;
-constexpr uint64_t kDrainNs = 20'000'000;        // one window of rows per 20 ms
-constexpr size_t kDrainPcs = 4096;               // PC records per GetData
-constexpr size_t kConfigPcs = 16384;             // what Disable can flush at once
-constexpr int kMaxGetDataPerDrain = 64;          // then the next poll goes on
-constexpr uint64_t kCubinBudget = 512ull << 20;  // cubin copies kept for line lookup
+constexpr uint64_t kDrainNs = 20'000'000;  // one window of rows per 20 ms
+constexpr size_t kDrainPcs = 4096;         // PC records per GetData
+constexpr size_t kConfigPcs = 16384;       // what Disable can flush at once
+constexpr int kMaxGetDataPerDrain = 64;    // then the next poll goes on
 
 std::string CuptiError(CUptiResult r) {
   const char* s = nullptr;
@@ -103,7 +96,8 @@ class PcSamplingRecorder final : public Recorder {
         quiet_(quiet),
         output_path_(std::move(output_path)),
         hw_buffer_bytes_(uint64_t(hw_buffer_mb) << 20),
-        sleep_ms_(sleep_ms ? sleep_ms : kWorkerSleepMs) {
+        sleep_ms_(sleep_ms ? sleep_ms : kWorkerSleepMs),
+        lines_(pid) {
     if (kernel_timeout_ns)
       watch_ = std::make_unique<KernelTimeoutWatch>(
           pid, kernel_timeout_ns, 2 * uint64_t(flush_ms) * 1'000'000, end_program);
@@ -153,17 +147,7 @@ class PcSamplingRecorder final : public Recorder {
       }
   }
 
-  void OnModuleLoaded(CUcontext, const CUpti_ModuleResourceData& m) override {
-    if (!m.pCubin || !m.cubinSize) return;
-    std::lock_guard<std::mutex> lock(mu_);
-    if (cubin_bytes_ + m.cubinSize > kCubinBudget) {
-      ++cubins_not_kept_;
-      return;
-    }
-    cubin_bytes_ += m.cubinSize;
-    const char* p = static_cast<const char*>(m.pCubin);
-    new_cubins_.emplace_back(p, p + m.cubinSize);
-  }
+  void OnModuleLoaded(CUcontext, const CUpti_ModuleResourceData& m) override { lines_.Keep(m); }
 
   void Collect() override {
     if (watch_) watch_->Collect();  // launches before the samples that follow them
@@ -195,22 +179,21 @@ class PcSamplingRecorder final : public Recorder {
             Disable(*c, true);
           }
       rows.swap(pending_);
-      KeepNewCubins();
       for (Pending& p : rows) {  // reasons_ grows under mu_ (a new context's)
         uint32_t& id = reason_ids_[p.reason];
         if (!id) id = sbt.InternString(reasons_[p.reason]);
         p.row.stall_id = id;
       }
     }
+    lines_.TakeKept();
     if (watch_) watch_->Write(sbt);
     for (Pending& p : rows) {
       p.row.function_id = FunctionId(sbt, p.function);
-      const uint64_t key = uint64_t(p.row.function_id) << 32 | p.row.pc_offset;
-      if (lines_done_[p.row.cubin_crc].insert(key).second) WriteLine(sbt, p.row, p.function);
+      lines_.WriteLine(sbt, p.row.cubin_crc, p.row.function_id, p.function, p.row.pc_offset);
       sbt.Append(p.row);
       ++rows_;
     }
-    if (final) SaveSampledCubins();
+    if (final) lines_.SaveReported(output_path_);
   }
 
   void WriteStats(StatSink& stats) override {
@@ -226,10 +209,7 @@ class PcSamplingRecorder final : public Recorder {
     stats.Add("pc_sampling.drain_max_us", drain_max_ns_ / 1000);
     stats.Add("pc_sampling.get_data_errors", get_data_errors_, model::kStatWarning);
     stats.Add("pc_sampling.enable_failures", enable_failures_, model::kStatWarning);
-    stats.Add("pc_sampling.lines_unresolved", lines_unresolved_);
-    stats.Add("pc_sampling.cubins_not_kept", cubins_not_kept_, model::kStatWarning);
-    stats.Add("pc_sampling.cubins_saved", cubins_saved_);
-    stats.Add("pc_sampling.cubins_not_saved", cubins_not_saved_, model::kStatWarning);
+    lines_.WriteStats(stats, "pc_sampling");
     if (watch_) watch_->WriteStats(stats);
   }
 
@@ -402,95 +382,16 @@ class PcSamplingRecorder final : public Recorder {
     return it->second;
   }
 
-  // Copies kept at module load get their CRCs (caller holds mu_).
-  void KeepNewCubins() {
-    for (std::vector<char>& bytes : new_cubins_) {
-      CUpti_GetCubinCrcParams cp = {};
-      cp.size = CUpti_GetCubinCrcParamsSize;
-      cp.cubin = bytes.data();
-      cp.cubinSize = bytes.size();
-      if (cuptiGetCubinCrc(&cp) == CUPTI_SUCCESS && !cubins_.count(cp.cubinCrc))
-        cubins_.emplace(cp.cubinCrc, std::move(bytes));
-      else
-        cubin_bytes_ -= bytes.size();
-    }
-    new_cubins_.clear();
-  }
-
-  // The cubins of the sampled modules, beside the trace (format::CubinDirOf),
-  // for the CLI to disassemble once the program has ended (symbolize/sass.h):
-  // nvdisasm is not run inside the program.
-  void SaveSampledCubins() {
-    if (output_path_.empty() || lines_done_.empty()) return;
-    const std::string dir = format::CubinDirOf(output_path_);
-    if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
-      cubins_not_saved_ += lines_done_.size();
-      return;
-    }
-    for (const auto& [crc, pcs] : lines_done_) {
-      auto it = cubins_.find(crc);
-      if (it == cubins_.end()) continue;
-      const std::string path = dir + "/" + format::CubinFileName(crc);
-      std::FILE* f = std::fopen(path.c_str(), "wb");
-      const bool written =
-          f && std::fwrite(it->second.data(), 1, it->second.size(), f) == it->second.size();
-      const bool closed = f && std::fclose(f) == 0;
-      if (written && closed)
-        ++cubins_saved_;
-      else
-        ++cubins_not_saved_;
-    }
-  }
-
-  // An instruction's source file and line from the module's line table
-  // (writer thread; cubins_ is only changed under mu_ by this same thread).
-  bool LookupLine(uint64_t crc, const char* function, uint32_t pc, std::string* path,
-                  uint32_t* line) {
-    auto it = cubins_.find(crc);
-    if (it == cubins_.end() || !function) return false;
-    CUpti_GetSassToSourceCorrelationParams p = {};
-    p.size = CUpti_GetSassToSourceCorrelationParamsSize;
-    p.cubin = it->second.data();
-    p.cubinSize = it->second.size();
-    p.functionName = function;
-    p.pcOffset = pc;
-    if (cuptiGetSassToSourceCorrelation(&p) != CUPTI_SUCCESS) return false;
-    *path = p.fileName ? p.fileName : "";
-    if (p.dirName && *p.dirName && !path->empty() && (*path)[0] != '/')
-      *path = std::string(p.dirName) + "/" + *path;
-    *line = p.lineNumber;
-    std::free(p.fileName);
-    std::free(p.dirName);
-    return !path->empty();
-  }
-
-  // The PcLine row of a new instruction (writer thread).
-  void WriteLine(format::SbtWriter& sbt, const model::PcSampleEvent& r, const char* function) {
-    model::PcLine line;
-    line.pid = pid_;
-    line.cubin_crc = r.cubin_crc;
-    line.function_id = r.function_id;
-    line.pc_offset = r.pc_offset;
-    std::string path;
-    if (LookupLine(r.cubin_crc, function, r.pc_offset, &path, &line.line))
-      line.file_id = sbt.InternString(path);
-    if (!line.file_id) ++lines_unresolved_;
-    sbt.Append(line);
-  }
-
   // --kernel-timeout: after a drain, with the lines and stall names it prints
   // (writer thread).
   void CheckTimeouts(uint64_t now) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      KeepNewCubins();
-    }
+    lines_.TakeKept();
     watch_->Check(
         now,
         [this](uint64_t crc, const char* function, uint32_t pc) {
           std::string path;
           uint32_t line = 0;
-          if (!LookupLine(crc, function, pc, &path, &line)) return std::string();
+          if (!lines_.Lookup(crc, function, pc, &path, &line)) return std::string();
           return path + ":" + std::to_string(line);
         },
         [this](uint32_t reason) {
@@ -505,20 +406,16 @@ class PcSamplingRecorder final : public Recorder {
   const std::string output_path_;
   const uint64_t hw_buffer_bytes_;  // 0: CUPTI's default
   const uint32_t sleep_ms_;         // CUPTI's worker thread
-  std::mutex mu_;  // contexts_, pending_, the counters, new_cubins_ (callbacks and the writer)
+  std::mutex mu_;                   // contexts_, pending_, the counters (callbacks and the writer)
   std::vector<std::unique_ptr<SamplingContext>> contexts_;
   std::vector<Pending> pending_;
   std::vector<std::string> reasons_;  // stall reason names, shared by every context
   std::vector<uint32_t> reason_ids_;  // their string ids (0: not interned yet)
-  std::vector<std::vector<char>> new_cubins_;
-  std::unordered_map<uint64_t, std::vector<char>> cubins_;  // by CRC (writer thread)
+  CubinLines lines_;                  // source lines, cubins kept and saved
   std::unordered_map<const char*, uint32_t> function_ids_;  // writer thread
-  // Instructions with a PcLine row: (function id, pc offset) by cubin CRC (writer thread).
-  std::unordered_map<uint64_t, std::unordered_set<uint64_t>> lines_done_;
-  uint64_t cubin_bytes_ = 0, cubins_not_kept_ = 0;
   uint64_t samples_ = 0, dropped_ = 0, non_user_ = 0, hardware_full_ = 0;
   uint64_t rows_ = 0, drains_ = 0, drain_max_ns_ = 0, get_data_errors_ = 0;
-  uint64_t enable_failures_ = 0, lines_unresolved_ = 0, cubins_saved_ = 0, cubins_not_saved_ = 0;
+  uint64_t enable_failures_ = 0;
   std::unique_ptr<KernelTimeoutWatch> watch_;  // --kernel-timeout
   bool observing_ = false;
 };

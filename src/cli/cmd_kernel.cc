@@ -1,6 +1,7 @@
 // `tracesmith kernel RUN NAME`: the kernel page — one GPU function of a run
-// captured with --pc-sampling, source line by source line with the SASS under
-// each and their samples and stall reasons, and the code that launched it
+// captured with --pc-sampling or --sass-counts, source line by source line
+// with the SASS under each and their samples and stall reasons or exact
+// execution counts (and an opcode histogram), and the code that launched it
 // (analysis/kernel_page.h); `--launch N`: the page of the launch with
 // correlation id N, with the samples joined to that launch; --json for scripts.
 #include <iostream>
@@ -59,11 +60,13 @@ int RunKernel(const KernelCliOptions& o) {
 void AddKernelCommand(Cmd& app, CommandList& commands) {
   auto* cmd = app.add_subcommand(
       "kernel",
-      "One GPU kernel of a --pc-sampling capture: samples and stall reasons per source line "
-      "and SASS instruction, and the code that launched it; or one launch of it (--launch N)");
+      "One GPU kernel of a --pc-sampling or --sass-counts capture: samples and stall reasons, or "
+      "exact execution counts and an opcode histogram, per source line and SASS instruction, and "
+      "the code that launched it; or one launch of it (--launch N)");
   auto o = std::make_shared<KernelCliOptions>();
   cmd->add_option("trace", o->trace,
-                  "The trace (captured with profile --pc-sampling), a directory of a run's traces, "
+                  "The trace (captured with profile --pc-sampling or --sass-counts), a directory "
+                  "of a run's traces, "
                   "or a capture's output name (run.sbt also reads run.rank*.sbt and run.pid*.sbt)")
       ->required();
   cmd->add_option("name", o->name,

@@ -25,6 +25,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,7 @@
 #include "commands.h"
 #include "trace_loader.h"
 #include "tracesmith/analysis/capture_cost.h"
+#include "tracesmith/analysis/sass_counts.h"
 #include "tracesmith/base/atomic_file.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/capture/capture_options.h"
@@ -68,6 +70,7 @@ struct ProfileArgs {
   std::string pc_sampling_period;
   std::string kernel_timeout;
   std::string on_kernel_timeout = "report";
+  bool sass_counts = false;
   std::string replay_capture;
   uint32_t replay_max_mb = 4096;
   uint32_t replay_max_launches = 64;
@@ -244,6 +247,18 @@ bool PrintSummary(const std::string& path) {
                    t.strings.Get(s.name_id).starts_with("pc_sampling.")
                        ? " (GPU instruction samples lost: a longer --pc-sampling-period)"
                        : "");
+  if (!t.Rows<model::SassCount>().empty()) {
+    std::set<std::pair<uint32_t, uint32_t>> functions;  // (device, function)
+    uint64_t executed = 0;
+    for (const model::SassCount& c : t.Rows<model::SassCount>()) {
+      functions.emplace(c.device_id, c.function_id);
+      executed += c.executed;
+    }
+    std::fprintf(stderr,
+                 "  instruction counts (--sass-counts): %zu functions counted, %s warp "
+                 "instructions executed: `tracesmith kernel %s NAME` shows them per instruction\n",
+                 functions.size(), analysis::ExactCount(executed).c_str(), path.c_str());
+  }
   for (const auto& k : t.Rows<model::KernelTimeoutEvent>())
     std::fprintf(
         stderr,
@@ -334,6 +349,7 @@ int RunProfile(ProfileArgs& a, bool record_spelling) {
   } else if (a.on_kernel_timeout != "report") {
     return ReportError(InvalidArgument("--on-kernel-timeout needs --kernel-timeout"));
   }
+  o.sass_counts = a.sass_counts;
   // The injection library parses what the child receives: anything it would
   // refuse (and then leave the program unprofiled) is refused here, up front.
   if (auto check = capture::OptionsFromEnv(capture::OptionsToEnv(o)); !check.ok())
@@ -477,6 +493,11 @@ void AddProfileOptions(Cmd* sub, ProfileArgs& a) {
                   "What follows a kernel timeout: report (the program goes on) or exit (the "
                   "trace is written and the program ended, exit status 124)")
       ->capture_default_str();
+  sub->add_flag("--sass-counts", a.sass_counts,
+                "Also count how many times each GPU instruction ran (CUPTI SASS metrics: exact "
+                "warp and thread executions per SASS instruction, summed over each kernel's "
+                "launches; CUPTI patches the kernels' code, so they run slower); `tracesmith "
+                "kernel` shows the counts and an opcode histogram. Not with --pc-sampling");
   sub->add_option("--dump-raw", a.dump_raw,
                   "Debug: also write raw CUPTI activity records to DIR (test fixtures)");
   sub->add_option("command", a.command, "The command to profile, after --")->expected(-1);

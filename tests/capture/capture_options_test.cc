@@ -132,6 +132,31 @@ TEST(KernelTimeout, ParsesAndTravelsThroughTheEnvironment) {
   }
 }
 
+// --sass-counts: a flag that travels to the injection library and back, and
+// is refused with instruction sampling (--pc-sampling, --kernel-timeout).
+TEST(SassCounts, TravelsThroughTheEnvironmentAndRefusesSampling) {
+  CaptureOptions o;
+  EXPECT_EQ(OptionsToEnv(o).count(kEnvSassCounts), 0u);
+  EXPECT_FALSE(OptionsFromEnv(OptionsToEnv(o))->sass_counts);
+  o.sass_counts = true;
+  EXPECT_EQ(OptionsToEnv(o)[kEnvSassCounts], "1");
+  auto back = OptionsFromEnv(OptionsToEnv(o));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_TRUE(back->sass_counts);
+  EXPECT_FALSE(OptionsFromEnv({{kEnvSassCounts, "0"}})->sass_counts);
+  auto bad = OptionsFromEnv({{kEnvSassCounts, "yes"}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("neither 0 nor 1"), std::string::npos);
+  for (const auto& [key, value] :
+       std::map<std::string, std::string>{{kEnvPcSampling, "15"}, {kEnvKernelTimeout, "30s"}}) {
+    auto r = OptionsFromEnv({{kEnvSassCounts, "1"}, {key, value}});
+    ASSERT_FALSE(r.ok()) << key;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(r.status().message().find("cannot be combined with --pc-sampling"), std::string::npos)
+        << r.status().message();
+  }
+}
+
 TEST(ReplayFilter, Parses) {
   EXPECT_EQ(ParseReplayFilter("").value().kind, ReplayFilter::Kind::kOff);
   EXPECT_EQ(ParseReplayFilter("all").value().kind, ReplayFilter::Kind::kAll);

@@ -81,6 +81,26 @@ TEST(ProfileCli, ValuesTheCaptureWouldRefuseAreRefusedUpFront) {
   }
 }
 
+// --sass-counts: refused with instruction sampling (one message, the command
+// not run); alone it reaches the child.
+TEST(ProfileCli, SassCountsRefusedWithSamplingAndPassedOn) {
+  for (const char* sampling : {"--pc-sampling", "--kernel-timeout 30s"}) {
+    Result r = RunShell(kTool + " profile --sass-counts " + sampling + " -- sh -c 'echo ran'");
+    EXPECT_EQ(WEXITSTATUS(r.status), 1) << r.output;
+    EXPECT_EQ(r.output.find("ran"), std::string::npos) << "the command ran: " << r.output;
+    EXPECT_NE(r.output.find("--sass-counts cannot be combined with --pc-sampling or "
+                            "--kernel-timeout"),
+              std::string::npos)
+        << r.output;
+  }
+  tracesmith::testing::TempPath out;
+  Result r = RunShell(kTool + " profile -q --sass-counts -o " + out.path() +
+                      " -- sh -c 'echo \"sass=[$TRACESMITH_SASS_COUNTS]\"'");
+  if (r.output.find("sass=[]") == std::string::npos) {  // (the injection library built)
+    EXPECT_NE(r.output.find("sass=[1]"), std::string::npos) << r.output;
+  }
+}
+
 TEST(ProfileCli, ChildKilledBySignalEndsTheSameWay) {
   Result r = RunShell(kTool + " profile -q -- sh -c 'kill -TERM $$'");
   ASSERT_TRUE(WIFEXITED(r.status));  // popen's shell reports the signal as 128+n

@@ -2,7 +2,8 @@
 // kernels", `analyze --json` has `gpu_samples`, `--top` sets how many kernels,
 // and `info` says how many samples the trace holds (testing/pc_sample_trace.h);
 // `kernel` shows one kernel or one launch (testing/launch_sample_trace.h), and
-// `diff` compares two runs' samples.
+// `diff` compares two runs' samples; exact counts (testing/sass_count_trace.h)
+// in `kernel` and `analyze`.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -12,6 +13,7 @@
 #include "cli/cli_runner.h"
 #include "testing/launch_sample_trace.h"
 #include "testing/pc_sample_trace.h"
+#include "testing/sass_count_trace.h"
 #include "testing/temp_dir.h"
 #include "tracesmith/format/sbt_writer.h"
 
@@ -123,16 +125,16 @@ TEST(PcSamplesCli, KernelPage) {
 
   r = RunTracesmith("kernel -q " + path + " gemm");
   EXPECT_NE(r.status, 0);
-  EXPECT_NE(r.out.find("no sampled kernel's name contains 'gemm'; the sampled kernels with most "
-                       "GPU time:\n  probe_mem"),
+  EXPECT_NE(r.out.find("no sampled or counted kernel's name contains 'gemm'; the sampled "
+                       "kernels with most GPU time:\n  probe_mem"),
             std::string::npos)
       << r.out;
   const std::string plain = dir / "plain.sbt";
   ASSERT_TRUE(format::WriteTraceFile(testing::PcSampleTrace({.samples = false}), plain).ok());
   r = RunTracesmith("kernel -q " + plain + " probe");
   EXPECT_NE(r.status, 0);
-  EXPECT_NE(r.out.find("the trace has no GPU instruction samples (capture with `tracesmith "
-                       "profile --pc-sampling`)"),
+  EXPECT_NE(r.out.find("the trace has no GPU instruction samples nor instruction counts "
+                       "(capture with `tracesmith profile --pc-sampling` or `--sass-counts`)"),
             std::string::npos)
       << r.out;
 }
@@ -208,6 +210,31 @@ TEST(PcSamplesCli, DiffComparesSamples) {
   r = RunTracesmith("diff --json " + c + " " + d);
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_FALSE(nlohmann::json::parse(r.out).contains("gpu_samples")) << r.out;
+}
+
+TEST(PcSamplesCli, KernelAndAnalyzeShowExactCounts) {
+  testing::TempDir dir;
+  const std::string path = WritePcTrace(dir, testing::SassCountTrace());
+  Result r = RunTracesmith("kernel " + path + " count_loop");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("Kernel count_loop(float*, int)\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("25,856 warp instructions"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("/src/count/loop.cu:12"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  FFMA                            12,800  49.5%"), std::string::npos)
+      << r.out;
+  r = RunTracesmith("kernel --json " + path + " copy");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["counts"]["executed"], 200);
+  EXPECT_EQ(j["sampled"], false);
+  r = RunTracesmith("analyze -q " + path);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("Instructions executed (exact counts, --sass-counts: 2 functions"),
+            std::string::npos)
+      << r.out;
+  r = RunTracesmith("kernel " + path + " nothing_like_it");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.out.find("count_loop(float*, int)"), std::string::npos) << r.out;
 }
 
 }  // namespace

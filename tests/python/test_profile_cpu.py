@@ -83,6 +83,18 @@ def test_pc_sampling_option_and_sass_at_stop(fake, monkeypatch, tmp_path):
     assert "TRACESMITH_PC_SAMPLING" not in fake.calls[4][2]
 
 
+def test_sass_counts_option(fake, tmp_path):
+    with tracesmith.profile(str(tmp_path / "a.sbt"), sass_counts=True):
+        pass
+    assert fake.calls[0][2]["TRACESMITH_SASS_COUNTS"] == "1"
+    with tracesmith.profile(str(tmp_path / "b.sbt")):
+        pass
+    assert "TRACESMITH_SASS_COUNTS" not in fake.calls[2][2]
+    env = _profile._options_env("c.sbt", None, None, None, None, None, False, True, None, None,
+                                sass_counts=True)
+    assert env["TRACESMITH_SASS_COUNTS"] == "1"
+
+
 def test_kernel_timeout_options(fake, tmp_path):
     with tracesmith.profile(str(tmp_path / "a.sbt"), kernel_timeout=2.5, on_kernel_timeout="exit"):
         pass

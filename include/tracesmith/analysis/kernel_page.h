@@ -13,6 +13,11 @@
 // does. A window the launch had to itself is all its own; one it shared is an
 // estimate, and the page says how many it shared. The rows of those windows
 // are read from the file again (their per-instruction counts are not kept).
+//
+// Exact counts (`profile --sass-counts`, sass_counts.h): each instruction's
+// executions beside its samples, and the function's opcode histogram. A
+// function counted and not sampled has a page of its counts alone. Counts
+// are the sum over every launch: a page for one launch shows none.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +28,7 @@
 #include <vector>
 
 #include "tracesmith/analysis/pc_samples.h"
+#include "tracesmith/analysis/sass_counts.h"
 #include "tracesmith/base/status.h"
 
 namespace tracesmith::analysis {
@@ -33,6 +39,8 @@ struct KernelPageInstruction {
   uint64_t samples = 0;
   double share = 0;                // of the function's samples, %
   std::vector<StallShare> stalls;  // most samples first (share: of the instruction's)
+  bool counted = false;            // it has exact counts (--sass-counts)
+  uint64_t executed = 0, thread_executed = 0;
 };
 
 struct KernelPageLine {
@@ -41,6 +49,7 @@ struct KernelPageLine {
   std::string source;  // the line's text, when `file` is readable here
   uint64_t samples = 0;
   double share = 0;                                 // of the function's samples, %
+  uint64_t executed = 0, thread_executed = 0;       // its instructions' exact counts
   std::vector<KernelPageInstruction> instructions;  // by offset
 };
 
@@ -63,6 +72,8 @@ struct KernelPageLaunch {
 
 struct KernelPage {
   FunctionSamples function;                // the summary (stalls, sites, GPU time)
+  bool sampled = true;                     // false: counts only (no GPU instruction samples)
+  std::optional<FunctionCounts> counts;    // its exact counts and opcodes (--sass-counts)
   std::vector<KernelPageLine> lines;       // by file, then line
   std::vector<std::string> also_matched;   // other sampled functions the name matched
   std::optional<KernelPageLaunch> launch;  // a page for one launch (BuildLaunchPage)
@@ -70,8 +81,10 @@ struct KernelPage {
 
 // The page of the sampled function whose kernel name (or mangled name)
 // contains `name`; of several, the one with most GPU time (the others are
-// listed). NotFound naming the sampled functions when none matches, or
-// saying that the trace has no GPU instruction samples.
+// listed). Without a sampled match, the counted function (--sass-counts) with
+// most executed instructions whose name contains it. NotFound naming the
+// sampled and counted functions when none matches, or saying that the trace
+// has neither samples nor counts.
 StatusOr<KernelPage> BuildKernelPage(const CompactTrace& trace, std::string_view name,
                                      const CallSiteRules& rules);
 

@@ -17,6 +17,7 @@
 #include "tracesmith/analysis/compact_trace.h"
 #include "tracesmith/analysis/dependency_graph.h"
 #include "tracesmith/analysis/pc_samples.h"
+#include "tracesmith/analysis/sass_counts.h"
 #include "tracesmith/analysis/steps.h"
 #include "tracesmith/analysis/timeline.h"
 #include "tracesmith/base/status.h"
@@ -108,6 +109,8 @@ struct AnalysisReport {
   CompactStats compact;
   // GPU instruction samples per function (empty when the trace has none).
   PcSampleReport gpu_samples;
+  // Exact instruction counts per function (`profile --sass-counts`; empty: none).
+  std::vector<FunctionCounts> sass_counts;
   // Kernels that ran past `profile --kernel-timeout` (empty: none, or not asked).
   std::vector<KernelTimeoutReport> kernel_timeouts;
   std::vector<std::string> findings;

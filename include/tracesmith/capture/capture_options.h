@@ -174,6 +174,10 @@ struct CaptureOptions {
   // --on-kernel-timeout exit: then the trace is written and the program ended
   // with exit status kKernelTimeoutExitStatus; report (false): it goes on.
   bool kernel_timeout_exit = false;
+  // Exact instruction counts (--sass-counts): CUPTI's SASS metrics on every
+  // context, each function's executions per instruction (by warps and by
+  // threads) summed over the run (docs/pc-sampling.md). Not with PC sampling.
+  bool sass_counts = false;
   CaptureTuning tuning;
 };
 
@@ -217,6 +221,7 @@ inline constexpr const char* kEnvReplayReachDepth = "TRACESMITH_REPLAY_REACH_DEP
 inline constexpr const char* kEnvPcSampling = "TRACESMITH_PC_SAMPLING";
 inline constexpr const char* kEnvKernelTimeout = "TRACESMITH_KERNEL_TIMEOUT";
 inline constexpr const char* kEnvOnKernelTimeout = "TRACESMITH_ON_KERNEL_TIMEOUT";
+inline constexpr const char* kEnvSassCounts = "TRACESMITH_SASS_COUNTS";
 // CaptureTuning's (read from the environment only).
 inline constexpr const char* kEnvSubscribe = "TRACESMITH_SUBSCRIBE";
 inline constexpr const char* kEnvDeviceBufferMb = "TRACESMITH_DEVICE_BUFFER_MB";

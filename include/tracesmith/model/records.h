@@ -85,7 +85,8 @@ namespace tracesmith::model {
   METADATA(Stat,              kStat,        71, "stat",      TS_STAT_FIELDS)         \
   METADATA(MetadataEntry,     kMetadata,    72, "metadata",  TS_METADATA_FIELDS)     \
   METADATA(PcLine,            kPcLine,      73, "pcline",    TS_PC_LINE_FIELDS)       \
-  METADATA(PcSass,            kPcSass,      74, "pcsass",    TS_PC_SASS_FIELDS)
+  METADATA(PcSass,            kPcSass,      74, "pcsass",    TS_PC_SASS_FIELDS)      \
+  METADATA(SassCount,         kSassCount,   75, "sasscount", TS_SASS_COUNT_FIELDS)
 // clang-format on
 
 inline constexpr uint16_t kFirstMetadataTableKind = 64;
@@ -529,6 +530,25 @@ inline constexpr char kTorchReservedCounter[] = "PyTorch caching allocator reser
   X(uint32_t, pc_offset, kDelta)                 \
   X(uint32_t, text_id, kDelta)                   \
   X(uint32_t, pid, kConfig)                      \
+  X(uint64_t, cubin_crc, kConfig)                \
+  X(uint32_t, function_id, kConfig)
+
+// How many times an instruction ran (`profile --sass-counts`, CUPTI's SASS
+// metrics): `pc_offset` of `function_id` (mangled) in the cubin `cubin_crc`
+// executed `executed` times by warps (smsp__sass_inst_executed) and
+// `thread_executed` times by threads (smsp__sass_thread_inst_executed; 0 when
+// not collected), on device `device_id`. The counts are cumulative, not per
+// launch: CUPTI gives no launch with them, only the sum over every launch of
+// the function since its context enabled counting, up to the flush that wrote
+// the row (the end of the capture, or the context's destruction). Rows with
+// the same (pid, device, cubin, function, pc) add up. Source lines and SASS
+// text come from the PcLine / PcSass rows of the same instruction.
+#define TS_SASS_COUNT_FIELDS(X)                  \
+  X(uint32_t, pc_offset, kDelta)                 \
+  X(uint64_t, executed, kDelta)                  \
+  X(uint64_t, thread_executed, kDelta)           \
+  X(uint32_t, pid, kConfig)                      \
+  X(uint32_t, device_id, kConfig)                \
   X(uint64_t, cubin_crc, kConfig)                \
   X(uint32_t, function_id, kConfig)
 
