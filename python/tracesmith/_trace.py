@@ -20,22 +20,24 @@ from ._native import core
 STRING_FIELDS = frozenset({
     "name_id", "demangled_id", "domain_id", "uuid_id", "cmdline_id", "hostname_id",
     "path_id", "build_id_id", "function_id", "file_id", "key_id", "value_id", "stall_id",
-    "text_id",
+    "text_id", "label_id", "unit_id",
 })
 
 # Event record kinds (the rest are metadata: devices, processes, stacks, stats, ...).
 EVENT_KINDS = ("kernel", "memcpy", "memset", "sync", "api", "nvtx", "marker", "memory",
-               "counter", "module", "graph", "overhead", "drop", "pcsample", "timeout")
+               "counter", "module", "graph", "overhead", "drop", "pcsample", "timeout",
+               "gpumetric")
 
 # Record kinds by the attribute a Trace offers them under.
 KINDS = {
     "kernels": "kernel", "memcpys": "memcpy", "memsets": "memset", "syncs": "sync",
     "api": "api", "nvtx": "nvtx", "markers": "marker", "memory": "memory",
     "counters": "counter", "modules": "module", "graphs": "graph", "overheads": "overhead",
-    "drops": "drop", "pc_samples": "pcsample", "kernel_timeouts": "timeout", "devices": "device", "processes": "process",
+    "drops": "drop", "pc_samples": "pcsample", "kernel_timeouts": "timeout",
+    "gpu_metric_samples": "gpumetric", "devices": "device", "processes": "process",
     "threads": "thread", "clocks": "clock", "mappings": "mapping", "frames": "frame",
     "stack_nodes": "stacknode", "stat_rows": "stat", "metadata_rows": "metadata",
-    "pc_lines": "pcline", "pc_sass": "pcsass",
+    "pc_lines": "pcline", "pc_sass": "pcsass", "gpu_metric_names": "gpumetricdesc",
 }
 
 
