@@ -12,7 +12,8 @@
   X(Replay)             \
   X(Sync)               \
   X(Memory)             \
-  X(PcSampling)
+  X(PcSampling)         \
+  X(GpuMetrics)
 
 namespace tracesmith::capture {
 
