@@ -450,6 +450,34 @@ class Trace:
             out[str(name)] = out.get(str(name), 0) + int(value)
         return out
 
+    @property
+    def gpu_metrics(self) -> Table:
+        """GPU hardware metrics over time (`profile --gpu-metrics`) as one table:
+        a row per sample of one metric on one GPU, with start_ns, end_ns,
+        value, pid, device_id, metric_id, and the metric as strings:
+        `["name"]` (CUPTI's name), `["label"]` (its short plain name, "SM
+        active") and `["unit"]` ("%", "bytes/s"). `to_pandas()` gives a
+        DataFrame (e.g. `.pivot_table(index="start_ns", columns="label",
+        values="value")`). Empty when the trace has no GPU metrics."""
+        samples = self.table("gpumetric")
+        desc = self.table("gpumetricdesc")
+        n = len(samples)
+
+        def column(table, field, dtype=np.uint32):  # an empty table may hold no column
+            return table[field] if field in table else np.zeros(len(table), dtype=dtype)
+
+        pid, metric = column(samples, "pid"), column(samples, "metric_id")
+        ids = {f: np.zeros(n, dtype=np.uint32) for f in ("name_id", "label_id", "unit_id")}
+        for i in range(len(desc)):
+            rows = (pid == column(desc, "pid")[i]) & (metric == column(desc, "metric_id")[i])
+            for f in ids:
+                ids[f][rows] = column(desc, f)[i]
+        columns = {f: column(samples, f, np.float64 if f == "value" else
+                             np.uint64 if f.endswith("_ns") else np.uint32)
+                   for f in ("start_ns", "end_ns", "value", "pid", "device_id", "metric_id")}
+        columns.update(ids)
+        return Table("gpumetric", columns, self.strings)
+
     def _frames(self) -> List[Frame]:
         if self._frame_cache is None:
             f = self._tables["frame"]

@@ -382,6 +382,7 @@ AnalysisReport BuildReport(const CompactTrace& t, const std::string& source,
   KernelTables(t, namer, &r);
   r.gpu_samples = SummarizePcSamples(t, r.kernel_ns, rules);
   r.kernel_timeouts = DescribeKernelTimeouts(t, r.gpu_samples, rules);
+  r.gpu_metrics = SummarizeGpuMetrics(t, r.window_begin, r.window_end);
   phase("kernels");
   NvtxTable(t, &r);
   CopyTable(t, &r);

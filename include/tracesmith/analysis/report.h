@@ -16,6 +16,7 @@
 
 #include "tracesmith/analysis/compact_trace.h"
 #include "tracesmith/analysis/dependency_graph.h"
+#include "tracesmith/analysis/gpu_metrics.h"
 #include "tracesmith/analysis/pc_samples.h"
 #include "tracesmith/analysis/steps.h"
 #include "tracesmith/analysis/timeline.h"
@@ -108,6 +109,8 @@ struct AnalysisReport {
   CompactStats compact;
   // GPU instruction samples per function (empty when the trace has none).
   PcSampleReport gpu_samples;
+  // GPU hardware metrics over time (empty when the trace has no samples).
+  GpuMetricsReport gpu_metrics;
   // Kernels that ran past `profile --kernel-timeout` (empty: none, or not asked).
   std::vector<KernelTimeoutReport> kernel_timeouts;
   std::vector<std::string> findings;
