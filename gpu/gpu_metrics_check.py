@@ -125,15 +125,16 @@ def capture_checks(c, cli, progs, out):
         rd, wr = series["DRAM read throughput"], series["DRAM write throughput"]
         dram = [(a[0], a[1], a[2] + b[2]) for a, b in zip(rd, wr)]
     # The DRAM burst's start: the first sample over half the copy phase's level.
-    level = mean(dram or [], *inner(copy)) or 0
-    burst = next((s for s, e, v in (dram or []) if v > level / 2 and e > copy[0] - 50_000_000),
-                 None)
+    level = mean(dram or [], *inner(copy))
+    burst = next((s for s, e, v in (dram or []) if v > (level or 0) / 2 and
+                  e > copy[0] - 50_000_000), None)
     lag_ms = None if burst is None else (burst - copy[0]) / 1e6
     c.check("clock", first <= kernels[0][0] and last >= kernels[-1][1] and lag_ms is not None
             and abs(lag_ms) <= 2,
             f"samples {first / 1e6:.1f}..{last / 1e6:.1f} ms, kernels {kernels[0][0] / 1e6:.1f}.."
             f"{kernels[-1][1] / 1e6:.1f} ms; DRAM burst {fmt(lag_ms)} ms after the first copy")
-    c.check("copy DRAM", level >= 80, f"DRAM throughput {fmt(level)}% of peak over the copy "
+    c.check("copy DRAM", level is not None and level >= 80,
+            f"DRAM throughput {fmt(level)}% of peak over the copy "
             f"phase ({(copy[1] - copy[0]) / 1e6:.0f} ms)")
     tensor = series.get("Tensor pipe active", [])
     t_gemm = mean(tensor, *inner(gemm)) if gemm else None
