@@ -94,7 +94,7 @@ std::string MetricValue(double v, const std::string& unit) {
 // "GPU metrics": each device's metrics over the window, then per kernel name
 // while it ran alone and while it shared its GPU.
 void GpuMetricsSection(Printer& p, const GpuMetricsReport& g, size_t top) {
-  p("\nGPU metrics (PM sampling: %llu samples%s)\n", U(g.samples),
+  p("\nGPU metrics (PM sampling: %llu metric samples%s)\n", U(g.samples),
     g.merged > 1 ? StrFormat(", up to %u merged into one for the analysis", g.merged).c_str() : "");
   std::set<uint32_t> pids;
   for (const GpuMetricStat& m : g.metrics) pids.insert(m.pid);

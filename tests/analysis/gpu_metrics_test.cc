@@ -76,7 +76,7 @@ TEST(GpuMetricsReport, TextAndJson) {
   std::ostringstream text;
   WriteTextReport(r, {}, text);
   const std::string s = text.str();
-  EXPECT_NE(s.find("\nGPU metrics (PM sampling: 210 samples)\n"), std::string::npos) << s;
+  EXPECT_NE(s.find("\nGPU metrics (PM sampling: 210 metric samples)\n"), std::string::npos) << s;
   EXPECT_NE(s.find("  GPU 0        SM active                                 75.0%       "
                    "100.0%        50\n"),
             std::string::npos)
