@@ -15,7 +15,8 @@ section `gpumetrics`).
     phase, in the series and in `analyze --json` (dram_copy alone);
   - gemm: tensor pipe active >= 50% over the GEMM phase; fma: tensor pipe active <= 1% over
     the FMA phase (FP32 pipe shown);
-  - idle: SM active <= 2% over each idle gap (20 ms in from each edge);
+  - idle: SM active <= 2% over each idle gap (20 ms in from each edge; in cycles, as GH100's
+    sm__cycles_active.avg, 2% of the busiest phase's);
   - unknown name: `--gpu-metrics=no_such__metric.sum` names it and `--gpu-metrics=list`, the
     capture goes on (exit 0, kernels written, no metric rows);
   - cost: the program's loop time (its three busy phases) under `profile` with and without
@@ -146,8 +147,16 @@ def capture_checks(c, cli, progs, out):
             f"tensor pipe active {fmt(t_fma)}% over the FMA phase (FP32 pipe {fmt(fp32)}%)")
     gaps = [(copy[1], gemm[0] if gemm else fma[0]), ((gemm or copy)[1], fma[0])]
     idle = [mean(sm, g[0] + 20_000_000, g[1] - 20_000_000) for g in gaps]
+    # GH100's SM active is TPC.TriageCompute.sm__cycles_active.avg: cycles per sample, not %;
+    # then idle is <= 2% of the cycles of the busiest phase.
+    busy = max((v for v in (mean(sm, *inner(p)) for p in (copy, gemm, fma) if p)
+                if v is not None), default=None)
+    if busy is not None and busy > 100:
+        idle = [None if v is None else 100 * v / busy for v in idle]
     c.check("idle SM", all(v is not None and v <= 2 for v in idle),
-            "SM active " + ", ".join(f"{fmt(v)}%" for v in idle) + " over the idle gaps")
+            "SM active " + ", ".join(f"{fmt(v)}%" for v in idle) + " over the idle gaps" +
+            (f" (of the busiest phase's {busy:.0f} cycles per sample)"
+             if busy is not None and busy > 100 else ""))
     r = subprocess.run([cli, "analyze", "--json", "--whole", sbt], capture_output=True, text=True,
                        timeout=600)
     with open(os.path.join(out, "analyze.json"), "w") as f:

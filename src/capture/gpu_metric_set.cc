@@ -1,13 +1,18 @@
 // The default GPU metric set and the choice of what a device samples
 // (tracesmith/capture/gpu_metric_set.h).
 //
-// Candidate names: the first ones are those Nsight Compute's PM sampling
-// sections use on Hopper and later (sm__pipe_tensor_cycles_active_realtime,
-// dramc__read_throughput, lts__throughput, sm__cycles_active) and its
-// Turing triage groups (pcie__read_bytes); the ones after are other
-// spellings of the same counters, as fallbacks. None is checked here: the
-// recorder asks CUPTI on the device which it accepts (docs/capture.md,
-// "GPU metrics").
+// Candidate names: the first ones are the GH100 (H200, H100) names as
+// `ncu --query-metrics-collection pmsampling --chip gh100` lists them and
+// Nsight Compute 2025.3.1's PmSampling section uses them for compute
+// capability 9.0 (the base metrics carry their unit's trigger prefix,
+// "TPC.TriageCompute.", "FBSP.TriageCompute.", ...; the rollups are the
+// standard ones); not yet confirmed by a capture. The ones after are the
+// unprefixed names Nsight Compute's sections use on other chips
+// (sm__pipe_tensor_cycles_active_realtime, dramc__read_throughput,
+// lts__throughput, sm__cycles_active; pcie__read_bytes from its Turing triage
+// groups) and other spellings of the same counters, as fallbacks. None is
+// checked here: the recorder asks CUPTI on the device which it accepts
+// (docs/capture.md, "GPU metrics").
 #include "tracesmith/capture/gpu_metric_set.h"
 
 #include <algorithm>
@@ -19,51 +24,74 @@ namespace tracesmith::capture {
 const std::vector<GpuMetricQuestion>& DefaultGpuMetricQuestions() {
   static const std::vector<GpuMetricQuestion> questions = {
       {"SM active",
-       {{"sm__cycles_active.avg.pct_of_peak_sustained_elapsed", "%"},
+       {{"TPC.TriageCompute.sm__cycles_active.avg", "cycles"},
+        {"sm__cycles_active.avg.pct_of_peak_sustained_elapsed", "%"},
         {"sm__cycles_active.avg.per_cycle_elapsed", "%", 100},
         {"gr__cycles_active.avg.pct_of_peak_sustained_elapsed", "%"}}},
       {"Tensor pipe active",
-       {{"sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed", "%"},
+       {{"TPC.TriageCompute.sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_"
+         "elapsed",
+         "%"},
+        {"sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed", "%"},
         {"sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed", "%"},
         {"sm__pipe_tensor_op_hmma_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed", "%"},
         {"sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_elapsed", "%"}}},
       {"DRAM throughput",
-       {{"dramc__throughput.avg.pct_of_peak_sustained_elapsed", "%"},
+       {{"FBSP.TriageCompute.dramc__throughput.avg.pct_of_peak_sustained_elapsed", "%"},
+        {"dramc__throughput.avg.pct_of_peak_sustained_elapsed", "%"},
         {"dram__throughput.avg.pct_of_peak_sustained_elapsed", "%"}}},
+      {"SM throughput",
+       {{"TPC.TriageCompute.sm__inst_executed_realtime.avg.pct_of_peak_sustained_elapsed", "%"},
+        {"sm__inst_executed_realtime.avg.pct_of_peak_sustained_elapsed", "%"},
+        {"sm__throughput.avg.pct_of_peak_sustained_elapsed", "%"}}},
       {"Warps resident (occupancy)",
-       {{"sm__warps_active.avg.pct_of_peak_sustained_elapsed", "%"},
+       {{"TPC.TriageCompute.tpc__warps_active_realtime.avg.per_cycle_active", "warps"},
+        {"sm__warps_active.avg.pct_of_peak_sustained_elapsed", "%"},
         {"sm__warps_active_realtime.avg.pct_of_peak_sustained_elapsed", "%"}}},
       {"FP32 pipe active",
-       {{"sm__pipe_fma_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed", "%"},
+       {{"TPC.TriageCompute.sm__inst_executed_pipe_fma_realtime.avg.pct_of_peak_sustained_"
+         "elapsed",
+         "%"},
+        {"sm__pipe_fma_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed", "%"},
         {"sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_elapsed", "%"},
         {"sm__inst_executed_pipe_fma_realtime.avg.pct_of_peak_sustained_elapsed", "%"},
         {"smsp__inst_executed_pipe_fma.avg.pct_of_peak_sustained_elapsed", "%"}}},
       {"FP64 pipe active",
-       {{"sm__pipe_fp64_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed", "%"},
+       {{"TPC.TriageCompute.sm__pipe_fp64_cycles_active_realtime.avg.pct_of_peak_sustained_"
+         "elapsed",
+         "%"},
+        {"sm__pipe_fp64_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed", "%"},
         {"sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_elapsed", "%"},
         {"sm__inst_executed_pipe_fp64_realtime.avg.pct_of_peak_sustained_elapsed", "%"}}},
       {"DRAM read throughput",
-       {{"dramc__read_throughput.avg.pct_of_peak_sustained_elapsed", "%"},
+       {{"FBSP.TriageCompute.dramc__read_throughput.avg.pct_of_peak_sustained_elapsed", "%"},
+        {"dramc__read_throughput.avg.pct_of_peak_sustained_elapsed", "%"},
         {"dram__read_throughput.avg.pct_of_peak_sustained_elapsed", "%"},
         {"dram__bytes_read.sum.pct_of_peak_sustained_elapsed", "%"}}},
       {"DRAM write throughput",
-       {{"dramc__write_throughput.avg.pct_of_peak_sustained_elapsed", "%"},
+       {{"FBSP.TriageCompute.dramc__write_throughput.avg.pct_of_peak_sustained_elapsed", "%"},
+        {"dramc__write_throughput.avg.pct_of_peak_sustained_elapsed", "%"},
         {"dram__write_throughput.avg.pct_of_peak_sustained_elapsed", "%"},
         {"dram__bytes_write.sum.pct_of_peak_sustained_elapsed", "%"}}},
       {"L2 throughput",
-       {{"lts__throughput.avg.pct_of_peak_sustained_elapsed", "%"},
+       {{"LTS.TriageCompute.lts__throughput.avg.pct_of_peak_sustained_elapsed", "%"},
+        {"lts__throughput.avg.pct_of_peak_sustained_elapsed", "%"},
         {"lts__t_sectors.avg.pct_of_peak_sustained_elapsed", "%"}}},
       {"PCIe read",
-       {{"pcie__read_bytes.sum.per_second", "bytes/s"},
+       {{"PCI.TriageCompute.pcie__read_bytes.sum.per_second", "bytes/s"},
+        {"pcie__read_bytes.sum.per_second", "bytes/s"},
         {"pcie__rx_bytes.sum.per_second", "bytes/s"}}},
       {"PCIe write",
-       {{"pcie__write_bytes.sum.per_second", "bytes/s"},
+       {{"PCI.TriageCompute.pcie__write_bytes.sum.per_second", "bytes/s"},
+        {"pcie__write_bytes.sum.per_second", "bytes/s"},
         {"pcie__tx_bytes.sum.per_second", "bytes/s"}}},
       {"NVLink rx",
-       {{"nvlrx__bytes.sum.per_second", "bytes/s"},
+       {{"NVLRX.TriageCompute.nvlrx__bytes.sum.per_second", "bytes/s"},
+        {"nvlrx__bytes.sum.per_second", "bytes/s"},
         {"nvlrx__bytes_data_user.sum.per_second", "bytes/s"}}},
       {"NVLink tx",
-       {{"nvltx__bytes.sum.per_second", "bytes/s"},
+       {{"NVLTX.TriageCompute.nvltx__bytes.sum.per_second", "bytes/s"},
+        {"nvltx__bytes.sum.per_second", "bytes/s"},
         {"nvltx__bytes_data_user.sum.per_second", "bytes/s"}}},
   };
   return questions;
@@ -88,7 +116,7 @@ StatusOr<GpuMetricsRequest> ParseGpuMetrics(std::string_view text) {
     while (!name.empty() && name.back() == ' ') name.remove_suffix(1);
     const bool plain = std::all_of(name.begin(), name.end(), [](char c) {
       return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-             c == '_' || c == '.';
+             c == '_' || c == '.' || c == ':';
     });
     if (name.empty() || !plain)
       return InvalidArgument(
@@ -130,9 +158,29 @@ StatusOr<uint64_t> ParseGpuMetricsInterval(std::string_view text) {
   return *ns;
 }
 
+std::string_view GpuMetricShortName(std::string_view name) {
+  if (name.starts_with("pmsampling:")) name.remove_prefix(sizeof("pmsampling:") - 1);
+  // "TPC.TriageCompute.sm__cycles_active.avg": the prefix ends at the last
+  // '.' before the counter's "unit__" part.
+  const size_t counter = name.find("__");
+  if (counter == std::string_view::npos) return name;
+  const size_t dot = name.rfind('.', counter);
+  if (dot != std::string_view::npos) name.remove_prefix(dot + 1);
+  return name;
+}
+
 std::string GpuMetricUnitOfName(std::string_view name) {
+  name = GpuMetricShortName(name);
   if (name.find(".pct") != std::string_view::npos) return "%";
   if (name.ends_with(".per_second")) return "/s";
+  if (name.find(".per_cycle") != std::string_view::npos) return "/cycle";
+  // A counter of cycles with a plain rollup ("sm__cycles_active.avg"): cycles per sample.
+  const size_t dot = name.find('.');
+  if (dot != std::string_view::npos &&
+      name.substr(0, dot).find("cycles") != std::string_view::npos) {
+    const std::string_view rollup = name.substr(dot + 1);
+    if (rollup == "avg" || rollup == "sum" || rollup == "min" || rollup == "max") return "cycles";
+  }
   return "";
 }
 
@@ -148,7 +196,7 @@ GpuMetricChoice ChooseGpuMetrics(
   if (request.kind == GpuMetricsRequest::Kind::kNames) {
     for (const std::string& n : request.names) {
       if (accepts(n))
-        c.kept.push_back({n, n, GpuMetricUnitOfName(n), 1});
+        c.kept.push_back({n, std::string(GpuMetricShortName(n)), GpuMetricUnitOfName(n), 1});
       else
         c.unknown.push_back(n);
     }

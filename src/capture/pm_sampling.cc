@@ -402,11 +402,12 @@ StatusOr<std::vector<std::string>> ListPmSamplingMetrics() {
     for (std::string& l : mine) lines.push_back("  " + l);
   }
   lines.push_back(
-      "Name a metric with a rollup: counters .sum, .avg, .min or .max (then .per_second or "
+      "Name a metric as listed (with its prefix, e.g. TPC.TriageCompute. on GH100) and a "
+      "rollup: counters .sum, .avg, .min or .max (then .per_second or "
       ".pct_of_peak_sustained_elapsed), ratios .pct or .ratio, throughputs "
       ".avg.pct_of_peak_sustained_elapsed; e.g. --gpu-metrics="
-      "sm__cycles_active.avg.pct_of_peak_sustained_elapsed,dramc__read_throughput.avg.pct_of_"
-      "peak_sustained_elapsed");
+      "TPC.TriageCompute.sm__cycles_active.avg,FBSP.TriageCompute.dramc__read_throughput.avg."
+      "pct_of_peak_sustained_elapsed");
   return lines;
 }
 

@@ -4,7 +4,9 @@
 // names and fits some sets in one pass.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
+#include <utility>
 
 #include "tracesmith/capture/capture_options.h"
 #include "tracesmith/capture/gpu_metric_set.h"
@@ -69,10 +71,58 @@ TEST(GpuMetricSet, DefaultSetAnswersTheIssuesQuestions) {
     EXPECT_TRUE(labels.insert(q.label).second) << q.label;
   }
   for (const char* l :
-       {"SM active", "Warps resident (occupancy)", "Tensor pipe active", "FP32 pipe active",
-        "FP64 pipe active", "DRAM read throughput", "DRAM write throughput", "L2 throughput",
-        "PCIe read", "PCIe write", "NVLink rx", "NVLink tx"})
+       {"SM active", "SM throughput", "Warps resident (occupancy)", "Tensor pipe active",
+        "FP32 pipe active", "FP64 pipe active", "DRAM read throughput", "DRAM write throughput",
+        "L2 throughput", "PCIe read", "PCIe write", "NVLink rx", "NVLink tx"})
     EXPECT_EQ(labels.count(l), 1u) << l;
+}
+
+// The first candidates are GH100's names (ncu --query-metrics-collection pmsampling --chip
+// gh100, with their unit's prefix); the unprefixed names stay as later candidates.
+TEST(GpuMetricSet, FirstCandidatesAreGh100Names) {
+  std::map<std::string, std::pair<std::string, std::string>> first;  // label -> (name, unit)
+  std::set<std::string> later;
+  for (const GpuMetricQuestion& q : DefaultGpuMetricQuestions()) {
+    first[q.label] = {q.candidates.front().name, q.candidates.front().unit};
+    for (size_t i = 1; i < q.candidates.size(); ++i) later.insert(q.candidates[i].name);
+  }
+  using P = std::pair<std::string, std::string>;
+  EXPECT_EQ(first["SM active"], (P{"TPC.TriageCompute.sm__cycles_active.avg", "cycles"}));
+  EXPECT_EQ(
+      first["SM throughput"],
+      (P{"TPC.TriageCompute.sm__inst_executed_realtime.avg.pct_of_peak_sustained_elapsed", "%"}));
+  EXPECT_EQ(first["Warps resident (occupancy)"],
+            (P{"TPC.TriageCompute.tpc__warps_active_realtime.avg.per_cycle_active", "warps"}));
+  EXPECT_EQ(first["Tensor pipe active"].first,
+            "TPC.TriageCompute.sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_"
+            "elapsed");
+  EXPECT_EQ(first["FP32 pipe active"].first,
+            "TPC.TriageCompute.sm__inst_executed_pipe_fma_realtime.avg.pct_of_peak_sustained_"
+            "elapsed");
+  EXPECT_EQ(first["FP64 pipe active"].first,
+            "TPC.TriageCompute.sm__pipe_fp64_cycles_active_realtime.avg.pct_of_peak_sustained_"
+            "elapsed");
+  EXPECT_EQ(first["DRAM read throughput"].first,
+            "FBSP.TriageCompute.dramc__read_throughput.avg.pct_of_peak_sustained_elapsed");
+  EXPECT_EQ(first["DRAM write throughput"].first,
+            "FBSP.TriageCompute.dramc__write_throughput.avg.pct_of_peak_sustained_elapsed");
+  EXPECT_EQ(first["DRAM throughput"].first,
+            "FBSP.TriageCompute.dramc__throughput.avg.pct_of_peak_sustained_elapsed");
+  EXPECT_EQ(first["L2 throughput"].first,
+            "LTS.TriageCompute.lts__throughput.avg.pct_of_peak_sustained_elapsed");
+  EXPECT_EQ(first["PCIe read"],
+            (P{"PCI.TriageCompute.pcie__read_bytes.sum.per_second", "bytes/s"}));
+  EXPECT_EQ(first["PCIe write"],
+            (P{"PCI.TriageCompute.pcie__write_bytes.sum.per_second", "bytes/s"}));
+  EXPECT_EQ(first["NVLink rx"].first, "NVLRX.TriageCompute.nvlrx__bytes.sum.per_second");
+  EXPECT_EQ(first["NVLink tx"].first, "NVLTX.TriageCompute.nvltx__bytes.sum.per_second");
+  for (const char* older :
+       {"sm__cycles_active.avg.pct_of_peak_sustained_elapsed",
+        "sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed",
+        "dramc__throughput.avg.pct_of_peak_sustained_elapsed",
+        "lts__throughput.avg.pct_of_peak_sustained_elapsed", "pcie__read_bytes.sum.per_second",
+        "nvltx__bytes.sum.per_second"})
+    EXPECT_EQ(later.count(older), 1u) << older;
 }
 
 // A fake chip: accepts the names in `known`, and sets of them of at most
@@ -94,6 +144,22 @@ GpuMetricChoice ChooseOn(const FakeChip& chip, const GpuMetricsRequest& r) {
       [&](const std::vector<std::string>& v) { return chip.OnePass(v); });
 }
 
+// An H200 as ncu lists its PM sampling metrics: every first (GH100) candidate in one pass.
+TEST(GpuMetricSet, Gh100TakesItsNamesInOnePass) {
+  FakeChip chip;
+  for (const GpuMetricQuestion& q : DefaultGpuMetricQuestions())
+    chip.known.insert(q.candidates.front().name);
+  GpuMetricChoice c = ChooseOn(chip, {Kind::kDefault, {}});
+  ASSERT_EQ(c.kept.size(), DefaultGpuMetricQuestions().size());
+  EXPECT_EQ(c.kept[0],
+            (ChosenGpuMetric{"TPC.TriageCompute.sm__cycles_active.avg", "SM active", "cycles", 1}));
+  EXPECT_TRUE(c.dropped.empty() && c.unanswered.empty());
+  auto lines = DescribeGpuMetricChoice(c);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0].rfind("sampled: SM active (TPC.TriageCompute.sm__cycles_active.avg), ", 0), 0u)
+      << lines[0];
+}
+
 TEST(GpuMetricSet, DefaultKeepsTheFirstAcceptedCandidatePerQuestion) {
   FakeChip chip;
   chip.known = {"sm__cycles_active.avg.per_cycle_elapsed",
@@ -111,7 +177,8 @@ TEST(GpuMetricSet, DefaultKeepsTheFirstAcceptedCandidatePerQuestion) {
   auto lines = DescribeGpuMetricChoice(c);
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_EQ(lines[0].rfind("sampled: SM active (sm__cycles_active", 0), 0u) << lines[0];
-  EXPECT_NE(lines[1].find("not available on this GPU: Warps resident"), std::string::npos);
+  EXPECT_NE(lines[1].find("not available on this GPU: SM throughput, Warps resident"),
+            std::string::npos);
 }
 
 TEST(GpuMetricSet, DefaultDropsTheLowestPriorityUntilOnePass) {
@@ -161,6 +228,22 @@ TEST(GpuMetricSet, NamedSetIsTakenWholeOrNotAtAll) {
   EXPECT_EQ(ok.kept[1].unit, "");
   EXPECT_EQ(ok.kept[0].label, "a__x.sum.per_second");
 
+  // Names as ncu lists them on GH100: labelled without the prefix, unit from the suffix.
+  chip.known = {"TPC.TriageCompute.sm__cycles_active.avg",
+                "pmsampling:FBSP.TriageCompute.dramc__read_throughput.avg.pct_of_peak_sustained_"
+                "elapsed"};
+  GpuMetricChoice gh = ChooseOn(
+      chip, ParseGpuMetrics("TPC.TriageCompute.sm__cycles_active.avg,pmsampling:FBSP."
+                            "TriageCompute.dramc__read_throughput.avg.pct_of_peak_sustained_"
+                            "elapsed")
+                .value());
+  ASSERT_EQ(gh.kept.size(), 2u);
+  EXPECT_EQ(gh.kept[0], (ChosenGpuMetric{"TPC.TriageCompute.sm__cycles_active.avg",
+                                         "sm__cycles_active.avg", "cycles", 1}));
+  EXPECT_EQ(gh.kept[1].label, "dramc__read_throughput.avg.pct_of_peak_sustained_elapsed");
+  EXPECT_EQ(gh.kept[1].unit, "%");
+  chip.known = {"a__x.sum.per_second", "b__y.avg.pct_of_peak_sustained_elapsed", "c__z.sum"};
+
   GpuMetricChoice unknown =
       ChooseOn(chip, ParseGpuMetrics("a__x.sum.per_second,nope,nada").value());
   EXPECT_TRUE(unknown.empty());
@@ -181,7 +264,28 @@ TEST(GpuMetricSet, UnitOfName) {
   EXPECT_EQ(GpuMetricUnitOfName("lts__throughput.avg.pct_of_peak_sustained_elapsed"), "%");
   EXPECT_EQ(GpuMetricUnitOfName("lts__t_sector_hit_rate.pct"), "%");
   EXPECT_EQ(GpuMetricUnitOfName("pcie__read_bytes.sum.per_second"), "/s");
-  EXPECT_EQ(GpuMetricUnitOfName("sm__cycles_active.avg"), "");
+  EXPECT_EQ(GpuMetricUnitOfName("sm__cycles_active.avg"), "cycles");
+  EXPECT_EQ(GpuMetricUnitOfName("lts__t_sectors.sum"), "");
+  EXPECT_EQ(GpuMetricUnitOfName("TPC.TriageCompute.sm__cycles_active.avg"), "cycles");
+  EXPECT_EQ(GpuMetricUnitOfName("PCI.TriageCompute.pcie__read_bytes.sum.per_second"), "/s");
+  EXPECT_EQ(
+      GpuMetricUnitOfName("TPC.TriageCompute.tpc__warps_active_realtime.avg.per_cycle_active"),
+      "/cycle");
+  EXPECT_EQ(
+      GpuMetricUnitOfName("LTS.TriageCompute.lts__throughput.avg.pct_of_peak_sustained_elapsed"),
+      "%");
+}
+
+TEST(GpuMetricSet, ShortNameDropsTheUnitPrefix) {
+  EXPECT_EQ(GpuMetricShortName("TPC.TriageCompute.sm__cycles_active.avg"), "sm__cycles_active.avg");
+  EXPECT_EQ(GpuMetricShortName("NVLRX.TriageCompute.nvlrx__bytes.sum.per_second"),
+            "nvlrx__bytes.sum.per_second");
+  EXPECT_EQ(GpuMetricShortName("pmsampling:sm__cycles_active.avg"), "sm__cycles_active.avg");
+  EXPECT_EQ(GpuMetricShortName("pmsampling:FBSP.TriageCompute.dramc__throughput.avg"),
+            "dramc__throughput.avg");
+  EXPECT_EQ(GpuMetricShortName("lts__throughput.avg.pct_of_peak_sustained_elapsed"),
+            "lts__throughput.avg.pct_of_peak_sustained_elapsed");
+  EXPECT_EQ(GpuMetricShortName("plain"), "plain");
 }
 
 }  // namespace

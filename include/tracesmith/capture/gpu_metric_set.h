@@ -86,8 +86,15 @@ GpuMetricChoice ChooseGpuMetrics(
     const GpuMetricsRequest& request, const std::function<bool(const std::string&)>& accepts,
     const std::function<bool(const std::vector<std::string>&)>& one_pass);
 
-// The unit a metric name's suffix says: "%" (.pct*), "/s" (.per_second),
-// "" otherwise.
+// A metric's name without the prefix of its trigger and unit, as ncu lists
+// the PM sampling metrics of some chips: "TPC.TriageCompute.sm__cycles_active.avg"
+// and "pmsampling:sm__cycles_active.avg" are "sm__cycles_active.avg" (the
+// label of a metric the user named).
+std::string_view GpuMetricShortName(std::string_view name);
+
+// The unit a metric name's suffix says (prefix ignored): "%" (.pct*), "/s"
+// (.per_second), "/cycle" (.per_cycle*), "cycles" (a counter of cycles with a
+// plain rollup: .avg, .sum, .min, .max), "" otherwise.
 std::string GpuMetricUnitOfName(std::string_view name);
 
 // One line per fact of a choice, for the capture's messages and summary:
