@@ -24,6 +24,7 @@ for src in "$ROOT"/gpu/programs/*.cu "$ROOT"/bench/workloads/launch_loop.cu "$RO
     { [ -f "${src%.cu}.h" ] && [ "${src%.cu}.h" -nt "$OUTDIR/$name" ]; }; then  # its own header
     libs="-ldl -lcuda"
     [ "$name" = pointer_chase ] && libs="$libs -lcublas"  # cublasSgemmBatched
+    [ "$name" = gpu_metrics ] && libs="$libs -lcublas"    # a bf16 GEMM (issue #40)
     [ "$name" = pc_sampling_probe ] && libs="$libs $CUPTI_FLAGS"  # issue #39
     [ "$name" = pc_sampling_target ] && libs="$libs -lineinfo"    # its samples land on lines
     [ "$name" = pc_sampling_more ] && libs="$libs -lineinfo"

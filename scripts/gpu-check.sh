@@ -3,7 +3,7 @@
 # machine. Run from the repository root:
 #
 #   scripts/gpu-check.sh [BUILD_DIR=build/gpu]
-#   GPU_CHECK=tests,replay,torchjson,python,pcsampling,sasscounts,pccost,memory,job,nccl,selfcost,apicost,launchcost,bench,sweep (default;
+#   GPU_CHECK=tests,replay,torchjson,python,pcsampling,sasscounts,gpumetrics,pccost,memory,job,nccl,selfcost,apicost,launchcost,bench,sweep (default;
 #             also: fixtures, example)
 #   BENCH_ROUNDS=8  BENCH_WORKLOADS=ll,pyll,mlp,xf  SWEEP_WORKLOADS=xf
 #   GPU_TESTS="capture_gpu_test ..."  (a subset of the GPU gtests)
@@ -32,7 +32,7 @@ set -u
 . "$(dirname "$0")/lib/checks.sh"
 BUILD=${1:-build/gpu}
 OUT=${OUT:-$PWD/gpu-check-out}
-WHAT=${GPU_CHECK:-tests,replay,torchjson,python,pcsampling,sasscounts,pccost,memory,job,nccl,selfcost,apicost,launchcost,bench,sweep}
+WHAT=${GPU_CHECK:-tests,replay,torchjson,python,pcsampling,sasscounts,gpumetrics,pccost,memory,job,nccl,selfcost,apicost,launchcost,bench,sweep}
 ROUNDS=${BENCH_ROUNDS:-8}
 mkdir -p "$OUT"
 exec > >(tee -a "$OUT/gpu-check.log") 2>&1
@@ -48,7 +48,7 @@ pycheck() {
   local name=$1 log=$2 code
   "${@:3}" > "$log" 2>&1
   code=$?
-  grep -E "^(PYPROFILE|MEMCHECK|JOBCHECK|NCCLCHECK|PCSAMPLING|PCSMORE|SASSCOUNTS) " "$log"
+  grep -E "^(PYPROFILE|MEMCHECK|JOBCHECK|NCCLCHECK|PCSAMPLING|PCSMORE|SASSCOUNTS|GPUMETRICS) " "$log"
   absorb "$name" "$log" "$code"
 }
 # needs_torch NAME...: true when torch imports with CUDA; else a SKIP line for each NAME.
@@ -336,6 +336,13 @@ if want sasscounts; then
   # --pc-sampling; the loop time with and without --sass-counts (interleaved rounds).
   S=$OUT/sasscounts; mkdir -p "$S"
   pycheck "sasscounts" "$S/check.log" python3 gpu/sass_counts_check.py "$TS" "$PROGS" "$S"
+fi
+if want gpumetrics; then
+  # GPU hardware metrics over time (issue #40, gpu/gpu_metrics_check.py): profile --gpu-metrics
+  # on a DRAM-bound copy, a bf16 GEMM and an FMA chain with idle gaps between; the metric list;
+  # an unknown metric name; the loop time with and without (GPUMETRICS_ROUNDS, default 3).
+  S=$OUT/gpumetrics; mkdir -p "$S"
+  pycheck "gpumetrics" "$S/check.log" python3 gpu/gpu_metrics_check.py "$TS" "$PROGS" "$S"
 fi
 if want job && needs_torch "job run (3 gloo ranks on one GPU)" "job check (gpu/job_check.py)"; then
   # A distributed run on one GPU: 3 gloo ranks, rank 1 slowed (issue #17).

@@ -1,5 +1,5 @@
 # Type stubs of the tracesmith package (docstrings: help(tracesmith.<name>)).
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 import os
 
 import numpy as np
@@ -56,6 +56,13 @@ class Trace:
     graphs: Table
     overheads: Table
     drops: Table
+    pc_samples: Table
+    kernel_timeouts: Table
+    gpu_metric_samples: Table
+    gpu_metric_names: Table
+    # GPU metrics over time with each metric's name, label and unit.
+    @property
+    def gpu_metrics(self) -> Table: ...
     devices: Table
     processes: Table
     threads: Table
@@ -110,6 +117,8 @@ class Profiler:
                  kernel_timeout: Union[float, str, None] = ...,
                  on_kernel_timeout: Optional[str] = ...,
                  sass_counts: bool = ...,
+                 gpu_metrics: Union[bool, str, Sequence[str], None] = ...,
+                 gpu_metrics_interval: Union[float, str, None] = ...,
                  schedule: Optional[Callable[[int], str]] = ...,
                  on_trace_ready: Optional[Callable[["Profiler"], None]] = ...) -> None: ...
     def start(self) -> "Profiler": ...
@@ -133,6 +142,8 @@ def profile_command(command: List[Union[str, "os.PathLike[str]"]], output: _Path
                     kernel_timeout: Union[float, str, None] = ...,
                     on_kernel_timeout: Optional[str] = ...,
                     sass_counts: bool = ...,
+                    gpu_metrics: Union[bool, str, Sequence[str], None] = ...,
+                    gpu_metrics_interval: Union[float, str, None] = ...,
                     symbolize: bool = ...) -> CommandResult: ...
 
 def event_stats(path: Union[_Run, Trace], kinds: Union[str, List[str], None] = ..., name: str = ...,

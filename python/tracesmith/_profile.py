@@ -61,18 +61,43 @@ def _library() -> ctypes.CDLL:
 
 def _options(output: str, kinds, stacks, stack_depth, buffer_mb, flush_ms, overwrite,
              quiet, replay_capture, replay_memory, pc_sampling=None, kernel_timeout=None,
-             on_kernel_timeout=None, sass_counts=False) -> str:
+             on_kernel_timeout=None, sass_counts=False, gpu_metrics=None,
+             gpu_metrics_interval=None) -> str:
     env = _options_env(output, kinds, stacks, stack_depth, buffer_mb, flush_ms, overwrite,
                        quiet, replay_capture, replay_memory, pc_sampling, kernel_timeout,
-                       on_kernel_timeout, sass_counts)
+                       on_kernel_timeout, sass_counts, gpu_metrics, gpu_metrics_interval)
     return "".join(f"{k}={v}\n" for k, v in env.items())
+
+
+def _gpu_metrics_value(gpu_metrics) -> str:
+    """gpu_metrics= as TRACESMITH_GPU_METRICS: True or "default" (the default
+    set), or CUPTI metric names (a comma-separated str or a list)."""
+    if gpu_metrics is True:
+        return "default"
+    if isinstance(gpu_metrics, str):
+        value = gpu_metrics
+    else:
+        value = ",".join(gpu_metrics)
+    if value == "list":
+        raise ValueError("gpu_metrics='list' is the CLI's `tracesmith profile --gpu-metrics=list`"
+                         " (it prints the GPU's metrics): give metric names or True")
+    return value
 
 
 def _options_env(output: str, kinds, stacks, stack_depth, buffer_mb, flush_ms, overwrite,
                  quiet, replay_capture, replay_memory, pc_sampling=None, kernel_timeout=None,
-                 on_kernel_timeout=None, sass_counts=False) -> dict:
+                 on_kernel_timeout=None, sass_counts=False, gpu_metrics=None,
+                 gpu_metrics_interval=None) -> dict:
     """The options as the injection library's environment variables."""
     env = {"TRACESMITH_OUTPUT": output}
+    if gpu_metrics not in (None, False):
+        env["TRACESMITH_GPU_METRICS"] = _gpu_metrics_value(gpu_metrics)
+    if gpu_metrics_interval is not None:  # seconds, or a duration string ("100us")
+        if gpu_metrics in (None, False):
+            raise ValueError("gpu_metrics_interval needs gpu_metrics")
+        env["TRACESMITH_GPU_METRICS_INTERVAL"] = (
+            f"{round(gpu_metrics_interval * 1e9)}"
+            if isinstance(gpu_metrics_interval, (int, float)) else str(gpu_metrics_interval))
     if kernel_timeout is not None:  # seconds, or a duration string ("30s")
         env["TRACESMITH_KERNEL_TIMEOUT"] = (f"{int(kernel_timeout * 1e9)}"
                                             if isinstance(kernel_timeout, (int, float))
@@ -167,6 +192,9 @@ class Profiler:
     sass_counts (True: exact executions of each SASS instruction, summed over
     each kernel's launches, as --sass-counts; not with pc_sampling; counted on
     the CUDA contexts created after start()),
+    gpu_metrics (True: GPU hardware metrics over time, the default set, as
+    --gpu-metrics; or CUPTI metric names, a list or "a,b,c") and
+    gpu_metrics_interval (seconds, or "100us": one sample per interval),
     replay_memory ("reachable", the default: the
     allocations the parameters point into and those reached through pointers
     stored in them; "params": only the first; "all": every live allocation);
@@ -178,7 +206,7 @@ class Profiler:
                  flush_ms: Optional[int] = None, overwrite: bool = False, quiet: bool = True,
                  replay_capture: Optional[str] = None, replay_memory: Optional[str] = None,
                  pc_sampling=None, kernel_timeout=None, on_kernel_timeout: Optional[str] = None,
-                 sass_counts: bool = False,
+                 sass_counts: bool = False, gpu_metrics=None, gpu_metrics_interval=None,
                  schedule: Optional[Callable[[int], str]] = None,
                  on_trace_ready: Optional[Callable[["Profiler"], None]] = None):
         self.output = os.fsdecode(os.fspath(output))
@@ -186,7 +214,9 @@ class Profiler:
                         buffer_mb=buffer_mb, flush_ms=flush_ms, overwrite=overwrite, quiet=quiet,
                         replay_capture=replay_capture, replay_memory=replay_memory,
                         pc_sampling=pc_sampling, kernel_timeout=kernel_timeout,
-                        on_kernel_timeout=on_kernel_timeout, sass_counts=sass_counts)
+                        on_kernel_timeout=on_kernel_timeout, sass_counts=sass_counts,
+                        gpu_metrics=gpu_metrics, gpu_metrics_interval=gpu_metrics_interval)
+        _options_env("", **self._kw)  # a bad gpu_metrics value is refused here, not at start
         self.schedule = schedule
         self.on_trace_ready = on_trace_ready
         self.step_num = 0
@@ -311,7 +341,8 @@ def profile_command(command, output: str = "tracesmith.sbt", *, kinds=None,
                     overwrite: bool = False, quiet: bool = False,
                     replay_capture: Optional[str] = None, replay_memory: Optional[str] = None,
                     pc_sampling=None, kernel_timeout=None, on_kernel_timeout: Optional[str] = None,
-                    sass_counts: bool = False, symbolize: bool = True) -> CommandResult:
+                    sass_counts: bool = False, gpu_metrics=None, gpu_metrics_interval=None,
+                    symbolize: bool = True) -> CommandResult:
     """Runs `command` (a list: program and arguments) under capture and waits for
     it, as `tracesmith profile -- COMMAND` does, through the same library call
     (capture::RunUnderCapture): every process of it that initialises CUDA writes
@@ -334,7 +365,8 @@ def profile_command(command, output: str = "tracesmith.sbt", *, kinds=None,
                          "or set TRACESMITH_INJECT_LIB to its path)")
     env = _options_env(os.fspath(output), kinds, stacks, stack_depth, buffer_mb, flush_ms,
                        overwrite, quiet, replay_capture, replay_memory, pc_sampling,
-                       kernel_timeout, on_kernel_timeout, sass_counts)
+                       kernel_timeout, on_kernel_timeout, sass_counts, gpu_metrics,
+                       gpu_metrics_interval)
     r = core().run_command(args, env, inject)
     if r["previous_trace_error"]:
         warnings.warn(r["previous_trace_error"], stacklevel=2)

@@ -20,22 +20,25 @@ from ._native import core
 STRING_FIELDS = frozenset({
     "name_id", "demangled_id", "domain_id", "uuid_id", "cmdline_id", "hostname_id",
     "path_id", "build_id_id", "function_id", "file_id", "key_id", "value_id", "stall_id",
-    "text_id",
+    "text_id", "label_id", "unit_id",
 })
 
 # Event record kinds (the rest are metadata: devices, processes, stacks, stats, ...).
 EVENT_KINDS = ("kernel", "memcpy", "memset", "sync", "api", "nvtx", "marker", "memory",
-               "counter", "module", "graph", "overhead", "drop", "pcsample", "timeout")
+               "counter", "module", "graph", "overhead", "drop", "pcsample", "timeout",
+               "gpumetric")
 
 # Record kinds by the attribute a Trace offers them under.
 KINDS = {
     "kernels": "kernel", "memcpys": "memcpy", "memsets": "memset", "syncs": "sync",
     "api": "api", "nvtx": "nvtx", "markers": "marker", "memory": "memory",
     "counters": "counter", "modules": "module", "graphs": "graph", "overheads": "overhead",
-    "drops": "drop", "pc_samples": "pcsample", "kernel_timeouts": "timeout", "devices": "device", "processes": "process",
+    "drops": "drop", "pc_samples": "pcsample", "kernel_timeouts": "timeout",
+    "gpu_metric_samples": "gpumetric", "devices": "device", "processes": "process",
     "threads": "thread", "clocks": "clock", "mappings": "mapping", "frames": "frame",
     "stack_nodes": "stacknode", "stat_rows": "stat", "metadata_rows": "metadata",
     "pc_lines": "pcline", "pc_sass": "pcsass", "sass_counts": "sasscount",
+    "gpu_metric_names": "gpumetricdesc",
 }
 
 
@@ -447,6 +450,34 @@ class Trace:
         for name, value in zip(rows["name"], rows["value"]):
             out[str(name)] = out.get(str(name), 0) + int(value)
         return out
+
+    @property
+    def gpu_metrics(self) -> Table:
+        """GPU hardware metrics over time (`profile --gpu-metrics`) as one table:
+        a row per sample of one metric on one GPU, with start_ns, end_ns,
+        value, pid, device_id, metric_id, and the metric as strings:
+        `["name"]` (CUPTI's name), `["label"]` (its short plain name, "SM
+        active") and `["unit"]` ("%", "bytes/s"). `to_pandas()` gives a
+        DataFrame (e.g. `.pivot_table(index="start_ns", columns="label",
+        values="value")`). Empty when the trace has no GPU metrics."""
+        samples = self.table("gpumetric")
+        desc = self.table("gpumetricdesc")
+        n = len(samples)
+
+        def column(table, field, dtype=np.uint32):  # an empty table may hold no column
+            return table[field] if field in table else np.zeros(len(table), dtype=dtype)
+
+        pid, metric = column(samples, "pid"), column(samples, "metric_id")
+        ids = {f: np.zeros(n, dtype=np.uint32) for f in ("name_id", "label_id", "unit_id")}
+        for i in range(len(desc)):
+            rows = (pid == column(desc, "pid")[i]) & (metric == column(desc, "metric_id")[i])
+            for f in ids:
+                ids[f][rows] = column(desc, f)[i]
+        columns = {f: column(samples, f, np.float64 if f == "value" else
+                             np.uint64 if f.endswith("_ns") else np.uint32)
+                   for f in ("start_ns", "end_ns", "value", "pid", "device_id", "metric_id")}
+        columns.update(ids)
+        return Table("gpumetric", columns, self.strings)
 
     def _frames(self) -> List[Frame]:
         if self._frame_cache is None:

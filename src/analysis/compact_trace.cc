@@ -204,6 +204,8 @@ void CompactTrace::IngestRows(const std::vector<T>& rows) {
     pc_samples_.AddSamples(rows);
   } else if constexpr (std::is_same_v<T, KernelTimeoutEvent>) {
     timeouts_.insert(timeouts_.end(), rows.begin(), rows.end());
+  } else if constexpr (std::is_same_v<T, GpuMetricSample>) {
+    gpu_metrics_.Add(rows);
   } else {
     stats_.events_ignored += rows.size();
   }
@@ -299,6 +301,9 @@ void CompactTrace::AlignClocks() {
   for (GraphLaunchRecord& g : graphs_) ConvertInterval(align.MapOf(g.pid), &g.start_ns, &g.end_ns);
   for (PcSamples::Window& w : pc_samples_.mutable_windows())
     ConvertInterval(align.MapOf(w.pid), &w.start_ns, &w.end_ns);
+  for (auto& [key, points] : gpu_metrics_.mutable_series())
+    for (GpuMetricSeries::Point& p : points)
+      ConvertInterval(align.MapOf(key.pid), &p.start_ns, &p.end_ns);
   for (KernelTimeoutEvent& k : timeouts_) {
     uint64_t launch_end = k.launch_ns;
     ConvertInterval(align.MapOf(k.pid), &k.launch_ns, &launch_end);
@@ -451,6 +456,7 @@ void CompactTrace::Finalize() {
   finalized_ = true;
   const auto t0 = std::chrono::steady_clock::now();
   AlignClocks();
+  gpu_metrics_.Sort();
   SortAndIndex();
   uint64_t lo = UINT64_MAX, hi = 0;
   auto span = [&](uint64_t s, uint64_t e) {

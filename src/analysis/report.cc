@@ -383,6 +383,7 @@ AnalysisReport BuildReport(const CompactTrace& t, const std::string& source,
   r.gpu_samples = SummarizePcSamples(t, r.kernel_ns, rules);
   r.sass_counts = SummarizeSassCounts(t);
   r.kernel_timeouts = DescribeKernelTimeouts(t, r.gpu_samples, rules);
+  r.gpu_metrics = SummarizeGpuMetrics(t, r.window_begin, r.window_end);
   phase("kernels");
   NvtxTable(t, &r);
   CopyTable(t, &r);

@@ -1,5 +1,6 @@
 // The --json form of the analysis report. All times are integer nanoseconds;
 // shares are percentages.
+#include <cmath>
 #include <sstream>
 
 #include "json_writer.h"
@@ -37,6 +38,43 @@ void Named(JsonWriter& j, std::string_view key, const std::vector<NamedStats>& r
     j.EndObject();
   }
   j.EndArray();
+}
+
+// "gpu_metrics" (only when the trace has GPU metric samples). A mean no
+// sample covered (or not finite) is null.
+void GpuMetricsJson(JsonWriter& j, const GpuMetricsReport& g) {
+  auto value = [&](std::string_view key, double v) {
+    if (!std::isfinite(v))
+      j.Raw(key, "null");
+    else
+      j.Num(key, v);
+  };
+  j.BeginObject("gpu_metrics").UInt("samples", g.samples).UInt("merged", g.merged);
+  j.BeginArray("metrics");
+  for (const GpuMetricStat& m : g.metrics) {
+    j.BeginObject()
+        .UInt("pid", m.pid)
+        .UInt("device", m.device)
+        .Str("name", m.name)
+        .Str("label", m.label)
+        .Str("unit", m.unit);
+    value("mean", m.mean);
+    value("max", m.max);
+    j.UInt("samples", m.samples).UInt("covered_ns", m.covered_ns).EndObject();
+  }
+  j.EndArray();
+  j.BeginArray("kernels");
+  for (const GpuMetricKernel& k : g.kernels) {
+    j.BeginObject().Str("name", k.name).UInt("alone_ns", k.alone_ns).UInt("shared_ns", k.shared_ns);
+    for (const auto& [key, v] : {std::pair{"alone", &k.alone}, std::pair{"shared", &k.shared}}) {
+      j.BeginObject(key);
+      for (size_t c = 0; c < v->size(); ++c) value(g.columns[c], (*v)[c]);
+      j.EndObject();
+    }
+    j.EndObject();
+  }
+  j.EndArray();
+  j.EndObject();
 }
 
 // "kernel_timeouts" (only when a kernel ran past profile --kernel-timeout).
@@ -278,6 +316,7 @@ void WriteJsonReport(const AnalysisReport& r, std::ostream& out, const JobReport
     j.EndArray();
   }
   if (!r.kernel_timeouts.empty()) KernelTimeoutsJson(j, r.kernel_timeouts);
+  if (!r.gpu_metrics.empty()) GpuMetricsJson(j, r.gpu_metrics);
   if (job) {
     std::ostringstream ranks;
     WriteJobJson(*job, ranks);

@@ -1,7 +1,9 @@
 // The terminal form of the analysis report.
 #include <algorithm>
+#include <cmath>
 #include <cstdarg>
 #include <cstdio>
+#include <set>
 
 #include "tracesmith/analysis/report.h"
 #include "tracesmith/base/file_util.h"
@@ -76,6 +78,57 @@ void StatsTable(Printer& p, const char* title, const std::vector<NamedStats>& ro
 
 // "Kernel timeouts": each kernel that ran past --kernel-timeout, its launching
 // code and where its warps were.
+// A metric value with its unit: "71.3%", "12.5 GB/s", "0.843".
+std::string MetricValue(double v, const std::string& unit) {
+  if (std::isnan(v)) return "-";
+  if (unit == "%") return StrFormat("%.1f%%", v);
+  if (unit.ends_with("/s")) {
+    const char* scale[] = {"", "K", "M", "G", "T"};
+    int i = 0;
+    for (; i < 4 && std::fabs(v) >= 1000; ++i) v /= 1000;
+    return StrFormat("%.3g %s%s", v, scale[i], unit == "/s" ? "/s" : unit.c_str());
+  }
+  return StrFormat("%.4g%s%s", v, unit.empty() ? "" : " ", unit.c_str());
+}
+
+// "GPU metrics": each device's metrics over the window, then per kernel name
+// while it ran alone and while it shared its GPU.
+void GpuMetricsSection(Printer& p, const GpuMetricsReport& g, size_t top) {
+  p("\nGPU metrics (PM sampling: %llu metric samples%s)\n", U(g.samples),
+    g.merged > 1 ? StrFormat(", up to %u merged into one for the analysis", g.merged).c_str() : "");
+  std::set<uint32_t> pids;
+  for (const GpuMetricStat& m : g.metrics) pids.insert(m.pid);
+  p("  %-12s %-34s %12s %12s %9s\n", "DEVICE", "METRIC", "MEAN", "MAX", "SAMPLES");
+  for (const GpuMetricStat& m : g.metrics)
+    p("  %-12s %-34s %12s %12s %9llu\n",
+      (pids.size() > 1 ? StrFormat("%u/GPU %u", m.pid, m.device) : StrFormat("GPU %u", m.device))
+          .c_str(),
+      Cut(m.label.empty() ? m.name : m.label, 34).c_str(), MetricValue(m.mean, m.unit).c_str(),
+      MetricValue(m.max, m.unit).c_str(), U(m.samples));
+  if (g.kernels.empty()) return;
+  p("  Per kernel, time-weighted over the samples while it ran alone on its GPU; \"shared\": "
+    "while other kernels ran beside it (the metrics then measure them together)\n");
+  auto values = [&](const std::vector<double>& v) {
+    std::string s;
+    for (size_t c = 0; c < v.size(); ++c)
+      if (!std::isnan(v[c]))
+        s += (s.empty() ? "" : ", ") + GpuMetricHeading(g, c) + " " + MetricValue(v[c], g.units[c]);
+    return s.empty() ? std::string("no sample") : s;
+  };
+  for (size_t i = 0; i < g.kernels.size() && i < top; ++i) {
+    const GpuMetricKernel& k = g.kernels[i];
+    const uint64_t total = k.alone_ns + k.shared_ns;
+    p("  %s\n", Cut(k.name, 100).c_str());
+    if (k.alone_ns)
+      p("    alone  %s (%.0f%%): %s\n", D(k.alone_ns).c_str(), Percent(k.alone_ns, total),
+        values(k.alone).c_str());
+    if (k.shared_ns)
+      p("    shared %s (%.0f%%): %s\n", D(k.shared_ns).c_str(), Percent(k.shared_ns, total),
+        values(k.shared).c_str());
+  }
+  if (g.kernels.size() > top) p("  ... %zu more kernels (use --top N)\n", g.kernels.size() - top);
+}
+
 void KernelTimeouts(Printer& p, const std::vector<KernelTimeoutReport>& timeouts) {
   p("\nKernel timeouts (profile --kernel-timeout %s)\n",
     HumanDuration(timeouts[0].timeout_ns).c_str());
@@ -305,6 +358,7 @@ void WriteTextReport(const AnalysisReport& r, const AnalyzeOptions& o, std::ostr
   StatsTable(p, "Top kernels by total GPU time", r.kernels, o.top);
   if (!r.gpu_samples.functions.empty()) SampledKernels(p, r.gpu_samples, o.sampled_kernels);
   if (!r.sass_counts.empty()) CountedKernels(p, r.sass_counts, o.sampled_kernels);
+  if (!r.gpu_metrics.empty()) GpuMetricsSection(p, r.gpu_metrics, o.top);
   if (!r.call_sites.empty())
     StatsTable(p, "Kernel GPU time by launch call site", r.call_sites, o.top, true);
   if (!r.nvtx.empty()) {

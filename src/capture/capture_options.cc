@@ -282,6 +282,14 @@ StatusOr<CaptureOptions> OptionsFromEnv(const std::map<std::string, std::string>
       return InvalidArgument("--on-kernel-timeout: '" + *v + "' is neither report nor exit");
     o.kernel_timeout_exit = *v == "exit";
   }
+  if (auto* v = get(kEnvGpuMetrics); v && !v->empty()) {
+    ASSIGN_OR_RETURN(o.gpu_metrics, ParseGpuMetrics(*v));
+    if (o.gpu_metrics.kind == GpuMetricsRequest::Kind::kList)
+      return InvalidArgument("--gpu-metrics=list lists the GPU's metrics: it is not a capture");
+  }
+  if (auto* v = get(kEnvGpuMetricsInterval); v && !v->empty()) {
+    ASSIGN_OR_RETURN(o.gpu_metrics_interval_ns, ParseGpuMetricsInterval(*v));
+  }
   if (auto* v = get(kEnvReplayRanges)) {
     RETURN_IF_ERROR(ParseDeviceRanges(*v).status());
     o.replay_ranges = *v;
@@ -325,6 +333,10 @@ CaptureTuning TuningFromEnv(const std::map<std::string, std::string>& env) {
     const int ms = std::atoi(it->second.c_str());
     if (ms > 0) t.pc_sampling_sleep_ms = uint32_t(ms);
   }
+  if (auto it = env.find(kEnvGpuMetricsHwBufferMb); it != env.end()) {
+    const int mb = std::atoi(it->second.c_str());
+    if (mb > 0) t.gpu_metrics_hw_buffer_mb = uint32_t(mb);
+  }
   return t;
 }
 
@@ -332,7 +344,8 @@ CaptureTuning TuningFromProcessEnv() {
   std::map<std::string, std::string> env;
   for (const char* key :
        {kEnvSubscribe, kEnvDeviceBufferMb, kEnvTidType, kEnvMeminfoAtContext, kEnvApiFilter,
-        kEnvStackRewalk, kEnvStackCopyProbe, kEnvPcSamplingHwBufferMb, kEnvPcSamplingSleepMs})
+        kEnvStackRewalk, kEnvStackCopyProbe, kEnvPcSamplingHwBufferMb, kEnvPcSamplingSleepMs,
+        kEnvGpuMetricsHwBufferMb})
     if (const char* v = std::getenv(key)) env.emplace(key, v);
   return TuningFromEnv(env);
 }
@@ -378,6 +391,10 @@ std::map<std::string, std::string> OptionsToEnv(const CaptureOptions& o) {
     env[kEnvKernelTimeout] = std::to_string(o.kernel_timeout_ns);
     env[kEnvOnKernelTimeout] = o.kernel_timeout_exit ? "exit" : "report";
   }
+  if (o.gpu_metrics.kind != GpuMetricsRequest::Kind::kOff) {
+    env[kEnvGpuMetrics] = GpuMetricsText(o.gpu_metrics);
+    env[kEnvGpuMetricsInterval] = std::to_string(o.gpu_metrics_interval_ns);
+  }
   return env;
 }
 
@@ -405,7 +422,7 @@ const std::vector<std::string>& OptionEnvNames() {
       kEnvReplayCapture, kEnvReplayMaxMb,   kEnvReplayMaxLaunches,
       kEnvReplayMemory,  kEnvReplayRanges,  kEnvReplayReachDepth,
       kEnvPcSampling,    kEnvKernelTimeout, kEnvOnKernelTimeout,
-      kEnvSassCounts,
+      kEnvSassCounts,    kEnvGpuMetrics,    kEnvGpuMetricsInterval,
   };
   return names;
 }

@@ -13,7 +13,8 @@
   X(Sync)               \
   X(Memory)             \
   X(PcSampling)         \
-  X(SassCounts)
+  X(SassCounts)         \
+  X(GpuMetrics)
 
 namespace tracesmith::capture {
 

@@ -136,6 +136,10 @@ Opt* Cmd::add_flag(const std::string& name, bool& variable, const std::string& d
   return store_->Add(app_->add_flag(name, variable, description));
 }
 
+Opt* Cmd::add_flag(const std::string& name, std::string& variable, const std::string& description) {
+  return store_->Add(app_->add_flag(name, variable, description));
+}
+
 Opt* Cmd::add_flag_callback(const std::string& name, std::function<void()> callback,
                             const std::string& description) {
   return store_->Add(app_->add_flag_callback(name, std::move(callback), description));

@@ -106,6 +106,10 @@ class Cmd {
                   const std::string& description = "");
 
   Opt* add_flag(const std::string& name, bool& variable, const std::string& description = "");
+  // A flag with an optional value, as CLI11's string flags: "--name{dflt}"
+  // given alone sets `variable` to dflt, "--name=VALUE" to VALUE.
+  Opt* add_flag(const std::string& name, std::string& variable,
+                const std::string& description = "");
   Opt* add_flag_callback(const std::string& name, std::function<void()> callback,
                          const std::string& description = "");
   // --version: prints version() and exits 0 (see App::Parse).

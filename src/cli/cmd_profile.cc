@@ -31,6 +31,7 @@
 
 #include "command.h"
 #include "commands.h"
+#include "gpu_metrics_list.h"
 #include "trace_loader.h"
 #include "tracesmith/analysis/capture_cost.h"
 #include "tracesmith/analysis/sass_counts.h"
@@ -71,6 +72,8 @@ struct ProfileArgs {
   std::string kernel_timeout;
   std::string on_kernel_timeout = "report";
   bool sass_counts = false;
+  std::string gpu_metrics;  // "" off; "default", "list" or names (--gpu-metrics[=SET])
+  std::string gpu_metrics_interval;
   std::string replay_capture;
   uint32_t replay_max_mb = 4096;
   uint32_t replay_max_launches = 64;
@@ -192,6 +195,30 @@ void FinishOutput(const std::string& path, bool symbols, bool quiet) {
   for (const std::string& line : done) say(path + ": " + line);
 }
 
+// --gpu-metrics: what each device sampled (or why not), samples and rows.
+void PrintGpuMetricsSummary(const model::Trace& t) {
+  uint64_t samples = 0, rows = 0, lost = 0;
+  bool asked = false;
+  for (const model::Stat& s : t.Rows<model::Stat>()) {
+    std::string_view name = t.strings.Get(s.name_id);
+    asked = asked || name == "gpu_metrics.interval_ns";
+    if (name == "gpu_metrics.samples") samples = uint64_t(s.value);
+    if (name == "gpu_metrics.rows") rows = uint64_t(s.value);
+    if (name == "gpu_metrics.hardware_buffer_overflows" || name == "gpu_metrics.rows_dropped")
+      lost += uint64_t(s.value);
+  }
+  if (!asked) return;
+  for (const model::MetadataEntry& m : t.Rows<model::MetadataEntry>()) {
+    std::string_view key = t.strings.Get(m.key_id);
+    if (key.starts_with("gpu_metrics.device"))
+      std::fprintf(stderr, "  GPU metrics, device %s: %s\n", std::string(key.substr(18)).c_str(),
+                   std::string(t.strings.Get(m.value_id)).c_str());
+  }
+  std::fprintf(stderr, "  GPU metrics: %llu samples, %llu rows written, %s\n",
+               static_cast<unsigned long long>(samples), static_cast<unsigned long long>(rows),
+               lost ? "samples lost (data loss above)" : "none dropped");
+}
+
 // Prints what one output file holds; true when it holds GPU work (kernels,
 // copies or memsets).
 bool PrintSummary(const std::string& path) {
@@ -246,6 +273,9 @@ bool PrintSummary(const std::string& path) {
                    std::string(t.strings.Get(s.name_id)).c_str(), static_cast<long long>(s.value),
                    t.strings.Get(s.name_id).starts_with("pc_sampling.")
                        ? " (GPU instruction samples lost: a longer --pc-sampling-period)"
+                   : t.strings.Get(s.name_id).starts_with("gpu_metrics.")
+                       ? " (GPU metric samples lost: a longer --gpu-metrics-interval or fewer "
+                         "metrics)"
                        : "");
   if (!t.Rows<model::SassCount>().empty()) {
     std::set<std::pair<uint32_t, uint32_t>> functions;  // (device, function)
@@ -259,6 +289,7 @@ bool PrintSummary(const std::string& path) {
                  "instructions executed: `tracesmith kernel %s NAME` shows them per instruction\n",
                  functions.size(), analysis::ExactCount(executed).c_str(), path.c_str());
   }
+  PrintGpuMetricsSummary(t);
   for (const auto& k : t.Rows<model::KernelTimeoutEvent>())
     std::fprintf(
         stderr,
@@ -282,7 +313,7 @@ bool PrintSummary(const std::string& path) {
 }
 
 int RunProfile(ProfileArgs& a, bool record_spelling) {
-  if (a.command.empty()) {
+  if (a.command.empty() && a.gpu_metrics != "list") {
     std::fprintf(
         stderr,
         "tracesmith: error: no command given: tracesmith %s [options] -- <command> [args...]\n",
@@ -355,6 +386,19 @@ int RunProfile(ProfileArgs& a, bool record_spelling) {
                  "tracesmith: warning: --sass-counts is not working yet: on the first GPU check "
                  "(H200, CUDA 13.0, 2026-11-29) the kernels were patched (60x slower) "
                  "but every count read 0; do not trust this trace's counts\n");
+  if (!a.gpu_metrics.empty()) {
+    auto request = capture::ParseGpuMetrics(a.gpu_metrics);
+    if (!request.ok()) return ReportError(request.status());
+    if (request->kind == capture::GpuMetricsRequest::Kind::kList) return ListGpuMetrics();
+    o.gpu_metrics = *request;
+  }
+  if (!a.gpu_metrics_interval.empty()) {
+    if (o.gpu_metrics.kind == capture::GpuMetricsRequest::Kind::kOff)
+      return ReportError(InvalidArgument("--gpu-metrics-interval needs --gpu-metrics"));
+    auto interval = capture::ParseGpuMetricsInterval(a.gpu_metrics_interval);
+    if (!interval.ok()) return ReportError(interval.status());
+    o.gpu_metrics_interval_ns = *interval;
+  }
   // The injection library parses what the child receives: anything it would
   // refuse (and then leave the program unprofiled) is refused here, up front.
   if (auto check = capture::OptionsFromEnv(capture::OptionsToEnv(o)); !check.ok())
@@ -503,6 +547,15 @@ void AddProfileOptions(Cmd* sub, ProfileArgs& a) {
                 "warp and thread executions per SASS instruction, summed over each kernel's "
                 "launches; CUPTI patches the kernels' code, so they run slower); `tracesmith "
                 "kernel` shows the counts and an opcode histogram. Not with --pc-sampling");
+  sub->add_flag("--gpu-metrics{default}", a.gpu_metrics,
+                "Also sample GPU hardware metrics over time (CUPTI PM sampling, every GPU): SM "
+                "active, warps resident, tensor/FP32/FP64 pipes, DRAM, L2, PCIe and NVLink "
+                "throughput, as much of that set as the GPU samples in one pass; "
+                "--gpu-metrics=a,b,c samples exactly those CUPTI metrics; --gpu-metrics=list "
+                "prints the GPU's metrics and exits");
+  sub->add_option("--gpu-metrics-interval", a.gpu_metrics_interval,
+                  "GPU metrics: one sample every DURATION of GPU time, from 10us to 1s "
+                  "(default 100us, 10 kHz)");
   sub->add_option("--dump-raw", a.dump_raw,
                   "Debug: also write raw CUPTI activity records to DIR (test fixtures)");
   sub->add_option("command", a.command, "The command to profile, after --")->expected(-1);

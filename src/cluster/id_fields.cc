@@ -22,6 +22,8 @@ constexpr IdFieldRule kRules[] = {
     {"value_id", IdSpace::kString},
     {"stall_id", IdSpace::kString},
     {"text_id", IdSpace::kString},
+    {"label_id", IdSpace::kString},
+    {"unit_id", IdSpace::kString},
     // Positions in the file's stack tables, and the mappings frames point into.
     {"stack_id", IdSpace::kStackNode},
     {"parent_id", IdSpace::kStackNode},  // StackNode: its parent node
@@ -52,6 +54,7 @@ constexpr IdFieldRule kRules[] = {
     {"range_id", IdSpace::kPerProcess},
     {"record_function_id", IdSpace::kPerProcess},
     {"module_id", IdSpace::kPerProcess},
+    {"metric_id", IdSpace::kPerProcess},
 };
 
 constexpr std::optional<IdSpace> Lookup(std::string_view name, std::span<const IdFieldRule> rules) {

@@ -284,6 +284,24 @@ class PerfettoSink : public EventSink {
     Counter(g, c.ts_ns, [&] { w_.enc().Double(pf::kTeDoubleCounterValue, c.value); });
   }
 
+  // GPU metrics (profile --gpu-metrics): a counter track per metric per GPU,
+  // under the device's track, a value per sample from its start; tracks in %
+  // share one y-axis.
+  void On(const GpuMetricSample& m) override {
+    TrackGroup* g =
+        Group({GroupKind::kGpuMetric, m.pid, m.device_id, m.metric_id}, [&](TrackGroup* t) {
+          const model::GpuMetric* d = model::FindGpuMetric(*meta_, m.pid, m.metric_id);
+          std::string unit = d ? std::string(meta_->strings.Get(d->unit_id)) : "";
+          t->parent_uuid = DeviceUuid(m.pid, m.device_id);
+          t->name = "GPU metric: " + model::EventName(*meta_, m);
+          const uint64_t uuid = w_.NewUuid();
+          w_.DescribeCounter(uuid, t->parent_uuid, t->name, false, unit,
+                             unit == "%" ? "gpu_metrics_percent" : "");
+          t->lanes.push_back(w_.NewLane(uuid));
+        });
+    Counter(g, m.start_ns, [&] { w_.enc().Double(pf::kTeDoubleCounterValue, m.value); });
+  }
+
   Status Finish(ExportStats* stats) override {
     for (auto& [key, u] : util_) FinishUtilization(key, &u);
     // Allocations still live end at the trace's end.

@@ -20,6 +20,7 @@ enum class GroupKind : uint8_t {
   kProcessMisc,
   kCounter,
   kMemoryCounter,  // a = device, b = MemoryCounterId(...)
+  kGpuMetric,      // a = device, b = the metric's id in the process (GpuMetricSample)
 };
 
 struct GroupKey {

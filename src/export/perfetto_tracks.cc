@@ -45,7 +45,9 @@ void PerfettoTrackWriter::DescribeTrack(uint64_t uuid, uint64_t parent_uuid,
 }
 
 void PerfettoTrackWriter::DescribeCounter(uint64_t uuid, uint64_t parent_uuid,
-                                          std::string_view name, bool bytes_unit) {
+                                          std::string_view name, bool bytes_unit,
+                                          std::string_view unit_name,
+                                          std::string_view y_axis_share_key) {
   size_t p = enc_.BeginNested(pf::kTracePacket);
   size_t td = enc_.BeginNested(pf::kTrackDescriptor);
   enc_.Varint(1, uuid);
@@ -53,6 +55,8 @@ void PerfettoTrackWriter::DescribeCounter(uint64_t uuid, uint64_t parent_uuid,
   enc_.String(2, name);
   size_t cd = enc_.BeginNested(8);    // CounterDescriptor
   if (bytes_unit) enc_.Varint(3, 3);  // UNIT_SIZE_BYTES
+  if (!bytes_unit && !unit_name.empty()) enc_.String(6, unit_name);
+  if (!y_axis_share_key.empty()) enc_.String(7, y_axis_share_key);
   enc_.EndNested(cd);
   enc_.EndNested(td);
   enc_.Varint(pf::kSequenceId, 1);

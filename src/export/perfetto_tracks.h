@@ -118,7 +118,11 @@ class PerfettoTrackWriter {
   void DescribeProcess(uint64_t uuid, int32_t pid, std::string_view name);
   void DescribeThread(uint64_t uuid, int32_t pid, int64_t tid, std::string_view name);
   void DescribeTrack(uint64_t uuid, uint64_t parent_uuid, std::string_view name);
-  void DescribeCounter(uint64_t uuid, uint64_t parent_uuid, std::string_view name, bool bytes_unit);
+  // A counter track; bytes_unit: its values are bytes; else unit_name, when
+  // given, is the unit the UI shows, and tracks with one y_axis_share_key
+  // under one parent share their y-axis range.
+  void DescribeCounter(uint64_t uuid, uint64_t parent_uuid, std::string_view name, bool bytes_unit,
+                       std::string_view unit_name = {}, std::string_view y_axis_share_key = {});
 
   // The first lane of a group uses `uuid` (already described).
   TrackLane* NewLane(uint64_t uuid);

@@ -121,6 +121,13 @@ class SqliteSink : public EventSink {
       RETURN_IF_ERROR(Prepare(&ins_pc_sample_,
                               "INSERT INTO TRACESMITH_PC_SAMPLES VALUES (?,?,?,?,?,?,?,?,?,?)"));
     }
+    if (!meta_->Rows<GpuMetric>().empty()) {
+      RETURN_IF_ERROR(Exec(kGpuMetricSchema));
+      RETURN_IF_ERROR(Prepare(&ins_gpu_metric_, "INSERT INTO GPU_METRICS VALUES (?,?,?,?,?,?)"));
+      RETURN_IF_ERROR(Prepare(&ins_gpu_metric_info_,
+                              "INSERT INTO TARGET_INFO_GPU_METRICS VALUES (?,?,?,?,?,?,?,?)"));
+      for (const GpuMetric& m : meta_->Rows<GpuMetric>()) metric_pids_.insert(m.pid);
+    }
     // Trace strings keep their ids; names made here are appended after them.
     next_string_id_ = std::max<uint32_t>(meta_->strings.size(), 1);
     for (uint32_t id = 1; id < meta_->strings.size(); ++id)
@@ -269,8 +276,19 @@ class SqliteSink : public EventSink {
     Overhead(o.start_ns, o.end_ns, GlobalTid(o.pid, o.tid), 0, NsysOverheadType(o.overhead_kind));
   }
 
+  void On(const GpuMetricSample& m) override {
+    if (!ins_gpu_metric_) return;  // no GpuMetric row names it: not a metric of the trace
+    const int64_t type = TypeId(m.pid, m.device_id);
+    metric_types_.insert({m.pid, m.device_id, m.metric_id});
+    Bind(ins_gpu_metric_, Rel(m.start_ns), type, m.metric_id);
+    sqlite3_bind_double(ins_gpu_metric_, 4, m.value);
+    BindFrom(ins_gpu_metric_, 5, Rel(std::max(m.start_ns, m.end_ns)), GlobalPid(m.pid));
+    Record(Step(ins_gpu_metric_));
+  }
+
   Status Finish(ExportStats* stats) override {
     RETURN_IF_ERROR(status_);
+    RETURN_IF_ERROR(GpuMetricInfo());
     // Streams in (process, context, stream) order: TARGET_INFO_CUDA_STREAM.
     // Priority and type (flag) are not captured: NULL.
     for (const auto& [pid, context, stream] : streams_) {
@@ -460,6 +478,39 @@ class SqliteSink : public EventSink {
     return OkStatus();
   }
 
+  // GPU_METRICS.typeId: the process's index among those with metrics, and the device.
+  int64_t TypeId(uint32_t pid, uint32_t device) const {
+    auto it = metric_pids_.find(pid);
+    const int64_t index = it == metric_pids_.end() ? 0 : std::distance(metric_pids_.begin(), it);
+    return index << 8 | (device & 0xff);
+  }
+  // TARGET_INFO_GPU_METRICS: a row per (process, device, metric) sampled.
+  Status GpuMetricInfo() {
+    for (const auto& [pid, device, id] : metric_types_) {
+      const GpuMetric* m = FindGpuMetric(*meta_, pid, id);
+      if (!m) continue;
+      std::string type = "GPU " + std::to_string(device);
+      for (const Device& d : meta_->Rows<Device>())
+        if (d.pid == pid && d.device_id == device && d.name_id)
+          type += " (" + std::string(Text(d.name_id)) + ")";
+      const std::string_view cupti = Text(m->name_id), unit = Text(m->unit_id);
+      std::string name(m->label_id ? Text(m->label_id) : cupti);
+      if (!unit.empty()) name += " [" + std::string(unit) + "]";
+      BindFrom(ins_gpu_metric_info_, 1, TypeId(pid, device), device);
+      BindText(ins_gpu_metric_info_, 3, type);
+      BindFrom(ins_gpu_metric_info_, 4, id);
+      BindText(ins_gpu_metric_info_, 5, name);
+      BindText(ins_gpu_metric_info_, 6, cupti);
+      if (unit.empty())
+        sqlite3_bind_null(ins_gpu_metric_info_, 7);
+      else
+        BindText(ins_gpu_metric_info_, 7, unit);
+      BindFrom(ins_gpu_metric_info_, 8, GlobalPid(pid));
+      RETURN_IF_ERROR(Step(ins_gpu_metric_info_));
+    }
+    return OkStatus();
+  }
+
   // TRACESMITH_PC_FUNCTIONS and TRACESMITH_PC_SAMPLES (sqlite_schema.h).
   Status PcSampleTables() {
     if (pc_samples_->empty()) return OkStatus();
@@ -590,7 +641,10 @@ class SqliteSink : public EventSink {
                *ins_process_ = nullptr, *ins_thread_ = nullptr, *ins_kernel_ = nullptr,
                *ins_runtime_ = nullptr, *ins_memcpy_ = nullptr, *ins_memset_ = nullptr,
                *ins_sync_ = nullptr, *ins_memory_ = nullptr, *ins_nvtx_ = nullptr,
-               *ins_overhead_ = nullptr, *ins_pc_function_ = nullptr, *ins_pc_sample_ = nullptr;
+               *ins_overhead_ = nullptr, *ins_pc_function_ = nullptr, *ins_pc_sample_ = nullptr,
+               *ins_gpu_metric_ = nullptr, *ins_gpu_metric_info_ = nullptr;
+  std::set<uint32_t> metric_pids_;  // processes with GpuMetric rows
+  std::set<std::tuple<uint32_t, uint32_t, uint32_t>> metric_types_;  // (pid, device, metric) seen
   using PcKey = analysis::PcSamples::Key;
   const analysis::PcSamples* pc_samples_ = nullptr;
   std::unordered_map<std::string_view, uint32_t> sample_strings_;  // text -> trace string id

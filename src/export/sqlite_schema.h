@@ -150,6 +150,22 @@ CREATE TABLE TRACESMITH_PC_SAMPLES (globalPid INTEGER NOT NULL,
 CREATE INDEX idx_pc_samples_function ON TRACESMITH_PC_SAMPLES (globalPid, functionId);
 )SQL";
 
+// GPU metrics (profile --gpu-metrics), made only when the trace has them.
+// GPU_METRICS and TARGET_INFO_GPU_METRICS in the layout public queries of
+// nsys exports use (GPU_METRICS: timestamp, typeId, metricId, value, joined
+// to TARGET_INFO_GPU_METRICS on typeId and metricId; the GPU is
+// typeId & 0xff), with TraceSmith's columns after them: value REAL (nsys
+// stores integers), each sample's end and process, and the metric's CUPTI
+// name and unit. typeId = process index << 8 | device. docs/export.md.
+constexpr const char* kGpuMetricSchema = R"SQL(
+CREATE TABLE TARGET_INFO_GPU_METRICS (typeId INTEGER NOT NULL, sourceId INTEGER NOT NULL,
+  typeName TEXT NOT NULL, metricId INTEGER NOT NULL, metricName TEXT NOT NULL,
+  cuptiName TEXT NOT NULL, unit TEXT, globalPid INTEGER);
+CREATE TABLE GPU_METRICS (timestamp INTEGER NOT NULL, typeId INTEGER NOT NULL,
+  metricId INTEGER NOT NULL, value REAL NOT NULL, end INTEGER NOT NULL, globalPid INTEGER);
+CREATE INDEX idx_gpu_metrics ON GPU_METRICS (typeId, metricId, timestamp);
+)SQL";
+
 // ENUM_NSYS_EVENT_TYPE ids of NVTX_EVENTS rows.
 constexpr int kNvtxMark = 34, kNvtxPushPop = 59, kNvtxStartEnd = 60, kNvtxDomainCreate = 75;
 // ENUM_NSYS_EVENT_CLASS ids of CUPTI_ACTIVITY_KIND_RUNTIME rows.

@@ -96,4 +96,18 @@ std::string EventName(const Trace& t, const KernelTimeoutEvent& e) {
          std::string(t.strings.Get(e.demangled_id ? e.demangled_id : e.function_id));
 }
 
+const GpuMetric* FindGpuMetric(const Trace& t, uint32_t pid, uint32_t metric_id) {
+  for (const GpuMetric& m : t.Rows<GpuMetric>())
+    if (m.pid == pid && m.metric_id == metric_id) return &m;
+  return nullptr;
+}
+
+std::string EventName(const Trace& t, const GpuMetricSample& e) {
+  const GpuMetric* m = FindGpuMetric(t, e.pid, e.metric_id);
+  if (m == nullptr) return "GPU metric " + std::to_string(e.metric_id);
+  std::string name(t.strings.Get(m->name_id));
+  if (!m->label_id) return name;
+  return std::string(t.strings.Get(m->label_id)) + " (" + name + ")";
+}
+
 }  // namespace tracesmith::model

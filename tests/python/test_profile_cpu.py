@@ -107,6 +107,32 @@ def test_kernel_timeout_options(fake, tmp_path):
     assert "TRACESMITH_ON_KERNEL_TIMEOUT" not in fake.calls[2][2]
 
 
+def test_gpu_metrics_options(fake, tmp_path):
+    with tracesmith.profile(str(tmp_path / "a.sbt"), gpu_metrics=True):
+        pass
+    opts = fake.calls[0][2]
+    assert opts["TRACESMITH_GPU_METRICS"] == "default"
+    assert "TRACESMITH_GPU_METRICS_INTERVAL" not in opts
+    names = ["sm__cycles_active.avg.pct_of_peak_sustained_elapsed", "lts__throughput.avg.pct"]
+    with tracesmith.profile(str(tmp_path / "b.sbt"), gpu_metrics=names,
+                            gpu_metrics_interval=250e-6):
+        pass
+    opts = fake.calls[2][2]
+    assert opts["TRACESMITH_GPU_METRICS"] == ",".join(names)
+    assert opts["TRACESMITH_GPU_METRICS_INTERVAL"] == "250000"
+    with tracesmith.profile(str(tmp_path / "c.sbt"), gpu_metrics="default",
+                            gpu_metrics_interval="1ms"):
+        pass
+    assert fake.calls[4][2]["TRACESMITH_GPU_METRICS_INTERVAL"] == "1ms"
+    with tracesmith.profile(str(tmp_path / "d.sbt")):
+        pass
+    assert "TRACESMITH_GPU_METRICS" not in fake.calls[6][2]
+    with pytest.raises(ValueError, match="--gpu-metrics=list"):
+        tracesmith.profile(str(tmp_path / "e.sbt"), gpu_metrics="list")
+    with pytest.raises(ValueError, match="needs gpu_metrics"):
+        tracesmith.profile(str(tmp_path / "f.sbt"), gpu_metrics_interval=1e-4)
+
+
 def test_schedule_records_only_active_steps_one_file_per_cycle(fake):
     ready = []
     p = tracesmith.Profiler("out/run.sbt",

@@ -23,6 +23,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "tracesmith/analysis/gpu_metrics.h"
 #include "tracesmith/analysis/pc_samples.h"
 #include "tracesmith/analysis/sorter.h"
 #include "tracesmith/base/status.h"
@@ -279,6 +280,8 @@ class CompactTrace {
   // Kernels of each process as ingested: the whole trace's, not windowed (what the
   // capture cost per launch divides by, as `info` counts them).
   const std::map<uint32_t, uint64_t>& kernels_per_pid() const { return kernels_per_pid_; }
+  // GPU metric samples (profile --gpu-metrics), the whole trace's: not windowed.
+  const GpuMetricSeries& gpu_metrics() const { return gpu_metrics_; }
   // Kernels that ran past `profile --kernel-timeout` (their rows, few).
   const std::vector<model::KernelTimeoutEvent>& kernel_timeouts() const { return timeouts_; }
   const std::vector<Lane>& lanes() const { return lanes_; }
@@ -338,6 +341,7 @@ class CompactTrace {
   std::vector<NvtxRecord> nvtx_;
   std::vector<GraphLaunchRecord> graphs_;
   PcSamples pc_samples_;
+  GpuMetricSeries gpu_metrics_;
   std::vector<model::KernelTimeoutEvent> timeouts_;
   ClockAlignment clocks_;
   std::vector<Lane> lanes_;

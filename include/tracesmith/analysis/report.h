@@ -16,6 +16,7 @@
 
 #include "tracesmith/analysis/compact_trace.h"
 #include "tracesmith/analysis/dependency_graph.h"
+#include "tracesmith/analysis/gpu_metrics.h"
 #include "tracesmith/analysis/pc_samples.h"
 #include "tracesmith/analysis/sass_counts.h"
 #include "tracesmith/analysis/steps.h"
@@ -111,6 +112,8 @@ struct AnalysisReport {
   PcSampleReport gpu_samples;
   // Exact instruction counts per function (`profile --sass-counts`; empty: none).
   std::vector<FunctionCounts> sass_counts;
+  // GPU hardware metrics over time (empty when the trace has no samples).
+  GpuMetricsReport gpu_metrics;
   // Kernels that ran past `profile --kernel-timeout` (empty: none, or not asked).
   std::vector<KernelTimeoutReport> kernel_timeouts;
   std::vector<std::string> findings;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "tracesmith/base/status.h"
+#include "tracesmith/capture/gpu_metric_set.h"
 #include "tracesmith/capture/stacks/stack_mode.h"
 #include "tracesmith/format/memory_scope.h"
 #include "tracesmith/format/run_names.h"
@@ -114,6 +115,10 @@ struct CaptureTuning {
   // TRACESMITH_PC_SAMPLING_SLEEP_MS=N (N > 0): how often CUPTI's worker
   // decodes the hardware buffer (0: the recorder's 1 ms; the cost sweep's).
   uint32_t pc_sampling_sleep_ms = 0;
+  // TRACESMITH_GPU_METRICS_HW_BUFFER_MB=N (N > 0): the GPU's buffer of PM
+  // samples per device (0: the recorder's 64 MiB); a small one overflows,
+  // which the capture counts (gpu_metrics.dropped_overflows).
+  uint32_t gpu_metrics_hw_buffer_mb = 0;
   bool operator==(const CaptureTuning&) const = default;
 };
 
@@ -178,6 +183,12 @@ struct CaptureOptions {
   // context, each function's executions per instruction (by warps and by
   // threads) summed over the run (docs/pc-sampling.md). Not with PC sampling.
   bool sass_counts = false;
+  // GPU hardware metrics over time (--gpu-metrics[=SET]): CUPTI PM sampling
+  // on every device, one sample of each metric every gpu_metrics_interval_ns
+  // (capture/gpu_metric_set.h says which metrics). kOff: off; kList is the
+  // CLI's and never reaches a capture.
+  GpuMetricsRequest gpu_metrics;
+  uint64_t gpu_metrics_interval_ns = kDefaultGpuMetricsIntervalNs;
   CaptureTuning tuning;
 };
 
@@ -222,6 +233,8 @@ inline constexpr const char* kEnvPcSampling = "TRACESMITH_PC_SAMPLING";
 inline constexpr const char* kEnvKernelTimeout = "TRACESMITH_KERNEL_TIMEOUT";
 inline constexpr const char* kEnvOnKernelTimeout = "TRACESMITH_ON_KERNEL_TIMEOUT";
 inline constexpr const char* kEnvSassCounts = "TRACESMITH_SASS_COUNTS";
+inline constexpr const char* kEnvGpuMetrics = "TRACESMITH_GPU_METRICS";
+inline constexpr const char* kEnvGpuMetricsInterval = "TRACESMITH_GPU_METRICS_INTERVAL";
 // CaptureTuning's (read from the environment only).
 inline constexpr const char* kEnvSubscribe = "TRACESMITH_SUBSCRIBE";
 inline constexpr const char* kEnvDeviceBufferMb = "TRACESMITH_DEVICE_BUFFER_MB";
@@ -232,6 +245,7 @@ inline constexpr const char* kEnvStackRewalk = "TRACESMITH_STACK_REWALK";
 inline constexpr const char* kEnvStackCopyProbe = "TRACESMITH_STACK_COPYPROBE";
 inline constexpr const char* kEnvPcSamplingHwBufferMb = "TRACESMITH_PC_SAMPLING_HW_BUFFER_MB";
 inline constexpr const char* kEnvPcSamplingSleepMs = "TRACESMITH_PC_SAMPLING_SLEEP_MS";
+inline constexpr const char* kEnvGpuMetricsHwBufferMb = "TRACESMITH_GPU_METRICS_HW_BUFFER_MB";
 // Set by tests only: installs a stack hook that returns 1, 2, 3... so GPU
 // tests can check the correlation-id join of API rows and GPU rows.
 inline constexpr const char* kEnvTestStackHook = "TRACESMITH_TEST_STACK_HOOK";

@@ -31,6 +31,11 @@ std::string EventName(const Trace& trace, const DropEvent& e);
 std::string EventName(const Trace& trace, const PcSampleEvent& e);
 // "Kernel timeout: <demangled function>".
 std::string EventName(const Trace& trace, const KernelTimeoutEvent& e);
+// The sample's metric: its GpuMetric row of the same pid ("SM active
+// (sm__cycles_active.avg)"), or "GPU metric <id>" without one.
+std::string EventName(const Trace& trace, const GpuMetricSample& e);
+// The GpuMetric row of (pid, metric_id), or nullptr.
+const GpuMetric* FindGpuMetric(const Trace& trace, uint32_t pid, uint32_t metric_id);
 // CUPTI's stall reason name without its "smsp__pcsamp_warps_issue_stalled_" prefix.
 std::string_view ShortStallName(std::string_view cupti_name);
 // Whether samples under this stall reason count once each: CUPTI's

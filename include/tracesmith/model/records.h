@@ -74,6 +74,7 @@ namespace tracesmith::model {
   EVENT(DropEvent,            kDrop,        13, "drop",      TS_DROP_FIELDS)         \
   EVENT(PcSampleEvent,        kPcSample,    14, "pcsample",  TS_PC_SAMPLE_FIELDS)    \
   EVENT(KernelTimeoutEvent,   kKernelTimeout, 15, "timeout", TS_KERNEL_TIMEOUT_FIELDS) \
+  EVENT(GpuMetricSample,      kGpuMetricSample, 16, "gpumetric", TS_GPU_METRIC_SAMPLE_FIELDS) \
   TS_TEST_EXTRA_EVENT_RECORDS(EVENT)                                                 \
   METADATA(Device,            kDevice,      64, "device",    TS_DEVICE_FIELDS)       \
   METADATA(Process,           kProcess,     65, "process",   TS_PROCESS_FIELDS)      \
@@ -86,7 +87,8 @@ namespace tracesmith::model {
   METADATA(MetadataEntry,     kMetadata,    72, "metadata",  TS_METADATA_FIELDS)     \
   METADATA(PcLine,            kPcLine,      73, "pcline",    TS_PC_LINE_FIELDS)       \
   METADATA(PcSass,            kPcSass,      74, "pcsass",    TS_PC_SASS_FIELDS)      \
-  METADATA(SassCount,         kSassCount,   75, "sasscount", TS_SASS_COUNT_FIELDS)
+  METADATA(SassCount,         kSassCount,   75, "sasscount", TS_SASS_COUNT_FIELDS)   \
+  METADATA(GpuMetric,         kGpuMetric,   76, "gpumetricdesc", TS_GPU_METRIC_FIELDS)
 // clang-format on
 
 inline constexpr uint16_t kFirstMetadataTableKind = 64;
@@ -423,6 +425,20 @@ inline constexpr char kTorchReservedCounter[] = "PyTorch caching allocator reser
   X(uint32_t, demangled_id, kConfig)             \
   X(uint8_t, ended, kConfig)
 
+// A GPU hardware metric sampled over time (profile --gpu-metrics: CUPTI PM
+// sampling, docs/capture.md "GPU metrics"): the value of metric `metric_id`
+// (the GpuMetric row of the same pid and id names it) on device_id over one
+// sampling interval, [start_ns, end_ns] (CUPTI's sample start and end
+// timestamps, the GPU clock of kernel rows). Values as CUPTI evaluates them:
+// a percentage, a rate or a count, per the metric's unit.
+#define TS_GPU_METRIC_SAMPLE_FIELDS(X)           \
+  X(uint64_t, start_ns, kTime)                   \
+  X(uint64_t, end_ns, kRelStart)                 \
+  X(double, value, kRaw)                         \
+  X(uint32_t, pid, kConfig)                      \
+  X(uint32_t, device_id, kConfig)                \
+  X(uint32_t, metric_id, kConfig)
+
 // ---- metadata -------------------------------------------------------------
 
 #define TS_DEVICE_FIELDS(X)                      \
@@ -551,6 +567,17 @@ inline constexpr char kTorchReservedCounter[] = "PyTorch caching allocator reser
   X(uint32_t, device_id, kConfig)                \
   X(uint64_t, cubin_crc, kConfig)                \
   X(uint32_t, function_id, kConfig)
+
+// A metric of the GpuMetricSample rows: its id in process `pid` (1-based,
+// per process), CUPTI's name of it (name_id: "sm__cycles_active.avg"), a
+// short plain name (label_id: "SM active") and its unit (unit_id: "%",
+// "bytes/s", "cycles"; empty when unknown).
+#define TS_GPU_METRIC_FIELDS(X)                  \
+  X(uint32_t, metric_id, kDelta)                 \
+  X(uint32_t, pid, kConfig)                      \
+  X(uint32_t, name_id, kDelta)                   \
+  X(uint32_t, label_id, kDelta)                  \
+  X(uint32_t, unit_id, kDelta)
 
 // Free-form key/value metadata (command line, tool version, host, ...).
 #define TS_METADATA_FIELDS(X)                    \

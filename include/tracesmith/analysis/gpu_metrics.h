@@ -1,0 +1,95 @@
+// GPU hardware metrics over time (GpuMetricSample rows, `profile
+// --gpu-metrics`): the series a compact trace keeps, and what `analyze`
+// says of them.
+//
+// Series: the samples of each (pid, device, metric), kept as they arrive in
+// bounded memory: past kMaxPoints points every series is coarsened (two
+// neighbouring samples merged into one, time-weighted), and the report says
+// by how much (merged()).
+//
+// Per kernel name: the time-weighted mean of each metric over the samples'
+// overlap with the time that kernel ran alone on its GPU ("alone"), and
+// apart from it over the time it ran beside other kernels on that GPU
+// ("shared": the metric then measures them all together, which the report
+// says). A device's metrics count for the kernels of that device only.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tracesmith/model/trace.h"
+
+namespace tracesmith::analysis {
+
+class CompactTrace;  // compact_trace.h
+
+class GpuMetricSeries {
+ public:
+  struct Point {
+    uint64_t start_ns = 0, end_ns = 0;
+    double value = 0;
+  };
+  struct Key {
+    uint32_t pid = 0, device = 0, metric = 0;  // metric: the GpuMetric row's id in the pid
+    auto operator<=>(const Key&) const = default;
+  };
+  static constexpr size_t kMaxPoints = size_t{1} << 22;  // 96 MB of points
+
+  void Add(const std::vector<model::GpuMetricSample>& rows);
+  // Sorts every series by time (after the clocks are aligned).
+  void Sort();
+  const std::map<Key, std::vector<Point>>& series() const { return series_; }
+  std::map<Key, std::vector<Point>>& mutable_series() { return series_; }
+  uint64_t rows() const { return rows_; }
+  // Samples merged into one point at most (1: every sample kept as it was;
+  // each coarsening doubles it, the rows after it arrive whole).
+  uint32_t merged() const { return merged_; }
+
+ private:
+  void Coarsen();
+  std::map<Key, std::vector<Point>> series_;
+  size_t points_ = 0;
+  uint64_t rows_ = 0;
+  uint32_t merged_ = 1;
+};
+
+// One metric of one device over the analysed window.
+struct GpuMetricStat {
+  uint32_t pid = 0, device = 0;
+  std::string name, label, unit;  // CUPTI's name, its short name ("" when none), unit
+  double mean = 0, max = 0;       // time-weighted mean; largest sample
+  uint64_t samples = 0;           // samples overlapping the window
+  uint64_t covered_ns = 0;        // the window's time they cover
+};
+
+// A kernel name's metrics. alone / shared: one value per report column
+// (GpuMetricsReport::columns), NaN when no sample overlapped that time.
+struct GpuMetricKernel {
+  std::string name;
+  uint64_t alone_ns = 0, shared_ns = 0;  // GPU time alone on its device / beside other kernels
+  std::vector<double> alone, shared;
+};
+
+struct GpuMetricsReport {
+  std::vector<GpuMetricStat> metrics;  // by pid, device, then the capture's metric order
+  // The kernel rows' columns: each metric by its CUPTI name (the same name in
+  // several processes or devices is one column), with a label and unit.
+  std::vector<std::string> columns, labels, units;
+  std::vector<GpuMetricKernel> kernels;  // by GPU time, longest first
+  uint64_t samples = 0;                  // GpuMetricSample rows of the trace
+  uint32_t merged = 1;                   // GpuMetricSeries::merged()
+  bool empty() const { return metrics.empty(); }
+};
+
+// The report over [from, to) (the analysis window) of the trace's series and
+// kernels.
+GpuMetricsReport SummarizeGpuMetrics(const CompactTrace& trace, uint64_t from, uint64_t to);
+
+// A column's heading: its label, else its CUPTI name.
+inline const std::string& GpuMetricHeading(const GpuMetricsReport& r, size_t column) {
+  return r.labels[column].empty() ? r.columns[column] : r.labels[column];
+}
+
+}  // namespace tracesmith::analysis

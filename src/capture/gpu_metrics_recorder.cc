@@ -1,0 +1,348 @@
+// GPU hardware metrics over time (profile --gpu-metrics, issue #40): CUPTI
+// PM sampling on every device the program uses, one sample of each metric
+// every --gpu-metrics-interval of GPU time, as GpuMetricSample rows with a
+// GpuMetric row naming each metric (model/records.h).
+//
+// Threads: the program's threads only note a device's first context and its
+// last one's end (context callbacks); a decode thread of the recorder does
+// every PM sampling call: a device's set-up (pm_sampling.h; the context
+// callback waits for it, at most kSetupWaitMs, so the first kernels are
+// sampled), its decode every kDecodePeriodNs, and its end (Stop, last
+// decode, Disable) when its last context goes or the capture ends. Decoded
+// samples wait for the writer thread (Write) in a bounded queue: beyond
+// kMaxPendingRows rows are dropped and counted. A hardware buffer overflow
+// (the decode fell behind) loses samples: counted, said once, and sampling
+// restarted. Compiled, not yet run on a GPU.
+#include <cuda.h>
+#include <cupti.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "pm_sampling.h"
+#include "recorder.h"
+
+namespace tracesmith::capture {
+namespace {
+
+constexpr uint64_t kDecodePeriodNs = 10'000'000;  // a decode of every device per 10 ms
+constexpr size_t kMaxPendingRows = 1u << 21;      // 2 M rows (80 MB) waiting for the writer
+constexpr int kSetupWaitMs = 5000;                // a context callback waits this long at most
+constexpr uint64_t kDefaultHardwareBufferBytes = 64ull << 20;
+
+struct Device {
+  uint32_t index = 0;
+  int contexts = 0;  // live contexts on it
+  enum class State : uint8_t { kWaiting, kOpen, kClosing, kDone } state = State::kWaiting;
+  std::unique_ptr<PmSamplingDevice> session;  // decode thread only
+  std::vector<uint32_t> metric_ids;           // per kept metric
+  uint64_t last_end_ns = 0;                   // of the last sample decoded
+};
+
+class GpuMetricsRecorder final : public Recorder {
+ public:
+  GpuMetricsRecorder(uint32_t pid, GpuMetricsRequest request, uint64_t interval_ns,
+                     uint64_t hw_buffer_bytes, bool quiet)
+      : pid_(pid), request_(std::move(request)), quiet_(quiet) {
+    settings_.interval_ns = interval_ns;
+    settings_.hardware_buffer_bytes = hw_buffer_bytes;
+    // Room for four decode periods of samples in the counter data image.
+    settings_.max_samples =
+        uint32_t(std::clamp<uint64_t>(4 * kDecodePeriodNs / interval_ns, 1024, 65536));
+  }
+  ~GpuMetricsRecorder() override { StopThread(); }
+
+  const char* name() const override { return "gpumetrics"; }
+
+  void Claim(CallbackClaims& claims) override {
+    claims.ContextCreated();
+    claims.ContextDestroys();
+  }
+
+  void OnContextCreated(CUcontext ctx) override {
+    uint32_t dev = 0;
+    if (cuptiGetDeviceId(ctx, &dev) == CUPTI_SUCCESS) AddDevice(dev);
+  }
+
+  // The capture's start (an in-process capture started after the program's
+  // contexts exist): the devices whose primary context is active.
+  void OnCaptureEdge() override {
+    // The first edge is the start of an in-process capture (Session), or the
+    // end of an injected one (which starts inside cuInit, before any context:
+    // its GPUs come from the context callbacks, seen by then).
+    if (edge_seen_) return;
+    edge_seen_ = true;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!devices_.empty() || stop_) return;
+    }
+    int n = 0;
+    if (cuDeviceGetCount(&n) != CUDA_SUCCESS) return;  // no cuInit yet: at context creation
+    for (int i = 0; i < n; ++i) {
+      CUdevice dev = 0;
+      unsigned int flags = 0;
+      int active = 0;
+      if (cuDeviceGet(&dev, i) == CUDA_SUCCESS &&
+          cuDevicePrimaryCtxGetState(dev, &flags, &active) == CUDA_SUCCESS && active)
+        AddDevice(uint32_t(i));
+    }
+  }
+
+  void OnContextDestroying(CUcontext ctx) override {
+    uint32_t dev = 0;
+    if (cuptiGetDeviceId(ctx, &dev) != CUPTI_SUCCESS) return;
+    std::unique_lock<std::mutex> lock(mu_);
+    auto it = devices_.find(dev);
+    if (it == devices_.end() || --it->second.contexts > 0) return;
+    Device& d = it->second;
+    if (d.state != Device::State::kOpen) return;
+    d.state = Device::State::kClosing;  // the decode thread's last decode, before it goes
+    wake_.notify_all();
+    settled_.wait_for(lock, std::chrono::milliseconds(kSetupWaitMs),
+                      [&] { return d.state == Device::State::kDone || stop_; });
+  }
+
+  void Write(format::SbtWriter& sbt, bool final) override {
+    if (final) StopThread();
+    std::vector<model::GpuMetricSample> rows;
+    std::vector<std::pair<std::string, std::string>> notes;
+    std::vector<ChosenGpuMetric> new_metrics;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      rows.swap(pending_);
+      notes.swap(notes_);
+      new_metrics.assign(metrics_.begin() + long(metrics_written_), metrics_.end());
+      metrics_written_ = metrics_.size();
+    }
+    for (size_t i = 0; i < new_metrics.size(); ++i) {
+      const ChosenGpuMetric& m = new_metrics[i];
+      model::GpuMetric g;
+      g.metric_id = uint32_t(metrics_written_ - new_metrics.size() + i + 1);
+      g.pid = pid_;
+      g.name_id = sbt.InternString(m.name);
+      g.label_id = m.label == m.name ? 0 : sbt.InternString(m.label);
+      g.unit_id = m.unit.empty() ? 0 : sbt.InternString(m.unit);
+      sbt.Append(g);
+    }
+    for (const auto& [key, value] : notes) {
+      model::MetadataEntry e;
+      e.key_id = sbt.InternString(key);
+      e.value_id = sbt.InternString(value);
+      e.pid = pid_;
+      sbt.Append(e);
+    }
+    for (const model::GpuMetricSample& r : rows) sbt.Append(r);
+    rows_written_ += rows.size();
+  }
+
+  void WriteStats(StatSink& stats) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    stats.Add("gpu_metrics.interval_ns", settings_.interval_ns);
+    stats.Add("gpu_metrics.devices", devices_open_);
+    stats.Add("gpu_metrics.metrics", metrics_.size());
+    stats.Add("gpu_metrics.samples", samples_);
+    stats.Add("gpu_metrics.rows", rows_written_);
+    stats.Add("gpu_metrics.hardware_buffer_overflows", overflows_, model::kStatDataLoss);
+    stats.Add("gpu_metrics.rows_dropped", rows_dropped_, model::kStatDataLoss);
+    stats.Add("gpu_metrics.samples_unreadable", bad_samples_, model::kStatWarning);
+    stats.Add("gpu_metrics.sample_gaps", gaps_, model::kStatWarning);
+    stats.Add("gpu_metrics.sample_gap_ns", gap_ns_);
+    stats.Add("gpu_metrics.decode_errors", decode_errors_, model::kStatWarning);
+    stats.Add("gpu_metrics.enable_failures", enable_failures_, model::kStatWarning);
+    stats.Add("gpu_metrics.setup_wait_timeouts", setup_wait_timeouts_, model::kStatWarning);
+    stats.Add("gpu_metrics.decodes", decodes_);
+    stats.Add("gpu_metrics.decode_max_us", decode_max_ns_ / 1000);
+  }
+
+ private:
+  void StopThread() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+
+  // A device's first context: its set-up on the decode thread, waited for
+  // (so that the first kernels are sampled).
+  void AddDevice(uint32_t dev) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (stop_) return;  // the capture has ended
+    Device& d = devices_[dev];
+    d.index = dev;
+    if (d.contexts++ > 0 || d.state != Device::State::kWaiting) return;
+    if (!thread_.joinable()) thread_ = std::thread([this] { DecodeLoop(); });
+    wake_.notify_all();
+    if (!settled_.wait_for(lock, std::chrono::milliseconds(kSetupWaitMs),
+                           [&] { return d.state != Device::State::kWaiting || stop_; }))
+      ++setup_wait_timeouts_;
+  }
+
+  void Say(const std::string& line) {
+    if (!quiet_) std::fprintf(stderr, "tracesmith: %s\n", line.c_str());
+  }
+
+  // Decode thread: set-ups, decodes and ends, until the capture ends.
+  void DecodeLoop() {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (true) {
+      for (auto& [index, d] : devices_) {
+        if (d.state == Device::State::kWaiting && !stop_) Open(lock, d);
+        if (d.state == Device::State::kClosing) Close(lock, d);
+      }
+      settled_.notify_all();
+      if (stop_) break;
+      for (auto& [index, d] : devices_)
+        if (d.state == Device::State::kOpen) DecodeDevice(lock, d);
+      wake_.wait_for(lock, std::chrono::nanoseconds(kDecodePeriodNs));
+    }
+    for (auto& [index, d] : devices_)
+      if (d.state == Device::State::kOpen || d.state == Device::State::kClosing) Close(lock, d);
+    settled_.notify_all();
+  }
+
+  // CUPTI calls run without the lock (the callbacks wait on it).
+  void Open(std::unique_lock<std::mutex>& lock, Device& d) {
+    const uint32_t index = d.index;
+    lock.unlock();
+    auto session = std::make_unique<PmSamplingDevice>(index);
+    Status st = session->Open(request_, settings_);
+    std::vector<std::string> lines = DescribeGpuMetricChoice(session->choice());
+    lock.lock();
+    std::string described;
+    for (const std::string& l : lines) described += (described.empty() ? "" : "; ") + l;
+    const std::string where = "device " + std::to_string(index) +
+                              (session->chip().empty() ? "" : " (" + session->chip() + ")");
+    if (!st.ok()) {
+      ++enable_failures_;
+      d.state = Device::State::kDone;
+      notes_.emplace_back("gpu_metrics.device" + std::to_string(index), "off: " + st.message());
+      Say("GPU metrics are off on " + where + ": " + st.message() +
+          "; the capture goes on without them");
+      return;
+    }
+    for (const ChosenGpuMetric& m : session->choice().kept) d.metric_ids.push_back(MetricId(m));
+    d.session = std::move(session);
+    d.state = Device::State::kOpen;
+    ++devices_open_;
+    notes_.emplace_back("gpu_metrics.device" + std::to_string(index), described);
+    Say("GPU metrics on " + where + ", every " + std::to_string(settings_.interval_ns / 1000) +
+        " us: " + described);
+  }
+
+  void Close(std::unique_lock<std::mutex>& lock, Device& d) {
+    PmSamplingDevice* s = d.session.get();
+    lock.unlock();
+    PmDecodeResult last = s ? s->Close() : PmDecodeResult{};
+    lock.lock();
+    Take(d, last);
+    d.state = Device::State::kDone;
+  }
+
+  void DecodeDevice(std::unique_lock<std::mutex>& lock, Device& d) {
+    PmSamplingDevice* s = d.session.get();
+    lock.unlock();
+    const auto t0 = std::chrono::steady_clock::now();
+    PmDecodeResult r = s->Decode();
+    const uint64_t took = uint64_t(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)
+            .count());
+    Status restarted = OkStatus();
+    if (r.overflow) restarted = s->Restart();
+    lock.lock();
+    ++decodes_;
+    decode_max_ns_ = std::max(decode_max_ns_, took);
+    Take(d, r);
+    if (r.overflow && overflows_ == 1)
+      Say("GPU metrics: device " + std::to_string(d.index) +
+          "'s sample buffer overflowed (the decode fell behind): samples were lost; a longer "
+          "--gpu-metrics-interval or fewer metrics avoid it");
+    if (!restarted.ok()) {
+      Say("GPU metrics: sampling could not restart on device " + std::to_string(d.index) +
+          " after the overflow: " + restarted.message());
+      d.state = Device::State::kClosing;
+    }
+  }
+
+  // A decode's samples into pending rows (caller holds mu_).
+  void Take(Device& d, const PmDecodeResult& r) {
+    overflows_ += r.overflow;
+    bad_samples_ += r.bad_samples;
+    if (!r.error.empty() && decode_errors_++ == 0)
+      Say("GPU metrics: decoding device " + std::to_string(d.index) + "'s samples: " + r.error);
+    for (const PmSample& s : r.samples) {
+      ++samples_;
+      if (d.last_end_ns && s.start_ns > d.last_end_ns + settings_.interval_ns / 2) {
+        ++gaps_;
+        gap_ns_ += s.start_ns - d.last_end_ns;
+      }
+      d.last_end_ns = std::max(d.last_end_ns, s.end_ns);
+      for (size_t m = 0; m < s.values.size() && m < d.metric_ids.size(); ++m) {
+        if (pending_.size() >= kMaxPendingRows) {
+          ++rows_dropped_;
+          continue;
+        }
+        model::GpuMetricSample row;
+        row.start_ns = s.start_ns;
+        row.end_ns = s.end_ns;
+        row.value = s.values[m];
+        row.pid = pid_;
+        row.device_id = d.index;
+        row.metric_id = d.metric_ids[m];
+        pending_.push_back(row);
+      }
+    }
+  }
+
+  // One id per (name, label, unit) in the process (caller holds mu_).
+  uint32_t MetricId(const ChosenGpuMetric& m) {
+    for (size_t i = 0; i < metrics_.size(); ++i)
+      if (metrics_[i] == m) return uint32_t(i + 1);
+    metrics_.push_back(m);
+    return uint32_t(metrics_.size());
+  }
+
+  const uint32_t pid_;
+  const GpuMetricsRequest request_;
+  const bool quiet_;
+  PmSamplingSettings settings_;
+  std::mutex mu_;  // everything below (callbacks, decode thread, writer)
+  std::condition_variable wake_, settled_;
+  std::thread thread_;
+  bool stop_ = false;
+  bool edge_seen_ = false;  // OnCaptureEdge: the start was seen
+  std::map<uint32_t, Device> devices_;
+  std::vector<ChosenGpuMetric> metrics_;  // by id - 1
+  size_t metrics_written_ = 0;
+  std::vector<model::GpuMetricSample> pending_;
+  std::vector<std::pair<std::string, std::string>> notes_;  // metadata rows to write
+  uint64_t samples_ = 0, rows_written_ = 0, rows_dropped_ = 0, overflows_ = 0, bad_samples_ = 0;
+  uint64_t gaps_ = 0, gap_ns_ = 0, decode_errors_ = 0, enable_failures_ = 0;
+  uint64_t setup_wait_timeouts_ = 0, devices_open_ = 0, decodes_ = 0, decode_max_ns_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Recorder> MakeGpuMetricsRecorder(const RecorderContext& context) {
+  if (!context.options || !context.subscribed) return nullptr;
+  const CaptureOptions& o = *context.options;
+  if (o.gpu_metrics.kind != GpuMetricsRequest::Kind::kDefault &&
+      o.gpu_metrics.kind != GpuMetricsRequest::Kind::kNames)
+    return nullptr;
+  const uint64_t hw = o.tuning.gpu_metrics_hw_buffer_mb
+                          ? uint64_t(o.tuning.gpu_metrics_hw_buffer_mb) << 20
+                          : kDefaultHardwareBufferBytes;
+  return std::make_unique<GpuMetricsRecorder>(context.pid, o.gpu_metrics, o.gpu_metrics_interval_ns,
+                                              hw, o.quiet);
+}
+
+}  // namespace tracesmith::capture

@@ -1,0 +1,414 @@
+// One device's CUPTI PM sampling session (pm_sampling.h). Compiled against
+// CUDA 13's CUPTI headers; not yet run on a GPU (docs/capture.md, "GPU
+// metrics": the sequence follows CUPTI's documentation of cupti_pmsampling.h
+// and cupti_profiler_host.h).
+#include "pm_sampling.h"
+
+#include <cuda.h>
+#include <cupti.h>
+#include <cupti_pmsampling.h>
+#include <cupti_profiler_host.h>
+#include <cupti_profiler_target.h>
+#include <cupti_target.h>
+
+#include <algorithm>
+#include <set>
+
+namespace tracesmith::capture {
+namespace {
+
+// A CUPTI profiler parameter struct, zeroed, with its size set.
+#define TS_PM_PARAMS(Type, var) \
+  Type var{};                   \
+  var.structSize = Type##_STRUCT_SIZE
+
+constexpr int kMaxDecodesPerCall = 64;  // images filled in one Decode, then the next call goes on
+
+Status Cupti(const char* call, CUptiResult r) {
+  if (r == CUPTI_SUCCESS) return OkStatus();
+  return GpuError(PmSamplingError(call, int(r)));
+}
+
+Status InitializeProfiler() {
+  TS_PM_PARAMS(CUpti_Profiler_Initialize_Params, p);
+  return Cupti("cuptiProfilerInitialize", cuptiProfilerInitialize(&p));
+}
+
+const char* MetricTypeName(CUpti_MetricType t) {
+  switch (t) {
+    case CUPTI_METRIC_TYPE_COUNTER:
+      return "counter";
+    case CUPTI_METRIC_TYPE_RATIO:
+      return "ratio";
+    case CUPTI_METRIC_TYPE_THROUGHPUT:
+      return "throughput";
+    default:
+      return "?";
+  }
+}
+
+}  // namespace
+
+std::string PmSamplingError(const char* call, int cupti_result) {
+  const auto r = static_cast<CUptiResult>(cupti_result);
+  const char* text = nullptr;
+  cuptiGetResultString(r, &text);
+  std::string why = std::string(call) + ": " + (text ? text : "CUPTI error " + std::to_string(r));
+  switch (r) {
+    case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:
+    case CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES:
+      return why +
+             " (the GPU's performance counters are restricted to administrators: run as root, "
+             "or load the driver with NVreg_RestrictProfilingToAdminUsers=0, e.g. `options "
+             "nvidia NVreg_RestrictProfilingToAdminUsers=0` in /etc/modprobe.d and reboot; "
+             "https://developer.nvidia.com/ERR_NVGPUCTRPERM)";
+    case CUPTI_ERROR_INVALID_OPERATION:
+    case CUPTI_ERROR_NOT_COMPATIBLE:
+    case CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED:
+      return why +
+             " (another profiler may hold the GPU's performance counters: Nsight Systems or "
+             "Nsight Compute, DCGM's profiling metrics (dcgm-exporter), or a second capture)";
+    case CUPTI_ERROR_NOT_SUPPORTED:
+    case CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED:
+    case CUPTI_ERROR_CMP_DEVICE_NOT_SUPPORTED:
+    case CUPTI_ERROR_CONFIDENTIAL_COMPUTING_NOT_SUPPORTED:
+    case CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED:
+      return why +
+             " (PM sampling needs a Turing or later GPU, not a MIG slice, vGPU without "
+             "profiling, or confidential computing)";
+    default:
+      return why;
+  }
+}
+
+PmSamplingDevice::~PmSamplingDevice() {
+  if (sampler_) {
+    TS_PM_PARAMS(CUpti_PmSampling_Disable_Params, p);
+    p.pPmSamplingObject = sampler_;
+    cuptiPmSamplingDisable(&p);
+  }
+  EndHost();
+}
+
+Status PmSamplingDevice::NewHost() {
+  EndHost();
+  TS_PM_PARAMS(CUpti_Profiler_Host_Initialize_Params, p);
+  p.profilerType = CUPTI_PROFILER_TYPE_PM_SAMPLING;
+  p.pChipName = chip_.c_str();
+  p.pCounterAvailabilityImage = availability_.data();
+  RETURN_IF_ERROR(Cupti("cuptiProfilerHostInitialize", cuptiProfilerHostInitialize(&p)));
+  host_ = p.pHostObject;
+  return OkStatus();
+}
+
+void PmSamplingDevice::EndHost() {
+  if (!host_) return;
+  TS_PM_PARAMS(CUpti_Profiler_Host_Deinitialize_Params, p);
+  p.pHostObject = host_;
+  cuptiProfilerHostDeinitialize(&p);
+  host_ = nullptr;
+}
+
+Status PmSamplingDevice::AddMetrics(const std::vector<const char*>& names) {
+  TS_PM_PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params, p);
+  p.pHostObject = host_;
+  p.ppMetricNames = const_cast<const char**>(names.data());
+  p.numMetrics = names.size();
+  return Cupti("cuptiProfilerHostConfigAddMetrics", cuptiProfilerHostConfigAddMetrics(&p));
+}
+
+Status PmSamplingDevice::ConfigImage() {
+  TS_PM_PARAMS(CUpti_Profiler_Host_GetConfigImageSize_Params, s);
+  s.pHostObject = host_;
+  RETURN_IF_ERROR(
+      Cupti("cuptiProfilerHostGetConfigImageSize", cuptiProfilerHostGetConfigImageSize(&s)));
+  config_.assign(s.configImageSize, 0);
+  TS_PM_PARAMS(CUpti_Profiler_Host_GetConfigImage_Params, p);
+  p.pHostObject = host_;
+  p.configImageSize = config_.size();
+  p.pConfigImage = config_.data();
+  return Cupti("cuptiProfilerHostGetConfigImage", cuptiProfilerHostGetConfigImage(&p));
+}
+
+size_t PmSamplingDevice::Passes() {
+  TS_PM_PARAMS(CUpti_Profiler_Host_GetNumOfPasses_Params, p);
+  p.configImageSize = config_.size();
+  p.pConfigImage = config_.data();
+  if (cuptiProfilerHostGetNumOfPasses(&p) != CUPTI_SUCCESS) return 0;
+  return p.numOfPasses;
+}
+
+Status PmSamplingDevice::Open(const GpuMetricsRequest& request,
+                              const PmSamplingSettings& settings) {
+  RETURN_IF_ERROR(InitializeProfiler());
+  CUdevice cu_device = 0;
+  if (cuDeviceGet(&cu_device, int(device_)) != CUDA_SUCCESS)
+    return GpuError("cuDeviceGet failed for device " + std::to_string(device_));
+  TS_PM_PARAMS(CUpti_Profiler_DeviceSupported_Params, sp);
+  sp.cuDevice = cu_device;
+  sp.api = CUPTI_PROFILER_PM_SAMPLING;
+  RETURN_IF_ERROR(Cupti("cuptiProfilerDeviceSupported", cuptiProfilerDeviceSupported(&sp)));
+  if (sp.isSupported != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) {
+    std::string why = "this GPU or its configuration does not support PM sampling";
+    if (sp.architecture != CUPTI_PROFILER_CONFIGURATION_SUPPORTED)
+      why += " (it needs a Turing or later GPU)";
+    else if (sp.vGpu != CUPTI_PROFILER_CONFIGURATION_SUPPORTED)
+      why += " (a vGPU without profiling enabled)";
+    else if (sp.confidentialCompute != CUPTI_PROFILER_CONFIGURATION_SUPPORTED)
+      why += " (confidential computing is on)";
+    else if (sp.sli != CUPTI_PROFILER_CONFIGURATION_SUPPORTED)
+      why += " (SLI is on)";
+    else if (sp.wsl != CUPTI_PROFILER_CONFIGURATION_SUPPORTED)
+      why += " (not under this WSL)";
+    return GpuError(why);
+  }
+  TS_PM_PARAMS(CUpti_Device_GetChipName_Params, cp);
+  cp.deviceIndex = device_;
+  RETURN_IF_ERROR(Cupti("cuptiDeviceGetChipName", cuptiDeviceGetChipName(&cp)));
+  chip_ = cp.pChipName ? cp.pChipName : "";
+  TS_PM_PARAMS(CUpti_PmSampling_GetCounterAvailability_Params, ap);
+  ap.deviceIndex = device_;
+  RETURN_IF_ERROR(
+      Cupti("cuptiPmSamplingGetCounterAvailability", cuptiPmSamplingGetCounterAvailability(&ap)));
+  availability_.assign(ap.counterAvailabilityImageSize, 0);
+  ap.pCounterAvailabilityImage = availability_.data();
+  RETURN_IF_ERROR(
+      Cupti("cuptiPmSamplingGetCounterAvailability", cuptiPmSamplingGetCounterAvailability(&ap)));
+
+  // Which names the chip takes, alone and together (one host object each:
+  // ConfigAddMetrics only adds).
+  Status host_error = OkStatus();
+  auto accepts = [&](const std::string& name) {
+    if (Status st = NewHost(); !st.ok()) {
+      host_error = st;
+      return false;
+    }
+    return AddMetrics({name.c_str()}).ok();
+  };
+  auto one_pass = [&](const std::vector<std::string>& names) {
+    std::vector<const char*> c;
+    for (const std::string& n : names) c.push_back(n.c_str());
+    return NewHost().ok() && AddMetrics(c).ok() && ConfigImage().ok() && Passes() == 1;
+  };
+  choice_ = ChooseGpuMetrics(request, accepts, one_pass);
+  if (!host_error.ok()) return host_error;
+  if (choice_.empty()) {
+    std::string why = "no metric to sample";
+    for (const std::string& line : DescribeGpuMetricChoice(choice_)) why += "; " + line;
+    return NotFound(why);
+  }
+  names_.clear();
+  for (const ChosenGpuMetric& m : choice_.kept) names_.push_back(m.name.c_str());
+  // The host object and config image of the kept set (the last question
+  // asked may have been a smaller set).
+  RETURN_IF_ERROR(NewHost());
+  RETURN_IF_ERROR(AddMetrics(names_));
+  RETURN_IF_ERROR(ConfigImage());
+  if (Passes() != 1) return GpuError("the kept metrics need more than one pass");
+
+  TS_PM_PARAMS(CUpti_PmSampling_Enable_Params, ep);
+  ep.deviceIndex = device_;
+  RETURN_IF_ERROR(Cupti("cuptiPmSamplingEnable", cuptiPmSamplingEnable(&ep)));
+  sampler_ = ep.pPmSamplingObject;
+  TS_PM_PARAMS(CUpti_PmSampling_SetConfig_Params, sc);
+  sc.pPmSamplingObject = sampler_;
+  sc.configSize = config_.size();
+  sc.pConfig = config_.data();
+  sc.hardwareBufferSize = settings.hardware_buffer_bytes;
+  sc.samplingInterval = settings.interval_ns;
+  sc.triggerMode = CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_TIME_INTERVAL;
+  sc.hwBufferAppendMode = CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_OLDEST;
+  RETURN_IF_ERROR(Cupti("cuptiPmSamplingSetConfig", cuptiPmSamplingSetConfig(&sc)));
+  TS_PM_PARAMS(CUpti_PmSampling_GetCounterDataSize_Params, ds);
+  ds.pPmSamplingObject = sampler_;
+  ds.pMetricNames = names_.data();
+  ds.numMetrics = names_.size();
+  ds.maxSamples = settings.max_samples;
+  RETURN_IF_ERROR(
+      Cupti("cuptiPmSamplingGetCounterDataSize", cuptiPmSamplingGetCounterDataSize(&ds)));
+  counter_data_.assign(ds.counterDataSize, 0);
+  RETURN_IF_ERROR(InitCounterData());
+  TS_PM_PARAMS(CUpti_PmSampling_Start_Params, st);
+  st.pPmSamplingObject = sampler_;
+  RETURN_IF_ERROR(Cupti("cuptiPmSamplingStart", cuptiPmSamplingStart(&st)));
+  started_ = true;
+  return OkStatus();
+}
+
+Status PmSamplingDevice::InitCounterData() {
+  TS_PM_PARAMS(CUpti_PmSampling_CounterDataImage_Initialize_Params, p);
+  p.pPmSamplingObject = sampler_;
+  p.counterDataSize = counter_data_.size();
+  p.pCounterData = counter_data_.data();
+  return Cupti("cuptiPmSamplingCounterDataImageInitialize",
+               cuptiPmSamplingCounterDataImageInitialize(&p));
+}
+
+PmDecodeResult PmSamplingDevice::DecodeOnce(bool* more) {
+  PmDecodeResult out;
+  *more = false;
+  TS_PM_PARAMS(CUpti_PmSampling_DecodeData_Params, dp);
+  dp.pPmSamplingObject = sampler_;
+  dp.pCounterDataImage = counter_data_.data();
+  dp.counterDataImageSize = counter_data_.size();
+  const CUptiResult r = cuptiPmSamplingDecodeData(&dp);
+  out.overflow = r == CUPTI_ERROR_OUT_OF_MEMORY || dp.overflow;
+  if (r != CUPTI_SUCCESS && r != CUPTI_ERROR_OUT_OF_MEMORY) {
+    out.error = PmSamplingError("cuptiPmSamplingDecodeData", int(r));
+    return out;
+  }
+  TS_PM_PARAMS(CUpti_PmSampling_GetCounterDataInfo_Params, ip);
+  ip.pCounterDataImage = counter_data_.data();
+  ip.counterDataImageSize = counter_data_.size();
+  if (CUptiResult e = cuptiPmSamplingGetCounterDataInfo(&ip); e != CUPTI_SUCCESS) {
+    out.error = PmSamplingError("cuptiPmSamplingGetCounterDataInfo", int(e));
+    return out;
+  }
+  std::vector<double> values(names_.size());
+  for (size_t i = 0; i < ip.numCompletedSamples; ++i) {
+    TS_PM_PARAMS(CUpti_PmSampling_CounterData_GetSampleInfo_Params, si);
+    si.pPmSamplingObject = sampler_;
+    si.pCounterDataImage = counter_data_.data();
+    si.counterDataImageSize = counter_data_.size();
+    si.sampleIndex = i;
+    TS_PM_PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params, ev);
+    ev.pHostObject = host_;
+    ev.pCounterDataImage = counter_data_.data();
+    ev.counterDataImageSize = counter_data_.size();
+    ev.rangeIndex = i;
+    ev.ppMetricNames = names_.data();
+    ev.numMetrics = names_.size();
+    ev.pMetricValues = values.data();
+    if (cuptiPmSamplingCounterDataGetSampleInfo(&si) != CUPTI_SUCCESS ||
+        cuptiProfilerHostEvaluateToGpuValues(&ev) != CUPTI_SUCCESS) {
+      ++out.bad_samples;
+      continue;
+    }
+    PmSample s;
+    s.start_ns = si.startTimestamp;
+    s.end_ns = std::max(si.endTimestamp, si.startTimestamp);
+    s.values.resize(values.size());
+    for (size_t m = 0; m < values.size(); ++m) s.values[m] = values[m] * choice_.kept[m].scale;
+    out.samples.push_back(std::move(s));
+  }
+  if (Status st = InitCounterData(); !st.ok()) {
+    out.error = st.message();
+    return out;
+  }
+  *more = r == CUPTI_SUCCESS &&
+          dp.decodeStopReason == CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL;
+  return out;
+}
+
+PmDecodeResult PmSamplingDevice::Decode() {
+  PmDecodeResult all;
+  if (!sampler_) return all;
+  bool more = true;
+  for (int i = 0; i < kMaxDecodesPerCall && more; ++i) {
+    PmDecodeResult one = DecodeOnce(&more);
+    all.overflow = all.overflow || one.overflow;
+    all.bad_samples += one.bad_samples;
+    for (PmSample& s : one.samples) all.samples.push_back(std::move(s));
+    if (!one.error.empty()) {
+      all.error = one.error;
+      break;
+    }
+  }
+  return all;
+}
+
+Status PmSamplingDevice::Restart() {
+  if (!sampler_) return FailedPrecondition("PM sampling is not enabled");
+  TS_PM_PARAMS(CUpti_PmSampling_Stop_Params, sp);
+  sp.pPmSamplingObject = sampler_;
+  cuptiPmSamplingStop(&sp);
+  started_ = false;
+  RETURN_IF_ERROR(InitCounterData());
+  TS_PM_PARAMS(CUpti_PmSampling_Start_Params, st);
+  st.pPmSamplingObject = sampler_;
+  RETURN_IF_ERROR(Cupti("cuptiPmSamplingStart", cuptiPmSamplingStart(&st)));
+  started_ = true;
+  return OkStatus();
+}
+
+PmDecodeResult PmSamplingDevice::Close() {
+  PmDecodeResult last;
+  if (!sampler_) return last;
+  if (started_) {
+    TS_PM_PARAMS(CUpti_PmSampling_Stop_Params, sp);
+    sp.pPmSamplingObject = sampler_;
+    cuptiPmSamplingStop(&sp);
+    started_ = false;
+  }
+  last = Decode();
+  TS_PM_PARAMS(CUpti_PmSampling_Disable_Params, dp);
+  dp.pPmSamplingObject = sampler_;
+  cuptiPmSamplingDisable(&dp);
+  sampler_ = nullptr;
+  EndHost();
+  return last;
+}
+
+StatusOr<std::vector<std::string>> ListPmSamplingMetrics() {
+  if (cuInit(0) != CUDA_SUCCESS) return GpuError("cuInit failed: no usable GPU or driver");
+  int count = 0;
+  if (cuDeviceGetCount(&count) != CUDA_SUCCESS || count == 0)
+    return GpuError("no CUDA device is visible");
+  RETURN_IF_ERROR(InitializeProfiler());
+  std::vector<std::string> lines;
+  std::set<std::string> chips;
+  for (int d = 0; d < count; ++d) {
+    TS_PM_PARAMS(CUpti_Device_GetChipName_Params, cp);
+    cp.deviceIndex = size_t(d);
+    RETURN_IF_ERROR(Cupti("cuptiDeviceGetChipName", cuptiDeviceGetChipName(&cp)));
+    const std::string chip = cp.pChipName ? cp.pChipName : "";
+    if (!chips.insert(chip).second) continue;
+    TS_PM_PARAMS(CUpti_PmSampling_GetCounterAvailability_Params, ap);
+    ap.deviceIndex = size_t(d);
+    RETURN_IF_ERROR(
+        Cupti("cuptiPmSamplingGetCounterAvailability", cuptiPmSamplingGetCounterAvailability(&ap)));
+    std::vector<uint8_t> availability(ap.counterAvailabilityImageSize, 0);
+    ap.pCounterAvailabilityImage = availability.data();
+    RETURN_IF_ERROR(
+        Cupti("cuptiPmSamplingGetCounterAvailability", cuptiPmSamplingGetCounterAvailability(&ap)));
+    TS_PM_PARAMS(CUpti_Profiler_Host_Initialize_Params, hp);
+    hp.profilerType = CUPTI_PROFILER_TYPE_PM_SAMPLING;
+    hp.pChipName = chip.c_str();
+    hp.pCounterAvailabilityImage = availability.data();
+    RETURN_IF_ERROR(Cupti("cuptiProfilerHostInitialize", cuptiProfilerHostInitialize(&hp)));
+    std::vector<std::string> mine;
+    for (CUpti_MetricType type :
+         {CUPTI_METRIC_TYPE_COUNTER, CUPTI_METRIC_TYPE_RATIO, CUPTI_METRIC_TYPE_THROUGHPUT}) {
+      TS_PM_PARAMS(CUpti_Profiler_Host_GetBaseMetrics_Params, bp);
+      bp.pHostObject = hp.pHostObject;
+      bp.metricType = type;
+      if (cuptiProfilerHostGetBaseMetrics(&bp) != CUPTI_SUCCESS) continue;
+      for (size_t i = 0; i < bp.numMetrics; ++i) {
+        TS_PM_PARAMS(CUpti_Profiler_Host_GetMetricProperties_Params, pp);
+        pp.pHostObject = hp.pHostObject;
+        pp.pMetricName = bp.ppMetricNames[i];
+        std::string line = std::string(bp.ppMetricNames[i]) + "  " + MetricTypeName(type);
+        if (cuptiProfilerHostGetMetricProperties(&pp) == CUPTI_SUCCESS && pp.pDescription)
+          line += std::string("  ") + pp.pDescription;
+        mine.push_back(std::move(line));
+      }
+    }
+    TS_PM_PARAMS(CUpti_Profiler_Host_Deinitialize_Params, dp);
+    dp.pHostObject = hp.pHostObject;
+    cuptiProfilerHostDeinitialize(&dp);
+    std::sort(mine.begin(), mine.end());
+    lines.push_back("chip " + chip + " (device " + std::to_string(d) +
+                    "): " + std::to_string(mine.size()) + " PM sampling base metrics");
+    for (std::string& l : mine) lines.push_back("  " + l);
+  }
+  lines.push_back(
+      "Name a metric as listed (with its prefix, e.g. TPC.TriageCompute. on GH100) and a "
+      "rollup: counters .sum, .avg, .min or .max (then .per_second or "
+      ".pct_of_peak_sustained_elapsed), ratios .pct or .ratio, throughputs "
+      ".avg.pct_of_peak_sustained_elapsed; e.g. --gpu-metrics="
+      "TPC.TriageCompute.sm__cycles_active.avg,FBSP.TriageCompute.dramc__read_throughput.avg."
+      "pct_of_peak_sustained_elapsed");
+  return lines;
+}
+
+}  // namespace tracesmith::capture
