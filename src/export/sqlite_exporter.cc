@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include <algorithm>
+#include <cmath>
 #include <ctime>
 #include <iterator>
 #include <map>
@@ -278,6 +279,10 @@ class SqliteSink : public EventSink {
 
   void On(const GpuMetricSample& m) override {
     if (!ins_gpu_metric_) return;  // no GpuMetric row names it: not a metric of the trace
+    // An interval where CUPTI's evaluation has no value (NaN, seen on the H200:
+    // a ratio over an interval without its denominator): no row, as nsys
+    // writes none (GPU_METRICS.value is NOT NULL, and SQLite stores NaN as NULL).
+    if (!std::isfinite(m.value)) return;
     const int64_t type = TypeId(m.pid, m.device_id);
     metric_types_.insert({m.pid, m.device_id, m.metric_id});
     Bind(ins_gpu_metric_, Rel(m.start_ns), type, m.metric_id);

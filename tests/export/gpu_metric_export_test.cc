@@ -4,7 +4,11 @@
 // sample's value, SQLite the GPU_METRICS / TARGET_INFO_GPU_METRICS tables
 // in the layout of nsys exports, and a trace without metrics neither.
 #include <gtest/gtest.h>
+
+#include <limits>
+
 #include <sqlite3.h>
+#include <cmath>
 
 #include <string>
 #include <vector>
@@ -118,5 +122,22 @@ TEST(GpuMetricExport, SqliteTablesInNsysLayout) {
   sqlite3_close(db);
 }
 
+// A sample CUPTI evaluated to NaN (seen on the H200) writes no row: the export
+// of such a capture failed on GPU_METRICS.value's NOT NULL before.
+TEST(GpuMetricExport, SqliteLeavesOutSamplesWithoutAValue) {
+  model::Trace t = ::tracesmith::testing::GpuMetricTrace();
+  const size_t rows = t.Rows<model::GpuMetricSample>().size();
+  ASSERT_GE(rows, 2u);
+  t.Rows<model::GpuMetricSample>()[0].value = std::nan("");
+  t.Rows<model::GpuMetricSample>()[1].value = std::numeric_limits<double>::infinity();
+  testing::TempPath out(".sqlite");
+  auto s = exporter::ExportTrace(t, ExportFormat::kSqlite, out.path());
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(out.path().c_str(), &db), SQLITE_OK);
+  EXPECT_EQ(MetricQuery(db, "SELECT COUNT(*) FROM GPU_METRICS"),
+            std::vector<std::string>{std::to_string(rows - 2)});
+  sqlite3_close(db);
+}
 }  // namespace
 }  // namespace tracesmith
