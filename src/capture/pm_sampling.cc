@@ -227,6 +227,11 @@ Status PmSamplingDevice::Open(const GpuMetricsRequest& request,
   RETURN_IF_ERROR(
       Cupti("cuptiPmSamplingGetCounterDataSize", cuptiPmSamplingGetCounterDataSize(&ds)));
   counter_data_.assign(ds.counterDataSize, 0);
+  return StartOnFreshImage();
+}
+
+// The counter data image emptied, then sampling started.
+Status PmSamplingDevice::StartOnFreshImage() {
   RETURN_IF_ERROR(InitCounterData());
   TS_PM_PARAMS(CUpti_PmSampling_Start_Params, st);
   st.pPmSamplingObject = sampler_;
@@ -323,12 +328,7 @@ Status PmSamplingDevice::Restart() {
   sp.pPmSamplingObject = sampler_;
   cuptiPmSamplingStop(&sp);
   started_ = false;
-  RETURN_IF_ERROR(InitCounterData());
-  TS_PM_PARAMS(CUpti_PmSampling_Start_Params, st);
-  st.pPmSamplingObject = sampler_;
-  RETURN_IF_ERROR(Cupti("cuptiPmSamplingStart", cuptiPmSamplingStart(&st)));
-  started_ = true;
-  return OkStatus();
+  return StartOnFreshImage();
 }
 
 PmDecodeResult PmSamplingDevice::Close() {

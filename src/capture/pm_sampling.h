@@ -81,6 +81,7 @@ class PmSamplingDevice {
   Status ConfigImage();
   size_t Passes();
   Status InitCounterData();
+  Status StartOnFreshImage();
   PmDecodeResult DecodeOnce(bool* more);
 
   const uint32_t device_;
