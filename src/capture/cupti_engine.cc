@@ -338,7 +338,13 @@ Status CuptiEngine::SetActivities(bool enable) {
   if (activities_on_.load() == enable) return OkStatus();
   uint32_t g = options_.groups;
   std::vector<CUpti_ActivityKind> kinds = {CUPTI_ACTIVITY_KIND_CONTEXT};
-  if (g & kGroupKernel) kinds.push_back(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  // CUPTI's SASS metrics and concurrent-kernel records exclude each other
+  // (CUDA 13.0, H200: enabled first, the concurrent-kernel records leave every
+  // SASS count at 0; enabled after, cuptiActivityEnable says NOT_COMPATIBLE);
+  // the serialized kernel records work beside them (gpu/probes/sass_probe.cu).
+  if (g & kGroupKernel)
+    kinds.push_back(options_.sass_counts ? CUPTI_ACTIVITY_KIND_KERNEL
+                                         : CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
   if (g & kGroupMemcpy) {
     kinds.push_back(CUPTI_ACTIVITY_KIND_MEMCPY);
     kinds.push_back(CUPTI_ACTIVITY_KIND_MEMCPY2);

@@ -8,11 +8,13 @@
 // every PM sampling call: a device's set-up (pm_sampling.h; the context
 // callback waits for it, at most kSetupWaitMs, so the first kernels are
 // sampled), its decode every kDecodePeriodNs, and its end (Stop, last
-// decode, Disable) when its last context goes or the capture ends. Decoded
+// decode, Disable) when the capture ends; when the device's last context is
+// destroyed first, that end runs on the destroying thread, in the callback,
+// once the decode thread is out of CUPTI (Device::busy). Decoded
 // samples wait for the writer thread (Write) in a bounded queue: beyond
 // kMaxPendingRows rows are dropped and counted. A hardware buffer overflow
 // (the decode fell behind) loses samples: counted, said once, and sampling
-// restarted. Compiled, not yet run on a GPU.
+// restarted.
 #include <cuda.h>
 #include <cupti.h>
 
@@ -20,6 +22,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -36,12 +39,32 @@ namespace {
 constexpr uint64_t kDecodePeriodNs = 10'000'000;  // a decode of every device per 10 ms
 constexpr size_t kMaxPendingRows = 1u << 21;      // 2 M rows (80 MB) waiting for the writer
 constexpr int kSetupWaitMs = 5000;                // a context callback waits this long at most
+constexpr int kEndWaitMs = 3000;                  // the end of sampling, waited for at most
 constexpr uint64_t kDefaultHardwareBufferBytes = 64ull << 20;
+
+class GpuMetricsRecorder;
+
+// The recorders whose decode thread runs, ended by an exit handler that
+// std::atexit registers at the first device's set-up: after the CUDA
+// runtime's own handler (it registers at its start, before any context), so
+// it runs before the runtime and CUPTI tear down. Ended later, from the
+// capture's own exit handler, the decode thread spun for ever inside
+// cuptiPmSamplingDecodeData (H200, 2026-11-29: the program never exited).
+std::mutex g_live_mu;
+std::vector<GpuMetricsRecorder*> g_live;
+void EndLiveRecordersAtExit();
 
 struct Device {
   uint32_t index = 0;
   int contexts = 0;  // live contexts on it
-  enum class State : uint8_t { kWaiting, kOpen, kClosing, kDone } state = State::kWaiting;
+  // kEnding: the decode thread ends it; kClosing: the thread of the last
+  // context's destruction does (OnContextDestroying), the decode thread
+  // leaves it alone.
+  enum class State : uint8_t { kWaiting, kOpen, kEnding, kClosing, kDone } state = State::kWaiting;
+  bool busy = false;  // the decode thread is in a CUPTI call with it (without mu_)
+  // Its first context (from the context callback; null for a capture started
+  // after it): current on the decode thread around its CUPTI calls.
+  CUcontext ctx = nullptr;
   std::unique_ptr<PmSamplingDevice> session;  // decode thread only
   std::vector<uint32_t> metric_ids;           // per kept metric
   uint64_t last_end_ns = 0;                   // of the last sample decoded
@@ -52,13 +75,46 @@ class GpuMetricsRecorder final : public Recorder {
   GpuMetricsRecorder(uint32_t pid, GpuMetricsRequest request, uint64_t interval_ns,
                      uint64_t hw_buffer_bytes, bool quiet)
       : pid_(pid), request_(std::move(request)), quiet_(quiet) {
+    {
+      std::lock_guard<std::mutex> lock(g_live_mu);
+      g_live.push_back(this);
+    }
     settings_.interval_ns = interval_ns;
     settings_.hardware_buffer_bytes = hw_buffer_bytes;
     // Room for four decode periods of samples in the counter data image.
     settings_.max_samples =
         uint32_t(std::clamp<uint64_t>(4 * kDecodePeriodNs / interval_ns, 1024, 65536));
   }
-  ~GpuMetricsRecorder() override { StopThread(); }
+  ~GpuMetricsRecorder() override {
+    {
+      std::lock_guard<std::mutex> lock(g_live_mu);
+      g_live.erase(std::remove(g_live.begin(), g_live.end(), this), g_live.end());
+    }
+    StopThread();
+  }
+
+  // The decode thread's end: every device's last decode and Disable, waited
+  // for kEndWaitMs at most: on the H200 a CUPTI call of that end (Stop,
+  // DecodeData) sometimes never returned (spinning); the thread is then left
+  // behind (detached; the process's exit ends it), what it had not decoded
+  // is lost and counted, and the trace is still written.
+  void StopThread() {
+    std::unique_lock<std::mutex> lock(mu_);
+    stop_ = true;
+    wake_.notify_all();
+    if (!thread_.joinable()) return;
+    if (!settled_.wait_for(lock, std::chrono::milliseconds(kEndWaitMs),
+                           [&] { return thread_ended_; })) {
+      ++end_timeouts_;
+      Say("GPU metrics: sampling did not end within " + std::to_string(kEndWaitMs) +
+          " ms (a CUPTI call did not return): the samples not yet decoded are lost");
+      lock.unlock();
+      thread_.detach();
+      return;
+    }
+    lock.unlock();
+    thread_.join();
+  }
 
   const char* name() const override { return "gpumetrics"; }
 
@@ -69,7 +125,7 @@ class GpuMetricsRecorder final : public Recorder {
 
   void OnContextCreated(CUcontext ctx) override {
     uint32_t dev = 0;
-    if (cuptiGetDeviceId(ctx, &dev) == CUPTI_SUCCESS) AddDevice(dev);
+    if (cuptiGetDeviceId(ctx, &dev) == CUPTI_SUCCESS) AddDevice(dev, ctx);
   }
 
   // The capture's start (an in-process capture started after the program's
@@ -104,10 +160,23 @@ class GpuMetricsRecorder final : public Recorder {
     if (it == devices_.end() || --it->second.contexts > 0) return;
     Device& d = it->second;
     if (d.state != Device::State::kOpen) return;
-    d.state = Device::State::kClosing;  // the decode thread's last decode, before it goes
-    wake_.notify_all();
-    settled_.wait_for(lock, std::chrono::milliseconds(kSetupWaitMs),
-                      [&] { return d.state == Device::State::kDone || stop_; });
+    // The last decode and the end of sampling here, on this thread, while the
+    // context still exists: handed to the decode thread, they raced the
+    // context's destruction and the process's exit (on the H200 the program
+    // then hung at exit, a thread spinning, or died of SIGSEGV).
+    d.state = Device::State::kClosing;
+    if (!settled_.wait_for(lock, std::chrono::milliseconds(kSetupWaitMs),
+                           [&] { return !d.busy; })) {
+      ++close_timeouts_;  // the decode thread is still in CUPTI with it: not closed
+      return;
+    }
+    std::unique_ptr<PmSamplingDevice> session = std::move(d.session);
+    lock.unlock();
+    PmDecodeResult last = session ? session->Close() : PmDecodeResult{};
+    session.reset();
+    lock.lock();
+    Take(d, last);
+    d.state = Device::State::kDone;
   }
 
   void Write(format::SbtWriter& sbt, bool final) override {
@@ -158,29 +227,31 @@ class GpuMetricsRecorder final : public Recorder {
     stats.Add("gpu_metrics.decode_errors", decode_errors_, model::kStatWarning);
     stats.Add("gpu_metrics.enable_failures", enable_failures_, model::kStatWarning);
     stats.Add("gpu_metrics.setup_wait_timeouts", setup_wait_timeouts_, model::kStatWarning);
+    stats.Add("gpu_metrics.close_wait_timeouts", close_timeouts_, model::kStatWarning);
+    stats.Add("gpu_metrics.end_timeouts", end_timeouts_, model::kStatDataLoss);
     stats.Add("gpu_metrics.decodes", decodes_);
     stats.Add("gpu_metrics.decode_max_us", decode_max_ns_ / 1000);
+    // Where the decode thread's time went: copying the hardware buffer out,
+    // and evaluating the samples' values (per sample: evaluate_us / samples).
+    stats.Add("gpu_metrics.decode_raw_us", raw_ns_ / 1000);
+    stats.Add("gpu_metrics.evaluate_us", evaluate_ns_ / 1000);
   }
 
  private:
-  void StopThread() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stop_ = true;
-    }
-    wake_.notify_all();
-    if (thread_.joinable()) thread_.join();
-  }
-
   // A device's first context: its set-up on the decode thread, waited for
   // (so that the first kernels are sampled).
-  void AddDevice(uint32_t dev) {
+  void AddDevice(uint32_t dev, CUcontext ctx = nullptr) {
     std::unique_lock<std::mutex> lock(mu_);
     if (stop_) return;  // the capture has ended
     Device& d = devices_[dev];
     d.index = dev;
+    if (ctx && !d.ctx) d.ctx = ctx;
     if (d.contexts++ > 0 || d.state != Device::State::kWaiting) return;
-    if (!thread_.joinable()) thread_ = std::thread([this] { DecodeLoop(); });
+    if (!thread_.joinable()) {
+      static std::once_flag registered;
+      std::call_once(registered, [] { std::atexit(EndLiveRecordersAtExit); });
+      thread_ = std::thread([this] { DecodeLoop(); });
+    }
     wake_.notify_all();
     if (!settled_.wait_for(lock, std::chrono::milliseconds(kSetupWaitMs),
                            [&] { return d.state != Device::State::kWaiting || stop_; }))
@@ -197,7 +268,7 @@ class GpuMetricsRecorder final : public Recorder {
     while (true) {
       for (auto& [index, d] : devices_) {
         if (d.state == Device::State::kWaiting && !stop_) Open(lock, d);
-        if (d.state == Device::State::kClosing) Close(lock, d);
+        if (d.state == Device::State::kEnding) Close(lock, d);
       }
       settled_.notify_all();
       if (stop_) break;
@@ -206,13 +277,15 @@ class GpuMetricsRecorder final : public Recorder {
       wake_.wait_for(lock, std::chrono::nanoseconds(kDecodePeriodNs));
     }
     for (auto& [index, d] : devices_)
-      if (d.state == Device::State::kOpen || d.state == Device::State::kClosing) Close(lock, d);
+      if (d.state == Device::State::kOpen || d.state == Device::State::kEnding) Close(lock, d);
+    thread_ended_ = true;
     settled_.notify_all();
   }
 
   // CUPTI calls run without the lock (the callbacks wait on it).
   void Open(std::unique_lock<std::mutex>& lock, Device& d) {
     const uint32_t index = d.index;
+    MakeCurrent(d);
     lock.unlock();
     auto session = std::make_unique<PmSamplingDevice>(index);
     Status st = session->Open(request_, settings_);
@@ -239,17 +312,29 @@ class GpuMetricsRecorder final : public Recorder {
         " us: " + described);
   }
 
+  // The device's context current on the decode thread (CUPTI's PM sampling
+  // calls are per device; a context current is what NVIDIA's sample has).
+  static void MakeCurrent(const Device& d) {
+    if (d.ctx) cuCtxSetCurrent(d.ctx);
+  }
+
   void Close(std::unique_lock<std::mutex>& lock, Device& d) {
+    MakeCurrent(d);
     PmSamplingDevice* s = d.session.get();
+    d.busy = true;
     lock.unlock();
     PmDecodeResult last = s ? s->Close() : PmDecodeResult{};
     lock.lock();
+    d.busy = false;
+    settled_.notify_all();
     Take(d, last);
     d.state = Device::State::kDone;
   }
 
   void DecodeDevice(std::unique_lock<std::mutex>& lock, Device& d) {
+    MakeCurrent(d);
     PmSamplingDevice* s = d.session.get();
+    d.busy = true;
     lock.unlock();
     const auto t0 = std::chrono::steady_clock::now();
     PmDecodeResult r = s->Decode();
@@ -259,6 +344,8 @@ class GpuMetricsRecorder final : public Recorder {
     Status restarted = OkStatus();
     if (r.overflow) restarted = s->Restart();
     lock.lock();
+    d.busy = false;
+    settled_.notify_all();
     ++decodes_;
     decode_max_ns_ = std::max(decode_max_ns_, took);
     Take(d, r);
@@ -269,7 +356,7 @@ class GpuMetricsRecorder final : public Recorder {
     if (!restarted.ok()) {
       Say("GPU metrics: sampling could not restart on device " + std::to_string(d.index) +
           " after the overflow: " + restarted.message());
-      d.state = Device::State::kClosing;
+      if (d.state == Device::State::kOpen) d.state = Device::State::kEnding;
     }
   }
 
@@ -277,6 +364,8 @@ class GpuMetricsRecorder final : public Recorder {
   void Take(Device& d, const PmDecodeResult& r) {
     overflows_ += r.overflow;
     bad_samples_ += r.bad_samples;
+    raw_ns_ += r.raw_ns;
+    evaluate_ns_ += r.evaluate_ns;
     if (!r.error.empty() && decode_errors_++ == 0)
       Say("GPU metrics: decoding device " + std::to_string(d.index) + "'s samples: " + r.error);
     for (const PmSample& s : r.samples) {
@@ -319,7 +408,8 @@ class GpuMetricsRecorder final : public Recorder {
   std::condition_variable wake_, settled_;
   std::thread thread_;
   bool stop_ = false;
-  bool edge_seen_ = false;  // OnCaptureEdge: the start was seen
+  bool thread_ended_ = false;  // DecodeLoop returned (StopThread waits for it, bounded)
+  bool edge_seen_ = false;     // OnCaptureEdge: the start was seen
   std::map<uint32_t, Device> devices_;
   std::vector<ChosenGpuMetric> metrics_;  // by id - 1
   size_t metrics_written_ = 0;
@@ -328,7 +418,14 @@ class GpuMetricsRecorder final : public Recorder {
   uint64_t samples_ = 0, rows_written_ = 0, rows_dropped_ = 0, overflows_ = 0, bad_samples_ = 0;
   uint64_t gaps_ = 0, gap_ns_ = 0, decode_errors_ = 0, enable_failures_ = 0;
   uint64_t setup_wait_timeouts_ = 0, devices_open_ = 0, decodes_ = 0, decode_max_ns_ = 0;
+  uint64_t raw_ns_ = 0, evaluate_ns_ = 0, close_timeouts_ = 0, end_timeouts_ = 0;
 };
+
+void EndLiveRecordersAtExit() {
+  // Under the lock: a recorder is not destroyed while it is stopped here.
+  std::lock_guard<std::mutex> lock(g_live_mu);
+  for (GpuMetricsRecorder* r : g_live) r->StopThread();
+}
 
 }  // namespace
 

@@ -12,6 +12,7 @@
 #include <cupti_target.h>
 
 #include <algorithm>
+#include <chrono>
 #include <set>
 
 namespace tracesmith::capture {
@@ -217,6 +218,9 @@ Status PmSamplingDevice::Open(const GpuMetricsRequest& request,
   sc.hardwareBufferSize = settings.hardware_buffer_bytes;
   sc.samplingInterval = settings.interval_ns;
   sc.triggerMode = CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_TIME_INTERVAL;
+  // KEEP_OLDEST: a full buffer stops sampling, with overflow set (counted,
+  // then restarted). KEEP_LATEST hung the H200's capture (2026-11-29: no
+  // decode, the program never ended).
   sc.hwBufferAppendMode = CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_OLDEST;
   RETURN_IF_ERROR(Cupti("cuptiPmSamplingSetConfig", cuptiPmSamplingSetConfig(&sc)));
   TS_PM_PARAMS(CUpti_PmSampling_GetCounterDataSize_Params, ds);
@@ -256,7 +260,10 @@ PmDecodeResult PmSamplingDevice::DecodeOnce(bool* more) {
   dp.pPmSamplingObject = sampler_;
   dp.pCounterDataImage = counter_data_.data();
   dp.counterDataImageSize = counter_data_.size();
+  const auto t0 = std::chrono::steady_clock::now();
   const CUptiResult r = cuptiPmSamplingDecodeData(&dp);
+  const auto t1 = std::chrono::steady_clock::now();
+  out.raw_ns = uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count());
   out.overflow = r == CUPTI_ERROR_OUT_OF_MEMORY || dp.overflow;
   if (r != CUPTI_SUCCESS && r != CUPTI_ERROR_OUT_OF_MEMORY) {
     out.error = PmSamplingError("cuptiPmSamplingDecodeData", int(r));
@@ -296,6 +303,9 @@ PmDecodeResult PmSamplingDevice::DecodeOnce(bool* more) {
     for (size_t m = 0; m < values.size(); ++m) s.values[m] = values[m] * choice_.kept[m].scale;
     out.samples.push_back(std::move(s));
   }
+  out.evaluate_ns = uint64_t(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t1)
+          .count());
   if (Status st = InitCounterData(); !st.ok()) {
     out.error = st.message();
     return out;
@@ -313,6 +323,8 @@ PmDecodeResult PmSamplingDevice::Decode() {
     PmDecodeResult one = DecodeOnce(&more);
     all.overflow = all.overflow || one.overflow;
     all.bad_samples += one.bad_samples;
+    all.raw_ns += one.raw_ns;
+    all.evaluate_ns += one.evaluate_ns;
     for (PmSample& s : one.samples) all.samples.push_back(std::move(s));
     if (!one.error.empty()) {
       all.error = one.error;

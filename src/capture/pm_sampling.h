@@ -41,6 +41,8 @@ struct PmDecodeResult {
   bool overflow = false;     // the hardware buffer overflowed: samples were lost
   uint64_t bad_samples = 0;  // samples CUPTI could not give (info or values)
   std::string error;         // a DecodeData failure other than an overflow
+  uint64_t raw_ns = 0;       // in cuptiPmSamplingDecodeData (hardware buffer -> image)
+  uint64_t evaluate_ns = 0;  // in the samples' evaluation (image -> values)
 };
 
 struct PmSamplingSettings {

@@ -381,11 +381,6 @@ int RunProfile(ProfileArgs& a, bool record_spelling) {
     return ReportError(InvalidArgument("--on-kernel-timeout needs --kernel-timeout"));
   }
   o.sass_counts = a.sass_counts;
-  if (o.sass_counts)  // docs/pc-sampling.md, "Exact instruction counts"
-    std::fprintf(stderr,
-                 "tracesmith: warning: --sass-counts is not working yet: on the first GPU check "
-                 "(H200, CUDA 13.0, 2026-11-29) the kernels were patched (60x slower) "
-                 "but every count read 0; do not trust this trace's counts\n");
   if (!a.gpu_metrics.empty()) {
     auto request = capture::ParseGpuMetrics(a.gpu_metrics);
     if (!request.ok()) return ReportError(request.status());
