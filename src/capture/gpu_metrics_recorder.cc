@@ -81,9 +81,11 @@ class GpuMetricsRecorder final : public Recorder {
     }
     settings_.interval_ns = interval_ns;
     settings_.hardware_buffer_bytes = hw_buffer_bytes;
-    // Room for four decode periods of samples in the counter data image.
+    // Room for four decode periods of samples in the counter data image. Not
+    // more: on the H200 an image takes ~53 KB per sample of the default set
+    // (528 MB for 10,000); images of 10 s of samples aborted the program.
     settings_.max_samples =
-        uint32_t(std::clamp<uint64_t>(4 * kDecodePeriodNs / interval_ns, 1024, 65536));
+        uint32_t(std::clamp<uint64_t>(4 * kDecodePeriodNs / interval_ns, 1024, 4096));
   }
   ~GpuMetricsRecorder() override {
     {
@@ -235,6 +237,8 @@ class GpuMetricsRecorder final : public Recorder {
     // and evaluating the samples' values (per sample: evaluate_us / samples).
     stats.Add("gpu_metrics.decode_raw_us", raw_ns_ / 1000);
     stats.Add("gpu_metrics.evaluate_us", evaluate_ns_ / 1000);
+    stats.Add("gpu_metrics.max_samples_per_image", settings_.max_samples);
+    stats.Add("gpu_metrics.counter_data_bytes", counter_data_bytes_);
   }
 
  private:
@@ -307,6 +311,7 @@ class GpuMetricsRecorder final : public Recorder {
     d.session = std::move(session);
     d.state = Device::State::kOpen;
     ++devices_open_;
+    counter_data_bytes_ = std::max<uint64_t>(counter_data_bytes_, d.session->counter_data_bytes());
     notes_.emplace_back("gpu_metrics.device" + std::to_string(index), described);
     Say("GPU metrics on " + where + ", every " + std::to_string(settings_.interval_ns / 1000) +
         " us: " + described);
@@ -419,6 +424,7 @@ class GpuMetricsRecorder final : public Recorder {
   uint64_t gaps_ = 0, gap_ns_ = 0, decode_errors_ = 0, enable_failures_ = 0;
   uint64_t setup_wait_timeouts_ = 0, devices_open_ = 0, decodes_ = 0, decode_max_ns_ = 0;
   uint64_t raw_ns_ = 0, evaluate_ns_ = 0, close_timeouts_ = 0, end_timeouts_ = 0;
+  uint64_t counter_data_bytes_ = 0;  // the largest device's counter data image
 };
 
 void EndLiveRecordersAtExit() {

@@ -73,6 +73,7 @@ class PmSamplingDevice {
 
   uint32_t device() const { return device_; }
   const std::string& chip() const { return chip_; }
+  size_t counter_data_bytes() const { return counter_data_.size(); }
   const GpuMetricChoice& choice() const { return choice_; }
   bool running() const { return started_; }
 
