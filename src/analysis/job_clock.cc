@@ -4,7 +4,7 @@
 #include <cmath>
 #include <map>
 
-#include "tracesmith/base/median.h"
+#include "tracesmith/base/statistics.h"
 #include "tracesmith/base/status.h"
 
 namespace tracesmith::analysis {
@@ -54,7 +54,7 @@ LocalClock LocalOf(const ProcessClockInput& p, const ClockOptions& o) {
     lc.max_window = std::max(lc.max_window, w);
     if (x.realtime_ns != 0) rm.push_back(int64_t(x.realtime_ns) - mono(x));
   }
-  lc.real_minus_mono = LowerMedian(rm);
+  lc.real_minus_mono = Median(rm);
   const double w0 = double(a0.read_window_ns ? a0.read_window_ns : o.default_read_window_ns);
   const double w1 = double(a1.read_window_ns ? a1.read_window_ns : o.default_read_window_ns);
   // Between the anchors the error is at most the larger half-window; outside
@@ -137,7 +137,7 @@ JobClock JobClock::Build(std::span<const ProcessClockInput> procs,
       v.push_back(local[i].real_minus_mono);
       window[k] = std::max(window[k], local[i].max_window);
     }
-    rm[k] = LowerMedian(v);
+    rm[k] = Median(v);
     const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
     if (uint64_t(*hi - *lo) > 2 * window[k] + 1000)
       out.warnings_.push_back(StrFormat(

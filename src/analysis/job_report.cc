@@ -7,7 +7,7 @@
 #include <tuple>
 
 #include "tracesmith/base/file_util.h"
-#include "tracesmith/base/median.h"
+#include "tracesmith/base/statistics.h"
 
 namespace tracesmith::analysis {
 namespace {
@@ -21,7 +21,7 @@ uint64_t MedianStep(const std::vector<RankStep>& steps) {
   std::vector<uint64_t> ns;
   for (size_t i = FirstSteadyStep(steps.size()); i < steps.size(); ++i)
     ns.push_back(steps[i].end_ns - steps[i].begin_ns);
-  return LowerMedian(ns);
+  return Median(ns);
 }
 
 // A rank's per-step host time at `site`: listed, or at most its smallest
@@ -71,7 +71,7 @@ std::optional<HostExcess> FindHostExcess(const std::vector<RankReport>& ranks, s
       for (size_t j : others)
         if (ranks[j].host_time.stacks) v.push_back(SiteTime(ranks[j].host_time, x.site));
       if (v.empty()) break;
-      const uint64_t ref = LowerMedian(v);
+      const uint64_t ref = Median(v);
       if (x.step_median_ns > ref && x.step_median_ns - ref > best.excess_ns) {
         best.site = x.site;
         best.rank_ns = x.step_median_ns;
@@ -85,7 +85,7 @@ std::optional<HostExcess> FindHostExcess(const std::vector<RankReport>& ranks, s
   // The whole step's host time before launches, without a site.
   std::vector<uint64_t> v;
   for (size_t j : others) v.push_back(ranks[j].host_time.step_median_ns);
-  const uint64_t ref = LowerMedian(v);
+  const uint64_t ref = Median(v);
   if (me.host_time.step_median_ns <= ref || me.host_time.step_median_ns - ref <= threshold)
     return std::nullopt;
   return HostExcess{.stacks = me.host_time.stacks,
@@ -186,7 +186,7 @@ uint64_t StepLateness(const std::vector<RankStep>& steps, std::vector<LateArriva
     per_step.push_back(sum);
   }
   *used_steps = uint32_t(per_step.size());
-  return LowerMedian(per_step);
+  return Median(per_step);
 }
 
 JobReport BuildJobReport(std::vector<RankSummary> summaries, const JobOptions& options) {
@@ -278,7 +278,7 @@ JobReport BuildJobReport(std::vector<RankSummary> summaries, const JobOptions& o
       r.ranks[i].wait_ns += std::min(jc.start_ns, end[i]) - arrival[i];
       compared[i]++;
     }
-    jc.lateness_ns = jc.start_ns - LowerMedian(others);
+    jc.lateness_ns = jc.start_ns - Median(others);
     // A last rank is named only when its lateness exceeds the clock bound:
     // below it, the clock could have made anyone last.
     jc.last_significant = jc.lateness_ns > jc.bound_ns;
@@ -295,7 +295,7 @@ JobReport BuildJobReport(std::vector<RankSummary> summaries, const JobOptions& o
     RankReport& rr = r.ranks[i];
     std::vector<uint64_t> lateness;
     for (const LateArrival& a : late_of[i]) lateness.push_back(a.lateness_ns);
-    rr.median_lateness_ns = LowerMedian(lateness);
+    rr.median_lateness_ns = Median(lateness);
     rr.step_lateness_ns =
         StepLateness(summaries[i].steps, std::move(late_of[i]), &rr.lateness_steps);
   }
@@ -309,7 +309,7 @@ JobReport BuildJobReport(std::vector<RankSummary> summaries, const JobOptions& o
                             .median_late_ns = r.ranks[i].median_lateness_ns,
                             .step_late_ns = r.ranks[i].step_lateness_ns,
                             .steps = r.ranks[i].lateness_steps,
-                            .bound_ns = LowerMedian(lateness_bound_of[i])});
+                            .bound_ns = Median(lateness_bound_of[i])});
   }
   std::stable_sort(
       r.stragglers.begin(), r.stragglers.end(),
@@ -327,7 +327,7 @@ JobReport BuildJobReport(std::vector<RankSummary> summaries, const JobOptions& o
                    .bytes = std::get<1>(key),
                    .ranks = std::get<2>(key),
                    .count = uint32_t(durations.size()),
-                   .median_ns = LowerMedian(durations)};
+                   .median_ns = Median(durations)};
     b.algbw_gbps = double(b.bytes) / double(b.median_ns);  // bytes/ns = GB/s
     b.busbw_gbps = b.algbw_gbps * BusBandwidthFactor(b.op, b.ranks);
     r.bandwidth.push_back(b);

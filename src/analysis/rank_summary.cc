@@ -12,7 +12,7 @@
 #include "tracesmith/analysis/report.h"
 #include "tracesmith/analysis/steps.h"
 #include "tracesmith/analysis/timeline.h"
-#include "tracesmith/base/median.h"
+#include "tracesmith/base/statistics.h"
 #include "tracesmith/format/sbt_reader.h"
 #include "tracesmith/model/process_rank.h"
 
@@ -144,7 +144,7 @@ HostTime MeasureHostTime(const CompactTrace& trace, uint32_t pid,
     }
   }
   h.steps = uint32_t(steps.size());
-  h.step_median_ns = LowerMedian(total);
+  h.step_median_ns = Median(total);
   if (!h.stacks) return h;
   std::vector<std::vector<uint64_t>> per_site(sites.size());
   for (const auto& [key, ns] : cells) {
@@ -153,7 +153,7 @@ HostTime MeasureHostTime(const CompactTrace& trace, uint32_t pid,
     v[key & 0xffffffff] = ns;
   }
   for (size_t i = 0; i < sites.size(); ++i) {
-    const uint64_t m = LowerMedian(std::move(per_site[i]));
+    const uint64_t m = Median(std::move(per_site[i]));
     if (m > 0) h.sites.push_back({sites[i], m});
   }
   std::sort(h.sites.begin(), h.sites.end(), [](const HostSiteTime& a, const HostSiteTime& b) {

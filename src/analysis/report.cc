@@ -8,6 +8,7 @@
 
 #include "call_site.h"
 #include "findings.h"
+#include "tracesmith/base/statistics.h"
 #include "tracesmith/model/stack_builder.h"
 
 namespace tracesmith::analysis {
@@ -27,15 +28,8 @@ DurationStats ComputeDurationStats(std::span<uint64_t> v) {
     s.max_ns = std::max(s.max_ns, x);
   }
   s.mean_ns = s.total_ns / s.count;
-  // Nearest rank: the ceil(q*n)-th smallest value.
-  auto rank = [&](uint64_t pct) {
-    uint64_t r = (pct * s.count + 99) / 100;
-    size_t k = static_cast<size_t>(std::max<uint64_t>(r, 1) - 1);
-    std::nth_element(v.begin(), v.begin() + k, v.end());
-    return v[k];
-  };
-  s.p95_ns = rank(95);
-  s.p50_ns = rank(50);
+  s.p95_ns = NearestRank(v, 0.95);
+  s.p50_ns = NearestRank(v, 0.5);
   return s;
 }
 

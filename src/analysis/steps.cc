@@ -8,6 +8,7 @@
 
 #include "tracesmith/analysis/timeline.h"
 #include "tracesmith/base/file_util.h"
+#include "tracesmith/base/statistics.h"
 
 namespace tracesmith::analysis {
 namespace {
@@ -164,7 +165,7 @@ bool StepsFromKernelSequence(std::vector<SequenceKernel>* kernels, StepReport* r
     for (size_t i = 1; i < pos.size(); ++i) gaps.push_back(pos[i] - pos[i - 1]);
     std::vector<uint32_t> sorted = gaps;
     std::sort(sorted.begin(), sorted.end());
-    const uint32_t period = sorted[sorted.size() / 2];
+    const uint32_t period = sorted[NearestRankIndex(sorted.size(), 0.5)];
     if (period < 2) continue;
     size_t regular = 0;
     for (uint32_t g : gaps) regular += g == period;

@@ -1,4 +1,5 @@
 #include "tracesmith/capture/self_cost.h"
+#include "tracesmith/base/statistics.h"
 
 #include <cmath>
 #include <mutex>
@@ -18,9 +19,9 @@ double BucketMiddle(int b) {
 }
 
 // The tick count a quantile q of a histogram falls at.
-double Quantile(const uint64_t* hist, uint64_t total, double q) {
-  uint64_t rank = uint64_t(std::ceil(q * double(total)));
-  if (rank == 0) rank = 1;
+// The nearest rank over the buckets (base/statistics.h).
+double HistogramQuantile(const uint64_t* hist, uint64_t total, double q) {
+  const uint64_t rank = NearestRankIndex(total, q) + 1;
   uint64_t seen = 0;
   for (int b = 0; b < kCostBuckets; ++b) {
     seen += hist[b];
@@ -128,9 +129,12 @@ std::vector<CostStat> CollectCostStats(double ns_per_tick, const WriterCost& wri
       if (double(CostBucketStart(b)) * ns_per_tick >= 10000) slow += mid;
     }
     if (timed == 0) continue;
-    out.push_back({stem + ".p50_ns", uint64_t(Quantile(h, timed, 0.5) * ns_per_tick + 0.5)});
-    out.push_back({stem + ".p90_ns", uint64_t(Quantile(h, timed, 0.9) * ns_per_tick + 0.5)});
-    out.push_back({stem + ".p99_ns", uint64_t(Quantile(h, timed, 0.99) * ns_per_tick + 0.5)});
+    out.push_back(
+        {stem + ".p50_ns", uint64_t(HistogramQuantile(h, timed, 0.5) * ns_per_tick + 0.5)});
+    out.push_back(
+        {stem + ".p90_ns", uint64_t(HistogramQuantile(h, timed, 0.9) * ns_per_tick + 0.5)});
+    out.push_back(
+        {stem + ".p99_ns", uint64_t(HistogramQuantile(h, timed, 0.99) * ns_per_tick + 0.5)});
     if (all > 0) out.push_back({stem + ".slow_share_x1000", uint64_t(1000 * slow / all + 0.5)});
   }
   if (uint64_t events = g_first_time_events.load(std::memory_order_relaxed)) {

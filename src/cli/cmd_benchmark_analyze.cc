@@ -14,6 +14,7 @@
 #include "commands.h"
 #include "synthetic_file.h"
 #include "tracesmith/analysis/report.h"
+#include "tracesmith/base/statistics.h"
 
 namespace tracesmith::cli {
 namespace {
@@ -83,12 +84,11 @@ int RunAnalyzeBenchmark(const AnalyzeBenchOptions& o) {
   }
   std::remove(path.c_str());
   if (!st.ok()) return ReportError(st);
-  std::sort(times.begin(), times.end());
   if (o.verbose)
     std::fprintf(stderr, "kernels=%llu generation_seconds=%.2f (not timed) findings=%zu runs=%zu\n",
                  static_cast<unsigned long long>(kernels), gen_s, findings, times.size());
   std::printf("events=%llu seconds=%.3f peak_rss_mb=%.0f\n",
-              static_cast<unsigned long long>(events), times[times.size() / 2], PeakRssMb());
+              static_cast<unsigned long long>(events), Median(times), PeakRssMb());
   return kExitOk;
 }
 

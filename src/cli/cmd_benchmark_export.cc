@@ -19,6 +19,7 @@
 
 #include "commands.h"
 #include "tracesmith/base/clock.h"
+#include "tracesmith/base/statistics.h"
 #include "tracesmith/export/export.h"
 #include "tracesmith/model/synthetic.h"
 
@@ -66,9 +67,7 @@ int RunExportBenchmark(const ExportBenchOptions& o) {
       }
       stats = *s;
     }
-    std::sort(times.begin(), times.end());
-    std::sort(walls.begin(), walls.end());
-    double seconds = times[times.size() / 2];
+    double seconds = Median(times);
     double per_kernel = 0;
     if (*format == exporter::ExportFormat::kPerfetto) {
       per_kernel = static_cast<double>(stats.kernel_bytes) / kernels;
@@ -80,8 +79,8 @@ int RunExportBenchmark(const ExportBenchOptions& o) {
     std::remove(path.c_str());
     if (o.verbose)
       std::fprintf(stderr, "%s: %.0f events, cpu %.3f s, wall %.3f s, %.1f MB, %llu flows\n",
-                   name.c_str(), static_cast<double>(stats.events), seconds,
-                   walls[walls.size() / 2], static_cast<double>(stats.bytes) / 1e6,
+                   name.c_str(), static_cast<double>(stats.events), seconds, Median(walls),
+                   static_cast<double>(stats.bytes) / 1e6,
                    static_cast<unsigned long long>(stats.flows));
     std::printf("format=%s events_per_s=%.0f bytes_per_kernel_event=%.2f\n", name.c_str(),
                 static_cast<double>(stats.events) / seconds, per_kernel);

@@ -12,6 +12,7 @@
 #include "commands.h"
 #include "tracesmith/base/clock.h"
 #include "tracesmith/base/file_util.h"
+#include "tracesmith/base/statistics.h"
 #include "tracesmith/format/sbt_reader.h"
 #include "tracesmith/format/sbt_writer.h"
 #include "tracesmith/model/synthetic.h"

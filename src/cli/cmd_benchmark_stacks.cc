@@ -12,6 +12,7 @@
 
 #include "command.h"
 #include "tracesmith/base/clock.h"
+#include "tracesmith/base/statistics.h"
 #include "tracesmith/capture/self_cost.h"
 #include "tracesmith/capture/stacks/stack_collector.h"
 #include "tracesmith/capture/stacks/unwinder.h"
@@ -43,8 +44,7 @@ double MedianNs(int rounds, int iterations, Fn fn) {
     for (int i = 0; i < iterations; ++i) fn();
     t.push_back(((ThreadCpuSeconds() * 1e9) - start) / iterations);
   }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  return Median(std::move(t));
 }
 
 // Reads 2 MiB of a 64 MiB buffer, a different part each call, one load per

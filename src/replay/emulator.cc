@@ -14,6 +14,7 @@
 
 #include "schedule_inputs.h"
 #include "tracesmith/analysis/dependency_graph.h"
+#include "tracesmith/base/statistics.h"
 
 namespace tracesmith::replay {
 
@@ -253,8 +254,7 @@ class Scheduler : internal::ScheduleInputs {
       rec_end_ = std::max(rec_end_, rules_.End(Ref(id)));
     }
     if (gaps.empty()) return;
-    std::nth_element(gaps.begin(), gaps.begin() + gaps.size() / 2, gaps.end());
-    launch_floor_ = gaps[gaps.size() / 2];
+    launch_floor_ = Median(std::move(gaps));
     r_->launch_floor_ns = launch_floor_;
   }
 

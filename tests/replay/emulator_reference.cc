@@ -14,6 +14,7 @@
 
 #include "replay/schedule_inputs.h"
 #include "tracesmith/analysis/dependency_graph.h"
+#include "tracesmith/base/statistics.h"
 
 namespace tracesmith::replay::testing {
 
@@ -59,8 +60,7 @@ class Scheduler : internal::ScheduleInputs {
       if (b && FromStart(b->kind)) gaps.push_back(s - rules_.Start(b->from));
     }
     if (gaps.empty()) return;
-    std::nth_element(gaps.begin(), gaps.begin() + gaps.size() / 2, gaps.end());
-    launch_floor_ = gaps[gaps.size() / 2];
+    launch_floor_ = Median(std::move(gaps));
     r_->launch_floor_ns = launch_floor_;
   }
 

@@ -52,11 +52,4 @@ struct TickRate {
   }
 };
 
-// Median of a set of timings (upper median for an even count).
-inline double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
-  return v[v.size() / 2];
-}
-
 }  // namespace tracesmith
