@@ -119,6 +119,8 @@ class Profiler:
                  sass_counts: bool = ...,
                  gpu_metrics: Union[bool, str, Sequence[str], None] = ...,
                  gpu_metrics_interval: Union[float, str, None] = ...,
+                 symbolize: bool = ...,
+                 symbolize_time_limit: Union[float, str, None] = ...,
                  schedule: Optional[Callable[[int], str]] = ...,
                  on_trace_ready: Optional[Callable[["Profiler"], None]] = ...) -> None: ...
     def start(self) -> "Profiler": ...

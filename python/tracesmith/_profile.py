@@ -62,11 +62,30 @@ def _library() -> ctypes.CDLL:
 def _options(output: str, kinds, stacks, stack_depth, buffer_mb, flush_ms, overwrite,
              quiet, replay_capture, replay_memory, pc_sampling=None, kernel_timeout=None,
              on_kernel_timeout=None, sass_counts=False, gpu_metrics=None,
-             gpu_metrics_interval=None) -> str:
+             gpu_metrics_interval=None, symbolize=True, symbolize_time_limit=None) -> str:
     env = _options_env(output, kinds, stacks, stack_depth, buffer_mb, flush_ms, overwrite,
                        quiet, replay_capture, replay_memory, pc_sampling, kernel_timeout,
                        on_kernel_timeout, sass_counts, gpu_metrics, gpu_metrics_interval)
+    env.update(_symbolize_env(symbolize, symbolize_time_limit))
     return "".join(f"{k}={v}\n" for k, v in env.items())
+
+
+def _symbolize_env(symbolize, symbolize_time_limit) -> dict:
+    """What the in-process capture does at stop (CaptureOptions::symbolize and
+    symbolize_time_limit_ns): name the native frames, as `tracesmith profile`
+    does when its program ends, within a time limit (seconds, or a duration
+    string such as "90s"; 0: no limit)."""
+    env = {}
+    if not symbolize:
+        env["TRACESMITH_SYMBOLIZE"] = "0"
+    if symbolize_time_limit is not None:
+        if isinstance(symbolize_time_limit, (int, float)):
+            if symbolize_time_limit < 0:
+                raise ValueError("symbolize_time_limit: seconds >= 0 (0: no limit)")
+            env["TRACESMITH_SYMBOLIZE_TIME_LIMIT"] = f"{round(symbolize_time_limit * 1e9)}"
+        else:
+            env["TRACESMITH_SYMBOLIZE_TIME_LIMIT"] = str(symbolize_time_limit)
+    return env
 
 
 def _gpu_metrics_value(gpu_metrics) -> str:
@@ -184,8 +203,8 @@ class Profiler:
     stack_depth, buffer_mb, flush_ms, replay_capture ("all", "kernel:REGEX",
     "launch:A-B": record those launches with their inputs for
     tracesmith.replay), pc_sampling (True, or the period N / "2^N": GPU
-    instruction samples, as --pc-sampling; their SASS text is added at stop()
-    by `tracesmith symbolize` when the CUDA toolkit's nvdisasm is found),
+    instruction samples, as --pc-sampling; their SASS text is added at stop(),
+    with the names below, when the CUDA toolkit's nvdisasm is found),
     kernel_timeout (seconds, or "30s": report a kernel still running that long,
     as --kernel-timeout; turns pc_sampling on) and on_kernel_timeout ("report",
     the default, or "exit": write the trace and end the process, status 124),
@@ -199,6 +218,14 @@ class Profiler:
     allocations the parameters point into and those reached through pointers
     stored in them; "params": only the first; "all": every live allocation);
     overwrite replaces an existing output.
+
+    When a trace's file is closed (stop(), each cycle's end), its native frames
+    are named from the modules' symbol tables, as `tracesmith profile` does
+    when its program ends (the same library call, run by the capture library
+    at its stop in a `tracesmith symbolize --capture-end` process), in
+    at most symbolize_time_limit seconds (default 120; 0: no limit; frames left
+    then stay unnamed); symbolize=False leaves them all unnamed, for a later
+    `tracesmith symbolize`. pc_sampling's SASS text is added either way.
     """
 
     def __init__(self, output: str = "tracesmith.sbt", *, kinds=None, stacks: Optional[str] = None,
@@ -207,6 +234,7 @@ class Profiler:
                  replay_capture: Optional[str] = None, replay_memory: Optional[str] = None,
                  pc_sampling=None, kernel_timeout=None, on_kernel_timeout: Optional[str] = None,
                  sass_counts: bool = False, gpu_metrics=None, gpu_metrics_interval=None,
+                 symbolize: bool = True, symbolize_time_limit=None,
                  schedule: Optional[Callable[[int], str]] = None,
                  on_trace_ready: Optional[Callable[["Profiler"], None]] = None):
         self.output = os.fsdecode(os.fspath(output))
@@ -215,8 +243,9 @@ class Profiler:
                         replay_capture=replay_capture, replay_memory=replay_memory,
                         pc_sampling=pc_sampling, kernel_timeout=kernel_timeout,
                         on_kernel_timeout=on_kernel_timeout, sass_counts=sass_counts,
-                        gpu_metrics=gpu_metrics, gpu_metrics_interval=gpu_metrics_interval)
-        _options_env("", **self._kw)  # a bad gpu_metrics value is refused here, not at start
+                        gpu_metrics=gpu_metrics, gpu_metrics_interval=gpu_metrics_interval,
+                        symbolize=symbolize, symbolize_time_limit=symbolize_time_limit)
+        _options("", **self._kw)  # a bad gpu_metrics value is refused here, not at start
         self.schedule = schedule
         self.on_trace_ready = on_trace_ready
         self.step_num = 0
@@ -251,8 +280,8 @@ class Profiler:
             self.last_trace = written
         if rc != 0:
             raise TraceError(err.value.decode(errors="replace"))
-        if written and os.path.isdir(written + ".cubins"):  # --pc-sampling, --sass-counts: the SASS text
-            _symbolize([written], self._kw["quiet"])
+        # (The capture library's stop named the native frames and added the
+        # SASS text of sampled instructions: capture/finish_process.h.)
         if self.on_trace_ready is not None:
             self.on_trace_ready(self)
         return written

@@ -119,7 +119,8 @@ std::string CallSiteNamer::FrameText(uint32_t id, bool file_name_only) {
   return text;
 }
 
-std::string CallSiteNamer::Name(uint32_t stack_id) {
+std::string CallSiteNamer::Name(uint32_t stack_id, bool* unnamed) {
+  if (unnamed) *unnamed = false;
   if (!stack_id) return "(no stack)";
   const size_t n_frames = meta_.Rows<model::Frame>().size();
   std::vector<uint32_t> frames;
@@ -162,9 +163,17 @@ std::string CallSiteNamer::Name(uint32_t stack_id) {
   const std::string prefix = autograd ? "autograd backward: " : "";
   for (uint32_t id : frames)  // named code of the program or framework
     if (!Skipped(id) && table[id - 1].function_id) return prefix + FrameText(id);
+  // No named frame to attribute to: the first one kept, which when native
+  // has no name either.
+  uint32_t shown = frames.front();
   for (uint32_t id : frames)
-    if (!Skipped(id)) return prefix + FrameText(id);
-  return prefix + FrameText(frames.front());
+    if (!Skipped(id)) {
+      shown = id;
+      break;
+    }
+  if (unnamed)
+    *unnamed = table[shown - 1].kind != model::kFramePython && !table[shown - 1].function_id;
+  return prefix + FrameText(shown);
 }
 
 }  // namespace tracesmith::analysis

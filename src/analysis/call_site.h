@@ -34,8 +34,10 @@ std::string PackagePath(std::string_view path);
 class CallSiteNamer {
  public:
   explicit CallSiteNamer(const model::Trace& meta, const CallSiteRules& rules = {});
-  // "(no stack)" for stack id 0.
-  std::string Name(uint32_t stack_id);
+  // "(no stack)" for stack id 0. `unnamed` (optional) is set when the name
+  // is a native frame without a symbol ("module+0xoffset": the trace was not
+  // symbolized, or the module was not found when it was).
+  std::string Name(uint32_t stack_id, bool* unnamed = nullptr);
 
  private:
   enum : int8_t { kUnknown = 0, kKeep = 1, kSkip = 2 };

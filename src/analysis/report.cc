@@ -86,6 +86,7 @@ void KernelTables(const CompactTrace& t, CallSiteNamer& namer, AnalysisReport* r
   std::unordered_map<uint32_t, uint32_t> site_of_stack;
   std::map<std::string, uint32_t> site_index;
   std::vector<std::string> sites;
+  std::vector<bool> site_unnamed;  // per site: a native frame without a name
   bool any_stack = false;
   GroupedSamples by_name, by_site;
   // Call sites only when the trace has stacks (a pass over calls, in order).
@@ -117,9 +118,13 @@ void KernelTables(const CompactTrace& t, CallSiteNamer& namer, AnalysisReport* r
       if (stack != last_stack) {  // consecutive launches mostly share a call site
         auto it = site_of_stack.find(stack);
         if (it == site_of_stack.end()) {
-          std::string text = namer.Name(stack);
+          bool unnamed = false;
+          std::string text = namer.Name(stack, &unnamed);
           auto [si, added] = site_index.try_emplace(text, static_cast<uint32_t>(sites.size()));
-          if (added) sites.push_back(text);
+          if (added) {
+            sites.push_back(text);
+            site_unnamed.push_back(unnamed);
+          }
           it = site_of_stack.emplace(stack, si->second).first;
         }
         last_stack = stack;
@@ -149,8 +154,12 @@ void KernelTables(const CompactTrace& t, CallSiteNamer& namer, AnalysisReport* r
   std::sort(r->kernels.begin(), r->kernels.end(), by_total);
   if (any_stack) {
     stats = by_site.Finish(sites.size());
-    for (size_t g = 0; g < sites.size(); ++g)
+    uint64_t unnamed_ns = 0;
+    for (size_t g = 0; g < sites.size(); ++g) {
       r->call_sites.push_back({sites[g], stats[g], Percent(stats[g].total_ns, r->kernel_ns)});
+      if (site_unnamed[g]) unnamed_ns += stats[g].total_ns;
+    }
+    r->unnamed_call_site_share = Percent(unnamed_ns, r->kernel_ns);
     std::sort(r->call_sites.begin(), r->call_sites.end(), by_total);
   }
 }

@@ -235,6 +235,7 @@ void WriteJsonReport(const AnalysisReport& r, std::ostream& out, const JobReport
   j.UInt("kernel_count", r.kernel_count).UInt("kernel_ns", r.kernel_ns);
   Named(j, "kernels", r.kernels);
   Named(j, "call_sites", r.call_sites);
+  j.Num("unnamed_call_site_share", r.unnamed_call_site_share);
   j.BeginArray("nvtx");
   for (const NvtxStats& n : r.nvtx)
     j.BeginObject()

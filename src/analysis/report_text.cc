@@ -359,8 +359,15 @@ void WriteTextReport(const AnalysisReport& r, const AnalyzeOptions& o, std::ostr
   if (!r.gpu_samples.functions.empty()) SampledKernels(p, r.gpu_samples, o.sampled_kernels);
   if (!r.sass_counts.empty()) CountedKernels(p, r.sass_counts, o.sampled_kernels);
   if (!r.gpu_metrics.empty()) GpuMetricsSection(p, r.gpu_metrics, o.top);
-  if (!r.call_sites.empty())
+  if (!r.call_sites.empty()) {
     StatsTable(p, "Kernel GPU time by launch call site", r.call_sites, o.top, true);
+    // Said once, here: unnamed frames hide the code (and the autograd node) behind launches.
+    if (r.unnamed_call_site_share >= kUnnamedCallSiteHintShare)
+      p("  call sites: %.1f%% of GPU time under unnamed native frames (module+offset) -- run "
+        "`tracesmith symbolize %s` to name them (--search-dir DIR when their libraries are "
+        "elsewhere)\n",
+        r.unnamed_call_site_share, r.source.c_str());
+  }
   if (!r.nvtx.empty()) {
     p("\nKernel GPU time by NVTX range (kernels launched inside each range)\n");
     p("  %8s %8s %12s %8s %12s  %s\n", "SHARE", "RANGES", "RANGE TIME", "KERNELS", "GPU TIME",

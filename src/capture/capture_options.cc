@@ -299,6 +299,17 @@ StatusOr<CaptureOptions> OptionsFromEnv(const std::map<std::string, std::string>
       return InvalidArgument(std::string(kEnvSassCounts) + ": '" + *v + "' is neither 0 nor 1");
     o.sass_counts = *v == "1";
   }
+  if (auto* v = get(kEnvSymbolize); v && !v->empty()) {
+    if (*v != "0" && *v != "1")
+      return InvalidArgument(std::string(kEnvSymbolize) + ": '" + *v + "' is neither 0 nor 1");
+    o.symbolize = *v == "1";
+  }
+  if (auto* v = get(kEnvSymbolizeTimeLimit); v && !v->empty()) {
+    auto limit = ParseDuration(*v);
+    if (!limit.ok())
+      return InvalidArgument(std::string(kEnvSymbolizeTimeLimit) + ": " + limit.status().message());
+    o.symbolize_time_limit_ns = *limit;
+  }
   // CUPTI's SASS metrics patch every kernel's code: samples would be taken on
   // the patched code, and the pair is not known to work (docs/pc-sampling.md).
   if (o.sass_counts && o.pc_sampling)
@@ -395,6 +406,9 @@ std::map<std::string, std::string> OptionsToEnv(const CaptureOptions& o) {
     env[kEnvGpuMetrics] = GpuMetricsText(o.gpu_metrics);
     env[kEnvGpuMetricsInterval] = std::to_string(o.gpu_metrics_interval_ns);
   }
+  if (!o.symbolize) env[kEnvSymbolize] = "0";
+  if (o.symbolize_time_limit_ns != kDefaultSymbolizeTimeLimitNs)
+    env[kEnvSymbolizeTimeLimit] = std::to_string(o.symbolize_time_limit_ns);
   return env;
 }
 
@@ -415,14 +429,32 @@ StatusOr<uint32_t> ParsePcSamplingPeriod(std::string_view text) {
 
 const std::vector<std::string>& OptionEnvNames() {
   static const std::vector<std::string> names = {
-      kEnvOutput,        kEnvKinds,         kEnvBufferMb,
-      kEnvFlushMs,       kEnvDuration,      kEnvDelay,
-      kEnvCaptureRange,  kEnvQuiet,         kEnvForce,
-      kEnvDumpRaw,       kEnvStacks,        kEnvStackDepth,
-      kEnvReplayCapture, kEnvReplayMaxMb,   kEnvReplayMaxLaunches,
-      kEnvReplayMemory,  kEnvReplayRanges,  kEnvReplayReachDepth,
-      kEnvPcSampling,    kEnvKernelTimeout, kEnvOnKernelTimeout,
-      kEnvSassCounts,    kEnvGpuMetrics,    kEnvGpuMetricsInterval,
+      kEnvOutput,
+      kEnvKinds,
+      kEnvBufferMb,
+      kEnvFlushMs,
+      kEnvDuration,
+      kEnvDelay,
+      kEnvCaptureRange,
+      kEnvQuiet,
+      kEnvForce,
+      kEnvDumpRaw,
+      kEnvStacks,
+      kEnvStackDepth,
+      kEnvReplayCapture,
+      kEnvReplayMaxMb,
+      kEnvReplayMaxLaunches,
+      kEnvReplayMemory,
+      kEnvReplayRanges,
+      kEnvReplayReachDepth,
+      kEnvPcSampling,
+      kEnvKernelTimeout,
+      kEnvOnKernelTimeout,
+      kEnvSassCounts,
+      kEnvGpuMetrics,
+      kEnvGpuMetricsInterval,
+      kEnvSymbolize,
+      kEnvSymbolizeTimeLimit,
   };
   return names;
 }

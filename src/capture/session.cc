@@ -1,6 +1,9 @@
 #include "tracesmith/capture/session.h"
 
+#include <cstdio>
+
 #include "cupti_engine.h"
+#include "tracesmith/capture/finish_process.h"
 
 namespace tracesmith::capture {
 
@@ -34,7 +37,15 @@ Status Session::Write() {
 Status Session::Stop() {
   if (!running_) return OkStatus();
   running_ = false;
-  return CuptiEngine::Get().Stop();
+  const std::string path = CuptiEngine::Get().output_path();
+  RETURN_IF_ERROR(CuptiEngine::Get().Stop());
+  // Names the native frames (and adds SASS text) as `tracesmith profile`
+  // does when its program ends (capture/finish_process.h). The capture
+  // itself succeeded: a trace left unnamed is said, not returned.
+  auto finished = FinishStoppedCapture(path, options_);
+  if (!finished.ok() && !options_.quiet)
+    std::fprintf(stderr, "tracesmith: %s\n", finished.status().message().c_str());
+  return OkStatus();
 }
 
 std::string Session::output_path() const { return CuptiEngine::Get().output_path(); }

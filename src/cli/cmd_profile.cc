@@ -19,12 +19,10 @@
 // parses, checks and prints.
 #include <signal.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <set>
 #include <string>
 #include <vector>
@@ -35,16 +33,12 @@
 #include "trace_loader.h"
 #include "tracesmith/analysis/capture_cost.h"
 #include "tracesmith/analysis/sass_counts.h"
-#include "tracesmith/base/atomic_file.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/capture/capture_options.h"
 #include "tracesmith/capture/run_command.h"
-#include "tracesmith/format/run_names.h"
 #include "tracesmith/format/sbt_reader.h"
-#include "tracesmith/format/sbt_writer.h"
 #include "tracesmith/model/records.h"
-#include "tracesmith/symbolize/sass.h"
-#include "tracesmith/symbolize/symbolizer.h"
+#include "tracesmith/symbolize/finish_capture.h"
 
 namespace tracesmith::cli {
 namespace {
@@ -109,90 +103,17 @@ std::string OptionMessage(std::string message) {
   return message;
 }
 
-// Larger traces are left to `tracesmith symbolize` (it holds the whole trace
-// in memory while it rewrites it).
-constexpr uint64_t kAutoSymbolizeMaxBytes = 1ull << 30;
-
-// Native frames get function names now, on the machine whose modules made
-// them (nsys does the same at the end of a run): the trace then reads with
-// names anywhere. GPU instruction samples get their SASS text the same way,
-// from the cubins the capture left beside the trace (removed once used).
-// Only a complete, undamaged trace is rewritten (atomically: written beside
-// and renamed); anything else stays as the capture left it.
+// Native frames named and SASS text added on the machine whose modules made
+// them, by the library call an in-process capture makes at Session::Stop
+// (symbolize/finish_capture.h).
 void FinishOutput(const std::string& path, bool symbols, bool quiet) {
-  struct stat st;
-  if (stat(path.c_str(), &st) != 0) return;
-  auto say = [&](const std::string& line) {
-    if (!quiet) std::fprintf(stderr, "tracesmith: %s\n", line.c_str());
-  };
-  const std::string cubins = format::CubinDirOf(path);
-  struct stat dir;
-  const bool sass = stat(cubins.c_str(), &dir) == 0 && S_ISDIR(dir.st_mode);
-  if (!symbols && !sass) return;
-  const char* what = sass ? "symbols and SASS" : "symbols";
-  if (uint64_t(st.st_size) > kAutoSymbolizeMaxBytes) {
-    say(StrFormat("%s: %s, not rewritten here to add %s; run: tracesmith symbolize %s",
-                  path.c_str(), HumanBytes(uint64_t(st.st_size)).c_str(), what, path.c_str()));
-    return;
-  }
-  // Replay payloads (--replay-capture) are raw chunks that a model rewrite
-  // would not carry over: such a trace is left as written.
-  if (HasReplayPayloads(path)) {
-    say(
-        StrFormat("%s holds replay payloads: not rewritten to add %s (tracesmith "
-                  "symbolize %s -o OUT adds them to a copy without the payloads)",
-                  path.c_str(), what, path.c_str()));
-    return;
-  }
-  format::ReadReport report;
-  auto trace = format::ReadTraceFile(path, &report);
-  if (!trace.ok() || !report.clean() || !report.indexed) {
-    say(
-        StrFormat("%s is unfinished or damaged: not rewritten to add %s (tracesmith "
-                  "symbolize %s -o OUT can)",
-                  path.c_str(), what, path.c_str()));
-    return;
-  }
-  std::vector<std::string> done;
-  if (symbols && !trace->Rows<model::Frame>().empty()) {
-    auto stats = symbolize::Symbolize(&*trace);
-    if (stats.ok() && stats->native_frames && stats->with_function)
-      done.push_back(
-          StrFormat("%llu of %llu native frames named (--no-symbolize: leave them "
-                    "unnamed)",
-                    static_cast<unsigned long long>(stats->with_function),
-                    static_cast<unsigned long long>(stats->native_frames)));
-  }
-  bool sass_done = false;
-  if (sass) {
-    auto stats = symbolize::AddSass(&*trace, cubins);
-    if (!stats.ok()) {
-      say(StrFormat("%s: no SASS text: %s", path.c_str(), stats.status().message().c_str()));
-    } else if (stats->instructions) {
-      sass_done = true;
-      std::string line = StrFormat(
-          "SASS of %llu of %llu sampled instructions (%llu modules, "
-          "%.1f s)",
-          static_cast<unsigned long long>(stats->with_text),
-          static_cast<unsigned long long>(stats->instructions),
-          static_cast<unsigned long long>(stats->cubins), stats->seconds);
-      if (stats->cubins_missing + stats->cubins_failed + stats->cubins_skipped)
-        line += StrFormat("; %llu modules missing, %llu failed, %llu over the time budget%s%s",
-                          static_cast<unsigned long long>(stats->cubins_missing),
-                          static_cast<unsigned long long>(stats->cubins_failed),
-                          static_cast<unsigned long long>(stats->cubins_skipped),
-                          stats->first_error.empty() ? "" : ": ", stats->first_error.c_str());
-      done.push_back(line);
-    }
-  }
-  if (done.empty()) return;
-  if (Status w = format::WriteTraceFile(*trace, path); !w.ok()) {
-    say(StrFormat("%s: %s not written: %s", path.c_str(), what, w.ToString().c_str()));
-    return;
-  }
-  // The cubins served their purpose once the SASS is in the trace.
-  if (sass_done) std::filesystem::remove_all(cubins);
-  for (const std::string& line : done) say(path + ": " + line);
+  symbolize::FinishOptions options;
+  options.names = symbols;
+  options.time_limit_s = 0;  // the program has ended: nothing waits (SASS keeps its own budget)
+  options.skip_option = "--no-symbolize";
+  const symbolize::FinishReport done = symbolize::FinishCapture(path, options);
+  if (quiet) return;
+  for (const std::string& line : done.lines) std::fprintf(stderr, "tracesmith: %s\n", line.c_str());
 }
 
 // --gpu-metrics: what each device sampled (or why not), samples and rows.

@@ -3,7 +3,9 @@
 // paths and build-ids recorded at capture, and gives sampled GPU
 // instructions their SASS text from the cubins a --pc-sampling capture left
 // beside it (FILE.cubins/, or --cubins DIR; nvdisasm from the CUDA toolkit).
-// Rewrites FILE (or writes -o OUT).
+// Rewrites FILE (or writes -o OUT). `--capture-end` does instead what
+// `profile` does to each trace when its program ends (symbolize::FinishCapture):
+// an in-process capture runs it at its stop (capture/finish_process.h).
 #include <sys/stat.h>
 
 #include <cstdio>
@@ -11,9 +13,11 @@
 #include "commands.h"
 #include "output_rule.h"
 #include "trace_loader.h"
+#include "tracesmith/base/file_util.h"
 #include "tracesmith/format/run_names.h"
 #include "tracesmith/format/sbt_reader.h"
 #include "tracesmith/format/sbt_writer.h"
+#include "tracesmith/symbolize/finish_capture.h"
 #include "tracesmith/symbolize/sass.h"
 #include "tracesmith/symbolize/symbolizer.h"
 
@@ -28,9 +32,40 @@ struct SymbolizeArgs {
   bool force = false;        // replace an existing -o OUT
   bool resymbolize = false;  // frames that already have names too
   bool strict = false;
+  std::string time_limit;    // "" none
+  bool capture_end = false;  // as `profile` at the end of a capture
+  bool no_names = false;     // --capture-end: only the SASS text
+  bool quiet = false;
 };
 
+// `--capture-end`: FinishCapture on FILE in place, as `profile` does when its
+// program ends; a trace it cannot rewrite is left as it is (a line says so).
+int RunCaptureEnd(const SymbolizeArgs& args, double time_limit_s) {
+  if (!args.output.empty() || !args.search_dirs.empty() || !args.cubins.empty() ||
+      args.resymbolize || args.force)
+    return ReportError(
+        InvalidArgument("--capture-end rewrites FILE in place as `profile` does: it takes none "
+                        "of -o, --search-dir, --cubins, --resymbolize, --force"));
+  symbolize::FinishOptions options;
+  options.names = !args.no_names;
+  options.time_limit_s = time_limit_s;
+  const symbolize::FinishReport done = symbolize::FinishCapture(args.path, options);
+  if (!args.quiet)
+    for (const std::string& line : done.lines)
+      std::fprintf(stderr, "tracesmith: %s\n", line.c_str());
+  return kExitOk;
+}
+
 int RunSymbolize(const SymbolizeArgs& args) {
+  double time_limit_s = 0;
+  if (!args.time_limit.empty()) {
+    auto ns = ParseDuration(args.time_limit);
+    if (!ns.ok()) return ReportError(InvalidArgument("--time-limit: " + ns.status().message()));
+    time_limit_s = double(*ns) / 1e9;
+  }
+  if (args.no_names && !args.capture_end)
+    return ReportError(InvalidArgument("--no-names goes with --capture-end"));
+  if (args.capture_end) return RunCaptureEnd(args, time_limit_s);
   if (!args.output.empty()) {  // rewriting FILE in place is what symbolize is for
     const std::string inputs[] = {args.path};
     if (Status ok = CheckOutputFile(args.output, inputs, args.force); !ok.ok())
@@ -41,7 +76,7 @@ int RunSymbolize(const SymbolizeArgs& args) {
   if (!trace.ok()) return ReportError(trace.status());
   // Replay payloads (--replay-capture) are raw chunks that the rewrite does
   // not carry over: in place they would be lost for good.
-  if (args.output.empty() && HasReplayPayloads(args.path))
+  if (args.output.empty() && format::HasReplayPayloads(args.path))
     return ReportError(FailedPrecondition(
         args.path +
         " holds replay payloads (profile --replay-capture), which symbolize does not "
@@ -57,6 +92,7 @@ int RunSymbolize(const SymbolizeArgs& args) {
   symbolize::SymbolizeOptions options;
   options.search_dirs = args.search_dirs;
   options.overwrite = args.resymbolize;
+  options.time_limit_s = time_limit_s;
   auto stats = symbolize::Symbolize(&*trace, options);
   if (!stats.ok()) return ReportError(stats.status());
   // SASS for the sampled instructions, when the capture's cubins are here.
@@ -98,6 +134,9 @@ int RunSymbolize(const SymbolizeArgs& args) {
               static_cast<unsigned long long>(s.with_function),
               static_cast<unsigned long long>(s.native_frames),
               static_cast<unsigned long long>(s.with_line), out.c_str());
+  if (s.timed_out)
+    std::printf("Time limit reached: %llu native frames left unnamed (run again to name them).\n",
+                static_cast<unsigned long long>(s.frames_left));
   if (s.modules_missing || s.build_id_mismatch) {
     std::printf(
         "Modules not found: %llu, other build (build-id differs): %llu. "
@@ -122,6 +161,16 @@ void AddSymbolizeCommand(Cmd& app, CommandList& commands) {
                   "The cubins of a --pc-sampling capture, for the SASS of its sampled instructions "
                   "(default: FILE.cubins when it exists; needs nvdisasm from the CUDA toolkit)");
   sub->add_flag("--resymbolize", args->resymbolize, "Re-symbolize frames that already have names");
+  sub->add_option(
+      "--time-limit", args->time_limit,
+      "Stop naming frames after this long (e.g. 120s; frames left stay unnamed, a later "
+      "run names them); with --capture-end also the SASS");
+  sub->add_flag("--capture-end", args->capture_end,
+                "Do what `profile` does to a trace when its program ends (in-process captures run "
+                "this at their stop): name the frames and add the SASS in place; a trace it "
+                "cannot rewrite (damaged, over 1 GiB, replay payloads) is left as it is, exit 0");
+  sub->add_flag("--no-names", args->no_names, "With --capture-end: only the SASS text");
+  sub->add_flag("-q,--quiet", args->quiet, "With --capture-end: print nothing");
   AddForceFlag(sub, &args->force);
   AddStrictFlag(sub, &args->strict);
   commands.emplace_back(sub, [args] { return RunSymbolize(*args); });

@@ -45,14 +45,6 @@ Status CheckDamage(const std::string& path, const format::ReadReport& report, bo
   return OkStatus();
 }
 
-bool HasReplayPayloads(const std::string& path) {
-  auto reader = format::SbtReader::Open(path);
-  if (!reader.ok()) return false;
-  for (const format::ChunkIndexEntry& e : (*reader)->chunks())
-    if (e.type >= format::kFirstRawChunkType && e.type <= format::kLastRawChunkType) return true;
-  return false;
-}
-
 StatusOr<LoadedTrace> LoadTrace(const std::string& path, bool strict, const char* doing) {
   LoadedTrace out;
   ASSIGN_OR_RETURN(out.trace, format::ReadTraceFile(path, &out.report));

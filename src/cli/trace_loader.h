@@ -35,10 +35,6 @@ void AddWindowOptions(Cmd* cmd, analysis::LoadOptions* load);
 Status CheckDamage(const std::string& path, const format::ReadReport& report, bool strict,
                    const char* doing);
 
-// True when `path` holds replay payloads (raw chunks of profile
-// --replay-capture), which a model-level rewrite would drop.
-bool HasReplayPayloads(const std::string& path);
-
 // Reads a whole trace, then CheckDamage.
 StatusOr<LoadedTrace> LoadTrace(const std::string& path, bool strict, const char* doing);
 

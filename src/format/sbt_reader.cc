@@ -587,4 +587,12 @@ StatusOr<model::Trace> ReadTraceFile(const std::string& path, ReadReport* report
   return trace;
 }
 
+bool HasReplayPayloads(const std::string& path) {
+  auto reader = SbtReader::Open(path);
+  if (!reader.ok()) return false;
+  for (const ChunkIndexEntry& e : (*reader)->chunks())
+    if (e.type >= kFirstRawChunkType && e.type <= kLastRawChunkType) return true;
+  return false;
+}
+
 }  // namespace tracesmith::format

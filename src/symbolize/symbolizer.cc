@@ -4,6 +4,7 @@
 #include <elfutils/libdwfl.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -114,16 +115,37 @@ StatusOr<SymbolizeStats> Symbolize(model::Trace* trace, const SymbolizeOptions& 
   // Opened lazily; nullptr when the module cannot be used.
   std::unordered_map<uint32_t, std::unique_ptr<ElfModule>> modules;
 
+  // The clock is read before each module is opened (the costly step: libdw
+  // reads its symbol table) and every 1024 frames.
+  using Clock = std::chrono::steady_clock;
+  const bool limited = options.time_limit_s > 0;
+  const Clock::time_point deadline =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                         std::chrono::duration<double>(limited ? options.time_limit_s : 0));
+  uint64_t since_check = 0;
   auto& frames = trace->Rows<model::Frame>();
   for (size_t i = 0; i < frames.size(); ++i) {
     model::Frame& f = frames[i];
     if (f.kind != model::kFrameNative || f.mapping_id == 0) continue;
     if (f.function_id != 0 && !options.overwrite) continue;
     ++stats.native_frames;
+    if (stats.timed_out) {
+      ++stats.frames_left;
+      continue;
+    }
     auto mit = mapping_index.find(f.mapping_id);
     if (mit == mapping_index.end()) {
       return DataLoss(StrFormat("frame #%zu names mapping %u, which the trace does not have", i + 1,
                                 f.mapping_id));
+    }
+    const bool opening = !modules.count(f.mapping_id);
+    if (limited && (opening || ++since_check >= 1024)) {
+      since_check = 0;
+      if (Clock::now() >= deadline) {
+        stats.timed_out = true;
+        ++stats.frames_left;
+        continue;
+      }
     }
     auto [it, inserted] = modules.emplace(f.mapping_id, nullptr);
     if (inserted) {

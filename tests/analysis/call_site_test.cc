@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <sstream>
+#include <tuple>
 
 #include "test_traces.h"
 #include "tracesmith/model/stack_builder.h"
@@ -144,6 +145,61 @@ TEST(CallSiteTest, TextTableKeepsBothEndsOfALongCallSite) {
             std::string::npos)
       << text;
   EXPECT_NE(text.find(std::string(87, 'k') + "...\n"), std::string::npos);
+}
+
+// Issue #43: GPU time whose call site is a native frame without a name is
+// measured, and the text report names the command that fixes it, once; a
+// symbolized trace (the same frames with names) gets no such line.
+TEST(CallSiteTest, UnnamedNativeCallSitesAreCountedAndTheFixNamedOnce) {
+  Stacks s;
+  const uint32_t cudart = s.Module(1, "/x/libcudart.so.13");
+  const uint32_t torch = s.Module(2, "/x/libtorch_cuda.so");
+  const uint32_t launch = s.Native(cudart, "", 0x1376d);
+  const uint32_t unnamed = s.Native(torch, "", 0x3a127c1);
+  const uint32_t bwd = s.Stack({launch, unnamed, s.Native(torch, "", 0x1000)});
+  const uint32_t fwd = s.Stack({launch, s.Python("Linear.forward", "linear.py", 125)});
+  s.b.Kernel("gemm_bwd", 0, 7, 100, 114, 90, 95, 0, bwd);    // 14 ns
+  s.b.Kernel("gemm_bwd", 0, 7, 120, 134, 115, 118, 0, bwd);  // 14 ns
+  s.b.Kernel("gemm_fwd", 0, 7, 140, 212, 135, 138, 0, fwd);  // 72 ns
+  auto report = [&] {
+    CompactTrace c;
+    c.IngestAll(s.b.trace());
+    c.Finalize();
+    AnalysisReport r = BuildReport(c, "run.sbt");
+    std::ostringstream text, json;
+    WriteTextReport(r, AnalyzeOptions{}, text);
+    WriteJsonReport(r, json);
+    return std::tuple{r, text.str(), json.str()};
+  };
+  auto count = [](const std::string& text, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  {
+    auto [r, text, json] = report();
+    EXPECT_DOUBLE_EQ(r.unnamed_call_site_share, 28.0);
+    EXPECT_NE(text.find("libtorch_cuda.so+0x3a127c1\n"), std::string::npos) << text;  // its row
+    EXPECT_EQ(count(text, "unnamed native frames"), 1u) << text;
+    EXPECT_NE(text.find("call sites: 28.0% of GPU time under unnamed native frames "
+                        "(module+offset) -- run `tracesmith symbolize run.sbt`"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(json.find("\"unnamed_call_site_share\":28"), std::string::npos) << json;
+  }
+  // Symbolized: the same frames with names (the autograd thread's now shows its node).
+  for (model::Frame& f : s.b.trace().Rows<model::Frame>()) {
+    if (f.mapping_id != torch) continue;
+    f.function_id = s.b.Str(f.rel_pc == 0x1000 ? "torch::autograd::Engine::thread_main(x)"
+                                               : "torch::autograd::generated::MmBackward0::"
+                                                 "apply(std::vector&&)");
+  }
+  {
+    auto [r, text, json] = report();
+    EXPECT_EQ(r.unnamed_call_site_share, 0.0);
+    EXPECT_EQ(count(text, "unnamed native frames"), 0u) << text;
+    EXPECT_NE(text.find("autograd backward: MmBackward0\n"), std::string::npos) << text;
+  }
 }
 
 AnalysisReport Analyze(const std::string& path) {

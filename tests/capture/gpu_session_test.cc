@@ -1,6 +1,8 @@
 // GPU test of the in-process API (tracesmith::capture::Session), driver API
 // only: a capture started by the program itself, Write() while running, and
-// the "CUPTI already in use" refusal when another CUPTI client came first.
+// the "CUPTI already in use" refusal when another CUPTI client came first;
+// Stop() naming the native frames of the trace (issue #43: by running this
+// build's `tracesmith symbolize --capture-end`), or not.
 // Without a GPU it prints "skipped (no GPU)".
 #include <cuda.h>
 #include <cupti.h>
@@ -10,10 +12,12 @@
 
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "tracesmith/capture/device_query.h"
 #include "tracesmith/capture/session.h"
 #include "tracesmith/format/sbt_reader.h"
+#include "tracesmith/model/stack_builder.h"
 
 namespace tracesmith::capture {
 namespace {
@@ -104,6 +108,72 @@ TEST(GpuSession, RefusedWhileCuptiIsTakenThenCapturesCopiesAndMemsets) {
   for (double v : second) EXPECT_GT(v, 0.0);
   unlink(again_options.output.c_str());
   unlink(path.c_str());
+}
+
+// The launching code the stacks must name (kept out of line).
+__attribute__((noinline)) void MemsetFromNamedCaller(CUdeviceptr p, unsigned v) {
+  ASSERT_EQ(cuMemsetD32(p, v, 1024), CUDA_SUCCESS);
+  asm volatile("");  // (no tail call)
+}
+
+// One capture with native stacks: the memsets' stacks, as their frames read
+// in the written file (function names, "" for an unnamed frame).
+std::vector<std::vector<std::string>> CaptureMemsetStacks(const CaptureOptions& options) {
+  Session session(options);
+  EXPECT_TRUE(session.Start().ok());
+  EXPECT_EQ(cuInit(0), CUDA_SUCCESS);
+  CUdevice dev;
+  CUcontext ctx;
+  EXPECT_EQ(cuDeviceGet(&dev, 0), CUDA_SUCCESS);
+  EXPECT_EQ(cuDevicePrimaryCtxRetain(&ctx, dev), CUDA_SUCCESS);
+  EXPECT_EQ(cuCtxSetCurrent(ctx), CUDA_SUCCESS);
+  CUdeviceptr p = 0;
+  EXPECT_EQ(cuMemAlloc(&p, 4096), CUDA_SUCCESS);
+  for (unsigned v : {1u, 2u}) MemsetFromNamedCaller(p, v);
+  EXPECT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  EXPECT_TRUE(session.Stop().ok());  // the naming happens here
+  cuMemFree(p);
+  cuDevicePrimaryCtxRelease(dev);
+  std::vector<std::vector<std::string>> stacks;
+  auto t = format::ReadTraceFile(options.output);
+  EXPECT_TRUE(t.ok()) << t.status().ToString();
+  if (!t.ok()) return stacks;
+  for (const model::MemsetEvent& m : t->Rows<model::MemsetEvent>()) {
+    std::vector<std::string> frames;
+    for (uint32_t id : model::StackFrames(*t, m.stack_id))
+      frames.emplace_back(t->strings.Get(t->Rows<model::Frame>()[id - 1].function_id));
+    stacks.push_back(frames);
+  }
+  unlink(options.output.c_str());
+  return stacks;
+}
+
+TEST(GpuSession, StopNamesNativeFramesUnlessAskedNotTo) {
+  if (!HaveGpu()) GTEST_SKIP() << "skipped (no GPU)";
+  // The command Stop() runs: this build's (the test binary has no bin/ beside it).
+  setenv("TRACESMITH_CLI", TS_CLI_PATH, 0);
+  CaptureOptions options;
+  options.output = std::string(getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp") + "/session_names_" +
+                   std::to_string(getpid()) + ".sbt";
+  options.overwrite = true;
+  options.stacks = stacks::StackMode::kNative;
+  auto names_caller = [](const std::vector<std::string>& frames) {
+    for (const std::string& f : frames)
+      if (f.find("MemsetFromNamedCaller") != std::string::npos) return true;
+    return false;
+  };
+  for (bool symbolize : {true, false}) {
+    options.symbolize = symbolize;
+    auto stacks = CaptureMemsetStacks(options);
+    ASSERT_EQ(stacks.size(), 2u);
+    for (const auto& frames : stacks) {
+      EXPECT_FALSE(frames.empty());
+      EXPECT_EQ(names_caller(frames), symbolize);
+      std::printf("GPU-CHECK session names (symbolize=%d):", symbolize);
+      for (const std::string& f : frames) std::printf(" <- %s", f.empty() ? "?" : f.c_str());
+      std::printf("\n");
+    }
+  }
 }
 
 }  // namespace

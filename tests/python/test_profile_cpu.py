@@ -67,20 +67,49 @@ def test_context_manager_records_the_block_with_its_options(fake):
 
 
 def test_pc_sampling_option_and_sass_at_stop(fake, monkeypatch, tmp_path):
-    symbolized = []
-    monkeypatch.setattr(_profile, "_symbolize", lambda files, quiet: symbolized.extend(files))
+    # The SASS text is the capture library's to add at stop (with the names):
+    # no `tracesmith symbolize` process is started from Python any more.
+    ran = []
+    monkeypatch.setattr(_profile, "_symbolize", lambda files, quiet: ran.extend(files))
     out = tmp_path / "run.sbt"
     with tracesmith.profile(str(out), pc_sampling=True):
         (tmp_path / "run.sbt.cubins").mkdir()  # what the capture leaves for nvdisasm
     assert fake.calls[0][2]["TRACESMITH_PC_SAMPLING"] == "auto"
-    assert symbolized == [str(out)]
+    assert ran == []
     with tracesmith.profile(str(tmp_path / "b.sbt"), pc_sampling=13):
         pass
     assert fake.calls[2][2]["TRACESMITH_PC_SAMPLING"] == "13"
-    assert symbolized == [str(out)]  # no cubins beside b.sbt: nothing to disassemble
     with tracesmith.profile(str(tmp_path / "c.sbt")):
         pass
     assert "TRACESMITH_PC_SAMPLING" not in fake.calls[4][2]
+
+
+def test_native_frames_named_at_stop_unless_asked_not_to(fake, tmp_path):
+    """Issue #43: the in-process capture names native frames when it stops, as
+    `tracesmith profile` does when its program ends (the library's default,
+    CaptureOptions::symbolize); symbolize=False and the time limit reach it."""
+    with tracesmith.profile(str(tmp_path / "a.sbt"), stacks="mixed"):
+        pass
+    opts = fake.calls[0][2]
+    assert "TRACESMITH_SYMBOLIZE" not in opts  # on, with the default limit (120 s)
+    assert "TRACESMITH_SYMBOLIZE_TIME_LIMIT" not in opts
+    with tracesmith.profile(str(tmp_path / "b.sbt"), symbolize=False):
+        pass
+    assert fake.calls[2][2]["TRACESMITH_SYMBOLIZE"] == "0"
+    p = tracesmith.Profiler(str(tmp_path / "c.sbt"), symbolize_time_limit=2.5,
+                            schedule=tracesmith.schedule(active=1, repeat=2))
+    p.start()
+    p.step()
+    p.step()
+    p.stop()
+    starts = [c[2] for c in fake.calls if c[0] == "start"][2:]
+    assert len(starts) == 2  # each cycle's file is named when it closes
+    assert all(o["TRACESMITH_SYMBOLIZE_TIME_LIMIT"] == "2500000000" for o in starts)
+    with tracesmith.profile(str(tmp_path / "d.sbt"), symbolize_time_limit="90s"):
+        pass
+    assert fake.calls[-2][2]["TRACESMITH_SYMBOLIZE_TIME_LIMIT"] == "90s"
+    with pytest.raises(ValueError, match="symbolize_time_limit"):
+        tracesmith.Profiler("e.sbt", symbolize_time_limit=-1)
 
 
 def test_sass_counts_option(fake, tmp_path):

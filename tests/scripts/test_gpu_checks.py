@@ -523,6 +523,66 @@ class PythonCheckers(unittest.TestCase):
         self.assertEqual((rc, verdict(out, "leak")), (1, "FAIL"), out)
 
 
+def call_sites_json(sites, unnamed=0.0):
+    return json.dumps({"call_sites": [{"name": n, "share_pct": s} for n, s in sites],
+                       "unnamed_call_site_share": unnamed})
+
+
+SITES = [("autograd backward: AddmmBackward0", 58.0),
+         ("build.<locals>.step (inproc_names_check.py:66) > Linear.forward "
+          "(torch/nn/modules/linear.py:134)", 30.0),
+         ("autograd backward: GeluBackward0", 8.0), ("SGD.step (torch/optim/sgd.py:80)", 4.0)]
+HINT_LINE = ("  call sites: 66.0% of GPU time under unnamed native frames (module+offset) -- run "
+             "`tracesmith symbolize {}` to name them\n")
+
+
+class InprocNamesCheck(unittest.TestCase):
+    """gpu/inproc_names_check.py check (issue #43) on canned `analyze` outputs."""
+
+    def setUp(self):
+        self.fake = Fake()
+        self.addCleanup(self.fake.close)
+        self.out = os.path.join(self.fake.dir, "run")
+        for f in ("cli.sbt", "inproc.sbt", "raw.sbt"):
+            write(os.path.join(self.out, f), "x")
+
+    def run_check(self, inproc=SITES, hints=1):
+        raw = os.path.join(self.out, "raw.sbt")
+        self.fake.table([
+            [r"^analyze [^ ]*/cli\.sbt --json$", 0, call_sites_json(SITES), ""],
+            [r"^analyze [^ ]*/inproc\.sbt --json$", 0, call_sites_json(inproc), ""],
+            [r"^analyze [^ ]*/raw\.sbt$", 0, "Kernel GPU time\n" + HINT_LINE.format(raw) * hints,
+             ""],
+            [r"^symbolize ", 0, "Symbolized 900 of 1000 native frames\n", ""],
+            [r"^analyze [^ ]*/raw_symbolized\.sbt --json$", 0, call_sites_json(SITES), ""],
+            [r"^analyze [^ ]*/raw_symbolized\.sbt$", 0, "Kernel GPU time\n", ""]])
+        return self.fake.run([sys.executable, os.path.join(GPU, "inproc_names_check.py"),
+                              "check", self.fake.cli, self.out])
+
+    def test_same_names_passes(self):
+        rc, out = self.run_check()
+        self.assertEqual((rc, last_line(out)), (0, "6 passed, 0 failed, 0 skipped"), out)
+
+    def test_bare_call_site_and_shares_apart_fail(self):
+        bare = [("autograd backward: libtorch_cuda.so+0x3a127c1", 14.0)] + \
+            [(n, s - 14.0 if n.startswith("autograd backward: Addmm") else s) for n, s in SITES]
+        rc, out = self.run_check(inproc=bare)
+        self.assertEqual(rc, 1, out)
+        self.assertEqual(verdict(out, "no bare call site"), "FAIL")
+        self.assertEqual(verdict(out, "same call sites"), "FAIL")
+        self.assertEqual(verdict(out, "hint once"), "PASS")
+
+    def test_hint_twice_or_never_fails(self):
+        for hints in (0, 2):
+            rc, out = self.run_check(hints=hints)
+            self.assertEqual((rc, verdict(out, "hint once")), (1, "FAIL"), out)
+
+    def test_without_torch_every_mode_skips(self):
+        rc, out = self.fake.run([sys.executable, os.path.join(GPU, "inproc_names_check.py"),
+                                 "check", self.fake.cli, self.out], TS_TORCH_STATE="absent")
+        self.assertEqual((rc, last_line(out)), (0, "0 passed, 0 failed, 6 skipped"), out)
+
+
 def load_profile_check():
     sys.path.insert(0, GPU)
     try:

@@ -98,6 +98,10 @@ struct AnalysisReport {
   std::vector<std::string> stream_names;  // parallel to timeline.streams
   std::vector<NamedStats> kernels;        // all, by total time
   std::vector<NamedStats> call_sites;     // empty when the trace has no stacks
+  // Share of kernel time (percent) whose call site is a native frame without
+  // a name ("libtorch_cuda.so+0x3a127c1": a trace not symbolized, or a module
+  // that was not found); the text report then says how to name them.
+  double unnamed_call_site_share = 0;
   std::vector<NvtxStats> nvtx;
   std::vector<CopyStats> copies;
   std::vector<LaunchStats> launches;
@@ -159,6 +163,11 @@ struct CallSiteRules {
 
 // InvalidArgument naming the rule whose regex does not compile.
 Status ValidateCallSiteRules(const CallSiteRules& rules);
+
+// The unnamed call sites' share of kernel time (percent) at which the text
+// report names the command that names them (`tracesmith symbolize`): 1%, so a
+// symbolized trace with a few frames in stripped code stays quiet.
+inline constexpr double kUnnamedCallSiteHintShare = 1.0;
 
 // Computes the report from a finalized (and possibly restricted) trace.
 AnalysisReport BuildReport(const CompactTrace& trace, const std::string& source,

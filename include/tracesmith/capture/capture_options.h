@@ -20,6 +20,10 @@
 
 namespace tracesmith::capture {
 
+// CaptureOptions::symbolize_time_limit_ns's default, 120 s: libtorch_cuda's
+// symbol table takes a few seconds; nvdisasm on a large cubin up to a minute.
+inline constexpr uint64_t kDefaultSymbolizeTimeLimitNs = 120'000'000'000ull;
+
 // Activity groups that --kinds turns on and off.
 enum ActivityGroup : uint32_t {
   kGroupKernel = 1u << 0,     // CONCURRENT_KERNEL (never the serializing KERNEL kind)
@@ -189,6 +193,17 @@ struct CaptureOptions {
   // CLI's and never reaches a capture.
   GpuMetricsRequest gpu_metrics;
   uint64_t gpu_metrics_interval_ns = kDefaultGpuMetricsIntervalNs;
+  // An in-process capture's end (Session::Stop, `tracesmith.profile()`): once
+  // the file is closed, name its native frames from the modules' symbol
+  // tables, as `tracesmith profile` does when its program ends (the same
+  // library call, symbolize::FinishCapture, in `tracesmith symbolize
+  // --capture-end` run as a child: capture/finish_process.h), in at most
+  // symbolize_time_limit_ns (0: no limit); false leaves them unnamed for a
+  // later `tracesmith symbolize`. The SASS text of sampled instructions is
+  // added either way. The injection library ignores both: `tracesmith
+  // profile` does this itself after the program (--no-symbolize).
+  bool symbolize = true;
+  uint64_t symbolize_time_limit_ns = kDefaultSymbolizeTimeLimitNs;
   CaptureTuning tuning;
 };
 
@@ -235,6 +250,8 @@ inline constexpr const char* kEnvOnKernelTimeout = "TRACESMITH_ON_KERNEL_TIMEOUT
 inline constexpr const char* kEnvSassCounts = "TRACESMITH_SASS_COUNTS";
 inline constexpr const char* kEnvGpuMetrics = "TRACESMITH_GPU_METRICS";
 inline constexpr const char* kEnvGpuMetricsInterval = "TRACESMITH_GPU_METRICS_INTERVAL";
+inline constexpr const char* kEnvSymbolize = "TRACESMITH_SYMBOLIZE";
+inline constexpr const char* kEnvSymbolizeTimeLimit = "TRACESMITH_SYMBOLIZE_TIME_LIMIT";
 // CaptureTuning's (read from the environment only).
 inline constexpr const char* kEnvSubscribe = "TRACESMITH_SUBSCRIBE";
 inline constexpr const char* kEnvDeviceBufferMb = "TRACESMITH_DEVICE_BUFFER_MB";

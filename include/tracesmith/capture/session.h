@@ -43,7 +43,14 @@ class Session {
   Status Start();
   // Flushes CUPTI buffers and writes everything captured so far as chunks.
   Status Write();
-  // Stops recording, writes the rest and closes the file. Idempotent.
+  // Stops recording, writes the rest and closes the file; then, unless
+  // options.symbolize is false, names its native frames as `tracesmith
+  // profile` does when its program ends, in at most
+  // options.symbolize_time_limit_ns, and adds the SASS text of sampled
+  // instructions (capture/finish_process.h: `tracesmith symbolize
+  // --capture-end` run as a child; if that fails, a line on stderr unless
+  // quiet, the trace stays as captured and `analyze` says how to name it).
+  // Idempotent.
   Status Stop();
 
   bool running() const { return running_; }

@@ -181,4 +181,9 @@ class SbtReader {
 StatusOr<model::Trace> ReadTraceFile(const std::string& path, ReadReport* report = nullptr,
                                      ReadOptions options = {});
 
+// True when `path` holds replay payloads (raw chunks of profile
+// --replay-capture), which a model-level rewrite (ReadTraceFile, then
+// WriteTraceFile) would drop; false also when it cannot be opened.
+bool HasReplayPayloads(const std::string& path);
+
 }  // namespace tracesmith::format

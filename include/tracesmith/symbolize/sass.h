@@ -3,7 +3,8 @@
 // (format::CubinDirOf); nvdisasm (the CUDA toolkit's) disassembles them here
 // and every sampled instruction (each has a PcLine row) gets a PcSass row with
 // its text, so a machine without CUDA shows it. Run by the CLI (`profile` at the
-// end of a capture, `symbolize`), never inside the target.
+// end of a capture, `symbolize`) and at an in-process capture's stop
+// (finish_capture.h), never while a capture records.
 #pragma once
 
 #include <cstdint>

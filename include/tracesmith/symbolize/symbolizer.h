@@ -20,6 +20,10 @@ struct SymbolizeOptions {
   std::vector<std::string> search_dirs;
   // Symbolize frames that already have a function name.
   bool overwrite = false;
+  // Seconds for the whole pass; 0: no limit. Once spent, the frames not yet
+  // looked up keep function 0 and `timed_out` is set (an in-process capture
+  // names its frames at Session::Stop, inside the program: bounded there).
+  double time_limit_s = 0;
 };
 
 struct SymbolizeStats {
@@ -28,6 +32,8 @@ struct SymbolizeStats {
   uint64_t with_line = 0;          // got file:line (needs debug info)
   uint64_t modules_missing = 0;    // module file not found (path and search_dirs)
   uint64_t build_id_mismatch = 0;  // a file was found but is another build: not used
+  bool timed_out = false;          // time_limit_s ran out: some frames were not looked up
+  uint64_t frames_left = 0;        // native frames not looked up for that reason
 };
 
 // Symbolizes every native frame of `trace` in place. Frames whose module
