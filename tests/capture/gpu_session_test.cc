@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "testing/build_paths.h"
 #include "tracesmith/capture/device_query.h"
 #include "tracesmith/capture/session.h"
 #include "tracesmith/format/sbt_reader.h"
@@ -150,8 +151,9 @@ std::vector<std::vector<std::string>> CaptureMemsetStacks(const CaptureOptions& 
 
 TEST(GpuSession, StopNamesNativeFramesUnlessAskedNotTo) {
   if (!HaveGpu()) GTEST_SKIP() << "skipped (no GPU)";
-  // The command Stop() runs: this build's (the test binary has no bin/ beside it).
-  setenv("TRACESMITH_CLI", TS_CLI_PATH, 0);
+  // The command Stop() runs: this build's (the test binary has no bin/ beside
+  // it), found at run time (a carried build tree is elsewhere than where it was built).
+  setenv("TRACESMITH_CLI", tracesmith::testing::TracesmithBin(), 0);
   CaptureOptions options;
   options.output = std::string(getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp") + "/session_names_" +
                    std::to_string(getpid()) + ".sbt";

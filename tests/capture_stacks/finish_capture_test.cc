@@ -11,6 +11,7 @@
 #include <string>
 
 #include "chains.h"
+#include "testing/build_paths.h"
 #include "testing/temp_file.h"
 #include "tracesmith/capture/finish_process.h"
 #include "tracesmith/capture/stacks/stack_collector.h"
@@ -82,7 +83,7 @@ TEST(FinishCaptureTest, SessionStopNamesFramesWithTheCli) {
   const uint32_t id = WriteCapturedTrace(tmp.path());
   CaptureOptions options;  // symbolize defaults to true
   options.quiet = true;
-  auto run = FinishStoppedCapture(tmp.path(), options, TS_CLI_PATH);
+  auto run = FinishStoppedCapture(tmp.path(), options, tracesmith::testing::TracesmithBin());
   ASSERT_TRUE(run.ok()) << run.status().ToString();
   EXPECT_TRUE(run->ran);
   EXPECT_NE(run->command.find("symbolize " + tmp.path() +
@@ -99,7 +100,7 @@ TEST(FinishCaptureTest, SessionStopLeavesFramesUnnamedWhenAskedTo) {
   auto options = OptionsFromEnv({{kEnvSymbolize, "0"}, {kEnvQuiet, "1"}});
   ASSERT_TRUE(options.ok()) << options.status().ToString();
   EXPECT_FALSE(options->symbolize);
-  auto run = FinishStoppedCapture(tmp.path(), *options, TS_CLI_PATH);
+  auto run = FinishStoppedCapture(tmp.path(), *options, tracesmith::testing::TracesmithBin());
   ASSERT_TRUE(run.ok()) << run.status().ToString();
   EXPECT_FALSE(run->ran);  // no cubins either: nothing to run
   EXPECT_EQ(LibFrameName(tmp.path(), id), "");
