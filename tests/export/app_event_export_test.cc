@@ -1,0 +1,88 @@
+// The program's own events (testing/app_event_trace.h) in the exports:
+// Perfetto counter tracks under the process, ranges and instants on their
+// thread with their arguments; Kineto JSON as torch.profiler writes counters
+// ("C") and user_annotation ranges, argument texts as objects (or quoted when
+// they are not JSON objects).
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "export/perfetto_checker.h"
+#include "testing/app_event_trace.h"
+#include "testing/temp_file.h"
+#include "tracesmith/base/file_util.h"
+#include "tracesmith/export/export.h"
+
+namespace tracesmith {
+namespace {
+
+using exporter::ExportFormat;
+using ::tracesmith::testing::kAppSteps;
+
+std::string Export(const model::Trace& t, ExportFormat f, const char* ext) {
+  testing::TempPath out(ext);
+  auto s = exporter::ExportTrace(t, f, out.path());
+  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  auto bytes = ReadFileToString(out.path());
+  return bytes.ok() ? *bytes : "";
+}
+
+TEST(AppEventExport, PerfettoCountersUnderTheProcessSlicesOnTheThread) {
+  const testing::PerfettoCheck c = testing::CheckPerfettoTrace(
+      Export(::tracesmith::testing::AppEventTrace(), ExportFormat::kPerfetto, ".pftrace"));
+  ASSERT_TRUE(c.ok()) << c.Summary();
+  ASSERT_TRUE(c.counter_values.count("Counter: tokens/s")) << c.Summary();
+  const std::vector<double>& v = c.counter_values.at("Counter: tokens/s");
+  ASSERT_EQ(v.size(), size_t(kAppSteps));
+  EXPECT_EQ(v[0], ::tracesmith::testing::AppTokensPerSecond(1));
+  EXPECT_EQ(v[19], ::tracesmith::testing::AppTokensPerSecond(20));
+  EXPECT_EQ(c.counter_values.at("Counter: loss").size(), size_t(2 * kAppSteps));
+  for (const auto& [uuid, name] : c.track_names)
+    if (name.starts_with("Counter: ")) {
+      ASSERT_TRUE(c.track_parents.count(uuid));
+      EXPECT_TRUE(c.process_pids.count(c.track_parents.at(uuid))) << name << " not under a process";
+    }
+  size_t evals = 0, steps = 0;
+  for (const testing::PerfettoSlice& s : c.slices) {
+    if (s.name == "eval") {
+      ++evals;
+      EXPECT_EQ(s.args.at("args"), "{\"step\": " + std::to_string(evals) + "}");
+      EXPECT_EQ(c.track_names.at(s.track), "Thread 4243");
+    }
+    steps += s.name.starts_with("step ");
+  }
+  EXPECT_EQ(evals, size_t(kAppSteps));
+  EXPECT_EQ(steps, size_t(kAppSteps));
+  EXPECT_GE(c.instants, uint64_t(kAppSteps));
+}
+
+TEST(AppEventExport, KinetoCountersAndUserAnnotations) {
+  const nlohmann::json j = nlohmann::json::parse(
+      Export(::tracesmith::testing::AppEventTrace(), ExportFormat::kJson, ".json"));
+  size_t counters = 0, evals = 0, instants = 0;
+  for (const auto& e : j.at("traceEvents")) {
+    const std::string name = e.value("name", "");
+    if (e.value("ph", "") == "C" && name == "tokens/s") {
+      ++counters;
+      EXPECT_EQ(e.at("args").at("tokens/s").get<double>(),
+                ::tracesmith::testing::AppTokensPerSecond(int(counters)));
+      EXPECT_EQ(e.at("tid"), ::tracesmith::testing::kAppTid);
+    }
+    if (e.value("cat", "") == "user_annotation" && name == "eval") {
+      ++evals;
+      EXPECT_EQ(e.at("ph"), "X");
+      EXPECT_EQ(e.at("args").at("step"), int(evals));
+    }
+    if (e.value("ph", "") == "i" && name == "checkpoint") {
+      if (++instants == 1) EXPECT_EQ(e.at("args").at("args"), "not json");
+      EXPECT_EQ(e.at("pid"), ::tracesmith::testing::kAppPid);
+    }
+  }
+  EXPECT_EQ(counters, size_t(kAppSteps));
+  EXPECT_EQ(evals, size_t(kAppSteps));
+  EXPECT_EQ(instants, size_t(kAppSteps));
+}
+
+}  // namespace
+}  // namespace tracesmith
