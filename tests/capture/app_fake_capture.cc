@@ -43,8 +43,15 @@ struct FakeCapture {
   std::atomic<bool> stop{false};
 };
 
-std::mutex g_mu;
-std::unique_ptr<FakeCapture> g_capture;
+// Plain pointers, never destroyed by a static destructor: the capture that
+// StartFromEnvironment starts is stopped by its atexit handler, which may run
+// after this file's static destructors.
+// (The library's constructor may run before this file's dynamic initialisation.)
+std::mutex& Mu() {
+  static std::mutex* mu = new std::mutex;
+  return *mu;
+}
+FakeCapture* g_capture = nullptr;
 
 int Fail(const std::string& message, char* error, size_t len) {
   if (error && len) std::snprintf(error, len, "%s", message.c_str());
@@ -52,7 +59,7 @@ int Fail(const std::string& message, char* error, size_t len) {
 }
 
 int Start(const std::string& path, char* error, size_t error_len) {
-  std::lock_guard<std::mutex> lock(g_mu);
+  std::lock_guard<std::mutex> lock(Mu());
   if (g_capture) return Fail("a capture is already running in this process", error, error_len);
   if (path.empty()) return Fail("no TRACESMITH_OUTPUT", error, error_len);
   auto c = std::make_unique<FakeCapture>();
@@ -66,14 +73,15 @@ int Start(const std::string& path, char* error, size_t error_len) {
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
   });
-  g_capture = std::move(c);
+  g_capture = c.release();
   return 0;
 }
 
 int Stop(char* path_out, size_t path_len, char* error, size_t error_len) {
-  std::lock_guard<std::mutex> lock(g_mu);
+  std::lock_guard<std::mutex> lock(Mu());
   if (!g_capture) return Fail("no capture is running", error, error_len);
-  std::unique_ptr<FakeCapture> c = std::move(g_capture);
+  std::unique_ptr<FakeCapture> c(g_capture);
+  g_capture = nullptr;
   AppEvents::Get().End();
   c->stop = true;
   c->collector.join();
@@ -130,6 +138,6 @@ TS_C_API int tracesmith_session_stop(char* path, size_t path_len, char* error, s
   return Stop(path, path_len, error, error_len);
 }
 TS_C_API int tracesmith_session_running() {
-  std::lock_guard<std::mutex> lock(g_mu);
+  std::lock_guard<std::mutex> lock(Mu());
   return g_capture ? 1 : 0;
 }
