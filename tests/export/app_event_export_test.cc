@@ -4,6 +4,7 @@
 // ("C") and user_annotation ranges, argument texts as objects (or quoted when
 // they are not JSON objects).
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <nlohmann/json.hpp>
 #include <set>
@@ -91,6 +92,30 @@ TEST(AppEventExport, KinetoCountersAndUserAnnotations) {
   EXPECT_EQ(counters, size_t(kAppSteps));
   EXPECT_EQ(evals, size_t(kAppSteps));
   EXPECT_EQ(instants, size_t(kAppSteps));
+}
+
+// SQLite: the ranges and instants in NVTX_EVENTS (push/pop ranges, marks) on their thread.
+TEST(AppEventExport, SqliteNvtxEvents) {
+  testing::TempPath out(".sqlite");
+  auto s = exporter::ExportTrace(::tracesmith::testing::AppEventTrace(), ExportFormat::kSqlite,
+                                 out.path());
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(out.path().c_str(), &db), SQLITE_OK);
+  auto count = [&](const char* sql) {
+    sqlite3_stmt* st = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(db, sql, -1, &st, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+    int64_t n = st && sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+    sqlite3_finalize(st);
+    return n;
+  };
+  EXPECT_EQ(count("SELECT COUNT(*) FROM NVTX_EVENTS JOIN StringIds ON textId = id WHERE value = "
+                  "'eval' AND eventType = 59 AND end - start = 10000"),
+            kAppSteps);
+  EXPECT_EQ(count("SELECT COUNT(*) FROM NVTX_EVENTS JOIN StringIds ON textId = id WHERE value = "
+                  "'checkpoint' AND eventType = 34 AND end IS NULL"),
+            kAppSteps);
+  sqlite3_close(db);
 }
 
 }  // namespace

@@ -15,7 +15,7 @@ machine (tracesmith.profile() starts the real capture), or, without a GPU,
 the test stand-in libtracesmith-app-fake.so (the same app-event code; its
 clock is CLOCK_MONOTONIC where the real one reads CUPTI's timestamp).
 Usage: PYTHONPATH=build/release/python TRACESMITH_INJECT_LIB=build/release/lib/libtracesmith-app-fake.so \\
-         /usr/bin/python3 bench/app_events.py [--calls 200000] [--rounds 7]
+         /usr/bin/python3 bench/app_events/app_events.py [--calls 200000] [--rounds 7]
 """
 
 import argparse
