@@ -3,7 +3,7 @@
 # machine. Run from the repository root:
 #
 #   scripts/gpu-check.sh [BUILD_DIR=build/gpu]
-#   GPU_CHECK=tests,replay,torchjson,python,inproc,pcsampling,sasscounts,gpumetrics,pccost,memory,job,nccl,selfcost,apicost,launchcost,bench,sweep (default;
+#   GPU_CHECK=tests,replay,torchjson,python,inproc,pcsampling,sasscounts,gpumetrics,appevents,pccost,memory,job,nccl,selfcost,apicost,launchcost,bench,sweep (default;
 #             also: fixtures, example)
 #   BENCH_ROUNDS=8  BENCH_WORKLOADS=ll,pyll,mlp,xf  SWEEP_WORKLOADS=xf
 #   GPU_TESTS="capture_gpu_test ..."  (a subset of the GPU gtests)
@@ -32,7 +32,7 @@ set -u
 . "$(dirname "$0")/lib/checks.sh"
 BUILD=${1:-build/gpu}
 OUT=${OUT:-$PWD/gpu-check-out}
-WHAT=${GPU_CHECK:-tests,replay,torchjson,python,inproc,pcsampling,sasscounts,gpumetrics,pccost,memory,job,nccl,selfcost,apicost,launchcost,bench,sweep}
+WHAT=${GPU_CHECK:-tests,replay,torchjson,python,inproc,pcsampling,sasscounts,gpumetrics,appevents,pccost,memory,job,nccl,selfcost,apicost,launchcost,bench,sweep}
 ROUNDS=${BENCH_ROUNDS:-8}
 mkdir -p "$OUT"
 exec > >(tee -a "$OUT/gpu-check.log") 2>&1
@@ -48,7 +48,7 @@ pycheck() {
   local name=$1 log=$2 code
   "${@:3}" > "$log" 2>&1
   code=$?
-  grep -E "^(PYPROFILE|INPROC|MEMCHECK|JOBCHECK|NCCLCHECK|PCSAMPLING|PCSMORE|SASSCOUNTS|GPUMETRICS) " "$log"
+  grep -E "^(PYPROFILE|INPROC|MEMCHECK|JOBCHECK|NCCLCHECK|PCSAMPLING|PCSMORE|SASSCOUNTS|GPUMETRICS|APPEVENTS) " "$log"
   absorb "$name" "$log" "$code"
 }
 # needs_torch NAME...: true when torch imports with CUDA; else a SKIP line for each NAME.
@@ -360,6 +360,15 @@ if want gpumetrics; then
   # an unknown metric name; the loop time with and without (GPUMETRICS_ROUNDS, default 3).
   S=$OUT/gpumetrics; mkdir -p "$S"
   pycheck "gpumetrics" "$S/check.log" python3 gpu/gpu_metrics_check.py "$TS" "$PROGS" "$S"
+fi
+if want appevents; then
+  # The program's own events (issue #42, gpu/app_events_check.py): a torch training loop calls
+  # tracesmith.counter("loss", ...) and range("eval") every step under `tracesmith profile`:
+  # every call recorded, values exact, per step in analyze, in the Perfetto and Kineto exports.
+  # Skips visibly (SKIP lines) without torch.
+  S=$OUT/appevents; mkdir -p "$S"
+  pycheck "appevents" "$S/check.log" env PYTHONPATH="$BUILD/python${PYTHONPATH:+:$PYTHONPATH}" \
+    python3 gpu/app_events_check.py "$TS" "$S"
 fi
 if want job && needs_torch "job run (3 gloo ranks on one GPU)" "job check (gpu/job_check.py)"; then
   # A distributed run on one GPU: 3 gloo ranks, rank 1 slowed (issue #17).

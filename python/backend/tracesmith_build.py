@@ -514,6 +514,10 @@ def package_files(build):
                          f"{', '.join(found) or 'nothing'}); remove {build} and retry")
     _check_module(os.path.join(build, "python"), module)
     files.append((f"tracesmith/_core{suffix}", _read(module), True))
+    # tracesmith.counter / instant / range's fast path (src/python/app_module.c).
+    app = os.path.join(built, "_app" + suffix)
+    if os.path.isfile(app):
+        files.append((f"tracesmith/_app{suffix}", _read(app), True))
     # The CLI and, with CUDA, the libraries it loads from ../lib (the capture's
     # injection library, the GPU replayer) for `python -m tracesmith`.
     for sub, name in (("bin", "tracesmith"), ("lib", "libtracesmith-inject.so"),

@@ -9,6 +9,8 @@
     change = tracesmith.diff("before.sbt", "after.sbt")  # `tracesmith diff --json`
     tracesmith.export("run.sbt", "run.pftrace")
     tracesmith.merge("run.sbt", "job.sbt")    # a job's run.rank*.sbt in one file
+    tracesmith.counter("loss", loss)          # your own counters, instants and ranges on the
+    with tracesmith.range("eval"): ...        # capture's timeline (no-ops when nothing captures)
 
 Every function that reads a trace also takes a run of several: a list of
 files, a directory, or a capture's output name ("run.sbt" also stands for the
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import warnings
 
+from ._app_api import counter, enabled, instant, range  # noqa: A004 (tracesmith.range)
 from ._errors import TraceChangedError, TraceError
 from ._native import core
 from ._profile import CommandResult, Profiler, profile, profile_command, schedule
@@ -46,7 +49,7 @@ __all__ = [
     "profile", "Profiler", "schedule", "profile_command", "CommandResult", "diff", "replay", "ReplayResult", "ReplayLaunch",
     "export", "export_perfetto", "import_trace", "devices", "detect_platform",
     "is_cuda_available", "get_cuda_device_count", "SBTWriter", "SBTReader", "event_stats",
-    "merge", "TraceChangedError",
+    "merge", "TraceChangedError", "counter", "instant", "range", "enabled",
 ]
 
 

@@ -55,6 +55,9 @@ def _library() -> ctypes.CDLL:
     lib.tracesmith_session_flush.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
     lib.tracesmith_session_stop.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p,
                                             ctypes.c_size_t]
+    # tracesmith.counter / instant / range record into this library's captures.
+    from ._app_api import attach
+    attach(path)
     _LIB = lib
     return lib
 

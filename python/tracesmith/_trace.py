@@ -20,13 +20,13 @@ from ._native import core
 STRING_FIELDS = frozenset({
     "name_id", "demangled_id", "domain_id", "uuid_id", "cmdline_id", "hostname_id",
     "path_id", "build_id_id", "function_id", "file_id", "key_id", "value_id", "stall_id",
-    "text_id", "label_id", "unit_id",
+    "text_id", "label_id", "unit_id", "args_id",
 })
 
 # Event record kinds (the rest are metadata: devices, processes, stacks, stats, ...).
 EVENT_KINDS = ("kernel", "memcpy", "memset", "sync", "api", "nvtx", "marker", "memory",
                "counter", "module", "graph", "overhead", "drop", "pcsample", "timeout",
-               "gpumetric")
+               "gpumetric", "appcounter", "appevent")
 
 # Record kinds by the attribute a Trace offers them under.
 KINDS = {
@@ -34,7 +34,8 @@ KINDS = {
     "api": "api", "nvtx": "nvtx", "markers": "marker", "memory": "memory",
     "counters": "counter", "modules": "module", "graphs": "graph", "overheads": "overhead",
     "drops": "drop", "pc_samples": "pcsample", "kernel_timeouts": "timeout",
-    "gpu_metric_samples": "gpumetric", "devices": "device", "processes": "process",
+    "gpu_metric_samples": "gpumetric", "app_counters": "appcounter", "app_events": "appevent",
+    "devices": "device", "processes": "process",
     "threads": "thread", "clocks": "clock", "mappings": "mapping", "frames": "frame",
     "stack_nodes": "stacknode", "stat_rows": "stat", "metadata_rows": "metadata",
     "pc_lines": "pcline", "pc_sass": "pcsass", "sass_counts": "sasscount",

@@ -206,6 +206,19 @@ void CompactTrace::IngestRows(const std::vector<T>& rows) {
     timeouts_.insert(timeouts_.end(), rows.begin(), rows.end());
   } else if constexpr (std::is_same_v<T, GpuMetricSample>) {
     gpu_metrics_.Add(rows);
+  } else if constexpr (std::is_same_v<T, AppCounterEvent>) {
+    for (const AppCounterEvent& e : rows) {
+      if (app_counters_.size() >= kMaxAppCounterPoints) {
+        ++app_counters_dropped_;
+        continue;
+      }
+      app_counters_.push_back(AppCounterPoint{e.ts_ns, e.value, e.pid, e.name_id});
+    }
+  } else if constexpr (std::is_same_v<T, AppEvent>) {
+    for (const AppEvent& e : rows)
+      if (e.kind == kAppRange)
+        nvtx_.push_back(NvtxRecord{e.start_ns, fix_end(e.start_ns, e.end_ns), e.name_id,
+                                   HostLane(e.pid, e.tid)});
   } else {
     stats_.events_ignored += rows.size();
   }
@@ -304,6 +317,8 @@ void CompactTrace::AlignClocks() {
   for (auto& [key, points] : gpu_metrics_.mutable_series())
     for (GpuMetricSeries::Point& p : points)
       ConvertInterval(align.MapOf(key.pid), &p.start_ns, &p.end_ns);
+  for (AppCounterPoint& p : app_counters_)
+    if (const ClockMap* m = align.MapOf(p.pid)) p.ts_ns = (*m)(p.ts_ns);
   for (KernelTimeoutEvent& k : timeouts_) {
     uint64_t launch_end = k.launch_ns;
     ConvertInterval(align.MapOf(k.pid), &k.launch_ns, &launch_end);
@@ -457,6 +472,9 @@ void CompactTrace::Finalize() {
   const auto t0 = std::chrono::steady_clock::now();
   AlignClocks();
   gpu_metrics_.Sort();
+  std::stable_sort(
+      app_counters_.begin(), app_counters_.end(),
+      [](const AppCounterPoint& a, const AppCounterPoint& b) { return a.ts_ns < b.ts_ns; });
   SortAndIndex();
   uint64_t lo = UINT64_MAX, hi = 0;
   auto span = [&](uint64_t s, uint64_t e) {

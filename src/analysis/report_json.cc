@@ -77,6 +77,43 @@ void GpuMetricsJson(JsonWriter& j, const GpuMetricsReport& g) {
   j.EndObject();
 }
 
+// "app_counters" (only when the program reported counters: tracesmith.counter):
+// each counter's totals, its values per step and the correlation with the
+// steps' time. A value no step held (or not finite) is null.
+void AppCountersJson(JsonWriter& j, const AppCountersReport& a) {
+  auto value = [&](std::string_view key, double v) {
+    if (!std::isfinite(v))
+      j.Raw(key, "null");
+    else
+      j.Num(key, v);
+  };
+  j.BeginObject("app_counters").UInt("values", a.values).UInt("dropped", a.dropped);
+  j.BeginArray("counters");
+  for (const AppCounterStat& c : a.counters) {
+    j.BeginObject().Str("name", c.name).UInt("pid", c.pid).UInt("values", c.values);
+    value("min", c.min);
+    value("mean", c.mean);
+    value("max", c.max);
+    value("last", c.last);
+    j.BeginArray("steps");
+    for (const AppCounterStep& s : c.steps) {
+      j.BeginObject().UInt("step", s.number).UInt("values", s.values);
+      value("min", s.min);
+      value("mean", s.mean);
+      value("max", s.max);
+      j.EndObject();
+    }
+    j.EndArray();
+    j.BeginObject("correlation").UInt("steps", c.r_steps);
+    value("r", c.r_wall);
+    value("r_gpu", c.r_gpu);
+    j.Str("note", c.note).EndObject();
+    j.EndObject();
+  }
+  j.EndArray();
+  j.EndObject();
+}
+
 // "kernel_timeouts" (only when a kernel ran past profile --kernel-timeout).
 void KernelTimeoutsJson(JsonWriter& j, const std::vector<KernelTimeoutReport>& timeouts) {
   j.BeginArray("kernel_timeouts");
@@ -318,6 +355,7 @@ void WriteJsonReport(const AnalysisReport& r, std::ostream& out, const JobReport
   }
   if (!r.kernel_timeouts.empty()) KernelTimeoutsJson(j, r.kernel_timeouts);
   if (!r.gpu_metrics.empty()) GpuMetricsJson(j, r.gpu_metrics);
+  if (!r.app_counters.empty()) AppCountersJson(j, r.app_counters);
   if (job) {
     std::ostringstream ranks;
     WriteJobJson(*job, ranks);

@@ -91,6 +91,44 @@ std::string MetricValue(double v, const std::string& unit) {
   return StrFormat("%.4g%s%s", v, unit.empty() ? "" : " ", unit.c_str());
 }
 
+// "Program counters": each counter the program reported (tracesmith.counter),
+// then per step its mean [min, max] next to the step's wall and GPU time (the
+// first 4 counters, `top` steps), and the notes of strong correlations.
+void AppCountersSection(Printer& p, const AppCountersReport& a, const StepReport& steps,
+                        size_t top) {
+  p("\nProgram counters (tracesmith.counter / app.h: %llu values%s)\n", U(a.values),
+    a.dropped ? StrFormat(", %llu past the analysis's bound not read", U(a.dropped)).c_str() : "");
+  auto v = [](double x) { return std::isfinite(x) ? StrFormat("%.4g", x) : std::string("-"); };
+  p("  %-28s %9s %11s %11s %11s %11s\n", "COUNTER", "VALUES", "MIN", "MEAN", "MAX", "LAST");
+  for (const AppCounterStat& c : a.counters)
+    p("  %-28s %9llu %11s %11s %11s %11s\n", Cut(c.name, 28).c_str(), U(c.values), v(c.min).c_str(),
+      v(c.mean).c_str(), v(c.max).c_str(), v(c.last).c_str());
+  if (steps.steps.empty()) {
+    p("  (no steps found: values per step need steps, see \"Steps\")\n");
+    return;
+  }
+  const size_t shown = std::min<size_t>(a.counters.size(), 4);
+  p("  Per step: each counter's mean [min, max] in the step\n  %6s %11s %11s", "STEP", "WALL",
+    "GPU BUSY");
+  for (size_t c = 0; c < shown; ++c) p("  %-26s", Cut(a.counters[c].name, 26).c_str());
+  p("\n");
+  for (size_t s = 0; s < steps.steps.size() && s < top; ++s) {
+    p("  %6u %11s %11s", steps.first_number + uint32_t(s), D(steps.steps[s].ns()).c_str(),
+      D(steps.steps[s].gpu_busy_ns).c_str());
+    for (size_t c = 0; c < shown; ++c) {
+      const AppCounterStep& cs = a.counters[c].steps[s];
+      p("  %-26s", cs.values ? StrFormat("%s [%s, %s]", v(cs.mean).c_str(), v(cs.min).c_str(),
+                                         v(cs.max).c_str())
+                                   .c_str()
+                             : "-");
+    }
+    p("\n");
+  }
+  if (steps.steps.size() > top) p("  ... %zu more steps (use --top N)\n", steps.steps.size() - top);
+  for (const AppCounterStat& c : a.counters)
+    if (!c.note.empty()) p("  Note: %s.\n", Printable(c.note).c_str());
+}
+
 // "GPU metrics": each device's metrics over the window, then per kernel name
 // while it ran alone and while it shared its GPU.
 void GpuMetricsSection(Printer& p, const GpuMetricsReport& g, size_t top) {
@@ -359,6 +397,8 @@ void WriteTextReport(const AnalysisReport& r, const AnalyzeOptions& o, std::ostr
   if (!r.gpu_samples.functions.empty()) SampledKernels(p, r.gpu_samples, o.sampled_kernels);
   if (!r.sass_counts.empty()) CountedKernels(p, r.sass_counts, o.sampled_kernels);
   if (!r.gpu_metrics.empty()) GpuMetricsSection(p, r.gpu_metrics, o.top);
+  if (!r.app_counters.empty())
+    AppCountersSection(p, r.app_counters, r.steps, std::max<size_t>(o.top, 30));
   if (!r.call_sites.empty()) {
     StatsTable(p, "Kernel GPU time by launch call site", r.call_sites, o.top, true);
     // Said once, here: unnamed frames hide the code (and the autograd node) behind launches.

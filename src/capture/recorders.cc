@@ -14,7 +14,8 @@
   X(Memory)             \
   X(PcSampling)         \
   X(SassCounts)         \
-  X(GpuMetrics)
+  X(GpuMetrics)         \
+  X(AppEvents)
 
 namespace tracesmith::capture {
 

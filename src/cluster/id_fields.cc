@@ -24,6 +24,7 @@ constexpr IdFieldRule kRules[] = {
     {"text_id", IdSpace::kString},
     {"label_id", IdSpace::kString},
     {"unit_id", IdSpace::kString},
+    {"args_id", IdSpace::kString},
     // Positions in the file's stack tables, and the mappings frames point into.
     {"stack_id", IdSpace::kStackNode},
     {"parent_id", IdSpace::kStackNode},  // StackNode: its parent node

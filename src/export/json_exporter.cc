@@ -12,6 +12,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include <nlohmann/json.hpp>
+
 #include "gpu_limits.h"
 #include "sinks.h"
 #include "tracesmith/analysis/memory_model.h"
@@ -325,6 +327,48 @@ class JsonSink : public EventSink {
     j_.Raw("}\n  }");
   }
 
+  // The program's own counters as torch.profiler writes counters ("C", the
+  // value under the counter's name); its ranges as user_annotation ranges and
+  // its instants as instants, on their thread, with their arguments.
+  void On(const AppCounterEvent& c) override {
+    Sep();
+    j_.Raw("{\n    \"ph\": \"C\", \"name\": ");
+    j_.Raw(QuotedName(c.name_id));
+    j_.Raw(", \"pid\": ");
+    j_.Uint(c.pid);
+    j_.Raw(", \"tid\": ");
+    j_.Uint(c.tid);
+    j_.Raw(", \"ts\": ");
+    j_.Micros(c.ts_ns - base_);
+    j_.Raw(", \"args\": {");
+    j_.Raw(QuotedName(c.name_id));
+    j_.Raw(": ");
+    j_.Double(c.value);
+    j_.Raw("}\n  }");
+    MaybeFlush();
+  }
+  void On(const AppEvent& e) override {
+    if (e.kind == kAppInstant) {
+      Sep();
+      j_.Raw("{\n    \"ph\": \"i\", \"cat\": \"user_annotation\", \"s\": \"t\", \"name\": ");
+      j_.Raw(QuotedName(e.name_id));
+      j_.Raw(",\n    \"pid\": ");
+      j_.Uint(e.pid);
+      j_.Raw(", \"tid\": ");
+      j_.Uint(e.tid);
+      j_.Raw(",\n    \"ts\": ");
+      j_.Micros(e.start_ns - base_);
+    } else {
+      CompleteQuoted("user_annotation", QuotedName(e.name_id), e.pid, e.tid, e.start_ns, e.end_ns);
+    }
+    if (e.args_id != 0) {
+      j_.Raw(",\n    \"args\": ");
+      j_.Raw(ArgsObject(e.args_id));
+    }
+    j_.Raw("\n  }");
+    MaybeFlush();
+  }
+
   Status Finish(ExportStats* stats) override {
     Sep();
     j_.Raw(
@@ -630,6 +674,16 @@ class JsonSink : public EventSink {
   // Escaped, quoted kernel names by string id.
   // The cache is sized by the string table, not by ids the file claims: an
   // id past the table (a damaged or forged trace) names nothing.
+  // An argument text as a JSON object: itself when it is one (tracesmith.instant's
+  // are), else {"args": "<text>"} (app.h takes any text).
+  std::string ArgsObject(uint32_t id) {
+    std::string_view text = meta_->strings.Get(id);
+    if (nlohmann::json::accept(text)) {
+      size_t at = text.find_first_not_of(" \t\r\n");
+      if (at != std::string_view::npos && text[at] == '{') return std::string(text);
+    }
+    return "{\"args\": " + Quoted(text) + "}";
+  }
   std::string_view QuotedName(uint32_t id) {
     if (id >= meta_->strings.size()) return "\"\"";
     if (id >= quoted_names_.size()) quoted_names_.resize(size_t{id} + 1);

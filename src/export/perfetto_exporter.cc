@@ -1,13 +1,15 @@
 // Perfetto protobuf exporter: maps TraceSmith events onto tracks and slices
 // (the packet layer is perfetto_tracks.cc). Track hierarchy:
 //   process (ProcessDescriptor)
-//     thread tracks (ThreadDescriptor): CUDA API calls, NVTX ranges/markers
+//     thread tracks (ThreadDescriptor): CUDA API calls, NVTX ranges/markers, the
+//       program's own ranges and instants (tracesmith.range / instant), with their arguments
 //     "GPU <n>: <name>"
 //       "Stream <s>": kernels (with their function's GPU instruction samples,
 //         kernel_samples.h), copies, memsets, syncs, graph launches
 //       "Allocations": one slice per allocation, alloc to free (lanes, below)
 //       counters: memory in use per memory space and per owner (the live-memory
 //       model, analysis/memory_model.h), utilization %, captured counters
+//     "Counter: <name>": the program's own counters (tracesmith.counter)
 #include <algorithm>
 #include <array>
 #include <cstdio>
@@ -33,20 +35,6 @@ namespace {
 
 using namespace model;
 
-// Allocation slices of one process and device: lanes (tracks all named
-// "Allocations", which Perfetto's UI merges into one) holding at most one
-// open allocation each. An allocation's end is known only at its free, and
-// lifetimes overlap without nesting, so it takes the lowest-numbered free
-// lane (first-free assignment): the lanes needed are the most allocations
-// live at once. Past kMaxAllocationLanes an allocation is counted, not drawn.
-// Static memory (module globals) has no slices (BeginAllocation).
-constexpr uint32_t kMaxAllocationLanes = 1024;
-struct AllocationTrack {
-  uint64_t parent_uuid = 0;
-  std::vector<TrackLane*> lanes;
-  std::vector<uint8_t> busy;
-  std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<>> free;  // lowest first
-};
 // What each counter of a memory key shows.
 enum class MemoryCounter : uint32_t { kLive = 0, kMapped = 1, kReserved = 2, kImported = 3 };
 uint32_t MemoryCounterId(analysis::MemorySpace space, MemoryCounter what, uint32_t owner_plus_1) {
@@ -95,6 +83,7 @@ class PerfettoSink : public EventSink {
     n_address_ = w_.LocalName("address");
     n_owner_ = w_.LocalName("owner");
     n_memory_ = w_.LocalName("memory");
+    n_args_ = w_.LocalName("args");
     owners_.emplace(*meta_);
     if (!ctx.pc_samples.empty()) {
       samples_.emplace(ctx.pc_samples, *meta_);
@@ -192,10 +181,7 @@ class PerfettoSink : public EventSink {
     });
   }
   void On(const NvtxMarkerEvent& m) override {
-    TrackLane* lane = w_.InstantLaneFor(ThreadGroup(m.pid, m.tid), m.ts_ns);
-    w_.BeginEvent(lane, m.ts_ns, pf::kTypeInstant, m.name_id);
-    w_.EndEvent();
-    w_.MaybeFlush();
+    HostInstant(ThreadGroup(m.pid, m.tid), m.ts_ns, m.name_id, [] {});
   }
   void On(const OverheadEvent& o) override {
     TrackGroup* g = o.tid != 0 ? ThreadGroup(o.pid, o.tid) : MiscGroup(o.pid, "TraceSmith");
@@ -300,6 +286,28 @@ class PerfettoSink : public EventSink {
           t->lanes.push_back(w_.NewLane(uuid));
         });
     Counter(g, m.start_ns, [&] { w_.enc().Double(pf::kTeDoubleCounterValue, m.value); });
+  }
+
+  // The program's own events (tracesmith.counter / range / instant, app.h).
+  void On(const AppCounterEvent& c) override {
+    TrackGroup* g = Group({GroupKind::kAppCounter, c.pid, c.name_id, 0}, [&](TrackGroup* t) {
+      t->parent_uuid = ProcessUuid(c.pid);
+      t->name = "Counter: " + std::string(meta_->strings.Get(c.name_id));
+      const uint64_t uuid = w_.NewUuid();
+      w_.DescribeCounter(uuid, t->parent_uuid, t->name, false);
+      t->lanes.push_back(w_.NewLane(uuid));
+    });
+    Counter(g, c.ts_ns, [&] { w_.enc().Double(pf::kTeDoubleCounterValue, c.value); });
+  }
+  void On(const AppEvent& e) override {
+    auto args = [&] {
+      if (e.args_id != 0)
+        w_.AnnotateInternedString(n_args_, (4ull << 40) | e.args_id,
+                                  [&] { return std::string(meta_->strings.Get(e.args_id)); });
+    };
+    if (e.kind == kAppInstant)
+      return HostInstant(ThreadGroup(e.pid, e.tid), e.start_ns, e.name_id, args);
+    HostSlice(ThreadGroup(e.pid, e.tid), e.start_ns, e.end_ns, e.name_id, args);
   }
 
   Status Finish(ExportStats* stats) override {
@@ -454,6 +462,13 @@ class PerfettoSink : public EventSink {
     args();
     w_.EndEvent();
     lane->open.push_back(e);
+    w_.MaybeFlush();
+  }
+  template <typename Args>
+  void HostInstant(TrackGroup* g, uint64_t ts, uint32_t name, Args&& args) {
+    w_.BeginEvent(w_.InstantLaneFor(g, ts), ts, pf::kTypeInstant, name);
+    args();
+    w_.EndEvent();
     w_.MaybeFlush();
   }
   template <typename Args>
@@ -768,7 +783,7 @@ class PerfettoSink : public EventSink {
   uint32_t n_launch_, n_correlation_, n_bytes_, n_bandwidth_, n_value_, n_return_, n_external_,
       n_domain_, n_category_, n_graph_, n_count_, n_reason_, n_cubin_, n_kind_, n_graph_launch_,
       n_overhead_, n_dropped_, n_module_load_, n_module_unload_, n_address_, n_owner_, n_memory_,
-      n_pc_samples_ = 0, n_pc_stall_ = 0, n_pc_line_ = 0;
+      n_args_, n_pc_samples_ = 0, n_pc_stall_ = 0, n_pc_line_ = 0;
   uint64_t kernels_ = 0, kernel_bytes_ = 0, flows_ = 0, clamped_ = 0;
 };
 

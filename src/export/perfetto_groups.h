@@ -5,6 +5,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <queue>
 #include <vector>
 
 #include "perfetto_tracks.h"
@@ -21,6 +23,7 @@ enum class GroupKind : uint8_t {
   kCounter,
   kMemoryCounter,  // a = device, b = MemoryCounterId(...)
   kGpuMetric,      // a = device, b = the metric's id in the process (GpuMetricSample)
+  kAppCounter,     // a = the counter's name id (AppCounterEvent)
 };
 
 struct GroupKey {
@@ -73,6 +76,21 @@ class GroupIndex {
   static size_t Mix(size_t h) { return h ^ (h >> 29) ^ (h >> 47); }
   std::vector<Slot> slots_;
   size_t count_ = 0;
+};
+
+// Allocation slices of one process and device: lanes (tracks all named
+// "Allocations", which Perfetto's UI merges into one) holding at most one
+// open allocation each. An allocation's end is known only at its free, and
+// lifetimes overlap without nesting, so it takes the lowest-numbered free
+// lane (first-free assignment): the lanes needed are the most allocations
+// live at once. Past kMaxAllocationLanes an allocation is counted, not drawn.
+// Static memory (module globals) has no slices (BeginAllocation).
+constexpr uint32_t kMaxAllocationLanes = 1024;
+struct AllocationTrack {
+  uint64_t parent_uuid = 0;
+  std::vector<TrackLane*> lanes;
+  std::vector<uint8_t> busy;
+  std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<>> free;  // lowest first
 };
 
 }  // namespace tracesmith::exporter

@@ -271,6 +271,24 @@ class SqliteSink : public EventSink {
     BindFrom(ins_nvtx_, 10, m.name_id, d.id);
     Record(Step(ins_nvtx_));
   }
+  // The program's own ranges and instants (tracesmith.range / instant) as NVTX
+  // push/pop ranges and marks of the default domain on their thread (their
+  // counters have no nsys table: not written).
+  void On(const AppEvent& e) override {
+    const Domain& d = DomainOf(0, e.start_ns, e.pid, e.tid);
+    const bool mark = e.kind == kAppInstant;
+    Bind(ins_nvtx_, Rel(e.start_ns));
+    if (mark)
+      sqlite3_bind_null(ins_nvtx_, 2);
+    else
+      BindFrom(ins_nvtx_, 2, Rel(std::max(e.start_ns, e.end_ns)));
+    BindFrom(ins_nvtx_, 3, mark ? kNvtxMark : kNvtxPushPop);
+    for (int i : {4, 5, 6, 7}) sqlite3_bind_null(ins_nvtx_, i);
+    BindTidOrNull(ins_nvtx_, 8, true, GlobalTid(e.pid, e.tid));
+    BindTidOrNull(ins_nvtx_, 9, true, GlobalTid(e.pid, e.tid));
+    BindFrom(ins_nvtx_, 10, e.name_id, d.id);
+    Record(Step(ins_nvtx_));
+  }
   void On(const OverheadEvent& o) override {
     // tid 0: CUPTI attributed the overhead to a device, not a thread; the
     // row goes to the process (globalTid with tid 0, as nsys' globalPid).

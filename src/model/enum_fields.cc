@@ -22,6 +22,7 @@ constexpr const char* kMemoryOps[] = {"unknown",       "alloc",    "free",      
 constexpr const char* kModuleOps[] = {"unknown", "loaded", "unloaded"};
 constexpr const char* kDropReasons[] = {"unknown", "cupti", "buffer_cap", "stack_table"};
 constexpr const char* kFrameKinds[] = {"unknown", "native", "python"};
+constexpr const char* kAppEventKinds[] = {"unknown", "range", "instant"};
 
 constexpr EnumField kFields[] = {
     {TableKind::kKernel, "launch_type", kLaunchTypes},
@@ -36,6 +37,7 @@ constexpr EnumField kFields[] = {
     {TableKind::kModuleLoad, "op", kModuleOps},
     {TableKind::kDrop, "reason", kDropReasons},
     {TableKind::kFrame, "kind", kFrameKinds},
+    {TableKind::kAppEvent, "kind", kAppEventKinds},
 };
 
 }  // namespace

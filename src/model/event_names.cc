@@ -37,6 +37,12 @@ std::string EventName(const Trace&, const MemoryEvent& e) {
 std::string EventName(const Trace& t, const CounterEvent& e) {
   return std::string(t.strings.Get(e.name_id));
 }
+std::string EventName(const Trace& t, const AppCounterEvent& e) {
+  return std::string(t.strings.Get(e.name_id));
+}
+std::string EventName(const Trace& t, const AppEvent& e) {
+  return std::string(t.strings.Get(e.name_id));
+}
 std::string EventName(const Trace&, const ModuleLoadEvent& e) {
   return std::string(e.op == kModuleUnloaded ? "Module unload " : "Module load ") +
          std::to_string(e.module_id);

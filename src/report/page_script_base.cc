@@ -202,6 +202,34 @@ TS.steps = function (A) {
     ' (hover for its time).</p><div class="chart">' + svg + '</div>');
 };
 
+// The program's own counters (tracesmith.counter; analyze's app_counters) under the steps:
+// each counter's mean per step as a line, step 1 at the left, its min and max at the side.
+TS.appCounters = function (A) {
+  const a = A.app_counters, e = document.getElementById('steps-body');
+  if (!a || !a.counters || !a.counters.length || !e) return;
+  const W = 1100, H = 56, L = 160, plotW = W - L - 90;
+  let html = '<p class="note">The program\'s own counters (tracesmith.counter), the mean of each in every step' +
+    ' (the first 8 counters; analyze gives min, mean and max per step):</p><div class="chart">';
+  a.counters.slice(0, 8).forEach(function (c) {
+    const n = c.steps.length, vals = c.steps.map(function (s) { return s.mean; });
+    const have = vals.filter(function (v) { return v !== null; });
+    if (!n || !have.length) return;
+    const lo = Math.min.apply(null, have), hi = Math.max.apply(null, have), span = hi - lo || 1;
+    let pts = '';
+    vals.forEach(function (v, i) {
+      if (v === null) return;
+      pts += (L + plotW * (i + 0.5) / n).toFixed(1) + ',' + (H - 6 - (H - 12) * (v - lo) / span).toFixed(1) + ' ';
+    });
+    html += '<svg class="app-counter" width="' + W + '" height="' + H + '"><text x="0" y="' + (H / 2 + 4) + '">' +
+      TS.esc(TS.short(c.name, 24)) + '</text><polyline fill="none" stroke="#3465a4" stroke-width="1.5" points="' + pts +
+      '"><title>' + TS.esc(c.name + ': ' + c.values + ' values; per step ' + lo.toPrecision(4) + ' to ' + hi.toPrecision(4)) +
+      '</title></polyline><text class="value" x="' + (L + plotW + 6) + '" y="12">' + hi.toPrecision(4) + '</text><text class="value" x="' +
+      (L + plotW + 6) + '" y="' + (H - 4) + '">' + lo.toPrecision(4) + '</text></svg>' +
+      (c.correlation && c.correlation.note ? '<p class="note">' + TS.esc(c.correlation.note) + '.</p>' : '');
+  });
+  e.insertAdjacentHTML('beforeend', html + '</div>');
+};
+
 TS.copies = function (A) {
   if (!A.copies.length) { TS.set('copies-body', '<p class="empty">No memcpy or memset in the window.</p>'); return; }
   TS.set('copies-body', '<div class="chart">' + TS.bars(A.copies.map(function (c) {

@@ -278,6 +278,7 @@ TS.main = function () {
   TS.named(A.call_sites, A.kernel_ns, 'callsites-body', 'No host call stacks in this trace (captured without stacks).');
   TS.utilization(A);
   TS.steps(A);
+  TS.appCounters(A);
   TS.memory(M, P);
   TS.copies(A);
   TS.flame(P);

@@ -11,8 +11,10 @@
 #include <cstdlib>
 #include <string>
 
+#include "testing/app_event_trace.h"
 #include "testing/temp_dir.h"
 #include "tracesmith/base/file_util.h"
+#include "tracesmith/format/sbt_writer.h"
 #include "tracesmith/report/html_report.h"
 
 namespace tracesmith::report {
@@ -110,6 +112,32 @@ TEST(BrowserTest, ChromiumRendersEverySectionWithoutErrors) {
     auto size = FileSize(shot);
     EXPECT_GT(size.ok() ? *size : 0, 60u << 10) << name << ": screenshot looks blank";
   }
+}
+
+// The program's own counters (testing/app_event_trace.h): a line per counter under the steps.
+TEST(BrowserTest, ProgramCountersDrawnUnderTheSteps) {
+  if (RunShell(Chromium() + " --version 2>&1").status != 0)
+    GTEST_SKIP() << Chromium() << " is not installed (apt-get install chromium)";
+  tracesmith::testing::TempDir dir;
+  const std::string trace = dir / "app.sbt", page = dir / "app.html";
+  ASSERT_TRUE(format::WriteTraceFile(::tracesmith::testing::AppEventTrace(), trace).ok());
+  ASSERT_TRUE(WriteHtmlReport(trace, "app", page, HtmlReportOptions{}).ok());
+  const Output dom =
+      RunShell(Chromium() +
+               " --headless --no-sandbox --disable-gpu --enable-logging=stderr "
+               "--v=0 --user-data-dir=" +
+               (dir / "profile") + " --dump-dom file://" + page + " 2>" + (dir / "console.log"));
+  ASSERT_EQ(dom.status, 0);
+  EXPECT_EQ(ReadOrEmpty(dir / "console.log").find("Uncaught"), std::string::npos);
+  EXPECT_NE(dom.text.find("<body data-rendered=\"yes\">"), std::string::npos);
+  std::string steps = After(dom.text, "steps-body", 200000);
+  steps = steps.substr(0, steps.find("</section>"));  // the section alone, not the script
+  size_t lines = 0;
+  for (size_t at = steps.find("class=\"app-counter\""); at != std::string::npos;
+       at = steps.find("class=\"app-counter\"", at + 1))
+    ++lines;
+  EXPECT_EQ(lines, 3u);  // loss, queue depth, tokens/s
+  EXPECT_NE(steps.find("tokens/s falls when the step"), std::string::npos);
 }
 
 }  // namespace

@@ -23,6 +23,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "tracesmith/analysis/app_counters.h"
 #include "tracesmith/analysis/gpu_metrics.h"
 #include "tracesmith/analysis/pc_samples.h"
 #include "tracesmith/analysis/sorter.h"
@@ -282,6 +283,13 @@ class CompactTrace {
   const std::map<uint32_t, uint64_t>& kernels_per_pid() const { return kernels_per_pid_; }
   // GPU metric samples (profile --gpu-metrics), the whole trace's: not windowed.
   const GpuMetricSeries& gpu_metrics() const { return gpu_metrics_; }
+  // The program's own counters (AppCounterEvent rows), in time order, the whole trace's:
+  // not windowed; at most kMaxAppCounterPoints (the rest counted, not kept).
+  // The program's ranges (AppEvent ranges) are NvtxRecords: analysed as NVTX ranges are.
+  static constexpr size_t kMaxAppCounterPoints = size_t(4) << 20;  // 96 MB
+  const std::vector<AppCounterPoint>& app_counters() const { return app_counters_; }
+  uint64_t app_counter_values() const { return app_counters_.size() + app_counters_dropped_; }
+  uint64_t app_counters_dropped() const { return app_counters_dropped_; }
   // Kernels that ran past `profile --kernel-timeout` (their rows, few).
   const std::vector<model::KernelTimeoutEvent>& kernel_timeouts() const { return timeouts_; }
   const std::vector<Lane>& lanes() const { return lanes_; }
@@ -342,6 +350,8 @@ class CompactTrace {
   std::vector<GraphLaunchRecord> graphs_;
   PcSamples pc_samples_;
   GpuMetricSeries gpu_metrics_;
+  std::vector<AppCounterPoint> app_counters_;
+  uint64_t app_counters_dropped_ = 0;
   std::vector<model::KernelTimeoutEvent> timeouts_;
   ClockAlignment clocks_;
   std::vector<Lane> lanes_;

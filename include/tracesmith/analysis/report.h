@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "tracesmith/analysis/app_counters.h"
 #include "tracesmith/analysis/compact_trace.h"
 #include "tracesmith/analysis/dependency_graph.h"
 #include "tracesmith/analysis/gpu_metrics.h"
@@ -118,6 +119,8 @@ struct AnalysisReport {
   std::vector<FunctionCounts> sass_counts;
   // GPU hardware metrics over time (empty when the trace has no samples).
   GpuMetricsReport gpu_metrics;
+  // The program's own counters per step (tracesmith.counter; empty: none).
+  AppCountersReport app_counters;
   // Kernels that ran past `profile --kernel-timeout` (empty: none, or not asked).
   std::vector<KernelTimeoutReport> kernel_timeouts;
   std::vector<std::string> findings;

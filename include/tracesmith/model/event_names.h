@@ -19,6 +19,9 @@ std::string EventName(const Trace& trace, const NvtxRangeEvent& e);
 std::string EventName(const Trace& trace, const NvtxMarkerEvent& e);
 std::string EventName(const Trace& trace, const MemoryEvent& e);
 std::string EventName(const Trace& trace, const CounterEvent& e);
+// The program's own counters, ranges and instants (app.h): their names.
+std::string EventName(const Trace& trace, const AppCounterEvent& e);
+std::string EventName(const Trace& trace, const AppEvent& e);
 std::string EventName(const Trace& trace, const ModuleLoadEvent& e);
 // What an overhead record's kind (CUPTI's CUpti_ActivityOverheadKind value,
 // stored as captured) was spent on, as CUPTI documents it: "buffer flush",

@@ -75,6 +75,8 @@ namespace tracesmith::model {
   EVENT(PcSampleEvent,        kPcSample,    14, "pcsample",  TS_PC_SAMPLE_FIELDS)    \
   EVENT(KernelTimeoutEvent,   kKernelTimeout, 15, "timeout", TS_KERNEL_TIMEOUT_FIELDS) \
   EVENT(GpuMetricSample,      kGpuMetricSample, 16, "gpumetric", TS_GPU_METRIC_SAMPLE_FIELDS) \
+  EVENT(AppCounterEvent,      kAppCounter,  17, "appcounter", TS_APP_COUNTER_FIELDS) \
+  EVENT(AppEvent,             kAppEvent,    18, "appevent",  TS_APP_EVENT_FIELDS)    \
   TS_TEST_EXTRA_EVENT_RECORDS(EVENT)                                                 \
   METADATA(Device,            kDevice,      64, "device",    TS_DEVICE_FIELDS)       \
   METADATA(Process,           kProcess,     65, "process",   TS_PROCESS_FIELDS)      \
@@ -166,6 +168,8 @@ enum DropReason : uint8_t {
 };
 enum FrameKind : uint8_t { kFrameNative = 1, kFramePython = 2 };
 enum ClockPhase : uint8_t { kClockStart = 1, kClockEnd = 2 };
+// AppEvent::kind.
+enum AppEventKind : uint8_t { kAppRange = 1, kAppInstant = 2 };
 enum StatSeverity : uint8_t { kStatInfo = 0, kStatWarning = 1, kStatDataLoss = 2 };
 
 // clang-format off
@@ -438,6 +442,30 @@ inline constexpr char kTorchReservedCounter[] = "PyTorch caching allocator reser
   X(uint32_t, pid, kConfig)                      \
   X(uint32_t, device_id, kConfig)                \
   X(uint32_t, metric_id, kConfig)
+
+// A value the program itself reported (`tracesmith.counter("loss", v)`,
+// include/tracesmith/app/app.h's ts_app_counter): counter `name_id` is `value` from
+// ts_ns on, set by thread `tid` of `pid` (the capture clock, as host rows).
+#define TS_APP_COUNTER_FIELDS(X)                 \
+  X(uint64_t, ts_ns, kTime)                      \
+  X(double, value, kRaw)                         \
+  X(uint32_t, pid, kConfig)                      \
+  X(uint32_t, tid, kConfig)                      \
+  X(uint32_t, name_id, kConfig)
+
+// A range or an instant the program marked (`with tracesmith.range("eval")`,
+// `tracesmith.instant("checkpoint", epoch=3)`, app.h): [start_ns, end_ns] on
+// thread `tid` of `pid`; an instant (kind kAppInstant) has end_ns == start_ns.
+// args_id: its arguments as the text of one JSON object ("{\"epoch\": 3}";
+// 0: none).
+#define TS_APP_EVENT_FIELDS(X)                   \
+  X(uint64_t, start_ns, kTime)                   \
+  X(uint64_t, end_ns, kRelStart)                 \
+  X(uint32_t, pid, kConfig)                      \
+  X(uint32_t, tid, kConfig)                      \
+  X(uint32_t, name_id, kConfig)                  \
+  X(uint32_t, args_id, kConfig)                  \
+  X(uint8_t, kind, kConfig)
 
 // ---- metadata -------------------------------------------------------------
 
