@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the tracesmith Python package's extension (_core) on a machine that
+# Builds the tracesmith Python package's extensions (_core, _app) on a machine that
 # has a Python interpreter with its headers and pybind11's headers (its own
 # pybind11 package, or the copy PyTorch ships in torch/include) but not the
 # build's other dependencies: the TraceSmith libraries and the static zstd and
@@ -35,3 +35,7 @@ ${CXX:-g++} -O2 -fPIC -fvisibility=hidden -std=c++20 -shared -DTS_VERSION="\"${V
   "$L/libtracesmith_analysis.a" "$L/libtracesmith_timeline.a" "$L/libtracesmith_capture_common.a" "$L/libtracesmith_format.a" \
   "$L/libzstd.a" "$L/libsqlite3.a" "$L/libtracesmith_model.a" "$L/libtracesmith_base.a" \
   ${ZLIB:+"$ZLIB"} -ldl -lpthread -lm -Wl,--exclude-libs,ALL
+# The program's own events (_app, issue #42): plain C, the capture library
+# found at run time.
+${CC:-gcc} -O2 -fPIC -shared -Iinclude -isystem "$PYINC" src/python/app_module.c \
+  -o "$OUT/tracesmith/_app$SUFFIX" -ldl

@@ -366,9 +366,14 @@ if want appevents; then
   # tracesmith.counter("loss", ...) and range("eval") every step under `tracesmith profile`:
   # every call recorded, values exact, per step in analyze, in the Perfetto and Kineto exports.
   # Skips visibly (SKIP lines) without torch.
+  # The package with its extensions built for this machine's Python (as pcsampling does).
   S=$OUT/appevents; mkdir -p "$S"
-  pycheck "appevents" "$S/check.log" env PYTHONPATH="$BUILD/python${PYTHONPATH:+:$PYTHONPATH}" \
-    python3 gpu/app_events_check.py "$TS" "$S"
+  PKG=$OUT/python/pkg
+  if [ ! -f "$PKG/tracesmith/_app$(python3 -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')" ]; then
+    mkdir -p "$OUT/python"
+    gpu/build-python-ext.sh "$BUILD" "$PKG" python3 > "$S/build-ext.log" 2>&1 || true
+  fi
+  pycheck "appevents" "$S/check.log" env PYTHONPATH="$PKG" python3 gpu/app_events_check.py "$TS" "$S"
 fi
 if want job && needs_torch "job run (3 gloo ranks on one GPU)" "job check (gpu/job_check.py)"; then
   # A distributed run on one GPU: 3 gloo ranks, rank 1 slowed (issue #17).
