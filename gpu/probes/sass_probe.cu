@@ -23,15 +23,17 @@
 #include <vector>
 
 static std::string flags;
-static bool Has(const char* f) { return ("+" + flags + "+").find(std::string("+") + f + "+") != std::string::npos; }
-#define CK(x)                                                              \
-  do {                                                                     \
-    CUptiResult r_ = (x);                                                  \
-    if (r_ != CUPTI_SUCCESS) {                                             \
-      const char* s_ = nullptr;                                            \
-      cuptiGetResultString(r_, &s_);                                       \
-      std::printf("PROBE %s: %s failed: %s\n", flags.c_str(), #x, s_);     \
-    }                                                                      \
+static bool Has(const char* f) {
+  return ("+" + flags + "+").find(std::string("+") + f + "+") != std::string::npos;
+}
+#define CK(x)                                                          \
+  do {                                                                 \
+    CUptiResult r_ = (x);                                              \
+    if (r_ != CUPTI_SUCCESS) {                                         \
+      const char* s_ = nullptr;                                        \
+      cuptiGetResultString(r_, &s_);                                   \
+      std::printf("PROBE %s: %s failed: %s\n", flags.c_str(), #x, s_); \
+    }                                                                  \
   } while (0)
 
 __global__ void loop(float* out, int iters) {
@@ -54,7 +56,8 @@ static void Setup(CUcontext ctx) {
   std::vector<CUpti_SassMetrics_Config> cfg;
   const char* names[] = {"smsp__sass_inst_executed", "smsp__sass_thread_inst_executed"};
   for (int i = 0; i < (Has("m2") ? 2 : 1); ++i) {
-    CUpti_SassMetrics_GetProperties_Params pp = {CUpti_SassMetrics_GetProperties_Params_STRUCT_SIZE};
+    CUpti_SassMetrics_GetProperties_Params pp = {
+        CUpti_SassMetrics_GetProperties_Params_STRUCT_SIZE};
     pp.pChipName = cp.pChipName;
     pp.pMetricName = names[i];
     CK(cuptiSassMetricsGetProperties(&pp));
@@ -75,7 +78,8 @@ static void Setup(CUcontext ctx) {
   CK(cuptiSassMetricsEnable(&ep));
 }
 
-static void CUPTIAPI OnCallback(void*, CUpti_CallbackDomain d, CUpti_CallbackId id, const void* data) {
+static void CUPTIAPI OnCallback(void*, CUpti_CallbackDomain d, CUpti_CallbackId id,
+                                const void* data) {
   if (d == CUPTI_CB_DOMAIN_RESOURCE && id == CUPTI_CBID_RESOURCE_CONTEXT_CREATED)
     Setup(static_cast<const CUpti_ResourceData*>(data)->context);
 }
@@ -89,12 +93,14 @@ static int kernels_seen = 0;
 static void CUPTIAPI BufDone(CUcontext, uint32_t, uint8_t* b, size_t, size_t valid) {
   CUpti_Activity* r = nullptr;
   while (cuptiActivityGetNextRecord(b, valid, &r) == CUPTI_SUCCESS)
-    if (r->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || r->kind == CUPTI_ACTIVITY_KIND_KERNEL) ++kernels_seen;
+    if (r->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || r->kind == CUPTI_ACTIVITY_KIND_KERNEL)
+      ++kernels_seen;
   free(b);
 }
 
 static void Flush() {
-  CUpti_SassMetricsGetDataProperties_Params gp = {CUpti_SassMetricsGetDataProperties_Params_STRUCT_SIZE};
+  CUpti_SassMetricsGetDataProperties_Params gp = {
+      CUpti_SassMetricsGetDataProperties_Params_STRUCT_SIZE};
   gp.ctx = g_ctx;
   CK(cuptiSassMetricsGetDataProperties(&gp));
   size_t n = gp.numOfPatchedInstructionRecords, per = gp.numOfInstances;
@@ -125,9 +131,13 @@ static void Flush() {
   }
   for (auto& [id, s] : sum)
     std::printf("PROBE %s: metric %s sum %llu nonzero %llu max %llu\n", flags.c_str(),
-                id == warp_id ? "warp" : id == thread_id ? "thread" : "other",
-                (unsigned long long)s, (unsigned long long)nonzero[id], (unsigned long long)maxv[id]);
-  for (auto& [f, c] : fns) std::printf("PROBE %s: function %s records %d\n", flags.c_str(), f.c_str(), c);
+                id == warp_id     ? "warp"
+                : id == thread_id ? "thread"
+                                  : "other",
+                (unsigned long long)s, (unsigned long long)nonzero[id],
+                (unsigned long long)maxv[id]);
+  for (auto& [f, c] : fns)
+    std::printf("PROBE %s: function %s records %d\n", flags.c_str(), f.c_str(), c);
 }
 
 int main(int argc, char** argv) {
@@ -159,7 +169,8 @@ int main(int argc, char** argv) {
   if (Has("act") && Has("late")) enable_activity();
   for (int i = 0; i < 3; ++i) loop<<<64, 128>>>(out, 1000);
   if (!Has("nosync")) cudaDeviceSynchronize();
-  std::printf("PROBE %s: expect per loop-body instruction warp count %d\n", flags.c_str(), 3 * 64 * 4 * 1000);
+  std::printf("PROBE %s: expect per loop-body instruction warp count %d\n", flags.c_str(),
+              3 * 64 * 4 * 1000);
   if (Has("actflush")) cuptiActivityFlushAll(1);
   if (Has("thread")) {
     std::thread t([] {
