@@ -164,7 +164,7 @@ class ScopedRange {
 
 // A counter / an instant named by a string literal, the name interned once per
 // call site (C: on the first call that captures; C++: on the first call).
-#define TRACESMITH_COUNTER(name, value)                                    \
+#define TS_APP_INTERNED_(name, call)                                       \
   do {                                                                     \
     static uint32_t ts_app_id_;                                            \
     if (ts_app_capturing()) {                                              \
@@ -173,20 +173,11 @@ class ScopedRange {
         ts_app_n_ = ts_app_intern(name);                                   \
         __atomic_store_n(&ts_app_id_, ts_app_n_, __ATOMIC_RELAXED);        \
       }                                                                    \
-      ts_app_counter(ts_app_n_, (double)(value));                          \
+      call;                                                                \
     }                                                                      \
   } while (0)
-#define TRACESMITH_INSTANT(name)                                           \
-  do {                                                                     \
-    static uint32_t ts_app_id_;                                            \
-    if (ts_app_capturing()) {                                              \
-      uint32_t ts_app_n_ = __atomic_load_n(&ts_app_id_, __ATOMIC_RELAXED); \
-      if (!ts_app_n_) {                                                    \
-        ts_app_n_ = ts_app_intern(name);                                   \
-        __atomic_store_n(&ts_app_id_, ts_app_n_, __ATOMIC_RELAXED);        \
-      }                                                                    \
-      ts_app_instant(ts_app_n_, 0);                                        \
-    }                                                                      \
-  } while (0)
+#define TRACESMITH_COUNTER(name, value) \
+  TS_APP_INTERNED_(name, ts_app_counter(ts_app_n_, (double)(value)))
+#define TRACESMITH_INSTANT(name) TS_APP_INTERNED_(name, ts_app_instant(ts_app_n_, 0))
 
 #endif  // TRACESMITH_APP_H_
