@@ -2,7 +2,6 @@
 // writer and reader, and a trace written before they existed.
 #include <gtest/gtest.h>
 
-
 #include "earlier_example.h"
 #include "testing/app_event_trace.h"
 #include "testing/temp_file.h"
