@@ -83,7 +83,8 @@ class GpuMetricsRecorder final : public Recorder {
     settings_.hardware_buffer_bytes = hw_buffer_bytes;
     // Room for four decode periods of samples in the counter data image. Not
     // more: on the H200 an image takes ~53 KB per sample of the default set
-    // (528 MB for 10,000); images of 10 s of samples aborted the program.
+    // (528 MB for 10,000); images of 10 s of samples killed the program (at 100 us
+    // both runs aborted, at 1 ms one of two died of SIGSEGV).
     settings_.max_samples =
         uint32_t(std::clamp<uint64_t>(4 * kDecodePeriodNs / interval_ns, 1024, 4096));
   }

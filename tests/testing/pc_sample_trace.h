@@ -19,6 +19,7 @@
 #include <string>
 #include <tuple>
 
+#include "testing/pc_line_rows.h"
 #include "tracesmith/model/trace.h"
 
 namespace tracesmith::testing {
@@ -73,14 +74,7 @@ inline model::Trace PcSampleTrace(const PcSampleTraceOptions& o = {}) {
     }
   };
   auto line = [&](const std::string& fn, uint32_t pc, const std::string& file, uint32_t n) {
-    model::PcLine l{};
-    l.pc_offset = pc;
-    l.line = n;
-    l.pid = pid;
-    l.cubin_crc = crc;
-    l.function_id = str(fn);
-    l.file_id = file.empty() ? 0 : str(file);
-    t.Rows<model::PcLine>().push_back(l);
+    AddPcLine(t, pid, crc, fn, pc, file, n);
   };
   const std::string mem = "_Z9probe_memPKfPfi", fma = "_Z9probe_fmaPfi", hot = "_Z9probe_hotPfi";
   const std::string file = "/src/probe/kernels.cu";

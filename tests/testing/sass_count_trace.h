@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <string>
 
+#include "testing/pc_line_rows.h"
 #include "tracesmith/model/trace.h"
 
 namespace tracesmith::testing {
@@ -62,23 +63,10 @@ inline model::Trace SassCountTrace() {
     t.Rows<model::SassCount>().push_back(c);
   };
   auto line = [&](const std::string& fn, uint32_t pc, const std::string& file, uint32_t n) {
-    model::PcLine l{};
-    l.pc_offset = pc;
-    l.line = n;
-    l.pid = pid;
-    l.cubin_crc = crc;
-    l.function_id = str(fn);
-    l.file_id = file.empty() ? 0 : str(file);
-    t.Rows<model::PcLine>().push_back(l);
+    AddPcLine(t, pid, crc, fn, pc, file, n);
   };
   auto sass = [&](const std::string& fn, uint32_t pc, const std::string& text) {
-    model::PcSass x{};
-    x.pc_offset = pc;
-    x.text_id = str(text);
-    x.pid = pid;
-    x.cubin_crc = crc;
-    x.function_id = str(fn);
-    t.Rows<model::PcSass>().push_back(x);
+    AddPcSass(t, pid, crc, fn, pc, text);
   };
   const std::string file = "/src/count/loop.cu";
   struct Row {
