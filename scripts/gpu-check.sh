@@ -80,6 +80,8 @@ fi
 PROGS=$BUILD/gpu-programs
 gpu/build-programs.sh "$PROGS" || { fail "gpu programs (gpu/build-programs.sh $PROGS)"; finish; }
 TS=$(realpath "$BUILD/bin/tracesmith")
+# The gtests find the CLI through CMakeCache.txt above them; a carried build has none.
+export TS_TRACESMITH_BIN=$TS
 "$TS" devices > "$OUT/devices.txt" 2>&1
 code=$?
 cat "$OUT/devices.txt"

@@ -4,6 +4,7 @@
 // stream whenever a top-level value is complete, at 64 KiB, and at the end.
 #pragma once
 
+#include <charconv>
 #include <cstdint>
 #include <cstdio>
 #include <ostream>
@@ -60,6 +61,20 @@ class JsonWriter {
     char text[32];
     int n = std::snprintf(text, sizeof text, "%.6g", v);
     buf_.Raw(std::string_view(text, n > 0 ? size_t(n) : 0));
+    return *this;
+  }
+  // A value written so that it reads back bit for bit (shortest round-trip
+  // form): for values the program itself reported (app counters), which the
+  // reader compares with its own.
+  JsonWriter& Exact(std::string_view key, double v) {
+    if (!key.empty())
+      Key(key);
+    else
+      Comma();
+    after_key_ = false;
+    char text[32];
+    const auto r = std::to_chars(text, text + sizeof text, v);
+    buf_.Raw(std::string_view(text, size_t(r.ptr - text)));
     return *this;
   }
   // A value that is already JSON text (another writer's document).

@@ -85,7 +85,7 @@ void AppCountersJson(JsonWriter& j, const AppCountersReport& a) {
     if (!std::isfinite(v))
       j.Raw(key, "null");
     else
-      j.Num(key, v);
+      j.Exact(key, v);
   };
   j.BeginObject("app_counters").UInt("values", a.values).UInt("dropped", a.dropped);
   j.BeginArray("counters");

@@ -79,6 +79,24 @@ TEST(AppCounters, EachCounterPerStepAndTheStrongNoteOnly) {
   EXPECT_TRUE(seen);
 }
 
+// The program's own values read back from analyze --json bit for bit (a
+// float32 loss widened to double has 16 significant digits).
+TEST(AppCounters, JsonValuesReadBackExactly) {
+  AnalysisReport r = Analyze(::tracesmith::testing::AppEventTrace());
+  ASSERT_FALSE(r.app_counters.counters.empty());
+  const double loss = 2.326392650604248, rate = 0.1 + 0.2;
+  AppCounterStat& c = r.app_counters.counters[0];
+  ASSERT_FALSE(c.steps.empty());
+  c.last = loss;
+  c.steps[0].mean = rate;
+  std::ostringstream js;
+  WriteJsonReport(r, js);
+  const nlohmann::json doc = nlohmann::json::parse(js.str());
+  const nlohmann::json& got = doc.at("app_counters").at("counters")[0];
+  EXPECT_EQ(got.at("last").get<double>(), loss);
+  EXPECT_EQ(got.at("steps")[0].at("mean").get<double>(), rate);
+}
+
 // Too few steps: values per step, no note however strong the relation.
 TEST(AppCounters, NoNoteWithFewSteps) {
   model::Trace t = ::tracesmith::testing::AppEventTrace();
