@@ -348,6 +348,14 @@ CaptureTuning TuningFromEnv(const std::map<std::string, std::string>& env) {
     const int mb = std::atoi(it->second.c_str());
     if (mb > 0) t.gpu_metrics_hw_buffer_mb = uint32_t(mb);
   }
+  if (auto it = env.find(kEnvGpuMetricsImageSamples); it != env.end()) {
+    const int n = std::atoi(it->second.c_str());
+    if (n > 0) t.gpu_metrics_image_samples = uint32_t(n);
+  }
+  if (auto it = env.find(kEnvGpuMetricsDecodeMs); it != env.end()) {
+    const int ms = std::atoi(it->second.c_str());
+    if (ms > 0) t.gpu_metrics_decode_ms = uint32_t(ms);
+  }
   return t;
 }
 
@@ -356,7 +364,7 @@ CaptureTuning TuningFromProcessEnv() {
   for (const char* key :
        {kEnvSubscribe, kEnvDeviceBufferMb, kEnvTidType, kEnvMeminfoAtContext, kEnvApiFilter,
         kEnvStackRewalk, kEnvStackCopyProbe, kEnvPcSamplingHwBufferMb, kEnvPcSamplingSleepMs,
-        kEnvGpuMetricsHwBufferMb})
+        kEnvGpuMetricsHwBufferMb, kEnvGpuMetricsImageSamples, kEnvGpuMetricsDecodeMs})
     if (const char* v = std::getenv(key)) env.emplace(key, v);
   return TuningFromEnv(env);
 }

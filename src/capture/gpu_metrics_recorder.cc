@@ -7,7 +7,7 @@
 // last one's end (context callbacks); a decode thread of the recorder does
 // every PM sampling call: a device's set-up (pm_sampling.h; the context
 // callback waits for it, at most kSetupWaitMs, so the first kernels are
-// sampled), its decode every kDecodePeriodNs, and its end (Stop, last
+// sampled), its decode every decode period (kDecodePeriodNs), and its end (Stop, last
 // decode, Disable) when the capture ends; when the device's last context is
 // destroyed first, that end runs on the destroying thread, in the callback,
 // once the decode thread is out of CUPTI (Device::busy). Decoded
@@ -73,8 +73,13 @@ struct Device {
 class GpuMetricsRecorder final : public Recorder {
  public:
   GpuMetricsRecorder(uint32_t pid, GpuMetricsRequest request, uint64_t interval_ns,
-                     uint64_t hw_buffer_bytes, bool quiet)
-      : pid_(pid), request_(std::move(request)), quiet_(quiet) {
+                     uint64_t hw_buffer_bytes, const CaptureTuning& tuning, bool quiet)
+      : pid_(pid),
+        request_(std::move(request)),
+        quiet_(quiet),
+        decode_period_ns_(tuning.gpu_metrics_decode_ms ? uint64_t(tuning.gpu_metrics_decode_ms) *
+                                                             1'000'000
+                                                       : kDecodePeriodNs) {
     {
       std::lock_guard<std::mutex> lock(g_live_mu);
       g_live.push_back(this);
@@ -86,7 +91,9 @@ class GpuMetricsRecorder final : public Recorder {
     // (528 MB for 10,000); images of 10 s of samples killed the program (at 100 us
     // both runs aborted, at 1 ms one of two died of SIGSEGV).
     settings_.max_samples =
-        uint32_t(std::clamp<uint64_t>(4 * kDecodePeriodNs / interval_ns, 1024, 4096));
+        tuning.gpu_metrics_image_samples
+            ? tuning.gpu_metrics_image_samples
+            : uint32_t(std::clamp<uint64_t>(4 * decode_period_ns_ / interval_ns, 1024, 4096));
   }
   ~GpuMetricsRecorder() override {
     {
@@ -238,6 +245,8 @@ class GpuMetricsRecorder final : public Recorder {
     // and evaluating the samples' values (per sample: evaluate_us / samples).
     stats.Add("gpu_metrics.decode_raw_us", raw_ns_ / 1000);
     stats.Add("gpu_metrics.evaluate_us", evaluate_ns_ / 1000);
+    stats.Add("gpu_metrics.image_init_us", init_ns_ / 1000);
+    stats.Add("gpu_metrics.decode_period_us", decode_period_ns_ / 1000);
     stats.Add("gpu_metrics.max_samples_per_image", settings_.max_samples);
     stats.Add("gpu_metrics.counter_data_bytes", counter_data_bytes_);
   }
@@ -279,7 +288,7 @@ class GpuMetricsRecorder final : public Recorder {
       if (stop_) break;
       for (auto& [index, d] : devices_)
         if (d.state == Device::State::kOpen) DecodeDevice(lock, d);
-      wake_.wait_for(lock, std::chrono::nanoseconds(kDecodePeriodNs));
+      wake_.wait_for(lock, std::chrono::nanoseconds(decode_period_ns_));
     }
     for (auto& [index, d] : devices_)
       if (d.state == Device::State::kOpen || d.state == Device::State::kEnding) Close(lock, d);
@@ -372,6 +381,7 @@ class GpuMetricsRecorder final : public Recorder {
     bad_samples_ += r.bad_samples;
     raw_ns_ += r.raw_ns;
     evaluate_ns_ += r.evaluate_ns;
+    init_ns_ += r.init_ns;
     if (!r.error.empty() && decode_errors_++ == 0)
       Say("GPU metrics: decoding device " + std::to_string(d.index) + "'s samples: " + r.error);
     for (const PmSample& s : r.samples) {
@@ -409,6 +419,7 @@ class GpuMetricsRecorder final : public Recorder {
   const uint32_t pid_;
   const GpuMetricsRequest request_;
   const bool quiet_;
+  const uint64_t decode_period_ns_;
   PmSamplingSettings settings_;
   std::mutex mu_;  // everything below (callbacks, decode thread, writer)
   std::condition_variable wake_, settled_;
@@ -424,7 +435,7 @@ class GpuMetricsRecorder final : public Recorder {
   uint64_t samples_ = 0, rows_written_ = 0, rows_dropped_ = 0, overflows_ = 0, bad_samples_ = 0;
   uint64_t gaps_ = 0, gap_ns_ = 0, decode_errors_ = 0, enable_failures_ = 0;
   uint64_t setup_wait_timeouts_ = 0, devices_open_ = 0, decodes_ = 0, decode_max_ns_ = 0;
-  uint64_t raw_ns_ = 0, evaluate_ns_ = 0, close_timeouts_ = 0, end_timeouts_ = 0;
+  uint64_t raw_ns_ = 0, evaluate_ns_ = 0, init_ns_ = 0, close_timeouts_ = 0, end_timeouts_ = 0;
   uint64_t counter_data_bytes_ = 0;  // the largest device's counter data image
 };
 
@@ -446,7 +457,7 @@ std::unique_ptr<Recorder> MakeGpuMetricsRecorder(const RecorderContext& context)
                           ? uint64_t(o.tuning.gpu_metrics_hw_buffer_mb) << 20
                           : kDefaultHardwareBufferBytes;
   return std::make_unique<GpuMetricsRecorder>(context.pid, o.gpu_metrics, o.gpu_metrics_interval_ns,
-                                              hw, o.quiet);
+                                              hw, o.tuning, o.quiet);
 }
 
 }  // namespace tracesmith::capture

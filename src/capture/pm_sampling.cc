@@ -303,11 +303,14 @@ PmDecodeResult PmSamplingDevice::DecodeOnce(bool* more) {
     for (size_t m = 0; m < values.size(); ++m) s.values[m] = values[m] * choice_.kept[m].scale;
     out.samples.push_back(std::move(s));
   }
-  out.evaluate_ns = uint64_t(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t1)
+  const auto t2 = std::chrono::steady_clock::now();
+  out.evaluate_ns = uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(t2 - t1).count());
+  const Status init = InitCounterData();
+  out.init_ns = uint64_t(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t2)
           .count());
-  if (Status st = InitCounterData(); !st.ok()) {
-    out.error = st.message();
+  if (!init.ok()) {
+    out.error = init.message();
     return out;
   }
   *more = r == CUPTI_SUCCESS &&
@@ -325,6 +328,7 @@ PmDecodeResult PmSamplingDevice::Decode() {
     all.bad_samples += one.bad_samples;
     all.raw_ns += one.raw_ns;
     all.evaluate_ns += one.evaluate_ns;
+    all.init_ns += one.init_ns;
     for (PmSample& s : one.samples) all.samples.push_back(std::move(s));
     if (!one.error.empty()) {
       all.error = one.error;

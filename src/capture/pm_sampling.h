@@ -43,6 +43,7 @@ struct PmDecodeResult {
   std::string error;         // a DecodeData failure other than an overflow
   uint64_t raw_ns = 0;       // in cuptiPmSamplingDecodeData (hardware buffer -> image)
   uint64_t evaluate_ns = 0;  // in the samples' evaluation (image -> values)
+  uint64_t init_ns = 0;      // emptying the counter data image for the next decode
 };
 
 struct PmSamplingSettings {

@@ -62,6 +62,9 @@ TEST(GpuMetricsOption, TravelsThroughTheEnvironment) {
   EXPECT_FALSE(OptionsFromEnv({{kEnvGpuMetrics, "list"}}).ok());  // not a capture
   EXPECT_FALSE(OptionsFromEnv({{kEnvGpuMetrics, "default"}, {kEnvGpuMetricsInterval, "1us"}}).ok());
   EXPECT_EQ(TuningFromEnv({{kEnvGpuMetricsHwBufferMb, "8"}}).gpu_metrics_hw_buffer_mb, 8u);
+  EXPECT_EQ(TuningFromEnv({{kEnvGpuMetricsImageSamples, "64"}}).gpu_metrics_image_samples, 64u);
+  EXPECT_EQ(TuningFromEnv({{kEnvGpuMetricsDecodeMs, "2"}}).gpu_metrics_decode_ms, 2u);
+  EXPECT_EQ(TuningFromEnv({{kEnvGpuMetricsDecodeMs, "x"}}).gpu_metrics_decode_ms, 0u);
 }
 
 TEST(GpuMetricSet, DefaultSetAnswersTheIssuesQuestions) {

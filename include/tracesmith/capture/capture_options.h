@@ -123,6 +123,12 @@ struct CaptureTuning {
   // samples per device (0: the recorder's 64 MiB); a small one overflows,
   // which the capture counts (gpu_metrics.dropped_overflows).
   uint32_t gpu_metrics_hw_buffer_mb = 0;
+  // TRACESMITH_GPU_METRICS_IMAGE_SAMPLES=N (N > 0): samples the counter data
+  // image holds between two decodes (0: the recorder's choice).
+  uint32_t gpu_metrics_image_samples = 0;
+  // TRACESMITH_GPU_METRICS_DECODE_MS=N (N > 0): how often the decode thread
+  // empties the GPU's buffer (0: the recorder's 10 ms).
+  uint32_t gpu_metrics_decode_ms = 0;
   bool operator==(const CaptureTuning&) const = default;
 };
 
@@ -263,6 +269,8 @@ inline constexpr const char* kEnvStackCopyProbe = "TRACESMITH_STACK_COPYPROBE";
 inline constexpr const char* kEnvPcSamplingHwBufferMb = "TRACESMITH_PC_SAMPLING_HW_BUFFER_MB";
 inline constexpr const char* kEnvPcSamplingSleepMs = "TRACESMITH_PC_SAMPLING_SLEEP_MS";
 inline constexpr const char* kEnvGpuMetricsHwBufferMb = "TRACESMITH_GPU_METRICS_HW_BUFFER_MB";
+inline constexpr const char* kEnvGpuMetricsImageSamples = "TRACESMITH_GPU_METRICS_IMAGE_SAMPLES";
+inline constexpr const char* kEnvGpuMetricsDecodeMs = "TRACESMITH_GPU_METRICS_DECODE_MS";
 // Set by tests only: installs a stack hook that returns 1, 2, 3... so GPU
 // tests can check the correlation-id join of API rows and GPU rows.
 inline constexpr const char* kEnvTestStackHook = "TRACESMITH_TEST_STACK_HOOK";
