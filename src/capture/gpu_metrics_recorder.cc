@@ -77,9 +77,9 @@ class GpuMetricsRecorder final : public Recorder {
       : pid_(pid),
         request_(std::move(request)),
         quiet_(quiet),
-        decode_period_ns_(tuning.gpu_metrics_decode_ms ? uint64_t(tuning.gpu_metrics_decode_ms) *
-                                                             1'000'000
-                                                       : kDecodePeriodNs) {
+        decode_period_ns_(tuning.gpu_metrics_decode_ms
+                              ? uint64_t(tuning.gpu_metrics_decode_ms) * 1'000'000
+                              : kDecodePeriodNs) {
     {
       std::lock_guard<std::mutex> lock(g_live_mu);
       g_live.push_back(this);
@@ -244,6 +244,7 @@ class GpuMetricsRecorder final : public Recorder {
     // Where the decode thread's time went: copying the hardware buffer out,
     // and evaluating the samples' values (per sample: evaluate_us / samples).
     stats.Add("gpu_metrics.decode_raw_us", raw_ns_ / 1000);
+    stats.Add("gpu_metrics.decode_calls", decode_calls_);
     stats.Add("gpu_metrics.evaluate_us", evaluate_ns_ / 1000);
     stats.Add("gpu_metrics.image_init_us", init_ns_ / 1000);
     stats.Add("gpu_metrics.decode_period_us", decode_period_ns_ / 1000);
@@ -382,6 +383,7 @@ class GpuMetricsRecorder final : public Recorder {
     raw_ns_ += r.raw_ns;
     evaluate_ns_ += r.evaluate_ns;
     init_ns_ += r.init_ns;
+    decode_calls_ += r.calls;
     if (!r.error.empty() && decode_errors_++ == 0)
       Say("GPU metrics: decoding device " + std::to_string(d.index) + "'s samples: " + r.error);
     for (const PmSample& s : r.samples) {
@@ -435,7 +437,8 @@ class GpuMetricsRecorder final : public Recorder {
   uint64_t samples_ = 0, rows_written_ = 0, rows_dropped_ = 0, overflows_ = 0, bad_samples_ = 0;
   uint64_t gaps_ = 0, gap_ns_ = 0, decode_errors_ = 0, enable_failures_ = 0;
   uint64_t setup_wait_timeouts_ = 0, devices_open_ = 0, decodes_ = 0, decode_max_ns_ = 0;
-  uint64_t raw_ns_ = 0, evaluate_ns_ = 0, init_ns_ = 0, close_timeouts_ = 0, end_timeouts_ = 0;
+  uint64_t raw_ns_ = 0, evaluate_ns_ = 0, init_ns_ = 0, decode_calls_ = 0, close_timeouts_ = 0,
+           end_timeouts_ = 0;
   uint64_t counter_data_bytes_ = 0;  // the largest device's counter data image
 };
 

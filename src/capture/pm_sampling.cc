@@ -264,6 +264,7 @@ PmDecodeResult PmSamplingDevice::DecodeOnce(bool* more) {
   const CUptiResult r = cuptiPmSamplingDecodeData(&dp);
   const auto t1 = std::chrono::steady_clock::now();
   out.raw_ns = uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count());
+  out.calls = 1;
   out.overflow = r == CUPTI_ERROR_OUT_OF_MEMORY || dp.overflow;
   if (r != CUPTI_SUCCESS && r != CUPTI_ERROR_OUT_OF_MEMORY) {
     out.error = PmSamplingError("cuptiPmSamplingDecodeData", int(r));
@@ -329,6 +330,7 @@ PmDecodeResult PmSamplingDevice::Decode() {
     all.raw_ns += one.raw_ns;
     all.evaluate_ns += one.evaluate_ns;
     all.init_ns += one.init_ns;
+    all.calls += one.calls;
     for (PmSample& s : one.samples) all.samples.push_back(std::move(s));
     if (!one.error.empty()) {
       all.error = one.error;

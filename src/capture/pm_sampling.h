@@ -44,6 +44,7 @@ struct PmDecodeResult {
   uint64_t raw_ns = 0;       // in cuptiPmSamplingDecodeData (hardware buffer -> image)
   uint64_t evaluate_ns = 0;  // in the samples' evaluation (image -> values)
   uint64_t init_ns = 0;      // emptying the counter data image for the next decode
+  uint64_t calls = 0;        // cuptiPmSamplingDecodeData calls
 };
 
 struct PmSamplingSettings {
