@@ -13,6 +13,6 @@ for p in $(pgrep -P $PID) $PID; do
   echo "== pid $p $(cat /proc/$p/comm)"
   for t in /proc/$p/task/*; do echo "  $(basename $t) $(cat $t/comm) state=$(awk '/State/{print $2}' $t/status) wchan=$(cat $t/wchan)"; done
   if command -v gdb >/dev/null; then timeout 60 gdb -p $p -batch -ex "thread apply all bt 25" 2>/dev/null | grep -E "^#|^Thread" | cut -c1-220 | head -150
-  elif [ -n "${EU:-}" ]; then LD_LIBRARY_PATH=$(dirname $EU)/lib timeout 60 $EU -p $p 2>&1 | head -200; else echo "no gdb/eu-stack"; fi
+  elif [ -n "${EU:-}" ]; then timeout 60 env LD_LIBRARY_PATH=$(dirname $EU)/lib $EU -p $p 2>&1 | head -200; else echo "no gdb/eu-stack"; fi
 done
 kill -9 $PID $(pgrep -P $PID) 2>/dev/null

@@ -116,8 +116,12 @@ class GpuMetricsRecorder final : public Recorder {
     if (!settled_.wait_for(lock, std::chrono::milliseconds(kEndWaitMs),
                            [&] { return thread_ended_; })) {
       ++end_timeouts_;
+      std::string where;
+      for (const auto& [index, d] : devices_)
+        if (d.session && !d.session->EndProgress().empty())
+          where += "; device " + std::to_string(index) + ": in " + d.session->EndProgress();
       Say("GPU metrics: sampling did not end within " + std::to_string(kEndWaitMs) +
-          " ms (a CUPTI call did not return): the samples not yet decoded are lost");
+          " ms (a CUPTI call did not return): the samples not yet decoded are lost" + where);
       lock.unlock();
       thread_.detach();
       return;

@@ -324,6 +324,7 @@ PmDecodeResult PmSamplingDevice::Decode() {
   if (!sampler_) return all;
   bool more = true;
   for (int i = 0; i < kMaxDecodesPerCall && more; ++i) {
+    if (end_step_ == 2) ++end_decode_calls_;
     PmDecodeResult one = DecodeOnce(&more);
     all.overflow = all.overflow || one.overflow;
     all.bad_samples += one.bad_samples;
@@ -349,21 +350,40 @@ Status PmSamplingDevice::Restart() {
   return StartOnFreshImage();
 }
 
+namespace {
+constexpr const char* kEndSteps[] = {"cuptiPmSamplingStop", "the last cuptiPmSamplingDecodeData",
+                                     "cuptiPmSamplingDisable", "cuptiProfilerHostDeinitialize",
+                                     "ended"};
+}  // namespace
+
+std::string PmSamplingDevice::EndProgress() const {
+  const uint32_t step = end_step_.load();
+  if (step == 0) return "";
+  std::string out = kEndSteps[std::min<size_t>(step, std::size(kEndSteps)) - 1];
+  if (step == 2) out += " (" + std::to_string(end_decode_calls_.load()) + " calls so far)";
+  return out;
+}
+
 PmDecodeResult PmSamplingDevice::Close() {
   PmDecodeResult last;
   if (!sampler_) return last;
+  end_step_ = 1;
   if (started_) {
     TS_PM_PARAMS(CUpti_PmSampling_Stop_Params, sp);
     sp.pPmSamplingObject = sampler_;
     cuptiPmSamplingStop(&sp);
     started_ = false;
   }
+  end_step_ = 2;
   last = Decode();
+  end_step_ = 3;
   TS_PM_PARAMS(CUpti_PmSampling_Disable_Params, dp);
   dp.pPmSamplingObject = sampler_;
   cuptiPmSamplingDisable(&dp);
   sampler_ = nullptr;
+  end_step_ = 4;
   EndHost();
+  end_step_ = 5;
   return last;
 }
 

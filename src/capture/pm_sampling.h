@@ -16,6 +16,7 @@
 // Not thread-safe: the recorder serialises the calls on one device.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -78,6 +79,10 @@ class PmSamplingDevice {
   size_t counter_data_bytes() const { return counter_data_.size(); }
   const GpuMetricChoice& choice() const { return choice_; }
   bool running() const { return started_; }
+  // Where Close is (any thread may ask, while the session lives): "" before
+  // Close, else the CUPTI call it is in or "ended", and the final decode's
+  // DecodeData calls so far. Said when the end does not come in time.
+  std::string EndProgress() const;
 
  private:
   Status NewHost();
@@ -97,6 +102,9 @@ class PmSamplingDevice {
   CUpti_Profiler_Host_Object* host_ = nullptr;
   CUpti_PmSampling_Object* sampler_ = nullptr;
   bool started_ = false;
+  // Close's step: 0 not closing, then kEndSteps' index + 1 (pm_sampling.cc).
+  std::atomic<uint32_t> end_step_{0};
+  std::atomic<uint32_t> end_decode_calls_{0};
 };
 
 // "CUPTI_ERROR_..." words for a CUPTI result, with what to do for the
