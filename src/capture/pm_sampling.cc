@@ -319,24 +319,30 @@ PmDecodeResult PmSamplingDevice::DecodeOnce(bool* more) {
   return out;
 }
 
+namespace {
+// `more`'s samples and counts added to `into`'s (its error, when it has one).
+void Merge(PmDecodeResult& into, PmDecodeResult more) {
+  into.overflow = into.overflow || more.overflow;
+  into.bad_samples += more.bad_samples;
+  into.raw_ns += more.raw_ns;
+  into.evaluate_ns += more.evaluate_ns;
+  into.init_ns += more.init_ns;
+  into.calls += more.calls;
+  for (PmSample& s : more.samples) into.samples.push_back(std::move(s));
+  if (!more.error.empty()) into.error = std::move(more.error);
+}
+}  // namespace
+
 PmDecodeResult PmSamplingDevice::Decode() {
   PmDecodeResult all;
   if (!sampler_) return all;
   bool more = true;
   for (int i = 0; i < kMaxDecodesPerCall && more; ++i) {
-    if (end_step_ == 2) ++end_decode_calls_;
+    if (end_step_ != 0) ++end_decode_calls_;
     PmDecodeResult one = DecodeOnce(&more);
-    all.overflow = all.overflow || one.overflow;
-    all.bad_samples += one.bad_samples;
-    all.raw_ns += one.raw_ns;
-    all.evaluate_ns += one.evaluate_ns;
-    all.init_ns += one.init_ns;
-    all.calls += one.calls;
-    for (PmSample& s : one.samples) all.samples.push_back(std::move(s));
-    if (!one.error.empty()) {
-      all.error = one.error;
-      break;
-    }
+    const bool failed = !one.error.empty();
+    Merge(all, std::move(one));
+    if (failed) break;
   }
   return all;
 }
@@ -351,39 +357,46 @@ Status PmSamplingDevice::Restart() {
 }
 
 namespace {
-constexpr const char* kEndSteps[] = {"cuptiPmSamplingStop", "the last cuptiPmSamplingDecodeData",
-                                     "cuptiPmSamplingDisable", "cuptiProfilerHostDeinitialize",
-                                     "ended"};
+constexpr const char* kEndSteps[] = {
+    "cuptiPmSamplingDecodeData before Stop", "cuptiPmSamplingStop",
+    "the last cuptiPmSamplingDecodeData",    "cuptiPmSamplingDisable",
+    "cuptiProfilerHostDeinitialize",         "ended"};
 }  // namespace
 
 std::string PmSamplingDevice::EndProgress() const {
   const uint32_t step = end_step_.load();
   if (step == 0) return "";
   std::string out = kEndSteps[std::min<size_t>(step, std::size(kEndSteps)) - 1];
-  if (step == 2) out += " (" + std::to_string(end_decode_calls_.load()) + " calls so far)";
+  if (step == 1 || step == 3)
+    out += " (" + std::to_string(end_decode_calls_.load()) + " calls so far)";
   return out;
 }
 
 PmDecodeResult PmSamplingDevice::Close() {
   PmDecodeResult last;
   if (!sampler_) return last;
+  // The hardware buffer drained first (NVIDIA's PM sampling samples decode
+  // until the end of the records, then stop), then Stop, the rest, Disable.
   end_step_ = 1;
+  last = Decode();
+  end_step_ = 2;
   if (started_) {
     TS_PM_PARAMS(CUpti_PmSampling_Stop_Params, sp);
     sp.pPmSamplingObject = sampler_;
     cuptiPmSamplingStop(&sp);
     started_ = false;
   }
-  end_step_ = 2;
-  last = Decode();
   end_step_ = 3;
+  PmDecodeResult rest = Decode();
+  Merge(last, std::move(rest));
+  end_step_ = 4;
   TS_PM_PARAMS(CUpti_PmSampling_Disable_Params, dp);
   dp.pPmSamplingObject = sampler_;
   cuptiPmSamplingDisable(&dp);
   sampler_ = nullptr;
-  end_step_ = 4;
-  EndHost();
   end_step_ = 5;
+  EndHost();
+  end_step_ = 6;
   return last;
 }
 
