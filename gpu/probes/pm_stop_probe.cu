@@ -12,8 +12,18 @@
 //   onthread  Stop on the decode thread (TraceSmith's order: it also started it)
 //   drain     a decode until the end of the records right before Stop
 //   act       CUPTI concurrent-kernel activity records on (as in a capture)
+//   actoff    act, with the kinds a capture records, all disabled and
+//             flushed right before Stop (a capture's end)
 //   sub       a CUPTI callback subscriber on the driver API (as in a capture)
 //   idle      no kernels running when Stop comes (else a kernel is in flight)
+//   eval      each decoded sample's time and values read (GetSampleInfo,
+//             EvaluateToGpuValues), as TraceSmith does
+//   hosts     two host objects made, given a config image and ended first
+//             (TraceSmith's metric choice)
+//   img32     a counter data image of 32 samples (else 256)
+//   exitbefore / exitafter  the end (drain, Stop, Disable) in a std::atexit
+//             handler registered before / after the set-up's
+//             cuptiProfilerInitialize (handlers run last-registered first)
 //   nopm      no PM sampling at all: the kernels alone (to run under a capture)
 //   incb      the set-up and Start on the decode thread while the context-created
 //             callback waits for them (TraceSmith's order), before the
@@ -30,6 +40,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -65,6 +76,12 @@ static void CUPTIAPI BufReq(uint8_t** b, size_t* size, size_t* max) {
   *max = 0;
 }
 static void CUPTIAPI BufDone(CUcontext, uint32_t, uint8_t* b, size_t, size_t) { std::free(b); }
+// exitbefore/exitafter: what the exit handler runs.
+static std::function<void()> g_at_exit;
+static void AtExit() {
+  if (g_at_exit) g_at_exit();
+}
+
 // incb: the context-created callback hands the context to the decode thread
 // and waits until it has set PM sampling up and started it.
 static std::atomic<bool> g_asked{false}, g_ready{false};
@@ -96,9 +113,15 @@ int main(int argc, char** argv) {
   std::vector<const char*> cnames;
   for (auto& n : names) cnames.push_back(n.c_str());
 
+  const CUpti_ActivityKind kinds[] = {
+      CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+      CUPTI_ACTIVITY_KIND_MEMSET,            CUPTI_ACTIVITY_KIND_RUNTIME,
+      CUPTI_ACTIVITY_KIND_DRIVER,            CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+      CUPTI_ACTIVITY_KIND_OVERHEAD};
   std::vector<uint8_t> avail, config, image;
   CUpti_PmSampling_Object* obj = nullptr;
-  std::atomic<uint64_t> samples{0}, calls{0};
+  CUpti_Profiler_Host_Object* host = nullptr;
+  std::atomic<uint64_t> samples{0}, calls{0}, evaluated{0};
   auto init = [&] {
     P(CUpti_PmSampling_CounterDataImage_Initialize_Params, p);
     p.pPmSamplingObject = obj;
@@ -119,11 +142,36 @@ int main(int argc, char** argv) {
     avail.assign(ap.counterAvailabilityImageSize, 0);
     ap.pCounterAvailabilityImage = avail.data();
     CK(cuptiPmSamplingGetCounterAvailability(&ap));
+    for (int i = 0; has("hosts") && i < 2; ++i) {
+      P(CUpti_Profiler_Host_Initialize_Params, h);
+      h.profilerType = CUPTI_PROFILER_TYPE_PM_SAMPLING;
+      h.pChipName = cp.pChipName;
+      h.pCounterAvailabilityImage = avail.data();
+      CK(cuptiProfilerHostInitialize(&h));
+      P(CUpti_Profiler_Host_ConfigAddMetrics_Params, a);
+      a.pHostObject = h.pHostObject;
+      a.ppMetricNames = cnames.data();
+      a.numMetrics = cnames.size();
+      CK(cuptiProfilerHostConfigAddMetrics(&a));
+      P(CUpti_Profiler_Host_GetConfigImageSize_Params, z);
+      z.pHostObject = h.pHostObject;
+      CK(cuptiProfilerHostGetConfigImageSize(&z));
+      std::vector<uint8_t> img(z.configImageSize);
+      P(CUpti_Profiler_Host_GetConfigImage_Params, g);
+      g.pHostObject = h.pHostObject;
+      g.configImageSize = img.size();
+      g.pConfigImage = img.data();
+      CK(cuptiProfilerHostGetConfigImage(&g));
+      P(CUpti_Profiler_Host_Deinitialize_Params, d);
+      d.pHostObject = h.pHostObject;
+      CK(cuptiProfilerHostDeinitialize(&d));
+    }
     P(CUpti_Profiler_Host_Initialize_Params, hp);
     hp.profilerType = CUPTI_PROFILER_TYPE_PM_SAMPLING;
     hp.pChipName = cp.pChipName;
     hp.pCounterAvailabilityImage = avail.data();
     CK(cuptiProfilerHostInitialize(&hp));
+    host = hp.pHostObject;
     P(CUpti_Profiler_Host_ConfigAddMetrics_Params, am);
     am.pHostObject = hp.pHostObject;
     am.ppMetricNames = cnames.data();
@@ -155,7 +203,7 @@ int main(int argc, char** argv) {
     ds.pPmSamplingObject = obj;
     ds.pMetricNames = cnames.data();
     ds.numMetrics = cnames.size();
-    ds.maxSamples = 256;
+    ds.maxSamples = has("img32") ? 32 : 256;
     CK(cuptiPmSamplingGetCounterDataSize(&ds));
     image.assign(ds.counterDataSize, 0);
     init();
@@ -177,6 +225,25 @@ int main(int argc, char** argv) {
     gi.pCounterDataImage = image.data();
     gi.counterDataImageSize = image.size();
     if (cuptiPmSamplingGetCounterDataInfo(&gi) == CUPTI_SUCCESS) samples += gi.numCompletedSamples;
+    std::vector<double> values(cnames.size());
+    for (size_t i = 0; has("eval") && i < gi.numCompletedSamples; ++i) {
+      P(CUpti_PmSampling_CounterData_GetSampleInfo_Params, si);
+      si.pPmSamplingObject = obj;
+      si.pCounterDataImage = image.data();
+      si.counterDataImageSize = image.size();
+      si.sampleIndex = i;
+      P(CUpti_Profiler_Host_EvaluateToGpuValues_Params, ev);
+      ev.pHostObject = host;
+      ev.pCounterDataImage = image.data();
+      ev.counterDataImageSize = image.size();
+      ev.rangeIndex = i;
+      ev.ppMetricNames = cnames.data();
+      ev.numMetrics = cnames.size();
+      ev.pMetricValues = values.data();
+      if (cuptiPmSamplingCounterDataGetSampleInfo(&si) == CUPTI_SUCCESS &&
+          cuptiProfilerHostEvaluateToGpuValues(&ev) == CUPTI_SUCCESS)
+        ++evaluated;
+    }
     init();
     return r != CUPTI_SUCCESS ||
            dp.decodeStopReason != CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL;
@@ -185,6 +252,10 @@ int main(int argc, char** argv) {
   std::atomic<int> stop_on_thread{0};  // 1: asked, 2: done
   double stop_ms = -1;
   auto stop = [&] {
+    if (has("actoff")) {
+      for (CUpti_ActivityKind k : kinds) CK(cuptiActivityDisable(k));
+      cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    }
     if (has("drain"))
       while (!decode()) {
       }
@@ -209,9 +280,12 @@ int main(int argc, char** argv) {
     std::printf("PSP nopm: kernels done -> OK\n");
     return 0;
   }
-  if (has("act")) {
+  if (has("act") || has("actoff")) {
     CK(cuptiActivityRegisterCallbacks(BufReq, BufDone));
-    CK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+    if (has("actoff"))
+      for (CUpti_ActivityKind k : kinds) CK(cuptiActivityEnable(k));
+    else
+      CK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
   }
   const bool on_thread = has("onthread") || has("incb");
   // incb: the decode thread sets up and starts when the context-created
@@ -252,7 +326,9 @@ int main(int argc, char** argv) {
   if (!has("incb")) {
     cuDevicePrimaryCtxRetain(&c, dev);
     cuCtxSetCurrent(c);
+    if (has("exitbefore")) std::atexit(AtExit);
     setup();
+    if (has("exitafter")) std::atexit(AtExit);
     ctx = c;
     if (!on_thread) start();
   } else {
@@ -276,6 +352,23 @@ int main(int argc, char** argv) {
   if (!has("idle")) spin<<<132, 128>>>(900'000'000);  // ~0.5 s, in flight at Stop
   std::printf("PSP work done after %.0f ms: %llu samples in %llu decodes\n", Ms(t_start),
               (unsigned long long)samples.load(), (unsigned long long)calls.load());
+  if (has("exitbefore") || has("exitafter")) {
+    stop_decoding = true;
+    decoder.join();
+    watchdog.detach();
+    g_at_exit = [&] {
+      stop();
+      while (!decode()) {
+      }
+      P(CUpti_PmSampling_Disable_Params, dis);
+      dis.pPmSamplingObject = obj;
+      CUptiResult r = cuptiPmSamplingDisable(&dis);
+      std::printf("PSP %s: the end at exit: stop %.1f ms, disable %d, %llu samples -> OK\n",
+                  v.c_str(), stop_ms, int(r), (unsigned long long)samples.load());
+      std::fflush(stdout);
+    };
+    std::exit(0);  // main's locals stay alive for the handler (no return)
+  }
   if (on_thread) {
     stop_on_thread = 1;
     decoder.join();
@@ -294,9 +387,12 @@ int main(int argc, char** argv) {
   dis.pPmSamplingObject = obj;
   CK(cuptiPmSamplingDisable(&dis));
   cuCtxSynchronize();
-  std::printf("PSP %s interval %llu ns, %zu metrics: stop %.1f ms, %llu samples in %llu decodes -> OK\n",
-              v.c_str(), (unsigned long long)interval, names.size(), stop_ms,
-              (unsigned long long)samples.load(), (unsigned long long)calls.load());
+  std::printf(
+      "PSP %s interval %llu ns, %zu metrics: stop %.1f ms, %llu samples (%llu evaluated) in %llu "
+      "decodes -> OK\n",
+      v.c_str(), (unsigned long long)interval, names.size(), stop_ms,
+      (unsigned long long)samples.load(), (unsigned long long)evaluated.load(),
+      (unsigned long long)calls.load());
   watchdog.join();
   if (sub) cuptiUnsubscribe(sub);
   return 0;

@@ -99,6 +99,8 @@ class CuptiEngine {
   void WriteClockAnchor(uint8_t phase);
   void WriteFinalStats();
   void Finalize();
+  // Every recorder's BeforeCaptureEnd, once (writer thread).
+  void EndRecorders();
   // A recorder asked to end the program (Recorder::EndProgramStatus): the
   // trace written and closed without CUPTI's teardown (bounded by a timer),
   // then _exit(status).
@@ -143,6 +145,7 @@ class CuptiEngine {
   std::atomic<uint64_t> writer_tid_{0};
   std::atomic<bool> stop_requested_{false};
   std::atomic<bool> writer_done_{false};
+  bool recorders_ended_ = false;  // EndRecorders ran (writer thread)
   std::atomic<uint64_t> flush_requests_{0};
   std::atomic<uint64_t> flushes_done_{0};
   uint64_t start_mono_ns_ = 0;

@@ -256,6 +256,7 @@ void CuptiEngine::WriterLoop() {
     if (activities_on_.load() && options_.duration_ns &&
         now - enabled_mono_ns_ >= options_.duration_ns) {
       range_done_ = true;
+      EndRecorders();
       (void)SetActivities(false);
       flush_requests_.fetch_add(1);
     }
@@ -339,7 +340,14 @@ void CuptiEngine::FlushOnce(bool forced) {
   writer_cost_.write_ns += c4 - c3;
 }
 
+void CuptiEngine::EndRecorders() {
+  if (recorders_ended_) return;
+  recorders_ended_ = true;
+  for (const auto& r : recorders_) r->BeforeCaptureEnd();
+}
+
 void CuptiEngine::Finalize() {
+  EndRecorders();
   (void)SetActivities(false);
   FlushOnce(/*forced=*/true);
   converter_->Finish();

@@ -45,11 +45,12 @@ constexpr uint64_t kDefaultHardwareBufferBytes = 64ull << 20;
 class GpuMetricsRecorder;
 
 // The recorders whose decode thread runs, ended by an exit handler that
-// std::atexit registers at the first device's set-up: after the CUDA
-// runtime's own handler (it registers at its start, before any context), so
-// it runs before the runtime and CUPTI tear down. Ended later, from the
-// capture's own exit handler, the decode thread spun for ever inside
-// cuptiPmSamplingDecodeData (H200, 2026-11-29: the program never exited).
+// std::atexit registers once the first device's set-up has called
+// cuptiProfilerInitialize: after the CUDA runtime's and CUPTI's own handlers,
+// so it runs before they tear down (handlers run last-registered first).
+// Ended later, from the capture's own exit handler, the decode thread spun for
+// ever inside cuptiPmSamplingDecodeData or cuptiPmSamplingStop (H200,
+// 2026-11-29: the program never exited, or ended by the 3-s bound).
 std::mutex g_live_mu;
 std::vector<GpuMetricsRecorder*> g_live;
 void EndLiveRecordersAtExit();
@@ -193,6 +194,12 @@ class GpuMetricsRecorder final : public Recorder {
     d.state = Device::State::kDone;
   }
 
+  // Sampling ends while CUPTI's activities are still on: once they were off,
+  // cuptiPmSamplingStop never returned (H200, CUDA 13.0, 2026-11-29: the
+  // decode thread spinning in NVPW_GPU_PeriodicSampler_StopSampling; the same
+  // calls outside TraceSmith returned in 1.7 ms: gpu/probes/pm_stop_probe.cu).
+  void BeforeCaptureEnd() override { StopThread(); }
+
   void Write(format::SbtWriter& sbt, bool final) override {
     if (final) StopThread();
     std::vector<model::GpuMetricSample> rows;
@@ -266,11 +273,7 @@ class GpuMetricsRecorder final : public Recorder {
     d.index = dev;
     if (ctx && !d.ctx) d.ctx = ctx;
     if (d.contexts++ > 0 || d.state != Device::State::kWaiting) return;
-    if (!thread_.joinable()) {
-      static std::once_flag registered;
-      std::call_once(registered, [] { std::atexit(EndLiveRecordersAtExit); });
-      thread_ = std::thread([this] { DecodeLoop(); });
-    }
+    if (!thread_.joinable()) thread_ = std::thread([this] { DecodeLoop(); });
     wake_.notify_all();
     if (!settled_.wait_for(lock, std::chrono::milliseconds(kSetupWaitMs),
                            [&] { return d.state != Device::State::kWaiting || stop_; }))
@@ -308,6 +311,10 @@ class GpuMetricsRecorder final : public Recorder {
     lock.unlock();
     auto session = std::make_unique<PmSamplingDevice>(index);
     Status st = session->Open(request_, settings_);
+    // After Open's cuptiProfilerInitialize, so that the handler runs before
+    // the one CUPTI registers there (handlers run last-registered first).
+    static std::once_flag registered;
+    std::call_once(registered, [] { std::atexit(EndLiveRecordersAtExit); });
     std::vector<std::string> lines = DescribeGpuMetricChoice(session->choice());
     lock.lock();
     std::string described;

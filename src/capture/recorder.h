@@ -176,6 +176,10 @@ class Recorder {
   virtual void BeforeActivityBuffers(ActivityConverter&) {}
   // ... after the records: rows that go after them (replay payloads, counters).
   virtual void AfterActivityBuffers(format::SbtWriter&, bool /*final*/) {}
+  // Writer thread, once, before the capture turns CUPTI's activity records off
+  // for good (its end, or --duration's): a recorder that samples the
+  // hardware ends its sampling here, while the activities are still on.
+  virtual void BeforeCaptureEnd() {}
   // Writer thread, once at the end: the recorder's capture stats.
   virtual void WriteStats(StatSink&) {}
   // Writer thread, after Collect: non-zero when the recorder asks the capture
