@@ -154,7 +154,7 @@ StatusOr<uint64_t> ParseGpuMetricsInterval(std::string_view text) {
     return InvalidArgument(
         "--gpu-metrics-interval: '" + std::string(text) +
         "' is outside 10us..1s (shorter intervals overflow the GPU's sample buffer faster than "
-        "it can be read; the default is 100us, 10 kHz)");
+        "it can be read; the default is 1ms, 1 kHz)");
   return *ns;
 }
 

@@ -87,14 +87,15 @@ class GpuMetricsRecorder final : public Recorder {
     }
     settings_.interval_ns = interval_ns;
     settings_.hardware_buffer_bytes = hw_buffer_bytes;
-    // Room for four decode periods of samples in the counter data image. Not
-    // more: on the H200 an image takes ~53 KB per sample of the default set
-    // (528 MB for 10,000); images of 10 s of samples killed the program (at 100 us
-    // both runs aborted, at 1 ms one of two died of SIGSEGV).
+    // Room for four decode periods of samples in the counter data image (a
+    // decode that finds it full decodes again). Not more: on the H200 an image
+    // takes ~53 KB per sample of the default set, and each decode re-initialises
+    // it whole (18 ms for 1,024 samples); images of 10 s of samples killed the
+    // program.
     settings_.max_samples =
         tuning.gpu_metrics_image_samples
             ? tuning.gpu_metrics_image_samples
-            : uint32_t(std::clamp<uint64_t>(4 * decode_period_ns_ / interval_ns, 1024, 4096));
+            : uint32_t(std::clamp<uint64_t>(4 * decode_period_ns_ / interval_ns, 64, 4096));
   }
   ~GpuMetricsRecorder() override {
     {
