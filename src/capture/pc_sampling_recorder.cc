@@ -33,6 +33,7 @@
 #include "cubin_lines.h"
 #include "kernel_timeout_watch.h"
 #include "recorder.h"
+#include "tracesmith/base/gpu_counters_hint.h"
 #include "tracesmith/format/run_names.h"
 #include "tracesmith/model/event_names.h"
 
@@ -222,9 +223,7 @@ class PcSamplingRecorder final : public Recorder {
     if (CUptiResult r = cuptiPCSamplingEnable(&ep); r != CUPTI_SUCCESS) {
       std::string why = CuptiError(r);
       if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)
-        why +=
-            " (GPU performance counters are restricted to administrators: see "
-            "https://developer.nvidia.com/ERR_NVGPUCTRPERM)";
+        why += std::string(" (") + kCountersRestrictedHint + ")";
       return "cuptiPCSamplingEnable: " + why;
     }
     c.live = true;

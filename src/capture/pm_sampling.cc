@@ -1,7 +1,5 @@
-// One device's CUPTI PM sampling session (pm_sampling.h). Compiled against
-// CUDA 13's CUPTI headers; not yet run on a GPU (docs/capture.md, "GPU
-// metrics": the sequence follows CUPTI's documentation of cupti_pmsampling.h
-// and cupti_profiler_host.h).
+// One device's CUPTI PM sampling session (pm_sampling.h). Checked on the
+// H200 (docs/capture.md, "GPU hardware metrics over time").
 #include "pm_sampling.h"
 
 #include <cuda.h>
@@ -14,6 +12,8 @@
 #include <algorithm>
 #include <chrono>
 #include <set>
+
+#include "tracesmith/base/gpu_counters_hint.h"
 
 namespace tracesmith::capture {
 namespace {
@@ -58,17 +58,11 @@ std::string PmSamplingError(const char* call, int cupti_result) {
   switch (r) {
     case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:
     case CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES:
-      return why +
-             " (the GPU's performance counters are restricted to administrators: run as root, "
-             "or load the driver with NVreg_RestrictProfilingToAdminUsers=0, e.g. `options "
-             "nvidia NVreg_RestrictProfilingToAdminUsers=0` in /etc/modprobe.d and reboot; "
-             "https://developer.nvidia.com/ERR_NVGPUCTRPERM)";
+      return why + " (" + kCountersRestrictedHint + ")";
     case CUPTI_ERROR_INVALID_OPERATION:
     case CUPTI_ERROR_NOT_COMPATIBLE:
     case CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED:
-      return why +
-             " (another profiler may hold the GPU's performance counters: Nsight Systems or "
-             "Nsight Compute, DCGM's profiling metrics (dcgm-exporter), or a second capture)";
+      return why + " (" + kCountersBusyHint + ")";
     case CUPTI_ERROR_NOT_SUPPORTED:
     case CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED:
     case CUPTI_ERROR_CMP_DEVICE_NOT_SUPPORTED:

@@ -40,6 +40,7 @@
 
 #include "cubin_lines.h"
 #include "recorder.h"
+#include "tracesmith/base/gpu_counters_hint.h"
 
 namespace tracesmith::capture {
 namespace {
@@ -59,10 +60,7 @@ std::string Why(const char* call, CUptiResult r) {
   switch (r) {
     case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:
     case CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES:
-      return why +
-             " (GPU performance counters are restricted to administrators: run as root, or "
-             "load the driver with NVreg_RestrictProfilingToAdminUsers=0; see "
-             "https://developer.nvidia.com/ERR_NVGPUCTRPERM)";
+      return why + " (" + kCountersRestrictedHint + ")";
     case CUPTI_ERROR_NOT_SUPPORTED:
     case CUPTI_ERROR_LEGACY_PROFILER_NOT_SUPPORTED:
     case CUPTI_ERROR_INVALID_DEVICE:
@@ -71,9 +69,7 @@ std::string Why(const char* call, CUptiResult r) {
     case CUPTI_ERROR_HARDWARE_BUSY:
     case CUPTI_ERROR_OLD_PROFILER_API_INITIALIZED:
     case CUPTI_ERROR_INVALID_OPERATION:
-      return why +
-             " (another profiler holds the GPU's counters: Nsight Compute, Nsight Systems or "
-             "another CUPTI profiling session in this process)";
+      return why + " (" + kCountersBusyHint + ")";
     default:
       return why;
   }

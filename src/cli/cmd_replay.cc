@@ -31,6 +31,7 @@ struct ReplayCliOptions {
   bool strict = false;
   bool json = false;
   bool warm = false;
+  std::string metrics;  // "": off; "default" or names (--metrics[=SET])
   bool quiet = false;
   int64_t extract = -1;  // --extract N
   std::string output;    // -o, with --extract
@@ -96,10 +97,10 @@ int RunDryRun(const ReplayCliOptions& o) {
 int RunExtract(const ReplayCliOptions& o) {
   if (o.output.empty())
     return ReportError(InvalidArgument("--extract needs -o FILE, the reproducer to write"));
-  if (o.dry_run || o.json || o.warm || !o.range.empty() || o.launch >= 0)
+  if (o.dry_run || o.json || o.warm || !o.metrics.empty() || !o.range.empty() || o.launch >= 0)
     return ReportError(InvalidArgument(
         "--extract writes a reproducer and replays nothing: leave out --dry-run, --json, "
-        "--warm, --range and --launch (replay the reproducer afterwards)"));
+        "--warm, --metrics, --range and --launch (replay the reproducer afterwards)"));
   replay::ExtractOptions eo;
   eo.launch = uint64_t(o.extract);
   eo.overwrite = o.force;
@@ -137,6 +138,10 @@ int RunReplay(ReplayCliOptions o) {
   if (o.extract >= 0) return RunExtract(o);
   if (!o.output.empty())
     return ReportError(InvalidArgument("-o is the reproducer written by --extract N"));
+  if (o.dry_run && !o.metrics.empty())
+    return ReportError(InvalidArgument(
+        "--metrics measures hardware counters of the GPU replay: leave out --dry-run (a CPU "
+        "emulation has no counters)"));
   if (o.dry_run) return RunDryRun(o);
   if (!o.scale_kernel.empty() || o.remove_sync || o.streams || o.schedule)
     return ReportError(InvalidArgument(
@@ -148,6 +153,8 @@ int RunReplay(ReplayCliOptions o) {
   request.launch = o.launch;
   request.node = o.node;
   request.device = o.device;
+  const std::string metrics = o.metrics == "default" ? "" : o.metrics;
+  if (!o.metrics.empty()) request.metrics = metrics.c_str();
   request.flags = (o.same_addresses_only ? replay::kReplayFlagSameAddressesOnly : 0) |
                   (o.strict ? replay::kReplayFlagStrict : 0) |
                   (o.json ? replay::kReplayFlagJson : 0) | (o.warm ? replay::kReplayFlagWarm : 0);
@@ -220,6 +227,13 @@ void AddReplayCommand(Cmd& app, CommandList& commands) {
                 "inputs, as consecutive launches in the program run, and say whether it is "
                 "idempotent on its inputs (if not, its warm runs computed on other data and are "
                 "not compared with the program); not with --range");
+  cmd->add_flag("--metrics{default}", o->metrics,
+                "GPU replay: also measure each launch's hardware counters (CUPTI's range "
+                "profiler, as Nsight Compute: as many passes as the set needs, its inputs "
+                "restored before each): duration, SM and memory throughput as % of peak, "
+                "achieved occupancy, DRAM bytes, L2 hit rate, tensor pipe, FLOPs by precision, "
+                "arithmetic intensity and a roofline verdict; --metrics=a,b,c measures those "
+                "Nsight Compute metric names instead; single launches (not --range)");
   cmd->add_flag("--json", o->json,
                 "Machine-readable JSON instead of the text report (GPU replay and --dry-run; "
                 "schema: docs/replay-format.md)");

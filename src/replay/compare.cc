@@ -276,6 +276,7 @@ std::string FormatLaunchOutcome(const LaunchOutcome& o) {
         "max %.2f us over %u replays; kernels in the program: %.2f us in all\n",
         o.l2_flushed ? ", from a flushed L2" : "", o.time.median_us, o.time.min_us, o.time.max_us,
         o.iterations, double(o.recorded_ns) / 1000.0);
+    s += FormatKernelProfile(o.profile);
     return s;
   }
   s += StrFormat("  %s time, %s (%s): median %.2f us, min %.2f us, max %.2f us over %u replays",
@@ -289,6 +290,7 @@ std::string FormatLaunchOutcome(const LaunchOutcome& o) {
   if (o.warm.runs) s += WarmTimingText(o);
   if (o.setup_ms > 0)
     s += StrFormat("  setup: %.1f ms (load module, restore inputs)\n", o.setup_ms);
+  s += FormatKernelProfile(o.profile);
   return s;
 }
 

@@ -41,6 +41,7 @@ StatusOr<GpuReplayer> LoadGpuReplayer() {
     r.entry = reinterpret_cast<ReplayGpuEntry>(::dlsym(lib, kReplayGpuEntryName));
     if (!r.entry)
       r.entry_v4 = reinterpret_cast<ReplayGpuEntry>(::dlsym(lib, kReplayGpuEntryV4Name));
+    r.has_metrics = ::dlsym(lib, kReplayGpuMetricsSymbol) != nullptr;
     if (!r.entry && !r.entry_v4)
       r.entry_v3 = reinterpret_cast<ReplayGpuEntryV3>(::dlsym(lib, kReplayGpuEntryV3Name));
     if (!r.entry && !r.entry_v4 && !r.entry_v3)
@@ -77,12 +78,23 @@ Status ValidateReplayRequest(const ReplayGpuRequest& r) {
         "--warm times single launches: a range replay is timed on the host clock with its image "
         "restores inside the span, so it has no warm kernel time; replay its launches without "
         "--range (--launch N) for warm and cold kernel times");
+  if (r.metrics && r.range_first >= 0)
+    return InvalidArgument(
+        "--metrics measures single launches: a range replay runs a sequence with image restores "
+        "between its launches; replay its launches without --range (--launch N) for their "
+        "counters");
   return OkStatus();
 }
 
 StatusOr<int> RunGpuReplay(const ReplayGpuRequest& request) {
   RETURN_IF_ERROR(ValidateReplayRequest(request));
   ASSIGN_OR_RETURN(GpuReplayer lib, LoadGpuReplayer());
+  if (request.metrics && !(lib.entry && lib.has_metrics))
+    return FailedPrecondition(lib.path + " is older than this tracesmith (no " +
+                              kReplayGpuMetricsSymbol +
+                              "): it cannot measure hardware counters (--metrics); rebuild the "
+                              "target tracesmith-replay-gpu, or point TRACESMITH_REPLAY_GPU_LIB at "
+                              "a current build");
   if (lib.entry) return lib.entry(&request);
   if (lib.entry_v4) {
     if (request.node >= 0)

@@ -96,6 +96,34 @@ Json WarmJson(const LaunchOutcome& o) {
   };
 }
 
+// --metrics: null when not asked for; else measured or the reason why not,
+// each value under its CUPTI name and the derived figures (NaN: null).
+Json ProfileJson(const KernelProfile& p) {
+  if (!p.requested) return nullptr;
+  auto num = [](double v) { return std::isnan(v) ? Json(nullptr) : Json(v); };
+  Json values = Json::object();
+  for (const KernelMetricValue& v : p.values) values[v.name] = num(v.value);
+  return Json{
+      {"measured", p.measured},
+      {"error", p.measured ? Json(nullptr) : Json(p.error)},
+      {"passes", p.passes},
+      {"values", values},
+      {"not_accepted", p.dropped},
+      {"duration_ns", num(p.duration_ns)},
+      {"sm_throughput_pct", num(p.sm_pct)},
+      {"memory_throughput_pct", num(p.memory_pct)},
+      {"achieved_occupancy_pct", num(p.occupancy_pct)},
+      {"dram_bytes", num(p.dram_bytes)},
+      {"l2_hit_rate_pct", num(p.l2_hit_pct)},
+      {"tensor_pipe_pct", num(p.tensor_pct)},
+      {"flops",
+       Json{{"fp32", num(p.flops_fp32)}, {"fp64", num(p.flops_fp64)}, {"fp16", num(p.flops_fp16)}}},
+      {"arithmetic_intensity", num(p.intensity)},
+      {"roofline", p.verdict.empty() ? Json(nullptr) : Json(p.verdict)},
+      {"roofline_why", p.why.empty() ? Json(nullptr) : Json(p.why)},
+  };
+}
+
 // docs/replay-format.md, "Results as JSON": a launch's "memory".
 Json MemoryJson(const LaunchMemory& m) {
   if (m.ranges == 0) return nullptr;  // a range replay
@@ -155,7 +183,8 @@ Json OutcomeJson(const LaunchOutcome& o) {
       {"error", failed ? Json(o.error) : Json(nullptr)},
   };
   if (failed) {  // the rest was measured only in part
-    for (const char* key : {"output", "determinism", "time", "warm", "addresses"}) j[key] = nullptr;
+    for (const char* key : {"output", "determinism", "time", "warm", "metrics", "addresses"})
+      j[key] = nullptr;
     j["memory"] = MemoryJson(o.memory);  // what the capture recorded, known before the failure
     j["sequence"] = nullptr;
     j["graph"] = GraphJson(o);
@@ -170,6 +199,7 @@ Json OutcomeJson(const LaunchOutcome& o) {
   };
   j["time"] = TimeJson(o);
   j["warm"] = WarmJson(o);
+  j["metrics"] = ProfileJson(o.profile);
   j["addresses"] = Json{
       {"ranges", o.ranges_total},
       {"at_captured_address", o.ranges_total - o.ranges_relocated},

@@ -40,6 +40,10 @@ extern "C" __attribute__((visibility("default"))) int TracesmithReplayGpuMainV3(
 #else
 #define FAKE_ENTRY TracesmithReplayGpuMainV5
 #define FAKE_VERSION 5
+// Measures --metrics (the loader looks for this symbol).
+extern "C" __attribute__((visibility("default"))) int TracesmithReplayGpuKernelMetrics() {
+  return 1;
+}
 #endif
 extern "C" __attribute__((visibility("default"))) int FAKE_ENTRY(
     const tracesmith::replay::ReplayGpuRequest* r) {
@@ -57,6 +61,9 @@ extern "C" __attribute__((visibility("default"))) int FAKE_ENTRY(
 #if FAKE_VERSION >= 5
   std::snprintf(line, sizeof line, "fake replayer node: launch=%lld node=%lld\n",
                 static_cast<long long>(r->launch), static_cast<long long>(r->node));
+  say(line);
+  std::snprintf(line, sizeof line, "fake replayer metrics: %s\n",
+                r->metrics ? (*r->metrics ? r->metrics : "(default set)") : "(off)");
   say(line);
 #endif
   const int n = Launches();

@@ -136,6 +136,32 @@ TEST(ReplayOlderLibrary, ReplaysWithoutTheLineAndRefusesWarmByName) {
   EXPECT_FALSE(Has(r.out, "fake replayer")) << r.out;
 }
 
+TEST(ReplayMetrics, PassedToTheCurrentLibraryRefusedByOlderOnesAndWithRangesOrDryRun) {
+  Result r = RunTracesmith("replay cap.sbt --launch 2 --metrics", Env(FakeReplay(5)));
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_TRUE(Has(r.out, "fake replayer metrics: (default set)")) << r.out;
+  r = RunTracesmith("replay cap.sbt --metrics=dram__bytes.sum,gpu__time_duration.sum",
+                    Env(FakeReplay(5)));
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_TRUE(Has(r.out, "fake replayer metrics: dram__bytes.sum,gpu__time_duration.sum")) << r.out;
+  r = RunTracesmith("replay cap.sbt", Env(FakeReplay(5)));
+  EXPECT_TRUE(Has(r.out, "fake replayer metrics: (off)")) << r.out;
+  r = RunTracesmith("replay cap.sbt --metrics", Env(FakeReplay(4)));
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_TRUE(Has(r.out,
+                  "(no TracesmithReplayGpuKernelMetrics): it cannot measure hardware "
+                  "counters (--metrics)"))
+      << r.out;
+  EXPECT_FALSE(Has(r.out, "fake replayer")) << r.out;
+  r = RunTracesmith("replay cap.sbt --metrics --range 0:3", Env(FakeReplay(5)));
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_TRUE(Has(r.out, "--metrics measures single launches")) << r.out;
+  r = RunTracesmith("replay cap.sbt --metrics --dry-run", Env(FakeReplay(5)));
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_TRUE(Has(r.out, "leave out --dry-run")) << r.out;
+  EXPECT_TRUE(Has(RunTracesmith("replay --help").out, "roofline verdict"));
+}
+
 TEST(ReplayGraphNode, PassedToTheCurrentLibraryAndRefusedByOlderOnes) {
   Result r = RunTracesmith("replay cap.sbt --launch 17 --node 3", Env(FakeReplay(5)));
   EXPECT_EQ(r.status, 0) << r.out;

@@ -77,7 +77,8 @@ TEST(ReplayJsonTest, IdenticalLaunch) {
   for (auto it = ordered.begin(); it != ordered.end(); ++it) keys.push_back(it.key());
   EXPECT_EQ(keys, (std::vector<std::string>{"index", "kind", "last_index", "kernel", "attributes",
                                             "status", "error", "output", "determinism", "time",
-                                            "warm", "addresses", "memory", "sequence", "graph"}));
+                                            "warm", "metrics", "addresses", "memory", "sequence",
+                                            "graph"}));
   EXPECT_TRUE(j["graph"].is_null());
 }
 

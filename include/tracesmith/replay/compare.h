@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "tracesmith/replay/kernel_profile.h"
 #include "tracesmith/replay/launch_memory.h"
 
 namespace tracesmith::replay {
@@ -168,6 +169,8 @@ struct LaunchOutcome {
   // What the launch's snapshots hold and why (launch_memory.h); for a
   // range, empty.
   LaunchMemory memory;
+  // --metrics: the launch's hardware counters (kernel_profile.h).
+  KernelProfile profile;
   bool nondeterministic() const { return iterations_differing > 0; }
 };
 

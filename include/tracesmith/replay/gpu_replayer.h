@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "tracesmith/base/status.h"
 #include "tracesmith/format/replay_payload.h"
@@ -57,6 +58,10 @@ struct GpuReplayOptions {
   // check idempotence (LaunchOutcome::warm). Single launches only: range
   // replay ignores it (ValidateReplayRequest refuses the pair).
   bool warm = false;
+  // --metrics: after its other runs, each single launch once more under
+  // CUPTI's range profiler with these metric names (LaunchOutcome::profile);
+  // empty: off.
+  std::vector<std::string> metrics;
   // Called as each launch starts and after each of its timed runs; may be
   // empty. On the replaying thread.
   std::function<void(const ReplayProgress&)> progress;
@@ -110,7 +115,12 @@ struct ReplayGpuRequest {
   // V5: with `launch` a graph launch, replay its node `node` alone (-1: the
   // whole graph).
   int64_t node = -1;
+  // Appended after V5 (read when struct_size covers it): --metrics, the
+  // comma-separated names ("" the default set); nullptr: off. A library that
+  // measures them exports kReplayGpuMetricsSymbol.
+  const char* metrics = nullptr;
 };
+inline constexpr char kReplayGpuMetricsSymbol[] = "TracesmithReplayGpuKernelMetrics";
 inline constexpr char kReplayGpuLibName[] = "libtracesmith-replay-gpu.so";
 inline constexpr char kReplayGpuEntryName[] = "TracesmithReplayGpuMainV5";
 using ReplayGpuEntry = int (*)(const ReplayGpuRequest* request);
@@ -130,6 +140,7 @@ struct GpuReplayer {
   ReplayGpuEntry entry = nullptr;
   ReplayGpuEntry entry_v4 = nullptr;
   ReplayGpuEntryV3 entry_v3 = nullptr;
+  bool has_metrics = false;  // exports kReplayGpuMetricsSymbol (--metrics)
 };
 
 // Loads the GPU replayer library (it stays loaded): $TRACESMITH_REPLAY_GPU_LIB,

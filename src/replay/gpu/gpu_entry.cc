@@ -77,6 +77,8 @@ extern "C" __attribute__((visibility("default"))) int TracesmithReplayGpuMainV5(
   o.range_first = r.range_first;
   o.range_last = r.range_last;
   o.warm = run.warm;
+  if (r.struct_size >= offsetof(ReplayGpuRequest, metrics) + sizeof(r.metrics) && r.metrics)
+    o.metrics = ParseKernelMetrics(r.metrics);
   if (r.on_progress)
     o.progress = [&r](const ReplayProgress& p) { r.on_progress(r.hook_context, &p); };
   bool header = false;
@@ -95,6 +97,11 @@ extern "C" __attribute__((visibility("default"))) int TracesmithReplayGpuMainV5(
   if (!st.ok()) return fail(st);
   if (json) say(stdout, FormatReplayJson(run));
   return ReplayExitCode(run);
+}
+
+// Present in libraries that measure --metrics (the loader looks for it).
+extern "C" __attribute__((visibility("default"))) int TracesmithReplayGpuKernelMetrics() {
+  return 1;
 }
 
 // The V4 entry point, for a `tracesmith` from before V5: its request ends

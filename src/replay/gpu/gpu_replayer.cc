@@ -10,6 +10,7 @@
 #include <span>
 #include <vector>
 
+#include "kernel_profiler.h"
 #include "kernel_timer.h"
 #include "measured_runs.h"
 #include "replay_common.h"
@@ -202,38 +203,13 @@ Status DownloadRange(const format::SnapshotRecord& after, const Relocation& relo
 
 namespace {
 
-Status ReplayLaunch(const format::ReplayCapture& cap, const format::LaunchRecord& l,
-                    uint64_t granularity, const ReplayMemory& mem, ModuleCache& modules,
-                    KernelTimer& timer, L2Flusher& flusher, const GpuReplayOptions& o,
-                    ReplayProgress* progress, LaunchOutcome* out) {
-  auto setup_t0 = std::chrono::steady_clock::now();
-  const Snapshots snapshots = SnapshotsOf(cap, l.index);
-  const std::vector<const format::SnapshotRecord*>&before = snapshots.before,
-                          &after = snapshots.after;
-  CountRanges(RangesOf(before), granularity, mem, out);
-  const Relocation& relocation = mem.relocation;
-  format::LaunchRecord patched = l;
-  out->param_words_rewritten = relocation.PatchWords(patched.params, 0);
-  ASSIGN_OR_RETURN(CUfunction f, LoadFunction(cap, l, modules));
-  StreamAndEvents se;
-  RETURN_IF_ERROR(se.Create());
-  out->index = l.index;
-  out->function = l.function;
-  out->memory = DescribeLaunchMemory(cap, l);
-  for (const format::LaunchAttribute& a : l.attributes)
-    out->attributes += (out->attributes.empty() ? "" : ", ") + format::LaunchAttributeName(a.id);
-  out->recorded_ns = l.recorded_ns;
-  out->iterations = o.iterations;
-  out->l2_flushed = flusher.active();
-  auto run = [&]() { return Launch(patched, f, se.stream()); };
-  auto restore = [&](bool first) {
-    return RestoreImages(cap, before, relocation, first ? &out->memory_words_rewritten : nullptr);
-  };
-  MeasuredWork work{cap, relocation, after, se, timer, flusher, restore, run};
-  work.track_varying = o.warm;
-  ColdOutputs cold;
-  RETURN_IF_ERROR(MeasureColdRuns(work, o, setup_t0, progress, out, &cold));
-  if (!o.warm) return OkStatus();
+// --warm: after the cold replays, the runs on the memory they left.
+Status WarmRuns(const MeasuredWork& work, const ColdOutputs& cold,
+                const std::function<Status()>& run, const GpuReplayOptions& o,
+                ReplayProgress* progress, LaunchOutcome* out) {
+  const std::vector<const format::SnapshotRecord*>& after = work.after;
+  KernelTimer& timer = work.timer;
+  StreamAndEvents& se = work.se;
 
   // Warm runs on the memory the last cold replay left. First one re-run,
   // its outputs compared with that memory: idempotence. Then one untimed
@@ -270,6 +246,52 @@ Status ReplayLaunch(const format::ReplayCapture& cap, const format::LaunchRecord
     return Status(st.code(), StrFormat("--warm, re-running on the memory its last replay left "
                                        "(inputs not restored): %s",
                                        st.message().c_str()));
+  return OkStatus();
+}
+
+Status ReplayLaunch(const format::ReplayCapture& cap, const format::LaunchRecord& l,
+                    uint64_t granularity, const ReplayMemory& mem, ModuleCache& modules,
+                    KernelTimer& timer, L2Flusher& flusher, KernelProfiler* profiler,
+                    const GpuReplayOptions& o, ReplayProgress* progress, LaunchOutcome* out) {
+  auto setup_t0 = std::chrono::steady_clock::now();
+  const Snapshots snapshots = SnapshotsOf(cap, l.index);
+  const std::vector<const format::SnapshotRecord*>&before = snapshots.before,
+                          &after = snapshots.after;
+  CountRanges(RangesOf(before), granularity, mem, out);
+  const Relocation& relocation = mem.relocation;
+  format::LaunchRecord patched = l;
+  out->param_words_rewritten = relocation.PatchWords(patched.params, 0);
+  ASSIGN_OR_RETURN(CUfunction f, LoadFunction(cap, l, modules));
+  StreamAndEvents se;
+  RETURN_IF_ERROR(se.Create());
+  out->index = l.index;
+  out->function = l.function;
+  out->memory = DescribeLaunchMemory(cap, l);
+  for (const format::LaunchAttribute& a : l.attributes)
+    out->attributes += (out->attributes.empty() ? "" : ", ") + format::LaunchAttributeName(a.id);
+  out->recorded_ns = l.recorded_ns;
+  out->iterations = o.iterations;
+  out->l2_flushed = flusher.active();
+  auto run = [&]() { return Launch(patched, f, se.stream()); };
+  auto restore = [&](bool first) {
+    return RestoreImages(cap, before, relocation, first ? &out->memory_words_rewritten : nullptr);
+  };
+  MeasuredWork work{cap, relocation, after, se, timer, flusher, restore, run};
+  work.track_varying = o.warm;
+  ColdOutputs cold;
+  RETURN_IF_ERROR(MeasureColdRuns(work, o, setup_t0, progress, out, &cold));
+  if (o.warm) RETURN_IF_ERROR(WarmRuns(work, cold, run, o, progress, out));
+  if (!profiler) return OkStatus();
+  // --metrics, last (the profiled runs leave the outputs as a run does): from
+  // restored inputs, CUPTI's kernel replay restoring them between its passes;
+  // the activity records that time kernels are off meanwhile.
+  out->profile.requested = true;
+  RETURN_IF_ERROR(restore(false));
+  CU_CALL(cuCtxSynchronize());
+  timer.Pause();
+  Status measured = profiler->Measure(run, se.stream(), &out->profile);
+  timer.Resume();
+  if (!measured.ok()) out->profile.error = measured.message();
   return OkStatus();
 }
 
@@ -366,6 +388,25 @@ Status ReplayOnGpu(const format::ReplayCapture& cap, const GpuReplayOptions& o,
   ModuleCache modules;
   KernelTimer timer;
   (void)timer.Start();  // without CUPTI, times come from CUDA events
+  // --metrics: the range profiler on this context, set up once; when it
+  // cannot be, each launch says why (LaunchOutcome::profile).
+  std::unique_ptr<KernelProfiler> profiler;
+  std::string profiler_error;
+  if (!o.metrics.empty()) {
+    CUcontext current = nullptr;
+    CU_CALL(cuCtxGetCurrent(&current));
+    profiler = std::make_unique<KernelProfiler>();
+    if (Status st = profiler->Open(current, o.device, o.metrics); !st.ok()) {
+      if (st.code() == StatusCode::kInvalidArgument) return st;  // no name known: a usage error
+      profiler_error = st.message();
+      profiler.reset();
+    }
+  }
+  auto profile_off = [&](LaunchOutcome& outcome, const std::string& why) {
+    if (o.metrics.empty()) return;
+    outcome.profile.requested = true;
+    outcome.profile.error = why;
+  };
   ReplayProgress progress;
   progress.replays_total = o.iterations * (o.warm && o.range_first < 0 ? 2 : 1);
   // A launch or range that fails is reported too (LaunchOutcome::error),
@@ -446,6 +487,8 @@ Status ReplayOnGpu(const format::ReplayCapture& cap, const GpuReplayOptions& o,
         return report_failure(failed, Status(st.code(), StrFormat("%s: %s", failed.function.c_str(),
                                                                   st.message().c_str())));
       }
+      profile_off(outcome,
+                  "graph launches are not measured: --metrics measures single kernel launches");
       on_launch(outcome);
       ++progress.launches_done;
     }
@@ -459,8 +502,9 @@ Status ReplayOnGpu(const format::ReplayCapture& cap, const GpuReplayOptions& o,
     progress.kernel = l.function.c_str();
     ReportRuns(o, &progress, 0);
     LaunchOutcome outcome;
-    Status st =
-        ReplayLaunch(cap, l, granularity, mem, modules, timer, flusher, o, &progress, &outcome);
+    Status st = ReplayLaunch(cap, l, granularity, mem, modules, timer, flusher, profiler.get(), o,
+                             &progress, &outcome);
+    if (st.ok() && !profiler) profile_off(outcome, profiler_error);
     if (!st.ok()) {
       LaunchOutcome failed;
       failed.index = l.index;

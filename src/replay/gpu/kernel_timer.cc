@@ -36,6 +36,17 @@ bool KernelTimer::Start() {
   return active_;
 }
 
+void KernelTimer::Pause() {
+  if (!active_) return;
+  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+}
+
+void KernelTimer::Resume() {
+  if (!active_) return;
+  active_ = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) == CUPTI_SUCCESS;
+}
+
 uint64_t KernelTimer::LastKernelNs() {
   if (!active_) return 0;
   g_last_ns.store(0);

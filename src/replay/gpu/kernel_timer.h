@@ -18,6 +18,10 @@ class KernelTimer {
   // completed since the previous call, or 0 when none was recorded.
   uint64_t LastKernelNs();
   bool active() const { return active_; }
+  // Kernel records off while another CUPTI feature measures (the range
+  // profiler of --metrics), then on again; no-ops when not active.
+  void Pause();
+  void Resume();
 
  private:
   bool active_ = false;

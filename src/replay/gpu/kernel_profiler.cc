@@ -1,0 +1,215 @@
+#include "kernel_profiler.h"
+
+#include <cupti.h>
+#include <cupti_profiler_target.h>
+#include <cupti_target.h>
+
+#include "tracesmith/base/gpu_counters_hint.h"
+
+namespace tracesmith::replay::gpu {
+namespace {
+
+// A CUPTI profiler parameter struct, zeroed, with its size set.
+#define TS_RP_PARAMS(Type, var) \
+  Type var{};                   \
+  var.structSize = Type##_STRUCT_SIZE
+
+Status Cupti(const char* call, CUptiResult r) {
+  if (r == CUPTI_SUCCESS) return OkStatus();
+  const char* text = nullptr;
+  cuptiGetResultString(r, &text);
+  std::string why = std::string(call) + ": " + (text ? text : "CUPTI error " + std::to_string(r));
+  switch (r) {
+    case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:
+    case CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES:
+      why += std::string(" (") + kCountersRestrictedHint + ")";
+      break;
+    case CUPTI_ERROR_HARDWARE_BUSY:
+    case CUPTI_ERROR_NOT_COMPATIBLE:
+    case CUPTI_ERROR_INVALID_OPERATION:
+    case CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED:
+    case CUPTI_ERROR_OLD_PROFILER_API_INITIALIZED:
+      why += std::string(" (") + kCountersBusyHint + ")";
+      break;
+    default:
+      break;
+  }
+  return GpuError(why);
+}
+
+}  // namespace
+
+KernelProfiler::~KernelProfiler() {
+  if (profiler_) {
+    TS_RP_PARAMS(CUpti_RangeProfiler_Disable_Params, p);
+    p.pRangeProfilerObject = profiler_;
+    cuptiRangeProfilerDisable(&p);
+  }
+  EndHost();
+}
+
+Status KernelProfiler::NewHost() {
+  EndHost();
+  TS_RP_PARAMS(CUpti_Profiler_Host_Initialize_Params, p);
+  p.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+  p.pChipName = chip_.c_str();
+  p.pCounterAvailabilityImage = availability_.data();
+  RETURN_IF_ERROR(Cupti("cuptiProfilerHostInitialize", cuptiProfilerHostInitialize(&p)));
+  host_ = p.pHostObject;
+  return OkStatus();
+}
+
+void KernelProfiler::EndHost() {
+  if (!host_) return;
+  TS_RP_PARAMS(CUpti_Profiler_Host_Deinitialize_Params, p);
+  p.pHostObject = host_;
+  cuptiProfilerHostDeinitialize(&p);
+  host_ = nullptr;
+}
+
+Status KernelProfiler::Open(CUcontext ctx, int device, const std::vector<std::string>& names) {
+  TS_RP_PARAMS(CUpti_Profiler_Initialize_Params, ip);
+  RETURN_IF_ERROR(Cupti("cuptiProfilerInitialize", cuptiProfilerInitialize(&ip)));
+  TS_RP_PARAMS(CUpti_Device_GetChipName_Params, cp);
+  cp.deviceIndex = size_t(device);
+  RETURN_IF_ERROR(Cupti("cuptiDeviceGetChipName", cuptiDeviceGetChipName(&cp)));
+  chip_ = cp.pChipName ? cp.pChipName : "";
+  TS_RP_PARAMS(CUpti_Profiler_GetCounterAvailability_Params, ap);
+  ap.ctx = ctx;
+  RETURN_IF_ERROR(
+      Cupti("cuptiProfilerGetCounterAvailability", cuptiProfilerGetCounterAvailability(&ap)));
+  availability_.assign(ap.counterAvailabilityImageSize, 0);
+  ap.pCounterAvailabilityImage = availability_.data();
+  RETURN_IF_ERROR(
+      Cupti("cuptiProfilerGetCounterAvailability", cuptiProfilerGetCounterAvailability(&ap)));
+  // Each name alone (ConfigAddMetrics only adds: one host object per try).
+  kept_.clear();
+  dropped_.clear();
+  for (const std::string& n : names) {
+    RETURN_IF_ERROR(NewHost());
+    TS_RP_PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params, am);
+    const char* one = n.c_str();
+    am.pHostObject = host_;
+    am.ppMetricNames = &one;
+    am.numMetrics = 1;
+    (cuptiProfilerHostConfigAddMetrics(&am) == CUPTI_SUCCESS ? kept_ : dropped_).push_back(n);
+  }
+  if (kept_.empty()) {
+    std::string all;
+    for (const std::string& n : names) all += (all.empty() ? "" : ", ") + n;
+    return InvalidArgument("--metrics: the GPU's profiler (" + chip_ +
+                           ") knows none of these metric names: " + all +
+                           " (Nsight Compute's names: ncu --query-metrics)");
+  }
+  names_.clear();
+  for (const std::string& n : kept_) names_.push_back(n.c_str());
+  RETURN_IF_ERROR(NewHost());
+  TS_RP_PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params, am);
+  am.pHostObject = host_;
+  am.ppMetricNames = names_.data();
+  am.numMetrics = names_.size();
+  RETURN_IF_ERROR(
+      Cupti("cuptiProfilerHostConfigAddMetrics", cuptiProfilerHostConfigAddMetrics(&am)));
+  TS_RP_PARAMS(CUpti_Profiler_Host_GetConfigImageSize_Params, cs);
+  cs.pHostObject = host_;
+  RETURN_IF_ERROR(
+      Cupti("cuptiProfilerHostGetConfigImageSize", cuptiProfilerHostGetConfigImageSize(&cs)));
+  config_.assign(cs.configImageSize, 0);
+  TS_RP_PARAMS(CUpti_Profiler_Host_GetConfigImage_Params, ci);
+  ci.pHostObject = host_;
+  ci.configImageSize = config_.size();
+  ci.pConfigImage = config_.data();
+  RETURN_IF_ERROR(Cupti("cuptiProfilerHostGetConfigImage", cuptiProfilerHostGetConfigImage(&ci)));
+  TS_RP_PARAMS(CUpti_Profiler_Host_GetNumOfPasses_Params, np);
+  np.configImageSize = config_.size();
+  np.pConfigImage = config_.data();
+  RETURN_IF_ERROR(Cupti("cuptiProfilerHostGetNumOfPasses", cuptiProfilerHostGetNumOfPasses(&np)));
+  passes_ = uint32_t(np.numOfPasses);
+
+  TS_RP_PARAMS(CUpti_RangeProfiler_Enable_Params, ep);
+  ep.ctx = ctx;
+  RETURN_IF_ERROR(Cupti("cuptiRangeProfilerEnable", cuptiRangeProfilerEnable(&ep)));
+  profiler_ = ep.pRangeProfilerObject;
+  TS_RP_PARAMS(CUpti_RangeProfiler_GetCounterDataSize_Params, ds);
+  ds.pRangeProfilerObject = profiler_;
+  ds.pMetricNames = names_.data();
+  ds.numMetrics = names_.size();
+  ds.maxNumOfRanges = 1;
+  ds.maxNumRangeTreeNodes = 1;
+  RETURN_IF_ERROR(
+      Cupti("cuptiRangeProfilerGetCounterDataSize", cuptiRangeProfilerGetCounterDataSize(&ds)));
+  counter_data_.assign(ds.counterDataSize, 0);
+  return OkStatus();
+}
+
+Status KernelProfiler::Configure() {
+  TS_RP_PARAMS(CUpti_RangeProfiler_CounterDataImage_Initialize_Params, ip);
+  ip.pRangeProfilerObject = profiler_;
+  ip.counterDataSize = counter_data_.size();
+  ip.pCounterData = counter_data_.data();
+  RETURN_IF_ERROR(Cupti("cuptiRangeProfilerCounterDataImageInitialize",
+                        cuptiRangeProfilerCounterDataImageInitialize(&ip)));
+  TS_RP_PARAMS(CUpti_RangeProfiler_SetConfig_Params, sc);
+  sc.pRangeProfilerObject = profiler_;
+  sc.configSize = config_.size();
+  sc.pConfig = config_.data();
+  sc.counterDataImageSize = counter_data_.size();
+  sc.pCounterDataImage = counter_data_.data();
+  sc.range = CUPTI_AutoRange;
+  sc.replayMode = CUPTI_KernelReplay;
+  sc.maxRangesPerPass = 1;
+  sc.numNestingLevels = 1;
+  sc.minNestingLevel = 1;
+  sc.passIndex = 0;
+  sc.targetNestingLevel = 1;
+  return Cupti("cuptiRangeProfilerSetConfig", cuptiRangeProfilerSetConfig(&sc));
+}
+
+Status KernelProfiler::Measure(const std::function<Status()>& launch, CUstream stream,
+                               KernelProfile* out) {
+  if (!profiler_) return FailedPrecondition("the range profiler is not set up");
+  RETURN_IF_ERROR(Configure());
+  TS_RP_PARAMS(CUpti_RangeProfiler_Start_Params, st);
+  st.pRangeProfilerObject = profiler_;
+  RETURN_IF_ERROR(Cupti("cuptiRangeProfilerStart", cuptiRangeProfilerStart(&st)));
+  Status launched = launch();
+  if (launched.ok() && cuStreamSynchronize(stream) != CUDA_SUCCESS)
+    launched = GpuError("cuStreamSynchronize failed after the profiled launch");
+  TS_RP_PARAMS(CUpti_RangeProfiler_Stop_Params, sp);
+  sp.pRangeProfilerObject = profiler_;
+  const CUptiResult stopped = cuptiRangeProfilerStop(&sp);
+  RETURN_IF_ERROR(launched);
+  RETURN_IF_ERROR(Cupti("cuptiRangeProfilerStop", stopped));
+  if (!sp.isAllPassSubmitted)
+    return GpuError("the range profiler did not submit every pass of the metric set (" +
+                    std::to_string(passes_) + " passes) in one kernel replay");
+  TS_RP_PARAMS(CUpti_RangeProfiler_DecodeData_Params, dd);
+  dd.pRangeProfilerObject = profiler_;
+  RETURN_IF_ERROR(Cupti("cuptiRangeProfilerDecodeData", cuptiRangeProfilerDecodeData(&dd)));
+  TS_RP_PARAMS(CUpti_RangeProfiler_GetCounterDataInfo_Params, gi);
+  gi.pCounterDataImage = counter_data_.data();
+  gi.counterDataImageSize = counter_data_.size();
+  RETURN_IF_ERROR(
+      Cupti("cuptiRangeProfilerGetCounterDataInfo", cuptiRangeProfilerGetCounterDataInfo(&gi)));
+  if (gi.numTotalRanges < 1) return GpuError("the range profiler measured no range for the launch");
+  std::vector<double> values(names_.size(), NAN);
+  TS_RP_PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params, ev);
+  ev.pHostObject = host_;
+  ev.pCounterDataImage = counter_data_.data();
+  ev.counterDataImageSize = counter_data_.size();
+  ev.rangeIndex = 0;
+  ev.ppMetricNames = names_.data();
+  ev.numMetrics = names_.size();
+  ev.pMetricValues = values.data();
+  RETURN_IF_ERROR(
+      Cupti("cuptiProfilerHostEvaluateToGpuValues", cuptiProfilerHostEvaluateToGpuValues(&ev)));
+  out->values.clear();
+  for (size_t i = 0; i < kept_.size(); ++i) out->values.push_back({kept_[i], values[i]});
+  out->dropped = dropped_;
+  out->passes = passes_;
+  out->measured = true;
+  DeriveKernelProfile(out);
+  return OkStatus();
+}
+
+}  // namespace tracesmith::replay::gpu
