@@ -10,7 +10,8 @@
 // Each phase runs about `seconds` of GPU time (default 0.4 s). Printed:
 //   GPUMETRICS_PHASE <name> ms=<GPU time> launches=<n> [gbps=<copy bandwidth>]
 //   GPUMETRICS_LOOP ms=<host time of the three busy phases>
-// Usage: gpu_metrics [seconds per phase] [gap ms]
+// Usage: gpu_metrics [seconds per phase] [gap ms] [copy MiB, default 1024]
+// (a small copy keeps a replay capture of dram_copy small: replay --metrics)
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <unistd.h>
@@ -94,7 +95,7 @@ float Ms(const Phase& p) {
 int main(int argc, char** argv) {
   const double seconds = argc > 1 ? std::atof(argv[1]) : 0.4;
   const int gap_ms = argc > 2 ? std::atoi(argv[2]) : 300;
-  const size_t copy_bytes = size_t(1) << 30;
+  const size_t copy_bytes = size_t(argc > 3 ? std::atoi(argv[3]) : 1024) << 20;
   const size_t n4 = copy_bytes / sizeof(float4);
   float4 *in = nullptr, *out = nullptr;
   CHECK(cudaMalloc(&in, copy_bytes));

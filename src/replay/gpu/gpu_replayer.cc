@@ -283,10 +283,12 @@ Status ReplayLaunch(const format::ReplayCapture& cap, const format::LaunchRecord
   if (o.warm) RETURN_IF_ERROR(WarmRuns(work, cold, run, o, progress, out));
   if (!profiler) return OkStatus();
   // --metrics, last (the profiled runs leave the outputs as a run does): from
-  // restored inputs, CUPTI's kernel replay restoring them between its passes;
-  // the activity records that time kernels are off meanwhile.
+  // restored inputs and a flushed L2 (outside the profiled range), CUPTI's
+  // kernel replay restoring the inputs between its passes; the activity
+  // records that time kernels are off meanwhile.
   out->profile.requested = true;
   RETURN_IF_ERROR(restore(false));
+  RETURN_IF_ERROR(flusher.Enqueue(se.stream()));  // as Nsight Compute's cache control: cold
   CU_CALL(cuCtxSynchronize());
   timer.Pause();
   Status measured = profiler->Measure(run, se.stream(), &out->profile);

@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""GPU checks of `replay --metrics` (issue #40 item 3; scripts/gpu-check.sh section
+`replaymetrics`): a launch's hardware counters from a replay capture, against Nsight Compute on
+the same kernel of the same program.
+
+  python3 gpu/replay_metrics_check.py CLI PROGS OUT
+
+gpu/programs/gpu_metrics with a 64-MiB copy (`gpu_metrics 0.01 10 64`): its first dram_copy
+launch and its first fma_chain launch are captured (`profile --replay-capture kernel:NAME
+--replay-max-launches 1`), replayed with `--metrics --json`, and the same launches measured by
+`ncu --clock-control none --metrics ...` (the replay does not lock clocks either).
+  - measured: both launches measured (exit 0, `metrics.measured`);
+  - copy verdict: dram_copy memory-bound, its DRAM bytes >= 95% of the 128 MiB it must move;
+  - fma verdict: fma_chain compute-bound;
+  - vs ncu (per kernel): duration, DRAM bytes, achieved occupancy and SM throughput within 5%
+    of ncu's (relative; 1 point absolute for a percentage under 20%) — each figure shown;
+  - text: the text report has the metrics and roofline lines;
+  - unknown name: `--metrics=no_such__metric.sum` exits 1 naming it.
+One `REPLAYMETRICS <check>: <figures> -> PASS|FAIL|SKIP` line per expectation, then the summary.
+"""
+import csv
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+from checks import Checks
+
+PROGRAM_ARGS = ["0.01", "10", "64"]
+COPY_BYTES = 2 * (64 << 20)
+COMPARED = {
+    "duration": "gpu__time_duration.sum",
+    "DRAM bytes read": "dram__bytes_read.sum",
+    "DRAM bytes written": "dram__bytes_write.sum",
+    "occupancy": "sm__warps_active.avg.pct_of_peak_sustained_active",
+    "SM throughput": "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+}
+
+
+def run(cmd, out, name, timeout=600):
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                       timeout=timeout)
+    with open(os.path.join(out, name + ".out"), "w") as f:
+        f.write(" ".join(cmd) + f"\n(exit {p.returncode})\n" + p.stdout)
+    return p.returncode, p.stdout
+
+
+def ncu_values(prog, kernel, out):
+    """{metric: value} of the first launch of `kernel` by Nsight Compute; None: no ncu."""
+    ncu = shutil.which("ncu") or next(
+        (p for p in ("/usr/local/cuda/bin/ncu",) if os.access(p, os.X_OK)), None)
+    if not ncu:
+        return None
+    code, text = run([ncu, "--clock-control", "none", "--metrics", ",".join(COMPARED.values()),
+                      "--csv", "--print-units", "base", "--kernel-name", kernel,
+                      "--launch-count", "1", prog, *PROGRAM_ARGS], out, f"ncu_{kernel}")
+    rows = [l for l in text.splitlines() if l.startswith('"')]
+    got = {}
+    for row in csv.DictReader(io.StringIO("\n".join(rows))):
+        if row.get("Metric Name") in COMPARED.values():
+            got[row["Metric Name"]] = float(row["Metric Value"].replace(",", ""))
+    return got if code == 0 and len(got) == len(COMPARED) else {}
+
+
+def close(ours, theirs, name):
+    if ours is None or theirs is None:
+        return False
+    if name in ("occupancy", "SM throughput") and theirs < 20:
+        return abs(ours - theirs) <= 1
+    return abs(ours - theirs) <= 0.05 * max(abs(theirs), 1e-9)
+
+
+def main():
+    cli, progs, out = sys.argv[1:4]
+    os.makedirs(out, exist_ok=True)
+    prog = os.path.join(progs, "gpu_metrics")
+    c = Checks("REPLAYMETRICS")
+    names = ["measured", "copy verdict", "fma verdict", "copy vs ncu", "fma vs ncu", "text",
+             "unknown name"]
+    if not os.access(prog, os.X_OK):
+        for n in names:
+            c.skip(n, f"{prog} not built (gpu/build-programs.sh)")
+        return c.summary()
+    c.guarded(names, lambda: checks(c, cli, prog, out))
+    return c.summary()
+
+
+def checks(c, cli, prog, out):
+    measured = {}
+    for kernel in ("dram_copy", "fma_chain"):
+        cap = os.path.join(out, f"{kernel}.sbt")
+        code, text = run([cli, "profile", "-f", "-q", "--replay-capture", f"kernel:{kernel}",
+                          "--replay-max-launches", "1", "-o", cap, "--", prog, *PROGRAM_ARGS],
+                         out, f"capture_{kernel}")
+        if code != 0:
+            continue
+        code, text = run([cli, "replay", cap, "--metrics", "--json"], out, f"replay_{kernel}")
+        try:
+            doc = json.loads(text[text.index("{"):])
+            m = doc["launches"][0]["metrics"]
+        except (ValueError, KeyError, IndexError, TypeError):
+            continue
+        if m and m.get("measured"):
+            measured[kernel] = m
+    c.check("measured", len(measured) == 2,
+            "; ".join(f"{k}: {m['passes']} passes, {m['duration_ns']:.0f} ns, roofline "
+                      f"{m['roofline']}" for k, m in measured.items()) or "none measured")
+    copy, fma = measured.get("dram_copy"), measured.get("fma_chain")
+    c.check("copy verdict", copy is not None and copy["roofline"] == "memory-bound" and
+            (copy["dram_bytes"] or 0) >= 0.95 * COPY_BYTES,
+            f"dram_copy: {copy and copy['roofline']}, DRAM {copy and copy['dram_bytes']:.0f} bytes "
+            f"(needs >= 95% of {COPY_BYTES}), memory {copy and copy['memory_throughput_pct']}%"
+            if copy else "not measured")
+    c.check("fma verdict", fma is not None and fma["roofline"] == "compute-bound",
+            f"fma_chain: {fma and fma['roofline']} ({fma and fma['roofline_why']})"
+            if fma else "not measured")
+    for kernel, label in (("dram_copy", "copy vs ncu"), ("fma_chain", "fma vs ncu")):
+        ref = ncu_values(prog, kernel, out)
+        m = measured.get(kernel)
+        if ref is None:
+            c.skip(label, "ncu not found")
+            continue
+        parts, ok = [], bool(ref) and m is not None
+        for name, metric in COMPARED.items():
+            ours = m["values"].get(metric) if m else None
+            theirs = ref.get(metric)
+            ok = ok and close(ours, theirs, name)
+            parts.append(f"{name} {ours if ours is None else f'{ours:.4g}'} vs "
+                         f"{theirs if theirs is None else f'{theirs:.4g}'}")
+        c.check(label, ok, f"{kernel} ours vs ncu: " + "; ".join(parts))
+    cap = os.path.join(out, "dram_copy.sbt")
+    code, text = run([cli, "replay", cap, "--metrics"], out, "replay_text")
+    c.check("text", code == 0 and "metrics (" in text and "roofline: memory-bound" in text,
+            f"exit {code}; " + " | ".join(l.strip() for l in text.splitlines()
+                                          if "metrics (" in l or "roofline" in l))
+    code, text = run([cli, "replay", cap, "--metrics=no_such__metric.sum"], out, "unknown")
+    c.check("unknown name", code == 1 and "no_such__metric.sum" in text,
+            f"exit {code}: " + next((l for l in text.splitlines() if "error" in l), "")[:200])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
