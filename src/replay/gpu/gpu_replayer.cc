@@ -288,7 +288,7 @@ Status ReplayLaunch(const format::ReplayCapture& cap, const format::LaunchRecord
   // records that time kernels are off meanwhile.
   out->profile.requested = true;
   RETURN_IF_ERROR(restore(false));
-  RETURN_IF_ERROR(flusher.Enqueue(se.stream()));  // as Nsight Compute's cache control: cold
+  RETURN_IF_ERROR(flusher.Enqueue(se.stream()));  // cold, as Nsight Compute's cache control
   CU_CALL(cuCtxSynchronize());
   timer.Pause();
   Status measured = profiler->Measure(run, se.stream(), &out->profile);
