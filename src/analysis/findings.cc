@@ -298,6 +298,9 @@ std::vector<std::string> ComputeFindings(const CompactTrace& t, const AnalysisRe
     }
   }
 
+  // 15. GPU metrics per kernel: memory-bound, tensor cores busy, or neither unit busy.
+  AddGpuMetricFindings(r, &out);
+
   // 11. Start-up: not part of the window above, but said when it is long.
   if (r.active.applied) {
     const auto& su = r.active.startup;

@@ -20,6 +20,10 @@ struct Finding {
   // said even when ten weightier findings fill the list.
   bool always = false;
 };
+// Rule 15 (gpu_metric_findings.cc): what the GPU metrics say of the kernels
+// with the most GPU time.
+void AddGpuMetricFindings(const AnalysisReport& r, std::vector<Finding>* out);
+
 // The texts of the ten weightiest findings plus those always said, in
 // weight order (stable).
 std::vector<std::string> RankFindings(std::vector<Finding> findings);

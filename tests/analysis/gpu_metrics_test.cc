@@ -108,6 +108,24 @@ TEST(GpuMetricsReport, TextAndJson) {
   EXPECT_TRUE(copy_seen);
 }
 
+// Rule 15: copy (85% DRAM alone) is memory-bound, gemm (70% tensor alone
+// until fma joins, half its time) keeps the tensor pipes busy; fma has no SM
+// throughput column to judge by.
+TEST(GpuMetricsReport, FindingsPerKernel) {
+  const AnalysisReport r = AnalyzeGpuMetricTrace();
+  std::string all;
+  for (const std::string& f : r.findings) all += f + "\n";
+  EXPECT_NE(all.find("Kernel copy (20.0% of GPU time, alone on its GPU 100% of it) ran DRAM at "
+                     "85% of its peak bandwidth: memory-bound"),
+            std::string::npos)
+      << all;
+  EXPECT_NE(all.find("Kernel gemm (40.0% of GPU time, alone on its GPU 50% of it) kept the "
+                     "tensor pipes 70% active"),
+            std::string::npos)
+      << all;
+  EXPECT_EQ(all.find("Kernel fma ("), std::string::npos) << all;
+}
+
 TEST(GpuMetricsReport, AbsentWithoutSamples) {
   CompactTrace c;
   model::Trace t = ::tracesmith::testing::GpuMetricTrace();
