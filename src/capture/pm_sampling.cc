@@ -201,6 +201,12 @@ Status PmSamplingDevice::Open(const GpuMetricsRequest& request,
   RETURN_IF_ERROR(ConfigImage());
   if (Passes() != 1) return GpuError("the kept metrics need more than one pass");
 
+  settings_ = settings;
+  return Arm();
+}
+
+// Enable, the config, the counter data image, Start: a fresh sampler.
+Status PmSamplingDevice::Arm() {
   TS_PM_PARAMS(CUpti_PmSampling_Enable_Params, ep);
   ep.deviceIndex = device_;
   RETURN_IF_ERROR(Cupti("cuptiPmSamplingEnable", cuptiPmSamplingEnable(&ep)));
@@ -209,8 +215,8 @@ Status PmSamplingDevice::Open(const GpuMetricsRequest& request,
   sc.pPmSamplingObject = sampler_;
   sc.configSize = config_.size();
   sc.pConfig = config_.data();
-  sc.hardwareBufferSize = settings.hardware_buffer_bytes;
-  sc.samplingInterval = settings.interval_ns;
+  sc.hardwareBufferSize = settings_.hardware_buffer_bytes;
+  sc.samplingInterval = settings_.interval_ns;
   sc.triggerMode = CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_TIME_INTERVAL;
   // KEEP_OLDEST: a full buffer stops sampling, with overflow set (counted,
   // then restarted). KEEP_LATEST hung the H200's capture (2026-11-29: no
@@ -221,7 +227,7 @@ Status PmSamplingDevice::Open(const GpuMetricsRequest& request,
   ds.pPmSamplingObject = sampler_;
   ds.pMetricNames = names_.data();
   ds.numMetrics = names_.size();
-  ds.maxSamples = settings.max_samples;
+  ds.maxSamples = settings_.max_samples;
   RETURN_IF_ERROR(
       Cupti("cuptiPmSamplingGetCounterDataSize", cuptiPmSamplingGetCounterDataSize(&ds)));
   counter_data_.assign(ds.counterDataSize, 0);
@@ -347,7 +353,13 @@ Status PmSamplingDevice::Restart() {
   sp.pPmSamplingObject = sampler_;
   cuptiPmSamplingStop(&sp);
   started_ = false;
-  return StartOnFreshImage();
+  // Start again on the same sampler: CUPTI_ERROR_UNKNOWN on the H200 (CUDA
+  // 13.0, 2026-11-29). So: disabled, then enabled and configured afresh.
+  TS_PM_PARAMS(CUpti_PmSampling_Disable_Params, dp);
+  dp.pPmSamplingObject = sampler_;
+  cuptiPmSamplingDisable(&dp);
+  sampler_ = nullptr;
+  return Arm();
 }
 
 namespace {

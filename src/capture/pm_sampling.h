@@ -71,7 +71,8 @@ class PmSamplingDevice {
   PmDecodeResult Decode();
   // Stop, a last decode (returned), Disable and the host object's end.
   PmDecodeResult Close();
-  // Stop and Start again after an overflow (CUPTI keeps no samples then).
+  // Sampling again after an overflow (CUPTI keeps no samples then): Stop,
+  // Disable, then a fresh Enable, config and Start.
   Status Restart();
 
   uint32_t device() const { return device_; }
@@ -92,6 +93,7 @@ class PmSamplingDevice {
   size_t Passes();
   Status InitCounterData();
   Status StartOnFreshImage();
+  Status Arm();
   PmDecodeResult DecodeOnce(bool* more);
 
   const uint32_t device_;
@@ -102,6 +104,7 @@ class PmSamplingDevice {
   CUpti_Profiler_Host_Object* host_ = nullptr;
   CUpti_PmSampling_Object* sampler_ = nullptr;
   bool started_ = false;
+  PmSamplingSettings settings_;  // Open's, for Arm
   // Close's step: 0 not closing, then kEndSteps' index + 1 (pm_sampling.cc).
   std::atomic<uint32_t> end_step_{0};
   std::atomic<uint32_t> end_decode_calls_{0};
