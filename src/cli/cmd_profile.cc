@@ -125,7 +125,8 @@ void PrintGpuMetricsSummary(const model::Trace& t) {
     asked = asked || name == "gpu_metrics.interval_ns";
     if (name == "gpu_metrics.samples") samples = uint64_t(s.value);
     if (name == "gpu_metrics.rows") rows = uint64_t(s.value);
-    if (name == "gpu_metrics.hardware_buffer_overflows" || name == "gpu_metrics.rows_dropped")
+    if (name == "gpu_metrics.hardware_buffer_overflows" || name == "gpu_metrics.rows_dropped" ||
+        name == "gpu_metrics.sample_gaps")
       lost += uint64_t(s.value);
   }
   if (!asked) return;
