@@ -12,6 +12,7 @@
 
 #include "tracesmith/analysis/compact_trace.h"
 #include "tracesmith/analysis/gpu_metrics.h"
+#include "tracesmith/analysis/steps.h"
 #include "tracesmith/model/event_names.h"
 
 namespace tracesmith::analysis {
@@ -180,6 +181,40 @@ GpuMetricsReport SummarizeGpuMetrics(const CompactTrace& t, uint64_t from, uint6
               return ta != tb ? ta > tb : a.name < b.name;
             });
   return r;
+}
+
+void AddGpuMetricSteps(const CompactTrace& t, const StepReport& steps, GpuMetricsReport* r) {
+  r->steps.clear();
+  if (steps.steps.empty() || r->columns.empty()) return;
+  const model::Trace& meta = t.meta();
+  std::vector<std::vector<Sums>> sums(steps.steps.size(), std::vector<Sums>(r->columns.size()));
+  for (const auto& [key, points] : t.gpu_metrics().series()) {
+    const model::GpuMetric* m = model::FindGpuMetric(meta, key.pid, key.metric);
+    const std::string name =
+        m ? std::string(meta.strings.Get(m->name_id)) : "metric " + std::to_string(key.metric);
+    const auto col = std::find(r->columns.begin(), r->columns.end(), name);
+    if (col == r->columns.end()) continue;
+    const size_t c = size_t(col - r->columns.begin());
+    size_t si = 0;  // steps and points both in time order
+    for (const GpuMetricSeries::Point& p : points) {
+      if (!std::isfinite(p.value)) continue;
+      while (si < steps.steps.size() && steps.steps[si].end_ns <= p.start_ns) ++si;
+      for (size_t k = si; k < steps.steps.size() && steps.steps[k].begin_ns < p.end_ns; ++k) {
+        const Step& st = steps.steps[k];
+        const double w = double(std::min(p.end_ns, st.end_ns) - std::max(p.start_ns, st.begin_ns));
+        if (w <= 0) continue;
+        sums[k][c].alone += p.value * w;
+        sums[k][c].alone_w += w;
+      }
+    }
+  }
+  for (size_t k = 0; k < steps.steps.size(); ++k) {
+    GpuMetricStep step;
+    step.number = steps.first_number + uint32_t(k);
+    step.ns = steps.steps[k].ns();
+    for (const Sums& s : sums[k]) step.values.push_back(Mean(s.alone, s.alone_w));
+    r->steps.push_back(std::move(step));
+  }
 }
 
 }  // namespace tracesmith::analysis

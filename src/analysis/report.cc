@@ -387,6 +387,7 @@ AnalysisReport BuildReport(const CompactTrace& t, const std::string& source,
   r.sass_counts = SummarizeSassCounts(t);
   r.kernel_timeouts = DescribeKernelTimeouts(t, r.gpu_samples, rules);
   r.gpu_metrics = SummarizeGpuMetrics(t, r.window_begin, r.window_end);
+  AddGpuMetricSteps(t, r.steps, &r.gpu_metrics);
   r.app_counters = SummarizeAppCounters(t, r.steps);
   phase("kernels");
   NvtxTable(t, &r);

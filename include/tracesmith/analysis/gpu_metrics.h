@@ -72,12 +72,21 @@ struct GpuMetricKernel {
   std::vector<double> alone, shared;
 };
 
+// One step's metrics: per report column, the time-weighted mean of every
+// sample of that metric (all devices) over the step; NaN: no sample.
+struct GpuMetricStep {
+  uint32_t number = 0;  // as the steps report numbers it
+  uint64_t ns = 0;      // the step's wall time
+  std::vector<double> values;
+};
+
 struct GpuMetricsReport {
   std::vector<GpuMetricStat> metrics;  // by pid, device, then the capture's metric order
   // The kernel rows' columns: each metric by its CUPTI name (the same name in
   // several processes or devices is one column), with a label and unit.
   std::vector<std::string> columns, labels, units;
   std::vector<GpuMetricKernel> kernels;  // by GPU time, longest first
+  std::vector<GpuMetricStep> steps;      // AddGpuMetricSteps; empty without steps
   uint64_t samples = 0;                  // GpuMetricSample rows of the trace
   uint32_t merged = 1;                   // GpuMetricSeries::merged()
   bool empty() const { return metrics.empty(); }
@@ -86,6 +95,10 @@ struct GpuMetricsReport {
 // The report over [from, to) (the analysis window) of the trace's series and
 // kernels.
 GpuMetricsReport SummarizeGpuMetrics(const CompactTrace& trace, uint64_t from, uint64_t to);
+
+struct StepReport;  // steps.h
+// Each step's metrics into r->steps (r from SummarizeGpuMetrics).
+void AddGpuMetricSteps(const CompactTrace& trace, const StepReport& steps, GpuMetricsReport* r);
 
 // A column's heading: its label, else its CUPTI name.
 inline const std::string& GpuMetricHeading(const GpuMetricsReport& r, size_t column) {
