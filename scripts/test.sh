@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The README's second command (and CI's): installs dependencies, checks the
-# module layering (scripts/check-layering.py, the table in docs/architecture.md)
+# module layering (scripts/check-layering.py, the table in docs/architecture.md),
+# that the paths the documentation names exist (scripts/check-doc-paths.py)
 # and the formatting (clang-format --dry-run --Werror on every tracked C/C++/CUDA
 # file), builds and runs every test twice — a release build and an
 # AddressSanitizer+UBSan build — then the tests of the concurrent parts under
@@ -39,6 +40,8 @@ phase_end "dependencies"
 phase_start
 echo "=== layering (docs/architecture.md) ==="
 python3 scripts/check-layering.py
+echo "=== paths the documentation names ==="
+python3 scripts/check-doc-paths.py
 
 cxx_sources() {  # NUL-separated: the tracked C/C++/CUDA files (all of them without git)
   local pats=('*.c' '*.cc' '*.cpp' '*.cxx' '*.h' '*.hh' '*.hpp' '*.cu' '*.cuh')
@@ -69,7 +72,7 @@ else
   rm -f "$format_log"
   echo "formatting: $(cxx_sources | tr -cd '\0' | wc -c) files clean"
 fi
-phase_end "layering + formatting"
+phase_end "layering, doc paths, formatting"
 
 # ccache's counters (the build launches it where installed: CMakeLists.txt).
 ccache_count() {  # counter name

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <map>
-#include <nlohmann/json.hpp>
-#include <ostream>
 #include <set>
 #include <span>
 #include <unordered_map>
@@ -18,15 +16,6 @@
 
 namespace tracesmith::analysis {
 namespace {
-
-using Json = nlohmann::ordered_json;
-
-// Version of the summary document: readers refuse others (a summary is an
-// intermediate file, written and read by the same release).
-// 2: `host_time` (host time before launches per step).
-// 3: host time goes to the next launch through calls that launch nothing,
-//    split across steps, without the waiting in host collectives.
-constexpr int kSummaryVersion = 3;
 
 // The host collectives of `c` (gloo, MPI: the rank waits for its peers on
 // the host, outside any CUDA call) by thread id, each thread's in time order.
@@ -287,133 +276,6 @@ StatusOr<std::vector<RankSummary>> SummarizeFile(const std::string& path) {
       out.back().warnings.push_back(report.Headline(path) + ": what it holds is summarised");
   }
   return out;
-}
-
-// ---- JSON -----------------------------------------------------------------
-
-void WriteRankSummaryJson(const RankSummary& s, std::ostream& out) {
-  Json j;
-  j["tracesmith_rank_summary"] = kSummaryVersion;
-  j["source"] = s.source;
-  j["pid"] = s.pid;
-  j["rank"] = s.rank;
-  j["host"] = s.host;
-  Json anchors = Json::array();
-  for (const model::ClockAnchor& a : s.anchors)
-    anchors.push_back({a.gpu_ns, a.realtime_ns, a.monotonic_ns, a.read_window_ns, a.phase});
-  j["anchors"] = std::move(anchors);  // [gpu, realtime, monotonic, read_window, phase]
-  j["first_ns"] = s.first_ns;
-  j["last_ns"] = s.last_ns;
-  j["gpu_busy_ns"] = s.gpu_busy_ns;
-  j["compute_ns"] = s.compute_ns;
-  j["comm_ns"] = s.comm_ns;
-  j["overlap_ns"] = s.overlap_ns;
-  j["kernels"] = s.kernels;
-  const ProcessCollectives& c = s.collectives;
-  Json comms = Json::array();
-  for (const CommStream& cs : c.comms) comms.push_back({cs.device, cs.stream, cs.first_ns, cs.ops});
-  j["comms"] = std::move(comms);  // [device, stream, first_ns, ops]
-  j["kinds"] = c.kinds;
-  Json ops = Json::array();
-  for (const RankCollective& r : c.ops)
-    ops.push_back(
-        {r.start_ns, r.end_ns, r.bytes, r.comm, r.seq, r.kind, uint32_t(r.op), uint32_t(r.source)});
-  j["collectives"] = std::move(ops);  // [start, end, bytes, comm, seq, kind, op, source]
-  j["generic_kernels"] = c.generic_kernels;
-  j["generic_resolved"] = c.generic_resolved;
-  j["with_bytes"] = c.with_bytes;
-  j["step_method"] = s.step_method;
-  Json steps = Json::array();
-  for (const RankStep& st : s.steps) steps.push_back({st.begin_ns, st.end_ns});
-  j["steps"] = std::move(steps);
-  Json sites = Json::array();
-  for (const HostSiteTime& x : s.host_time.sites) sites.push_back({x.site, x.step_median_ns});
-  j["host_time"] = {{"steps", s.host_time.steps},
-                    {"step_median_ns", s.host_time.step_median_ns},
-                    {"stacks", s.host_time.stacks},
-                    {"sites", std::move(sites)},  // [site, step_median_ns]
-                    {"more_sites", s.host_time.more_sites}};
-  j["warnings"] = s.warnings;
-  out << j.dump() << "\n";
-}
-
-StatusOr<RankSummary> ParseRankSummaryJson(std::string_view text) {
-  const Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) return InvalidArgument("rank summary: not a JSON object");
-  if (!j.contains("tracesmith_rank_summary") || j["tracesmith_rank_summary"] != kSummaryVersion)
-    return InvalidArgument(
-        StrFormat("rank summary: 'tracesmith_rank_summary' is not %d (written by another release?)",
-                  kSummaryVersion));
-  RankSummary s;
-  // Every field is checked for presence and type: a summary file may come
-  // from anywhere, and a wrong type must be an error, not an exception.
-  try {
-    s.source = j.at("source").get<std::string>();
-    s.pid = j.at("pid").get<uint32_t>();
-    s.rank = j.at("rank").get<int32_t>();
-    s.host = j.at("host").get<std::string>();
-    for (const Json& a : j.at("anchors")) {
-      model::ClockAnchor x;
-      x.gpu_ns = a.at(0).get<uint64_t>();
-      x.realtime_ns = a.at(1).get<uint64_t>();
-      x.monotonic_ns = a.at(2).get<uint64_t>();
-      x.read_window_ns = a.at(3).get<uint64_t>();
-      x.phase = a.at(4).get<uint8_t>();
-      x.pid = s.pid;
-      s.anchors.push_back(x);
-    }
-    s.first_ns = j.at("first_ns").get<uint64_t>();
-    s.last_ns = j.at("last_ns").get<uint64_t>();
-    s.gpu_busy_ns = j.at("gpu_busy_ns").get<uint64_t>();
-    s.compute_ns = j.at("compute_ns").get<uint64_t>();
-    s.comm_ns = j.at("comm_ns").get<uint64_t>();
-    s.overlap_ns = j.at("overlap_ns").get<uint64_t>();
-    s.kernels = j.at("kernels").get<uint64_t>();
-    ProcessCollectives& c = s.collectives;
-    for (const Json& x : j.at("comms"))
-      c.comms.push_back({x.at(0).get<uint32_t>(), x.at(1).get<uint32_t>(), x.at(2).get<uint64_t>(),
-                         x.at(3).get<uint32_t>()});
-    c.kinds = j.at("kinds").get<std::vector<std::string>>();
-    for (const Json& x : j.at("collectives")) {
-      RankCollective r;
-      r.start_ns = x.at(0).get<uint64_t>();
-      r.end_ns = x.at(1).get<uint64_t>();
-      r.bytes = x.at(2).get<uint64_t>();
-      r.comm = x.at(3).get<uint32_t>();
-      r.seq = x.at(4).get<uint32_t>();
-      r.kind = x.at(5).get<uint32_t>();
-      const uint32_t op = x.at(6).get<uint32_t>(), source = x.at(7).get<uint32_t>();
-      if (op > uint32_t(CollectiveOp::kRecv) || source > uint32_t(OpSource::kHostRange) ||
-          r.kind >= c.kinds.size() || r.comm >= c.comms.size() ||
-          (!c.ops.empty() && (r.comm < c.ops.back().comm ||
-                              (r.comm == c.ops.back().comm && r.seq <= c.ops.back().seq))))
-        return InvalidArgument(StrFormat(
-            "rank summary: collective #%zu is malformed or out of order", c.ops.size() + 1));
-      r.op = CollectiveOp(op);
-      r.source = OpSource(source);
-      c.ops.push_back(r);
-    }
-    c.generic_kernels = j.at("generic_kernels").get<uint64_t>();
-    c.generic_resolved = j.at("generic_resolved").get<uint64_t>();
-    c.with_bytes = j.at("with_bytes").get<uint64_t>();
-    s.step_method = j.at("step_method").get<std::string>();
-    for (const Json& x : j.at("steps"))
-      s.steps.push_back({x.at(0).get<uint64_t>(), x.at(1).get<uint64_t>()});
-    const Json& h = j.at("host_time");
-    s.host_time.steps = h.at("steps").get<uint32_t>();
-    s.host_time.step_median_ns = h.at("step_median_ns").get<uint64_t>();
-    s.host_time.stacks = h.at("stacks").get<bool>();
-    for (const Json& x : h.at("sites"))
-      s.host_time.sites.push_back({x.at(0).get<std::string>(), x.at(1).get<uint64_t>()});
-    s.host_time.more_sites = h.at("more_sites").get<bool>();
-    if (s.host_time.sites.size() > kHostSites)
-      return InvalidArgument(StrFormat("rank summary: host_time lists %zu sites (at most %zu)",
-                                       s.host_time.sites.size(), kHostSites));
-    s.warnings = j.at("warnings").get<std::vector<std::string>>();
-  } catch (const nlohmann::json::exception& e) {
-    return InvalidArgument(std::string("rank summary: ") + e.what());
-  }
-  return s;
 }
 
 }  // namespace tracesmith::analysis

@@ -40,13 +40,10 @@ StatusOr<GpuReplayer> LoadGpuReplayer() {
     r.path = c;
     r.entry = reinterpret_cast<ReplayGpuEntry>(::dlsym(lib, kReplayGpuEntryName));
     if (!r.entry)
-      r.entry_v4 = reinterpret_cast<ReplayGpuEntry>(::dlsym(lib, kReplayGpuEntryV4Name));
-    r.has_metrics = ::dlsym(lib, kReplayGpuMetricsSymbol) != nullptr;
-    if (!r.entry && !r.entry_v4)
-      r.entry_v3 = reinterpret_cast<ReplayGpuEntryV3>(::dlsym(lib, kReplayGpuEntryV3Name));
-    if (!r.entry && !r.entry_v4 && !r.entry_v3)
-      return FailedPrecondition(c + ": no " + kReplayGpuEntryName + " (nor the older " +
-                                kReplayGpuEntryV3Name + "): not a TraceSmith GPU replayer");
+      return FailedPrecondition(c + ": no " + kReplayGpuEntryName +
+                                ": not the GPU replayer of this tracesmith (one of another "
+                                "build?); rebuild the target tracesmith-replay-gpu, or point "
+                                "TRACESMITH_REPLAY_GPU_LIB at the one built with this tracesmith");
     return r;
   }
   return NotFound(std::string("GPU replay needs ") + kReplayGpuLibName +
@@ -89,36 +86,7 @@ Status ValidateReplayRequest(const ReplayGpuRequest& r) {
 StatusOr<int> RunGpuReplay(const ReplayGpuRequest& request) {
   RETURN_IF_ERROR(ValidateReplayRequest(request));
   ASSIGN_OR_RETURN(GpuReplayer lib, LoadGpuReplayer());
-  if (request.metrics && !(lib.entry && lib.has_metrics))
-    return FailedPrecondition(lib.path + " is older than this tracesmith (no " +
-                              kReplayGpuMetricsSymbol +
-                              "): it cannot measure hardware counters (--metrics); rebuild the "
-                              "target tracesmith-replay-gpu, or point TRACESMITH_REPLAY_GPU_LIB at "
-                              "a current build");
-  if (lib.entry) return lib.entry(&request);
-  if (lib.entry_v4) {
-    if (request.node >= 0)
-      return FailedPrecondition(lib.path + " is older than this tracesmith (it has " +
-                                kReplayGpuEntryV4Name + ", not " + kReplayGpuEntryName +
-                                "): it cannot replay one node of a graph launch (--node); "
-                                "rebuild the target tracesmith-replay-gpu, or point "
-                                "TRACESMITH_REPLAY_GPU_LIB at a current build");
-    return lib.entry_v4(&request);
-  }
-  if (request.node >= 0)
-    return FailedPrecondition(lib.path + " is older than this tracesmith (it has " +
-                              kReplayGpuEntryV3Name +
-                              "): it cannot replay graph nodes (--node); "
-                              "rebuild the target tracesmith-replay-gpu");
-  if (request.flags & kReplayFlagWarm)
-    return FailedPrecondition(lib.path + " is older than this tracesmith (it has " +
-                              kReplayGpuEntryV3Name + ", not " + kReplayGpuEntryName +
-                              "): it cannot time warm runs (--warm); rebuild the target "
-                              "tracesmith-replay-gpu, or point TRACESMITH_REPLAY_GPU_LIB at a "
-                              "current build");
-  // V3 knows the other flags; it has no hooks (no progress line).
-  return lib.entry_v3(request.path, request.iterations, request.launch, request.device,
-                      request.flags, request.range_first, request.range_last);
+  return lib.entry(&request);
 }
 
 std::string ReplayProgressText(const ReplayProgress& p) {

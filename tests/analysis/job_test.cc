@@ -289,41 +289,6 @@ TEST(JobReport, MergedFileGivesTheSameAnswerAsPerRankFiles) {
   EXPECT_EQ(one->ranks[one->stragglers[0].rank_index].rank, 1);
 }
 
-TEST(RankSummary, JsonRoundTripFeedsTheSameReport) {
-  SyntheticJobOptions o = model::MakeSyntheticJobOptions(4, 2);
-  o.steps = 5;
-  o.ranks[3].delay_per_step_ns = 100'000;
-  o.ranks[3].host_delay_per_step_ns = 400'000;
-  o.stacks = o.sync_each_step = true;
-  const SyntheticJob job(o);
-  testing::TempDir dir;
-  std::vector<RankSummary> direct, parsed;
-  for (const std::string& f : WriteRanks(job, dir)) {
-    auto s = SummarizeFile(f);
-    ASSERT_TRUE(s.ok());
-    ASSERT_EQ(s->size(), 1u);
-    std::ostringstream json;
-    WriteRankSummaryJson(s->front(), json);
-    auto back = ParseRankSummaryJson(json.str());
-    ASSERT_TRUE(back.ok()) << back.status().ToString();
-    direct.push_back(s->front());
-    parsed.push_back(*back);
-  }
-  EXPECT_EQ(parsed[3].host_time.sites.size(), direct[3].host_time.sites.size());
-  EXPECT_FALSE(parsed[3].host_time.sites.empty());
-  const JobReport a = BuildJobReport(direct, {}), b = BuildJobReport(parsed, {});
-  ASSERT_FALSE(a.stragglers.empty());
-  EXPECT_TRUE(a.stragglers[0].host_excess.has_value());
-  std::ostringstream ja, jb;
-  WriteJobJson(a, ja);
-  WriteJobJson(b, jb);
-  EXPECT_EQ(ja.str(), jb.str());
-  EXPECT_FALSE(ParseRankSummaryJson("{}").ok());
-  auto bad = ParseRankSummaryJson(R"({"tracesmith_rank_summary": 2, "source": 3})");
-  ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("rank summary"), std::string::npos);
-}
-
 TEST(JobReport, GenericKernelsTakeTheirOperationFromNvtx) {
   SyntheticJobOptions o = model::MakeSyntheticJobOptions(2, 2);
   o.steps = 3;

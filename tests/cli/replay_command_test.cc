@@ -3,8 +3,8 @@
 // The progress line (issue #19 item 3) shows on a terminal, erased before
 // each launch's block, and never on a pipe, with --json or with -q; --warm
 // reaches the library; --warm with --range is refused before any library is
-// needed; a library from before entry point V4 still replays (without the
-// line) and refuses --warm by name.
+// needed; a library of another build (without this version's entry point) is
+// refused by name.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -20,13 +20,13 @@ bool Has(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-// A fake replayer library of entry point version V, built beside this test.
-const char* FakeReplay(int v) {
+// The fake replayer library, built beside this test; `other_build`: the one
+// whose entry point has another name.
+const char* FakeReplay(bool other_build = false) {
   static const std::string libs[] = {
-      ::tracesmith::testing::TestBinaryDir() + "/libfake_replay_gpu_v3.so",
-      ::tracesmith::testing::TestBinaryDir() + "/libfake_replay_gpu_v4.so",
-      ::tracesmith::testing::TestBinaryDir() + "/libfake_replay_gpu_v5.so"};
-  return libs[v - 3].c_str();
+      ::tracesmith::testing::TestBinaryDir() + "/libfake_replay_gpu_current.so",
+      ::tracesmith::testing::TestBinaryDir() + "/libfake_replay_gpu_other_build.so"};
+  return libs[other_build ? 1 : 0].c_str();
 }
 
 std::string Env(const char* lib) {
@@ -53,10 +53,9 @@ void ExpectBlocksOnTheirOwnLines(const std::string& tty, int launches) {
 
 TEST(ReplayProgress, ALineOnATerminalErasedBeforeEachLaunchBlock) {
   if (!HaveScript()) GTEST_SKIP() << "no `script`";
-  const std::string tty = InTerminal(FakeReplay(4), "cap.sbt --iterations 4");
-  EXPECT_TRUE(
-      Has(tty, "fake replayer V4: size=" + std::to_string(sizeof(replay::ReplayGpuRequest)) +
-                   " iterations=4 warm=0 json=0 hooks=1"))
+  const std::string tty = InTerminal(FakeReplay(), "cap.sbt --iterations 4");
+  EXPECT_TRUE(Has(tty, "fake replayer: size=" + std::to_string(sizeof(replay::ReplayGpuRequest)) +
+                           " iterations=4 warm=0 json=0 hooks=1"))
       << tty;
   EXPECT_TRUE(Has(tty, "tracesmith: replay launch 0 (1 of 3) fake_kernel ")) << tty;
   EXPECT_TRUE(Has(tty, "tracesmith: replay launch 2 (3 of 3) fake_kernel ")) << tty;
@@ -70,12 +69,12 @@ TEST(ReplayProgress, ALineOnATerminalErasedBeforeEachLaunchBlock) {
 
 TEST(ReplayProgress, NeverOnAPipeWithJsonOrQuiet) {
   if (!HaveScript()) GTEST_SKIP() << "no `script`";
-  const Result piped = RunTracesmith("replay cap.sbt", Env(FakeReplay(4)));
+  const Result piped = RunTracesmith("replay cap.sbt", Env(FakeReplay()));
   EXPECT_EQ(piped.status, 0) << piped.out;
   EXPECT_TRUE(Has(piped.out, "hooks=0")) << piped.out;
   EXPECT_FALSE(Has(piped.out, "\r")) << piped.out;
   for (const char* option : {"--json", "-q", "--quiet"}) {
-    const std::string tty = InTerminal(FakeReplay(4), std::string("cap.sbt ") + option);
+    const std::string tty = InTerminal(FakeReplay(), std::string("cap.sbt ") + option);
     EXPECT_TRUE(Has(tty, "hooks=0")) << option << "\n" << tty;
     EXPECT_FALSE(Has(tty, "tracesmith: replay ")) << option << "\n" << tty;
   }
@@ -87,19 +86,19 @@ TEST(ReplayProgress, DryRunOnATerminal) {
   const char* src = std::getenv("TS_SOURCE_DIR");
   ASSERT_NE(src, nullptr);
   const std::string trace = std::string(src) + "/examples/traces/mlp_train.sbt";
-  std::string tty = InTerminal(FakeReplay(4), "--dry-run " + trace + " >/dev/null");
+  std::string tty = InTerminal(FakeReplay(), "--dry-run " + trace + " >/dev/null");
   EXPECT_TRUE(Has(tty, "tracesmith: replay reading " + trace)) << tty;
   EXPECT_TRUE(Has(tty, "\r\033[K")) << tty;
-  tty = InTerminal(FakeReplay(4), "--dry-run -q " + trace + " >/dev/null");
+  tty = InTerminal(FakeReplay(), "--dry-run -q " + trace + " >/dev/null");
   EXPECT_FALSE(Has(tty, "tracesmith: replay ")) << tty;
 }
 
 TEST(ReplayWarm, ReachesTheLibraryAndIsRefusedForRanges) {
-  Result r = RunTracesmith("replay cap.sbt --warm --iterations 5", Env(FakeReplay(4)));
+  Result r = RunTracesmith("replay cap.sbt --warm --iterations 5", Env(FakeReplay()));
   EXPECT_EQ(r.status, 0) << r.out;
   EXPECT_TRUE(Has(r.out, "iterations=5 warm=1 json=0")) << r.out;
   // Refused before the library is looked for: also without one.
-  for (const char* lib : {FakeReplay(4), "/nonexistent/libtracesmith-replay-gpu.so"}) {
+  for (const char* lib : {FakeReplay(), "/nonexistent/libtracesmith-replay-gpu.so"}) {
     r = RunTracesmith("replay cap.sbt --warm --range 0:3", Env(lib));
     EXPECT_EQ(r.status, 1) << r.out;
     EXPECT_TRUE(Has(r.out,
@@ -108,7 +107,7 @@ TEST(ReplayWarm, ReachesTheLibraryAndIsRefusedForRanges) {
         << r.out;
     EXPECT_FALSE(Has(r.out, "fake replayer")) << r.out;
   }
-  r = RunTracesmith("replay cap.sbt --range 0:3 --launch 2", Env(FakeReplay(4)));
+  r = RunTracesmith("replay cap.sbt --range 0:3 --launch 2", Env(FakeReplay()));
   EXPECT_EQ(r.status, 1) << r.out;
   EXPECT_TRUE(Has(r.out, "--range and --launch exclude each other")) << r.out;
   // The options are on --help.
@@ -118,73 +117,50 @@ TEST(ReplayWarm, ReachesTheLibraryAndIsRefusedForRanges) {
   EXPECT_TRUE(Has(r.out, "L2 flushed")) << r.out;
 }
 
-TEST(ReplayOlderLibrary, ReplaysWithoutTheLineAndRefusesWarmByName) {
-  Result r = RunTracesmith("replay cap.sbt --iterations 2 --json", Env(FakeReplay(3)));
-  EXPECT_EQ(r.status, 0) << r.out;
-  EXPECT_TRUE(Has(r.out, "fake replayer V3: cap.sbt iterations=2 launch=-1 json=1")) << r.out;
-  if (HaveScript()) {
-    const std::string tty = InTerminal(FakeReplay(3), "cap.sbt");
-    EXPECT_TRUE(Has(tty, "fake replayer V3")) << tty;
-    EXPECT_FALSE(Has(tty, "tracesmith: replay ")) << tty;
-  }
-  r = RunTracesmith("replay cap.sbt --warm", Env(FakeReplay(3)));
+TEST(ReplayLibraryOfAnotherBuild, RefusedByName) {
+  const Result r = RunTracesmith("replay cap.sbt", Env(FakeReplay(/*other_build=*/true)));
   EXPECT_EQ(r.status, 1) << r.out;
-  EXPECT_TRUE(Has(r.out, std::string("tracesmith: error: ") + FakeReplay(3) +
-                             " is older than this tracesmith (it has TracesmithReplayGpuMainV3, "
-                             "not TracesmithReplayGpuMainV5): it cannot time warm runs (--warm)"))
+  EXPECT_TRUE(Has(r.out, std::string("tracesmith: error: ") + FakeReplay(true) +
+                             ": no TracesmithReplayGpuMainV5: not the GPU replayer of this "
+                             "tracesmith (one of another build?); rebuild the target "
+                             "tracesmith-replay-gpu"))
       << r.out;
   EXPECT_FALSE(Has(r.out, "fake replayer")) << r.out;
 }
 
-TEST(ReplayMetrics, PassedToTheCurrentLibraryRefusedByOlderOnesAndWithRangesOrDryRun) {
-  Result r = RunTracesmith("replay cap.sbt --launch 2 --metrics", Env(FakeReplay(5)));
+TEST(ReplayMetrics, PassedToTheLibraryRefusedWithRangesOrDryRun) {
+  Result r = RunTracesmith("replay cap.sbt --launch 2 --metrics", Env(FakeReplay()));
   EXPECT_EQ(r.status, 0) << r.out;
   EXPECT_TRUE(Has(r.out, "fake replayer metrics: (default set)")) << r.out;
   r = RunTracesmith("replay cap.sbt --metrics=dram__bytes.sum,gpu__time_duration.sum",
-                    Env(FakeReplay(5)));
+                    Env(FakeReplay()));
   EXPECT_EQ(r.status, 0) << r.out;
   EXPECT_TRUE(Has(r.out, "fake replayer metrics: dram__bytes.sum,gpu__time_duration.sum")) << r.out;
-  r = RunTracesmith("replay cap.sbt", Env(FakeReplay(5)));
+  r = RunTracesmith("replay cap.sbt", Env(FakeReplay()));
   EXPECT_TRUE(Has(r.out, "fake replayer metrics: (off)")) << r.out;
-  r = RunTracesmith("replay cap.sbt --metrics", Env(FakeReplay(4)));
-  EXPECT_EQ(r.status, 1) << r.out;
-  EXPECT_TRUE(Has(r.out,
-                  "(no TracesmithReplayGpuKernelMetrics): it cannot measure hardware "
-                  "counters (--metrics)"))
-      << r.out;
-  EXPECT_FALSE(Has(r.out, "fake replayer")) << r.out;
-  r = RunTracesmith("replay cap.sbt --metrics --range 0:3", Env(FakeReplay(5)));
+  r = RunTracesmith("replay cap.sbt --metrics --range 0:3", Env(FakeReplay()));
   EXPECT_EQ(r.status, 1) << r.out;
   EXPECT_TRUE(Has(r.out, "--metrics measures single launches")) << r.out;
-  r = RunTracesmith("replay cap.sbt --metrics --dry-run", Env(FakeReplay(5)));
+  EXPECT_FALSE(Has(r.out, "fake replayer")) << r.out;
+  r = RunTracesmith("replay cap.sbt --metrics --dry-run", Env(FakeReplay()));
   EXPECT_EQ(r.status, 1) << r.out;
   EXPECT_TRUE(Has(r.out, "leave out --dry-run")) << r.out;
   EXPECT_TRUE(Has(RunTracesmith("replay --help").out, "roofline verdict"));
 }
 
-TEST(ReplayGraphNode, PassedToTheCurrentLibraryAndRefusedByOlderOnes) {
-  Result r = RunTracesmith("replay cap.sbt --launch 17 --node 3", Env(FakeReplay(5)));
+TEST(ReplayGraphNode, PassedToTheLibrary) {
+  Result r = RunTracesmith("replay cap.sbt --launch 17 --node 3", Env(FakeReplay()));
   EXPECT_EQ(r.status, 0) << r.out;
   EXPECT_TRUE(Has(r.out, "fake replayer node: launch=17 node=3")) << r.out;
-  r = RunTracesmith("replay cap.sbt --launch 17.3", Env(FakeReplay(5)));
+  r = RunTracesmith("replay cap.sbt --launch 17.3", Env(FakeReplay()));
   EXPECT_EQ(r.status, 0) << r.out;
   EXPECT_TRUE(Has(r.out, "fake replayer node: launch=17 node=3")) << r.out;
-  r = RunTracesmith("replay cap.sbt --launch 17", Env(FakeReplay(5)));
+  r = RunTracesmith("replay cap.sbt --launch 17", Env(FakeReplay()));
   EXPECT_TRUE(Has(r.out, "fake replayer node: launch=17 node=-1")) << r.out;
-  // A V4 library replays what it can (no node) and is refused a node by name.
-  r = RunTracesmith("replay cap.sbt --launch 17", Env(FakeReplay(4)));
-  EXPECT_EQ(r.status, 0) << r.out;
-  EXPECT_TRUE(Has(r.out, "fake replayer V4:")) << r.out;
-  r = RunTracesmith("replay cap.sbt --launch 17 --node 3", Env(FakeReplay(4)));
-  EXPECT_EQ(r.status, 1) << r.out;
-  EXPECT_TRUE(Has(r.out,
-                  "(it has TracesmithReplayGpuMainV4, not TracesmithReplayGpuMainV5): "
-                  "it cannot replay one node of a graph launch (--node)"))
-      << r.out;
-  r = RunTracesmith("replay cap.sbt --node 3", Env(FakeReplay(5)));
+  r = RunTracesmith("replay cap.sbt --node 3", Env(FakeReplay()));
   EXPECT_EQ(r.status, 1) << r.out;
   EXPECT_TRUE(Has(r.out, "--node K replays node K of a graph launch")) << r.out;
-  r = RunTracesmith("replay cap.sbt --launch 17.x", Env(FakeReplay(5)));
+  r = RunTracesmith("replay cap.sbt --launch 17.x", Env(FakeReplay()));
   EXPECT_EQ(r.status, 1) << r.out;
   EXPECT_TRUE(Has(r.out, "--launch: '17.x' is not N or G.K")) << r.out;
 }

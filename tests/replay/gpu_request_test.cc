@@ -30,13 +30,12 @@ TEST(ReplayRequest, RefusesWarmRangesAndRangeWithLaunch) {
 }
 
 TEST(ReplayRequest, StartsWithItsSize) {
-  // The ABI rule: the first field is the size the caller compiled; V4 fields
-  // follow. (A field appended later must not move these.)
+  // The ABI rule: the first field is the size the caller compiled (the
+  // library refuses a request smaller than its own).
   ReplayGpuRequest r;
   EXPECT_EQ(r.struct_size, sizeof(ReplayGpuRequest));
   EXPECT_EQ(offsetof(ReplayGpuRequest, struct_size), 0u);
   EXPECT_STREQ(kReplayGpuEntryName, "TracesmithReplayGpuMainV5");
-  EXPECT_STREQ(kReplayGpuEntryV4Name, "TracesmithReplayGpuMainV4");
   EXPECT_EQ(r.node, -1);
 }
 

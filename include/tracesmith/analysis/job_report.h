@@ -1,9 +1,7 @@
 // JobReport: the cross-rank analysis of a distributed job.
 //
-// Input: one RankSummary per process (rank_summary.h), however they were
-// made (AnalyzeJob reads trace files one at a time; summaries written as
-// JSON by separate processes can be read back and passed to
-// BuildJobReport). The report puts every rank on the job clock
+// Input: one RankSummary per process (rank_summary.h; AnalyzeJob reads
+// trace files one at a time and summarises each). The report puts every rank on the job clock
 // (job_clock.h), matches collectives (collectives.h) and says:
 //   per rank   GPU utilization, compute vs communication time, their overlap,
 //              time blocked in collectives waiting for peers, step times,

@@ -6,19 +6,13 @@
 // next rank is read: the job analysis holds one rank's working set plus the
 // summaries (a few hundred bytes per collective and step). Times stay in
 // the process's capture clock with its anchors beside them; the job clock
-// (job_clock.h) is applied only when ranks are put side by side.
-//
-// Summaries serialise to JSON (WriteRankSummaryJson / ParseRankSummaryJson),
-// so summarising can run as separate processes, one per rank (e.g. under the
-// cluster's own launcher, next to each rank's file), and the cross-rank step
-// (BuildJobReport, job_report.h) consumes only the summaries.
+// (job_clock.h) is applied only when ranks are put side by side. The
+// cross-rank step (BuildJobReport, job_report.h) consumes only the summaries.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <iosfwd>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "tracesmith/analysis/collectives.h"
@@ -106,9 +100,5 @@ StatusOr<std::vector<RankSummary>> SummarizeFile(const std::string& path);
 // align). `report` (optional) receives what the reader recovered.
 Status LoadProcessTrace(const std::string& path, const uint32_t* pid, CompactTrace* out,
                         format::ReadReport* report = nullptr);
-
-void WriteRankSummaryJson(const RankSummary& summary, std::ostream& out);
-// The inverse; errors say which field is missing or malformed.
-StatusOr<RankSummary> ParseRankSummaryJson(std::string_view text);
 
 }  // namespace tracesmith::analysis

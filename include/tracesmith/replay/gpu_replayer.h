@@ -72,7 +72,7 @@ inline constexpr int kReplayFlagSameAddressesOnly = 1;
 inline constexpr int kReplayFlagStrict = 2;  // a damaged file is an error, not a warning
 // Print one JSON document (replay_json.h) instead of the text report.
 inline constexpr int kReplayFlagJson = 4;
-// --warm: GpuReplayOptions::warm. Only entry point V4 and later know it.
+// --warm: GpuReplayOptions::warm.
 inline constexpr int kReplayFlagWarm = 8;
 
 // Replays `capture` (validated) and calls `on_launch` after each launch.
@@ -115,32 +115,20 @@ struct ReplayGpuRequest {
   // V5: with `launch` a graph launch, replay its node `node` alone (-1: the
   // whole graph).
   int64_t node = -1;
-  // Appended after V5 (read when struct_size covers it): --metrics, the
-  // comma-separated names ("" the default set); nullptr: off. A library that
-  // measures them exports kReplayGpuMetricsSymbol.
+  // --metrics: the comma-separated names ("" the default set); nullptr: off.
   const char* metrics = nullptr;
 };
-inline constexpr char kReplayGpuMetricsSymbol[] = "TracesmithReplayGpuKernelMetrics";
 inline constexpr char kReplayGpuLibName[] = "libtracesmith-replay-gpu.so";
+// The library is built with the CLI (the target `tracesmith` depends on
+// `tracesmith-replay-gpu`) and ships beside it, so the CLI calls only the
+// entry point of its own version; a library without it is from another build.
 inline constexpr char kReplayGpuEntryName[] = "TracesmithReplayGpuMainV5";
 using ReplayGpuEntry = int (*)(const ReplayGpuRequest* request);
-// V4 takes the same request without `node` (it reads struct_size bytes at
-// most): called when a request does not name a node.
-inline constexpr char kReplayGpuEntryV4Name[] = "TracesmithReplayGpuMainV4";
-// The entry point of libraries built before V4 (no hooks, no --warm): still
-// called by RunGpuReplay when a request needs nothing it lacks.
-inline constexpr char kReplayGpuEntryV3Name[] = "TracesmithReplayGpuMainV3";
-using ReplayGpuEntryV3 = int (*)(const char* path, uint32_t iterations, int64_t launch, int device,
-                                 int flags, int64_t range_first, int64_t range_last);
 
-// A loaded GPU replayer library: `entry`, or in an older library only
-// `entry_v4` (no graph nodes) or `entry_v3` (no hooks, no --warm either).
+// A loaded GPU replayer library.
 struct GpuReplayer {
   std::string path;
   ReplayGpuEntry entry = nullptr;
-  ReplayGpuEntry entry_v4 = nullptr;
-  ReplayGpuEntryV3 entry_v3 = nullptr;
-  bool has_metrics = false;  // exports kReplayGpuMetricsSymbol (--metrics)
 };
 
 // Loads the GPU replayer library (it stays loaded): $TRACESMITH_REPLAY_GPU_LIB,
@@ -148,7 +136,7 @@ struct GpuReplayer {
 // <prefix>/lib/libtracesmith-replay-gpu.so, then <prefix>/bin/). CPU code
 // (gpu_loader.cc): the caller needs no CUDA; the library itself needs the
 // NVIDIA driver's libcuda.so.1. NotFound when no candidate exists,
-// FailedPrecondition when one cannot be loaded or has no entry point.
+// FailedPrecondition when one cannot be loaded or has no kReplayGpuEntryName.
 StatusOr<GpuReplayer> LoadGpuReplayer();
 
 // The option combinations a replay refuses (InvalidArgument): --warm with a
@@ -157,10 +145,8 @@ StatusOr<GpuReplayer> LoadGpuReplayer();
 Status ValidateReplayRequest(const ReplayGpuRequest& request);
 
 // What `tracesmith replay` does: validates the request, loads the library
-// and runs the replay through its newest entry point; returns the entry
-// point's exit code (kReplay*). A library older than V4 runs without the
-// hooks; a request it cannot honour (--warm) is FailedPrecondition naming
-// the library and what to rebuild.
+// and runs the replay through its entry point; returns the entry point's
+// exit code (kReplay*).
 StatusOr<int> RunGpuReplay(const ReplayGpuRequest& request);
 
 // The progress line's text for `p`: "launch 17 (3 of 240) KERNEL" (the

@@ -1,9 +1,7 @@
 // The exported entry point of libtracesmith-replay-gpu.so: reads a capture,
 // replays it and prints one block per launch, or with kReplayFlagJson one
 // JSON document (see gpu_replayer.h, replay_json.h).
-#include <cstddef>
 #include <cstdio>
-#include <cstring>
 #include <string>
 
 #include "tracesmith/format/sbt_reader.h"
@@ -77,8 +75,7 @@ extern "C" __attribute__((visibility("default"))) int TracesmithReplayGpuMainV5(
   o.range_first = r.range_first;
   o.range_last = r.range_last;
   o.warm = run.warm;
-  if (r.struct_size >= offsetof(ReplayGpuRequest, metrics) + sizeof(r.metrics) && r.metrics)
-    o.metrics = ParseKernelMetrics(r.metrics);
+  if (r.metrics) o.metrics = ParseKernelMetrics(r.metrics);
   if (r.on_progress)
     o.progress = [&r](const ReplayProgress& p) { r.on_progress(r.hook_context, &p); };
   bool header = false;
@@ -97,29 +94,4 @@ extern "C" __attribute__((visibility("default"))) int TracesmithReplayGpuMainV5(
   if (!st.ok()) return fail(st);
   if (json) say(stdout, FormatReplayJson(run));
   return ReplayExitCode(run);
-}
-
-// Present in libraries that measure --metrics (the loader looks for it).
-extern "C" __attribute__((visibility("default"))) int TracesmithReplayGpuKernelMetrics() {
-  return 1;
-}
-
-// The V4 entry point, for a `tracesmith` from before V5: its request ends
-// before `node` (no graph node replay); the rest is the same.
-extern "C" __attribute__((visibility("default"))) int TracesmithReplayGpuMainV4(
-    const tracesmith::replay::ReplayGpuRequest* request) {
-  using tracesmith::replay::ReplayGpuRequest;
-  constexpr uint32_t kV4Size = offsetof(ReplayGpuRequest, node);
-  if (!request || request->struct_size < kV4Size) {
-    std::fprintf(stderr,
-                 "tracesmith: error: TracesmithReplayGpuMainV4 called with a request it "
-                 "cannot read (size %u)\n",
-                 request ? request->struct_size : 0u);
-    return tracesmith::replay::kReplayError;
-  }
-  ReplayGpuRequest r;
-  std::memcpy(static_cast<void*>(&r), request, kV4Size);
-  r.struct_size = sizeof(ReplayGpuRequest);
-  r.node = -1;
-  return TracesmithReplayGpuMainV5(&r);
 }

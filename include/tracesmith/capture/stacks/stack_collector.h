@@ -136,7 +136,6 @@ class StackCollector {
   struct Slot;
   struct PendingFrame;
   struct PendingMapping;
-  int BuildKeys(uint64_t* keys, int max_keys);
   [[gnu::noinline]] uint32_t SlowPath(const uint64_t* keys, int n, uint64_t hash, uint64_t hash2);
   uint32_t InternNativeFrame(uint64_t pc);
   uint32_t InternPythonFrame(uint64_t code, int32_t offset);
