@@ -33,10 +33,16 @@ def _decorate(r, func):
     args = r.args if r is not None else {}
     make = _app.range
 
-    @functools.wraps(func)
-    def wrapper(*a, **k):
-        with make(name, **args):
-            return func(*a, **k)
+    if args:
+        @functools.wraps(func)
+        def wrapper(*a, **k):
+            with make(name, **args):
+                return func(*a, **k)
+    else:  # no keyword arguments to pass on every call
+        @functools.wraps(func)
+        def wrapper(*a, **k):
+            with make(name):
+                return func(*a, **k)
 
     return wrapper
 
