@@ -9,6 +9,8 @@ the loop prints every value it reported. Then:
                 to the value the loop reported in it
   perfetto      the Perfetto export holds the counter track and the eval slices
   kineto        the Kineto JSON holds the "C" counter events and user_annotation ranges
+  capture range under --capture-range=cudaProfilerApi (cudaProfilerStart before step 11,
+                cudaProfilerStop after step 20) only steps 11-20's counters and ranges
 One `APPEVENTS <check>: <figures> -> PASS|FAIL|SKIP` line per expectation, then the summary.
 Usage: app_events_check.py TRACESMITH_CLI OUT_DIR   (PYTHONPATH must reach the package)
 """
@@ -43,6 +45,12 @@ for step in range(1, STEPS + 1):
         tracesmith.counter("tokens/s", tps)
         print("VALUE", step, repr(value), repr(tps))
 """.replace("STEPS", str(STEPS))
+# The same loop under --capture-range=cudaProfilerApi, the range on from step 11 (before its
+# "step 11" range begins) to the end of step 20: only those 10 steps' calls are recorded.
+IN_RANGE = range(11, 21)
+_FOR = f"for step in range(1, {STEPS} + 1):\n"
+RANGE_LOOP = (LOOP.replace(_FOR, _FOR + "    if step == 11: torch.cuda.profiler.start()\n") +
+              "    if step == 20: torch.cuda.synchronize(); torch.cuda.profiler.stop()\n")
 
 
 def main():
@@ -50,7 +58,7 @@ def main():
     os.makedirs(out, exist_ok=True)
     c = Checks("APPEVENTS")
     names = ["run", "recorded", "values exact", "threads", "analyze per step", "perfetto",
-             "kineto"]
+             "kineto", "capture range"]
     why = torch_skip_reason()
     if why:
         c.skip_all(names, why[0], why[1])
@@ -117,6 +125,33 @@ def checks(c, cli, out):
     ua = [x for x in ev if x.get("cat") == "user_annotation" and x.get("name") == "eval"]
     c.check("kineto", cs == want_loss and len(ua) == STEPS,
             f"{len(cs)} loss counter events, {len(ua)} eval user_annotations")
+    capture_range(c, cli, out)
+
+
+def capture_range(c, cli, out):
+    script = os.path.join(out, "train_loop_range.py")
+    with open(script, "w") as f:
+        f.write(RANGE_LOOP)
+    trace = os.path.join(out, "app_range.sbt")
+    r = subprocess.run([cli, "profile", "-q", "-f", "--capture-range=cudaProfilerApi", "-o", trace,
+                        "--", sys.executable, script], capture_output=True, text=True, timeout=300)
+    with open(os.path.join(out, "run_range.log"), "w") as f:
+        f.write(r.stdout + r.stderr)
+    reported = {}
+    for line in r.stdout.splitlines():
+        if line.startswith("VALUE "):
+            _, step, value, _tps = line.split()
+            reported[int(step)] = float(value)
+    import tracesmith
+    t = tracesmith.load(trace)
+    loss = [v for n, v in zip(t.app_counters["name"], t.app_counters["value"]) if n == "loss"]
+    en = list(t.app_events["name"])
+    steps = sorted(int(n.split()[1]) for n in en if n.startswith("step "))
+    want = [reported[s] for s in IN_RANGE if s in reported]
+    c.check("capture range", r.returncode == 0 and loss == want and en.count("eval") == 10 and
+            steps == list(IN_RANGE),
+            f"exit {r.returncode}; {len(loss)} loss values (want steps 11-20's {len(want)}), "
+            f"{en.count('eval')} eval ranges, step ranges {steps[:3]}..{steps[-2:]}")
 
 
 if __name__ == "__main__":

@@ -60,12 +60,52 @@ def loops():
     return base, {"counter": c, "instant": ins, "instant(args)": ins_args, "with range": r}
 
 
+def sweep_loops():
+    """The parts of `with tracesmith.range("eval"): pass` (--sweep): making the
+    object alone, the `with` on one object made before the loop (enter + exit:
+    two timestamps and a record), the decorator form, and a `with` on a no-op
+    C context manager (the interpreter's own cost of the statement)."""
+    import contextlib
+    rng = tracesmith.range
+    made = rng("eval")
+    noop_cm = contextlib.nullcontext()  # Python-level, for scale
+
+    @rng("eval")
+    def decorated():
+        pass
+
+    def make(n):
+        for i in range(n):
+            rng("eval")
+
+    def with_made(n):
+        for i in range(n):
+            with made:
+                pass
+
+    def deco(n):
+        for i in range(n):
+            decorated()
+
+    def with_nullcontext(n):
+        for i in range(n):
+            with noop_cm:
+                pass
+
+    return {"range(...) only": make, "with (made once)": with_made, "@range call": deco,
+            "with nullcontext": with_nullcontext}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--calls", type=int, default=200000)
     ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--sweep", action="store_true",
+                    help="also time the parts of a range (sweep_loops)")
     args = ap.parse_args()
     base, forms = loops()
+    if args.sweep:
+        forms.update(sweep_loops())
     results = {(f, s): [] for f in forms for s in ("off", "on")}
     with tempfile.TemporaryDirectory() as d:
         for rnd in range(args.rounds):
@@ -83,11 +123,11 @@ def main():
                     p.stop()
     print(f"ns per call, median of {args.rounds} interleaved rounds of {args.calls} calls "
           f"(loop cost subtracted; library {os.environ.get('TRACESMITH_INJECT_LIB', '')})")
-    print(f"  {'call':<16} {'no capture':>12} {'capturing':>12}")
+    print(f"  {'call':<18} {'no capture':>12} {'capturing':>12} {'max off':>9} {'max on':>9}")
     for name in forms:
-        off = statistics.median(results[(name, 'off')])
-        on = statistics.median(results[(name, 'on')])
-        print(f"  {name:<16} {off:12.0f} {on:12.0f}")
+        off, on = results[(name, 'off')], results[(name, 'on')]
+        print(f"  {name:<18} {statistics.median(off):12.0f} {statistics.median(on):12.0f} "
+              f"{max(off):9.0f} {max(on):9.0f}")
 
 
 if __name__ == "__main__":

@@ -124,7 +124,8 @@ void AppEvents::Instant(uint32_t name, uint32_t args) {
 
 void AppEvents::Range(uint32_t name, uint32_t args, uint64_t start_ns) {
   const uint64_t ts = Now();
-  if (!ts || !start_ns) return;
+  // Begun before the capture range's last switch on (or before any): not kept.
+  if (!ts || !start_ns || start_ns < on_since_ns_.load(std::memory_order_relaxed)) return;
   AppRecord r;
   r.start_ns = start_ns;
   r.end_or_value = ts < start_ns ? start_ns : ts;
@@ -135,13 +136,30 @@ void AppEvents::Range(uint32_t name, uint32_t args, uint64_t start_ns) {
   Push(r);
 }
 
-void AppEvents::Begin(Clock clock) {
+void AppEvents::Begin(Clock clock, bool on) {
+  std::lock_guard<std::mutex> lock(gate_mu_);
   Rings::Drain([](const AppRecord&) {});  // an earlier capture's last calls
   clock_.store(clock, std::memory_order_release);
-  __atomic_store_n(&capturing_, 1, __ATOMIC_RELEASE);
+  begun_ = true;
+  __atomic_store_n(&capturing_, 0, __ATOMIC_RELEASE);
+  if (on) {
+    on_since_ns_.store(clock(), std::memory_order_relaxed);
+    __atomic_store_n(&capturing_, 1, __ATOMIC_RELEASE);
+  }
 }
 
-void AppEvents::End() { __atomic_store_n(&capturing_, 0, __ATOMIC_RELEASE); }
+void AppEvents::SetOn(bool on) {
+  std::lock_guard<std::mutex> lock(gate_mu_);
+  if (!begun_ || __atomic_load_n(&capturing_, __ATOMIC_RELAXED) == int(on)) return;
+  if (on) on_since_ns_.store(clock_.load(std::memory_order_acquire)(), std::memory_order_relaxed);
+  __atomic_store_n(&capturing_, on ? 1 : 0, __ATOMIC_RELEASE);
+}
+
+void AppEvents::End() {
+  std::lock_guard<std::mutex> lock(gate_mu_);
+  begun_ = false;
+  __atomic_store_n(&capturing_, 0, __ATOMIC_RELEASE);
+}
 
 AppEventStats AppEvents::Counts() const {
   AppEventStats s;

@@ -79,7 +79,11 @@ class AppEvents {
 
   // The capture's side: records from Begin to End, timestamps from `clock`.
   // Begin discards what an earlier capture left in the rings.
-  void Begin(Clock clock);
+  // `on` false: the capture's range is not on yet (--capture-range, --delay):
+  // calls record only while SetOn(true) holds, as kernels do. A range is kept
+  // when it starts after the last switch on and ends before the switch off.
+  void Begin(Clock clock, bool on = true);
+  void SetOn(bool on);  // between Begin and End; otherwise nothing
   void End();
   // Writer thread: fn(record) for every record made so far.
   template <typename Fn>
@@ -96,6 +100,9 @@ class AppEvents {
 
   alignas(64) int capturing_ = 0;  // read and written with __atomic builtins
   std::atomic<Clock> clock_{nullptr};
+  std::atomic<uint64_t> on_since_ns_{0};  // the clock at the last switch on
+  std::mutex gate_mu_;                    // Begin, SetOn, End
+  bool begun_ = false;                    // between Begin and End (gate_mu_)
   mutable std::mutex mu_;
   std::unordered_map<std::string, uint32_t> names_, args_;
   size_t args_bytes_ = 0;

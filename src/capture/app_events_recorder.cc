@@ -1,6 +1,8 @@
 // The program's own counters, instants and ranges (app_events.h) as a
-// recorder: always on (a program that makes no such call costs nothing),
-// stamped with CUPTI's clock, the clock of every other host row.
+// recorder: always present (a program that makes no such call costs nothing),
+// stamped with CUPTI's clock, the clock of every other host row. The calls
+// record while CUPTI's activities are on (OnActivities), as kernels are: under
+// --capture-range, --delay or --duration only inside the capture range.
 #include <cupti.h>
 
 #include "app_events.h"
@@ -17,9 +19,12 @@ uint64_t CuptiNow() {
 
 class AppEventsRecorder : public Recorder {
  public:
-  explicit AppEventsRecorder(uint32_t pid) : writer_(pid) { AppEvents::Get().Begin(&CuptiNow); }
+  explicit AppEventsRecorder(uint32_t pid) : writer_(pid) {
+    AppEvents::Get().Begin(&CuptiNow, /*on=*/false);  // on with the activities
+  }
   ~AppEventsRecorder() override { AppEvents::Get().End(); }
   const char* name() const override { return "app"; }
+  void OnActivities(bool on) override { AppEvents::Get().SetOn(on); }
   void Collect() override { writer_.Collect(); }
   void Write(format::SbtWriter& sbt, bool final) override {
     if (final) {  // the calls made up to now, none after

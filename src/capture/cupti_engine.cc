@@ -388,6 +388,7 @@ Status CuptiEngine::SetActivities(bool enable) {
   }
   if (enable) enabled_mono_ns_ = MonotonicNs();
   activities_on_ = enable;
+  for (const auto& r : recorders_) r->OnActivities(enable);
   return OkStatus();
 }
 

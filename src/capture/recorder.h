@@ -165,6 +165,10 @@ class Recorder {
   virtual void OnContextDestroying(CUcontext) {}
   virtual void OnModuleLoaded(CUcontext, const CUpti_ModuleResourceData&) {}
   virtual void OnCaptureEdge() {}
+  // CUPTI's activity records were switched on or off (the capture range's
+  // edges: --capture-range, --delay, --duration; the start and the end), by
+  // the thread that switched them, after they were.
+  virtual void OnActivities(bool /*on*/) {}
   // Writer thread: moves what the callbacks queued out of their rings.
   virtual void Collect() {}
   // Writer thread, every flush (`final`: the last one): rows that go before

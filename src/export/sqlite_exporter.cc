@@ -271,9 +271,24 @@ class SqliteSink : public EventSink {
     BindFrom(ins_nvtx_, 10, m.name_id, d.id);
     Record(Step(ins_nvtx_));
   }
+  // The program's own counters: TRACESMITH_APP_COUNTERS (kAppCounterSchema),
+  // made at the first one. A value that is not finite (the capture rejects
+  // them; a hand-made trace may not) has no row: value is NOT NULL and SQLite
+  // stores NaN as NULL.
+  void On(const AppCounterEvent& c) override {
+    if (!std::isfinite(c.value)) return;
+    if (!ins_app_counter_) {
+      if (!status_.ok()) return;
+      Record(Exec(kAppCounterSchema));
+      Record(Prepare(&ins_app_counter_, "INSERT INTO TRACESMITH_APP_COUNTERS VALUES (?,?,?,?)"));
+      if (!ins_app_counter_) return;
+    }
+    Bind(ins_app_counter_, Rel(c.ts_ns), GlobalTid(c.pid, c.tid), c.name_id);
+    sqlite3_bind_double(ins_app_counter_, 4, c.value);
+    Record(Step(ins_app_counter_));
+  }
   // The program's own ranges and instants (tracesmith.range / instant) as NVTX
-  // push/pop ranges and marks of the default domain on their thread (their
-  // counters have no nsys table: not written).
+  // push/pop ranges and marks of the default domain on their thread.
   void On(const AppEvent& e) override {
     const Domain& d = DomainOf(0, e.start_ns, e.pid, e.tid);
     const bool mark = e.kind == kAppInstant;
@@ -665,7 +680,8 @@ class SqliteSink : public EventSink {
                *ins_runtime_ = nullptr, *ins_memcpy_ = nullptr, *ins_memset_ = nullptr,
                *ins_sync_ = nullptr, *ins_memory_ = nullptr, *ins_nvtx_ = nullptr,
                *ins_overhead_ = nullptr, *ins_pc_function_ = nullptr, *ins_pc_sample_ = nullptr,
-               *ins_gpu_metric_ = nullptr, *ins_gpu_metric_info_ = nullptr;
+               *ins_gpu_metric_ = nullptr, *ins_gpu_metric_info_ = nullptr,
+               *ins_app_counter_ = nullptr;
   std::set<uint32_t> metric_pids_;  // processes with GpuMetric rows
   std::set<std::tuple<uint32_t, uint32_t, uint32_t>> metric_types_;  // (pid, device, metric) seen
   using PcKey = analysis::PcSamples::Key;

@@ -166,6 +166,17 @@ CREATE TABLE GPU_METRICS (timestamp INTEGER NOT NULL, typeId INTEGER NOT NULL,
 CREATE INDEX idx_gpu_metrics ON GPU_METRICS (typeId, metricId, timestamp);
 )SQL";
 
+// The program's own counters (tracesmith.counter, app.h), made at the first
+// sample. nsys' export (schema 3.16.1, as above) has no table for a program's
+// counter samples, so they go to a TraceSmith table in its conventions, as the
+// GPU metric samples do: timestamp from the session start, globalTid (pid <<
+// 24 | tid), nameId into StringIds, the value as set (REAL). docs/export.md.
+constexpr const char* kAppCounterSchema = R"SQL(
+CREATE TABLE TRACESMITH_APP_COUNTERS (timestamp INTEGER NOT NULL, globalTid INTEGER NOT NULL,
+  nameId INTEGER NOT NULL REFERENCES StringIds(id), value REAL NOT NULL);
+CREATE INDEX idx_app_counters ON TRACESMITH_APP_COUNTERS (nameId, timestamp);
+)SQL";
+
 // ENUM_NSYS_EVENT_TYPE ids of NVTX_EVENTS rows.
 constexpr int kNvtxMark = 34, kNvtxPushPop = 59, kNvtxStartEnd = 60, kNvtxDomainCreate = 75;
 // ENUM_NSYS_EVENT_CLASS ids of CUPTI_ACTIVITY_KIND_RUNTIME rows.

@@ -129,33 +129,84 @@ static PyObject* Instant(PyObject* self, PyObject* args, PyObject* kwargs) {
 
 /* ---- range: a context manager, and a decorator ---------------------------- */
 
+/* The fast path of `with tracesmith.range("eval"):` (docs/benchmarks.md):
+ *  - range("eval") is a vectorcall of the type (no argument tuple, no keyword
+ *    dict unless there are keywords) and takes a finished object from a free
+ *    list instead of the allocator;
+ *  - the `with` statement's look-ups of __enter__ and __exit__ return the
+ *    object itself (RangeMethodType below, a descriptor that binds to nothing
+ *    new) rather than two new bound-method objects, and the object's own
+ *    vectorcall does the work: no arguments is __enter__, three is __exit__,
+ *    one callable is the decorator (range("x")(func));
+ *  - __exit__ finds the name's id in a table keyed by the str object itself
+ *    (a literal's str is the same object at every call of its call site)
+ *    before the dict of all names. */
+
 typedef struct {
-  PyObject_HEAD PyObject* name;
+  PyObject_HEAD vectorcallfunc vectorcall; /* RangeCall */
+  PyObject* name;
   PyObject* kwargs; /* NULL: none */
   uint64_t start_ns;
 } RangeObject;
 
+static PyTypeObject RangeType;
+
+/* 256 slots, keyed by the str object's address; a slot holds a reference to
+ * its str, so that address is not reused by another str while it is there. */
+#define kNameSlots 256
+static struct {
+  PyObject* name;
+  uint32_t id;
+} g_name_slots[kNameSlots];
+
+static void ClearNameSlots(void) {
+  for (int i = 0; i < kNameSlots; ++i) Py_CLEAR(g_name_slots[i].name);
+}
+
+static long RangeNameId(PyObject* name) {
+  const size_t slot = ((uintptr_t)name >> 4) % kNameSlots;
+  if (g_name_slots[slot].name == name) return g_name_slots[slot].id;
+  long id = NameId(name, "range");
+  if (id > 0) {
+    Py_INCREF(name);
+    Py_XSETREF(g_name_slots[slot].name, name);
+    g_name_slots[slot].id = (uint32_t)id;
+  }
+  return id;
+}
+
+/* Finished objects kept for the next range(...) (the GIL guards the list). */
+#define kRangeFreeMax 64
+static RangeObject* g_range_free[kRangeFreeMax];
+static int g_range_nfree;
+
+static PyObject* RangeCall(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames);
+
 static void RangeDealloc(RangeObject* r) {
-  Py_XDECREF(r->name);
-  Py_XDECREF(r->kwargs);
+  Py_CLEAR(r->name);
+  Py_CLEAR(r->kwargs);
+  if (g_range_nfree < kRangeFreeMax) {
+    g_range_free[g_range_nfree++] = r;
+    return;
+  }
   Py_TYPE(r)->tp_free((PyObject*)r);
 }
 
-static PyObject* RangeNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
-  if (PyTuple_GET_SIZE(args) != 1) {
-    PyErr_SetString(PyExc_TypeError, "tracesmith.range(name, **args) takes 1 positional argument");
-    return NULL;
+/* A new range of `name` (a str) with its keyword arguments (NULL: none; copied). */
+static PyObject* RangeMake(PyObject* name, PyObject* kwargs) {
+  RangeObject* r;
+  if (g_range_nfree > 0) {
+    r = g_range_free[--g_range_nfree];
+    PyObject_Init((PyObject*)r, &RangeType);
+  } else {
+    r = PyObject_New(RangeObject, &RangeType);
+    if (!r) return NULL;
   }
-  PyObject* name = PyTuple_GET_ITEM(args, 0);
-  if (!PyUnicode_Check(name)) {
-    if (PyCallable_Check(name) && g_decorate) /* @tracesmith.range without a name */
-      return PyObject_CallFunctionObjArgs(g_decorate, Py_None, name, NULL);
-    return NotAName(name, "range");
-  }
-  RangeObject* r = (RangeObject*)type->tp_alloc(type, 0);
-  if (!r) return NULL;
+  r->vectorcall = RangeCall;
   Py_INCREF(name);
   r->name = name;
+  r->kwargs = NULL;
+  r->start_ns = 0;
   if (kwargs && PyDict_GET_SIZE(kwargs)) {
     r->kwargs = PyDict_Copy(kwargs);
     if (!r->kwargs) {
@@ -166,20 +217,56 @@ static PyObject* RangeNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) 
   return (PyObject*)r;
 }
 
-static PyObject* RangeEnter(RangeObject* r, PyObject* unused) {
-  (void)unused;
+/* tracesmith.range(name, **args) and @tracesmith.range (a function, no name). */
+static PyObject* RangeNewWith(PyObject* name, PyObject* kwargs) {
+  if (PyUnicode_Check(name)) return RangeMake(name, kwargs);
+  if (PyCallable_Check(name) && g_decorate && !kwargs) /* @tracesmith.range without a name */
+    return PyObject_CallFunctionObjArgs(g_decorate, Py_None, name, NULL);
+  return NotAName(name, "range");
+}
+
+static PyObject* RangeTypeCall(PyObject* type, PyObject* const* args, size_t nargsf,
+                               PyObject* kwnames) {
+  (void)type;
+  const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  if (nargs != 1) {
+    PyErr_SetString(PyExc_TypeError, "tracesmith.range(name, **args) takes 1 positional argument");
+    return NULL;
+  }
+  if (!kwnames || PyTuple_GET_SIZE(kwnames) == 0) return RangeNewWith(args[0], NULL);
+  PyObject* kwargs = PyDict_New();
+  if (!kwargs) return NULL;
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(kwnames); ++i)
+    if (PyDict_SetItem(kwargs, PyTuple_GET_ITEM(kwnames, i), args[nargs + i]) < 0) {
+      Py_DECREF(kwargs);
+      return NULL;
+    }
+  PyObject* r = RangeNewWith(args[0], kwargs);
+  Py_DECREF(kwargs);
+  return r;
+}
+
+/* tp_new, for callers that do not use vectorcall (type.__call__ with a tuple). */
+static PyObject* RangeNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
+  (void)type;
+  if (PyTuple_GET_SIZE(args) != 1) {
+    PyErr_SetString(PyExc_TypeError, "tracesmith.range(name, **args) takes 1 positional argument");
+    return NULL;
+  }
+  return RangeNewWith(PyTuple_GET_ITEM(args, 0), kwargs && PyDict_GET_SIZE(kwargs) ? kwargs : NULL);
+}
+
+static PyObject* RangeEnter(RangeObject* r) {
   r->start_ns = Capturing() ? g_api->now() : 0;
   Py_INCREF(r);
   return (PyObject*)r;
 }
 
-static PyObject* RangeExit(RangeObject* r, PyObject* const* args, Py_ssize_t nargs) {
-  (void)args;
-  (void)nargs;
+static PyObject* RangeExit(RangeObject* r) {
   const uint64_t start = r->start_ns;
   r->start_ns = 0;
   if (!start || !Capturing()) Py_RETURN_FALSE;
-  long id = NameId(r->name, "range");
+  long id = RangeNameId(r->name);
   if (id < 0) return NULL;
   long args_id = ArgsId(r->kwargs);
   if (args_id < 0) return NULL;
@@ -188,14 +275,67 @@ static PyObject* RangeExit(RangeObject* r, PyObject* const* args, Py_ssize_t nar
 }
 
 /* range("x")(func): the decorator form, made in Python (_app_api._decorate). */
-static PyObject* RangeCall(RangeObject* r, PyObject* args, PyObject* kwargs) {
-  if (kwargs || PyTuple_GET_SIZE(args) != 1 || !PyCallable_Check(PyTuple_GET_ITEM(args, 0)) ||
-      !g_decorate) {
+static PyObject* RangeDecorate(RangeObject* r, PyObject* func) {
+  if (!PyCallable_Check(func) || !g_decorate) {
     PyErr_SetString(PyExc_TypeError, "tracesmith.range(name) decorates one function");
     return NULL;
   }
-  return PyObject_CallFunctionObjArgs(g_decorate, (PyObject*)r, PyTuple_GET_ITEM(args, 0), NULL);
+  return PyObject_CallFunctionObjArgs(g_decorate, (PyObject*)r, func, NULL);
 }
+
+/* The object's vectorcall: r() enters, r(exc_type, exc, tb) exits, r(func) decorates. */
+static PyObject* RangeCall(PyObject* self, PyObject* const* args, size_t nargsf,
+                           PyObject* kwnames) {
+  RangeObject* r = (RangeObject*)self;
+  const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  if (!kwnames) {
+    if (nargs == 3) return RangeExit(r);
+    if (nargs == 0) return RangeEnter(r);
+    if (nargs == 1) return RangeDecorate(r, args[0]);
+  }
+  PyErr_SetString(PyExc_TypeError, "tracesmith.range(name) decorates one function");
+  return NULL;
+}
+
+/* __enter__ and __exit__ in the type's dict. Looked up on a range (the `with`
+ * statement, r.__exit__) they are the range itself: its call enters or exits
+ * by its number of arguments. Looked up on the type (contextlib.ExitStack:
+ * type(cm).__enter__(cm)) they are themselves, called with the range first. */
+typedef struct {
+  PyObject_HEAD vectorcallfunc vectorcall; /* RangeMethodCall */
+  int exit;
+} RangeMethodObject;
+
+static PyObject* RangeMethodGet(PyObject* self, PyObject* obj, PyObject* type) {
+  (void)type;
+  PyObject* r = obj && obj != Py_None && Py_TYPE(obj) == &RangeType ? obj : self;
+  Py_INCREF(r);
+  return r;
+}
+
+static PyObject* RangeMethodCall(PyObject* self, PyObject* const* args, size_t nargsf,
+                                 PyObject* kwnames) {
+  const int exit = ((RangeMethodObject*)self)->exit;
+  const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  if (kwnames || nargs != (exit ? 4 : 1) || Py_TYPE(args[0]) != &RangeType) {
+    PyErr_Format(PyExc_TypeError, "tracesmith.range.%s takes a range%s",
+                 exit ? "__exit__" : "__enter__", exit ? " and 3 arguments" : "");
+    return NULL;
+  }
+  return exit ? RangeExit((RangeObject*)args[0]) : RangeEnter((RangeObject*)args[0]);
+}
+
+static PyTypeObject RangeMethodType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tracesmith._app.RangeMethod",
+    .tp_basicsize = sizeof(RangeMethodObject),
+    .tp_vectorcall_offset = offsetof(RangeMethodObject, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_descr_get = RangeMethodGet,
+};
+
+static RangeMethodObject g_enter = {PyObject_HEAD_INIT(&RangeMethodType) RangeMethodCall, 0};
+static RangeMethodObject g_exit = {PyObject_HEAD_INIT(&RangeMethodType) RangeMethodCall, 1};
 
 static PyObject* RangeGetName(RangeObject* r, void* unused) {
   (void)unused;
@@ -207,10 +347,6 @@ static PyObject* RangeGetArgs(RangeObject* r, void* unused) {
   return r->kwargs ? PyDict_Copy(r->kwargs) : PyDict_New();
 }
 
-static PyMethodDef kRangeMethods[] = {
-    {"__enter__", (PyCFunction)RangeEnter, METH_NOARGS, NULL},
-    {"__exit__", (PyCFunction)(void (*)(void))RangeExit, METH_FASTCALL, NULL},
-    {NULL, NULL, 0, NULL}};
 static PyGetSetDef kRangeGetSet[] = {{"name", (getter)RangeGetName, NULL, NULL, NULL},
                                      {"args", (getter)RangeGetArgs, NULL, NULL, NULL},
                                      {NULL, NULL, NULL, NULL, NULL}};
@@ -219,15 +355,26 @@ static PyTypeObject RangeType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tracesmith.range",
     .tp_basicsize = sizeof(RangeObject),
     .tp_dealloc = (destructor)RangeDealloc,
-    .tp_call = (ternaryfunc)RangeCall,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_vectorcall_offset = offsetof(RangeObject, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
     .tp_doc =
         "with tracesmith.range(name, **args): ... -- a range on this thread's timeline;\n"
         "@tracesmith.range(name) decorates a function (each call a range).",
-    .tp_methods = kRangeMethods,
     .tp_getset = kRangeGetSet,
     .tp_new = RangeNew,
+    .tp_vectorcall = RangeTypeCall,
 };
+
+/* Puts __enter__ and __exit__ in the type's dict (after PyType_Ready). */
+static int RangeAddMethods(void) {
+  if (PyType_Ready(&RangeMethodType) < 0) return -1;
+  if (PyDict_SetItemString(RangeType.tp_dict, "__enter__", (PyObject*)&g_enter) < 0 ||
+      PyDict_SetItemString(RangeType.tp_dict, "__exit__", (PyObject*)&g_exit) < 0)
+    return -1;
+  PyType_Modified(&RangeType);
+  return 0;
+}
 
 /* ---- module ---------------------------------------------------------------- */
 
@@ -252,6 +399,7 @@ static PyObject* Attach(PyObject* self, PyObject* arg) {
   if (api && api != g_api) {
     g_api = api;
     PyDict_Clear(g_names); /* ids of another library */
+    ClearNameSlots();
   }
   return PyBool_FromLong(api != NULL);
 }
@@ -279,7 +427,7 @@ static struct PyModuleDef kModule = {
     PyModuleDef_HEAD_INIT, "_app", NULL, -1, kMethods, NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit__app(void) {
-  if (PyType_Ready(&RangeType) < 0) return NULL;
+  if (PyType_Ready(&RangeType) < 0 || RangeAddMethods() < 0) return NULL;
   PyObject* m = PyModule_Create(&kModule);
   if (!m) return NULL;
   g_names = PyDict_New();

@@ -3,6 +3,7 @@
 // as JSON blocks in one HTML file with the page's own style and script.
 #include "tracesmith/report/html_report.h"
 
+#include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -108,8 +109,24 @@ Json TimelineJson(const TimelineBins& bins) {
                      {"busy_ns", l.busy_ns},
                      {"ops", l.ops},
                      {"busy", l.busy_permille}});
-  return Json{
-      {"begin_ns", bins.begin_ns}, {"end_ns", bins.end_ns}, {"bins", bins.bins}, {"lanes", lanes}};
+  // The program's counters: null where a counter has no value yet.
+  auto values = [](const std::vector<double>& v) {
+    Json a = Json::array();
+    for (double x : v) a.push_back(std::isfinite(x) ? Json(x) : Json(nullptr));
+    return a;
+  };
+  Json counters = Json::array();
+  for (const CounterBins& c : bins.counters)
+    counters.push_back({{"name", c.name},
+                        {"pid", c.pid},
+                        {"values", c.values},
+                        {"min", c.min},
+                        {"max", c.max},
+                        {"lo", values(c.lo)},
+                        {"hi", values(c.hi)}});
+  return Json{{"begin_ns", bins.begin_ns}, {"end_ns", bins.end_ns},
+              {"bins", bins.bins},         {"lanes", lanes},
+              {"counters", counters},      {"counters_omitted", bins.counters_omitted}};
 }
 
 // [name index, value, [children...]]: the smallest shape the script walks.
@@ -239,7 +256,8 @@ StatusOr<std::string> BuildHtmlReport(const std::string& path, const std::string
           "<div class=\"controls\"><button id=\"timeline-reset\">reset zoom</button>"
           "<span class=\"note\" id=\"timeline-range\"></span></div>\n"
           "<p class=\"note\">Busy fraction of each stream per time bin (drag to zoom into a "
-          "range, wheel to zoom, double-click to reset; red lines: step starts). " +
+          "range, wheel to zoom, double-click to reset; red lines: step starts); under the "
+          "streams the program's own counters (tracesmith.counter), zoomed with them. " +
           perfetto_hint + "</p>\n<canvas id=\"timeline-canvas\"></canvas>\n";
     } else if (std::string_view(s.id) == "flame") {
       html +=

@@ -49,6 +49,8 @@ TS.tip = function (ev, text) {
 };
 // Shortens long C++ names for labels; the tooltip keeps the whole name.
 TS.short = function (s, n) { s = String(s); return s.length > n ? s.slice(0, n - 1) + '\u2026' : s; };
+// A counter's value in at most 6 significant digits (as the page's data holds it).
+TS.num = function (v) { return Math.abs(v) >= 1e9 || (v !== 0 && Math.abs(v) < 1e-4) ? v.toExponential(4) : String(+v.toPrecision(6)); };
 
 // A horizontal bar chart as SVG markup. rows: {label, value, text, cls, tip}.
 TS.bars = function (rows, opts) {

@@ -19,24 +19,63 @@ TS.canvas = function (id, cssW, cssH) {
 
 // Timeline: one row per stream, grouped by GPU (and rank); a bar per pixel
 // column whose height is the busy fraction averaged over the bins under it.
-// Drag to zoom into a range, wheel to zoom at the cursor, double-click or
-// "reset" for the whole window.
+// Under them the program's own counters (tracesmith.counter), one line each
+// over the same bins: per pixel column, the lowest to the highest value the
+// counter held in the bins under it. Drag to zoom into a range, wheel to zoom
+// at the cursor, double-click or "reset" for the whole window.
 TS.timeline = function (A, P) {
-  const T = P.timeline, lanes = T.lanes;
-  if (!lanes.length) { TS.set('timeline-body', '<p class="empty">No GPU work in the window.</p>'); return; }
-  const W = 1200, L = 230, rowH = 22, groupH = 18, axisH = 22;
+  const T = P.timeline, lanes = T.lanes, counters = T.counters || [];
+  if (!lanes.length && !counters.length) { TS.set('timeline-body', '<p class="empty">No GPU work in the window.</p>'); return; }
+  const W = 1200, L = 230, rowH = 22, groupH = 18, axisH = 22, ctrH = 40;
   const rows = [];
   let y = axisH, last = null;
   lanes.forEach(function (l) {
     if (l.group !== last) { rows.push({ group: l.group, y: y }); y += groupH; last = l.group; }
-    rows.push({ lane: l, y: y }); y += rowH;
+    rows.push({ lane: l, y: y, h: rowH }); y += rowH;
   });
+  if (counters.length) {
+    rows.push({ group: 'Program counters (tracesmith.counter)' + (T.counters_omitted ? ', ' + T.counters_omitted + ' more not shown' : ''), y: y });
+    y += groupH;
+    counters.forEach(function (c) { rows.push({ counter: c, y: y, h: ctrH }); y += ctrH; });
+  }
   const H = y + 4, plotW = W - L - 10, span = T.end_ns - T.begin_ns;
   let v0 = 0, v1 = T.bins, drag = null;
   const g = TS.canvas('timeline-canvas', W, H);
   const stepLines = (A.steps && A.steps.list) ? A.steps.list.map(function (s) { return s.begin_ns; }) : [];
   function binToNs(b) { return T.begin_ns + span * b / T.bins; }
   function xOf(b) { return L + plotW * (b - v0) / (v1 - v0); }
+  // Each pixel column of the plot with the bins under it: fn(x, bin, weight).
+  function columns(n, fn) {
+    for (let x = 0; x < plotW; x++) {
+      const a = v0 + (v1 - v0) * x / plotW, b = v0 + (v1 - v0) * (x + 1) / plotW;
+      for (let k = Math.floor(a); k < Math.ceil(b) && k < n; k++) {
+        const w = Math.min(b, k + 1) - Math.max(a, k);
+        if (w > 0) fn(x, k, w);
+      }
+    }
+  }
+  function counterRow(r) {
+    const c = r.counter, lo = c.lo, hi = c.hi, range = c.max - c.min || 1;
+    g.fillStyle = '#1d2330';
+    g.fillText(TS.short(c.name, 26), 12, r.y + 15);
+    g.fillStyle = '#667085';
+    g.fillText(TS.num(c.min) + ' .. ' + TS.num(c.max), 12, r.y + 31);
+    g.fillStyle = '#f8f9fb';
+    g.fillRect(L, r.y + 2, plotW, ctrH - 4);
+    const cl = new Array(plotW).fill(null), ch = new Array(plotW).fill(null);
+    columns(lo.length, function (x, k) {
+      if (lo[k] === null) return;
+      cl[x] = cl[x] === null ? lo[k] : Math.min(cl[x], lo[k]);
+      ch[x] = ch[x] === null ? hi[k] : Math.max(ch[x], hi[k]);
+    });
+    function yOf(v) { return r.y + ctrH - 5 - (ctrH - 10) * (v - c.min) / range; }
+    g.fillStyle = '#3465a4';
+    for (let x = 0; x < plotW; x++) {
+      if (cl[x] === null) continue;
+      const top = yOf(ch[x]), bottom = yOf(cl[x]);
+      g.fillRect(L + x, top - 0.75, 1, Math.max(1.5, bottom - top + 1.5));
+    }
+  }
   function draw() {
     g.clearRect(0, 0, W, H);
     g.font = '12px system-ui, sans-serif';
@@ -50,21 +89,18 @@ TS.timeline = function (A, P) {
     g.textAlign = 'left';
     rows.forEach(function (r) {
       if (r.group) { g.fillStyle = '#1d2330'; g.font = 'bold 12px system-ui, sans-serif'; g.fillText(r.group, 2, r.y + 13); g.font = '12px system-ui, sans-serif'; return; }
+      if (r.counter) { counterRow(r); return; }
       const l = r.lane, busy = l.busy;
       g.fillStyle = '#1d2330';
       g.fillText(l.name + '  ' + TS.pct(100 * l.busy_ns / Math.max(1, span)), 12, r.y + 15);
       g.fillStyle = '#f1f3f7';
       g.fillRect(L, r.y + 2, plotW, rowH - 4);
       g.fillStyle = '#3867d6';
+      const sum = new Array(plotW).fill(0), wsum = new Array(plotW).fill(0);
+      columns(busy.length, function (x, k, w) { sum[x] += busy[k] * w; wsum[x] += w; });
       for (let x = 0; x < plotW; x++) {
-        const a = v0 + (v1 - v0) * x / plotW, b = v0 + (v1 - v0) * (x + 1) / plotW;
-        let sum = 0, wsum = 0;
-        for (let k = Math.floor(a); k < Math.ceil(b) && k < busy.length; k++) {
-          const w = Math.min(b, k + 1) - Math.max(a, k);
-          if (w > 0) { sum += busy[k] * w; wsum += w; }
-        }
-        if (!wsum || !sum) continue;
-        const h = (rowH - 4) * Math.min(1, sum / wsum / 1000);
+        if (!wsum[x] || !sum[x]) continue;
+        const h = (rowH - 4) * Math.min(1, sum[x] / wsum[x] / 1000);
         g.fillRect(L + x, r.y + rowH - 2 - h, 1, Math.max(1, h));
       }
     });
@@ -96,11 +132,16 @@ TS.timeline = function (A, P) {
   c.addEventListener('mousedown', function (e) { drag = { x0: e.offsetX, x1: null }; });
   c.addEventListener('mousemove', function (e) {
     if (drag) { drag.x1 = e.offsetX; draw(); return; }
-    const row = rows.find(function (r) { return r.lane && e.offsetY >= r.y && e.offsetY < r.y + rowH; });
+    const row = rows.find(function (r) { return r.h && e.offsetY >= r.y && e.offsetY < r.y + r.h; });
     if (!row || e.offsetX < L) { TS.tip(e, null); return; }
-    const b = Math.floor(binAt(e.offsetX)), v = row.lane.busy[Math.min(b, T.bins - 1)];
-    TS.tip(e, row.lane.group + ' ' + row.lane.name + '\n+' + TS.ns(binToNs(b) - T.begin_ns) + ' .. +' +
-      TS.ns(binToNs(b + 1) - T.begin_ns) + ': ' + (v / 10).toFixed(1) + '% busy');
+    const b = Math.min(Math.floor(binAt(e.offsetX)), T.bins - 1), when = '+' + TS.ns(binToNs(b) - T.begin_ns) + ' .. +' +
+      TS.ns(binToNs(b + 1) - T.begin_ns) + ': ';
+    if (row.counter) {
+      const c = row.counter, lo = c.lo[b], hi = c.hi[b];
+      TS.tip(e, c.name + ' (pid ' + c.pid + ')\n' + when + (lo === null ? 'no value yet' : lo === hi ? TS.num(lo) : TS.num(lo) + ' to ' + TS.num(hi)));
+      return;
+    }
+    TS.tip(e, row.lane.group + ' ' + row.lane.name + '\n' + when + (row.lane.busy[b] / 10).toFixed(1) + '% busy');
   });
   c.addEventListener('mouseleave', function (e) { TS.tip(e, null); });
   c.addEventListener('mouseup', function () {

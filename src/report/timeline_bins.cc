@@ -1,6 +1,11 @@
 #include "tracesmith/report/timeline_bins.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <map>
 #include <set>
 
 #include "tracesmith/base/status.h"
@@ -28,15 +33,69 @@ std::string DeviceGroup(const model::Trace& meta, uint32_t pid, uint32_t device,
   return StrFormat("pid %u ", pid) + group;
 }
 
+using CounterPoints = std::vector<const analysis::AppCounterPoint*>;  // in time order
+
+// The program's counters by (name, pid) that hold a value in the window
+// (before `end`): a sample inside, or one before it, held into the window.
+std::map<std::pair<std::string, uint32_t>, CounterPoints> CountersBefore(
+    const analysis::CompactTrace& t, uint64_t end) {
+  std::map<std::pair<std::string, uint32_t>, CounterPoints> by_name;
+  for (const analysis::AppCounterPoint& p : t.app_counters())
+    if (p.ts_ns < end) by_name[{std::string(t.String(p.name_id)), p.pid}].push_back(&p);
+  return by_name;
+}
+
+// Rounded to 6 significant digits: the page draws and shows them, and the
+// page stays small (analyze --json has them exactly).
+double Shown(double v) {
+  if (!std::isfinite(v) || v == 0) return v;
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", v);
+  return std::strtod(text, nullptr);
+}
+
+template <typename Edge>
+CounterBins BinCounter(const std::string& name, uint32_t pid, const CounterPoints& points,
+                       uint64_t begin, uint32_t bins, Edge edge) {
+  CounterBins c;
+  c.name = name;
+  c.pid = pid;
+  c.lo.resize(bins);
+  c.hi.resize(bins);
+  c.min = std::numeric_limits<double>::infinity();
+  c.max = -c.min;
+  double held = std::numeric_limits<double>::quiet_NaN();
+  size_t i = 0;
+  while (i < points.size() && points[i]->ts_ns < begin) held = points[i++]->value;
+  for (uint32_t b = 0; b < bins; ++b) {
+    double lo = held, hi = held;
+    const uint64_t stop = edge(b + 1);
+    for (; i < points.size() && points[i]->ts_ns < stop; ++i) {
+      held = points[i]->value;
+      ++c.values;
+      lo = std::isnan(lo) ? held : std::min(lo, held);
+      hi = std::isnan(hi) ? held : std::max(hi, held);
+    }
+    c.lo[b] = Shown(lo);
+    c.hi[b] = Shown(hi);
+    if (!std::isnan(lo)) c.min = std::min(c.min, c.lo[b]);
+    if (!std::isnan(hi)) c.max = std::max(c.max, c.hi[b]);
+  }
+  return c;
+}
+
 }  // namespace
 
 TimelineBins ComputeTimelineBins(const analysis::CompactTrace& t, uint32_t bins) {
   TimelineBins out;
   out.begin_ns = t.window_begin();
   out.end_ns = std::max(t.window_end(), t.window_begin() + 1);
-  const size_t nlanes = std::max<size_t>(1, t.gpu_lanes().size());
+  const auto counters = CountersBefore(t, out.end_ns);
+  const size_t ncounters = std::min(counters.size(), kMaxTimelineCounters);
+  out.counters_omitted = uint32_t(counters.size() - ncounters);
+  const size_t nseries = std::max<size_t>(1, t.gpu_lanes().size() + 2 * ncounters);
   bins = std::max<uint32_t>(1, bins);
-  bins = uint32_t(std::max<uint64_t>(1, std::min<uint64_t>(bins, kMaxBinValues / nlanes)));
+  bins = uint32_t(std::max<uint64_t>(1, std::min<uint64_t>(bins, kMaxBinValues / nseries)));
   out.bins = bins;
   const uint64_t span = out.end_ns - out.begin_ns;
   // Bin b covers [begin + span*b/bins, begin + span*(b+1)/bins): exact
@@ -88,6 +147,10 @@ TimelineBins ComputeTimelineBins(const analysis::CompactTrace& t, uint32_t bins)
       lb.busy_permille[b] = width ? uint16_t((busy[b] * 1000 + width / 2) / width) : uint16_t(0);
     }
     out.lanes.push_back(std::move(lb));
+  }
+  for (const auto& [key, points] : counters) {
+    if (out.counters.size() == ncounters) break;
+    out.counters.push_back(BinCounter(key.first, key.second, points, out.begin_ns, bins, edge));
   }
   return out;
 }

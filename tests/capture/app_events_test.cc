@@ -80,6 +80,46 @@ TEST(AppEvents, NanAndInfinityRejectedAndCounted) {
   EXPECT_EQ(writer.Stats().nan_rejected, 2u);
 }
 
+// The capture range (--capture-range, --delay, --duration): the recorder
+// switches the calls on and off with CUPTI's activities (SetOn). Outside the
+// range nothing is recorded; a range is kept only when it starts after the
+// last switch on and ends before the switch off; after End SetOn does nothing.
+TEST(AppEvents, RecordsOnlyInsideTheCaptureRange) {
+  AppEvents& a = AppEvents::Get();
+  const uint32_t name = a.Intern("gated", 5, false);
+  AppEventWriter writer(3);
+  a.Begin(&FakeClock, /*on=*/false);
+  EXPECT_EQ(*a.capturing_flag(), 0);
+  a.Counter(name, 1.0);  // before the range: not recorded
+  a.Instant(name, 0);
+  EXPECT_EQ(a.Now(), 0u);
+  a.SetOn(true);
+  EXPECT_NE(*a.capturing_flag(), 0);
+  a.Counter(name, 2.0);  // inside: recorded
+  const uint64_t inside = a.Now();
+  a.Range(name, 0, inside);            // inside to inside: recorded
+  const uint64_t straddles = a.Now();  // ends after the switch off: not recorded
+  a.SetOn(false);
+  a.Range(name, 0, straddles);
+  a.Counter(name, 3.0);
+  a.SetOn(true);                // a second range of the capture
+  a.Range(name, 0, straddles);  // began in the first one, before this switch on: not kept
+  a.Instant(name, 0);
+  a.End();
+  a.SetOn(true);  // after End: stays off
+  EXPECT_EQ(*a.capturing_flag(), 0);
+  a.Counter(name, 4.0);
+  writer.Collect();
+  std::string path = ::testing::TempDir() + "/app_events_range_test.sbt";
+  auto sbt = format::SbtWriter::Open(path);
+  ASSERT_TRUE(sbt.ok());
+  writer.Write(**sbt);
+  ASSERT_TRUE((*sbt)->Close().ok());
+  EXPECT_EQ(writer.Stats().counters, 1u);
+  EXPECT_EQ(writer.Stats().ranges, 1u);
+  EXPECT_EQ(writer.Stats().instants, 1u);
+}
+
 // Past kMaxAppNames distinct names a new name gets 0 and its calls are
 // counted as dropped (runs last: it fills the process's name table).
 TEST(AppEvents, ZZDistinctNamesAreCapped) {

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -115,6 +116,43 @@ TEST(AppEventExport, SqliteNvtxEvents) {
   EXPECT_EQ(count("SELECT COUNT(*) FROM NVTX_EVENTS JOIN StringIds ON textId = id WHERE value = "
                   "'checkpoint' AND eventType = 34 AND end IS NULL"),
             kAppSteps);
+  sqlite3_close(db);
+}
+
+// SQLite: the counters in TRACESMITH_APP_COUNTERS, a row per sample with its
+// thread (globalTid) and name (StringIds); a NaN sample has no row.
+TEST(AppEventExport, SqliteAppCounters) {
+  model::Trace t = ::tracesmith::testing::AppEventTrace();
+  model::AppCounterEvent nan = t.Rows<model::AppCounterEvent>().front();
+  nan.value = std::nan("");
+  t.Rows<model::AppCounterEvent>().push_back(nan);
+  testing::TempPath out(".sqlite");
+  auto s = exporter::ExportTrace(t, ExportFormat::kSqlite, out.path());
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(out.path().c_str(), &db), SQLITE_OK);
+  auto number = [&](const char* sql) {
+    sqlite3_stmt* st = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(db, sql, -1, &st, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+    double v = st && sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_double(st, 0) : -1;
+    sqlite3_finalize(st);
+    return v;
+  };
+  EXPECT_EQ(number("SELECT COUNT(*) FROM TRACESMITH_APP_COUNTERS"), 4 * kAppSteps);
+  EXPECT_EQ(number("SELECT COUNT(*) FROM TRACESMITH_APP_COUNTERS c JOIN StringIds s ON nameId = "
+                   "s.id WHERE s.value = 'loss'"),
+            2 * kAppSteps);
+  // tokens/s of step 1, at its end less 5 us, from the session start (the trace's first event)
+  EXPECT_EQ(number("SELECT c.value FROM TRACESMITH_APP_COUNTERS c JOIN StringIds s ON nameId = "
+                   "s.id WHERE s.value = 'tokens/s' ORDER BY timestamp LIMIT 1"),
+            ::tracesmith::testing::AppTokensPerSecond(1));
+  EXPECT_EQ(number("SELECT MIN(timestamp) FROM TRACESMITH_APP_COUNTERS c JOIN StringIds s ON "
+                   "nameId = s.id WHERE s.value = 'tokens/s'"),
+            400'000 - 5'000);
+  const std::string worker = "SELECT COUNT(*) FROM TRACESMITH_APP_COUNTERS WHERE globalTid = " +
+                             std::to_string((int64_t{::tracesmith::testing::kAppPid} << 24) +
+                                            ::tracesmith::testing::kAppWorkerTid);
+  EXPECT_EQ(number(worker.c_str()), kAppSteps);
   sqlite3_close(db);
 }
 

@@ -12,6 +12,7 @@
 #include <regex>
 #include <sstream>
 
+#include "testing/app_event_trace.h"
 #include "testing/temp_dir.h"
 #include "testing/temp_file.h"
 #include "tracesmith/analysis/capture_cost.h"
@@ -185,6 +186,36 @@ TEST(HtmlReportTest, WriterRefusesItsInputAndReportsMissingFiles) {
   auto written = WriteHtmlReport(path, "launch_loop.sbt", dir / "r.html", {});
   ASSERT_TRUE(written.ok()) << written.status().ToString();
   EXPECT_EQ(FileSize(dir / "r.html").value(), written->bytes);
+}
+
+// The program's own counters (testing/app_event_trace.h) under the timeline:
+// in the page's timeline block over the same bins as the streams, and drawn
+// by the script (page_dom_check.js finds each counter's row and its line).
+TEST(HtmlReportTest, ProgramCountersUnderTheTimeline) {
+  tracesmith::testing::TempDir dir;
+  const std::string trace = dir / "app.sbt";
+  ASSERT_TRUE(format::WriteTraceFile(tracesmith::testing::AppEventTrace(), trace).ok());
+  const std::string html = Build(trace);
+  const Json page = Block(html, "ts-page");
+  const Json& tl = page["timeline"];
+  ASSERT_EQ(tl["counters"].size(), 3u);
+  std::vector<std::string> names;
+  for (const Json& c : tl["counters"]) {
+    names.push_back(c["name"]);
+    EXPECT_EQ(c["lo"].size(), tl["bins"].get<size_t>());
+    EXPECT_EQ(c["hi"].size(), tl["bins"].get<size_t>());
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"loss", "queue depth", "tokens/s"}));
+  const Json& loss = tl["counters"][0];
+  EXPECT_EQ(loss["min"], 1.0);
+  EXPECT_EQ(loss["max"], 2.5);
+  if (std::system("node --version > /dev/null 2>&1") != 0)
+    GTEST_SKIP() << "node is not installed: the counters were not drawn";
+  const std::string file = dir / "app.html";
+  ASSERT_TRUE(WriteStringToFile(file, html).ok());
+  const std::string cmd =
+      "node " + SourceDir() + "/tests/report/page_dom_check.js " + file + " --counters > /dev/null";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
 }
 
 // A synthetic trace of about 1 M events (kernels, their launch calls,

@@ -1,7 +1,8 @@
 // Runs the report page's script under node against a minimal DOM stub: the
 // script must parse, render every section without throwing, draw on both
 // canvases, and survive the interactions (timeline drag/wheel/reset, flame
-// click/search/reset). Usage: node page_dom_check.js report.html
+// click/search/reset); with --counters, the program's counters' rows.
+// Usage: node page_dom_check.js report.html [--counters]
 'use strict';
 const fs = require('fs');
 const vm = require('vm');
@@ -15,19 +16,22 @@ const code = html.match(/<script>([\s\S]*?)<\/script>/);
 if (!code) { console.error('no inline script'); process.exit(1); }
 
 let drawn = { timeline: 0, flame: 0 };
+const rects = { timeline: [], flame: [] }, texts = { timeline: [], flame: [] };
 function makeElement(id) {
   const listeners = {};
   const el = {
     id, innerHTML: '', textContent: blocks[id] !== undefined ? blocks[id] : '', style: {}, width: 0, height: 0,
     attrs: {},
     setAttribute(k, v) { this.attrs[k] = v; },
+    insertAdjacentHTML(where, h) { this.innerHTML += h; },
     addEventListener(type, fn) { (listeners[type] = listeners[type] || []).push(fn); },
     fire(type, ev) { (listeners[type] || []).forEach((fn) => fn(Object.assign({ preventDefault() {} }, ev))); },
     getContext() {
       const key = id.startsWith('flame') ? 'flame' : 'timeline';
       return new Proxy({}, {
         get(target, prop) {
-          if (prop === 'fillRect') return () => { drawn[key]++; };
+          if (prop === 'fillRect') return (x, y, w, h) => { drawn[key]++; rects[key].push([x, y, w, h]); };
+          if (prop === 'fillText') return (t, x, y) => { texts[key].push([String(t), x, y]); };
           if (prop in target) return target[prop];
           return () => {};
         },
@@ -54,6 +58,19 @@ for (const id of ['ts-header', 'findings-body', 'kernels-body', 'callsites-body'
   if (!elements[id] || !elements[id].innerHTML) failures.push(id + ' is empty');
 if (!drawn.timeline) failures.push('timeline canvas not drawn');
 if (!drawn.flame) failures.push('flame canvas not drawn');
+// --counters: the program's counters are drawn under the streams, each a row
+// with its name and a line (1-px columns in the plot, inside the row).
+if (process.argv.includes('--counters')) {
+  const page = JSON.parse(blocks['ts-page']);
+  const counters = page.timeline.counters || [];
+  if (!counters.length) failures.push('no counters in the page');
+  counters.forEach(function (c) {
+    const label = texts.timeline.find(function (t) { return c.name.startsWith(t[0].replace('\u2026', '')); });
+    if (!label) { failures.push('counter ' + c.name + ': no row'); return; }
+    const top = label[2] - 15, line = rects.timeline.filter(function (r) { return r[2] === 1 && r[1] >= top && r[1] < top + 40 && r[0] >= 230; });
+    if (line.length < 100) failures.push('counter ' + c.name + ': ' + line.length + ' line columns');
+  });
+}
 // Interactions.
 const tl = elements['timeline-canvas'], fl = elements['flame-canvas'];
 tl.fire('mousedown', { offsetX: 300, offsetY: 40 });

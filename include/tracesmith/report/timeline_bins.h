@@ -23,15 +23,30 @@ struct LaneBins {
   std::vector<uint16_t> busy_permille;  // per bin, 0..1000
 };
 
+// The program's own counter (tracesmith.counter, app.h) in the same bins, drawn
+// under the streams and zoomed with them. A counter holds its value until the
+// next sample, so a bin's range is the value held at its start (the last
+// sample before it) together with the samples inside it; NaN before the first.
+struct CounterBins {
+  std::string name;
+  uint32_t pid = 0;
+  uint64_t values = 0;         // samples inside the window
+  double min = 0, max = 0;     // of lo and hi over the bins
+  std::vector<double> lo, hi;  // per bin: the lowest and highest value held in it
+};
+
 struct TimelineBins {
   uint64_t begin_ns = 0, end_ns = 0;  // the analysis window (absolute)
   uint32_t bins = 0;
-  std::vector<LaneBins> lanes;  // GPU lanes by (pid, device, stream)
+  std::vector<LaneBins> lanes;        // GPU lanes by (pid, device, stream)
+  std::vector<CounterBins> counters;  // by (name, pid); those holding a value in the window
+  uint32_t counters_omitted = 0;      // past kMaxTimelineCounters
 };
 
-// `bins` per lane (at least 1); with many lanes fewer, so that the page's
-// data stays under ~1 M numbers (kMaxBinValues).
+// `bins` per lane and counter (at least 1); with many lanes fewer, so that the
+// page's data stays under ~1 M numbers (kMaxBinValues; a counter counts twice).
 inline constexpr uint64_t kMaxBinValues = 1'000'000;
+inline constexpr size_t kMaxTimelineCounters = 16;
 TimelineBins ComputeTimelineBins(const analysis::CompactTrace& trace, uint32_t bins);
 
 }  // namespace tracesmith::report

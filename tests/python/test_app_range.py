@@ -1,0 +1,123 @@
+"""tracesmith.range's fast path (src/python/app_module.c): the `with`
+statement's look-ups of __enter__ / __exit__ return the range itself (no
+bound-method objects), range objects come from a free list, names' ids from a
+table keyed by the str object. These tests check that every form still records
+what it should: with and without keyword arguments, through contextlib's
+ExitStack (the type's methods called with the range first), with an exception,
+nested and interleaved (generators), more distinct names than the table holds,
+and the decorator forms; captured by libtracesmith-app-fake.so."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import tracesmith
+
+FAKE = os.environ.get("TS_APP_FAKE_LIB", "")
+needs_fake = pytest.mark.skipif(not FAKE, reason="TS_APP_FAKE_LIB not set (run through ctest)")
+
+
+def test_the_with_statement_makes_no_bound_methods():
+    r = tracesmith.range("x", step=1)
+    # the look-ups the `with` statement makes give the range itself
+    assert r.__enter__ is r and r.__exit__ is r
+    assert r.name == "x" and r.args == {"step": 1}
+    # on the type they are callables taking the range first (contextlib.ExitStack's way)
+    assert type(r).__enter__(r) is r
+    assert type(r).__exit__(r, None, None, None) is False
+    with pytest.raises(TypeError, match="takes a range"):
+        type(r).__enter__(5)
+    with pytest.raises(TypeError, match="takes a range and 3 arguments"):
+        type(r).__exit__(r)
+    with pytest.raises(TypeError, match="decorates one function"):
+        r(1, 2)
+    with pytest.raises(TypeError, match="1 positional argument"):
+        tracesmith.range()
+    with pytest.raises(TypeError, match="name must be a str"):
+        tracesmith.range(None)
+
+
+PROGRAM = textwrap.dedent("""
+    import contextlib, sys
+    sys.path.insert(0, {pythonpath!r})
+    import tracesmith
+    p = tracesmith.profile({out!r}); p.start()
+    assert tracesmith.enabled()
+    for i in range(3):
+        with tracesmith.range("plain"):
+            pass
+        with tracesmith.range("kw", step=i):
+            pass
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(tracesmith.range("exitstack"))
+    try:
+        with tracesmith.range("raised"):
+            raise ValueError("x")
+    except ValueError:
+        pass
+    with tracesmith.range("outer"):
+        with tracesmith.range("outer"):
+            pass
+    def gen(name):
+        with tracesmith.range(name):
+            yield 1
+            yield 2
+    a, b = gen("gen a"), gen("gen b")
+    next(a); next(b); next(a); next(b)   # interleaved on one thread
+    for g in (a, b):
+        for _ in g:
+            pass
+    for i in range(600):                 # more names than the id table's 256 slots
+        with tracesmith.range("many %d" % i):
+            pass
+    for i in range(600):                 # the same names again: each its own id
+        with tracesmith.range("many %d" % i):
+            pass
+    @tracesmith.range("deco")
+    def f(x):
+        return x * 2
+    @tracesmith.range("deco kw", level=3)
+    def g(x):
+        return x + 1
+    @tracesmith.range
+    def h():
+        return 7
+    assert f(2) == 4 and g(2) == 3 and h() == 7
+    p.stop()
+""")
+
+
+@needs_fake
+def test_every_form_records(tmp_path):
+    out = tmp_path / "range.sbt"
+    script = tmp_path / "ranges.py"
+    pythonpath = os.environ.get("PYTHONPATH", "").split(os.pathsep)[0]
+    script.write_text(PROGRAM.format(pythonpath=pythonpath, out=str(out)))
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                       env={**os.environ, "TRACESMITH_INJECT_LIB": FAKE})
+    assert r.returncode == 0, r.stderr
+    t = tracesmith.load(str(out))
+    e = t.app_events
+    names, args = list(e["name"]), list(e["args"])
+    starts, ends = list(e["start_ns"]), list(e["end_ns"])
+    assert names.count("plain") == 3
+    kw = [json.loads(a) for n, a in zip(names, args) if n == "kw"]
+    assert sorted(k["step"] for k in kw) == [0, 1, 2]
+    assert all(not a for n, a in zip(names, args) if n == "plain")
+    for n in ("exitstack", "raised", "deco", "deco kw", "h", "gen a", "gen b"):
+        assert names.count(n) == 1, (n, names[:20])
+    assert names.count("outer") == 2
+    outer = sorted((s, en) for n, s, en in zip(names, starts, ends) if n == "outer")
+    assert outer[0][0] <= outer[1][0] and outer[1][1] <= outer[0][1]  # nested
+    ga = next((s, en) for n, s, en in zip(names, starts, ends) if n == "gen a")
+    gb = next((s, en) for n, s, en in zip(names, starts, ends) if n == "gen b")
+    assert ga[0] < gb[0] < ga[1] < gb[1]  # each its own start and end
+    for i in (0, 255, 256, 599):
+        assert names.count("many %d" % i) == 2
+    assert sum(1 for n in names if n.startswith("many ")) == 1200
+    assert json.loads(next(a for n, a in zip(names, args) if n == "deco kw")) == {"level": 3}
+    assert t.stats["capture.app.ranges"] == len(names)
