@@ -63,6 +63,15 @@ void GpuMetricsJson(JsonWriter& j, const GpuMetricsReport& g) {
     j.UInt("samples", m.samples).UInt("covered_ns", m.covered_ns).EndObject();
   }
   j.EndArray();
+  j.BeginArray("steps");
+  for (const GpuMetricStep& st : g.steps) {
+    j.BeginObject().UInt("step", st.number).UInt("ns", st.ns);
+    j.BeginObject("values");
+    for (size_t c = 0; c < st.values.size() && c < g.columns.size(); ++c)
+      value(g.columns[c], st.values[c]);
+    j.EndObject().EndObject();
+  }
+  j.EndArray();
   j.BeginArray("kernels");
   for (const GpuMetricKernel& k : g.kernels) {
     j.BeginObject().Str("name", k.name).UInt("alone_ns", k.alone_ns).UInt("shared_ns", k.shared_ns);

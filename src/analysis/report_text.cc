@@ -129,6 +129,27 @@ void AppCountersSection(Printer& p, const AppCountersReport& a, const StepReport
     if (!c.note.empty()) p("  Note: %s.\n", Printable(c.note).c_str());
 }
 
+// Per step, the first kGpuMetricStepColumns columns (the default set's most
+// telling ones come first: SM, tensor, DRAM, SM throughput); JSON has them all.
+constexpr size_t kGpuMetricStepColumns = 4;
+void GpuMetricStepsTable(Printer& p, const GpuMetricsReport& g, size_t top) {
+  if (g.steps.empty()) return;
+  const size_t n = std::min(g.columns.size(), kGpuMetricStepColumns);
+  p("  Per step (time-weighted means over each step, every GPU)%s\n",
+    g.columns.size() > n ? StrFormat("; the first %zu metrics (--json has all)", n).c_str() : "");
+  p("    %6s %11s", "STEP", "WALL");
+  for (size_t c = 0; c < n; ++c) p(" %20s", Cut(GpuMetricHeading(g, c), 20).c_str());
+  p("\n");
+  for (size_t i = 0; i < g.steps.size() && i < top; ++i) {
+    const GpuMetricStep& s = g.steps[i];
+    p("    %6u %11s", s.number, D(s.ns).c_str());
+    for (size_t c = 0; c < n && c < s.values.size(); ++c)
+      p(" %20s", std::isnan(s.values[c]) ? "-" : MetricValue(s.values[c], g.units[c]).c_str());
+    p("\n");
+  }
+  if (g.steps.size() > top) p("    ... %zu more steps (use --top N)\n", g.steps.size() - top);
+}
+
 // "GPU metrics": each device's metrics over the window, then per kernel name
 // while it ran alone and while it shared its GPU.
 void GpuMetricsSection(Printer& p, const GpuMetricsReport& g, size_t top) {
@@ -143,6 +164,7 @@ void GpuMetricsSection(Printer& p, const GpuMetricsReport& g, size_t top) {
           .c_str(),
       Cut(m.label.empty() ? m.name : m.label, 34).c_str(), MetricValue(m.mean, m.unit).c_str(),
       MetricValue(m.max, m.unit).c_str(), U(m.samples));
+  GpuMetricStepsTable(p, g, top);
   if (g.kernels.empty()) return;
   p("  Per kernel, time-weighted over the samples while it ran alone on its GPU; \"shared\": "
     "while other kernels ran beside it (the metrics then measure them together)\n");

@@ -126,6 +126,35 @@ TEST(GpuMetricsReport, FindingsPerKernel) {
   EXPECT_EQ(all.find("Kernel fma ("), std::string::npos) << all;
 }
 
+// Per step: step 1 is copy then idle, step 2 gemm (alone, then with fma),
+// step 3 fma alone then idle: the phases' values weighted by their time.
+TEST(GpuMetricsReport, PerStepMeansInTextAndJson) {
+  const AnalysisReport r = AnalyzeGpuMetricTrace({.steps = true});
+  ASSERT_EQ(r.steps.steps.size(), 3u) << r.steps.method;
+  const GpuMetricsReport& g = r.gpu_metrics;
+  ASSERT_EQ(g.steps.size(), 3u);
+  const double want[3][3] = {{45, 0, 42.5}, {97.5, 60, 25}, {30, 0, 5.0 / 3}};
+  for (size_t s = 0; s < 3; ++s) {
+    EXPECT_EQ(g.steps[s].number, uint32_t(s + 1));
+    ASSERT_EQ(g.steps[s].values.size(), 3u);
+    for (size_t c = 0; c < 3; ++c) EXPECT_NEAR(g.steps[s].values[c], want[s][c], 1e-9) << s << c;
+  }
+  std::ostringstream text;
+  WriteTextReport(r, AnalyzeOptions{}, text);
+  EXPECT_NE(text.str().find("Per step (time-weighted means over each step, every GPU)"),
+            std::string::npos)
+      << text.str();
+  std::ostringstream js;
+  WriteJsonReport(r, js);
+  const nlohmann::json doc = nlohmann::json::parse(js.str());
+  const nlohmann::json& steps = doc.at("gpu_metrics").at("steps");
+  ASSERT_EQ(steps.size(), 3u);
+  EXPECT_EQ(steps[1].at("step"), 2);
+  EXPECT_DOUBLE_EQ(
+      steps[1].at("values").at("sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed"),
+      60.0);
+}
+
 TEST(GpuMetricsReport, AbsentWithoutSamples) {
   CompactTrace c;
   model::Trace t = ::tracesmith::testing::GpuMetricTrace();

@@ -29,6 +29,8 @@ struct GpuMetricTraceOptions {
   uint64_t period_ns = 100;  // sample length; 1000 divides by it for exact phases
   uint32_t pid = 100;
   bool descriptions = true;  // false: no GpuMetric rows (names unknown)
+  // The program's step ranges "step 1..3": [1000, 3000), [3000, 5000), [5000, 8000).
+  bool steps = false;
 };
 
 struct GpuMetricPhase {
@@ -54,6 +56,18 @@ inline model::Trace GpuMetricTrace(const GpuMetricTraceOptions& o = {}) {
     k.name_id = str(name);
     t.Rows<model::KernelEvent>().push_back(k);
   };
+  if (o.steps)
+    for (uint64_t s = 0; s < 3; ++s) {
+      const uint64_t bounds[] = {1000, 3000, 5000, 8000};
+      model::AppEvent step{};
+      step.start_ns = bounds[s];
+      step.end_ns = bounds[s + 1];
+      step.pid = o.pid;
+      step.tid = 1;
+      step.name_id = str("step " + std::to_string(s + 1));
+      step.kind = model::kAppRange;
+      t.Rows<model::AppEvent>().push_back(step);
+    }
   kernel("copy", 1000, 2000, 7);
   kernel("gemm", 3000, 5000, 7);
   kernel("fma", 4000, 6000, 8);
