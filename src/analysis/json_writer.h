@@ -35,29 +35,17 @@ class JsonWriter {
     return *this;
   }
   JsonWriter& Str(std::string_view key, std::string_view v) {
-    if (!key.empty())
-      Key(key);
-    else
-      Comma();
-    after_key_ = false;
+    Value(key);
     buf_.String(v);
     return *this;
   }
   JsonWriter& UInt(std::string_view key, uint64_t v) {
-    if (!key.empty())
-      Key(key);
-    else
-      Comma();
-    after_key_ = false;
+    Value(key);
     buf_.Uint(v);
     return *this;
   }
   JsonWriter& Num(std::string_view key, double v) {
-    if (!key.empty())
-      Key(key);
-    else
-      Comma();
-    after_key_ = false;
+    Value(key);
     char text[32];
     int n = std::snprintf(text, sizeof text, "%.6g", v);
     buf_.Raw(std::string_view(text, n > 0 ? size_t(n) : 0));
@@ -67,11 +55,7 @@ class JsonWriter {
   // form): for values the program itself reported (app counters), which the
   // reader compares with its own.
   JsonWriter& Exact(std::string_view key, double v) {
-    if (!key.empty())
-      Key(key);
-    else
-      Comma();
-    after_key_ = false;
+    Value(key);
     char text[32];
     const auto r = std::to_chars(text, text + sizeof text, v);
     buf_.Raw(std::string_view(text, size_t(r.ptr - text)));
@@ -86,11 +70,7 @@ class JsonWriter {
     return *this;
   }
   JsonWriter& Bool(std::string_view key, bool v) {
-    if (!key.empty())
-      Key(key);
-    else
-      Comma();
-    after_key_ = false;
+    Value(key);
     if (v)
       buf_.Raw("true");
     else
@@ -99,12 +79,16 @@ class JsonWriter {
   }
 
  private:
-  JsonWriter& Open(std::string_view key, char c) {
+  // Before a value: its key in an object, or the comma in an array.
+  void Value(std::string_view key) {
     if (!key.empty())
       Key(key);
     else
       Comma();
     after_key_ = false;
+  }
+  JsonWriter& Open(std::string_view key, char c) {
+    Value(key);
     buf_.Char(c);
     first_.push_back(true);
     return *this;

@@ -6,9 +6,11 @@ not check. Standard library only (unittest; pytest runs it too)."""
 import os
 import subprocess
 import sys
-import tempfile
 import time
 import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fake_tree import FakeTreeCase  # noqa: E402
 
 SOURCE_DIR = os.environ.get("TS_SOURCE_DIR") or os.path.dirname(
     os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -45,24 +47,14 @@ def run(root):
     return p.returncode, p.stdout + p.stderr
 
 
-class FakeTree(unittest.TestCase):
+class FakeTree(FakeTreeCase):
     def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        self.root = self.tmp.name
+        super().setUp()
         for rel, text in FILES.items():
             self.write(rel, text)
         self.write("README.md", GOOD_README)
         self.write("src/replay/README.md", GOOD_MODULE_README)
         self.write("src/format/README.md", "# format\n")
-
-    def tearDown(self):
-        self.tmp.cleanup()
-
-    def write(self, rel, text):
-        path = os.path.join(self.root, rel)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w") as f:
-            f.write(text)
 
     def test_existing_paths_pass(self):
         rc, out = run(self.root)

@@ -5,8 +5,10 @@ the real one. Standard library only (unittest; pytest runs it too)."""
 import os
 import subprocess
 import sys
-import tempfile
 import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fake_tree import FakeTreeCase  # noqa: E402
 
 SOURCE_DIR = os.environ.get("TS_SOURCE_DIR") or os.path.dirname(
     os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -32,10 +34,9 @@ def run(root, *args):
     return p.returncode, p.stdout, p.stderr
 
 
-class FakeTree(unittest.TestCase):
+class FakeTree(FakeTreeCase):
     def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        self.root = self.tmp.name
+        super().setUp()
         self.write("docs/architecture.md", TABLE)
         self.write("include/tracesmith/base/status.h", "#pragma once\n#include <string>\n")
         self.write("include/tracesmith/model/trace.h",
@@ -44,15 +45,6 @@ class FakeTree(unittest.TestCase):
         self.write("src/export/export.cc",
                    '#include <tracesmith/model/trace.h>\n#include "tracesmith/base/status.h"\n')
         self.write("src/cli/main.cc", '#include "tracesmith/export/export.h"\n')
-
-    def tearDown(self):
-        self.tmp.cleanup()
-
-    def write(self, rel, text):
-        path = os.path.join(self.root, rel)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w") as f:
-            f.write(text)
 
     def test_clean_tree_passes(self):
         rc, out, err = run(self.root)
