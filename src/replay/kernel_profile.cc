@@ -9,11 +9,11 @@ namespace tracesmith::replay {
 
 const std::vector<std::string>& DefaultKernelMetrics() {
   static const std::vector<std::string> names = {
-      kMetricDuration, kMetricSmThroughput, kMetricMemThroughput, kMetricOccupancy,
-      kMetricDramRead, kMetricDramWrite,    kMetricL2Hit,         kMetricTensor,
-      kMetricFp32Fma,  kMetricFp32Add,      kMetricFp32Mul,       kMetricFp64Fma,
-      kMetricFp64Add,  kMetricFp64Mul,      kMetricFp16Fma,       kMetricFp16Add,
-      kMetricFp16Mul};
+      kMetricDuration,  kMetricSmThroughput, kMetricMemThroughput, kMetricDramThroughput,
+      kMetricOccupancy, kMetricDramRead,     kMetricDramWrite,     kMetricL2Hit,
+      kMetricTensor,    kMetricFp32Fma,      kMetricFp32Add,       kMetricFp32Mul,
+      kMetricFp64Fma,   kMetricFp64Add,      kMetricFp64Mul,       kMetricFp16Fma,
+      kMetricFp16Add,   kMetricFp16Mul};
   return names;
 }
 
@@ -59,6 +59,7 @@ void DeriveKernelProfile(KernelProfile* p) {
   p->memory_pct = p->Value(kMetricMemThroughput);
   p->occupancy_pct = p->Value(kMetricOccupancy);
   p->l2_hit_pct = p->Value(kMetricL2Hit);
+  p->dram_pct = p->Value(kMetricDramThroughput);
   p->tensor_pct = p->Value(kMetricTensor);
   const double rd = p->Value(kMetricDramRead), wr = p->Value(kMetricDramWrite);
   p->dram_bytes = std::isnan(rd) || std::isnan(wr) ? NAN : rd + wr;
@@ -97,8 +98,9 @@ std::string FormatKernelProfile(const KernelProfile& p) {
        ", achieved occupancy " + Pct(p.occupancy_pct) + "\n";
   if (!std::isnan(p.dram_bytes) || !std::isnan(p.l2_hit_pct))
     s += "    DRAM " +
-         (std::isnan(p.dram_bytes) ? std::string("?") : HumanBytes(uint64_t(p.dram_bytes))) +
-         ", L2 hit rate " + Pct(p.l2_hit_pct) + ", tensor pipe " + Pct(p.tensor_pct) + "\n";
+         (std::isnan(p.dram_bytes) ? std::string("?") : HumanBytes(uint64_t(p.dram_bytes))) + " (" +
+         Pct(p.dram_pct) + " of peak bandwidth)" + ", L2 hit rate " + Pct(p.l2_hit_pct) +
+         ", tensor pipe " + Pct(p.tensor_pct) + "\n";
   auto g = [](double f) { return std::isnan(f) ? std::string("?") : StrFormat("%.4g", f); };
   s += "    FLOPs: FP32 " + g(p.flops_fp32) + ", FP64 " + g(p.flops_fp64) + ", FP16 " +
        g(p.flops_fp16) + " (tensor cores not counted); arithmetic intensity " +

@@ -114,6 +114,7 @@ Json ProfileJson(const KernelProfile& p) {
       {"memory_throughput_pct", num(p.memory_pct)},
       {"achieved_occupancy_pct", num(p.occupancy_pct)},
       {"dram_bytes", num(p.dram_bytes)},
+      {"dram_throughput_pct", num(p.dram_pct)},
       {"l2_hit_rate_pct", num(p.l2_hit_pct)},
       {"tensor_pipe_pct", num(p.tensor_pct)},
       {"flops",

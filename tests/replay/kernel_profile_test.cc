@@ -16,11 +16,19 @@ KernelProfile Measured(double sm, double mem) {
   KernelProfile p;
   p.requested = p.measured = true;
   p.passes = 9;
-  p.values = {
-      {kMetricDuration, 12'500}, {kMetricSmThroughput, sm},    {kMetricMemThroughput, mem},
-      {kMetricOccupancy, 81.5},  {kMetricDramRead, 3'000'000}, {kMetricDramWrite, 1'000'000},
-      {kMetricL2Hit, 42.0},      {kMetricTensor, 0.0},         {kMetricFp32Fma, 1'000'000},
-      {kMetricFp32Add, 500'000}, {kMetricFp32Mul, 0},          {kMetricFp64Fma, 0}};
+  p.values = {{kMetricDuration, 12'500},
+              {kMetricSmThroughput, sm},
+              {kMetricMemThroughput, mem},
+              {kMetricOccupancy, 81.5},
+              {kMetricDramThroughput, 77.0},
+              {kMetricDramRead, 3'000'000},
+              {kMetricDramWrite, 1'000'000},
+              {kMetricL2Hit, 42.0},
+              {kMetricTensor, 0.0},
+              {kMetricFp32Fma, 1'000'000},
+              {kMetricFp32Add, 500'000},
+              {kMetricFp32Mul, 0},
+              {kMetricFp64Fma, 0}};
   DeriveKernelProfile(&p);
   return p;
 }
@@ -69,7 +77,8 @@ TEST(KernelProfile, LinesSayWhatWasMeasuredOrWhyNot) {
                    "throughput 85.0%, achieved occupancy 81.5%"),
             std::string::npos)
       << s;
-  EXPECT_NE(s.find("L2 hit rate 42.0%"), std::string::npos) << s;
+  EXPECT_NE(s.find("DRAM 3.81 MiB (77.0% of peak bandwidth), L2 hit rate 42.0%"), std::string::npos)
+      << s;
   EXPECT_NE(s.find("FLOPs: FP32 2.5e+06"), std::string::npos) << s;
   EXPECT_NE(s.find("roofline: memory-bound (SM 20.0%, memory 85.0% of peak"), std::string::npos)
       << s;
@@ -94,6 +103,7 @@ TEST(KernelProfile, JsonUnderTheLaunch) {
   EXPECT_EQ(m.at("passes"), 9);
   EXPECT_EQ(m.at("values").at(kMetricDramRead), 3'000'000);
   EXPECT_EQ(m.at("dram_bytes"), 4'000'000);
+  EXPECT_EQ(m.at("dram_throughput_pct"), 77.0);
   EXPECT_EQ(m.at("roofline"), "memory-bound");
   EXPECT_TRUE(m.at("flops").at("fp16").is_null());
   o.profile = KernelProfile{};

@@ -24,6 +24,8 @@ inline constexpr const char* kMetricSmThroughput =
     "sm__throughput.avg.pct_of_peak_sustained_elapsed";
 inline constexpr const char* kMetricMemThroughput =
     "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed";
+inline constexpr const char* kMetricDramThroughput =
+    "dram__throughput.avg.pct_of_peak_sustained_elapsed";
 inline constexpr const char* kMetricOccupancy = "sm__warps_active.avg.pct_of_peak_sustained_active";
 inline constexpr const char* kMetricDramRead = "dram__bytes_read.sum";
 inline constexpr const char* kMetricDramWrite = "dram__bytes_write.sum";
@@ -67,7 +69,7 @@ struct KernelProfile {
 
   // Derived (DeriveKernelProfile); NaN where a metric it needs is missing.
   double duration_ns = NAN, sm_pct = NAN, memory_pct = NAN, occupancy_pct = NAN;
-  double dram_bytes = NAN, l2_hit_pct = NAN, tensor_pct = NAN;
+  double dram_bytes = NAN, dram_pct = NAN, l2_hit_pct = NAN, tensor_pct = NAN;
   double flops_fp32 = NAN, flops_fp64 = NAN, flops_fp16 = NAN;
   double intensity = NAN;  // all FLOPs per DRAM byte (tensor-core work not counted)
   // "memory-bound", "compute-bound", "latency-bound"; "" without the two
