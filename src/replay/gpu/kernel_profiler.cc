@@ -126,10 +126,8 @@ Status KernelProfiler::Open(CUcontext ctx, int device, const std::vector<std::st
   RETURN_IF_ERROR(Cupti("cuptiProfilerHostGetNumOfPasses", cuptiProfilerHostGetNumOfPasses(&np)));
   passes_ = uint32_t(np.numOfPasses);
 
-  TS_RP_PARAMS(CUpti_RangeProfiler_Enable_Params, ep);
-  ep.ctx = ctx;
-  RETURN_IF_ERROR(Cupti("cuptiRangeProfilerEnable", cuptiRangeProfilerEnable(&ep)));
-  profiler_ = ep.pRangeProfilerObject;
+  ctx_ = ctx;
+  RETURN_IF_ERROR(Enable());
   TS_RP_PARAMS(CUpti_RangeProfiler_GetCounterDataSize_Params, ds);
   ds.pRangeProfilerObject = profiler_;
   ds.pMetricNames = names_.data();
@@ -139,6 +137,20 @@ Status KernelProfiler::Open(CUcontext ctx, int device, const std::vector<std::st
   RETURN_IF_ERROR(
       Cupti("cuptiRangeProfilerGetCounterDataSize", cuptiRangeProfilerGetCounterDataSize(&ds)));
   counter_data_.assign(ds.counterDataSize, 0);
+  return OkStatus();
+}
+
+Status KernelProfiler::Enable() {
+  if (profiler_) {
+    TS_RP_PARAMS(CUpti_RangeProfiler_Disable_Params, p);
+    p.pRangeProfilerObject = profiler_;
+    cuptiRangeProfilerDisable(&p);
+    profiler_ = nullptr;
+  }
+  TS_RP_PARAMS(CUpti_RangeProfiler_Enable_Params, ep);
+  ep.ctx = ctx_;
+  RETURN_IF_ERROR(Cupti("cuptiRangeProfilerEnable", cuptiRangeProfilerEnable(&ep)));
+  profiler_ = ep.pRangeProfilerObject;
   return OkStatus();
 }
 
@@ -168,6 +180,9 @@ Status KernelProfiler::Configure() {
 Status KernelProfiler::Measure(const std::function<Status()>& launch, CUstream stream,
                                KernelProfile* out) {
   if (!profiler_) return FailedPrecondition("the range profiler is not set up");
+  // Each launch on a fresh range profiler (as the one measured on the H200);
+  // the config and the counter data image are the set's.
+  if (measurements_++ > 0) RETURN_IF_ERROR(Enable());
   RETURN_IF_ERROR(Configure());
   TS_RP_PARAMS(CUpti_RangeProfiler_Start_Params, st);
   st.pRangeProfilerObject = profiler_;

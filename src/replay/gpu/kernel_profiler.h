@@ -40,6 +40,7 @@ class KernelProfiler {
  private:
   Status NewHost();
   void EndHost();
+  Status Enable();     // a range profiler object on ctx_ (the last one disabled)
   Status Configure();  // the counter data image emptied and the config set
 
   std::string chip_;
@@ -49,6 +50,8 @@ class KernelProfiler {
   CUpti_Profiler_Host_Object* host_ = nullptr;
   CUpti_RangeProfiler_Object* profiler_ = nullptr;
   uint32_t passes_ = 0;
+  CUcontext ctx_ = nullptr;
+  uint32_t measurements_ = 0;
 };
 
 }  // namespace tracesmith::replay::gpu
