@@ -64,6 +64,7 @@ class ReplayLaunch:
     warm_time_min_ns: Optional[int] = None
     warm_time_max_ns: Optional[int] = None
     idempotence: Optional[str] = None
+    metrics: Optional[dict] = None
     details: dict = field(default_factory=dict, compare=False, repr=False)
 
 
@@ -106,7 +107,7 @@ def _launch(d: dict) -> ReplayLaunch:
         ranges=addr.get("ranges", 0), ranges_mapped_away=addr.get("mapped_away", 0),
         error=d.get("error"), warm_time_median_ns=warm.get("median_ns"),
         warm_time_min_ns=warm.get("min_ns"), warm_time_max_ns=warm.get("max_ns"),
-        idempotence=warm.get("idempotence"), details=d)
+        idempotence=warm.get("idempotence"), metrics=d.get("metrics"), details=d)
 
 
 def _result_from_cli(returncode: int, stdout: str, stderr: str) -> ReplayResult:
@@ -135,7 +136,8 @@ def _result_from_cli(returncode: int, stdout: str, stderr: str) -> ReplayResult:
 
 def replay(path, *, launch: Optional[int] = None, range: Optional[tuple] = None,
            iterations: int = 1, device: int = 0, same_addresses_only: bool = False,
-           warm: bool = False, dry_run: bool = False, strict: bool = False) -> ReplayResult:
+           warm: bool = False, metrics=None, dry_run: bool = False,
+           strict: bool = False) -> ReplayResult:
     """Replays the kernel launches a capture recorded (`tracesmith profile
     --replay-capture`, or Profiler(replay_capture=...)) on the GPU, as
     `tracesmith replay --json` does, and compares their outputs with the
@@ -149,7 +151,11 @@ def replay(path, *, launch: Optional[int] = None, range: Optional[tuple] = None,
     also times each launch warm, `iterations` runs back to back without
     restoring its inputs (as consecutive launches in the program run), and
     says whether it is idempotent on its inputs (ReplayLaunch.idempotence,
-    warm_time_*_ns; not with range). dry_run=True
+    warm_time_*_ns; not with range). metrics=True (or a list of Nsight
+    Compute metric names) also measures each launch's hardware counters
+    (ReplayLaunch.metrics: throughputs, occupancy, DRAM bytes, FLOPs, the
+    roofline verdict; docs/replay-format.md, "Hardware counters of a launch";
+    not with range). dry_run=True
     emulates the recorded schedule on the CPU instead (any trace; no GPU; the
     text report only). Raises TraceError when the replay cannot run (no GPU, a
     damaged capture, ...), with the CLI's message.
@@ -169,6 +175,9 @@ def replay(path, *, launch: Optional[int] = None, range: Optional[tuple] = None,
             args.append("--same-addresses-only")
         if warm:
             args.append("--warm")
+        if metrics:
+            args.append("--metrics" if metrics is True else
+                        "--metrics=" + (metrics if isinstance(metrics, str) else ",".join(metrics)))
     if strict:
         args.append("--strict")
     r = subprocess.run(args, capture_output=True, text=True, errors="replace")

@@ -106,6 +106,29 @@ def test_warm_times_and_idempotence():
     assert a.details["time"]["l2_flushed"] is True
 
 
+def test_metrics_under_each_launch():
+    with_metrics = _launch(0, "identical")
+    with_metrics["metrics"] = {"measured": True, "passes": 10, "roofline": "memory-bound",
+                               "dram_bytes": 133579520.0, "values": {}}
+    doc = _document([with_metrics, _launch(1, "identical")], 0)
+    a, b = _replay._result_from_cli(0, doc, "").launches
+    assert a.metrics["roofline"] == "memory-bound" and a.metrics["passes"] == 10
+    assert b.metrics is None
+
+
+def test_metrics_option_reaches_the_cli(monkeypatch):
+    seen = []
+
+    def fake_run(args, **kwargs):
+        seen.append(args)
+        return subprocess.CompletedProcess(args, 0, _document([], 0), "")
+    monkeypatch.setattr(_replay.subprocess, "run", fake_run)
+    tracesmith.replay("cap.sbt", launch=3, metrics=True)
+    tracesmith.replay("cap.sbt", metrics=["dram__bytes_read.sum", "gpu__time_duration.sum"])
+    assert "--metrics" in seen[0]
+    assert "--metrics=dram__bytes_read.sum,gpu__time_duration.sum" in seen[1]
+
+
 def test_range_replay_is_one_launch_of_kind_range():
     seq = {"launches": 4, "stream_ops": 3, "copies": 1, "memsets": 0, "syncs": 2, "streams": 2,
            "external_writes": 0, "ranges_not_compared": 0}
