@@ -3,7 +3,7 @@
 by round on the same workloads, medians, ratios to the baseline.
 
   bench/overhead.py --tracesmith BIN --launch-loop BIN --cupti-floor SO
-                    [--set main|groups|stacks] [--configs SPEC,...]
+                    [--set main|groups|pcsampling|gpumetrics] [--configs SPEC,...]
                     [--workloads ll,pyll,mlp,xf] [--rounds 8] [--json FILE]
   bench/overhead.py ... --from-json A.json B.json   (report earlier runs together)
 
@@ -60,6 +60,12 @@ SETS = {
     # default period (2^15; 2^17 loses the sample shares: docs/pc-sampling.md).
     "pcsampling": [
         "base=base", "tracesmith=ts:", "pc_sampling_2^15=ts:--pc-sampling-period 15",
+    ],
+    # GPU hardware metrics over time (issue #40: <= 3% on top of the default
+    # capture at the default interval, 1 ms), and at 100 us for the record.
+    "gpumetrics": [
+        "base=base", "tracesmith=ts:", "gpu_metrics_1ms=ts:--gpu-metrics",
+        "gpu_metrics_100us=ts:--gpu-metrics --gpu-metrics-interval 100us",
     ],
 }
 

@@ -3,7 +3,7 @@
 # machine. Run from the repository root:
 #
 #   scripts/gpu-check.sh [BUILD_DIR=build/gpu]
-#   GPU_CHECK=tests,replay,torchjson,python,inproc,pcsampling,sasscounts,gpumetrics,replaymetrics,appevents,pccost,memory,job,nccl,selfcost,apicost,launchcost,bench,sweep (default;
+#   GPU_CHECK=tests,replay,torchjson,python,inproc,pcsampling,sasscounts,gpumetrics,replaymetrics,appevents,pccost,metricscost,memory,job,nccl,selfcost,apicost,launchcost,bench,sweep (default;
 #             also: fixtures, example)
 #   BENCH_ROUNDS=8  BENCH_WORKLOADS=ll,pyll,mlp,xf  SWEEP_WORKLOADS=xf
 #   GPU_TESTS="capture_gpu_test ..."  (a subset of the GPU gtests)
@@ -32,7 +32,7 @@ set -u
 . "$(dirname "$0")/lib/checks.sh"
 BUILD=${1:-build/gpu}
 OUT=${OUT:-$PWD/gpu-check-out}
-WHAT=${GPU_CHECK:-tests,replay,torchjson,python,inproc,pcsampling,sasscounts,gpumetrics,replaymetrics,appevents,pccost,memory,job,nccl,selfcost,apicost,launchcost,bench,sweep}
+WHAT=${GPU_CHECK:-tests,replay,torchjson,python,inproc,pcsampling,sasscounts,gpumetrics,replaymetrics,appevents,pccost,metricscost,memory,job,nccl,selfcost,apicost,launchcost,bench,sweep}
 ROUNDS=${BENCH_ROUNDS:-8}
 mkdir -p "$OUT"
 exec > >(tee -a "$OUT/gpu-check.log") 2>&1
@@ -444,6 +444,15 @@ if want pccost && { ! uses_torch "${PCCOST_WORKLOADS:-xf,mlp}" ||
     --rounds "${PCCOST_ROUNDS:-4}" --json "$OUT/pccost.json" --tag PCCOST \
     2>&1 | tee "$OUT/pccost.log"
   check "pccost: bench/overhead.py --set pcsampling exits 0" "${PIPESTATUS[0]}"
+fi
+if want metricscost && { ! uses_torch "${METRICSCOST_WORKLOADS:-xf}" ||
+                         needs_torch "metricscost: bench/overhead.py --set gpumetrics"; }; then
+  # What --gpu-metrics costs on top of the default capture (issue #40's <= 3% on the bf16
+  # Transformer step at the default interval).
+  "${BENCH[@]}" --set gpumetrics --workloads "${METRICSCOST_WORKLOADS:-xf}" \
+    --rounds "${METRICSCOST_ROUNDS:-4}" --json "$OUT/metricscost.json" --tag METRICSCOST \
+    2>&1 | tee "$OUT/metricscost.log"
+  check "metricscost: bench/overhead.py --set gpumetrics exits 0" "${PIPESTATUS[0]}"
 fi
 if want sweep && { ! uses_torch "${SWEEP_WORKLOADS:-xf}" ||
                    needs_torch "sweep: bench/overhead.py --set groups"; }; then
