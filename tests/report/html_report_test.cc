@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "testing/app_event_trace.h"
+#include "testing/gpu_metric_trace.h"
 #include "testing/temp_dir.h"
 #include "testing/temp_file.h"
 #include "tracesmith/analysis/capture_cost.h"
@@ -216,6 +217,59 @@ TEST(HtmlReportTest, ProgramCountersUnderTheTimeline) {
   const std::string cmd =
       "node " + SourceDir() + "/tests/report/page_dom_check.js " + file + " --counters > /dev/null";
   EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+}
+
+// GPU metrics (testing/gpu_metric_trace.h) under the timeline: a row per
+// (device, metric) named with its label and unit, over the same bins as the
+// streams (the mean and the samples' range, not the samples), and drawn by the
+// script (page_dom_check.js --gpu-metrics finds each row and its line).
+TEST(HtmlReportTest, GpuMetricsUnderTheTimeline) {
+  tracesmith::testing::TempDir dir;
+  const std::string trace = dir / "metrics.sbt";
+  ASSERT_TRUE(format::WriteTraceFile(tracesmith::testing::GpuMetricTrace(), trace).ok());
+  const std::string html = Build(trace);
+  EXPECT_NE(html.find("under the streams the GPU metrics (profile --gpu-metrics) and"),
+            std::string::npos);
+  const Json page = Block(html, "ts-page");
+  const Json& tl = page["timeline"];
+  ASSERT_EQ(tl["gpu_metrics"].size(), 3u);
+  EXPECT_EQ(tl["gpu_metrics_omitted"], 0);
+  std::vector<std::string> names;
+  for (const Json& m : tl["gpu_metrics"]) {
+    names.push_back(m["name"]);
+    EXPECT_EQ(m["unit"], "%");
+    EXPECT_EQ(m["device"], 0);
+    for (const char* k : {"mean", "lo", "hi"})
+      EXPECT_EQ(m[k].size(), tl["bins"].get<size_t>()) << k;
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"GPU 0 \u00b7 SM active (%)",
+                                             "GPU 0 \u00b7 Tensor pipe active (%)",
+                                             "GPU 0 \u00b7 DRAM throughput (%)"}));
+  const Json& dram = tl["gpu_metrics"][2];
+  EXPECT_EQ(dram["min"], 0.0);
+  EXPECT_EQ(dram["max"], 85.0);
+  EXPECT_EQ(dram["mean"][0], 85.0);  // copy alone, from the window's start
+  if (std::system("node --version > /dev/null 2>&1") != 0)
+    GTEST_SKIP() << "node is not installed: the metrics were not drawn";
+  const std::string file = dir / "metrics.html";
+  ASSERT_TRUE(WriteStringToFile(file, html).ok());
+  const std::string cmd = "node " + SourceDir() + "/tests/report/page_dom_check.js " + file +
+                          " --gpu-metrics > /dev/null";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+}
+
+// A trace without GPU metrics: no metric rows, nor a word of them.
+TEST(HtmlReportTest, NoGpuMetricsNoMetricRows) {
+  tracesmith::testing::TempDir dir;
+  const std::string trace = dir / "app.sbt";
+  ASSERT_TRUE(format::WriteTraceFile(tracesmith::testing::AppEventTrace(), trace).ok());
+  const std::string html = Build(trace);
+  EXPECT_EQ(html.find("under the streams the GPU metrics (profile --gpu-metrics) and"),
+            std::string::npos);
+  const Json page = Block(html, "ts-page");
+  const Json& tl = page["timeline"];
+  EXPECT_TRUE(tl["gpu_metrics"].empty());
+  EXPECT_EQ(tl["gpu_metrics_omitted"], 0);
 }
 
 // A synthetic trace of about 1 M events (kernels, their launch calls,
