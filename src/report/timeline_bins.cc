@@ -99,13 +99,14 @@ CounterBins BinCounter(const std::string& name, uint32_t pid, const CounterPoint
 using MetricSeries = std::map<analysis::GpuMetricSeries::Key,
                               std::vector<analysis::GpuMetricSeries::Point>>::const_iterator;
 
-// The GPU metric series with a sample overlapping [begin, end).
+// The GPU metric series with a sample overlapping [begin, end) (for some time:
+// BinMetric leaves out a sample of no length).
 std::vector<MetricSeries> MetricsIn(const analysis::CompactTrace& t, uint64_t begin, uint64_t end) {
   std::vector<MetricSeries> out;
   const auto& series = t.gpu_metrics().series();
   for (auto it = series.begin(); it != series.end(); ++it)
     for (const analysis::GpuMetricSeries::Point& p : it->second)
-      if (p.start_ns < end && p.end_ns > begin && std::isfinite(p.value)) {
+      if (std::max(p.start_ns, begin) < std::min(p.end_ns, end) && std::isfinite(p.value)) {
         out.push_back(it);
         break;
       }

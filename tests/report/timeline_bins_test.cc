@@ -160,7 +160,8 @@ TEST(TimelineBinsTest, GpuMetricsAreTimeWeightedPerBin) {
 
 // A sample across a bin edge counts in both bins by its overlap; a bin no
 // sample covers has no value (NaN); without GpuMetric rows, the metric's id;
-// samples outside the window are left out.
+// samples outside the window, or of no length, are left out (a metric with
+// no other sample has no row).
 TEST(TimelineBinsTest, GpuMetricSamplesSplitAtBinEdges) {
   analysis::testing::TraceBuilder b;
   b.Kernel("a", 0, 7, 100, 200);  // the window: [100, 200), 4 bins of 25
@@ -174,10 +175,12 @@ TEST(TimelineBinsTest, GpuMetricSamplesSplitAtBinEdges) {
     s.pid = 100;  // the kernels' process
     t.Rows<model::GpuMetricSample>().push_back(s);
   };
-  sample(50, 110, 1);    // before the window, 10 ns in bin 0
-  sample(110, 135, 3);   // 15 ns in bin 0, 10 in bin 1
-  sample(135, 150, 5);   // bin 1
-  sample(200, 300, 99);  // after the window
+  sample(50, 110, 1);                                     // before the window, 10 ns in bin 0
+  sample(110, 135, 3);                                    // 15 ns in bin 0, 10 in bin 1
+  sample(135, 150, 5);                                    // bin 1
+  sample(200, 300, 99);                                   // after the window
+  sample(150, 150, 7);                                    // of no length: nothing
+  t.Rows<model::GpuMetricSample>().back().metric_id = 5;  // the only sample of metric 5
   analysis::CompactTrace c;
   c.IngestAll(t);
   c.Finalize();
