@@ -56,6 +56,16 @@ std::string Build(const std::string& path, HtmlReportSummary* summary = nullptr)
   return html.ok() ? *html : std::string();
 }
 
+bool HaveNode() { return std::system("node --version > /dev/null 2>&1") == 0; }
+
+// page_dom_check.js on the page written to `file`, with `flags`: its status.
+int DomCheck(const std::string& file, const std::string& html, const std::string& flags) {
+  if (!WriteStringToFile(file, html).ok()) return -1;
+  const std::string cmd =
+      "node " + SourceDir() + "/tests/report/page_dom_check.js " + file + flags + " > /dev/null";
+  return std::system(cmd.c_str());
+}
+
 TEST(HtmlReportTest, PageIsSelfContained) {
   for (const char* name : {"transformer_train", "mlp_train", "launch_loop"}) {
     const std::string html = Build(Shipped(name));
@@ -210,13 +220,8 @@ TEST(HtmlReportTest, ProgramCountersUnderTheTimeline) {
   const Json& loss = tl["counters"][0];
   EXPECT_EQ(loss["min"], 1.0);
   EXPECT_EQ(loss["max"], 2.5);
-  if (std::system("node --version > /dev/null 2>&1") != 0)
-    GTEST_SKIP() << "node is not installed: the counters were not drawn";
-  const std::string file = dir / "app.html";
-  ASSERT_TRUE(WriteStringToFile(file, html).ok());
-  const std::string cmd =
-      "node " + SourceDir() + "/tests/report/page_dom_check.js " + file + " --counters > /dev/null";
-  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  if (!HaveNode()) GTEST_SKIP() << "node is not installed: the counters were not drawn";
+  EXPECT_EQ(DomCheck(dir / "app.html", html, " --counters"), 0);
 }
 
 // GPU metrics (testing/gpu_metric_trace.h) under the timeline: a row per
@@ -249,13 +254,8 @@ TEST(HtmlReportTest, GpuMetricsUnderTheTimeline) {
   EXPECT_EQ(dram["min"], 0.0);
   EXPECT_EQ(dram["max"], 85.0);
   EXPECT_EQ(dram["mean"][0], 85.0);  // copy alone, from the window's start
-  if (std::system("node --version > /dev/null 2>&1") != 0)
-    GTEST_SKIP() << "node is not installed: the metrics were not drawn";
-  const std::string file = dir / "metrics.html";
-  ASSERT_TRUE(WriteStringToFile(file, html).ok());
-  const std::string cmd = "node " + SourceDir() + "/tests/report/page_dom_check.js " + file +
-                          " --gpu-metrics > /dev/null";
-  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  if (!HaveNode()) GTEST_SKIP() << "node is not installed: the metrics were not drawn";
+  EXPECT_EQ(DomCheck(dir / "metrics.html", html, " --gpu-metrics"), 0);
 }
 
 // A trace without GPU metrics: no metric rows, nor a word of them.
@@ -298,16 +298,11 @@ TEST(HtmlReportTest, SizeIsBoundedOnAMillionEvents) {
 // The page's script under node, with a DOM stub (tests/report/page_dom_check.js):
 // renders every section and survives the interactions. Skipped without node.
 TEST(HtmlReportTest, ScriptRunsUnderNode) {
-  if (std::system("node --version > /dev/null 2>&1") != 0)
+  if (!HaveNode())
     GTEST_SKIP() << "node is not installed (apt-get install nodejs): the page's script was not run";
   tracesmith::testing::TempDir dir;
-  for (const char* name : {"transformer_train", "mlp_train", "launch_loop"}) {
-    const std::string page = dir / (std::string(name) + ".html");
-    ASSERT_TRUE(WriteStringToFile(page, Build(Shipped(name))).ok());
-    const std::string cmd =
-        "node " + SourceDir() + "/tests/report/page_dom_check.js " + page + " > /dev/null";
-    EXPECT_EQ(std::system(cmd.c_str()), 0) << name << ": " << cmd;
-  }
+  for (const char* name : {"transformer_train", "mlp_train", "launch_loop"})
+    EXPECT_EQ(DomCheck(dir / (std::string(name) + ".html"), Build(Shipped(name)), ""), 0) << name;
 }
 
 }  // namespace
