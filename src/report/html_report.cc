@@ -109,24 +109,30 @@ Json TimelineJson(const TimelineBins& bins) {
                      {"busy_ns", l.busy_ns},
                      {"ops", l.ops},
                      {"busy", l.busy_permille}});
-  // The program's counters: null where a counter has no value yet.
+  // The program's counters and the GPU metrics: null where a bin has no value.
   auto values = [](const std::vector<double>& v) {
     Json a = Json::array();
     for (double x : v) a.push_back(std::isfinite(x) ? Json(x) : Json(nullptr));
     return a;
   };
-  Json counters = Json::array();
-  for (const CounterBins& c : bins.counters)
-    counters.push_back({{"name", c.name},
-                        {"pid", c.pid},
-                        {"values", c.values},
-                        {"min", c.min},
-                        {"max", c.max},
-                        {"lo", values(c.lo)},
-                        {"hi", values(c.hi)}});
+  auto series = [&](const CounterBins& c) {
+    return Json{{"name", c.name}, {"pid", c.pid},       {"values", c.values}, {"min", c.min},
+                {"max", c.max},   {"lo", values(c.lo)}, {"hi", values(c.hi)}};
+  };
+  Json counters = Json::array(), metrics = Json::array();
+  for (const CounterBins& c : bins.counters) counters.push_back(series(c));
+  for (const GpuMetricBins& m : bins.gpu_metrics) {
+    Json j = series(m);
+    j["device"] = m.device;
+    j["metric"] = m.metric;
+    j["unit"] = m.unit;
+    j["mean"] = values(m.mean);
+    metrics.push_back(std::move(j));
+  }
   return Json{{"begin_ns", bins.begin_ns}, {"end_ns", bins.end_ns},
               {"bins", bins.bins},         {"lanes", lanes},
-              {"counters", counters},      {"counters_omitted", bins.counters_omitted}};
+              {"counters", counters},      {"counters_omitted", bins.counters_omitted},
+              {"gpu_metrics", metrics},    {"gpu_metrics_omitted", bins.gpu_metrics_omitted}};
 }
 
 // [name index, value, [children...]]: the smallest shape the script walks.
@@ -257,8 +263,11 @@ StatusOr<std::string> BuildHtmlReport(const std::string& path, const std::string
           "<span class=\"note\" id=\"timeline-range\"></span></div>\n"
           "<p class=\"note\">Busy fraction of each stream per time bin (drag to zoom into a "
           "range, wheel to zoom, double-click to reset; red lines: step starts); under the "
-          "streams the program's own counters (tracesmith.counter), zoomed with them. " +
-          perfetto_hint + "</p>\n<canvas id=\"timeline-canvas\"></canvas>\n";
+          "streams " +
+          std::string(bins.gpu_metrics.empty() ? ""
+                                               : "the GPU metrics (profile --gpu-metrics) and ") +
+          "the program's own counters (tracesmith.counter), zoomed with them. " + perfetto_hint +
+          "</p>\n<canvas id=\"timeline-canvas\"></canvas>\n";
     } else if (std::string_view(s.id) == "flame") {
       html +=
           "<div class=\"controls\"><input type=\"search\" id=\"flame-search\" "

@@ -19,13 +19,15 @@ TS.canvas = function (id, cssW, cssH) {
 
 // Timeline: one row per stream, grouped by GPU (and rank); a bar per pixel
 // column whose height is the busy fraction averaged over the bins under it.
-// Under them the program's own counters (tracesmith.counter), one line each
-// over the same bins: per pixel column, the lowest to the highest value the
-// counter held in the bins under it. Drag to zoom into a range, wheel to zoom
-// at the cursor, double-click or "reset" for the whole window.
+// Under them the GPU metrics (profile --gpu-metrics), then the program's own
+// counters (tracesmith.counter), one row each over the same bins: per pixel
+// column, the lowest to the highest value in the bins under it (a counter: the
+// value it held; a metric: its samples, a light band, with the time-weighted
+// mean as a line). Drag to zoom into a range, wheel to zoom at the cursor,
+// double-click or "reset" for the whole window.
 TS.timeline = function (A, P) {
-  const T = P.timeline, lanes = T.lanes, counters = T.counters || [];
-  if (!lanes.length && !counters.length) { TS.set('timeline-body', '<p class="empty">No GPU work in the window.</p>'); return; }
+  const T = P.timeline, lanes = T.lanes, counters = T.counters || [], metrics = T.gpu_metrics || [];
+  if (!lanes.length && !counters.length && !metrics.length) { TS.set('timeline-body', '<p class="empty">No GPU work in the window.</p>'); return; }
   const W = 1200, L = 230, rowH = 22, groupH = 18, axisH = 22, ctrH = 40;
   const rows = [];
   let y = axisH, last = null;
@@ -33,11 +35,14 @@ TS.timeline = function (A, P) {
     if (l.group !== last) { rows.push({ group: l.group, y: y }); y += groupH; last = l.group; }
     rows.push({ lane: l, y: y, h: rowH }); y += rowH;
   });
-  if (counters.length) {
-    rows.push({ group: 'Program counters (tracesmith.counter)' + (T.counters_omitted ? ', ' + T.counters_omitted + ' more not shown' : ''), y: y });
+  function seriesGroup(title, list, omitted) {
+    if (!list.length) return;
+    rows.push({ group: title + (omitted ? ', ' + omitted + ' more not shown' : ''), y: y });
     y += groupH;
-    counters.forEach(function (c) { rows.push({ counter: c, y: y, h: ctrH }); y += ctrH; });
+    list.forEach(function (c) { rows.push({ series: c, y: y, h: ctrH }); y += ctrH; });
   }
+  seriesGroup('GPU metrics (profile --gpu-metrics)', metrics, T.gpu_metrics_omitted);
+  seriesGroup('Program counters (tracesmith.counter)', counters, T.counters_omitted);
   const H = y + 4, plotW = W - L - 10, span = T.end_ns - T.begin_ns;
   let v0 = 0, v1 = T.bins, drag = null;
   const g = TS.canvas('timeline-canvas', W, H);
@@ -54,27 +59,35 @@ TS.timeline = function (A, P) {
       }
     }
   }
-  function counterRow(r) {
-    const c = r.counter, lo = c.lo, hi = c.hi, range = c.max - c.min || 1;
+  // A counter's or a metric's row. Percent metrics on 0..100 (further if a
+  // sample passes it), the rest from their lowest to their highest value.
+  function seriesRow(r) {
+    const c = r.series, lo = c.lo, hi = c.hi, mean = c.mean, pct = c.unit === '%';
+    const bottom = pct ? Math.min(0, c.min) : c.min, top = pct ? Math.max(100, c.max) : c.max, range = top - bottom || 1;
     g.fillStyle = '#1d2330';
-    g.fillText(TS.short(c.name, 26), 12, r.y + 15);
+    g.fillText(TS.short(c.name, 32), 12, r.y + 15);
     g.fillStyle = '#667085';
-    g.fillText(TS.num(c.min) + ' .. ' + TS.num(c.max), 12, r.y + 31);
+    g.fillText(TS.num(bottom) + ' .. ' + TS.num(top), 12, r.y + 31);
     g.fillStyle = '#f8f9fb';
     g.fillRect(L, r.y + 2, plotW, ctrH - 4);
     const cl = new Array(plotW).fill(null), ch = new Array(plotW).fill(null);
-    columns(lo.length, function (x, k) {
+    const cm = new Array(plotW).fill(0), cw = new Array(plotW).fill(0);
+    columns(lo.length, function (x, k, w) {
       if (lo[k] === null) return;
       cl[x] = cl[x] === null ? lo[k] : Math.min(cl[x], lo[k]);
       ch[x] = ch[x] === null ? hi[k] : Math.max(ch[x], hi[k]);
+      if (mean && mean[k] !== null) { cm[x] += mean[k] * w; cw[x] += w; }
     });
-    function yOf(v) { return r.y + ctrH - 5 - (ctrH - 10) * (v - c.min) / range; }
-    g.fillStyle = '#3465a4';
+    function yOf(v) { return r.y + ctrH - 5 - (ctrH - 10) * (v - bottom) / range; }
+    g.fillStyle = mean ? '#c3d0ea' : '#3465a4';
     for (let x = 0; x < plotW; x++) {
       if (cl[x] === null) continue;
-      const top = yOf(ch[x]), bottom = yOf(cl[x]);
-      g.fillRect(L + x, top - 0.75, 1, Math.max(1.5, bottom - top + 1.5));
+      const t = yOf(ch[x]), b = yOf(cl[x]);
+      g.fillRect(L + x, t - 0.75, 1, Math.max(1.5, b - t + 1.5));
     }
+    if (!mean) return;
+    g.fillStyle = '#3465a4';
+    for (let x = 0; x < plotW; x++) if (cw[x]) g.fillRect(L + x, yOf(cm[x] / cw[x]) - 0.75, 1, 1.5);
   }
   function draw() {
     g.clearRect(0, 0, W, H);
@@ -89,7 +102,7 @@ TS.timeline = function (A, P) {
     g.textAlign = 'left';
     rows.forEach(function (r) {
       if (r.group) { g.fillStyle = '#1d2330'; g.font = 'bold 12px system-ui, sans-serif'; g.fillText(r.group, 2, r.y + 13); g.font = '12px system-ui, sans-serif'; return; }
-      if (r.counter) { counterRow(r); return; }
+      if (r.series) { seriesRow(r); return; }
       const l = r.lane, busy = l.busy;
       g.fillStyle = '#1d2330';
       g.fillText(l.name + '  ' + TS.pct(100 * l.busy_ns / Math.max(1, span)), 12, r.y + 15);
@@ -136,9 +149,10 @@ TS.timeline = function (A, P) {
     if (!row || e.offsetX < L) { TS.tip(e, null); return; }
     const b = Math.min(Math.floor(binAt(e.offsetX)), T.bins - 1), when = '+' + TS.ns(binToNs(b) - T.begin_ns) + ' .. +' +
       TS.ns(binToNs(b + 1) - T.begin_ns) + ': ';
-    if (row.counter) {
-      const c = row.counter, lo = c.lo[b], hi = c.hi[b];
-      TS.tip(e, c.name + ' (pid ' + c.pid + ')\n' + when + (lo === null ? 'no value yet' : lo === hi ? TS.num(lo) : TS.num(lo) + ' to ' + TS.num(hi)));
+    if (row.series) {
+      const c = row.series, lo = c.lo[b], hi = c.hi[b], range = lo === hi ? TS.num(lo) : TS.num(lo) + ' to ' + TS.num(hi);
+      TS.tip(e, c.name + ' (pid ' + c.pid + ')' + (c.metric ? '\n' + c.metric : '') + '\n' + when + (lo === null ? (c.mean ? 'no sample' : 'no value yet') :
+        c.mean ? 'mean ' + TS.num(c.mean[b]) + ' (samples ' + range + ')' : range));
       return;
     }
     TS.tip(e, row.lane.group + ' ' + row.lane.name + '\n' + when + (row.lane.busy[b] / 10).toFixed(1) + '% busy');

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "tracesmith/base/status.h"
+#include "tracesmith/model/event_names.h"
 #include "tracesmith/model/process_rank.h"
 
 namespace tracesmith::report {
@@ -54,16 +55,30 @@ double Shown(double v) {
   return std::strtod(text, nullptr);
 }
 
+// A row of bins with no value yet (NaN); SetBin fills one.
+template <typename Bins>
+Bins Unset(std::string name, uint32_t pid, uint32_t bins) {
+  Bins c;
+  c.name = std::move(name);
+  c.pid = pid;
+  c.lo.assign(bins, std::numeric_limits<double>::quiet_NaN());
+  c.hi = c.lo;
+  c.min = std::numeric_limits<double>::infinity();
+  c.max = -c.min;
+  return c;
+}
+
+void SetBin(CounterBins* c, uint32_t b, double lo, double hi) {
+  c->lo[b] = Shown(lo);
+  c->hi[b] = Shown(hi);
+  if (!std::isnan(lo)) c->min = std::min(c->min, c->lo[b]);
+  if (!std::isnan(hi)) c->max = std::max(c->max, c->hi[b]);
+}
+
 template <typename Edge>
 CounterBins BinCounter(const std::string& name, uint32_t pid, const CounterPoints& points,
                        uint64_t begin, uint32_t bins, Edge edge) {
-  CounterBins c;
-  c.name = name;
-  c.pid = pid;
-  c.lo.resize(bins);
-  c.hi.resize(bins);
-  c.min = std::numeric_limits<double>::infinity();
-  c.max = -c.min;
+  CounterBins c = Unset<CounterBins>(name, pid, bins);
   double held = std::numeric_limits<double>::quiet_NaN();
   size_t i = 0;
   while (i < points.size() && points[i]->ts_ns < begin) held = points[i++]->value;
@@ -76,12 +91,75 @@ CounterBins BinCounter(const std::string& name, uint32_t pid, const CounterPoint
       lo = std::isnan(lo) ? held : std::min(lo, held);
       hi = std::isnan(hi) ? held : std::max(hi, held);
     }
-    c.lo[b] = Shown(lo);
-    c.hi[b] = Shown(hi);
-    if (!std::isnan(lo)) c.min = std::min(c.min, c.lo[b]);
-    if (!std::isnan(hi)) c.max = std::max(c.max, c.hi[b]);
+    SetBin(&c, b, lo, hi);
   }
   return c;
+}
+
+using MetricSeries = std::map<analysis::GpuMetricSeries::Key,
+                              std::vector<analysis::GpuMetricSeries::Point>>::const_iterator;
+
+// The GPU metric series with a sample overlapping [begin, end) (for some time:
+// BinMetric leaves out a sample of no length).
+std::vector<MetricSeries> MetricsIn(const analysis::CompactTrace& t, uint64_t begin, uint64_t end) {
+  std::vector<MetricSeries> out;
+  const auto& series = t.gpu_metrics().series();
+  for (auto it = series.begin(); it != series.end(); ++it)
+    for (const analysis::GpuMetricSeries::Point& p : it->second)
+      if (std::max(p.start_ns, begin) < std::min(p.end_ns, end) && std::isfinite(p.value)) {
+        out.push_back(it);
+        break;
+      }
+  return out;
+}
+
+// "GPU 0 · DRAM throughput (%)": the metric's label (else its CUPTI name) and unit.
+GpuMetricBins MetricRow(const model::Trace& meta, const analysis::GpuMetricSeries::Key& key,
+                        bool per_process, uint32_t bins) {
+  const model::GpuMetric* m = model::FindGpuMetric(meta, key.pid, key.metric);
+  const std::string metric =
+      m ? std::string(meta.strings.Get(m->name_id)) : StrFormat("metric %u", key.metric);
+  const std::string label = m ? std::string(meta.strings.Get(m->label_id)) : "";
+  const std::string unit = m ? std::string(meta.strings.Get(m->unit_id)) : "";
+  std::string name = per_process ? StrFormat("pid %u GPU %u", key.pid, key.device)
+                                 : StrFormat("GPU %u", key.device);
+  name += " \u00b7 " + (label.empty() ? metric : label) + (unit.empty() ? "" : " (" + unit + ")");
+  GpuMetricBins g = Unset<GpuMetricBins>(std::move(name), key.pid, bins);
+  g.device = key.device;
+  g.metric = metric;
+  g.unit = unit;
+  g.mean.assign(bins, std::numeric_limits<double>::quiet_NaN());
+  return g;
+}
+
+// Each sample adds its value, weighted by its overlap with the bin, to every
+// bin it overlaps: per bin the time-weighted mean, and the lowest and highest
+// sample.
+template <typename Edge, typename BinOf>
+void BinMetric(const std::vector<analysis::GpuMetricSeries::Point>& points, uint64_t begin,
+               uint64_t end, Edge edge, BinOf bin_of, GpuMetricBins* g) {
+  const size_t bins = g->lo.size();
+  std::vector<double> sum(bins), weight(bins), lo = g->lo, hi = g->hi;
+  for (const analysis::GpuMetricSeries::Point& p : points) {
+    uint64_t s = std::max(p.start_ns, begin);
+    const uint64_t e = std::min(p.end_ns, end);
+    if (e <= s || !std::isfinite(p.value)) continue;
+    ++g->values;
+    for (uint64_t b = bin_of(s); s < e; ++b) {
+      const uint64_t stop = std::min(e, edge(b + 1));
+      if (stop > s) {
+        sum[b] += p.value * double(stop - s);
+        weight[b] += double(stop - s);
+        lo[b] = std::isnan(lo[b]) ? p.value : std::min(lo[b], p.value);
+        hi[b] = std::isnan(hi[b]) ? p.value : std::max(hi[b], p.value);
+      }
+      s = stop;
+    }
+  }
+  for (uint32_t b = 0; b < bins; ++b) {
+    SetBin(g, b, lo[b], hi[b]);
+    if (weight[b] > 0) g->mean[b] = Shown(sum[b] / weight[b]);
+  }
 }
 
 }  // namespace
@@ -93,7 +171,10 @@ TimelineBins ComputeTimelineBins(const analysis::CompactTrace& t, uint32_t bins)
   const auto counters = CountersBefore(t, out.end_ns);
   const size_t ncounters = std::min(counters.size(), kMaxTimelineCounters);
   out.counters_omitted = uint32_t(counters.size() - ncounters);
-  const size_t nseries = std::max<size_t>(1, t.gpu_lanes().size() + 2 * ncounters);
+  const std::vector<MetricSeries> metrics = MetricsIn(t, out.begin_ns, out.end_ns);
+  const size_t nmetrics = std::min(metrics.size(), kMaxTimelineGpuMetrics);
+  out.gpu_metrics_omitted = uint32_t(metrics.size() - nmetrics);
+  const size_t nseries = std::max<size_t>(1, t.gpu_lanes().size() + 2 * ncounters + 3 * nmetrics);
   bins = std::max<uint32_t>(1, bins);
   bins = uint32_t(std::max<uint64_t>(1, std::min<uint64_t>(bins, kMaxBinValues / nseries)));
   out.bins = bins;
@@ -111,6 +192,7 @@ TimelineBins ComputeTimelineBins(const analysis::CompactTrace& t, uint32_t bins)
   };
   std::set<uint32_t> pids;
   for (uint32_t lane : t.gpu_lanes()) pids.insert(t.lanes()[lane].pid);
+  for (const MetricSeries& m : metrics) pids.insert(m->first.pid);
   const bool per_process = pids.size() > 1;
   std::vector<uint64_t> busy(bins);
   for (uint32_t lane : t.gpu_lanes()) {
@@ -151,6 +233,10 @@ TimelineBins ComputeTimelineBins(const analysis::CompactTrace& t, uint32_t bins)
   for (const auto& [key, points] : counters) {
     if (out.counters.size() == ncounters) break;
     out.counters.push_back(BinCounter(key.first, key.second, points, out.begin_ns, bins, edge));
+  }
+  for (size_t i = 0; i < nmetrics; ++i) {
+    out.gpu_metrics.push_back(MetricRow(t.meta(), metrics[i]->first, per_process, bins));
+    BinMetric(metrics[i]->second, out.begin_ns, out.end_ns, edge, bin_of, &out.gpu_metrics.back());
   }
   return out;
 }

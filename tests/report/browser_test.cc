@@ -12,6 +12,7 @@
 #include <string>
 
 #include "testing/app_event_trace.h"
+#include "testing/gpu_metric_trace.h"
 #include "testing/temp_dir.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/format/sbt_writer.h"
@@ -114,23 +115,32 @@ TEST(BrowserTest, ChromiumRendersEverySectionWithoutErrors) {
   }
 }
 
-// The program's own counters (testing/app_event_trace.h): a line per counter under the steps.
-TEST(BrowserTest, ProgramCountersDrawnUnderTheSteps) {
-  if (RunShell(Chromium() + " --version 2>&1").status != 0)
-    GTEST_SKIP() << Chromium() << " is not installed (apt-get install chromium)";
-  tracesmith::testing::TempDir dir;
-  const std::string trace = dir / "app.sbt", page = dir / "app.html";
-  ASSERT_TRUE(format::WriteTraceFile(::tracesmith::testing::AppEventTrace(), trace).ok());
-  ASSERT_TRUE(WriteHtmlReport(trace, "app", page, HtmlReportOptions{}).ok());
+// `trace`'s page (written in `dir`) loaded in Chromium: its DOM, once the
+// script ran without an error (else "").
+std::string RenderedDom(const tracesmith::testing::TempDir& dir, const model::Trace& trace) {
+  const std::string file = dir / "t.sbt", page = dir / "t.html";
+  EXPECT_TRUE(format::WriteTraceFile(trace, file).ok());
+  EXPECT_TRUE(WriteHtmlReport(file, "t", page, HtmlReportOptions{}).ok());
   const Output dom =
       RunShell(Chromium() +
                " --headless --no-sandbox --disable-gpu --enable-logging=stderr "
                "--v=0 --user-data-dir=" +
                (dir / "profile") + " --dump-dom file://" + page + " 2>" + (dir / "console.log"));
-  ASSERT_EQ(dom.status, 0);
-  EXPECT_EQ(ReadOrEmpty(dir / "console.log").find("Uncaught"), std::string::npos);
+  EXPECT_EQ(dom.status, 0);
+  const std::string console = ReadOrEmpty(dir / "console.log");
+  EXPECT_EQ(console.find("Uncaught"), std::string::npos) << console;
   EXPECT_NE(dom.text.find("<body data-rendered=\"yes\">"), std::string::npos);
-  std::string steps = After(dom.text, "steps-body", 200000);
+  return dom.status == 0 && console.find("Uncaught") == std::string::npos ? dom.text : "";
+}
+
+// The program's own counters (testing/app_event_trace.h): a line per counter under the steps.
+TEST(BrowserTest, ProgramCountersDrawnUnderTheSteps) {
+  if (RunShell(Chromium() + " --version 2>&1").status != 0)
+    GTEST_SKIP() << Chromium() << " is not installed (apt-get install chromium)";
+  tracesmith::testing::TempDir dir;
+  const std::string dom = RenderedDom(dir, ::tracesmith::testing::AppEventTrace());
+  ASSERT_FALSE(dom.empty());
+  std::string steps = After(dom, "steps-body", 200000);
   steps = steps.substr(0, steps.find("</section>"));  // the section alone, not the script
   size_t lines = 0;
   for (size_t at = steps.find("class=\"app-counter\""); at != std::string::npos;
@@ -138,6 +148,18 @@ TEST(BrowserTest, ProgramCountersDrawnUnderTheSteps) {
     ++lines;
   EXPECT_EQ(lines, 3u);  // loss, queue depth, tokens/s
   EXPECT_NE(steps.find("tokens/s falls when the step"), std::string::npos);
+}
+
+// GPU metrics (testing/gpu_metric_trace.h): the page with their timeline rows
+// renders in Chromium without an error (page_dom_check.js --gpu-metrics checks
+// what the rows draw).
+TEST(BrowserTest, GpuMetricRowsRenderWithoutErrors) {
+  if (RunShell(Chromium() + " --version 2>&1").status != 0)
+    GTEST_SKIP() << Chromium() << " is not installed (apt-get install chromium)";
+  tracesmith::testing::TempDir dir;
+  const std::string dom = RenderedDom(dir, ::tracesmith::testing::GpuMetricTrace());
+  ASSERT_FALSE(dom.empty());
+  EXPECT_NE(After(dom, "timeline-range").find("showing"), std::string::npos);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "testing/app_event_trace.h"
+#include "testing/gpu_metric_trace.h"
 #include "testing/temp_dir.h"
 #include "testing/temp_file.h"
 #include "tracesmith/analysis/capture_cost.h"
@@ -53,6 +54,16 @@ std::string Build(const std::string& path, HtmlReportSummary* summary = nullptr)
   auto html = BuildHtmlReport(path, path, o, summary);
   EXPECT_TRUE(html.ok()) << html.status().ToString();
   return html.ok() ? *html : std::string();
+}
+
+bool HaveNode() { return std::system("node --version > /dev/null 2>&1") == 0; }
+
+// page_dom_check.js on the page written to `file`, with `flags`: its status.
+int DomCheck(const std::string& file, const std::string& html, const std::string& flags) {
+  if (!WriteStringToFile(file, html).ok()) return -1;
+  const std::string cmd =
+      "node " + SourceDir() + "/tests/report/page_dom_check.js " + file + flags + " > /dev/null";
+  return std::system(cmd.c_str());
 }
 
 TEST(HtmlReportTest, PageIsSelfContained) {
@@ -209,13 +220,56 @@ TEST(HtmlReportTest, ProgramCountersUnderTheTimeline) {
   const Json& loss = tl["counters"][0];
   EXPECT_EQ(loss["min"], 1.0);
   EXPECT_EQ(loss["max"], 2.5);
-  if (std::system("node --version > /dev/null 2>&1") != 0)
-    GTEST_SKIP() << "node is not installed: the counters were not drawn";
-  const std::string file = dir / "app.html";
-  ASSERT_TRUE(WriteStringToFile(file, html).ok());
-  const std::string cmd =
-      "node " + SourceDir() + "/tests/report/page_dom_check.js " + file + " --counters > /dev/null";
-  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  if (!HaveNode()) GTEST_SKIP() << "node is not installed: the counters were not drawn";
+  EXPECT_EQ(DomCheck(dir / "app.html", html, " --counters"), 0);
+}
+
+// GPU metrics (testing/gpu_metric_trace.h) under the timeline: a row per
+// (device, metric) named with its label and unit, over the same bins as the
+// streams (the mean and the samples' range, not the samples), and drawn by the
+// script (page_dom_check.js --gpu-metrics finds each row and its line).
+TEST(HtmlReportTest, GpuMetricsUnderTheTimeline) {
+  tracesmith::testing::TempDir dir;
+  const std::string trace = dir / "metrics.sbt";
+  ASSERT_TRUE(format::WriteTraceFile(tracesmith::testing::GpuMetricTrace(), trace).ok());
+  const std::string html = Build(trace);
+  EXPECT_NE(html.find("under the streams the GPU metrics (profile --gpu-metrics) and"),
+            std::string::npos);
+  const Json page = Block(html, "ts-page");
+  const Json& tl = page["timeline"];
+  ASSERT_EQ(tl["gpu_metrics"].size(), 3u);
+  EXPECT_EQ(tl["gpu_metrics_omitted"], 0);
+  std::vector<std::string> names;
+  for (const Json& m : tl["gpu_metrics"]) {
+    names.push_back(m["name"]);
+    EXPECT_EQ(m["unit"], "%");
+    EXPECT_EQ(m["device"], 0);
+    for (const char* k : {"mean", "lo", "hi"})
+      EXPECT_EQ(m[k].size(), tl["bins"].get<size_t>()) << k;
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"GPU 0 \u00b7 SM active (%)",
+                                             "GPU 0 \u00b7 Tensor pipe active (%)",
+                                             "GPU 0 \u00b7 DRAM throughput (%)"}));
+  const Json& dram = tl["gpu_metrics"][2];
+  EXPECT_EQ(dram["min"], 0.0);
+  EXPECT_EQ(dram["max"], 85.0);
+  EXPECT_EQ(dram["mean"][0], 85.0);  // copy alone, from the window's start
+  if (!HaveNode()) GTEST_SKIP() << "node is not installed: the metrics were not drawn";
+  EXPECT_EQ(DomCheck(dir / "metrics.html", html, " --gpu-metrics"), 0);
+}
+
+// A trace without GPU metrics: no metric rows, nor a word of them.
+TEST(HtmlReportTest, NoGpuMetricsNoMetricRows) {
+  tracesmith::testing::TempDir dir;
+  const std::string trace = dir / "app.sbt";
+  ASSERT_TRUE(format::WriteTraceFile(tracesmith::testing::AppEventTrace(), trace).ok());
+  const std::string html = Build(trace);
+  EXPECT_EQ(html.find("under the streams the GPU metrics (profile --gpu-metrics) and"),
+            std::string::npos);
+  const Json page = Block(html, "ts-page");
+  const Json& tl = page["timeline"];
+  EXPECT_TRUE(tl["gpu_metrics"].empty());
+  EXPECT_EQ(tl["gpu_metrics_omitted"], 0);
 }
 
 // A synthetic trace of about 1 M events (kernels, their launch calls,
@@ -244,16 +298,11 @@ TEST(HtmlReportTest, SizeIsBoundedOnAMillionEvents) {
 // The page's script under node, with a DOM stub (tests/report/page_dom_check.js):
 // renders every section and survives the interactions. Skipped without node.
 TEST(HtmlReportTest, ScriptRunsUnderNode) {
-  if (std::system("node --version > /dev/null 2>&1") != 0)
+  if (!HaveNode())
     GTEST_SKIP() << "node is not installed (apt-get install nodejs): the page's script was not run";
   tracesmith::testing::TempDir dir;
-  for (const char* name : {"transformer_train", "mlp_train", "launch_loop"}) {
-    const std::string page = dir / (std::string(name) + ".html");
-    ASSERT_TRUE(WriteStringToFile(page, Build(Shipped(name))).ok());
-    const std::string cmd =
-        "node " + SourceDir() + "/tests/report/page_dom_check.js " + page + " > /dev/null";
-    EXPECT_EQ(std::system(cmd.c_str()), 0) << name << ": " << cmd;
-  }
+  for (const char* name : {"transformer_train", "mlp_train", "launch_loop"})
+    EXPECT_EQ(DomCheck(dir / (std::string(name) + ".html"), Build(Shipped(name)), ""), 0) << name;
 }
 
 }  // namespace

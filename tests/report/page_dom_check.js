@@ -1,8 +1,9 @@
 // Runs the report page's script under node against a minimal DOM stub: the
 // script must parse, render every section without throwing, draw on both
 // canvases, and survive the interactions (timeline drag/wheel/reset, flame
-// click/search/reset); with --counters, the program's counters' rows.
-// Usage: node page_dom_check.js report.html [--counters]
+// click/search/reset); with --counters, the program's counters' rows; with
+// --gpu-metrics, the GPU metrics' rows (a band, the mean's line, the scale).
+// Usage: node page_dom_check.js report.html [--counters] [--gpu-metrics]
 'use strict';
 const fs = require('fs');
 const vm = require('vm');
@@ -30,7 +31,7 @@ function makeElement(id) {
       const key = id.startsWith('flame') ? 'flame' : 'timeline';
       return new Proxy({}, {
         get(target, prop) {
-          if (prop === 'fillRect') return (x, y, w, h) => { drawn[key]++; rects[key].push([x, y, w, h]); };
+          if (prop === 'fillRect') return (x, y, w, h) => { drawn[key]++; rects[key].push([x, y, w, h, target.fillStyle]); };
           if (prop === 'fillText') return (t, x, y) => { texts[key].push([String(t), x, y]); };
           if (prop in target) return target[prop];
           return () => {};
@@ -58,17 +59,36 @@ for (const id of ['ts-header', 'findings-body', 'kernels-body', 'callsites-body'
   if (!elements[id] || !elements[id].innerHTML) failures.push(id + ' is empty');
 if (!drawn.timeline) failures.push('timeline canvas not drawn');
 if (!drawn.flame) failures.push('flame canvas not drawn');
-// --counters: the program's counters are drawn under the streams, each a row
-// with its name and a line (1-px columns in the plot, inside the row).
-if (process.argv.includes('--counters')) {
-  const page = JSON.parse(blocks['ts-page']);
-  const counters = page.timeline.counters || [];
-  if (!counters.length) failures.push('no counters in the page');
-  counters.forEach(function (c) {
-    const label = texts.timeline.find(function (t) { return c.name.startsWith(t[0].replace('\u2026', '')); });
-    if (!label) { failures.push('counter ' + c.name + ': no row'); return; }
+// --counters, --gpu-metrics: the program's counters and the GPU metrics are
+// drawn under the streams, each a row with its name and a line (1-px columns
+// in the plot, inside the row); fn(series, row top, the row's columns).
+const page = JSON.parse(blocks['ts-page']);
+function checkRows(what, list, fn) {
+  if (!list.length) failures.push('no ' + what + ' in the page');
+  list.forEach(function (c) {
+    const label = texts.timeline.find(function (t) { return t[0].length > 3 && c.name.startsWith(t[0].replace('\u2026', '')); });
+    if (!label) { failures.push(what + ' ' + c.name + ': no row'); return; }
     const top = label[2] - 15, line = rects.timeline.filter(function (r) { return r[2] === 1 && r[1] >= top && r[1] < top + 40 && r[0] >= 230; });
-    if (line.length < 100) failures.push('counter ' + c.name + ': ' + line.length + ' line columns');
+    if (line.length < 100) failures.push(what + ' ' + c.name + ': ' + line.length + ' line columns');
+    if (fn) fn(c, top, line);
+  });
+}
+if (process.argv.includes('--counters')) checkRows('counter', page.timeline.counters || []);
+// A metric: the samples' range as a light band, the mean as a dark line over
+// it (at the first bin's mean in the first column), percent on 0..100; its
+// tooltip gives the mean.
+if (process.argv.includes('--gpu-metrics')) {
+  checkRows('GPU metric', page.timeline.gpu_metrics || [], function (c, top, line) {
+    const mean = line.filter(function (r) { return r[3] === 1.5 && r[4] === '#3465a4'; });
+    if (mean.length < 100) failures.push('GPU metric ' + c.name + ': ' + mean.length + ' mean columns');
+    const bottom = c.unit === '%' ? 0 : c.min, range = (c.unit === '%' ? 100 : c.max) - bottom || 1;
+    const want = top + 35 - 30 * (c.mean[0] - bottom) / range - 0.75, first = mean.find(function (r) { return r[0] === 230; });
+    if (c.mean[0] !== null && (!first || Math.abs(first[1] - want) > 0.01)) failures.push('GPU metric ' + c.name + ': first column not at its mean ' + c.mean[0]);
+    if (c.unit === '%' && !texts.timeline.some(function (t) { return t[0] === '0 .. 100' && t[2] === top + 31; }))
+      failures.push('GPU metric ' + c.name + ': not on 0 .. 100');
+    elements['timeline-canvas'].fire('mousemove', { offsetX: 240, offsetY: top + 20, clientX: 240, clientY: top + 20 });
+    const tip = elements['ts-tip'] ? elements['ts-tip'].textContent : '';
+    if (!tip.startsWith(c.name) || !tip.includes('mean ')) failures.push('GPU metric ' + c.name + ': tooltip ' + JSON.stringify(tip));
   });
 }
 // Interactions.

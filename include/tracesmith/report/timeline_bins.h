@@ -35,18 +35,34 @@ struct CounterBins {
   std::vector<double> lo, hi;  // per bin: the lowest and highest value held in it
 };
 
+// A GPU hardware metric (GpuMetricSample rows, `profile --gpu-metrics`) of one
+// (pid, device) in the same bins: per bin the time-weighted mean of the
+// samples overlapping it (weighted by their overlap) and, in lo and hi, the
+// lowest and highest of them; NaN where no sample covers the bin. name is the
+// row's label: "GPU 0 · DRAM throughput (%)" (the pid first with several
+// processes); min and max as for a counter.
+struct GpuMetricBins : CounterBins {
+  uint32_t device = 0;
+  std::string metric, unit;  // CUPTI's name; its unit ("%", "bytes/s"; "" when unknown)
+  std::vector<double> mean;
+};
+
 struct TimelineBins {
   uint64_t begin_ns = 0, end_ns = 0;  // the analysis window (absolute)
   uint32_t bins = 0;
-  std::vector<LaneBins> lanes;        // GPU lanes by (pid, device, stream)
-  std::vector<CounterBins> counters;  // by (name, pid); those holding a value in the window
-  uint32_t counters_omitted = 0;      // past kMaxTimelineCounters
+  std::vector<LaneBins> lanes;             // GPU lanes by (pid, device, stream)
+  std::vector<CounterBins> counters;       // by (name, pid); those holding a value in the window
+  uint32_t counters_omitted = 0;           // past kMaxTimelineCounters
+  std::vector<GpuMetricBins> gpu_metrics;  // by (pid, device, the capture's metric order)
+  uint32_t gpu_metrics_omitted = 0;        // past kMaxTimelineGpuMetrics
 };
 
-// `bins` per lane and counter (at least 1); with many lanes fewer, so that the
-// page's data stays under ~1 M numbers (kMaxBinValues; a counter counts twice).
+// `bins` per lane, counter and metric (at least 1); with many lanes fewer, so
+// that the page's data stays under ~1 M numbers (kMaxBinValues; a counter
+// counts twice, a GPU metric three times). Metrics: 8 GPUs of 3 at most.
 inline constexpr uint64_t kMaxBinValues = 1'000'000;
 inline constexpr size_t kMaxTimelineCounters = 16;
+inline constexpr size_t kMaxTimelineGpuMetrics = 24;
 TimelineBins ComputeTimelineBins(const analysis::CompactTrace& trace, uint32_t bins);
 
 }  // namespace tracesmith::report
