@@ -16,6 +16,8 @@
 
 #include "gpu_limits.h"
 #include "kineto_derived.h"
+#include "kineto_names.h"
+#include "python_stacks.h"
 #include "sinks.h"
 #include "tracesmith/analysis/memory_model.h"
 #include "tracesmith/base/json_buffer.h"
@@ -32,49 +34,6 @@ using namespace model;
 // base, and relative times stay below 2^53 ns (exact in a double).
 constexpr uint64_t kKinetoBaseTimeStepNs = 7889238ull * 1000000000ull;
 
-// Kineto's spellings (CuptiActivityApi / output_base).
-const char* KinetoMemoryKind(uint8_t kind) {
-  switch (kind) {
-    case kMemPageable:
-      return "Pageable";
-    case kMemPinned:
-      return "Pinned";
-    case kMemDevice:
-      return "Device";
-    case kMemArray:
-      return "Array";
-    case kMemManaged:
-      return "Managed";
-    case kMemDeviceStatic:
-      return "Device Static";
-    case kMemManagedStatic:
-      return "Managed Static";
-    default:
-      return "Unknown";
-  }
-}
-const char* KinetoSyncType(uint8_t type) {
-  switch (type) {
-    case kSyncEventSynchronize:
-      return "Event Sync";
-    case kSyncStreamWaitEvent:
-      return "Stream Wait Event";
-    case kSyncStreamSynchronize:
-      return "Stream Sync";
-    case kSyncContextSynchronize:
-      return "Context Sync";
-    default:
-      return "Unknown";
-  }
-}
-
-// NVTX ranges imported from Kineto keep their category in the domain string.
-bool IsKinetoHostCategory(std::string_view cat) {
-  return cat == "cpu_op" || cat == "user_annotation" || cat == "python_function" ||
-         cat == "gpu_user_annotation" || cat == "Trace" || cat == "cuda_profiler_range" ||
-         cat == "fwdbwd" || cat == "overhead";
-}
-
 class JsonSink : public EventSink {
  public:
   explicit JsonSink(OutputFile* out) : out_(out) {}
@@ -84,6 +43,7 @@ class JsonSink : public EventSink {
     meta_ = ctx.meta;
     base_ = ctx.min_ts / kKinetoBaseTimeStepNs * kKinetoBaseTimeStepNs;
     derived_.Begin(ctx);
+    python_ = std::make_unique<PythonFunctionSlices>(meta_);
     for (const auto& d : meta_->Rows<Device>()) devices_[d.device_id] = d;
     j_.Raw("{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [");
     bool first = true;
@@ -248,6 +208,9 @@ class JsonSink : public EventSink {
     MaybeFlush();
   }
   void On(const ApiEvent& a) override {
+    // First: the frames this call's stack closes are written before it.
+    python_->OnCall(a.pid, a.tid, a.stack_id, a.start_ns, a.end_ns,
+                    [this](const PythonFunctionSlices::Slice& f) { PythonFunction(f); });
     CompleteQuoted(a.domain == kApiDriver ? "cuda_driver" : "cuda_runtime", QuotedName(a.name_id),
                    a.pid, a.tid, a.start_ns, a.end_ns);
     j_.Raw(",\n    \"args\": {\"External id\": ");
@@ -386,6 +349,7 @@ class JsonSink : public EventSink {
   }
 
   Status Finish(ExportStats* stats) override {
+    python_->Finish([this](const PythonFunctionSlices::Slice& f) { PythonFunction(f); });
     for (const KinetoDerived::Slice& d : derived_.Finish(*meta_)) {
       Complete(d.cat, d.name, d.pid, d.tid, d.start_ns, d.end_ns);
       if (d.external_id != 0) {
@@ -474,6 +438,22 @@ class JsonSink : public EventSink {
     j_.Raw(", \"args\": {\"bytes\": ");
     j_.Uint(bytes);
     j_.Raw("}\n  }");
+  }
+  // A frame of the launch-time stacks as torch's python_function slice.
+  void PythonFunction(const PythonFunctionSlices::Slice& f) {
+    Complete("python_function", f.name, f.pid, f.tid, f.start_ns, f.end_ns);
+    j_.Raw(",\n    \"args\": {");
+    if (f.parent_id != 0) {
+      j_.Raw("\"Python parent id\": ");
+      j_.Uint(f.parent_id);
+      j_.Raw(", ");
+    }
+    j_.Raw("\"Python id\": ");
+    j_.Uint(f.id);
+    j_.Raw(", \"Python thread\": ");
+    j_.Uint(f.thread);
+    j_.Raw("}\n  }");
+    MaybeFlush();
   }
   void Field(const char* key, uint64_t v) {
     j_.Raw("  \"");
@@ -769,7 +749,8 @@ class JsonSink : public EventSink {
   FlowTracker flows_tracker_;
   std::unordered_set<uint32_t> fwdbwd_started_;  // fwdbwd flow ids whose start was written
   uint64_t kernels_ = 0, flows_ = 0;
-  KinetoDerived derived_;  // steps, GPU annotations, launch external ids
+  KinetoDerived derived_;                         // steps, GPU annotations, launch external ids
+  std::unique_ptr<PythonFunctionSlices> python_;  // python_function from launch stacks
 };
 
 }  // namespace

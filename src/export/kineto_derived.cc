@@ -80,8 +80,8 @@ std::vector<KinetoDerived::Slice> KinetoDerived::Finish(const Trace& meta) {
 // thread, as long as they are) when it has at least 3; else from the
 // repeating kernel sequence of the busiest GPU (analysis/steps.h): a step
 // begins on the host where the launch of its first kernel begins and lasts
-// until the next step's does (the last one: its last launch's end), on the
-// thread that launched most of its kernels.
+// until the next step's does (the last one: its last launch's end), all on
+// one thread: the one that launches most steps' first kernel.
 void KinetoDerived::StepSlices(const Trace& meta, std::vector<Slice>* out) {
   if (has_profiler_steps_) return;
   auto step_name = [](size_t i) { return "ProfilerStep#" + std::to_string(i); };
@@ -112,30 +112,38 @@ void KinetoDerived::StepSlices(const Trace& meta, std::vector<Slice>* out) {
     return;
   struct HostStep {
     uint64_t begin = UINT64_MAX, end = 0;
-    uint32_t tid = 0;
+    uint32_t tid = 0;  // of the first launch
+    bool launched = false;
   };
   std::vector<HostStep> host(report.steps.size());
-  auto k = kernels->begin();  // in start order (StepsFromKernelSequence sorted them)
+  std::map<uint32_t, uint64_t> per_tid;  // steps whose first launch is on the thread
+  auto k = kernels->begin();             // in start order (StepsFromKernelSequence sorted them)
   for (size_t i = 0; i < report.steps.size(); ++i) {
     const analysis::Step& s = report.steps[i];
-    std::map<uint32_t, uint32_t> per_tid;
     while (k != kernels->end() && k->start_ns < s.begin_ns) ++k;
     for (; k != kernels->end() && k->start_ns < s.end_ns; ++k) {
       auto l = launches_.find(Key(pid, k->correlation_id));
       if (k->correlation_id == 0 || l == launches_.end()) continue;
-      ++per_tid[l->second.tid];
+      if (l->second.start_ns < host[i].begin) host[i].tid = l->second.tid;
       host[i].begin = std::min(host[i].begin, l->second.start_ns);
       host[i].end = std::max(host[i].end, l->second.end_ns);
+      host[i].launched = true;
     }
-    uint32_t most = 0;
-    for (const auto& [tid, n] : per_tid)
-      if (n > most) most = n, host[i].tid = tid;
-    if (most == 0) host[i] = {s.begin_ns, s.end_ns, pid};  // no launch seen: the GPU's span
+    if (host[i].launched)
+      ++per_tid[host[i].tid];
+    else
+      host[i] = {s.begin_ns, s.end_ns, pid, false};  // the GPU's span
   }
+  // All steps on one row: the thread where most of them launch their first
+  // kernel (the training loop's; the main thread when no launch was seen).
+  uint32_t tid = pid;
+  uint64_t most = 0;
+  for (const auto& [t, n] : per_tid)
+    if (n > most) most = n, tid = t;
   for (size_t i = 0; i < host.size(); ++i) {
     uint64_t end = host[i].end;
     if (i + 1 < host.size() && host[i + 1].begin > host[i].begin) end = host[i + 1].begin;
-    out->push_back({"user_annotation", step_name(i), pid, host[i].tid, host[i].begin,
+    out->push_back({"user_annotation", step_name(i), pid, tid, host[i].begin,
                     std::max(end, host[i].begin), 0});
   }
 }

@@ -14,6 +14,7 @@
 #include "testing/temp_file.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/export/export.h"
+#include "tracesmith/model/stack_builder.h"
 
 namespace tracesmith {
 namespace {
@@ -46,8 +47,9 @@ struct Builder {
     r.name_id = t.strings.Intern(name);
     t.Rows<NvtxRangeEvent>().push_back(r);
   }
-  void Api(uint32_t corr, uint64_t b, uint64_t e) {
+  void Api(uint32_t corr, uint64_t b, uint64_t e, uint32_t stack_id = 0) {
     ApiEvent a;
+    a.stack_id = stack_id;
     a.start_ns = b;
     a.end_ns = e;
     a.correlation_id = corr;
@@ -228,6 +230,67 @@ TEST(KinetoDerived, FrameworkExternalIdsAreKeptAndDerivedOnesAvoidThem) {
     if (corr != 11) {
       EXPECT_GT(id, 5u);
     }
+}
+
+// Launch-time stacks on one thread: <module> > train > fwd (two calls, from
+// two lines of train and fwd), <module> > train > bwd, then <module> > eval;
+// each with a native frame at the leaf (left out: the stacks have Python frames).
+TEST(KinetoDerived, LaunchStacksBecomeNestedPythonFunctions) {
+  Builder b;
+  StackBuilder stacks(&b.t);
+  auto py = [&](const char* file, const char* function, uint32_t line) {
+    Frame f;
+    f.kind = kFramePython;
+    f.file_id = b.t.strings.Intern(file);
+    f.function_id = b.t.strings.Intern(function);
+    f.line = line;
+    return stacks.InternFrame(f);
+  };
+  Frame native;
+  native.kind = kFrameNative;
+  native.function_id = b.t.strings.Intern("cudaLaunchKernel");
+  const uint32_t leaf = stacks.InternFrame(native);
+  auto stack = [&](std::vector<uint32_t> root_first) {
+    std::vector<uint32_t> leaf_first = {leaf};
+    leaf_first.insert(leaf_first.end(), root_first.rbegin(), root_first.rend());
+    return stacks.InternStack(leaf_first);
+  };
+  const uint32_t module10 = py("main.py", "<module>", 10), module12 = py("main.py", "<module>", 12);
+  const uint32_t calls[] = {
+      stack({module10, py("main.py", "train", 5), py("model.py", "fwd", 3)}),
+      stack({module10, py("main.py", "train", 6), py("model.py", "fwd", 4)}),
+      stack({module10, py("main.py", "train", 7), py("model.py", "bwd", 20)}),
+      stack({module12, py("main.py", "eval", 31)}),
+  };
+  for (uint32_t i = 0; i < 4; ++i) b.Api(i + 1, Base(i), Base(i) + 1000, calls[i]);
+  const json j = Export(b.t);
+  std::map<std::string, json> by_name;
+  for (const json& e : Named(j, "python_function", "")) {
+    EXPECT_EQ(e["pid"], kPid);
+    EXPECT_EQ(e["tid"], kWorker);
+    EXPECT_EQ(e["args"]["Python thread"], 0);
+    by_name[e["name"]] = e;
+  }
+  const std::pair<const char*, std::pair<int, int>> want[] = {{"main.py(10): <module>", {0, 3}},
+                                                              {"main.py(5): train", {0, 2}},
+                                                              {"model.py(3): fwd", {0, 1}},
+                                                              {"model.py(20): bwd", {2, 2}},
+                                                              {"main.py(31): eval", {3, 3}}};
+  ASSERT_EQ(by_name.size(), std::size(want));
+  for (const auto& [name, calls_spanned] : want) {
+    SCOPED_TRACE(name);
+    ASSERT_TRUE(by_name.count(name));
+    const json& e = by_name[name];
+    EXPECT_DOUBLE_EQ(e["ts"].get<double>(), Us(Base(calls_spanned.first), j));
+    EXPECT_DOUBLE_EQ(e["dur"].get<double>(),
+                     (Base(calls_spanned.second) + 1000 - Base(calls_spanned.first)) / 1000.0);
+  }
+  const auto id = [&](const char* name) { return by_name[name]["args"]["Python id"]; };
+  EXPECT_FALSE(by_name["main.py(10): <module>"]["args"].contains("Python parent id"));
+  EXPECT_EQ(by_name["main.py(5): train"]["args"]["Python parent id"], id("main.py(10): <module>"));
+  EXPECT_EQ(by_name["model.py(3): fwd"]["args"]["Python parent id"], id("main.py(5): train"));
+  EXPECT_EQ(by_name["model.py(20): bwd"]["args"]["Python parent id"], id("main.py(5): train"));
+  EXPECT_EQ(by_name["main.py(31): eval"]["args"]["Python parent id"], id("main.py(10): <module>"));
 }
 
 }  // namespace
