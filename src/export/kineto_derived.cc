@@ -45,7 +45,9 @@ void KinetoDerived::OnApiCall(const ApiEvent& a) {
 
 void KinetoDerived::OnGpuOp(uint32_t pid, uint32_t corr, uint32_t device, uint32_t stream,
                             uint64_t start, uint64_t end) {
-  if (enclosing_.empty() || corr == 0) return;
+  if (corr == 0) return;
+  launches_.erase(Key(pid, corr));  // a kernel took it along first (OnKernel)
+  if (enclosing_.empty()) return;
   auto it = enclosing_.find(Key(pid, corr));
   if (it == enclosing_.end()) return;
   end = std::max(start, end);
@@ -58,9 +60,25 @@ void KinetoDerived::OnGpuOp(uint32_t pid, uint32_t corr, uint32_t device, uint32
 }
 
 void KinetoDerived::OnKernel(const KernelEvent& k) {
-  kernels_[{k.pid, k.device_id}].push_back({k.start_ns, std::max(k.start_ns, k.end_ns),
-                                            k.demangled_id ? k.demangled_id : k.name_id,
-                                            k.correlation_id});
+  if (last_kernels_ == nullptr || last_gpu_ != std::pair{k.pid, k.device_id}) {
+    last_gpu_ = {k.pid, k.device_id};
+    last_kernels_ = &kernels_[last_gpu_];
+  }
+  StepKernel s{k.start_ns,
+               std::max(k.start_ns, k.end_ns),
+               k.demangled_id ? k.demangled_id : k.name_id,
+               UINT32_MAX,
+               0,
+               0};
+  if (k.correlation_id != 0) {
+    auto l = launches_.find(Key(k.pid, k.correlation_id));
+    if (l != launches_.end()) {
+      s.tid = l->second.tid;
+      s.launch_start_ns = l->second.start_ns;
+      s.launch_end_ns = l->second.end_ns;
+    }
+  }
+  last_kernels_->push_back(s);
 }
 
 std::vector<KinetoDerived::Slice> KinetoDerived::Finish(const Trace& meta) {
@@ -101,14 +119,19 @@ void KinetoDerived::StepSlices(const Trace& meta, std::vector<Slice>* out) {
                       steps[i]->start_ns, steps[i]->end_ns, 0});
     return;
   }
-  std::vector<analysis::SequenceKernel>* kernels = nullptr;
+  const std::vector<StepKernel>* gpu = nullptr;
   uint32_t pid = 0;
-  for (auto& [gpu, list] : kernels_)
-    if (kernels == nullptr || list.size() > kernels->size()) kernels = &list, pid = gpu.first;
+  for (const auto& [key, list] : kernels_)
+    if (gpu == nullptr || list.size() > gpu->size()) gpu = &list, pid = key.first;
+  if (gpu == nullptr) return;
+  // The sequence's "correlation id" is the kernel's index in `gpu`.
+  std::vector<analysis::SequenceKernel> kernels;
+  kernels.reserve(gpu->size());
+  for (uint32_t i = 0; i < gpu->size(); ++i)
+    kernels.push_back({(*gpu)[i].start_ns, (*gpu)[i].end_ns, (*gpu)[i].name_id, i});
   analysis::StepReport report;
-  if (kernels == nullptr || !analysis::StepsFromKernelSequence(kernels, &report, [&](uint32_t id) {
-        return meta.strings.Get(id);
-      }))
+  if (!analysis::StepsFromKernelSequence(&kernels, &report,
+                                         [&](uint32_t id) { return meta.strings.Get(id); }))
     return;
   struct HostStep {
     uint64_t begin = UINT64_MAX, end = 0;
@@ -117,16 +140,16 @@ void KinetoDerived::StepSlices(const Trace& meta, std::vector<Slice>* out) {
   };
   std::vector<HostStep> host(report.steps.size());
   std::map<uint32_t, uint64_t> per_tid;  // steps whose first launch is on the thread
-  auto k = kernels->begin();             // in start order (StepsFromKernelSequence sorted them)
+  auto k = kernels.begin();              // in start order (StepsFromKernelSequence sorted them)
   for (size_t i = 0; i < report.steps.size(); ++i) {
     const analysis::Step& s = report.steps[i];
-    while (k != kernels->end() && k->start_ns < s.begin_ns) ++k;
-    for (; k != kernels->end() && k->start_ns < s.end_ns; ++k) {
-      auto l = launches_.find(Key(pid, k->correlation_id));
-      if (k->correlation_id == 0 || l == launches_.end()) continue;
-      if (l->second.start_ns < host[i].begin) host[i].tid = l->second.tid;
-      host[i].begin = std::min(host[i].begin, l->second.start_ns);
-      host[i].end = std::max(host[i].end, l->second.end_ns);
+    while (k != kernels.end() && k->start_ns < s.begin_ns) ++k;
+    for (; k != kernels.end() && k->start_ns < s.end_ns; ++k) {
+      const StepKernel& l = (*gpu)[k->correlation_id];
+      if (l.tid == UINT32_MAX) continue;  // its launch not seen
+      if (l.launch_start_ns < host[i].begin) host[i].tid = l.tid;
+      host[i].begin = std::min(host[i].begin, l.launch_start_ns);
+      host[i].end = std::max(host[i].end, l.launch_end_ns);
       host[i].launched = true;
     }
     if (host[i].launched)

@@ -63,6 +63,13 @@ class KinetoDerived {
     uint32_t tid;
     uint64_t start_ns, end_ns;
   };
+  // A kernel with its launch call's thread and times (tid UINT32_MAX: the
+  // call was not seen before it). 40 bytes.
+  struct StepKernel {
+    uint64_t start_ns, end_ns;
+    uint32_t name_id, tid;
+    uint64_t launch_start_ns, launch_end_ns;
+  };
   struct Range {
     uint64_t start_ns, end_ns, external_id;
     uint32_t pid, tid, name_id;
@@ -81,9 +88,13 @@ class KinetoDerived {
   std::vector<Range> step_ranges_;   // "step N" ranges
   std::unordered_map<uint64_t, std::vector<Open>> open_;           // host lane -> open ranges
   std::unordered_map<uint64_t, std::vector<uint32_t>> enclosing_;  // launch -> its ranges
-  std::unordered_map<uint64_t, Launch> launches_;                  // (pid, corr) -> linked call
+  // (pid, corr) -> a linked call whose GPU op has not come yet (only those:
+  // its first op takes it along)
+  std::unordered_map<uint64_t, Launch> launches_;
   // Kernels per (pid, device): the busiest GPU's repeat once per step.
-  std::map<std::pair<uint32_t, uint32_t>, std::vector<analysis::SequenceKernel>> kernels_;
+  std::map<std::pair<uint32_t, uint32_t>, std::vector<StepKernel>> kernels_;
+  std::pair<uint32_t, uint32_t> last_gpu_{UINT32_MAX, UINT32_MAX};
+  std::vector<StepKernel>* last_kernels_ = nullptr;
   // (range, device, stream) -> [first op start, last op end]
   std::map<std::tuple<uint32_t, uint32_t, uint32_t>, std::pair<uint64_t, uint64_t>> gpu_spans_;
 };
