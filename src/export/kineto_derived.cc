@@ -24,9 +24,15 @@ uint64_t KinetoDerived::OnNvtxRange(const NvtxRangeEvent& r, std::string_view na
   const uint64_t id = base_ + kRangeIdOffset + ranges_.size();
   const uint64_t end = std::max(r.start_ns, r.end_ns);
   if (kind == analysis::StepRange::kProgram)
-    step_ranges_.push_back({r.start_ns, end, id, r.pid, r.tid, r.name_id});
-  open_[Key(r.pid, r.tid)].push_back({end, static_cast<uint32_t>(ranges_.size())});
-  ranges_.push_back({r.start_ns, end, id, r.pid, r.tid, r.name_id});
+    step_ranges_.push_back({r.start_ns, end, id, r.pid, r.tid, r.name_id, 0});
+  // Its parent: the innermost range open on the thread that contains it.
+  std::vector<Open>& open = open_[Key(r.pid, r.tid)];
+  std::erase_if(open, [&](const Open& o) { return o.end_ns < r.start_ns; });
+  uint32_t parent = 0;
+  for (auto o = open.rbegin(); o != open.rend() && parent == 0; ++o)
+    if (o->end_ns >= end) parent = o->range + 1;
+  open.push_back({end, static_cast<uint32_t>(ranges_.size())});
+  ranges_.push_back({r.start_ns, end, id, r.pid, r.tid, r.name_id, parent});
   return id;
 }
 
@@ -39,19 +45,23 @@ void KinetoDerived::OnApiCall(const ApiEvent& a) {
   // the call; the ones that ended before it are done.
   std::erase_if(it->second, [&](const Open& o) { return o.end_ns < a.start_ns; });
   if (it->second.empty()) return;
-  std::vector<uint32_t>& in = enclosing_[Key(a.pid, a.correlation_id)];
-  for (const Open& o : it->second) in.push_back(o.range);
+  // The innermost (the last opened); its parents follow from it.
+  const uint32_t idx = ctx_->correlations.PidIndex(a.pid);
+  if (idx >= innermost_.size()) innermost_.resize(idx + 1);
+  innermost_[idx].Set(a.correlation_id, it->second.back().range + 1);
+  any_inside_ = true;
 }
 
 void KinetoDerived::OnGpuOp(uint32_t pid, uint32_t corr, uint32_t device, uint32_t stream,
                             uint64_t start, uint64_t end) {
   if (corr == 0) return;
   launches_.erase(Key(pid, corr));  // a kernel took it along first (OnKernel)
-  if (enclosing_.empty()) return;
-  auto it = enclosing_.find(Key(pid, corr));
-  if (it == enclosing_.end()) return;
+  if (!any_inside_) return;
+  const uint32_t idx = ctx_->correlations.PidIndex(pid);
+  uint32_t next = idx < innermost_.size() ? static_cast<uint32_t>(innermost_[idx].Get(corr)) : 0;
   end = std::max(start, end);
-  for (uint32_t range : it->second) {
+  for (; next != 0; next = ranges_[next - 1].parent) {
+    const uint32_t range = next - 1;
     auto [span, added] = gpu_spans_.try_emplace({range, device, stream}, start, end);
     if (added) continue;
     span->second.first = std::min(span->second.first, start);

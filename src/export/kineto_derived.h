@@ -73,6 +73,7 @@ class KinetoDerived {
   struct Range {
     uint64_t start_ns, end_ns, external_id;
     uint32_t pid, tid, name_id;
+    uint32_t parent;  // the enclosing range's index + 1; 0: none
   };
   struct Open {
     uint64_t end_ns;
@@ -86,8 +87,10 @@ class KinetoDerived {
   bool has_profiler_steps_ = false;  // or is an imported Kineto trace: no steps added
   std::vector<Range> ranges_;        // captured NVTX ranges
   std::vector<Range> step_ranges_;   // "step N" ranges
-  std::unordered_map<uint64_t, std::vector<Open>> open_;           // host lane -> open ranges
-  std::unordered_map<uint64_t, std::vector<uint32_t>> enclosing_;  // launch -> its ranges
+  std::unordered_map<uint64_t, std::vector<Open>> open_;  // host lane -> open ranges
+  // [pid index]: correlation id -> the innermost range open at its launch, + 1
+  std::vector<IdMap> innermost_;
+  bool any_inside_ = false;
   // (pid, corr) -> a linked call whose GPU op has not come yet (only those:
   // its first op takes it along)
   std::unordered_map<uint64_t, Launch> launches_;

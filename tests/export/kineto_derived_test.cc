@@ -199,6 +199,25 @@ TEST(KinetoDerived, NvtxRangesSpanTheirGpuOpsOnEachStream) {
   EXPECT_EQ(ids.size(), size_t{kSteps});
 }
 
+// An enclosing range spans the ops of every range inside it, and those
+// launched between them.
+TEST(KinetoDerived, NestedRangesEachSpanTheirOps) {
+  Trace t = StepTrace();
+  NvtxRangeEvent outer = t.Rows<NvtxRangeEvent>()[0];
+  outer.start_ns = Base(0) - 1000;
+  outer.end_ns = Base(kSteps);
+  outer.name_id = t.strings.Intern("epoch");
+  t.Rows<NvtxRangeEvent>().push_back(outer);
+  const json j = Export(t);
+  const auto epoch = Named(j, "gpu_user_annotation", "epoch");
+  ASSERT_EQ(epoch.size(), 2u);
+  EXPECT_EQ(epoch[0]["tid"], 7);  // the first gemm to the last adam
+  EXPECT_DOUBLE_EQ(epoch[0]["ts"].get<double>(), Us(Base(0) + 50'000, j));
+  EXPECT_DOUBLE_EQ(epoch[0]["dur"].get<double>(), (Base(kSteps - 1) + 550'000 - Base(0)) / 1000.0);
+  EXPECT_EQ(epoch[1]["tid"], 8);
+  EXPECT_EQ(Named(j, "gpu_user_annotation", "fwd").size(), size_t{2 * kSteps});
+}
+
 TEST(KinetoDerived, EachLaunchAndItsGpuOpShareANonzeroExternalId) {
   const json j = Export(StepTrace());
   std::map<uint64_t, uint64_t> call_id, op_id;  // correlation -> External id
