@@ -339,6 +339,7 @@ class JsonSink : public EventSink {
       j_.Micros(e.start_ns - base_);
     } else {
       CompleteQuoted("user_annotation", QuotedName(e.name_id), e.pid, e.tid, e.start_ns, e.end_ns);
+      derived_.OnAppRange(e, meta_->strings.Get(e.name_id));
     }
     if (e.args_id != 0) {
       j_.Raw(",\n    \"args\": ");

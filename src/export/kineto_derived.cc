@@ -36,6 +36,14 @@ uint64_t KinetoDerived::OnNvtxRange(const NvtxRangeEvent& r, std::string_view na
   return id;
 }
 
+void KinetoDerived::OnAppRange(const AppEvent& e, std::string_view name) {
+  const analysis::StepRange kind = analysis::StepRangeKind(name);
+  if (kind == analysis::StepRange::kProfilerStep) has_profiler_steps_ = true;
+  if (kind == analysis::StepRange::kProgram)
+    step_ranges_.push_back(
+        {e.start_ns, std::max(e.start_ns, e.end_ns), 0, e.pid, e.tid, e.name_id, 0});
+}
+
 void KinetoDerived::OnApiCall(const ApiEvent& a) {
   if (!ctx_->Linked(a.pid, a.correlation_id)) return;  // not a launch with a GPU op
   launches_[Key(a.pid, a.correlation_id)] = {a.tid, a.start_ns, std::max(a.start_ns, a.end_ns)};

@@ -44,6 +44,9 @@ class KinetoDerived {
   // External id (shared with its gpu_user_annotation slices). Any range's
   // name also says whether the trace has steps of its own.
   uint64_t OnNvtxRange(const model::NvtxRangeEvent& r, std::string_view name, bool captured);
+  // The program's own ranges (tracesmith.range, app.h): step ranges as NVTX
+  // ones (analysis reads them as such), no GPU annotations.
+  void OnAppRange(const model::AppEvent& e, std::string_view name);
   void OnApiCall(const model::ApiEvent& a);
   void OnGpuOp(uint32_t pid, uint32_t corr, uint32_t device, uint32_t stream, uint64_t start,
                uint64_t end);

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "testing/app_event_trace.h"
 #include "testing/temp_file.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/export/export.h"
@@ -157,6 +158,19 @@ TEST(KinetoDerived, ProgramStepRangesBecomeProfilerSteps) {
     EXPECT_EQ(steps[s]["tid"], kPid);
     EXPECT_DOUBLE_EQ(steps[s]["ts"].get<double>(), Us(Base(s), j));
     EXPECT_DOUBLE_EQ(steps[s]["dur"].get<double>(), 900.0);
+  }
+}
+
+// The program's own ranges (tracesmith.range "step N"), as analyze reads them.
+TEST(KinetoDerived, AppStepRangesBecomeProfilerSteps) {
+  const json j = Export(testing::AppEventTrace());
+  const auto steps = Named(j, "user_annotation", "ProfilerStep#");
+  ASSERT_EQ(steps.size(), size_t{testing::kAppSteps});
+  for (int s = 0; s < testing::kAppSteps; ++s) {
+    EXPECT_EQ(steps[s]["name"], "ProfilerStep#" + std::to_string(s));
+    EXPECT_EQ(steps[s]["tid"], testing::kAppTid);
+    EXPECT_DOUBLE_EQ(steps[s]["ts"].get<double>(), Us(testing::AppStepBegin(s + 1), j));
+    EXPECT_DOUBLE_EQ(steps[s]["dur"].get<double>(), testing::AppStepLength(s + 1) / 1000.0);
   }
 }
 
