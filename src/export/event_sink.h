@@ -88,6 +88,9 @@ struct ExportContext {
   uint64_t min_ts = 0, max_ts = 0;  // over all events; 0/0 when none
   uint64_t event_count = 0;
   uint64_t memory_events = 0;  // MemoryEvent rows (JSON: "profile_memory")
+  // The largest framework "External id" of a call or range (imported torch
+  // traces): the JSON export's own ids start above it.
+  uint64_t max_external_id = 0;
   // GPU instruction samples, added up (per instruction and stall reason, not
   // per row), with the kernels' demangled names: the summaries Perfetto puts
   // on kernel slices before their samples' rows come (kernel_samples.h).

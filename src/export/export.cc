@@ -37,6 +37,9 @@ void Scan(const Trace& batch, ExportContext* ctx, RowOrderHints* hints = nullptr
         hi = std::max(hi, en);
         if constexpr (std::is_same_v<T, ApiEvent>) {
           if (e.correlation_id != 0) ctx->correlations.AddApi(e.pid, e.correlation_id);
+          ctx->max_external_id = std::max(ctx->max_external_id, e.external_id);
+        } else if constexpr (std::is_same_v<T, NvtxRangeEvent>) {
+          ctx->max_external_id = std::max(ctx->max_external_id, e.external_id);
         } else if constexpr (kIsGpuOp<T>) {
           if (e.correlation_id != 0) ctx->correlations.AddGpu(e.pid, e.correlation_id);
         }

@@ -15,6 +15,9 @@
 #include <nlohmann/json.hpp>
 
 #include "gpu_limits.h"
+#include "kineto_derived.h"
+#include "kineto_names.h"
+#include "python_stacks.h"
 #include "sinks.h"
 #include "tracesmith/analysis/memory_model.h"
 #include "tracesmith/base/json_buffer.h"
@@ -31,49 +34,6 @@ using namespace model;
 // base, and relative times stay below 2^53 ns (exact in a double).
 constexpr uint64_t kKinetoBaseTimeStepNs = 7889238ull * 1000000000ull;
 
-// Kineto's spellings (CuptiActivityApi / output_base).
-const char* KinetoMemoryKind(uint8_t kind) {
-  switch (kind) {
-    case kMemPageable:
-      return "Pageable";
-    case kMemPinned:
-      return "Pinned";
-    case kMemDevice:
-      return "Device";
-    case kMemArray:
-      return "Array";
-    case kMemManaged:
-      return "Managed";
-    case kMemDeviceStatic:
-      return "Device Static";
-    case kMemManagedStatic:
-      return "Managed Static";
-    default:
-      return "Unknown";
-  }
-}
-const char* KinetoSyncType(uint8_t type) {
-  switch (type) {
-    case kSyncEventSynchronize:
-      return "Event Sync";
-    case kSyncStreamWaitEvent:
-      return "Stream Wait Event";
-    case kSyncStreamSynchronize:
-      return "Stream Sync";
-    case kSyncContextSynchronize:
-      return "Context Sync";
-    default:
-      return "Unknown";
-  }
-}
-
-// NVTX ranges imported from Kineto keep their category in the domain string.
-bool IsKinetoHostCategory(std::string_view cat) {
-  return cat == "cpu_op" || cat == "user_annotation" || cat == "python_function" ||
-         cat == "gpu_user_annotation" || cat == "Trace" || cat == "cuda_profiler_range" ||
-         cat == "fwdbwd" || cat == "overhead";
-}
-
 class JsonSink : public EventSink {
  public:
   explicit JsonSink(OutputFile* out) : out_(out) {}
@@ -82,6 +42,8 @@ class JsonSink : public EventSink {
     ctx_ = &ctx;
     meta_ = ctx.meta;
     base_ = ctx.min_ts / kKinetoBaseTimeStepNs * kKinetoBaseTimeStepNs;
+    derived_.Begin(ctx);
+    python_ = std::make_unique<PythonFunctionSlices>(meta_);
     for (const auto& d : meta_->Rows<Device>()) devices_[d.device_id] = d;
     j_.Raw("{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [");
     bool first = true;
@@ -176,6 +138,8 @@ class JsonSink : public EventSink {
                    k.stream_id, k.start_ns, k.end_ns);
     j_.Raw(",\n    \"args\": {\"External id\": ");
     j_.Uint(ExternalIdOf(k.pid, k.correlation_id));
+    derived_.OnKernel(k);
+    derived_.OnGpuOp(k.pid, k.correlation_id, k.device_id, k.stream_id, k.start_ns, k.end_ns);
     j_.Raw(", \"queued\": ");
     j_.Uint(k.queued_ns > base_ ? (k.queued_ns - base_) / 1000 : 0);
     j_.Raw(", \"device\": ");
@@ -199,6 +163,7 @@ class JsonSink : public EventSink {
     CompleteQuoted("gpu_memcpy", name, m.device_id, m.stream_id, m.start_ns, m.end_ns);
     CopyArgs(m.pid, m.device_id, m.context_id, m.stream_id, m.correlation_id, m.bytes, m.start_ns,
              m.end_ns);
+    derived_.OnGpuOp(m.pid, m.correlation_id, m.device_id, m.stream_id, m.start_ns, m.end_ns);
     FlowEnd(m.pid, m.correlation_id, m.device_id, m.stream_id, m.start_ns);
     MaybeFlush();
   }
@@ -209,6 +174,7 @@ class JsonSink : public EventSink {
     CompleteQuoted("gpu_memset", name, m.device_id, m.stream_id, m.start_ns, m.end_ns);
     CopyArgs(m.pid, m.device_id, m.context_id, m.stream_id, m.correlation_id, m.bytes, m.start_ns,
              m.end_ns);
+    derived_.OnGpuOp(m.pid, m.correlation_id, m.device_id, m.stream_id, m.start_ns, m.end_ns);
     FlowEnd(m.pid, m.correlation_id, m.device_id, m.stream_id, m.start_ns);
     MaybeFlush();
   }
@@ -242,11 +208,15 @@ class JsonSink : public EventSink {
     MaybeFlush();
   }
   void On(const ApiEvent& a) override {
+    // First: the frames this call's stack closes are written before it.
+    python_->OnCall(a.pid, a.tid, a.stack_id, a.start_ns, a.end_ns,
+                    [this](const PythonFunctionSlices::Slice& f) { PythonFunction(f); });
     CompleteQuoted(a.domain == kApiDriver ? "cuda_driver" : "cuda_runtime", QuotedName(a.name_id),
                    a.pid, a.tid, a.start_ns, a.end_ns);
     j_.Raw(",\n    \"args\": {\"External id\": ");
-    j_.Uint(a.external_id);
+    j_.Uint(derived_.ExternalId(a.pid, a.correlation_id, a.external_id));
     if (a.external_id != 0 && a.correlation_id != 0) RememberExternalId(a);
+    derived_.OnApiCall(a);
     j_.Raw(", \"cbid\": ");
     j_.Uint(a.cbid);
     j_.Raw(", \"correlation\": ");
@@ -263,9 +233,18 @@ class JsonSink : public EventSink {
   }
   void On(const NvtxRangeEvent& r) override {
     std::string_view domain = meta_->strings.Get(r.domain_id);
-    CompleteQuoted(IsKinetoHostCategory(domain) ? domain : "user_annotation", QuotedName(r.name_id),
-                   r.pid, r.tid, r.start_ns, r.end_ns);
+    const bool kineto = IsKinetoHostCategory(domain);
+    CompleteQuoted(kineto ? domain : "user_annotation", QuotedName(r.name_id), r.pid, r.tid,
+                   r.start_ns, r.end_ns);
+    // Ranges of an imported torch trace have their GPU annotations and ids.
+    const bool captured = !kineto && r.kineto_args == 0;
+    const uint64_t id = derived_.OnNvtxRange(r, meta_->strings.Get(r.name_id), captured);
     if (r.kineto_args != 0) KinetoOpArgs(r);
+    if (id != 0) {
+      j_.Raw(",\n    \"args\": {\"External id\": ");
+      j_.Uint(id);
+      j_.Raw("}");
+    }
     j_.Raw("\n  }");
     // torch's forward -> backward links of an imported trace: the start on
     // the forward op, the end on its backward op (written only once its
@@ -360,6 +339,7 @@ class JsonSink : public EventSink {
       j_.Micros(e.start_ns - base_);
     } else {
       CompleteQuoted("user_annotation", QuotedName(e.name_id), e.pid, e.tid, e.start_ns, e.end_ns);
+      derived_.OnAppRange(e, meta_->strings.Get(e.name_id));
     }
     if (e.args_id != 0) {
       j_.Raw(",\n    \"args\": ");
@@ -370,6 +350,17 @@ class JsonSink : public EventSink {
   }
 
   Status Finish(ExportStats* stats) override {
+    python_->Finish([this](const PythonFunctionSlices::Slice& f) { PythonFunction(f); });
+    for (const KinetoDerived::Slice& d : derived_.Finish(*meta_)) {
+      Complete(d.cat, d.name, d.pid, d.tid, d.start_ns, d.end_ns);
+      if (d.external_id != 0) {
+        j_.Raw(",\n    \"args\": {\"External id\": ");
+        j_.Uint(d.external_id);
+        j_.Raw("}");
+      }
+      j_.Raw("\n  }");
+      MaybeFlush();
+    }
     Sep();
     j_.Raw(
         "{\n    \"name\": \"Record Window End\", \"ph\": \"i\", \"s\": \"g\", \"pid\": \"\", "
@@ -449,6 +440,22 @@ class JsonSink : public EventSink {
     j_.Uint(bytes);
     j_.Raw("}\n  }");
   }
+  // A frame of the launch-time stacks as torch's python_function slice.
+  void PythonFunction(const PythonFunctionSlices::Slice& f) {
+    Complete("python_function", f.name, f.pid, f.tid, f.start_ns, f.end_ns);
+    j_.Raw(",\n    \"args\": {");
+    if (f.parent_id != 0) {
+      j_.Raw("\"Python parent id\": ");
+      j_.Uint(f.parent_id);
+      j_.Raw(", ");
+    }
+    j_.Raw("\"Python id\": ");
+    j_.Uint(f.id);
+    j_.Raw(", \"Python thread\": ");
+    j_.Uint(f.thread);
+    j_.Raw("}\n  }");
+    MaybeFlush();
+  }
   void Field(const char* key, uint64_t v) {
     j_.Raw("  \"");
     j_.Raw(key);
@@ -482,17 +489,18 @@ class JsonSink : public EventSink {
   }
   // Kineto's "External id" of a GPU op is that of the framework op that
   // launched it: the external id of the launch call with the same
-  // correlation id (calls come before their GPU ops in time order). 0 when
-  // the call had none or was not seen first.
+  // correlation id (calls come before their GPU ops in time order). Without
+  // one, the launch's own (KinetoDerived::ExternalId), as its call has.
   void RememberExternalId(const ApiEvent& a) {
     uint32_t idx = ctx_->correlations.PidIndex(a.pid);
     if (idx >= external_ids_.size()) external_ids_.resize(idx + 1);
     external_ids_[idx].Set(a.correlation_id, a.external_id);
   }
   uint64_t ExternalIdOf(uint32_t pid, uint32_t corr) {
-    if (external_ids_.empty() || corr == 0) return 0;
+    if (corr == 0) return 0;
     uint32_t idx = ctx_->correlations.PidIndex(pid);
-    return idx < external_ids_.size() ? external_ids_[idx].Get(corr) : 0;
+    return derived_.ExternalId(pid, corr,
+                               idx < external_ids_.size() ? external_ids_[idx].Get(corr) : 0);
   }
   void Sep() {
     j_.Raw(first_event_ ? "\n  " : ",\n  ");
@@ -742,6 +750,8 @@ class JsonSink : public EventSink {
   FlowTracker flows_tracker_;
   std::unordered_set<uint32_t> fwdbwd_started_;  // fwdbwd flow ids whose start was written
   uint64_t kernels_ = 0, flows_ = 0;
+  KinetoDerived derived_;                         // steps, GPU annotations, launch external ids
+  std::unique_ptr<PythonFunctionSlices> python_;  // python_function from launch stacks
 };
 
 }  // namespace

@@ -6,8 +6,11 @@
 // count equal to its "kernel" events) and survives JSON -> SBT file -> JSON.
 //
 // Deliberate differences (docs/export.md, "Chrome / Kineto JSON"):
-// - Captured NVTX ranges (user_annotation) have no "args"; ranges of an
-//   imported torch trace keep torch's (json_parity_test.cc compares them).
+// - Captured NVTX ranges (user_annotation) have only "External id" in
+//   "args"; ranges of an imported torch trace keep torch's
+//   (json_parity_test.cc compares them). What a capture gets that torch's
+//   trace has otherwise (ProfilerStep#N, gpu_user_annotation, launch
+//   External ids, python_function): kineto_derived_test.cc.
 // - "memory bandwidth (GB/s)" is the string "N/A" for a zero-length copy,
 //   as Kineto writes it (the fixture has none).
 #include <gtest/gtest.h>

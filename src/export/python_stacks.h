@@ -1,0 +1,68 @@
+// torch.profiler's python_function slices (with_stack=True), rebuilt from the
+// host call stacks TraceSmith records at each launch (StackNode rows), for
+// the Kineto JSON export (docs/export.md, "Chrome / Kineto JSON"). A capture
+// has no function entry and exit times, only the stack of each call; so on
+// each thread, consecutive calls whose stacks share a prefix of functions
+// share those functions' slices: a slice runs from the start of the first
+// call seen under it to the end of the last one of the same run (a call whose
+// stack leaves the function closes it). Durations are lower bounds, and two
+// calls of one function in a row with nothing launched between them merge
+// into one. A slice is named "file(line): function" as torch names it, with
+// the lowest line seen under it (torch's is the function's first line).
+// Python frames only when a stack has any (torch writes no native frames);
+// a stack of native frames only (a C++ program) keeps them all.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "tracesmith/model/trace.h"
+
+namespace tracesmith::exporter {
+
+class PythonFunctionSlices {
+ public:
+  struct Slice {
+    std::string_view name;  // "file(line): function", valid until the next call
+    uint32_t pid, tid;
+    uint64_t start_ns, end_ns;
+    uint64_t id, parent_id;  // "Python id", "Python parent id" (0: a root)
+    uint32_t thread;         // "Python thread": the thread's number, in order of first call
+  };
+  using Emit = std::function<void(const Slice&)>;
+
+  explicit PythonFunctionSlices(const model::Trace* meta) : meta_(meta) {}
+  // A call with its stack (0: none, ignored), in start order per thread;
+  // emits the frames the call's stack closes.
+  void OnCall(uint32_t pid, uint32_t tid, uint32_t stack_id, uint64_t start_ns, uint64_t end_ns,
+              const Emit& emit);
+  // Closes every open frame.
+  void Finish(const Emit& emit);
+
+ private:
+  struct Open {
+    uint32_t frame;     // of the lowest line seen under it (the slice's name)
+    uint64_t function;  // FunctionOf
+    uint64_t start_ns, end_ns, id;
+  };
+  struct Thread {
+    uint32_t pid = 0, tid = 0, number = 0;
+    std::vector<Open> open;  // root first
+  };
+  const std::vector<uint32_t>& FramesOf(uint32_t stack_id);
+  const std::string& NameOf(uint32_t frame_id);
+  uint64_t FunctionOf(uint32_t frame_id) const;
+  void Close(Thread* t, size_t keep, const Emit& emit);
+
+  const model::Trace* meta_;
+  std::unordered_map<uint32_t, std::vector<uint32_t>> frames_;  // stack id -> kept, root first
+  std::unordered_map<uint32_t, std::string> names_;             // frame id -> slice name
+  std::unordered_map<uint64_t, Thread> threads_;                // (pid, tid)
+  std::vector<uint64_t> thread_order_;                          // keys in order of first call
+  uint64_t next_id_ = 1;
+};
+
+}  // namespace tracesmith::exporter
