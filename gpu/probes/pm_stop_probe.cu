@@ -45,19 +45,19 @@
 #include <thread>
 #include <vector>
 
-#define P(Type, v) \
-  Type v;          \
-  std::memset(&v, 0, sizeof v);  \
+#define P(Type, v)              \
+  Type v;                       \
+  std::memset(&v, 0, sizeof v); \
   v.structSize = Type##_STRUCT_SIZE
-#define CK(call)                                                                \
-  do {                                                                          \
-    CUptiResult r_ = (call);                                                    \
-    if (r_ != CUPTI_SUCCESS) {                                                  \
-      const char* s_ = "";                                                      \
-      cuptiGetResultString(r_, &s_);                                            \
-      std::printf("PSP FAIL %s: %s (line %d)\n", #call, s_, __LINE__);          \
-      std::exit(2);                                                             \
-    }                                                                           \
+#define CK(call)                                                       \
+  do {                                                                 \
+    CUptiResult r_ = (call);                                           \
+    if (r_ != CUPTI_SUCCESS) {                                         \
+      const char* s_ = "";                                             \
+      cuptiGetResultString(r_, &s_);                                   \
+      std::printf("PSP FAIL %s: %s (line %d)\n", #call, s_, __LINE__); \
+      std::exit(2);                                                    \
+    }                                                                  \
   } while (0)
 
 __global__ void spin(long long cycles) {
@@ -113,11 +113,13 @@ int main(int argc, char** argv) {
   std::vector<const char*> cnames;
   for (auto& n : names) cnames.push_back(n.c_str());
 
-  const CUpti_ActivityKind kinds[] = {
-      CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-      CUPTI_ACTIVITY_KIND_MEMSET,            CUPTI_ACTIVITY_KIND_RUNTIME,
-      CUPTI_ACTIVITY_KIND_DRIVER,            CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
-      CUPTI_ACTIVITY_KIND_OVERHEAD};
+  const CUpti_ActivityKind kinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+                                      CUPTI_ACTIVITY_KIND_MEMCPY,
+                                      CUPTI_ACTIVITY_KIND_MEMSET,
+                                      CUPTI_ACTIVITY_KIND_RUNTIME,
+                                      CUPTI_ACTIVITY_KIND_DRIVER,
+                                      CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+                                      CUPTI_ACTIVITY_KIND_OVERHEAD};
   std::vector<uint8_t> avail, config, image;
   CUpti_PmSampling_Object* obj = nullptr;
   CUpti_Profiler_Host_Object* host = nullptr;
