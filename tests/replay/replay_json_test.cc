@@ -75,10 +75,10 @@ TEST(ReplayJsonTest, IdenticalLaunch) {
   std::vector<std::string> keys;
   const auto ordered = nlohmann::ordered_json::parse(LaunchOutcomeJson(Identical()));
   for (auto it = ordered.begin(); it != ordered.end(); ++it) keys.push_back(it.key());
-  EXPECT_EQ(keys, (std::vector<std::string>{"index", "kind", "last_index", "kernel", "attributes",
-                                            "status", "error", "output", "determinism", "time",
-                                            "warm", "metrics", "addresses", "memory", "sequence",
-                                            "graph"}));
+  EXPECT_EQ(keys,
+            (std::vector<std::string>{"index", "kind", "last_index", "kernel", "attributes",
+                                      "status", "error", "output", "determinism", "time", "warm",
+                                      "metrics", "addresses", "memory", "sequence", "graph"}));
   EXPECT_TRUE(j["graph"].is_null());
 }
 
