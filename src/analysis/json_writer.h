@@ -5,6 +5,7 @@
 #pragma once
 
 #include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <ostream>
@@ -59,6 +60,18 @@ class JsonWriter {
     char text[32];
     const auto r = std::to_chars(text, text + sizeof text, v);
     buf_.Raw(std::string_view(text, size_t(r.ptr - text)));
+    return *this;
+  }
+  // A finite value, else null (a mean no sample covered).
+  JsonWriter& NumOrNull(std::string_view key, double v) {
+    return std::isfinite(v) ? Num(key, v) : Null(key);
+  }
+  JsonWriter& ExactOrNull(std::string_view key, double v) {
+    return std::isfinite(v) ? Exact(key, v) : Null(key);
+  }
+  JsonWriter& Null(std::string_view key) {
+    Value(key);
+    buf_.Raw("null");
     return *this;
   }
   // A value that is already JSON text (another writer's document).

@@ -43,12 +43,7 @@ void Named(JsonWriter& j, std::string_view key, const std::vector<NamedStats>& r
 // "gpu_metrics" (only when the trace has GPU metric samples). A mean no
 // sample covered (or not finite) is null.
 void GpuMetricsJson(JsonWriter& j, const GpuMetricsReport& g) {
-  auto value = [&](std::string_view key, double v) {
-    if (!std::isfinite(v))
-      j.Raw(key, "null");
-    else
-      j.Num(key, v);
-  };
+  auto value = [&](std::string_view key, double v) { j.NumOrNull(key, v); };
   j.BeginObject("gpu_metrics").UInt("samples", g.samples).UInt("merged", g.merged);
   j.BeginArray("metrics");
   for (const GpuMetricStat& m : g.metrics) {
@@ -90,12 +85,7 @@ void GpuMetricsJson(JsonWriter& j, const GpuMetricsReport& g) {
 // each counter's totals, its values per step and the correlation with the
 // steps' time. A value no step held (or not finite) is null.
 void AppCountersJson(JsonWriter& j, const AppCountersReport& a) {
-  auto value = [&](std::string_view key, double v) {
-    if (!std::isfinite(v))
-      j.Raw(key, "null");
-    else
-      j.Exact(key, v);
-  };
+  auto value = [&](std::string_view key, double v) { j.ExactOrNull(key, v); };
   j.BeginObject("app_counters").UInt("values", a.values).UInt("dropped", a.dropped);
   j.BeginArray("counters");
   for (const AppCounterStat& c : a.counters) {
