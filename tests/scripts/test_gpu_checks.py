@@ -523,6 +523,66 @@ class PythonCheckers(unittest.TestCase):
         self.assertEqual((rc, verdict(out, "leak")), (1, "FAIL"), out)
 
 
+class PcPeers(unittest.TestCase):
+    """gpu/pc_peers.py (issue #39 "Cost") with a fake tracesmith, python and ncu: the cost
+    verdict from the per-round ratios, the samples verdict from analyze's kernels, the table."""
+
+    FAKE_PY = """#!/usr/bin/env bash
+case "$2" in
+  *proton_run.py) echo "PROTON_IMPORT_ERROR ModuleNotFoundError: No module named 'triton'"; exit 3 ;;
+  *) echo "steps=$4 step_ms=12.0 cpu_ms=8.0" ;;
+esac
+"""
+    FAKE_NCU = """#!/usr/bin/env bash
+for i in 1 2 3; do echo '==PROF== Profiling "k" - 0: 0%....50%....100% - 9 passes'; done
+echo "steps=5 step_ms=13.0 cpu_ms=8.0"
+"""
+    INFO = ("Capture stats:\n  dropped_records                    0\n"
+            "  pc_sampling.samples                476069\n"
+            "  pc_sampling.dropped_samples        0\n"
+            "  pc_sampling.hardware_buffer_full   0  (DATA LOSS)\n")
+
+    def setUp(self):
+        self.fake = Fake()
+        self.addCleanup(self.fake.close)
+        self.out = os.path.join(self.fake.dir, "run")
+        self.py = self.fake.program("python3", self.FAKE_PY)
+        self.ncu = self.fake.program("ncu", self.FAKE_NCU)
+
+    def run_check(self, pc_step_ms, softmax_samples):
+        doc = {"kernels": [{"name": "gemm", "share_pct": 60.0}, {"name": "softmax", "share_pct": 5.0},
+                           {"name": "tiny", "share_pct": 0.4}],
+               "steps": {"kernels_per_step": 300},
+               "gpu_samples": {"samples": 400000, "functions": [
+                   {"name": "gemm", "samples": 300000}, {"name": "softmax",
+                                                         "samples": softmax_samples}]}}
+        self.fake.table([
+            [r"^profile .*--pc-sampling", 0, f"steps=30 step_ms={pc_step_ms} cpu_ms=9.0\n", ""],
+            [r"^profile ", 0, "steps=30 step_ms=14.0 cpu_ms=9.0\n", ""],
+            [r"^info [^ ]*/tspc\.sbt$", 0, self.INFO, ""],
+            [r"^analyze --json [^ ]*/tspc\.sbt$", 0, json.dumps(doc), ""]])
+        return self.fake.run([sys.executable, os.path.join(GPU, "pc_peers.py"), self.fake.cli,
+                              self.out, "--rounds", "3"], PCPEERS_PYTHON=self.py, NCU=self.ncu)
+
+    def test_clean_run(self):
+        rc, out = self.run_check(15.0, 5000)
+        self.assertEqual((rc, last_line(out)), (0, "4 passed, 0 failed, 1 skipped"), out)
+        self.assertEqual(verdict(out, "pc cost"), "PASS")
+        self.assertEqual(verdict(out, "proton"), "SKIP")  # triton does not import
+        self.assertIn("faster than ncu (EXTRAPOLATED)", out)
+        with open(os.path.join(self.out, "pc_peers.json")) as f:
+            doc = json.load(f)
+        self.assertEqual(len([r for r in doc["runs"] if r["config"] in ("base", "ts", "tspc")]), 9)
+        self.assertEqual(doc["runs"][-1]["name"], "proton0")  # its import error: no retry
+
+    def test_planted_cost_and_short_samples_fail(self):
+        rc, out = self.run_check(16.0, 900)  # 1.14x the default capture; softmax 900 samples
+        self.assertEqual(rc, 1, out)
+        self.assertEqual(verdict(out, "pc cost"), "FAIL")
+        self.assertEqual(verdict(out, "samples"), "FAIL")
+        self.assertEqual(verdict(out, "ncu"), "PASS")
+
+
 def call_sites_json(sites, unnamed=0.0):
     return json.dumps({"call_sites": [{"name": n, "share_pct": s} for n, s in sites],
                        "unnamed_call_site_share": unnamed})
