@@ -3,7 +3,7 @@
 # machine. Run from the repository root:
 #
 #   scripts/gpu-check.sh [BUILD_DIR=build/gpu]
-#   GPU_CHECK=tests,replay,torchjson,python,inproc,pcsampling,sasscounts,gpumetrics,replaymetrics,appevents,pccost,metricscost,memory,job,nccl,selfcost,apicost,launchcost,bench,sweep (default;
+#   GPU_CHECK=tests,replay,torchjson,python,inproc,pcsampling,sasscounts,gpumetrics,replaymetrics,appevents,stalls,pccost,metricscost,memory,job,nccl,selfcost,apicost,launchcost,bench,sweep (default;
 #             also: fixtures, example, pcpeers)
 #   BENCH_ROUNDS=8  BENCH_WORKLOADS=ll,pyll,mlp,xf  SWEEP_WORKLOADS=xf
 #   GPU_TESTS="capture_gpu_test ..."  (a subset of the GPU gtests)
@@ -34,7 +34,7 @@ set -u
 . "$(dirname "$0")/lib/checks.sh"
 BUILD=${1:-build/gpu}
 OUT=${OUT:-$PWD/gpu-check-out}
-WHAT=${GPU_CHECK:-tests,replay,torchjson,python,inproc,pcsampling,sasscounts,gpumetrics,replaymetrics,appevents,pccost,metricscost,memory,job,nccl,selfcost,apicost,launchcost,bench,sweep}
+WHAT=${GPU_CHECK:-tests,replay,torchjson,python,inproc,pcsampling,sasscounts,gpumetrics,replaymetrics,appevents,stalls,pccost,metricscost,memory,job,nccl,selfcost,apicost,launchcost,bench,sweep}
 ROUNDS=${BENCH_ROUNDS:-8}
 mkdir -p "$OUT"
 exec > >(tee -a "$OUT/gpu-check.log") 2>&1
@@ -50,7 +50,7 @@ pycheck() {
   local name=$1 log=$2 code
   "${@:3}" > "$log" 2>&1
   code=$?
-  grep -E "^(PYPROFILE|INPROC|MEMCHECK|JOBCHECK|NCCLCHECK|PCSAMPLING|PCSMORE|SASSCOUNTS|GPUMETRICS|REPLAYMETRICS|APPEVENTS|PCPEERS) " "$log"
+  grep -E "^(PYPROFILE|INPROC|MEMCHECK|JOBCHECK|NCCLCHECK|PCSAMPLING|PCSMORE|SASSCOUNTS|GPUMETRICS|REPLAYMETRICS|APPEVENTS|STALLS|PCPEERS) " "$log"
   absorb "$name" "$log" "$code"
 }
 # needs_torch NAME...: true when torch imports with CUDA; else a SKIP line for each NAME.
@@ -383,6 +383,15 @@ if want replaymetrics; then
   # Compute on the same launches; the roofline verdicts; an unknown metric name.
   S=$OUT/replaymetrics; mkdir -p "$S"
   pycheck "replaymetrics" "$S/check.log" python3 gpu/replay_metrics_check.py "$TS" "$PROGS" "$S"
+fi
+if want stalls; then
+  # The capture's stalls on the program's threads (issue #41 item 2, gpu/stall_check.py): a
+  # 2,000,000-launch loop and (with torch) 40 Transformer steps, with zeroed ready buffers (the
+  # default) and with CUPTI zeroing them (TRACESMITH_BUFFER_PREFAULT=0), 2 interleaved rounds
+  # (~2 min): no 'activity buffer request' row and no launch callback over 100 us.
+  S=$OUT/stalls; mkdir -p "$S"
+  pycheck "stalls" "$S/check.log" python3 gpu/stall_check.py "$TS" "$PROGS" "$S" \
+    --rounds "${STALLS_ROUNDS:-2}"
 fi
 if want appevents; then
   # The program's own events (issue #42, gpu/app_events_check.py): a torch training loop calls
