@@ -179,9 +179,17 @@ def fmt(x, spec=".2f", none="-"):
 
 
 def info_stats(cli, path):
-    """{stat: value} of `tracesmith info`'s pc_sampling.* lines."""
+    """{stat: value} of `tracesmith info`'s pc_sampling.* lines, over every process of the
+    trace (a torch.compile run has compile workers with stats of their own, all zero): counts
+    summed, the period and maxima the largest."""
     p = subprocess.run([cli, "info", path], capture_output=True, text=True, timeout=300)
-    stats = {k: int(v) for k, v in re.findall(r"(?m)^\s+(pc_sampling\.\S+)\s+(-?\d+)", p.stdout)}
+    stats = {}
+    for k, v in re.findall(r"(?m)^\s+(pc_sampling\.\S+)\s+(-?\d+)", p.stdout):
+        v = int(v)
+        if k.endswith("period_log2") or "_max" in k:
+            stats[k] = max(stats.get(k, v), v)
+        else:
+            stats[k] = stats.get(k, 0) + v
     return p.returncode, stats, p.stdout + p.stderr
 
 
@@ -226,6 +234,8 @@ def main():
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--workload", default=WORKLOAD)
+    ap.add_argument("--compile", action="store_true",
+                    help="the workload's model under torch.compile (Inductor): its --compile")
     ap.add_argument("--run-timeout", type=float, default=180, help="each base/ts/tspc run")
     ap.add_argument("--budget", type=float, default=540,
                     help="seconds for the whole script: rounds after the third stop to keep 200 s "
@@ -246,7 +256,7 @@ def main():
     skip = set(filter(None, a.skip.split(",")))
     c = Checks("PCPEERS")
     N = a.steps
-    work = [py, "-u", a.workload, "--steps", str(N)]
+    work = [py, "-u", a.workload, "--steps", str(N)] + (["--compile"] if a.compile else [])
     RESULTS.update(steps=N, rounds=a.rounds, workload=a.workload, cli=cli,
                    date=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
     configs = {

@@ -596,6 +596,48 @@ HINT_LINE = ("  call sites: 66.0% of GPU time under unnamed native frames (modul
              "`tracesmith symbolize {}` to name them\n")
 
 
+class StallCheck(unittest.TestCase):
+    """gpu/stall_check.py (issue #41 item 2) with a fake tracesmith: the verdicts from what
+    `info` says of CUPTI's overhead rows and the callback sites' maxima."""
+
+    @staticmethod
+    def info(request_max, launch_max, kernels=3000, zeroed=1):
+        return ("Events:      9000\n  kernel             %d\n\nCapture stats:\n"
+                "  dropped_records                    0\n"
+                "  capture.buffers_zeroed_by_tracesmith %d\n"
+                "  capture.buffers_allocated_on_request 0\n\nCapture cost (pid 7):\n"
+                "  capture cost: 0.50 us per launch\n"
+                "    launch: 1.2 ms in 2000 calls (600 ns each), 0.600 us per launch; one call: "
+                "median 400 ns, p99 2.0 us, p99.9 9.0 us, max %s\n"
+                "    first_time: 1.0 ms in 3 calls (333 us each); the longest 250.0 us\n"
+                "    CUPTI's own work inside the program's CUDA calls (its overhead rows): "
+                "activity buffer request 9x, 1.0 ms in all, max %s; resource 4x, 6.7 ms in all, "
+                "max 2.4 ms.\n" % (kernels, zeroed, launch_max, request_max))
+
+    def run_check(self, new_request, new_launch, kernels=3000):
+        fake = Fake()
+        self.addCleanup(fake.close)
+        fake.program("launch_loop")
+        fake.table([[r"^profile ", 0, "", ""],
+                    [r"^info .*ll_zeroed", 0, self.info(new_request, new_launch, kernels), ""],
+                    [r"^info .*ll_cupti-zeroes", 0, self.info("2.00 ms", "40.0 us", 3000, 0), ""]])
+        out = os.path.join(fake.dir, "run")
+        return fake.run([sys.executable, os.path.join(GPU, "stall_check.py"), fake.cli,
+                         fake.progs, out, "--launches", "2000"], TS_TORCH_STATE="absent")
+
+    def test_clean_run(self):
+        rc, out = self.run_check("13.1 us", "86.8 us")
+        self.assertEqual((rc, last_line(out)), (0, "4 passed, 0 failed, 0 skipped"), out)
+        self.assertIn("cupti-zeroes 9x max 2.00 ms", out)
+
+    def test_stalls_and_lost_records_fail(self):
+        rc, out = self.run_check("1.60 ms", "245.2 us", kernels=2999)
+        self.assertEqual(rc, 1, out)
+        for name in ("buffer request", "launch callback", "records intact"):
+            self.assertEqual(verdict(out, name), "FAIL", out)
+        self.assertEqual(verdict(out, "zeroed buffers"), "PASS", out)
+
+
 class InprocNamesCheck(unittest.TestCase):
     """gpu/inproc_names_check.py check (issue #43) on canned `analyze` outputs."""
 
