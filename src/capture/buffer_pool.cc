@@ -21,7 +21,8 @@ void BufferPool::Configure(size_t cap_bytes, size_t buffer_bytes, bool prefault)
 uint8_t* BufferPool::Allocate(bool touch) const {
   // Page-aligned (CUPTI needs 8) and zero; huge pages where the kernel
   // allows them (four faults per 8 MiB instead of 2,048).
-  void* b = mmap(nullptr, buffer_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void* b =
+      mmap(nullptr, buffer_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (b == MAP_FAILED) return nullptr;
   (void)madvise(b, buffer_bytes_, MADV_HUGEPAGE);
   if (touch) std::memset(b, 0, buffer_bytes_);  // pages present now, not at CUPTI's writes

@@ -151,10 +151,10 @@ std::vector<CostStat> CollectCostStats(double ns_per_tick, const WriterCost& wri
     out.push_back(
         {"capture.cost.first_time.ns",
          uint64_t(double(g_first_time_ticks.load(std::memory_order_relaxed)) * ns_per_tick + 0.5)});
-    out.push_back({"capture.cost.first_time.max_ns",
-                   uint64_t(double(g_first_time_max_ticks.load(std::memory_order_relaxed)) *
-                                ns_per_tick +
-                            0.5)});
+    out.push_back(
+        {"capture.cost.first_time.max_ns",
+         uint64_t(double(g_first_time_max_ticks.load(std::memory_order_relaxed)) * ns_per_tick +
+                  0.5)});
   }
   uint64_t stacks = sampled[int(CostSite::kStack)];
   if (stacks) {

@@ -52,7 +52,7 @@ TEST(BufferPool, RefillKeepsTouchedBuffersReadyUnderTheCap) {
   EXPECT_EQ(pool.allocated_bytes(), BufferPool::kReady * BufferPool::kDefaultBufferBytes);
   std::vector<uint8_t*> held;
   for (size_t i = 0; i < BufferPool::kReady; ++i) held.push_back(pool.Acquire());
-  EXPECT_EQ(pool.allocated_on_request(), 0u);  // both were ready
+  EXPECT_EQ(pool.allocated_on_request(), 0u);                  // both were ready
   EXPECT_EQ(held[0][BufferPool::kDefaultBufferBytes - 1], 0);  // touched (zeroed)
   held.push_back(pool.Acquire());                              // none ready: allocated here
   EXPECT_EQ(pool.allocated_on_request(), 1u);

@@ -41,11 +41,11 @@ struct CaptureCost {
     double total_ns = 0, max_ns = 0;
   };
   uint32_t pid = 0;
-  uint64_t kernels = 0;      // kernel rows of the process in the trace
+  uint64_t kernels = 0;          // kernel rows of the process in the trace
   double first_time_max_ns = 0;  // the longest single piece of first-time work
   std::vector<Overhead> cupti;   // by longest single row first
-  double program_ns = 0;     // all callback sites on the program's threads
-  double first_time_ns = 0;  // of which work done once per new address or stack
+  double program_ns = 0;         // all callback sites on the program's threads
+  double first_time_ns = 0;      // of which work done once per new address or stack
   double writer_cpu_ns = 0;
   std::vector<Part> sites;   // program-thread sites, largest first
   std::vector<Part> stack;   // stack capture and its phases (unwind, python, dedup)

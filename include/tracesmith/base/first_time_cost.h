@@ -35,7 +35,8 @@ class FirstTimeWork {
     g_first_time_ticks.fetch_add(d, std::memory_order_relaxed);
     g_first_time_events.fetch_add(1, std::memory_order_relaxed);
     uint64_t m = g_first_time_max_ticks.load(std::memory_order_relaxed);
-    while (d > m && !g_first_time_max_ticks.compare_exchange_weak(m, d, std::memory_order_relaxed)) {
+    while (d > m &&
+           !g_first_time_max_ticks.compare_exchange_weak(m, d, std::memory_order_relaxed)) {
     }
   }
   FirstTimeWork(const FirstTimeWork&) = delete;

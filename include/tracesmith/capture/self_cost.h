@@ -6,11 +6,10 @@
 // call in kSampleEvery (chosen per thread by a xorshift draw, so periodic
 // launch patterns do not alias) also has the stack capture inside it split
 // into native unwind, Python walk and dedup (up to six more reads); the
-// parts' totals are estimated as sampled time x calls / sampled calls. Per-thread counters are written
-// only by their thread (relaxed atomic stores, no RMW, no lock) and summed
-// by the writer at the end. The hot-path cost of the accounting: one TLS
-// load, a xorshift and an increment per call, plus two to six TSC reads per
-// sampled call: ~4 ns per callback (`tracesmith benchmark stacks`).
+// parts' totals are estimated as sampled time x calls / sampled calls. Per-thread counters are
+// written only by their thread (relaxed atomic stores, no RMW, no lock) and summed by the writer at
+// the end. The hot-path cost of the accounting: one TLS load, a xorshift and an increment per call,
+// plus two to six TSC reads per sampled call: ~4 ns per callback (`tracesmith benchmark stacks`).
 //
 // Each timed call also lands in its site's histogram of quarter-octave
 // buckets (CostBucket), so the summary can tell a typical call (median)
@@ -137,8 +136,8 @@ struct CostTimer {
         first0(t_first_time_ticks),
         diagnostic0(t_diagnostic_ticks) {}
   void Finish() {
-    tc->AddSample(site, CpuTicks() - t0 - (t_first_time_ticks - first0) -
-                            (t_diagnostic_ticks - diagnostic0));
+    tc->AddSample(
+        site, CpuTicks() - t0 - (t_first_time_ticks - first0) - (t_diagnostic_ticks - diagnostic0));
   }
 };
 
