@@ -12,11 +12,11 @@
 #include <thread>
 
 #include "cupti_engine.h"
-#include "tracesmith/model/launch_rank.h"
 #include "tracesmith/base/clock.h"
 #include "tracesmith/capture/device_query.h"
 #include "tracesmith/capture/stacks/unwinder.h"
 #include "tracesmith/cuda/call.h"
+#include "tracesmith/model/launch_rank.h"
 
 namespace tracesmith::capture {
 namespace {

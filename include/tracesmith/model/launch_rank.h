@@ -19,9 +19,9 @@
 namespace tracesmith::model {
 
 struct LaunchRank {
-  int rank = -1;        // -1: not in a job (or no launcher we know)
-  int local_rank = -1;  // on its node; -1: unknown
-  int world_size = -1;  // processes in the job; -1: unknown
+  int rank = -1;          // -1: not in a job (or no launcher we know)
+  int local_rank = -1;    // on its node; -1: unknown
+  int world_size = -1;    // processes in the job; -1: unknown
   std::string rank_from;  // the variable the rank came from, e.g. "OMPI_COMM_WORLD_RANK"
 };
 
