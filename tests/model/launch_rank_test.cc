@@ -25,34 +25,27 @@ TEST(LaunchRank, NoLauncher) {
   EXPECT_EQ(r.rank_from, "");
 }
 
+void ExpectRank(const LaunchRank& r, int rank, int local_rank, int world_size,
+                const std::string& from) {
+  EXPECT_EQ(r.rank, rank) << from;
+  EXPECT_EQ(r.local_rank, local_rank) << from;
+  EXPECT_EQ(r.world_size, world_size) << from;
+  EXPECT_EQ(r.rank_from, from);
+}
+
 TEST(LaunchRank, EachLauncher) {
-  LaunchRank t = From({{"RANK", "3"}, {"LOCAL_RANK", "1"}, {"WORLD_SIZE", "4"}});
-  EXPECT_EQ(t.rank, 3);
-  EXPECT_EQ(t.local_rank, 1);
-  EXPECT_EQ(t.world_size, 4);
-  EXPECT_EQ(t.rank_from, "RANK");
-  LaunchRank o = From({{"OMPI_COMM_WORLD_RANK", "5"},
-                       {"OMPI_COMM_WORLD_LOCAL_RANK", "1"},
-                       {"OMPI_COMM_WORLD_SIZE", "8"}});
-  EXPECT_EQ(o.rank, 5);
-  EXPECT_EQ(o.local_rank, 1);
-  EXPECT_EQ(o.world_size, 8);
-  EXPECT_EQ(o.rank_from, "OMPI_COMM_WORLD_RANK");
-  LaunchRank p = From({{"PMI_RANK", "2"}, {"MPI_LOCALRANKID", "0"}, {"PMI_SIZE", "3"}});
-  EXPECT_EQ(p.rank, 2);
-  EXPECT_EQ(p.local_rank, 0);
-  EXPECT_EQ(p.world_size, 3);
-  LaunchRank s = From({{"SLURM_PROCID", "7"}, {"SLURM_LOCALID", "3"}, {"SLURM_NTASKS", "16"}});
-  EXPECT_EQ(s.rank, 7);
-  EXPECT_EQ(s.local_rank, 3);
-  EXPECT_EQ(s.world_size, 16);
-  EXPECT_EQ(s.rank_from, "SLURM_PROCID");
+  ExpectRank(From({{"RANK", "3"}, {"LOCAL_RANK", "1"}, {"WORLD_SIZE", "4"}}), 3, 1, 4, "RANK");
+  ExpectRank(From({{"OMPI_COMM_WORLD_RANK", "5"},
+                   {"OMPI_COMM_WORLD_LOCAL_RANK", "1"},
+                   {"OMPI_COMM_WORLD_SIZE", "8"}}),
+             5, 1, 8, "OMPI_COMM_WORLD_RANK");
+  ExpectRank(From({{"PMI_RANK", "2"}, {"MPI_LOCALRANKID", "0"}, {"PMI_SIZE", "3"}}), 2, 0, 3,
+             "PMI_RANK");
+  ExpectRank(From({{"SLURM_PROCID", "7"}, {"SLURM_LOCALID", "3"}, {"SLURM_NTASKS", "16"}}), 7, 3,
+             16, "SLURM_PROCID");
   // PMIx names the rank only: Slurm's variables give the rest.
-  LaunchRank x = From({{"PMIX_RANK", "4"}, {"SLURM_LOCALID", "0"}, {"SLURM_NTASKS", "8"}});
-  EXPECT_EQ(x.rank, 4);
-  EXPECT_EQ(x.local_rank, 0);
-  EXPECT_EQ(x.world_size, 8);
-  EXPECT_EQ(x.rank_from, "PMIX_RANK");
+  ExpectRank(From({{"PMIX_RANK", "4"}, {"SLURM_LOCALID", "0"}, {"SLURM_NTASKS", "8"}}), 4, 0, 8,
+             "PMIX_RANK");
 }
 
 // torchrun under srun: RANK is the worker's, SLURM_PROCID the node task's.
