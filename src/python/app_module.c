@@ -16,6 +16,10 @@
 
 #include "tracesmith/app/app.h"
 
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
 /* Twice the library's cap on distinct names (app_events.h): past it a name
  * is looked up in the library on every call, and the dict stops growing. */
 #define kMaxCachedNames 20000
@@ -58,9 +62,106 @@ static long NameId(PyObject* name, const char* what) {
   return (long)id;
 }
 
+/* ---- arguments as JSON, without json.dumps for the common values ----------- */
+
+typedef struct {
+  char* p;
+  Py_ssize_t n, cap;
+} JsonOut;
+
+static int Put(JsonOut* o, const char* s, Py_ssize_t len) {
+  if (o->n + len > o->cap) return 0;
+  memcpy(o->p + o->n, s, (size_t)len);
+  o->n += len;
+  return 1;
+}
+
+/* A str as json.dumps writes it (ensure_ascii: only ' '..'~' as they are). */
+static int PutStr(JsonOut* o, PyObject* str) {
+  static const char kHex[] = "0123456789abcdef";
+  const int kind = PyUnicode_KIND(str);
+  const void* data = PyUnicode_DATA(str);
+  const Py_ssize_t len = PyUnicode_GET_LENGTH(str);
+  if (!Put(o, "\"", 1)) return 0;
+  for (Py_ssize_t i = 0; i < len; ++i) {
+    Py_UCS4 c = PyUnicode_READ(kind, data, i);
+    char e[12];
+    Py_ssize_t k = 0;
+    if (c == '"' || c == '\\') {
+      e[k++] = '\\', e[k++] = (char)c;
+    } else if (c >= ' ' && c <= '~') {
+      e[k++] = (char)c;
+    } else if (c == '\n' || c == '\r' || c == '\t' || c == '\b' || c == '\f') {
+      e[k++] = '\\';
+      e[k++] = c == '\n' ? 'n' : c == '\r' ? 'r' : c == '\t' ? 't' : c == '\b' ? 'b' : 'f';
+    } else {
+      Py_UCS4 units[2] = {c, 0};
+      int count = 1;
+      if (c > 0xffff) {  // a surrogate pair, as json.dumps writes it
+        c -= 0x10000;
+        units[0] = 0xd800 | (c >> 10), units[1] = 0xdc00 | (c & 0x3ff), count = 2;
+      }
+      for (int u = 0; u < count; ++u) {
+        e[k++] = '\\', e[k++] = 'u';
+        for (int shift = 12; shift >= 0; shift -= 4) e[k++] = kHex[(units[u] >> shift) & 0xf];
+      }
+    }
+    if (!Put(o, e, k)) return 0;
+  }
+  return Put(o, "\"", 1);
+}
+
+/* kwargs as json.dumps(kwargs, default=str) writes them, when every value is
+ * a str, int, float (finite), bool or None and the text fits; else 0 (then
+ * json.dumps). Returns the length. */
+static Py_ssize_t FastJson(PyObject* kwargs, char* buf, Py_ssize_t cap) {
+  JsonOut o = {buf, 0, cap};
+  Py_ssize_t pos = 0;
+  PyObject *k, *v;
+  if (!Put(&o, "{", 1)) return 0;
+  for (int first = 1; PyDict_Next(kwargs, &pos, &k, &v); first = 0) {
+    if ((!first && !Put(&o, ", ", 2)) || !PyUnicode_Check(k) || !PutStr(&o, k) ||
+        !Put(&o, ": ", 2))
+      return 0;
+    char num[32];
+    if (v == Py_None) {
+      if (!Put(&o, "null", 4)) return 0;
+    } else if (v == Py_True || v == Py_False) {
+      if (!Put(&o, v == Py_True ? "true" : "false", v == Py_True ? 4 : 5)) return 0;
+    } else if (PyLong_CheckExact(v)) {
+      int overflow = 0;
+      long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+      if (overflow || (x == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        return 0;
+      }
+      if (!Put(&o, num, snprintf(num, sizeof num, "%lld", x))) return 0;
+    } else if (PyFloat_CheckExact(v)) {
+      const double d = PyFloat_AS_DOUBLE(v);
+      if (!isfinite(d)) return 0;  // json.dumps writes NaN / Infinity
+      char* r = PyOS_double_to_string(d, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
+      if (!r) {
+        PyErr_Clear();
+        return 0;
+      }
+      const int ok = Put(&o, r, (Py_ssize_t)strlen(r));
+      PyMem_Free(r);
+      if (!ok) return 0;
+    } else if (PyUnicode_CheckExact(v)) {
+      if (!PutStr(&o, v)) return 0;
+    } else {
+      return 0;
+    }
+  }
+  return Put(&o, "}", 1) ? o.n : 0;
+}
+
 /* The id of kwargs as one JSON object's text (0: none or not kept); -1 on error. */
 static long ArgsId(PyObject* kwargs) {
   if (!kwargs || PyDict_GET_SIZE(kwargs) == 0) return 0;
+  char buf[1024];
+  const Py_ssize_t fast = FastJson(kwargs, buf, (Py_ssize_t)sizeof buf);
+  if (fast > 0) return (long)g_api->intern(buf, (size_t)fast, 1);
   if (!g_dumps) {
     PyObject* json = PyImport_ImportModule("json");
     if (!json) return -1;
