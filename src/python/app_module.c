@@ -120,8 +120,7 @@ static Py_ssize_t FastJson(PyObject* kwargs, char* buf, Py_ssize_t cap) {
   PyObject *k, *v;
   if (!Put(&o, "{", 1)) return 0;
   for (int first = 1; PyDict_Next(kwargs, &pos, &k, &v); first = 0) {
-    if ((!first && !Put(&o, ", ", 2)) || !PyUnicode_Check(k) || !PutStr(&o, k) ||
-        !Put(&o, ": ", 2))
+    if ((!first && !Put(&o, ", ", 2)) || !PyUnicode_Check(k) || !PutStr(&o, k) || !Put(&o, ": ", 2))
       return 0;
     char num[32];
     if (v == Py_None) {
