@@ -111,16 +111,17 @@ static int PutStr(JsonOut* o, PyObject* str) {
   return Put(o, "\"", 1);
 }
 
-/* kwargs as json.dumps(kwargs, default=str) writes them, when every value is
- * a str, int, float (finite), bool or None and the text fits; else 0 (then
+/* n keyword arguments (keys[i] = values[i], in call order) as
+ * json.dumps(kwargs, default=str) writes them, when every value is a str,
+ * int, float (finite), bool or None and the text fits; else 0 (then
  * json.dumps). Returns the length. */
-static Py_ssize_t FastJson(PyObject* kwargs, char* buf, Py_ssize_t cap) {
+static Py_ssize_t FastJson(PyObject* const* keys, PyObject* const* values, Py_ssize_t n, char* buf,
+                           Py_ssize_t cap) {
   JsonOut o = {buf, 0, cap};
-  Py_ssize_t pos = 0;
-  PyObject *k, *v;
   if (!Put(&o, "{", 1)) return 0;
-  for (int first = 1; PyDict_Next(kwargs, &pos, &k, &v); first = 0) {
-    if ((!first && !Put(&o, ", ", 2)) || !PyUnicode_Check(k) || !PutStr(&o, k) || !Put(&o, ": ", 2))
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject *k = keys[i], *v = values[i];
+    if ((i && !Put(&o, ", ", 2)) || !PyUnicode_Check(k) || !PutStr(&o, k) || !Put(&o, ": ", 2))
       return 0;
     char num[32];
     if (v == Py_None) {
@@ -155,12 +156,8 @@ static Py_ssize_t FastJson(PyObject* kwargs, char* buf, Py_ssize_t cap) {
   return Put(&o, "}", 1) ? o.n : 0;
 }
 
-/* The id of kwargs as one JSON object's text (0: none or not kept); -1 on error. */
-static long ArgsId(PyObject* kwargs) {
-  if (!kwargs || PyDict_GET_SIZE(kwargs) == 0) return 0;
-  char buf[1024];
-  const Py_ssize_t fast = FastJson(kwargs, buf, (Py_ssize_t)sizeof buf);
-  if (fast > 0) return (long)g_api->intern(buf, (size_t)fast, 1);
+/* The id of kwargs (a dict) as json.dumps's text, through json.dumps. */
+static long DumpsId(PyObject* kwargs) {
   if (!g_dumps) {
     PyObject* json = PyImport_ImportModule("json");
     if (!json) return -1;
@@ -180,6 +177,44 @@ static long ArgsId(PyObject* kwargs) {
   long id = s ? (long)g_api->intern(s, (size_t)len, 1) : -1;
   Py_DECREF(text);
   return id;
+}
+
+/* The id of a call's keyword arguments (values[i] named kwnames[i]) as one
+ * JSON object's text (0: none or not kept); -1 on error. */
+static long KwArgsId(PyObject* const* values, PyObject* kwnames) {
+  const Py_ssize_t n = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  if (n == 0) return 0;
+  char buf[1024];
+  const Py_ssize_t fast =
+      FastJson(&PyTuple_GET_ITEM(kwnames, 0), values, n, buf, (Py_ssize_t)sizeof buf);
+  if (fast > 0) return (long)g_api->intern(buf, (size_t)fast, 1);
+  PyObject* kwargs = PyDict_New();
+  if (!kwargs) return -1;
+  for (Py_ssize_t i = 0; i < n; ++i)
+    if (PyDict_SetItem(kwargs, PyTuple_GET_ITEM(kwnames, i), values[i]) < 0) {
+      Py_DECREF(kwargs);
+      return -1;
+    }
+  long id = DumpsId(kwargs);
+  Py_DECREF(kwargs);
+  return id;
+}
+
+/* The id of kwargs (a dict; NULL: none) as one JSON object's text (0: none or
+ * not kept); -1 on error. */
+static long ArgsId(PyObject* kwargs) {
+  if (!kwargs || PyDict_GET_SIZE(kwargs) == 0) return 0;
+  enum { kMaxFast = 16 };
+  PyObject *keys[kMaxFast], *values[kMaxFast];
+  Py_ssize_t pos = 0, n = 0;
+  PyObject *k, *v;
+  while (n < kMaxFast && PyDict_Next(kwargs, &pos, &k, &v)) keys[n] = k, values[n++] = v;
+  if (n == PyDict_GET_SIZE(kwargs)) {
+    char buf[1024];
+    const Py_ssize_t fast = FastJson(keys, values, n, buf, (Py_ssize_t)sizeof buf);
+    if (fast > 0) return (long)g_api->intern(buf, (size_t)fast, 1);
+  }
+  return DumpsId(kwargs);
 }
 
 static PyObject* Counter(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
@@ -207,21 +242,22 @@ static PyObject* Counter(PyObject* self, PyObject* const* args, Py_ssize_t nargs
   Py_RETURN_NONE;
 }
 
-static PyObject* Instant(PyObject* self, PyObject* args, PyObject* kwargs) {
+static PyObject* Instant(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
   (void)self;
-  if (PyTuple_GET_SIZE(args) != 1) {
+  const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  if (nargs != 1) {
     PyErr_SetString(PyExc_TypeError,
                     "tracesmith.instant(name, **args) takes 1 positional argument");
     return NULL;
   }
-  PyObject* name = PyTuple_GET_ITEM(args, 0);
+  PyObject* name = args[0];
   if (!Capturing()) {
     if (!PyUnicode_Check(name)) return NotAName(name, "instant");
     Py_RETURN_NONE;
   }
   long id = NameId(name, "instant");
   if (id < 0) return NULL;
-  long args_id = ArgsId(kwargs);
+  long args_id = KwArgsId(args + nargs, kwnames);
   if (args_id < 0) return NULL;
   g_api->instant((uint32_t)id, (uint32_t)args_id);
   Py_RETURN_NONE;
@@ -628,7 +664,7 @@ static PyObject* SetDecorate(PyObject* self, PyObject* fn) {
 static PyMethodDef kMethods[] = {
     {"counter", (PyCFunction)(void (*)(void))Counter, METH_FASTCALL,
      "counter(name, value): the program's counter `name` is `value` from now on."},
-    {"instant", (PyCFunction)(void (*)(void))Instant, METH_VARARGS | METH_KEYWORDS,
+    {"instant", (PyCFunction)(void (*)(void))Instant, METH_FASTCALL | METH_KEYWORDS,
      "instant(name, **args): a point in time on this thread, with its arguments."},
     {"enabled", Enabled, METH_NOARGS, "Whether a capture records these calls now."},
     {"attached", Attached, METH_NOARGS, "Whether a capture library was found."},
