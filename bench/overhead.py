@@ -206,11 +206,19 @@ def report(runs, workloads, labels, tag):
             per_round = [x[3] / base_of[x[2]][3] for x in runs
                          if x[0] == w and x[1] == label and x[2] in base_of and x[3]]
             rr = "%.3fx" % statistics.median(per_round) if per_round else "—"
+            # Against the default capture of the same round too: what an option adds on
+            # top of it (--gpu-metrics, --pc-sampling), the rounds' spread beside it.
+            ts_of = {x[2]: x for x in runs if x[0] == w and x[1] == "tracesmith"}
+            per_ts = [x[3] / ts_of[x[2]][3] for x in runs if x[0] == w and x[1] == label and
+                      x[2] in ts_of and x[3]] if label not in ("base", "tracesmith") else []
+            rts = (" round_ratio_to_tracesmith=%.3fx (rounds %s)" % (
+                statistics.median(per_ts), ", ".join("%.3f" % r for r in per_ts))
+                   if per_ts else "")
             walls = [x[3] for x in runs if x[0] == w and x[1] == label and x[3]]
             base_min = min((x[3] for x in runs if x[0] == w and x[1] == "base" and x[3]), default=0)
             mn = "%.3fx" % (min(walls) / base_min) if base_min else "—"
             print(f"{tag} {w:5s} {label:38s} median={m[0][0]:.5g} wall={ratios[0]} cpu={ratios[1]} "
-                  f"process={ratios[2]} n={m[0][1]} round_ratio={rr} min_ratio={mn}")
+                  f"process={ratios[2]} n={m[0][1]} round_ratio={rr} min_ratio={mn}{rts}")
 
 if __name__ == "__main__":
     main()
