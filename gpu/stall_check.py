@@ -16,8 +16,9 @@ calls of 100 us or more, the longest first-time work.
     every default run;
   - records intact: the launch loop's default captures hold exactly N + 1,000 kernel rows
     (its warm-up launches 1,000), none dropped (zeroed buffers lose nothing);
-  - buffer request: in every default run the longest "activity buffer request" row is at
-    most 100 us (the figures of the cupti-zeroes runs beside it);
+  - buffer request: in every default run there are "activity buffer request" rows and the
+    longest is at most 100 us, while a cupti-zeroes run of the same workload has one over
+    100 us (so that the check shows it tells the two apart);
   - launch callback: in the launch loop's default runs the slowest of the N launch
     callbacks is at most 100 us (every call timed).
 Each callback site's maximum and CUPTI's other overhead rows are shown, not judged (an
@@ -56,16 +57,19 @@ def parse_info(text):
         m = re.match(r"(capture\.[\w.]+|dropped_records)\s+(\d+)", s)
         if m:
             out["stats"][m.group(1)] = int(m.group(2))
+        # Several processes (a "Capture cost (pid N)" block each): counts added, maxima kept.
         if s.startswith("CUPTI's own work"):
             for kind, count, mx in re.findall(
                     r"(?:: |; )([a-zA-Z][\w -]*?) (\d+)x, [\d.]+ \w+ in all, max ([\d.]+ \w+)", s):
-                out["overhead"][kind] = (int(count), ns(mx))
+                n0, m0 = out["overhead"].get(kind, (0, 0.0))
+                out["overhead"][kind] = (n0 + int(count), max(m0, ns(mx)))
         m = re.match(r"([a-z_.]+): .*? max ([\d.]+ \w+)(?:.*?(\d+) calls? of 100 us or more)?", s)
         if m and "one call" in s:
-            out["sites"][m.group(1)] = (ns(m.group(2)), int(m.group(3) or 0))
+            m0, n0 = out["sites"].get(m.group(1), (0.0, 0))
+            out["sites"][m.group(1)] = (max(m0, ns(m.group(2))), n0 + int(m.group(3) or 0))
         m = re.search(r"the longest ([\d.]+ \w+)", s)
         if m and s.startswith("first_time"):
-            out["first_time_max"] = ns(m.group(1))
+            out["first_time_max"] = max(out["first_time_max"] or 0.0, ns(m.group(1)))
     return out
 
 
@@ -159,10 +163,13 @@ def checks(c, a, workloads):
     def req_max(gs):
         return [g["overhead"].get("activity buffer request", (0, 0)) for g in gs]
 
+    # A pass must show the check can tell the two apart: the runs with CUPTI zeroing
+    # have a row over 100 us (they did, 1.6-2.4 ms, 2026-11-29), the default runs none.
     parts, ok = [], bool(default)
     for w, _ in workloads:
         new, old = req_max(runs.get((w, "zeroed"), [])), req_max(runs.get((w, "cupti-zeroes"), []))
-        ok = ok and bool(new) and all(m <= LIMIT_NS for _, m in new)
+        ok = ok and bool(new) and all(n > 0 and m <= LIMIT_NS for n, m in new)
+        ok = ok and any(m > LIMIT_NS for _, m in old)
         parts.append(f"{w}: zeroed " + ", ".join(f"{n}x max {fmt(m)}" for n, m in new) +
                      " | cupti-zeroes " + ", ".join(f"{n}x max {fmt(m)}" for n, m in old))
     c.check("buffer request", ok, "longest 'activity buffer request' row per run (<= 100 us "

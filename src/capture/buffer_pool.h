@@ -39,13 +39,14 @@ class BufferPool {
   bool zeroed() const { return prefault_; }
   // nullptr when the cap is reached or the pool is closed.
   uint8_t* Acquire();
-  // A drained buffer back; CUPTI wrote its first `written` bytes (zeroed
-  // here when zeroed()).
+  // A drained buffer back (CUPTI reported `written` valid bytes); zeroed
+  // here, all of it, when zeroed().
   void Release(uint8_t* buffer, size_t written = SIZE_MAX);
   // Unmaps a buffer the pool handed out (tests; a capture keeps its buffers).
   void Free(uint8_t* buffer) const;
   // Off the program's threads (the writer): tops the free list up to kReady
-  // touched buffers while under the cap.
+  // touched buffers while under the cap, the last buffer under it left to a
+  // request.
   void Refill();
   // Refuse all further requests (capture stopped).
   void Close() { closed_.store(true); }

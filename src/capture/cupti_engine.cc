@@ -13,6 +13,7 @@
 
 #include "cubin_hash.h"
 #include "generated_nvtx_meta.h"
+#include "tracesmith/base/file_util.h"
 #include "tracesmith/base/hot_path.h"
 #include "tracesmith/capture/stack_hook.h"
 #include "tracesmith/cuda/call.h"
@@ -177,11 +178,14 @@ Status CuptiEngine::Start(const CaptureOptions& options) {
   // Our buffers come zeroed (BufferPool): CUPTI need not zero each one inside
   // the program's CUDA call that asked for it (issue #41 item 2). Where the
   // attribute is unknown CUPTI zeroes them as before.
-  if (pool_.zeroed()) {
-    uint8_t zeroed = 1;
+  // Set either way: a second capture in the process without zeroed buffers
+  // (TRACESMITH_BUFFER_PREFAULT=0) must turn the first one's setting off.
+  {
+    uint8_t zeroed = pool_.zeroed() ? 1 : 0;
     size_t size = sizeof(zeroed);
-    zeroed_buffers_ = cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER,
-                                                &size, &zeroed) == CUPTI_SUCCESS;
+    const bool set = cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER,
+                                               &size, &zeroed) == CUPTI_SUCCESS;
+    zeroed_buffers_ = zeroed && set;
   }
   CUPTI_CALL(cuptiActivityRegisterCallbacks(&CuptiEngine::OnBufferRequested,
                                             &CuptiEngine::OnBufferCompleted));
@@ -223,10 +227,11 @@ Status CuptiEngine::Start(const CaptureOptions& options) {
 
 Status CuptiEngine::OpenOutput(const CaptureOptions& options) {
   format::SbtWriterOptions wo;
-  const model::LaunchRank launch = model::LaunchRankFromEnv(::getenv);
+  auto cmdline = ReadFileToString("/proc/self/cmdline");
+  launch_ = model::ProcessLaunchRank(::getenv, cmdline.ok() ? *cmdline : std::string());
   std::string path = options.output;
-  if (launch.rank >= 0) {
-    path = PerProcessOutputPath(options.output, pid_, launch.rank);
+  if (launch_.rank >= 0) {
+    path = PerProcessOutputPath(options.output, pid_, launch_.rank);
     wo.overwrite = true;
   } else {
     // The first process of a tree claims the name; the others add .pid<PID>.

@@ -44,6 +44,7 @@
 #include "tracesmith/capture/session.h"
 #include "tracesmith/capture/stacks/stack_collector.h"
 #include "tracesmith/format/sbt_writer.h"
+#include "tracesmith/model/launch_rank.h"
 
 namespace tracesmith::capture {
 
@@ -151,6 +152,7 @@ class CuptiEngine {
   uint64_t start_mono_ns_ = 0;
   uint64_t enabled_mono_ns_ = 0;
 
+  model::LaunchRank launch_;  // this process's place in a job (OpenOutput)
   BufferPool pool_;
   bool zeroed_buffers_ = false;  // CUPTI told our buffers come zeroed
   std::mutex completed_mu_;

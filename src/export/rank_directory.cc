@@ -32,7 +32,9 @@ bool IsGpuWork(model::TableKind kind) {
 
 // The processes of one input, what its metadata says about each and how
 // many GPU-work rows each has (only those event chunks are decoded).
-Status Survey(const std::string& path, size_t input, std::vector<Found>* out) {
+// `all_work`: the input's GPU-work rows, whoever they belong to (a file with
+// no pid in it is one process: the caller makes its entry).
+Status Survey(const std::string& path, size_t input, std::vector<Found>* out, uint64_t* all_work) {
   ASSIGN_OR_RETURN(auto reader, format::SbtReader::Open(path));
   std::map<uint32_t, uint64_t> work;  // pid -> GPU-work rows
   Status st = reader->Stream(
@@ -41,7 +43,7 @@ Status Survey(const std::string& path, size_t input, std::vector<Found>* out) {
           if constexpr (model::RecordTraits<T>::kIsEvent) {
             if (model::RecordTraits<T>::kKind != kind || !IsGpuWork(kind)) return;
             if constexpr (requires(T t) { t.pid; })
-              for (const T& row : batch.Rows<T>()) ++work[row.pid];
+              for (const T& row : batch.Rows<T>()) ++work[row.pid], ++*all_work;
           }
         });
         return OkStatus();
@@ -110,10 +112,11 @@ StatusOr<RankDirectoryResult> ExportKinetoRankDirectory(std::span<const std::str
   std::vector<size_t> per_input(inputs.size(), 0);
   for (size_t i = 0; i < inputs.size(); ++i) {
     const size_t before = found.size();
-    RETURN_IF_ERROR(Survey(inputs[i], i, &found));
+    uint64_t work = 0;
+    RETURN_IF_ERROR(Survey(inputs[i], i, &found, &work));
     per_input[i] = found.size() - before;
     if (per_input[i] == 0)  // nothing says who it is: the file is one process
-      found.push_back(Found{i, 0, {}, {}});
+      found.push_back(Found{i, 0, {}, {}, work});
   }
   RankDirectoryResult result;
   // A process with no rank and no GPU work beside ones that have GPU work is

@@ -42,13 +42,31 @@ LaunchRank LaunchRankFromEnv(const std::function<const char*(const char*)>& get)
     if (l.size) r.world_size = Number(get(l.size));
     break;
   }
-  // A launcher that does not say them (PMIx): another's variables may.
-  for (const Launcher& l : kLaunchers) {
-    if (r.rank < 0) break;
-    if (r.local_rank < 0 && l.local_rank) r.local_rank = Number(get(l.local_rank));
-    if (r.world_size < 0 && l.size) r.world_size = Number(get(l.size));
-  }
+  // A launcher that does not say them (PMIx): another's variables may; a
+  // launcher that has its own and left them unset is not filled from others.
+  if (r.rank_from == "PMIX_RANK")
+    for (const Launcher& l : kLaunchers) {
+      if (r.local_rank < 0 && l.local_rank) r.local_rank = Number(get(l.local_rank));
+      if (r.world_size < 0 && l.size) r.world_size = Number(get(l.size));
+    }
   if (r.world_size >= 0 && r.rank >= r.world_size) r.world_size = -1;  // inconsistent: unknown
+  return r;
+}
+
+LaunchRank ProcessLaunchRank(const std::function<const char*(const char*)>& get,
+                             std::string_view cmdline) {
+  LaunchRank r = LaunchRankFromEnv(get);
+  if (r.rank < 0 || r.rank_from == "RANK") return r;
+  for (std::string_view agent : {"torchrun", "torch.distributed.run", "torch.distributed.launch"})
+    for (size_t at = cmdline.find(agent); at != std::string_view::npos;
+         at = cmdline.find(agent, at + 1)) {
+      // A whole argument, or its last path component (/usr/bin/torchrun).
+      const size_t end = at + agent.size();
+      const bool starts =
+          at == 0 || cmdline[at - 1] == ' ' || cmdline[at - 1] == '\0' || cmdline[at - 1] == '/';
+      const bool ends = end == cmdline.size() || cmdline[end] == ' ' || cmdline[end] == '\0';
+      if (starts && ends) return LaunchRank{};
+    }
   return r;
 }
 

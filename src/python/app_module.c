@@ -79,6 +79,12 @@ static int Put(JsonOut* o, const char* s, Py_ssize_t len) {
 /* A str as json.dumps writes it (ensure_ascii: only ' '..'~' as they are). */
 static int PutStr(JsonOut* o, PyObject* str) {
   static const char kHex[] = "0123456789abcdef";
+#if PY_VERSION_HEX < 0x030C0000
+  if (PyUnicode_READY(str) < 0) {  // a legacy string (before 3.12)
+    PyErr_Clear();
+    return 0;
+  }
+#endif
   const int kind = PyUnicode_KIND(str);
   const void* data = PyUnicode_DATA(str);
   const Py_ssize_t len = PyUnicode_GET_LENGTH(str);
@@ -526,6 +532,7 @@ typedef struct {
   PyObject* name;   /* str */
   PyObject* kwargs; /* NULL: none */
   PyObject* dict;
+  PyObject* weakrefs;
 } RangedObject;
 
 static PyTypeObject RangedType;
@@ -534,11 +541,15 @@ static PyObject* RangedCall(PyObject* self, PyObject* const* args, size_t nargsf
                             PyObject* kwnames) {
   RangedObject* f = (RangedObject*)self;
   if (!Capturing()) return PyObject_Vectorcall(f->func, args, nargsf, kwnames);
-  /* The ids before the call: a failure here is not mixed with the function's. */
+  /* The ids before the call: a failure here (an argument's str() raising) is
+   * reported as unraisable and the call goes on unrecorded; the function runs
+   * either way, as it does under the `with` form. */
   long id = RangeNameId(f->name);
-  if (id < 0) return NULL;
-  long args_id = ArgsId(f->kwargs);
-  if (args_id < 0) return NULL;
+  long args_id = id < 0 ? -1 : ArgsId(f->kwargs);
+  if (args_id < 0) {
+    PyErr_WriteUnraisable(self);
+    return PyObject_Vectorcall(f->func, args, nargsf, kwnames);
+  }
   const uint64_t start = g_api->now();
   PyObject* result = PyObject_Vectorcall(f->func, args, nargsf, kwnames);
   if (Capturing()) g_api->range((uint32_t)id, (uint32_t)args_id, start);
@@ -563,6 +574,7 @@ static int RangedClear(RangedObject* f) {
 
 static void RangedDealloc(RangedObject* f) {
   PyObject_GC_UnTrack(f);
+  if (f->weakrefs) PyObject_ClearWeakRefs((PyObject*)f);
   RangedClear(f);
   Py_TYPE(f)->tp_free((PyObject*)f);
 }
@@ -595,6 +607,7 @@ static PyObject* Ranged(PyObject* self, PyObject* const* args, Py_ssize_t nargs)
   f->name = r->name;
   f->kwargs = NULL;
   f->dict = NULL;
+  f->weakrefs = NULL;
   if (r->kwargs) {
     f->kwargs = PyDict_Copy(r->kwargs);
     if (!f->kwargs) {
@@ -606,6 +619,16 @@ static PyObject* Ranged(PyObject* self, PyObject* const* args, Py_ssize_t nargs)
   return (PyObject*)f;
 }
 
+/* pickle and copy as a function are: by reference (its module and
+ * qualified name, which update_wrapper copied from the function). */
+static PyObject* RangedReduce(PyObject* self, PyObject* unused) {
+  (void)unused;
+  return PyObject_GetAttrString(self, "__qualname__");
+}
+
+static PyMethodDef kRangedMethods[] = {{"__reduce__", RangedReduce, METH_NOARGS, NULL},
+                                       {NULL, NULL, 0, NULL}};
+
 static PyGetSetDef kRangedGetSet[] = {
     {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
     {NULL, NULL, NULL, NULL, NULL}};
@@ -616,8 +639,12 @@ static PyTypeObject RangedType = {
     .tp_dealloc = (destructor)RangedDealloc,
     .tp_vectorcall_offset = offsetof(RangedObject, vectorcall),
     .tp_call = PyVectorcall_Call,
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_HAVE_GC,
+    /* METHOD_DESCRIPTOR: obj.m(...) calls it with obj first, no bound method made. */
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_HAVE_GC |
+                Py_TPFLAGS_METHOD_DESCRIPTOR,
     .tp_doc = "A function decorated with @tracesmith.range: each call is a range.",
+    .tp_weaklistoffset = offsetof(RangedObject, weakrefs),
+    .tp_methods = kRangedMethods,
     .tp_traverse = (traverseproc)RangedTraverse,
     .tp_clear = (inquiry)RangedClear,
     .tp_descr_get = RangedGet,

@@ -145,8 +145,9 @@ TEST(CaptureCost, SlowestCallAndCuptiOverheadRows) {
     }
   EXPECT_TRUE(first_time);
   EXPECT_EQ(details.back(),
-            "CUPTI's own work inside the program's CUDA calls (its overhead rows): activity buffer "
-            "request 2x, 5.0 ms in all, max 5.0 ms; resource 1x, 20.0 us in all, max 20.0 us.");
+            "CUPTI's own work (its overhead rows, inside the program's CUDA calls or the writer's "
+            "flushes): activity buffer request 2x, 5.0 ms in all, max 5.0 ms; resource 1x, 20.0 us "
+            "in all, max 20.0 us.");
   // The streaming form (info) tallies the same rows.
   OverheadTally tally;
   for (const auto& o : t.Rows<model::OverheadEvent>()) TallyOverhead(o, &tally);

@@ -3,6 +3,7 @@
 #include "capture/buffer_pool.h"
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 
 #include <atomic>
 #include <chrono>
@@ -58,15 +59,38 @@ TEST(BufferPool, RefillKeepsTouchedBuffersReadyUnderTheCap) {
   EXPECT_EQ(pool.allocated_on_request(), 1u);
   pool.Refill();
   EXPECT_EQ(pool.allocated_bytes(), (3 + BufferPool::kReady) * BufferPool::kDefaultBufferBytes);
-  // The cap holds: 64 MiB is 8 buffers, Refill stops there however often it runs.
+  // The cap holds: 64 MiB is 8 buffers; Refill stops one short of it however
+  // often it runs (the last buffer is a request's: never refused for a refill).
   for (int i = 0; i < 3; ++i) held.push_back(pool.Acquire());
   for (int i = 0; i < 4; ++i) pool.Refill();
+  EXPECT_EQ(pool.allocated_bytes(), size_t{56} << 20);
+  held.push_back(pool.Acquire());  // the ready one
+  held.push_back(pool.Acquire());  // the last: allocated for the request
+  ASSERT_NE(held.back(), nullptr);
   EXPECT_EQ(pool.allocated_bytes(), size_t{64} << 20);
+  EXPECT_EQ(pool.refused(), 0u);
   pool.Close();
   pool.Refill();  // closed: nothing more
   EXPECT_EQ(pool.allocated_bytes(), size_t{64} << 20);
   for (uint8_t* b : held) pool.Free(b);
-  // (the ready buffers still in the pool are the pool's: a capture frees none)
+}
+
+// A second capture in one process (Session) may have another buffer size:
+// the free buffers of the first are unmapped, not handed out with the new size.
+TEST(BufferPool, ASecondConfigureDropsTheFreeBuffers) {
+  BufferPool pool;
+  pool.Configure(size_t{64} << 20);
+  pool.Refill();
+  uint8_t* held = pool.Acquire();
+  EXPECT_EQ(pool.allocated_bytes(), 2 * BufferPool::kDefaultBufferBytes);
+  pool.Configure(size_t{64} << 20, size_t{1} << 20);
+  EXPECT_EQ(pool.allocated_bytes(), size_t{1} << 20);  // the one still held, counted in new size
+  uint8_t* b = pool.Acquire();
+  ASSERT_NE(b, nullptr);
+  EXPECT_NE(b, held);
+  EXPECT_EQ(pool.buffer_bytes(), size_t{1} << 20);
+  pool.Free(b);
+  munmap(held, BufferPool::kDefaultBufferBytes);
 }
 
 // What CUPTI wrote is zeroed when the writer releases the buffer: CUPTI

@@ -140,6 +140,24 @@ TEST(RankDirectory, ALauncherIsLeftOutAsAnalyzeLeavesItOut) {
   EXPECT_EQ(alone->files.size(), 1u);
 }
 
+// A file with kernels but no process rows (an old capture, an import) is one
+// process with GPU work, not a launcher (review of 2026-11-29).
+TEST(RankDirectory, AFileWithoutProcessRowsKeepsItsGpuWork) {
+  TempDir dir;
+  const std::string ranked = dir / "rank0.sbt", bare = dir / "bare.sbt";
+  ASSERT_TRUE(testing::WriteStreamed(MakeRankTrace(RankSpec{.pid = 10, .rank = 0}), ranked).ok());
+  model::Trace t;
+  model::KernelEvent k;
+  k.start_ns = 1000;
+  k.end_ns = 2000;
+  t.Rows<model::KernelEvent>().assign(3, k);
+  ASSERT_TRUE(format::WriteTraceFile(t, bare).ok());
+  const std::vector<std::string> inputs = {ranked, bare};
+  auto r = ExportKinetoRankDirectory(inputs, dir / "hta", ExportOptions{}, false);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->files.size(), 2u);
+}
+
 TEST(RankDirectory, ExistingFilesDuplicateRanksAndStrangers) {
   TempDir dir;
   const std::vector<std::string> inputs = WriteJob(dir);

@@ -6,6 +6,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 
 namespace tracesmith::model {
 namespace {
@@ -58,6 +59,31 @@ TEST(LaunchRank, TorchrunInsideSlurmWins) {
   EXPECT_EQ(r.rank, 9);
   EXPECT_EQ(r.world_size, 16);
   EXPECT_EQ(r.rank_from, "RANK");
+}
+
+// torchrun's RANK without WORLD_SIZE under srun: Slurm's task count is not
+// the job's world size.
+TEST(LaunchRank, OnlyPmixBorrowsAnotherLaunchersVariables) {
+  ExpectRank(From({{"RANK", "3"}, {"SLURM_NTASKS", "2"}, {"SLURM_LOCALID", "0"}}), 3, -1, -1,
+             "RANK");
+}
+
+// torchrun's agent under srun or mpirun: the launcher's variables name its
+// node task, not a rank (its workers have RANK); review of 2026-11-29.
+TEST(LaunchRank, TorchrunsAgentTakesNoRankFromTheLauncher) {
+  static constexpr char kNulArgs[] = "python3\0-m\0torch.distributed.run\0t.py";
+  auto get = [](const char* key) -> const char* {
+    return std::string_view(key) == "SLURM_PROCID" ? "0" : nullptr;
+  };
+  EXPECT_EQ(ProcessLaunchRank(get, "/usr/bin/python3 /usr/local/bin/torchrun --nproc 2 t.py").rank,
+            -1);
+  EXPECT_EQ(ProcessLaunchRank(get, std::string_view(kNulArgs, sizeof(kNulArgs) - 1)).rank, -1);
+  EXPECT_EQ(ProcessLaunchRank(get, "python3 train.py").rank, 0);  // a worker srun started
+  EXPECT_EQ(ProcessLaunchRank(get, "python3 torchrun_notes.py").rank, 0);
+  auto worker = [](const char* key) -> const char* {
+    return std::string_view(key) == "RANK" ? "1" : nullptr;
+  };
+  EXPECT_EQ(ProcessLaunchRank(worker, "torchrun t.py").rank, 1);  // RANK is RANK
 }
 
 TEST(LaunchRank, BadValuesAreUnknown) {

@@ -41,6 +41,29 @@ def test_no_capture_is_a_noop():
     assert f.__name__ == "f"
 
 
+@tracesmith.range("module level")
+def decorated_at_module_level(x):
+    return x + 1
+
+
+def test_a_decorated_function_pickles_copies_and_is_weakly_referenced():
+    import copy
+    import pickle
+    import weakref
+    f = decorated_at_module_level
+    assert pickle.loads(pickle.dumps(f)) is f  # by reference, as a function
+    assert copy.deepcopy(f) is f and copy.copy(f) is f
+    assert weakref.ref(f)() is f
+
+    class C:
+        @tracesmith.range("m")
+        def m(self, a):
+            return (self, a)
+
+    c = C()
+    assert c.m(2) == (c, 2) and C.m(c, 3) == (c, 3)
+
+
 def test_bad_arguments_are_clear_errors():
     with pytest.raises(TypeError, match="value must be a real number, not str"):
         tracesmith.counter("loss", "high")

@@ -95,6 +95,13 @@ PROGRAM = textwrap.dedent("""
             return (self, a, b)
     c = C()
     assert c.m(1, b=2) == (c, 1, 2) and C.m(c, 3) == (c, 3, 1) and C.m.__doc__ == "doc of m"
+    class BadStr:
+        def __str__(self):
+            raise RuntimeError("no str")
+    @tracesmith.range("bad args", obj=BadStr())
+    def still_runs():
+        return 11
+    assert still_runs() == 11   # its range not recorded (an unraisable error said)
     @tracesmith.range("deco raised")
     def boom():
         raise KeyError("k")
@@ -126,6 +133,7 @@ def test_every_form_records(tmp_path):
     for n in ("exitstack", "raised", "deco", "deco kw", "h", "gen a", "gen b", "deco raised"):
         assert names.count(n) == 1, (n, names[:20])
     assert names.count("method") == 2  # bound and through the class
+    assert "bad args" not in names
     assert names.count("outer") == 2
     outer = sorted((s, en) for n, s, en in zip(names, starts, ends) if n == "outer")
     assert outer[0][0] <= outer[1][0] and outer[1][1] <= outer[0][1]  # nested

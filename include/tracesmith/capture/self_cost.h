@@ -1,15 +1,17 @@
 // SelfCost: what the capture costs the profiled program, measured inside it.
 //
-// Every call at a callback site is timed with the TSC at entry and exit (two
-// reads, ~15 ns), so its total, its histogram and its maximum are exact: a
-// millisecond stall in one call in a million is seen (issue #41 item 2). One
-// call in kSampleEvery (chosen per thread by a xorshift draw, so periodic
-// launch patterns do not alias) also has the stack capture inside it split
-// into native unwind, Python walk and dedup (up to six more reads); the
-// parts' totals are estimated as sampled time x calls / sampled calls. Per-thread counters are
-// written only by their thread (relaxed atomic stores, no RMW, no lock) and summed by the writer at
-// the end. The hot-path cost of the accounting: one TLS load, a xorshift and an increment per call,
-// plus two to six TSC reads per sampled call: ~4 ns per callback (`tracesmith benchmark stacks`).
+// Every call at a callback site is timed with the TSC at entry and exit, so
+// its total, its histogram and its maximum are exact: a millisecond stall in
+// one call in a million is seen (issue #41 item 2). One call in kSampleEvery
+// (chosen per thread by a xorshift draw, so periodic launch patterns do not
+// alias) also has the stack capture inside it split into native unwind,
+// Python walk and dedup (up to four more reads); the parts' totals are
+// estimated as sampled time x calls / sampled calls. Per-thread counters are
+// written only by their thread (relaxed atomic stores, no RMW, no lock) and
+// summed by the writer at the end. The hot-path cost of the accounting: one
+// TLS load, a xorshift, two TSC reads, a histogram increment and a maximum
+// per call: ~30 ns per callback on the 2-core dev VM (`tracesmith benchmark
+// stacks`, 2026-11-29; ~5 ns when one call in 8 was timed).
 //
 // Each timed call also lands in its site's histogram of quarter-octave
 // buckets (CostBucket), so the summary can tell a typical call (median)
@@ -77,10 +79,12 @@ struct ThreadCost {
   std::atomic<uint64_t> calls[kCostSites] = {};
   std::atomic<uint64_t> sampled[kCostSites] = {};
   std::atomic<uint64_t> ticks[kCostSites] = {};
-  std::atomic<uint64_t> frames_native{0}, frames_python{0};   // in sampled stacks
-  std::atomic<uint64_t> copy_bytes{0};                        // in timed kStackCopy samples
-  std::atomic<uint32_t> hist[kCostSites][kCostBuckets] = {};  // timed calls by CostBucket
-  std::atomic<uint64_t> max_ticks[kCostSites] = {};           // the slowest timed call
+  std::atomic<uint64_t> frames_native{0}, frames_python{0};  // in sampled stacks
+  std::atomic<uint64_t> copy_bytes{0};                       // in timed kStackCopy samples
+  // Timed calls by CostBucket (64-bit: every call is timed, and a thread
+  // launching 400k kernels a second would wrap 32 bits in ~3 hours).
+  std::atomic<uint64_t> hist[kCostSites][kCostBuckets] = {};
+  std::atomic<uint64_t> max_ticks[kCostSites] = {};  // the slowest timed call
   uint32_t rng = 0x9e3779b9u;
 
   // The calling thread's counters (registered on first use).
@@ -100,7 +104,7 @@ struct ThreadCost {
   void AddSample(CostSite site, uint64_t t) {
     Bump(sampled[int(site)], 1);
     Bump(ticks[int(site)], t);
-    std::atomic<uint32_t>& h = hist[int(site)][CostBucket(t)];
+    std::atomic<uint64_t>& h = hist[int(site)][CostBucket(t)];
     h.store(h.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     std::atomic<uint64_t>& m = max_ticks[int(site)];
     if (t > m.load(std::memory_order_relaxed)) m.store(t, std::memory_order_relaxed);

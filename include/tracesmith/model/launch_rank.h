@@ -15,6 +15,7 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 
 namespace tracesmith::model {
 
@@ -27,6 +28,14 @@ struct LaunchRank {
 
 // `get` reads one environment variable (nullptr when unset), e.g. ::getenv.
 LaunchRank LaunchRankFromEnv(const std::function<const char*(const char*)>& get);
+
+// The same for a process with command line `cmdline` (arguments separated by
+// spaces or NULs): torchrun's agent (`torchrun`, `python -m
+// torch.distributed.run` / `.launch`) gets no rank from srun's or mpirun's
+// variables — they name its node task, and its workers (RANK) hold the
+// ranks; it initialises CUDA, so it is captured too.
+LaunchRank ProcessLaunchRank(const std::function<const char*(const char*)>& get,
+                             std::string_view cmdline);
 
 // Metadata keys (MetadataEntry, per process) a capture writes when known.
 inline constexpr char kWorldSizeKey[] = "distributed.world_size";
