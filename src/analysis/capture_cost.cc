@@ -200,7 +200,9 @@ std::vector<std::string> CaptureCostDetails(const CaptureCost& c) {
   for (const auto& p : c.writer)
     if (p.ns > 0) out.push_back(p.name + ": " + Duration(p.ns) + " CPU");
   if (!c.cupti.empty()) {
-    std::string s = "CUPTI's own work (its overhead rows, inside the program's CUDA calls or the writer's flushes):";
+    std::string s =
+        "CUPTI's own work (its overhead rows, inside the program's CUDA calls or the writer's "
+        "flushes):";
     for (const auto& o : c.cupti)
       s += " " + o.kind + " " + std::to_string(o.count) + "x, " + Duration(o.total_ns) +
            " in all, max " + Duration(o.max_ns) + ";";
