@@ -7,8 +7,8 @@
 #include "progress_line.h"
 #include "run_loader.h"
 #include "trace_loader.h"
-#include "tracesmith/analysis/memory_report.h"
 #include "tracesmith/base/file_util.h"
+#include "tracesmith/memory/memory_report.h"
 
 namespace tracesmith::cli {
 namespace {

@@ -195,7 +195,7 @@ TEST(RunCommands, ADamagedRankIsNamedAndStrictRefusesIt) {
 }
 
 // `analyze` of a run of several processes adds the cross-rank analysis
-// (analysis/job_report.h): the text's "Job" section and the JSON's `ranks`.
+// (job/job_report.h): the text's "Job" section and the JSON's `ranks`.
 TEST(RunCommands, AnalyzeOfAJobAddsTheCrossRankReport) {
   TempDir dir;
   model::SyntheticJobOptions o = model::MakeSyntheticJobOptions(4, 2);

@@ -31,12 +31,14 @@
 #include <string>
 #include <vector>
 
-#include "tracesmith/analysis/collectives.h"
-#include "tracesmith/analysis/job_clock.h"
-#include "tracesmith/analysis/rank_summary.h"
 #include "tracesmith/base/status.h"
+#include "tracesmith/job/collectives.h"
+#include "tracesmith/job/job_clock.h"
+#include "tracesmith/job/rank_summary.h"
 
 namespace tracesmith::analysis {
+
+struct AnalysisReport;  // analysis/report.h
 
 // A collective a rank arrived at last: when, on its own capture clock, and
 // how late.
@@ -213,5 +215,8 @@ std::optional<JobReport> JobReportOf(const CompactTrace& trace, std::span<const 
 void WriteJobText(const JobReport& report, std::ostream& out);
 // One JSON object (the `ranks` object of `analyze --json`).
 void WriteJobJson(const JobReport& report, std::ostream& out);
+// `analyze --json`'s document (analysis::WriteJsonReport) with, when `job` is set (JobReportOf:
+// the trace holds several processes of a job), its cross-rank report as the last member, "ranks".
+void WriteJsonReport(const AnalysisReport& r, std::ostream& out, const JobReport* job);
 
 }  // namespace tracesmith::analysis

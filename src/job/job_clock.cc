@@ -1,4 +1,4 @@
-#include "tracesmith/analysis/job_clock.h"
+#include "tracesmith/job/job_clock.h"
 
 #include <algorithm>
 #include <cmath>

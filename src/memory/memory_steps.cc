@@ -7,7 +7,7 @@
 #include <map>
 #include <unordered_map>
 
-#include "call_site.h"
+#include "tracesmith/analysis/call_site.h"
 #include "tracesmith/analysis/compact_trace.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/base/path.h"

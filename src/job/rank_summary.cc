@@ -1,4 +1,4 @@
-#include "tracesmith/analysis/rank_summary.h"
+#include "tracesmith/job/rank_summary.h"
 
 #include <algorithm>
 #include <map>
@@ -6,7 +6,7 @@
 #include <span>
 #include <unordered_map>
 
-#include "call_site.h"
+#include "tracesmith/analysis/call_site.h"
 #include "tracesmith/analysis/report.h"
 #include "tracesmith/analysis/steps.h"
 #include "tracesmith/analysis/timeline.h"

@@ -1,4 +1,4 @@
-#include "tracesmith/analysis/job_report.h"
+#include "tracesmith/job/job_report.h"
 
 #include <algorithm>
 #include <cmath>

@@ -10,15 +10,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/test_traces.h"
 #include "memory_steps.h"
-#include "test_traces.h"
 #include "testing/source_paths.h"
 #include "testing/temp_file.h"
-#include "tracesmith/analysis/memory_model.h"
-#include "tracesmith/analysis/memory_report.h"
 #include "tracesmith/analysis/report.h"
 #include "tracesmith/analysis/steps.h"
 #include "tracesmith/format/sbt_writer.h"
+#include "tracesmith/memory/memory_model.h"
+#include "tracesmith/memory/memory_report.h"
 #include "tracesmith/model/stack_builder.h"
 
 namespace tracesmith::analysis {

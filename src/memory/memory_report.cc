@@ -1,12 +1,12 @@
-#include "tracesmith/analysis/memory_report.h"
+#include "tracesmith/memory/memory_report.h"
 
 #include <algorithm>
 #include <bit>
 #include <map>
 #include <unordered_map>
 
-#include "call_site.h"
 #include "memory_steps.h"
+#include "tracesmith/analysis/call_site.h"
 #include "tracesmith/base/file_util.h"
 
 namespace tracesmith::analysis {

@@ -1,9 +1,11 @@
 // Text and JSON writers of the JobReport (job_report.h).
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <sstream>
 
-#include "tracesmith/analysis/job_report.h"
+#include "tracesmith/analysis/report.h"
 #include "tracesmith/base/file_util.h"
+#include "tracesmith/job/job_report.h"
 
 namespace tracesmith::analysis {
 namespace {
@@ -231,6 +233,13 @@ void WriteJobJson(const JobReport& r, std::ostream& out) {
   j["warnings"] = r.warnings;
   j["left_out"] = r.left_out;
   out << j.dump(2) << "\n";
+}
+
+void WriteJsonReport(const AnalysisReport& r, std::ostream& out, const JobReport* job) {
+  if (!job) return WriteJsonReport(r, out);
+  std::ostringstream ranks;
+  WriteJobJson(*job, ranks);
+  WriteJsonReportWithRanks(r, out, ranks.str());
 }
 
 }  // namespace tracesmith::analysis

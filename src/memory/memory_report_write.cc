@@ -2,9 +2,9 @@
 // docs/memory.md).
 #include <cstdio>
 
-#include "json_writer.h"
-#include "tracesmith/analysis/memory_report.h"
+#include "tracesmith/analysis/json_writer.h"
 #include "tracesmith/base/file_util.h"
+#include "tracesmith/memory/memory_report.h"
 #include "tracesmith/model/enum_fields.h"
 
 namespace tracesmith::analysis {

@@ -1,4 +1,4 @@
-#include "tracesmith/analysis/memory_model.h"
+#include "tracesmith/memory/memory_model.h"
 
 #include <algorithm>
 #include <queue>

@@ -9,10 +9,10 @@
 
 #include "testing/synthetic_job_files.h"
 #include "testing/temp_dir.h"
-#include "tracesmith/analysis/job_report.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/format/sbt_reader.h"
 #include "tracesmith/format/sbt_writer.h"
+#include "tracesmith/job/job_report.h"
 #include "tracesmith/model/synthetic_job.h"
 
 namespace tracesmith::analysis {

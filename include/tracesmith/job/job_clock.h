@@ -41,8 +41,8 @@
 #include <string>
 #include <vector>
 
-#include "tracesmith/analysis/collectives.h"
 #include "tracesmith/analysis/compact_trace.h"
+#include "tracesmith/job/collectives.h"
 #include "tracesmith/model/records.h"
 
 namespace tracesmith::analysis {

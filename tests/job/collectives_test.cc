@@ -1,7 +1,7 @@
 // NCCL kernel and NVTX range recognition, and matching across ranks.
 #include <gtest/gtest.h>
 
-#include "tracesmith/analysis/collectives.h"
+#include "tracesmith/job/collectives.h"
 
 namespace tracesmith::analysis {
 namespace {

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "tracesmith/analysis/memory_model.h"
 #include "tracesmith/format/sbt_reader.h"
+#include "tracesmith/memory/memory_model.h"
 
 namespace tracesmith::analysis {
 

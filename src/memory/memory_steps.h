@@ -3,7 +3,7 @@
 // the steps `analyze` finds (steps.h), per process, with their bounds on the
 // host's clock, where allocations happen; and the phase of a training step an
 // allocation was made in, when its call stack or the NVTX ranges open then
-// say so. Private to analysis/ (memory_report.cc).
+// say so. Private to memory/ (memory_report.cc).
 #pragma once
 
 #include <cstdint>
@@ -12,10 +12,10 @@
 #include <utility>
 #include <vector>
 
-#include "tracesmith/analysis/memory_report.h"
 #include "tracesmith/analysis/steps.h"
 #include "tracesmith/base/status.h"
 #include "tracesmith/format/sbt_reader.h"
+#include "tracesmith/memory/memory_report.h"
 #include "tracesmith/model/trace.h"
 
 namespace tracesmith::analysis {

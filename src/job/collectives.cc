@@ -1,4 +1,4 @@
-#include "tracesmith/analysis/collectives.h"
+#include "tracesmith/job/collectives.h"
 
 #include <algorithm>
 #include <array>
