@@ -37,6 +37,11 @@ struct ReplayBusyScope {
   ReplayBusyScope& operator=(const ReplayBusyScope&) = delete;
 };
 
+// Whether `stream` is capturing a CUDA graph (or cannot be asked: treated as
+// capturing, so nothing else touches it). cuStreamIsCapturing is one of the
+// calls the driver allows during a capture.
+bool Capturing(CUstream stream);
+
 // A CUkernel (the runtime's launches) resolved to its CUfunction in the
 // current context; anything else unchanged.
 CUfunction ResolveFunction(CUfunction f);

@@ -4,7 +4,7 @@
 // recorded as a graph launch with the memory of all its nodes.
 #include <cupti.h>
 
-#include "recorder.h"
+#include "../recorder.h"
 #include "replay_capture.h"
 
 namespace tracesmith::capture {

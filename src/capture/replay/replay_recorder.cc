@@ -5,7 +5,7 @@
 // each flush's CUPTI records.
 #include <cstdio>
 
-#include "recorder.h"
+#include "../recorder.h"
 #include "replay_capture.h"
 #include "tracesmith/base/status.h"
 
