@@ -1,5 +1,5 @@
-// The capture's self-cost accounting: counting, sampling, estimates.
-#include "tracesmith/capture/self_cost.h"
+// The capture-cost accounting: counting, sampling, estimates.
+#include "tracesmith/capture/capture_cost.h"
 
 #include <gtest/gtest.h>
 

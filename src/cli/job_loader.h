@@ -1,7 +1,7 @@
 // The trace argument of every command that reads one trace (analyze, export,
 // timeline, diff, info, view, memory): a run, named by one or more files, a
-// directory or the capture's output name (cluster/run_files.h). One file is
-// read as it always was; several are merged first (cluster/open_run.h) and
+// directory or the capture's output name (cluster/job_files.h). One file is
+// read as it always was; several are merged first (cluster/open_job.h) and
 // the command reads the merged file. What the user hears about it is said
 // here, the same way for every command: that a name stood for several files,
 // the merge's notes, each damaged input's warning (trace_loader.h's
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "args.h"
-#include "tracesmith/cluster/open_run.h"
+#include "tracesmith/cluster/open_job.h"
 
 namespace tracesmith::cli {
 

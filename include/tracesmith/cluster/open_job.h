@@ -17,8 +17,8 @@
 
 #include "tracesmith/base/atomic_file.h"
 #include "tracesmith/base/status.h"
+#include "tracesmith/cluster/job_files.h"
 #include "tracesmith/cluster/merge.h"
-#include "tracesmith/cluster/run_files.h"
 
 namespace tracesmith::cluster {
 

@@ -5,7 +5,7 @@
 //  - a directory: its *.sbt files (hidden ones left out);
 //  - the output name of the capture, its stem: `run.sbt` stands for run.sbt
 //    and the run.rank<N>.sbt / run.pid<N>.sbt files beside it
-//    (format/run_names.h), whether run.sbt itself exists or not (under
+//    (format/job_file_names.h), whether run.sbt itself exists or not (under
 //    torchrun every process writes a rank file and none writes run.sbt).
 // The files come back in one order, whatever the order of the arguments:
 // rank files by rank, then the files named without a rank or pid (run.sbt,

@@ -1,5 +1,5 @@
 // How the trace files of one run are named, in one place for the capture
-// that writes them and the readers that find them again (cluster/run_files.h).
+// that writes them and the readers that find them again (cluster/job_files.h).
 //
 // In a run, the first process to initialise CUDA writes the output FILE
 // itself; every other process writes <stem>.pid<PID><ext>, or

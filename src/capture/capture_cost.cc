@@ -1,4 +1,4 @@
-#include "tracesmith/capture/self_cost.h"
+#include "tracesmith/capture/capture_cost.h"
 #include "tracesmith/base/statistics.h"
 
 #include <cmath>

@@ -1,6 +1,6 @@
 // OpenedRun: one file read in place; several merged into a temporary file
 // that goes away with the object.
-#include "tracesmith/cluster/open_run.h"
+#include "tracesmith/cluster/open_job.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-#include "run_loader.h"
+#include "job_loader.h"
 
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-#include "tracesmith/cluster/run_files.h"
+#include "tracesmith/cluster/job_files.h"
 
 #include <dirent.h>
 #include <sys/stat.h>
@@ -10,7 +10,7 @@
 #include <set>
 #include <utility>
 
-#include "tracesmith/format/run_names.h"
+#include "tracesmith/format/job_file_names.h"
 
 namespace tracesmith::cluster {
 namespace {

@@ -1,4 +1,6 @@
-// SelfCost: what the capture costs the profiled program, measured inside it.
+// The capture cost, measured inside the program: what the capture costs the profiled
+// program (analysis/capture_cost.h reads the capture.cost.* stats written from it; the
+// tests keep the suite name SelfCost).
 //
 // Every callback site counts its calls; one call in kSampleEvery (chosen
 // per thread by a xorshift draw, so periodic launch patterns do not alias)

@@ -1,4 +1,4 @@
-#include "tracesmith/format/run_names.h"
+#include "tracesmith/format/job_file_names.h"
 
 #include <cctype>
 #include <charconv>

@@ -1,13 +1,13 @@
 // ResolveRun: files, directories and capture stems, in one order, with
 // errors that say what was looked for; the naming rules shared with capture.
-#include "tracesmith/cluster/run_files.h"
+#include "tracesmith/cluster/job_files.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include "testing/temp_dir.h"
 #include "tracesmith/base/file_util.h"
-#include "tracesmith/format/run_names.h"
+#include "tracesmith/format/job_file_names.h"
 
 namespace tracesmith::cluster {
 namespace {

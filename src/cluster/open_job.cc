@@ -1,4 +1,4 @@
-#include "tracesmith/cluster/open_run.h"
+#include "tracesmith/cluster/open_job.h"
 
 #include <unistd.h>
 
