@@ -3,10 +3,12 @@
 # machine. Run from the repository root:
 #
 #   scripts/gpu-check.sh [BUILD_DIR=build/gpu]
-#   GPU_CHECK=tests,replay,torchjson,python,inproc,pcsampling,sasscounts,gpumetrics,replaymetrics,appevents,pccost,metricscost,memory,job,nccl,selfcost,apicost,launchcost,bench,sweep (default;
-#             also: fixtures, example)
+#   GPU_CHECK=tests,replay,torchjson,python,inproc,pcsampling,sasscounts,gpumetrics,replaymetrics,appevents,stalls,pccost,metricscost,memory,job,nccl,selfcost,apicost,launchcost,bench,sweep (default;
+#             also: fixtures, example, pcpeers)
 #   BENCH_ROUNDS=8  BENCH_WORKLOADS=ll,pyll,mlp,xf  SWEEP_WORKLOADS=xf
 #   GPU_TESTS="capture_gpu_test ..."  (a subset of the GPU gtests)
+#   PCPEERS_STEPS=30 PCPEERS_ROUNDS=5 PCPEERS_BUDGET=480  (pcpeers: ~8 minutes by its
+#   budget, so alone in a device call: GPU_CHECK=pcpeers)
 # Times on an H100: tests ~2.5 min, selfcost ~0.5, apicost ~1, bench ~2 min per
 # round of the transformer step, ~1.5 of the MLP, ~0.3 of the launch loop;
 # a device call is limited to 10 minutes, so split the benchmark over calls
@@ -32,7 +34,7 @@ set -u
 . "$(dirname "$0")/lib/checks.sh"
 BUILD=${1:-build/gpu}
 OUT=${OUT:-$PWD/gpu-check-out}
-WHAT=${GPU_CHECK:-tests,replay,torchjson,python,inproc,pcsampling,sasscounts,gpumetrics,replaymetrics,appevents,pccost,metricscost,memory,job,nccl,selfcost,apicost,launchcost,bench,sweep}
+WHAT=${GPU_CHECK:-tests,replay,torchjson,python,inproc,pcsampling,sasscounts,gpumetrics,replaymetrics,appevents,stalls,pccost,metricscost,memory,job,nccl,selfcost,apicost,launchcost,bench,sweep}
 ROUNDS=${BENCH_ROUNDS:-8}
 mkdir -p "$OUT"
 exec > >(tee -a "$OUT/gpu-check.log") 2>&1
@@ -48,7 +50,7 @@ pycheck() {
   local name=$1 log=$2 code
   "${@:3}" > "$log" 2>&1
   code=$?
-  grep -E "^(PYPROFILE|INPROC|MEMCHECK|JOBCHECK|NCCLCHECK|PCSAMPLING|PCSMORE|SASSCOUNTS|GPUMETRICS|REPLAYMETRICS|APPEVENTS) " "$log"
+  grep -E "^(PYPROFILE|INPROC|MEMCHECK|JOBCHECK|NCCLCHECK|PCSAMPLING|PCSMORE|SASSCOUNTS|GPUMETRICS|REPLAYMETRICS|APPEVENTS|STALLS|PCPEERS) " "$log"
   absorb "$name" "$log" "$code"
 }
 # needs_torch NAME...: true when torch imports with CUDA; else a SKIP line for each NAME.
@@ -348,6 +350,18 @@ if want pcsampling; then
   pycheck "pcsampling more" "$S/more.log" python3 gpu/pc_sampling_more_check.py \
     "$TS" "$PROGS" "$S/more"
 fi
+if want pcpeers && needs_torch "pcpeers (gpu/pc_peers.py)"; then
+  # PC sampling against its peers (issue #39 "Cost", gpu/pc_peers.py; opt-in: ~8 minutes, a
+  # device call of its own): the bf16 Transformer step bare, under the default capture and under
+  # --pc-sampling (PCPEERS_ROUNDS interleaved rounds of PCPEERS_STEPS steps), then once under
+  # `ncu --section SourceCounters` (one step's kernels profiled; the full run extrapolated) and
+  # once under Triton's Proton in PC-sampling mode. Verdicts: --pc-sampling's step <= 1.10x the
+  # default capture's (median of per-round ratios), >= 1,000 samples for every kernel with >= 1%
+  # of GPU time, ncu and Proton ran; the table says how many times faster ours is.
+  S=$OUT/pcpeers; mkdir -p "$S"
+  pycheck "pcpeers" "$S/check.log" python3 gpu/pc_peers.py "$TS" "$S" \
+    --steps "${PCPEERS_STEPS:-30}" --rounds "${PCPEERS_ROUNDS:-5}" --budget "${PCPEERS_BUDGET:-480}"
+fi
 if want sasscounts; then
   # Exact instruction counts (issue #39 item 5, gpu/sass_counts_check.py): profile --sass-counts
   # on kernels whose counts are known (a loop of N iterations over a known grid, warp-uniform
@@ -369,6 +383,15 @@ if want replaymetrics; then
   # Compute on the same launches; the roofline verdicts; an unknown metric name.
   S=$OUT/replaymetrics; mkdir -p "$S"
   pycheck "replaymetrics" "$S/check.log" python3 gpu/replay_metrics_check.py "$TS" "$PROGS" "$S"
+fi
+if want stalls; then
+  # The capture's stalls on the program's threads (issue #41 item 2, gpu/stall_check.py): a
+  # 2,000,000-launch loop and (with torch) 40 Transformer steps, with zeroed ready buffers (the
+  # default) and with CUPTI zeroing them (TRACESMITH_BUFFER_PREFAULT=0), 2 interleaved rounds
+  # (~2 min): no 'activity buffer request' row and no launch callback over 100 us.
+  S=$OUT/stalls; mkdir -p "$S"
+  pycheck "stalls" "$S/check.log" python3 gpu/stall_check.py "$TS" "$PROGS" "$S" \
+    --rounds "${STALLS_ROUNDS:-2}"
 fi
 if want appevents; then
   # The program's own events (issue #42, gpu/app_events_check.py): a torch training loop calls

@@ -22,6 +22,8 @@ def parse_args(description, default_steps=50):
     ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--steps", type=int, default=default_steps)
     ap.add_argument("--profiler", default="none", choices=PROFILERS)
+    ap.add_argument("--compile", action="store_true",
+                    help="torch.compile the model (Inductor; compiled in the warm-up steps)")
     return ap.parse_args()
 
 

@@ -4,6 +4,7 @@ LayerNorm, GELU, backward on the autograd thread, AdamW. CPU-bound like most
 eager training loops (~300 kernels and a few dozen copies/memsets per step).
 
 python3 torch_transformer_train.py [--steps 50] [--profiler none|torch|torch-stack|cuda-range]
+    [--compile]
 Prints: steps=<n> step_ms=<median of 5 blocks> cpu_ms=<launching thread's CPU
 time per step> [cuda_events=<count under torch.profiler>]
 """
@@ -29,6 +30,8 @@ def main():
     args = step_harness.parse_args(__doc__)
     model, head, opt, x, target = build()
     model.train()
+    if args.compile:
+        model = torch.compile(model)
 
     def step():
         opt.zero_grad(set_to_none=True)

@@ -1,8 +1,11 @@
 #include "tracesmith/analysis/capture_cost.h"
 
+#include "tracesmith/model/event_names.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <string>
 #include <string_view>
 
 namespace tracesmith::analysis {
@@ -30,14 +33,29 @@ std::string Duration(double ns) {
 
 }  // namespace
 
+void TallyOverhead(const model::OverheadEvent& row, OverheadTally* tally) {
+  const char* name = model::OverheadKindName(row.overhead_kind);
+  std::string kind = name ? name : "kind " + std::to_string(row.overhead_kind);
+  CaptureCost::Overhead& o = (*tally)[row.pid][kind];
+  if (o.count == 0) o.kind = std::move(kind);
+  const double ns = double(row.end_ns > row.start_ns ? row.end_ns - row.start_ns : 0);
+  ++o.count;
+  o.total_ns += ns;
+  o.max_ns = std::max(o.max_ns, ns);
+}
+
 std::vector<CaptureCost> ComputeCaptureCost(const model::Trace& trace) {
   std::map<uint32_t, uint64_t> kernels;
   for (const model::KernelEvent& k : trace.Rows<model::KernelEvent>()) ++kernels[k.pid];
-  return ComputeCaptureCost(trace, kernels);
+  OverheadTally overheads;
+  for (const model::OverheadEvent& o : trace.Rows<model::OverheadEvent>())
+    TallyOverhead(o, &overheads);
+  return ComputeCaptureCost(trace, kernels, overheads);
 }
 
 std::vector<CaptureCost> ComputeCaptureCost(const model::Trace& trace,
-                                            const std::map<uint32_t, uint64_t>& kernels) {
+                                            const std::map<uint32_t, uint64_t>& kernels,
+                                            const OverheadTally& overheads) {
   // pid -> stat name (after the prefix) -> value
   std::map<uint32_t, std::map<std::string, int64_t, std::less<>>> stats;
   for (const model::Stat& s : trace.Rows<model::Stat>()) {
@@ -67,6 +85,10 @@ std::vector<CaptureCost> ComputeCaptureCost(const model::Trace& trace,
       p.p50_ns = get(s + ".p50_ns");
       p.p99_ns = get(s + ".p99_ns");
       p.slow_share = get(s + ".slow_share_x1000") / 1000;
+      p.has_max = m.count(s + ".max_ns") > 0;
+      p.p999_ns = get(s + ".p999_ns");
+      p.max_ns = get(s + ".max_ns");
+      p.over_100us = calls(s + ".over_100us");
       return p;
     };
     for (std::string_view site : kSites) {
@@ -76,6 +98,12 @@ std::vector<CaptureCost> ComputeCaptureCost(const model::Trace& trace,
       c.sites.push_back(part(s, ns, calls(s + ".calls")));
       c.program_ns += ns;
       if (s == "first_time") c.first_time_ns = ns;
+    }
+    c.first_time_max_ns = get("first_time.max_ns");
+    if (auto o = overheads.find(pid); o != overheads.end()) {
+      for (const auto& kind : o->second) c.cupti.push_back(kind.second);
+      std::stable_sort(c.cupti.begin(), c.cupti.end(),
+                       [](const auto& a, const auto& b) { return a.max_ns > b.max_ns; });
     }
     double stack_ns = get("stack.ns");
     if (stack_ns > 0) {
@@ -140,9 +168,15 @@ std::vector<std::string> CaptureCostDetails(const CaptureCost& c) {
       s += " (unwind rules for new return addresses, new call stacks: paid once each)";
     if (p.p50_ns > 0) {
       s += "; one call: median " + Duration(p.p50_ns) + ", p99 " + Duration(p.p99_ns);
+      if (p.has_max) s += ", p99.9 " + Duration(p.p999_ns) + ", max " + Duration(p.max_ns);
       if (p.slow_share >= 0.001)
         s += Fmt(", %.1f%% of the time in calls over 10 us", 100 * p.slow_share);
+      if (p.over_100us)
+        s += ", " + std::to_string(p.over_100us) + (p.over_100us == 1 ? " call" : " calls") +
+             " of 100 us or more";
     }
+    if (p.name == "first_time" && c.first_time_max_ns > 0)
+      s += "; the longest " + Duration(c.first_time_max_ns);
     return s;
   };
   for (const auto& p : c.sites)
@@ -165,6 +199,14 @@ std::vector<std::string> CaptureCostDetails(const CaptureCost& c) {
   }
   for (const auto& p : c.writer)
     if (p.ns > 0) out.push_back(p.name + ": " + Duration(p.ns) + " CPU");
+  if (!c.cupti.empty()) {
+    std::string s = "CUPTI's own work inside the program's CUDA calls (its overhead rows):";
+    for (const auto& o : c.cupti)
+      s += " " + o.kind + " " + std::to_string(o.count) + "x, " + Duration(o.total_ns) +
+           " in all, max " + Duration(o.max_ns) + ";";
+    s.back() = '.';
+    out.push_back(s);
+  }
   return out;
 }
 

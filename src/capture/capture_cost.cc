@@ -1,6 +1,7 @@
 #include "tracesmith/capture/capture_cost.h"
 #include "tracesmith/base/statistics.h"
 
+#include <algorithm>
 #include <cmath>
 #include <mutex>
 
@@ -83,6 +84,7 @@ ThreadCost* ThreadCost::Register() {
 
 std::vector<CostStat> CollectCostStats(double ns_per_tick, const WriterCost& writer) {
   uint64_t calls[kCostSites] = {}, sampled[kCostSites] = {}, ticks[kCostSites] = {};
+  uint64_t max_ticks[kCostSites] = {};
   uint64_t fn = 0, fp = 0, copied = 0;
   std::vector<uint64_t> hist(size_t(kCostSites) * kCostBuckets, 0);
   {
@@ -93,6 +95,7 @@ std::vector<CostStat> CollectCostStats(double ns_per_tick, const WriterCost& wri
           calls[i] += t->calls[i].load(std::memory_order_relaxed);
           sampled[i] += t->sampled[i].load(std::memory_order_relaxed);
           ticks[i] += t->ticks[i].load(std::memory_order_relaxed);
+          max_ticks[i] = std::max(max_ticks[i], t->max_ticks[i].load(std::memory_order_relaxed));
         }
         for (int i = 0; i < kCostSites; ++i)
           for (int b = 0; b < kCostBuckets; ++b)
@@ -120,6 +123,7 @@ std::vector<CostStat> CollectCostStats(double ns_per_tick, const WriterCost& wri
     out.push_back({stem + ".ns", uint64_t(mean * double(calls[i]) + 0.5)});
     const uint64_t* h = &hist[size_t(i) * kCostBuckets];
     uint64_t timed = 0;
+    uint64_t over_100us = 0;
     double slow = 0, all = 0;  // ticks, from bucket middles
     for (int b = 0; b < kCostBuckets; ++b) {
       if (!h[b]) continue;
@@ -127,6 +131,7 @@ std::vector<CostStat> CollectCostStats(double ns_per_tick, const WriterCost& wri
       double mid = BucketMiddle(b) * double(h[b]);
       all += mid;
       if (double(CostBucketStart(b)) * ns_per_tick >= 10000) slow += mid;
+      if (BucketMiddle(b) * ns_per_tick >= 100000) over_100us += h[b];
     }
     if (timed == 0) continue;
     out.push_back(
@@ -135,6 +140,10 @@ std::vector<CostStat> CollectCostStats(double ns_per_tick, const WriterCost& wri
         {stem + ".p90_ns", uint64_t(HistogramQuantile(h, timed, 0.9) * ns_per_tick + 0.5)});
     out.push_back(
         {stem + ".p99_ns", uint64_t(HistogramQuantile(h, timed, 0.99) * ns_per_tick + 0.5)});
+    out.push_back(
+        {stem + ".p999_ns", uint64_t(HistogramQuantile(h, timed, 0.999) * ns_per_tick + 0.5)});
+    out.push_back({stem + ".max_ns", uint64_t(double(max_ticks[i]) * ns_per_tick + 0.5)});
+    out.push_back({stem + ".over_100us", over_100us});
     if (all > 0) out.push_back({stem + ".slow_share_x1000", uint64_t(1000 * slow / all + 0.5)});
   }
   if (uint64_t events = g_first_time_events.load(std::memory_order_relaxed)) {
@@ -142,6 +151,10 @@ std::vector<CostStat> CollectCostStats(double ns_per_tick, const WriterCost& wri
     out.push_back(
         {"capture.cost.first_time.ns",
          uint64_t(double(g_first_time_ticks.load(std::memory_order_relaxed)) * ns_per_tick + 0.5)});
+    out.push_back(
+        {"capture.cost.first_time.max_ns",
+         uint64_t(double(g_first_time_max_ticks.load(std::memory_order_relaxed)) * ns_per_tick +
+                  0.5)});
   }
   uint64_t stacks = sampled[int(CostSite::kStack)];
   if (stacks) {

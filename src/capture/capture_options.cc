@@ -356,6 +356,11 @@ CaptureTuning TuningFromEnv(const std::map<std::string, std::string>& env) {
     const int ms = std::atoi(it->second.c_str());
     if (ms > 0) t.gpu_metrics_decode_ms = uint32_t(ms);
   }
+  if (auto it = env.find(kEnvActivityBufferKb); it != env.end()) {
+    const int kb = std::atoi(it->second.c_str());
+    if (kb > 0) t.activity_buffer_kb = uint32_t(kb);
+  }
+  t.buffer_prefault = !is(kEnvBufferPrefault, "0");
   return t;
 }
 
@@ -364,7 +369,8 @@ CaptureTuning TuningFromProcessEnv() {
   for (const char* key :
        {kEnvSubscribe, kEnvDeviceBufferMb, kEnvTidType, kEnvMeminfoAtContext, kEnvApiFilter,
         kEnvStackRewalk, kEnvStackCopyProbe, kEnvPcSamplingHwBufferMb, kEnvPcSamplingSleepMs,
-        kEnvGpuMetricsHwBufferMb, kEnvGpuMetricsImageSamples, kEnvGpuMetricsDecodeMs})
+        kEnvGpuMetricsHwBufferMb, kEnvGpuMetricsImageSamples, kEnvGpuMetricsDecodeMs,
+        kEnvActivityBufferKb, kEnvBufferPrefault})
     if (const char* v = std::getenv(key)) env.emplace(key, v);
   return TuningFromEnv(env);
 }

@@ -164,13 +164,23 @@ Status CuptiEngine::Start(const CaptureOptions& options) {
     subscriber_ = nullptr;
     return st;
   }
-  pool_.Configure(size_t{options.buffer_mb} << 20);
+  pool_.Configure(size_t{options.buffer_mb} << 20, size_t{options.tuning.activity_buffer_kb} << 10,
+                  options.tuning.buffer_prefault);
   // Tuning knob (TRACESMITH_DEVICE_BUFFER_MB): CUPTI's per-context device
   // buffer (default 3 MiB in CUPTI 13): fewer device->host flushes on long
   // launch bursts, at the cost of GPU memory.
   if (options.tuning.device_buffer_mb > 0) {
     size_t bytes = size_t(options.tuning.device_buffer_mb) << 20, size = sizeof(bytes);
     cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &size, &bytes);
+  }
+  // Our buffers come zeroed (BufferPool): CUPTI need not zero each one inside
+  // the program's CUDA call that asked for it (issue #41 item 2). Where the
+  // attribute is unknown CUPTI zeroes them as before.
+  if (pool_.zeroed()) {
+    uint8_t zeroed = 1;
+    size_t size = sizeof(zeroed);
+    zeroed_buffers_ = cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER,
+                                                &size, &zeroed) == CUPTI_SUCCESS;
   }
   CUPTI_CALL(cuptiActivityRegisterCallbacks(&CuptiEngine::OnBufferRequested,
                                             &CuptiEngine::OnBufferCompleted));

@@ -152,6 +152,7 @@ class CuptiEngine {
   uint64_t enabled_mono_ns_ = 0;
 
   BufferPool pool_;
+  bool zeroed_buffers_ = false;  // CUPTI told our buffers come zeroed
   std::mutex completed_mu_;
   struct Completed {
     uint8_t* buffer;

@@ -202,7 +202,7 @@ void CuptiEngine::ProcessCompletedBuffers() {
   for (const auto& r : recorders_) r->BeforeActivityBuffers(*converter_);
   for (const Completed& c : batch) {
     WriteRecordsOfBuffer(c.buffer, c.valid);
-    pool_.Release(c.buffer);
+    pool_.Release(c.buffer, c.valid);
   }
 }
 
@@ -236,9 +236,11 @@ void CuptiEngine::WriterLoop() {
   writer_tid_ = static_cast<uint64_t>(syscall(SYS_gettid));
   uint64_t next_flush = MonotonicNs() + uint64_t{options_.flush_ms} * 1000000;
   uint64_t served = flush_requests_.load();
+  pool_.Refill();  // before the program's first buffer request, if the writer wins the race
   while (!stop_requested_.load()) {
     SleepNs(kPollNs);
     if (abandoned_.load()) return;
+    pool_.Refill();  // buffers ready, touched here rather than on the program's threads
     // Every poll, not every flush: the per-thread rings hold ~40 ms of
     // launches at 400k/s (CorrelationStacks::kRingSize) and 1024 syncs.
     uint64_t c0 = ThreadCpuNs();
@@ -278,6 +280,9 @@ void CuptiEngine::WriteFinalStats() {
   stats.Add("capture.cupti_dropped_records", cupti_dropped_, model::kStatDataLoss);
   stats.Add("capture.buffer_requests_refused", pool_.refused(), model::kStatDataLoss);
   stats.Add("capture.buffer_bytes_allocated", pool_.allocated_bytes());
+  stats.Add("capture.buffer_bytes", pool_.buffer_bytes());
+  stats.Add("capture.buffers_allocated_on_request", pool_.allocated_on_request());
+  stats.Add("capture.buffers_zeroed_by_tracesmith", zeroed_buffers_ ? 1 : 0);
   stats.Add("capture.unconverted_records", cs.unknown_kind, model::kStatWarning);
   // MEMORY2 records of cuMemMap/Unmap are told apart with the memory
   // recorder's notes (MakeMemoryRecorder's condition).

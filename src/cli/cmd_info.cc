@@ -41,6 +41,7 @@ struct EventSummary {
   uint64_t lo = UINT64_MAX, hi = 0;
   uint64_t dropped = 0;
   std::map<uint32_t, uint64_t> kernels;  // per pid
+  analysis::OverheadTally overheads;     // CUPTI's overhead rows per pid and kind
   // GPU instruction samples (counted stall reasons only) and their functions (pid, name id).
   uint64_t pc_samples = 0;
   std::set<std::pair<uint32_t, uint32_t>> pc_functions;
@@ -61,6 +62,8 @@ Status Summarize(const Trace& batch, TableKind kind, EventSummary* s) {
         for (const DropEvent& d : rows) s->dropped += d.count;
       if constexpr (std::is_same_v<T, KernelEvent>)
         for (const KernelEvent& k : rows) ++s->kernels[k.pid];
+      if constexpr (std::is_same_v<T, OverheadEvent>)
+        for (const OverheadEvent& o : rows) analysis::TallyOverhead(o, &s->overheads);
       if constexpr (std::is_same_v<T, PcSampleEvent>)
         for (const PcSampleEvent& e : rows) {
           auto [it, added] = s->counted_stall.try_emplace(e.stall_id, false);
@@ -172,7 +175,7 @@ int RunInfo(const std::string& path, bool strict) {
                 static_cast<unsigned long long>(r.file_size));
     std::printf("\nDamage (recovered everything else):\n%s", r.Describe().c_str());
   }
-  for (const analysis::CaptureCost& c : analysis::ComputeCaptureCost(t, ev.kernels)) {
+  for (const analysis::CaptureCost& c : analysis::ComputeCaptureCost(t, ev.kernels, ev.overheads)) {
     std::printf("\nCapture cost (pid %u):\n  %s\n", c.pid, analysis::CaptureCostLine(c).c_str());
     for (const std::string& d : analysis::CaptureCostDetails(c)) std::printf("    %s\n", d.c_str());
   }

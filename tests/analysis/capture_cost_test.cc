@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -95,6 +96,62 @@ TEST(CaptureCost, MedianAndTailOfOneCall) {
             "  stack: 900.0 us in 1000 calls (900 ns each), 0.900 us per launch; one call: median "
             "250 ns, p99 900 ns [0.0 native + 0.0 Python frames per stack]");
   EXPECT_EQ(details[2].find("one call"), std::string::npos);
+}
+
+// Issue #41 item 2: the 99.9th percentile, the slowest call, the calls of
+// 100 us and more, and CUPTI's own overhead rows by kind with their maximum.
+TEST(CaptureCost, SlowestCallAndCuptiOverheadRows) {
+  model::Trace t = CostTrace(3, 1000,
+                             {{"capture.cost.launch.calls", 1000},
+                              {"capture.cost.launch.ns", 1500000},
+                              {"capture.cost.launch.p50_ns", 420},
+                              {"capture.cost.launch.p99_ns", 2000},
+                              {"capture.cost.launch.p999_ns", 9000},
+                              {"capture.cost.launch.max_ns", 4500000},
+                              {"capture.cost.launch.over_100us", 2},
+                              {"capture.cost.first_time.calls", 3},
+                              {"capture.cost.first_time.ns", 300000},
+                              {"capture.cost.first_time.max_ns", 250000}});
+  auto overhead = [&t](uint32_t pid, uint32_t kind, uint64_t start, uint64_t end) {
+    model::OverheadEvent o;
+    o.pid = pid;
+    o.overhead_kind = kind;
+    o.start_ns = start;
+    o.end_ns = end;
+    t.Rows<model::OverheadEvent>().push_back(o);
+  };
+  overhead(3, 7 << 16, 1000, 5001000);  // activity buffer request, 5 ms
+  overhead(3, 7 << 16, 9000, 10000);    // ... 1 us
+  overhead(3, 3 << 16, 0, 20000);       // resource, 20 us
+  overhead(4, 7 << 16, 0, 9000000);     // another process: not this one's
+  auto costs = ComputeCaptureCost(t);
+  ASSERT_EQ(costs.size(), 1u);
+  const CaptureCost& c = costs[0];
+  EXPECT_DOUBLE_EQ(c.sites[0].max_ns, 4500000);
+  EXPECT_EQ(c.sites[0].over_100us, 2u);
+  ASSERT_EQ(c.cupti.size(), 2u);
+  EXPECT_EQ(c.cupti[0].kind, "activity buffer request");  // the longest row first
+  EXPECT_EQ(c.cupti[0].count, 2u);
+  EXPECT_DOUBLE_EQ(c.cupti[0].max_ns, 5000000);
+  auto details = CaptureCostDetails(c);
+  EXPECT_EQ(details[0],
+            "launch: 1.5 ms in 1000 calls (1.5 us each), 1.500 us per launch; one call: median 420 "
+            "ns, p99 2.0 us, p99.9 9.0 us, max 4.5 ms, 2 calls of 100 us or more");
+  bool first_time = false;
+  for (const std::string& d : details)
+    if (d.rfind("first_time:", 0) == 0) {
+      first_time = true;
+      EXPECT_NE(d.find("the longest 250.0 us"), std::string::npos) << d;
+    }
+  EXPECT_TRUE(first_time);
+  EXPECT_EQ(details.back(),
+            "CUPTI's own work inside the program's CUDA calls (its overhead rows): activity buffer "
+            "request 2x, 5.0 ms in all, max 5.0 ms; resource 1x, 20.0 us in all, max 20.0 us.");
+  // The streaming form (info) tallies the same rows.
+  OverheadTally tally;
+  for (const auto& o : t.Rows<model::OverheadEvent>()) TallyOverhead(o, &tally);
+  std::map<uint32_t, uint64_t> kernels{{3, 1000}};
+  EXPECT_EQ(CaptureCostDetails(ComputeCaptureCost(t, kernels, tally)[0]).back(), details.back());
 }
 
 // 1000 launches with stacks (launch 700 us, stack 500 us of which unwind

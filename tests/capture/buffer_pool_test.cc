@@ -39,7 +39,64 @@ TEST(BufferPool, HandsOutUpToTheCapThenRefusesAndReusesReleasedBuffers) {
   pool.Release(back);
   EXPECT_EQ(pool.Acquire(), nullptr);  // closed: even a free buffer is refused
   EXPECT_EQ(pool.refused(), 1u);       // (a closed pool's refusals are not the cap's)
-  for (uint8_t* b : held) std::free(b);
+  for (uint8_t* b : held) pool.Free(b);
+}
+
+// Issue #41 item 2: the writer keeps kReady buffers allocated and touched,
+// so CUPTI's requests on the program's threads neither allocate nor fault.
+TEST(BufferPool, RefillKeepsTouchedBuffersReadyUnderTheCap) {
+  BufferPool pool;
+  pool.Configure(size_t{64} << 20);
+  EXPECT_EQ(pool.buffer_bytes(), BufferPool::kDefaultBufferBytes);
+  pool.Refill();
+  EXPECT_EQ(pool.allocated_bytes(), BufferPool::kReady * BufferPool::kDefaultBufferBytes);
+  std::vector<uint8_t*> held;
+  for (size_t i = 0; i < BufferPool::kReady; ++i) held.push_back(pool.Acquire());
+  EXPECT_EQ(pool.allocated_on_request(), 0u);                  // both were ready
+  EXPECT_EQ(held[0][BufferPool::kDefaultBufferBytes - 1], 0);  // touched (zeroed)
+  held.push_back(pool.Acquire());                              // none ready: allocated here
+  EXPECT_EQ(pool.allocated_on_request(), 1u);
+  pool.Refill();
+  EXPECT_EQ(pool.allocated_bytes(), (3 + BufferPool::kReady) * BufferPool::kDefaultBufferBytes);
+  // The cap holds: 64 MiB is 8 buffers, Refill stops there however often it runs.
+  for (int i = 0; i < 3; ++i) held.push_back(pool.Acquire());
+  for (int i = 0; i < 4; ++i) pool.Refill();
+  EXPECT_EQ(pool.allocated_bytes(), size_t{64} << 20);
+  pool.Close();
+  pool.Refill();  // closed: nothing more
+  EXPECT_EQ(pool.allocated_bytes(), size_t{64} << 20);
+  for (uint8_t* b : held) pool.Free(b);
+  // (the ready buffers still in the pool are the pool's: a capture frees none)
+}
+
+// What CUPTI wrote is zeroed when the writer releases the buffer: CUPTI
+// is told the buffers come zeroed (CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER).
+TEST(BufferPool, ReleasedBuffersComeBackZeroed) {
+  BufferPool pool;
+  pool.Configure(size_t{16} << 20, size_t{1} << 20);
+  ASSERT_TRUE(pool.zeroed());
+  uint8_t* b = pool.Acquire();  // allocated here: zero pages
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b[12345], 0);
+  std::memset(b, 0xab, 4096);  // CUPTI's records
+  pool.Release(b, 4096);
+  uint8_t* again = pool.Acquire();
+  ASSERT_EQ(again, b);
+  for (size_t i = 0; i < (size_t{1} << 20); i += 511) ASSERT_EQ(again[i], 0) << i;
+  pool.Free(again);
+}
+
+// The stall sweep's knobs: a buffer size of its own, and no prefault.
+TEST(BufferPool, BufferSizeAndNoPrefault) {
+  BufferPool pool;
+  pool.Configure(size_t{64} << 20, size_t{1} << 20, /*prefault=*/false);
+  EXPECT_EQ(pool.buffer_bytes(), size_t{1} << 20);
+  pool.Refill();
+  EXPECT_EQ(pool.allocated_bytes(), 0u);  // nothing ahead of demand
+  uint8_t* b = pool.Acquire();
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(pool.allocated_on_request(), 1u);
+  pool.Free(b);
 }
 
 // As in a capture: application threads request buffers (CUPTI's
@@ -132,7 +189,7 @@ TEST(BufferPool, RequestsOnManyThreadsReleasesOnTheWriterAndACloseMeanwhile) {
   while (uint8_t* b = pool.Acquire()) EXPECT_TRUE(back.insert(b).second);
   EXPECT_EQ(back.size(), cap_buffers);
   EXPECT_EQ(pool.allocated_bytes(), cap_buffers * pool.buffer_bytes());
-  for (uint8_t* b : back) std::free(b);
+  for (uint8_t* b : back) pool.Free(b);
 }
 
 // The writer reads the pool's counters for its stats (WriteFinalStats) while
@@ -166,7 +223,7 @@ TEST(BufferPool, CountersAreReadWhileBuffersAreAllocated) {
   EXPECT_EQ(pool.allocated_bytes(), size_t{64} << 20);
   EXPECT_EQ(pool.refused(), 2u);
   for (auto& h : held)
-    for (uint8_t* b : h) std::free(b);
+    for (uint8_t* b : h) pool.Free(b);
 }
 
 }  // namespace

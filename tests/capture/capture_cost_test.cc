@@ -1,8 +1,11 @@
 // The capture-cost accounting: counting, sampling, estimates.
 #include "tracesmith/capture/capture_cost.h"
 
+#include "tracesmith/base/first_time_cost.h"
+
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <string>
@@ -142,6 +145,45 @@ TEST(SelfCost, MedianAndTailOfTimedCalls) {
   EXPECT_EQ(after["capture.cost.graph.p99_ns"], 53090u);
   // 20 x 53,090 of (20 x 53,090 + 980 x 207) ticks in calls of 10 us and more.
   EXPECT_EQ(after["capture.cost.graph.slow_share_x1000"], 839u);
+}
+
+// Issue #41 item 2: every call is timed, so one slow call in a million is
+// its site's maximum, and the calls of 100 us and more are counted.
+TEST(SelfCost, MaximumAndCallsOver100usOfEveryTimedCall) {
+  auto before = Stats(1.0);
+  ASSERT_EQ(before.count("capture.cost.alloc.max_ns"), 0u);
+  std::thread([] {
+    ThreadCost* tc = ThreadCost::Get();
+    for (int i = 0; i < 100000; ++i) {
+      CostTimer timer(tc, CostSite::kAlloc);
+      timer.Finish();
+    }
+    // Two stalls: 4.5 ms and 150 us (at 1 ns per tick).
+    tc->AddSample(CostSite::kAlloc, 4500000);
+    tc->AddSample(CostSite::kAlloc, 150000);
+  }).join();
+  auto after = Stats(1.0);
+  // Every CostTimer call is timed, not one in kSampleEvery.
+  EXPECT_EQ(after["capture.cost.alloc.sampled"], 100002u);
+  EXPECT_EQ(after["capture.cost.alloc.max_ns"], 4500000u);
+  EXPECT_EQ(after["capture.cost.alloc.over_100us"], 2u);
+  // The 99.9th percentile is a typical call's bucket: two stalls in 100,002.
+  EXPECT_LT(after["capture.cost.alloc.p999_ns"], 100000u);
+  // At 2 ns per tick the same counters read twice as long.
+  EXPECT_EQ(Stats(2.0)["capture.cost.alloc.max_ns"], 9000000u);
+}
+
+// The longest piece of first-time work, exact.
+TEST(SelfCost, LongestFirstTimeWork) {
+  uint64_t before = g_first_time_max_ticks.load();
+  std::thread([] {
+    FirstTimeWork w;
+    const uint64_t t0 = CpuTicks();
+    while (CpuTicks() - t0 < 2000000) {
+    }
+  }).join();
+  EXPECT_GE(g_first_time_max_ticks.load(), std::max<uint64_t>(before, 2000000));
+  EXPECT_GT(Stats(1.0)["capture.cost.first_time.max_ns"], 0u);
 }
 
 // The writer sums the per-thread counters (CollectCostStats) while the

@@ -65,6 +65,9 @@ TEST(GpuMetricsOption, TravelsThroughTheEnvironment) {
   EXPECT_EQ(TuningFromEnv({{kEnvGpuMetricsImageSamples, "64"}}).gpu_metrics_image_samples, 64u);
   EXPECT_EQ(TuningFromEnv({{kEnvGpuMetricsDecodeMs, "2"}}).gpu_metrics_decode_ms, 2u);
   EXPECT_EQ(TuningFromEnv({{kEnvGpuMetricsDecodeMs, "x"}}).gpu_metrics_decode_ms, 0u);
+  EXPECT_EQ(TuningFromEnv({{kEnvActivityBufferKb, "1024"}}).activity_buffer_kb, 1024u);
+  EXPECT_TRUE(TuningFromEnv({}).buffer_prefault);
+  EXPECT_FALSE(TuningFromEnv({{kEnvBufferPrefault, "0"}}).buffer_prefault);
 }
 
 TEST(GpuMetricSet, DefaultSetAnswersTheIssuesQuestions) {

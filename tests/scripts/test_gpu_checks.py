@@ -523,6 +523,66 @@ class PythonCheckers(unittest.TestCase):
         self.assertEqual((rc, verdict(out, "leak")), (1, "FAIL"), out)
 
 
+class PcPeers(unittest.TestCase):
+    """gpu/pc_peers.py (issue #39 "Cost") with a fake tracesmith, python and ncu: the cost
+    verdict from the per-round ratios, the samples verdict from analyze's kernels, the table."""
+
+    FAKE_PY = """#!/usr/bin/env bash
+case "$2" in
+  *proton_run.py) echo "PROTON_IMPORT_ERROR ModuleNotFoundError: No module named 'triton'"; exit 3 ;;
+  *) echo "steps=$4 step_ms=12.0 cpu_ms=8.0" ;;
+esac
+"""
+    FAKE_NCU = """#!/usr/bin/env bash
+for i in 1 2 3; do echo '==PROF== Profiling "k" - 0: 0%....50%....100% - 9 passes'; done
+echo "steps=5 step_ms=13.0 cpu_ms=8.0"
+"""
+    INFO = ("Capture stats:\n  dropped_records                    0\n"
+            "  pc_sampling.samples                476069\n"
+            "  pc_sampling.dropped_samples        0\n"
+            "  pc_sampling.hardware_buffer_full   0  (DATA LOSS)\n")
+
+    def setUp(self):
+        self.fake = Fake()
+        self.addCleanup(self.fake.close)
+        self.out = os.path.join(self.fake.dir, "run")
+        self.py = self.fake.program("python3", self.FAKE_PY)
+        self.ncu = self.fake.program("ncu", self.FAKE_NCU)
+
+    def run_check(self, pc_step_ms, softmax_samples):
+        doc = {"kernels": [{"name": "gemm", "share_pct": 60.0}, {"name": "softmax", "share_pct": 5.0},
+                           {"name": "tiny", "share_pct": 0.4}],
+               "steps": {"kernels_per_step": 300},
+               "gpu_samples": {"samples": 400000, "functions": [
+                   {"name": "gemm", "samples": 300000}, {"name": "softmax",
+                                                         "samples": softmax_samples}]}}
+        self.fake.table([
+            [r"^profile .*--pc-sampling", 0, f"steps=30 step_ms={pc_step_ms} cpu_ms=9.0\n", ""],
+            [r"^profile ", 0, "steps=30 step_ms=14.0 cpu_ms=9.0\n", ""],
+            [r"^info [^ ]*/tspc\.sbt$", 0, self.INFO, ""],
+            [r"^analyze --json [^ ]*/tspc\.sbt$", 0, json.dumps(doc), ""]])
+        return self.fake.run([sys.executable, os.path.join(GPU, "pc_peers.py"), self.fake.cli,
+                              self.out, "--rounds", "3"], PCPEERS_PYTHON=self.py, NCU=self.ncu)
+
+    def test_clean_run(self):
+        rc, out = self.run_check(15.0, 5000)
+        self.assertEqual((rc, last_line(out)), (0, "4 passed, 0 failed, 1 skipped"), out)
+        self.assertEqual(verdict(out, "pc cost"), "PASS")
+        self.assertEqual(verdict(out, "proton"), "SKIP")  # triton does not import
+        self.assertIn("faster than ncu (EXTRAPOLATED)", out)
+        with open(os.path.join(self.out, "pc_peers.json")) as f:
+            doc = json.load(f)
+        self.assertEqual(len([r for r in doc["runs"] if r["config"] in ("base", "ts", "tspc")]), 9)
+        self.assertEqual(doc["runs"][-1]["name"], "proton0")  # its import error: no retry
+
+    def test_planted_cost_and_short_samples_fail(self):
+        rc, out = self.run_check(16.0, 900)  # 1.14x the default capture; softmax 900 samples
+        self.assertEqual(rc, 1, out)
+        self.assertEqual(verdict(out, "pc cost"), "FAIL")
+        self.assertEqual(verdict(out, "samples"), "FAIL")
+        self.assertEqual(verdict(out, "ncu"), "PASS")
+
+
 def call_sites_json(sites, unnamed=0.0):
     return json.dumps({"call_sites": [{"name": n, "share_pct": s} for n, s in sites],
                        "unnamed_call_site_share": unnamed})
@@ -534,6 +594,48 @@ SITES = [("autograd backward: AddmmBackward0", 58.0),
          ("autograd backward: GeluBackward0", 8.0), ("SGD.step (torch/optim/sgd.py:80)", 4.0)]
 HINT_LINE = ("  call sites: 66.0% of GPU time under unnamed native frames (module+offset) -- run "
              "`tracesmith symbolize {}` to name them\n")
+
+
+class StallCheck(unittest.TestCase):
+    """gpu/stall_check.py (issue #41 item 2) with a fake tracesmith: the verdicts from what
+    `info` says of CUPTI's overhead rows and the callback sites' maxima."""
+
+    @staticmethod
+    def info(request_max, launch_max, kernels=3000, zeroed=1):
+        return ("Events:      9000\n  kernel             %d\n\nCapture stats:\n"
+                "  dropped_records                    0\n"
+                "  capture.buffers_zeroed_by_tracesmith %d\n"
+                "  capture.buffers_allocated_on_request 0\n\nCapture cost (pid 7):\n"
+                "  capture cost: 0.50 us per launch\n"
+                "    launch: 1.2 ms in 2000 calls (600 ns each), 0.600 us per launch; one call: "
+                "median 400 ns, p99 2.0 us, p99.9 9.0 us, max %s\n"
+                "    first_time: 1.0 ms in 3 calls (333 us each); the longest 250.0 us\n"
+                "    CUPTI's own work inside the program's CUDA calls (its overhead rows): "
+                "activity buffer request 9x, 1.0 ms in all, max %s; resource 4x, 6.7 ms in all, "
+                "max 2.4 ms.\n" % (kernels, zeroed, launch_max, request_max))
+
+    def run_check(self, new_request, new_launch, kernels=3000):
+        fake = Fake()
+        self.addCleanup(fake.close)
+        fake.program("launch_loop")
+        fake.table([[r"^profile ", 0, "", ""],
+                    [r"^info .*ll_zeroed", 0, self.info(new_request, new_launch, kernels), ""],
+                    [r"^info .*ll_cupti-zeroes", 0, self.info("2.00 ms", "40.0 us", 3000, 0), ""]])
+        out = os.path.join(fake.dir, "run")
+        return fake.run([sys.executable, os.path.join(GPU, "stall_check.py"), fake.cli,
+                         fake.progs, out, "--launches", "2000"], TS_TORCH_STATE="absent")
+
+    def test_clean_run(self):
+        rc, out = self.run_check("13.1 us", "86.8 us")
+        self.assertEqual((rc, last_line(out)), (0, "4 passed, 0 failed, 0 skipped"), out)
+        self.assertIn("cupti-zeroes 9x max 2.00 ms", out)
+
+    def test_stalls_and_lost_records_fail(self):
+        rc, out = self.run_check("1.60 ms", "245.2 us", kernels=2999)
+        self.assertEqual(rc, 1, out)
+        for name in ("buffer request", "launch callback", "records intact"):
+            self.assertEqual(verdict(out, name), "FAIL", out)
+        self.assertEqual(verdict(out, "zeroed buffers"), "PASS", out)
 
 
 class InprocNamesCheck(unittest.TestCase):

@@ -25,11 +25,27 @@ struct CaptureCost {
     // percentile, and the share of the time spent in calls of 10 us and
     // more (a tail of rare slow calls rather than a typical cost).
     double p50_ns = 0, p99_ns = 0, slow_share = 0;
+    // The 99.9th percentile, the slowest call and the calls of 100 us and
+    // more (0 in traces from before every call was timed).
+    double p999_ns = 0, max_ns = 0;
+    uint64_t over_100us = 0;
+    bool has_max = false;  // max_ns was recorded
+  };
+  // CUPTI's own work inside the program's CUDA calls, from its overhead
+  // rows (CUPTI_ACTIVITY_KIND_OVERHEAD), per kind: not TraceSmith's
+  // callbacks, but what CUPTI spent around them ("activity buffer request",
+  // "resource", "lazy function loading", ...).
+  struct Overhead {
+    std::string kind;
+    uint64_t count = 0;
+    double total_ns = 0, max_ns = 0;
   };
   uint32_t pid = 0;
-  uint64_t kernels = 0;      // kernel rows of the process in the trace
-  double program_ns = 0;     // all callback sites on the program's threads
-  double first_time_ns = 0;  // of which work done once per new address or stack
+  uint64_t kernels = 0;          // kernel rows of the process in the trace
+  double first_time_max_ns = 0;  // the longest single piece of first-time work
+  std::vector<Overhead> cupti;   // by longest single row first
+  double program_ns = 0;         // all callback sites on the program's threads
+  double first_time_ns = 0;      // of which work done once per new address or stack
   double writer_cpu_ns = 0;
   std::vector<Part> sites;   // program-thread sites, largest first
   std::vector<Part> stack;   // stack capture and its phases (unwind, python, dedup)
@@ -45,13 +61,19 @@ struct CaptureCost {
   double UsPerLaunch() const { return kernels ? program_ns / 1e3 / double(kernels) : 0; }
 };
 
+// CUPTI's overhead rows per process and kind, tallied as rows stream past.
+using OverheadTally = std::map<uint32_t, std::map<std::string, CaptureCost::Overhead>>;
+void TallyOverhead(const model::OverheadEvent& row, OverheadTally* tally);
+
 // One entry per process that wrote capture.cost.* stats (empty for traces
 // from captures before they existed, and for imports).
 std::vector<CaptureCost> ComputeCaptureCost(const model::Trace& trace);
-// The same from the trace's Stat rows and its kernel count per pid (for a
-// caller that streamed the events instead of keeping them).
+// The same from the trace's Stat rows, its kernel count per pid and its
+// overhead rows' tally (for a caller that streamed the events instead of
+// keeping them).
 std::vector<CaptureCost> ComputeCaptureCost(const model::Trace& stats,
-                                            const std::map<uint32_t, uint64_t>& kernels);
+                                            const std::map<uint32_t, uint64_t>& kernels,
+                                            const OverheadTally& overheads = {});
 
 // "capture cost: 0.42 us per launch on the program's threads (12.6 ms in
 // all), 85.1 ms CPU in the writer"

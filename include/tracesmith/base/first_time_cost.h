@@ -22,6 +22,8 @@ inline thread_local uint64_t t_first_time_ticks = 0;
 // All threads' first-time ticks and events since the process started.
 inline std::atomic<uint64_t> g_first_time_ticks{0};
 inline std::atomic<uint64_t> g_first_time_events{0};
+// The longest single piece of first-time work.
+inline std::atomic<uint64_t> g_first_time_max_ticks{0};
 
 // Times one piece of first-time work, from construction to destruction.
 class FirstTimeWork {
@@ -32,6 +34,10 @@ class FirstTimeWork {
     t_first_time_ticks += d;
     g_first_time_ticks.fetch_add(d, std::memory_order_relaxed);
     g_first_time_events.fetch_add(1, std::memory_order_relaxed);
+    uint64_t m = g_first_time_max_ticks.load(std::memory_order_relaxed);
+    while (d > m &&
+           !g_first_time_max_ticks.compare_exchange_weak(m, d, std::memory_order_relaxed)) {
+    }
   }
   FirstTimeWork(const FirstTimeWork&) = delete;
   FirstTimeWork& operator=(const FirstTimeWork&) = delete;

@@ -2,15 +2,16 @@
 // program (analysis/capture_cost.h reads the capture.cost.* stats written from it; the
 // tests keep the suite name SelfCost).
 //
-// Every callback site counts its calls; one call in kSampleEvery (chosen
-// per thread by a xorshift draw, so periodic launch patterns do not alias)
-// is also timed with the TSC at entry and exit, and the stack capture inside
-// it split into native unwind, Python walk and dedup. Totals are estimated
-// as sampled time x calls / sampled calls. Per-thread counters are written
-// only by their thread (relaxed atomic stores, no RMW, no lock) and summed
-// by the writer at the end. The hot-path cost of the accounting: one TLS
-// load, a xorshift and an increment per call, plus two to six TSC reads per
-// sampled call: ~4 ns per callback (`tracesmith benchmark stacks`).
+// Every call at a callback site is timed with the TSC at entry and exit (two
+// reads, ~15 ns), so its total, its histogram and its maximum are exact: a
+// millisecond stall in one call in a million is seen (issue #41 item 2). One
+// call in kSampleEvery (chosen per thread by a xorshift draw, so periodic
+// launch patterns do not alias) also has the stack capture inside it split
+// into native unwind, Python walk and dedup (up to six more reads); the
+// parts' totals are estimated as sampled time x calls / sampled calls. Per-thread counters are
+// written only by their thread (relaxed atomic stores, no RMW, no lock) and summed by the writer at
+// the end. The hot-path cost of the accounting: one TLS load, a xorshift and an increment per call,
+// plus two to six TSC reads per sampled call: ~4 ns per callback (`tracesmith benchmark stacks`).
 //
 // Each timed call also lands in its site's histogram of quarter-octave
 // buckets (CostBucket), so the summary can tell a typical call (median)
@@ -81,6 +82,7 @@ struct ThreadCost {
   std::atomic<uint64_t> frames_native{0}, frames_python{0};   // in sampled stacks
   std::atomic<uint64_t> copy_bytes{0};                        // in timed kStackCopy samples
   std::atomic<uint32_t> hist[kCostSites][kCostBuckets] = {};  // timed calls by CostBucket
+  std::atomic<uint64_t> max_ticks[kCostSites] = {};           // the slowest timed call
   uint32_t rng = 0x9e3779b9u;
 
   // The calling thread's counters (registered on first use).
@@ -102,6 +104,8 @@ struct ThreadCost {
     Bump(ticks[int(site)], t);
     std::atomic<uint32_t>& h = hist[int(site)][CostBucket(t)];
     h.store(h.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    std::atomic<uint64_t>& m = max_ticks[int(site)];
+    if (t > m.load(std::memory_order_relaxed)) m.store(t, std::memory_order_relaxed);
   }
   static void Bump(std::atomic<uint64_t>& a, uint64_t by) {
     a.store(a.load(std::memory_order_relaxed) + by, std::memory_order_relaxed);
@@ -117,9 +121,10 @@ struct ThreadCost {
 // left out of every site's figure, as first-time work is.
 inline thread_local uint64_t t_diagnostic_ticks = 0;
 
-// Timing of one counted call at `site`: ticks at construction (one call in
-// kSampleEvery), added on Finish less the first-time work done meanwhile
-// (base/first_time_cost.h: reported exactly on its own).
+// Timing of one counted call at `site`: ticks at construction, added on
+// Finish less the first-time work done meanwhile (base/first_time_cost.h:
+// reported exactly on its own) and diagnostics. Every call is timed; `on`
+// (one call in kSampleEvery) says whether its parts are timed too.
 struct CostTimer {
   ThreadCost* tc;
   CostSite site;
@@ -129,13 +134,12 @@ struct CostTimer {
       : tc(t),
         site(s),
         on(t->Count(s)),
-        t0(on ? CpuTicks() : 0),
-        first0(on ? t_first_time_ticks : 0),
-        diagnostic0(on ? t_diagnostic_ticks : 0) {}
+        t0(CpuTicks()),
+        first0(t_first_time_ticks),
+        diagnostic0(t_diagnostic_ticks) {}
   void Finish() {
-    if (on)
-      tc->AddSample(site, CpuTicks() - t0 - (t_first_time_ticks - first0) -
-                              (t_diagnostic_ticks - diagnostic0));
+    tc->AddSample(
+        site, CpuTicks() - t0 - (t_first_time_ticks - first0) - (t_diagnostic_ticks - diagnostic0));
   }
 };
 
@@ -152,9 +156,11 @@ struct WriterCost {
 // table: capture.cost.<site>.calls / .ns (estimated) / .sampled,
 // capture.cost.first_time.calls / .ns (every piece of first-time work on
 // any thread, timed exactly; not in the sites' figures),
-// capture.cost.<site>.p50_ns / .p90_ns / .p99_ns (one timed call, from the
-// histogram: the bucket's geometric middle, within 12%), .slow_share_x1000
-// (share of the site's timed ticks in calls of 10 us and more),
+// capture.cost.<site>.p50_ns / .p90_ns / .p99_ns / .p999_ns (one timed call,
+// from the histogram: the bucket's geometric middle, within 12%), .max_ns
+// (the slowest timed call, exact), .over_100us (timed calls of 100 us and
+// more, by the histogram's buckets), .slow_share_x1000 (share of the site's
+// timed ticks in calls of 10 us and more), capture.cost.first_time.max_ns,
 // capture.cost.stack.frames_native / frames_python (mean per sampled stack,
 // x1000), capture.cost.writer.<phase>_ns.
 struct CostStat {

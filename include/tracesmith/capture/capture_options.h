@@ -129,6 +129,12 @@ struct CaptureTuning {
   // TRACESMITH_GPU_METRICS_DECODE_MS=N (N > 0): how often the decode thread
   // empties the GPU's buffer (0: the recorder's 10 ms).
   uint32_t gpu_metrics_decode_ms = 0;
+  // TRACESMITH_ACTIVITY_BUFFER_KB=N (N > 0): the size of each CUPTI activity
+  // buffer (0: 8 MiB); for the stall sweep (issue #41 item 2).
+  uint32_t activity_buffer_kb = 0;
+  // TRACESMITH_BUFFER_PREFAULT=0: activity buffers allocated when CUPTI asks,
+  // untouched, instead of kept ready and touched by the writer (comparisons).
+  bool buffer_prefault = true;
   bool operator==(const CaptureTuning&) const = default;
 };
 
@@ -271,6 +277,8 @@ inline constexpr const char* kEnvPcSamplingSleepMs = "TRACESMITH_PC_SAMPLING_SLE
 inline constexpr const char* kEnvGpuMetricsHwBufferMb = "TRACESMITH_GPU_METRICS_HW_BUFFER_MB";
 inline constexpr const char* kEnvGpuMetricsImageSamples = "TRACESMITH_GPU_METRICS_IMAGE_SAMPLES";
 inline constexpr const char* kEnvGpuMetricsDecodeMs = "TRACESMITH_GPU_METRICS_DECODE_MS";
+inline constexpr const char* kEnvActivityBufferKb = "TRACESMITH_ACTIVITY_BUFFER_KB";
+inline constexpr const char* kEnvBufferPrefault = "TRACESMITH_BUFFER_PREFAULT";
 // Set by tests only: installs a stack hook that returns 1, 2, 3... so GPU
 // tests can check the correlation-id join of API rows and GPU rows.
 inline constexpr const char* kEnvTestStackHook = "TRACESMITH_TEST_STACK_HOOK";

@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+"""GPU checks of the capture's stalls on the program's threads (issue #41 item 2;
+scripts/gpu-check.sh section `stalls`).
+
+  python3 gpu/stall_check.py CLI PROGS OUT [--rounds R] [--launches N] [--steps S]
+
+A long launch-bound run (`launch_loop N 1`, default 2,000,000 launches) and, when torch
+imports with CUDA, the bf16 Transformer step (`bench/workloads/torch_transformer_train.py
+--steps S`), each captured by `tracesmith profile` with the default settings ("zeroed":
+TraceSmith hands CUPTI zeroed, ready activity buffers) and with TRACESMITH_BUFFER_PREFAULT=0
+("cupti-zeroes": buffers allocated on request and zeroed by CUPTI inside the program's CUDA
+call, the behaviour before), interleaved for R rounds (default 2). From `tracesmith info`:
+CUPTI's overhead rows by kind (count, max), each callback site's median, p99.9, max and
+calls of 100 us or more, the longest first-time work.
+  - zeroed buffers: CUPTI took the attribute (capture.buffers_zeroed_by_tracesmith 1) in
+    every default run;
+  - records intact: the launch loop's default captures hold exactly N + 1,000 kernel rows
+    (its warm-up launches 1,000), none dropped (zeroed buffers lose nothing);
+  - buffer request: in every default run the longest "activity buffer request" row is at
+    most 100 us (the figures of the cupti-zeroes runs beside it);
+  - launch callback: in the launch loop's default runs the slowest of the N launch
+    callbacks is at most 100 us (every call timed).
+Each callback site's maximum and CUPTI's other overhead rows are shown, not judged (an
+OS preemption inside a callback, CUPTI's resource set-up at context creation).
+One `STALLS <check>: <figures> -> PASS|FAIL|SKIP` line per expectation, then the summary.
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+from checks import Checks, torch_skip_reason
+
+LIMIT_NS = 100_000
+WARMUP_LAUNCHES = 1000  # bench/workloads/launch_loop.cu
+CONFIGS = [("zeroed", {}), ("cupti-zeroes", {"TRACESMITH_BUFFER_PREFAULT": "0"})]
+UNITS = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}
+
+
+def ns(text):
+    """'4.6 ms' -> 4600000.0."""
+    value, unit = text.split()
+    return float(value) * UNITS[unit]
+
+
+def parse_info(text):
+    """What info says of stalls: {"overhead": {kind: (count, max_ns)}, "sites": {site:
+    (max_ns, over_100us)}, "first_time_max": ns, "stats": {name: int}, "kernels": int}."""
+    out = {"overhead": {}, "sites": {}, "first_time_max": None, "stats": {}, "kernels": None}
+    for line in text.splitlines():
+        s = line.strip()
+        m = re.match(r"kernel\s+(\d+)$", s)
+        if m:
+            out["kernels"] = int(m.group(1))
+        m = re.match(r"(capture\.[\w.]+|dropped_records)\s+(\d+)", s)
+        if m:
+            out["stats"][m.group(1)] = int(m.group(2))
+        if s.startswith("CUPTI's own work"):
+            for kind, count, mx in re.findall(
+                    r"(?:: |; )([a-zA-Z][\w -]*?) (\d+)x, [\d.]+ \w+ in all, max ([\d.]+ \w+)", s):
+                out["overhead"][kind] = (int(count), ns(mx))
+        m = re.match(r"([a-z_.]+): .*? max ([\d.]+ \w+)(?:.*?(\d+) calls? of 100 us or more)?", s)
+        if m and "one call" in s:
+            out["sites"][m.group(1)] = (ns(m.group(2)), int(m.group(3) or 0))
+        m = re.search(r"the longest ([\d.]+ \w+)", s)
+        if m and s.startswith("first_time"):
+            out["first_time_max"] = ns(m.group(1))
+    return out
+
+
+def fmt(v):
+    if v is None:
+        return "?"
+    return f"{v / 1e6:.2f} ms" if v >= 1e6 else f"{v / 1e3:.1f} us"
+
+
+def capture(cli, label, env_extra, cmd, out, name):
+    sbt = os.path.join(out, f"{name}.sbt")
+    env = dict(os.environ, **env_extra)
+    p = subprocess.run([cli, "profile", "-f", "-q", "-o", sbt, "--", *cmd], env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+    with open(os.path.join(out, f"{name}.log"), "w") as f:
+        f.write(p.stdout)
+    if p.returncode != 0:
+        return None, f"{label}: profile exit {p.returncode}: {p.stdout[-300:]}"
+    info = subprocess.run([cli, "info", sbt], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True, timeout=300).stdout
+    with open(os.path.join(out, f"{name}.info"), "w") as f:
+        f.write(info)
+    os.remove(sbt)  # large; the .info keeps what the check reads
+    return parse_info(info), None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("cli")
+    ap.add_argument("progs")
+    ap.add_argument("out")
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--launches", type=int, default=2_000_000)
+    ap.add_argument("--steps", type=int, default=40)
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    c = Checks("STALLS")
+    names = ["zeroed buffers", "records intact", "buffer request", "launch callback"]
+    loop = os.path.join(a.progs, "launch_loop")
+    if not os.access(loop, os.X_OK):
+        for n in names:
+            c.skip(n, f"{loop} not built (gpu/build-programs.sh)")
+        return c.summary()
+    workloads = [("ll", [loop, str(a.launches), "1"])]
+    skip = torch_skip_reason()
+    here = os.path.dirname(os.path.abspath(__file__))
+    if skip is None:
+        workloads.append(("xf", [sys.executable, "-u", os.path.join(
+            here, "..", "bench", "workloads", "torch_transformer_train.py"), "--steps",
+            str(a.steps)]))
+    else:
+        print(f"STALLS note: no Transformer step ({skip[0]}): the launch loop only", flush=True)
+    c.guarded(names, lambda: checks(c, a, workloads))
+    return c.summary()
+
+
+def checks(c, a, workloads):
+    runs = {}  # (workload, label) -> [parsed]
+    errors = []
+    for r in range(a.rounds):
+        for w, cmd in workloads:
+            for label, env in (CONFIGS if r % 2 == 0 else CONFIGS[::-1]):
+                got, err = capture(a.cli, label, env, cmd, a.out, f"{w}_{label}_{r}")
+                if err:
+                    errors.append(f"{w} {err}")
+                    continue
+                runs.setdefault((w, label), []).append(got)
+                req = got["overhead"].get("activity buffer request", (0, 0))
+                sites = "; ".join(f"{s} max {fmt(m)}" + (f" ({n} >= 100 us)" if n else "")
+                                  for s, (m, n) in sorted(got["sites"].items()))
+                other = "; ".join(f"{k} {n}x max {fmt(m)}" for k, (n, m) in
+                                  got["overhead"].items() if k != "activity buffer request")
+                print(f"STALLS run {w} {label} round {r + 1}: activity buffer request "
+                      f"{req[0]}x max {fmt(req[1])}; sites: {sites}; first-time longest "
+                      f"{fmt(got['first_time_max'])}; CUPTI other: {other}; buffers allocated "
+                      f"on request {got['stats'].get('capture.buffers_allocated_on_request')}",
+                      flush=True)
+    for e in errors:
+        print(f"STALLS error: {e}", flush=True)
+    default = [(w, g) for (w, label), gs in runs.items() if label == "zeroed" for g in gs]
+    zeroed = [g["stats"].get("capture.buffers_zeroed_by_tracesmith") for _, g in default]
+    c.check("zeroed buffers", default and all(z == 1 for z in zeroed),
+            f"capture.buffers_zeroed_by_tracesmith in {len(zeroed)} default runs: {zeroed}")
+    ll = runs.get(("ll", "zeroed"), [])
+    kernels = [(g["kernels"], g["stats"].get("dropped_records")) for g in ll]
+    want = a.launches + WARMUP_LAUNCHES
+    c.check("records intact", ll and all(k == want and d == 0 for k, d in kernels),
+            f"launch loop of {a.launches} + {WARMUP_LAUNCHES} warm-up: (kernel rows, dropped) "
+            f"per default run {kernels} (need {want}, 0)")
+
+    def req_max(gs):
+        return [g["overhead"].get("activity buffer request", (0, 0)) for g in gs]
+
+    parts, ok = [], bool(default)
+    for w, _ in workloads:
+        new, old = req_max(runs.get((w, "zeroed"), [])), req_max(runs.get((w, "cupti-zeroes"), []))
+        ok = ok and bool(new) and all(m <= LIMIT_NS for _, m in new)
+        parts.append(f"{w}: zeroed " + ", ".join(f"{n}x max {fmt(m)}" for n, m in new) +
+                     " | cupti-zeroes " + ", ".join(f"{n}x max {fmt(m)}" for n, m in old))
+    c.check("buffer request", ok, "longest 'activity buffer request' row per run (<= 100 us "
+            "in every default run): " + "; ".join(parts))
+    launch = [g["sites"].get("launch") for g in ll]
+    old_launch = [g["sites"].get("launch") for g in runs.get(("ll", "cupti-zeroes"), [])]
+    c.check("launch callback", launch and all(x and x[0] <= LIMIT_NS for x in launch),
+            f"slowest of {a.launches} launch callbacks per default run: "
+            + ", ".join(fmt(x[0]) if x else "?" for x in launch) + " (cupti-zeroes: "
+            + ", ".join(fmt(x[0]) if x else "?" for x in old_launch) + ")")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
