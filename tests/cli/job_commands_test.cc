@@ -1,6 +1,6 @@
-// Commands on a run (issue #17 item 1): `merge`, and every command that
-// reads a trace given several files, a directory or a capture's output name;
-// `export -f kineto -o DIR/` writing one rank-<N>.json per process.
+// Commands on a job's set of trace files, "a run" (issue #17 item 1): `merge`, and every command
+// that reads a trace given several files, a directory or a capture's output name; `export -f kineto
+// -o DIR/` writing one rank-<N>.json per process.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -11,7 +11,7 @@
 #include <string>
 
 #include "cli/cli_runner.h"
-#include "cluster/test_runs.h"
+#include "cluster/test_jobs.h"
 #include "testing/synthetic_job_files.h"
 #include "testing/temp_dir.h"
 #include "tracesmith/base/file_util.h"
