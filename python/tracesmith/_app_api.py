@@ -13,7 +13,7 @@ They are recorded by the capture running in this process — `tracesmith
 profile -- python ...` (the injection library) or tracesmith.profile() — with
 the calling thread, and do nothing when nothing captures. The calls are the C
 functions of tracesmith._app (src/python/app_module.c): about 0.1 us each
-while capturing, a `with` range about 0.14 us (docs/benchmarks.md). Without
+while capturing, a `with` range or a decorated call about 0.14 us (docs/benchmarks.md). Without
 that extension (a build without it) they check their arguments and do nothing.
 """
 
@@ -28,23 +28,12 @@ except ImportError:  # the extension was not built: the calls do nothing
 
 
 def _decorate(r, func):
-    """range(name)(func), and @range without a name (the function's __qualname__)."""
-    name = r.name if r is not None else getattr(func, "__qualname__", repr(func))
-    args = r.args if r is not None else {}
-    make = _app.range
-
-    if args:
-        @functools.wraps(func)
-        def wrapper(*a, **k):
-            with make(name, **args):
-                return func(*a, **k)
-    else:  # no keyword arguments to pass on every call
-        @functools.wraps(func)
-        def wrapper(*a, **k):
-            with make(name):
-                return func(*a, **k)
-
-    return wrapper
+    """range(name)(func), and @range without a name (the function's __qualname__): a C
+    object whose every call is a range (tracesmith._app._ranged: no Python frame of its
+    own per call), with the function's name, doc and __wrapped__."""
+    if r is None:
+        r = _app.range(getattr(func, "__qualname__", None) or repr(func))
+    return functools.update_wrapper(_app._ranged(func, r), func)
 
 
 if _app is not None:

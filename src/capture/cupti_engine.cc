@@ -16,6 +16,7 @@
 #include "tracesmith/base/hot_path.h"
 #include "tracesmith/capture/stack_hook.h"
 #include "tracesmith/cuda/call.h"
+#include "tracesmith/model/launch_rank.h"
 
 namespace tracesmith::capture {
 namespace {
@@ -222,10 +223,10 @@ Status CuptiEngine::Start(const CaptureOptions& options) {
 
 Status CuptiEngine::OpenOutput(const CaptureOptions& options) {
   format::SbtWriterOptions wo;
-  const char* rank = getenv("RANK");
+  const model::LaunchRank launch = model::LaunchRankFromEnv(::getenv);
   std::string path = options.output;
-  if (rank && *rank) {
-    path = PerProcessOutputPath(options.output, pid_, atoi(rank));
+  if (launch.rank >= 0) {
+    path = PerProcessOutputPath(options.output, pid_, launch.rank);
     wo.overwrite = true;
   } else {
     // The first process of a tree claims the name; the others add .pid<PID>.

@@ -16,6 +16,7 @@
 #include "tracesmith/capture/device_query.h"
 #include "tracesmith/capture/stacks/unwinder.h"
 #include "tracesmith/cuda/call.h"
+#include "tracesmith/model/launch_rank.h"
 
 namespace tracesmith::capture {
 namespace {
@@ -82,6 +83,11 @@ void CuptiEngine::WriteMetadataAtStart() {
   meta("capture.stacks", stack_mode_);
   if (options_.range == CaptureRange::kCudaProfilerApi) meta("capture.range", "cudaProfilerApi");
   if (options_.range == CaptureRange::kNvtx) meta("capture.range", "nvtx:" + options_.range_name);
+  // The job this process is a rank of, as its launcher said (torchrun, mpirun, srun...).
+  const model::LaunchRank launch = model::LaunchRankFromEnv(::getenv);
+  if (launch.rank >= 0) meta(model::kRankFromKey, launch.rank_from);
+  if (launch.world_size >= 0) meta(model::kWorldSizeKey, std::to_string(launch.world_size));
+  if (launch.local_rank >= 0) meta(model::kLocalRankKey, std::to_string(launch.local_rank));
 }
 
 void CuptiEngine::TryWriteDevices() {
@@ -122,8 +128,8 @@ void CuptiEngine::TryWriteDevices() {
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
   p.hostname_id = sbt_->InternString(host);
-  const char* rank = getenv("RANK");
-  p.rank = rank && *rank ? atoi(rank) : -1;
+  const model::LaunchRank launch = model::LaunchRankFromEnv(::getenv);
+  p.rank = launch.rank;
   p.start_ns = 0;
   p.driver_version = static_cast<uint32_t>(info->driver_version);
   // cuInit has returned (the devices above were found without it), so a

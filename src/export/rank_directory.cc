@@ -22,14 +22,30 @@ struct Found {
   uint32_t pid = 0;
   std::optional<int32_t> rank;
   DistributedInfo info;
+  uint64_t gpu_work = 0;  // kernel, copy and memset rows
 };
 
-// The processes of one input and what its metadata says about each
-// (metadata only: event chunks are checked, not decoded).
+bool IsGpuWork(model::TableKind kind) {
+  return kind == model::TableKind::kKernel || kind == model::TableKind::kMemcpy ||
+         kind == model::TableKind::kMemset;
+}
+
+// The processes of one input, what its metadata says about each and how
+// many GPU-work rows each has (only those event chunks are decoded).
 Status Survey(const std::string& path, size_t input, std::vector<Found>* out) {
   ASSIGN_OR_RETURN(auto reader, format::SbtReader::Open(path));
+  std::map<uint32_t, uint64_t> work;  // pid -> GPU-work rows
   Status st = reader->Stream(
-      [](const model::Trace&, model::TableKind) { return OkStatus(); },
+      [&](const model::Trace& batch, model::TableKind kind) {
+        model::ForEachRecordType([&]<typename T>() {
+          if constexpr (model::RecordTraits<T>::kIsEvent) {
+            if (model::RecordTraits<T>::kKind != kind || !IsGpuWork(kind)) return;
+            if constexpr (requires(T t) { t.pid; })
+              for (const T& row : batch.Rows<T>()) ++work[row.pid];
+          }
+        });
+        return OkStatus();
+      },
       [&](const model::Trace& meta) {
         std::map<uint32_t, Found> by_pid;
         for (const model::Process& p : meta.Rows<model::Process>()) {
@@ -57,10 +73,13 @@ Status Survey(const std::string& path, size_t input, std::vector<Found>* out) {
             it->second.info.backend = value;
           }
         }
-        for (auto& [pid, f] : by_pid) out->push_back(std::move(f));
+        for (auto& [pid, f] : by_pid) {
+          if (auto w = work.find(pid); w != work.end()) f.gpu_work = w->second;
+          out->push_back(std::move(f));
+        }
         return OkStatus();
       },
-      [](model::TableKind) { return false; });
+      [](model::TableKind kind) { return IsGpuWork(kind); });
   if (!st.ok()) return Status(st.code(), path + ": " + st.message());
   return OkStatus();
 }
@@ -96,8 +115,21 @@ StatusOr<RankDirectoryResult> ExportKinetoRankDirectory(std::span<const std::str
     if (per_input[i] == 0)  // nothing says who it is: the file is one process
       found.push_back(Found{i, 0, {}, {}});
   }
-  // Ranks: as recorded, unique; then the lowest free ones, in input order.
   RankDirectoryResult result;
+  // A process with no rank and no GPU work beside ones that have GPU work is
+  // a launcher (torchrun's agent initialises CUDA to count devices): left
+  // out, as analyze's cross-rank report does; HTA would read it as a rank.
+  if (found.size() > 1 &&
+      std::any_of(found.begin(), found.end(), [](const Found& f) { return f.gpu_work > 0; })) {
+    std::erase_if(found, [&](const Found& f) {
+      if (f.rank || f.gpu_work > 0) return false;
+      result.notes.push_back(StrFormat(
+          "%s%s left out: no rank and no GPU work (a launcher?), as analyze leaves it out",
+          f.pid ? StrFormat("pid %u of ", f.pid).c_str() : "", inputs[f.input].c_str()));
+      return true;
+    });
+  }
+  // Ranks: as recorded, unique; then the lowest free ones, in input order.
   std::map<int32_t, size_t> taken;
   for (size_t k = 0; k < found.size(); ++k) {
     if (!found[k].rank) continue;

@@ -9,9 +9,11 @@
 #include <set>
 
 #include "cluster/test_jobs.h"
+#include "testing/synthetic_job_files.h"
 #include "testing/temp_dir.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/format/sbt_writer.h"
+#include "tracesmith/model/synthetic_job.h"
 
 namespace tracesmith::exporter {
 namespace {
@@ -108,6 +110,34 @@ TEST(RankDirectory, OneFilePerProcessWithItsRank) {
   for (const RankFile& f : r->files) events += f.events;
   EXPECT_EQ(events, format::ReadTraceFile(inputs[0])->EventCount() +
                         format::ReadTraceFile(inputs[1])->EventCount());
+}
+
+// torchrun's agent (no rank, no GPU work) is captured beside the ranks: the
+// Kineto directory leaves it out as `analyze` does (issue #41 item 4: HTA's
+// default load of the directory failed on it, KeyError 'dur').
+TEST(RankDirectory, ALauncherIsLeftOutAsAnalyzeLeavesItOut) {
+  model::SyntheticJobOptions o = model::MakeSyntheticJobOptions(2, 2);
+  o.steps = 3;
+  const model::SyntheticJob job(o);
+  TempDir dir;
+  std::vector<std::string> files = testing::WriteRanks(job, dir);
+  files.push_back(dir / "run.sbt");
+  ASSERT_TRUE(format::WriteTraceFile(job.LauncherTrace(999), files.back()).ok());
+  auto r = ExportKinetoRankDirectory(files, dir / "hta", ExportOptions{}, false);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->files.size(), 2u);
+  EXPECT_EQ(r->files[0].rank, 0);
+  EXPECT_EQ(r->files[1].rank, 1);
+  ASSERT_EQ(r->notes.size(), 1u);
+  EXPECT_EQ(r->notes[0], "pid 999 of " + files.back() +
+                             " left out: no rank and no GPU work (a launcher?), as analyze leaves "
+                             "it out");
+  EXPECT_FALSE(PathExists(dir / "hta/rank-2.json"));
+  // Alone, a trace without GPU work is still exported (nothing to compare it with).
+  const std::vector<std::string> launcher_only = {files.back()};
+  auto alone = ExportKinetoRankDirectory(launcher_only, dir / "alone", ExportOptions{}, false);
+  ASSERT_TRUE(alone.ok()) << alone.status().ToString();
+  EXPECT_EQ(alone->files.size(), 1u);
 }
 
 TEST(RankDirectory, ExistingFilesDuplicateRanksAndStrangers) {

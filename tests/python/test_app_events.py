@@ -166,3 +166,38 @@ def test_in_process_profile_records(tmp_path):
     assert len(ua) == 30 and ua[0]["args"]["step"] == 0
     inst = [e for e in events if e.get("ph") == "i" and e.get("name") == "checkpoint"]
     assert inst and inst[0]["args"]["epoch"] == 3
+
+
+ARGS_PROGRAM = textwrap.dedent("""
+    import json, sys
+    sys.path.insert(0, {pythonpath!r})
+    import tracesmith
+    p = tracesmith.profile({out!r}); p.start()
+    cases = [
+        dict(epoch=3, path="/tmp/x"),
+        dict(a=None, b=True, c=False, d=-7, e=2**62, f=0.1, g=1e16, h=-0.0, i=1.5e-7),
+        dict(s='quote " backslash \\\\ tab \\t nl \\n bell \\x07 del \\x7f'),
+        dict(u="caf\\u00e9 \\u4e2d \\U0001f600", **{{"k\\u00e9y": 1}}),
+        dict(big=2**70, nan=float("nan"), obj=[1, 2]),   # json.dumps's own forms
+        dict(long="x" * 2000),                             # past the fast path's 1 KiB buffer
+    ]
+    for c in cases:
+        tracesmith.instant("case", **c)
+    p.stop()
+    print(json.dumps([json.dumps(c, default=str) for c in cases]))
+""")
+
+
+@needs_fake
+def test_instant_arguments_are_written_as_json_dumps_writes_them(tmp_path):
+    out = tmp_path / "args.sbt"
+    script = tmp_path / "args.py"
+    pythonpath = os.environ.get("PYTHONPATH", "").split(os.pathsep)[0]
+    script.write_text(ARGS_PROGRAM.format(pythonpath=pythonpath, out=str(out)))
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                       env={**os.environ, "TRACESMITH_INJECT_LIB": FAKE})
+    assert r.returncode == 0, r.stderr
+    expected = json.loads(r.stdout.strip().splitlines()[-1])
+    e = tracesmith.load(str(out)).app_events
+    got = [a for n, a in zip(e["name"], e["args"]) if n == "case"]
+    assert got == expected

@@ -87,6 +87,21 @@ PROGRAM = textwrap.dedent("""
     def h():
         return 7
     assert f(2) == 4 and g(2) == 3 and h() == 7
+    assert f.__name__ == "f" and f.__wrapped__(5) == 10 and h.__qualname__ == "h"
+    class C:
+        @tracesmith.range("method")
+        def m(self, a, *, b=1):
+            '''doc of m'''
+            return (self, a, b)
+    c = C()
+    assert c.m(1, b=2) == (c, 1, 2) and C.m(c, 3) == (c, 3, 1) and C.m.__doc__ == "doc of m"
+    @tracesmith.range("deco raised")
+    def boom():
+        raise KeyError("k")
+    try:
+        boom()
+    except KeyError:
+        pass
     p.stop()
 """)
 
@@ -108,8 +123,9 @@ def test_every_form_records(tmp_path):
     kw = [json.loads(a) for n, a in zip(names, args) if n == "kw"]
     assert sorted(k["step"] for k in kw) == [0, 1, 2]
     assert all(not a for n, a in zip(names, args) if n == "plain")
-    for n in ("exitstack", "raised", "deco", "deco kw", "h", "gen a", "gen b"):
+    for n in ("exitstack", "raised", "deco", "deco kw", "h", "gen a", "gen b", "deco raised"):
         assert names.count(n) == 1, (n, names[:20])
+    assert names.count("method") == 2  # bound and through the class
     assert names.count("outer") == 2
     outer = sorted((s, en) for n, s, en in zip(names, starts, ends) if n == "outer")
     assert outer[0][0] <= outer[1][0] and outer[1][1] <= outer[0][1]  # nested

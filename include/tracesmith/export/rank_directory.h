@@ -17,12 +17,14 @@
 #include <vector>
 
 #include "tracesmith/export/export.h"
+#include "tracesmith/model/launch_rank.h"
 
 namespace tracesmith::exporter {
 
-// MetadataEntry keys (per pid) that carry the rest of distributedInfo.
-inline constexpr char kWorldSizeKey[] = "distributed.world_size";
-inline constexpr char kBackendKey[] = "distributed.backend";
+// MetadataEntry keys (per pid) that carry the rest of distributedInfo: the
+// capture writes them (tracesmith/model/launch_rank.h).
+using model::kBackendKey;
+using model::kWorldSizeKey;
 
 struct RankFile {
   std::string path;   // DIR/rank-<N>.json
