@@ -12,7 +12,7 @@ examples/, python/, tests/, bench/ and fuzz/, and checks four kinds of name:
   2. A relative markdown link target, `[text](testing.md#anchor)`: it must
      exist relative to the document's folder.
   3. A shorter path to a source file (`format/replay_graph.cc`,
-     `analysis/rank_summary.h`) or a backticked bare source file name
+     `job/rank_summary.h`) or a backticked bare source file name
      (`gpu_loader.cc`): some file in the tree must end with it.
   4. A bare document name (`testing.md`, "see gpu-machine.md"): it must exist
      beside the document, in docs/ or at the root.

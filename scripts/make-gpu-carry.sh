@@ -22,7 +22,7 @@ cp "$B/gpu/replay_kernels.cubin" "$D/gpu/"
 # The Python extension's libraries, for gpu/build-python-ext.sh on a machine
 # without the build's dependencies (static zstd and sqlite3 from Debian).
 mkdir -p "$D/pyext"
-for l in cluster format export import analysis timeline capture_common model base; do
+for l in cluster format export import job memory analysis timeline capture_common model base; do
   f=$(ls "$B"/src/*/libtracesmith_$l.a) && cp "$f" "$D/pyext/" &&
     strip --strip-debug "$D/pyext/libtracesmith_$l.a"
 done

@@ -1,4 +1,4 @@
-#include "call_site.h"
+#include "tracesmith/analysis/call_site.h"
 
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/model/stack_builder.h"

@@ -12,7 +12,7 @@ namespace tracesmith::analysis {
 namespace {
 
 constexpr std::string_view kPrefix = "capture.cost.";
-// Program-thread sites (self_cost.h CostSite, disjoint).
+// Program-thread sites (capture/capture_cost.h CostSite, disjoint).
 // "first_time": work done once per new return address or call stack (its
 // time is not in the other sites').
 constexpr std::string_view kSites[] = {"launch", "copy",  "memset", "graph",       "sync",

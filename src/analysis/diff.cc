@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <map>
 
-#include "json_writer.h"
 #include "pc_samples_json.h"
+#include "tracesmith/analysis/json_writer.h"
 #include "tracesmith/base/file_util.h"
 
 namespace tracesmith::analysis {

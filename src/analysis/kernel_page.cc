@@ -4,10 +4,10 @@
 #include <fstream>
 #include <map>
 
-#include "json_writer.h"
 #include "kernel_page_lines.h"
 #include "pc_samples_json.h"
 #include "tracesmith/analysis/compact_trace.h"
+#include "tracesmith/analysis/json_writer.h"
 #include "tracesmith/analysis/report.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/base/printable.h"

@@ -2,7 +2,7 @@
 // DescribeKernelTimeouts): each KernelTimeoutEvent row with its kernel's
 // name, the launching code (the launch's host stack) and where the
 // function's warps were sampled.
-#include "call_site.h"
+#include "tracesmith/analysis/call_site.h"
 #include "tracesmith/analysis/compact_trace.h"
 #include "tracesmith/analysis/pc_samples.h"
 #include "tracesmith/analysis/report.h"

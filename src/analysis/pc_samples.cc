@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <map>
 
-#include "call_site.h"
+#include "tracesmith/analysis/call_site.h"
 #include "tracesmith/analysis/compact_trace.h"
 #include "tracesmith/analysis/report.h"
 #include "tracesmith/base/printable.h"

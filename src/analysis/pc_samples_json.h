@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "json_writer.h"
+#include "tracesmith/analysis/json_writer.h"
 #include "tracesmith/analysis/pc_diff.h"
 #include "tracesmith/analysis/pc_samples.h"
 #include "tracesmith/analysis/sass_counts.h"

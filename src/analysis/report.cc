@@ -6,8 +6,8 @@
 #include <set>
 #include <unordered_map>
 
-#include "call_site.h"
 #include "findings.h"
+#include "tracesmith/analysis/call_site.h"
 #include "tracesmith/base/statistics.h"
 #include "tracesmith/model/stack_builder.h"
 

@@ -1,11 +1,9 @@
 // The --json form of the analysis report. All times are integer nanoseconds;
 // shares are percentages.
 #include <cmath>
-#include <sstream>
 
-#include "json_writer.h"
 #include "pc_samples_json.h"
-#include "tracesmith/analysis/job_report.h"
+#include "tracesmith/analysis/json_writer.h"
 #include "tracesmith/analysis/report.h"
 #include "tracesmith/model/event_names.h"
 
@@ -176,7 +174,12 @@ void GpuSamples(JsonWriter& j, const PcSampleReport& s) {
 
 }  // namespace
 
-void WriteJsonReport(const AnalysisReport& r, std::ostream& out, const JobReport* job) {
+void WriteJsonReport(const AnalysisReport& r, std::ostream& out) {
+  WriteJsonReportWithRanks(r, out, {});
+}
+
+void WriteJsonReportWithRanks(const AnalysisReport& r, std::ostream& out,
+                              std::string_view ranks_json) {
   JsonWriter j(out);
   j.BeginObject().Str("source", r.source).UInt("events", r.events);
   j.BeginObject("window")
@@ -355,11 +358,7 @@ void WriteJsonReport(const AnalysisReport& r, std::ostream& out, const JobReport
   if (!r.kernel_timeouts.empty()) KernelTimeoutsJson(j, r.kernel_timeouts);
   if (!r.gpu_metrics.empty()) GpuMetricsJson(j, r.gpu_metrics);
   if (!r.app_counters.empty()) AppCountersJson(j, r.app_counters);
-  if (job) {
-    std::ostringstream ranks;
-    WriteJobJson(*job, ranks);
-    j.Raw("ranks", ranks.str());
-  }
+  if (!ranks_json.empty()) j.Raw("ranks", ranks_json);
   j.EndObject();
 }
 

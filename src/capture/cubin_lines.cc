@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "tracesmith/format/run_names.h"
+#include "tracesmith/format/job_file_names.h"
 
 namespace tracesmith::capture {
 

@@ -47,7 +47,7 @@ void CuptiEngine::WriteClockAnchor(uint8_t phase) {
   model::ClockAnchor a;
   // Both host clocks are read on each side of the capture clock, and the
   // monotonic reads bracket everything: the instant gpu_ns names lies
-  // within +-read_window_ns/2 of both midpoints (the bound analysis/job_clock.h
+  // within +-read_window_ns/2 of both midpoints (the bound job/job_clock.h
   // states for ranks on one host).
   const uint64_t before = MonotonicNs();
   const uint64_t real_before = RealtimeNs();

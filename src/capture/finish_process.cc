@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "tracesmith/format/run_names.h"
+#include "tracesmith/format/job_file_names.h"
 
 extern char** environ;
 

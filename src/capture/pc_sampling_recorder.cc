@@ -34,7 +34,7 @@
 #include "kernel_timeout_watch.h"
 #include "recorder.h"
 #include "tracesmith/base/gpu_counters_hint.h"
-#include "tracesmith/format/run_names.h"
+#include "tracesmith/format/job_file_names.h"
 #include "tracesmith/model/event_names.h"
 
 namespace tracesmith::capture {

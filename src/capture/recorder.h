@@ -34,8 +34,8 @@
 #include <string>
 #include <vector>
 
+#include "tracesmith/capture/capture_cost.h"
 #include "tracesmith/capture/capture_options.h"
-#include "tracesmith/capture/self_cost.h"
 #include "tracesmith/format/sbt_writer.h"
 #include "tracesmith/model/records.h"
 
@@ -75,7 +75,7 @@ struct DriverCallEvent {
 // How a claimed driver callback reaches its recorder.
 struct DriverClaim {
   // Timed (the default): on the engine's callback path, counted and sampled
-  // at `site` (self_cost.h) with the engine's own work on the call (its host
+  // at `site` (capture_cost.h) with the engine's own work on the call (its host
   // stack, driver API row). One site per callback id: the first timed claim's.
   // Untimed: after that path, outside the timing (the replay capture, which
   // synchronizes and copies memory at the launches it records).

@@ -14,7 +14,7 @@
 #include <utility>
 
 #include "tracesmith/base/atomic_file.h"
-#include "tracesmith/format/run_names.h"
+#include "tracesmith/format/job_file_names.h"
 
 namespace tracesmith::capture {
 
@@ -22,7 +22,7 @@ std::vector<std::string> FindOutputs(const std::string& output, time_t since) {
   std::vector<std::string> files;
   const bool named = PathExists(output);
   if (named) files.push_back(output);
-  // The inverse of PerProcessOutputPath (format/run_names.h).
+  // The inverse of PerProcessOutputPath (format/job_file_names.h).
   const format::RunNameParts parts = format::SplitRunName(output);
   DIR* d = opendir(parts.dir.empty() ? "." : parts.dir.c_str());
   if (!d) return files;

@@ -1,18 +1,18 @@
 // `tracesmith analyze RUN`: where GPU time goes, why GPUs idle, what bounds
 // the run, in plain words (or --json for scripts). RUN is one trace or the
-// traces of a job (run_loader.h), analysed as one merged trace; when it holds
-// several processes, the cross-rank analysis (analysis/job_report.h) follows
+// traces of a job (job_loader.h), analysed as one merged trace; when it holds
+// several processes, the cross-rank analysis (job/job_report.h) follows
 // (and is the `ranks` object of the JSON).
 #include <cstdio>
 #include <iostream>
 #include <optional>
 
 #include "commands.h"
+#include "job_loader.h"
 #include "progress_line.h"
-#include "run_loader.h"
 #include "trace_loader.h"
-#include "tracesmith/analysis/job_report.h"
 #include "tracesmith/analysis/report.h"
+#include "tracesmith/job/job_report.h"
 
 namespace tracesmith::cli {
 namespace {

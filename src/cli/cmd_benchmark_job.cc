@@ -16,9 +16,9 @@
 #include <iostream>
 
 #include "commands.h"
-#include "tracesmith/analysis/job_report.h"
 #include "tracesmith/export/job_export.h"
 #include "tracesmith/format/sbt_writer.h"
+#include "tracesmith/job/job_report.h"
 #include "tracesmith/model/synthetic_job.h"
 
 namespace tracesmith::cli {

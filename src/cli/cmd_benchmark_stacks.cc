@@ -13,7 +13,7 @@
 #include "command.h"
 #include "tracesmith/base/clock.h"
 #include "tracesmith/base/statistics.h"
-#include "tracesmith/capture/self_cost.h"
+#include "tracesmith/capture/capture_cost.h"
 #include "tracesmith/capture/stacks/stack_collector.h"
 #include "tracesmith/capture/stacks/unwinder.h"
 
@@ -137,7 +137,7 @@ int RunStacksBenchmark() {
         "cold_ns=%.1f cold_no_memo_ns=%.1f\n",
         glibc_frames, ours_ns, glibc_ns, no_memo_ns, cold_ns, cold_no_memo_ns);
   }
-  // What the capture's self-cost accounting adds to each callback: the
+  // What the capture-cost accounting adds to each callback: the
   // count, the sampling draw, two TSC reads, the histogram and the maximum.
   double accounting_ns = MedianNs(7, 2000000, [&] {
     capture::CostTimer timer(capture::ThreadCost::Get(), capture::CostSite::kOther);

@@ -2,11 +2,11 @@
 // optimisation), per kernel and per call site, biggest time change first, and
 // each sampled kernel's lines and stall reasons (analysis/pc_diff.h).
 // Each side may be a job's traces (a directory or a capture's output name,
-// run_loader.h), merged first.
+// job_loader.h), merged first.
 #include <iostream>
 
 #include "commands.h"
-#include "run_loader.h"
+#include "job_loader.h"
 #include "trace_loader.h"
 #include "tracesmith/analysis/diff.h"
 
@@ -14,7 +14,7 @@ namespace tracesmith::cli {
 namespace {
 
 struct DiffCliOptions {
-  std::string a, b;  // each a run (run_loader.h)
+  std::string a, b;  // each a run (job_loader.h)
   analysis::LoadOptions load;
   size_t top = 20;
   bool single = false;

@@ -1,7 +1,7 @@
 // `tracesmith export RUN -f perfetto|json|sqlite|csv|dot|folded [-o OUT] [--gzip]`:
 // converts an SBT trace for Perfetto UI, torch.profiler tools, SQL,
 // spreadsheets or Graphviz (the dependency graph). Streams the file: memory
-// stays bounded on large traces. RUN may be a job's traces (run_loader.h):
+// stays bounded on large traces. RUN may be a job's traces (job_loader.h):
 // merged into one output, or with -f json and a directory output
 // (`-o DIR/`, --per-rank) one DIR/rank-<N>.json per process, as HTA reads a
 // multi-rank job (export/rank_directory.h).
@@ -9,9 +9,9 @@
 #include <cstdio>
 
 #include "commands.h"
+#include "job_loader.h"
 #include "output_rule.h"
 #include "progress_line.h"
-#include "run_loader.h"
 #include "trace_loader.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/export/export.h"

@@ -1,6 +1,6 @@
 // `tracesmith info RUN`: what a trace holds, at a glance. The events are
 // streamed and counted, not kept: memory stays at one chunk plus metadata.
-// A job's traces (run_loader.h) are described one file after the other, not
+// A job's traces (job_loader.h) are described one file after the other, not
 // merged: info is about the files (their state, damage and capture stats).
 #include <algorithm>
 #include <cstdio>
@@ -9,7 +9,7 @@
 #include <type_traits>
 
 #include "commands.h"
-#include "run_loader.h"
+#include "job_loader.h"
 #include "tracesmith/analysis/capture_cost.h"
 #include "tracesmith/analysis/pc_samples.h"
 #include "tracesmith/base/file_util.h"

@@ -8,8 +8,8 @@
 #include <optional>
 
 #include "commands.h"
+#include "job_loader.h"
 #include "progress_line.h"
-#include "run_loader.h"
 #include "trace_loader.h"
 #include "tracesmith/analysis/kernel_page.h"
 #include "tracesmith/analysis/report.h"

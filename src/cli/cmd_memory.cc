@@ -1,14 +1,14 @@
 // `tracesmith memory RUN`: where the GPU memory went — peak per device with
 // its owners and call sites, leaks, churn, what was live at an instant; per
-// process of a job's traces (run_loader.h).
+// process of a job's traces (job_loader.h).
 #include <iostream>
 
 #include "commands.h"
+#include "job_loader.h"
 #include "progress_line.h"
-#include "run_loader.h"
 #include "trace_loader.h"
-#include "tracesmith/analysis/memory_report.h"
 #include "tracesmith/base/file_util.h"
+#include "tracesmith/memory/memory_report.h"
 
 namespace tracesmith::cli {
 namespace {

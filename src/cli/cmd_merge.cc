@@ -5,8 +5,8 @@
 #include <cstdio>
 
 #include "commands.h"
+#include "job_loader.h"
 #include "output_rule.h"
-#include "run_loader.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/cluster/merge.h"
 

@@ -2,7 +2,7 @@
 // header, findings, timeline overview, top kernels and call sites,
 // utilization and idle causes, steps, memory, copy bandwidth and the GPU-time
 // flame graph (report/html_report.h; docs/report.md). RUN is one trace or the
-// traces of a job (run_loader.h), merged: the timeline then has one group per
+// traces of a job (job_loader.h), merged: the timeline then has one group per
 // rank.
 #include <unistd.h>
 
@@ -10,9 +10,9 @@
 #include <fstream>
 
 #include "commands.h"
+#include "job_loader.h"
 #include "output_rule.h"
 #include "progress_line.h"
-#include "run_loader.h"
 #include "trace_loader.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/report/html_report.h"

@@ -14,7 +14,7 @@
 #include "output_rule.h"
 #include "trace_loader.h"
 #include "tracesmith/base/file_util.h"
-#include "tracesmith/format/run_names.h"
+#include "tracesmith/format/job_file_names.h"
 #include "tracesmith/format/sbt_reader.h"
 #include "tracesmith/format/sbt_writer.h"
 #include "tracesmith/symbolize/finish_capture.h"

@@ -1,5 +1,5 @@
 // `tracesmith timeline RUN`: an ASCII timeline per stream that fits the
-// terminal, zoomable with --from/--to; a job's traces (run_loader.h) on one.
+// terminal, zoomable with --from/--to; a job's traces (job_loader.h) on one.
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -7,7 +7,7 @@
 #include <cstdlib>
 
 #include "commands.h"
-#include "run_loader.h"
+#include "job_loader.h"
 #include "trace_loader.h"
 #include "tracesmith/analysis/ascii_timeline.h"
 

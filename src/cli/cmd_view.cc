@@ -1,5 +1,5 @@
 // `tracesmith view RUN`: events as a time-ordered table, with filters. A job's
-// traces (run_loader.h) are merged first; each row then names its process.
+// traces (job_loader.h) are merged first; each row then names its process.
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "commands.h"
-#include "run_loader.h"
+#include "job_loader.h"
 #include "trace_loader.h"
 #include "tracesmith/analysis/event_filter.h"
 #include "tracesmith/base/file_util.h"

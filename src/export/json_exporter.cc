@@ -19,8 +19,8 @@
 #include "kineto_names.h"
 #include "python_stacks.h"
 #include "sinks.h"
-#include "tracesmith/analysis/memory_model.h"
 #include "tracesmith/base/json_buffer.h"
+#include "tracesmith/memory/memory_model.h"
 #include "tracesmith/model/event_names.h"
 
 namespace tracesmith::exporter {

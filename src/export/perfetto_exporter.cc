@@ -8,7 +8,7 @@
 //         kernel_samples.h), copies, memsets, syncs, graph launches
 //       "Allocations": one slice per allocation, alloc to free (lanes, below)
 //       counters: memory in use per memory space and per owner (the live-memory
-//       model, analysis/memory_model.h), utilization %, captured counters
+//       model, memory/memory_model.h), utilization %, captured counters
 //     "Counter: <name>": the program's own counters (tracesmith.counter)
 #include <algorithm>
 #include <array>
@@ -25,8 +25,8 @@
 #include "perfetto_launch_configs.h"
 #include "perfetto_tracks.h"
 #include "sinks.h"
-#include "tracesmith/analysis/memory_model.h"
 #include "tracesmith/base/file_util.h"
+#include "tracesmith/memory/memory_model.h"
 #include "tracesmith/model/event_names.h"
 #include "tracesmith/model/stack_builder.h"
 

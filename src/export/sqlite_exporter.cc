@@ -20,7 +20,7 @@
 #include "kernel_samples.h"
 #include "sinks.h"
 #include "sqlite_schema.h"
-#include "tracesmith/analysis/memory_model.h"
+#include "tracesmith/memory/memory_model.h"
 #include "tracesmith/model/event_names.h"
 
 namespace tracesmith::exporter {

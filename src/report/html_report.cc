@@ -12,9 +12,9 @@
 
 #include "page_assets.h"
 #include "tracesmith/analysis/capture_cost.h"
-#include "tracesmith/analysis/job_report.h"
-#include "tracesmith/analysis/memory_report.h"
 #include "tracesmith/base/atomic_file.h"
+#include "tracesmith/job/job_report.h"
+#include "tracesmith/memory/memory_report.h"
 #include "tracesmith/model/process_rank.h"
 #include "tracesmith/report/timeline_bins.h"
 

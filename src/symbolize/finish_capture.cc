@@ -7,7 +7,7 @@
 #include <filesystem>
 
 #include "tracesmith/base/file_util.h"
-#include "tracesmith/format/run_names.h"
+#include "tracesmith/format/job_file_names.h"
 #include "tracesmith/format/sbt_reader.h"
 #include "tracesmith/format/sbt_writer.h"
 #include "tracesmith/symbolize/sass.h"

@@ -17,7 +17,7 @@
 #include <tuple>
 #include <vector>
 
-#include "tracesmith/format/run_names.h"
+#include "tracesmith/format/job_file_names.h"
 
 extern char** environ;
 

@@ -1,6 +1,6 @@
 // ReachScanner on synthetic images: which allocations pointers stored in
 // memory reach, with the depth, byte and probe budgets.
-#include "capture/reach_scan.h"
+#include "capture/replay/reach_scan.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // Decoding of the driver calls replay capture records as stream ops: each
 // parameter layout, the per-thread variants, and calls that are not ops.
-#include "capture/replay_stream_ops.h"
+#include "capture/replay/replay_stream_ops.h"
 
 #include <gtest/gtest.h>
 

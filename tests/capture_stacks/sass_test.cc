@@ -11,7 +11,7 @@
 #include <fstream>
 
 #include "testing/temp_dir.h"
-#include "tracesmith/format/run_names.h"
+#include "tracesmith/format/job_file_names.h"
 
 namespace tracesmith::symbolize {
 namespace {

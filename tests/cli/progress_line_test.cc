@@ -2,7 +2,7 @@
 // rewrites the line 4 times a second; Done() stops the ticker, and a later
 // Show() starts it again. On a pseudo-terminal (the line shows only on a
 // terminal). Run under ThreadSanitizer (label tsan); the end-to-end check is
-// Progress.ALineOnATerminalNeverOnAPipe (run_commands_test.cc).
+// Progress.ALineOnATerminalNeverOnAPipe (job_commands_test.cc).
 #include "cli/progress_line.h"
 
 #include <fcntl.h>

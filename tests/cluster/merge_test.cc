@@ -12,7 +12,7 @@
 #include <map>
 #include <set>
 
-#include "cluster/test_runs.h"
+#include "cluster/test_jobs.h"
 #include "testing/temp_dir.h"
 #include "tracesmith/analysis/report.h"
 #include "tracesmith/base/file_util.h"

@@ -16,10 +16,10 @@
 
 #include "export/perfetto_checker.h"
 #include "testing/temp_file.h"
-#include "tracesmith/analysis/memory_model.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/export/export.h"
 #include "tracesmith/format/sbt_writer.h"
+#include "tracesmith/memory/memory_model.h"
 #include "tracesmith/model/stack_builder.h"
 
 namespace tracesmith {

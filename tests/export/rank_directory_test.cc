@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "cluster/test_runs.h"
+#include "cluster/test_jobs.h"
 #include "testing/synthetic_job_files.h"
 #include "testing/temp_dir.h"
 #include "tracesmith/base/file_util.h"

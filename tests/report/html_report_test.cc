@@ -17,10 +17,10 @@
 #include "testing/temp_dir.h"
 #include "testing/temp_file.h"
 #include "tracesmith/analysis/capture_cost.h"
-#include "tracesmith/analysis/memory_report.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/format/sbt_reader.h"
 #include "tracesmith/format/sbt_writer.h"
+#include "tracesmith/memory/memory_report.h"
 #include "tracesmith/model/synthetic.h"
 
 namespace tracesmith::report {

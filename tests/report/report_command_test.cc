@@ -7,7 +7,7 @@
 #include <string>
 
 #include "cli/cli_runner.h"
-#include "cluster/test_runs.h"
+#include "cluster/test_jobs.h"
 #include "testing/temp_dir.h"
 #include "tracesmith/base/file_util.h"
 

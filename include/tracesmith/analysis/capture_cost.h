@@ -1,5 +1,5 @@
 // CaptureCost: what a capture cost the profiled program, from the
-// capture.cost.* stats the capture writes at its end (tracesmith/capture/self_cost.h):
+// capture.cost.* stats the capture writes at its end (tracesmith/capture/capture_cost.h):
 // time spent in TraceSmith's callbacks on the program's threads, per site and
 // per kernel launch, where stack capture spent it, and the writer thread's
 // CPU time. CUPTI's own work inside the CUDA calls is not in it (nothing

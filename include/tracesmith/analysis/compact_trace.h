@@ -201,7 +201,7 @@ class CompactTrace {
   void IngestAll(const model::Trace& trace);
   // From now on Ingest keeps only the event rows of process `pid` (metadata
   // stays whole): one process of a merged file at a time, in the memory of
-  // that process alone (analysis/rank_summary.h).
+  // that process alone (job/rank_summary.h).
   void SetProcessFilter(uint32_t pid) {
     filter_pid_ = pid;
     filtered_ = true;

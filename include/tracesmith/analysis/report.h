@@ -12,6 +12,7 @@
 #include <functional>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tracesmith/analysis/app_counters.h"
@@ -26,8 +27,6 @@
 #include "tracesmith/format/sbt_reader.h"
 
 namespace tracesmith::analysis {
-
-struct JobReport;  // job_report.h
 
 struct DurationStats {
   uint64_t count = 0, total_ns = 0, mean_ns = 0, p50_ns = 0, p95_ns = 0, max_ns = 0;
@@ -202,9 +201,11 @@ Status LoadCompactTrace(const std::string& path, const LoadOptions& options, Com
 Status ApplyRestrictions(const LoadOptions& options, CompactTrace* trace);
 
 void WriteTextReport(const AnalysisReport& r, const AnalyzeOptions& o, std::ostream& out);
-// With `job` (JobReportOf: the trace holds several processes of a job), its
-// cross-rank report is the document's last member, "ranks".
-void WriteJsonReport(const AnalysisReport& r, std::ostream& out, const JobReport* job = nullptr);
+void WriteJsonReport(const AnalysisReport& r, std::ostream& out);
+// The same document with `ranks_json` (one JSON object: a job's cross-rank report,
+// job/job_report.h's WriteJsonReport) as its last member, "ranks".
+void WriteJsonReportWithRanks(const AnalysisReport& r, std::ostream& out,
+                              std::string_view ranks_json);
 
 // "12.5%" of part/whole (0 when whole is 0).
 inline double Percent(uint64_t part, uint64_t whole) {

@@ -4,7 +4,7 @@
 //
 // A capture's cost per launch mixes the two: a short program pays mostly for
 // first sightings, a long training job almost only the steady cost. The
-// capture's self-cost accounting (capture/self_cost.h) subtracts the ticks
+// capture-cost accounting (capture/capture_cost.h) subtracts the ticks
 // this thread spent in first-time work during a timed call and reports the
 // first-time work exactly on its own (it is rare, so every event is timed).
 // Not nested: a FirstTimeWork inside another counts twice.

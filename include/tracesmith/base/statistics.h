@@ -4,7 +4,7 @@
 // then a value that occurred (a real kernel's, step's or call's), never an
 // average of two that did not; the median is the lower one for an even count
 // (q = 0.5: the (n/2)-th smallest). Percentiles from histograms (the capture's
-// self-cost, capture/self_cost.h) apply the same rule to bucket counts.
+// capture-cost, capture/capture_cost.h) apply the same rule to bucket counts.
 #pragma once
 
 #include <algorithm>

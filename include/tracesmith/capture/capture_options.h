@@ -15,8 +15,8 @@
 #include "tracesmith/base/status.h"
 #include "tracesmith/capture/gpu_metric_set.h"
 #include "tracesmith/capture/stacks/stack_mode.h"
+#include "tracesmith/format/job_file_names.h"
 #include "tracesmith/format/memory_scope.h"
-#include "tracesmith/format/run_names.h"
 
 namespace tracesmith::capture {
 
@@ -309,7 +309,7 @@ std::map<std::string, std::string> OptionsToEnv(const CaptureOptions& options);
 const std::vector<std::string>& OptionEnvNames();
 
 // The file this process writes for `base`: base itself, or the pid/rank name
-// (defined in format/run_names.h, beside its inverse, for the readers of a run).
+// (defined in format/job_file_names.h, beside its inverse, for the readers of a run).
 using format::PerProcessOutputPath;
 
 }  // namespace tracesmith::capture

@@ -1,5 +1,5 @@
 // Exports of a distributed job: every rank in one Perfetto trace, on the job
-// clock (analysis/job_clock.h).
+// clock (job/job_clock.h).
 //
 // Layout: one process per rank, named "rank R · host · pid P" (a pid that
 // two ranks share on different hosts is renumbered, the real one stays in
@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "tracesmith/analysis/job_report.h"
 #include "tracesmith/base/status.h"
+#include "tracesmith/job/job_report.h"
 
 namespace tracesmith::exporter {
 

@@ -512,7 +512,7 @@ inline constexpr char kTorchReservedCounter[] = "PyTorch caching allocator reser
 // realtime_ns are the midpoints of their reads around it), so the instant
 // gpu_ns names lies within +-read_window_ns/2 of them. 0 in files written
 // before it was recorded (2026-11): the reader then assumes a default bound
-// (analysis/job_clock.h).
+// (job/job_clock.h).
 #define TS_CLOCK_ANCHOR_FIELDS(X)                \
   X(uint64_t, gpu_ns, kDelta)                    \
   X(uint64_t, realtime_ns, kDelta)               \

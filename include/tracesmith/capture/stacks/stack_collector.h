@@ -87,7 +87,7 @@ struct StackCollectorStats {
 };
 
 // Where one CaptureStack call spent its time (CpuTicks), for the capture's
-// self-cost accounting; filled only when a pointer is passed.
+// capture-cost accounting; filled only when a pointer is passed.
 struct StackTiming {
   uint64_t unwind_ticks = 0;  // native unwind (first-time work not included)
   uint64_t python_ticks = 0;  // Python frame walk

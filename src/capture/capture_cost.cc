@@ -1,0 +1,177 @@
+#include "tracesmith/capture/capture_cost.h"
+#include "tracesmith/base/statistics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <mutex>
+
+namespace tracesmith::capture {
+namespace {
+
+std::mutex g_threads_mu;
+std::vector<ThreadCost*>* g_threads = nullptr;  // never freed: threads outlive captures
+
+// A bucket's representative tick count: its geometric middle (exact below 4).
+double BucketMiddle(int b) {
+  double lo = double(CostBucketStart(b));
+  if (b < 4) return lo;
+  double hi = b + 1 < kCostBuckets ? double(CostBucketStart(b + 1)) : 2 * lo;
+  return std::sqrt(lo * hi);
+}
+
+// The tick count a quantile q of a histogram falls at.
+// The nearest rank over the buckets (base/statistics.h).
+double HistogramQuantile(const uint64_t* hist, uint64_t total, double q) {
+  const uint64_t rank = NearestRankIndex(total, q) + 1;
+  uint64_t seen = 0;
+  for (int b = 0; b < kCostBuckets; ++b) {
+    seen += hist[b];
+    if (seen >= rank) return BucketMiddle(b);
+  }
+  return 0;
+}
+
+}  // namespace
+
+thread_local ThreadCost* ThreadCost::t_cost = nullptr;
+
+const char* CostSiteName(CostSite site) {
+  switch (site) {
+    case CostSite::kLaunch:
+      return "launch";
+    case CostSite::kCopy:
+      return "copy";
+    case CostSite::kMemset:
+      return "memset";
+    case CostSite::kGraph:
+      return "graph";
+    case CostSite::kSync:
+      return "sync";
+    case CostSite::kOther:
+      return "other";
+    case CostSite::kBuffer:
+      return "buffer";
+    case CostSite::kDriverRow:
+      return "driver_exit";
+    case CostSite::kAlloc:
+      return "alloc";
+    case CostSite::kStack:
+      return "stack";
+    case CostSite::kStackUnwind:
+      return "stack.unwind";
+    case CostSite::kStackPython:
+      return "stack.python";
+    case CostSite::kStackRewalk:
+      return "stack.rewalk";
+    case CostSite::kStackCopy:
+      return "stack.copy";
+    case CostSite::kCount:
+      break;
+  }
+  return "?";
+}
+
+ThreadCost* ThreadCost::Register() {
+  auto* t = new ThreadCost();
+  // Different draws per thread: threads started together do not sample in step.
+  t->rng ^= uint32_t(reinterpret_cast<uintptr_t>(t) >> 4) | 1u;
+  std::lock_guard<std::mutex> lock(g_threads_mu);
+  if (!g_threads) g_threads = new std::vector<ThreadCost*>();
+  g_threads->push_back(t);
+  t_cost = t;
+  return t;
+}
+
+std::vector<CostStat> CollectCostStats(double ns_per_tick, const WriterCost& writer) {
+  uint64_t calls[kCostSites] = {}, sampled[kCostSites] = {}, ticks[kCostSites] = {};
+  uint64_t max_ticks[kCostSites] = {};
+  uint64_t fn = 0, fp = 0, copied = 0;
+  std::vector<uint64_t> hist(size_t(kCostSites) * kCostBuckets, 0);
+  {
+    std::lock_guard<std::mutex> lock(g_threads_mu);
+    if (g_threads) {
+      for (const ThreadCost* t : *g_threads) {
+        for (int i = 0; i < kCostSites; ++i) {
+          calls[i] += t->calls[i].load(std::memory_order_relaxed);
+          sampled[i] += t->sampled[i].load(std::memory_order_relaxed);
+          ticks[i] += t->ticks[i].load(std::memory_order_relaxed);
+          max_ticks[i] = std::max(max_ticks[i], t->max_ticks[i].load(std::memory_order_relaxed));
+        }
+        for (int i = 0; i < kCostSites; ++i)
+          for (int b = 0; b < kCostBuckets; ++b)
+            hist[size_t(i) * kCostBuckets + size_t(b)] +=
+                t->hist[i][b].load(std::memory_order_relaxed);
+        fn += t->frames_native.load(std::memory_order_relaxed);
+        fp += t->frames_python.load(std::memory_order_relaxed);
+        copied += t->copy_bytes.load(std::memory_order_relaxed);
+      }
+    }
+  }
+  for (int i = int(CostSite::kStack) + 1; i < kCostSites; ++i)
+    calls[i] = calls[int(CostSite::kStack)];
+  std::vector<CostStat> out;
+  for (int i = 0; i < kCostSites; ++i) {
+    if (calls[i] == 0) continue;
+    if ((CostSite(i) == CostSite::kStackRewalk || CostSite(i) == CostSite::kStackCopy) &&
+        sampled[i] == 0)
+      continue;  // diagnostics not asked for
+    std::string stem = std::string("capture.cost.") + CostSiteName(CostSite(i));
+    // Estimated total: the mean of the timed calls times all calls.
+    double mean = sampled[i] ? double(ticks[i]) * ns_per_tick / double(sampled[i]) : 0;
+    out.push_back({stem + ".calls", calls[i]});
+    out.push_back({stem + ".sampled", sampled[i]});
+    out.push_back({stem + ".ns", uint64_t(mean * double(calls[i]) + 0.5)});
+    const uint64_t* h = &hist[size_t(i) * kCostBuckets];
+    uint64_t timed = 0;
+    uint64_t over_100us = 0;
+    double slow = 0, all = 0;  // ticks, from bucket middles
+    for (int b = 0; b < kCostBuckets; ++b) {
+      if (!h[b]) continue;
+      timed += h[b];
+      double mid = BucketMiddle(b) * double(h[b]);
+      all += mid;
+      if (double(CostBucketStart(b)) * ns_per_tick >= 10000) slow += mid;
+      if (BucketMiddle(b) * ns_per_tick >= 100000) over_100us += h[b];
+    }
+    if (timed == 0) continue;
+    out.push_back(
+        {stem + ".p50_ns", uint64_t(HistogramQuantile(h, timed, 0.5) * ns_per_tick + 0.5)});
+    out.push_back(
+        {stem + ".p90_ns", uint64_t(HistogramQuantile(h, timed, 0.9) * ns_per_tick + 0.5)});
+    out.push_back(
+        {stem + ".p99_ns", uint64_t(HistogramQuantile(h, timed, 0.99) * ns_per_tick + 0.5)});
+    out.push_back(
+        {stem + ".p999_ns", uint64_t(HistogramQuantile(h, timed, 0.999) * ns_per_tick + 0.5)});
+    out.push_back({stem + ".max_ns", uint64_t(double(max_ticks[i]) * ns_per_tick + 0.5)});
+    // By buckets (those whose middle is at or past 100 us: within 12%); none when the
+    // slowest call, known exactly, was under it.
+    if (double(max_ticks[i]) * ns_per_tick < 100000) over_100us = 0;
+    out.push_back({stem + ".over_100us", over_100us});
+    if (all > 0) out.push_back({stem + ".slow_share_x1000", uint64_t(1000 * slow / all + 0.5)});
+  }
+  if (uint64_t events = g_first_time_events.load(std::memory_order_relaxed)) {
+    out.push_back({"capture.cost.first_time.calls", events});
+    out.push_back(
+        {"capture.cost.first_time.ns",
+         uint64_t(double(g_first_time_ticks.load(std::memory_order_relaxed)) * ns_per_tick + 0.5)});
+    out.push_back(
+        {"capture.cost.first_time.max_ns",
+         uint64_t(double(g_first_time_max_ticks.load(std::memory_order_relaxed)) * ns_per_tick +
+                  0.5)});
+  }
+  uint64_t stacks = sampled[int(CostSite::kStack)];
+  if (stacks) {
+    out.push_back({"capture.cost.stack.frames_native_x1000", fn * 1000 / stacks});
+    out.push_back({"capture.cost.stack.frames_python_x1000", fp * 1000 / stacks});
+  }
+  if (uint64_t copies = sampled[int(CostSite::kStackCopy)])
+    out.push_back({"capture.cost.stack.copy.bytes_mean", copied / copies});
+  out.push_back({"capture.cost.writer.flush_ns", writer.flush_ns});
+  out.push_back({"capture.cost.writer.convert_ns", writer.convert_ns});
+  out.push_back({"capture.cost.writer.drain_ns", writer.drain_ns});
+  out.push_back({"capture.cost.writer.write_ns", writer.write_ns});
+  out.push_back({"capture.cost.writer.total_ns", writer.total_ns});
+  return out;
+}
+
+}  // namespace tracesmith::capture

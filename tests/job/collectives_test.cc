@@ -1,0 +1,114 @@
+// NCCL kernel and NVTX range recognition, and matching across ranks.
+#include <gtest/gtest.h>
+
+#include "tracesmith/job/collectives.h"
+
+namespace tracesmith::analysis {
+namespace {
+
+TEST(NcclKernelName, NewStyleName) {
+  const NcclKernelInfo k = ParseNcclKernelName(
+      "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)");
+  EXPECT_TRUE(k.is_collective);
+  EXPECT_FALSE(k.generic);
+  EXPECT_EQ(k.op, CollectiveOp::kAllReduce);
+  EXPECT_EQ(k.reduction, "Sum");
+  EXPECT_EQ(k.datatype, "f32");
+  EXPECT_EQ(k.algorithm, "RING");
+  EXPECT_EQ(k.protocol, "LL");
+}
+
+TEST(NcclKernelName, OldStyleNameWithUnderscoredWords) {
+  NcclKernelInfo k = ParseNcclKernelName("ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)");
+  EXPECT_EQ(k.op, CollectiveOp::kAllReduce);
+  EXPECT_EQ(k.algorithm, "RING");
+  EXPECT_EQ(k.protocol, "LL");
+  EXPECT_EQ(k.reduction, "Sum");
+  EXPECT_EQ(k.datatype, "float");
+  k = ParseNcclKernelName("void ncclKernel_ReduceScatter_COLLNET_DIRECT_LL128_Max_int8_t(x)");
+  EXPECT_EQ(k.op, CollectiveOp::kReduceScatter);
+  EXPECT_EQ(k.algorithm, "COLLNET_DIRECT");
+  EXPECT_EQ(k.protocol, "LL128");
+  EXPECT_EQ(k.reduction, "Max");
+  EXPECT_EQ(k.datatype, "int8_t");
+  k = ParseNcclKernelName("ncclDevKernel_AllGather_NVLS_TREE_SIMPLE");
+  EXPECT_EQ(k.op, CollectiveOp::kAllGather);
+  EXPECT_EQ(k.algorithm, "NVLS_TREE");
+  EXPECT_EQ(k.protocol, "SIMPLE");
+  EXPECT_EQ(k.datatype, "");
+}
+
+TEST(NcclKernelName, GenericAndOthers) {
+  NcclKernelInfo k =
+      ParseNcclKernelName("ncclDevKernel_Generic_4(ncclDevKernelArgsStorage<4096ul>)");
+  EXPECT_TRUE(k.is_collective);
+  EXPECT_TRUE(k.generic);
+  EXPECT_EQ(k.op, CollectiveOp::kUnknown);
+  k = ParseNcclKernelName("ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)");
+  EXPECT_EQ(k.op, CollectiveOp::kSendRecv);
+  EXPECT_FALSE(ParseNcclKernelName("gemm_nccl_like_kernel").is_collective);
+  EXPECT_FALSE(ParseNcclKernelName("ampere_sgemm_128x64_nn").is_collective);
+}
+
+TEST(NvtxRangeName, NcclAndPytorchNames) {
+  EXPECT_EQ(CollectiveOpFromRangeName("ncclAllReduce"), CollectiveOp::kAllReduce);
+  EXPECT_EQ(CollectiveOpFromRangeName("nccl:all_reduce"), CollectiveOp::kAllReduce);
+  EXPECT_EQ(CollectiveOpFromRangeName("nccl:_all_gather_base"), CollectiveOp::kAllGather);
+  EXPECT_EQ(CollectiveOpFromRangeName("nccl:_reduce_scatter_base"), CollectiveOp::kReduceScatter);
+  EXPECT_EQ(CollectiveOpFromRangeName("ncclReduce"), CollectiveOp::kReduce);
+  EXPECT_EQ(CollectiveOpFromRangeName("ncclBroadcast"), CollectiveOp::kBroadcast);
+  EXPECT_EQ(CollectiveOpFromRangeName("ncclGroupEnd"), CollectiveOp::kUnknown);
+  EXPECT_EQ(CollectiveOpFromRangeName("all_reduce"), CollectiveOp::kUnknown);  // not NCCL's
+  EXPECT_EQ(BytesFromRangeName("grad_sync bytes=4096"), 4096u);
+  EXPECT_EQ(BytesFromRangeName("grad_sync"), 0u);
+  EXPECT_EQ(BytesFromRangeName("bytes=99999999999999999999999"), 0u);  // overflow: unknown
+}
+
+RankCollective Op(uint32_t comm, uint32_t seq, CollectiveOp op) {
+  return {.start_ns = 100 + seq, .end_ns = 200 + seq, .comm = comm, .seq = seq, .op = op};
+}
+
+TEST(MatchCollectives, MatchesByCommunicatorAndPosition) {
+  std::vector<RankCollective> a, b;
+  for (uint32_t k = 0; k < 3; ++k) {
+    a.push_back(Op(0, k, CollectiveOp::kAllReduce));
+    b.push_back(Op(0, k, CollectiveOp::kAllReduce));
+  }
+  a.push_back(Op(1, 0, CollectiveOp::kAllGather));
+  b.push_back(Op(1, 0, CollectiveOp::kUnknown));  // a Generic kernel: agrees with anything
+  const std::vector<const std::vector<RankCollective>*> ranks = {&a, &b};
+  const MatchResult m = MatchCollectives(ranks, {});
+  ASSERT_EQ(m.matches.size(), 4u);
+  EXPECT_TRUE(m.warnings.empty());
+  EXPECT_EQ(m.matches[3].comm, 1u);
+  EXPECT_EQ(m.matches[3].part[0], 3u);
+  EXPECT_EQ(m.matches[3].part[1], 3u);
+}
+
+TEST(MatchCollectives, MismatchedCountsGiveThePrefixAndAWarning) {
+  std::vector<RankCollective> a, b;
+  for (uint32_t k = 0; k < 5; ++k) a.push_back(Op(0, k, CollectiveOp::kAllReduce));
+  for (uint32_t k = 0; k < 3; ++k) b.push_back(Op(0, k, CollectiveOp::kAllReduce));
+  const std::vector<const std::vector<RankCollective>*> ranks = {&a, &b};
+  const MatchResult m = MatchCollectives(ranks, std::vector<std::string>{"rank 0", "rank 1"});
+  EXPECT_EQ(m.matches.size(), 3u);
+  ASSERT_EQ(m.warnings.size(), 1u);
+  EXPECT_NE(m.warnings[0].find("rank 0: 5, rank 1: 3"), std::string::npos) << m.warnings[0];
+  EXPECT_NE(m.warnings[0].find("matched the first 3"), std::string::npos);
+}
+
+TEST(MatchCollectives, DisagreeingOperationsStopTheMatch) {
+  std::vector<RankCollective> a, b;
+  a = {Op(0, 0, CollectiveOp::kAllReduce), Op(0, 1, CollectiveOp::kAllReduce),
+       Op(0, 2, CollectiveOp::kAllReduce)};
+  b = {Op(0, 0, CollectiveOp::kAllReduce), Op(0, 1, CollectiveOp::kAllGather),
+       Op(0, 2, CollectiveOp::kAllReduce)};
+  const std::vector<const std::vector<RankCollective>*> ranks = {&a, &b, nullptr};
+  const MatchResult m = MatchCollectives(ranks, {});
+  EXPECT_EQ(m.matches.size(), 1u);  // never a silent wrong match past #2
+  ASSERT_FALSE(m.warnings.empty());
+  EXPECT_NE(m.warnings.back().find("do not line up"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tracesmith::analysis
