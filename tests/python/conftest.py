@@ -43,3 +43,25 @@ def transformer():
 @pytest.fixture
 def mlp():
     return os.path.join(TRACES, "mlp_train.sbt")
+
+
+@pytest.fixture
+def app_program(tmp_path):
+    """Runs a program text (with {pythonpath} and {out} to fill) under the app-events
+    stand-in capture library (TS_APP_FAKE_LIB, set by ctest); returns (its trace's path,
+    the finished process). Skips without the library."""
+    fake = os.environ.get("TS_APP_FAKE_LIB", "")
+    if not fake:
+        pytest.skip("TS_APP_FAKE_LIB not set (run through ctest)")
+
+    def run(template, name):
+        import sys
+        out, script = tmp_path / f"{name}.sbt", tmp_path / f"{name}.py"
+        pythonpath = os.environ.get("PYTHONPATH", "").split(os.pathsep)[0]
+        script.write_text(template.format(pythonpath=pythonpath, out=str(out)))
+        r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                           env={**os.environ, "TRACESMITH_INJECT_LIB": fake})
+        assert r.returncode == 0, r.stderr
+        return out, r
+
+    return run

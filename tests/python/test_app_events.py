@@ -211,15 +211,8 @@ ARGS_PROGRAM = textwrap.dedent("""
 """)
 
 
-@needs_fake
-def test_instant_arguments_are_written_as_json_dumps_writes_them(tmp_path):
-    out = tmp_path / "args.sbt"
-    script = tmp_path / "args.py"
-    pythonpath = os.environ.get("PYTHONPATH", "").split(os.pathsep)[0]
-    script.write_text(ARGS_PROGRAM.format(pythonpath=pythonpath, out=str(out)))
-    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                       env={**os.environ, "TRACESMITH_INJECT_LIB": FAKE})
-    assert r.returncode == 0, r.stderr
+def test_instant_arguments_are_written_as_json_dumps_writes_them(app_program):
+    out, r = app_program(ARGS_PROGRAM, "args")
     expected = json.loads(r.stdout.strip().splitlines()[-1])
     e = tracesmith.load(str(out)).app_events
     got = [a for n, a in zip(e["name"], e["args"]) if n == "case"]

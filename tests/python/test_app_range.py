@@ -8,17 +8,12 @@ nested and interleaved (generators), more distinct names than the table holds,
 and the decorator forms; captured by libtracesmith-app-fake.so."""
 
 import json
-import os
-import subprocess
-import sys
 import textwrap
 
 import pytest
 
 import tracesmith
 
-FAKE = os.environ.get("TS_APP_FAKE_LIB", "")
-needs_fake = pytest.mark.skipif(not FAKE, reason="TS_APP_FAKE_LIB not set (run through ctest)")
 
 
 def test_the_with_statement_makes_no_bound_methods():
@@ -113,15 +108,8 @@ PROGRAM = textwrap.dedent("""
 """)
 
 
-@needs_fake
-def test_every_form_records(tmp_path):
-    out = tmp_path / "range.sbt"
-    script = tmp_path / "ranges.py"
-    pythonpath = os.environ.get("PYTHONPATH", "").split(os.pathsep)[0]
-    script.write_text(PROGRAM.format(pythonpath=pythonpath, out=str(out)))
-    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                       env={**os.environ, "TRACESMITH_INJECT_LIB": FAKE})
-    assert r.returncode == 0, r.stderr
+def test_every_form_records(app_program):
+    out, _ = app_program(PROGRAM, "ranges")
     t = tracesmith.load(str(out))
     e = t.app_events
     names, args = list(e["name"]), list(e["args"])
