@@ -159,10 +159,11 @@ StatusOr<RankDirectoryResult> ExportKinetoRankDirectory(std::span<const std::str
       file.rank = next;
       file.rank_assigned = true;
       taken.emplace(next, 0);
-      result.notes.push_back(StrFormat(
-          "%s%s has no rank (RANK was not set when it was captured): written as rank-%d%s",
-          f.pid ? StrFormat("pid %u of ", f.pid).c_str() : "", file.input.c_str(), file.rank,
-          ext.c_str()));
+      result.notes.push_back(
+          StrFormat("%s%s has no rank (no launcher set a rank variable when it was captured): "
+                    "written as rank-%d%s",
+                    f.pid ? StrFormat("pid %u of ", f.pid).c_str() : "", file.input.c_str(),
+                    file.rank, ext.c_str()));
     }
     f.info.rank = file.rank;
     file.path = dir + "/rank-" + std::to_string(file.rank) + ext;

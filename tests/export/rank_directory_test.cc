@@ -91,8 +91,8 @@ TEST(RankDirectory, OneFilePerProcessWithItsRank) {
   EXPECT_TRUE(r->files[2].rank_assigned);
   ASSERT_EQ(r->notes.size(), 1u);
   EXPECT_EQ(r->notes[0], "pid 12 of " + inputs[0] +
-                             " has no rank (RANK was not set when it was captured): written as "
-                             "rank-2.json");
+                             " has no rank (no launcher set a rank variable when it was captured): "
+                             "written as rank-2.json");
   const uint32_t pids[] = {10, 11, 12};
   for (int rank = 0; rank < 3; ++rank) {
     const nlohmann::json doc = ReadJson(dir / ("hta/rank-" + std::to_string(rank) + ".json"));
