@@ -88,13 +88,11 @@ uint8_t* BufferPool::Acquire() {
   return b;
 }
 
-void BufferPool::Release(uint8_t* buffer, size_t written) {
+void BufferPool::Release(uint8_t* buffer) {
   if (!buffer) return;
-  // All of it, not only the `written` bytes CUPTI reported: CUPTI is told the
+  // All of it, not only the bytes CUPTI reported valid: CUPTI is told the
   // buffers come zeroed, and a byte it wrote past its valid size (padding, a
-  // record begun and abandoned) would come back as a record. ~0.5 ms of the
-  // writer's time per 8 MiB.
-  (void)written;
+  // record begun and abandoned) would come back as a record.
   if (prefault_) std::memset(buffer, 0, buffer_bytes_);
   std::lock_guard<std::mutex> lock(mu_);
   free_.push_back(buffer);  // capacity reserved: never reallocates

@@ -39,9 +39,8 @@ class BufferPool {
   bool zeroed() const { return prefault_; }
   // nullptr when the cap is reached or the pool is closed.
   uint8_t* Acquire();
-  // A drained buffer back (CUPTI reported `written` valid bytes); zeroed
-  // here, all of it, when zeroed().
-  void Release(uint8_t* buffer, size_t written = SIZE_MAX);
+  // A drained buffer back; zeroed here, all of it, when zeroed().
+  void Release(uint8_t* buffer);
   // Unmaps a buffer the pool handed out (tests; a capture keeps its buffers).
   void Free(uint8_t* buffer) const;
   // Off the program's threads (the writer): tops the free list up to kReady

@@ -206,7 +206,7 @@ void CuptiEngine::ProcessCompletedBuffers() {
   for (const auto& r : recorders_) r->BeforeActivityBuffers(*converter_);
   for (const Completed& c : batch) {
     WriteRecordsOfBuffer(c.buffer, c.valid);
-    pool_.Release(c.buffer, c.valid);
+    pool_.Release(c.buffer);
   }
 }
 

@@ -103,7 +103,7 @@ TEST(BufferPool, ReleasedBuffersComeBackZeroed) {
   ASSERT_NE(b, nullptr);
   EXPECT_EQ(b[12345], 0);
   std::memset(b, 0xab, 4096);  // CUPTI's records
-  pool.Release(b, 4096);
+  pool.Release(b);
   uint8_t* again = pool.Acquire();
   ASSERT_EQ(again, b);
   for (size_t i = 0; i < (size_t{1} << 20); i += 511) ASSERT_EQ(again[i], 0) << i;
