@@ -22,7 +22,10 @@ calls of 100 us or more, the longest first-time work.
   - launch callback: in the launch loop's default runs the slowest of the N launch
     callbacks is at most 100 us (every call timed).
 Each callback site's maximum and CUPTI's other overhead rows are shown, not judged (an
-OS preemption inside a callback, CUPTI's resource set-up at context creation).
+OS preemption inside a callback, CUPTI's resource set-up at context creation). Then one
+more launch-loop capture with TRACESMITH_SLOW_CALL_PROBE=1 (shown, not judged) classes
+every callback call of 100 us or more by what happened to its thread meanwhile
+(preempted, blocked, page faults, none of these: capture_cost.h).
 One `STALLS <check>: <figures> -> PASS|FAIL|SKIP` line per expectation, then the summary.
 """
 import argparse
@@ -47,8 +50,10 @@ def ns(text):
 
 def parse_info(text):
     """What info says of stalls: {"overhead": {kind: (count, max_ns)}, "sites": {site:
-    (max_ns, over_100us)}, "first_time_max": ns, "stats": {name: int}, "kernels": int}."""
-    out = {"overhead": {}, "sites": {}, "first_time_max": None, "stats": {}, "kernels": None}
+    (max_ns, over_100us)}, "first_time_max": ns, "stats": {name: int}, "kernels": int,
+    "probe": {site: {class: calls}} (TRACESMITH_SLOW_CALL_PROBE=1 runs)}."""
+    out = {"overhead": {}, "sites": {}, "first_time_max": None, "stats": {}, "kernels": None,
+           "probe": {}}
     for line in text.splitlines():
         s = line.strip()
         m = re.match(r"kernel\s+(\d+)$", s)
@@ -67,6 +72,11 @@ def parse_info(text):
         if m and "one call" in s:
             m0, n0 = out["sites"].get(m.group(1), (0.0, 0))
             out["sites"][m.group(1)] = (max(m0, ns(m.group(2))), n0 + int(m.group(3) or 0))
+        m = re.match(r"([a-z_.]+): .*\(slow-call probe: ([^)]*)\)", s)
+        if m:  # "3 preempted, 1 unexplained"
+            cl = out["probe"].setdefault(m.group(1), {})
+            for n, k in re.findall(r"(\d+) (\w+)", m.group(2)):
+                cl[k] = cl.get(k, 0) + int(n)
         m = re.search(r"the longest ([\d.]+ \w+)", s)
         if m and s.startswith("first_time"):
             out["first_time_max"] = max(out["first_time_max"] or 0.0, ns(m.group(1)))
@@ -147,6 +157,19 @@ def checks(c, a, workloads):
                       f"{fmt(got['first_time_max'])}; CUPTI other: {other}; buffers allocated "
                       f"on request {got['stats'].get('capture.buffers_allocated_on_request')}",
                       flush=True)
+    probe = {}
+    if a.launches and workloads[0][0] == "ll":
+        got, err = capture(a.cli, "probe", {"TRACESMITH_SLOW_CALL_PROBE": "1"}, workloads[0][1],
+                           a.out, "ll_probe")
+        if err:
+            errors.append(f"ll {err}")
+        else:
+            probe = got["probe"]
+            sites = "; ".join(f"{site}: " + ", ".join(f"{k} {n}" for k, n in sorted(cl.items()))
+                              for site, cl in sorted(probe.items()))
+            print(f"STALLS probe ll (TRACESMITH_SLOW_CALL_PROBE=1): callback calls of 100 us "
+                  f"or more by what happened to the thread: {sites or 'none'}; launch max "
+                  f"{fmt((got['sites'].get('launch') or (None,))[0])}", flush=True)
     for e in errors:
         print(f"STALLS error: {e}", flush=True)
     default = [(w, g) for (w, label), gs in runs.items() if label == "zeroed" for g in gs]
@@ -179,7 +202,9 @@ def checks(c, a, workloads):
     c.check("launch callback", launch and all(x and x[0] <= LIMIT_NS for x in launch),
             f"slowest of {a.launches} launch callbacks per default run: "
             + ", ".join(fmt(x[0]) if x else "?" for x in launch) + " (cupti-zeroes: "
-            + ", ".join(fmt(x[0]) if x else "?" for x in old_launch) + ")")
+            + ", ".join(fmt(x[0]) if x else "?" for x in old_launch) + "); with the probe: "
+            + (", ".join(f"{k} {n}" for k, n in sorted(probe.get("launch", {}).items()))
+               or "no slow launch call"))
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@
 #
 #   scripts/gpu-check.sh [BUILD_DIR=build/gpu]
 #   GPU_CHECK=tests,replay,torchjson,python,inproc,pcsampling,sasscounts,gpumetrics,replaymetrics,appevents,stalls,pccost,metricscost,memory,job,nccl,selfcost,apicost,launchcost,bench,sweep (default;
-#             also: fixtures, example, pcpeers)
+#             also: fixtures, example, pcpeers, abcost, htatraces)
 #   BENCH_ROUNDS=8  BENCH_WORKLOADS=ll,pyll,mlp,xf  SWEEP_WORKLOADS=xf
 #   GPU_TESTS="capture_gpu_test ..."  (a subset of the GPU gtests)
 #   PCPEERS_STEPS=30 PCPEERS_ROUNDS=5 PCPEERS_BUDGET=480  (pcpeers: ~8 minutes by its
@@ -50,7 +50,7 @@ pycheck() {
   local name=$1 log=$2 code
   "${@:3}" > "$log" 2>&1
   code=$?
-  grep -E "^(PYPROFILE|INPROC|MEMCHECK|JOBCHECK|NCCLCHECK|PCSAMPLING|PCSMORE|SASSCOUNTS|GPUMETRICS|REPLAYMETRICS|APPEVENTS|STALLS|PCPEERS) " "$log"
+  grep -E "^(PYPROFILE|INPROC|MEMCHECK|JOBCHECK|NCCLCHECK|PCSAMPLING|PCSMORE|SASSCOUNTS|GPUMETRICS|REPLAYMETRICS|APPEVENTS|STALLS|PCPEERS|ABCOST) " "$log"
   absorb "$name" "$log" "$code"
 }
 # needs_torch NAME...: true when torch imports with CUDA; else a SKIP line for each NAME.
@@ -142,6 +142,19 @@ if want torchjson && needs_torch "torch.profiler trace (the JSON exporter's sche
   [ -f "$OUT/torch_trace.json.gz" ] && echo "GPU-CHECK torch trace: $(stat -c %s "$OUT/torch_trace.json.gz") bytes gzip"
 fi
 
+if want htatraces && needs_torch "HTA traces (torch.profiler and tracesmith, same steps)"; then
+  # Issue #41 item 3 (docs/export.md, "Read by HTA"): 10 bf16 Transformer steps after the same
+  # warm-up, once under torch.profiler (with_stack, prof.step() per step: Kineto's ProfilerStep#N)
+  # and once under `tracesmith profile --capture-range=cudaProfilerApi` around the same steps;
+  # HTA runs on both off the GPU machine (docs/export.md has the table).
+  H=$OUT/hta; mkdir -p "$H"
+  TS_TORCH_TRACE=$H/torch_xf.json python3 bench/workloads/torch_transformer_train.py --steps 10 \
+    --profiler torch-stack && gzip -9f "$H/torch_xf.json"
+  check "HTA traces: torch.profiler's (10 Transformer steps) written" $([ -s "$H/torch_xf.json.gz" ]; echo $?)
+  "$TS" profile -f -q --capture-range=cudaProfilerApi -o "$H/ts_xf.sbt" -- \
+    python3 bench/workloads/torch_transformer_train.py --steps 10 --profiler cuda-range
+  check "HTA traces: tracesmith's (the same 10 steps) written" $?
+fi
 if want python; then
   # In-process capture from Python (tracesmith.profile through ctypes): the same
   # kernels as `tracesmith profile --capture-range=cudaProfilerApi` for the same steps.
@@ -285,10 +298,15 @@ EOF
 fi
 
 if want example && needs_torch "example trace (5 PyTorch MLP steps)"; then
-  # A small real trace: a few PyTorch training steps.
+  # Small real traces: a few PyTorch training steps.
   "$TS" profile -f -o "$OUT/mlp_train.sbt" -- python3 bench/workloads/torch_mlp_train.py --steps 5
   check "example trace (5 PyTorch MLP steps) recorded, exit 0" $?
   "$TS" info "$OUT/mlp_train.sbt" | head -40
+  # The quick start's trace (examples/traces/transformer_step.sbt): 6 bf16 Transformer steps.
+  "$TS" profile -f -o "$OUT/transformer_step.sbt" -- \
+    python3 bench/workloads/torch_transformer_train.py --steps 6
+  check "example trace (6 bf16 Transformer steps) recorded, exit 0" $?
+  "$TS" info "$OUT/transformer_step.sbt" | sed -n '/^Capture cost/,$p'
 fi
 
 FLOOR=$(realpath "$BUILD/lib/libcupti-floor.so")
@@ -349,6 +367,22 @@ if want pcsampling; then
   mkdir -p "$S/more"
   pycheck "pcsampling more" "$S/more.log" python3 gpu/pc_sampling_more_check.py \
     "$TS" "$PROGS" "$S/more"
+fi
+if want abcost && needs_torch "abcost (gpu/inproc_ab.py)"; then
+  # What --gpu-metrics (#40: <= 3%) and --pc-sampling (#39: <= 10%) add to the bf16 Transformer
+  # step, measured inside one process (gpu/inproc_ab.py: separate processes of one configuration
+  # differ by up to 25% on this CPU-bound step): ABCOST_ROUNDS (8) rounds of none / default /
+  # option blocks, each run of ABCOST_RUNS an OPTION[:compile] (torch.compile'd model); for
+  # pc_sampling, the samples of a 30-step block too. Opt-in: ~2-4 minutes per run.
+  S=$OUT/abcost; mkdir -p "$S"
+  export PYTHONPATH=$PWD/python TRACESMITH_INJECT_LIB=$(realpath "$BUILD/lib/libtracesmith-inject.so")
+  for r in ${ABCOST_RUNS:-gpu_metrics pc_sampling pc_sampling:compile}; do
+    extra=()
+    [[ $r == *:compile ]] && extra=(--compile)
+    pycheck "abcost $r" "$S/${r/:/_}.log" python3 gpu/inproc_ab.py "$S/${r/:/_}" \
+      --option "${r%%:*}" "${extra[@]}" --rounds "${ABCOST_ROUNDS:-8}" --cli "$TS"
+  done
+  unset PYTHONPATH TRACESMITH_INJECT_LIB
 fi
 if want pcpeers && needs_torch "pcpeers (gpu/pc_peers.py)"; then
   # PC sampling against its peers (issue #39 "Cost", gpu/pc_peers.py; opt-in: ~8 minutes, a

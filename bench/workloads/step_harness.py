@@ -27,13 +27,15 @@ def parse_args(description, default_steps=50):
     return ap.parse_args()
 
 
-def _timed_blocks(step, steps):
+def _timed_blocks(step, steps, after_step=None):
     per_block = max(1, steps // 5)
     wall, cpu = [], []
     for _ in range(5):
         c0, t0 = time.thread_time(), time.perf_counter()
         for _ in range(per_block):
             step()
+            if after_step:
+                after_step()
         torch.cuda.synchronize()
         wall.append((time.perf_counter() - t0) / per_block)
         cpu.append((time.thread_time() - c0) / per_block)
@@ -56,7 +58,8 @@ def run(step, args, warmup=5):
     from torch.profiler import ProfilerActivity, profile
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
                  with_stack=(args.profiler == "torch-stack")) as prof:
-        wall, cpu = _timed_blocks(step, args.steps)
+        # prof.step() after each step: Kineto's ProfilerStep#N annotations (HTA's iterations).
+        wall, cpu = _timed_blocks(step, args.steps, prof.step)
     if os.environ.get("TS_TORCH_TRACE"):  # a real trace for TraceSmith's JSON fixtures
         prof.export_chrome_trace(os.environ["TS_TORCH_TRACE"])
     cuda = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]

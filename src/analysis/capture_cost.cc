@@ -89,6 +89,8 @@ std::vector<CaptureCost> ComputeCaptureCost(const model::Trace& trace,
       p.p999_ns = get(s + ".p999_ns");
       p.max_ns = get(s + ".max_ns");
       p.over_100us = calls(s + ".over_100us");
+      for (const char* cls : {"preempted", "blocked", "faulted", "unexplained"})
+        if (uint64_t n = calls(s + ".slow_" + cls)) p.slow_classes.emplace_back(cls, n);
       return p;
     };
     for (std::string_view site : kSites) {
@@ -174,6 +176,9 @@ std::vector<std::string> CaptureCostDetails(const CaptureCost& c) {
       if (p.over_100us)
         s += ", " + std::to_string(p.over_100us) + (p.over_100us == 1 ? " call" : " calls") +
              " of 100 us or more";
+      for (size_t i = 0; i < p.slow_classes.size(); ++i)
+        s += (i ? ", " : " (slow-call probe: ") + std::to_string(p.slow_classes[i].second) + " " +
+             p.slow_classes[i].first + (i + 1 == p.slow_classes.size() ? ")" : "");
     }
     if (p.name == "first_time" && c.first_time_max_ns > 0)
       s += "; the longest " + Duration(c.first_time_max_ns);

@@ -5,6 +5,9 @@
 #include <cmath>
 #include <mutex>
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 namespace tracesmith::capture {
 namespace {
 
@@ -71,6 +74,50 @@ const char* CostSiteName(CostSite site) {
   return "?";
 }
 
+const char* SlowClassName(SlowClass c) {
+  switch (c) {
+    case SlowClass::kPreempted:
+      return "preempted";
+    case SlowClass::kBlocked:
+      return "blocked";
+    case SlowClass::kFaulted:
+      return "faulted";
+    case SlowClass::kNone:
+      return "unexplained";
+    case SlowClass::kCount:
+      break;
+  }
+  return "?";
+}
+
+ThreadUsage ThreadUsage::Read() {
+  rusage r{};
+  getrusage(RUSAGE_THREAD, &r);
+  return ThreadUsage{r.ru_nvcsw, r.ru_nivcsw, r.ru_minflt, r.ru_majflt};
+}
+
+void SlowCallProbe::Enable(bool enable) {
+  on = false;
+  min_ticks = ~uint64_t(0);
+  if (!enable) return;
+  TickRate rate = TickRate::Start();
+  usleep(2000);
+  min_ticks = uint64_t(100000 / rate.NsPerTick());
+  on = true;
+}
+
+void ThreadCost::ClassifySlow(CostSite site, const ThreadUsage& at_entry) {
+  const ThreadUsage now = ThreadUsage::Read();
+  SlowClass c = SlowClass::kNone;
+  if (now.nivcsw != at_entry.nivcsw)
+    c = SlowClass::kPreempted;
+  else if (now.nvcsw != at_entry.nvcsw)
+    c = SlowClass::kBlocked;
+  else if (now.minflt != at_entry.minflt || now.majflt != at_entry.majflt)
+    c = SlowClass::kFaulted;
+  Bump(slow[int(site)][int(c)], 1);
+}
+
 ThreadCost* ThreadCost::Register() {
   auto* t = new ThreadCost();
   // Different draws per thread: threads started together do not sample in step.
@@ -85,6 +132,7 @@ ThreadCost* ThreadCost::Register() {
 std::vector<CostStat> CollectCostStats(double ns_per_tick, const WriterCost& writer) {
   uint64_t calls[kCostSites] = {}, sampled[kCostSites] = {}, ticks[kCostSites] = {};
   uint64_t max_ticks[kCostSites] = {};
+  uint64_t slow_calls[kCostSites][kSlowClasses] = {};
   uint64_t fn = 0, fp = 0, copied = 0;
   std::vector<uint64_t> hist(size_t(kCostSites) * kCostBuckets, 0);
   {
@@ -96,6 +144,8 @@ std::vector<CostStat> CollectCostStats(double ns_per_tick, const WriterCost& wri
           sampled[i] += t->sampled[i].load(std::memory_order_relaxed);
           ticks[i] += t->ticks[i].load(std::memory_order_relaxed);
           max_ticks[i] = std::max(max_ticks[i], t->max_ticks[i].load(std::memory_order_relaxed));
+          for (int c = 0; c < kSlowClasses; ++c)
+            slow_calls[i][c] += t->slow[i][c].load(std::memory_order_relaxed);
         }
         for (int i = 0; i < kCostSites; ++i)
           for (int b = 0; b < kCostBuckets; ++b)
@@ -148,6 +198,9 @@ std::vector<CostStat> CollectCostStats(double ns_per_tick, const WriterCost& wri
     if (double(max_ticks[i]) * ns_per_tick < 100000) over_100us = 0;
     out.push_back({stem + ".over_100us", over_100us});
     if (all > 0) out.push_back({stem + ".slow_share_x1000", uint64_t(1000 * slow / all + 0.5)});
+    if (SlowCallProbe::on)
+      for (int c = 0; c < kSlowClasses; ++c)
+        out.push_back({stem + ".slow_" + SlowClassName(SlowClass(c)), slow_calls[i][c]});
   }
   if (uint64_t events = g_first_time_events.load(std::memory_order_relaxed)) {
     out.push_back({"capture.cost.first_time.calls", events});

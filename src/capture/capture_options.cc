@@ -361,6 +361,7 @@ CaptureTuning TuningFromEnv(const std::map<std::string, std::string>& env) {
     if (kb > 0) t.activity_buffer_kb = uint32_t(kb);
   }
   t.buffer_prefault = !is(kEnvBufferPrefault, "0");
+  t.slow_call_probe = is(kEnvSlowCallProbe, "1");
   return t;
 }
 
@@ -370,7 +371,7 @@ CaptureTuning TuningFromProcessEnv() {
        {kEnvSubscribe, kEnvDeviceBufferMb, kEnvTidType, kEnvMeminfoAtContext, kEnvApiFilter,
         kEnvStackRewalk, kEnvStackCopyProbe, kEnvPcSamplingHwBufferMb, kEnvPcSamplingSleepMs,
         kEnvGpuMetricsHwBufferMb, kEnvGpuMetricsImageSamples, kEnvGpuMetricsDecodeMs,
-        kEnvActivityBufferKb, kEnvBufferPrefault})
+        kEnvActivityBufferKb, kEnvBufferPrefault, kEnvSlowCallProbe})
     if (const char* v = std::getenv(key)) env.emplace(key, v);
   return TuningFromEnv(env);
 }

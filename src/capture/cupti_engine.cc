@@ -194,6 +194,7 @@ Status CuptiEngine::Start(const CaptureOptions& options) {
   // CUPTI's default (pthread-derived) ids.
   if (options.tuning.system_thread_ids) cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
   tick_rate_ = TickRate::Start();
+  SlowCallProbe::Enable(options.tuning.slow_call_probe);
   writer_cost_ = WriterCost{};
   RecorderContext context;
   context.pid = pid_;

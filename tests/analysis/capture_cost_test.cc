@@ -155,6 +155,29 @@ TEST(CaptureCost, SlowestCallAndCuptiOverheadRows) {
   EXPECT_EQ(CaptureCostDetails(ComputeCaptureCost(t, kernels, tally)[0]).back(), details.back());
 }
 
+// TRACESMITH_SLOW_CALL_PROBE=1: the slow calls by what happened to their thread.
+TEST(CaptureCost, SlowCallProbeClasses) {
+  model::Trace t = CostTrace(3, 1000,
+                             {{"capture.cost.launch.calls", 1000},
+                              {"capture.cost.launch.ns", 1500000},
+                              {"capture.cost.launch.p50_ns", 420},
+                              {"capture.cost.launch.p99_ns", 2000},
+                              {"capture.cost.launch.p999_ns", 9000},
+                              {"capture.cost.launch.max_ns", 245000},
+                              {"capture.cost.launch.over_100us", 4},
+                              {"capture.cost.launch.slow_preempted", 3},
+                              {"capture.cost.launch.slow_blocked", 0},
+                              {"capture.cost.launch.slow_faulted", 0},
+                              {"capture.cost.launch.slow_unexplained", 1}});
+  const CaptureCost c = ComputeCaptureCost(t)[0];
+  ASSERT_EQ(c.sites[0].slow_classes.size(), 2u);
+  EXPECT_EQ(c.sites[0].slow_classes[0], (std::pair<std::string, uint64_t>{"preempted", 3}));
+  EXPECT_EQ(CaptureCostDetails(c)[0],
+            "launch: 1.5 ms in 1000 calls (1.5 us each), 1.500 us per launch; one call: median 420 "
+            "ns, p99 2.0 us, p99.9 9.0 us, max 245.0 us, 4 calls of 100 us or more (slow-call "
+            "probe: 3 preempted, 1 unexplained)");
+}
+
 // 1000 launches with stacks (launch 700 us, stack 500 us of which unwind
 // 400 us) plus a diagnostic's stats.
 model::Trace StackDiagnosticTrace(const std::vector<std::pair<std::string, int64_t>>& diagnostic) {

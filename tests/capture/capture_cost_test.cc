@@ -12,6 +12,8 @@
 #include <thread>
 #include <vector>
 
+#include <unistd.h>
+
 namespace tracesmith::capture {
 namespace {
 
@@ -231,6 +233,54 @@ TEST(SelfCost, CollectedWhileThreadsCountAndRegister) {
   EXPECT_EQ(after["capture.cost.first_time.calls"] - before["capture.cost.first_time.calls"],
             uint64_t{kThreads} * (kCalls / 5000));
   EXPECT_GT(after["capture.cost.sync.sampled"], before["capture.cost.sync.sampled"]);
+}
+
+// The slow-call probe (TRACESMITH_SLOW_CALL_PROBE=1): a slow call is classed by what
+// its thread's usage says happened meanwhile; fast calls are not classed.
+TEST(SelfCost, SlowCallProbeClassesSlowCalls) {
+  SlowCallProbe::Enable(true);
+  ASSERT_TRUE(SlowCallProbe::on);
+  EXPECT_GT(SlowCallProbe::min_ticks, 1000u);  // 100 us at a tick rate of 10 MHz or more
+  uint64_t classed[kSlowClasses] = {};
+  std::thread([&] {
+    ThreadCost* tc = ThreadCost::Get();
+    const auto slow = [&](SlowClass c) { return tc->slow[int(CostSite::kLaunch)][int(c)].load(); };
+    // The classes, from usage differences made up.
+    ThreadUsage u = ThreadUsage::Read();
+    u.nivcsw -= 1;
+    tc->ClassifySlow(CostSite::kLaunch, u);
+    EXPECT_EQ(slow(SlowClass::kPreempted), 1u);
+    u = ThreadUsage::Read();
+    u.minflt -= 3;
+    tc->ClassifySlow(CostSite::kLaunch, u);
+    u = ThreadUsage::Read();
+    u.majflt -= 1;
+    tc->ClassifySlow(CostSite::kLaunch, u);
+    // A call that sleeps 300 us leaves its CPU: blocked (or preempted, on a busy machine).
+    const uint64_t away = slow(SlowClass::kBlocked) + slow(SlowClass::kPreempted);
+    {
+      CostTimer t(tc, CostSite::kLaunch);
+      usleep(300);
+      t.Finish();
+    }
+    EXPECT_EQ(slow(SlowClass::kBlocked) + slow(SlowClass::kPreempted), away + 1);
+    for (int i = 0; i < 1000; ++i) {  // fast calls
+      CostTimer t(tc, CostSite::kLaunch);
+      t.Finish();
+    }
+    for (int c = 0; c < kSlowClasses; ++c) classed[c] = slow(SlowClass(c));
+  }).join();
+  EXPECT_GE(classed[int(SlowClass::kFaulted)], 2u);  // the made-up ones (left alone if preempted)
+  uint64_t total = 0;
+  for (uint64_t c : classed) total += c;
+  // The four classed calls, and a fast call only if the thread lost its CPU for 100 us.
+  EXPECT_GE(total, 4u);
+  EXPECT_EQ(total - classed[int(SlowClass::kPreempted)] - classed[int(SlowClass::kBlocked)], 2u);
+  auto m = Stats(1.0);
+  EXPECT_EQ(m["capture.cost.launch.slow_faulted"], classed[int(SlowClass::kFaulted)]);
+  EXPECT_TRUE(m.count("capture.cost.launch.slow_unexplained"));
+  SlowCallProbe::Enable(false);
+  EXPECT_FALSE(Stats(1.0).count("capture.cost.launch.slow_unexplained"));
 }
 
 }  // namespace

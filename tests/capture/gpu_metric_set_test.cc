@@ -68,6 +68,8 @@ TEST(GpuMetricsOption, TravelsThroughTheEnvironment) {
   EXPECT_EQ(TuningFromEnv({{kEnvActivityBufferKb, "1024"}}).activity_buffer_kb, 1024u);
   EXPECT_TRUE(TuningFromEnv({}).buffer_prefault);
   EXPECT_FALSE(TuningFromEnv({{kEnvBufferPrefault, "0"}}).buffer_prefault);
+  EXPECT_FALSE(TuningFromEnv({}).slow_call_probe);
+  EXPECT_TRUE(TuningFromEnv({{kEnvSlowCallProbe, "1"}}).slow_call_probe);
 }
 
 TEST(GpuMetricSet, DefaultSetAnswersTheIssuesQuestions) {

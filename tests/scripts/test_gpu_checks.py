@@ -601,18 +601,18 @@ class StallCheck(unittest.TestCase):
     `info` says of CUPTI's overhead rows and the callback sites' maxima."""
 
     @staticmethod
-    def info(request_max, launch_max, kernels=3000, zeroed=1):
+    def info(request_max, launch_max, kernels=3000, zeroed=1, probe=""):
         return ("Events:      9000\n  kernel             %d\n\nCapture stats:\n"
                 "  dropped_records                    0\n"
                 "  capture.buffers_zeroed_by_tracesmith %d\n"
                 "  capture.buffers_allocated_on_request 0\n\nCapture cost (pid 7):\n"
                 "  capture cost: 0.50 us per launch\n"
                 "    launch: 1.2 ms in 2000 calls (600 ns each), 0.600 us per launch; one call: "
-                "median 400 ns, p99 2.0 us, p99.9 9.0 us, max %s\n"
+                "median 400 ns, p99 2.0 us, p99.9 9.0 us, max %s%s\n"
                 "    first_time: 1.0 ms in 3 calls (333 us each); the longest 250.0 us\n"
                 "    CUPTI's own work (its overhead rows, inside the program's CUDA calls or the writer's flushes): "
                 "activity buffer request 9x, 1.0 ms in all, max %s; resource 4x, 6.7 ms in all, "
-                "max 2.4 ms.\n" % (kernels, zeroed, launch_max, request_max))
+                "max 2.4 ms.\n" % (kernels, zeroed, launch_max, probe, request_max))
 
     def run_check(self, new_request, new_launch, kernels=3000):
         fake = Fake()
@@ -620,7 +620,10 @@ class StallCheck(unittest.TestCase):
         fake.program("launch_loop")
         fake.table([[r"^profile ", 0, "", ""],
                     [r"^info .*ll_zeroed", 0, self.info(new_request, new_launch, kernels), ""],
-                    [r"^info .*ll_cupti-zeroes", 0, self.info("2.0 ms", "40.0 us", 3000, 0), ""]])
+                    [r"^info .*ll_cupti-zeroes", 0, self.info("2.0 ms", "40.0 us", 3000, 0), ""],
+                    [r"^info .*ll_probe", 0, self.info(
+                        "13.0 us", "245.0 us", probe=", 4 calls of 100 us or more (slow-call "
+                        "probe: 3 preempted, 1 unexplained)"), ""]])
         out = os.path.join(fake.dir, "run")
         return fake.run([sys.executable, os.path.join(GPU, "stall_check.py"), fake.cli,
                          fake.progs, out, "--launches", "2000"], TS_TORCH_STATE="absent")
@@ -629,6 +632,9 @@ class StallCheck(unittest.TestCase):
         rc, out = self.run_check("13.1 us", "86.8 us")
         self.assertEqual((rc, last_line(out)), (0, "4 passed, 0 failed, 0 skipped"), out)
         self.assertIn("cupti-zeroes 9x max 2.00 ms", out)  # (fmt: two decimals)
+        self.assertIn("by what happened to the thread: launch: preempted 3, unexplained 1; "
+                      "launch max 245.0 us", out)
+        self.assertIn("with the probe: preempted 3, unexplained 1", out)
 
     def test_stalls_and_lost_records_fail(self):
         rc, out = self.run_check("1.60 ms", "245.2 us", kernels=2999)
@@ -683,6 +689,53 @@ class InprocNamesCheck(unittest.TestCase):
         rc, out = self.fake.run([sys.executable, os.path.join(GPU, "inproc_names_check.py"),
                                  "check", self.fake.cli, self.out], TS_TORCH_STATE="absent")
         self.assertEqual((rc, last_line(out)), (0, "0 passed, 0 failed, 6 skipped"), out)
+
+
+class InprocAbCheck(unittest.TestCase):
+    """gpu/inproc_ab.py (issues #39, #40 cost in one process): verdicts from canned rounds,
+    and the visible skip without torch."""
+
+    @staticmethod
+    def judge(rounds, errors=(), limit=1.03):
+        sys.path.insert(0, GPU)
+        try:
+            spec = importlib.util.spec_from_file_location(
+                "inproc_ab", os.path.join(GPU, "inproc_ab.py"))
+            mod = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(mod)
+        finally:
+            sys.path.remove(GPU)
+        c = mod.Checks("ABCOST")
+        buf = io.StringIO()
+        with redirect_stdout(buf):
+            mod.judge(c, rounds, list(errors), 20, 3, limit, "gpu_metrics")
+        return c, buf.getvalue()
+
+    def test_cost_within_and_past_the_bar(self):
+        rounds = [{"none": 0.0100, "default": 0.0110, "option": 0.0110 * f}
+                  for f in (1.01, 1.02, 0.99, 1.20, 1.00)]
+        c, out = self.judge(rounds)
+        self.assertEqual((c.passed, c.failed), (2, 0), out)
+        self.assertIn("option / default median of rounds 1.010x (need <= 1.03)", out)
+        self.assertIn("max 1.200x", out)
+        self.assertIn("default / none median 1.100x", out)
+        self.assertIn("medians none / default / option 10.000 / 11.000 / 11.110 ms", out)
+        c, out = self.judge([{"none": 0.01, "default": 0.01, "option": 0.0105}] * 3)
+        self.assertEqual(verdict(out, "cost"), "FAIL", out)
+
+    def test_a_failed_block_fails(self):
+        c, out = self.judge([{"none": 0.01, "default": 0.01}], ["round 1 option: empty trace"])
+        self.assertEqual(verdict(out, "blocks"), "FAIL", out)
+        self.assertEqual(verdict(out, "cost"), "FAIL", out)  # no ratio at all
+
+    def test_without_torch_skips(self):
+        with tempfile.TemporaryDirectory() as d:
+            p = subprocess.run([sys.executable, os.path.join(GPU, "inproc_ab.py"), d,
+                                "--option", "pc_sampling", "--cli", "x"],
+                               capture_output=True, text=True,
+                               env=dict(os.environ, TS_TORCH_STATE="absent"))
+        self.assertEqual((p.returncode, last_line(p.stdout)), (0, "0 passed, 0 failed, 3 skipped"),
+                         p.stdout + p.stderr)
 
 
 def load_profile_check():

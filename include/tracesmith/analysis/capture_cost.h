@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tracesmith/model/trace.h"
@@ -30,6 +31,10 @@ struct CaptureCost {
     double p999_ns = 0, max_ns = 0;
     uint64_t over_100us = 0;
     bool has_max = false;  // max_ns was recorded
+    // With TRACESMITH_SLOW_CALL_PROBE=1 (a diagnostic): the calls of 100 us
+    // or more by what happened to their thread ("preempted", "blocked",
+    // "faulted", "unexplained"), non-zero classes only.
+    std::vector<std::pair<std::string, uint64_t>> slow_classes;
   };
   // CUPTI's own work inside the program's CUDA calls, from its overhead
   // rows (CUPTI_ACTIVITY_KIND_OVERHEAD), per kind: not TraceSmith's

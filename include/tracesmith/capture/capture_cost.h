@@ -20,6 +20,14 @@
 // from a tail of rare slow ones (a page first touched, the thread
 // preempted, a cold rule lookup): the mean alone cannot.
 //
+// The slow-call probe (TRACESMITH_SLOW_CALL_PROBE=1, a diagnostic, issue #41
+// item 2): every timed call also reads its thread's resource usage at entry
+// and, when it took 100 us or more, again at exit, and the slow call is
+// classed by what happened to the thread meanwhile: preempted (an involuntary
+// context switch: another thread ran on its CPU), blocked (a voluntary one: it
+// waited, on a lock or I/O), page faults (minor or major), or none of these.
+// The reads (getrusage, ~0.3 us each) sit outside the call's timed span.
+//
 // The writer thread's own time is CPU time per phase (CLOCK_THREAD_CPUTIME_ID),
 // kept by the writer in WriterCost.
 #pragma once
@@ -75,6 +83,23 @@ inline uint64_t CostBucketStart(int b) {
   return b < 8 ? uint64_t(b < 4 ? b : 4) : uint64_t(4 + (b & 3)) << (b / 4 - 2);
 }
 
+// A thread's resource usage, as the slow-call probe reads it.
+struct ThreadUsage {
+  long nvcsw = 0, nivcsw = 0, minflt = 0, majflt = 0;
+  static ThreadUsage Read();  // getrusage(RUSAGE_THREAD)
+};
+// How a slow call's thread fared (stat names: capture.cost.<site>.slow_<name>).
+enum class SlowClass : uint8_t { kPreempted = 0, kBlocked, kFaulted, kNone, kCount };
+inline constexpr int kSlowClasses = int(SlowClass::kCount);
+const char* SlowClassName(SlowClass c);
+// Set before a capture starts (CuptiEngine::Start), read on every timed call.
+struct SlowCallProbe {
+  static inline bool on = false;
+  static inline uint64_t min_ticks = ~uint64_t(0);  // 100 us in ticks
+  // Turns the probe on with 100 us measured in ticks (a 2 ms calibration), or off.
+  static void Enable(bool enable);
+};
+
 // The per-thread counters.
 struct ThreadCost {
   static constexpr uint32_t kSampleEvery = 8;
@@ -86,7 +111,8 @@ struct ThreadCost {
   // Timed calls by CostBucket (64-bit: every call is timed, and a thread
   // launching 400k kernels a second would wrap 32 bits in ~3 hours).
   std::atomic<uint64_t> hist[kCostSites][kCostBuckets] = {};
-  std::atomic<uint64_t> max_ticks[kCostSites] = {};  // the slowest timed call
+  std::atomic<uint64_t> max_ticks[kCostSites] = {};           // the slowest timed call
+  std::atomic<uint64_t> slow[kCostSites][kSlowClasses] = {};  // the slow-call probe's classes
   uint32_t rng = 0x9e3779b9u;
 
   // The calling thread's counters (registered on first use).
@@ -111,6 +137,8 @@ struct ThreadCost {
     std::atomic<uint64_t>& m = max_ticks[int(site)];
     if (t > m.load(std::memory_order_relaxed)) m.store(t, std::memory_order_relaxed);
   }
+  // The slow-call probe: classes a slow call by its thread's usage since `at_entry`.
+  void ClassifySlow(CostSite site, const ThreadUsage& at_entry);
   static void Bump(std::atomic<uint64_t>& a, uint64_t by) {
     a.store(a.load(std::memory_order_relaxed) + by, std::memory_order_relaxed);
   }
@@ -128,22 +156,29 @@ inline thread_local uint64_t t_diagnostic_ticks = 0;
 // Timing of one counted call at `site`: ticks at construction, added on
 // Finish less the first-time work done meanwhile (base/first_time_cost.h:
 // reported exactly on its own) and diagnostics. Every call is timed; `on`
-// (one call in kSampleEvery) says whether its parts are timed too.
+// (one call in kSampleEvery) says whether its parts are timed too. With the
+// slow-call probe on, the usage read at entry comes before t0 and the one at
+// exit after the call's ticks are taken.
 struct CostTimer {
   ThreadCost* tc;
   CostSite site;
   bool on;
+  ThreadUsage usage;
   uint64_t t0, first0, diagnostic0;
   CostTimer(ThreadCost* t, CostSite s)
       : tc(t),
         site(s),
         on(t->Count(s)),
+        usage(__builtin_expect(SlowCallProbe::on, 0) ? ThreadUsage::Read() : ThreadUsage{}),
         t0(CpuTicks()),
         first0(t_first_time_ticks),
         diagnostic0(t_diagnostic_ticks) {}
   void Finish() {
-    tc->AddSample(
-        site, CpuTicks() - t0 - (t_first_time_ticks - first0) - (t_diagnostic_ticks - diagnostic0));
+    const uint64_t t =
+        CpuTicks() - t0 - (t_first_time_ticks - first0) - (t_diagnostic_ticks - diagnostic0);
+    tc->AddSample(site, t);
+    if (__builtin_expect(SlowCallProbe::on, 0) && t >= SlowCallProbe::min_ticks)
+      tc->ClassifySlow(site, usage);
   }
 };
 
@@ -165,6 +200,7 @@ struct WriterCost {
 // (the slowest timed call, exact), .over_100us (timed calls of 100 us and
 // more, by the histogram's buckets), .slow_share_x1000 (share of the site's
 // timed ticks in calls of 10 us and more), capture.cost.first_time.max_ns,
+// capture.cost.<site>.slow_<class> (the slow-call probe's classes, when on),
 // capture.cost.stack.frames_native / frames_python (mean per sampled stack,
 // x1000), capture.cost.writer.<phase>_ns.
 struct CostStat {

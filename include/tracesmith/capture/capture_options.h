@@ -135,6 +135,9 @@ struct CaptureTuning {
   // TRACESMITH_BUFFER_PREFAULT=0: activity buffers allocated when CUPTI asks,
   // untouched, instead of kept ready and touched by the writer (comparisons).
   bool buffer_prefault = true;
+  // TRACESMITH_SLOW_CALL_PROBE=1: each callback call of 100 us or more classed
+  // by what happened to its thread (capture_cost.h: SlowCallProbe).
+  bool slow_call_probe = false;
   bool operator==(const CaptureTuning&) const = default;
 };
 
@@ -279,6 +282,7 @@ inline constexpr const char* kEnvGpuMetricsImageSamples = "TRACESMITH_GPU_METRIC
 inline constexpr const char* kEnvGpuMetricsDecodeMs = "TRACESMITH_GPU_METRICS_DECODE_MS";
 inline constexpr const char* kEnvActivityBufferKb = "TRACESMITH_ACTIVITY_BUFFER_KB";
 inline constexpr const char* kEnvBufferPrefault = "TRACESMITH_BUFFER_PREFAULT";
+inline constexpr const char* kEnvSlowCallProbe = "TRACESMITH_SLOW_CALL_PROBE";
 // Set by tests only: installs a stack hook that returns 1, 2, 3... so GPU
 // tests can check the correlation-id join of API rows and GPU rows.
 inline constexpr const char* kEnvTestStackHook = "TRACESMITH_TEST_STACK_HOOK";
