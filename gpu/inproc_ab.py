@@ -2,14 +2,14 @@
 """What a capture option adds to a training step, measured inside one process (issues #39 and
 #40 "Cost"; scripts/gpu-check.sh section `abcost`).
 
-  python3 gpu/inproc_ab.py OUT --option gpu_metrics|pc_sampling [--compile] [--rounds 8]
+  python3 gpu/inproc_ab.py OUT --option gpu_metrics|pc_sampling [--compile] [--batch 16] [--rounds 8]
       [--steps 20] [--warm 3] [--limit 1.03] [--cli TRACESMITH]
 
 Why in one process: on the CPU-bound bf16 Transformer step, separate processes of one
 configuration differ by up to 25% (base 8.1-10.2 ms, H200, 2026-11-29), more than the 3%
 (#40) or 10% (#39) sought, so a comparison of processes cannot settle it. Here one process
 builds the step (bench/workloads/torch_transformer_train.py's model; with --compile under
-torch.compile, compiled in the warm-up), warms up, then runs R rounds of three blocks, in an
+torch.compile, compiled in the warm-up; --batch 128: 8x the sequences, a GPU-bound step), warms up, then runs R rounds of three blocks, in an
 order rotated each round:
   none     the step alone;
   default  the step under `with tracesmith.profile(OUT/default.sbt)` (the default capture);
@@ -18,7 +18,9 @@ In a capture block the capture starts, W steps run untimed (the first walks of n
 then S steps are timed (wall, synchronized) and the capture stops (its trace written, not
 timed). Per round: option / default and default / none.
 Verdicts (`ABCOST <check>: <figures> -> PASS|FAIL|SKIP`, then the summary line):
-  - blocks: every block ran and every capture wrote its trace;
+  - blocks: every block ran, every capture wrote its trace and (with --cli) every option
+    block's trace holds samples of the option (`info`: gpu_metrics.samples or
+    pc_sampling.samples);
   - cost: the median over rounds of option / default <= LIMIT (each round's ratio and the
     maximum shown; default / none shown too);
   - samples (pc_sampling with --cli): one more option block of --sample-steps steps (default
@@ -42,12 +44,25 @@ sys.path.insert(0, os.path.join(HERE, "..", "bench", "workloads"))
 
 OPTIONS = {"gpu_metrics": {"gpu_metrics": True}, "pc_sampling": {"pc_sampling": True}}
 SAMPLES_MIN = 1000
+# The stat that says the option's capture recorded something (`tracesmith info`).
+OPTION_STAT = {"gpu_metrics": "gpu_metrics.samples", "pc_sampling": "pc_sampling.samples"}
 
 
-def step_fn(compile_model):
+def option_samples(cli, trace, option):
+    """The option's sample count in `trace` per `tracesmith info` (None: no CLI or no line)."""
+    import re
+    import subprocess
+    if not cli:
+        return None
+    p = subprocess.run([cli, "info", trace], capture_output=True, text=True, timeout=120)
+    found = re.findall(r"(?m)^\s+" + re.escape(OPTION_STAT[option]) + r"\s+(\d+)", p.stdout)
+    return sum(int(x) for x in found) if found else None
+
+
+def step_fn(compile_model, batch):
     import torch
     import torch_transformer_train as xf
-    model, head, opt, x, target = xf.build()
+    model, head, opt, x, target = xf.build(batch=batch)
     model.train()
     if compile_model:
         model = torch.compile(model)
@@ -101,6 +116,8 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--option", choices=sorted(OPTIONS), required=True)
     ap.add_argument("--compile", action="store_true")
+    ap.add_argument("--batch", type=int, default=16,
+                    help="sequences per step (16: the workload's CPU-bound step; 128: GPU-bound)")
     ap.add_argument("--rounds", type=int, default=8)
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--warm", type=int, default=3)
@@ -113,7 +130,7 @@ def main():
     limit = a.limit or (1.03 if a.option == "gpu_metrics" else 1.10)
     out = os.path.abspath(a.out)
     os.makedirs(out, exist_ok=True)
-    tag = f"{a.option}{' compiled' if a.compile else ''}"
+    tag = f"{a.option}{' compiled' if a.compile else ''}{f' batch {a.batch}' if a.batch != 16 else ''}"
     c = Checks("ABCOST")
     names = ["blocks", "cost"] + (["samples"] if a.option == "pc_sampling" and a.cli else [])
     skip = torch_skip_reason()
@@ -126,7 +143,7 @@ def main():
     state = {"errors": []}
 
     def run_all():
-        step = step_fn(a.compile)
+        step = step_fn(a.compile, a.batch)
         t0 = time.perf_counter()
         for _ in range(10):  # warm-up (and compilation)
             step()
@@ -144,11 +161,19 @@ def main():
             for name, cap in configs[r % 3:] + configs[:r % 3]:
                 try:
                     this[name] = block(step, a.steps, a.warm, cap)
+                    if name == "option" and a.cli:
+                        n = option_samples(a.cli, cap[0], a.option)
+                        this["option_samples"] = n
+                        if not n:
+                            state["errors"].append(f"round {r + 1}: the option's trace has "
+                                                   f"{OPTION_STAT[a.option]} {n}")
                 except Exception as e:  # noqa: BLE001 - reported as the blocks check
                     state["errors"].append(f"round {r + 1} {name}: {e}")
             doc["rounds"].append(this)
             print(f"ABCOST round {r + 1}: " + ", ".join(
-                f"{k} {v * 1e3:.3f} ms" for k, v in this.items()), flush=True)
+                f"{k} {v * 1e3:.3f} ms" for k, v in this.items() if k != "option_samples") +
+                (f" ({this['option_samples']} samples)" if "option_samples" in this else ""),
+                flush=True)
             with open(os.path.join(out, "inproc_ab.json"), "w") as f:
                 json.dump(doc, f, indent=1)
         judge(c, doc["rounds"], state["errors"], a.steps, a.warm, limit, tag)

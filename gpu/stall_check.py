@@ -23,7 +23,7 @@ calls of 100 us or more, the longest first-time work.
     callbacks is at most 100 us (every call timed).
 Each callback site's maximum and CUPTI's other overhead rows are shown, not judged (an
 OS preemption inside a callback, CUPTI's resource set-up at context creation). Then one
-more launch-loop capture with TRACESMITH_SLOW_CALL_PROBE=1 (shown, not judged) classes
+more capture of each workload with TRACESMITH_SLOW_CALL_PROBE=1 (shown, not judged) classes
 every callback call of 100 us or more by what happened to its thread meanwhile
 (preempted, blocked, page faults, none of these: capture_cost.h).
 One `STALLS <check>: <figures> -> PASS|FAIL|SKIP` line per expectation, then the summary.
@@ -155,21 +155,23 @@ def checks(c, a, workloads):
                 print(f"STALLS run {w} {label} round {r + 1}: activity buffer request "
                       f"{req[0]}x max {fmt(req[1])}; sites: {sites}; first-time longest "
                       f"{fmt(got['first_time_max'])}; CUPTI other: {other}; buffers allocated "
-                      f"on request {got['stats'].get('capture.buffers_allocated_on_request')}",
+                      f"on request {got['stats'].get('capture.buffers_allocated_on_request')}; writer "
+                      f"SCHED_BATCH {got['stats'].get('capture.writer_sched_batch')}",
                       flush=True)
     probe = {}
-    if a.launches and workloads[0][0] == "ll":
-        got, err = capture(a.cli, "probe", {"TRACESMITH_SLOW_CALL_PROBE": "1"}, workloads[0][1],
-                           a.out, "ll_probe")
+    for w, cmd in workloads:
+        got, err = capture(a.cli, "probe", {"TRACESMITH_SLOW_CALL_PROBE": "1"}, cmd, a.out,
+                           f"{w}_probe")
         if err:
-            errors.append(f"ll {err}")
-        else:
+            errors.append(f"{w} {err}")
+            continue
+        if w == "ll":
             probe = got["probe"]
-            sites = "; ".join(f"{site}: " + ", ".join(f"{k} {n}" for k, n in sorted(cl.items()))
-                              for site, cl in sorted(probe.items()))
-            print(f"STALLS probe ll (TRACESMITH_SLOW_CALL_PROBE=1): callback calls of 100 us "
-                  f"or more by what happened to the thread: {sites or 'none'}; launch max "
-                  f"{fmt((got['sites'].get('launch') or (None,))[0])}", flush=True)
+        sites = "; ".join(f"{site}: " + ", ".join(f"{k} {n}" for k, n in sorted(cl.items()))
+                          for site, cl in sorted(got["probe"].items()))
+        print(f"STALLS probe {w} (TRACESMITH_SLOW_CALL_PROBE=1): callback calls of 100 us "
+              f"or more by what happened to the thread: {sites or 'none'}; launch max "
+              f"{fmt((got['sites'].get('launch') or (None,))[0])}", flush=True)
     for e in errors:
         print(f"STALLS error: {e}", flush=True)
     default = [(w, g) for (w, label), gs in runs.items() if label == "zeroed" for g in gs]

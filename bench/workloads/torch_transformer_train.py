@@ -13,7 +13,7 @@ import torch
 import step_harness
 
 
-def build(seed=0):
+def build(seed=0, batch=16):
     torch.manual_seed(seed)
     layer = torch.nn.TransformerEncoderLayer(d_model=512, nhead=8, dim_feedforward=2048,
                                              dropout=0.1, activation="gelu", batch_first=True)
@@ -21,8 +21,8 @@ def build(seed=0):
     head = torch.nn.Linear(512, 1000).cuda()
     params = list(model.parameters()) + list(head.parameters())
     opt = torch.optim.AdamW(params, lr=1e-4)
-    x = torch.randn(16, 128, 512, device="cuda")
-    target = torch.randint(0, 1000, (16, 128), device="cuda")
+    x = torch.randn(batch, 128, 512, device="cuda")
+    target = torch.randint(0, 1000, (batch, 128), device="cuda")
     return model, head, opt, x, target
 
 

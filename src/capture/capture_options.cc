@@ -362,6 +362,7 @@ CaptureTuning TuningFromEnv(const std::map<std::string, std::string>& env) {
   }
   t.buffer_prefault = !is(kEnvBufferPrefault, "0");
   t.slow_call_probe = is(kEnvSlowCallProbe, "1");
+  t.batch_threads = !is(kEnvBatchThreads, "0");
   return t;
 }
 
@@ -371,7 +372,7 @@ CaptureTuning TuningFromProcessEnv() {
        {kEnvSubscribe, kEnvDeviceBufferMb, kEnvTidType, kEnvMeminfoAtContext, kEnvApiFilter,
         kEnvStackRewalk, kEnvStackCopyProbe, kEnvPcSamplingHwBufferMb, kEnvPcSamplingSleepMs,
         kEnvGpuMetricsHwBufferMb, kEnvGpuMetricsImageSamples, kEnvGpuMetricsDecodeMs,
-        kEnvActivityBufferKb, kEnvBufferPrefault, kEnvSlowCallProbe})
+        kEnvActivityBufferKb, kEnvBufferPrefault, kEnvSlowCallProbe, kEnvBatchThreads})
     if (const char* v = std::getenv(key)) env.emplace(key, v);
   return TuningFromEnv(env);
 }

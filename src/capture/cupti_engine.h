@@ -155,6 +155,7 @@ class CuptiEngine {
   model::LaunchRank launch_;  // this process's place in a job (OpenOutput)
   BufferPool pool_;
   bool zeroed_buffers_ = false;  // CUPTI told our buffers come zeroed
+  bool writer_batch_ = false;    // the writer runs under SCHED_BATCH (background_thread.h)
   std::mutex completed_mu_;
   struct Completed {
     uint8_t* buffer;

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <thread>
 
+#include "background_thread.h"
 #include "cupti_engine.h"
 #include "tracesmith/base/clock.h"
 #include "tracesmith/capture/device_query.h"
@@ -238,6 +239,7 @@ void CuptiEngine::WriteDriverCalls(bool all) {
 
 void CuptiEngine::WriterLoop() {
   writer_tid_ = static_cast<uint64_t>(syscall(SYS_gettid));
+  writer_batch_ = RunAsBackgroundThread(options_.tuning.batch_threads);
   uint64_t next_flush = MonotonicNs() + uint64_t{options_.flush_ms} * 1000000;
   uint64_t served = flush_requests_.load();
   pool_.Refill();  // before the program's first buffer request, if the writer wins the race
@@ -287,6 +289,7 @@ void CuptiEngine::WriteFinalStats() {
   stats.Add("capture.buffer_bytes", pool_.buffer_bytes());
   stats.Add("capture.buffers_allocated_on_request", pool_.allocated_on_request());
   stats.Add("capture.buffers_zeroed_by_tracesmith", zeroed_buffers_ ? 1 : 0);
+  stats.Add("capture.writer_sched_batch", writer_batch_ ? 1 : 0);
   stats.Add("capture.unconverted_records", cs.unknown_kind, model::kStatWarning);
   // MEMORY2 records of cuMemMap/Unmap are told apart with the memory
   // recorder's notes (MakeMemoryRecorder's condition).

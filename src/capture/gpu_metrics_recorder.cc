@@ -30,6 +30,7 @@
 #include <thread>
 #include <vector>
 
+#include "background_thread.h"
 #include "pm_sampling.h"
 #include "recorder.h"
 
@@ -78,6 +79,7 @@ class GpuMetricsRecorder final : public Recorder {
       : pid_(pid),
         request_(std::move(request)),
         quiet_(quiet),
+        batch_thread_(tuning.batch_threads),
         decode_period_ns_(tuning.gpu_metrics_decode_ms
                               ? uint64_t(tuning.gpu_metrics_decode_ms) * 1'000'000
                               : kDecodePeriodNs) {
@@ -290,6 +292,7 @@ class GpuMetricsRecorder final : public Recorder {
 
   // Decode thread: set-ups, decodes and ends, until the capture ends.
   void DecodeLoop() {
+    RunAsBackgroundThread(batch_thread_);
     std::unique_lock<std::mutex> lock(mu_);
     while (true) {
       for (auto& [index, d] : devices_) {
@@ -436,6 +439,7 @@ class GpuMetricsRecorder final : public Recorder {
   const uint32_t pid_;
   const GpuMetricsRequest request_;
   const bool quiet_;
+  const bool batch_thread_;  // the decode thread under SCHED_BATCH (background_thread.h)
   const uint64_t decode_period_ns_;
   PmSamplingSettings settings_;
   std::mutex mu_;  // everything below (callbacks, decode thread, writer)

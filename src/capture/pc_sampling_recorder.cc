@@ -4,7 +4,10 @@
 //
 // What docs/pc-sampling.md measured on an H200 decides the sequence:
 //  - sampling is enabled and configured in the context-created callback
-//    (every cuptiPCSampling* call needs cuptiPCSamplingEnable first);
+//    (every cuptiPCSampling* call needs cuptiPCSamplingEnable first), and at
+//    an in-process capture's start on the contexts made before it
+//    (live_contexts.h; their modules loaded before the start give no source
+//    lines or SASS: their load was not seen);
 //  - CUPTI's worker threads decode the hardware buffer every kWorkerSleepMs
 //    (1 ms: 99.99% of the samples drained while kernels ran, against 97% at
 //    CUPTI's default 100 ms) and the writer thread takes the decoded records
@@ -32,6 +35,7 @@
 #include "activity_converter.h"
 #include "cubin_lines.h"
 #include "kernel_timeout_watch.h"
+#include "live_contexts.h"
 #include "recorder.h"
 #include "tracesmith/base/gpu_counters_hint.h"
 #include "tracesmith/format/job_file_names.h"
@@ -120,7 +124,26 @@ class PcSamplingRecorder final : public Recorder {
     if (watch_ && call.active) KernelTimeoutWatch::OnLaunchCall(call);
   }
 
+  // The first edge: an in-process capture's start (an injected capture's
+  // contexts all came through OnContextCreated by then).
+  void OnCaptureEdge() override {
+    if (edge_seen_) return;
+    edge_seen_ = true;
+    for (CUcontext ctx : LiveContexts()) {
+      bool known = false;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        for (const CUcontext seen : seen_) known = known || seen == ctx;
+      }
+      if (!known) WithContextCurrent(ctx, [&] { OnContextCreated(ctx); });
+    }
+  }
+
   void OnContextCreated(CUcontext ctx) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      seen_.push_back(ctx);
+    }
     auto c = std::make_unique<SamplingContext>();
     c->ctx = ctx;
     cuptiGetDeviceId(ctx, &c->device_id);
@@ -407,6 +430,8 @@ class PcSamplingRecorder final : public Recorder {
   const uint32_t sleep_ms_;         // CUPTI's worker thread
   std::mutex mu_;                   // contexts_, pending_, the counters (callbacks and the writer)
   std::vector<std::unique_ptr<SamplingContext>> contexts_;
+  std::vector<CUcontext> seen_;  // every context OnContextCreated was given (mu_)
+  bool edge_seen_ = false;       // OnCaptureEdge: the first edge was seen
   std::vector<Pending> pending_;
   std::vector<std::string> reasons_;  // stall reason names, shared by every context
   std::vector<uint32_t> reason_ids_;  // their string ids (0: not interned yet)

@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "cubin_lines.h"
+#include "live_contexts.h"
 #include "recorder.h"
 #include "tracesmith/base/gpu_counters_hint.h"
 
@@ -133,16 +134,22 @@ class SassCountsRecorder final : public Recorder {
     claims.ModuleLoads();
   }
 
-  void OnContextCreated(CUcontext ctx) override {
+  void OnContextCreated(CUcontext ctx) override { Enable(ctx, /*lazy=*/true); }
+
+  // A new context's functions are patched as they load (lazy); one that
+  // existed before an in-process capture started has its functions loaded
+  // already (PyTorch's warm-up), so all are patched at once.
+  void Enable(CUcontext ctx, bool lazy) {
     CountedContext c;
     c.ctx = ctx;
     cuptiGetDeviceId(ctx, &c.device);
     std::lock_guard<std::mutex> lock(mu_);
+    seen_.push_back(ctx);
     std::string why = Configure(c.device);
     if (why.empty()) {
       CUpti_SassMetricsEnable_Params ep = {CUpti_SassMetricsEnable_Params_STRUCT_SIZE};
       ep.ctx = ctx;
-      ep.enableLazyPatching = 1;
+      ep.enableLazyPatching = lazy ? 1 : 0;
       if (CUptiResult r = cuptiSassMetricsEnable(&ep); r != CUPTI_SUCCESS)
         why = Why("cuptiSassMetricsEnable", r);
     }
@@ -167,8 +174,21 @@ class SassCountsRecorder final : public Recorder {
 
   void OnModuleLoaded(CUcontext, const CUpti_ModuleResourceData& m) override { lines_.Keep(m); }
 
-  // Start or stop (outside any callback): the counts so far, with no kernel running.
+  // Start or stop (outside any callback): the counts so far, with no kernel
+  // running. The first edge of an in-process capture is its start: the
+  // contexts made before it are enabled here (live_contexts.h).
   void OnCaptureEdge() override {
+    if (!edge_seen_) {
+      edge_seen_ = true;
+      for (CUcontext ctx : LiveContexts()) {
+        bool known = false;
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          for (const CUcontext seen : seen_) known = known || seen == ctx;
+        }
+        if (!known) WithContextCurrent(ctx, [&] { Enable(ctx, /*lazy=*/false); });
+      }
+    }
     std::lock_guard<std::mutex> lock(mu_);
     for (CountedContext& c : contexts_) {
       if (!c.live || cuCtxPushCurrent(c.ctx) != CUDA_SUCCESS) continue;
@@ -343,6 +363,8 @@ class SassCountsRecorder final : public Recorder {
   bool profiler_initialized_ = false;
   std::map<uint32_t, Device> devices_;
   std::vector<CountedContext> contexts_;
+  std::vector<CUcontext> seen_;  // every context Enable was given (mu_)
+  bool edge_seen_ = false;       // OnCaptureEdge: the first edge was seen
   std::map<Key, Counts> pending_;
   uint64_t enable_failures_ = 0, flushes_ = 0, flush_errors_ = 0, dropped_ = 0;
   // Writer thread.

@@ -70,6 +70,8 @@ TEST(GpuMetricsOption, TravelsThroughTheEnvironment) {
   EXPECT_FALSE(TuningFromEnv({{kEnvBufferPrefault, "0"}}).buffer_prefault);
   EXPECT_FALSE(TuningFromEnv({}).slow_call_probe);
   EXPECT_TRUE(TuningFromEnv({{kEnvSlowCallProbe, "1"}}).slow_call_probe);
+  EXPECT_TRUE(TuningFromEnv({}).batch_threads);
+  EXPECT_FALSE(TuningFromEnv({{kEnvBatchThreads, "0"}}).batch_threads);
 }
 
 TEST(GpuMetricSet, DefaultSetAnswersTheIssuesQuestions) {

@@ -138,6 +138,9 @@ struct CaptureTuning {
   // TRACESMITH_SLOW_CALL_PROBE=1: each callback call of 100 us or more classed
   // by what happened to its thread (capture_cost.h: SlowCallProbe).
   bool slow_call_probe = false;
+  // TRACESMITH_BATCH_THREADS=0: TraceSmith's writer and decoder threads keep
+  // the default scheduling policy instead of SCHED_BATCH (background_thread.h).
+  bool batch_threads = true;
   bool operator==(const CaptureTuning&) const = default;
 };
 
@@ -283,6 +286,7 @@ inline constexpr const char* kEnvGpuMetricsDecodeMs = "TRACESMITH_GPU_METRICS_DE
 inline constexpr const char* kEnvActivityBufferKb = "TRACESMITH_ACTIVITY_BUFFER_KB";
 inline constexpr const char* kEnvBufferPrefault = "TRACESMITH_BUFFER_PREFAULT";
 inline constexpr const char* kEnvSlowCallProbe = "TRACESMITH_SLOW_CALL_PROBE";
+inline constexpr const char* kEnvBatchThreads = "TRACESMITH_BATCH_THREADS";
 // Set by tests only: installs a stack hook that returns 1, 2, 3... so GPU
 // tests can check the correlation-id join of API rows and GPU rows.
 inline constexpr const char* kEnvTestStackHook = "TRACESMITH_TEST_STACK_HOOK";
