@@ -374,7 +374,7 @@ if want abcost && needs_torch "abcost (gpu/inproc_ab.py)"; then
   # differ by up to 25% on this CPU-bound step): ABCOST_ROUNDS (8) rounds of none / default /
   # option blocks, each run of ABCOST_RUNS an OPTION[:compile][:batchN] (torch.compile'd model;
   # N sequences a step, 16 by default: 128 makes the step GPU-bound); for
-  # pc_sampling, the samples of a 30-step block too. Opt-in: ~2-4 minutes per run.
+  # pc_sampling, the samples of an ABCOST_SAMPLE_STEPS-step block (30) too. Opt-in: ~2-4 minutes per run.
   S=$OUT/abcost; mkdir -p "$S"
   export PYTHONPATH=$PWD/python TRACESMITH_INJECT_LIB=$(realpath "$BUILD/lib/libtracesmith-inject.so")
   for r in ${ABCOST_RUNS:-gpu_metrics pc_sampling pc_sampling:compile}; do
@@ -383,7 +383,7 @@ if want abcost && needs_torch "abcost (gpu/inproc_ab.py)"; then
     [[ $r =~ :batch([0-9]+) ]] && extra+=(--batch "${BASH_REMATCH[1]}")
     pycheck "abcost $r" "$S/${r//:/_}.log" python3 gpu/inproc_ab.py "$S/${r//:/_}" \
       --option "${r%%:*}" "${extra[@]}" --rounds "${ABCOST_ROUNDS:-8}" --budget "${ABCOST_BUDGET:-150}" \
-      --cli "$TS"
+      --sample-steps "${ABCOST_SAMPLE_STEPS:-30}" --cli "$TS"
   done
   unset PYTHONPATH TRACESMITH_INJECT_LIB
 fi
