@@ -697,14 +697,7 @@ class InprocAbCheck(unittest.TestCase):
 
     @staticmethod
     def judge(rounds, errors=(), limit=1.03):
-        sys.path.insert(0, GPU)
-        try:
-            spec = importlib.util.spec_from_file_location(
-                "inproc_ab", os.path.join(GPU, "inproc_ab.py"))
-            mod = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(mod)
-        finally:
-            sys.path.remove(GPU)
+        mod = load_gpu_module("inproc_ab")
         c = mod.Checks("ABCOST")
         buf = io.StringIO()
         with redirect_stdout(buf):
@@ -738,16 +731,20 @@ class InprocAbCheck(unittest.TestCase):
                          p.stdout + p.stderr)
 
 
-def load_profile_check():
+def load_gpu_module(name):
+    """gpu/NAME.py as a module (gpu/ on the path while it loads, for its `checks` import)."""
     sys.path.insert(0, GPU)
     try:
-        spec = importlib.util.spec_from_file_location(
-            "python_profile_check", os.path.join(GPU, "python_profile_check.py"))
+        spec = importlib.util.spec_from_file_location(name, os.path.join(GPU, name + ".py"))
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
     finally:
         sys.path.remove(GPU)
     return mod
+
+
+def load_profile_check():
+    return load_gpu_module("python_profile_check")
 
 
 class PythonProfileCheck(unittest.TestCase):
