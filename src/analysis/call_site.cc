@@ -34,24 +34,18 @@ std::string PackagePath(std::string_view path) {
   return std::string(path);
 }
 
-static std::regex CompileOrNever(const std::string& pattern) {
-  try {
-    return std::regex(pattern, std::regex::ECMAScript | std::regex::optimize);
-  } catch (const std::regex_error&) {
-    return std::regex("$^");  // matches nothing (ValidateCallSiteRules reports it)
-  }
+static Pattern CompileOrNever(const std::string& pattern) {
+  auto p = Pattern::Compile(pattern);
+  return p.ok() ? std::move(*p) : Pattern();  // matches nothing (ValidateCallSiteRules reports it)
 }
 
 Status ValidateCallSiteRules(const CallSiteRules& rules) {
   for (const auto& [name, pattern] : {std::pair{"skip modules", &rules.skip_modules},
                                       std::pair{"skip functions", &rules.skip_functions},
                                       std::pair{"library files", &rules.library_files}}) {
-    try {
-      std::regex re(*pattern, std::regex::ECMAScript);
-    } catch (const std::regex_error& e) {
-      return InvalidArgument(
-          StrFormat("call-site %s regex '%s': %s", name, pattern->c_str(), e.what()));
-    }
+    if (auto p = Pattern::Compile(*pattern, /*optimize=*/false); !p.ok())
+      return InvalidArgument(StrFormat("call-site %s regex '%s': %s", name, pattern->c_str(),
+                                       p.status().message().c_str()));
   }
   return OkStatus();
 }
@@ -82,8 +76,8 @@ bool CallSiteNamer::Skipped(uint32_t id) {
     const model::Frame& f = meta_.Rows<model::Frame>()[id - 1];
     const std::string module = ModuleName(f.mapping_id);
     const std::string fn(meta_.strings.Get(f.function_id));
-    const bool skip = (!module.empty() && std::regex_search(module, skip_modules_)) ||
-                      (!fn.empty() && std::regex_search(fn, skip_functions_));
+    const bool skip = (!module.empty() && skip_modules_.Search(module)) ||
+                      (!fn.empty() && skip_functions_.Search(fn));
     s = skip ? kSkip : kKeep;
   }
   return s == kSkip;
@@ -94,7 +88,7 @@ bool CallSiteNamer::LibraryFile(uint32_t id) {
   if (s == kUnknown) {
     const model::Frame& f = meta_.Rows<model::Frame>()[id - 1];
     const std::string file(meta_.strings.Get(f.file_id));
-    s = f.file_id && std::regex_search(file, library_files_) ? kSkip : kKeep;
+    s = f.file_id && library_files_.Search(file) ? kSkip : kKeep;
   }
   return s == kSkip;
 }

@@ -24,11 +24,10 @@ StatusOr<EventFilter> EventFilter::Make(const EventFilterSpec& spec) {
     f.kinds_.insert(k);
   }
   if (!spec.name_regex.empty()) {
-    try {
-      f.name_.emplace(spec.name_regex, std::regex::ECMAScript | std::regex::optimize);
-    } catch (const std::regex_error& e) {
-      return InvalidArgument("bad --name regex '" + spec.name_regex + "': " + e.what());
-    }
+    auto p = Pattern::Compile(spec.name_regex);
+    if (!p.ok())
+      return InvalidArgument("bad --name regex '" + spec.name_regex + "': " + p.status().message());
+    f.name_ = std::move(*p);
   }
   return f;
 }

@@ -1,11 +1,11 @@
 #include "tracesmith/capture/capture_options.h"
 
 #include <cstdlib>
-#include <regex>
 #include <string_view>
 #include <vector>
 
 #include "tracesmith/base/file_util.h"
+#include "tracesmith/base/pattern.h"
 
 extern char** environ;
 
@@ -162,11 +162,8 @@ StatusOr<ReplayFilter> ParseReplayFilter(const std::string& text) {
     f.kind = ReplayFilter::Kind::kKernel;
     f.regex = text.substr(7);
     if (f.regex.empty()) return bad("empty regex");
-    try {
-      std::regex check(f.regex);
-    } catch (const std::regex_error& e) {
-      return bad(std::string("bad regex: ") + e.what());
-    }
+    if (auto p = Pattern::Compile(f.regex, /*optimize=*/false); !p.ok())
+      return bad("bad regex: " + p.status().message());
   } else if (text.rfind("launch:", 0) == 0) {
     f.kind = ReplayFilter::Kind::kLaunchRange;
     std::string range = text.substr(7);

@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
-#include <regex>
 #include <set>
 #include <sstream>
 

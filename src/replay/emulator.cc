@@ -1,4 +1,5 @@
 #include "tracesmith/replay/emulator.h"
+#include "tracesmith/base/pattern.h"
 
 #include <algorithm>
 #include <bit>
@@ -8,7 +9,6 @@
 #include <limits>
 #include <map>
 #include <queue>
-#include <regex>
 #include <tuple>
 #include <unordered_map>
 
@@ -43,11 +43,8 @@ StatusOr<KernelScale> ParseKernelScale(const std::string& spec) {
   if (end == f.c_str() || *end != '\0' || !(s.factor > 0) || !std::isfinite(s.factor))
     return InvalidArgument("--scale-kernel '" + spec + "': factor '" + f +
                            "' is not a positive number");
-  try {
-    std::regex re(s.pattern);
-  } catch (const std::regex_error& e) {
-    return InvalidArgument("--scale-kernel '" + spec + "': bad regex: " + e.what());
-  }
+  if (auto p = Pattern::Compile(s.pattern, /*optimize=*/false); !p.ok())
+    return InvalidArgument("--scale-kernel '" + spec + "': bad regex: " + p.status().message());
   return s;
 }
 

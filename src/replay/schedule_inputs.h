@@ -10,11 +10,11 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
-#include <regex>
 #include <unordered_map>
 #include <vector>
 
 #include "tracesmith/analysis/dependency_graph.h"
+#include "tracesmith/base/pattern.h"
 #include "tracesmith/replay/emulator.h"
 
 namespace tracesmith::replay::internal {
@@ -74,13 +74,13 @@ class ScheduleInputs {
 
   Status PrepareScales() {
     if (o_.scale_kernels.empty()) return OkStatus();
-    std::vector<std::regex> res;
+    std::vector<Pattern> res;
     for (const KernelScale& k : o_.scale_kernels) {
-      try {
-        res.emplace_back(k.pattern);
-      } catch (const std::regex_error& e) {
-        return InvalidArgument("--scale-kernel '" + k.pattern + "': bad regex: " + e.what());
-      }
+      auto p = Pattern::Compile(k.pattern, /*optimize=*/false);
+      if (!p.ok())
+        return InvalidArgument("--scale-kernel '" + k.pattern +
+                               "': bad regex: " + p.status().message());
+      res.push_back(std::move(*p));
     }
     auto& by_name = scale_by_name_;  // regexes are slow: once per name
     for (uint32_t i = 0; i < nops_; ++i) {
@@ -90,7 +90,7 @@ class ScheduleInputs {
       if (fresh) {
         const std::string name(t_.String(op.name_id));
         for (size_t k = 0; k < res.size(); ++k) {
-          if (std::regex_search(name, res[k])) {
+          if (res[k].Search(name)) {
             it->second = o_.scale_kernels[k].factor;
             break;
           }

@@ -12,12 +12,12 @@
 #pragma once
 
 #include <cstdint>
-#include <regex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "tracesmith/analysis/report.h"
+#include "tracesmith/base/pattern.h"
 #include "tracesmith/model/trace.h"
 
 namespace tracesmith::analysis {
@@ -48,7 +48,7 @@ class CallSiteNamer {
   std::string ModuleName(uint32_t mapping_id) const;
 
   const model::Trace& meta_;
-  std::regex skip_modules_, skip_functions_, library_files_;
+  Pattern skip_modules_, skip_functions_, library_files_;
   std::vector<int8_t> skip_;               // per frame id - 1
   std::vector<int8_t> library_;            // per frame id - 1 (kKeep: the program's)
   std::vector<std::string> module_names_;  // per mapping id (file names)

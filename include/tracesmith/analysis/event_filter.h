@@ -6,11 +6,11 @@
 #include <cstdint>
 #include <map>
 #include <optional>
-#include <regex>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "tracesmith/base/pattern.h"
 #include "tracesmith/base/status.h"
 #include "tracesmith/format/sbt_reader.h"
 #include "tracesmith/model/event_names.h"
@@ -43,13 +43,13 @@ class EventFilter {
     if (model::EventEnd(e) < from_ || model::EventStart(e) > to_) return false;
     if (spec_.stream >= 0 && model::EventStream(e) != spec_.stream) return false;
     if (spec_.device >= 0 && model::EventDevice(e) != spec_.device) return false;
-    return !name_ || std::regex_search(model::EventName(t, e), *name_);
+    return !name_ || name_->Search(model::EventName(t, e));
   }
 
  private:
   EventFilterSpec spec_;
   std::set<std::string> kinds_;
-  std::optional<std::regex> name_;
+  std::optional<Pattern> name_;
   uint64_t from_ = 0, to_ = UINT64_MAX;
 };
 

@@ -178,7 +178,8 @@ ReplayCapturer::ReplayCapturer(ReplayFilter filter, const CaptureOptions& option
       quiet_(options.quiet),
       scope_(options.replay_memory),
       reach_depth_(options.replay_reach_depth) {
-  if (filter_.kind == ReplayFilter::Kind::kKernel) regex_ = std::regex(filter_.regex);
+  if (filter_.kind == ReplayFilter::Kind::kKernel)
+    if (auto p = Pattern::Compile(filter_.regex, /*optimize=*/false); p.ok()) regex_ = *p;
   if (auto r = ParseDeviceRanges(options.replay_ranges); r.ok()) extra_ranges_ = *r;
 }
 
@@ -197,7 +198,7 @@ void ReplayCapturer::Note(const char* fmt, ...) {
 }
 
 bool ReplayCapturer::NameMatches(const char* name) const {
-  return std::regex_search(name, regex_) || std::regex_search(Demangle(name), regex_);
+  return regex_.Search(name) || regex_.Search(Demangle(name));
 }
 
 bool ReplayCapturer::Selected(uint64_t index, CUfunction f) {

@@ -34,7 +34,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <regex>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -43,6 +42,7 @@
 #include "graph_capture.h"
 #include "image_allocator.h"
 #include "replay_stream_ops.h"
+#include "tracesmith/base/pattern.h"
 #include "tracesmith/capture/capture_options.h"
 #include "tracesmith/format/replay_payload.h"
 #include "tracesmith/format/sbt_writer.h"
@@ -178,7 +178,7 @@ class ReplayCapturer {
   uint32_t EventIdLocked(CUevent event);
 
   const ReplayFilter filter_;
-  std::regex regex_;
+  Pattern regex_;  // the kKernel filter (validated with the options)
   const uint64_t max_bytes_;
   const uint32_t max_launches_;
   const bool quiet_;
