@@ -87,7 +87,8 @@ void KinetoDerived::OnKernel(const KernelEvent& k) {
                k.demangled_id ? k.demangled_id : k.name_id,
                UINT32_MAX,
                0,
-               0};
+               0,
+               k.stream_id};
   if (k.correlation_id != 0) {
     auto l = launches_.find(Key(k.pid, k.correlation_id));
     if (l != launches_.end()) {
@@ -138,9 +139,10 @@ void KinetoDerived::StepSlices(const Trace& meta, std::vector<Slice>* out) {
     return;
   }
   const std::vector<StepKernel>* gpu = nullptr;
-  uint32_t pid = 0;
+  uint32_t pid = 0, device = 0;
   for (const auto& [key, list] : kernels_)
-    if (gpu == nullptr || list.size() > gpu->size()) gpu = &list, pid = key.first;
+    if (gpu == nullptr || list.size() > gpu->size())
+      gpu = &list, pid = key.first, device = key.second;
   if (gpu == nullptr) return;
   // The sequence's "correlation id" is the kernel's index in `gpu`.
   std::vector<analysis::SequenceKernel> kernels;
@@ -157,11 +159,14 @@ void KinetoDerived::StepSlices(const Trace& meta, std::vector<Slice>* out) {
     bool launched = false;
   };
   std::vector<HostStep> host(report.steps.size());
+  // Each step's kernels: [first, last) in `kernels`.
+  std::vector<std::pair<size_t, size_t>> step_kernels(report.steps.size());
   std::map<uint32_t, uint64_t> per_tid;  // steps whose first launch is on the thread
   auto k = kernels.begin();              // in start order (StepsFromKernelSequence sorted them)
   for (size_t i = 0; i < report.steps.size(); ++i) {
     const analysis::Step& s = report.steps[i];
     while (k != kernels.end() && k->start_ns < s.begin_ns) ++k;
+    step_kernels[i].first = static_cast<size_t>(k - kernels.begin());
     for (; k != kernels.end() && k->start_ns < s.end_ns; ++k) {
       const StepKernel& l = (*gpu)[k->correlation_id];
       if (l.tid == UINT32_MAX) continue;  // its launch not seen
@@ -170,6 +175,7 @@ void KinetoDerived::StepSlices(const Trace& meta, std::vector<Slice>* out) {
       host[i].end = std::max(host[i].end, l.launch_end_ns);
       host[i].launched = true;
     }
+    step_kernels[i].second = static_cast<size_t>(k - kernels.begin());
     if (host[i].launched)
       ++per_tid[host[i].tid];
     else
@@ -186,6 +192,20 @@ void KinetoDerived::StepSlices(const Trace& meta, std::vector<Slice>* out) {
     if (i + 1 < host.size() && host[i + 1].begin > host[i].begin) end = host[i + 1].begin;
     out->push_back({"user_annotation", step_name(i), pid, tid, host[i].begin,
                     std::max(end, host[i].begin), 0});
+  }
+  // Their GPU copies: per stream, the kernels launched on that thread.
+  for (size_t i = 0; i < host.size(); ++i) {
+    std::map<uint32_t, std::pair<uint64_t, uint64_t>> spans;  // stream -> [start, end]
+    for (size_t n = step_kernels[i].first; n < step_kernels[i].second; ++n) {
+      const StepKernel& l = (*gpu)[kernels[n].correlation_id];
+      if (l.tid != tid) continue;
+      auto [span, added] = spans.try_emplace(l.stream, l.start_ns, l.end_ns);
+      span->second.first = std::min(span->second.first, l.start_ns);
+      span->second.second = std::max(span->second.second, l.end_ns);
+    }
+    for (const auto& [stream, span] : spans)
+      out->push_back(
+          {"gpu_user_annotation", step_name(i), device, stream, span.first, span.second, 0});
   }
 }
 

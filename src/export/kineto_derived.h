@@ -4,7 +4,10 @@
 // - "External id" of launch calls and their GPU ops when no framework op set
 //   one: one id per launch, shared by the call and its GPU ops;
 // - "ProfilerStep#N" user_annotation ranges over the steps the trace shows
-//   (analysis/steps.h), when it has no ProfilerStep ranges of its own;
+//   (analysis/steps.h), when it has no ProfilerStep ranges of its own; for
+//   steps of the repeating kernel sequence also their gpu_user_annotation
+//   copies: per stream, the kernels launched on the steps' thread during the
+//   step, from the first one's start to the last one's end;
 // - "gpu_user_annotation" ranges: each captured NVTX range on each GPU stream
 //   that ran work launched inside it, from the first such op's start to the
 //   last one's end.
@@ -66,12 +69,13 @@ class KinetoDerived {
     uint32_t tid;
     uint64_t start_ns, end_ns;
   };
-  // A kernel with its launch call's thread and times (tid UINT32_MAX: the
-  // call was not seen before it). 40 bytes.
+  // A kernel with its stream and its launch call's thread and times (tid
+  // UINT32_MAX: the call was not seen before it). 48 bytes.
   struct StepKernel {
     uint64_t start_ns, end_ns;
     uint32_t name_id, tid;
     uint64_t launch_start_ns, launch_end_ns;
+    uint32_t stream;
   };
   struct Range {
     uint64_t start_ns, end_ns, external_id;
