@@ -460,11 +460,13 @@ class JsonSink : public EventSink {
     j_.Raw("}\n  }");
     MaybeFlush();
   }
-  // An operator of the launch-time stacks as torch's cpu_op. Its External id
+  // An operator of the launch-time stacks as torch's cpu_op (the optimizer's
+  // step as its user_annotation). Its External id
   // is its own (max + 1 + 2^48 + its number; its launches keep theirs);
   // torch's Record function id, Sequence number, ... are not known.
   void CpuOp(const PythonFunctionSlices::Slice& f) {
-    Complete("cpu_op", f.name, f.pid, f.tid, f.start_ns, f.end_ns);
+    const bool annotation = f.name.starts_with("Optimizer.step#");  // torch.optim's hook
+    Complete(annotation ? "user_annotation" : "cpu_op", f.name, f.pid, f.tid, f.start_ns, f.end_ns);
     j_.Raw(",\n    \"args\": {\"External id\": ");
     j_.Uint(ctx_->max_external_id + 1 + (uint64_t{1} << 48) + f.id);
     j_.Raw("}\n  }");

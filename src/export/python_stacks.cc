@@ -1,6 +1,7 @@
 #include "python_stacks.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "tracesmith/base/status.h"
 #include "tracesmith/model/stack_builder.h"
@@ -10,6 +11,8 @@ namespace tracesmith::exporter {
 using namespace model;
 
 namespace {
+
+constexpr std::string_view kOptimizerHook = "Optimizer.profile_hook_step.<locals>.wrapper";
 
 // Overloads spelled in lower case (the upper-case ones are cut at "_X").
 constexpr std::string_view kLowerOverloads[] = {"_dtype_layout", "_dtype", "_device", "_other",
@@ -69,8 +72,20 @@ const std::vector<PythonFunctionSlices::Kept>& PythonFunctionSlices::FramesOf(ui
     for (auto f = all.rbegin(); f != all.rend(); ++f) {
       path = (path ^ *f) * 0x100000001b3ull;
       path ^= path >> 29;
-      if (table[*f - 1].kind != kFramePython && !NameOf(*f).empty())
-        it->second.push_back({*f, path});
+      if (table[*f - 1].kind != kFramePython) {
+        if (!NameOf(*f).empty()) it->second.push_back({*f, path});
+        continue;
+      }
+      // torch.optim's step hook: record_function "Optimizer.step#<Class>.step"
+      // around the step, named by the first "<Class>.step" frame below it.
+      if (meta_->strings.Get(table[*f - 1].function_id) != kOptimizerHook) continue;
+      for (auto g = std::next(f); g != all.rend(); ++g) {
+        const std::string_view fn = meta_->strings.Get(table[*g - 1].function_id);
+        if (table[*g - 1].kind != kFramePython || !fn.ends_with(".step")) continue;
+        names_[*g] = "Optimizer.step#" + std::string(fn);
+        it->second.push_back({*g, path});
+        break;
+      }
     }
     return it->second;
   }

@@ -19,7 +19,10 @@
 // operator (at::_ops::<op>::call, where torch's RecordFunction records
 // "aten::<op>") and where the autograd engine runs a backward node
 // (torch::autograd::generated::<Node>::apply: torch's
-// "autograd::engine::evaluate_function: <Node>"). Their slices are one
+// "autograd::engine::evaluate_function: <Node>"), and torch.optim's step
+// hook (its user_annotation "Optimizer.step#<Class>.step", the class of the
+// first "<Class>.step" frame below it: the one defining step, e.g. Adam for
+// an AdamW, whose name torch takes from the object). Their slices are one
 // operator call, not one function: two launches share an op's slice only
 // when their stacks are the same from the root down to the op's frame
 // (Python lines and return addresses included), so ops called from two

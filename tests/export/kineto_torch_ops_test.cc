@@ -4,8 +4,8 @@
 // sequences and critical path read them. A hand-built capture of one
 // process: on the main thread two nn.Linear calls from two lines of
 // model.py (each aten::linear > aten::addmm, the second launching two
-// kernels), then an optimizer foreach op; on the autograd thread (native
-// frames only) AddmmBackward0 > aten::mm.
+// kernels), then an optimizer foreach op under torch.optim's step hook; on
+// the autograd thread (native frames only) AddmmBackward0 > aten::mm.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -112,6 +112,8 @@ Trace TorchTrace() {
       "torch::autograd::generated::AddmmBackward0::apply(std::vector<at::Tensor>&&)", 0x50);
   const uint32_t mm = b.Native("at::_ops::mm::call(at::Tensor const&, at::Tensor const&)", 0x60);
   const uint32_t step = b.Py("step", 10), opt = b.Py("opt_step", 50);
+  const uint32_t hook = b.Py("Optimizer.profile_hook_step.<locals>.wrapper", 533);
+  const uint32_t adam = b.Py("Adam.step", 248);
   const uint32_t fwd3 = b.Py("forward", 3), fwd4 = b.Py("forward", 4);
   // Main thread: linear from line 3 (one kernel), linear from line 4 (two
   // kernels: addmm's and one under linear only), the optimizer op (two).
@@ -119,8 +121,8 @@ Trace TorchTrace() {
   b.Launch(kMain, kT0 + 10'000,
            b.Stack({step, fwd4, linear, autocast, linear, addmm, addmm_impl, launch}));
   b.Launch(kMain, kT0 + 20'000, b.Stack({step, fwd4, linear, autocast, linear, launch}));
-  b.Launch(kMain, kT0 + 30'000, b.Stack({opt, foreach, launch}));
-  b.Launch(kMain, kT0 + 40'000, b.Stack({opt, foreach, launch}));
+  b.Launch(kMain, kT0 + 30'000, b.Stack({opt, hook, adam, foreach, launch}));
+  b.Launch(kMain, kT0 + 40'000, b.Stack({opt, hook, adam, foreach, launch}));
   // Autograd thread: native frames only.
   b.Launch(kAutograd, kT0 + 15'000, b.Stack({backward, mm, launch}));
   return std::move(b.t);
@@ -176,11 +178,19 @@ TEST(KinetoTorchOps, DispatcherEntriesAndBackwardNodesAreCpuOps) {
     EXPECT_NEAR(got[i].ts - t0, b, 1e-6);
     EXPECT_NEAR(got[i].ts - t0 + got[i].dur, e, 1e-6);
   }
+  // torch.optim's step hook: its record_function, named by the class that
+  // defines step, around the step's launches.
+  const std::vector<Slice> steps = Slices(j, "user_annotation");
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_EQ(steps[0].name, "Optimizer.step#Adam.step");
+  EXPECT_NEAR(steps[0].ts - t0, 30, 1e-6);
+  EXPECT_NEAR(steps[0].dur, 11, 1e-6);
   // Each has an External id of its own (HTA's overlay reads every op's args).
   std::set<uint64_t> ids;
   for (const json& e : j["traceEvents"])
-    if (e.value("cat", "") == "cpu_op") ids.insert(e["args"]["External id"].get<uint64_t>());
-  EXPECT_EQ(ids.size(), want.size());
+    if (e.value("cat", "") == "cpu_op" || e.value("cat", "") == "user_annotation")
+      ids.insert(e["args"]["External id"].get<uint64_t>());
+  EXPECT_EQ(ids.size(), want.size() + 1);
   EXPECT_EQ(ids.count(0), 0u);
 }
 
@@ -194,9 +204,12 @@ TEST(KinetoTorchOps, NativeOnlyStacksOfAPythonProgramHaveNoPythonFunctions) {
     EXPECT_EQ(s.tid, kMain) << s.name;
     ++names[s.name];
   }
-  EXPECT_EQ(names, (std::map<std::string, int>{{"model.py(10): step", 1},
-                                               {"model.py(3): forward", 1},
-                                               {"model.py(50): opt_step", 1}}));
+  EXPECT_EQ(names, (std::map<std::string, int>{
+                       {"model.py(10): step", 1},
+                       {"model.py(3): forward", 1},
+                       {"model.py(50): opt_step", 1},
+                       {"model.py(533): Optimizer.profile_hook_step.<locals>.wrapper", 1},
+                       {"model.py(248): Adam.step", 1}}));
 }
 
 // A C++ program (no Python frame anywhere) keeps its native frames.
