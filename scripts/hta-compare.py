@@ -80,7 +80,12 @@ def _kernels_with_annotations(ta, _):
         return None, "no kernels"
     annotated = df["user_annotation"].ge(0) if "user_annotation" in df else None
     n = int(annotated.sum()) if annotated is not None else 0
-    return {"kernels": len(df), "annotated kernels": n}, None
+    m = {"kernels": len(df), "annotated kernels": n}
+    if "s_user_annotation" in df:
+        opt = df[df["s_user_annotation"].astype(str).str.contains("Optimizer.step")]
+        m["kernels in Optimizer.step"] = len(opt)
+        m["their GPU ms"] = float(opt["dur"].sum()) / 1e3
+    return m, None
 
 
 def _user_annotation(ta, _):

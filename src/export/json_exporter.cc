@@ -214,6 +214,10 @@ class JsonSink : public EventSink {
                     [this](const PythonFunctionSlices::Slice& f) { PythonFunction(f); });
     ops_->OnCall(a.pid, a.tid, a.stack_id, a.start_ns, a.end_ns,
                  [this](const PythonFunctionSlices::Slice& f) { CpuOp(f); });
+    std::string_view step;  // torch.optim's step: its launches make its GPU copy
+    if (const uint64_t id = ops_->OpenSlice(a.pid, a.tid, "Optimizer.step#", &step); id != 0)
+      if (a.correlation_id != 0)
+        derived_.OnAnnotatedLaunch(a.pid, a.correlation_id, OpId(id), step);
     CompleteQuoted(a.domain == kApiDriver ? "cuda_driver" : "cuda_runtime", QuotedName(a.name_id),
                    a.pid, a.tid, a.start_ns, a.end_ns);
     j_.Raw(",\n    \"args\": {\"External id\": ");
@@ -468,9 +472,12 @@ class JsonSink : public EventSink {
     const bool annotation = f.name.starts_with("Optimizer.step#");  // torch.optim's hook
     Complete(annotation ? "user_annotation" : "cpu_op", f.name, f.pid, f.tid, f.start_ns, f.end_ns);
     j_.Raw(",\n    \"args\": {\"External id\": ");
-    j_.Uint(ctx_->max_external_id + 1 + (uint64_t{1} << 48) + f.id);
+    j_.Uint(OpId(f.id));
     j_.Raw("}\n  }");
     MaybeFlush();
+  }
+  uint64_t OpId(uint64_t slice) const {
+    return ctx_->max_external_id + 1 + (uint64_t{1} << 48) + slice;
   }
   void Field(const char* key, uint64_t v) {
     j_.Raw("  \"");

@@ -60,9 +60,23 @@ void KinetoDerived::OnApiCall(const ApiEvent& a) {
   any_inside_ = true;
 }
 
+void KinetoDerived::OnAnnotatedLaunch(uint32_t pid, uint32_t corr, uint64_t external_id,
+                                      std::string_view name) {
+  auto [it, added] =
+      annotation_index_.try_emplace(external_id, static_cast<uint32_t>(annotations_.size()));
+  if (added) annotations_.emplace_back(std::string(name), external_id);
+  annotated_launches_[Key(pid, corr)] = it->second;
+}
+
 void KinetoDerived::OnGpuOp(uint32_t pid, uint32_t corr, uint32_t device, uint32_t stream,
                             uint64_t start, uint64_t end) {
   if (corr == 0) return;
+  if (auto a = annotated_launches_.find(Key(pid, corr)); a != annotated_launches_.end()) {
+    auto [span, added] =
+        annotation_spans_.try_emplace({a->second, device, stream}, start, std::max(start, end));
+    span->second.first = std::min(span->second.first, start);
+    span->second.second = std::max(span->second.second, std::max(start, end));
+  }
   launches_.erase(Key(pid, corr));  // a kernel took it along first (OnKernel)
   if (!any_inside_) return;
   const uint32_t idx = ctx_->correlations.PidIndex(pid);
@@ -108,6 +122,12 @@ std::vector<KinetoDerived::Slice> KinetoDerived::Finish(const Trace& meta) {
     const Range& r = ranges_[range];
     out.push_back({"gpu_user_annotation", std::string(meta.strings.Get(r.name_id)), device, stream,
                    span.first, span.second, r.external_id});
+  }
+  for (const auto& [key, span] : annotation_spans_) {
+    const auto& [index, device, stream] = key;
+    const auto& [name, external_id] = annotations_[index];
+    out.push_back(
+        {"gpu_user_annotation", name, device, stream, span.first, span.second, external_id});
   }
   return out;
 }

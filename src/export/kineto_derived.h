@@ -54,6 +54,10 @@ class KinetoDerived {
   void OnGpuOp(uint32_t pid, uint32_t corr, uint32_t device, uint32_t stream, uint64_t start,
                uint64_t end);
   void OnKernel(const model::KernelEvent& k);
+  // A launch inside a host annotation rebuilt from stacks (torch.optim's
+  // step, python_stacks.h) with that annotation's External id: its GPU ops
+  // make the annotation's gpu_user_annotation on each stream.
+  void OnAnnotatedLaunch(uint32_t pid, uint32_t corr, uint64_t external_id, std::string_view name);
 
   struct Slice {
     const char* cat;
@@ -61,7 +65,8 @@ class KinetoDerived {
     uint64_t pid, tid, start_ns, end_ns;
     uint64_t external_id;  // 0: no args
   };
-  // Every derived slice: steps first, then GPU annotations by range.
+  // Every derived slice: steps first, then GPU annotations by range, then
+  // those of the annotations rebuilt from stacks.
   std::vector<Slice> Finish(const model::Trace& meta);
 
  private:
@@ -107,6 +112,14 @@ class KinetoDerived {
   std::vector<StepKernel>* last_kernels_ = nullptr;
   // (range, device, stream) -> [first op start, last op end]
   std::map<std::tuple<uint32_t, uint32_t, uint32_t>, std::pair<uint64_t, uint64_t>> gpu_spans_;
+  // Host annotations rebuilt from stacks: (name, External id); the index of
+  // each by External id; (pid, corr) of their launches -> index; and
+  // (index, device, stream) -> [first op start, last op end].
+  std::vector<std::pair<std::string, uint64_t>> annotations_;
+  std::unordered_map<uint64_t, uint32_t> annotation_index_;
+  std::unordered_map<uint64_t, uint32_t> annotated_launches_;
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t>, std::pair<uint64_t, uint64_t>>
+      annotation_spans_;
 };
 
 }  // namespace tracesmith::exporter

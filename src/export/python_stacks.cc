@@ -156,6 +156,18 @@ void PythonFunctionSlices::OnCall(uint32_t pid, uint32_t tid, uint32_t stack_id,
     t.open.push_back({frames[i].frame, frames[i].function, start_ns, end_ns, next_id_++});
 }
 
+uint64_t PythonFunctionSlices::OpenSlice(uint32_t pid, uint32_t tid, std::string_view prefix,
+                                         std::string_view* name) {
+  auto it = threads_.find((uint64_t{pid} << 32) | tid);
+  if (it == threads_.end()) return 0;
+  for (auto o = it->second.open.rbegin(); o != it->second.open.rend(); ++o)
+    if (NameOf(o->frame).starts_with(prefix)) {
+      *name = NameOf(o->frame);
+      return o->id;
+    }
+  return 0;
+}
+
 void PythonFunctionSlices::Finish(const Emit& emit) {
   for (uint64_t key : thread_order_) Close(&threads_[key], 0, emit);
 }

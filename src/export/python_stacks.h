@@ -65,6 +65,9 @@ class PythonFunctionSlices {
               const Emit& emit);
   // Closes every open frame.
   void Finish(const Emit& emit);
+  // The innermost open slice of the thread whose name begins with `prefix` (its id; 0:
+  // none), and its name (valid until the next call).
+  uint64_t OpenSlice(uint32_t pid, uint32_t tid, std::string_view prefix, std::string_view* name);
 
  private:
   struct Kept {

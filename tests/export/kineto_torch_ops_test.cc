@@ -185,6 +185,19 @@ TEST(KinetoTorchOps, DispatcherEntriesAndBackwardNodesAreCpuOps) {
   EXPECT_EQ(steps[0].name, "Optimizer.step#Adam.step");
   EXPECT_NEAR(steps[0].ts - t0, 30, 1e-6);
   EXPECT_NEAR(steps[0].dur, 11, 1e-6);
+  // Its GPU copy (Kineto's gpu_user_annotation): its two kernels, with its External id.
+  const std::vector<Slice> gpu = Slices(j, "gpu_user_annotation");
+  ASSERT_EQ(gpu.size(), 1u);
+  EXPECT_EQ(gpu[0].name, "Optimizer.step#Adam.step");
+  EXPECT_EQ(gpu[0].tid, 7u);
+  EXPECT_NEAR(gpu[0].ts - t0, 35, 1e-6);
+  EXPECT_NEAR(gpu[0].dur, 11, 1e-6);
+  uint64_t host_id = 0, gpu_id = 1;
+  for (const json& e : j["traceEvents"]) {
+    if (e.value("cat", "") == "user_annotation") host_id = e["args"]["External id"];
+    if (e.value("cat", "") == "gpu_user_annotation") gpu_id = e["args"]["External id"];
+  }
+  EXPECT_EQ(host_id, gpu_id);
   // Each has an External id of its own (HTA's overlay reads every op's args).
   std::set<uint64_t> ids;
   for (const json& e : j["traceEvents"])
