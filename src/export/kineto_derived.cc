@@ -108,7 +108,8 @@ void KinetoDerived::OnKernel(const KernelEvent& k) {
     if (l != launches_.end()) {
       s.tid = l->second.tid;
       s.launch_start_ns = l->second.start_ns;
-      s.launch_end_ns = l->second.end_ns;
+      s.launch_ns = static_cast<uint32_t>(
+          std::min<uint64_t>(l->second.end_ns - l->second.start_ns, UINT32_MAX));
     }
   }
   last_kernels_->push_back(s);
@@ -192,7 +193,7 @@ void KinetoDerived::StepSlices(const Trace& meta, std::vector<Slice>* out) {
       if (l.tid == UINT32_MAX) continue;  // its launch not seen
       if (l.launch_start_ns < host[i].begin) host[i].tid = l.tid;
       host[i].begin = std::min(host[i].begin, l.launch_start_ns);
-      host[i].end = std::max(host[i].end, l.launch_end_ns);
+      host[i].end = std::max(host[i].end, l.launch_end_ns());
       host[i].launched = true;
     }
     step_kernels[i].second = static_cast<size_t>(k - kernels.begin());
