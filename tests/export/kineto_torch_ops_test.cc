@@ -16,6 +16,7 @@
 #include <tuple>
 #include <vector>
 
+#include "export/python_stacks.h"
 #include "testing/temp_file.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/export/export.h"
@@ -205,6 +206,35 @@ TEST(KinetoTorchOps, DispatcherEntriesAndBackwardNodesAreCpuOps) {
       ids.insert(e["args"]["External id"].get<uint64_t>());
   EXPECT_EQ(ids.size(), want.size() + 1);
   EXPECT_EQ(ids.count(0), 0u);
+}
+
+// torch's names: the operator without its overload, the backward node with
+// the engine's prefix; frames of no dispatcher entry or node have none.
+TEST(KinetoTorchOps, TorchNamesOfNativeFrames) {
+  using exporter::TorchOpName;
+  const std::pair<const char*, const char*> cases[] = {
+      {"at::_ops::linear::call(at::Tensor const&)", "aten::linear"},
+      {"at::_ops::add__Tensor::call(at::Tensor&)", "aten::add_"},
+      {"at::_ops::add_Tensor::call(at::Tensor const&)", "aten::add"},
+      {"at::_ops::_foreach_addcdiv__ScalarList::call(c10::ArrayRef)", "aten::_foreach_addcdiv_"},
+      {"at::_ops::sum_dim_IntList::call(at::Tensor const&)", "aten::sum"},
+      {"at::_ops::to_dtype::call(at::Tensor const&)", "aten::to"},
+      {"at::_ops::to_dtype_layout::call(at::Tensor const&)", "aten::to"},
+      {"at::_ops::log_softmax_int::call(at::Tensor const&)", "aten::log_softmax"},
+      {"at::_ops::_to_copy::call(at::Tensor const&)", "aten::_to_copy"},
+      {"at::_ops::mm_out::call(at::Tensor const&)", "aten::mm"},
+      {"torch::autograd::generated::MmBackward0::apply(std::vector<at::Tensor>&&)",
+       "autograd::engine::evaluate_function: MmBackward0"},
+      {"torch::autograd::AccumulateGrad::apply(std::vector<at::Tensor>&&)",
+       "autograd::engine::evaluate_function: torch::autograd::AccumulateGrad"},
+      {"at::_ops::linear::redispatch(c10::DispatchKeySet)", ""},
+      {"at::_ops::mm::call", ""},  // no parameter list: not the function
+      {"at::autocast::WrapFunction_<&at::_ops::linear::call>::call(at::Tensor const&)", ""},
+      {"torch::autograd::generated::MmBackward0_apply_functional(at::Tensor)", ""},
+      {"torch::autograd::generated::details::f::apply(int)", ""},
+      {"cudaLaunchKernel", ""},
+  };
+  for (const auto& [function, name] : cases) EXPECT_EQ(TorchOpName(function), name) << function;
 }
 
 // python_function slices are Python frames only in a Python program: the
