@@ -8,10 +8,11 @@ check its source out anywhere and put it on PYTHONPATH (it needs pandas, numpy, 
     HTA_DISABLE_NS_ROUNDING=1 PYTHONPATH=/path/to/HolisticTraceAnalysis \\
         python3 scripts/hta-compare.py /tmp/ts.json torch_trace.json.gz [--json out.json]
 
-Each trace is copied into a directory of its own and loaded as rank 0, all steps included. "agree" is "yes" when both traces give a result
-and the numbers compared are within 2% (relative; shares in percentage points of 100: 2 points),
-"no" when they differ more, "n/a" when either side has no data (the reason is printed), and
-"error" when the analysis raised on a side.
+Each trace is copied into a directory of its own and loaded as rank 0, all steps included (the
+files HTA writes go to temporary directories, removed at the end). "agree" is "yes" when both
+traces give a result and every number both have is within 2% (relative; shares in percentage
+points: 2 points), "no: <the metrics that differ>" otherwise, "n/a" when a side has no data (the
+reason is printed), and "error" when the analysis raised on a side.
 """
 
 import argparse
@@ -318,14 +319,15 @@ def run_all(trace, freq_ops):
             res[name] = {"metrics": m, "why": why}
         except Exception as e:  # noqa: BLE001 -- an analysis failing is a result here
             tb = traceback.extract_tb(e.__traceback__)[-1]
-            res[name] = {
-                "error": f"{type(e).__name__} {e!s:.80} ({os.path.basename(tb.filename)}:{tb.lineno})"
-            }
+            where = f"{os.path.basename(tb.filename)}:{tb.lineno}"
+            res[name] = {"error": f"{type(e).__name__} {e!s:.80} ({where})"}
+    shutil.rmtree(trace_dir, ignore_errors=True)
+    shutil.rmtree(tmp, ignore_errors=True)
     return res
 
 
 def compare(a, b):
-    """'yes', 'no (the metrics that differ)', 'n/a' or 'error'."""
+    """'yes', 'no: <the metrics that differ>', 'n/a' or 'error'."""
     if "error" in a or "error" in b:
         return "error"
     ma, mb = a["metrics"], b["metrics"]
