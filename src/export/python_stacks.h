@@ -49,7 +49,8 @@ class PythonFunctionSlices {
  public:
   enum class Frames { kPython, kTorchOps };
   struct Slice {
-    std::string_view name;  // "file(line): function", valid until the next call
+    // "file(line): function" (kTorchOps: torch's name), valid until the next call
+    std::string_view name;
     uint32_t pid, tid;
     uint64_t start_ns, end_ns;
     uint64_t id, parent_id;  // "Python id", "Python parent id" (0: a root)
