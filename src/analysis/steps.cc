@@ -208,6 +208,20 @@ bool StepsFromKernelSequence(std::vector<SequenceKernel>* kernels, StepReport* r
   std::vector<size_t> bounds;
   for (uint32_t p : best_pos)
     if (size_t(p) + shift < order.size()) bounds.push_back(size_t(p) + shift);
+  // Before the first boundary, iterations where the anchor kernel did not
+  // run (an optimizer's first step taking another path): while the period
+  // before it repeats the one after it (90% of the kernels by name, in
+  // order), it is an iteration of its own. (A first iteration with one-time
+  // work in it does not repeat the next one: it stays whole.)
+  auto repeats_next = [&](size_t b) {
+    if (b + best_period > order.size()) return false;
+    size_t same = 0;
+    for (size_t i = 0; i < best_period; ++i)
+      same += order[b - best_period + i].name_id == order[b + i].name_id;
+    return same * 10 >= size_t{best_period} * 9;
+  };
+  while (bounds.front() > best_period && repeats_next(bounds.front()))
+    bounds.insert(bounds.begin(), bounds.front() - best_period);
   if (2 * bounds.front() >= best_period) bounds.insert(bounds.begin(), 0);
   const size_t tail = order.size() - bounds.back();
   bounds.push_back(order.size());

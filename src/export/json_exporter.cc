@@ -44,6 +44,7 @@ class JsonSink : public EventSink {
     base_ = ctx.min_ts / kKinetoBaseTimeStepNs * kKinetoBaseTimeStepNs;
     derived_.Begin(ctx);
     python_ = std::make_unique<PythonFunctionSlices>(meta_);
+    ops_ = std::make_unique<PythonFunctionSlices>(meta_, PythonFunctionSlices::Frames::kTorchOps);
     for (const auto& d : meta_->Rows<Device>()) devices_[d.device_id] = d;
     j_.Raw("{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [");
     bool first = true;
@@ -211,6 +212,12 @@ class JsonSink : public EventSink {
     // First: the frames this call's stack closes are written before it.
     python_->OnCall(a.pid, a.tid, a.stack_id, a.start_ns, a.end_ns,
                     [this](const PythonFunctionSlices::Slice& f) { PythonFunction(f); });
+    ops_->OnCall(a.pid, a.tid, a.stack_id, a.start_ns, a.end_ns,
+                 [this](const PythonFunctionSlices::Slice& f) { CpuOp(f); });
+    std::string_view step;  // torch.optim's step: its launches make its GPU copy
+    if (const uint64_t id = ops_->OpenSlice(a.pid, a.tid, "Optimizer.step#", &step); id != 0)
+      if (a.correlation_id != 0)
+        derived_.OnAnnotatedLaunch(a.pid, a.correlation_id, OpId(id), step);
     CompleteQuoted(a.domain == kApiDriver ? "cuda_driver" : "cuda_runtime", QuotedName(a.name_id),
                    a.pid, a.tid, a.start_ns, a.end_ns);
     j_.Raw(",\n    \"args\": {\"External id\": ");
@@ -351,6 +358,7 @@ class JsonSink : public EventSink {
 
   Status Finish(ExportStats* stats) override {
     python_->Finish([this](const PythonFunctionSlices::Slice& f) { PythonFunction(f); });
+    ops_->Finish([this](const PythonFunctionSlices::Slice& f) { CpuOp(f); });
     for (const KinetoDerived::Slice& d : derived_.Finish(*meta_)) {
       Complete(d.cat, d.name, d.pid, d.tid, d.start_ns, d.end_ns);
       if (d.external_id != 0) {
@@ -455,6 +463,21 @@ class JsonSink : public EventSink {
     j_.Uint(f.thread);
     j_.Raw("}\n  }");
     MaybeFlush();
+  }
+  // An operator of the launch-time stacks as torch's cpu_op (the optimizer's
+  // step as its user_annotation). Its External id
+  // is its own (max + 1 + 2^48 + its number; its launches keep theirs);
+  // torch's Record function id, Sequence number, ... are not known.
+  void CpuOp(const PythonFunctionSlices::Slice& f) {
+    const bool annotation = f.name.starts_with("Optimizer.step#");  // torch.optim's hook
+    Complete(annotation ? "user_annotation" : "cpu_op", f.name, f.pid, f.tid, f.start_ns, f.end_ns);
+    j_.Raw(",\n    \"args\": {\"External id\": ");
+    j_.Uint(OpId(f.id));
+    j_.Raw("}\n  }");
+    MaybeFlush();
+  }
+  uint64_t OpId(uint64_t slice) const {
+    return ctx_->max_external_id + 1 + (uint64_t{1} << 48) + slice;
   }
   void Field(const char* key, uint64_t v) {
     j_.Raw("  \"");
@@ -752,6 +775,7 @@ class JsonSink : public EventSink {
   uint64_t kernels_ = 0, flows_ = 0;
   KinetoDerived derived_;                         // steps, GPU annotations, launch external ids
   std::unique_ptr<PythonFunctionSlices> python_;  // python_function from launch stacks
+  std::unique_ptr<PythonFunctionSlices> ops_;     // cpu_op (aten, autograd) from launch stacks
 };
 
 }  // namespace

@@ -60,9 +60,23 @@ void KinetoDerived::OnApiCall(const ApiEvent& a) {
   any_inside_ = true;
 }
 
+void KinetoDerived::OnAnnotatedLaunch(uint32_t pid, uint32_t corr, uint64_t external_id,
+                                      std::string_view name) {
+  auto [it, added] =
+      annotation_index_.try_emplace(external_id, static_cast<uint32_t>(annotations_.size()));
+  if (added) annotations_.emplace_back(std::string(name), external_id);
+  annotated_launches_[Key(pid, corr)] = it->second;
+}
+
 void KinetoDerived::OnGpuOp(uint32_t pid, uint32_t corr, uint32_t device, uint32_t stream,
                             uint64_t start, uint64_t end) {
   if (corr == 0) return;
+  if (auto a = annotated_launches_.find(Key(pid, corr)); a != annotated_launches_.end()) {
+    auto [span, added] =
+        annotation_spans_.try_emplace({a->second, device, stream}, start, std::max(start, end));
+    span->second.first = std::min(span->second.first, start);
+    span->second.second = std::max(span->second.second, std::max(start, end));
+  }
   launches_.erase(Key(pid, corr));  // a kernel took it along first (OnKernel)
   if (!any_inside_) return;
   const uint32_t idx = ctx_->correlations.PidIndex(pid);
@@ -87,13 +101,15 @@ void KinetoDerived::OnKernel(const KernelEvent& k) {
                k.demangled_id ? k.demangled_id : k.name_id,
                UINT32_MAX,
                0,
-               0};
+               0,
+               k.stream_id};
   if (k.correlation_id != 0) {
     auto l = launches_.find(Key(k.pid, k.correlation_id));
     if (l != launches_.end()) {
       s.tid = l->second.tid;
       s.launch_start_ns = l->second.start_ns;
-      s.launch_end_ns = l->second.end_ns;
+      s.launch_ns = static_cast<uint32_t>(
+          std::min<uint64_t>(l->second.end_ns - l->second.start_ns, UINT32_MAX));
     }
   }
   last_kernels_->push_back(s);
@@ -107,6 +123,12 @@ std::vector<KinetoDerived::Slice> KinetoDerived::Finish(const Trace& meta) {
     const Range& r = ranges_[range];
     out.push_back({"gpu_user_annotation", std::string(meta.strings.Get(r.name_id)), device, stream,
                    span.first, span.second, r.external_id});
+  }
+  for (const auto& [key, span] : annotation_spans_) {
+    const auto& [index, device, stream] = key;
+    const auto& [name, external_id] = annotations_[index];
+    out.push_back(
+        {"gpu_user_annotation", name, device, stream, span.first, span.second, external_id});
   }
   return out;
 }
@@ -138,9 +160,10 @@ void KinetoDerived::StepSlices(const Trace& meta, std::vector<Slice>* out) {
     return;
   }
   const std::vector<StepKernel>* gpu = nullptr;
-  uint32_t pid = 0;
+  uint32_t pid = 0, device = 0;
   for (const auto& [key, list] : kernels_)
-    if (gpu == nullptr || list.size() > gpu->size()) gpu = &list, pid = key.first;
+    if (gpu == nullptr || list.size() > gpu->size())
+      gpu = &list, pid = key.first, device = key.second;
   if (gpu == nullptr) return;
   // The sequence's "correlation id" is the kernel's index in `gpu`.
   std::vector<analysis::SequenceKernel> kernels;
@@ -157,19 +180,23 @@ void KinetoDerived::StepSlices(const Trace& meta, std::vector<Slice>* out) {
     bool launched = false;
   };
   std::vector<HostStep> host(report.steps.size());
+  // Each step's kernels: [first, last) in `kernels`.
+  std::vector<std::pair<size_t, size_t>> step_kernels(report.steps.size());
   std::map<uint32_t, uint64_t> per_tid;  // steps whose first launch is on the thread
   auto k = kernels.begin();              // in start order (StepsFromKernelSequence sorted them)
   for (size_t i = 0; i < report.steps.size(); ++i) {
     const analysis::Step& s = report.steps[i];
     while (k != kernels.end() && k->start_ns < s.begin_ns) ++k;
+    step_kernels[i].first = static_cast<size_t>(k - kernels.begin());
     for (; k != kernels.end() && k->start_ns < s.end_ns; ++k) {
       const StepKernel& l = (*gpu)[k->correlation_id];
       if (l.tid == UINT32_MAX) continue;  // its launch not seen
       if (l.launch_start_ns < host[i].begin) host[i].tid = l.tid;
       host[i].begin = std::min(host[i].begin, l.launch_start_ns);
-      host[i].end = std::max(host[i].end, l.launch_end_ns);
+      host[i].end = std::max(host[i].end, l.launch_end_ns());
       host[i].launched = true;
     }
+    step_kernels[i].second = static_cast<size_t>(k - kernels.begin());
     if (host[i].launched)
       ++per_tid[host[i].tid];
     else
@@ -186,6 +213,20 @@ void KinetoDerived::StepSlices(const Trace& meta, std::vector<Slice>* out) {
     if (i + 1 < host.size() && host[i + 1].begin > host[i].begin) end = host[i + 1].begin;
     out->push_back({"user_annotation", step_name(i), pid, tid, host[i].begin,
                     std::max(end, host[i].begin), 0});
+  }
+  // Their GPU copies: per stream, the kernels launched on that thread.
+  for (size_t i = 0; i < host.size(); ++i) {
+    std::map<uint32_t, std::pair<uint64_t, uint64_t>> spans;  // stream -> [start, end]
+    for (size_t n = step_kernels[i].first; n < step_kernels[i].second; ++n) {
+      const StepKernel& l = (*gpu)[kernels[n].correlation_id];
+      if (l.tid != tid) continue;
+      auto [span, added] = spans.try_emplace(l.stream, l.start_ns, l.end_ns);
+      span->second.first = std::min(span->second.first, l.start_ns);
+      span->second.second = std::max(span->second.second, l.end_ns);
+    }
+    for (const auto& [stream, span] : spans)
+      out->push_back(
+          {"gpu_user_annotation", step_name(i), device, stream, span.first, span.second, 0});
   }
 }
 

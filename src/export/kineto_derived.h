@@ -4,7 +4,10 @@
 // - "External id" of launch calls and their GPU ops when no framework op set
 //   one: one id per launch, shared by the call and its GPU ops;
 // - "ProfilerStep#N" user_annotation ranges over the steps the trace shows
-//   (analysis/steps.h), when it has no ProfilerStep ranges of its own;
+//   (analysis/steps.h), when it has no ProfilerStep ranges of its own; for
+//   steps of the repeating kernel sequence also their gpu_user_annotation
+//   copies: per stream, the kernels launched on the steps' thread during the
+//   step, from the first one's start to the last one's end;
 // - "gpu_user_annotation" ranges: each captured NVTX range on each GPU stream
 //   that ran work launched inside it, from the first such op's start to the
 //   last one's end.
@@ -51,6 +54,10 @@ class KinetoDerived {
   void OnGpuOp(uint32_t pid, uint32_t corr, uint32_t device, uint32_t stream, uint64_t start,
                uint64_t end);
   void OnKernel(const model::KernelEvent& k);
+  // A launch inside a host annotation rebuilt from stacks (torch.optim's
+  // step, python_stacks.h) with that annotation's External id: its GPU ops
+  // make the annotation's gpu_user_annotation on each stream.
+  void OnAnnotatedLaunch(uint32_t pid, uint32_t corr, uint64_t external_id, std::string_view name);
 
   struct Slice {
     const char* cat;
@@ -58,7 +65,8 @@ class KinetoDerived {
     uint64_t pid, tid, start_ns, end_ns;
     uint64_t external_id;  // 0: no args
   };
-  // Every derived slice: steps first, then GPU annotations by range.
+  // Every derived slice: steps first, then GPU annotations by range, then
+  // those of the annotations rebuilt from stacks.
   std::vector<Slice> Finish(const model::Trace& meta);
 
  private:
@@ -66,13 +74,17 @@ class KinetoDerived {
     uint32_t tid;
     uint64_t start_ns, end_ns;
   };
-  // A kernel with its launch call's thread and times (tid UINT32_MAX: the
-  // call was not seen before it). 40 bytes.
+  // A kernel with its stream and its launch call's thread and times (tid
+  // UINT32_MAX: the call was not seen before it; a call of 4.3 s or more
+  // counts as 4.3 s). 40 bytes.
   struct StepKernel {
     uint64_t start_ns, end_ns;
     uint32_t name_id, tid;
-    uint64_t launch_start_ns, launch_end_ns;
+    uint64_t launch_start_ns;
+    uint32_t launch_ns, stream;
+    uint64_t launch_end_ns() const { return launch_start_ns + launch_ns; }
   };
+  static_assert(sizeof(StepKernel) == 40);
   struct Range {
     uint64_t start_ns, end_ns, external_id;
     uint32_t pid, tid, name_id;
@@ -103,6 +115,14 @@ class KinetoDerived {
   std::vector<StepKernel>* last_kernels_ = nullptr;
   // (range, device, stream) -> [first op start, last op end]
   std::map<std::tuple<uint32_t, uint32_t, uint32_t>, std::pair<uint64_t, uint64_t>> gpu_spans_;
+  // Host annotations rebuilt from stacks: (name, External id); the index of
+  // each by External id; (pid, corr) of their launches -> index; and
+  // (index, device, stream) -> [first op start, last op end].
+  std::vector<std::pair<std::string, uint64_t>> annotations_;
+  std::unordered_map<uint64_t, uint32_t> annotation_index_;
+  std::unordered_map<uint64_t, uint32_t> annotated_launches_;
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t>, std::pair<uint64_t, uint64_t>>
+      annotation_spans_;
 };
 
 }  // namespace tracesmith::exporter

@@ -1,6 +1,7 @@
 #include "python_stacks.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "tracesmith/base/status.h"
 #include "tracesmith/model/stack_builder.h"
@@ -9,26 +10,100 @@ namespace tracesmith::exporter {
 
 using namespace model;
 
-const std::vector<uint32_t>& PythonFunctionSlices::FramesOf(uint32_t stack_id) {
+namespace {
+
+constexpr std::string_view kOptimizerHook = "Optimizer.profile_hook_step.<locals>.wrapper";
+
+// Overloads spelled in lower case (the upper-case ones are cut at "_X").
+constexpr std::string_view kLowerOverloads[] = {"_dtype_layout", "_dtype", "_device", "_other",
+                                                "_int",          "_dim",   "_out",    "_self"};
+
+}  // namespace
+
+std::string TorchOpName(std::string_view fn) {
+  constexpr std::string_view kOps = "at::_ops::", kNodes = "torch::autograd::generated::";
+  if (fn.starts_with(kOps)) {
+    fn.remove_prefix(kOps.size());
+    const size_t end = fn.find("::");
+    if (end == std::string_view::npos || end == 0 || fn.substr(end).rfind("::call(", 0) != 0)
+      return "";
+    std::string_view op = fn.substr(0, end);
+    for (size_t i = 1; i + 1 < op.size(); ++i)
+      if (op[i] == '_' && op[i + 1] >= 'A' && op[i + 1] <= 'Z') {
+        op = op.substr(0, i);
+        break;
+      }
+    for (std::string_view o : kLowerOverloads)
+      if (op.size() > o.size() && op.ends_with(o)) {
+        op.remove_suffix(o.size());
+        break;
+      }
+    return "aten::" + std::string(op);
+  }
+  std::string_view node;
+  if (fn.starts_with(kNodes)) {
+    fn.remove_prefix(kNodes.size());
+    const size_t end = fn.find("::apply(");
+    if (end == std::string_view::npos || end == 0 || fn.substr(0, end).find(':') != fn.npos)
+      return "";
+    node = fn.substr(0, end);
+  } else if (fn.starts_with("torch::autograd::AccumulateGrad::apply(")) {
+    node = "torch::autograd::AccumulateGrad";
+  } else {
+    return "";
+  }
+  return "autograd::engine::evaluate_function: " + std::string(node);
+}
+
+bool PythonFunctionSlices::HasPythonFrames(const model::Trace& meta) {
+  const auto& frames = meta.Rows<Frame>();
+  return std::any_of(frames.begin(), frames.end(),
+                     [](const Frame& f) { return f.kind == kFramePython; });
+}
+
+const std::vector<PythonFunctionSlices::Kept>& PythonFunctionSlices::FramesOf(uint32_t stack_id) {
   auto [it, added] = frames_.try_emplace(stack_id);
   if (!added) return it->second;
   const auto& table = meta_->Rows<Frame>();
   std::vector<uint32_t> all = StackFrames(*meta_, stack_id);  // leaf first
   std::erase_if(all, [&](uint32_t id) { return id == 0 || id > table.size(); });
-  const bool python = std::any_of(all.begin(), all.end(),
-                                  [&](uint32_t id) { return table[id - 1].kind == kFramePython; });
+  if (mode_ == Frames::kTorchOps) {
+    uint64_t path = 0x9e3779b97f4a7c15ull;  // the stack from the root, hashed
+    for (auto f = all.rbegin(); f != all.rend(); ++f) {
+      path = (path ^ *f) * 0x100000001b3ull;
+      path ^= path >> 29;
+      if (table[*f - 1].kind != kFramePython) {
+        if (!NameOf(*f).empty()) it->second.push_back({*f, path});
+        continue;
+      }
+      // torch.optim's step hook: record_function "Optimizer.step#<Class>.step"
+      // around the step, named by the first "<Class>.step" frame below it.
+      if (meta_->strings.Get(table[*f - 1].function_id) != kOptimizerHook) continue;
+      for (auto g = std::next(f); g != all.rend(); ++g) {
+        const std::string_view fn = meta_->strings.Get(table[*g - 1].function_id);
+        if (table[*g - 1].kind != kFramePython || !fn.ends_with(".step")) continue;
+        names_[*g] = "Optimizer.step#" + std::string(fn);
+        it->second.push_back({*g, path});
+        break;
+      }
+    }
+    return it->second;
+  }
   for (auto f = all.rbegin(); f != all.rend(); ++f)
-    if (!python || table[*f - 1].kind == kFramePython) it->second.push_back(*f);
+    if (!python_program_ || table[*f - 1].kind == kFramePython)
+      it->second.push_back({*f, FunctionOf(*f)});
   return it->second;
 }
 
 // torch's names: "path/file.py(123): function"; a native frame without a
-// file: its function, or module+offset before symbolization.
+// file: its function, or module+offset before symbolization. kTorchOps: the
+// operator's name ("" for a frame of no operator).
 const std::string& PythonFunctionSlices::NameOf(uint32_t frame_id) {
   auto [it, added] = names_.try_emplace(frame_id);
   if (!added) return it->second;
   const Frame& f = meta_->Rows<Frame>()[frame_id - 1];
   std::string function(meta_->strings.Get(f.function_id));
+  if (mode_ == Frames::kTorchOps) return it->second = TorchOpName(function);
   if (function.empty()) function = StrFormat("0x%llx", static_cast<unsigned long long>(f.rel_pc));
   it->second = f.file_id
                    ? StrFormat("%s(%u): %s", std::string(meta_->strings.Get(f.file_id)).c_str(),
@@ -64,10 +139,10 @@ void PythonFunctionSlices::OnCall(uint32_t pid, uint32_t tid, uint32_t stack_id,
     t.pid = pid, t.tid = tid, t.number = static_cast<uint32_t>(thread_order_.size());
     thread_order_.push_back(key);
   }
-  const std::vector<uint32_t>& frames = FramesOf(stack_id);
+  const std::vector<Kept>& frames = FramesOf(stack_id);
   size_t common = 0;
   while (common < frames.size() && common < t.open.size() &&
-         t.open[common].function == FunctionOf(frames[common]))
+         t.open[common].function == frames[common].function)
     ++common;
   Close(&t, common, emit);
   end_ns = std::max(start_ns, end_ns);
@@ -75,10 +150,22 @@ void PythonFunctionSlices::OnCall(uint32_t pid, uint32_t tid, uint32_t stack_id,
   for (size_t i = 0; i < t.open.size(); ++i) {
     Open& o = t.open[i];
     o.end_ns = std::max(o.end_ns, end_ns);
-    if (table[frames[i] - 1].line < table[o.frame - 1].line) o.frame = frames[i];
+    if (table[frames[i].frame - 1].line < table[o.frame - 1].line) o.frame = frames[i].frame;
   }
   for (size_t i = common; i < frames.size(); ++i)
-    t.open.push_back({frames[i], FunctionOf(frames[i]), start_ns, end_ns, next_id_++});
+    t.open.push_back({frames[i].frame, frames[i].function, start_ns, end_ns, next_id_++});
+}
+
+uint64_t PythonFunctionSlices::OpenSlice(uint32_t pid, uint32_t tid, std::string_view prefix,
+                                         std::string_view* name) {
+  auto it = threads_.find((uint64_t{pid} << 32) | tid);
+  if (it == threads_.end()) return 0;
+  for (auto o = it->second.open.rbegin(); o != it->second.open.rend(); ++o)
+    if (NameOf(o->frame).starts_with(prefix)) {
+      *name = NameOf(o->frame);
+      return o->id;
+    }
+  return 0;
 }
 
 void PythonFunctionSlices::Finish(const Emit& emit) {

@@ -265,6 +265,27 @@ TEST(StepsTest, NoStepsWithoutARepeatingSequence) {
   }
 }
 
+// The anchor kernel (the one after the most host work, "opt") missing from
+// the first iteration ("opt_init" there, as an optimizer's first step takes
+// another path): the kernels before its first run are two iterations, the
+// first of them repeating the second but for that one kernel, so they are two
+// steps, not one of twice the length (issue #41: 9 ProfilerSteps for 10).
+TEST(StepsTest, AnIterationWithoutTheAnchorKernelIsAStepOfItsOwn) {
+  testing::TraceBuilder b;
+  uint64_t t = 0;
+  for (int s = 0; s < 6; ++s) {
+    for (int k = 0; k < 9; ++k, t += 20) b.Kernel("k" + std::to_string(k), 0, 1, t, t + 10);
+    t += 500;
+    b.Kernel(s == 0 ? "opt_init" : "opt", 0, 1, t, t + 10);
+    t += 200;
+  }
+  StepReport r = StepsOf(b);
+  EXPECT_EQ(r.period, 10u);
+  ASSERT_EQ(r.steps.size(), 6u);
+  EXPECT_EQ(r.steps[0].kernels, 9u);  // k0..k8 of the first iteration
+  for (size_t i = 1; i < 6; ++i) EXPECT_EQ(r.steps[i].kernels, 10u) << i;
+}
+
 // Two GPUs running the same iterations, interleaved in time: the steps come
 // from one GPU's sequence, not from the merged one.
 TEST(StepsTest, TwoGpusInterleaved) {

@@ -140,6 +140,23 @@ TEST(KinetoDerived, StepsOfTheKernelSequenceAreProfilerStepsOnTheLaunchingThread
   }
 }
 
+// Kineto's GPU copy of each step (HTA's get_gpu_kernels_with_user_annotations,
+// get_gpu_user_annotation_breakdown): per stream, the step's kernels
+// launched on its thread; the copies on stream 8 are no kernels.
+TEST(KinetoDerived, StepsOfTheKernelSequenceHaveGpuUserAnnotations) {
+  const json j = Export(StepTrace());
+  const auto gpu = Named(j, "gpu_user_annotation", "ProfilerStep#");
+  ASSERT_EQ(gpu.size(), size_t{kSteps});
+  for (int s = 0; s < kSteps; ++s) {
+    SCOPED_TRACE(s);
+    EXPECT_EQ(gpu[s]["name"], "ProfilerStep#" + std::to_string(s));
+    EXPECT_EQ(gpu[s]["pid"], 0);
+    EXPECT_EQ(gpu[s]["tid"], 7);
+    EXPECT_DOUBLE_EQ(gpu[s]["ts"].get<double>(), Us(Base(s) + 50'000, j));  // gemm to adam
+    EXPECT_DOUBLE_EQ(gpu[s]["dur"].get<double>(), 550.0);
+  }
+}
+
 TEST(KinetoDerived, ProgramStepRangesBecomeProfilerSteps) {
   Trace t = StepTrace();
   Builder b;
@@ -187,7 +204,7 @@ TEST(KinetoDerived, TracesWithProfilerStepsGetNoMore) {
 TEST(KinetoDerived, NvtxRangesSpanTheirGpuOpsOnEachStream) {
   const json j = Export(StepTrace());
   const auto cpu = Named(j, "user_annotation", "fwd");
-  const auto gpu = Named(j, "gpu_user_annotation", "");
+  const auto gpu = Named(j, "gpu_user_annotation", "fwd");
   ASSERT_EQ(cpu.size(), size_t{kSteps});
   ASSERT_EQ(gpu.size(), size_t{2 * kSteps});
   std::set<uint64_t> ids;
