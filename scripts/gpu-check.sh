@@ -144,12 +144,13 @@ fi
 
 if want htatraces && needs_torch "HTA traces (torch.profiler and tracesmith, same steps)"; then
   # Issue #41 item 3 (docs/export.md, "Read by HTA"): 10 bf16 Transformer steps after the same
-  # warm-up, once under torch.profiler (with_stack, prof.step() per step: Kineto's ProfilerStep#N)
+  # warm-up, once under torch.profiler (with_stack, a schedule over the 10 steps and prof.step()
+  # per step: Kineto's ProfilerStep#N; not yet run on a GPU with the schedule)
   # and once under `tracesmith profile --capture-range=cudaProfilerApi` around the same steps;
   # HTA runs on both off the GPU machine (docs/export.md has the table).
   H=$OUT/hta; mkdir -p "$H"
-  TS_TORCH_TRACE=$H/torch_xf.json python3 bench/workloads/torch_transformer_train.py --steps 10 \
-    --profiler torch-stack && gzip -9f "$H/torch_xf.json"
+  TS_TORCH_SCHEDULE=1 TS_TORCH_TRACE=$H/torch_xf.json python3 bench/workloads/torch_transformer_train.py \
+    --steps 10 --profiler torch-stack && gzip -9f "$H/torch_xf.json"
   check "HTA traces: torch.profiler's (10 Transformer steps) written" $([ -s "$H/torch_xf.json.gz" ]; echo $?)
   "$TS" profile -f -q --capture-range=cudaProfilerApi -o "$H/ts_xf.sbt" -- \
     python3 bench/workloads/torch_transformer_train.py --steps 10 --profiler cuda-range

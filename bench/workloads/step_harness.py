@@ -55,11 +55,16 @@ def run(step, args, warmup=5):
             torch.cuda.profiler.stop()
         print(f"{head} step_ms={wall * 1e3:.4f} cpu_ms={cpu * 1e3:.4f}")
         return
-    from torch.profiler import ProfilerActivity, profile
+    from torch.profiler import ProfilerActivity, profile, schedule
+    # TS_TORCH_SCHEDULE=1: a schedule covering every timed step, so that prof.step() after each
+    # step writes Kineto's ProfilerStep#N annotations (HTA's iterations; without a schedule
+    # prof.step() records nothing). Not the default: the overhead figures were taken without.
+    steps_timed = max(1, args.steps // 5) * 5
+    sched = schedule(wait=0, warmup=0, active=steps_timed, repeat=1) \
+        if os.environ.get("TS_TORCH_SCHEDULE") == "1" else None
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
-                 with_stack=(args.profiler == "torch-stack")) as prof:
-        # prof.step() after each step: Kineto's ProfilerStep#N annotations (HTA's iterations).
-        wall, cpu = _timed_blocks(step, args.steps, prof.step)
+                 with_stack=(args.profiler == "torch-stack"), schedule=sched) as prof:
+        wall, cpu = _timed_blocks(step, args.steps, prof.step if sched else None)
     if os.environ.get("TS_TORCH_TRACE"):  # a real trace for TraceSmith's JSON fixtures
         prof.export_chrome_trace(os.environ["TS_TORCH_TRACE"])
     cuda = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
