@@ -2,7 +2,8 @@
 """What a capture option adds to a training step, measured inside one process (issues #39 and
 #40 "Cost"; scripts/gpu-check.sh section `abcost`).
 
-  python3 gpu/inproc_ab.py OUT --option gpu_metrics|pc_sampling [--compile] [--batch 16] [--rounds 8]
+  python3 gpu/inproc_ab.py OUT --option gpu_metrics|pc_sampling|capture [--compile] [--batch 16]
+      [--option-env KEY=VALUE ...] [--rounds 8]
       [--steps 20] [--warm 3] [--limit 1.03] [--cli TRACESMITH]
 
 Why in one process: on the CPU-bound bf16 Transformer step, separate processes of one
@@ -13,7 +14,9 @@ torch.compile, compiled in the warm-up; --batch 128: 8x the sequences, a GPU-bou
 order rotated each round:
   none     the step alone;
   default  the step under `with tracesmith.profile(OUT/default.sbt)` (the default capture);
-  option   the same with the option (gpu_metrics=True or pc_sampling=True).
+  option   the same with the option (gpu_metrics=True or pc_sampling=True; "capture": the
+           default capture again, with --option-env's tuning knobs set while it starts, for the
+           A/B of a knob: TRACESMITH_PC_SAMPLING_SLEEP_MS=10, TRACESMITH_BATCH_THREADS=0).
 In a capture block the capture starts, W steps run untimed (the first walks of new stacks),
 then S steps are timed (wall, synchronized) and the capture stops (its trace written, not
 timed). Per round: option / default and default / none.
@@ -42,17 +45,20 @@ from checks import Checks, torch_skip_reason
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "bench", "workloads"))
 
-OPTIONS = {"gpu_metrics": {"gpu_metrics": True}, "pc_sampling": {"pc_sampling": True}}
+# "capture": the default capture again, for A/B of a tuning knob given by --option-env.
+OPTIONS = {"gpu_metrics": {"gpu_metrics": True}, "pc_sampling": {"pc_sampling": True},
+           "capture": {}}
 SAMPLES_MIN = 1000
 # The stat that says the option's capture recorded something (`tracesmith info`).
-OPTION_STAT = {"gpu_metrics": "gpu_metrics.samples", "pc_sampling": "pc_sampling.samples"}
+OPTION_STAT = {"gpu_metrics": "gpu_metrics.samples", "pc_sampling": "pc_sampling.samples",
+               "capture": None}
 
 
 def option_samples(cli, trace, option):
     """The option's sample count in `trace` per `tracesmith info` (None: no CLI or no line)."""
     import re
     import subprocess
-    if not cli:
+    if not cli or not OPTION_STAT[option]:
         return None
     p = subprocess.run([cli, "info", trace], capture_output=True, text=True, timeout=120)
     found = re.findall(r"(?m)^\s+" + re.escape(OPTION_STAT[option]) + r"\s+(\d+)", p.stdout)
@@ -78,8 +84,9 @@ def step_fn(compile_model, batch):
     return step
 
 
-def block(step, steps, warm, capture):
-    """Seconds per timed step; `capture`: None or (path, kwargs) for tracesmith.profile."""
+def block(step, steps, warm, capture, env=None):
+    """Seconds per timed step; `capture`: None or (path, kwargs) for tracesmith.profile;
+    `env`: environment set while the capture starts (its tuning knobs are read then)."""
     import torch
     import tracesmith
 
@@ -96,8 +103,17 @@ def block(step, steps, warm, capture):
     if capture is None:
         return timed()
     path, kwargs = capture
-    with tracesmith.profile(path, quiet=True, overwrite=True, symbolize=False, **kwargs):
-        per_step = timed()
+    saved = {k: os.environ.get(k) for k in (env or {})}
+    os.environ.update(env or {})
+    try:
+        with tracesmith.profile(path, quiet=True, overwrite=True, symbolize=False, **kwargs):
+            per_step = timed()
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
     if not os.path.getsize(path):
         raise RuntimeError(f"{path}: empty trace")
     return per_step
@@ -125,12 +141,18 @@ def main():
                     help="the cost bar (default: 1.03 for gpu_metrics, 1.10 for pc_sampling)")
     ap.add_argument("--cli", help="tracesmith, for the samples check (pc_sampling)")
     ap.add_argument("--sample-steps", type=int, default=30)
+    ap.add_argument("--option-env", action="append", default=[], metavar="KEY=VALUE",
+                    help="set while the option's captures start (a tuning knob: "
+                         "TRACESMITH_PC_SAMPLING_SLEEP_MS=10, TRACESMITH_BATCH_THREADS=0, ...)")
     ap.add_argument("--budget", type=float, default=480, help="seconds: no round starts after")
     a = ap.parse_args()
-    limit = a.limit or (1.03 if a.option == "gpu_metrics" else 1.10)
+    limit = a.limit or (1.10 if a.option == "pc_sampling" else 1.03)
+    option_env = dict(kv.split("=", 1) for kv in a.option_env)
     out = os.path.abspath(a.out)
     os.makedirs(out, exist_ok=True)
-    tag = f"{a.option}{' compiled' if a.compile else ''}{f' batch {a.batch}' if a.batch != 16 else ''}"
+    tag = (f"{a.option}{' compiled' if a.compile else ''}"
+           f"{f' batch {a.batch}' if a.batch != 16 else ''}"
+           + "".join(f" {k}={v}" for k, v in option_env.items()))
     c = Checks("ABCOST")
     names = ["blocks", "cost"] + (["samples"] if a.option == "pc_sampling" and a.cli else [])
     skip = torch_skip_reason()
@@ -160,8 +182,9 @@ def main():
             this = {}
             for name, cap in configs[r % 3:] + configs[:r % 3]:
                 try:
-                    this[name] = block(step, a.steps, a.warm, cap)
-                    if name == "option" and a.cli:
+                    this[name] = block(step, a.steps, a.warm, cap,
+                                       option_env if name == "option" else None)
+                    if name == "option" and a.cli and OPTION_STAT[a.option]:
                         n = option_samples(a.cli, cap[0], a.option)
                         this["option_samples"] = n
                         if not n:

@@ -374,14 +374,18 @@ if want abcost && needs_torch "abcost (gpu/inproc_ab.py)"; then
   # step, measured inside one process (gpu/inproc_ab.py: separate processes of one configuration
   # differ by up to 25% on this CPU-bound step): ABCOST_ROUNDS (8) rounds of none / default /
   # option blocks, each run of ABCOST_RUNS an OPTION[:compile][:batchN] (torch.compile'd model;
-  # N sequences a step, 16 by default: 128 makes the step GPU-bound); for
-  # pc_sampling, the samples of an ABCOST_SAMPLE_STEPS-step block (30) too. Opt-in: ~2-4 minutes per run.
+  # N sequences a step, 16 by default: 128 makes the step GPU-bound); for pc_sampling, the
+  # samples of an ABCOST_SAMPLE_STEPS-step block (30) too. ABCOST_OPTION_ENV="KEY=VALUE ..." is
+  # set while the option's captures start: with OPTION "capture" (the default capture again) the
+  # A/B of a tuning knob (TRACESMITH_BATCH_THREADS=0), with pc_sampling a sweep
+  # (TRACESMITH_PC_SAMPLING_SLEEP_MS=10). Opt-in: ~1-3 minutes per run.
   S=$OUT/abcost; mkdir -p "$S"
   export PYTHONPATH=$PWD/python TRACESMITH_INJECT_LIB=$(realpath "$BUILD/lib/libtracesmith-inject.so")
   for r in ${ABCOST_RUNS:-gpu_metrics pc_sampling pc_sampling:compile}; do
     extra=()
     [[ $r == *:compile* ]] && extra+=(--compile)
     [[ $r =~ :batch([0-9]+) ]] && extra+=(--batch "${BASH_REMATCH[1]}")
+    for kv in ${ABCOST_OPTION_ENV:-}; do extra+=(--option-env "$kv"); done
     pycheck "abcost $r" "$S/${r//:/_}.log" python3 gpu/inproc_ab.py "$S/${r//:/_}" \
       --option "${r%%:*}" "${extra[@]}" --rounds "${ABCOST_ROUNDS:-8}" --budget "${ABCOST_BUDGET:-150}" \
       --sample-steps "${ABCOST_SAMPLE_STEPS:-30}" --cli "$TS"
