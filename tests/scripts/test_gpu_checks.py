@@ -730,6 +730,33 @@ class InprocAbCheck(unittest.TestCase):
         self.assertEqual((p.returncode, last_line(p.stdout)), (0, "0 passed, 0 failed, 3 skipped"),
                          p.stdout + p.stderr)
 
+    def test_block_sets_the_option_env_while_the_capture_starts(self):
+        mod = load_gpu_module("inproc_ab")
+        seen = []
+
+        class FakeProfile:
+            def __init__(self, path, **kwargs):
+                seen.append((kwargs, os.environ.get("TS_TEST_KNOB")))
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                with open(path, "w") as f:
+                    f.write("x")
+
+        fake_torch = type(sys)("torch")
+        fake_torch.cuda = type(sys)("torch.cuda")
+        fake_torch.cuda.synchronize = lambda: None
+        fake_ts = type(sys)("tracesmith")
+        fake_ts.profile = FakeProfile
+        with tempfile.TemporaryDirectory() as d, \
+                mock.patch.dict(sys.modules, {"torch": fake_torch, "tracesmith": fake_ts}):
+            path = os.path.join(d, "t.sbt")
+            mod.block(lambda: None, 2, 1, (path, mod.OPTIONS["capture"]), {"TS_TEST_KNOB": "0"})
+        self.assertEqual(seen, [({"quiet": True, "overwrite": True, "symbolize": False}, "0")])
+        self.assertNotIn("TS_TEST_KNOB", os.environ)  # restored after
+
 
 def load_gpu_module(name):
     """gpu/NAME.py as a module (gpu/ on the path while it loads, for its `checks` import)."""
