@@ -82,8 +82,11 @@ def export(path, out=None, format: str | None = None, gzip: bool = False,
     .json.gz, .sqlite, .db, .csv, .dot), else perfetto. out
     defaults to the trace's name with the format's extension. A damaged input
     is exported in its readable part with a warning (strict=True raises
-    TraceError and writes nothing). Returns {"path", "format", "events",
-    "bytes", "flows", "damage_text"}.
+    TraceError and writes nothing). A run of several processes (a job's ranks)
+    to Perfetto is the job's export, as the CLI writes it: one process per rank
+    on the job's clock, collectives linked (events: its slices; also "ranks",
+    "warnings", "left_out"). Returns {"path", "format", "events", "bytes",
+    "flows", "damage_text"}.
     """
     names, files, _ = _run.resolve(path)
     if out is not None:
@@ -101,6 +104,16 @@ def export(path, out=None, format: str | None = None, gzip: bool = False,
         stem = stem[:-4] if stem.endswith(".sbt") else stem
         out = stem + _EXTENSIONS[format] + (".gz" if gzip else "")
     _check_output(out, files, overwrite)
+    if format == "perfetto":
+        # Several processes (a job's ranks): the job's export, as the CLI writes it.
+        job = core().export_job(files, out, bool(strict))
+        if job is not None:
+            for w in job["warnings"]:
+                warnings.warn(w, stacklevel=2)
+            if job["damage_text"]:
+                warnings.warn(job["damage_text"] + "\nexported only its readable part",
+                              stacklevel=2)
+            return job
     with _run.opened(path, strict, False, "exporting") as (file, _, _):
         result = core().export(file, out, format, bool(gzip), bool(strict), int(node_limit),
                                _window(start, "start"), _window(end, "end"))

@@ -72,40 +72,12 @@ int RunExportPerRank(const ExportCliOptions& o, const exporter::ExportOptions& o
   return kExitOk;
 }
 
-// Processes in `files` and each file's damage, from a metadata-only read
-// (event chunks are checksummed, not decoded). A file that cannot be opened
-// counts one process: the export proper reports it.
-struct RunScan {
-  size_t processes = 0;
-  std::vector<std::pair<std::string, format::ReadReport>> damage;  // damaged files only
-};
-RunScan ScanRun(const std::vector<std::string>& files) {
-  RunScan scan;
-  for (const std::string& f : files) {
-    auto reader = format::SbtReader::Open(f);
-    if (!reader.ok()) {
-      ++scan.processes;
-      continue;
-    }
-    size_t n = 1;
-    (void)(*reader)->Stream([](const model::Trace&, model::TableKind) { return OkStatus(); },
-                            [&](const model::Trace& meta) {
-                              n = std::max<size_t>(1, meta.Rows<model::Process>().size());
-                              return OkStatus();
-                            },
-                            [](model::TableKind) { return false; });
-    scan.processes += n;
-    if (!(*reader)->report().clean()) scan.damage.emplace_back(f, (*reader)->report());
-  }
-  return scan;
-}
-
 // A job (several processes) to Perfetto: one process per rank on the job's
 // clock, flows across each matched collective (export/job_export.h). Damaged
 // inputs: the usual warning, or with --strict the error before anything is
 // written.
 int RunExportJobPerfetto(const ExportCliOptions& o, const std::vector<std::string>& files,
-                         const RunScan& scan, const std::string& out) {
+                         const exporter::RunProcessScan& scan, const std::string& out) {
   for (const auto& [path, report] : scan.damage)
     if (Status st = CheckDamage(path, report, o.strict, "exporting"); !st.ok())
       return ReportError(st);
@@ -179,8 +151,9 @@ int RunExport(const ExportCliOptions& o) {
   if (!files.ok()) return ReportError(files.status());
   if (Status ok = CheckOutputFile(out, files->files, o.force); !ok.ok()) return ReportError(ok);
   if (*format == exporter::ExportFormat::kPerfetto) {
-    const RunScan scan = ScanRun(files->files);
-    if (scan.processes > 1) return RunExportJobPerfetto(o, files->files, scan, out);
+    const exporter::RunProcessScan scan = exporter::ScanRunProcesses(files->files);
+    if (exporter::ExportsAsJob(*format, scan))
+      return RunExportJobPerfetto(o, files->files, scan, out);
   }
   auto run = OpenRun(o.run, o.strict, "exporting");
   if (!run.ok()) return ReportError(run.status());

@@ -24,6 +24,7 @@
 #include "tracesmith/cluster/job_files.h"
 #include "tracesmith/cluster/merge.h"
 #include "tracesmith/export/export.h"
+#include "tracesmith/export/job_export.h"
 #include "tracesmith/format/sbt.h"
 #include "tracesmith/format/sbt_reader.h"
 #include "tracesmith/import/import.h"
@@ -210,6 +211,39 @@ py::dict Export(const std::string& path, const std::string& out, const std::stri
   return d;
 }
 
+// A run of several processes to Perfetto, as `tracesmith export` writes it (the job's
+// export: one process per rank on the job's clock); None when the run is not a job.
+py::object ExportJob(const std::vector<std::string>& files, const std::string& out, bool strict) {
+  exporter::RunProcessScan scan;
+  {
+    py::gil_scoped_release release;
+    scan = exporter::ScanRunProcesses(files);
+  }
+  if (!exporter::ExportsAsJob(exporter::ExportFormat::kPerfetto, scan)) return py::none();
+  std::string damage;
+  for (const auto& [path, report] : scan.damage) {
+    if (strict) Raise(report.DamageStatus(path));
+    damage += (damage.empty() ? "" : "\n") + DamageText(path, report);
+  }
+  StatusOr<exporter::JobExportStats> stats = InvalidArgument("not run");
+  {
+    py::gil_scoped_release release;
+    stats = exporter::ExportJobPerfetto(files, out);
+  }
+  if (!stats.ok()) Raise(stats.status());
+  py::dict d;
+  d["path"] = out;
+  d["format"] = "perfetto";
+  d["events"] = stats->slices;
+  d["bytes"] = stats->bytes;
+  d["flows"] = stats->flows;
+  d["damage_text"] = damage;
+  d["ranks"] = stats->ranks;
+  d["warnings"] = stats->warnings;
+  d["left_out"] = stats->left_out;
+  return d;
+}
+
 py::dict Import(const std::string& path, const std::string& out, const std::string& xray_binary,
                 bool strict) {
   importer::ImportOptions io;
@@ -354,6 +388,9 @@ PYBIND11_MODULE(_core, m) {
   m.def("export", &Export, py::arg("path"), py::arg("out"), py::arg("format"),
         py::arg("gzip") = false, py::arg("strict") = false, py::arg("node_limit") = 500,
         py::arg("start") = "", py::arg("end") = "", "`tracesmith export`");
+  m.def("export_job", &ExportJob, py::arg("files"), py::arg("out"), py::arg("strict") = false,
+        "`tracesmith export -f perfetto` of a run of several processes (the job's export); "
+        "None when the run holds one process");
   m.def("import_trace", &Import, py::arg("path"), py::arg("out"), py::arg("xray_binary") = "",
         py::arg("strict") = false, "`tracesmith import`");
   m.def("event_stats", &EventStats, py::arg("path"), py::arg("kinds"), py::arg("name"),

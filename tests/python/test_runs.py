@@ -88,8 +88,13 @@ def test_analyze_export_diff_of_a_run_match_the_cli(cli, run):
     assert tracesmith.analyze(tracesmith.load(stem))["kernel_count"] == report["kernel_count"]
     result = tracesmith.export(stem, format="perfetto")
     assert result["path"] == str(run / "run.pftrace")
-    assert result["events"] == sum(events(tracesmith.load(str(run / f"run.rank{r}.sbt")))
-                                   for r in range(3))
+    # Several processes: the job's export, the same file as the CLI's (issue #38).
+    assert result["ranks"] == 3 and result["events"] > 0
+    cli_out = str(run.parent / (run.name + "-cli.pftrace"))
+    cli("export", stem, "-f", "perfetto", "-o", cli_out)
+    with open(result["path"], "rb") as a, open(cli_out, "rb") as b:
+        assert a.read() == b.read()
+    os.remove(cli_out)
     d = tracesmith.diff(str(run / "run.rank0.sbt"), stem)
     assert d["b"] == stem + " (3 traces)"
     stats = tracesmith.event_stats(stem, kinds="kernel")
@@ -123,3 +128,10 @@ def test_a_damaged_rank_warns_or_with_strict_raises(run, tmp_path):
     with pytest.raises(tracesmith.TraceError, match="run.rank2.sbt is damaged"):
         tracesmith.merge(str(run / "run.sbt"), str(tmp_path / "strict.sbt"), strict=True)
     assert not os.path.exists(tmp_path / "strict.sbt")
+    # The job's Perfetto export: the same warning, or with strict nothing written.
+    out = str(tmp_path / "job.pftrace")
+    with pytest.raises(tracesmith.TraceError, match="run.rank2.sbt is damaged"):
+        tracesmith.export(str(run / "run.sbt"), out, strict=True)
+    assert not os.path.exists(out)
+    with pytest.warns(UserWarning, match="is damaged"):
+        assert tracesmith.export(str(run / "run.sbt"), out)["ranks"] == 3

@@ -17,9 +17,12 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tracesmith/base/status.h"
+#include "tracesmith/export/export.h"
+#include "tracesmith/format/sbt_reader.h"
 #include "tracesmith/job/job_report.h"
 
 namespace tracesmith::exporter {
@@ -32,6 +35,19 @@ struct JobExportStats {
   std::vector<std::string> warnings;  // files left out, clock and matching warnings
   std::vector<std::string> left_out;  // processes that are not ranks (LeaveOutLaunchers)
 };
+
+// What a run's files hold, from a metadata-only read (event chunks are
+// checksummed, not decoded): its processes (a file that cannot be opened
+// counts one: the export proper reports it) and each damaged file's report.
+struct RunProcessScan {
+  size_t processes = 0;
+  std::vector<std::pair<std::string, format::ReadReport>> damage;  // damaged files only
+};
+RunProcessScan ScanRunProcesses(std::span<const std::string> files);
+
+// Whether an export of the run is the job's (ExportJobPerfetto): Perfetto of
+// several processes. The one rule of `tracesmith export` and tracesmith.export().
+bool ExportsAsJob(ExportFormat format, const RunProcessScan& scan);
 
 // `files`: per-rank traces, or merged files holding several processes.
 StatusOr<JobExportStats> ExportJobPerfetto(std::span<const std::string> files,
