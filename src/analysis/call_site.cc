@@ -42,7 +42,8 @@ static Pattern CompileOrNever(const std::string& pattern) {
 Status ValidateCallSiteRules(const CallSiteRules& rules) {
   for (const auto& [name, pattern] : {std::pair{"skip modules", &rules.skip_modules},
                                       std::pair{"skip functions", &rules.skip_functions},
-                                      std::pair{"library files", &rules.library_files}}) {
+                                      std::pair{"library files", &rules.library_files},
+                                      std::pair{"generated files", &rules.generated_files}}) {
     if (auto p = Pattern::Compile(*pattern, /*optimize=*/false); !p.ok())
       return InvalidArgument(StrFormat("call-site %s regex '%s': %s", name, pattern->c_str(),
                                        p.status().message().c_str()));
@@ -55,8 +56,10 @@ CallSiteNamer::CallSiteNamer(const model::Trace& meta, const CallSiteRules& rule
       skip_modules_(CompileOrNever(rules.skip_modules)),
       skip_functions_(CompileOrNever(rules.skip_functions)),
       library_files_(CompileOrNever(rules.library_files)),
+      generated_files_(CompileOrNever(rules.generated_files)),
       skip_(meta.Rows<model::Frame>().size(), kUnknown),
-      library_(meta.Rows<model::Frame>().size(), kUnknown) {
+      library_(meta.Rows<model::Frame>().size(), kUnknown),
+      generated_(meta.Rows<model::Frame>().size(), kUnknown) {
   for (const model::Mapping& m : meta.Rows<model::Mapping>()) {
     if (m.mapping_id >= module_names_.size()) module_names_.resize(m.mapping_id + 1);
     if (!module_names_[m.mapping_id].empty()) continue;  // first process's path wins
@@ -93,6 +96,41 @@ bool CallSiteNamer::LibraryFile(uint32_t id) {
   return s == kSkip;
 }
 
+bool CallSiteNamer::GeneratedFile(uint32_t id) {
+  int8_t& s = generated_[id - 1];
+  if (s == kUnknown) {
+    const model::Frame& f = meta_.Rows<model::Frame>()[id - 1];
+    const std::string file(meta_.strings.Get(f.file_id));
+    s = f.file_id && generated_files_.Search(file) ? kSkip : kKeep;
+  }
+  return s == kSkip;
+}
+
+// A launch through compiler-generated code (torch.compile): the program's
+// innermost line outside libraries and generated code, then the generated
+// line that launched the kernel (the innermost generated frame in a file, not
+// a launcher built from a string).
+std::string CallSiteNamer::ThroughGeneratedCode(const std::vector<uint32_t>& frames) {
+  const auto& table = meta_.Rows<model::Frame>();
+  uint32_t in_file = 0, any = 0, user = 0;
+  for (uint32_t id : frames) {
+    const model::Frame& f = table[id - 1];
+    if (f.kind != model::kFramePython) continue;
+    if (GeneratedFile(id)) {
+      if (!any) any = id;
+      if (!in_file && !meta_.strings.Get(f.file_id).starts_with("<")) in_file = id;
+      continue;
+    }
+    if (LibraryFile(id)) continue;
+    if (!any) return "";  // the program's own line comes first
+    user = id;
+    break;
+  }
+  if (!any) return "";
+  const uint32_t line = in_file ? in_file : any;
+  return user ? FrameText(user, true) + " > " + FrameText(line) : FrameText(line);
+}
+
 std::string CallSiteNamer::FrameText(uint32_t id, bool file_name_only) {
   const model::Frame& f = meta_.Rows<model::Frame>()[id - 1];
   std::string text(meta_.strings.Get(f.function_id));
@@ -104,10 +142,12 @@ std::string CallSiteNamer::FrameText(uint32_t id, bool file_name_only) {
   if (f.file_id) {
     std::string_view file = meta_.strings.Get(f.file_id);
     const size_t slash = file.rfind('/');
-    const std::string shown = f.kind == model::kFramePython && LibraryFile(id) ? PackagePath(file)
-                              : file_name_only && slash != std::string_view::npos
-                                  ? std::string(file.substr(slash + 1))
-                                  : std::string(file);
+    const size_t cache = file.find("/torchinductor_");
+    const std::string shown =
+        f.kind == model::kFramePython && LibraryFile(id) ? PackagePath(file)
+        : cache != std::string_view::npos ? std::string(file.substr(cache + 1))  // Inductor's cache
+        : file_name_only && slash != std::string_view::npos ? std::string(file.substr(slash + 1))
+                                                            : std::string(file);
     text += StrFormat(" (%s:%u)", shown.c_str(), f.line);
   }
   return text;
@@ -122,6 +162,7 @@ std::string CallSiteNamer::Name(uint32_t stack_id, bool* unnamed) {
     if (id && id <= n_frames) frames.push_back(id);
   if (frames.empty()) return "(unknown frame)";
   const auto& table = meta_.Rows<model::Frame>();
+  if (std::string named = ThroughGeneratedCode(frames); !named.empty()) return named;
   for (size_t i = 0; i < frames.size(); ++i) {
     const uint32_t id = frames[i];
     if (table[id - 1].kind != model::kFramePython) continue;

@@ -92,6 +92,11 @@ void AddAnalyzeCommand(Cmd& app, CommandList& commands) {
                   "Call sites: Python files matching this regex are libraries: a launch from one "
                   "is also named by the program's innermost line outside them; replaces the "
                   "default (site-packages, dist-packages, the standard library)");
+  cmd->add_option("--site-generated-files", o->sites.generated_files,
+                  "Call sites: Python files matching this regex hold compiler-generated code: a "
+                  "launch through one is named by the program's line that called it, then the "
+                  "generated line; replaces the default (torch.compile's Inductor cache, "
+                  "<string> launchers, FX <eval_with_key> code)");
   Opt* top =
       cmd->add_option("--top", o->report.top, "Rows per table in the text report")->default_val(15);
   cmd->add_option(

@@ -126,6 +126,48 @@ TEST(CallSiteTest, LibraryLinesComeWithTheProgramsLineBeforeThem) {
   EXPECT_NE(bad.message().find("library files"), std::string::npos) << bad.message();
 }
 
+// torch.compile (issue #41 item 1): a launch through Inductor's generated code
+// is named by the program's line that called the compiled model, then the
+// generated line, not by Inductor's launcher.
+TEST(CallSiteTest, CompiledCodeIsNamedByTheProgramsLineThenTheGeneratedLine) {
+  Stacks s;
+  const uint32_t cudart = s.Module(1, "/x/libcuda.so.1");
+  const uint32_t launch = s.Native(cudart, "", 0x1376d);
+  const std::string torch = "/opt/venv/lib/python3.12/site-packages/torch/";
+  const uint32_t launcher = s.Python("launcher", "<string>", 5);
+  const uint32_t run = s.Python("StaticallyLaunchedTritonKernel.run",
+                                torch + "_inductor/runtime/static_triton_launcher.py", 291);
+  const std::string generated = "/tmp/torchinductor_u/rk/crk7zj6r.py";
+  const uint32_t runner = s.Python("Runner.call", generated, 1915);
+  const uint32_t call = s.Python("call", generated, 2010);
+  const uint32_t fn = s.Python("_fn", torch + "_dynamo/eval_frame.py", 655);
+  const uint32_t call_impl = s.Python("Module._call_impl", torch + "nn/modules/module.py", 1790);
+  const uint32_t step = s.Python("train_step", "/home/u/proj/train.py", 41);
+  const uint32_t script = s.Python("<module>", "/home/u/proj/train.py", 60);
+  // Innermost first: Inductor's launcher (built from a string) calls the kernel's run.
+  const uint32_t forward =
+      s.Stack({launch, run, launcher, runner, call, fn, call_impl, step, script});
+  const uint32_t backward = s.Stack({launch, run, launcher, runner, call});  // autograd thread
+  const uint32_t launcher_only = s.Stack({launch, run, launcher, fn, call_impl, step, script});
+  CallSiteNamer namer(s.b.trace());
+  EXPECT_EQ(namer.Name(forward),
+            "train_step (train.py:41) > Runner.call (torchinductor_u/rk/crk7zj6r.py:1915)");
+  EXPECT_EQ(namer.Name(backward), "Runner.call (torchinductor_u/rk/crk7zj6r.py:1915)");
+  EXPECT_EQ(namer.Name(launcher_only), "train_step (train.py:41) > launcher (<string>:5)");
+  // The program's own line nearer the launch than generated code: named as before.
+  const uint32_t user_kernel = s.Python("my_op", "/home/u/proj/ops.py", 9);
+  EXPECT_EQ(namer.Name(s.Stack({launch, user_kernel, runner, call, step})),
+            "my_op (/home/u/proj/ops.py:9)");
+  // Without the rule, Inductor's launcher as before.
+  CallSiteRules none;
+  none.generated_files = "^$";
+  EXPECT_EQ(CallSiteNamer(s.b.trace(), none).Name(forward),
+            "launcher (<string>:5) > StaticallyLaunchedTritonKernel.run "
+            "(torch/_inductor/runtime/static_triton_launcher.py:291)");
+  none.generated_files = "(torchinductor";
+  EXPECT_NE(ValidateCallSiteRules(none).message().find("generated files"), std::string::npos);
+}
+
 // The text report cuts a long call site in the middle, so that the program's
 // line (first) and the library's file and line (last) both stay; kernel
 // names are cut at the end as before.

@@ -42,15 +42,20 @@ class CallSiteNamer {
  private:
   enum : int8_t { kUnknown = 0, kKeep = 1, kSkip = 2 };
   bool Skipped(uint32_t frame_id);
-  bool LibraryFile(uint32_t frame_id);  // a Python frame in a package or the stdlib
+  bool LibraryFile(uint32_t frame_id);    // a Python frame in a package or the stdlib
+  bool GeneratedFile(uint32_t frame_id);  // a Python frame in compiler-generated code
+  // The name of a launch through generated code ("" when the stack has none,
+  // or the program's own line is nearer the launch than any generated frame).
+  std::string ThroughGeneratedCode(const std::vector<uint32_t>& frames);
   // file_name_only: a file outside the libraries by its name alone.
   std::string FrameText(uint32_t frame_id, bool file_name_only = false);
   std::string ModuleName(uint32_t mapping_id) const;
 
   const model::Trace& meta_;
-  Pattern skip_modules_, skip_functions_, library_files_;
+  Pattern skip_modules_, skip_functions_, library_files_, generated_files_;
   std::vector<int8_t> skip_;               // per frame id - 1
   std::vector<int8_t> library_;            // per frame id - 1 (kKeep: the program's)
+  std::vector<int8_t> generated_;          // per frame id - 1 (kSkip: generated code)
   std::vector<std::string> module_names_;  // per mapping id (file names)
 };
 

@@ -161,6 +161,15 @@ struct CallSiteRules {
   // and such paths are shown from the package down.
   std::string library_files =
       R"((/site-packages/|/dist-packages/|/lib(64)?/python3\.[0-9]+/|^<frozen ))";
+  // Python code a compiler generated (torch.compile: Inductor's output code
+  // in its cache, `/tmp/torchinductor_<user>/...`, and the launchers it
+  // builds from strings, "<string>"; FX graph code, "<eval_with_key>.N"): a
+  // launch through it is named by the program's line that called the
+  // compiled code, then the generated line that launched the kernel
+  // (issue #41 item 1): "train_step (train.py:41) > Runner.call
+  // (torchinductor_u/rk/crk7….py:1915)".
+  std::string generated_files =
+      R"((/torchinductor_[^/]*/|/inductor_cache/|^<string>$|^<eval_with_key>))";
 };
 
 // InvalidArgument naming the rule whose regex does not compile.
