@@ -97,13 +97,13 @@ ThreadUsage ThreadUsage::Read() {
 }
 
 void SlowCallProbe::Enable(bool enable) {
-  on = false;
-  min_ticks = ~uint64_t(0);
+  on.store(false, std::memory_order_relaxed);
+  min_ticks.store(~uint64_t(0), std::memory_order_relaxed);
   if (!enable) return;
   TickRate rate = TickRate::Start();
   usleep(2000);
-  min_ticks = uint64_t(100000 / rate.NsPerTick());
-  on = true;
+  min_ticks.store(uint64_t(100000 / rate.NsPerTick()), std::memory_order_relaxed);
+  on.store(true, std::memory_order_relaxed);
 }
 
 void ThreadCost::ClassifySlow(CostSite site, const ThreadUsage& at_entry) {
@@ -198,7 +198,7 @@ std::vector<CostStat> CollectCostStats(double ns_per_tick, const WriterCost& wri
     if (double(max_ticks[i]) * ns_per_tick < 100000) over_100us = 0;
     out.push_back({stem + ".over_100us", over_100us});
     if (all > 0) out.push_back({stem + ".slow_share_x1000", uint64_t(1000 * slow / all + 0.5)});
-    if (SlowCallProbe::on)
+    if (SlowCallProbe::On())
       for (int c = 0; c < kSlowClasses; ++c)
         out.push_back({stem + ".slow_" + SlowClassName(SlowClass(c)), slow_calls[i][c]});
   }

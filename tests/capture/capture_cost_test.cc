@@ -239,8 +239,8 @@ TEST(SelfCost, CollectedWhileThreadsCountAndRegister) {
 // its thread's usage says happened meanwhile; fast calls are not classed.
 TEST(SelfCost, SlowCallProbeClassesSlowCalls) {
   SlowCallProbe::Enable(true);
-  ASSERT_TRUE(SlowCallProbe::on);
-  EXPECT_GT(SlowCallProbe::min_ticks, 1000u);  // 100 us at a tick rate of 10 MHz or more
+  ASSERT_TRUE(SlowCallProbe::On());
+  EXPECT_GT(SlowCallProbe::min_ticks.load(), 1000u);  // 100 us at a tick rate of 10 MHz or more
   uint64_t classed[kSlowClasses] = {};
   std::thread([&] {
     ThreadCost* tc = ThreadCost::Get();

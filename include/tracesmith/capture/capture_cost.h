@@ -94,8 +94,10 @@ inline constexpr int kSlowClasses = int(SlowClass::kCount);
 const char* SlowClassName(SlowClass c);
 // Set before a capture starts (CuptiEngine::Start), read on every timed call.
 struct SlowCallProbe {
-  static inline bool on = false;
-  static inline uint64_t min_ticks = ~uint64_t(0);  // 100 us in ticks
+  // Relaxed atomics: read on every callback of every thread, written by Enable.
+  static inline std::atomic<bool> on{false};
+  static inline std::atomic<uint64_t> min_ticks{~uint64_t(0)};  // 100 us in ticks
+  static bool On() { return on.load(std::memory_order_relaxed); }
   // Turns the probe on with 100 us measured in ticks (a 2 ms calibration), or off.
   static void Enable(bool enable);
 };
@@ -169,7 +171,7 @@ struct CostTimer {
       : tc(t),
         site(s),
         on(t->Count(s)),
-        usage(__builtin_expect(SlowCallProbe::on, 0) ? ThreadUsage::Read() : ThreadUsage{}),
+        usage(__builtin_expect(SlowCallProbe::On(), 0) ? ThreadUsage::Read() : ThreadUsage{}),
         t0(CpuTicks()),
         first0(t_first_time_ticks),
         diagnostic0(t_diagnostic_ticks) {}
@@ -177,7 +179,8 @@ struct CostTimer {
     const uint64_t t =
         CpuTicks() - t0 - (t_first_time_ticks - first0) - (t_diagnostic_ticks - diagnostic0);
     tc->AddSample(site, t);
-    if (__builtin_expect(SlowCallProbe::on, 0) && t >= SlowCallProbe::min_ticks)
+    if (__builtin_expect(SlowCallProbe::On(), 0) &&
+        t >= SlowCallProbe::min_ticks.load(std::memory_order_relaxed))
       tc->ClassifySlow(site, usage);
   }
 };
