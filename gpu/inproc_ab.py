@@ -202,7 +202,7 @@ def main():
         judge(c, doc["rounds"], state["errors"], a.steps, a.warm, limit, tag)
         if "samples" in names:
             trace = os.path.join(out, "samples.sbt")
-            block(step, a.sample_steps, a.warm, (trace, OPTIONS[a.option]))
+            block(step, a.sample_steps, a.warm, (trace, OPTIONS[a.option]), option_env)
             samples_check(c, a.cli, trace, out, a.sample_steps)
 
     c.guarded(names, run_all)

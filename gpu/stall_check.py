@@ -72,7 +72,7 @@ def parse_info(text):
         if m and "one call" in s:
             m0, n0 = out["sites"].get(m.group(1), (0.0, 0))
             out["sites"][m.group(1)] = (max(m0, ns(m.group(2))), n0 + int(m.group(3) or 0))
-        m = re.match(r"([a-z_.]+): .*\(slow-call probe: ([^)]*)\)", s)
+        m = re.match(r"([a-z_.]+): .*\(slow-call probe[^:]*: ([^)]*)\)", s)
         if m:  # "3 preempted, 1 unexplained"
             cl = out["probe"].setdefault(m.group(1), {})
             for n, k in re.findall(r"(\d+) (\w+)", m.group(2)):
@@ -158,7 +158,7 @@ def checks(c, a, workloads):
                       f"on request {got['stats'].get('capture.buffers_allocated_on_request')}; writer "
                       f"SCHED_BATCH {got['stats'].get('capture.writer_sched_batch')}",
                       flush=True)
-    probe = {}
+    probe = None  # the launch loop's probe classes; None: its probe run failed
     for w, cmd in workloads:
         got, err = capture(a.cli, "probe", {"TRACESMITH_SLOW_CALL_PROBE": "1"}, cmd, a.out,
                            f"{w}_probe")
@@ -205,7 +205,8 @@ def checks(c, a, workloads):
             f"slowest of {a.launches} launch callbacks per default run: "
             + ", ".join(fmt(x[0]) if x else "?" for x in launch) + " (cupti-zeroes: "
             + ", ".join(fmt(x[0]) if x else "?" for x in old_launch) + "); with the probe: "
-            + (", ".join(f"{k} {n}" for k, n in sorted(probe.get("launch", {}).items()))
+            + ("its run failed" if probe is None else
+               ", ".join(f"{k} {n}" for k, n in sorted(probe.get("launch", {}).items()))
                or "no slow launch call"))
 
 

@@ -148,7 +148,7 @@ if want htatraces && needs_torch "HTA traces (torch.profiler and tracesmith, sam
   # per step: Kineto's ProfilerStep#N; not yet run on a GPU with the schedule)
   # and once under `tracesmith profile --capture-range=cudaProfilerApi` around the same steps;
   # HTA runs on both off the GPU machine (docs/export.md has the table).
-  H=$OUT/hta; mkdir -p "$H"
+  H=$OUT/hta; mkdir -p "$H"; rm -f "$H"/torch_xf.json* "$H"/ts_xf.sbt
   TS_TORCH_SCHEDULE=1 TS_TORCH_TRACE=$H/torch_xf.json python3 bench/workloads/torch_transformer_train.py \
     --steps 10 --profiler torch-stack && gzip -9f "$H/torch_xf.json"
   check "HTA traces: torch.profiler's (10 Transformer steps) written" $([ -s "$H/torch_xf.json.gz" ]; echo $?)

@@ -112,7 +112,7 @@ bool CallSiteNamer::GeneratedFile(uint32_t id) {
 // a launcher built from a string).
 std::string CallSiteNamer::ThroughGeneratedCode(const std::vector<uint32_t>& frames) {
   const auto& table = meta_.Rows<model::Frame>();
-  uint32_t in_file = 0, any = 0, user = 0;
+  uint32_t in_file = 0, any = 0, user = 0;  // generated frames: in a file, any; the program's
   for (uint32_t id : frames) {
     const model::Frame& f = table[id - 1];
     if (f.kind != model::kFramePython) continue;
@@ -126,9 +126,10 @@ std::string CallSiteNamer::ThroughGeneratedCode(const std::vector<uint32_t>& fra
     user = id;
     break;
   }
-  if (!any) return "";
-  const uint32_t line = in_file ? in_file : any;
-  return user ? FrameText(user, true) + " > " + FrameText(line) : FrameText(line);
+  // Code built from strings alone (a dataclass's __init__, exec) is not a
+  // compiler's output: compiled code has its generated file on the stack.
+  if (!in_file) return "";
+  return user ? FrameText(user, true) + " > " + FrameText(in_file) : FrameText(in_file);
 }
 
 std::string CallSiteNamer::FrameText(uint32_t id, bool file_name_only) {
@@ -142,7 +143,9 @@ std::string CallSiteNamer::FrameText(uint32_t id, bool file_name_only) {
   if (f.file_id) {
     std::string_view file = meta_.strings.Get(f.file_id);
     const size_t slash = file.rfind('/');
-    const size_t cache = file.find("/torchinductor_");
+    const size_t cache = f.kind == model::kFramePython && GeneratedFile(id)
+                             ? file.find("/torchinductor_")
+                             : std::string_view::npos;
     const std::string shown =
         f.kind == model::kFramePython && LibraryFile(id) ? PackagePath(file)
         : cache != std::string_view::npos ? std::string(file.substr(cache + 1))  // Inductor's cache

@@ -176,9 +176,15 @@ std::vector<std::string> CaptureCostDetails(const CaptureCost& c) {
       if (p.over_100us)
         s += ", " + std::to_string(p.over_100us) + (p.over_100us == 1 ? " call" : " calls") +
              " of 100 us or more";
+      // The probe times each call exactly (the count above is by histogram bucket).
+      uint64_t classed = 0;
+      for (const auto& c : p.slow_classes) classed += c.second;
       for (size_t i = 0; i < p.slow_classes.size(); ++i)
-        s += (i ? ", " : " (slow-call probe: ") + std::to_string(p.slow_classes[i].second) + " " +
-             p.slow_classes[i].first + (i + 1 == p.slow_classes.size() ? ")" : "");
+        s += (i ? ", "
+                : " (slow-call probe, " + std::to_string(classed) +
+                      (classed == 1 ? " call" : " calls") + " of 100 us or more by exact time: ") +
+             std::to_string(p.slow_classes[i].second) + " " + p.slow_classes[i].first +
+             (i + 1 == p.slow_classes.size() ? ")" : "");
     }
     if (p.name == "first_time" && c.first_time_max_ns > 0)
       s += "; the longest " + Duration(c.first_time_max_ns);

@@ -16,9 +16,12 @@
 
 namespace tracesmith::capture {
 
-// True when the calling thread now runs under SCHED_BATCH.
+// True when the calling thread now runs under SCHED_BATCH. Only from the
+// default policy: a thread that inherited a real-time policy from the program
+// (SCHED_FIFO, SCHED_RR) keeps it, or the program's busy real-time threads
+// would starve it.
 inline bool RunAsBackgroundThread(bool batch) {
-  if (!batch) return false;
+  if (!batch || (sched_getscheduler(0) & ~SCHED_RESET_ON_FORK) != SCHED_OTHER) return false;
   sched_param p{};
   p.sched_priority = 0;
   return pthread_setschedparam(pthread_self(), SCHED_BATCH, &p) == 0;

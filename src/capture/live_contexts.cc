@@ -1,15 +1,23 @@
 #include "live_contexts.h"
 
-#include <algorithm>
-
 namespace tracesmith::capture {
+namespace {
 
-std::vector<CUcontext> LiveContexts() {
-  std::vector<CUcontext> out;
+void WithCurrent(CUcontext ctx, const std::function<void(CUcontext)>& fn) {
+  if (cuCtxPushCurrent(ctx) != CUDA_SUCCESS) return;
+  fn(ctx);
+  CUcontext popped = nullptr;
+  cuCtxPopCurrent(&popped);
+}
+
+}  // namespace
+
+void ForEachLiveContext(const std::function<void(CUcontext)>& fn) {
   int n = 0;
-  if (cuDeviceGetCount(&n) != CUDA_SUCCESS) return out;  // no cuInit yet: no context either
+  if (cuDeviceGetCount(&n) != CUDA_SUCCESS) return;  // no cuInit yet: no context either
   CUcontext current = nullptr;
-  if (cuCtxGetCurrent(&current) == CUDA_SUCCESS && current) out.push_back(current);
+  if (cuCtxGetCurrent(&current) != CUDA_SUCCESS) current = nullptr;
+  if (current) WithCurrent(current, fn);
   for (int i = 0; i < n; ++i) {
     CUdevice dev = 0;
     unsigned int flags = 0;
@@ -19,11 +27,9 @@ std::vector<CUcontext> LiveContexts() {
       continue;
     CUcontext ctx = nullptr;
     if (cuDevicePrimaryCtxRetain(&ctx, dev) != CUDA_SUCCESS) continue;
-    // Active: the program holds it, so it outlives this retain's release.
-    if (std::find(out.begin(), out.end(), ctx) == out.end()) out.push_back(ctx);
+    if (ctx != current) WithCurrent(ctx, fn);
     cuDevicePrimaryCtxRelease(dev);
   }
-  return out;
 }
 
 }  // namespace tracesmith::capture

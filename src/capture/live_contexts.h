@@ -13,20 +13,13 @@
 
 #include <cuda.h>
 
-#include <vector>
+#include <functional>
 
 namespace tracesmith::capture {
 
-std::vector<CUcontext> LiveContexts();
-
-// fn() with `ctx` current on the calling thread; the previous context back after.
-template <class F>
-bool WithContextCurrent(CUcontext ctx, F&& fn) {
-  if (cuCtxPushCurrent(ctx) != CUDA_SUCCESS) return false;
-  fn();
-  CUcontext popped = nullptr;
-  cuCtxPopCurrent(&popped);
-  return true;
-}
+// fn(ctx) for each such context, with it current on the calling thread (the
+// previous context back after); a primary context stays retained while fn
+// runs, so that the program releasing it meanwhile cannot destroy it under fn.
+void ForEachLiveContext(const std::function<void(CUcontext)>& fn);
 
 }  // namespace tracesmith::capture

@@ -124,24 +124,25 @@ class PcSamplingRecorder final : public Recorder {
     if (watch_ && call.active) KernelTimeoutWatch::OnLaunchCall(call);
   }
 
-  // The first edge: an in-process capture's start (an injected capture's
-  // contexts all came through OnContextCreated by then).
+  // The first edge of a capture that has seen no context: an in-process
+  // capture's start (an injected capture's contexts all came through
+  // OnContextCreated before its first edge, its end: nothing to look for).
   void OnCaptureEdge() override {
     if (edge_seen_) return;
     edge_seen_ = true;
-    for (CUcontext ctx : LiveContexts()) {
-      bool known = false;
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        for (const CUcontext seen : seen_) known = known || seen == ctx;
-      }
-      if (!known) WithContextCurrent(ctx, [&] { OnContextCreated(ctx); });
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!seen_.empty()) return;
     }
+    ForEachLiveContext([this](CUcontext ctx) { OnContextCreated(ctx); });
   }
 
   void OnContextCreated(CUcontext ctx) override {
     {
+      // Once per context (the callback and the start's look may both see one).
       std::lock_guard<std::mutex> lock(mu_);
+      for (const CUcontext seen : seen_)
+        if (seen == ctx) return;
       seen_.push_back(ctx);
     }
     auto c = std::make_unique<SamplingContext>();

@@ -144,6 +144,8 @@ class SassCountsRecorder final : public Recorder {
     c.ctx = ctx;
     cuptiGetDeviceId(ctx, &c.device);
     std::lock_guard<std::mutex> lock(mu_);
+    for (const CUcontext seen : seen_)
+      if (seen == ctx) return;  // once per context (the callback and the start's look)
     seen_.push_back(ctx);
     std::string why = Configure(c.device);
     if (why.empty()) {
@@ -180,14 +182,12 @@ class SassCountsRecorder final : public Recorder {
   void OnCaptureEdge() override {
     if (!edge_seen_) {
       edge_seen_ = true;
-      for (CUcontext ctx : LiveContexts()) {
-        bool known = false;
-        {
-          std::lock_guard<std::mutex> lock(mu_);
-          for (const CUcontext seen : seen_) known = known || seen == ctx;
-        }
-        if (!known) WithContextCurrent(ctx, [&] { Enable(ctx, /*lazy=*/false); });
+      bool none_seen = false;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        none_seen = seen_.empty();
       }
+      if (none_seen) ForEachLiveContext([this](CUcontext ctx) { Enable(ctx, /*lazy=*/false); });
     }
     std::lock_guard<std::mutex> lock(mu_);
     for (CountedContext& c : contexts_) {

@@ -108,8 +108,10 @@ void KinetoDerived::OnKernel(const KernelEvent& k) {
     if (l != launches_.end()) {
       s.tid = l->second.tid;
       s.launch_start_ns = l->second.start_ns;
-      s.launch_ns = static_cast<uint32_t>(
-          std::min<uint64_t>(l->second.end_ns - l->second.start_ns, UINT32_MAX));
+      const uint64_t call_ns = l->second.end_ns > l->second.start_ns
+                                   ? l->second.end_ns - l->second.start_ns
+                                   : 0;  // an end before the start: no duration
+      s.launch_ns = static_cast<uint32_t>(std::min<uint64_t>(call_ns, UINT32_MAX));
     }
   }
   last_kernels_->push_back(s);

@@ -137,7 +137,7 @@ TEST(CallSiteTest, CompiledCodeIsNamedByTheProgramsLineThenTheGeneratedLine) {
   const uint32_t launcher = s.Python("launcher", "<string>", 5);
   const uint32_t run = s.Python("StaticallyLaunchedTritonKernel.run",
                                 torch + "_inductor/runtime/static_triton_launcher.py", 291);
-  const std::string generated = "/tmp/torchinductor_u/rk/crk7zj6r.py";
+  const std::string generated = "/tmp/torchinductor_u/rk/crk7zj6rqx4mwbt2yhe5fnlps3a.py";
   const uint32_t runner = s.Python("Runner.call", generated, 1915);
   const uint32_t call = s.Python("call", generated, 2010);
   const uint32_t fn = s.Python("_fn", torch + "_dynamo/eval_frame.py", 655);
@@ -151,9 +151,17 @@ TEST(CallSiteTest, CompiledCodeIsNamedByTheProgramsLineThenTheGeneratedLine) {
   const uint32_t launcher_only = s.Stack({launch, run, launcher, fn, call_impl, step, script});
   CallSiteNamer namer(s.b.trace());
   EXPECT_EQ(namer.Name(forward),
-            "train_step (train.py:41) > Runner.call (torchinductor_u/rk/crk7zj6r.py:1915)");
-  EXPECT_EQ(namer.Name(backward), "Runner.call (torchinductor_u/rk/crk7zj6r.py:1915)");
-  EXPECT_EQ(namer.Name(launcher_only), "train_step (train.py:41) > launcher (<string>:5)");
+            "train_step (train.py:41) > Runner.call "
+            "(torchinductor_u/rk/crk7zj6rqx4mwbt2yhe5fnlps3a.py:1915)");
+  EXPECT_EQ(namer.Name(backward),
+            "Runner.call (torchinductor_u/rk/crk7zj6rqx4mwbt2yhe5fnlps3a.py:1915)");
+  // Code built from a string alone (a dataclass's __init__, exec) is not compiled code.
+  EXPECT_EQ(namer.Name(launcher_only),
+            "launcher (<string>:5) > StaticallyLaunchedTritonKernel.run "
+            "(torch/_inductor/runtime/static_triton_launcher.py:291)");
+  // A program file whose path looks like Inductor's is shown as it is.
+  const uint32_t lookalike = s.Python("notes", "/home/u/torchinductor_notes/x.py", 3);
+  EXPECT_EQ(namer.Name(s.Stack({launch, lookalike})), "notes (/home/u/torchinductor_notes/x.py:3)");
   // The program's own line nearer the launch than generated code: named as before.
   const uint32_t user_kernel = s.Python("my_op", "/home/u/proj/ops.py", 9);
   EXPECT_EQ(namer.Name(s.Stack({launch, user_kernel, runner, call, step})),

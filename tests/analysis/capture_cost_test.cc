@@ -172,7 +172,7 @@ TEST(CaptureCost, SlowCallProbeClasses) {
   EXPECT_EQ(CaptureCostDetails(c)[0],
             "launch: 1.5 ms in 1000 calls (1.5 us each), 1.500 us per launch; one call: median 420 "
             "ns, p99 2.0 us, p99.9 9.0 us, max 245.0 us, 4 calls of 100 us or more (slow-call "
-            "probe: 3 preempted, 1 unexplained)");
+            "probe, 4 calls of 100 us or more by exact time: 3 preempted, 1 unexplained)");
 }
 
 // 1000 launches with stacks (launch 700 us, stack 500 us of which unwind

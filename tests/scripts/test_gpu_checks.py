@@ -623,7 +623,8 @@ class StallCheck(unittest.TestCase):
                     [r"^info .*ll_cupti-zeroes", 0, self.info("2.0 ms", "40.0 us", 3000, 0), ""],
                     [r"^info .*ll_probe", 0, self.info(
                         "13.0 us", "245.0 us", probe=", 4 calls of 100 us or more (slow-call "
-                        "probe: 3 preempted, 1 unexplained)"), ""]])
+                        "probe, 4 calls of 100 us or more by exact time: 3 preempted, 1 "
+                        "unexplained)"), ""]])
         out = os.path.join(fake.dir, "run")
         return fake.run([sys.executable, os.path.join(GPU, "stall_check.py"), fake.cli,
                          fake.progs, out, "--launches", "2000"], TS_TORCH_STATE="absent")

@@ -168,8 +168,11 @@ struct CallSiteRules {
   // compiled code, then the generated line that launched the kernel
   // (issue #41 item 1): "train_step (train.py:41) > Runner.call
   // (torchinductor_u/rk/crk7….py:1915)".
+  // Inductor's files are named "c" and a hash (`rk/crk7zj6r…py`); a frame
+  // from a string counts only beside such a file (call_site.cc).
   std::string generated_files =
-      R"((/torchinductor_[^/]*/|/inductor_cache/|^<string>$|^<eval_with_key>))";
+      R"((/(torchinductor_[^/]*|inductor_cache)/([^/]+/)*c[a-z0-9]{20,}\.py$|)"
+      R"(^<string>$|^<eval_with_key>))";
 };
 
 // InvalidArgument naming the rule whose regex does not compile.

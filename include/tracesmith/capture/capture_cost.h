@@ -165,13 +165,15 @@ struct CostTimer {
   ThreadCost* tc;
   CostSite site;
   bool on;
+  bool probed;  // the slow-call probe was on at construction: `usage` holds the entry's
   ThreadUsage usage;
   uint64_t t0, first0, diagnostic0;
   CostTimer(ThreadCost* t, CostSite s)
       : tc(t),
         site(s),
         on(t->Count(s)),
-        usage(__builtin_expect(SlowCallProbe::On(), 0) ? ThreadUsage::Read() : ThreadUsage{}),
+        probed(__builtin_expect(SlowCallProbe::On(), 0)),
+        usage(probed ? ThreadUsage::Read() : ThreadUsage{}),
         t0(CpuTicks()),
         first0(t_first_time_ticks),
         diagnostic0(t_diagnostic_ticks) {}
@@ -179,7 +181,7 @@ struct CostTimer {
     const uint64_t t =
         CpuTicks() - t0 - (t_first_time_ticks - first0) - (t_diagnostic_ticks - diagnostic0);
     tc->AddSample(site, t);
-    if (__builtin_expect(SlowCallProbe::On(), 0) &&
+    if (__builtin_expect(probed, 0) &&
         t >= SlowCallProbe::min_ticks.load(std::memory_order_relaxed))
       tc->ClassifySlow(site, usage);
   }

@@ -343,9 +343,10 @@ inline constexpr char kTorchAllocatedCounter[] =
     "PyTorch caching allocator allocated (torch.profiler)";
 inline constexpr char kTorchReservedCounter[] = "PyTorch caching allocator reserved (torch.profiler)";
 
-// cubin_hash: the image's identity (src/capture/cubin_hash.h; since
-// 2026-11-24 the whole image up to 256 KiB, above that its size and 64
-// sampled 4 KiB blocks; before, every byte with another function).
+// cubin_hash: the image's identity within its trace (src/capture/cubin_hash.h;
+// since 2026-11-29 the whole image up to 64 KiB, above that its size and 32
+// sampled 2 KiB blocks, eight lanes; from 2026-11-24 256 KiB / 64 blocks of
+// 4 KiB; before, every byte with another function).
 #define TS_MODULE_LOAD_FIELDS(X)                 \
   X(uint64_t, ts_ns, kTime)                      \
   X(uint32_t, module_id, kDelta)                 \
