@@ -86,24 +86,19 @@ bool CallSiteNamer::Skipped(uint32_t id) {
   return s == kSkip;
 }
 
-bool CallSiteNamer::LibraryFile(uint32_t id) {
-  int8_t& s = library_[id - 1];
+bool CallSiteNamer::FileMatches(std::vector<int8_t>& memo, const Pattern& rule, uint32_t id) {
+  int8_t& s = memo[id - 1];
   if (s == kUnknown) {
     const model::Frame& f = meta_.Rows<model::Frame>()[id - 1];
-    const std::string file(meta_.strings.Get(f.file_id));
-    s = f.file_id && library_files_.Search(file) ? kSkip : kKeep;
+    s = f.file_id && rule.Search(meta_.strings.Get(f.file_id)) ? kSkip : kKeep;
   }
   return s == kSkip;
 }
 
+bool CallSiteNamer::LibraryFile(uint32_t id) { return FileMatches(library_, library_files_, id); }
+
 bool CallSiteNamer::GeneratedFile(uint32_t id) {
-  int8_t& s = generated_[id - 1];
-  if (s == kUnknown) {
-    const model::Frame& f = meta_.Rows<model::Frame>()[id - 1];
-    const std::string file(meta_.strings.Get(f.file_id));
-    s = f.file_id && generated_files_.Search(file) ? kSkip : kKeep;
-  }
-  return s == kSkip;
+  return FileMatches(generated_, generated_files_, id);
 }
 
 // A launch through compiler-generated code (torch.compile): the program's

@@ -42,6 +42,8 @@ class CallSiteNamer {
  private:
   enum : int8_t { kUnknown = 0, kKeep = 1, kSkip = 2 };
   bool Skipped(uint32_t frame_id);
+  // Whether the frame's file matches `rule`, remembered per frame in `memo`.
+  bool FileMatches(std::vector<int8_t>& memo, const Pattern& rule, uint32_t frame_id);
   bool LibraryFile(uint32_t frame_id);    // a Python frame in a package or the stdlib
   bool GeneratedFile(uint32_t frame_id);  // a Python frame in compiler-generated code
   // The name of a launch through generated code ("" when the stack has none,
