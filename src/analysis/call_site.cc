@@ -74,6 +74,7 @@ std::string CallSiteNamer::ModuleName(uint32_t mapping_id) const {
 }
 
 bool CallSiteNamer::Skipped(uint32_t id) {
+  if (id > skip_.size()) skip_.resize(meta_.Rows<model::Frame>().size(), kUnknown);
   int8_t& s = skip_[id - 1];
   if (s == kUnknown) {
     const model::Frame& f = meta_.Rows<model::Frame>()[id - 1];
@@ -87,6 +88,9 @@ bool CallSiteNamer::Skipped(uint32_t id) {
 }
 
 bool CallSiteNamer::FileMatches(std::vector<int8_t>& memo, const Pattern& rule, uint32_t id) {
+  // Frames added to the trace after the namer was made (Name() takes every
+  // frame the trace holds when it is called).
+  if (id > memo.size()) memo.resize(meta_.Rows<model::Frame>().size(), kUnknown);
   int8_t& s = memo[id - 1];
   if (s == kUnknown) {
     const model::Frame& f = meta_.Rows<model::Frame>()[id - 1];
