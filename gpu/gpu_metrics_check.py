@@ -23,7 +23,8 @@ section `gpumetrics`).
   - unknown name: `--gpu-metrics=no_such__metric.sum` names it and `--gpu-metrics=list`, the
     capture goes on (exit 0, kernels written, no metric rows);
   - cost: the program's loop time (its three busy phases) under `profile` with and without
-    --gpu-metrics, ROUNDS interleaved rounds (default 3): median and max of the ratio;
+    --gpu-metrics, the same launch counts in every run (fixed by a first run),
+    ROUNDS interleaved rounds (default 5): median and max of the ratio;
     the median adds <= 3%.
 One `GPUMETRICS <check>: <figures> -> PASS|FAIL|SKIP` line per expectation, then the summary.
 """
@@ -41,7 +42,7 @@ import time
 
 from checks import Checks
 
-ROUNDS = int(os.environ.get("GPUMETRICS_ROUNDS", "3"))
+ROUNDS = int(os.environ.get("GPUMETRICS_ROUNDS", "5"))
 
 
 def run(cmd, out, name, timeout=600, env=None):
@@ -234,14 +235,24 @@ def unknown_check(c, cli, progs, out):
 
 
 def cost_check(c, cli, progs, out):
+    # The phases run for about a time, so their launch counts vary run to run: a first
+    # (uncounted) run fixes the counts, then every round does the same work
+    # (GPU_METRICS_LAUNCHES) and the loop times compare.
+    prog = [os.path.join(progs, "gpu_metrics"), "0.4", "50"]
+    code, text = run([cli, "profile", "-q", "-f", "-o", os.path.join(out, "cost_cal.sbt"),
+                      "--", *prog], out, "cost_calibrate")
+    counts = re.findall(r"GPUMETRICS_PHASE (\w+) ms=[0-9.]+ launches=(\d+)", text)
+    if code != 0 or len(counts) != 3:
+        c.fail("cost", f"calibration run: exit {code}, phases {counts}")
+        return
+    env = dict(os.environ, GPU_METRICS_LAUNCHES=",".join(n for _, n in counts))
     loops = {"plain": [], "metrics": []}
     for i in range(ROUNDS):
         for mode in ("plain", "metrics"):  # interleaved
             extra = ["--gpu-metrics"] if mode == "metrics" else []
             code, text = run([cli, "profile", "-q", "-f", *extra, "-o",
-                              os.path.join(out, f"cost_{mode}.sbt"), "--",
-                              os.path.join(progs, "gpu_metrics"), "0.4", "50"], out,
-                             f"cost_{mode}_{i}")
+                              os.path.join(out, f"cost_{mode}.sbt"), "--", *prog], out,
+                             f"cost_{mode}_{i}", env=env)
             m = re.search(r"GPUMETRICS_LOOP ms=([0-9.]+)", text)
             if code == 0 and m:
                 loops[mode].append(float(m.group(1)))
@@ -251,7 +262,8 @@ def cost_check(c, cli, progs, out):
     ratios = [m / p for m, p in zip(loops["metrics"], loops["plain"])]
     med = statistics.median(ratios)
     c.check("cost", med <= 1.03,
-            f"loop {statistics.median(loops['plain']):.1f} ms without, "
+            f"loop of {env['GPU_METRICS_LAUNCHES']} launches (copy,gemm,fma) "
+            f"{statistics.median(loops['plain']):.1f} ms without, "
             f"{statistics.median(loops['metrics']):.1f} ms with --gpu-metrics; ratio median "
             f"{med:.3f}, max {max(ratios):.3f} ({ROUNDS} interleaved rounds)")
 

@@ -7,7 +7,8 @@
 //   fma   fma_chain: FP32 FMA chains in registers, no memory traffic, no
 //         tensor work;
 //   idle  the host sleeps (the gap after each phase too).
-// Each phase runs about `seconds` of GPU time (default 0.4 s). Printed:
+// Each phase runs about `seconds` of GPU time (default 0.4 s), or the launch
+// counts in GPU_METRICS_LAUNCHES=copy,gemm,fma (same work in every run). Printed:
 //   GPUMETRICS_PHASE <name> ms=<GPU time> launches=<n> [gbps=<copy bandwidth>]
 //   GPUMETRICS_LOOP ms=<host time of the three busy phases>
 // Usage: gpu_metrics [seconds per phase] [gap ms] [copy MiB, default 1024]
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 
 #include "check.h"
@@ -62,9 +64,10 @@ struct Phase {
 };
 
 // Launches `once` until about `seconds` of GPU time went by (measured on the
-// first launches), then times the whole phase with events.
+// first launches), or exactly `fixed` times when that is over 0, then times the
+// whole phase with events.
 template <typename F>
-Phase RunPhase(double seconds, F once) {
+Phase RunPhase(double seconds, int fixed, F once) {
   Phase p;
   CHECK(cudaEventCreate(&p.begin));
   CHECK(cudaEventCreate(&p.end));
@@ -77,7 +80,7 @@ Phase RunPhase(double seconds, F once) {
   CHECK(cudaEventSynchronize(b));
   float ms = 0;
   CHECK(cudaEventElapsedTime(&ms, a, b));
-  const int n = std::max(4, int(seconds * 1000.0 / (ms / 4)));
+  const int n = fixed > 0 ? fixed : std::max(4, int(seconds * 1000.0 / (ms / 4)));
   CHECK(cudaEventRecord(p.begin));
   for (int i = 0; i < n; ++i) once();
   CHECK(cudaEventRecord(p.end));
@@ -96,6 +99,15 @@ int main(int argc, char** argv) {
   const double seconds = argc > 1 ? std::atof(argv[1]) : 0.4;
   const int gap_ms = argc > 2 ? std::atoi(argv[2]) : 300;
   const size_t copy_bytes = size_t(argc > 3 ? std::atoi(argv[3]) : 1024) << 20;
+  // GPU_METRICS_LAUNCHES=copy,gemm,fma: fixed launch counts, so that runs do the
+  // same work (the cost check compares loop times).
+  int fixed[3] = {0, 0, 0};
+  if (const char* env = std::getenv("GPU_METRICS_LAUNCHES")) {
+    if (std::sscanf(env, "%d,%d,%d", &fixed[0], &fixed[1], &fixed[2]) != 3) {
+      std::fprintf(stderr, "GPU_METRICS_LAUNCHES=%s: want copy,gemm,fma launch counts\n", env);
+      return 2;
+    }
+  }
   const size_t n4 = copy_bytes / sizeof(float4);
   float4 *in = nullptr, *out = nullptr;
   CHECK(cudaMalloc(&in, copy_bytes));
@@ -119,13 +131,13 @@ int main(int argc, char** argv) {
   usleep(gap_ms * 1000);  // idle before the first phase too
 
   const auto t0 = std::chrono::steady_clock::now();
-  Phase copy = RunPhase(seconds, [&] { dram_copy<<<sms * 8, 512>>>(in, out, n4); });
+  Phase copy = RunPhase(seconds, fixed[0], [&] { dram_copy<<<sms * 8, 512>>>(in, out, n4); });
   CHECK(cudaGetLastError());
   const auto t1 = std::chrono::steady_clock::now();
   usleep(gap_ms * 1000);
   const float alpha = 1, beta = 0;
   const auto t2 = std::chrono::steady_clock::now();
-  Phase gemm = RunPhase(seconds, [&] {
+  Phase gemm = RunPhase(seconds, fixed[1], [&] {
     CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, dim, dim, dim, &alpha, A, CUDA_R_16BF,
                               dim, B, CUDA_R_16BF, dim, &beta, C, CUDA_R_32F, dim,
                               CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
@@ -133,7 +145,7 @@ int main(int argc, char** argv) {
   const auto t3 = std::chrono::steady_clock::now();
   usleep(gap_ms * 1000);
   const auto t4 = std::chrono::steady_clock::now();
-  Phase fma = RunPhase(seconds, [&] { fma_chain<<<sms * 8, 256>>>(sink, 4096); });
+  Phase fma = RunPhase(seconds, fixed[2], [&] { fma_chain<<<sms * 8, 256>>>(sink, 4096); });
   CHECK(cudaGetLastError());
   const auto t5 = std::chrono::steady_clock::now();
   usleep(gap_ms * 1000);
