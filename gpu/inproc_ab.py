@@ -3,7 +3,7 @@
 #40 "Cost"; scripts/gpu-check.sh section `abcost`).
 
   python3 gpu/inproc_ab.py OUT --option gpu_metrics|pc_sampling|capture [--compile] [--batch 16]
-      [--option-env KEY=VALUE ...] [--rounds 8]
+      [--option-env KEY=VALUE ...] [--period N] [--rounds 8]
       [--steps 20] [--warm 3] [--limit 1.03] [--cli TRACESMITH]
 
 Why in one process: on the CPU-bound bf16 Transformer step, separate processes of one
@@ -145,12 +145,19 @@ def main():
                     help="set while the option's captures start (a tuning knob: "
                          "TRACESMITH_PC_SAMPLING_SLEEP_MS=10, TRACESMITH_BATCH_THREADS=0, ...)")
     ap.add_argument("--budget", type=float, default=480, help="seconds: no round starts after")
+    ap.add_argument("--period", type=int, default=None,
+                    help="pc_sampling: a sample every 2^N cycles per SM (default: the capture's)")
     a = ap.parse_args()
+    if a.period is not None:
+        if a.option != "pc_sampling":
+            ap.error("--period is pc_sampling's")
+        OPTIONS["pc_sampling"] = {"pc_sampling": str(a.period)}
     limit = a.limit or (1.10 if a.option == "pc_sampling" else 1.03)
     option_env = dict(kv.split("=", 1) for kv in a.option_env)
     out = os.path.abspath(a.out)
     os.makedirs(out, exist_ok=True)
-    tag = (f"{a.option}{' compiled' if a.compile else ''}"
+    tag = (f"{a.option}{f' period 2^{a.period}' if a.period is not None else ''}"
+           f"{' compiled' if a.compile else ''}"
            f"{f' batch {a.batch}' if a.batch != 16 else ''}"
            + "".join(f" {k}={v}" for k, v in option_env.items()))
     c = Checks("ABCOST")
