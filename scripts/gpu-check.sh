@@ -394,6 +394,15 @@ if want abcost && needs_torch "abcost (gpu/inproc_ab.py)"; then
       --sample-steps "${ABCOST_SAMPLE_STEPS:-30}" --cli "$TS"
   done
   unset PYTHONPATH TRACESMITH_INJECT_LIB
+  # Where each run's cost sits (kernel durations, GPU idle, launch calls: gpu/cost_where.py, on
+  # the last round's default and option traces; figures only).
+  PKG=$OUT/python/pkg
+  if [ ! -d "$PKG" ]; then
+    mkdir -p "$OUT/python"
+    gpu/build-python-ext.sh "$BUILD" "$PKG" python3 > "$S/build-ext.log" 2>&1 || true
+  fi
+  runs=(); for r in ${ABCOST_RUNS:-gpu_metrics pc_sampling pc_sampling:compile}; do runs+=("$S/${r//:/_}"); done
+  PYTHONPATH="$PKG" python3 gpu/cost_where.py "${runs[@]}" 2>&1
 fi
 if want pcpeers && needs_torch "pcpeers (gpu/pc_peers.py)"; then
   # PC sampling against its peers (issue #39 "Cost", gpu/pc_peers.py; opt-in: ~8 minutes, a

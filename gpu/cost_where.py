@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""Where an option's cost sits on a step (issue #39 "say where the cost sits"): reads the last
+round's default.sbt and option.sbt that gpu/inproc_ab.py leaves in a run's folder (each one
+capture block: W untimed + S timed steps of the same program) and splits the option's extra
+step time into
+  - GPU time inside kernels (the kernels ran slower: sampling on the SMs),
+  - GPU idle between kernels (the GPU waited for the host: launches came later),
+  - the host's launch calls (their duration in the trace's API rows),
+per block, so that a cost that shows up only in kernel durations is the hardware's and one in
+launch calls and idle gaps is the host's.
+
+  python3 gpu/cost_where.py RUN_DIR [RUN_DIR ...]     (needs tracesmith._core: PYTHONPATH)
+
+Prints one `ABCOST where <run>: ...` line per folder (figures, no verdict).
+"""
+import os
+import statistics
+import sys
+
+import numpy as np
+
+LAUNCH_NAMES = ("cudaLaunchKernel", "cuLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernelEx",
+                "cudaGraphLaunch", "cuGraphLaunch")
+
+
+def block_figures(path):
+    import tracesmith as ts
+    t = ts.load(path)
+    k = t.kernels
+    start = np.asarray(k.start_ns, dtype=np.int64)
+    end = np.asarray(k.end_ns, dtype=np.int64)
+    order = np.argsort(start)
+    start, end = start[order], end[order]
+    dur = end - start
+    # The union of kernel intervals (concurrent kernels count once): the GPU's busy time.
+    busy, cur_s, cur_e = 0, None, None
+    for s, e in zip(start.tolist(), end.tolist()):
+        if cur_e is None or s > cur_e:
+            if cur_e is not None:
+                busy += cur_e - cur_s
+            cur_s, cur_e = s, e
+        else:
+            cur_e = max(cur_e, e)
+    if cur_e is not None:
+        busy += cur_e - cur_s
+    span = int(end.max() - start.min()) if len(start) else 0
+    a = t.api
+    names = list(a.name)
+    adur = np.asarray(a.end_ns, dtype=np.int64) - np.asarray(a.start_ns, dtype=np.int64)
+    launch = np.array([d for n, d in zip(names, adur.tolist()) if n in LAUNCH_NAMES],
+                      dtype=np.int64)
+    return {"kernels": len(dur), "kernel_ns": int(dur.sum()), "busy_ns": busy, "span_ns": span,
+            "idle_ns": span - busy, "launches": len(launch),
+            "launch_ns": int(launch.sum()) if len(launch) else 0,
+            "launch_med_ns": float(statistics.median(launch)) if len(launch) else 0.0,
+            "launch_max_ns": int(launch.max()) if len(launch) else 0,
+            "kernel_med_ns": float(statistics.median(dur.tolist())) if len(dur) else 0.0}
+
+
+def main():
+    for run in sys.argv[1:]:
+        name = os.path.basename(os.path.normpath(run))
+        try:
+            d = block_figures(os.path.join(run, "default.sbt"))
+            o = block_figures(os.path.join(run, "option.sbt"))
+        except Exception as e:  # noqa: BLE001 - a figure line, not a verdict
+            print(f"ABCOST where {name}: not read: {e}")
+            continue
+
+        def per(x, key):
+            return x[key] / max(x["kernels"], 1) / 1e3  # us per kernel
+
+        print(f"ABCOST where {name}: per kernel, default -> option: GPU time in kernels "
+              f"{per(d, 'kernel_ns'):.2f} -> {per(o, 'kernel_ns'):.2f} us "
+              f"(x{o['kernel_ns'] / max(d['kernel_ns'], 1):.3f} over the block; median kernel "
+              f"{d['kernel_med_ns'] / 1e3:.2f} -> {o['kernel_med_ns'] / 1e3:.2f} us); "
+              f"GPU idle between kernels {per(d, 'idle_ns'):.2f} -> {per(o, 'idle_ns'):.2f} us; "
+              f"span {d['span_ns'] / 1e6:.1f} -> {o['span_ns'] / 1e6:.1f} ms; launch calls "
+              f"{d['launches']} -> {o['launches']}, median {d['launch_med_ns'] / 1e3:.2f} -> "
+              f"{o['launch_med_ns'] / 1e3:.2f} us, sum {d['launch_ns'] / 1e6:.2f} -> "
+              f"{o['launch_ns'] / 1e6:.2f} ms, max {d['launch_max_ns'] / 1e3:.1f} -> "
+              f"{o['launch_max_ns'] / 1e3:.1f} us ({d['kernels']} / {o['kernels']} kernels)",
+              flush=True)
+
+
+if __name__ == "__main__":
+    main()
