@@ -47,13 +47,21 @@ def block_figures(path):
     a = t.api
     names = list(a.name)
     adur = np.asarray(a.end_ns, dtype=np.int64) - np.asarray(a.start_ns, dtype=np.int64)
-    launch = np.array([d for n, d in zip(names, adur.tolist()) if n in LAUNCH_NAMES],
-                      dtype=np.int64)
+    astart = np.asarray(a.start_ns, dtype=np.int64)
+    is_launch = np.array([n in LAUNCH_NAMES for n in names], dtype=bool)
+    launch = adur[is_launch]
+    # The slowest launch call: which one, and when (from the block's first API call).
+    at = ""
+    if len(launch):
+        i = int(np.argmax(launch))
+        at = (f"launch {i + 1} of {len(launch)}, "
+              f"{(astart[is_launch][i] - astart.min()) / 1e6:.1f} ms into the block")
     return {"kernels": len(dur), "kernel_ns": int(dur.sum()), "busy_ns": busy, "span_ns": span,
             "idle_ns": span - busy, "launches": len(launch),
             "launch_ns": int(launch.sum()) if len(launch) else 0,
             "launch_med_ns": float(statistics.median(launch)) if len(launch) else 0.0,
             "launch_max_ns": int(launch.max()) if len(launch) else 0,
+            "launch_max_at": at,
             "kernel_med_ns": float(statistics.median(dur.tolist())) if len(dur) else 0.0}
 
 
@@ -79,7 +87,8 @@ def main():
               f"{d['launches']} -> {o['launches']}, median {d['launch_med_ns'] / 1e3:.2f} -> "
               f"{o['launch_med_ns'] / 1e3:.2f} us, sum {d['launch_ns'] / 1e6:.2f} -> "
               f"{o['launch_ns'] / 1e6:.2f} ms, max {d['launch_max_ns'] / 1e3:.1f} -> "
-              f"{o['launch_max_ns'] / 1e3:.1f} us ({d['kernels']} / {o['kernels']} kernels)",
+              f"{o['launch_max_ns'] / 1e3:.1f} us (option's: {o['launch_max_at']}) "
+              f"({d['kernels']} / {o['kernels']} kernels)",
               flush=True)
 
 
