@@ -7,7 +7,10 @@ step time into
   - GPU idle between kernels (the GPU waited for the host: launches came later),
   - the host's launch calls (their duration in the trace's API rows),
 per block, so that a cost that shows up only in kernel durations is the hardware's and one in
-launch calls and idle gaps is the host's.
+launch calls and idle gaps is the host's. With PC samples in the option's trace, the launch
+calls of 300 us or more are also split by whether they end within 3 ms after a drain (a
+sample window's end: the writer's cuptiPCSamplingGetData), which is how the drains' hold on
+the program's launches was found (2026-11-30).
 
   python3 gpu/cost_where.py RUN_DIR [RUN_DIR ...]     (needs tracesmith._core: PYTHONPATH)
 
@@ -56,7 +59,18 @@ def block_figures(path):
         i = int(np.argmax(launch))
         at = (f"launch {i + 1} of {len(launch)}, "
               f"{(astart[is_launch][i] - astart.min()) / 1e6:.1f} ms into the block")
-    return {"kernels": len(dur), "kernel_ns": int(dur.sum()), "busy_ns": busy, "span_ns": span,
+    slow = {"n": 0, "ns": 0, "at_drain": 0, "at_drain_ns": 0}
+    if "pcsample" in t.kinds and len(launch):
+        drains = np.unique(np.asarray(t.pc_samples.end_ns, dtype=np.int64))
+        lend = (astart + adur)[is_launch]
+        for i in np.where(launch >= 300_000)[0]:
+            slow["n"] += 1
+            slow["ns"] += int(launch[i])
+            j = np.searchsorted(drains, lend[i] - 3_000_000)
+            if j < len(drains) and drains[j] <= lend[i] + 3_000_000:
+                slow["at_drain"] += 1
+                slow["at_drain_ns"] += int(launch[i])
+    return {"slow": slow, "kernels": len(dur), "kernel_ns": int(dur.sum()), "busy_ns": busy, "span_ns": span,
             "idle_ns": span - busy, "launches": len(launch),
             "launch_ns": int(launch.sum()) if len(launch) else 0,
             "launch_med_ns": float(statistics.median(launch)) if len(launch) else 0.0,
@@ -88,8 +102,11 @@ def main():
               f"{o['launch_med_ns'] / 1e3:.2f} us, sum {d['launch_ns'] / 1e6:.2f} -> "
               f"{o['launch_ns'] / 1e6:.2f} ms, max {d['launch_max_ns'] / 1e3:.1f} -> "
               f"{o['launch_max_ns'] / 1e3:.1f} us (option's: {o['launch_max_at']}) "
-              f"({d['kernels']} / {o['kernels']} kernels)",
-              flush=True)
+              f"({d['kernels']} / {o['kernels']} kernels)" +
+              (f"; option's launch calls of 300 us or more: {o['slow']['n']}, "
+               f"{o['slow']['ns'] / 1e6:.1f} ms, of which {o['slow']['at_drain']} "
+               f"({o['slow']['at_drain_ns'] / 1e6:.1f} ms) end within 3 ms of a drain"
+               if o["slow"]["n"] else ""), flush=True)
 
 
 if __name__ == "__main__":

@@ -54,15 +54,20 @@ OPTION_STAT = {"gpu_metrics": "gpu_metrics.samples", "pc_sampling": "pc_sampling
                "capture": None}
 
 
-def option_samples(cli, trace, option):
-    """The option's sample count in `trace` per `tracesmith info` (None: no CLI or no line)."""
+def info_stat(cli, trace, stat):
+    """A stat's value in `trace` per `tracesmith info`, summed over processes (None: no line)."""
     import re
     import subprocess
+    p = subprocess.run([cli, "info", trace], capture_output=True, text=True, timeout=120)
+    found = re.findall(r"(?m)^\s+" + re.escape(stat) + r"\s+(\d+)", p.stdout)
+    return sum(int(x) for x in found) if found else None
+
+
+def option_samples(cli, trace, option):
+    """The option's sample count in `trace` per `tracesmith info` (None: no CLI or no line)."""
     if not cli or not OPTION_STAT[option]:
         return None
-    p = subprocess.run([cli, "info", trace], capture_output=True, text=True, timeout=120)
-    found = re.findall(r"(?m)^\s+" + re.escape(OPTION_STAT[option]) + r"\s+(\d+)", p.stdout)
-    return sum(int(x) for x in found) if found else None
+    return info_stat(cli, trace, OPTION_STAT[option])
 
 
 def step_fn(compile_model, batch):
@@ -244,10 +249,16 @@ def samples_check(c, cli, trace, out, steps):
     heavy = pc_peers.kernel_samples(doc)
     short = [h for h in heavy if h[2] < SAMPLES_MIN]
     fewest = min(heavy, key=lambda h: h[2]) if heavy else None
-    c.check("samples", heavy and not short,
+    # None lost: the hardware buffer (pc_sampling.hardware_buffer_mb) kept up.
+    lost = {k: info_stat(cli, trace, f"pc_sampling.{k}")
+            for k in ("hardware_buffer_full", "dropped_samples", "hardware_buffer_mb")}
+    c.check("samples", heavy and not short and not lost["hardware_buffer_full"]
+            and not lost["dropped_samples"],
             f"{len(heavy) - len(short)} of {len(heavy)} kernels with >= 1% of GPU time have >= "
             f"{SAMPLES_MIN} samples in a block of {steps} steps; fewest: " +
-            (f"{fewest[0][:60]} ({fewest[1]:.1f}%, {fewest[2]} samples)" if fewest else "-"))
+            (f"{fewest[0][:60]} ({fewest[1]:.1f}%, {fewest[2]} samples)" if fewest else "-") +
+            f"; hardware buffer {lost['hardware_buffer_mb']} MiB, full "
+            f"{lost['hardware_buffer_full']}x, dropped {lost['dropped_samples']} (need 0, 0)")
 
 
 if __name__ == "__main__":

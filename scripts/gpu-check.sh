@@ -373,9 +373,10 @@ if want abcost && needs_torch "abcost (gpu/inproc_ab.py)"; then
   # What --gpu-metrics (#40: <= 3%) and --pc-sampling (#39: <= 10%) add to the bf16 Transformer
   # step, measured inside one process (gpu/inproc_ab.py: separate processes of one configuration
   # differ by up to 25% on this CPU-bound step): ABCOST_ROUNDS (8) rounds of none / default /
-  # option blocks, each run of ABCOST_RUNS an OPTION[:compile][:batchN][:periodN][:sleepN][:hwbufN]
+  # option blocks, each run of ABCOST_RUNS an OPTION[:compile][:batchN][:periodN][:sleepN][:hwbufN][:drainN][:chunkN]
   # (torch.compile'd model; N sequences a step, 16 by default: 128 makes the step GPU-bound;
-  # pc_sampling's period 2^N cycles, its CUPTI worker's sleep N ms, its hardware buffer N MiB: a sweep); for pc_sampling, the
+  # pc_sampling's period 2^N cycles, its CUPTI worker's sleep N ms, its hardware buffer N MiB,
+  # a GetData round every N ms, N PC records per GetData: a sweep); for pc_sampling, the
   # samples of an ABCOST_SAMPLE_STEPS-step block (30) too. ABCOST_OPTION_ENV="KEY=VALUE ..." is
   # set while the option's captures start: with OPTION "capture" (the default capture again) the
   # A/B of a tuning knob (TRACESMITH_BATCH_THREADS=0), with pc_sampling a sweep
@@ -389,6 +390,8 @@ if want abcost && needs_torch "abcost (gpu/inproc_ab.py)"; then
     [[ $r =~ :period([0-9]+) ]] && extra+=(--period "${BASH_REMATCH[1]}")
     [[ $r =~ :sleep([0-9]+) ]] && extra+=(--option-env "TRACESMITH_PC_SAMPLING_SLEEP_MS=${BASH_REMATCH[1]}")
     [[ $r =~ :hwbuf([0-9]+) ]] && extra+=(--option-env "TRACESMITH_PC_SAMPLING_HW_BUFFER_MB=${BASH_REMATCH[1]}")
+    [[ $r =~ :drain([0-9]+) ]] && extra+=(--option-env "TRACESMITH_PC_SAMPLING_DRAIN_MS=${BASH_REMATCH[1]}")
+    [[ $r =~ :chunk([0-9]+) ]] && extra+=(--option-env "TRACESMITH_PC_SAMPLING_DRAIN_PCS=${BASH_REMATCH[1]}")
     for kv in ${ABCOST_OPTION_ENV:-}; do extra+=(--option-env "$kv"); done
     pycheck "abcost $r" "$S/${r//:/_}.log" python3 gpu/inproc_ab.py "$S/${r//:/_}" \
       --option "${r%%:*}" "${extra[@]}" --rounds "${ABCOST_ROUNDS:-8}" --budget "${ABCOST_BUDGET:-150}" \

@@ -341,6 +341,14 @@ CaptureTuning TuningFromEnv(const std::map<std::string, std::string>& env) {
     const int ms = std::atoi(it->second.c_str());
     if (ms > 0) t.pc_sampling_sleep_ms = uint32_t(ms);
   }
+  if (auto it = env.find(kEnvPcSamplingDrainMs); it != env.end()) {
+    const int ms = std::atoi(it->second.c_str());
+    if (ms > 0) t.pc_sampling_drain_ms = uint32_t(ms);
+  }
+  if (auto it = env.find(kEnvPcSamplingDrainPcs); it != env.end()) {
+    const int n = std::atoi(it->second.c_str());
+    if (n > 0) t.pc_sampling_drain_pcs = uint32_t(n);
+  }
   if (auto it = env.find(kEnvGpuMetricsHwBufferMb); it != env.end()) {
     const int mb = std::atoi(it->second.c_str());
     if (mb > 0) t.gpu_metrics_hw_buffer_mb = uint32_t(mb);
@@ -368,7 +376,7 @@ CaptureTuning TuningFromProcessEnv() {
   for (const char* key :
        {kEnvSubscribe, kEnvDeviceBufferMb, kEnvTidType, kEnvMeminfoAtContext, kEnvApiFilter,
         kEnvStackRewalk, kEnvStackCopyProbe, kEnvPcSamplingHwBufferMb, kEnvPcSamplingSleepMs,
-        kEnvGpuMetricsHwBufferMb, kEnvGpuMetricsImageSamples, kEnvGpuMetricsDecodeMs,
+        kEnvPcSamplingDrainMs, kEnvPcSamplingDrainPcs, kEnvGpuMetricsHwBufferMb, kEnvGpuMetricsImageSamples, kEnvGpuMetricsDecodeMs,
         kEnvActivityBufferKb, kEnvBufferPrefault, kEnvSlowCallProbe, kEnvBatchThreads})
     if (const char* v = std::getenv(key)) env.emplace(key, v);
   return TuningFromEnv(env);

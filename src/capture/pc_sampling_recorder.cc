@@ -11,7 +11,9 @@
 //  - CUPTI's worker threads decode the hardware buffer every kWorkerSleepMs
 //    (1 ms: 99.99% of the samples drained while kernels ran, against 97% at
 //    CUPTI's default 100 ms) and the writer thread takes the decoded records
-//    with cuptiPCSamplingGetData every kDrainNs: never the program's threads;
+//    with cuptiPCSamplingGetData every 20 ms (kDrainMs): never the program's
+//    threads, though each GetData call held the program's launches up to 2 ms
+//    on the H200 (docs/pc-sampling.md "Cost": the drain knobs' sweep);
 //  - at the end (and before a context is destroyed) the rest is drained and
 //    cuptiPCSamplingDisable flushes what CUPTI still holds into the buffer
 //    given at configuration.
@@ -29,6 +31,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -45,10 +48,21 @@ namespace tracesmith::capture {
 namespace {
 
 constexpr uint32_t kWorkerSleepMs = 1;
-constexpr uint64_t kDrainNs = 20'000'000;  // one window of rows per 20 ms
-constexpr size_t kDrainPcs = 4096;         // PC records per GetData
+constexpr uint32_t kDrainMs = 20;    // one window of rows per 20 ms
+constexpr uint32_t kDrainPcs = 4096;  // PC records per GetData
 constexpr size_t kConfigPcs = 16384;       // what Disable can flush at once
 constexpr int kMaxGetDataPerDrain = 64;    // then the next poll goes on
+
+// CUPTI's hardware buffer, per context: 64 MiB at the default period (2^15) and
+// twice that per step shorter, up to CUPTI's own 512 MiB. CUPTI allocates it at
+// the first launch after enabling: 512 MiB stalled that launch 311 ms on the
+// H200, 32 MiB 84 ms (2026-11-30, gpu/cost_where.py), and it is GPU memory the
+// program does not get; the worker decodes it every 1 ms, so 64 MiB holds far
+// more than one sleep's samples (none lost in gpu/pc_sampling_check.py's run).
+uint32_t DefaultHwBufferMb(uint32_t period_log2) {
+  const uint32_t shorter = period_log2 < 15 ? 15 - period_log2 : 0;
+  return shorter >= 3 ? 512 : 64u << shorter;
+}
 
 std::string CuptiError(CUptiResult r) {
   const char* s = nullptr;
@@ -95,13 +109,19 @@ class PcSamplingRecorder final : public Recorder {
  public:
   PcSamplingRecorder(uint32_t pid, uint32_t period, bool quiet, std::string output_path,
                      uint64_t kernel_timeout_ns, uint32_t flush_ms, bool end_program,
-                     uint32_t hw_buffer_mb, uint32_t sleep_ms)
+                     const CaptureTuning& tuning)
       : pid_(pid),
         period_(period),
         quiet_(quiet),
         output_path_(std::move(output_path)),
-        hw_buffer_bytes_(uint64_t(hw_buffer_mb) << 20),
-        sleep_ms_(sleep_ms ? sleep_ms : kWorkerSleepMs),
+        hw_buffer_bytes_(uint64_t(tuning.pc_sampling_hw_buffer_mb
+                                      ? tuning.pc_sampling_hw_buffer_mb
+                                      : DefaultHwBufferMb(period))
+                         << 20),
+        sleep_ms_(tuning.pc_sampling_sleep_ms ? tuning.pc_sampling_sleep_ms : kWorkerSleepMs),
+        drain_ns_(uint64_t(tuning.pc_sampling_drain_ms ? tuning.pc_sampling_drain_ms : kDrainMs) *
+                  1'000'000),
+        drain_pcs_(tuning.pc_sampling_drain_pcs ? tuning.pc_sampling_drain_pcs : kDrainPcs),
         lines_(pid) {
     if (kernel_timeout_ns)
       watch_ = std::make_unique<KernelTimeoutWatch>(
@@ -182,7 +202,7 @@ class PcSamplingRecorder final : public Recorder {
     {
       std::lock_guard<std::mutex> lock(mu_);
       for (auto& c : contexts_)
-        if (c->live && now - c->window_start >= kDrainNs) DrainLocked(*c), drained = true;
+        if (c->live && now - c->window_start >= drain_ns_) DrainLocked(*c), drained = true;
     }
     if (watch_ && drained) CheckTimeouts(now);
   }
@@ -224,6 +244,7 @@ class PcSamplingRecorder final : public Recorder {
   void WriteStats(StatSink& stats) override {
     std::lock_guard<std::mutex> lock(mu_);
     stats.Add("pc_sampling.period_log2", period_);
+    stats.Add("pc_sampling.hardware_buffer_mb", hw_buffer_bytes_ >> 20);
     stats.Add("pc_sampling.contexts", contexts_.size());
     stats.Add("pc_sampling.samples", samples_);
     stats.Add("pc_sampling.dropped_samples", dropped_, model::kStatDataLoss);
@@ -232,6 +253,9 @@ class PcSamplingRecorder final : public Recorder {
     stats.Add("pc_sampling.rows", rows_);
     stats.Add("pc_sampling.drains", drains_);
     stats.Add("pc_sampling.drain_max_us", drain_max_ns_ / 1000);
+    stats.Add("pc_sampling.drain_total_us", drain_total_ns_ / 1000);
+    stats.Add("pc_sampling.drain_ms", drain_ns_ / 1'000'000);
+    stats.Add("pc_sampling.drain_pcs", drain_pcs_);
     stats.Add("pc_sampling.get_data_errors", get_data_errors_, model::kStatWarning);
     stats.Add("pc_sampling.enable_failures", enable_failures_, model::kStatWarning);
     lines_.WriteStats(stats, "pc_sampling");
@@ -278,8 +302,8 @@ class PcSamplingRecorder final : public Recorder {
         if (model::IsCountedStall(names[i])) c.reason_at[c.indices[i]] = ReasonPosition(names[i]);
     }
     c.config.Init(kConfigPcs, n);
-    c.drain.Init(kDrainPcs, n);
-    std::vector<CUpti_PCSamplingConfigurationInfo> v(hw_buffer_bytes_ ? 7 : 6);
+    c.drain.Init(drain_pcs_, n);
+    std::vector<CUpti_PCSamplingConfigurationInfo> v(7);
     for (auto& a : v) std::memset(&a, 0, sizeof a);
     v[0].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_COLLECTION_MODE;
     v[0].attributeData.collectionModeData.collectionMode =
@@ -297,10 +321,8 @@ class PcSamplingRecorder final : public Recorder {
     v[5].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_OUTPUT_DATA_FORMAT;
     v[5].attributeData.outputDataFormatData.outputDataFormat =
         CUPTI_PC_SAMPLING_OUTPUT_DATA_FORMAT_PARSED;
-    if (hw_buffer_bytes_) {  // TRACESMITH_PC_SAMPLING_HW_BUFFER_MB (the drop test's)
-      v[6].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_HARDWARE_BUFFER_SIZE;
-      v[6].attributeData.hardwareBufferSizeData.hardwareBufferSize = hw_buffer_bytes_;
-    }
+    v[6].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_HARDWARE_BUFFER_SIZE;
+    v[6].attributeData.hardwareBufferSizeData.hardwareBufferSize = hw_buffer_bytes_;
     CUpti_PCSamplingConfigurationInfoParams cp = {};
     cp.size = CUpti_PCSamplingConfigurationInfoParamsSize;
     cp.ctx = c.ctx;
@@ -343,6 +365,7 @@ class PcSamplingRecorder final : public Recorder {
       CUptiResult r = cuptiPCSamplingGetData(&gp);
       cuptiGetTimestamp(&t1);
       drain_max_ns_ = std::max(drain_max_ns_, t1 - t0);
+      drain_total_ns_ += t1 - t0;
       ++drains_;
       if (r != CUPTI_SUCCESS) {
         if (r == CUPTI_ERROR_OUT_OF_MEMORY || c.drain.data.hardwareBufferFull)
@@ -354,6 +377,7 @@ class PcSamplingRecorder final : public Recorder {
       }
       Take(c, c.drain.data, t1);
       if (c.drain.data.remainingNumPcs == 0) return;
+      std::this_thread::yield();  // a launch waiting on CUPTI goes first
     }
   }
 
@@ -427,8 +451,10 @@ class PcSamplingRecorder final : public Recorder {
   const uint32_t pid_, period_;
   const bool quiet_;
   const std::string output_path_;
-  const uint64_t hw_buffer_bytes_;  // 0: CUPTI's default
+  const uint64_t hw_buffer_bytes_;  // TRACESMITH_PC_SAMPLING_HW_BUFFER_MB or DefaultHwBufferMb
   const uint32_t sleep_ms_;         // CUPTI's worker thread
+  const uint64_t drain_ns_;         // a GetData round (a row window) this often
+  const uint32_t drain_pcs_;        // PC records per GetData call
   std::mutex mu_;                   // contexts_, pending_, the counters (callbacks and the writer)
   std::vector<std::unique_ptr<SamplingContext>> contexts_;
   std::vector<CUcontext> seen_;  // every context OnContextCreated was given (mu_)
@@ -439,7 +465,7 @@ class PcSamplingRecorder final : public Recorder {
   CubinLines lines_;                  // source lines, cubins kept and saved
   std::unordered_map<const char*, uint32_t> function_ids_;  // writer thread
   uint64_t samples_ = 0, dropped_ = 0, non_user_ = 0, hardware_full_ = 0;
-  uint64_t rows_ = 0, drains_ = 0, drain_max_ns_ = 0, get_data_errors_ = 0;
+  uint64_t rows_ = 0, drains_ = 0, drain_max_ns_ = 0, drain_total_ns_ = 0, get_data_errors_ = 0;
   uint64_t enable_failures_ = 0;
   std::unique_ptr<KernelTimeoutWatch> watch_;  // --kernel-timeout
   bool observing_ = false;
@@ -452,8 +478,7 @@ std::unique_ptr<Recorder> MakePcSamplingRecorder(const RecorderContext& context)
   return std::make_unique<PcSamplingRecorder>(
       context.pid, context.options->pc_sampling, context.options->quiet, context.output_path,
       context.options->kernel_timeout_ns, context.options->flush_ms,
-      context.options->kernel_timeout_exit, context.options->tuning.pc_sampling_hw_buffer_mb,
-      context.options->tuning.pc_sampling_sleep_ms);
+      context.options->kernel_timeout_exit, context.options->tuning);
 }
 
 }  // namespace tracesmith::capture

@@ -299,6 +299,25 @@ TEST(OptionsEnv, TuningKnobsAsTheEngineReadThem) {
   EXPECT_EQ(TuningFromEnv({{kEnvDeviceBufferMb, "12MB"}}).device_buffer_mb, 12u);  // atoi
 }
 
+TEST(OptionsEnv, PcSamplingDrainKnobs) {
+  // The cost sweep's knobs (docs/pc-sampling.md "Cost"): read from the
+  // process's environment too, 0 (the recorder's default) unless positive.
+  const CaptureTuning t = TuningFromEnv({{kEnvPcSamplingDrainMs, "100"},
+                                         {kEnvPcSamplingDrainPcs, "512"},
+                                         {kEnvPcSamplingHwBufferMb, "32"},
+                                         {kEnvPcSamplingSleepMs, "10"}});
+  EXPECT_EQ(t.pc_sampling_drain_ms, 100u);
+  EXPECT_EQ(t.pc_sampling_drain_pcs, 512u);
+  EXPECT_EQ(t.pc_sampling_hw_buffer_mb, 32u);
+  EXPECT_EQ(t.pc_sampling_sleep_ms, 10u);
+  const CaptureTuning bad =
+      TuningFromEnv({{kEnvPcSamplingDrainMs, "0"}, {kEnvPcSamplingDrainPcs, "-4"}});
+  EXPECT_EQ(bad, CaptureTuning{});
+  setenv(kEnvPcSamplingDrainMs, "50", 1);
+  EXPECT_EQ(TuningFromProcessEnv().pc_sampling_drain_ms, 50u);
+  unsetenv(kEnvPcSamplingDrainMs);
+}
+
 TEST(OptionsEnv, TuningKnobsStayTheUsersEnvironment) {
   // The CLI clears OptionEnvNames and sets OptionsToEnv: neither may touch a
   // knob the user set for the program.

@@ -113,12 +113,21 @@ struct CaptureTuning {
   // reads, timed as capture.cost.stack.copy.
   bool stack_copy_probe = false;
   // TRACESMITH_PC_SAMPLING_HW_BUFFER_MB=N (N > 0): CUPTI's hardware buffer of
-  // PC samples (0: CUPTI's default, 512 MiB); a small one overflows, which
+  // PC samples (0: the recorder's, 64 MiB at the default period, more at shorter
+  // ones, up to CUPTI's 512 MiB); a small one overflows, which
   // the capture counts (pc_sampling.hardware_buffer_full, dropped_samples).
   uint32_t pc_sampling_hw_buffer_mb = 0;
   // TRACESMITH_PC_SAMPLING_SLEEP_MS=N (N > 0): how often CUPTI's worker
   // decodes the hardware buffer (0: the recorder's 1 ms; the cost sweep's).
   uint32_t pc_sampling_sleep_ms = 0;
+  // TRACESMITH_PC_SAMPLING_DRAIN_MS=N (N > 0): how often the writer takes the
+  // decoded samples (cuptiPCSamplingGetData), one row window each (0: 20 ms);
+  // TRACESMITH_PC_SAMPLING_DRAIN_PCS=N (N > 0): PC records per GetData call
+  // (0: 4096), the writer yielding between calls. Each GetData held the
+  // program's launches up to 2 ms on the H200 (docs/pc-sampling.md "Cost"):
+  // the sweep's knobs.
+  uint32_t pc_sampling_drain_ms = 0;
+  uint32_t pc_sampling_drain_pcs = 0;
   // TRACESMITH_GPU_METRICS_HW_BUFFER_MB=N (N > 0): the GPU's buffer of PM
   // samples per device (0: the recorder's 64 MiB); a small one overflows,
   // which the capture counts (gpu_metrics.dropped_overflows).
@@ -280,6 +289,8 @@ inline constexpr const char* kEnvStackRewalk = "TRACESMITH_STACK_REWALK";
 inline constexpr const char* kEnvStackCopyProbe = "TRACESMITH_STACK_COPYPROBE";
 inline constexpr const char* kEnvPcSamplingHwBufferMb = "TRACESMITH_PC_SAMPLING_HW_BUFFER_MB";
 inline constexpr const char* kEnvPcSamplingSleepMs = "TRACESMITH_PC_SAMPLING_SLEEP_MS";
+inline constexpr const char* kEnvPcSamplingDrainMs = "TRACESMITH_PC_SAMPLING_DRAIN_MS";
+inline constexpr const char* kEnvPcSamplingDrainPcs = "TRACESMITH_PC_SAMPLING_DRAIN_PCS";
 inline constexpr const char* kEnvGpuMetricsHwBufferMb = "TRACESMITH_GPU_METRICS_HW_BUFFER_MB";
 inline constexpr const char* kEnvGpuMetricsImageSamples = "TRACESMITH_GPU_METRICS_IMAGE_SAMPLES";
 inline constexpr const char* kEnvGpuMetricsDecodeMs = "TRACESMITH_GPU_METRICS_DECODE_MS";
