@@ -133,6 +133,8 @@ def fmt_list(xs):
 
 
 def main():
+    import faulthandler
+    faulthandler.enable()  # a crash names its Python stack (a segfault once ended a run silently)
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out")
     ap.add_argument("--option", choices=sorted(OPTIONS), required=True)

@@ -196,6 +196,7 @@ Status CuptiEngine::Start(const CaptureOptions& options) {
   tick_rate_ = TickRate::Start();
   SlowCallProbe::Enable(options.tuning.slow_call_probe);
   writer_cost_ = WriterCost{};
+  recorders_ended_ = false;  // EndRecorders runs once per capture (a second in-process one too)
   RecorderContext context;
   context.pid = pid_;
   context.options = &options_;

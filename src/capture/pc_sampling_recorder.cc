@@ -26,6 +26,7 @@
 #include <cupti_pcsampling.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
@@ -82,6 +83,11 @@ struct PcBuffer {
       pcs[i].size = sizeof(CUpti_PCSamplingPCData);
       pcs[i].stallReason = &stalls[i * std::max<size_t>(reasons, 1)];
     }
+    Reset();
+  }
+  // The outputs of the last call cleared; the buffers (and pointers) kept.
+  void Reset() {
+    const size_t n = pcs.size();
     data = CUpti_PCSamplingData{};
     data.size = sizeof(CUpti_PCSamplingData);
     data.collectNumPcs = n;
@@ -93,10 +99,56 @@ struct SamplingContext {
   CUcontext ctx = nullptr;
   uint32_t device_id = 0;
   bool live = false;                                 // enabled and not yet disabled
+  bool in_use = false;                               // a recorder has it (ContextStore)
+  bool destroyed = false;                            // its CUDA context was destroyed
   std::unordered_map<uint32_t, uint32_t> reason_at;  // CUPTI stall index -> reasons_ position
   std::vector<uint32_t> indices;                     // the stall indices configured
   PcBuffer config, drain;
   uint64_t window_start = 0;  // CUPTI time of the last drain (or of the enable)
+};
+
+// The SamplingContexts of the process. CUPTI is given a context's
+// configuration buffers (the sampling data buffer that Disable flushes into,
+// the stall indices) and its documentation never says when it stops using
+// them; NVIDIA's continuous-mode sample frees them only at exit. So a capture
+// that ends leaves them here, a later capture that samples the same context
+// reuses them (the same sizes: PcBuffer::Init does not reallocate), and those
+// of a destroyed context are freed when a later capture looks for one (the
+// context, and CUPTI's state for it, are gone). Bounded by the contexts the
+// process ever had at once.
+class ContextStore {
+ public:
+  static ContextStore& Get() {
+    static ContextStore* store = new ContextStore;  // never destroyed: CUPTI may outlive statics
+    return *store;
+  }
+  // Its state for `ctx`, now the caller's; null while another recorder has it.
+  SamplingContext* Acquire(CUcontext ctx) {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::erase_if(all_, [](const auto& c) { return c->destroyed && !c->in_use; });
+    for (auto& c : all_)
+      if (c->ctx == ctx && !c->destroyed) {
+        if (c->in_use) return nullptr;
+        c->in_use = true;
+        return c.get();
+      }
+    all_.push_back(std::make_unique<SamplingContext>());
+    all_.back()->ctx = ctx;
+    all_.back()->in_use = true;
+    return all_.back().get();
+  }
+  void Release(SamplingContext* c) {
+    std::lock_guard<std::mutex> lock(mu_);
+    c->in_use = false;
+  }
+  void MarkDestroyed(SamplingContext* c) {
+    std::lock_guard<std::mutex> lock(mu_);
+    c->destroyed = true;
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::unique_ptr<SamplingContext>> all_;
 };
 
 struct Pending {  // a row before its strings are interned (Write)
@@ -128,8 +180,12 @@ class PcSamplingRecorder final : public Recorder {
           pid, kernel_timeout_ns, 2 * uint64_t(flush_ms) * 1'000'000, end_program);
   }
   // A capture abandoned without its final flush leaves sampling enabled: its
-  // contexts may be gone by now, and CUPTI tears sampling down with them.
-  ~PcSamplingRecorder() override = default;
+  // contexts may be gone by now, and CUPTI tears sampling down with them; the
+  // next capture that samples one disables it first (Enable). The buffers stay
+  // in the ContextStore either way.
+  ~PcSamplingRecorder() override {
+    for (SamplingContext* c : contexts_) ContextStore::Get().Release(c);
+  }
 
   const char* name() const override { return "pcsampling"; }
 
@@ -165,12 +221,18 @@ class PcSamplingRecorder final : public Recorder {
         if (seen == ctx) return;
       seen_.push_back(ctx);
     }
-    auto c = std::make_unique<SamplingContext>();
-    c->ctx = ctx;
+    SamplingContext* c = ContextStore::Get().Acquire(ctx);
+    if (!c) return;  // another recorder samples it: one capture runs at a time
     cuptiGetDeviceId(ctx, &c->device_id);
     std::string why = Enable(*c);
     std::lock_guard<std::mutex> lock(mu_);
+    if (why.empty() && ended_) {  // created while the capture ended: not sampled
+      Disable(*c, false);
+      why = "the capture ended";
+    }
     if (!why.empty()) {
+      ContextStore::Get().Release(c);
+      if (ended_) return;
       ++enable_failures_;
       if (!quiet_)
         std::fprintf(stderr,
@@ -180,15 +242,18 @@ class PcSamplingRecorder final : public Recorder {
                      watch_ ? " (and --kernel-timeout, which watches with it, is off there)" : "");
       return;
     }
-    contexts_.push_back(std::move(c));
+    contexts_.push_back(c);
   }
 
   void OnContextDestroying(CUcontext ctx) override {
     std::lock_guard<std::mutex> lock(mu_);
-    for (auto& c : contexts_)
-      if (c->ctx == ctx && c->live) {
-        DrainLocked(*c);
-        Disable(*c, true);
+    for (SamplingContext* c : contexts_)
+      if (c->ctx == ctx && !c->destroyed) {
+        if (c->live) {
+          DrainLocked(*c);
+          Disable(*c, true);
+        }
+        ContextStore::Get().MarkDestroyed(c);
       }
   }
 
@@ -201,7 +266,7 @@ class PcSamplingRecorder final : public Recorder {
     bool drained = false;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      for (auto& c : contexts_)
+      for (SamplingContext* c : contexts_)
         if (c->live && now - c->window_start >= drain_ns_) DrainLocked(*c), drained = true;
     }
     if (watch_ && drained) CheckTimeouts(now);
@@ -217,12 +282,14 @@ class PcSamplingRecorder final : public Recorder {
     std::vector<Pending> rows;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (final)
-        for (auto& c : contexts_)
+      if (final) {
+        ended_ = true;
+        for (SamplingContext* c : contexts_)
           if (c->live) {
             DrainLocked(*c);
             Disable(*c, true);
           }
+      }
       rows.swap(pending_);
       for (Pending& p : rows) {  // reasons_ grows under mu_ (a new context's)
         uint32_t& id = reason_ids_[p.reason];
@@ -258,6 +325,7 @@ class PcSamplingRecorder final : public Recorder {
     stats.Add("pc_sampling.drain_pcs", drain_pcs_);
     stats.Add("pc_sampling.get_data_errors", get_data_errors_, model::kStatWarning);
     stats.Add("pc_sampling.enable_failures", enable_failures_, model::kStatWarning);
+    stats.Add("pc_sampling.disable_failures", disable_failures_.load(), model::kStatWarning);
     lines_.WriteStats(stats, "pc_sampling");
     if (watch_) watch_->WriteStats(stats);
   }
@@ -265,6 +333,7 @@ class PcSamplingRecorder final : public Recorder {
  private:
   // Enable, stall reasons, one configuration call; "" or why not.
   std::string Enable(SamplingContext& c) {
+    Disable(c, false);  // still on when an abandoned capture left it (its buffers were kept)
     CUpti_PCSamplingEnableParams ep = {};
     ep.size = CUpti_PCSamplingEnableParamsSize;
     ep.ctx = c.ctx;
@@ -296,6 +365,7 @@ class PcSamplingRecorder final : public Recorder {
       return Fail(c, "cuptiPCSamplingGetStallReasons: " + CuptiError(r));
     {
       std::lock_guard<std::mutex> lock(mu_);
+      c.reason_at.clear();  // a previous capture's positions (reused context)
       for (size_t i = 0; i < n; ++i)
         // Each sample once: not CUPTI's "_not_issued" sub-counts nor its other counters
         // (kept, they counted 32.0 M samples in rows for 23.4 M taken on the H200).
@@ -346,7 +416,11 @@ class PcSamplingRecorder final : public Recorder {
     CUpti_PCSamplingDisableParams dp = {};
     dp.size = CUpti_PCSamplingDisableParamsSize;
     dp.ctx = c.ctx;
-    if (cuptiPCSamplingDisable(&dp) != CUPTI_SUCCESS || !take) return;
+    if (cuptiPCSamplingDisable(&dp) != CUPTI_SUCCESS) {
+      ++disable_failures_;  // its buffers stay in the ContextStore: CUPTI may still use them
+      return;
+    }
+    if (!take) return;
     uint64_t now = 0;
     cuptiGetTimestamp(&now);
     Take(c, c.config.data, now);  // what Disable flushed into the configuration buffer
@@ -355,7 +429,7 @@ class PcSamplingRecorder final : public Recorder {
   // GetData until CUPTI has nothing more (caller holds mu_).
   void DrainLocked(SamplingContext& c) {
     for (int i = 0; i < kMaxGetDataPerDrain; ++i) {
-      c.drain.data.totalNumPcs = c.drain.data.remainingNumPcs = 0;
+      c.drain.Reset();  // CUPTI's outputs, or Take would count a previous call's again
       CUpti_PCSamplingGetDataParams gp = {};
       gp.size = CUpti_PCSamplingGetDataParamsSize;
       gp.ctx = c.ctx;
@@ -456,7 +530,8 @@ class PcSamplingRecorder final : public Recorder {
   const uint64_t drain_ns_;         // a GetData round (a row window) this often
   const uint32_t drain_pcs_;        // PC records per GetData call
   std::mutex mu_;                   // contexts_, pending_, the counters (callbacks and the writer)
-  std::vector<std::unique_ptr<SamplingContext>> contexts_;
+  std::vector<SamplingContext*> contexts_;  // the ContextStore's, released at destruction
+  bool ended_ = false;                        // the final Write ran
   std::vector<CUcontext> seen_;  // every context OnContextCreated was given (mu_)
   bool edge_seen_ = false;       // OnCaptureEdge: the first edge was seen
   std::vector<Pending> pending_;
@@ -467,6 +542,7 @@ class PcSamplingRecorder final : public Recorder {
   uint64_t samples_ = 0, dropped_ = 0, non_user_ = 0, hardware_full_ = 0;
   uint64_t rows_ = 0, drains_ = 0, drain_max_ns_ = 0, drain_total_ns_ = 0, get_data_errors_ = 0;
   uint64_t enable_failures_ = 0;
+  std::atomic<uint64_t> disable_failures_{0};  // Disable runs with and without mu_
   std::unique_ptr<KernelTimeoutWatch> watch_;  // --kernel-timeout
   bool observing_ = false;
 };
