@@ -376,8 +376,9 @@ CaptureTuning TuningFromProcessEnv() {
   for (const char* key :
        {kEnvSubscribe, kEnvDeviceBufferMb, kEnvTidType, kEnvMeminfoAtContext, kEnvApiFilter,
         kEnvStackRewalk, kEnvStackCopyProbe, kEnvPcSamplingHwBufferMb, kEnvPcSamplingSleepMs,
-        kEnvPcSamplingDrainMs, kEnvPcSamplingDrainPcs, kEnvGpuMetricsHwBufferMb, kEnvGpuMetricsImageSamples, kEnvGpuMetricsDecodeMs,
-        kEnvActivityBufferKb, kEnvBufferPrefault, kEnvSlowCallProbe, kEnvBatchThreads})
+        kEnvPcSamplingDrainMs, kEnvPcSamplingDrainPcs, kEnvGpuMetricsHwBufferMb,
+        kEnvGpuMetricsImageSamples, kEnvGpuMetricsDecodeMs, kEnvActivityBufferKb,
+        kEnvBufferPrefault, kEnvSlowCallProbe, kEnvBatchThreads})
     if (const char* v = std::getenv(key)) env.emplace(key, v);
   return TuningFromEnv(env);
 }

@@ -49,10 +49,10 @@ namespace tracesmith::capture {
 namespace {
 
 constexpr uint32_t kWorkerSleepMs = 1;
-constexpr uint32_t kDrainMs = 20;    // one window of rows per 20 ms
-constexpr uint32_t kDrainPcs = 4096;  // PC records per GetData
-constexpr size_t kConfigPcs = 16384;       // what Disable can flush at once
-constexpr int kMaxGetDataPerDrain = 64;    // then the next poll goes on
+constexpr uint32_t kDrainMs = 20;        // one window of rows per 20 ms
+constexpr uint32_t kDrainPcs = 4096;     // PC records per GetData
+constexpr size_t kConfigPcs = 16384;     // what Disable can flush at once
+constexpr int kMaxGetDataPerDrain = 64;  // then the next poll goes on
 
 // CUPTI's hardware buffer, per context: 64 MiB at the default period (2^15) and
 // twice that per step shorter, up to CUPTI's own 512 MiB. CUPTI allocates it at
@@ -166,9 +166,8 @@ class PcSamplingRecorder final : public Recorder {
         period_(period),
         quiet_(quiet),
         output_path_(std::move(output_path)),
-        hw_buffer_bytes_(uint64_t(tuning.pc_sampling_hw_buffer_mb
-                                      ? tuning.pc_sampling_hw_buffer_mb
-                                      : DefaultHwBufferMb(period))
+        hw_buffer_bytes_(uint64_t(tuning.pc_sampling_hw_buffer_mb ? tuning.pc_sampling_hw_buffer_mb
+                                                                  : DefaultHwBufferMb(period))
                          << 20),
         sleep_ms_(tuning.pc_sampling_sleep_ms ? tuning.pc_sampling_sleep_ms : kWorkerSleepMs),
         drain_ns_(uint64_t(tuning.pc_sampling_drain_ms ? tuning.pc_sampling_drain_ms : kDrainMs) *
@@ -531,9 +530,9 @@ class PcSamplingRecorder final : public Recorder {
   const uint32_t drain_pcs_;        // PC records per GetData call
   std::mutex mu_;                   // contexts_, pending_, the counters (callbacks and the writer)
   std::vector<SamplingContext*> contexts_;  // the ContextStore's, released at destruction
-  bool ended_ = false;                        // the final Write ran
-  std::vector<CUcontext> seen_;  // every context OnContextCreated was given (mu_)
-  bool edge_seen_ = false;       // OnCaptureEdge: the first edge was seen
+  bool ended_ = false;                      // the final Write ran
+  std::vector<CUcontext> seen_;             // every context OnContextCreated was given (mu_)
+  bool edge_seen_ = false;                  // OnCaptureEdge: the first edge was seen
   std::vector<Pending> pending_;
   std::vector<std::string> reasons_;  // stall reason names, shared by every context
   std::vector<uint32_t> reason_ids_;  // their string ids (0: not interned yet)
