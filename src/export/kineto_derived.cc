@@ -65,21 +65,24 @@ void KinetoDerived::OnAnnotatedLaunch(uint32_t pid, uint32_t corr, uint64_t exte
   auto [it, added] =
       annotation_index_.try_emplace(external_id, static_cast<uint32_t>(annotations_.size()));
   if (added) annotations_.emplace_back(std::string(name), external_id);
-  annotated_launches_[Key(pid, corr)] = it->second;
+  const uint32_t idx = ctx_->correlations.PidIndex(pid);
+  if (idx >= annotated_launches_.size()) annotated_launches_.resize(idx + 1);
+  annotated_launches_[idx].Set(corr, uint64_t{it->second} + 1);
 }
 
 void KinetoDerived::OnGpuOp(uint32_t pid, uint32_t corr, uint32_t device, uint32_t stream,
                             uint64_t start, uint64_t end) {
   if (corr == 0) return;
-  if (auto a = annotated_launches_.find(Key(pid, corr)); a != annotated_launches_.end()) {
-    auto [span, added] =
-        annotation_spans_.try_emplace({a->second, device, stream}, start, std::max(start, end));
+  const uint32_t idx = ctx_->correlations.PidIndex(pid);
+  if (const uint64_t a =
+          idx < annotated_launches_.size() ? annotated_launches_[idx].Get(corr) : 0) {
+    auto [span, added] = annotation_spans_.try_emplace({uint32_t(a - 1), device, stream}, start,
+                                                       std::max(start, end));
     span->second.first = std::min(span->second.first, start);
     span->second.second = std::max(span->second.second, std::max(start, end));
   }
   launches_.erase(Key(pid, corr));  // a kernel took it along first (OnKernel)
   if (!any_inside_) return;
-  const uint32_t idx = ctx_->correlations.PidIndex(pid);
   uint32_t next = idx < innermost_.size() ? static_cast<uint32_t>(innermost_[idx].Get(corr)) : 0;
   end = std::max(start, end);
   for (; next != 0; next = ranges_[next - 1].parent) {

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "event_sink.h"
+#include "id_set.h"
 #include "tracesmith/analysis/steps.h"
 
 namespace tracesmith::exporter {
@@ -120,7 +121,9 @@ class KinetoDerived {
   // (index, device, stream) -> [first op start, last op end].
   std::vector<std::pair<std::string, uint64_t>> annotations_;
   std::unordered_map<uint64_t, uint32_t> annotation_index_;
-  std::unordered_map<uint64_t, uint32_t> annotated_launches_;
+  // [pid index]: correlation id -> that index + 1 (8 bytes per id while the ids are dense,
+  // as innermost_: a hash map took ~50 per launch inside an annotation, for the whole export)
+  std::vector<IdMap> annotated_launches_;
   std::map<std::tuple<uint32_t, uint32_t, uint32_t>, std::pair<uint64_t, uint64_t>>
       annotation_spans_;
 };
