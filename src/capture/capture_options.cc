@@ -322,49 +322,30 @@ CaptureTuning TuningFromEnv(const std::map<std::string, std::string>& env) {
     auto it = env.find(key);
     return it != env.end() && it->second == value;
   };
+  // A count or size: positive, read as the engine always did ("64MB" is 64);
+  // anything else leaves the default (0: the recorder's own).
+  auto positive = [&](const char* key, uint32_t* field) {
+    auto it = env.find(key);
+    if (it == env.end()) return;
+    const int n = std::atoi(it->second.c_str());
+    if (n > 0) *field = uint32_t(n);
+  };
   CaptureTuning t;
   t.subscribe = !is(kEnvSubscribe, "0");
-  if (auto it = env.find(kEnvDeviceBufferMb); it != env.end()) {
-    const int mb = std::atoi(it->second.c_str());  // as the engine read it: "64MB" is 64
-    if (mb > 0) t.device_buffer_mb = uint32_t(mb);
-  }
+  positive(kEnvDeviceBufferMb, &t.device_buffer_mb);
   t.system_thread_ids = !is(kEnvTidType, "process");
   t.meminfo_at_context = !is(kEnvMeminfoAtContext, "0");
   t.api_filter = !is(kEnvApiFilter, "0");
   t.stack_rewalk = is(kEnvStackRewalk, "1");
   t.stack_copy_probe = is(kEnvStackCopyProbe, "1");
-  if (auto it = env.find(kEnvPcSamplingHwBufferMb); it != env.end()) {
-    const int mb = std::atoi(it->second.c_str());
-    if (mb > 0) t.pc_sampling_hw_buffer_mb = uint32_t(mb);
-  }
-  if (auto it = env.find(kEnvPcSamplingSleepMs); it != env.end()) {
-    const int ms = std::atoi(it->second.c_str());
-    if (ms > 0) t.pc_sampling_sleep_ms = uint32_t(ms);
-  }
-  if (auto it = env.find(kEnvPcSamplingDrainMs); it != env.end()) {
-    const int ms = std::atoi(it->second.c_str());
-    if (ms > 0) t.pc_sampling_drain_ms = uint32_t(ms);
-  }
-  if (auto it = env.find(kEnvPcSamplingDrainPcs); it != env.end()) {
-    const int n = std::atoi(it->second.c_str());
-    if (n > 0) t.pc_sampling_drain_pcs = uint32_t(n);
-  }
-  if (auto it = env.find(kEnvGpuMetricsHwBufferMb); it != env.end()) {
-    const int mb = std::atoi(it->second.c_str());
-    if (mb > 0) t.gpu_metrics_hw_buffer_mb = uint32_t(mb);
-  }
-  if (auto it = env.find(kEnvGpuMetricsImageSamples); it != env.end()) {
-    const int n = std::atoi(it->second.c_str());
-    if (n > 0) t.gpu_metrics_image_samples = uint32_t(n);
-  }
-  if (auto it = env.find(kEnvGpuMetricsDecodeMs); it != env.end()) {
-    const int ms = std::atoi(it->second.c_str());
-    if (ms > 0) t.gpu_metrics_decode_ms = uint32_t(ms);
-  }
-  if (auto it = env.find(kEnvActivityBufferKb); it != env.end()) {
-    const int kb = std::atoi(it->second.c_str());
-    if (kb > 0) t.activity_buffer_kb = uint32_t(kb);
-  }
+  positive(kEnvPcSamplingHwBufferMb, &t.pc_sampling_hw_buffer_mb);
+  positive(kEnvPcSamplingSleepMs, &t.pc_sampling_sleep_ms);
+  positive(kEnvPcSamplingDrainMs, &t.pc_sampling_drain_ms);
+  positive(kEnvPcSamplingDrainPcs, &t.pc_sampling_drain_pcs);
+  positive(kEnvGpuMetricsHwBufferMb, &t.gpu_metrics_hw_buffer_mb);
+  positive(kEnvGpuMetricsImageSamples, &t.gpu_metrics_image_samples);
+  positive(kEnvGpuMetricsDecodeMs, &t.gpu_metrics_decode_ms);
+  positive(kEnvActivityBufferKb, &t.activity_buffer_kb);
   t.buffer_prefault = !is(kEnvBufferPrefault, "0");
   t.slow_call_probe = is(kEnvSlowCallProbe, "1");
   t.batch_threads = !is(kEnvBatchThreads, "0");
