@@ -207,7 +207,7 @@ class PcSamplingRecorder final : public Recorder {
     edge_seen_ = true;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (!seen_.empty()) return;
+      if (context_seen_) return;
     }
     ForEachLiveContext([this](CUcontext ctx) { OnContextCreated(ctx); });
   }
@@ -219,6 +219,7 @@ class PcSamplingRecorder final : public Recorder {
       for (const CUcontext seen : seen_)
         if (seen == ctx) return;
       seen_.push_back(ctx);
+      context_seen_ = true;
     }
     SamplingContext* c = ContextStore::Get().Acquire(ctx);
     if (!c) return;  // another recorder samples it: one capture runs at a time
@@ -254,6 +255,10 @@ class PcSamplingRecorder final : public Recorder {
         }
         ContextStore::Get().MarkDestroyed(c);
       }
+    // A context created after this one may get its handle (a program that
+    // creates and destroys contexts in a loop): a new context, sampled too.
+    // (seen_ kept it, and the new one went unsampled.)
+    std::erase(seen_, ctx);
   }
 
   void OnModuleLoaded(CUcontext, const CUpti_ModuleResourceData& m) override { lines_.Keep(m); }
@@ -531,7 +536,8 @@ class PcSamplingRecorder final : public Recorder {
   std::mutex mu_;                   // contexts_, pending_, the counters (callbacks and the writer)
   std::vector<SamplingContext*> contexts_;  // the ContextStore's, released at destruction
   bool ended_ = false;                      // the final Write ran
-  std::vector<CUcontext> seen_;             // every context OnContextCreated was given (mu_)
+  std::vector<CUcontext> seen_;             // the live contexts OnContextCreated was given (mu_)
+  bool context_seen_ = false;               // OnContextCreated was called (mu_)
   bool edge_seen_ = false;                  // OnCaptureEdge: the first edge was seen
   std::vector<Pending> pending_;
   std::vector<std::string> reasons_;  // stall reason names, shared by every context
