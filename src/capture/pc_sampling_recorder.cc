@@ -416,14 +416,16 @@ class PcSamplingRecorder final : public Recorder {
   // `take` (caller holds mu_): the records Disable flushes become rows.
   void Disable(SamplingContext& c, bool take) {
     if (!c.live) return;
-    c.live = false;
     CUpti_PCSamplingDisableParams dp = {};
     dp.size = CUpti_PCSamplingDisableParamsSize;
     dp.ctx = c.ctx;
     if (cuptiPCSamplingDisable(&dp) != CUPTI_SUCCESS) {
-      ++disable_failures_;  // its buffers stay in the ContextStore: CUPTI may still use them
+      // Still on as far as we know: its buffers stay in the ContextStore (CUPTI
+      // may still use them) and the next Enable of the context tries again.
+      ++disable_failures_;
       return;
     }
+    c.live = false;
     if (!take) return;
     uint64_t now = 0;
     cuptiGetTimestamp(&now);

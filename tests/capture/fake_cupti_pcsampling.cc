@@ -130,6 +130,7 @@ CUptiResult CUPTIAPI cuptiPCSamplingEnable(CUpti_PCSamplingEnableParams* p) {
   if (!p || !p->ctx) return CUPTI_ERROR_INVALID_PARAMETER;
   std::lock_guard<std::mutex> lock(F().mu);
   Context& c = F().contexts[p->ctx];
+  if (c.enabled) return CUPTI_ERROR_INVALID_OPERATION;  // as strict as CUPTI may be: once on
   if (c.buffer) ++c.writes_into_old_buffer;
   TouchConfiguration(c);
   c.enabled = true;

@@ -152,9 +152,10 @@ TEST(PcSamplingLifecycle, FailedDisableIsCountedAndItsBufferKept) {
   EXPECT_EQ(Stat(a, "pc_sampling.disable_failures"), 1);
   EXPECT_EQ(a.Rows<model::PcSampleEvent>().size(), kDrainRows);  // no flush
 
-  Capture second;
+  Capture second;  // disables it first (the fake refuses to enable it twice), then enables
   second->OnContextCreated(ctx);
   EXPECT_EQ(fake::State(ctx).writes_into_old_buffer, 1);
+  EXPECT_TRUE(fake::State(ctx).enabled);
   second.Drain();
   const model::Trace b = second.End();
   EXPECT_FALSE(fake::State(ctx).enabled);
