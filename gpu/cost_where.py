@@ -22,6 +22,7 @@ import sys
 
 import numpy as np
 
+DRAIN_KIND = 0x80000001  # model::kOverheadPcSamplingDrain
 LAUNCH_NAMES = ("cudaLaunchKernel", "cuLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernelEx",
                 "cudaGraphLaunch", "cuGraphLaunch")
 
@@ -59,18 +60,41 @@ def block_figures(path):
         i = int(np.argmax(launch))
         at = (f"launch {i + 1} of {len(launch)}, "
               f"{(astart[is_launch][i] - astart.min()) / 1e6:.1f} ms into the block")
-    slow = {"n": 0, "ns": 0, "at_drain": 0, "at_drain_ns": 0}
-    if "pcsample" in t.kinds and len(launch):
-        drains = np.unique(np.asarray(t.pc_samples.end_ns, dtype=np.int64))
-        lend = (astart + adur)[is_launch]
-        for i in np.where(launch >= 300_000)[0]:
-            slow["n"] += 1
-            slow["ns"] += int(launch[i])
-            j = np.searchsorted(drains, lend[i] - 3_000_000)
-            if j < len(drains) and drains[j] <= lend[i] + 3_000_000:
-                slow["at_drain"] += 1
-                slow["at_drain_ns"] += int(launch[i])
-    return {"slow": slow, "kernels": len(dur), "kernel_ns": int(dur.sum()), "busy_ns": busy, "span_ns": span,
+    slow = {"n": 0, "ns": 0, "at_drain": 0, "at_drain_ns": 0, "drains": 0, "drain_ns": 0,
+            "held": 0, "held_ns": 0}
+    # Traces since 2026-11-30 hold each drain (GetData call) as an overhead row of TraceSmith's
+    # own kind: the program's launch calls that overlap one, and by how much.
+    if "overhead" in t.kinds and len(launch):
+        o = t.table("overhead")
+        kinds = np.asarray(o.overhead_kind, dtype=np.uint64)
+        dm = kinds == DRAIN_KIND
+        ds = np.asarray(o.start_ns, dtype=np.int64)[dm]
+        de = np.asarray(o.end_ns, dtype=np.int64)[dm]
+        order = np.argsort(ds)
+        ds, de = ds[order], de[order]
+        slow["drains"], slow["drain_ns"] = len(ds), int((de - ds).sum())
+        ls, le = astart[is_launch], (astart + adur)[is_launch]
+        for s0, e0 in zip(ls.tolist(), le.tolist()):
+            j = np.searchsorted(ds, e0)  # drains starting before the call ends
+            k = j - 1
+            while k >= 0 and de[k] > s0:
+                slow["held"] += 1
+                slow["held_ns"] += int(min(e0, de[k]) - max(s0, ds[k]))
+                k -= 1
+    # The launch calls of 300 us or more; with PC samples, those that end within 3 ms of a
+    # sample window's end (the drains of traces before the overhead rows).
+    windows = (np.unique(np.asarray(t.pc_samples.end_ns, dtype=np.int64))
+               if "pcsample" in t.kinds else np.zeros(0, dtype=np.int64))
+    lend = (astart + adur)[is_launch]
+    for i in np.where(launch >= 300_000)[0]:
+        slow["n"] += 1
+        slow["ns"] += int(launch[i])
+        j = np.searchsorted(windows, lend[i] - 3_000_000)
+        if j < len(windows) and windows[j] <= lend[i] + 3_000_000:
+            slow["at_drain"] += 1
+            slow["at_drain_ns"] += int(launch[i])
+    return {"slow": slow, "kernels": len(dur), "kernel_ns": int(dur.sum()), "busy_ns": busy,
+            "span_ns": span,
             "idle_ns": span - busy, "launches": len(launch),
             "launch_ns": int(launch.sum()) if len(launch) else 0,
             "launch_med_ns": float(statistics.median(launch)) if len(launch) else 0.0,
@@ -106,7 +130,10 @@ def main():
               (f"; option's launch calls of 300 us or more: {o['slow']['n']}, "
                f"{o['slow']['ns'] / 1e6:.1f} ms, of which {o['slow']['at_drain']} "
                f"({o['slow']['at_drain_ns'] / 1e6:.1f} ms) end within 3 ms of a drain"
-               if o["slow"]["n"] else ""), flush=True)
+               if o["slow"]["n"] else "") +
+              (f"; drains (overhead rows) {o['slow']['drains']}, {o['slow']['drain_ns'] / 1e6:.1f} ms; "
+               f"launch calls overlapping one {o['slow']['held']}, by "
+               f"{o['slow']['held_ns'] / 1e6:.1f} ms" if o["slow"]["drains"] else ""), flush=True)
 
 
 if __name__ == "__main__":

@@ -38,6 +38,7 @@ void TallyOverhead(const model::OverheadEvent& row, OverheadTally* tally) {
   std::string kind = name ? name : "kind " + std::to_string(row.overhead_kind);
   CaptureCost::Overhead& o = (*tally)[row.pid][kind];
   if (o.count == 0) o.kind = std::move(kind);
+  o.own = model::IsOwnOverheadKind(row.overhead_kind);
   const double ns = double(row.end_ns > row.start_ns ? row.end_ns - row.start_ns : 0);
   ++o.count;
   o.total_ns += ns;
@@ -103,9 +104,10 @@ std::vector<CaptureCost> ComputeCaptureCost(const model::Trace& trace,
     }
     c.first_time_max_ns = get("first_time.max_ns");
     if (auto o = overheads.find(pid); o != overheads.end()) {
-      for (const auto& kind : o->second) c.cupti.push_back(kind.second);
-      std::stable_sort(c.cupti.begin(), c.cupti.end(),
-                       [](const auto& a, const auto& b) { return a.max_ns > b.max_ns; });
+      for (const auto& kind : o->second) (kind.second.own ? c.own : c.cupti).push_back(kind.second);
+      for (auto* v : {&c.cupti, &c.own})
+        std::stable_sort(v->begin(), v->end(),
+                         [](const auto& a, const auto& b) { return a.max_ns > b.max_ns; });
     }
     double stack_ns = get("stack.ns");
     if (stack_ns > 0) {
@@ -215,6 +217,16 @@ std::vector<std::string> CaptureCostDetails(const CaptureCost& c) {
         "CUPTI's own work (its overhead rows, inside the program's CUDA calls or the writer's "
         "flushes):";
     for (const auto& o : c.cupti)
+      s += " " + o.kind + " " + std::to_string(o.count) + "x, " + Duration(o.total_ns) +
+           " in all, max " + Duration(o.max_ns) + ";";
+    s.back() = '.';
+    out.push_back(s);
+  }
+  if (!c.own.empty()) {
+    std::string s =
+        "TraceSmith's calls into CUPTI on its own threads (the program's CUDA calls wait for "
+        "CUPTI while one runs):";
+    for (const auto& o : c.own)
       s += " " + o.kind + " " + std::to_string(o.count) + "x, " + Duration(o.total_ns) +
            " in all, max " + Duration(o.max_ns) + ";";
     s.back() = '.';

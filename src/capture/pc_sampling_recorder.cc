@@ -24,6 +24,8 @@
 // overlap (analysis/pc_sample_sites.cc).
 // Source lines and the cubins saved for the CLI's SASS text: cubin_lines.h.
 #include <cupti_pcsampling.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -284,6 +286,7 @@ class PcSamplingRecorder final : public Recorder {
 
   void Write(format::SbtWriter& sbt, bool final) override {
     std::vector<Pending> rows;
+    std::vector<model::OverheadEvent> drains;
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (final) {
@@ -295,6 +298,7 @@ class PcSamplingRecorder final : public Recorder {
           }
       }
       rows.swap(pending_);
+      drains.swap(drain_rows_);
       for (Pending& p : rows) {  // reasons_ grows under mu_ (a new context's)
         uint32_t& id = reason_ids_[p.reason];
         if (!id) id = sbt.InternString(reasons_[p.reason]);
@@ -303,6 +307,7 @@ class PcSamplingRecorder final : public Recorder {
     }
     lines_.TakeKept();
     if (watch_) watch_->Write(sbt);
+    for (const model::OverheadEvent& o : drains) sbt.Append(o);
     for (Pending& p : rows) {
       p.row.function_id = FunctionId(sbt, p.function);
       lines_.WriteLine(sbt, p.row.cubin_crc, p.row.function_id, p.function, p.row.pc_offset);
@@ -446,6 +451,15 @@ class PcSamplingRecorder final : public Recorder {
       cuptiGetTimestamp(&t1);
       drain_max_ns_ = std::max(drain_max_ns_, t1 - t0);
       drain_total_ns_ += t1 - t0;
+      // Each call a row of its own: CUPTI holds the program's launches meanwhile.
+      model::OverheadEvent o;
+      o.start_ns = t0;
+      o.end_ns = t1;
+      o.pid = pid_;
+      o.tid = uint32_t(syscall(SYS_gettid));
+      o.device_id = c.device_id;
+      o.overhead_kind = model::kOverheadPcSamplingDrain;
+      drain_rows_.push_back(o);
       ++drains_;
       if (r != CUPTI_SUCCESS) {
         if (r == CUPTI_ERROR_OUT_OF_MEMORY || c.drain.data.hardwareBufferFull)
@@ -536,11 +550,12 @@ class PcSamplingRecorder final : public Recorder {
   const uint64_t drain_ns_;         // a GetData round (a row window) this often
   const uint32_t drain_pcs_;        // PC records per GetData call
   std::mutex mu_;                   // contexts_, pending_, the counters (callbacks and the writer)
-  std::vector<SamplingContext*> contexts_;  // the ContextStore's, released at destruction
-  bool ended_ = false;                      // the final Write ran
-  std::vector<CUcontext> seen_;             // the live contexts OnContextCreated was given (mu_)
-  bool context_seen_ = false;               // OnContextCreated was called (mu_)
-  bool edge_seen_ = false;                  // OnCaptureEdge: the first edge was seen
+  std::vector<model::OverheadEvent> drain_rows_;  // the GetData calls since the last Write
+  std::vector<SamplingContext*> contexts_;        // the ContextStore's, released at destruction
+  bool ended_ = false;                            // the final Write ran
+  std::vector<CUcontext> seen_;  // the live contexts OnContextCreated was given (mu_)
+  bool context_seen_ = false;    // OnContextCreated was called (mu_)
+  bool edge_seen_ = false;       // OnCaptureEdge: the first edge was seen
   std::vector<Pending> pending_;
   std::vector<std::string> reasons_;  // stall reason names, shared by every context
   std::vector<uint32_t> reason_ids_;  // their string ids (0: not interned yet)

@@ -7,6 +7,8 @@
 
 #include <cstdint>
 
+#include "tracesmith/model/event_names.h"
+
 namespace tracesmith::exporter::sqlite {
 
 constexpr const char* kSchema = R"SQL(
@@ -192,7 +194,9 @@ constexpr int NsysMemoryKind(uint32_t cupti_kind) {
 // BUFFER_FLUSH 1 ... UVM_ACTIVITY_INIT 8) -> ENUM_CUPTI_OVERHEAD_TYPE id
 // (1 + the kind's position in CUPTI's list: nsys exports show 2 compiler,
 // 3 buffer flush, 4 instrumentation, 6 runtime module loading).
+// TraceSmith's PC sampling drains: the label after CUPTI's.
 constexpr int NsysOverheadType(uint32_t cupti_kind) {
+  if (cupti_kind == model::kOverheadPcSamplingDrain) return 11;
   if (cupti_kind <= 1) return static_cast<int>(cupti_kind) + 1;
   uint32_t n = cupti_kind >> 16;
   return (cupti_kind & 0xffff) == 0 && n >= 1 && n <= 8 ? static_cast<int>(n) + 2 : 1;
@@ -212,6 +216,7 @@ constexpr const char* kOverheadLabels[] = {
     "Command buffer full",
     "Activity buffer request",
     "UVM activity init",
+    "TraceSmith PC sampling drain",
 };
 
 }  // namespace tracesmith::exporter::sqlite

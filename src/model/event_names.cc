@@ -62,6 +62,7 @@ const char* OverheadKindName(uint32_t kind) {
                                            "command buffer full",
                                            "activity buffer request",
                                            "UVM activity init"};
+  if (kind == kOverheadPcSamplingDrain) return "PC sampling drain";
   if (kind == 0) return "unknown";
   if (kind == 1) return "driver compiler";
   if ((kind & 0xffff) != 0) return nullptr;

@@ -1,5 +1,6 @@
 // The capture-cost summary from the capture.cost.* stats a capture writes.
 #include "tracesmith/analysis/capture_cost.h"
+#include "tracesmith/model/event_names.h"
 
 #include <gtest/gtest.h>
 
@@ -156,6 +157,32 @@ TEST(CaptureCost, SlowestCallAndCuptiOverheadRows) {
   for (const auto& o : t.Rows<model::OverheadEvent>()) TallyOverhead(o, &tally);
   std::map<uint32_t, uint64_t> kernels{{3, 1000}};
   EXPECT_EQ(CaptureCostDetails(ComputeCaptureCost(t, kernels, tally)[0]).back(), details.back());
+}
+
+// TraceSmith's own overhead rows (PC sampling drains, kind
+// model::kOverheadPcSamplingDrain) are listed apart from CUPTI's.
+TEST(CaptureCost, OwnDrainRowsApartFromCuptis) {
+  model::Trace t = CostTrace(3, 1000, LaunchSiteStats(4500000, 2));
+  auto overhead = [&t](uint32_t kind, uint64_t start, uint64_t end) {
+    model::OverheadEvent o;
+    o.pid = 3;
+    o.overhead_kind = kind;
+    o.start_ns = start;
+    o.end_ns = end;
+    t.Rows<model::OverheadEvent>().push_back(o);
+  };
+  overhead(7 << 16, 0, 1000);                                     // CUPTI's: 1 us
+  overhead(model::kOverheadPcSamplingDrain, 10000, 2010000);      // 2 ms
+  overhead(model::kOverheadPcSamplingDrain, 30000000, 31000000);  // 1 ms
+  const CaptureCost c = ComputeCaptureCost(t)[0];
+  ASSERT_EQ(c.cupti.size(), 1u);
+  ASSERT_EQ(c.own.size(), 1u);
+  EXPECT_EQ(c.own[0].kind, "PC sampling drain");
+  EXPECT_EQ(c.own[0].count, 2u);
+  EXPECT_DOUBLE_EQ(c.own[0].max_ns, 2000000);
+  EXPECT_EQ(CaptureCostDetails(c).back(),
+            "TraceSmith's calls into CUPTI on its own threads (the program's CUDA calls wait for "
+            "CUPTI while one runs): PC sampling drain 2x, 3.0 ms in all, max 2.0 ms.");
 }
 
 // TRACESMITH_SLOW_CALL_PROBE=1: the slow calls by what happened to their thread.

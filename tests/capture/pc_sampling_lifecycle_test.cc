@@ -19,6 +19,7 @@
 #include "testing/temp_file.h"
 #include "tracesmith/format/sbt_reader.h"
 #include "tracesmith/format/sbt_writer.h"
+#include "tracesmith/model/event_names.h"
 
 // ASan's: whether `addr` is poisoned (freed); absent (null) without ASan. The
 // test units are not instrumented, the recorder's sources are (asan preset).
@@ -284,6 +285,29 @@ TEST(PcSamplingLifecycle, HardwareBufferFullCountedOnce) {
     EXPECT_EQ(Stat(t, "pc_sampling.get_data_errors"), 0);
     const size_t drains_with_rows = as_error ? 3 : 4;
     EXPECT_EQ(t.Rows<model::PcSampleEvent>().size(), drains_with_rows * kDrainRows + kFlushRows);
+  }
+}
+
+// Every GetData call is an overhead row of TraceSmith's own kind (the
+// program's launches wait for CUPTI while one runs): on the calling thread,
+// with its device and a start no later than its end.
+TEST(PcSamplingLifecycle, EachGetDataIsAnOverheadRow) {
+  const CUcontext ctx = Ctx(0x6001);
+  Capture capture;
+  capture->OnContextCreated(ctx);
+  capture.Drain();
+  capture.Drain();
+  const model::Trace t = capture.End();
+  const int calls = fake::State(ctx).get_data_calls;
+  ASSERT_GE(calls, 3);  // two drains and the final one
+  const auto& rows = t.Rows<model::OverheadEvent>();
+  ASSERT_EQ(rows.size(), size_t(calls));
+  for (const model::OverheadEvent& o : rows) {
+    EXPECT_EQ(o.overhead_kind, model::kOverheadPcSamplingDrain);
+    EXPECT_EQ(o.pid, kPid);
+    EXPECT_NE(o.tid, 0u);
+    EXPECT_LE(o.start_ns, o.end_ns);
+    EXPECT_EQ(model::EventName(t, o), "Overhead: PC sampling drain");
   }
 }
 

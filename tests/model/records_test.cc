@@ -162,6 +162,10 @@ TEST(OverheadNames, CuptiKindsByName) {
   e.overhead_kind = (1u << 16) + 3;
   EXPECT_EQ(EventName(t, e), "Overhead 65539");
   EXPECT_EQ(OverheadKindName(8u << 16), std::string("UVM activity init"));
+  e.overhead_kind = kOverheadPcSamplingDrain;  // TraceSmith's own
+  EXPECT_EQ(EventName(t, e), "Overhead: PC sampling drain");
+  EXPECT_TRUE(IsOwnOverheadKind(kOverheadPcSamplingDrain));
+  EXPECT_FALSE(IsOwnOverheadKind(8u << 16));
 }
 
 }  // namespace

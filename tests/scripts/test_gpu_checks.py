@@ -848,5 +848,56 @@ class PythonProfileCheck(unittest.TestCase):
         self.assertEqual((rc, verdict(out, "inproc")), (1, "SKIP"), out)
 
 
+
+class CostWhere(unittest.TestCase):
+    """gpu/cost_where.py: a trace's kernels, launch calls and drain rows (a fake tracesmith)."""
+
+    @staticmethod
+    def trace(drains):
+        import numpy as np
+
+        class Table:
+            def __init__(self, **cols):
+                self.__dict__.update({k: np.asarray(v) for k, v in cols.items()})
+
+        class T:
+            kinds = ["kernel", "api"] + (["overhead"] if drains else [])
+            # two kernels (1-3 us, 2-4 us: busy 3 us of a 3-us span), three launch calls
+            kernels = Table(start_ns=[1000, 2000], end_ns=[3000, 4000])
+            api = Table(name=["cudaLaunchKernel", "cuLaunchKernel", "cudaMalloc"],
+                        start_ns=[0, 10_000, 20_000], end_ns=[500, 2_010_000, 30_000])
+
+            def table(self, kind):
+                assert kind == "overhead"
+                return Table(overhead_kind=[0x80000001, 7 << 16], start_ns=[1_000_000, 0],
+                             end_ns=[3_000_000, 100])
+        return T()
+
+    def figures(self, drains):
+        fake = mock.MagicMock()
+        fake.load = lambda path: self.trace(drains)
+        with mock.patch.dict(sys.modules, {"tracesmith": fake}):
+            spec = importlib.util.spec_from_file_location("cost_where",
+                                                          os.path.join(GPU, "cost_where.py"))
+            mod = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(mod)
+            return mod.block_figures("x.sbt")
+
+    def test_launch_calls_held_by_drains(self):
+        f = self.figures(drains=True)
+        self.assertEqual((f["kernels"], f["busy_ns"], f["span_ns"], f["idle_ns"]),
+                         (2, 3000, 3000, 0))
+        self.assertEqual((f["launches"], f["launch_max_ns"]), (2, 2_000_000))
+        self.assertIn("launch 2 of 2", f["launch_max_at"])
+        # one drain of 2 ms (CUPTI's own row left out); the 2-ms launch call overlaps it by
+        # 1.01 ms, the first call not at all
+        self.assertEqual((f["slow"]["drains"], f["slow"]["drain_ns"]), (1, 2_000_000))
+        self.assertEqual((f["slow"]["held"], f["slow"]["held_ns"]), (1, 1_010_000))
+        self.assertEqual((f["slow"]["n"], f["slow"]["ns"]), (1, 2_000_000))
+
+    def test_without_drain_rows(self):
+        f = self.figures(drains=False)
+        self.assertEqual((f["slow"]["drains"], f["slow"]["held"]), (0, 0))
+
 if __name__ == "__main__":
     unittest.main()

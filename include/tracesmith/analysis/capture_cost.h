@@ -44,11 +44,13 @@ struct CaptureCost {
     std::string kind;
     uint64_t count = 0;
     double total_ns = 0, max_ns = 0;
+    bool own = false;  // TraceSmith's (model::IsOwnOverheadKind), not CUPTI's
   };
   uint32_t pid = 0;
   uint64_t kernels = 0;          // kernel rows of the process in the trace
   double first_time_max_ns = 0;  // the longest single piece of first-time work
   std::vector<Overhead> cupti;   // by longest single row first
+  std::vector<Overhead> own;     // TraceSmith's own rows (PC sampling drains), likewise
   double program_ns = 0;         // all callback sites on the program's threads
   double first_time_ns = 0;      // of which work done once per new address or stack
   double writer_cpu_ns = 0;

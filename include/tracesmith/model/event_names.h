@@ -27,6 +27,12 @@ std::string EventName(const Trace& trace, const ModuleLoadEvent& e);
 // stored as captured) was spent on, as CUPTI documents it: "buffer flush",
 // "instrumentation", ...; nullptr for a value CUPTI did not document.
 const char* OverheadKindName(uint32_t kind);
+// TraceSmith's own overhead kinds (the top bit: no CUPTI value has it).
+// kOverheadPcSamplingDrain: a cuptiPCSamplingGetData call on the writer thread
+// (--pc-sampling), during which CUPTI held the program's launches (H200,
+// docs/pc-sampling.md "Where the cost sits").
+inline constexpr uint32_t kOverheadPcSamplingDrain = 0x8000'0001u;
+inline constexpr bool IsOwnOverheadKind(uint32_t kind) { return kind & 0x8000'0000u; }
 std::string EventName(const Trace& trace, const GraphLaunchEvent& e);
 std::string EventName(const Trace& trace, const OverheadEvent& e);
 std::string EventName(const Trace& trace, const DropEvent& e);
