@@ -131,7 +131,8 @@ def main():
                f"{o['slow']['ns'] / 1e6:.1f} ms, of which {o['slow']['at_drain']} "
                f"({o['slow']['at_drain_ns'] / 1e6:.1f} ms) end within 3 ms of a drain"
                if o["slow"]["n"] else "") +
-              (f"; drains (overhead rows) {o['slow']['drains']}, {o['slow']['drain_ns'] / 1e6:.1f} ms; "
+              (f"; drains (overhead rows) {o['slow']['drains']}, "
+               f"{o['slow']['drain_ns'] / 1e6:.1f} ms; "
                f"launch calls overlapping one {o['slow']['held']}, by "
                f"{o['slow']['held_ns'] / 1e6:.1f} ms" if o["slow"]["drains"] else ""), flush=True)
 
