@@ -254,8 +254,9 @@ def samples_check(c, cli, trace, out, steps):
     # None lost: the hardware buffer (pc_sampling.hardware_buffer_mb) kept up.
     lost = {k: info_stat(cli, trace, f"pc_sampling.{k}")
             for k in ("hardware_buffer_full", "dropped_samples", "hardware_buffer_mb")}
-    c.check("samples", heavy and not short and not lost["hardware_buffer_full"]
-            and not lost["dropped_samples"],
+    # (the recorder writes hardware_buffer_mb always: without it, nothing was read)
+    c.check("samples", heavy and not short and lost["hardware_buffer_mb"] is not None
+            and not lost["hardware_buffer_full"] and not lost["dropped_samples"],
             f"{len(heavy) - len(short)} of {len(heavy)} kernels with >= 1% of GPU time have >= "
             f"{SAMPLES_MIN} samples in a block of {steps} steps; fewest: " +
             (f"{fewest[0][:60]} ({fewest[1]:.1f}%, {fewest[2]} samples)" if fewest else "-") +

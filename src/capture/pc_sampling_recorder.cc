@@ -51,10 +51,11 @@ namespace tracesmith::capture {
 namespace {
 
 constexpr uint32_t kWorkerSleepMs = 1;
-constexpr uint32_t kDrainMs = 20;        // one window of rows per 20 ms
-constexpr uint32_t kDrainPcs = 4096;     // PC records per GetData
-constexpr size_t kConfigPcs = 16384;     // what Disable can flush at once
-constexpr int kMaxGetDataPerDrain = 64;  // then the next poll goes on
+constexpr uint32_t kDrainMs = 20;         // one window of rows per 20 ms
+constexpr uint32_t kDrainPcs = 4096;      // PC records per GetData
+constexpr uint32_t kMaxDrainPcs = 65536;  // TRACESMITH_PC_SAMPLING_DRAIN_PCS's cap
+constexpr size_t kConfigPcs = 16384;      // what Disable can flush at once
+constexpr int kMaxGetDataPerDrain = 64;   // then the next poll goes on
 
 // CUPTI's hardware buffer, per context: 64 MiB at the default period (2^15) and
 // twice that per step shorter, up to CUPTI's own 512 MiB. CUPTI allocates it at
@@ -116,8 +117,10 @@ struct SamplingContext {
 // that ends leaves them here, a later capture that samples the same context
 // reuses them (the same sizes: PcBuffer::Init does not reallocate), and those
 // of a destroyed context are freed when a later capture looks for one (the
-// context, and CUPTI's state for it, are gone). Bounded by the contexts the
-// process ever had at once.
+// context, and CUPTI's state for it, are gone). A context destroyed while no
+// capture sampled it is never seen going: its entry (a few MiB) stays until a
+// context with its handle is sampled again, so the store holds at most the
+// process's contexts that were ever sampled.
 class ContextStore {
  public:
   static ContextStore& Get() {
@@ -163,8 +166,9 @@ class PcSamplingRecorder final : public Recorder {
  public:
   PcSamplingRecorder(uint32_t pid, uint32_t period, bool quiet, std::string output_path,
                      uint64_t kernel_timeout_ns, uint32_t flush_ms, bool end_program,
-                     const CaptureTuning& tuning)
-      : pid_(pid),
+                     const CaptureTuning& tuning, bool overhead_rows)
+      : overhead_rows_(overhead_rows),
+        pid_(pid),
         period_(period),
         quiet_(quiet),
         output_path_(std::move(output_path)),
@@ -174,7 +178,9 @@ class PcSamplingRecorder final : public Recorder {
         sleep_ms_(tuning.pc_sampling_sleep_ms ? tuning.pc_sampling_sleep_ms : kWorkerSleepMs),
         drain_ns_(uint64_t(tuning.pc_sampling_drain_ms ? tuning.pc_sampling_drain_ms : kDrainMs) *
                   1'000'000),
-        drain_pcs_(tuning.pc_sampling_drain_pcs ? tuning.pc_sampling_drain_pcs : kDrainPcs),
+        drain_pcs_(tuning.pc_sampling_drain_pcs
+                       ? std::min(tuning.pc_sampling_drain_pcs, kMaxDrainPcs)
+                       : kDrainPcs),
         lines_(pid) {
     if (kernel_timeout_ns)
       watch_ = std::make_unique<KernelTimeoutWatch>(
@@ -233,6 +239,7 @@ class PcSamplingRecorder final : public Recorder {
       why = "the capture ended";
     }
     if (!why.empty()) {
+      const uint32_t device = c->device_id;
       ContextStore::Get().Release(c);
       if (ended_) return;
       ++enable_failures_;
@@ -240,23 +247,30 @@ class PcSamplingRecorder final : public Recorder {
         std::fprintf(stderr,
                      "tracesmith: GPU instruction sampling is off on device %u: %s; the capture "
                      "goes on without it%s\n",
-                     c->device_id, why.c_str(),
+                     device, why.c_str(),
                      watch_ ? " (and --kernel-timeout, which watches with it, is off there)" : "");
       return;
     }
     contexts_.push_back(c);
+    ++contexts_sampled_;
   }
 
   void OnContextDestroying(CUcontext ctx) override {
     std::lock_guard<std::mutex> lock(mu_);
-    for (SamplingContext* c : contexts_)
-      if (c->ctx == ctx && !c->destroyed) {
-        if (c->live) {
-          DrainLocked(*c);
-          Disable(*c, true);
-        }
-        ContextStore::Get().MarkDestroyed(c);
+    std::erase_if(contexts_, [&](SamplingContext* c) {
+      if (c->ctx != ctx) return false;
+      if (c->live) {
+        DrainLocked(*c);
+        Disable(*c, true);
       }
+      // Off whatever Disable said: the context, and CUPTI's state for it, are
+      // going; a later context with the same handle is a new one. Freed when a
+      // later context is looked for (ContextStore::Acquire).
+      c->live = false;
+      ContextStore::Get().MarkDestroyed(c);
+      ContextStore::Get().Release(c);
+      return true;
+    });
     // A context created after this one may get its handle (a program that
     // creates and destroys contexts in a loop): a new context, sampled too.
     // (seen_ kept it, and the new one went unsampled.)
@@ -321,7 +335,7 @@ class PcSamplingRecorder final : public Recorder {
     std::lock_guard<std::mutex> lock(mu_);
     stats.Add("pc_sampling.period_log2", period_);
     stats.Add("pc_sampling.hardware_buffer_mb", hw_buffer_bytes_ >> 20);
-    stats.Add("pc_sampling.contexts", contexts_.size());
+    stats.Add("pc_sampling.contexts", contexts_sampled_);
     stats.Add("pc_sampling.samples", samples_);
     stats.Add("pc_sampling.dropped_samples", dropped_, model::kStatDataLoss);
     stats.Add("pc_sampling.hardware_buffer_full", hardware_full_, model::kStatDataLoss);
@@ -342,7 +356,13 @@ class PcSamplingRecorder final : public Recorder {
  private:
   // Enable, stall reasons, one configuration call; "" or why not.
   std::string Enable(SamplingContext& c) {
-    Disable(c, false);  // still on when an abandoned capture left it (its buffers were kept)
+    if (c.live) {  // an abandoned capture left it on (or a failed Disable): off first
+      CUpti_PCSamplingDisableParams dp = {};
+      dp.size = CUpti_PCSamplingDisableParamsSize;
+      dp.ctx = c.ctx;
+      cuptiPCSamplingDisable(&dp);  // fails where the handle is a new context's: not a failure
+      c.live = false;
+    }
     CUpti_PCSamplingEnableParams ep = {};
     ep.size = CUpti_PCSamplingEnableParamsSize;
     ep.ctx = c.ctx;
@@ -459,7 +479,7 @@ class PcSamplingRecorder final : public Recorder {
       o.tid = uint32_t(syscall(SYS_gettid));
       o.device_id = c.device_id;
       o.overhead_kind = model::kOverheadPcSamplingDrain;
-      drain_rows_.push_back(o);
+      if (overhead_rows_) drain_rows_.push_back(o);
       ++drains_;
       if (r != CUPTI_SUCCESS) {
         if (r == CUPTI_ERROR_OUT_OF_MEMORY || c.drain.data.hardwareBufferFull)
@@ -542,6 +562,7 @@ class PcSamplingRecorder final : public Recorder {
         });
   }
 
+  const bool overhead_rows_;  // the overhead group is captured (not -x overhead): drain rows
   const uint32_t pid_, period_;
   const bool quiet_;
   const std::string output_path_;
@@ -563,7 +584,7 @@ class PcSamplingRecorder final : public Recorder {
   std::unordered_map<const char*, uint32_t> function_ids_;  // writer thread
   uint64_t samples_ = 0, dropped_ = 0, non_user_ = 0, hardware_full_ = 0;
   uint64_t rows_ = 0, drains_ = 0, drain_max_ns_ = 0, drain_total_ns_ = 0, get_data_errors_ = 0;
-  uint64_t enable_failures_ = 0;
+  uint64_t enable_failures_ = 0, contexts_sampled_ = 0;
   std::atomic<uint64_t> disable_failures_{0};  // Disable runs with and without mu_
   std::unique_ptr<KernelTimeoutWatch> watch_;  // --kernel-timeout
   bool observing_ = false;
@@ -576,7 +597,8 @@ std::unique_ptr<Recorder> MakePcSamplingRecorder(const RecorderContext& context)
   return std::make_unique<PcSamplingRecorder>(
       context.pid, context.options->pc_sampling, context.options->quiet, context.output_path,
       context.options->kernel_timeout_ns, context.options->flush_ms,
-      context.options->kernel_timeout_exit, context.options->tuning);
+      context.options->kernel_timeout_exit, context.options->tuning,
+      (context.options->groups & kGroupOverhead) != 0);
 }
 
 }  // namespace tracesmith::capture

@@ -114,7 +114,8 @@ INSERT INTO ENUM_CUPTI_OVERHEAD_TYPE VALUES (1,'OVERHEAD_UNKNOWN','Unknown'),
   (7,'OVERHEAD_LAZY_FUNCTION_LOADING','Lazy function loading'),
   (8,'OVERHEAD_COMMAND_BUFFER_FULL','Command buffer full'),
   (9,'OVERHEAD_ACTIVITY_BUFFER_REQUEST','Activity buffer request'),
-  (10,'OVERHEAD_UVM_ACTIVITY_INIT','UVM activity init');
+  (10,'OVERHEAD_UVM_ACTIVITY_INIT','UVM activity init'),
+  (11,'TRACESMITH_PC_SAMPLING_DRAIN','TraceSmith PC sampling drain');
 INSERT INTO ENUM_NSYS_EVENT_TYPE VALUES (34,'NvtxMark','NvtxMark'),
   (59,'NvtxPushPopRange','NvtxPushPopRange'),(60,'NvtxStartEndRange','NvtxStartEndRange'),
   (75,'NvtxDomainCreate','NvtxDomainCreate');

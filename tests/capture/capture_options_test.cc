@@ -314,8 +314,9 @@ TEST(OptionsEnv, PcSamplingDrainKnobs) {
       TuningFromEnv({{kEnvPcSamplingDrainMs, "0"}, {kEnvPcSamplingDrainPcs, "-4"}});
   EXPECT_EQ(bad, CaptureTuning{});
   setenv(kEnvPcSamplingDrainMs, "50", 1);
-  EXPECT_EQ(TuningFromProcessEnv().pc_sampling_drain_ms, 50u);
+  const uint32_t from_process = TuningFromProcessEnv().pc_sampling_drain_ms;
   unsetenv(kEnvPcSamplingDrainMs);
+  EXPECT_EQ(from_process, 50u);
 }
 
 TEST(OptionsEnv, TuningKnobsStayTheUsersEnvironment) {

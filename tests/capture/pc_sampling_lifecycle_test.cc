@@ -61,8 +61,9 @@ uint64_t Samples(const model::Trace& t) {
 // temporary trace.
 class Capture {
  public:
-  Capture() {
+  explicit Capture(uint32_t groups = CaptureOptions{}.groups) {
     options_.pc_sampling = 15;
+    options_.groups = groups;
     RecorderContext context;
     context.pid = kPid;
     context.options = &options_;
@@ -309,6 +310,57 @@ TEST(PcSamplingLifecycle, EachGetDataIsAnOverheadRow) {
     EXPECT_LE(o.start_ns, o.end_ns);
     EXPECT_EQ(model::EventName(t, o), "Overhead: PC sampling drain");
   }
+}
+
+// A context destroyed while CUPTI refuses its Disable: off for the recorder
+// anyway (the context is gone), so no drain or Disable asks CUPTI about it
+// again, and it is not the recorder's any more.
+TEST(PcSamplingLifecycle, DestroyedContextIsOffEvenWhenDisableFails) {
+  const CUcontext ctx = Ctx(0x7001);
+  Capture capture;
+  capture->OnContextCreated(ctx);
+  fake::FailNextDisable(ctx, CUPTI_ERROR_UNKNOWN);
+  capture->OnContextDestroying(ctx);
+  const fake::ContextState at_destroy = fake::State(ctx);
+  capture.Drain();
+  const model::Trace t = capture.End();
+  const fake::ContextState after = fake::State(ctx);
+  EXPECT_EQ(after.get_data_calls, at_destroy.get_data_calls);
+  EXPECT_EQ(after.disables, at_destroy.disables);
+  EXPECT_EQ(Stat(t, "pc_sampling.disable_failures"), 1);
+  EXPECT_EQ(Stat(t, "pc_sampling.get_data_errors"), 0);
+  EXPECT_EQ(Stat(t, "pc_sampling.contexts"), 1);
+}
+
+// A capture abandoned with sampling on, then its context destroyed unseen and
+// the handle given to a new context: the next capture's Enable turns the old
+// state off first, and CUPTI refusing that Disable (the new context was never
+// sampled) is no failure.
+TEST(PcSamplingLifecycle, StaleStateOfAReusedHandleIsNoFailure) {
+  const CUcontext ctx = Ctx(0x7101);
+  {
+    Capture abandoned;
+    abandoned->OnContextCreated(ctx);
+  }
+  fake::DestroyContext(ctx);  // unseen by any recorder; the fake forgets it
+  Capture next;
+  next->OnContextCreated(ctx);
+  const model::Trace t = next.End();
+  EXPECT_EQ(Stat(t, "pc_sampling.disable_failures"), 0);
+  EXPECT_EQ(Stat(t, "pc_sampling.enable_failures"), 0);
+  EXPECT_EQ(Stat(t, "pc_sampling.contexts"), 1);
+}
+
+// Without the overhead group (-x overhead) the drains are not written as rows.
+TEST(PcSamplingLifecycle, NoDrainRowsWithoutTheOverheadGroup) {
+  const CUcontext ctx = Ctx(0x7201);
+  Capture capture(CaptureOptions{}.groups & ~kGroupOverhead);
+  capture->OnContextCreated(ctx);
+  capture.Drain();
+  const model::Trace t = capture.End();
+  EXPECT_GE(fake::State(ctx).get_data_calls, 2);
+  EXPECT_TRUE(t.Rows<model::OverheadEvent>().empty());
+  ExpectOneDrainAndFlush(t);  // the samples all there
 }
 
 }  // namespace

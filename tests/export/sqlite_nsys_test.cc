@@ -18,6 +18,7 @@
 #include <set>
 
 #include "export/nsys_reports.h"
+#include "export/sqlite_schema.h"
 #include "testing/temp_file.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/export/export.h"
@@ -257,6 +258,22 @@ TEST(SqliteNsys, ProfilerOverheadOfACapture) {
   EXPECT_EQ(typed, static_cast<int64_t>(t->Rows<model::OverheadEvent>().size()));
   EXPECT_TRUE(labels.count("Activity buffer request"));
   EXPECT_TRUE(labels.count("Instrumentation"));
+}
+
+// Every overhead type a row can get (NsysOverheadType, TraceSmith's own drain
+// kind included) has its ENUM_CUPTI_OVERHEAD_TYPE row with the label the rows'
+// names use: a join on the enum keeps every row.
+TEST(SqliteNsys, EveryOverheadTypeHasItsEnumRow) {
+  Export e(ShippedTrace("transformer_train"));
+  const int64_t labels = static_cast<int64_t>(std::size(exporter::sqlite::kOverheadLabels)) - 1;
+  EXPECT_EQ(e.Int("SELECT COUNT(*) FROM ENUM_CUPTI_OVERHEAD_TYPE"), labels);
+  for (int64_t id = 1; id <= labels; ++id)
+    EXPECT_EQ(e.Rows("SELECT label FROM ENUM_CUPTI_OVERHEAD_TYPE WHERE id = " + std::to_string(id))
+                  .at(0)
+                  .at(0),
+              exporter::sqlite::kOverheadLabels[id])
+        << id;
+  EXPECT_EQ(exporter::sqlite::NsysOverheadType(model::kOverheadPcSamplingDrain), labels);
 }
 
 // The tables nsys stats and recipes look up besides the activity tables.
