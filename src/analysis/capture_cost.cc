@@ -212,26 +212,23 @@ std::vector<std::string> CaptureCostDetails(const CaptureCost& c) {
   }
   for (const auto& p : c.writer)
     if (p.ns > 0) out.push_back(p.name + ": " + Duration(p.ns) + " CPU");
-  if (!c.cupti.empty()) {
-    std::string s =
-        "CUPTI's own work (its overhead rows, inside the program's CUDA calls or the writer's "
-        "flushes):";
-    for (const auto& o : c.cupti)
+  // One line per list of overhead rows: each kind's count, total and longest.
+  auto rows = [&out](std::string s, const std::vector<CaptureCost::Overhead>& list) {
+    if (list.empty()) return;
+    for (const auto& o : list)
       s += " " + o.kind + " " + std::to_string(o.count) + "x, " + Duration(o.total_ns) +
            " in all, max " + Duration(o.max_ns) + ";";
     s.back() = '.';
-    out.push_back(s);
-  }
-  if (!c.own.empty()) {
-    std::string s =
-        "TraceSmith's calls into CUPTI on its own threads (the program's CUDA calls wait for "
-        "CUPTI while one runs):";
-    for (const auto& o : c.own)
-      s += " " + o.kind + " " + std::to_string(o.count) + "x, " + Duration(o.total_ns) +
-           " in all, max " + Duration(o.max_ns) + ";";
-    s.back() = '.';
-    out.push_back(s);
-  }
+    out.push_back(std::move(s));
+  };
+  rows(
+      "CUPTI's own work (its overhead rows, inside the program's CUDA calls or the writer's "
+      "flushes):",
+      c.cupti);
+  rows(
+      "TraceSmith's calls into CUPTI on its own threads (the program's CUDA calls wait for "
+      "CUPTI while one runs):",
+      c.own);
   return out;
 }
 
