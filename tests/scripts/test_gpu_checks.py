@@ -849,6 +849,8 @@ class PythonProfileCheck(unittest.TestCase):
 
 
 
+@unittest.skipUnless(importlib.util.find_spec("numpy"),
+                     "numpy is not installed for this Python (gpu/cost_where.py needs it)")
 class CostWhere(unittest.TestCase):
     """gpu/cost_where.py: a trace's kernels, launch calls and drain rows (a fake tracesmith)."""
 
