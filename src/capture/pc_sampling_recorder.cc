@@ -74,6 +74,19 @@ std::string CuptiError(CUptiResult r) {
   return s ? s : ("CUPTI error " + std::to_string(int(r)));
 }
 
+CUptiResult CuptiDisable(CUcontext ctx) {
+  CUpti_PCSamplingDisableParams p = {};
+  p.size = CUpti_PCSamplingDisableParamsSize;
+  p.ctx = ctx;
+  return cuptiPCSamplingDisable(&p);
+}
+
+// The calling thread's id, once per thread.
+uint32_t ThisThreadId() {
+  thread_local const uint32_t tid = uint32_t(syscall(SYS_gettid));
+  return tid;
+}
+
 // A CUpti_PCSamplingData with room for `pcs` records of `reasons` stall reasons each.
 struct PcBuffer {
   CUpti_PCSamplingData data{};
@@ -356,11 +369,8 @@ class PcSamplingRecorder final : public Recorder {
  private:
   // Enable, stall reasons, one configuration call; "" or why not.
   std::string Enable(SamplingContext& c) {
-    if (c.live) {  // an abandoned capture left it on (or a failed Disable): off first
-      CUpti_PCSamplingDisableParams dp = {};
-      dp.size = CUpti_PCSamplingDisableParamsSize;
-      dp.ctx = c.ctx;
-      cuptiPCSamplingDisable(&dp);  // fails where the handle is a new context's: not a failure
+    if (c.live) {           // an abandoned capture left it on (or a failed Disable): off first
+      CuptiDisable(c.ctx);  // fails where the handle is a new context's: not a failure
       c.live = false;
     }
     CUpti_PCSamplingEnableParams ep = {};
@@ -441,10 +451,7 @@ class PcSamplingRecorder final : public Recorder {
   // `take` (caller holds mu_): the records Disable flushes become rows.
   void Disable(SamplingContext& c, bool take) {
     if (!c.live) return;
-    CUpti_PCSamplingDisableParams dp = {};
-    dp.size = CUpti_PCSamplingDisableParamsSize;
-    dp.ctx = c.ctx;
-    if (cuptiPCSamplingDisable(&dp) != CUPTI_SUCCESS) {
+    if (CuptiDisable(c.ctx) != CUPTI_SUCCESS) {
       // Still on as far as we know: its buffers stay in the ContextStore (CUPTI
       // may still use them) and the next Enable of the context tries again.
       ++disable_failures_;
@@ -476,7 +483,7 @@ class PcSamplingRecorder final : public Recorder {
       o.start_ns = t0;
       o.end_ns = t1;
       o.pid = pid_;
-      o.tid = uint32_t(syscall(SYS_gettid));
+      o.tid = ThisThreadId();
       o.device_id = c.device_id;
       o.overhead_kind = model::kOverheadPcSamplingDrain;
       if (overhead_rows_) drain_rows_.push_back(o);
