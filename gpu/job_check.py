@@ -18,7 +18,12 @@ check:  over the run's per-rank traces (the stem OUT/job.sbt), and over their me
         - rank 1 is the straggler: last at >= STEPS - 1 all-reduces, median lateness
           within 3 ms of DELAY_MS (the other ranks' GPU work on the shared GPU varies);
         - `merge` writes one file with the 3 processes that gives the same answer;
-        - `export -f perfetto` of the run writes a trace.
+        - `export -f perfetto` of the run writes a trace;
+        - with JOB_PC_SAMPLING=1 (the run captured with --pc-sampling, issue #39): CUPTI
+          serves PC sampling to one process per GPU (three sampling one GPU crashed two of
+          them in CUPTI, 2026-11-30), so exactly one rank's trace has samples (none dropped,
+          its heaviest kernel sampled) and the other two say the GPU was held elsewhere
+          (pc_sampling.gpus_held_elsewhere 1) and have none.
 check prints one `JOBCHECK <check>: ... -> PASS|FAIL|SKIP (reason)` line per expectation
 (a failed `analyze` or `merge` is a FAIL, the checks of its report SKIP), then the summary
 line "N passed, M failed, K skipped" (gpu/checks.py); exit status 1 when anything failed.
@@ -26,6 +31,7 @@ worker is the workload (no verdicts: scripts/gpu-check.sh checks its exit status
 """
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -124,6 +130,44 @@ def report_checks(c, label, j, steps, delay_ms, extra, why):
     c.guarded(names, lambda: check_report(c, label, j, steps, delay_ms, extra))
 
 
+def pc_sampling_checks(c, cli, out, files):
+    """Each rank's PC samples (JOB_PC_SAMPLING=1): the `pc samples` check."""
+    per = []
+    for f in (f for f in files if ".rank" in f):  # (job.sbt itself: the run's stem)
+        path = os.path.join(out, f)
+        p = run([cli, "analyze", "--json", path])
+        try:
+            doc = json.loads(p.stdout[p.stdout.index("{"):]) if p.returncode == 0 else None
+        except ValueError:
+            doc = None
+        if not doc or not doc.get("kernels"):
+            continue  # torchrun's agent: no GPU work
+        info = run([cli, "info", path]).stdout
+        st = {k: int(v) for k, v in re.findall(
+            r"(?m)^\s+(pc_sampling\.(?:samples|dropped_samples|hardware_buffer_full|"
+            r"gpus_held_elsewhere))\s+(\d+)", info)}
+        kernels = {k["name"]: k.get("share_pct", 0) for k in doc["kernels"]}
+        fns = {}
+        for fn in (doc.get("gpu_samples") or {}).get("functions") or []:
+            fns[fn["name"]] = fns.get(fn["name"], 0) + int(fn.get("samples", 0))
+        top = max(kernels, key=kernels.get)
+        per.append((f, st, top[:40], fns.get(top, 0)))
+    sampled = [p for p in per if p[1].get("pc_sampling.samples", 0) > 0]
+    refused = [p for p in per if p[1].get("pc_sampling.gpus_held_elsewhere") == 1 and
+               p[1].get("pc_sampling.samples", 0) == 0]
+    ok = len(per) == 3 and len(sampled) == 1 and len(refused) == 2 and all(
+        st.get("pc_sampling.dropped_samples", 1) == 0 and
+        st.get("pc_sampling.hardware_buffer_full", 1) == 0 and top_n >= 100
+        for _, st, _, top_n in sampled)
+    c.check("pc samples", ok, "; ".join(
+        f"{f}: {st.get('pc_sampling.samples')} samples, dropped "
+        f"{st.get('pc_sampling.dropped_samples')}, full {st.get('pc_sampling.hardware_buffer_full')}"
+        f", held elsewhere {st.get('pc_sampling.gpus_held_elsewhere')}, heaviest kernel {top} "
+        f"{top_n}" for f, st, top, top_n in per) +
+        " (need 3 ranks: 1 sampled with 0 dropped, 0 full, heaviest >= 100; "
+        "2 held elsewhere with 0 samples)")
+
+
 def check(cli, out, steps, delay_ms):
     c = Checks("JOBCHECK")
     stem = os.path.join(out, "job.sbt")
@@ -151,6 +195,8 @@ def check(cli, out, steps, delay_ms):
     p = run([cli, "export", "-f", "perfetto", "--force", "-o", pf, stem])
     size = os.path.getsize(pf) if os.path.exists(pf) else 0
     c.check("perfetto", p.returncode == 0 and size > 0, f"exit={p.returncode} bytes={size}")
+    if os.environ.get("JOB_PC_SAMPLING") == "1":
+        c.guarded(["pc samples"], lambda: pc_sampling_checks(c, cli, out, files))
     return c.summary()
 
 

@@ -56,7 +56,7 @@ T0 = time.perf_counter()
 RESULTS = {"runs": []}
 
 PROTON_RUN = r'''"""Written by gpu/pc_peers.py: the workload in process under Triton's Proton, PC sampling.
-python3 proton_run.py WORKLOAD STEPS PROFILE_NAME"""
+python3 proton_run.py WORKLOAD STEPS PROFILE_NAME [WORKLOAD_ARGS...]"""
 import importlib
 import os
 import runpy
@@ -100,7 +100,7 @@ if used is None:
     sys.exit(4)
 print(f"PROTON_API {used}", flush=True)
 sys.path.insert(0, os.path.dirname(os.path.abspath(workload)))
-sys.argv = [workload, "--steps", steps]
+sys.argv = [workload, "--steps", steps] + sys.argv[4:]
 t = time.perf_counter()
 runpy.run_path(workload, run_name="__main__")
 print(f"PROTON_RUN_S {time.perf_counter() - t:.3f}", flush=True)
@@ -399,7 +399,7 @@ def main():
         c.skip("proton", f"{left(a.budget):.0f} s left of --budget {a.budget:.0f}")
     else:
         name = os.path.join(out, "proton_pcs")
-        cmd = [py, "-u", wrapper, a.workload, str(ps), name]
+        cmd = [py, "-u", wrapper, a.workload, str(ps), name] + (["--compile"] if a.compile else [])
         attempts = []
         for attempt, env in enumerate((None, dict(
                 os.environ, TRITON_CUPTI_LIB_PATH="/usr/local/cuda/extras/CUPTI/lib64"))):

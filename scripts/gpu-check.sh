@@ -7,7 +7,8 @@
 #             also: fixtures, example, pcpeers, abcost, htatraces)
 #   BENCH_ROUNDS=8  BENCH_WORKLOADS=ll,pyll,mlp,xf  SWEEP_WORKLOADS=xf
 #   GPU_TESTS="capture_gpu_test ..."  (a subset of the GPU gtests)
-#   PCPEERS_STEPS=30 PCPEERS_ROUNDS=5 PCPEERS_BUDGET=480  (pcpeers: ~8 minutes by its
+#   PCPEERS_STEPS=30 PCPEERS_ROUNDS=5 PCPEERS_BUDGET=480 PCPEERS_COMPILE=1 (the model under
+#   torch.compile)  (pcpeers: ~8 minutes by its
 #   budget, so alone in a device call: GPU_CHECK=pcpeers)
 # Times on an H100: tests ~2.5 min, selfcost ~0.5, apicost ~1, bench ~2 min per
 # round of the transformer step, ~1.5 of the MLP, ~0.3 of the launch loop;
@@ -418,7 +419,8 @@ if want pcpeers && needs_torch "pcpeers (gpu/pc_peers.py)"; then
   # of GPU time, ncu and Proton ran; the table says how many times faster ours is.
   S=$OUT/pcpeers; mkdir -p "$S"
   pycheck "pcpeers" "$S/check.log" python3 gpu/pc_peers.py "$TS" "$S" \
-    --steps "${PCPEERS_STEPS:-30}" --rounds "${PCPEERS_ROUNDS:-5}" --budget "${PCPEERS_BUDGET:-480}"
+    --steps "${PCPEERS_STEPS:-30}" --rounds "${PCPEERS_ROUNDS:-5}" --budget "${PCPEERS_BUDGET:-480}" \
+    ${PCPEERS_COMPILE:+--compile}
 fi
 if want sasscounts; then
   # Exact instruction counts (issue #39 item 5, gpu/sass_counts_check.py): profile --sass-counts
@@ -468,7 +470,9 @@ fi
 if want job && needs_torch "job run (3 gloo ranks on one GPU)" "job check (gpu/job_check.py)"; then
   # A distributed run on one GPU: 3 gloo ranks, rank 1 slowed (issue #17).
   J=$TS_GPU_OUT/job; rm -rf "$J"; mkdir -p "$J"
-  "$TS" profile -q -f -o "$J/job.sbt" -- torchrun --standalone --nproc_per_node=3 \
+  # JOB_PC_SAMPLING=1: the same run with --pc-sampling (three processes sampling one GPU).
+  "$TS" profile -q -f -o "$J/job.sbt" ${JOB_PC_SAMPLING:+--pc-sampling} -- \
+    torchrun --standalone --nproc_per_node=3 \
     gpu/job_check.py worker "$J" 10 20 > "$OUT/job_run.log" 2>&1
   code=$?
   grep -E "JOBCHECK|rror" "$OUT/job_run.log" | tail -8

@@ -40,17 +40,6 @@ Fn Sym(void* lib, const char* name) {
   return reinterpret_cast<Fn>(dlsym(lib, name));
 }
 
-std::string FormatUuid(const unsigned char* b) {
-  static const char* kHex = "0123456789abcdef";
-  std::string s = "GPU-";
-  for (int i = 0; i < 16; ++i) {
-    if (i == 4 || i == 6 || i == 8 || i == 10) s += '-';
-    s += kHex[b[i] >> 4];
-    s += kHex[b[i] & 15];
-  }
-  return s;
-}
-
 uint32_t QueryCuptiVersion() {
   const char* candidates[] = {"libcupti.so", "libcupti.so.13", "libcupti.so.12",
                               "/usr/local/cuda/lib64/libcupti.so",
@@ -81,6 +70,17 @@ uint32_t QueryLoadedRuntimeVersion() {
     if (ok) return static_cast<uint32_t>(v);
   }
   return 0;
+}
+
+std::string FormatGpuUuid(const unsigned char* b) {
+  static const char* kHex = "0123456789abcdef";
+  std::string s = "GPU-";
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) s += '-';
+    s += kHex[b[i] >> 4];
+    s += kHex[b[i] & 15];
+  }
+  return s;
 }
 
 std::string CudaVersionString(int version) {
@@ -129,7 +129,7 @@ StatusOr<DriverInfo> QueryDevices(bool init) {
     get_name(name, sizeof(name) - 1, dev);
     d.name = name;
     unsigned char uuid[16] = {};
-    if (get_uuid && get_uuid(uuid, dev) == 0) d.uuid = FormatUuid(uuid);
+    if (get_uuid && get_uuid(uuid, dev) == 0) d.uuid = FormatGpuUuid(uuid);
     size_t mem = 0;
     total_mem(&mem, dev);
     d.memory_bytes = mem;

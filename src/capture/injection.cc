@@ -10,6 +10,7 @@
 // to the last flush period. Nothing here may crash or block the program:
 // failures print one warning and the program runs unprofiled.
 #include <dlfcn.h>
+#include <execinfo.h>
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
@@ -36,6 +37,18 @@ struct sigaction g_previous[kNumSignals];
 
 bool IsFault(int sig) { return sig == SIGSEGV || sig == SIGBUS || sig == SIGABRT || sig == SIGFPE; }
 
+// A fault's thread and native stack on stderr (not with --quiet): whether the
+// program or the profiler crashed is the first thing a user needs to know.
+void PrintFault(int sig, const siginfo_t* info) {
+  char head[160];
+  const int n = std::snprintf(head, sizeof head,
+                              "tracesmith: %s (address %p) in thread %ld; its native stack:\n",
+                              strsignal(sig), info ? info->si_addr : nullptr, long(gettid()));
+  if (n > 0) (void)!write(2, head, size_t(n) < sizeof head ? size_t(n) : sizeof head - 1);
+  void* frames[48];
+  backtrace_symbols_fd(frames, backtrace(frames, 48), 2);
+}
+
 void OnSignal(int sig, siginfo_t* info, void* ctx) {
   int i = 0;
   while (i < kNumSignals && kSignals[i] != sig) ++i;
@@ -56,6 +69,7 @@ void OnSignal(int sig, siginfo_t* info, void* ctx) {
     return;
   }
   static const char kMsg[] = "tracesmith: signal received, writing the trace...\n";
+  if (!g_quiet && IsFault(sig)) PrintFault(sig, info);
   if (!g_quiet) (void)!write(2, kMsg, sizeof(kMsg) - 1);
   CuptiEngine::Get().StopFromSignal(IsFault(sig) ? 2000 : 5000);
   // Restore and re-raise: the process ends the way it would have without us.
@@ -72,6 +86,8 @@ void OnSignal(int sig, siginfo_t* info, void* ctx) {
 }
 
 void InstallSignalHandlers() {
+  void* warm[1];
+  (void)backtrace(warm, 1);  // loads libgcc now, not inside a signal handler
   for (int i = 0; i < kNumSignals; ++i) {
     struct sigaction sa;
     std::memset(&sa, 0, sizeof(sa));

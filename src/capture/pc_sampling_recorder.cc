@@ -31,6 +31,8 @@
 #include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -44,6 +46,8 @@
 #include "live_contexts.h"
 #include "recorder.h"
 #include "tracesmith/base/gpu_counters_hint.h"
+#include "tracesmith/capture/device_query.h"
+#include "tracesmith/capture/gpu_claim.h"
 #include "tracesmith/format/job_file_names.h"
 #include "tracesmith/model/event_names.h"
 
@@ -51,11 +55,14 @@ namespace tracesmith::capture {
 namespace {
 
 constexpr uint32_t kWorkerSleepMs = 1;
-constexpr uint32_t kDrainMs = 20;         // one window of rows per 20 ms
-constexpr uint32_t kDrainPcs = 4096;      // PC records per GetData
+constexpr uint32_t kDrainMs = 20;  // one window of rows per 20 ms
+// PC records per GetData. CUPTI holds the program's launches during each call:
+// with 4096 the compiled Transformer step's launches waited 15.0 ms per 80 steps
+// at drains, with 512 1.5 ms (H200, 2026-11-30, gpu/cost_where.py).
+constexpr uint32_t kDrainPcs = 512;
 constexpr uint32_t kMaxDrainPcs = 65536;  // TRACESMITH_PC_SAMPLING_DRAIN_PCS's cap
 constexpr size_t kConfigPcs = 16384;      // what Disable can flush at once
-constexpr int kMaxGetDataPerDrain = 64;   // then the next poll goes on
+constexpr int kMaxGetDataPerDrain = 512;  // then the next poll goes on
 
 // CUPTI's hardware buffer, per context: 64 MiB at the default period (2^15) and
 // twice that per step shorter, up to CUPTI's own 512 MiB. CUPTI allocates it at
@@ -245,7 +252,8 @@ class PcSamplingRecorder final : public Recorder {
     SamplingContext* c = ContextStore::Get().Acquire(ctx);
     if (!c) return;  // another recorder samples it: one capture runs at a time
     cuptiGetDeviceId(ctx, &c->device_id);
-    std::string why = Enable(*c);
+    std::string why = ClaimGpu(c->device_id);
+    if (why.empty()) why = Enable(*c);
     std::lock_guard<std::mutex> lock(mu_);
     if (why.empty() && ended_) {  // created while the capture ended: not sampled
       Disable(*c, false);
@@ -361,12 +369,34 @@ class PcSamplingRecorder final : public Recorder {
     stats.Add("pc_sampling.drain_pcs", drain_pcs_);
     stats.Add("pc_sampling.get_data_errors", get_data_errors_, model::kStatWarning);
     stats.Add("pc_sampling.enable_failures", enable_failures_, model::kStatWarning);
+    stats.Add("pc_sampling.gpus_held_elsewhere", gpus_held_elsewhere_, model::kStatWarning);
     stats.Add("pc_sampling.disable_failures", disable_failures_.load(), model::kStatWarning);
     lines_.WriteStats(stats, "pc_sampling");
     if (watch_) watch_->WriteStats(stats);
   }
 
  private:
+  // This process's claim of the device for PC sampling (gpu_claim.h: CUPTI
+  // crashed in processes that sampled a GPU another one sampled); "" or why not.
+  std::string ClaimGpu(uint32_t device_id) {
+    std::string key = "device" + std::to_string(device_id);
+    CUdevice dev = 0;
+    CUuuid uuid = {};
+    if (cuDeviceGet(&dev, int(device_id)) == CUDA_SUCCESS &&
+        cuDeviceGetUuid(&uuid, dev) == CUDA_SUCCESS)
+      key = FormatGpuUuid(reinterpret_cast<const unsigned char*>(uuid.bytes));
+    std::lock_guard<std::mutex> lock(mu_);
+    if (claims_.count(key)) return "";
+    std::string why;
+    auto claim = GpuClaim::Take("pc-sampling", key, &why);
+    if (!claim) {
+      ++gpus_held_elsewhere_;
+      return why + ": CUPTI serves PC sampling to one process per GPU at a time";
+    }
+    claims_.emplace(key, std::move(claim));
+    return "";
+  }
+
   // Enable, stall reasons, one configuration call; "" or why not.
   std::string Enable(SamplingContext& c) {
     if (c.live) {           // an abandoned capture left it on (or a failed Disable): off first
@@ -591,9 +621,10 @@ class PcSamplingRecorder final : public Recorder {
   std::unordered_map<const char*, uint32_t> function_ids_;  // writer thread
   uint64_t samples_ = 0, dropped_ = 0, non_user_ = 0, hardware_full_ = 0;
   uint64_t rows_ = 0, drains_ = 0, drain_max_ns_ = 0, drain_total_ns_ = 0, get_data_errors_ = 0;
-  uint64_t enable_failures_ = 0, contexts_sampled_ = 0;
-  std::atomic<uint64_t> disable_failures_{0};  // Disable runs with and without mu_
-  std::unique_ptr<KernelTimeoutWatch> watch_;  // --kernel-timeout
+  uint64_t enable_failures_ = 0, contexts_sampled_ = 0, gpus_held_elsewhere_ = 0;
+  std::map<std::string, std::unique_ptr<GpuClaim>> claims_;  // by GPU UUID, this capture's
+  std::atomic<uint64_t> disable_failures_{0};                // Disable runs with and without mu_
+  std::unique_ptr<KernelTimeoutWatch> watch_;                // --kernel-timeout
   bool observing_ = false;
 };
 

@@ -10,6 +10,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -17,6 +19,7 @@
 #include "capture/fake_cupti_pcsampling.h"
 #include "capture/recorder.h"
 #include "testing/temp_file.h"
+#include "tracesmith/capture/gpu_claim.h"
 #include "tracesmith/format/sbt_reader.h"
 #include "tracesmith/format/sbt_writer.h"
 #include "tracesmith/model/event_names.h"
@@ -57,11 +60,27 @@ uint64_t Samples(const model::Trace& t) {
   return n;
 }
 
+// The process's GPU claims (gpu_claim.h) in a directory of this test run's
+// own: other test processes (another build's run of this test) claim the
+// fake's GPU too.
+void UseOwnLockDir() {
+  static const bool set = [] {
+    static testing::TempPath dir("_locks");
+    std::filesystem::create_directories(dir.path());
+    return setenv("TRACESMITH_LOCK_DIR", dir.path().c_str(), 1) == 0;
+  }();
+  (void)set;
+}
+
+// The fake device's UUID (fake_cupti_pcsampling.cc: cuDeviceGetUuid_v2).
+constexpr const char* kFakeGpu = "GPU-a0a1a2a3-a4a5-a6a7-a8a9-aaabacadaeaf";
+
 // One capture: a PC sampling recorder as the engine makes it, writing to a
 // temporary trace.
 class Capture {
  public:
   explicit Capture(uint32_t groups = CaptureOptions{}.groups) {
+    UseOwnLockDir();
     options_.pc_sampling = 15;
     options_.groups = groups;
     RecorderContext context;
@@ -361,6 +380,38 @@ TEST(PcSamplingLifecycle, NoDrainRowsWithoutTheOverheadGroup) {
   EXPECT_GE(fake::State(ctx).get_data_calls, 2);
   EXPECT_TRUE(t.Rows<model::OverheadEvent>().empty());
   ExpectOneDrainAndFlush(t);  // the samples all there
+}
+
+// Another process samples the GPU (its claim held here by a GpuClaim of
+// our own): the context is left unsampled, counted and said; the claim taken
+// once the other lets go, and held until the capture ends.
+TEST(PcSamplingLifecycle, GpuSampledByAnotherProcessIsLeftAlone) {
+  const CUcontext ctx = Ctx(0x7301);
+  UseOwnLockDir();
+  auto other = GpuClaim::Take("pc-sampling", kFakeGpu, nullptr);
+  ASSERT_NE(other, nullptr);
+  {
+    Capture capture;
+    capture->OnContextCreated(ctx);
+    EXPECT_FALSE(fake::State(ctx).enabled);
+    EXPECT_EQ(fake::State(ctx).enables, 0);
+    const model::Trace t = capture.End();
+    EXPECT_EQ(Stat(t, "pc_sampling.gpus_held_elsewhere"), 1);
+    EXPECT_EQ(Stat(t, "pc_sampling.enable_failures"), 1);
+    EXPECT_EQ(Stat(t, "pc_sampling.contexts"), 0);
+    EXPECT_TRUE(t.Rows<model::PcSampleEvent>().empty());
+  }
+  other.reset();
+  const CUcontext ctx2 = Ctx(0x7302);
+  Capture capture;
+  capture->OnContextCreated(ctx2);
+  EXPECT_TRUE(fake::State(ctx2).enabled);
+  EXPECT_EQ(GpuClaim::Take("pc-sampling", kFakeGpu, nullptr), nullptr);  // the capture's
+  capture.Drain();
+  const model::Trace t = capture.End();
+  EXPECT_EQ(Stat(t, "pc_sampling.gpus_held_elsewhere"), 0);
+  ExpectOneDrainAndFlush(t);
+  EXPECT_NE(GpuClaim::Take("pc-sampling", kFakeGpu, nullptr), nullptr);  // released at its end
 }
 
 }  // namespace

@@ -52,6 +52,9 @@ uint32_t QueryLoadedRuntimeVersion();
 // already initialised CUDA).
 StatusOr<DriverInfo> QueryDevices(bool init = true);
 
+// "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" of the driver's 16 UUID bytes.
+std::string FormatGpuUuid(const unsigned char* bytes);
+
 // "13.0" for 13000.
 std::string CudaVersionString(int version);
 

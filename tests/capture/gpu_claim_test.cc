@@ -1,0 +1,77 @@
+// GpuClaim (include/tracesmith/capture/gpu_claim.h): one process at a time per
+// GPU and feature, across processes, released when the holder goes.
+#include "tracesmith/capture/gpu_claim.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+namespace tracesmith::capture {
+namespace {
+
+// Each test's own lock directory (TRACESMITH_LOCK_DIR), removed after.
+class GpuClaimTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("tracesmith_claim_" + std::to_string(getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+    setenv("TRACESMITH_LOCK_DIR", dir_.c_str(), 1);
+  }
+  void TearDown() override {
+    unsetenv("TRACESMITH_LOCK_DIR");
+    std::filesystem::remove_all(dir_);
+  }
+  std::filesystem::path dir_;
+};
+
+TEST_F(GpuClaimTest, SecondClaimOfOneGpuIsRefusedWithTheHoldersPid) {
+  std::string why;
+  auto first = GpuClaim::Take("pc-sampling", "GPU-1234", &why);
+  ASSERT_NE(first, nullptr);
+  EXPECT_TRUE(first->checked());
+  EXPECT_EQ(GpuClaim::Take("pc-sampling", "GPU-1234", &why), nullptr);
+  EXPECT_NE(why.find("pid " + std::to_string(getpid())), std::string::npos) << why;
+  EXPECT_NE(why.find("pc-sampling"), std::string::npos) << why;
+  // Another GPU, or another feature on this one: free.
+  EXPECT_NE(GpuClaim::Take("pc-sampling", "GPU-5678", &why), nullptr);
+  EXPECT_NE(GpuClaim::Take("sass-counts", "GPU-1234", &why), nullptr);
+  first.reset();
+  EXPECT_NE(GpuClaim::Take("pc-sampling", "GPU-1234", &why), nullptr);
+}
+
+TEST_F(GpuClaimTest, AnotherProcessIsRefusedUntilTheHolderExits) {
+  auto held = GpuClaim::Take("pc-sampling", "GPU-abcd", nullptr);
+  ASSERT_NE(held, nullptr);
+  auto child_takes = [] {
+    const pid_t pid = fork();
+    if (pid == 0) _exit(GpuClaim::Take("pc-sampling", "GPU-abcd", nullptr) ? 0 : 1);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  };
+  EXPECT_FALSE(child_takes());
+  held.reset();
+  EXPECT_TRUE(child_takes());
+}
+
+TEST_F(GpuClaimTest, KeySanitizedIntoOneFileName) {
+  auto claim = GpuClaim::Take("pc-sampling", "../GPU 1/x", nullptr);
+  ASSERT_NE(claim, nullptr);
+  EXPECT_TRUE(std::filesystem::exists(dir_ / "tracesmith-pc-sampling-___GPU_1_x.lock"));
+}
+
+TEST_F(GpuClaimTest, MissingDirectoryGrantsUnchecked) {
+  setenv("TRACESMITH_LOCK_DIR", (dir_ / "missing").c_str(), 1);
+  auto claim = GpuClaim::Take("pc-sampling", "GPU-1", nullptr);
+  ASSERT_NE(claim, nullptr);
+  EXPECT_FALSE(claim->checked());
+}
+
+}  // namespace
+}  // namespace tracesmith::capture
