@@ -56,6 +56,8 @@ constexpr std::string_view kNoisyDriverApis[] = {
     "cuCtxGetDevice",
     "cuDeviceGet",
     "cuDeviceGetAttribute",
+    "cuDeviceGetUuid",  // (also the PC sampling recorder's, in the context callback)
+    "cuDeviceGetUuid_v2",
     "cuDeviceGetCount",
     "cuDevicePrimaryCtxGetState",
     "cuGetProcAddress",

@@ -1,13 +1,16 @@
 #include "tracesmith/capture/gpu_claim.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
+#include <mutex>
 #include <string>
 
 namespace tracesmith::capture {
@@ -26,43 +29,87 @@ std::string LockPath(std::string_view feature, std::string_view gpu_key) {
          Sanitized(gpu_key) + ".lock";
 }
 
+// The held claims' fds (+1; 0: a free slot). A forked child shares each lock's
+// open file description, which would keep the lock after the parent lets go:
+// the child closes them all at fork (closing there leaves the parent's lock).
+constexpr int kSlots = 64;
+std::atomic<int> g_fds[kSlots];
+
+void CloseAllInChild() {
+  for (std::atomic<int>& f : g_fds)
+    if (const int v = f.exchange(0)) close(v - 1);
+}
+
+int Register(int fd) {
+  static std::once_flag once;
+  std::call_once(once, [] { pthread_atfork(nullptr, nullptr, &CloseAllInChild); });
+  for (int i = 0; i < kSlots; ++i) {
+    int free_slot = 0;
+    if (g_fds[i].compare_exchange_strong(free_slot, fd + 1)) return i;
+  }
+  return -1;
+}
+
+// The lock file, opened without following a link: a name planted in a shared
+// /tmp as a link (or a hard link) to another file is not ours to write. -1
+// where none can be used; `writable` false for another user's file.
+int OpenLockFile(const std::string& path, bool* writable) {
+  *writable = true;
+  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
+  if (fd < 0 && errno == EACCES) {
+    *writable = false;  // another user's file: flock needs no write access
+    fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  }
+  if (fd < 0) return -1;
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
+    close(fd);
+    return -1;
+  }
+  if (*writable) fchmod(fd, 0666);  // another user's capture may take it later (umask)
+  return fd;
+}
+
 }  // namespace
 
 std::unique_ptr<GpuClaim> GpuClaim::Take(std::string_view feature, std::string_view gpu_key,
                                          std::string* why) {
   const std::string path = LockPath(feature, gpu_key);
   bool writable = true;
-  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-  if (fd >= 0) {
-    fchmod(fd, 0666);  // another user's capture may take it later (umask)
-  } else {
-    writable = false;  // another user's file: flock needs no write access
-    fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  }
+  const int fd = OpenLockFile(path, &writable);
   if (fd < 0) return std::unique_ptr<GpuClaim>(new GpuClaim(-1));
-  int rc;
-  do rc = flock(fd, LOCK_EX | LOCK_NB);
-  while (rc != 0 && errno == EINTR);
-  if (rc != 0) {
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
     char buf[32] = {};
-    const ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
-    const long pid = n > 0 ? std::strtol(buf, nullptr, 10) : 0;
+    const ssize_t n = err == EWOULDBLOCK ? pread(fd, buf, sizeof buf - 1, 0) : 0;
     close(fd);
+    // A file system without flock: granted unchecked, as without a file.
+    if (err != EWOULDBLOCK) return std::unique_ptr<GpuClaim>(new GpuClaim(-1));
+    const long pid = n > 0 ? std::strtol(buf, nullptr, 10) : 0;
     if (why)
       *why = (pid > 0 ? "another process (pid " + std::to_string(pid) + ")"
                       : std::string("another process")) +
              " holds " + std::string(feature) + " on this GPU (" + path + ")";
     return nullptr;
   }
+  // The holder's pid, for the message of the next one (a read-only holder
+  // clears nothing: the pid there is then a previous holder's).
   if (writable) {
     const std::string pid = std::to_string(getpid()) + "\n";
     if (ftruncate(fd, 0) == 0) (void)!pwrite(fd, pid.data(), pid.size(), 0);
   }
-  return std::unique_ptr<GpuClaim>(new GpuClaim(fd));
+  const int slot = Register(fd);
+  if (slot < 0) {  // more claims than slots: not kept across a fork, so not taken
+    close(fd);
+    return std::unique_ptr<GpuClaim>(new GpuClaim(-1));
+  }
+  return std::unique_ptr<GpuClaim>(new GpuClaim(slot));
 }
 
 GpuClaim::~GpuClaim() {
-  if (fd_ >= 0) close(fd_);  // releases the flock
+  // (After a fork the slot is empty in the child: nothing of another's closed.)
+  if (slot_ >= 0)
+    if (const int v = g_fds[slot_].exchange(0)) close(v - 1);  // releases the flock
 }
 
 }  // namespace tracesmith::capture

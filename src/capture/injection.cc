@@ -39,12 +39,41 @@ bool IsFault(int sig) { return sig == SIGSEGV || sig == SIGBUS || sig == SIGABRT
 
 // A fault's thread and native stack on stderr (not with --quiet): whether the
 // program or the profiler crashed is the first thing a user needs to know.
-void PrintFault(int sig, const siginfo_t* info) {
+// The header before the trace is written, the stack after it: unwinding a
+// broken stack may fault again (then the file is already whole), and a fault
+// while printing prints nothing more (g_printing). No strsignal (it may lock).
+std::atomic<bool> g_printing{false};
+
+const char* FaultName(int sig) {
+  switch (sig) {
+    case SIGSEGV:
+      return "Segmentation fault";
+    case SIGBUS:
+      return "Bus error";
+    case SIGABRT:
+      return "Aborted";
+    default:
+      return "Floating-point exception";
+  }
+}
+
+bool PrintFaultHeader(int sig, const siginfo_t* info) {
+  if (g_printing.exchange(true)) return false;
   char head[160];
-  const int n = std::snprintf(head, sizeof head,
-                              "tracesmith: %s (address %p) in thread %ld; its native stack:\n",
-                              strsignal(sig), info ? info->si_addr : nullptr, long(gettid()));
+  // si_addr means an address only for a fault the kernel raised (si_code > 0).
+  const int n =
+      info && info->si_code > 0 && sig != SIGABRT
+          ? std::snprintf(head, sizeof head, "tracesmith: %s (address %p) in thread %ld\n",
+                          FaultName(sig), info->si_addr, long(gettid()))
+          : std::snprintf(head, sizeof head, "tracesmith: %s in thread %ld\n", FaultName(sig),
+                          long(gettid()));
   if (n > 0) (void)!write(2, head, size_t(n) < sizeof head ? size_t(n) : sizeof head - 1);
+  return true;
+}
+
+void PrintFaultStack() {
+  static const char kHead[] = "tracesmith: the faulting thread's native stack:\n";
+  (void)!write(2, kHead, sizeof(kHead) - 1);
   void* frames[48];
   backtrace_symbols_fd(frames, backtrace(frames, 48), 2);
 }
@@ -69,9 +98,10 @@ void OnSignal(int sig, siginfo_t* info, void* ctx) {
     return;
   }
   static const char kMsg[] = "tracesmith: signal received, writing the trace...\n";
-  if (!g_quiet && IsFault(sig)) PrintFault(sig, info);
+  const bool print_stack = !g_quiet && IsFault(sig) && PrintFaultHeader(sig, info);
   if (!g_quiet) (void)!write(2, kMsg, sizeof(kMsg) - 1);
   CuptiEngine::Get().StopFromSignal(IsFault(sig) ? 2000 : 5000);
+  if (print_stack) PrintFaultStack();
   // Restore and re-raise: the process ends the way it would have without us.
   sigaction(sig, &prev, nullptr);
   if (prev_is_handler) {

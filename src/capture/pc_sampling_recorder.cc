@@ -34,6 +34,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -261,6 +262,7 @@ class PcSamplingRecorder final : public Recorder {
     }
     if (!why.empty()) {
       const uint32_t device = c->device_id;
+      if (!c->live) ReleaseGpuLocked(device, c);  // a claim for nothing sampled: let it go
       ContextStore::Get().Release(c);
       if (ended_) return;
       ++enable_failures_;
@@ -288,6 +290,7 @@ class PcSamplingRecorder final : public Recorder {
       // going; a later context with the same handle is a new one. Freed when a
       // later context is looked for (ContextStore::Acquire).
       c->live = false;
+      ReleaseGpuLocked(c->device_id, c);
       ContextStore::Get().MarkDestroyed(c);
       ContextStore::Get().Release(c);
       return true;
@@ -331,6 +334,10 @@ class PcSamplingRecorder final : public Recorder {
             DrainLocked(*c);
             Disable(*c, true);
           }
+        // Other processes may sample these GPUs now (the engine keeps the
+        // recorder until the next capture), each once none of ours is on.
+        for (auto it = device_keys_.begin(); it != device_keys_.end();)
+          it = ReleaseGpuLocked(it->first, nullptr) ? device_keys_.begin() : std::next(it);
       }
       rows.swap(pending_);
       drains.swap(drain_rows_);
@@ -369,7 +376,7 @@ class PcSamplingRecorder final : public Recorder {
     stats.Add("pc_sampling.drain_pcs", drain_pcs_);
     stats.Add("pc_sampling.get_data_errors", get_data_errors_, model::kStatWarning);
     stats.Add("pc_sampling.enable_failures", enable_failures_, model::kStatWarning);
-    stats.Add("pc_sampling.gpus_held_elsewhere", gpus_held_elsewhere_, model::kStatWarning);
+    stats.Add("pc_sampling.gpus_held_elsewhere", held_elsewhere_.size(), model::kStatWarning);
     stats.Add("pc_sampling.disable_failures", disable_failures_.load(), model::kStatWarning);
     lines_.WriteStats(stats, "pc_sampling");
     if (watch_) watch_->WriteStats(stats);
@@ -386,15 +393,29 @@ class PcSamplingRecorder final : public Recorder {
         cuDeviceGetUuid(&uuid, dev) == CUDA_SUCCESS)
       key = FormatGpuUuid(reinterpret_cast<const unsigned char*>(uuid.bytes));
     std::lock_guard<std::mutex> lock(mu_);
+    if (ended_) return "the capture ended";
     if (claims_.count(key)) return "";
     std::string why;
     auto claim = GpuClaim::Take("pc-sampling", key, &why);
     if (!claim) {
-      ++gpus_held_elsewhere_;
+      held_elsewhere_.insert(key);
       return why + ": CUPTI serves PC sampling to one process per GPU at a time";
     }
     claims_.emplace(key, std::move(claim));
+    device_keys_[device_id] = key;
     return "";
+  }
+
+  // Gives back the claim of `device` when no context of it but `except` is
+  // sampled (caller holds mu_); whether it did.
+  bool ReleaseGpuLocked(uint32_t device, const SamplingContext* except) {
+    auto key = device_keys_.find(device);
+    if (key == device_keys_.end()) return false;
+    for (const SamplingContext* c : contexts_)
+      if (c != except && c->device_id == device && c->live) return false;
+    claims_.erase(key->second);
+    device_keys_.erase(key);
+    return true;
   }
 
   // Enable, stall reasons, one configuration call; "" or why not.
@@ -621,10 +642,14 @@ class PcSamplingRecorder final : public Recorder {
   std::unordered_map<const char*, uint32_t> function_ids_;  // writer thread
   uint64_t samples_ = 0, dropped_ = 0, non_user_ = 0, hardware_full_ = 0;
   uint64_t rows_ = 0, drains_ = 0, drain_max_ns_ = 0, drain_total_ns_ = 0, get_data_errors_ = 0;
-  uint64_t enable_failures_ = 0, contexts_sampled_ = 0, gpus_held_elsewhere_ = 0;
-  std::map<std::string, std::unique_ptr<GpuClaim>> claims_;  // by GPU UUID, this capture's
-  std::atomic<uint64_t> disable_failures_{0};                // Disable runs with and without mu_
-  std::unique_ptr<KernelTimeoutWatch> watch_;                // --kernel-timeout
+  uint64_t enable_failures_ = 0, contexts_sampled_ = 0;
+  // This capture's claims of GPUs (gpu_claim.h), by UUID; each device's UUID;
+  // the GPUs another process held.
+  std::map<std::string, std::unique_ptr<GpuClaim>> claims_;
+  std::map<uint32_t, std::string> device_keys_;
+  std::set<std::string> held_elsewhere_;
+  std::atomic<uint64_t> disable_failures_{0};  // Disable runs with and without mu_
+  std::unique_ptr<KernelTimeoutWatch> watch_;  // --kernel-timeout
   bool observing_ = false;
 };
 

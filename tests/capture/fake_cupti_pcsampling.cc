@@ -7,6 +7,7 @@
 #include <iterator>
 #include <map>
 #include <mutex>
+#include <utility>
 
 namespace tracesmith::capture::fake_cupti {
 namespace {
@@ -26,6 +27,7 @@ static_assert(3 + 1 == kCountedSamplesPerPc && 3 + 2 + 1 + 6 == kTotalSamplesPer
 
 struct Context : ContextState {
   CUptiResult fail_disable = CUPTI_SUCCESS;
+  CUptiResult fail_enable = CUPTI_SUCCESS;
   int hw_full = 0;  // 1: success with the flag, 2: CUPTI_ERROR_OUT_OF_MEMORY
   // Not const: CUPTI writes into them.
   CUpti_PCSamplingData* buffer = nullptr;
@@ -92,6 +94,11 @@ void FailNextDisable(CUcontext ctx, CUptiResult error) {
   F().contexts[ctx].fail_disable = error;
 }
 
+void FailNextEnable(CUcontext ctx, CUptiResult error) {
+  std::lock_guard<std::mutex> lock(F().mu);
+  F().contexts[ctx].fail_enable = error;
+}
+
 void HardwareBufferFullAtNextGetData(CUcontext ctx, bool as_error) {
   std::lock_guard<std::mutex> lock(F().mu);
   F().contexts[ctx].hw_full = as_error ? 2 : 1;
@@ -131,6 +138,7 @@ CUptiResult CUPTIAPI cuptiPCSamplingEnable(CUpti_PCSamplingEnableParams* p) {
   std::lock_guard<std::mutex> lock(F().mu);
   Context& c = F().contexts[p->ctx];
   if (c.enabled) return CUPTI_ERROR_INVALID_OPERATION;  // as strict as CUPTI may be: once on
+  if (c.fail_enable != CUPTI_SUCCESS) return std::exchange(c.fail_enable, CUPTI_SUCCESS);
   if (c.buffer) ++c.writes_into_old_buffer;
   TouchConfiguration(c);
   c.enabled = true;

@@ -48,6 +48,9 @@ struct ContextState {
 ContextState State(CUcontext ctx);
 // The next cuptiPCSamplingDisable of `ctx` returns `error`; sampling stays on.
 void FailNextDisable(CUcontext ctx, CUptiResult error);
+// The next cuptiPCSamplingEnable of `ctx` returns `error` (counters closed, a
+// profiler holding them); sampling stays off.
+void FailNextEnable(CUcontext ctx, CUptiResult error);
 // The next cuptiPCSamplingGetData of `ctx` sets hardwareBufferFull and returns
 // CUPTI_ERROR_OUT_OF_MEMORY (`as_error`) or success with its records.
 void HardwareBufferFullAtNextGetData(CUcontext ctx, bool as_error);

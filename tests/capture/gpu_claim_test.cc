@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -71,6 +72,54 @@ TEST_F(GpuClaimTest, MissingDirectoryGrantsUnchecked) {
   auto claim = GpuClaim::Take("pc-sampling", "GPU-1", nullptr);
   ASSERT_NE(claim, nullptr);
   EXPECT_FALSE(claim->checked());
+}
+
+// A child forked while the claim is held (a DataLoader worker) shares the
+// lock's open file description: it closes its copy at fork, so the parent's
+// release is a release.
+TEST_F(GpuClaimTest, ReleasedWhileAForkedChildLives) {
+  auto held = GpuClaim::Take("pc-sampling", "GPU-fork", nullptr);
+  ASSERT_NE(held, nullptr);
+  int go[2], up[2];
+  ASSERT_EQ(pipe(go), 0);
+  ASSERT_EQ(pipe(up), 0);
+  const pid_t child = fork();
+  if (child == 0) {  // lives on, touches no claim
+    close(go[1]);
+    (void)!write(up[1], "u", 1);
+    char c;
+    (void)!read(go[0], &c, 1);
+    _exit(0);
+  }
+  close(go[0]);
+  char c;
+  ASSERT_EQ(read(up[0], &c, 1), 1);
+  held.reset();
+  std::string why;
+  auto again = GpuClaim::Take("pc-sampling", "GPU-fork", &why);
+  close(go[1]);
+  waitpid(child, nullptr, 0);
+  EXPECT_NE(again, nullptr) << why;
+}
+
+// A lock name planted as a link to another file (a shared /tmp) is not
+// followed: the file is neither truncated nor made world-writable.
+TEST_F(GpuClaimTest, LinkInPlaceOfTheLockFileIsNotFollowed) {
+  const auto victim = dir_ / "victim";
+  std::FILE* f = std::fopen(victim.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fputs("precious\n", f);
+  std::fclose(f);
+  std::filesystem::permissions(victim, std::filesystem::perms(0600));
+  std::filesystem::create_symlink(victim, dir_ / "tracesmith-pc-sampling-GPU-sym.lock");
+  auto claim = GpuClaim::Take("pc-sampling", "GPU-sym", nullptr);
+  ASSERT_NE(claim, nullptr);
+  EXPECT_FALSE(claim->checked());  // granted unchecked
+  EXPECT_EQ(std::filesystem::file_size(victim), 9u);
+  EXPECT_EQ(std::filesystem::status(victim).permissions(), std::filesystem::perms(0600));
+  std::filesystem::create_hard_link(victim, dir_ / "tracesmith-pc-sampling-GPU-hard.lock");
+  EXPECT_FALSE(GpuClaim::Take("pc-sampling", "GPU-hard", nullptr)->checked());
+  EXPECT_EQ(std::filesystem::file_size(victim), 9u);
 }
 
 }  // namespace

@@ -65,9 +65,13 @@ uint64_t Samples(const model::Trace& t) {
 // fake's GPU too.
 void UseOwnLockDir() {
   static const bool set = [] {
-    static testing::TempPath dir("_locks");
-    std::filesystem::create_directories(dir.path());
-    return setenv("TRACESMITH_LOCK_DIR", dir.path().c_str(), 1) == 0;
+    static const testing::TempPath path("_locks");
+    static const struct Dir {  // removed with what is in it at exit
+      std::string path;
+      ~Dir() { std::filesystem::remove_all(path); }
+    } dir{path.path()};
+    std::filesystem::create_directories(dir.path);
+    return setenv("TRACESMITH_LOCK_DIR", dir.path.c_str(), 1) == 0;
   }();
   (void)set;
 }
@@ -412,6 +416,67 @@ TEST(PcSamplingLifecycle, GpuSampledByAnotherProcessIsLeftAlone) {
   EXPECT_EQ(Stat(t, "pc_sampling.gpus_held_elsewhere"), 0);
   ExpectOneDrainAndFlush(t);
   EXPECT_NE(GpuClaim::Take("pc-sampling", kFakeGpu, nullptr), nullptr);  // released at its end
+}
+
+// The engine keeps its recorders after a capture stops (until the next
+// starts): the claim goes with the final write, not with the recorder.
+TEST(PcSamplingLifecycle, ClaimReleasedAtTheFinalWrite) {
+  const CUcontext ctx = Ctx(0x7401);
+  Capture capture;
+  capture->OnContextCreated(ctx);
+  EXPECT_TRUE(fake::State(ctx).enabled);
+  EXPECT_EQ(GpuClaim::Take("pc-sampling", kFakeGpu, nullptr), nullptr);
+  capture.WriteFinal();
+  EXPECT_FALSE(fake::State(ctx).enabled);
+  EXPECT_NE(GpuClaim::Take("pc-sampling", kFakeGpu, nullptr), nullptr);  // another process's
+  capture.End(/*final_written=*/true);
+}
+
+// A context created after the final write takes no claim.
+TEST(PcSamplingLifecycle, ContextAfterTheEndTakesNoClaim) {
+  Capture capture;
+  capture.WriteFinal();
+  capture->OnContextCreated(Ctx(0x7402));
+  EXPECT_NE(GpuClaim::Take("pc-sampling", kFakeGpu, nullptr), nullptr);
+  const model::Trace t = capture.End(/*final_written=*/true);
+  EXPECT_EQ(Stat(t, "pc_sampling.gpus_held_elsewhere"), 0);
+}
+
+// The GPU's last sampled context destroyed: the claim goes with it; two
+// refused contexts of one GPU count one GPU held elsewhere.
+TEST(PcSamplingLifecycle, ClaimFollowsTheGpusContexts) {
+  {
+    Capture capture;
+    capture->OnContextCreated(Ctx(0x7501));
+    capture->OnContextCreated(Ctx(0x7502));
+    capture->OnContextDestroying(Ctx(0x7501));
+    EXPECT_EQ(GpuClaim::Take("pc-sampling", kFakeGpu, nullptr), nullptr);  // 0x7502's
+    capture->OnContextDestroying(Ctx(0x7502));
+    EXPECT_NE(GpuClaim::Take("pc-sampling", kFakeGpu, nullptr), nullptr);
+    capture.End();
+  }
+  auto other = GpuClaim::Take("pc-sampling", kFakeGpu, nullptr);
+  ASSERT_NE(other, nullptr);
+  Capture capture;
+  capture->OnContextCreated(Ctx(0x7503));
+  capture->OnContextCreated(Ctx(0x7504));
+  const model::Trace t = capture.End();
+  EXPECT_EQ(Stat(t, "pc_sampling.gpus_held_elsewhere"), 1);
+  EXPECT_EQ(Stat(t, "pc_sampling.enable_failures"), 2);
+}
+
+// Enable refused (counters closed): the claim taken for it is given back, so
+// another process may sample the GPU.
+TEST(PcSamplingLifecycle, ClaimGivenBackWhenEnableFails) {
+  const CUcontext ctx = Ctx(0x7601);
+  fake::FailNextEnable(ctx, CUPTI_ERROR_INSUFFICIENT_PRIVILEGES);
+  Capture capture;
+  capture->OnContextCreated(ctx);
+  EXPECT_FALSE(fake::State(ctx).enabled);
+  EXPECT_NE(GpuClaim::Take("pc-sampling", kFakeGpu, nullptr), nullptr);
+  const model::Trace t = capture.End();
+  EXPECT_EQ(Stat(t, "pc_sampling.enable_failures"), 1);
+  EXPECT_EQ(Stat(t, "pc_sampling.gpus_held_elsewhere"), 0);
 }
 
 }  // namespace

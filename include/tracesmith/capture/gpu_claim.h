@@ -5,9 +5,13 @@
 //
 // A claim is an exclusive flock(2) on /tmp/tracesmith-<feature>-<gpu uuid>.lock
 // (TRACESMITH_LOCK_DIR instead of /tmp), so the kernel releases it when the
-// holder exits or dies; the holder's pid is written into the file for the
-// message of the process that finds it taken. Where the file cannot be opened
-// at all (a read-only directory), the claim is granted unchecked.
+// holder exits or dies; a child forked meanwhile closes its copy (the lock
+// stays the parent's). The holder's pid is written into the file for the
+// message of the process that finds it taken. Where no lock file can be used
+// (a missing or read-only directory, a link in its place, a file system
+// without flock) the claim is granted unchecked. Processes that see different
+// /tmp directories (containers, a per-job tmpfs) do not see each other's
+// claims: TRACESMITH_LOCK_DIR names a shared one.
 #pragma once
 
 #include <memory>
@@ -26,11 +30,11 @@ class GpuClaim {
   GpuClaim(const GpuClaim&) = delete;
   GpuClaim& operator=(const GpuClaim&) = delete;
 
-  bool checked() const { return fd_ >= 0; }  // false: granted without a lock file
+  bool checked() const { return slot_ >= 0; }  // false: granted without a lock file
 
  private:
-  explicit GpuClaim(int fd) : fd_(fd) {}
-  int fd_;
+  explicit GpuClaim(int slot) : slot_(slot) {}
+  int slot_;  // the lock's fd in gpu_claim.cc's table, -1 unchecked
 };
 
 }  // namespace tracesmith::capture
