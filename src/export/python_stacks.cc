@@ -14,9 +14,13 @@ namespace {
 
 constexpr std::string_view kOptimizerHook = "Optimizer.profile_hook_step.<locals>.wrapper";
 
-// Overloads spelled in lower case (the upper-case ones are cut at "_X").
-constexpr std::string_view kLowerOverloads[] = {"_dtype_layout", "_dtype", "_device", "_other",
-                                                "_int",          "_dim",   "_out",    "_self"};
+// Overloads spelled in lower case (the upper-case ones are cut at "_X"),
+// longer ones first; taken off one after another (arange_start_out).
+constexpr std::string_view kLowerOverloads[] = {
+    "_dtype_layout", "_memory_format", "_start_step", "_start", "_dtype", "_device",
+    "_other",        "_int",           "_dim",        "_out",   "_self"};
+// Operators whose own name has an upper-case part (aten::_cast_Int).
+constexpr std::string_view kUpperCaseOps = "_cast_";
 
 }  // namespace
 
@@ -28,16 +32,21 @@ std::string TorchOpName(std::string_view fn) {
     if (end == std::string_view::npos || end == 0 || fn.substr(end).rfind("::call(", 0) != 0)
       return "";
     std::string_view op = fn.substr(0, end);
-    for (size_t i = 1; i + 1 < op.size(); ++i)
+    const size_t from = op.starts_with(kUpperCaseOps) ? kUpperCaseOps.size() + 1 : 1;
+    for (size_t i = from; i + 1 < op.size(); ++i)
       if (op[i] == '_' && op[i + 1] >= 'A' && op[i + 1] <= 'Z') {
         op = op.substr(0, i);
         break;
       }
-    for (std::string_view o : kLowerOverloads)
-      if (op.size() > o.size() && op.ends_with(o)) {
-        op.remove_suffix(o.size());
-        break;
-      }
+    for (bool cut = true; cut;) {
+      cut = false;
+      for (std::string_view o : kLowerOverloads)
+        if (op.size() > o.size() && op.ends_with(o)) {
+          op.remove_suffix(o.size());
+          cut = true;
+          break;
+        }
+    }
     return "aten::" + std::string(op);
   }
   std::string_view node;
