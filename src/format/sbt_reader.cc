@@ -485,61 +485,105 @@ void SbtReader::ReleaseMapped(uint64_t begin, uint64_t end) {
   if (end > begin) ::madvise(static_cast<uint8_t*>(mapping_) + begin, end - begin, MADV_DONTNEED);
 }
 
-Status SbtReader::Stream(const EventChunkCallback& on_events, const EndCallback& on_end,
-                         const EventKindFilter& wanted) {
-  StartPass();
-  // Event kinds whose chunks are skipped (table kinds are 16-bit).
-  std::vector<bool> skip;
+SbtReader::EventCursor::EventCursor(SbtReader* reader, const EventKindFilter& wanted)
+    : reader_(reader) {
+  reader_->StartPass();
   if (wanted) {
     model::ForEachRecordType([&]<typename T>() {
       using Traits = model::RecordTraits<T>;
       if (!Traits::kIsEvent || wanted(Traits::kKind)) return;
       const size_t k = size_t(Traits::kKind);
-      if (skip.size() <= k) skip.resize(k + 1);
-      skip[k] = true;
+      if (skip_.size() <= k) skip_.resize(k + 1);
+      skip_[k] = true;
     });
   }
-  model::Trace batch;
-  uint64_t decoded = 0, all_decoded = 0;
-  // Metadata stays in memory (`decoded`); event rows go to the callback,
-  // but what its consumers keep grows with all of them (`all_decoded`): both
-  // are held to the limit.
-  const uint64_t limit = DecodeLimit();
-  for (size_t i = 0; i < chunks_.size(); ++i) {
-    const ChunkIndexEntry& e = chunks_[i];
-    const size_t damage_before = report_.damage.size();
-    if (e.type == uint16_t(ChunkType::kTable) && e.table_kind < skip.size() && skip[e.table_kind]) {
+  const std::vector<ChunkIndexEntry>& chunks = reader_->chunks_;
+  suffix_min_.assign(chunks.size(), ~0ull);
+  for (size_t i = chunks.size(); i-- > 0;) {
+    const ChunkIndexEntry& e = chunks[i];
+    uint64_t here = ~0ull;
+    if (e.type == uint16_t(ChunkType::kTable) &&
+        !(e.table_kind < skip_.size() && skip_[e.table_kind]) &&
+        (e.table_kind == 0 || e.table_kind < uint16_t(model::TableKind::kDevice)))
+      here = e.table_kind == 0 ? 0 : e.min_ts;  // kind 0: scanned, not indexed: unknown
+    suffix_min_[i] = std::min<uint64_t>(here, i + 1 < chunks.size() ? suffix_min_[i + 1] : ~0ull);
+  }
+  // Metadata stays in memory (`decoded_`); event rows go to the caller, but
+  // what its consumers keep grows with all of them (`all_decoded_`): both are
+  // held to the limit.
+  limit_ = reader_->DecodeLimit();
+}
+
+void SbtReader::EventCursor::ClearLastRows() {
+  if (!last_kind_) return;
+  model::ForEachRecordType([&]<typename T>() {
+    if constexpr (model::RecordTraits<T>::kIsEvent) {
+      if (uint16_t(model::RecordTraits<T>::kKind) != last_kind_) return;
+      // Only metadata stays charged against the budget.
+      decoded_ -= std::min<uint64_t>(decoded_, batch_.Rows<T>().size() * sizeof(T));
+      batch_.Rows<T>().clear();
+    }
+  });
+  last_kind_ = 0;
+}
+
+StatusOr<bool> SbtReader::EventCursor::Next(model::TableKind* kind) {
+  ClearLastRows();
+  SbtReader& r = *reader_;
+  const std::vector<ChunkIndexEntry>& chunks = r.chunks_;
+  while (next_ < chunks.size()) {
+    const size_t i = next_++;
+    const ChunkIndexEntry& e = chunks[i];
+    const uint64_t end = i + 1 < chunks.size() ? chunks[i + 1].offset : r.size_;
+    const size_t damage_before = r.report_.damage.size();
+    if (e.type == uint16_t(ChunkType::kTable) && e.table_kind < skip_.size() &&
+        skip_[e.table_kind]) {
       // Not decoded, but checked (header and checksum: no decompression), so
       // damage anywhere in the file is reported whatever the reader wants.
       ChunkHeader h;
       std::string where;
-      if (CheckChunk(i, &h, &where)) CountReadable(i, kChunkHeaderSize + h.stored_len, nullptr);
-      ReleaseMapped(e.offset, i + 1 < chunks_.size() ? chunks_[i + 1].offset : size_);
-      NoteWhatWasSkipped(i, damage_before);
+      if (r.CheckChunk(i, &h, &where)) r.CountReadable(i, kChunkHeaderSize + h.stored_len, nullptr);
+      r.ReleaseMapped(e.offset, end);
+      r.NoteWhatWasSkipped(i, damage_before);
       continue;
     }
-    uint16_t kind;
-    const uint64_t before = decoded;
-    RETURN_IF_ERROR(DecodeChunk(i, &batch, &decoded, limit, &kind));
-    ReleaseMapped(chunks_[i].offset, i + 1 < chunks_.size() ? chunks_[i + 1].offset : size_);
-    all_decoded += decoded - before;
-    if (all_decoded > limit) return OverLimit(limit);
-    NoteWhatWasSkipped(i, damage_before);
-    if (kind == 0) continue;
-    Status st;
+    uint16_t decoded_kind;
+    const uint64_t before = decoded_;
+    RETURN_IF_ERROR(r.DecodeChunk(i, &batch_, &decoded_, limit_, &decoded_kind));
+    r.ReleaseMapped(e.offset, end);
+    all_decoded_ += decoded_ - before;
+    if (all_decoded_ > limit_) return r.OverLimit(limit_);
+    r.NoteWhatWasSkipped(i, damage_before);
+    if (decoded_kind == 0) continue;
+    bool event = false;
     model::ForEachRecordType([&]<typename T>() {
-      if constexpr (model::RecordTraits<T>::kIsEvent) {
-        if (uint16_t(model::RecordTraits<T>::kKind) != kind) return;
-        st = on_events(batch, model::RecordTraits<T>::kKind);
-        // Event rows are dropped after each callback: only metadata stays
-        // charged against the budget.
-        decoded -= std::min<uint64_t>(decoded, batch.Rows<T>().size() * sizeof(T));
-        batch.Rows<T>().clear();
-      }
+      if constexpr (model::RecordTraits<T>::kIsEvent)
+        if (uint16_t(model::RecordTraits<T>::kKind) == decoded_kind) {
+          event = true;
+          *kind = model::RecordTraits<T>::kKind;
+        }
     });
-    RETURN_IF_ERROR(st);
+    if (!event) continue;  // a metadata table: kept in batch_
+    last_kind_ = decoded_kind;
+    return true;
   }
-  return on_end ? on_end(batch) : OkStatus();
+  return false;
+}
+
+SbtReader::EventCursor SbtReader::Events(const EventKindFilter& wanted) {
+  return EventCursor(this, wanted);
+}
+
+Status SbtReader::Stream(const EventChunkCallback& on_events, const EndCallback& on_end,
+                         const EventKindFilter& wanted) {
+  EventCursor cursor = Events(wanted);
+  model::TableKind kind;
+  while (true) {
+    ASSIGN_OR_RETURN(const bool more, cursor.Next(&kind));
+    if (!more) break;
+    RETURN_IF_ERROR(on_events(cursor.batch(), kind));
+  }
+  return on_end ? on_end(cursor.batch()) : OkStatus();
 }
 
 Status SbtReader::ReadRawChunks(uint16_t type, const RawChunkCallback& on_chunk) {

@@ -109,6 +109,41 @@ class SbtReader {
   Status Stream(const EventChunkCallback& on_events, const EndCallback& on_end = {},
                 const EventKindFilter& wanted = {});
 
+  // A pull-based pass over the event chunks, in file order: Stream is one
+  // loop over it; a reader of several files (a run merged on the fly) can
+  // advance each by its next chunks' start times (next_min_ts) instead.
+  class EventCursor {
+   public:
+    EventCursor(EventCursor&&) noexcept = default;
+    // Decodes up to the next event chunk (the previous one's rows cleared
+    // first): true with its rows in batch() and their kind in *kind; false at
+    // the end, batch() then holding every string and metadata row of the file
+    // (Stream's on_end). Errors: the decode limits, as Stream; damage goes to
+    // the reader's report().
+    StatusOr<bool> Next(model::TableKind* kind);
+    // The strings and metadata seen so far plus the rows Next gave.
+    const model::Trace& batch() const { return batch_; }
+    // The earliest start the chunk index gives for the event chunks Next has
+    // not given yet: 0 where that is unknown (a file scanned without its
+    // index), UINT64_MAX when none is left.
+    uint64_t next_min_ts() const { return next_ < suffix_min_.size() ? suffix_min_[next_] : ~0ull; }
+
+   private:
+    friend class SbtReader;
+    EventCursor(SbtReader* reader, const EventKindFilter& wanted);
+    void ClearLastRows();
+    SbtReader* reader_;
+    std::vector<bool> skip_;            // by table kind: not decoded (EventKindFilter)
+    std::vector<uint64_t> suffix_min_;  // by chunk: the least min_ts of the event chunks from it on
+    model::Trace batch_;
+    uint64_t decoded_ = 0, all_decoded_ = 0, limit_ = 0;
+    size_t next_ = 0;         // the next chunk to look at
+    uint16_t last_kind_ = 0;  // the kind whose rows batch_ holds (0: none)
+  };
+  // Starts a pass (as Stream does). The reader must outlive the cursor and
+  // run no other pass while it is used.
+  EventCursor Events(const EventKindFilter& wanted = {});
+
   // Calls `on_chunk(payload, offset)` for every chunk of raw type `type`
   // (kFirstRawChunkType..kLastRawChunkType) in file order, with its payload
   // checksum-verified and decompressed, and the chunk's file offset (for
