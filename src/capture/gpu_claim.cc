@@ -32,17 +32,25 @@ std::string LockPath(std::string_view feature, std::string_view gpu_key) {
 // The held claims' fds (+1; 0: a free slot). A forked child shares each lock's
 // open file description, which would keep the lock after the parent lets go:
 // the child closes them all at fork (closing there leaves the parent's lock).
+// g_mu keeps a fork out of a claim's taking and giving back (the fork waits
+// for it: pthread_atfork), so no locked fd is ever outside the table; the
+// generation tells a child's inherited GpuClaim objects from its own.
 constexpr int kSlots = 64;
 std::atomic<int> g_fds[kSlots];
+std::mutex g_mu;
+std::atomic<uint32_t> g_generation{0};
 
-void CloseAllInChild() {
+void BeforeFork() { g_mu.lock(); }
+void AfterForkInParent() { g_mu.unlock(); }
+void AfterForkInChild() {
+  g_mu.unlock();
   for (std::atomic<int>& f : g_fds)
     if (const int v = f.exchange(0)) close(v - 1);
+  g_generation.fetch_add(1);
 }
 
+// (caller holds g_mu)
 int Register(int fd) {
-  static std::once_flag once;
-  std::call_once(once, [] { pthread_atfork(nullptr, nullptr, &CloseAllInChild); });
   for (int i = 0; i < kSlots; ++i) {
     int free_slot = 0;
     if (g_fds[i].compare_exchange_strong(free_slot, fd + 1)) return i;
@@ -74,7 +82,10 @@ int OpenLockFile(const std::string& path, bool* writable) {
 
 std::unique_ptr<GpuClaim> GpuClaim::Take(std::string_view feature, std::string_view gpu_key,
                                          std::string* why) {
+  static std::once_flag once;
+  std::call_once(once, [] { pthread_atfork(&BeforeFork, &AfterForkInParent, &AfterForkInChild); });
   const std::string path = LockPath(feature, gpu_key);
+  std::lock_guard<std::mutex> lock(g_mu);
   bool writable = true;
   const int fd = OpenLockFile(path, &writable);
   if (fd < 0) return std::unique_ptr<GpuClaim>(new GpuClaim(-1));
@@ -103,13 +114,16 @@ std::unique_ptr<GpuClaim> GpuClaim::Take(std::string_view feature, std::string_v
     close(fd);
     return std::unique_ptr<GpuClaim>(new GpuClaim(-1));
   }
-  return std::unique_ptr<GpuClaim>(new GpuClaim(slot));
+  return std::unique_ptr<GpuClaim>(new GpuClaim(slot, g_generation.load()));
 }
 
 GpuClaim::~GpuClaim() {
-  // (After a fork the slot is empty in the child: nothing of another's closed.)
-  if (slot_ >= 0)
-    if (const int v = g_fds[slot_].exchange(0)) close(v - 1);  // releases the flock
+  if (slot_ < 0) return;
+  std::lock_guard<std::mutex> lock(g_mu);
+  // A claim inherited through a fork is no claim here: its slot may hold one
+  // the child took since.
+  if (generation_ != g_generation.load()) return;
+  if (const int v = g_fds[slot_].exchange(0)) close(v - 1);  // releases the flock
 }
 
 }  // namespace tracesmith::capture

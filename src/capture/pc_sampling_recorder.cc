@@ -254,9 +254,11 @@ class PcSamplingRecorder final : public Recorder {
     if (!c) return;  // another recorder samples it: one capture runs at a time
     cuptiGetDeviceId(ctx, &c->device_id);
     std::string why = ClaimGpu(c->device_id);
-    if (why.empty()) why = Enable(*c);
+    const bool claimed = why.empty();
+    if (claimed) why = Enable(*c);
     std::lock_guard<std::mutex> lock(mu_);
-    if (why.empty() && ended_) {  // created while the capture ended: not sampled
+    if (claimed) --enabling_[c->device_id];  // (ReleaseGpuLocked waited for it)
+    if (why.empty() && ended_) {             // created while the capture ended: not sampled
       Disable(*c, false);
       why = "the capture ended";
     }
@@ -394,7 +396,10 @@ class PcSamplingRecorder final : public Recorder {
       key = FormatGpuUuid(reinterpret_cast<const unsigned char*>(uuid.bytes));
     std::lock_guard<std::mutex> lock(mu_);
     if (ended_) return "the capture ended";
-    if (claims_.count(key)) return "";
+    if (claims_.count(key)) {
+      ++enabling_[device_id];
+      return "";
+    }
     std::string why;
     auto claim = GpuClaim::Take("pc-sampling", key, &why);
     if (!claim) {
@@ -403,6 +408,7 @@ class PcSamplingRecorder final : public Recorder {
     }
     claims_.emplace(key, std::move(claim));
     device_keys_[device_id] = key;
+    ++enabling_[device_id];
     return "";
   }
 
@@ -411,6 +417,9 @@ class PcSamplingRecorder final : public Recorder {
   bool ReleaseGpuLocked(uint32_t device, const SamplingContext* except) {
     auto key = device_keys_.find(device);
     if (key == device_keys_.end()) return false;
+    // A context of it between its claim and the end of its Enable (mu_ not
+    // held there): not in contexts_ yet, and about to sample.
+    if (auto e = enabling_.find(device); e != enabling_.end() && e->second > 0) return false;
     for (const SamplingContext* c : contexts_)
       if (c != except && c->device_id == device && c->live) return false;
     claims_.erase(key->second);
@@ -647,6 +656,7 @@ class PcSamplingRecorder final : public Recorder {
   // the GPUs another process held.
   std::map<std::string, std::unique_ptr<GpuClaim>> claims_;
   std::map<uint32_t, std::string> device_keys_;
+  std::map<uint32_t, int> enabling_;  // by device: contexts between ClaimGpu and their Enable's end
   std::set<std::string> held_elsewhere_;
   std::atomic<uint64_t> disable_failures_{0};  // Disable runs with and without mu_
   std::unique_ptr<KernelTimeoutWatch> watch_;  // --kernel-timeout

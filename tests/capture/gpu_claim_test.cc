@@ -122,5 +122,26 @@ TEST_F(GpuClaimTest, LinkInPlaceOfTheLockFileIsNotFollowed) {
   EXPECT_EQ(std::filesystem::file_size(victim), 9u);
 }
 
+// In a forked child the claims it inherited are not its own: giving one back
+// there leaves alone a claim the child took since (in the same table slot).
+TEST_F(GpuClaimTest, InheritedClaimGivenBackInAChildLeavesTheChildsOwn) {
+  auto inherited = GpuClaim::Take("pc-sampling", "GPU-parent", nullptr);
+  ASSERT_NE(inherited, nullptr);
+  const pid_t child = fork();
+  if (child == 0) {
+    auto own = GpuClaim::Take("pc-sampling", "GPU-child", nullptr);
+    if (!own || !own->checked()) _exit(2);
+    inherited.reset();  // must not close `own`'s lock
+    const bool still_held = GpuClaim::Take("pc-sampling", "GPU-child", nullptr) == nullptr;
+    _exit(still_held ? 0 : 1);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: the child's own claim was given back; 2: not taken";
+  // The parent's claim is still the parent's.
+  EXPECT_EQ(GpuClaim::Take("pc-sampling", "GPU-parent", nullptr), nullptr);
+}
+
 }  // namespace
 }  // namespace tracesmith::capture

@@ -14,6 +14,7 @@
 // claims: TRACESMITH_LOCK_DIR names a shared one.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -33,8 +34,9 @@ class GpuClaim {
   bool checked() const { return slot_ >= 0; }  // false: granted without a lock file
 
  private:
-  explicit GpuClaim(int slot) : slot_(slot) {}
-  int slot_;  // the lock's fd in gpu_claim.cc's table, -1 unchecked
+  explicit GpuClaim(int slot, uint32_t generation = 0) : slot_(slot), generation_(generation) {}
+  int slot_;             // the lock's fd in gpu_claim.cc's table, -1 unchecked
+  uint32_t generation_;  // forks seen when taken (a child's inherited claims are not its own)
 };
 
 }  // namespace tracesmith::capture
