@@ -89,6 +89,11 @@ std::vector<CaptureCost> ComputeCaptureCost(const model::Trace& trace,
       p.has_max = m.count(s + ".max_ns") > 0;
       p.p999_ns = get(s + ".p999_ns");
       p.max_ns = get(s + ".max_ns");
+      // The percentiles are histogram bucket bounds, the maximum exact: no
+      // percentile above the slowest call (the shipped trace's p99.9 42.7 us
+      // over its max 41.9 us).
+      if (p.has_max)
+        for (double* q : {&p.p50_ns, &p.p99_ns, &p.p999_ns}) *q = std::min(*q, p.max_ns);
       p.over_100us = calls(s + ".over_100us");
       for (const char* cls : {"preempted", "blocked", "faulted", "unexplained"})
         if (uint64_t n = calls(s + ".slow_" + cls)) p.slow_classes.emplace_back(cls, n);

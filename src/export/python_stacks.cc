@@ -18,7 +18,7 @@ constexpr std::string_view kOptimizerHook = "Optimizer.profile_hook_step.<locals
 // longer ones first; taken off one after another (arange_start_out).
 constexpr std::string_view kLowerOverloads[] = {
     "_dtype_layout", "_memory_format", "_start_step", "_start", "_dtype", "_device",
-    "_other",        "_int",           "_dim",        "_out",   "_self"};
+    "_other",        "_int",           "_dim",        "_out",   "_self",  "_low"};
 // Operators whose own name has an upper-case part (aten::_cast_Int).
 constexpr std::string_view kUpperCaseOps = "_cast_";
 
@@ -38,6 +38,9 @@ std::string TorchOpName(std::string_view fn) {
         op = op.substr(0, i);
         break;
       }
+    // An in-place operator's overload: `random_` + `from` = random__from.
+    if (!op.starts_with("__"))
+      if (const size_t d = op.find("__", 1); d != std::string_view::npos) op = op.substr(0, d + 1);
     for (bool cut = true; cut;) {
       cut = false;
       for (std::string_view o : kLowerOverloads)

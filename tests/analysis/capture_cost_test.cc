@@ -275,5 +275,18 @@ TEST(CaptureCost, TracesWithoutCostStatsHaveNone) {
   EXPECT_TRUE(ComputeCaptureCost(t).empty());
 }
 
+// The percentiles come from histogram buckets (a bound above the calls in
+// it), the maximum is exact: a percentile is never shown above the maximum.
+TEST(CaptureCost, PercentilesNeverAboveTheSlowestCall) {
+  model::Trace t = CostTrace(3, 1000, LaunchSiteStats(5000, 0));  // p99.9 9 us, max 5 us
+  auto costs = ComputeCaptureCost(t);
+  ASSERT_EQ(costs.size(), 1u);
+  const auto& launch = costs[0].sites[0];
+  EXPECT_DOUBLE_EQ(launch.p50_ns, 420);
+  EXPECT_DOUBLE_EQ(launch.p99_ns, 2000);
+  EXPECT_DOUBLE_EQ(launch.p999_ns, 5000);
+  EXPECT_DOUBLE_EQ(launch.max_ns, 5000);
+}
+
 }  // namespace
 }  // namespace tracesmith::analysis
