@@ -25,6 +25,12 @@ check:     for each run, `analyze --json` (by its stem) must say:
              all-reduce starts after the first's on every rank); clocks aligned, the
              straggler's clock bound stated and under 50 us, below its lateness per step;
            - mix: exactly ITERS broadcast, all_gather and reduce_scatter per rank, matched;
+           - arpc (the allreduce run again, under `profile --pc-sampling`, issue #39: one
+             sampling process per GPU, each rank on its own GPU): the same collective counts;
+             each rank's trace has PC samples, none dropped, none refused (held elsewhere 0);
+             its NCCL all-reduce kernel has >= 100 samples, every sampled instruction with
+             SASS text (NCCL ships no line info: SASS only), >= 99% of them joined to the
+             `allreduce` line of this file that launched the collective;
            and `export -f perfetto` of each of the three runs links the collectives across
            ranks: one flow mark on each rank's kernel of each matched collective, so the
            "N collective flows" it prints equals the ranks' matched collectives summed.
@@ -203,14 +209,68 @@ def check_mix(c, cli, out, j, iters):
 
 RUNS = [("allreduce", "ar.sbt", ["ranks", "counts", "bandwidth", "perfetto"]),
         ("ddp", "ddp.sbt", ["ranks", "straggler", "clocks", "perfetto"]),
-        ("mix", "mix.sbt", ["counts", "perfetto"])]
+        ("mix", "mix.sbt", ["counts", "perfetto"]),
+        ("arpc", "arpc.sbt", ["counts", "samples"])]
+
+
+def kernel_page(cli, path, name):
+    """`kernel --json --single` of the kernel matching `name` in one rank's trace, or None."""
+    p = subprocess.run([cli, "kernel", "--json", "--single", "-q", path, name],
+                       capture_output=True, text=True)
+    try:
+        return json.loads(p.stdout) if p.returncode == 0 else None
+    except ValueError:
+        return None
+
+
+def pc_stats(cli, path):
+    """The pc_sampling.* counters `info` shows of one trace."""
+    p = subprocess.run([cli, "info", path], capture_output=True, text=True)
+    return {k: int(v) for k, v in re.findall(
+        r"(?m)^\s+pc_sampling\.(samples|dropped_samples|hardware_buffer_full|"
+        r"gpus_held_elsewhere)\s+(\d+)", p.stdout)}
+
+
+def check_pc(c, cli, out, j, iters):
+    """The all-reduce run under --pc-sampling: counts as without, each rank's NCCL kernel
+    sampled on its own GPU, SASS for every sampled instruction, joined to the launch line."""
+    per_rank = [(r["rank"], r["collectives"], r["matched"]) for r in j["ranks"]]
+    want = iters * len(SIZES)
+    c.check("arpc counts", [r for r, _, _ in per_rank] == [0, 1] and
+            all(n == want and m == want for _, n, m in per_rank),
+            f"(rank, collectives, matched)={per_rank} expected {want} each")
+    parts, ok = [], True
+    for rank in (0, 1):
+        path = os.path.join(out, f"arpc.rank{rank}.sbt")
+        st = pc_stats(cli, path)
+        page = kernel_page(cli, path, "AllReduce")
+        insts = [i for line in (page or {}).get("lines", []) for i in line["instructions"]
+                 if i["samples"] > 0]
+        bare = sum(1 for i in insts if not i["sass"].strip())
+        n = (page or {}).get("samples", 0)
+        on_line = sum(s["samples"] for s in (page or {}).get("sites", [])
+                      if "allreduce" in s["site"] and "nccl_job_check.py" in s["site"])
+        ok = ok and bool(page) and st.get("samples", 0) > 0 and \
+            st.get("dropped_samples", 1) == 0 and st.get("gpus_held_elsewhere", 1) == 0 and \
+            n >= 100 and insts and bare == 0 and on_line >= 0.99 * n
+        top = (page or {}).get("sites", [{}])[0].get("site", "-") if page and page.get(
+            "sites") else "-"
+        parts.append(f"rank {rank}: {st.get('samples')} samples, dropped "
+                     f"{st.get('dropped_samples')}, held elsewhere "
+                     f"{st.get('gpus_held_elsewhere')}; {(page or {}).get('name', 'no page')[:48]}"
+                     f" {n} samples, {len(insts) - bare} of {len(insts)} sampled instructions "
+                     f"with SASS, {100.0 * on_line / max(n, 1):.1f}% from {top[:60]}")
+    c.check("arpc samples", ok, "; ".join(parts) + " (need samples, 0 dropped, 0 held "
+            "elsewhere; the all-reduce kernel >= 100 samples, all with SASS, >= 99% from "
+            "allreduce (nccl_job_check.py))")
 
 
 def check(cli, out, iters, steps, delay_ms):
     c = Checks("NCCLCHECK")
     fns = {"allreduce": lambda j: check_allreduce(c, cli, out, j, iters),
            "ddp": lambda j: check_ddp(c, cli, out, j, delay_ms),
-           "mix": lambda j: check_mix(c, cli, out, j, iters)}
+           "mix": lambda j: check_mix(c, cli, out, j, iters),
+           "arpc": lambda j: check_pc(c, cli, out, j, iters)}
     for name, file, what in RUNS:
         names = [f"{name} {n}" for n in what]
         j = analyze(c, cli, name, os.path.join(out, file))

@@ -490,11 +490,14 @@ if want nccl; then
     N=$TS_GPU_OUT/nccl; rm -rf "$N"; mkdir -p "$N"
     TR=(torchrun --standalone --nproc_per_node=2 gpu/nccl_job_check.py)
     # The check's ITERS is both the all-reduce loop's and the mix's count.
-    for r in "ar:allreduce 20" "ddp:ddp 20 15" "mix:mix 20"; do
-      "$TS" profile -q -f -o "$N/${r%%:*}.sbt" -- "${TR[@]}" ${r#*:} > "$N/${r%%:*}.log" 2>&1
+    # arpc: the all-reduce loop again under --pc-sampling (issue #39: each rank samples its GPU).
+    for r in "ar:allreduce 20" "ddp:ddp 20 15" "mix:mix 20" "arpc:allreduce 20"; do
+      extra=(); [ "${r%%:*}" = arpc ] && extra=(--pc-sampling)
+      "$TS" profile -q -f "${extra[@]}" -o "$N/${r%%:*}.sbt" -- "${TR[@]}" ${r#*:} \
+        > "$N/${r%%:*}.log" 2>&1
       code=$?
       tail -3 "$N/${r%%:*}.log"
-      check "nccl run ${r#*:} (2 ranks) under tracesmith profile exits 0" $code
+      check "nccl run ${r#*:} (2 ranks) under tracesmith profile${extra:+ ${extra[*]}} exits 0" $code
     done
     pycheck "nccl check (gpu/nccl_job_check.py)" "$OUT/nccl.log" \
       python3 gpu/nccl_job_check.py check "$TS" "$N" 20 20 15

@@ -95,7 +95,7 @@ std::vector<CaptureCost> ComputeCaptureCost(const model::Trace& trace,
       if (p.has_max)
         for (double* q : {&p.p50_ns, &p.p99_ns, &p.p999_ns}) *q = std::min(*q, p.max_ns);
       p.over_100us = calls(s + ".over_100us");
-      for (const char* cls : {"preempted", "blocked", "faulted", "unexplained"})
+      for (const char* cls : {"preempted", "blocked", "faulted", "interrupted", "unexplained"})
         if (uint64_t n = calls(s + ".slow_" + cls)) p.slow_classes.emplace_back(cls, n);
       return p;
     };

@@ -84,6 +84,8 @@ const char* SlowClassName(SlowClass c) {
       return "faulted";
     case SlowClass::kNone:
       return "unexplained";
+    case SlowClass::kInterrupted:
+      return "interrupted";
     case SlowClass::kCount:
       break;
   }
@@ -93,7 +95,10 @@ const char* SlowClassName(SlowClass c) {
 ThreadUsage ThreadUsage::Read() {
   rusage r{};
   getrusage(RUSAGE_THREAD, &r);
-  return ThreadUsage{r.ru_nvcsw, r.ru_nivcsw, r.ru_minflt, r.ru_majflt};
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ThreadUsage{r.ru_nvcsw, r.ru_nivcsw, r.ru_minflt, r.ru_majflt,
+                     uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec)};
 }
 
 void SlowCallProbe::Enable(bool enable) {
@@ -103,11 +108,13 @@ void SlowCallProbe::Enable(bool enable) {
   TickRate rate = TickRate::Start();
   usleep(2000);
   min_ticks.store(uint64_t(100000 / rate.NsPerTick()), std::memory_order_relaxed);
+  ns_per_tick.store(rate.NsPerTick(), std::memory_order_relaxed);
   on.store(true, std::memory_order_relaxed);
 }
 
-void ThreadCost::ClassifySlow(CostSite site, const ThreadUsage& at_entry) {
+void ThreadCost::ClassifySlow(CostSite site, const ThreadUsage& at_entry, uint64_t ticks) {
   const ThreadUsage now = ThreadUsage::Read();
+  const double wall_ns = double(ticks) * SlowCallProbe::ns_per_tick.load(std::memory_order_relaxed);
   SlowClass c = SlowClass::kNone;
   if (now.nivcsw != at_entry.nivcsw)
     c = SlowClass::kPreempted;
@@ -115,6 +122,8 @@ void ThreadCost::ClassifySlow(CostSite site, const ThreadUsage& at_entry) {
     c = SlowClass::kBlocked;
   else if (now.minflt != at_entry.minflt || now.majflt != at_entry.majflt)
     c = SlowClass::kFaulted;
+  else if (double(now.cpu_ns - at_entry.cpu_ns) < wall_ns / 2)
+    c = SlowClass::kInterrupted;
   Bump(slow[int(site)][int(c)], 1);
 }
 

@@ -187,19 +187,21 @@ TEST(CaptureCost, OwnDrainRowsApartFromCuptis) {
 
 // TRACESMITH_SLOW_CALL_PROBE=1: the slow calls by what happened to their thread.
 TEST(CaptureCost, SlowCallProbeClasses) {
-  auto stats = LaunchSiteStats(245000, 4);
+  auto stats = LaunchSiteStats(245000, 5);
   stats.insert(stats.end(), {{"capture.cost.launch.slow_preempted", 3},
                              {"capture.cost.launch.slow_blocked", 0},
                              {"capture.cost.launch.slow_faulted", 0},
-                             {"capture.cost.launch.slow_unexplained", 1}});
+                             {"capture.cost.launch.slow_unexplained", 1},
+                             {"capture.cost.launch.slow_interrupted", 1}});
   model::Trace t = CostTrace(3, 1000, stats);
   const CaptureCost c = ComputeCaptureCost(t)[0];
-  ASSERT_EQ(c.sites[0].slow_classes.size(), 2u);
+  ASSERT_EQ(c.sites[0].slow_classes.size(), 3u);
   EXPECT_EQ(c.sites[0].slow_classes[0], (std::pair<std::string, uint64_t>{"preempted", 3}));
   EXPECT_EQ(CaptureCostDetails(c)[0],
             "launch: 1.5 ms in 1000 calls (1.5 us each), 1.500 us per launch; one call: median 420 "
-            "ns, p99 2.0 us, p99.9 9.0 us, max 245.0 us, 4 calls of 100 us or more (slow-call "
-            "probe, 4 calls of 100 us or more by exact time: 3 preempted, 1 unexplained)");
+            "ns, p99 2.0 us, p99.9 9.0 us, max 245.0 us, 5 calls of 100 us or more (slow-call "
+            "probe, 5 calls of 100 us or more by exact time: 3 preempted, 1 interrupted, 1 "
+            "unexplained)");
 }
 
 // 1000 launches with stacks (launch 700 us, stack 500 us of which unwind

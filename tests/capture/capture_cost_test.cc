@@ -248,14 +248,27 @@ TEST(SelfCost, SlowCallProbeClassesSlowCalls) {
     // The classes, from usage differences made up.
     ThreadUsage u = ThreadUsage::Read();
     u.nivcsw -= 1;
-    tc->ClassifySlow(CostSite::kLaunch, u);
+    tc->ClassifySlow(CostSite::kLaunch, u, 0);
     EXPECT_EQ(slow(SlowClass::kPreempted), 1u);
     u = ThreadUsage::Read();
     u.minflt -= 3;
-    tc->ClassifySlow(CostSite::kLaunch, u);
+    tc->ClassifySlow(CostSite::kLaunch, u, 0);
     u = ThreadUsage::Read();
     u.majflt -= 1;
-    tc->ClassifySlow(CostSite::kLaunch, u);
+    tc->ClassifySlow(CostSite::kLaunch, u, 0);
+    // No switch, no fault: a call whose thread ran for less than half of it was
+    // interrupted (the kernel gave the time to interrupts or the hypervisor); one that
+    // ran for it is unexplained. (A real switch meanwhile classes it as such.)
+    const uint64_t ms = 10 * SlowCallProbe::min_ticks.load();
+    const auto switched = [&] { return slow(SlowClass::kBlocked) + slow(SlowClass::kPreempted); };
+    uint64_t before = slow(SlowClass::kInterrupted) + switched();
+    tc->ClassifySlow(CostSite::kLaunch, ThreadUsage::Read(), ms);
+    EXPECT_EQ(slow(SlowClass::kInterrupted) + switched(), before + 1);
+    before = slow(SlowClass::kNone) + switched();
+    u = ThreadUsage::Read();
+    u.cpu_ns -= 2000000;  // 2 ms of CPU time in a 1-ms call
+    tc->ClassifySlow(CostSite::kLaunch, u, ms);
+    EXPECT_EQ(slow(SlowClass::kNone) + switched(), before + 1);
     // A call that sleeps 300 us leaves its CPU: blocked (or preempted, on a busy machine).
     const uint64_t away = slow(SlowClass::kBlocked) + slow(SlowClass::kPreempted);
     {
@@ -273,9 +286,10 @@ TEST(SelfCost, SlowCallProbeClassesSlowCalls) {
   EXPECT_GE(classed[int(SlowClass::kFaulted)], 2u);  // the made-up ones (left alone if preempted)
   uint64_t total = 0;
   for (uint64_t c : classed) total += c;
-  // The four classed calls, and a fast call only if the thread lost its CPU for 100 us.
-  EXPECT_GE(total, 4u);
-  EXPECT_EQ(total - classed[int(SlowClass::kPreempted)] - classed[int(SlowClass::kBlocked)], 2u);
+  // The six classed calls, and a fast call only if the thread lost its CPU for 100 us
+  // (switched out, or interrupted).
+  EXPECT_GE(total, 6u);
+  EXPECT_EQ(classed[int(SlowClass::kFaulted)] + classed[int(SlowClass::kNone)], 3u);
   auto m = Stats(1.0);
   EXPECT_EQ(m["capture.cost.launch.slow_faulted"], classed[int(SlowClass::kFaulted)]);
   EXPECT_TRUE(m.count("capture.cost.launch.slow_unexplained"));

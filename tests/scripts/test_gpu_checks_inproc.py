@@ -52,7 +52,8 @@ class StallCheck(unittest.TestCase):
                 "activity buffer request 9x, 1.0 ms in all, max %s; resource 4x, 6.7 ms in all, "
                 "max 2.4 ms.\n" % (kernels, zeroed, launch_max, probe, request_max))
 
-    def run_check(self, new_request, new_launch, kernels=3000):
+    def run_check(self, new_request, new_launch, kernels=3000,
+                  classes="3 preempted, 1 unexplained"):
         fake = Fake()
         self.addCleanup(fake.close)
         fake.program("launch_loop")
@@ -61,8 +62,7 @@ class StallCheck(unittest.TestCase):
                     [r"^info .*ll_cupti-zeroes", 0, self.info("2.0 ms", "40.0 us", 3000, 0), ""],
                     [r"^info .*ll_probe", 0, self.info(
                         "13.0 us", "245.0 us", probe=", 4 calls of 100 us or more (slow-call "
-                        "probe, 4 calls of 100 us or more by exact time: 3 preempted, 1 "
-                        "unexplained)"), ""]])
+                        "probe, 4 calls of 100 us or more by exact time: %s)" % classes), ""]])
         out = os.path.join(fake.dir, "run")
         return fake.run([sys.executable, os.path.join(GPU, "stall_check.py"), fake.cli,
                          fake.progs, out, "--launches", "2000"], TS_TORCH_STATE="absent")
@@ -73,7 +73,18 @@ class StallCheck(unittest.TestCase):
         self.assertIn("cupti-zeroes 9x max 2.00 ms", out)  # (fmt: two decimals)
         self.assertIn("by what happened to the thread: launch: preempted 3, unexplained 1; "
                       "launch max 245.0 us", out)
-        self.assertIn("with the probe: preempted 3, unexplained 1", out)
+        self.assertIn("in 2 probe runs, launch calls of 100 us or more: preempted 6, "
+                      "unexplained 2", out)
+
+    def test_slow_launch_call_interrupted_is_not_ours(self):
+        # Over 100 us in a default run: it passes only when every slow launch call of the
+        # probe runs was interrupted (the thread did not run), not preempted or unexplained.
+        rc, out = self.run_check("13.1 us", "104.0 us", classes="2 interrupted")
+        self.assertEqual((rc, verdict(out, "launch callback")), (0, "PASS"), out)
+        self.assertIn("probe runs, launch calls of 100 us or more: interrupted 4", out)
+        for classes in ("1 interrupted, 1 unexplained", "2 preempted"):
+            rc, out = self.run_check("13.1 us", "104.0 us", classes=classes)
+            self.assertEqual((rc, verdict(out, "launch callback")), (1, "FAIL"), out)
 
     def test_stalls_and_lost_records_fail(self):
         rc, out = self.run_check("1.60 ms", "245.2 us", kernels=2999)

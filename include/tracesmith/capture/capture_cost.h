@@ -25,8 +25,13 @@
 // and, when it took 100 us or more, again at exit, and the slow call is
 // classed by what happened to the thread meanwhile: preempted (an involuntary
 // context switch: another thread ran on its CPU), blocked (a voluntary one: it
-// waited, on a lock or I/O), page faults (minor or major), or none of these.
-// The reads (getrusage, ~0.3 us each) sit outside the call's timed span.
+// waited, on a lock or I/O), page faults (minor or major), interrupted (none
+// of those, and the thread's own CPU time grew by less than half the call's:
+// the kernel accounted the rest to interrupts or to the hypervisor's steal —
+// time the thread did not run at all), or none of these ("unexplained": the
+// thread ran for it, in TraceSmith's, CUPTI's or the driver's code).
+// The reads (getrusage and the thread's CPU clock, ~0.5 us together) sit
+// outside the call's timed span.
 //
 // The writer thread's own time is CPU time per phase (CLOCK_THREAD_CPUTIME_ID),
 // kept by the writer in WriterCost.
@@ -86,10 +91,12 @@ inline uint64_t CostBucketStart(int b) {
 // A thread's resource usage, as the slow-call probe reads it.
 struct ThreadUsage {
   long nvcsw = 0, nivcsw = 0, minflt = 0, majflt = 0;
-  static ThreadUsage Read();  // getrusage(RUSAGE_THREAD)
+  uint64_t cpu_ns = 0;        // CLOCK_THREAD_CPUTIME_ID
+  static ThreadUsage Read();  // getrusage(RUSAGE_THREAD) and the thread's CPU clock
 };
 // How a slow call's thread fared (stat names: capture.cost.<site>.slow_<name>).
-enum class SlowClass : uint8_t { kPreempted = 0, kBlocked, kFaulted, kNone, kCount };
+// (kNone keeps its stat name "unexplained"; kInterrupted came later, last.)
+enum class SlowClass : uint8_t { kPreempted = 0, kBlocked, kFaulted, kNone, kInterrupted, kCount };
 inline constexpr int kSlowClasses = int(SlowClass::kCount);
 const char* SlowClassName(SlowClass c);
 // Set before a capture starts (CuptiEngine::Start), read on every timed call.
@@ -97,6 +104,7 @@ struct SlowCallProbe {
   // Relaxed atomics: read on every callback of every thread, written by Enable.
   static inline std::atomic<bool> on{false};
   static inline std::atomic<uint64_t> min_ticks{~uint64_t(0)};  // 100 us in ticks
+  static inline std::atomic<double> ns_per_tick{0};
   static bool On() { return on.load(std::memory_order_relaxed); }
   // Turns the probe on with 100 us measured in ticks (a 2 ms calibration), or off.
   static void Enable(bool enable);
@@ -139,8 +147,9 @@ struct ThreadCost {
     std::atomic<uint64_t>& m = max_ticks[int(site)];
     if (t > m.load(std::memory_order_relaxed)) m.store(t, std::memory_order_relaxed);
   }
-  // The slow-call probe: classes a slow call by its thread's usage since `at_entry`.
-  void ClassifySlow(CostSite site, const ThreadUsage& at_entry);
+  // The slow-call probe: classes a slow call of `ticks` by its thread's usage since
+  // `at_entry`.
+  void ClassifySlow(CostSite site, const ThreadUsage& at_entry, uint64_t ticks);
   static void Bump(std::atomic<uint64_t>& a, uint64_t by) {
     a.store(a.load(std::memory_order_relaxed) + by, std::memory_order_relaxed);
   }
@@ -183,7 +192,7 @@ struct CostTimer {
     tc->AddSample(site, t);
     if (__builtin_expect(probed, 0) &&
         t >= SlowCallProbe::min_ticks.load(std::memory_order_relaxed))
-      tc->ClassifySlow(site, usage);
+      tc->ClassifySlow(site, usage, t);
   }
 };
 
