@@ -13,15 +13,10 @@
 #include <chrono>
 #include <set>
 
-#include "tracesmith/base/gpu_counters_hint.h"
+#include "tracesmith/cuda/profiler_host.h"
 
 namespace tracesmith::capture {
 namespace {
-
-// A CUPTI profiler parameter struct, zeroed, with its size set.
-#define TS_PM_PARAMS(Type, var) \
-  Type var{};                   \
-  var.structSize = Type##_STRUCT_SIZE
 
 constexpr int kMaxDecodesPerCall = 64;  // images filled in one Decode, then the next call goes on
 
@@ -31,7 +26,7 @@ Status Cupti(const char* call, CUptiResult r) {
 }
 
 Status InitializeProfiler() {
-  TS_PM_PARAMS(CUpti_Profiler_Initialize_Params, p);
+  TS_CUPTI_PARAMS(CUpti_Profiler_Initialize_Params, p);
   return Cupti("cuptiProfilerInitialize", cuptiProfilerInitialize(&p));
 }
 
@@ -51,86 +46,17 @@ const char* MetricTypeName(CUpti_MetricType t) {
 }  // namespace
 
 std::string PmSamplingError(const char* call, int cupti_result) {
-  const auto r = static_cast<CUptiResult>(cupti_result);
-  const char* text = nullptr;
-  cuptiGetResultString(r, &text);
-  std::string why = std::string(call) + ": " + (text ? text : "CUPTI error " + std::to_string(r));
-  switch (r) {
-    case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:
-    case CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES:
-      return why + " (" + kCountersRestrictedHint + ")";
-    case CUPTI_ERROR_INVALID_OPERATION:
-    case CUPTI_ERROR_NOT_COMPATIBLE:
-    case CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED:
-      return why + " (" + kCountersBusyHint + ")";
-    case CUPTI_ERROR_NOT_SUPPORTED:
-    case CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED:
-    case CUPTI_ERROR_CMP_DEVICE_NOT_SUPPORTED:
-    case CUPTI_ERROR_CONFIDENTIAL_COMPUTING_NOT_SUPPORTED:
-    case CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED:
-      return why +
-             " (PM sampling needs a Turing or later GPU, not a MIG slice, vGPU without "
-             "profiling, or confidential computing)";
-    default:
-      return why;
-  }
+  return cuda::ProfilingCallError(call, static_cast<CUptiResult>(cupti_result),
+                                  kPmSamplingUnsupported);
 }
 
 PmSamplingDevice::~PmSamplingDevice() {
   if (sampler_) {
-    TS_PM_PARAMS(CUpti_PmSampling_Disable_Params, p);
+    TS_CUPTI_PARAMS(CUpti_PmSampling_Disable_Params, p);
     p.pPmSamplingObject = sampler_;
     cuptiPmSamplingDisable(&p);
   }
-  EndHost();
-}
-
-Status PmSamplingDevice::NewHost() {
-  EndHost();
-  TS_PM_PARAMS(CUpti_Profiler_Host_Initialize_Params, p);
-  p.profilerType = CUPTI_PROFILER_TYPE_PM_SAMPLING;
-  p.pChipName = chip_.c_str();
-  p.pCounterAvailabilityImage = availability_.data();
-  RETURN_IF_ERROR(Cupti("cuptiProfilerHostInitialize", cuptiProfilerHostInitialize(&p)));
-  host_ = p.pHostObject;
-  return OkStatus();
-}
-
-void PmSamplingDevice::EndHost() {
-  if (!host_) return;
-  TS_PM_PARAMS(CUpti_Profiler_Host_Deinitialize_Params, p);
-  p.pHostObject = host_;
-  cuptiProfilerHostDeinitialize(&p);
-  host_ = nullptr;
-}
-
-Status PmSamplingDevice::AddMetrics(const std::vector<const char*>& names) {
-  TS_PM_PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params, p);
-  p.pHostObject = host_;
-  p.ppMetricNames = const_cast<const char**>(names.data());
-  p.numMetrics = names.size();
-  return Cupti("cuptiProfilerHostConfigAddMetrics", cuptiProfilerHostConfigAddMetrics(&p));
-}
-
-Status PmSamplingDevice::ConfigImage() {
-  TS_PM_PARAMS(CUpti_Profiler_Host_GetConfigImageSize_Params, s);
-  s.pHostObject = host_;
-  RETURN_IF_ERROR(
-      Cupti("cuptiProfilerHostGetConfigImageSize", cuptiProfilerHostGetConfigImageSize(&s)));
-  config_.assign(s.configImageSize, 0);
-  TS_PM_PARAMS(CUpti_Profiler_Host_GetConfigImage_Params, p);
-  p.pHostObject = host_;
-  p.configImageSize = config_.size();
-  p.pConfigImage = config_.data();
-  return Cupti("cuptiProfilerHostGetConfigImage", cuptiProfilerHostGetConfigImage(&p));
-}
-
-size_t PmSamplingDevice::Passes() {
-  TS_PM_PARAMS(CUpti_Profiler_Host_GetNumOfPasses_Params, p);
-  p.configImageSize = config_.size();
-  p.pConfigImage = config_.data();
-  if (cuptiProfilerHostGetNumOfPasses(&p) != CUPTI_SUCCESS) return 0;
-  return p.numOfPasses;
+  host_.End();
 }
 
 Status PmSamplingDevice::Open(const GpuMetricsRequest& request,
@@ -139,7 +65,7 @@ Status PmSamplingDevice::Open(const GpuMetricsRequest& request,
   CUdevice cu_device = 0;
   if (cuDeviceGet(&cu_device, int(device_)) != CUDA_SUCCESS)
     return GpuError("cuDeviceGet failed for device " + std::to_string(device_));
-  TS_PM_PARAMS(CUpti_Profiler_DeviceSupported_Params, sp);
+  TS_CUPTI_PARAMS(CUpti_Profiler_DeviceSupported_Params, sp);
   sp.cuDevice = cu_device;
   sp.api = CUPTI_PROFILER_PM_SAMPLING;
   RETURN_IF_ERROR(Cupti("cuptiProfilerDeviceSupported", cuptiProfilerDeviceSupported(&sp)));
@@ -157,33 +83,35 @@ Status PmSamplingDevice::Open(const GpuMetricsRequest& request,
       why += " (not under this WSL)";
     return GpuError(why);
   }
-  TS_PM_PARAMS(CUpti_Device_GetChipName_Params, cp);
+  TS_CUPTI_PARAMS(CUpti_Device_GetChipName_Params, cp);
   cp.deviceIndex = device_;
   RETURN_IF_ERROR(Cupti("cuptiDeviceGetChipName", cuptiDeviceGetChipName(&cp)));
-  chip_ = cp.pChipName ? cp.pChipName : "";
-  TS_PM_PARAMS(CUpti_PmSampling_GetCounterAvailability_Params, ap);
+  TS_CUPTI_PARAMS(CUpti_PmSampling_GetCounterAvailability_Params, ap);
   ap.deviceIndex = device_;
   RETURN_IF_ERROR(
       Cupti("cuptiPmSamplingGetCounterAvailability", cuptiPmSamplingGetCounterAvailability(&ap)));
-  availability_.assign(ap.counterAvailabilityImageSize, 0);
-  ap.pCounterAvailabilityImage = availability_.data();
+  std::vector<uint8_t> availability(ap.counterAvailabilityImageSize, 0);
+  ap.pCounterAvailabilityImage = availability.data();
   RETURN_IF_ERROR(
       Cupti("cuptiPmSamplingGetCounterAvailability", cuptiPmSamplingGetCounterAvailability(&ap)));
+  host_.SetChip(cp.pChipName ? cp.pChipName : "", std::move(availability));
+  constexpr CUpti_ProfilerType kPm = CUPTI_PROFILER_TYPE_PM_SAMPLING;
 
   // Which names the chip takes, alone and together (one host object each:
   // ConfigAddMetrics only adds).
   Status host_error = OkStatus();
   auto accepts = [&](const std::string& name) {
-    if (Status st = NewHost(); !st.ok()) {
+    if (Status st = host_.Begin(kPm); !st.ok()) {
       host_error = st;
       return false;
     }
-    return AddMetrics({name.c_str()}).ok();
+    return host_.AddMetrics({name.c_str()}).ok();
   };
   auto one_pass = [&](const std::vector<std::string>& names) {
     std::vector<const char*> c;
     for (const std::string& n : names) c.push_back(n.c_str());
-    return NewHost().ok() && AddMetrics(c).ok() && ConfigImage().ok() && Passes() == 1;
+    return host_.Begin(kPm).ok() && host_.AddMetrics(c).ok() && host_.MakeConfigImage().ok() &&
+           host_.Passes() == 1;
   };
   choice_ = ChooseGpuMetrics(request, accepts, one_pass);
   if (!host_error.ok()) return host_error;
@@ -196,10 +124,10 @@ Status PmSamplingDevice::Open(const GpuMetricsRequest& request,
   for (const ChosenGpuMetric& m : choice_.kept) names_.push_back(m.name.c_str());
   // The host object and config image of the kept set (the last question
   // asked may have been a smaller set).
-  RETURN_IF_ERROR(NewHost());
-  RETURN_IF_ERROR(AddMetrics(names_));
-  RETURN_IF_ERROR(ConfigImage());
-  if (Passes() != 1) return GpuError("the kept metrics need more than one pass");
+  RETURN_IF_ERROR(host_.Begin(kPm));
+  RETURN_IF_ERROR(host_.AddMetrics(names_));
+  RETURN_IF_ERROR(host_.MakeConfigImage());
+  if (host_.Passes() != 1) return GpuError("the kept metrics need more than one pass");
 
   settings_ = settings;
   return Arm();
@@ -207,14 +135,14 @@ Status PmSamplingDevice::Open(const GpuMetricsRequest& request,
 
 // Enable, the config, the counter data image, Start: a fresh sampler.
 Status PmSamplingDevice::Arm() {
-  TS_PM_PARAMS(CUpti_PmSampling_Enable_Params, ep);
+  TS_CUPTI_PARAMS(CUpti_PmSampling_Enable_Params, ep);
   ep.deviceIndex = device_;
   RETURN_IF_ERROR(Cupti("cuptiPmSamplingEnable", cuptiPmSamplingEnable(&ep)));
   sampler_ = ep.pPmSamplingObject;
-  TS_PM_PARAMS(CUpti_PmSampling_SetConfig_Params, sc);
+  TS_CUPTI_PARAMS(CUpti_PmSampling_SetConfig_Params, sc);
   sc.pPmSamplingObject = sampler_;
-  sc.configSize = config_.size();
-  sc.pConfig = config_.data();
+  sc.configSize = host_.config().size();
+  sc.pConfig = host_.config().data();
   sc.hardwareBufferSize = settings_.hardware_buffer_bytes;
   sc.samplingInterval = settings_.interval_ns;
   sc.triggerMode = CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_TIME_INTERVAL;
@@ -223,7 +151,7 @@ Status PmSamplingDevice::Arm() {
   // decode, the program never ended).
   sc.hwBufferAppendMode = CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_OLDEST;
   RETURN_IF_ERROR(Cupti("cuptiPmSamplingSetConfig", cuptiPmSamplingSetConfig(&sc)));
-  TS_PM_PARAMS(CUpti_PmSampling_GetCounterDataSize_Params, ds);
+  TS_CUPTI_PARAMS(CUpti_PmSampling_GetCounterDataSize_Params, ds);
   ds.pPmSamplingObject = sampler_;
   ds.pMetricNames = names_.data();
   ds.numMetrics = names_.size();
@@ -237,7 +165,7 @@ Status PmSamplingDevice::Arm() {
 // The counter data image emptied, then sampling started.
 Status PmSamplingDevice::StartOnFreshImage() {
   RETURN_IF_ERROR(InitCounterData());
-  TS_PM_PARAMS(CUpti_PmSampling_Start_Params, st);
+  TS_CUPTI_PARAMS(CUpti_PmSampling_Start_Params, st);
   st.pPmSamplingObject = sampler_;
   RETURN_IF_ERROR(Cupti("cuptiPmSamplingStart", cuptiPmSamplingStart(&st)));
   started_ = true;
@@ -245,7 +173,7 @@ Status PmSamplingDevice::StartOnFreshImage() {
 }
 
 Status PmSamplingDevice::InitCounterData() {
-  TS_PM_PARAMS(CUpti_PmSampling_CounterDataImage_Initialize_Params, p);
+  TS_CUPTI_PARAMS(CUpti_PmSampling_CounterDataImage_Initialize_Params, p);
   p.pPmSamplingObject = sampler_;
   p.counterDataSize = counter_data_.size();
   p.pCounterData = counter_data_.data();
@@ -256,7 +184,7 @@ Status PmSamplingDevice::InitCounterData() {
 PmDecodeResult PmSamplingDevice::DecodeOnce(bool* more) {
   PmDecodeResult out;
   *more = false;
-  TS_PM_PARAMS(CUpti_PmSampling_DecodeData_Params, dp);
+  TS_CUPTI_PARAMS(CUpti_PmSampling_DecodeData_Params, dp);
   dp.pPmSamplingObject = sampler_;
   dp.pCounterDataImage = counter_data_.data();
   dp.counterDataImageSize = counter_data_.size();
@@ -270,7 +198,7 @@ PmDecodeResult PmSamplingDevice::DecodeOnce(bool* more) {
     out.error = PmSamplingError("cuptiPmSamplingDecodeData", int(r));
     return out;
   }
-  TS_PM_PARAMS(CUpti_PmSampling_GetCounterDataInfo_Params, ip);
+  TS_CUPTI_PARAMS(CUpti_PmSampling_GetCounterDataInfo_Params, ip);
   ip.pCounterDataImage = counter_data_.data();
   ip.counterDataImageSize = counter_data_.size();
   if (CUptiResult e = cuptiPmSamplingGetCounterDataInfo(&ip); e != CUPTI_SUCCESS) {
@@ -279,13 +207,13 @@ PmDecodeResult PmSamplingDevice::DecodeOnce(bool* more) {
   }
   std::vector<double> values(names_.size());
   for (size_t i = 0; i < ip.numCompletedSamples; ++i) {
-    TS_PM_PARAMS(CUpti_PmSampling_CounterData_GetSampleInfo_Params, si);
+    TS_CUPTI_PARAMS(CUpti_PmSampling_CounterData_GetSampleInfo_Params, si);
     si.pPmSamplingObject = sampler_;
     si.pCounterDataImage = counter_data_.data();
     si.counterDataImageSize = counter_data_.size();
     si.sampleIndex = i;
-    TS_PM_PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params, ev);
-    ev.pHostObject = host_;
+    TS_CUPTI_PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params, ev);
+    ev.pHostObject = host_.object();
     ev.pCounterDataImage = counter_data_.data();
     ev.counterDataImageSize = counter_data_.size();
     ev.rangeIndex = i;
@@ -349,13 +277,13 @@ PmDecodeResult PmSamplingDevice::Decode() {
 
 Status PmSamplingDevice::Restart() {
   if (!sampler_) return FailedPrecondition("PM sampling is not enabled");
-  TS_PM_PARAMS(CUpti_PmSampling_Stop_Params, sp);
+  TS_CUPTI_PARAMS(CUpti_PmSampling_Stop_Params, sp);
   sp.pPmSamplingObject = sampler_;
   cuptiPmSamplingStop(&sp);
   started_ = false;
   // Start again on the same sampler: CUPTI_ERROR_UNKNOWN on the H200 (CUDA
   // 13.0, 2026-11-29). So: disabled, then enabled and configured afresh.
-  TS_PM_PARAMS(CUpti_PmSampling_Disable_Params, dp);
+  TS_CUPTI_PARAMS(CUpti_PmSampling_Disable_Params, dp);
   dp.pPmSamplingObject = sampler_;
   cuptiPmSamplingDisable(&dp);
   sampler_ = nullptr;
@@ -387,7 +315,7 @@ PmDecodeResult PmSamplingDevice::Close() {
   last = Decode();
   end_step_ = 2;
   if (started_) {
-    TS_PM_PARAMS(CUpti_PmSampling_Stop_Params, sp);
+    TS_CUPTI_PARAMS(CUpti_PmSampling_Stop_Params, sp);
     sp.pPmSamplingObject = sampler_;
     cuptiPmSamplingStop(&sp);
     started_ = false;
@@ -396,12 +324,12 @@ PmDecodeResult PmSamplingDevice::Close() {
   PmDecodeResult rest = Decode();
   Merge(last, std::move(rest));
   end_step_ = 4;
-  TS_PM_PARAMS(CUpti_PmSampling_Disable_Params, dp);
+  TS_CUPTI_PARAMS(CUpti_PmSampling_Disable_Params, dp);
   dp.pPmSamplingObject = sampler_;
   cuptiPmSamplingDisable(&dp);
   sampler_ = nullptr;
   end_step_ = 5;
-  EndHost();
+  host_.End();
   end_step_ = 6;
   return last;
 }
@@ -415,12 +343,12 @@ StatusOr<std::vector<std::string>> ListPmSamplingMetrics() {
   std::vector<std::string> lines;
   std::set<std::string> chips;
   for (int d = 0; d < count; ++d) {
-    TS_PM_PARAMS(CUpti_Device_GetChipName_Params, cp);
+    TS_CUPTI_PARAMS(CUpti_Device_GetChipName_Params, cp);
     cp.deviceIndex = size_t(d);
     RETURN_IF_ERROR(Cupti("cuptiDeviceGetChipName", cuptiDeviceGetChipName(&cp)));
     const std::string chip = cp.pChipName ? cp.pChipName : "";
     if (!chips.insert(chip).second) continue;
-    TS_PM_PARAMS(CUpti_PmSampling_GetCounterAvailability_Params, ap);
+    TS_CUPTI_PARAMS(CUpti_PmSampling_GetCounterAvailability_Params, ap);
     ap.deviceIndex = size_t(d);
     RETURN_IF_ERROR(
         Cupti("cuptiPmSamplingGetCounterAvailability", cuptiPmSamplingGetCounterAvailability(&ap)));
@@ -428,21 +356,19 @@ StatusOr<std::vector<std::string>> ListPmSamplingMetrics() {
     ap.pCounterAvailabilityImage = availability.data();
     RETURN_IF_ERROR(
         Cupti("cuptiPmSamplingGetCounterAvailability", cuptiPmSamplingGetCounterAvailability(&ap)));
-    TS_PM_PARAMS(CUpti_Profiler_Host_Initialize_Params, hp);
-    hp.profilerType = CUPTI_PROFILER_TYPE_PM_SAMPLING;
-    hp.pChipName = chip.c_str();
-    hp.pCounterAvailabilityImage = availability.data();
-    RETURN_IF_ERROR(Cupti("cuptiProfilerHostInitialize", cuptiProfilerHostInitialize(&hp)));
+    cuda::ProfilerHost host(kPmSamplingUnsupported);
+    host.SetChip(chip, std::move(availability));
+    RETURN_IF_ERROR(host.Begin(CUPTI_PROFILER_TYPE_PM_SAMPLING));
     std::vector<std::string> mine;
     for (CUpti_MetricType type :
          {CUPTI_METRIC_TYPE_COUNTER, CUPTI_METRIC_TYPE_RATIO, CUPTI_METRIC_TYPE_THROUGHPUT}) {
-      TS_PM_PARAMS(CUpti_Profiler_Host_GetBaseMetrics_Params, bp);
-      bp.pHostObject = hp.pHostObject;
+      TS_CUPTI_PARAMS(CUpti_Profiler_Host_GetBaseMetrics_Params, bp);
+      bp.pHostObject = host.object();
       bp.metricType = type;
       if (cuptiProfilerHostGetBaseMetrics(&bp) != CUPTI_SUCCESS) continue;
       for (size_t i = 0; i < bp.numMetrics; ++i) {
-        TS_PM_PARAMS(CUpti_Profiler_Host_GetMetricProperties_Params, pp);
-        pp.pHostObject = hp.pHostObject;
+        TS_CUPTI_PARAMS(CUpti_Profiler_Host_GetMetricProperties_Params, pp);
+        pp.pHostObject = host.object();
         pp.pMetricName = bp.ppMetricNames[i];
         std::string line = std::string(bp.ppMetricNames[i]) + "  " + MetricTypeName(type);
         if (cuptiProfilerHostGetMetricProperties(&pp) == CUPTI_SUCCESS && pp.pDescription)
@@ -450,9 +376,6 @@ StatusOr<std::vector<std::string>> ListPmSamplingMetrics() {
         mine.push_back(std::move(line));
       }
     }
-    TS_PM_PARAMS(CUpti_Profiler_Host_Deinitialize_Params, dp);
-    dp.pHostObject = hp.pHostObject;
-    cuptiProfilerHostDeinitialize(&dp);
     std::sort(mine.begin(), mine.end());
     lines.push_back("chip " + chip + " (device " + std::to_string(d) +
                     "): " + std::to_string(mine.size()) + " PM sampling base metrics");

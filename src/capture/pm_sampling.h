@@ -24,11 +24,16 @@
 
 #include "tracesmith/base/status.h"
 #include "tracesmith/capture/gpu_metric_set.h"
+#include "tracesmith/cuda/profiler_host.h"
 
 struct CUpti_PmSampling_Object;
-struct CUpti_Profiler_Host_Object;
 
 namespace tracesmith::capture {
+
+// What a GPU that cannot do PM sampling lacks (ProfilingCallError's words).
+inline constexpr char kPmSamplingUnsupported[] =
+    "PM sampling needs a Turing or later GPU, not a MIG slice, vGPU without profiling, or "
+    "confidential computing";
 
 // What the GPU sampled: one sample's interval and a value per kept metric
 // (in the order of PmSamplingDevice::choice().kept), already scaled.
@@ -76,7 +81,7 @@ class PmSamplingDevice {
   Status Restart();
 
   uint32_t device() const { return device_; }
-  const std::string& chip() const { return chip_; }
+  const std::string& chip() const { return host_.chip(); }
   size_t counter_data_bytes() const { return counter_data_.size(); }
   const GpuMetricChoice& choice() const { return choice_; }
   bool running() const { return started_; }
@@ -86,22 +91,16 @@ class PmSamplingDevice {
   std::string EndProgress() const;
 
  private:
-  Status NewHost();
-  void EndHost();
-  Status AddMetrics(const std::vector<const char*>& names);
-  Status ConfigImage();
-  size_t Passes();
   Status InitCounterData();
   Status StartOnFreshImage();
   Status Arm();
   PmDecodeResult DecodeOnce(bool* more);
 
   const uint32_t device_;
-  std::string chip_;
   GpuMetricChoice choice_;
   std::vector<const char*> names_;  // choice_.kept's names, for CUPTI
-  std::vector<uint8_t> availability_, config_, counter_data_;
-  CUpti_Profiler_Host_Object* host_ = nullptr;
+  std::vector<uint8_t> counter_data_;
+  cuda::ProfilerHost host_{kPmSamplingUnsupported};
   CUpti_PmSampling_Object* sampler_ = nullptr;
   bool started_ = false;
   PmSamplingSettings settings_;  // Open's, for Arm

@@ -41,7 +41,7 @@
 #include "cubin_lines.h"
 #include "live_contexts.h"
 #include "recorder.h"
-#include "tracesmith/base/gpu_counters_hint.h"
+#include "tracesmith/cuda/profiler_host.h"
 
 namespace tracesmith::capture {
 namespace {
@@ -49,31 +49,10 @@ namespace {
 constexpr const char* kWarpMetric = "smsp__sass_inst_executed";
 constexpr const char* kThreadMetric = "smsp__sass_thread_inst_executed";
 
-std::string CuptiError(CUptiResult r) {
-  const char* s = nullptr;
-  cuptiGetResultString(r, &s);
-  return s ? s : ("CUPTI error " + std::to_string(int(r)));
-}
-
 // Why a CUPTI profiling call failed, in words a user can act on.
 std::string Why(const char* call, CUptiResult r) {
-  std::string why = std::string(call) + ": " + CuptiError(r);
-  switch (r) {
-    case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:
-    case CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES:
-      return why + " (" + kCountersRestrictedHint + ")";
-    case CUPTI_ERROR_NOT_SUPPORTED:
-    case CUPTI_ERROR_LEGACY_PROFILER_NOT_SUPPORTED:
-    case CUPTI_ERROR_INVALID_DEVICE:
-      return why + " (this GPU or driver does not support CUPTI's SASS metrics)";
-    case CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED:
-    case CUPTI_ERROR_HARDWARE_BUSY:
-    case CUPTI_ERROR_OLD_PROFILER_API_INITIALIZED:
-    case CUPTI_ERROR_INVALID_OPERATION:
-      return why + " (" + kCountersBusyHint + ")";
-    default:
-      return why;
-  }
+  return cuda::ProfilingCallError(call, r,
+                                  "this GPU or driver does not support CUPTI's SASS metrics");
 }
 
 // Why cuptiProfilerDeviceSupported says no; "" when it says yes.

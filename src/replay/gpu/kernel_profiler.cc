@@ -4,131 +4,68 @@
 #include <cupti_profiler_target.h>
 #include <cupti_target.h>
 
-#include "tracesmith/base/gpu_counters_hint.h"
+#include "tracesmith/cuda/profiler_host.h"
 
 namespace tracesmith::replay::gpu {
 namespace {
 
-// A CUPTI profiler parameter struct, zeroed, with its size set.
-#define TS_RP_PARAMS(Type, var) \
-  Type var{};                   \
-  var.structSize = Type##_STRUCT_SIZE
-
 Status Cupti(const char* call, CUptiResult r) {
   if (r == CUPTI_SUCCESS) return OkStatus();
-  const char* text = nullptr;
-  cuptiGetResultString(r, &text);
-  std::string why = std::string(call) + ": " + (text ? text : "CUPTI error " + std::to_string(r));
-  switch (r) {
-    case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:
-    case CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES:
-      why += std::string(" (") + kCountersRestrictedHint + ")";
-      break;
-    case CUPTI_ERROR_HARDWARE_BUSY:
-    case CUPTI_ERROR_NOT_COMPATIBLE:
-    case CUPTI_ERROR_INVALID_OPERATION:
-    case CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED:
-    case CUPTI_ERROR_OLD_PROFILER_API_INITIALIZED:
-      why += std::string(" (") + kCountersBusyHint + ")";
-      break;
-    default:
-      break;
-  }
-  return GpuError(why);
+  return GpuError(cuda::ProfilingCallError(call, r, kRangeProfilerUnsupported));
 }
 
 }  // namespace
 
 KernelProfiler::~KernelProfiler() {
   if (profiler_) {
-    TS_RP_PARAMS(CUpti_RangeProfiler_Disable_Params, p);
+    TS_CUPTI_PARAMS(CUpti_RangeProfiler_Disable_Params, p);
     p.pRangeProfilerObject = profiler_;
     cuptiRangeProfilerDisable(&p);
   }
-  EndHost();
-}
-
-Status KernelProfiler::NewHost() {
-  EndHost();
-  TS_RP_PARAMS(CUpti_Profiler_Host_Initialize_Params, p);
-  p.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
-  p.pChipName = chip_.c_str();
-  p.pCounterAvailabilityImage = availability_.data();
-  RETURN_IF_ERROR(Cupti("cuptiProfilerHostInitialize", cuptiProfilerHostInitialize(&p)));
-  host_ = p.pHostObject;
-  return OkStatus();
-}
-
-void KernelProfiler::EndHost() {
-  if (!host_) return;
-  TS_RP_PARAMS(CUpti_Profiler_Host_Deinitialize_Params, p);
-  p.pHostObject = host_;
-  cuptiProfilerHostDeinitialize(&p);
-  host_ = nullptr;
+  host_.End();
 }
 
 Status KernelProfiler::Open(CUcontext ctx, int device, const std::vector<std::string>& names) {
-  TS_RP_PARAMS(CUpti_Profiler_Initialize_Params, ip);
+  TS_CUPTI_PARAMS(CUpti_Profiler_Initialize_Params, ip);
   RETURN_IF_ERROR(Cupti("cuptiProfilerInitialize", cuptiProfilerInitialize(&ip)));
-  TS_RP_PARAMS(CUpti_Device_GetChipName_Params, cp);
+  TS_CUPTI_PARAMS(CUpti_Device_GetChipName_Params, cp);
   cp.deviceIndex = size_t(device);
   RETURN_IF_ERROR(Cupti("cuptiDeviceGetChipName", cuptiDeviceGetChipName(&cp)));
-  chip_ = cp.pChipName ? cp.pChipName : "";
-  TS_RP_PARAMS(CUpti_Profiler_GetCounterAvailability_Params, ap);
+  TS_CUPTI_PARAMS(CUpti_Profiler_GetCounterAvailability_Params, ap);
   ap.ctx = ctx;
   RETURN_IF_ERROR(
       Cupti("cuptiProfilerGetCounterAvailability", cuptiProfilerGetCounterAvailability(&ap)));
-  availability_.assign(ap.counterAvailabilityImageSize, 0);
-  ap.pCounterAvailabilityImage = availability_.data();
+  std::vector<uint8_t> availability(ap.counterAvailabilityImageSize, 0);
+  ap.pCounterAvailabilityImage = availability.data();
   RETURN_IF_ERROR(
       Cupti("cuptiProfilerGetCounterAvailability", cuptiProfilerGetCounterAvailability(&ap)));
+  host_.SetChip(cp.pChipName ? cp.pChipName : "", std::move(availability));
+  constexpr CUpti_ProfilerType kRange = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
   // Each name alone (ConfigAddMetrics only adds: one host object per try).
   kept_.clear();
   dropped_.clear();
   for (const std::string& n : names) {
-    RETURN_IF_ERROR(NewHost());
-    TS_RP_PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params, am);
-    const char* one = n.c_str();
-    am.pHostObject = host_;
-    am.ppMetricNames = &one;
-    am.numMetrics = 1;
-    (cuptiProfilerHostConfigAddMetrics(&am) == CUPTI_SUCCESS ? kept_ : dropped_).push_back(n);
+    RETURN_IF_ERROR(host_.Begin(kRange));
+    (host_.AddMetrics({n.c_str()}).ok() ? kept_ : dropped_).push_back(n);
   }
   if (kept_.empty()) {
     std::string all;
     for (const std::string& n : names) all += (all.empty() ? "" : ", ") + n;
-    return InvalidArgument("--metrics: the GPU's profiler (" + chip_ +
+    return InvalidArgument("--metrics: the GPU's profiler (" + host_.chip() +
                            ") knows none of these metric names: " + all +
                            " (Nsight Compute's names: ncu --query-metrics)");
   }
   names_.clear();
   for (const std::string& n : kept_) names_.push_back(n.c_str());
-  RETURN_IF_ERROR(NewHost());
-  TS_RP_PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params, am);
-  am.pHostObject = host_;
-  am.ppMetricNames = names_.data();
-  am.numMetrics = names_.size();
-  RETURN_IF_ERROR(
-      Cupti("cuptiProfilerHostConfigAddMetrics", cuptiProfilerHostConfigAddMetrics(&am)));
-  TS_RP_PARAMS(CUpti_Profiler_Host_GetConfigImageSize_Params, cs);
-  cs.pHostObject = host_;
-  RETURN_IF_ERROR(
-      Cupti("cuptiProfilerHostGetConfigImageSize", cuptiProfilerHostGetConfigImageSize(&cs)));
-  config_.assign(cs.configImageSize, 0);
-  TS_RP_PARAMS(CUpti_Profiler_Host_GetConfigImage_Params, ci);
-  ci.pHostObject = host_;
-  ci.configImageSize = config_.size();
-  ci.pConfigImage = config_.data();
-  RETURN_IF_ERROR(Cupti("cuptiProfilerHostGetConfigImage", cuptiProfilerHostGetConfigImage(&ci)));
-  TS_RP_PARAMS(CUpti_Profiler_Host_GetNumOfPasses_Params, np);
-  np.configImageSize = config_.size();
-  np.pConfigImage = config_.data();
-  RETURN_IF_ERROR(Cupti("cuptiProfilerHostGetNumOfPasses", cuptiProfilerHostGetNumOfPasses(&np)));
-  passes_ = uint32_t(np.numOfPasses);
+  RETURN_IF_ERROR(host_.Begin(kRange));
+  RETURN_IF_ERROR(host_.AddMetrics(names_));
+  RETURN_IF_ERROR(host_.MakeConfigImage());
+  passes_ = uint32_t(host_.Passes());
+  if (passes_ == 0) return GpuError("cuptiProfilerHostGetNumOfPasses failed");
 
   ctx_ = ctx;
   RETURN_IF_ERROR(Enable());
-  TS_RP_PARAMS(CUpti_RangeProfiler_GetCounterDataSize_Params, ds);
+  TS_CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataSize_Params, ds);
   ds.pRangeProfilerObject = profiler_;
   ds.pMetricNames = names_.data();
   ds.numMetrics = names_.size();
@@ -142,12 +79,12 @@ Status KernelProfiler::Open(CUcontext ctx, int device, const std::vector<std::st
 
 Status KernelProfiler::Enable() {
   if (profiler_) {
-    TS_RP_PARAMS(CUpti_RangeProfiler_Disable_Params, p);
+    TS_CUPTI_PARAMS(CUpti_RangeProfiler_Disable_Params, p);
     p.pRangeProfilerObject = profiler_;
     cuptiRangeProfilerDisable(&p);
     profiler_ = nullptr;
   }
-  TS_RP_PARAMS(CUpti_RangeProfiler_Enable_Params, ep);
+  TS_CUPTI_PARAMS(CUpti_RangeProfiler_Enable_Params, ep);
   ep.ctx = ctx_;
   RETURN_IF_ERROR(Cupti("cuptiRangeProfilerEnable", cuptiRangeProfilerEnable(&ep)));
   profiler_ = ep.pRangeProfilerObject;
@@ -155,16 +92,16 @@ Status KernelProfiler::Enable() {
 }
 
 Status KernelProfiler::Configure() {
-  TS_RP_PARAMS(CUpti_RangeProfiler_CounterDataImage_Initialize_Params, ip);
+  TS_CUPTI_PARAMS(CUpti_RangeProfiler_CounterDataImage_Initialize_Params, ip);
   ip.pRangeProfilerObject = profiler_;
   ip.counterDataSize = counter_data_.size();
   ip.pCounterData = counter_data_.data();
   RETURN_IF_ERROR(Cupti("cuptiRangeProfilerCounterDataImageInitialize",
                         cuptiRangeProfilerCounterDataImageInitialize(&ip)));
-  TS_RP_PARAMS(CUpti_RangeProfiler_SetConfig_Params, sc);
+  TS_CUPTI_PARAMS(CUpti_RangeProfiler_SetConfig_Params, sc);
   sc.pRangeProfilerObject = profiler_;
-  sc.configSize = config_.size();
-  sc.pConfig = config_.data();
+  sc.configSize = host_.config().size();
+  sc.pConfig = host_.config().data();
   sc.counterDataImageSize = counter_data_.size();
   sc.pCounterDataImage = counter_data_.data();
   sc.range = CUPTI_AutoRange;
@@ -184,13 +121,13 @@ Status KernelProfiler::Measure(const std::function<Status()>& launch, CUstream s
   // the config and the counter data image are the set's.
   if (measurements_++ > 0) RETURN_IF_ERROR(Enable());
   RETURN_IF_ERROR(Configure());
-  TS_RP_PARAMS(CUpti_RangeProfiler_Start_Params, st);
+  TS_CUPTI_PARAMS(CUpti_RangeProfiler_Start_Params, st);
   st.pRangeProfilerObject = profiler_;
   RETURN_IF_ERROR(Cupti("cuptiRangeProfilerStart", cuptiRangeProfilerStart(&st)));
   Status launched = launch();
   if (launched.ok() && cuStreamSynchronize(stream) != CUDA_SUCCESS)
     launched = GpuError("cuStreamSynchronize failed after the profiled launch");
-  TS_RP_PARAMS(CUpti_RangeProfiler_Stop_Params, sp);
+  TS_CUPTI_PARAMS(CUpti_RangeProfiler_Stop_Params, sp);
   sp.pRangeProfilerObject = profiler_;
   const CUptiResult stopped = cuptiRangeProfilerStop(&sp);
   RETURN_IF_ERROR(launched);
@@ -198,18 +135,18 @@ Status KernelProfiler::Measure(const std::function<Status()>& launch, CUstream s
   if (!sp.isAllPassSubmitted)
     return GpuError("the range profiler did not submit every pass of the metric set (" +
                     std::to_string(passes_) + " passes) in one kernel replay");
-  TS_RP_PARAMS(CUpti_RangeProfiler_DecodeData_Params, dd);
+  TS_CUPTI_PARAMS(CUpti_RangeProfiler_DecodeData_Params, dd);
   dd.pRangeProfilerObject = profiler_;
   RETURN_IF_ERROR(Cupti("cuptiRangeProfilerDecodeData", cuptiRangeProfilerDecodeData(&dd)));
-  TS_RP_PARAMS(CUpti_RangeProfiler_GetCounterDataInfo_Params, gi);
+  TS_CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataInfo_Params, gi);
   gi.pCounterDataImage = counter_data_.data();
   gi.counterDataImageSize = counter_data_.size();
   RETURN_IF_ERROR(
       Cupti("cuptiRangeProfilerGetCounterDataInfo", cuptiRangeProfilerGetCounterDataInfo(&gi)));
   if (gi.numTotalRanges < 1) return GpuError("the range profiler measured no range for the launch");
   std::vector<double> values(names_.size(), NAN);
-  TS_RP_PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params, ev);
-  ev.pHostObject = host_;
+  TS_CUPTI_PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params, ev);
+  ev.pHostObject = host_.object();
   ev.pCounterDataImage = counter_data_.data();
   ev.counterDataImageSize = counter_data_.size();
   ev.rangeIndex = 0;

@@ -16,9 +16,15 @@
 #include <vector>
 
 #include "tracesmith/base/status.h"
+#include "tracesmith/cuda/profiler_host.h"
 #include "tracesmith/replay/kernel_profile.h"
 
 namespace tracesmith::replay::gpu {
+
+// What a GPU that cannot do it lacks (ProfilingCallError's words).
+inline constexpr char kRangeProfilerUnsupported[] =
+    "the GPU's range profiler needs a Turing or later GPU, not a MIG slice, vGPU without "
+    "profiling, or confidential computing";
 
 class KernelProfiler {
  public:
@@ -38,16 +44,13 @@ class KernelProfiler {
   const std::vector<std::string>& dropped() const { return dropped_; }
 
  private:
-  Status NewHost();
-  void EndHost();
   Status Enable();     // a range profiler object on ctx_ (the last one disabled)
   Status Configure();  // the counter data image emptied and the config set
 
-  std::string chip_;
-  std::vector<uint8_t> availability_, config_, counter_data_;
+  cuda::ProfilerHost host_{kRangeProfilerUnsupported};
+  std::vector<uint8_t> counter_data_;
   std::vector<std::string> kept_, dropped_;
   std::vector<const char*> names_;  // kept_'s, for CUPTI
-  CUpti_Profiler_Host_Object* host_ = nullptr;
   CUpti_RangeProfiler_Object* profiler_ = nullptr;
   uint32_t passes_ = 0;
   CUcontext ctx_ = nullptr;
