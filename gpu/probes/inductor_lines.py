@@ -5,13 +5,13 @@
   python3 gpu/probes/inductor_lines.py --model STEPS  # the workload alone (for profile)
 
 A small GPT-like block (linear, GELU, layer norm, attention by hand) compiled with Inductor,
-trained STEPS steps. The probe runs it three times in child processes: plain; with
-INDUCTOR_PROVENANCE=1 and TORCH_TRACE=OUT/trace (torch's structured log); and under nothing
-else but timed, to print the compile-time cost of the second. It prints torch's version,
+trained STEPS steps. The probe runs it twice in child processes, each with a cold Inductor cache and
+its first (compiling) step timed: plain, and with INDUCTOR_PROVENANCE=1 and
+TORCH_TRACE=OUT/trace (torch's structured log). It prints torch's version,
 whether the provenance level took, the structured log's artifact names, a few entries of the
 kernel -> stack-trace table, the "Provenance" comment lines and kernel calls of each
-generated wrapper file, and the model lines the table names. Findings go to the code that
-uses them (src/analysis/call_site.cc's comment), not here.
+generated wrapper file, and the model lines the table names. Findings: docs/analysis.md,
+"Compiled code".
 """
 import glob
 import json
