@@ -236,9 +236,11 @@ def check_pc(c, cli, out, j, iters):
     sampled on its own GPU, SASS for every sampled instruction, joined to the launch line."""
     per_rank = [(r["rank"], r["collectives"], r["matched"]) for r in j["ranks"]]
     want = iters * len(SIZES)
-    c.check("arpc counts", [r for r, _, _ in per_rank] == [0, 1] and
-            all(n == want and m == want for _, n, m in per_rank),
-            f"(rank, collectives, matched)={per_rank} expected {want} each")
+    c.check("arpc counts", sorted(r for r, _, _ in per_rank) == [0, 1] and
+            all(n == want and m == want for _, n, m in per_rank) and
+            ops_per_rank(j) == {"all_reduce": want},
+            f"(rank, collectives, matched)={per_rank} ops={ops_per_rank(j)} expected {want} "
+            f"all_reduce each")
     parts, ok = [], True
     for rank in (0, 1):
         path = os.path.join(out, f"arpc.rank{rank}.sbt")
@@ -252,15 +254,17 @@ def check_pc(c, cli, out, j, iters):
                       if "allreduce" in s["site"] and "nccl_job_check.py" in s["site"])
         ok = ok and bool(page) and st.get("samples", 0) > 0 and \
             st.get("dropped_samples", 1) == 0 and st.get("gpus_held_elsewhere", 1) == 0 and \
+            st.get("hardware_buffer_full", 0) == 0 and \
             n >= 100 and insts and bare == 0 and on_line >= 0.99 * n
         top = (page or {}).get("sites", [{}])[0].get("site", "-") if page and page.get(
             "sites") else "-"
         parts.append(f"rank {rank}: {st.get('samples')} samples, dropped "
-                     f"{st.get('dropped_samples')}, held elsewhere "
+                     f"{st.get('dropped_samples')}, hardware buffer full "
+                     f"{st.get('hardware_buffer_full', 0)}, held elsewhere "
                      f"{st.get('gpus_held_elsewhere')}; {(page or {}).get('name', 'no page')[:48]}"
                      f" {n} samples, {len(insts) - bare} of {len(insts)} sampled instructions "
                      f"with SASS, {100.0 * on_line / max(n, 1):.1f}% from {top[:60]}")
-    c.check("arpc samples", ok, "; ".join(parts) + " (need samples, 0 dropped, 0 held "
+    c.check("arpc samples", ok, "; ".join(parts) + " (need samples, 0 dropped or full, 0 held "
             "elsewhere; the all-reduce kernel >= 100 samples, all with SASS, >= 99% from "
             "allreduce (nccl_job_check.py))")
 

@@ -20,12 +20,14 @@ calls of 100 us or more, the longest first-time work.
     longest is at most 100 us, while a cupti-zeroes run of the same workload has one over
     100 us (so that the check shows it tells the two apart);
   - launch callback: in the launch loop's default runs the slowest of the N launch
-    callbacks is at most 100 us (every call timed) — or, where one is over, every launch
-    callback of 100 us or more in the launch loop's probe runs (R of them, below) is
-    "interrupted": its thread did not switch, fault or run for it (its CPU time grew by
-    less than half the call's; the kernel gave the time to interrupts or the hypervisor),
-    so it is not TraceSmith's (H200 VM, 2026-11-30: 104 and 134 us, once each in 2,000,000
-    calls; the probe said "unexplained 2" before it knew the CPU clock).
+    callbacks is at most 100 us (every call timed) — or, where some are over, the launch
+    loop's probe runs (R of them, below) had at least as many launch callbacks of 100 us or
+    more, every one "interrupted": its thread did not switch, fault or run for it (its CPU
+    time grew by less than half the call's; the kernel gave the time to interrupts or the
+    hypervisor). The default runs' own slow calls are not classed (the probe costs ~0.5 us a
+    call), so this judges the same workload's slow calls, as many of them (H200 VM,
+    2026-11-30: 104 and 134 us, once each in 2,000,000 calls; the probe said "unexplained
+    2" before it knew the CPU clock).
 Each callback site's maximum and CUPTI's other overhead rows are shown, not judged (an
 OS preemption inside a callback, CUPTI's resource set-up at context creation). Then more
 captures with TRACESMITH_SLOW_CALL_PROBE=1 (the launch loop R times, the Transformer once)
@@ -214,16 +216,19 @@ def checks(c, a, workloads):
     if not ll_probes_ok:
         probe = None
     under = bool(launch) and all(x and x[0] <= LIMIT_NS for x in launch)
-    not_ours = bool(launch) and all(launch) and bool(probe) and set(probe) == {"interrupted"}
+    slow = sum(x[1] for x in launch if x)  # the default runs' calls of 100 us or more
+    not_ours = bool(launch) and all(launch) and bool(probe) and \
+        set(probe) == {"interrupted"} and probe["interrupted"] >= slow
     c.check("launch callback", under or not_ours,
             f"slowest of {a.launches} launch callbacks per default run: "
-            + ", ".join(fmt(x[0]) if x else "?" for x in launch) + " (cupti-zeroes: "
+            + ", ".join(fmt(x[0]) if x else "?" for x in launch)
+            + f", {slow} call(s) of 100 us or more, not classed (cupti-zeroes: "
             + ", ".join(fmt(x[0]) if x else "?" for x in old_launch) + f"); in {a.rounds} "
             "probe runs, launch calls of 100 us or more: "
             + ("a run failed" if probe is None else
                ", ".join(f"{k} {n}" for k, n in sorted(probe.items())) or "none")
-            + " (need every default run <= 100 us, or every slow call in the probe runs "
-            "interrupted)")
+            + " (need every default run <= 100 us, or as many slow calls in the probe runs, "
+            "every one interrupted)")
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 # machine. Run from the repository root:
 #
 #   scripts/gpu-check.sh [BUILD_DIR=build/gpu]
-#   GPU_CHECK=tests,replay,torchjson,python,inproc,pcsampling,sasscounts,gpumetrics,replaymetrics,appevents,stalls,pccost,metricscost,memory,job,nccl,selfcost,apicost,launchcost,bench,sweep (default;
+#   GPU_CHECK=tests,replay,torchjson,python,inproc,pcsampling,sasscounts,gpumetrics,replaymetrics,appevents,compiledlines,stalls,pccost,metricscost,memory,job,nccl,selfcost,apicost,launchcost,bench,sweep (default;
 #             also: fixtures, example, pcpeers, abcost, htatraces)
 #   BENCH_ROUNDS=8  BENCH_WORKLOADS=ll,pyll,mlp,xf  SWEEP_WORKLOADS=xf
 #   GPU_TESTS="capture_gpu_test ..."  (a subset of the GPU gtests)
@@ -35,7 +35,7 @@ set -u
 . "$(dirname "$0")/lib/checks.sh"
 BUILD=${1:-build/gpu}
 OUT=${OUT:-$PWD/gpu-check-out}
-WHAT=${GPU_CHECK:-tests,replay,torchjson,python,inproc,pcsampling,sasscounts,gpumetrics,replaymetrics,appevents,stalls,pccost,metricscost,memory,job,nccl,selfcost,apicost,launchcost,bench,sweep}
+WHAT=${GPU_CHECK:-tests,replay,torchjson,python,inproc,pcsampling,sasscounts,gpumetrics,replaymetrics,appevents,compiledlines,stalls,pccost,metricscost,memory,job,nccl,selfcost,apicost,launchcost,bench,sweep}
 ROUNDS=${BENCH_ROUNDS:-8}
 mkdir -p "$OUT"
 exec > >(tee -a "$OUT/gpu-check.log") 2>&1
@@ -51,7 +51,7 @@ pycheck() {
   local name=$1 log=$2 code
   "${@:3}" > "$log" 2>&1
   code=$?
-  grep -E "^(PYPROFILE|INPROC|MEMCHECK|JOBCHECK|NCCLCHECK|PCSAMPLING|PCSMORE|SASSCOUNTS|GPUMETRICS|REPLAYMETRICS|APPEVENTS|STALLS|PCPEERS|ABCOST) " "$log"
+  grep -E "^(PYPROFILE|INPROC|MEMCHECK|JOBCHECK|NCCLCHECK|PCSAMPLING|PCSMORE|SASSCOUNTS|GPUMETRICS|REPLAYMETRICS|APPEVENTS|COMPILEDLINES|STALLS|PCPEERS|ABCOST) " "$log"
   absorb "$name" "$log" "$code"
 }
 # needs_torch NAME...: true when torch imports with CUDA; else a SKIP line for each NAME.
@@ -452,6 +452,13 @@ if want stalls; then
   S=$OUT/stalls; mkdir -p "$S"
   pycheck "stalls" "$S/check.log" python3 gpu/stall_check.py "$TS" "$PROGS" "$S" \
     --rounds "${STALLS_ROUNDS:-2}"
+fi
+if want compiledlines; then
+  # torch.compile's model lines (issue #41 item 1, gpu/compiled_lines_check.py): a compiled
+  # block under `tracesmith profile`; analyze names its kernels by the model's lines, not by
+  # Inductor's generated code. Skips visibly without torch.
+  pycheck "compiledlines" "$OUT/compiledlines.log" python3 gpu/compiled_lines_check.py "$TS" \
+    "$OUT/compiledlines"
 fi
 if want appevents; then
   # The program's own events (issue #42, gpu/app_events_check.py): a torch training loop calls

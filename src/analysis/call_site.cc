@@ -1,6 +1,9 @@
 #include "tracesmith/analysis/call_site.h"
 
+#include <algorithm>
+
 #include "tracesmith/base/file_util.h"
+#include "tracesmith/model/compiled_lines.h"
 #include "tracesmith/model/stack_builder.h"
 
 namespace tracesmith::analysis {
@@ -67,6 +70,33 @@ CallSiteNamer::CallSiteNamer(const model::Trace& meta, const CallSiteRules& rule
     const size_t slash = path.rfind('/');
     module_names_[m.mapping_id] = slash == std::string::npos ? path : path.substr(slash + 1);
   }
+  for (const model::MetadataEntry& m : meta.Rows<model::MetadataEntry>()) {
+    std::string_view key = meta.strings.Get(m.key_id);
+    if (!key.starts_with(model::kCompiledLineKey)) continue;
+    // The innermost frame of each stack trace, by file name: the first one's
+    // line, then how many other lines the kernel was fused from.
+    std::vector<std::string> lines;
+    for (const model::ModelStack& st : model::DecodeModelStacks(meta.strings.Get(m.value_id))) {
+      const model::ModelFrame& f = st.back();
+      const size_t slash = f.file.rfind('/');
+      std::string text =
+          StrFormat("%s (%s:%u)", f.function.empty() ? "?" : f.function.c_str(),
+                    f.file.substr(slash == std::string::npos ? 0 : slash + 1).c_str(), f.line);
+      if (std::find(lines.begin(), lines.end(), text) == lines.end()) lines.push_back(text);
+    }
+    if (lines.empty()) continue;
+    std::string named = lines[0];
+    if (lines.size() > 1) named += StrFormat(" (+%zu lines)", lines.size() - 1);
+    model_lines_.emplace(std::string(key.substr(model::kCompiledLineKey.size())), named);
+  }
+}
+
+std::string CallSiteNamer::ModelLine(uint32_t id) {
+  if (model_lines_.empty()) return "";
+  const model::Frame& f = meta_.Rows<model::Frame>()[id - 1];
+  auto it =
+      model_lines_.find(std::string(meta_.strings.Get(f.file_id)) + ":" + std::to_string(f.line));
+  return it == model_lines_.end() ? "" : it->second;
 }
 
 std::string CallSiteNamer::ModuleName(uint32_t mapping_id) const {
@@ -128,7 +158,11 @@ std::string CallSiteNamer::ThroughGeneratedCode(const std::vector<uint32_t>& fra
   // Code built from strings alone (a dataclass's __init__, exec) is not a
   // compiler's output: compiled code has its generated file on the stack.
   if (!in_file) return "";
-  return user ? FrameText(user, true) + " > " + FrameText(in_file) : FrameText(in_file);
+  // The model's line the kernel came from, where the trace has it (the
+  // generated line stays in the stack: flame graph, view).
+  std::string launched = ModelLine(in_file);
+  if (launched.empty()) launched = FrameText(in_file);
+  return user ? FrameText(user, true) + " > " + launched : launched;
 }
 
 std::string CallSiteNamer::FrameText(uint32_t id, bool file_name_only) {

@@ -21,8 +21,7 @@ namespace {
 constexpr int kMaxDecodesPerCall = 64;  // images filled in one Decode, then the next call goes on
 
 Status Cupti(const char* call, CUptiResult r) {
-  if (r == CUPTI_SUCCESS) return OkStatus();
-  return GpuError(PmSamplingError(call, int(r)));
+  return cuda::ProfilingCallStatus(call, r, kPmSamplingUnsupported);
 }
 
 Status InitializeProfiler() {
@@ -86,6 +85,7 @@ Status PmSamplingDevice::Open(const GpuMetricsRequest& request,
   TS_CUPTI_PARAMS(CUpti_Device_GetChipName_Params, cp);
   cp.deviceIndex = device_;
   RETURN_IF_ERROR(Cupti("cuptiDeviceGetChipName", cuptiDeviceGetChipName(&cp)));
+  host_.SetChip(cp.pChipName ? cp.pChipName : "");
   TS_CUPTI_PARAMS(CUpti_PmSampling_GetCounterAvailability_Params, ap);
   ap.deviceIndex = device_;
   RETURN_IF_ERROR(
@@ -94,7 +94,7 @@ Status PmSamplingDevice::Open(const GpuMetricsRequest& request,
   ap.pCounterAvailabilityImage = availability.data();
   RETURN_IF_ERROR(
       Cupti("cuptiPmSamplingGetCounterAvailability", cuptiPmSamplingGetCounterAvailability(&ap)));
-  host_.SetChip(cp.pChipName ? cp.pChipName : "", std::move(availability));
+  host_.SetAvailability(std::move(availability));
   constexpr CUpti_ProfilerType kPm = CUPTI_PROFILER_TYPE_PM_SAMPLING;
 
   // Which names the chip takes, alone and together (one host object each:
@@ -110,8 +110,10 @@ Status PmSamplingDevice::Open(const GpuMetricsRequest& request,
   auto one_pass = [&](const std::vector<std::string>& names) {
     std::vector<const char*> c;
     for (const std::string& n : names) c.push_back(n.c_str());
-    return host_.Begin(kPm).ok() && host_.AddMetrics(c).ok() && host_.MakeConfigImage().ok() &&
-           host_.Passes() == 1;
+    if (!host_.Begin(kPm).ok() || !host_.AddMetrics(c).ok() || !host_.MakeConfigImage().ok())
+      return false;
+    StatusOr<size_t> passes = host_.Passes();
+    return passes.ok() && *passes == 1;
   };
   choice_ = ChooseGpuMetrics(request, accepts, one_pass);
   if (!host_error.ok()) return host_error;
@@ -127,7 +129,8 @@ Status PmSamplingDevice::Open(const GpuMetricsRequest& request,
   RETURN_IF_ERROR(host_.Begin(kPm));
   RETURN_IF_ERROR(host_.AddMetrics(names_));
   RETURN_IF_ERROR(host_.MakeConfigImage());
-  if (host_.Passes() != 1) return GpuError("the kept metrics need more than one pass");
+  ASSIGN_OR_RETURN(const size_t passes, host_.Passes());
+  if (passes != 1) return GpuError("the kept metrics need more than one pass");
 
   settings_ = settings;
   return Arm();
@@ -357,7 +360,8 @@ StatusOr<std::vector<std::string>> ListPmSamplingMetrics() {
     RETURN_IF_ERROR(
         Cupti("cuptiPmSamplingGetCounterAvailability", cuptiPmSamplingGetCounterAvailability(&ap)));
     cuda::ProfilerHost host(kPmSamplingUnsupported);
-    host.SetChip(chip, std::move(availability));
+    host.SetChip(chip);
+    host.SetAvailability(std::move(availability));
     RETURN_IF_ERROR(host.Begin(CUPTI_PROFILER_TYPE_PM_SAMPLING));
     std::vector<std::string> mine;
     for (CUpti_MetricType type :

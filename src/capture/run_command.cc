@@ -46,8 +46,9 @@ std::string ExecutableDir() {
 // say TRACESMITH_DURATION, cannot change the capture) and the injection
 // library named. Built before fork(): the child of a multi-threaded caller
 // must not allocate.
-std::vector<std::string> CommandEnvironment(const CaptureOptions& options,
-                                            const std::string& inject) {
+std::vector<std::string> CommandEnvironment(
+    const CaptureOptions& options, const std::string& inject,
+    const std::vector<std::pair<std::string, std::string>>& defaults) {
   std::vector<std::string> env;
   if (inject.empty()) {  // unprofiled: the environment as it is
     for (char** e = environ; *e; ++e) env.emplace_back(*e);
@@ -63,6 +64,8 @@ std::vector<std::string> CommandEnvironment(const CaptureOptions& options,
   }
   for (const auto& [k, v] : set) env.push_back(k + "=" + v);
   env.push_back("CUDA_INJECTION64_PATH=" + inject);
+  for (const auto& [k, v] : defaults)
+    if (!getenv(k.c_str())) env.push_back(k + "=" + v);
   // NVTX calls reach CUPTI through our library (it forwards to libcupti); an
   // NVTX injection the user set already is left in place.
   if (((options.groups & kGroupNvtx) || options.range == CaptureRange::kNvtx) &&
@@ -117,7 +120,8 @@ StatusOr<RunResult> RunUnderCapture(const RunOptions& options) {
   // one is set aside below, so that it is claimed afresh.
   o.overwrite = false;
 
-  std::vector<std::string> env = CommandEnvironment(o, options.inject_library);
+  std::vector<std::string> env =
+      CommandEnvironment(o, options.inject_library, options.env_defaults);
   std::vector<std::string> args = options.command;
   std::vector<char*> envp = Pointers(env);
   std::vector<char*> argv = Pointers(args);

@@ -19,10 +19,12 @@
 // parses, checks and prints.
 #include <signal.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <set>
 #include <string>
 #include <vector>
@@ -61,6 +63,7 @@ struct ProfileArgs {
   std::string stacks = "auto";
   uint32_t stack_depth = 128;
   bool no_symbolize = false;
+  bool no_model_lines = false;
   bool pc_sampling = false;
   std::string pc_sampling_period;
   std::string kernel_timeout;
@@ -106,8 +109,10 @@ std::string OptionMessage(std::string message) {
 // Native frames named and SASS text added on the machine whose modules made
 // them, by the library call an in-process capture makes at Session::Stop
 // (symbolize/finish_capture.h).
-void FinishOutput(const std::string& path, bool symbols, bool quiet) {
+void FinishOutput(const std::string& path, bool symbols, bool quiet,
+                  const std::vector<symbolize::CompiledGraph>* compiled) {
   symbolize::FinishOptions options;
+  options.compiled_graphs = compiled;
   options.names = symbols;
   options.time_limit_s = 0;  // the program has ended: nothing waits (SASS keeps its own budget)
   options.skip_option = "--no-symbolize";
@@ -337,14 +342,36 @@ int RunProfile(ProfileArgs& a, bool record_spelling) {
 #endif
   run.command = a.command;
   run.capture = o;
+  // torch.compile's model lines (symbolize/compiled_lines.h): Inductor's
+  // provenance handles and torch's structured log, read when the program
+  // ends; a log the user asked for (TORCH_TRACE set) is read and left.
+  std::string torch_log;       // the structured log's directory
+  bool own_torch_log = false;  // made for this run: removed at the end
+  if (!a.no_model_lines && o.stacks != capture::stacks::StackMode::kNone) {
+    const char* user_log = getenv("TORCH_TRACE");
+    own_torch_log = !user_log || !*user_log;
+    torch_log = own_torch_log ? std::filesystem::absolute(o.output).string() + ".torch_trace." +
+                                    std::to_string(getpid())
+                              : std::string(user_log);
+    run.env_defaults = {{"INDUCTOR_PROVENANCE", "1"}, {"TORCH_TRACE", torch_log}};
+  }
   auto ran = capture::RunUnderCapture(run);
   if (!ran.ok()) return ReportError(ran.status());
   const capture::RunResult& r = *ran;
   if (!r.previous_trace.ok())
     std::fprintf(stderr, "tracesmith: warning: %s\n", r.previous_trace.message().c_str());
   const std::vector<std::string>& files = r.files;
+  std::vector<symbolize::CompiledGraph> graphs;
+  if (!torch_log.empty() && std::filesystem::is_directory(torch_log)) {
+    if (auto g = symbolize::ReadTorchTrace(torch_log); g.ok()) graphs = std::move(*g);
+  }
   for (const auto& f : files)
-    FinishOutput(f, !a.no_symbolize && o.stacks != capture::stacks::StackMode::kNone, a.quiet);
+    FinishOutput(f, !a.no_symbolize && o.stacks != capture::stacks::StackMode::kNone, a.quiet,
+                 &graphs);
+  if (own_torch_log) {
+    std::error_code ec;
+    std::filesystem::remove_all(torch_log, ec);
+  }
 
   if (!a.quiet) {
     if (r.term_signal == 0) {
@@ -416,6 +443,11 @@ void AddProfileOptions(Cmd* sub, ProfileArgs& a) {
                 "Leave native frames unnamed (default: named from the modules' symbol tables "
                 "when the program ends, traces up to 1 GiB; `tracesmith symbolize` adds file:line "
                 "from debug info)");
+  sub->add_flag("--no-model-lines", a.no_model_lines,
+                "torch.compile: leave launches through Inductor's generated code named by the "
+                "generated line (default: the model's line each kernel came from, from "
+                "Inductor's provenance, INDUCTOR_PROVENANCE=1, and torch's structured log, "
+                "TORCH_TRACE, read when the program ends)");
   sub->add_option("--replay-capture", a.replay_capture,
                   "Also record kernel launches with their module, parameters and memory before "
                   "and after, for `tracesmith replay`: all, kernel:<regex>, launch:<N> or "

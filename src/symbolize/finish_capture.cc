@@ -41,8 +41,9 @@ FinishReport FinishCapture(const std::string& path, const FinishOptions& options
   const std::string cubins = format::CubinDirOf(path);
   struct stat dir;
   const bool sass = stat(cubins.c_str(), &dir) == 0 && S_ISDIR(dir.st_mode);
-  if (!options.names && !sass) return out;
-  const char* what = sass ? "symbols and SASS" : "symbols";
+  const bool compiled = options.compiled_graphs && !options.compiled_graphs->empty();
+  if (!options.names && !sass && !compiled) return out;
+  const char* what = sass ? "symbols and SASS" : compiled ? "symbols and model lines" : "symbols";
   auto refuse = [&](const std::string& line) {
     out.names_incomplete = options.names;
     out.lines.push_back(line);
@@ -125,6 +126,13 @@ FinishReport FinishCapture(const std::string& path, const FinishOptions& options
                           stats->first_error.empty() ? "" : ": ", stats->first_error.c_str());
       done.push_back(line);
     }
+  }
+  if (compiled) {
+    const CompiledLinesStats c = AddCompiledLines(&*trace, *options.compiled_graphs);
+    if (c.with_model)
+      done.push_back(StrFormat("model lines of %llu of %llu generated lines (torch.compile)",
+                               static_cast<unsigned long long>(c.with_model),
+                               static_cast<unsigned long long>(c.generated_lines)));
   }
   if (done.empty()) return out;
   if (Status w = format::WriteTraceFile(*trace, path); !w.ok()) {

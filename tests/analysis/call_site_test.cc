@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "test_traces.h"
+#include "tracesmith/model/compiled_lines.h"
 #include "tracesmith/model/stack_builder.h"
 
 namespace tracesmith::analysis {
@@ -174,6 +175,43 @@ TEST(CallSiteTest, CompiledCodeIsNamedByTheProgramsLineThenTheGeneratedLine) {
             "(torch/_inductor/runtime/static_triton_launcher.py:291)");
   none.generated_files = "(torchinductor";
   EXPECT_NE(ValidateCallSiteRules(none).message().find("generated files"), std::string::npos);
+}
+
+// With the model's lines in the trace (model/compiled_lines.h, written when the
+// program ends): the line of the model the kernel came from, not the generated
+// line; several lines of a fused kernel counted; lines without one as before.
+TEST(CallSiteTest, CompiledCodeIsNamedByTheModelLineWhereTheTraceHasIt) {
+  Stacks s;
+  const uint32_t launch = s.Native(s.Module(1, "/x/libcuda.so.1"), "", 0x1376d);
+  const std::string generated = "/tmp/torchinductor_u/rk/crk7zj6rqx4mwbt2yhe5fnlps3a.py";
+  const uint32_t gelu = s.Python("Runner.call", generated, 394);
+  const uint32_t fused = s.Python("Runner.call", generated, 403);
+  const uint32_t other = s.Python("Runner.call", generated, 359);
+  const uint32_t step = s.Python("train_step", "/home/u/proj/train.py", 41);
+  model::Trace& t = s.b.trace();
+  auto add = [&](uint32_t line, const std::vector<model::ModelStack>& stacks) {
+    t.Rows<model::MetadataEntry>().push_back(
+        model::MetadataEntry{.key_id = t.strings.Intern(model::CompiledLineKey(generated, line)),
+                             .value_id = t.strings.Intern(model::EncodeModelStacks(stacks))});
+  };
+  const model::ModelFrame outer{"forward", "/home/u/proj/model.py", 30};
+  add(394, {{outer, {"forward", "/home/u/proj/block.py", 17}}});
+  add(403, {{{"forward", "/home/u/proj/block.py", 17}},
+            {{"forward", "/home/u/proj/block.py", 16}},
+            {{"forward", "/home/u/proj/block.py", 17}}});
+  CallSiteNamer namer(t);
+  EXPECT_EQ(namer.Name(s.Stack({launch, gelu, step})),
+            "train_step (train.py:41) > forward (block.py:17)");
+  EXPECT_EQ(namer.Name(s.Stack({launch, gelu})), "forward (block.py:17)");  // autograd thread
+  EXPECT_EQ(namer.Name(s.Stack({launch, fused})), "forward (block.py:17) (+1 lines)");
+  EXPECT_EQ(namer.Name(s.Stack({launch, other, step})),
+            "train_step (train.py:41) > Runner.call "
+            "(torchinductor_u/rk/crk7zj6rqx4mwbt2yhe5fnlps3a.py:359)");
+  // The entries' text survives a round trip, and a malformed line is skipped.
+  const std::vector<model::ModelStack> two = {{outer, {"f", "b.py", 2}}, {{"g", "c.py", 3}}};
+  EXPECT_EQ(model::DecodeModelStacks(model::EncodeModelStacks(two)), two);
+  EXPECT_EQ(model::DecodeModelStacks("f\tb.py\tx\ng\tc.py\t3\n"),
+            (std::vector<model::ModelStack>{{{"g", "c.py", 3}}}));
 }
 
 // The text report cuts a long call site in the middle, so that the program's

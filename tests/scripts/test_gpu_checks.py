@@ -498,5 +498,36 @@ class ReplayMetricsTolerance(unittest.TestCase):
         self.assertEqual(r.dram_floor(None, fma), 65536.0)
 
 
+class CompiledLinesCheck(unittest.TestCase):
+    """gpu/compiled_lines_check.py (issue #41 item 1) with a fake tracesmith: the verdicts from
+    profile's line and analyze's call sites; the visible skip without torch."""
+
+    def run_check(self, sites, said="tracesmith: x.sbt: model lines of 30 of 32 generated lines "
+                  "(torch.compile)\n", state="cuda"):
+        fake = Fake()
+        self.addCleanup(fake.close)
+        fake.table([[r"^profile ", 0, "", said],
+                    [r"^analyze --json ", 0, json.dumps({"call_sites": [
+                        {"name": n, "share_pct": p} for n, p in sites]}), ""]])
+        return fake.run([sys.executable, os.path.join(GPU, "compiled_lines_check.py"), fake.cli,
+                         os.path.join(fake.dir, "run")], TS_TORCH_STATE=state)
+
+    def test_verdicts(self):
+        m = "model (probe.py:20) > forward (inductor_lines.py.model:%d)"
+        good = [(m % 17, 40.0), (m % 15, 20.0), (m % 14, 10.0), (m % 13, 5.0),
+                ("AdamW.step (torch/optim/adamw.py:1)", 24.5),
+                ("Runner.call (torchinductor_root/o5/co5m.py:686)", 0.5)]
+        rc, out = self.run_check(good)
+        self.assertEqual((rc, last_line(out)), (0, "3 passed, 0 failed, 0 skipped"), out)
+        # Generated lines over 1%, too few model lines, or no line from profile: FAIL.
+        rc, out = self.run_check(good[:2] + [("Runner.call (torchinductor_root/o5/c.py:9)", 38.0)])
+        self.assertEqual((rc, verdict(out, "no generated line")), (1, "FAIL"), out)
+        self.assertEqual(verdict(out, "model lines"), "FAIL")
+        rc, out = self.run_check(good, said="tracesmith: command exited with code 0\n")
+        self.assertEqual((rc, verdict(out, "run")), (1, "FAIL"), out)
+        rc, out = self.run_check(good, state="absent")
+        self.assertEqual((rc, last_line(out)), (0, "0 passed, 0 failed, 3 skipped"), out)
+
+
 if __name__ == "__main__":
     unittest.main()

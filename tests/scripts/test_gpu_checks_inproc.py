@@ -53,12 +53,14 @@ class StallCheck(unittest.TestCase):
                 "max 2.4 ms.\n" % (kernels, zeroed, launch_max, probe, request_max))
 
     def run_check(self, new_request, new_launch, kernels=3000,
-                  classes="3 preempted, 1 unexplained"):
+                  classes="3 preempted, 1 unexplained", over=0):
         fake = Fake()
         self.addCleanup(fake.close)
         fake.program("launch_loop")
         fake.table([[r"^profile ", 0, "", ""],
-                    [r"^info .*ll_zeroed", 0, self.info(new_request, new_launch, kernels), ""],
+                    [r"^info .*ll_zeroed", 0, self.info(
+                        new_request, new_launch, kernels,
+                        probe=", %d calls of 100 us or more" % over if over else ""), ""],
                     [r"^info .*ll_cupti-zeroes", 0, self.info("2.0 ms", "40.0 us", 3000, 0), ""],
                     [r"^info .*ll_probe", 0, self.info(
                         "13.0 us", "245.0 us", probe=", 4 calls of 100 us or more (slow-call "
@@ -79,9 +81,12 @@ class StallCheck(unittest.TestCase):
     def test_slow_launch_call_interrupted_is_not_ours(self):
         # Over 100 us in a default run: it passes only when every slow launch call of the
         # probe runs was interrupted (the thread did not run), not preempted or unexplained.
-        rc, out = self.run_check("13.1 us", "104.0 us", classes="2 interrupted")
+        rc, out = self.run_check("13.1 us", "104.0 us", classes="2 interrupted", over=1)
         self.assertEqual((rc, verdict(out, "launch callback")), (0, "PASS"), out)
         self.assertIn("probe runs, launch calls of 100 us or more: interrupted 4", out)
+        # Fewer classed slow calls than the default runs had (2 runs x 4): not enough.
+        rc, out = self.run_check("13.1 us", "104.0 us", classes="1 interrupted", over=4)
+        self.assertEqual((rc, verdict(out, "launch callback")), (1, "FAIL"), out)
         for classes in ("1 interrupted, 1 unexplained", "2 preempted"):
             rc, out = self.run_check("13.1 us", "104.0 us", classes=classes)
             self.assertEqual((rc, verdict(out, "launch callback")), (1, "FAIL"), out)

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -59,6 +60,11 @@ class CallSiteNamer {
   std::vector<int8_t> library_;            // per frame id - 1 (kKeep: the program's)
   std::vector<int8_t> generated_;          // per frame id - 1 (kSkip: generated code)
   std::vector<std::string> module_names_;  // per mapping id (file names)
+  // torch.compile's model lines (model/compiled_lines.h): "generated
+  // file:line" -> the model's code as named ("forward (model.py:17)").
+  std::map<std::string, std::string, std::less<>> model_lines_;
+  // The model's line behind a generated frame, "" when the trace has none.
+  std::string ModelLine(uint32_t frame_id);
 };
 
 }  // namespace tracesmith::analysis

@@ -33,7 +33,7 @@ struct CaptureCost {
     bool has_max = false;  // max_ns was recorded
     // With TRACESMITH_SLOW_CALL_PROBE=1 (a diagnostic): the calls of 100 us
     // or more by what happened to their thread ("preempted", "blocked",
-    // "faulted", "unexplained"), non-zero classes only.
+    // "faulted", "interrupted", "unexplained"), non-zero classes only.
     std::vector<std::pair<std::string, uint64_t>> slow_classes;
   };
   // CUPTI's own work inside the program's CUDA calls, from its overhead

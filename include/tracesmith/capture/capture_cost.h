@@ -29,7 +29,10 @@
 // of those, and the thread's own CPU time grew by less than half the call's:
 // the kernel accounted the rest to interrupts or to the hypervisor's steal —
 // time the thread did not run at all), or none of these ("unexplained": the
-// thread ran for it, in TraceSmith's, CUPTI's or the driver's code).
+// thread was charged for the time: TraceSmith's, CUPTI's or the driver's
+// work — or interrupts and steal on a kernel built without
+// CONFIG_IRQ_TIME_ACCOUNTING / CONFIG_PARAVIRT_TIME_ACCOUNTING, which charges
+// them to the running thread).
 // The reads (getrusage and the thread's CPU clock, ~0.5 us together) sit
 // outside the call's timed span.
 //

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tracesmith/base/status.h"
@@ -48,6 +49,10 @@ struct RunOptions {
   // FindInjectLibrary's answer. Empty: the command runs unprofiled (a build
   // without CUDA/CUPTI), with the environment it would have had anyway.
   std::string inject_library;
+  // Variables the command gets unless the user's environment sets them
+  // (profiled runs only): torch.compile's provenance and structured log
+  // (symbolize/compiled_lines.h).
+  std::vector<std::pair<std::string, std::string>> env_defaults;
 };
 
 struct RunResult {

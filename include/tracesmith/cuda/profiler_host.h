@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "tracesmith/base/gpu_counters_hint.h"
@@ -48,7 +49,6 @@ inline std::string ProfilingCallError(const char* call, CUptiResult r,
       return why + " (" + kCountersBusyHint + ")";
     case CUPTI_ERROR_NOT_SUPPORTED:
     case CUPTI_ERROR_LEGACY_PROFILER_NOT_SUPPORTED:
-    case CUPTI_ERROR_INVALID_DEVICE:
     case CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED:
     case CUPTI_ERROR_CMP_DEVICE_NOT_SUPPORTED:
     case CUPTI_ERROR_CONFIDENTIAL_COMPUTING_NOT_SUPPORTED:
@@ -57,6 +57,13 @@ inline std::string ProfilingCallError(const char* call, CUptiResult r,
     default:
       return why;
   }
+}
+
+// A failed profiling call as a kGpuError Status (ProfilingCallError's words);
+// OK on success.
+inline Status ProfilingCallStatus(const char* call, CUptiResult r, std::string_view unsupported) {
+  if (r == CUPTI_SUCCESS) return OkStatus();
+  return GpuError(ProfilingCallError(call, r, unsupported));
 }
 
 // One CUPTI profiler host object.
@@ -68,9 +75,14 @@ class ProfilerHost {
   ProfilerHost(const ProfilerHost&) = delete;
   ProfilerHost& operator=(const ProfilerHost&) = delete;
 
-  // The chip and its counter availability image, kept for every Begin.
-  void SetChip(std::string chip, std::vector<uint8_t> availability) {
+  // The chip (named in messages from now on) and its counter availability
+  // image, kept for every Begin (a live host object ends first).
+  void SetChip(std::string chip) {
+    End();
     chip_ = std::move(chip);
+  }
+  void SetAvailability(std::vector<uint8_t> availability) {
+    End();
     availability_ = std::move(availability);
   }
   const std::string& chip() const { return chip_; }
@@ -116,17 +128,16 @@ class ProfilerHost {
     return Check("cuptiProfilerHostGetConfigImage", cuptiProfilerHostGetConfigImage(&p));
   }
   const std::vector<uint8_t>& config() const { return config_; }
-  // Passes the config image needs; 0 when CUPTI cannot say.
-  size_t Passes() const {
+  // Passes the config image needs.
+  StatusOr<size_t> Passes() const {
     TS_CUPTI_PARAMS(CUpti_Profiler_Host_GetNumOfPasses_Params, p);
     p.configImageSize = config_.size();
     p.pConfigImage = const_cast<uint8_t*>(config_.data());
-    return cuptiProfilerHostGetNumOfPasses(&p) == CUPTI_SUCCESS ? p.numOfPasses : 0;
+    RETURN_IF_ERROR(Check("cuptiProfilerHostGetNumOfPasses", cuptiProfilerHostGetNumOfPasses(&p)));
+    return size_t(p.numOfPasses);
   }
-  // A failed call as a kGpuError Status (ProfilingCallError's words).
   Status Check(const char* call, CUptiResult r) const {
-    if (r == CUPTI_SUCCESS) return OkStatus();
-    return GpuError(ProfilingCallError(call, r, unsupported_));
+    return ProfilingCallStatus(call, r, unsupported_);
   }
 
  private:

@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "tracesmith/symbolize/compiled_lines.h"
+
 namespace tracesmith::symbolize {
 
 // Larger traces are left to `tracesmith symbolize` (the trace is held in
@@ -41,6 +43,9 @@ struct FinishOptions {
   // The caller's option that skips the naming ("--no-symbolize"), named in
   // the line that reports it; "" names none.
   std::string skip_option;
+  // torch.compile's graphs (ReadTorchTrace of the run's structured log): the
+  // model's lines for the generated frames (compiled_lines.h). Null: none.
+  const std::vector<CompiledGraph>* compiled_graphs = nullptr;
 };
 
 struct FinishReport {

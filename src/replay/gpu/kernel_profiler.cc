@@ -10,8 +10,7 @@ namespace tracesmith::replay::gpu {
 namespace {
 
 Status Cupti(const char* call, CUptiResult r) {
-  if (r == CUPTI_SUCCESS) return OkStatus();
-  return GpuError(cuda::ProfilingCallError(call, r, kRangeProfilerUnsupported));
+  return cuda::ProfilingCallStatus(call, r, kRangeProfilerUnsupported);
 }
 
 }  // namespace
@@ -31,6 +30,7 @@ Status KernelProfiler::Open(CUcontext ctx, int device, const std::vector<std::st
   TS_CUPTI_PARAMS(CUpti_Device_GetChipName_Params, cp);
   cp.deviceIndex = size_t(device);
   RETURN_IF_ERROR(Cupti("cuptiDeviceGetChipName", cuptiDeviceGetChipName(&cp)));
+  host_.SetChip(cp.pChipName ? cp.pChipName : "");
   TS_CUPTI_PARAMS(CUpti_Profiler_GetCounterAvailability_Params, ap);
   ap.ctx = ctx;
   RETURN_IF_ERROR(
@@ -39,7 +39,7 @@ Status KernelProfiler::Open(CUcontext ctx, int device, const std::vector<std::st
   ap.pCounterAvailabilityImage = availability.data();
   RETURN_IF_ERROR(
       Cupti("cuptiProfilerGetCounterAvailability", cuptiProfilerGetCounterAvailability(&ap)));
-  host_.SetChip(cp.pChipName ? cp.pChipName : "", std::move(availability));
+  host_.SetAvailability(std::move(availability));
   constexpr CUpti_ProfilerType kRange = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
   // Each name alone (ConfigAddMetrics only adds: one host object per try).
   kept_.clear();
@@ -60,8 +60,8 @@ Status KernelProfiler::Open(CUcontext ctx, int device, const std::vector<std::st
   RETURN_IF_ERROR(host_.Begin(kRange));
   RETURN_IF_ERROR(host_.AddMetrics(names_));
   RETURN_IF_ERROR(host_.MakeConfigImage());
-  passes_ = uint32_t(host_.Passes());
-  if (passes_ == 0) return GpuError("cuptiProfilerHostGetNumOfPasses failed");
+  ASSIGN_OR_RETURN(const size_t passes, host_.Passes());
+  passes_ = uint32_t(passes);
 
   ctx_ = ctx;
   RETURN_IF_ERROR(Enable());

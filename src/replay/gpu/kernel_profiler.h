@@ -23,8 +23,8 @@ namespace tracesmith::replay::gpu {
 
 // What a GPU that cannot do it lacks (ProfilingCallError's words).
 inline constexpr char kRangeProfilerUnsupported[] =
-    "the GPU's range profiler needs a Turing or later GPU, not a MIG slice, vGPU without "
-    "profiling, or confidential computing";
+    "the GPU, its driver or its configuration does not support CUPTI's range profiler (e.g. a "
+    "GPU older than Volta, a vGPU without profiling, confidential computing)";
 
 class KernelProfiler {
  public:

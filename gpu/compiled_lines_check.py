@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""GPU check of torch.compile's model lines (issue #41 item 1; scripts/gpu-check.sh section
+`compiledlines`).
+
+  python3 gpu/compiled_lines_check.py CLI OUT
+
+`tracesmith profile` (defaults) of gpu/probes/inductor_lines.py --model 5: a block compiled
+with Inductor (layer norm line 13, qkv line 14, attention line 15, residual line 16, MLP with
+GELU line 17 of its model source), trained 5 steps (forward and backward graphs), AdamW
+eager. Then `analyze --json`:
+  - run: exit 0, and profile says it added model lines ("model lines of N of M generated
+    lines");
+  - no generated line: call sites that name Inductor's generated code (torchinductor_*
+    files) hold at most 1% of GPU time (before: every compiled kernel's);
+  - model lines: call sites that name the model's lines 13-17 hold >= 50% of GPU time, and
+    at least 4 of those 5 lines are named.
+One `COMPILEDLINES <check>: <figures> -> PASS|FAIL|SKIP` line per expectation, then the
+summary.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+
+from checks import Checks, torch_skip_reason
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MODEL = os.path.join(HERE, "probes", "inductor_lines.py")
+LINES = range(13, 18)
+
+
+def main():
+    cli, out = sys.argv[1:3]
+    os.makedirs(out, exist_ok=True)
+    c = Checks("COMPILEDLINES")
+    names = ["run", "no generated line", "model lines"]
+    skip = torch_skip_reason()
+    if skip is not None:
+        for n in names:
+            c.skip(n, skip[0])
+        return c.summary()
+    c.guarded(names, lambda: checks(c, cli, out))
+    return c.summary()
+
+
+def checks(c, cli, out):
+    trace = os.path.join(out, "compiled.sbt")
+    p = subprocess.run([cli, "profile", "-f", "-o", trace, "--", sys.executable, MODEL,
+                        "--model", "5"], capture_output=True, text=True, timeout=400)
+    with open(os.path.join(out, "profile.log"), "w") as f:
+        f.write(p.stdout + p.stderr)
+    added = re.search(r"model lines of (\d+) of (\d+) generated lines", p.stderr)
+    c.check("run", p.returncode == 0 and added is not None,
+            f"exit {p.returncode}; " + (added.group(0) if added else "no model lines added: " +
+                                        " | ".join(p.stderr.strip().splitlines()[-3:])))
+    a = subprocess.run([cli, "analyze", "--json", trace], capture_output=True, text=True,
+                       timeout=300)
+    sites = json.loads(a.stdout)["call_sites"] if a.returncode == 0 else []
+    with open(os.path.join(out, "call_sites.json"), "w") as f:
+        json.dump(sites, f, indent=1)
+    generated = sum(s["share_pct"] for s in sites if "torchinductor" in s["name"])
+    top_gen = next((s["name"] for s in sites if "torchinductor" in s["name"]), "none")
+    c.check("no generated line", bool(sites) and generated <= 1.0,
+            f"{generated:.1f}% of GPU time under generated lines (first: {top_gen[:120]}); "
+            f"{len(sites)} call sites (need <= 1%)")
+    per_line = {}
+    for s in sites:
+        for n in LINES:
+            if re.search(rf"inductor_lines\.py\.model:{n}\)", s["name"]):
+                per_line[n] = per_line.get(n, 0.0) + s["share_pct"]
+                break
+    share = sum(per_line.values())
+    c.check("model lines", share >= 50 and len(per_line) >= 4,
+            f"{share:.1f}% of GPU time on model lines "
+            + ", ".join(f"{n}: {v:.1f}%" for n, v in sorted(per_line.items()))
+            + "; top call sites: " + "; ".join(f"{s['name'][:90]} {s['share_pct']:.1f}%"
+                                               for s in sites[:4])
+            + " (need >= 50% and >= 4 of lines 13-17)")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
