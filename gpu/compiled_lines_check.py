@@ -8,8 +8,8 @@
 with Inductor (layer norm line 13, qkv line 14, attention line 15, residual line 16, MLP with
 GELU line 17 of its model source), trained 5 steps (forward and backward graphs), AdamW
 eager. Then `analyze --json`:
-  - run: exit 0, and profile says it added model lines ("model lines of N of M generated
-    lines");
+  - run: exit 0, and profile says it added model lines ("torch.compile: model lines for N
+    and graph nodes for K of M generated lines");
   - no generated line: call sites that name Inductor's generated code (torchinductor_*
     files) hold at most 1% of GPU time (before: every compiled kernel's);
   - model lines: call sites that name the model's lines 13-17 hold >= 50% of GPU time, and
@@ -50,7 +50,8 @@ def checks(c, cli, out):
                         "--model", "5"], capture_output=True, text=True, timeout=400)
     with open(os.path.join(out, "profile.log"), "w") as f:
         f.write(p.stdout + p.stderr)
-    added = re.search(r"model lines of (\d+) of (\d+) generated lines", p.stderr)
+    added = re.search(r"model lines (?:of|for) (\d+) (?:and graph nodes for \d+ )?of (\d+) "
+                      r"generated lines", p.stderr)
     c.check("run", p.returncode == 0 and added is not None,
             f"exit {p.returncode}; " + (added.group(0) if added else "no model lines added: " +
                                         " | ".join(p.stderr.strip().splitlines()[-3:])))

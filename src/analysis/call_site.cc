@@ -74,9 +74,11 @@ CallSiteNamer::CallSiteNamer(const model::Trace& meta, const CallSiteRules& rule
     std::string_view key = meta.strings.Get(m.key_id);
     if (!key.starts_with(model::kCompiledLineKey)) continue;
     // The innermost frame of each stack trace, by file name: the first one's
-    // line, then how many other lines the kernel was fused from.
+    // line, then how many other lines the kernel was fused from; without
+    // lines (torch.nn's own code), the graph's nodes Dynamo named.
+    const model::CompiledLine c = model::DecodeCompiledLine(meta.strings.Get(m.value_id));
     std::vector<std::string> lines;
-    for (const model::ModelStack& st : model::DecodeModelStacks(meta.strings.Get(m.value_id))) {
+    for (const model::ModelStack& st : c.stacks) {
       const model::ModelFrame& f = st.back();
       const size_t slash = f.file.rfind('/');
       std::string text =
@@ -84,9 +86,17 @@ CallSiteNamer::CallSiteNamer(const model::Trace& meta, const CallSiteRules& rule
                     f.file.substr(slash == std::string::npos ? 0 : slash + 1).c_str(), f.line);
       if (std::find(lines.begin(), lines.end(), text) == lines.end()) lines.push_back(text);
     }
-    if (lines.empty()) continue;
-    std::string named = lines[0];
-    if (lines.size() > 1) named += StrFormat(" (+%zu lines)", lines.size() - 1);
+    std::string named;
+    if (!lines.empty()) {
+      named = lines[0];
+      if (lines.size() > 1) named += StrFormat(" (+%zu lines)", lines.size() - 1);
+    } else if (!c.nodes.empty()) {
+      named = "compiled ";
+      for (size_t i = 0; i < c.nodes.size() && i < 3; ++i) named += (i ? ", " : "") + c.nodes[i];
+      if (c.nodes.size() > 3) named += StrFormat(" (+%zu nodes)", c.nodes.size() - 3);
+    } else {
+      continue;
+    }
     model_lines_.emplace(std::string(key.substr(model::kCompiledLineKey.size())), named);
   }
 }

@@ -36,7 +36,18 @@ struct SymbolizeArgs {
   bool capture_end = false;  // as `profile` at the end of a capture
   bool no_names = false;     // --capture-end: only the SASS text
   bool quiet = false;
+  std::string torch_trace;  // torch's structured log: torch.compile's model lines
 };
+
+// --torch-trace DIR: the compiled graphs of torch's structured log.
+StatusOr<std::vector<symbolize::CompiledGraph>> CompiledGraphs(const std::string& dir) {
+  if (dir.empty()) return std::vector<symbolize::CompiledGraph>{};
+  auto g = symbolize::ReadTorchTrace(dir);
+  if (!g.ok())
+    return InvalidArgument("--torch-trace: " + g.status().message() +
+                           " (the directory TORCH_TRACE named for the program)");
+  return g;
+}
 
 // `--capture-end`: FinishCapture on FILE in place, as `profile` does when its
 // program ends; a trace it cannot rewrite is left as it is (a line says so).
@@ -46,9 +57,12 @@ int RunCaptureEnd(const SymbolizeArgs& args, double time_limit_s) {
     return ReportError(
         InvalidArgument("--capture-end rewrites FILE in place as `profile` does: it takes none "
                         "of -o, --search-dir, --cubins, --resymbolize, --force"));
+  auto graphs = CompiledGraphs(args.torch_trace);
+  if (!graphs.ok()) return ReportError(graphs.status());
   symbolize::FinishOptions options;
   options.names = !args.no_names;
   options.time_limit_s = time_limit_s;
+  options.compiled_graphs = &*graphs;
   const symbolize::FinishReport done = symbolize::FinishCapture(args.path, options);
   if (!args.quiet)
     for (const std::string& line : done.lines)
@@ -93,8 +107,11 @@ int RunSymbolize(const SymbolizeArgs& args) {
   options.search_dirs = args.search_dirs;
   options.overwrite = args.resymbolize;
   options.time_limit_s = time_limit_s;
+  auto graphs = CompiledGraphs(args.torch_trace);
+  if (!graphs.ok()) return ReportError(graphs.status());
   auto stats = symbolize::Symbolize(&*trace, options);
   if (!stats.ok()) return ReportError(stats.status());
+  const symbolize::CompiledLinesStats compiled = symbolize::AddCompiledLines(&*trace, *graphs);
   // SASS for the sampled instructions, when the capture's cubins are here.
   const std::string cubins = args.cubins.empty() ? format::CubinDirOf(args.path) : args.cubins;
   symbolize::SassStats sass_stats;
@@ -129,6 +146,13 @@ int RunSymbolize(const SymbolizeArgs& args) {
                         sass_stats.first_error.empty() ? "" : ": ", sass_stats.first_error.c_str())
                   .c_str()
             : "");
+  if (!args.torch_trace.empty())
+    std::printf(
+        "torch.compile: model lines for %llu and graph nodes for %llu of %llu generated "
+        "lines\n",
+        static_cast<unsigned long long>(compiled.with_model),
+        static_cast<unsigned long long>(compiled.with_nodes),
+        static_cast<unsigned long long>(compiled.generated_lines));
   const auto& s = *stats;
   std::printf("Symbolized %llu of %llu native frames (%llu with file:line) -> %s\n",
               static_cast<unsigned long long>(s.with_function),
@@ -170,6 +194,10 @@ void AddSymbolizeCommand(Cmd& app, CommandList& commands) {
                 "this at their stop): name the frames and add the SASS in place; a trace it "
                 "cannot rewrite (damaged, over 1 GiB, replay payloads) is left as it is, exit 0");
   sub->add_flag("--no-names", args->no_names, "With --capture-end: only the SASS text");
+  sub->add_option("--torch-trace", args->torch_trace,
+                  "torch.compile: the directory TORCH_TRACE named for the program (run with "
+                  "INDUCTOR_PROVENANCE=1): launches through Inductor's generated code are then "
+                  "named by the model's lines (`profile` does this by itself)");
   sub->add_flag("-q,--quiet", args->quiet, "With --capture-end: print nothing");
   AddForceFlag(sub, &args->force);
   AddStrictFlag(sub, &args->strict);

@@ -15,6 +15,52 @@ using json = nlohmann::json;
 
 constexpr std::string_view kHandleComment = "# [Provenance debug handles] ";
 constexpr std::string_view kStackArtifact = "inductor_provenance_tracking_kernel_stack_traces";
+constexpr std::string_view kNodeArtifact = "inductor_provenance_tracking_node_mappings";
+
+using Table = std::map<std::string, std::vector<std::string>>;
+
+// {key: [string, ...]} of a JSON object (other values skipped).
+Table StringLists(const json& j) {
+  Table out;
+  if (!j.is_object()) return out;
+  for (auto& [k, v] : j.items()) {
+    if (!v.is_array()) continue;
+    std::vector<std::string>& l = out[k];
+    for (const json& s : v)
+      if (s.is_string()) l.push_back(s.get<std::string>());
+  }
+  return out;
+}
+
+// kernel:handle -> pre-grad nodes (cppCodeToPost, then postToPre; in order, once each).
+Table KernelNodes(const json& mappings) {
+  Table out;
+  if (!mappings.is_object()) return out;
+  const Table to_post = StringLists(mappings.value("cppCodeToPost", json::object()));
+  const Table to_pre = StringLists(mappings.value("postToPre", json::object()));
+  for (const auto& [kernel, posts] : to_post) {
+    std::vector<std::string>& names = out[kernel];
+    for (const std::string& post : posts) {
+      auto pre = to_pre.find(post);
+      if (pre == to_pre.end()) continue;
+      for (const std::string& n : pre->second)
+        if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+    }
+  }
+  return out;
+}
+
+// The index of the table sharing most keys with `handles` (tables.size()
+// when none shares one).
+size_t BestTable(const std::set<std::string>& handles, const std::vector<Table>& tables) {
+  size_t best = tables.size(), best_n = 0;
+  for (size_t i = 0; i < tables.size(); ++i) {
+    size_t n = 0;
+    for (const auto& [k, v] : tables[i]) n += handles.count(k);
+    if (n > best_n) best = i, best_n = n;
+  }
+  return best;
+}
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r'))
@@ -160,34 +206,24 @@ StatusOr<std::vector<CompiledGraph>> ReadTorchTrace(const std::string& dir) {
   std::vector<CompiledGraph> out;
   for (const std::string& f : files) {
     std::vector<CompiledGraph> codes;
-    std::vector<std::map<std::string, std::vector<std::string>>> tables;
+    std::vector<Table> stacks, nodes;
     for (LogEntry& e : ReadLog(f)) {
       if (std::string file = StringAt(e.meta, "inductor_output_code", "filename"); !file.empty()) {
-        codes.push_back(CompiledGraph{std::move(file), std::move(e.payload), {}});
-      } else if (StringAt(e.meta, "artifact", "name") == kStackArtifact) {
-        json t = json::parse(e.payload, nullptr, false);
-        if (!t.is_object()) continue;
-        std::map<std::string, std::vector<std::string>> table;
-        for (auto& [k, v] : t.items()) {
-          if (!v.is_array()) continue;
-          for (const json& s : v)
-            if (s.is_string()) table[k].push_back(s.get<std::string>());
-        }
-        tables.push_back(std::move(table));
+        codes.push_back(CompiledGraph{std::move(file), std::move(e.payload), {}, {}});
+      } else if (const std::string name = StringAt(e.meta, "artifact", "name");
+                 name == kStackArtifact) {
+        stacks.push_back(StringLists(json::parse(e.payload, nullptr, false)));
+      } else if (name == kNodeArtifact) {
+        nodes.push_back(KernelNodes(json::parse(e.payload, nullptr, false)));
       }
     }
-    // Each code with the table sharing most of its handles (handles start
-    // again at 1 in every graph: the table of another graph shares few).
+    // Each code with the tables sharing most of its handles (handles start
+    // again at 1 in every graph: another graph's tables share few).
     for (CompiledGraph& g : codes) {
       std::set<std::string> mine;
       for (const auto& [line, h] : HandleLines(g.code)) mine.insert(h);
-      size_t best = 0, best_n = 0;
-      for (size_t i = 0; i < tables.size(); ++i) {
-        size_t n = 0;
-        for (const auto& [k, v] : tables[i]) n += mine.count(k);
-        if (n > best_n) best = i, best_n = n;
-      }
-      if (best_n) g.stacks = tables[best];
+      if (size_t i = BestTable(mine, stacks); i < stacks.size()) g.stacks = stacks[i];
+      if (size_t i = BestTable(mine, nodes); i < nodes.size()) g.nodes = nodes[i];
       out.push_back(std::move(g));
     }
   }
@@ -198,7 +234,7 @@ CompiledLinesStats AddCompiledLines(model::Trace* trace, const std::vector<Compi
   CompiledLinesStats stats;
   std::map<std::string, const CompiledGraph*> by_file;
   for (const CompiledGraph& g : graphs)
-    if (!g.stacks.empty()) by_file[g.file] = &g;
+    if (!g.stacks.empty() || !g.nodes.empty()) by_file[g.file] = &g;
   if (by_file.empty()) return stats;
   std::set<std::string> have;
   for (const model::MetadataEntry& m : trace->Rows<model::MetadataEntry>())
@@ -220,20 +256,21 @@ CompiledLinesStats AddCompiledLines(model::Trace* trace, const std::vector<Compi
     }
     auto line = h->second.find(f.line);
     if (line == h->second.end()) continue;
-    auto st = g->second->stacks.find(line->second);
-    if (st == g->second->stacks.end()) continue;
-    std::vector<model::ModelStack> stacks;
-    for (const std::string& text : st->second)
-      if (model::ModelStack s = ParseStackTrace(text);
-          !s.empty() && std::find(stacks.begin(), stacks.end(), s) == stacks.end())
-        stacks.push_back(std::move(s));
-    if (stacks.empty()) continue;
+    model::CompiledLine c;
+    if (auto st = g->second->stacks.find(line->second); st != g->second->stacks.end())
+      for (const std::string& text : st->second)
+        if (model::ModelStack s = ParseStackTrace(text);
+            !s.empty() && std::find(c.stacks.begin(), c.stacks.end(), s) == c.stacks.end())
+          c.stacks.push_back(std::move(s));
+    if (auto n = g->second->nodes.find(line->second); n != g->second->nodes.end())
+      c.nodes = n->second;
+    if (c.stacks.empty() && c.nodes.empty()) continue;
     std::string key = model::CompiledLineKey(file, f.line);
-    ++stats.with_model;
+    ++(c.stacks.empty() ? stats.with_nodes : stats.with_model);
     if (have.count(key)) continue;
     added.push_back(
         model::MetadataEntry{.key_id = trace->strings.Intern(key),
-                             .value_id = trace->strings.Intern(model::EncodeModelStacks(stacks))});
+                             .value_id = trace->strings.Intern(model::EncodeCompiledLine(c))});
   }
   for (model::MetadataEntry& m : added) trace->Rows<model::MetadataEntry>().push_back(m);
   return stats;

@@ -129,10 +129,12 @@ FinishReport FinishCapture(const std::string& path, const FinishOptions& options
   }
   if (compiled) {
     const CompiledLinesStats c = AddCompiledLines(&*trace, *options.compiled_graphs);
-    if (c.with_model)
-      done.push_back(StrFormat("model lines of %llu of %llu generated lines (torch.compile)",
-                               static_cast<unsigned long long>(c.with_model),
-                               static_cast<unsigned long long>(c.generated_lines)));
+    if (c.with_model + c.with_nodes)
+      done.push_back(StrFormat(
+          "torch.compile: model lines for %llu and graph nodes for %llu of %llu generated lines",
+          static_cast<unsigned long long>(c.with_model),
+          static_cast<unsigned long long>(c.with_nodes),
+          static_cast<unsigned long long>(c.generated_lines)));
   }
   if (done.empty()) return out;
   if (Status w = format::WriteTraceFile(*trace, path); !w.ok()) {

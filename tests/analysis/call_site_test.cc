@@ -189,17 +189,26 @@ TEST(CallSiteTest, CompiledCodeIsNamedByTheModelLineWhereTheTraceHasIt) {
   const uint32_t other = s.Python("Runner.call", generated, 359);
   const uint32_t step = s.Python("train_step", "/home/u/proj/train.py", 41);
   model::Trace& t = s.b.trace();
-  auto add = [&](uint32_t line, const std::vector<model::ModelStack>& stacks) {
-    t.Rows<model::MetadataEntry>().push_back(
-        model::MetadataEntry{.key_id = t.strings.Intern(model::CompiledLineKey(generated, line)),
-                             .value_id = t.strings.Intern(model::EncodeModelStacks(stacks))});
+  auto add = [&](uint32_t line, const std::vector<model::ModelStack>& stacks,
+                 std::vector<std::string> nodes = {}) {
+    t.Rows<model::MetadataEntry>().push_back(model::MetadataEntry{
+        .key_id = t.strings.Intern(model::CompiledLineKey(generated, line)),
+        .value_id = t.strings.Intern(model::EncodeCompiledLine({stacks, std::move(nodes)}))});
   };
   const model::ModelFrame outer{"forward", "/home/u/proj/model.py", 30};
   add(394, {{outer, {"forward", "/home/u/proj/block.py", 17}}});
   add(403, {{{"forward", "/home/u/proj/block.py", 17}},
             {{"forward", "/home/u/proj/block.py", 16}},
             {{"forward", "/home/u/proj/block.py", 17}}});
+  // torch.nn's own code: no lines, the graph's nodes.
+  const uint32_t nn = s.Python("Runner.call", generated, 1425);
+  const uint32_t many = s.Python("Runner.call", generated, 1430);
+  add(1425, {}, {"linear", "gelu"});
+  add(1430, {}, {"a", "b", "c", "d", "e"});
   CallSiteNamer namer(t);
+  EXPECT_EQ(namer.Name(s.Stack({launch, nn, step})),
+            "train_step (train.py:41) > compiled linear, gelu");
+  EXPECT_EQ(namer.Name(s.Stack({launch, many})), "compiled a, b, c (+2 nodes)");
   EXPECT_EQ(namer.Name(s.Stack({launch, gelu, step})),
             "train_step (train.py:41) > forward (block.py:17)");
   EXPECT_EQ(namer.Name(s.Stack({launch, gelu})), "forward (block.py:17)");  // autograd thread
@@ -208,10 +217,11 @@ TEST(CallSiteTest, CompiledCodeIsNamedByTheModelLineWhereTheTraceHasIt) {
             "train_step (train.py:41) > Runner.call "
             "(torchinductor_u/rk/crk7zj6rqx4mwbt2yhe5fnlps3a.py:359)");
   // The entries' text survives a round trip, and a malformed line is skipped.
-  const std::vector<model::ModelStack> two = {{outer, {"f", "b.py", 2}}, {{"g", "c.py", 3}}};
-  EXPECT_EQ(model::DecodeModelStacks(model::EncodeModelStacks(two)), two);
-  EXPECT_EQ(model::DecodeModelStacks("f\tb.py\tx\ng\tc.py\t3\n"),
+  const model::CompiledLine two{{{outer, {"f", "b.py", 2}}, {{"g", "c.py", 3}}}, {"x_1", "gelu"}};
+  EXPECT_EQ(model::DecodeCompiledLine(model::EncodeCompiledLine(two)), two);
+  EXPECT_EQ(model::DecodeCompiledLine("f\tb.py\tx\ng\tc.py\t3\n").stacks,
             (std::vector<model::ModelStack>{{{"g", "c.py", 3}}}));
+  EXPECT_EQ(model::DecodeCompiledLine("#nodes linear\n").nodes, std::vector<std::string>{"linear"});
 }
 
 // The text report cuts a long call site in the middle, so that the program's

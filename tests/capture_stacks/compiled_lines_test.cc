@@ -97,7 +97,13 @@ TEST(CompiledLines, LogToTraceEntries) {
         << Entry(
                "{\"artifact\": {\"name\": \"inductor_provenance_tracking_kernel_stack_traces\","
                " \"encoding\": \"json\"}}",
-               "{broken");
+               "{broken")
+        // The nodes: the layer norm's kernel from two pre-grad nodes, the addmm's none.
+        << Entry("{\"artifact\": {\"name\": \"inductor_provenance_tracking_node_mappings\"}}",
+                 "{\"cppCodeToPost\": {\"triton_per_fused_native_layer_norm_0:1\": "
+                 "[\"var_mean\", \"add_2\", \"mul\"], \"extern_kernels.addmm:2\": [\"addmm\"]}, "
+                 "\"postToPre\": {\"var_mean\": [\"x_1\"], \"add_2\": [\"x_1\", \"ln\"], "
+                 "\"mul\": [\"ln\"]}, \"version\": \"2.0\"}");
   }
   auto graphs = ReadTorchTrace(dir.string());
   ASSERT_TRUE(graphs.ok()) << graphs.status().ToString();
@@ -105,6 +111,9 @@ TEST(CompiledLines, LogToTraceEntries) {
   EXPECT_TRUE((*graphs)[0].stacks.empty());  // no table names its handle
   EXPECT_EQ((*graphs)[1].file, gen);
   EXPECT_EQ((*graphs)[1].stacks.size(), 3u);
+  EXPECT_EQ((*graphs)[1].nodes.at("triton_per_fused_native_layer_norm_0:1"),
+            (std::vector<std::string>{"x_1", "ln"}));
+  EXPECT_TRUE((*graphs)[1].nodes.at("extern_kernels.addmm:2").empty());
   EXPECT_FALSE(ReadTorchTrace((dir / "none").string()).ok());
 
   // A trace whose stacks hold lines 4, 7, 11 and 5 of the generated file (read from
@@ -125,16 +134,17 @@ TEST(CompiledLines, LogToTraceEntries) {
   const CompiledLinesStats stats = AddCompiledLines(&t, *graphs);
   EXPECT_EQ(stats.generated_lines, 4u);
   EXPECT_EQ(stats.with_model, 3u);
-  std::map<std::string, std::vector<model::ModelStack>> got;
+  std::map<std::string, model::CompiledLine> got;
   for (const model::MetadataEntry& m : t.Rows<model::MetadataEntry>())
-    got[std::string(t.strings.Get(m.key_id))] = model::DecodeModelStacks(t.strings.Get(m.value_id));
+    got[std::string(t.strings.Get(m.key_id))] =
+        model::DecodeCompiledLine(t.strings.Get(m.value_id));
   ASSERT_EQ(got.size(), 3u);
   EXPECT_EQ(got.at(model::CompiledLineKey(gen, 4)),
-            (std::vector<model::ModelStack>{{{"forward", "/m/block.py", 13}}}));
-  EXPECT_EQ(got.at(model::CompiledLineKey(gen, 7)),
+            (model::CompiledLine{{{{"forward", "/m/block.py", 13}}}, {"x_1", "ln"}}));
+  EXPECT_EQ(got.at(model::CompiledLineKey(gen, 7)).stacks,
             (std::vector<model::ModelStack>{
                 {{"forward", "/m/model.py", 30}, {"forward", "/m/block.py", 14}}}));
-  EXPECT_EQ(got.at(model::CompiledLineKey(gen, 11)).size(), 2u);  // fused from two lines
+  EXPECT_EQ(got.at(model::CompiledLineKey(gen, 11)).stacks.size(), 2u);  // fused from two lines
   // Once there, not added again.
   AddCompiledLines(&t, *graphs);
   EXPECT_EQ(t.Rows<model::MetadataEntry>().size(), 3u);

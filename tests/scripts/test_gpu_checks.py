@@ -502,8 +502,8 @@ class CompiledLinesCheck(unittest.TestCase):
     """gpu/compiled_lines_check.py (issue #41 item 1) with a fake tracesmith: the verdicts from
     profile's line and analyze's call sites; the visible skip without torch."""
 
-    def run_check(self, sites, said="tracesmith: x.sbt: model lines of 30 of 32 generated lines "
-                  "(torch.compile)\n", state="cuda"):
+    def run_check(self, sites, said="tracesmith: x.sbt: torch.compile: model lines for 30 and "
+                  "graph nodes for 0 of 33 generated lines\n", state="cuda"):
         fake = Fake()
         self.addCleanup(fake.close)
         fake.table([[r"^profile ", 0, "", said],

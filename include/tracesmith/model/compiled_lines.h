@@ -7,7 +7,11 @@
 //   value the model frames of that line's kernel, one per line of text,
 //         "function\tfile\tline", outermost first; several stack traces (a
 //         kernel fused from several lines) follow one another, separated by
-//         an empty line.
+//         an empty line; then, when Inductor named them, one line
+//         "#nodes name name ..." with the graph's nodes the kernel came from
+//         (Dynamo's names: "linear", "gelu", "multi_head_attention_forward";
+//         what is left to say where the model is torch.nn's own code, of
+//         which Dynamo records no lines).
 //
 // Text keeps the entry valid through merges (their strings are renumbered,
 // not their contents) and readable by `tracesmith view --kind metadata`.
@@ -35,25 +39,47 @@ inline std::string CompiledLineKey(std::string_view generated_file, uint32_t lin
   return std::string(kCompiledLineKey) + std::string(generated_file) + ":" + std::to_string(line);
 }
 
-inline std::string EncodeModelStacks(const std::vector<ModelStack>& stacks) {
+// What a trace knows of one generated line.
+struct CompiledLine {
+  std::vector<ModelStack> stacks;
+  std::vector<std::string> nodes;  // the graph's nodes, Dynamo's names
+  bool operator==(const CompiledLine&) const = default;
+};
+
+inline std::string EncodeCompiledLine(const CompiledLine& c) {
   std::string out;
-  for (const ModelStack& s : stacks) {
+  for (const ModelStack& s : c.stacks) {
     if (!out.empty()) out += "\n";
     for (const ModelFrame& f : s)
       out += f.function + "\t" + f.file + "\t" + std::to_string(f.line) + "\n";
   }
+  if (!c.nodes.empty()) {
+    if (!out.empty()) out += "\n";
+    out += "#nodes";
+    for (const std::string& n : c.nodes) out += " " + n;
+    out += "\n";
+  }
   return out;
 }
 
-// The stacks of a value; a malformed line is skipped.
-inline std::vector<ModelStack> DecodeModelStacks(std::string_view value) {
-  std::vector<ModelStack> out(1);
+// A value's stacks and nodes; a malformed line is skipped.
+inline CompiledLine DecodeCompiledLine(std::string_view value) {
+  CompiledLine out;
+  out.stacks.emplace_back();
   while (!value.empty()) {
     const size_t eol = value.find('\n');
     std::string_view line = value.substr(0, eol);
     value = eol == std::string_view::npos ? std::string_view() : value.substr(eol + 1);
     if (line.empty()) {
-      if (!out.back().empty()) out.emplace_back();
+      if (!out.stacks.back().empty()) out.stacks.emplace_back();
+      continue;
+    }
+    if (line.starts_with("#nodes")) {
+      for (line.remove_prefix(6); !line.empty();) {
+        const size_t sp = line.find(' ');
+        if (sp != 0) out.nodes.emplace_back(line.substr(0, sp));
+        line = sp == std::string_view::npos ? std::string_view() : line.substr(sp + 1);
+      }
       continue;
     }
     const size_t t1 = line.find('\t');
@@ -62,9 +88,9 @@ inline std::vector<ModelStack> DecodeModelStacks(std::string_view value) {
     ModelFrame f{std::string(line.substr(0, t1)), std::string(line.substr(t1 + 1, t2 - t1 - 1))};
     std::string_view n = line.substr(t2 + 1);
     if (std::from_chars(n.data(), n.data() + n.size(), f.line).ec != std::errc()) continue;
-    out.back().push_back(std::move(f));
+    out.stacks.back().push_back(std::move(f));
   }
-  if (out.back().empty()) out.pop_back();
+  if (out.stacks.back().empty()) out.stacks.pop_back();
   return out;
 }
 

@@ -9,7 +9,13 @@
 // an "inductor_output_code" entry naming the generated file (its text as the
 // payload) and an artifact "inductor_provenance_tracking_kernel_stack_traces"
 // whose payload maps "kernel:handle" to the Python stack traces of the model
-// code the kernel came from ("  File \"model.py\", line 17, in forward\n").
+// code the kernel came from ("  File \"model.py\", line 17, in forward\n"),
+// and "inductor_provenance_tracking_node_mappings" with the graph's nodes
+// behind each kernel. Dynamo records lines of the user's code only: a model
+// made of torch.nn's own modules has no stack traces, only node names
+// ("linear", "gelu"), which are kept instead. On a warm Inductor cache
+// (fx_graph_cache_hit) the stack traces were empty too (H200, 2026-11-30,
+// a torch.nn Transformer; whether for the user's code as well is unknown).
 // `tracesmith profile` sets both for the program (unless set already) and
 // removes the log it made once the traces have their lines.
 //
@@ -36,6 +42,10 @@ struct CompiledGraph {
   std::string code;  // its text (the log's payload)
   // "kernel:handle" -> stack trace texts.
   std::map<std::string, std::vector<std::string>> stacks;
+  // "kernel:handle" -> the graph's nodes before autograd (Dynamo's names),
+  // from the artifact "inductor_provenance_tracking_node_mappings"
+  // (cppCodeToPost, then postToPre).
+  std::map<std::string, std::vector<std::string>> nodes;
 };
 
 // The graphs of every log file in `dir`, each output code paired with the
@@ -54,6 +64,7 @@ std::map<uint32_t, std::string> HandleLines(std::string_view code);
 struct CompiledLinesStats {
   uint64_t generated_lines = 0;  // lines of generated files the stacks hold
   uint64_t with_model = 0;       // ... given the model's lines
+  uint64_t with_nodes = 0;       // ... given only the graph's node names
 };
 
 // Adds the entries for the generated frames of `trace` whose files the
