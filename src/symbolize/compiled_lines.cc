@@ -104,11 +104,9 @@ struct LogEntry {
 
 // The entries of one structured log: a glog-prefixed line ending in a JSON
 // object, then its payload lines, each starting with a tab.
-std::vector<LogEntry> ReadLog(const std::string& path) {
+std::vector<LogEntry> LogEntries(std::string_view text) {
   std::vector<LogEntry> out;
-  auto text = ReadFileToString(path);
-  if (!text.ok()) return out;
-  for (std::string_view line : Lines(*text)) {
+  for (std::string_view line : Lines(text)) {
     if (line.starts_with("\t")) {
       if (!out.empty()) {
         out.back().payload.append(line.substr(1));
@@ -195,6 +193,31 @@ std::map<uint32_t, std::string> HandleLines(std::string_view code) {
   return out;
 }
 
+std::vector<CompiledGraph> ParseTorchTraceLog(std::string_view text) {
+  std::vector<CompiledGraph> out, codes;
+  std::vector<Table> stacks, nodes;
+  for (LogEntry& e : LogEntries(text)) {
+    if (std::string file = StringAt(e.meta, "inductor_output_code", "filename"); !file.empty()) {
+      codes.push_back(CompiledGraph{std::move(file), std::move(e.payload), {}, {}});
+    } else if (const std::string name = StringAt(e.meta, "artifact", "name");
+               name == kStackArtifact) {
+      stacks.push_back(StringLists(json::parse(e.payload, nullptr, false)));
+    } else if (name == kNodeArtifact) {
+      nodes.push_back(KernelNodes(json::parse(e.payload, nullptr, false)));
+    }
+  }
+  // Each code with the tables sharing most of its handles (handles start
+  // again at 1 in every graph: another graph's tables share few).
+  for (CompiledGraph& g : codes) {
+    std::set<std::string> mine;
+    for (const auto& [line, h] : HandleLines(g.code)) mine.insert(h);
+    if (size_t i = BestTable(mine, stacks); i < stacks.size()) g.stacks = stacks[i];
+    if (size_t i = BestTable(mine, nodes); i < nodes.size()) g.nodes = nodes[i];
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
 StatusOr<std::vector<CompiledGraph>> ReadTorchTrace(const std::string& dir) {
   std::error_code ec;
   std::filesystem::directory_iterator it(dir, ec);
@@ -205,27 +228,9 @@ StatusOr<std::vector<CompiledGraph>> ReadTorchTrace(const std::string& dir) {
   std::sort(files.begin(), files.end());
   std::vector<CompiledGraph> out;
   for (const std::string& f : files) {
-    std::vector<CompiledGraph> codes;
-    std::vector<Table> stacks, nodes;
-    for (LogEntry& e : ReadLog(f)) {
-      if (std::string file = StringAt(e.meta, "inductor_output_code", "filename"); !file.empty()) {
-        codes.push_back(CompiledGraph{std::move(file), std::move(e.payload), {}, {}});
-      } else if (const std::string name = StringAt(e.meta, "artifact", "name");
-                 name == kStackArtifact) {
-        stacks.push_back(StringLists(json::parse(e.payload, nullptr, false)));
-      } else if (name == kNodeArtifact) {
-        nodes.push_back(KernelNodes(json::parse(e.payload, nullptr, false)));
-      }
-    }
-    // Each code with the tables sharing most of its handles (handles start
-    // again at 1 in every graph: another graph's tables share few).
-    for (CompiledGraph& g : codes) {
-      std::set<std::string> mine;
-      for (const auto& [line, h] : HandleLines(g.code)) mine.insert(h);
-      if (size_t i = BestTable(mine, stacks); i < stacks.size()) g.stacks = stacks[i];
-      if (size_t i = BestTable(mine, nodes); i < nodes.size()) g.nodes = nodes[i];
-      out.push_back(std::move(g));
-    }
+    auto text = ReadFileToString(f);
+    if (!text.ok()) continue;
+    for (CompiledGraph& g : ParseTorchTraceLog(*text)) out.push_back(std::move(g));
   }
   return out;
 }

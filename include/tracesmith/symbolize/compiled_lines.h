@@ -52,6 +52,8 @@ struct CompiledGraph {
 // stack-trace table whose handles its comments name most. A line or file it
 // cannot read is skipped; an error only when `dir` cannot be listed.
 StatusOr<std::vector<CompiledGraph>> ReadTorchTrace(const std::string& dir);
+// The same for one log file's text.
+std::vector<CompiledGraph> ParseTorchTraceLog(std::string_view text);
 
 // Python stack-trace text -> frames, outermost first (the "File" lines).
 model::ModelStack ParseStackTrace(std::string_view text);
