@@ -70,13 +70,10 @@ CallSiteNamer::CallSiteNamer(const model::Trace& meta, const CallSiteRules& rule
     const size_t slash = path.rfind('/');
     module_names_[m.mapping_id] = slash == std::string::npos ? path : path.substr(slash + 1);
   }
-  for (const model::MetadataEntry& m : meta.Rows<model::MetadataEntry>()) {
-    std::string_view key = meta.strings.Get(m.key_id);
-    if (!key.starts_with(model::kCompiledLineKey)) continue;
+  for (const auto& [where, c] : model::CompiledLines(meta)) {
     // The innermost frame of each stack trace, by file name: the first one's
     // line, then how many other lines the kernel was fused from; without
     // lines (torch.nn's own code), the graph's nodes Dynamo named.
-    const model::CompiledLine c = model::DecodeCompiledLine(meta.strings.Get(m.value_id));
     std::vector<std::string> lines;
     for (const model::ModelStack& st : c.stacks) {
       const model::ModelFrame& f = st.back();
@@ -97,7 +94,7 @@ CallSiteNamer::CallSiteNamer(const model::Trace& meta, const CallSiteRules& rule
     } else {
       continue;
     }
-    model_lines_.emplace(std::string(key.substr(model::kCompiledLineKey.size())), named);
+    model_lines_.emplace(where, named);
   }
 }
 

@@ -11,6 +11,7 @@
 #include "tracesmith/analysis/report.h"
 #include "tracesmith/base/atomic_file.h"
 #include "tracesmith/base/path.h"
+#include "tracesmith/model/compiled_lines.h"
 #include "tracesmith/model/process_rank.h"
 #include "tracesmith/model/stack_builder.h"
 
@@ -264,6 +265,26 @@ FoldedStacks FoldStacks(const analysis::CompactTrace& t, FlameWeight weight) {
   std::map<std::string, uint64_t> merged;
   const StartFrames start_frames(meta);
   const auto profiles = analysis::InstructionProfiles(t);
+  // torch.compile: the model's frames (or the graph's nodes) above each
+  // generated line that has them (model/compiled_lines.h).
+  const auto compiled = model::CompiledLines(meta);
+  auto model_frames = [&](uint32_t frame_id) {
+    std::string out;
+    const model::Frame& f = meta.Rows<model::Frame>()[frame_id - 1];
+    if (compiled.empty() || f.kind != model::kFramePython || !f.file_id) return out;
+    auto c = compiled.find(std::string(meta.strings.Get(f.file_id)) + ":" + std::to_string(f.line));
+    if (c == compiled.end()) return out;
+    if (!c->second.stacks.empty()) {
+      for (const model::ModelFrame& m : c->second.stacks.front())
+        out += Sanitized(StrFormat("%s (%s:%u)", m.function.c_str(), m.file.c_str(), m.line)) + ";";
+    } else if (!c->second.nodes.empty()) {
+      std::string nodes = "compiled";
+      for (size_t i = 0; i < c->second.nodes.size(); ++i)
+        nodes += (i ? ", " : " ") + c->second.nodes[i];
+      out += Sanitized(nodes) + ";";
+    }
+    return out;
+  };
   for (const auto& [key, value] : by_key) {
     std::string text = per_process ? Sanitized(ProcessLabel(meta, key.pid)) + ";" : "";
     std::vector<uint32_t> frames =
@@ -278,7 +299,7 @@ FoldedStacks FoldStacks(const analysis::CompactTrace& t, FlameWeight weight) {
     for (auto f = frames.rbegin() + ptrdiff_t(root.start_frames); f != frames.rend();
          ++f) {  // root first
       auto [l, added] = labels.try_emplace(*f);
-      if (added) l->second = FlameFrameLabel(meta, *f);
+      if (added) l->second = model_frames(*f) + FlameFrameLabel(meta, *f);
       text += l->second;
       text += ';';
     }

@@ -18,6 +18,7 @@
 #include "tracesmith/analysis/report.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/format/sbt_writer.h"
+#include "tracesmith/model/compiled_lines.h"
 #include "tracesmith/model/stack_builder.h"
 #include "tracesmith/report/html_report.h"
 
@@ -76,6 +77,37 @@ TEST(FlameTest, GpuTimeWeightsAreExactAndIdenticalStacksMerge) {
   EXPECT_EQ(folded.total, 42u);
   EXPECT_EQ(folded.ops, 8u);
   EXPECT_EQ(folded.ops_without_stack, 4u);
+}
+
+// torch.compile (model/compiled_lines.h): the model's frames above the
+// generated line that launched the kernel; the graph's nodes where Dynamo
+// recorded no line; other generated lines as they are.
+TEST(FlameTest, CompiledKernelsGrowTheModelsFrames) {
+  StackMaker s;
+  const uint32_t launch = s.Native(s.Module(2, "/x/libcuda.so.1"), "", 0x10);
+  const std::string gen = "/tmp/torchinductor_u/ab/cab.py";
+  const uint32_t step = s.Python("step", "train.py", 9);
+  const uint32_t a = s.Stack({launch, s.Python("Runner.call", gen, 11), step});
+  const uint32_t b = s.Stack({launch, s.Python("Runner.call", gen, 20), step});
+  const uint32_t c = s.Stack({launch, s.Python("Runner.call", gen, 30), step});
+  model::Trace& t = s.b.trace();
+  auto add = [&](uint32_t line, const model::CompiledLine& v) {
+    t.Rows<model::MetadataEntry>().push_back(
+        model::MetadataEntry{.key_id = t.strings.Intern(model::CompiledLineKey(gen, line)),
+                             .value_id = t.strings.Intern(model::EncodeCompiledLine(v))});
+  };
+  add(11, {{{{"forward", "/m/model.py", 30}, {"forward", "/m/block.py", 17}}}, {}});
+  add(20, {{}, {"linear", "gelu"}});
+  s.b.Kernel("gelu", 0, 7, 100, 110, 90, 95, 0, a);
+  s.b.Kernel("mm", 0, 7, 120, 125, 112, 115, 0, b);
+  s.b.Kernel("add", 0, 7, 130, 132, 128, 129, 0, c);
+  EXPECT_EQ(Folded(FoldStacks(Compact(t), FlameWeight::kGpuTime)),
+            "step (train.py:9);Runner.call (/tmp/torchinductor_u/ab/cab.py:30);libcuda.so.1+0x10;"
+            "add 2\n"
+            "step (train.py:9);compiled linear, gelu;Runner.call "
+            "(/tmp/torchinductor_u/ab/cab.py:20);libcuda.so.1+0x10;mm 5\n"
+            "step (train.py:9);forward (/m/model.py:30);forward (/m/block.py:17);Runner.call "
+            "(/tmp/torchinductor_u/ab/cab.py:11);libcuda.so.1+0x10;gelu 10\n");
 }
 
 TEST(FlameTest, LaunchWeightCountsOps) {

@@ -19,9 +19,13 @@
 
 #include <charconv>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "tracesmith/model/trace.h"
 
 namespace tracesmith::model {
 
@@ -91,6 +95,18 @@ inline CompiledLine DecodeCompiledLine(std::string_view value) {
     out.stacks.back().push_back(std::move(f));
   }
   if (out.stacks.back().empty()) out.stacks.pop_back();
+  return out;
+}
+
+// Every entry of `t`, by "generated file:line" (the key without its prefix).
+inline std::map<std::string, CompiledLine, std::less<>> CompiledLines(const Trace& t) {
+  std::map<std::string, CompiledLine, std::less<>> out;
+  for (const MetadataEntry& m : t.Rows<MetadataEntry>()) {
+    std::string_view key = t.strings.Get(m.key_id);
+    if (key.starts_with(kCompiledLineKey))
+      out.emplace(std::string(key.substr(kCompiledLineKey.size())),
+                  DecodeCompiledLine(t.strings.Get(m.value_id)));
+  }
   return out;
 }
 
