@@ -140,6 +140,7 @@ model::ModelStack ParseStackTrace(std::string_view text) {
     if (end == std::string_view::npos) continue;
     model::ModelFrame f;
     f.file = std::string(line.substr(6, end - 6));
+    if (f.file.empty()) continue;  // a frame of no file names nothing
     std::string_view rest = line.substr(end + 8);
     uint32_t n = 0;
     size_t i = 0;
