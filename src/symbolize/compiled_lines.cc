@@ -7,6 +7,7 @@
 #include <set>
 
 #include "tracesmith/base/file_util.h"
+#include "tracesmith/base/text.h"
 
 namespace tracesmith::symbolize {
 namespace {
@@ -62,14 +63,6 @@ size_t BestTable(const std::set<std::string>& handles, const std::vector<Table>&
   return best;
 }
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r'))
-    s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
-    s.remove_suffix(1);
-  return s;
-}
-
 std::vector<std::string_view> Lines(std::string_view text) {
   std::vector<std::string_view> out;
   while (!text.empty()) {
@@ -84,9 +77,9 @@ std::vector<std::string_view> Lines(std::string_view text) {
 // A kernel call of the generated code: a Triton kernel's run, an extern
 // kernel (cuBLAS, cuDNN) or an aten op.
 bool IsKernelCall(std::string_view s) {
-  return s.find(".run(") != std::string_view::npos || s.starts_with("extern_kernels.") ||
-         s.find("torch.ops.") != std::string_view::npos ||
-         s.find("= extern_kernels.") != std::string_view::npos;
+  for (std::string_view call : {".run(", "extern_kernels.", "torch.ops."})
+    if (s.find(call) != std::string_view::npos) return true;
+  return false;
 }
 
 // Open parentheses left after `s` (strings are not looked into: generated
@@ -158,39 +151,34 @@ model::ModelStack ParseStackTrace(std::string_view text) {
 std::map<uint32_t, std::string> HandleLines(std::string_view code) {
   std::map<uint32_t, std::string> out;
   const std::vector<std::string_view> lines = Lines(code);
-  std::string handle;
-  int depth = 0;  // open parentheses of the call being mapped
-  bool in_call = false;
+  std::string handle;            // of the comment above, while its call is to come
+  std::vector<uint32_t> before;  // lines since the comment (get_raw_stream, ...)
+  int depth = 0;                 // open parentheses of the call, inside it
   for (size_t i = 0; i < lines.size(); ++i) {
     const std::string_view s = Trim(lines[i]);
     const uint32_t n = uint32_t(i + 1);
-    if (s.starts_with(kHandleComment)) {
-      handle = std::string(Trim(s.substr(kHandleComment.size())));
-      in_call = false;
-      continue;
-    }
-    if (handle.empty()) continue;
-    if (in_call) {  // a continuation line of the call
+    if (depth > 0) {  // a continuation line of the call
       out[n] = handle;
       depth += ParenDepth(s);
-      if (depth <= 0) handle.clear(), in_call = false;
+      if (depth <= 0) handle.clear();
       continue;
     }
-    if (s.empty() || s.starts_with("def ") || s.starts_with("return")) {
-      handle.clear();  // the comment's call never came
-      continue;
-    }
-    out[n] = handle;  // the lines between the comment and its call (get_raw_stream, ...)
-    if (IsKernelCall(s)) {
+    if (s.starts_with(kHandleComment)) {
+      handle = std::string(Trim(s.substr(kHandleComment.size())));
+      before.clear();
+    } else if (handle.empty()) {
+      // no comment above: a line no kernel is launched from
+    } else if (s.empty() || s.starts_with("def ") || s.starts_with("return")) {
+      handle.clear();  // the comment's call never came: its lines stay unmapped
+    } else if (IsKernelCall(s)) {
+      for (uint32_t b : before) out[b] = handle;
+      out[n] = handle;
       depth = ParenDepth(s);
-      in_call = depth > 0;
-      if (!in_call) handle.clear();
+      if (depth <= 0) handle.clear();
+    } else {
+      before.push_back(n);
     }
   }
-  // Keep only the lines of a comment whose call was found: a line mapped
-  // before a call that never came (a blank line ended it) is still a line of
-  // the generated code the handle does not launch from, but harmless: no
-  // launch's stack stops there. Left as is.
   return out;
 }
 

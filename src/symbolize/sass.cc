@@ -17,19 +17,13 @@
 #include <tuple>
 #include <vector>
 
+#include "tracesmith/base/text.h"
 #include "tracesmith/format/job_file_names.h"
 
 extern char** environ;
 
 namespace tracesmith::symbolize {
 namespace {
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
-    s.remove_suffix(1);
-  return s;
-}
 
 bool IsHex(char c) {
   return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');

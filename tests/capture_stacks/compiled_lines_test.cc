@@ -73,6 +73,9 @@ TEST(CompiledLines, StackTracesAndHandleLines) {
   EXPECT_EQ(h.at(11), "triton_poi_fused_gelu_view_3:8");
   EXPECT_FALSE(h.count(12));
   EXPECT_FALSE(h.count(1));
+  // A comment whose call never comes maps nothing.
+  EXPECT_TRUE(
+      HandleLines("    # [Provenance debug handles] k:1\n    buf0 = x\n\n    del buf0\n").empty());
 }
 
 TEST(CompiledLines, LogToTraceEntries) {
