@@ -14,6 +14,13 @@ eager. Then `analyze --json`:
     files) hold at most 1% of GPU time (before: every compiled kernel's);
   - model lines: call sites that name the model's lines 13-17 hold >= 50% of GPU time, and
     at least 4 of those 5 lines are named.
+Then the same block under mode="reduce-overhead", 12 steps (torch's CUDA graph trees: after
+warm-up the compiled graphs are recorded into CUDA graphs and replayed), `graphs ...` checks:
+  - graphs run: exit 0 and model lines added, as above;
+  - graphs replayed: kernels replayed from CUDA graphs hold >= 50% of the GPU time analyze
+    reports (else the run did not test replays);
+  - graphs no generated line, graphs model lines: as above, over the replays too (before: a
+    replayed kernel was named by the line that replays the graph, cudagraph_trees.py).
 One `COMPILEDLINES <check>: <figures> -> PASS|FAIL|SKIP` line per expectation, then the
 summary.
 """
@@ -35,6 +42,7 @@ def main():
     os.makedirs(out, exist_ok=True)
     c = Checks("COMPILEDLINES")
     names = ["run", "no generated line", "model lines"]
+    names += ["graphs run", "graphs replayed", "graphs no generated line", "graphs model lines"]
     skip = torch_skip_reason()
     if skip is not None:
         for n in names:
@@ -45,24 +53,40 @@ def main():
 
 
 def checks(c, cli, out):
-    trace = os.path.join(out, "compiled.sbt")
+    mode(c, cli, out, "", ["5"])
+    mode(c, cli, out, "graphs ", ["12", "reduce-overhead"])
+
+
+def mode(c, cli, out, tag, args):
+    stem = tag.strip() or "compiled"
+    trace = os.path.join(out, stem + ".sbt")
     p = subprocess.run([cli, "profile", "-f", "-o", trace, "--", sys.executable, MODEL,
-                        "--model", "5"], capture_output=True, text=True, timeout=400)
-    with open(os.path.join(out, "profile.log"), "w") as f:
+                        "--model"] + args, capture_output=True, text=True, timeout=400)
+    with open(os.path.join(out, stem + ".profile.log"), "w") as f:
         f.write(p.stdout + p.stderr)
     added = re.search(r"model lines (?:of|for) (\d+) (?:and graph nodes for \d+ )?of (\d+) "
                       r"generated lines", p.stderr)
-    c.check("run", p.returncode == 0 and added is not None,
+    c.check(tag + "run", p.returncode == 0 and added is not None,
             f"exit {p.returncode}; " + (added.group(0) if added else "no model lines added: " +
                                         " | ".join(p.stderr.strip().splitlines()[-3:])))
     a = subprocess.run([cli, "analyze", "--json", trace], capture_output=True, text=True,
                        timeout=300)
-    sites = json.loads(a.stdout)["call_sites"] if a.returncode == 0 else []
-    with open(os.path.join(out, "call_sites.json"), "w") as f:
+    report = json.loads(a.stdout) if a.returncode == 0 else {}
+    sites = report.get("call_sites", [])
+    with open(os.path.join(out, stem + ".call_sites.json"), "w") as f:
         json.dump(sites, f, indent=1)
+    if tag:
+        graph_ns = sum(g["kernel_ns"] for g in report.get("graphs", []))
+        total = report.get("kernel_ns", 0)
+        share = 100.0 * graph_ns / total if total else 0.0
+        c.check(tag + "replayed", share >= 50,
+                f"{share:.1f}% of {total / 1e6:.2f} ms GPU time in kernels replayed from "
+                f"{len(report.get('graphs', []))} CUDA graphs, "
+                f"{report.get('graph_launches', 0)} graph launches (need >= 50%)")
     generated = sum(s["share_pct"] for s in sites if "torchinductor" in s["name"])
+    show_generated(sites, os.path.join(out, stem + ".generated.txt"))
     top_gen = next((s["name"] for s in sites if "torchinductor" in s["name"]), "none")
-    c.check("no generated line", bool(sites) and generated <= 1.0,
+    c.check(tag + "no generated line", bool(sites) and generated <= 1.0,
             f"{generated:.1f}% of GPU time under generated lines (first: {top_gen[:120]}); "
             f"{len(sites)} call sites (need <= 1%)")
     per_line = {}
@@ -72,12 +96,31 @@ def checks(c, cli, out):
                 per_line[n] = per_line.get(n, 0.0) + s["share_pct"]
                 break
     share = sum(per_line.values())
-    c.check("model lines", share >= 50 and len(per_line) >= 4,
+    c.check(tag + "model lines", share >= 50 and len(per_line) >= 4,
             f"{share:.1f}% of GPU time on model lines "
             + ", ".join(f"{n}: {v:.1f}%" for n, v in sorted(per_line.items()))
             + "; top call sites: " + "; ".join(f"{s['name'][:90]} {s['share_pct']:.1f}%"
                                                for s in sites[:4])
             + " (need >= 50% and >= 4 of lines 13-17)")
+
+
+def show_generated(sites, path):
+    """Writes the generated code around each line a call site still names (Inductor's cache
+    under /tmp: torchinductor_<user>/...), to see what kernel call has no model line."""
+    with open(path, "w") as f:
+        for s in sites:
+            m = re.search(r"\((torchinductor_[^:]+\.py):(\d+)\)", s["name"])
+            if not m:
+                continue
+            n = int(m.group(2))
+            f.write(f"== {s['share_pct']:.2f}% {s['name']}\n")
+            try:
+                lines = open(os.path.join("/tmp", m.group(1)), errors="replace").readlines()
+            except OSError as e:
+                f.write(f"  ({e})\n")
+                continue
+            for i in range(max(1, n - 12), min(len(lines), n + 2) + 1):
+                f.write(f"{'>' if i == n else ' '}{i:5d} {lines[i - 1].rstrip()[:200]}\n")
 
 
 if __name__ == "__main__":

@@ -13,8 +13,9 @@ kernels (issue #39; scripts/gpu-check.sh section `pcsampling`, after gpu/pc_samp
   - long: `pc_sampling_more long 3` (a 3-s kernel) under `--kernel-timeout 1s`: reported once,
     the program not ended (exit 0, "done" printed), the kernel's row there (>= 2.5 s);
   - graph: `pc_sampling_more graph` (pcs_hot only as nodes of a CUDA graph launched from
-    launch_graph, pcs_fma launched directly) under --pc-sampling: pcs_hot's samples joined to
-    launch_graph (>= 99%), pcs_fma's to launch_fma (>= 99%);
+    launch_graph, captured in capture_hot; pcs_fma launched directly) under --pc-sampling:
+    pcs_hot's samples joined to capture_hot, the code that put the kernels in the graph (>= 99%;
+    before the graph-node rows of 2026-11-30: to launch_graph), pcs_fma's to launch_fma (>= 99%);
   - triton: gpu/pc_sampling_triton.py under --pc-sampling: >= 90% of the Triton kernel's
     samples on lines of that file, the hottest its loop line, and >= 99% joined to the
     launching Python line;
@@ -123,11 +124,11 @@ def graph_checks(c, cli, progs, out):
                          os.path.join(progs, "pc_sampling_more"), "graph"], out, "graph")
     r = analyze(cli, path, out, "graph") or {}
     hot, fma = fn(r, "pcs_hot"), fn(r, "pcs_fma")
-    ph = share(hot["sites"], "launch_graph", "site") if hot else 0
+    ph = share(hot["sites"], "capture_hot", "site") if hot else 0
     pf = share(fma["sites"], "launch_fma", "site") if fma else 0
     c.check("graph", code == 0 and hot and fma and ph >= 99 and pf >= 99,
             f"exit {code}; pcs_hot (graph nodes) {hot['samples'] if hot else 0} samples, "
-            f"{ph:.2f}% joined to launch_graph; pcs_fma {pf:.2f}% to launch_fma (need >= 99% each)")
+            f"{ph:.2f}% joined to capture_hot; pcs_fma {pf:.2f}% to launch_fma (need >= 99% each)")
 
 
 def triton_checks(c, cli, out):

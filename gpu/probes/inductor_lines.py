@@ -2,7 +2,8 @@
 """Where torch.compile keeps the model line behind each Inductor kernel (issue #41 item 1).
 
   python3 gpu/probes/inductor_lines.py OUT            # the probe: facts printed
-  python3 gpu/probes/inductor_lines.py --model STEPS  # the workload alone (for profile)
+  python3 gpu/probes/inductor_lines.py --model STEPS [MODE]  # the workload alone (for
+                                                  # profile); MODE: torch.compile's mode
 
 A small GPT-like block (linear, GELU, layer norm, attention by hand) compiled with Inductor,
 trained STEPS steps. The probe runs it twice in child processes, each with a cold Inductor cache and
@@ -41,16 +42,20 @@ class Block(nn.Module):
 '''
 
 
-def model(steps):
+def model(steps, mode=None):
     ns = {}
     exec(compile(MODEL, os.path.abspath(__file__) + ".model", "exec"), ns)
     import torch
     m = ns["Block"]().cuda()
     opt = torch.optim.AdamW(m.parameters(), lr=1e-3)
-    step = torch.compile(m)
+    # mode="reduce-overhead": after warm-up, the compiled graphs are recorded into CUDA
+    # graphs (torch's cudagraph trees) and replayed.
+    step = torch.compile(m, mode=mode)
     x = torch.randn(8, 128, 256, device="cuda")
     t0 = time.time()
     for i in range(steps):
+        if mode:
+            torch.compiler.cudagraph_mark_step_begin()
         loss = step(x).float().pow(2).mean()
         loss.backward()
         opt.step()
@@ -131,7 +136,7 @@ def probe(out):
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--model"]:
-        model(int(sys.argv[2]))
+        model(int(sys.argv[2]), sys.argv[3] if len(sys.argv) > 3 else None)
     elif len(sys.argv) == 2:
         probe(sys.argv[1])
     else:

@@ -5,8 +5,10 @@
 //          (profile --kernel-timeout ... --on-kernel-timeout exit ends it);
 //   long   the same kernel spins for SECONDS (argument, default 3) on the SM clock, then ends:
 //          a long kernel, not a hang; the program ends normally;
-//   graph  pcs_hot launched only as the kernel nodes of a CUDA graph (captured from a stream,
-//          launched 200 times from launch_graph), pcs_fma launched directly from launch_fma.
+//   graph  pcs_hot launched only as the kernel nodes of a CUDA graph (captured from a stream in
+//          capture_hot, launched 200 times from launch_graph), pcs_fma launched directly from
+//          launch_fma. With host stacks the graph's kernels are named by capture_hot (the
+//          code that put them in the graph), not launch_graph.
 // Prints "pc_sampling_more: spin line FILE:LINE" first (flushed: the hang never returns).
 #include <chrono>
 #include <cstdio>
@@ -38,6 +40,14 @@ __attribute__((noinline)) void launch_fma(int blocks, cudaStream_t s, float* out
   pcs_fma<<<blocks, 256, 0, s>>>(out, 100000, 1.0001f, 0.5f);
   PCS_KEEP_FRAME();
 }
+__attribute__((noinline)) cudaGraph_t capture_hot(cudaStream_t s, unsigned* hot, int blocks) {
+  cudaGraph_t graph;
+  CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  for (int i = 0; i < 4; ++i) pcs_hot<<<blocks, 256, 0, s>>>(hot, 40000);
+  CHECK(cudaStreamEndCapture(s, &graph));
+  return graph;
+}
+
 __attribute__((noinline)) void launch_graph(cudaGraphExec_t g, cudaStream_t s) {
   CHECK(cudaGraphLaunch(g, s));
   PCS_KEEP_FRAME();
@@ -61,11 +71,8 @@ int main(int argc, char** argv) {
   cudaStream_t s[2];
   for (auto& st : s) CHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
   if (!std::strcmp(mode, "graph")) {
-    cudaGraph_t graph;
+    cudaGraph_t graph = capture_hot(s[0], hot, blocks);
     cudaGraphExec_t exec;
-    CHECK(cudaStreamBeginCapture(s[0], cudaStreamCaptureModeGlobal));
-    for (int i = 0; i < 4; ++i) pcs_hot<<<blocks, 256, 0, s[0]>>>(hot, 40000);
-    CHECK(cudaStreamEndCapture(s[0], &graph));
     CHECK(cudaGraphInstantiate(&exec, graph, 0));
     const int launches = 200;
     for (int i = 0; i < launches; ++i) {

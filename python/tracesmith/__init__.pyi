@@ -60,6 +60,7 @@ class Trace:
     kernel_timeouts: Table
     gpu_metric_samples: Table
     gpu_metric_names: Table
+    graph_nodes: Table
     # The program's own counters (tracesmith.counter) and ranges/instants (kind 1/2).
     app_counters: Table
     app_events: Table

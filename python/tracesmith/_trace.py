@@ -39,7 +39,7 @@ KINDS = {
     "threads": "thread", "clocks": "clock", "mappings": "mapping", "frames": "frame",
     "stack_nodes": "stacknode", "stat_rows": "stat", "metadata_rows": "metadata",
     "pc_lines": "pcline", "pc_sass": "pcsass", "sass_counts": "sasscount",
-    "gpu_metric_names": "gpumetricdesc",
+    "gpu_metric_names": "gpumetricdesc", "graph_nodes": "graphnode",
 }
 
 

@@ -142,6 +142,14 @@ bool CallSiteNamer::GeneratedFile(uint32_t id) {
   return FileMatches(generated_, generated_files_, id);
 }
 
+// The packages that launch a compiled kernel for generated code (Inductor's
+// runtime, Triton, the operator dispatch): lines between the generated line
+// and the launch, not the code behind the kernel.
+static bool KernelLauncher(std::string_view package_path) {
+  return package_path.starts_with("torch/_inductor/runtime/") ||
+         package_path.starts_with("triton/") || package_path == "torch/_ops.py";
+}
+
 // A launch through compiler-generated code (torch.compile): the program's
 // innermost line outside libraries and generated code, then the generated
 // line that launched the kernel (the innermost generated frame in a file, not
@@ -149,6 +157,7 @@ bool CallSiteNamer::GeneratedFile(uint32_t id) {
 std::string CallSiteNamer::ThroughGeneratedCode(const std::vector<uint32_t>& frames) {
   const auto& table = meta_.Rows<model::Frame>();
   uint32_t in_file = 0, any = 0, user = 0;  // generated frames: in a file, any; the program's
+  uint32_t machinery = 0;  // a library line the generated code called, other than a launcher
   for (uint32_t id : frames) {
     const model::Frame& f = table[id - 1];
     if (f.kind != model::kFramePython) continue;
@@ -157,7 +166,11 @@ std::string CallSiteNamer::ThroughGeneratedCode(const std::vector<uint32_t>& fra
       if (!in_file && !meta_.strings.Get(f.file_id).starts_with("<")) in_file = id;
       continue;
     }
-    if (LibraryFile(id)) continue;
+    if (LibraryFile(id)) {
+      if (!any && !machinery && !KernelLauncher(PackagePath(meta_.strings.Get(f.file_id))))
+        machinery = id;
+      continue;
+    }
     if (!any) return "";  // the program's own line comes first
     user = id;
     break;
@@ -167,8 +180,10 @@ std::string CallSiteNamer::ThroughGeneratedCode(const std::vector<uint32_t>& fra
   if (!in_file) return "";
   // The model's line the kernel came from, where the trace has it (the
   // generated line stays in the stack: flame graph, view).
+  // Without one, work the generated line asked a library for (CUDA graph
+  // trees copying inputs into a graph's buffers) is named by the library's line.
   std::string launched = ModelLine(in_file);
-  if (launched.empty()) launched = FrameText(in_file);
+  if (launched.empty()) launched = FrameText(machinery ? machinery : in_file);
   return user ? FrameText(user, true) + " > " + launched : launched;
 }
 

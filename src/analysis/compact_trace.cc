@@ -140,7 +140,7 @@ void CompactTrace::IngestRows(const std::vector<T>& rows) {
       op.name_id = e.demangled_id ? e.demangled_id : e.name_id;
       op.correlation_id = e.correlation_id;
       op.lane_kind = GpuLane(e.pid, e.device_id, e.stream_id) << 2 | uint32_t(OpKind::kKernel);
-      op.extra = e.graph_id;
+      op.extra = graph_kernels_.Intern(e.pid, e.graph_id, e.graph_node_id);
       ops_.push_back(op);
       ++kernels_per_pid_[e.pid];
     }
@@ -471,6 +471,7 @@ void CompactTrace::Finalize() {
   finalized_ = true;
   const auto t0 = std::chrono::steady_clock::now();
   AlignClocks();
+  graph_kernels_.Resolve(meta_);
   gpu_metrics_.Sort();
   std::stable_sort(
       app_counters_.begin(), app_counters_.end(),

@@ -156,7 +156,7 @@ void DependencyRules::Predecessors(NodeRef node, std::vector<Edge>* out) const {
       LaneRange r = trace_.lane_range(o.lane());
       if (node.index > r.begin) add(NodeKind::kOp, node.index - 1, EdgeKind::kStreamOrder);
       add(NodeKind::kCall, trace_.CallOfOp(node.index),
-          o.kind() == OpKind::kKernel && o.extra ? EdgeKind::kGraphLaunch : EdgeKind::kLaunch);
+          trace_.GraphOfOp(o) ? EdgeKind::kGraphLaunch : EdgeKind::kLaunch);
       // The latest stream wait that ended after the previous op and by this op's start.
       const uint64_t prev_end = node.index > r.begin ? ops[node.index - 1].end_ns : 0;
       const auto& waits = waits_by_lane_[o.lane()];

@@ -312,8 +312,7 @@ PcSampleReport SummarizePcSamples(const CompactTrace& t, uint64_t kernel_ns,
     r.functions[it->second].kernels++;
     r.functions[it->second].kernel_ns += op.duration();
     if (!stacks) continue;
-    const uint32_t call = t.CallOfOp(oi);
-    const uint32_t stack = call == kNone ? 0 : t.calls()[call].stack_id;
+    const uint32_t stack = t.StackOfOp(oi);
     auto [sit, fresh] = site_of_stack.try_emplace(stack, 0);
     if (fresh) {
       auto [named, added] =

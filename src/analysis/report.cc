@@ -112,8 +112,7 @@ void KernelTables(const CompactTrace& t, CallSiteNamer& namer, AnalysisReport* r
         by_name.Put(group_of_name[n], op.duration());
       }
       if (!stacks) continue;
-      uint32_t call = t.CallOfOp(oi);
-      uint32_t stack = call == kNone ? 0 : t.calls()[call].stack_id;
+      const uint32_t stack = t.StackOfOp(oi);
       any_stack |= stack != 0;
       if (stack != last_stack) {  // consecutive launches mostly share a call site
         auto it = site_of_stack.find(stack);
@@ -319,9 +318,10 @@ void GraphTable(const CompactTrace& t, AnalysisReport* r) {
     r->graph_launches++;
   }
   for (const GpuOp& op : t.ops()) {
-    if (op.kind() != OpKind::kKernel || op.extra == 0) continue;
-    GraphStats& s = by_graph[op.extra];
-    s.graph_id = op.extra;
+    const uint32_t graph = t.GraphOfOp(op);
+    if (!graph) continue;
+    GraphStats& s = by_graph[graph];
+    s.graph_id = graph;
     s.kernels++;
     s.kernel_ns += op.duration();
   }

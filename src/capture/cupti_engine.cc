@@ -321,6 +321,10 @@ Status CuptiEngine::EnableCallbacks() {
     CUPTI_CALL(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE,
                                    CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING));
   }
+  if (table_.graph_nodes)
+    for (CUpti_CallbackId cbid :
+         {CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED})
+      CUPTI_CALL(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE, cbid));
   if (stacks || driver_rows_) {
     for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid) {
       CostSite site;
@@ -483,8 +487,15 @@ TS_HOT void CUPTIAPI CuptiEngine::OnCallback(void* userdata, CUpti_CallbackDomai
       return;
     }
     case CUPTI_CB_DOMAIN_RESOURCE: {
+      const auto* data = static_cast<const CUpti_ResourceData*>(cbdata);
+      if (cbid >= CUPTI_CBID_RESOURCE_GRAPH_CREATED) {  // graphs, their nodes and executables
+        stacks::CallerFrame from;
+        TRACESMITH_CALLER_FRAME(from);
+        e->OnGraphResource(cbid, data, from);
+        return;
+      }
       CostTimer timer(ThreadCost::Get(), CostSite::kOther);
-      e->OnResource(cbid, static_cast<const CUpti_ResourceData*>(cbdata));
+      e->OnResource(cbid, data);
       timer.Finish();
       return;
     }
@@ -532,6 +543,32 @@ void CuptiEngine::Deliver(uint8_t recorders, CUpti_CallbackId cbid, const CUpti_
 void CuptiEngine::RecordDeviceMemoryUsed() {
   if (!running_.load() || abandoned_.load()) return;
   for (const auto& r : recorders_) r->OnCaptureEdge();
+}
+
+void CuptiEngine::OnGraphResource(CUpti_CallbackId cbid, const CUpti_ResourceData* data,
+                                  const stacks::CallerFrame& from) {
+  if (cbid != CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED && cbid != CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED)
+    return;
+  const auto* graph = static_cast<const CUpti_GraphData*>(data->resourceDescriptor);
+  if (!graph) return;
+  struct Walk {
+    CuptiEngine* engine;
+    ThreadCost* tc;
+    bool timed;
+    const stacks::CallerFrame* from;
+  };
+  ThreadCost* tc = ThreadCost::Get();
+  CostTimer timer(tc, CostSite::kOther);
+  const Walk walk{this, tc, timer.on, &from};
+  const GraphNodeEvent event{cbid, graph,
+                             [](const void* c) {
+                               const Walk& w = *static_cast<const Walk*>(c);
+                               return w.engine->TakeStack(w.tc, w.timed, *w.from);
+                             },
+                             &walk};
+  for (uint8_t m = table_.graph_nodes; m; m &= uint8_t(m - 1))
+    recorder_at_[__builtin_ctz(m)]->OnGraphNode(event);
+  timer.Finish();
 }
 
 void CuptiEngine::OnResource(CUpti_CallbackId cbid, const CUpti_ResourceData* data) {

@@ -128,6 +128,10 @@ class CuptiEngine {
   // driver API rows (all of them when `all`, at the end).
   void WriteDriverCalls(bool all);
   void OnResource(CUpti_CallbackId cbid, const CUpti_ResourceData* data);
+  // The graph resource callbacks (recorders that claimed GraphNodes): a
+  // node made outside cudaGraphInstantiate gets the calling thread's stack.
+  void OnGraphResource(CUpti_CallbackId cbid, const CUpti_ResourceData* data,
+                       const stacks::CallerFrame& from);
   void OnNvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* data);
 
   CaptureOptions options_;

@@ -14,9 +14,9 @@
 //  - at Start (the starting thread): Claim, once, says which callbacks the
 //    recorder wants; nothing it did not claim reaches it.
 //  - application threads, inside CUPTI callbacks: OnDriverCall,
-//    OnContextCreated, OnContextDestroying, OnModuleLoaded. The rules of a callback hold here: no
-//    lock, allocation or syscall on a path every launch takes (the engine's
-//    own hot path stays a table lookup when no recorder claims launches).
+//    OnContextCreated, OnContextDestroying, OnModuleLoaded, OnGraphNode. The rules of a callback
+//    hold here: no lock, allocation or syscall on a path every launch takes (the engine's own hot
+//    path stays a table lookup when no recorder claims launches).
 //  - the thread that starts (Session) or stops the capture, outside any
 //    callback: OnCaptureEdge (may make driver calls).
 //  - the writer thread: Collect every poll (5 ms: per-thread rings stay
@@ -72,6 +72,19 @@ struct DriverCallEvent {
   bool active;                     // activities are on (--capture-range, --delay, --duration)
 };
 
+// A CUDA graph node made or cloned (CUPTI's GRAPHNODE_CREATED, GRAPHNODE_CLONED
+// resource callbacks), on the thread of the call that made it.
+struct GraphNodeEvent {
+  CUpti_CallbackId cbid;        // CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED or _CLONED
+  const CUpti_GraphData* data;  // node (and originalNode when cloned)
+  // The calling thread's host stack (0: stacks off), walked when asked and
+  // timed as the engine's stacks are: a recorder asks only for the nodes
+  // whose stack it keeps.
+  uint32_t TakeStack() const { return take_stack(context); }
+  uint32_t (*take_stack)(const void* context);
+  const void* context;
+};
+
 // How a claimed driver callback reaches its recorder.
 struct DriverClaim {
   // Timed (the default): on the engine's callback path, counted and sampled
@@ -124,6 +137,7 @@ struct CallbackTable {
   uint8_t module_loads = 0;        // recorders given module loads
   uint8_t context_created = 0;     // recorders given context creations
   uint8_t context_destroying = 0;  // recorders given context destructions (before them)
+  uint8_t graph_nodes = 0;         // recorders given graph nodes made and cloned
   // The engine's own claim of a work-submitting call (launch, copy, memset,
   // graph launch): timed at `site`, with a stack and/or a driver API row.
   // A callback a recorder claimed timed keeps that claim's site.
@@ -145,6 +159,9 @@ class CallbackClaims {
   void ContextCreated() { table_->context_created |= bit_; }
   // OnContextDestroying before every context is destroyed.
   void ContextDestroys() { table_->context_destroying |= bit_; }
+  // OnGraphNode for every CUDA graph node made or cloned; a node made by a
+  // call of the program comes with that call's host stack (when stacks are on).
+  void GraphNodes() { table_->graph_nodes |= bit_; }
 
  private:
   CallbackTable* table_;
@@ -164,6 +181,7 @@ class Recorder {
   // runtime's teardown at exit), before it is gone.
   virtual void OnContextDestroying(CUcontext) {}
   virtual void OnModuleLoaded(CUcontext, const CUpti_ModuleResourceData&) {}
+  virtual void OnGraphNode(const GraphNodeEvent&) {}
   virtual void OnCaptureEdge() {}
   // CUPTI's activity records were switched on or off (the capture range's
   // edges: --capture-range, --delay, --duration; the start and the end), by

@@ -52,6 +52,7 @@ constexpr IdFieldRule kRules[] = {
     {"stream_id", IdSpace::kPerProcess},
     {"graph_id", IdSpace::kPerProcess},
     {"graph_node_id", IdSpace::kPerProcess},
+    {"origin_node_id", IdSpace::kPerProcess},
     {"range_id", IdSpace::kPerProcess},
     {"record_function_id", IdSpace::kPerProcess},
     {"module_id", IdSpace::kPerProcess},

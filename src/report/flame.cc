@@ -246,8 +246,7 @@ FoldedStacks FoldStacks(const analysis::CompactTrace& t, FlameWeight weight) {
   const auto& ops = t.ops();
   for (uint32_t oi = 0; oi < ops.size(); ++oi) {
     const analysis::GpuOp& op = ops[oi];
-    const uint32_t call = t.CallOfOp(oi);
-    const uint32_t stack = call == analysis::kNone ? 0 : t.calls()[call].stack_id;
+    const uint32_t stack = t.StackOfOp(oi);
     uint32_t leaf = op.name_id;
     if (op.kind() == analysis::OpKind::kMemcpy)
       leaf = 0x80000000u | (op.extra < t.copies().size() ? t.copies()[op.extra].copy_kind : 0);

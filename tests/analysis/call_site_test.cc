@@ -167,6 +167,18 @@ TEST(CallSiteTest, CompiledCodeIsNamedByTheProgramsLineThenTheGeneratedLine) {
   const uint32_t user_kernel = s.Python("my_op", "/home/u/proj/ops.py", 9);
   EXPECT_EQ(namer.Name(s.Stack({launch, user_kernel, runner, call, step})),
             "my_op (/home/u/proj/ops.py:9)");
+  // Work the generated line asked a library for, not through a launcher (CUDA graph trees
+  // copying a graph's inputs): the library's line, not the generated one.
+  const uint32_t copy = s.Python("CUDAGraphNode._copy_inputs_and_remove_from_src",
+                                 torch + "_inductor/cudagraph_trees.py", 1030);
+  const uint32_t ops = s.Python("OpOverloadPacket.__call__", torch + "_ops.py", 1158);
+  EXPECT_EQ(namer.Name(s.Stack({launch, ops, copy, runner, call, fn, step})),
+            "train_step (train.py:41) > CUDAGraphNode._copy_inputs_and_remove_from_src "
+            "(torch/_inductor/cudagraph_trees.py:1030)");
+  // The operator dispatch alone between them: the generated line.
+  EXPECT_EQ(namer.Name(s.Stack({launch, ops, runner, call, step})),
+            "train_step (train.py:41) > Runner.call "
+            "(torchinductor_u/rk/crk7zj6rqx4mwbt2yhe5fnlps3a.py:1915)");
   // Without the rule, Inductor's launcher as before.
   CallSiteRules none;
   none.generated_files = "^$";

@@ -135,5 +135,82 @@ TEST(GpuStacks, TorchStepKernelsCarryPythonStacks) {
   EXPECT_TRUE(has_model_line) << "expected a Python frame at " << want;
 }
 
+// Kernels replayed from a CUDA graph carry the stack of the launch that put
+// them in the graph (issue #41 item 1): gpu/programs/cuda_graph.cu records 3
+// launches in capture_steps and replays the graph 4 times from main. The
+// GraphNode rows say which node each executable node was cloned from and
+// with which stack the 3 nodes were made; `analyze` names capture_steps.
+TEST(GpuStacks, GraphKernelsAreNamedByTheFunctionThatCapturedThem) {
+  REQUIRE_GPU();
+  ProfileRun r = Profile("stacks_graph", Program("cuda_graph") + " 4", "--stacks native");
+  ASSERT_EQ(r.exit_code(), 0) << r.output;
+  auto st = symbolize::Symbolize(&r.trace);
+  ASSERT_TRUE(st.ok()) << st.status().ToString();
+  std::map<uint64_t, std::pair<uint64_t, uint32_t>> origin;  // node -> (cloned from, stack)
+  size_t made = 0, cloned = 0;
+  size_t made_in_capture = 0;
+  for (const model::GraphNode& n : r.trace.Rows<model::GraphNode>()) {
+    auto& o = origin[n.graph_node_id];
+    if (n.origin_node_id || !o.first) o = {n.origin_node_id, n.stack_id};  // a clone's row wins
+    made += n.origin_node_id == 0;
+    cloned += n.origin_node_id != 0;
+    std::printf("graph node %llu: from %llu, stack", (unsigned long long)n.graph_node_id,
+                (unsigned long long)n.origin_node_id);
+    bool capture = false;
+    for (const auto& f : Describe(r.trace, n.stack_id)) {
+      std::printf(" <- %s", f.c_str());
+      capture |= f.find("capture_steps") == 0;
+    }
+    std::printf("\n");
+    made_in_capture += capture;
+  }
+  auto kernels = testing::KernelsNamed(r.trace, "graph_step");
+  ASSERT_EQ(kernels.size(), 12u);
+  size_t in_capture = 0, launch_in_main = 0;
+  std::set<uint64_t> nodes;
+  for (const auto& k : kernels) {
+    nodes.insert(k.graph_node_id);
+    uint64_t node = k.graph_node_id;
+    uint32_t stack = 0;
+    for (int step = 0; step < 8 && origin.count(node); ++step) {
+      auto [from, s] = origin[node];
+      if (!from) {
+        stack = s;
+        break;
+      }
+      node = from;
+    }
+    bool capture = false, main = false;
+    for (const auto& f : Describe(r.trace, stack)) capture |= f.find("capture_steps") == 0;
+    for (const auto& f : Describe(r.trace, k.stack_id)) main |= f == "main";
+    in_capture += capture;
+    launch_in_main += main;
+  }
+  // What `analyze` names: every graph_step kernel's call site is capture_steps.
+  const std::string json = r.trace_path + ".analyze.json";
+  const std::string cmd = Env("TS_TRACESMITH") + " analyze --json " + r.trace_path + " > " + json;
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  std::ifstream in(json);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::regex site(R"re("call_sites":\s*\[\s*\{\s*"name":\s*"([^"]*)")re");
+  std::smatch top;
+  const bool has_top = std::regex_search(text, top, site);
+  std::printf(
+      "GPU-CHECK stacks graph: graph_kernels=%zu nodes=%zu node_rows_made=%zu "
+      "node_rows_cloned=%zu made_in_capture_steps=%zu kernels_from_capture_steps=%zu "
+      "launches_in_main=%zu "
+      "analyze_top_site=%s\n",
+      kernels.size(), nodes.size(), made, cloned, made_in_capture, in_capture, launch_in_main,
+      has_top ? top[1].str().c_str() : "(none)");
+  EXPECT_EQ(nodes.size(), 3u);
+  EXPECT_EQ(made, 3u);  // not cudaGraphInstantiate's own nodes
+  EXPECT_EQ(made_in_capture, 3u);
+  EXPECT_GE(cloned, 3u);
+  EXPECT_EQ(in_capture, 12u);
+  EXPECT_EQ(launch_in_main, 12u);
+  ASSERT_TRUE(has_top) << text.substr(0, 2000);
+  EXPECT_EQ(top[1].str().find("capture_steps"), 0u) << top[1].str();
+}
+
 }  // namespace
 }  // namespace tracesmith::capture

@@ -503,12 +503,15 @@ class CompiledLinesCheck(unittest.TestCase):
     profile's line and analyze's call sites; the visible skip without torch."""
 
     def run_check(self, sites, said="tracesmith: x.sbt: torch.compile: model lines for 30 and "
-                  "graph nodes for 0 of 33 generated lines\n", state="cuda"):
+                  "graph nodes for 0 of 33 generated lines\n", state="cuda", graph_ns=80):
         fake = Fake()
         self.addCleanup(fake.close)
+        # One analyze answer for both runs (plain and reduce-overhead).
         fake.table([[r"^profile ", 0, "", said],
-                    [r"^analyze --json ", 0, json.dumps({"call_sites": [
-                        {"name": n, "share_pct": p} for n, p in sites]}), ""]])
+                    [r"^analyze --json ", 0, json.dumps({
+                        "call_sites": [{"name": n, "share_pct": p} for n, p in sites],
+                        "kernel_ns": 100, "graph_launches": 12,
+                        "graphs": [{"graph_id": 1, "kernel_ns": graph_ns}]}), ""]])
         return fake.run([sys.executable, os.path.join(GPU, "compiled_lines_check.py"), fake.cli,
                          os.path.join(fake.dir, "run")], TS_TORCH_STATE=state)
 
@@ -518,15 +521,20 @@ class CompiledLinesCheck(unittest.TestCase):
                 ("AdamW.step (torch/optim/adamw.py:1)", 24.5),
                 ("Runner.call (torchinductor_root/o5/co5m.py:686)", 0.5)]
         rc, out = self.run_check(good)
-        self.assertEqual((rc, last_line(out)), (0, "3 passed, 0 failed, 0 skipped"), out)
+        self.assertEqual((rc, last_line(out)), (0, "7 passed, 0 failed, 0 skipped"), out)
+        # Too little GPU time replayed from CUDA graphs: the graph run tested nothing.
+        rc, out = self.run_check(good, graph_ns=30)
+        self.assertEqual((rc, verdict(out, "graphs replayed")), (1, "FAIL"), out)
+        self.assertEqual(verdict(out, "graphs model lines"), "PASS")
         # Generated lines over 1%, too few model lines, or no line from profile: FAIL.
         rc, out = self.run_check(good[:2] + [("Runner.call (torchinductor_root/o5/c.py:9)", 38.0)])
         self.assertEqual((rc, verdict(out, "no generated line")), (1, "FAIL"), out)
         self.assertEqual(verdict(out, "model lines"), "FAIL")
+        self.assertEqual(verdict(out, "graphs model lines"), "FAIL")
         rc, out = self.run_check(good, said="tracesmith: command exited with code 0\n")
         self.assertEqual((rc, verdict(out, "run")), (1, "FAIL"), out)
         rc, out = self.run_check(good, state="absent")
-        self.assertEqual((rc, last_line(out)), (0, "0 passed, 0 failed, 3 skipped"), out)
+        self.assertEqual((rc, last_line(out)), (0, "0 passed, 0 failed, 7 skipped"), out)
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@
 
 #include "tracesmith/analysis/app_counters.h"
 #include "tracesmith/analysis/gpu_metrics.h"
+#include "tracesmith/analysis/graph_kernels.h"
 #include "tracesmith/analysis/pc_samples.h"
 #include "tracesmith/analysis/sorter.h"
 #include "tracesmith/base/status.h"
@@ -44,7 +45,8 @@ struct GpuOp {
   uint32_t name_id = 0;         // kernel: demangled name (mangled if none); else 0
   uint32_t correlation_id = 0;  // joins the API call that issued it (same pid)
   uint32_t lane_kind = 0;       // lane index << 2 | OpKind
-  uint32_t extra = 0;           // kernel: graph_id; memcpy/memset: index into copies()
+  uint32_t extra = 0;           // kernel: index into graph_kernels() (0: no graph);
+                                // memcpy/memset: index into copies()
 
   uint32_t lane() const { return lane_kind >> 2; }
   OpKind kind() const { return static_cast<OpKind>(lane_kind & 3); }
@@ -276,6 +278,13 @@ class CompactTrace {
   const std::vector<SyncRecord>& syncs() const { return syncs_; }  // by start
   const std::vector<NvtxRecord>& nvtx() const { return nvtx_; }    // by (lane, start)
   const std::vector<GraphLaunchRecord>& graph_launches() const { return graphs_; }
+  // The graph nodes kernels ran from (GpuOp::extra of a kernel), with the
+  // stack that made each (graph_kernels.h).
+  const GraphKernels& graph_kernels() const { return graph_kernels_; }
+  // The CUDA graph a kernel ran from (0: none).
+  uint32_t GraphOfOp(const GpuOp& op) const {
+    return op.kind() == OpKind::kKernel ? graph_kernels_[op.extra].graph_id : 0;
+  }
   // GPU instruction samples, aggregated as they arrived (the whole trace's: not windowed).
   const PcSamples& pc_samples() const { return pc_samples_; }
   // Kernels of each process as ingested: the whole trace's, not windowed (what the
@@ -308,6 +317,16 @@ class CompactTrace {
   Interval CallSpanOfOp(uint32_t op) const {
     const uint32_t c = op_call_[op];
     return c == kNone ? Interval{} : Interval{calls_[c].start_ns, calls_[c].end_ns};
+  }
+  // The host stack behind ops()[op] (0: none): for a kernel replayed from a
+  // CUDA graph, the stack of the call that put its node in the graph when
+  // the trace knows it (graph_kernels.h); else the issuing call's.
+  uint32_t StackOfOp(uint32_t op) const {
+    const GpuOp& o = ops_[op];
+    if (o.kind() == OpKind::kKernel && o.extra)
+      if (const uint32_t s = graph_kernels_[o.extra].stack_id) return s;
+    const uint32_t c = op_call_[op];
+    return c == kNone ? 0 : calls_[c].stack_id;
   }
   // The last-ending GPU op issued by `call`, or kNone.
   uint32_t OpOfCall(const HostCall& call) const;
@@ -348,6 +367,7 @@ class CompactTrace {
   std::vector<SyncRecord> syncs_;
   std::vector<NvtxRecord> nvtx_;
   std::vector<GraphLaunchRecord> graphs_;
+  GraphKernels graph_kernels_;
   PcSamples pc_samples_;
   GpuMetricSeries gpu_metrics_;
   std::vector<AppCounterPoint> app_counters_;

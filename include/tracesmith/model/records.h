@@ -90,7 +90,8 @@ namespace tracesmith::model {
   METADATA(PcLine,            kPcLine,      73, "pcline",    TS_PC_LINE_FIELDS)       \
   METADATA(PcSass,            kPcSass,      74, "pcsass",    TS_PC_SASS_FIELDS)      \
   METADATA(SassCount,         kSassCount,   75, "sasscount", TS_SASS_COUNT_FIELDS)   \
-  METADATA(GpuMetric,         kGpuMetric,   76, "gpumetricdesc", TS_GPU_METRIC_FIELDS)
+  METADATA(GpuMetric,         kGpuMetric,   76, "gpumetricdesc", TS_GPU_METRIC_FIELDS) \
+  METADATA(GraphNode,         kGraphNode,   77, "graphnode", TS_GRAPH_NODE_FIELDS)
 // clang-format on
 
 inline constexpr uint16_t kFirstMetadataTableKind = 64;
@@ -607,6 +608,21 @@ inline constexpr char kTorchReservedCounter[] = "PyTorch caching allocator reser
   X(uint32_t, name_id, kDelta)                   \
   X(uint32_t, label_id, kDelta)                  \
   X(uint32_t, unit_id, kDelta)
+
+// Where a CUDA graph node came from (the capture's GRAPHNODE_CREATED and
+// GRAPHNODE_CLONED callbacks; host stacks on): a node made by a call of the
+// program (a launch into a capturing stream, cudaGraphAdd*Node) has
+// origin_node_id 0 and stack_id the host stack of that call; a node cloned
+// from another (cudaGraphInstantiate clones each node of the graph into the
+// executable graph, whose node ids the kernel rows carry as graph_node_id;
+// cudaGraphClone) has origin_node_id the node it was cloned from and
+// stack_id 0. A kernel replayed from a graph is thus traced back to the
+// line that put it in the graph (analysis: CompactTrace::StackOfOp).
+#define TS_GRAPH_NODE_FIELDS(X)                  \
+  X(uint64_t, graph_node_id, kDelta)             \
+  X(uint64_t, origin_node_id, kDelta)            \
+  X(uint32_t, stack_id, kDelta)                  \
+  X(uint32_t, pid, kConfig)
 
 // Free-form key/value metadata (command line, tool version, host, ...).
 #define TS_METADATA_FIELDS(X)                    \
