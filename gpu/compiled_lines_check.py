@@ -21,12 +21,15 @@ warm-up the compiled graphs are recorded into CUDA graphs and replayed), `graphs
     reports (else the run did not test replays);
   - graphs no generated line, graphs model lines: as above, over the replays too (before: a
     replayed kernel was named by the line that replays the graph, cudagraph_trees.py).
+Then the first run again, its compiled graphs now in Inductor's cache (`warm ...` checks: the
+model lines must come from a cache hit too; the first two runs compile into a fresh cache).
 One `COMPILEDLINES <check>: <figures> -> PASS|FAIL|SKIP` line per expectation, then the
 summary.
 """
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -43,6 +46,7 @@ def main():
     c = Checks("COMPILEDLINES")
     names = ["run", "no generated line", "model lines"]
     names += ["graphs run", "graphs replayed", "graphs no generated line", "graphs model lines"]
+    names += ["warm run", "warm no generated line", "warm model lines"]
     skip = torch_skip_reason()
     if skip is not None:
         for n in names:
@@ -53,8 +57,12 @@ def main():
 
 
 def checks(c, cli, out):
+    cache = os.path.join(out, "torchinductor_check")
+    shutil.rmtree(cache, ignore_errors=True)
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache  # cold for the first two, then warm
     mode(c, cli, out, "", ["5"])
     mode(c, cli, out, "graphs ", ["12", "reduce-overhead"])
+    mode(c, cli, out, "warm ", ["5"])
 
 
 def mode(c, cli, out, tag, args):
@@ -75,7 +83,7 @@ def mode(c, cli, out, tag, args):
     sites = report.get("call_sites", [])
     with open(os.path.join(out, stem + ".call_sites.json"), "w") as f:
         json.dump(sites, f, indent=1)
-    if tag:
+    if tag == "graphs ":
         graph_ns = sum(g["kernel_ns"] for g in report.get("graphs", []))
         total = report.get("kernel_ns", 0)
         share = 100.0 * graph_ns / total if total else 0.0
@@ -114,8 +122,10 @@ def show_generated(sites, path):
                 continue
             n = int(m.group(2))
             f.write(f"== {s['share_pct']:.2f}% {s['name']}\n")
+            root = os.environ.get("TORCHINDUCTOR_CACHE_DIR", "/tmp/torchinductor_root")
             try:
-                lines = open(os.path.join("/tmp", m.group(1)), errors="replace").readlines()
+                lines = open(os.path.join(root, m.group(1).split("/", 1)[1]),
+                             errors="replace").readlines()
             except OSError as e:
                 f.write(f"  ({e})\n")
                 continue

@@ -71,6 +71,7 @@ CallSiteNamer::CallSiteNamer(const model::Trace& meta, const CallSiteRules& rule
     module_names_[m.mapping_id] = slash == std::string::npos ? path : path.substr(slash + 1);
   }
   for (const auto& [where, c] : model::CompiledLines(meta)) {
+    compiled_files_.insert(where.substr(0, where.rfind(':')));
     // The innermost frame of each stack trace, by file name: the first one's
     // line, then how many other lines the kernel was fused from; without
     // lines (torch.nn's own code), the graph's nodes Dynamo named.
@@ -139,7 +140,18 @@ bool CallSiteNamer::FileMatches(std::vector<int8_t>& memo, const Pattern& rule, 
 bool CallSiteNamer::LibraryFile(uint32_t id) { return FileMatches(library_, library_files_, id); }
 
 bool CallSiteNamer::GeneratedFile(uint32_t id) {
-  return FileMatches(generated_, generated_files_, id);
+  if (FileMatches(generated_, generated_files_, id)) return true;
+  // A file torch's log names as compiled output, wherever Inductor's cache is
+  // (TORCHINDUCTOR_CACHE_DIR): checked once per frame.
+  int8_t& s = generated_[id - 1];
+  if (s != kKeep) return false;
+  s = kKeptTwice;
+  const model::Frame& f = meta_.Rows<model::Frame>()[id - 1];
+  if (f.kind != model::kFramePython || compiled_files_.empty() ||
+      !compiled_files_.contains(meta_.strings.Get(f.file_id)))
+    return false;
+  s = kSkip;
+  return true;
 }
 
 // The packages that launch a compiled kernel for generated code (Inductor's

@@ -217,7 +217,16 @@ TEST(CallSiteTest, CompiledCodeIsNamedByTheModelLineWhereTheTraceHasIt) {
   const uint32_t many = s.Python("Runner.call", generated, 1430);
   add(1425, {}, {"linear", "gelu"});
   add(1430, {}, {"a", "b", "c", "d", "e"});
+  // Inductor's cache elsewhere (TORCHINDUCTOR_CACHE_DIR): a file with entries is generated code.
+  const std::string elsewhere = "/data/ic/ab/cabcdefghijklmnopqrstuvwxy.py";
+  const uint32_t moved = s.Python("Runner.call", elsewhere, 50);
+  t.Rows<model::MetadataEntry>().push_back(model::MetadataEntry{
+      .key_id = t.strings.Intern(model::CompiledLineKey(elsewhere, 50)),
+      .value_id = t.strings.Intern(
+          model::EncodeCompiledLine({{{{"forward", "/home/u/proj/block.py", 19}}}, {}}))});
   CallSiteNamer namer(t);
+  EXPECT_EQ(namer.Name(s.Stack({launch, moved, step})),
+            "train_step (train.py:41) > forward (block.py:19)");
   EXPECT_EQ(namer.Name(s.Stack({launch, nn, step})),
             "train_step (train.py:41) > compiled linear, gelu");
   EXPECT_EQ(namer.Name(s.Stack({launch, many})), "compiled a, b, c (+2 nodes)");

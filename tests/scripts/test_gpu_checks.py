@@ -408,7 +408,7 @@ class PythonCheckers(unittest.TestCase):
                                    "peak_nvtx_range": "step 9"}]})
         self.fake.table([[r"^memory --json", 0, memory(7), ""]])
         rc, out = self.checker("memory_check.py")
-        self.assertEqual((rc, last_line(out)), (0, "7 passed, 0 failed, 0 skipped"), out)
+        self.assertEqual((rc, last_line(out)), (0, "10 passed, 0 failed, 0 skipped"), out)
         self.fake.table([[r"^memory --json", 0, memory(6), ""]])
         rc, out = self.checker("memory_check.py")
         self.assertEqual((rc, verdict(out, "leak")), (1, "FAIL"), out)
@@ -521,7 +521,7 @@ class CompiledLinesCheck(unittest.TestCase):
                 ("AdamW.step (torch/optim/adamw.py:1)", 24.5),
                 ("Runner.call (torchinductor_root/o5/co5m.py:686)", 0.5)]
         rc, out = self.run_check(good)
-        self.assertEqual((rc, last_line(out)), (0, "7 passed, 0 failed, 0 skipped"), out)
+        self.assertEqual((rc, last_line(out)), (0, "10 passed, 0 failed, 0 skipped"), out)
         # Too little GPU time replayed from CUDA graphs: the graph run tested nothing.
         rc, out = self.run_check(good, graph_ns=30)
         self.assertEqual((rc, verdict(out, "graphs replayed")), (1, "FAIL"), out)
@@ -534,7 +534,7 @@ class CompiledLinesCheck(unittest.TestCase):
         rc, out = self.run_check(good, said="tracesmith: command exited with code 0\n")
         self.assertEqual((rc, verdict(out, "run")), (1, "FAIL"), out)
         rc, out = self.run_check(good, state="absent")
-        self.assertEqual((rc, last_line(out)), (0, "0 passed, 0 failed, 7 skipped"), out)
+        self.assertEqual((rc, last_line(out)), (0, "0 passed, 0 failed, 10 skipped"), out)
 
 
 if __name__ == "__main__":

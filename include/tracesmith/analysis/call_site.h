@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,7 +42,8 @@ class CallSiteNamer {
   std::string Name(uint32_t stack_id, bool* unnamed = nullptr);
 
  private:
-  enum : int8_t { kUnknown = 0, kKeep = 1, kSkip = 2 };
+  // kKeptTwice: kept by the rule and by the compiled files (GeneratedFile).
+  enum : int8_t { kUnknown = 0, kKeep = 1, kSkip = 2, kKeptTwice = 3 };
   bool Skipped(uint32_t frame_id);
   // Whether the frame's file matches `rule`, remembered per frame in `memo`.
   bool FileMatches(std::vector<int8_t>& memo, const Pattern& rule, uint32_t frame_id);
@@ -63,6 +65,8 @@ class CallSiteNamer {
   // torch.compile's model lines (model/compiled_lines.h): "generated
   // file:line" -> the model's code as named ("forward (model.py:17)").
   std::map<std::string, std::string, std::less<>> model_lines_;
+  // The generated files model_lines_ names (wherever Inductor's cache is).
+  std::set<std::string, std::less<>> compiled_files_;
   // The model's line behind a generated frame, "" when the trace has none.
   std::string ModelLine(uint32_t frame_id);
 };
