@@ -20,7 +20,10 @@ warm-up the compiled graphs are recorded into CUDA graphs and replayed), `graphs
   - graphs replayed: kernels replayed from CUDA graphs hold >= 50% of the GPU time analyze
     reports (else the run did not test replays);
   - graphs no generated line, graphs model lines: as above, over the replays too (before: a
-    replayed kernel was named by the line that replays the graph, cudagraph_trees.py).
+    replayed kernel was named by the line that replays the graph, cudagraph_trees.py);
+  - graphs flame: `export -f folded`: the stacks under a model line's frame (put above the
+    generated line) hold as much of the GPU time as analyze's model-line call sites (within 2
+    points) - the flame graph names the model too.
 Then the first run again, its compiled graphs now in Inductor's cache (`warm ...` checks: the
 model lines must come from a cache hit too; the first two runs compile into a fresh cache).
 One `COMPILEDLINES <check>: <figures> -> PASS|FAIL|SKIP` line per expectation, then the
@@ -45,7 +48,8 @@ def main():
     os.makedirs(out, exist_ok=True)
     c = Checks("COMPILEDLINES")
     names = ["run", "no generated line", "model lines"]
-    names += ["graphs run", "graphs replayed", "graphs no generated line", "graphs model lines"]
+    names += ["graphs run", "graphs replayed", "graphs no generated line", "graphs model lines",
+              "graphs flame"]
     names += ["warm run", "warm no generated line", "warm model lines"]
     skip = torch_skip_reason()
     if skip is not None:
@@ -110,6 +114,24 @@ def mode(c, cli, out, tag, args):
             + "; top call sites: " + "; ".join(f"{s['name'][:90]} {s['share_pct']:.1f}%"
                                                for s in sites[:4])
             + " (need >= 50% and >= 4 of lines 13-17)")
+    if tag == "graphs ":
+        flame(c, cli, trace, os.path.join(out, stem + ".folded"), share)
+
+
+def flame(c, cli, trace, folded, site_share):
+    p = subprocess.run([cli, "export", "-f", "folded", "--force", "-o", folded, trace],
+                       capture_output=True, text=True, timeout=300)
+    total = on_model = 0
+    if p.returncode == 0:
+        for line in open(folded):
+            stack, _, weight = line.rstrip("\n").rpartition(" ")
+            total += int(weight)
+            if re.search(r"inductor_lines\.py\.model:1[3-7]\)", stack):
+                on_model += int(weight)
+    share = 100.0 * on_model / total if total else 0.0
+    c.check("graphs flame", p.returncode == 0 and abs(share - site_share) <= 2,
+            f"exit {p.returncode}; {share:.1f}% of {total} ns of folded stacks under the model's "
+            f"lines 13-17, call sites {site_share:.1f}% (need within 2 points)")
 
 
 def show_generated(sites, path):

@@ -21,7 +21,8 @@ SUMMARY = r"(?m)^\d+ passed, \d+ failed, \d+ skipped$"
 
 # The fake tracesmith (bash: it starts fast): the first row of the table in
 # $FAKE_TS_TABLE (files N.re, N.code, N.out, N.err) whose extended regex matches its
-# arguments answers; on exit 0 it writes the file after -o.
+# arguments answers; on exit 0 it writes the file after -o ("fake trace", or the row's
+# N.file when it has one).
 FAKE_TS = r"""#!/usr/bin/env bash
 args="$*"
 for re in "$FAKE_TS_TABLE"/*.re; do
@@ -33,7 +34,12 @@ for re in "$FAKE_TS_TABLE"/*.re; do
     read -r code < "${re%.re}.code"
     if [ "$code" = 0 ]; then
       prev=
-      for a in "$@"; do [ "$prev" = -o ] && echo "fake trace" > "$a"; prev=$a; done
+      for a in "$@"; do
+        if [ "$prev" = -o ]; then
+          if [ -e "${re%.re}.file" ]; then cp "${re%.re}.file" "$a"; else echo "fake trace" > "$a"; fi
+        fi
+        prev=$a
+      done
     fi
     exit "$code"
   fi
@@ -99,12 +105,13 @@ class Fake:
         self.table([])
 
     def table(self, rows):
-        """rows: [extended regex over the arguments, exit status, stdout, stderr]."""
+        """rows: [extended regex over the arguments, exit status, stdout, stderr[, the text
+        of the file after -o]]."""
         shutil.rmtree(self.table_path, ignore_errors=True)
         os.makedirs(self.table_path)
-        for i, (pattern, code, out, err) in enumerate(rows):
+        for i, (pattern, code, out, err, *file) in enumerate(rows):
             for ext, text in (("re", pattern + "\n"), ("code", f"{code}\n"), ("out", out),
-                              ("err", err)):
+                              ("err", err)) + ((("file", file[0]),) if file else ()):
                 write(os.path.join(self.table_path, f"{i:03d}.{ext}"), text)
 
     def program(self, name, text="#!/bin/sh\necho holding\n"):

@@ -408,7 +408,7 @@ class PythonCheckers(unittest.TestCase):
                                    "peak_nvtx_range": "step 9"}]})
         self.fake.table([[r"^memory --json", 0, memory(7), ""]])
         rc, out = self.checker("memory_check.py")
-        self.assertEqual((rc, last_line(out)), (0, "10 passed, 0 failed, 0 skipped"), out)
+        self.assertEqual((rc, last_line(out)), (0, "7 passed, 0 failed, 0 skipped"), out)
         self.fake.table([[r"^memory --json", 0, memory(6), ""]])
         rc, out = self.checker("memory_check.py")
         self.assertEqual((rc, verdict(out, "leak")), (1, "FAIL"), out)
@@ -503,11 +503,12 @@ class CompiledLinesCheck(unittest.TestCase):
     profile's line and analyze's call sites; the visible skip without torch."""
 
     def run_check(self, sites, said="tracesmith: x.sbt: torch.compile: model lines for 30 and "
-                  "graph nodes for 0 of 33 generated lines\n", state="cuda", graph_ns=80):
+                  "graph nodes for 0 of 33 generated lines\n", state="cuda", graph_ns=80,
+                  folded="model;forward (/p/inductor_lines.py.model:17);k 75\nmain;k 25\n"):
         fake = Fake()
         self.addCleanup(fake.close)
         # One analyze answer for both runs (plain and reduce-overhead).
-        fake.table([[r"^profile ", 0, "", said],
+        fake.table([[r"^profile ", 0, "", said], [r"^export -f folded ", 0, "", "", folded],
                     [r"^analyze --json ", 0, json.dumps({
                         "call_sites": [{"name": n, "share_pct": p} for n, p in sites],
                         "kernel_ns": 100, "graph_launches": 12,
@@ -521,7 +522,10 @@ class CompiledLinesCheck(unittest.TestCase):
                 ("AdamW.step (torch/optim/adamw.py:1)", 24.5),
                 ("Runner.call (torchinductor_root/o5/co5m.py:686)", 0.5)]
         rc, out = self.run_check(good)
-        self.assertEqual((rc, last_line(out)), (0, "10 passed, 0 failed, 0 skipped"), out)
+        self.assertEqual((rc, last_line(out)), (0, "11 passed, 0 failed, 0 skipped"), out)
+        # The flame graph not naming the model lines analyze names: FAIL.
+        rc, out = self.run_check(good, folded="main;k 75\nmain;k 25\n")
+        self.assertEqual((rc, verdict(out, "graphs flame")), (1, "FAIL"), out)
         # Too little GPU time replayed from CUDA graphs: the graph run tested nothing.
         rc, out = self.run_check(good, graph_ns=30)
         self.assertEqual((rc, verdict(out, "graphs replayed")), (1, "FAIL"), out)
@@ -534,7 +538,7 @@ class CompiledLinesCheck(unittest.TestCase):
         rc, out = self.run_check(good, said="tracesmith: command exited with code 0\n")
         self.assertEqual((rc, verdict(out, "run")), (1, "FAIL"), out)
         rc, out = self.run_check(good, state="absent")
-        self.assertEqual((rc, last_line(out)), (0, "0 passed, 0 failed, 10 skipped"), out)
+        self.assertEqual((rc, last_line(out)), (0, "0 passed, 0 failed, 11 skipped"), out)
 
 
 if __name__ == "__main__":
