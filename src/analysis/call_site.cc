@@ -154,12 +154,11 @@ bool CallSiteNamer::GeneratedFile(uint32_t id) {
   return true;
 }
 
-// The packages that launch a compiled kernel for generated code (Inductor's
-// runtime, Triton, the operator dispatch): lines between the generated line
-// and the launch, not the code behind the kernel.
-static bool KernelLauncher(std::string_view package_path) {
-  return package_path.starts_with("torch/_inductor/runtime/") ||
-         package_path.starts_with("triton/") || package_path == "torch/_ops.py";
+// Library code that generated code calls for work of its own, not to launch
+// a compiled kernel: CUDA graph trees copying a graph's inputs into its
+// static buffers before a replay (torch.compile's mode="reduce-overhead").
+static bool OwnWorkOfGeneratedCode(std::string_view package_path) {
+  return package_path == "torch/_inductor/cudagraph_trees.py";
 }
 
 // A launch through compiler-generated code (torch.compile): the program's
@@ -169,7 +168,7 @@ static bool KernelLauncher(std::string_view package_path) {
 std::string CallSiteNamer::ThroughGeneratedCode(const std::vector<uint32_t>& frames) {
   const auto& table = meta_.Rows<model::Frame>();
   uint32_t in_file = 0, any = 0, user = 0;  // generated frames: in a file, any; the program's
-  uint32_t machinery = 0;  // a library line the generated code called, other than a launcher
+  uint32_t machinery = 0;  // a library line doing work of its own for the generated code
   for (uint32_t id : frames) {
     const model::Frame& f = table[id - 1];
     if (f.kind != model::kFramePython) continue;
@@ -179,7 +178,7 @@ std::string CallSiteNamer::ThroughGeneratedCode(const std::vector<uint32_t>& fra
       continue;
     }
     if (LibraryFile(id)) {
-      if (!any && !machinery && !KernelLauncher(PackagePath(meta_.strings.Get(f.file_id))))
+      if (!any && !machinery && OwnWorkOfGeneratedCode(PackagePath(meta_.strings.Get(f.file_id))))
         machinery = id;
       continue;
     }
@@ -192,8 +191,8 @@ std::string CallSiteNamer::ThroughGeneratedCode(const std::vector<uint32_t>& fra
   if (!in_file) return "";
   // The model's line the kernel came from, where the trace has it (the
   // generated line stays in the stack: flame graph, view).
-  // Without one, work the generated line asked a library for (CUDA graph
-  // trees copying inputs into a graph's buffers) is named by the library's line.
+  // Without one, work of its own the generated line asked a library for (CUDA
+  // graph trees copying inputs into a graph's buffers) is named by the library's line.
   std::string launched = ModelLine(in_file);
   if (launched.empty()) launched = FrameText(machinery ? machinery : in_file);
   return user ? FrameText(user, true) + " > " + launched : launched;

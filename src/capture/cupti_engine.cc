@@ -488,7 +488,8 @@ TS_HOT void CUPTIAPI CuptiEngine::OnCallback(void* userdata, CUpti_CallbackDomai
     }
     case CUPTI_CB_DOMAIN_RESOURCE: {
       const auto* data = static_cast<const CUpti_ResourceData*>(cbdata);
-      if (cbid >= CUPTI_CBID_RESOURCE_GRAPH_CREATED) {  // graphs, their nodes and executables
+      if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED ||
+          cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) {
         stacks::CallerFrame from;
         TRACESMITH_CALLER_FRAME(from);
         e->OnGraphResource(cbid, data, from);

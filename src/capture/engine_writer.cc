@@ -325,11 +325,12 @@ void CuptiEngine::FlushOnce(bool forced) {
   uint64_t c0 = ThreadCpuNs();
   cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
   uint64_t c1 = ThreadCpuNs();
+  // Rows that go before this flush's CUPTI records: collected first, so that
+  // every stack they name was made before the stacks are drained (a stack
+  // node row precedes the rows that name it).
+  for (const auto& r : recorders_) r->Collect();
   DrainStacks();
-  for (const auto& r : recorders_) {  // rows that go before this flush's CUPTI records
-    r->Collect();
-    r->Write(*sbt_, forced);
-  }
+  for (const auto& r : recorders_) r->Write(*sbt_, forced);
   uint64_t c2 = ThreadCpuNs();
   ProcessCompletedBuffers();
   if (driver_rows_) {

@@ -23,6 +23,7 @@
 // Only with host stacks on: without a stack there is nothing to name.
 #include <cupti.h>
 
+#include <atomic>
 #include <mutex>
 #include <vector>
 
@@ -32,12 +33,24 @@
 namespace tracesmith::capture {
 namespace {
 
-// Calls of cudaGraphInstantiate the thread is inside (nested: 0 or 1).
-thread_local int t_instantiating = 0;
+// Calls of cudaGraphInstantiate the thread is inside (nested: 0 or 1), counted
+// for the capture `generation` names: a capture that ended inside one (its
+// exit never seen) leaves nothing to the next capture of the process.
+struct Instantiating {
+  uint64_t generation = 0;
+  int depth = 0;
+};
+thread_local Instantiating t_instantiating;
+std::atomic<uint64_t> g_generation{0};
+
+int& InstantiateDepth(uint64_t generation) {
+  if (t_instantiating.generation != generation) t_instantiating = {generation, 0};
+  return t_instantiating.depth;
+}
 
 class GraphNodesRecorder final : public Recorder {
  public:
-  explicit GraphNodesRecorder(uint32_t pid) : pid_(pid) {}
+  explicit GraphNodesRecorder(uint32_t pid) : pid_(pid), generation_(++g_generation) {}
   const char* name() const override { return "graph nodes"; }
 
   void Claim(CallbackClaims& claims) override {
@@ -56,7 +69,8 @@ class GraphNodesRecorder final : public Recorder {
   }
 
   void OnDriverCall(const DriverCallEvent& call) override {
-    t_instantiating += call.entry ? 1 : (t_instantiating > 0 ? -1 : 0);
+    int& depth = InstantiateDepth(generation_);
+    depth += call.entry ? 1 : (depth > 0 ? -1 : 0);
   }
 
   void OnGraphNode(const GraphNodeEvent& e) override {
@@ -67,7 +81,7 @@ class GraphNodesRecorder final : public Recorder {
       if (!e.data->originalNode ||
           cuptiGetGraphNodeId(e.data->originalNode, &row.origin_node_id) != CUPTI_SUCCESS)
         return;
-    } else if (t_instantiating || !(row.stack_id = e.TakeStack())) {
+    } else if (InstantiateDepth(generation_) || !(row.stack_id = e.TakeStack())) {
       return;  // the executable graph's copy (its CLONED row follows), or no stack
     }
     std::lock_guard<std::mutex> lock(mu_);
@@ -75,13 +89,15 @@ class GraphNodesRecorder final : public Recorder {
     rows_.push_back(row);
   }
 
+  // Writer: the rows made so far (their stacks are drained after Collect).
+  void Collect() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    pending_.insert(pending_.end(), rows_.begin(), rows_.end());
+    rows_.clear();
+  }
   void Write(format::SbtWriter& sbt, bool /*final*/) override {
-    std::vector<model::GraphNode> rows;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      rows.swap(rows_);
-    }
-    for (const model::GraphNode& r : rows) sbt.Append(r);
+    for (const model::GraphNode& r : pending_) sbt.Append(r);
+    pending_.clear();
   }
 
   void WriteStats(StatSink& stats) override {
@@ -93,9 +109,11 @@ class GraphNodesRecorder final : public Recorder {
 
  private:
   const uint32_t pid_;
+  const uint64_t generation_;
   bool claimed_ = false;
   std::mutex mu_;
-  std::vector<model::GraphNode> rows_;
+  std::vector<model::GraphNode> rows_;     // made by the callbacks (mu_)
+  std::vector<model::GraphNode> pending_;  // collected, written at the next Write (writer)
   uint64_t made_ = 0, cloned_ = 0;
 };
 

@@ -5,13 +5,16 @@
 // A kernel replayed from a graph carries its graph and its node in the
 // executable graph (KernelEvent graph_id, graph_node_id). That node is a
 // clone of the node the program made (cudaGraphInstantiate clones every
-// node; cudaGraphClone, graph updates clone again); the rows say which node
+// node; cudaGraphClone clones again); the rows say which node
 // each clone came from and with which stack a node was made. Resolve()
 // follows each kernel's node back through its clones to the node a call
 // made: its stack names the line that launched the kernel into a capturing
 // stream (torch.compile's mode="reduce-overhead", `torch.cuda.graph`) or
 // added the node — the code behind the kernel, where the graph launch's own
-// stack names only the line that replays the graph.
+// stack names only the line that replays the graph. Not followed: an
+// executable graph updated in place (cudaGraphExecUpdate, cudaGraphExec*
+// SetParams: CUPTI's GRAPH_NODE_UPDATED / _SET_PARAMS, not recorded) keeps
+// naming the line that first made each node.
 #pragma once
 
 #include <cstdint>
