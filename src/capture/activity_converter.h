@@ -106,7 +106,7 @@ class ActivityConverter {
     import_calls_.insert(correlation_id);
   }
   // Told of every kernel record converted, with its correlation id and end
-  // (the completions --kernel-timeout's watchdog needs: kernel_watchdog.h).
+  // (the completions --kernel-timeout's watchdog needs: hardware/kernel_watchdog.h).
   void set_kernel_observer(std::function<void(uint32_t correlation_id, uint64_t end_ns)> f) {
     kernel_observer_ = std::move(f);
   }

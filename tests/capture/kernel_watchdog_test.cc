@@ -1,6 +1,6 @@
-// KernelWatchdog (src/capture/kernel_watchdog.h): --kernel-timeout's
+// KernelWatchdog (src/capture/hardware/kernel_watchdog.h): --kernel-timeout's
 // bookkeeping, fed as the PC sampling recorder feeds it.
-#include "capture/kernel_watchdog.h"
+#include "capture/hardware/kernel_watchdog.h"
 
 #include <gtest/gtest.h>
 

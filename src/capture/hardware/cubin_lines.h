@@ -20,7 +20,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "recorder.h"
+#include "../recorder.h"
 
 namespace tracesmith::capture {
 

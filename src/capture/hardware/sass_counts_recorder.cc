@@ -39,8 +39,8 @@
 #include <vector>
 
 #include "cubin_lines.h"
-#include "live_contexts.h"
-#include "recorder.h"
+#include "../live_contexts.h"
+#include "../recorder.h"
 #include "tracesmith/cuda/profiler_host.h"
 
 namespace tracesmith::capture {

@@ -8,8 +8,8 @@
 #include <cstdlib>
 #include <map>
 
-#include "activity_converter.h"
-#include "thread_rings.h"
+#include "../activity_converter.h"
+#include "../thread_rings.h"
 #include "tracesmith/base/file_util.h"
 
 namespace tracesmith::capture {

@@ -30,9 +30,9 @@
 #include <thread>
 #include <vector>
 
-#include "background_thread.h"
+#include "../background_thread.h"
 #include "pm_sampling.h"
-#include "recorder.h"
+#include "../recorder.h"
 
 namespace tracesmith::capture {
 namespace {

@@ -41,11 +41,11 @@
 #include <unordered_map>
 #include <vector>
 
-#include "activity_converter.h"
+#include "../activity_converter.h"
 #include "cubin_lines.h"
 #include "kernel_timeout_watch.h"
-#include "live_contexts.h"
-#include "recorder.h"
+#include "../live_contexts.h"
+#include "../recorder.h"
 #include "tracesmith/base/gpu_counters_hint.h"
 #include "tracesmith/capture/device_query.h"
 #include "tracesmith/capture/gpu_claim.h"

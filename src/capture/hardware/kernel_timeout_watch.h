@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "kernel_watchdog.h"
-#include "recorder.h"
+#include "../recorder.h"
 
 namespace tracesmith::capture {
 
