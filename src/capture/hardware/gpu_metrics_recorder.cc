@@ -31,8 +31,8 @@
 #include <vector>
 
 #include "../background_thread.h"
-#include "pm_sampling.h"
 #include "../recorder.h"
+#include "pm_sampling.h"
 
 namespace tracesmith::capture {
 namespace {

@@ -18,8 +18,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "kernel_watchdog.h"
 #include "../recorder.h"
+#include "kernel_watchdog.h"
 
 namespace tracesmith::capture {
 

@@ -42,10 +42,10 @@
 #include <vector>
 
 #include "../activity_converter.h"
-#include "cubin_lines.h"
-#include "kernel_timeout_watch.h"
 #include "../live_contexts.h"
 #include "../recorder.h"
+#include "cubin_lines.h"
+#include "kernel_timeout_watch.h"
 #include "tracesmith/base/gpu_counters_hint.h"
 #include "tracesmith/capture/device_query.h"
 #include "tracesmith/capture/gpu_claim.h"

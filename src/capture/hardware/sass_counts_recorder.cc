@@ -38,9 +38,9 @@
 #include <utility>
 #include <vector>
 
-#include "cubin_lines.h"
 #include "../live_contexts.h"
 #include "../recorder.h"
+#include "cubin_lines.h"
 #include "tracesmith/cuda/profiler_host.h"
 
 namespace tracesmith::capture {
