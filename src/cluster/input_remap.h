@@ -1,4 +1,4 @@
-// The id translation of one input of a merge (merge.cc): from the ids of
+// The id translation of one input of a merge (run_source.cc): from the ids of
 // the input file to those of the output, field by field as id_fields.h
 // classifies them.
 #pragma once
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "tracesmith/cluster/id_fields.h"
-#include "tracesmith/format/sbt_writer.h"
+#include "tracesmith/model/string_table.h"
 #include "tracesmith/model/trace.h"
 
 namespace tracesmith::cluster::internal {
@@ -31,7 +31,9 @@ struct OutputTables {
 
 class InputRemap {
  public:
-  InputRemap(OutputTables* out, format::SbtWriter* writer, size_t input_index);
+  // `strings`: the output's string table, which input strings are interned
+  // into as rows use them.
+  InputRemap(OutputTables* out, model::StringTable* strings, size_t input_index);
 
   // The reader's batch: the input's strings and metadata read so far. Set
   // before every Apply (the batch grows as the input is read).
@@ -97,7 +99,7 @@ class InputRemap {
   uint64_t Flow(uint64_t id);
 
   OutputTables* out_;
-  format::SbtWriter* writer_;
+  model::StringTable* strings_out_;
   size_t input_;
   const model::Trace* in_ = nullptr;
   const uint32_t frame_base_, node_base_;
