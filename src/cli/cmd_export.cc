@@ -155,15 +155,22 @@ int RunExport(const ExportCliOptions& o) {
     if (exporter::ExportsAsJob(*format, scan))
       return RunExportJobPerfetto(o, files->files, scan, out);
   }
-  auto run = OpenRun(o.run, o.strict, "exporting");
+  if (*format == exporter::ExportFormat::kFolded) {
+    auto run = OpenRun(o.run, o.strict, "exporting");
+    if (!run.ok()) return ReportError(run.status());
+    return RunExportFolded(o, run->path(), out);
+  }
+  auto run = OpenRunSource(o.run, o.strict, "exporting");
   if (!run.ok()) return ReportError(run.status());
-  if (*format == exporter::ExportFormat::kFolded) return RunExportFolded(o, run->path(), out);
   format::ReadReport damage;
   ProgressLine line("export", o.quiet);
   line.Show("writing " + out);
-  auto stats = exporter::ExportSbtFile(run->path(), *format, out, options, &damage);
+  auto source = run->source();
+  auto stats = source.ok() ? exporter::ExportSource(**source, *format, out, options, &damage)
+                           : StatusOr<exporter::ExportStats>(source.status());
   line.Done();
   if (!stats.ok()) return ReportError(stats.status());
+  ReportMergeNotesFromReading(*run);
   if (Status st = CheckDamage(run->path(), damage, o.strict, "exporting"); !st.ok())
     return ReportError(st);
   if (!o.quiet && *format == exporter::ExportFormat::kDot) {

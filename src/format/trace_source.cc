@@ -34,6 +34,7 @@ class FileSource final : public TraceSource {
       if (e.type == uint16_t(ChunkType::kTable)) out.push_back(e);
     return out;
   }
+  std::string name() const override { return path_; }
   uint64_t bytes() const override { return reader_->report().file_size; }
   std::vector<std::string> files() const override { return {path_}; }
   ReadReport report() const override { return reader_->report(); }
@@ -138,6 +139,7 @@ class InMemorySource final : public TraceSource {
     BatchesOf(trace_, per_batch_, &index);
     return index;
   }
+  std::string name() const override { return std::string(); }
   uint64_t bytes() const override { return 0; }
   std::vector<std::string> files() const override { return {}; }
   ReadReport report() const override { return ReadReport{}; }

@@ -49,6 +49,8 @@ class RunSource final : public format::TraceSource {
       const format::SbtReader::EventKindFilter& wanted = {}) override;
   // The inputs' table chunks, input after input.
   std::vector<format::ChunkIndexEntry> TableChunks() const override;
+  // Empty: its errors name the input they are about.
+  std::string name() const override { return std::string(); }
   uint64_t bytes() const override;
   std::vector<std::string> files() const override;
   // Clean: the inputs' damage is in result() (each input's MergedInput::damage

@@ -54,6 +54,9 @@ class TraceSource {
   // index). Before any pass: size hints (rows to reserve), a time watermark
   // between batches. Event chunks a filter refuses are listed all the same.
   virtual std::vector<ChunkIndexEntry> TableChunks() const = 0;
+  // What errors name: the file's path; empty for a run (its errors name the
+  // input they are about) and in memory.
+  virtual std::string name() const = 0;
   // The bytes read (the file sizes; 0 in memory): a bound for size hints.
   virtual uint64_t bytes() const = 0;
   // The files read (empty in memory): an output must not be one of them.
