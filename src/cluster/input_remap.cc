@@ -53,9 +53,14 @@ uint64_t InputRemap::Map(IdSpace space, uint64_t v) {
   return v;
 }
 
+void InputRemap::SetSource(const model::Trace* batch) {
+  in_ = batch;
+  // A string several inputs share is stored once.
+  for (; strings_seen_ < in_->strings.size(); ++strings_seen_)
+    if (in_->strings.Has(strings_seen_)) String(strings_seen_);
+}
+
 uint32_t InputRemap::String(uint32_t id) {
-  // Interned on first use: strings no row uses are not carried, and a string
-  // several inputs share is stored once.
   if (id < strings_.size() && strings_[id] != 0) return strings_[id] - 1;
   if (!in_->strings.Has(id)) return 0;  // a gap left by a damaged chunk reads as ""
   if (id >= strings_.size()) strings_.resize(std::max<size_t>(id + 1, in_->strings.size()), 0);

@@ -36,8 +36,12 @@ class InputRemap {
   InputRemap(OutputTables* out, model::StringTable* strings, size_t input_index);
 
   // The reader's batch: the input's strings and metadata read so far. Set
-  // before every Apply (the batch grows as the input is read).
-  void SetSource(const model::Trace* batch) { in_ = batch; }
+  // before every Apply (the batch grows as the input is read). The strings
+  // it holds that are new are interned into the output at once, in the
+  // input's id order: the output's ids then do not depend on which rows a
+  // pass decodes (a pass of some kinds, SbtReader::EventKindFilter, and a
+  // pass of all give every string the same id).
+  void SetSource(const model::Trace* batch);
 
   // The output pid of input pid `pid`: its own, unless an earlier input has
   // it (then a fresh one). Decided once per pid, on first use.
@@ -106,6 +110,7 @@ class InputRemap {
   const uint64_t flow_base_;
   uint64_t flow_max_ = 0;
   std::vector<uint32_t> strings_;  // input id -> output id + 1 (0: not yet)
+  uint32_t strings_seen_ = 1;      // input ids below this are interned (or gaps)
   std::unordered_map<uint32_t, uint32_t> mappings_;
   std::map<uint32_t, uint32_t> pids_;
   std::vector<Renumbered> renumbered_;

@@ -286,11 +286,18 @@ StatusOr<ExportStats> ExportSource(format::TraceSource& source, ExportFormat for
         c.table_kind == static_cast<uint16_t>(TableKind::kPcSample) || c.table_kind == 0;
   // Two passes over one source: a chunk of a file found damaged by the first
   // is skipped by the second, not decompressed and reported again.
-  RETURN_IF_ERROR(source.Stream([&](const Trace& batch, TableKind) {
-    CopyNewMetadata(batch, &meta);
-    Scan(EventsOf(batch, options.only_pid, &scratch), &ctx);
-    return OkStatus();
-  }));
+  // The metadata written after the last events too (a capture's end clock
+  // anchor and final stats; a run's last input's merge rows).
+  RETURN_IF_ERROR(source.Stream(
+      [&](const Trace& batch, TableKind) {
+        CopyNewMetadata(batch, &meta);
+        Scan(EventsOf(batch, options.only_pid, &scratch), &ctx);
+        return OkStatus();
+      },
+      [&](const Trace& batch) {
+        CopyNewMetadata(batch, &meta);
+        return OkStatus();
+      }));
   if (options.only_pid) KeepMetadataOf(*options.only_pid, &meta);
   // The first pass has seen every chunk: all the damage there is.
   const format::ReadReport damage = source.report();

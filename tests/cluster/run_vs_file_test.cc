@@ -1,0 +1,152 @@
+// The run-vs-file test of every consumer that takes a format::TraceSource:
+// a synthetic 2-rank run read on the fly (RunSource) gives the same output as
+// the same run merged to a file by MergeTraces and read from it.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "testing/launch_sample_trace.h"
+#include "testing/synthetic_job_files.h"
+#include "testing/temp_dir.h"
+#include "tracesmith/analysis/kernel_page.h"
+#include "tracesmith/analysis/report.h"
+#include "tracesmith/base/file_util.h"
+#include "tracesmith/cluster/run_source.h"
+#include "tracesmith/export/export.h"
+#include "tracesmith/model/synthetic_job.h"
+
+namespace tracesmith::cluster {
+namespace {
+
+using testing::TempDir;
+
+struct Run {
+  TempDir dir;
+  std::vector<std::string> files;
+  std::string merged;
+  std::unique_ptr<RunSource> source;
+};
+
+std::unique_ptr<Run> MakeRun() {
+  auto run = std::make_unique<Run>();
+  model::SyntheticJobOptions o = model::MakeSyntheticJobOptions(2, 1);
+  o.steps = 6;
+  o.compute_kernels = 4;
+  const model::SyntheticJob job(o);
+  run->files = testing::WriteRanks(job, run->dir);
+  run->merged = run->dir / "merged.sbt";
+  auto merged = MergeTraces(run->files, run->merged);
+  EXPECT_TRUE(merged.ok()) << merged.status().ToString();
+  auto source = RunSource::Open(run->files);
+  EXPECT_TRUE(source.ok()) << source.status().ToString();
+  if (source.ok()) run->source = std::move(*source);
+  return run;
+}
+
+std::string AnalyzeJson(analysis::CompactTrace& trace) {
+  std::ostringstream out;
+  analysis::WriteJsonReport(analysis::BuildReport(trace, "run"), out);
+  return out.str();
+}
+
+TEST(RunVsFile, Analyze) {
+  auto run = MakeRun();
+  ASSERT_TRUE(run->source);
+  analysis::CompactTrace a, b;
+  format::ReadReport damage;
+  ASSERT_TRUE(analysis::LoadCompactTrace(*run->source, {}, &a, &damage).ok());
+  EXPECT_TRUE(damage.clean());
+  ASSERT_TRUE(analysis::LoadCompactTrace(run->merged, {}, &b).ok());
+  EXPECT_GT(a.ops().size(), 40u);
+  EXPECT_EQ(AnalyzeJson(a), AnalyzeJson(b));
+  // With the default window and steady-state steps, as `analyze` loads.
+  analysis::LoadOptions steady{.active_region = true, .steady_state = true};
+  analysis::CompactTrace c, d;
+  ASSERT_TRUE(analysis::LoadCompactTrace(*run->source, steady, &c).ok());
+  ASSERT_TRUE(analysis::LoadCompactTrace(run->merged, steady, &d).ok());
+  EXPECT_EQ(AnalyzeJson(c), AnalyzeJson(d));
+}
+
+TEST(RunVsFile, KernelPageAndLaunchPage) {
+  // A run of two captures with GPU instruction samples (the second's pids
+  // renumbered: both files have pids 100 and 200).
+  TempDir dir;
+  const std::vector<std::string> files = {dir / "k.rank0.sbt", dir / "k.rank1.sbt"};
+  for (const std::string& f : files)
+    ASSERT_TRUE(format::WriteTraceFile(testing::LaunchSampleTrace(), f).ok());
+  ASSERT_TRUE(MergeTraces(files, dir / "merged.sbt").ok());
+  auto source = RunSource::Open(files);
+  ASSERT_TRUE(source.ok());
+  analysis::CompactTrace a, b;
+  ASSERT_TRUE(analysis::LoadCompactTrace(**source, {}, &a).ok());
+  ASSERT_TRUE(analysis::LoadCompactTrace(dir / "merged.sbt", {}, &b).ok());
+  auto pa = analysis::BuildKernelPage(a, "hotK()", {});
+  auto pb = analysis::BuildKernelPage(b, "hotK()", {});
+  ASSERT_TRUE(pa.ok()) << pa.status().ToString();
+  ASSERT_TRUE(pb.ok()) << pb.status().ToString();
+  std::ostringstream ja, jb;
+  analysis::WriteKernelPageJson(*pa, ja);
+  analysis::WriteKernelPageJson(*pb, jb);
+  EXPECT_EQ(ja.str(), jb.str());
+  // One launch: the source (or the file) read again for its drain windows.
+  const analysis::LaunchQuery launch{11, 100u, ""};
+  auto la = analysis::BuildLaunchPage(a, **source, launch, {});
+  auto lb = analysis::BuildLaunchPage(b, dir / "merged.sbt", launch, {});
+  ASSERT_TRUE(la.ok()) << la.status().ToString();
+  ASSERT_TRUE(lb.ok()) << lb.status().ToString();
+  ASSERT_TRUE(la->launch.has_value());
+  EXPECT_EQ(la->launch->samples, 120u);
+  std::ostringstream ka, kb;
+  analysis::WriteKernelPageJson(*la, ka);
+  analysis::WriteKernelPageJson(*lb, kb);
+  EXPECT_EQ(ka.str(), kb.str());
+}
+
+TEST(RunVsFile, ExportEveryFormat) {
+  auto run = MakeRun();
+  ASSERT_TRUE(run->source);
+  using exporter::ExportFormat;
+  for (ExportFormat f : {ExportFormat::kPerfetto, ExportFormat::kJson, ExportFormat::kSqlite,
+                         ExportFormat::kCsv, ExportFormat::kDot}) {
+    SCOPED_TRACE(exporter::ExportFormatName(f));
+    const std::string a =
+        run->dir / (std::string("fly") + exporter::ExportFormatExtension(f, false));
+    const std::string b =
+        run->dir / (std::string("file") + exporter::ExportFormatExtension(f, false));
+    auto sa = exporter::ExportSource(*run->source, f, a);
+    ASSERT_TRUE(sa.ok()) << sa.status().ToString();
+    auto sb = exporter::ExportSbtFile(run->merged, f, b);
+    ASSERT_TRUE(sb.ok()) << sb.status().ToString();
+    EXPECT_EQ(sa->events, sb->events);
+    EXPECT_EQ(sa->flows, sb->flows);
+    auto ba = ReadFileToString(a), bb = ReadFileToString(b);
+    ASSERT_TRUE(ba.ok() && bb.ok());
+    EXPECT_GT(ba->size(), 100u);
+    EXPECT_TRUE(*ba == *bb) << a << " (" << ba->size() << " bytes) differs from " << b << " ("
+                            << bb->size() << " bytes)";
+  }
+  // One process of the run, as `export --pid` would.
+  exporter::ExportOptions one;
+  auto t = format::ReadTraceFile(run->merged);
+  ASSERT_TRUE(t.ok());
+  ASSERT_EQ(t->Rows<model::Process>().size(), 2u);
+  one.only_pid = t->Rows<model::Process>()[1].pid;
+  ASSERT_TRUE(
+      exporter::ExportSource(*run->source, ExportFormat::kJson, run->dir / "a1.json", one).ok());
+  ASSERT_TRUE(
+      exporter::ExportSbtFile(run->merged, ExportFormat::kJson, run->dir / "b1.json", one).ok());
+  auto a1 = ReadFileToString(run->dir / "a1.json"), b1 = ReadFileToString(run->dir / "b1.json");
+  ASSERT_TRUE(a1.ok() && b1.ok());
+  EXPECT_GT(a1->size(), 100u);
+  EXPECT_TRUE(*a1 == *b1);
+}
+
+TEST(RunVsFile, ExportRefusesAnInputAsOutput) {
+  auto run = MakeRun();
+  ASSERT_TRUE(run->source);
+  EXPECT_FALSE(
+      exporter::ExportSource(*run->source, exporter::ExportFormat::kCsv, run->files[1]).ok());
+}
+
+}  // namespace
+}  // namespace tracesmith::cluster
