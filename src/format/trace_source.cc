@@ -22,8 +22,9 @@ class FileCursor final : public TraceSource::Cursor {
 
 class FileSource final : public TraceSource {
  public:
-  FileSource(std::string path, std::unique_ptr<SbtReader> reader)
-      : path_(std::move(path)), reader_(std::move(reader)) {}
+  // `reader` is `owned`'s, or the caller's (ReaderSource).
+  FileSource(std::string path, std::unique_ptr<SbtReader> owned, SbtReader* reader)
+      : path_(std::move(path)), owned_(std::move(owned)), reader_(reader) {}
 
   StatusOr<std::unique_ptr<Cursor>> Events(const SbtReader::EventKindFilter& wanted) override {
     return std::unique_ptr<Cursor>(new FileCursor(reader_->Events(wanted)));
@@ -36,12 +37,15 @@ class FileSource final : public TraceSource {
   }
   std::string name() const override { return path_; }
   uint64_t bytes() const override { return reader_->report().file_size; }
-  std::vector<std::string> files() const override { return {path_}; }
+  std::vector<std::string> files() const override {
+    return path_.empty() ? std::vector<std::string>{} : std::vector<std::string>{path_};
+  }
   ReadReport report() const override { return reader_->report(); }
 
  private:
   std::string path_;
-  std::unique_ptr<SbtReader> reader_;
+  std::unique_ptr<SbtReader> owned_;
+  SbtReader* reader_;
 };
 
 // The batches of an in-memory trace: every event kind's rows in slices of
@@ -166,7 +170,12 @@ Status TraceSource::Stream(const SbtReader::EventChunkCallback& on_events,
 
 StatusOr<std::unique_ptr<TraceSource>> OpenFileSource(const std::string& path) {
   ASSIGN_OR_RETURN(std::unique_ptr<SbtReader> reader, SbtReader::Open(path));
-  return std::unique_ptr<TraceSource>(new FileSource(path, std::move(reader)));
+  SbtReader* r = reader.get();
+  return std::unique_ptr<TraceSource>(new FileSource(path, std::move(reader), r));
+}
+
+std::unique_ptr<TraceSource> ReaderSource(SbtReader& reader, std::string path) {
+  return std::make_unique<FileSource>(std::move(path), nullptr, &reader);
 }
 
 std::unique_ptr<TraceSource> MemorySource(const model::Trace& trace, size_t rows_per_batch) {

@@ -5,14 +5,17 @@
 
 #include <sstream>
 
+#include "cluster/test_jobs.h"
 #include "testing/launch_sample_trace.h"
 #include "testing/synthetic_job_files.h"
 #include "testing/temp_dir.h"
+#include "tracesmith/analysis/ascii_timeline.h"
 #include "tracesmith/analysis/kernel_page.h"
 #include "tracesmith/analysis/report.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/cluster/run_source.h"
 #include "tracesmith/export/export.h"
+#include "tracesmith/memory/memory_report.h"
 #include "tracesmith/model/synthetic_job.h"
 
 namespace tracesmith::cluster {
@@ -139,6 +142,52 @@ TEST(RunVsFile, ExportEveryFormat) {
   ASSERT_TRUE(a1.ok() && b1.ok());
   EXPECT_GT(a1->size(), 100u);
   EXPECT_TRUE(*a1 == *b1);
+}
+
+TEST(RunVsFile, Timeline) {
+  auto run = MakeRun();
+  ASSERT_TRUE(run->source);
+  for (const char* to : {"", "30ms"}) {
+    SCOPED_TRACE(to);
+    analysis::AsciiTimelineFileOptions o;
+    o.timeline.width = 100;
+    o.to = to;
+    std::string a, b;
+    ASSERT_TRUE(analysis::RenderAsciiTimelineFile(*run->source, o, &a).ok());
+    ASSERT_TRUE(analysis::RenderAsciiTimelineFile(run->merged, o, &b).ok());
+    EXPECT_GT(a.size(), 200u);
+    EXPECT_EQ(a, b);
+  }
+}
+
+TEST(RunVsFile, Memory) {
+  // Ranks that allocate (one allocation per 20 kernels), pids 1000 and 1001.
+  TempDir dir;
+  std::vector<std::string> files;
+  for (int r = 0; r < 2; ++r) {
+    files.push_back(dir / ("m.rank" + std::to_string(r) + ".sbt"));
+    ASSERT_TRUE(
+        testing::WriteStreamed(
+            testing::MakeRankTrace({.pid = 1000u + r, .rank = r, .kernels = 400}), files.back())
+            .ok());
+  }
+  ASSERT_TRUE(MergeTraces(files, dir / "merged.sbt").ok());
+  auto source = RunSource::Open(files);
+  ASSERT_TRUE(source.ok());
+  for (bool steps : {false, true}) {
+    SCOPED_TRACE(steps ? "with steps" : "without steps");
+    analysis::MemoryReportOptions o;
+    o.steps = steps;
+    analysis::MemoryReport a, b;
+    ASSERT_TRUE(analysis::BuildMemoryReport(**source, o, &a).ok());
+    ASSERT_TRUE(analysis::BuildMemoryReport(dir / "merged.sbt", o, &b).ok());
+    a.source = b.source = "run";
+    EXPECT_EQ(a.keys.size(), 4u);  // 2 processes x 2 devices
+    std::ostringstream ja, jb;
+    analysis::WriteMemoryJson(a, ja);
+    analysis::WriteMemoryJson(b, jb);
+    EXPECT_EQ(ja.str(), jb.str());
+  }
 }
 
 TEST(RunVsFile, ExportRefusesAnInputAsOutput) {

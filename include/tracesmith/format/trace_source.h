@@ -75,6 +75,9 @@ class TraceSource {
 // One SBT file (the reader is kept: a second pass skips the chunks the first
 // found damaged, and the report counts each chunk once).
 StatusOr<std::unique_ptr<TraceSource>> OpenFileSource(const std::string& path);
+// The same over a reader the caller opened and keeps alive (`path`: what
+// errors name, and files(); may be empty for a reader of memory).
+std::unique_ptr<TraceSource> ReaderSource(SbtReader& reader, std::string path);
 // `trace` (kept alive by the caller), in batches of at most
 // `rows_per_batch` rows of one kind, kinds in model order.
 std::unique_ptr<TraceSource> MemorySource(const model::Trace& trace,
