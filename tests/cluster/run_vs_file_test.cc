@@ -17,6 +17,8 @@
 #include "tracesmith/export/export.h"
 #include "tracesmith/memory/memory_report.h"
 #include "tracesmith/model/synthetic_job.h"
+#include "tracesmith/report/flame.h"
+#include "tracesmith/report/html_report.h"
 
 namespace tracesmith::cluster {
 namespace {
@@ -187,6 +189,29 @@ TEST(RunVsFile, Memory) {
     analysis::WriteMemoryJson(a, ja);
     analysis::WriteMemoryJson(b, jb);
     EXPECT_EQ(ja.str(), jb.str());
+  }
+}
+
+TEST(RunVsFile, HtmlReportAndFoldedStacks) {
+  auto run = MakeRun();
+  ASSERT_TRUE(run->source);
+  report::HtmlReportOptions o;
+  o.run_files = run->files;  // the cross-rank part reads the ranks, as `report` does
+  auto a = report::BuildHtmlReport(*run->source, "run", o);
+  auto b = report::BuildHtmlReport(run->merged, "run", o);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  EXPECT_GT(a->size(), 10000u);
+  EXPECT_TRUE(*a == *b) << "the pages differ";
+  for (report::FlameWeight w : {report::FlameWeight::kGpuTime, report::FlameWeight::kLaunches}) {
+    const std::string fa = run->dir / "a.folded", fb = run->dir / "b.folded";
+    auto sa = report::WriteFoldedFile(*run->source, fa, w);
+    auto sb = report::WriteFoldedFile(run->merged, fb, w);
+    ASSERT_TRUE(sa.ok() && sb.ok());
+    EXPECT_GT(sa->lines, 0u);
+    auto ta = ReadFileToString(fa), tb = ReadFileToString(fb);
+    ASSERT_TRUE(ta.ok() && tb.ok());
+    EXPECT_EQ(*ta, *tb);
   }
 }
 
