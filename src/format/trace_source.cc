@@ -168,6 +168,41 @@ Status TraceSource::Stream(const SbtReader::EventChunkCallback& on_events,
   return on_end ? on_end(cursor->batch()) : OkStatus();
 }
 
+Status ReadTrace(TraceSource& source, model::Trace* out) {
+  *out = model::Trace{};
+  // Reserved once from the index, as ReadAll does: a hint only, each chunk's
+  // count capped by what a chunk holds and the total by what the input could
+  // decode to (1 GiB + 256 x its size, the reader's own budget).
+  const uint64_t budget = (1ull << 30) + 256 * source.bytes();
+  const std::vector<ChunkIndexEntry> chunks = source.TableChunks();
+  model::ForEachRecordType([&]<typename T>() {
+    if constexpr (RecordTraits<T>::kIsEvent) {
+      uint64_t rows = 0;
+      for (const ChunkIndexEntry& e : chunks)
+        if (e.table_kind == uint16_t(RecordTraits<T>::kKind))
+          rows += std::min<uint64_t>(e.rows, kMaxRowsPerChunk);
+      if (rows <= budget / sizeof(T)) out->Rows<T>().reserve(rows);
+    }
+  });
+  return source.Stream(
+      [&](const model::Trace& batch, model::TableKind kind) {
+        model::ForEachRecordType([&]<typename T>() {
+          if constexpr (RecordTraits<T>::kIsEvent)
+            if (RecordTraits<T>::kKind == kind)
+              out->Rows<T>().insert(out->Rows<T>().end(), batch.Rows<T>().begin(),
+                                    batch.Rows<T>().end());
+        });
+        return OkStatus();
+      },
+      [&](const model::Trace& batch) {
+        out->strings = batch.strings;
+        model::ForEachRecordType([&]<typename T>() {
+          if constexpr (!RecordTraits<T>::kIsEvent) out->Rows<T>() = batch.Rows<T>();
+        });
+        return OkStatus();
+      });
+}
+
 StatusOr<std::unique_ptr<TraceSource>> OpenFileSource(const std::string& path) {
   ASSIGN_OR_RETURN(std::unique_ptr<SbtReader> reader, SbtReader::Open(path));
   SbtReader* r = reader.get();

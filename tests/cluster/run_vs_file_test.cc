@@ -10,6 +10,8 @@
 #include "testing/synthetic_job_files.h"
 #include "testing/temp_dir.h"
 #include "tracesmith/analysis/ascii_timeline.h"
+#include "tracesmith/analysis/diff.h"
+#include "tracesmith/analysis/event_filter.h"
 #include "tracesmith/analysis/kernel_page.h"
 #include "tracesmith/analysis/report.h"
 #include "tracesmith/base/file_util.h"
@@ -32,11 +34,13 @@ struct Run {
   std::unique_ptr<RunSource> source;
 };
 
-std::unique_ptr<Run> MakeRun() {
+// `straggler_ns`: rank 1's extra compute per step (another run to diff against).
+std::unique_ptr<Run> MakeRun(uint64_t straggler_ns = 0) {
   auto run = std::make_unique<Run>();
   model::SyntheticJobOptions o = model::MakeSyntheticJobOptions(2, 1);
   o.steps = 6;
   o.compute_kernels = 4;
+  o.ranks[1].delay_per_step_ns = straggler_ns;
   const model::SyntheticJob job(o);
   run->files = testing::WriteRanks(job, run->dir);
   run->merged = run->dir / "merged.sbt";
@@ -213,6 +217,62 @@ TEST(RunVsFile, HtmlReportAndFoldedStacks) {
     ASSERT_TRUE(ta.ok() && tb.ok());
     EXPECT_EQ(*ta, *tb);
   }
+}
+
+TEST(RunVsFile, ViewAndViewStats) {
+  auto run = MakeRun();
+  ASSERT_TRUE(run->source);
+  // `view` holds the whole trace: the same rows as the merged file's.
+  model::Trace a;
+  ASSERT_TRUE(format::ReadTrace(*run->source, &a).ok());
+  auto b = format::ReadTraceFile(run->merged);
+  ASSERT_TRUE(b.ok());
+  EXPECT_GT(a.Rows<model::KernelEvent>().size(), 40u);
+  ASSERT_EQ(a.strings.size(), b->strings.size());
+  for (uint32_t i = 0; i < a.strings.size(); ++i) EXPECT_EQ(a.strings.Get(i), b->strings.Get(i));
+  model::ForEachRecordType([&]<typename T>() {
+    EXPECT_EQ(a.Rows<T>().size(), b->Rows<T>().size()) << model::RecordTraits<T>::kLabel;
+  });
+  std::ostringstream sa, sb;
+  for (const model::KernelEvent& k : a.Rows<model::KernelEvent>())
+    sa << k.start_ns << ' ' << k.end_ns << ' ' << k.pid << ' ' << a.strings.Get(k.name_id) << '\n';
+  for (const model::KernelEvent& k : b->Rows<model::KernelEvent>())
+    sb << k.start_ns << ' ' << k.end_ns << ' ' << k.pid << ' ' << b->strings.Get(k.name_id) << '\n';
+  EXPECT_EQ(sa.str(), sb.str());
+  // `view --stats`, with a name, kind and window filter.
+  analysis::EventFilterSpec spec{
+      .kinds = {"kernel", "api"}, .name_regex = "gemm|Launch", .to = "40ms"};
+  auto fa = analysis::EventFilter::Make(spec), fb = analysis::EventFilter::Make(spec);
+  ASSERT_TRUE(fa.ok() && fb.ok());
+  auto reader = format::SbtReader::Open(run->merged);
+  ASSERT_TRUE(reader.ok());
+  auto ea = analysis::StreamEventStats(*run->source, std::move(*fa));
+  auto eb = analysis::StreamEventStats(**reader, std::move(*fb));
+  ASSERT_TRUE(ea.ok() && eb.ok());
+  EXPECT_GT(ea->matched, 0u);
+  EXPECT_EQ(ea->matched, eb->matched);
+  EXPECT_EQ(ea->per_kind, eb->per_kind);
+  ASSERT_EQ(ea->per_name.size(), eb->per_name.size());
+  for (size_t i = 0; i < ea->per_name.size(); ++i) {
+    EXPECT_EQ(ea->per_name[i].name, eb->per_name[i].name);
+    EXPECT_EQ(ea->per_name[i].total_ns, eb->per_name[i].total_ns);
+  }
+}
+
+TEST(RunVsFile, Diff) {
+  auto base = MakeRun(), slow = MakeRun(/*straggler_ns=*/300'000);
+  ASSERT_TRUE(base->source && slow->source);
+  auto a = analysis::DiffTraceSources(*base->source, *slow->source, {}, false);
+  auto b = analysis::DiffTraceFiles(base->merged, slow->merged, {}, false);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  a->a = b->a = "base";
+  a->b = b->b = "slow";
+  EXPECT_FALSE(a->kernels.empty());
+  std::ostringstream ja, jb;
+  analysis::WriteJsonDiff(*a, ja);
+  analysis::WriteJsonDiff(*b, jb);
+  EXPECT_EQ(ja.str(), jb.str());
 }
 
 TEST(RunVsFile, ExportRefusesAnInputAsOutput) {

@@ -72,6 +72,11 @@ class TraceSource {
                 const SbtReader::EventKindFilter& wanted = {});
 };
 
+// Every row of a pass, in pass order, into `out` (emptied first): what
+// SbtReader::ReadAll gives for a file, for any source. The whole trace in
+// memory: for the readers that need it all at once (view).
+Status ReadTrace(TraceSource& source, model::Trace* out);
+
 // One SBT file (the reader is kept: a second pass skips the chunks the first
 // found damaged, and the report counts each chunk once).
 StatusOr<std::unique_ptr<TraceSource>> OpenFileSource(const std::string& path);
