@@ -249,28 +249,37 @@ class RunCursor final : public format::TraceSource::Cursor {
     return OkStatus();
   }
 
+  // The chunk's rows are translated in place in the reader's batch and their
+  // vector swapped into ours: no copy, and one chunk's rows in memory.
   void TranslateEvents(model::TableKind kind) {
     MergedInput& in = result_.inputs[input_->index];
-    const model::Trace& from = input_->cursor.batch();
+    model::Trace* from = input_->cursor.mutable_batch();
     model::ForEachRecordType([&]<typename T>() {
       if constexpr (RecordTraits<T>::kIsEvent) {
         if (RecordTraits<T>::kKind != kind) return;
-        auto& rows = batch_.Rows<T>();
-        rows.assign(from.Rows<T>().begin(), from.Rows<T>().end());
+        auto& rows = from->Rows<T>();
         for (T& row : rows) input_->remap.Apply(&row);
         in.events += rows.size();
         in.events_by_kind[RecordTraits<T>::kLabel] += rows.size();
         events_ += rows.size();
+        rows.swap(batch_.Rows<T>());
         last_kind_ = kind;
       }
     });
   }
 
+  // Gives the rows' vector back to the reader that filled it (its next Next
+  // clears it and decodes into it), keeping none here.
   void ClearLastRows() {
     if (!last_kind_) return;
     model::ForEachRecordType([&]<typename T>() {
-      if constexpr (RecordTraits<T>::kIsEvent)
-        if (RecordTraits<T>::kKind == *last_kind_) batch_.Rows<T>().clear();
+      if constexpr (RecordTraits<T>::kIsEvent) {
+        if (RecordTraits<T>::kKind != *last_kind_) return;
+        auto& rows = batch_.Rows<T>();
+        if (input_) rows.swap(input_->cursor.mutable_batch()->Rows<T>());
+        rows.clear();
+        rows.shrink_to_fit();
+      }
     });
     last_kind_.reset();
   }
