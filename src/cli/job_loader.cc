@@ -62,18 +62,12 @@ Status ReportMerge(const cluster::MergeResult& merge, bool strict, const char* d
   return OkStatus();
 }
 
-namespace {
-
-StatusOr<cluster::OpenedRun> Open(const RunArgs& args, bool strict, const char* doing,
-                                  bool merge_to_file) {
-  MergeProgressLine progress;
+StatusOr<cluster::OpenedRun> OpenRunSource(const RunArgs& args, bool strict, const char* doing) {
   cluster::OpenRunOptions o;
   o.single_file = args.single;
   o.strict = strict;
-  o.merge_to_file = merge_to_file;
-  o.progress = [&](const cluster::MergeProgress& p) { progress.Update(p); };
+  o.merge_to_file = false;  // merged on the fly as the command reads it
   auto run = cluster::OpenedRun::Open(args.names, o);
-  progress.Done();
   if (!run.ok()) return run.status();
   for (const std::string& name : run->expanded())
     std::fprintf(stderr,
@@ -83,16 +77,6 @@ StatusOr<cluster::OpenedRun> Open(const RunArgs& args, bool strict, const char* 
   if (const cluster::MergeResult* merge = run->merge_result())
     RETURN_IF_ERROR(ReportMerge(*merge, strict, doing));
   return run;
-}
-
-}  // namespace
-
-StatusOr<cluster::OpenedRun> OpenRun(const RunArgs& args, bool strict, const char* doing) {
-  return Open(args, strict, doing, /*merge_to_file=*/true);
-}
-
-StatusOr<cluster::OpenedRun> OpenRunSource(const RunArgs& args, bool strict, const char* doing) {
-  return Open(args, strict, doing, /*merge_to_file=*/false);
 }
 
 void ReportMergeNotesFromReading(const cluster::OpenedRun& run) {
