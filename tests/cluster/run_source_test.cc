@@ -4,6 +4,8 @@
 // trace written to a file.
 #include "tracesmith/cluster/run_source.h"
 
+#include <stdlib.h>
+
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -12,6 +14,7 @@
 #include "testing/temp_dir.h"
 #include "tracesmith/analysis/report.h"
 #include "tracesmith/base/file_util.h"
+#include "tracesmith/cluster/open_job.h"
 #include "tracesmith/format/sbt_reader.h"
 #include "tracesmith/format/trace_source.h"
 
@@ -169,6 +172,36 @@ TEST(RunSource, ANonTraceInputIsAnErrorAtOpen) {
   std::vector<std::string> files = WriteRun(dir, false);
   ASSERT_TRUE(WriteStringToFile(files[1], "not a trace").ok());
   EXPECT_FALSE(RunSource::Open(files).ok());
+}
+
+TEST(RunSource, AnOpenedRunReadOnTheFlyWritesNoTemporaryFile) {
+  TempDir dir, tmp;
+  const std::vector<std::string> files = WriteRun(dir, /*same_pid=*/true);
+  const char* old_tmp = getenv("TMPDIR");
+  const std::string saved = old_tmp ? old_tmp : "";
+  setenv("TMPDIR", tmp.path().c_str(), 1);
+  {
+    auto run =
+        OpenedRun::Open(std::vector{dir / "run.sbt"}, OpenRunOptions{.merge_to_file = false});
+    ASSERT_TRUE(run.ok()) << run.status().ToString();
+    EXPECT_TRUE(run->merged());
+    EXPECT_EQ(run->path(), "");
+    ASSERT_NE(run->run_source(), nullptr);
+    ASSERT_NE(run->merge_result(), nullptr);
+    EXPECT_EQ(run->merge_result()->notes.size(), 1u);  // the renumbered pid, said at open
+    auto source = run->source();
+    ASSERT_TRUE(source.ok());
+    EXPECT_EQ(*source, static_cast<const format::TraceSource*>(run->run_source()));
+    model::Trace t;
+    ASSERT_TRUE(format::ReadTrace(**source, &t).ok());
+    EXPECT_EQ(t.Rows<model::Process>().size(), 2u);
+    EXPECT_EQ(run->run_source()->result().events, t.EventCount());
+    EXPECT_TRUE(tmp.List().empty());
+  }
+  if (old_tmp)
+    setenv("TMPDIR", saved.c_str(), 1);
+  else
+    unsetenv("TMPDIR");
 }
 
 TEST(MemorySource, SameAnalysisAsTheTraceWrittenToAFile) {
