@@ -114,7 +114,7 @@ def export(path, out=None, format: str | None = None, gzip: bool = False,
                 warnings.warn(job["damage_text"] + "\nexported only its readable part",
                               stacklevel=2)
             return job
-    with _run.opened(path, strict, False, "exporting") as (file, _, _):
+    with _run.opened_source(path, strict, False, "exporting") as (file, _, _):
         result = core().export(file, out, format, bool(gzip), bool(strict), int(node_limit),
                                _window(start, "start"), _window(end, "end"))
     if result["damage_text"]:

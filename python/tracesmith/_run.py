@@ -3,9 +3,10 @@
 Every function that reads a trace takes a run: a file, a list of files, a
 directory of them, or a capture's output name ("run.sbt" also stands for
 run.rank*.sbt and run.pid*.sbt beside it). One file is read in place; several
-are merged (`tracesmith merge`, C++ cluster::MergeTraces) into a temporary
-file that is removed afterwards (for `load`, when the Trace no longer needs
-it: see TempTrace).
+are read as one trace merged on the fly (C++ cluster::RunSource, `opened_source`)
+by analyze, memory, diff, event_stats and export; `load` merges them
+(`tracesmith merge`, C++ cluster::MergeTraces) into a temporary file, removed
+when the Trace no longer needs it (see TempTrace).
 """
 
 from __future__ import annotations
@@ -114,6 +115,29 @@ def opened(arg, strict: bool = False, single: bool = False, doing: str = "readin
     finally:
         if not kept:
             owner.remove()
+
+
+@contextlib.contextmanager
+def opened_source(arg, strict: bool = False, single: bool = False, doing: str = "reading",
+                  what: str = "path"):
+    """Yields (trace, names, files) for the functions of the C++ core that take a trace
+    source: the one file's path, or several files read as one trace merged on the fly
+    (core().open_run, cluster::RunSource: no temporary file). What the merge's survey
+    found is warned at once; the notes only reading finds, after the block."""
+    names, files, expanded = resolve(arg, single, what)
+    for name in expanded:
+        warnings.warn(f"{name} is one of a run of {len(files)} traces; reading them all together "
+                      f"(single=True reads {name} alone)", stacklevel=4)
+    if len(files) == 1:
+        yield files[0], names, files
+        return
+    run = core().open_run(files, bool(strict))
+    said = run.result()
+    warn_merge(said, doing, stacklevel=4)
+    yield run, names, files
+    for note in run.result()["notes"]:
+        if note not in said["notes"]:
+            warnings.warn(note, stacklevel=4)
 
 
 def merge(inputs, out, overwrite: bool = False, strict: bool = False) -> dict:

@@ -584,7 +584,7 @@ def analyze(path, start="", end="", steps="", whole: bool = False, strict: bool 
         steps = str(steps)
     if not isinstance(steps, str):
         raise TypeError(f"steps must be N or 'A:B', not {type(steps).__name__}")
-    with _run.opened(path, strict, False, "analysing") as (file, names, files):
+    with _run.opened_source(path, strict, False, "analysing") as (file, names, files):
         report, damage = core().analyze_json(file, _window(start, "start"), _window(end, "end"),
                                             steps, bool(whole), bool(strict), list(files),
                                             bool(with_warmup))
@@ -605,7 +605,7 @@ def memory(path, at="", top: int = 10, strict: bool = False) -> dict:
     timedelta), under each entry's "at". Times in ns from the trace start. A
     damaged file is read in its readable part with a warning (strict=True raises
     TraceError instead)."""
-    with _run.opened(path, strict, False, "analysing") as (file, names, files):
+    with _run.opened_source(path, strict, False, "analysing") as (file, names, files):
         report, damage = core().memory_json(file, _window(at, "at"), int(top), bool(strict))
     if damage:
         warnings.warn(damage + "\nanalysing only its readable part", stacklevel=2)
@@ -621,8 +621,8 @@ def diff(a, b, nvtx: str = "", strict: bool = False) -> dict:
     in its readable part and named in the result's "warnings" (and a Python
     warning); strict=True raises TraceError instead. nvtx: only work inside
     NVTX ranges of that name."""
-    with _run.opened(a, strict, False, "comparing", "a") as (file_a, names_a, files_a), \
-            _run.opened(b, strict, False, "comparing", "b") as (file_b, names_b, files_b):
+    with _run.opened_source(a, strict, False, "comparing", "a") as (file_a, names_a, files_a), \
+            _run.opened_source(b, strict, False, "comparing", "b") as (file_b, names_b, files_b):
         result = json.loads(core().diff_json(file_a, file_b, str(nvtx),
                                              bool(strict)).decode("utf-8", "replace"))
     if len(files_a) > 1:
@@ -648,7 +648,7 @@ def event_stats(path, kinds=None, name: str = "", stream: Optional[int] = None,
     for k in ([kinds] if isinstance(kinds, str) else (kinds or [])):
         label = _LABELS.get(k, k)
         labels.append(label)
-    with _run.opened(path, strict, False, "counting") as (file, _, _):
+    with _run.opened_source(path, strict, False, "counting") as (file, _, _):
         result = core().event_stats(file, labels, str(name),
                                     -1 if stream is None else int(stream),
                                     -1 if device is None else int(device),

@@ -350,15 +350,22 @@ class TimelineScan {
 
 Status RenderAsciiTimelineFile(const std::string& path, const AsciiTimelineFileOptions& o,
                                std::string* text, format::ReadReport* report) {
-  ASSIGN_OR_RETURN(auto reader, format::SbtReader::Open(path));
+  ASSIGN_OR_RETURN(std::unique_ptr<format::TraceSource> source, format::OpenFileSource(path));
+  return RenderAsciiTimelineFile(*source, o, text, report);
+}
+
+Status RenderAsciiTimelineFile(format::TraceSource& source, const AsciiTimelineFileOptions& o,
+                               std::string* text, format::ReadReport* report) {
   TimelineScan scan;
   std::vector<model::ClockAnchor> anchors;
   auto pass = [&](const format::SbtReader::EventChunkCallback& fn) -> Status {
-    Status st = reader->Stream(fn, [&](const model::Trace& batch) {
+    Status st = source.Stream(fn, [&](const model::Trace& batch) {
       anchors = batch.Rows<model::ClockAnchor>();
       return OkStatus();
     });
-    return st.ok() ? st : Status(st.code(), path + ": " + st.message());
+    return st.ok() || source.name().empty()
+               ? st
+               : Status(st.code(), source.name() + ": " + st.message());
   };
   RETURN_IF_ERROR(pass([&](const model::Trace& batch, model::TableKind kind) {
     scan.Extent(batch, kind);
@@ -390,7 +397,7 @@ Status RenderAsciiTimelineFile(const std::string& path, const AsciiTimelineFileO
       return OkStatus();
     }));
   }
-  if (report) *report = reader->report();
+  if (report) *report = source.report();
   *text = Format(rows, layout, from, to, scan.begin());
   return OkStatus();
 }

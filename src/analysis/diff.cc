@@ -140,30 +140,63 @@ void WriteJsonDiff(const TraceDiff& d, std::ostream& out) {
   j.EndObject();
 }
 
+namespace {
+
+// One side of a diff: its report and its sampled functions (with all their lines).
+struct DiffSide {
+  AnalysisReport report;
+  std::vector<FunctionSamples> sampled;
+};
+
+Status LoadSide(format::TraceSource& source, int i, const LoadOptions& load, bool strict,
+                format::ReadReport* damage_out, std::vector<std::string>* warnings,
+                DiffSide* side) {
+  const std::string name = source.name();
+  CompactTrace trace;
+  format::ReadReport damage;
+  RETURN_IF_ERROR(LoadCompactTrace(source, load, &trace, &damage));
+  if (strict) RETURN_IF_ERROR(damage.DamageStatus(name));
+  if (!damage.clean())
+    warnings->push_back(std::string(i == 0 ? "A" : "B") + ": " + damage.Headline(name) +
+                        "; this comparison covers only its readable part");
+  if (damage_out) *damage_out = damage;
+  side->report = BuildReport(trace, name);
+  side->sampled = SampledFunctions(trace.pc_samples(), trace.meta(), SIZE_MAX);
+  return OkStatus();
+}
+
+TraceDiff Combine(const DiffSide (&sides)[2], std::vector<std::string> warnings) {
+  TraceDiff d = DiffReports(sides[0].report, sides[1].report);
+  d.samples = DiffPcSamples(sides[0].sampled, sides[1].sampled);
+  d.warnings = std::move(warnings);
+  return d;
+}
+
+}  // namespace
+
 StatusOr<TraceDiff> DiffTraceFiles(const std::string& a, const std::string& b,
                                    const LoadOptions& load, bool strict,
                                    format::ReadReport* damage_a, format::ReadReport* damage_b) {
-  AnalysisReport reports[2];
-  std::vector<FunctionSamples> sampled[2];  // with all their lines
+  DiffSide sides[2];
   std::vector<std::string> warnings;
   const std::string* paths[2] = {&a, &b};
   format::ReadReport* damages[2] = {damage_a, damage_b};
   for (int i = 0; i < 2; ++i) {
-    CompactTrace trace;
-    format::ReadReport damage;
-    RETURN_IF_ERROR(LoadCompactTrace(*paths[i], load, &trace, &damage));
-    if (strict) RETURN_IF_ERROR(damage.DamageStatus(*paths[i]));
-    if (!damage.clean())
-      warnings.push_back(std::string(i == 0 ? "A" : "B") + ": " + damage.Headline(*paths[i]) +
-                         "; this comparison covers only its readable part");
-    if (damages[i]) *damages[i] = damage;
-    reports[i] = BuildReport(trace, *paths[i]);
-    sampled[i] = SampledFunctions(trace.pc_samples(), trace.meta(), SIZE_MAX);
+    ASSIGN_OR_RETURN(std::unique_ptr<format::TraceSource> source,
+                     format::OpenFileSource(*paths[i]));
+    RETURN_IF_ERROR(LoadSide(*source, i, load, strict, damages[i], &warnings, &sides[i]));
   }
-  TraceDiff d = DiffReports(reports[0], reports[1]);
-  d.samples = DiffPcSamples(sampled[0], sampled[1]);
-  d.warnings = std::move(warnings);
-  return d;
+  return Combine(sides, std::move(warnings));
+}
+
+StatusOr<TraceDiff> DiffTraceSources(format::TraceSource& a, format::TraceSource& b,
+                                     const LoadOptions& load, bool strict,
+                                     format::ReadReport* damage_a, format::ReadReport* damage_b) {
+  DiffSide sides[2];
+  std::vector<std::string> warnings;
+  RETURN_IF_ERROR(LoadSide(a, 0, load, strict, damage_a, &warnings, &sides[0]));
+  RETURN_IF_ERROR(LoadSide(b, 1, load, strict, damage_b, &warnings, &sides[1]));
+  return Combine(sides, std::move(warnings));
 }
 
 }  // namespace tracesmith::analysis

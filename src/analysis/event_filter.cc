@@ -65,6 +65,10 @@ std::vector<EventRef> SelectEvents(const Trace& t, const EventFilter& filter) {
 }
 
 StatusOr<EventStats> StreamEventStats(format::SbtReader& reader, EventFilter filter) {
+  return StreamEventStats(*format::ReaderSource(reader, std::string()), std::move(filter));
+}
+
+StatusOr<EventStats> StreamEventStats(format::TraceSource& reader, EventFilter filter) {
   uint64_t t0 = 0;
   if (filter.has_window()) {
     uint64_t lo = UINT64_MAX, hi = 0;

@@ -11,7 +11,7 @@
 #include "tracesmith/analysis/compact_trace.h"
 #include "tracesmith/analysis/kernel_page.h"
 #include "tracesmith/analysis/report.h"
-#include "tracesmith/format/sbt_reader.h"
+#include "tracesmith/format/trace_source.h"
 #include "tracesmith/model/event_names.h"
 
 namespace tracesmith::analysis {
@@ -71,6 +71,12 @@ using WindowKey = std::pair<uint64_t, uint64_t>;
 }  // namespace
 
 StatusOr<KernelPage> BuildLaunchPage(const CompactTrace& t, const std::string& path,
+                                     const LaunchQuery& q, const CallSiteRules& rules) {
+  ASSIGN_OR_RETURN(std::unique_ptr<format::TraceSource> source, format::OpenFileSource(path));
+  return BuildLaunchPage(t, *source, q, rules);
+}
+
+StatusOr<KernelPage> BuildLaunchPage(const CompactTrace& t, format::TraceSource& source,
                                      const LaunchQuery& q, const CallSiteRules& rules) {
   ASSIGN_OR_RETURN(const PcSampleReport all, SampledReport(t, rules));
   KernelPageLaunch launch;
@@ -140,8 +146,7 @@ StatusOr<KernelPage> BuildLaunchPage(const CompactTrace& t, const std::string& p
   // The windows' rows, on the analysis clock as the windows are.
   std::map<std::tuple<uint64_t, uint32_t, uint32_t>, double> joined;  // (cubin, pc, stall)
   const ClockMap* clock = t.ClockOf(f->pid);
-  ASSIGN_OR_RETURN(auto reader, format::SbtReader::Open(path));
-  Status st = reader->Stream(
+  Status st = source.Stream(
       [&](const model::Trace& batch, model::TableKind) {
         for (const model::PcSampleEvent& e : batch.Rows<model::PcSampleEvent>()) {
           if (e.pid != f->pid || e.function_id != f->function_id) continue;
@@ -154,7 +159,9 @@ StatusOr<KernelPage> BuildLaunchPage(const CompactTrace& t, const std::string& p
         return OkStatus();
       },
       {}, [](model::TableKind kind) { return kind == model::TableKind::kPcSample; });
-  if (!st.ok()) return Status(st.code(), path + ": " + st.message());
+  if (!st.ok() && !source.name().empty())
+    return Status(st.code(), source.name() + ": " + st.message());
+  RETURN_IF_ERROR(st);
   InstructionSamples pcs;
   std::map<uint32_t, uint64_t> stalls;
   for (const auto& [where, n] : joined) {

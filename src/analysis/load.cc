@@ -86,16 +86,14 @@ StatusOr<TimeWindowNs> ParseTimeWindow(const std::string& from, const std::strin
   return w;
 }
 
-Status LoadCompactTrace(const std::string& path, const LoadOptions& options, CompactTrace* out,
+Status LoadCompactTrace(format::TraceSource& source, const LoadOptions& options, CompactTrace* out,
                         format::ReadReport* report) {
-  ASSIGN_OR_RETURN(auto reader, format::SbtReader::Open(path));
   // The index says how many rows are coming: reserve once instead of
   // growing (and copying) the compact arrays while streaming.
   // Rows counts come from the file: each is capped by what one chunk holds
   // (no sum can overflow) and the total by what the file could hold.
   uint64_t ops = 0, calls = 0, event_chunks = 0, done = 0;
-  for (const format::ChunkIndexEntry& e : reader->chunks()) {
-    if (e.type != uint16_t(format::ChunkType::kTable)) continue;
+  for (const format::ChunkIndexEntry& e : source.TableChunks()) {
     event_chunks += e.table_kind < uint16_t(model::TableKind::kDevice);
     const uint64_t rows = std::min<uint64_t>(e.rows, format::kMaxRowsPerChunk);
     auto kind = static_cast<model::TableKind>(e.table_kind);
@@ -106,11 +104,11 @@ Status LoadCompactTrace(const std::string& path, const LoadOptions& options, Com
   }
   // A hint only: never more than the reader's own decode budget
   // (1 GiB + 256 x file size, SbtReader::Stream) in 32-byte rows.
-  const uint64_t size = reader->report().file_size;
+  const uint64_t size = source.bytes();
   const uint64_t cap = std::min<uint64_t>(size * 64 + (1u << 20), ((1ull << 30) + 256 * size) / 32);
   // One process of a merged file: the file's counts are every process's.
   if (!out->process_filtered()) out->Reserve(std::min(ops, cap), std::min(calls, cap));
-  Status st = reader->Stream(
+  Status st = source.Stream(
       [&](const model::Trace& batch, model::TableKind kind) {
         out->Ingest(batch, kind);
         if (options.progress) options.progress(++done, std::max(done, event_chunks));
@@ -120,10 +118,18 @@ Status LoadCompactTrace(const std::string& path, const LoadOptions& options, Com
         out->IngestMetadata(batch);  // the end clock anchor comes after the events
         return OkStatus();
       });
-  if (!st.ok()) return Status(st.code(), path + ": " + st.message());
-  if (report) *report = reader->report();
+  if (!st.ok() && !source.name().empty())
+    return Status(st.code(), source.name() + ": " + st.message());
+  RETURN_IF_ERROR(st);
+  if (report) *report = source.report();
   out->Finalize();
   return ApplyRestrictions(options, out);
+}
+
+Status LoadCompactTrace(const std::string& path, const LoadOptions& options, CompactTrace* out,
+                        format::ReadReport* report) {
+  ASSIGN_OR_RETURN(std::unique_ptr<format::TraceSource> source, format::OpenFileSource(path));
+  return LoadCompactTrace(*source, options, out, report);
 }
 
 }  // namespace tracesmith::analysis

@@ -31,7 +31,7 @@ struct AnalyzeCliOptions {
 int RunAnalyze(const AnalyzeCliOptions& o) {
   if (Status rules = analysis::ValidateCallSiteRules(o.sites); !rules.ok())
     return ReportError(rules);
-  auto run = OpenRun(o.run, o.strict, "analysing");
+  auto run = OpenRunSource(o.run, o.strict, "analysing");
   if (!run.ok()) return ReportError(run.status());
   ProgressLine line("analyze", o.quiet);
   analysis::LoadOptions load = o.load;
@@ -40,10 +40,13 @@ int RunAnalyze(const AnalyzeCliOptions& o) {
   };
   analysis::CompactTrace trace;
   format::ReadReport damage;
-  Status st = analysis::LoadCompactTrace(run->path(), load, &trace, &damage);
+  auto source = run->source();
+  Status st =
+      source.ok() ? analysis::LoadCompactTrace(**source, load, &trace, &damage) : source.status();
   line.Done();  // before the damage warning
   if (st.ok()) st = CheckDamage(run->path(), damage, o.strict, "analysing");
   if (!st.ok()) return ReportError(st);
+  ReportMergeNotesFromReading(*run);
   line.Show("analysing");
   // The job as a whole: the report below covers the merged trace; the
   // cross-rank analysis reads the per-process traces of the run one by one.

@@ -24,14 +24,20 @@ struct DiffCliOptions {
 
 int RunDiff(const DiffCliOptions& o) {
   const RunArgs a{{o.a}, o.single}, b{{o.b}, o.single};
-  auto run_a = OpenRun(a, o.strict, "comparing");
+  auto run_a = OpenRunSource(a, o.strict, "comparing");
   if (!run_a.ok()) return ReportError(run_a.status());
-  auto run_b = OpenRun(b, o.strict, "comparing");
+  auto run_b = OpenRunSource(b, o.strict, "comparing");
   if (!run_b.ok()) return ReportError(run_b.status());
+  auto source_a = run_a->source();
+  if (!source_a.ok()) return ReportError(source_a.status());
+  auto source_b = run_b->source();
+  if (!source_b.ok()) return ReportError(source_b.status());
   format::ReadReport damage[2];
-  auto d = analysis::DiffTraceFiles(run_a->path(), run_b->path(), o.load, o.strict, &damage[0],
-                                    &damage[1]);
+  auto d =
+      analysis::DiffTraceSources(**source_a, **source_b, o.load, o.strict, &damage[0], &damage[1]);
   if (!d.ok()) return ReportError(d.status());
+  ReportMergeNotesFromReading(*run_a);
+  ReportMergeNotesFromReading(*run_b);
   d->a = run_a->name();
   d->b = run_b->name();
   // A damaged side (not --strict): the warning on stderr as every command

@@ -103,14 +103,17 @@ int RunExportJobPerfetto(const ExportCliOptions& o, const std::vector<std::strin
 
 // -f folded: the flame graph's data (report/flame.h), weighted by GPU time
 // or launches.
-int RunExportFolded(const ExportCliOptions& o, const std::string& path, const std::string& out) {
+int RunExportFolded(const ExportCliOptions& o, cluster::OpenedRun& run, const std::string& out) {
   auto weight = report::ParseFlameWeight(o.weight);
   if (!weight.ok()) return ReportError(weight.status());
   format::ReadReport damage;
-  auto stats = report::WriteFoldedFile(path, out, *weight, o.strict, &damage);
+  auto source = run.source();
+  auto stats = source.ok() ? report::WriteFoldedFile(**source, out, *weight, o.strict, &damage)
+                           : StatusOr<report::FoldedFileStats>(source.status());
   if (!stats.ok()) return ReportError(stats.status());
-  if (Status st = CheckDamage(path, damage, o.strict, "exporting"); !st.ok())
+  if (Status st = CheckDamage(run.path(), damage, o.strict, "exporting"); !st.ok())
     return ReportError(st);
+  ReportMergeNotesFromReading(run);
   if (!o.quiet)
     std::fprintf(
         stderr, "tracesmith: wrote %s (%s, %llu stacks, %s over %llu GPU ops)\n", out.c_str(),
@@ -155,15 +158,18 @@ int RunExport(const ExportCliOptions& o) {
     if (exporter::ExportsAsJob(*format, scan))
       return RunExportJobPerfetto(o, files->files, scan, out);
   }
-  auto run = OpenRun(o.run, o.strict, "exporting");
+  auto run = OpenRunSource(o.run, o.strict, "exporting");
   if (!run.ok()) return ReportError(run.status());
-  if (*format == exporter::ExportFormat::kFolded) return RunExportFolded(o, run->path(), out);
+  if (*format == exporter::ExportFormat::kFolded) return RunExportFolded(o, *run, out);
   format::ReadReport damage;
   ProgressLine line("export", o.quiet);
   line.Show("writing " + out);
-  auto stats = exporter::ExportSbtFile(run->path(), *format, out, options, &damage);
+  auto source = run->source();
+  auto stats = source.ok() ? exporter::ExportSource(**source, *format, out, options, &damage)
+                           : StatusOr<exporter::ExportStats>(source.status());
   line.Done();
   if (!stats.ok()) return ReportError(stats.status());
+  ReportMergeNotesFromReading(*run);
   if (Status st = CheckDamage(run->path(), damage, o.strict, "exporting"); !st.ok())
     return ReportError(st);
   if (!o.quiet && *format == exporter::ExportFormat::kDot) {

@@ -30,7 +30,7 @@ struct KernelCliOptions {
 int RunKernel(const KernelCliOptions& o) {
   RunArgs args = o.run;
   args.names = {o.trace};
-  auto run = OpenRun(args, o.strict, "reading");
+  auto run = OpenRunSource(args, o.strict, "reading");
   if (!run.ok()) return ReportError(run.status());
   ProgressLine line("kernel", o.quiet);
   analysis::LoadOptions load;
@@ -39,13 +39,16 @@ int RunKernel(const KernelCliOptions& o) {
   };
   analysis::CompactTrace trace;
   format::ReadReport damage;
-  Status st = analysis::LoadCompactTrace(run->path(), load, &trace, &damage);
+  auto source = run->source();
+  Status st =
+      source.ok() ? analysis::LoadCompactTrace(**source, load, &trace, &damage) : source.status();
   line.Done();
   if (st.ok()) st = CheckDamage(run->path(), damage, o.strict, "reading");
   if (!st.ok()) return ReportError(st);
-  auto page =
-      o.launch ? analysis::BuildLaunchPage(trace, run->path(), *o.launch, analysis::CallSiteRules{})
-               : analysis::BuildKernelPage(trace, o.name, analysis::CallSiteRules{});
+  ReportMergeNotesFromReading(*run);
+  auto page = o.launch
+                  ? analysis::BuildLaunchPage(trace, **source, *o.launch, analysis::CallSiteRules{})
+                  : analysis::BuildKernelPage(trace, o.name, analysis::CallSiteRules{});
   if (!page.ok()) return ReportError(page.status());
   if (o.json)
     analysis::WriteKernelPageJson(*page, std::cout);

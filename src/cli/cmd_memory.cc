@@ -23,12 +23,12 @@ struct MemoryCliOptions {
 };
 
 int RunMemory(const MemoryCliOptions& o) {
-  // A malformed --at is refused before the run is opened (a job's traces are
-  // merged first); one past the trace's end once its range is known.
+  // A malformed --at is refused before the run is opened; one past the
+  // trace's end once its range is known.
   if (!o.report.at.empty())
     if (auto d = ParseDuration(o.report.at); !d.ok())
       return ReportError(InvalidArgument("--at " + o.report.at + ": " + d.status().message()));
-  auto run = OpenRun(o.run, o.strict, "analysing");
+  auto run = OpenRunSource(o.run, o.strict, "analysing");
   if (!run.ok()) return ReportError(run.status());
   analysis::MemoryReport report;
   format::ReadReport damage;
@@ -36,10 +36,13 @@ int RunMemory(const MemoryCliOptions& o) {
   line.Show("reading the allocations of " + run->name());
   analysis::MemoryReportOptions options = o.report;
   options.steps = !o.no_steps;
-  Status st = analysis::BuildMemoryReport(run->path(), options, &report, &damage);
+  auto source = run->source();
+  Status st = source.ok() ? analysis::BuildMemoryReport(**source, options, &report, &damage)
+                          : source.status();
   line.Done();
   if (st.ok()) st = CheckDamage(run->path(), damage, o.strict, "analysing");
   if (!st.ok()) return ReportError(st);
+  ReportMergeNotesFromReading(*run);
   report.source = run->name();
   if (o.json)
     analysis::WriteMemoryJson(report, std::cout);

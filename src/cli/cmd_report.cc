@@ -49,7 +49,7 @@ int RunReport(const ReportCliOptions& o) {
   auto files = cluster::ResolveRun(o.run.names, o.run.single);
   if (!files.ok()) return ReportError(files.status());
   if (Status ok = CheckOutputFile(out, files->files, o.force); !ok.ok()) return ReportError(ok);
-  auto run = OpenRun(o.run, o.strict, "reporting on");
+  auto run = OpenRunSource(o.run, o.strict, "reporting on");
   if (!run.ok()) return ReportError(run.status());
 
   report::HtmlReportOptions options;
@@ -64,9 +64,12 @@ int RunReport(const ReportCliOptions& o) {
     line.Show(StrFormat("[%d/%d] %.*s", step, steps, int(what.size()), what.data()));
   };
   format::ReadReport damage;
-  auto summary = report::WriteHtmlReport(run->path(), run->name(), out, options, &damage);
+  auto source = run->source();
+  auto summary = source.ok() ? report::WriteHtmlReport(**source, run->name(), out, options, &damage)
+                             : StatusOr<report::HtmlReportSummary>(source.status());
   line.Done();
   if (!summary.ok()) return ReportError(summary.status());
+  ReportMergeNotesFromReading(*run);
   if (Status st = CheckDamage(run->path(), damage, o.strict, "reporting on"); !st.ok())
     return ReportError(st);
   if (!o.quiet) {

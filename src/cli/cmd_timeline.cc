@@ -38,13 +38,16 @@ int RunTimeline(const TimelineCliOptions& o) {
   fo.to = o.to;
   fo.timeline.width = o.width > 0 ? o.width : TerminalWidth();
   fo.timeline.host_rows = !o.no_host;
-  auto run = OpenRun(o.run, o.strict, "showing");
+  auto run = OpenRunSource(o.run, o.strict, "showing");
   if (!run.ok()) return ReportError(run.status());
   std::string text;
   format::ReadReport damage;
-  Status st = analysis::RenderAsciiTimelineFile(run->path(), fo, &text, &damage);
+  auto source = run->source();
+  Status st = source.ok() ? analysis::RenderAsciiTimelineFile(**source, fo, &text, &damage)
+                          : source.status();
   if (st.ok()) st = CheckDamage(run->path(), damage, o.strict, "showing");
   if (!st.ok()) return ReportError(st);
+  ReportMergeNotesFromReading(*run);
   std::fputs(text.c_str(), stdout);
   return kExitOk;
 }

@@ -112,17 +112,24 @@ analysis::EventFilterSpec FilterSpec(const ViewOptions& o) {
   return spec;
 }
 
-int RunViewStats(const ViewOptions& o, const std::string& path, analysis::EventFilter filter);
+int RunViewStats(const ViewOptions& o, const cluster::OpenedRun& run, format::TraceSource& source,
+                 analysis::EventFilter filter);
 
 int RunView(const ViewOptions& o) {
   auto filter = analysis::EventFilter::Make(FilterSpec(o));
   if (!filter.ok()) return ReportError(filter.status());
-  auto run = OpenRun(o.run, o.strict, "showing");
+  auto run = OpenRunSource(o.run, o.strict, "showing");
   if (!run.ok()) return ReportError(run.status());
-  if (o.stats) return RunViewStats(o, run->path(), std::move(*filter));
-  auto loaded = LoadTrace(run->path(), o.strict, "showing");
-  if (!loaded.ok()) return ReportError(loaded.status());
-  const Trace& t = loaded->trace;
+  auto source = run->source();
+  if (!source.ok()) return ReportError(source.status());
+  if (o.stats) return RunViewStats(o, *run, **source, std::move(*filter));
+  Trace t;
+  if (Status st = format::ReadTrace(**source, &t); !st.ok())
+    return ReportError(run->path().empty() ? st
+                                           : Status(st.code(), run->path() + ": " + st.message()));
+  if (Status st = CheckDamage(run->path(), (*source)->report(), o.strict, "showing"); !st.ok())
+    return ReportError(st);
+  ReportMergeNotesFromReading(*run);
   std::set<uint32_t> pids;
   for (const Process& p : t.Rows<Process>()) pids.insert(p.pid);
   const bool with_pid = pids.size() > 1;
@@ -165,18 +172,19 @@ int RunView(const ViewOptions& o) {
 
 // --stats: counts and per-name durations, aggregated while the events stream
 // past (bounded memory on any size of trace; analysis/event_filter.h).
-int RunViewStats(const ViewOptions& o, const std::string& path, analysis::EventFilter filter) {
-  auto reader = format::SbtReader::Open(path);
-  if (!reader.ok()) return ReportError(reader.status());
-  auto stats = analysis::StreamEventStats(**reader, std::move(filter));
+int RunViewStats(const ViewOptions& o, const cluster::OpenedRun& run, format::TraceSource& source,
+                 analysis::EventFilter filter) {
+  const std::string& path = run.path();  // empty for a run read on the fly
+  auto stats = analysis::StreamEventStats(source, std::move(filter));
   if (!stats.ok()) {
     const Status& st = stats.status();
-    return ReportError(st.code() == StatusCode::kInvalidArgument
+    return ReportError(st.code() == StatusCode::kInvalidArgument || path.empty()
                            ? st
                            : Status(st.code(), path + ": " + st.message()));
   }
-  if (Status damage = CheckDamage(path, (*reader)->report(), o.strict, "showing"); !damage.ok())
+  if (Status damage = CheckDamage(path, source.report(), o.strict, "showing"); !damage.ok())
     return ReportError(damage);
+  ReportMergeNotesFromReading(run);
   std::printf("%llu events match\n\n%-10s %12s\n", static_cast<unsigned long long>(stats->matched),
               "KIND", "COUNT");
   for (auto& [k, n] : stats->per_kind)

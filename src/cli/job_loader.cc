@@ -1,5 +1,7 @@
 #include "job_loader.h"
 
+#include <algorithm>
+
 #include <unistd.h>
 
 #include <chrono>
@@ -60,14 +62,12 @@ Status ReportMerge(const cluster::MergeResult& merge, bool strict, const char* d
   return OkStatus();
 }
 
-StatusOr<cluster::OpenedRun> OpenRun(const RunArgs& args, bool strict, const char* doing) {
-  MergeProgressLine progress;
+StatusOr<cluster::OpenedRun> OpenRunSource(const RunArgs& args, bool strict, const char* doing) {
   cluster::OpenRunOptions o;
   o.single_file = args.single;
   o.strict = strict;
-  o.progress = [&](const cluster::MergeProgress& p) { progress.Update(p); };
+  o.merge_to_file = false;  // merged on the fly as the command reads it
   auto run = cluster::OpenedRun::Open(args.names, o);
-  progress.Done();
   if (!run.ok()) return run.status();
   for (const std::string& name : run->expanded())
     std::fprintf(stderr,
@@ -77,6 +77,15 @@ StatusOr<cluster::OpenedRun> OpenRun(const RunArgs& args, bool strict, const cha
   if (const cluster::MergeResult* merge = run->merge_result())
     RETURN_IF_ERROR(ReportMerge(*merge, strict, doing));
   return run;
+}
+
+void ReportMergeNotesFromReading(const cluster::OpenedRun& run) {
+  const cluster::RunSource* source = run.run_source();
+  if (source == nullptr || run.merge_result() == nullptr) return;
+  const std::vector<std::string>& said = run.merge_result()->notes;
+  for (const std::string& note : source->result().notes)
+    if (std::find(said.begin(), said.end(), note) == said.end())
+      std::fprintf(stderr, "tracesmith: note: %s\n", note.c_str());
 }
 
 }  // namespace tracesmith::cli

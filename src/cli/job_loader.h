@@ -1,11 +1,12 @@
 // The trace argument of every command that reads one trace (analyze, export,
-// timeline, diff, info, view, memory): a run, named by one or more files, a
-// directory or the capture's output name (cluster/job_files.h). One file is
-// read as it always was; several are merged first (cluster/open_job.h) and
-// the command reads the merged file. What the user hears about it is said
-// here, the same way for every command: that a name stood for several files,
-// the merge's notes, each damaged input's warning (trace_loader.h's
-// CheckDamage), and a progress line on a terminal while a large run merges.
+// timeline, diff, info, view, memory, report, kernel): a run, named by one or
+// more files, a directory or the capture's output name (cluster/job_files.h).
+// One file is read as it always was; several are read as one source merged
+// on the fly (cluster/open_job.h, cluster/run_source.h): no temporary file.
+// What the user hears about it is said here, the same way for every command:
+// that a name stood for several files, the merge's notes, each damaged
+// input's warning (trace_loader.h's CheckDamage); `merge`'s progress line
+// (MergeProgressLine) on a terminal.
 #pragma once
 
 #include <string>
@@ -42,9 +43,16 @@ class MergeProgressLine {
 // `strict`, returns the first damage as the error), `doing` as in CheckDamage.
 Status ReportMerge(const cluster::MergeResult& merge, bool strict, const char* doing);
 
-// Opens the run for a command that reads one trace (OpenedRun), saying what
-// the user should know about it on stderr. With `strict`, a damaged input is
-// the error (nothing merged is kept).
-StatusOr<cluster::OpenedRun> OpenRun(const RunArgs& args, bool strict, const char* doing);
+// Opens the run for a command that reads one trace (OpenedRun, read through
+// run->source()), saying what the user should know about it on stderr: a
+// name that stood for several files, each damaged input's warning (or, with
+// `strict`, the first damage as the error) and the merge's notes. Several
+// files are merged on the fly as the command reads them (no temporary file;
+// the command's own progress line shows the reading). The notes that only
+// reading finds (flows left out, references that pointed nowhere) come with
+// ReportMergeNotesFromReading.
+StatusOr<cluster::OpenedRun> OpenRunSource(const RunArgs& args, bool strict, const char* doing);
+// After a whole pass over run.source(): the merge's notes not said at open.
+void ReportMergeNotesFromReading(const cluster::OpenedRun& run);
 
 }  // namespace tracesmith::cli

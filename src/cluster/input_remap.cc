@@ -10,9 +10,9 @@ uint32_t OutputTables::FreshPid() {
   return next_fresh_pid++;
 }
 
-InputRemap::InputRemap(OutputTables* out, format::SbtWriter* writer, size_t input_index)
+InputRemap::InputRemap(OutputTables* out, model::StringTable* strings, size_t input_index)
     : out_(out),
-      writer_(writer),
+      strings_out_(strings),
       input_(input_index),
       frame_base_(out->frames),
       node_base_(out->nodes),
@@ -53,13 +53,18 @@ uint64_t InputRemap::Map(IdSpace space, uint64_t v) {
   return v;
 }
 
+void InputRemap::SetSource(const model::Trace* batch) {
+  in_ = batch;
+  // A string several inputs share is stored once.
+  for (; strings_seen_ < in_->strings.size(); ++strings_seen_)
+    if (in_->strings.Has(strings_seen_)) String(strings_seen_);
+}
+
 uint32_t InputRemap::String(uint32_t id) {
-  // Interned on first use: strings no row uses are not carried, and a string
-  // several inputs share is stored once.
   if (id < strings_.size() && strings_[id] != 0) return strings_[id] - 1;
   if (!in_->strings.Has(id)) return 0;  // a gap left by a damaged chunk reads as ""
   if (id >= strings_.size()) strings_.resize(std::max<size_t>(id + 1, in_->strings.size()), 0);
-  const uint32_t out = writer_->InternString(in_->strings.Get(id));
+  const uint32_t out = strings_out_->Intern(in_->strings.Get(id));
   strings_[id] = out + 1;
   return out;
 }

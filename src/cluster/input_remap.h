@@ -1,4 +1,4 @@
-// The id translation of one input of a merge (merge.cc): from the ids of
+// The id translation of one input of a merge (run_source.cc): from the ids of
 // the input file to those of the output, field by field as id_fields.h
 // classifies them.
 #pragma once
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "tracesmith/cluster/id_fields.h"
-#include "tracesmith/format/sbt_writer.h"
+#include "tracesmith/model/string_table.h"
 #include "tracesmith/model/trace.h"
 
 namespace tracesmith::cluster::internal {
@@ -31,11 +31,17 @@ struct OutputTables {
 
 class InputRemap {
  public:
-  InputRemap(OutputTables* out, format::SbtWriter* writer, size_t input_index);
+  // `strings`: the output's string table, which input strings are interned
+  // into as rows use them.
+  InputRemap(OutputTables* out, model::StringTable* strings, size_t input_index);
 
   // The reader's batch: the input's strings and metadata read so far. Set
-  // before every Apply (the batch grows as the input is read).
-  void SetSource(const model::Trace* batch) { in_ = batch; }
+  // before every Apply (the batch grows as the input is read). The strings
+  // it holds that are new are interned into the output at once, in the
+  // input's id order: the output's ids then do not depend on which rows a
+  // pass decodes (a pass of some kinds, SbtReader::EventKindFilter, and a
+  // pass of all give every string the same id).
+  void SetSource(const model::Trace* batch);
 
   // The output pid of input pid `pid`: its own, unless an earlier input has
   // it (then a fresh one). Decided once per pid, on first use.
@@ -97,13 +103,14 @@ class InputRemap {
   uint64_t Flow(uint64_t id);
 
   OutputTables* out_;
-  format::SbtWriter* writer_;
+  model::StringTable* strings_out_;
   size_t input_;
   const model::Trace* in_ = nullptr;
   const uint32_t frame_base_, node_base_;
   const uint64_t flow_base_;
   uint64_t flow_max_ = 0;
   std::vector<uint32_t> strings_;  // input id -> output id + 1 (0: not yet)
+  uint32_t strings_seen_ = 1;      // input ids below this are interned (or gaps)
   std::unordered_map<uint32_t, uint32_t> mappings_;
   std::map<uint32_t, uint32_t> pids_;
   std::vector<Renumbered> renumbered_;

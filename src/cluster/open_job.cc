@@ -24,6 +24,15 @@ StatusOr<OpenedRun> OpenedRun::Open(std::span<const std::string> args,
     if (args.size() == 1 && args[0] == r.path_) r.name_ = r.path_;
     return r;
   }
+  if (!options.merge_to_file) {
+    MergeOptions mo;
+    mo.strict = options.strict;
+    ASSIGN_OR_RETURN(std::unique_ptr<RunSource> source, RunSource::Open(r.run_.files, mo));
+    r.merge_ = source->result();
+    r.run_source_ = source.get();
+    r.source_ = std::move(source);
+    return r;
+  }
   const char* tmp = std::getenv("TMPDIR");
   const std::string dir = tmp && *tmp ? tmp : "/tmp";
   // The target is never written: the temporary file beside it is the merge.
@@ -38,6 +47,13 @@ StatusOr<OpenedRun> OpenedRun::Open(std::span<const std::string> args,
   ASSIGN_OR_RETURN(MergeResult merged, MergeTraces(r.run_.files, r.path_, mo));
   r.merge_ = std::move(merged);
   return r;
+}
+
+StatusOr<format::TraceSource*> OpenedRun::source() {
+  if (!source_) {
+    ASSIGN_OR_RETURN(source_, format::OpenFileSource(path_));
+  }
+  return source_.get();
 }
 
 }  // namespace tracesmith::cluster

@@ -7,7 +7,7 @@
 
 namespace tracesmith::exporter {
 
-StatusOr<ExportStats> ExportDotFile(const std::string& sbt_path, const std::string& out_path,
+StatusOr<ExportStats> ExportDotFile(format::TraceSource& source, const std::string& out_path,
                                     const ExportOptions& options, format::ReadReport* report);
 
 }  // namespace tracesmith::exporter

@@ -12,6 +12,7 @@
 #include "tracesmith/base/atomic_file.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/format/sbt_reader.h"
+#include "tracesmith/format/trace_source.h"
 
 namespace tracesmith::exporter {
 namespace {
@@ -254,46 +255,66 @@ StatusOr<ExportStats> ExportSbtFile(const std::string& sbt_path, ExportFormat fo
   const std::string inputs[] = {sbt_path};
   RETURN_IF_ERROR(CheckOutputPath(out_path, inputs));
   if (format == ExportFormat::kFolded) return InvalidArgument(kFoldedElsewhere);
+  if (format == ExportFormat::kDot && options.only_pid)
+    return InvalidArgument("the dot format shows the whole trace (no one-process export)");
+  ASSIGN_OR_RETURN(std::unique_ptr<format::TraceSource> source, format::OpenFileSource(sbt_path));
+  return ExportSource(*source, format, out_path, options, report);
+}
+
+StatusOr<ExportStats> ExportSource(format::TraceSource& source, ExportFormat format,
+                                   const std::string& out_path, const ExportOptions& options,
+                                   format::ReadReport* report) {
+  // Refused before any work: the output must not be an input (it would be
+  // replaced by its own export) nor a directory, device or FIFO.
+  const std::vector<std::string> inputs = source.files();
+  RETURN_IF_ERROR(CheckOutputPath(out_path, inputs));
+  if (format == ExportFormat::kFolded) return InvalidArgument(kFoldedElsewhere);
   if (format == ExportFormat::kDot) {
     if (options.only_pid)
       return InvalidArgument("the dot format shows the whole trace (no one-process export)");
-    return ExportDotFile(sbt_path, out_path, options, report);
+    return ExportDotFile(source, out_path, options, report);
   }
   ExportContext ctx;
   ctx.options = options;
   Trace meta;
   ctx.meta = &meta;
   Trace scratch;  // a chunk's rows of options.only_pid
-  // One reader for both passes: a chunk found damaged by the first is
-  // skipped by the second, not decompressed and reported again.
-  ASSIGN_OR_RETURN(auto reader, format::SbtReader::Open(sbt_path));
   // (A file without its footer index was scanned: its chunks' kinds are 0, unknown.)
-  for (const format::ChunkIndexEntry& c : reader->chunks())
+  const std::vector<format::ChunkIndexEntry> chunks = source.TableChunks();
+  for (const format::ChunkIndexEntry& c : chunks)
     ctx.pc_sampled |=
-        c.type == static_cast<uint16_t>(format::ChunkType::kTable) &&
-        (c.table_kind == static_cast<uint16_t>(TableKind::kPcSample) || c.table_kind == 0);
-  RETURN_IF_ERROR(reader->Stream([&](const Trace& batch, TableKind) {
-    CopyNewMetadata(batch, &meta);
-    Scan(EventsOf(batch, options.only_pid, &scratch), &ctx);
-    return OkStatus();
-  }));
+        c.table_kind == static_cast<uint16_t>(TableKind::kPcSample) || c.table_kind == 0;
+  // Two passes over one source: a chunk of a file found damaged by the first
+  // is skipped by the second, not decompressed and reported again.
+  // The metadata written after the last events too (a capture's end clock
+  // anchor and final stats; a run's last input's merge rows).
+  RETURN_IF_ERROR(source.Stream(
+      [&](const Trace& batch, TableKind) {
+        CopyNewMetadata(batch, &meta);
+        Scan(EventsOf(batch, options.only_pid, &scratch), &ctx);
+        return OkStatus();
+      },
+      [&](const Trace& batch) {
+        CopyNewMetadata(batch, &meta);
+        return OkStatus();
+      }));
   if (options.only_pid) KeepMetadataOf(*options.only_pid, &meta);
   // The first pass has seen every chunk: all the damage there is.
-  if (options.refuse_damaged_input) RETURN_IF_ERROR(reader->report().DamageStatus(sbt_path));
-  if (report) *report = reader->report();
+  const format::ReadReport damage = source.report();
+  if (options.refuse_damaged_input) RETURN_IF_ERROR(damage.DamageStatus(source.name()));
+  if (report) *report = damage;
   // Watermark after the k-th event chunk: the earliest start any later event
   // chunk can hold, from the chunk index. Without an index (or min_ts 0 =
   // unknown) events are held back until the cap releases the oldest.
   std::vector<uint64_t> suffix_min;
-  for (const auto& c : reader->chunks())
-    if (c.type == static_cast<uint16_t>(format::ChunkType::kTable) &&
-        IsKnownTableKind(c.table_kind) && c.table_kind < static_cast<uint16_t>(TableKind::kDevice))
+  for (const auto& c : chunks)
+    if (IsKnownTableKind(c.table_kind) && c.table_kind < static_cast<uint16_t>(TableKind::kDevice))
       suffix_min.push_back(c.min_ts);
   for (size_t i = suffix_min.size(); i-- > 1;)
     suffix_min[i - 1] = std::min(suffix_min[i - 1], suffix_min[i]);
   return Run(format, out_path, inputs, ctx, [&](TimeOrderer& orderer) {
     size_t chunk = 0;
-    return reader->Stream([&](const Trace& batch, TableKind) {
+    return source.Stream([&](const Trace& batch, TableKind) {
       orderer.Add(EventsOf(batch, options.only_pid, &scratch));
       ++chunk;
       orderer.Release(chunk < suffix_min.size() ? suffix_min[chunk] : 0);

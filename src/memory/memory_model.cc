@@ -289,11 +289,18 @@ Status StreamMemoryEvents(
     format::SbtReader& reader,
     const std::function<Status(const model::Trace& meta, const model::MemoryEvent& e)>& fn,
     const std::function<Status(const model::Trace& meta)>& on_end, uint64_t* late) {
+  return StreamMemoryEvents(*format::ReaderSource(reader, std::string()), fn, on_end, late);
+}
+
+Status StreamMemoryEvents(
+    format::TraceSource& reader,
+    const std::function<Status(const model::Trace& meta, const model::MemoryEvent& e)>& fn,
+    const std::function<Status(const model::Trace& meta)>& on_end, uint64_t* late) {
   // The memory chunks in file order, with the earliest start each can hold;
   // watermark[k]: the earliest start of chunks k.. (UINT64_MAX past the end).
   std::vector<uint64_t> watermark;
   bool known = true;
-  for (const format::ChunkIndexEntry& c : reader.chunks()) {
+  for (const format::ChunkIndexEntry& c : reader.TableChunks()) {
     if (c.table_kind != uint16_t(model::TableKind::kMemory)) continue;
     if (c.min_ts == 0 && c.rows > 0) known = false;
     watermark.push_back(c.min_ts);

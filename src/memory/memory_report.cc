@@ -295,7 +295,7 @@ void AddFindings(MemoryReport* r) {
 // Begin/EndCapture API rows (runtime or driver), by thread.
 class GraphCaptures {
  public:
-  Status Read(format::SbtReader& reader) {
+  Status Read(format::TraceSource& reader) {
     std::unordered_map<uint32_t, int8_t> kind;               // name id -> 0 other, 1 begin, 2 end
     std::map<std::pair<uint32_t, uint32_t>, uint64_t> open;  // (pid, tid) -> begin
     Status st = reader.Stream(
@@ -342,6 +342,19 @@ Status BuildMemoryReport(const std::string& path, const MemoryReportOptions& o, 
                          format::ReadReport* damage) {
   *r = MemoryReport{};
   r->source = path;
+  // A malformed --at is refused before the file is opened.
+  if (!o.at.empty())
+    if (auto d = ParseDuration(o.at); !d.ok())
+      return InvalidArgument("--at " + o.at + ": " + d.status().message());
+  ASSIGN_OR_RETURN(std::unique_ptr<format::TraceSource> source, format::OpenFileSource(path));
+  return BuildMemoryReport(*source, o, r, damage);
+}
+
+Status BuildMemoryReport(format::TraceSource& source, const MemoryReportOptions& o, MemoryReport* r,
+                         format::ReadReport* damage) {
+  *r = MemoryReport{};
+  const std::string path = source.name();
+  r->source = path;
   // A malformed --at is refused before the file is read.
   std::optional<uint64_t> at_rel;
   if (!o.at.empty()) {
@@ -349,15 +362,15 @@ Status BuildMemoryReport(const std::string& path, const MemoryReportOptions& o, 
     if (!d.ok()) return InvalidArgument("--at " + o.at + ": " + d.status().message());
     at_rel = *d;
   }
-  ASSIGN_OR_RETURN(auto reader, format::SbtReader::Open(path));
+  format::TraceSource* reader = &source;
   auto fail = [&](Status st) {
-    return st.ok() ? st : Status(st.code(), path + ": " + st.message());
+    return st.ok() || path.empty() ? st : Status(st.code(), path + ": " + st.message());
   };
 
   // The trace's time range, from the chunk index (event tables only).
   uint64_t t0 = UINT64_MAX, t1 = 0;
   bool range_known = true;  // every event chunk has its time range in the index
-  for (const format::ChunkIndexEntry& c : reader->chunks()) {
+  for (const format::ChunkIndexEntry& c : reader->TableChunks()) {
     if (c.table_kind < 1 || c.table_kind >= 64) continue;
     if (c.min_ts) {
       t0 = std::min(t0, c.min_ts);

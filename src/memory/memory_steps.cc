@@ -60,6 +60,10 @@ std::string NativePhase(std::string_view fn) {
 }  // namespace
 
 Status ProcessSteps::Read(format::SbtReader& reader, uint32_t pid) {
+  return Read(*format::ReaderSource(reader, std::string()), pid);
+}
+
+Status ProcessSteps::Read(format::TraceSource& reader, uint32_t pid) {
   *this = ProcessSteps{};
   // Step ranges: the process's NVTX ranges, as analyze reads them (one
   // process alone keeps its own clock, the clock of its allocations).

@@ -15,6 +15,7 @@
 #include "tracesmith/analysis/steps.h"
 #include "tracesmith/base/status.h"
 #include "tracesmith/format/sbt_reader.h"
+#include "tracesmith/format/trace_source.h"
 #include "tracesmith/memory/memory_report.h"
 #include "tracesmith/model/trace.h"
 
@@ -32,7 +33,8 @@ class ProcessSteps {
   // the GPU after the host launched it, up to a step later, while the
   // allocations its step makes happen on the host. Three passes over the
   // file's kernels at most (count, keep, launch calls over the API rows).
-  Status Read(format::SbtReader& reader, uint32_t pid);
+  Status Read(format::TraceSource& source, uint32_t pid);
+  Status Read(format::SbtReader& reader, uint32_t pid);  // the file's source
 
   const StepReport& report() const { return report_; }
   MemorySteps Summary() const;

@@ -23,6 +23,7 @@
 #include "tracesmith/capture/run_command.h"
 #include "tracesmith/cluster/job_files.h"
 #include "tracesmith/cluster/merge.h"
+#include "tracesmith/cluster/run_source.h"
 #include "tracesmith/export/export.h"
 #include "tracesmith/export/job_export.h"
 #include "tracesmith/format/sbt.h"
@@ -44,11 +45,31 @@ namespace py = pybind11;
 namespace tracesmith::python {
 namespace {
 
+// A run of several files read as one trace merged on the fly (cluster::RunSource: no
+// temporary file), opened by open_run and handed to the functions below in place of a path.
+struct OpenRun {
+  std::unique_ptr<cluster::RunSource> source;
+};
+
+// What the functions read: a file's `path`, or an open_run run's source (`source`).
+struct TraceArg {
+  std::string path;
+  cluster::RunSource* source = nullptr;
+};
+TraceArg TraceArgOf(const py::handle& trace) {
+  TraceArg arg;
+  if (py::isinstance<OpenRun>(trace))
+    arg.source = trace.cast<OpenRun&>().source.get();
+  else
+    arg.path = trace.cast<std::string>();
+  return arg;
+}
+
 // (report JSON as bytes: its strings are the trace's, not validated UTF-8;
 // damage text, empty when the file is clean)
 // `files`: the run's per-process traces when `path` merges several (the
 // cross-rank report is added as "ranks" when the trace holds a job).
-py::tuple AnalyzeJson(const std::string& path, const std::string& from, const std::string& to,
+py::tuple AnalyzeJson(const py::handle& trace_arg, const std::string& from, const std::string& to,
                       const std::string& steps, bool whole, bool strict,
                       const std::vector<std::string>& files, bool with_warmup) {
   analysis::LoadOptions load;
@@ -58,18 +79,23 @@ py::tuple AnalyzeJson(const std::string& path, const std::string& from, const st
   load.to = to;
   load.steps = steps;
   load.whole = whole;
+  const TraceArg arg = TraceArgOf(trace_arg);
+  const std::string& path = arg.path;
   analysis::CompactTrace trace;
   format::ReadReport damage;
   std::ostringstream json;
   Status st;
   {
     py::gil_scoped_release release;
-    st = analysis::LoadCompactTrace(path, load, &trace, &damage);
+    st = arg.source ? analysis::LoadCompactTrace(*arg.source, load, &trace, &damage)
+                    : analysis::LoadCompactTrace(path, load, &trace, &damage);
     if (st.ok() && strict && !damage.clean()) st = damage.DamageStatus(path);
     if (st.ok()) {
       analysis::AnalysisReport report = analysis::BuildReport(trace, path, {});
       if (!steps.empty()) report.window_note = "steps " + steps + " of the Steps table";
-      const std::vector<std::string> run = files.empty() ? std::vector<std::string>{path} : files;
+      const std::vector<std::string> run = !files.empty() ? files
+                                           : arg.source   ? arg.source->files()
+                                                          : std::vector<std::string>{path};
       const auto job = analysis::JobReportOf(trace, run, {});
       analysis::WriteJsonReport(report, json, job ? &*job : nullptr);
     }
@@ -79,7 +105,9 @@ py::tuple AnalyzeJson(const std::string& path, const std::string& from, const st
 }
 
 // `tracesmith memory --json` (analysis::BuildMemoryReport, the CLI's function).
-py::tuple MemoryJson(const std::string& path, const std::string& at, size_t top, bool strict) {
+py::tuple MemoryJson(const py::handle& trace_arg, const std::string& at, size_t top, bool strict) {
+  const TraceArg arg = TraceArgOf(trace_arg);
+  const std::string& path = arg.path;
   analysis::MemoryReportOptions o;
   o.at = at;
   o.top = top;
@@ -89,7 +117,8 @@ py::tuple MemoryJson(const std::string& path, const std::string& at, size_t top,
   Status st;
   {
     py::gil_scoped_release release;
-    st = analysis::BuildMemoryReport(path, o, &report, &damage);
+    st = arg.source ? analysis::BuildMemoryReport(*arg.source, o, &report, &damage)
+                    : analysis::BuildMemoryReport(path, o, &report, &damage);
     if (st.ok() && strict && !damage.clean()) st = damage.DamageStatus(path);
     if (st.ok()) analysis::WriteMemoryJson(report, json);
   }
@@ -99,24 +128,28 @@ py::tuple MemoryJson(const std::string& path, const std::string& at, size_t top,
 
 // `tracesmith view --stats`: counts per kind and per (kind, name), streamed
 // (analysis::StreamEventStats, the CLI's function).
-py::dict EventStats(const std::string& path, const std::vector<std::string>& kinds,
+py::dict EventStats(const py::handle& trace_arg, const std::vector<std::string>& kinds,
                     const std::string& name, int64_t stream, int64_t device,
                     const std::string& from, const std::string& to, bool strict) {
   analysis::EventFilterSpec spec{kinds, name, stream, device, from, to};
   auto filter = Check(analysis::EventFilter::Make(spec));
-  auto reader = Check(format::SbtReader::Open(path));
+  const TraceArg arg = TraceArgOf(trace_arg);
+  const std::string& path = arg.path;
+  std::unique_ptr<format::TraceSource> file;
+  if (!arg.source) file = Check(format::OpenFileSource(path));
+  format::TraceSource& source = arg.source ? *arg.source : *file;
   StatusOr<analysis::EventStats> stats = InvalidArgument("not run");
   {
     py::gil_scoped_release release;
-    stats = analysis::StreamEventStats(*reader, std::move(filter));
+    stats = analysis::StreamEventStats(source, std::move(filter));
   }
   if (!stats.ok()) {
     const Status& st = stats.status();
-    Raise(st.code() == StatusCode::kInvalidArgument
+    Raise(st.code() == StatusCode::kInvalidArgument || path.empty()
               ? st
               : Status(st.code(), path + ": " + st.message()));
   }
-  const format::ReadReport& report = reader->report();
+  const format::ReadReport report = source.report();
   if (strict && !report.clean()) Raise(report.DamageStatus(path));
   py::dict out, per_kind;
   for (const auto& [kind, n] : stats->per_kind) per_kind[py::str(kind)] = n;
@@ -168,15 +201,24 @@ py::dict RunCommand(const std::vector<std::string>& command,
 }
 
 // `tracesmith diff --json A B`: the JSON (bytes), as the CLI writes it.
-py::bytes DiffJson(const std::string& a, const std::string& b, const std::string& nvtx,
+py::bytes DiffJson(const py::handle& a_arg, const py::handle& b_arg, const std::string& nvtx,
                    bool strict) {
   analysis::LoadOptions load;
   load.nvtx = nvtx;
+  const TraceArg a = TraceArgOf(a_arg), b = TraceArgOf(b_arg);
+  std::unique_ptr<format::TraceSource> file_a, file_b;
+  if (a.source || b.source) {  // a run read on the fly on either side
+    if (!a.source) file_a = Check(format::OpenFileSource(a.path));
+    if (!b.source) file_b = Check(format::OpenFileSource(b.path));
+  }
   std::ostringstream json;
   Status st;
   {
     py::gil_scoped_release release;
-    auto d = analysis::DiffTraceFiles(a, b, load, strict);
+    auto d = file_a || file_b || (a.source && b.source)
+                 ? analysis::DiffTraceSources(a.source ? *a.source : *file_a,
+                                              b.source ? *b.source : *file_b, load, strict)
+                 : analysis::DiffTraceFiles(a.path, b.path, load, strict);
     if (d.ok()) analysis::WriteJsonDiff(*d, json);
     st = d.status();
   }
@@ -184,7 +226,7 @@ py::bytes DiffJson(const std::string& a, const std::string& b, const std::string
   return py::bytes(json.str());
 }
 
-py::dict Export(const std::string& path, const std::string& out, const std::string& format,
+py::dict Export(const py::handle& trace_arg, const std::string& out, const std::string& format,
                 bool gzip, bool strict, size_t node_limit, const std::string& from,
                 const std::string& to) {
   auto fmt = Check(exporter::ParseExportFormat(format));
@@ -194,11 +236,14 @@ py::dict Export(const std::string& path, const std::string& out, const std::stri
   options.dot_node_limit = node_limit;
   options.from = from;
   options.to = to;
+  const TraceArg arg = TraceArgOf(trace_arg);
+  const std::string& path = arg.path;
   format::ReadReport damage;
   StatusOr<exporter::ExportStats> stats = InvalidArgument("not run");
   {
     py::gil_scoped_release release;
-    stats = exporter::ExportSbtFile(path, fmt, out, options, &damage);
+    stats = arg.source ? exporter::ExportSource(*arg.source, fmt, out, options, &damage)
+                       : exporter::ExportSbtFile(path, fmt, out, options, &damage);
   }
   if (!stats.ok()) Raise(stats.status());
   py::dict d;
@@ -282,6 +327,8 @@ py::dict ResolveRun(const std::vector<std::string>& names, bool single) {
   return d;
 }
 
+py::dict MergeDict(const cluster::MergeResult& merged, const std::string& out);
+
 // cluster::MergeTraces, and what it did as a dict (the CLI's summary line
 // in "summary", its notes and each input's damage as text).
 py::dict Merge(const std::vector<std::string>& inputs, const std::string& out, bool strict,
@@ -296,8 +343,29 @@ py::dict Merge(const std::vector<std::string>& inputs, const std::string& out, b
     merged = cluster::MergeTraces(inputs, out, o);
   }
   if (!merged.ok()) Raise(merged.status());
+  return MergeDict(*merged, out);
+}
+
+// cluster::RunSource::Open: the run read on the fly by the functions above (given in
+// place of a path) and, as `result()`, what its survey found (Merge's dict, "path" "").
+OpenRun OpenRunSource(const std::vector<std::string>& files, bool strict) {
+  cluster::MergeOptions o;
+  o.strict = strict;
+  OpenRun run;
+  StatusOr<std::unique_ptr<cluster::RunSource>> source = InvalidArgument("not run");
+  {
+    py::gil_scoped_release release;
+    source = cluster::RunSource::Open(files, o);
+  }
+  if (!source.ok()) Raise(source.status());
+  run.source = std::move(*source);
+  return run;
+}
+
+py::dict MergeDict(const cluster::MergeResult& merged, const std::string& out) {
+  const cluster::MergeResult* m = &merged;
   py::list ins;
-  for (const cluster::MergedInput& in : merged->inputs) {
+  for (const cluster::MergedInput& in : m->inputs) {
     py::list procs;
     for (const cluster::MergedProcess& p : in.processes) {
       py::dict x;
@@ -321,11 +389,11 @@ py::dict Merge(const std::vector<std::string>& inputs, const std::string& out, b
   py::dict d;
   d["path"] = out;
   d["inputs"] = ins;
-  d["events"] = merged->events;
-  d["input_bytes"] = merged->input_bytes;
-  d["output_bytes"] = merged->output_bytes;
-  d["notes"] = merged->notes;
-  d["summary"] = merged->Describe();
+  d["events"] = m->events;
+  d["input_bytes"] = m->input_bytes;
+  d["output_bytes"] = m->output_bytes;
+  d["notes"] = m->notes;
+  d["summary"] = m->Describe();
   return d;
 }
 
@@ -376,6 +444,15 @@ PYBIND11_MODULE(_core, m) {
         py::arg("identity"), py::arg("what") = "",
         "Event kinds left pending by read_columns(lazy=True), in one pass over the same file "
         "(TraceChangedError when it is not)");
+  py::class_<OpenRun>(m, "OpenRun",
+                      "A run of several traces read as one, merged on the fly (open_run)")
+      .def(
+          "result", [](const OpenRun& r) { return MergeDict(r.source->result(), ""); },
+          "What the merge does (merge's dict): after open_run, what the survey found; after a "
+          "function read the run, all of it");
+  m.def("open_run", &OpenRunSource, py::arg("files"), py::arg("strict") = false,
+        "A run of several traces (cluster::RunSource), for analyze_json, memory_json, diff_json, "
+        "export and event_stats in place of a path");
   m.def("analyze_json", &AnalyzeJson, py::arg("path"), py::arg("start") = "", py::arg("end") = "",
         py::arg("steps") = "", py::arg("whole") = false, py::arg("strict") = false,
         py::arg("files") = std::vector<std::string>{}, py::arg("with_warmup") = false,

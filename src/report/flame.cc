@@ -340,6 +340,13 @@ StatusOr<FoldedStacks> FoldStacksOfFile(const std::string& path, FlameWeight wei
   return FoldStacks(trace, weight);
 }
 
+StatusOr<FoldedStacks> FoldStacksOfFile(format::TraceSource& source, FlameWeight weight,
+                                        format::ReadReport* damage) {
+  analysis::CompactTrace trace;
+  RETURN_IF_ERROR(analysis::LoadCompactTrace(source, analysis::LoadOptions{}, &trace, damage));
+  return FoldStacks(trace, weight);
+}
+
 void WriteFolded(const FoldedStacks& stacks, std::ostream& out) {
   for (const FoldedStack& s : stacks.lines) out << s.frames << ' ' << s.weight << '\n';
 }
@@ -349,9 +356,18 @@ StatusOr<FoldedFileStats> WriteFoldedFile(const std::string& sbt_path, const std
                                           format::ReadReport* damage) {
   const std::string inputs[] = {sbt_path};
   RETURN_IF_ERROR(CheckOutputPath(out_path, inputs));
+  ASSIGN_OR_RETURN(std::unique_ptr<format::TraceSource> source, format::OpenFileSource(sbt_path));
+  return WriteFoldedFile(*source, out_path, weight, refuse_damaged_input, damage);
+}
+
+StatusOr<FoldedFileStats> WriteFoldedFile(format::TraceSource& source, const std::string& out_path,
+                                          FlameWeight weight, bool refuse_damaged_input,
+                                          format::ReadReport* damage) {
+  const std::vector<std::string> inputs = source.files();
+  RETURN_IF_ERROR(CheckOutputPath(out_path, inputs));
   format::ReadReport read;
-  ASSIGN_OR_RETURN(FoldedStacks folded, FoldStacksOfFile(sbt_path, weight, &read));
-  if (refuse_damaged_input) RETURN_IF_ERROR(read.DamageStatus(sbt_path));
+  ASSIGN_OR_RETURN(FoldedStacks folded, FoldStacksOfFile(source, weight, &read));
+  if (refuse_damaged_input) RETURN_IF_ERROR(read.DamageStatus(source.name()));
   if (damage) *damage = read;
   FoldedFileStats stats;
   ASSIGN_OR_RETURN(stats.bytes, WriteFileAtomically(out_path, inputs, [&](std::ostream& file) {

@@ -165,22 +165,29 @@ StatusOr<std::string> BuildHtmlReport(const std::string& path, const std::string
                                       const HtmlReportOptions& o, HtmlReportSummary* summary,
                                       format::ReadReport* damage) {
   RETURN_IF_ERROR(analysis::ValidateCallSiteRules(o.sites));
+  ASSIGN_OR_RETURN(std::unique_ptr<format::TraceSource> input, format::OpenFileSource(path));
+  return BuildHtmlReport(*input, source, o, summary, damage);
+}
+
+StatusOr<std::string> BuildHtmlReport(format::TraceSource& input, const std::string& source,
+                                      const HtmlReportOptions& o, HtmlReportSummary* summary,
+                                      format::ReadReport* damage) {
+  RETURN_IF_ERROR(analysis::ValidateCallSiteRules(o.sites));
   Progress(o, 1, "reading and analysing the trace");
   analysis::CompactTrace trace;
-  RETURN_IF_ERROR(analysis::LoadCompactTrace(path, o.load, &trace, damage));
+  RETURN_IF_ERROR(analysis::LoadCompactTrace(input, o.load, &trace, damage));
   analysis::AnalysisReport report = analysis::BuildReport(trace, source, o.sites);
   if (!o.load.steps.empty()) report.window_note = "steps " + o.load.steps + " of the Steps table";
   // A trace of several processes of a job: the cross-rank report too, as
   // `analyze --json` has it ("ranks"), read from the (merged) file.
-  const std::vector<std::string> files =
-      o.run_files.empty() ? std::vector<std::string>{path} : o.run_files;
+  const std::vector<std::string> files = o.run_files.empty() ? input.files() : o.run_files;
   const std::optional<analysis::JobReport> job = analysis::JobReportOf(trace, files, {});
   std::ostringstream analysis_json;
   analysis::WriteJsonReport(report, analysis_json, job ? &*job : nullptr);
 
   Progress(o, 2, "building the memory model");
   analysis::MemoryReport memory;
-  RETURN_IF_ERROR(analysis::BuildMemoryReport(path, analysis::MemoryReportOptions{}, &memory));
+  RETURN_IF_ERROR(analysis::BuildMemoryReport(input, analysis::MemoryReportOptions{}, &memory));
   std::ostringstream memory_json;
   Json owner_series = Json::array();
   if (!memory.keys.empty()) {
@@ -313,8 +320,19 @@ StatusOr<HtmlReportSummary> WriteHtmlReport(const std::string& path, const std::
                                             format::ReadReport* damage) {
   const std::string inputs[] = {path};
   RETURN_IF_ERROR(CheckOutputPath(out_path, inputs));
+  RETURN_IF_ERROR(analysis::ValidateCallSiteRules(options.sites));
+  ASSIGN_OR_RETURN(std::unique_ptr<format::TraceSource> input, format::OpenFileSource(path));
+  return WriteHtmlReport(*input, source, out_path, options, damage);
+}
+
+StatusOr<HtmlReportSummary> WriteHtmlReport(format::TraceSource& input, const std::string& source,
+                                            const std::string& out_path,
+                                            const HtmlReportOptions& options,
+                                            format::ReadReport* damage) {
+  const std::vector<std::string> inputs = input.files();
+  RETURN_IF_ERROR(CheckOutputPath(out_path, inputs));
   HtmlReportSummary summary;
-  ASSIGN_OR_RETURN(std::string html, BuildHtmlReport(path, source, options, &summary, damage));
+  ASSIGN_OR_RETURN(std::string html, BuildHtmlReport(input, source, options, &summary, damage));
   RETURN_IF_ERROR(WriteFileAtomically(out_path, inputs, [&](std::ostream& file) {
                     file.write(html.data(), std::streamsize(html.size()));
                     return OkStatus();

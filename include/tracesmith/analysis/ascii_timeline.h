@@ -13,6 +13,7 @@
 
 #include "tracesmith/analysis/compact_trace.h"
 #include "tracesmith/format/sbt_reader.h"
+#include "tracesmith/format/trace_source.h"
 
 namespace tracesmith::analysis {
 
@@ -36,6 +37,9 @@ struct AsciiTimelineFileOptions {
 // as LoadCompactTrace(path, {from, to}) + RenderAsciiTimeline. `report`
 // (optional) receives what the reader recovered from a damaged file.
 Status RenderAsciiTimelineFile(const std::string& path, const AsciiTimelineFileOptions& options,
+                               std::string* text, format::ReadReport* report = nullptr);
+// The same from any source (a run merged on the fly: cluster/run_source.h).
+Status RenderAsciiTimelineFile(format::TraceSource& source, const AsciiTimelineFileOptions& options,
                                std::string* text, format::ReadReport* report = nullptr);
 
 }  // namespace tracesmith::analysis

@@ -49,6 +49,12 @@ StatusOr<TraceDiff> DiffTraceFiles(const std::string& a, const std::string& b,
                                    const LoadOptions& load, bool strict,
                                    format::ReadReport* damage_a = nullptr,
                                    format::ReadReport* damage_b = nullptr);
+// The same from two trace sources (runs merged on the fly: cluster/run_source.h);
+// the reports are named by source.name() (TraceDiff::a and b: empty for a run).
+StatusOr<TraceDiff> DiffTraceSources(format::TraceSource& a, format::TraceSource& b,
+                                     const LoadOptions& load, bool strict,
+                                     format::ReadReport* damage_a = nullptr,
+                                     format::ReadReport* damage_b = nullptr);
 void WriteTextDiff(const TraceDiff& d, size_t top, std::ostream& out);
 void WriteJsonDiff(const TraceDiff& d, std::ostream& out);
 

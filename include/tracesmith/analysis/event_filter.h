@@ -13,6 +13,7 @@
 #include "tracesmith/base/pattern.h"
 #include "tracesmith/base/status.h"
 #include "tracesmith/format/sbt_reader.h"
+#include "tracesmith/format/trace_source.h"
 #include "tracesmith/model/event_names.h"
 #include "tracesmith/model/trace.h"
 
@@ -80,5 +81,8 @@ struct EventStats {
 // finds the trace's start when the filter has a window). Damage is in
 // reader.report().
 StatusOr<EventStats> StreamEventStats(format::SbtReader& reader, EventFilter filter);
+// The same from any source (a run merged on the fly: cluster/run_source.h);
+// damage in source.report().
+StatusOr<EventStats> StreamEventStats(format::TraceSource& source, EventFilter filter);
 
 }  // namespace tracesmith::analysis

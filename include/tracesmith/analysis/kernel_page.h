@@ -30,6 +30,7 @@
 #include "tracesmith/analysis/pc_samples.h"
 #include "tracesmith/analysis/sass_counts.h"
 #include "tracesmith/base/status.h"
+#include "tracesmith/format/trace_source.h"
 
 namespace tracesmith::analysis {
 
@@ -101,6 +102,9 @@ struct LaunchQuery {
 // when no kernel launch has that id or its function has no samples;
 // InvalidArgument when the query names several launches.
 StatusOr<KernelPage> BuildLaunchPage(const CompactTrace& trace, const std::string& path,
+                                     const LaunchQuery& query, const CallSiteRules& rules);
+// The same with `source` (the one `trace` was loaded from) read again.
+StatusOr<KernelPage> BuildLaunchPage(const CompactTrace& trace, format::TraceSource& source,
                                      const LaunchQuery& query, const CallSiteRules& rules);
 
 void WriteKernelPageText(const KernelPage& page, std::ostream& out);

@@ -25,6 +25,7 @@
 #include "tracesmith/analysis/timeline.h"
 #include "tracesmith/base/status.h"
 #include "tracesmith/format/sbt_reader.h"
+#include "tracesmith/format/trace_source.h"
 
 namespace tracesmith::analysis {
 
@@ -208,6 +209,10 @@ struct LoadOptions {
 // never the full rows), finalizes it and applies the restrictions. `report`
 // (optional) receives what the reader recovered from a damaged file.
 Status LoadCompactTrace(const std::string& path, const LoadOptions& options, CompactTrace* out,
+                        format::ReadReport* report = nullptr);
+// The same from any source: a file, a trace in memory, a run merged on the
+// fly (cluster/run_source.h). `report`: the source's report() after the pass.
+Status LoadCompactTrace(format::TraceSource& source, const LoadOptions& options, CompactTrace* out,
                         format::ReadReport* report = nullptr);
 // Applies --from/--to/--nvtx to a finalized trace.
 Status ApplyRestrictions(const LoadOptions& options, CompactTrace* trace);

@@ -28,6 +28,7 @@
 
 #include "tracesmith/base/status.h"
 #include "tracesmith/format/sbt_reader.h"
+#include "tracesmith/format/trace_source.h"
 #include "tracesmith/model/trace.h"
 
 namespace tracesmith::exporter {
@@ -100,5 +101,11 @@ StatusOr<ExportStats> ExportTrace(const model::Trace& trace, ExportFormat format
 StatusOr<ExportStats> ExportSbtFile(const std::string& sbt_path, ExportFormat format,
                                     const std::string& out_path, const ExportOptions& options = {},
                                     format::ReadReport* report = nullptr);
+// The same from any source (ExportSbtFile is this on the file's): a run
+// merged on the fly (cluster/run_source.h) exports as its merged file would.
+// The output must not be one of source.files().
+StatusOr<ExportStats> ExportSource(format::TraceSource& source, ExportFormat format,
+                                   const std::string& out_path, const ExportOptions& options = {},
+                                   format::ReadReport* report = nullptr);
 
 }  // namespace tracesmith::exporter

@@ -123,6 +123,11 @@ class SbtReader {
     StatusOr<bool> Next(model::TableKind* kind);
     // The strings and metadata seen so far plus the rows Next gave.
     const model::Trace& batch() const { return batch_; }
+    // The same, for a reader that changes the rows Next gave in place or
+    // swaps their vector out for an empty one (a run's source translating
+    // ids without a copy); the next Next clears that kind's rows, whatever
+    // vector holds them then. Strings and metadata must stay as they are.
+    model::Trace* mutable_batch() { return &batch_; }
     // The earliest start the chunk index gives for the event chunks Next has
     // not given yet: 0 where that is unknown (a file scanned without its
     // index), UINT64_MAX when none is left.

@@ -26,6 +26,7 @@
 
 #include "tracesmith/base/status.h"
 #include "tracesmith/format/sbt_reader.h"
+#include "tracesmith/format/trace_source.h"
 #include "tracesmith/model/trace.h"
 
 namespace tracesmith::analysis {
@@ -149,6 +150,11 @@ class MemoryOwners {
 // been released (files without an index whose chunks overlap in time).
 Status StreamMemoryEvents(
     format::SbtReader& reader,
+    const std::function<Status(const model::Trace& meta, const model::MemoryEvent& e)>& fn,
+    const std::function<Status(const model::Trace& meta)>& on_end, uint64_t* late = nullptr);
+// The same from any source (a run merged on the fly: cluster/run_source.h).
+Status StreamMemoryEvents(
+    format::TraceSource& source,
     const std::function<Status(const model::Trace& meta, const model::MemoryEvent& e)>& fn,
     const std::function<Status(const model::Trace& meta)>& on_end, uint64_t* late = nullptr);
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "tracesmith/format/sbt_reader.h"
+#include "tracesmith/format/trace_source.h"
 #include "tracesmith/memory/memory_model.h"
 
 namespace tracesmith::analysis {
@@ -155,6 +156,10 @@ struct MemoryReport {
 };
 
 Status BuildMemoryReport(const std::string& path, const MemoryReportOptions& options,
+                         MemoryReport* report, format::ReadReport* damage = nullptr);
+// The same from any source (a run merged on the fly: cluster/run_source.h);
+// MemoryReport::source is source.name() (empty for a run: the caller names it).
+Status BuildMemoryReport(format::TraceSource& source, const MemoryReportOptions& options,
                          MemoryReport* report, format::ReadReport* damage = nullptr);
 void WriteMemoryText(const MemoryReport& report, const MemoryReportOptions& options,
                      std::ostream& out);

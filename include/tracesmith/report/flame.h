@@ -36,6 +36,7 @@
 #include "tracesmith/analysis/compact_trace.h"
 #include "tracesmith/base/status.h"
 #include "tracesmith/format/sbt_reader.h"
+#include "tracesmith/format/trace_source.h"
 
 namespace tracesmith::report {
 
@@ -108,6 +109,9 @@ FoldedStacks FoldStacks(const analysis::CompactTrace& trace, FlameWeight weight)
 // Streams `path` (whole trace, no window) and folds it.
 StatusOr<FoldedStacks> FoldStacksOfFile(const std::string& path, FlameWeight weight,
                                         format::ReadReport* damage = nullptr);
+// The same from any trace source (a run merged on the fly: cluster/run_source.h).
+StatusOr<FoldedStacks> FoldStacksOfFile(format::TraceSource& source, FlameWeight weight,
+                                        format::ReadReport* damage = nullptr);
 
 // "frame;frame;...;op WEIGHT\n" per line.
 void WriteFolded(const FoldedStacks& stacks, std::ostream& out);
@@ -120,6 +124,10 @@ struct FoldedFileStats {
   uint64_t bytes = 0, lines = 0, total = 0, ops = 0;
 };
 StatusOr<FoldedFileStats> WriteFoldedFile(const std::string& sbt_path, const std::string& out_path,
+                                          FlameWeight weight, bool refuse_damaged_input = false,
+                                          format::ReadReport* damage = nullptr);
+// The same from any trace source; never written over one of source.files().
+StatusOr<FoldedFileStats> WriteFoldedFile(format::TraceSource& source, const std::string& out_path,
                                           FlameWeight weight, bool refuse_damaged_input = false,
                                           format::ReadReport* damage = nullptr);
 

@@ -23,6 +23,7 @@
 #include "tracesmith/analysis/report.h"
 #include "tracesmith/base/status.h"
 #include "tracesmith/format/sbt_reader.h"
+#include "tracesmith/format/trace_source.h"
 #include "tracesmith/report/flame.h"
 
 namespace tracesmith::report {
@@ -38,8 +39,8 @@ struct HtmlReportOptions {
   // And at most about this many boxes (the page's flame data stays near
   // 1 MB whatever the number of distinct stacks).
   size_t flame_max_nodes = 20000;
-  // The run's per-process traces when `path` merges several (as `analyze`
-  // reads them for the cross-rank report); empty: `path` itself.
+  // The run's per-process traces when the trace merges several (as `analyze`
+  // reads them for the cross-rank report); empty: the source's own files.
   std::vector<std::string> run_files;
   // The trace as the user named it (files, a directory, a capture stem), for
   // the page's hint to export it for Perfetto; empty: the page's source.
@@ -67,6 +68,17 @@ StatusOr<std::string> BuildHtmlReport(const std::string& path, const std::string
 // file; never over `path` itself). Checking for an existing file (--force) is
 // the caller's.
 StatusOr<HtmlReportSummary> WriteHtmlReport(const std::string& path, const std::string& source,
+                                            const std::string& out_path,
+                                            const HtmlReportOptions& options,
+                                            format::ReadReport* damage = nullptr);
+
+// The same from any trace source (a run merged on the fly:
+// cluster/run_source.h); never written over one of input.files().
+StatusOr<std::string> BuildHtmlReport(format::TraceSource& input, const std::string& source,
+                                      const HtmlReportOptions& options,
+                                      HtmlReportSummary* summary = nullptr,
+                                      format::ReadReport* damage = nullptr);
+StatusOr<HtmlReportSummary> WriteHtmlReport(format::TraceSource& input, const std::string& source,
                                             const std::string& out_path,
                                             const HtmlReportOptions& options,
                                             format::ReadReport* damage = nullptr);

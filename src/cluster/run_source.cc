@@ -1,0 +1,374 @@
+// RunSource: the survey (run_survey.h), then each input's chunks in turn
+// with their ids translated (input_remap.h) into one output trace: its
+// strings and metadata grow, its event rows are the current chunk's.
+#include "tracesmith/cluster/run_source.h"
+
+#include <algorithm>
+#include <array>
+#include <cinttypes>
+#include <optional>
+
+#include "input_remap.h"
+#include "run_survey.h"
+#include "tracesmith/base/file_util.h"
+
+namespace tracesmith::cluster {
+namespace internal {
+namespace {
+
+using model::RecordTraits;
+
+// Copies the metadata rows of `batch` not copied yet (the reader's batch
+// only grows), translated, into `out`. Kinds in model order: mappings
+// before the frames that point into them, frames before stack nodes.
+class MetadataCopier {
+ public:
+  MetadataCopier(InputRemap* remap, model::Trace* out, std::optional<uint32_t> sole_pid)
+      : remap_(remap), out_(out), sole_pid_(sole_pid) {}
+
+  void CopyNew(const model::Trace& batch) {
+    remap_->SetSource(&batch);
+    model::ForEachRecordType([&]<typename T>() {
+      if constexpr (!RecordTraits<T>::kIsEvent) {
+        const auto& rows = batch.Rows<T>();
+        size_t& done = done_[size_t(RecordTraits<T>::kKind) - model::kFirstMetadataTableKind];
+        for (; done < rows.size(); ++done) {
+          T row = rows[done];
+          if constexpr (kFileLevel<T>) {
+            // A file-level stat or entry goes to the input's process when it
+            // has one; otherwise it stays about no process.
+            if (row.pid == 0 && !sole_pid_) {
+              remap_->Apply(&row);
+              row.pid = 0;
+              out_->Rows<T>().push_back(row);
+              continue;
+            }
+            if (row.pid == 0) row.pid = *sole_pid_;
+          }
+          remap_->Apply(&row);
+          out_->Rows<T>().push_back(row);
+          if constexpr (std::is_same_v<T, model::Frame>) remap_->FramesWritten(1);
+          if constexpr (std::is_same_v<T, model::StackNode>) remap_->NodesWritten(1);
+        }
+      }
+    });
+  }
+
+ private:
+  InputRemap* remap_;
+  model::Trace* out_;
+  std::optional<uint32_t> sole_pid_;
+  std::array<size_t, size_t{model::kMaxTableKind} - model::kFirstMetadataTableKind + 1> done_{};
+};
+
+// "rank 1 on host h2", "pid 42 on host h1": who a process is, for notes.
+std::string Who(const MergedInput& in, uint32_t pid) {
+  for (const MergedProcess& p : in.processes) {
+    if (p.pid != pid) continue;
+    std::string s = p.rank >= 0 ? StrFormat("rank %d", p.rank) : std::string();
+    if (!p.host.empty()) s += (s.empty() ? "on host " : " on host ") + p.host;
+    return s;
+  }
+  return std::string();
+}
+
+// The pid every pid-less file-level row of an input goes to: its one process.
+std::optional<uint32_t> SolePid(const MergedInput& in, const Survey& survey) {
+  std::set<uint32_t> process_pids;
+  for (const MergedProcess& p : in.processes) process_pids.insert(p.pid);
+  if (process_pids.size() == 1) return *process_pids.begin();
+  if (process_pids.empty() && survey.pids.size() == 1) return *survey.pids.begin();
+  return std::nullopt;
+}
+
+// An input is done (its rows translated by `remap`, its damage `damage`):
+// the rows that say where each process came from (and any damage) go to
+// `out`, and what the user should know to `result`'s notes.
+void FinishInput(size_t index, const InputRemap& remap, const format::ReadReport& damage,
+                 model::Trace* out, MergeResult* result) {
+  MergedInput* in = &result->inputs[index];
+  in->damage = damage;
+  in->dangling_ids = remap.dangling();
+  in->flows_left_out = remap.flow_overflow();
+  model::StringTable& strings = out->strings;
+  const uint32_t source_key = strings.Intern(kMergeSourceKey);
+  const uint32_t source_value = strings.Intern(in->path);
+  for (const auto& [pid, out_pid] : remap.pids())
+    out->Rows<model::MetadataEntry>().push_back(
+        model::MetadataEntry{.key_id = source_key, .value_id = source_value, .pid = out_pid});
+  if (!in->damage.clean()) {
+    const uint32_t damage_key = strings.Intern(kMergeInputDamageKey);
+    const uint32_t damage_value = strings.Intern(in->damage.DamageStatus(in->path).message());
+    const uint32_t unreadable = strings.Intern("merge.input_unreadable_bytes");
+    const uint32_t lost = strings.Intern("merge.input_events_lost");
+    constexpr uint8_t kDataLoss = 2;
+    for (const auto& [pid, out_pid] : remap.pids()) {
+      out->Rows<model::MetadataEntry>().push_back(
+          model::MetadataEntry{.key_id = damage_key, .value_id = damage_value, .pid = out_pid});
+      out->Rows<model::Stat>().push_back(
+          model::Stat{.value = int64_t(in->damage.file_size -
+                                       std::min(in->damage.valid_bytes, in->damage.file_size)),
+                      .name_id = unreadable,
+                      .pid = out_pid,
+                      .severity = kDataLoss});
+      if (in->damage.events_lost)
+        out->Rows<model::Stat>().push_back(model::Stat{.value = int64_t(in->damage.events_lost),
+                                                       .name_id = lost,
+                                                       .pid = out_pid,
+                                                       .severity = kDataLoss});
+    }
+  }
+  for (const InputRemap::Renumbered& r : remap.renumbered()) {
+    const uint32_t key = strings.Intern(kMergeOriginalPidKey);
+    out->Rows<model::MetadataEntry>().push_back(model::MetadataEntry{
+        .key_id = key, .value_id = strings.Intern(std::to_string(r.pid)), .pid = r.out_pid});
+    const MergedInput& first = result->inputs[r.first_input];
+    const std::string who = Who(*in, r.pid), first_who = Who(first, r.pid);
+    result->notes.push_back(
+        StrFormat("pid %u of %s%s is also pid %u of %s%s: written as pid %u (the original is kept "
+                  "in its metadata as %s)",
+                  r.pid, in->path.c_str(), who.empty() ? "" : (" (" + who + ")").c_str(), r.pid,
+                  first.path.c_str(), first_who.empty() ? "" : (" (" + first_who + ")").c_str(),
+                  r.out_pid, kMergeOriginalPidKey));
+  }
+  // Processes seen only in events (no Process row): listed all the same.
+  for (const auto& [pid, out_pid] : remap.pids()) {
+    if (std::none_of(in->processes.begin(), in->processes.end(),
+                     [&](const MergedProcess& p) { return p.pid == pid; }))
+      in->processes.push_back(MergedProcess{.pid = pid, .out_pid = out_pid});
+  }
+  for (MergedProcess& p : in->processes)
+    if (auto it = remap.pids().find(p.pid); it != remap.pids().end()) p.out_pid = it->second;
+  if (in->replay_chunks)
+    result->notes.push_back(StrFormat("%s: %" PRIu64
+                                      " replay payload chunks (profile --replay-capture) are not "
+                                      "carried; replay works on one process's trace: replay %s "
+                                      "itself",
+                                      in->path.c_str(), in->replay_chunks, in->path.c_str()));
+  // The reader counts replay payload chunks among the chunks it skips.
+  if (in->damage.chunks_skipped_unknown > in->replay_chunks)
+    result->notes.push_back(
+        StrFormat("%s: %" PRIu64 " chunks of a newer TraceSmith version are not carried",
+                  in->path.c_str(), in->damage.chunks_skipped_unknown - in->replay_chunks));
+  if (in->flows_left_out)
+    result->notes.push_back(
+        StrFormat("%s: %" PRIu64
+                  " flows (launch -> GPU arrows) left out: their ids, numbered after the earlier "
+                  "inputs' flows, do not fit 32 bits (an imported trace may number flows by "
+                  "correlation id); its events are all there",
+                  in->path.c_str(), in->flows_left_out));
+  if (in->dangling_ids)
+    result->notes.push_back(StrFormat("%s: %" PRIu64
+                                      " stack or frame references pointed past what the file holds "
+                                      "(a damaged input): written as none",
+                                      in->path.c_str(), in->dangling_ids));
+  result->events += in->events;
+  result->input_bytes += in->bytes;
+}
+
+}  // namespace
+
+// One pass: the inputs in order, each through its own reader's cursor.
+class RunCursor final : public format::TraceSource::Cursor {
+ public:
+  RunCursor(RunSource* source, format::SbtReader::EventKindFilter wanted)
+      : source_(source), wanted_(std::move(wanted)), result_(source->base_) {
+    for (const Survey& s : source_->surveys_)
+      tables_.known_pids.insert(s.pids.begin(), s.pids.end());
+    for (const MergedInput& in : result_.inputs) bytes_total_ += in.bytes;
+  }
+
+  StatusOr<bool> Next(model::TableKind* kind) override {
+    ClearLastRows();
+    while (true) {
+      if (!input_) {
+        if (next_input_ == source_->inputs_.size()) {
+          if (!finished_) source_->result_ = result_;
+          finished_ = true;
+          return false;
+        }
+        RETURN_IF_ERROR(StartInput(next_input_++));
+      }
+      const std::string& path = source_->inputs_[input_->index];
+      StatusOr<bool> more = input_->cursor.Next(kind);
+      if (!more.ok()) return Named(more.status(), path);
+      const format::ReadReport& damage = input_->reader->report();
+      if (*more) {
+        input_->copier.CopyNew(input_->cursor.batch());
+        TranslateEvents(*kind);
+        if (source_->options_.strict) RETURN_IF_ERROR(damage.DamageStatus(path));
+        if (source_->options_.progress)
+          source_->options_.progress(MergeProgress{input_->index, source_->inputs_.size(),
+                                                   bytes_before_ + damage.valid_bytes, bytes_total_,
+                                                   events_});
+        return true;
+      }
+      // What follows the last events: end anchors, final stats.
+      input_->copier.CopyNew(input_->cursor.batch());
+      if (source_->options_.strict) RETURN_IF_ERROR(damage.DamageStatus(path));
+      input_->remap.Finish();
+      FinishInput(input_->index, input_->remap, damage, &batch_, &result_);
+      bytes_before_ += result_.inputs[input_->index].bytes;
+      input_.reset();
+    }
+  }
+  const model::Trace& batch() const override { return batch_; }
+
+ private:
+  struct Input {
+    Input(size_t i, std::unique_ptr<format::SbtReader> r,
+          const format::SbtReader::EventKindFilter& wanted, OutputTables* tables, model::Trace* out,
+          std::optional<uint32_t> sole)
+        : index(i),
+          reader(std::move(r)),
+          cursor(reader->Events(wanted)),
+          remap(tables, &out->strings, i),
+          copier(&remap, out, sole) {}
+    size_t index;
+    std::unique_ptr<format::SbtReader> reader;
+    format::SbtReader::EventCursor cursor;
+    InputRemap remap;
+    MetadataCopier copier;
+  };
+
+  static Status Named(const Status& st, const std::string& path) {
+    if (st.code() == StatusCode::kDataLoss || st.code() == StatusCode::kIoError) return st;
+    return Status(st.code(), path + ": " + st.message());
+  }
+
+  Status StartInput(size_t index) {
+    const std::string& path = source_->inputs_[index];
+    auto reader = format::SbtReader::Open(path);
+    if (!reader.ok()) return reader.status();
+    const Survey& survey = source_->surveys_[index];
+    input_.emplace(index, std::move(*reader), wanted_, &tables_, &batch_,
+                   SolePid(result_.inputs[index], survey));
+    // The pids the survey found are decided first (in pid order); any other
+    // pid when an event names it.
+    for (uint32_t pid : survey.pids) input_->remap.Pid(pid);
+    return OkStatus();
+  }
+
+  // The chunk's rows are translated in place in the reader's batch and their
+  // vector swapped into ours: no copy, and one chunk's rows in memory.
+  void TranslateEvents(model::TableKind kind) {
+    MergedInput& in = result_.inputs[input_->index];
+    model::Trace* from = input_->cursor.mutable_batch();
+    model::ForEachRecordType([&]<typename T>() {
+      if constexpr (RecordTraits<T>::kIsEvent) {
+        if (RecordTraits<T>::kKind != kind) return;
+        auto& rows = from->Rows<T>();
+        for (T& row : rows) input_->remap.Apply(&row);
+        in.events += rows.size();
+        in.events_by_kind[RecordTraits<T>::kLabel] += rows.size();
+        events_ += rows.size();
+        rows.swap(batch_.Rows<T>());
+        last_kind_ = kind;
+      }
+    });
+  }
+
+  // Gives the rows' vector back to the reader that filled it (its next Next
+  // clears it and decodes into it), keeping none here.
+  void ClearLastRows() {
+    if (!last_kind_) return;
+    model::ForEachRecordType([&]<typename T>() {
+      if constexpr (RecordTraits<T>::kIsEvent) {
+        if (RecordTraits<T>::kKind != *last_kind_) return;
+        auto& rows = batch_.Rows<T>();
+        if (input_) rows.swap(input_->cursor.mutable_batch()->Rows<T>());
+        rows.clear();
+        rows.shrink_to_fit();
+      }
+    });
+    last_kind_.reset();
+  }
+
+  RunSource* source_;
+  format::SbtReader::EventKindFilter wanted_;
+  MergeResult result_;
+  OutputTables tables_;
+  model::Trace batch_;  // the output: strings, metadata, the current rows
+  std::optional<Input> input_;
+  size_t next_input_ = 0;
+  std::optional<model::TableKind> last_kind_;
+  uint64_t bytes_before_ = 0, bytes_total_ = 0, events_ = 0;
+  bool finished_ = false;
+};
+
+}  // namespace internal
+
+using internal::RunCursor;
+using internal::Survey;
+
+RunSource::~RunSource() = default;
+
+StatusOr<std::unique_ptr<RunSource>> RunSource::Open(std::span<const std::string> inputs,
+                                                     const MergeOptions& options) {
+  if (inputs.empty()) return InvalidArgument("no trace to merge");
+  std::unique_ptr<RunSource> source(new RunSource());
+  source->inputs_.assign(inputs.begin(), inputs.end());
+  source->options_ = options;
+  // Every input's processes before anything is merged, so a non-trace or
+  // (with strict) a damaged input stops the merge at once.
+  MergeResult& base = source->base_;
+  for (const std::string& path : inputs) {
+    ASSIGN_OR_RETURN(Survey s, internal::SurveyInput(path, options.strict));
+    MergedInput in;
+    in.path = path;
+    auto size = FileSize(path);
+    in.bytes = size.ok() ? *size : 0;
+    in.processes = s.processes;
+    for (MergedProcess& p : in.processes) p.out_pid = p.pid;
+    in.replay_chunks = s.replay_chunks;
+    in.realtime_begin = s.realtime_begin;
+    in.realtime_end = s.realtime_end;
+    base.inputs.push_back(std::move(in));
+    source->surveys_.push_back(std::move(s));
+  }
+  RETURN_IF_ERROR(internal::CheckNoMergeOfAnInput(inputs, source->surveys_));
+  internal::NoteInputsApart(&base);
+  // What can be said before a pass: each input finished with the pids its
+  // metadata names (a pass decides them first, in this order) and the damage
+  // the survey found (every chunk checked).
+  source->result_ = base;
+  internal::OutputTables tables;
+  for (const Survey& s : source->surveys_) tables.known_pids.insert(s.pids.begin(), s.pids.end());
+  model::Trace scratch;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    internal::InputRemap remap(&tables, &scratch.strings, i);
+    for (uint32_t pid : source->surveys_[i].pids) remap.Pid(pid);
+    internal::FinishInput(i, remap, source->surveys_[i].report, &scratch, &source->result_);
+  }
+  return source;
+}
+
+StatusOr<std::unique_ptr<format::TraceSource::Cursor>> RunSource::Events(
+    const format::SbtReader::EventKindFilter& wanted) {
+  return std::unique_ptr<Cursor>(new RunCursor(this, wanted));
+}
+
+std::vector<format::ChunkIndexEntry> RunSource::TableChunks() const {
+  std::vector<format::ChunkIndexEntry> out;
+  for (const Survey& s : surveys_)
+    out.insert(out.end(), s.table_chunks.begin(), s.table_chunks.end());
+  return out;
+}
+
+uint64_t RunSource::bytes() const {
+  uint64_t n = 0;
+  for (const MergedInput& in : base_.inputs) n += in.bytes;
+  return n;
+}
+
+std::vector<std::string> RunSource::files() const { return inputs_; }
+
+format::ReadReport RunSource::report() const {
+  format::ReadReport r;
+  r.file_size = bytes();
+  r.valid_bytes = r.file_size;
+  r.indexed = true;
+  return r;
+}
+
+}  // namespace tracesmith::cluster

@@ -1,0 +1,48 @@
+"""A run of several traces read on the fly (issue #38 item 1): analyze, memory, diff,
+event_stats and export read it as one trace source (C++ cluster::RunSource), with no
+temporary file: they work with Python's temporary directory gone, and give what the
+CLI gives and what the same run merged into a file gives."""
+
+import json
+import os
+import tempfile
+
+import pytest
+
+import tracesmith
+
+
+@pytest.fixture
+def run(cli, tmp_path):
+    """run.rank0..2.sbt, as torchrun leaves them (synthetic, `benchmark merge`)."""
+    cli("benchmark", "merge", "--ranks", "3", "--kernels", "3000", "--keep", str(tmp_path))
+    os.remove(tmp_path / "job.sbt")  # the benchmark's own merge
+    return tmp_path
+
+
+def test_a_run_is_read_without_a_temporary_file(cli, run, tmp_path, monkeypatch):
+    stem = str(run / "run.sbt")
+    merged = str(tmp_path / "merged.sbt")
+    tracesmith.merge(stem, merged)
+    os.makedirs(run / "out")
+    # No temporary directory: a merge into a temporary file could not start.
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "no-such-dir"))
+    report = tracesmith.analyze(stem)
+    assert report == json.loads(cli("analyze", "--json", stem).stdout)
+    from_file = tracesmith.analyze(merged)
+    from_file["source"] = report["source"]
+    # The cross-rank part reads the run's files one by one, and the merged file as one.
+    assert {**report, "ranks": None} == {**from_file, "ranks": None}
+    memory = tracesmith.memory(stem)
+    assert memory["source"] == stem + " (3 traces)"
+    stats = tracesmith.event_stats(stem, kinds="kernel")
+    assert stats["matched"] == report["kernel_count"]
+    assert stats == tracesmith.event_stats(merged, kinds="kernel")
+    d = tracesmith.diff(str(run / "run.rank0.sbt"), stem)
+    assert d["b"] == stem + " (3 traces)"
+    out = str(run / "out" / "run.csv")
+    result = tracesmith.export(stem, out, format="csv")
+    assert result["events"] > 0
+    tracesmith.export(merged, str(run / "out" / "merged.csv"), format="csv")
+    with open(out, "rb") as a, open(run / "out" / "merged.csv", "rb") as b:
+        assert a.read() == b.read()
