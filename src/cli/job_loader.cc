@@ -62,11 +62,12 @@ Status ReportMerge(const cluster::MergeResult& merge, bool strict, const char* d
   return OkStatus();
 }
 
-StatusOr<cluster::OpenedRun> OpenRunSource(const RunArgs& args, bool strict, const char* doing) {
+StatusOr<cluster::OpenedRun> OpenRunSource(const RunArgs& args, bool strict, const char* doing,
+                                           bool merge_to_file) {
   cluster::OpenRunOptions o;
   o.single_file = args.single;
   o.strict = strict;
-  o.merge_to_file = false;  // merged on the fly as the command reads it
+  o.merge_to_file = merge_to_file;  // else merged on the fly as the command reads it
   auto run = cluster::OpenedRun::Open(args.names, o);
   if (!run.ok()) return run.status();
   for (const std::string& name : run->expanded())

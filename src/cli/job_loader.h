@@ -51,7 +51,10 @@ Status ReportMerge(const cluster::MergeResult& merge, bool strict, const char* d
 // the command's own progress line shows the reading). The notes that only
 // reading finds (flows left out, references that pointed nowhere) come with
 // ReportMergeNotesFromReading.
-StatusOr<cluster::OpenedRun> OpenRunSource(const RunArgs& args, bool strict, const char* doing);
+// `merge_to_file`: several files merged into a temporary file first instead
+// (export -f json: see cmd_export.cc).
+StatusOr<cluster::OpenedRun> OpenRunSource(const RunArgs& args, bool strict, const char* doing,
+                                           bool merge_to_file = false);
 // After a whole pass over run.source(): the merge's notes not said at open.
 void ReportMergeNotesFromReading(const cluster::OpenedRun& run);
 
