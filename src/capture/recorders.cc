@@ -15,7 +15,7 @@
   X(PcSampling)         \
   X(SassCounts)         \
   X(GpuMetrics)         \
-  X(AppEvents)           \
+  X(AppEvents)          \
   X(GraphNodes)
 
 namespace tracesmith::capture {
