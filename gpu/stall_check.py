@@ -28,6 +28,8 @@ calls of 100 us or more, the longest first-time work.
     call), so this judges the same workload's slow calls, as many of them (H200 VM,
     2026-11-30: 104 and 134 us, once each in 2,000,000 calls; the probe said "unexplained
     2" before it knew the CPU clock).
+Each round also runs gpu/programs/jitter_floor (N busy sections of ~2 us, no CUDA, no
+profiler) and shows its tail: the machine's own, beside the callbacks'.
 Each callback site's maximum and CUPTI's other overhead rows are shown, not judged (an
 OS preemption inside a callback, CUPTI's resource set-up at context creation). Then more
 captures with TRACESMITH_SLOW_CALL_PROBE=1 (the launch loop R times, the Transformer once)
@@ -113,6 +115,22 @@ def capture(cli, label, env_extra, cmd, out, name):
     return parse_info(info), None
 
 
+def floor(a, r):
+    """The machine's own tail in this round, shown beside the callbacks' (not judged):
+    gpu/programs/jitter_floor.cu, as many ~2-us busy sections as the launch loop has launch
+    callbacks, no CUDA, no profiler."""
+    prog = os.path.join(a.progs, "jitter_floor")
+    if not os.access(prog, os.X_OK):
+        return
+    p = subprocess.run([prog, str(a.launches), "2000"], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True, timeout=300)
+    m = re.search(r"sections=(\d+) mean_ns=(\d+) max_us=([\d.]+) over_100us=(\d+)", p.stdout)
+    print(f"STALLS floor round {r + 1} (no CUDA, no profiler; shown, not judged): " +
+          (f"{m.group(1)} busy sections of {m.group(2)} ns on average: max {m.group(3)} us, "
+           f"{m.group(4)} of 100 us or more" if m else f"exit {p.returncode}: {p.stdout[-200:]}"),
+          flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("cli")
@@ -165,6 +183,7 @@ def checks(c, a, workloads):
                       f"on request {got['stats'].get('capture.buffers_allocated_on_request')}; writer "
                       f"SCHED_BATCH {got['stats'].get('capture.writer_sched_batch')}",
                       flush=True)
+        floor(a, r)
     probe = None  # the launch loop's probe classes, summed; None: a probe run of it failed
     probes = [(w, cmd, r) for w, cmd in workloads for r in range(a.rounds if w == "ll" else 1)]
     ll_probes_ok = True

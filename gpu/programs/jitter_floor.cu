@@ -1,0 +1,56 @@
+// The machine's own tail, without CUDA or a profiler: N busy sections of a
+// fixed length (about W ns, what a captured launch's callback costs the
+// program's thread), each timed with the steady clock. Prints how many took
+// 100 us or more and the longest, so that gpu/stall_check.py can show the
+// launch callbacks' tail beside the tail a thread doing nothing of
+// TraceSmith's sees on the same machine in the same run (issue #41 item 2).
+// Usage: jitter_floor [N=2000000] [W=2000]
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+
+namespace {
+
+volatile unsigned long g_sink = 0;
+
+__attribute__((noinline)) void Spin(long k) {
+  unsigned long x = 0;
+  for (long i = 0; i < k; ++i) x += static_cast<unsigned long>(i) * 2654435761u;
+  g_sink = x;
+}
+
+long long NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const long n = argc > 1 ? std::atol(argv[1]) : 2000000;
+  const long work_ns = argc > 2 ? std::atol(argv[2]) : 2000;
+  // Calibrate: spin iterations per work_ns (the median-free best of 20 tries).
+  const long probe = 1000000;
+  long long best = 1LL << 62;
+  for (int t = 0; t < 20; ++t) {
+    const long long t0 = NowNs();
+    Spin(probe);
+    const long long d = NowNs() - t0;
+    if (d < best) best = d;
+  }
+  const long k = best > 0 ? static_cast<long>(double(probe) * double(work_ns) / double(best)) : 1;
+  long long max_ns = 0, total_ns = 0;
+  long over = 0;
+  for (long i = 0; i < n; ++i) {
+    const long long t0 = NowNs();
+    Spin(k);
+    const long long d = NowNs() - t0;
+    total_ns += d;
+    if (d > max_ns) max_ns = d;
+    over += d >= 100000;
+  }
+  std::printf("jitter_floor: sections=%ld mean_ns=%.0f max_us=%.1f over_100us=%ld\n", n,
+              n ? double(total_ns) / double(n) : 0.0, double(max_ns) / 1e3, over);
+  return 0;
+}
