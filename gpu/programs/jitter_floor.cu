@@ -30,7 +30,7 @@ long long NowNs() {
 int main(int argc, char** argv) {
   const long n = argc > 1 ? std::atol(argv[1]) : 2000000;
   const long work_ns = argc > 2 ? std::atol(argv[2]) : 2000;
-  // Calibrate: spin iterations per work_ns (the median-free best of 20 tries).
+  // Calibrate: spin iterations per work_ns, from the fastest of 20 timed tries.
   const long probe = 1000000;
   long long best = 1LL << 62;
   for (int t = 0; t < 20; ++t) {

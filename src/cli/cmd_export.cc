@@ -163,7 +163,8 @@ int RunExport(const ExportCliOptions& o) {
   // where it does the on-the-fly source, whose inputs come one after the
   // other, ordered differently and kept 0.6% fewer flows with 8% more memory
   // than the merged file at 10 M events (docs/benchmarks.md, 2026-11-30).
-  // The same output as before until the source interleaves its inputs by time.
+  // Json keeps the merged file until the source interleaves its inputs by time
+  // (the other formats' row order past the window may differ; their rows do not).
   auto run = OpenRunSource(o.run, o.strict, "exporting", *format == exporter::ExportFormat::kJson);
   if (!run.ok()) return ReportError(run.status());
   if (*format == exporter::ExportFormat::kFolded) return RunExportFolded(o, *run, out);

@@ -2,11 +2,12 @@
 // timeline, diff, info, view, memory, report, kernel): a run, named by one or
 // more files, a directory or the capture's output name (cluster/job_files.h).
 // One file is read as it always was; several are read as one source merged
-// on the fly (cluster/open_job.h, cluster/run_source.h): no temporary file.
+// on the fly (cluster/open_job.h, cluster/run_source.h): no temporary file,
+// but for `export -f json`, which merges them into one first (cmd_export.cc).
 // What the user hears about it is said here, the same way for every command:
 // that a name stood for several files, the merge's notes, each damaged
-// input's warning (trace_loader.h's CheckDamage); `merge`'s progress line
-// (MergeProgressLine) on a terminal.
+// input's warning (trace_loader.h's CheckDamage); the progress line of a
+// merge to a file (`merge`, `export -f json`: MergeProgressLine) on a terminal.
 #pragma once
 
 #include <string>

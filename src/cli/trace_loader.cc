@@ -45,13 +45,6 @@ Status CheckDamage(const std::string& path, const format::ReadReport& report, bo
   return OkStatus();
 }
 
-StatusOr<LoadedTrace> LoadTrace(const std::string& path, bool strict, const char* doing) {
-  LoadedTrace out;
-  ASSIGN_OR_RETURN(out.trace, format::ReadTraceFile(path, &out.report));
-  RETURN_IF_ERROR(CheckDamage(path, out.report, strict, doing));
-  return out;
-}
-
 int ReportError(const Status& status) {
   std::fprintf(stderr, "tracesmith: error: %s\n", status.message().c_str());
   return ExitCodeFor(status.code());

@@ -13,11 +13,6 @@
 
 namespace tracesmith::cli {
 
-struct LoadedTrace {
-  model::Trace trace;
-  format::ReadReport report;
-};
-
 // Adds --strict to a command that reads traces.
 void AddStrictFlag(Cmd* cmd, bool* strict);
 
@@ -34,8 +29,5 @@ void AddWindowOptions(Cmd* cmd, analysis::LoadOptions* load);
 // and returns OK. `doing` says what the command does: "analysing", "exporting".
 Status CheckDamage(const std::string& path, const format::ReadReport& report, bool strict,
                    const char* doing);
-
-// Reads a whole trace, then CheckDamage.
-StatusOr<LoadedTrace> LoadTrace(const std::string& path, bool strict, const char* doing);
 
 }  // namespace tracesmith::cli

@@ -31,8 +31,8 @@ struct OutputTables {
 
 class InputRemap {
  public:
-  // `strings`: the output's string table, which input strings are interned
-  // into as rows use them.
+  // `strings`: the output's string table, which every input string is
+  // interned into as it arrives (SetSource).
   InputRemap(OutputTables* out, model::StringTable* strings, size_t input_index);
 
   // The reader's batch: the input's strings and metadata read so far. Set

@@ -183,7 +183,7 @@ class RunCursor final : public format::TraceSource::Cursor {
     while (true) {
       if (!input_) {
         if (next_input_ == source_->inputs_.size()) {
-          if (!finished_) source_->result_ = result_;
+          if (!finished_) Finish();
           finished_ = true;
           return false;
         }
@@ -285,6 +285,20 @@ class RunCursor final : public format::TraceSource::Cursor {
   }
 
   RunSource* source_;
+  // The run's result after this pass: a whole pass's counts and notes; a
+  // pass of some kinds only (memory's, the export's metadata pass) adds the
+  // notes it found and leaves the counts of the last whole pass.
+  void Finish() {
+    MergeResult& out = source_->result_;
+    if (!wanted_) {
+      out = result_;
+      return;
+    }
+    for (const std::string& note : result_.notes)
+      if (std::find(out.notes.begin(), out.notes.end(), note) == out.notes.end())
+        out.notes.push_back(note);
+  }
+
   format::SbtReader::EventKindFilter wanted_;
   MergeResult result_;
   OutputTables tables_;

@@ -250,13 +250,7 @@ StatusOr<ExportStats> ExportTrace(const Trace& trace, ExportFormat format,
 StatusOr<ExportStats> ExportSbtFile(const std::string& sbt_path, ExportFormat format,
                                     const std::string& out_path, const ExportOptions& options,
                                     format::ReadReport* report) {
-  // Refused before any work: the output must not be the input (it would be
-  // replaced by its own export) nor a directory, device or FIFO.
-  const std::string inputs[] = {sbt_path};
-  RETURN_IF_ERROR(CheckOutputPath(out_path, inputs));
-  if (format == ExportFormat::kFolded) return InvalidArgument(kFoldedElsewhere);
-  if (format == ExportFormat::kDot && options.only_pid)
-    return InvalidArgument("the dot format shows the whole trace (no one-process export)");
+  // ExportSource refuses a bad output or option before any work.
   ASSIGN_OR_RETURN(std::unique_ptr<format::TraceSource> source, format::OpenFileSource(sbt_path));
   return ExportSource(*source, format, out_path, options, report);
 }

@@ -286,13 +286,6 @@ uint32_t MemoryOwners::Of(uint32_t stack_id) {
 // ---- StreamMemoryEvents -------------------------------------------------------
 
 Status StreamMemoryEvents(
-    format::SbtReader& reader,
-    const std::function<Status(const model::Trace& meta, const model::MemoryEvent& e)>& fn,
-    const std::function<Status(const model::Trace& meta)>& on_end, uint64_t* late) {
-  return StreamMemoryEvents(*format::ReaderSource(reader, std::string()), fn, on_end, late);
-}
-
-Status StreamMemoryEvents(
     format::TraceSource& reader,
     const std::function<Status(const model::Trace& meta, const model::MemoryEvent& e)>& fn,
     const std::function<Status(const model::Trace& meta)>& on_end, uint64_t* late) {

@@ -155,6 +155,7 @@ TEST(RunSource, AKindFilterLeavesTheOtherKindsUndecoded) {
   // Every string has the id a pass of every kind gives it (a reader that
   // passes again for some kinds joins their rows to the first pass's).
   model::StringTable some, all = Drain(**source).strings;
+  const uint64_t whole = (*source)->result().events;  // a pass of every kind counts them all
   ASSERT_TRUE((*source)
                   ->Stream([](const model::Trace&, model::TableKind) { return OkStatus(); },
                            [&](const model::Trace& end) {
@@ -165,6 +166,9 @@ TEST(RunSource, AKindFilterLeavesTheOtherKindsUndecoded) {
                   .ok());
   ASSERT_EQ(some.size(), all.size());
   for (uint32_t i = 0; i < all.size(); ++i) EXPECT_EQ(some.Get(i), all.Get(i)) << i;
+  // A pass of some kinds leaves the counts of the last whole pass.
+  EXPECT_GT(whole, kernels);
+  EXPECT_EQ((*source)->result().events, whole);
 }
 
 TEST(RunSource, ANonTraceInputIsAnErrorAtOpen) {

@@ -34,7 +34,7 @@ struct TraceDiff {
   uint64_t kernel_ns_a = 0, kernel_ns_b = 0;
   std::vector<DiffRow> kernels;     // by |delta_ns| descending, then name
   std::vector<DiffRow> call_sites;  // same; empty when neither trace has stacks
-  // GPU instruction samples (DiffTraceFiles only: DiffReports has the
+  // GPU instruction samples (DiffTraceFiles / DiffTraceSources only: DiffReports has the
   // reports' hottest lines, not all of them); empty when neither has any.
   PcSampleDiff samples;
 };

@@ -45,7 +45,8 @@ class GraphKernels {
 
  private:
   std::vector<Node> nodes_;
-  std::unordered_map<uint64_t, uint32_t> index_;  // hash of (pid, graph, node) -> first index
+  // (pid << 32 | graph) -> node id -> index into nodes_
+  std::unordered_map<uint64_t, std::unordered_map<uint64_t, uint32_t>> index_;
 };
 
 }  // namespace tracesmith::analysis

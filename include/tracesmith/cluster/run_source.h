@@ -42,7 +42,8 @@ class RunSource final : public format::TraceSource {
   // need no events (renumbered pids, inputs recorded apart, replay payloads
   // left out). After a whole pass: all of it, as MergeTraces returns it
   // (events counted; flows left out and references that pointed nowhere;
-  // a pid only events name), output_bytes 0.
+  // a pid only events name), output_bytes 0. A pass of some kinds only adds
+  // the notes it found; the counts stay those of the last whole pass.
   const MergeResult& result() const { return result_; }
 
   StatusOr<std::unique_ptr<Cursor>> Events(

@@ -4,8 +4,8 @@
 //
 // Three kinds of source give the same batches to the same code:
 //  - one SBT file (OpenFileSource: an SbtReader's EventCursor);
-//  - a model::Trace in memory (MemorySource: a trace built by a test, an
-//    importer or the Python package, cut into batches of one kind);
+//  - a model::Trace in memory (MemorySource, cut into batches of one kind;
+//    the tests use it: importers and Python still write a file);
 //  - a run of several files merged on the fly with their ids renumbered
 //    (cluster/run_source.h; no temporary file).
 // A pass is a Cursor. A reader that needs several passes (export: metadata

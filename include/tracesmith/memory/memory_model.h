@@ -148,11 +148,7 @@ class MemoryOwners {
 // metadata read so far. `on_end` gets every metadata row of the file.
 // `late` (optional) receives how many events came after a later one had
 // been released (files without an index whose chunks overlap in time).
-Status StreamMemoryEvents(
-    format::SbtReader& reader,
-    const std::function<Status(const model::Trace& meta, const model::MemoryEvent& e)>& fn,
-    const std::function<Status(const model::Trace& meta)>& on_end, uint64_t* late = nullptr);
-// The same from any source (a run merged on the fly: cluster/run_source.h).
+// Any source: one file, a run merged on the fly (cluster/run_source.h).
 Status StreamMemoryEvents(
     format::TraceSource& source,
     const std::function<Status(const model::Trace& meta, const model::MemoryEvent& e)>& fn,
