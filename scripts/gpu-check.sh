@@ -498,7 +498,8 @@ if want nccl; then
     TR=(torchrun --standalone --nproc_per_node=2 gpu/nccl_job_check.py)
     # The check's ITERS is both the all-reduce loop's and the mix's count.
     # arpc: the all-reduce loop again under --pc-sampling (issue #39: each rank samples its GPU).
-    for r in "ar:allreduce 20" "ddp:ddp 20 15" "mix:mix 20" "arpc:allreduce 20"; do
+    # ar: rank 0 writes what the program measures itself (CUDA events) to ar_measured.json.
+    for r in "ar:allreduce 20 $N/ar_measured.json" "ddp:ddp 20 15" "mix:mix 20" "arpc:allreduce 20"; do
       extra=(); [ "${r%%:*}" = arpc ] && extra=(--pc-sampling)
       "$TS" profile -q -f "${extra[@]}" -o "$N/${r%%:*}.sbt" -- "${TR[@]}" ${r#*:} \
         > "$N/${r%%:*}.log" 2>&1

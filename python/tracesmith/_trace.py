@@ -26,7 +26,7 @@ STRING_FIELDS = frozenset({
 # Event record kinds (the rest are metadata: devices, processes, stacks, stats, ...).
 EVENT_KINDS = ("kernel", "memcpy", "memset", "sync", "api", "nvtx", "marker", "memory",
                "counter", "module", "graph", "overhead", "drop", "pcsample", "timeout",
-               "gpumetric", "appcounter", "appevent")
+               "gpumetric", "appcounter", "appevent", "nvtxpayload")
 
 # Record kinds by the attribute a Trace offers them under.
 KINDS = {
@@ -35,7 +35,7 @@ KINDS = {
     "counters": "counter", "modules": "module", "graphs": "graph", "overheads": "overhead",
     "drops": "drop", "pc_samples": "pcsample", "kernel_timeouts": "timeout",
     "gpu_metric_samples": "gpumetric", "app_counters": "appcounter", "app_events": "appevent",
-    "devices": "device", "processes": "process",
+    "nvtx_payloads": "nvtxpayload", "devices": "device", "processes": "process",
     "threads": "thread", "clocks": "clock", "mappings": "mapping", "frames": "frame",
     "stack_nodes": "stacknode", "stat_rows": "stat", "metadata_rows": "metadata",
     "pc_lines": "pcline", "pc_sass": "pcsass", "sass_counts": "sasscount",

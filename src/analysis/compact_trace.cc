@@ -196,6 +196,9 @@ void CompactTrace::IngestRows(const std::vector<T>& rows) {
     for (const NvtxRangeEvent& e : rows)
       nvtx_.push_back(
           NvtxRecord{e.start_ns, fix_end(e.start_ns, e.end_ns), e.name_id, HostLane(e.pid, e.tid)});
+  } else if constexpr (std::is_same_v<T, NvtxPayloadEvent>) {
+    for (const NvtxPayloadEvent& e : rows)
+      nvtx_payloads_.push_back(NvtxPayloadRecord{e.ts_ns, HostLane(e.pid, e.tid), e.text_id});
   } else if constexpr (std::is_same_v<T, GraphLaunchEvent>) {
     for (const GraphLaunchEvent& e : rows)
       graphs_.push_back(GraphLaunchRecord{e.start_ns, fix_end(e.start_ns, e.end_ns),
@@ -310,6 +313,8 @@ void CompactTrace::AlignClocks() {
   for (GpuOp& o : ops_) ConvertInterval(lane_map[o.lane()], &o.start_ns, &o.end_ns);
   for (HostCall& c : calls_) ConvertInterval(lane_map[c.lane], &c.start_ns, &c.end_ns);
   for (NvtxRecord& n : nvtx_) ConvertInterval(lane_map[n.lane], &n.start_ns, &n.end_ns);
+  for (NvtxPayloadRecord& p : nvtx_payloads_)
+    if (const ClockMap* m = lane_map[p.lane]) p.ts_ns = (*m)(p.ts_ns);
   for (SyncRecord& s : syncs_) ConvertInterval(align.MapOf(s.pid), &s.start_ns, &s.end_ns);
   for (GraphLaunchRecord& g : graphs_) ConvertInterval(align.MapOf(g.pid), &g.start_ns, &g.end_ns);
   for (PcSamples::Window& w : pc_samples_.mutable_windows())
@@ -374,6 +379,7 @@ void CompactTrace::SortAndIndex() {
   for (GpuOp& o : ops_) o.lane_kind = remap[o.lane()] << 2 | (o.lane_kind & 3);
   for (HostCall& c : calls_) c.lane = remap[c.lane];
   for (NvtxRecord& n : nvtx_) n.lane = remap[n.lane];
+  for (NvtxPayloadRecord& p : nvtx_payloads_) p.lane = remap[p.lane];
   gpu_lane_index_.clear();
   host_lane_index_.clear();
 
@@ -398,6 +404,10 @@ void CompactTrace::SortAndIndex() {
   std::sort(nvtx_.begin(), nvtx_.end(), [](const NvtxRecord& a, const NvtxRecord& b) {
     return std::tie(a.lane, a.start_ns, a.end_ns) < std::tie(b.lane, b.start_ns, b.end_ns);
   });
+  std::sort(nvtx_payloads_.begin(), nvtx_payloads_.end(),
+            [](const NvtxPayloadRecord& a, const NvtxPayloadRecord& b) {
+              return std::tie(a.lane, a.ts_ns) < std::tie(b.lane, b.ts_ns);
+            });
   std::stable_sort(syncs_.begin(), syncs_.end(), [](const SyncRecord& a, const SyncRecord& b) {
     return a.start_ns < b.start_ns;
   });

@@ -346,6 +346,12 @@ Status CuptiEngine::EnableCallbacks() {
     CUPTI_CALL(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API,
                                    CUPTI_DRIVER_TRACE_CBID_cuProfilerStop));
   }
+  if (table_.nvtx_pushes)
+    for (CUpti_CallbackId cbid :
+         {CUPTI_CBID_NVTX_nvtxRangePushEx, CUPTI_CBID_NVTX_nvtxDomainRangePushEx,
+          CUPTI_CBID_NVTX_nvtxRangeStartEx, CUPTI_CBID_NVTX_nvtxDomainRangeStartEx,
+          CUPTI_CBID_NVTX_nvtxMarkEx, CUPTI_CBID_NVTX_nvtxDomainMarkEx})
+      CUPTI_CALL(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_NVTX, cbid));
   if (options_.range == CaptureRange::kNvtx) {
     for (CUpti_CallbackId cbid :
          {CUPTI_CBID_NVTX_nvtxRangePushA, CUPTI_CBID_NVTX_nvtxRangePushEx,
@@ -567,7 +573,7 @@ void CuptiEngine::OnGraphResource(CUpti_CallbackId cbid, const CUpti_ResourceDat
                                return w.engine->TakeStack(w.tc, w.timed, *w.from);
                              },
                              &walk};
-  for (uint8_t m = table_.graph_nodes; m; m &= uint8_t(m - 1))
+  for (uint16_t m = table_.graph_nodes; m; m &= uint16_t(m - 1))
     recorder_at_[__builtin_ctz(m)]->OnGraphNode(event);
   timer.Finish();
 }
@@ -578,12 +584,12 @@ void CuptiEngine::OnResource(CUpti_CallbackId cbid, const CUpti_ResourceData* da
       std::lock_guard<std::mutex> lock(events_mu_);
       contexts_.push_back(data->context);
     }
-    for (uint8_t m = table_.context_created; m; m &= uint8_t(m - 1))
+    for (uint16_t m = table_.context_created; m; m &= uint16_t(m - 1))
       recorder_at_[__builtin_ctz(m)]->OnContextCreated(data->context);
     return;
   }
   if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
-    for (uint8_t m = table_.context_destroying; m; m &= uint8_t(m - 1))
+    for (uint16_t m = table_.context_destroying; m; m &= uint16_t(m - 1))
       recorder_at_[__builtin_ctz(m)]->OnContextDestroying(data->context);
     return;
   }
@@ -602,7 +608,7 @@ void CuptiEngine::OnResource(CUpti_CallbackId cbid, const CUpti_ResourceData* da
     if (cbid == CUPTI_CBID_RESOURCE_MODULE_LOADED && mod->pCubin && mod->cubinSize)
       m.cubin_hash = CubinHash(reinterpret_cast<const uint8_t*>(mod->pCubin), mod->cubinSize);
     if (cbid == CUPTI_CBID_RESOURCE_MODULE_LOADED)
-      for (uint8_t r = table_.module_loads; r; r &= uint8_t(r - 1))
+      for (uint16_t r = table_.module_loads; r; r &= uint16_t(r - 1))
         recorder_at_[__builtin_ctz(r)]->OnModuleLoaded(data->context, *mod);
   }
   if (data->context) {
@@ -617,6 +623,43 @@ void CuptiEngine::OnResource(CUpti_CallbackId cbid, const CUpti_ResourceData* da
 
 void CuptiEngine::OnNvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* data) {
   if (!data || !data->functionParams) return;
+  if (table_.nvtx_pushes) {
+    const void* p = data->functionParams;
+    NvtxPushEvent e{cbid, nullptr, nullptr};
+    switch (cbid) {
+      case CUPTI_CBID_NVTX_nvtxRangePushEx:
+        e.attributes = static_cast<const nvtxRangePushEx_params*>(p)->eventAttrib;
+        break;
+      case CUPTI_CBID_NVTX_nvtxRangeStartEx:
+        e.attributes = static_cast<const nvtxRangeStartEx_params*>(p)->eventAttrib;
+        break;
+      case CUPTI_CBID_NVTX_nvtxMarkEx:
+        e.attributes = static_cast<const nvtxMarkEx_params*>(p)->eventAttrib;
+        break;
+      case CUPTI_CBID_NVTX_nvtxDomainRangePushEx: {
+        const auto* d = static_cast<const nvtxDomainRangePushEx_params*>(p);
+        e = {cbid, d->domain, d->core.eventAttrib};
+        break;
+      }
+      case CUPTI_CBID_NVTX_nvtxDomainRangeStartEx: {
+        const auto* d = static_cast<const nvtxDomainRangeStartEx_params*>(p);
+        e = {cbid, d->domain, d->core.eventAttrib};
+        break;
+      }
+      case CUPTI_CBID_NVTX_nvtxDomainMarkEx: {
+        const auto* d = static_cast<const nvtxDomainMarkEx_params*>(p);
+        e = {cbid, d->domain, d->core.eventAttrib};
+        break;
+      }
+      default:
+        break;
+    }
+    if (e.attributes)
+      for (uint16_t m = table_.nvtx_pushes; m; m &= uint16_t(m - 1))
+        recorder_at_[__builtin_ctz(m)]->OnNvtxPush(e);
+  }
+  // The rest: --capture-range=nvtx:NAME's pushes and pops.
+  if (options_.range != CaptureRange::kNvtx) return;
   const char* message = nullptr;
   bool push = false;
   switch (cbid) {
@@ -646,7 +689,8 @@ void CuptiEngine::OnNvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* data) {
     }
     return;
   }
-  // Pop.
+  if (cbid != CUPTI_CBID_NVTX_nvtxRangePop && cbid != CUPTI_CBID_NVTX_nvtxDomainRangePop)
+    return;  // a range start or mark (given to the recorders above)
   if (t_nvtx_depth == t_capture_depth) {
     t_capture_depth = -1;
     (void)SetActivities(false);

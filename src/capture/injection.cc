@@ -21,6 +21,7 @@
 #include <cstring>
 
 #include "cupti_engine.h"
+#include "nvtx_extension.h"
 #include "tracesmith/capture/stack_hook.h"
 
 extern "C" int InitializeInjection();
@@ -175,6 +176,13 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(
 extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx(
     void* get_export_table) {
   return tracesmith::capture::ForwardNvtx("InitializeInjectionNvtx", get_export_table);
+}
+
+// NVTX's extension modules (the payload schemas libraries register: NCCL's
+// message sizes), loaded from the same NVTX_INJECTION64_PATH (nvtx_extension.cc).
+extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtxExtension(
+    nvtxExtModuleInfo_t* info) {
+  return tracesmith::capture::InitializeNvtxExtension(info);
 }
 
 extern "C" __attribute__((visibility("default"))) int InitializeInjection() {

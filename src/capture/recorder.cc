@@ -2,6 +2,7 @@
 
 #include <cxxabi.h>
 
+#include <cstdio>
 #include <cstdlib>
 
 namespace tracesmith::capture {
@@ -19,10 +20,18 @@ void CallbackTable::ClaimWork(CUpti_CallbackId cbid, CostSite site, bool stack, 
 
 void CallbackClaims::Driver(CUpti_CallbackId cbid, const DriverClaim& how) {
   if (cbid == 0 || cbid >= CUPTI_DRIVER_TRACE_CBID_SIZE) return;
+  if (recorder_ >= kMaxDriverRecorders) {
+    std::fprintf(stderr,
+                 "tracesmith: internal error: recorder %d claims a driver callback; only the "
+                 "first %d may (recorders.cc)\n",
+                 recorder_, kMaxDriverRecorders);
+    std::abort();
+  }
+  const auto bit = uint8_t(bit_);
   DriverRoute& r = table_->driver[cbid];
   if (!how.timed) {
-    if (how.entry) r.after_entry |= bit_;
-    if (how.exit) r.after_exit |= bit_;
+    if (how.entry) r.after_entry |= bit;
+    if (how.exit) r.after_exit |= bit;
     return;
   }
   if (!(r.flags & DriverRoute::kTimed)) {
@@ -30,8 +39,8 @@ void CallbackClaims::Driver(CUpti_CallbackId cbid, const DriverClaim& how) {
     r.site = uint8_t(how.site);
   }
   if (how.stack && stacks_on_) r.flags |= DriverRoute::kStack;
-  if (how.entry) r.entry |= bit_;
-  if (how.exit) r.exit |= bit_;
+  if (how.entry) r.entry |= bit;
+  if (how.exit) r.exit |= bit;
 }
 
 std::string Demangle(const char* name) {

@@ -14,9 +14,9 @@
 //  - at Start (the starting thread): Claim, once, says which callbacks the
 //    recorder wants; nothing it did not claim reaches it.
 //  - application threads, inside CUPTI callbacks: OnDriverCall,
-//    OnContextCreated, OnContextDestroying, OnModuleLoaded, OnGraphNode. The rules of a callback
-//    hold here: no lock, allocation or syscall on a path every launch takes (the engine's own hot
-//    path stays a table lookup when no recorder claims launches).
+//    OnContextCreated, OnContextDestroying, OnModuleLoaded, OnGraphNode, OnNvtxPush. The rules of a
+//    callback hold here: no lock, allocation or syscall on a path every launch takes (the engine's
+//    own hot path stays a table lookup when no recorder claims launches).
 //  - the thread that starts (Session) or stops the capture, outside any
 //    callback: OnCaptureEdge (may make driver calls).
 //  - the writer thread: Collect every poll (5 ms: per-thread rings stay
@@ -38,6 +38,8 @@
 #include "tracesmith/capture/capture_options.h"
 #include "tracesmith/format/sbt_writer.h"
 #include "tracesmith/model/records.h"
+
+struct nvtxEventAttributes_v2;  // nvToolsExt.h's nvtxEventAttributes_t
 
 namespace tracesmith::capture {
 
@@ -85,6 +87,15 @@ struct GraphNodeEvent {
   const void* context;
 };
 
+// An NVTX range pushed or started, or a mark made, with event attributes
+// (nvtxDomainRangePushEx, nvtxDomainRangeStartEx, nvtxDomainMarkEx and their
+// default-domain forms), on the calling thread.
+struct NvtxPushEvent {
+  CUpti_CallbackId cbid;
+  const void* domain;  // nvtxDomainHandle_t; null: the default domain
+  const nvtxEventAttributes_v2* attributes;
+};
+
 // How a claimed driver callback reaches its recorder.
 struct DriverClaim {
   // Timed (the default): on the engine's callback path, counted and sampled
@@ -128,16 +139,20 @@ std::string Demangle(const char* name);
 // cuLaunchCooperativeKernel and their _ptsz forms).
 bool IsKernelLaunchCallback(CUpti_CallbackId cbid);
 
-// Recorders at most: their bits in DriverRoute's masks.
-inline constexpr int kMaxRecorders = 8;
+// Recorders at most (their bits in CallbackTable's masks); the first
+// kMaxDriverRecorders of them may claim driver callbacks (DriverRoute's
+// one-byte masks keep a launch's table entry one 8-byte load).
+inline constexpr int kMaxRecorders = 16;
+inline constexpr int kMaxDriverRecorders = 8;
 
 // The engine's callback tables, filled by the claims at Start.
 struct CallbackTable {
   DriverRoute driver[CUPTI_DRIVER_TRACE_CBID_SIZE];
-  uint8_t module_loads = 0;        // recorders given module loads
-  uint8_t context_created = 0;     // recorders given context creations
-  uint8_t context_destroying = 0;  // recorders given context destructions (before them)
-  uint8_t graph_nodes = 0;         // recorders given graph nodes made and cloned
+  uint16_t module_loads = 0;        // recorders given module loads
+  uint16_t context_created = 0;     // recorders given context creations
+  uint16_t context_destroying = 0;  // recorders given context destructions (before them)
+  uint16_t graph_nodes = 0;         // recorders given graph nodes made and cloned
+  uint16_t nvtx_pushes = 0;         // recorders given NVTX pushes and marks with attributes
   // The engine's own claim of a work-submitting call (launch, copy, memset,
   // graph launch): timed at `site`, with a stack and/or a driver API row.
   // A callback a recorder claimed timed keeps that claim's site.
@@ -148,10 +163,12 @@ struct CallbackTable {
 class CallbackClaims {
  public:
   CallbackClaims(CallbackTable* table, int recorder, bool stacks_on)
-      : table_(table), bit_(uint8_t(1u << recorder)), stacks_on_(stacks_on) {}
+      : table_(table), recorder_(recorder), bit_(uint16_t(1u << recorder)), stacks_on_(stacks_on) {}
   // Host stacks are on (a collector, or the embedding program's hook).
   bool stacks_on() const { return stacks_on_; }
   // Driver API callback `cbid` (< CUPTI_DRIVER_TRACE_CBID_SIZE), as `how` says.
+  // Only the first kMaxDriverRecorders recorders may (the capture stops with
+  // a message otherwise: a recorders.cc order to fix, not a user's error).
   void Driver(CUpti_CallbackId cbid, const DriverClaim& how);
   // OnModuleLoaded for every module loaded (enables the module callbacks).
   void ModuleLoads() { table_->module_loads |= bit_; }
@@ -162,10 +179,14 @@ class CallbackClaims {
   // OnGraphNode for every CUDA graph node made or cloned; a node made by a
   // call of the program comes with that call's host stack (when stacks are on).
   void GraphNodes() { table_->graph_nodes |= bit_; }
+  // OnNvtxPush for every NVTX push, range start and mark with attributes
+  // (enables CUPTI's NVTX callbacks for them; NVTX must reach CUPTI).
+  void NvtxPushes() { table_->nvtx_pushes |= bit_; }
 
  private:
   CallbackTable* table_;
-  uint8_t bit_;
+  int recorder_;
+  uint16_t bit_;
   bool stacks_on_;
 };
 
@@ -182,6 +203,7 @@ class Recorder {
   virtual void OnContextDestroying(CUcontext) {}
   virtual void OnModuleLoaded(CUcontext, const CUpti_ModuleResourceData&) {}
   virtual void OnGraphNode(const GraphNodeEvent&) {}
+  virtual void OnNvtxPush(const NvtxPushEvent&) {}
   virtual void OnCaptureEdge() {}
   // CUPTI's activity records were switched on or off (the capture range's
   // edges: --capture-range, --delay, --duration; the start and the end), by

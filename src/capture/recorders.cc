@@ -5,7 +5,8 @@
 // Adding a recorder: a file <name>_recorder.cc (added to CMakeLists.txt)
 // that defines the class and `std::unique_ptr<Recorder> Make<Name>Recorder(
 // const RecorderContext&)`, which returns null when the options do not ask
-// for it; and its line below.
+// for it; and its line below. Only the first kMaxDriverRecorders may claim
+// driver callbacks (recorder.h): a recorder that does goes before the ninth line.
 #include "recorder.h"
 
 #define TS_RECORDERS(X) \
@@ -16,7 +17,8 @@
   X(SassCounts)         \
   X(GpuMetrics)         \
   X(AppEvents)          \
-  X(GraphNodes)
+  X(GraphNodes)         \
+  X(NvtxPayloads)
 
 namespace tracesmith::capture {
 
@@ -36,7 +38,7 @@ std::vector<std::unique_ptr<Recorder>> MakeRecorders(const RecorderContext& cont
 
 #define TS_COUNT_RECORDER(Name) +1
 static_assert(0 TS_RECORDERS(TS_COUNT_RECORDER) <= kMaxRecorders,
-              "a DriverRoute mask has one bit per recorder");
+              "a CallbackTable mask has one bit per recorder");
 #undef TS_COUNT_RECORDER
 
 }  // namespace tracesmith::capture

@@ -38,6 +38,8 @@ constexpr IdFieldRule kRules[] = {
     // and the device's PCI bus number: values, not references.
     {"parent_pid", IdSpace::kValue},
     {"pci_bus_id", IdSpace::kValue},
+    // An NVTX payload schema's number, the library's own (NvtxPayloadEvent).
+    {"schema_id", IdSpace::kValue},
     // Handed out by CUDA, CUPTI, NVTX or the framework inside one process;
     // the readers key them by pid (analysis::CorrelationIndex, GpuLaneKey).
     {"tid", IdSpace::kPerProcess},

@@ -206,6 +206,53 @@ uint64_t BytesFromRangeName(std::string_view name) {
   return v;
 }
 
+bool NvtxPayloadValue(std::string_view text, std::string_view name, uint64_t* value) {
+  for (size_t at = 0; at < text.size();) {
+    size_t end = text.find("; ", at);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view field = text.substr(at, end - at);
+    if (field.size() > name.size() && field.starts_with(name) && field[name.size()] == '=') {
+      const std::string_view digits = field.substr(name.size() + 1);
+      if (digits.empty()) return false;
+      uint64_t v = 0;
+      for (char c : digits) {
+        if (!std::isdigit(static_cast<unsigned char>(c)) || v > (UINT64_MAX - 9) / 10) return false;
+        v = v * 10 + uint64_t(c - '0');
+      }
+      *value = v;
+      return true;
+    }
+    at = end + 2;
+  }
+  return false;
+}
+
+namespace {
+
+// What NCCL's payloads say (collectives.h "Bytes, communicator, group").
+struct NcclPayload {
+  uint64_t comm = 0, bytes = 0;
+  uint32_t nranks = 0;
+  int32_t rank = -1;
+  bool has_bytes = false, has_group = false;
+};
+NcclPayload ParseNcclPayload(std::string_view text) {
+  NcclPayload p;
+  uint64_t v = 0;
+  if (NvtxPayloadValue(text, "NCCL communicator ID", &v)) p.comm = v;
+  p.has_bytes = NvtxPayloadValue(text, "Message size [bytes]", &p.bytes);
+  uint64_t n = 0, r = 0;
+  if (NvtxPayloadValue(text, "No. of ranks", &n) && NvtxPayloadValue(text, "Rank", &r) && n > 0 &&
+      n < (1u << 24) && r < n) {
+    p.has_group = true;
+    p.nranks = uint32_t(n);
+    p.rank = int32_t(r);
+  }
+  return p;
+}
+
+}  // namespace
+
 ProcessCollectives ExtractCollectives(const CompactTrace& trace, uint32_t pid,
                                       std::vector<uint32_t>* op_indexes) {
   ProcessCollectives out;
@@ -228,6 +275,40 @@ ProcessCollectives ExtractCollectives(const CompactTrace& trace, uint32_t pid,
   struct RangeInfo {
     CollectiveOp op = CollectiveOp::kUnknown;
     uint64_t bytes = 0;
+    const NcclPayload* payload = nullptr;  // the call's NCCL payload
+  };
+  // NCCL's payloads of this process: parsed once per distinct text; the
+  // communicators' group sizes and ranks (ncclCommInitRank's payloads).
+  const auto& payloads = trace.nvtx_payloads();
+  std::unordered_map<uint32_t, NcclPayload> payload_of;
+  std::unordered_map<uint64_t, const NcclPayload*> group_of;
+  for (const NvtxPayloadRecord& p : payloads) {
+    if (trace.PidOfLane(p.lane) != pid) continue;
+    auto [it, inserted] = payload_of.try_emplace(p.text_id);
+    if (inserted) it->second = ParseNcclPayload(trace.String(p.text_id));
+    if (it->second.has_group && it->second.comm) group_of[it->second.comm] = &it->second;
+  }
+  // The payload stamped at a range's start on its lane, if any.
+  auto payload_at = [&](uint32_t lane, uint64_t start, uint64_t end) -> const NcclPayload* {
+    const uint64_t from = start > kPayloadSlackNs ? start - kPayloadSlackNs : 0;
+    const uint64_t to = std::min(end, start + kPayloadSlackNs);
+    auto it =
+        std::lower_bound(payloads.begin(), payloads.end(), std::pair{lane, from},
+                         [](const NvtxPayloadRecord& p, const std::pair<uint32_t, uint64_t>& k) {
+                           return p.lane < k.first || (p.lane == k.first && p.ts_ns < k.second);
+                         });
+    const NcclPayload* best = nullptr;
+    uint64_t best_gap = UINT64_MAX;
+    for (; it != payloads.end() && it->lane == lane && it->ts_ns <= to; ++it) {
+      auto found = payload_of.find(it->text_id);
+      if (found == payload_of.end() || !found->second.has_bytes) continue;
+      const uint64_t gap = it->ts_ns > start ? it->ts_ns - start : start - it->ts_ns;
+      if (gap < best_gap) {
+        best = &found->second;
+        best_gap = gap;
+      }
+    }
+    return best;
   };
   std::unordered_map<uint32_t, RangeInfo> range_info;
   for (const NvtxRecord& n : trace.nvtx()) {
@@ -235,7 +316,7 @@ ProcessCollectives ExtractCollectives(const CompactTrace& trace, uint32_t pid,
     const std::string_view name = trace.String(n.name_id);
     range_info[n.name_id] = {CollectiveOpFromRangeName(name), BytesFromRangeName(name)};
   }
-  bool ranges_matter = false;
+  bool ranges_matter = !payload_of.empty();
   for (const auto& [id, r] : range_info)
     ranges_matter |= r.op != CollectiveOp::kUnknown || r.bytes != 0;
   const auto& nvtx = trace.nvtx();
@@ -255,7 +336,9 @@ ProcessCollectives ExtractCollectives(const CompactTrace& trace, uint32_t pid,
       const RangeInfo& r = range_info[it->name_id];
       if (found->op == CollectiveOp::kUnknown) found->op = r.op;
       if (found->bytes == 0) found->bytes = r.bytes;
-      if (found->op != CollectiveOp::kUnknown && found->bytes != 0) return;
+      if (!found->payload && !payload_of.empty())
+        found->payload = payload_at(lane, it->start_ns, it->end_ns);
+      if (found->op != CollectiveOp::kUnknown && (found->bytes != 0 || found->payload)) return;
     }
   };
   auto from_ranges = [&](uint32_t i, RangeInfo* found) {
@@ -310,6 +393,18 @@ ProcessCollectives ExtractCollectives(const CompactTrace& trace, uint32_t pid,
       } else if (ranges.op != CollectiveOp::kUnknown) {
         rc.op = ranges.op;
         rc.source = OpSource::kNvtxRange;
+      }
+      if (const NcclPayload* p = ranges.payload) {
+        rc.comm_hash = p->comm;
+        if (auto g = group_of.find(p->comm); g != group_of.end()) {
+          rc.group_size = g->second->nranks;
+          rc.group_rank = g->second->rank;
+        }
+        // nccl-tests' size: all-gather's output, reduce-scatter's input.
+        const bool per_rank =
+            rc.op == CollectiveOp::kAllGather || rc.op == CollectiveOp::kReduceScatter;
+        if (!per_rank || rc.group_size) rc.bytes = p->bytes * (per_rank ? rc.group_size : 1);
+        out.with_payload++;
       }
       if (kernel.generic) {
         out.generic_kernels++;

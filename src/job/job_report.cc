@@ -229,6 +229,7 @@ JobReport BuildJobReport(std::vector<RankSummary> summaries, const JobOptions& o
     rr.comm_ns = s.comm_ns;
     rr.overlap_ns = s.overlap_ns;
     rr.collectives = uint32_t(s.collectives.ops.size());
+    rr.with_payload = uint32_t(s.collectives.with_payload);
     rr.steps = uint32_t(s.steps.size());
     rr.step_median_ns = MedianStep(s.steps);
     rr.host_time = s.host_time;
@@ -255,6 +256,8 @@ JobReport BuildJobReport(std::vector<RankSummary> summaries, const JobOptions& o
       const RankCollective& rc = (*ops[i])[m.part[i]];
       if (jc.kind.empty()) jc.kind = summaries[i].collectives.kinds.at(rc.kind);
       jc.bytes = std::max(jc.bytes, rc.bytes);
+      jc.group_size = std::max(jc.group_size, rc.group_size);
+      if (!jc.nccl_comm) jc.nccl_comm = rc.comm_hash;
       arrival[i] = clock.process(i).ToJob(rc.start_ns);
       end[i] = std::max(arrival[i], clock.process(i).ToJob(rc.end_ns));
       members.push_back(i);

@@ -43,6 +43,9 @@ std::string EventName(const Trace& t, const AppCounterEvent& e) {
 std::string EventName(const Trace& t, const AppEvent& e) {
   return std::string(t.strings.Get(e.name_id));
 }
+std::string EventName(const Trace& t, const NvtxPayloadEvent& e) {
+  return std::string(t.strings.Get(e.text_id));
+}
 std::string EventName(const Trace&, const ModuleLoadEvent& e) {
   return std::string(e.op == kModuleUnloaded ? "Module unload " : "Module load ") +
          std::to_string(e.module_id);

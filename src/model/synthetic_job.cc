@@ -27,6 +27,14 @@ std::string KernelName(const SyntheticCollective& c) {
   return std::string("ncclDevKernel_Broadcast_RING_LL") + args;
 }
 
+// NCCL's own range of a call: "ncclAllReduce", ...
+std::string NcclRangeName(const std::string& op) {
+  if (op == "all_reduce") return "ncclAllReduce";
+  if (op == "all_gather") return "ncclAllGather";
+  if (op == "reduce_scatter") return "ncclReduceScatter";
+  return "ncclBroadcast";
+}
+
 }  // namespace
 
 SyntheticJobOptions MakeSyntheticJobOptions(uint32_t ranks, uint32_t ranks_per_host) {
@@ -238,6 +246,21 @@ void SyntheticJob::AppendRankTrace(uint32_t rank, Trace* out) const {
     n.depth = depth;
     ranges.push_back(n);
   };
+  auto payload = [&](uint64_t at, const std::string& text) {
+    NvtxPayloadEvent p{.ts_ns = cap(at)};
+    p.pid = pid;
+    p.tid = tid;
+    p.schema_id = 1;
+    p.text_id = t.strings.Intern(text);
+    t.Rows<NvtxPayloadEvent>().push_back(p);
+  };
+  const uint32_t nranks = uint32_t(o.ranks.size());
+  if (o.nccl_payloads && o.steps > 0)
+    for (uint32_t comm = 0; comm < 2; ++comm)
+      payload(step_begin_[0][rank] - 1'000'000 + comm * 1'000,
+              "NCCL communicator ID=" + std::to_string(1000 + comm) +
+                  "; No. of ranks=" + std::to_string(nranks) + "; Rank=" + std::to_string(rank) +
+                  "; CUDA device=" + std::to_string(local));
   for (uint32_t s = 0; s < o.steps; ++s) {
     const uint64_t begin = step_begin_[s][rank], compute_end = step_compute_end_[s][rank];
     const uint64_t step_end = o.schedule.empty() ? compute_end : parts_[s].back()[rank].end;
@@ -282,10 +305,21 @@ void SyntheticJob::AppendRankTrace(uint32_t rank, Trace* out) const {
       // before the next launch).
       const uint64_t at = launch_at(part.arrive);
       const bool ahead = at + 2'000 != part.arrive;
-      range(ahead ? at - 500 : part.arrive - 6'000, ahead ? at + 1'500 : part.arrive - 500,
-            "grad_sync bytes=" + std::to_string(sc.bytes), 1);
-      range(ahead ? at - 300 : part.arrive - 5'000, ahead ? at + 1'200 : part.arrive - 800,
-            "nccl:" + sc.op, 2);
+      if (o.nccl_payloads) {
+        // NCCL's range and payload: the per-rank size for all-gather and reduce-scatter.
+        const bool per_rank = sc.op == "all_gather" || sc.op == "reduce_scatter";
+        const uint64_t rs = ahead ? at - 300 : part.arrive - 5'000;
+        range(rs, ahead ? at + 1'200 : part.arrive - 800, NcclRangeName(sc.op), 2);
+        payload(rs + 100, "NCCL communicator ID=" + std::to_string(1000 + (sc.comm & 1)) +
+                              "; Message size [bytes]=" +
+                              std::to_string(per_rank ? sc.bytes / nranks : sc.bytes) +
+                              "; Reduction operation=Sum");
+      } else {
+        range(ahead ? at - 500 : part.arrive - 6'000, ahead ? at + 1'500 : part.arrive - 500,
+              "grad_sync bytes=" + std::to_string(sc.bytes), 1);
+        range(ahead ? at - 300 : part.arrive - 5'000, ahead ? at + 1'200 : part.arrive - 800,
+              "nccl:" + sc.op, 2);
+      }
       kernel(part.arrive, part.end, kCommStreams[sc.comm & 1], t.strings.Intern(KernelName(sc)),
              site_collective);
     }

@@ -70,7 +70,7 @@ TEST(RecordList, DummyIsTheLastEventKind) {
   // After the real events (the hook is the events' last row), before the metadata.
   const auto at = std::find(labels.begin(), labels.end(), "dummy") - labels.begin();
   ASSERT_LT(at + 1, static_cast<std::ptrdiff_t>(labels.size()));
-  EXPECT_EQ(labels[at - 1], "appevent");
+  EXPECT_EQ(labels[at - 1], "nvtxpayload");
   EXPECT_TRUE(events[at]);
   EXPECT_FALSE(events[at + 1]);
 }

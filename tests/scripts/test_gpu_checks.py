@@ -294,12 +294,17 @@ class GpuCheck(unittest.TestCase):
 
 
 # The Python checkers, run as the scripts they are (their summary line and exit status).
-def job_report(ranks, collectives, ops=(), stragglers=(), bandwidth=(), bound=300):
+def job_report(ranks, collectives, ops=(), stragglers=(), bandwidth=(), bound=300, payload=0):
+    """`payload`: collectives per rank whose size NCCL's payload gave (group size 2)."""
     return json.dumps({"ranks": {
         "ranks": [{"rank": r, "clock_method": "monotonic anchors", "clock_aligned": True,
-                   "clock_bound_ns": bound, "collectives": collectives, "matched": collectives}
+                   "clock_bound_ns": bound, "collectives": collectives, "matched": collectives,
+                   "collectives_with_payload": payload}
                   for r in ranks],
-        "collectives": [{"op": op} for op in ops], "stragglers": list(stragglers),
+        "collectives": [{"op": op, "bytes": 4096 if payload else None,
+                         "group_size": 2 if payload else None,
+                         "nccl_comm": 77 if payload else None} for op in ops],
+        "stragglers": list(stragglers),
         "bandwidth": list(bandwidth), "findings": [], "left_out": []}})
 
 
@@ -342,14 +347,23 @@ class PythonCheckers(unittest.TestCase):
         self.assertEqual(last_line(out), "9 passed, 1 failed, 5 skipped")
         self.assertNotIn("all: PASS", out)
 
-    def nccl_table(self, ddp_flows=88, ddp_bound=373, ar_code=0, held=0, sass="LDG.E R2, [R4]"):
-        ar = job_report([0, 1], 60, ["all_reduce"] * 60, bandwidth=[
-            {"op": "all_reduce", "bytes": b, "busbw_gbps": 100.0, "count": 20}
-            for b in (1 << 20, 16 << 20, 64 << 20)])
+    def nccl_table(self, ddp_flows=88, ddp_bound=373, ar_code=0, held=0, sass="LDG.E R2, [R4]",
+                   busbw=100.0, payload=60, mix_ag=32 << 20, host_excess=15_525_000):
+        ar = job_report([0, 1], 60, ["all_reduce"] * 60, payload=payload, bandwidth=[
+            {"op": "all_reduce", "bytes": b, "busbw_gbps": busbw, "count": 20,
+             "median_ns": 50_000} for b in (1 << 20, 16 << 20, 64 << 20)])
+        write(os.path.join(self.out, "ar_measured.json"), json.dumps(
+            {str(b): {"mean_ns": 52_000.0, "busbw_gbps": 95.0}
+             for b in (1 << 20, 16 << 20, 64 << 20)}))
         st = {"rank": 1, "last_count": 42, "of": 44, "median_late_ns": 921_405,
-              "step_late_ns": 17_771_000, "steps": 19, "clock_bound_ns": ddp_bound}
+              "step_late_ns": 17_771_000, "steps": 19, "clock_bound_ns": ddp_bound,
+              "host_time": {"excess_ns": host_excess, "call_site": "ddp (nccl_job_check.py:109)"}}
         ddp = job_report([0, 1], 44, ["all_reduce"] * 44, stragglers=[st], bound=ddp_bound)
-        mix = job_report([0, 1], 60, ["broadcast", "all_gather", "reduce_scatter"] * 20)
+        mix = job_report([0, 1], 60, ["broadcast", "all_gather", "reduce_scatter"] * 20,
+                         payload=60, bandwidth=[
+                             {"op": op, "bytes": b, "busbw_gbps": 50.0, "count": 20}
+                             for op, b in (("broadcast", 16 << 20), ("all_gather", mix_ag),
+                                           ("reduce_scatter", 32 << 20))])
         page = json.dumps({"name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgs)",
                            "samples": 5000, "sites": [
                                {"site": "allreduce (nccl_job_check.py:68) > all_reduce (d.py:1)",
@@ -370,7 +384,15 @@ class PythonCheckers(unittest.TestCase):
     def test_nccl_check(self):
         self.fake.table(self.nccl_table())
         rc, out = self.checker("nccl_job_check.py", "20", "20", "15")
-        self.assertEqual((rc, last_line(out)), (0, "16 passed, 0 failed, 0 skipped"), out)
+        self.assertEqual((rc, last_line(out)), (0, "19 passed, 0 failed, 0 skipped"), out)
+        # Sizes from NCCL's payloads: a rank without them, a bandwidth 10% off the program's
+        # own measure, the all-gather's size not times the ranks.
+        for bad, name in (({"payload": 0}, "allreduce payload"), ({"busbw": 110.0},
+                          "allreduce bandwidth"), ({"mix_ag": 16 << 20}, "mix bytes"),
+                          ({"host_excess": 12_000_000}, "ddp straggler")):
+            self.fake.table(self.nccl_table(**bad))
+            rc, out = self.checker("nccl_job_check.py", "20", "20", "15")
+            self.assertEqual((rc, verdict(out, name)), (1, "FAIL"), (bad, out))
         # Under --pc-sampling: a rank whose GPU was held elsewhere, an instruction without SASS.
         for bad in ({"held": 1}, {"sass": " "}):
             self.fake.table(self.nccl_table(**bad))
@@ -381,7 +403,7 @@ class PythonCheckers(unittest.TestCase):
         rc, out = self.checker("nccl_job_check.py", "20", "20", "15")
         self.assertEqual((rc, verdict(out, "ddp perfetto")), (1, "FAIL"), out)
         self.assertEqual(verdict(out, "ddp clocks"), "FAIL")
-        self.assertEqual(last_line(out), "14 passed, 2 failed, 0 skipped")
+        self.assertEqual(last_line(out), "17 passed, 2 failed, 0 skipped")
         self.fake.table(self.nccl_table(ar_code=1))
         rc, out = self.checker("nccl_job_check.py", "20", "20", "15")
         self.assertEqual((rc, verdict(out, "allreduce analyze")), (1, "FAIL"), out)

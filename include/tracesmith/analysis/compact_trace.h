@@ -89,6 +89,14 @@ struct NvtxRecord {
   uint32_t lane = 0;  // host lane (pid, tid)
 };
 
+// An NVTX payload (model::NvtxPayloadEvent): its decoded text, when and on
+// which host lane its range was pushed or its mark made.
+struct NvtxPayloadRecord {
+  uint64_t ts_ns = 0;
+  uint32_t lane = 0;  // host lane (pid, tid)
+  uint32_t text_id = 0;
+};
+
 struct GraphLaunchRecord {
   uint64_t start_ns = 0, end_ns = 0;
   uint32_t correlation_id = 0, graph_id = 0, pid = 0, device_id = 0;
@@ -277,6 +285,9 @@ class CompactTrace {
   const std::vector<CopyInfo>& copies() const { return copies_; }
   const std::vector<SyncRecord>& syncs() const { return syncs_; }  // by start
   const std::vector<NvtxRecord>& nvtx() const { return nvtx_; }    // by (lane, start)
+  const std::vector<NvtxPayloadRecord>& nvtx_payloads() const {
+    return nvtx_payloads_;
+  }  // by (lane, ts)
   const std::vector<GraphLaunchRecord>& graph_launches() const { return graphs_; }
   // The graph nodes kernels ran from (GpuOp::extra of a kernel), with the
   // stack that made each (graph_kernels.h).
@@ -366,6 +377,7 @@ class CompactTrace {
   std::vector<CopyInfo> copies_;
   std::vector<SyncRecord> syncs_;
   std::vector<NvtxRecord> nvtx_;
+  std::vector<NvtxPayloadRecord> nvtx_payloads_;
   std::vector<GraphLaunchRecord> graphs_;
   GraphKernels graph_kernels_;
   PcSamples pc_samples_;

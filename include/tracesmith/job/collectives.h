@@ -10,11 +10,19 @@
 // the launching thread that names one (NCCL's own `ncclAllReduce`-style
 // ranges, PyTorch's `nccl:all_reduce` style), else it is unknown.
 //
-// Bytes. The capture does not record NVTX payloads (where NCCL 2.19+ puts
-// the message size), so bytes are known only when an enclosing NVTX range's
-// name says them as `bytes=<N>` (a TraceSmith convention: e.g.
-// `torch.cuda.nvtx.range(f"all_reduce bytes={n}")`); otherwise 0 = unknown,
-// and no bandwidth is computed.
+// Bytes, communicator, group. NCCL 2.19+ attaches a payload to the NVTX
+// range of each call (capture/nvtx_payloads.h; model::NvtxPayloadEvent):
+// "NCCL communicator ID=<hash>; Message size [bytes]=<n>; ...", and to
+// ncclCommInitRank's "... No. of ranks=<n>; Rank=<r>". A collective's
+// payload is the one of an enclosing range of its launch, taken at that
+// range's start (within kPayloadSlackNs); its bytes are nccl-tests' size:
+// the payload's message size, times the group size for all-gather (NCCL
+// gives the per-rank send size) and reduce-scatter (per-rank receive
+// size). Without a payload (older NCCL, NCCL_NVTX_DISABLE=1, a launch
+// outside its call's range: ncclGroupStart/End) bytes come from an
+// enclosing range's name that says `bytes=<N>` (a TraceSmith convention:
+// e.g. `torch.cuda.nvtx.range(f"all_reduce bytes={n}")`); otherwise 0 =
+// unknown, and no bandwidth is computed.
 //
 // Communicators. A trace does not name NCCL communicators. The rule: in each
 // rank, the streams that carry NCCL kernels, ordered by their first NCCL
@@ -89,6 +97,13 @@ NcclKernelInfo ParseNcclKernelName(std::string_view name);
 CollectiveOp CollectiveOpFromRangeName(std::string_view name);
 uint64_t BytesFromRangeName(std::string_view name);
 
+// The value of `name` in an NVTX payload's text ("name=value; ..."): an
+// unsigned decimal; false when absent or not a number.
+bool NvtxPayloadValue(std::string_view text, std::string_view name, uint64_t* value);
+// How far from an NVTX range's start its payload's timestamp may be (the
+// payload is stamped in the push's callback, the range by CUPTI in the same call).
+inline constexpr uint64_t kPayloadSlackNs = 20'000;
+
 // How a collective's operation was found. kHostRange: a collective that ran
 // on the host (gloo, MPI...): an NVTX range naming the operation that
 // launches no NCCL kernel; its times are the range's.
@@ -98,6 +113,9 @@ enum class OpSource : uint8_t { kKernelName = 0, kNvtxRange = 1, kUnknown = 2, k
 struct RankCollective {
   uint64_t start_ns = 0, end_ns = 0;  // the kernel (arrival = start)
   uint64_t bytes = 0;                 // 0: unknown
+  uint64_t comm_hash = 0;             // NCCL's communicator id (payload); 0: unknown
+  uint32_t group_size = 0;            // ranks in that communicator; 0: unknown
+  int32_t group_rank = -1;            // this rank's place in it; -1: unknown
   uint32_t comm = 0;                  // communicator index (the rule above)
   uint32_t seq = 0;                   // position on its communicator, from 0
   uint32_t kind = 0;                  // index into ProcessCollectives::kinds
@@ -123,6 +141,7 @@ struct ProcessCollectives {
   uint64_t generic_kernels = 0;     // Generic kernels seen
   uint64_t generic_resolved = 0;    // ... whose operation an NVTX range gave
   uint64_t with_bytes = 0;          // collectives whose bytes are known
+  uint64_t with_payload = 0;        // ... from NCCL's NVTX payload
 };
 
 // The NCCL collectives of process `pid` in `trace`, times as the trace holds

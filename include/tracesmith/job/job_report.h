@@ -73,6 +73,7 @@ struct RankReport {
   uint64_t gpu_busy_ns = 0, compute_ns = 0, comm_ns = 0, overlap_ns = 0;
   uint64_t wait_ns = 0;             // blocked in matched collectives waiting for peers
   uint32_t collectives = 0;         // NCCL kernels it ran
+  uint32_t with_payload = 0;        // ... whose size NCCL's NVTX payload gave
   uint32_t matched = 0;             // ... matched across ranks
   uint32_t last_arrivals = 0;       // matched collectives it arrived at last, beyond the bound
   uint64_t median_lateness_ns = 0;  // over those
@@ -89,9 +90,11 @@ struct RankReport {
 struct JobCollective {
   uint32_t comm = 0, seq = 0;
   CollectiveOp op = CollectiveOp::kUnknown;
-  std::string kind;    // rank 0's kernel description
-  uint64_t bytes = 0;  // 0: unknown
-  uint32_t ranks = 0;  // members whose clock is aligned (the others are left out)
+  std::string kind;         // rank 0's kernel description
+  uint64_t bytes = 0;       // 0: unknown
+  uint32_t ranks = 0;       // members whose clock is aligned (the others are left out)
+  uint32_t group_size = 0;  // NCCL's communicator size (its NVTX payloads); 0: unknown
+  uint64_t nccl_comm = 0;   // NCCL's communicator id (ditto); 0: unknown
   uint64_t first_arrival_ns = 0, start_ns = 0, end_ns = 0;  // job clock
   uint64_t skew_ns = 0, lateness_ns = 0;
   uint32_t last_rank = 0;         // index into JobReport::ranks

@@ -22,6 +22,8 @@ std::string EventName(const Trace& trace, const CounterEvent& e);
 // The program's own counters, ranges and instants (app.h): their names.
 std::string EventName(const Trace& trace, const AppCounterEvent& e);
 std::string EventName(const Trace& trace, const AppEvent& e);
+// An NVTX payload: its decoded text ("Message size [bytes]=1048576; ...").
+std::string EventName(const Trace& trace, const NvtxPayloadEvent& e);
 std::string EventName(const Trace& trace, const ModuleLoadEvent& e);
 // What an overhead record's kind (CUPTI's CUpti_ActivityOverheadKind value,
 // stored as captured) was spent on, as CUPTI documents it: "buffer flush",

@@ -77,6 +77,7 @@ namespace tracesmith::model {
   EVENT(GpuMetricSample,      kGpuMetricSample, 16, "gpumetric", TS_GPU_METRIC_SAMPLE_FIELDS) \
   EVENT(AppCounterEvent,      kAppCounter,  17, "appcounter", TS_APP_COUNTER_FIELDS) \
   EVENT(AppEvent,             kAppEvent,    18, "appevent",  TS_APP_EVENT_FIELDS)    \
+  EVENT(NvtxPayloadEvent,     kNvtxPayload, 19, "nvtxpayload", TS_NVTX_PAYLOAD_FIELDS) \
   TS_TEST_EXTRA_EVENT_RECORDS(EVENT)                                                 \
   METADATA(Device,            kDevice,      64, "device",    TS_DEVICE_FIELDS)       \
   METADATA(Process,           kProcess,     65, "process",   TS_PROCESS_FIELDS)      \
@@ -309,6 +310,21 @@ enum StatSeverity : uint8_t { kStatInfo = 0, kStatWarning = 1, kStatDataLoss = 2
   X(uint32_t, domain_id, kConfig)                \
   X(uint32_t, category, kConfig)                 \
   X(uint32_t, color, kConfig)
+
+// The typed data a library attached to an NVTX range or mark (an NVTX
+// extended payload: NCCL's communicator, message size, reduction, root on
+// each call; communicator size and rank on ncclCommInitRank), decoded by
+// the schema the library registered: text_id is "name=value; name=value"
+// (capture/nvtx_payloads.h says what is decoded). ts_ns is when the range
+// was pushed or the mark made, on thread tid: the range it belongs to is the
+// innermost NVTX range of that thread starting at (or just after) it.
+// schema_id: the library's id of the schema.
+#define TS_NVTX_PAYLOAD_FIELDS(X)                \
+  X(uint64_t, ts_ns, kTime)                      \
+  X(uint32_t, pid, kConfig)                      \
+  X(uint32_t, tid, kConfig)                      \
+  X(uint64_t, schema_id, kConfig)                \
+  X(uint32_t, text_id, kDelta)
 
 // A device (or pinned/managed) memory allocation or free.
 #define TS_MEMORY_FIELDS(X)                      \

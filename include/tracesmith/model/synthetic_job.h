@@ -91,6 +91,13 @@ struct SyntheticJobOptions {
   // collective's launch to its end (as `loss.item()` does): the host waits
   // for the slowest rank inside an API call, not between calls.
   bool sync_each_step = false;
+  // NCCL's own NVTX ranges with their payloads (model::NvtxPayloadEvent), as
+  // NCCL 2.19+ writes them, instead of "grad_sync bytes=<N>" ranges: each
+  // NCCL collective in an "ncclAllReduce"-style range whose payload gives
+  // its communicator (1000 + comm) and NCCL's message size (per rank for
+  // all-gather and reduce-scatter), and at the start one ncclCommInitRank
+  // payload per communicator with the ranks and the rank's place.
+  bool nccl_payloads = false;
 };
 
 // `ranks` ranks, `ranks_per_host` to a host, realtime errors up to +-0.4 ms

@@ -1,0 +1,142 @@
+// NvtxPayloadsRecorder: the typed data libraries attach to their NVTX ranges
+// and marks (NVTX extended payloads, nvtx_payloads.h), as
+// model::NvtxPayloadEvent rows — NCCL's communicator, message size and
+// reduction on every collective call, its communicator's size and the
+// caller's rank on ncclCommInitRank (issue #41 item 4).
+//
+// Threads: OnNvtxPush runs inside CUPTI's NVTX callback on the program's
+// thread, for every push, range start and mark with attributes (the
+// default-domain forms too): when the attributes carry an extended payload
+// (payloadType NVTX_PAYLOAD_TYPE_EXT, ullValue -> nvtxPayloadData_t[reserved0])
+// it copies each payload's bytes (64 at most) into the thread's ring — no
+// lock, allocation or syscall; pushes without one return after two loads.
+// The writer decodes them by their registered schema (the schemas arrive
+// through InitializeInjectionNvtxExtension, injection.cc) at each flush.
+// Only with NVTX on (the `nvtx` group): NVTX must reach CUPTI.
+#include <cupti.h>
+#include <nvtx3/nvToolsExt.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <vector>
+
+#include "nvtx_payloads.h"
+#include "recorder.h"
+#include "thread_rings.h"
+#include "tracesmith/model/records.h"
+
+namespace tracesmith::capture {
+namespace {
+
+// The part of NVTX's nvtxPayloadData_t this file reads (nvToolsExtPayload.h;
+// fixed by the extension's ABI, version 1).
+struct PayloadData {
+  uint64_t schema_id;
+  size_t size;
+  const void* payload;
+};
+
+inline constexpr size_t kMaxPayloadBytes = 64;
+inline constexpr size_t kMaxPayloadsPerEvent = 4;
+
+struct PayloadCopy {
+  uint64_t ts = 0;
+  const void* domain = nullptr;
+  uint64_t schema_id = 0;
+  uint32_t tid = 0;
+  uint16_t size = 0;  // bytes copied
+  uint16_t pad = 0;
+  uint8_t bytes[kMaxPayloadBytes] = {};
+};
+struct PayloadRingTag {};
+using PayloadRings = ThreadRings<PayloadCopy, 256, PayloadRingTag>;
+
+thread_local uint32_t t_tid = 0;
+
+class NvtxPayloadsRecorder final : public Recorder {
+ public:
+  explicit NvtxPayloadsRecorder(uint32_t pid) : pid_(pid) {}
+  const char* name() const override { return "nvtx payloads"; }
+
+  void Claim(CallbackClaims& claims) override {
+    claims.NvtxPushes();
+    dropped_at_start_ = PayloadRings::dropped();
+  }
+  void OnActivities(bool on) override { on_.store(on, std::memory_order_relaxed); }
+
+  void OnNvtxPush(const NvtxPushEvent& e) override {
+    const nvtxEventAttributes_t* a = e.attributes;
+    if (a->payloadType != nvtx_payload::kPayloadTypeExt || !on_.load(std::memory_order_relaxed))
+      return;
+    const auto* data =
+        reinterpret_cast<const PayloadData*>(static_cast<uintptr_t>(a->payload.ullValue));
+    const size_t count =
+        std::min<size_t>(a->reserved0 > 0 ? size_t(a->reserved0) : 1, kMaxPayloadsPerEvent);
+    if (!data) return;
+    if (!t_tid) t_tid = uint32_t(syscall(SYS_gettid));
+    uint64_t ts = 0;
+    cuptiGetTimestamp(&ts);
+    for (size_t i = 0; i < count; ++i) {
+      if (!data[i].payload) continue;
+      PayloadCopy c;
+      c.ts = ts;
+      c.domain = e.domain;
+      c.schema_id = data[i].schema_id;
+      c.tid = t_tid;
+      c.size = uint16_t(std::min(data[i].size, kMaxPayloadBytes));
+      std::memcpy(c.bytes, data[i].payload, c.size);
+      PayloadRings::Push(c);
+    }
+  }
+
+  void Collect() override {
+    PayloadRings::Drain([&](const PayloadCopy& c) { pending_.push_back(c); });
+  }
+
+  void Write(format::SbtWriter& sbt, bool /*final*/) override {
+    NvtxPayloadSchemas& schemas = NvtxPayloadSchemas::Get();
+    for (const PayloadCopy& c : pending_) {
+      const std::string text = schemas.Describe(c.domain, c.schema_id, {c.bytes, c.size});
+      if (text.empty()) {
+        ++undecoded_;
+        continue;
+      }
+      model::NvtxPayloadEvent row;
+      row.ts_ns = c.ts;
+      row.pid = pid_;
+      row.tid = c.tid;
+      row.schema_id = c.schema_id;
+      row.text_id = sbt.InternString(text);
+      sbt.Append(row);
+      ++written_;
+    }
+    pending_.clear();
+  }
+
+  void WriteStats(StatSink& stats) override {
+    stats.Add("capture.nvtx_payloads.rows", written_);
+    stats.Add("capture.nvtx_payloads.schemas", NvtxPayloadSchemas::Get().schema_count());
+    stats.Add("capture.nvtx_payloads.undecoded", undecoded_);
+    stats.Add("capture.nvtx_payloads.ring_overflows", PayloadRings::dropped() - dropped_at_start_,
+              model::kStatDataLoss);
+  }
+
+ private:
+  const uint32_t pid_;
+  std::atomic<bool> on_{false};
+  uint64_t dropped_at_start_ = 0;
+  std::vector<PayloadCopy> pending_;  // writer thread
+  uint64_t written_ = 0, undecoded_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Recorder> MakeNvtxPayloadsRecorder(const RecorderContext& context) {
+  if (!context.subscribed || !(context.options->groups & kGroupNvtx)) return nullptr;
+  return std::make_unique<NvtxPayloadsRecorder>(context.pid);
+}
+
+}  // namespace tracesmith::capture

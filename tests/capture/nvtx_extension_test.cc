@@ -1,0 +1,114 @@
+// The capture's answer to NVTX's extension modules (src/capture/nvtx_extension.h),
+// driven as the NVTX library drives it: the payload module's slots get the
+// schema and enum registration functions, whose registrations (NVTX's own
+// structs, as NCCL fills them) land in NvtxPayloadSchemas; other modules'
+// slots stay empty.
+#define NVTX_NO_IMPL
+#include "capture/nvtx_extension.h"
+
+#include <gtest/gtest.h>
+#include <nvtx3/nvToolsExtPayload.h>
+
+#include <cstddef>
+#include <cstring>
+#include <vector>
+
+#include "capture/nvtx_payloads.h"
+
+namespace tracesmith::capture {
+namespace {
+
+using SchemaRegisterFn = uint64_t (*)(nvtxDomainHandle_t, const nvtxPayloadSchemaAttr_t*);
+using EnumRegisterFn = uint64_t (*)(nvtxDomainHandle_t, const nvtxPayloadEnumAttr_t*);
+
+struct Module {
+  std::vector<intptr_t> slots;
+  nvtxExtModuleSegment_t segment{};
+  nvtxExtModuleInfo_t info{};
+  explicit Module(uint16_t module_id, size_t slot_count = 63) : slots(slot_count, 0) {
+    segment = {0, slot_count, slots.data()};
+    info.nvtxVer = NVTX_VERSION;
+    info.structSize = sizeof(nvtxExtModuleInfo_t);
+    info.moduleId = module_id;
+    info.compatId = NVTX_EXT_PAYLOAD_COMPATID;
+    info.segmentsCount = 1;
+    info.segments = &segment;
+  }
+};
+
+TEST(NvtxExtension, PayloadModuleRegistersSchemasAndEnums) {
+  Module m(NVTX_EXT_PAYLOAD_MODULEID);
+  ASSERT_EQ(InitializeNvtxExtension(&m.info), 1);
+  ASSERT_NE(m.slots[NVTX3EXT_CBID_nvtxPayloadSchemaRegister], 0);
+  ASSERT_NE(m.slots[NVTX3EXT_CBID_nvtxPayloadEnumRegister], 0);
+  EXPECT_EQ(m.slots[NVTX3EXT_CBID_nvtxRangePushPayload], 0);  // not ours: a no-op
+  auto reg_schema =
+      reinterpret_cast<SchemaRegisterFn>(m.slots[NVTX3EXT_CBID_nvtxPayloadSchemaRegister]);
+  auto reg_enum = reinterpret_cast<EnumRegisterFn>(m.slots[NVTX3EXT_CBID_nvtxPayloadEnumRegister]);
+
+  static int domain_object;
+  auto domain = reinterpret_cast<nvtxDomainHandle_t>(&domain_object);
+  const uint64_t enum_id = NVTX_PAYLOAD_SCHEMA_ID_STATIC_START + 24;
+  const nvtxPayloadEnum_t values[] = {{"Sum", 0, 0}, {"Max", 2, 0}};
+  nvtxPayloadEnumAttr_t ea{};
+  ea.fieldMask = NVTX_PAYLOAD_ENUM_ATTR_FIELD_ENTRIES | NVTX_PAYLOAD_ENUM_ATTR_FIELD_NUM_ENTRIES |
+                 NVTX_PAYLOAD_ENUM_ATTR_FIELD_SIZE | NVTX_PAYLOAD_ENUM_ATTR_FIELD_SCHEMA_ID;
+  ea.entries = values;
+  ea.numEntries = 2;
+  ea.sizeOfEnum = sizeof(int);
+  ea.schemaId = enum_id;
+  EXPECT_EQ(reg_enum(domain, &ea), enum_id);
+
+  struct Payload {
+    uint64_t comm;
+    size_t bytes;
+    int op;
+  };
+  // As NCCL 2.28's NVTX3_FUNC_WITH_PARAMS registers ncclAllReduce's schema.
+  const nvtxPayloadSchemaEntry_t entries[] = {
+      {0, NVTX_PAYLOAD_ENTRY_TYPE_UINT64, "NCCL communicator ID", nullptr, 0,
+       offsetof(Payload, comm), nullptr, nullptr},
+      {0, NVTX_PAYLOAD_ENTRY_TYPE_SIZE, "Message size [bytes]", nullptr, 0,
+       offsetof(Payload, bytes), nullptr, nullptr},
+      {0, enum_id, "Reduction operation", nullptr, 0, offsetof(Payload, op), nullptr, nullptr},
+      {0, 0, nullptr, nullptr, 0, 0, nullptr, nullptr}};
+  nvtxPayloadSchemaAttr_t sa{};
+  sa.fieldMask = NVTX_PAYLOAD_SCHEMA_ATTR_FIELD_TYPE | NVTX_PAYLOAD_SCHEMA_ATTR_FIELD_ENTRIES |
+                 NVTX_PAYLOAD_SCHEMA_ATTR_FIELD_NUM_ENTRIES |
+                 NVTX_PAYLOAD_SCHEMA_ATTR_FIELD_STATIC_SIZE |
+                 NVTX_PAYLOAD_SCHEMA_ATTR_FIELD_SCHEMA_ID;
+  sa.type = NVTX_PAYLOAD_SCHEMA_TYPE_STATIC;
+  sa.entries = entries;
+  sa.numEntries = 3;
+  sa.payloadStaticSize = sizeof(Payload);
+  sa.schemaId = NVTX_PAYLOAD_SCHEMA_ID_STATIC_START + 5;
+  EXPECT_EQ(reg_schema(domain, &sa), sa.schemaId);
+
+  const Payload p{42, 1u << 20, 2};
+  uint8_t bytes[sizeof(Payload)];
+  std::memcpy(bytes, &p, sizeof(p));
+  EXPECT_EQ(NvtxPayloadSchemas::Get().Describe(domain, sa.schemaId, bytes),
+            "NCCL communicator ID=42; Message size [bytes]=1048576; Reduction operation=Max");
+
+  // Without a count, the entries end at the first of type 0; no id: a dynamic one.
+  sa.fieldMask &= ~uint64_t(NVTX_PAYLOAD_SCHEMA_ATTR_FIELD_NUM_ENTRIES |
+                            NVTX_PAYLOAD_SCHEMA_ATTR_FIELD_SCHEMA_ID);
+  const uint64_t id = reg_schema(domain, &sa);
+  EXPECT_GE(id, uint64_t(NVTX_PAYLOAD_SCHEMA_ID_DYNAMIC_START));
+  EXPECT_EQ(NvtxPayloadSchemas::Get().Describe(domain, id, bytes),
+            "NCCL communicator ID=42; Message size [bytes]=1048576; Reduction operation=Max");
+  EXPECT_EQ(reg_schema(domain, nullptr), 0u);
+}
+
+TEST(NvtxExtension, OtherModulesGetNothing) {
+  Module m(NVTX_EXT_PAYLOAD_MODULEID + 1);
+  EXPECT_EQ(InitializeNvtxExtension(&m.info), 1);
+  for (intptr_t s : m.slots) EXPECT_EQ(s, 0);
+  EXPECT_EQ(InitializeNvtxExtension(nullptr), 1);
+  Module tiny(NVTX_EXT_PAYLOAD_MODULEID, 1);  // an older module with one slot
+  EXPECT_EQ(InitializeNvtxExtension(&tiny.info), 1);
+  EXPECT_NE(tiny.slots[0], 0);
+}
+
+}  // namespace
+}  // namespace tracesmith::capture
