@@ -1,4 +1,4 @@
-// The strategies of the one sorter for nearly-sorted data (analysis/sorter.h)
+// The strategies of the one sorter for nearly-sorted data (timeline/sorter.h)
 // on the same inputs (issue #20 item 4): WindowedSort (insertion with a
 // bounded look-back, in place; analysis's lanes), BucketSort (a stable
 // scatter on the high bits of the start, insertion inside each bucket, into
@@ -20,7 +20,7 @@
 #include <random>
 #include <vector>
 
-#include "tracesmith/analysis/sorter.h"
+#include "tracesmith/timeline/sorter.h"
 
 namespace {
 

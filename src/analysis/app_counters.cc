@@ -5,9 +5,9 @@
 #include <limits>
 #include <map>
 
-#include "tracesmith/analysis/compact_trace.h"
 #include "tracesmith/analysis/steps.h"
 #include "tracesmith/base/status.h"
+#include "tracesmith/timeline/compact_trace.h"
 
 namespace tracesmith::analysis {
 namespace {

@@ -10,10 +10,10 @@
 #include <limits>
 #include <unordered_map>
 
-#include "tracesmith/analysis/compact_trace.h"
 #include "tracesmith/analysis/gpu_metrics.h"
 #include "tracesmith/analysis/steps.h"
 #include "tracesmith/model/event_names.h"
+#include "tracesmith/timeline/compact_trace.h"
 
 namespace tracesmith::analysis {
 namespace {

@@ -8,11 +8,11 @@
 #include <tuple>
 
 #include "kernel_page_lines.h"
-#include "tracesmith/analysis/compact_trace.h"
 #include "tracesmith/analysis/kernel_page.h"
 #include "tracesmith/analysis/report.h"
 #include "tracesmith/format/trace_source.h"
 #include "tracesmith/model/event_names.h"
+#include "tracesmith/timeline/compact_trace.h"
 
 namespace tracesmith::analysis {
 namespace {

@@ -6,12 +6,12 @@
 
 #include "kernel_page_lines.h"
 #include "pc_samples_json.h"
-#include "tracesmith/analysis/compact_trace.h"
 #include "tracesmith/analysis/json_writer.h"
 #include "tracesmith/analysis/report.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/base/printable.h"
 #include "tracesmith/model/event_names.h"
+#include "tracesmith/timeline/compact_trace.h"
 
 namespace tracesmith::analysis {
 namespace {

@@ -1,11 +1,12 @@
-// The kernels that ran past `profile --kernel-timeout` (pc_samples.h:
+// The kernels that ran past `profile --kernel-timeout` (kernel_timeouts.h:
 // DescribeKernelTimeouts): each KernelTimeoutEvent row with its kernel's
 // name, the launching code (the launch's host stack) and where the
 // function's warps were sampled.
-#include "tracesmith/analysis/call_site.h"
-#include "tracesmith/analysis/compact_trace.h"
-#include "tracesmith/analysis/pc_samples.h"
+#include "tracesmith/analysis/kernel_timeouts.h"
+
 #include "tracesmith/analysis/report.h"
+#include "tracesmith/timeline/call_site.h"
+#include "tracesmith/timeline/compact_trace.h"
 
 namespace tracesmith::analysis {
 

@@ -1,12 +1,14 @@
-// Instruction profiles of sampled functions (pc_samples.h), for the GPU
+// Instruction profiles of sampled functions (pc_profile.h), for the GPU
 // frames of flame graphs.
+#include "tracesmith/analysis/pc_profile.h"
+
 #include <algorithm>
 #include <map>
 
-#include "tracesmith/analysis/compact_trace.h"
-#include "tracesmith/analysis/pc_samples.h"
 #include "tracesmith/base/status.h"
 #include "tracesmith/model/event_names.h"
+#include "tracesmith/timeline/compact_trace.h"
+#include "tracesmith/timeline/pc_samples.h"
 
 namespace tracesmith::analysis {
 

@@ -8,9 +8,9 @@
 
 #include "tracesmith/analysis/json_writer.h"
 #include "tracesmith/analysis/pc_diff.h"
-#include "tracesmith/analysis/pc_samples.h"
 #include "tracesmith/analysis/sass_counts.h"
 #include "tracesmith/model/event_names.h"
+#include "tracesmith/timeline/pc_samples.h"
 
 namespace tracesmith::analysis {
 

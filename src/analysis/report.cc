@@ -7,9 +7,9 @@
 #include <unordered_map>
 
 #include "findings.h"
-#include "tracesmith/analysis/call_site.h"
 #include "tracesmith/base/statistics.h"
 #include "tracesmith/model/stack_builder.h"
+#include "tracesmith/timeline/call_site.h"
 
 namespace tracesmith::analysis {
 

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <unordered_map>
 
-#include "tracesmith/analysis/compact_trace.h"
-#include "tracesmith/analysis/pc_samples.h"
 #include "tracesmith/analysis/report.h"
+#include "tracesmith/timeline/compact_trace.h"
+#include "tracesmith/timeline/pc_samples.h"
 
 namespace tracesmith::analysis {
 

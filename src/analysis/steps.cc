@@ -6,9 +6,9 @@
 #include <string_view>
 #include <tuple>
 
-#include "tracesmith/analysis/timeline.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/base/statistics.h"
+#include "tracesmith/timeline/timeline.h"
 
 namespace tracesmith::analysis {
 namespace {

@@ -39,14 +39,14 @@ int RunAnalyze(const AnalyzeCliOptions& o) {
     line.Show("reading " + run->name(), double(done) / double(total));
   };
   analysis::CompactTrace trace;
-  format::ReadReport damage;
-  auto source = run->source();
-  Status st =
-      source.ok() ? analysis::LoadCompactTrace(**source, load, &trace, &damage) : source.status();
-  line.Done();  // before the damage warning
-  if (st.ok()) st = CheckDamage(run->path(), damage, o.strict, "analysing");
-  if (!st.ok()) return ReportError(st);
-  ReportMergeNotesFromReading(*run);
+  if (Status st = ReadRun(
+          *run, o.strict, "analysing",
+          [&](format::TraceSource& source, format::ReadReport* damage) {
+            return analysis::LoadCompactTrace(source, load, &trace, damage);
+          },
+          [&] { line.Done(); });  // before the damage warning
+      !st.ok())
+    return ReportError(st);
   line.Show("analysing");
   // The job as a whole: the report below covers the merged trace; the
   // cross-rank analysis reads the per-process traces of the run one by one.

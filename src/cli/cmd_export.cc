@@ -106,22 +106,23 @@ int RunExportJobPerfetto(const ExportCliOptions& o, const std::vector<std::strin
 int RunExportFolded(const ExportCliOptions& o, cluster::OpenedRun& run, const std::string& out) {
   auto weight = report::ParseFlameWeight(o.weight);
   if (!weight.ok()) return ReportError(weight.status());
-  format::ReadReport damage;
-  auto source = run.source();
-  auto stats = source.ok() ? report::WriteFoldedFile(**source, out, *weight, o.strict, &damage)
-                           : StatusOr<report::FoldedFileStats>(source.status());
-  if (!stats.ok()) return ReportError(stats.status());
-  if (Status st = CheckDamage(run.path(), damage, o.strict, "exporting"); !st.ok())
+  report::FoldedFileStats stats;
+  if (Status st = ReadRun(run, o.strict, "exporting",
+                          [&](format::TraceSource& source, format::ReadReport* damage) {
+                            ASSIGN_OR_RETURN(stats, report::WriteFoldedFile(source, out, *weight,
+                                                                            o.strict, damage));
+                            return OkStatus();
+                          });
+      !st.ok())
     return ReportError(st);
-  ReportMergeNotesFromReading(run);
   if (!o.quiet)
     std::fprintf(
         stderr, "tracesmith: wrote %s (%s, %llu stacks, %s over %llu GPU ops)\n", out.c_str(),
-        HumanBytes(stats->bytes).c_str(), static_cast<unsigned long long>(stats->lines),
+        HumanBytes(stats.bytes).c_str(), static_cast<unsigned long long>(stats.lines),
         *weight == report::FlameWeight::kGpuTime
-            ? (HumanDuration(stats->total) + " of GPU time").c_str()
-            : StrFormat("%llu launches", static_cast<unsigned long long>(stats->total)).c_str(),
-        static_cast<unsigned long long>(stats->ops));
+            ? (HumanDuration(stats.total) + " of GPU time").c_str()
+            : StrFormat("%llu launches", static_cast<unsigned long long>(stats.total)).c_str(),
+        static_cast<unsigned long long>(stats.ops));
   return kExitOk;
 }
 
@@ -168,33 +169,34 @@ int RunExport(const ExportCliOptions& o) {
   auto run = OpenRunSource(o.run, o.strict, "exporting", *format == exporter::ExportFormat::kJson);
   if (!run.ok()) return ReportError(run.status());
   if (*format == exporter::ExportFormat::kFolded) return RunExportFolded(o, *run, out);
-  format::ReadReport damage;
   ProgressLine line("export", o.quiet);
   line.Show("writing " + out);
-  auto source = run->source();
-  auto stats = source.ok() ? exporter::ExportSource(**source, *format, out, options, &damage)
-                           : StatusOr<exporter::ExportStats>(source.status());
-  line.Done();
-  if (!stats.ok()) return ReportError(stats.status());
-  ReportMergeNotesFromReading(*run);
-  if (Status st = CheckDamage(run->path(), damage, o.strict, "exporting"); !st.ok())
+  exporter::ExportStats stats;
+  if (Status st = ReadRun(
+          *run, o.strict, "exporting",
+          [&](format::TraceSource& source, format::ReadReport* damage) {
+            ASSIGN_OR_RETURN(stats, exporter::ExportSource(source, *format, out, options, damage));
+            return OkStatus();
+          },
+          [&] { line.Done(); });
+      !st.ok())
     return ReportError(st);
   if (!o.quiet && *format == exporter::ExportFormat::kDot) {
     std::fprintf(stderr, "tracesmith: wrote %s (%s, at most %zu nodes)\n", out.c_str(),
-                 HumanBytes(stats->bytes).c_str(), o.node_limit);
+                 HumanBytes(stats.bytes).c_str(), o.node_limit);
   } else if (!o.quiet) {
     std::fprintf(stderr, "tracesmith: wrote %s (%s, %llu events", out.c_str(),
-                 HumanBytes(stats->bytes).c_str(), static_cast<unsigned long long>(stats->events));
-    if (stats->flows)
-      std::fprintf(stderr, ", %llu flows", static_cast<unsigned long long>(stats->flows));
-    if (stats->extra_lanes)
+                 HumanBytes(stats.bytes).c_str(), static_cast<unsigned long long>(stats.events));
+    if (stats.flows)
+      std::fprintf(stderr, ", %llu flows", static_cast<unsigned long long>(stats.flows));
+    if (stats.extra_lanes)
       std::fprintf(stderr, ", %llu extra tracks for overlapping slices",
-                   static_cast<unsigned long long>(stats->extra_lanes));
-    if (stats->allocations_not_drawn)
+                   static_cast<unsigned long long>(stats.extra_lanes));
+    if (stats.allocations_not_drawn)
       std::fprintf(stderr,
                    ", %llu allocations without a slice (more than 1024 live at once on a "
                    "device; the memory counters include them)",
-                   static_cast<unsigned long long>(stats->allocations_not_drawn));
+                   static_cast<unsigned long long>(stats.allocations_not_drawn));
     std::fprintf(stderr, ")\n");
   }
   return kExitOk;

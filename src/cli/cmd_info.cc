@@ -11,11 +11,11 @@
 #include "commands.h"
 #include "job_loader.h"
 #include "tracesmith/analysis/capture_cost.h"
-#include "tracesmith/analysis/pc_samples.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/cluster/merge.h"
 #include "tracesmith/format/sbt_reader.h"
 #include "tracesmith/model/event_names.h"
+#include "tracesmith/timeline/pc_samples.h"
 
 namespace tracesmith::cli {
 namespace {

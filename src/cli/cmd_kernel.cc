@@ -38,16 +38,18 @@ int RunKernel(const KernelCliOptions& o) {
     line.Show("reading " + run->name(), double(done) / double(total));
   };
   analysis::CompactTrace trace;
-  format::ReadReport damage;
-  auto source = run->source();
-  Status st =
-      source.ok() ? analysis::LoadCompactTrace(**source, load, &trace, &damage) : source.status();
-  line.Done();
-  if (st.ok()) st = CheckDamage(run->path(), damage, o.strict, "reading");
-  if (!st.ok()) return ReportError(st);
-  ReportMergeNotesFromReading(*run);
+  format::TraceSource* source = nullptr;  // re-read for one launch's page
+  if (Status st = ReadRun(
+          *run, o.strict, "reading",
+          [&](format::TraceSource& s, format::ReadReport* damage) {
+            source = &s;
+            return analysis::LoadCompactTrace(s, load, &trace, damage);
+          },
+          [&] { line.Done(); });
+      !st.ok())
+    return ReportError(st);
   auto page = o.launch
-                  ? analysis::BuildLaunchPage(trace, **source, *o.launch, analysis::CallSiteRules{})
+                  ? analysis::BuildLaunchPage(trace, *source, *o.launch, analysis::CallSiteRules{})
                   : analysis::BuildKernelPage(trace, o.name, analysis::CallSiteRules{});
   if (!page.ok()) return ReportError(page.status());
   if (o.json)

@@ -31,18 +31,18 @@ int RunMemory(const MemoryCliOptions& o) {
   auto run = OpenRunSource(o.run, o.strict, "analysing");
   if (!run.ok()) return ReportError(run.status());
   analysis::MemoryReport report;
-  format::ReadReport damage;
   ProgressLine line("memory", o.quiet);
   line.Show("reading the allocations of " + run->name());
   analysis::MemoryReportOptions options = o.report;
   options.steps = !o.no_steps;
-  auto source = run->source();
-  Status st = source.ok() ? analysis::BuildMemoryReport(**source, options, &report, &damage)
-                          : source.status();
-  line.Done();
-  if (st.ok()) st = CheckDamage(run->path(), damage, o.strict, "analysing");
-  if (!st.ok()) return ReportError(st);
-  ReportMergeNotesFromReading(*run);
+  if (Status st = ReadRun(
+          *run, o.strict, "analysing",
+          [&](format::TraceSource& source, format::ReadReport* damage) {
+            return analysis::BuildMemoryReport(source, options, &report, damage);
+          },
+          [&] { line.Done(); });
+      !st.ok())
+    return ReportError(st);
   report.source = run->name();
   if (o.json)
     analysis::WriteMemoryJson(report, std::cout);

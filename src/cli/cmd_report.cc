@@ -63,17 +63,19 @@ int RunReport(const ReportCliOptions& o) {
   options.progress = [&](int step, int steps, std::string_view what) {
     line.Show(StrFormat("[%d/%d] %.*s", step, steps, int(what.size()), what.data()));
   };
-  format::ReadReport damage;
-  auto source = run->source();
-  auto summary = source.ok() ? report::WriteHtmlReport(**source, run->name(), out, options, &damage)
-                             : StatusOr<report::HtmlReportSummary>(source.status());
-  line.Done();
-  if (!summary.ok()) return ReportError(summary.status());
-  ReportMergeNotesFromReading(*run);
-  if (Status st = CheckDamage(run->path(), damage, o.strict, "reporting on"); !st.ok())
+  report::HtmlReportSummary summary;
+  if (Status st = ReadRun(
+          *run, o.strict, "reporting on",
+          [&](format::TraceSource& source, format::ReadReport* damage) {
+            ASSIGN_OR_RETURN(summary,
+                             report::WriteHtmlReport(source, run->name(), out, options, damage));
+            return OkStatus();
+          },
+          [&] { line.Done(); });
+      !st.ok())
     return ReportError(st);
   if (!o.quiet) {
-    const report::HtmlReportSummary& s = *summary;
+    const report::HtmlReportSummary& s = summary;
     std::fprintf(stderr,
                  "tracesmith: wrote %s (%s): %llu kernels, %zu stream%s in %zu bins, %zu findings, "
                  "%zu steps, flame graph of %zu stacks (%zu boxes), %s; open it in a browser\n",

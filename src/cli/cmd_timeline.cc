@@ -41,13 +41,12 @@ int RunTimeline(const TimelineCliOptions& o) {
   auto run = OpenRunSource(o.run, o.strict, "showing");
   if (!run.ok()) return ReportError(run.status());
   std::string text;
-  format::ReadReport damage;
-  auto source = run->source();
-  Status st = source.ok() ? analysis::RenderAsciiTimelineFile(**source, fo, &text, &damage)
-                          : source.status();
-  if (st.ok()) st = CheckDamage(run->path(), damage, o.strict, "showing");
-  if (!st.ok()) return ReportError(st);
-  ReportMergeNotesFromReading(*run);
+  if (Status st = ReadRun(*run, o.strict, "showing",
+                          [&](format::TraceSource& source, format::ReadReport* damage) {
+                            return analysis::RenderAsciiTimelineFile(source, fo, &text, damage);
+                          });
+      !st.ok())
+    return ReportError(st);
   std::fputs(text.c_str(), stdout);
   return kExitOk;
 }

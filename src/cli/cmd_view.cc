@@ -112,24 +112,28 @@ analysis::EventFilterSpec FilterSpec(const ViewOptions& o) {
   return spec;
 }
 
-int RunViewStats(const ViewOptions& o, const cluster::OpenedRun& run, format::TraceSource& source,
-                 analysis::EventFilter filter);
+int RunViewStats(const ViewOptions& o, cluster::OpenedRun& run, analysis::EventFilter filter);
 
 int RunView(const ViewOptions& o) {
   auto filter = analysis::EventFilter::Make(FilterSpec(o));
   if (!filter.ok()) return ReportError(filter.status());
   auto run = OpenRunSource(o.run, o.strict, "showing");
   if (!run.ok()) return ReportError(run.status());
-  auto source = run->source();
-  if (!source.ok()) return ReportError(source.status());
-  if (o.stats) return RunViewStats(o, *run, **source, std::move(*filter));
+  if (o.stats) return RunViewStats(o, *run, std::move(*filter));
   Trace t;
-  if (Status st = format::ReadTrace(**source, &t); !st.ok())
-    return ReportError(run->path().empty() ? st
-                                           : Status(st.code(), run->path() + ": " + st.message()));
-  if (Status st = CheckDamage(run->path(), (*source)->report(), o.strict, "showing"); !st.ok())
+  const std::string& path = run->path();  // empty for a run read on the fly
+  if (Status st = ReadRun(*run, o.strict, "showing",
+                          [&](format::TraceSource& source, format::ReadReport* damage) {
+                            Status read = format::ReadTrace(source, &t);
+                            if (!read.ok())
+                              return path.empty()
+                                         ? read
+                                         : Status(read.code(), path + ": " + read.message());
+                            *damage = source.report();
+                            return OkStatus();
+                          });
+      !st.ok())
     return ReportError(st);
-  ReportMergeNotesFromReading(*run);
   std::set<uint32_t> pids;
   for (const Process& p : t.Rows<Process>()) pids.insert(p.pid);
   const bool with_pid = pids.size() > 1;
@@ -172,27 +176,32 @@ int RunView(const ViewOptions& o) {
 
 // --stats: counts and per-name durations, aggregated while the events stream
 // past (bounded memory on any size of trace; analysis/event_filter.h).
-int RunViewStats(const ViewOptions& o, const cluster::OpenedRun& run, format::TraceSource& source,
-                 analysis::EventFilter filter) {
+int RunViewStats(const ViewOptions& o, cluster::OpenedRun& run, analysis::EventFilter filter) {
   const std::string& path = run.path();  // empty for a run read on the fly
-  auto stats = analysis::StreamEventStats(source, std::move(filter));
-  if (!stats.ok()) {
-    const Status& st = stats.status();
-    return ReportError(st.code() == StatusCode::kInvalidArgument || path.empty()
-                           ? st
-                           : Status(st.code(), path + ": " + st.message()));
-  }
-  if (Status damage = CheckDamage(path, source.report(), o.strict, "showing"); !damage.ok())
-    return ReportError(damage);
-  ReportMergeNotesFromReading(run);
-  std::printf("%llu events match\n\n%-10s %12s\n", static_cast<unsigned long long>(stats->matched),
+  analysis::EventStats stats;
+  if (Status st = ReadRun(run, o.strict, "showing",
+                          [&](format::TraceSource& source, format::ReadReport* damage) {
+                            auto read = analysis::StreamEventStats(source, std::move(filter));
+                            if (!read.ok()) {
+                              const Status& e = read.status();
+                              return e.code() == StatusCode::kInvalidArgument || path.empty()
+                                         ? e
+                                         : Status(e.code(), path + ": " + e.message());
+                            }
+                            stats = std::move(*read);
+                            *damage = source.report();
+                            return OkStatus();
+                          });
+      !st.ok())
+    return ReportError(st);
+  std::printf("%llu events match\n\n%-10s %12s\n", static_cast<unsigned long long>(stats.matched),
               "KIND", "COUNT");
-  for (auto& [k, n] : stats->per_kind)
+  for (auto& [k, n] : stats.per_kind)
     std::printf("%-10s %12llu\n", k.c_str(), static_cast<unsigned long long>(n));
   std::printf("\n%-8s %10s %14s %12s %12s %12s  %s\n", "KIND", "COUNT", "TOTAL", "AVG", "MIN",
               "MAX", "NAME");
-  for (size_t i = 0; i < stats->per_name.size() && i < o.limit; ++i) {
-    const analysis::NameStats& a = stats->per_name[i];
+  for (size_t i = 0; i < stats.per_name.size() && i < o.limit; ++i) {
+    const analysis::NameStats& a = stats.per_name[i];
     auto dur = [&a](uint64_t v) { return a.timed ? HumanDuration(v) : std::string("?"); };
     std::printf("%-8s %10llu %14s %12s %12s %12s  %s\n", a.kind.c_str(),
                 static_cast<unsigned long long>(a.count), dur(a.total_ns).c_str(),

@@ -92,4 +92,16 @@ void ReportMergeNotesFromReading(const cluster::OpenedRun& run) {
       std::fprintf(stderr, "tracesmith: note: %s\n", note.c_str());
 }
 
+Status ReadRun(cluster::OpenedRun& run, bool strict, const char* doing, const RunPass& pass,
+               const std::function<void()>& done) {
+  format::ReadReport damage;
+  auto source = run.source();
+  Status st = source.ok() ? pass(**source, &damage) : source.status();
+  if (done) done();
+  RETURN_IF_ERROR(st);
+  RETURN_IF_ERROR(CheckDamage(run.path(), damage, strict, doing));
+  ReportMergeNotesFromReading(run);
+  return OkStatus();
+}
+
 }  // namespace tracesmith::cli

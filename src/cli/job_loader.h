@@ -10,11 +10,14 @@
 // merge to a file (`merge`, `export -f json`: MergeProgressLine) on a terminal.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "args.h"
 #include "tracesmith/cluster/open_job.h"
+#include "tracesmith/format/sbt_reader.h"
+#include "tracesmith/format/trace_source.h"
 
 namespace tracesmith::cli {
 
@@ -58,5 +61,17 @@ StatusOr<cluster::OpenedRun> OpenRunSource(const RunArgs& args, bool strict, con
                                            bool merge_to_file = false);
 // After a whole pass over run.source(): the merge's notes not said at open.
 void ReportMergeNotesFromReading(const cluster::OpenedRun& run);
+
+// A command's one pass over the run it opened (OpenRunSource), and what every
+// command says after it: `pass` reads run.source() and fills the ReadReport it
+// is given with what it found damaged; then `done` runs (the command's
+// progress line closed, so that what follows starts a line of its own), then
+// the damage is reported as CheckDamage does (with `strict`, the error
+// returned) and the merge's notes found while reading are printed
+// (ReportMergeNotesFromReading). The source's error or the pass's is
+// returned after `done`, with nothing said.
+using RunPass = std::function<Status(format::TraceSource& source, format::ReadReport* damage)>;
+Status ReadRun(cluster::OpenedRun& run, bool strict, const char* doing, const RunPass& pass,
+               const std::function<void()>& done = {});
 
 }  // namespace tracesmith::cli

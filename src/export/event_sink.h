@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "id_set.h"
-#include "tracesmith/analysis/pc_samples.h"
 #include "tracesmith/base/status.h"
 #include "tracesmith/export/export.h"
 #include "tracesmith/model/trace.h"
+#include "tracesmith/timeline/pc_samples.h"
 
 namespace tracesmith::exporter {
 

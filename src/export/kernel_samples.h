@@ -1,4 +1,4 @@
-// GPU instruction samples (analysis/pc_samples.h) summarized once per sampled
+// GPU instruction samples (timeline/pc_samples.h) summarized once per sampled
 // function for the exporters: Perfetto annotates each kernel slice of a
 // sampled function with its summary (interned: the file grows by a few bytes
 // per slice, never per sample), SQLite writes the summaries and the samples
@@ -16,8 +16,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "tracesmith/analysis/pc_samples.h"
 #include "tracesmith/model/trace.h"
+#include "tracesmith/timeline/pc_samples.h"
 
 namespace tracesmith::exporter {
 

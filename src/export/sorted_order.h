@@ -22,8 +22,8 @@
 #include <vector>
 
 #include "large_buffer.h"
-#include "tracesmith/analysis/sorter.h"
 #include "tracesmith/model/trace.h"
+#include "tracesmith/timeline/sorter.h"
 
 namespace tracesmith::exporter {
 // `in` holds fewer than 2^32 rows; starts[i] is EventStart(in[i]) (used as

@@ -6,13 +6,13 @@
 #include <span>
 #include <unordered_map>
 
-#include "tracesmith/analysis/call_site.h"
 #include "tracesmith/analysis/report.h"
 #include "tracesmith/analysis/steps.h"
-#include "tracesmith/analysis/timeline.h"
 #include "tracesmith/base/statistics.h"
 #include "tracesmith/format/sbt_reader.h"
 #include "tracesmith/model/process_rank.h"
+#include "tracesmith/timeline/call_site.h"
+#include "tracesmith/timeline/timeline.h"
 
 namespace tracesmith::analysis {
 namespace {

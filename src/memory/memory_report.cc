@@ -6,8 +6,8 @@
 #include <unordered_map>
 
 #include "memory_steps.h"
-#include "tracesmith/analysis/call_site.h"
 #include "tracesmith/base/file_util.h"
+#include "tracesmith/timeline/call_site.h"
 
 namespace tracesmith::analysis {
 namespace {

@@ -7,11 +7,11 @@
 #include <map>
 #include <unordered_map>
 
-#include "tracesmith/analysis/call_site.h"
-#include "tracesmith/analysis/compact_trace.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/base/path.h"
 #include "tracesmith/model/stack_builder.h"
+#include "tracesmith/timeline/call_site.h"
+#include "tracesmith/timeline/compact_trace.h"
 
 namespace tracesmith::analysis {
 namespace {

@@ -7,7 +7,7 @@
 #include <tuple>
 #include <unordered_map>
 
-#include "tracesmith/analysis/pc_samples.h"
+#include "tracesmith/analysis/pc_profile.h"
 #include "tracesmith/analysis/report.h"
 #include "tracesmith/base/atomic_file.h"
 #include "tracesmith/base/path.h"

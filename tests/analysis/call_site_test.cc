@@ -1,6 +1,6 @@
 // Launch call sites that name code (issue #14 item 1): hand-built stacks for
 // each rule, then the real captures shipped in examples/traces.
-#include "tracesmith/analysis/call_site.h"
+#include "tracesmith/timeline/call_site.h"
 #include "testing/source_paths.h"
 
 #include <gtest/gtest.h>

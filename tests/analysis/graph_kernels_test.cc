@@ -1,16 +1,16 @@
 // Kernels replayed from CUDA graphs are named by the line that put them in
 // the graph (GraphNode rows: made with a stack, cloned by instantiation),
 // not by the line that replays the graph (issue #41 item 1).
-#include "tracesmith/analysis/graph_kernels.h"
+#include "tracesmith/timeline/graph_kernels.h"
 
 #include <gtest/gtest.h>
 
 #include <map>
 
 #include "test_traces.h"
-#include "tracesmith/analysis/call_site.h"
-#include "tracesmith/analysis/compact_trace.h"
 #include "tracesmith/analysis/report.h"
+#include "tracesmith/timeline/call_site.h"
+#include "tracesmith/timeline/compact_trace.h"
 
 namespace tracesmith::analysis {
 namespace {

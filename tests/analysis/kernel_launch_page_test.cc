@@ -10,10 +10,10 @@
 
 #include "testing/launch_sample_trace.h"
 #include "testing/temp_file.h"
-#include "tracesmith/analysis/compact_trace.h"
 #include "tracesmith/analysis/kernel_page.h"
 #include "tracesmith/analysis/report.h"
 #include "tracesmith/format/sbt_writer.h"
+#include "tracesmith/timeline/compact_trace.h"
 
 namespace tracesmith::analysis {
 namespace {

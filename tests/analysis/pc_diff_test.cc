@@ -8,9 +8,9 @@
 #include <sstream>
 
 #include "testing/pc_sample_trace.h"
-#include "tracesmith/analysis/compact_trace.h"
 #include "tracesmith/analysis/diff.h"
 #include "tracesmith/analysis/pc_diff.h"
+#include "tracesmith/timeline/compact_trace.h"
 
 namespace tracesmith::analysis {
 namespace {

@@ -8,9 +8,9 @@
 #include <sstream>
 
 #include "testing/sass_count_trace.h"
-#include "tracesmith/analysis/compact_trace.h"
 #include "tracesmith/analysis/kernel_page.h"
 #include "tracesmith/analysis/report.h"
+#include "tracesmith/timeline/compact_trace.h"
 
 namespace tracesmith::analysis {
 namespace {

@@ -14,7 +14,7 @@
 #include "analysis/test_traces.h"
 #include "testing/pc_sample_trace.h"
 #include "testing/temp_dir.h"
-#include "tracesmith/analysis/pc_samples.h"
+#include "tracesmith/analysis/pc_profile.h"
 #include "tracesmith/analysis/report.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/format/sbt_writer.h"

@@ -15,19 +15,11 @@
 
 namespace tracesmith::analysis {
 
-class CompactTrace;  // compact_trace.h includes this header
+class CompactTrace;  // timeline/compact_trace.h (its AppCounterPoint values)
 struct StepReport;
 
 inline constexpr double kAppNoteMinR = 0.7;
 inline constexpr uint32_t kAppNoteMinSteps = 8;
-
-// One value of a counter, as CompactTrace keeps it (times on its common clock).
-struct AppCounterPoint {
-  uint64_t ts_ns = 0;
-  double value = 0;
-  uint32_t pid = 0;
-  uint32_t name_id = 0;
-};
 
 struct AppCounterStep {
   uint32_t number = 0;  // the step's number (StepReport numbering)

@@ -11,9 +11,9 @@
 #include <cstdint>
 #include <string>
 
-#include "tracesmith/analysis/compact_trace.h"
 #include "tracesmith/format/sbt_reader.h"
 #include "tracesmith/format/trace_source.h"
+#include "tracesmith/timeline/compact_trace.h"
 
 namespace tracesmith::analysis {
 

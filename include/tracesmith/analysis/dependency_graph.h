@@ -34,7 +34,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "tracesmith/analysis/compact_trace.h"
+#include "tracesmith/timeline/compact_trace.h"
 
 namespace tracesmith::analysis {
 

@@ -27,10 +27,10 @@
 #include <string_view>
 #include <vector>
 
-#include "tracesmith/analysis/pc_samples.h"
 #include "tracesmith/analysis/sass_counts.h"
 #include "tracesmith/base/status.h"
 #include "tracesmith/format/trace_source.h"
+#include "tracesmith/timeline/pc_samples.h"
 
 namespace tracesmith::analysis {
 

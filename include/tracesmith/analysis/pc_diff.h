@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "tracesmith/analysis/pc_samples.h"
+#include "tracesmith/timeline/pc_samples.h"
 
 namespace tracesmith::analysis {
 

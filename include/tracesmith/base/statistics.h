@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -36,6 +37,11 @@ T NearestRank(std::span<T> v, double q) {
 template <typename T>
 T Quantile(std::vector<T> v, double q) {
   return NearestRank(std::span<T>(v), q);
+}
+
+// "12.5%" of part/whole: 12.5 (0 when whole is 0).
+inline double Percent(uint64_t part, uint64_t whole) {
+  return whole ? 100.0 * double(part) / double(whole) : 0.0;
 }
 
 // The median: the lower middle value for an even count; T{} when empty.

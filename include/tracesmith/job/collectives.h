@@ -56,7 +56,7 @@
 #include <string_view>
 #include <vector>
 
-#include "tracesmith/analysis/compact_trace.h"
+#include "tracesmith/timeline/compact_trace.h"
 
 namespace tracesmith::analysis {
 

@@ -41,9 +41,9 @@
 #include <string>
 #include <vector>
 
-#include "tracesmith/analysis/compact_trace.h"
 #include "tracesmith/job/collectives.h"
 #include "tracesmith/model/records.h"
+#include "tracesmith/timeline/compact_trace.h"
 
 namespace tracesmith::analysis {
 

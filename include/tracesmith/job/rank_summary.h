@@ -15,11 +15,11 @@
 #include <string>
 #include <vector>
 
-#include "tracesmith/analysis/compact_trace.h"
 #include "tracesmith/base/status.h"
 #include "tracesmith/format/sbt_reader.h"
 #include "tracesmith/job/collectives.h"
 #include "tracesmith/job/job_clock.h"
+#include "tracesmith/timeline/compact_trace.h"
 
 namespace tracesmith::analysis {
 

@@ -36,8 +36,8 @@
 #include <string_view>
 #include <vector>
 
-#include "tracesmith/analysis/compact_trace.h"
 #include "tracesmith/base/status.h"
+#include "tracesmith/timeline/compact_trace.h"
 
 namespace tracesmith::replay {
 

@@ -1,6 +1,6 @@
 // Flame-graph data: where GPU time comes from in the host code. Each GPU op
 // (kernel, memcpy, memset) is charged to the host call stack of the API call
-// that issued it (joined by correlation id, analysis/compact_trace.h), with
+// that issued it (joined by correlation id, timeline/compact_trace.h), with
 // the op's name as the leaf: `root;...;caller;kernel`. Weighted by the op's
 // GPU time (default) or by one per launch.
 //
@@ -33,10 +33,10 @@
 #include <string_view>
 #include <vector>
 
-#include "tracesmith/analysis/compact_trace.h"
 #include "tracesmith/base/status.h"
 #include "tracesmith/format/sbt_reader.h"
 #include "tracesmith/format/trace_source.h"
+#include "tracesmith/timeline/compact_trace.h"
 
 namespace tracesmith::report {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "tracesmith/analysis/compact_trace.h"
+#include "tracesmith/timeline/compact_trace.h"
 
 namespace tracesmith::report {
 

@@ -1,4 +1,4 @@
-#include "tracesmith/analysis/sorter.h"
+#include "tracesmith/timeline/sorter.h"
 
 #include <queue>
 

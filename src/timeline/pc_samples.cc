@@ -1,14 +1,14 @@
-#include "tracesmith/analysis/pc_samples.h"
+#include "tracesmith/timeline/pc_samples.h"
 
 #include <algorithm>
 #include <map>
 
-#include "tracesmith/analysis/call_site.h"
-#include "tracesmith/analysis/compact_trace.h"
-#include "tracesmith/analysis/report.h"
 #include "tracesmith/base/printable.h"
+#include "tracesmith/base/statistics.h"
 #include "tracesmith/base/status.h"
 #include "tracesmith/model/event_names.h"
+#include "tracesmith/timeline/call_site.h"
+#include "tracesmith/timeline/compact_trace.h"
 
 namespace tracesmith::analysis {
 

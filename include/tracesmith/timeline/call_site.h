@@ -18,8 +18,8 @@
 #include <string_view>
 #include <vector>
 
-#include "tracesmith/analysis/report.h"
 #include "tracesmith/base/pattern.h"
+#include "tracesmith/base/status.h"
 #include "tracesmith/model/trace.h"
 
 namespace tracesmith::analysis {
@@ -27,6 +27,51 @@ namespace tracesmith::analysis {
 // The autograd engine's worker loop: launches and allocations below it run
 // backward.
 inline constexpr std::string_view kAutogradThread = "torch::autograd::Engine::thread_main";
+
+// How launches are attributed to code ("Kernel GPU time by launch call
+// site"): the innermost Python line; on the autograd engine's thread the
+// autograd node; else the innermost native frame outside these modules and
+// functions (the CUDA runtime and libraries, libc, libstdc++).
+struct CallSiteRules {
+  // ECMAScript regexes. Frames whose module file name matches `skip_modules`,
+  // or whose function name matches `skip_functions`, are never the call site.
+  std::string skip_modules =
+      R"(^(libcudart|libcuda|libcupti|libcublas|libcublasLt|libcudnn[\w]*|libnccl|libnvrtc|)"
+      R"(libnvJitLink|libcufft|libcurand|libcusparse|libcusolver|libc|libm|libstdc\+\+|libgcc_s|)"
+      R"(libpthread|ld-linux[-\w]*)\.so)";
+  // CUDA runtime and driver API entry points by their families (so a user's
+  // own cudaCheck() or cuFoo() is not taken for one), cudart's internals,
+  // nvcc's launch stubs and the C start-up.
+  std::string skip_functions =
+      R"(^(libcudart_static_|__device_stub__|_start$|__libc_start|)"
+      R"(cuda(Launch|Memcpy|Memset|Malloc|Free|Graph|Stream|Event|Device|Func|Occupancy|Peer|)"
+      R"(Host|Mem|Import|External|Get|Set|Profiler|Array|Texture|Surface|Thread|Ctx|Library|)"
+      R"(Kernel|User)|)"
+      R"(cu(Launch|Memcpy|Memset|Mem|Graph|Stream|Event|Ctx|Module|Func|Device|Init|Get|Link|)"
+      R"(Library|Kernel|Array|Tex|Surf|Occupancy|Pointer|Profiler|Ipc|External|Import)))";
+  // Python files of installed packages and of the standard library: when
+  // the innermost Python frame of a launch is in one of them, its call site
+  // also names the innermost frame outside them (the program's own line),
+  // "forward (model.py:57) > Linear.forward (torch/nn/modules/linear.py:134)",
+  // and such paths are shown from the package down.
+  std::string library_files =
+      R"((/site-packages/|/dist-packages/|/lib(64)?/python3\.[0-9]+/|^<frozen ))";
+  // Python code a compiler generated (torch.compile: Inductor's output code
+  // in its cache, `/tmp/torchinductor_<user>/...`, and the launchers it
+  // builds from strings, "<string>"; FX graph code, "<eval_with_key>.N"): a
+  // launch through it is named by the program's line that called the
+  // compiled code, then the generated line that launched the kernel
+  // (issue #41 item 1): "train_step (train.py:41) > Runner.call
+  // (torchinductor_u/rk/crk7….py:1915)".
+  // Inductor's files are named "c" and a hash (`rk/crk7zj6r…py`); a frame
+  // from a string counts only beside such a file (call_site.cc).
+  std::string generated_files =
+      R"((/(torchinductor_[^/]*|inductor_cache)/([^/]+/)*c[a-z0-9]{20,}\.py$|)"
+      R"(^<string>$|^<eval_with_key>))";
+};
+
+// InvalidArgument naming the rule whose regex does not compile.
+Status ValidateCallSiteRules(const CallSiteRules& rules);
 
 // ".../lib/python3.12/site-packages/torch/nn/modules/linear.py" ->
 // "torch/nn/modules/linear.py"; the standard library's from its directory;

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "tracesmith/analysis/pc_samples.h"
+#include "tracesmith/timeline/pc_samples.h"
 
 namespace tracesmith::analysis {
 

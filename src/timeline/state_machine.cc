@@ -1,8 +1,8 @@
-#include "tracesmith/analysis/state_machine.h"
+#include "tracesmith/timeline/state_machine.h"
 
 #include <algorithm>
 
-#include "tracesmith/analysis/sorter.h"
+#include "tracesmith/timeline/sorter.h"
 
 namespace tracesmith::analysis {
 

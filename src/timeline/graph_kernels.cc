@@ -1,4 +1,4 @@
-#include "tracesmith/analysis/graph_kernels.h"
+#include "tracesmith/timeline/graph_kernels.h"
 
 namespace tracesmith::analysis {
 

@@ -1,4 +1,4 @@
-#include "tracesmith/analysis/timeline.h"
+#include "tracesmith/timeline/timeline.h"
 
 #include <algorithm>
 #include <cctype>

@@ -5,9 +5,9 @@
 // suite (label tsan) builds this and not every analysis test.
 #include <gtest/gtest.h>
 
-#include "tracesmith/analysis/compact_trace.h"
-#include "tracesmith/analysis/timeline.h"
 #include "tracesmith/model/synthetic.h"
+#include "tracesmith/timeline/compact_trace.h"
+#include "tracesmith/timeline/timeline.h"
 
 namespace tracesmith::analysis {
 namespace {

@@ -30,9 +30,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "tracesmith/analysis/compact_trace.h"
-#include "tracesmith/analysis/sorter.h"
-#include "tracesmith/analysis/state_machine.h"
+#include "tracesmith/timeline/compact_trace.h"
+#include "tracesmith/timeline/sorter.h"
+#include "tracesmith/timeline/state_machine.h"
 
 namespace tracesmith::analysis {
 

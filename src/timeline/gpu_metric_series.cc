@@ -1,7 +1,7 @@
-// The GPU metric samples a compact trace keeps (analysis/gpu_metrics.h).
+// The GPU metric samples a compact trace keeps (timeline/gpu_metric_series.h).
 #include <algorithm>
 
-#include "tracesmith/analysis/gpu_metrics.h"
+#include "tracesmith/timeline/gpu_metric_series.h"
 
 namespace tracesmith::analysis {
 

@@ -17,7 +17,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "tracesmith/analysis/compact_trace.h"
+#include "tracesmith/timeline/compact_trace.h"
 
 namespace tracesmith::analysis {
 

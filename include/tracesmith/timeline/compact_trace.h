@@ -23,17 +23,26 @@
 #include <unordered_map>
 #include <vector>
 
-#include "tracesmith/analysis/app_counters.h"
-#include "tracesmith/analysis/gpu_metrics.h"
-#include "tracesmith/analysis/graph_kernels.h"
-#include "tracesmith/analysis/pc_samples.h"
-#include "tracesmith/analysis/sorter.h"
 #include "tracesmith/base/status.h"
 #include "tracesmith/model/trace.h"
+#include "tracesmith/timeline/gpu_metric_series.h"
+#include "tracesmith/timeline/graph_kernels.h"
+#include "tracesmith/timeline/pc_samples.h"
+#include "tracesmith/timeline/sorter.h"
 
 namespace tracesmith::analysis {
 
 inline constexpr uint32_t kNone = UINT32_MAX;
+
+// One value of the program's own counters (AppCounterEvent rows, app.h's
+// ts_app_counter), as CompactTrace keeps it (times on its common clock);
+// `analyze` sums them up per step ("Program counters").
+struct AppCounterPoint {
+  uint64_t ts_ns = 0;
+  double value = 0;
+  uint32_t pid = 0;
+  uint32_t name_id = 0;
+};
 
 enum class OpKind : uint8_t { kKernel = 0, kMemcpy = 1, kMemset = 2 };
 const char* OpKindName(OpKind kind);

@@ -36,7 +36,7 @@
 namespace tracesmith::analysis {
 
 class CompactTrace;    // compact_trace.h
-struct CallSiteRules;  // report.h
+struct CallSiteRules;  // call_site.h
 
 // Plain words for a stall reason (CUPTI's name or its short name, e.g.
 // "long_scoreboard": "waiting for a global/local memory (L1TEX) result"); the
@@ -224,25 +224,6 @@ std::vector<uint64_t> JoinSamplesToSites(const std::vector<PcSamples::Window>& w
                                          const std::vector<SampledLaunch>& launches, size_t nsites,
                                          uint64_t samples, uint64_t* by_window);
 
-// A kernel that ran past `profile --kernel-timeout` (a KernelTimeoutEvent row).
-struct KernelTimeoutReport {
-  std::string name;  // as the kernel table names it (demangled when captured)
-  uint32_t pid = 0, device_id = 0, correlation_id = 0;
-  uint64_t running_ns = 0;       // from when it ran (as far as the capture could tell) to detection
-  uint64_t since_launch_ns = 0;  // from its launch call to detection
-  uint64_t timeout_ns = 0, samples = 0;
-  uint64_t detected_ns = 0;  // on the analysis clock
-  bool ended = false;        // the capture ended the program (--on-kernel-timeout exit)
-  std::string site;          // the launching code (CallSiteNamer), "(no stack)" without
-  // Where its warps were: the function's samples in the trace (the sampled
-  // function's report: all its launches' samples, which a hang dominates).
-  std::vector<LineShare> lines;
-  std::vector<StallShare> stalls;
-};
-std::vector<KernelTimeoutReport> DescribeKernelTimeouts(const CompactTrace& trace,
-                                                        const PcSampleReport& samples,
-                                                        const CallSiteRules& rules);
-
 // "42.2 M" (samples, rows): 4 digits, then k, M, G with one decimal.
 std::string SampleCount(uint64_t n);
 
@@ -250,30 +231,5 @@ std::string SampleCount(uint64_t n);
 // characters, safe for a terminal) and the line; for samples without line
 // information, "(no line info: compile with -lineinfo)".
 std::string SourceLineText(std::string_view file, uint32_t line);
-
-}  // namespace tracesmith::analysis
-
-namespace tracesmith::analysis {
-
-// The instruction profile of each sampled function, for GPU frames under a
-// kernel in flame graphs (report/flame.h): its counted samples per
-// instruction, hottest first, with the instruction's source line and SASS
-// text. One profile per function, whatever launched it (the samples cannot
-// be told apart per launch).
-struct ProfiledInstruction {
-  std::string line;         // "kernels.cu:66" (file name only), or "(no line info)"
-  std::string instruction;  // "+0x00b0 IMAD R5, R5, 0x19660d, RZ", "+0x00b0" without SASS,
-                            // or "(N other instructions)" for the rest of a line's
-  uint64_t samples = 0;
-};
-struct FunctionProfile {
-  uint64_t samples = 0;
-  std::vector<ProfiledInstruction> instructions;
-};
-// By pid << 32 | the name id the function's kernel ops carry. The
-// `max_instructions` hottest of a function, then the rest as one entry per
-// source line (an unrolled loop's line keeps all its samples).
-std::unordered_map<uint64_t, FunctionProfile> InstructionProfiles(const CompactTrace& trace,
-                                                                  size_t max_instructions = 16);
 
 }  // namespace tracesmith::analysis

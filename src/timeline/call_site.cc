@@ -1,4 +1,4 @@
-#include "tracesmith/analysis/call_site.h"
+#include "tracesmith/timeline/call_site.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "tracesmith/analysis/compact_trace.h"
+#include "tracesmith/timeline/compact_trace.h"
 
 #include <algorithm>
 #include <chrono>
@@ -7,7 +7,7 @@
 #include <numeric>
 #include <set>
 
-#include "tracesmith/analysis/sorter.h"
+#include "tracesmith/timeline/sorter.h"
 
 namespace tracesmith::analysis {
 
