@@ -26,7 +26,8 @@ check:     for each run, `analyze --json` (by its stem) must say:
              recognised from the NCCL kernels, all matched; every collective's size from
              NCCL's payload, group size 2 and NCCL's communicator id on each; a bandwidth
              row per size, its bus bandwidth within 10% of what the program measured
-             (OUT/ar_measured.json);
+             (OUT/ar_measured.json), or its time within 2 us of the program's (events
+             around back-to-back collectives also hold the GPU's gap between two);
            - ddp: 2 ranks, every collective of each rank matched; rank 1 the straggler, its
              lateness per step (summed over the step's collectives, median step) from
              DELAY_MS - 1 to DELAY_MS + 4 ms, the host time it spends more than the other
@@ -205,12 +206,15 @@ def check_allreduce(c, cli, out, j, iters):
             ok = False
             continue
         off = b["busbw_gbps"] / m["busbw_gbps"] - 1
-        ok = ok and abs(off) <= 0.10
+        # Ours times each collective's kernels (last arrival to last end); the program's
+        # events, around back-to-back collectives, also hold the GPU's gap between two
+        # (1.6 us at 1 MiB on the H200s, 2026-11-30): within 10% or 2 us of its time.
+        ok = ok and (abs(off) <= 0.10 or abs(b["median_ns"] - m["mean_ns"]) <= 2_000)
         parts.append(f"{size} B: busbw {b['busbw_gbps']:.1f} GB/s (n={b['count']}, median "
                      f"{b['median_ns'] / 1e3:.1f} us) vs the program's {m['busbw_gbps']:.1f} GB/s "
                      f"(CUDA events, mean {m['mean_ns'] / 1e3:.1f} us) {100 * off:+.1f}%")
     c.check("allreduce bandwidth", ok, "; ".join(parts) + " (sizes from NCCL's payloads; "
-            "need every size, within 10%)")
+            "need every size, its time within 10% or 2 us of the program's)")
     perfetto(c, cli, "allreduce", os.path.join(out, "ar.sbt"), os.path.join(out, "ar.pftrace"), j)
 
 

@@ -85,7 +85,17 @@ void WriteJobText(const JobReport& r, std::ostream& out) {
     }
   }
   if (!r.bandwidth.empty()) {
-    out << "\nBandwidth (bytes from NVTX `bytes=` annotations; time = last arrival to last end)\n";
+    uint64_t with_payload = 0, collectives = 0;
+    for (const RankReport& rr : r.ranks) {
+      with_payload += rr.with_payload;
+      collectives += rr.collectives;
+    }
+    const char* source = with_payload == 0 ? "NVTX `bytes=` annotations"
+                         : with_payload == collectives
+                             ? "NCCL's NVTX payloads"
+                             : "NCCL's NVTX payloads, else NVTX `bytes=` annotations";
+    out << "\nBandwidth (bytes from " << source
+        << "; nccl-tests' sizes and bus bandwidth; time = last arrival to last end)\n";
     out << StrFormat("  %-15s %12s %6s %6s %12s %12s %12s\n", "operation", "bytes", "ranks",
                      "count", "median time", "algbw GB/s", "busbw GB/s");
     for (const BandwidthRow& b : r.bandwidth)
@@ -93,8 +103,9 @@ void WriteJobText(const JobReport& r, std::ostream& out) {
                        HumanBytes(b.bytes).c_str(), b.ranks, b.count,
                        HumanDuration(b.median_ns).c_str(), b.algbw_gbps, b.busbw_gbps);
   } else if (!r.collectives.empty()) {
-    out << "  bandwidth: no collective's size is known (the capture does not record NVTX "
-           "payloads; see docs/distributed.md)\n";
+    out << "  bandwidth: no collective's size is known (no NCCL NVTX payload: NCCL before "
+           "2.19, NCCL_NVTX_DISABLE=1 or launches outside their call's range; no `bytes=` "
+           "range either; see docs/distributed.md)\n";
   }
   if (r.steps.ranks_with_steps >= 2)
     out << StrFormat(
