@@ -14,7 +14,7 @@ sets NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=
 allreduce: ITERS all-reduces of each of SIZES (bytes) per rank, back to back, no range
            naming a size: the sizes come from NCCL's own NVTX payloads. With MEASURED
            (a path), rank 0 writes there what the program measures itself: per size, CUDA
-           events around its last ITERS-1 all-reduces, queued behind a sleep kernel so that
+           events around its last ITERS-2 all-reduces, queued behind a sleep kernel so that
            they run back to back on the GPU (nccl-tests' way), the mean time of one and its
            bus bandwidth.
 ddp:       a small DDP model, STEPS steps in `step N` ranges; rank 1 sleeps DELAY_MS
@@ -83,19 +83,22 @@ def allreduce(iters, measured=None):
     for size in SIZES:
         t = torch.ones(size // 4, device="cuda")
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        # The first all-reduce of a size is not timed (the first of all sets NCCL's
-        # connections up: 52 ms). The others are timed as nccl-tests times them: back to
-        # back on the GPU, all queued while a 20-ms sleep kernel holds the stream, so the
-        # events measure the GPU's time per all-reduce, not the host's launch rate.
+        # The first two all-reduces of a size are not timed: the first (the first of all
+        # sets NCCL's connections up: 52 ms), and one queued behind a 20-ms sleep kernel,
+        # which lines the two GPUs up again (their sleeps end up to 0.3 ms apart: clocks).
+        # The others are timed as nccl-tests times them: back to back on the GPU, all
+        # queued behind the sleep, so the events measure the GPU's time per all-reduce,
+        # not the host's launch rate.
         dist.all_reduce(t)
         torch.cuda.synchronize()
         torch.cuda._sleep(40_000_000)  # ~20 ms at the H200's clock
+        dist.all_reduce(t)
         start.record()
-        for _ in range(iters - 1):
+        for _ in range(iters - 2):
             dist.all_reduce(t)
         end.record()
         end.synchronize()
-        ns = start.elapsed_time(end) * 1e6 / (iters - 1)
+        ns = start.elapsed_time(end) * 1e6 / (iters - 2)
         out[str(size)] = {"mean_ns": ns, "busbw_gbps": size / ns * 2 * (world - 1) / world}
     torch.cuda.synchronize()
     if measured and rank == 0:
@@ -215,8 +218,8 @@ def check_allreduce(c, cli, out, j, iters):
     c.check("allreduce bandwidth", sorted(rows) == SIZES,
             "; ".join(parts) + " (need a row for every size)")
     # Timing: the trace's time per all-reduce over the window the program timed (each
-    # size's collectives after its first, back to back: the first arrival of the second
-    # to the end of the last, per collective) against the events' mean.
+    # size's collectives after its first two, back to back: the first arrival of the
+    # third to the end of the last, per collective) against the events' mean.
     by_size = {}
     for x in sorted(j["collectives"], key=lambda x: (x["comm"], x["seq"])):
         by_size.setdefault(x.get("bytes"), []).append(x)
@@ -227,7 +230,7 @@ def check_allreduce(c, cli, out, j, iters):
             parts.append(f"{size} B: {len(xs)} collectives, program's {m and m['mean_ns']}")
             ok = False
             continue
-        ours = (xs[-1]["end_ns"] - xs[1]["first_arrival_ns"]) / (iters - 1)
+        ours = (xs[-1]["end_ns"] - xs[2]["first_arrival_ns"]) / (iters - 2)
         off = ours / m["mean_ns"] - 1
         ok = ok and abs(off) <= 0.10
         parts.append(f"{size} B: {ours / 1e3:.2f} us per all-reduce vs the events' "
