@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpu_limits.h"
+#include "kineto_collectives.h"
 #include "kineto_derived.h"
 #include "kineto_names.h"
 #include "python_stacks.h"
@@ -151,6 +152,8 @@ class JsonSink : public EventSink {
     j_.Uint(k.stream_id);
     j_.Raw(", \"correlation\": ");
     j_.Uint(k.correlation_id);
+    j_.Raw(collectives_.KernelArgs(
+        k, meta_->strings.Get(k.demangled_id ? k.demangled_id : k.name_id)));
     j_.Raw(LaunchArgs(k));
     FlowEnd(k.pid, k.correlation_id, k.device_id, k.stream_id, k.start_ns);
     MaybeFlush();
@@ -224,6 +227,7 @@ class JsonSink : public EventSink {
     j_.Uint(derived_.ExternalId(a.pid, a.correlation_id, a.external_id));
     if (a.external_id != 0 && a.correlation_id != 0) RememberExternalId(a);
     derived_.OnApiCall(a);
+    collectives_.OnCall(a);
     j_.Raw(", \"cbid\": ");
     j_.Uint(a.cbid);
     j_.Raw(", \"correlation\": ");
@@ -238,6 +242,9 @@ class JsonSink : public EventSink {
     }
     MaybeFlush();
   }
+  void On(const NvtxPayloadEvent& p) override {
+    collectives_.OnPayload(p, meta_->strings.Get(p.text_id));
+  }
   void On(const NvtxRangeEvent& r) override {
     std::string_view domain = meta_->strings.Get(r.domain_id);
     const bool kineto = IsKinetoHostCategory(domain);
@@ -246,6 +253,7 @@ class JsonSink : public EventSink {
     // Ranges of an imported torch trace have their GPU annotations and ids.
     const bool captured = !kineto && r.kineto_args == 0;
     const uint64_t id = derived_.OnNvtxRange(r, meta_->strings.Get(r.name_id), captured);
+    collectives_.OnRange(r, meta_->strings.Get(r.name_id));
     if (r.kineto_args != 0) KinetoOpArgs(r);
     if (id != 0) {
       j_.Raw(",\n    \"args\": {\"External id\": ");
@@ -761,6 +769,7 @@ class JsonSink : public EventSink {
   std::array<std::pair<LaunchKey, const std::string*>, 64> launch_cache_{};
   std::vector<std::string> quoted_names_;
   std::unordered_map<uint32_t, std::string> derived_names_;  // memcpy/memset names, quoted
+  KinetoCollectiveArgs collectives_;  // NCCL kernels' collective args (NCCL's payloads)
   analysis::LiveMemory live_;
   std::map<analysis::MemoryKey, uint64_t> counter_bytes_;  // last "C" value written per key
   // The thread of recent launch/API calls by correlation id, for the

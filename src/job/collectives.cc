@@ -227,15 +227,6 @@ bool NvtxPayloadValue(std::string_view text, std::string_view name, uint64_t* va
   return false;
 }
 
-namespace {
-
-// What NCCL's payloads say (collectives.h "Bytes, communicator, group").
-struct NcclPayload {
-  uint64_t comm = 0, bytes = 0;
-  uint32_t nranks = 0;
-  int32_t rank = -1;
-  bool has_bytes = false, has_group = false;
-};
 NcclPayload ParseNcclPayload(std::string_view text) {
   NcclPayload p;
   uint64_t v = 0;
@@ -250,8 +241,6 @@ NcclPayload ParseNcclPayload(std::string_view text) {
   }
   return p;
 }
-
-}  // namespace
 
 ProcessCollectives ExtractCollectives(const CompactTrace& trace, uint32_t pid,
                                       std::vector<uint32_t>* op_indexes) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -188,6 +189,52 @@ TEST(RankDirectory, ExistingFilesDuplicateRanksAndStrangers) {
   auto file = ExportKinetoRankDirectory(inputs, inputs[1], ExportOptions{}, true);
   ASSERT_FALSE(file.ok());
   EXPECT_NE(file.status().message().find("not a directory"), std::string::npos);
+}
+
+// NCCL kernels carry torch.profiler's collective args from NCCL's NVTX
+// payloads: name, dtype, element counts in and out (all-gather's out and
+// reduce-scatter's in are the group's), group size; other kernels none.
+TEST(KinetoCollectives, NcclKernelsCarryTheirPayloadsArgs) {
+  model::SyntheticJobOptions o = model::MakeSyntheticJobOptions(4, 4);
+  o.steps = 2;
+  o.nccl_payloads = true;
+  const model::SyntheticJob job(o);
+  TempDir dir;
+  const std::string out = dir / "rank1.json";
+  auto r = ExportTrace(job.RankTrace(1), ExportFormat::kJson, out, ExportOptions{});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const nlohmann::json doc = ReadJson(out);
+  std::map<std::string, int> by_name;
+  int plain = 0;
+  for (const auto& e : doc["traceEvents"]) {
+    if (e.value("cat", "") != "kernel") continue;
+    const auto& a = e["args"];
+    if (!a.contains("Collective name")) {
+      ++plain;
+      EXPECT_EQ(e["name"].get<std::string>().find("nccl"), std::string::npos) << e;
+      continue;
+    }
+    const std::string name = a["Collective name"];
+    ++by_name[name];
+    EXPECT_EQ(a["Group size"], 4) << e;
+    EXPECT_EQ(a["Rank in group"], 1) << e;
+    // The schedule: all-reduce 8 MiB, all-gather 2 MiB (output), reduce-scatter 4 MiB
+    // (input); NCCL's message size is per rank for the last two.
+    const uint64_t bytes = a["Message size [bytes]"];
+    if (name == "allgather") {  // NCCL names no datatype in all-gather kernels: no dtype
+      EXPECT_EQ(bytes, 512u << 10);
+      EXPECT_FALSE(a.contains("dtype")) << e;
+      continue;
+    }
+    EXPECT_EQ(a["dtype"], "Float") << e;
+    const uint64_t in = a["In msg nelems"], out_n = a["Out msg nelems"];
+    using P = std::pair<uint64_t, uint64_t>;
+    EXPECT_EQ(P(in, out_n), name == "allreduce" ? P(2u << 20, 2u << 20) : P(1u << 20, 256u << 10));
+    EXPECT_EQ(bytes, name == "allreduce" ? 8u << 20 : 1u << 20);
+  }
+  EXPECT_EQ(by_name, (std::map<std::string, int>{
+                         {"allgather", 2}, {"allreduce", 2}, {"reduce_scatter", 2}}));
+  EXPECT_GT(plain, 0);
 }
 
 TEST(RankDirectory, Gzip) {

@@ -100,6 +100,15 @@ uint64_t BytesFromRangeName(std::string_view name);
 // The value of `name` in an NVTX payload's text ("name=value; ..."): an
 // unsigned decimal; false when absent or not a number.
 bool NvtxPayloadValue(std::string_view text, std::string_view name, uint64_t* value);
+// What one of NCCL's payloads says: a call's communicator and message size
+// (has_bytes), or ncclCommInitRank's communicator size and rank (has_group).
+struct NcclPayload {
+  uint64_t comm = 0, bytes = 0;
+  uint32_t nranks = 0;
+  int32_t rank = -1;
+  bool has_bytes = false, has_group = false;
+};
+NcclPayload ParseNcclPayload(std::string_view text);
 // How far from an NVTX range's start its payload's timestamp may be (the
 // payload is stamped in the push's callback, the range by CUPTI in the same call).
 inline constexpr uint64_t kPayloadSlackNs = 20'000;
