@@ -37,6 +37,9 @@ check:     for each run, `analyze --json` (by its stem) must say:
            - mix: exactly ITERS broadcast, all_gather and reduce_scatter per rank, matched;
              a bandwidth row for each in nccl-tests' sizes (broadcast: the buffer; all-gather:
              its output, reduce-scatter: its input = NCCL's per-rank size x 2 ranks);
+             `export -f kineto` gives every NCCL kernel of each rank torch.profiler's
+             collective args: ITERS each of broadcast, allgather and reduce_scatter, NCCL's
+             per-rank size, group size 2;
            - arpc (the allreduce run again, under `profile --pc-sampling`, issue #39: one
              sampling process per GPU, each rank on its own GPU): the same collective counts;
              each rank's trace has PC samples, none dropped, none refused (held elsewhere 0);
@@ -300,13 +303,48 @@ def check_mix(c, cli, out, j, iters):
     c.check("mix bytes", got == want,
             "; ".join(f"{b['op']} {b['bytes']} B: busbw {b['busbw_gbps']:.1f} GB/s "
                       f"(n={b['count']})" for b in j["bandwidth"]) + f" (want {want})")
+    kineto(c, cli, out, iters, n)
     perfetto(c, cli, "mix", os.path.join(out, "mix.sbt"), os.path.join(out, "mix.pftrace"), j)
+
+
+def kineto(c, cli, out, iters, n):
+    """`export -f kineto` of the mix: each rank's NCCL kernels carry torch.profiler's
+    collective args from NCCL's payloads (name, group size 2, NCCL's per-rank size)."""
+    d = os.path.join(out, "mix_kineto")
+    p = subprocess.run([cli, "export", "-f", "kineto", "--force", "-o", d + "/",
+                        os.path.join(out, "mix.sbt")], capture_output=True, text=True)
+    want = {"broadcast": (iters, n * 4), "allgather": (iters, n * 4),
+            "reduce_scatter": (iters, n * 4)}
+    parts, ok = [], p.returncode == 0
+    for rank in (0, 1):
+        got = {}
+        try:
+            with open(os.path.join(d, f"rank-{rank}.json")) as f:
+                events = json.load(f)["traceEvents"]
+        except (OSError, ValueError, KeyError) as e:
+            parts.append(f"rank {rank}: {e}")
+            ok = False
+            continue
+        for e in events:
+            a = e.get("args", {}) if e.get("cat") == "kernel" else {}
+            if "Collective name" in a:
+                name = a["Collective name"]
+                count, sizes, groups = got.get(name, (0, set(), set()))
+                got[name] = (count + 1, sizes | {a.get("Message size [bytes]")},
+                             groups | {a.get("Group size")})
+        ok = ok and {k: (v[0], v[1], v[2]) for k, v in got.items()} == \
+            {k: (cnt, {size}, {2}) for k, (cnt, size) in want.items()}
+        parts.append(f"rank {rank}: " + ", ".join(
+            f"{k} x{v[0]} {sorted(v[1], key=str)} B group {sorted(v[2], key=str)}"
+            for k, v in sorted(got.items())))
+    c.check("mix kineto", ok, "; ".join(parts) + f" (exit {p.returncode}; want each of "
+            f"{sorted(want)} x{iters} with NCCL's per-rank size {n * 4} B, group size 2)")
 
 
 RUNS = [("allreduce", "ar.sbt", ["ranks", "counts", "payload", "bandwidth", "timing",
                                   "perfetto"]),
         ("ddp", "ddp.sbt", ["ranks", "straggler", "clocks", "perfetto"]),
-        ("mix", "mix.sbt", ["counts", "payload", "bytes", "perfetto"]),
+        ("mix", "mix.sbt", ["counts", "payload", "bytes", "kineto", "perfetto"]),
         ("arpc", "arpc.sbt", ["counts", "samples"])]
 
 

@@ -348,7 +348,8 @@ class PythonCheckers(unittest.TestCase):
         self.assertNotIn("all: PASS", out)
 
     def nccl_table(self, ddp_flows=88, ddp_bound=373, ar_code=0, held=0, sass="LDG.E R2, [R4]",
-                   busbw=100.0, payload=60, mix_ag=32 << 20, host_excess=15_525_000, pace=1.0):
+                   busbw=100.0, payload=60, mix_ag=32 << 20, host_excess=15_525_000, pace=1.0,
+                   kineto_group=2):
         ar = job_report([0, 1], 60, ["all_reduce"] * 60, payload=payload, bandwidth=[
             {"op": "all_reduce", "bytes": b, "busbw_gbps": busbw, "count": 20,
              "median_ns": 52_000 * 95.0 / busbw} for b in (1 << 20, 16 << 20, 64 << 20)])
@@ -380,7 +381,16 @@ class PythonCheckers(unittest.TestCase):
                                                       {"sass": "", "samples": 0}]}]})
         info = (f"  pc_sampling.samples  9000\n  pc_sampling.dropped_samples  0\n"
                 f"  pc_sampling.gpus_held_elsewhere  {held}\n")
+        # The mix's Kineto export: each rank's NCCL kernels with their collective args.
+        for rank in (0, 1):
+            write(os.path.join(self.out, "mix_kineto", f"rank-{rank}.json"), json.dumps(
+                {"traceEvents": [{"cat": "kernel", "name": "nccl", "args": {
+                    "Collective name": name, "Message size [bytes]": 16 << 20,
+                    "Group size": kineto_group}}
+                    for name in ("broadcast", "allgather", "reduce_scatter")
+                    for _ in range(20)] + [{"cat": "kernel", "name": "gemm", "args": {}}]}))
         return [[r"^analyze --json [^ ]*/ar\.sbt$", ar_code, ar, ""],
+                [r"^export -f kineto --force -o [^ ]*/mix_kineto/ [^ ]*/mix\.sbt$", 0, "", ""],
                 [r"^analyze --json [^ ]*/arpc\.sbt$", 0, ar, ""],
                 [r"^kernel --json --single -q [^ ]*/arpc\.rank[01]\.sbt AllReduce$", 0, page, ""],
                 [r"^info [^ ]*/arpc\.rank[01]\.sbt$", 0, info, ""],
@@ -392,7 +402,7 @@ class PythonCheckers(unittest.TestCase):
     def test_nccl_check(self):
         self.fake.table(self.nccl_table())
         rc, out = self.checker("nccl_job_check.py", "20", "20", "15")
-        self.assertEqual((rc, last_line(out)), (0, "20 passed, 0 failed, 0 skipped"), out)
+        self.assertEqual((rc, last_line(out)), (0, "21 passed, 0 failed, 0 skipped"), out)
         # Sizes from NCCL's payloads: a rank without them, a bandwidth 10% off the program's
         # own measure, the all-gather's size not times the ranks.
         # The bandwidth beside the program's is shown, not judged; the trace's time per
@@ -402,7 +412,8 @@ class PythonCheckers(unittest.TestCase):
         self.assertEqual((rc, verdict(out, "allreduce bandwidth")), (0, "PASS"), out)
         for bad, name in (({"payload": 0}, "allreduce payload"), ({"pace": 1.12},
                           "allreduce timing"), ({"mix_ag": 16 << 20}, "mix bytes"),
-                          ({"host_excess": 12_000_000}, "ddp straggler")):
+                          ({"host_excess": 12_000_000}, "ddp straggler"),
+                          ({"kineto_group": None}, "mix kineto")):
             self.fake.table(self.nccl_table(**bad))
             rc, out = self.checker("nccl_job_check.py", "20", "20", "15")
             self.assertEqual((rc, verdict(out, name)), (1, "FAIL"), (bad, out))
@@ -416,7 +427,7 @@ class PythonCheckers(unittest.TestCase):
         rc, out = self.checker("nccl_job_check.py", "20", "20", "15")
         self.assertEqual((rc, verdict(out, "ddp perfetto")), (1, "FAIL"), out)
         self.assertEqual(verdict(out, "ddp clocks"), "FAIL")
-        self.assertEqual(last_line(out), "18 passed, 2 failed, 0 skipped")
+        self.assertEqual(last_line(out), "19 passed, 2 failed, 0 skipped")
         self.fake.table(self.nccl_table(ar_code=1))
         rc, out = self.checker("nccl_job_check.py", "20", "20", "15")
         self.assertEqual((rc, verdict(out, "allreduce analyze")), (1, "FAIL"), out)
