@@ -2,15 +2,17 @@
 // injection library's InitializeInjectionNvtxExtension (injection.cc) once
 // per extension module a program uses; for the payload module this fills
 // the schema and enum registration slots with functions that keep what a
-// library registers (NvtxPayloadSchemas, nvtx_payloads.h). Other modules'
-// slots are left empty: the NVTX library makes them no-ops, as it did before
-// the capture answered at all.
+// library registers (NvtxPayloadSchemas, nvtx_payloads.h), and
+// nvtxRangePopPayload's with one that hands the payload and the pop to the
+// capture (SetNvtxPopPayloadHook). Other modules' slots are left empty: the NVTX library makes them
+// no-ops, as it did before the capture answered at all.
 #define NVTX_NO_IMPL
 #include "nvtx_extension.h"
 
 #include <nvtx3/nvToolsExtPayload.h>
 
 #include <algorithm>
+#include <atomic>
 
 #include "nvtx_payloads.h"
 
@@ -59,7 +61,19 @@ uint64_t NVTX_API RegisterEnum(nvtxDomainHandle_t domain, const nvtxPayloadEnumA
   return NvtxPayloadSchemas::Get().AddEnum(domain, std::move(e));
 }
 
+std::atomic<NvtxPopPayloadHook> g_pop_hook{nullptr};
+
+int NVTX_API PopPayload(nvtxDomainHandle_t domain, const nvtxPayloadData_t* data, size_t count) {
+  if (NvtxPopPayloadHook hook = g_pop_hook.load(std::memory_order_acquire))
+    hook(domain, data, count);
+  return 0;
+}
+
 }  // namespace
+
+void SetNvtxPopPayloadHook(NvtxPopPayloadHook hook) {
+  g_pop_hook.store(hook, std::memory_order_release);
+}
 
 int InitializeNvtxExtension(nvtxExtModuleInfo_t* info) {
   if (!info || info->moduleId != NVTX_EXT_PAYLOAD_MODULEID || info->segmentsCount < 1 ||
@@ -73,6 +87,8 @@ int InitializeNvtxExtension(nvtxExtModuleInfo_t* info) {
   if (seg.slotCount > NVTX3EXT_CBID_nvtxPayloadEnumRegister)
     seg.functionSlots[NVTX3EXT_CBID_nvtxPayloadEnumRegister] =
         reinterpret_cast<intptr_t>(&RegisterEnum);
+  if (seg.slotCount > NVTX3EXT_CBID_nvtxRangePopPayload)
+    seg.functionSlots[NVTX3EXT_CBID_nvtxRangePopPayload] = reinterpret_cast<intptr_t>(&PopPayload);
   return 1;
 }
 

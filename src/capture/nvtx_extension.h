@@ -2,13 +2,22 @@
 // injection.cc exports it as InitializeInjectionNvtxExtension.
 #pragma once
 
+#include <cstddef>
+
 struct nvtxExtModuleInfo_t;
 
 namespace tracesmith::capture {
 
-// Fills the payload module's schema and enum registration slots; other
-// modules' slots stay empty. Returns 1 (NVTX's "success": 0 would make every
-// extension call a no-op).
+// What nvtxRangePopPayload does (NCCL pops ncclCommInitRank's range with its
+// payload: the communicator's size and the caller's rank): the capture's hook
+// records the payloads and pops the range. Without a hook (no capture yet)
+// the call is a no-op, as NVTX makes it without a tool.
+using NvtxPopPayloadHook = void (*)(const void* domain, const void* payload_data, size_t count);
+void SetNvtxPopPayloadHook(NvtxPopPayloadHook hook);
+
+// Fills the payload module's schema and enum registration slots and
+// nvtxRangePopPayload's; other modules' slots stay empty. Returns 1 (NVTX's "success": 0 would make
+// every extension call a no-op).
 int InitializeNvtxExtension(nvtxExtModuleInfo_t* info);
 
 }  // namespace tracesmith::capture

@@ -12,6 +12,11 @@
 // lock, allocation or syscall; pushes without one return after two loads.
 // The writer decodes them by their registered schema (the schemas arrive
 // through InitializeInjectionNvtxExtension, injection.cc) at each flush.
+// nvtxRangePopPayload (a payload given at the pop: NCCL's ncclCommInitRank,
+// with the communicator's size and the caller's rank) reaches PopPayload
+// below, which copies the payload and pops the range (without it the range
+// stayed open to the end of the capture: NVTX makes the call a no-op when
+// no tool fills its slot).
 // Only with NVTX on (the `nvtx` group): NVTX must reach CUPTI.
 #include <cupti.h>
 #include <nvtx3/nvToolsExt.h>
@@ -23,6 +28,7 @@
 #include <cstring>
 #include <vector>
 
+#include "nvtx_extension.h"
 #include "nvtx_payloads.h"
 #include "recorder.h"
 #include "thread_rings.h"
@@ -56,6 +62,37 @@ using PayloadRings = ThreadRings<PayloadCopy, 256, PayloadRingTag>;
 
 thread_local uint32_t t_tid = 0;
 
+// Copies each payload of one NVTX call into the thread's ring.
+void CopyPayloads(const void* domain, const PayloadData* data, size_t count) {
+  if (!data) return;
+  if (!t_tid) t_tid = uint32_t(syscall(SYS_gettid));
+  uint64_t ts = 0;
+  cuptiGetTimestamp(&ts);
+  for (size_t i = 0; i < std::min(count, kMaxPayloadsPerEvent); ++i) {
+    // SIZE_MAX: "the schema's static size" (not copied: the decoder keeps to what is copied).
+    if (!data[i].payload || data[i].size == SIZE_MAX) continue;
+    PayloadCopy c;
+    c.ts = ts;
+    c.domain = domain;
+    c.schema_id = data[i].schema_id;
+    c.tid = t_tid;
+    c.size = uint16_t(std::min(data[i].size, kMaxPayloadBytes));
+    std::memcpy(c.bytes, data[i].payload, c.size);
+    PayloadRings::Push(c);
+  }
+}
+
+std::atomic<bool> g_on{false};  // the capture's activities are on
+
+// nvtxRangePopPayload (NCCL's ncclCommInitRank): the payload, then the pop it
+// stands for, through this library's NVTX (whose handlers are CUPTI's, as the
+// program's are: NVTX_INJECTION64_PATH names this library either way).
+void PopPayload(const void* domain, const void* data, size_t count) {
+  if (g_on.load(std::memory_order_relaxed))
+    CopyPayloads(domain, static_cast<const PayloadData*>(data), count);
+  nvtxDomainRangePop(static_cast<nvtxDomainHandle_t>(const_cast<void*>(domain)));
+}
+
 class NvtxPayloadsRecorder final : public Recorder {
  public:
   explicit NvtxPayloadsRecorder(uint32_t pid) : pid_(pid) {}
@@ -64,32 +101,17 @@ class NvtxPayloadsRecorder final : public Recorder {
   void Claim(CallbackClaims& claims) override {
     claims.NvtxPushes();
     dropped_at_start_ = PayloadRings::dropped();
+    SetNvtxPopPayloadHook(&PopPayload);  // stays: the pop must happen after the capture too
   }
-  void OnActivities(bool on) override { on_.store(on, std::memory_order_relaxed); }
+  void OnActivities(bool on) override { g_on.store(on, std::memory_order_relaxed); }
 
   void OnNvtxPush(const NvtxPushEvent& e) override {
     const nvtxEventAttributes_t* a = e.attributes;
-    if (a->payloadType != nvtx_payload::kPayloadTypeExt || !on_.load(std::memory_order_relaxed))
+    if (a->payloadType != nvtx_payload::kPayloadTypeExt || !g_on.load(std::memory_order_relaxed))
       return;
-    const auto* data =
-        reinterpret_cast<const PayloadData*>(static_cast<uintptr_t>(a->payload.ullValue));
-    const size_t count =
-        std::min<size_t>(a->reserved0 > 0 ? size_t(a->reserved0) : 1, kMaxPayloadsPerEvent);
-    if (!data) return;
-    if (!t_tid) t_tid = uint32_t(syscall(SYS_gettid));
-    uint64_t ts = 0;
-    cuptiGetTimestamp(&ts);
-    for (size_t i = 0; i < count; ++i) {
-      if (!data[i].payload) continue;
-      PayloadCopy c;
-      c.ts = ts;
-      c.domain = e.domain;
-      c.schema_id = data[i].schema_id;
-      c.tid = t_tid;
-      c.size = uint16_t(std::min(data[i].size, kMaxPayloadBytes));
-      std::memcpy(c.bytes, data[i].payload, c.size);
-      PayloadRings::Push(c);
-    }
+    CopyPayloads(e.domain,
+                 reinterpret_cast<const PayloadData*>(static_cast<uintptr_t>(a->payload.ullValue)),
+                 a->reserved0 > 0 ? size_t(a->reserved0) : 1);
   }
 
   void Collect() override {
@@ -119,14 +141,15 @@ class NvtxPayloadsRecorder final : public Recorder {
   void WriteStats(StatSink& stats) override {
     stats.Add("capture.nvtx_payloads.rows", written_);
     stats.Add("capture.nvtx_payloads.schemas", NvtxPayloadSchemas::Get().schema_count());
-    stats.Add("capture.nvtx_payloads.undecoded", undecoded_);
+    // Payloads but no schema: the NVTX extension never reached this library
+    // (NVTX_INJECTION64_PATH named another, or the library registered first).
+    stats.Add("capture.nvtx_payloads.undecoded", undecoded_, model::kStatWarning);
     stats.Add("capture.nvtx_payloads.ring_overflows", PayloadRings::dropped() - dropped_at_start_,
               model::kStatDataLoss);
   }
 
  private:
   const uint32_t pid_;
-  std::atomic<bool> on_{false};
   uint64_t dropped_at_start_ = 0;
   std::vector<PayloadCopy> pending_;  // writer thread
   uint64_t written_ = 0, undecoded_ = 0;

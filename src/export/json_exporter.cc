@@ -227,7 +227,7 @@ class JsonSink : public EventSink {
     j_.Uint(derived_.ExternalId(a.pid, a.correlation_id, a.external_id));
     if (a.external_id != 0 && a.correlation_id != 0) RememberExternalId(a);
     derived_.OnApiCall(a);
-    collectives_.OnCall(a);
+    collectives_.OnCall(a, meta_->strings.Get(a.name_id));
     j_.Raw(", \"cbid\": ");
     j_.Uint(a.cbid);
     j_.Raw(", \"correlation\": ");

@@ -1,5 +1,7 @@
 #include "kineto_collectives.h"
 
+#include <algorithm>
+
 #include "tracesmith/base/json_buffer.h"
 #include "tracesmith/job/collectives.h"
 
@@ -75,35 +77,50 @@ const Dtype* FindDtype(std::string_view nccl) {
 
 }  // namespace
 
+void KinetoCollectiveArgs::Bind(Thread& t) {
+  t.bound = true;
+  t.payload.used = true;
+  t.comm = t.payload.comm;
+  t.bytes = t.payload.bytes;
+}
+
 void KinetoCollectiveArgs::OnPayload(const model::NvtxPayloadEvent& p, std::string_view text) {
   const analysis::NcclPayload n = analysis::ParseNcclPayload(text);
   if (n.has_group && n.comm) groups_[{p.pid, n.comm}] = {n.nranks, n.rank};
   if (!n.has_bytes) return;
   Thread& t = threads_[Key(p.pid, p.tid)];
-  t.payload_ts = p.ts_ns;
-  t.comm = n.comm;
-  t.bytes = n.bytes;
+  t.payload = {p.ts_ns, n.comm, n.bytes, false};
+  // Stamped just after its range started (the range came first in time order).
+  if (!t.bound && t.range_end && p.ts_ns >= t.range_start &&
+      p.ts_ns <= std::min(t.range_end, t.range_start + analysis::kPayloadSlackNs))
+    Bind(t);
 }
 
 void KinetoCollectiveArgs::OnRange(const model::NvtxRangeEvent& r, std::string_view name) {
-  if (!name.starts_with("nccl") ||
-      analysis::CollectiveOpFromRangeName(name) == CollectiveOp::kUnknown)
+  const bool nccl = name.starts_with("nccl") && !name.starts_with("nccl:") &&
+                    analysis::CollectiveOpFromRangeName(name) != CollectiveOp::kUnknown;
+  auto it = threads_.find(Key(r.pid, r.tid));
+  if (!nccl) {
+    if (it != threads_.end()) it->second.last_range_start = r.start_ns;
     return;
-  Thread& t = threads_[Key(r.pid, r.tid)];
-  t.range_start = r.start_ns;
+  }
+  Thread& t = it != threads_.end() ? it->second : threads_[Key(r.pid, r.tid)];
+  const uint64_t previous = t.last_range_start;
+  t.last_range_start = t.range_start = r.start_ns;
   t.range_end = r.end_ns;
+  t.bound = false;
+  if (!t.payload.used && t.payload.ts > previous &&
+      t.payload.ts <= std::min(r.end_ns, r.start_ns + analysis::kPayloadSlackNs))
+    Bind(t);
 }
 
-void KinetoCollectiveArgs::OnCall(const model::ApiEvent& a) {
-  if (a.correlation_id == 0 || threads_.empty()) return;
+void KinetoCollectiveArgs::OnCall(const model::ApiEvent& a, std::string_view name) {
+  if (a.correlation_id == 0 || threads_.empty() || name.find("Launch") == std::string_view::npos)
+    return;
   auto it = threads_.find(Key(a.pid, a.tid));
   if (it == threads_.end()) return;
   const Thread& t = it->second;
-  const uint64_t gap =
-      t.payload_ts > t.range_start ? t.payload_ts - t.range_start : t.range_start - t.payload_ts;
-  if (t.bytes == 0 || gap > analysis::kPayloadSlackNs || a.start_ns < t.range_start ||
-      a.start_ns > t.range_end)
-    return;
+  if (!t.bound || a.start_ns < t.range_start || a.start_ns > t.range_end) return;
   calls_[Key(a.pid, a.correlation_id)] = {t.comm, t.bytes};
 }
 

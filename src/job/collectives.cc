@@ -277,14 +277,17 @@ ProcessCollectives ExtractCollectives(const CompactTrace& trace, uint32_t pid,
     if (inserted) it->second = ParseNcclPayload(trace.String(p.text_id));
     if (it->second.has_group && it->second.comm) group_of[it->second.comm] = &it->second;
   }
-  // The payload stamped at a range's start on its lane, if any.
-  auto payload_at = [&](uint32_t lane, uint64_t start, uint64_t end) -> const NcclPayload* {
-    const uint64_t from = start > kPayloadSlackNs ? start - kPayloadSlackNs : 0;
+  // A range's payload on its lane: of those stamped after the lane's previous
+  // range started and before this one ends (at most kPayloadSlackNs after it
+  // started), the one nearest its start (the push stamps it; a stall in the
+  // push can put it well before the range's own start).
+  auto payload_at = [&](uint32_t lane, uint64_t previous, uint64_t start,
+                        uint64_t end) -> const NcclPayload* {
     const uint64_t to = std::min(end, start + kPayloadSlackNs);
     auto it =
-        std::lower_bound(payloads.begin(), payloads.end(), std::pair{lane, from},
-                         [](const NvtxPayloadRecord& p, const std::pair<uint32_t, uint64_t>& k) {
-                           return p.lane < k.first || (p.lane == k.first && p.ts_ns < k.second);
+        std::upper_bound(payloads.begin(), payloads.end(), std::pair{lane, previous},
+                         [](const std::pair<uint32_t, uint64_t>& k, const NvtxPayloadRecord& p) {
+                           return k.first < p.lane || (k.first == p.lane && k.second < p.ts_ns);
                          });
     const NcclPayload* best = nullptr;
     uint64_t best_gap = UINT64_MAX;
@@ -305,9 +308,11 @@ ProcessCollectives ExtractCollectives(const CompactTrace& trace, uint32_t pid,
     const std::string_view name = trace.String(n.name_id);
     range_info[n.name_id] = {CollectiveOpFromRangeName(name), BytesFromRangeName(name)};
   }
-  bool ranges_matter = !payload_of.empty();
-  for (const auto& [id, r] : range_info)
+  bool ranges_matter = !payload_of.empty(), names_bytes = false;
+  for (const auto& [id, r] : range_info) {
     ranges_matter |= r.op != CollectiveOp::kUnknown || r.bytes != 0;
+    names_bytes |= r.bytes != 0;
+  }
   const auto& nvtx = trace.nvtx();
   // The enclosing ranges of the call that launched op `i`, innermost first
   // (ranges are sorted by (lane, start): walk back from the call's start).
@@ -325,9 +330,18 @@ ProcessCollectives ExtractCollectives(const CompactTrace& trace, uint32_t pid,
       const RangeInfo& r = range_info[it->name_id];
       if (found->op == CollectiveOp::kUnknown) found->op = r.op;
       if (found->bytes == 0) found->bytes = r.bytes;
-      if (!found->payload && !payload_of.empty())
-        found->payload = payload_at(lane, it->start_ns, it->end_ns);
-      if (found->op != CollectiveOp::kUnknown && (found->bytes != 0 || found->payload)) return;
+      // Only NCCL's own ranges take payloads (an enclosing user range starting at the
+      // same moment is not the call).
+      if (!found->payload && !payload_of.empty() && r.op != CollectiveOp::kUnknown &&
+          trace.String(it->name_id).starts_with("nccl") &&
+          !trace.String(it->name_id).starts_with("nccl:"))
+        found->payload = payload_at(
+            lane, it != nvtx.begin() && std::prev(it)->lane == lane ? std::prev(it)->start_ns : 0,
+            it->start_ns, it->end_ns);
+      // A payload ends the walk unless some range name says bytes (which would win).
+      if (found->op != CollectiveOp::kUnknown &&
+          (found->bytes != 0 || (found->payload && !names_bytes)))
+        return;
     }
   };
   auto from_ranges = [&](uint32_t i, RangeInfo* found) {
@@ -389,11 +403,16 @@ ProcessCollectives ExtractCollectives(const CompactTrace& trace, uint32_t pid,
           rc.group_size = g->second->nranks;
           rc.group_rank = g->second->rank;
         }
-        // nccl-tests' size: all-gather's output, reduce-scatter's input.
-        const bool per_rank =
-            rc.op == CollectiveOp::kAllGather || rc.op == CollectiveOp::kReduceScatter;
-        if (!per_rank || rc.group_size) rc.bytes = p->bytes * (per_rank ? rc.group_size : 1);
-        out.with_payload++;
+        // nccl-tests' size: all-gather's output, reduce-scatter's input, all-to-all's
+        // whole buffer (NCCL's payload has the per-rank or per-peer part). A `bytes=`
+        // range name, the program's own word, wins.
+        const bool per_rank = rc.op == CollectiveOp::kAllGather ||
+                              rc.op == CollectiveOp::kReduceScatter ||
+                              rc.op == CollectiveOp::kAllToAll;
+        if (rc.bytes == 0 && (!per_rank || rc.group_size)) {
+          rc.bytes = p->bytes * (per_rank ? rc.group_size : 1);
+          out.with_payload++;
+        }
       }
       if (kernel.generic) {
         out.generic_kernels++;

@@ -324,7 +324,9 @@ JobReport BuildJobReport(std::vector<RankSummary> summaries, const JobOptions& o
   std::map<std::tuple<uint8_t, uint64_t, uint32_t>, std::vector<uint64_t>> by_size;
   for (const JobCollective& c : r.collectives)
     if (c.bytes > 0 && c.end_ns > c.start_ns)
-      by_size[{uint8_t(c.op), c.bytes, c.ranks}].push_back(c.end_ns - c.start_ns);
+      // The group's size when NCCL's payload gave it (a subgroup, or ranks not all traced).
+      by_size[{uint8_t(c.op), c.bytes, c.group_size ? c.group_size : c.ranks}].push_back(
+          c.end_ns - c.start_ns);
   for (const auto& [key, durations] : by_size) {
     BandwidthRow b{.op = CollectiveOp(std::get<0>(key)),
                    .bytes = std::get<1>(key),

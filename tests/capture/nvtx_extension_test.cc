@@ -42,6 +42,7 @@ TEST(NvtxExtension, PayloadModuleRegistersSchemasAndEnums) {
   ASSERT_NE(m.slots[NVTX3EXT_CBID_nvtxPayloadSchemaRegister], 0);
   ASSERT_NE(m.slots[NVTX3EXT_CBID_nvtxPayloadEnumRegister], 0);
   EXPECT_EQ(m.slots[NVTX3EXT_CBID_nvtxRangePushPayload], 0);  // not ours: a no-op
+  EXPECT_NE(m.slots[NVTX3EXT_CBID_nvtxRangePopPayload], 0);
   auto reg_schema =
       reinterpret_cast<SchemaRegisterFn>(m.slots[NVTX3EXT_CBID_nvtxPayloadSchemaRegister]);
   auto reg_enum = reinterpret_cast<EnumRegisterFn>(m.slots[NVTX3EXT_CBID_nvtxPayloadEnumRegister]);
@@ -98,6 +99,31 @@ TEST(NvtxExtension, PayloadModuleRegistersSchemasAndEnums) {
   EXPECT_EQ(NvtxPayloadSchemas::Get().Describe(domain, id, bytes),
             "NCCL communicator ID=42; Message size [bytes]=1048576; Reduction operation=Max");
   EXPECT_EQ(reg_schema(domain, nullptr), 0u);
+}
+
+// nvtxRangePopPayload (NCCL's ncclCommInitRank ends its range so) reaches the
+// capture's hook with the domain and the payloads; without a hook, nothing.
+TEST(NvtxExtension, PopWithPayloadGoesToTheCapturesHook) {
+  Module m(NVTX_EXT_PAYLOAD_MODULEID);
+  ASSERT_EQ(InitializeNvtxExtension(&m.info), 1);
+  using PopFn = int (*)(nvtxDomainHandle_t, const nvtxPayloadData_t*, size_t);
+  auto pop = reinterpret_cast<PopFn>(m.slots[NVTX3EXT_CBID_nvtxRangePopPayload]);
+  static int domain_object;
+  auto domain = reinterpret_cast<nvtxDomainHandle_t>(&domain_object);
+  const uint64_t value = 7;
+  const nvtxPayloadData_t data{NVTX_PAYLOAD_SCHEMA_ID_STATIC_START + 0, sizeof(value), &value};
+  EXPECT_EQ(pop(domain, &data, 1), 0);  // no hook yet: nothing happens
+  static struct Seen {
+    const void* domain = nullptr;
+    const void* data = nullptr;
+    size_t count = 0;
+  } seen;
+  SetNvtxPopPayloadHook([](const void* d, const void* p, size_t n) { seen = {d, p, n}; });
+  EXPECT_EQ(pop(domain, &data, 1), 0);
+  SetNvtxPopPayloadHook(nullptr);
+  EXPECT_EQ(seen.domain, domain);
+  EXPECT_EQ(seen.data, &data);
+  EXPECT_EQ(seen.count, 1u);
 }
 
 TEST(NvtxExtension, OtherModulesGetNothing) {

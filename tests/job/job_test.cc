@@ -306,69 +306,6 @@ TEST(JobReport, GenericKernelsTakeTheirOperationFromNvtx) {
   EXPECT_EQ(c.ops[1].bytes, 2u << 20);
 }
 
-// NCCL's own ranges with their payloads (as NCCL 2.19+ writes them), no
-// "bytes=" convention: every collective's bytes in nccl-tests' sense (the
-// per-rank size of all-gather and reduce-scatter times the group), its
-// communicator and the rank's place in it, and bandwidth from them.
-TEST(JobReport, NcclPayloadsGiveBytesCommunicatorAndGroup) {
-  SyntheticJobOptions o = model::MakeSyntheticJobOptions(4, 2);
-  o.steps = 3;
-  o.nccl_payloads = true;
-  o.schedule[1].generic = true;  // the all-gather: its operation from NCCL's range
-  const SyntheticJob job(o);
-  testing::TempDir dir;
-  const auto files = WriteRanks(job, dir);
-  auto s = SummarizeFile(files[1]);
-  ASSERT_TRUE(s.ok()) << s.status().ToString();
-  const ProcessCollectives& c = s->front().collectives;
-  ASSERT_EQ(c.ops.size(), 9u);
-  EXPECT_EQ(c.with_payload, 9u);
-  EXPECT_EQ(c.with_bytes, 9u);
-  std::map<std::string, uint64_t> bytes_of;  // the schedule's sizes, by operation
-  for (const SyntheticCollective& sc : o.schedule) bytes_of[sc.op] = sc.bytes;
-  ASSERT_EQ(bytes_of.size(), 3u);
-  for (const RankCollective& rc : c.ops) {
-    SCOPED_TRACE(CollectiveOpName(rc.op));
-    EXPECT_EQ(rc.group_size, 4u);
-    EXPECT_EQ(rc.group_rank, 1);
-    EXPECT_EQ(rc.bytes, bytes_of[CollectiveOpName(rc.op)]);
-  }
-  EXPECT_EQ(c.ops[1].op, CollectiveOp::kAllGather);  // comm 0: all-reduce, all-gather, ...
-  EXPECT_EQ(c.ops[1].source, OpSource::kNvtxRange);
-  // Communicator 0 carries the all-reduce and all-gather, 1 the reduce-scatter.
-  for (const RankCollective& rc : c.ops) EXPECT_EQ(rc.comm_hash, 1000u + rc.comm);
-
-  auto report = AnalyzeJob(files, {});
-  ASSERT_TRUE(report.ok()) << report.status().ToString();
-  ASSERT_EQ(report->bandwidth.size(), 3u);
-  for (const BandwidthRow& b : report->bandwidth) {
-    EXPECT_EQ(b.ranks, 4u);
-    EXPECT_EQ(b.count, 3u);
-    EXPECT_GT(b.busbw_gbps, 0);
-  }
-}
-
-// Without payloads or "bytes=" ranges nothing says a size: no bandwidth.
-TEST(JobReport, NcclRangesWithoutPayloadsGiveNoBytes) {
-  SyntheticJobOptions o = model::MakeSyntheticJobOptions(2, 2);
-  o.steps = 2;
-  o.nccl_payloads = true;
-  const SyntheticJob job(o);
-  testing::TempDir dir;
-  model::Trace t = job.RankTrace(0);
-  t.Rows<model::NvtxPayloadEvent>().clear();
-  const std::string path = dir / "rank0.sbt";
-  ASSERT_TRUE(format::WriteTraceFile(t, path).ok());
-  auto s = SummarizeFile(path);
-  ASSERT_TRUE(s.ok()) << s.status().ToString();
-  EXPECT_EQ(s->front().collectives.with_payload, 0u);
-  EXPECT_EQ(s->front().collectives.with_bytes, 0u);
-  for (const RankCollective& rc : s->front().collectives.ops) {
-    EXPECT_EQ(rc.bytes, 0u);
-    EXPECT_EQ(rc.group_size, 0u);
-  }
-}
-
 // Only the first collective of a step has a last rank (the others start
 // together): the straggler is judged against its share of those, so 4
 // ranks with a straggler last at every step's first collective is named.

@@ -12,17 +12,20 @@
 //
 // Bytes, communicator, group. NCCL 2.19+ attaches a payload to the NVTX
 // range of each call (capture/nvtx_payloads.h; model::NvtxPayloadEvent):
-// "NCCL communicator ID=<hash>; Message size [bytes]=<n>; ...", and to
-// ncclCommInitRank's "... No. of ranks=<n>; Rank=<r>". A collective's
-// payload is the one of an enclosing range of its launch, taken at that
-// range's start (within kPayloadSlackNs); its bytes are nccl-tests' size:
-// the payload's message size, times the group size for all-gather (NCCL
-// gives the per-rank send size) and reduce-scatter (per-rank receive
-// size). Without a payload (older NCCL, NCCL_NVTX_DISABLE=1, a launch
-// outside its call's range: ncclGroupStart/End) bytes come from an
-// enclosing range's name that says `bytes=<N>` (a TraceSmith convention:
-// e.g. `torch.cuda.nvtx.range(f"all_reduce bytes={n}")`); otherwise 0 =
-// unknown, and no bandwidth is computed.
+// "NCCL communicator ID=<hash>; Message size [bytes]=<n>; ...". NCCL 2.25+
+// gives ncclCommInitRank's "... No. of ranks=<n>; Rank=<r>" at that range's
+// pop (nvtxRangePopPayload), ncclCommDestroy's at its push. A collective's
+// payload is the one stamped at the start of an enclosing NCCL range
+// ("ncclAllReduce", ...) of its launch (within kPayloadSlackNs); its bytes
+// are nccl-tests' size: the payload's message size, times the group size
+// for all-gather (NCCL gives the per-rank send), reduce-scatter (per-rank
+// receive) and all-to-all (per peer) — unknown for those without the group.
+// An enclosing range's name that says `bytes=<N>` (a TraceSmith convention:
+// e.g. `torch.cuda.nvtx.range(f"all_reduce bytes={n}")`) wins over the
+// payload, and is the only source without one (older NCCL,
+// NCCL_NVTX_DISABLE=1, a launch outside its call's range:
+// ncclGroupStart/End); otherwise 0 = unknown, and no bandwidth is computed.
+// Bus bandwidth uses the group's size when known, else the ranks matched.
 //
 // Communicators. A trace does not name NCCL communicators. The rule: in each
 // rank, the streams that carry NCCL kernels, ordered by their first NCCL
@@ -150,7 +153,7 @@ struct ProcessCollectives {
   uint64_t generic_kernels = 0;     // Generic kernels seen
   uint64_t generic_resolved = 0;    // ... whose operation an NVTX range gave
   uint64_t with_bytes = 0;          // collectives whose bytes are known
-  uint64_t with_payload = 0;        // ... from NCCL's NVTX payload
+  uint64_t with_payload = 0;        // ... from NCCL's NVTX payload (not a bytes= name)
 };
 
 // The NCCL collectives of process `pid` in `trace`, times as the trace holds

@@ -316,8 +316,10 @@ enum StatSeverity : uint8_t { kStatInfo = 0, kStatWarning = 1, kStatDataLoss = 2
 // each call; communicator size and rank on ncclCommInitRank), decoded by
 // the schema the library registered: text_id is "name=value; name=value"
 // (capture/nvtx_payloads.h says what is decoded). ts_ns is when the range
-// was pushed or the mark made, on thread tid: the range it belongs to is the
-// innermost NVTX range of that thread starting at (or just after) it.
+// was pushed or the mark made, on thread tid (the range it belongs to is the
+// innermost NVTX range of that thread starting at, or just after, it), or
+// when it was popped for a payload given at the pop (nvtxRangePopPayload:
+// NCCL's ncclCommInitRank).
 // schema_id: the library's id of the schema.
 #define TS_NVTX_PAYLOAD_FIELDS(X)                \
   X(uint64_t, ts_ns, kTime)                      \

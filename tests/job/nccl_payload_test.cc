@@ -1,0 +1,155 @@
+// Collectives sized by NCCL's own NVTX payloads (job/collectives.h "Bytes,
+// communicator, group") on synthetic jobs that carry them as NCCL 2.25+
+// writes them: bytes in nccl-tests' sense, communicator, group and rank; a
+// `bytes=` range name wins; without payloads nothing says a size.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "testing/synthetic_job_files.h"
+#include "testing/temp_dir.h"
+#include "tracesmith/format/sbt_writer.h"
+#include "tracesmith/job/job_report.h"
+#include "tracesmith/model/synthetic_job.h"
+
+namespace tracesmith::analysis {
+namespace {
+
+using model::SyntheticCollective;
+using model::SyntheticJobOptions;
+using testing::WriteRanks;
+
+// NCCL's own ranges with their payloads (as NCCL 2.19+ writes them), no
+// "bytes=" convention: every collective's bytes in nccl-tests' sense (the
+// per-rank size of all-gather and reduce-scatter times the group), its
+// communicator and the rank's place in it, and bandwidth from them.
+TEST(JobReport, NcclPayloadsGiveBytesCommunicatorAndGroup) {
+  SyntheticJobOptions o = model::MakeSyntheticJobOptions(4, 2);
+  o.steps = 3;
+  o.nccl_payloads = true;
+  o.schedule[1].generic = true;  // the all-gather: its operation from NCCL's range
+  const SyntheticJob job(o);
+  testing::TempDir dir;
+  const auto files = WriteRanks(job, dir);
+  auto s = SummarizeFile(files[1]);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  const ProcessCollectives& c = s->front().collectives;
+  ASSERT_EQ(c.ops.size(), 9u);
+  EXPECT_EQ(c.with_payload, 9u);
+  EXPECT_EQ(c.with_bytes, 9u);
+  std::map<std::string, uint64_t> bytes_of;  // the schedule's sizes, by operation
+  for (const SyntheticCollective& sc : o.schedule) bytes_of[sc.op] = sc.bytes;
+  ASSERT_EQ(bytes_of.size(), 3u);
+  for (const RankCollective& rc : c.ops) {
+    SCOPED_TRACE(CollectiveOpName(rc.op));
+    EXPECT_EQ(rc.group_size, 4u);
+    EXPECT_EQ(rc.group_rank, 1);
+    EXPECT_EQ(rc.bytes, bytes_of[CollectiveOpName(rc.op)]);
+  }
+  EXPECT_EQ(c.ops[1].op, CollectiveOp::kAllGather);  // comm 0: all-reduce, all-gather, ...
+  EXPECT_EQ(c.ops[1].source, OpSource::kNvtxRange);
+  // Communicator 0 carries the all-reduce and all-gather, 1 the reduce-scatter.
+  for (const RankCollective& rc : c.ops) EXPECT_EQ(rc.comm_hash, 1000u + rc.comm);
+
+  auto report = AnalyzeJob(files, {});
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  ASSERT_EQ(report->bandwidth.size(), 3u);
+  for (const BandwidthRow& b : report->bandwidth) {
+    EXPECT_EQ(b.ranks, 4u);
+    EXPECT_EQ(b.count, 3u);
+    EXPECT_GT(b.busbw_gbps, 0);
+  }
+}
+
+// Without payloads or "bytes=" ranges nothing says a size: no bandwidth.
+TEST(JobReport, NcclRangesWithoutPayloadsGiveNoBytes) {
+  SyntheticJobOptions o = model::MakeSyntheticJobOptions(2, 2);
+  o.steps = 2;
+  o.nccl_payloads = true;
+  const SyntheticJob job(o);
+  testing::TempDir dir;
+  model::Trace t = job.RankTrace(0);
+  t.Rows<model::NvtxPayloadEvent>().clear();
+  const std::string path = dir / "rank0.sbt";
+  ASSERT_TRUE(format::WriteTraceFile(t, path).ok());
+  auto s = SummarizeFile(path);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->front().collectives.with_payload, 0u);
+  EXPECT_EQ(s->front().collectives.with_bytes, 0u);
+  for (const RankCollective& rc : s->front().collectives.ops) {
+    EXPECT_EQ(rc.bytes, 0u);
+    EXPECT_EQ(rc.group_size, 0u);
+  }
+}
+
+// A `bytes=` range around NCCL's call is the program's word: it wins over
+// the payload (here it says half the size), and the payload still gives the
+// communicator and the group.
+TEST(JobReport, ABytesRangeWinsOverThePayload) {
+  SyntheticJobOptions o = model::MakeSyntheticJobOptions(2, 2);
+  o.steps = 1;
+  o.nccl_payloads = true;
+  const model::SyntheticJob job(o);
+  testing::TempDir dir;
+  model::Trace t = job.RankTrace(0);
+  // Each NCCL range gets an outer "grad_sync bytes=<half>" range starting with it.
+  std::vector<model::NvtxRangeEvent> outer;
+  for (const model::NvtxRangeEvent& r : t.Rows<model::NvtxRangeEvent>()) {
+    const std::string_view name = t.strings.Get(r.name_id);
+    if (!name.starts_with("nccl")) continue;
+    model::NvtxRangeEvent g = r;
+    g.start_ns -= 1;  // starts just before, ends with it: encloses the launch
+    g.depth = 1;
+    const uint64_t half = (name == "ncclAllReduce"   ? 8u << 20
+                           : name == "ncclAllGather" ? 2u << 20
+                                                     : 4u << 20) /
+                          2;
+    g.name_id = t.strings.Intern("grad_sync bytes=" + std::to_string(half));
+    outer.push_back(g);
+  }
+  for (const auto& g : outer) t.Rows<model::NvtxRangeEvent>().push_back(g);
+  const std::string path = dir / "rank0.sbt";
+  ASSERT_TRUE(format::WriteTraceFile(t, path).ok());
+  auto s = SummarizeFile(path);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  const ProcessCollectives& c = s->front().collectives;
+  ASSERT_EQ(c.ops.size(), 3u);
+  EXPECT_EQ(c.with_payload, 0u);  // every size from the names
+  std::map<std::string, uint64_t> want = {
+      {"all_reduce", 4u << 20}, {"all_gather", 1u << 20}, {"reduce_scatter", 2u << 20}};
+  for (const RankCollective& rc : c.ops) {
+    EXPECT_EQ(rc.bytes, want[CollectiveOpName(rc.op)]) << CollectiveOpName(rc.op);
+    EXPECT_EQ(rc.group_size, 2u);
+    EXPECT_EQ(rc.comm_hash, 1000u + rc.comm);
+  }
+}
+
+// A stall inside NCCL's push (CUPTI's buffer request) can stamp the payload
+// well before the range's own start: it still belongs to that range, the
+// nearest after the lane's previous range started.
+TEST(JobReport, APayloadStampedLongBeforeItsRangeStillBelongsToIt) {
+  SyntheticJobOptions o = model::MakeSyntheticJobOptions(2, 2);
+  o.steps = 2;
+  o.nccl_payloads = true;
+  const model::SyntheticJob job(o);
+  testing::TempDir dir;
+  model::Trace t = job.RankTrace(1);
+  for (model::NvtxPayloadEvent& p : t.Rows<model::NvtxPayloadEvent>())
+    if (t.strings.Get(p.text_id).find("Message size") != std::string_view::npos)
+      p.ts_ns -= 50'000;  // 50 us early: past kPayloadSlackNs
+  const std::string path = dir / "rank1.sbt";
+  ASSERT_TRUE(format::WriteTraceFile(t, path).ok());
+  auto s = SummarizeFile(path);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  const ProcessCollectives& c = s->front().collectives;
+  ASSERT_EQ(c.ops.size(), 6u);
+  EXPECT_EQ(c.with_payload, 6u);
+  std::map<std::string, uint64_t> want;
+  for (const SyntheticCollective& sc : o.schedule) want[sc.op] = sc.bytes;
+  for (const RankCollective& rc : c.ops)
+    EXPECT_EQ(rc.bytes, want[CollectiveOpName(rc.op)]) << CollectiveOpName(rc.op);
+}
+
+}  // namespace
+}  // namespace tracesmith::analysis
