@@ -180,6 +180,10 @@ class PerfettoSink : public EventSink {
       if (r.category != 0) w_.AnnotateUint(n_category_, r.category);
     });
   }
+  // A library's NVTX payload (NCCL's communicator, size, group): an instant named by its text.
+  void On(const NvtxPayloadEvent& p) override {
+    HostInstant(ThreadGroup(p.pid, p.tid), p.ts_ns, p.text_id, [] {});
+  }
   void On(const NvtxMarkerEvent& m) override {
     HostInstant(ThreadGroup(m.pid, m.tid), m.ts_ns, m.name_id, [] {});
   }

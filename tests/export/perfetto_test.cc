@@ -255,6 +255,25 @@ TEST(PerfettoExport, MemoryCounterTracksLiveBytes) {
                            {10, 30, "alloc 100 B"}, {20, 40, "alloc 50 B"}}));
 }
 
+// A library's NVTX payload (NCCL's) shows as an instant named by its text.
+TEST(PerfettoExport, NvtxPayloadsAreInstantsNamedByTheirText) {
+  Trace t;
+  NvtxPayloadEvent p{};
+  p.ts_ns = 100;
+  p.pid = 1;
+  p.tid = 2;
+  p.text_id = t.strings.Intern("NCCL communicator ID=5; Message size [bytes]=64");
+  t.Rows<NvtxPayloadEvent>().push_back(p);
+  TempPath out(".pftrace");
+  ASSERT_TRUE(exporter::ExportTrace(t, ExportFormat::kPerfetto, out.path()).ok());
+  auto bytes = ReadFileToString(out.path());
+  ASSERT_TRUE(bytes.ok());
+  PerfettoCheck c = CheckPerfettoTrace(*bytes);
+  ASSERT_TRUE(c.ok()) << c.Summary();
+  EXPECT_EQ(c.instants, 1u);
+  EXPECT_NE(bytes->find("NCCL communicator ID=5; Message size [bytes]=64"), std::string::npos);
+}
+
 void AddKernel(Trace* t, uint64_t start, uint64_t end) {
   KernelEvent k{};
   k.start_ns = start;
