@@ -13,10 +13,18 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstddef>
 
 #include "nvtx_payloads.h"
 
 namespace tracesmith::capture {
+
+static_assert(sizeof(NvtxPayloadData) == sizeof(nvtxPayloadData_t) &&
+                  offsetof(NvtxPayloadData, schema_id) == offsetof(nvtxPayloadData_t, schemaId) &&
+                  offsetof(NvtxPayloadData, size) == offsetof(nvtxPayloadData_t, size) &&
+                  offsetof(NvtxPayloadData, payload) == offsetof(nvtxPayloadData_t, payload),
+              "NvtxPayloadData mirrors NVTX's nvtxPayloadData_t");
+
 namespace {
 
 constexpr size_t kMaxEntries = 256;  // a schema with more is not one we decode

@@ -3,10 +3,20 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 struct nvtxExtModuleInfo_t;
 
 namespace tracesmith::capture {
+
+// NVTX's nvtxPayloadData_t (nvToolsExtPayload.h, payload extension v1), for
+// code that includes no NVTX extension header; nvtx_extension.cc checks the
+// layout against NVTX's own.
+struct NvtxPayloadData {
+  uint64_t schema_id;
+  size_t size;
+  const void* payload;
+};
 
 // What nvtxRangePopPayload does (NCCL pops ncclCommInitRank's range with its
 // payload: the communicator's size and the caller's rank): the capture's hook

@@ -37,14 +37,6 @@
 namespace tracesmith::capture {
 namespace {
 
-// The part of NVTX's nvtxPayloadData_t this file reads (nvToolsExtPayload.h;
-// fixed by the extension's ABI, version 1).
-struct PayloadData {
-  uint64_t schema_id;
-  size_t size;
-  const void* payload;
-};
-
 inline constexpr size_t kMaxPayloadBytes = 64;
 inline constexpr size_t kMaxPayloadsPerEvent = 4;
 
@@ -63,7 +55,7 @@ using PayloadRings = ThreadRings<PayloadCopy, 256, PayloadRingTag>;
 thread_local uint32_t t_tid = 0;
 
 // Copies each payload of one NVTX call into the thread's ring.
-void CopyPayloads(const void* domain, const PayloadData* data, size_t count) {
+void CopyPayloads(const void* domain, const NvtxPayloadData* data, size_t count) {
   if (!data) return;
   if (!t_tid) t_tid = uint32_t(syscall(SYS_gettid));
   uint64_t ts = 0;
@@ -89,7 +81,7 @@ std::atomic<bool> g_on{false};  // the capture's activities are on
 // program's are: NVTX_INJECTION64_PATH names this library either way).
 void PopPayload(const void* domain, const void* data, size_t count) {
   if (g_on.load(std::memory_order_relaxed))
-    CopyPayloads(domain, static_cast<const PayloadData*>(data), count);
+    CopyPayloads(domain, static_cast<const NvtxPayloadData*>(data), count);
   nvtxDomainRangePop(static_cast<nvtxDomainHandle_t>(const_cast<void*>(domain)));
 }
 
@@ -109,9 +101,10 @@ class NvtxPayloadsRecorder final : public Recorder {
     const nvtxEventAttributes_t* a = e.attributes;
     if (a->payloadType != nvtx_payload::kPayloadTypeExt || !g_on.load(std::memory_order_relaxed))
       return;
-    CopyPayloads(e.domain,
-                 reinterpret_cast<const PayloadData*>(static_cast<uintptr_t>(a->payload.ullValue)),
-                 a->reserved0 > 0 ? size_t(a->reserved0) : 1);
+    CopyPayloads(
+        e.domain,
+        reinterpret_cast<const NvtxPayloadData*>(static_cast<uintptr_t>(a->payload.ullValue)),
+        a->reserved0 > 0 ? size_t(a->reserved0) : 1);
   }
 
   void Collect() override {

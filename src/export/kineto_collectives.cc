@@ -97,8 +97,7 @@ void KinetoCollectiveArgs::OnPayload(const model::NvtxPayloadEvent& p, std::stri
 }
 
 void KinetoCollectiveArgs::OnRange(const model::NvtxRangeEvent& r, std::string_view name) {
-  const bool nccl = name.starts_with("nccl") && !name.starts_with("nccl:") &&
-                    analysis::CollectiveOpFromRangeName(name) != CollectiveOp::kUnknown;
+  const bool nccl = analysis::IsNcclCallRange(name);
   auto it = threads_.find(Key(r.pid, r.tid));
   if (!nccl) {
     if (it != threads_.end()) it->second.last_range_start = r.start_ns;
@@ -166,7 +165,6 @@ std::string KinetoCollectiveArgs::KernelArgs(const model::KernelEvent& k,
   w.Uint(call.bytes);
   w.Raw(", \"NCCL communicator ID\": ");
   w.String(std::to_string(call.comm));
-  ++written_;
   return std::string(w.view());
 }
 

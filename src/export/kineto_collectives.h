@@ -31,7 +31,6 @@ class KinetoCollectiveArgs {
   // JSON members (", \"Collective name\": ...") for kernel `k` named
   // `kernel_name`, or "" when it is not an NCCL kernel with a payload.
   std::string KernelArgs(const model::KernelEvent& k, std::string_view kernel_name);
-  uint64_t kernels_with_args() const { return written_; }
 
  private:
   struct Payload {
@@ -53,7 +52,6 @@ class KinetoCollectiveArgs {
   std::unordered_map<uint64_t, Thread> threads_;  // (pid, tid)
   std::unordered_map<uint64_t, Call> calls_;      // (pid, correlation) of launches in NCCL calls
   std::map<std::pair<uint32_t, uint64_t>, std::pair<uint32_t, int32_t>> groups_;  // (pid, comm)
-  uint64_t written_ = 0;
 };
 
 }  // namespace tracesmith::exporter

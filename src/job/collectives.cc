@@ -227,6 +227,11 @@ bool NvtxPayloadValue(std::string_view text, std::string_view name, uint64_t* va
   return false;
 }
 
+bool IsNcclCallRange(std::string_view name) {
+  return name.starts_with("nccl") && !name.starts_with("nccl:") &&
+         CollectiveOpFromRangeName(name) != CollectiveOp::kUnknown;
+}
+
 NcclPayload ParseNcclPayload(std::string_view text) {
   NcclPayload p;
   uint64_t v = 0;
@@ -333,8 +338,7 @@ ProcessCollectives ExtractCollectives(const CompactTrace& trace, uint32_t pid,
       // Only NCCL's own ranges take payloads (an enclosing user range starting at the
       // same moment is not the call).
       if (!found->payload && !payload_of.empty() && r.op != CollectiveOp::kUnknown &&
-          trace.String(it->name_id).starts_with("nccl") &&
-          !trace.String(it->name_id).starts_with("nccl:"))
+          IsNcclCallRange(trace.String(it->name_id)))
         found->payload = payload_at(
             lane, it != nvtx.begin() && std::prev(it)->lane == lane ? std::prev(it)->start_ns : 0,
             it->start_ns, it->end_ns);

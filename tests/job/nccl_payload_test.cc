@@ -9,6 +9,7 @@
 
 #include "testing/synthetic_job_files.h"
 #include "testing/temp_dir.h"
+#include "tracesmith/base/status.h"
 #include "tracesmith/format/sbt_writer.h"
 #include "tracesmith/job/job_report.h"
 #include "tracesmith/model/synthetic_job.h"
@@ -17,17 +18,39 @@ namespace tracesmith::analysis {
 namespace {
 
 using model::SyntheticCollective;
+using model::SyntheticJob;
 using model::SyntheticJobOptions;
 using testing::WriteRanks;
+
+// A synthetic job whose NCCL calls carry NCCL's payloads.
+SyntheticJobOptions PayloadJob(uint32_t ranks, uint32_t steps) {
+  SyntheticJobOptions o = model::MakeSyntheticJobOptions(ranks, 2);
+  o.steps = steps;
+  o.nccl_payloads = true;
+  return o;
+}
+
+// The schedule's sizes (nccl-tests' sense), by operation name.
+std::map<std::string, uint64_t> SizesOf(const SyntheticJobOptions& o, uint64_t divide = 1) {
+  std::map<std::string, uint64_t> out;
+  for (const SyntheticCollective& sc : o.schedule) out[sc.op] = sc.bytes / divide;
+  return out;
+}
+
+// One rank's trace written to `dir` and reduced to its collectives.
+StatusOr<ProcessCollectives> CollectivesOf(const model::Trace& t, const testing::TempDir& dir) {
+  const std::string path = dir / "rank.sbt";
+  RETURN_IF_ERROR(format::WriteTraceFile(t, path));
+  ASSIGN_OR_RETURN(auto s, SummarizeFile(path));
+  return s.front().collectives;
+}
 
 // NCCL's own ranges with their payloads (as NCCL 2.19+ writes them), no
 // "bytes=" convention: every collective's bytes in nccl-tests' sense (the
 // per-rank size of all-gather and reduce-scatter times the group), its
 // communicator and the rank's place in it, and bandwidth from them.
 TEST(JobReport, NcclPayloadsGiveBytesCommunicatorAndGroup) {
-  SyntheticJobOptions o = model::MakeSyntheticJobOptions(4, 2);
-  o.steps = 3;
-  o.nccl_payloads = true;
+  SyntheticJobOptions o = PayloadJob(4, 3);
   o.schedule[1].generic = true;  // the all-gather: its operation from NCCL's range
   const SyntheticJob job(o);
   testing::TempDir dir;
@@ -38,8 +61,7 @@ TEST(JobReport, NcclPayloadsGiveBytesCommunicatorAndGroup) {
   ASSERT_EQ(c.ops.size(), 9u);
   EXPECT_EQ(c.with_payload, 9u);
   EXPECT_EQ(c.with_bytes, 9u);
-  std::map<std::string, uint64_t> bytes_of;  // the schedule's sizes, by operation
-  for (const SyntheticCollective& sc : o.schedule) bytes_of[sc.op] = sc.bytes;
+  std::map<std::string, uint64_t> bytes_of = SizesOf(o);
   ASSERT_EQ(bytes_of.size(), 3u);
   for (const RankCollective& rc : c.ops) {
     SCOPED_TRACE(CollectiveOpName(rc.op));
@@ -64,20 +86,15 @@ TEST(JobReport, NcclPayloadsGiveBytesCommunicatorAndGroup) {
 
 // Without payloads or "bytes=" ranges nothing says a size: no bandwidth.
 TEST(JobReport, NcclRangesWithoutPayloadsGiveNoBytes) {
-  SyntheticJobOptions o = model::MakeSyntheticJobOptions(2, 2);
-  o.steps = 2;
-  o.nccl_payloads = true;
-  const SyntheticJob job(o);
+  const SyntheticJob job(PayloadJob(2, 2));
   testing::TempDir dir;
   model::Trace t = job.RankTrace(0);
   t.Rows<model::NvtxPayloadEvent>().clear();
-  const std::string path = dir / "rank0.sbt";
-  ASSERT_TRUE(format::WriteTraceFile(t, path).ok());
-  auto s = SummarizeFile(path);
-  ASSERT_TRUE(s.ok()) << s.status().ToString();
-  EXPECT_EQ(s->front().collectives.with_payload, 0u);
-  EXPECT_EQ(s->front().collectives.with_bytes, 0u);
-  for (const RankCollective& rc : s->front().collectives.ops) {
+  auto c = CollectivesOf(t, dir);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->with_payload, 0u);
+  EXPECT_EQ(c->with_bytes, 0u);
+  for (const RankCollective& rc : c->ops) {
     EXPECT_EQ(rc.bytes, 0u);
     EXPECT_EQ(rc.group_size, 0u);
   }
@@ -87,39 +104,31 @@ TEST(JobReport, NcclRangesWithoutPayloadsGiveNoBytes) {
 // the payload (here it says half the size), and the payload still gives the
 // communicator and the group.
 TEST(JobReport, ABytesRangeWinsOverThePayload) {
-  SyntheticJobOptions o = model::MakeSyntheticJobOptions(2, 2);
-  o.steps = 1;
-  o.nccl_payloads = true;
-  const model::SyntheticJob job(o);
+  const SyntheticJobOptions o = PayloadJob(2, 1);
+  const SyntheticJob job(o);
   testing::TempDir dir;
   model::Trace t = job.RankTrace(0);
   // Each NCCL range gets an outer "grad_sync bytes=<half>" range starting with it.
+  const std::map<std::string, uint64_t> half = SizesOf(o, 2);
   std::vector<model::NvtxRangeEvent> outer;
   for (const model::NvtxRangeEvent& r : t.Rows<model::NvtxRangeEvent>()) {
     const std::string_view name = t.strings.Get(r.name_id);
-    if (!name.starts_with("nccl")) continue;
+    const CollectiveOp op = CollectiveOpFromRangeName(name);
+    if (!name.starts_with("nccl") || op == CollectiveOp::kUnknown) continue;
     model::NvtxRangeEvent g = r;
     g.start_ns -= 1;  // starts just before, ends with it: encloses the launch
     g.depth = 1;
-    const uint64_t half = (name == "ncclAllReduce"   ? 8u << 20
-                           : name == "ncclAllGather" ? 2u << 20
-                                                     : 4u << 20) /
-                          2;
-    g.name_id = t.strings.Intern("grad_sync bytes=" + std::to_string(half));
+    g.name_id =
+        t.strings.Intern("grad_sync bytes=" + std::to_string(half.at(CollectiveOpName(op))));
     outer.push_back(g);
   }
   for (const auto& g : outer) t.Rows<model::NvtxRangeEvent>().push_back(g);
-  const std::string path = dir / "rank0.sbt";
-  ASSERT_TRUE(format::WriteTraceFile(t, path).ok());
-  auto s = SummarizeFile(path);
-  ASSERT_TRUE(s.ok()) << s.status().ToString();
-  const ProcessCollectives& c = s->front().collectives;
-  ASSERT_EQ(c.ops.size(), 3u);
-  EXPECT_EQ(c.with_payload, 0u);  // every size from the names
-  std::map<std::string, uint64_t> want = {
-      {"all_reduce", 4u << 20}, {"all_gather", 1u << 20}, {"reduce_scatter", 2u << 20}};
-  for (const RankCollective& rc : c.ops) {
-    EXPECT_EQ(rc.bytes, want[CollectiveOpName(rc.op)]) << CollectiveOpName(rc.op);
+  auto c = CollectivesOf(t, dir);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_EQ(c->ops.size(), 3u);
+  EXPECT_EQ(c->with_payload, 0u);  // every size from the names
+  for (const RankCollective& rc : c->ops) {
+    EXPECT_EQ(rc.bytes, half.at(CollectiveOpName(rc.op))) << CollectiveOpName(rc.op);
     EXPECT_EQ(rc.group_size, 2u);
     EXPECT_EQ(rc.comm_hash, 1000u + rc.comm);
   }
@@ -129,26 +138,20 @@ TEST(JobReport, ABytesRangeWinsOverThePayload) {
 // well before the range's own start: it still belongs to that range, the
 // nearest after the lane's previous range started.
 TEST(JobReport, APayloadStampedLongBeforeItsRangeStillBelongsToIt) {
-  SyntheticJobOptions o = model::MakeSyntheticJobOptions(2, 2);
-  o.steps = 2;
-  o.nccl_payloads = true;
-  const model::SyntheticJob job(o);
+  const SyntheticJobOptions o = PayloadJob(2, 2);
+  const SyntheticJob job(o);
   testing::TempDir dir;
   model::Trace t = job.RankTrace(1);
   for (model::NvtxPayloadEvent& p : t.Rows<model::NvtxPayloadEvent>())
     if (t.strings.Get(p.text_id).find("Message size") != std::string_view::npos)
       p.ts_ns -= 50'000;  // 50 us early: past kPayloadSlackNs
-  const std::string path = dir / "rank1.sbt";
-  ASSERT_TRUE(format::WriteTraceFile(t, path).ok());
-  auto s = SummarizeFile(path);
-  ASSERT_TRUE(s.ok()) << s.status().ToString();
-  const ProcessCollectives& c = s->front().collectives;
-  ASSERT_EQ(c.ops.size(), 6u);
-  EXPECT_EQ(c.with_payload, 6u);
-  std::map<std::string, uint64_t> want;
-  for (const SyntheticCollective& sc : o.schedule) want[sc.op] = sc.bytes;
-  for (const RankCollective& rc : c.ops)
-    EXPECT_EQ(rc.bytes, want[CollectiveOpName(rc.op)]) << CollectiveOpName(rc.op);
+  auto c = CollectivesOf(t, dir);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_EQ(c->ops.size(), 6u);
+  EXPECT_EQ(c->with_payload, 6u);
+  const std::map<std::string, uint64_t> want = SizesOf(o);
+  for (const RankCollective& rc : c->ops)
+    EXPECT_EQ(rc.bytes, want.at(CollectiveOpName(rc.op))) << CollectiveOpName(rc.op);
 }
 
 }  // namespace

@@ -103,6 +103,10 @@ uint64_t BytesFromRangeName(std::string_view name);
 // The value of `name` in an NVTX payload's text ("name=value; ..."): an
 // unsigned decimal; false when absent or not a number.
 bool NvtxPayloadValue(std::string_view text, std::string_view name, uint64_t* value);
+// An NVTX range NCCL itself pushed for one call ("ncclAllReduce", ...; not
+// PyTorch's "nccl:all_reduce"): the only ranges whose payload is a call's.
+bool IsNcclCallRange(std::string_view name);
+
 // What one of NCCL's payloads says: a call's communicator and message size
 // (has_bytes), or ncclCommInitRank's communicator size and rank (has_group).
 struct NcclPayload {
