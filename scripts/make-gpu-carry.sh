@@ -23,7 +23,8 @@ cp "$B/gpu/replay_kernels.cubin" "$D/gpu/"
 # without the build's dependencies (static zstd and sqlite3 from Debian).
 mkdir -p "$D/pyext"
 for l in cluster format export import job memory analysis timeline capture_common model base; do
-  f=$(ls "$B"/src/*/libtracesmith_$l.a) && cp "$f" "$D/pyext/" &&
+  # The newest, should an old build folder still hold a moved module's copy.
+  f=$(ls -t "$B"/src/*/libtracesmith_$l.a | head -n 1) && cp "$f" "$D/pyext/" &&
     strip --strip-debug "$D/pyext/libtracesmith_$l.a"
 done
 cp /usr/lib/x86_64-linux-gnu/libzstd.a /usr/lib/x86_64-linux-gnu/libsqlite3.a "$D/pyext/"

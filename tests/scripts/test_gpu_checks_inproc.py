@@ -53,10 +53,13 @@ class StallCheck(unittest.TestCase):
                 "max 2.4 ms.\n" % (kernels, zeroed, launch_max, probe, request_max))
 
     def run_check(self, new_request, new_launch, kernels=3000,
-                  classes="3 preempted, 1 unexplained", over=0):
+                  classes="3 preempted, 1 unexplained", over=0, floor_over=None):
         fake = Fake()
         self.addCleanup(fake.close)
         fake.program("launch_loop")
+        if floor_over is not None:  # 2000 sections of 2000 ns a round: 4 ms of busy time
+            fake.program("jitter_floor", "#!/bin/sh\necho 'jitter_floor: sections=2000 "
+                         "mean_ns=2000 max_us=150.0 over_100us=%d'\n" % floor_over)
         fake.table([[r"^profile ", 0, "", ""],
                     [r"^info .*ll_zeroed", 0, self.info(
                         new_request, new_launch, kernels,
@@ -78,18 +81,35 @@ class StallCheck(unittest.TestCase):
         self.assertIn("in 2 probe runs, launch calls of 100 us or more: preempted 6, "
                       "unexplained 2", out)
 
-    def test_slow_launch_call_interrupted_is_not_ours(self):
-        # Over 100 us in a default run: it passes only when every slow launch call of the
-        # probe runs was interrupted (the thread did not run), not preempted or unexplained.
-        rc, out = self.run_check("13.1 us", "104.0 us", classes="2 interrupted", over=1)
+    def test_slow_launch_calls_as_often_as_the_floor_are_the_machines(self):
+        # Over 100 us in a default run (1.2 ms of launch callbacks each): it passes when the
+        # floor's busy sections (4 ms a round) are stopped as often per second, no probe
+        # class points at the capture, and none is over 1 ms.
+        rc, out = self.run_check("13.1 us", "104.0 us", classes="2 interrupted", over=1,
+                                 floor_over=1)
         self.assertEqual((rc, verdict(out, "launch callback")), (0, "PASS"), out)
-        self.assertIn("probe runs, launch calls of 100 us or more: interrupted 4", out)
-        # Fewer classed slow calls than the default runs had (2 runs x 4): not enough.
-        rc, out = self.run_check("13.1 us", "104.0 us", classes="1 interrupted", over=4)
+        self.assertIn("2 call(s) of 100 us or more in 2.4 ms of launch callbacks vs the "
+                      "floor's 2 section(s) of 100 us or more in 8.0 ms of busy time, 2 of 2 "
+                      "rounds (max 150.0 us): same-rate p = 0.230", out)
+        self.assertIn("launch calls of 100 us or more: interrupted 4", out)
+        rc, out = self.run_check("13.1 us", "104.0 us", classes="1 interrupted, 1 unexplained",
+                                 over=1, floor_over=0)
+        self.assertEqual((rc, verdict(out, "launch callback")), (0, "PASS"), out)
+        # Far more often than the floor (8 in 2.4 ms against none in 8 ms): ours.
+        rc, out = self.run_check("13.1 us", "104.0 us", classes="2 interrupted", over=4,
+                                 floor_over=0)
         self.assertEqual((rc, verdict(out, "launch callback")), (1, "FAIL"), out)
-        for classes in ("1 interrupted, 1 unexplained", "2 preempted"):
-            rc, out = self.run_check("13.1 us", "104.0 us", classes=classes)
-            self.assertEqual((rc, verdict(out, "launch callback")), (1, "FAIL"), out)
+        self.assertIn("same-rate p = 0.000", out)
+        # A probe class that is the capture's (switched out, waited, faulted), a callback
+        # over 1 ms, or no floor to compare with: not put down to the machine.
+        for classes, launch, floor_over in (("2 preempted", "104.0 us", 4),
+                                            ("1 blocked, 1 interrupted", "104.0 us", 4),
+                                            ("2 interrupted", "1.20 ms", 4),
+                                            ("2 interrupted", "104.0 us", None)):
+            rc, out = self.run_check("13.1 us", launch, classes=classes, over=1,
+                                     floor_over=floor_over)
+            self.assertEqual((rc, verdict(out, "launch callback")), (1, "FAIL"),
+                             (classes, launch, floor_over, out))
 
     def test_stalls_and_lost_records_fail(self):
         rc, out = self.run_check("1.60 ms", "245.2 us", kernels=2999)
