@@ -421,7 +421,7 @@ static uint64_t DecodeAllowance() {
   return std::max<uint64_t>(64ull << 20, ram / 8);
 }
 
-uint64_t SbtReader::DecodeLimit() const {
+uint64_t DecodeLimitFor(uint64_t input_bytes) {
   // A captured trace decodes to ~17x its size (136-byte kernel rows from ~8
   // bytes); rows that repeat exactly (a synthetic or converted trace, a
   // forged file) are stored as constant columns and decode to any multiple.
@@ -431,7 +431,27 @@ uint64_t SbtReader::DecodeLimit() const {
     uint64_t v = strtoull(mb, nullptr, 10);
     if (v > 0) return v << 20;
   }
-  return DecodeAllowance() + 256ull * size_;
+  return DecodeAllowance() + 256ull * input_bytes;
+}
+
+uint64_t SbtReader::DecodeLimit() const { return DecodeLimitFor(size_); }
+
+void ReserveFromIndex(const std::vector<ChunkIndexEntry>& chunks, uint64_t budget,
+                      model::Trace* out) {
+  // Computed without overflow: the sum stops once past what the budget holds.
+  model::ForEachRecordType([&]<typename T>() {
+    const uint64_t max_rows = budget / sizeof(T);
+    uint64_t rows = 0;
+    for (const ChunkIndexEntry& e : chunks) {
+      if (e.type != uint16_t(ChunkType::kTable) ||
+          e.table_kind != uint16_t(model::RecordTraits<T>::kKind))
+        continue;
+      rows += std::min<uint64_t>(e.rows, kMaxRowsPerChunk);
+      if (rows > max_rows) break;
+    }
+    auto& v = out->Rows<T>();
+    if (rows <= max_rows && rows <= v.max_size() - v.size()) v.reserve(v.size() + rows);
+  });
 }
 
 Status SbtReader::OverLimit(uint64_t limit) const {
@@ -447,23 +467,7 @@ Status SbtReader::ReadAll(model::Trace* out, ReadOptions options) {
   uint64_t budget = options.max_decoded_bytes;
   if (budget == 0) budget = DecodeLimit();
   uint64_t decoded = 0;
-  if (report_.indexed) {  // reserve once: no reallocation while decoding
-    // The counts come from the file: a hint, used only while the bytes they
-    // promise fit the budget (computed without overflow).
-    model::ForEachRecordType([&]<typename T>() {
-      const uint64_t max_rows = budget / sizeof(T);
-      uint64_t rows = 0;
-      for (const ChunkIndexEntry& e : chunks_) {
-        if (e.type != uint16_t(ChunkType::kTable) ||
-            e.table_kind != uint16_t(model::RecordTraits<T>::kKind))
-          continue;
-        rows += std::min<uint64_t>(e.rows, kMaxRowsPerChunk);
-        if (rows > max_rows) break;
-      }
-      auto& v = out->Rows<T>();
-      if (rows <= max_rows && rows <= v.max_size() - v.size()) v.reserve(v.size() + rows);
-    });
-  }
+  if (report_.indexed) ReserveFromIndex(chunks_, budget, out);  // no reallocation while decoding
   uint16_t kind;
   for (size_t i = 0; i < chunks_.size(); ++i) {
     const size_t damage_before = report_.damage.size();

@@ -41,6 +41,10 @@ class FileSource final : public TraceSource {
     return path_.empty() ? std::vector<std::string>{} : std::vector<std::string>{path_};
   }
   ReadReport report() const override { return reader_->report(); }
+  Status ReadAll(model::Trace* out) override {
+    *out = model::Trace{};
+    return reader_->ReadAll(out);
+  }
 
  private:
   std::string path_;
@@ -68,12 +72,14 @@ std::vector<MemoryBatch> BatchesOf(const model::Trace& trace, size_t per_batch,
         e.table_kind = m.kind;
         e.rows = m.end - m.begin;
         e.min_ts = ~0ull;
-        for (size_t i = m.begin; i < m.end; ++i) {
-          const uint64_t ts = model::LoadField(&rows[i], RecordTraits<T>::kAllFields[0]);
-          e.min_ts = std::min(e.min_ts, ts);
-          e.max_ts = std::max(e.max_ts, ts);
+        if (index) {  // the times only for an index (a pass needs the slices alone)
+          for (size_t i = m.begin; i < m.end; ++i) {
+            const uint64_t ts = model::LoadField(&rows[i], RecordTraits<T>::kAllFields[0]);
+            e.min_ts = std::min(e.min_ts, ts);
+            e.max_ts = std::max(e.max_ts, ts);
+          }
+          index->push_back(e);
         }
-        if (index) index->push_back(e);
         out.push_back(m);
       }
     }
@@ -168,23 +174,11 @@ Status TraceSource::Stream(const SbtReader::EventChunkCallback& on_events,
   return on_end ? on_end(cursor->batch()) : OkStatus();
 }
 
-Status ReadTrace(TraceSource& source, model::Trace* out) {
+Status TraceSource::ReadAll(model::Trace* out) {
   *out = model::Trace{};
-  // Reserved once from the index, as ReadAll does: a hint only, each chunk's
-  // count capped by what a chunk holds and the total by what the input could
-  // decode to (1 GiB + 256 x its size, the reader's own budget).
-  const uint64_t budget = (1ull << 30) + 256 * source.bytes();
-  const std::vector<ChunkIndexEntry> chunks = source.TableChunks();
-  model::ForEachRecordType([&]<typename T>() {
-    if constexpr (RecordTraits<T>::kIsEvent) {
-      uint64_t rows = 0;
-      for (const ChunkIndexEntry& e : chunks)
-        if (e.table_kind == uint16_t(RecordTraits<T>::kKind))
-          rows += std::min<uint64_t>(e.rows, kMaxRowsPerChunk);
-      if (rows <= budget / sizeof(T)) out->Rows<T>().reserve(rows);
-    }
-  });
-  return source.Stream(
+  // Reserved once from the index, as SbtReader::ReadAll does (its budget).
+  ReserveFromIndex(TableChunks(), DecodeLimitFor(bytes()), out);
+  return Stream(
       [&](const model::Trace& batch, model::TableKind kind) {
         model::ForEachRecordType([&]<typename T>() {
           if constexpr (RecordTraits<T>::kIsEvent)

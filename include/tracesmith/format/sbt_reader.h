@@ -74,6 +74,15 @@ struct ReadOptions {
   uint64_t max_decoded_bytes = 0;
 };
 
+// How many bytes a pass over `input_bytes` of SBT may decode to: 256x the input
+// plus an eighth of this machine's memory (TRACESMITH_MAX_DECODED_MB=N overrides).
+uint64_t DecodeLimitFor(uint64_t input_bytes);
+// Reserves `out`'s event rows once from an index's table chunks (each chunk's
+// count capped by what a chunk can hold), a kind only while the bytes its
+// counts promise fit `budget`: the counts come from a file, a hint only.
+void ReserveFromIndex(const std::vector<ChunkIndexEntry>& chunks, uint64_t budget,
+                      model::Trace* out);
+
 class SbtReader {
  public:
   static StatusOr<std::unique_ptr<SbtReader>> Open(const std::string& path);

@@ -66,16 +66,20 @@ class TraceSource {
   // and gives a clean report here, as its merged file did.
   virtual ReadReport report() const = 0;
 
+  // Every row of a pass, in pass order, into `out` (emptied first): what
+  // SbtReader::ReadAll gives for a file (a file's source decodes into `out`
+  // directly), for any source.
+  virtual Status ReadAll(model::Trace* out);
+
   // A pass as callbacks (SbtReader::Stream's contract).
   Status Stream(const SbtReader::EventChunkCallback& on_events,
                 const SbtReader::EndCallback& on_end = {},
                 const SbtReader::EventKindFilter& wanted = {});
 };
 
-// Every row of a pass, in pass order, into `out` (emptied first): what
-// SbtReader::ReadAll gives for a file, for any source. The whole trace in
-// memory: for the readers that need it all at once (view).
-Status ReadTrace(TraceSource& source, model::Trace* out);
+// source.ReadAll(out): the whole trace in memory, for the readers that need
+// it all at once (view).
+inline Status ReadTrace(TraceSource& source, model::Trace* out) { return source.ReadAll(out); }
 
 // One SBT file (the reader is kept: a second pass skips the chunks the first
 // found damaged, and the report counts each chunk once).
