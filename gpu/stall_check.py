@@ -26,7 +26,8 @@ calls of 100 us or more, the longest first-time work.
     of callback time are no more frequent than the floor's sections of 100 us or more per
     second of busy time in the same rounds (the exact test of two Poisson rates: the slow
     calls' share of all slow events against the callbacks' share of the exposure, binomial;
-    p >= 0.01), none is over 1 ms, and the launch loop's probe runs (R of them, below)
+    p >= 0.01), none is over 1 ms (or over the floor's longest stop in those rounds: H200
+    VM, 14:30 UTC, a floor section of 1.96 ms), and the launch loop's probe runs (R of them, below)
     class no slow launch call as the capture's (preempted, blocked, faulted: only
     "interrupted" or "unexplained" — the thread was charged without switching or faulting,
     which is steal or interrupts on a VM whose guest does not account them apart). H200 VM,
@@ -49,7 +50,8 @@ import sys
 from checks import Checks, torch_skip_reason
 
 LIMIT_NS = 100_000
-MACHINE_MAX_NS = 1_000_000  # no callback over 1 ms is put down to the machine
+# No callback over 1 ms is put down to the machine unless its floor stopped as long.
+MACHINE_MAX_NS = 1_000_000
 WARMUP_LAUNCHES = 1000  # bench/workloads/launch_loop.cu
 CONFIGS = [("zeroed", {}), ("cupti-zeroes", {"TRACESMITH_BUFFER_PREFAULT": "0"})]
 UNITS = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}
@@ -275,7 +277,7 @@ def checks(c, a, workloads):
     # or faulting: steal or interrupts the guest does not account apart) are the machine's.
     ours = {k: n for k, n in (probe or {}).items() if k not in ("interrupted", "unexplained")}
     machine = bool(launch) and all(launch) and len(floors) == a.rounds and probe is not None \
-        and not ours and worst <= MACHINE_MAX_NS and p >= 0.01
+        and not ours and worst <= max(MACHINE_MAX_NS, f_max) and p >= 0.01
     c.check("launch callback", under or machine,
             f"slowest of {a.launches} launch callbacks per default run: "
             + ", ".join(fmt(x[0]) if x else "?" for x in launch)
@@ -287,8 +289,8 @@ def checks(c, a, workloads):
             + ("a run failed" if probe is None else
                ", ".join(f"{k} {n}" for k, n in sorted(probe.items())) or "none")
             + " (need every default run <= 100 us, or: slow calls no more often than the "
-            "floor's (p >= 0.01), none over 1 ms, and no probe class but interrupted or "
-            "unexplained)")
+            "floor's (p >= 0.01), none over 1 ms or the floor's longest, and no probe class "
+            "but interrupted or unexplained)")
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -53,13 +53,14 @@ class StallCheck(unittest.TestCase):
                 "max 2.4 ms.\n" % (kernels, zeroed, launch_max, probe, request_max))
 
     def run_check(self, new_request, new_launch, kernels=3000,
-                  classes="3 preempted, 1 unexplained", over=0, floor_over=None):
+                  classes="3 preempted, 1 unexplained", over=0, floor_over=None,
+                  floor_max="150.0"):
         fake = Fake()
         self.addCleanup(fake.close)
         fake.program("launch_loop")
         if floor_over is not None:  # 2000 sections of 2000 ns a round: 4 ms of busy time
             fake.program("jitter_floor", "#!/bin/sh\necho 'jitter_floor: sections=2000 "
-                         "mean_ns=2000 max_us=150.0 over_100us=%d'\n" % floor_over)
+                         "mean_ns=2000 max_us=%s over_100us=%d'\n" % (floor_max, floor_over))
         fake.table([[r"^profile ", 0, "", ""],
                     [r"^info .*ll_zeroed", 0, self.info(
                         new_request, new_launch, kernels,
@@ -100,8 +101,12 @@ class StallCheck(unittest.TestCase):
                                  floor_over=0)
         self.assertEqual((rc, verdict(out, "launch callback")), (1, "FAIL"), out)
         self.assertIn("same-rate p = 0.000", out)
+        # Over 1 ms, when the floor stopped a section for longer in the same rounds.
+        rc, out = self.run_check("13.1 us", "1.70 ms", classes="2 interrupted", over=1,
+                                 floor_over=4, floor_max="1963.6")
+        self.assertEqual((rc, verdict(out, "launch callback")), (0, "PASS"), out)
         # A probe class that is the capture's (switched out, waited, faulted), a callback
-        # over 1 ms, or no floor to compare with: not put down to the machine.
+        # over 1 ms and the floor's longest, or no floor to compare with: not the machine's.
         for classes, launch, floor_over in (("2 preempted", "104.0 us", 4),
                                             ("1 blocked, 1 interrupted", "104.0 us", 4),
                                             ("2 interrupted", "1.20 ms", 4),
