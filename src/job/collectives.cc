@@ -508,39 +508,66 @@ MatchResult MatchCollectives(std::span<const std::vector<RankCollective>* const>
                              std::span<const std::string> labels) {
   MatchResult out;
   const size_t n = ranks.size();
-  // Per rank and communicator: [begin, end) of its ops (sorted by (comm, seq)).
-  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> span_of(n);
+  // A communicator is NCCL's own id where every collective of a rank's stream
+  // carries the same one (NCCL's payloads): exact with subgroups and whatever
+  // order the ranks made their communicators in. Without it, the stream's
+  // place by first use on its rank: ranks that make and first use their
+  // communicators in the same order line up.
+  std::map<std::pair<uint64_t, uint32_t>, uint32_t> comm_of;  // (id, 0) or (0, place)
+  std::vector<std::vector<std::vector<uint32_t>>> parts;      // [comm][rank]: op indexes
   for (size_t r = 0; r < n; ++r) {
     if (ranks[r] == nullptr) continue;
     const auto& v = *ranks[r];
-    for (uint32_t i = 0; i < v.size(); ++i) {
-      const uint32_t c = v[i].comm;
-      if (span_of[r].size() <= c) span_of[r].resize(c + 1, {i, i});
-      if (span_of[r][c].first == span_of[r][c].second) span_of[r][c] = {i, i};
-      span_of[r][c].second = i + 1;
+    bool merged = false;  // two streams of one id: their ops are put in time order
+    for (uint32_t b = 0, e; b < v.size(); b = e) {
+      uint64_t id = v[b].comm_hash;
+      for (e = b; e < v.size() && v[e].comm == v[b].comm; ++e)
+        if (v[e].comm_hash != id) id = 0;
+      const std::pair<uint64_t, uint32_t> key{id, id ? 0 : v[b].comm};
+      auto [it, added] = comm_of.try_emplace(key, uint32_t(parts.size()));
+      if (added) {
+        parts.emplace_back(n);
+        out.comm_ids.push_back(id);
+      }
+      std::vector<uint32_t>& mine = parts[it->second][r];
+      merged |= !mine.empty();
+      for (uint32_t i = b; i < e; ++i) mine.push_back(i);
     }
-    out.comms = std::max(out.comms, uint32_t(span_of[r].size()));
+    if (merged)
+      for (auto& comm : parts)
+        std::stable_sort(comm[r].begin(), comm[r].end(),
+                         [&](uint32_t a, uint32_t b) { return v[a].start_ns < v[b].start_ns; });
   }
+  out.comms = uint32_t(parts.size());
   auto label = [&](size_t r) {
     return r < labels.size() ? labels[r] : "rank " + std::to_string(r);
   };
+  auto name = [&](uint32_t c) {
+    if (out.comm_ids[c])
+      return StrFormat("communicator %u (NCCL id %llu)", c,
+                       static_cast<unsigned long long>(out.comm_ids[c]));
+    for (size_t r = 0; r < n; ++r)
+      if (!parts[c][r].empty())
+        return StrFormat("communicator %u (NCCL stream #%u by first use)", c,
+                         (*ranks[r])[parts[c][r][0]].comm + 1);
+    return StrFormat("communicator %u", c);
+  };
   out.matched_per_comm.assign(out.comms, 0);
   for (uint32_t c = 0; c < out.comms; ++c) {
+    const auto& part = parts[c];
     std::vector<size_t> members;
     for (size_t r = 0; r < n; ++r)
-      if (c < span_of[r].size() && span_of[r][c].second > span_of[r][c].first) members.push_back(r);
+      if (!part[r].empty()) members.push_back(r);
     if (members.size() < 2) {
       if (members.size() == 1)
-        out.warnings.push_back(StrFormat(
-            "communicator %u (NCCL stream #%u by first use) is seen on %s only: not matched", c,
-            c + 1, label(members[0]).c_str()));
+        out.warnings.push_back(StrFormat("%s is seen on %s only: not matched", name(c).c_str(),
+                                         label(members[0]).c_str()));
       continue;
     }
     uint32_t count = UINT32_MAX, most = 0;
     for (size_t r : members) {
-      const uint32_t k = span_of[r][c].second - span_of[r][c].first;
-      count = std::min(count, k);
-      most = std::max(most, k);
+      count = std::min(count, uint32_t(part[r].size()));
+      most = std::max(most, uint32_t(part[r].size()));
     }
     if (count != most) {
       std::string counts;
@@ -549,23 +576,22 @@ MatchResult MatchCollectives(std::span<const std::vector<RankCollective>* const>
           counts += ", ...";
           break;
         }
-        counts += (counts.empty() ? "" : ", ") + label(r) + ": " +
-                  std::to_string(span_of[r][c].second - span_of[r][c].first);
+        counts += (counts.empty() ? "" : ", ") + label(r) + ": " + std::to_string(part[r].size());
       }
       out.warnings.push_back(StrFormat(
-          "communicator %u: ranks ran different numbers of collectives (%s); matched the first %u, "
-          "the rest are left unmatched (a rank's trace cut short, or a capture that started or "
-          "stopped at different points)",
-          c, counts.c_str(), count));
+          "%s: ranks ran different numbers of collectives (%s); matched the first %u, the rest "
+          "are left unmatched (a rank's trace cut short, or a capture that started or stopped "
+          "at different points)",
+          name(c).c_str(), counts.c_str(), count));
     }
-    if (members.size() < n) {
+    if (members.size() < n && !out.comm_ids[c]) {  // NCCL's id: a subgroup, as it should be
       std::string who;
       for (size_t r : members) who += (who.empty() ? "" : ", ") + label(r);
       if (who.size() > 200) who = std::to_string(members.size()) + " ranks";
       out.warnings.push_back(StrFormat(
-          "communicator %u is on %s only (the other ranks have fewer NCCL streams): matched among "
-          "those; with subgroups the stream-order rule can pair the wrong streams",
-          c, who.c_str()));
+          "%s is on %s only (the other ranks have fewer NCCL streams): matched among those; "
+          "with subgroups the stream-order rule can pair the wrong streams",
+          name(c).c_str(), who.c_str()));
     }
     // A communicator index is an NCCL stream on one rank and a host thread
     // (gloo...) on another when their numbers of NCCL streams differ: such
@@ -573,15 +599,15 @@ MatchResult MatchCollectives(std::span<const std::vector<RankCollective>* const>
     {
       bool host = false, kernel = false;
       for (size_t r : members) {
-        const bool h = (*ranks[r])[span_of[r][c].first].source == OpSource::kHostRange;
+        const bool h = (*ranks[r])[part[r][0]].source == OpSource::kHostRange;
         host |= h;
         kernel |= !h;
       }
       if (host && kernel) {
         out.warnings.push_back(StrFormat(
-            "communicator %u is an NCCL stream on some ranks and a host (gloo/MPI) thread on "
-            "others (they have different numbers of NCCL streams): not matched",
-            c));
+            "%s is an NCCL stream on some ranks and a host (gloo/MPI) thread on others (they "
+            "have different numbers of NCCL streams): not matched",
+            name(c).c_str()));
         continue;
       }
     }
@@ -590,25 +616,25 @@ MatchResult MatchCollectives(std::span<const std::vector<RankCollective>* const>
       size_t first_known = SIZE_MAX;
       bool agree = true;
       for (size_t r : members) {
-        const RankCollective& rc = (*ranks[r])[span_of[r][c].first + k];
+        const RankCollective& rc = (*ranks[r])[part[r][k]];
         if (rc.op == CollectiveOp::kUnknown) continue;
         if (first_known == SIZE_MAX) {
           first_known = r;
-        } else if ((*ranks[first_known])[span_of[first_known][c].first + k].op != rc.op) {
+        } else if ((*ranks[first_known])[part[first_known][k]].op != rc.op) {
           out.warnings.push_back(StrFormat(
-              "communicator %u, collective #%u: %s runs %s but %s runs %s; the ranks' NCCL "
-              "streams do not line up from here (communicators created or first used in a "
-              "different order, or subgroups): matched the first %u only",
-              c, k + 1, label(first_known).c_str(),
-              CollectiveOpName((*ranks[first_known])[span_of[first_known][c].first + k].op),
-              label(r).c_str(), CollectiveOpName(rc.op), k));
+              "%s, collective #%u: %s runs %s but %s runs %s; the ranks' NCCL streams do not "
+              "line up from here (communicators created or first used in a different order, "
+              "or subgroups): matched the first %u only",
+              name(c).c_str(), k + 1, label(first_known).c_str(),
+              CollectiveOpName((*ranks[first_known])[part[first_known][k]].op), label(r).c_str(),
+              CollectiveOpName(rc.op), k));
           agree = false;
           break;
         }
       }
       if (!agree) break;
       CollectiveMatch m{.comm = c, .seq = k, .part = std::vector<uint32_t>(n, kNone)};
-      for (size_t r : members) m.part[r] = span_of[r][c].first + k;
+      for (size_t r : members) m.part[r] = part[r][k];
       out.matches.push_back(std::move(m));
       out.matched_per_comm[c]++;
     }

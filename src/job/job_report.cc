@@ -208,6 +208,7 @@ JobReport BuildJobReport(std::vector<RankSummary> summaries, const JobOptions& o
   for (size_t i = 0; i < n; ++i) ops[i] = &summaries[i].collectives.ops;
   r.comms = match.comms;
   r.matched_per_comm = match.matched_per_comm;
+  r.comm_ids = match.comm_ids;
   for (const std::string& w : match.warnings) r.warnings.push_back(w);
   r.hosts = clock.hosts();
   r.max_bound_ns = clock.MaxBound();

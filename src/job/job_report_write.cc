@@ -51,8 +51,12 @@ void WriteJobText(const JobReport& r, std::ostream& out) {
                      rr.steps ? HumanDuration(rr.step_median_ns).c_str() : "-");
   }
   out << StrFormat("\nCollectives: %u communicator(s)", r.comms);
-  for (uint32_t c = 0; c < r.matched_per_comm.size(); ++c)
-    out << StrFormat("%s #%u: %u matched", c ? "," : ";", c, r.matched_per_comm[c]);
+  for (uint32_t c = 0; c < r.matched_per_comm.size(); ++c) {
+    out << StrFormat("%s #%u", c ? "," : ";", c);
+    if (c < r.comm_ids.size() && r.comm_ids[c])
+      out << StrFormat(" (NCCL id %llu)", static_cast<unsigned long long>(r.comm_ids[c]));
+    out << StrFormat(": %u matched", r.matched_per_comm[c]);
+  }
   out << "\n";
   if (!r.collectives.empty())
     out << StrFormat(
@@ -178,6 +182,7 @@ void WriteJobJson(const JobReport& r, std::ostream& out) {
   j["ranks"] = std::move(ranks);
   j["communicators"] = r.comms;
   j["matched_per_communicator"] = r.matched_per_comm;
+  j["communicator_nccl_ids"] = r.comm_ids;  // 0: matched by stream order (no NCCL payload)
   Json coll = Json::array();
   for (const JobCollective& c : r.collectives)
     coll.push_back({{"comm", c.comm},

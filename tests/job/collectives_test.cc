@@ -110,5 +110,59 @@ TEST(MatchCollectives, DisagreeingOperationsStopTheMatch) {
   EXPECT_NE(m.warnings.back().find("do not line up"), std::string::npos);
 }
 
+RankCollective WithId(RankCollective rc, uint64_t id) {
+  rc.comm_hash = id;
+  return rc;
+}
+
+// Tensor and data parallel on 4 ranks: TP {0,1} id 11 and {2,3} id 12, DP {0,2}
+// id 21 and {1,3} id 22; every rank first uses its TP communicator. By stream
+// order alone all four first streams would be one communicator; NCCL's ids
+// (its payloads) pair each with its own members only.
+TEST(MatchCollectives, NcclIdsMatchSubgroups) {
+  std::vector<std::vector<RankCollective>> v(4);
+  const uint64_t tp[4] = {11, 11, 12, 12}, dp[4] = {21, 22, 21, 22};
+  for (uint32_t r = 0; r < 4; ++r) {
+    for (uint32_t k = 0; k < 3; ++k)
+      v[r].push_back(WithId(Op(0, k, CollectiveOp::kAllReduce), tp[r]));
+    for (uint32_t k = 0; k < 2; ++k)
+      v[r].push_back(WithId(Op(1, k, CollectiveOp::kAllGather), dp[r]));
+  }
+  const std::vector<const std::vector<RankCollective>*> ranks = {&v[0], &v[1], &v[2], &v[3]};
+  const MatchResult m = MatchCollectives(ranks, {});
+  EXPECT_TRUE(m.warnings.empty()) << m.warnings[0];
+  EXPECT_EQ(m.comms, 4u);
+  EXPECT_EQ(m.comm_ids, (std::vector<uint64_t>{11, 21, 22, 12}));  // by first sight
+  EXPECT_EQ(m.matched_per_comm, (std::vector<uint32_t>{3, 2, 2, 3}));
+  ASSERT_EQ(m.matches.size(), 10u);
+  for (const CollectiveMatch& c : m.matches) {
+    std::vector<bool> in(4);
+    for (uint32_t r = 0; r < 4; ++r) in[r] = c.part[r] != kNone;
+    const uint64_t id = m.comm_ids[c.comm];
+    for (uint32_t r = 0; r < 4; ++r)
+      EXPECT_EQ(in[r], tp[r] == id || dp[r] == id) << "communicator " << id << " rank " << r;
+  }
+}
+
+// Rank 1 made (first used) its communicators in the other order, and ran one of
+// them on two streams: NCCL's id still pairs them, in time order.
+TEST(MatchCollectives, NcclIdsMatchWhateverTheStreamOrder) {
+  std::vector<RankCollective> a = {WithId(Op(0, 0, CollectiveOp::kAllReduce), 7),
+                                   WithId(Op(0, 1, CollectiveOp::kAllReduce), 7),
+                                   WithId(Op(1, 0, CollectiveOp::kBroadcast), 9)};
+  std::vector<RankCollective> b = {WithId(Op(0, 0, CollectiveOp::kBroadcast), 9),
+                                   WithId(Op(1, 0, CollectiveOp::kAllReduce), 7),
+                                   WithId(Op(2, 0, CollectiveOp::kAllReduce), 7)};
+  b[2].start_ns = 50;  // this stream's all-reduce came first
+  const std::vector<const std::vector<RankCollective>*> ranks = {&a, &b};
+  const MatchResult m = MatchCollectives(ranks, {});
+  EXPECT_TRUE(m.warnings.empty()) << m.warnings[0];
+  ASSERT_EQ(m.matches.size(), 3u);
+  EXPECT_EQ(m.comm_ids, (std::vector<uint64_t>{7, 9}));
+  EXPECT_EQ(m.matches[0].part, (std::vector<uint32_t>{0, 2}));
+  EXPECT_EQ(m.matches[1].part, (std::vector<uint32_t>{1, 1}));
+  EXPECT_EQ(m.matches[2].part, (std::vector<uint32_t>{2, 0}));
+}
+
 }  // namespace
 }  // namespace tracesmith::analysis

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <sstream>
 #include <string>
 
 #include "testing/synthetic_job_files.h"
@@ -82,6 +83,14 @@ TEST(JobReport, NcclPayloadsGiveBytesCommunicatorAndGroup) {
     EXPECT_EQ(b.count, 3u);
     EXPECT_GT(b.busbw_gbps, 0);
   }
+  // The communicators are NCCL's ids, said in the report.
+  EXPECT_EQ(report->comm_ids, (std::vector<uint64_t>{1000, 1001}));
+  EXPECT_EQ(report->matched_per_comm, (std::vector<uint32_t>{6, 3}));
+  std::ostringstream text;
+  WriteJobText(*report, text);
+  EXPECT_NE(text.str().find("#0 (NCCL id 1000): 6 matched, #1 (NCCL id 1001): 3 matched"),
+            std::string::npos)
+      << text.str();
 }
 
 // Without payloads or "bytes=" ranges nothing says a size: no bandwidth.

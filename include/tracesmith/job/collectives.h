@@ -175,11 +175,15 @@ struct CollectiveMatch {
   std::vector<uint32_t> part;  // by rank index
 };
 
+// Communicators are NCCL's own ids where the collectives carry them (NCCL's
+// NVTX payloads), else each rank's NCCL streams by first use (the same place
+// on every rank is one communicator).
 struct MatchResult {
   std::vector<CollectiveMatch> matches;  // by (comm, seq)
   std::vector<std::string> warnings;     // counts or operations that disagree
   uint32_t comms = 0;
   std::vector<uint32_t> matched_per_comm;
+  std::vector<uint64_t> comm_ids;  // per communicator: NCCL's id, 0 for a stream by first use
 };
 
 // `ranks[i]`: rank i's collectives (a null entry: rank i has none to offer,

@@ -164,6 +164,7 @@ struct JobReport {
   uint64_t max_bound_ns = 0;
   uint32_t comms = 0;
   std::vector<uint32_t> matched_per_comm;
+  std::vector<uint64_t> comm_ids;  // NCCL's id per communicator; 0: a stream by first use
   std::vector<JobCollective> collectives;
   // Collectives whose last arrival is within the clock bound of the others'
   // median: no last rank can be named for them.
