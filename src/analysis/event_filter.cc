@@ -9,6 +9,15 @@ namespace tracesmith::analysis {
 
 using namespace model;
 
+std::string EventKindLabels() {
+  std::string out;
+  ForEachRecordType([&]<typename T>() {
+    if constexpr (RecordTraits<T>::kIsEvent)
+      out += (out.empty() ? "" : ", ") + std::string(RecordTraits<T>::kLabel);
+  });
+  return out;
+}
+
 StatusOr<EventFilter> EventFilter::Make(const EventFilterSpec& spec) {
   EventFilter f;
   f.spec_ = spec;
@@ -17,10 +26,7 @@ StatusOr<EventFilter> EventFilter::Make(const EventFilterSpec& spec) {
     ForEachRecordType(
         [&]<typename T>() { known |= RecordTraits<T>::kIsEvent && k == RecordTraits<T>::kLabel; });
     if (!known)
-      return InvalidArgument(
-          "unknown event kind '" + k +
-          "' (kinds: kernel memcpy memset sync api nvtx marker memory counter module graph "
-          "overhead drop)");
+      return InvalidArgument("unknown event kind '" + k + "' (kinds: " + EventKindLabels() + ")");
     f.kinds_.insert(k);
   }
   if (!spec.name_regex.empty()) {

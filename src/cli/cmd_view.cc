@@ -219,9 +219,9 @@ void AddViewCommand(Cmd& app, CommandList& commands) {
   AddRunArguments(cmd, &o->run, "The trace to list");
   cmd->add_option("-n,--limit", o->limit, "Show at most N events (rows with --stats)")
       ->default_val(50);
-  cmd->add_option("-k,--kind", o->kinds,
-                  "Only these kinds (kernel, memcpy, memset, sync, api, nvtx, marker, memory, "
-                  "counter, module, graph, overhead, drop); repeat or comma-separate")
+  cmd->add_option(
+         "-k,--kind", o->kinds,
+         "Only these kinds (" + analysis::EventKindLabels() + "); repeat or comma-separate")
       ->delimiter(',');
   cmd->add_option("--name", o->name_regex, "Only events whose name matches this regex");
   cmd->add_option("--stream", o->stream, "Only this stream id");

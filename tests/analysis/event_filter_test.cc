@@ -76,6 +76,13 @@ TEST(EventFilterTest, BadInputIsNamed) {
   auto f = EventFilter::Make(spec);
   ASSERT_FALSE(f.ok());
   EXPECT_NE(f.status().message().find("unknown event kind 'kernels'"), std::string::npos);
+  // The list offered names every event kind, the newest too (the record table's labels).
+  EXPECT_NE(f.status().message().find("pcsample, timeout, gpumetric, appcounter, appevent, "
+                                      "nvtxpayload"),
+            std::string::npos)
+      << f.status().message();
+  spec.kinds = {"nvtxpayload"};
+  EXPECT_TRUE(EventFilter::Make(spec).ok());
   spec.kinds.clear();
   spec.name_regex = "(";
   f = EventFilter::Make(spec);

@@ -27,6 +27,9 @@ struct EventFilterSpec {
   std::string from, to;  // durations after the trace's start ("2ms"); empty: open
 };
 
+// Every event kind's label ("kernel, memcpy, ..."), as --kind takes them.
+std::string EventKindLabels();
+
 // A validated filter. The window is absolute (see Resolve).
 class EventFilter {
  public:
