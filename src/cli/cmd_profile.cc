@@ -329,6 +329,17 @@ int RunProfile(ProfileArgs& a, bool record_spelling) {
   // Only a regular file is ever replaced (never a directory or a device), and
   // an existing one only with --force.
   if (Status st = CheckOutputFile(o.output, {}, a.force); !st.ok()) return ReportError(st);
+  // A missing folder of the output is made now: found missing at the end, the
+  // program's run would be lost.
+  if (const std::filesystem::path dir = std::filesystem::path(o.output).parent_path();
+      !dir.empty() && !std::filesystem::exists(dir)) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec)
+      return ReportError(
+          IoError("cannot make the output's folder " + dir.string() + ": " + ec.message()));
+    if (!a.quiet) std::fprintf(stderr, "tracesmith: made the folder %s\n", dir.c_str());
+  }
 
   capture::RunOptions run;
 #ifdef TS_HAVE_CUDA
@@ -517,15 +528,16 @@ void AddProfileCommand(Cmd& app, CommandList& commands) {
   auto* profile = app.add_subcommand(
       "profile", "Run a CUDA program and record its GPU activity to an SBT trace");
   profile->add_option("-o,--output", profile_args.output,
-                      "Trace file (default: trace<N>.sbt); other processes of the program write "
-                      "<stem>.pid<PID>.sbt");
+                      "Trace file (default: trace<N>.sbt; missing folders are made); other "
+                      "processes of the program write <stem>.pid<PID>.sbt");
   AddProfileOptions(profile, profile_args);
   profile->footer(kSignalsHelp);
   commands.emplace_back(profile, [] { return RunProfile(profile_args, false); });
 
   static ProfileArgs record_args;
   auto* record = app.add_subcommand("record", "Same as profile, with -o required");
-  record->add_option("-o,--output", record_args.output, "Trace file")->required();
+  record->add_option("-o,--output", record_args.output, "Trace file (missing folders are made)")
+      ->required();
   AddProfileOptions(record, record_args);
   record->footer(kSignalsHelp);
   commands.emplace_back(record, [] { return RunProfile(record_args, true); });

@@ -190,6 +190,23 @@ TEST_F(OutputSafetyTest, ProfileForceKeepsTheOldTraceWhenNothingIsRecorded) {
   EXPECT_NE(r.out.find("is a directory: refusing to replace it"), std::string::npos) << r.out;
 }
 
+// The output's missing folders are made before the program runs: found
+// missing when the trace is written, the run would be lost (a 2-GPU job's
+// rank files were, 2026-11-30). A folder that cannot be made stops it first.
+TEST_F(OutputSafetyTest, ProfileMakesTheOutputsFolderBeforeTheRun) {
+  const std::string env = "TRACESMITH_INJECT_LIB=" + trace_ + " ";
+  const std::string out = dir_ / "new/deeper/run.sbt";
+  Result r = RunTracesmith("profile -o " + out + " -- sh -c 'echo made > " + out + "'", env);
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("made the folder " + (dir_ / "new/deeper")), std::string::npos) << r.out;
+  EXPECT_EQ(ReadOrMissing(out), "made\n");
+  const std::string blocked = dir_ / "a.sbt/x/run.sbt";  // a.sbt is a file
+  r = RunTracesmith("profile -o " + blocked + " -- sh -c 'echo ran > " + (dir_ / "ran") + "'", env);
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("cannot make the output's folder"), std::string::npos) << r.out;
+  EXPECT_EQ(ReadOrMissing(dir_ / "ran"), "<missing>") << "the program ran";
+}
+
 // A footer index with forged row counts (valid checksums) used to end
 // `info` and `view` with an uncaught std::length_error.
 TEST_F(OutputSafetyTest, ForgedIndexRowCountsDoNotCrashInfoOrView) {
