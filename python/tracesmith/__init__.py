@@ -114,10 +114,7 @@ def export(path, out=None, format: str | None = None, gzip: bool = False,
                 warnings.warn(job["damage_text"] + "\nexported only its readable part",
                               stacklevel=2)
             return job
-    # Kineto JSON of several files: merged into a temporary file first, as the CLI does
-    # (src/cli/cmd_export.cc says why).
-    opener = _run.opened if format == "json" else _run.opened_source
-    with opener(path, strict, False, "exporting") as (file, _, _):
+    with _run.opened_source(path, strict, False, "exporting") as (file, _, _):
         result = core().export(file, out, format, bool(gzip), bool(strict), int(node_limit),
                                _window(start, "start"), _window(end, "end"))
     if result["damage_text"]:
