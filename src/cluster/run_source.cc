@@ -289,8 +289,9 @@ class RunCursor final : public format::TraceSource::Cursor {
     });
   }
 
-  // Gives the rows' vector back to the reader that filled it (its next Next
-  // clears it and decodes into it), keeping none here.
+  // Gives the rows' vector back to the reader that filled it, which frees it:
+  // the inputs' cursors wait their turns holding no rows (k inputs would
+  // otherwise keep k chunks' rows and their kinds' largest buffers).
   void ClearLastRows() {
     if (!last_kind_) return;
     model::ForEachRecordType([&]<typename T>() {
@@ -302,6 +303,7 @@ class RunCursor final : public format::TraceSource::Cursor {
         rows.shrink_to_fit();
       }
     });
+    last_input_->cursor.ReleaseRows();
     last_kind_.reset();
     last_input_ = nullptr;
   }

@@ -514,7 +514,7 @@ SbtReader::EventCursor::EventCursor(SbtReader* reader, const EventKindFilter& wa
   limit_ = reader_->DecodeLimit();
 }
 
-void SbtReader::EventCursor::ClearLastRows() {
+void SbtReader::EventCursor::ClearLastRows(bool free_memory) {
   if (!last_kind_) return;
   model::ForEachRecordType([&]<typename T>() {
     if constexpr (model::RecordTraits<T>::kIsEvent) {
@@ -522,6 +522,7 @@ void SbtReader::EventCursor::ClearLastRows() {
       // Only metadata stays charged against the budget.
       decoded_ -= std::min<uint64_t>(decoded_, batch_.Rows<T>().size() * sizeof(T));
       batch_.Rows<T>().clear();
+      if (free_memory) batch_.Rows<T>().shrink_to_fit();
     }
   });
   last_kind_ = 0;

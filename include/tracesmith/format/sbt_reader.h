@@ -141,11 +141,15 @@ class SbtReader {
     void StepEveryEventChunk() { step_every_event_chunk_ = true; }
     // The last Next that gave true stepped over a chunk without rows.
     bool stepped_over() const { return stepped_over_; }
+    // Clears the rows the last Next gave now rather than at the next Next,
+    // their memory freed (a reader of several files, whose cursors wait
+    // their turns, holds no rows for the ones waiting).
+    void ReleaseRows() { ClearLastRows(/*free_memory=*/true); }
 
    private:
     friend class SbtReader;
     EventCursor(SbtReader* reader, const EventKindFilter& wanted);
-    void ClearLastRows();
+    void ClearLastRows(bool free_memory = false);
     SbtReader* reader_;
     std::vector<bool> skip_;            // by table kind: not decoded (EventKindFilter)
     std::vector<uint64_t> suffix_min_;  // by chunk: the least min_ts of the event chunks from it on
