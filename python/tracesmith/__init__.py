@@ -72,7 +72,8 @@ _BY_ENDING = ((".json.gz", "json"), (".json", "json"), (".pftrace", "perfetto"),
 def export(path, out=None, format: str | None = None, gzip: bool = False,
            overwrite: bool = False, strict: bool = False, node_limit: int = 500, start="",
            end="") -> dict:
-    """Exports an SBT trace (or a run of several, merged), as `tracesmith export` does.
+    """Exports an SBT trace (or a run of several, merged on the fly: no temporary file), as
+    `tracesmith export` does.
 
     format: "perfetto" (ui.perfetto.dev), "json" (torch.profiler/Kineto
     schema; gzip=True or an out name ending .json.gz for gzip), "sqlite"
