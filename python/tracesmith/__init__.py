@@ -72,7 +72,8 @@ _BY_ENDING = ((".json.gz", "json"), (".json", "json"), (".pftrace", "perfetto"),
 def export(path, out=None, format: str | None = None, gzip: bool = False,
            overwrite: bool = False, strict: bool = False, node_limit: int = 500, start="",
            end="") -> dict:
-    """Exports an SBT trace (or a run of several, merged), as `tracesmith export` does.
+    """Exports an SBT trace (or a run of several, merged on the fly: no temporary file), as
+    `tracesmith export` does.
 
     format: "perfetto" (ui.perfetto.dev), "json" (torch.profiler/Kineto
     schema; gzip=True or an out name ending .json.gz for gzip), "sqlite"
@@ -114,10 +115,7 @@ def export(path, out=None, format: str | None = None, gzip: bool = False,
                 warnings.warn(job["damage_text"] + "\nexported only its readable part",
                               stacklevel=2)
             return job
-    # Kineto JSON of several files: merged into a temporary file first, as the CLI does
-    # (src/cli/cmd_export.cc says why).
-    opener = _run.opened if format == "json" else _run.opened_source
-    with opener(path, strict, False, "exporting") as (file, _, _):
+    with _run.opened_source(path, strict, False, "exporting") as (file, _, _):
         result = core().export(file, out, format, bool(gzip), bool(strict), int(node_limit),
                                _window(start, "start"), _window(end, "end"))
     if result["damage_text"]:

@@ -4,18 +4,15 @@ Every function that reads a trace takes a run: a file, a list of files, a
 directory of them, or a capture's output name ("run.sbt" also stands for
 run.rank*.sbt and run.pid*.sbt beside it). One file is read in place; several
 are read as one trace merged on the fly (C++ cluster::RunSource, `opened_source`)
-by analyze, memory, diff, event_stats and export; `load` merges them
-(`tracesmith merge`, C++ cluster::MergeTraces) into a temporary file, removed
-when the Trace no longer needs it (see TempTrace).
+by load, analyze, memory, diff, event_stats and export: no temporary file
+(`merge`, C++ cluster::MergeTraces, writes the same trace to a file).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 import warnings
-import weakref
 
 from ._errors import TraceError
 from ._native import core
@@ -67,54 +64,6 @@ def resolve(arg, single: bool = False, what: str = "path"):
         names, single = list(files), True
     run = core().resolve_run(names, bool(single))
     return names, list(run["files"]), list(run["expanded"])
-
-
-def _remove(path: str, pid: int) -> None:
-    if os.getpid() == pid:  # never a forked child's copy of the owner
-        with contextlib.suppress(OSError):
-            os.unlink(path)
-
-
-class TempTrace:
-    """A run's merged temporary file that a lazily loaded Trace still reads
-    event kinds from: removed by remove() (the Trace has read every kind), when
-    the last reference to it is gone, or at interpreter exit; only by the
-    process that made it."""
-
-    def __init__(self, path: str):
-        self.path = path
-        self._finalizer = weakref.finalize(self, _remove, path, os.getpid())
-
-    def remove(self) -> None:
-        self._finalizer()
-
-
-@contextlib.contextmanager
-def opened(arg, strict: bool = False, single: bool = False, doing: str = "reading",
-           what: str = "path", keep: bool = False):
-    """Yields (path, names, files): the file to read, the names given and the
-    run's files. Several files are merged into a temporary file first, removed
-    at the end of the block; with keep=True the block gets a fourth item, the
-    TempTrace that owns that file from then on (None for a single file), and
-    the file is removed at the end of the block only when it raised."""
-    names, files, expanded = resolve(arg, single, what)
-    for name in expanded:
-        warnings.warn(f"{name} is one of a run of {len(files)} traces; reading them all together "
-                      f"(single=True reads {name} alone)", stacklevel=4)
-    if len(files) == 1:
-        yield (files[0], names, files, None) if keep else (files[0], names, files)
-        return
-    fd, tmp = tempfile.mkstemp(prefix="tracesmith-run-", suffix=".sbt")
-    os.close(fd)
-    owner = TempTrace(tmp)
-    kept = False
-    try:
-        warn_merge(core().merge(files, tmp, bool(strict), True, True), doing, stacklevel=4)
-        yield (tmp, names, files, owner) if keep else (tmp, names, files)
-        kept = keep
-    finally:
-        if not kept:
-            owner.remove()
 
 
 @contextlib.contextmanager

@@ -273,16 +273,16 @@ def _event_labels(kinds) -> List[str]:
 
 class _Source:
     """Where a lazily loaded Trace reads the event kinds it has not read yet:
-    the file, its name in messages, its identity when loaded (the chunk index
-    and every chunk's header, checked before each read), strict, and for a
-    run the TempTrace owning its merged copy."""
+    the file (or, for a run of several files, the core's OpenRun that reads
+    them merged on the fly), its name in messages, its identity when loaded
+    (the chunk index and every chunk's header, of each file; checked before
+    each read) and strict."""
 
-    def __init__(self, file: str, what: str, identity: int, strict: bool, owner=None):
+    def __init__(self, file, what: str, identity: int, strict: bool):
         self.file = file
         self.what = what
         self.identity = identity
         self.strict = strict
-        self.owner = owner
 
 
 class Trace:
@@ -300,8 +300,8 @@ class Trace:
     changed, was replaced or is gone since load(), reading another kind raises
     TraceChangedError (a TraceError) naming it: rows of other contents are
     never mixed with what was loaded. Pickling keeps the kinds read and reads
-    the others from the same file later (a run's merged temporary copy is read
-    whole first); the reads are thread-safe.
+    the others from the same file later (a run of several files is read whole
+    first); the reads are thread-safe.
     """
 
     def __init__(self, path: str, data: dict, kinds=None, sources=None, files=None):
@@ -396,16 +396,14 @@ class Trace:
             self._unread = self._unread.difference(labels)
             if not self._unread:
                 self._source = None
-                if source.owner is not None:
-                    source.owner.remove()  # a run's merged copy: nothing is left to read in it
         if data["damage_text"]:
             _warn(data["damage_text"] +
                   f"\nloading only the readable part of its {', '.join(labels)} rows")
 
     def __getstate__(self):
         source = self._source
-        if source is not None and source.owner is not None:
-            self.read()  # a run's merged copy is this process's: read it whole first
+        if source is not None and not isinstance(source.file, str):
+            self.read()  # a run read on the fly (the core's OpenRun does not pickle): whole first
         state = self.__dict__.copy()
         del state["_lock"]
         return state
@@ -531,9 +529,9 @@ def load(path, strict: bool = False, kinds=None, single: bool = False) -> Trace:
     file per kind asked, or one for several with `t.read(["kernel", "api"])`
     (`t.read()`: all). Memory is the columns of the kinds read (about 44
     bytes per kernel, 36 per API call). If the file changes or disappears
-    before a kind is read, that read raises TraceChangedError naming it. A
-    run's merged temporary copy is kept until every kind is read or the Trace
-    is gone. A file without its index (an unfinished capture, or a damaged
+    before a kind is read, that read raises TraceChangedError naming it. A run
+    of several files is read merged on the fly (no temporary file), its kinds
+    not read yet from its files later. A file without its index (an unfinished capture, or a damaged
     index) is read whole here: its chunks cannot be told apart by kind
     without decoding them.
 
@@ -548,15 +546,14 @@ def load(path, strict: bool = False, kinds=None, single: bool = False) -> Trace:
     is not a trace raises TraceError.
     """
     labels = _event_labels(kinds) if kinds is not None else []
-    with _run.opened(path, strict, single, "loading", keep=True) as (file, names, files, owner):
-        data = core().read_columns(file, bool(strict), labels, kinds is None)
-    name = files[0] if len(files) == 1 else _run.display_name(names, files)
+    with _run.opened_source(path, strict, single, "loading") as (file, names, files):
+        name = files[0] if len(files) == 1 else _run.display_name(names, files)
+        data = core().read_columns(file, bool(strict), labels, kinds is None,
+                                   "" if len(files) == 1 else name)
     trace = Trace(name, data, labels, sources=names, files=files)
     if trace.unread_kinds:
-        what = file if owner is None else f"{name} (its merged copy {file})"
-        trace._source = _Source(file, what, data["identity"], bool(strict), owner)
-    elif owner is not None:
-        owner.remove()
+        trace._source = _Source(file, file if len(files) == 1 else name, data["identity"],
+                                bool(strict))
     if data["damage_text"]:
         warnings.warn(data["damage_text"] + "\nloading only its readable part", stacklevel=2)
     return trace

@@ -159,14 +159,10 @@ int RunExport(const ExportCliOptions& o) {
     if (exporter::ExportsAsJob(*format, scan))
       return RunExportJobPerfetto(o, files->files, scan, out);
   }
-  // Kineto JSON of several files still reads them merged into a temporary
-  // file: its time-ordering window (2 M events) overflows on big runs, and
-  // where it does the on-the-fly source, whose inputs come one after the
-  // other, ordered differently and kept 0.6% fewer flows with 8% more memory
-  // than the merged file at 10 M events (docs/benchmarks.md, 2026-11-30).
-  // Json keeps the merged file until the source interleaves its inputs by time
-  // (the other formats' row order past the window may differ; their rows do not).
-  auto run = OpenRunSource(o.run, o.strict, "exporting", *format == exporter::ExportFormat::kJson);
+  // Several files are read merged on the fly, their chunks interleaved by
+  // start time (cluster/run_source.h): the export's time-ordering window
+  // holds a few chunks per input, as for the run merged into one file.
+  auto run = OpenRunSource(o.run, o.strict, "exporting");
   if (!run.ok()) return ReportError(run.status());
   if (*format == exporter::ExportFormat::kFolded) return RunExportFolded(o, *run, out);
   ProgressLine line("export", o.quiet);

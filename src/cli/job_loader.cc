@@ -62,16 +62,11 @@ Status ReportMerge(const cluster::MergeResult& merge, bool strict, const char* d
   return OkStatus();
 }
 
-StatusOr<cluster::OpenedRun> OpenRunSource(const RunArgs& args, bool strict, const char* doing,
-                                           bool merge_to_file) {
-  MergeProgressLine progress;  // a merge into a temporary file shows its progress
-  cluster::OpenRunOptions o;
+StatusOr<cluster::OpenedRun> OpenRunSource(const RunArgs& args, bool strict, const char* doing) {
+  cluster::OpenRunOptions o;  // several files: merged on the fly as the command reads them
   o.single_file = args.single;
   o.strict = strict;
-  o.merge_to_file = merge_to_file;  // else merged on the fly as the command reads it
-  if (merge_to_file) o.progress = [&](const cluster::MergeProgress& p) { progress.Update(p); };
   auto run = cluster::OpenedRun::Open(args.names, o);
-  progress.Done();
   if (!run.ok()) return run.status();
   for (const std::string& name : run->expanded())
     std::fprintf(stderr,

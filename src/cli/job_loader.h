@@ -2,12 +2,11 @@
 // timeline, diff, info, view, memory, report, kernel): a run, named by one or
 // more files, a directory or the capture's output name (cluster/job_files.h).
 // One file is read as it always was; several are read as one source merged
-// on the fly (cluster/open_job.h, cluster/run_source.h): no temporary file,
-// but for `export -f json`, which merges them into one first (cmd_export.cc).
+// on the fly (cluster/open_job.h, cluster/run_source.h): no temporary file.
 // What the user hears about it is said here, the same way for every command:
 // that a name stood for several files, the merge's notes, each damaged
 // input's warning (trace_loader.h's CheckDamage); the progress line of a
-// merge to a file (`merge`, `export -f json`: MergeProgressLine) on a terminal.
+// merge to a file (`merge`: MergeProgressLine) on a terminal.
 #pragma once
 
 #include <functional>
@@ -55,10 +54,7 @@ Status ReportMerge(const cluster::MergeResult& merge, bool strict, const char* d
 // the command's own progress line shows the reading). The notes that only
 // reading finds (flows left out, references that pointed nowhere) come with
 // ReportMergeNotesFromReading.
-// `merge_to_file`: several files merged into a temporary file first instead
-// (export -f json: see cmd_export.cc).
-StatusOr<cluster::OpenedRun> OpenRunSource(const RunArgs& args, bool strict, const char* doing,
-                                           bool merge_to_file = false);
+StatusOr<cluster::OpenedRun> OpenRunSource(const RunArgs& args, bool strict, const char* doing);
 // After a whole pass over run.source(): the merge's notes not said at open.
 void ReportMergeNotesFromReading(const cluster::OpenedRun& run);
 

@@ -11,12 +11,7 @@ uint32_t OutputTables::FreshPid() {
 }
 
 InputRemap::InputRemap(OutputTables* out, model::StringTable* strings, size_t input_index)
-    : out_(out),
-      strings_out_(strings),
-      input_(input_index),
-      frame_base_(out->frames),
-      node_base_(out->nodes),
-      flow_base_(out->flows) {}
+    : out_(out), strings_out_(strings), input_(input_index) {}
 
 uint32_t InputRemap::Pid(uint32_t pid) {
   auto it = pids_.find(pid);
@@ -37,9 +32,9 @@ uint64_t InputRemap::Map(IdSpace space, uint64_t v) {
     case IdSpace::kString:
       return String(static_cast<uint32_t>(v));
     case IdSpace::kStackNode:
-      return Position(v, in_->Rows<model::StackNode>().size(), node_base_);
+      return Position(v, nodes_);
     case IdSpace::kFrame:
-      return Position(v, in_->Rows<model::Frame>().size(), frame_base_);
+      return Position(v, frames_);
     case IdSpace::kMapping:
       return Mapping(static_cast<uint32_t>(v));
     case IdSpace::kFlow:
@@ -58,6 +53,8 @@ void InputRemap::SetSource(const model::Trace* batch) {
   // A string several inputs share is stored once.
   for (; strings_seen_ < in_->strings.size(); ++strings_seen_)
     if (in_->strings.Has(strings_seen_)) String(strings_seen_);
+  while (frames_.size() < in_->Rows<model::Frame>().size()) frames_.push_back(++out_->frames);
+  while (nodes_.size() < in_->Rows<model::StackNode>().size()) nodes_.push_back(++out_->nodes);
 }
 
 uint32_t InputRemap::String(uint32_t id) {
@@ -69,14 +66,14 @@ uint32_t InputRemap::String(uint32_t id) {
   return out;
 }
 
-uint32_t InputRemap::Position(uint64_t id, size_t table_size, uint32_t base) {
+uint32_t InputRemap::Position(uint64_t id, const std::vector<uint32_t>& ids) {
   // The writer puts tables before the rows that use them, so a reference
   // past what was read points into a part of the input that was lost.
-  if (id > table_size) {
+  if (id > ids.size()) {
     ++dangling_;
     return 0;
   }
-  return base + static_cast<uint32_t>(id);
+  return ids[id - 1];
 }
 
 uint32_t InputRemap::Mapping(uint32_t id) {
@@ -88,15 +85,19 @@ uint32_t InputRemap::Mapping(uint32_t id) {
 }
 
 uint64_t InputRemap::Flow(uint64_t id) {
-  const uint64_t out = flow_base_ + id;
-  if (out > UINT32_MAX) {  // would not fit the field: no flow rather than a wrong one
+  // Numbered on first sight, as mappings: inputs read in turn interleave
+  // their flows, and an input's ids need no block of their own. The ids
+  // are in NvtxRangeEvent rows only, which every pass that decodes them
+  // reads in one order: each pass numbers them alike.
+  auto it = flows_.find(id);
+  if (it != flows_.end()) return it->second;
+  if (out_->flows >= UINT32_MAX) {  // would not fit the field: no flow rather than a wrong one
     ++flow_overflow_;
     return 0;
   }
-  flow_max_ = std::max(flow_max_, out);
+  const uint32_t out = static_cast<uint32_t>(++out_->flows);
+  flows_.emplace(id, out);
   return out;
 }
-
-void InputRemap::Finish() { out_->flows = std::max(out_->flows, flow_max_); }
 
 }  // namespace tracesmith::cluster::internal

@@ -17,10 +17,10 @@ namespace tracesmith::cluster::internal {
 
 // What the output holds so far, across inputs.
 struct OutputTables {
-  uint32_t frames = 0;                    // Frame rows written
-  uint32_t nodes = 0;                     // StackNode rows written
+  uint32_t frames = 0;                    // Frame rows numbered (written or about to be)
+  uint32_t nodes = 0;                     // StackNode rows numbered
   uint32_t mappings = 0;                  // mapping ids handed out
-  uint64_t flows = 0;                     // the highest flow id written
+  uint64_t flows = 0;                     // flow ids handed out
   std::set<uint32_t> known_pids;          // named by any input (so never handed out)
   std::map<uint32_t, size_t> taken_pids;  // output pid -> the input that has it
   // Pids handed to a process whose own pid an earlier input has: from
@@ -40,7 +40,10 @@ class InputRemap {
   // it holds that are new are interned into the output at once, in the
   // input's id order: the output's ids then do not depend on which rows a
   // pass decodes (a pass of some kinds, SbtReader::EventKindFilter, and a
-  // pass of all give every string the same id).
+  // pass of all give every string the same id). Its new Frame and StackNode
+  // rows get the output's next positions, in order: the caller appends them
+  // to the output before the next SetSource (inputs read in turn interleave
+  // their rows there, so an input's rows are not one block).
   void SetSource(const model::Trace* batch);
 
   // The output pid of input pid `pid`: its own, unless an earlier input has
@@ -63,17 +66,11 @@ class InputRemap {
     }
   }
 
-  // Frame and StackNode rows written for this input: the output's tables
-  // grow by them (positions are ids).
-  void FramesWritten(size_t n) { out_->frames += static_cast<uint32_t>(n); }
-  void NodesWritten(size_t n) { out_->nodes += static_cast<uint32_t>(n); }
   // References that pointed past the input's tables (written as 0).
   uint64_t dangling() const { return dangling_; }
-  // Flow ids that did not fit after the earlier inputs' (an imported trace
-  // may number flows by correlation id, up to 2^32): those flows left out.
+  // Flow ids that found no output id left (more than 2^32 - 1 flows in the
+  // run): those flows left out.
   uint64_t flow_overflow() const { return flow_overflow_; }
-  // Call when the input is done: its flow ids are reserved in the output.
-  void Finish();
 
  private:
   struct Field {
@@ -98,7 +95,7 @@ class InputRemap {
   }
   uint64_t Map(IdSpace space, uint64_t v);
   uint32_t String(uint32_t id);
-  uint32_t Position(uint64_t id, size_t table_size, uint32_t base);
+  uint32_t Position(uint64_t id, const std::vector<uint32_t>& ids);
   uint32_t Mapping(uint32_t id);
   uint64_t Flow(uint64_t id);
 
@@ -106,11 +103,11 @@ class InputRemap {
   model::StringTable* strings_out_;
   size_t input_;
   const model::Trace* in_ = nullptr;
-  const uint32_t frame_base_, node_base_;
-  const uint64_t flow_base_;
-  uint64_t flow_max_ = 0;
-  std::vector<uint32_t> strings_;  // input id -> output id + 1 (0: not yet)
-  uint32_t strings_seen_ = 1;      // input ids below this are interned (or gaps)
+  // Input position - 1 -> output position (1-based ids both).
+  std::vector<uint32_t> frames_, nodes_;
+  std::unordered_map<uint64_t, uint32_t> flows_;  // input flow id -> output id
+  std::vector<uint32_t> strings_;                 // input id -> output id + 1 (0: not yet)
+  uint32_t strings_seen_ = 1;                     // input ids below this are interned (or gaps)
   std::unordered_map<uint32_t, uint32_t> mappings_;
   std::map<uint32_t, uint32_t> pids_;
   std::vector<Renumbered> renumbered_;

@@ -1,7 +1,8 @@
 // MergeTraces: the batches of the run read on the fly (RunSource) written
-// to one file.
+// to one file, one chunk per batch.
 #include "tracesmith/cluster/merge.h"
 
+#include <algorithm>
 #include <array>
 #include <set>
 
@@ -34,12 +35,17 @@ class BatchWriter {
     });
   }
 
-  void WriteEvents(const model::Trace& batch, model::TableKind kind) {
+  // The batch's rows as one chunk (the writer's rows_per_chunk holds the
+  // largest): the file's chunks are the run's batches, in the run's order,
+  // so a reader of the file gets what a reader of the run gets, batch for
+  // batch (and the export's time-ordering window behaves alike on both).
+  Status WriteEvents(const model::Trace& batch, model::TableKind kind) {
     model::ForEachRecordType([&]<typename T>() {
       if constexpr (RecordTraits<T>::kIsEvent)
         if (RecordTraits<T>::kKind == kind)
           writer_->AppendRows(batch.Rows<T>().data(), batch.Rows<T>().size());
     });
+    return writer_->Flush();
   }
 
  private:
@@ -129,6 +135,8 @@ StatusOr<MergeResult> MergeTraces(std::span<const std::string> inputs, const std
   }
   format::SbtWriterOptions wo;
   wo.overwrite = true;
+  for (const format::ChunkIndexEntry& c : source->TableChunks())
+    wo.rows_per_chunk = static_cast<uint32_t>(std::max<uint64_t>(wo.rows_per_chunk, c.rows));
   ASSIGN_OR_RETURN(auto writer, format::SbtWriter::Open(write_path, wo));
   BatchWriter out(writer.get());
   ASSIGN_OR_RETURN(std::unique_ptr<format::TraceSource::Cursor> cursor, source->Events());
@@ -136,7 +144,7 @@ StatusOr<MergeResult> MergeTraces(std::span<const std::string> inputs, const std
   while (true) {
     ASSIGN_OR_RETURN(const bool more, cursor->Next(&kind));
     out.WriteNew(cursor->batch());
-    if (more) out.WriteEvents(cursor->batch(), kind);
+    if (more) RETURN_IF_ERROR(out.WriteEvents(cursor->batch(), kind));
     RETURN_IF_ERROR(writer->status());
     if (!more) break;
   }

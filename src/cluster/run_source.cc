@@ -1,12 +1,14 @@
-// RunSource: the survey (run_survey.h), then each input's chunks in turn
-// with their ids translated (input_remap.h) into one output trace: its
-// strings and metadata grow, its event rows are the current chunk's.
+// RunSource: the survey (run_survey.h), then the inputs' chunks interleaved
+// by start time with their ids translated (input_remap.h) into one output
+// trace: its strings and metadata grow, its event rows are the current
+// chunk's.
 #include "tracesmith/cluster/run_source.h"
 
 #include <algorithm>
 #include <array>
 #include <cinttypes>
 #include <optional>
+#include <queue>
 
 #include "input_remap.h"
 #include "run_survey.h"
@@ -14,6 +16,15 @@
 
 namespace tracesmith::cluster {
 namespace internal {
+
+// One step of a pass (RunSource::steps_): the input's next event chunk, or
+// (whole) the rest of the input; with finish, the input's merge rows then.
+struct PassStep {
+  uint32_t input = 0;
+  bool whole = false;
+  bool finish = false;
+};
+
 namespace {
 
 using model::RecordTraits;
@@ -47,8 +58,6 @@ class MetadataCopier {
           }
           remap_->Apply(&row);
           out_->Rows<T>().push_back(row);
-          if constexpr (std::is_same_v<T, model::Frame>) remap_->FramesWritten(1);
-          if constexpr (std::is_same_v<T, model::StackNode>) remap_->NodesWritten(1);
         }
       }
     });
@@ -168,49 +177,54 @@ void FinishInput(size_t index, const InputRemap& remap, const format::ReadReport
 
 }  // namespace
 
-// One pass: the inputs in order, each through its own reader's cursor.
+// One pass: every input's reader open, advanced one event chunk at a time in
+// the order of RunSource's steps (the inputs' chunks by start time), then each
+// input's end in input order.
 class RunCursor final : public format::TraceSource::Cursor {
  public:
   RunCursor(RunSource* source, format::SbtReader::EventKindFilter wanted)
       : source_(source), wanted_(std::move(wanted)), result_(source->base_) {
     for (const Survey& s : source_->surveys_)
       tables_.known_pids.insert(s.pids.begin(), s.pids.end());
-    for (const MergedInput& in : result_.inputs) bytes_total_ += in.bytes;
   }
 
   StatusOr<bool> Next(model::TableKind* kind) override {
     ClearLastRows();
-    while (true) {
-      if (!input_) {
-        if (next_input_ == source_->inputs_.size()) {
-          if (!finished_) Finish();
-          finished_ = true;
-          return false;
-        }
-        RETURN_IF_ERROR(StartInput(next_input_++));
+    if (inputs_.empty()) RETURN_IF_ERROR(StartInputs());
+    const std::vector<PassStep>& steps = source_->steps_;
+    while (step_ < steps.size()) {
+      const PassStep& step = steps[step_];
+      Input& in = *inputs_[step.input];
+      const std::string& path = source_->inputs_[step.input];
+      if (in.ended) {
+        if (step.finish) Finish(in);
+        ++step_;
+        continue;
       }
-      const std::string& path = source_->inputs_[input_->index];
-      StatusOr<bool> more = input_->cursor.Next(kind);
+      StatusOr<bool> more = in.cursor.Next(kind);
       if (!more.ok()) return Named(more.status(), path);
-      const format::ReadReport& damage = input_->reader->report();
-      if (*more) {
-        input_->copier.CopyNew(input_->cursor.batch());
-        TranslateEvents(*kind);
-        if (source_->options_.strict) RETURN_IF_ERROR(damage.DamageStatus(path));
-        if (source_->options_.progress)
-          source_->options_.progress(MergeProgress{input_->index, source_->inputs_.size(),
-                                                   bytes_before_ + damage.valid_bytes, bytes_total_,
-                                                   events_});
-        return true;
-      }
-      // What follows the last events: end anchors, final stats.
-      input_->copier.CopyNew(input_->cursor.batch());
+      in.copier.CopyNew(in.cursor.batch());
+      const format::ReadReport& damage = in.reader->report();
       if (source_->options_.strict) RETURN_IF_ERROR(damage.DamageStatus(path));
-      input_->remap.Finish();
-      FinishInput(input_->index, input_->remap, damage, &batch_, &result_);
-      bytes_before_ += result_.inputs[input_->index].bytes;
-      input_.reset();
+      if (!*more) {  // what follows the input's last events: end anchors, final stats
+        in.ended = true;
+        continue;  // the step is done above
+      }
+      if (!step.whole) ++step_;
+      if (in.cursor.stepped_over()) continue;
+      TranslateEvents(in, *kind);
+      if (source_->options_.progress) {
+        uint64_t done = 0;
+        for (const auto& i : inputs_) done += i->reader->report().valid_bytes;
+        source_->options_.progress(MergeProgress{in.index, source_->inputs_.size(),
+                                                 std::min(done, bytes_total_), bytes_total_,
+                                                 events_});
+      }
+      return true;
     }
+    if (!finished_) FinishPass();
+    finished_ = true;
+    return false;
   }
   const model::Trace& batch() const override { return batch_; }
 
@@ -223,12 +237,15 @@ class RunCursor final : public format::TraceSource::Cursor {
           reader(std::move(r)),
           cursor(reader->Events(wanted)),
           remap(tables, &out->strings, i),
-          copier(&remap, out, sole) {}
+          copier(&remap, out, sole) {
+      cursor.StepEveryEventChunk();
+    }
     size_t index;
     std::unique_ptr<format::SbtReader> reader;
     format::SbtReader::EventCursor cursor;
     InputRemap remap;
     MetadataCopier copier;
+    bool ended = false;
   };
 
   static Status Named(const Status& st, const std::string& path) {
@@ -236,59 +253,70 @@ class RunCursor final : public format::TraceSource::Cursor {
     return Status(st.code(), path + ": " + st.message());
   }
 
-  Status StartInput(size_t index) {
-    const std::string& path = source_->inputs_[index];
-    auto reader = format::SbtReader::Open(path);
-    if (!reader.ok()) return reader.status();
-    const Survey& survey = source_->surveys_[index];
-    input_.emplace(index, std::move(*reader), wanted_, &tables_, &batch_,
-                   SolePid(result_.inputs[index], survey));
-    // The pids the survey found are decided first (in pid order); any other
-    // pid when an event names it.
-    for (uint32_t pid : survey.pids) input_->remap.Pid(pid);
+  // Every input open at once, their survey's pids decided first, input by
+  // input in pid order (as Open decided them); any other pid when an event
+  // names it.
+  Status StartInputs() {
+    for (size_t index = 0; index < source_->inputs_.size(); ++index) {
+      auto reader = format::SbtReader::Open(source_->inputs_[index]);
+      if (!reader.ok()) return reader.status();
+      const Survey& survey = source_->surveys_[index];
+      inputs_.push_back(std::make_unique<Input>(index, std::move(*reader), wanted_, &tables_,
+                                                &batch_, SolePid(result_.inputs[index], survey)));
+      for (uint32_t pid : survey.pids) inputs_.back()->remap.Pid(pid);
+      bytes_total_ += result_.inputs[index].bytes;
+    }
     return OkStatus();
   }
 
   // The chunk's rows are translated in place in the reader's batch and their
   // vector swapped into ours: no copy, and one chunk's rows in memory.
-  void TranslateEvents(model::TableKind kind) {
-    MergedInput& in = result_.inputs[input_->index];
-    model::Trace* from = input_->cursor.mutable_batch();
+  void TranslateEvents(Input& input, model::TableKind kind) {
+    MergedInput& in = result_.inputs[input.index];
+    model::Trace* from = input.cursor.mutable_batch();
     model::ForEachRecordType([&]<typename T>() {
       if constexpr (RecordTraits<T>::kIsEvent) {
         if (RecordTraits<T>::kKind != kind) return;
         auto& rows = from->Rows<T>();
-        for (T& row : rows) input_->remap.Apply(&row);
+        for (T& row : rows) input.remap.Apply(&row);
         in.events += rows.size();
         in.events_by_kind[RecordTraits<T>::kLabel] += rows.size();
         events_ += rows.size();
         rows.swap(batch_.Rows<T>());
         last_kind_ = kind;
+        last_input_ = &input;
       }
     });
   }
 
-  // Gives the rows' vector back to the reader that filled it (its next Next
-  // clears it and decodes into it), keeping none here.
+  // Gives the rows' vector back to the reader that filled it, which frees it:
+  // the inputs' cursors wait their turns holding no rows (k inputs would
+  // otherwise keep k chunks' rows and their kinds' largest buffers).
   void ClearLastRows() {
     if (!last_kind_) return;
     model::ForEachRecordType([&]<typename T>() {
       if constexpr (RecordTraits<T>::kIsEvent) {
         if (RecordTraits<T>::kKind != *last_kind_) return;
         auto& rows = batch_.Rows<T>();
-        if (input_) rows.swap(input_->cursor.mutable_batch()->Rows<T>());
+        rows.swap(last_input_->cursor.mutable_batch()->Rows<T>());
         rows.clear();
         rows.shrink_to_fit();
       }
     });
+    last_input_->cursor.ReleaseRows();
     last_kind_.reset();
+    last_input_ = nullptr;
   }
 
-  RunSource* source_;
+  // An input is done: its merge rows and notes, in input order.
+  void Finish(Input& in) {
+    FinishInput(in.index, in.remap, in.reader->report(), &batch_, &result_);
+  }
+
   // The run's result after this pass: a whole pass's counts and notes; a
   // pass of some kinds only (memory's, the export's metadata pass) adds the
   // notes it found and leaves the counts of the last whole pass.
-  void Finish() {
+  void FinishPass() {
     MergeResult& out = source_->result_;
     if (!wanted_) {
       out = result_;
@@ -299,21 +327,67 @@ class RunCursor final : public format::TraceSource::Cursor {
         out.notes.push_back(note);
   }
 
+  RunSource* source_;
   format::SbtReader::EventKindFilter wanted_;
   MergeResult result_;
   OutputTables tables_;
   model::Trace batch_;  // the output: strings, metadata, the current rows
-  std::optional<Input> input_;
-  size_t next_input_ = 0;
+  std::vector<std::unique_ptr<Input>> inputs_;
+  size_t step_ = 0;
   std::optional<model::TableKind> last_kind_;
-  uint64_t bytes_before_ = 0, bytes_total_ = 0, events_ = 0;
+  Input* last_input_ = nullptr;
+  uint64_t bytes_total_ = 0, events_ = 0;
   bool finished_ = false;
 };
 
 }  // namespace internal
 
+using internal::PassStep;
 using internal::RunCursor;
 using internal::Survey;
+
+namespace {
+
+bool IsEventChunk(const format::ChunkIndexEntry& e) {
+  return e.table_kind != 0 && e.table_kind < uint16_t(model::TableKind::kDevice);
+}
+
+// The order a pass reads the inputs in: an input whose index lists a chunk of
+// unknown kind (a file scanned without its index: no start times) whole,
+// first; then one event chunk at a time from the input whose next one starts
+// first (its index's min_ts; the earlier input on a tie), so the run's rows
+// come about in time order, as one file's do, and a reader that restores
+// time order (export's TimeOrderer) holds a few chunks per input, not the
+// inputs before the last; then each input's end, in input order.
+std::vector<PassStep> PassSteps(const std::vector<Survey>& surveys) {
+  std::vector<PassStep> steps;
+  using Next = std::pair<uint64_t, uint32_t>;  // min_ts, input
+  std::priority_queue<Next, std::vector<Next>, std::greater<Next>> next;
+  std::vector<std::vector<uint64_t>> starts(surveys.size());
+  for (uint32_t i = 0; i < surveys.size(); ++i) {
+    const auto& chunks = surveys[i].table_chunks;
+    if (std::any_of(chunks.begin(), chunks.end(),
+                    [](const format::ChunkIndexEntry& e) { return e.table_kind == 0; })) {
+      steps.push_back(PassStep{.input = i, .whole = true});
+      continue;
+    }
+    for (const format::ChunkIndexEntry& e : chunks)
+      if (IsEventChunk(e)) starts[i].push_back(e.min_ts);
+    if (!starts[i].empty()) next.emplace(starts[i].front(), i);
+  }
+  std::vector<size_t> taken(surveys.size(), 0);
+  while (!next.empty()) {
+    const uint32_t i = next.top().second;
+    next.pop();
+    steps.push_back(PassStep{.input = i});
+    if (++taken[i] < starts[i].size()) next.emplace(starts[i][taken[i]], i);
+  }
+  for (uint32_t i = 0; i < surveys.size(); ++i)
+    steps.push_back(PassStep{.input = i, .whole = true, .finish = true});
+  return steps;
+}
+
+}  // namespace
 
 RunSource::~RunSource() = default;
 
@@ -342,6 +416,7 @@ StatusOr<std::unique_ptr<RunSource>> RunSource::Open(std::span<const std::string
   }
   RETURN_IF_ERROR(internal::CheckNoMergeOfAnInput(inputs, source->surveys_));
   internal::NoteInputsApart(&base);
+  source->steps_ = PassSteps(source->surveys_);
   // What can be said before a pass: each input finished with the pids its
   // metadata names (a pass decides them first, in this order) and the damage
   // the survey found (every chunk checked).
@@ -363,9 +438,18 @@ StatusOr<std::unique_ptr<format::TraceSource::Cursor>> RunSource::Events(
 }
 
 std::vector<format::ChunkIndexEntry> RunSource::TableChunks() const {
+  // A pass's steps over the indexes: a step of one event chunk reads the
+  // chunks before it in its file, and it.
   std::vector<format::ChunkIndexEntry> out;
-  for (const Survey& s : surveys_)
-    out.insert(out.end(), s.table_chunks.begin(), s.table_chunks.end());
+  std::vector<size_t> read(surveys_.size(), 0);
+  for (const PassStep& step : steps_) {
+    const auto& chunks = surveys_[step.input].table_chunks;
+    size_t& i = read[step.input];
+    while (i < chunks.size()) {
+      out.push_back(chunks[i++]);
+      if (!step.whole && IsEventChunk(out.back())) break;
+    }
+  }
   return out;
 }
 

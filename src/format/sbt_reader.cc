@@ -518,7 +518,7 @@ SbtReader::EventCursor::EventCursor(SbtReader* reader, const EventKindFilter& wa
   limit_ = reader_->DecodeLimit();
 }
 
-void SbtReader::EventCursor::ClearLastRows() {
+void SbtReader::EventCursor::ClearLastRows(bool free_memory) {
   if (!last_kind_) return;
   model::ForEachRecordType([&]<typename T>() {
     if constexpr (model::RecordTraits<T>::kIsEvent) {
@@ -526,6 +526,7 @@ void SbtReader::EventCursor::ClearLastRows() {
       // Only metadata stays charged against the budget.
       decoded_ -= std::min<uint64_t>(decoded_, batch_.Rows<T>().size() * sizeof(T));
       batch_.Rows<T>().clear();
+      if (free_memory) batch_.Rows<T>().shrink_to_fit();
     }
   });
   last_kind_ = 0;
@@ -533,6 +534,7 @@ void SbtReader::EventCursor::ClearLastRows() {
 
 StatusOr<bool> SbtReader::EventCursor::Next(model::TableKind* kind) {
   ClearLastRows();
+  stepped_over_ = false;
   SbtReader& r = *reader_;
   const std::vector<ChunkIndexEntry>& chunks = r.chunks_;
   while (next_ < chunks.size()) {
@@ -540,6 +542,15 @@ StatusOr<bool> SbtReader::EventCursor::Next(model::TableKind* kind) {
     const ChunkIndexEntry& e = chunks[i];
     const uint64_t end = i + 1 < chunks.size() ? chunks[i + 1].offset : r.size_;
     const size_t damage_before = r.report_.damage.size();
+    // StepEveryEventChunk: an event chunk by the index ends this call even
+    // when it gives no rows.
+    const bool step = step_every_event_chunk_ && e.type == uint16_t(ChunkType::kTable) &&
+                      e.table_kind != 0 && e.table_kind < uint16_t(model::TableKind::kDevice);
+    auto step_over = [&] {
+      *kind = static_cast<model::TableKind>(e.table_kind);
+      stepped_over_ = true;
+      return true;
+    };
     if (e.type == uint16_t(ChunkType::kTable) && e.table_kind < skip_.size() &&
         skip_[e.table_kind]) {
       // Not decoded, but checked (header and checksum: no decompression), so
@@ -549,6 +560,7 @@ StatusOr<bool> SbtReader::EventCursor::Next(model::TableKind* kind) {
       if (r.CheckChunk(i, &h, &where)) r.CountReadable(i, kChunkHeaderSize + h.stored_len, nullptr);
       r.ReleaseMapped(e.offset, end);
       r.NoteWhatWasSkipped(i, damage_before);
+      if (step) return step_over();
       continue;
     }
     uint16_t decoded_kind;
@@ -558,7 +570,10 @@ StatusOr<bool> SbtReader::EventCursor::Next(model::TableKind* kind) {
     all_decoded_ += decoded_ - before;
     if (all_decoded_ > limit_) return r.OverLimit(limit_);
     r.NoteWhatWasSkipped(i, damage_before);
-    if (decoded_kind == 0) continue;
+    if (decoded_kind == 0) {
+      if (step) return step_over();
+      continue;
+    }
     bool event = false;
     model::ForEachRecordType([&]<typename T>() {
       if constexpr (model::RecordTraits<T>::kIsEvent)
@@ -567,7 +582,10 @@ StatusOr<bool> SbtReader::EventCursor::Next(model::TableKind* kind) {
           *kind = model::RecordTraits<T>::kKind;
         }
     });
-    if (!event) continue;  // a metadata table: kept in batch_
+    if (!event) {  // a metadata table: kept in batch_
+      if (step) return step_over();
+      continue;
+    }
     last_kind_ = decoded_kind;
     return true;
   }

@@ -436,14 +436,31 @@ PYBIND11_MODULE(_core, m) {
   m.attr("version") = TS_VERSION;
   m.attr("sbt_version") =
       py::make_tuple(tracesmith::format::kMajorVersion, tracesmith::format::kMinorVersion);
-  m.def("read_columns", &ReadColumns, py::arg("path"), py::arg("strict") = false,
-        py::arg("kinds") = std::vector<std::string>(), py::arg("lazy") = false,
-        "Record kinds' rows of an SBT file as {kind: {field: ndarray}}, plus strings and damage "
-        "(lazy: metadata and `kinds` only; the other event kinds are left \"pending\")");
-  m.def("read_kinds", &ReadKinds, py::arg("path"), py::arg("kinds"), py::arg("strict"),
-        py::arg("identity"), py::arg("what") = "",
-        "Event kinds left pending by read_columns(lazy=True), in one pass over the same file "
-        "(TraceChangedError when it is not)");
+  m.def(
+      "read_columns",
+      [](const py::handle& trace, bool strict, const std::vector<std::string>& kinds, bool lazy,
+         const std::string& what) {
+        const TraceArg arg = TraceArgOf(trace);
+        return arg.source ? ReadRunColumns(*arg.source, what, strict, kinds, lazy)
+                          : ReadColumns(arg.path, strict, kinds, lazy);
+      },
+      py::arg("path"), py::arg("strict") = false, py::arg("kinds") = std::vector<std::string>(),
+      py::arg("lazy") = false, py::arg("what") = "",
+      "Record kinds' rows of an SBT file (or an open_run run: `what` names it) as {kind: "
+      "{field: ndarray}}, plus strings and damage (lazy: metadata and `kinds` only; the other "
+      "event kinds are left \"pending\")");
+  m.def(
+      "read_kinds",
+      [](const py::handle& trace, const std::vector<std::string>& kinds, bool strict,
+         uint64_t identity, const std::string& what) {
+        const TraceArg arg = TraceArgOf(trace);
+        return arg.source ? ReadRunKinds(*arg.source, kinds, identity, what)
+                          : ReadKinds(arg.path, kinds, strict, identity, what);
+      },
+      py::arg("path"), py::arg("kinds"), py::arg("strict"), py::arg("identity"),
+      py::arg("what") = "",
+      "Event kinds left pending by read_columns(lazy=True), in one pass over the same file or "
+      "run (TraceChangedError when it is not)");
   py::class_<OpenRun>(m, "OpenRun",
                       "A run of several traces read as one, merged on the fly (open_run)")
       .def(
@@ -451,8 +468,8 @@ PYBIND11_MODULE(_core, m) {
           "What the merge does (merge's dict): after open_run, what the survey found; after a "
           "function read the run, all of it");
   m.def("open_run", &OpenRunSource, py::arg("files"), py::arg("strict") = false,
-        "A run of several traces (cluster::RunSource), for analyze_json, memory_json, diff_json, "
-        "export and event_stats in place of a path");
+        "A run of several traces (cluster::RunSource), for read_columns, read_kinds, "
+        "analyze_json, memory_json, diff_json, export and event_stats in place of a path");
   m.def("analyze_json", &AnalyzeJson, py::arg("path"), py::arg("start") = "", py::arg("end") = "",
         py::arg("steps") = "", py::arg("whole") = false, py::arg("strict") = false,
         py::arg("files") = std::vector<std::string>{}, py::arg("with_warmup") = false,

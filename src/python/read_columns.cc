@@ -23,7 +23,10 @@
 #include "column_buffer.h"
 #include "field_dtype.h"
 #include "python_errors.h"
+#include "tracesmith/cluster/run_source.h"
+#include "tracesmith/format/sbt.h"
 #include "tracesmith/format/sbt_reader.h"
+#include "tracesmith/format/trace_source.h"
 #include "tracesmith/model/enum_fields.h"
 #include "tracesmith/model/records.h"
 
@@ -291,12 +294,12 @@ class TraceFile {
 // `metadata`, the metadata kinds and the strings. Columns are reserved from
 // the file's index (trusted only while the reservation stays within what the
 // reader would decode anyway: a forged index is ignored).
-Status StreamColumns(format::SbtReader& reader, const LabelSet& events, bool metadata,
+Status StreamColumns(format::TraceSource& source, const LabelSet& events, bool metadata,
                      std::map<std::string, Columns>* tables, std::vector<std::string>* strings) {
   {
     std::map<uint16_t, uint64_t> claimed;
-    for (const format::ChunkIndexEntry& c : reader.chunks()) claimed[c.table_kind] += c.rows;
-    uint64_t budget = 64 * reader.report().file_size;
+    for (const format::ChunkIndexEntry& c : source.TableChunks()) claimed[c.table_kind] += c.rows;
+    uint64_t budget = 64 * source.bytes();
     model::ForEachRecordType([&]<typename T>() {
       using Traits = model::RecordTraits<T>;
       if (Traits::kIsEvent ? !events.Has(Traits::kLabel) : !metadata) return;
@@ -328,7 +331,14 @@ Status StreamColumns(format::SbtReader& reader, const LabelSet& events, bool met
   format::SbtReader::EventKindFilter want_kind;
   if (!events.all)
     want_kind = [&](model::TableKind k) { return events.Has(model::TableKindLabel(k)); };
-  return reader.Stream(add_rows, at_end, want_kind);
+  return source.Stream(add_rows, at_end, want_kind);
+}
+
+// The same pass over one file's reader.
+Status StreamColumns(format::SbtReader& reader, const LabelSet& events, bool metadata,
+                     std::map<std::string, Columns>* tables, std::vector<std::string>* strings) {
+  std::unique_ptr<format::TraceSource> source = format::ReaderSource(reader, "");
+  return StreamColumns(*source, events, metadata, tables, strings);
 }
 
 py::list DamageList(const format::ReadReport& report) {
@@ -336,6 +346,26 @@ py::list DamageList(const format::ReadReport& report) {
   for (const format::Damage& d : report.damage)
     damage.append(py::make_tuple(d.offset, d.length, d.what));
   return damage;
+}
+
+// A run's identity: its files' (SbtReader::ContentIdentity), in order. A run
+// loaded lazily reads its other kinds later only from the files it loaded.
+uint64_t RunIdentity(const std::vector<std::string>& files, const std::string& what) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (const std::string& path : files) {
+    StatusOr<std::unique_ptr<format::SbtReader>> r = format::SbtReader::Open(path);
+    if (!r.ok())
+      RaiseChanged(what + ": " + path + " cannot be read again since tracesmith.load() read it (" +
+                   r.status().message() + "); load it again");
+    h = (h ^ (*r)->ContentIdentity()) * 0x100000001b3ull;
+  }
+  return h;
+}
+
+void CheckRunUnchanged(const cluster::RunSource& run, uint64_t identity, const std::string& what) {
+  if (RunIdentity(run.files(), what) != identity)
+    RaiseChanged(what +
+                 " was written to while it was being read; nothing of it is kept, load it again");
 }
 
 }  // namespace
@@ -449,6 +479,92 @@ py::dict ReadKinds(const std::string& path, const std::vector<std::string>& kind
   out["tables"] = cols;
   out["damage"] = DamageList(report);
   out["damage_text"] = DamageText(path, report);
+  return out;
+}
+
+// ReadColumns over a run merged on the fly (cluster::RunSource: no temporary
+// file): the columns a file merged from it (MergeTraces) gives. Lazy when
+// every input has its index. Its inputs' damage is the run's (its result():
+// the caller warns it), so "damage" is empty here.
+py::dict ReadRunColumns(cluster::RunSource& run, const std::string& what, bool strict,
+                        const std::vector<std::string>& kinds, bool lazy) {
+  (void)strict;  // a strict run was opened strict: a damaged input is its error
+  const std::vector<format::ChunkIndexEntry> chunks = run.TableChunks();
+  lazy = lazy && std::none_of(chunks.begin(), chunks.end(),
+                              [](const format::ChunkIndexEntry& c) { return c.table_kind == 0; });
+  LabelSet events{kinds.empty() && !lazy, kinds};
+  std::vector<std::string> pending;
+  std::map<std::string, uint64_t> claimed;
+  for (const format::ChunkIndexEntry& c : chunks)
+    if (const char* label = EventLabelOf(c)) claimed[label] += c.rows;
+  if (lazy)
+    model::ForEachRecordType([&]<typename T>() {
+      using Traits = model::RecordTraits<T>;
+      if (Traits::kIsEvent && claimed.contains(Traits::kLabel) && !events.Has(Traits::kLabel))
+        pending.push_back(Traits::kLabel);
+    });
+  const uint64_t identity = RunIdentity(run.files(), what);
+  std::map<std::string, Columns> tables;
+  std::vector<std::string> raw_strings;
+  Status st;
+  {
+    py::gil_scoped_release release;
+    st = StreamColumns(run, events, true, &tables, &raw_strings);
+  }
+  if (!st.ok()) Raise(st);
+  CheckRunUnchanged(run, identity, what);
+  py::dict out, cols, rows;
+  py::list labels;
+  model::ForEachRecordType([&]<typename T>() {
+    using Traits = model::RecordTraits<T>;
+    labels.append(Traits::kLabel);
+    if (std::find(pending.begin(), pending.end(), Traits::kLabel) == pending.end())
+      cols[Traits::kLabel] = tables[Traits::kLabel].template ToDict<T>();
+  });
+  for (const auto& [label, n] : claimed) rows[py::str(label)] = n;
+  out["tables"] = cols;
+  out["kinds"] = labels;
+  out["pending"] = pending;
+  out["rows"] = rows;
+  out["lazy"] = lazy && !pending.empty();
+  out["identity"] = identity;
+  py::list strings;
+  for (const std::string& str : raw_strings)
+    strings.append(py::reinterpret_steal<py::str>(
+        PyUnicode_DecodeUTF8(str.data(), py::ssize_t(str.size()), "replace")));
+  out["strings"] = strings;
+  out["damage"] = py::list();
+  out["damage_text"] = "";
+  out["version"] = py::make_tuple(format::kMajorVersion, format::kMinorVersion);
+  out["complete"] = true;  // as the file merged from it: written whole
+  return out;
+}
+
+// ReadKinds over the run ReadRunColumns loaded (`identity`: its files unchanged).
+py::dict ReadRunKinds(cluster::RunSource& run, const std::vector<std::string>& kinds,
+                      uint64_t identity, const std::string& what) {
+  if (RunIdentity(run.files(), what) != identity)
+    RaiseChanged(what +
+                 " changed since tracesmith.load() read it: its other rows are not read from "
+                 "the new contents (they would not match what was loaded); load it again");
+  const LabelSet events{false, kinds};
+  std::map<std::string, Columns> tables;
+  Status st;
+  {
+    py::gil_scoped_release release;
+    st = StreamColumns(run, events, false, &tables, nullptr);
+  }
+  if (!st.ok()) Raise(st);
+  CheckRunUnchanged(run, identity, what);
+  py::dict out, cols;
+  model::ForEachRecordType([&]<typename T>() {
+    using Traits = model::RecordTraits<T>;
+    if (Traits::kIsEvent && events.Has(Traits::kLabel))
+      cols[Traits::kLabel] = tables[Traits::kLabel].template ToDict<T>();
+  });
+  out["tables"] = cols;
+  out["damage"] = py::list();
+  out["damage_text"] = "";
   return out;
 }
 

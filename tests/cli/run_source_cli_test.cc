@@ -2,8 +2,8 @@
 // (cluster/run_source.h): no temporary file. With $TMPDIR naming a directory
 // that does not exist, a merge into a temporary file cannot start, and every
 // one of them still reads the run (before, each failed: "cannot create"
-// the temporary file). All but `export -f json`, which still merges into a
-// temporary file first (cmd_export.cc says why).
+// the temporary file). `export -f json` too, since the run's chunks come
+// interleaved by start time (it used to merge into a temporary file first).
 #include <gtest/gtest.h>
 
 #include "cli/cli_runner.h"
@@ -51,6 +51,30 @@ TEST(RunSourceCommands, EveryCommandReadsARunWithoutATemporaryFile) {
   }
   EXPECT_TRUE(PathExists(dir / "page.html"));
   EXPECT_TRUE(PathExists(dir / "x.sqlite"));
+}
+
+TEST(RunSourceCommands, KinetoJsonOfARunWithoutATemporaryFileIsTheMergedFilesExport) {
+  TempDir dir;
+  for (int r = 0; r < 2; ++r)
+    ASSERT_TRUE(testing::WriteStreamed(testing::MakeRankTrace(testing::RankSpec{
+                                           .pid = 600u + r, .rank = r, .host = "node-1"}),
+                                       dir / ("run.rank" + std::to_string(r) + ".sbt"))
+                    .ok());
+  const std::string run = dir / "run.sbt";
+  const std::string no_tmp = "TMPDIR=" + dir / "no-such-dir" + " ";
+  Result r = RunTracesmith("export -q -f json " + run + " -o " + dir / "fly.json", no_tmp);
+  ASSERT_EQ(r.status, 0) << r.out;
+  r = RunTracesmith("export -q -f json --gzip " + run + " -o " + dir / "fly.json.gz", no_tmp);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_TRUE(PathExists(dir / "fly.json.gz"));
+  r = RunTracesmith("merge -q " + run + " -o " + dir / "merged.sbt");
+  ASSERT_EQ(r.status, 0) << r.out;
+  r = RunTracesmith("export -q -f json " + dir / "merged.sbt -o " + dir / "file.json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  auto fly = ReadFileToString(dir / "fly.json"), file = ReadFileToString(dir / "file.json");
+  ASSERT_TRUE(fly.ok() && file.ok());
+  EXPECT_TRUE(Contains(*fly, "\"ac2g\"")) << "no flows";
+  EXPECT_TRUE(*fly == *file) << "the run's export differs from its merged file's";
 }
 
 TEST(RunSourceCommands, KernelPagesOfARun) {

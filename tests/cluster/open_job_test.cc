@@ -9,6 +9,7 @@
 #include "testing/temp_dir.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/format/sbt_reader.h"
+#include "tracesmith/format/trace_source.h"
 
 namespace tracesmith::cluster {
 namespace {
@@ -29,7 +30,7 @@ TEST(OpenedRun, OneFileIsReadInPlace) {
   EXPECT_EQ(run->merge_result(), nullptr);
 }
 
-TEST(OpenedRun, SeveralAreMergedIntoATemporaryFileRemovedAfterwards) {
+TEST(OpenedRun, SeveralAreReadOnTheFlyWithoutATemporaryFile) {
   TempDir dir, tmp;
   for (int r = 0; r < 3; ++r)
     ASSERT_TRUE(testing::WriteStreamed(MakeRankTrace(RankSpec{.pid = 10u + r, .rank = r}),
@@ -38,29 +39,28 @@ TEST(OpenedRun, SeveralAreMergedIntoATemporaryFileRemovedAfterwards) {
   const char* old_tmp = getenv("TMPDIR");
   const std::string saved = old_tmp ? old_tmp : "";
   setenv("TMPDIR", tmp.path().c_str(), 1);
-  std::string merged_path;
   {
     auto run = OpenedRun::Open(std::vector{dir / "run.sbt"});
     ASSERT_TRUE(run.ok()) << run.status().ToString();
     EXPECT_TRUE(run->merged());
     EXPECT_EQ(run->files().size(), 3u);
     EXPECT_EQ(run->name(), dir / "run.sbt (3 traces)");
-    merged_path = run->path();
-    EXPECT_EQ(merged_path.rfind(tmp.path(), 0), 0u) << merged_path;
-    auto t = format::ReadTraceFile(run->path());
-    ASSERT_TRUE(t.ok());
-    EXPECT_EQ(t->Rows<model::Process>().size(), 3u);
+    EXPECT_EQ(run->path(), "");
     ASSERT_NE(run->merge_result(), nullptr);
     EXPECT_EQ(run->merge_result()->inputs.size(), 3u);
-    // Moving the run keeps the file.
+    // Moving the run keeps its source.
     OpenedRun moved = std::move(*run);
-    EXPECT_TRUE(PathExists(moved.path()));
+    auto source = moved.source();
+    ASSERT_TRUE(source.ok());
+    model::Trace t;
+    ASSERT_TRUE(format::ReadTrace(**source, &t).ok());
+    EXPECT_EQ(t.Rows<model::Process>().size(), 3u);
+    EXPECT_TRUE(tmp.List().empty());
   }
   if (old_tmp)
     setenv("TMPDIR", saved.c_str(), 1);
   else
     unsetenv("TMPDIR");
-  EXPECT_FALSE(PathExists(merged_path));
   EXPECT_TRUE(tmp.List().empty());
 }
 

@@ -185,8 +185,7 @@ TEST(RunSource, AnOpenedRunReadOnTheFlyWritesNoTemporaryFile) {
   const std::string saved = old_tmp ? old_tmp : "";
   setenv("TMPDIR", tmp.path().c_str(), 1);
   {
-    auto run =
-        OpenedRun::Open(std::vector{dir / "run.sbt"}, OpenRunOptions{.merge_to_file = false});
+    auto run = OpenedRun::Open(std::vector{dir / "run.sbt"}, OpenRunOptions{});
     ASSERT_TRUE(run.ok()) << run.status().ToString();
     EXPECT_TRUE(run->merged());
     EXPECT_EQ(run->path(), "");

@@ -141,6 +141,43 @@ TEST(EventCursor, TwoFilesMergedByTheirNextStarts) {
 }
 
 // Stream is the same pass: the same rows, chunk by chunk.
+TEST(EventCursor, StepEveryEventChunkStopsAtRefusedChunksToo) {
+  testing::TempPath path(".sbt");
+  WriteFile(path.path(), 1000, 100, 10);  // 3 kernel chunks, 3 API chunks
+  auto r = Open(path.path());
+  ASSERT_NE(r, nullptr);
+  size_t event_chunks = 0;
+  for (const ChunkIndexEntry& e : r->chunks())
+    if (e.type == uint16_t(ChunkType::kTable) && e.table_kind != 0 &&
+        e.table_kind < uint16_t(model::TableKind::kDevice))
+      ++event_chunks;
+  ASSERT_EQ(event_chunks, 6u);
+  SbtReader::EventCursor c =
+      r->Events([](model::TableKind k) { return k == model::TableKind::kKernel; });
+  c.StepEveryEventChunk();
+  model::TableKind kind;
+  size_t steps = 0, over = 0, kernels = 0;
+  while (true) {
+    auto more = c.Next(&kind);
+    ASSERT_TRUE(more.ok());
+    if (!*more) break;
+    ++steps;
+    if (c.stepped_over()) {
+      ++over;
+      EXPECT_EQ(kind, model::TableKind::kApi);
+      EXPECT_TRUE(c.batch().Rows<model::ApiEvent>().empty());
+    } else {
+      EXPECT_EQ(kind, model::TableKind::kKernel);
+      kernels += c.batch().Rows<model::KernelEvent>().size();
+      c.ReleaseRows();
+      EXPECT_TRUE(c.batch().Rows<model::KernelEvent>().empty());
+    }
+  }
+  EXPECT_EQ(steps, event_chunks);  // one stop per event chunk, whatever the filter
+  EXPECT_EQ(over, 3u);
+  EXPECT_EQ(kernels, 10u);
+}
+
 TEST(EventCursor, StreamGivesWhatTheCursorGives) {
   testing::TempPath path(".sbt");
   WriteFile(path.path(), 5000, 10, 9);

@@ -46,3 +46,51 @@ def test_a_run_is_read_without_a_temporary_file(cli, run, tmp_path, monkeypatch)
     tracesmith.export(merged, str(run / "out" / "merged.csv"), format="csv")
     with open(out, "rb") as a, open(run / "out" / "merged.csv", "rb") as b:
         assert a.read() == b.read()
+
+
+def _no_temporary_file(monkeypatch, tmp_path):
+    """Python's temporary directory gone, and making a temporary file an error."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "no-such-dir"))
+
+    def refused(*args, **kwargs):
+        raise AssertionError("a temporary file was made")
+
+    monkeypatch.setattr(tempfile, "mkstemp", refused)
+
+
+def _rows(t, kind):
+    table = t.table(kind)
+    return {f: list(table[f]) for f in table.fields}
+
+
+def test_load_of_a_run_reads_it_on_the_fly(run, tmp_path, monkeypatch):
+    stem = str(run / "run.sbt")
+    merged = str(tmp_path / "merged.sbt")
+    tracesmith.merge(stem, merged)
+    _no_temporary_file(monkeypatch, tmp_path)
+    t = tracesmith.load(stem)
+    f = tracesmith.load(merged)
+    assert t.path == stem + " (3 traces)" and len(t.processes) == 3
+    assert list(t.strings) == list(f.strings)
+    # Lazily: the kinds not read yet are read from the run's files when asked.
+    assert "kernel" in t.unread_kinds
+    for kind in f.kinds:
+        assert _rows(t, kind) == _rows(f, kind), kind
+    assert t.unread_kinds == frozenset()
+    # Some kinds only, then the rest.
+    k = tracesmith.load(stem, kinds=["kernel"])
+    assert _rows(k, "kernel") == _rows(f, "kernel") and "api" in k.skipped_kinds
+
+
+def test_kineto_json_export_of_a_run_is_the_clis(cli, run, tmp_path, monkeypatch):
+    stem = str(run / "run.sbt")
+    merged = str(tmp_path / "merged.sbt")
+    tracesmith.merge(stem, merged)
+    cli("export", "-q", "-f", "json", stem, "-o", str(tmp_path / "cli.json"))
+    cli("export", "-q", "-f", "json", merged, "-o", str(tmp_path / "file.json"))
+    _no_temporary_file(monkeypatch, tmp_path)
+    result = tracesmith.export(stem, str(tmp_path / "py.json"), format="json")
+    assert result["events"] > 0 and result["flows"] > 0
+    py = (tmp_path / "py.json").read_bytes()
+    assert py == (tmp_path / "cli.json").read_bytes()
+    assert py == (tmp_path / "file.json").read_bytes()

@@ -27,10 +27,10 @@ namespace tracesmith::cluster {
 enum class IdSpace : uint8_t {
   kValue,       // not a reference into the trace (an OS value): kept
   kString,      // index into the file's StringTable: translated string by string
-  kStackNode,   // 1-based position in the StackNode table: shifted per input
-  kFrame,       // 1-based position in the Frame table: shifted per input
+  kStackNode,   // 1-based position in the StackNode table: the row's position in the output
+  kFrame,       // 1-based position in the Frame table: the row's position in the output
   kMapping,     // Mapping::mapping_id, defined by the Mapping rows: renumbered per input
-  kFlow,        // Kineto "fwdbwd" flow ids, unique within one file: shifted per input
+  kFlow,        // Kineto "fwdbwd" flow ids, unique within one file: renumbered per input
   kPid,         // a process: kept, unless another input already has that pid
   kPerProcess,  // unique only together with its pid (correlation, stream, tid...): kept
 };

@@ -2,14 +2,9 @@
 // export, timeline, diff, view, memory, report, kernel).
 //
 // One file: read in place, exactly as before runs existed. Several files:
-//  - by default (merge_to_file), merged (merge.h) into a temporary file under
-//    $TMPDIR (/tmp without it), removed when the OpenedRun goes (and, in the
-//    CLI, on SIGINT/SIGTERM/SIGHUP: it is an AtomicFile that is never
-//    committed): path() is that file, for the readers that take a path. The
-//    disk holds one more copy of the run while it is open;
-//  - without merge_to_file, read as one source merged on the fly
-//    (run_source.h): no temporary file, each chunk decoded once; path() is
-//    empty and source() is the way in.
+// read as one source merged on the fly (run_source.h): no temporary file,
+// each chunk decoded once; path() is empty and source() is the way in.
+// (`tracesmith merge`, MergeTraces, writes the same rows to a file.)
 #pragma once
 
 #include <memory>
@@ -18,7 +13,6 @@
 #include <string>
 #include <vector>
 
-#include "tracesmith/base/atomic_file.h"
 #include "tracesmith/base/status.h"
 #include "tracesmith/cluster/job_files.h"
 #include "tracesmith/cluster/merge.h"
@@ -30,10 +24,6 @@ namespace tracesmith::cluster {
 struct OpenRunOptions {
   bool single_file = false;  // ResolveRun's single_file (--single)
   bool strict = false;       // a damaged input of a merge is an error (MergeOptions::strict)
-  std::function<void(const MergeProgress&)> progress;  // the merge to a file's
-  // Several files: merged into a temporary file (path()), or else read
-  // through source() merged on the fly.
-  bool merge_to_file = true;
 };
 
 class OpenedRun {
@@ -43,14 +33,14 @@ class OpenedRun {
   OpenedRun(OpenedRun&&) noexcept = default;
   OpenedRun& operator=(OpenedRun&&) noexcept = default;
 
-  // The trace file to read: the run's one file, or the merged temporary
-  // file; empty for several files read on the fly (merge_to_file off).
+  // The trace file to read: the run's one file; empty for several files
+  // (read on the fly).
   const std::string& path() const { return path_; }
-  // The run as one trace source: the one file, the merged temporary file, or
-  // the files merged on the fly. Opened on the first call (a file that is
-  // not a trace is the error then).
+  // The run as one trace source: the one file, or the files merged on the
+  // fly. Opened on the first call (a file that is not a trace is the error
+  // then).
   StatusOr<format::TraceSource*> source();
-  // Read on the fly: the source (its result() after a whole pass says all
+  // Several files: the source (its result() after a whole pass says all
   // the merge did); else null.
   const RunSource* run_source() const { return run_source_; }
   // The run's files (ResolveRun's order). Cross-rank analysis reads these
@@ -62,9 +52,8 @@ class OpenedRun {
   // "run.sbt (4 traces)".
   const std::string& name() const { return name_; }
   bool merged() const { return merge_.has_value(); }
-  // When merged: what the merge did (each input's damage, notes); else null.
-  // Read on the fly: what the survey found when the run was opened
-  // (RunSource::result() then).
+  // Several files: what the survey found when the run was opened (each
+  // input's damage, notes: RunSource::result() then); else null.
   const MergeResult* merge_result() const { return merge_ ? &*merge_ : nullptr; }
 
  private:
@@ -72,9 +61,8 @@ class OpenedRun {
   RunFiles run_;
   std::string path_, name_;
   std::optional<MergeResult> merge_;
-  std::unique_ptr<AtomicFile> temp_;  // the merged file; discarded, never committed
   std::unique_ptr<format::TraceSource> source_;
-  RunSource* run_source_ = nullptr;  // source_, when read on the fly
+  RunSource* run_source_ = nullptr;  // source_, for several files
 };
 
 // How a run is called in messages: "run.sbt" (one file), "run.sbt (4

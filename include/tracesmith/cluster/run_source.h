@@ -1,8 +1,11 @@
 // RunSource: a run's files (the per-process traces of one job) read as one
 // trace, merged on the fly: a format::TraceSource whose batches are its
-// inputs' chunks, input after input, with their ids translated as
+// inputs' chunks, interleaved by start time (the next chunk is the one whose
+// index entry starts first, of any input), with their ids translated as
 // MergeTraces translates them (merge.h; the rules of id_fields.h). No
-// temporary file: each chunk is decoded once, from its own file.
+// temporary file: each chunk is decoded once, from its own file. The order
+// comes from the chunk indexes alone, so every pass, whatever kinds it
+// decodes, reads the chunks (and numbers strings, frames, flows) alike.
 //
 // MergeTraces is this source's batches written to a file, so a run read on
 // the fly and the same run merged to a file give every reader the same rows,
@@ -10,8 +13,8 @@
 //
 // Open surveys every input (metadata only, as MergeTraces does first): a
 // non-trace, a run holding its own merge or (strict) a damaged input is an
-// error there. A pass then holds the output's strings and metadata, the
-// current input's and one chunk of rows.
+// error there. A pass then holds the output's strings and metadata, every
+// input's (each input's reader is open for the pass) and one chunk of rows.
 #pragma once
 
 #include <memory>
@@ -26,6 +29,7 @@ namespace tracesmith::cluster {
 
 namespace internal {
 struct Survey;
+struct PassStep;
 class RunCursor;
 }  // namespace internal
 
@@ -48,7 +52,7 @@ class RunSource final : public format::TraceSource {
 
   StatusOr<std::unique_ptr<Cursor>> Events(
       const format::SbtReader::EventKindFilter& wanted = {}) override;
-  // The inputs' table chunks, input after input.
+  // The inputs' table chunks in the order a pass reads them.
   std::vector<format::ChunkIndexEntry> TableChunks() const override;
   // Empty: its errors name the input they are about.
   std::string name() const override { return std::string(); }
@@ -64,6 +68,7 @@ class RunSource final : public format::TraceSource {
   std::vector<std::string> inputs_;
   MergeOptions options_;
   std::vector<internal::Survey> surveys_;
+  std::vector<internal::PassStep> steps_;  // a pass's order, from the indexes
   MergeResult base_;    // the survey's inputs and notes, before any input is merged
   MergeResult result_;  // see result()
 };

@@ -119,8 +119,9 @@ class SbtReader {
                 const EventKindFilter& wanted = {});
 
   // A pull-based pass over the event chunks, in file order: Stream is one
-  // loop over it; a reader of several files (a run merged on the fly) can
-  // advance each by its next chunks' start times (next_min_ts) instead.
+  // loop over it; a reader of several files (a run merged on the fly,
+  // cluster/run_source.h) advances each one event chunk at a time in an
+  // order of its own (StepEveryEventChunk).
   class EventCursor {
    public:
     EventCursor(EventCursor&&) noexcept = default;
@@ -141,11 +142,23 @@ class SbtReader {
     // not given yet: 0 where that is unknown (a file scanned without its
     // index), UINT64_MAX when none is left.
     uint64_t next_min_ts() const { return next_ < suffix_min_.size() ? suffix_min_[next_] : ~0ull; }
+    // From now on Next stops at every chunk the index lists as an event
+    // table, the chunks the filter refuses and damaged ones too (true, with
+    // no rows: stepped_over()), so the chunks a call reads (metadata
+    // included) do not depend on the filter or on damage: a reader of
+    // several files can schedule them from the indexes alone.
+    void StepEveryEventChunk() { step_every_event_chunk_ = true; }
+    // The last Next that gave true stepped over a chunk without rows.
+    bool stepped_over() const { return stepped_over_; }
+    // Clears the rows the last Next gave now rather than at the next Next,
+    // their memory freed (a reader of several files, whose cursors wait
+    // their turns, holds no rows for the ones waiting).
+    void ReleaseRows() { ClearLastRows(/*free_memory=*/true); }
 
    private:
     friend class SbtReader;
     EventCursor(SbtReader* reader, const EventKindFilter& wanted);
-    void ClearLastRows();
+    void ClearLastRows(bool free_memory = false);
     SbtReader* reader_;
     std::vector<bool> skip_;            // by table kind: not decoded (EventKindFilter)
     std::vector<uint64_t> suffix_min_;  // by chunk: the least min_ts of the event chunks from it on
@@ -153,6 +166,7 @@ class SbtReader {
     uint64_t decoded_ = 0, all_decoded_ = 0, limit_ = 0;
     size_t next_ = 0;         // the next chunk to look at
     uint16_t last_kind_ = 0;  // the kind whose rows batch_ holds (0: none)
+    bool step_every_event_chunk_ = false, stepped_over_ = false;
   };
   // Starts a pass (as Stream does). The reader must outlive the cursor and
   // run no other pass while it is used.
