@@ -26,11 +26,16 @@ calls of 100 us or more, the longest first-time work.
     of callback time are no more frequent than the floor's sections of 100 us or more per
     second of busy time in the same rounds (the exact test of two Poisson rates: the slow
     calls' share of all slow events against the callbacks' share of the exposure, binomial;
-    p >= 0.01), none is over 1 ms (or over the floor's longest stop in those rounds: H200
-    VM, 14:30 UTC, a floor section of 1.96 ms), and the launch loop's probe runs (R of them, below)
-    class no slow launch call as the capture's (preempted, blocked, faulted: only
-    "interrupted" or "unexplained" — the thread was charged without switching or faulting,
-    which is steal or interrupts on a VM whose guest does not account them apart). H200 VM,
+    p >= 0.05; the callbacks' count is by histogram bucket, from ~88 us: conservative), none
+    is over 1 ms (or over the floor's longest stop in those rounds: H200 VM, 14:30 UTC, a
+    floor section of 1.96 ms), and the launch loop's probe runs (R of them, below) class no
+    slow launch call as the capture's: "interrupted" (the thread did not run) is the
+    machine's; "unexplained" (charged for the time without switching or faulting: a slow
+    path of ours, or steal and interrupts a VM's guest charges to the running thread) only
+    where the floor, classed the same way, had unexplained slow sections in those rounds;
+    preempted, blocked and faulted never. An empty probe passes (slow calls are ~1 in 10^6:
+    the probe runs need not meet one); the rate test has little power on few calls (3 slow
+    calls against a floor with none fail, 2 pass). H200 VM,
     2026-11-30: 104, 134, 176 us once each in 2,000,000 calls, the floor 4 sections of
     100 us or more (max 136.9 us) in one round.
 Each callback site's maximum and CUPTI's other overhead rows are shown, not judged (an
@@ -52,6 +57,8 @@ from checks import Checks, torch_skip_reason
 LIMIT_NS = 100_000
 # No callback over 1 ms is put down to the machine unless its floor stopped as long.
 MACHINE_MAX_NS = 1_000_000
+# The same-rate test's level: below it the callbacks are slow more often than the machine.
+P_MIN = 0.05
 WARMUP_LAUNCHES = 1000  # bench/workloads/launch_loop.cu
 CONFIGS = [("zeroed", {}), ("cupti-zeroes", {"TRACESMITH_BUFFER_PREFAULT": "0"})]
 UNITS = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}
@@ -129,7 +136,8 @@ def capture(cli, label, env_extra, cmd, out, name):
 def floor(a, r):
     """The machine's own tail in this round: gpu/programs/jitter_floor.cu, as many ~2-us busy
     sections as the launch loop has launch callbacks, no CUDA, no profiler. Returns
-    (sections, busy ns in all, max ns, sections of 100 us or more), None when it did not run."""
+    (sections, busy ns in all, max ns, sections of 100 us or more, {class: sections} of
+    those), None when it did not run."""
     prog = os.path.join(a.progs, "jitter_floor")
     if not os.access(prog, os.X_OK):
         print(f"STALLS floor round {r + 1}: {prog} not built", flush=True)
@@ -137,14 +145,17 @@ def floor(a, r):
     p = subprocess.run([prog, str(a.launches), "2000"], stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, text=True, timeout=300)
     m = re.search(r"sections=(\d+) mean_ns=(\d+) max_us=([\d.]+) over_100us=(\d+)", p.stdout)
+    classes = {k: int(v) for k, v in re.findall(
+        r"(preempted|blocked|faulted|interrupted|unexplained)=(\d+)", p.stdout) if int(v)}
     print(f"STALLS floor round {r + 1} (no CUDA, no profiler): " +
           (f"{m.group(1)} busy sections of {m.group(2)} ns on average: max {m.group(3)} us, "
-           f"{m.group(4)} of 100 us or more" if m else f"exit {p.returncode}: {p.stdout[-200:]}"),
-          flush=True)
+           f"{m.group(4)} of 100 us or more" + (" (" + ", ".join(
+               f"{k} {v}" for k, v in sorted(classes.items())) + ")" if classes else "")
+           if m else f"exit {p.returncode}: {p.stdout[-200:]}"), flush=True)
     if not m:
         return None
     n = int(m.group(1))
-    return n, n * float(m.group(2)), float(m.group(3)) * 1e3, int(m.group(4))
+    return n, n * float(m.group(2)), float(m.group(3)) * 1e3, int(m.group(4)), classes
 
 
 def same_rate_p(k_a, t_a, k_b, t_b):
@@ -152,7 +163,15 @@ def same_rate_p(k_a, t_a, k_b, t_b):
     rate (the exact conditional test: k_a of k_a + k_b is binomial with p = t_a / (t_a +
     t_b)): how likely as many of them, or more, fall in a's exposure by chance."""
     n, p = k_a + k_b, t_a / (t_a + t_b)
-    return sum(math.comb(n, i) * p ** i * (1 - p) ** (n - i) for i in range(k_a, n + 1))
+    if k_a == 0:
+        return 1.0
+    if p >= 1.0:
+        return 1.0
+
+    def log_term(i):  # log of C(n, i) p^i (1-p)^(n-i), in logs: no overflow at large n
+        return (math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) +
+                i * math.log(p) + (n - i) * math.log1p(-p))
+    return min(1.0, sum(math.exp(log_term(i)) for i in range(k_a, n + 1)))
 
 
 def main():
@@ -267,30 +286,39 @@ def checks(c, a, workloads):
     # Slow calls as often as the machine stops a thread that does nothing of TraceSmith's:
     # the default runs' launch callbacks of 100 us or more per second of callback time
     # against the floor's busy sections of 100 us or more per second of busy time, the same
-    # rounds (the exact test of two Poisson rates; p < 0.01: more often than the machine).
+    # rounds (the exact test of two Poisson rates; p < P_MIN: more often than the machine).
     cb_ns = sum(g["site_time"].get("launch", (0.0, 0))[0] for g in ll)
     f_ns, f_slow = sum(f[1] for f in floors), sum(f[3] for f in floors)
     f_max = max((f[2] for f in floors), default=0.0)
     p = same_rate_p(slow, cb_ns, f_slow, f_ns) if cb_ns > 0 and f_ns > 0 else 0.0
     # A thread that waited (a lock, a syscall), faulted or was switched out inside our
-    # callback is ours to fix; "interrupted" and "unexplained" (charged without switching
-    # or faulting: steal or interrupts the guest does not account apart) are the machine's.
-    ours = {k: n for k, n in (probe or {}).items() if k not in ("interrupted", "unexplained")}
+    # callback is ours to fix; "interrupted" (the thread did not run) is the machine's;
+    # "unexplained" (charged for the time without switching or faulting: a slow path of
+    # ours, or steal and interrupts the guest charges to the running thread) only where
+    # the floor's own slow sections in the same rounds were unexplained too.
+    f_classes = {}
+    for f in floors:
+        for k, v in f[4].items():
+            f_classes[k] = f_classes.get(k, 0) + v
+    machine_classes = {"interrupted"} | ({"unexplained"} if f_classes.get("unexplained") else set())
+    ours = {k: n for k, n in (probe or {}).items() if k not in machine_classes}
     machine = bool(launch) and all(launch) and len(floors) == a.rounds and probe is not None \
-        and not ours and worst <= max(MACHINE_MAX_NS, f_max) and p >= 0.01
+        and not ours and worst <= max(MACHINE_MAX_NS, f_max) and p >= P_MIN
     c.check("launch callback", under or machine,
             f"slowest of {a.launches} launch callbacks per default run: "
             + ", ".join(fmt(x[0]) if x else "?" for x in launch)
             + f"; {slow} call(s) of 100 us or more in {cb_ns / 1e6:.1f} ms of launch callbacks "
             f"vs the floor's {f_slow} section(s) of 100 us or more in {f_ns / 1e6:.1f} ms of busy "
-            f"time, {len(floors)} of {a.rounds} rounds (max {fmt(f_max)}): same-rate p = {p:.3f}"
+            f"time, {len(floors)} of {a.rounds} rounds (max {fmt(f_max)}; "
+            + (", ".join(f"{k} {v}" for k, v in sorted(f_classes.items())) or "none classed")
+            + f"): same-rate p = {p:.3f}"
             " (cupti-zeroes: " + ", ".join(fmt(x[0]) if x else "?" for x in old_launch)
             + f"); in {a.rounds} probe runs, launch calls of 100 us or more: "
             + ("a run failed" if probe is None else
                ", ".join(f"{k} {n}" for k, n in sorted(probe.items())) or "none")
-            + " (need every default run <= 100 us, or: slow calls no more often than the "
-            "floor's (p >= 0.01), none over 1 ms or the floor's longest, and no probe class "
-            "but interrupted or unexplained)")
+            + f" (need every default run <= 100 us, or: slow calls no more often than the "
+            f"floor's (p >= {P_MIN}), none over 1 ms or the floor's longest, and no probe class "
+            "but interrupted, or unexplained where the floor's were)")
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -501,13 +501,13 @@ if want nccl; then
     # ar: rank 0 writes what the program measures itself (CUDA events) to ar_measured.json.
     for r in "ar:allreduce 20 $N/ar_measured.json" "ddp:ddp 20 15" "mix:mix 20" "arpc:allreduce 20"; do
       # arpc unquiet: its lines on each rank's SASS ("SASS of N of M sampled instructions").
-      extra=(-q); [ "${r%%:*}" = arpc ] && extra=(--pc-sampling)
+      extra=(-q); label=""; [ "${r%%:*}" = arpc ] && extra=(--pc-sampling) && label=" --pc-sampling"
       "$TS" profile -f "${extra[@]}" -o "$N/${r%%:*}.sbt" -- "${TR[@]}" ${r#*:} \
         > "$N/${r%%:*}.log" 2>&1
       code=$?
       tail -3 "$N/${r%%:*}.log"
       grep -E "SASS|modules|cubin" "$N/${r%%:*}.log" | head -8
-      check "nccl run ${r#*:} (2 ranks) under tracesmith profile ${extra[*]} exits 0" $code
+      check "nccl run ${r#*:} (2 ranks) under tracesmith profile$label exits 0" $code
     done
     pycheck "nccl check (gpu/nccl_job_check.py)" "$OUT/nccl.log" \
       python3 gpu/nccl_job_check.py check "$TS" "$N" 20 20 15

@@ -24,7 +24,9 @@ cp "$B/gpu/replay_kernels.cubin" "$D/gpu/"
 mkdir -p "$D/pyext"
 for l in cluster format export import job memory analysis timeline capture_common model base; do
   # The newest, should an old build folder still hold a moved module's copy.
-  f=$(ls -t "$B"/src/*/libtracesmith_$l.a | head -n 1) && cp "$f" "$D/pyext/" &&
+  f=$(ls -t "$B"/src/*/libtracesmith_$l.a 2>/dev/null | head -n 1)
+  [ -n "$f" ] || { echo "make-gpu-carry: no libtracesmith_$l.a under $B/src (build it)" >&2; exit 1; }
+  cp "$f" "$D/pyext/" &&
     strip --strip-debug "$D/pyext/libtracesmith_$l.a"
 done
 cp /usr/lib/x86_64-linux-gnu/libzstd.a /usr/lib/x86_64-linux-gnu/libsqlite3.a "$D/pyext/"

@@ -331,9 +331,9 @@ int RunProfile(ProfileArgs& a, bool record_spelling) {
   if (Status st = CheckOutputFile(o.output, {}, a.force); !st.ok()) return ReportError(st);
   // A missing folder of the output is made now: found missing at the end, the
   // program's run would be lost.
-  if (const std::filesystem::path dir = std::filesystem::path(o.output).parent_path();
-      !dir.empty() && !std::filesystem::exists(dir)) {
-    std::error_code ec;
+  const std::filesystem::path out_dir = std::filesystem::path(o.output).parent_path();
+  if (std::error_code ec; !out_dir.empty() && !std::filesystem::exists(out_dir, ec)) {
+    const std::filesystem::path& dir = out_dir;
     std::filesystem::create_directories(dir, ec);
     if (ec)
       return ReportError(

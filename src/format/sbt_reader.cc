@@ -472,6 +472,8 @@ Status SbtReader::ReadAll(model::Trace* out, ReadOptions options) {
   for (size_t i = 0; i < chunks_.size(); ++i) {
     const size_t damage_before = report_.damage.size();
     RETURN_IF_ERROR(DecodeChunk(i, out, &decoded, budget, &kind));
+    // Its rows are decoded: the chunk's mapped pages go back, as in a streamed pass.
+    ReleaseMapped(chunks_[i].offset, i + 1 < chunks_.size() ? chunks_[i + 1].offset : size_);
     NoteWhatWasSkipped(i, damage_before);
   }
   return OkStatus();

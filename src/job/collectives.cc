@@ -508,22 +508,49 @@ MatchResult MatchCollectives(std::span<const std::vector<RankCollective>* const>
                              std::span<const std::string> labels) {
   MatchResult out;
   const size_t n = ranks.size();
-  // A communicator is NCCL's own id where every collective of a rank's stream
-  // carries the same one (NCCL's payloads): exact with subgroups and whatever
-  // order the ranks made their communicators in. Without it, the stream's
-  // place by first use on its rank: ranks that make and first use their
-  // communicators in the same order line up.
+  // A communicator is NCCL's own id (NCCL's payloads) when every NCCL stream of
+  // every rank has one (a stream's ops without a payload, e.g. grouped calls,
+  // take its id): exact with subgroups and whatever order the ranks made
+  // their communicators in. Otherwise, for the whole job, the stream's place
+  // by first use on its rank: ranks that make and first use their
+  // communicators in the same order line up. Host (gloo/MPI) threads are
+  // always matched by place.
+  struct Stream {
+    uint32_t begin, end;
+    uint64_t id;  // its one NCCL id; 0: none, or two
+  };
+  std::vector<std::vector<Stream>> streams(n);
+  size_t with_id = 0, without = 0;
+  for (size_t r = 0; r < n; ++r) {
+    if (ranks[r] == nullptr) continue;
+    const auto& v = *ranks[r];
+    for (uint32_t b = 0, e; b < v.size(); b = e) {
+      uint64_t id = 0;
+      bool two = false;
+      for (e = b; e < v.size() && v[e].comm == v[b].comm; ++e)
+        if (const uint64_t h = v[e].comm_hash) {
+          two |= id && h != id;
+          id = h;
+        }
+      streams[r].push_back({b, e, two ? 0 : id});
+      if (v[b].source != OpSource::kHostRange) (two || !id ? without : with_id)++;
+    }
+  }
+  const bool by_id = with_id && !without;
+  if (with_id && without)
+    out.warnings.push_back(StrFormat(
+        "NCCL's communicator ids are on %zu of %zu NCCL streams (payloads lost, or a capture that "
+        "started after the calls): communicators matched by the stream rule",
+        with_id, with_id + without));
   std::map<std::pair<uint64_t, uint32_t>, uint32_t> comm_of;  // (id, 0) or (0, place)
   std::vector<std::vector<std::vector<uint32_t>>> parts;      // [comm][rank]: op indexes
   for (size_t r = 0; r < n; ++r) {
     if (ranks[r] == nullptr) continue;
     const auto& v = *ranks[r];
     bool merged = false;  // two streams of one id: their ops are put in time order
-    for (uint32_t b = 0, e; b < v.size(); b = e) {
-      uint64_t id = v[b].comm_hash;
-      for (e = b; e < v.size() && v[e].comm == v[b].comm; ++e)
-        if (v[e].comm_hash != id) id = 0;
-      const std::pair<uint64_t, uint32_t> key{id, id ? 0 : v[b].comm};
+    for (const Stream& st : streams[r]) {
+      const uint64_t id = by_id ? st.id : 0;
+      const std::pair<uint64_t, uint32_t> key{id, id ? 0 : v[st.begin].comm};
       auto [it, added] = comm_of.try_emplace(key, uint32_t(parts.size()));
       if (added) {
         parts.emplace_back(n);
@@ -531,7 +558,7 @@ MatchResult MatchCollectives(std::span<const std::vector<RankCollective>* const>
       }
       std::vector<uint32_t>& mine = parts[it->second][r];
       merged |= !mine.empty();
-      for (uint32_t i = b; i < e; ++i) mine.push_back(i);
+      for (uint32_t i = st.begin; i < st.end; ++i) mine.push_back(i);
     }
     if (merged)
       for (auto& comm : parts)
@@ -584,7 +611,16 @@ MatchResult MatchCollectives(std::span<const std::vector<RankCollective>* const>
           "at different points)",
           name(c).c_str(), counts.c_str(), count));
     }
-    if (members.size() < n && !out.comm_ids[c]) {  // NCCL's id: a subgroup, as it should be
+    if (out.comm_ids[c]) {  // fewer ranks than NCCL's group: some ranks' traces are missing
+      uint32_t group = 0;
+      for (size_t r : members)
+        for (uint32_t i : part[r]) group = std::max(group, (*ranks[r])[i].group_size);
+      if (group > members.size())
+        out.warnings.push_back(StrFormat(
+            "%s: NCCL's group has %u ranks, the job's traces hold %zu of them: matched among "
+            "those",
+            name(c).c_str(), group, members.size()));
+    } else if (members.size() < n) {
       std::string who;
       for (size_t r : members) who += (who.empty() ? "" : ", ") + label(r);
       if (who.size() > 200) who = std::to_string(members.size()) + " ranks";
@@ -622,12 +658,16 @@ MatchResult MatchCollectives(std::span<const std::vector<RankCollective>* const>
           first_known = r;
         } else if ((*ranks[first_known])[part[first_known][k]].op != rc.op) {
           out.warnings.push_back(StrFormat(
-              "%s, collective #%u: %s runs %s but %s runs %s; the ranks' NCCL streams do not "
-              "line up from here (communicators created or first used in a different order, "
-              "or subgroups): matched the first %u only",
+              "%s, collective #%u: %s runs %s but %s runs %s; %s: matched the first %u only",
               name(c).c_str(), k + 1, label(first_known).c_str(),
               CollectiveOpName((*ranks[first_known])[part[first_known][k]].op), label(r).c_str(),
-              CollectiveOpName(rc.op), k));
+              CollectiveOpName(rc.op),
+              out.comm_ids[c] ? "the ranks' sequences differ from here (a collective lost on "
+                                "one rank)"
+                              : "the ranks' NCCL streams do not line up from here "
+                                "(communicators created or first used in a different order, "
+                                "or subgroups)",
+              k));
           agree = false;
           break;
         }

@@ -164,5 +164,47 @@ TEST(MatchCollectives, NcclIdsMatchWhateverTheStreamOrder) {
   EXPECT_EQ(m.matches[2].part, (std::vector<uint32_t>{2, 0}));
 }
 
+// A collective without a payload (a grouped call's launch, a lost range) keeps
+// its stream's id; a stream with no id on some rank sends the whole job back
+// to the stream rule, with a warning, rather than splitting a communicator.
+TEST(MatchCollectives, MissingPayloadsKeepTheStreamsIdOrFallBackToStreamOrder) {
+  std::vector<RankCollective> a = {WithId(Op(0, 0, CollectiveOp::kAllReduce), 0),
+                                   WithId(Op(0, 1, CollectiveOp::kAllReduce), 7),
+                                   WithId(Op(1, 0, CollectiveOp::kBroadcast), 9)};
+  std::vector<RankCollective> b = {WithId(Op(0, 0, CollectiveOp::kAllReduce), 7),
+                                   WithId(Op(0, 1, CollectiveOp::kAllReduce), 7),
+                                   WithId(Op(1, 0, CollectiveOp::kBroadcast), 9)};
+  const std::vector<const std::vector<RankCollective>*> ranks = {&a, &b};
+  MatchResult m = MatchCollectives(ranks, {});
+  EXPECT_TRUE(m.warnings.empty()) << m.warnings[0];
+  EXPECT_EQ(m.comm_ids, (std::vector<uint64_t>{7, 9}));
+  EXPECT_EQ(m.matched_per_comm, (std::vector<uint32_t>{2, 1}));
+  for (RankCollective& rc : b) rc.comm_hash = 0;  // rank 1's payloads lost
+  m = MatchCollectives(ranks, {});
+  EXPECT_EQ(m.comm_ids, (std::vector<uint64_t>{0, 0}));
+  EXPECT_EQ(m.matched_per_comm, (std::vector<uint32_t>{2, 1}));
+  ASSERT_EQ(m.warnings.size(), 1u);
+  EXPECT_NE(m.warnings[0].find("ids are on 2 of 4 NCCL streams"), std::string::npos)
+      << m.warnings[0];
+}
+
+// A communicator of NCCL's id with fewer ranks in the job's traces than its
+// group has: matched among those, said.
+TEST(MatchCollectives, AnIdsGroupLargerThanTheRanksFoundIsSaid) {
+  std::vector<RankCollective> a, b;
+  for (uint32_t k = 0; k < 2; ++k) {
+    a.push_back(WithId(Op(0, k, CollectiveOp::kAllReduce), 7));
+    b.push_back(WithId(Op(0, k, CollectiveOp::kAllReduce), 7));
+    a.back().group_size = b.back().group_size = 3;
+  }
+  const std::vector<const std::vector<RankCollective>*> ranks = {&a, &b, nullptr};
+  const MatchResult m = MatchCollectives(ranks, {});
+  EXPECT_EQ(m.matches.size(), 2u);
+  ASSERT_EQ(m.warnings.size(), 1u);
+  EXPECT_NE(m.warnings[0].find("NCCL's group has 3 ranks, the job's traces hold 2"),
+            std::string::npos)
+      << m.warnings[0];
+}
+
 }  // namespace
 }  // namespace tracesmith::analysis

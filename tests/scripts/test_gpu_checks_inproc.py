@@ -54,13 +54,14 @@ class StallCheck(unittest.TestCase):
 
     def run_check(self, new_request, new_launch, kernels=3000,
                   classes="3 preempted, 1 unexplained", over=0, floor_over=None,
-                  floor_max="150.0"):
+                  floor_max="150.0", floor_class="unexplained"):
         fake = Fake()
         self.addCleanup(fake.close)
         fake.program("launch_loop")
         if floor_over is not None:  # 2000 sections of 2000 ns a round: 4 ms of busy time
             fake.program("jitter_floor", "#!/bin/sh\necho 'jitter_floor: sections=2000 "
-                         "mean_ns=2000 max_us=%s over_100us=%d'\n" % (floor_max, floor_over))
+                         "mean_ns=2000 max_us=%s over_100us=%d preempted=0 %s=%d'\n" %
+                         (floor_max, floor_over, floor_class, floor_over))
         fake.table([[r"^profile ", 0, "", ""],
                     [r"^info .*ll_zeroed", 0, self.info(
                         new_request, new_launch, kernels,
@@ -91,11 +92,18 @@ class StallCheck(unittest.TestCase):
         self.assertEqual((rc, verdict(out, "launch callback")), (0, "PASS"), out)
         self.assertIn("2 call(s) of 100 us or more in 2.4 ms of launch callbacks vs the "
                       "floor's 2 section(s) of 100 us or more in 8.0 ms of busy time, 2 of 2 "
-                      "rounds (max 150.0 us): same-rate p = 0.230", out)
+                      "rounds (max 150.0 us; unexplained 2): same-rate p = 0.230", out)
         self.assertIn("launch calls of 100 us or more: interrupted 4", out)
         rc, out = self.run_check("13.1 us", "104.0 us", classes="1 interrupted, 1 unexplained",
-                                 over=1, floor_over=0)
+                                 over=1, floor_over=1)
         self.assertEqual((rc, verdict(out, "launch callback")), (0, "PASS"), out)
+        # Unexplained slow calls while the floor's slow sections were all interrupted (or
+        # none): a slow path of ours as likely as the machine's charging: not the machine's.
+        for floor_over, floor_class in ((1, "interrupted"), (0, "unexplained")):
+            rc, out = self.run_check("13.1 us", "104.0 us", classes="1 unexplained", over=1,
+                                     floor_over=floor_over, floor_class=floor_class)
+            self.assertEqual((rc, verdict(out, "launch callback")), (1, "FAIL"),
+                             (floor_over, floor_class, out))
         # Far more often than the floor (8 in 2.4 ms against none in 8 ms): ours.
         rc, out = self.run_check("13.1 us", "104.0 us", classes="2 interrupted", over=4,
                                  floor_over=0)
