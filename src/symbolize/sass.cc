@@ -1,6 +1,8 @@
 #include "tracesmith/symbolize/sass.h"
 
 #include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
@@ -151,6 +153,33 @@ std::string FindNvdisasm() {
   return "";
 }
 
+std::vector<uint32_t> FunctionSymbolIndices(const std::string& elf_path,
+                                            const std::set<std::string, std::less<>>& functions) {
+  std::vector<uint32_t> out;
+  if (functions.empty() || elf_version(EV_CURRENT) == EV_NONE) return out;
+  const int fd = open(elf_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return out;
+  if (Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr)) {
+    for (Elf_Scn* scn = nullptr; (scn = elf_nextscn(elf, scn)) != nullptr;) {
+      GElf_Shdr sh;
+      if (gelf_getshdr(scn, &sh) == nullptr || sh.sh_type != SHT_SYMTAB || sh.sh_entsize == 0)
+        continue;
+      Elf_Data* data = elf_getdata(scn, nullptr);
+      const size_t n = sh.sh_size / sh.sh_entsize;
+      for (size_t i = 1; data != nullptr && i < n; ++i) {
+        GElf_Sym sym;
+        if (gelf_getsym(data, int(i), &sym) == nullptr) break;
+        const char* name = elf_strptr(elf, sh.sh_link, sym.st_name);
+        if (name && GELF_ST_TYPE(sym.st_info) == STT_FUNC && functions.count(name))
+          out.push_back(uint32_t(i));
+      }
+    }
+    elf_end(elf);
+  }
+  close(fd);
+  return out;
+}
+
 StatusOr<SassStats> AddSass(model::Trace* trace, const std::string& cubin_dir,
                             const SassOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -208,15 +237,27 @@ StatusOr<SassStats> AddSass(model::Trace* trace, const std::string& cubin_dir,
         if (fd < 0) j.error = "cannot create a temporary file for nvdisasm's listing";
         continue;
       }
-      if (!RunTo({stats.nvdisasm, "-c", j.cubin}, tmp, options.timeout_s, &j.error)) {
+      auto list = [&](const std::vector<std::string>& argv) {
+        if (!RunTo(argv, tmp, options.timeout_s, &j.error)) return false;
+        std::ifstream in(tmp, std::ios::binary);
+        std::stringstream text;
+        text << in.rdbuf();
+        j.listing = ParseNvdisasm(text.str());
+        std::erase_if(j.listing, [&](const auto& f) { return !j.functions.count(f.first); });
+        return true;
+      };
+      // The sampled functions alone (nvdisasm -fun: their symbols' indices); the
+      // whole cubin when that fails or misses one (an nvdisasm without -fun).
+      const std::vector<uint32_t> indices = FunctionSymbolIndices(j.cubin, j.functions);
+      std::string fun;
+      for (uint32_t i : indices) fun += (fun.empty() ? "" : ",") + std::to_string(i);
+      const bool some = !fun.empty() && list({stats.nvdisasm, "-c", "-fun", fun, j.cubin}) &&
+                        j.listing.size() == j.functions.size();
+      if (!some && !list({stats.nvdisasm, "-c", j.cubin})) {
         j.state = Job::kFailed;
         continue;
       }
-      std::ifstream in(tmp, std::ios::binary);
-      std::stringstream text;
-      text << in.rdbuf();
-      j.listing = ParseNvdisasm(text.str());
-      std::erase_if(j.listing, [&](const auto& f) { return !j.functions.count(f.first); });
+      j.error.clear();
       j.state = Job::kDone;
     }
     if (fd >= 0) unlink(tmp);

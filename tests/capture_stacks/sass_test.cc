@@ -2,16 +2,25 @@
 // listing parsed per function and offset (with and without encoding
 // comments, labels and predicates), and AddSass end to end with a stand-in
 // nvdisasm (a script printing a listing), a missing cubin, a failing and a
-// missing nvdisasm, and instructions that already have text.
+// missing nvdisasm, and instructions that already have text; an ELF cubin's
+// sampled functions listed alone (nvdisasm -fun).
 #include "tracesmith/symbolize/sass.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "testing/temp_dir.h"
 #include "tracesmith/format/job_file_names.h"
+
+// A function of this test binary named as the kernel of kListing below: the
+// binary is then an ELF file whose symbol table holds it, as a cubin's would.
+extern "C" [[gnu::used, gnu::noinline]] void _Z7pcs_hotPji() { asm volatile(""); }
 
 namespace tracesmith::symbolize {
 namespace {
@@ -129,6 +138,59 @@ TEST_F(AddSassTest, GivesSampledInstructionsTheirText) {
   EXPECT_EQ(s->instructions, 2u);
   EXPECT_EQ(s->with_text, 0u);
   EXPECT_EQ(t_.Rows<model::PcSass>().size(), 3u);
+}
+
+TEST(Sass, FunctionSymbolIndicesOfAnElfFile) {
+  const std::set<std::string, std::less<>> hot = {"_Z7pcs_hotPji"};
+  const std::vector<uint32_t> at = FunctionSymbolIndices("/proc/self/exe", hot);
+  ASSERT_EQ(at.size(), 1u);
+  EXPECT_GT(at[0], 0u);
+  EXPECT_TRUE(FunctionSymbolIndices("/proc/self/exe", {"_Z9not_therev"}).empty());
+  testing::TempDir dir;
+  std::ofstream(dir / "text") << "not an ELF file";
+  EXPECT_TRUE(FunctionSymbolIndices(dir / "text", hot).empty());
+  EXPECT_TRUE(FunctionSymbolIndices(dir / "missing", hot).empty());
+}
+
+// A cubin that is ELF: nvdisasm lists the sampled functions alone (-fun and
+// their symbol indices); an nvdisasm that refuses -fun lists the whole cubin.
+TEST_F(AddSassTest, ListsOnlyTheSampledFunctionsOfAnElfCubin) {
+  const std::vector<uint32_t> at = FunctionSymbolIndices("/proc/self/exe", {"_Z7pcs_hotPji"});
+  ASSERT_EQ(at.size(), 1u);
+  std::filesystem::copy_file("/proc/self/exe", cubins_ + "/" + format::CubinFileName(0xABC),
+                             std::filesystem::copy_options::overwrite_existing);
+  const std::string args = dir_ / "args.txt";
+  for (const bool knows_fun : {true, false}) {
+    SCOPED_TRACE(knows_fun ? "nvdisasm with -fun" : "nvdisasm without -fun");
+    std::remove(args.c_str());
+    t_.Rows<model::PcSass>().clear();
+    SassOptions o;
+    o.nvdisasm = dir_ / (knows_fun ? "fun" : "nofun");
+    std::ofstream(o.nvdisasm) << "#!/bin/sh\necho \"$*\" >> '" << args << "'\n"
+                              << (knows_fun ? "" : "case \"$*\" in *-fun*) exit 2;; esac\n")
+                              << "cat '" << (dir_ / "listing.txt") << "'\n";
+    chmod(o.nvdisasm.c_str(), 0755);
+    o.jobs = 1;
+    auto s = AddSass(&t_, cubins_, o);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    EXPECT_EQ(s->with_text, 3u);
+    EXPECT_EQ(s->cubins_failed, 0u) << s->first_error;
+    std::ifstream in(args);
+    std::vector<std::string> calls;
+    for (std::string line; std::getline(in, line);) calls.push_back(line);
+    const std::string abc = cubins_ + "/" + format::CubinFileName(0xABC);
+    const std::string fun = "-c -fun " + std::to_string(at[0]) + " " + abc;
+    if (knows_fun) {
+      EXPECT_EQ(std::count(calls.begin(), calls.end(), fun), 1) << ::testing::PrintToString(calls);
+      EXPECT_EQ(std::count(calls.begin(), calls.end(), "-c " + abc), 0);
+    } else {
+      EXPECT_EQ(std::count(calls.begin(), calls.end(), "-c " + abc), 1)
+          << ::testing::PrintToString(calls);
+    }
+    // The module that is not ELF is listed whole.
+    const std::string other = "-c " + cubins_ + "/" + format::CubinFileName(0x111);
+    EXPECT_EQ(std::count(calls.begin(), calls.end(), other), 1);
+  }
 }
 
 TEST_F(AddSassTest, NvdisasmThatFailsOrIsMissing) {
