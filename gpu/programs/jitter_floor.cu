@@ -89,7 +89,7 @@ int main(int argc, char** argv) {
   std::printf(
       "jitter_floor: sections=%ld mean_ns=%.0f max_us=%.1f over_100us=%ld preempted=%ld "
       "blocked=%ld faulted=%ld interrupted=%ld unexplained=%ld\n",
-      n, n ? double(total_ns) / double(n) : 0.0, double(max_ns) / 1e3, over, classes[0],
-      classes[1], classes[2], classes[3], classes[4]);
+      n, n ? double(total_ns) / double(n) : 0.0, double(max_ns) / 1e3, over, classes[0], classes[1],
+      classes[2], classes[3], classes[4]);
   return 0;
 }

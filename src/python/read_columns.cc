@@ -368,6 +368,38 @@ void CheckRunUnchanged(const cluster::RunSource& run, uint64_t identity, const s
                  " was written to while it was being read; nothing of it is kept, load it again");
 }
 
+// ReadColumns' document but its damage, version and completeness (a file's
+// or a run's): the tables read, the kinds left pending, the event rows per
+// kind as the index lists them, the strings.
+py::dict ColumnsDocument(std::map<std::string, Columns>& tables,
+                         const std::vector<std::string>& pending,
+                         const std::map<std::string, uint64_t>& claimed,
+                         const std::vector<std::string>& raw_strings, bool lazy,
+                         uint64_t identity) {
+  py::dict out, cols, rows;
+  py::list labels;
+  model::ForEachRecordType([&]<typename T>() {
+    using Traits = model::RecordTraits<T>;
+    labels.append(Traits::kLabel);
+    if (std::find(pending.begin(), pending.end(), Traits::kLabel) == pending.end())
+      cols[Traits::kLabel] = tables[Traits::kLabel].template ToDict<T>();
+  });
+  for (const auto& [label, n] : claimed) rows[py::str(label)] = n;
+  out["tables"] = cols;
+  out["kinds"] = labels;
+  out["pending"] = pending;
+  out["rows"] = rows;
+  out["lazy"] = lazy && !pending.empty();
+  out["identity"] = identity;
+  // Strings are not validated UTF-8 in the format: bad bytes read as U+FFFD.
+  py::list strings;
+  for (const std::string& str : raw_strings)
+    strings.append(py::reinterpret_steal<py::str>(
+        PyUnicode_DecodeUTF8(str.data(), py::ssize_t(str.size()), "replace")));
+  out["strings"] = strings;
+  return out;
+}
+
 }  // namespace
 
 // Column dicts of record kinds, by label ("kernel", "memcpy", ...), with the
@@ -413,30 +445,10 @@ py::dict ReadColumns(const std::string& path, bool strict, const std::vector<std
       lazy ? DamageOf(reader, [&](const char* label) { return !label || events.Has(label); })
            : reader.report();
   if (strict && !report.clean()) Raise(report.DamageStatus(path));
-  py::dict out, cols, rows;
-  py::list labels;
-  model::ForEachRecordType([&]<typename T>() {
-    using Traits = model::RecordTraits<T>;
-    labels.append(Traits::kLabel);
-    if (std::find(pending.begin(), pending.end(), Traits::kLabel) == pending.end())
-      cols[Traits::kLabel] = tables[Traits::kLabel].template ToDict<T>();
-  });
   std::map<std::string, uint64_t> claimed;
   for (const format::ChunkIndexEntry& c : reader.chunks())
     if (const char* label = EventLabelOf(c)) claimed[label] += c.rows;
-  for (const auto& [label, n] : claimed) rows[py::str(label)] = n;
-  out["tables"] = cols;
-  out["kinds"] = labels;
-  out["pending"] = pending;
-  out["rows"] = rows;  // event rows per kind as the index lists them
-  out["lazy"] = lazy && !pending.empty();
-  out["identity"] = identity;
-  // Strings are not validated UTF-8 in the format: bad bytes read as U+FFFD.
-  py::list strings;
-  for (const std::string& str : raw_strings)
-    strings.append(py::reinterpret_steal<py::str>(
-        PyUnicode_DecodeUTF8(str.data(), py::ssize_t(str.size()), "replace")));
-  out["strings"] = strings;
+  py::dict out = ColumnsDocument(tables, pending, claimed, raw_strings, lazy, identity);
   out["damage"] = DamageList(report);
   out["damage_text"] = DamageText(path, report);
   out["version"] = py::make_tuple(report.major, report.minor);
@@ -513,26 +525,7 @@ py::dict ReadRunColumns(cluster::RunSource& run, const std::string& what, bool s
   }
   if (!st.ok()) Raise(st);
   CheckRunUnchanged(run, identity, what);
-  py::dict out, cols, rows;
-  py::list labels;
-  model::ForEachRecordType([&]<typename T>() {
-    using Traits = model::RecordTraits<T>;
-    labels.append(Traits::kLabel);
-    if (std::find(pending.begin(), pending.end(), Traits::kLabel) == pending.end())
-      cols[Traits::kLabel] = tables[Traits::kLabel].template ToDict<T>();
-  });
-  for (const auto& [label, n] : claimed) rows[py::str(label)] = n;
-  out["tables"] = cols;
-  out["kinds"] = labels;
-  out["pending"] = pending;
-  out["rows"] = rows;
-  out["lazy"] = lazy && !pending.empty();
-  out["identity"] = identity;
-  py::list strings;
-  for (const std::string& str : raw_strings)
-    strings.append(py::reinterpret_steal<py::str>(
-        PyUnicode_DecodeUTF8(str.data(), py::ssize_t(str.size()), "replace")));
-  out["strings"] = strings;
+  py::dict out = ColumnsDocument(tables, pending, claimed, raw_strings, lazy, identity);
   out["damage"] = py::list();
   out["damage_text"] = "";
   out["version"] = py::make_tuple(format::kMajorVersion, format::kMinorVersion);

@@ -22,14 +22,19 @@ bool Contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-TEST(RunSourceCommands, EveryCommandReadsARunWithoutATemporaryFile) {
-  TempDir dir;
+// A run of two ranks' files in `dir`: its name (DIR/run.sbt).
+std::string WriteTwoRanks(const TempDir& dir) {
   for (int r = 0; r < 2; ++r)
-    ASSERT_TRUE(testing::WriteStreamed(testing::MakeRankTrace(testing::RankSpec{
+    EXPECT_TRUE(testing::WriteStreamed(testing::MakeRankTrace(testing::RankSpec{
                                            .pid = 600u + r, .rank = r, .host = "node-1"}),
                                        dir / ("run.rank" + std::to_string(r) + ".sbt"))
                     .ok());
-  const std::string run = dir / "run.sbt";
+  return dir / "run.sbt";
+}
+
+TEST(RunSourceCommands, EveryCommandReadsARunWithoutATemporaryFile) {
+  TempDir dir;
+  const std::string run = WriteTwoRanks(dir);
   const std::string no_tmp = "TMPDIR=" + dir / "no-such-dir" + " ";
   const std::string commands[] = {
       "analyze " + run,
@@ -55,12 +60,7 @@ TEST(RunSourceCommands, EveryCommandReadsARunWithoutATemporaryFile) {
 
 TEST(RunSourceCommands, KinetoJsonOfARunWithoutATemporaryFileIsTheMergedFilesExport) {
   TempDir dir;
-  for (int r = 0; r < 2; ++r)
-    ASSERT_TRUE(testing::WriteStreamed(testing::MakeRankTrace(testing::RankSpec{
-                                           .pid = 600u + r, .rank = r, .host = "node-1"}),
-                                       dir / ("run.rank" + std::to_string(r) + ".sbt"))
-                    .ok());
-  const std::string run = dir / "run.sbt";
+  const std::string run = WriteTwoRanks(dir);
   const std::string no_tmp = "TMPDIR=" + dir / "no-such-dir" + " ";
   Result r = RunTracesmith("export -q -f json " + run + " -o " + dir / "fly.json", no_tmp);
   ASSERT_EQ(r.status, 0) << r.out;
