@@ -368,6 +368,17 @@ void CheckRunUnchanged(const cluster::RunSource& run, uint64_t identity, const s
                  " was written to while it was being read; nothing of it is kept, load it again");
 }
 
+// ReadKinds' tables: the event kinds of `events`, as columns.
+py::dict KindTables(std::map<std::string, Columns>& tables, const LabelSet& events) {
+  py::dict cols;
+  model::ForEachRecordType([&]<typename T>() {
+    using Traits = model::RecordTraits<T>;
+    if (Traits::kIsEvent && events.Has(Traits::kLabel))
+      cols[Traits::kLabel] = tables[Traits::kLabel].template ToDict<T>();
+  });
+  return cols;
+}
+
 // ReadColumns' document but its damage, version and completeness (a file's
 // or a run's): the tables read, the kinds left pending, the event rows per
 // kind as the index lists them, the strings.
@@ -482,13 +493,8 @@ py::dict ReadKinds(const std::string& path, const std::vector<std::string>& kind
   const format::ReadReport report =
       DamageOf(reader, [&](const char* label) { return label && events.Has(label); });
   if (strict && !report.clean()) Raise(report.DamageStatus(path));
-  py::dict out, cols;
-  model::ForEachRecordType([&]<typename T>() {
-    using Traits = model::RecordTraits<T>;
-    if (Traits::kIsEvent && events.Has(Traits::kLabel))
-      cols[Traits::kLabel] = tables[Traits::kLabel].template ToDict<T>();
-  });
-  out["tables"] = cols;
+  py::dict out;
+  out["tables"] = KindTables(tables, events);
   out["damage"] = DamageList(report);
   out["damage_text"] = DamageText(path, report);
   return out;
@@ -549,13 +555,8 @@ py::dict ReadRunKinds(cluster::RunSource& run, const std::vector<std::string>& k
   }
   if (!st.ok()) Raise(st);
   CheckRunUnchanged(run, identity, what);
-  py::dict out, cols;
-  model::ForEachRecordType([&]<typename T>() {
-    using Traits = model::RecordTraits<T>;
-    if (Traits::kIsEvent && events.Has(Traits::kLabel))
-      cols[Traits::kLabel] = tables[Traits::kLabel].template ToDict<T>();
-  });
-  out["tables"] = cols;
+  py::dict out;
+  out["tables"] = KindTables(tables, events);
   out["damage"] = py::list();
   out["damage_text"] = "";
   return out;
