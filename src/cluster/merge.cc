@@ -38,7 +38,9 @@ class BatchWriter {
   // The batch's rows as one chunk (the writer's rows_per_chunk holds the
   // largest): the file's chunks are the run's batches, in the run's order,
   // so a reader of the file gets what a reader of the run gets, batch for
-  // batch (and the export's time-ordering window behaves alike on both).
+  // batch (and the export's time-ordering window behaves alike on both; a
+  // capture's small periodic chunks stay small: packing them changes what
+  // that window sees).
   Status WriteEvents(const model::Trace& batch, model::TableKind kind) {
     model::ForEachRecordType([&]<typename T>() {
       if constexpr (RecordTraits<T>::kIsEvent)
@@ -135,8 +137,8 @@ StatusOr<MergeResult> MergeTraces(std::span<const std::string> inputs, const std
   }
   format::SbtWriterOptions wo;
   wo.overwrite = true;
-  for (const format::ChunkIndexEntry& c : source->TableChunks())
-    wo.rows_per_chunk = static_cast<uint32_t>(std::max<uint64_t>(wo.rows_per_chunk, c.rows));
+  // A batch is never split (an input read without its index lists no rows).
+  wo.rows_per_chunk = format::kMaxRowsPerChunk;
   ASSIGN_OR_RETURN(auto writer, format::SbtWriter::Open(write_path, wo));
   BatchWriter out(writer.get());
   ASSIGN_OR_RETURN(std::unique_ptr<format::TraceSource::Cursor> cursor, source->Events());

@@ -532,10 +532,22 @@ py::dict ReadRunColumns(cluster::RunSource& run, const std::string& what, bool s
   if (!st.ok()) Raise(st);
   CheckRunUnchanged(run, identity, what);
   py::dict out = ColumnsDocument(tables, pending, claimed, raw_strings, lazy, identity);
-  out["damage"] = py::list();
-  out["damage_text"] = "";
+  // The inputs' damage, each range named by its file (what the caller warns
+  // of is the run's whole result); complete: every input's writer closed it.
+  py::list damage;
+  std::string damage_text;
+  bool complete = true;
+  for (const cluster::MergedInput& in : run.result().inputs) {
+    complete = complete && in.damage.indexed;
+    for (const format::Damage& d : in.damage.damage)
+      damage.append(py::make_tuple(d.offset, d.length, in.path + ": " + d.what));
+    if (!in.damage.clean())
+      damage_text += (damage_text.empty() ? "" : "\n") + DamageText(in.path, in.damage);
+  }
+  out["damage"] = damage;
+  out["damage_text"] = damage_text;
   out["version"] = py::make_tuple(format::kMajorVersion, format::kMinorVersion);
-  out["complete"] = true;  // as the file merged from it: written whole
+  out["complete"] = complete;
   return out;
 }
 

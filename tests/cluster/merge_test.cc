@@ -19,6 +19,7 @@
 #include "tracesmith/cluster/id_fields.h"
 #include "tracesmith/format/sbt.h"
 #include "tracesmith/format/sbt_reader.h"
+#include "tracesmith/format/sbt_writer.h"
 
 namespace tracesmith::cluster {
 namespace {
@@ -282,6 +283,42 @@ TEST(Merge, ATruncatedInputGivesItsReadablePartAndTheDamage) {
       << strict.status().message();
   EXPECT_FALSE(PathExists(dir / "s.sbt"));
   EXPECT_EQ(dir.List(), (std::vector<std::string>{"a.sbt", "b.sbt", "m.sbt"}));
+}
+
+// An input read without its index (a killed capture's: the index lists no
+// rows) keeps its chunks whole in the merged file: a batch is never split.
+TEST(Merge, AnInputWithoutItsIndexKeepsItsChunksWhole) {
+  TempDir dir;
+  Trace t;
+  t.strings.Intern("");
+  const uint32_t name = t.strings.Intern("k");
+  for (uint32_t i = 0; i < format::kMaxRowsPerChunk + 100; ++i) {
+    KernelEvent k{};
+    k.start_ns = 1000 + 10 * uint64_t(i);
+    k.end_ns = k.start_ns + 5;
+    k.pid = 7;
+    k.name_id = name;
+    k.correlation_id = i + 1;
+    t.Rows<KernelEvent>().push_back(k);
+  }
+  const std::string in = dir / "a.sbt";
+  format::SbtWriterOptions o;
+  o.rows_per_chunk = format::kMaxRowsPerChunk;
+  ASSERT_TRUE(format::WriteTraceFile(t, in, o).ok());
+  // The trailer cut: the reader scans the chunks, their index entries without row counts.
+  ASSERT_EQ(::truncate(in.c_str(), static_cast<off_t>(FileSize(in).value() - 8)), 0);
+  auto merged = MergeTraces(std::vector{in}, dir / "m.sbt");
+  ASSERT_TRUE(merged.ok()) << merged.status().ToString();
+  auto reader = format::SbtReader::Open(dir / "m.sbt");
+  ASSERT_TRUE(reader.ok());
+  uint64_t largest = 0, rows = 0;
+  for (const format::ChunkIndexEntry& c : (*reader)->chunks())
+    if (c.table_kind == uint16_t(TableKind::kKernel)) {
+      largest = std::max<uint64_t>(largest, c.rows);
+      rows += c.rows;
+    }
+  EXPECT_EQ(rows, format::kMaxRowsPerChunk + 100u);
+  EXPECT_EQ(largest, format::kMaxRowsPerChunk);
 }
 
 TEST(Merge, StackReferencesPastALostTableBecomeNone) {

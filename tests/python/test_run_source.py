@@ -94,3 +94,16 @@ def test_kineto_json_export_of_a_run_is_the_clis(cli, run, tmp_path, monkeypatch
     py = (tmp_path / "py.json").read_bytes()
     assert py == (tmp_path / "cli.json").read_bytes()
     assert py == (tmp_path / "file.json").read_bytes()
+
+
+def test_load_of_a_run_with_a_cut_rank_says_so(run):
+    """A rank file cut short (a killed rank): the run's Trace is not complete and its damage
+    names that file, as the file's own Trace would."""
+    cut = run / "run.rank1.sbt"
+    os.truncate(cut, os.path.getsize(cut) * 6 // 10)
+    with pytest.warns(UserWarning):
+        t = tracesmith.load(str(run / "run.sbt"))
+    assert t.complete is False
+    assert t.damage and all(what.startswith(str(cut) + ": ") for _, _, what in t.damage), t.damage
+    whole = tracesmith.load(str(run / "run.rank0.sbt"), single=True)
+    assert whole.complete is True and whole.damage == []
