@@ -383,7 +383,10 @@ Status SbtReader::DecodeChunk(size_t i, model::Trace* out, uint64_t* decoded_byt
       CountReadable(i, chunk_bytes, &report_.chunks_skipped_unknown);
       return OkStatus();
     } else {
-      if (!scratch_) scratch_ = std::make_unique<internal::CodecScratch>();
+      // One scratch per thread, not per reader: only one chunk decodes at a
+      // time on a thread, and a run read on the fly keeps a reader per input
+      // open (16-32 MB of columns each at 64-128K rows).
+      static thread_local internal::CodecScratch scratch;
       model::ForEachRecordType([&]<typename T>() {
         if (static_cast<uint16_t>(model::RecordTraits<T>::kKind) != kind) return;
         uint64_t need = std::min<uint64_t>(rows, kMaxRowsPerChunk) * sizeof(T);
@@ -391,7 +394,7 @@ Status SbtReader::DecodeChunk(size_t i, model::Trace* out, uint64_t* decoded_byt
           st = FailedPrecondition(where + ": " + OverLimit(budget).message());
           return;
         }
-        st = internal::DecodeTable(&c, &out->Rows<T>(), scratch_.get());
+        st = internal::DecodeTable(&c, &out->Rows<T>(), &scratch);
         if (st.ok()) {
           *decoded_bytes += need;
           *decoded_kind = kind;

@@ -28,7 +28,6 @@ namespace tracesmith::format {
 
 namespace internal {
 struct ChunkHeader;
-struct CodecScratch;
 class ChunkDecompressor;
 }  // namespace internal
 
@@ -223,7 +222,6 @@ class SbtReader {
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
   void* mapping_ = nullptr;                          // munmap'ed by the destructor when set
-  std::unique_ptr<internal::CodecScratch> scratch_;  // reused across chunks
   // zstd output per pass over the file: at most 1 GiB + 256 x file size.
   std::unique_ptr<internal::ChunkDecompressor> zstd_;
   // Offsets where damage was found: a chunk there is reported once, and later
