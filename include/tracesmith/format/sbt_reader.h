@@ -221,7 +221,7 @@ class SbtReader {
 
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
-  void* mapping_ = nullptr;                          // munmap'ed by the destructor when set
+  void* mapping_ = nullptr;  // munmap'ed by the destructor when set
   // zstd output per pass over the file: at most 1 GiB + 256 x file size.
   std::unique_ptr<internal::ChunkDecompressor> zstd_;
   // Offsets where damage was found: a chunk there is reported once, and later
