@@ -259,7 +259,11 @@ class RunCursor final : public format::TraceSource::Cursor {
   Status StartInputs() {
     for (size_t index = 0; index < source_->inputs_.size(); ++index) {
       auto reader = format::SbtReader::Open(source_->inputs_[index]);
-      if (!reader.ok()) return reader.status();
+      if (!reader.ok()) {  // none started: a later Next fails again rather than reading past
+        inputs_.clear();
+        bytes_total_ = 0;
+        return reader.status();
+      }
       const Survey& survey = source_->surveys_[index];
       inputs_.push_back(std::make_unique<Input>(index, std::move(*reader), wanted_, &tables_,
                                                 &batch_, SolePid(result_.inputs[index], survey)));

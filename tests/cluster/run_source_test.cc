@@ -5,6 +5,7 @@
 #include "tracesmith/cluster/run_source.h"
 
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -176,6 +177,25 @@ TEST(RunSource, ANonTraceInputIsAnErrorAtOpen) {
   std::vector<std::string> files = WriteRun(dir, false);
   ASSERT_TRUE(WriteStringToFile(files[1], "not a trace").ok());
   EXPECT_FALSE(RunSource::Open(files).ok());
+}
+
+// An input gone between the survey and a pass: the pass fails, naming it,
+// and asking again fails again (a half-started pass used to index past the
+// inputs it had opened).
+TEST(RunSource, AnInputGoneAfterTheSurveyFailsThePassEachTime) {
+  TempDir dir;
+  std::vector<std::string> files = WriteRun(dir, false);
+  auto source = RunSource::Open(files);
+  ASSERT_TRUE(source.ok()) << source.status().ToString();
+  ASSERT_EQ(::unlink(files[1].c_str()), 0);
+  auto cursor = (*source)->Events();
+  ASSERT_TRUE(cursor.ok());
+  model::TableKind kind;
+  for (int i = 0; i < 2; ++i) {
+    StatusOr<bool> more = (*cursor)->Next(&kind);
+    ASSERT_FALSE(more.ok()) << "call " << i;
+    EXPECT_NE(more.status().message().find(files[1]), std::string::npos) << more.status().message();
+  }
 }
 
 TEST(RunSource, AnOpenedRunReadOnTheFlyWritesNoTemporaryFile) {
