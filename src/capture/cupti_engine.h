@@ -42,7 +42,7 @@
 #include "tracesmith/capture/capture_cost.h"
 #include "tracesmith/capture/capture_options.h"
 #include "tracesmith/capture/session.h"
-#include "tracesmith/capture/stacks/stack_collector.h"
+#include "tracesmith/stacks/stack_collector.h"
 #include "tracesmith/format/sbt_writer.h"
 #include "tracesmith/model/launch_rank.h"
 

@@ -15,7 +15,7 @@
 #include "cupti_engine.h"
 #include "tracesmith/base/clock.h"
 #include "tracesmith/capture/device_query.h"
-#include "tracesmith/capture/stacks/unwinder.h"
+#include "tracesmith/stacks/unwinder.h"
 #include "tracesmith/cuda/call.h"
 #include "tracesmith/model/launch_rank.h"
 

@@ -14,15 +14,15 @@
 #include "tracesmith/base/clock.h"
 #include "tracesmith/base/statistics.h"
 #include "tracesmith/capture/capture_cost.h"
-#include "tracesmith/capture/stacks/stack_collector.h"
-#include "tracesmith/capture/stacks/unwinder.h"
+#include "tracesmith/stacks/stack_collector.h"
+#include "tracesmith/stacks/unwinder.h"
 
 namespace tracesmith::cli {
 namespace {
 
-using capture::stacks::StackCollector;
-using capture::stacks::StackCollectorOptions;
-using capture::stacks::StackMode;
+using stacks::StackCollector;
+using stacks::StackCollectorOptions;
+using stacks::StackMode;
 
 // Calls `leaf` from `depth` extra frames; noinline and not a tail call so
 // each level is a real frame.
@@ -87,7 +87,7 @@ int RunStacksBenchmark() {
       void* buf[512];
       glibc_frames = backtrace(buf, 512);
       uint64_t pcs[512];
-      ours_frames = capture::stacks::UnwindNative(pcs, 512);
+      ours_frames = stacks::UnwindNative(pcs, 512);
       collector.CaptureStack();  // first sighting: rules and the stack are cached
       // Launch path cost: unwind + hash + lock-free dedup lookup.
       ours_ns = MedianNs(7, 200000, [&] {
@@ -99,17 +99,17 @@ int RunStacksBenchmark() {
         asm volatile("" : : "r"(n));
       });
       // Without the per-thread memo of earlier walks: every frame unwound.
-      capture::stacks::SetWalkMemoEnabled(false);
+      stacks::SetWalkMemoEnabled(false);
       no_memo_ns = MedianNs(7, 200000, [&] {
         uint32_t id = collector.CaptureStack();
         asm volatile("" : : "r"(id));
       });
-      capture::stacks::SetWalkMemoEnabled(true);
+      stacks::SetWalkMemoEnabled(true);
       // Cold caches, as inside a real program: between captures, 2 MiB of
       // other memory is read (a framework's work between two launches); the
       // capture alone is timed with the TSC.
       for (bool memo : {true, false}) {
-        capture::stacks::SetWalkMemoEnabled(memo);
+        stacks::SetWalkMemoEnabled(memo);
         std::vector<double> t;
         TickRate rate = TickRate::Start();
         for (int r = 0; r < 7; ++r) {
@@ -125,7 +125,7 @@ int RunStacksBenchmark() {
         }
         (memo ? cold_ns : cold_no_memo_ns) = Median(t) * rate.NsPerTick();
       }
-      capture::stacks::SetWalkMemoEnabled(true);
+      stacks::SetWalkMemoEnabled(true);
       return 0;
     });
     if (ours_frames != glibc_frames) {

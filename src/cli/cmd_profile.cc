@@ -358,7 +358,7 @@ int RunProfile(ProfileArgs& a, bool record_spelling) {
   // ends; a log the user asked for (TORCH_TRACE set) is read and left.
   std::string torch_log;       // the structured log's directory
   bool own_torch_log = false;  // made for this run: removed at the end
-  if (!a.no_model_lines && o.stacks != capture::stacks::StackMode::kNone) {
+  if (!a.no_model_lines && o.stacks != stacks::StackMode::kNone) {
     const char* user_log = getenv("TORCH_TRACE");
     own_torch_log = !user_log || !*user_log;
     torch_log = own_torch_log ? std::filesystem::absolute(o.output).string() + ".torch_trace." +
@@ -377,7 +377,7 @@ int RunProfile(ProfileArgs& a, bool record_spelling) {
     if (auto g = symbolize::ReadTorchTrace(torch_log); g.ok()) graphs = std::move(*g);
   }
   for (const auto& f : files)
-    FinishOutput(f, !a.no_symbolize && o.stacks != capture::stacks::StackMode::kNone, a.quiet,
+    FinishOutput(f, !a.no_symbolize && o.stacks != stacks::StackMode::kNone, a.quiet,
                  &graphs);
   if (own_torch_log) {
     std::error_code ec;

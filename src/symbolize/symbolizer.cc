@@ -10,7 +10,7 @@
 #include <memory>
 #include <unordered_map>
 
-#include "tracesmith/capture/stacks/build_id.h"
+#include "tracesmith/stacks/build_id.h"
 
 namespace tracesmith::symbolize {
 namespace {
@@ -90,7 +90,7 @@ std::string LocateModule(const std::string& path, const std::string& build_id,
   bool mismatch = false;
   for (const std::string& c : candidates) {
     if (c.empty() || access(c.c_str(), R_OK) != 0) continue;
-    if (build_id.empty() || capture::stacks::ReadBuildIdFromFile(c) == build_id) return c;
+    if (build_id.empty() || stacks::ReadBuildIdFromFile(c) == build_id) return c;
     mismatch = true;
   }
   if (mismatch)

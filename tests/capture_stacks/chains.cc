@@ -1,6 +1,6 @@
 #include "chains.h"
 
-namespace tracesmith::capture::stacks::testing {
+namespace tracesmith::stacks::testing {
 namespace {
 
 [[gnu::noinline]] int LibCallback(void* arg) {
@@ -28,4 +28,4 @@ namespace {
   return r;
 }
 
-}  // namespace tracesmith::capture::stacks::testing
+}  // namespace tracesmith::stacks::testing

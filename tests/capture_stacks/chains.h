@@ -3,7 +3,7 @@
 
 #include <functional>
 
-namespace tracesmith::capture::stacks::testing {
+namespace tracesmith::stacks::testing {
 
 // Calls `leaf` from `depth` nested frames of RecurseChain.
 int RecurseChain(int depth, const std::function<int()>& leaf);
@@ -13,6 +13,6 @@ int RecurseChainFp(int depth, const std::function<int()>& leaf);
 // `lib_depth` + 1 frames) -> test-binary frames.
 int ChainThroughLibrary(int lib_depth, const std::function<int()>& leaf);
 
-}  // namespace tracesmith::capture::stacks::testing
+}  // namespace tracesmith::stacks::testing
 
 extern "C" int TsLibRecurse(int depth, int (*cb)(void*), void* arg);

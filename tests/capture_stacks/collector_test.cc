@@ -1,5 +1,5 @@
 // StackCollector: dedup, ids consistent with the rows Drain writes, threads.
-#include "tracesmith/capture/stacks/stack_collector.h"
+#include "tracesmith/stacks/stack_collector.h"
 
 #include <gtest/gtest.h>
 
@@ -14,7 +14,7 @@
 #include "tracesmith/format/sbt_writer.h"
 #include "tracesmith/model/stack_builder.h"
 
-namespace tracesmith::capture::stacks {
+namespace tracesmith::stacks {
 namespace {
 
 using testing::RecurseChain;
@@ -259,9 +259,9 @@ TEST(StackCollectorTest, ThreadsCaptureNewStacksWhileTheWriterDrains) {
 }
 
 }  // namespace
-}  // namespace tracesmith::capture::stacks
+}  // namespace tracesmith::stacks
 
-namespace tracesmith::capture::stacks {
+namespace tracesmith::stacks {
 namespace {
 
 // A thread's first walk maps its walk memo and computes rules for new
@@ -286,4 +286,4 @@ TEST(StackCollectorTest, TimedPartsOfAThreadsFirstWalkLeaveOutFirstTimeWork) {
 }
 
 }  // namespace
-}  // namespace tracesmith::capture::stacks
+}  // namespace tracesmith::stacks

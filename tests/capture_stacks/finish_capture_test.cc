@@ -14,14 +14,18 @@
 #include "testing/build_paths.h"
 #include "testing/temp_file.h"
 #include "tracesmith/capture/finish_process.h"
-#include "tracesmith/capture/stacks/stack_collector.h"
+#include "tracesmith/stacks/stack_collector.h"
 #include "tracesmith/format/sbt_reader.h"
 #include "tracesmith/format/sbt_writer.h"
 #include "tracesmith/model/stack_builder.h"
 
-namespace tracesmith::capture::stacks {
+namespace tracesmith::capture {
 namespace {
 
+using stacks::StackCollector;
+using stacks::StackCollectorOptions;
+using stacks::StackMode;
+namespace testing = stacks::testing;
 using symbolize::FinishCapture;
 using symbolize::FinishOptions;
 using symbolize::FinishReport;
@@ -151,4 +155,4 @@ TEST(FinishCaptureTest, TimeLimitOptionParsesAndRoundTrips) {
 }
 
 }  // namespace
-}  // namespace tracesmith::capture::stacks
+}  // namespace tracesmith::capture

@@ -4,7 +4,7 @@
 // libpython or glibc built with frame pointers.
 #include "chains.h"
 
-namespace tracesmith::capture::stacks::testing {
+namespace tracesmith::stacks::testing {
 
 [[gnu::noinline]] int RecurseChainFp(int depth, const std::function<int()>& leaf) {
   volatile char pad[24 + 16 * (depth & 1)];  // frames of two sizes: rbp-relative addressing
@@ -19,4 +19,4 @@ namespace tracesmith::capture::stacks::testing {
   return r + 1 + pad[0];
 }
 
-}  // namespace tracesmith::capture::stacks::testing
+}  // namespace tracesmith::stacks::testing

@@ -1,7 +1,7 @@
 // The /proc/self/maps scanner behind the unwinder's stack bounds: lines cut
 // anywhere between reads, names that only look like "[stack]", and the
 // mappings of the running process.
-#include "capture/stacks/proc_maps.h"
+#include "stacks/proc_maps.h"
 
 #include <gtest/gtest.h>
 #include <pthread.h>
@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-namespace tracesmith::capture::stacks {
+namespace tracesmith::stacks {
 namespace {
 
 constexpr char kMaps[] =
@@ -124,4 +124,4 @@ TEST(FindMappingOfTest, TheRunningProcess) {
 }
 
 }  // namespace
-}  // namespace tracesmith::capture::stacks
+}  // namespace tracesmith::stacks

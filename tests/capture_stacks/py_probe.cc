@@ -7,11 +7,11 @@
 #include <cstring>
 #include <string>
 
-#include "tracesmith/capture/stacks/stack_collector.h"
+#include "tracesmith/stacks/stack_collector.h"
 
-using tracesmith::capture::stacks::StackCollector;
-using tracesmith::capture::stacks::StackCollectorOptions;
-using tracesmith::capture::stacks::StackMode;
+using tracesmith::stacks::StackCollector;
+using tracesmith::stacks::StackCollectorOptions;
+using tracesmith::stacks::StackMode;
 
 namespace {
 StackCollector* g_collector = nullptr;

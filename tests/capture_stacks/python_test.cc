@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "tracesmith/capture/stacks/stack_collector.h"
+#include "tracesmith/stacks/stack_collector.h"
 
 #if defined(__SANITIZE_ADDRESS__)  // (PRESET_FLAGS: this binary's units are instrumented)
 #include <sanitizer/lsan_interface.h>
@@ -23,7 +23,7 @@
 #endif
 
 namespace {
-tracesmith::capture::stacks::StackCollector* g_collector = nullptr;
+tracesmith::stacks::StackCollector* g_collector = nullptr;
 std::vector<uint32_t> g_ids;
 }  // namespace
 
@@ -34,7 +34,7 @@ extern "C" [[gnu::visibility("default"), gnu::noinline]] int TsTestCaptureForPyt
   return 0;
 }
 
-namespace tracesmith::capture::stacks {
+namespace tracesmith::stacks {
 namespace {
 
 // Line numbers below refer to this script.
@@ -242,4 +242,4 @@ TEST(PythonFramesTest, InterpreterFoundWhileAnotherThreadCaptures) {
 }
 
 }  // namespace
-}  // namespace tracesmith::capture::stacks
+}  // namespace tracesmith::stacks

@@ -15,10 +15,10 @@
 #include <vector>
 
 #include "chains.h"
-#include "tracesmith/capture/stacks/stack_collector.h"
-#include "tracesmith/capture/stacks/unwinder.h"
+#include "tracesmith/stacks/stack_collector.h"
+#include "tracesmith/stacks/unwinder.h"
 
-namespace tracesmith::capture::stacks {
+namespace tracesmith::stacks {
 namespace {
 
 #if defined(__x86_64__)
@@ -225,4 +225,4 @@ TEST(RobustnessTest, SmallThreadStacks) {
 }
 
 }  // namespace
-}  // namespace tracesmith::capture::stacks
+}  // namespace tracesmith::stacks

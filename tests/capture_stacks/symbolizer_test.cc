@@ -9,12 +9,12 @@
 
 #include "chains.h"
 #include "testing/temp_file.h"
-#include "tracesmith/capture/stacks/stack_collector.h"
+#include "tracesmith/stacks/stack_collector.h"
 #include "tracesmith/format/sbt_reader.h"
 #include "tracesmith/format/sbt_writer.h"
 #include "tracesmith/model/stack_builder.h"
 
-namespace tracesmith::capture::stacks {
+namespace tracesmith::stacks {
 namespace {
 
 using model::Trace;
@@ -82,7 +82,7 @@ TEST(SymbolizerTest, WithDebugInfo) {
     }
     if (fn.find("ChainThroughLibrary(int") != std::string::npos) {
       chain_frame = true;  // demangled C++ name, with namespace and parameters
-      EXPECT_NE(fn.find("tracesmith::capture::stacks::testing::"), std::string::npos) << fn;
+      EXPECT_NE(fn.find("tracesmith::stacks::testing::"), std::string::npos) << fn;
       EXPECT_EQ(std::filesystem::path(file).filename(), "chains.cc");
     }
   }
@@ -151,4 +151,4 @@ TEST(SymbolizerTest, AddressLookupAndBadInput) {
 }
 
 }  // namespace
-}  // namespace tracesmith::capture::stacks
+}  // namespace tracesmith::stacks

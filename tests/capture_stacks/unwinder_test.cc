@@ -1,5 +1,5 @@
 // The unwinder against glibc backtrace() on the same known call chains.
-#include "tracesmith/capture/stacks/unwinder.h"
+#include "tracesmith/stacks/unwinder.h"
 
 #include <dlfcn.h>
 #include <execinfo.h>
@@ -10,7 +10,7 @@
 
 #include "chains.h"
 
-namespace tracesmith::capture::stacks {
+namespace tracesmith::stacks {
 namespace {
 
 using testing::ChainThroughLibrary;
@@ -177,4 +177,4 @@ TEST(UnwinderTest, RepeatedCallSitesHitTheCache) {
 }
 
 }  // namespace
-}  // namespace tracesmith::capture::stacks
+}  // namespace tracesmith::stacks

@@ -1,4 +1,4 @@
-// The per-thread walk memo (src/capture/stacks/walk_memo.h): a walk that
+// The per-thread walk memo (src/stacks/walk_memo.h): a walk that
 // starts where an earlier one did replays that walk's steps only while the
 // stack still holds what they read; every result equals a walk without it.
 #include <dlfcn.h>
@@ -9,12 +9,12 @@
 #include <algorithm>
 #include <vector>
 
-#include "capture/stacks/walk_memo.h"
+#include "stacks/walk_memo.h"
 #include "chains.h"
-#include "tracesmith/capture/stacks/stack_collector.h"
-#include "tracesmith/capture/stacks/unwinder.h"
+#include "tracesmith/stacks/stack_collector.h"
+#include "tracesmith/stacks/unwinder.h"
 
-namespace tracesmith::capture::stacks {
+namespace tracesmith::stacks {
 namespace {
 
 using testing::ChainThroughLibrary;
@@ -397,4 +397,4 @@ TEST(WalkMemoTest, ReplaysThatAddNothingStoreNothing) {
 }
 
 }  // namespace
-}  // namespace tracesmith::capture::stacks
+}  // namespace tracesmith::stacks

@@ -14,7 +14,7 @@
 
 #include "tracesmith/base/status.h"
 #include "tracesmith/capture/gpu_metric_set.h"
-#include "tracesmith/capture/stacks/stack_mode.h"
+#include "tracesmith/stacks/stack_mode.h"
 #include "tracesmith/format/job_file_names.h"
 #include "tracesmith/format/memory_scope.h"
 

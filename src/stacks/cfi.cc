@@ -13,7 +13,7 @@
 
 #include "unwind_rule.h"
 
-namespace tracesmith::capture::stacks {
+namespace tracesmith::stacks {
 namespace {
 
 // DW_EH_PE_* pointer encodings.
@@ -461,4 +461,4 @@ uintptr_t FindEhFrameHdr(uintptr_t pc) {
 #endif
 }
 
-}  // namespace tracesmith::capture::stacks
+}  // namespace tracesmith::stacks

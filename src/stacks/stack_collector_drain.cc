@@ -1,7 +1,7 @@
 #include "stack_collector_internal.h"
 #include "tracesmith/format/sbt_writer.h"
 
-namespace tracesmith::capture::stacks {
+namespace tracesmith::stacks {
 
 void StackCollector::Drain(format::SbtWriter* writer) {
   std::vector<PendingMapping> mappings;
@@ -28,4 +28,4 @@ void StackCollector::Drain(format::SbtWriter* writer) {
   for (const model::StackNode& n : nodes) writer->Append(n);
 }
 
-}  // namespace tracesmith::capture::stacks
+}  // namespace tracesmith::stacks

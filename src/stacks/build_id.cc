@@ -1,4 +1,4 @@
-#include "tracesmith/capture/stacks/build_id.h"
+#include "tracesmith/stacks/build_id.h"
 
 #include <elf.h>
 #include <fcntl.h>
@@ -9,7 +9,7 @@
 
 #include <cstring>
 
-namespace tracesmith::capture::stacks {
+namespace tracesmith::stacks {
 
 std::string BuildIdFromNotes(const uint8_t* p, size_t size) {
   static const char kHex[] = "0123456789abcdef";
@@ -64,4 +64,4 @@ std::string ReadBuildIdFromFile(const std::string& path) {
   return out;
 }
 
-}  // namespace tracesmith::capture::stacks
+}  // namespace tracesmith::stacks

@@ -8,7 +8,7 @@
 #include <cstring>
 #include "tracesmith/base/hot_path.h"
 
-namespace tracesmith::capture::stacks {
+namespace tracesmith::stacks {
 namespace {
 
 template <typename T>
@@ -229,4 +229,4 @@ void PythonFrames::Describe(const PyFrameRef& f, std::string* function, std::str
   *line = l > 0 ? uint32_t(l) : 0;
 }
 
-}  // namespace tracesmith::capture::stacks
+}  // namespace tracesmith::stacks

@@ -5,7 +5,7 @@
 
 #include <cerrno>
 
-namespace tracesmith::capture::stacks {
+namespace tracesmith::stacks {
 namespace {
 
 int HexValue(char c) {
@@ -96,4 +96,4 @@ bool FindMappingOf(uintptr_t addr, MappingOf* out) {
   return found;
 }
 
-}  // namespace tracesmith::capture::stacks
+}  // namespace tracesmith::stacks

@@ -1,4 +1,4 @@
-#include "tracesmith/capture/stacks/unwinder.h"
+#include "tracesmith/stacks/unwinder.h"
 
 #include <signal.h>
 #include <sys/resource.h>
@@ -12,7 +12,7 @@
 #include "unwind_rule.h"
 #include "walk_memo.h"
 
-namespace tracesmith::capture::stacks {
+namespace tracesmith::stacks {
 namespace {
 
 std::atomic<uint64_t> g_rules_computed{0};
@@ -461,4 +461,4 @@ UnwindStats GetUnwindStats() {
   return s;
 }
 
-}  // namespace tracesmith::capture::stacks
+}  // namespace tracesmith::stacks

@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-namespace tracesmith::capture::stacks {
+namespace tracesmith::stacks {
 
 inline constexpr uint64_t kStackHashSeed = 0x9E3779B97F4A7C15ull;
 
@@ -29,4 +29,4 @@ struct CallerFrame;
 int UnwindNativeTrimmed(uint64_t* pcs, int max_frames, int skip, const CodeRange* trim, int n_trim,
                         const CallerFrame* from = nullptr);
 
-}  // namespace tracesmith::capture::stacks
+}  // namespace tracesmith::stacks

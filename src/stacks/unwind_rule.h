@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-namespace tracesmith::capture::stacks {
+namespace tracesmith::stacks {
 
 enum class RuleKind : uint8_t {
   kInvalid = 0,       // never stored; a cache slot without a rule reads as this
@@ -45,4 +45,4 @@ UnwindRule ComputeRuleFromEhFrameHdr(uintptr_t eh_frame_hdr, uintptr_t pc);
 // take the dynamic loader's lock: slow path only.
 uintptr_t FindEhFrameHdr(uintptr_t pc);
 
-}  // namespace tracesmith::capture::stacks
+}  // namespace tracesmith::stacks

@@ -1,4 +1,4 @@
-#include "tracesmith/capture/stacks/stack_collector.h"
+#include "tracesmith/stacks/stack_collector.h"
 
 #include <unistd.h>
 
@@ -11,10 +11,10 @@
 #include "tracesmith/base/clock.h"
 #include "tracesmith/base/first_time_cost.h"
 #include "tracesmith/base/hot_path.h"
-#include "tracesmith/capture/stacks/unwinder.h"
+#include "tracesmith/stacks/unwinder.h"
 #include "walk_memo.h"
 
-namespace tracesmith::capture::stacks {
+namespace tracesmith::stacks {
 namespace {
 
 // 256 frames bound the on-stack scratch of CaptureStack to ~13 KiB (with the
@@ -404,4 +404,4 @@ StackCollectorStats StackCollector::stats() {
   return stats_;
 }
 
-}  // namespace tracesmith::capture::stacks
+}  // namespace tracesmith::stacks

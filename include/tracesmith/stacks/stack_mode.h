@@ -8,7 +8,7 @@
 
 #include "tracesmith/base/status.h"
 
-namespace tracesmith::capture::stacks {
+namespace tracesmith::stacks {
 
 enum class StackMode : uint8_t { kNone, kNative, kPython, kMixed, kFull };
 
@@ -39,4 +39,4 @@ inline const char* StackModeName(StackMode mode) {
   return "?";
 }
 
-}  // namespace tracesmith::capture::stacks
+}  // namespace tracesmith::stacks

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace tracesmith::capture::stacks {
+namespace tracesmith::stacks {
 
 struct ModuleInfo {
   uint64_t start = 0, end = 0;  // run-time address range of the PT_LOAD segments
@@ -34,4 +34,4 @@ class ModuleRegistry {
 // The loaded modules now (dl_iterate_phdr; takes the loader's lock).
 std::vector<ModuleInfo> LoadedModules();
 
-}  // namespace tracesmith::capture::stacks
+}  // namespace tracesmith::stacks

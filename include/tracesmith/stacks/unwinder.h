@@ -19,7 +19,7 @@
 
 #include <cstdint>
 
-namespace tracesmith::capture::stacks {
+namespace tracesmith::stacks {
 
 // Writes return addresses of the calling thread's stack into `pcs`, innermost
 // first, and returns how many. pcs[0] lies in the function that called
@@ -48,13 +48,13 @@ struct CallerFrame {
 #define TRACESMITH_CALLER_FRAME(out)                                                              \
   do {                                                                                            \
     const uint64_t* ts_fp_ = static_cast<const uint64_t*>(__builtin_frame_address(0));            \
-    (out) = ::tracesmith::capture::stacks::CallerFrame{};                                         \
+    (out) = ::tracesmith::stacks::CallerFrame{};                                         \
     if (ts_fp_[1] == reinterpret_cast<uint64_t>(__builtin_return_address(0)))                     \
-      (out) = ::tracesmith::capture::stacks::CallerFrame{reinterpret_cast<uint64_t>(ts_fp_) + 16, \
+      (out) = ::tracesmith::stacks::CallerFrame{reinterpret_cast<uint64_t>(ts_fp_) + 16, \
                                                          ts_fp_[0], ts_fp_[1]};                   \
   } while (0)
 #else
-#define TRACESMITH_CALLER_FRAME(out) ((out) = ::tracesmith::capture::stacks::CallerFrame{})
+#define TRACESMITH_CALLER_FRAME(out) ((out) = ::tracesmith::stacks::CallerFrame{})
 #endif
 
 // UnwindNative from `from` (when its ra is set): pcs[0] = from.ra. A `from`
@@ -67,7 +67,7 @@ struct UnwindStats {
   uint64_t rules_computed = 0;  // slow path: CFI parsed for a new return address
   uint64_t fp_fallbacks = 0;    // return addresses without usable CFI
   uint64_t cache_full = 0;      // rules that did not fit in the cache
-  // The per-thread walk memo (src/capture/stacks/walk_memo.h), per walk:
+  // The per-thread walk memo (src/stacks/walk_memo.h), per walk:
   // every step replayed from an earlier walk, some, or none. Other threads'
   // last few walks may not be counted yet.
   uint64_t memo_hits = 0, memo_partial = 0, memo_misses = 0;
@@ -80,4 +80,4 @@ UnwindStats GetUnwindStats();
 // tests and `tracesmith benchmark stacks`, which compare the two.
 void SetWalkMemoEnabled(bool enabled);
 
-}  // namespace tracesmith::capture::stacks
+}  // namespace tracesmith::stacks

@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace tracesmith::capture::stacks {
+namespace tracesmith::stacks {
 
 struct MappingOf {
   uintptr_t start = 0;  // [start, end)
@@ -49,4 +49,4 @@ class MapsScanner {
 // errno is left as it was.
 bool FindMappingOf(uintptr_t addr, MappingOf* out);
 
-}  // namespace tracesmith::capture::stacks
+}  // namespace tracesmith::stacks

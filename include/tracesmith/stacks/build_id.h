@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-namespace tracesmith::capture::stacks {
+namespace tracesmith::stacks {
 
 // Hex NT_GNU_BUILD_ID ("GNU" owner) found in an ELF note area, or "".
 std::string BuildIdFromNotes(const uint8_t* notes, size_t size);
@@ -14,4 +14,4 @@ std::string BuildIdFromNotes(const uint8_t* notes, size_t size);
 // Hex GNU build-id of the ELF file at `path`, or "".
 std::string ReadBuildIdFromFile(const std::string& path);
 
-}  // namespace tracesmith::capture::stacks
+}  // namespace tracesmith::stacks

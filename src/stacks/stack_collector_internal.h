@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "tracesmith/capture/stacks/stack_collector.h"
+#include "tracesmith/stacks/stack_collector.h"
 
-namespace tracesmith::capture::stacks {
+namespace tracesmith::stacks {
 
 // A cached stack: its 128-bit key hash (two 64-bit halves) and id. hash is
 // stored last, with release, and read first, with acquire.
@@ -29,4 +29,4 @@ struct StackCollector::PendingMapping {
   std::string path, build_id;
 };
 
-}  // namespace tracesmith::capture::stacks
+}  // namespace tracesmith::stacks

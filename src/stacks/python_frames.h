@@ -20,7 +20,7 @@
 
 #include "stack_hash.h"  // CodeRange
 
-namespace tracesmith::capture::stacks {
+namespace tracesmith::stacks {
 
 // One Python frame: the code object and the byte offset of its current
 // instruction. `ends_segment`: the outermost frame run by one native
@@ -99,4 +99,4 @@ class PythonFrames {
   uintptr_t unicode_type_ = 0;
 };
 
-}  // namespace tracesmith::capture::stacks
+}  // namespace tracesmith::stacks

@@ -1,6 +1,6 @@
 #include "module_registry.h"
 
-#include "tracesmith/capture/stacks/build_id.h"
+#include "tracesmith/stacks/build_id.h"
 
 #include <elf.h>
 #include <fcntl.h>
@@ -13,7 +13,7 @@
 #include <climits>
 #include <cstring>
 
-namespace tracesmith::capture::stacks {
+namespace tracesmith::stacks {
 namespace {
 
 // Build-id of a loaded object whose ELF header starts its first mapping
@@ -121,4 +121,4 @@ std::vector<ModuleInfo> LoadedModules() {
   return out;
 }
 
-}  // namespace tracesmith::capture::stacks
+}  // namespace tracesmith::stacks

@@ -42,15 +42,15 @@
 #include <vector>
 
 #include "tracesmith/base/status.h"
-#include "tracesmith/capture/stacks/stack_mode.h"
-#include "tracesmith/capture/stacks/unwinder.h"
+#include "tracesmith/stacks/stack_mode.h"
+#include "tracesmith/stacks/unwinder.h"
 #include "tracesmith/model/records.h"
 
 namespace tracesmith::format {
 class SbtWriter;
 }
 
-namespace tracesmith::capture::stacks {
+namespace tracesmith::stacks {
 
 class ModuleRegistry;
 struct CodeRange;
@@ -161,4 +161,4 @@ class StackCollector {
   StackCollectorStats stats_;
 };
 
-}  // namespace tracesmith::capture::stacks
+}  // namespace tracesmith::stacks

@@ -9,7 +9,7 @@
 #include "tracesmith/base/first_time_cost.h"
 #include "tracesmith/base/hot_path.h"
 
-namespace tracesmith::capture::stacks {
+namespace tracesmith::stacks {
 namespace {
 
 std::atomic<bool> g_enabled{true};
@@ -147,4 +147,4 @@ MemoTotals GetMemoTotals() {
 
 void SetWalkMemoEnabled(bool enabled) { g_enabled.store(enabled, std::memory_order_relaxed); }
 
-}  // namespace tracesmith::capture::stacks
+}  // namespace tracesmith::stacks

@@ -24,9 +24,9 @@
 #include <cstdint>
 
 #include "stack_hash.h"                          // CodeRange
-#include "tracesmith/capture/stacks/unwinder.h"  // SetWalkMemoEnabled, CallerFrame
+#include "tracesmith/stacks/unwinder.h"  // SetWalkMemoEnabled, CallerFrame
 
-namespace tracesmith::capture::stacks {
+namespace tracesmith::stacks {
 
 // One step: the frame reached and what was read to reach it.
 struct MemoStep {
@@ -138,4 +138,4 @@ struct MemoTotals {
 };
 MemoTotals GetMemoTotals();
 
-}  // namespace tracesmith::capture::stacks
+}  // namespace tracesmith::stacks
