@@ -32,7 +32,7 @@ ${CXX:-g++} -O2 -fPIC -fvisibility=hidden -std=c++20 -shared -DTS_VERSION="\"${V
   -Iinclude -isystem "$PYINC" ${PYBIND_FLAG} src/python/core_module.cc src/python/read_columns.cc src/python/column_buffer.cc src/python/write_tables.cc \
   -o "$OUT/tracesmith/_core$SUFFIX" \
   "$L/libtracesmith_cluster.a" "$L/libtracesmith_format.a" "$L/libtracesmith_export.a" "$L/libtracesmith_import.a" \
-  "$L/libtracesmith_job.a" "$L/libtracesmith_memory.a" "$L/libtracesmith_analysis.a" "$L/libtracesmith_timeline.a" "$L/libtracesmith_capture_common.a" "$L/libtracesmith_format.a" \
+  "$L/libtracesmith_job.a" "$L/libtracesmith_memory.a" "$L/libtracesmith_analysis.a" "$L/libtracesmith_timeline.a" "$L/libtracesmith_session_common.a" "$L/libtracesmith_capture_common.a" "$L/libtracesmith_format.a" \
   "$L/libzstd.a" "$L/libsqlite3.a" "$L/libtracesmith_model.a" "$L/libtracesmith_base.a" \
   ${ZLIB:+"$ZLIB"} -ldl -lpthread -lm -Wl,--exclude-libs,ALL
 # The program's own events (_app, issue #42): plain C, the capture library

@@ -22,7 +22,7 @@ cp "$B/gpu/replay_kernels.cubin" "$D/gpu/"
 # The Python extension's libraries, for gpu/build-python-ext.sh on a machine
 # without the build's dependencies (static zstd and sqlite3 from Debian).
 mkdir -p "$D/pyext"
-for l in cluster format export import job memory analysis timeline capture_common model base; do
+for l in cluster format export import job memory analysis timeline session_common capture_common model base; do
   # The newest, should an old build folder still hold a moved module's copy.
   f=$(ls -t "$B"/src/*/libtracesmith_$l.a 2>/dev/null | head -n 1)
   [ -n "$f" ] || { echo "make-gpu-carry: no libtracesmith_$l.a under $B/src (build it)" >&2; exit 1; }

@@ -284,7 +284,7 @@ class Profiler:
         if rc != 0:
             raise TraceError(err.value.decode(errors="replace"))
         # (The capture library's stop named the native frames and added the
-        # SASS text of sampled instructions: capture/finish_process.h.)
+        # SASS text of sampled instructions: session/finish_process.h.)
         if self.on_trace_ready is not None:
             self.on_trace_ready(self)
         return written
@@ -377,7 +377,7 @@ def profile_command(command, output: str = "tracesmith.sbt", *, kinds=None,
                     symbolize: bool = True) -> CommandResult:
     """Runs `command` (a list: program and arguments) under capture and waits for
     it, as `tracesmith profile -- COMMAND` does, through the same library call
-    (capture::RunUnderCapture): every process of it that initialises CUDA writes
+    (session::RunUnderCapture): every process of it that initialises CUDA writes
     a trace. Its stdin/stdout/stderr are this process's; SIGTERM/SIGHUP sent
     here meanwhile are passed on to it. Options as Profiler's. symbolize: name
     native frames from the modules' symbol tables afterwards (`tracesmith

@@ -1,6 +1,6 @@
-#include "activity_converter.h"
+#include "tracesmith/capture/activity_converter.h"
 
-#include "recorder.h"
+#include "tracesmith/capture/recorder.h"
 
 #include <cstdlib>
 #include <cstring>

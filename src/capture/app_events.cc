@@ -1,4 +1,4 @@
-#include "app_events.h"
+#include "tracesmith/capture/app_events.h"
 
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "thread_rings.h"
+#include "tracesmith/capture/thread_rings.h"
 
 namespace tracesmith::capture {
 namespace {

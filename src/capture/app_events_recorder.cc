@@ -5,8 +5,8 @@
 // --capture-range, --delay or --duration only inside the capture range.
 #include <cupti.h>
 
-#include "app_events.h"
-#include "recorder.h"
+#include "tracesmith/capture/app_events.h"
+#include "tracesmith/capture/recorder.h"
 
 namespace tracesmith::capture {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <atomic>
 
-#include "thread_rings.h"
+#include "tracesmith/capture/thread_rings.h"
 #include "tracesmith/base/hot_path.h"
 #include "tracesmith/capture/stack_hook.h"
 

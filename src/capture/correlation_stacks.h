@@ -10,7 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "stack_lookup.h"
+#include "tracesmith/capture/stack_lookup.h"
 
 namespace tracesmith::capture {
 

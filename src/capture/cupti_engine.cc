@@ -141,7 +141,7 @@ CuptiEngine& CuptiEngine::Get() {
   return *engine;
 }
 
-Status CuptiEngine::Start(const CaptureOptions& options) {
+Status CuptiEngine::Start(const CaptureOptions& options, MakeRecordersFn make_recorders) {
   if (running_.load()) return FailedPrecondition("a TraceSmith capture is already running");
   options_ = options;
   pid_ = static_cast<uint32_t>(getpid());
@@ -204,7 +204,7 @@ Status CuptiEngine::Start(const CaptureOptions& options) {
   context.options = &options_;
   context.subscribed = subscriber_ != nullptr;
   context.output_path = output_path_;
-  recorders_ = MakeRecorders(context);
+  if (make_recorders) recorders_ = make_recorders(context);
   for (int i = 0; i < kMaxRecorders; ++i)
     recorder_at_[i] = i < int(recorders_.size()) ? recorders_[i].get() : nullptr;
   driver_rows_ =
@@ -715,5 +715,17 @@ CaptureStats CuptiEngine::stats() const {
   s.file_bytes = file_bytes_.load();
   return s;
 }
+
+// engine.h: the engine as session/ sees it.
+Status StartCapture(const CaptureOptions& options, MakeRecordersFn make_recorders) {
+  return CuptiEngine::Get().Start(options, make_recorders);
+}
+Status StopCapture() { return CuptiEngine::Get().Stop(); }
+void StopCaptureFromSignal(int timeout_ms) { CuptiEngine::Get().StopFromSignal(timeout_ms); }
+Status FlushCapture() { return CuptiEngine::Get().FlushNow(); }
+void AbandonCaptureAfterFork() { CuptiEngine::Get().AbandonAfterFork(); }
+void RecordDeviceMemoryUsed() { CuptiEngine::Get().RecordDeviceMemoryUsed(); }
+std::string CaptureOutputPath() { return CuptiEngine::Get().output_path(); }
+CaptureStats CurrentCaptureStats() { return CuptiEngine::Get().stats(); }
 
 }  // namespace tracesmith::capture

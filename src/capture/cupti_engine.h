@@ -15,7 +15,8 @@
 // signal handler can request a final flush (see injection.cc).
 //
 // Sources of rows beyond the CUPTI activity records are recorders
-// (recorder.h, listed in recorders.cc): the engine routes the callbacks
+// (recorder.h; the caller of Start names the function that makes them:
+// session/recorders.cc): the engine routes the callbacks
 // they claim to them through one table entry per driver callback id, and
 // calls their writer hooks in each flush. What stays here is what every
 // capture has: activity buffers and their conversion, host stacks, the
@@ -33,15 +34,15 @@
 #include <thread>
 #include <vector>
 
-#include "activity_converter.h"
+#include "tracesmith/capture/activity_converter.h"
 #include "buffer_pool.h"
 #include "correlation_stacks.h"
 #include "driver_calls.h"
 #include "raw_dump.h"
-#include "recorder.h"
+#include "tracesmith/capture/recorder.h"
 #include "tracesmith/capture/capture_cost.h"
 #include "tracesmith/capture/capture_options.h"
-#include "tracesmith/capture/session.h"
+#include "tracesmith/capture/engine.h"
 #include "tracesmith/stacks/stack_collector.h"
 #include "tracesmith/format/sbt_writer.h"
 #include "tracesmith/model/launch_rank.h"
@@ -52,9 +53,10 @@ class CuptiEngine {
  public:
   static CuptiEngine& Get();
 
-  // Subscribes to CUPTI, opens the output and starts the writer thread.
-  // kFailedPrecondition when CUPTI is already in use by another client.
-  Status Start(const CaptureOptions& options);
+  // Subscribes to CUPTI, opens the output and starts the writer thread with
+  // the recorders `make_recorders` gives. kFailedPrecondition when CUPTI is
+  // already in use by another client.
+  Status Start(const CaptureOptions& options, MakeRecordersFn make_recorders);
   // Final flush, close. Idempotent; safe to call from atexit.
   Status Stop();
   // Asks the writer thread for a final flush and waits at most `timeout_ms`.

@@ -3,7 +3,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "thread_rings.h"
+#include "tracesmith/capture/thread_rings.h"
 #include "tracesmith/base/hot_path.h"
 
 namespace tracesmith::capture {

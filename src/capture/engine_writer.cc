@@ -11,7 +11,7 @@
 #include <sstream>
 #include <thread>
 
-#include "background_thread.h"
+#include "tracesmith/capture/background_thread.h"
 #include "cupti_engine.h"
 #include "tracesmith/base/clock.h"
 #include "tracesmith/capture/device_query.h"

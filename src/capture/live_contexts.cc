@@ -1,4 +1,4 @@
-#include "live_contexts.h"
+#include "tracesmith/capture/live_contexts.h"
 
 namespace tracesmith::capture {
 namespace {

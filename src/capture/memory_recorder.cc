@@ -1,8 +1,8 @@
 #include "memory_recorder.h"
 
-#include "activity_converter.h"
+#include "tracesmith/capture/activity_converter.h"
 #include "memory_calls.h"
-#include "thread_rings.h"
+#include "tracesmith/capture/thread_rings.h"
 
 namespace tracesmith::capture {
 namespace {

@@ -28,7 +28,7 @@
 #include <mutex>
 #include <vector>
 
-#include "recorder.h"
+#include "tracesmith/capture/recorder.h"
 #include "tracesmith/model/records.h"
 
 namespace tracesmith::capture {

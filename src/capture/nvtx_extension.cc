@@ -7,7 +7,7 @@
 // capture (SetNvtxPopPayloadHook). Other modules' slots are left empty: the NVTX library makes them
 // no-ops, as it did before the capture answered at all.
 #define NVTX_NO_IMPL
-#include "nvtx_extension.h"
+#include "tracesmith/capture/nvtx_extension.h"
 
 #include <nvtx3/nvToolsExtPayload.h>
 

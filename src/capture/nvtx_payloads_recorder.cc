@@ -28,10 +28,10 @@
 #include <cstring>
 #include <vector>
 
-#include "nvtx_extension.h"
+#include "tracesmith/capture/nvtx_extension.h"
 #include "nvtx_payloads.h"
-#include "recorder.h"
-#include "thread_rings.h"
+#include "tracesmith/capture/recorder.h"
+#include "tracesmith/capture/thread_rings.h"
 #include "tracesmith/model/records.h"
 
 namespace tracesmith::capture {

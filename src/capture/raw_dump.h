@@ -19,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-#include "activity_converter.h"
+#include "tracesmith/capture/activity_converter.h"
 #include "tracesmith/base/status.h"
 
 namespace tracesmith::capture {

@@ -1,4 +1,4 @@
-#include "recorder.h"
+#include "tracesmith/capture/recorder.h"
 
 #include <cxxabi.h>
 

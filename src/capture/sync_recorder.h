@@ -25,7 +25,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "recorder.h"
+#include "tracesmith/capture/recorder.h"
 #include "tracesmith/model/records.h"
 
 namespace tracesmith::capture {

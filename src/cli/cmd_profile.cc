@@ -37,7 +37,7 @@
 #include "tracesmith/analysis/sass_counts.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/capture/capture_options.h"
-#include "tracesmith/capture/run_command.h"
+#include "tracesmith/session/run_command.h"
 #include "tracesmith/format/sbt_reader.h"
 #include "tracesmith/model/records.h"
 #include "tracesmith/symbolize/finish_capture.h"
@@ -341,9 +341,9 @@ int RunProfile(ProfileArgs& a, bool record_spelling) {
     if (!a.quiet) std::fprintf(stderr, "tracesmith: made the folder %s\n", dir.c_str());
   }
 
-  capture::RunOptions run;
+  session::RunOptions run;
 #ifdef TS_HAVE_CUDA
-  auto found = capture::FindInjectLibrary();
+  auto found = session::FindInjectLibrary();
   if (!found.ok()) return ReportError(found.status());
   run.inject_library = *found;
 #else
@@ -366,9 +366,9 @@ int RunProfile(ProfileArgs& a, bool record_spelling) {
                               : std::string(user_log);
     run.env_defaults = {{"INDUCTOR_PROVENANCE", "1"}, {"TORCH_TRACE", torch_log}};
   }
-  auto ran = capture::RunUnderCapture(run);
+  auto ran = session::RunUnderCapture(run);
   if (!ran.ok()) return ReportError(ran.status());
-  const capture::RunResult& r = *ran;
+  const session::RunResult& r = *ran;
   if (!r.previous_trace.ok())
     std::fprintf(stderr, "tracesmith: warning: %s\n", r.previous_trace.message().c_str());
   const std::vector<std::string>& files = r.files;

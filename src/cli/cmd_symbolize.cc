@@ -5,7 +5,7 @@
 // beside it (FILE.cubins/, or --cubins DIR; nvdisasm from the CUDA toolkit).
 // Rewrites FILE (or writes -o OUT). `--capture-end` does instead what
 // `profile` does to each trace when its program ends (symbolize::FinishCapture):
-// an in-process capture runs it at its stop (capture/finish_process.h).
+// an in-process capture runs it at its stop (session/finish_process.h).
 #include <sys/stat.h>
 
 #include <cstdio>

@@ -1,6 +1,6 @@
 // `tracesmith profile --gpu-metrics=list` (gpu_metrics_list.h): the CLI links
 // no CUPTI, so it loads the injection library and calls its
-// tracesmith_gpu_metrics_list (capture/gpu_metrics_c_api.cc).
+// tracesmith_gpu_metrics_list (session/gpu_metrics_c_api.cc).
 #include "gpu_metrics_list.h"
 
 #include <dlfcn.h>
@@ -10,13 +10,13 @@
 
 #include "command.h"
 #include "exit_codes.h"
-#include "tracesmith/capture/run_command.h"
+#include "tracesmith/session/run_command.h"
 
 namespace tracesmith::cli {
 
 int ListGpuMetrics() {
 #ifdef TS_HAVE_CUDA
-  auto found = capture::FindInjectLibrary();
+  auto found = session::FindInjectLibrary();
   if (!found.ok()) return ReportError(found.status());
   void* lib = dlopen(found->c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib)

@@ -20,7 +20,7 @@
 #include "tracesmith/analysis/report.h"
 #include "tracesmith/base/atomic_file.h"
 #include "tracesmith/capture/device_query.h"
-#include "tracesmith/capture/run_command.h"
+#include "tracesmith/session/run_command.h"
 #include "tracesmith/cluster/job_files.h"
 #include "tracesmith/cluster/merge.h"
 #include "tracesmith/cluster/run_source.h"
@@ -175,18 +175,18 @@ py::dict EventStats(const py::handle& trace_arg, const std::vector<std::string>&
   return out;
 }
 
-// `tracesmith profile -- COMMAND` without the printing: capture::RunUnderCapture
+// `tracesmith profile -- COMMAND` without the printing: session::RunUnderCapture
 // with options given as the injection library's environment variables.
 py::dict RunCommand(const std::vector<std::string>& command,
                     const std::map<std::string, std::string>& options, const std::string& inject) {
-  capture::RunOptions run;
+  session::RunOptions run;
   run.command = command;
   run.capture = Check(capture::OptionsFromEnv(options));
   run.inject_library = inject;
-  StatusOr<capture::RunResult> r = InvalidArgument("not run");
+  StatusOr<session::RunResult> r = InvalidArgument("not run");
   {
     py::gil_scoped_release release;  // the command may run for hours
-    r = capture::RunUnderCapture(run);
+    r = session::RunUnderCapture(run);
   }
   if (!r.ok()) Raise(r.status());
   py::dict out;
@@ -491,7 +491,7 @@ PYBIND11_MODULE(_core, m) {
         py::arg("stream"), py::arg("device"), py::arg("start"), py::arg("end"),
         py::arg("strict") = false, "`tracesmith view --stats` as a dict");
   m.def("run_command", &RunCommand, py::arg("command"), py::arg("options"), py::arg("inject"),
-        "Runs a command under capture (capture::RunUnderCapture) and waits for it");
+        "Runs a command under capture (session::RunUnderCapture) and waits for it");
   m.def("devices", &Devices, "CUDA driver version and devices (empty without a driver or GPU)");
   m.def("resolve_run", &ResolveRun, py::arg("names"), py::arg("single") = false,
         "The trace files a run's names stand for (cluster::ResolveRun)");

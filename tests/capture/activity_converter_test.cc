@@ -1,6 +1,6 @@
 // Conversion of CUPTI activity records to model rows: hand-built records for
 // edge cases, and real records dumped on the GPU machine (fixtures/).
-#include "capture/activity_converter.h"
+#include "tracesmith/capture/activity_converter.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <string>
 
 #include "capture/raw_dump.h"
-#include "capture/row_sink.h"
+#include "tracesmith/capture/row_sink.h"
 #include "capture/trace_checks.h"
 
 namespace tracesmith::capture {

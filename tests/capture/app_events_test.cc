@@ -1,7 +1,7 @@
-// AppEvents (src/capture/app_events.h): the library side of the program's own
+// AppEvents (include/tracesmith/capture/app_events.h): the library side of the program's own
 // events, without a GPU: ids, caps, rejection of bad values, recording only
 // between Begin and End, many threads at once, the rows AppEventWriter writes.
-#include "capture/app_events.h"
+#include "tracesmith/capture/app_events.h"
 
 #include <gtest/gtest.h>
 

@@ -20,7 +20,7 @@
 #include <string>
 #include <thread>
 
-#include "capture/app_events.h"
+#include "tracesmith/capture/app_events.h"
 #include "tracesmith/format/sbt_writer.h"
 
 #define TS_C_API extern "C" __attribute__((visibility("default")))

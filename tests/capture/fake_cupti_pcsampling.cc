@@ -9,7 +9,7 @@
 #include <mutex>
 #include <utility>
 
-namespace tracesmith::capture::fake_cupti {
+namespace tracesmith::hardware::fake_cupti {
 namespace {
 
 struct Reason {
@@ -120,16 +120,16 @@ void SetCurrentContext(CUcontext ctx) {
   F().current = ctx;
 }
 
-}  // namespace tracesmith::capture::fake_cupti
+}  // namespace tracesmith::hardware::fake_cupti
 
-using tracesmith::capture::fake_cupti::Context;
-using tracesmith::capture::fake_cupti::F;
-using tracesmith::capture::fake_cupti::Fill;
-using tracesmith::capture::fake_cupti::kCubinCrc;
-using tracesmith::capture::fake_cupti::kNumStallReasons;
-using tracesmith::capture::fake_cupti::kPcsPerGetData;
-using tracesmith::capture::fake_cupti::kReasons;
-using tracesmith::capture::fake_cupti::TouchConfiguration;
+using tracesmith::hardware::fake_cupti::Context;
+using tracesmith::hardware::fake_cupti::F;
+using tracesmith::hardware::fake_cupti::Fill;
+using tracesmith::hardware::fake_cupti::kCubinCrc;
+using tracesmith::hardware::fake_cupti::kNumStallReasons;
+using tracesmith::hardware::fake_cupti::kPcsPerGetData;
+using tracesmith::hardware::fake_cupti::kReasons;
+using tracesmith::hardware::fake_cupti::TouchConfiguration;
 
 // ---- CUPTI: PC sampling
 

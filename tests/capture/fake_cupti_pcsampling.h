@@ -19,7 +19,7 @@
 
 #include <cstdint>
 
-namespace tracesmith::capture::fake_cupti {
+namespace tracesmith::hardware::fake_cupti {
 
 // The stall reasons every context has (CUPTI's names, at these indices):
 // long_scoreboard and selected are counted (model::IsCountedStall), the
@@ -61,4 +61,4 @@ void AdvanceClock(uint64_t ns);
 // cuCtxGetCurrent's answer (ForEachLiveContext: an in-process capture's start).
 void SetCurrentContext(CUcontext ctx);
 
-}  // namespace tracesmith::capture::fake_cupti
+}  // namespace tracesmith::hardware::fake_cupti

@@ -1,4 +1,4 @@
-// GPU test of the in-process API (tracesmith::capture::Session), driver API
+// GPU test of the in-process API (tracesmith::session::Session), driver API
 // only: a capture started by the program itself, Write() while running, and
 // the "CUPTI already in use" refusal when another CUPTI client came first;
 // Stop() naming the native frames of the trace (issue #43: by running this
@@ -16,7 +16,7 @@
 
 #include "testing/build_paths.h"
 #include "tracesmith/capture/device_query.h"
-#include "tracesmith/capture/session.h"
+#include "tracesmith/session/session.h"
 #include "tracesmith/format/sbt_reader.h"
 #include "tracesmith/model/stack_builder.h"
 
@@ -43,7 +43,7 @@ TEST(GpuSession, RefusedWhileCuptiIsTakenThenCapturesCopiesAndMemsets) {
   CUpti_SubscriberHandle other = nullptr;
   ASSERT_EQ(cuptiSubscribe(&other, &Ignore, nullptr), CUPTI_SUCCESS);
   {
-    Session refused(options);
+    session::Session refused(options);
     Status st = refused.Start();
     EXPECT_FALSE(st.ok());
     EXPECT_NE(st.message().find("already in use"), std::string::npos) << st.ToString();
@@ -51,7 +51,7 @@ TEST(GpuSession, RefusedWhileCuptiIsTakenThenCapturesCopiesAndMemsets) {
   }
   ASSERT_EQ(cuptiUnsubscribe(other), CUPTI_SUCCESS);
 
-  Session session(options);
+  session::Session session(options);
   ASSERT_TRUE(session.Start().ok());
   ASSERT_EQ(cuInit(0), CUDA_SUCCESS);
   CUdevice dev;
@@ -74,7 +74,7 @@ TEST(GpuSession, RefusedWhileCuptiIsTakenThenCapturesCopiesAndMemsets) {
   CaptureOptions again_options = options;
   again_options.output = path + ".again.sbt";
   {
-    Session again(again_options);
+    session::Session again(again_options);
     ASSERT_TRUE(again.Start().ok());
     ASSERT_TRUE(again.Stop().ok());
   }
@@ -120,7 +120,7 @@ __attribute__((noinline)) void MemsetFromNamedCaller(CUdeviceptr p, unsigned v) 
 // One capture with native stacks: the memsets' stacks, as their frames read
 // in the written file (function names, "" for an unnamed frame).
 std::vector<std::vector<std::string>> CaptureMemsetStacks(const CaptureOptions& options) {
-  Session session(options);
+  session::Session session(options);
   EXPECT_TRUE(session.Start().ok());
   EXPECT_EQ(cuInit(0), CUDA_SUCCESS);
   CUdevice dev;

@@ -1,10 +1,10 @@
-// KernelWatchdog (src/capture/hardware/kernel_watchdog.h): --kernel-timeout's
+// KernelWatchdog (src/hardware/kernel_watchdog.h): --kernel-timeout's
 // bookkeeping, fed as the PC sampling recorder feeds it.
-#include "capture/hardware/kernel_watchdog.h"
+#include "hardware/kernel_watchdog.h"
 
 #include <gtest/gtest.h>
 
-namespace tracesmith::capture {
+namespace tracesmith::hardware {
 namespace {
 
 constexpr uint64_t kMs = 1'000'000;
@@ -172,4 +172,4 @@ TEST(KernelWatchdog, AKernelMustStayPastTheTimeoutForTheConfirmationTime) {
 }
 
 }  // namespace
-}  // namespace tracesmith::capture
+}  // namespace tracesmith::hardware

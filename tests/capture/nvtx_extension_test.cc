@@ -1,10 +1,10 @@
-// The capture's answer to NVTX's extension modules (src/capture/nvtx_extension.h),
+// The capture's answer to NVTX's extension modules (include/tracesmith/capture/nvtx_extension.h),
 // driven as the NVTX library drives it: the payload module's slots get the
 // schema and enum registration functions, whose registrations (NVTX's own
 // structs, as NCCL fills them) land in NvtxPayloadSchemas; other modules'
 // slots stay empty.
 #define NVTX_NO_IMPL
-#include "capture/nvtx_extension.h"
+#include "tracesmith/capture/nvtx_extension.h"
 
 #include <gtest/gtest.h>
 #include <nvtx3/nvToolsExtPayload.h>

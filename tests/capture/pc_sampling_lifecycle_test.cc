@@ -17,7 +17,7 @@
 #include <string_view>
 
 #include "capture/fake_cupti_pcsampling.h"
-#include "capture/recorder.h"
+#include "tracesmith/capture/recorder.h"
 #include "testing/temp_file.h"
 #include "tracesmith/capture/gpu_claim.h"
 #include "tracesmith/format/sbt_reader.h"
@@ -28,9 +28,9 @@
 // test units are not instrumented, the recorder's sources are (asan preset).
 extern "C" int __asan_address_is_poisoned(const volatile void* addr) __attribute__((weak));
 
-namespace tracesmith::capture {
+namespace tracesmith::hardware {
 
-std::unique_ptr<Recorder> MakePcSamplingRecorder(const RecorderContext& context);
+std::unique_ptr<capture::Recorder> MakePcSamplingRecorder(const capture::RecorderContext& context);
 
 namespace {
 
@@ -83,11 +83,11 @@ constexpr const char* kFakeGpu = "GPU-a0a1a2a3-a4a5-a6a7-a8a9-aaabacadaeaf";
 // temporary trace.
 class Capture {
  public:
-  explicit Capture(uint32_t groups = CaptureOptions{}.groups) {
+  explicit Capture(uint32_t groups = capture::CaptureOptions{}.groups) {
     UseOwnLockDir();
     options_.pc_sampling = 15;
     options_.groups = groups;
-    RecorderContext context;
+    capture::RecorderContext context;
     context.pid = kPid;
     context.options = &options_;
     context.subscribed = true;
@@ -96,8 +96,8 @@ class Capture {
     EXPECT_TRUE(sbt.ok()) << sbt.status().ToString();
     if (sbt.ok()) sbt_ = std::move(*sbt);
   }
-  Recorder& operator*() { return *recorder_; }
-  Recorder* operator->() { return recorder_.get(); }
+  capture::Recorder& operator*() { return *recorder_; }
+  capture::Recorder* operator->() { return recorder_.get(); }
 
   // The writer's poll past the drain interval.
   void Drain() {
@@ -109,7 +109,7 @@ class Capture {
   // recorder destroyed; the trace read back.
   model::Trace End(bool final_written = false) {
     if (!final_written) WriteFinal();
-    StatSink stats(sbt_.get(), kPid);
+    capture::StatSink stats(sbt_.get(), kPid);
     recorder_->WriteStats(stats);
     recorder_.reset();
     EXPECT_TRUE(sbt_->Close().ok());
@@ -119,10 +119,10 @@ class Capture {
   }
 
  private:
-  CaptureOptions options_;
+  capture::CaptureOptions options_;
   testing::TempPath path_;
   std::unique_ptr<format::SbtWriter> sbt_;
-  std::unique_ptr<Recorder> recorder_;
+  std::unique_ptr<capture::Recorder> recorder_;
 };
 
 // A capture of `ctx` with one drain: its rows and samples.
@@ -377,7 +377,7 @@ TEST(PcSamplingLifecycle, StaleStateOfAReusedHandleIsNoFailure) {
 // Without the overhead group (-x overhead) the drains are not written as rows.
 TEST(PcSamplingLifecycle, NoDrainRowsWithoutTheOverheadGroup) {
   const CUcontext ctx = Ctx(0x7201);
-  Capture capture(CaptureOptions{}.groups & ~kGroupOverhead);
+  Capture capture(capture::CaptureOptions{}.groups & ~capture::kGroupOverhead);
   capture->OnContextCreated(ctx);
   capture.Drain();
   const model::Trace t = capture.End();
@@ -392,7 +392,7 @@ TEST(PcSamplingLifecycle, NoDrainRowsWithoutTheOverheadGroup) {
 TEST(PcSamplingLifecycle, GpuSampledByAnotherProcessIsLeftAlone) {
   const CUcontext ctx = Ctx(0x7301);
   UseOwnLockDir();
-  auto other = GpuClaim::Take("pc-sampling", kFakeGpu, nullptr);
+  auto other = capture::GpuClaim::Take("pc-sampling", kFakeGpu, nullptr);
   ASSERT_NE(other, nullptr);
   {
     Capture capture;
@@ -410,12 +410,12 @@ TEST(PcSamplingLifecycle, GpuSampledByAnotherProcessIsLeftAlone) {
   Capture capture;
   capture->OnContextCreated(ctx2);
   EXPECT_TRUE(fake::State(ctx2).enabled);
-  EXPECT_EQ(GpuClaim::Take("pc-sampling", kFakeGpu, nullptr), nullptr);  // the capture's
+  EXPECT_EQ(capture::GpuClaim::Take("pc-sampling", kFakeGpu, nullptr), nullptr);  // the capture's
   capture.Drain();
   const model::Trace t = capture.End();
   EXPECT_EQ(Stat(t, "pc_sampling.gpus_held_elsewhere"), 0);
   ExpectOneDrainAndFlush(t);
-  EXPECT_NE(GpuClaim::Take("pc-sampling", kFakeGpu, nullptr), nullptr);  // released at its end
+  EXPECT_NE(capture::GpuClaim::Take("pc-sampling", kFakeGpu, nullptr), nullptr);  // released at its end
 }
 
 // The engine keeps its recorders after a capture stops (until the next
@@ -425,10 +425,10 @@ TEST(PcSamplingLifecycle, ClaimReleasedAtTheFinalWrite) {
   Capture capture;
   capture->OnContextCreated(ctx);
   EXPECT_TRUE(fake::State(ctx).enabled);
-  EXPECT_EQ(GpuClaim::Take("pc-sampling", kFakeGpu, nullptr), nullptr);
+  EXPECT_EQ(capture::GpuClaim::Take("pc-sampling", kFakeGpu, nullptr), nullptr);
   capture.WriteFinal();
   EXPECT_FALSE(fake::State(ctx).enabled);
-  EXPECT_NE(GpuClaim::Take("pc-sampling", kFakeGpu, nullptr), nullptr);  // another process's
+  EXPECT_NE(capture::GpuClaim::Take("pc-sampling", kFakeGpu, nullptr), nullptr);  // another process's
   capture.End(/*final_written=*/true);
 }
 
@@ -437,7 +437,7 @@ TEST(PcSamplingLifecycle, ContextAfterTheEndTakesNoClaim) {
   Capture capture;
   capture.WriteFinal();
   capture->OnContextCreated(Ctx(0x7402));
-  EXPECT_NE(GpuClaim::Take("pc-sampling", kFakeGpu, nullptr), nullptr);
+  EXPECT_NE(capture::GpuClaim::Take("pc-sampling", kFakeGpu, nullptr), nullptr);
   const model::Trace t = capture.End(/*final_written=*/true);
   EXPECT_EQ(Stat(t, "pc_sampling.gpus_held_elsewhere"), 0);
 }
@@ -450,12 +450,12 @@ TEST(PcSamplingLifecycle, ClaimFollowsTheGpusContexts) {
     capture->OnContextCreated(Ctx(0x7501));
     capture->OnContextCreated(Ctx(0x7502));
     capture->OnContextDestroying(Ctx(0x7501));
-    EXPECT_EQ(GpuClaim::Take("pc-sampling", kFakeGpu, nullptr), nullptr);  // 0x7502's
+    EXPECT_EQ(capture::GpuClaim::Take("pc-sampling", kFakeGpu, nullptr), nullptr);  // 0x7502's
     capture->OnContextDestroying(Ctx(0x7502));
-    EXPECT_NE(GpuClaim::Take("pc-sampling", kFakeGpu, nullptr), nullptr);
+    EXPECT_NE(capture::GpuClaim::Take("pc-sampling", kFakeGpu, nullptr), nullptr);
     capture.End();
   }
-  auto other = GpuClaim::Take("pc-sampling", kFakeGpu, nullptr);
+  auto other = capture::GpuClaim::Take("pc-sampling", kFakeGpu, nullptr);
   ASSERT_NE(other, nullptr);
   Capture capture;
   capture->OnContextCreated(Ctx(0x7503));
@@ -473,11 +473,11 @@ TEST(PcSamplingLifecycle, ClaimGivenBackWhenEnableFails) {
   Capture capture;
   capture->OnContextCreated(ctx);
   EXPECT_FALSE(fake::State(ctx).enabled);
-  EXPECT_NE(GpuClaim::Take("pc-sampling", kFakeGpu, nullptr), nullptr);
+  EXPECT_NE(capture::GpuClaim::Take("pc-sampling", kFakeGpu, nullptr), nullptr);
   const model::Trace t = capture.End();
   EXPECT_EQ(Stat(t, "pc_sampling.enable_failures"), 1);
   EXPECT_EQ(Stat(t, "pc_sampling.gpus_held_elsewhere"), 0);
 }
 
 }  // namespace
-}  // namespace tracesmith::capture
+}  // namespace tracesmith::hardware

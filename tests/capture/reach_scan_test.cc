@@ -1,6 +1,6 @@
 // ReachScanner on synthetic images: which allocations pointers stored in
 // memory reach, with the depth, byte and probe budgets.
-#include "capture/replay/reach_scan.h"
+#include "replay_capture/reach_scan.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <map>
 #include <random>
 
-namespace tracesmith::capture {
+namespace tracesmith::replay_capture {
 namespace {
 
 constexpr uint64_t kA = 0x7f0000000000, kB = 0x7f0000200000, kC = 0x7f0000400000,
@@ -164,4 +164,4 @@ TEST(ReachScan, AnAllocationOverlappingASnapshottedRangeIsNotTaken) {
 }
 
 }  // namespace
-}  // namespace tracesmith::capture
+}  // namespace tracesmith::replay_capture

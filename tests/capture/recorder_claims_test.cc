@@ -6,7 +6,7 @@
 
 #include <memory>
 
-#include "capture/recorder.h"
+#include "tracesmith/capture/recorder.h"
 
 namespace tracesmith::capture {
 namespace {

@@ -1,10 +1,10 @@
 // Decoding of the driver calls replay capture records as stream ops: each
 // parameter layout, the per-thread variants, and calls that are not ops.
-#include "capture/replay/replay_stream_ops.h"
+#include "replay_capture/replay_stream_ops.h"
 
 #include <gtest/gtest.h>
 
-namespace tracesmith::capture {
+namespace tracesmith::replay_capture {
 namespace {
 
 using format::StreamOpKind;
@@ -111,4 +111,4 @@ TEST(ReplayStreamOps, OtherCallsAreNotOps) {
 }
 
 }  // namespace
-}  // namespace tracesmith::capture
+}  // namespace tracesmith::replay_capture

@@ -1,5 +1,5 @@
-// RunUnderCapture, FindOutputs and PreviousTrace (capture/run_command.h,
-// capture/run_outputs.h): running a command as `tracesmith profile` and the
+// RunUnderCapture, FindOutputs and PreviousTrace (session/run_command.h,
+// session/run_outputs.h): running a command as `tracesmith profile` and the
 // Python package do, without a GPU. The commands are shell one-liners that
 // never load CUDA; where an injection library must be named, any existing
 // file stands in for it (only the CUDA driver would open it). Every wait is
@@ -20,10 +20,10 @@
 
 #include "testing/temp_dir.h"
 #include "tracesmith/base/file_util.h"
-#include "tracesmith/capture/run_command.h"
-#include "tracesmith/capture/run_outputs.h"
+#include "tracesmith/session/run_command.h"
+#include "tracesmith/session/run_outputs.h"
 
-namespace tracesmith::capture {
+namespace tracesmith::session {
 namespace {
 
 using testing::TempDir;
@@ -122,7 +122,7 @@ TEST(RunUnderCapture, RefusesBeforeRunningAnything) {
   o.capture.buffer_mb = 99999999;
   r = RunUnderCapture(o);
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(r.status().message().find(kEnvBufferMb), std::string::npos) << r.status().ToString();
+  EXPECT_NE(r.status().message().find(capture::kEnvBufferMb), std::string::npos) << r.status().ToString();
 
   EXPECT_EQ(ReadOrMissing(ran), "<missing>") << "the command ran";
   EXPECT_EQ(ReadOrMissing(dir / "t.sbt"), "old");
@@ -134,8 +134,8 @@ TEST(RunUnderCapture, TheCommandGetsTheCaptureEnvironment) {
   TempDir dir;
   const std::string inject = dir / "libfake-inject.so";
   ASSERT_TRUE(WriteStringToFile(inject, "").ok());
-  ASSERT_EQ(setenv(kEnvDuration, "5000000", 1), 0);
-  ASSERT_EQ(setenv(kEnvReplayCapture, "all", 1), 0);
+  ASSERT_EQ(setenv(capture::kEnvDuration, "5000000", 1), 0);
+  ASSERT_EQ(setenv(capture::kEnvReplayCapture, "all", 1), 0);
   ASSERT_EQ(unsetenv("NVTX_INJECTION64_PATH"), 0);
   InDirectory in(dir.path());
   ASSERT_TRUE(in.ok());
@@ -146,8 +146,8 @@ TEST(RunUnderCapture, TheCommandGetsTheCaptureEnvironment) {
   o.capture.stack_depth = 17;
   o.inject_library = inject;
   auto r = RunUnderCapture(o);
-  unsetenv(kEnvDuration);
-  unsetenv(kEnvReplayCapture);
+  unsetenv(capture::kEnvDuration);
+  unsetenv(capture::kEnvReplayCapture);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->exit_code, 0);
   EXPECT_EQ(r->output, dir / "t.sbt");
@@ -155,12 +155,12 @@ TEST(RunUnderCapture, TheCommandGetsTheCaptureEnvironment) {
             "[" + inject + "][" + inject + "][" + (dir / "t.sbt") + "][][][17]\n");
 
   // Without an injection library the environment is left as it is.
-  ASSERT_EQ(setenv(kEnvDuration, "5000000", 1), 0);
+  ASSERT_EQ(setenv(capture::kEnvDuration, "5000000", 1), 0);
   o.inject_library.clear();
   o.command = {"/bin/sh", "-c",
                "echo \"[$CUDA_INJECTION64_PATH][$TRACESMITH_DURATION]\" > env.txt"};
   r = RunUnderCapture(o);
-  unsetenv(kEnvDuration);
+  unsetenv(capture::kEnvDuration);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(ReadOrMissing(dir / "env.txt"), "[][5000000]\n");
 }
@@ -305,8 +305,8 @@ TEST(FindOutputs, FindsThePerProcessFilesOfTheRunInNaturalOrder) {
                                       dir / "t.rank2.sbt", dir / "t.rank10.sbt"}));
   // FILE itself counts whenever it exists; the inverse of PerProcessOutputPath.
   ASSERT_EQ(::unlink(t.c_str()), 0);
-  EXPECT_EQ(FindOutputs(t, since).front(), PerProcessOutputPath(t, 123, -1));
-  EXPECT_EQ(FindOutputs(t, since).back(), PerProcessOutputPath(t, 0, 10));
+  EXPECT_EQ(FindOutputs(t, since).front(), format::PerProcessOutputPath(t, 123, -1));
+  EXPECT_EQ(FindOutputs(t, since).back(), format::PerProcessOutputPath(t, 0, 10));
   EXPECT_TRUE(FindOutputs(dir / "none/t.sbt", since).empty());
 }
 
@@ -355,4 +355,4 @@ TEST(PreviousTrace, PutsTheOldFileBackUnlessANewOneWasWritten) {
 }
 
 }  // namespace
-}  // namespace tracesmith::capture
+}  // namespace tracesmith::session

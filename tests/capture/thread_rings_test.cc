@@ -1,5 +1,5 @@
 // ThreadRings: per-thread SPSC rings drained by one consumer.
-#include "capture/thread_rings.h"
+#include "tracesmith/capture/thread_rings.h"
 
 #include <gtest/gtest.h>
 

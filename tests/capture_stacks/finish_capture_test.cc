@@ -1,7 +1,7 @@
 // The end of a capture (symbolize::FinishCapture, issue #43): the trace of a
 // stack the collector captured through the test library is rewritten with its
 // native frames named, by the library call `profile` makes and by an
-// in-process capture's stop (capture::FinishStoppedCapture: Session::Stop's
+// in-process capture's stop (session::FinishStoppedCapture: Session::Stop's
 // last step, which runs this build's `tracesmith symbolize --capture-end`);
 // skipped on request; bounded by its time limit.
 #include "tracesmith/symbolize/finish_capture.h"
@@ -13,13 +13,13 @@
 #include "chains.h"
 #include "testing/build_paths.h"
 #include "testing/temp_file.h"
-#include "tracesmith/capture/finish_process.h"
+#include "tracesmith/session/finish_process.h"
 #include "tracesmith/stacks/stack_collector.h"
 #include "tracesmith/format/sbt_reader.h"
 #include "tracesmith/format/sbt_writer.h"
 #include "tracesmith/model/stack_builder.h"
 
-namespace tracesmith::capture {
+namespace tracesmith::session {
 namespace {
 
 using stacks::StackCollector;
@@ -85,7 +85,7 @@ TEST(FinishCaptureTest, NamesTheNativeFramesOfTheClosedTrace) {
 TEST(FinishCaptureTest, SessionStopNamesFramesWithTheCli) {
   tracesmith::testing::TempPath tmp;
   const uint32_t id = WriteCapturedTrace(tmp.path());
-  CaptureOptions options;  // symbolize defaults to true
+  capture::CaptureOptions options;  // symbolize defaults to true
   options.quiet = true;
   auto run = FinishStoppedCapture(tmp.path(), options, tracesmith::testing::TracesmithBin());
   ASSERT_TRUE(run.ok()) << run.status().ToString();
@@ -101,7 +101,7 @@ TEST(FinishCaptureTest, SessionStopNamesFramesWithTheCli) {
 TEST(FinishCaptureTest, SessionStopLeavesFramesUnnamedWhenAskedTo) {
   tracesmith::testing::TempPath tmp;
   const uint32_t id = WriteCapturedTrace(tmp.path());
-  auto options = OptionsFromEnv({{kEnvSymbolize, "0"}, {kEnvQuiet, "1"}});
+  auto options = capture::OptionsFromEnv({{capture::kEnvSymbolize, "0"}, {capture::kEnvQuiet, "1"}});
   ASSERT_TRUE(options.ok()) << options.status().ToString();
   EXPECT_FALSE(options->symbolize);
   auto run = FinishStoppedCapture(tmp.path(), *options, tracesmith::testing::TracesmithBin());
@@ -113,7 +113,7 @@ TEST(FinishCaptureTest, SessionStopLeavesFramesUnnamedWhenAskedTo) {
 TEST(FinishCaptureTest, SessionStopWithoutTheCliSaysHowToNameLater) {
   tracesmith::testing::TempPath tmp;
   const uint32_t id = WriteCapturedTrace(tmp.path());
-  CaptureOptions options;
+  capture::CaptureOptions options;
   auto run = FinishStoppedCapture(tmp.path(), options, "/nonexistent/bin/tracesmith");
   ASSERT_FALSE(run.ok());
   EXPECT_NE(run.status().message().find("run: tracesmith symbolize " + tmp.path()),
@@ -137,22 +137,22 @@ TEST(FinishCaptureTest, TimeLimitLeavesTheRestUnnamedAndSaysHowToName) {
 }
 
 TEST(FinishCaptureTest, TimeLimitOptionParsesAndRoundTrips) {
-  CaptureOptions o;
-  EXPECT_EQ(OptionsToEnv(o).count(kEnvSymbolize), 0u);  // the defaults are not spelt out
-  EXPECT_EQ(OptionsToEnv(o).count(kEnvSymbolizeTimeLimit), 0u);
+  capture::CaptureOptions o;
+  EXPECT_EQ(capture::OptionsToEnv(o).count(capture::kEnvSymbolize), 0u);  // the defaults are not spelt out
+  EXPECT_EQ(capture::OptionsToEnv(o).count(capture::kEnvSymbolizeTimeLimit), 0u);
   o.symbolize = false;
   o.symbolize_time_limit_ns = 5'000'000'000;
-  auto back = OptionsFromEnv(OptionsToEnv(o));
+  auto back = capture::OptionsFromEnv(capture::OptionsToEnv(o));
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_FALSE(back->symbolize);
   EXPECT_EQ(back->symbolize_time_limit_ns, 5'000'000'000u);
-  EXPECT_EQ(OptionsFromEnv({{kEnvSymbolizeTimeLimit, "30s"}})->symbolize_time_limit_ns,
+  EXPECT_EQ(capture::OptionsFromEnv({{capture::kEnvSymbolizeTimeLimit, "30s"}})->symbolize_time_limit_ns,
             30'000'000'000u);
-  auto bad = OptionsFromEnv({{kEnvSymbolizeTimeLimit, "soon"}});
+  auto bad = capture::OptionsFromEnv({{capture::kEnvSymbolizeTimeLimit, "soon"}});
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find(kEnvSymbolizeTimeLimit), std::string::npos);
-  EXPECT_FALSE(OptionsFromEnv({{kEnvSymbolize, "yes"}}).ok());
+  EXPECT_NE(bad.status().message().find(capture::kEnvSymbolizeTimeLimit), std::string::npos);
+  EXPECT_FALSE(capture::OptionsFromEnv({{capture::kEnvSymbolize, "yes"}}).ok());
 }
 
 }  // namespace
-}  // namespace tracesmith::capture
+}  // namespace tracesmith::session

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "capture/row_sink.h"
+#include "tracesmith/capture/row_sink.h"
 #include "export/sinks.h"
 #include "export/time_orderer.h"
 #include "testing/random_records.h"

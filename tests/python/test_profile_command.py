@@ -1,5 +1,5 @@
 """tracesmith.profile_command: a command run under capture through the same library
-call as `tracesmith profile` (capture::RunUnderCapture). Commands here do not
+call as `tracesmith profile` (session::RunUnderCapture). Commands here do not
 initialise CUDA, so they write no trace; the GPU machine checks real captures."""
 
 import os

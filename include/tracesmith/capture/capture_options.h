@@ -224,7 +224,7 @@ struct CaptureOptions {
   // the file is closed, name its native frames from the modules' symbol
   // tables, as `tracesmith profile` does when its program ends (the same
   // library call, symbolize::FinishCapture, in `tracesmith symbolize
-  // --capture-end` run as a child: capture/finish_process.h), in at most
+  // --capture-end` run as a child: session/finish_process.h), in at most
   // symbolize_time_limit_ns (0: no limit); false leaves them unnamed for a
   // later `tracesmith symbolize`. The SASS text of sampled instructions is
   // added either way. The injection library ignores both: `tracesmith

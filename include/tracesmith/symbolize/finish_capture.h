@@ -7,9 +7,9 @@
 //
 // One function for both ways of capturing: `tracesmith profile` calls it for
 // every file of the run when the program ends, and `tracesmith symbolize FILE
-// --capture-end` for one, which an in-process capture (capture::Session,
+// --capture-end` for one, which an in-process capture (session::Session,
 // `tracesmith.profile()` in Python) runs when Stop() has closed its file
-// (capture/finish_process.h). Only a complete, undamaged trace of at most
+// (session/finish_process.h). Only a complete, undamaged trace of at most
 // kFinishMaxBytes without replay payloads is rewritten (atomically: written
 // beside and renamed); anything else stays as the capture left it, with a
 // line saying which `tracesmith symbolize` command does it instead.
