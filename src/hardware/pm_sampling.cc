@@ -82,19 +82,11 @@ Status PmSamplingDevice::Open(const capture::GpuMetricsRequest& request,
       why += " (not under this WSL)";
     return GpuError(why);
   }
-  TS_CUPTI_PARAMS(CUpti_Device_GetChipName_Params, cp);
-  cp.deviceIndex = device_;
-  RETURN_IF_ERROR(Cupti("cuptiDeviceGetChipName", cuptiDeviceGetChipName(&cp)));
-  host_.SetChip(cp.pChipName ? cp.pChipName : "");
+  RETURN_IF_ERROR(host_.ReadChip(device_));
   TS_CUPTI_PARAMS(CUpti_PmSampling_GetCounterAvailability_Params, ap);
   ap.deviceIndex = device_;
-  RETURN_IF_ERROR(
-      Cupti("cuptiPmSamplingGetCounterAvailability", cuptiPmSamplingGetCounterAvailability(&ap)));
-  std::vector<uint8_t> availability(ap.counterAvailabilityImageSize, 0);
-  ap.pCounterAvailabilityImage = availability.data();
-  RETURN_IF_ERROR(
-      Cupti("cuptiPmSamplingGetCounterAvailability", cuptiPmSamplingGetCounterAvailability(&ap)));
-  host_.SetAvailability(std::move(availability));
+  RETURN_IF_ERROR(host_.ReadAvailability("cuptiPmSamplingGetCounterAvailability",
+                                         &cuptiPmSamplingGetCounterAvailability, ap));
   constexpr CUpti_ProfilerType kPm = CUPTI_PROFILER_TYPE_PM_SAMPLING;
 
   // Which names the chip takes, alone and together (one host object each:
@@ -346,22 +338,13 @@ StatusOr<std::vector<std::string>> ListPmSamplingMetrics() {
   std::vector<std::string> lines;
   std::set<std::string> chips;
   for (int d = 0; d < count; ++d) {
-    TS_CUPTI_PARAMS(CUpti_Device_GetChipName_Params, cp);
-    cp.deviceIndex = size_t(d);
-    RETURN_IF_ERROR(Cupti("cuptiDeviceGetChipName", cuptiDeviceGetChipName(&cp)));
-    const std::string chip = cp.pChipName ? cp.pChipName : "";
-    if (!chips.insert(chip).second) continue;
+    cuda::ProfilerHost host(kPmSamplingUnsupported);
+    RETURN_IF_ERROR(host.ReadChip(size_t(d)));
+    if (!chips.insert(host.chip()).second) continue;
     TS_CUPTI_PARAMS(CUpti_PmSampling_GetCounterAvailability_Params, ap);
     ap.deviceIndex = size_t(d);
-    RETURN_IF_ERROR(
-        Cupti("cuptiPmSamplingGetCounterAvailability", cuptiPmSamplingGetCounterAvailability(&ap)));
-    std::vector<uint8_t> availability(ap.counterAvailabilityImageSize, 0);
-    ap.pCounterAvailabilityImage = availability.data();
-    RETURN_IF_ERROR(
-        Cupti("cuptiPmSamplingGetCounterAvailability", cuptiPmSamplingGetCounterAvailability(&ap)));
-    cuda::ProfilerHost host(kPmSamplingUnsupported);
-    host.SetChip(chip);
-    host.SetAvailability(std::move(availability));
+    RETURN_IF_ERROR(host.ReadAvailability("cuptiPmSamplingGetCounterAvailability",
+                                          &cuptiPmSamplingGetCounterAvailability, ap));
     RETURN_IF_ERROR(host.Begin(CUPTI_PROFILER_TYPE_PM_SAMPLING));
     std::vector<std::string> mine;
     for (CUpti_MetricType type :
@@ -381,7 +364,7 @@ StatusOr<std::vector<std::string>> ListPmSamplingMetrics() {
       }
     }
     std::sort(mine.begin(), mine.end());
-    lines.push_back("chip " + chip + " (device " + std::to_string(d) +
+    lines.push_back("chip " + host.chip() + " (device " + std::to_string(d) +
                     "): " + std::to_string(mine.size()) + " PM sampling base metrics");
     for (std::string& l : mine) lines.push_back("  " + l);
   }

@@ -12,6 +12,7 @@
 
 #include <cupti.h>
 #include <cupti_profiler_host.h>
+#include <cupti_target.h>
 
 #include <cstdint>
 #include <string>
@@ -84,6 +85,26 @@ class ProfilerHost {
   void SetAvailability(std::vector<uint8_t> availability) {
     End();
     availability_ = std::move(availability);
+  }
+  // The chip of `device` (cuptiDeviceGetChipName), as SetChip.
+  Status ReadChip(size_t device) {
+    TS_CUPTI_PARAMS(CUpti_Device_GetChipName_Params, p);
+    p.deviceIndex = device;
+    RETURN_IF_ERROR(Check("cuptiDeviceGetChipName", cuptiDeviceGetChipName(&p)));
+    SetChip(p.pChipName ? p.pChipName : "");
+    return OkStatus();
+  }
+  // The counter availability image from `call` (PM sampling's or the range
+  // profiler's GetCounterAvailability, `p` naming the device or context),
+  // asked twice as CUPTI wants: its size, then the image; as SetAvailability.
+  template <typename Params>
+  Status ReadAvailability(const char* call_name, CUptiResult (*call)(Params*), Params& p) {
+    RETURN_IF_ERROR(Check(call_name, call(&p)));
+    std::vector<uint8_t> image(p.counterAvailabilityImageSize, 0);
+    p.pCounterAvailabilityImage = image.data();
+    RETURN_IF_ERROR(Check(call_name, call(&p)));
+    SetAvailability(std::move(image));
+    return OkStatus();
   }
   const std::string& chip() const { return chip_; }
   // The object, for the calls this class does not wrap (null before Begin).

@@ -27,19 +27,11 @@ KernelProfiler::~KernelProfiler() {
 Status KernelProfiler::Open(CUcontext ctx, int device, const std::vector<std::string>& names) {
   TS_CUPTI_PARAMS(CUpti_Profiler_Initialize_Params, ip);
   RETURN_IF_ERROR(Cupti("cuptiProfilerInitialize", cuptiProfilerInitialize(&ip)));
-  TS_CUPTI_PARAMS(CUpti_Device_GetChipName_Params, cp);
-  cp.deviceIndex = size_t(device);
-  RETURN_IF_ERROR(Cupti("cuptiDeviceGetChipName", cuptiDeviceGetChipName(&cp)));
-  host_.SetChip(cp.pChipName ? cp.pChipName : "");
+  RETURN_IF_ERROR(host_.ReadChip(size_t(device)));
   TS_CUPTI_PARAMS(CUpti_Profiler_GetCounterAvailability_Params, ap);
   ap.ctx = ctx;
-  RETURN_IF_ERROR(
-      Cupti("cuptiProfilerGetCounterAvailability", cuptiProfilerGetCounterAvailability(&ap)));
-  std::vector<uint8_t> availability(ap.counterAvailabilityImageSize, 0);
-  ap.pCounterAvailabilityImage = availability.data();
-  RETURN_IF_ERROR(
-      Cupti("cuptiProfilerGetCounterAvailability", cuptiProfilerGetCounterAvailability(&ap)));
-  host_.SetAvailability(std::move(availability));
+  RETURN_IF_ERROR(host_.ReadAvailability("cuptiProfilerGetCounterAvailability",
+                                         &cuptiProfilerGetCounterAvailability, ap));
   constexpr CUpti_ProfilerType kRange = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
   // Each name alone (ConfigAddMetrics only adds: one host object per try).
   kept_.clear();
