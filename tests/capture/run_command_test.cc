@@ -15,13 +15,18 @@
 #include <cstdlib>
 #include <ctime>
 #include <string>
+#include <type_traits>
 #include <thread>
 #include <vector>
 
 #include "testing/temp_dir.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/session/run_command.h"
+#include "tracesmith/session/session.h"
 #include "tracesmith/session/run_outputs.h"
+
+// The in-process capture's old name still names it (session.h).
+static_assert(std::is_same_v<tracesmith::capture::Session, tracesmith::session::Session>);
 
 namespace tracesmith::session {
 namespace {

@@ -58,3 +58,9 @@ class Session {
 };
 
 }  // namespace tracesmith::session
+
+namespace tracesmith::capture {
+// The in-process capture's name before session/ became a module of its own
+// (2026-11-30), kept so that programs written against it still build.
+using Session = session::Session;
+}  // namespace tracesmith::capture
