@@ -9,6 +9,7 @@ sets NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=
       gpu/nccl_job_check.py allreduce ITERS [MEASURED]
   tracesmith profile -o OUT/ddp.sbt -- torchrun ... gpu/nccl_job_check.py ddp STEPS DELAY_MS
   tracesmith profile -o OUT/mix.sbt -- torchrun ... gpu/nccl_job_check.py mix ITERS
+  tracesmith profile -o OUT/grp.sbt -- torchrun ... gpu/nccl_job_check.py group ITERS
   python3 gpu/nccl_job_check.py check CLI OUT ITERS STEPS DELAY_MS
 
 allreduce: ITERS all-reduces of each of SIZES (bytes) per rank, back to back, no range
@@ -21,6 +22,10 @@ ddp:       a small DDP model, STEPS steps in `step N` ranges; rank 1 sleeps DELA
            before each forward: the straggler.
 mix:       ITERS each of broadcast, all_gather_into_tensor and reduce_scatter_tensor (no
            range naming a size either).
+group:     NCCL's grouped calls: one all-reduce of 1 MiB, then ITERS times two all-reduces
+           (1 and 2 MiB) coalesced into one group (torch's _coalescing_manager: NCCL runs
+           them as one kernel launched in ncclGroupEnd) and a batch_isend_irecv pair of
+           1 MiB (the send to the next rank, the receive from the previous).
 check:     for each run, `analyze --json` (by its stem) must say:
            - allreduce: 2 ranks, exactly ITERS x len(SIZES) all_reduce collectives per rank
              recognised from the NCCL kernels, all matched; every collective's size from
@@ -46,6 +51,10 @@ check:     for each run, `analyze --json` (by its stem) must say:
              its NCCL all-reduce kernel has >= 100 samples, every sampled instruction with
              SASS text (NCCL ships no line info: SASS only), >= 99% of them joined to the
              `allreduce` line of this file that launched the collective;
+           - group: per rank 1 + ITERS all_reduce and ITERS send_recv collectives, all
+             matched, every one with its size from NCCL's payloads: the grouped kernel's
+             the sum of its group's calls of its operation (1 MiB once, then 3 MiB ITERS
+             times; each send/recv kernel the 1 MiB its rank sends);
            and `export -f perfetto` of each of the three runs links the collectives across
            ranks: one flow mark on each rank's kernel of each matched collective, so the
            "N collective flows" it prints equals the ranks' matched collectives summed.
@@ -144,6 +153,48 @@ def mix(iters):
         dist.reduce_scatter_tensor(part, big)
     torch.cuda.synchronize()
     dist.destroy_process_group()
+
+
+def group(iters):
+    from torch.distributed.distributed_c10d import _coalescing_manager
+    torch, dist, rank = setup()
+    world = dist.get_world_size()
+    a = torch.ones(1 << 18, device="cuda")  # 1 MiB
+    b = torch.ones(1 << 19, device="cuda")  # 2 MiB
+    s = torch.ones(1 << 18, device="cuda")
+    r = torch.empty(1 << 18, device="cuda")
+    dist.all_reduce(a)  # the communicator, outside the groups
+    torch.cuda.synchronize()
+    for _ in range(iters):
+        with _coalescing_manager(async_ops=True) as cm:
+            dist.all_reduce(a)
+            dist.all_reduce(b)
+        cm.wait()
+        ops = [dist.P2POp(dist.isend, s, (rank + 1) % world),
+               dist.P2POp(dist.irecv, r, (rank - 1) % world)]
+        for w in dist.batch_isend_irecv(ops):
+            w.wait()
+    torch.cuda.synchronize()
+    dist.destroy_process_group()
+
+
+def check_group(c, j, iters):
+    """Grouped calls: one kernel per group, sized by the sum of its calls' payloads."""
+    per_rank = [(r["rank"], r["collectives"], r["matched"], r.get("collectives_with_payload"))
+                for r in j["ranks"]]
+    c.check("group counts", ops_per_rank(j) == {"all_reduce": iters + 1, "send_recv": iters} and
+            all(n == m == 2 * iters + 1 for _, n, m, _ in per_rank),
+            f"ops={ops_per_rank(j)} (rank, collectives, matched, with payload)={per_rank} "
+            f"(want all_reduce {iters + 1}, send_recv {iters} per rank, all matched)")
+    sizes = {}
+    for x in j["collectives"]:
+        key = (x["op"], x.get("bytes"))
+        sizes[key] = sizes.get(key, 0) + 1
+    want = {("all_reduce", 1 << 20): 1, ("all_reduce", 3 << 20): iters,
+            ("send_recv", 1 << 20): iters}
+    c.check("group bytes", sizes == want and all(p == n for _, n, _, p in per_rank),
+            f"(op, bytes): count = {sorted(sizes.items(), key=str)} (want {sorted(want.items())};"
+            f" every collective of each rank sized by NCCL's payloads)")
 
 
 def analyze(c, cli, name, stem):
@@ -345,7 +396,8 @@ RUNS = [("allreduce", "ar.sbt", ["ranks", "counts", "payload", "bandwidth", "tim
                                   "perfetto"]),
         ("ddp", "ddp.sbt", ["ranks", "straggler", "clocks", "perfetto"]),
         ("mix", "mix.sbt", ["counts", "payload", "bytes", "kineto", "perfetto"]),
-        ("arpc", "arpc.sbt", ["counts", "samples"])]
+        ("arpc", "arpc.sbt", ["counts", "samples"]),
+        ("group", "grp.sbt", ["counts", "bytes"])]
 
 
 def kernel_page(cli, path, name):
@@ -409,7 +461,8 @@ def check(cli, out, iters, steps, delay_ms):
     fns = {"allreduce": lambda j: check_allreduce(c, cli, out, j, iters),
            "ddp": lambda j: check_ddp(c, cli, out, j, delay_ms),
            "mix": lambda j: check_mix(c, cli, out, j, iters),
-           "arpc": lambda j: check_pc(c, cli, out, j, iters)}
+           "arpc": lambda j: check_pc(c, cli, out, j, iters),
+           "group": lambda j: check_group(c, j, iters)}
     for name, file, what in RUNS:
         names = [f"{name} {n}" for n in what]
         j = analyze(c, cli, name, os.path.join(out, file))
@@ -428,6 +481,8 @@ if __name__ == "__main__":
         ddp(int(a[1]), float(a[2]))
     elif a[:1] == ["mix"] and len(a) == 2:
         mix(int(a[1]))
+    elif a[:1] == ["group"] and len(a) == 2:
+        group(int(a[1]))
     elif a[:1] == ["check"] and len(a) == 6:
         sys.exit(check(a[1], a[2], int(a[3]), int(a[4]), float(a[5])))
     else:

@@ -499,7 +499,9 @@ if want nccl; then
     # The check's ITERS is both the all-reduce loop's and the mix's count.
     # arpc: the all-reduce loop again under --pc-sampling (issue #39: each rank samples its GPU).
     # ar: rank 0 writes what the program measures itself (CUDA events) to ar_measured.json.
-    for r in "ar:allreduce 20 $N/ar_measured.json" "ddp:ddp 20 15" "mix:mix 20" "arpc:allreduce 20"; do
+    # grp: NCCL's grouped calls (coalesced all-reduces, batch_isend_irecv).
+    for r in "ar:allreduce 20 $N/ar_measured.json" "ddp:ddp 20 15" "mix:mix 20" "arpc:allreduce 20" \
+             "grp:group 20"; do
       # arpc unquiet: its lines on each rank's SASS ("SASS of N of M sampled instructions").
       extra=(-q); label=""; [ "${r%%:*}" = arpc ] && extra=(--pc-sampling) && label=" --pc-sampling"
       "$TS" profile -f "${extra[@]}" -o "$N/${r%%:*}.sbt" -- "${TR[@]}" ${r#*:} \

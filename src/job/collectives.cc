@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <deque>
 #include <map>
 #include <unordered_map>
 
@@ -319,10 +320,73 @@ ProcessCollectives ExtractCollectives(const CompactTrace& trace, uint32_t pid,
     names_bytes |= r.bytes != 0;
   }
   const auto& nvtx = trace.nvtx();
+  // A kernel NCCL launched inside ncclGroupEnd (the calls of a group only
+  // enqueue; the end launches: torch's coalesced collectives,
+  // batch_isend_irecv): its payload is that of the group's calls — the NCCL
+  // call ranges on the lane since the matching ncclGroupStart (nested groups
+  // counted) — of the kernel's operation (a send/recv kernel: the sends), bytes
+  // summed, when they name one communicator; null otherwise.
+  std::deque<NcclPayload> group_payloads;  // stable addresses for RangeInfo
+  std::unordered_map<size_t, const NcclPayload*> group_payload_of;  // by (range, op)
+  auto grouped = [&](std::vector<NvtxRecord>::const_iterator end_range,
+                     CollectiveOp op) -> const NcclPayload* {
+    const size_t key = size_t(end_range - nvtx.begin()) * 16 + size_t(op);
+    if (auto g = group_payload_of.find(key); g != group_payload_of.end()) return g->second;
+    std::vector<std::pair<CollectiveOp, const NcclPayload*>> calls;  // the group's, last first
+    int depth = 1;
+    auto it = end_range;
+    for (int steps = 0; it != nvtx.begin() && steps < 256 && depth > 0; ++steps) {
+      --it;
+      if (it->lane != end_range->lane) break;
+      if (it->end_ns > end_range->start_ns) continue;  // encloses the group
+      const std::string_view name = trace.String(it->name_id);
+      if (name == "ncclGroupEnd") ++depth;
+      if (name == "ncclGroupStart") --depth;
+      if (!IsNcclCallRange(name)) continue;
+      calls.emplace_back(
+          range_info[it->name_id].op,
+          payload_at(
+              it->lane,
+              it != nvtx.begin() && std::prev(it)->lane == it->lane ? std::prev(it)->start_ns : 0,
+              it->start_ns, it->end_ns));
+    }
+    auto of_op = [&](CollectiveOp want) {
+      return std::count_if(calls.begin(), calls.end(),
+                           [&](const auto& c) { return c.first == want; });
+    };
+    // The calls the kernel ran: of its operation; a send/recv kernel's sends (its
+    // receives when it only receives); a generic kernel's, when they are of one.
+    CollectiveOp want = op;
+    if (op == CollectiveOp::kSendRecv)
+      want = of_op(CollectiveOp::kSend) ? CollectiveOp::kSend : CollectiveOp::kRecv;
+    if (op == CollectiveOp::kUnknown && !calls.empty() &&
+        of_op(calls.front().first) == std::ptrdiff_t(calls.size()))
+      want = calls.front().first;
+    NcclPayload sum;
+    bool any = false, whole = depth == 0 && want != CollectiveOp::kUnknown;
+    for (const auto& [call_op, p] : calls) {
+      if (call_op != want) continue;
+      if (!p || (any && p->comm != sum.comm))
+        whole = false;  // a size unknown, or two communicators
+      if (!p) continue;
+      if (!any)
+        sum = *p;
+      else
+        sum.bytes += p->bytes;
+      any = true;
+    }
+    const NcclPayload* out = nullptr;
+    if (any && whole) {
+      group_payloads.push_back(sum);
+      out = &group_payloads.back();
+    }
+    group_payload_of[key] = out;
+    return out;
+  };
   // The enclosing ranges of the call that launched op `i`, innermost first
   // (ranges are sorted by (lane, start): walk back from the call's start).
   // 256 ranges back at most: a collective's range is near its launch.
-  auto enclosing = [&](uint32_t lane, uint64_t t, RangeInfo* found) {
+  auto enclosing = [&](uint32_t lane, uint64_t t, CollectiveOp kernel_op, RangeInfo* found) {
     auto it =
         std::upper_bound(nvtx.begin(), nvtx.end(), std::pair{lane, t},
                          [](const std::pair<uint32_t, uint64_t>& k, const NvtxRecord& n) {
@@ -342,16 +406,18 @@ ProcessCollectives ExtractCollectives(const CompactTrace& trace, uint32_t pid,
         found->payload = payload_at(
             lane, it != nvtx.begin() && std::prev(it)->lane == lane ? std::prev(it)->start_ns : 0,
             it->start_ns, it->end_ns);
+      if (!found->payload && !payload_of.empty() && trace.String(it->name_id) == "ncclGroupEnd")
+        found->payload = grouped(it, kernel_op);
       // A payload ends the walk unless some range name says bytes (which would win).
       if (found->op != CollectiveOp::kUnknown &&
           (found->bytes != 0 || (found->payload && !names_bytes)))
         return;
     }
   };
-  auto from_ranges = [&](uint32_t i, RangeInfo* found) {
+  auto from_ranges = [&](uint32_t i, CollectiveOp kernel_op, RangeInfo* found) {
     const uint32_t c = trace.CallOfOp(i);
     if (c == kNone) return;
-    enclosing(trace.calls()[c].lane, trace.calls()[c].start_ns, found);
+    enclosing(trace.calls()[c].lane, trace.calls()[c].start_ns, kernel_op, found);
   };
 
   struct LaneCollectives {  // one lane's collective kernels
@@ -387,7 +453,7 @@ ProcessCollectives ExtractCollectives(const CompactTrace& trace, uint32_t pid,
       const auto [i, k] = lane.ops[seq];
       const NcclKernelInfo& kernel = infos[size_t(k)];
       RangeInfo ranges;
-      if (ranges_matter) from_ranges(i, &ranges);
+      if (ranges_matter) from_ranges(i, kernel.op, &ranges);
       RankCollective rc;
       rc.start_ns = ops[i].start_ns;
       rc.end_ns = ops[i].end_ns;
@@ -483,7 +549,7 @@ ProcessCollectives ExtractCollectives(const CompactTrace& trace, uint32_t pid,
     for (uint32_t seq = 0; seq < hl.ranges.size(); ++seq) {
       const NvtxRecord& r = nvtx[hl.ranges[seq]];
       RangeInfo info = range_info[r.name_id];
-      if (info.bytes == 0) enclosing(r.lane, r.start_ns, &info);
+      if (info.bytes == 0) enclosing(r.lane, r.start_ns, CollectiveOp::kUnknown, &info);
       RankCollective rc;
       rc.start_ns = r.start_ns;
       rc.end_ns = r.end_ns;

@@ -163,5 +163,83 @@ TEST(JobReport, APayloadStampedLongBeforeItsRangeStillBelongsToIt) {
     EXPECT_EQ(rc.bytes, want.at(CollectiveOpName(rc.op))) << CollectiveOpName(rc.op);
 }
 
+// NCCL's grouped calls (ncclGroupStart; calls; ncclGroupEnd: torch's
+// coalesced all-reduces) enqueue in the calls and launch one kernel in
+// ncclGroupEnd, whose range has no payload: the kernel takes the group's
+// calls' payloads of its operation, summed, when they name one communicator.
+// `comms`: the communicator of each of the two grouped all-reduces.
+model::Trace GroupedAllReduce(const SyntheticJob& job, uint64_t first_bytes, uint64_t second_bytes,
+                              std::pair<uint64_t, uint64_t> comms) {
+  model::Trace t = job.RankTrace(0);
+  auto& ranges = t.Rows<model::NvtxRangeEvent>();
+  auto& payloads = t.Rows<model::NvtxPayloadEvent>();
+  const uint32_t group_end = t.strings.Intern("ncclGroupEnd");
+  std::vector<model::NvtxRangeEvent> added;
+  for (model::NvtxRangeEvent& r : ranges) {
+    if (t.strings.Get(r.name_id) != "ncclAllReduce") continue;
+    // The call's own payload goes with it: the group's calls carry theirs.
+    std::erase_if(payloads,
+                  [&](const model::NvtxPayloadEvent& p) { return p.ts_ns == r.start_ns + 100; });
+    r.name_id = group_end;
+    const uint64_t s = r.start_ns;
+    auto range = [&](uint64_t from, uint64_t to, std::string_view name) {
+      model::NvtxRangeEvent g = r;
+      g.start_ns = from;
+      g.end_ns = to;
+      g.range_id += 10'000 + added.size();
+      g.name_id = t.strings.Intern(name);
+      added.push_back(g);
+    };
+    auto payload = [&](uint64_t at, uint64_t comm, uint64_t bytes) {
+      model::NvtxPayloadEvent p = payloads.front();
+      p.ts_ns = at;
+      p.text_id = t.strings.Intern("NCCL communicator ID=" + std::to_string(comm) +
+                                   "; Message size [bytes]=" + std::to_string(bytes) +
+                                   "; Reduction operation=Sum");
+      payloads.push_back(p);
+    };
+    range(s - 900, s - 880, "ncclGroupStart");
+    range(s - 800, s - 600, "ncclAllReduce");
+    payload(s - 790, comms.first, first_bytes);
+    range(s - 500, s - 350, "ncclAllReduce");
+    payload(s - 490, comms.second, second_bytes);
+  }
+  for (const auto& g : added) ranges.push_back(g);
+  return t;
+}
+
+TEST(JobReport, AKernelOfAGroupTakesItsCallsPayloadsSummed) {
+  const SyntheticJob job(PayloadJob(2, 2));
+  testing::TempDir dir;
+  auto c = CollectivesOf(GroupedAllReduce(job, 1 << 20, 2 << 20, {1000, 1000}), dir);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_EQ(c->ops.size(), 6u);
+  EXPECT_EQ(c->with_payload, 6u);
+  uint32_t all_reduces = 0;
+  for (const RankCollective& rc : c->ops) {
+    if (rc.op != CollectiveOp::kAllReduce) continue;
+    ++all_reduces;
+    EXPECT_EQ(rc.bytes, uint64_t(3) << 20);  // 1 MiB + 2 MiB in one kernel
+    EXPECT_EQ(rc.comm_hash, 1000u);
+    EXPECT_EQ(rc.group_size, 2u);
+  }
+  EXPECT_EQ(all_reduces, 2u);
+}
+
+// A group over two communicators does not say which calls its kernel ran:
+// no size rather than a wrong one.
+TEST(JobReport, AGroupOverTwoCommunicatorsGivesItsKernelNoSize) {
+  const SyntheticJob job(PayloadJob(2, 1));
+  testing::TempDir dir;
+  auto c = CollectivesOf(GroupedAllReduce(job, 1 << 20, 2 << 20, {1000, 1001}), dir);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_EQ(c->ops.size(), 3u);
+  EXPECT_EQ(c->with_payload, 2u);
+  for (const RankCollective& rc : c->ops) {
+    if (rc.op != CollectiveOp::kAllReduce) continue;
+    EXPECT_EQ(rc.bytes, 0u);
+  }
+}
+
 }  // namespace
 }  // namespace tracesmith::analysis

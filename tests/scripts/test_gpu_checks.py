@@ -349,7 +349,7 @@ class PythonCheckers(unittest.TestCase):
 
     def nccl_table(self, ddp_flows=88, ddp_bound=373, ar_code=0, held=0, sass="LDG.E R2, [R4]",
                    busbw=100.0, payload=60, mix_ag=32 << 20, host_excess=15_525_000, pace=1.0,
-                   kineto_group=2):
+                   kineto_group=2, grouped_bytes=3 << 20):
         ar = job_report([0, 1], 60, ["all_reduce"] * 60, payload=payload, bandwidth=[
             {"op": "all_reduce", "bytes": b, "busbw_gbps": busbw, "count": 20,
              "median_ns": 52_000 * 95.0 / busbw} for b in (1 << 20, 16 << 20, 64 << 20)])
@@ -389,7 +389,14 @@ class PythonCheckers(unittest.TestCase):
                     "Group size": kineto_group}}
                     for name in ("broadcast", "allgather", "reduce_scatter")
                     for _ in range(20)] + [{"cat": "kernel", "name": "gemm", "args": {}}]}))
+        # The grouped calls: 1 + 20 all-reduces (the 20 coalesced pairs summed), 20 send/recv.
+        grp = json.loads(job_report([0, 1], 41, payload=41))
+        grp["ranks"]["collectives"] = [
+            {"op": op, "bytes": b, "group_size": 2, "nccl_comm": 77}
+            for op, b, n in (("all_reduce", 1 << 20, 1), ("all_reduce", grouped_bytes, 20),
+                             ("send_recv", 1 << 20, 20)) for _ in range(n)]
         return [[r"^analyze --json [^ ]*/ar\.sbt$", ar_code, ar, ""],
+                [r"^analyze --json [^ ]*/grp\.sbt$", 0, json.dumps(grp), ""],
                 [r"^export -f kineto --force -o [^ ]*/mix_kineto/ [^ ]*/mix\.sbt$", 0, "", ""],
                 [r"^analyze --json [^ ]*/arpc\.sbt$", 0, ar, ""],
                 [r"^kernel --json --single -q [^ ]*/arpc\.rank[01]\.sbt AllReduce$", 0, page, ""],
@@ -402,7 +409,12 @@ class PythonCheckers(unittest.TestCase):
     def test_nccl_check(self):
         self.fake.table(self.nccl_table())
         rc, out = self.checker("nccl_job_check.py", "20", "20", "15")
-        self.assertEqual((rc, last_line(out)), (0, "21 passed, 0 failed, 0 skipped"), out)
+        self.assertEqual((rc, last_line(out)), (0, "24 passed, 0 failed, 0 skipped"), out)
+        # A grouped kernel sized by one of its calls only (2 MiB, not the group's 3 MiB).
+        self.fake.table(self.nccl_table(grouped_bytes=2 << 20))
+        rc, out = self.checker("nccl_job_check.py", "20", "20", "15")
+        self.assertEqual((rc, verdict(out, "group bytes"), verdict(out, "group counts")),
+                         (1, "FAIL", "PASS"), out)
         # Sizes from NCCL's payloads: a rank without them, a bandwidth 10% off the program's
         # own measure, the all-gather's size not times the ranks.
         # The bandwidth beside the program's is shown, not judged; the trace's time per
@@ -427,7 +439,7 @@ class PythonCheckers(unittest.TestCase):
         rc, out = self.checker("nccl_job_check.py", "20", "20", "15")
         self.assertEqual((rc, verdict(out, "ddp perfetto")), (1, "FAIL"), out)
         self.assertEqual(verdict(out, "ddp clocks"), "FAIL")
-        self.assertEqual(last_line(out), "19 passed, 2 failed, 0 skipped")
+        self.assertEqual(last_line(out), "22 passed, 2 failed, 0 skipped")
         self.fake.table(self.nccl_table(ar_code=1))
         rc, out = self.checker("nccl_job_check.py", "20", "20", "15")
         self.assertEqual((rc, verdict(out, "allreduce analyze")), (1, "FAIL"), out)
