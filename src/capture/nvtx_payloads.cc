@@ -68,6 +68,10 @@ uint64_t NvtxPayloadSchemas::AddSchema(const void* domain, PayloadSchema schema)
   if (schema.id == 0) schema.id = next_dynamic_++;
   const uint64_t id = schema.id;
   schemas_[{domain, id}] = std::move(schema);
+  // Published after the schema (release): a callback that sees the id finds it.
+  const int n = id_count_.load(std::memory_order_relaxed);
+  if (n < kMaxIds) ids_[n].store(id, std::memory_order_relaxed);
+  id_count_.store(n + 1, std::memory_order_release);
   return id;
 }
 
@@ -82,6 +86,14 @@ uint64_t NvtxPayloadSchemas::AddEnum(const void* domain, PayloadEnum e) {
 size_t NvtxPayloadSchemas::schema_count() const {
   std::lock_guard<std::mutex> lock(mu_);
   return schemas_.size();
+}
+
+bool NvtxPayloadSchemas::IsRegisteredId(uint64_t id) const {
+  const int n = id_count_.load(std::memory_order_acquire);
+  if (n > kMaxIds) return true;  // past the table: no check
+  for (int i = 0; i < n; ++i)
+    if (ids_[i].load(std::memory_order_relaxed) == id) return true;
+  return false;
 }
 
 std::string NvtxPayloadSchemas::Describe(const void* domain, uint64_t id,

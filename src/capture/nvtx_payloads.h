@@ -28,6 +28,7 @@
 #pragma once
 
 #include <cstddef>
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -86,12 +87,22 @@ class NvtxPayloadSchemas {
 
   size_t schema_count() const;
 
+  // Whether a schema with this id was registered (in any domain): lock-free,
+  // for the NVTX callback on the program's thread, which reads a payload's
+  // bytes only when its schema is known — an extended payload whose data
+  // names no registered schema is not read (its pointers may be anything:
+  // NCCL 2.28's calls inside a group, on 2×H200, 2026-11-30).
+  bool IsRegisteredId(uint64_t id) const;
+
  private:
   using Key = std::pair<const void*, uint64_t>;
   mutable std::mutex mu_;
   std::map<Key, PayloadSchema> schemas_;
   std::map<Key, PayloadEnum> enums_;
   uint64_t next_dynamic_ = nvtx_payload::kDynamicSchemaStart;
+  static constexpr int kMaxIds = 256;  // ids IsRegisteredId knows (more: all known)
+  std::atomic<uint64_t> ids_[kMaxIds] = {};
+  std::atomic<int> id_count_{0};
 };
 
 // Bytes of a scalar entry type (the C types as this process's ABI has

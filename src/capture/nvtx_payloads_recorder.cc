@@ -53,6 +53,7 @@ struct PayloadRingTag {};
 using PayloadRings = ThreadRings<PayloadCopy, 256, PayloadRingTag>;
 
 thread_local uint32_t t_tid = 0;
+std::atomic<uint64_t> g_unknown_schema{0};  // payloads whose schema no one registered
 
 // Copies each payload of one NVTX call into the thread's ring.
 void CopyPayloads(const void* domain, const NvtxPayloadData* data, size_t count) {
@@ -63,6 +64,12 @@ void CopyPayloads(const void* domain, const NvtxPayloadData* data, size_t count)
   for (size_t i = 0; i < std::min(count, kMaxPayloadsPerEvent); ++i) {
     // SIZE_MAX: "the schema's static size" (not copied: the decoder keeps to what is copied).
     if (!data[i].payload || data[i].size == SIZE_MAX) continue;
+    // A schema nobody registered: the entry is not what it claims (its payload
+    // pointer is not read).
+    if (!NvtxPayloadSchemas::Get().IsRegisteredId(data[i].schema_id)) {
+      g_unknown_schema.fetch_add(1, std::memory_order_relaxed);
+      continue;
+    }
     PayloadCopy c;
     c.ts = ts;
     c.domain = domain;
@@ -93,6 +100,7 @@ class NvtxPayloadsRecorder final : public Recorder {
   void Claim(CallbackClaims& claims) override {
     claims.NvtxPushes();
     dropped_at_start_ = PayloadRings::dropped();
+    unknown_at_start_ = g_unknown_schema.load(std::memory_order_relaxed);
     SetNvtxPopPayloadHook(&PopPayload);  // stays: the pop must happen after the capture too
   }
   void OnActivities(bool on) override { g_on.store(on, std::memory_order_relaxed); }
@@ -137,13 +145,18 @@ class NvtxPayloadsRecorder final : public Recorder {
     // Payloads but no schema: the NVTX extension never reached this library
     // (NVTX_INJECTION64_PATH named another, or the library registered first).
     stats.Add("capture.nvtx_payloads.undecoded", undecoded_, model::kStatWarning);
+    // Extended payloads naming a schema no one registered (not read: see
+    // NvtxPayloadSchemas::IsRegisteredId).
+    stats.Add("capture.nvtx_payloads.unknown_schema",
+              g_unknown_schema.load(std::memory_order_relaxed) - unknown_at_start_,
+              model::kStatWarning);
     stats.Add("capture.nvtx_payloads.ring_overflows", PayloadRings::dropped() - dropped_at_start_,
               model::kStatDataLoss);
   }
 
  private:
   const uint32_t pid_;
-  uint64_t dropped_at_start_ = 0;
+  uint64_t dropped_at_start_ = 0, unknown_at_start_ = 0;
   std::vector<PayloadCopy> pending_;  // writer thread
   uint64_t written_ = 0, undecoded_ = 0;
 };

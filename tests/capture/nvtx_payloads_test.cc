@@ -68,6 +68,22 @@ TEST_F(NvtxPayloads, UnknownSchemaOrDomainGivesNothing) {
   EXPECT_EQ(schemas_.Describe(&other_domain, kAllReduce, b), "");
 }
 
+// The NVTX callback reads a payload's bytes only when its schema id is
+// registered: an id no one registered (NCCL's calls inside a group gave stack
+// addresses as ids on 2×H200) is not.
+TEST_F(NvtxPayloads, OnlyRegisteredSchemaIdsAreRead) {
+  constexpr uint64_t kNever = 0x7ffd4f043890;  // what such an entry held
+  EXPECT_FALSE(schemas_.IsRegisteredId(kNever));
+  EXPECT_FALSE(schemas_.IsRegisteredId((1u << 24) + 9999));
+  PayloadSchema s{(1u << 24) + 9999, 8, {{"x", kUint64, 0, 0}}};
+  schemas_.AddSchema(domain_, s);
+  EXPECT_TRUE(schemas_.IsRegisteredId((1u << 24) + 9999));
+  EXPECT_FALSE(schemas_.IsRegisteredId(kNever));
+  // A dynamic id (none given) is known once assigned.
+  const uint64_t dynamic = schemas_.AddSchema(domain_, PayloadSchema{0, 8, {{"y", kUint64, 0, 0}}});
+  EXPECT_TRUE(schemas_.IsRegisteredId(dynamic));
+}
+
 TEST_F(NvtxPayloads, ShortPayloadKeepsTheEntriesItHolds) {
   RegisterNcclAllReduce();
   auto b = Bytes(AllReducePayload{9, 4096, 0});

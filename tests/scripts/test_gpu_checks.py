@@ -409,12 +409,12 @@ class PythonCheckers(unittest.TestCase):
     def test_nccl_check(self):
         self.fake.table(self.nccl_table())
         rc, out = self.checker("nccl_job_check.py", "20", "20", "15")
-        self.assertEqual((rc, last_line(out)), (0, "24 passed, 0 failed, 0 skipped"), out)
+        self.assertEqual((rc, last_line(out)), (0, "25 passed, 0 failed, 0 skipped"), out)
         # A grouped kernel sized by one of its calls only (2 MiB, not the group's 3 MiB).
         self.fake.table(self.nccl_table(grouped_bytes=2 << 20))
         rc, out = self.checker("nccl_job_check.py", "20", "20", "15")
-        self.assertEqual((rc, verdict(out, "group bytes"), verdict(out, "group counts")),
-                         (1, "FAIL", "PASS"), out)
+        self.assertEqual((rc, verdict(out, "group all_reduce bytes"), verdict(out, "group counts"),
+                          verdict(out, "group send_recv bytes")), (1, "FAIL", "PASS", "PASS"), out)
         # Sizes from NCCL's payloads: a rank without them, a bandwidth 10% off the program's
         # own measure, the all-gather's size not times the ranks.
         # The bandwidth beside the program's is shown, not judged; the trace's time per
@@ -439,7 +439,7 @@ class PythonCheckers(unittest.TestCase):
         rc, out = self.checker("nccl_job_check.py", "20", "20", "15")
         self.assertEqual((rc, verdict(out, "ddp perfetto")), (1, "FAIL"), out)
         self.assertEqual(verdict(out, "ddp clocks"), "FAIL")
-        self.assertEqual(last_line(out), "22 passed, 2 failed, 0 skipped")
+        self.assertEqual(last_line(out), "23 passed, 2 failed, 0 skipped")
         self.fake.table(self.nccl_table(ar_code=1))
         rc, out = self.checker("nccl_job_check.py", "20", "20", "15")
         self.assertEqual((rc, verdict(out, "allreduce analyze")), (1, "FAIL"), out)
