@@ -2,13 +2,23 @@
 
 #include <zstd.h>
 
+#include <memory>
+
 #include "tracesmith/format/sbt.h"
 
 namespace tracesmith::format::internal {
 
-ChunkDecompressor::ChunkDecompressor() : ctx_(ZSTD_createDCtx()) {}
+namespace {
 
-ChunkDecompressor::~ChunkDecompressor() { ZSTD_freeDCtx(ctx_); }
+// The zstd context and output buffer of this thread's decompressions.
+struct ThreadZstd {
+  ZSTD_DCtx* ctx = ZSTD_createDCtx();
+  std::unique_ptr<uint8_t[]> buffer;
+  uint64_t capacity = 0;
+  ~ThreadZstd() { ZSTD_freeDCtx(ctx); }
+};
+
+}  // namespace
 
 StatusOr<std::span<const uint8_t>> ChunkDecompressor::Decompress(std::span<const uint8_t> stored,
                                                                  uint32_t raw_len) {
@@ -31,18 +41,19 @@ StatusOr<std::span<const uint8_t>> ChunkDecompressor::Decompress(std::span<const
                   "file (1 GiB + 256 x file size)",
                   static_cast<unsigned long long>(budget_)));
   produced_ += raw_len;  // charged before the work: failures cost the same
-  if (ctx_ == nullptr) return FailedPrecondition("zstd: cannot allocate a decompression context");
-  if (raw_len > capacity_) {
-    buffer_ = std::make_unique_for_overwrite<uint8_t[]>(raw_len);  // not zeroed
-    capacity_ = raw_len;
+  static thread_local ThreadZstd z;
+  if (z.ctx == nullptr) return FailedPrecondition("zstd: cannot allocate a decompression context");
+  if (raw_len > z.capacity) {
+    z.buffer = std::make_unique_for_overwrite<uint8_t[]>(raw_len);  // not zeroed
+    z.capacity = raw_len;
   }
   const size_t got =
-      ZSTD_decompressDCtx(ctx_, buffer_.get(), raw_len, stored.data(), stored.size());
+      ZSTD_decompressDCtx(z.ctx, z.buffer.get(), raw_len, stored.data(), stored.size());
   if (ZSTD_isError(got)) return DataLoss(StrFormat("zstd: %s", ZSTD_getErrorName(got)));
   if (got != raw_len)
     return DataLoss(
         StrFormat("zstd payload decompresses to %zu bytes, not the declared %u", got, raw_len));
-  return std::span<const uint8_t>(buffer_.get(), raw_len);
+  return std::span<const uint8_t>(z.buffer.get(), raw_len);
 }
 
 }  // namespace tracesmith::format::internal

@@ -6,18 +6,17 @@
 // Before any output is written a payload is refused (DataLoss, the chunk is
 // damaged) when its declared size is more than zstd can expand those bytes
 // to, or differs from the size its zstd frame header declares. Output goes
-// to one buffer reused across chunks (never zero-filled), and each pass over
-// the file may produce at most 1 GiB + 256 x its size (FailedPrecondition
-// beyond).
+// to one buffer per thread reused across chunks and readers (never
+// zero-filled: a run read on the fly keeps a reader per input open, and each
+// held its own context and a buffer of the largest chunk it had read), and
+// each pass over the file may produce at most 1 GiB + 256 x its
+// size (FailedPrecondition beyond).
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <span>
 
 #include "tracesmith/base/status.h"
-
-struct ZSTD_DCtx_s;
 
 namespace tracesmith::format::internal {
 
@@ -28,8 +27,7 @@ inline constexpr uint64_t kZstdMaxRatio = (128u << 10) / 4;
 
 class ChunkDecompressor {
  public:
-  ChunkDecompressor();
-  ~ChunkDecompressor();
+  ChunkDecompressor() = default;
   ChunkDecompressor(const ChunkDecompressor&) = delete;
   ChunkDecompressor& operator=(const ChunkDecompressor&) = delete;
 
@@ -43,14 +41,11 @@ class ChunkDecompressor {
   }
 
   // Decompresses `stored` to exactly `raw_len` bytes, valid until the next
-  // call. DataLoss (the message says why) marks the payload damaged;
-  // FailedPrecondition means the pass's budget is spent.
+  // call on this thread (of any reader's decompressor). DataLoss (the message says why) marks the
+  // payload damaged; FailedPrecondition means the pass's budget is spent.
   StatusOr<std::span<const uint8_t>> Decompress(std::span<const uint8_t> stored, uint32_t raw_len);
 
  private:
-  ZSTD_DCtx_s* ctx_ = nullptr;
-  std::unique_ptr<uint8_t[]> buffer_;
-  uint64_t capacity_ = 0;
   uint64_t budget_ = 0, produced_ = 0;
 };
 
