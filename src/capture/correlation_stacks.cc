@@ -2,9 +2,9 @@
 
 #include <atomic>
 
-#include "tracesmith/capture/thread_rings.h"
 #include "tracesmith/base/hot_path.h"
 #include "tracesmith/capture/stack_hook.h"
+#include "tracesmith/capture/thread_rings.h"
 
 namespace tracesmith::capture {
 namespace {

@@ -34,18 +34,18 @@
 #include <thread>
 #include <vector>
 
-#include "tracesmith/capture/activity_converter.h"
 #include "buffer_pool.h"
 #include "correlation_stacks.h"
 #include "driver_calls.h"
 #include "raw_dump.h"
-#include "tracesmith/capture/recorder.h"
+#include "tracesmith/capture/activity_converter.h"
 #include "tracesmith/capture/capture_cost.h"
 #include "tracesmith/capture/capture_options.h"
 #include "tracesmith/capture/engine.h"
-#include "tracesmith/stacks/stack_collector.h"
+#include "tracesmith/capture/recorder.h"
 #include "tracesmith/format/sbt_writer.h"
 #include "tracesmith/model/launch_rank.h"
+#include "tracesmith/stacks/stack_collector.h"
 
 namespace tracesmith::capture {
 

@@ -3,8 +3,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "tracesmith/capture/thread_rings.h"
 #include "tracesmith/base/hot_path.h"
+#include "tracesmith/capture/thread_rings.h"
 
 namespace tracesmith::capture {
 namespace {

@@ -11,13 +11,13 @@
 #include <sstream>
 #include <thread>
 
-#include "tracesmith/capture/background_thread.h"
 #include "cupti_engine.h"
 #include "tracesmith/base/clock.h"
+#include "tracesmith/capture/background_thread.h"
 #include "tracesmith/capture/device_query.h"
-#include "tracesmith/stacks/unwinder.h"
 #include "tracesmith/cuda/call.h"
 #include "tracesmith/model/launch_rank.h"
+#include "tracesmith/stacks/unwinder.h"
 
 namespace tracesmith::capture {
 namespace {

@@ -1,7 +1,7 @@
 #include "memory_recorder.h"
 
-#include "tracesmith/capture/activity_converter.h"
 #include "memory_calls.h"
+#include "tracesmith/capture/activity_converter.h"
 #include "tracesmith/capture/thread_rings.h"
 
 namespace tracesmith::capture {

@@ -27,8 +27,8 @@
 // natural alignment after the one before it.
 #pragma once
 
-#include <cstddef>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <mutex>

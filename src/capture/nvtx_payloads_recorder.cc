@@ -28,8 +28,8 @@
 #include <cstring>
 #include <vector>
 
-#include "tracesmith/capture/nvtx_extension.h"
 #include "nvtx_payloads.h"
+#include "tracesmith/capture/nvtx_extension.h"
 #include "tracesmith/capture/recorder.h"
 #include "tracesmith/capture/thread_rings.h"
 #include "tracesmith/model/records.h"

@@ -19,8 +19,8 @@
 #include <utility>
 #include <vector>
 
-#include "tracesmith/capture/activity_converter.h"
 #include "tracesmith/base/status.h"
+#include "tracesmith/capture/activity_converter.h"
 
 namespace tracesmith::capture {
 

@@ -37,9 +37,9 @@
 #include "tracesmith/analysis/sass_counts.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/capture/capture_options.h"
-#include "tracesmith/session/run_command.h"
 #include "tracesmith/format/sbt_reader.h"
 #include "tracesmith/model/records.h"
+#include "tracesmith/session/run_command.h"
 #include "tracesmith/symbolize/finish_capture.h"
 
 namespace tracesmith::cli {
@@ -377,8 +377,7 @@ int RunProfile(ProfileArgs& a, bool record_spelling) {
     if (auto g = symbolize::ReadTorchTrace(torch_log); g.ok()) graphs = std::move(*g);
   }
   for (const auto& f : files)
-    FinishOutput(f, !a.no_symbolize && o.stacks != stacks::StackMode::kNone, a.quiet,
-                 &graphs);
+    FinishOutput(f, !a.no_symbolize && o.stacks != stacks::StackMode::kNone, a.quiet, &graphs);
   if (own_torch_log) {
     std::error_code ec;
     std::filesystem::remove_all(torch_log, ec);

@@ -30,9 +30,9 @@
 #include <thread>
 #include <vector>
 
+#include "pm_sampling.h"
 #include "tracesmith/capture/background_thread.h"
 #include "tracesmith/capture/recorder.h"
-#include "pm_sampling.h"
 
 namespace tracesmith::hardware {
 namespace {
@@ -336,7 +336,8 @@ class GpuMetricsRecorder final : public capture::Recorder {
           "; the capture goes on without them");
       return;
     }
-    for (const capture::ChosenGpuMetric& m : session->choice().kept) d.metric_ids.push_back(MetricId(m));
+    for (const capture::ChosenGpuMetric& m : session->choice().kept)
+      d.metric_ids.push_back(MetricId(m));
     d.session = std::move(session);
     d.state = Device::State::kOpen;
     ++devices_open_;

@@ -8,9 +8,9 @@
 #include <cstdlib>
 #include <map>
 
+#include "tracesmith/base/file_util.h"
 #include "tracesmith/capture/activity_converter.h"
 #include "tracesmith/capture/thread_rings.h"
-#include "tracesmith/base/file_util.h"
 
 namespace tracesmith::hardware {
 namespace {
@@ -106,7 +106,8 @@ void KernelTimeoutWatch::Claim(capture::CallbackClaims& claims) {
 }
 
 void KernelTimeoutWatch::OnLaunchCall(const capture::DriverCallEvent& call) {
-  if (!call.entry || !capture::IsKernelLaunchCallback(call.cbid) || !call.info->functionParams) return;
+  if (!call.entry || !capture::IsKernelLaunchCallback(call.cbid) || !call.info->functionParams)
+    return;
   LaunchNote n;
   n.function = FunctionOf(call.cbid, call.info->functionParams);
   n.context = call.info->context;

@@ -18,8 +18,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "tracesmith/capture/recorder.h"
 #include "kernel_watchdog.h"
+#include "tracesmith/capture/recorder.h"
 
 namespace tracesmith::hardware {
 

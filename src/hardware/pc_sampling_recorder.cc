@@ -41,14 +41,14 @@
 #include <unordered_map>
 #include <vector>
 
-#include "tracesmith/capture/activity_converter.h"
-#include "tracesmith/capture/live_contexts.h"
-#include "tracesmith/capture/recorder.h"
 #include "cubin_lines.h"
 #include "kernel_timeout_watch.h"
 #include "tracesmith/base/gpu_counters_hint.h"
+#include "tracesmith/capture/activity_converter.h"
 #include "tracesmith/capture/device_query.h"
 #include "tracesmith/capture/gpu_claim.h"
+#include "tracesmith/capture/live_contexts.h"
+#include "tracesmith/capture/recorder.h"
 #include "tracesmith/format/job_file_names.h"
 #include "tracesmith/model/event_names.h"
 

@@ -38,9 +38,9 @@
 #include <utility>
 #include <vector>
 
+#include "cubin_lines.h"
 #include "tracesmith/capture/live_contexts.h"
 #include "tracesmith/capture/recorder.h"
-#include "cubin_lines.h"
 #include "tracesmith/cuda/profiler_host.h"
 
 namespace tracesmith::hardware {
@@ -166,7 +166,8 @@ class SassCountsRecorder final : public capture::Recorder {
         std::lock_guard<std::mutex> lock(mu_);
         none_seen = seen_.empty();
       }
-      if (none_seen) capture::ForEachLiveContext([this](CUcontext ctx) { Enable(ctx, /*lazy=*/false); });
+      if (none_seen)
+        capture::ForEachLiveContext([this](CUcontext ctx) { Enable(ctx, /*lazy=*/false); });
     }
     std::lock_guard<std::mutex> lock(mu_);
     for (CountedContext& c : contexts_) {

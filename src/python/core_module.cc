@@ -20,7 +20,6 @@
 #include "tracesmith/analysis/report.h"
 #include "tracesmith/base/atomic_file.h"
 #include "tracesmith/capture/device_query.h"
-#include "tracesmith/session/run_command.h"
 #include "tracesmith/cluster/job_files.h"
 #include "tracesmith/cluster/merge.h"
 #include "tracesmith/cluster/run_source.h"
@@ -34,6 +33,7 @@
 #include "tracesmith/model/enum_fields.h"
 #include "tracesmith/model/records.h"
 #include "tracesmith/model/trace.h"
+#include "tracesmith/session/run_command.h"
 #include "write_tables.h"
 
 #ifndef TS_VERSION

@@ -1,7 +1,7 @@
 #include "replay_capture.h"
 
-#include "tracesmith/capture/recorder.h"
 #include "reach_scan.h"
+#include "tracesmith/capture/recorder.h"
 
 #include <cuda.h>
 #include <cupti.h>

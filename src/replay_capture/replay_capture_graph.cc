@@ -4,8 +4,8 @@
 // recorded as a graph launch with the memory of all its nodes.
 #include <cupti.h>
 
-#include "tracesmith/capture/recorder.h"
 #include "replay_capture.h"
+#include "tracesmith/capture/recorder.h"
 
 namespace tracesmith::replay_capture {
 
@@ -180,7 +180,8 @@ void ReplayCapturer::FinishGraph(const CUpti_CallbackData* info, bool ok) {
   for (size_t k = 0; ok && k < functions.size(); ++k)
     if (functions[k]) {
       modules[k] = ModuleHashOf(functions[k], names[k]);
-      if (modules[k] == 0 && missing.empty()) missing = capture::Demangle(names[k].c_str()).substr(0, 100);
+      if (modules[k] == 0 && missing.empty())
+        missing = capture::Demangle(names[k].c_str()).substr(0, 100);
     }
   std::lock_guard<std::mutex> lock(mu_);
   auto it = pending_.find(info->correlationId);

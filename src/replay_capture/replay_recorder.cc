@@ -5,9 +5,9 @@
 // each flush's CUPTI records.
 #include <cstdio>
 
-#include "tracesmith/capture/recorder.h"
 #include "replay_capture.h"
 #include "tracesmith/base/status.h"
+#include "tracesmith/capture/recorder.h"
 
 namespace tracesmith::replay_capture {
 namespace {
@@ -100,7 +100,8 @@ class ReplayRecorder final : public capture::Recorder {
 }  // namespace
 
 std::unique_ptr<capture::Recorder> MakeReplayRecorder(const capture::RecorderContext& context) {
-  if (!context.subscribed || context.options->replay_capture.kind == capture::ReplayFilter::Kind::kOff)
+  if (!context.subscribed ||
+      context.options->replay_capture.kind == capture::ReplayFilter::Kind::kOff)
     return nullptr;
   return std::make_unique<ReplayRecorder>(*context.options, context.output_path);
 }

@@ -4,17 +4,20 @@
 // run time, so a program needs no linking with TraceSmith. The table's
 // functions are AppEvents's (app_events.h); they record only while a capture
 // runs (the AppEvents recorder of the CUPTI engine switches them on).
-#include "tracesmith/capture/app_events.h"
 #include "tracesmith/app/app.h"
+#include "tracesmith/capture/app_events.h"
 
 namespace {
-
 
 uint32_t Intern(const char* text, size_t len, int what) {
   return tracesmith::capture::AppEvents::Get().Intern(text, len, what != 0);
 }
-void Counter(uint32_t name, double value) { tracesmith::capture::AppEvents::Get().Counter(name, value); }
-void Instant(uint32_t name, uint32_t args) { tracesmith::capture::AppEvents::Get().Instant(name, args); }
+void Counter(uint32_t name, double value) {
+  tracesmith::capture::AppEvents::Get().Counter(name, value);
+}
+void Instant(uint32_t name, uint32_t args) {
+  tracesmith::capture::AppEvents::Get().Instant(name, args);
+}
 uint64_t Now() { return tracesmith::capture::AppEvents::Get().Now(); }
 void Range(uint32_t name, uint32_t args, uint64_t start_ns) {
   tracesmith::capture::AppEvents::Get().Range(name, args, start_ns);

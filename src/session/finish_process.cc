@@ -64,7 +64,8 @@ std::string FindCli() {
   return "";
 }
 
-StatusOr<FinishRun> FinishStoppedCapture(const std::string& path, const capture::CaptureOptions& options,
+StatusOr<FinishRun> FinishStoppedCapture(const std::string& path,
+                                         const capture::CaptureOptions& options,
                                          const std::string& cli) {
   FinishRun run;
   struct stat st;

@@ -15,15 +15,15 @@
 #include "tracesmith/hardware/recorders.h"
 #include "tracesmith/replay_capture/replay_recorder.h"
 
-#define TS_RECORDERS(X)           \
-  X(replay_capture, Replay)       \
-  X(capture, Sync)                \
-  X(capture, Memory)              \
-  X(hardware, PcSampling)         \
-  X(hardware, SassCounts)         \
-  X(hardware, GpuMetrics)         \
-  X(capture, AppEvents)           \
-  X(capture, GraphNodes)          \
+#define TS_RECORDERS(X)     \
+  X(replay_capture, Replay) \
+  X(capture, Sync)          \
+  X(capture, Memory)        \
+  X(hardware, PcSampling)   \
+  X(hardware, SassCounts)   \
+  X(hardware, GpuMetrics)   \
+  X(capture, AppEvents)     \
+  X(capture, GraphNodes)    \
   X(capture, NvtxPayloads)
 
 namespace tracesmith::session {

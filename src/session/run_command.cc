@@ -55,7 +55,8 @@ std::vector<std::string> CommandEnvironment(
     return env;
   }
   const std::map<std::string, std::string> set = capture::OptionsToEnv(options);
-  std::set<std::string> replaced(capture::OptionEnvNames().begin(), capture::OptionEnvNames().end());
+  std::set<std::string> replaced(capture::OptionEnvNames().begin(),
+                                 capture::OptionEnvNames().end());
   for (const auto& [k, v] : set) replaced.insert(k);
   replaced.insert("CUDA_INJECTION64_PATH");
   for (char** e = environ; *e; ++e) {

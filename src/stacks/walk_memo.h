@@ -23,7 +23,7 @@
 
 #include <cstdint>
 
-#include "stack_hash.h"                          // CodeRange
+#include "stack_hash.h"                  // CodeRange
 #include "tracesmith/stacks/unwinder.h"  // SetWalkMemoEnabled, CallerFrame
 
 namespace tracesmith::stacks {

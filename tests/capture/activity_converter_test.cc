@@ -9,8 +9,8 @@
 #include <string>
 
 #include "capture/raw_dump.h"
-#include "tracesmith/capture/row_sink.h"
 #include "capture/trace_checks.h"
+#include "tracesmith/capture/row_sink.h"
 
 namespace tracesmith::capture {
 namespace {

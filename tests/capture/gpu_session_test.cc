@@ -16,9 +16,9 @@
 
 #include "testing/build_paths.h"
 #include "tracesmith/capture/device_query.h"
-#include "tracesmith/session/session.h"
 #include "tracesmith/format/sbt_reader.h"
 #include "tracesmith/model/stack_builder.h"
+#include "tracesmith/session/session.h"
 
 namespace tracesmith::capture {
 namespace {

@@ -17,9 +17,9 @@
 #include <string_view>
 
 #include "capture/fake_cupti_pcsampling.h"
-#include "tracesmith/capture/recorder.h"
 #include "testing/temp_file.h"
 #include "tracesmith/capture/gpu_claim.h"
+#include "tracesmith/capture/recorder.h"
 #include "tracesmith/format/sbt_reader.h"
 #include "tracesmith/format/sbt_writer.h"
 #include "tracesmith/model/event_names.h"
@@ -415,7 +415,8 @@ TEST(PcSamplingLifecycle, GpuSampledByAnotherProcessIsLeftAlone) {
   const model::Trace t = capture.End();
   EXPECT_EQ(Stat(t, "pc_sampling.gpus_held_elsewhere"), 0);
   ExpectOneDrainAndFlush(t);
-  EXPECT_NE(capture::GpuClaim::Take("pc-sampling", kFakeGpu, nullptr), nullptr);  // released at its end
+  EXPECT_NE(capture::GpuClaim::Take("pc-sampling", kFakeGpu, nullptr),
+            nullptr);  // released at its end
 }
 
 // The engine keeps its recorders after a capture stops (until the next
@@ -428,7 +429,8 @@ TEST(PcSamplingLifecycle, ClaimReleasedAtTheFinalWrite) {
   EXPECT_EQ(capture::GpuClaim::Take("pc-sampling", kFakeGpu, nullptr), nullptr);
   capture.WriteFinal();
   EXPECT_FALSE(fake::State(ctx).enabled);
-  EXPECT_NE(capture::GpuClaim::Take("pc-sampling", kFakeGpu, nullptr), nullptr);  // another process's
+  EXPECT_NE(capture::GpuClaim::Take("pc-sampling", kFakeGpu, nullptr),
+            nullptr);  // another process's
   capture.End(/*final_written=*/true);
 }
 

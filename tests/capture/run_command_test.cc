@@ -15,15 +15,15 @@
 #include <cstdlib>
 #include <ctime>
 #include <string>
-#include <type_traits>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "testing/temp_dir.h"
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/session/run_command.h"
-#include "tracesmith/session/session.h"
 #include "tracesmith/session/run_outputs.h"
+#include "tracesmith/session/session.h"
 
 // The in-process capture's old name still names it (session.h).
 static_assert(std::is_same_v<tracesmith::capture::Session, tracesmith::session::Session>);
@@ -127,7 +127,8 @@ TEST(RunUnderCapture, RefusesBeforeRunningAnything) {
   o.capture.buffer_mb = 99999999;
   r = RunUnderCapture(o);
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(r.status().message().find(capture::kEnvBufferMb), std::string::npos) << r.status().ToString();
+  EXPECT_NE(r.status().message().find(capture::kEnvBufferMb), std::string::npos)
+      << r.status().ToString();
 
   EXPECT_EQ(ReadOrMissing(ran), "<missing>") << "the command ran";
   EXPECT_EQ(ReadOrMissing(dir / "t.sbt"), "old");

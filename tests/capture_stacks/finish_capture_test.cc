@@ -13,11 +13,11 @@
 #include "chains.h"
 #include "testing/build_paths.h"
 #include "testing/temp_file.h"
-#include "tracesmith/session/finish_process.h"
-#include "tracesmith/stacks/stack_collector.h"
 #include "tracesmith/format/sbt_reader.h"
 #include "tracesmith/format/sbt_writer.h"
 #include "tracesmith/model/stack_builder.h"
+#include "tracesmith/session/finish_process.h"
+#include "tracesmith/stacks/stack_collector.h"
 
 namespace tracesmith::session {
 namespace {
@@ -101,7 +101,8 @@ TEST(FinishCaptureTest, SessionStopNamesFramesWithTheCli) {
 TEST(FinishCaptureTest, SessionStopLeavesFramesUnnamedWhenAskedTo) {
   tracesmith::testing::TempPath tmp;
   const uint32_t id = WriteCapturedTrace(tmp.path());
-  auto options = capture::OptionsFromEnv({{capture::kEnvSymbolize, "0"}, {capture::kEnvQuiet, "1"}});
+  auto options =
+      capture::OptionsFromEnv({{capture::kEnvSymbolize, "0"}, {capture::kEnvQuiet, "1"}});
   ASSERT_TRUE(options.ok()) << options.status().ToString();
   EXPECT_FALSE(options->symbolize);
   auto run = FinishStoppedCapture(tmp.path(), *options, tracesmith::testing::TracesmithBin());
@@ -138,7 +139,8 @@ TEST(FinishCaptureTest, TimeLimitLeavesTheRestUnnamedAndSaysHowToName) {
 
 TEST(FinishCaptureTest, TimeLimitOptionParsesAndRoundTrips) {
   capture::CaptureOptions o;
-  EXPECT_EQ(capture::OptionsToEnv(o).count(capture::kEnvSymbolize), 0u);  // the defaults are not spelt out
+  EXPECT_EQ(capture::OptionsToEnv(o).count(capture::kEnvSymbolize),
+            0u);  // the defaults are not spelt out
   EXPECT_EQ(capture::OptionsToEnv(o).count(capture::kEnvSymbolizeTimeLimit), 0u);
   o.symbolize = false;
   o.symbolize_time_limit_ns = 5'000'000'000;
@@ -146,8 +148,9 @@ TEST(FinishCaptureTest, TimeLimitOptionParsesAndRoundTrips) {
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_FALSE(back->symbolize);
   EXPECT_EQ(back->symbolize_time_limit_ns, 5'000'000'000u);
-  EXPECT_EQ(capture::OptionsFromEnv({{capture::kEnvSymbolizeTimeLimit, "30s"}})->symbolize_time_limit_ns,
-            30'000'000'000u);
+  EXPECT_EQ(
+      capture::OptionsFromEnv({{capture::kEnvSymbolizeTimeLimit, "30s"}})->symbolize_time_limit_ns,
+      30'000'000'000u);
   auto bad = capture::OptionsFromEnv({{capture::kEnvSymbolizeTimeLimit, "soon"}});
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find(capture::kEnvSymbolizeTimeLimit), std::string::npos);

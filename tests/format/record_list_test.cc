@@ -10,12 +10,12 @@
 #include <string>
 #include <vector>
 
-#include "tracesmith/capture/row_sink.h"
 #include "export/sinks.h"
 #include "export/time_orderer.h"
 #include "testing/random_records.h"
 #include "testing/temp_file.h"
 #include "tracesmith/base/file_util.h"
+#include "tracesmith/capture/row_sink.h"
 #include "tracesmith/format/sbt.h"
 #include "tracesmith/format/sbt_reader.h"
 #include "tracesmith/format/sbt_writer.h"

@@ -14,9 +14,9 @@
 
 #include "tracesmith/base/status.h"
 #include "tracesmith/capture/gpu_metric_set.h"
-#include "tracesmith/stacks/stack_mode.h"
 #include "tracesmith/format/job_file_names.h"
 #include "tracesmith/format/memory_scope.h"
+#include "tracesmith/stacks/stack_mode.h"
 
 namespace tracesmith::capture {
 

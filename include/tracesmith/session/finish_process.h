@@ -41,7 +41,8 @@ struct FinishRun {
 // options.symbolize false and no cubins beside the trace). `cli` "": FindCli(). An error: no
 // command found, it could not be started, or it failed or overran; the trace is then left as
 // captured, and the message names the command that finishes it later.
-StatusOr<FinishRun> FinishStoppedCapture(const std::string& path, const capture::CaptureOptions& options,
+StatusOr<FinishRun> FinishStoppedCapture(const std::string& path,
+                                         const capture::CaptureOptions& options,
                                          const std::string& cli = "");
 
 }  // namespace tracesmith::session

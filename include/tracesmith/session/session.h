@@ -24,7 +24,6 @@
 
 namespace tracesmith::session {
 
-
 class Session {
  public:
   explicit Session(capture::CaptureOptions options = {});

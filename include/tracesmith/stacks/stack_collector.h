@@ -42,9 +42,9 @@
 #include <vector>
 
 #include "tracesmith/base/status.h"
+#include "tracesmith/model/records.h"
 #include "tracesmith/stacks/stack_mode.h"
 #include "tracesmith/stacks/unwinder.h"
-#include "tracesmith/model/records.h"
 
 namespace tracesmith::format {
 class SbtWriter;

@@ -45,13 +45,13 @@ struct CallerFrame {
 // and the return address. Checked against __builtin_return_address(0): on a
 // mismatch (or off x86-64) `out` stays all zero.
 #if defined(__x86_64__)
-#define TRACESMITH_CALLER_FRAME(out)                                                              \
-  do {                                                                                            \
-    const uint64_t* ts_fp_ = static_cast<const uint64_t*>(__builtin_frame_address(0));            \
+#define TRACESMITH_CALLER_FRAME(out)                                                     \
+  do {                                                                                   \
+    const uint64_t* ts_fp_ = static_cast<const uint64_t*>(__builtin_frame_address(0));   \
     (out) = ::tracesmith::stacks::CallerFrame{};                                         \
-    if (ts_fp_[1] == reinterpret_cast<uint64_t>(__builtin_return_address(0)))                     \
+    if (ts_fp_[1] == reinterpret_cast<uint64_t>(__builtin_return_address(0)))            \
       (out) = ::tracesmith::stacks::CallerFrame{reinterpret_cast<uint64_t>(ts_fp_) + 16, \
-                                                         ts_fp_[0], ts_fp_[1]};                   \
+                                                ts_fp_[0], ts_fp_[1]};                   \
   } while (0)
 #else
 #define TRACESMITH_CALLER_FRAME(out) ((out) = ::tracesmith::stacks::CallerFrame{})
