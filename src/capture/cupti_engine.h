@@ -42,9 +42,9 @@
 #include "tracesmith/capture/capture_cost.h"
 #include "tracesmith/capture/capture_options.h"
 #include "tracesmith/capture/session.h"
-#include "tracesmith/stacks/stack_collector.h"
 #include "tracesmith/format/sbt_writer.h"
 #include "tracesmith/model/launch_rank.h"
+#include "tracesmith/stacks/stack_collector.h"
 
 namespace tracesmith::capture {
 
@@ -85,6 +85,9 @@ class CuptiEngine {
   void StartStacks();
   void StopStacks();
   void DrainStacks();
+  // Writer thread: first-time work of the stacks done ahead, off the program's
+  // threads (PrepareModules, PrepareWalkMemos; engine_stacks.cc).
+  void PrepareStackModules();
   Status SetActivities(bool enable);
   void WriterLoop();
   // One writer cycle: CUPTI flush, stacks, recorders' rows (Write), CUPTI

@@ -41,6 +41,16 @@ struct UnwindRule {
 // `pc` has no FDE. Parses trusted, loaded module memory only.
 UnwindRule ComputeRuleFromEhFrameHdr(uintptr_t eh_frame_hdr, uintptr_t pc);
 
+// The span of .eh_frame that the .eh_frame_hdr at `eh_frame_hdr` (of
+// `hdr_size` bytes, from PT_GNU_EH_FRAME) indexes: from the section's start to
+// the end of its farthest FDE. False when the header is not the usual kind.
+bool EhFrameExtent(uintptr_t eh_frame_hdr, size_t hdr_size, uintptr_t* begin, uintptr_t* end);
+
+// Makes the rule cache's pages (1 MiB, in .bss) present ahead, so that a
+// thread storing a new return address's rule does not fault a page in
+// (PrepareModules' first call, on the writer). x86-64; elsewhere a no-op.
+void PrepareRuleCache();
+
 // Finds the .eh_frame_hdr of the module containing `pc`; 0 when none. May
 // take the dynamic loader's lock: slow path only.
 uintptr_t FindEhFrameHdr(uintptr_t pc);

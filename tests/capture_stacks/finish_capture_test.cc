@@ -14,10 +14,10 @@
 #include "testing/build_paths.h"
 #include "testing/temp_file.h"
 #include "tracesmith/capture/finish_process.h"
-#include "tracesmith/stacks/stack_collector.h"
 #include "tracesmith/format/sbt_reader.h"
 #include "tracesmith/format/sbt_writer.h"
 #include "tracesmith/model/stack_builder.h"
+#include "tracesmith/stacks/stack_collector.h"
 
 namespace tracesmith::capture {
 namespace {

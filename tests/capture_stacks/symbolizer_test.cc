@@ -9,10 +9,10 @@
 
 #include "chains.h"
 #include "testing/temp_file.h"
-#include "tracesmith/stacks/stack_collector.h"
 #include "tracesmith/format/sbt_reader.h"
 #include "tracesmith/format/sbt_writer.h"
 #include "tracesmith/model/stack_builder.h"
+#include "tracesmith/stacks/stack_collector.h"
 
 namespace tracesmith::stacks {
 namespace {

@@ -9,8 +9,8 @@
 #include <algorithm>
 #include <vector>
 
-#include "stacks/walk_memo.h"
 #include "chains.h"
+#include "stacks/walk_memo.h"
 #include "tracesmith/stacks/stack_collector.h"
 #include "tracesmith/stacks/unwinder.h"
 
