@@ -6,21 +6,26 @@
 // unwind rule (unwinder.cc), read from the module's .eh_frame_hdr (a binary
 // search) and .eh_frame (one CIE and FDE). In a library of hundreds of MB
 // those pages are not mapped into the process yet, often not read from disk
-// yet either: a rule that costs 0.6 us with its pages mapped cost 4-8 ms on
-// the first touch of a cold page (libLLVM, docs/benchmarks.md). Faulting the
-// two sections in here, with MADV_POPULATE_READ (Linux 5.14; MADV_WILLNEED's
-// read-ahead before it), leaves the launching thread the rule's CPU work
-// only. The module is also registered (path, build-id: its ELF notes read),
-// which the first stack through it would otherwise do under the collector's
-// lock.
-#include <dlfcn.h>
+// yet either: a rule that costs 0.4 us with its pages mapped cost up to 4 ms
+// on the first touch of a cold page (libLLVM, docs/benchmarks.md). Faulting
+// the two sections in here, with MADV_POPULATE_READ (Linux 5.14;
+// MADV_WILLNEED's read-ahead before it), leaves the launching thread the
+// rule's CPU work only.
+//
+// A module may be unloaded (dlclose) while this runs: its memory is only ever
+// touched through calls that answer an error instead of faulting (madvise,
+// process_vm_readv), and no loader lock is held meanwhile, so a long dlopen
+// in the program does not hold the writer up either (dl_iterate_phdr takes
+// only the lock that guards the list, which dlopen holds to add to it).
 #include <link.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include <cerrno>
-#include <string>
+#include <vector>
 
-#include "module_registry.h"
 #include "stack_collector_internal.h"
 #include "tracesmith/base/clock.h"
 #include "unwind_rule.h"
@@ -33,8 +38,7 @@ namespace tracesmith::stacks {
 namespace {
 
 // Faults [from, to) in (page-rounded); the bytes covered. madvise, not a
-// loop of loads: a range unmapped meanwhile (a dlclose) answers ENOMEM
-// instead of faulting.
+// loop of loads: a range unmapped meanwhile answers ENOMEM.
 uint64_t Prefault(uintptr_t from, uintptr_t to) {
   from &= ~uintptr_t{4095};
   to = (to + 4095) & ~uintptr_t{4095};
@@ -45,32 +49,39 @@ uint64_t Prefault(uintptr_t from, uintptr_t to) {
   return 0;
 }
 
+// n bytes of this process's memory at `from`, or false (unmapped meanwhile,
+// or process_vm_readv refused).
+bool CopyOwn(void* to, uintptr_t from, size_t n) {
+  iovec local{to, n};
+  iovec remote{reinterpret_cast<void*>(from), n};
+  return syscall(SYS_process_vm_readv, pid_t(syscall(SYS_getpid)), &local, 1, &remote, 1, 0) ==
+         ssize_t(n);
+}
+
+// The length field of the CIE or FDE at `at`: where the record ends, or 0.
+uintptr_t RecordEndAt(uintptr_t at) {
+  uint32_t len;
+  if (!CopyOwn(&len, at, 4) || len == 0) return 0;
+  if (len != 0xffffffffu) return at + 4 + len;
+  uint64_t len64;
+  if (!CopyOwn(&len64, at + 4, 8) || len64 > (uint64_t{1} << 30)) return 0;
+  return at + 12 + uintptr_t(len64);
+}
+
 struct LoadedTables {
   uintptr_t hdr = 0;  // .eh_frame_hdr, from PT_GNU_EH_FRAME
   size_t hdr_size = 0;
-  std::string name;  // the loader's; "" for the executable
 };
 
-// Keeps the module whose .eh_frame_hdr is `t.hdr` loaded while its tables are
-// read (a dlclose meanwhile would unmap them under the reads): a reference
-// taken with RTLD_NOLOAD, by the name the loader knows it by (nothing is
-// loaded), and the header checked to be that module's still. The executable
-// is never unloaded. False: gone, or not to be pinned (the vDSO).
-bool Pin(const LoadedTables& t, void** handle) {
-  *handle = nullptr;
-  if (!t.name.empty()) {
-    *handle = dlopen(t.name.c_str(), RTLD_LAZY | RTLD_NOLOAD);
-    if (!*handle) return false;
-  }
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
-  dl_find_object found;
-  if (_dl_find_object(reinterpret_cast<void*>(t.hdr), &found) != 0 ||
-      reinterpret_cast<uintptr_t>(found.dlfo_eh_frame) != t.hdr) {
-    if (*handle) dlclose(*handle);
-    return false;
-  }
-#endif
-  return true;
+// The .eh_frame part that the header indexes, faulted in; its bytes.
+uint64_t PrefaultEhFrame(const LoadedTables& t) {
+  std::vector<uint8_t> copy(t.hdr_size);
+  uintptr_t begin = 0, last_fde = 0, end = 0;
+  if (!CopyOwn(copy.data(), t.hdr, t.hdr_size) ||
+      !EhFrameTableSpan(copy.data(), copy.size(), t.hdr, &begin, &last_fde) ||
+      !(end = RecordEndAt(last_fde)))
+    return 0;
+  return Prefault(begin, end);
 }
 
 }  // namespace
@@ -79,11 +90,10 @@ void StackCollector::PrepareModules() {
   const double t0 = ThreadCpuSeconds();
   if (prepared_adds_ == 0) PrepareRuleCache();
   // The loader's list, unless nothing was loaded since the last call
-  // (dlpi_adds counts loads). Not under mu_: dl_iterate_phdr takes the
-  // loader's lock (see ModuleRegistry::Find).
+  // (dlpi_adds counts loads). Not under mu_ (see ModuleRegistry::Find).
   struct Scan {
     uint64_t seen_adds;
-    uint64_t adds = 0;
+    uint64_t adds = 0, subs = 0;
     bool unchanged = false;
     std::vector<LoadedTables> tables;
   } scan{prepared_adds_};
@@ -92,6 +102,7 @@ void StackCollector::PrepareModules() {
         auto* s = static_cast<Scan*>(data);
         if (size >= offsetof(dl_phdr_info, dlpi_subs) && s->tables.empty() && !s->unchanged) {
           s->adds = info->dlpi_adds;
+          s->subs = info->dlpi_subs;
           if (s->adds == s->seen_adds) {
             s->unchanged = true;
             return 1;
@@ -99,29 +110,21 @@ void StackCollector::PrepareModules() {
         }
         for (int i = 0; i < info->dlpi_phnum; ++i) {
           const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-          if (ph.p_type == PT_GNU_EH_FRAME && ph.p_memsz >= 4)
-            s->tables.push_back({info->dlpi_addr + ph.p_vaddr, size_t(ph.p_memsz),
-                                 info->dlpi_name ? info->dlpi_name : ""});
+          if (ph.p_type == PT_GNU_EH_FRAME && ph.p_memsz >= 12)
+            s->tables.push_back({info->dlpi_addr + ph.p_vaddr, size_t(ph.p_memsz)});
         }
         return 0;
       },
       &scan);
   if (scan.unchanged) return;
+  // A module unloaded since: another may be at its address now.
+  if (scan.subs != prepared_subs_) prepared_tables_.clear();
+  prepared_subs_ = scan.subs;
   uint64_t modules = 0, bytes = 0;
   for (const LoadedTables& t : scan.tables) {
-    if (prepared_tables_.count(t.hdr)) continue;
-    void* handle;
-    if (!Pin(t, &handle)) continue;
-    prepared_tables_.insert(t.hdr);
+    if (!prepared_tables_.insert(t.hdr).second) continue;
     ++modules;
-    bytes += Prefault(t.hdr, t.hdr + t.hdr_size);
-    uintptr_t begin = 0, end = 0;
-    if (EhFrameExtent(t.hdr, t.hdr_size, &begin, &end)) bytes += Prefault(begin, end);
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      (void)modules_->Find(t.hdr);
-    }
-    if (handle) dlclose(handle);
+    bytes += Prefault(t.hdr, t.hdr + t.hdr_size) + PrefaultEhFrame(t);
   }
   prepared_adds_ = scan.adds;
   const uint64_t ns = uint64_t((ThreadCpuSeconds() - t0) * 1e9);

@@ -41,10 +41,12 @@ struct UnwindRule {
 // `pc` has no FDE. Parses trusted, loaded module memory only.
 UnwindRule ComputeRuleFromEhFrameHdr(uintptr_t eh_frame_hdr, uintptr_t pc);
 
-// The span of .eh_frame that the .eh_frame_hdr at `eh_frame_hdr` (of
-// `hdr_size` bytes, from PT_GNU_EH_FRAME) indexes: from the section's start to
-// the end of its farthest FDE. False when the header is not the usual kind.
-bool EhFrameExtent(uintptr_t eh_frame_hdr, size_t hdr_size, uintptr_t* begin, uintptr_t* end);
+// From `copy`, a copy of the .eh_frame_hdr loaded at `eh_frame_hdr` (`size`
+// bytes, from PT_GNU_EH_FRAME): where .eh_frame begins and the address of its
+// farthest FDE (which ends the part the table indexes). False when the header
+// is not the usual kind.
+bool EhFrameTableSpan(const uint8_t* copy, size_t size, uintptr_t eh_frame_hdr, uintptr_t* begin,
+                      uintptr_t* last_fde);
 
 // Makes the rule cache's pages (1 MiB, in .bss) present ahead, so that a
 // thread storing a new return address's rule does not fault a page in

@@ -31,6 +31,15 @@ namespace {
 
 using testing::RecurseChain;
 
+// The whole stack: our walk and backtrace() end at the same outermost frames.
+// (Under ASan, backtrace() is intercepted and reports one more inner frame.)
+void ExpectWholeStack(const uint64_t* ours, int n, void* const* glibc, int n_glibc) {
+  EXPECT_GE(n, n_glibc - 1);
+  EXPECT_LE(n, n_glibc);
+  for (int k = 0; k + 1 < n && k + 1 < n_glibc; ++k)
+    EXPECT_EQ(ours[n - 1 - k], reinterpret_cast<uint64_t>(glibc[n_glibc - 1 - k])) << k;
+}
+
 // Runs `fn` on a new thread (its first walk finds its bounds).
 template <typename Fn>
 void OnNewThread(Fn fn) {
@@ -49,12 +58,12 @@ TEST(FirstTimeTest, ANewThreadsStackBoundsAreNotReadFromProcMaps) {
       void* glibc[256];
       n_glibc = backtrace(glibc, 256);
       n = UnwindNative(pcs, 256);
+      ExpectWholeStack(pcs, n, glibc, n_glibc);  // as backtrace() sees it
       return 0;
     });
   });
   EXPECT_EQ(GetUnwindStats().bounds_from_maps, before);
   EXPECT_GE(n, 9);
-  EXPECT_EQ(n, n_glibc);  // the thread's whole stack, as backtrace() sees it
   // The main thread too (its first walk may have been in another test).
   const uint64_t before_main = GetUnwindStats().bounds_from_maps;
   uint64_t pcs[64];
@@ -74,12 +83,12 @@ TEST(FirstTimeTest, AWalkDeeperThanTheThreadsFirstStillSeesEveryFrame) {
       void* glibc[512];
       deep_glibc = backtrace(glibc, 512);
       deep = UnwindNative(deep_pcs, 512);
+      ExpectWholeStack(deep_pcs, deep, glibc, deep_glibc);
       return 0;
     });
   });
   EXPECT_GT(shallow, 1);
   EXPECT_GE(deep, 300);
-  EXPECT_EQ(deep, deep_glibc);
 }
 
 TEST(FirstTimeTest, AThreadOnItsOwnStackBlockIsWalked) {
@@ -104,6 +113,7 @@ TEST(FirstTimeTest, AThreadOnItsOwnStackBlockIsWalked) {
                     void* glibc[256];
                     r->n_glibc = backtrace(glibc, 256);
                     r->n = UnwindNative(pcs, 256);
+                    ExpectWholeStack(pcs, r->n, glibc, r->n_glibc);
                     return 0;
                   });
                   return nullptr;
@@ -114,7 +124,6 @@ TEST(FirstTimeTest, AThreadOnItsOwnStackBlockIsWalked) {
   pthread_attr_destroy(&attr);
   munmap(stack, kSize);
   EXPECT_GE(result.n, 21);
-  EXPECT_EQ(result.n, result.n_glibc);
 }
 
 // Page faults of the calling thread so far.
@@ -201,6 +210,9 @@ long FaultsOfAFirstRule(StackCollector* collector, const char* tag) {
 
 TEST(FirstTimeTest, PreparedModulesCostTheFirstRuleNoPageFault) {
   if (!PopulateReadWorks()) GTEST_SKIP() << "MADV_POPULATE_READ needs Linux 5.14";
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "under ASan the reads fault in their shadow memory";
+#endif
   StackCollectorOptions options;
   options.mode = StackMode::kNative;
   StackCollector collector(options);
@@ -208,15 +220,18 @@ TEST(FirstTimeTest, PreparedModulesCostTheFirstRuleNoPageFault) {
   const StackCollectorStats first = collector.stats();
   EXPECT_GT(first.modules_prepared, 0u);
   EXPECT_GT(first.unwind_bytes_prepared, 0u);
+  // Nothing loaded since: the next call finds nothing to do.
+  collector.PrepareModules();
+  EXPECT_EQ(collector.stats().modules_prepared, first.modules_prepared);
   // A library loaded after: the next call prepares it, and only it.
   EXPECT_EQ(FaultsOfAFirstRule(&collector, "prepared"), 0);
   // The control: the same first rule in a fresh copy that nothing prepared
   // faults on the calling thread.
   EXPECT_GT(FaultsOfAFirstRule(nullptr, "unprepared"), 0);
-  // Nothing loaded since: the next call finds nothing to do.
-  const uint64_t prepared = collector.stats().modules_prepared;
+  // A module unloaded since: every module is prepared again (another may
+  // have been loaded where it was).
   collector.PrepareModules();
-  EXPECT_EQ(collector.stats().modules_prepared, prepared);
+  EXPECT_GE(collector.stats().modules_prepared, 2 * first.modules_prepared);
 }
 
 TEST(FirstTimeTest, StacksThroughAPreparedModuleAreTheSame) {
