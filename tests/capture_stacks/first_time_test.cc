@@ -210,8 +210,8 @@ long FaultsOfAFirstRule(StackCollector* collector, const char* tag) {
 
 TEST(FirstTimeTest, PreparedModulesCostTheFirstRuleNoPageFault) {
   if (!PopulateReadWorks()) GTEST_SKIP() << "MADV_POPULATE_READ needs Linux 5.14";
-#if defined(__SANITIZE_ADDRESS__)
-  GTEST_SKIP() << "under ASan the reads fault in their shadow memory";
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "under a sanitizer the reads fault in their shadow memory";
 #endif
   StackCollectorOptions options;
   options.mode = StackMode::kNative;
