@@ -10,7 +10,9 @@
 // on the first touch of a cold page (libLLVM, docs/benchmarks.md). Faulting
 // the two sections in here, with MADV_POPULATE_READ (Linux 5.14;
 // MADV_WILLNEED's read-ahead before it), leaves the launching thread the
-// rule's CPU work only.
+// rule's CPU work only. The module is also registered (path, build-id from
+// its ELF notes: 10-30 us each), which the first stack through it would
+// otherwise do on the launching thread, under the collector's lock.
 //
 // A module may be unloaded (dlclose) while this runs: its memory is only ever
 // touched through calls that answer an error instead of faulting (madvise,
@@ -24,10 +26,15 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
+#include <string>
+#include <utility>
 #include <vector>
 
+#include "module_registry.h"
 #include "stack_collector_internal.h"
 #include "tracesmith/base/clock.h"
+#include "tracesmith/stacks/build_id.h"
 #include "unwind_rule.h"
 
 #ifndef MADV_POPULATE_READ
@@ -68,10 +75,26 @@ uintptr_t RecordEndAt(uintptr_t at) {
   return at + 12 + uintptr_t(len64);
 }
 
+// A loaded object as dl_iterate_phdr describes it (copied under the lock
+// that guards the loader's list; its memory is read later, safely).
 struct LoadedTables {
-  uintptr_t hdr = 0;  // .eh_frame_hdr, from PT_GNU_EH_FRAME
+  ModuleInfo module;  // range, bias, path; build-id read later
+  uintptr_t hdr = 0;  // .eh_frame_hdr, from PT_GNU_EH_FRAME (0: none)
   size_t hdr_size = 0;
+  std::vector<std::pair<uintptr_t, size_t>> notes;  // PT_NOTE segments
 };
+
+// The GNU build-id from the module's notes, read through copies.
+std::string BuildIdOf(const LoadedTables& t) {
+  for (const auto& [at, size] : t.notes) {
+    if (size == 0 || size > (size_t{1} << 16)) continue;
+    std::vector<uint8_t> copy(size);
+    if (!CopyOwn(copy.data(), at, size)) continue;
+    std::string id = BuildIdFromNotes(copy.data(), size);
+    if (!id.empty()) return id;
+  }
+  return "";
+}
 
 // The .eh_frame part that the header indexes, faulted in; its bytes.
 uint64_t PrefaultEhFrame(const LoadedTables& t) {
@@ -108,11 +131,27 @@ void StackCollector::PrepareModules() {
             return 1;
           }
         }
+        LoadedTables t;
+        uint64_t lo = UINT64_MAX, hi = 0;
         for (int i = 0; i < info->dlpi_phnum; ++i) {
           const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-          if (ph.p_type == PT_GNU_EH_FRAME && ph.p_memsz >= 12)
-            s->tables.push_back({info->dlpi_addr + ph.p_vaddr, size_t(ph.p_memsz)});
+          const uintptr_t at = info->dlpi_addr + ph.p_vaddr;
+          if (ph.p_type == PT_LOAD) {
+            lo = at < lo ? at : lo;
+            hi = at + ph.p_memsz > hi ? at + ph.p_memsz : hi;
+          } else if (ph.p_type == PT_GNU_EH_FRAME && ph.p_memsz >= 12) {
+            t.hdr = at;
+            t.hdr_size = size_t(ph.p_memsz);
+          } else if (ph.p_type == PT_NOTE && t.notes.size() < 4) {
+            t.notes.emplace_back(at, size_t(ph.p_memsz));
+          }
         }
+        if (hi <= lo) return 0;
+        t.module.start = lo;
+        t.module.end = hi;
+        t.module.bias = info->dlpi_addr;
+        t.module.path = info->dlpi_name ? info->dlpi_name : "";
+        s->tables.push_back(std::move(t));
         return 0;
       },
       &scan);
@@ -121,10 +160,13 @@ void StackCollector::PrepareModules() {
   if (scan.subs != prepared_subs_) prepared_tables_.clear();
   prepared_subs_ = scan.subs;
   uint64_t modules = 0, bytes = 0;
-  for (const LoadedTables& t : scan.tables) {
-    if (!prepared_tables_.insert(t.hdr).second) continue;
+  for (LoadedTables& t : scan.tables) {
+    if (!prepared_tables_.insert(t.module.start).second) continue;
     ++modules;
-    bytes += Prefault(t.hdr, t.hdr + t.hdr_size) + PrefaultEhFrame(t);
+    if (t.hdr) bytes += Prefault(t.hdr, t.hdr + t.hdr_size) + PrefaultEhFrame(t);
+    t.module.build_id = BuildIdOf(t);
+    std::lock_guard<std::mutex> lock(mu_);
+    modules_->Add(t.module);
   }
   prepared_adds_ = scan.adds;
   const uint64_t ns = uint64_t((ThreadCpuSeconds() - t0) * 1e9);

@@ -238,6 +238,7 @@ TEST(FirstTimeTest, StacksThroughAPreparedModuleAreTheSame) {
   // A capture through a library prepared (registered, tables faulted in)
   // names the same frames and module as one through a library that is not.
   std::vector<std::vector<model::Frame>> frames;
+  std::vector<uint64_t> mappings;
   for (bool prepare : {false, true}) {
     const std::string path = FreshCopy(TS_TESTLIB_PATH, prepare ? "same1" : "same0");
     void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -264,10 +265,12 @@ TEST(FirstTimeTest, StacksThroughAPreparedModuleAreTheSame) {
         &ctx);
     ASSERT_NE(id, 0u);
     frames.push_back(collector.FramesOf(id));
+    mappings.push_back(collector.stats().mappings);
     dlclose(lib);
     std::filesystem::remove(path);
   }
   ASSERT_EQ(frames[0].size(), frames[1].size());
+  EXPECT_EQ(mappings[0], mappings[1]);  // the same modules named, registered ahead or not
   for (size_t i = 0; i < frames[0].size(); ++i) {
     EXPECT_EQ(frames[0][i].rel_pc, frames[1][i].rel_pc) << "frame " << i;
     EXPECT_EQ(frames[0][i].mapping_id != 0, frames[1][i].mapping_id != 0) << "frame " << i;

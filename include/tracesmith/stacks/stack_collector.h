@@ -127,9 +127,10 @@ class StackCollector {
   // Writer thread, at the capture's start and then every poll: the modules
   // loaded since the last call (every module at the first) are made ready
   // for their first stack: their unwind tables (.eh_frame_hdr, .eh_frame)
-  // faulted in, so that a new return address there costs the launching
-  // thread no page fault (src/stacks/prepare_modules.cc); at the first call
-  // the rule cache's pages too. Cheap when nothing was loaded: one
+  // faulted in and the module registered (path, build-id), so that a new
+  // return address there costs the launching thread no page fault and no ELF
+  // read (src/stacks/prepare_modules.cc); at the first call the rule cache's
+  // pages too. Cheap when nothing was loaded: one
   // dl_iterate_phdr step. Never faults, even on a module unloaded meanwhile.
   void PrepareModules();
 
@@ -176,7 +177,7 @@ class StackCollector {
   uint32_t next_mapping_id_ = 1;
   StackCollectorStats stats_;
   // PrepareModules' state (its caller's thread only): the loader's load and
-  // unload counts last seen, the .eh_frame_hdr of every module prepared.
+  // unload counts last seen, the start of every module prepared.
   uint64_t prepared_adds_ = 0, prepared_subs_ = 0;
   std::set<uintptr_t> prepared_tables_;
 };
