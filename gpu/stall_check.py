@@ -108,6 +108,10 @@ def parse_info(text):
         m = re.search(r"the longest ([\d.]+ \w+)", s)
         if m and s.startswith("first_time"):
             out["first_time_max"] = max(out["first_time_max"] or 0.0, ns(m.group(1)))
+        m = re.search(r"in one callback at most ([\d.]+ \w+)", s)
+        if m and s.startswith("first_time"):  # (the pieces of one callback added up)
+            out["first_time_call_max"] = max(out.get("first_time_call_max") or 0.0,
+                                              ns(m.group(1)))
     return out
 
 
@@ -224,7 +228,8 @@ def checks(c, a, workloads):
                                   got["overhead"].items() if k != "activity buffer request")
                 print(f"STALLS run {w} {label} round {r + 1}: activity buffer request "
                       f"{req[0]}x max {fmt(req[1])}; sites: {sites}; first-time longest "
-                      f"{fmt(got['first_time_max'])}; CUPTI other: {other}; buffers allocated "
+                      f"{fmt(got['first_time_max'])} (in one callback {fmt(got.get('first_time_call_max'))}); "
+                      f"CUPTI other: {other}; buffers allocated "
                       f"on request {got['stats'].get('capture.buffers_allocated_on_request')}; writer "
                       f"SCHED_BATCH {got['stats'].get('capture.writer_sched_batch')}",
                       flush=True)

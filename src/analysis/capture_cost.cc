@@ -108,6 +108,7 @@ std::vector<CaptureCost> ComputeCaptureCost(const model::Trace& trace,
       if (s == "first_time") c.first_time_ns = ns;
     }
     c.first_time_max_ns = get("first_time.max_ns");
+    c.first_time_call_max_ns = get("first_time.call_max_ns");
     if (auto o = overheads.find(pid); o != overheads.end()) {
       for (const auto& kind : o->second) (kind.second.own ? c.own : c.cupti).push_back(kind.second);
       for (auto* v : {&c.cupti, &c.own})
@@ -195,6 +196,8 @@ std::vector<std::string> CaptureCostDetails(const CaptureCost& c) {
     }
     if (p.name == "first_time" && c.first_time_max_ns > 0)
       s += "; the longest " + Duration(c.first_time_max_ns);
+    if (p.name == "first_time" && c.first_time_call_max_ns > 0)
+      s += "; in one callback at most " + Duration(c.first_time_call_max_ns);
     return s;
   };
   for (const auto& p : c.sites)

@@ -220,6 +220,9 @@ std::vector<CostStat> CollectCostStats(double ns_per_tick, const WriterCost& wri
         {"capture.cost.first_time.max_ns",
          uint64_t(double(g_first_time_max_ticks.load(std::memory_order_relaxed)) * ns_per_tick +
                   0.5)});
+    if (uint64_t call = g_first_time_call_max_ticks.load(std::memory_order_relaxed))
+      out.push_back(
+          {"capture.cost.first_time.call_max_ns", uint64_t(double(call) * ns_per_tick + 0.5)});
   }
   uint64_t stacks = sampled[int(CostSite::kStack)];
   if (stacks) {

@@ -87,6 +87,9 @@ class CuptiEngine {
   void StartStacks();
   void StopStacks();
   void DrainStacks();
+  // Writer thread: first-time work of the stacks done ahead, off the program's
+  // threads (PrepareModules, PrepareWalkMemos; engine_stacks.cc).
+  void PrepareStackModules();
   Status SetActivities(bool enable);
   void WriterLoop();
   // One writer cycle: CUPTI flush, stacks, recorders' rows (Write), CUPTI

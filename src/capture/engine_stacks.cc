@@ -143,6 +143,12 @@ TS_HOT uint32_t CuptiEngine::TakeStack(ThreadCost* tc, bool timed,
   return id;
 }
 
+void CuptiEngine::PrepareStackModules() {
+  if (!collector_) return;
+  collector_->PrepareModules();
+  stacks::PrepareWalkMemos();
+}
+
 void CuptiEngine::DrainStacks() {
   stacks_.Drain();
   if (collector_) collector_->Drain(sbt_.get());

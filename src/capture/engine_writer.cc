@@ -243,6 +243,12 @@ void CuptiEngine::WriterLoop() {
   uint64_t next_flush = MonotonicNs() + uint64_t{options_.flush_ms} * 1000000;
   uint64_t served = flush_requests_.load();
   pool_.Refill();  // before the program's first buffer request, if the writer wins the race
+  // Unwind tables faulted in and modules registered here, not on the first
+  // launch through each module (StackCollector::PrepareModules); counted in
+  // the drain phase's CPU.
+  uint64_t p0 = ThreadCpuNs();
+  PrepareStackModules();
+  writer_cost_.drain_ns += ThreadCpuNs() - p0;
   while (!stop_requested_.load()) {
     SleepNs(kPollNs);
     if (abandoned_.load()) return;
@@ -250,6 +256,7 @@ void CuptiEngine::WriterLoop() {
     // Every poll, not every flush: the per-thread rings hold ~40 ms of
     // launches at 400k/s (CorrelationStacks::kRingSize) and 1024 syncs.
     uint64_t c0 = ThreadCpuNs();
+    PrepareStackModules();  // modules loaded since the last poll
     stacks_.Drain();
     for (const auto& r : recorders_) r->Collect();
     for (const auto& r : recorders_)
@@ -310,6 +317,15 @@ void CuptiEngine::WriteFinalStats() {
     stats.Add("capture.stacks_distinct", ss.new_stacks);
     stats.Add("capture.stack_frames", ss.frames);
     stats.Add("capture.stack_unknown_module_frames", ss.unknown_module, model::kStatWarning);
+    // First-time work done on the writer, ahead (PrepareModules): modules,
+    // bytes of unwind tables faulted in, CPU time (in the drain phase's).
+    stats.Add("capture.stacks_modules_prepared", ss.modules_prepared);
+    stats.Add("capture.stacks_unwind_bytes_prepared", ss.unwind_bytes_prepared);
+    stats.Add("capture.stacks_prepare_cpu_ns", ss.prepare_cpu_ns);
+    stats.Add("capture.stacks_bounds_from_maps", stacks::GetUnwindStats().bounds_from_maps);
+    const stacks::WalkMemoCounts memos = stacks::GetWalkMemoCounts();
+    stats.Add("capture.stacks_memos_prepared_taken", memos.taken_ready);
+    stats.Add("capture.stacks_memos_mapped_by_thread", memos.mapped_here);
     // The per-thread walk memo (walk_memo.h): stacks replayed whole, in
     // part or unwound, and frames replayed vs unwound with rules.
     stacks::UnwindStats us = stacks::GetUnwindStats();

@@ -428,6 +428,35 @@ UnwindRule ComputeRuleFromEhFrameHdr(uintptr_t eh_frame_hdr, uintptr_t pc) {
   return ToRule(state);
 }
 
+bool EhFrameTableSpan(const uint8_t* copy, size_t size, uintptr_t eh_frame_hdr, uintptr_t* begin,
+                      uintptr_t* last_fde) {
+  Cursor c{copy, copy + size};
+  uint8_t version = c.Fixed<uint8_t>();
+  uint8_t ptr_enc = c.Fixed<uint8_t>();
+  uint8_t count_enc = c.Fixed<uint8_t>();
+  uint8_t table_enc = c.Fixed<uint8_t>();
+  if (version != 1 || table_enc != (kPeDatarel | kPeSdata4)) return false;
+  // A pcrel pointer (ld writes eh_frame_ptr so) is read relative to the copy:
+  // moved to where the header is loaded.
+  const uintptr_t moved = eh_frame_hdr - uintptr_t(copy);
+  const uintptr_t eh_frame =
+      uintptr_t(c.Pointer(ptr_enc, eh_frame_hdr)) + ((ptr_enc & 0x70) == kPePcrel ? moved : 0);
+  const uint64_t count =
+      c.Pointer(count_enc, eh_frame_hdr) + ((count_enc & 0x70) == kPePcrel ? moved : 0);
+  if (!c.ok || eh_frame == 0 || count == 0 || !c.Has(count * 8)) return false;
+  // The FDE the farthest into .eh_frame ends it (CIEs come before their FDEs).
+  int64_t last = 0;
+  for (uint64_t i = 0; i < count; ++i) {
+    int32_t fde;
+    std::memcpy(&fde, c.p + 8 * i + 4, 4);
+    if (i == 0 || fde > last) last = fde;
+  }
+  if (eh_frame_hdr + last < eh_frame) return false;
+  *begin = eh_frame;
+  *last_fde = eh_frame_hdr + uintptr_t(last);
+  return true;
+}
+
 uintptr_t FindEhFrameHdr(uintptr_t pc) {
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
   // glibc 2.35+: lock-free lookup that also returns the PT_GNU_EH_FRAME address.

@@ -77,6 +77,15 @@ ModuleInfo* ModuleRegistry::Find(uint64_t pc) {
 #endif
 }
 
+void ModuleRegistry::Add(const ModuleInfo& module) {
+  for (auto& k : modules_)
+    if (k->start == module.start && k->end == module.end && k->bias == module.bias) return;
+  auto m = std::make_unique<ModuleInfo>(module);
+  m->mapping_id = 0;
+  if (m->path.empty()) m->path = ExecutablePath();
+  modules_.push_back(std::move(m));
+}
+
 void ModuleRegistry::Refresh() {
   std::vector<std::unique_ptr<ModuleInfo>> found;
   dl_iterate_phdr(

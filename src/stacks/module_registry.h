@@ -23,6 +23,10 @@ class ModuleRegistry {
   // The module containing `pc`, rescanning the loader's list once when no
   // known module contains it (a library dlopen'ed since). nullptr: none.
   ModuleInfo* Find(uint64_t pc);
+  // Registers a module found ahead (StackCollector::PrepareModules), unless
+  // one with the same range and bias is known; an empty path is the
+  // executable's. The first stack through it then finds it here.
+  void Add(const ModuleInfo& module);
 
  private:
   ModuleInfo* Lookup(uint64_t pc);

@@ -41,6 +41,18 @@ struct UnwindRule {
 // `pc` has no FDE. Parses trusted, loaded module memory only.
 UnwindRule ComputeRuleFromEhFrameHdr(uintptr_t eh_frame_hdr, uintptr_t pc);
 
+// From `copy`, a copy of the .eh_frame_hdr loaded at `eh_frame_hdr` (`size`
+// bytes, from PT_GNU_EH_FRAME): where .eh_frame begins and the address of its
+// farthest FDE (which ends the part the table indexes). False when the header
+// is not the usual kind.
+bool EhFrameTableSpan(const uint8_t* copy, size_t size, uintptr_t eh_frame_hdr, uintptr_t* begin,
+                      uintptr_t* last_fde);
+
+// Makes the rule cache's pages (1 MiB, in .bss) present ahead, so that a
+// thread storing a new return address's rule does not fault a page in
+// (PrepareModules' first call, on the writer). x86-64; elsewhere a no-op.
+void PrepareRuleCache();
+
 // Finds the .eh_frame_hdr of the module containing `pc`; 0 when none. May
 // take the dynamic loader's lock: slow path only.
 uintptr_t FindEhFrameHdr(uintptr_t pc);

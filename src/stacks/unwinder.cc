@@ -1,7 +1,13 @@
 #include "tracesmith/stacks/unwinder.h"
 
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include <atomic>
 
@@ -27,13 +33,73 @@ struct StackBounds {
 };
 thread_local StackBounds t_bounds;
 
+// The stack's top as glibc lays it out, or 0: a thread made by pthread_create
+// has its descriptor (the thread pointer) at the top of its stack block, the
+// stack just below it; the main thread's stack ends on the page that holds
+// __libc_stack_end (argc, at process start). 1 GiB: farther than any stack.
+#if defined(__GLIBC__) && defined(__x86_64__)
+extern "C" void* __libc_stack_end;
+uintptr_t GlibcStackTop(uintptr_t sp) {
+  constexpr uintptr_t kFar = uintptr_t{1} << 30;
+  uintptr_t self;
+  asm("mov %%fs:0, %0" : "=r"(self));  // pthread_self(), without the call
+  if (self > sp && self - sp < kFar) return self;
+  const uintptr_t main_end = (reinterpret_cast<uintptr_t>(__libc_stack_end) | 4095) + 1;
+  if (main_end > sp && main_end - sp < kFar) return main_end;
+  return 0;
+}
+#else
+uintptr_t GlibcStackTop(uintptr_t) { return 0; }
+#endif
+
+// [from, to) is readable now: process_vm_readv of our own memory copies it,
+// and answers EFAULT where a page is unmapped or PROT_NONE (a guard page)
+// instead of faulting. One call per 256 KiB, into one 4-KiB buffer on the
+// stack (the kernel writes it over and over; 5 KiB of stack in all, on the
+// small stacks of runtime threads). Async-signal-safe. Once the system call
+// is refused (seccomp, a kernel without it) it is not tried again.
+std::atomic<bool> g_readv_refused{false};
+bool Readable(uintptr_t from, uintptr_t to) {
+  if (g_readv_refused.load(std::memory_order_relaxed)) return false;
+  constexpr size_t kChunk = 4096, kIov = 64;  // 256 KiB per call
+  char scratch[kChunk];
+  struct iovec local[kIov];
+  for (size_t i = 0; i < kIov; ++i) local[i] = iovec{scratch, kChunk};
+  const pid_t pid = pid_t(syscall(SYS_getpid));
+  const int saved = errno;
+  bool ok = true;
+  while (ok && from < to) {
+    const size_t want = to - from < kChunk * kIov ? size_t(to - from) : kChunk * kIov;
+    const iovec remote = {reinterpret_cast<void*>(from), want};
+    const ssize_t got =
+        syscall(SYS_process_vm_readv, pid, local, (want + kChunk - 1) / kChunk, &remote, 1, 0);
+    if (got < 0 && (errno == ENOSYS || errno == EPERM))
+      g_readv_refused.store(true, std::memory_order_relaxed);
+    ok = got == ssize_t(want);
+    from += want;
+  }
+  errno = saved;
+  return ok;
+}
+
+std::atomic<uint64_t> g_bounds_from_maps{0};
+// The most stack checked readable at once (a thread's first walk deep in a
+// recursion, or a walk far below its earlier ones; a used stack is usually
+// tens of KiB): 16 MiB, ~2 ms of copying. More is read from /proc/self/maps
+// or left unwalked.
+constexpr uintptr_t kMaxChecked = uintptr_t{16} << 20;
+
 // The first walk on a thread may run in a signal handler (or a CUDA callback
-// that interrupted malloc), so this uses only async-signal-safe calls: the
-// stack is the mapping that holds the stack pointer (proc_maps.h).
-// pthread_getattr_np, used before, allocates and, for the main thread, reads
-// /proc/self/maps through stdio.
+// that interrupted malloc), so this uses only async-signal-safe calls. The
+// stack's top is where glibc put it (GlibcStackTop), checked readable from
+// here up; the bottom, for now, is this frame's page, extended as walks go
+// deeper (ExtendStackBounds). /proc/self/maps, read otherwise, costs the
+// thread ~0.3 ms per 1,000 mappings, 2-3 ms with 8,000 (a large CUDA process
+// has thousands; docs/benchmarks.md, "First-time work"): the kernel formats
+// every line up to the stack's. pthread_getattr_np, used before that, allocates
+// and, for the main thread, reads /proc/self/maps through stdio.
 [[gnu::noinline, gnu::cold]] void InitStackBounds(StackBounds* b) {
-  FirstTimeWork first_time;  // reads /proc/self/maps: ~0.1-1 ms in a large process
+  FirstTimeWork first_time;
   // On an alternate signal stack the stack pointer says nothing about the
   // thread's own stack: the bounds stay unknown for now (this walk reads
   // nothing, as it would with the thread's bounds) and the thread's next walk
@@ -41,8 +107,15 @@ thread_local StackBounds t_bounds;
   stack_t alt;
   if (sigaltstack(nullptr, &alt) == 0 && (alt.ss_flags & SS_ONSTACK)) return;
   b->hi = 1;
+  const uintptr_t sp = reinterpret_cast<uintptr_t>(__builtin_frame_address(0)) & ~uintptr_t{4095};
+  if (uintptr_t top = GlibcStackTop(sp); top && top - sp <= kMaxChecked && Readable(sp, top)) {
+    b->lo = sp;
+    b->hi = top;
+    return;
+  }
+  g_bounds_from_maps.fetch_add(1, std::memory_order_relaxed);
   MappingOf m;
-  if (!FindMappingOf(reinterpret_cast<uintptr_t>(__builtin_frame_address(0)), &m)) return;
+  if (!FindMappingOf(sp, &m)) return;
   b->lo = m.start;
   b->hi = m.end;
   if (m.main_stack) {
@@ -56,6 +129,20 @@ thread_local StackBounds t_bounds;
       b->lo = m.end - limit.rlim_cur;
     if (b->lo > m.start) b->lo = m.start;  // the limit was lowered since
   }
+}
+
+// A walk below the bounds' bottom (deeper than the thread's walks so far,
+// rare after the first few): the stack from its page up to the bottom is
+// checked readable and the bottom moves down to it. A PROT_NONE guard page
+// in between (another stack below this one's guard: the kernel leaves a
+// gap below the main thread's, glibc a guard page below a thread's) leaves
+// the bounds as they were: that walk reads nothing.
+[[gnu::noinline, gnu::cold]] void ExtendStackBounds(StackBounds* b, uintptr_t rsp) {
+  FirstTimeWork first_time;
+  stack_t alt;  // (a signal handler's stack is not the thread's)
+  if (sigaltstack(nullptr, &alt) == 0 && (alt.ss_flags & SS_ONSTACK)) return;
+  const uintptr_t page = rsp & ~uintptr_t{4095};
+  if (page < b->lo && b->lo - page <= kMaxChecked && Readable(page, b->lo)) b->lo = page;
 }
 
 // pc (a return address) in one of the `n` ranges `r`.
@@ -108,6 +195,19 @@ inline uint64_t SlotOf(uint64_t key) { return key & kCacheMask; }
   g_cache_full.fetch_add(1, std::memory_order_relaxed);
   return packed;
 }
+
+}  // namespace
+
+void PrepareRuleCache() {
+  // MADV_POPULATE_WRITE (Linux 5.14): the pages made present and writable
+  // without writing them, so slots that threads fill meanwhile keep their
+  // values. Without it the pages stay as they are (faulted in as used).
+  void* at = reinterpret_cast<void*>(uintptr_t(&g_cache[0]) & ~uintptr_t{4095});
+  const size_t bytes = uintptr_t(&g_cache[1 << kCacheBits]) - uintptr_t(at);
+  (void)madvise(at, bytes, 23 /* MADV_POPULATE_WRITE */);
+}
+
+namespace {
 
 inline uint64_t LookupRule(uint64_t key) {
   uint64_t slot = SlotOf(key);
@@ -185,7 +285,7 @@ inline bool InStack(uintptr_t addr, uintptr_t lo, uintptr_t hi) { return addr - 
   // One TLS access (__tls_get_addr in a shared library), copied to locals.
   StackBounds* tls = &t_bounds;
   if (__builtin_expect(tls->hi == 0, 0)) InitStackBounds(tls);
-  const StackBounds b = *tls;
+  StackBounds b = *tls;
   int n = 0;
   if (max_frames <= 0) return 0;
   skip = skip < 0 ? 0 : skip;
@@ -211,6 +311,11 @@ inline bool InStack(uintptr_t addr, uintptr_t lo, uintptr_t hi) { return addr - 
       "mov %%rsp, %1\n\t"
       "mov %%rbp, %2"
       : "=r"(rip), "=r"(rsp), "=r"(rbp));
+  // Deeper than the thread's walks so far: the bounds' bottom moves down.
+  if (__builtin_expect(rsp < b.lo, 0) && b.hi > rsp) {
+    ExtendStackBounds(tls, rsp);
+    b = *tls;
+  }
   const uintptr_t lo = rsp;
   const uintptr_t hi = b.hi;
   // Unknown bounds, or a stack other than the thread's (a coroutine's).
@@ -447,11 +552,16 @@ TS_HOT [[gnu::noinline, gnu::no_sanitize_address]] int UnwindNativeTrimmedMemo(
   return Walk(pcs, max_frames, skip, trim, n_trim, from, memo, whole, stop);
 }
 
+#if !defined(__x86_64__)
+void PrepareRuleCache() {}  // (no rule cache: frame pointers only)
+#endif
+
 UnwindStats GetUnwindStats() {
   UnwindStats s;
   s.rules_computed = g_rules_computed.load(std::memory_order_relaxed);
   s.fp_fallbacks = g_fp_fallbacks.load(std::memory_order_relaxed);
   s.cache_full = g_cache_full.load(std::memory_order_relaxed);
+  s.bounds_from_maps = g_bounds_from_maps.load(std::memory_order_relaxed);
   MemoTotals m = GetMemoTotals();
   s.memo_hits = m.hits;
   s.memo_partial = m.partial;

@@ -46,17 +46,34 @@ void MakeKey() {
   if (pthread_key_create(&g_key, Unmap) != 0) g_key = pthread_key_t(-1);
 }
 
+// Memos mapped and populated ahead by PrepareWalkMemos (the capture's writer
+// thread), taken by threads' first walks: populating one here, ~170 pages
+// zeroed, cost a thread's first launch 200-400 us (docs/benchmarks.md). Two:
+// threads that start launching at once (a data loader's, autograd's) are few.
+constexpr int kReadyMemos = 2;
+std::atomic<WalkMemo*> g_ready[kReadyMemos];
+std::atomic<uint64_t> g_memos_ready_taken{0}, g_memos_mapped_here{0};
+
 // mmap and pthread_setspecific (key < PTHREAD_KEY_2NDLEVEL_SIZE: no
-// allocation) may run in a signal handler.
-// Populated at once (~170 pages zeroed, first-time work) rather than a page
-// fault inside some later launch's walk for each page as it is first used.
+// allocation) may run in a signal handler. A memo prepared ahead when there
+// is one; else one mapped here, not populated: its pages are faulted in by
+// the walks that first use them (~0.5 us each, in as many launches), not all
+// ~170 at once.
 [[gnu::cold, gnu::noinline]] WalkMemo* Map() {
   FirstTimeWork first_time;
   pthread_once(&g_key_once, MakeKey);
   if (g_key == pthread_key_t(-1)) return t_memo = kGone;
-  void* p = mmap(nullptr, sizeof(WalkMemo), PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_POPULATE, -1, 0);
-  if (p == MAP_FAILED) return t_memo = kGone;
+  void* p = nullptr;
+  for (auto& ready : g_ready)
+    if ((p = ready.exchange(nullptr, std::memory_order_acquire))) break;
+  if (p) {
+    g_memos_ready_taken.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    p = mmap(nullptr, sizeof(WalkMemo), PROT_READ | PROT_WRITE,
+             MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) return t_memo = kGone;
+    g_memos_mapped_here.fetch_add(1, std::memory_order_relaxed);
+  }
   auto* m = static_cast<WalkMemo*>(p);  // zero pages: an empty memo
   if (pthread_setspecific(g_key, m) != 0) {
     munmap(p, sizeof(WalkMemo));
@@ -66,6 +83,24 @@ void MakeKey() {
 }
 
 }  // namespace
+
+void PrepareWalkMemos() {
+  for (auto& ready : g_ready) {
+    if (ready.load(std::memory_order_relaxed)) continue;
+    void* p = mmap(nullptr, sizeof(WalkMemo), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_POPULATE, -1, 0);
+    if (p == MAP_FAILED) return;
+    WalkMemo* expected = nullptr;
+    if (!ready.compare_exchange_strong(expected, static_cast<WalkMemo*>(p),
+                                       std::memory_order_release))
+      munmap(p, sizeof(WalkMemo));
+  }
+}
+
+WalkMemoCounts GetWalkMemoCounts() {
+  return {g_memos_ready_taken.load(std::memory_order_relaxed),
+          g_memos_mapped_here.load(std::memory_order_relaxed)};
+}
 
 TS_HOT WalkMemo* MemoAcquire() {
   if (!g_enabled.load(std::memory_order_relaxed)) return nullptr;

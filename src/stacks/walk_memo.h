@@ -16,9 +16,10 @@
 // the walk unwinds until it reaches a frame of the recorded walk again (the
 // common caller, at the same address) and replays from there.
 //
-// Per thread: 64 sets x 4 ways of up to kMemoSteps steps (670 KiB, mapped
-// and populated on the thread's first walk, unmapped at thread exit). A walk in a signal handler
-// that interrupted a walk on the same thread does not use the memo. x86-64 only.
+// Per thread: 64 sets x 4 ways of up to kMemoSteps steps (670 KiB, taken on
+// the thread's first walk from those PrepareWalkMemos mapped and populated
+// ahead, else mapped then and faulted in as used; unmapped at thread exit). A walk in a signal
+// handler that interrupted a walk on the same thread does not use the memo. x86-64 only.
 #pragma once
 
 #include <cstdint>

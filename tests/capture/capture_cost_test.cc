@@ -200,6 +200,23 @@ TEST(SelfCost, LongestFirstTimeWork) {
   EXPECT_GT(Stats(1.0)["capture.cost.first_time.max_ns"], 0u);
 }
 
+// The most first-time work in one callback: its pieces added up (a new
+// stack's rules and its interning are separate pieces, one wait).
+TEST(SelfCost, FirstTimeWorkInOneCallbackIsAddedUp) {
+  std::thread([] {
+    CostTimer timer(ThreadCost::Get(), CostSite::kLaunch);
+    for (int i = 0; i < 3; ++i) {
+      FirstTimeWork w;
+      const uint64_t t0 = CpuTicks();
+      while (CpuTicks() - t0 < 3000000) {
+      }
+    }
+    timer.Finish();
+  }).join();
+  EXPECT_GE(g_first_time_call_max_ticks.load(), 9000000u);
+  EXPECT_GE(Stats(1.0)["capture.cost.first_time.call_max_ns"], 9000000u);
+}
+
 // The writer sums the per-thread counters (CollectCostStats) while the
 // application's threads count and time their calls and new threads
 // register: the sums only grow, and once the threads are done they are

@@ -7,7 +7,10 @@
 #include <cstring>
 #include <string>
 
+#include "tracesmith/base/clock.h"
+#include "tracesmith/base/first_time_cost.h"
 #include "tracesmith/stacks/stack_collector.h"
+#include "tracesmith/stacks/unwinder.h"
 
 using tracesmith::stacks::StackCollector;
 using tracesmith::stacks::StackCollectorOptions;
@@ -46,6 +49,28 @@ extern "C" {
     asm volatile("" : : "r"(id));
   }
   return (cpu_ns() - start) / iterations;
+}
+
+// The first-time work done ahead, as the capture's writer thread does
+// (python_first_time.py): new modules' unwind tables, walk memos.
+[[gnu::visibility("default")]] void TsProbePrepare() {
+  g_collector->PrepareModules();
+  tracesmith::stacks::PrepareWalkMemos();
+}
+
+// The calling thread's first-time work so far, in TSC ticks, and the
+// TSC's ns per tick (python_first_time.py).
+[[gnu::visibility("default")]] unsigned long long TsProbeFirstTimeTicks() {
+  return tracesmith::t_first_time_ticks;
+}
+[[gnu::visibility("default")]] double TsProbeNsPerTick() {
+  static const double ns_per_tick = [] {
+    tracesmith::TickRate rate = tracesmith::TickRate::Start();
+    timespec pause{0, 20000000};
+    nanosleep(&pause, nullptr);
+    return rate.NsPerTick();
+  }();
+  return ns_per_tick;
 }
 
 // One line per frame, innermost first: "P function|file|line" or "N".

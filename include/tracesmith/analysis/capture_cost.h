@@ -49,10 +49,13 @@ struct CaptureCost {
   uint32_t pid = 0;
   uint64_t kernels = 0;          // kernel rows of the process in the trace
   double first_time_max_ns = 0;  // the longest single piece of first-time work
-  std::vector<Overhead> cupti;   // by longest single row first
-  std::vector<Overhead> own;     // TraceSmith's own rows (PC sampling drains), likewise
-  double program_ns = 0;         // all callback sites on the program's threads
-  double first_time_ns = 0;      // of which work done once per new address or stack
+  // The most first-time work in one callback (its pieces added up); 0: not
+  // recorded (traces before 2026-11-30).
+  double first_time_call_max_ns = 0;
+  std::vector<Overhead> cupti;  // by longest single row first
+  std::vector<Overhead> own;    // TraceSmith's own rows (PC sampling drains), likewise
+  double program_ns = 0;        // all callback sites on the program's threads
+  double first_time_ns = 0;     // of which work done once per new address or stack
   double writer_cpu_ns = 0;
   std::vector<Part> sites;   // program-thread sites, largest first
   std::vector<Part> stack;   // stack capture and its phases (unwind, python, dedup)

@@ -24,6 +24,16 @@ inline std::atomic<uint64_t> g_first_time_ticks{0};
 inline std::atomic<uint64_t> g_first_time_events{0};
 // The longest single piece of first-time work.
 inline std::atomic<uint64_t> g_first_time_max_ticks{0};
+// The most first-time work inside one timed callback (its pieces added up:
+// a new stack's rules and its interning), what the launching thread waited.
+inline std::atomic<uint64_t> g_first_time_call_max_ticks{0};
+
+inline void NoteFirstTimeInCall(uint64_t ticks) {
+  uint64_t m = g_first_time_call_max_ticks.load(std::memory_order_relaxed);
+  while (ticks > m &&
+         !g_first_time_call_max_ticks.compare_exchange_weak(m, ticks, std::memory_order_relaxed)) {
+  }
+}
 
 // Times one piece of first-time work, from construction to destruction.
 class FirstTimeWork {

@@ -190,8 +190,9 @@ struct CostTimer {
         first0(t_first_time_ticks),
         diagnostic0(t_diagnostic_ticks) {}
   void Finish() {
-    const uint64_t t =
-        CpuTicks() - t0 - (t_first_time_ticks - first0) - (t_diagnostic_ticks - diagnostic0);
+    const uint64_t first = t_first_time_ticks - first0;
+    if (__builtin_expect(first != 0, 0)) NoteFirstTimeInCall(first);
+    const uint64_t t = CpuTicks() - t0 - first - (t_diagnostic_ticks - diagnostic0);
     tc->AddSample(site, t);
     if (__builtin_expect(probed, 0) &&
         t >= SlowCallProbe::min_ticks.load(std::memory_order_relaxed))
@@ -217,6 +218,7 @@ struct WriterCost {
 // (the slowest timed call, exact), .over_100us (timed calls of 100 us and
 // more, by the histogram's buckets), .slow_share_x1000 (share of the site's
 // timed ticks in calls of 10 us and more), capture.cost.first_time.max_ns,
+// capture.cost.first_time.call_max_ns (the most in one callback, pieces added),
 // capture.cost.<site>.slow_<class> (the slow-call probe's classes, when on),
 // capture.cost.stack.frames_native / frames_python (mean per sampled stack,
 // x1000), capture.cost.writer.<phase>_ns.

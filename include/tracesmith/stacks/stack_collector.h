@@ -37,6 +37,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -84,6 +85,12 @@ struct StackCollectorStats {
   uint64_t mappings = 0;        // Mapping rows created
   uint64_t table_full = 0;      // captures that found the table full (right id, slow path)
   uint64_t unknown_module = 0;  // native frames outside every loaded module
+  // PrepareModules: modules prepared, bytes of unwind tables faulted in, and
+  // the writer's CPU time for it (the first-time work it took off the
+  // program's threads).
+  uint64_t modules_prepared = 0;
+  uint64_t unwind_bytes_prepared = 0;
+  uint64_t prepare_cpu_ns = 0;
 };
 
 // Where one CaptureStack call spent its time (CpuTicks), for the capture's
@@ -116,6 +123,16 @@ class StackCollector {
   // With `from` (see TRACESMITH_CALLER_FRAME), the native walk starts at
   // that frame and skip_frames is not applied.
   uint32_t CaptureStack(StackTiming* timing = nullptr, const CallerFrame* from = nullptr);
+
+  // Writer thread, at the capture's start and then every poll: the modules
+  // loaded since the last call (every module at the first) are made ready
+  // for their first stack: their unwind tables (.eh_frame_hdr, .eh_frame)
+  // faulted in and the module registered (path, build-id), so that a new
+  // return address there costs the launching thread no page fault and no ELF
+  // read (src/stacks/prepare_modules.cc); at the first call the rule cache's
+  // pages too. Cheap when nothing was loaded: one
+  // dl_iterate_phdr step. Never faults, even on a module unloaded meanwhile.
+  void PrepareModules();
 
   // Appends the rows created since the last Drain (Mapping, Frame,
   // StackNode) and their strings to `writer`. Call from the writer thread,
@@ -159,6 +176,10 @@ class StackCollector {
   std::vector<model::StackNode> pending_nodes_;
   uint32_t next_mapping_id_ = 1;
   StackCollectorStats stats_;
+  // PrepareModules' state (its caller's thread only): the loader's load and
+  // unload counts last seen, the start of every module prepared.
+  uint64_t prepared_adds_ = 0, prepared_subs_ = 0;
+  std::set<uintptr_t> prepared_tables_;
 };
 
 }  // namespace tracesmith::stacks

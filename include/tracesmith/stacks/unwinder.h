@@ -12,9 +12,10 @@
 // faults. Other architectures walk frame pointers only.
 //
 // Hot path: no allocation, no lock, no syscall. The first unwind on a thread
-// finds its stack bounds in /proc/self/maps (async-signal-safe: raw reads, no
-// allocation); the first sighting of a return address parses CFI (and may take
-// the loader's lock).
+// finds its stack bounds where glibc put the stack, checked readable with
+// process_vm_readv (async-signal-safe; /proc/self/maps otherwise); the first
+// sighting of a return address parses CFI (lock-free with glibc 2.35+), whose
+// pages the writer thread faults in ahead (StackCollector::PrepareModules).
 #pragma once
 
 #include <cstdint>
@@ -67,6 +68,9 @@ struct UnwindStats {
   uint64_t rules_computed = 0;  // slow path: CFI parsed for a new return address
   uint64_t fp_fallbacks = 0;    // return addresses without usable CFI
   uint64_t cache_full = 0;      // rules that did not fit in the cache
+  // Threads whose stack bounds were read from /proc/self/maps (their stack
+  // not laid out as glibc does, or process_vm_readv refused).
+  uint64_t bounds_from_maps = 0;
   // The per-thread walk memo (src/stacks/walk_memo.h), per walk:
   // every step replayed from an earlier walk, some, or none. Other threads'
   // last few walks may not be counted yet.
@@ -75,6 +79,17 @@ struct UnwindStats {
   uint64_t memo_frames_walked = 0;    // steps unwound with rules after the first frame
 };
 UnwindStats GetUnwindStats();
+
+// A thread's first walk takes a per-thread memo of walks (670 KiB); this
+// maps and populates two ahead, off the launching threads (the capture's
+// writer thread calls it every poll; cheap when both are still there). A
+// thread that finds none maps its own, faulted in page by page as used.
+void PrepareWalkMemos();
+struct WalkMemoCounts {
+  uint64_t taken_ready = 0;  // threads whose memo was prepared ahead
+  uint64_t mapped_here = 0;  // threads that mapped their own
+};
+WalkMemoCounts GetWalkMemoCounts();
 
 // Walks use the per-thread memo of earlier walks (default), or not: for
 // tests and `tracesmith benchmark stacks`, which compare the two.
