@@ -255,21 +255,47 @@ bool FromKernelSequence(const CompactTrace& t, StepReport* r) {
   uint32_t busiest = 0;
   for (const auto& [key, n] : per_gpu)
     if (n > busiest) busiest = n, gpu = key;
-  // The kernels as op indexes (4 bytes each, not a 24-byte SequenceKernel), sorted as
-  // StepsFromKernelSequence sorts: kernels equal in start, end and name are alike to it.
+  // The kernels as op indexes (4 bytes each, not a 24-byte SequenceKernel), in the order
+  // StepsFromKernelSequence sorts them to (kernels equal in start, end and name are alike
+  // to it): each lane's ops are in (start, end) order, so a merge of the GPU's lanes, then
+  // each run of equal (start, end) by name.
   const auto& ops = t.ops();
+  std::vector<uint32_t> pos, end;
+  for (uint32_t l : t.gpu_lanes())
+    if (t.lanes()[l].pid == gpu.first && t.lanes()[l].device == gpu.second) {
+      pos.push_back(t.lane_range(l).begin);
+      end.push_back(t.lane_range(l).end);
+    }
+  auto skip = [&](size_t k) {
+    while (pos[k] < end[k] && ops[pos[k]].kind() != OpKind::kKernel) ++pos[k];
+  };
+  for (size_t k = 0; k < pos.size(); ++k) skip(k);
+  auto before = [&](uint32_t a, uint32_t b) {
+    return std::tie(ops[a].start_ns, ops[a].end_ns) < std::tie(ops[b].start_ns, ops[b].end_ns);
+  };
   std::vector<uint32_t> kernels;
   kernels.reserve(busiest);
-  for (uint32_t i = 0; i < ops.size(); ++i) {
-    const GpuOp& o = ops[i];
-    if (o.kind() == OpKind::kKernel && t.lanes()[o.lane()].pid == gpu.first &&
-        t.lanes()[o.lane()].device == gpu.second)
-      kernels.push_back(i);
+  while (true) {
+    size_t best = SIZE_MAX;
+    for (size_t k = 0; k < pos.size(); ++k)
+      if (pos[k] < end[k] && (best == SIZE_MAX || before(pos[k], pos[best]))) best = k;
+    if (best == SIZE_MAX) break;
+    kernels.push_back(pos[best]++);
+    skip(best);
   }
-  std::sort(kernels.begin(), kernels.end(), [&](uint32_t a, uint32_t b) {
+  auto by_name = [&](uint32_t a, uint32_t b) { return ops[a].name_id < ops[b].name_id; };
+  for (size_t i = 0; i < kernels.size();) {
+    size_t j = i + 1;
+    while (j < kernels.size() && !before(kernels[i], kernels[j])) ++j;
+    if (j - i > 1) std::sort(kernels.begin() + i, kernels.begin() + j, by_name);
+    i = j;
+  }
+  auto by_key = [&](uint32_t a, uint32_t b) {
     return std::tie(ops[a].start_ns, ops[a].end_ns, ops[a].name_id) <
            std::tie(ops[b].start_ns, ops[b].end_ns, ops[b].name_id);
-  });
+  };
+  if (!std::is_sorted(kernels.begin(), kernels.end(), by_key))  // a lane out of order
+    std::sort(kernels.begin(), kernels.end(), by_key);
   struct OpsByIndex {
     const std::vector<GpuOp>& ops;
     const std::vector<uint32_t>& index;
