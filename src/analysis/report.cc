@@ -19,13 +19,16 @@ double AnalysisReport::warmup_share() const {
   return Percent(active.warmup.ns(), active.region_ns());
 }
 
-DurationStats ComputeDurationStats(std::span<uint64_t> v) {
+namespace {
+
+template <typename T>
+DurationStats StatsOf(std::span<T> v) {
   DurationStats s;
   s.count = v.size();
   if (v.empty()) return s;
-  for (uint64_t x : v) {
+  for (T x : v) {
     s.total_ns += x;
-    s.max_ns = std::max(s.max_ns, x);
+    s.max_ns = std::max<uint64_t>(s.max_ns, x);
   }
   s.mean_ns = s.total_ns / s.count;
   s.p95_ns = NearestRank(v, 0.95);
@@ -33,13 +36,19 @@ DurationStats ComputeDurationStats(std::span<uint64_t> v) {
   return s;
 }
 
+}  // namespace
+
+DurationStats ComputeDurationStats(std::span<uint64_t> v) { return StatsOf(v); }
+
 namespace {
 
 // Samples grouped by a small integer key, for per-group statistics, without
 // a key and a value per sample: a first pass counts each group's samples
 // (Count), a second puts each value in its group's next slot (Put), in
-// sample order as a stable counting sort would. 8 bytes per sample, not 20
-// (10 M kernels: 80 MB, not 200).
+// sample order as a stable counting sort would. 4 bytes per sample when every
+// value put fits in 32 bits (Layout's max_value: durations under 4.3 s), else
+// 8; not 20 (10 M kernels: 40 MB, not 200). The statistics do not depend on
+// the width (sums in 64 bits, quantiles by value).
 class GroupedSamples {
  public:
   void Count(uint32_t group) {
@@ -47,27 +56,43 @@ class GroupedSamples {
     offset_[group + 1]++;
   }
   // After the counting pass, before Put; again to refill with other values.
-  void Layout() {
+  // `max_value`: no value put until the next Layout is larger.
+  void Layout(uint64_t max_value) {
     if (!laid_out_) {
       for (size_t g = 1; g < offset_.size(); ++g) offset_[g] += offset_[g - 1];
       laid_out_ = true;
     }
-    values_.resize(offset_.empty() ? 0 : offset_.back());
+    const size_t n = offset_.empty() ? 0 : offset_.back();
+    narrow_ = max_value <= UINT32_MAX;
+    std::vector<uint32_t>().swap(narrow_values_);  // the other width's values go first
+    std::vector<uint64_t>().swap(values_);
+    if (narrow_)
+      narrow_values_.resize(n);
+    else
+      values_.resize(n);
     next_.assign(offset_.begin(), offset_.empty() ? offset_.end() : offset_.end() - 1);
   }
-  void Put(uint32_t group, uint64_t value) { values_[next_[group]++] = value; }
+  void Put(uint32_t group, uint64_t value) {
+    if (narrow_)
+      narrow_values_[next_[group]++] = static_cast<uint32_t>(value);
+    else
+      values_[next_[group]++] = value;
+  }
   // Statistics of groups 0 .. groups-1 (reorders the values).
   std::vector<DurationStats> Finish(size_t groups) {
     std::vector<DurationStats> out(groups);
-    for (size_t g = 0; g < groups && g + 1 < offset_.size(); ++g)
-      out[g] = ComputeDurationStats(
-          std::span<uint64_t>(values_.data() + offset_[g], offset_[g + 1] - offset_[g]));
+    for (size_t g = 0; g < groups && g + 1 < offset_.size(); ++g) {
+      const size_t b = offset_[g], n = offset_[g + 1] - offset_[g];
+      out[g] = narrow_ ? StatsOf(std::span<uint32_t>(narrow_values_.data() + b, n))
+                       : StatsOf(std::span<uint64_t>(values_.data() + b, n));
+    }
     return out;
   }
 
  private:
   std::vector<uint64_t> offset_, values_, next_;
-  bool laid_out_ = false;
+  std::vector<uint32_t> narrow_values_;
+  bool laid_out_ = false, narrow_ = false;
 };
 
 std::string LaneName(const CompactTrace& t, uint32_t lane, bool with_pid) {
@@ -94,6 +119,7 @@ void KernelTables(const CompactTrace& t, CallSiteNamer& namer, AnalysisReport* r
   for (const HostCall& c : t.calls()) stacks |= c.stack_id != 0;
   // Two passes over the kernels: count per group (naming groups and sites),
   // then place the durations.
+  uint64_t longest = 0;
   for (int pass = 0; pass < 2; ++pass) {
     uint32_t last_stack = kNone, last_site = 0;
     for (uint32_t oi = 0; oi < ops.size(); ++oi) {
@@ -108,6 +134,7 @@ void KernelTables(const CompactTrace& t, CallSiteNamer& namer, AnalysisReport* r
         by_name.Count(group_of_name[n]);
         r->kernel_count++;
         r->kernel_ns += op.duration();
+        longest = std::max(longest, op.duration());
       } else {
         by_name.Put(group_of_name[n], op.duration());
       }
@@ -136,8 +163,8 @@ void KernelTables(const CompactTrace& t, CallSiteNamer& namer, AnalysisReport* r
       }
     }
     if (pass == 0) {
-      by_name.Layout();
-      if (stacks) by_site.Layout();
+      by_name.Layout(longest);
+      if (stacks) by_site.Layout(longest);
     }
   }
   std::vector<DurationStats> stats = by_name.Finish(names.size());
@@ -239,37 +266,68 @@ void CopyTable(const CompactTrace& t, AnalysisReport* r) {
 void LaunchTable(const CompactTrace& t, CallSiteNamer& namer, AnalysisReport* r) {
   std::map<uint32_t, uint32_t> group_of_api;
   std::vector<uint32_t> apis;
-  // Launch delay runs to the first op a call issued (a graph launch issues many).
-  std::vector<uint64_t> first_start(t.calls().size(), UINT64_MAX);
-  for (uint32_t oi = 0; oi < t.ops().size(); ++oi) {
-    uint32_t c = t.CallOfOp(oi);
-    if (c != kNone) first_start[c] = std::min(first_start[c], t.ops()[oi].start_ns);
+  // Launch delay runs to the first op a call issued (a graph launch issues
+  // many). Not a start per call (8 bytes per call): which calls issued one op
+  // and which several (2 bits per call); one op's is the op OpOfCall finds (ops
+  // of one (pid, correlation) all map to one call), several ops' first start
+  // is kept for those calls alone.
+  const auto& calls = t.calls();
+  const auto& ops = t.ops();
+  std::vector<bool> issued(calls.size()), several(calls.size());
+  for (uint32_t oi = 0; oi < ops.size(); ++oi) {
+    const uint32_t c = t.CallOfOp(oi);
+    if (c == kNone) continue;
+    if (issued[c]) several[c] = true;
+    issued[c] = true;
   }
+  for (uint32_t c = 0; c < calls.size(); ++c)
+    if (issued[c] && !several[c]) {
+      const uint32_t op = t.OpOfCall(calls[c]);
+      if (op == kNone || t.CallOfOp(op) != c) several[c] = true;  // found apart, as several
+    }
+  std::unordered_map<uint32_t, uint64_t> first_of_several;
+  for (uint32_t oi = 0; oi < ops.size(); ++oi) {
+    const uint32_t c = t.CallOfOp(oi);
+    if (c == kNone || !several[c]) continue;
+    auto [it, added] = first_of_several.try_emplace(c, ops[oi].start_ns);
+    if (!added) it->second = std::min(it->second, ops[oi].start_ns);
+  }
+  auto first_start = [&](uint32_t c) -> uint64_t {
+    if (!issued[c]) return UINT64_MAX;
+    if (several[c]) return first_of_several.find(c)->second;
+    return ops[t.OpOfCall(calls[c])].start_ns;
+  };
+  auto delay = [&](uint32_t i, const HostCall& c) -> uint64_t {
+    const uint64_t first = first_start(i);
+    return first > c.start_ns ? first - c.start_ns : 0;
+  };
   // Calls that issued GPU work, grouped by API: durations, then delays.
   GroupedSamples samples;
-  for (uint32_t i = 0; i < t.calls().size(); ++i) {
-    if (first_start[i] == UINT64_MAX) continue;
-    const HostCall& c = t.calls()[i];
+  uint64_t longest = 0, longest_delay = 0;
+  for (uint32_t i = 0; i < calls.size(); ++i) {
+    if (!issued[i]) continue;
+    const HostCall& c = calls[i];
     auto [it, added] = group_of_api.try_emplace(c.name_id, static_cast<uint32_t>(apis.size()));
     if (added) apis.push_back(c.name_id);
     samples.Count(it->second);
+    longest = std::max(longest, c.duration());
+    longest_delay = std::max(longest_delay, delay(i, c));
   }
-  auto fill = [&](auto value_of) {
-    samples.Layout();
+  auto fill = [&](uint64_t max_value, auto value_of) {
+    samples.Layout(max_value);
     uint64_t last_name = UINT64_MAX;  // no name id: the first call looks its group up
     uint32_t group = 0;
-    for (uint32_t i = 0; i < t.calls().size(); ++i) {
-      if (first_start[i] == UINT64_MAX) continue;
-      const HostCall& c = t.calls()[i];
+    for (uint32_t i = 0; i < calls.size(); ++i) {
+      if (!issued[i]) continue;
+      const HostCall& c = calls[i];
       if (c.name_id != last_name) last_name = c.name_id, group = group_of_api[c.name_id];
       samples.Put(group, value_of(i, c));
     }
     return samples.Finish(apis.size());
   };
-  std::vector<DurationStats> d = fill([](uint32_t, const HostCall& c) { return c.duration(); });
-  std::vector<DurationStats> l = fill([&](uint32_t i, const HostCall& c) {
-    return first_start[i] > c.start_ns ? first_start[i] - c.start_ns : 0;
-  });
+  std::vector<DurationStats> d =
+      fill(longest, [](uint32_t, const HostCall& c) { return c.duration(); });
+  std::vector<DurationStats> l = fill(longest_delay, delay);
   std::vector<uint64_t> median(apis.size());
   for (size_t g = 0; g < apis.size(); ++g) {
     r->launches.push_back({std::string(t.String(apis[g])), d[g], l[g], 0});
@@ -277,9 +335,9 @@ void LaunchTable(const CompactTrace& t, CallSiteNamer& namer, AnalysisReport* r)
   }
   // Outliers: calls over 10x their API's median duration.
   std::vector<std::pair<uint64_t, uint32_t>> slow;
-  for (uint32_t i = 0; i < t.calls().size(); ++i) {
-    if (first_start[i] == UINT64_MAX) continue;
-    const HostCall& c = t.calls()[i];
+  for (uint32_t i = 0; i < calls.size(); ++i) {
+    if (!issued[i]) continue;
+    const HostCall& c = calls[i];
     uint32_t g = group_of_api[c.name_id];
     if (c.duration() > 10 * median[g]) {
       r->launches[g].outliers++;
@@ -299,7 +357,7 @@ void LaunchTable(const CompactTrace& t, CallSiteNamer& namer, AnalysisReport* r)
       o.call_site = c.stack_id ? namer.Name(c.stack_id) : "";
       o.start_ns = c.start_ns - t.trace_begin();
       o.api_ns = ns;
-      o.delay_ns = first_start[i] > c.start_ns ? first_start[i] - c.start_ns : 0;
+      o.delay_ns = delay(i, c);
       r->outliers.push_back(o);
     }
   }

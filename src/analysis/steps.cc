@@ -16,22 +16,46 @@ namespace {
 constexpr size_t kMinSteps = 3;
 
 // Measures the steps from `from` on (those before it come measured) and the run's statistics.
+// Each step's busy time and kernels are differences of two running totals at its bounds
+// (busy time and kernel starts before t), taken at every bound in one sweep of the GPUs'
+// busy union and one pass over the kernels: neither the union (16 bytes per interval) nor
+// the kernels' starts (8 bytes per kernel) are kept. Steps end at or after their begin.
 void Measure(const CompactTrace& t, StepReport* r, size_t from = 0) {
-  // Busy time of every GPU together, within the window.
-  const std::vector<Interval> busy = OpUnion(
-      t, t.gpu_lanes(), [](const GpuOp&) { return true; }, nullptr);
-  std::vector<uint64_t> kernel_starts;
+  std::vector<uint64_t> bounds;
+  for (size_t i = from; i < r->steps.size(); ++i) {
+    bounds.push_back(r->steps[i].begin_ns);
+    bounds.push_back(r->steps[i].end_ns);
+  }
+  std::sort(bounds.begin(), bounds.end());
+  bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
+  // Busy time of every GPU together, within the window, before each bound.
+  std::vector<uint64_t> busy_before(bounds.size());
+  size_t k = 0;
+  uint64_t done = 0;
+  ForEachOpUnion(
+      t, t.gpu_lanes(), [](const GpuOp&) { return true; },
+      [&](const Interval& b) {
+        for (; k < bounds.size() && bounds[k] <= b.start; ++k) busy_before[k] = done;
+        for (; k < bounds.size() && bounds[k] < b.end; ++k)
+          busy_before[k] = done + (bounds[k] - b.start);
+        done += b.length();
+      });
+  for (; k < bounds.size(); ++k) busy_before[k] = done;
+  // Kernels starting before each bound: each kernel counted at the first bound after its
+  // start, then summed up.
+  std::vector<uint64_t> starts_before(bounds.size() + 1, 0);
   for (const GpuOp& o : t.ops())
-    if (o.kind() == OpKind::kKernel) kernel_starts.push_back(o.start_ns);
-  std::sort(kernel_starts.begin(), kernel_starts.end());
+    if (o.kind() == OpKind::kKernel)
+      ++starts_before[std::upper_bound(bounds.begin(), bounds.end(), o.start_ns) - bounds.begin()];
+  for (size_t j = 1; j < starts_before.size(); ++j) starts_before[j] += starts_before[j - 1];
+  auto at = [&](uint64_t bound) {
+    return size_t(std::lower_bound(bounds.begin(), bounds.end(), bound) - bounds.begin());
+  };
   for (size_t i = from; i < r->steps.size(); ++i) {
     Step& s = r->steps[i];
-    auto it = std::upper_bound(busy.begin(), busy.end(), s.begin_ns,
-                               [](uint64_t x, const Interval& i) { return x < i.end; });
-    for (; it != busy.end() && it->start < s.end_ns; ++it)
-      s.gpu_busy_ns += std::min(it->end, s.end_ns) - std::max(it->start, s.begin_ns);
-    s.kernels = uint32_t(std::lower_bound(kernel_starts.begin(), kernel_starts.end(), s.end_ns) -
-                         std::lower_bound(kernel_starts.begin(), kernel_starts.end(), s.begin_ns));
+    const size_t b = at(s.begin_ns), e = at(s.end_ns);
+    s.gpu_busy_ns += busy_before[e] - busy_before[b];
+    s.kernels = uint32_t(int64_t(starts_before[e]) - int64_t(starts_before[b]));
   }
   StepStatistics(r);
 }
@@ -118,41 +142,11 @@ bool FromStepRanges(const CompactTrace& t, StepReport* r) {
   return false;
 }
 
-// One GPU's kernels, for FromKernelSequence: with several devices or
-// processes (data parallel ranks) the merged order interleaves their
-// iterations; the busiest GPU (most kernels) sets the steps for all.
-bool FromKernelSequence(const CompactTrace& t, StepReport* r) {
-  std::map<std::pair<uint32_t, uint32_t>, uint32_t> per_gpu;  // (pid, device) -> kernels
-  for (const GpuOp& o : t.ops())
-    if (o.kind() == OpKind::kKernel)
-      ++per_gpu[{t.lanes()[o.lane()].pid, t.lanes()[o.lane()].device}];
-  std::pair<uint32_t, uint32_t> gpu{};
-  uint32_t busiest = 0;
-  for (const auto& [key, n] : per_gpu)
-    if (n > busiest) busiest = n, gpu = key;
-  std::vector<SequenceKernel> kernels;
-  kernels.reserve(busiest);
-  for (const GpuOp& o : t.ops())
-    if (o.kind() == OpKind::kKernel && t.lanes()[o.lane()].pid == gpu.first &&
-        t.lanes()[o.lane()].device == gpu.second)
-      kernels.push_back({o.start_ns, o.end_ns, o.name_id, o.correlation_id});
-  return StepsFromKernelSequence(&kernels, r, [&](uint32_t name) { return t.String(name); });
-}
-
-}  // namespace
-
-// The kernel that recurs once per step: among kernels recurring at least
-// kMinSteps times at a regular stride (most gaps equal to the median gap),
-// the longest stride; ties go to the one after the largest GPU-idle gaps
-// (steps usually begin after host work: data, zero_grad, logging).
-bool StepsFromKernelSequence(std::vector<SequenceKernel>* kernels, StepReport* r,
-                             const std::function<std::string_view(uint32_t)>& name_of) {
-  std::vector<SequenceKernel>& order = *kernels;
-  // In start order; kernels starting together by end, then name (one order
-  // whatever order they came in).
-  std::sort(order.begin(), order.end(), [](const SequenceKernel& a, const SequenceKernel& b) {
-    return std::tie(a.start_ns, a.end_ns, a.name_id) < std::tie(b.start_ns, b.end_ns, b.name_id);
-  });
+// The steps of kernels in start order (then end, then name), read through `order`:
+// order.size() and order[k] with start_ns, end_ns and name_id.
+template <typename Order>
+bool StepsFromOrder(const Order& order, StepReport* r,
+                    const std::function<std::string_view(uint32_t)>& name_of) {
   if (order.size() < 2 * kMinSteps) return false;
   std::map<uint32_t, std::vector<uint32_t>> positions;  // name -> indexes into order
   for (uint32_t k = 0; k < order.size(); ++k) positions[order[k].name_id].push_back(k);
@@ -175,8 +169,8 @@ bool StepsFromKernelSequence(std::vector<SequenceKernel>* kernels, StepReport* r
     double idle = 0;
     for (uint32_t p : pos)
       if (p > 0) {
-        const SequenceKernel& prev = order[p - 1];
-        const SequenceKernel& cur = order[p];
+        const auto& prev = order[p - 1];
+        const auto& cur = order[p];
         idle += cur.start_ns > prev.end_ns ? double(cur.start_ns - prev.end_ns) : 0;
       }
     idle /= double(pos.size());
@@ -190,8 +184,8 @@ bool StepsFromKernelSequence(std::vector<SequenceKernel>* kernels, StepReport* r
   // host's work between iterations), found over all recurrences.
   auto idle_before = [&](size_t k) -> double {
     if (k == 0 || k >= order.size()) return 0;
-    const SequenceKernel& prev = order[k - 1];
-    const SequenceKernel& cur = order[k];
+    const auto& prev = order[k - 1];
+    const auto& cur = order[k];
     return cur.start_ns > prev.end_ns ? double(cur.start_ns - prev.end_ns) : 0;
   };
   uint32_t shift = 0;
@@ -247,6 +241,85 @@ bool StepsFromKernelSequence(std::vector<SequenceKernel>* kernels, StepReport* r
   r->anchor = std::string(name_of(best_name));
   r->period = best_period;
   return true;
+}
+
+// One GPU's kernels, for FromKernelSequence: with several devices or
+// processes (data parallel ranks) the merged order interleaves their
+// iterations; the busiest GPU (most kernels) sets the steps for all.
+bool FromKernelSequence(const CompactTrace& t, StepReport* r) {
+  std::map<std::pair<uint32_t, uint32_t>, uint32_t> per_gpu;  // (pid, device) -> kernels
+  for (const GpuOp& o : t.ops())
+    if (o.kind() == OpKind::kKernel)
+      ++per_gpu[{t.lanes()[o.lane()].pid, t.lanes()[o.lane()].device}];
+  std::pair<uint32_t, uint32_t> gpu{};
+  uint32_t busiest = 0;
+  for (const auto& [key, n] : per_gpu)
+    if (n > busiest) busiest = n, gpu = key;
+  // The kernels as op indexes (4 bytes each, not a 24-byte SequenceKernel), in the order
+  // StepsFromKernelSequence sorts them to (kernels equal in start, end and name are alike
+  // to it): each lane's ops are in (start, end) order, so a merge of the GPU's lanes, then
+  // each run of equal (start, end) by name.
+  const auto& ops = t.ops();
+  std::vector<uint32_t> pos, end;
+  for (uint32_t l : t.gpu_lanes())
+    if (t.lanes()[l].pid == gpu.first && t.lanes()[l].device == gpu.second) {
+      pos.push_back(t.lane_range(l).begin);
+      end.push_back(t.lane_range(l).end);
+    }
+  auto skip = [&](size_t k) {
+    while (pos[k] < end[k] && ops[pos[k]].kind() != OpKind::kKernel) ++pos[k];
+  };
+  for (size_t k = 0; k < pos.size(); ++k) skip(k);
+  auto before = [&](uint32_t a, uint32_t b) {
+    return std::tie(ops[a].start_ns, ops[a].end_ns) < std::tie(ops[b].start_ns, ops[b].end_ns);
+  };
+  std::vector<uint32_t> kernels;
+  kernels.reserve(busiest);
+  while (true) {
+    size_t best = SIZE_MAX;
+    for (size_t k = 0; k < pos.size(); ++k)
+      if (pos[k] < end[k] && (best == SIZE_MAX || before(pos[k], pos[best]))) best = k;
+    if (best == SIZE_MAX) break;
+    kernels.push_back(pos[best]++);
+    skip(best);
+  }
+  auto by_name = [&](uint32_t a, uint32_t b) { return ops[a].name_id < ops[b].name_id; };
+  for (size_t i = 0; i < kernels.size();) {
+    size_t j = i + 1;
+    while (j < kernels.size() && !before(kernels[i], kernels[j])) ++j;
+    if (j - i > 1) std::sort(kernels.begin() + i, kernels.begin() + j, by_name);
+    i = j;
+  }
+  auto by_key = [&](uint32_t a, uint32_t b) {
+    return std::tie(ops[a].start_ns, ops[a].end_ns, ops[a].name_id) <
+           std::tie(ops[b].start_ns, ops[b].end_ns, ops[b].name_id);
+  };
+  if (!std::is_sorted(kernels.begin(), kernels.end(), by_key))  // a lane out of order
+    std::sort(kernels.begin(), kernels.end(), by_key);
+  struct OpsByIndex {
+    const std::vector<GpuOp>& ops;
+    const std::vector<uint32_t>& index;
+    size_t size() const { return index.size(); }
+    const GpuOp& operator[](size_t k) const { return ops[index[k]]; }
+  };
+  return StepsFromOrder(OpsByIndex{ops, kernels}, r, [&](uint32_t name) { return t.String(name); });
+}
+
+}  // namespace
+
+// The kernel that recurs once per step: among kernels recurring at least
+// kMinSteps times at a regular stride (most gaps equal to the median gap),
+// the longest stride; ties go to the one after the largest GPU-idle gaps
+// (steps usually begin after host work: data, zero_grad, logging).
+bool StepsFromKernelSequence(std::vector<SequenceKernel>* kernels, StepReport* r,
+                             const std::function<std::string_view(uint32_t)>& name_of) {
+  std::vector<SequenceKernel>& order = *kernels;
+  // In start order; kernels starting together by end, then name (one order
+  // whatever order they came in).
+  std::sort(order.begin(), order.end(), [](const SequenceKernel& a, const SequenceKernel& b) {
+    return std::tie(a.start_ns, a.end_ns, a.name_id) < std::tie(b.start_ns, b.end_ns, b.name_id);
+  });
+  return StepsFromOrder(order, r, name_of);
 }
 
 StatusOr<std::pair<size_t, size_t>> ParseStepRange(const std::string& text, size_t count) {

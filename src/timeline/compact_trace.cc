@@ -27,19 +27,22 @@ const char* OpKindName(OpKind kind) {
 
 // ---- CorrelationIndex ------------------------------------------------------
 
-void CorrelationIndex::Build(const std::vector<Entry>& entries, const Replace& replace) {
+template <typename ForEach>
+void CorrelationIndex::Build(const ForEach& for_each, const Replace& replace) {
   tables_.clear();
   // Processes are few: one pass per pid, no sort of the (millions of) entries.
   std::vector<uint32_t> pids;
-  for (const Entry& e : entries)
+  for_each([&](const Entry& e) {
     if (pids.empty() ||
         (pids.back() != e.pid && std::find(pids.begin(), pids.end(), e.pid) == pids.end()))
       pids.push_back(e.pid);
+  });
   for (uint32_t pid : pids) {
     uint32_t lo = UINT32_MAX, hi = 0;
     size_t n = 0;
-    for (const Entry& e : entries)
+    for_each([&](const Entry& e) {
       if (e.pid == pid) lo = std::min(lo, e.correlation), hi = std::max(hi, e.correlation), ++n;
+    });
     PidTable t;
     t.pid = pid;
     t.base = lo;
@@ -50,14 +53,16 @@ void CorrelationIndex::Build(const std::vector<Entry>& entries, const Replace& r
     // Dense while it costs at most ~4 slots per entry (CUPTI ids are sequential).
     if (range <= 4 * n + 1024) {
       t.dense.assign(range, kNone);
-      for (const Entry& e : entries) {
-        if (e.pid != pid) continue;
+      for_each([&](const Entry& e) {
+        if (e.pid != pid) return;
         uint32_t& slot = t.dense[e.correlation - lo];
         if (keep_new(slot, e.index)) slot = e.index;
-      }
+      });
     } else {
-      for (const Entry& e : entries)
+      t.sparse.reserve(n);
+      for_each([&](const Entry& e) {
         if (e.pid == pid) t.sparse.push_back(e);
+      });
       std::stable_sort(t.sparse.begin(), t.sparse.end(), [](const Entry& a, const Entry& b) {
         return a.correlation < b.correlation;
       });
@@ -70,6 +75,7 @@ void CorrelationIndex::Build(const std::vector<Entry>& entries, const Replace& r
         }
       }
       t.sparse.resize(k);
+      t.sparse.shrink_to_fit();
     }
     tables_.push_back(std::move(t));
   }
@@ -451,27 +457,25 @@ void CompactTrace::BuildIndexes() {
     auto it = by_key.find({s.pid, s.device_id, s.stream_id});
     s.lane = it == by_key.end() ? kNone : it->second;
   }
-  // Correlation indexes.
-  std::vector<CorrelationIndex::Entry> entries;
-  entries.reserve(calls_.size());
-  for (uint32_t i = 0; i < calls_.size(); ++i)
-    if (calls_[i].correlation_id)
-      entries.push_back({lanes_[calls_[i].lane].pid, calls_[i].correlation_id, i});
+  // Correlation indexes, built from the records in place (CorrelationIndex::Build).
+  auto each_call = [&](const auto& fn) {
+    for (uint32_t i = 0; i < calls_.size(); ++i)
+      if (calls_[i].correlation_id) fn({lanes_[calls_[i].lane].pid, calls_[i].correlation_id, i});
+  };
+  auto each_op = [&](const auto& fn) {
+    for (uint32_t i = 0; i < ops_.size(); ++i)
+      if (ops_[i].correlation_id) fn({PidOfLane(ops_[i].lane()), ops_[i].correlation_id, i});
+  };
   {
     CorrelationIndex call_by_corr;  // only for op_call_: not kept
-    call_by_corr.Build(entries);
+    call_by_corr.Build(each_call);
     op_call_.resize(ops_.size());
     for (uint32_t i = 0; i < ops_.size(); ++i)
       op_call_[i] = call_by_corr.Find(PidOfLane(ops_[i].lane()), ops_[i].correlation_id);
   }
-  entries.clear();
-  entries.reserve(ops_.size());
-  for (uint32_t i = 0; i < ops_.size(); ++i)
-    if (ops_[i].correlation_id)
-      entries.push_back({PidOfLane(ops_[i].lane()), ops_[i].correlation_id, i});
   // Several ops per id (a graph launch runs many kernels): the last-ending
   // one is the op a call waited for.
-  op_by_corr_.Build(entries, [&](uint32_t old_op, uint32_t new_op) {
+  op_by_corr_.Build(each_op, [&](uint32_t old_op, uint32_t new_op) {
     return ops_[new_op].end_ns >= ops_[old_op].end_ns;
   });
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "lane_union_cursor.h"
 #include "tracesmith/timeline/sorter.h"
 
 namespace tracesmith::analysis {
@@ -38,45 +39,72 @@ struct Cursor {
   }
 };
 
-std::vector<Interval> UnionOfUnsorted(std::vector<Interval> v) {
+// The union of `v` in place: sorted by start when it is not, then merged as
+// AppendUnion does (no second list: 16 bytes per interval).
+void UnionInPlace(std::vector<Interval>* v) {
   auto by_start = [](const Interval& a, const Interval& b) { return a.start < b.start; };
-  if (!std::is_sorted(v.begin(), v.end(), by_start)) std::sort(v.begin(), v.end(), by_start);
-  std::vector<Interval> out;
-  for (const Interval& i : v) AppendUnion(&out, i.start, i.end);
-  return out;
+  if (!std::is_sorted(v->begin(), v->end(), by_start)) std::sort(v->begin(), v->end(), by_start);
+  size_t k = 0;
+  for (size_t i = 0; i < v->size(); ++i) {
+    const Interval x = (*v)[i];
+    if (x.end <= x.start) continue;
+    if (k > 0 && x.start <= (*v)[k - 1].end)
+      (*v)[k - 1].end = std::max((*v)[k - 1].end, x.end);
+    else
+      (*v)[k++] = x;
+  }
+  v->resize(k);
 }
+
+// Cursor's interface over a lane's busy union read as it goes (LaneUnionCursor):
+// the running intervals, never stored.
+struct UnionCursor {
+  LaneUnionCursor u;
+  void Advance(uint64_t t) {
+    while (!u.done() && u.current().end <= t) u.Next();
+  }
+  bool Active(uint64_t t) const { return !u.done() && u.current().start <= t; }
+  uint64_t Next(uint64_t t) const {
+    if (u.done()) return UINT64_MAX;
+    return u.current().start > t ? u.current().start : u.current().end;
+  }
+};
 
 }  // namespace
 
-StreamStateMachine::StreamStateMachine(const CompactTrace& trace, uint32_t lane) {
+StreamStateMachine::StreamStateMachine(const CompactTrace& trace, uint32_t lane,
+                                       bool keep_transitions)
+    : keep_transitions_(keep_transitions) {
   const uint64_t w0 = trace.window_begin(), w1 = trace.window_end();
   auto clip = [&](uint64_t s, uint64_t e) {
     return Interval{std::clamp(s, w0, w1), std::clamp(e, w0, w1)};
   };
   LaneRange r = trace.lane_range(lane);
   const auto& ops = trace.ops();
-  std::vector<Interval> running, pending, waiting;
+  // Running: the lane's busy union, read as the sweep goes. Pending: from each
+  // op's issuing call to its start; calls need not start in op order, so these
+  // are kept and sorted.
+  std::vector<Interval> pending, waiting;
   uint64_t last_end = 0;
   for (uint32_t i = r.begin; i < r.end; ++i) {
     const GpuOp& op = ops[i];
-    Interval c = clip(op.start_ns, op.end_ns);
-    AppendUnion(&running, c.start, c.end);
     last_end = std::max(last_end, op.end_ns);
     if (trace.CallOfOp(i) != kNone) {
       Interval p = clip(trace.CallSpanOfOp(i).start, op.start_ns);
       if (p.end > p.start) pending.push_back(p);
     }
   }
-  pending = UnionOfUnsorted(std::move(pending));
+  UnionInPlace(&pending);
   for (const SyncRecord& s : trace.syncs())
     if (s.lane == lane && s.sync_type == model::kSyncStreamWaitEvent) {
       Interval c = clip(s.start_ns, s.end_ns);
       if (c.end > c.start) waiting.push_back(c);
     }
-  waiting = UnionOfUnsorted(std::move(waiting));
+  UnionInPlace(&waiting);
   const uint64_t finish = r.begin == r.end ? w1 : std::clamp(last_end, w0, w1);
 
-  Cursor run{&running}, wait{&waiting}, pend{&pending};
+  UnionCursor run{LaneUnionCursor(trace, lane)};
+  Cursor wait{&waiting}, pend{&pending};
   uint64_t t = w0;
   while (t < w1) {
     run.Advance(t);
@@ -102,6 +130,7 @@ StreamStateMachine::StreamStateMachine(const CompactTrace& trace, uint32_t lane)
 }
 
 void StreamStateMachine::Emit(uint64_t t, StreamState s) {
+  if (!keep_transitions_) return;
   if (!states_.empty() && states_.back() == uint8_t(s)) return;
   times_.push_back(t);
   states_.push_back(uint8_t(s));

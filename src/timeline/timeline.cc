@@ -4,6 +4,8 @@
 #include <cctype>
 #include <thread>
 
+#include "lane_union_cursor.h"
+
 namespace tracesmith::analysis {
 
 const char* IdleCauseName(IdleCause c) {
@@ -168,49 +170,6 @@ DeviceUnions BuildDeviceUnions(const CompactTrace& trace, std::span<const uint32
   return u;
 }
 
-// The busy union of one lane's ops clipped to the window, interval by
-// interval: what OpUnion(trace, {lane}, all) returns, never stored (a list
-// per stream would be 16 bytes per op, 160 MB at 10 M ops).
-class LaneUnionCursor {
- public:
-  LaneUnionCursor(const CompactTrace& t, uint32_t lane)
-      : ops_(t.ops()), w0_(t.window_begin()), w1_(t.window_end()) {
-    pos_ = t.lane_range(lane).begin;
-    end_ = t.lane_range(lane).end;
-    Next();
-  }
-  bool done() const { return !has_; }
-  const Interval& current() const { return cur_; }
-  void Next() {
-    has_ = false;
-    Interval c;
-    while (pos_ < end_) {  // the first non-empty op opens an interval
-      c = Clip(pos_++);
-      if (c.end > c.start) {
-        cur_ = c;
-        has_ = true;
-        break;
-      }
-    }
-    while (has_ && pos_ < end_) {  // ops starting by its end extend it (AppendUnion)
-      c = Clip(pos_);
-      if (c.end > c.start && c.start > cur_.end) break;
-      if (c.end > c.start) cur_.end = std::max(cur_.end, c.end);
-      ++pos_;
-    }
-  }
-
- private:
-  Interval Clip(uint32_t i) const {
-    return {std::clamp(ops_[i].start_ns, w0_, w1_), std::clamp(ops_[i].end_ns, w0_, w1_)};
-  }
-  const std::vector<GpuOp>& ops_;
-  uint64_t w0_, w1_;
-  uint32_t pos_ = 0, end_ = 0;
-  Interval cur_;
-  bool has_ = false;
-};
-
 // MaxOverlap (sorter.h) of the lanes' busy unions, read through cursors.
 uint32_t MaxLaneOverlap(const CompactTrace& trace, std::span<const uint32_t> lanes) {
   std::vector<LaneUnionCursor> cursors;
@@ -255,13 +214,17 @@ TimelineResult ComputeTimeline(const CompactTrace& trace, unsigned threads) {
           break;
       }
     }
-    std::vector<uint32_t> openers;
-    const uint32_t one[] = {lane};
-    const std::vector<Interval> busy = OpUnion(
-        trace, one, [](const GpuOp&) { return true; }, &openers);
-    s.busy_ns = TotalLength(busy);
-    ClassifyGaps(busy, openers, w0, w1, classifier, &s.idle);
-    StreamStateMachine sm(trace, lane);
+    // ClassifyGaps over the lane's busy union read through a cursor, not stored (20 bytes
+    // per op for the list and its openers).
+    uint64_t t = w0;
+    for (LaneUnionCursor busy(trace, lane); !busy.done(); busy.Next()) {
+      const Interval& b = busy.current();
+      s.busy_ns += b.length();
+      if (b.start > t) classifier.Classify(t, b.start, busy.opener(), &s.idle);
+      t = b.end;
+    }
+    if (w1 > t) s.idle.Add(IdleCause::kNothingQueued, w1 - t);
+    StreamStateMachine sm(trace, lane, /*keep_transitions=*/false);
     s.state_ns = sm.time_in_state();
   };
   // Threads only pay off for big traces (kParallelOps: ~1 ms of work).

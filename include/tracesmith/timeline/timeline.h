@@ -100,6 +100,11 @@ template <typename Pred>
 std::vector<Interval> OpUnion(const CompactTrace& trace, std::span<const uint32_t> lanes, Pred pred,
                               std::vector<uint32_t>* openers = nullptr);
 
+// OpUnion's intervals handed to `fn(Interval)` one by one, in order, as they
+// close: the same list, never stored (16 bytes per interval).
+template <typename Pred, typename Fn>
+void ForEachOpUnion(const CompactTrace& trace, std::span<const uint32_t> lanes, Pred pred, Fn fn);
+
 // Classifies one idle gap [g0, g1) ended by op `next` (kNone: no next op).
 class IdleClassifier {
  public:
@@ -149,6 +154,42 @@ std::vector<Interval> OpUnion(const CompactTrace& trace, std::span<const uint32_
     if (openers && out.size() != before) openers->push_back(i);
   }
   return out;
+}
+
+template <typename Pred, typename Fn>
+void ForEachOpUnion(const CompactTrace& trace, std::span<const uint32_t> lanes, Pred pred, Fn fn) {
+  const uint64_t w0 = trace.window_begin(), w1 = trace.window_end();
+  const auto& ops = trace.ops();
+  std::vector<uint32_t> pos, end;
+  for (uint32_t l : lanes) {
+    pos.push_back(trace.lane_range(l).begin);
+    end.push_back(trace.lane_range(l).end);
+  }
+  auto skip = [&](size_t k) {
+    while (pos[k] < end[k] && !pred(ops[pos[k]])) ++pos[k];
+  };
+  for (size_t k = 0; k < lanes.size(); ++k) skip(k);
+  Interval cur;
+  bool open = false;
+  while (true) {  // OpUnion's merge, AppendUnion on the one open interval
+    size_t best = SIZE_MAX;
+    for (size_t k = 0; k < lanes.size(); ++k)
+      if (pos[k] < end[k] && (best == SIZE_MAX || ops[pos[k]].start_ns < ops[pos[best]].start_ns))
+        best = k;
+    if (best == SIZE_MAX) break;
+    const uint32_t i = pos[best]++;
+    skip(best);
+    uint64_t s = std::clamp(ops[i].start_ns, w0, w1), e = std::clamp(ops[i].end_ns, w0, w1);
+    if (e <= s) continue;
+    if (open && s <= cur.end) {
+      cur.end = std::max(cur.end, e);
+    } else {
+      if (open) fn(cur);
+      cur = {s, e};
+      open = true;
+    }
+  }
+  if (open) fn(cur);
 }
 
 }  // namespace tracesmith::analysis
