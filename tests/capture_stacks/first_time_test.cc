@@ -146,7 +146,14 @@ TEST(FirstTimeTest, AThreadsFirstWalkTakesAMemoPreparedAhead) {
   EXPECT_GT(n, 1);
   EXPECT_EQ(after.taken_ready, before.taken_ready + 1);
   EXPECT_EQ(after.mapped_here, before.mapped_here);
-  EXPECT_LT(faults, 32);  // (the stack's own pages, a rule cache line or two)
+  // The stack's own pages, a rule cache line or two; under a sanitizer also its
+  // shadow memory's (37 under ASan in CI): still far from a memo populated here.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  constexpr long kMaxFaults = 96;
+#else
+  constexpr long kMaxFaults = 32;
+#endif
+  EXPECT_LT(faults, kMaxFaults);
   // With none ready, a thread maps its own (not populated).
   OnNewThread([] {
     uint64_t pcs[64];
