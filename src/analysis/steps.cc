@@ -260,29 +260,17 @@ bool FromKernelSequence(const CompactTrace& t, StepReport* r) {
   // to it): each lane's ops are in (start, end) order, so a merge of the GPU's lanes, then
   // each run of equal (start, end) by name.
   const auto& ops = t.ops();
-  std::vector<uint32_t> pos, end;
+  std::vector<uint32_t> lanes;
   for (uint32_t l : t.gpu_lanes())
-    if (t.lanes()[l].pid == gpu.first && t.lanes()[l].device == gpu.second) {
-      pos.push_back(t.lane_range(l).begin);
-      end.push_back(t.lane_range(l).end);
-    }
-  auto skip = [&](size_t k) {
-    while (pos[k] < end[k] && ops[pos[k]].kind() != OpKind::kKernel) ++pos[k];
-  };
-  for (size_t k = 0; k < pos.size(); ++k) skip(k);
+    if (t.lanes()[l].pid == gpu.first && t.lanes()[l].device == gpu.second) lanes.push_back(l);
   auto before = [&](uint32_t a, uint32_t b) {
     return std::tie(ops[a].start_ns, ops[a].end_ns) < std::tie(ops[b].start_ns, ops[b].end_ns);
   };
   std::vector<uint32_t> kernels;
   kernels.reserve(busiest);
-  while (true) {
-    size_t best = SIZE_MAX;
-    for (size_t k = 0; k < pos.size(); ++k)
-      if (pos[k] < end[k] && (best == SIZE_MAX || before(pos[k], pos[best]))) best = k;
-    if (best == SIZE_MAX) break;
-    kernels.push_back(pos[best]++);
-    skip(best);
-  }
+  ForEachOpMerged(
+      t, lanes, [](const GpuOp& op) { return op.kind() == OpKind::kKernel; }, before,
+      [&](uint32_t i) { kernels.push_back(i); });
   auto by_name = [&](uint32_t a, uint32_t b) { return ops[a].name_id < ops[b].name_id; };
   for (size_t i = 0; i < kernels.size();) {
     size_t j = i + 1;

@@ -139,34 +139,22 @@ struct DeviceUnions {
 template <typename IsNccl>
 DeviceUnions BuildDeviceUnions(const CompactTrace& trace, std::span<const uint32_t> lanes,
                                IsNccl is_nccl, bool nccl) {
-  const uint64_t w0 = trace.window_begin(), w1 = trace.window_end();
   const auto& ops = trace.ops();
   DeviceUnions u;
-  std::vector<uint32_t> pos, end;
-  for (uint32_t l : lanes) {
-    pos.push_back(trace.lane_range(l).begin);
-    end.push_back(trace.lane_range(l).end);
-  }
-  while (true) {
-    size_t best = SIZE_MAX;
-    for (size_t k = 0; k < lanes.size(); ++k)
-      if (pos[k] < end[k] && (best == SIZE_MAX || ops[pos[k]].start_ns < ops[pos[best]].start_ns))
-        best = k;
-    if (best == SIZE_MAX) break;
-    const uint32_t i = pos[best]++;
-    const GpuOp& op = ops[i];
-    const uint64_t s = std::clamp(op.start_ns, w0, w1), e = std::clamp(op.end_ns, w0, w1);
-    if (e <= s) continue;
-    const size_t before = u.all.size();
-    AppendUnion(&u.all, s, e);
-    if (u.all.size() != before) u.openers.push_back(i);
-    if (op.kind() == OpKind::kKernel) {
-      AppendUnion(&u.kernel, s, e);
-      if (nccl) AppendUnion(is_nccl(op) ? &u.nccl : &u.compute, s, e);
-    } else {
-      AppendUnion(&u.copy, s, e);
-    }
-  }
+  ForEachOpByStart(
+      trace, lanes, [](const GpuOp&) { return true; },
+      [&](uint32_t i, uint64_t s, uint64_t e) {
+        const GpuOp& op = ops[i];
+        const size_t before = u.all.size();
+        AppendUnion(&u.all, s, e);
+        if (u.all.size() != before) u.openers.push_back(i);
+        if (op.kind() == OpKind::kKernel) {
+          AppendUnion(&u.kernel, s, e);
+          if (nccl) AppendUnion(is_nccl(op) ? &u.nccl : &u.compute, s, e);
+        } else {
+          AppendUnion(&u.copy, s, e);
+        }
+      });
   return u;
 }
 

@@ -100,6 +100,18 @@ template <typename Pred>
 std::vector<Interval> OpUnion(const CompactTrace& trace, std::span<const uint32_t> lanes, Pred pred,
                               std::vector<uint32_t>* openers = nullptr);
 
+// The ops of `lanes` for which pred(op) holds, merged across the lanes by
+// less(op index, op index) (each lane already in that order; the earlier lane
+// first on a tie): fn(op index).
+template <typename Pred, typename Less, typename Fn>
+void ForEachOpMerged(const CompactTrace& trace, std::span<const uint32_t> lanes, Pred pred,
+                     Less less, Fn fn);
+
+// ForEachOpMerged by start, clipped to the window, empty ones skipped:
+// fn(op index, start, end).
+template <typename Pred, typename Fn>
+void ForEachOpByStart(const CompactTrace& trace, std::span<const uint32_t> lanes, Pred pred, Fn fn);
+
 // OpUnion's intervals handed to `fn(Interval)` one by one, in order, as they
 // close: the same list, never stored (16 bytes per interval).
 template <typename Pred, typename Fn>
@@ -122,13 +134,11 @@ class IdleClassifier {
 
 // ---- template implementation ----
 
-template <typename Pred>
-std::vector<Interval> OpUnion(const CompactTrace& trace, std::span<const uint32_t> lanes, Pred pred,
-                              std::vector<uint32_t>* openers) {
-  const uint64_t w0 = trace.window_begin(), w1 = trace.window_end();
+template <typename Pred, typename Less, typename Fn>
+void ForEachOpMerged(const CompactTrace& trace, std::span<const uint32_t> lanes, Pred pred,
+                     Less less, Fn fn) {
   const auto& ops = trace.ops();
-  std::vector<Interval> out;
-  // Per-lane cursors; the lane whose next op starts first goes next (lanes
+  // Per-lane cursors; the lane whose next op comes first goes next (lanes
   // are few, so a linear scan beats a heap).
   std::vector<uint32_t> pos, end;
   for (uint32_t l : lanes) {
@@ -142,45 +152,45 @@ std::vector<Interval> OpUnion(const CompactTrace& trace, std::span<const uint32_
   while (true) {
     size_t best = SIZE_MAX;
     for (size_t k = 0; k < lanes.size(); ++k)
-      if (pos[k] < end[k] && (best == SIZE_MAX || ops[pos[k]].start_ns < ops[pos[best]].start_ns))
-        best = k;
+      if (pos[k] < end[k] && (best == SIZE_MAX || less(pos[k], pos[best]))) best = k;
     if (best == SIZE_MAX) break;
     const uint32_t i = pos[best]++;
     skip(best);
-    uint64_t s = std::clamp(ops[i].start_ns, w0, w1), e = std::clamp(ops[i].end_ns, w0, w1);
-    if (e <= s) continue;
-    size_t before = out.size();
+    fn(i);
+  }
+}
+
+template <typename Pred, typename Fn>
+void ForEachOpByStart(const CompactTrace& trace, std::span<const uint32_t> lanes, Pred pred,
+                      Fn fn) {
+  const uint64_t w0 = trace.window_begin(), w1 = trace.window_end();
+  const auto& ops = trace.ops();
+  ForEachOpMerged(
+      trace, lanes, pred, [&](uint32_t a, uint32_t b) { return ops[a].start_ns < ops[b].start_ns; },
+      [&](uint32_t i) {
+        const uint64_t s = std::clamp(ops[i].start_ns, w0, w1);
+        const uint64_t e = std::clamp(ops[i].end_ns, w0, w1);
+        if (e > s) fn(i, s, e);
+      });
+}
+
+template <typename Pred>
+std::vector<Interval> OpUnion(const CompactTrace& trace, std::span<const uint32_t> lanes, Pred pred,
+                              std::vector<uint32_t>* openers) {
+  std::vector<Interval> out;
+  ForEachOpByStart(trace, lanes, pred, [&](uint32_t i, uint64_t s, uint64_t e) {
+    const size_t before = out.size();
     AppendUnion(&out, s, e);
     if (openers && out.size() != before) openers->push_back(i);
-  }
+  });
   return out;
 }
 
 template <typename Pred, typename Fn>
 void ForEachOpUnion(const CompactTrace& trace, std::span<const uint32_t> lanes, Pred pred, Fn fn) {
-  const uint64_t w0 = trace.window_begin(), w1 = trace.window_end();
-  const auto& ops = trace.ops();
-  std::vector<uint32_t> pos, end;
-  for (uint32_t l : lanes) {
-    pos.push_back(trace.lane_range(l).begin);
-    end.push_back(trace.lane_range(l).end);
-  }
-  auto skip = [&](size_t k) {
-    while (pos[k] < end[k] && !pred(ops[pos[k]])) ++pos[k];
-  };
-  for (size_t k = 0; k < lanes.size(); ++k) skip(k);
   Interval cur;
-  bool open = false;
-  while (true) {  // OpUnion's merge, AppendUnion on the one open interval
-    size_t best = SIZE_MAX;
-    for (size_t k = 0; k < lanes.size(); ++k)
-      if (pos[k] < end[k] && (best == SIZE_MAX || ops[pos[k]].start_ns < ops[pos[best]].start_ns))
-        best = k;
-    if (best == SIZE_MAX) break;
-    const uint32_t i = pos[best]++;
-    skip(best);
-    uint64_t s = std::clamp(ops[i].start_ns, w0, w1), e = std::clamp(ops[i].end_ns, w0, w1);
-    if (e <= s) continue;
+  bool open = false;  // AppendUnion on the one open interval
+  ForEachOpByStart(trace, lanes, pred, [&](uint32_t, uint64_t s, uint64_t e) {
     if (open && s <= cur.end) {
       cur.end = std::max(cur.end, e);
     } else {
@@ -188,7 +198,7 @@ void ForEachOpUnion(const CompactTrace& trace, std::span<const uint32_t> lanes, 
       cur = {s, e};
       open = true;
     }
-  }
+  });
   if (open) fn(cur);
 }
 
