@@ -1,5 +1,6 @@
 #include "tracesmith/analysis/capture_cost.h"
 
+#include "tracesmith/base/first_time_cost.h"
 #include "tracesmith/model/event_names.h"
 
 #include <algorithm>
@@ -109,6 +110,12 @@ std::vector<CaptureCost> ComputeCaptureCost(const model::Trace& trace,
     }
     c.first_time_max_ns = get("first_time.max_ns");
     c.first_time_call_max_ns = get("first_time.call_max_ns");
+    for (const char* kind : kFirstTimeKindNames) {
+      const std::string s = std::string("first_time.") + kind;
+      if (uint64_t n = calls(s + ".calls"))
+        c.first_time_kinds.push_back(
+            {kind, n, get(s + ".ns"), get(s + ".max_ns"), get(s + ".in_call_max_ns")});
+    }
     if (auto o = overheads.find(pid); o != overheads.end()) {
       for (const auto& kind : o->second) (kind.second.own ? c.own : c.cupti).push_back(kind.second);
       for (auto* v : {&c.cupti, &c.own})
@@ -175,7 +182,8 @@ std::vector<std::string> CaptureCostDetails(const CaptureCost& c) {
            " each)";
     if (c.kernels && p.ns > 0) s += Fmt(", %.3f us per launch", p.ns / 1e3 / double(c.kernels));
     if (p.name == "first_time")
-      s += " (unwind rules for new return addresses, new call stacks: paid once each)";
+      s += " (a thread's stack bounds, walk memo and rings, unwind rules for new return addresses, "
+           "new call stacks: paid once each)";
     if (p.p50_ns > 0) {
       s += "; one call: median " + Duration(p.p50_ns) + ", p99 " + Duration(p.p99_ns);
       if (p.has_max) s += ", p99.9 " + Duration(p.p999_ns) + ", max " + Duration(p.max_ns);
@@ -196,12 +204,29 @@ std::vector<std::string> CaptureCostDetails(const CaptureCost& c) {
     }
     if (p.name == "first_time" && c.first_time_max_ns > 0)
       s += "; the longest " + Duration(c.first_time_max_ns);
-    if (p.name == "first_time" && c.first_time_call_max_ns > 0)
+    if (p.name == "first_time" && c.first_time_call_max_ns > 0) {
       s += "; in one callback at most " + Duration(c.first_time_call_max_ns);
+      std::string parts;  // that callback's pieces by kind, largest first
+      std::vector<const CaptureCost::FirstTimeKindCost*> kinds;
+      for (const auto& k : c.first_time_kinds)
+        if (k.in_call_max_ns > 0) kinds.push_back(&k);
+      std::stable_sort(kinds.begin(), kinds.end(),
+                       [](auto* a, auto* b) { return a->in_call_max_ns > b->in_call_max_ns; });
+      for (const auto* k : kinds)
+        parts += (parts.empty() ? "" : ", ") + k->kind + " " + Duration(k->in_call_max_ns);
+      if (!parts.empty()) s += " (" + parts + ")";
+    }
     return s;
   };
-  for (const auto& p : c.sites)
-    if (p.ns > 0) out.push_back(per(p));
+  for (const auto& p : c.sites) {
+    if (p.ns <= 0) continue;
+    out.push_back(per(p));
+    if (p.name == "first_time")
+      for (const auto& k : c.first_time_kinds)
+        out.push_back("  first_time." + k.kind + ": " + std::to_string(k.calls) +
+                      (k.calls == 1 ? " piece, " : " pieces, ") + Duration(k.ns) +
+                      ", the longest " + Duration(k.max_ns));
+  }
   for (const auto& p : c.stack) {
     std::string s = per(p);
     if (p.name == "stack")

@@ -223,6 +223,19 @@ std::vector<CostStat> CollectCostStats(double ns_per_tick, const WriterCost& wri
     if (uint64_t call = g_first_time_call_max_ticks.load(std::memory_order_relaxed))
       out.push_back(
           {"capture.cost.first_time.call_max_ns", uint64_t(double(call) * ns_per_tick + 0.5)});
+    auto ns = [&](const std::atomic<uint64_t>& ticks) {
+      return uint64_t(double(ticks.load(std::memory_order_relaxed)) * ns_per_tick + 0.5);
+    };
+    for (int k = 0; k < kFirstTimeKinds; ++k) {
+      const uint64_t n = g_first_time_kind_events[k].load(std::memory_order_relaxed);
+      if (n == 0) continue;
+      const std::string stem = std::string("capture.cost.first_time.") + kFirstTimeKindNames[k];
+      out.push_back({stem + ".calls", n});
+      out.push_back({stem + ".ns", ns(g_first_time_kind_ticks[k])});
+      out.push_back({stem + ".max_ns", ns(g_first_time_kind_max[k])});
+      if (uint64_t part = ns(g_first_time_call_max_kind[k]))
+        out.push_back({stem + ".in_call_max_ns", part});
+    }
   }
   uint64_t stacks = sampled[int(CostSite::kStack)];
   if (stacks) {

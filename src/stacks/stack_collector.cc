@@ -255,7 +255,7 @@ TS_HOT [[gnu::noinline]] uint32_t StackCollector::CaptureStack(StackTiming* timi
 }
 
 uint32_t StackCollector::SlowPath(const uint64_t* keys, int n, uint64_t hash, uint64_t hash2) {
-  FirstTimeWork first_time;  // (mostly: another thread may have added it meanwhile)
+  FirstTimeWork first_time(FirstTimeKind::kIntern);  // (mostly: another thread may have added it meanwhile)
   std::lock_guard<std::mutex> lock(mu_);
   // Another thread may have added this stack since our lookup.
   Slot* empty = nullptr;

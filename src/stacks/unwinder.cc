@@ -99,7 +99,7 @@ constexpr uintptr_t kMaxChecked = uintptr_t{16} << 20;
 // every line up to the stack's. pthread_getattr_np, used before that, allocates
 // and, for the main thread, reads /proc/self/maps through stdio.
 [[gnu::noinline, gnu::cold]] void InitStackBounds(StackBounds* b) {
-  FirstTimeWork first_time;
+  FirstTimeWork first_time(FirstTimeKind::kBounds);
   // On an alternate signal stack the stack pointer says nothing about the
   // thread's own stack: the bounds stay unknown for now (this walk reads
   // nothing, as it would with the thread's bounds) and the thread's next walk
@@ -138,7 +138,7 @@ constexpr uintptr_t kMaxChecked = uintptr_t{16} << 20;
 // gap below the main thread's, glibc a guard page below a thread's) leaves
 // the bounds as they were: that walk reads nothing.
 [[gnu::noinline, gnu::cold]] void ExtendStackBounds(StackBounds* b, uintptr_t rsp) {
-  FirstTimeWork first_time;
+  FirstTimeWork first_time(FirstTimeKind::kBounds);
   stack_t alt;  // (a signal handler's stack is not the thread's)
   if (sigaltstack(nullptr, &alt) == 0 && (alt.ss_flags & SS_ONSTACK)) return;
   const uintptr_t page = rsp & ~uintptr_t{4095};
@@ -175,7 +175,7 @@ inline uint64_t SlotOf(uint64_t key) { return key & kCacheMask; }
 [[gnu::noinline]] uint64_t ComputeAndCache(uint64_t key) {
   // key is a return address (or the unwinder's own pc + 1): the call
   // instruction, whose CFI row we need, ends at key - 1.
-  FirstTimeWork first_time;
+  FirstTimeWork first_time(FirstTimeKind::kRule);
   uintptr_t pc = key - 1;
   UnwindRule rule = ComputeRuleFromEhFrameHdr(FindEhFrameHdr(pc), pc);
   g_rules_computed.fetch_add(1, std::memory_order_relaxed);

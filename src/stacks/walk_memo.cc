@@ -60,7 +60,7 @@ std::atomic<uint64_t> g_memos_ready_taken{0}, g_memos_mapped_here{0};
 // the walks that first use them (~0.5 us each, in as many launches), not all
 // ~170 at once.
 [[gnu::cold, gnu::noinline]] WalkMemo* Map() {
-  FirstTimeWork first_time;
+  FirstTimeWork first_time(FirstTimeKind::kMemo);
   pthread_once(&g_key_once, MakeKey);
   if (g_key == pthread_key_t(-1)) return t_memo = kGone;
   void* p = nullptr;

@@ -269,8 +269,41 @@ TEST(CaptureCost, FirstTimeWorkIsASiteOfItsOwnAndLeftOutOfTheSteadyFigure) {
   auto details = CaptureCostDetails(costs[0]);
   ASSERT_GE(details.size(), 2u);
   EXPECT_EQ(details[0],
-            "first_time: 3.0 ms in 50 calls (60.0 us each), 1.500 us per launch (unwind rules for "
-            "new return addresses, new call stacks: paid once each)");
+            "first_time: 3.0 ms in 50 calls (60.0 us each), 1.500 us per launch (a thread's stack "
+            "bounds, walk memo and rings, unwind rules for new return addresses, new call stacks: "
+            "paid once each)");
+}
+
+// Where the slowest callback's first-time work went, by kind (issue #41 item 2).
+TEST(CaptureCost, FirstTimeWorkByKindAndTheSlowestCallbacksParts) {
+  model::Trace t = CostTrace(5, 2000,
+                             {{"capture.cost.launch.calls", 2000},
+                              {"capture.cost.launch.ns", 1000000},
+                              {"capture.cost.first_time.calls", 50},
+                              {"capture.cost.first_time.ns", 3000000},
+                              {"capture.cost.first_time.max_ns", 300000},
+                              {"capture.cost.first_time.call_max_ns", 420000},
+                              {"capture.cost.first_time.rule.calls", 40},
+                              {"capture.cost.first_time.rule.ns", 200000},
+                              {"capture.cost.first_time.rule.max_ns", 20000},
+                              {"capture.cost.first_time.rule.in_call_max_ns", 100000},
+                              {"capture.cost.first_time.ring.calls", 10},
+                              {"capture.cost.first_time.ring.ns", 2800000},
+                              {"capture.cost.first_time.ring.max_ns", 300000},
+                              {"capture.cost.first_time.ring.in_call_max_ns", 320000}});
+  auto costs = ComputeCaptureCost(t);
+  ASSERT_EQ(costs.size(), 1u);
+  ASSERT_EQ(costs[0].first_time_kinds.size(), 2u);
+  EXPECT_EQ(costs[0].first_time_kinds[0].kind, "rule");  // in base/first_time_cost.h's order
+  EXPECT_EQ(costs[0].first_time_kinds[1].kind, "ring");
+  auto details = CaptureCostDetails(costs[0]);
+  ASSERT_GE(details.size(), 3u);
+  EXPECT_NE(details[0].find("; the longest 300.0 us; in one callback at most 420.0 us (ring "
+                            "320.0 us, rule 100.0 us)"),
+            std::string::npos)
+      << details[0];
+  EXPECT_EQ(details[1], "  first_time.rule: 40 pieces, 200.0 us, the longest 20.0 us");
+  EXPECT_EQ(details[2], "  first_time.ring: 10 pieces, 2.8 ms, the longest 300.0 us");
 }
 
 TEST(CaptureCost, TracesWithoutCostStatsHaveNone) {

@@ -81,7 +81,7 @@ void TimedCallsOnAThread(CostSite site, Fn inside) {
 TEST(SelfCost, FirstTimeWorkIsReportedApartFromTheCallsItHappenedIn) {
   auto before = Stats(1.0);
   TimedCallsOnAThread(CostSite::kCopy, [] {
-    FirstTimeWork once;  // e.g. an unwind rule computed for a new return address
+    FirstTimeWork once(FirstTimeKind::kRule);  // e.g. an unwind rule computed for a new return address
     Spin(200000);
   });
   auto after = Stats(1.0);
@@ -191,7 +191,7 @@ TEST(SelfCost, MaximumAndCallsOver100us) {
 TEST(SelfCost, LongestFirstTimeWork) {
   uint64_t before = g_first_time_max_ticks.load();
   std::thread([] {
-    FirstTimeWork w;
+    FirstTimeWork w(FirstTimeKind::kRule);
     const uint64_t t0 = CpuTicks();
     while (CpuTicks() - t0 < 2000000) {
     }
@@ -206,7 +206,7 @@ TEST(SelfCost, FirstTimeWorkInOneCallbackIsAddedUp) {
   std::thread([] {
     CostTimer timer(ThreadCost::Get(), CostSite::kLaunch);
     for (int i = 0; i < 3; ++i) {
-      FirstTimeWork w;
+      FirstTimeWork w(FirstTimeKind::kRule);
       const uint64_t t0 = CpuTicks();
       while (CpuTicks() - t0 < 3000000) {
       }
@@ -232,7 +232,7 @@ TEST(SelfCost, CollectedWhileThreadsCountAndRegister) {
       ThreadCost* tc = ThreadCost::Get();  // registers while the writer reads the list
       for (uint64_t i = 0; i < kCalls; ++i) {
         CostTimer timer(tc, CostSite::kSync);
-        if (i % 5000 == 0) FirstTimeWork once;
+        if (i % 5000 == 0) FirstTimeWork once(FirstTimeKind::kRule);
         timer.Finish();
       }
       done.fetch_add(1);

@@ -2,6 +2,9 @@
 #include "tracesmith/capture/thread_rings.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+
+#include <cstdlib>
 
 #include <atomic>
 #include <thread>
@@ -14,6 +17,8 @@ struct OrderTag {};
 struct FullTag {};
 struct ThreadsTag {};
 struct DropsTag {};
+struct SpareTag {};
+struct NoSpareTag {};
 
 TEST(ThreadRings, DrainsInPushOrder) {
   using Rings = ThreadRings<uint64_t, 16, OrderTag>;
@@ -25,6 +30,52 @@ TEST(ThreadRings, DrainsInPushOrder) {
   got.clear();
   Rings::Drain([&](uint64_t v) { got.push_back(v); });
   EXPECT_TRUE(got.empty());
+}
+
+uint64_t ThreadMinorFaults() {
+  rusage u{};
+  getrusage(RUSAGE_THREAD, &u);
+  return uint64_t(u.ru_minflt);
+}
+
+// A new thread's first push takes the ring the consumer made and touched at its last drain: no
+// allocation, no page fault inside the call that pushed (issue #41 item 2: a 128-KiB ring's 32
+// faults cost 100-300 us on a VM). Without a spare the thread's own ring leaves its slots
+// untouched: the first push faults in one page of them, not 32.
+TEST(ThreadRings, ANewThreadsFirstPushTakesTheConsumersTouchedSpareWithoutAPageFault) {
+  using Rings = ThreadRings<uint64_t, 1u << 14, SpareTag>;  // 128 KiB, past malloc's mmap threshold
+  ASSERT_TRUE(Rings::Push(1));                              // the type in use
+  Rings::Drain([](uint64_t) {});  // makes the spare and, the type being in use, touches it
+  uint64_t faults = ~uint64_t{0}, taken_before = Rings::spares_taken();
+  std::thread([&] {
+    ThreadMinorFaults();  // (its own first call)
+    const uint64_t f0 = ThreadMinorFaults();
+    EXPECT_TRUE(Rings::Push(2));
+    faults = ThreadMinorFaults() - f0;
+  }).join();
+  EXPECT_EQ(Rings::spares_taken(), taken_before + 1);
+  EXPECT_EQ(faults, 0u);
+  std::vector<uint64_t> got;
+  Rings::Drain([&](uint64_t v) { got.push_back(v); });
+  EXPECT_EQ(got, std::vector<uint64_t>{2});
+}
+
+TEST(ThreadRings, WithoutASpareANewThreadsRingFaultsInOnlyThePagesItWrites) {
+  using Rings = ThreadRings<uint64_t, 1u << 14, NoSpareTag>;  // never drained: no spare
+  uint64_t faults = ~uint64_t{0};
+  std::thread([&] {
+    ThreadMinorFaults();
+    void* warm = malloc(64);  // the thread's arena made before the measured push
+    free(warm);
+    const uint64_t f0 = ThreadMinorFaults();
+    EXPECT_TRUE(Rings::Push(7));
+    faults = ThreadMinorFaults() - f0;
+  }).join();
+  EXPECT_EQ(Rings::spares_taken(), 0u);
+  EXPECT_LE(faults, 4u);  // the ring's header and first slot page (and a page of the mapping's)
+  std::vector<uint64_t> got;
+  Rings::Drain([&](uint64_t v) { got.push_back(v); });
+  EXPECT_EQ(got, std::vector<uint64_t>{7});
 }
 
 // The producer's cached copy of the consumer's index must be refreshed once

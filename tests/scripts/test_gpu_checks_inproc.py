@@ -39,7 +39,8 @@ class StallCheck(unittest.TestCase):
     `info` says of CUPTI's overhead rows and the callback sites' maxima."""
 
     @staticmethod
-    def info(request_max, launch_max, kernels=3000, zeroed=1, probe=""):
+    def info(request_max, launch_max, kernels=3000, zeroed=1, probe="",
+             first_call="80.0 us (rule 50.0 us, intern 30.0 us)"):
         return ("Events:      9000\n  kernel             %d\n\nCapture stats:\n"
                 "  dropped_records                    0\n"
                 "  capture.buffers_zeroed_by_tracesmith %d\n"
@@ -47,14 +48,16 @@ class StallCheck(unittest.TestCase):
                 "  capture cost: 0.50 us per launch\n"
                 "    launch: 1.2 ms in 2000 calls (600 ns each), 0.600 us per launch; one call: "
                 "median 400 ns, p99 2.0 us, p99.9 9.0 us, max %s%s\n"
-                "    first_time: 1.0 ms in 3 calls (333 us each); the longest 250.0 us\n"
+                "    first_time: 1.0 ms in 3 calls (333 us each); the longest 250.0 us; in one "
+                "callback at most %s\n"
                 "    CUPTI's own work (its overhead rows, inside the program's CUDA calls or the writer's flushes): "
                 "activity buffer request 9x, 1.0 ms in all, max %s; resource 4x, 6.7 ms in all, "
-                "max 2.4 ms.\n" % (kernels, zeroed, launch_max, probe, request_max))
+                "max 2.4 ms.\n" % (kernels, zeroed, launch_max, probe, first_call, request_max))
 
     def run_check(self, new_request, new_launch, kernels=3000,
                   classes="3 preempted, 1 unexplained", over=0, floor_over=None,
-                  floor_max="150.0", floor_class="unexplained"):
+                  floor_max="150.0", floor_class="unexplained",
+                  first_call="80.0 us (rule 50.0 us, intern 30.0 us)"):
         fake = Fake()
         self.addCleanup(fake.close)
         fake.program("launch_loop")
@@ -65,7 +68,8 @@ class StallCheck(unittest.TestCase):
         fake.table([[r"^profile ", 0, "", ""],
                     [r"^info .*ll_zeroed", 0, self.info(
                         new_request, new_launch, kernels,
-                        probe=", %d calls of 100 us or more" % over if over else ""), ""],
+                        probe=", %d calls of 100 us or more" % over if over else "",
+                        first_call=first_call), ""],
                     [r"^info .*ll_cupti-zeroes", 0, self.info("2.0 ms", "40.0 us", 3000, 0), ""],
                     [r"^info .*ll_probe", 0, self.info(
                         "13.0 us", "245.0 us", probe=", 4 calls of 100 us or more (slow-call "
@@ -76,7 +80,9 @@ class StallCheck(unittest.TestCase):
 
     def test_clean_run(self):
         rc, out = self.run_check("13.1 us", "86.8 us")
-        self.assertEqual((rc, last_line(out)), (0, "4 passed, 0 failed, 0 skipped"), out)
+        self.assertEqual((rc, last_line(out)), (0, "5 passed, 0 failed, 0 skipped"), out)
+        self.assertIn("the most first-time work inside one callback per default run: ll 80.0 us "
+                      "(rule 50.0 us, intern 30.0 us); ll 80.0 us", out)
         self.assertIn("cupti-zeroes 9x max 2.00 ms", out)  # (fmt: two decimals)
         self.assertIn("by what happened to the thread: launch: preempted 3, unexplained 1; "
                       "launch max 245.0 us", out)
@@ -123,6 +129,15 @@ class StallCheck(unittest.TestCase):
                                      floor_over=floor_over)
             self.assertEqual((rc, verdict(out, "launch callback")), (1, "FAIL"),
                              (classes, launch, floor_over, out))
+
+    def test_first_time_work_over_100us_in_one_callback_fails(self):
+        rc, out = self.run_check("13.1 us", "86.8 us",
+                                 first_call="589.1 us (ring 320.0 us, rule 269.1 us)")
+        self.assertEqual((rc, verdict(out, "first-time in one callback")), (1, "FAIL"), out)
+        self.assertIn("ll 589.1 us (ring 320.0 us, rule 269.1 us)", out)
+        # A trace from before the parts were recorded: the total alone.
+        rc, out = self.run_check("13.1 us", "86.8 us", first_call="99.0 us")
+        self.assertEqual((rc, verdict(out, "first-time in one callback")), (0, "PASS"), out)
 
     def test_stalls_and_lost_records_fail(self):
         rc, out = self.run_check("1.60 ms", "245.2 us", kernels=2999)

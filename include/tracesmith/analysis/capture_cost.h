@@ -52,10 +52,19 @@ struct CaptureCost {
   // The most first-time work in one callback (its pieces added up); 0: not
   // recorded (traces before 2026-11-30).
   double first_time_call_max_ns = 0;
-  std::vector<Overhead> cupti;  // by longest single row first
-  std::vector<Overhead> own;    // TraceSmith's own rows (PC sampling drains), likewise
-  double program_ns = 0;        // all callback sites on the program's threads
-  double first_time_ns = 0;     // of which work done once per new address or stack
+  // First-time work by kind (base/first_time_cost.h: bounds, memo, rule, intern, ring): pieces,
+  // time, the longest piece, and the kind's part of the callback with the most (all empty in
+  // traces before 2026-12-01).
+  struct FirstTimeKindCost {
+    std::string kind;
+    uint64_t calls = 0;
+    double ns = 0, max_ns = 0, in_call_max_ns = 0;
+  };
+  std::vector<FirstTimeKindCost> first_time_kinds;  // as base/first_time_cost.h lists them
+  std::vector<Overhead> cupti;                      // by longest single row first
+  std::vector<Overhead> own;  // TraceSmith's own rows (PC sampling drains), likewise
+  double program_ns = 0;      // all callback sites on the program's threads
+  double first_time_ns = 0;   // of which work done once per new address or stack
   double writer_cpu_ns = 0;
   std::vector<Part> sites;   // program-thread sites, largest first
   std::vector<Part> stack;   // stack capture and its phases (unwind, python, dedup)
