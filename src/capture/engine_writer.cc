@@ -322,6 +322,7 @@ void CuptiEngine::WriteFinalStats() {
     stats.Add("capture.stacks_modules_prepared", ss.modules_prepared);
     stats.Add("capture.stacks_unwind_bytes_prepared", ss.unwind_bytes_prepared);
     stats.Add("capture.stacks_prepare_cpu_ns", ss.prepare_cpu_ns);
+    stats.Add("capture.stacks_tables_grown_ahead", ss.tables_grown);
     stats.Add("capture.stacks_bounds_from_maps", stacks::GetUnwindStats().bounds_from_maps);
     const stacks::WalkMemoCounts memos = stacks::GetWalkMemoCounts();
     stats.Add("capture.stacks_memos_prepared_taken", memos.taken_ready);

@@ -112,6 +112,10 @@ StackCollector::StackCollector(StackCollectorOptions options)
       serial_(g_collector_serial.fetch_add(1) + 1),
       table_(new Slot[size_t{1} << kTableBits]),
       modules_(std::make_unique<ModuleRegistry>()) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    GrowAhead();  // (a first size; then the writer keeps them ahead: stack_collector_drain.cc)
+  }
   if (options_.max_depth > kMaxDepthLimit) options_.max_depth = kMaxDepthLimit;
   if (options_.max_depth < 1) options_.max_depth = 1;
   if (options_.skip_frames < 0) options_.skip_frames = 0;
@@ -255,7 +259,8 @@ TS_HOT [[gnu::noinline]] uint32_t StackCollector::CaptureStack(StackTiming* timi
 }
 
 uint32_t StackCollector::SlowPath(const uint64_t* keys, int n, uint64_t hash, uint64_t hash2) {
-  FirstTimeWork first_time(FirstTimeKind::kIntern);  // (mostly: another thread may have added it meanwhile)
+  FirstTimeWork first_time(
+      FirstTimeKind::kIntern);  // (mostly: another thread may have added it meanwhile)
   std::lock_guard<std::mutex> lock(mu_);
   // Another thread may have added this stack since our lookup.
   Slot* empty = nullptr;

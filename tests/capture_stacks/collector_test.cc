@@ -108,6 +108,24 @@ TEST(StackCollectorTest, ParseMode) {
   EXPECT_STREQ(StackModeName(StackMode::kPython), "python");
 }
 
+// The interning tables are sized ahead by the writer (Drain), not grown inside a launch
+// callback (issue #41 item 2: 150-180 us of rehash in one CUDA call): six tables sized at the
+// start, none again while they stay under half full.
+TEST(StackCollectorTest, InterningTablesAreSizedAheadAndNotGrownAgainWhileRoomy) {
+  StackCollector c(Native());
+  EXPECT_EQ(c.stats().tables_grown, 6u);
+  tracesmith::testing::TempPath tmp;
+  auto writer = format::SbtWriter::Open(tmp.path());
+  ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+  for (int depth = 0; depth < 4; ++depth) {
+    RecurseChain(depth, [&] { return int(CaptureAtSite(c, depth % 2)); });
+    c.Drain(writer->get());
+  }
+  EXPECT_GT(c.stats().nodes, 4u);
+  EXPECT_EQ(c.stats().tables_grown, 6u);
+  ASSERT_TRUE((*writer)->Close().ok());
+}
+
 TEST(StackCollectorTest, DrainedRowsReproduceEveryStack) {
   StackCollector c(Native());
   std::vector<uint32_t> ids;

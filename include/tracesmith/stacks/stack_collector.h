@@ -91,6 +91,7 @@ struct StackCollectorStats {
   uint64_t modules_prepared = 0;
   uint64_t unwind_bytes_prepared = 0;
   uint64_t prepare_cpu_ns = 0;
+  uint64_t tables_grown = 0;  // interning tables grown ahead by the writer (GrowAhead)
 };
 
 // Where one CaptureStack call spent its time (CpuTicks), for the capture's
@@ -155,6 +156,7 @@ class StackCollector {
   struct PendingMapping;
   [[gnu::noinline]] uint32_t SlowPath(const uint64_t* keys, int n, uint64_t hash, uint64_t hash2);
   uint32_t InternNativeFrame(uint64_t pc);
+  void GrowAhead();  // (writer, under mu_) the interning tables grown before they are half full
   uint32_t InternPythonFrame(uint64_t code, int32_t offset);
 
   StackCollectorOptions options_;
