@@ -323,13 +323,16 @@ void CuptiEngine::WriteFinalStats() {
     stats.Add("capture.stacks_unwind_bytes_prepared", ss.unwind_bytes_prepared);
     stats.Add("capture.stacks_prepare_cpu_ns", ss.prepare_cpu_ns);
     stats.Add("capture.stacks_tables_grown_ahead", ss.tables_grown);
-    stats.Add("capture.stacks_bounds_from_maps", stacks::GetUnwindStats().bounds_from_maps);
+    const stacks::UnwindStats us = stacks::GetUnwindStats();
+    stats.Add("capture.stacks_fde_indexes", us.fde_indexes);
+    stats.Add("capture.stacks_fde_index_bytes", us.fde_index_bytes);
+    stats.Add("capture.stacks_rules_narrowed", us.rules_narrowed);
+    stats.Add("capture.stacks_bounds_from_maps", us.bounds_from_maps);
     const stacks::WalkMemoCounts memos = stacks::GetWalkMemoCounts();
     stats.Add("capture.stacks_memos_prepared_taken", memos.taken_ready);
     stats.Add("capture.stacks_memos_mapped_by_thread", memos.mapped_here);
     // The per-thread walk memo (walk_memo.h): stacks replayed whole, in
     // part or unwound, and frames replayed vs unwound with rules.
-    stacks::UnwindStats us = stacks::GetUnwindStats();
     stats.Add("capture.cost.stack.memo_hits", us.memo_hits);
     stats.Add("capture.cost.stack.memo_partial", us.memo_partial);
     stats.Add("capture.cost.stack.memo_misses", us.memo_misses);

@@ -11,6 +11,7 @@
 
 #include <cstring>
 
+#include "fde_index.h"
 #include "unwind_rule.h"
 
 namespace tracesmith::stacks {
@@ -389,6 +390,14 @@ UnwindRule ComputeRuleFromEhFrameHdr(uintptr_t eh_frame_hdr, uintptr_t pc) {
   const auto* table = reinterpret_cast<const int32_t*>(c.p);
   const int64_t rel_pc = int64_t(pc - eh_frame_hdr);
   uint64_t lo = 0, hi = count;
+  // The entries of pc's page when the writer indexed this table (fde_index.h), checked
+  // against the table itself: a stale index costs the full search, never a wrong entry.
+  if (uint64_t nlo, nhi; NarrowFdeSearch(eh_frame_hdr, rel_pc, count, &nlo, &nhi) &&
+                         table[2 * nlo] <= rel_pc && (nhi == count || table[2 * nhi] > rel_pc)) {
+    lo = nlo;
+    hi = nhi;
+    CountNarrowedSearch();
+  }
   while (hi - lo > 1) {
     uint64_t mid = (lo + hi) / 2;
     if (table[2 * mid] <= rel_pc)
@@ -428,8 +437,8 @@ UnwindRule ComputeRuleFromEhFrameHdr(uintptr_t eh_frame_hdr, uintptr_t pc) {
   return ToRule(state);
 }
 
-bool EhFrameTableSpan(const uint8_t* copy, size_t size, uintptr_t eh_frame_hdr, uintptr_t* begin,
-                      uintptr_t* last_fde) {
+bool EhFrameHdrTable(const uint8_t* copy, size_t size, uintptr_t eh_frame_hdr, uintptr_t* eh_frame,
+                     const int32_t** table, uint64_t* count) {
   Cursor c{copy, copy + size};
   uint8_t version = c.Fixed<uint8_t>();
   uint8_t ptr_enc = c.Fixed<uint8_t>();
@@ -439,16 +448,26 @@ bool EhFrameTableSpan(const uint8_t* copy, size_t size, uintptr_t eh_frame_hdr, 
   // A pcrel pointer (ld writes eh_frame_ptr so) is read relative to the copy:
   // moved to where the header is loaded.
   const uintptr_t moved = eh_frame_hdr - uintptr_t(copy);
-  const uintptr_t eh_frame =
+  *eh_frame =
       uintptr_t(c.Pointer(ptr_enc, eh_frame_hdr)) + ((ptr_enc & 0x70) == kPePcrel ? moved : 0);
-  const uint64_t count =
-      c.Pointer(count_enc, eh_frame_hdr) + ((count_enc & 0x70) == kPePcrel ? moved : 0);
-  if (!c.ok || eh_frame == 0 || count == 0 || !c.Has(count * 8)) return false;
+  *count = c.Pointer(count_enc, eh_frame_hdr) + ((count_enc & 0x70) == kPePcrel ? moved : 0);
+  if (!c.ok || *eh_frame == 0 || *count == 0 || *count > (1u << 28) || !c.Has(*count * 8))
+    return false;
+  *table = reinterpret_cast<const int32_t*>(c.p);
+  return true;
+}
+
+bool EhFrameTableSpan(const uint8_t* copy, size_t size, uintptr_t eh_frame_hdr, uintptr_t* begin,
+                      uintptr_t* last_fde) {
+  uintptr_t eh_frame = 0;
+  const int32_t* table = nullptr;
+  uint64_t count = 0;
+  if (!EhFrameHdrTable(copy, size, eh_frame_hdr, &eh_frame, &table, &count)) return false;
   // The FDE the farthest into .eh_frame ends it (CIEs come before their FDEs).
   int64_t last = 0;
   for (uint64_t i = 0; i < count; ++i) {
     int32_t fde;
-    std::memcpy(&fde, c.p + 8 * i + 4, 4);
+    std::memcpy(&fde, table + 2 * i + 1, 4);
     if (i == 0 || fde > last) last = fde;
   }
   if (eh_frame_hdr + last < eh_frame) return false;

@@ -47,10 +47,25 @@ std::string ExecutablePath() {
 }  // namespace
 
 ModuleInfo* ModuleRegistry::Lookup(uint64_t pc) {
-  // Newest first: a range reused after dlclose resolves to the newer object.
-  for (auto it = modules_.rbegin(); it != modules_.rend(); ++it)
-    if (pc >= (*it)->start && pc < (*it)->end) return it->get();
-  return nullptr;
+  auto it = std::upper_bound(by_start_.begin(), by_start_.end(), pc,
+                             [](uint64_t p, const Span& s) { return p < s.start; });
+  if (it == by_start_.begin()) return nullptr;
+  --it;
+  return pc < it->end ? it->module : nullptr;
+}
+
+void ModuleRegistry::Keep(std::unique_ptr<ModuleInfo> m) {
+  // A range reused after dlclose resolves to the newer object: the older one
+  // leaves the index.
+  by_start_.erase(
+      std::remove_if(by_start_.begin(), by_start_.end(),
+                     [&](const Span& s) { return s.start < m->end && m->start < s.end; }),
+      by_start_.end());
+  Span span{m->start, m->end, m.get()};
+  by_start_.insert(std::upper_bound(by_start_.begin(), by_start_.end(), span.start,
+                                    [](uint64_t p, const Span& s) { return p < s.start; }),
+                   span);
+  modules_.push_back(std::move(m));
 }
 
 ModuleInfo* ModuleRegistry::Find(uint64_t pc) {
@@ -69,7 +84,7 @@ ModuleInfo* ModuleRegistry::Find(uint64_t pc) {
   m->path = found.dlfo_link_map->l_name ? found.dlfo_link_map->l_name : "";
   if (m->path.empty()) m->path = ExecutablePath();
   m->build_id = BuildIdInMemory(m->start, m->end, m->bias);
-  modules_.push_back(std::move(m));
+  Keep(std::move(m));
   return modules_.back().get();
 #else
   Refresh();
@@ -83,7 +98,7 @@ void ModuleRegistry::Add(const ModuleInfo& module) {
   auto m = std::make_unique<ModuleInfo>(module);
   m->mapping_id = 0;
   if (m->path.empty()) m->path = ExecutablePath();
-  modules_.push_back(std::move(m));
+  Keep(std::move(m));
 }
 
 void ModuleRegistry::Refresh() {
@@ -118,7 +133,7 @@ void ModuleRegistry::Refresh() {
     if (known) continue;
     // The main executable is reported with an empty name.
     if (m->path.empty()) m->path = ExecutablePath();
-    modules_.push_back(std::move(m));
+    Keep(std::move(m));
   }
 }
 

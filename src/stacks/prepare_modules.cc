@@ -31,6 +31,7 @@
 #include <utility>
 #include <vector>
 
+#include "fde_index.h"
 #include "module_registry.h"
 #include "stack_collector_internal.h"
 #include "tracesmith/base/clock.h"
@@ -96,7 +97,8 @@ std::string BuildIdOf(const LoadedTables& t) {
   return "";
 }
 
-// The .eh_frame part that the header indexes, faulted in; its bytes.
+// The .eh_frame part that the header indexes, faulted in; its bytes. And the
+// header's search table indexed by page (fde_index.h) from the same copy.
 uint64_t PrefaultEhFrame(const LoadedTables& t) {
   std::vector<uint8_t> copy(t.hdr_size);
   uintptr_t begin = 0, last_fde = 0, end = 0;
@@ -104,6 +106,11 @@ uint64_t PrefaultEhFrame(const LoadedTables& t) {
       !EhFrameTableSpan(copy.data(), copy.size(), t.hdr, &begin, &last_fde) ||
       !(end = RecordEndAt(last_fde)))
     return 0;
+  uintptr_t eh_frame = 0;
+  const int32_t* table = nullptr;
+  uint64_t count = 0;
+  if (EhFrameHdrTable(copy.data(), copy.size(), t.hdr, &eh_frame, &table, &count))
+    BuildFdeIndex(t.hdr, table, count);
   return Prefault(begin, end);
 }
 

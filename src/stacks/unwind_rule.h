@@ -41,6 +41,12 @@ struct UnwindRule {
 // `pc` has no FDE. Parses trusted, loaded module memory only.
 UnwindRule ComputeRuleFromEhFrameHdr(uintptr_t eh_frame_hdr, uintptr_t pc);
 
+// From `copy`, a copy of the .eh_frame_hdr loaded at `eh_frame_hdr` (`size` bytes): where
+// .eh_frame begins, and its search table (`count` sorted (initial location, FDE) pairs of
+// datarel int32, inside the copy). False when the header is not the usual kind.
+bool EhFrameHdrTable(const uint8_t* copy, size_t size, uintptr_t eh_frame_hdr, uintptr_t* eh_frame,
+                     const int32_t** table, uint64_t* count);
+
 // From `copy`, a copy of the .eh_frame_hdr loaded at `eh_frame_hdr` (`size`
 // bytes, from PT_GNU_EH_FRAME): where .eh_frame begins and the address of its
 // farthest FDE (which ends the part the table indexes). False when the header

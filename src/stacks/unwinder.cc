@@ -11,6 +11,7 @@
 
 #include <atomic>
 
+#include "fde_index.h"
 #include "proc_maps.h"
 #include "stack_hash.h"
 #include "tracesmith/base/first_time_cost.h"
@@ -567,6 +568,10 @@ UnwindStats GetUnwindStats() {
   s.fp_fallbacks = g_fp_fallbacks.load(std::memory_order_relaxed);
   s.cache_full = g_cache_full.load(std::memory_order_relaxed);
   s.bounds_from_maps = g_bounds_from_maps.load(std::memory_order_relaxed);
+  const FdeIndexCounts fde = GetFdeIndexCounts();
+  s.fde_indexes = fde.built;
+  s.fde_index_bytes = fde.bytes;
+  s.rules_narrowed = fde.narrowed;
   MemoTotals m = GetMemoTotals();
   s.memo_hits = m.hits;
   s.memo_partial = m.partial;

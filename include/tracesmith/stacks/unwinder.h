@@ -71,6 +71,9 @@ struct UnwindStats {
   // Threads whose stack bounds were read from /proc/self/maps (their stack
   // not laid out as glibc does, or process_vm_readv refused).
   uint64_t bounds_from_maps = 0;
+  // Modules whose FDE search table the writer indexed by page (src/stacks/fde_index.h), the
+  // indexes' bytes, and rules whose search used one.
+  uint64_t fde_indexes = 0, fde_index_bytes = 0, rules_narrowed = 0;
   // The per-thread walk memo (src/stacks/walk_memo.h), per walk:
   // every step replayed from an earlier walk, some, or none. Other threads'
   // last few walks may not be counted yet.
