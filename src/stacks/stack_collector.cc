@@ -261,7 +261,11 @@ TS_HOT [[gnu::noinline]] uint32_t StackCollector::CaptureStack(StackTiming* timi
 uint32_t StackCollector::SlowPath(const uint64_t* keys, int n, uint64_t hash, uint64_t hash2) {
   FirstTimeWork first_time(
       FirstTimeKind::kIntern);  // (mostly: another thread may have added it meanwhile)
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
+  {
+    FirstTimeWork wait(FirstTimeKind::kInternWait);
+    lock.lock();
+  }
   // Another thread may have added this stack since our lookup.
   Slot* empty = nullptr;
   for (int i = 0; i < kMaxProbes; ++i) {
@@ -356,7 +360,10 @@ uint32_t StackCollector::InternPythonFrame(uint64_t code, int32_t offset) {
   ref.offset = offset;
   std::string function, file;
   uint32_t line = 0;
-  PythonFrames::Get().Describe(ref, &function, &file, &line);
+  {
+    FirstTimeWork describe(FirstTimeKind::kDescribe);
+    PythonFrames::Get().Describe(ref, &function, &file, &line);
+  }
   // Several instructions map to one line: frames are deduplicated by content.
   std::string content = function + '\0' + file + '\0' + std::to_string(line);
   auto [cit, cinserted] = python_frames_.emplace(std::move(content), 0);

@@ -37,16 +37,19 @@ void StackCollector::Drain(format::SbtWriter* writer) {
 // Transformer's (H200, 2026-11-30). A thread that needs the lock meanwhile still waits for it;
 // each table grows a few times in a run.
 void StackCollector::GrowAhead() {
+  // Room for 16K frames and nodes before the first growth (a 40-step Transformer had ~10K):
+  // ~1 MB of buckets, and vectors' pages touched as used.
+  static constexpr size_t kFirstSize = size_t{1} << 15;
   auto map = [this](auto& m) {
-    if (m.bucket_count() < 4096 ||
+    if (m.bucket_count() < kFirstSize ||
         m.size() * 2 >= size_t(double(m.bucket_count()) * double(m.max_load_factor()))) {
-      m.reserve(std::max<size_t>(m.size() * 4, 4096));
+      m.reserve(std::max<size_t>(m.size() * 4, kFirstSize));
       ++stats_.tables_grown;
     }
   };
   auto vec = [this](auto& v) {
     if (v.size() * 2 >= v.capacity()) {
-      v.reserve(std::max<size_t>(v.size() * 4, 4096));
+      v.reserve(std::max<size_t>(v.size() * 4, kFirstSize));
       ++stats_.tables_grown;
     }
   };

@@ -81,7 +81,8 @@ void TimedCallsOnAThread(CostSite site, Fn inside) {
 TEST(SelfCost, FirstTimeWorkIsReportedApartFromTheCallsItHappenedIn) {
   auto before = Stats(1.0);
   TimedCallsOnAThread(CostSite::kCopy, [] {
-    FirstTimeWork once(FirstTimeKind::kRule);  // e.g. an unwind rule computed for a new return address
+    FirstTimeWork once(
+        FirstTimeKind::kRule);  // e.g. an unwind rule computed for a new return address
     Spin(200000);
   });
   auto after = Stats(1.0);
@@ -215,6 +216,46 @@ TEST(SelfCost, FirstTimeWorkInOneCallbackIsAddedUp) {
   }).join();
   EXPECT_GE(g_first_time_call_max_ticks.load(), 9000000u);
   EXPECT_GE(Stats(1.0)["capture.cost.first_time.call_max_ns"], 9000000u);
+}
+
+// A piece inside another (the collector's lock waited for while interning) is its own kind's:
+// the outer kind keeps only its own time, the totals count the outer piece once, and the
+// slowest callback's parts say which was which (issue #41 item 2).
+TEST(SelfCost, NestedFirstTimeWorkIsItsOwnKindsAndCountedOnce) {
+  auto spin = [](uint64_t ticks) {
+    const uint64_t t0 = CpuTicks();
+    while (CpuTicks() - t0 < ticks) {
+    }
+  };
+  const int intern = int(FirstTimeKind::kIntern), wait = int(FirstTimeKind::kInternWait);
+  const uint64_t events0 = g_first_time_events.load(), ticks0 = g_first_time_ticks.load();
+  const uint64_t intern0 = g_first_time_kind_ticks[intern].load();
+  const uint64_t wait0 = g_first_time_kind_ticks[wait].load();
+  std::thread([&] {
+    CostTimer timer(ThreadCost::Get(), CostSite::kLaunch);
+    {
+      FirstTimeWork outer(FirstTimeKind::kIntern);
+      spin(1000000);
+      {
+        FirstTimeWork inner(FirstTimeKind::kInternWait);
+        spin(50000000);  // far the larger part: this callback's maximum
+      }
+    }
+    timer.Finish();
+  }).join();
+  EXPECT_EQ(g_first_time_events.load() - events0, 1u);
+  const uint64_t total = g_first_time_ticks.load() - ticks0;
+  const uint64_t own_intern = g_first_time_kind_ticks[intern].load() - intern0;
+  const uint64_t own_wait = g_first_time_kind_ticks[wait].load() - wait0;
+  EXPECT_GE(own_wait, 50000000u);
+  EXPECT_GE(own_intern, 1000000u);
+  EXPECT_LT(own_intern, 50000000u);
+  EXPECT_EQ(own_intern + own_wait, total);
+  EXPECT_GE(g_first_time_call_max_kind[wait].load(), 50000000u);
+  EXPECT_LT(g_first_time_call_max_kind[intern].load(), 50000000u);
+  auto stats = Stats(1.0);
+  EXPECT_GE(stats["capture.cost.first_time.lock_wait.in_call_max_ns"], 50000000u);
+  EXPECT_GE(stats["capture.cost.first_time.lock_wait.max_ns"], 50000000u);
 }
 
 // The writer sums the per-thread counters (CollectCostStats) while the

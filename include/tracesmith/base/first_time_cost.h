@@ -7,7 +7,7 @@
 // capture-cost accounting (capture/capture_cost.h) subtracts the ticks
 // this thread spent in first-time work during a timed call and reports the
 // first-time work exactly on its own (it is rare, so every event is timed).
-// Not nested: a FirstTimeWork inside another counts twice.
+// Pieces may nest: an inner piece's time is its kind's, not the outer one's.
 #pragma once
 
 #include <atomic>
@@ -25,9 +25,12 @@ enum class FirstTimeKind : uint8_t {
   kRule,        // an unwind rule computed for a new return address
   kIntern,      // a new call stack interned (the collector's lock, frames, nodes)
   kRing,        // a thread's ring made (capture/thread_rings.h)
+  kInternWait,  // of interning: waiting for the collector's lock (the writer may hold it)
+  kDescribe,    // of interning: a new Python frame's function, file and line read
   kCount
 };
-inline constexpr const char* kFirstTimeKindNames[] = {"bounds", "memo", "rule", "intern", "ring"};
+inline constexpr const char* kFirstTimeKindNames[] = {"bounds", "memo",      "rule",    "intern",
+                                                      "ring",   "lock_wait", "describe"};
 static_assert(sizeof(kFirstTimeKindNames) / sizeof(kFirstTimeKindNames[0]) ==
               size_t(FirstTimeKind::kCount));
 inline constexpr int kFirstTimeKinds = int(FirstTimeKind::kCount);
@@ -80,20 +83,35 @@ inline void AtomicMax(std::atomic<uint64_t>& m, uint64_t v) {
   }
 }
 
-// Times one piece of first-time work, from construction to destruction.
+// Times one piece of first-time work, from construction to destruction. A
+// piece inside another (a lock waited for while interning) is its own kind's
+// and not the outer one's; the totals, the event count and the longest piece
+// are the outermost pieces'.
+class FirstTimeWork;
+inline thread_local FirstTimeWork* t_first_time_open = nullptr;
+
 class FirstTimeWork {
  public:
-  explicit FirstTimeWork(FirstTimeKind kind) : t0_(CpuTicks()), kind_(int(kind)) {}
+  explicit FirstTimeWork(FirstTimeKind kind)
+      : t0_(CpuTicks()), kind_(int(kind)), parent_(t_first_time_open) {
+    t_first_time_open = this;
+  }
   ~FirstTimeWork() {
-    uint64_t d = CpuTicks() - t0_;
+    const uint64_t d = CpuTicks() - t0_;
+    const uint64_t own = d > inner_ ? d - inner_ : 0;
+    t_first_time_open = parent_;
+    t_first_time_kind_ticks[kind_] += own;
+    g_first_time_kind_ticks[kind_].fetch_add(own, std::memory_order_relaxed);
+    g_first_time_kind_events[kind_].fetch_add(1, std::memory_order_relaxed);
+    AtomicMax(g_first_time_kind_max[kind_], own);
+    if (parent_) {
+      parent_->inner_ += d;
+      return;
+    }
     t_first_time_ticks += d;
-    t_first_time_kind_ticks[kind_] += d;
     g_first_time_ticks.fetch_add(d, std::memory_order_relaxed);
     g_first_time_events.fetch_add(1, std::memory_order_relaxed);
     AtomicMax(g_first_time_max_ticks, d);
-    g_first_time_kind_ticks[kind_].fetch_add(d, std::memory_order_relaxed);
-    g_first_time_kind_events[kind_].fetch_add(1, std::memory_order_relaxed);
-    AtomicMax(g_first_time_kind_max[kind_], d);
   }
   FirstTimeWork(const FirstTimeWork&) = delete;
   FirstTimeWork& operator=(const FirstTimeWork&) = delete;
@@ -101,6 +119,8 @@ class FirstTimeWork {
  private:
   uint64_t t0_;
   int kind_;
+  FirstTimeWork* parent_;
+  uint64_t inner_ = 0;  // ticks of pieces inside this one
 };
 
 }  // namespace tracesmith
