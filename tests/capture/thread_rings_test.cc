@@ -32,6 +32,15 @@ TEST(ThreadRings, DrainsInPushOrder) {
   EXPECT_TRUE(got.empty());
 }
 
+// Under a sanitizer the runtime's own shadow and bookkeeping pages fault in on the thread (its
+// lock's sync object, the shadow of the slots written): the page-fault figures are the plain
+// build's.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kCountsFaults = false;
+#else
+constexpr bool kCountsFaults = true;
+#endif
+
 uint64_t ThreadMinorFaults() {
   rusage u{};
   getrusage(RUSAGE_THREAD, &u);
@@ -54,7 +63,7 @@ TEST(ThreadRings, ANewThreadsFirstPushTakesTheConsumersTouchedSpareWithoutAPageF
     faults = ThreadMinorFaults() - f0;
   }).join();
   EXPECT_EQ(Rings::spares_taken(), taken_before + 1);
-  EXPECT_EQ(faults, 0u);
+  if (kCountsFaults) EXPECT_EQ(faults, 0u);
   std::vector<uint64_t> got;
   Rings::Drain([&](uint64_t v) { got.push_back(v); });
   EXPECT_EQ(got, std::vector<uint64_t>{2});
@@ -72,7 +81,7 @@ TEST(ThreadRings, WithoutASpareANewThreadsRingFaultsInOnlyThePagesItWrites) {
     faults = ThreadMinorFaults() - f0;
   }).join();
   EXPECT_EQ(Rings::spares_taken(), 0u);
-  EXPECT_LE(faults, 4u);  // the ring's header and first slot page (and a page of the mapping's)
+  if (kCountsFaults) EXPECT_LE(faults, 4u);  // the ring's header and first slot page
   std::vector<uint64_t> got;
   Rings::Drain([&](uint64_t v) { got.push_back(v); });
   EXPECT_EQ(got, std::vector<uint64_t>{7});
