@@ -63,7 +63,9 @@ TEST(ThreadRings, ANewThreadsFirstPushTakesTheConsumersTouchedSpareWithoutAPageF
     faults = ThreadMinorFaults() - f0;
   }).join();
   EXPECT_EQ(Rings::spares_taken(), taken_before + 1);
-  if (kCountsFaults) EXPECT_EQ(faults, 0u);
+  if (kCountsFaults) {
+    EXPECT_EQ(faults, 0u);
+  }
   std::vector<uint64_t> got;
   Rings::Drain([&](uint64_t v) { got.push_back(v); });
   EXPECT_EQ(got, std::vector<uint64_t>{2});
@@ -81,7 +83,9 @@ TEST(ThreadRings, WithoutASpareANewThreadsRingFaultsInOnlyThePagesItWrites) {
     faults = ThreadMinorFaults() - f0;
   }).join();
   EXPECT_EQ(Rings::spares_taken(), 0u);
-  if (kCountsFaults) EXPECT_LE(faults, 4u);  // the ring's header and first slot page
+  if (kCountsFaults) {
+    EXPECT_LE(faults, 4u);  // the ring's header and first slot page
+  }
   std::vector<uint64_t> got;
   Rings::Drain([&](uint64_t v) { got.push_back(v); });
   EXPECT_EQ(got, std::vector<uint64_t>{7});
