@@ -77,7 +77,100 @@ int NVTX_API PopPayload(nvtxDomainHandle_t domain, const nvtxPayloadData_t* data
   return 0;
 }
 
+// NVTX's core "Ex" entry points (the ones with event attributes), wrapped:
+// the hook sees the caller's own attributes, then CUPTI's function runs. CUPTI
+// hands its NVTX callback a copy of the attributes that it does not always
+// refresh: inside a torch coalesced group (ncclGroupStart ... ncclGroupEnd),
+// every ncclAllReduce's callback showed the first ncclAllReduce's
+// attributes, whose payload pointer named a stack frame long gone (2xH200,
+// 2026-11-30 20:15: schema ids that were stack addresses). The wrapper reads
+// the caller's attributes, valid for the call.
+std::atomic<NvtxPushHook> g_push_hook{nullptr};
+std::atomic<bool> g_wrapped{false};
+
+struct Saved {
+  nvtxDomainRangePushEx_impl_fntype domain_push = nullptr;
+  nvtxDomainRangeStartEx_impl_fntype domain_start = nullptr;
+  nvtxDomainMarkEx_impl_fntype domain_mark = nullptr;
+  nvtxRangePushEx_impl_fntype push = nullptr;
+  nvtxRangeStartEx_impl_fntype start = nullptr;
+  nvtxMarkEx_impl_fntype mark = nullptr;
+} g_saved;  // written once, before the slots point at the wrappers
+
+inline void See(const void* domain, const nvtxEventAttributes_t* attr) {
+  if (!attr) return;
+  if (NvtxPushHook hook = g_push_hook.load(std::memory_order_acquire)) hook(domain, attr);
+}
+
+int NVTX_API DomainRangePushEx(nvtxDomainHandle_t domain, const nvtxEventAttributes_t* attr) {
+  See(domain, attr);
+  return g_saved.domain_push ? g_saved.domain_push(domain, attr) : 0;
+}
+nvtxRangeId_t NVTX_API DomainRangeStartEx(nvtxDomainHandle_t domain,
+                                          const nvtxEventAttributes_t* attr) {
+  See(domain, attr);
+  return g_saved.domain_start ? g_saved.domain_start(domain, attr) : 0;
+}
+void NVTX_API DomainMarkEx(nvtxDomainHandle_t domain, const nvtxEventAttributes_t* attr) {
+  See(domain, attr);
+  if (g_saved.domain_mark) g_saved.domain_mark(domain, attr);
+}
+int NVTX_API RangePushEx(const nvtxEventAttributes_t* attr) {
+  See(nullptr, attr);
+  return g_saved.push ? g_saved.push(attr) : 0;
+}
+nvtxRangeId_t NVTX_API RangeStartEx(const nvtxEventAttributes_t* attr) {
+  See(nullptr, attr);
+  return g_saved.start ? g_saved.start(attr) : 0;
+}
+void NVTX_API MarkEx(const nvtxEventAttributes_t* attr) {
+  See(nullptr, attr);
+  if (g_saved.mark) g_saved.mark(attr);
+}
+
+// Slot `id` of `module`: the function there is saved in `*saved` and the slot
+// points at `wrapper`. False when the table has no such slot or it is empty
+// (the tool before us left it a no-op: nothing to wrap).
+template <typename Fn>
+bool WrapSlot(const NvtxExportTableCallbacks* callbacks, NvtxCallbackModule module, unsigned id,
+              Fn* saved, Fn wrapper) {
+  NvtxFunctionTable table = nullptr;
+  unsigned size = 0;
+  if (!callbacks->GetModuleFunctionTable(module, &table, &size) || !table || id >= size ||
+      !table[id] || !*table[id] || *table[id] == reinterpret_cast<NvtxFunctionPointer>(wrapper))
+    return false;
+  *saved = reinterpret_cast<Fn>(*table[id]);
+  *table[id] = reinterpret_cast<NvtxFunctionPointer>(wrapper);
+  return true;
+}
+
 }  // namespace
+
+void SetNvtxPushHook(NvtxPushHook hook) { g_push_hook.store(hook, std::memory_order_release); }
+bool NvtxPushesWrapped() { return g_wrapped.load(std::memory_order_acquire); }
+
+bool WrapNvtxCore(const void* get_export_table) {
+  auto get = reinterpret_cast<NvtxGetExportTableFunc_t>(const_cast<void*>(get_export_table));
+  if (!get) return false;
+  const auto* callbacks = static_cast<const NvtxExportTableCallbacks*>(get(NVTX_ETID_CALLBACKS));
+  if (!callbacks || callbacks->struct_size < sizeof(NvtxExportTableCallbacks) ||
+      !callbacks->GetModuleFunctionTable)
+    return false;
+  bool any = false;
+  any |= WrapSlot(callbacks, NVTX_CB_MODULE_CORE2, NVTX_CBID_CORE2_DomainRangePushEx,
+                  &g_saved.domain_push, &DomainRangePushEx);
+  any |= WrapSlot(callbacks, NVTX_CB_MODULE_CORE2, NVTX_CBID_CORE2_DomainRangeStartEx,
+                  &g_saved.domain_start, &DomainRangeStartEx);
+  any |= WrapSlot(callbacks, NVTX_CB_MODULE_CORE2, NVTX_CBID_CORE2_DomainMarkEx,
+                  &g_saved.domain_mark, &DomainMarkEx);
+  any |= WrapSlot(callbacks, NVTX_CB_MODULE_CORE, NVTX_CBID_CORE_RangePushEx, &g_saved.push,
+                  &RangePushEx);
+  any |= WrapSlot(callbacks, NVTX_CB_MODULE_CORE, NVTX_CBID_CORE_RangeStartEx, &g_saved.start,
+                  &RangeStartEx);
+  any |= WrapSlot(callbacks, NVTX_CB_MODULE_CORE, NVTX_CBID_CORE_MarkEx, &g_saved.mark, &MarkEx);
+  if (any) g_wrapped.store(true, std::memory_order_release);
+  return any;
+}
 
 void SetNvtxPopPayloadHook(NvtxPopPayloadHook hook) {
   g_pop_hook.store(hook, std::memory_order_release);

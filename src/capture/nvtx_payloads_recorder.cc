@@ -4,9 +4,11 @@
 // reduction on every collective call, its communicator's size and the
 // caller's rank on ncclCommInitRank (issue #41 item 4).
 //
-// Threads: OnNvtxPush runs inside CUPTI's NVTX callback on the program's
-// thread, for every push, range start and mark with attributes (the
-// default-domain forms too): when the attributes carry an extended payload
+// Threads: OnAttributes runs on the program's thread for every push, range
+// start and mark with attributes (the default-domain forms too), called by
+// the wrappers of NVTX's entry points (nvtx_extension.h: they see the
+// caller's attributes; CUPTI's NVTX callback, OnNvtxPush, is used only where
+// they are not installed): when the attributes carry an extended payload
 // (payloadType NVTX_PAYLOAD_TYPE_EXT, ullValue -> nvtxPayloadData_t[reserved0])
 // it copies each payload's bytes (64 at most) into the thread's ring — no
 // lock, allocation or syscall; pushes without one return after two loads.
@@ -83,6 +85,16 @@ void CopyPayloads(const void* domain, const NvtxPayloadData* data, size_t count)
 
 std::atomic<bool> g_on{false};  // the capture's activities are on
 
+// An NVTX push, range start or mark with attributes: its extended payloads copied.
+void OnAttributes(const void* domain, const void* attributes) {
+  const auto* a = static_cast<const nvtxEventAttributes_t*>(attributes);
+  if (a->payloadType != nvtx_payload::kPayloadTypeExt || !g_on.load(std::memory_order_relaxed))
+    return;
+  CopyPayloads(
+      domain, reinterpret_cast<const NvtxPayloadData*>(static_cast<uintptr_t>(a->payload.ullValue)),
+      a->reserved0 > 0 ? size_t(a->reserved0) : 1);
+}
+
 // nvtxRangePopPayload (NCCL's ncclCommInitRank): the payload, then the pop it
 // stands for, through this library's NVTX (whose handlers are CUPTI's, as the
 // program's are: NVTX_INJECTION64_PATH names this library either way).
@@ -102,17 +114,15 @@ class NvtxPayloadsRecorder final : public Recorder {
     dropped_at_start_ = PayloadRings::dropped();
     unknown_at_start_ = g_unknown_schema.load(std::memory_order_relaxed);
     SetNvtxPopPayloadHook(&PopPayload);  // stays: the pop must happen after the capture too
+    SetNvtxPushHook(&OnAttributes);      // (the wrapped entry points: nvtx_extension.h)
   }
   void OnActivities(bool on) override { g_on.store(on, std::memory_order_relaxed); }
 
+  // CUPTI's NVTX callback: only where the entry points are not wrapped (NVTX_INJECTION64_PATH
+  // named libcupti itself), its attributes being a copy CUPTI may not have refreshed.
   void OnNvtxPush(const NvtxPushEvent& e) override {
-    const nvtxEventAttributes_t* a = e.attributes;
-    if (a->payloadType != nvtx_payload::kPayloadTypeExt || !g_on.load(std::memory_order_relaxed))
-      return;
-    CopyPayloads(
-        e.domain,
-        reinterpret_cast<const NvtxPayloadData*>(static_cast<uintptr_t>(a->payload.ullValue)),
-        a->reserved0 > 0 ? size_t(a->reserved0) : 1);
+    if (NvtxPushesWrapped()) return;
+    OnAttributes(e.domain, e.attributes);
   }
 
   void Collect() override {

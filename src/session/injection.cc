@@ -172,7 +172,11 @@ int ForwardNvtx(const char* symbol, void* arg) {
 
 extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(
     void* get_export_table) {
-  return tracesmith::session::ForwardNvtx("InitializeInjectionNvtx2", get_export_table);
+  const int ok = tracesmith::session::ForwardNvtx("InitializeInjectionNvtx2", get_export_table);
+  // CUPTI's functions are in the slots now: the ones with event attributes get a wrapper that
+  // reads the caller's payloads before CUPTI runs (nvtx_extension.h).
+  if (ok) tracesmith::capture::WrapNvtxCore(get_export_table);
+  return ok;
 }
 extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx(
     void* get_export_table) {

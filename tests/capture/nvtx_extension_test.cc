@@ -136,5 +136,92 @@ TEST(NvtxExtension, OtherModulesGetNothing) {
   EXPECT_NE(tiny.slots[0], 0);
 }
 
+// NVTX's core tables as the NVTX library keeps them, filled with a stand-in for CUPTI's
+// functions: WrapNvtxCore puts its wrappers in the "Ex" slots; a call then shows the hook the
+// caller's own attributes and still reaches the function it replaced (issue #41 item 4: CUPTI's
+// callback carried a stale copy of ncclAllReduce's attributes inside a coalesced group).
+struct FakeNvtx {
+  static inline NvtxFunctionPointer core[NVTX_CBID_CORE_SIZE] = {};
+  static inline NvtxFunctionPointer* core_slots[NVTX_CBID_CORE_SIZE + 1] = {};
+  static inline NvtxFunctionPointer core2[NVTX_CBID_CORE2_SIZE] = {};
+  static inline NvtxFunctionPointer* core2_slots[NVTX_CBID_CORE2_SIZE + 1] = {};
+  static inline int cupti_calls = 0;
+  static inline const nvtxEventAttributes_t* cupti_saw = nullptr;
+  static int NVTX_API CuptiDomainPush(nvtxDomainHandle_t, const nvtxEventAttributes_t* a) {
+    ++cupti_calls;
+    cupti_saw = a;
+    return 3;
+  }
+  static void NVTX_API CuptiMark(const nvtxEventAttributes_t* a) {
+    ++cupti_calls;
+    cupti_saw = a;
+  }
+  static int NVTX_API GetTable(NvtxCallbackModule module, NvtxFunctionTable* out,
+                               unsigned int* size) {
+    if (module == NVTX_CB_MODULE_CORE) {
+      *out = core_slots;
+      *size = NVTX_CBID_CORE_SIZE;
+    } else if (module == NVTX_CB_MODULE_CORE2) {
+      *out = core2_slots;
+      *size = NVTX_CBID_CORE2_SIZE;
+    } else {
+      return 0;
+    }
+    return 1;
+  }
+  static inline NvtxExportTableCallbacks callbacks{sizeof(NvtxExportTableCallbacks), &GetTable};
+  static const void* NVTX_API GetExportTable(uint32_t id) {
+    return id == NVTX_ETID_CALLBACKS ? &callbacks : nullptr;
+  }
+  FakeNvtx() {
+    for (int i = 0; i < NVTX_CBID_CORE_SIZE; ++i) core_slots[i] = &core[i];
+    for (int i = 0; i < NVTX_CBID_CORE2_SIZE; ++i) core2_slots[i] = &core2[i];
+    core2[NVTX_CBID_CORE2_DomainRangePushEx] =
+        reinterpret_cast<NvtxFunctionPointer>(&CuptiDomainPush);
+    core[NVTX_CBID_CORE_MarkEx] = reinterpret_cast<NvtxFunctionPointer>(&CuptiMark);
+  }
+};
+
+TEST(NvtxExtension, WrappedExEntryPointsShowTheCallersAttributesThenRunCuptis) {
+  FakeNvtx nvtx;
+  const auto push_slot = FakeNvtx::core2[NVTX_CBID_CORE2_DomainRangePushEx];
+  ASSERT_TRUE(WrapNvtxCore(reinterpret_cast<const void*>(&FakeNvtx::GetExportTable)));
+  EXPECT_TRUE(NvtxPushesWrapped());
+  EXPECT_NE(FakeNvtx::core2[NVTX_CBID_CORE2_DomainRangePushEx], push_slot);
+  // Slots nobody filled stay empty (NVTX's no-ops).
+  EXPECT_EQ(FakeNvtx::core2[NVTX_CBID_CORE2_DomainMarkEx], nullptr);
+  EXPECT_EQ(FakeNvtx::core[NVTX_CBID_CORE_RangePushEx], nullptr);
+  // Wrapping again wraps nothing (no wrapper around a wrapper).
+  EXPECT_FALSE(WrapNvtxCore(reinterpret_cast<const void*>(&FakeNvtx::GetExportTable)));
+
+  static struct Seen {
+    const void* domain = nullptr;
+    const void* attr = nullptr;
+    int calls = 0;
+  } seen;
+  SetNvtxPushHook([](const void* d, const void* a) { seen = {d, a, seen.calls + 1}; });
+  static int domain_object;
+  auto domain = reinterpret_cast<nvtxDomainHandle_t>(&domain_object);
+  nvtxEventAttributes_t attr{};
+  attr.version = NVTX_VERSION;
+  attr.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  auto push = reinterpret_cast<nvtxDomainRangePushEx_impl_fntype>(
+      FakeNvtx::core2[NVTX_CBID_CORE2_DomainRangePushEx]);
+  EXPECT_EQ(push(domain, &attr), 3);  // CUPTI's answer
+  EXPECT_EQ(seen.domain, domain);
+  EXPECT_EQ(seen.attr, &attr);
+  EXPECT_EQ(FakeNvtx::cupti_calls, 1);
+  EXPECT_EQ(FakeNvtx::cupti_saw, &attr);
+  auto mark = reinterpret_cast<nvtxMarkEx_impl_fntype>(FakeNvtx::core[NVTX_CBID_CORE_MarkEx]);
+  mark(&attr);
+  EXPECT_EQ(seen.domain, nullptr);
+  EXPECT_EQ(seen.calls, 2);
+  EXPECT_EQ(FakeNvtx::cupti_calls, 2);
+  SetNvtxPushHook(nullptr);
+  EXPECT_EQ(push(domain, &attr), 3);  // no hook: CUPTI's function alone
+  EXPECT_EQ(seen.calls, 2);
+  EXPECT_FALSE(WrapNvtxCore(nullptr));
+}
+
 }  // namespace
 }  // namespace tracesmith::capture

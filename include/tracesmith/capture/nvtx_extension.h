@@ -25,6 +25,17 @@ struct NvtxPayloadData {
 using NvtxPopPayloadHook = void (*)(const void* domain, const void* payload_data, size_t count);
 void SetNvtxPopPayloadHook(NvtxPopPayloadHook hook);
 
+// NVTX's core entry points with event attributes (nvtx[Domain]RangePushEx,
+// RangeStartEx, MarkEx), wrapped once CUPTI has filled their slots
+// (injection.cc's InitializeInjectionNvtx2 passes NVTX's export-table getter):
+// the hook sees the caller's attributes, then CUPTI's function runs (CUPTI's
+// own callback may carry a stale copy of them: nvtx_extension.cc). True when a
+// slot was wrapped; from then on NvtxPushesWrapped().
+using NvtxPushHook = void (*)(const void* domain, const void* event_attributes);
+bool WrapNvtxCore(const void* get_export_table);
+void SetNvtxPushHook(NvtxPushHook hook);
+bool NvtxPushesWrapped();
+
 // Fills the payload module's schema and enum registration slots and
 // nvtxRangePopPayload's; other modules' slots stay empty. Returns 1 (NVTX's "success": 0 would make
 // every extension call a no-op).
