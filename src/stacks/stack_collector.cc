@@ -294,15 +294,15 @@ uint32_t StackCollector::SlowPath(const uint64_t* keys, int n, uint64_t hash, ui
   // Call-site tree, outermost first, so callers share nodes.
   uint32_t parent = 0;
   for (int i = nf - 1; i >= 0; --i) {
-    auto [it, inserted] = nodes_.emplace(uint64_t{parent} << 32 | frame_ids[i], 0);
+    auto [value, inserted] = nodes_.Emplace(uint64_t{parent} << 32 | frame_ids[i], 0);
     if (inserted) {
       model::StackNode node{frame_ids[i], parent};
       nodes_by_id_.push_back(node);
       pending_nodes_.push_back(node);
-      it->second = uint32_t(nodes_by_id_.size());
+      *value = uint32_t(nodes_by_id_.size());
       ++stats_.nodes;
     }
-    parent = it->second;
+    parent = *value;
   }
 
   if (!empty) {
@@ -319,8 +319,8 @@ uint32_t StackCollector::SlowPath(const uint64_t* keys, int n, uint64_t hash, ui
 }
 
 uint32_t StackCollector::InternNativeFrame(uint64_t pc) {
-  auto [it, inserted] = native_frames_.emplace(pc, 0);
-  if (!inserted) return it->second;
+  auto [value, inserted] = native_frames_.Emplace(pc, 0);
+  if (!inserted) return *value;
   model::Frame row{};
   row.kind = model::kFrameNative;
   // pc is a return address: the call that produced it ends at pc - 1, which
@@ -348,8 +348,8 @@ uint32_t StackCollector::InternNativeFrame(uint64_t pc) {
   frames_.push_back(row);
   pending_frames_.push_back(PendingFrame{row, {}, {}});
   ++stats_.frames;
-  it->second = uint32_t(frames_.size());
-  return it->second;
+  *value = uint32_t(frames_.size());
+  return *value;
 }
 
 uint32_t StackCollector::InternPythonFrame(uint64_t code, int32_t offset) {

@@ -14,6 +14,10 @@ void StackCollector::Drain(format::SbtWriter* writer) {
     mappings.swap(pending_mappings_);
     frames.swap(pending_frames_);
     nodes.swap(pending_nodes_);
+    // Room for as many as this poll's, so that a callback interning a cold stack does not
+    // grow them element by element (a copy at each doubling).
+    pending_frames_.reserve(std::max<size_t>(frames.size(), 256));
+    pending_nodes_.reserve(std::max<size_t>(nodes.size(), 256));
     GrowAhead();
   }
   for (PendingMapping& m : mappings) {
@@ -53,9 +57,15 @@ void StackCollector::GrowAhead() {
       ++stats_.tables_grown;
     }
   };
-  map(native_frames_);
+  auto flat = [this](FlatMapU64& m) {  // (half full: grown to a quarter, 16 bytes a slot)
+    if (m.capacity() < kFirstSize || m.size() * 2 >= m.capacity()) {
+      m.Reserve(std::max<size_t>(m.size() * 2, kFirstSize / 2));
+      ++stats_.tables_grown;
+    }
+  };
+  flat(native_frames_);
   map(python_frames_);
-  map(nodes_);
+  flat(nodes_);
   map(python_strings_);
   vec(frames_);
   vec(nodes_by_id_);

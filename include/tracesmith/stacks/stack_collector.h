@@ -44,6 +44,7 @@
 
 #include "tracesmith/base/status.h"
 #include "tracesmith/model/records.h"
+#include "tracesmith/stacks/flat_map.h"
 #include "tracesmith/stacks/stack_mode.h"
 #include "tracesmith/stacks/unwinder.h"
 
@@ -166,10 +167,10 @@ class StackCollector {
 
   std::mutex mu_;  // slow path and Drain only
   std::unique_ptr<ModuleRegistry> modules_;
-  std::unordered_map<uint64_t, uint32_t> native_frames_;          // pc -> frame id
+  FlatMapU64 native_frames_;                                      // pc -> frame id
   std::map<std::pair<uint64_t, int32_t>, uint32_t> python_keys_;  // (code, offset) -> frame id
   std::unordered_map<std::string, uint32_t> python_frames_;       // "func\0file\0line" -> frame id
-  std::unordered_map<uint64_t, uint32_t> nodes_;                  // parent << 32 | frame -> node id
+  FlatMapU64 nodes_;                                              // parent << 32 | frame -> node id
   std::vector<model::Frame> frames_;                              // all frames, by id - 1
   std::vector<model::StackNode> nodes_by_id_;                     // all nodes, by id - 1
   std::unordered_map<uint32_t, std::pair<std::string, std::string>> python_strings_;
