@@ -39,6 +39,8 @@ calls of 100 us or more, the longest first-time work.
     with none passes, 2 fail). H200 VM,
     2026-11-30: 104, 134, 176 us once each in 2,000,000 calls, the floor 4 sections of
     100 us or more (max 136.9 us) in one round.
+  - first-time in one callback: in every default run the most first-time work inside one
+    callback (`info`'s "in one callback at most", its pieces by kind) is at most 100 us.
 Each callback site's maximum and CUPTI's other overhead rows are shown, not judged (an
 OS preemption inside a callback, CUPTI's resource set-up at context creation). Then more
 captures with TRACESMITH_SLOW_CALL_PROBE=1 (the launch loop R times, the Transformer once)

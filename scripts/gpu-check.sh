@@ -448,7 +448,8 @@ if want stalls; then
   # The capture's stalls on the program's threads (issue #41 item 2, gpu/stall_check.py): a
   # 2,000,000-launch loop and (with torch) 40 Transformer steps, with zeroed ready buffers (the
   # default) and with CUPTI zeroing them (TRACESMITH_BUFFER_PREFAULT=0), 2 interleaved rounds
-  # (~2 min): no 'activity buffer request' row and no launch callback over 100 us.
+  # (~4 min): no 'activity buffer request' row and no launch callback over 100 us, and at most
+  # 100 us of first-time work (rules, interning, a thread's bounds and rings) in one callback.
   S=$OUT/stalls; mkdir -p "$S"
   pycheck "stalls" "$S/check.log" python3 gpu/stall_check.py "$TS" "$PROGS" "$S" \
     --rounds "${STALLS_ROUNDS:-2}"
