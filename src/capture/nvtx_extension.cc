@@ -9,6 +9,7 @@
 #define NVTX_NO_IMPL
 #include "tracesmith/capture/nvtx_extension.h"
 
+#include <dlfcn.h>
 #include <nvtx3/nvToolsExtPayload.h>
 
 #include <algorithm>
@@ -86,60 +87,99 @@ int NVTX_API PopPayload(nvtxDomainHandle_t domain, const nvtxPayloadData_t* data
 // 2026-11-30 20:15: schema ids that were stack addresses). The wrapper reads
 // the caller's attributes, valid for the call.
 std::atomic<NvtxPushHook> g_push_hook{nullptr};
-std::atomic<bool> g_wrapped{false};
+// Depth of wrapped NVTX calls on this thread: CUPTI's NVTX callback, which runs inside the saved
+// function, leaves the payloads to the wrapper then (InsideWrappedNvtxCall).
+thread_local int t_wrapped_depth = 0;
 
+// CUPTI's functions, one per entry point. Each program module with its own NVTX copy (torch,
+// NCCL, the program) calls InitializeInjectionNvtx2 on its own; CUPTI fills every copy with its
+// own functions, so a slot is saved once and a later copy's is wrapped only when it holds the
+// same function (else that copy stays unwrapped: its payloads come through CUPTI's callback).
 struct Saved {
-  nvtxDomainRangePushEx_impl_fntype domain_push = nullptr;
-  nvtxDomainRangeStartEx_impl_fntype domain_start = nullptr;
-  nvtxDomainMarkEx_impl_fntype domain_mark = nullptr;
-  nvtxRangePushEx_impl_fntype push = nullptr;
-  nvtxRangeStartEx_impl_fntype start = nullptr;
-  nvtxMarkEx_impl_fntype mark = nullptr;
-} g_saved;  // written once, before the slots point at the wrappers
+  std::atomic<nvtxDomainRangePushEx_impl_fntype> domain_push{nullptr};
+  std::atomic<nvtxDomainRangeStartEx_impl_fntype> domain_start{nullptr};
+  std::atomic<nvtxDomainMarkEx_impl_fntype> domain_mark{nullptr};
+  std::atomic<nvtxRangePushEx_impl_fntype> push{nullptr};
+  std::atomic<nvtxRangeStartEx_impl_fntype> start{nullptr};
+  std::atomic<nvtxMarkEx_impl_fntype> mark{nullptr};
+} g_saved;
+
+struct Wrapped {
+  Wrapped() { ++t_wrapped_depth; }
+  ~Wrapped() { --t_wrapped_depth; }
+};
 
 inline void See(const void* domain, const nvtxEventAttributes_t* attr) {
   if (!attr) return;
   if (NvtxPushHook hook = g_push_hook.load(std::memory_order_acquire)) hook(domain, attr);
 }
 
+// (NVTX_NO_PUSH_POP_TRACKING, what NVTX answers for a push without a tool.)
+constexpr int kNoPushPopTracking = -2;
+
 int NVTX_API DomainRangePushEx(nvtxDomainHandle_t domain, const nvtxEventAttributes_t* attr) {
   See(domain, attr);
-  return g_saved.domain_push ? g_saved.domain_push(domain, attr) : 0;
+  Wrapped w;
+  auto f = g_saved.domain_push.load(std::memory_order_relaxed);
+  return f ? f(domain, attr) : kNoPushPopTracking;
 }
 nvtxRangeId_t NVTX_API DomainRangeStartEx(nvtxDomainHandle_t domain,
                                           const nvtxEventAttributes_t* attr) {
   See(domain, attr);
-  return g_saved.domain_start ? g_saved.domain_start(domain, attr) : 0;
+  Wrapped w;
+  auto f = g_saved.domain_start.load(std::memory_order_relaxed);
+  return f ? f(domain, attr) : 0;
 }
 void NVTX_API DomainMarkEx(nvtxDomainHandle_t domain, const nvtxEventAttributes_t* attr) {
   See(domain, attr);
-  if (g_saved.domain_mark) g_saved.domain_mark(domain, attr);
+  Wrapped w;
+  if (auto f = g_saved.domain_mark.load(std::memory_order_relaxed)) f(domain, attr);
 }
 int NVTX_API RangePushEx(const nvtxEventAttributes_t* attr) {
   See(nullptr, attr);
-  return g_saved.push ? g_saved.push(attr) : 0;
+  Wrapped w;
+  auto f = g_saved.push.load(std::memory_order_relaxed);
+  return f ? f(attr) : kNoPushPopTracking;
 }
 nvtxRangeId_t NVTX_API RangeStartEx(const nvtxEventAttributes_t* attr) {
   See(nullptr, attr);
-  return g_saved.start ? g_saved.start(attr) : 0;
+  Wrapped w;
+  auto f = g_saved.start.load(std::memory_order_relaxed);
+  return f ? f(attr) : 0;
 }
 void NVTX_API MarkEx(const nvtxEventAttributes_t* attr) {
   See(nullptr, attr);
-  if (g_saved.mark) g_saved.mark(attr);
+  Wrapped w;
+  if (auto f = g_saved.mark.load(std::memory_order_relaxed)) f(attr);
+}
+
+// The object (dli_fbase) holding code address `fn`; null when none.
+const void* ObjectOf(const void* fn) {
+  Dl_info info;
+  return dladdr(fn, &info) && info.dli_fbase ? info.dli_fbase : nullptr;
 }
 
 // Slot `id` of `module`: the function there is saved in `*saved` and the slot
-// points at `wrapper`. False when the table has no such slot or it is empty
-// (the tool before us left it a no-op: nothing to wrap).
+// points at `wrapper`. Only a tool's function is wrapped: not an empty slot (a
+// no-op), not the calling NVTX copy's own code (its init stubs, which the copy
+// turns into no-ops only after this returns: a wrapper saved around one would
+// call itself through the slot), not a wrapper, and not a function other than
+// the one saved from an earlier copy.
 template <typename Fn>
-bool WrapSlot(const NvtxExportTableCallbacks* callbacks, NvtxCallbackModule module, unsigned id,
-              Fn* saved, Fn wrapper) {
+bool WrapSlot(const NvtxExportTableCallbacks* callbacks, const void* nvtx_object,
+              NvtxCallbackModule module, unsigned id, std::atomic<Fn>* saved, Fn wrapper) {
   NvtxFunctionTable table = nullptr;
   unsigned size = 0;
   if (!callbacks->GetModuleFunctionTable(module, &table, &size) || !table || id >= size ||
-      !table[id] || !*table[id] || *table[id] == reinterpret_cast<NvtxFunctionPointer>(wrapper))
+      !table[id] || !*table[id])
     return false;
-  *saved = reinterpret_cast<Fn>(*table[id]);
+  const auto fn = reinterpret_cast<Fn>(*table[id]);
+  const void* object = ObjectOf(reinterpret_cast<const void*>(*table[id]));
+  if (fn == wrapper || !object || object == nvtx_object ||
+      object == ObjectOf(reinterpret_cast<const void*>(wrapper)))
+    return false;
+  Fn expected = nullptr;
+  if (!saved->compare_exchange_strong(expected, fn) && expected != fn) return false;
   *table[id] = reinterpret_cast<NvtxFunctionPointer>(wrapper);
   return true;
 }
@@ -147,7 +187,7 @@ bool WrapSlot(const NvtxExportTableCallbacks* callbacks, NvtxCallbackModule modu
 }  // namespace
 
 void SetNvtxPushHook(NvtxPushHook hook) { g_push_hook.store(hook, std::memory_order_release); }
-bool NvtxPushesWrapped() { return g_wrapped.load(std::memory_order_acquire); }
+bool InsideWrappedNvtxCall() { return t_wrapped_depth > 0; }
 
 bool WrapNvtxCore(const void* get_export_table) {
   auto get = reinterpret_cast<NvtxGetExportTableFunc_t>(const_cast<void*>(get_export_table));
@@ -156,19 +196,20 @@ bool WrapNvtxCore(const void* get_export_table) {
   if (!callbacks || callbacks->struct_size < sizeof(NvtxExportTableCallbacks) ||
       !callbacks->GetModuleFunctionTable)
     return false;
+  const void* nvtx = ObjectOf(get_export_table);  // the NVTX copy that calls us
   bool any = false;
-  any |= WrapSlot(callbacks, NVTX_CB_MODULE_CORE2, NVTX_CBID_CORE2_DomainRangePushEx,
+  any |= WrapSlot(callbacks, nvtx, NVTX_CB_MODULE_CORE2, NVTX_CBID_CORE2_DomainRangePushEx,
                   &g_saved.domain_push, &DomainRangePushEx);
-  any |= WrapSlot(callbacks, NVTX_CB_MODULE_CORE2, NVTX_CBID_CORE2_DomainRangeStartEx,
+  any |= WrapSlot(callbacks, nvtx, NVTX_CB_MODULE_CORE2, NVTX_CBID_CORE2_DomainRangeStartEx,
                   &g_saved.domain_start, &DomainRangeStartEx);
-  any |= WrapSlot(callbacks, NVTX_CB_MODULE_CORE2, NVTX_CBID_CORE2_DomainMarkEx,
+  any |= WrapSlot(callbacks, nvtx, NVTX_CB_MODULE_CORE2, NVTX_CBID_CORE2_DomainMarkEx,
                   &g_saved.domain_mark, &DomainMarkEx);
-  any |= WrapSlot(callbacks, NVTX_CB_MODULE_CORE, NVTX_CBID_CORE_RangePushEx, &g_saved.push,
+  any |= WrapSlot(callbacks, nvtx, NVTX_CB_MODULE_CORE, NVTX_CBID_CORE_RangePushEx, &g_saved.push,
                   &RangePushEx);
-  any |= WrapSlot(callbacks, NVTX_CB_MODULE_CORE, NVTX_CBID_CORE_RangeStartEx, &g_saved.start,
+  any |= WrapSlot(callbacks, nvtx, NVTX_CB_MODULE_CORE, NVTX_CBID_CORE_RangeStartEx, &g_saved.start,
                   &RangeStartEx);
-  any |= WrapSlot(callbacks, NVTX_CB_MODULE_CORE, NVTX_CBID_CORE_MarkEx, &g_saved.mark, &MarkEx);
-  if (any) g_wrapped.store(true, std::memory_order_release);
+  any |=
+      WrapSlot(callbacks, nvtx, NVTX_CB_MODULE_CORE, NVTX_CBID_CORE_MarkEx, &g_saved.mark, &MarkEx);
   return any;
 }
 

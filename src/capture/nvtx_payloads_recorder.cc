@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "nvtx_payloads.h"
+#include "tracesmith/capture/capture_cost.h"
 #include "tracesmith/capture/nvtx_extension.h"
 #include "tracesmith/capture/recorder.h"
 #include "tracesmith/capture/thread_rings.h"
@@ -86,13 +87,17 @@ void CopyPayloads(const void* domain, const NvtxPayloadData* data, size_t count)
 std::atomic<bool> g_on{false};  // the capture's activities are on
 
 // An NVTX push, range start or mark with attributes: its extended payloads copied.
+// Timed as the capture's "other" callbacks are: from a wrapper it runs outside CUPTI's callback
+// (and a thread's first payload makes its ring: first-time work inside a timed call).
 void OnAttributes(const void* domain, const void* attributes) {
   const auto* a = static_cast<const nvtxEventAttributes_t*>(attributes);
   if (a->payloadType != nvtx_payload::kPayloadTypeExt || !g_on.load(std::memory_order_relaxed))
     return;
+  CostTimer timer(ThreadCost::Get(), CostSite::kOther);
   CopyPayloads(
       domain, reinterpret_cast<const NvtxPayloadData*>(static_cast<uintptr_t>(a->payload.ullValue)),
       a->reserved0 > 0 ? size_t(a->reserved0) : 1);
+  timer.Finish();
 }
 
 // nvtxRangePopPayload (NCCL's ncclCommInitRank): the payload, then the pop it
@@ -118,10 +123,11 @@ class NvtxPayloadsRecorder final : public Recorder {
   }
   void OnActivities(bool on) override { g_on.store(on, std::memory_order_relaxed); }
 
-  // CUPTI's NVTX callback: only where the entry points are not wrapped (NVTX_INJECTION64_PATH
-  // named libcupti itself), its attributes being a copy CUPTI may not have refreshed.
+  // CUPTI's NVTX callback: only for calls that did not come through a wrapper
+  // (NVTX_INJECTION64_PATH named libcupti itself, a slot left unwrapped), its attributes being a
+  // copy CUPTI may not have refreshed.
   void OnNvtxPush(const NvtxPushEvent& e) override {
-    if (NvtxPushesWrapped()) return;
+    if (InsideWrappedNvtxCall()) return;
     OnAttributes(e.domain, e.attributes);
   }
 

@@ -90,7 +90,9 @@ void KinetoCollectiveArgs::OnPayload(const model::NvtxPayloadEvent& p, std::stri
   if (!n.has_bytes) return;
   Thread& t = threads_[Key(p.pid, p.tid)];
   t.payload = {p.ts_ns, n.comm, n.bytes, false};
-  // Stamped just after its range started (the range came first in time order).
+  // Stamped after its range started (the range came first in time order); a payload stamped
+  // before its range's start (the NVTX wrapper copies it before CUPTI starts the range) is
+  // bound by OnRange.
   if (!t.bound && t.range_end && p.ts_ns >= t.range_start &&
       p.ts_ns <= std::min(t.range_end, t.range_start + analysis::kPayloadSlackNs))
     Bind(t);

@@ -33,6 +33,15 @@ bool BuildFdeIndex(uintptr_t eh_frame_hdr, const int32_t* table, uint64_t count)
   uint32_t shift = 12;
   while ((uint64_t(last - base) >> shift) + 1 > (uint64_t{1} << 20)) ++shift;
   const uint32_t pages = uint32_t((uint64_t(last - base) >> shift) + 1);
+  // The same table indexed already (every module is prepared again after a dlclose): kept.
+  for (uint32_t slot = SlotOf(eh_frame_hdr), probe = 0; probe < 16;
+       ++probe, slot = (slot + 1) % kSlots) {
+    const Index* cur = g_slots[slot].load(std::memory_order_acquire);
+    if (!cur) break;
+    if (cur->hdr == eh_frame_hdr && cur->count == count && cur->base == base &&
+        cur->shift == shift && cur->pages == pages && cur->first[pages - 1] == uint32_t(count - 1))
+      return true;
+  }
   const size_t bytes = sizeof(Index) + sizeof(uint32_t) * pages;
   void* mem = std::malloc(bytes);
   if (!mem) return false;

@@ -8,8 +8,9 @@
 // 1.4 ms, in a 40-step Transformer capture, 2026-11-30) and up to ~77 us of
 // rules landed in one launch callback. The writer builds the index of each
 // module it prepares (prepare_modules.cc), from the copy of the table it
-// already reads: for every 4-KiB page of code (coarser for code spans over
-// 4 GiB), the last entry starting at or before it. The launching thread looks
+// already reads: for every 4-KiB page of code (coarser if a table spanned over
+// 4 GiB, which its int32 entries cannot), the last entry starting at
+// or before it. The launching thread looks
 // the index up lock-free by the header's address and searches only the
 // entries of its page.
 //
@@ -25,7 +26,8 @@ namespace tracesmith::stacks {
 
 // Writer: indexes the table of the .eh_frame_hdr loaded at `eh_frame_hdr`:
 // `count` (initial location, FDE) pairs of datarel int32, copied at `table`.
-// Once per header address; false when the table is not sorted or too large.
+// A table indexed already (the same header, count and span) is kept, not indexed again; false
+// when the table is not sorted, too small to need it, or too large.
 bool BuildFdeIndex(uintptr_t eh_frame_hdr, const int32_t* table, uint64_t count);
 
 // Any thread, lock-free, async-signal-safe: the entries [*lo, *hi) of the

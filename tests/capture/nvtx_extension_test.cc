@@ -136,25 +136,27 @@ TEST(NvtxExtension, OtherModulesGetNothing) {
   EXPECT_NE(tiny.slots[0], 0);
 }
 
-// NVTX's core tables as the NVTX library keeps them, filled with a stand-in for CUPTI's
-// functions: WrapNvtxCore puts its wrappers in the "Ex" slots; a call then shows the hook the
-// caller's own attributes and still reaches the function it replaced (issue #41 item 4: CUPTI's
-// callback carried a stale copy of ncclAllReduce's attributes inside a coalesced group).
+// NVTX's core tables as the NVTX library keeps them, each slot filled with a tool's function
+// (the fake tool library stands in for CUPTI) or the NVTX copy's own init stub: WrapNvtxCore puts
+// its wrappers in the tool's "Ex" slots only; a call then shows the hook the caller's own
+// attributes and still reaches the function it replaced (issue #41 item 4: CUPTI's callback
+// carried a stale copy of ncclAllReduce's attributes inside a coalesced group).
+extern "C" {
+extern int ts_fake_tool_calls;
+extern const void* ts_fake_tool_saw;
+int TsFakeToolDomainPush(nvtxDomainHandle_t, const nvtxEventAttributes_t*);
+void TsFakeToolMark(const nvtxEventAttributes_t*);
+}
+
 struct FakeNvtx {
   static inline NvtxFunctionPointer core[NVTX_CBID_CORE_SIZE] = {};
   static inline NvtxFunctionPointer* core_slots[NVTX_CBID_CORE_SIZE + 1] = {};
   static inline NvtxFunctionPointer core2[NVTX_CBID_CORE2_SIZE] = {};
   static inline NvtxFunctionPointer* core2_slots[NVTX_CBID_CORE2_SIZE + 1] = {};
-  static inline int cupti_calls = 0;
-  static inline const nvtxEventAttributes_t* cupti_saw = nullptr;
-  static int NVTX_API CuptiDomainPush(nvtxDomainHandle_t, const nvtxEventAttributes_t* a) {
-    ++cupti_calls;
-    cupti_saw = a;
-    return 3;
-  }
-  static void NVTX_API CuptiMark(const nvtxEventAttributes_t* a) {
-    ++cupti_calls;
-    cupti_saw = a;
+  // The NVTX copy's init stub for nvtxRangePushEx: it calls the function in the slot (as NVTX's
+  // does after initializing): a wrapper saved around it would call itself forever.
+  static int NVTX_API InitStubPushEx(const nvtxEventAttributes_t* a) {
+    return reinterpret_cast<nvtxRangePushEx_impl_fntype>(core[NVTX_CBID_CORE_RangePushEx])(a);
   }
   static int NVTX_API GetTable(NvtxCallbackModule module, NvtxFunctionTable* out,
                                unsigned int* size) {
@@ -177,20 +179,21 @@ struct FakeNvtx {
     for (int i = 0; i < NVTX_CBID_CORE_SIZE; ++i) core_slots[i] = &core[i];
     for (int i = 0; i < NVTX_CBID_CORE2_SIZE; ++i) core2_slots[i] = &core2[i];
     core2[NVTX_CBID_CORE2_DomainRangePushEx] =
-        reinterpret_cast<NvtxFunctionPointer>(&CuptiDomainPush);
-    core[NVTX_CBID_CORE_MarkEx] = reinterpret_cast<NvtxFunctionPointer>(&CuptiMark);
+        reinterpret_cast<NvtxFunctionPointer>(&TsFakeToolDomainPush);
+    core[NVTX_CBID_CORE_MarkEx] = reinterpret_cast<NvtxFunctionPointer>(&TsFakeToolMark);
+    core[NVTX_CBID_CORE_RangePushEx] = reinterpret_cast<NvtxFunctionPointer>(&InitStubPushEx);
   }
 };
 
-TEST(NvtxExtension, WrappedExEntryPointsShowTheCallersAttributesThenRunCuptis) {
+TEST(NvtxExtension, WrappedExEntryPointsShowTheCallersAttributesThenRunTheTools) {
   FakeNvtx nvtx;
   const auto push_slot = FakeNvtx::core2[NVTX_CBID_CORE2_DomainRangePushEx];
+  const auto stub = FakeNvtx::core[NVTX_CBID_CORE_RangePushEx];
   ASSERT_TRUE(WrapNvtxCore(reinterpret_cast<const void*>(&FakeNvtx::GetExportTable)));
-  EXPECT_TRUE(NvtxPushesWrapped());
   EXPECT_NE(FakeNvtx::core2[NVTX_CBID_CORE2_DomainRangePushEx], push_slot);
-  // Slots nobody filled stay empty (NVTX's no-ops).
+  // Slots nobody filled stay empty (NVTX's no-ops); the copy's own init stub is not wrapped.
   EXPECT_EQ(FakeNvtx::core2[NVTX_CBID_CORE2_DomainMarkEx], nullptr);
-  EXPECT_EQ(FakeNvtx::core[NVTX_CBID_CORE_RangePushEx], nullptr);
+  EXPECT_EQ(FakeNvtx::core[NVTX_CBID_CORE_RangePushEx], stub);
   // Wrapping again wraps nothing (no wrapper around a wrapper).
   EXPECT_FALSE(WrapNvtxCore(reinterpret_cast<const void*>(&FakeNvtx::GetExportTable)));
 
@@ -198,8 +201,11 @@ TEST(NvtxExtension, WrappedExEntryPointsShowTheCallersAttributesThenRunCuptis) {
     const void* domain = nullptr;
     const void* attr = nullptr;
     int calls = 0;
+    bool inside = true;  // InsideWrappedNvtxCall() when the hook ran (before the tool's)
   } seen;
-  SetNvtxPushHook([](const void* d, const void* a) { seen = {d, a, seen.calls + 1}; });
+  SetNvtxPushHook([](const void* d, const void* a) {
+    seen = {d, a, seen.calls + 1, InsideWrappedNvtxCall()};
+  });
   static int domain_object;
   auto domain = reinterpret_cast<nvtxDomainHandle_t>(&domain_object);
   nvtxEventAttributes_t attr{};
@@ -207,18 +213,21 @@ TEST(NvtxExtension, WrappedExEntryPointsShowTheCallersAttributesThenRunCuptis) {
   attr.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
   auto push = reinterpret_cast<nvtxDomainRangePushEx_impl_fntype>(
       FakeNvtx::core2[NVTX_CBID_CORE2_DomainRangePushEx]);
-  EXPECT_EQ(push(domain, &attr), 3);  // CUPTI's answer
+  const int tool0 = ts_fake_tool_calls;
+  EXPECT_EQ(push(domain, &attr), 3);  // the tool's answer
   EXPECT_EQ(seen.domain, domain);
   EXPECT_EQ(seen.attr, &attr);
-  EXPECT_EQ(FakeNvtx::cupti_calls, 1);
-  EXPECT_EQ(FakeNvtx::cupti_saw, &attr);
+  EXPECT_FALSE(seen.inside);
+  EXPECT_EQ(ts_fake_tool_calls, tool0 + 1);
+  EXPECT_EQ(ts_fake_tool_saw, &attr);
+  EXPECT_FALSE(InsideWrappedNvtxCall());
   auto mark = reinterpret_cast<nvtxMarkEx_impl_fntype>(FakeNvtx::core[NVTX_CBID_CORE_MarkEx]);
   mark(&attr);
   EXPECT_EQ(seen.domain, nullptr);
   EXPECT_EQ(seen.calls, 2);
-  EXPECT_EQ(FakeNvtx::cupti_calls, 2);
+  EXPECT_EQ(ts_fake_tool_calls, tool0 + 2);
   SetNvtxPushHook(nullptr);
-  EXPECT_EQ(push(domain, &attr), 3);  // no hook: CUPTI's function alone
+  EXPECT_EQ(push(domain, &attr), 3);  // no hook: the tool's function alone
   EXPECT_EQ(seen.calls, 2);
   EXPECT_FALSE(WrapNvtxCore(nullptr));
 }

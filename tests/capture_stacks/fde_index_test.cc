@@ -94,6 +94,11 @@ TEST(FdeIndex, NarrowsToThePagesEntriesAndRefusesWhatItCannotIndex) {
   EXPECT_FALSE(NarrowFdeSearch(hdr, -1, 100, &lo, &hi));         // before the first
   EXPECT_FALSE(NarrowFdeSearch(hdr, 5000, 99, &lo, &hi));        // another table's count
   EXPECT_FALSE(NarrowFdeSearch(hdr + 16, 5000, 100, &lo, &hi));  // no index for that header
+  // The same table again (every module is prepared again after a dlclose): kept, not rebuilt.
+  const FdeIndexCounts before = GetFdeIndexCounts();
+  EXPECT_TRUE(BuildFdeIndex(hdr, table.data(), 100));
+  EXPECT_EQ(GetFdeIndexCounts().built, before.built);
+  EXPECT_EQ(GetFdeIndexCounts().bytes, before.bytes);
   std::vector<int32_t> unsorted = table;
   std::swap(unsorted[20], unsorted[40]);
   EXPECT_FALSE(BuildFdeIndex(hdr + 32, unsorted.data(), 100));

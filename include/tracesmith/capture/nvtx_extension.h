@@ -29,12 +29,15 @@ void SetNvtxPopPayloadHook(NvtxPopPayloadHook hook);
 // RangeStartEx, MarkEx), wrapped once CUPTI has filled their slots
 // (injection.cc's InitializeInjectionNvtx2 passes NVTX's export-table getter):
 // the hook sees the caller's attributes, then CUPTI's function runs (CUPTI's
-// own callback may carry a stale copy of them: nvtx_extension.cc). True when a
-// slot was wrapped; from then on NvtxPushesWrapped().
+// own callback may carry a stale copy of them: nvtx_extension.cc). Only a
+// tool's functions are wrapped (not the NVTX copy's init stubs). True when a
+// slot was wrapped. InsideWrappedNvtxCall(): this thread is inside a wrapped
+// call's tool function (CUPTI's NVTX callback then leaves the payloads to the
+// hook, which saw them already).
 using NvtxPushHook = void (*)(const void* domain, const void* event_attributes);
 bool WrapNvtxCore(const void* get_export_table);
 void SetNvtxPushHook(NvtxPushHook hook);
-bool NvtxPushesWrapped();
+bool InsideWrappedNvtxCall();
 
 // Fills the payload module's schema and enum registration slots and
 // nvtxRangePopPayload's; other modules' slots stay empty. Returns 1 (NVTX's "success": 0 would make

@@ -93,6 +93,7 @@ class ThreadRings {
       // Touched only while no thread can hold it: taken back, touched, put back.
       if (Ring* mine = spare_.exchange(nullptr, std::memory_order_acquire)) {
         for (size_t at = 0; at < sizeof(mine->slots); at += 4096) mine->slots[at] = 0;
+        mine->slots[sizeof(mine->slots) - 1] = 0;  // (the last page: slots need not start one)
         spare_touched_ = true;
         spare_.store(mine, std::memory_order_release);
       }
