@@ -39,8 +39,9 @@ bool BuildFdeIndex(uintptr_t eh_frame_hdr, const int32_t* table, uint64_t count)
     const Index* cur = g_slots[slot].load(std::memory_order_acquire);
     if (!cur) break;
     if (cur->hdr == eh_frame_hdr && cur->count == count && cur->base == base &&
-        cur->shift == shift && cur->pages == pages && cur->first[pages - 1] == uint32_t(count - 1))
-      return true;
+        cur->shift == shift && cur->pages == pages)
+      return true;  // (the same span and count: the same table, as far as it matters — every
+                    // use checks its narrowed bounds against the table anyway)
   }
   const size_t bytes = sizeof(Index) + sizeof(uint32_t) * pages;
   void* mem = std::malloc(bytes);
