@@ -8,6 +8,7 @@ namespace tracesmith::stacks {
 namespace {
 
 struct Index {
+  Index* retired_next = nullptr;  // on the list of replaced indexes (still readable)
   uintptr_t hdr = 0;
   uint64_t count = 0;
   int64_t base = 0;  // the first entry's initial location (datarel)
@@ -21,6 +22,9 @@ struct Index {
 constexpr int kSlots = 4096;
 std::atomic<const Index*> g_slots[kSlots];
 std::atomic<uint64_t> g_narrowed{0}, g_built{0}, g_bytes{0};
+// Indexes replaced by a newer one for the same header: never freed (a thread may still be reading
+// one), kept reachable here.
+std::atomic<Index*> g_retired{nullptr};
 
 inline uint32_t SlotOf(uintptr_t hdr) { return uint32_t((hdr * 0x9E3779B97F4A7C15ull) >> 52); }
 
@@ -71,6 +75,14 @@ bool BuildFdeIndex(uintptr_t eh_frame_hdr, const int32_t* table, uint64_t count)
     // Empty, or this header's older index (a module loaded again there): replaced; the old
     // one is left allocated (a thread may be reading it).
     if (g_slots[slot].compare_exchange_strong(cur, index, std::memory_order_acq_rel)) {
+      if (cur) {  // (readers never read retired_next)
+        Index* old = const_cast<Index*>(cur);
+        Index* head = g_retired.load(std::memory_order_relaxed);
+        do {
+          old->retired_next = head;
+        } while (!g_retired.compare_exchange_weak(head, old, std::memory_order_release,
+                                                  std::memory_order_relaxed));
+      }
       g_built.fetch_add(1, std::memory_order_relaxed);
       g_bytes.fetch_add(bytes, std::memory_order_relaxed);
       return true;
