@@ -27,6 +27,17 @@ std::atomic<uint64_t> g_narrowed{0}, g_built{0}, g_bytes{0};
 std::atomic<Index*> g_retired{nullptr};
 
 inline uint32_t SlotOf(uintptr_t hdr) { return uint32_t((hdr * 0x9E3779B97F4A7C15ull) >> 52); }
+constexpr int kProbes = 16;
+
+// The index of the header at `hdr`, or null. Lock-free.
+const Index* Find(uintptr_t hdr) {
+  for (uint32_t slot = SlotOf(hdr), probe = 0; probe < kProbes;
+       ++probe, slot = (slot + 1) % kSlots) {
+    const Index* cur = g_slots[slot].load(std::memory_order_acquire);
+    if (!cur || cur->hdr == hdr) return cur;
+  }
+  return nullptr;
+}
 
 }  // namespace
 
@@ -37,16 +48,12 @@ bool BuildFdeIndex(uintptr_t eh_frame_hdr, const int32_t* table, uint64_t count)
   uint32_t shift = 12;
   while ((uint64_t(last - base) >> shift) + 1 > (uint64_t{1} << 20)) ++shift;
   const uint32_t pages = uint32_t((uint64_t(last - base) >> shift) + 1);
-  // The same table indexed already (every module is prepared again after a dlclose): kept.
-  for (uint32_t slot = SlotOf(eh_frame_hdr), probe = 0; probe < 16;
-       ++probe, slot = (slot + 1) % kSlots) {
-    const Index* cur = g_slots[slot].load(std::memory_order_acquire);
-    if (!cur) break;
-    if (cur->hdr == eh_frame_hdr && cur->count == count && cur->base == base &&
-        cur->shift == shift && cur->pages == pages)
-      return true;  // (the same span and count: the same table, as far as it matters — every
-                    // use checks its narrowed bounds against the table anyway)
-  }
+  // The same table indexed already (every module is prepared again after a dlclose): kept. (The
+  // same span and count: the same table as far as it matters; every use checks its narrowed
+  // bounds against the table anyway.)
+  if (const Index* cur = Find(eh_frame_hdr);
+      cur && cur->count == count && cur->base == base && cur->shift == shift && cur->pages == pages)
+    return true;
   const size_t bytes = sizeof(Index) + sizeof(uint32_t) * pages;
   void* mem = std::malloc(bytes);
   if (!mem) return false;
@@ -69,7 +76,7 @@ bool BuildFdeIndex(uintptr_t eh_frame_hdr, const int32_t* table, uint64_t count)
     index->first[p] = uint32_t(i);
   }
   uint32_t slot = SlotOf(eh_frame_hdr);
-  for (int probe = 0; probe < 16; ++probe, slot = (slot + 1) % kSlots) {
+  for (int probe = 0; probe < kProbes; ++probe, slot = (slot + 1) % kSlots) {
     const Index* cur = g_slots[slot].load(std::memory_order_acquire);
     if (cur && cur->hdr != eh_frame_hdr) continue;
     // Empty, or this header's older index (a module loaded again there): replaced; the old
@@ -94,16 +101,7 @@ bool BuildFdeIndex(uintptr_t eh_frame_hdr, const int32_t* table, uint64_t count)
 
 bool NarrowFdeSearch(uintptr_t eh_frame_hdr, int64_t rel_pc, uint64_t count, uint64_t* lo,
                      uint64_t* hi) {
-  uint32_t slot = SlotOf(eh_frame_hdr);
-  const Index* index = nullptr;
-  for (int probe = 0; probe < 16; ++probe, slot = (slot + 1) % kSlots) {
-    const Index* cur = g_slots[slot].load(std::memory_order_acquire);
-    if (!cur) return false;
-    if (cur->hdr == eh_frame_hdr) {
-      index = cur;
-      break;
-    }
-  }
+  const Index* index = Find(eh_frame_hdr);
   if (!index || index->count != count || rel_pc < index->base) return false;
   const uint64_t p = uint64_t(rel_pc - index->base) >> index->shift;
   if (p >= index->pages) {

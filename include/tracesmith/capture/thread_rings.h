@@ -57,7 +57,10 @@ class ThreadRings {
     std::vector<Ring*> rings;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (rings_) rings = *rings_;
+      if (!rings_) rings_ = new std::vector<Ring*>();
+      rings = *rings_;
+      // Room for the next threads' rings: their first push appends without allocating.
+      if (rings_->capacity() - rings_->size() < 4) rings_->reserve(2 * rings_->size() + 8);
     }
     T item;
     for (Ring* r : rings) {
@@ -72,17 +75,16 @@ class ThreadRings {
     PrepareSpare(!rings.empty());
   }
 
-  // Consumer: a ring made ahead for a thread's first push, and room in the
-  // registry for it, so that the push neither allocates nor waits on a page
-  // fault. Its slots' pages are touched when `in_use` (a thread has pushed:
-  // more may follow); else left to be faulted in, so that a type never pushed
-  // costs only address space.
+  static uint64_t spares_taken() { return spares_taken_.load(std::memory_order_relaxed); }
+
+  static uint64_t dropped() { return dropped_.load(std::memory_order_relaxed); }
+
+ private:
+  // Consumer: a ring made ahead for a thread's first push, so that the push
+  // neither allocates nor waits on a page fault. Its slots' pages are touched
+  // when `in_use` (a thread has pushed: more may follow); else left to be
+  // faulted in, so that a type never pushed costs only address space.
   static void PrepareSpare(bool in_use) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (!rings_) rings_ = new std::vector<Ring*>();
-      if (rings_->capacity() - rings_->size() < 4) rings_->reserve(2 * rings_->size() + 8);
-    }
     Ring* r = spare_.load(std::memory_order_acquire);
     if (!r) {
       r = new Ring;  // (the slots are not initialized: no page is touched yet)
@@ -99,11 +101,6 @@ class ThreadRings {
       }
     }
   }
-  static uint64_t spares_taken() { return spares_taken_.load(std::memory_order_relaxed); }
-
-  static uint64_t dropped() { return dropped_.load(std::memory_order_relaxed); }
-
- private:
   struct Ring {
     alignas(64) std::atomic<uint64_t> head{0};  // written by the owning thread
     uint64_t cached_tail = 0;                   // the owner's last reading of tail
@@ -122,7 +119,7 @@ class ThreadRings {
       r = new Ring;
     std::lock_guard<std::mutex> lock(mu_);
     if (!rings_) rings_ = new std::vector<Ring*>();
-    rings_->push_back(r);  // (room reserved by PrepareSpare: no allocation, as a rule)
+    rings_->push_back(r);  // (room reserved by Drain: no allocation, as a rule)
     return r;
   }
 
