@@ -2,9 +2,9 @@
 // the rule for a new return address finds its FDE in one or two cache misses
 // instead of a binary search over the whole table (issue #41 item 2).
 //
-// The table of a large library (libtorch_cuda, cuDNN) has hundreds of
-// thousands of entries: ~19 dependent loads, most of them cache misses on a
-// cold first stack; on an H200's VM a rule cost 2.4 us on average (579 rules,
+// The table of a large library (libtorch_cuda, cuDNN) has up to hundreds of
+// thousands of entries, so a binary search is a chain of dependent loads,
+// cold on a first stack; on an H200's VM a rule cost 2.4 us on average (579 rules,
 // 1.4 ms, in a 40-step Transformer capture, 2026-11-30) and up to ~77 us of
 // rules landed in one launch callback. The writer builds the index of each
 // module it prepares (prepare_modules.cc), from the copy of the table it

@@ -35,8 +35,8 @@ class ModuleRegistry {
   void Keep(std::unique_ptr<ModuleInfo> m);
   friend std::vector<ModuleInfo> LoadedModules();
   std::vector<std::unique_ptr<ModuleInfo>> modules_;  // every module seen, in order
-  // The live ones by start, ranges disjoint: a binary search for a new frame's module (a linear
-  // scan of a PyTorch process's ~600 modules was tens of us with cold caches, under the lock).
+  // The live ones by start, ranges disjoint: a binary search for a new frame's module instead of
+  // a scan of every module (hundreds in a PyTorch process), under the lock.
   struct Span {
     uint64_t start, end;
     ModuleInfo* module;
