@@ -38,7 +38,7 @@ void StackCollector::Drain(format::SbtWriter* writer) {
 // The tables a new stack is interned into grow here, on the writer, before they are half full,
 // not in the launch callback that would cross their limit (a rehash or a vector's copy of
 // thousands of entries): interning took 149-183 us of one CUDA call of a PyTorch Transformer's
-// before, 38-54 us after (H200, 2026-11-30). A thread that needs the lock meanwhile waits for it;
+// before, 38-110 us after (H200, 2026-11-30). A thread that needs the lock meanwhile waits for it;
 // each table grows a few times in a run.
 void StackCollector::GrowAhead() {
   // Room for 16K frames and nodes before the first growth (a 40-step Transformer had ~10K):
