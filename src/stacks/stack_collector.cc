@@ -259,8 +259,8 @@ TS_HOT [[gnu::noinline]] uint32_t StackCollector::CaptureStack(StackTiming* timi
 }
 
 uint32_t StackCollector::SlowPath(const uint64_t* keys, int n, uint64_t hash, uint64_t hash2) {
-  FirstTimeWork first_time(
-      FirstTimeKind::kIntern);  // (mostly: another thread may have added it meanwhile)
+  // (First-time mostly: another thread may have added it meanwhile.)
+  FirstTimeWork first_time(FirstTimeKind::kIntern);
   std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
   {
     FirstTimeWork wait(FirstTimeKind::kInternWait);
