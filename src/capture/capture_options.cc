@@ -349,6 +349,7 @@ CaptureTuning TuningFromEnv(const std::map<std::string, std::string>& env) {
   t.buffer_prefault = !is(kEnvBufferPrefault, "0");
   t.slow_call_probe = is(kEnvSlowCallProbe, "1");
   t.batch_threads = !is(kEnvBatchThreads, "0");
+  t.defer_stack_interning = !is(kEnvDeferStacks, "0");
   return t;
 }
 
@@ -359,7 +360,7 @@ CaptureTuning TuningFromProcessEnv() {
         kEnvStackRewalk, kEnvStackCopyProbe, kEnvPcSamplingHwBufferMb, kEnvPcSamplingSleepMs,
         kEnvPcSamplingDrainMs, kEnvPcSamplingDrainPcs, kEnvGpuMetricsHwBufferMb,
         kEnvGpuMetricsImageSamples, kEnvGpuMetricsDecodeMs, kEnvActivityBufferKb,
-        kEnvBufferPrefault, kEnvSlowCallProbe, kEnvBatchThreads})
+        kEnvBufferPrefault, kEnvSlowCallProbe, kEnvBatchThreads, kEnvDeferStacks})
     if (const char* v = std::getenv(key)) env.emplace(key, v);
   return TuningFromEnv(env);
 }

@@ -87,6 +87,11 @@ void PythonFrames::Reload() {
   Resolve(&unicode_length_, "PyUnicode_GetLength");
   Resolve(&unicode_read_char_, "PyUnicode_ReadChar");
   Resolve(&interpreter_of_, "PyThreadState_GetInterpreter");
+  // (Renamed in 3.13; the old name may be gone.) Optional: without them
+  // every frame is described on the thread that walked it.
+  Resolve(&current_thread_state_, "PyThreadState_GetUnchecked");
+  if (!current_thread_state_) Resolve(&current_thread_state_, "_PyThreadState_UncheckedGet");
+  Resolve(&incref_, "Py_IncRef");
   unicode_type_ = reinterpret_cast<uintptr_t>(dlsym(RTLD_DEFAULT, "PyUnicode_Type"));
   code_type_ = reinterpret_cast<uintptr_t>(dlsym(RTLD_DEFAULT, "PyCode_Type"));
   if (!is_initialized_ || !this_thread_state_ || !addr2line_ || !unicode_length_ ||

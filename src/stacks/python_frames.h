@@ -63,8 +63,20 @@ class PythonFrames {
   // _PyEval_EvalFrameDefault's code ({0, 0} when not known).
   CodeRange eval_range() const { return CodeRange{eval_start_, eval_start_ + eval_size_}; }
 
+  // Whether the calling thread holds the GIL now (its thread state is the
+  // attached one); false when that cannot be told. A thread that holds it
+  // keeps it for as long as it runs no Python code.
+  bool HoldsGil() const {
+    return current_thread_state_ && incref_ && current_thread_state_() != nullptr &&
+           current_thread_state_() == this_thread_state_();
+  }
+  // Keeps the code object `code` (of a frame WalkFrom returned on this
+  // thread) alive from now on: a new reference, never released. Only while
+  // HoldsGil().
+  void Pin(uint64_t code) const { incref_(reinterpret_cast<void*>(code)); }
+
   // Slow path: qualified name, file and line of a frame returned by Walk on
-  // this thread in the same capture (its code object is alive).
+  // this thread in the same capture (its code object is alive, or pinned).
   void Describe(const PyFrameRef& f, std::string* function, std::string* file,
                 uint32_t* line) const;
 
@@ -96,6 +108,8 @@ class PythonFrames {
   intptr_t (*unicode_length_)(void*) = nullptr;
   uint32_t (*unicode_read_char_)(void*, intptr_t) = nullptr;
   void* (*interpreter_of_)(void*) = nullptr;
+  void* (*current_thread_state_)() = nullptr;  // the attached thread state, unchecked
+  void (*incref_)(void*) = nullptr;
   uintptr_t unicode_type_ = 0;
 };
 

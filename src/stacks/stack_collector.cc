@@ -17,19 +17,6 @@
 namespace tracesmith::stacks {
 namespace {
 
-// 256 frames bound the on-stack scratch of CaptureStack to ~13 KiB (with the
-// walk memo's 2.5 KiB), safe on
-// the small stacks of runtime worker threads.
-constexpr int kMaxDepthLimit = 256;
-// 128K slots x 24 bytes = 3 MiB: room for ~100K distinct stacks at a load
-// that keeps probe chains short; a training job has hundreds to thousands.
-constexpr int kTableBits = 17;
-constexpr uint64_t kTableMask = (uint64_t{1} << kTableBits) - 1;
-constexpr int kMaxProbes = 16;
-// A Python frame occupies two key words: (kPythonTag | offset, code). The
-// tag is a non-canonical x86-64 address, so no native pc can equal it.
-constexpr uint64_t kPythonTag = 0xfffe000000000000ull;
-
 // A 128-bit hash of a key list (native pcs, or merged native + Python
 // keys), as two 64-bit halves. Four independent lanes, so the multiply chain,
 // not memory, bounds the loop; the halves mix the lanes differently. Stacks
@@ -116,6 +103,12 @@ StackCollector::StackCollector(StackCollectorOptions options)
     std::lock_guard<std::mutex> lock(mu_);
     GrowAhead();  // (a first size; then the writer keeps them ahead: stack_collector_drain.cc)
   }
+  if (options_.defer_interning) {
+    settled_.reset(new std::atomic<uint32_t>[kMaxProvisional]());
+    deferred_.reserve(kDeferredWords);
+    deferred_spare_.reserve(kDeferredWords);
+    pinned_.Reserve(4096);
+  }
   if (options_.max_depth > kMaxDepthLimit) options_.max_depth = kMaxDepthLimit;
   if (options_.max_depth < 1) options_.max_depth = 1;
   if (options_.skip_frames < 0) options_.skip_frames = 0;
@@ -198,7 +191,8 @@ TS_HOT [[gnu::noinline]] uint32_t StackCollector::CaptureStack(StackTiming* timi
   if (whole) {
     HashPythonFrames(py, n_py, py_top && python.knows_eval_frame(), &py1, &py2);
     const MemoId& m = MemoIdSlot(held.memo, whole, py1);
-    if (m.owner == serial_ && m.entry == whole->serial && m.py1 == py1 && m.py2 == py2) return m.id;
+    if (m.owner == serial_ && m.entry == whole->serial && m.py1 == py1 && m.py2 == py2)
+      return Settled(m.id);
   }
 
   const uint64_t* keys = pcs;
@@ -236,7 +230,7 @@ TS_HOT [[gnu::noinline]] uint32_t StackCollector::CaptureStack(StackTiming* timi
   RecentStack& last = t_recent[h1 >> (64 - kRecentBits)];
   if (last.h1 == h1 && last.h2 == h2 && last.collector == serial_) {
     if (whole) RememberId(held.memo, whole, serial_, py1, py2, last.id);
-    return last.id;
+    return Settled(last.id);
   }
 
   uint32_t id = 0;
@@ -252,10 +246,18 @@ TS_HOT [[gnu::noinline]] uint32_t StackCollector::CaptureStack(StackTiming* timi
       break;
     }
   }
+  if (!id && options_.defer_interning) id = Defer(keys, n, h1, h2);
   if (!id) id = SlowPath(keys, n, h1, h2);
   last = RecentStack{serial_, h1, h2, id};
   if (whole) RememberId(held.memo, whole, serial_, py1, py2, id);
-  return id;
+  return Settled(id);
+}
+
+uint32_t StackCollector::Settled(uint32_t id) const {
+  if (id < model::kProvisionalStackId || !settled_) return id;
+  const uint32_t final_id =
+      settled_[id - model::kProvisionalStackId].load(std::memory_order_acquire);
+  return final_id ? final_id : id;
 }
 
 uint32_t StackCollector::SlowPath(const uint64_t* keys, int n, uint64_t hash, uint64_t hash2) {
@@ -267,19 +269,28 @@ uint32_t StackCollector::SlowPath(const uint64_t* keys, int n, uint64_t hash, ui
     lock.lock();
   }
   // Another thread may have added this stack since our lookup.
-  Slot* empty = nullptr;
   for (int i = 0; i < kMaxProbes; ++i) {
-    Slot& s = table_[(hash + i) & kTableMask];
-    uint64_t sh = s.hash.load(std::memory_order_relaxed);
+    const Slot& s = table_[(hash + i) & kTableMask];
+    const uint64_t sh = s.hash.load(std::memory_order_acquire);
     if (sh == hash) {
       if (s.hash2.load(std::memory_order_relaxed) == hash2)
         return s.id.load(std::memory_order_relaxed);
     } else if (sh == 0) {
-      empty = &s;
       break;
     }
   }
+  const uint32_t id = InternKeys(keys, n);
+  if (Publish(hash, hash2, id)) {
+    ++stats_.new_stacks;
+  } else {
+    // Table full: the stack is interned (its id is right) but not cached,
+    // so it comes back here each time. Nothing is allocated for it.
+    ++stats_.table_full;
+  }
+  return id;
+}
 
+uint32_t StackCollector::InternKeys(const uint64_t* keys, int n) {
   // Frame ids, innermost first.
   uint32_t frame_ids[2 * kMaxDepthLimit];
   int nf = 0;
@@ -304,17 +315,6 @@ uint32_t StackCollector::SlowPath(const uint64_t* keys, int n, uint64_t hash, ui
     }
     parent = *value;
   }
-
-  if (!empty) {
-    // Table full: the stack is interned (its id is right) but not cached,
-    // so it comes back here each time. Nothing is allocated for it.
-    ++stats_.table_full;
-    return parent;
-  }
-  ++stats_.new_stacks;
-  empty->id.store(parent, std::memory_order_relaxed);
-  empty->hash2.store(hash2, std::memory_order_relaxed);
-  empty->hash.store(hash, std::memory_order_release);  // publishes id and hash2
   return parent;
 }
 
@@ -382,6 +382,8 @@ uint32_t StackCollector::InternPythonFrame(uint64_t code, int32_t offset) {
 }
 
 std::vector<model::Frame> StackCollector::FramesOf(uint32_t stack_id) {
+  if (Settled(stack_id) >= model::kProvisionalStackId) ResolveDeferred();
+  stack_id = Settled(stack_id);
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<model::Frame> out;
   while (stack_id != 0 && stack_id <= nodes_by_id_.size()) {
@@ -394,6 +396,8 @@ std::vector<model::Frame> StackCollector::FramesOf(uint32_t stack_id) {
 }
 
 std::vector<uint32_t> StackCollector::FrameIdsOf(uint32_t stack_id) {
+  if (Settled(stack_id) >= model::kProvisionalStackId) ResolveDeferred();
+  stack_id = Settled(stack_id);
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<uint32_t> out;
   while (stack_id != 0 && stack_id <= nodes_by_id_.size()) {
@@ -412,8 +416,17 @@ std::pair<std::string, std::string> StackCollector::PythonFrameStrings(uint32_t 
 }
 
 StackCollectorStats StackCollector::stats() {
-  std::lock_guard<std::mutex> lock(mu_);
-  return stats_;
+  StackCollectorStats out;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    out = stats_;
+  }
+  std::lock_guard<std::mutex> lock(defer_mu_);
+  out.deferred = deferred_count_;
+  out.pinned_code_objects = pinned_.size();
+  out.interned_without_gil = without_gil_.load(std::memory_order_relaxed);
+  out.resolved_on_append = resolved_on_append_.load(std::memory_order_relaxed);
+  return out;
 }
 
 }  // namespace tracesmith::stacks

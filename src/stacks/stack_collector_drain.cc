@@ -6,6 +6,7 @@
 namespace tracesmith::stacks {
 
 void StackCollector::Drain(format::SbtWriter* writer) {
+  ResolveDeferred();
   std::vector<PendingMapping> mappings;
   std::vector<PendingFrame> frames;
   std::vector<model::StackNode> nodes;
@@ -33,6 +34,24 @@ void StackCollector::Drain(format::SbtWriter* writer) {
     writer->Append(f.row);
   }
   for (const model::StackNode& n : nodes) writer->Append(n);
+}
+
+void StackCollector::AttachWriter(format::SbtWriter* writer) {
+  attached_ = writer;
+  // A provisional id that this poll's Drain did not settle (a row collected after it, of a stack
+  // deferred meanwhile): its stack is interned and drained now, before the row that names it.
+  writer->SetStackIdResolver(
+      [](void* context, uint32_t id) -> uint32_t {
+        auto* self = static_cast<StackCollector*>(context);
+        uint32_t final_id = self->Settled(id);
+        if (final_id >= model::kProvisionalStackId) {
+          self->resolved_on_append_.fetch_add(1, std::memory_order_relaxed);
+          self->Drain(self->attached_);
+          final_id = self->Settled(id);
+        }
+        return final_id >= model::kProvisionalStackId ? 0 : final_id;
+      },
+      this);
 }
 
 // The tables a new stack is interned into grow here, on the writer, before they are half full,

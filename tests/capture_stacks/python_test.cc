@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "tracesmith/model/records.h"
 #include "tracesmith/stacks/stack_collector.h"
 
 #if defined(__SANITIZE_ADDRESS__)  // (PRESET_FLAGS: this binary's units are instrumented)
@@ -208,6 +209,59 @@ TEST(PythonFramesTest, MixedStacksUnderEmbeddedInterpreter) {
   }
   EXPECT_EQ(g_ids[0] == g_ids[1], false);
   g_collector = nullptr;
+}
+
+// Deferred interning under Python (the capture's setting): a stack captured with the GIL held
+// gets a provisional id, its code objects one reference each (kept: a code object the writer
+// has yet to describe must not be freed), and is described on the writer, here after the
+// script that made it is gone; one captured without the GIL is interned on its thread.
+TEST(PythonFramesTest, DeferredStacksPinTheirCodeObjectsAndAreDescribedLater) {
+  EmbeddedPython& python = Interpreter();
+  if (!python.ok()) GTEST_SKIP() << "libpython not available: Python frame walking not tested";
+  StackCollectorOptions options;
+  options.mode = StackMode::kMixed;
+  options.defer_interning = true;
+  StackCollector c(options);
+  g_collector = &c;
+  g_ids.clear();
+  ASSERT_EQ(python.Run("import ctypes, sys\n"                                   // 1
+                       "held = ctypes.PyDLL(None).TsTestCaptureForPython\n"     // 2
+                       "released = ctypes.CDLL(None).TsTestCaptureForPython\n"  // 3
+                       "ns = {}\n"                                              // 4
+                       "exec(compile('def dynamic(fn):\\n    return fn()\\n', '<dynamic>', "
+                       "'exec'), ns)\n"                                // 5
+                       "code = ns['dynamic'].__code__\n"               // 6
+                       "before = sys.getrefcount(code)\n"              // 7
+                       "ns['dynamic'](held)\n"                         // 8
+                       "assert sys.getrefcount(code) == before + 1\n"  // 9
+                       "ns['dynamic'](held)\n"                         // 10
+                       "assert sys.getrefcount(code) == before + 1\n"  // 11
+                       "ns['dynamic'](released)\n"                     // 12
+                       "del ns, code\n"),                              // 13
+            0);
+  g_collector = nullptr;
+  ASSERT_EQ(g_ids.size(), 3u);
+  EXPECT_GE(g_ids[0], model::kProvisionalStackId);
+  EXPECT_GE(g_ids[1], model::kProvisionalStackId);
+  EXPECT_LT(g_ids[2], model::kProvisionalStackId);  // without the GIL: interned on the thread
+  StackCollectorStats s = c.stats();
+  EXPECT_EQ(s.deferred, 2u);
+  EXPECT_EQ(s.interned_without_gil, 1u);
+  EXPECT_EQ(s.pinned_code_objects, 2u);  // dynamic, and the script's <module>
+  c.ResolveDeferred();                   // the script's code is gone but for its pin
+  for (int call = 0; call < 3; ++call) {
+    SCOPED_TRACE("call " + std::to_string(call));
+    std::vector<bool> is_py;
+    std::vector<PyFrameView> frames = Describe(c, c.Settled(g_ids[size_t(call)]), &is_py);
+    ASSERT_GE(frames.size(), 2u);
+    const PyFrameView& dynamic = frames[frames.size() - 2];
+    const PyFrameView& module = frames.back();
+    EXPECT_EQ(dynamic.function, "dynamic");
+    EXPECT_EQ(dynamic.file, "<dynamic>");
+    EXPECT_EQ(dynamic.line, 2u);
+    EXPECT_EQ(module.function, "<module>");
+    EXPECT_EQ(module.line, 8u + 2u * unsigned(call));
+  }
 }
 
 // An interpreter loaded while another thread captures mixed stacks (a

@@ -71,6 +71,9 @@ class StallCheck(unittest.TestCase):
                         probe=", %d calls of 100 us or more" % over if over else "",
                         first_call=first_call), ""],
                     [r"^info .*ll_cupti-zeroes", 0, self.info("2.0 ms", "40.0 us", 3000, 0), ""],
+                    [r"^info .*ll_on-thread", 0, self.info(
+                        "13.0 us", "60.0 us", first_call="150.0 us (rule 50.0 us, intern "
+                        "100.0 us)"), ""],
                     [r"^info .*ll_probe", 0, self.info(
                         "13.0 us", "245.0 us", probe=", 4 calls of 100 us or more (slow-call "
                         "probe, 4 calls of 100 us or more by exact time: %s)" % classes), ""]])
@@ -84,6 +87,9 @@ class StallCheck(unittest.TestCase):
         self.assertIn("the most first-time work inside one callback per default run: ll 80.0 us "
                       "(rule 50.0 us, intern 30.0 us); ll 80.0 us", out)
         self.assertIn("cupti-zeroes 9x max 2.00 ms", out)  # (fmt: two decimals)
+        # The runs that intern on the thread: shown beside it, not judged.
+        self.assertIn("stacks interned on the thread (TRACESMITH_DEFER_STACKS=0, not judged): "
+                      "ll 150.0 us (rule 50.0 us, intern 100.0 us); ll 150.0 us", out)
         self.assertIn("by what happened to the thread: launch: preempted 3, unexplained 1; "
                       "launch max 245.0 us", out)
         self.assertIn("in 2 probe runs, launch calls of 100 us or more: preempted 6, "

@@ -150,6 +150,9 @@ struct CaptureTuning {
   // TRACESMITH_BATCH_THREADS=0: TraceSmith's writer and decoder threads keep
   // the default scheduling policy instead of SCHED_BATCH (background_thread.h).
   bool batch_threads = true;
+  // TRACESMITH_DEFER_STACKS=0: a new stack interned inside the CUDA call that
+  // first saw it, as before deferral (the sweep's knob; docs/capture.md).
+  bool defer_stack_interning = true;
   bool operator==(const CaptureTuning&) const = default;
 };
 
@@ -298,6 +301,7 @@ inline constexpr const char* kEnvActivityBufferKb = "TRACESMITH_ACTIVITY_BUFFER_
 inline constexpr const char* kEnvBufferPrefault = "TRACESMITH_BUFFER_PREFAULT";
 inline constexpr const char* kEnvSlowCallProbe = "TRACESMITH_SLOW_CALL_PROBE";
 inline constexpr const char* kEnvBatchThreads = "TRACESMITH_BATCH_THREADS";
+inline constexpr const char* kEnvDeferStacks = "TRACESMITH_DEFER_STACKS";
 // Set by tests only: installs a stack hook that returns 1, 2, 3... so GPU
 // tests can check the correlation-id join of API rows and GPU rows.
 inline constexpr const char* kEnvTestStackHook = "TRACESMITH_TEST_STACK_HOOK";

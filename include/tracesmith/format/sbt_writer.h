@@ -76,17 +76,40 @@ class SbtWriter {
   // anything is written; used to rewrite an existing trace.
   void AdoptStrings(const model::StringTable& table) { strings_ = table; }
 
+  // A capture's provisional stack ids (model::kProvisionalStackId and up)
+  // are turned into final ones by `resolve` as rows are appended; it may
+  // append the stack's Frame and StackNode rows first. Without one, rows are
+  // written as they come (a trace rewritten keeps its values).
+  using StackIdResolver = uint32_t (*)(void* context, uint32_t provisional_id);
+  void SetStackIdResolver(StackIdResolver resolve, void* context) {
+    resolve_stack_ = resolve;
+    resolve_context_ = context;
+  }
+
   template <typename T>
   void Append(const T& row) {
-    auto& rows = pending_.Rows<T>();
-    rows.push_back(row);
-    if (rows.size() >= options_.rows_per_chunk) WriteTable<T>();
+    if constexpr (requires { row.stack_id; }) {
+      if (row.stack_id >= model::kProvisionalStackId && resolve_stack_) [[unlikely]] {
+        T fixed = row;
+        fixed.stack_id = ResolveStack(row.stack_id);
+        AppendResolved(fixed);
+        return;
+      }
+    }
+    AppendResolved(row);
   }
 
   // Appends many rows without copying them into the buffer (whole chunks
   // are encoded straight from `rows`; a remainder is buffered).
   template <typename T>
   void AppendRows(const T* rows, size_t n) {
+    if constexpr (requires { rows->stack_id; }) {
+      for (size_t i = 0; i < n && resolve_stack_; ++i)
+        if (rows[i].stack_id >= model::kProvisionalStackId) [[unlikely]] {
+          for (size_t j = 0; j < n; ++j) Append(rows[j]);  // (rare: copied one by one)
+          return;
+        }
+    }
     auto& pending = pending_.Rows<T>();
     while (n > 0 && !pending.empty()) {  // keep row order: top up the buffer first
       Append(*rows++);
@@ -119,6 +142,13 @@ class SbtWriter {
   SbtWriter(int fd, std::string path, SbtWriterOptions options,
             std::unique_ptr<AtomicFile> file = nullptr);
   template <typename T>
+  void AppendResolved(const T& row) {
+    auto& rows = pending_.Rows<T>();
+    rows.push_back(row);
+    if (rows.size() >= options_.rows_per_chunk) WriteTable<T>();
+  }
+  uint32_t ResolveStack(uint32_t id) { return resolve_stack_(resolve_context_, id); }
+  template <typename T>
   void WriteTable();
   template <typename T>
   void WriteRows(const T* rows, size_t n);
@@ -141,6 +171,8 @@ class SbtWriter {
   std::unique_ptr<internal::CodecScratch> scratch_;
   std::vector<ChunkIndexEntry> index_;
   SbtWriterStats stats_;
+  StackIdResolver resolve_stack_ = nullptr;
+  void* resolve_context_ = nullptr;
 };
 
 // Writes a whole in-memory trace (atomically: see replace_atomically, which

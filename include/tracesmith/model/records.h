@@ -12,7 +12,10 @@
 //   CLOCK_REALTIME and CLOCK_MONOTONIC. 0 means "unknown".
 // - *_id fields ending in a string ("name_id", "path_id") index the trace's
 //   StringTable; 0 is the empty string.
-// - stack_id indexes the StackNode table (1-based); 0 means "no stack".
+// - stack_id indexes the StackNode table (1-based); 0 means "no stack". While
+//   a capture runs, ids at or above kProvisionalStackId are a stack whose
+//   interning the writer finishes (stacks/stack_collector.h); a capture
+//   writes none to its file.
 // - Enumerations mirror CUPTI's numeric values where CUPTI defines them, so
 //   capture converts without tables; they are part of the file format.
 // - Field 0 of every event is its primary timestamp (start_ns or ts_ns).
@@ -34,6 +37,9 @@
 #endif
 
 namespace tracesmith::model {
+
+// The first provisional stack id (see the conventions above): node ids stay below it.
+inline constexpr uint32_t kProvisionalStackId = 0x80000000u;
 
 // ---- the record list -------------------------------------------------------
 //

@@ -27,6 +27,19 @@
 // whether or not the thread holds the GIL (Triton launchers release it), for
 // CPython 3.11-3.13; other versions give native frames only.
 //
+// Deferred interning (options.defer_interning, the capture's setting): a
+// stack seen for the first time gets a provisional id at once
+// (model::kProvisionalStackId and up) and its keys are handed to the writer,
+// which interns them (frames, nodes, Python frames described) in
+// ResolveDeferred, outside the program's CUDA call. A provisional id names
+// its stack for good: Settled() gives the final one, and an SbtWriter given
+// to AttachWriter turns them into final ids as rows are appended. Python
+// frames are described on the writer only when their code objects are kept
+// alive: the thread holds the GIL and takes a reference to each code object
+// (never released: a code object seen in a stack lives as long as the
+// process). A thread without the GIL (Triton's launchers release it) interns
+// a stack with Python frames itself, as without deferral.
+//
 // Limits: a module unloaded and another loaded at the same address keeps
 // the old module's cached unwind rules and mapping; a Python code object
 // freed and another allocated at its address is described as the old one.
@@ -77,6 +90,8 @@ struct StackCollectorOptions {
   // Also drop innermost frames in the module holding this code (the
   // injection library).
   bool trim_own_module = false;
+  // Intern new stacks on the writer (see above).
+  bool defer_interning = false;
 };
 
 struct StackCollectorStats {
@@ -93,6 +108,13 @@ struct StackCollectorStats {
   uint64_t unwind_bytes_prepared = 0;
   uint64_t prepare_cpu_ns = 0;
   uint64_t tables_grown = 0;  // interning tables grown ahead by the writer (GrowAhead)
+  // Deferred interning: stacks handed to the writer, stacks with Python frames interned on
+  // a thread without the GIL, code objects pinned, and provisional ids an appended row
+  // named before ResolveDeferred had run for them.
+  uint64_t deferred = 0;
+  uint64_t interned_without_gil = 0;
+  uint64_t pinned_code_objects = 0;
+  uint64_t resolved_on_append = 0;
 };
 
 // Where one CaptureStack call spent its time (CpuTicks), for the capture's
@@ -137,9 +159,21 @@ class StackCollector {
   void PrepareModules();
 
   // Appends the rows created since the last Drain (Mapping, Frame,
-  // StackNode) and their strings to `writer`. Call from the writer thread,
-  // before appending events whose stack ids were returned before this call.
+  // StackNode) and their strings to `writer`, after interning the stacks
+  // deferred since (ResolveDeferred). Call from the writer thread, before
+  // appending events whose stack ids were returned before this call.
   void Drain(format::SbtWriter* writer);
+
+  // Deferred interning. ResolveDeferred (one thread at a time: the writer's)
+  // interns the stacks handed over so far and settles their provisional ids.
+  // Settled: the final id of a provisional one once resolved (any other id as
+  // is; a provisional one not resolved yet as is). AttachWriter: `writer`
+  // resolves provisional ids through this collector as rows are appended,
+  // interning and draining first when one is not resolved yet (a row
+  // collected after this poll's Drain); the collector must outlive it.
+  void ResolveDeferred();
+  uint32_t Settled(uint32_t id) const;
+  void AttachWriter(format::SbtWriter* writer);
 
   // The frames of a stack id captured by this collector, innermost first, as
   // stored (tests, debugging). Takes the lock.
@@ -156,6 +190,9 @@ class StackCollector {
   struct PendingFrame;
   struct PendingMapping;
   [[gnu::noinline]] uint32_t SlowPath(const uint64_t* keys, int n, uint64_t hash, uint64_t hash2);
+  [[gnu::noinline]] uint32_t Defer(const uint64_t* keys, int n, uint64_t hash, uint64_t hash2);
+  uint32_t InternKeys(const uint64_t* keys, int n);          // (under mu_) frames and nodes: the id
+  bool Publish(uint64_t hash, uint64_t hash2, uint32_t id);  // false: the table is full
   uint32_t InternNativeFrame(uint64_t pc);
   void GrowAhead();  // (writer, under mu_) the interning tables grown before they are half full
   uint32_t InternPythonFrame(uint64_t code, int32_t offset);
@@ -164,6 +201,22 @@ class StackCollector {
   uint64_t serial_;  // tells collectors apart in per-thread caches (addresses are reused)
   std::unique_ptr<Slot[]> table_;
   std::vector<CodeRange> trim_;  // fixed after construction
+
+  // Deferred interning: records of (hash, hash2, provisional << 32 | n,
+  // keys[n]) waiting for the writer, a spare buffer the writer reserves
+  // ahead, the next provisional index, the code objects pinned, and each
+  // provisional index's final id (0 until resolved). defer_mu_ also orders
+  // every insertion into table_ (Publish); it is taken alone or inside mu_,
+  // never around it. resolve_mu_: one ResolveDeferred at a time.
+  std::mutex defer_mu_, resolve_mu_;
+  std::vector<uint64_t> deferred_, deferred_spare_;
+  uint32_t next_provisional_ = 0;
+  FlatMapU64 pinned_;
+  uint64_t deferred_count_ = 0;  // (under defer_mu_)
+  std::atomic<uint64_t> without_gil_{0};
+  std::unique_ptr<std::atomic<uint32_t>[]> settled_;
+  std::atomic<uint64_t> resolved_on_append_{0};
+  format::SbtWriter* attached_ = nullptr;
 
   std::mutex mu_;  // slow path and Drain only
   std::unique_ptr<ModuleRegistry> modules_;
