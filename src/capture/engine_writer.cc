@@ -323,11 +323,11 @@ void CuptiEngine::WriteFinalStats() {
     stats.Add("capture.stacks_unwind_bytes_prepared", ss.unwind_bytes_prepared);
     stats.Add("capture.stacks_prepare_cpu_ns", ss.prepare_cpu_ns);
     stats.Add("capture.stacks_tables_grown_ahead", ss.tables_grown);
-    // Deferred interning (stack_collector.h): stacks the writer interned, those interned on a
-    // thread without the GIL, code objects kept alive for it, rows that named a stack before
-    // its poll's drain.
+    // Deferred interning (stack_collector.h): stacks the writer interned, Python frames
+    // described on a launching thread without the GIL, code objects kept alive for the writer
+    // to describe, rows that named a stack before its poll's drain.
     stats.Add("capture.stacks_deferred", ss.deferred);
-    stats.Add("capture.stacks_interned_without_gil", ss.interned_without_gil);
+    stats.Add("capture.stacks_python_frames_described_on_thread", ss.described_without_gil);
     stats.Add("capture.stacks_pinned_code_objects", ss.pinned_code_objects);
     stats.Add("capture.stacks_resolved_on_append", ss.resolved_on_append);
     const stacks::UnwindStats us = stacks::GetUnwindStats();

@@ -107,7 +107,10 @@ StackCollector::StackCollector(StackCollectorOptions options)
     settled_.reset(new std::atomic<uint32_t>[kMaxProvisional]());
     deferred_.reserve(kDeferredWords);
     deferred_spare_.reserve(kDeferredWords);
+    deferred_text_.reserve(kDeferredText);
+    deferred_text_spare_.reserve(kDeferredText);
     pinned_.Reserve(4096);
+    described_.Reserve(16384);
   }
   if (options_.max_depth > kMaxDepthLimit) options_.max_depth = kMaxDepthLimit;
   if (options_.max_depth < 1) options_.max_depth = 1;
@@ -290,13 +293,23 @@ uint32_t StackCollector::SlowPath(const uint64_t* keys, int n, uint64_t hash, ui
   return id;
 }
 
-uint32_t StackCollector::InternKeys(const uint64_t* keys, int n) {
+uint32_t StackCollector::InternKeys(const uint64_t* keys, int n, const uint64_t* described,
+                                    int n_described, const char* text) {
   // Frame ids, innermost first.
   uint32_t frame_ids[2 * kMaxDepthLimit];
-  int nf = 0;
+  int nf = 0, d = 0;
   for (int i = 0; i < n; ++i) {
     if ((keys[i] & kPythonTag) == kPythonTag && i + 1 < n) {
-      frame_ids[nf++] = InternPythonFrame(keys[i + 1], int32_t(uint32_t(keys[i])));
+      if (d < n_described && int(described[2 * d] >> 32) == i) {
+        const uint64_t at = described[2 * d + 1];
+        const size_t offset = size_t(at >> 32), fn_len = (at >> 16) & 0xffff, file_len = at & 0xffff;
+        const std::string function(text + offset, fn_len), file(text + offset + fn_len, file_len);
+        frame_ids[nf++] = InternPythonFrame(keys[i + 1], int32_t(uint32_t(keys[i])), &function,
+                                            &file, uint32_t(described[2 * d]));
+        ++d;
+      } else {
+        frame_ids[nf++] = InternPythonFrame(keys[i + 1], int32_t(uint32_t(keys[i])));
+      }
       ++i;
     } else {
       frame_ids[nf++] = InternNativeFrame(keys[i]);
@@ -352,15 +365,21 @@ uint32_t StackCollector::InternNativeFrame(uint64_t pc) {
   return *value;
 }
 
-uint32_t StackCollector::InternPythonFrame(uint64_t code, int32_t offset) {
+uint32_t StackCollector::InternPythonFrame(uint64_t code, int32_t offset,
+                                           const std::string* given_function,
+                                           const std::string* given_file, uint32_t given_line) {
   auto [it, inserted] = python_keys_.emplace(std::make_pair(code, offset), 0);
   if (!inserted) return it->second;
-  PyFrameRef ref;
-  ref.code = code;
-  ref.offset = offset;
   std::string function, file;
   uint32_t line = 0;
-  {
+  if (given_function) {
+    function = *given_function;
+    file = *given_file;
+    line = given_line;
+  } else {
+    PyFrameRef ref;
+    ref.code = code;
+    ref.offset = offset;
     FirstTimeWork describe(FirstTimeKind::kDescribe);
     PythonFrames::Get().Describe(ref, &function, &file, &line);
   }
@@ -424,7 +443,7 @@ StackCollectorStats StackCollector::stats() {
   std::lock_guard<std::mutex> lock(defer_mu_);
   out.deferred = deferred_count_;
   out.pinned_code_objects = pinned_.size();
-  out.interned_without_gil = without_gil_.load(std::memory_order_relaxed);
+  out.described_without_gil = described_without_gil_;
   out.resolved_on_append = resolved_on_append_.load(std::memory_order_relaxed);
   return out;
 }

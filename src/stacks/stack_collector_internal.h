@@ -29,6 +29,9 @@ constexpr uint32_t kMaxProvisional = uint32_t{1} << 18;
 // The deferred records' buffer, reserved ahead by the writer: 512 KiB, ~150
 // cold stacks of 400 keys.
 constexpr size_t kDeferredWords = size_t{1} << 16;
+// And their descriptions' text (Python frames described on a thread without
+// the GIL): 256 KiB, ~2,000 frames.
+constexpr size_t kDeferredText = size_t{1} << 18;
 
 // A cached stack: its 128-bit key hash (two 64-bit halves) and id. hash is
 // stored last, with release, and read first, with acquire.

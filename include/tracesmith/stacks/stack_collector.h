@@ -30,15 +30,16 @@
 // Deferred interning (options.defer_interning, the capture's setting): a
 // stack seen for the first time gets a provisional id at once
 // (model::kProvisionalStackId and up) and its keys are handed to the writer,
-// which interns them (frames, nodes, Python frames described) in
-// ResolveDeferred, outside the program's CUDA call. A provisional id names
-// its stack for good: Settled() gives the final one, and an SbtWriter given
-// to AttachWriter turns them into final ids as rows are appended. Python
-// frames are described on the writer only when their code objects are kept
-// alive: the thread holds the GIL and takes a reference to each code object
+// which interns them (frames, nodes) in ResolveDeferred, outside the
+// program's CUDA call. A provisional id names its stack for good: Settled()
+// gives the final one, and an SbtWriter given to AttachWriter turns them into
+// final ids as rows are appended. A Python frame's code object may be freed
+// before the writer runs, so a new (code, offset) is described where it is
+// safe: a thread that holds the GIL takes a reference to the code object
 // (never released: a code object seen in a stack lives as long as the
-// process). A thread without the GIL (Triton's launchers release it) interns
-// a stack with Python frames itself, as without deferral.
+// process) and the writer describes it; a thread without the GIL (PyTorch's
+// operators and Triton's launchers release it before launching) describes it
+// itself and queues the text with the keys.
 //
 // Limits: a module unloaded and another loaded at the same address keeps
 // the old module's cached unwind rules and mapping; a Python code object
@@ -108,11 +109,11 @@ struct StackCollectorStats {
   uint64_t unwind_bytes_prepared = 0;
   uint64_t prepare_cpu_ns = 0;
   uint64_t tables_grown = 0;  // interning tables grown ahead by the writer (GrowAhead)
-  // Deferred interning: stacks handed to the writer, stacks with Python frames interned on
-  // a thread without the GIL, code objects pinned, and provisional ids an appended row
-  // named before ResolveDeferred had run for them.
+  // Deferred interning: stacks handed to the writer, Python frames described on a thread
+  // without the GIL, code objects pinned, and provisional ids an appended row named before
+  // ResolveDeferred had run for them.
   uint64_t deferred = 0;
-  uint64_t interned_without_gil = 0;
+  uint64_t described_without_gil = 0;  // Python frames described on the launching thread
   uint64_t pinned_code_objects = 0;
   uint64_t resolved_on_append = 0;
 };
@@ -191,29 +192,36 @@ class StackCollector {
   struct PendingMapping;
   [[gnu::noinline]] uint32_t SlowPath(const uint64_t* keys, int n, uint64_t hash, uint64_t hash2);
   [[gnu::noinline]] uint32_t Defer(const uint64_t* keys, int n, uint64_t hash, uint64_t hash2);
-  uint32_t InternKeys(const uint64_t* keys, int n);          // (under mu_) frames and nodes: the id
+  // (under mu_) frames and nodes: the id. `described`: the record's descriptions of Python
+  // frames (2 words each, in key order, text in `text`; see stack_collector_defer.cc).
+  uint32_t InternKeys(const uint64_t* keys, int n, const uint64_t* described = nullptr,
+                      int n_described = 0, const char* text = nullptr);
   bool Publish(uint64_t hash, uint64_t hash2, uint32_t id);  // false: the table is full
   uint32_t InternNativeFrame(uint64_t pc);
   void GrowAhead();  // (writer, under mu_) the interning tables grown before they are half full
-  uint32_t InternPythonFrame(uint64_t code, int32_t offset);
+  // A description given (function, file, line) is used instead of reading the code object.
+  uint32_t InternPythonFrame(uint64_t code, int32_t offset, const std::string* function = nullptr,
+                             const std::string* file = nullptr, uint32_t line = 0);
 
   StackCollectorOptions options_;
   uint64_t serial_;  // tells collectors apart in per-thread caches (addresses are reused)
   std::unique_ptr<Slot[]> table_;
   std::vector<CodeRange> trim_;  // fixed after construction
 
-  // Deferred interning: records of (hash, hash2, provisional << 32 | n,
-  // keys[n]) waiting for the writer, a spare buffer the writer reserves
-  // ahead, the next provisional index, the code objects pinned, and each
-  // provisional index's final id (0 until resolved). defer_mu_ also orders
+  // Deferred interning: records (stack_collector_defer.cc) and their
+  // descriptions' text waiting for the writer, spare buffers the writer
+  // reserves ahead, the next provisional index, the code objects pinned, the
+  // Python keys (code | offset << 48) the writer will be able to describe
+  // (pinned, or described in a queued record), and each provisional index's
+  // final id (0 until resolved). defer_mu_ also orders
   // every insertion into table_ (Publish); it is taken alone or inside mu_,
   // never around it. resolve_mu_: one ResolveDeferred at a time.
   std::mutex defer_mu_, resolve_mu_;
   std::vector<uint64_t> deferred_, deferred_spare_;
+  std::string deferred_text_, deferred_text_spare_;
   uint32_t next_provisional_ = 0;
-  FlatMapU64 pinned_;
-  uint64_t deferred_count_ = 0;  // (under defer_mu_)
-  std::atomic<uint64_t> without_gil_{0};
+  FlatMapU64 pinned_, described_;
+  uint64_t deferred_count_ = 0, described_without_gil_ = 0;  // (under defer_mu_)
   std::unique_ptr<std::atomic<uint32_t>[]> settled_;
   std::atomic<uint64_t> resolved_on_append_{0};
   format::SbtWriter* attached_ = nullptr;
