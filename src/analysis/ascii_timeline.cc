@@ -12,6 +12,23 @@ namespace tracesmith::analysis {
 
 namespace {
 
+// Where each of `buckets` buckets over [from, to) starts, and `to` after the last: computed once
+// per window (Spread runs per row: with 1M kernels spanning the window, the bounds' long double
+// arithmetic per bucket took a 100-column timeline 20 s).
+const std::vector<uint64_t>& BucketStarts(uint64_t from, uint64_t to, size_t buckets) {
+  thread_local uint64_t cached_from = 1, cached_to = 0;
+  thread_local std::vector<uint64_t> starts;
+  if (cached_from != from || cached_to != to || starts.size() != buckets + 1) {
+    const long double span = static_cast<long double>(to - from);
+    starts.resize(buckets + 1);
+    for (size_t b = 0; b < buckets; ++b) starts[b] = from + static_cast<uint64_t>(span * b / buckets);
+    starts[buckets] = to;
+    cached_from = from;
+    cached_to = to;
+  }
+  return starts;
+}
+
 // Adds the part of [s, e) inside each bucket to acc[bucket].
 void Spread(uint64_t s, uint64_t e, uint64_t from, uint64_t to, size_t buckets,
             std::vector<uint64_t>* acc) {
@@ -19,14 +36,11 @@ void Spread(uint64_t s, uint64_t e, uint64_t from, uint64_t to, size_t buckets,
   e = std::min(e, to);
   if (e <= s) return;
   const long double span = static_cast<long double>(to - from);
-  auto bucket_of = [&](uint64_t t) {
-    size_t b = static_cast<size_t>((t - from) * buckets / span);
-    return std::min(b, buckets - 1);
-  };
-  auto bucket_start = [&](size_t b) { return from + static_cast<uint64_t>(span * b / buckets); };
-  for (size_t b = bucket_of(s); b < buckets; ++b) {
-    uint64_t bs = std::max(s, bucket_start(b));
-    uint64_t be = std::min(e, b + 1 == buckets ? to : bucket_start(b + 1));
+  const size_t first = std::min(static_cast<size_t>((s - from) * buckets / span), buckets - 1);
+  const std::vector<uint64_t>& starts = BucketStarts(from, to, buckets);
+  for (size_t b = first; b < buckets; ++b) {
+    uint64_t bs = std::max(s, starts[b]);
+    uint64_t be = std::min(e, starts[b + 1]);
     if (be > bs) (*acc)[b] += be - bs;
     if (be >= e) break;
   }

@@ -13,6 +13,7 @@
 
 #include <cerrno>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -89,6 +90,33 @@ TEST(FirstTimeTest, AWalkDeeperThanTheThreadsFirstStillSeesEveryFrame) {
   });
   EXPECT_GT(shallow, 1);
   EXPECT_GE(deep, 300);
+}
+
+// Frames of 4 KiB each, so that the stack a walk reads is far longer than its frame count says.
+[[gnu::noinline]] int BigFrames(int depth, const std::function<int()>& leaf) {
+  volatile char pad[4096];
+  pad[0] = char(depth);
+  const int r = depth == 0 ? leaf() : BigFrames(depth - 1, leaf);
+  return r + pad[0];  // (not a tail call)
+}
+
+TEST(FirstTimeTest, AFirstWalkFarBelowTheTopChecksTheRestOnlyWhenItGoesThere) {
+  // A thread's first walk checks 64 KiB of its stack above it; one that reads farther (here
+  // 32 frames of 4 KiB) checks the rest up to the top then, and is whole.
+  const uint64_t before = GetUnwindStats().bounds_from_maps;
+  int n = 0, n_glibc = 0;
+  OnNewThread([&] {
+    BigFrames(32, [&] {
+      uint64_t pcs[256];
+      void* glibc[256];
+      n_glibc = backtrace(glibc, 256);
+      n = UnwindNative(pcs, 256);
+      ExpectWholeStack(pcs, n, glibc, n_glibc);
+      return 0;
+    });
+  });
+  EXPECT_GE(n, 33);
+  EXPECT_EQ(GetUnwindStats().bounds_from_maps, before);
 }
 
 TEST(FirstTimeTest, AThreadOnItsOwnStackBlockIsWalked) {
