@@ -21,7 +21,8 @@ const std::vector<uint64_t>& BucketStarts(uint64_t from, uint64_t to, size_t buc
   if (cached_from != from || cached_to != to || starts.size() != buckets + 1) {
     const long double span = static_cast<long double>(to - from);
     starts.resize(buckets + 1);
-    for (size_t b = 0; b < buckets; ++b) starts[b] = from + static_cast<uint64_t>(span * b / buckets);
+    for (size_t b = 0; b < buckets; ++b)
+      starts[b] = from + static_cast<uint64_t>(span * b / buckets);
     starts[buckets] = to;
     cached_from = from;
     cached_to = to;

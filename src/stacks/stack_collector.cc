@@ -302,7 +302,8 @@ uint32_t StackCollector::InternKeys(const uint64_t* keys, int n, const uint64_t*
     if ((keys[i] & kPythonTag) == kPythonTag && i + 1 < n) {
       if (d < n_described && int(described[2 * d] >> 32) == i) {
         const uint64_t at = described[2 * d + 1];
-        const size_t offset = size_t(at >> 32), fn_len = (at >> 16) & 0xffff, file_len = at & 0xffff;
+        const size_t offset = size_t(at >> 32), fn_len = (at >> 16) & 0xffff,
+                     file_len = at & 0xffff;
         const std::string function(text + offset, fn_len), file(text + offset + fn_len, file_len);
         frame_ids[nf++] = InternPythonFrame(keys[i + 1], int32_t(uint32_t(keys[i])), &function,
                                             &file, uint32_t(described[2 * d]));

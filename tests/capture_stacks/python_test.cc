@@ -249,7 +249,7 @@ TEST(PythonFramesTest, DeferredStacksPinTheirCodeObjectsAndAreDescribedLater) {
   // Without the GIL, only the frame not seen before: <module> at line 12 (dynamic's return is
   // the first call's).
   EXPECT_EQ(s.described_without_gil, 1u);
-  c.ResolveDeferred();                   // the script's code is gone but for its pin
+  c.ResolveDeferred();  // the script's code is gone but for its pin
   for (int call = 0; call < 3; ++call) {
     SCOPED_TRACE("call " + std::to_string(call));
     std::vector<bool> is_py;
