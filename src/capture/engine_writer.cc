@@ -330,6 +330,7 @@ void CuptiEngine::WriteFinalStats() {
     stats.Add("capture.stacks_python_frames_described_on_thread", ss.described_without_gil);
     stats.Add("capture.stacks_pinned_code_objects", ss.pinned_code_objects);
     stats.Add("capture.stacks_resolved_on_append", ss.resolved_on_append);
+    stats.Add("capture.stacks_python_frames_after_exit", ss.python_frames_after_exit);
     const stacks::UnwindStats us = stacks::GetUnwindStats();
     stats.Add("capture.stacks_fde_indexes", us.fde_indexes);
     stats.Add("capture.stacks_fde_index_bytes", us.fde_index_bytes);

@@ -63,6 +63,8 @@ class PythonFrames {
   // _PyEval_EvalFrameDefault's code ({0, 0} when not known).
   CodeRange eval_range() const { return CodeRange{eval_start_, eval_start_ + eval_size_}; }
 
+  // Py_IsInitialized(): false once the interpreter's finalization has begun.
+  bool Initialized() const { return present() && is_initialized_(); }
   // Whether the calling thread holds the GIL now (its thread state is the
   // attached one); false when that cannot be told. A thread that holds it
   // keeps it for as long as it runs no Python code.

@@ -294,7 +294,7 @@ uint32_t StackCollector::SlowPath(const uint64_t* keys, int n, uint64_t hash, ui
 }
 
 uint32_t StackCollector::InternKeys(const uint64_t* keys, int n, const uint64_t* described,
-                                    int n_described, const char* text) {
+                                    int n_described, const char* text, bool on_writer) {
   // Frame ids, innermost first.
   uint32_t frame_ids[2 * kMaxDepthLimit];
   int nf = 0, d = 0;
@@ -309,7 +309,8 @@ uint32_t StackCollector::InternKeys(const uint64_t* keys, int n, const uint64_t*
                                             &file, uint32_t(described[2 * d]));
         ++d;
       } else {
-        frame_ids[nf++] = InternPythonFrame(keys[i + 1], int32_t(uint32_t(keys[i])));
+        frame_ids[nf++] = InternPythonFrame(keys[i + 1], int32_t(uint32_t(keys[i])), nullptr,
+                                            nullptr, 0, on_writer);
       }
       ++i;
     } else {
@@ -368,7 +369,8 @@ uint32_t StackCollector::InternNativeFrame(uint64_t pc) {
 
 uint32_t StackCollector::InternPythonFrame(uint64_t code, int32_t offset,
                                            const std::string* given_function,
-                                           const std::string* given_file, uint32_t given_line) {
+                                           const std::string* given_file, uint32_t given_line,
+                                           bool on_writer) {
   auto [it, inserted] = python_keys_.emplace(std::make_pair(code, offset), 0);
   if (!inserted) return it->second;
   std::string function, file;
@@ -377,6 +379,12 @@ uint32_t StackCollector::InternPythonFrame(uint64_t code, int32_t offset,
     function = *given_function;
     file = *given_file;
     line = given_line;
+    ++stats_.python_frames_from_text;
+  } else if (on_writer && !PythonFrames::Get().Initialized()) {
+    // A pinned code object after the interpreter's finalization began (the capture's last
+    // drain at exit): its name and file strings may be freed.
+    function = "<Python frame: described after the interpreter exited>";
+    ++stats_.python_frames_after_exit;
   } else {
     PyFrameRef ref;
     ref.code = code;

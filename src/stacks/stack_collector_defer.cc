@@ -116,7 +116,8 @@ void StackCollector::ResolveDeferred() {
     {
       // One stack per hold: a thread interning on its own waits for one at most.
       std::lock_guard<std::mutex> lock(mu_);
-      id = InternKeys(&records[i + 4], n, &records[i + 4 + size_t(n)], m, text.data());
+      id = InternKeys(records.data() + i + 4, n, records.data() + i + 4 + size_t(n), m, text.data(),
+                      /*on_writer=*/true);
       ++stats_.new_stacks;
     }
     settled_[provisional - model::kProvisionalStackId].store(id, std::memory_order_release);

@@ -357,12 +357,15 @@ inline bool InStack(uintptr_t addr, uintptr_t lo, uintptr_t hi) { return addr - 
     hi = GrowStackBoundsUp(tls);
     return InStack(addr, lo, hi);
   };
+  // Higher on the stack than the part checked so far (the thread's first walk was deeper, and
+  // its walks since have not read above it): the rest is checked now.
+  if (__builtin_expect(lo + 8 > hi, 0) && tls->top > lo) hi = GrowStackBoundsUp(tls);
   // Unknown bounds, or a stack other than the thread's (a coroutine's).
   if (hi > lo && rsp >= b.lo) {
     uint64_t key = rip + 1;  // the rule lookup subtracts 1, as for return addresses
     // The caller's frame, when it is plausible (its return address sits just
     // below its cfa, inside this stack); otherwise the walk starts here.
-    if (from && from->ra && InStack(from->cfa - 8, lo, hi) && from->cfa > rsp && from->ra >= 4096) {
+    if (from && from->ra && in_stack(from->cfa - 8) && from->cfa > rsp && from->ra >= 4096) {
       skip = 0;
       rsp = from->cfa;
       rbp = from->rbp;

@@ -119,6 +119,26 @@ TEST(FirstTimeTest, AFirstWalkFarBelowTheTopChecksTheRestOnlyWhenItGoesThere) {
   EXPECT_EQ(GetUnwindStats().bounds_from_maps, before);
 }
 
+TEST(FirstTimeTest, AWalkHigherThanTheCheckedPartOfTheStackChecksTheRest) {
+  // The thread's first walk is deep and short (2 frames: it reads nothing above 64 KiB); a
+  // later walk from 128 KiB higher still sees every frame.
+  int n = 0, n_glibc = 0, first = 0;
+  OnNewThread([&] {
+    BigFrames(32, [&] {
+      uint64_t pcs[2];
+      first = UnwindNative(pcs, 2);
+      return 0;
+    });
+    uint64_t pcs[256];
+    void* glibc[256];
+    n_glibc = backtrace(glibc, 256);
+    n = UnwindNative(pcs, 256);
+    ExpectWholeStack(pcs, n, glibc, n_glibc);
+  });
+  EXPECT_EQ(first, 2);
+  EXPECT_GE(n, 2);
+}
+
 TEST(FirstTimeTest, AThreadOnItsOwnStackBlockIsWalked) {
   // pthread_attr_setstack: glibc puts the thread's descriptor at the top of
   // the given stack too; the walk covers it.

@@ -238,18 +238,34 @@ TEST(PythonFramesTest, DeferredStacksPinTheirCodeObjectsAndAreDescribedLater) {
                        "ns['dynamic'](held)\n"                         // 10
                        "assert sys.getrefcount(code) == before + 1\n"  // 11
                        "ns['dynamic'](released)\n"                     // 12
-                       "del ns, code\n"),                              // 13
+                       "del ns, code\n"                                // 13
+                       "ns2 = {}\n"                                    // 14
+                       "exec(compile('def other(fn):\\n    return fn()\\n', '<other>', "
+                       "'exec'), ns2)\n"           // 15
+                       "ns2['other'](released)\n"  // 16
+                       "del ns2\n"),               // 17
             0);
   g_collector = nullptr;
-  ASSERT_EQ(g_ids.size(), 3u);
+  ASSERT_EQ(g_ids.size(), 4u);
   for (uint32_t id : g_ids) EXPECT_GE(id, model::kProvisionalStackId);
   StackCollectorStats s = c.stats();
-  EXPECT_EQ(s.deferred, 3u);
+  EXPECT_EQ(s.deferred, 4u);
   EXPECT_EQ(s.pinned_code_objects, 2u);  // dynamic, and the script's <module>
-  // Without the GIL, only the frame not seen before: <module> at line 12 (dynamic's return is
-  // the first call's).
-  EXPECT_EQ(s.described_without_gil, 1u);
+  // Without the GIL, only the frames not seen before: <module> at line 12 (dynamic's return is
+  // the first call's), then other's and <module> at line 16 (other's code object is freed
+  // before the writer runs: only the queued text names it).
+  EXPECT_EQ(s.described_without_gil, 3u);
   c.ResolveDeferred();  // the script's code is gone but for its pin
+  EXPECT_EQ(c.stats().python_frames_from_text, 3u);
+  {
+    std::vector<bool> is_py;
+    std::vector<PyFrameView> frames = Describe(c, c.Settled(g_ids[3]), &is_py);
+    ASSERT_GE(frames.size(), 2u);
+    EXPECT_EQ(frames[frames.size() - 2].function, "other");
+    EXPECT_EQ(frames[frames.size() - 2].file, "<other>");
+    EXPECT_EQ(frames[frames.size() - 2].line, 2u);
+    EXPECT_EQ(frames.back().line, 16u);
+  }
   for (int call = 0; call < 3; ++call) {
     SCOPED_TRACE("call " + std::to_string(call));
     std::vector<bool> is_py;

@@ -116,6 +116,8 @@ struct StackCollectorStats {
   uint64_t described_without_gil = 0;  // Python frames described on the launching thread
   uint64_t pinned_code_objects = 0;
   uint64_t resolved_on_append = 0;
+  uint64_t python_frames_from_text = 0;   // interned from a description queued by its thread
+  uint64_t python_frames_after_exit = 0;  // pinned, not described: the interpreter had exited
 };
 
 // Where one CaptureStack call spent its time (CpuTicks), for the capture's
@@ -194,14 +196,18 @@ class StackCollector {
   [[gnu::noinline]] uint32_t Defer(const uint64_t* keys, int n, uint64_t hash, uint64_t hash2);
   // (under mu_) frames and nodes: the id. `described`: the record's descriptions of Python
   // frames (2 words each, in key order, text in `text`; see stack_collector_defer.cc).
+  // `on_writer`: a deferred record's, whose code objects not described in it are pinned.
   uint32_t InternKeys(const uint64_t* keys, int n, const uint64_t* described = nullptr,
-                      int n_described = 0, const char* text = nullptr);
+                      int n_described = 0, const char* text = nullptr, bool on_writer = false);
   bool Publish(uint64_t hash, uint64_t hash2, uint32_t id);  // false: the table is full
   uint32_t InternNativeFrame(uint64_t pc);
   void GrowAhead();  // (writer, under mu_) the interning tables grown before they are half full
   // A description given (function, file, line) is used instead of reading the code object.
+  // On the writer, a pinned code object is described only while the interpreter is
+  // initialized (finalization may free its strings).
   uint32_t InternPythonFrame(uint64_t code, int32_t offset, const std::string* function = nullptr,
-                             const std::string* file = nullptr, uint32_t line = 0);
+                             const std::string* file = nullptr, uint32_t line = 0,
+                             bool on_writer = false);
 
   StackCollectorOptions options_;
   uint64_t serial_;  // tells collectors apart in per-thread caches (addresses are reused)
