@@ -272,16 +272,7 @@ uint32_t StackCollector::SlowPath(const uint64_t* keys, int n, uint64_t hash, ui
     lock.lock();
   }
   // Another thread may have added this stack since our lookup.
-  for (int i = 0; i < kMaxProbes; ++i) {
-    const Slot& s = table_[(hash + i) & kTableMask];
-    const uint64_t sh = s.hash.load(std::memory_order_acquire);
-    if (sh == hash) {
-      if (s.hash2.load(std::memory_order_relaxed) == hash2)
-        return s.id.load(std::memory_order_relaxed);
-    } else if (sh == 0) {
-      break;
-    }
-  }
+  if (const Slot* found = Find(hash, hash2)) return found->id.load(std::memory_order_relaxed);
   const uint32_t id = InternKeys(keys, n);
   if (Publish(hash, hash2, id)) {
     ++stats_.new_stacks;

@@ -31,17 +31,8 @@ uint32_t StackCollector::Defer(const uint64_t* keys, int n, uint64_t hash, uint6
     lock.lock();
   }
   Slot* empty = nullptr;
-  for (int i = 0; i < kMaxProbes; ++i) {
-    Slot& s = table_[(hash + i) & kTableMask];
-    const uint64_t sh = s.hash.load(std::memory_order_relaxed);
-    if (sh == hash) {
-      if (s.hash2.load(std::memory_order_relaxed) == hash2)
-        return s.id.load(std::memory_order_relaxed);
-    } else if (sh == 0) {
-      empty = &s;
-      break;
-    }
-  }
+  if (const Slot* found = Find(hash, hash2, &empty))
+    return found->id.load(std::memory_order_relaxed);
   if (!empty || next_provisional_ >= kMaxProvisional) return 0;
   const uint32_t id = model::kProvisionalStackId + next_provisional_++;
   deferred_.push_back(hash);
@@ -85,9 +76,7 @@ uint32_t StackCollector::Defer(const uint64_t* keys, int n, uint64_t hash, uint6
   }
   deferred_[m_at] = m;
   ++deferred_count_;
-  empty->id.store(id, std::memory_order_relaxed);
-  empty->hash2.store(hash2, std::memory_order_relaxed);
-  empty->hash.store(hash, std::memory_order_release);
+  Fill(empty, hash, hash2, id);
   return id;
 }
 
@@ -121,14 +110,9 @@ void StackCollector::ResolveDeferred() {
       ++stats_.new_stacks;
     }
     settled_[provisional - model::kProvisionalStackId].store(id, std::memory_order_release);
-    for (int p = 0; p < kMaxProbes; ++p) {  // later lookups find the final id
-      Slot& s = table_[(hash + p) & kTableMask];
-      if (s.hash.load(std::memory_order_acquire) == hash &&
-          s.hash2.load(std::memory_order_relaxed) == hash2) {
-        uint32_t expected = provisional;
-        s.id.compare_exchange_strong(expected, id, std::memory_order_relaxed);
-        break;
-      }
+    if (Slot* s = Find(hash, hash2)) {  // later lookups find the final id
+      uint32_t expected = provisional;
+      s->id.compare_exchange_strong(expected, id, std::memory_order_relaxed);
     }
     i += 4 + size_t(n) + 2 * size_t(m);
   }
@@ -139,20 +123,33 @@ void StackCollector::ResolveDeferred() {
   if (text.capacity() >= deferred_text_spare_.capacity()) deferred_text_spare_.swap(text);
 }
 
-bool StackCollector::Publish(uint64_t hash, uint64_t hash2, uint32_t id) {
-  std::lock_guard<std::mutex> lock(defer_mu_);
+StackCollector::Slot* StackCollector::Find(uint64_t hash, uint64_t hash2, Slot** empty) const {
+  if (empty) *empty = nullptr;
   for (int i = 0; i < kMaxProbes; ++i) {
     Slot& s = table_[(hash + i) & kTableMask];
-    const uint64_t sh = s.hash.load(std::memory_order_relaxed);
-    if (sh == hash && s.hash2.load(std::memory_order_relaxed) == hash2) return true;  // (deferred)
+    const uint64_t sh = s.hash.load(std::memory_order_acquire);
+    if (sh == hash && s.hash2.load(std::memory_order_relaxed) == hash2) return &s;
     if (sh == 0) {
-      s.id.store(id, std::memory_order_relaxed);
-      s.hash2.store(hash2, std::memory_order_relaxed);
-      s.hash.store(hash, std::memory_order_release);  // publishes id and hash2
-      return true;
+      if (empty) *empty = &s;
+      return nullptr;
     }
   }
-  return false;
+  return nullptr;
+}
+
+void StackCollector::Fill(Slot* slot, uint64_t hash, uint64_t hash2, uint32_t id) {
+  slot->id.store(id, std::memory_order_relaxed);
+  slot->hash2.store(hash2, std::memory_order_relaxed);
+  slot->hash.store(hash, std::memory_order_release);  // publishes id and hash2
+}
+
+bool StackCollector::Publish(uint64_t hash, uint64_t hash2, uint32_t id) {
+  std::lock_guard<std::mutex> lock(defer_mu_);
+  Slot* empty = nullptr;
+  if (Find(hash, hash2, &empty)) return true;  // (deferred meanwhile: that id stays)
+  if (!empty) return false;
+  Fill(empty, hash, hash2, id);
+  return true;
 }
 
 }  // namespace tracesmith::stacks

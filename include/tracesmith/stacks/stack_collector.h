@@ -200,6 +200,10 @@ class StackCollector {
   uint32_t InternKeys(const uint64_t* keys, int n, const uint64_t* described = nullptr,
                       int n_described = 0, const char* text = nullptr, bool on_writer = false);
   bool Publish(uint64_t hash, uint64_t hash2, uint32_t id);  // false: the table is full
+  // The table's slot of (hash, hash2), or nullptr; *empty (when given): the first free slot of
+  // its probe chain, nullptr when the chain is full. Fill: a free slot taken (under defer_mu_).
+  Slot* Find(uint64_t hash, uint64_t hash2, Slot** empty = nullptr) const;
+  static void Fill(Slot* slot, uint64_t hash, uint64_t hash2, uint32_t id);
   uint32_t InternNativeFrame(uint64_t pc);
   void GrowAhead();  // (writer, under mu_) the interning tables grown before they are half full
   // A description given (function, file, line) is used instead of reading the code object.
