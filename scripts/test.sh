@@ -9,7 +9,7 @@
 # docs/testing.md), then runs each fuzzer for a bounded time.
 # GPU tests skip visibly on machines without a GPU; run scripts/gpu-check.sh
 # on a GPU machine.
-#   FUZZ_SECONDS=N   seconds per fuzzer (default 50; 0 skips fuzzing)
+#   FUZZ_SECONDS=N   seconds per fuzzer (default 30; 0 skips fuzzing)
 #   SKIP_ASAN=1      skip the AddressSanitizer build (local iteration only)
 #   SKIP_TSAN=1      skip the ThreadSanitizer build (local iteration only)
 # Warnings are errors in the release build and in the asan build's test units;
@@ -20,7 +20,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS=${JOBS:-$(nproc)}
-FUZZ_SECONDS=${FUZZ_SECONDS:-50}
+FUZZ_SECONDS=${FUZZ_SECONDS:-30}
 
 # Wall time of each phase, printed at the end (docs/testing.md has CI's budget).
 PHASES=()

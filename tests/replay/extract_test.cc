@@ -67,7 +67,7 @@ void WriteCapture(const std::string& path) {
 }
 
 TEST(Extract, WritesOnlyWhatTheLaunchNeedsAndItReadsAlone) {
-  testing::TempPath in, out;
+  ::tracesmith::testing::TempPath in, out;
   WriteCapture(in.path());
   ExtractOptions o;
   o.launch = 7;
@@ -125,7 +125,7 @@ TEST(Extract, WritesOnlyWhatTheLaunchNeedsAndItReadsAlone) {
 }
 
 TEST(Extract, RefusesAMissingLaunchTheInputAndAnExistingFile) {
-  testing::TempPath in, out;
+  ::tracesmith::testing::TempPath in, out;
   WriteCapture(in.path());
   ExtractOptions o;
   o.launch = 4;
@@ -146,7 +146,7 @@ TEST(Extract, RefusesAMissingLaunchTheInputAndAnExistingFile) {
 }
 
 TEST(Extract, ATruncatedCaptureIsRefusedAndNothingIsWritten) {
-  testing::TempPath in, cut, out;
+  ::tracesmith::testing::TempPath in, cut, out;
   WriteCapture(in.path());
   auto bytes = ReadFileToString(in.path());
   ASSERT_TRUE(bytes.ok());

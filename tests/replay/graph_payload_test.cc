@@ -58,7 +58,7 @@ format::GraphLaunchRecord SampleGraph(uint64_t module) {
 }
 
 struct GraphFile {
-  testing::TempPath tmp;
+  ::tracesmith::testing::TempPath tmp;
   std::vector<uint8_t> image = Pattern(3000, 1);
   std::vector<uint8_t> before = Pattern(8192, 2), after = Pattern(8192, 3);
   uint64_t module = 0;
@@ -257,7 +257,7 @@ TEST(GraphPayloadTest, EveryTruncationOfAValidChunkIsRefused) {
 }
 
 TEST(GraphPayloadTest, WriterRefusesForwardDependencies) {
-  testing::TempPath tmp;
+  ::tracesmith::testing::TempPath tmp;
   auto w = format::SbtWriter::Open(tmp.path());
   ASSERT_TRUE(w.ok());
   format::ReplayPayloadWriter p(w->get());

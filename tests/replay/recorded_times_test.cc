@@ -43,7 +43,7 @@ TEST(RecordedTimes, ALaunchTakesItsKernelRowAndAGraphTheExtentOfItsGpuRows) {
   g.correlation_id = 9;
   t.Rows<model::GraphLaunchEvent>().push_back(g);
   kernel(11, 20'000, 20'100);  // another launch's row
-  testing::TempPath path;
+  ::tracesmith::testing::TempPath path;
   ASSERT_TRUE(format::WriteTraceFile(t, path.path(), {}).ok());
 
   format::ReplayCapture capture;
