@@ -65,5 +65,20 @@ TEST(InfoMemory, ViewStatsInBoundedMemory) {
   EXPECT_LT(peak, kLimitKib) << "KiB peak RSS of view --stats --from --to";
 }
 
+// The peak measured is the command's own, however large the test process has
+// grown (under ASan a whole test binary runs in one process): 256 MiB resident
+// here would be counted if the command were forked from the test itself.
+TEST(InfoMemory, MeasuredPeakIsTheCommandsOwn) {
+  testing::TempDir dir;
+  std::vector<char> ballast(size_t{256} << 20);
+  for (size_t i = 0; i < ballast.size(); i += 4096) ballast[i] = 1;
+  long peak = 0;
+  const std::string text = RunMeasured(dir, {"--version"}, &peak);
+  EXPECT_NE(text.find("tracesmith "), std::string::npos) << text;
+  EXPECT_GT(peak, 0);
+  EXPECT_LT(peak, 200 * 1024) << "KiB: the test's 256 MiB were counted as the command's";
+  EXPECT_EQ(ballast[4096], 1);
+}
+
 }  // namespace
 }  // namespace tracesmith
