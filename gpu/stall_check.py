@@ -338,13 +338,26 @@ def checks(c, a, workloads):
     # waited for it, the figure of "no stall over 100 us that TraceSmith causes".
     first = [(w, g.get("first_time_call_max"), g.get("first_time_call_parts") or "")
              for w, _ in workloads for g in runs.get((w, "zeroed"), [])]
+    # Walks handed to the writer at a new return address (stack_collector_walks.cc): finished
+    # there from a copy of the stack; none may lose its outer frames (cut).
+    walk_stats = [(w, {k: g["stats"].get(f"capture.stacks_{stat}") for k, stat in (
+                           ("deferred", "walks_deferred"),
+                           ("finished_on_thread", "walks_finished_on_thread"),
+                           ("cut", "walks_cut"),
+                           ("most bytes read", "walk_copy_bytes_read_max"))})
+                  for w, _ in workloads for g in runs.get((w, "zeroed"), [])]
+    walks_whole = bool(walk_stats) and all(st["cut"] == 0 for _, st in walk_stats)
     on_thread = [(w, g.get("first_time_call_max"), g.get("first_time_call_parts") or "")
                  for w, _ in workloads for g in runs.get((w, "on-thread"), [])]
     c.check("first-time in one callback",
-            bool(first) and all(v is not None and v <= LIMIT_NS for _, v, _ in first),
+            bool(first) and all(v is not None and v <= LIMIT_NS for _, v, _ in first)
+            and walks_whole,
             "the most first-time work inside one callback per default run: "
             + "; ".join(f"{w} {fmt(v)}" + (f" ({parts})" if parts else "") for w, v, parts in first)
-            + " (need <= 100 us in every run); stacks interned on the thread "
+            + " (need <= 100 us in every run); walks finished by the writer: "
+            + "; ".join(f"{w} " + ", ".join(f"{k} {v}" for k, v in st.items())
+                        for w, st in walk_stats)
+            + " (need cut 0); stacks interned on the thread "
             "(TRACESMITH_DEFER_STACKS=0, not judged): "
             + ("; ".join(f"{w} {fmt(v)}" + (f" ({parts})" if parts else "")
                          for w, v, parts in on_thread) or "no run"))

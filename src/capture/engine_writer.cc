@@ -331,6 +331,12 @@ void CuptiEngine::WriteFinalStats() {
     stats.Add("capture.stacks_pinned_code_objects", ss.pinned_code_objects);
     stats.Add("capture.stacks_resolved_on_append", ss.resolved_on_append);
     stats.Add("capture.stacks_python_frames_after_exit", ss.python_frames_after_exit);
+    // Deferred walks: finished by the writer from a copy of the stack, finished on their thread
+    // for want of room, under Python with their copy too short (outer native frames missing).
+    stats.Add("capture.stacks_walks_deferred", ss.walks_deferred);
+    stats.Add("capture.stacks_walks_finished_on_thread", ss.walks_finished_on_thread);
+    stats.Add("capture.stacks_walks_cut", ss.walks_cut);
+    stats.Add("capture.stacks_walk_copy_bytes_read_max", ss.walk_bytes_read_max);
     const stacks::UnwindStats us = stacks::GetUnwindStats();
     stats.Add("capture.stacks_fde_indexes", us.fde_indexes);
     stats.Add("capture.stacks_fde_index_bytes", us.fde_index_bytes);

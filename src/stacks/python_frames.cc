@@ -167,11 +167,13 @@ TS_HOT uintptr_t PythonFrames::Top() {
   return CurrentFrame(tstate);
 }
 
-TS_HOT int PythonFrames::WalkFrom(uintptr_t f, PyFrameRef* out, int max_frames) {
+TS_HOT int PythonFrames::WalkFrom(uintptr_t f, PyFrameRef* out, int max_frames, uintptr_t* entry) {
   int n = 0;
+  if (entry) *entry = 0;
   // 100000: more than any real recursion limit; a corrupt cycle stops here.
   for (int guard = 0; f && n < max_frames && guard < 100000; ++guard) {
     if (owner_in_frame_ >= 0 && Load<int8_t>(f + owner_in_frame_) == cstack_owner_) {
+      if (entry && !*entry) *entry = f;
       if (n > 0) out[n - 1].ends_segment = true;
       f = Load<uintptr_t>(f + previous_in_frame_);
       continue;

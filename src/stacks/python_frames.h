@@ -51,8 +51,11 @@ class PythonFrames {
   // address), 0 when the thread has no Python state or frame, or before the
   // one-time check could run.
   uintptr_t Top();
-  // Hot path: the frames from `top` (Top()) outwards, innermost first.
-  int WalkFrom(uintptr_t top, PyFrameRef* out, int max_frames);
+  // Hot path: the frames from `top` (Top()) outwards, innermost first. With `entry` (3.12 and
+  // 3.13): *entry is the address of the innermost eval-loop activation's entry frame, a local
+  // of that _PyEval_EvalFrameDefault call on the native stack (0 when not met): a native walk
+  // that ends at the innermost eval-loop frame reads nothing above it.
+  int WalkFrom(uintptr_t top, PyFrameRef* out, int max_frames, uintptr_t* entry = nullptr);
 
   // True when `return_address` lies in _PyEval_EvalFrameDefault, the native
   // frame a Python segment replaces in a mixed stack.

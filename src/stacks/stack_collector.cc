@@ -17,23 +17,6 @@
 namespace tracesmith::stacks {
 namespace {
 
-// A 128-bit hash of a key list (native pcs, or merged native + Python
-// keys), as two 64-bit halves. Four independent lanes, so the multiply chain,
-// not memory, bounds the loop; the halves mix the lanes differently. Stacks
-// are deduplicated by this hash alone: with 128 bits, two different stacks
-// of one process colliding is not a practical concern (and comparing the
-// keys themselves cost a cache miss per 64 bytes inside real programs).
-inline void HashKeys(const uint64_t* keys, int n, uint64_t* h1, uint64_t* h2) {
-  uint64_t h[4] = {kStackHashSeed, kStackHashSeed + 1, kStackHashSeed + 2, kStackHashSeed + 3};
-  int i = 0;
-  for (; i + 4 <= n; i += 4)
-    for (int l = 0; l < 4; ++l) h[l] = StackHashStep(h[l], keys[i + l]);
-  for (; i < n; ++i) h[i & 3] = StackHashStep(h[i & 3], keys[i]);
-  *h1 = StackHashFinish(StackHashStep(StackHashStep(h[0], h[1]), StackHashStep(h[2], h[3])), n);
-  *h2 = StackHashStep(StackHashStep(h[3] ^ 0x5bd1e995u, h[1]), StackHashStep(h[2], h[0])) ^
-        uint64_t(n);
-}
-
 // The calling thread's recent stacks, by hash: a launch from a place this
 // thread launched from lately (the common case in a training loop) is
 // answered from 2 KiB of thread-local memory instead of the shared 3 MiB
@@ -111,6 +94,14 @@ StackCollector::StackCollector(StackCollectorOptions options)
     deferred_text_spare_.reserve(kDeferredText);
     pinned_.Reserve(4096);
     described_.Reserve(16384);
+    // The walks' copies: their pages made present now, so that a thread's copy faults none.
+    // (4 MiB each by default: 64 walks of 64 KiB per writer poll; past it they are finished on
+    // their threads.)
+    const size_t words = options_.walk_copy_bytes / sizeof(uint64_t);
+    walk_copy_.reset(new uint64_t[words]);
+    walk_copy_spare_.reset(new uint64_t[words]);
+    std::memset(walk_copy_.get(), 0, words * sizeof(uint64_t));
+    std::memset(walk_copy_spare_.get(), 0, words * sizeof(uint64_t));
   }
   if (options_.max_depth > kMaxDepthLimit) options_.max_depth = kMaxDepthLimit;
   if (options_.max_depth < 1) options_.max_depth = 1;
@@ -150,7 +141,7 @@ TS_HOT [[gnu::noinline]] uint32_t StackCollector::CaptureStack(StackTiming* timi
   PyFrameRef py[kMaxDepthLimit];
   int n_py = 0;
   PythonFrames& python = PythonFrames::Get();
-  uintptr_t py_top = 0;
+  uintptr_t py_top = 0, py_entry = 0;
   if (mode != StackMode::kNative) py_top = python.Top();
   const uint64_t t_top = timing ? CpuTicks() : 0;
   const uint64_t first_top = timing ? t_first_time_ticks : 0;
@@ -162,17 +153,31 @@ TS_HOT [[gnu::noinline]] uint32_t StackCollector::CaptureStack(StackTiming* timi
   const CodeRange* stop =
       mode == StackMode::kMixed && py_top && eval.end != eval.start ? &eval : nullptr;
   MemoEntry* whole = nullptr;
+  // A new return address on the way (its rule not known yet) ends the walk there when interning
+  // is deferred: the rest is unwound on the writer, from a copy of the stack (DeferWalk).
+  ColdStop cold;
+  ColdStop* const cold_at = options_.defer_interning ? &cold : nullptr;
   if (mode != StackMode::kPython)
     n_native = UnwindNativeTrimmedMemo(held.memo, &whole, pcs, max_depth, options_.skip_frames + 1,
-                                       trim_.data(), int(trim_.size()), from, stop);
+                                       trim_.data(), int(trim_.size()), from, stop, cold_at);
   uint64_t t1 = timing ? CpuTicks() : 0;
   const uint64_t first1 = timing ? t_first_time_ticks : 0;
   if (py_top) {
-    n_py = python.WalkFrom(py_top, py, max_depth);
-    if (n_py == 0 && stop)  // (a frame without code): the native frames after all
+    n_py = python.WalkFrom(py_top, py, max_depth, &py_entry);
+    if (n_py == 0 && stop) {  // (a frame without code): the native frames after all
+      stop = nullptr;
+      cold.stopped = false;
       n_native =
           UnwindNativeTrimmedMemo(held.memo, &whole, pcs, max_depth, options_.skip_frames + 1,
-                                  trim_.data(), int(trim_.size()), from, nullptr);
+                                  trim_.data(), int(trim_.size()), from, nullptr, cold_at);
+    }
+  }
+  if (cold.stopped) {
+    if (const uint32_t id = DeferWalk(pcs, n_native, py, n_py, cold, stop, py_entry)) return id;
+    // No room for the copy: the walk is finished here (the rule that stopped it is computed
+    // now, as any return address a walk claimed before the writer came to it).
+    n_native = UnwindNativeTrimmedMemo(held.memo, &whole, pcs, max_depth, options_.skip_frames + 1,
+                                       trim_.data(), int(trim_.size()), from, stop, nullptr);
   }
   if (timing) {
     const uint64_t t2 = CpuTicks(), first2 = t_first_time_ticks;
@@ -202,28 +207,7 @@ TS_HOT [[gnu::noinline]] uint32_t StackCollector::CaptureStack(StackTiming* timi
   int n = n_native;
   uint64_t merged[2 * kMaxDepthLimit];
   if (n_py > 0) {
-    // Merge: each native eval-loop frame is replaced by the Python frames
-    // of its activation; Python frames left over go to the outer end.
-    n = 0;
-    int frames = 0, pi = 0;
-    auto emit_python = [&](bool whole_rest) {
-      while (pi < n_py && frames < max_depth) {
-        merged[n++] = kPythonTag | uint32_t(py[pi].offset);
-        merged[n++] = py[pi].code;
-        ++frames;
-        if (py[pi++].ends_segment && !whole_rest) break;
-      }
-    };
-    const bool merge = python.knows_eval_frame();
-    for (int i = 0; i < n_native && frames < max_depth; ++i) {
-      if (merge && pi < n_py && python.IsEvalFrame(pcs[i])) {
-        emit_python(false);
-      } else {
-        merged[n++] = pcs[i];
-        ++frames;
-      }
-    }
-    emit_python(true);
+    n = MergeKeys(python, pcs, n_native, py, n_py, max_depth, merged);
     keys = merged;
   }
   if (n == 0) return 0;
@@ -445,6 +429,10 @@ StackCollectorStats StackCollector::stats() {
   out.pinned_code_objects = pinned_.size();
   out.described_without_gil = described_without_gil_;
   out.resolved_on_append = resolved_on_append_.load(std::memory_order_relaxed);
+  out.walks_deferred = walks_deferred_;
+  out.walks_finished_on_thread = walks_finished_on_thread_.load(std::memory_order_relaxed);
+  out.walks_cut = walks_cut_.load(std::memory_order_relaxed);
+  out.walk_bytes_read_max = walk_bytes_read_max_.load(std::memory_order_relaxed);
   return out;
 }
 

@@ -19,6 +19,42 @@ namespace tracesmith::stacks {
 // A new stack, deferred: a provisional id, the keys queued for the writer
 // (ResolveDeferred). 0 when it must be interned here: the table full or the
 // provisional ids spent.
+uint64_t StackCollector::QueueDescriptions(const uint64_t* keys, int n, bool gil,
+                                           std::vector<uint64_t>* out) {
+  PythonFrames& python = PythonFrames::Get();
+  uint64_t m = 0;
+  for (int i = 0; i + 1 < n; ++i) {
+    if ((keys[i] & kPythonTag) != kPythonTag) continue;
+    const uint64_t code = keys[i + 1];
+    const uint32_t offset = uint32_t(keys[i]);
+    const uint64_t known = offset < 0x10000 ? code | uint64_t{offset} << 48 : 0;
+    if (known && !described_.Emplace(known, 1).second) {
+      ++i;
+      continue;
+    }
+    if (gil) {
+      if (pinned_.Emplace(code, 1).second) python.Pin(code);
+    } else {
+      std::string function, file;
+      uint32_t line = 0;
+      {
+        FirstTimeWork describe(FirstTimeKind::kDescribe);
+        python.Describe(PyFrameRef{code, int32_t(offset), false}, &function, &file, &line);
+      }
+      function.resize(std::min<size_t>(function.size(), 0xffff));
+      file.resize(std::min<size_t>(file.size(), 0xffff));
+      out->push_back(uint64_t(uint32_t(i)) << 32 | line);
+      out->push_back(uint64_t(deferred_text_.size()) << 32 | function.size() << 16 | file.size());
+      deferred_text_ += function;
+      deferred_text_ += file;
+      ++m;
+      ++described_without_gil_;
+    }
+    ++i;
+  }
+  return m;
+}
+
 uint32_t StackCollector::Defer(const uint64_t* keys, int n, uint64_t hash, uint64_t hash2) {
   PythonFrames& python = PythonFrames::Get();
   bool has_python = false;
@@ -41,39 +77,7 @@ uint32_t StackCollector::Defer(const uint64_t* keys, int n, uint64_t hash, uint6
   const size_t m_at = deferred_.size();
   deferred_.push_back(0);
   deferred_.insert(deferred_.end(), keys, keys + n);
-  // Each Python key the writer could not describe yet: with the GIL, its code object is kept
-  // alive (a reference) for the writer to read; without it, described here.
-  uint64_t m = 0;
-  for (int i = 0; i + 1 < n; ++i) {
-    if ((keys[i] & kPythonTag) != kPythonTag) continue;
-    const uint64_t code = keys[i + 1];
-    const uint32_t offset = uint32_t(keys[i]);
-    const uint64_t known = offset < 0x10000 ? code | uint64_t{offset} << 48 : 0;
-    if (known && !described_.Emplace(known, 1).second) {
-      ++i;
-      continue;
-    }
-    if (gil) {
-      if (pinned_.Emplace(code, 1).second) python.Pin(code);
-    } else {
-      std::string function, file;
-      uint32_t line = 0;
-      {
-        FirstTimeWork describe(FirstTimeKind::kDescribe);
-        python.Describe(PyFrameRef{code, int32_t(offset), false}, &function, &file, &line);
-      }
-      function.resize(std::min<size_t>(function.size(), 0xffff));
-      file.resize(std::min<size_t>(file.size(), 0xffff));
-      deferred_.push_back(uint64_t(uint32_t(i)) << 32 | line);
-      deferred_.push_back(uint64_t(deferred_text_.size()) << 32 | function.size() << 16 |
-                          file.size());
-      deferred_text_ += function;
-      deferred_text_ += file;
-      ++m;
-      ++described_without_gil_;
-    }
-    ++i;
-  }
+  const uint64_t m = QueueDescriptions(keys, n, gil, &deferred_);
   deferred_[m_at] = m;
   ++deferred_count_;
   Fill(empty, hash, hash2, id);
@@ -93,10 +97,16 @@ void StackCollector::ResolveDeferred() {
     deferred_.swap(deferred_spare_);  // (reserved: a thread's record is not a reallocation)
     text.swap(deferred_text_);
     deferred_text_.swap(deferred_text_spare_);
+    walk_copy_.swap(walk_copy_spare_);  // (both present: see the constructor)
+    walk_copy_used_ = 0;
     if (pinned_.size() * 2 >= pinned_.capacity()) pinned_.Reserve(pinned_.size() * 2);
     if (described_.size() * 2 >= described_.capacity()) described_.Reserve(described_.size() * 2);
   }
   for (size_t i = 0; i + 4 <= records.size();) {
+    if (records[i] == 0) {  // a walk's record (a key hash is never 0)
+      i += ResolveWalk(records.data() + i, walk_copy_spare_.get(), text);
+      continue;
+    }
     const uint64_t hash = records[i], hash2 = records[i + 1];
     const uint32_t provisional = uint32_t(records[i + 2] >> 32);
     const int n = int(uint32_t(records[i + 2]));

@@ -10,6 +10,7 @@
 #include <cerrno>
 
 #include <atomic>
+#include <optional>
 
 #include "fde_index.h"
 #include "proc_maps.h"
@@ -25,6 +26,7 @@ namespace {
 std::atomic<uint64_t> g_rules_computed{0};
 std::atomic<uint64_t> g_fp_fallbacks{0};
 std::atomic<uint64_t> g_cache_full{0};
+std::atomic<uint64_t> g_rules_pending{0};  // new return addresses whose walks were handed off
 
 // The thread's stack, [lo, hi). Reads below the unwinder's own rsp or at or
 // above hi are refused. hi == 0: not yet known; hi == 1: unknown for good.
@@ -203,10 +205,17 @@ CacheSlot g_cache[1 << kCacheBits];
 // Modules whose code collides modulo 64 KiB share probe chains.
 inline uint64_t SlotOf(uint64_t key) { return key & kCacheMask; }
 
-[[gnu::noinline]] uint64_t ComputeAndCache(uint64_t key) {
+// A slot whose key is claimed by a walk that handed its cold part off (ColdStop): readers treat
+// it as a miss and compute the rule. Not a rule Pack() makes (its kind, kInvalid, is never
+// stored).
+constexpr uint64_t kPendingRule = uint64_t{1} << 4;
+
+// `timed`: first-time work of the calling thread (a program's thread), not the writer's.
+[[gnu::noinline]] uint64_t ComputeAndCache(uint64_t key, bool timed = true) {
   // key is a return address (or the unwinder's own pc + 1): the call
   // instruction, whose CFI row we need, ends at key - 1.
-  FirstTimeWork first_time(FirstTimeKind::kRule);
+  std::optional<FirstTimeWork> first_time;
+  if (timed) first_time.emplace(FirstTimeKind::kRule);
   uintptr_t pc = key - 1;
   UnwindRule rule = ComputeRuleFromEhFrameHdr(FindEhFrameHdr(pc), pc);
   g_rules_computed.fetch_add(1, std::memory_order_relaxed);
@@ -240,17 +249,42 @@ void PrepareRuleCache() {
 
 namespace {
 
-inline uint64_t LookupRule(uint64_t key) {
+inline uint64_t LookupRule(uint64_t key, bool timed = true) {
   uint64_t slot = SlotOf(key);
   for (int i = 0; i < kMaxProbes; ++i) {
     CacheSlot& s = g_cache[(slot + i) & kCacheMask];
     uint64_t k = s.key.load(std::memory_order_relaxed);
     if (k == key) {
       uint64_t r = s.rule.load(std::memory_order_acquire);
-      if (r != 0) return r;
+      if (r != 0 && r != kPendingRule) return r;
       break;
     }
     if (k == 0) break;
+  }
+  return ComputeAndCache(key, timed);
+}
+
+// LookupRule for a walk that may hand its cold part off: 0 when `key` has no rule and this call
+// claimed it pending (the caller stops there); a rule otherwise, computed here when another
+// walk claimed the key before (or the probe chain is full).
+[[gnu::noinline]] uint64_t LookupOrClaimRule(uint64_t key) {
+  uint64_t slot = SlotOf(key);
+  for (int i = 0; i < kMaxProbes; ++i) {
+    CacheSlot& s = g_cache[(slot + i) & kCacheMask];
+    uint64_t k = s.key.load(std::memory_order_relaxed);
+    if (k == 0 && s.key.compare_exchange_strong(k, key, std::memory_order_relaxed)) {
+      uint64_t none = 0;
+      if (s.rule.compare_exchange_strong(none, kPendingRule, std::memory_order_relaxed)) {
+        g_rules_pending.fetch_add(1, std::memory_order_relaxed);
+        return 0;
+      }
+      return none != kPendingRule ? none : ComputeAndCache(key);
+    }
+    if (k == key) {
+      uint64_t r = s.rule.load(std::memory_order_acquire);
+      if (r != 0 && r != kPendingRule) return r;
+      return ComputeAndCache(key);  // (claimed by another walk, or being stored)
+    }
   }
   return ComputeAndCache(key);
 }
@@ -312,7 +346,8 @@ inline bool InStack(uintptr_t addr, uintptr_t lo, uintptr_t hi) { return addr - 
 // those reads as overflows of the frames' locals, so it is not instrumented.
 [[gnu::always_inline, gnu::no_sanitize_address]] inline int Walk(
     uint64_t* pcs, int max_frames, int skip, const CodeRange* trim, int n_trim,
-    const CallerFrame* from, WalkMemo* memo, MemoEntry** whole_out, const CodeRange* stop) {
+    const CallerFrame* from, WalkMemo* memo, MemoEntry** whole_out, const CodeRange* stop,
+    ColdStop* cold) {
   // One TLS access (__tls_get_addr in a shared library), copied to locals.
   StackBounds* tls = &t_bounds;
   if (__builtin_expect(tls->hi == 0, 0)) InitStackBounds(tls);
@@ -462,7 +497,17 @@ inline bool InStack(uintptr_t addr, uintptr_t lo, uintptr_t hi) { return addr - 
     // this one, from the same last frame.
     if (ends_at_rule) key = 0;
     while (!full && !stopped && n < max_frames && key != 0) {
-      UnwindRule r = UnwindRule::Unpack(LookupRule(key));
+      uint64_t packed;
+      if (cold && skip == 0 && n_trim == 0 && n > 0) {
+        packed = LookupOrClaimRule(key);
+        if (packed == 0) {  // first sighting: the rest is unwound from a copy (ColdStop)
+          *cold = ColdStop{true, rsp, rbp, key};
+          break;
+        }
+      } else {
+        packed = LookupRule(key);
+      }
+      UnwindRule r = UnwindRule::Unpack(packed);
       uintptr_t cfa, ra;
       MemoStep st{0, 0, 0, 0, 0};
       if (__builtin_expect(r.kind == RuleKind::kCfa, 1)) {
@@ -520,7 +565,11 @@ inline bool InStack(uintptr_t addr, uintptr_t lo, uintptr_t hi) { return addr - 
         }
       }
     }
-    if (memo) {
+    if (cold && cold->stopped) {
+      // Not a whole walk: nothing remembered (the memo would replay it as one).
+      MemoCount(memo, replayed > 0 ? MemoOutcome::kPartial : MemoOutcome::kMiss, replayed,
+                n_steps - replayed);
+    } else if (memo) {
       // Replayed whole with nothing unwound after: the entry's frames.
       const bool exact = whole && n_steps == replayed;
       MemoOutcome outcome = exact          ? MemoOutcome::kHit
@@ -564,7 +613,7 @@ inline bool InStack(uintptr_t addr, uintptr_t lo, uintptr_t hi) { return addr - 
 [[gnu::noinline, gnu::no_sanitize_address]] int UnwindNative(uint64_t* pcs, int max_frames,
                                                              int skip) {
   WalkMemo* memo = MemoAcquire();
-  int n = Walk(pcs, max_frames, skip, nullptr, 0, nullptr, memo, nullptr, nullptr);
+  int n = Walk(pcs, max_frames, skip, nullptr, 0, nullptr, memo, nullptr, nullptr, nullptr);
   MemoRelease(memo);
   return n;
 }
@@ -572,7 +621,7 @@ inline bool InStack(uintptr_t addr, uintptr_t lo, uintptr_t hi) { return addr - 
 [[gnu::noinline, gnu::no_sanitize_address]] int UnwindNativeFrom(const CallerFrame& from,
                                                                  uint64_t* pcs, int max_frames) {
   WalkMemo* memo = MemoAcquire();
-  int n = Walk(pcs, max_frames, 0, nullptr, 0, &from, memo, nullptr, nullptr);
+  int n = Walk(pcs, max_frames, 0, nullptr, 0, &from, memo, nullptr, nullptr, nullptr);
   MemoRelease(memo);
   return n;
 }
@@ -582,16 +631,90 @@ inline bool InStack(uintptr_t addr, uintptr_t lo, uintptr_t hi) { return addr - 
                                                                     int n_trim,
                                                                     const CallerFrame* from) {
   WalkMemo* memo = MemoAcquire();
-  int n = Walk(pcs, max_frames, skip, trim, n_trim, from, memo, nullptr, nullptr);
+  int n = Walk(pcs, max_frames, skip, trim, n_trim, from, memo, nullptr, nullptr, nullptr);
   MemoRelease(memo);
   return n;
 }
 
 TS_HOT [[gnu::noinline, gnu::no_sanitize_address]] int UnwindNativeTrimmedMemo(
     WalkMemo* memo, MemoEntry** whole, uint64_t* pcs, int max_frames, int skip,
-    const CodeRange* trim, int n_trim, const CallerFrame* from, const CodeRange* stop) {
+    const CodeRange* trim, int n_trim, const CallerFrame* from, const CodeRange* stop,
+    ColdStop* cold) {
   *whole = nullptr;
-  return Walk(pcs, max_frames, skip, trim, n_trim, from, memo, whole, stop);
+  return Walk(pcs, max_frames, skip, trim, n_trim, from, memo, whole, stop, cold);
+}
+
+#if defined(__x86_64__)
+int ContinueWalkOnCopy(const ColdStop& cold, const uint64_t* words, size_t n_words,
+                       uint64_t stack_end, uint64_t* pcs, int max_frames, const CodeRange* stop,
+                       CopyWalkUse* use) {
+  *use = CopyWalkUse{};
+  const uintptr_t base = cold.rsp, bytes = n_words * 8;
+  // The word at addr, from the copy; false past either end (past its top but inside the
+  // thread's stack: past_copy).
+  auto read = [&](uintptr_t addr, uintptr_t* v) {
+    if (addr < base || addr - base > bytes - 8 || bytes < 8) {
+      if (addr >= base && addr < stack_end && stack_end - addr >= 8) use->past_copy = true;
+      return false;
+    }
+    if (addr - base + 8 > use->bytes_read) use->bytes_read = addr - base + 8;
+    __builtin_memcpy(v, reinterpret_cast<const char*>(words) + (addr - base), sizeof(*v));
+    return true;
+  };
+  uintptr_t rsp = cold.rsp, rbp = cold.rbp;
+  uint64_t key = cold.key;
+  int n = 0;
+  while (n < max_frames && key != 0) {
+    const UnwindRule r = UnwindRule::Unpack(LookupRule(key, /*timed=*/false));
+    uintptr_t cfa, ra;
+    if (r.kind == RuleKind::kCfa) {
+      cfa = (r.cfa_is_rbp ? rbp : rsp) + uintptr_t(intptr_t(r.cfa_offset));
+      if (cfa <= rsp || !read(cfa - 8, &ra)) break;
+      if (r.rbp_saved && !read(cfa + uintptr_t(intptr_t(r.rbp_offset)), &rbp)) break;
+    } else if (r.kind == RuleKind::kFramePointer) {
+      uintptr_t next_rbp;
+      if (rbp < rsp || !read(rbp, &next_rbp) || !read(rbp + 8, &ra)) break;
+      cfa = rbp + 16;
+      rbp = next_rbp;
+    } else {
+      break;  // kEnd: the outermost frame
+    }
+    if (ra < 4096) break;
+    rsp = cfa;
+    key = ra;
+    pcs[n++] = ra;
+    if (stop && InRanges(ra, stop, 1)) break;
+  }
+  return n;
+}
+#else
+int ContinueWalkOnCopy(const ColdStop&, const uint64_t*, size_t, uint64_t, uint64_t*, int,
+                       const CodeRange*, CopyWalkUse* use) {
+  *use = CopyWalkUse{};
+  return 0;
+}
+#endif
+
+uint64_t GrowCheckedStack(uint64_t want) {
+  StackBounds* b = &t_bounds;
+  if (b->top == 0 || want <= b->hi) return b->hi;
+  if (want >= b->top) {
+    GrowStackBoundsUp(b);
+    return b->hi;
+  }
+  // Part of the rest: checked as GrowStackBoundsUp checks it, the rest left for later.
+  FirstTimeWork first_time(FirstTimeKind::kBounds);
+  want = (want + 4095) & ~uint64_t{4095};
+  if (want < b->top && Readable(b->hi, want)) b->hi = want;
+  return b->hi;
+}
+
+uint64_t StackEnd() { return t_bounds.top != 0 ? t_bounds.top : t_bounds.hi; }
+
+// Other frames' slots, as the walk reads them (not instrumented: see Walk).
+[[gnu::no_sanitize_address]] void CopyStackWords(uint64_t* to, uint64_t from, size_t words) {
+  for (size_t i = 0; i < words; ++i)
+    __builtin_memcpy(&to[i], reinterpret_cast<const void*>(from + 8 * i), sizeof(uint64_t));
 }
 
 #if !defined(__x86_64__)
@@ -603,6 +726,7 @@ UnwindStats GetUnwindStats() {
   s.rules_computed = g_rules_computed.load(std::memory_order_relaxed);
   s.fp_fallbacks = g_fp_fallbacks.load(std::memory_order_relaxed);
   s.cache_full = g_cache_full.load(std::memory_order_relaxed);
+  s.rules_pending = g_rules_pending.load(std::memory_order_relaxed);
   s.bounds_from_maps = g_bounds_from_maps.load(std::memory_order_relaxed);
   const FdeIndexCounts fde = GetFdeIndexCounts();
   s.fde_indexes = fde.built;

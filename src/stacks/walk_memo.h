@@ -22,6 +22,7 @@
 // handler that interrupted a walk on the same thread does not use the memo. x86-64 only.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "stack_hash.h"                  // CodeRange
@@ -112,9 +113,43 @@ inline MemoId& MemoIdSlot(WalkMemo* memo, const MemoEntry* entry, uint64_t py1) 
 // caller may look up its ids (MemoIdSlot) until it releases the memo.
 // With `stop`, the walk ends after the first frame whose return address is
 // in that range (kept): mixed stacks stop at the innermost interpreter frame.
+// With `cold`, a return address without a rule yet (first sighting) ends the walk instead of
+// computing its rule there, once per address: the address is marked pending in the rule cache
+// and *cold describes the walk's state at it (cold->stopped); the stack from there up is then
+// copied and the walk finished elsewhere (ContinueWalkOnCopy, on the writer). Only after every
+// skip and trim (the frames kept so far are the stack's innermost). A later walk that meets a
+// pending address computes its rule as without `cold`.
+struct ColdStop {
+  bool stopped = false;
+  uint64_t rsp = 0, rbp = 0, key = 0;  // the walk's state: key is the next return address
+};
 int UnwindNativeTrimmedMemo(WalkMemo* memo, MemoEntry** whole, uint64_t* pcs, int max_frames,
                             int skip, const CodeRange* trim, int n_trim, const CallerFrame* from,
-                            const CodeRange* stop = nullptr);
+                            const CodeRange* stop = nullptr, ColdStop* cold = nullptr);
+
+// The calling thread's stack checked readable up to `want` at least (page by page, as a walk
+// that reads there does; UINT64_MAX: up to glibc's top, once), as far as it is; the end of the
+// part known readable. For a walk's copy (ColdStop). StackEnd: where the thread's stack ends
+// (glibc's top when it is known, checked or not), the most a walk on the thread could read.
+uint64_t GrowCheckedStack(uint64_t want);
+uint64_t StackEnd();
+// Copies `words` words of the calling thread's stack from `from` (ReadWord's reads).
+void CopyStackWords(uint64_t* to, uint64_t from, size_t words);
+
+// Finishes a walk that stopped at `cold` over `words`, a copy of the stack from cold.rsp up
+// (`n_words` words), computing the rules it needs (not timed as first-time work: this runs on
+// the writer). Appends at most `max_frames` return addresses to `pcs`, ending as the walk on the
+// thread would (a rule without a caller, `stop`, a return address in the zero page, a read
+// outside the thread's stack, which ends at `stack_end`) or where it would read past the copy
+// inside the thread's stack (use->past_copy: the walk on the thread would have gone on). The
+// number appended; use->bytes_read: how much of the copy the walk read. x86-64; elsewhere 0.
+struct CopyWalkUse {
+  bool past_copy = false;
+  uint64_t bytes_read = 0;
+};
+int ContinueWalkOnCopy(const ColdStop& cold, const uint64_t* words, size_t n_words,
+                       uint64_t stack_end, uint64_t* pcs, int max_frames, const CodeRange* stop,
+                       CopyWalkUse* use);
 
 // Outcome of a walk for the counters.
 enum class MemoOutcome : uint8_t { kHit, kPartial, kMiss };

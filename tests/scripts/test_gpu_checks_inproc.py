@@ -40,9 +40,13 @@ class StallCheck(unittest.TestCase):
 
     @staticmethod
     def info(request_max, launch_max, kernels=3000, zeroed=1, probe="",
-             first_call="80.0 us (rule 50.0 us, intern 30.0 us)"):
+             first_call="80.0 us (rule 50.0 us, intern 30.0 us)", walks_cut=0):
         return ("Events:      9000\n  kernel             %d\n\nCapture stats:\n"
                 "  dropped_records                    0\n"
+                "  capture.stacks_walks_deferred 13\n"
+                "  capture.stacks_walks_finished_on_thread 0\n"
+                "  capture.stacks_walks_cut %d\n"
+                "  capture.stacks_walk_copy_bytes_read_max 9000\n"
                 "  capture.buffers_zeroed_by_tracesmith %d\n"
                 "  capture.buffers_allocated_on_request 0\n\nCapture cost (pid 7):\n"
                 "  capture cost: 0.50 us per launch\n"
@@ -52,12 +56,12 @@ class StallCheck(unittest.TestCase):
                 "callback at most %s\n"
                 "    CUPTI's own work (its overhead rows, inside the program's CUDA calls or the writer's flushes): "
                 "activity buffer request 9x, 1.0 ms in all, max %s; resource 4x, 6.7 ms in all, "
-                "max 2.4 ms.\n" % (kernels, zeroed, launch_max, probe, first_call, request_max))
+                "max 2.4 ms.\n" % (kernels, walks_cut, zeroed, launch_max, probe, first_call, request_max))
 
     def run_check(self, new_request, new_launch, kernels=3000,
                   classes="3 preempted, 1 unexplained", over=0, floor_over=None,
                   floor_max="150.0", floor_class="unexplained",
-                  first_call="80.0 us (rule 50.0 us, intern 30.0 us)"):
+                  first_call="80.0 us (rule 50.0 us, intern 30.0 us)", walks_cut=0):
         fake = Fake()
         self.addCleanup(fake.close)
         fake.program("launch_loop")
@@ -69,7 +73,7 @@ class StallCheck(unittest.TestCase):
                     [r"^info .*ll_zeroed", 0, self.info(
                         new_request, new_launch, kernels,
                         probe=", %d calls of 100 us or more" % over if over else "",
-                        first_call=first_call), ""],
+                        first_call=first_call, walks_cut=walks_cut), ""],
                     [r"^info .*ll_cupti-zeroes", 0, self.info("2.0 ms", "40.0 us", 3000, 0), ""],
                     [r"^info .*ll_on-thread", 0, self.info(
                         "13.0 us", "60.0 us", first_call="150.0 us (rule 50.0 us, intern "
@@ -144,6 +148,15 @@ class StallCheck(unittest.TestCase):
         # A trace from before the parts were recorded: the total alone.
         rc, out = self.run_check("13.1 us", "86.8 us", first_call="99.0 us")
         self.assertEqual((rc, verdict(out, "first-time in one callback")), (0, "PASS"), out)
+        self.assertIn("walks finished by the writer: ll deferred 13, finished_on_thread 0, cut 0, "
+                      "most bytes read 9000",
+                      out)
+
+    def test_walks_that_lost_their_outer_frames_fail(self):
+        # Fast, but a walk finished on the writer ran past its copy of the stack.
+        rc, out = self.run_check("13.1 us", "86.8 us", walks_cut=2)
+        self.assertEqual((rc, verdict(out, "first-time in one callback")), (1, "FAIL"), out)
+        self.assertIn("ll deferred 13, finished_on_thread 0, cut 2", out)
 
     def test_stalls_and_lost_records_fail(self):
         rc, out = self.run_check("1.60 ms", "245.2 us", kernels=2999)

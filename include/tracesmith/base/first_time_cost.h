@@ -27,10 +27,11 @@ enum class FirstTimeKind : uint8_t {
   kRing,        // a thread's ring made (capture/thread_rings.h)
   kInternWait,  // of interning: waiting for the collector's lock (the writer may hold it)
   kDescribe,    // of interning: a new Python frame's function, file and line read
+  kCopy,        // a walk handed to the writer: its stack copied and queued (stack_collector.h)
   kCount
 };
-inline constexpr const char* kFirstTimeKindNames[] = {"bounds", "memo",      "rule",    "intern",
-                                                      "ring",   "lock_wait", "describe"};
+inline constexpr const char* kFirstTimeKindNames[] = {"bounds", "memo",      "rule",     "intern",
+                                                      "ring",   "lock_wait", "describe", "copy"};
 static_assert(sizeof(kFirstTimeKindNames) / sizeof(kFirstTimeKindNames[0]) ==
               size_t(FirstTimeKind::kCount));
 inline constexpr int kFirstTimeKinds = int(FirstTimeKind::kCount);

@@ -44,6 +44,10 @@
 // Limits: a module unloaded and another loaded at the same address keeps
 // the old module's cached unwind rules and mapping; a Python code object
 // freed and another allocated at its address is described as the old one.
+// A walk handed to the writer (deferred walks) reads the unwind tables of the
+// modules in its copy at the writer's next poll (5 ms at most later): a
+// module the program unloads in between is not guarded against (a walk on
+// the thread reads only modules its stack is running in).
 #pragma once
 
 #include <atomic>
@@ -68,8 +72,10 @@ class SbtWriter;
 
 namespace tracesmith::stacks {
 
+struct PyFrameRef;  // python_frames.h
+struct ColdStop;    // walk_memo.h
+struct CodeRange;   // stack_hash.h
 class ModuleRegistry;
-struct CodeRange;
 
 // mixed when a supported Python interpreter is loaded in this process, else native.
 StackMode DefaultStackMode();
@@ -91,8 +97,12 @@ struct StackCollectorOptions {
   // Also drop innermost frames in the module holding this code (the
   // injection library).
   bool trim_own_module = false;
-  // Intern new stacks on the writer (see above).
+  // Intern new stacks on the writer (see above); and a walk that meets a return address
+  // without an unwind rule is finished there too, from a copy of the stack (ColdStop,
+  // stack_collector_walks.cc), in a buffer of `walk_copy_bytes` per writer poll (4 MiB: 64
+  // walks of 64 KiB; two are kept; 0: walks are finished on their thread).
   bool defer_interning = false;
+  size_t walk_copy_bytes = size_t{4} << 20;
 };
 
 struct StackCollectorStats {
@@ -118,6 +128,14 @@ struct StackCollectorStats {
   uint64_t resolved_on_append = 0;
   uint64_t python_frames_from_text = 0;   // interned from a description queued by its thread
   uint64_t python_frames_after_exit = 0;  // pinned, not described: the interpreter had exited
+  // Deferred walks: stacks whose walk met a return address without a rule and was finished by
+  // the writer from a copy of the stack (also counted in `deferred`); walks finished on their
+  // thread for want of room; walks whose copy ended before the walk did (their outer native
+  // frames missing).
+  uint64_t walks_deferred = 0;
+  uint64_t walks_finished_on_thread = 0;
+  uint64_t walks_cut = 0;
+  uint64_t walk_bytes_read_max = 0;  // the most of its copy one deferred walk read
 };
 
 // Where one CaptureStack call spent its time (CpuTicks), for the capture's
@@ -194,6 +212,20 @@ class StackCollector {
   struct PendingMapping;
   [[gnu::noinline]] uint32_t SlowPath(const uint64_t* keys, int n, uint64_t hash, uint64_t hash2);
   [[gnu::noinline]] uint32_t Defer(const uint64_t* keys, int n, uint64_t hash, uint64_t hash2);
+  // A walk stopped at a new return address (`cold`): its native frames so far, its Python
+  // frames, a copy of the stack queued for the writer (stack_collector_walks.cc). `py_entry`:
+  // where the walk will end under Python (PythonFrames::WalkFrom's entry), 0 if not known. A
+  // provisional id, or 0 when there is no room: the caller finishes the walk.
+  [[gnu::noinline]] uint32_t DeferWalk(const uint64_t* pcs, int n_native, const PyFrameRef* py,
+                                       int n_py, const ColdStop& cold, const CodeRange* stop,
+                                       uintptr_t py_entry);
+  // (under defer_mu_) Each Python frame of `keys` (pairs: kPythonTag | offset, code) that the
+  // writer could not describe yet: with the GIL its code object pinned, else described here,
+  // the description appended to `out` (2 words: the key's index, the text in deferred_text_).
+  // The number of descriptions.
+  uint64_t QueueDescriptions(const uint64_t* keys, int n, bool gil, std::vector<uint64_t>* out);
+  // (writer) The walk record at `r` finished from its copy and interned; the words it took.
+  size_t ResolveWalk(const uint64_t* r, const uint64_t* copies, const std::string& text);
   // (under mu_) frames and nodes: the id. `described`: the record's descriptions of Python
   // frames (2 words each, in key order, text in `text`; see stack_collector_defer.cc).
   // `on_writer`: a deferred record's, whose code objects not described in it are pinned.
@@ -232,6 +264,12 @@ class StackCollector {
   uint32_t next_provisional_ = 0;
   FlatMapU64 pinned_, described_;
   uint64_t deferred_count_ = 0, described_without_gil_ = 0;  // (under defer_mu_)
+  // Deferred walks' stack copies (walk_copy_bytes each, pages present): the one threads fill
+  // (under defer_mu_) and the writer's; the records are in deferred_, marked by a 0 word.
+  std::unique_ptr<uint64_t[]> walk_copy_, walk_copy_spare_;
+  size_t walk_copy_used_ = 0;
+  uint64_t walks_deferred_ = 0;  // (under defer_mu_)
+  std::atomic<uint64_t> walks_finished_on_thread_{0}, walks_cut_{0}, walk_bytes_read_max_{0};
   std::unique_ptr<std::atomic<uint32_t>[]> settled_;
   std::atomic<uint64_t> resolved_on_append_{0};
   format::SbtWriter* attached_ = nullptr;
