@@ -18,6 +18,7 @@ namespace {
 
 using model::kProvisionalStackId;
 using testing::RecurseChain;
+using testing::RelPcs;
 
 StackCollectorOptions Native(bool defer) {
   StackCollectorOptions o;
@@ -35,12 +36,6 @@ StackCollectorOptions Native(bool defer) {
   });
   asm volatile("" : "+r"(id));
   return id;
-}
-
-std::vector<uint64_t> RelPcs(const std::vector<model::Frame>& frames) {
-  std::vector<uint64_t> out;
-  for (const model::Frame& f : frames) out.push_back(f.rel_pc);
-  return out;
 }
 
 TEST(DeferredInterning, ANewStackGetsAProvisionalIdAndTheWriterInternsIt) {

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "chains.h"
 #include "tracesmith/base/first_time_cost.h"
 #include "tracesmith/model/records.h"
 #include "tracesmith/stacks/stack_collector.h"
@@ -20,6 +21,7 @@ namespace tracesmith::stacks {
 namespace {
 
 using model::kProvisionalStackId;
+using testing::RelPcs;
 
 // A library never loaded in this process: its return addresses have no rule yet.
 class FreshLibrary {
@@ -71,12 +73,6 @@ StackCollectorOptions Native(bool defer, size_t copy_bytes = size_t{2} << 20) {
   uint32_t id = c->CaptureStack();
   asm volatile("" : "+r"(id));
   return id;
-}
-
-std::vector<uint64_t> RelPcs(const std::vector<model::Frame>& frames) {
-  std::vector<uint64_t> out;
-  for (const model::Frame& f : frames) out.push_back(f.rel_pc);
-  return out;
 }
 
 uint64_t RulePieces() {
