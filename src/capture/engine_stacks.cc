@@ -13,6 +13,7 @@
 #include "cupti_engine.h"
 #include "tracesmith/base/hot_path.h"
 #include "tracesmith/capture/stack_hook.h"
+#include "tracesmith/stacks/unwinder.h"
 
 namespace tracesmith::capture {
 namespace {
@@ -47,18 +48,6 @@ constexpr size_t kProbeBytes = size_t{1} << 16;
 thread_local uint64_t t_probe_top = 0;
 thread_local uint8_t* t_probe_buffer = nullptr;
 
-// Copies `n` bytes at `from` (other frames' stack: not instrumented).
-[[gnu::no_sanitize_address]] void CopyStackBytes(uint8_t* to, uint64_t from, size_t n) {
-#if defined(__x86_64__)
-  // rep movsb: what glibc's memcpy uses for copies of this size, here
-  // without the sanitizers' interceptor.
-  const void* src = reinterpret_cast<const void*>(from);
-  asm volatile("rep movsb" : "+D"(to), "+S"(src), "+c"(n) : : "memory");
-#else
-  for (size_t i = 0; i < n; ++i) to[i] = reinterpret_cast<const volatile uint8_t*>(from)[i];
-#endif
-}
-
 void ProbeCopy(ThreadCost* tc, const stacks::CallerFrame& from) {
   const uint64_t top = t_probe_top;
   if (top <= from.cfa || top - from.cfa > kProbeBytes) return;
@@ -74,7 +63,7 @@ void ProbeCopy(ThreadCost* tc, const stacks::CallerFrame& from) {
   }
   const size_t n = size_t(top - from.cfa);
   const uint64_t t0 = CpuTicks();
-  CopyStackBytes(t_probe_buffer, from.cfa, n);
+  stacks::CopyStackBytes(t_probe_buffer, from.cfa, n);
   tc->AddSample(CostSite::kStackCopy, CpuTicks() - t0);
   ThreadCost::Bump(tc->copy_bytes, n);
   t_diagnostic_ticks += CpuTicks() - d0;  // (the buffer's mapping included)

@@ -156,7 +156,8 @@ TS_HOT [[gnu::noinline]] uint32_t StackCollector::CaptureStack(StackTiming* timi
   // A new return address on the way (its rule not known yet) ends the walk there when interning
   // is deferred: the rest is unwound on the writer, from a copy of the stack (DeferWalk).
   ColdStop cold;
-  ColdStop* const cold_at = options_.defer_interning ? &cold : nullptr;
+  ColdStop* const cold_at =
+      options_.defer_interning && options_.walk_copy_bytes >= sizeof(uint64_t) ? &cold : nullptr;
   if (mode != StackMode::kPython)
     n_native = UnwindNativeTrimmedMemo(held.memo, &whole, pcs, max_depth, options_.skip_frames + 1,
                                        trim_.data(), int(trim_.size()), from, stop, cold_at);
@@ -172,13 +173,6 @@ TS_HOT [[gnu::noinline]] uint32_t StackCollector::CaptureStack(StackTiming* timi
                                   trim_.data(), int(trim_.size()), from, nullptr, cold_at);
     }
   }
-  if (cold.stopped) {
-    if (const uint32_t id = DeferWalk(pcs, n_native, py, n_py, cold, stop, py_entry)) return id;
-    // No room for the copy: the walk is finished here (the rule that stopped it is computed
-    // now, as any return address a walk claimed before the writer came to it).
-    n_native = UnwindNativeTrimmedMemo(held.memo, &whole, pcs, max_depth, options_.skip_frames + 1,
-                                       trim_.data(), int(trim_.size()), from, stop, nullptr);
-  }
   if (timing) {
     const uint64_t t2 = CpuTicks(), first2 = t_first_time_ticks;
     if (timing->rewalk)
@@ -191,6 +185,14 @@ TS_HOT [[gnu::noinline]] uint32_t StackCollector::CaptureStack(StackTiming* timi
     timing->native_frames = n_native;
     timing->python_frames = n_py;
     if (whole) timing->last_cfa = whole->n > 0 ? whole->steps[whole->n - 1].cfa : whole->cfa;
+  }
+
+  if (cold.stopped) {
+    if (const uint32_t id = DeferWalk(pcs, n_native, py, n_py, cold, stop, py_entry)) return id;
+    // No room for the copy: the walk is finished here (the rule that stopped it is computed
+    // now, as any return address a walk claimed before the writer came to it).
+    n_native = UnwindNativeTrimmedMemo(held.memo, &whole, pcs, max_depth, options_.skip_frames + 1,
+                                       trim_.data(), int(trim_.size()), from, stop, nullptr);
   }
 
   // The native frames are those of a memo entry replayed whole: the id it

@@ -69,7 +69,11 @@ uint32_t StackCollector::Defer(const uint64_t* keys, int n, uint64_t hash, uint6
   Slot* empty = nullptr;
   if (const Slot* found = Find(hash, hash2, &empty))
     return found->id.load(std::memory_order_relaxed);
-  if (!empty || next_provisional_ >= kMaxProvisional) return 0;
+  // (Room without a reallocation on this thread: the writer reserves deferred_ ahead; else the
+  // stack is interned here.)
+  if (!empty || next_provisional_ >= kMaxProvisional ||
+      deferred_.size() + 4 + 3 * size_t(n) > deferred_.capacity())
+    return 0;
   const uint32_t id = model::kProvisionalStackId + next_provisional_++;
   deferred_.push_back(hash);
   deferred_.push_back(hash2);

@@ -56,11 +56,6 @@ uint32_t StackCollector::DeferWalk(const uint64_t* pcs, int n_native, const PyFr
   const uint64_t stack_end = StackEnd();
   const size_t words = size_t(bytes / 8);
 
-  uint64_t py_keys[2 * kMaxDepthLimit];
-  for (int j = 0; j < n_py; ++j) {
-    py_keys[2 * j] = kPythonTag | uint32_t(py[j].offset) | (py[j].ends_segment ? kEndsSegment : 0);
-    py_keys[2 * j + 1] = py[j].code;
-  }
   const bool gil = n_py > 0 && PythonFrames::Get().HoldsGil();
   FirstTimeWork first_time(FirstTimeKind::kCopy);
   std::unique_lock<std::mutex> lock(defer_mu_, std::defer_lock);
@@ -77,7 +72,7 @@ uint32_t StackCollector::DeferWalk(const uint64_t* pcs, int n_native, const PyFr
   }
   const uint32_t id = model::kProvisionalStackId + next_provisional_++;
   const size_t copy_at = walk_copy_used_;
-  CopyStackWords(walk_copy_.get() + copy_at, cold.rsp, words);
+  CopyStackBytes(reinterpret_cast<uint8_t*>(walk_copy_.get() + copy_at), cold.rsp, words * 8);
   walk_copy_used_ += words;
   deferred_.push_back(0);
   deferred_.push_back(uint64_t{id} << 32 | uint32_t(n_native));
@@ -91,8 +86,14 @@ uint32_t StackCollector::DeferWalk(const uint64_t* pcs, int n_native, const PyFr
   deferred_.push_back(cold.key);
   deferred_.push_back(uint64_t(copy_at) << 32 | words);
   deferred_.insert(deferred_.end(), pcs, pcs + n_native);
-  deferred_.insert(deferred_.end(), py_keys, py_keys + 2 * n_py);
-  deferred_[counts_at] |= QueueDescriptions(py_keys, 2 * n_py, gil, &deferred_);
+  const size_t py_at = deferred_.size();
+  for (int j = 0; j < n_py; ++j) {
+    deferred_.push_back(kPythonTag | uint32_t(py[j].offset) |
+                        (py[j].ends_segment ? kEndsSegment : 0));
+    deferred_.push_back(py[j].code);
+  }
+  // (The capacity was checked: deferred_ is not reallocated while its keys are read.)
+  deferred_[counts_at] |= QueueDescriptions(deferred_.data() + py_at, 2 * n_py, gil, &deferred_);
   ++deferred_count_;
   ++walks_deferred_;
   return id;
@@ -145,8 +146,20 @@ size_t StackCollector::ResolveWalk(const uint64_t* r, const uint64_t* copies,
   uint64_t moved[4 * kMaxDepthLimit];
   int n_moved = 0;
   for (int d = 0; d < m; ++d) {
-    const int at = py_at[int(described[2 * d] >> 32) / 2];
-    if (at < 0) continue;
+    const int j = int(described[2 * d] >> 32) / 2;
+    const int at = py_at[j];
+    if (at < 0) {
+      // Left out of this stack, but its description is the only one (QueueDescriptions marked
+      // it described, and its code object may be gone): interned now, as later stacks name it.
+      const uint64_t w = described[2 * d + 1];
+      const size_t offset = size_t(w >> 32), fn_len = (w >> 16) & 0xffff, file_len = w & 0xffff;
+      const std::string function(text.data() + offset, fn_len);
+      const std::string file(text.data() + offset + fn_len, file_len);
+      std::lock_guard<std::mutex> lock(mu_);
+      (void)InternPythonFrame(py[j].code, py[j].offset, &function, &file,
+                              uint32_t(described[2 * d]));
+      continue;
+    }
     moved[2 * n_moved] = uint64_t(uint32_t(at)) << 32 | uint32_t(described[2 * d]);
     moved[2 * n_moved + 1] = described[2 * d + 1];
     ++n_moved;

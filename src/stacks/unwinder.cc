@@ -567,8 +567,9 @@ inline bool InStack(uintptr_t addr, uintptr_t lo, uintptr_t hi) { return addr - 
     }
     if (cold && cold->stopped) {
       // Not a whole walk: nothing remembered (the memo would replay it as one).
-      MemoCount(memo, replayed > 0 ? MemoOutcome::kPartial : MemoOutcome::kMiss, replayed,
-                n_steps - replayed);
+      if (memo)
+        MemoCount(memo, replayed > 0 ? MemoOutcome::kPartial : MemoOutcome::kMiss, replayed,
+                  n_steps - replayed);
     } else if (memo) {
       // Replayed whole with nothing unwound after: the entry's frames.
       const bool exact = whole && n_steps == replayed;
@@ -711,10 +712,16 @@ uint64_t GrowCheckedStack(uint64_t want) {
 
 uint64_t StackEnd() { return t_bounds.top != 0 ? t_bounds.top : t_bounds.hi; }
 
-// Other frames' slots, as the walk reads them (not instrumented: see Walk).
-[[gnu::no_sanitize_address]] void CopyStackWords(uint64_t* to, uint64_t from, size_t words) {
-  for (size_t i = 0; i < words; ++i)
-    __builtin_memcpy(&to[i], reinterpret_cast<const void*>(from + 8 * i), sizeof(uint64_t));
+// Other frames' slots (not instrumented: see Walk).
+[[gnu::no_sanitize_address]] void CopyStackBytes(uint8_t* to, uint64_t from, size_t n) {
+#if defined(__x86_64__)
+  // rep movsb: what glibc's memcpy uses for copies of this size, here without the sanitizers'
+  // interceptor (a loop could be turned into a memcpy call).
+  const void* src = reinterpret_cast<const void*>(from);
+  asm volatile("rep movsb" : "+D"(to), "+S"(src), "+c"(n) : : "memory");
+#else
+  for (size_t i = 0; i < n; ++i) to[i] = reinterpret_cast<const volatile uint8_t*>(from)[i];
+#endif
 }
 
 #if !defined(__x86_64__)

@@ -133,8 +133,6 @@ int UnwindNativeTrimmedMemo(WalkMemo* memo, MemoEntry** whole, uint64_t* pcs, in
 // (glibc's top when it is known, checked or not), the most a walk on the thread could read.
 uint64_t GrowCheckedStack(uint64_t want);
 uint64_t StackEnd();
-// Copies `words` words of the calling thread's stack from `from` (ReadWord's reads).
-void CopyStackWords(uint64_t* to, uint64_t from, size_t words);
 
 // Finishes a walk that stopped at `cold` over `words`, a copy of the stack from cold.rsp up
 // (`n_words` words), computing the rules it needs (not timed as first-time work: this runs on

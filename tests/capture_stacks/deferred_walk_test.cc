@@ -2,12 +2,9 @@
 // an unwind rule stops there, and the writer finishes it from a copy of the
 // stack (stack_collector_walks.cc). Fresh copies of the test library give
 // return addresses no walk has seen.
-#include <dlfcn.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <atomic>
-#include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
@@ -16,48 +13,14 @@
 #include "tracesmith/base/first_time_cost.h"
 #include "tracesmith/model/records.h"
 #include "tracesmith/stacks/stack_collector.h"
+#include "tracesmith/stacks/unwinder.h"
 
 namespace tracesmith::stacks {
 namespace {
 
 using model::kProvisionalStackId;
+using testing::FreshLibrary;
 using testing::RelPcs;
-
-// A library never loaded in this process: its return addresses have no rule yet.
-class FreshLibrary {
- public:
-  explicit FreshLibrary(const char* tag)
-      : path_(::testing::TempDir() + "/libts_walk_" + tag + "_" + std::to_string(getpid()) +
-              ".so") {
-    std::filesystem::copy_file(TS_TESTLIB_PATH, path_,
-                               std::filesystem::copy_options::overwrite_existing);
-    handle_ = dlopen(path_.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (handle_)
-      recurse_ =
-          reinterpret_cast<int (*)(int, int (*)(void*), void*)>(dlsym(handle_, "TsLibRecurse"));
-  }
-  ~FreshLibrary() {
-    if (handle_) dlclose(handle_);
-    std::filesystem::remove(path_);
-  }
-  bool ok() const { return recurse_ != nullptr; }
-  // Calls fn through `depth` frames of the library.
-  template <typename Fn>
-  void Through(int depth, Fn fn) {
-    recurse_(
-        depth,
-        [](void* a) {
-          (*static_cast<Fn*>(a))();
-          return 0;
-        },
-        &fn);
-  }
-
- private:
-  std::string path_;
-  void* handle_ = nullptr;
-  int (*recurse_)(int, int (*)(void*), void*) = nullptr;
-};
 
 StackCollectorOptions Native(bool defer, size_t copy_bytes = size_t{2} << 20) {
   StackCollectorOptions o;
@@ -154,7 +117,8 @@ TEST(DeferredWalks, AStackSeenAgainBeforeTheWriterRanSettlesToTheSameId) {
 TEST(DeferredWalks, WithoutRoomForTheCopyTheWalkIsFinishedOnItsThread) {
   FreshLibrary lib("noroom");
   ASSERT_TRUE(lib.ok()) << dlerror();
-  StackCollector small(Native(true, /*copy_bytes=*/0)), direct(Native(false));
+  // (One word: no copy fits.)
+  StackCollector small(Native(true, /*copy_bytes=*/8)), direct(Native(false));
   uint32_t ids[2] = {};
   uint64_t rules_of[2] = {};
   lib.Through(4, [&] {
@@ -175,6 +139,31 @@ TEST(DeferredWalks, WithoutRoomForTheCopyTheWalkIsFinishedOnItsThread) {
   ASSERT_NE(id, 0u);
   small.ResolveDeferred();
   EXPECT_EQ(RelPcs(small.FramesOf(small.Settled(id))), RelPcs(direct.FramesOf(d)));
+}
+
+// Without the thread's walk memo (turned off, or taken by a walk the thread interrupted) a walk
+// is handed off the same way.
+TEST(DeferredWalks, AWalkWithoutTheMemoIsHandedOffToo) {
+  FreshLibrary lib("nomemo");
+  ASSERT_TRUE(lib.ok()) << dlerror();
+  StackCollector deferred(Native(true)), direct(Native(false));
+  (void)CaptureHere(&direct);
+  uint32_t ids[2] = {};
+  SetWalkMemoEnabled(false);
+  lib.Through(3, [&] {
+    int rounds = 2;
+    asm volatile("" : "+r"(rounds));  // (not unrolled: one call instruction)
+    for (int i = 0; i < rounds; ++i) {
+      if (i == 1) deferred.ResolveDeferred();
+      ids[i] = CaptureHere(i == 0 ? &deferred : &direct);
+    }
+  });
+  SetWalkMemoEnabled(true);
+  EXPECT_EQ(deferred.stats().walks_deferred, 1u);
+  ASSERT_GE(ids[0], kProvisionalStackId);
+  const uint32_t final_id = deferred.Settled(ids[0]);
+  ASSERT_LT(final_id, kProvisionalStackId);
+  EXPECT_EQ(RelPcs(deferred.FramesOf(final_id)), RelPcs(direct.FramesOf(ids[1])));
 }
 
 // Threads walk through a library no walk has seen (their walks handed off, or finished on the

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -10,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "chains.h"
 #include "tracesmith/model/records.h"
 #include "tracesmith/stacks/stack_collector.h"
 
@@ -26,12 +28,22 @@
 namespace {
 tracesmith::stacks::StackCollector* g_collector = nullptr;
 std::vector<uint32_t> g_ids;
+// TsTestNextCollector's: the collector captures go to next, and one whose walks the writer
+// finishes first.
+tracesmith::stacks::StackCollector* g_next = nullptr;
 }  // namespace
 
 // Called from Python through ctypes: PyDLL keeps the GIL, CDLL releases it
 // (as Triton's launchers do before cuLaunchKernel).
 extern "C" [[gnu::visibility("default"), gnu::noinline]] int TsTestCaptureForPython() {
   g_ids.push_back(g_collector->CaptureStack());
+  return 0;
+}
+
+// The writer's poll for the current collector, then the next one captures (ctypes).
+extern "C" [[gnu::visibility("default"), gnu::noinline]] int TsTestNextCollector() {
+  g_collector->ResolveDeferred();
+  std::swap(g_collector, g_next);
   return 0;
 }
 
@@ -278,6 +290,76 @@ TEST(PythonFramesTest, DeferredStacksPinTheirCodeObjectsAndAreDescribedLater) {
     EXPECT_EQ(dynamic.line, 2u);
     EXPECT_EQ(module.function, "<module>");
     EXPECT_EQ(module.line, 8u + 2u * unsigned(call));
+  }
+}
+
+// A mixed walk handed to the writer at a new return address (a library no walk has seen,
+// between the capture and the innermost eval loop): finished from the copy and merged with the
+// Python frames as on the thread, its Python frames described on the thread (ctypes.CDLL
+// releases the GIL). With max_depth 8 the native frames fill the stack and the Python frames
+// are left out: their descriptions are interned all the same (a later stack may name them).
+TEST(PythonFramesTest, AMixedWalkHandedOffIsTheWalkOnTheThread) {
+  EmbeddedPython& python = Interpreter();
+  if (!python.ok()) GTEST_SKIP() << "libpython not available: Python frame walking not tested";
+  for (int depth : {256, 8}) {
+    SCOPED_TRACE("max_depth " + std::to_string(depth));
+    testing::FreshLibrary lib(depth == 256 ? "pywalk" : "pywalk8");
+    ASSERT_TRUE(lib.ok()) << dlerror();
+    StackCollectorOptions options;
+    options.mode = StackMode::kMixed;
+    options.max_depth = depth;
+    options.defer_interning = true;
+    StackCollector deferred(options);
+    options.defer_interning = false;
+    StackCollector direct(options);
+    g_collector = &deferred;
+    g_next = &direct;
+    g_ids.clear();
+    const std::string script =
+        "import ctypes\n"
+        "lib = ctypes.CDLL('" +
+        lib.path() +
+        "')\n"
+        "lib.TsLibRecurse.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p]\n"
+        "cap = ctypes.cast(ctypes.CDLL(None).TsTestCaptureForPython, ctypes.c_void_p)\n"
+        "nxt = ctypes.CDLL(None).TsTestNextCollector\n"
+        "def inner():\n"
+        "    return lib.TsLibRecurse(4, cap, None)\n"
+        "def outer():\n"
+        "    return inner()\n"
+        "for i in range(2):\n"
+        "    outer()\n"
+        "    nxt()\n";
+    ASSERT_EQ(python.Run(script.c_str()), 0);
+    g_collector = g_next = nullptr;
+    ASSERT_EQ(g_ids.size(), 2u);
+    const StackCollectorStats s = deferred.stats();
+    EXPECT_EQ(s.walks_deferred, 1u);
+    EXPECT_EQ(s.walks_cut, 0u);
+    ASSERT_GE(g_ids[0], model::kProvisionalStackId);
+    const uint32_t id = deferred.Settled(g_ids[0]);
+    ASSERT_LT(id, model::kProvisionalStackId);
+    std::vector<bool> py_a, py_b;
+    const std::vector<PyFrameView> a = Describe(deferred, id, &py_a);
+    const std::vector<PyFrameView> b = Describe(direct, g_ids[1], &py_b);
+    ASSERT_EQ(a.size(), b.size());
+    EXPECT_EQ(py_a, py_b);
+    for (size_t i = 0; i < a.size(); ++i) {
+      EXPECT_EQ(a[i].function, b[i].function) << i;
+      EXPECT_EQ(a[i].file, b[i].file) << i;
+      EXPECT_EQ(a[i].line, b[i].line) << i;
+    }
+    EXPECT_EQ(testing::RelPcs(deferred.FramesOf(id)), testing::RelPcs(direct.FramesOf(g_ids[1])));
+    const int python_frames = int(std::count(py_a.begin(), py_a.end(), true));
+    if (depth == 256) {
+      EXPECT_EQ(python_frames, 3);  // inner, outer, <module>
+    } else {
+      EXPECT_EQ(python_frames, 0);
+      EXPECT_EQ(a.size(), 8u);
+    }
+    // Described on the thread (no GIL) and interned from that text, in the stack or not.
+    EXPECT_EQ(s.described_without_gil, 3u);
+    EXPECT_EQ(deferred.stats().python_frames_from_text, 3u);
   }
 }
 

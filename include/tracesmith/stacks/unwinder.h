@@ -18,6 +18,7 @@
 // pages the writer thread faults in ahead (StackCollector::PrepareModules).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace tracesmith::stacks {
@@ -85,6 +86,11 @@ struct UnwindStats {
   uint64_t memo_frames_walked = 0;    // steps unwound with rules after the first frame
 };
 UnwindStats GetUnwindStats();
+
+// Copies `n` bytes of the calling thread's stack at `from`: other frames' slots, read without
+// the sanitizers' instrumentation or interceptors (a deferred walk's copy; the capture's copy
+// probe).
+void CopyStackBytes(uint8_t* to, uint64_t from, size_t n);
 
 // A thread's first walk takes a per-thread memo of walks (670 KiB); this
 // maps and populates two ahead, off the launching threads (the capture's
