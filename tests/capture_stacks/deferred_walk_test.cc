@@ -172,19 +172,29 @@ TEST(DeferredWalks, AWalkWithoutTheMemoIsHandedOffToo) {
 TEST(DeferredWalks, ThreadsHandWalksOffWhileTheWriterFinishesThem) {
   FreshLibrary lib("threads");
   ASSERT_TRUE(lib.ok()) << dlerror();
-  StackCollector c(Native(true));
+  StackCollector c(Native(true)), direct(Native(false));
   constexpr int kThreads = 4, kDepths = 6;
-  std::vector<std::vector<uint32_t>> ids(kThreads, std::vector<uint32_t>(kDepths));
+  // Per thread, per depth: the id the deferring collector gave, then, once the writer settled
+  // it, the id of the same walk (same thread, same call site) done whole on the thread.
+  std::vector<std::vector<uint32_t>> ids(kThreads, std::vector<uint32_t>(2 * kDepths));
   std::atomic<int> done{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t)
     threads.emplace_back([&, t] {
-      for (int d = 0; d < kDepths; ++d) lib.Through(1 + d, [&] { ids[t][d] = CaptureHere(&c); });
+      int rounds = 2;
+      asm volatile("" : "+r"(rounds));  // (not unrolled: one call site for both collectors)
+      for (int round = 0; round < rounds; ++round) {
+        StackCollector* which = round == 0 ? &c : &direct;
+        if (round == 1)  // (the main thread resolves until every thread is done)
+          for (int d = 0; d < kDepths; ++d)
+            while (c.Settled(ids[t][d]) >= kProvisionalStackId) std::this_thread::yield();
+        for (int d = 0; d < kDepths; ++d)
+          lib.Through(1 + d, [&] { ids[t][round * kDepths + d] = CaptureHere(which); });
+      }
       done.fetch_add(1);
     });
   while (done.load() < kThreads) c.ResolveDeferred();
   for (auto& th : threads) th.join();
-  c.ResolveDeferred();
   const StackCollectorStats s = c.stats();
 #if defined(__SANITIZE_THREAD__)
   // (ThreadSanitizer's static TLS puts glibc's top of a thread's stack over 128 KiB above its
@@ -194,20 +204,13 @@ TEST(DeferredWalks, ThreadsHandWalksOffWhileTheWriterFinishesThem) {
   EXPECT_GT(s.walks_deferred, 0u);
 #endif
   EXPECT_EQ(s.walks_cut, 0u);
-  // Each depth's stack, walked whole now (every rule known), per thread: the same frames.
-  StackCollector direct(Native(false));
   for (int t = 0; t < kThreads; ++t)
-    std::thread([&] {
-      for (int d = 0; d < kDepths; ++d) {
-        uint32_t id = 0;
-        lib.Through(1 + d, [&] { id = CaptureHere(&direct); });
-        const uint32_t settled = c.Settled(ids[t][d]);
-        ASSERT_LT(settled, kProvisionalStackId);
-        // (the thread's own outer frames differ from thread to thread only above the library)
-        EXPECT_EQ(RelPcs(c.FramesOf(settled)).size(), RelPcs(direct.FramesOf(id)).size())
-            << "thread " << t << " depth " << d;
-      }
-    }).join();
+    for (int d = 0; d < kDepths; ++d) {
+      const uint32_t settled = c.Settled(ids[t][d]);
+      ASSERT_LT(settled, kProvisionalStackId);
+      EXPECT_EQ(RelPcs(c.FramesOf(settled)), RelPcs(direct.FramesOf(ids[t][kDepths + d])))
+          << "thread " << t << " depth " << d;
+    }
 }
 
 }  // namespace
