@@ -26,7 +26,6 @@ namespace {
 std::atomic<uint64_t> g_rules_computed{0};
 std::atomic<uint64_t> g_fp_fallbacks{0};
 std::atomic<uint64_t> g_cache_full{0};
-std::atomic<uint64_t> g_rules_pending{0};  // new return addresses whose walks were handed off
 
 // The thread's stack, [lo, hi). Reads below the unwinder's own rsp or at or
 // above hi are refused. hi == 0: not yet known; hi == 1: unknown for good.
@@ -275,7 +274,6 @@ inline uint64_t LookupRule(uint64_t key, bool timed = true) {
     if (k == 0 && s.key.compare_exchange_strong(k, key, std::memory_order_relaxed)) {
       uint64_t none = 0;
       if (s.rule.compare_exchange_strong(none, kPendingRule, std::memory_order_relaxed)) {
-        g_rules_pending.fetch_add(1, std::memory_order_relaxed);
         return 0;
       }
       return none != kPendingRule ? none : ComputeAndCache(key);
@@ -733,7 +731,6 @@ UnwindStats GetUnwindStats() {
   s.rules_computed = g_rules_computed.load(std::memory_order_relaxed);
   s.fp_fallbacks = g_fp_fallbacks.load(std::memory_order_relaxed);
   s.cache_full = g_cache_full.load(std::memory_order_relaxed);
-  s.rules_pending = g_rules_pending.load(std::memory_order_relaxed);
   s.bounds_from_maps = g_bounds_from_maps.load(std::memory_order_relaxed);
   const FdeIndexCounts fde = GetFdeIndexCounts();
   s.fde_indexes = fde.built;

@@ -69,9 +69,6 @@ struct UnwindStats {
   uint64_t rules_computed = 0;  // slow path: CFI parsed for a new return address
   uint64_t fp_fallbacks = 0;    // return addresses without usable CFI
   uint64_t cache_full = 0;      // rules that did not fit in the cache
-  // New return addresses at which a walk stopped, its rest handed to the writer (a capture
-  // that defers interning: stack_collector.h).
-  uint64_t rules_pending = 0;
   // Threads whose stack bounds were read from /proc/self/maps (their stack
   // not laid out as glibc does, or process_vm_readv refused).
   uint64_t bounds_from_maps = 0;
