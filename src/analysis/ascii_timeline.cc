@@ -137,7 +137,7 @@ std::string RenderAsciiTimeline(const CompactTrace& t, const AsciiTimelineOption
       for (uint32_t i = r.begin; i < r.end; ++i)
         Spread(t.calls()[i].start_ns, t.calls()[i].end_ns, from, to, layout.buckets, &row.a);
     } else {
-      const auto& ops = t.ops();
+      const auto ops = t.ops();
       // Ops are sorted by start: skip to the first that can overlap `from`.
       for (uint32_t i = r.begin; i < r.end && ops[i].start_ns < to; ++i) {
         if (ops[i].end_ns <= from) continue;

@@ -109,7 +109,7 @@ uint64_t DependencyRules::End(NodeRef n) const {
 std::string DependencyRules::Label(NodeRef n) const {
   switch (n.kind) {
     case NodeKind::kOp: {
-      const GpuOp& o = trace_.ops()[n.index];
+      const GpuOp o = trace_.ops()[n.index];
       if (o.kind() == OpKind::kKernel) return std::string(trace_.String(o.name_id));
       const CopyInfo& c = trace_.copies()[o.extra];
       if (c.is_memset) return "Memset " + HumanBytes(c.bytes);
@@ -125,7 +125,7 @@ std::string DependencyRules::Label(NodeRef n) const {
 
 uint32_t DependencyRules::LatestOpEndingBy(std::span<const uint32_t> lanes, uint64_t t,
                                            uint32_t except) const {
-  const auto& ops = trace_.ops();
+  const auto ops = trace_.ops();
   uint32_t best = kNone;
   for (uint32_t l : lanes) {
     LaneRange r = trace_.lane_range(l);
@@ -144,8 +144,8 @@ uint32_t DependencyRules::LatestOpEndingBy(std::span<const uint32_t> lanes, uint
 }
 
 void DependencyRules::Predecessors(NodeRef node, std::vector<Edge>* out) const {
-  const auto& ops = trace_.ops();
-  const auto& calls = trace_.calls();
+  const auto ops = trace_.ops();
+  const auto calls = trace_.calls();
   const auto& syncs = trace_.syncs();
   auto add = [&](NodeKind k, uint32_t i, EdgeKind e) {
     if (i != kNone) out->push_back(Edge{{k, i}, node, e});

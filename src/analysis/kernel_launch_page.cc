@@ -25,7 +25,7 @@ StatusOr<uint32_t> FindLaunch(const CompactTrace& t, const LaunchQuery& q, std::
   std::vector<uint32_t> found;
   std::set<uint32_t> pids;
   for (uint32_t i = 0; i < t.ops().size(); ++i) {
-    const GpuOp& op = t.ops()[i];
+    const GpuOp op = t.ops()[i];
     if (op.kind() != OpKind::kKernel || op.correlation_id != q.correlation_id) continue;
     const uint32_t pid = t.PidOfLane(op.lane());
     if (q.pid && pid != *q.pid) continue;
@@ -81,7 +81,7 @@ StatusOr<KernelPage> BuildLaunchPage(const CompactTrace& t, format::TraceSource&
   ASSIGN_OR_RETURN(const PcSampleReport all, SampledReport(t, rules));
   KernelPageLaunch launch;
   ASSIGN_OR_RETURN(const uint32_t op_index, FindLaunch(t, q, &launch.note));
-  const GpuOp& op = t.ops()[op_index];
+  const GpuOp op = t.ops()[op_index];
   const Lane& lane = t.lanes()[op.lane()];
   launch.correlation_id = q.correlation_id;
   launch.pid = lane.pid;
@@ -101,36 +101,41 @@ StatusOr<KernelPage> BuildLaunchPage(const CompactTrace& t, format::TraceSource&
                     SampledKernelNames(all));
   KernelPage page;
   page.function = *f;
-  // The function's launches, by start.
-  std::vector<const GpuOp*> launches;
-  for (const GpuOp& o : t.ops())
+  // The function's launches (op indexes), by start.
+  const auto ops = t.ops();
+  std::vector<uint32_t> launches;
+  for (uint32_t i = 0; i < ops.size(); ++i) {
+    const GpuOp o = ops[i];
     if (o.kind() == OpKind::kKernel && o.name_id == op.name_id &&
         t.PidOfLane(o.lane()) == launch.pid)
-      launches.push_back(&o);
+      launches.push_back(i);
+  }
   std::stable_sort(launches.begin(), launches.end(),
-                   [](const GpuOp* a, const GpuOp* b) { return a->start_ns < b->start_ns; });
+                   [&](uint32_t a, uint32_t b) { return ops[a].start_ns < ops[b].start_ns; });
   launch.launches = launches.size();
-  launch.index = size_t(std::find(launches.begin(), launches.end(), &op) - launches.begin()) + 1;
+  launch.index =
+      size_t(std::find(launches.begin(), launches.end(), op_index) - launches.begin()) + 1;
   uint64_t longest = 0;
-  for (const GpuOp* o : launches) longest = std::max(longest, o->duration());
+  for (uint32_t o : launches) longest = std::max(longest, ops[o].duration());
   // Its part of each window it ran in: its time there over all the
   // function's launches' time there (JoinSamplesToSites's rule).
   std::map<WindowKey, double> part;
-  std::set<const GpuOp*> others;
+  std::set<uint32_t> others;
   for (const PcSamples::Window& w : t.pc_samples().windows()) {
     if (w.pid != f->pid || w.function_id != f->function_id) continue;
     const WindowSpan span = SpanOf(w);
     const uint64_t mine = OverlapNs(span, op.start_ns, op.end_ns);
     if (mine == 0 || part.count({w.start_ns, w.end_ns})) continue;
     uint64_t total = 0;
-    auto l = std::lower_bound(launches.begin(), launches.end(),
-                              span.from > longest ? span.from - longest : 0,
-                              [](const GpuOp* o, uint64_t from) { return o->start_ns < from; });
+    auto l = std::lower_bound(
+        launches.begin(), launches.end(), span.from > longest ? span.from - longest : 0,
+        [&](uint32_t o, uint64_t from) { return ops[o].start_ns < from; });
     bool shared = false;
-    for (; l != launches.end() && (*l)->start_ns < span.to; ++l) {
-      const uint64_t ns = OverlapNs(span, (*l)->start_ns, (*l)->end_ns);
+    for (; l != launches.end() && ops[*l].start_ns < span.to; ++l) {
+      const GpuOp other = ops[*l];
+      const uint64_t ns = OverlapNs(span, other.start_ns, other.end_ns);
       total += ns;
-      if (ns && *l != &op) shared = true, others.insert(*l);
+      if (ns && *l != op_index) shared = true, others.insert(*l);
     }
     part[{w.start_ns, w.end_ns}] = double(mine) / double(std::max(total, mine));
     ++launch.windows;

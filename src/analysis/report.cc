@@ -103,7 +103,7 @@ std::string LaneName(const CompactTrace& t, uint32_t lane, bool with_pid) {
 }
 
 void KernelTables(const CompactTrace& t, CallSiteNamer& namer, AnalysisReport* r) {
-  const auto& ops = t.ops();
+  const auto ops = t.ops();
   const uint32_t nstrings = t.meta().strings.size();
   std::vector<uint32_t> group_of_name(nstrings + 1, kNone);
   std::vector<uint32_t> names;
@@ -227,7 +227,7 @@ void NvtxTable(const CompactTrace& t, AnalysisReport* r) {
     }
   }
   for (uint32_t oi = 0; oi < t.ops().size(); ++oi) {
-    const GpuOp& op = t.ops()[oi];
+    const GpuOp op = t.ops()[oi];
     if (op.kind() != OpKind::kKernel) continue;
     uint32_t call = t.CallOfOp(oi);
     if (call == kNone) continue;
@@ -271,8 +271,8 @@ void LaunchTable(const CompactTrace& t, CallSiteNamer& namer, AnalysisReport* r)
   // and which several (2 bits per call); one op's is the op OpOfCall finds (ops
   // of one (pid, correlation) all map to one call), several ops' first start
   // is kept for those calls alone.
-  const auto& calls = t.calls();
-  const auto& ops = t.ops();
+  const auto calls = t.calls();
+  const auto ops = t.ops();
   std::vector<bool> issued(calls.size()), several(calls.size());
   for (uint32_t oi = 0; oi < ops.size(); ++oi) {
     const uint32_t c = t.CallOfOp(oi);
@@ -349,7 +349,7 @@ void LaunchTable(const CompactTrace& t, CallSiteNamer& namer, AnalysisReport* r)
   if (!slow.empty()) {
     DependencyRules rules(t);
     for (auto [ns, i] : slow) {
-      const HostCall& c = t.calls()[i];
+      const HostCall c = t.calls()[i];
       const uint32_t op = t.OpOfCall(c);
       LaunchOutlier o;
       o.api = std::string(t.String(c.name_id));

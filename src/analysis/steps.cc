@@ -259,12 +259,13 @@ bool FromKernelSequence(const CompactTrace& t, StepReport* r) {
   // StepsFromKernelSequence sorts them to (kernels equal in start, end and name are alike
   // to it): each lane's ops are in (start, end) order, so a merge of the GPU's lanes, then
   // each run of equal (start, end) by name.
-  const auto& ops = t.ops();
+  const auto ops = t.ops();
   std::vector<uint32_t> lanes;
   for (uint32_t l : t.gpu_lanes())
     if (t.lanes()[l].pid == gpu.first && t.lanes()[l].device == gpu.second) lanes.push_back(l);
   auto before = [&](uint32_t a, uint32_t b) {
-    return std::tie(ops[a].start_ns, ops[a].end_ns) < std::tie(ops[b].start_ns, ops[b].end_ns);
+    const GpuOp x = ops[a], y = ops[b];
+    return std::tie(x.start_ns, x.end_ns) < std::tie(y.start_ns, y.end_ns);
   };
   std::vector<uint32_t> kernels;
   kernels.reserve(busiest);
@@ -279,16 +280,16 @@ bool FromKernelSequence(const CompactTrace& t, StepReport* r) {
     i = j;
   }
   auto by_key = [&](uint32_t a, uint32_t b) {
-    return std::tie(ops[a].start_ns, ops[a].end_ns, ops[a].name_id) <
-           std::tie(ops[b].start_ns, ops[b].end_ns, ops[b].name_id);
+    const GpuOp x = ops[a], y = ops[b];
+    return std::tie(x.start_ns, x.end_ns, x.name_id) < std::tie(y.start_ns, y.end_ns, y.name_id);
   };
   if (!std::is_sorted(kernels.begin(), kernels.end(), by_key))  // a lane out of order
     std::sort(kernels.begin(), kernels.end(), by_key);
   struct OpsByIndex {
-    const std::vector<GpuOp>& ops;
+    RecordView<GpuOp> ops;
     const std::vector<uint32_t>& index;
     size_t size() const { return index.size(); }
-    const GpuOp& operator[](size_t k) const { return ops[index[k]]; }
+    GpuOp operator[](size_t k) const { return ops[index[k]]; }
   };
   return StepsFromOrder(OpsByIndex{ops, kernels}, r, [&](uint32_t name) { return t.String(name); });
 }

@@ -91,7 +91,7 @@ class JobWriter {
     for (uint32_t lane : t.gpu_lanes()) {
       const analysis::LaneRange r = t.lane_range(lane);
       for (uint32_t op = r.begin; op < r.end; ++op) {
-        const GpuOp& o = t.ops()[op];
+        const GpuOp o = t.ops()[op];
         const uint32_t key = o.kind() == OpKind::kKernel   ? name_key(o.name_id)
                              : o.kind() == OpKind::kMemcpy ? n_memcpy_
                                                            : n_memset_;
@@ -131,7 +131,7 @@ class JobWriter {
           const NvtxRecord& x = nvtx[n++];
           slice(uint32_t(lane), x.start_ns, x.end_ns, name_key(x.name_id), [] {});
         } else {
-          const HostCall& x = t.calls()[c++];
+          const HostCall x = t.calls()[c++];
           slice(uint32_t(lane), x.start_ns, x.end_ns, name_key(x.name_id), [] {});
         }
       }

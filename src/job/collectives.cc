@@ -426,7 +426,7 @@ ProcessCollectives ExtractCollectives(const CompactTrace& trace, uint32_t pid,
     std::vector<std::pair<uint32_t, int32_t>> ops;  // (op index, info index)
   };
   std::vector<LaneCollectives> lanes;
-  const auto& ops = trace.ops();
+  const auto ops = trace.ops();
   for (uint32_t l : trace.gpu_lanes()) {
     if (trace.PidOfLane(l) != pid) continue;
     LaneCollectives lane{.lane = l};

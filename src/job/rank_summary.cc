@@ -59,7 +59,7 @@ HostTime MeasureHostTime(const CompactTrace& trace, uint32_t pid,
   if (all_steps.size() < first + 2) return h;
   const auto waiting = HostCollectiveSpans(collectives);
   const std::span<const RankStep> steps(all_steps.begin() + ptrdiff_t(first), all_steps.end());
-  const auto& calls = trace.calls();
+  const auto calls = trace.calls();
   // Calls that launched GPU work.
   std::vector<uint8_t> launches(calls.size(), 0);
   for (uint32_t i = 0; i < trace.ops().size(); ++i) {
@@ -197,7 +197,7 @@ RankSummary SummarizeProcess(const CompactTrace& trace, uint32_t pid, const std:
   for (uint32_t l : lanes) {
     const LaneRange r = trace.lane_range(l);
     for (uint32_t i = r.begin; i < r.end; ++i) {
-      const GpuOp& o = trace.ops()[i];
+      const GpuOp o = trace.ops()[i];
       s.kernels += o.kind() == OpKind::kKernel;
       s.first_ns = std::min(s.first_ns, o.start_ns);
       s.last_ns = std::max(s.last_ns, o.end_ns);

@@ -72,7 +72,7 @@ std::string FormatEmulation(const analysis::CompactTrace& trace, const Emulation
     out += StrFormat("\n  predicted schedule (first %zu ops; times from the predicted start)\n",
                      rows.size());
     for (const auto& row : rows) {
-      const analysis::GpuOp& op = trace.ops()[row.op];
+      const analysis::GpuOp op = trace.ops()[row.op];
       const auto& lane = trace.lanes()[op.lane()];
       std::string label = OpLabel(trace, op);
       if (label.size() > 60) label = label.substr(0, 57) + "...";
@@ -117,7 +117,7 @@ std::string FormatEmulationJson(std::string_view path, const analysis::CompactTr
     });
   Json schedule = Json::array();
   for (const auto& row : ScheduleRows(r, schedule_rows)) {
-    const analysis::GpuOp& op = trace.ops()[row.op];
+    const analysis::GpuOp op = trace.ops()[row.op];
     const auto& lane = trace.lanes()[op.lane()];
     schedule.push_back(Json{
         {"op", row.op},

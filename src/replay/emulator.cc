@@ -444,7 +444,7 @@ class Scheduler : internal::ScheduleInputs {
   // Per-stream totals, and the first schedule_rows ops by predicted start
   // (ties by index), kept as a max-heap of that size.
   void OpDone(uint32_t i, int64_t start, int64_t end) {
-    const GpuOp& op = t_.ops()[i];
+    const GpuOp op = t_.ops()[i];
     uint32_t& slot = lane_slot_[op.lane()];
     if (slot == kNone) {
       const auto& lane = t_.lanes()[op.lane()];

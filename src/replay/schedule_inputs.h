@@ -84,7 +84,7 @@ class ScheduleInputs {
     }
     auto& by_name = scale_by_name_;  // regexes are slow: once per name
     for (uint32_t i = 0; i < nops_; ++i) {
-      const GpuOp& op = t_.ops()[i];
+      const GpuOp op = t_.ops()[i];
       if (op.kind() != OpKind::kKernel) continue;
       auto [it, fresh] = by_name.try_emplace(op.name_id, 1.0);
       if (fresh) {
@@ -111,7 +111,7 @@ class ScheduleInputs {
       if (s.correlation_id) call_by_corr.emplace(Key(s.pid, s.correlation_id), kNone);
     }
     for (uint32_t i = 0; i < ncalls_ && !call_by_corr.empty(); ++i) {
-      const auto& c = t_.calls()[i];
+      const auto c = t_.calls()[i];
       if (!c.correlation_id) continue;
       auto it = call_by_corr.find(Key(t_.PidOfLane(c.lane), c.correlation_id));
       if (it != call_by_corr.end()) it->second = i;
@@ -190,7 +190,7 @@ class ScheduleInputs {
 
   // --scale-kernel factor of op `op` (1 for names without one).
   double Scale(uint32_t op) const {
-    const GpuOp& o = t_.ops()[op];
+    const GpuOp o = t_.ops()[op];
     if (scale_by_name_.empty() || o.kind() != OpKind::kKernel) return 1.0;
     auto it = scale_by_name_.find(o.name_id);
     return it == scale_by_name_.end() ? 1.0 : it->second;

@@ -243,7 +243,7 @@ FoldedStacks FoldStacks(const analysis::CompactTrace& t, FlameWeight weight) {
   };
   std::map<Key, std::pair<uint64_t, uint32_t>> by_key;  // weight, an op with that key
   std::set<uint32_t> pids;
-  const auto& ops = t.ops();
+  const auto ops = t.ops();
   for (uint32_t oi = 0; oi < ops.size(); ++oi) {
     const analysis::GpuOp& op = ops[oi];
     const uint32_t stack = t.StackOfOp(oi);

@@ -210,7 +210,7 @@ TimelineBins ComputeTimelineBins(const analysis::CompactTrace& t, uint32_t bins)
     uint64_t covered = out.begin_ns;
     const analysis::LaneRange r = t.lane_range(lane);
     for (uint32_t i = r.begin; i < r.end; ++i) {
-      const analysis::GpuOp& op = t.ops()[i];
+      const analysis::GpuOp op = t.ops()[i];
       uint64_t s = std::max({op.start_ns, out.begin_ns, covered});
       const uint64_t e = std::min(op.end_ns, out.end_ns);
       if (op.end_ns > out.begin_ns && op.start_ns < out.end_ns) lb.ops++;

@@ -515,7 +515,7 @@ std::vector<uint32_t> CompactTrace::DeviceLanes(uint32_t device) const {
   return out;
 }
 
-uint32_t CompactTrace::OpOfCall(const HostCall& call) const {
+uint32_t CompactTrace::OpOfCall(HostCall call) const {
   return op_by_corr_.Find(PidOfLane(call.lane), call.correlation_id);
 }
 

@@ -303,7 +303,7 @@ PcSampleReport SummarizePcSamples(const CompactTrace& t, uint64_t kernel_ns,
   std::vector<std::vector<SampledLaunch>> launches(r.functions.size());
   uint64_t kernels_in_window = 0;
   for (uint32_t oi = 0; oi < t.ops().size(); ++oi) {
-    const GpuOp& op = t.ops()[oi];
+    const GpuOp op = t.ops()[oi];
     if (op.kind() != OpKind::kKernel) continue;
     ++kernels_in_window;
     if (op.name_id > nstrings || !wanted[op.name_id]) continue;

@@ -80,7 +80,7 @@ StreamStateMachine::StreamStateMachine(const CompactTrace& trace, uint32_t lane,
     return Interval{std::clamp(s, w0, w1), std::clamp(e, w0, w1)};
   };
   LaneRange r = trace.lane_range(lane);
-  const auto& ops = trace.ops();
+  const auto ops = trace.ops();
   // Running: the lane's busy union, read as the sweep goes. Pending: from each
   // op's issuing call to its start; calls need not start in op order, so these
   // are kept and sorted.

@@ -80,7 +80,7 @@ IdleClassifier::IdleClassifier(const CompactTrace& trace)
 
 void IdleClassifier::Classify(uint64_t g0, uint64_t g1, uint32_t next, IdleBreakdown* out) const {
   if (next == kNone) return out->Add(IdleCause::kNothingQueued, g1 - g0);
-  const GpuOp& op = trace_.ops()[next];
+  const GpuOp op = trace_.ops()[next];
   // Stream waits on N's stream overlapping [g0, g1): the whole gap.
   const auto& waits = waits_by_lane_[op.lane()];
   auto it = std::lower_bound(waits.begin(), waits.end(), g1,
@@ -139,7 +139,7 @@ struct DeviceUnions {
 template <typename IsNccl>
 DeviceUnions BuildDeviceUnions(const CompactTrace& trace, std::span<const uint32_t> lanes,
                                IsNccl is_nccl, bool nccl) {
-  const auto& ops = trace.ops();
+  const auto ops = trace.ops();
   DeviceUnions u;
   ForEachOpByStart(
       trace, lanes, [](const GpuOp&) { return true; },

@@ -243,7 +243,7 @@ class Scheduler : internal::ScheduleInputs {
     for (uint32_t i = 0; i < nops_; ++i) r_->op_start[i] = StartOf(i), r_->op_end[i] = EndOf(i);
     std::map<std::tuple<uint32_t, uint32_t, uint32_t>, size_t> index;
     for (uint32_t i = 0; i < nops_; ++i) {
-      const GpuOp& op = t_.ops()[i];
+      const GpuOp op = t_.ops()[i];
       const auto& lane = t_.lanes()[op.lane()];
       auto key = std::make_tuple(lane.pid, lane.device, lane_stream_[op.lane()]);
       auto [it, fresh] = index.try_emplace(key, r_->streams.size());

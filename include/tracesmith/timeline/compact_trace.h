@@ -28,6 +28,7 @@
 #include "tracesmith/timeline/gpu_metric_series.h"
 #include "tracesmith/timeline/graph_kernels.h"
 #include "tracesmith/timeline/pc_samples.h"
+#include "tracesmith/timeline/record_view.h"
 #include "tracesmith/timeline/sorter.h"
 
 namespace tracesmith::analysis {
@@ -293,8 +294,10 @@ class CompactTrace {
   void SetWarmupApart(uint64_t steady_begin, ChosenSteps steps);
 
   // ---- results (valid after Finalize) ----
-  const std::vector<GpuOp>& ops() const { return ops_; }
-  const std::vector<HostCall>& calls() const { return calls_; }
+  // GPU ops and API calls, by lane and in time order within a lane (lane_range): read by
+  // value through a view (record_view.h), never by reference.
+  RecordView<GpuOp> ops() const { return RecordView<GpuOp>(ops_); }
+  RecordView<HostCall> calls() const { return RecordView<HostCall>(calls_); }
   const std::vector<CopyInfo>& copies() const { return copies_; }
   const std::vector<SyncRecord>& syncs() const { return syncs_; }  // by start
   const std::vector<NvtxRecord>& nvtx() const { return nvtx_; }    // by (lane, start)
@@ -306,7 +309,7 @@ class CompactTrace {
   // stack that made each (graph_kernels.h).
   const GraphKernels& graph_kernels() const { return graph_kernels_; }
   // The CUDA graph a kernel ran from (0: none).
-  uint32_t GraphOfOp(const GpuOp& op) const {
+  uint32_t GraphOfOp(GpuOp op) const {
     return op.kind() == OpKind::kKernel ? graph_kernels_[op.extra].graph_id : 0;
   }
   // GPU instruction samples, aggregated as they arrived (the whole trace's: not windowed).
@@ -346,14 +349,14 @@ class CompactTrace {
   // CUDA graph, the stack of the call that put its node in the graph when
   // the trace knows it (graph_kernels.h); else the issuing call's.
   uint32_t StackOfOp(uint32_t op) const {
-    const GpuOp& o = ops_[op];
+    const GpuOp o = ops_[op];
     if (o.kind() == OpKind::kKernel && o.extra)
       if (const uint32_t s = graph_kernels_[o.extra].stack_id) return s;
     const uint32_t c = op_call_[op];
     return c == kNone ? 0 : calls_[c].stack_id;
   }
   // The last-ending GPU op issued by `call`, or kNone.
-  uint32_t OpOfCall(const HostCall& call) const;
+  uint32_t OpOfCall(HostCall call) const;
   uint32_t PidOfLane(uint32_t lane) const { return lanes_[lane].pid; }
   // How Finalize put process `pid`'s times on the common clock (null: kept as
   // recorded), for rows read from the file again (analysis/kernel_page.h).

@@ -137,7 +137,7 @@ class IdleClassifier {
 template <typename Pred, typename Less, typename Fn>
 void ForEachOpMerged(const CompactTrace& trace, std::span<const uint32_t> lanes, Pred pred,
                      Less less, Fn fn) {
-  const auto& ops = trace.ops();
+  const auto ops = trace.ops();
   // Per-lane cursors; the lane whose next op comes first goes next (lanes
   // are few, so a linear scan beats a heap).
   std::vector<uint32_t> pos, end;
@@ -164,7 +164,7 @@ template <typename Pred, typename Fn>
 void ForEachOpByStart(const CompactTrace& trace, std::span<const uint32_t> lanes, Pred pred,
                       Fn fn) {
   const uint64_t w0 = trace.window_begin(), w1 = trace.window_end();
-  const auto& ops = trace.ops();
+  const auto ops = trace.ops();
   ForEachOpMerged(
       trace, lanes, pred, [&](uint32_t a, uint32_t b) { return ops[a].start_ns < ops[b].start_ns; },
       [&](uint32_t i) {
