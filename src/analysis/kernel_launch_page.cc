@@ -127,9 +127,9 @@ StatusOr<KernelPage> BuildLaunchPage(const CompactTrace& t, format::TraceSource&
     const uint64_t mine = OverlapNs(span, op.start_ns, op.end_ns);
     if (mine == 0 || part.count({w.start_ns, w.end_ns})) continue;
     uint64_t total = 0;
-    auto l = std::lower_bound(
-        launches.begin(), launches.end(), span.from > longest ? span.from - longest : 0,
-        [&](uint32_t o, uint64_t from) { return ops[o].start_ns < from; });
+    auto l = std::lower_bound(launches.begin(), launches.end(),
+                              span.from > longest ? span.from - longest : 0,
+                              [&](uint32_t o, uint64_t from) { return ops[o].start_ns < from; });
     bool shared = false;
     for (; l != launches.end() && ops[*l].start_ns < span.to; ++l) {
       const GpuOp other = ops[*l];

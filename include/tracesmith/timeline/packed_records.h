@@ -1,0 +1,196 @@
+// PackedRecords<N>: records of N 64-bit fields held in a few bits per field, readable at
+// any index in constant time. The form a compact trace's records are to take to hold 100 M
+// kernels in 2 GB (#41 item 6; src/timeline/README.md, "Packed records").
+//
+// Records are appended in blocks of kBlock. A full block stores, per field, its smallest
+// value (the base) and each record's offset from it in `width` bits (frame of reference);
+// the few largest offsets, when widening every slot for them would cost more, are stored
+// whole after the field's slots ("exceptions", patched frame of reference): their slots
+// hold max_slot - ordinal, above every other slot. The fields of a block lie together (one
+// header, one run of words), so reading a record at random touches a header and a few
+// neighbouring cache lines. A field of 128 slots of w bits takes exactly 2w words. The
+// last, unfilled block stays as plain values until it fills, so the records are readable
+// while they grow; the words grow by pages, never by copying what they hold.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+namespace tracesmith::analysis {
+
+namespace packed {
+
+inline constexpr size_t kBlock = 128;
+// Exceptions a field of a block may have: beyond, its slots widen instead.
+inline constexpr size_t kMaxExceptions = 16;
+// Words per page at most: a block never spans two pages.
+inline constexpr uint32_t kPageBits = 16;
+inline constexpr uint32_t kPageWords = uint32_t(1) << kPageBits;
+
+inline uint64_t MaxSlot(uint32_t width) {
+  return width >= 64 ? ~uint64_t(0) : (uint64_t(1) << width) - 1;
+}
+inline uint64_t Slot(const uint64_t* words, size_t bit, uint32_t width) {
+  if (width == 0) return 0;
+  const size_t q = bit / 64, r = bit % 64;
+  uint64_t v = words[q] >> r;
+  if (r + width > 64) v |= words[q + 1] << (64 - r);
+  return v & MaxSlot(width);
+}
+
+// The kBlock slots of `width` bits at `words` into slots[0, kBlock): one loop compiled per
+// width (5-10x faster than reading them one by one at a width known only at run time).
+void UnpackSlots(const uint64_t* words, uint32_t width, uint64_t* slots);
+
+// How one field of a full block is stored.
+struct FieldCode {
+  uint64_t base = 0;
+  uint8_t width = 0;
+  uint8_t exceptions = 0;
+};
+// Packs `values` (kBlock of them) into `out` (zeroed, room for 2 * 64 + kMaxExceptions
+// words); returns how it did and, in *words, the words it wrote.
+FieldCode PackField(const uint64_t* values, uint64_t* out, uint32_t* words);
+// Grows `pages` so that `words` more fit in one page; returns where they go.
+struct Pages {
+  std::vector<std::unique_ptr<uint64_t[]>> list;
+  uint32_t used = 0, size = 0;  // of the last page
+  size_t bytes = 0, words_used = 0;
+  uint32_t Take(uint32_t words);  // first word: page << kPageBits | offset
+  const uint64_t* At(uint32_t word) const {
+    return list[word >> kPageBits].get() + (word & (kPageWords - 1));
+  }
+  uint64_t* At(uint32_t word) { return list[word >> kPageBits].get() + (word & (kPageWords - 1)); }
+};
+
+}  // namespace packed
+
+template <size_t N>
+class PackedRecords {
+ public:
+  static constexpr size_t kBlock = packed::kBlock;
+  using Record = std::array<uint64_t, N>;
+
+  PackedRecords() = default;
+  PackedRecords(PackedRecords&&) noexcept = default;
+  PackedRecords& operator=(PackedRecords&&) noexcept = default;
+
+  void Append(const Record& r) {
+    std::memcpy(pending_[size_ % kBlock], r.data(), sizeof(uint64_t) * N);
+    if (++size_ % kBlock == 0) PackPending();
+  }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  size_t blocks() const { return (size_ + kBlock - 1) / kBlock; }
+
+  // Field f of record i.
+  uint64_t Get(size_t i, size_t f) const {
+    const size_t b = i / kBlock;
+    if (b >= headers_.size()) return pending_[i % kBlock][f];
+    const Header& h = headers_[b];
+    const uint64_t* words = pages_.At(h.word);
+    for (size_t g = 0; g < f; ++g) words += 2 * h.width[g] + h.exceptions[g];
+    return Decode(h, f, words, i % kBlock);
+  }
+  Record Get(size_t i) const {
+    Record r;
+    const size_t b = i / kBlock;
+    if (b >= headers_.size()) {
+      std::memcpy(r.data(), pending_[i % kBlock], sizeof(uint64_t) * N);
+      return r;
+    }
+    const Header& h = headers_[b];
+    const uint64_t* words = pages_.At(h.word);
+    for (size_t f = 0; f < N; ++f) {
+      r[f] = Decode(h, f, words, i % kBlock);
+      words += 2 * h.width[f] + h.exceptions[f];
+    }
+    return r;
+  }
+  // Records [b * kBlock, b * kBlock + n) into out (n = the block's length, returned).
+  size_t DecodeBlock(size_t b, Record* out) const {
+    if (b >= headers_.size()) {
+      const size_t n = size_ - b * kBlock;
+      for (size_t i = 0; i < n; ++i) std::memcpy(out[i].data(), pending_[i], sizeof(uint64_t) * N);
+      return n;
+    }
+    const Header& h = headers_[b];
+    const uint64_t* words = pages_.At(h.word);
+    uint64_t slots[kBlock];
+    for (size_t f = 0; f < N; ++f) {
+      const uint32_t width = h.width[f];
+      packed::UnpackSlots(words, width, slots);
+      const uint64_t base = h.base[f];
+      if (h.exceptions[f] == 0) {
+        for (size_t i = 0; i < kBlock; ++i) out[i][f] = base + slots[i];
+      } else {
+        const uint64_t top = packed::MaxSlot(width), first = top - h.exceptions[f];
+        for (size_t i = 0; i < kBlock; ++i)
+          out[i][f] = slots[i] > first ? words[2 * width + (top - slots[i])] : base + slots[i];
+      }
+      words += 2 * width + h.exceptions[f];
+    }
+    return kBlock;
+  }
+
+  // Bytes the records take: slots, exceptions, headers and the unfilled block (what a
+  // packed record costs); and the memory held, with the unused ends of the last page and
+  // of the headers' array.
+  size_t bytes() const {
+    return headers_.size() * sizeof(Header) + pages_.words_used * 8 + sizeof(pending_);
+  }
+  size_t reserved_bytes() const {
+    return headers_.capacity() * sizeof(Header) + pages_.bytes + sizeof(*this);
+  }
+  void Clear() { *this = PackedRecords(); }
+
+ private:
+  // 8 bytes per field and 4 per block: 64 bytes for 6 fields, half a byte a record.
+  struct Header {
+    uint64_t base[N] = {};
+    uint32_t word = 0;
+    uint8_t width[N] = {};
+    uint8_t exceptions[N] = {};
+  };
+  // Field f of the block's record i, `words` pointing at the field's slots.
+  static uint64_t Decode(const Header& h, size_t f, const uint64_t* words, size_t i) {
+    const uint32_t width = h.width[f];
+    const uint64_t slot = packed::Slot(words, i * width, width);
+    const uint64_t top = packed::MaxSlot(width);
+    if (h.exceptions[f] && slot > top - h.exceptions[f]) return words[2 * width + (top - slot)];
+    return h.base[f] + slot;
+  }
+  void PackPending() {
+    Header h;
+    uint64_t scratch[N][2 * 64 + packed::kMaxExceptions];
+    uint32_t words[N], total = 0;
+    uint64_t values[kBlock];
+    for (size_t f = 0; f < N; ++f) {
+      for (size_t i = 0; i < kBlock; ++i) values[i] = pending_[i][f];
+      std::memset(scratch[f], 0, sizeof(scratch[f]));
+      const packed::FieldCode c = packed::PackField(values, scratch[f], &words[f]);
+      h.base[f] = c.base;
+      h.width[f] = c.width;
+      h.exceptions[f] = c.exceptions;
+      total += words[f];
+    }
+    h.word = pages_.Take(total);
+    uint64_t* out = pages_.At(h.word);
+    for (size_t f = 0; f < N; ++f) {
+      std::memcpy(out, scratch[f], words[f] * sizeof(uint64_t));
+      out += words[f];
+    }
+    headers_.push_back(h);
+  }
+
+  std::vector<Header> headers_;
+  packed::Pages pages_;
+  size_t size_ = 0;
+  uint64_t pending_[kBlock][N] = {};
+};
+
+}  // namespace tracesmith::analysis

@@ -1,0 +1,118 @@
+#include "tracesmith/timeline/packed_records.h"
+
+#include <algorithm>
+#include <bit>
+#include <functional>
+#include <utility>
+
+namespace tracesmith::analysis::packed {
+
+namespace {
+
+struct Choice {
+  uint32_t width = 64;
+  uint32_t exceptions = 0;
+};
+
+// The width and number of exceptions that store `offsets` (from the block's base) in the
+// fewest bits: k exceptions (64 bits each) leave the other offsets in slots of w bits below
+// the k slots they take at the top. From a histogram of the offsets' widths: O(kBlock).
+Choice ChooseWidth(const uint64_t* offsets) {
+  uint32_t hist[65] = {};
+  for (size_t i = 0; i < kBlock; ++i) ++hist[std::bit_width(offsets[i])];
+  uint32_t widest = 64;
+  while (widest > 0 && hist[widest] == 0) --widest;
+  Choice best{widest, 0};
+  uint64_t best_bits = uint64_t(kBlock) * widest;
+  uint32_t above = 0;  // offsets wider than w
+  for (uint32_t w = widest; w-- > 1;) {
+    above += hist[w + 1];
+    if (above > kMaxExceptions) break;
+    // The offsets in the top `k` slots of w bits are exceptions too: k grows until it
+    // counts them all.
+    uint32_t k = above;
+    for (;;) {
+      if (k > MaxSlot(w)) {  // more exceptions than slot values for them
+        k = kMaxExceptions + 1;
+        break;
+      }
+      uint32_t n = 0;
+      const uint64_t first = MaxSlot(w) - k;
+      for (size_t i = 0; i < kBlock; ++i) n += offsets[i] > first;
+      if (n <= k) break;
+      k = n;
+    }
+    if (k > kMaxExceptions) continue;
+    const uint64_t bits = uint64_t(kBlock) * w + 64 * k;
+    if (bits < best_bits) best_bits = bits, best = {w, k};
+  }
+  return best;
+}
+
+template <uint32_t W>
+void Unpack(const uint64_t* words, uint64_t* slots) {
+  if constexpr (W == 0) {
+    std::fill(slots, slots + kBlock, 0);
+  } else {
+    constexpr uint64_t mask = W == 64 ? ~uint64_t(0) : (uint64_t(1) << W) - 1;
+    for (size_t i = 0; i < kBlock; ++i) {
+      const size_t bit = i * W, q = bit / 64, r = bit % 64;
+      uint64_t v = words[q] >> r;
+      if (r + W > 64) v |= words[q + 1] << (64 - r);
+      slots[i] = v & mask;
+    }
+  }
+}
+
+template <size_t... W>
+constexpr auto UnpackTable(std::index_sequence<W...>) {
+  return std::array<void (*)(const uint64_t*, uint64_t*), sizeof...(W)>{&Unpack<uint32_t(W)>...};
+}
+constexpr auto kUnpack = UnpackTable(std::make_index_sequence<65>());
+
+}  // namespace
+
+void UnpackSlots(const uint64_t* words, uint32_t width, uint64_t* slots) {
+  kUnpack[width](words, slots);
+}
+
+FieldCode PackField(const uint64_t* values, uint64_t* out, uint32_t* words) {
+  const uint64_t base = *std::min_element(values, values + kBlock);
+  uint64_t offsets[kBlock];
+  for (size_t i = 0; i < kBlock; ++i) offsets[i] = values[i] - base;
+  const Choice c = ChooseWidth(offsets);
+  const uint64_t top = MaxSlot(c.width);
+  const uint32_t slot_words = 2 * c.width;  // kBlock * width / 64
+  // The slots that do not fit become exceptions, numbered in index order: fewer than chosen
+  // when some of the largest offsets equal the largest one kept in the slots.
+  uint32_t k = 0;
+  for (size_t i = 0; i < kBlock; ++i) {
+    uint64_t slot = offsets[i];
+    if (c.exceptions && offsets[i] > top - c.exceptions) {
+      out[slot_words + k] = values[i];
+      slot = top - k++;
+    }
+    if (c.width == 0) continue;
+    const size_t bit = i * c.width, q = bit / 64, r = bit % 64;
+    out[q] |= slot << r;
+    if (r + c.width > 64) out[q + 1] |= slot >> (64 - r);
+  }
+  *words = slot_words + k;
+  return {base, uint8_t(c.width), uint8_t(k)};
+}
+
+uint32_t Pages::Take(uint32_t words) {
+  if (list.empty() || used + words > size) {
+    // Pages double up to kPageWords: a small trace's records stay small.
+    size = std::min<uint32_t>(kPageWords, std::max<uint32_t>({2 * size, 256, words}));
+    list.push_back(std::make_unique<uint64_t[]>(size));  // zeroed
+    used = 0;
+    bytes += size_t(size) * sizeof(uint64_t);
+  }
+  const uint32_t first = uint32_t(list.size() - 1) << kPageBits | used;
+  used += words;
+  words_used += words;
+  return first;
+}
+
+}  // namespace tracesmith::analysis::packed

@@ -1,0 +1,152 @@
+// PackedRecords: every field reads back as appended, by index and by block, whatever its
+// distribution; outliers become exceptions instead of widening every slot.
+#include "tracesmith/timeline/packed_records.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+namespace tracesmith::analysis {
+namespace {
+
+using PackedColumn = PackedRecords<1>;
+
+void ExpectSame(const std::vector<uint64_t>& values, const PackedColumn& c) {
+  ASSERT_EQ(c.size(), values.size());
+  for (size_t i = 0; i < values.size(); ++i) ASSERT_EQ(c.Get(i, 0), values[i]) << "index " << i;
+  PackedColumn::Record block[PackedColumn::kBlock];
+  size_t at = 0;
+  for (size_t b = 0; b < c.blocks(); ++b) {
+    const size_t n = c.DecodeBlock(b, block);
+    for (size_t i = 0; i < n; ++i) ASSERT_EQ(block[i][0], values[at + i]) << "block " << b;
+    at += n;
+  }
+  EXPECT_EQ(at, values.size());
+}
+
+PackedColumn Pack(const std::vector<uint64_t>& values) {
+  PackedColumn c;
+  for (uint64_t v : values) c.Append({v});
+  return c;
+}
+
+TEST(PackedColumn, EveryDistributionReadsBackAsAppended) {
+  std::mt19937_64 rng(7);
+  const uint64_t kMax = std::numeric_limits<uint64_t>::max();
+  for (size_t n : {size_t(0), size_t(1), size_t(127), size_t(128), size_t(129), size_t(1000),
+                   size_t(4096 + 17)}) {
+    std::vector<std::vector<uint64_t>> cases(8);
+    uint64_t t = 1'700'000'000'000'000'000ull;
+    for (size_t i = 0; i < n; ++i) {
+      cases[0].push_back(42);                                     // all equal: width 0
+      cases[1].push_back(rng());                                  // full 64 bits
+      cases[2].push_back(t += 1000 + rng() % 50'000);             // rising times
+      cases[3].push_back(rng() % 97 ? rng() % 300 : rng());       // small, and outliers
+      cases[4].push_back(i % 2 ? kMax : 0);                       // both ends
+      cases[5].push_back(kMax - rng() % 5);                       // near the top
+      cases[6].push_back(rng() % 7 == 0 ? 1000 + rng() % 8 : 0);  // sparse
+      cases[7].push_back(uint64_t(1) << (rng() % 64));            // every width
+    }
+    for (size_t k = 0; k < cases.size(); ++k) {
+      SCOPED_TRACE("n " + std::to_string(n) + " case " + std::to_string(k));
+      ExpectSame(cases[k], Pack(cases[k]));
+    }
+  }
+}
+
+TEST(PackedColumn, ReadableWhileItGrows) {
+  PackedColumn c;
+  std::vector<uint64_t> values;
+  for (uint64_t i = 0; i < 300; ++i) {
+    c.Append({i * i});
+    values.push_back(i * i);
+    ASSERT_EQ(c.Get(i, 0), i * i);
+    ASSERT_EQ(c.Get(i / 2, 0), values[i / 2]);
+  }
+  ExpectSame(values, c);
+}
+
+// A few large values in a block of small ones are stored whole: 128 values under 2^8 and 3
+// of 2^60 take 8 bits a slot and three words, not 61 bits a slot.
+TEST(PackedColumn, OutliersAreStoredApartInsteadOfWideningTheBlock) {
+  std::vector<uint64_t> values;
+  for (size_t b = 0; b < 1000; ++b)
+    for (size_t i = 0; i < PackedColumn::kBlock; ++i)
+      values.push_back(i == 5 || i == 70 || i == 71 ? (uint64_t(1) << 60) + i : (b + i) % 200);
+  const PackedColumn c = Pack(values);
+  ExpectSame(values, c);
+  // Per block: 16 words of slots, 3 of exceptions and a 16-byte header: 168 bytes.
+  const double per_value = double(c.bytes()) / double(values.size());
+  EXPECT_LT(per_value, 1.35);
+  EXPECT_GT(per_value, 1.3);
+}
+
+TEST(PackedColumn, RisingTimesTakeTheBitsOfABlocksSpan) {
+  // Kernels 20 us apart: a block spans ~2.6 ms, 22 bits a slot (with the header, under 3
+  // bytes a value instead of 8).
+  std::vector<uint64_t> values;
+  uint64_t t = 1'700'000'000'000'000'000ull;
+  for (size_t i = 0; i < 100'000; ++i) values.push_back(t += 20'000 + i % 7);
+  const PackedColumn c = Pack(values);
+  ExpectSame(values, c);
+  EXPECT_LT(double(c.bytes()) / double(values.size()), 3.0);
+}
+
+TEST(PackedColumn, ClearDropsEverything) {
+  PackedColumn c = Pack(std::vector<uint64_t>(1000, 9));
+  c.Clear();
+  EXPECT_EQ(c.size(), 0u);
+  c.Append({5});
+  EXPECT_EQ(c.Get(0, 0), 5u);
+}
+
+// Fields of one record are packed each in its own width, and read back together, one by one
+// or a block at a time.
+TEST(PackedRecords, FieldsOfARecordKeepTheirOwnWidths) {
+  std::mt19937_64 rng(11);
+  using Three = PackedRecords<3>;
+  Three r;
+  std::vector<Three::Record> rows;
+  uint64_t t = 1'000'000'000;
+  for (size_t i = 0; i < 10'000 + 77; ++i) {
+    rows.push_back({t += 5'000 + rng() % 100, rng() % 50, i % 1000 == 3 ? ~uint64_t(0) : 7});
+    r.Append(rows.back());
+  }
+  ASSERT_EQ(r.size(), rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    ASSERT_EQ(r.Get(i), rows[i]) << i;
+    for (size_t f = 0; f < 3; ++f) ASSERT_EQ(r.Get(i, f), rows[i][f]) << i << " field " << f;
+  }
+  Three::Record block[Three::kBlock];
+  size_t at = 0;
+  for (size_t b = 0; b < r.blocks(); ++b) {
+    const size_t n = r.DecodeBlock(b, block);
+    for (size_t i = 0; i < n; ++i) ASSERT_EQ(block[i], rows[at + i]);
+    at += n;
+  }
+  EXPECT_EQ(at, rows.size());
+  // 17-bit times, 6-bit values, a constant with a rare outlier, a 40-byte header: ~3.4 bytes
+  // a record instead of 24.
+  EXPECT_LT(double(r.bytes()) / double(rows.size()), 4.0);
+}
+
+}  // namespace
+}  // namespace tracesmith::analysis
+
+namespace tracesmith::analysis {
+namespace {
+
+// Outliers in a block of one-bit values: a 1-bit slot has room for one exception at most
+// (its top value), so the block widens rather than hand out slots it does not have.
+TEST(PackedColumn, ManyOutliersInANarrowBlockWidenIt) {
+  std::vector<uint64_t> values;
+  for (size_t i = 0; i < 4 * PackedColumn::kBlock; ++i)
+    values.push_back(i % 13 == 0 ? (uint64_t(1) << 40) + i : i % 2);
+  ExpectSame(values, Pack(values));
+}
+
+}  // namespace
+}  // namespace tracesmith::analysis
