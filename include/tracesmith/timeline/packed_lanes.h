@@ -1,0 +1,151 @@
+// PackedLanes<Codec>: a compact trace's GPU ops or API calls, one PackedRecords per lane,
+// lanes one after the other, read by a global index through a small decoded-block cache.
+// The storage RecordView is to read from once the compact trace keeps its records packed
+// (#41 item 6; src/timeline/README.md, "Packed records").
+//
+// A lane's number is not stored in its records: the lane store knows it, and puts it back
+// when it decodes them. Reading: each thread keeps the last kCachedBlocks blocks it decoded
+// (of any PackedLanes of this record type); a read in a cached block costs a comparison and
+// a copy. A miss finds the lane (binary search over the lanes' first indexes); when it
+// continues a cached block or lies near one of the last few lone reads, it decodes the
+// block's 128 records at once (analyses read lanes in order, or a few lanes at once: a
+// merge by time), else only the record read (a read at random).
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "tracesmith/timeline/packed_records.h"
+
+namespace tracesmith::analysis {
+
+// Codec: `using Record`, `static constexpr size_t kFields`, and
+//   static std::array<uint64_t, kFields> Encode(const Record&);
+//   static Record Decode(const std::array<uint64_t, kFields>&, uint32_t lane);
+template <typename Codec>
+class PackedLanes {
+ public:
+  using Record = typename Codec::Record;
+  using Packed = PackedRecords<Codec::kFields>;
+  static constexpr size_t kBlock = Packed::kBlock;
+  static constexpr size_t kCachedBlocks = 8;
+
+  PackedLanes() : generation_(NextGeneration()) {}
+  PackedLanes(PackedLanes&& o) noexcept
+      : lanes_(std::move(o.lanes_)), size_(o.size_), generation_(NextGeneration()) {
+    o.size_ = 0;
+    o.generation_ = NextGeneration();
+  }
+  PackedLanes& operator=(PackedLanes&& o) noexcept {
+    lanes_ = std::move(o.lanes_);
+    size_ = o.size_;
+    generation_ = NextGeneration();
+    o.size_ = 0;
+    o.generation_ = NextGeneration();
+    return *this;
+  }
+
+  // Appends lane `lane`'s records (after every lane added before).
+  void AddLane(uint32_t lane, Packed records) {
+    const size_t n = records.size();
+    lanes_.push_back({size_, lane, std::move(records)});
+    size_ += n;
+    generation_ = NextGeneration();  // blocks cached before name other records
+  }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  size_t lanes() const { return lanes_.size(); }
+  // Bytes the records take (PackedRecords::bytes) and the memory held.
+  size_t bytes() const {
+    size_t b = 0;
+    for (const LaneStore& l : lanes_) b += l.records.bytes();
+    return b;
+  }
+  size_t reserved_bytes() const {
+    size_t b = lanes_.capacity() * sizeof(LaneStore);
+    for (const LaneStore& l : lanes_) b += l.records.reserved_bytes();
+    return b;
+  }
+
+  Record operator[](size_t i) const {
+    Cache& c = TheCache();
+    const Block& last = c.blocks[c.last];
+    if (last.generation == generation_ && i - last.begin < last.n) return last.rows[i - last.begin];
+    for (uint32_t k = 0; k < kCachedBlocks; ++k) {
+      const Block& b = c.blocks[k];
+      if (b.generation == generation_ && i - b.begin < b.n) {
+        c.last = k;
+        return b.rows[i - b.begin];
+      }
+    }
+    return Load(c, i);
+  }
+
+ private:
+  struct LaneStore {
+    size_t begin = 0;
+    uint32_t lane = 0;
+    Packed records;
+  };
+  struct Block {
+    uint64_t generation = 0;  // 0: empty
+    size_t begin = 0, n = 0;
+    Record rows[kBlock];
+  };
+  static constexpr size_t kProbes = 4;
+  struct Cache {
+    Block blocks[kCachedBlocks];
+    uint32_t last = 0, next = 0;
+    // The last lone reads (records decoded alone), and the store they were of.
+    uint64_t probe_generation[kProbes] = {};
+    size_t probe[kProbes] = {};
+    uint32_t next_probe = 0;
+  };
+  static bool Near(size_t i, size_t begin, size_t end) {
+    return i < begin ? begin - i <= kBlock : i - end < kBlock;
+  }
+  static Cache& TheCache() {
+    static thread_local Cache cache;
+    return cache;
+  }
+  static uint64_t NextGeneration() {
+    static std::atomic<uint64_t> next{1};
+    return next.fetch_add(1, std::memory_order_relaxed);
+  }
+  Record Load(Cache& c, size_t i) const {
+    auto it = std::upper_bound(lanes_.begin(), lanes_.end(), i,
+                               [](size_t x, const LaneStore& l) { return x < l.begin; });
+    const LaneStore& l = *(it - 1);
+    bool near = false;
+    for (const Block& b : c.blocks)
+      near |= b.generation == generation_ && Near(i, b.begin, b.begin + b.n);
+    for (size_t k = 0; k < kProbes; ++k)
+      near |= c.probe_generation[k] == generation_ && Near(i, c.probe[k], c.probe[k] + 1);
+    if (!near) {
+      c.probe_generation[c.next_probe] = generation_;
+      c.probe[c.next_probe] = i;
+      c.next_probe = (c.next_probe + 1) % kProbes;
+      return Codec::Decode(l.records.Get(i - l.begin), l.lane);
+    }
+    const size_t block = (i - l.begin) / kBlock;
+    typename Packed::Record fields[kBlock];
+    const size_t n = l.records.DecodeBlock(block, fields);
+    Block& b = c.blocks[c.next];
+    c.last = c.next;
+    c.next = (c.next + 1) % kCachedBlocks;
+    b.generation = generation_;
+    b.begin = l.begin + block * kBlock;
+    b.n = n;
+    for (size_t k = 0; k < n; ++k) b.rows[k] = Codec::Decode(fields[k], l.lane);
+    return b.rows[i - b.begin];
+  }
+
+  std::vector<LaneStore> lanes_;
+  size_t size_ = 0;
+  uint64_t generation_;
+};
+
+}  // namespace tracesmith::analysis

@@ -1,0 +1,96 @@
+// LaneBuilder: a lane packed as it arrives comes out in WindowedSort's order (the stable
+// order by (start, end)), and is `displaced` exactly when WindowedSort falls back to a
+// stable sort of the whole lane.
+#include "tracesmith/timeline/lane_builder.h"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+namespace tracesmith::analysis {
+namespace {
+
+struct Row {
+  uint64_t start = 0, end = 0;
+  uint32_t id = 0;  // arrival order: ties must keep it
+  bool operator==(const Row&) const = default;
+};
+struct RowCodec {
+  using Record = Row;
+  static constexpr size_t kFields = 3;
+  static std::array<uint64_t, 3> Encode(const Row& r) { return {r.start, r.end - r.start, r.id}; }
+  static Row Decode(const std::array<uint64_t, 3>& f, uint32_t) {
+    return {f[0], f[0] + f[1], uint32_t(f[2])};
+  }
+};
+struct ByTime {
+  bool operator()(const Row& a, const Row& b) const {
+    return a.start < b.start || (a.start == b.start && a.end < b.end);
+  }
+};
+
+// Returns whether the builder had to sort the lane whole (unordered).
+bool ExpectAsWindowedSort(const std::vector<Row>& arrival) {
+  LaneBuilder<RowCodec, ByTime> b;
+  for (const Row& r : arrival) b.Add(r);
+  EXPECT_EQ(b.size(), arrival.size());
+  const bool displaced = b.displaced(), unordered = b.unordered();
+  const PackedRecords<3> packed = b.Finish();
+  std::vector<Row> want = arrival;
+  const bool in_window = WindowedSort(want.begin(), want.end(), ByTime());
+  EXPECT_EQ(displaced, !in_window);
+  EXPECT_EQ(packed.size(), want.size());
+  for (size_t i = 0; i < want.size() && i < packed.size(); ++i)
+    if (RowCodec::Decode(packed.Get(i), 0) != want[i]) {
+      ADD_FAILURE() << "records differ from WindowedSort's first at " << i;
+      break;
+    }
+  return unordered;
+}
+
+std::vector<Row> Rising(size_t n, uint64_t seed, uint64_t jitter) {
+  std::mt19937_64 rng(seed);
+  std::vector<Row> rows;
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t start = 1'000'000 + i * 1'000 + (jitter ? rng() % jitter : 0);
+    rows.push_back({start, start + rng() % 3 * 100, uint32_t(i)});
+  }
+  return rows;
+}
+
+TEST(LaneBuilder, InOrderAndLocallyShuffledLanesComeOutInOrder) {
+  ExpectAsWindowedSort({});
+  ExpectAsWindowedSort(Rising(1, 1, 0));
+  ExpectAsWindowedSort(Rising(20'000, 1, 0));
+  ExpectAsWindowedSort(Rising(20'000, 2, 50'000));     // within ~50 places
+  ExpectAsWindowedSort(Rising(20'000, 3, 4'000'000));  // ~4000 places: near the window
+}
+
+TEST(LaneBuilder, TiesKeepTheirArrivalOrder) {
+  std::vector<Row> rows;
+  for (uint32_t i = 0; i < 10'000; ++i) rows.push_back({1'000 + (i / 300) * 10, 1'005, i});
+  ExpectAsWindowedSort(rows);
+}
+
+// A record far out of place: past the window WindowedSort sorts the whole lane; past what
+// waits the builder has packed records it belongs before, and sorts the lane at Finish.
+TEST(LaneBuilder, FarDisplacedRecordsMakeTheLaneSortedWhole) {
+  for (size_t far : {size_t(4'097), size_t(4'200), size_t(5'000), size_t(15'000)}) {
+    SCOPED_TRACE("moved back " + std::to_string(far));
+    std::vector<Row> rows = Rising(20'000, 4, 0);
+    std::swap(rows[10'000].start, rows[10'000 + far].start);  // one early, one late
+    for (Row& r : rows) r.end = r.start + 10;
+    // Past what waits (kSortWindow + 2 blocks at most), a packed record is passed.
+    EXPECT_EQ(ExpectAsWindowedSort(rows), far > kSortWindow + 2 * PackedRecords<3>::kBlock);
+  }
+  std::vector<Row> reversed = Rising(9'000, 5, 0);
+  std::reverse(reversed.begin(), reversed.end());
+  ExpectAsWindowedSort(reversed);
+  ExpectAsWindowedSort(Rising(20'000, 6, 1'000'000'000));  // shuffled
+}
+
+}  // namespace
+}  // namespace tracesmith::analysis
