@@ -286,7 +286,7 @@ bool FromKernelSequence(const CompactTrace& t, StepReport* r) {
   if (!std::is_sorted(kernels.begin(), kernels.end(), by_key))  // a lane out of order
     std::sort(kernels.begin(), kernels.end(), by_key);
   struct OpsByIndex {
-    RecordView<GpuOp> ops;
+    OpView ops;
     const std::vector<uint32_t>& index;
     size_t size() const { return index.size(); }
     GpuOp operator[](size_t k) const { return ops[index[k]]; }

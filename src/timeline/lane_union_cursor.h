@@ -48,7 +48,7 @@ class LaneUnionCursor {
   Interval Clip(uint32_t i) const {
     return {std::clamp(ops_[i].start_ns, w0_, w1_), std::clamp(ops_[i].end_ns, w0_, w1_)};
   }
-  RecordView<GpuOp> ops_;
+  OpView ops_;
   uint64_t w0_, w1_;
   uint32_t pos_ = 0, end_ = 0, opener_ = kNone;
   Interval cur_;

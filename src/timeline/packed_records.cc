@@ -50,9 +50,9 @@ Choice ChooseWidth(const uint64_t* offsets) {
 }
 
 template <uint32_t W>
-void Unpack(const uint64_t* words, uint64_t* slots) {
+void Unpack(const uint64_t* words, uint64_t base, uint64_t* slots) {
   if constexpr (W == 0) {
-    std::fill(slots, slots + kBlock, 0);
+    std::fill(slots, slots + kBlock, base);
   } else {
     // 64 slots take exactly W words: two groups, each unrolled so that every shift is a
     // constant.
@@ -63,7 +63,7 @@ void Unpack(const uint64_t* words, uint64_t* slots) {
         const size_t bit = i * W, q = bit / 64, r = bit % 64;
         uint64_t v = words[q] >> r;
         if (r + W > 64) v |= words[q + 1] << (64 - r);
-        slots[i] = v & mask;
+        slots[i] = base + (v & mask);
       }
     }
   }
@@ -71,14 +71,22 @@ void Unpack(const uint64_t* words, uint64_t* slots) {
 
 template <size_t... W>
 constexpr auto UnpackTable(std::index_sequence<W...>) {
-  return std::array<void (*)(const uint64_t*, uint64_t*), sizeof...(W)>{&Unpack<uint32_t(W)>...};
+  return std::array<void (*)(const uint64_t*, uint64_t, uint64_t*), sizeof...(W)>{
+      &Unpack<uint32_t(W)>...};
 }
 constexpr auto kUnpack = UnpackTable(std::make_index_sequence<65>());
 
 }  // namespace
 
-void UnpackSlots(const uint64_t* words, uint32_t width, uint64_t* slots) {
-  kUnpack[width](words, slots);
+void UnpackField(const uint64_t* words, uint32_t width, uint64_t base, uint32_t exceptions,
+                 uint64_t* values) {
+  kUnpack[width](words, base, values);
+  if (exceptions == 0) return;
+  const uint64_t top = MaxSlot(width), first = top - exceptions;
+  for (size_t i = 0; i < kBlock; ++i) {
+    const uint64_t slot = values[i] - base;
+    if (slot > first) values[i] = words[2 * width + (top - slot)];
+  }
 }
 
 FieldCode PackField(const uint64_t* values, uint64_t* out, uint32_t* words) {

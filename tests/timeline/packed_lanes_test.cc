@@ -26,6 +26,10 @@ struct RowCodec {
   static Row Decode(const std::array<uint64_t, 3>& f, uint32_t lane) {
     return {f[0], f[0] + f[1], uint32_t(f[2]), lane};
   }
+  static void DecodeColumns(const uint64_t (*c)[packed::kBlock], size_t n, uint32_t lane,
+                            Row* out) {
+    for (size_t i = 0; i < n; ++i) out[i] = Decode({c[0][i], c[1][i], c[2][i]}, lane);
+  }
 };
 using Lanes = PackedLanes<RowCodec>;
 
@@ -88,6 +92,35 @@ TEST(PackedLanes, StoresNeverReadEachOthersCachedBlocks) {
   Lanes moved = std::move(b);
   EXPECT_TRUE(b.empty());
   for (size_t i = 0; i < rows_b.size(); ++i) ASSERT_EQ(moved[i], rows_b[i]) << i;
+}
+
+// Filter keeps each lane's records in order: a lane whose kept records are one run (a time
+// window's) reads them from the records it shares, starting mid-block; another lane's are
+// packed again.
+TEST(PackedLanes, FilteredStoresReadTheKeptRecords) {
+  std::vector<Row> rows;
+  const Lanes lanes = Make({1000, 0, 700, 300}, 8, &rows);
+  const uint64_t from = rows[77].start, to = rows[900].start;  // a window of lane 10
+  auto in_window = [&](size_t, const Row& r) { return r.start >= from && r.start < to; };
+  auto every_third = [&](size_t i, const Row&) { return i % 3 == 0; };
+  for (int which = 0; which < 2; ++which) {
+    std::vector<Row> want;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      if (which == 0 ? in_window(i, rows[i]) : every_third(i, rows[i])) want.push_back(rows[i]);
+    }
+    const Lanes kept = which == 0 ? lanes.Filter(in_window) : lanes.Filter(every_third);
+    ASSERT_EQ(kept.size(), want.size());
+    ASSERT_EQ(kept.lanes(), 4u);
+    for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(kept[i], want[i]) << which << " " << i;
+    for (size_t i = want.size(); i-- > 0;) ASSERT_EQ(kept[i], want[i]) << which << " " << i;
+    // The lanes' index ranges follow one another.
+    for (size_t k = 1; k < kept.lanes(); ++k) EXPECT_EQ(kept.lane_begin(k), kept.lane_end(k - 1));
+    // The window's run shares its lane's packed records; the original store reads as before.
+    if (which == 0) {
+      EXPECT_EQ(kept.bytes(), lanes.bytes());
+    }
+  }
+  for (size_t i = 0; i < rows.size(); ++i) ASSERT_EQ(lanes[i], rows[i]) << i;
 }
 
 TEST(PackedLanes, ThreadsReadWithCachesOfTheirOwn) {

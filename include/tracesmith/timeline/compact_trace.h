@@ -76,6 +76,10 @@ struct HostCall {
 };
 static_assert(sizeof(HostCall) == 32, "HostCall must stay compact");
 
+// How analyses read the ops and calls (record_view.h): by value.
+using OpView = RecordView<std::vector<GpuOp>>;
+using CallView = RecordView<std::vector<HostCall>>;
+
 // Bytes and endpoints of a memcpy or memset (about 2% of GPU ops).
 struct CopyInfo {
   uint64_t bytes = 0;
@@ -296,8 +300,8 @@ class CompactTrace {
   // ---- results (valid after Finalize) ----
   // GPU ops and API calls, by lane and in time order within a lane (lane_range): read by
   // value through a view (record_view.h), never by reference.
-  RecordView<GpuOp> ops() const { return RecordView<GpuOp>(ops_); }
-  RecordView<HostCall> calls() const { return RecordView<HostCall>(calls_); }
+  OpView ops() const { return OpView(ops_); }
+  CallView calls() const { return CallView(calls_); }
   const std::vector<CopyInfo>& copies() const { return copies_; }
   const std::vector<SyncRecord>& syncs() const { return syncs_; }  // by start
   const std::vector<NvtxRecord>& nvtx() const { return nvtx_; }    // by (lane, start)

@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "tracesmith/timeline/packed_records.h"
@@ -25,13 +26,15 @@ namespace tracesmith::analysis {
 // Codec: `using Record`, `static constexpr size_t kFields`, and
 //   static std::array<uint64_t, kFields> Encode(const Record&);
 //   static Record Decode(const std::array<uint64_t, kFields>&, uint32_t lane);
+//   static void DecodeColumns(const uint64_t (*columns)[kBlock], size_t n, uint32_t lane,
+//                             Record* out);  // n records from their fields' columns
 template <typename Codec>
 class PackedLanes {
  public:
   using Record = typename Codec::Record;
   using Packed = PackedRecords<Codec::kFields>;
   static constexpr size_t kBlock = Packed::kBlock;
-  static constexpr size_t kCachedBlocks = 8;
+  static constexpr size_t kCachedBlocks = 32;
 
   PackedLanes() : generation_(NextGeneration()) {}
   PackedLanes(PackedLanes&& o) noexcept
@@ -51,48 +54,88 @@ class PackedLanes {
   // Appends lane `lane`'s records (after every lane added before).
   void AddLane(uint32_t lane, Packed records) {
     const size_t n = records.size();
-    lanes_.push_back({size_, lane, std::move(records)});
+    lanes_.push_back({size_, lane, 0, n, std::make_shared<const Packed>(std::move(records))});
     size_ += n;
     generation_ = NextGeneration();  // blocks cached before name other records
   }
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
+  // The lanes in order: each one's number, and its records' global indexes.
   size_t lanes() const { return lanes_.size(); }
-  // Bytes the records take (PackedRecords::bytes) and the memory held.
+  uint32_t lane(size_t k) const { return lanes_[k].lane; }
+  size_t lane_begin(size_t k) const { return lanes_[k].begin; }
+  size_t lane_end(size_t k) const { return lanes_[k].begin + lanes_[k].count; }
+
+  // The records keep(index, record) keeps, each lane's in order. A lane whose kept records
+  // are one run (a time window's) shares its packed records with this store, the run
+  // marked; another lane's kept records are packed again.
+  template <typename Keep>
+  PackedLanes Filter(const Keep& keep) const {
+    PackedLanes out;
+    std::vector<uint8_t> kept;
+    for (const LaneStore& l : lanes_) {
+      kept.assign(l.count, 0);
+      size_t first = l.count, last = 0, n = 0;
+      for (size_t k = 0; k < l.count; ++k) {
+        if (!keep(l.begin + k, (*this)[l.begin + k])) continue;
+        kept[k] = 1;
+        first = std::min(first, k), last = k, ++n;
+      }
+      if (n == 0 || last - first + 1 == n) {
+        out.lanes_.push_back({out.size_, l.lane, l.first + (n ? first : 0), n, l.records});
+      } else {
+        Packed packed;
+        for (size_t k = 0; k < l.count; ++k)
+          if (kept[k]) packed.Append(l.records->Get(l.first + k));
+        out.lanes_.push_back(
+            {out.size_, l.lane, 0, n, std::make_shared<const Packed>(std::move(packed))});
+      }
+      out.size_ += n;
+    }
+    return out;
+  }
+
+  // Bytes the records take (PackedRecords::bytes; records shared by a filtered store's
+  // lanes counted once per lane) and the memory held.
   size_t bytes() const {
     size_t b = 0;
-    for (const LaneStore& l : lanes_) b += l.records.bytes();
+    for (const LaneStore& l : lanes_) b += l.records->bytes();
     return b;
   }
   size_t reserved_bytes() const {
     size_t b = lanes_.capacity() * sizeof(LaneStore);
-    for (const LaneStore& l : lanes_) b += l.records.reserved_bytes();
+    for (const LaneStore& l : lanes_) b += l.records->reserved_bytes();
     return b;
   }
 
   Record operator[](size_t i) const {
     Cache& c = TheCache();
     const Block& last = c.blocks[c.last];
-    if (last.generation == generation_ && i - last.begin < last.n) return last.rows[i - last.begin];
+    if (last.generation == generation_ && i - last.lo < last.hi - last.lo)
+      return last.rows[i - last.lo + last.row];
     for (uint32_t k = 0; k < kCachedBlocks; ++k) {
       const Block& b = c.blocks[k];
-      if (b.generation == generation_ && i - b.begin < b.n) {
+      if (b.generation == generation_ && i - b.lo < b.hi - b.lo) {
         c.last = k;
-        return b.rows[i - b.begin];
+        return b.rows[i - b.lo + b.row];
       }
     }
     return Load(c, i);
   }
 
  private:
+  // A lane: records [first, first + count) of its packed records, at global indexes
+  // [begin, begin + count). Packed records are shared by the stores filtered from one.
   struct LaneStore {
     size_t begin = 0;
     uint32_t lane = 0;
-    Packed records;
+    size_t first = 0, count = 0;
+    std::shared_ptr<const Packed> records;
   };
+  // A decoded block: global indexes [lo, hi) are rows [row, row + hi - lo).
   struct Block {
     uint64_t generation = 0;  // 0: empty
-    size_t begin = 0, n = 0;
+    size_t lo = 0, hi = 0, row = 0;
     Record rows[kBlock];
   };
   static constexpr size_t kProbes = 4;
@@ -120,27 +163,30 @@ class PackedLanes {
                                [](size_t x, const LaneStore& l) { return x < l.begin; });
     const LaneStore& l = *(it - 1);
     bool near = false;
-    for (const Block& b : c.blocks)
-      near |= b.generation == generation_ && Near(i, b.begin, b.begin + b.n);
+    for (const Block& b : c.blocks) near |= b.generation == generation_ && Near(i, b.lo, b.hi);
     for (size_t k = 0; k < kProbes; ++k)
       near |= c.probe_generation[k] == generation_ && Near(i, c.probe[k], c.probe[k] + 1);
     if (!near) {
       c.probe_generation[c.next_probe] = generation_;
       c.probe[c.next_probe] = i;
       c.next_probe = (c.next_probe + 1) % kProbes;
-      return Codec::Decode(l.records.Get(i - l.begin), l.lane);
+      return Codec::Decode(l.records->Get(l.first + (i - l.begin)), l.lane);
     }
-    const size_t block = (i - l.begin) / kBlock;
-    typename Packed::Record fields[kBlock];
-    const size_t n = l.records.DecodeBlock(block, fields);
+    const size_t local = l.first + (i - l.begin), block = local / kBlock;
+    uint64_t columns[Codec::kFields][kBlock];
+    const size_t n = l.records->DecodeColumns(block, columns);
     Block& b = c.blocks[c.next];
     c.last = c.next;
     c.next = (c.next + 1) % kCachedBlocks;
+    // The block's records that are the lane's: local [from, to).
+    const size_t from = std::max(block * kBlock, l.first);
+    const size_t to = std::min(block * kBlock + n, l.first + l.count);
     b.generation = generation_;
-    b.begin = l.begin + block * kBlock;
-    b.n = n;
-    for (size_t k = 0; k < n; ++k) b.rows[k] = Codec::Decode(fields[k], l.lane);
-    return b.rows[i - b.begin];
+    b.lo = l.begin + (from - l.first);
+    b.hi = l.begin + (to - l.first);
+    b.row = from - block * kBlock;
+    Codec::DecodeColumns(columns, n, l.lane, b.rows);
+    return b.rows[i - b.lo + b.row];
   }
 
   std::vector<LaneStore> lanes_;

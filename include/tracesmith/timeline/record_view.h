@@ -1,20 +1,23 @@
 // RecordView: the read-only, random-access sequence through which analyses read a
 // CompactTrace's GPU ops and API calls. Records are handed out by value, never by
-// reference: what lies behind the view is the trace's to choose (today a plain array;
-// a packed form is what holding 100 M kernels in 2 GB needs, #41 item 6), and no
-// analysis may keep a pointer into it.
+// reference: what lies behind the view is the trace's to choose (an array today; packed
+// records, PackedLanes in packed_lanes.h, are what holding 100 M kernels in 2 GB needs,
+// #41 item 6), and no analysis may keep a pointer into it. `Store` has size() and
+// operator[](size_t) returning a record (std::vector, PackedLanes).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
-#include <vector>
+#include <type_traits>
+#include <utility>
 
 namespace tracesmith::analysis {
 
-template <typename T>
+template <typename Store>
 class RecordView {
  public:
+  using T = std::remove_cvref_t<decltype(std::declval<const Store&>()[0])>;
   // A random-access iterator whose reference type is the record itself (a prvalue):
   // it models std::random_access_iterator, so std::ranges algorithms take it.
   class Iterator {
@@ -27,7 +30,7 @@ class RecordView {
     using pointer = void;
 
     Iterator() = default;
-    Iterator(const std::vector<T>* records, size_t i) : records_(records), i_(i) {}
+    Iterator(const Store* records, size_t i) : records_(records), i_(i) {}
     T operator*() const { return (*records_)[i_]; }
     T operator[](difference_type n) const { return (*records_)[i_ + n]; }
     Iterator& operator++() { return ++i_, *this; }
@@ -49,22 +52,22 @@ class RecordView {
 
    private:
     // The trace's records, not the view: an iterator outlives the view it came from.
-    const std::vector<T>* records_ = nullptr;
+    const Store* records_ = nullptr;
     size_t i_ = 0;
   };
 
-  explicit RecordView(const std::vector<T>& records) : records_(&records) {}
+  explicit RecordView(const Store& records) : records_(&records) {}
 
   size_t size() const { return records_->size(); }
-  bool empty() const { return records_->empty(); }
+  bool empty() const { return records_->size() == 0; }
   T operator[](size_t i) const { return (*records_)[i]; }
-  T front() const { return records_->front(); }
-  T back() const { return records_->back(); }
+  T front() const { return (*records_)[0]; }
+  T back() const { return (*records_)[records_->size() - 1]; }
   Iterator begin() const { return {records_, 0}; }
   Iterator end() const { return {records_, size()}; }
 
  private:
-  const std::vector<T>* records_;
+  const Store* records_;
 };
 
 }  // namespace tracesmith::analysis
