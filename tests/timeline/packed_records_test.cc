@@ -16,12 +16,12 @@ using PackedColumn = PackedRecords<1>;
 
 void ExpectSame(const std::vector<uint64_t>& values, const PackedColumn& c) {
   ASSERT_EQ(c.size(), values.size());
-  for (size_t i = 0; i < values.size(); ++i) ASSERT_EQ(c.Get(i, 0), values[i]) << "index " << i;
-  PackedColumn::Record block[PackedColumn::kBlock];
+  for (size_t i = 0; i < values.size(); ++i) ASSERT_EQ(c.Get(i)[0], values[i]) << "index " << i;
+  uint64_t block[1][PackedColumn::kBlock];
   size_t at = 0;
   for (size_t b = 0; b < c.blocks(); ++b) {
-    const size_t n = c.DecodeBlock(b, block);
-    for (size_t i = 0; i < n; ++i) ASSERT_EQ(block[i][0], values[at + i]) << "block " << b;
+    const size_t n = c.DecodeColumns(b, block);
+    for (size_t i = 0; i < n; ++i) ASSERT_EQ(block[0][i], values[at + i]) << "block " << b;
     at += n;
   }
   EXPECT_EQ(at, values.size());
@@ -63,8 +63,8 @@ TEST(PackedColumn, ReadableWhileItGrows) {
   for (uint64_t i = 0; i < 300; ++i) {
     c.Append({i * i});
     values.push_back(i * i);
-    ASSERT_EQ(c.Get(i, 0), i * i);
-    ASSERT_EQ(c.Get(i / 2, 0), values[i / 2]);
+    ASSERT_EQ(c.Get(i)[0], i * i);
+    ASSERT_EQ(c.Get(i / 2)[0], values[i / 2]);
   }
   ExpectSame(values, c);
 }
@@ -100,7 +100,7 @@ TEST(PackedColumn, ClearDropsEverything) {
   c.Clear();
   EXPECT_EQ(c.size(), 0u);
   c.Append({5});
-  EXPECT_EQ(c.Get(0, 0), 5u);
+  EXPECT_EQ(c.Get(0)[0], 5u);
 }
 
 // Fields of one record are packed each in its own width, and read back together, one by one
@@ -118,13 +118,14 @@ TEST(PackedRecords, FieldsOfARecordKeepTheirOwnWidths) {
   ASSERT_EQ(r.size(), rows.size());
   for (size_t i = 0; i < rows.size(); ++i) {
     ASSERT_EQ(r.Get(i), rows[i]) << i;
-    for (size_t f = 0; f < 3; ++f) ASSERT_EQ(r.Get(i, f), rows[i][f]) << i << " field " << f;
+    for (size_t f = 0; f < 3; ++f) ASSERT_EQ(r.Get(i)[f], rows[i][f]) << i << " field " << f;
   }
-  Three::Record block[Three::kBlock];
+  uint64_t block[3][Three::kBlock];
   size_t at = 0;
   for (size_t b = 0; b < r.blocks(); ++b) {
-    const size_t n = r.DecodeBlock(b, block);
-    for (size_t i = 0; i < n; ++i) ASSERT_EQ(block[i], rows[at + i]);
+    const size_t n = r.DecodeColumns(b, block);
+    for (size_t i = 0; i < n; ++i)
+      for (size_t f = 0; f < 3; ++f) ASSERT_EQ(block[f][i], rows[at + i][f]) << i << " " << f;
     at += n;
   }
   EXPECT_EQ(at, rows.size());

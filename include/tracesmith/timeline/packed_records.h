@@ -43,8 +43,8 @@ inline uint64_t Slot(const uint64_t* words, size_t bit, uint32_t width) {
 }
 
 // A field of a full block (kBlock slots of `width` bits at `words`, its exceptions after
-// them) into values[0, kBlock): one loop compiled per width (5-10x faster than reading the
-// slots one by one at a width known only at run time).
+// them) into values[0, kBlock): one loop compiled per width (a whole 6-field record 5.6 ns a
+// block at a time against 11.0 ns read slot by slot, 2026-12-01, this VM).
 void UnpackField(const uint64_t* words, uint32_t width, uint64_t base, uint32_t exceptions,
                  uint64_t* values);
 
@@ -89,15 +89,6 @@ class PackedRecords {
   bool empty() const { return size_ == 0; }
   size_t blocks() const { return (size_ + kBlock - 1) / kBlock; }
 
-  // Field f of record i.
-  uint64_t Get(size_t i, size_t f) const {
-    const size_t b = i / kBlock;
-    if (b >= headers_.size()) return pending_[i % kBlock][f];
-    const Header& h = headers_[b];
-    const uint64_t* words = pages_.At(h.word);
-    for (size_t g = 0; g < f; ++g) words += 2 * h.width[g] + h.exceptions[g];
-    return Decode(h, f, words, i % kBlock);
-  }
   Record Get(size_t i) const {
     Record r;
     const size_t b = i / kBlock;
@@ -113,15 +104,8 @@ class PackedRecords {
     }
     return r;
   }
-  // Records [b * kBlock, b * kBlock + n) into out (n = the block's length, returned).
-  size_t DecodeBlock(size_t b, Record* out) const {
-    uint64_t columns[N][kBlock];
-    const size_t n = DecodeColumns(b, columns);
-    for (size_t i = 0; i < n; ++i)
-      for (size_t f = 0; f < N; ++f) out[i][f] = columns[f][i];
-    return n;
-  }
-  // The same, field by field: columns[f][i] is field f of record b * kBlock + i.
+  // Block b's records, field by field: columns[f][i] is field f of record b * kBlock + i;
+  // returns the block's length.
   size_t DecodeColumns(size_t b, uint64_t (*columns)[kBlock]) const {
     if (b >= headers_.size()) {
       const size_t n = size_ - b * kBlock;
