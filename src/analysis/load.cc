@@ -1,5 +1,8 @@
 // Loading a trace file into the analysis engine, chunk by chunk.
 #include <algorithm>
+#include <cstdlib>
+#include <optional>
+#include <string_view>
 
 #include "tracesmith/analysis/report.h"
 #include "tracesmith/base/file_util.h"
@@ -86,6 +89,16 @@ StatusOr<TimeWindowNs> ParseTimeWindow(const std::string& from, const std::strin
   return w;
 }
 
+StatusOr<RecordForm> ChooseRecordForm(uint64_t records) {
+  const char* env = std::getenv(kRecordFormEnv);
+  const std::string_view name = env ? env : "";
+  if (name.empty() || name == "auto")
+    return records >= kPackedFromRecords ? RecordForm::kPacked : RecordForm::kArrays;
+  if (const std::optional<RecordForm> form = ParseRecordForm(name)) return *form;
+  return InvalidArgument(StrFormat("%s=%s: expected arrays, packed or auto", kRecordFormEnv,
+                                   std::string(name).c_str()));
+}
+
 Status LoadCompactTrace(format::TraceSource& source, const LoadOptions& options, CompactTrace* out,
                         format::ReadReport* report) {
   // The index says how many rows are coming: reserve once instead of
@@ -106,6 +119,8 @@ Status LoadCompactTrace(format::TraceSource& source, const LoadOptions& options,
   // (1 GiB + 256 x file size, SbtReader::Stream) in 32-byte rows.
   const uint64_t size = source.bytes();
   const uint64_t cap = std::min<uint64_t>(size * 64 + (1u << 20), ((1ull << 30) + 256 * size) / 32);
+  ASSIGN_OR_RETURN(const RecordForm form, ChooseRecordForm(std::min(ops + calls, 2 * cap)));
+  out->SetRecordForm(form);
   // One process of a merged file: the file's counts are every process's.
   if (!out->process_filtered()) out->Reserve(std::min(ops, cap), std::min(calls, cap));
   Status st = source.Stream(

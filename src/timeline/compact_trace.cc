@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <iterator>
 #include <map>
 #include <numeric>
@@ -99,7 +100,12 @@ uint32_t CorrelationIndex::Find(uint32_t pid, uint32_t correlation) const {
 
 // ---- ingest ----------------------------------------------------------------
 
-CompactTrace::CompactTrace() = default;
+CompactTrace::CompactTrace() {
+  // TRACESMITH_RECORDS=packed|arrays: the form of every compact trace (tests run the
+  // analyses in both); auto or unset: arrays here, by size in LoadCompactTrace.
+  if (const char* env = std::getenv(kRecordFormEnv))
+    if (const std::optional<RecordForm> form = ParseRecordForm(env)) SetRecordForm(*form);
+}
 
 uint32_t CompactTrace::GpuLane(uint32_t pid, uint32_t device, uint32_t stream) {
   const uint64_t key = GpuLaneKey(pid, device, stream);
@@ -147,7 +153,7 @@ void CompactTrace::IngestRows(const std::vector<T>& rows) {
       op.correlation_id = e.correlation_id;
       op.lane_kind = GpuLane(e.pid, e.device_id, e.stream_id) << 2 | uint32_t(OpKind::kKernel);
       op.extra = graph_kernels_.Intern(e.pid, e.graph_id, e.graph_node_id);
-      ops_.push_back(op);
+      ops_.Add(op);
       ++kernels_per_pid_[e.pid];
     }
     pc_samples_.AddKernels(rows);
@@ -175,7 +181,7 @@ void CompactTrace::IngestRows(const std::vector<T>& rows) {
         c.dst_kind = e.memory_kind;
       }
       copies_.push_back(c);
-      ops_.push_back(op);
+      ops_.Add(op);
     }
   } else if constexpr (std::is_same_v<T, ApiEvent>) {
     for (const ApiEvent& e : rows) {
@@ -186,7 +192,7 @@ void CompactTrace::IngestRows(const std::vector<T>& rows) {
       c.stack_id = e.stack_id;
       c.name_id = e.name_id;
       c.lane = HostLane(e.pid, e.tid);
-      calls_.push_back(c);
+      calls_.Add(c);
     }
   } else if constexpr (std::is_same_v<T, SyncEvent>) {
     for (const SyncEvent& e : rows)
@@ -316,8 +322,7 @@ void CompactTrace::AlignClocks() {
   stats_.clocks_aligned = true;
   std::vector<const ClockMap*> lane_map(lanes_.size(), nullptr);
   for (size_t l = 0; l < lanes_.size(); ++l) lane_map[l] = align.MapOf(lanes_[l].pid);
-  for (GpuOp& o : ops_) ConvertInterval(lane_map[o.lane()], &o.start_ns, &o.end_ns);
-  for (HostCall& c : calls_) ConvertInterval(lane_map[c.lane], &c.start_ns, &c.end_ns);
+  // GPU ops and API calls: by their stores, after the lanes are sorted (SortAndIndex).
   for (NvtxRecord& n : nvtx_) ConvertInterval(lane_map[n.lane], &n.start_ns, &n.end_ns);
   for (NvtxPayloadRecord& p : nvtx_payloads_)
     if (const ClockMap* m = lane_map[p.lane]) p.ts_ns = (*m)(p.ts_ns);
@@ -337,34 +342,6 @@ void CompactTrace::AlignClocks() {
   }
 }
 
-namespace {
-
-// Stable counting sort of records by lane: O(n), lanes are few.
-template <typename T, typename LaneOf>
-void SortByLane(std::vector<T>* rows, size_t lanes, LaneOf lane_of) {
-  std::vector<uint32_t> offset(lanes + 1, 0);
-  for (const T& r : *rows) offset[lane_of(r) + 1]++;
-  bool sorted = true;
-  for (size_t i = 1; i < rows->size() && sorted; ++i)
-    sorted = lane_of((*rows)[i - 1]) <= lane_of((*rows)[i]);
-  if (sorted) return;
-  std::partial_sum(offset.begin(), offset.end(), offset.begin());
-  // Each row's place, then the rows moved along the permutation's cycles in
-  // place: 4 bytes per row instead of a second copy of the rows (320 MB for
-  // 10 M ops).
-  std::vector<uint32_t> dest(rows->size());
-  for (size_t i = 0; i < rows->size(); ++i) dest[i] = offset[lane_of((*rows)[i])]++;
-  for (size_t i = 0; i < rows->size(); ++i) {
-    while (dest[i] != i) {
-      const uint32_t j = dest[i];
-      std::swap((*rows)[i], (*rows)[j]);
-      std::swap(dest[i], dest[j]);
-    }
-  }
-}
-
-}  // namespace
-
 void CompactTrace::SortAndIndex() {
   // Renumber lanes in a stable, readable order: GPU streams by (pid, device,
   // stream), then host threads by (pid, tid).
@@ -382,31 +359,15 @@ void CompactTrace::SortAndIndex() {
     lanes[i] = lanes_[order[i]];
   }
   lanes_.swap(lanes);
-  for (GpuOp& o : ops_) o.lane_kind = remap[o.lane()] << 2 | (o.lane_kind & 3);
-  for (HostCall& c : calls_) c.lane = remap[c.lane];
   for (NvtxRecord& n : nvtx_) n.lane = remap[n.lane];
   for (NvtxPayloadRecord& p : nvtx_payloads_) p.lane = remap[p.lane];
   gpu_lane_index_.clear();
   host_lane_index_.clear();
 
-  SortByLane(&ops_, lanes_.size(), [](const GpuOp& o) { return o.lane(); });
-  SortByLane(&calls_, lanes_.size(), [](const HostCall& c) { return c.lane; });
-  ComputeRanges();  // lane ranges for the per-lane sorts; indexes come after
-  for (uint32_t l = 0; l < lanes_.size(); ++l) {
-    LaneRange r = ranges_[l];
-    bool in_window = lanes_[l].host
-                         ? WindowedSort(calls_.begin() + r.begin, calls_.begin() + r.end,
-                                        [](const HostCall& a, const HostCall& b) {
-                                          return a.start_ns < b.start_ns ||
-                                                 (a.start_ns == b.start_ns && a.end_ns < b.end_ns);
-                                        })
-                         : WindowedSort(ops_.begin() + r.begin, ops_.begin() + r.end,
-                                        [](const GpuOp& a, const GpuOp& b) {
-                                          return a.start_ns < b.start_ns ||
-                                                 (a.start_ns == b.start_ns && a.end_ns < b.end_ns);
-                                        });
-    if (!in_window) stats_.lanes_resorted++;
-  }
+  // Each lane in time order, its times on the common clock (record_store.h).
+  auto map_of = [&](uint32_t lane) { return clocks_.MapOf(lanes_[lane].pid); };
+  stats_.lanes_resorted += ops_.Finish(remap, map_of) + calls_.Finish(remap, map_of);
+  ComputeRanges();
   std::sort(nvtx_.begin(), nvtx_.end(), [](const NvtxRecord& a, const NvtxRecord& b) {
     return std::tie(a.lane, a.start_ns, a.end_ns) < std::tie(b.lane, b.start_ns, b.end_ns);
   });
@@ -426,18 +387,8 @@ void CompactTrace::SortAndIndex() {
 
 void CompactTrace::ComputeRanges() {
   ranges_.assign(lanes_.size(), LaneRange{});
-  for (uint32_t i = 0; i < ops_.size();) {
-    uint32_t l = ops_[i].lane(), j = i;
-    while (j < ops_.size() && ops_[j].lane() == l) ++j;
-    ranges_[l] = {i, j};
-    i = j;
-  }
-  for (uint32_t i = 0; i < calls_.size();) {
-    uint32_t l = calls_[i].lane, j = i;
-    while (j < calls_.size() && calls_[j].lane == l) ++j;
-    ranges_[l] = {i, j};
-    i = j;
-  }
+  ops_.Ranges(&ranges_);
+  calls_.Ranges(&ranges_);
   gpu_lanes_.clear();
   devices_.clear();
   for (uint32_t l = 0; l < lanes_.size(); ++l) {
@@ -459,19 +410,22 @@ void CompactTrace::BuildIndexes() {
   }
   // Correlation indexes, built from the records in place (CorrelationIndex::Build).
   auto each_call = [&](const auto& fn) {
-    for (uint32_t i = 0; i < calls_.size(); ++i)
-      if (calls_[i].correlation_id) fn({lanes_[calls_[i].lane].pid, calls_[i].correlation_id, i});
+    calls_.ForEach([&](size_t i, const HostCall& c) {
+      if (c.correlation_id) fn({PidOfLane(c.lane), c.correlation_id, uint32_t(i)});
+    });
   };
   auto each_op = [&](const auto& fn) {
-    for (uint32_t i = 0; i < ops_.size(); ++i)
-      if (ops_[i].correlation_id) fn({PidOfLane(ops_[i].lane()), ops_[i].correlation_id, i});
+    ops_.ForEach([&](size_t i, const GpuOp& o) {
+      if (o.correlation_id) fn({PidOfLane(o.lane()), o.correlation_id, uint32_t(i)});
+    });
   };
   {
     CorrelationIndex call_by_corr;  // only for op_call_: not kept
     call_by_corr.Build(each_call);
     op_call_.resize(ops_.size());
-    for (uint32_t i = 0; i < ops_.size(); ++i)
-      op_call_[i] = call_by_corr.Find(PidOfLane(ops_[i].lane()), ops_[i].correlation_id);
+    ops_.ForEach([&](size_t i, const GpuOp& o) {
+      op_call_[i] = call_by_corr.Find(PidOfLane(o.lane()), o.correlation_id);
+    });
   }
   // Several ops per id (a graph launch runs many kernels): the last-ending
   // one is the op a call waited for.
@@ -496,8 +450,8 @@ void CompactTrace::Finalize() {
     lo = std::min(lo, s);
     hi = std::max(hi, e);
   };
-  for (const GpuOp& o : ops_) span(o.start_ns, o.end_ns);
-  for (const HostCall& c : calls_) span(c.start_ns, c.end_ns);
+  ops_.ForEach([&](size_t, const GpuOp& o) { span(o.start_ns, o.end_ns); });
+  calls_.ForEach([&](size_t, const HostCall& c) { span(c.start_ns, c.end_ns); });
   for (const SyncRecord& s : syncs_) span(s.start_ns, s.end_ns);
   for (const NvtxRecord& n : nvtx_) span(n.start_ns, n.end_ns);
   for (const GraphLaunchRecord& g : graphs_) span(g.start_ns, g.end_ns);
@@ -527,8 +481,8 @@ void CompactTrace::RestrictWindow(uint64_t from, uint64_t to) {
   auto outside = [&](uint64_t s, uint64_t e) {
     return s == e ? (s < from || s > to) : (e <= from || s >= to);
   };
-  std::erase_if(ops_, [&](const GpuOp& o) { return outside(o.start_ns, o.end_ns); });
-  std::erase_if(calls_, [&](const HostCall& c) { return outside(c.start_ns, c.end_ns); });
+  ops_.Filter([&](size_t, const GpuOp& o) { return !outside(o.start_ns, o.end_ns); });
+  calls_.Filter([&](size_t, const HostCall& c) { return !outside(c.start_ns, c.end_ns); });
   std::erase_if(syncs_, [&](const SyncRecord& s) { return outside(s.start_ns, s.end_ns); });
   std::erase_if(nvtx_, [&](const NvtxRecord& n) { return outside(n.start_ns, n.end_ns); });
   std::erase_if(graphs_, [&](const GraphLaunchRecord& g) { return outside(g.start_ns, g.end_ns); });
@@ -541,22 +495,22 @@ void CompactTrace::RestrictWindow(uint64_t from, uint64_t to) {
 namespace {
 
 // [b, e) with the calls that overlap it: their time inside it, and the longest three.
-CompactTrace::OutsideSpan SpanWithCalls(const std::vector<HostCall>& calls, uint64_t b,
+CompactTrace::OutsideSpan SpanWithCalls(const RecordStore<CallCodec>& calls, uint64_t b,
                                         uint64_t e) {
   CompactTrace::OutsideSpan s;
   s.begin = b;
   s.end = std::max(b, e);
   // The longest calls that overlap the span, by their time inside it.
-  for (const HostCall& c : calls) {
+  calls.ForEach([&](size_t, const HostCall& c) {
     const uint64_t cb = std::max(c.start_ns, s.begin), ce = std::min(c.end_ns, s.end);
-    if (ce <= cb) continue;
+    if (ce <= cb) return;
     s.api_ns += ce - cb;
     s.longest_calls.push_back({c.name_id, c.start_ns, ce - cb});
     std::sort(s.longest_calls.begin(), s.longest_calls.end(),
               [](const CompactTrace::OutsideSpan::Call& x,
                  const CompactTrace::OutsideSpan::Call& y) { return x.ns > y.ns; });
     if (s.longest_calls.size() > 3) s.longest_calls.pop_back();
-  }
+  });
   return s;
 }
 
@@ -567,11 +521,11 @@ void CompactTrace::RestrictToActiveRegion() {
   // From the first kernel (copies before it are uploads of weights and data:
   // start-up) to the end of the last GPU op of any kind.
   uint64_t first = UINT64_MAX, first_op = UINT64_MAX, last = 0;
-  for (const GpuOp& o : ops_) {
+  ops_.ForEach([&](size_t, const GpuOp& o) {
     if (o.kind() == OpKind::kKernel) first = std::min(first, o.start_ns);
     first_op = std::min(first_op, o.start_ns);
     last = std::max(last, o.end_ns);
-  }
+  });
   active_.kernels = first != UINT64_MAX;
   if (first == UINT64_MAX) first = first_op;
   first = std::max(first, window_begin_);
@@ -614,24 +568,16 @@ Status CompactTrace::RestrictToNvtx(const std::string& name) {
     return it != v.begin() && t <= (it - 1)->end;
   };
   std::vector<uint8_t> keep_call(calls_.size());
-  for (size_t i = 0; i < calls_.size(); ++i)
-    keep_call[i] = in_range(calls_[i].lane, calls_[i].start_ns);
-  std::vector<uint8_t> keep_op(ops_.size());
-  for (size_t i = 0; i < ops_.size(); ++i) {
-    uint32_t c = CallOfOp(static_cast<uint32_t>(i));
-    keep_op[i] = c != kNone && keep_call[c];
-  }
   std::set<std::pair<uint32_t, uint32_t>> kept_corr;
-  for (size_t i = 0; i < calls_.size(); ++i)
-    if (keep_call[i]) kept_corr.insert({lanes_[calls_[i].lane].pid, calls_[i].correlation_id});
-  size_t k = 0;
-  for (size_t i = 0; i < ops_.size(); ++i)
-    if (keep_op[i]) ops_[k++] = ops_[i];
-  ops_.resize(k);
-  k = 0;
-  for (size_t i = 0; i < calls_.size(); ++i)
-    if (keep_call[i]) calls_[k++] = calls_[i];
-  calls_.resize(k);
+  calls_.ForEach([&](size_t i, const HostCall& c) {
+    keep_call[i] = in_range(c.lane, c.start_ns);
+    if (keep_call[i]) kept_corr.insert({PidOfLane(c.lane), c.correlation_id});
+  });
+  ops_.Filter([&](size_t i, const GpuOp&) {
+    const uint32_t c = CallOfOp(static_cast<uint32_t>(i));
+    return c != kNone && keep_call[c];
+  });
+  calls_.Filter([&](size_t i, const HostCall&) { return keep_call[i] != 0; });
   std::erase_if(syncs_, [&](const SyncRecord& s) {
     return !kept_corr.count({s.pid, s.correlation_id});
   });
@@ -640,8 +586,11 @@ Status CompactTrace::RestrictToNvtx(const std::string& name) {
   });
   std::erase_if(nvtx_, [&](const NvtxRecord& n) { return String(n.name_id) != name; });
   uint64_t lo = UINT64_MAX, hi = 0;
-  for (const GpuOp& o : ops_) lo = std::min(lo, o.start_ns), hi = std::max(hi, o.end_ns);
-  for (const HostCall& c : calls_) lo = std::min(lo, c.start_ns), hi = std::max(hi, c.end_ns);
+  ops_.ForEach(
+      [&](size_t, const GpuOp& o) { lo = std::min(lo, o.start_ns), hi = std::max(hi, o.end_ns); });
+  calls_.ForEach([&](size_t, const HostCall& c) {
+    lo = std::min(lo, c.start_ns), hi = std::max(hi, c.end_ns);
+  });
   if (lo > hi) lo = hi = window_begin_;
   window_begin_ = lo;
   window_end_ = hi;

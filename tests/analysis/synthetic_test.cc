@@ -4,6 +4,7 @@
 // matter, and the DOT export respects its node limit.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <random>
 #include <set>
 #include <sstream>
@@ -116,6 +117,57 @@ TEST(SyntheticTest, RowOrderDoesNotMatter) {
   // Only the data-quality counter differs.
   auto strip = [](std::string s) { return s.substr(0, s.find("\"data_quality\"")); };
   EXPECT_EQ(strip(sa), strip(sb));
+}
+
+// The ops and calls as arrays or packed (record_store.h): the same report, byte for byte.
+TEST(SyntheticTest, PackedRecordsGiveTheSameReport) {
+  const model::Trace t = Synthetic();
+  std::string json[2];
+  for (RecordForm form : {RecordForm::kArrays, RecordForm::kPacked}) {
+    CompactTrace c;
+    c.SetRecordForm(form);
+    std::ostringstream out;
+    WriteJsonReport(FromMemory(t, &c), out);
+    json[int(form)] = out.str();
+  }
+  EXPECT_GT(json[0].size(), 1000u);
+  EXPECT_EQ(json[0], json[1]);
+}
+
+// TRACESMITH_RECORDS chooses the form; unset or auto, the size does; any other value is an
+// error that names the variable, and loading fails with it.
+TEST(SyntheticTest, RecordFormIsChosenBySizeOrTheEnvironment) {
+  const char* before = std::getenv(kRecordFormEnv);
+  const std::string saved = before ? before : "";
+  auto Form = [](uint64_t records) {
+    StatusOr<RecordForm> f = ChooseRecordForm(records);
+    return f.ok() ? int(*f) : -1;
+  };
+  unsetenv(kRecordFormEnv);
+  EXPECT_EQ(Form(kPackedFromRecords - 1), int(RecordForm::kArrays));
+  EXPECT_EQ(Form(kPackedFromRecords), int(RecordForm::kPacked));
+  setenv(kRecordFormEnv, "auto", 1);
+  EXPECT_EQ(Form(kPackedFromRecords), int(RecordForm::kPacked));
+  setenv(kRecordFormEnv, "packed", 1);
+  EXPECT_EQ(Form(10), int(RecordForm::kPacked));
+  setenv(kRecordFormEnv, "arrays", 1);
+  EXPECT_EQ(Form(kPackedFromRecords * 4), int(RecordForm::kArrays));
+  setenv(kRecordFormEnv, "compressed", 1);
+  const StatusOr<RecordForm> bad = ChooseRecordForm(10);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("TRACESMITH_RECORDS=compressed"), std::string::npos);
+  tracesmith::testing::TempPath path;
+  ASSERT_TRUE(format::WriteTraceFile(Synthetic(), path.path()).ok());
+  CompactTrace c;
+  EXPECT_FALSE(LoadCompactTrace(path.path(), {}, &c).ok());
+  setenv(kRecordFormEnv, "packed", 1);
+  CompactTrace p;
+  ASSERT_TRUE(LoadCompactTrace(path.path(), {}, &p).ok());
+  EXPECT_EQ(p.record_form(), RecordForm::kPacked);
+  if (before)
+    setenv(kRecordFormEnv, saved.c_str(), 1);
+  else
+    unsetenv(kRecordFormEnv);
 }
 
 TEST(SyntheticTest, DotRespectsNodeLimit) {

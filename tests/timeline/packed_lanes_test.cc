@@ -26,10 +26,6 @@ struct RowCodec {
   static Row Decode(const std::array<uint64_t, 3>& f, uint32_t lane) {
     return {f[0], f[0] + f[1], uint32_t(f[2]), lane};
   }
-  static void DecodeColumns(const uint64_t (*c)[packed::kBlock], size_t n, uint32_t lane,
-                            Row* out) {
-    for (size_t i = 0; i < n; ++i) out[i] = Decode({c[0][i], c[1][i], c[2][i]}, lane);
-  }
 };
 using Lanes = PackedLanes<RowCodec>;
 

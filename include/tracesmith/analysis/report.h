@@ -163,6 +163,12 @@ struct LoadOptions {
   // file's index): a command's progress line.
   std::function<void(uint64_t done, uint64_t total)> progress;
 };
+// How LoadCompactTrace keeps a trace's GPU ops and API calls (record_store.h), `records` of
+// them by the file's index: TRACESMITH_RECORDS=arrays or packed chooses; unset or auto,
+// packed from kPackedFromRecords on (where the arrays would take 1 GiB), arrays below; an
+// error naming the variable for any other value.
+inline constexpr uint64_t kPackedFromRecords = uint64_t(32) << 20;
+StatusOr<RecordForm> ChooseRecordForm(uint64_t records);
 // Streams an SBT file into a CompactTrace (bounded by the compact records,
 // never the full rows), finalizes it and applies the restrictions. `report`
 // (optional) receives what the reader recovered from a damaged file.

@@ -25,9 +25,11 @@
 
 #include "tracesmith/base/status.h"
 #include "tracesmith/model/trace.h"
+#include "tracesmith/timeline/compact_records.h"
 #include "tracesmith/timeline/gpu_metric_series.h"
 #include "tracesmith/timeline/graph_kernels.h"
 #include "tracesmith/timeline/pc_samples.h"
+#include "tracesmith/timeline/record_store.h"
 #include "tracesmith/timeline/record_view.h"
 #include "tracesmith/timeline/sorter.h"
 
@@ -45,40 +47,9 @@ struct AppCounterPoint {
   uint32_t name_id = 0;
 };
 
-enum class OpKind : uint8_t { kKernel = 0, kMemcpy = 1, kMemset = 2 };
-const char* OpKindName(OpKind kind);
-
-// A kernel, memcpy or memset. 32 bytes: 10M of them are 320 MB.
-struct GpuOp {
-  uint64_t start_ns = 0;
-  uint64_t end_ns = 0;
-  uint32_t name_id = 0;         // kernel: demangled name (mangled if none); else 0
-  uint32_t correlation_id = 0;  // joins the API call that issued it (same pid)
-  uint32_t lane_kind = 0;       // lane index << 2 | OpKind
-  uint32_t extra = 0;           // kernel: index into graph_kernels() (0: no graph);
-                                // memcpy/memset: index into copies()
-
-  uint32_t lane() const { return lane_kind >> 2; }
-  OpKind kind() const { return static_cast<OpKind>(lane_kind & 3); }
-  uint64_t duration() const { return end_ns - start_ns; }
-};
-static_assert(sizeof(GpuOp) == 32, "GpuOp must stay compact: see the memory budget above");
-
-// A CUDA API call on a host thread. 32 bytes.
-struct HostCall {
-  uint64_t start_ns = 0;
-  uint64_t end_ns = 0;
-  uint32_t correlation_id = 0;
-  uint32_t stack_id = 0;
-  uint32_t name_id = 0;
-  uint32_t lane = 0;  // host lane (pid, tid)
-  uint64_t duration() const { return end_ns - start_ns; }
-};
-static_assert(sizeof(HostCall) == 32, "HostCall must stay compact");
-
 // How analyses read the ops and calls (record_view.h): by value.
-using OpView = RecordView<std::vector<GpuOp>>;
-using CallView = RecordView<std::vector<HostCall>>;
+using OpView = RecordView<RecordStore<OpCodec>>;
+using CallView = RecordView<RecordStore<CallCodec>>;
 
 // Bytes and endpoints of a memcpy or memset (about 2% of GPU ops).
 struct CopyInfo {
@@ -125,22 +96,6 @@ inline uint64_t GpuLaneKey(uint32_t pid, uint32_t device, uint32_t stream) {
 }
 inline uint64_t HostLaneKey(uint32_t pid, uint32_t tid) { return (uint64_t(pid) << 32) | tid; }
 
-// Capture clock -> CLOCK_REALTIME for one process: linear through its first
-// and last anchors (corrects drift between them), an offset with one anchor.
-// Monotonic; 0 ("unknown" in the model) stays 0.
-struct ClockMap {
-  int64_t g0 = 0, r0 = 0, g1 = 0, r1 = 0;
-  bool linear = false;
-  uint64_t operator()(uint64_t t) const;
-};
-
-// Converts [*s, *e] with `m` (nothing when null); the end never before the start.
-inline void ConvertInterval(const ClockMap* m, uint64_t* s, uint64_t* e) {
-  if (!m) return;
-  *s = (*m)(*s);
-  *e = std::max(*s, (*m)(*e));
-}
-
 // How the processes of a trace are put on one clock (CompactTrace::Finalize,
 // step 1): only with two or more processes and at least one anchor in the
 // trace; then each process with anchors gets its ClockMap, one without is
@@ -166,11 +121,6 @@ struct Lane {
   uint32_t device = 0;  // GPU lanes
   uint32_t stream = 0;  // GPU lanes
   uint32_t tid = 0;     // host lanes
-};
-
-// Half-open [begin, end) range of a lane's records in the sorted arrays.
-struct LaneRange {
-  uint32_t begin = 0, end = 0;
 };
 
 // Maps (pid, correlation id) to a record index. Dense per pid when ids are
@@ -222,9 +172,17 @@ class CompactTrace {
   void IngestMetadata(const model::Trace& batch) { RefreshMeta(batch); }
   // Reserves room for this many GPU ops and API calls (from a file's index).
   void Reserve(uint64_t ops, uint64_t calls) {
-    ops_.reserve(ops);
-    calls_.reserve(calls);
+    ops_.Reserve(ops);
+    calls_.Reserve(calls);
   }
+  // How the ops and calls are kept (record_store.h; arrays unless set): before ingesting.
+  void SetRecordForm(RecordForm form) {
+    ops_.SetForm(form);
+    calls_.SetForm(form);
+  }
+  RecordForm record_form() const { return ops_.form(); }
+  // The memory the ops and calls hold (after Finalize).
+  size_t record_bytes() const { return ops_.bytes() + calls_.bytes(); }
   // Ingests every event and metadata row of a whole trace.
   void IngestAll(const model::Trace& trace);
   // From now on Ingest keeps only the event rows of process `pid` (metadata
@@ -347,7 +305,9 @@ class CompactTrace {
   uint32_t CallOfOp(uint32_t op) const { return op_call_[op]; }
   Interval CallSpanOfOp(uint32_t op) const {
     const uint32_t c = op_call_[op];
-    return c == kNone ? Interval{} : Interval{calls_[c].start_ns, calls_[c].end_ns};
+    if (c == kNone) return Interval{};
+    const HostCall call = calls_[c];
+    return Interval{call.start_ns, call.end_ns};
   }
   // The host stack behind ops()[op] (0: none): for a kernel replayed from a
   // CUDA graph, the stack of the call that put its node in the graph when
@@ -392,8 +352,8 @@ class CompactTrace {
 
   ActiveRegion active_;
   ChosenSteps chosen_steps_;
-  std::vector<GpuOp> ops_;
-  std::vector<HostCall> calls_;
+  RecordStore<OpCodec> ops_;
+  RecordStore<CallCodec> calls_;
   std::vector<CopyInfo> copies_;
   std::vector<SyncRecord> syncs_;
   std::vector<NvtxRecord> nvtx_;

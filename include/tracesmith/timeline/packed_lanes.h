@@ -13,6 +13,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -26,8 +27,7 @@ namespace tracesmith::analysis {
 // Codec: `using Record`, `static constexpr size_t kFields`, and
 //   static std::array<uint64_t, kFields> Encode(const Record&);
 //   static Record Decode(const std::array<uint64_t, kFields>&, uint32_t lane);
-//   static void DecodeColumns(const uint64_t (*columns)[kBlock], size_t n, uint32_t lane,
-//                             Record* out);  // n records from their fields' columns
+// (compact_records.h: OpCodec, CallCodec).
 template <typename Codec>
 class PackedLanes {
  public:
@@ -108,6 +108,28 @@ class PackedLanes {
     return b;
   }
 
+  // fn(index, record) for every record in order, each block decoded once (the cache
+  // untouched).
+  template <typename Fn>
+  void Scan(const Fn& fn) const {
+    uint64_t columns[Codec::kFields][kBlock];
+    for (const LaneStore& l : lanes_) {
+      const size_t end = l.first + l.count;
+      for (size_t b = l.first / kBlock; b * kBlock < end; ++b) {
+        const size_t n = l.records->DecodeColumns(b, columns);
+        const size_t from = std::max(b * kBlock, l.first), to = std::min(b * kBlock + n, end);
+        for (size_t k = from; k < to; ++k)
+          fn(l.begin + (k - l.first), DecodeAt(columns, k - b * kBlock, l.lane));
+      }
+    }
+  }
+  // Record k of a block decoded into columns (PackedRecords::DecodeColumns).
+  static Record DecodeAt(const uint64_t (*columns)[kBlock], size_t k, uint32_t lane) {
+    std::array<uint64_t, Codec::kFields> f;
+    for (size_t j = 0; j < Codec::kFields; ++j) f[j] = columns[j][k];
+    return Codec::Decode(f, lane);
+  }
+
   Record operator[](size_t i) const {
     Cache& c = TheCache();
     const Block& last = c.blocks[c.last];
@@ -185,7 +207,7 @@ class PackedLanes {
     b.lo = l.begin + (from - l.first);
     b.hi = l.begin + (to - l.first);
     b.row = from - block * kBlock;
-    Codec::DecodeColumns(columns, n, l.lane, b.rows);
+    for (size_t k = 0; k < n; ++k) b.rows[k] = DecodeAt(columns, k, l.lane);
     return b.rows[i - b.lo + b.row];
   }
 
