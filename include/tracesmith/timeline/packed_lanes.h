@@ -34,7 +34,7 @@ class PackedLanes {
   using Record = typename Codec::Record;
   using Packed = PackedRecords<Codec::kFields>;
   static constexpr size_t kBlock = Packed::kBlock;
-  static constexpr size_t kCachedBlocks = 32;
+  static constexpr size_t kCachedBlocks = 32;  // a power of two
 
   PackedLanes() : generation_(NextGeneration()) {}
   PackedLanes(PackedLanes&& o) noexcept
@@ -135,10 +135,12 @@ class PackedLanes {
     const Block& last = c.blocks[c.last];
     if (last.generation == generation_ && i - last.lo < last.hi - last.lo)
       return last.rows[i - last.lo + last.row];
-    for (uint32_t k = 0; k < kCachedBlocks; ++k) {
-      const Block& b = c.blocks[k];
+    // Newest first: a merge of a few lanes by time reads the blocks it decoded last.
+    for (uint32_t k = 1; k <= kCachedBlocks; ++k) {
+      const uint32_t slot = (c.next - k) & (kCachedBlocks - 1);
+      const Block& b = c.blocks[slot];
       if (b.generation == generation_ && i - b.lo < b.hi - b.lo) {
-        c.last = k;
+        c.last = slot;
         return b.rows[i - b.lo + b.row];
       }
     }
