@@ -419,12 +419,15 @@ void CompactTrace::BuildIndexes() {
       if (o.correlation_id) fn({PidOfLane(o.lane()), o.correlation_id, uint32_t(i)});
     });
   };
+  // One index at a time beside the records (the peak of a 100 M-kernel trace): the calls'
+  // index for op_call_, gone before the ops' index is built.
+  op_by_corr_ = CorrelationIndex();
+  op_call_.Reset(ops_.form() == RecordForm::kPacked, ops_.size());
   {
     CorrelationIndex call_by_corr;  // only for op_call_: not kept
     call_by_corr.Build(each_call);
-    op_call_.resize(ops_.size());
-    ops_.ForEach([&](size_t i, const GpuOp& o) {
-      op_call_[i] = call_by_corr.Find(PidOfLane(o.lane()), o.correlation_id);
+    ops_.ForEach([&](size_t, const GpuOp& o) {
+      op_call_.Append(call_by_corr.Find(PidOfLane(o.lane()), o.correlation_id));
     });
   }
   // Several ops per id (a graph launch runs many kernels): the last-ending

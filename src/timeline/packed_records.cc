@@ -1,6 +1,7 @@
 #include "tracesmith/timeline/packed_records.h"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <functional>
 #include <utility>
@@ -112,6 +113,11 @@ FieldCode PackField(const uint64_t* values, uint64_t* out, uint32_t* words) {
   }
   *words = slot_words + k;
   return {base, uint8_t(c.width), uint8_t(k)};
+}
+
+uint64_t NextGeneration() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
 }
 
 uint32_t Pages::Take(uint32_t words) {

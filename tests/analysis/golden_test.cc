@@ -184,6 +184,25 @@ TEST(GoldenTest, EventWait) {
   CheckGolden(r, "event_wait");
 }
 
+// Two threads launch onto one stream and the second op's call starts before the first's:
+// the stream is dispatch-pending from the earlier call on (the state machine's pending union
+// when calls are not in op order).
+TEST(GoldenTest, CallsOutOfOpOrderOnOneStream) {
+  TraceBuilder b;
+  b.Kernel("first", 0, 7, 100, 150, 50, 60, 0, 0, /*tid=*/1);
+  b.Kernel("second", 0, 7, 200, 240, 20, 30, 0, 0, /*tid=*/2);
+  b.Kernel("third", 0, 7, 300, 320, 250, 260, 0, 0, /*tid=*/1);
+  model::Trace t = b.trace();
+  auto a = Analyze(t, "calls_out_of_order");
+  CheckAgainstOracle(t, *a);
+  ASSERT_EQ(a->report.timeline.streams.size(), 1u);
+  const StreamTimeline& s = a->report.timeline.streams[0];
+  // Window [20, 320]: pending 20-100, 150-200, 250-300; running 50 + 40 + 20 ns.
+  EXPECT_EQ(s.state_ns[int(StreamState::kDispatchPending)], 80u + 50u + 50u);
+  EXPECT_EQ(s.state_ns[int(StreamState::kRunning)], 110u);
+  EXPECT_EQ(s.state_ns[int(StreamState::kIdle)], 10u);
+}
+
 TEST(GoldenTest, GraphLaunch) {
   model::Trace t = GraphLaunchTrace();
   auto a = Analyze(t, "graph_launch");

@@ -28,6 +28,7 @@
 #include "tracesmith/timeline/compact_records.h"
 #include "tracesmith/timeline/gpu_metric_series.h"
 #include "tracesmith/timeline/graph_kernels.h"
+#include "tracesmith/timeline/index_column.h"
 #include "tracesmith/timeline/pc_samples.h"
 #include "tracesmith/timeline/record_store.h"
 #include "tracesmith/timeline/record_view.h"
@@ -181,8 +182,8 @@ class CompactTrace {
     calls_.SetForm(form);
   }
   RecordForm record_form() const { return ops_.form(); }
-  // The memory the ops and calls hold (after Finalize).
-  size_t record_bytes() const { return ops_.bytes() + calls_.bytes(); }
+  // The memory the ops, the calls and the op -> call column hold (after Finalize).
+  size_t record_bytes() const { return ops_.bytes() + calls_.bytes() + op_call_.bytes(); }
   // Ingests every event and metadata row of a whole trace.
   void IngestAll(const model::Trace& trace);
   // From now on Ingest keeps only the event rows of process `pid` (metadata
@@ -373,7 +374,7 @@ class CompactTrace {
   uint64_t last_gpu_key_ = UINT64_MAX, last_host_key_ = UINT64_MAX;
   uint32_t last_gpu_lane_ = 0, last_host_lane_ = 0;
   CorrelationIndex op_by_corr_;
-  std::vector<uint32_t> op_call_;
+  IndexColumn op_call_;  // packed when the records are
   model::Trace meta_;
   uint32_t filter_pid_ = 0;
   bool filtered_ = false;

@@ -14,7 +14,6 @@
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -36,18 +35,18 @@ class PackedLanes {
   static constexpr size_t kBlock = Packed::kBlock;
   static constexpr size_t kCachedBlocks = 32;  // a power of two
 
-  PackedLanes() : generation_(NextGeneration()) {}
+  PackedLanes() : generation_(packed::NextGeneration()) {}
   PackedLanes(PackedLanes&& o) noexcept
-      : lanes_(std::move(o.lanes_)), size_(o.size_), generation_(NextGeneration()) {
+      : lanes_(std::move(o.lanes_)), size_(o.size_), generation_(packed::NextGeneration()) {
     o.size_ = 0;
-    o.generation_ = NextGeneration();
+    o.generation_ = packed::NextGeneration();
   }
   PackedLanes& operator=(PackedLanes&& o) noexcept {
     lanes_ = std::move(o.lanes_);
     size_ = o.size_;
-    generation_ = NextGeneration();
+    generation_ = packed::NextGeneration();
     o.size_ = 0;
-    o.generation_ = NextGeneration();
+    o.generation_ = packed::NextGeneration();
     return *this;
   }
 
@@ -56,7 +55,7 @@ class PackedLanes {
     const size_t n = records.size();
     lanes_.push_back({size_, lane, 0, n, std::make_shared<const Packed>(std::move(records))});
     size_ += n;
-    generation_ = NextGeneration();  // blocks cached before name other records
+    generation_ = packed::NextGeneration();  // blocks cached before name other records
   }
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
@@ -177,10 +176,6 @@ class PackedLanes {
   static Cache& TheCache() {
     static thread_local Cache cache;
     return cache;
-  }
-  static uint64_t NextGeneration() {
-    static std::atomic<uint64_t> next{1};
-    return next.fetch_add(1, std::memory_order_relaxed);
   }
   Record Load(Cache& c, size_t i) const {
     auto it = std::upper_bound(lanes_.begin(), lanes_.end(), i,

@@ -48,6 +48,10 @@ inline uint64_t Slot(const uint64_t* words, size_t bit, uint32_t width) {
 void UnpackField(const uint64_t* words, uint32_t width, uint64_t base, uint32_t exceptions,
                  uint64_t* values);
 
+// A number no other packed store was given (never 0): what a thread's cache of decoded blocks
+// tags them with (PackedLanes, IndexColumn).
+uint64_t NextGeneration();
+
 // How one field of a full block is stored.
 struct FieldCode {
   uint64_t base = 0;
