@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <span>
 #include <string_view>
 #include <tuple>
 
@@ -148,12 +149,23 @@ template <typename Order>
 bool StepsFromOrder(const Order& order, StepReport* r,
                     const std::function<std::string_view(uint32_t)>& name_of) {
   if (order.size() < 2 * kMinSteps) return false;
-  std::map<uint32_t, std::vector<uint32_t>> positions;  // name -> indexes into order
-  for (uint32_t k = 0; k < order.size(); ++k) positions[order[k].name_id].push_back(k);
+  // Each name's indexes into order, all names' in one array (4 bytes a kernel, no vector's
+  // growth slack: 100 M kernels are 400 MB): counted, then placed.
+  std::map<uint32_t, std::pair<uint32_t, uint32_t>> positions;  // name -> [begin, end) in flat
+  for (uint32_t k = 0; k < order.size(); ++k) ++positions[order[k].name_id].second;
+  uint32_t next = 0;
+  for (auto& [name, range] : positions) {
+    const uint32_t count = range.second;
+    range = {next, next};
+    next += count;
+  }
+  std::vector<uint32_t> flat(order.size());
+  for (uint32_t k = 0; k < order.size(); ++k) flat[positions[order[k].name_id].second++] = k;
   uint32_t best_name = 0, best_period = 0;
   double best_gap = -1;
   std::vector<uint32_t> best_pos;
-  for (const auto& [name, pos] : positions) {
+  for (const auto& [name, range] : positions) {
+    const std::span<const uint32_t> pos(flat.data() + range.first, range.second - range.first);
     if (pos.size() < kMinSteps) continue;
     std::vector<uint32_t> gaps;
     for (size_t i = 1; i < pos.size(); ++i) gaps.push_back(pos[i] - pos[i - 1]);
@@ -175,10 +187,12 @@ bool StepsFromOrder(const Order& order, StepReport* r,
       }
     idle /= double(pos.size());
     if (period > best_period || (period == best_period && idle > best_gap)) {
-      best_name = name, best_period = period, best_gap = idle, best_pos = pos;
+      best_name = name, best_period = period, best_gap = idle;
+      best_pos.assign(pos.begin(), pos.end());
     }
   }
   positions.clear();
+  std::vector<uint32_t>().swap(flat);
   if (!best_period) return false;
   // Where in the period a step begins: after the largest GPU-idle gaps (the
   // host's work between iterations), found over all recurrences.

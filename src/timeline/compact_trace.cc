@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <iterator>
 #include <map>
+#include <mutex>
 #include <numeric>
 #include <set>
 
@@ -408,7 +409,17 @@ void CompactTrace::BuildIndexes() {
     auto it = by_key.find({s.pid, s.device_id, s.stream_id});
     s.lane = it == by_key.end() ? kNone : it->second;
   }
-  // Correlation indexes, built from the records in place (CorrelationIndex::Build).
+  // The correlation indexes: at their first use (IndexCorrelations), once after the last
+  // restriction.
+  op_call_.Reset(false, 0);
+  op_by_corr_ = CorrelationIndex();
+  index_state_.built.store(false, std::memory_order_release);
+}
+
+void CompactTrace::BuildCorrelationIndexes() const {
+  std::lock_guard<std::mutex> lock(index_state_.mu);
+  if (index_state_.built.load(std::memory_order_acquire)) return;  // another thread built them
+  // Built from the records in place (CorrelationIndex::Build).
   auto each_call = [&](const auto& fn) {
     calls_.ForEach([&](size_t i, const HostCall& c) {
       if (c.correlation_id) fn({PidOfLane(c.lane), c.correlation_id, uint32_t(i)});
@@ -435,6 +446,7 @@ void CompactTrace::BuildIndexes() {
   op_by_corr_.Build(each_op, [&](uint32_t old_op, uint32_t new_op) {
     return ops_[new_op].end_ns >= ops_[old_op].end_ns;
   });
+  index_state_.built.store(true, std::memory_order_release);
 }
 
 void CompactTrace::Finalize() {
@@ -473,6 +485,7 @@ std::vector<uint32_t> CompactTrace::DeviceLanes(uint32_t device) const {
 }
 
 uint32_t CompactTrace::OpOfCall(HostCall call) const {
+  IndexCorrelations();
   return op_by_corr_.Find(PidOfLane(call.lane), call.correlation_id);
 }
 

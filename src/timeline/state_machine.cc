@@ -91,8 +91,7 @@ StreamStateMachine::StreamStateMachine(const CompactTrace& trace, uint32_t lane,
   uint64_t last_end = 0, last_start = 0;
   bool calls_in_order = true;
   auto pending_of = [&](uint32_t i, const GpuOp& op) {
-    return trace.CallOfOp(i) == kNone ? Interval{}
-                                      : clip(trace.CallSpanOfOp(i).start, op.start_ns);
+    return trace.CallOfOp(i) == kNone ? Interval{} : clip(trace.CallSpanOfOp(i).start, op.start_ns);
   };
   for (uint32_t i = r.begin; i < r.end; ++i) {
     const GpuOp op = ops[i];

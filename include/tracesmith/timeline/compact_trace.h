@@ -15,9 +15,11 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -303,9 +305,12 @@ class CompactTrace {
   // The API call that issued ops()[op], or kNone (precomputed); and that
   // call's [start, end) ({0, 0} when none). Calls are not copied per op: 16
   // bytes per op would be 160 MB at 10 M ops.
-  uint32_t CallOfOp(uint32_t op) const { return op_call_[op]; }
+  uint32_t CallOfOp(uint32_t op) const {
+    IndexCorrelations();
+    return op_call_[op];
+  }
   Interval CallSpanOfOp(uint32_t op) const {
-    const uint32_t c = op_call_[op];
+    const uint32_t c = CallOfOp(op);
     if (c == kNone) return Interval{};
     const HostCall call = calls_[c];
     return Interval{call.start_ns, call.end_ns};
@@ -317,7 +322,7 @@ class CompactTrace {
     const GpuOp o = ops_[op];
     if (o.kind() == OpKind::kKernel && o.extra)
       if (const uint32_t s = graph_kernels_[o.extra].stack_id) return s;
-    const uint32_t c = op_call_[op];
+    const uint32_t c = CallOfOp(op);
     return c == kNone ? 0 : calls_[c].stack_id;
   }
   // The last-ending GPU op issued by `call`, or kNone.
@@ -349,7 +354,16 @@ class CompactTrace {
   void AlignClocks();
   void SortAndIndex();
   void ComputeRanges();  // lane ranges, GPU lanes, devices
-  void BuildIndexes();   // sync lanes, correlation indexes (after sorting)
+  void BuildIndexes();   // sync lanes; the correlation indexes to be built again
+  // The correlation indexes (op_call_, op_by_corr_) are built at their first use after
+  // Finalize or a restriction, once (the first thread to need them builds them): not
+  // before steps are found and the window cut to them, when they would be built again, and
+  // their memory (8 bytes per op) not beside what finding steps takes (the peak of a
+  // 100 M-kernel trace).
+  void IndexCorrelations() const {
+    if (!index_state_.built.load(std::memory_order_acquire)) BuildCorrelationIndexes();
+  }
+  void BuildCorrelationIndexes() const;
 
   ActiveRegion active_;
   ChosenSteps chosen_steps_;
@@ -373,8 +387,21 @@ class CompactTrace {
   std::unordered_map<uint64_t, uint32_t> gpu_lane_index_, host_lane_index_;
   uint64_t last_gpu_key_ = UINT64_MAX, last_host_key_ = UINT64_MAX;
   uint32_t last_gpu_lane_ = 0, last_host_lane_ = 0;
-  CorrelationIndex op_by_corr_;
-  IndexColumn op_call_;  // packed when the records are
+  mutable CorrelationIndex op_by_corr_;
+  mutable IndexColumn op_call_;  // packed when the records are
+  // Whether the correlation indexes are built, and the lock of building them; a trace moves
+  // only while nothing reads it.
+  struct IndexState {
+    std::atomic<bool> built{false};
+    std::mutex mu;
+    IndexState() = default;
+    IndexState(IndexState&& o) noexcept : built(o.built.load()) {}
+    IndexState& operator=(IndexState&& o) noexcept {
+      built.store(o.built.load());
+      return *this;
+    }
+  };
+  mutable IndexState index_state_;
   model::Trace meta_;
   uint32_t filter_pid_ = 0;
   bool filtered_ = false;
