@@ -419,7 +419,7 @@ void CompactTrace::BuildIndexes() {
 void CompactTrace::BuildCorrelationIndexes() const {
   std::lock_guard<std::mutex> lock(index_state_.mu);
   if (index_state_.built.load(std::memory_order_acquire)) return;  // another thread built them
-  // Built from the records in place (CorrelationIndex::Build).
+  // Built from the records in place (CorrelationIndex::Build); BuildIndexes emptied both.
   auto each_call = [&](const auto& fn) {
     calls_.ForEach([&](size_t i, const HostCall& c) {
       if (c.correlation_id) fn({PidOfLane(c.lane), c.correlation_id, uint32_t(i)});
@@ -432,7 +432,6 @@ void CompactTrace::BuildCorrelationIndexes() const {
   };
   // One index at a time beside the records (the peak of a 100 M-kernel trace): the calls'
   // index for op_call_, gone before the ops' index is built.
-  op_by_corr_ = CorrelationIndex();
   op_call_.Reset(ops_.form() == RecordForm::kPacked, ops_.size());
   {
     CorrelationIndex call_by_corr;  // only for op_call_: not kept

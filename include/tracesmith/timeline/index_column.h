@@ -1,7 +1,7 @@
 // IndexColumn: one 32-bit value per record (the compact trace's issuing call of each GPU op),
 // appended in order and read at any index, kept plain (4 bytes a value) or packed with the
-// records (PackedRecords<1>: a value near its block's others takes a few bits; 1.4 B an op on
-// the synthetic 10 M-kernel trace, docs/benchmarks.md "Record stores on main").
+// records (PackedRecords<1>: a block of 128 values that lie near each other, as a stream's
+// calls do, takes a few bits a value; its size alone was not measured).
 #pragma once
 
 #include <cstddef>
