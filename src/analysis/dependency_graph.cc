@@ -187,7 +187,7 @@ void DependencyRules::Predecessors(NodeRef node, std::vector<Edge>* out) const {
       auto s = sync_by_corr_.find(PidKey(pid, c.correlation_id));
       if (c.correlation_id && s != sync_by_corr_.end())
         add(NodeKind::kSync, s->second, EdgeKind::kSyncReturn);
-      uint32_t op = trace_.OpOfCall(c);
+      uint32_t op = trace_.OpOfCall(node.index);
       if (op != kNone && ops[op].end_ns <= c.end_ns && ops[op].end_ns >= c.start_ns)
         add(NodeKind::kOp, op, EdgeKind::kBlockingCall);
       break;

@@ -282,7 +282,7 @@ void LaunchTable(const CompactTrace& t, CallSiteNamer& namer, AnalysisReport* r)
   }
   for (uint32_t c = 0; c < calls.size(); ++c)
     if (issued[c] && !several[c]) {
-      const uint32_t op = t.OpOfCall(calls[c]);
+      const uint32_t op = t.OpOfCall(c);
       if (op == kNone || t.CallOfOp(op) != c) several[c] = true;  // found apart, as several
     }
   std::unordered_map<uint32_t, uint64_t> first_of_several;
@@ -295,7 +295,7 @@ void LaunchTable(const CompactTrace& t, CallSiteNamer& namer, AnalysisReport* r)
   auto first_start = [&](uint32_t c) -> uint64_t {
     if (!issued[c]) return UINT64_MAX;
     if (several[c]) return first_of_several.find(c)->second;
-    return ops[t.OpOfCall(calls[c])].start_ns;
+    return ops[t.OpOfCall(c)].start_ns;
   };
   auto delay = [&](uint32_t i, const HostCall& c) -> uint64_t {
     const uint64_t first = first_start(i);
@@ -350,7 +350,7 @@ void LaunchTable(const CompactTrace& t, CallSiteNamer& namer, AnalysisReport* r)
     DependencyRules rules(t);
     for (auto [ns, i] : slow) {
       const HostCall c = t.calls()[i];
-      const uint32_t op = t.OpOfCall(c);
+      const uint32_t op = t.OpOfCall(i);
       LaunchOutlier o;
       o.api = std::string(t.String(c.name_id));
       o.op = rules.Label({NodeKind::kOp, op});

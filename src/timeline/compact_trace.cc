@@ -412,7 +412,7 @@ void CompactTrace::BuildIndexes() {
   // The correlation indexes: at their first use (IndexCorrelations), once after the last
   // restriction.
   op_call_.Reset(false, 0);
-  op_by_corr_ = CorrelationIndex();
+  call_op_.Reset(false, 0);
   index_state_.built.store(false, std::memory_order_release);
 }
 
@@ -430,21 +430,29 @@ void CompactTrace::BuildCorrelationIndexes() const {
       if (o.correlation_id) fn({PidOfLane(o.lane()), o.correlation_id, uint32_t(i)});
     });
   };
-  // One index at a time beside the records (the peak of a 100 M-kernel trace): the calls'
-  // index for op_call_, gone before the ops' index is built.
-  op_call_.Reset(ops_.form() == RecordForm::kPacked, ops_.size());
+  // One correlation index at a time beside the records (the peak of a 100 M-kernel trace),
+  // gone once its column is filled: the calls' for op_call_, then the ops' for call_op_.
+  const bool packed = ops_.form() == RecordForm::kPacked;
+  op_call_.Reset(packed, ops_.size());
   {
-    CorrelationIndex call_by_corr;  // only for op_call_: not kept
+    CorrelationIndex call_by_corr;
     call_by_corr.Build(each_call);
     ops_.ForEach([&](size_t, const GpuOp& o) {
       op_call_.Append(call_by_corr.Find(PidOfLane(o.lane()), o.correlation_id));
     });
   }
-  // Several ops per id (a graph launch runs many kernels): the last-ending
-  // one is the op a call waited for.
-  op_by_corr_.Build(each_op, [&](uint32_t old_op, uint32_t new_op) {
-    return ops_[new_op].end_ns >= ops_[old_op].end_ns;
-  });
+  call_op_.Reset(packed, calls_.size());
+  {
+    // Several ops per id (a graph launch runs many kernels): the last-ending
+    // one is the op a call waited for.
+    CorrelationIndex op_by_corr;
+    op_by_corr.Build(each_op, [&](uint32_t old_op, uint32_t new_op) {
+      return ops_[new_op].end_ns >= ops_[old_op].end_ns;
+    });
+    calls_.ForEach([&](size_t, const HostCall& c) {
+      call_op_.Append(op_by_corr.Find(PidOfLane(c.lane), c.correlation_id));
+    });
+  }
   index_state_.built.store(true, std::memory_order_release);
 }
 
@@ -481,11 +489,6 @@ std::vector<uint32_t> CompactTrace::DeviceLanes(uint32_t device) const {
   for (uint32_t l : gpu_lanes_)
     if (lanes_[l].device == device) out.push_back(l);
   return out;
-}
-
-uint32_t CompactTrace::OpOfCall(HostCall call) const {
-  IndexCorrelations();
-  return op_by_corr_.Find(PidOfLane(call.lane), call.correlation_id);
 }
 
 // ---- restriction -----------------------------------------------------------

@@ -70,6 +70,59 @@ struct UnionCursor {
   }
 };
 
+// Cursor's interface over the union of a lane's pending intervals (pending_of(i) for its
+// ops i in order), built as it is read, as AppendUnion would build it: right while their
+// starts never go back (InOrder(), which reads what the sweep left to know).
+template <typename PendingOf>
+class PendingCursor {
+ public:
+  PendingCursor(const PendingOf& pending_of, uint32_t begin, uint32_t end)
+      : pending_of_(pending_of), pos_(begin), end_(end) {
+    has_next_ = Fetch(&next_);
+    Load();
+  }
+  void Advance(uint64_t t) {
+    while (has_cur_ && cur_.end <= t) Load();
+  }
+  bool Active(uint64_t t) const { return has_cur_ && cur_.start <= t; }
+  uint64_t Next(uint64_t t) const {
+    if (!has_cur_) return UINT64_MAX;
+    return cur_.start > t ? cur_.start : cur_.end;
+  }
+  bool InOrder() {
+    Interval p;
+    while (in_order_ && Fetch(&p)) {
+    }
+    return in_order_;
+  }
+
+ private:
+  // The next non-empty interval, its start checked against the one before.
+  bool Fetch(Interval* p) {
+    while (pos_ < end_) {
+      *p = pending_of_(pos_++);
+      if (p->end <= p->start) continue;
+      in_order_ = in_order_ && p->start >= last_start_;
+      last_start_ = p->start;
+      return true;
+    }
+    return false;
+  }
+  void Load() {
+    has_cur_ = has_next_;
+    if (!has_cur_) return;
+    cur_ = next_;
+    while ((has_next_ = Fetch(&next_)) && next_.start <= cur_.end)
+      cur_.end = std::max(cur_.end, next_.end);
+  }
+
+  const PendingOf& pending_of_;
+  uint32_t pos_, end_;
+  uint64_t last_start_ = 0;
+  bool in_order_ = true, has_cur_ = false, has_next_ = false;
+  Interval cur_, next_;
+};
+
 }  // namespace
 
 StreamStateMachine::StreamStateMachine(const CompactTrace& trace, uint32_t lane,
@@ -81,36 +134,9 @@ StreamStateMachine::StreamStateMachine(const CompactTrace& trace, uint32_t lane,
   };
   LaneRange r = trace.lane_range(lane);
   const auto ops = trace.ops();
-  // Running: the lane's busy union, read as the sweep goes. Pending: the union of
-  // each op's issuing call to its start. Ops come in start order and their calls
-  // almost always too: the union is then built as they come, in the memory of the
-  // union alone; when a call starts before the one before it, the intervals are
-  // read again, kept and sorted (16 bytes per op with a call: 1 GB of a 100 M-op
-  // trace's timeline on two threads).
-  std::vector<Interval> pending, waiting;
-  uint64_t last_end = 0, last_start = 0;
-  bool calls_in_order = true;
-  auto pending_of = [&](uint32_t i, const GpuOp& op) {
-    return trace.CallOfOp(i) == kNone ? Interval{} : clip(trace.CallSpanOfOp(i).start, op.start_ns);
-  };
-  for (uint32_t i = r.begin; i < r.end; ++i) {
-    const GpuOp op = ops[i];
-    last_end = std::max(last_end, op.end_ns);
-    if (!calls_in_order) continue;
-    const Interval p = pending_of(i, op);
-    if (p.end <= p.start) continue;
-    calls_in_order = p.start >= last_start;
-    last_start = p.start;
-    AppendUnion(&pending, p.start, p.end);
-  }
-  if (!calls_in_order) {
-    pending.clear();
-    for (uint32_t i = r.begin; i < r.end; ++i) {
-      const Interval p = pending_of(i, ops[i]);
-      if (p.end > p.start) pending.push_back(p);
-    }
-    UnionInPlace(&pending);
-  }
+  uint64_t last_end = 0;
+  for (uint32_t i = r.begin; i < r.end; ++i) last_end = std::max(last_end, ops[i].end_ns);
+  std::vector<Interval> waiting;
   for (const SyncRecord& s : trace.syncs())
     if (s.lane == lane && s.sync_type == model::kSyncStreamWaitEvent) {
       Interval c = clip(s.start_ns, s.end_ns);
@@ -119,30 +145,55 @@ StreamStateMachine::StreamStateMachine(const CompactTrace& trace, uint32_t lane,
   UnionInPlace(&waiting);
   const uint64_t finish = r.begin == r.end ? w1 : std::clamp(last_end, w0, w1);
 
-  UnionCursor run{LaneUnionCursor(trace, lane)};
-  Cursor wait{&waiting}, pend{&pending};
-  uint64_t t = w0;
-  while (t < w1) {
-    run.Advance(t);
-    wait.Advance(t);
-    pend.Advance(t);
-    StreamState s;
-    if (run.Active(t))
-      s = StreamState::kRunning;
-    else if (t >= finish)
-      s = StreamState::kFinished;
-    else if (wait.Active(t))
-      s = StreamState::kWaiting;
-    else if (pend.Active(t))
-      s = StreamState::kDispatchPending;
-    else
-      s = StreamState::kIdle;
-    uint64_t next = std::min({run.Next(t), wait.Next(t), pend.Next(t), w1});
-    if (t < finish) next = std::min(next, finish);
-    Emit(t, s);
-    time_[int(s)] += next - t;
-    t = next;
+  // Running: the lane's busy union, read as the sweep goes. Pending: the union of each
+  // op's issuing call to its start, read as the sweep goes too when the calls start in
+  // op order (almost always: nothing stored); when one starts before the one before it,
+  // the sweep is run again over the intervals kept and sorted (16 bytes per op with a
+  // call).
+  auto sweep = [&](auto& pend) {
+    UnionCursor run{LaneUnionCursor(trace, lane)};
+    Cursor wait{&waiting};
+    uint64_t t = w0;
+    while (t < w1) {
+      run.Advance(t);
+      wait.Advance(t);
+      pend.Advance(t);
+      StreamState s;
+      if (run.Active(t))
+        s = StreamState::kRunning;
+      else if (t >= finish)
+        s = StreamState::kFinished;
+      else if (wait.Active(t))
+        s = StreamState::kWaiting;
+      else if (pend.Active(t))
+        s = StreamState::kDispatchPending;
+      else
+        s = StreamState::kIdle;
+      uint64_t next = std::min({run.Next(t), wait.Next(t), pend.Next(t), w1});
+      if (t < finish) next = std::min(next, finish);
+      Emit(t, s);
+      time_[int(s)] += next - t;
+      t = next;
+    }
+  };
+  auto pending_of = [&](uint32_t i) {
+    if (trace.CallOfOp(i) == kNone) return Interval{};
+    return clip(trace.CallSpanOfOp(i).start, ops[i].start_ns);
+  };
+  PendingCursor streamed{pending_of, r.begin, r.end};
+  sweep(streamed);
+  if (streamed.InOrder()) return;
+  times_.clear();
+  states_.clear();
+  time_ = {};
+  std::vector<Interval> pending;
+  for (uint32_t i = r.begin; i < r.end; ++i) {
+    const Interval p = pending_of(i);
+    if (p.end > p.start) pending.push_back(p);
   }
+  UnionInPlace(&pending);
+  Cursor pend{&pending};
+  sweep(pend);
 }
 
 void StreamStateMachine::Emit(uint64_t t, StreamState s) {

@@ -12,6 +12,7 @@
 
 #include "tracesmith/model/synthetic.h"
 #include "tracesmith/timeline/compact_trace.h"
+#include "tracesmith/timeline/index_column.h"
 
 namespace tracesmith::analysis {
 namespace {
@@ -174,7 +175,7 @@ void ExpectSameTraces(const CompactTrace& a, const CompactTrace& b) {
   }
   for (uint32_t i = 0; i < a.calls().size(); ++i) {
     ASSERT_TRUE(Same(a.calls()[i], b.calls()[i])) << "call " << i;
-    ASSERT_EQ(a.OpOfCall(a.calls()[i]), b.OpOfCall(b.calls()[i])) << "call " << i;
+    ASSERT_EQ(a.OpOfCall(i), b.OpOfCall(i)) << "call " << i;
   }
   for (uint32_t l = 0; l < a.lanes().size(); ++l) {
     EXPECT_EQ(a.lane_range(l).begin, b.lane_range(l).begin);
@@ -208,6 +209,35 @@ TEST(RecordStore, CompactTraceIsTheSameInBothForms) {
   for (CompactTrace& x : c) ASSERT_TRUE(x.RestrictToNvtx(nvtx).ok());
   ASSERT_GT(c[0].ops().size(), 0u);
   ExpectSameTraces(c[0], c[1]);
+}
+
+// An op per call here and there, calls that issued nothing (kNone) among them, in runs and
+// alone: both forms give the same values, and the packed one stays narrow (a none is not an
+// exception that widens a block to 32 bits when there are many).
+TEST(IndexColumn, PackedAndPlainHoldTheSameValuesNoneIncluded) {
+  std::mt19937_64 rng(7);
+  std::vector<uint32_t> values;
+  uint32_t op = 5'000'000;
+  for (size_t i = 0; i < 200'000; ++i) {
+    const bool none = i < 300 || (i / 1'000) % 3 != 0 ? rng() % 4 != 0 : rng() % 3 == 0;
+    values.push_back(none ? kNone : (op += uint32_t(rng() % 3)));
+  }
+  values.back() = kNone;
+  IndexColumn column[2];
+  for (bool packed : {false, true}) {
+    column[packed].Reset(packed, values.size());
+    for (uint32_t v : values) column[packed].Append(v);
+  }
+  for (IndexColumn& c : column) {
+    ASSERT_EQ(c.size(), values.size());
+    for (size_t i = 0; i < values.size(); ++i) ASSERT_EQ(c[i], values[i]) << i;
+    for (size_t i = values.size(); i-- > 0;) ASSERT_EQ(c[i], values[i]) << i;  // backwards
+    for (int k = 0; k < 10'000; ++k) {                                         // at random
+      const size_t i = rng() % values.size();
+      ASSERT_EQ(c[i], values[i]) << i;
+    }
+  }
+  EXPECT_LT(column[1].bytes() * 2, column[0].bytes());  // packed: under 2 bytes a value
 }
 
 }  // namespace

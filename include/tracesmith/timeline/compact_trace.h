@@ -185,7 +185,9 @@ class CompactTrace {
   }
   RecordForm record_form() const { return ops_.form(); }
   // The memory the ops, the calls and the op -> call column hold (after Finalize).
-  size_t record_bytes() const { return ops_.bytes() + calls_.bytes() + op_call_.bytes(); }
+  size_t record_bytes() const {
+    return ops_.bytes() + calls_.bytes() + op_call_.bytes() + call_op_.bytes();
+  }
   // Ingests every event and metadata row of a whole trace.
   void IngestAll(const model::Trace& trace);
   // From now on Ingest keeps only the event rows of process `pid` (metadata
@@ -325,8 +327,11 @@ class CompactTrace {
     const uint32_t c = CallOfOp(op);
     return c == kNone ? 0 : calls_[c].stack_id;
   }
-  // The last-ending GPU op issued by `call`, or kNone.
-  uint32_t OpOfCall(HostCall call) const;
+  // The last-ending GPU op issued by calls()[call], or kNone (precomputed).
+  uint32_t OpOfCall(uint32_t call) const {
+    IndexCorrelations();
+    return call_op_[call];
+  }
   uint32_t PidOfLane(uint32_t lane) const { return lanes_[lane].pid; }
   // How Finalize put process `pid`'s times on the common clock (null: kept as
   // recorded), for rows read from the file again (analysis/kernel_page.h).
@@ -355,7 +360,7 @@ class CompactTrace {
   void SortAndIndex();
   void ComputeRanges();  // lane ranges, GPU lanes, devices
   void BuildIndexes();   // sync lanes; the correlation indexes to be built again
-  // The correlation indexes (op_call_, op_by_corr_) are built at their first use after
+  // The correlation indexes (op_call_, call_op_) are built at their first use after
   // Finalize or a restriction, once (the first thread to need them builds them): not
   // before steps are found and the window cut to them, when they would be built again, and
   // their memory (8 bytes per op) not beside what finding steps takes (the peak of a
@@ -387,8 +392,7 @@ class CompactTrace {
   std::unordered_map<uint64_t, uint32_t> gpu_lane_index_, host_lane_index_;
   uint64_t last_gpu_key_ = UINT64_MAX, last_host_key_ = UINT64_MAX;
   uint32_t last_gpu_lane_ = 0, last_host_lane_ = 0;
-  mutable CorrelationIndex op_by_corr_;
-  mutable IndexColumn op_call_;  // packed when the records are
+  mutable IndexColumn op_call_, call_op_;  // packed when the records are
   // Whether the correlation indexes are built, and the lock of building them; a trace moves
   // only while nothing reads it.
   struct IndexState {
