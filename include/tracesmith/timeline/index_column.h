@@ -1,11 +1,17 @@
 // IndexColumn: one 32-bit value per record (the compact trace's issuing call of each GPU op,
 // the op of each API call), appended in order and read at any index, kept plain (4 bytes a
-// value) or packed with the records (PackedRecords<1>: a block of 128 values that lie near
-// each other, as a stream's calls do, takes a few bits a value). Packed, a value v is
-// stored as 2v and UINT32_MAX (none) as 2p + 1, p the value before it: calls that issued
-// nothing, among those that did, keep the block narrow.
+// value) or packed with the records.
+//
+// Packed, each full block of 128 values is cut into at most kClusters clusters of nearby
+// values (at the largest gaps between them), and a value is stored as its cluster's number
+// and its offset from the cluster's first value (PackedRecords<3>: a few bits each), the
+// clusters' first values beside. Calls issued to 8 streams point at 8 runs of ops far apart,
+// each advancing slowly: 8 clusters, narrow offsets, where one frame of reference would take
+// 27 bits a value at 100 M ops. A value that is UINT32_MAX (none) is stored as the value
+// before it, marked (the third field: no bits in a block without one).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -17,49 +23,37 @@ namespace tracesmith::analysis {
 class IndexColumn {
  public:
   // Empties the column, to be filled plain or packed.
-  void Reset(bool packed, size_t expected) {
-    packed_ = packed;
-    generation_ = packed::NextGeneration();
-    std::vector<uint32_t>().swap(plain_);
-    column_.Clear();
-    last_ = 0;
-    if (!packed) plain_.reserve(expected);
-  }
+  void Reset(bool packed, size_t expected);
   void Append(uint32_t v) {
     if (!packed_) {
       plain_.push_back(v);
-    } else if (v == kNoValue) {
-      column_.Append({2 * uint64_t(last_) + 1});
-    } else {
-      column_.Append({2 * uint64_t(v)});
-      last_ = v;
+      return;
     }
+    pending_[size_ % kBlock] = v;
+    if (++size_ % kBlock == 0) PackPending();
   }
   // Packed: through a per-thread cache of decoded blocks, one slot per block number modulo
   // kCachedBlocks (readers go through a few lanes at once, each in order).
   uint32_t operator[](size_t i) const {
     if (!packed_) return plain_[i];
     const size_t b = i / kBlock;
+    if (b == bases_.size()) return pending_[i % kBlock];  // the unfilled block
     Block& c = TheCache()[b % kCachedBlocks];
-    if (c.generation != generation_ || c.block != b) {
-      uint64_t values[1][kBlock];
-      const size_t n = column_.DecodeColumns(b, values);
-      for (size_t k = 0; k < n; ++k)
-        c.values[k] = values[0][k] & 1 ? kNoValue : uint32_t(values[0][k] >> 1);
-      c.generation = generation_;
-      c.block = b;
-    }
+    if (c.generation != generation_ || c.block != b) Decode(b, &c);
     return c.values[i % kBlock];
   }
-  size_t size() const { return packed_ ? column_.size() : plain_.size(); }
+  size_t size() const { return packed_ ? size_ : plain_.size(); }
   size_t bytes() const {
-    return packed_ ? column_.reserved_bytes() : plain_.capacity() * sizeof(uint32_t);
+    return packed_ ? column_.reserved_bytes() + bases_.capacity() * sizeof(Bases) + sizeof(pending_)
+                   : plain_.capacity() * sizeof(uint32_t);
   }
 
  private:
+  static constexpr size_t kBlock = PackedRecords<3>::kBlock;
   static constexpr uint32_t kNoValue = UINT32_MAX;
-  static constexpr size_t kBlock = PackedRecords<1>::kBlock;
+  static constexpr size_t kClusters = 8;
   static constexpr size_t kCachedBlocks = 16;
+  using Bases = std::array<uint32_t, kClusters>;
   struct Block {
     uint64_t generation = 0;  // 0: empty
     size_t block = 0;
@@ -69,12 +63,17 @@ class IndexColumn {
     static thread_local Block cache[kCachedBlocks];
     return cache;
   }
+  void PackPending();
+  void Decode(size_t b, Block* c) const;
 
   bool packed_ = false;
   uint64_t generation_ = 0;
-  uint32_t last_ = 0;  // the last value other than kNoValue appended (packed)
   std::vector<uint32_t> plain_;
-  PackedRecords<1> column_;
+  size_t size_ = 0;
+  PackedRecords<3> column_;   // per value: its cluster, its offset from the base, none or not
+  std::vector<Bases> bases_;  // per full block
+  uint32_t pending_[kBlock] = {};
+  uint32_t last_ = 0;  // the last value appended other than none
 };
 
 }  // namespace tracesmith::analysis
