@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "findings.h"
+#include "grouped_quantiles.h"
 #include "tracesmith/base/statistics.h"
 #include "tracesmith/model/stack_builder.h"
 #include "tracesmith/timeline/call_site.h"
@@ -42,59 +43,6 @@ DurationStats ComputeDurationStats(std::span<uint64_t> v) { return StatsOf(v); }
 
 namespace {
 
-// Samples grouped by a small integer key, for per-group statistics, without
-// a key and a value per sample: a first pass counts each group's samples
-// (Count), a second puts each value in its group's next slot (Put), in
-// sample order as a stable counting sort would. 4 bytes per sample when every
-// value put fits in 32 bits (Layout's max_value: durations under 4.3 s), else
-// 8; not 20 (10 M kernels: 40 MB, not 200). The statistics do not depend on
-// the width (sums in 64 bits, quantiles by value).
-class GroupedSamples {
- public:
-  void Count(uint32_t group) {
-    if (group + 2 > offset_.size()) offset_.resize(group + 2, 0);
-    offset_[group + 1]++;
-  }
-  // After the counting pass, before Put; again to refill with other values.
-  // `max_value`: no value put until the next Layout is larger.
-  void Layout(uint64_t max_value) {
-    if (!laid_out_) {
-      for (size_t g = 1; g < offset_.size(); ++g) offset_[g] += offset_[g - 1];
-      laid_out_ = true;
-    }
-    const size_t n = offset_.empty() ? 0 : offset_.back();
-    narrow_ = max_value <= UINT32_MAX;
-    std::vector<uint32_t>().swap(narrow_values_);  // the other width's values go first
-    std::vector<uint64_t>().swap(values_);
-    if (narrow_)
-      narrow_values_.resize(n);
-    else
-      values_.resize(n);
-    next_.assign(offset_.begin(), offset_.empty() ? offset_.end() : offset_.end() - 1);
-  }
-  void Put(uint32_t group, uint64_t value) {
-    if (narrow_)
-      narrow_values_[next_[group]++] = static_cast<uint32_t>(value);
-    else
-      values_[next_[group]++] = value;
-  }
-  // Statistics of groups 0 .. groups-1 (reorders the values).
-  std::vector<DurationStats> Finish(size_t groups) {
-    std::vector<DurationStats> out(groups);
-    for (size_t g = 0; g < groups && g + 1 < offset_.size(); ++g) {
-      const size_t b = offset_[g], n = offset_[g + 1] - offset_[g];
-      out[g] = narrow_ ? StatsOf(std::span<uint32_t>(narrow_values_.data() + b, n))
-                       : StatsOf(std::span<uint64_t>(values_.data() + b, n));
-    }
-    return out;
-  }
-
- private:
-  std::vector<uint64_t> offset_, values_, next_;
-  std::vector<uint32_t> narrow_values_;
-  bool laid_out_ = false, narrow_ = false;
-};
-
 std::string LaneName(const CompactTrace& t, uint32_t lane, bool with_pid) {
   const Lane& l = t.lanes()[lane];
   std::string s = StrFormat("GPU %u stream %u", l.device, l.stream);
@@ -113,14 +61,12 @@ void KernelTables(const CompactTrace& t, CallSiteNamer& namer, AnalysisReport* r
   std::vector<std::string> sites;
   std::vector<bool> site_unnamed;  // per site: a native frame without a name
   bool any_stack = false;
-  GroupedSamples by_name, by_site;
   // Call sites only when the trace has stacks (a pass over calls, in order).
   bool stacks = false;
   for (const HostCall& c : t.calls()) stacks |= c.stack_id != 0;
-  // Two passes over the kernels: count per group (naming groups and sites),
-  // then place the durations.
-  uint64_t longest = 0;
-  for (int pass = 0; pass < 2; ++pass) {
+  // Each kernel's duration is a sample of its name's group (2g) and its call site's (2s + 1),
+  // named at the first pass.
+  auto each_kernel = [&](const auto& emit) {
     uint32_t last_stack = kNone, last_site = 0;
     for (uint32_t oi = 0; oi < ops.size(); ++oi) {
       const GpuOp& op = ops[oi];
@@ -130,14 +76,7 @@ void KernelTables(const CompactTrace& t, CallSiteNamer& namer, AnalysisReport* r
         group_of_name[n] = static_cast<uint32_t>(names.size());
         names.push_back(n);
       }
-      if (pass == 0) {
-        by_name.Count(group_of_name[n]);
-        r->kernel_count++;
-        r->kernel_ns += op.duration();
-        longest = std::max(longest, op.duration());
-      } else {
-        by_name.Put(group_of_name[n], op.duration());
-      }
+      emit(2 * group_of_name[n], op.duration());
       if (!stacks) continue;
       const uint32_t stack = t.StackOfOp(oi);
       any_stack |= stack != 0;
@@ -156,18 +95,20 @@ void KernelTables(const CompactTrace& t, CallSiteNamer& namer, AnalysisReport* r
         last_stack = stack;
         last_site = it->second;
       }
-      if (pass == 0) {
-        by_site.Count(last_site);
-      } else {
-        by_site.Put(last_site, op.duration());
-      }
+      emit(2 * last_site + 1, op.duration());
     }
-    if (pass == 0) {
-      by_name.Layout(longest);
-      if (stacks) by_site.Layout(longest);
-    }
+  };
+  const std::vector<DurationStats> both = GroupedQuantiles::Compute(each_kernel);
+  auto part = [&](size_t groups, size_t odd) {
+    std::vector<DurationStats> stats(groups);
+    for (size_t g = 0; g < groups && 2 * g + odd < both.size(); ++g) stats[g] = both[2 * g + odd];
+    return stats;
+  };
+  std::vector<DurationStats> stats = part(names.size(), 0);
+  for (const DurationStats& s : stats) {
+    r->kernel_count += s.count;
+    r->kernel_ns += s.total_ns;
   }
-  std::vector<DurationStats> stats = by_name.Finish(names.size());
   for (size_t g = 0; g < names.size(); ++g) {
     std::string name(t.String(names[g]));
     if (name.empty()) name = "(unnamed kernel)";
@@ -179,7 +120,7 @@ void KernelTables(const CompactTrace& t, CallSiteNamer& namer, AnalysisReport* r
   };
   std::sort(r->kernels.begin(), r->kernels.end(), by_total);
   if (any_stack) {
-    stats = by_site.Finish(sites.size());
+    stats = part(sites.size(), 1);
     uint64_t unnamed_ns = 0;
     for (size_t g = 0; g < sites.size(); ++g) {
       r->call_sites.push_back({sites[g], stats[g], Percent(stats[g].total_ns, r->kernel_ns)});
@@ -301,33 +242,26 @@ void LaunchTable(const CompactTrace& t, CallSiteNamer& namer, AnalysisReport* r)
     const uint64_t first = first_start(i);
     return first > c.start_ns ? first - c.start_ns : 0;
   };
-  // Calls that issued GPU work, grouped by API: durations, then delays.
-  GroupedSamples samples;
-  uint64_t longest = 0, longest_delay = 0;
-  for (uint32_t i = 0; i < calls.size(); ++i) {
-    if (!issued[i]) continue;
-    const HostCall& c = calls[i];
-    auto [it, added] = group_of_api.try_emplace(c.name_id, static_cast<uint32_t>(apis.size()));
-    if (added) apis.push_back(c.name_id);
-    samples.Count(it->second);
-    longest = std::max(longest, c.duration());
-    longest_delay = std::max(longest_delay, delay(i, c));
-  }
-  auto fill = [&](uint64_t max_value, auto value_of) {
-    samples.Layout(max_value);
+  // Calls that issued GPU work, grouped by API: durations (2g), delays (2g + 1).
+  auto each_call = [&](const auto& emit) {
     uint64_t last_name = UINT64_MAX;  // no name id: the first call looks its group up
     uint32_t group = 0;
     for (uint32_t i = 0; i < calls.size(); ++i) {
       if (!issued[i]) continue;
       const HostCall& c = calls[i];
-      if (c.name_id != last_name) last_name = c.name_id, group = group_of_api[c.name_id];
-      samples.Put(group, value_of(i, c));
+      if (c.name_id != last_name) {
+        last_name = c.name_id;
+        auto [it, added] = group_of_api.try_emplace(c.name_id, uint32_t(apis.size()));
+        if (added) apis.push_back(c.name_id);
+        group = it->second;
+      }
+      emit(2 * group, c.duration());
+      emit(2 * group + 1, [&] { return delay(i, c); });
     }
-    return samples.Finish(apis.size());
   };
-  std::vector<DurationStats> d =
-      fill(longest, [](uint32_t, const HostCall& c) { return c.duration(); });
-  std::vector<DurationStats> l = fill(longest_delay, delay);
+  const std::vector<DurationStats> both = GroupedQuantiles::Compute(each_call);
+  std::vector<DurationStats> d(apis.size()), l(apis.size());
+  for (size_t g = 0; g < apis.size(); ++g) d[g] = both[2 * g], l[g] = both[2 * g + 1];
   std::vector<uint64_t> median(apis.size());
   for (size_t g = 0; g < apis.size(); ++g) {
     r->launches.push_back({std::string(t.String(apis[g])), d[g], l[g], 0});
