@@ -11,6 +11,7 @@
 #include "tracesmith/base/statistics.h"
 #include "tracesmith/model/stack_builder.h"
 #include "tracesmith/timeline/call_site.h"
+#include "tracesmith/timeline/index_column.h"
 
 namespace tracesmith::analysis {
 
@@ -143,7 +144,13 @@ void NvtxTable(const CompactTrace& t, AnalysisReport* r) {
   }
   std::vector<std::vector<uint32_t>> sets(1);  // 0 = no range
   std::map<std::vector<uint32_t>, uint32_t> set_index{{{}, 0}};
-  std::vector<uint32_t> call_set(t.calls().size(), 0);
+  // Each call's set (0 for most): packed with packed records (4 bytes a call else).
+  IndexColumn call_set;
+  call_set.Reset(t.record_form() == RecordForm::kPacked, t.calls().size());
+  auto set_of = [&](uint32_t c, uint32_t set) {  // calls in order, those skipped in no range
+    while (call_set.size() < c) call_set.Append(0);
+    call_set.Append(set);
+  };
   const auto& nv = t.nvtx();
   size_t k = 0;
   for (uint32_t lane = 0; lane < t.lanes().size(); ++lane) {
@@ -164,9 +171,10 @@ void NvtxTable(const CompactTrace& t, AnalysisReport* r) {
       names.erase(std::unique(names.begin(), names.end()), names.end());
       auto [it, added] = set_index.try_emplace(names, static_cast<uint32_t>(sets.size()));
       if (added) sets.push_back(names);
-      call_set[c] = it->second;
+      set_of(c, it->second);
     }
   }
+  while (call_set.size() < t.calls().size()) call_set.Append(0);
   for (uint32_t oi = 0; oi < t.ops().size(); ++oi) {
     const GpuOp op = t.ops()[oi];
     if (op.kind() != OpKind::kKernel) continue;
