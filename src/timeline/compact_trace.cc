@@ -425,15 +425,9 @@ void CompactTrace::BuildCorrelationIndexes() const {
       if (c.correlation_id) fn({PidOfLane(c.lane), c.correlation_id, uint32_t(i)});
     });
   };
-  auto each_op = [&](const auto& fn) {
-    ops_.ForEach([&](size_t i, const GpuOp& o) {
-      if (o.correlation_id) fn({PidOfLane(o.lane()), o.correlation_id, uint32_t(i)});
-    });
-  };
-  // One correlation index at a time beside the records (the peak of a 100 M-kernel trace),
-  // gone once its column is filled: the calls' for op_call_, then the ops' for call_op_.
-  const bool packed = ops_.form() == RecordForm::kPacked;
-  op_call_.Reset(packed, ops_.size());
+  // The calls' correlation index beside the records (the peak of a 100 M-kernel trace), gone
+  // once op_call_ is filled; call_op_ is op_call_ inverted.
+  op_call_.Reset(ops_.form() == RecordForm::kPacked, ops_.size());
   {
     CorrelationIndex call_by_corr;
     call_by_corr.Build(each_call);
@@ -441,19 +435,44 @@ void CompactTrace::BuildCorrelationIndexes() const {
       op_call_.Append(call_by_corr.Find(PidOfLane(o.lane()), o.correlation_id));
     });
   }
-  call_op_.Reset(packed, calls_.size());
-  {
-    // Several ops per id (a graph launch runs many kernels): the last-ending
-    // one is the op a call waited for.
-    CorrelationIndex op_by_corr;
-    op_by_corr.Build(each_op, [&](uint32_t old_op, uint32_t new_op) {
-      return ops_[new_op].end_ns >= ops_[old_op].end_ns;
-    });
-    calls_.ForEach([&](size_t, const HostCall& c) {
-      call_op_.Append(op_by_corr.Find(PidOfLane(c.lane), c.correlation_id));
-    });
-  }
+  InvertOpCall();
   index_state_.built.store(true, std::memory_order_release);
+}
+
+void CompactTrace::InvertOpCall() const {
+  // call_op_ is op_call_ inverted: each call's ops, the last-ending one when several (a graph
+  // launch runs many kernels: the op the call waited for), later ones winning ties. Arrays:
+  // one pass. Packed: the calls in windows (of 4 M: 16 MB), each window's ops found through the
+  // blocks of op_call_ whose calls reach into it (a stream's calls advance with its ops: a
+  // block or two per window), not a table of 4 bytes a call (409 MB at 100 M kernels).
+  const size_t n = calls_.size();
+  auto place = [&](std::vector<uint32_t>& slot, uint32_t k, uint32_t op) {
+    if (slot[k] == kNone || ops_[op].end_ns >= ops_[slot[k]].end_ns) slot[k] = op;
+  };
+  if (ops_.form() != RecordForm::kPacked) {
+    std::vector<uint32_t> call_op(n, kNone);
+    for (uint32_t op = 0; op < op_call_.size(); ++op)
+      if (const uint32_t c = op_call_[op]; c != kNone) place(call_op, c, op);
+    call_op_.Adopt(std::move(call_op));
+    return;
+  }
+  const size_t window_calls = inversion_window_;
+  call_op_.Reset(true, n);
+  std::vector<uint32_t> window;
+  const size_t blocks = (op_call_.size() + IndexColumn::kBlock - 1) / IndexColumn::kBlock;
+  for (size_t c0 = 0; c0 < n; c0 += window_calls) {
+    const size_t c1 = std::min(n, c0 + window_calls);
+    window.assign(c1 - c0, kNone);
+    for (size_t b = 0; b < blocks; ++b) {
+      const auto [lo, hi] = op_call_.BlockRange(b);
+      if (hi < c0 || lo >= c1) continue;
+      const size_t end = std::min(op_call_.size(), (b + 1) * IndexColumn::kBlock);
+      for (size_t op = b * IndexColumn::kBlock; op < end; ++op)
+        if (const uint32_t c = op_call_[op]; c != kNone && c >= c0 && c < c1)
+          place(window, uint32_t(c - c0), uint32_t(op));
+    }
+    for (uint32_t op : window) call_op_.Append(op);
+  }
 }
 
 void CompactTrace::Finalize() {

@@ -9,6 +9,7 @@ void IndexColumn::Reset(bool packed, size_t expected) {
   generation_ = packed::NextGeneration();
   std::vector<uint32_t>().swap(plain_);
   std::vector<Bases>().swap(bases_);
+  std::vector<std::pair<uint32_t, uint32_t>>().swap(ranges_);
   column_.Clear();
   size_ = 0;
   last_ = 0;
@@ -53,6 +54,7 @@ void IndexColumn::PackPending() {
     column_.Append({uint64_t(c), uint64_t(v - bases[c]), uint64_t(none[i])});
   }
   bases_.push_back(bases);
+  ranges_.push_back({sorted[0], sorted[distinct - 1]});
 }
 
 void IndexColumn::Decode(size_t b, Block* c) const {

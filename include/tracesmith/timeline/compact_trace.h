@@ -184,6 +184,8 @@ class CompactTrace {
     calls_.SetForm(form);
   }
   RecordForm record_form() const { return ops_.form(); }
+  // Calls per window when packed records find each call's op (tests: several windows).
+  void SetInversionWindow(size_t calls) { inversion_window_ = std::max<size_t>(1, calls); }
   // The memory the ops, the calls and the op -> call column hold (after Finalize).
   size_t record_bytes() const {
     return ops_.bytes() + calls_.bytes() + op_call_.bytes() + call_op_.bytes();
@@ -369,6 +371,7 @@ class CompactTrace {
     if (!index_state_.built.load(std::memory_order_acquire)) BuildCorrelationIndexes();
   }
   void BuildCorrelationIndexes() const;
+  void InvertOpCall() const;  // call_op_ from op_call_
 
   ActiveRegion active_;
   ChosenSteps chosen_steps_;
@@ -393,6 +396,7 @@ class CompactTrace {
   uint64_t last_gpu_key_ = UINT64_MAX, last_host_key_ = UINT64_MAX;
   uint32_t last_gpu_lane_ = 0, last_host_lane_ = 0;
   mutable IndexColumn op_call_, call_op_;  // packed when the records are
+  size_t inversion_window_ = size_t(1) << 22;
   // Whether the correlation indexes are built, and the lock of building them; a trace moves
   // only while nothing reads it.
   struct IndexState {

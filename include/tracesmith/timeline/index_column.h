@@ -14,6 +14,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "tracesmith/timeline/packed_records.h"
@@ -24,6 +25,11 @@ class IndexColumn {
  public:
   // Empties the column, to be filled plain or packed.
   void Reset(bool packed, size_t expected);
+  // Plain, holding `values`.
+  void Adopt(std::vector<uint32_t> values) {
+    Reset(false, 0);
+    plain_ = std::move(values);
+  }
   void Append(uint32_t v) {
     if (!packed_) {
       plain_.push_back(v);
@@ -43,13 +49,19 @@ class IndexColumn {
     return c.values[i % kBlock];
   }
   size_t size() const { return packed_ ? size_ : plain_.size(); }
+  // Values [128 b, 128 b + 128) lie in [first, second] (none aside), for the full blocks of a
+  // packed column (a scan for some values skips the others); {0, UINT32_MAX} else.
+  static constexpr size_t kBlock = PackedRecords<3>::kBlock;
+  std::pair<uint32_t, uint32_t> BlockRange(size_t b) const {
+    if (!packed_ || b >= ranges_.size()) return {0, UINT32_MAX};
+    return ranges_[b];
+  }
   size_t bytes() const {
     return packed_ ? column_.reserved_bytes() + bases_.capacity() * sizeof(Bases) + sizeof(pending_)
                    : plain_.capacity() * sizeof(uint32_t);
   }
 
  private:
-  static constexpr size_t kBlock = PackedRecords<3>::kBlock;
   static constexpr uint32_t kNoValue = UINT32_MAX;
   static constexpr size_t kClusters = 8;
   static constexpr size_t kCachedBlocks = 16;
@@ -72,6 +84,7 @@ class IndexColumn {
   size_t size_ = 0;
   PackedRecords<3> column_;   // per value: its cluster, its offset from the base, none or not
   std::vector<Bases> bases_;  // per full block
+  std::vector<std::pair<uint32_t, uint32_t>> ranges_;  // per full block: BlockRange
   uint32_t pending_[kBlock] = {};
   uint32_t last_ = 0;  // the last value appended other than none
 };
