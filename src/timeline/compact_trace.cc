@@ -30,7 +30,7 @@ const char* OpKindName(OpKind kind) {
 // ---- CorrelationIndex ------------------------------------------------------
 
 template <typename ForEach>
-void CorrelationIndex::Build(const ForEach& for_each, const Replace& replace) {
+void CorrelationIndex::Build(const ForEach& for_each) {
   tables_.clear();
   // Processes are few: one pass per pid, no sort of the (millions of) entries.
   std::vector<uint32_t> pids;
@@ -48,17 +48,13 @@ void CorrelationIndex::Build(const ForEach& for_each, const Replace& replace) {
     PidTable t;
     t.pid = pid;
     t.base = lo;
-    auto keep_new = [&](uint32_t old_index, uint32_t new_index) {
-      return old_index == kNone || !replace || replace(old_index, new_index);
-    };
     const uint64_t range = uint64_t(hi) - lo + 1;
     // Dense while it costs at most ~4 slots per entry (CUPTI ids are sequential).
     if (range <= 4 * n + 1024) {
       t.dense.assign(range, kNone);
       for_each([&](const Entry& e) {
         if (e.pid != pid) return;
-        uint32_t& slot = t.dense[e.correlation - lo];
-        if (keep_new(slot, e.index)) slot = e.index;
+        t.dense[e.correlation - lo] = e.index;  // the later entry wins
       });
     } else {
       t.sparse.reserve(n);
@@ -71,7 +67,7 @@ void CorrelationIndex::Build(const ForEach& for_each, const Replace& replace) {
       size_t k = 0;  // keep one entry per id, chosen as in the dense table
       for (size_t i = 0; i < t.sparse.size(); ++i) {
         if (k > 0 && t.sparse[k - 1].correlation == t.sparse[i].correlation) {
-          if (keep_new(t.sparse[k - 1].index, t.sparse[i].index)) t.sparse[k - 1] = t.sparse[i];
+          t.sparse[k - 1] = t.sparse[i];
         } else {
           t.sparse[k++] = t.sparse[i];
         }

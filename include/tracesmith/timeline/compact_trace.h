@@ -133,14 +133,12 @@ class CorrelationIndex {
   struct Entry {
     uint32_t pid, correlation, index;
   };
-  // replace(old, new): whether `new` should take the place of `old` for one
-  // id; without it the later entry wins.
-  using Replace = std::function<bool(uint32_t old_index, uint32_t new_index)>;
   // `for_each(fn)` calls fn(entry) for every entry, in the same order at each call: the
   // entries are read once per pass and never stored (a list would be 12 bytes per op or
   // call, 123 MB at 10 M kernels, on top of the peak of loading).
   template <typename ForEach>
-  void Build(const ForEach& for_each, const Replace& replace = {});
+  // Of several entries with one id, the later wins.
+  void Build(const ForEach& for_each);
   uint32_t Find(uint32_t pid, uint32_t correlation) const;
 
  private:
@@ -365,8 +363,8 @@ class CompactTrace {
   // The correlation indexes (op_call_, call_op_) are built at their first use after
   // Finalize or a restriction, once (the first thread to need them builds them): not
   // before steps are found and the window cut to them, when they would be built again, and
-  // their memory (8 bytes per op) not beside what finding steps takes (the peak of a
-  // 100 M-kernel trace).
+  // the calls' correlation table they are built with (4 bytes per id) not beside what
+  // finding steps takes (the peak of a 100 M-kernel trace).
   void IndexCorrelations() const {
     if (!index_state_.built.load(std::memory_order_acquire)) BuildCorrelationIndexes();
   }
