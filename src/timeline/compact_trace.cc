@@ -7,7 +7,9 @@
 #include <map>
 #include <mutex>
 #include <numeric>
+#include <queue>
 #include <set>
+#include <tuple>
 
 #include "tracesmith/timeline/sorter.h"
 
@@ -79,10 +81,81 @@ void CorrelationIndex::Build(const ForEach& for_each) {
   }
 }
 
+template <typename Size, typename EntryAt>
+bool CorrelationIndex::BuildPacked(size_t runs, const Size& size, const EntryAt& entry) {
+  tables_.clear();
+  struct Span {
+    uint32_t pid, lo = UINT32_MAX, hi = 0;
+    size_t n = 0;
+  };
+  std::vector<Span> spans;  // per process (few)
+  std::vector<uint32_t> pid_of(runs, 0);
+  std::vector<uint8_t> used(runs, 0);
+  for (size_t r = 0; r < runs; ++r) {
+    uint32_t last = 0;
+    for (size_t j = 0; j < size(r); ++j) {
+      const Entry e = entry(r, j);
+      if (e.correlation == 0) continue;
+      if (e.correlation < last) return false;
+      last = e.correlation;
+      auto it =
+          std::find_if(spans.begin(), spans.end(), [&](const Span& s) { return s.pid == e.pid; });
+      if (it == spans.end()) it = spans.insert(spans.end(), Span{e.pid});
+      it->lo = std::min(it->lo, e.correlation), it->hi = std::max(it->hi, e.correlation), ++it->n;
+      pid_of[r] = e.pid, used[r] = 1;
+    }
+  }
+  for (const Span& s : spans)
+    if (uint64_t(s.hi) - s.lo + 1 > 4 * s.n + 1024) return false;
+  for (const Span& s : spans) {
+    PidTable t;
+    t.pid = s.pid;
+    t.base = s.lo;
+    t.packed.Reset(true, 0);
+    // The runs' next entries, smallest (id, index) first.
+    struct Next {
+      uint32_t correlation, index;
+      size_t run, j;
+      bool operator>(const Next& o) const {
+        return std::tie(correlation, index) > std::tie(o.correlation, o.index);
+      }
+    };
+    std::priority_queue<Next, std::vector<Next>, std::greater<Next>> heap;
+    auto push = [&](size_t r, size_t j) {
+      for (; j < size(r); ++j)
+        if (const Entry e = entry(r, j); e.correlation) {
+          heap.push({e.correlation, e.index, r, j});
+          return;
+        }
+    };
+    for (size_t r = 0; r < runs; ++r)
+      if (used[r] && pid_of[r] == s.pid) push(r, 0);
+    uint64_t next_id = s.lo;  // the id the column's next value is of
+    uint32_t value = kNone;   // of id next_id, while its entries come
+    while (!heap.empty()) {
+      const Next n = heap.top();
+      heap.pop();
+      if (n.correlation != next_id) {  // id next_id is complete; ids up to this one have none
+        t.packed.Append(value);
+        for (++next_id; next_id < n.correlation; ++next_id) t.packed.Append(kNone);
+      }
+      value = n.index;
+      push(n.run, n.j + 1);
+    }
+    t.packed.Append(value);
+    tables_.push_back(std::move(t));
+  }
+  return true;
+}
+
 uint32_t CorrelationIndex::Find(uint32_t pid, uint32_t correlation) const {
   if (correlation == 0) return kNone;
   for (const PidTable& t : tables_) {
     if (t.pid != pid) continue;
+    if (t.packed.size() != 0) {
+      if (correlation < t.base || correlation - t.base >= t.packed.size()) return kNone;
+      return t.packed[correlation - t.base];
+    }
     if (!t.dense.empty()) {
       if (correlation < t.base || correlation - t.base >= t.dense.size()) return kNone;
       return t.dense[correlation - t.base];
@@ -426,7 +499,18 @@ void CompactTrace::BuildCorrelationIndexes() const {
   op_call_.Reset(ops_.form() == RecordForm::kPacked, ops_.size());
   {
     CorrelationIndex call_by_corr;
-    call_by_corr.Build(each_call);
+    // Packed records: the calls' table packed too, from the host lanes merged by id (their
+    // ids rise with their calls' starts); else, or when they do not, 4 bytes an id.
+    std::vector<uint32_t> host;
+    for (uint32_t l = 0; l < lanes_.size(); ++l)
+      if (lanes_[l].host && ranges_[l].end > ranges_[l].begin) host.push_back(l);
+    auto size = [&](size_t r) { return size_t(ranges_[host[r]].end - ranges_[host[r]].begin); };
+    auto entry = [&](size_t r, size_t j) {
+      const uint32_t i = ranges_[host[r]].begin + uint32_t(j);
+      return CorrelationIndex::Entry{lanes_[host[r]].pid, calls_[i].correlation_id, i};
+    };
+    if (calls_.form() != RecordForm::kPacked || !call_by_corr.BuildPacked(host.size(), size, entry))
+      call_by_corr.Build(each_call);
     ops_.ForEach([&](size_t, const GpuOp& o) {
       op_call_.Append(call_by_corr.Find(PidOfLane(o.lane()), o.correlation_id));
     });
@@ -475,6 +559,12 @@ void CompactTrace::Finalize() {
   if (finalized_) return;
   finalized_ = true;
   const auto t0 = std::chrono::steady_clock::now();
+  // Grown by doubling while ingesting: up to twice their size held to the end (50 MB of
+  // copies at 100 M kernels, 2 M copies).
+  copies_.shrink_to_fit();
+  syncs_.shrink_to_fit();
+  nvtx_.shrink_to_fit();
+  graphs_.shrink_to_fit();
   AlignClocks();
   graph_kernels_.Resolve(meta_);
   gpu_metrics_.Sort();

@@ -57,6 +57,18 @@ void IndexColumn::PackPending() {
   ranges_.push_back({sorted[0], sorted[distinct - 1]});
 }
 
+const IndexColumn::Block& IndexColumn::Find(Cache& c, size_t b) const {
+  for (uint32_t k = 0; k < kCachedBlocks; ++k)
+    if (c.blocks[k].generation == generation_ && c.blocks[k].block == b) {
+      c.last = k;
+      return c.blocks[k];
+    }
+  c.last = c.next;
+  c.next = (c.next + 1) % kCachedBlocks;
+  Decode(b, &c.blocks[c.last]);
+  return c.blocks[c.last];
+}
+
 void IndexColumn::Decode(size_t b, Block* c) const {
   uint64_t columns[3][kBlock];
   column_.DecodeColumns(b, columns);

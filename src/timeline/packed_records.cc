@@ -79,22 +79,58 @@ constexpr auto kUnpack = UnpackTable(std::make_index_sequence<65>());
 
 }  // namespace
 
-void UnpackField(const uint64_t* words, uint32_t width, uint64_t base, uint32_t exceptions,
-                 uint64_t* values) {
-  kUnpack[width](words, base, values);
-  if (exceptions == 0) return;
-  const uint64_t top = MaxSlot(width), first = top - exceptions;
+void UnpackField(const uint64_t* words, const FieldCode& c, uint64_t* values) {
+  const uint32_t width = c.width();
+  kUnpack[width](words, c.base, values);
+  const uint64_t step = c.linear() ? words[2 * width + c.exceptions] : 0;
+  if (c.exceptions == 0) {
+    if (step != 0)
+      for (size_t i = 0; i < kBlock; ++i) values[i] += i * step;
+    return;
+  }
+  const uint64_t top = MaxSlot(width), first = top - c.exceptions;
   for (size_t i = 0; i < kBlock; ++i) {
-    const uint64_t slot = values[i] - base;
-    if (slot > first) values[i] = words[2 * width + (top - slot)];
+    const uint64_t slot = values[i] - c.base;
+    values[i] = slot > first ? words[2 * width + (top - slot)] : values[i] + i * step;
   }
 }
 
-FieldCode PackField(const uint64_t* values, uint64_t* out, uint32_t* words) {
+namespace {
+
+// Offsets from the smallest of `values` - i * step (modulo 2^64: a line's residuals may lie
+// either side of it); returns that smallest.
+uint64_t Offsets(const uint64_t* values, uint64_t step, uint64_t* offsets) {
+  const uint64_t r0 = values[0];
+  int64_t lowest = 0;
+  for (size_t i = 0; i < kBlock; ++i) lowest = std::min(lowest, int64_t(values[i] - i * step - r0));
+  const uint64_t base = r0 + uint64_t(lowest);
+  for (size_t i = 0; i < kBlock; ++i) offsets[i] = values[i] - i * step - base;
+  return base;
+}
+
+}  // namespace
+
+FieldCode PackField(const uint64_t* values, uint64_t* out) {
   const uint64_t base = *std::min_element(values, values + kBlock);
   uint64_t offsets[kBlock];
   for (size_t i = 0; i < kBlock; ++i) offsets[i] = values[i] - base;
-  const Choice c = ChooseWidth(offsets);
+  Choice c = ChooseWidth(offsets);
+  uint64_t bits = uint64_t(kBlock) * c.width + 64 * c.exceptions;
+  FieldCode code{base, uint8_t(c.width), 0};
+  uint64_t step = 0;
+  // From the line through the first and last values: worth its step's word when the values
+  // advance steadily.
+  if (const int64_t s = int64_t(values[kBlock - 1] - values[0]) / int64_t(kBlock - 1); s != 0) {
+    uint64_t line[kBlock];
+    const uint64_t line_base = Offsets(values, uint64_t(s), line);
+    const Choice l = ChooseWidth(line);
+    const uint64_t line_bits = uint64_t(kBlock) * l.width + 64 * l.exceptions + 64;
+    if (line_bits < bits) {
+      std::copy(line, line + kBlock, offsets);
+      c = l, bits = line_bits, step = uint64_t(s);
+      code = {line_base, uint8_t(l.width | kLinear), 0};
+    }
+  }
   const uint64_t top = MaxSlot(c.width);
   const uint32_t slot_words = 2 * c.width;  // kBlock * width / 64
   // The slots that do not fit become exceptions, numbered in index order: fewer than chosen
@@ -111,8 +147,9 @@ FieldCode PackField(const uint64_t* values, uint64_t* out, uint32_t* words) {
     out[q] |= slot << r;
     if (r + c.width > 64) out[q + 1] |= slot >> (64 - r);
   }
-  *words = slot_words + k;
-  return {base, uint8_t(c.width), uint8_t(k)};
+  code.exceptions = uint8_t(k);
+  if (code.linear()) out[slot_words + k] = step;
+  return code;
 }
 
 uint64_t NextGeneration() {

@@ -114,47 +114,98 @@ void IdleClassifier::Classify(uint64_t g0, uint64_t g1, uint32_t next, IdleBreak
 
 namespace {
 
-// Gaps of a sorted busy list within [w0, w1), each classified by the op that
-// opened the following busy interval.
-void ClassifyGaps(const std::vector<Interval>& busy, const std::vector<uint32_t>& openers,
-                  uint64_t w0, uint64_t w1, const IdleClassifier& classifier, IdleBreakdown* out) {
-  uint64_t t = w0;
-  for (size_t i = 0; i < busy.size(); ++i) {
-    if (busy[i].start > t) classifier.Classify(t, busy[i].start, openers[i], out);
-    t = busy[i].end;
+// A union of intervals met in start order, as AppendUnion builds it, kept as its open
+// (last) interval and its length so far: no list (16 bytes an interval: 170 MB for a
+// device's unions at 100 M kernels).
+struct RunningUnion {
+  Interval open{};
+  bool has = false;
+  uint64_t total = 0;
+  // Adds [s, e) (s at least the last start); returns whether it opened a new interval.
+  bool Add(uint64_t s, uint64_t e, Interval* closed, bool* did_close) {
+    *did_close = false;
+    if (e <= s) return false;
+    if (has && s <= open.end) {
+      open.end = std::max(open.end, e);
+      return false;
+    }
+    if (has) *closed = open, *did_close = true;
+    Finish();
+    open = {s, e};
+    has = true;
+    return true;
   }
-  if (w1 > t) out->Add(IdleCause::kNothingQueued, w1 - t);
-}
-
-// A device's busy unions in one k-way merge over its streams: all ops (with
-// the op that opened each interval), kernels, copies, and NCCL / other
-// kernels.
-struct DeviceUnions {
-  std::vector<Interval> all, kernel, copy, nccl, compute;
-  std::vector<uint32_t> openers;
+  void Finish() {
+    if (has) total += open.length();
+    has = false;
+  }
 };
 
-// Without NCCL kernels (`nccl` false) the NCCL / other split is left out:
-// compute would equal kernel, and each union costs 16 bytes per interval.
+// Two running unions and the length of their intersection, counted as their intervals
+// close: an interval that closes (an op starting past its end) meets, of the other union's
+// intervals, only the one open then (every later one starts after it ends; an earlier one
+// that met it was counted when that one closed), and meets it as far as it will ever.
+struct UnionPair {
+  RunningUnion a, b;
+  uint64_t both = 0;
+  void Add(bool to_a, uint64_t s, uint64_t e) {
+    RunningUnion& u = to_a ? a : b;
+    const RunningUnion& other = to_a ? b : a;
+    Interval closed;
+    bool did_close;
+    u.Add(s, e, &closed, &did_close);
+    if (did_close) Meet(closed, other);
+  }
+  void Finish() {
+    if (a.has) Meet(a.open, b);
+    a.Finish();
+    b.Finish();
+  }
+  void Meet(const Interval& x, const RunningUnion& other) {
+    if (!other.has) return;
+    const uint64_t s = std::max(x.start, other.open.start), e = std::min(x.end, other.open.end);
+    if (e > s) both += e - s;
+  }
+};
+
+// A device's busy unions in one k-way merge over its streams: all ops (each gap before an
+// interval classified by the op that opened it), kernels against copies, and NCCL against
+// other kernels, summed as they grow.
+struct DeviceUnions {
+  uint64_t busy_ns = 0;
+  UnionPair kernel_copy, nccl_compute;
+};
+
+// Without NCCL kernels (`nccl` false) the NCCL / other split is left out (compute would
+// equal kernel).
 template <typename IsNccl>
 DeviceUnions BuildDeviceUnions(const CompactTrace& trace, std::span<const uint32_t> lanes,
-                               IsNccl is_nccl, bool nccl) {
+                               IsNccl is_nccl, bool nccl, uint64_t w0, uint64_t w1,
+                               const IdleClassifier& classifier, IdleBreakdown* idle) {
   const auto ops = trace.ops();
   DeviceUnions u;
+  RunningUnion all;
+  uint64_t t = w0;  // the end of the last busy interval
   ForEachOpByStart(
       trace, lanes, [](const GpuOp&) { return true; },
       [&](uint32_t i, uint64_t s, uint64_t e) {
         const GpuOp& op = ops[i];
-        const size_t before = u.all.size();
-        AppendUnion(&u.all, s, e);
-        if (u.all.size() != before) u.openers.push_back(i);
-        if (op.kind() == OpKind::kKernel) {
-          AppendUnion(&u.kernel, s, e);
-          if (nccl) AppendUnion(is_nccl(op) ? &u.nccl : &u.compute, s, e);
-        } else {
-          AppendUnion(&u.copy, s, e);
+        Interval closed;
+        bool did_close;
+        if (all.Add(s, e, &closed, &did_close)) {
+          if (did_close) t = closed.end;
+          if (s > t) classifier.Classify(t, s, i, idle);
         }
+        const bool kernel = op.kind() == OpKind::kKernel;
+        u.kernel_copy.Add(kernel, s, e);
+        if (kernel && nccl) u.nccl_compute.Add(is_nccl(op), s, e);
       });
+  if (all.has) t = all.open.end;
+  all.Finish();
+  if (w1 > t) idle->Add(IdleCause::kNothingQueued, w1 - t);
+  u.busy_ns = all.total;
+  u.kernel_copy.Finish();
+  u.nccl_compute.Finish();
   return u;
 }
 
@@ -202,7 +253,7 @@ TimelineResult ComputeTimeline(const CompactTrace& trace, unsigned threads) {
           break;
       }
     }
-    // ClassifyGaps over the lane's busy union read through a cursor, not stored (20 bytes
+    // The gaps of the lane's busy union read through a cursor, not stored (20 bytes
     // per op for the list and its openers).
     uint64_t t = w0;
     for (LaneUnionCursor busy(trace, lane); !busy.done(); busy.Next()) {
@@ -238,18 +289,18 @@ TimelineResult ComputeTimeline(const CompactTrace& trace, unsigned threads) {
         d.stream_busy_sum_ns += r.streams[k].busy_ns;
         d.ops += r.streams[k].kernels + r.streams[k].memcpys + r.streams[k].memsets;
       }
-    DeviceUnions u = BuildDeviceUnions(trace, lanes, is_nccl, any_nccl);
-    d.busy_ns = TotalLength(u.all);
-    ClassifyGaps(u.all, u.openers, w0, w1, classifier, &d.idle);
+    const DeviceUnions u =
+        BuildDeviceUnions(trace, lanes, is_nccl, any_nccl, w0, w1, classifier, &d.idle);
+    d.busy_ns = u.busy_ns;
     d.max_concurrency = MaxLaneOverlap(trace, lanes);
     d.avg_concurrency = d.busy_ns ? double(d.stream_busy_sum_ns) / double(d.busy_ns) : 0.0;
-    d.kernel_ns = TotalLength(u.kernel);
-    d.copy_ns = TotalLength(u.copy);
-    d.kernel_copy_overlap_ns = IntersectionLength(u.kernel, u.copy);
+    d.kernel_ns = u.kernel_copy.a.total;
+    d.copy_ns = u.kernel_copy.b.total;
+    d.kernel_copy_overlap_ns = u.kernel_copy.both;
     if (any_nccl) {
-      d.nccl_ns = TotalLength(u.nccl);
-      d.compute_ns = TotalLength(u.compute);
-      d.nccl_compute_overlap_ns = IntersectionLength(u.nccl, u.compute);
+      d.nccl_ns = u.nccl_compute.a.total;
+      d.compute_ns = u.nccl_compute.b.total;
+      d.nccl_compute_overlap_ns = u.nccl_compute.both;
     } else {
       d.compute_ns = d.kernel_ns;
     }

@@ -19,7 +19,8 @@ namespace {
 
 using analysis::testing::TraceBuilder;
 
-model::Trace RandomTrace(uint32_t seed, uint64_t span) {
+// `latency`: how far before its op a launch call may start.
+model::Trace RandomTrace(uint32_t seed, uint64_t span, uint64_t latency = 10) {
   std::mt19937 rng(seed);
   auto pick = [&](uint64_t n) { return uint64_t(rng() % n); };
   TraceBuilder b;
@@ -27,7 +28,8 @@ model::Trace RandomTrace(uint32_t seed, uint64_t span) {
   for (int k = 0; k < events; ++k) {
     const uint32_t dev = uint32_t(pick(2)), stream = 1 + uint32_t(pick(3));
     const uint64_t start = pick(span), end = start + pick(4) * pick(span / 8 + 1);
-    const uint64_t api_start = start >= 10 ? start - pick(10) : 0, api_end = api_start + pick(6);
+    const uint64_t api_start = start >= latency ? start - pick(latency) : 0;
+    const uint64_t api_end = api_start + pick(6);
     switch (pick(10)) {
       case 0:
       case 1:
@@ -113,6 +115,23 @@ TEST(EmulatorDifferential, StreamingEqualsWholeGraphOnRandomTraces) {
   // The random traces must reach the hard cases, or this test proves little.
   EXPECT_GT(contradicting, runs);
   EXPECT_GT(cycles, 0u);
+  // Launch latencies up to 2.1 ms, medians either side of the 2^20 ns the median counts by value
+  // below.
+  uint64_t wide = 0;
+  for (uint32_t seed = 1; seed <= 60; ++seed) {
+    const model::Trace t = RandomTrace(seed, 40'000'000, 2'100'000);
+    analysis::CompactTrace c;
+    c.IngestAll(t);
+    c.Finalize();
+    auto want = testing::EmulateScheduleWithGraph(c, sets[0]);
+    auto got = EmulateSchedule(c, sets[0]);
+    ASSERT_TRUE(want.ok() && got.ok()) << "seed " << seed;
+    ExpectSame(*got, *want, "long latencies, seed " + std::to_string(seed));
+    wide += want->launch_floor_ns >= (uint64_t(1) << 20);
+    if (::testing::Test::HasFailure()) return;
+  }
+  EXPECT_GT(wide, 5u);
+  EXPECT_LT(wide, 55u);
   std::printf("%llu runs: %llu contradicting edges, %llu edges broken in cycles\n",
               static_cast<unsigned long long>(runs), static_cast<unsigned long long>(contradicting),
               static_cast<unsigned long long>(cycles));

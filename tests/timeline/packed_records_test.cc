@@ -38,8 +38,8 @@ TEST(PackedColumn, EveryDistributionReadsBackAsAppended) {
   const uint64_t kMax = std::numeric_limits<uint64_t>::max();
   for (size_t n : {size_t(0), size_t(1), size_t(127), size_t(128), size_t(129), size_t(1000),
                    size_t(4096 + 17)}) {
-    std::vector<std::vector<uint64_t>> cases(8);
-    uint64_t t = 1'700'000'000'000'000'000ull;
+    std::vector<std::vector<uint64_t>> cases(11);
+    uint64_t t = 1'700'000'000'000'000'000ull, down = 500'000, wrap = 300;
     for (size_t i = 0; i < n; ++i) {
       cases[0].push_back(42);                                     // all equal: width 0
       cases[1].push_back(rng());                                  // full 64 bits
@@ -49,6 +49,9 @@ TEST(PackedColumn, EveryDistributionReadsBackAsAppended) {
       cases[5].push_back(kMax - rng() % 5);                       // near the top
       cases[6].push_back(rng() % 7 == 0 ? 1000 + rng() % 8 : 0);  // sparse
       cases[7].push_back(uint64_t(1) << (rng() % 64));            // every width
+      cases[8].push_back(down -= 900 + rng() % 200);              // falling: a negative step
+      cases[9].push_back(wrap -= 1000 + rng() % 3);               // falling through 0 to 2^64
+      cases[10].push_back(i % 128 == 9 ? rng() : t += 8);         // a line and an outlier
     }
     for (size_t k = 0; k < cases.size(); ++k) {
       SCOPED_TRACE("n " + std::to_string(n) + " case " + std::to_string(k));
@@ -75,7 +78,7 @@ TEST(PackedColumn, OutliersAreStoredApartInsteadOfWideningTheBlock) {
   std::vector<uint64_t> values;
   for (size_t b = 0; b < 1000; ++b)
     for (size_t i = 0; i < PackedColumn::kBlock; ++i)
-      values.push_back(i == 5 || i == 70 || i == 71 ? (uint64_t(1) << 60) + i : (b + i) % 200);
+      values.push_back(i == 5 || i == 70 || i == 71 ? (uint64_t(1) << 60) + i : (b * i * 37) % 200);
   const PackedColumn c = Pack(values);
   ExpectSame(values, c);
   // Per block: 16 words of slots, 3 of exceptions and a 16-byte header: 168 bytes.
@@ -93,6 +96,26 @@ TEST(PackedColumn, RisingTimesTakeTheBitsOfABlocksSpan) {
   const PackedColumn c = Pack(values);
   ExpectSame(values, c);
   EXPECT_LT(double(c.bytes()) / double(values.size()), 3.0);
+}
+
+// Values that advance steadily are stored from a line through the block's first and last:
+// correlation ids 8 apart (a thread launching onto 8 streams) take no bits a slot, only the
+// header and the step's word (24 bytes a block, not 10-bit slots); launch times 7 us apart
+// give or take 100 ns take the bits of their drift from the line, not of the block's span.
+TEST(PackedColumn, SteadyValuesAreStoredFromALine) {
+  std::mt19937_64 rng(5);
+  std::vector<uint64_t> ids, times;
+  uint64_t t = 1'700'000'000'000'000'000ull;
+  for (size_t i = 0; i < 100 * PackedColumn::kBlock; ++i) {
+    ids.push_back(1'000'000 + 8 * i);
+    times.push_back(t += 7'000 - 100 + rng() % 200);
+  }
+  const PackedColumn c = Pack(ids), d = Pack(times);
+  ExpectSame(ids, c);
+  ExpectSame(times, d);
+  EXPECT_LT(double(c.bytes() - sizeof(uint64_t[128])) / double(ids.size()), 0.2);
+  // The span of a block is ~890 us (20 bits); the drift from the line under 2^12 ns.
+  EXPECT_LT(double(d.bytes() - sizeof(uint64_t[128])) / double(times.size()), 1.8);
 }
 
 TEST(PackedColumn, ClearDropsEverything) {

@@ -212,6 +212,53 @@ TEST(RecordStore, CompactTraceIsTheSameInBothForms) {
   ExpectSameTraces(c[0], c[1]);
 }
 
+// Packed, the calls' table by correlation id is built from the host threads merged by id:
+// three threads taking ids in turn (with gaps), ids one thread repeats from another (the
+// later call wins), ops on two streams. Both forms give every op the same call; so they do
+// when one thread's ids fall (the packed form then builds the table as the arrays do).
+model::Trace Threads(bool falling) {
+  model::Trace t;
+  std::mt19937_64 rng(falling ? 3 : 4);
+  const uint32_t launch = t.strings.Intern("cudaLaunchKernel"), k = t.strings.Intern("k");
+  uint32_t corr = 10;
+  uint64_t now = 1'000'000;
+  for (uint32_t i = 0; i < 30'000; ++i) {
+    corr += 1 + uint32_t(rng() % 3);
+    const uint32_t tid = 1 + uint32_t(rng() % 3);
+    auto api = [&](uint32_t thread, uint32_t id, uint64_t at) {
+      model::ApiEvent a{};
+      a.start_ns = at, a.end_ns = at + 500, a.correlation_id = id;
+      a.pid = 100, a.tid = thread, a.name_id = launch;
+      t.Rows<model::ApiEvent>().push_back(a);
+    };
+    api(tid, falling && i == 20'000 ? corr - 50 : corr, now);
+    if (i % 997 == 5) api(1 + tid % 3, corr, now + 100);  // the same id on another thread
+    model::KernelEvent e{};
+    e.start_ns = now + 5'000, e.end_ns = now + 9'000, e.pid = 100, e.device_id = 0;
+    e.stream_id = 7 + uint32_t(rng() % 2), e.demangled_id = k, e.correlation_id = corr;
+    t.Rows<model::KernelEvent>().push_back(e);
+    now += 700 + rng() % 300;
+  }
+  return t;
+}
+
+TEST(RecordStore, CallsByIdFromThreadsMergedByIdAreTheArraysOnes) {
+  for (bool falling : {false, true}) {
+    SCOPED_TRACE(falling ? "ids falling on a thread" : "ids rising on every thread");
+    const model::Trace t = Threads(falling);
+    CompactTrace c[2];
+    for (RecordForm form : {RecordForm::kArrays, RecordForm::kPacked}) {
+      c[int(form)].SetRecordForm(form);
+      c[int(form)].IngestAll(t);
+      c[int(form)].Finalize();
+    }
+    ExpectSameTraces(c[0], c[1]);
+    size_t issued = 0;
+    for (uint32_t i = 0; i < c[1].ops().size(); ++i) issued += c[1].CallOfOp(i) != kNone;
+    EXPECT_EQ(issued, c[1].ops().size() - (falling ? 1 : 0));  // its call took another id
+  }
+}
+
 // The op of each call (IndexColumn) of a thread launching onto 8 streams: 8 runs of op
 // indexes far apart (each stream's ops), advancing slowly and interleaved, with calls that
 // issued nothing (kNone) among them, in runs and alone. Both forms give the same values; the

@@ -38,15 +38,17 @@ class IndexColumn {
     pending_[size_ % kBlock] = v;
     if (++size_ % kBlock == 0) PackPending();
   }
-  // Packed: through a per-thread cache of decoded blocks, one slot per block number modulo
-  // kCachedBlocks (readers go through a few lanes at once, each in order).
+  // Packed: through a per-thread cache of the last kCachedBlocks blocks decoded (of any
+  // column), the one read last tried first (readers go through a few lanes at once, each in
+  // order, and often two columns together: a direct-mapped cache thrashed there).
   uint32_t operator[](size_t i) const {
     if (!packed_) return plain_[i];
     const size_t b = i / kBlock;
     if (b == bases_.size()) return pending_[i % kBlock];  // the unfilled block
-    Block& c = TheCache()[b % kCachedBlocks];
-    if (c.generation != generation_ || c.block != b) Decode(b, &c);
-    return c.values[i % kBlock];
+    Cache& c = TheCache();
+    const Block& last = c.blocks[c.last];
+    if (last.generation == generation_ && last.block == b) return last.values[i % kBlock];
+    return Find(c, b).values[i % kBlock];
   }
   size_t size() const { return packed_ ? size_ : plain_.size(); }
   // Values [128 b, 128 b + 128) lie in [first, second] (none aside), for the full blocks of a
@@ -71,10 +73,16 @@ class IndexColumn {
     size_t block = 0;
     uint32_t values[kBlock];
   };
-  static Block* TheCache() {
-    static thread_local Block cache[kCachedBlocks];
+  struct Cache {
+    Block blocks[kCachedBlocks];
+    uint32_t last = 0, next = 0;
+  };
+  static Cache& TheCache() {
+    static thread_local Cache cache;
     return cache;
   }
+  // Block b from the cache, decoded into it if not there (the oldest replaced).
+  const Block& Find(Cache& c, size_t b) const;
   void PackPending();
   void Decode(size_t b, Block* c) const;
 

@@ -8,9 +8,13 @@
 // whole after the field's slots ("exceptions", patched frame of reference): their slots
 // hold max_slot - ordinal, above every other slot. The fields of a block lie together (one
 // header, one run of words), so reading a record at random touches a header and a few
-// neighbouring cache lines. A field of 128 slots of w bits takes exactly 2w words. The
-// last, unfilled block stays as plain values until it fills, so the records are readable
-// while they grow; the words grow by pages, never by copying what they hold.
+// neighbouring cache lines. A field of 128 slots of w bits takes exactly 2w words. A field
+// that advances steadily (start times, correlation ids of a lane) is stored from a line
+// instead, when that takes fewer bits: record i's value is base + i * step + slot (a
+// "linear" field, its step one word after its exceptions), still read in constant time;
+// the base, step and slots wrap modulo 2^64. The last, unfilled block stays as plain values
+// until it fills, so the records are readable while they grow; the words grow by pages,
+// never by copying what they hold.
 #pragma once
 
 #include <array>
@@ -42,25 +46,42 @@ inline uint64_t Slot(const uint64_t* words, size_t bit, uint32_t width) {
   return v & MaxSlot(width);
 }
 
-// A field of a full block (kBlock slots of `width` bits at `words`, its exceptions after
-// them) into values[0, kBlock): one loop compiled per width (a whole 6-field record 5.6 ns a
-// block at a time against 11.0 ns read slot by slot, 2026-12-01, this VM).
-void UnpackField(const uint64_t* words, uint32_t width, uint64_t base, uint32_t exceptions,
-                 uint64_t* values);
+// How one field of a full block is stored: its slots' width (kLinear set: from a line, the
+// step after the exceptions), its exceptions, its base.
+inline constexpr uint8_t kLinear = 0x80;
+struct FieldCode {
+  uint64_t base = 0;
+  uint8_t code = 0;  // width | kLinear when linear
+  uint8_t exceptions = 0;
+  uint32_t width() const { return code & 0x7f; }
+  bool linear() const { return code & kLinear; }
+  // The words the field takes: slots, exceptions, step.
+  uint32_t words() const { return 2 * width() + exceptions + (linear() ? 1 : 0); }
+};
+
+// A field of a full block (its slots at `words`, the exceptions and step after them) into
+// values[0, kBlock): one loop compiled per width (a whole 6-field record 5.6 ns a block at a
+// time against 11.0 ns read slot by slot, 2026-12-01, this VM).
+void UnpackField(const uint64_t* words, const FieldCode& c, uint64_t* values);
+// Record i's value of a field of a full block.
+inline uint64_t DecodeOne(const uint64_t* words, const FieldCode& c, size_t i) {
+  const uint32_t width = c.width();
+  const uint64_t slot = Slot(words, i * width, width);
+  const uint64_t top = MaxSlot(width);
+  if (c.exceptions && slot > top - c.exceptions) return words[2 * width + (top - slot)];
+  const uint64_t v = c.base + slot;
+  return c.linear() ? v + i * words[2 * width + c.exceptions] : v;
+}
 
 // A number no other packed store was given (never 0): what a thread's cache of decoded blocks
 // tags them with (PackedLanes, IndexColumn).
 uint64_t NextGeneration();
 
-// How one field of a full block is stored.
-struct FieldCode {
-  uint64_t base = 0;
-  uint8_t width = 0;
-  uint8_t exceptions = 0;
-};
-// Packs `values` (kBlock of them) into `out` (zeroed, room for 2 * 64 + kMaxExceptions
-// words); returns how it did and, in *words, the words it wrote.
-FieldCode PackField(const uint64_t* values, uint64_t* out, uint32_t* words);
+// Packs `values` (kBlock of them) into `out` (zeroed, room for kMaxFieldWords words) in the
+// fewest bits, from its smallest value or from a line; returns how (FieldCode::words: the
+// words it wrote).
+inline constexpr size_t kMaxFieldWords = 2 * 64 + kMaxExceptions + 1;
+FieldCode PackField(const uint64_t* values, uint64_t* out);
 // Grows `pages` so that `words` more fit in one page; returns where they go.
 struct Pages {
   std::vector<std::unique_ptr<uint64_t[]>> list;
@@ -103,8 +124,9 @@ class PackedRecords {
     const Header& h = headers_[b];
     const uint64_t* words = pages_.At(h.word);
     for (size_t f = 0; f < N; ++f) {
-      r[f] = Decode(h, f, words, i % kBlock);
-      words += 2 * h.width[f] + h.exceptions[f];
+      const packed::FieldCode c = h.Field(f);
+      r[f] = packed::DecodeOne(words, c, i % kBlock);
+      words += c.words();
     }
     return r;
   }
@@ -120,8 +142,9 @@ class PackedRecords {
     const Header& h = headers_[b];
     const uint64_t* words = pages_.At(h.word);
     for (size_t f = 0; f < N; ++f) {
-      packed::UnpackField(words, h.width[f], h.base[f], h.exceptions[f], columns[f]);
-      words += 2 * h.width[f] + h.exceptions[f];
+      const packed::FieldCode c = h.Field(f);
+      packed::UnpackField(words, c, columns[f]);
+      words += c.words();
     }
     return kBlock;
   }
@@ -142,29 +165,23 @@ class PackedRecords {
   struct Header {
     uint64_t base[N] = {};
     uint32_t word = 0;
-    uint8_t width[N] = {};
+    uint8_t code[N] = {};
     uint8_t exceptions[N] = {};
+    packed::FieldCode Field(size_t f) const { return {base[f], code[f], exceptions[f]}; }
   };
-  // Field f of the block's record i, `words` pointing at the field's slots.
-  static uint64_t Decode(const Header& h, size_t f, const uint64_t* words, size_t i) {
-    const uint32_t width = h.width[f];
-    const uint64_t slot = packed::Slot(words, i * width, width);
-    const uint64_t top = packed::MaxSlot(width);
-    if (h.exceptions[f] && slot > top - h.exceptions[f]) return words[2 * width + (top - slot)];
-    return h.base[f] + slot;
-  }
   void PackPending() {
     Header h;
-    uint64_t scratch[N][2 * 64 + packed::kMaxExceptions];
+    uint64_t scratch[N][packed::kMaxFieldWords];
     uint32_t words[N], total = 0;
     uint64_t values[kBlock];
     for (size_t f = 0; f < N; ++f) {
       for (size_t i = 0; i < kBlock; ++i) values[i] = pending_[i][f];
       std::memset(scratch[f], 0, sizeof(scratch[f]));
-      const packed::FieldCode c = packed::PackField(values, scratch[f], &words[f]);
+      const packed::FieldCode c = packed::PackField(values, scratch[f]);
       h.base[f] = c.base;
-      h.width[f] = c.width;
+      h.code[f] = c.code;
       h.exceptions[f] = c.exceptions;
+      words[f] = c.words();
       total += words[f];
     }
     h.word = pages_.Take(total);
