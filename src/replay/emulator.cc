@@ -110,46 +110,54 @@ class LiveTimes {
   int shift_ = 0;
 };
 
-// Per half-node: the reads of its predicted time still to come, 4 bits each (200 MB, not
-// 400 MB a byte each, at 100 M kernels); from kOver on the count lives in a map (rare: a
-// half-node read by many, an event many streams wait for). Saturates at kKeep: kept to the
-// end.
-class ReadCounts {
+// Per half-node, in 4 bits (200 MB at 100 M kernels, not 400 MB of read counts and 50 MB
+// of flags apart): whether it is evaluated, and the reads of its predicted time still to
+// come; from kOver reads on the count lives in a map (rare: a half-node read by many, an
+// event many streams wait for). Reads saturate at kKeep: kept to the end.
+class HalfNodes {
  public:
   static constexpr uint32_t kKeep = 255;
   void Assign(size_t n) {
+    size_ = n;
     nibbles_.assign((n + 1) / 2, 0);
     over_.clear();
   }
-  uint32_t Get(uint32_t h) const {
-    const uint32_t v = Nibble(h);
+  size_t size() const { return size_; }
+  bool Done(uint32_t h) const { return Nibble(h) & kDone; }
+  void SetDone(uint32_t h) { SetNibble(h, Nibble(h) | kDone); }
+  uint32_t Reads(uint32_t h) const {
+    const uint32_t v = Nibble(h) & kOver;
     return v == kOver ? over_.find(h)->second : v;
   }
-  void Increment(uint32_t h) {
-    const uint32_t v = Get(h);
-    if (v < kKeep) Set(h, v + 1);
+  void AddRead(uint32_t h) {
+    const uint32_t v = Reads(h);
+    if (v < kKeep) SetReads(h, v + 1);
   }
   // One read done: whether none is left (never for a kept one).
   bool Release(uint32_t h) {
-    const uint32_t v = Get(h);
+    const uint32_t v = Reads(h);
     if (v == kKeep || v == 0) return false;
-    Set(h, v - 1);
+    SetReads(h, v - 1);
     return v == 1;
   }
 
  private:
-  static constexpr uint32_t kOver = 15;
+  static constexpr uint32_t kOver = 7, kDone = 8;
   uint32_t Nibble(uint32_t h) const { return (nibbles_[h / 2] >> (4 * (h & 1))) & 15u; }
-  void Set(uint32_t h, uint32_t v) {
+  void SetNibble(uint32_t h, uint32_t v) {
+    const uint32_t shift = 4 * (h & 1);
+    nibbles_[h / 2] = uint8_t((nibbles_[h / 2] & ~(15u << shift)) | v << shift);
+  }
+  void SetReads(uint32_t h, uint32_t v) {
     const uint32_t was = Nibble(h);
     if (v >= kOver) {
       over_[h] = uint8_t(v);
-    } else if (was == kOver) {
+    } else if ((was & kOver) == kOver) {
       over_.erase(h);
     }
-    const uint32_t shift = 4 * (h & 1), nib = std::min(v, kOver);
-    nibbles_[h / 2] = uint8_t((nibbles_[h / 2] & ~(15u << shift)) | nib << shift);
+    SetNibble(h, (was & kDone) | std::min(v, kOver));
   }
+  size_t size_ = 0;
   std::vector<uint8_t> nibbles_;
   std::unordered_map<uint32_t, uint8_t> over_;
 };
@@ -199,7 +207,7 @@ class Scheduler : internal::ScheduleInputs {
     RETURN_IF_ERROR(PrepareScales());
     PrepareSyncCalls();
     PrepareVirtualStreams();
-    t_.IndexCorrelations();  // its transient table before refs_, not beside it
+    t_.IndexCorrelations();  // its transient table before nodes_, not beside it
     CountReferences();
     PrepareSweep();
     RETURN_IF_ERROR(Sweep());
@@ -316,10 +324,10 @@ class Scheduler : internal::ScheduleInputs {
   // least delay a launch edge keeps when it is not binding.
   void CountReferences() {
     const uint32_t n = nops_ + ncalls_ + nsyncs_;
-    refs_.Assign(size_t(n) * 2);
+    nodes_.Assign(size_t(n) * 2);
     // The latencies counted by value (exact: 4 MB for those under 2^20 ns, nearly all), the
     // rare longer one kept apart; their median is the NearestRank one of them all. (Kept as
-    // 4-byte values they took 400 MB at 100 M kernels, beside refs_.)
+    // 4-byte values they took 400 MB at 100 M kernels, beside the read counts.)
     LatencyCounts gaps;
     bool root = false;
     for (uint32_t id = 0; id < n; ++id) {
@@ -327,7 +335,7 @@ class Scheduler : internal::ScheduleInputs {
         uint64_t gap = UINT64_MAX;
         InEdges(Half(id, end), true, &in_, &root, id < nops_ ? &gap : nullptr);
         if (gap != UINT64_MAX) gaps.Add(gap);
-        for (const InEdge& e : in_) refs_.Increment(e.from);
+        for (const InEdge& e : in_) nodes_.AddRead(e.from);
       }
       rec_begin_ = std::min(rec_begin_, rules_.Start(Ref(id)));
       rec_end_ = std::max(rec_end_, rules_.End(Ref(id)));
@@ -390,13 +398,13 @@ class Scheduler : internal::ScheduleInputs {
       }
     }
     for (; !ends.empty(); ends.pop()) Visit(Half(ends.top().id, true));
-    if (visited_ != done_.size())  // the lanes' ranges cover every op and call
+    if (visited_ != nodes_.size())  // the lanes' ranges cover every op and call
       return Internal("schedule emulation: " + std::to_string(visited_) + " of " +
-                      std::to_string(done_.size()) + " half-nodes reached");
+                      std::to_string(nodes_.size()) + " half-nodes reached");
     return OkStatus();
   }
 
-  bool Done(uint32_t h) const { return done_[h]; }
+  bool Done(uint32_t h) const { return nodes_.Done(h); }
 
   void Visit(uint32_t h) {
     visited_++;
@@ -463,7 +471,7 @@ class Scheduler : internal::ScheduleInputs {
   // Reads a predecessor's time; the last read drops it.
   int64_t Take(uint32_t h) {
     const int64_t v = live_.Get(h);
-    if (refs_.Release(h)) live_.Erase(h);
+    if (nodes_.Release(h)) live_.Erase(h);
     return v;
   }
 
@@ -480,8 +488,8 @@ class Scheduler : internal::ScheduleInputs {
       v = std::max(v, p + e.delay);
     }
     if (v == kNoBase) v = int64_t(RecordedTime(h));
-    done_[h] = true;
-    if (refs_.Get(h)) live_.Put(h, v);
+    nodes_.SetDone(h);
+    if (nodes_.Reads(h)) live_.Put(h, v);
     const uint32_t id = h / 2;
     if (h & 1) {
       pred_end_ = std::max(pred_end_, v);
@@ -563,8 +571,6 @@ class Scheduler : internal::ScheduleInputs {
   }
 
   void PrepareSweep() {
-    const uint32_t n = nops_ + ncalls_ + nsyncs_;
-    done_.assign(size_t(n) * 2, false);
     lane_slot_.assign(t_.lanes().size(), kNone);
     if (o_.op_times) r_->op_start.assign(nops_, 0), r_->op_end.assign(nops_, 0);
   }
@@ -574,10 +580,9 @@ class Scheduler : internal::ScheduleInputs {
   int64_t pred_begin_ = std::numeric_limits<int64_t>::max();
   int64_t pred_end_ = std::numeric_limits<int64_t>::min();
   static constexpr int64_t kNoBase = std::numeric_limits<int64_t>::min();
-  // Per half-node: reads still to come (4 bits) and evaluated (1 bit): 1.25
-  // bytes per node in all. Predicted times live only in live_ while read.
-  ReadCounts refs_;
-  std::vector<bool> done_;
+  // Per half-node: evaluated, and reads still to come (4 bits in all: a byte per node).
+  // Predicted times live only in live_ while read.
+  HalfNodes nodes_;
   size_t visited_ = 0;
   LiveTimes live_;
   // Half-nodes waiting for predecessors (equal times, --streams, cycles).

@@ -123,7 +123,10 @@ FieldCode PackField(const uint64_t* values, uint64_t* out) {
   if (const int64_t s = int64_t(values[kBlock - 1] - values[0]) / int64_t(kBlock - 1); s != 0) {
     uint64_t line[kBlock];
     const uint64_t line_base = Offsets(values, uint64_t(s), line);
-    const Choice l = ChooseWidth(line);
+    // Not chosen (half the packing time) when the line's offsets are as wide as the plain
+    // slots and those needed no exceptions: outliers are all the line could still drop.
+    const uint32_t widest = uint32_t(std::bit_width(*std::max_element(line, line + kBlock)));
+    const Choice l = c.exceptions == 0 && widest >= c.width ? Choice{} : ChooseWidth(line);
     const uint64_t line_bits = uint64_t(kBlock) * l.width + 64 * l.exceptions + 64;
     if (line_bits < bits) {
       std::copy(line, line + kBlock, offsets);

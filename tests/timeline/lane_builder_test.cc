@@ -75,6 +75,29 @@ TEST(LaneBuilder, TiesKeepTheirArrivalOrder) {
   ExpectAsWindowedSort(rows);
 }
 
+// A file's batches hold each table's rows apart: a stream's memcpys come after the batch's
+// kernels though they ran among them (the early ones wait apart, merged when packed). With
+// ties between the two kinds, between early ones, and batches that reach past the window.
+TEST(LaneBuilder, RowsOfALaterTableMergedInOrder) {
+  std::mt19937_64 rng(9);
+  for (size_t batch : {size_t(100), size_t(3'000), size_t(6'000)}) {
+    SCOPED_TRACE("batch " + std::to_string(batch));
+    std::vector<Row> rows;
+    uint32_t id = 0;
+    for (size_t b = 0; b < 8; ++b) {
+      std::vector<Row> later;
+      for (size_t i = 0; i < batch; ++i) {
+        const uint64_t t = 1'000'000 + (b * batch + i) * 100;
+        Row r{t - t % 300, t - t % 300 + rng() % 2 * 50, 0};  // many equal times
+        (rng() % 10 == 0 ? later : rows).push_back(r);
+      }
+      for (Row& r : later) rows.push_back(r);
+    }
+    for (Row& r : rows) r.id = id++;
+    ExpectAsWindowedSort(rows);
+  }
+}
+
 // A record far out of place: past the window WindowedSort sorts the whole lane; past what
 // waits the builder has packed records it belongs before, and sorts the lane at Finish.
 TEST(LaneBuilder, FarDisplacedRecordsMakeTheLaneSortedWhole) {
