@@ -172,6 +172,11 @@ void ExpectSameTraces(const CompactTrace& a, const CompactTrace& b) {
   for (uint32_t i = 0; i < a.ops().size(); ++i) {
     ASSERT_TRUE(Same(a.ops()[i], b.ops()[i])) << "op " << i;
     ASSERT_EQ(a.CallOfOp(i), b.CallOfOp(i)) << "op " << i;
+    ASSERT_EQ(a.CallSpanOfOp(i), b.CallSpanOfOp(i)) << "op " << i;  // fields read alone
+    ASSERT_EQ(a.StackOfOp(i), b.StackOfOp(i)) << "op " << i;
+    if (const uint32_t c = b.CallOfOp(i); c != kNone) {
+      ASSERT_EQ(b.CallSpanOfOp(i), (Interval{b.calls()[c].start_ns, b.calls()[c].end_ns}));
+    }
   }
   for (uint32_t i = 0; i < a.calls().size(); ++i) {
     ASSERT_TRUE(Same(a.calls()[i], b.calls()[i])) << "call " << i;
