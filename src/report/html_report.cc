@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "page_assets.h"
 #include "tracesmith/analysis/capture_cost.h"
@@ -173,21 +174,28 @@ StatusOr<std::string> BuildHtmlReport(format::TraceSource& input, const std::str
                                       const HtmlReportOptions& o, HtmlReportSummary* summary,
                                       format::ReadReport* damage) {
   RETURN_IF_ERROR(analysis::ValidateCallSiteRules(o.sites));
-  Progress(o, 1, "reading and analysing the trace");
+  Progress(o, 1, "reading the trace");
   analysis::CompactTrace trace;
   RETURN_IF_ERROR(analysis::LoadCompactTrace(input, o.load, &trace, damage));
-  analysis::AnalysisReport report = analysis::BuildReport(trace, source, o.sites);
-  if (!o.load.steps.empty()) report.window_note = "steps " + o.load.steps + " of the Steps table";
   // A trace of several processes of a job: the cross-rank report too, as
   // `analyze --json` has it ("ranks"), read from the (merged) file.
   const std::vector<std::string> files = o.run_files.empty() ? input.files() : o.run_files;
+  // The memory model reads the trace's file again, on its own thread, while the analysis
+  // reads the compact trace (the two share nothing).
+  Progress(o, 2, "analysing the trace and building the memory model");
+  analysis::MemoryReport memory;
+  Status memory_status;
+  std::thread memory_thread([&] {
+    memory_status = analysis::BuildMemoryReport(input, analysis::MemoryReportOptions{}, &memory);
+  });
+  analysis::AnalysisReport report = analysis::BuildReport(trace, source, o.sites);
+  if (!o.load.steps.empty()) report.window_note = "steps " + o.load.steps + " of the Steps table";
   const std::optional<analysis::JobReport> job = analysis::JobReportOf(trace, files, {});
+  memory_thread.join();
+  RETURN_IF_ERROR(memory_status);
   std::ostringstream analysis_json;
   analysis::WriteJsonReport(report, analysis_json, job ? &*job : nullptr);
 
-  Progress(o, 2, "building the memory model");
-  analysis::MemoryReport memory;
-  RETURN_IF_ERROR(analysis::BuildMemoryReport(input, analysis::MemoryReportOptions{}, &memory));
   std::ostringstream memory_json;
   Json owner_series = Json::array();
   if (!memory.keys.empty()) {

@@ -1,6 +1,7 @@
 #include "tracesmith/timeline/index_column.h"
 
 #include <algorithm>
+#include <bit>
 
 namespace tracesmith::analysis {
 
@@ -10,7 +11,8 @@ void IndexColumn::Reset(bool packed, size_t expected) {
   std::vector<uint32_t>().swap(plain_);
   std::vector<Bases>().swap(bases_);
   std::vector<std::pair<uint32_t, uint32_t>>().swap(ranges_);
-  column_.Clear();
+  pages_ = packed::Pages();
+  std::vector<Head>().swap(heads_);
   size_ = 0;
   last_ = 0;
   if (!packed) plain_.reserve(expected);
@@ -27,9 +29,12 @@ void IndexColumn::PackPending() {
     else
       last_ = pending_[i];
   }
+  // Sorted copy: a column filled in order (a lane's calls, the calls by id) is often sorted
+  // already.
   uint32_t sorted[kBlock];
   std::copy(pending_, pending_ + kBlock, sorted);
-  std::sort(sorted, sorted + kBlock);
+  const bool in_order = std::is_sorted(sorted, sorted + kBlock);
+  if (!in_order) std::sort(sorted, sorted + kBlock);
   const size_t distinct = size_t(std::unique(sorted, sorted + kBlock) - sorted);
   Bases bases;
   bases.fill(UINT32_MAX);
@@ -47,12 +52,39 @@ void IndexColumn::PackPending() {
     bases[clusters++] = sorted[0];
     for (size_t k = 0; k + 1 < kClusters; ++k) bases[clusters++] = sorted[cut[k] + 1];
   }
+  // Each value's cluster (the last base not above it; values in order: a walk) and offset.
+  uint32_t cluster[kBlock], offset[kBlock], widest = 0;
+  bool any_none = false;
+  size_t c = 0;
   for (size_t i = 0; i < kBlock; ++i) {
     const uint32_t v = pending_[i];
-    const size_t c =
-        size_t(std::upper_bound(bases.begin(), bases.begin() + clusters, v) - bases.begin()) - 1;
-    column_.Append({uint64_t(c), uint64_t(v - bases[c]), uint64_t(none[i])});
+    if (!in_order) c = 0;
+    while (c + 1 < clusters && bases[c + 1] <= v) ++c;
+    cluster[i] = uint32_t(c);
+    offset[i] = v - bases[c];
+    widest |= offset[i];
+    any_none |= none[i];
   }
+  Head h;
+  h.cluster_bits = uint8_t(std::bit_width(clusters - 1));
+  h.offset_bits = uint8_t(std::bit_width(widest));
+  h.nones = any_none;
+  // kBlock slots of w bits take 2w words.
+  h.word = pages_.Take(2 * (h.cluster_bits + h.offset_bits) + (any_none ? 2 : 0));
+  uint64_t* out = pages_.At(h.word);
+  auto put = [&](const auto& value, uint32_t width) {
+    for (size_t i = 0; width && i < kBlock; ++i) {
+      const uint64_t v = value(i);
+      const size_t bit = i * width, q = bit / 64, r = bit % 64;
+      out[q] |= v << r;
+      if (r + width > 64) out[q + 1] |= v >> (64 - r);
+    }
+    out += 2 * width;
+  };
+  put([&](size_t i) { return cluster[i]; }, h.cluster_bits);
+  put([&](size_t i) { return offset[i]; }, h.offset_bits);
+  if (any_none) put([&](size_t i) { return uint64_t(none[i]); }, 1);
+  heads_.push_back(h);
   bases_.push_back(bases);
   ranges_.push_back({sorted[0], sorted[distinct - 1]});
 }
@@ -70,11 +102,18 @@ const IndexColumn::Block& IndexColumn::Find(Cache& c, size_t b) const {
 }
 
 void IndexColumn::Decode(size_t b, Block* c) const {
-  uint64_t columns[3][kBlock];
-  column_.DecodeColumns(b, columns);
+  const Head& h = heads_[b];
+  const uint64_t* words = pages_.At(h.word);
+  uint64_t cluster[kBlock], offset[kBlock];
+  packed::UnpackField(words, {0, h.cluster_bits, 0}, cluster);
+  words += 2 * h.cluster_bits;
+  packed::UnpackField(words, {0, h.offset_bits, 0}, offset);
+  words += 2 * h.offset_bits;
   const Bases& bases = bases_[b];
-  for (size_t k = 0; k < kBlock; ++k)
-    c->values[k] = columns[2][k] ? kNoValue : bases[columns[0][k]] + uint32_t(columns[1][k]);
+  for (size_t k = 0; k < kBlock; ++k) c->values[k] = bases[cluster[k]] + uint32_t(offset[k]);
+  if (h.nones)
+    for (size_t k = 0; k < kBlock; ++k)
+      if (words[k / 64] >> (k % 64) & 1) c->values[k] = kNoValue;
   c->generation = generation_;
   c->block = b;
 }

@@ -4,8 +4,9 @@
 //
 // Packed, each full block of 128 values is cut into at most kClusters clusters of nearby
 // values (at the largest gaps between them), and a value is stored as its cluster's number
-// and its offset from the cluster's first value (PackedRecords<3>: a few bits each), the
-// clusters' first values beside. Calls issued to 8 streams point at 8 runs of ops far apart,
+// and its offset from the cluster's first value, each in as many bits as the block's widest
+// needs (frame of reference, no exceptions: an outlier is a cluster of its own), the clusters'
+// first values beside. Calls issued to 8 streams point at 8 runs of ops far apart,
 // each advancing slowly: 8 clusters, narrow offsets, where one frame of reference would take
 // 27 bits a value at 100 M ops. A value that is UINT32_MAX (none) is stored as the value
 // before it, marked (the third field: no bits in a block without one).
@@ -53,13 +54,15 @@ class IndexColumn {
   size_t size() const { return packed_ ? size_ : plain_.size(); }
   // Values [128 b, 128 b + 128) lie in [first, second] (none aside), for the full blocks of a
   // packed column (a scan for some values skips the others); {0, UINT32_MAX} else.
-  static constexpr size_t kBlock = PackedRecords<3>::kBlock;
+  static constexpr size_t kBlock = packed::kBlock;
   std::pair<uint32_t, uint32_t> BlockRange(size_t b) const {
     if (!packed_ || b >= ranges_.size()) return {0, UINT32_MAX};
     return ranges_[b];
   }
   size_t bytes() const {
-    return packed_ ? column_.reserved_bytes() + bases_.capacity() * sizeof(Bases) + sizeof(pending_)
+    return packed_ ? pages_.bytes + heads_.capacity() * sizeof(Head) +
+                         bases_.capacity() * sizeof(Bases) +
+                         ranges_.capacity() * sizeof(ranges_[0]) + sizeof(pending_)
                    : plain_.capacity() * sizeof(uint32_t);
   }
 
@@ -90,8 +93,15 @@ class IndexColumn {
   uint64_t generation_ = 0;
   std::vector<uint32_t> plain_;
   size_t size_ = 0;
-  PackedRecords<3> column_;   // per value: its cluster, its offset from the base, none or not
-  std::vector<Bases> bases_;  // per full block
+  // Per full block: where its words start, and the widths of its clusters' numbers and of its
+  // offsets; its nones' bits (kBlock of them) after those when it has any.
+  struct Head {
+    uint32_t word = 0;
+    uint8_t cluster_bits = 0, offset_bits = 0, nones = 0;
+  };
+  packed::Pages pages_;
+  std::vector<Head> heads_;
+  std::vector<Bases> bases_;                           // per full block
   std::vector<std::pair<uint32_t, uint32_t>> ranges_;  // per full block: BlockRange
   uint32_t pending_[kBlock] = {};
   uint32_t last_ = 0;  // the last value appended other than none
