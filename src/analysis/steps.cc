@@ -277,15 +277,15 @@ bool FromKernelSequence(const CompactTrace& t, StepReport* r) {
   std::vector<uint32_t> lanes;
   for (uint32_t l : t.gpu_lanes())
     if (t.lanes()[l].pid == gpu.first && t.lanes()[l].device == gpu.second) lanes.push_back(l);
-  auto before = [&](uint32_t a, uint32_t b) {
-    const GpuOp x = ops[a], y = ops[b];
+  auto op_before = [](const GpuOp& x, const GpuOp& y) {
     return std::tie(x.start_ns, x.end_ns) < std::tie(y.start_ns, y.end_ns);
   };
+  auto before = [&](uint32_t a, uint32_t b) { return op_before(ops[a], ops[b]); };
   std::vector<uint32_t> kernels;
   kernels.reserve(busiest);
   ForEachOpMerged(
-      t, lanes, [](const GpuOp& op) { return op.kind() == OpKind::kKernel; }, before,
-      [&](uint32_t i) { kernels.push_back(i); });
+      t, lanes, [](const GpuOp& op) { return op.kind() == OpKind::kKernel; }, op_before,
+      [&](uint32_t i, const GpuOp&) { kernels.push_back(i); });
   auto by_name = [&](uint32_t a, uint32_t b) { return ops[a].name_id < ops[b].name_id; };
   for (size_t i = 0; i < kernels.size();) {
     size_t j = i + 1;

@@ -9,6 +9,7 @@
 #include <numeric>
 #include <queue>
 #include <set>
+#include <thread>
 #include <tuple>
 
 #include "tracesmith/timeline/sorter.h"
@@ -604,8 +605,11 @@ void CompactTrace::RestrictWindow(uint64_t from, uint64_t to) {
   auto outside = [&](uint64_t s, uint64_t e) {
     return s == e ? (s < from || s > to) : (e <= from || s >= to);
   };
-  ops_.Filter([&](size_t, const GpuOp& o) { return !outside(o.start_ns, o.end_ns); });
+  // The ops on another thread, the calls here.
+  std::thread ops_thread(
+      [&] { ops_.Filter([&](size_t, const GpuOp& o) { return !outside(o.start_ns, o.end_ns); }); });
   calls_.Filter([&](size_t, const HostCall& c) { return !outside(c.start_ns, c.end_ns); });
+  ops_thread.join();
   std::erase_if(syncs_, [&](const SyncRecord& s) { return outside(s.start_ns, s.end_ns); });
   std::erase_if(nvtx_, [&](const NvtxRecord& n) { return outside(n.start_ns, n.end_ns); });
   std::erase_if(graphs_, [&](const GraphLaunchRecord& g) { return outside(g.start_ns, g.end_ns); });

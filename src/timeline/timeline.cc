@@ -182,14 +182,12 @@ template <typename IsNccl>
 DeviceUnions BuildDeviceUnions(const CompactTrace& trace, std::span<const uint32_t> lanes,
                                IsNccl is_nccl, bool nccl, uint64_t w0, uint64_t w1,
                                const IdleClassifier& classifier, IdleBreakdown* idle) {
-  const auto ops = trace.ops();
   DeviceUnions u;
   RunningUnion all;
   uint64_t t = w0;  // the end of the last busy interval
   ForEachOpByStart(
       trace, lanes, [](const GpuOp&) { return true; },
-      [&](uint32_t i, uint64_t s, uint64_t e) {
-        const GpuOp& op = ops[i];
+      [&](uint32_t i, uint64_t s, uint64_t e, const GpuOp& op) {
         Interval closed;
         bool did_close;
         if (all.Add(s, e, &closed, &did_close)) {

@@ -31,7 +31,7 @@ Lists FromLists(const CompactTrace& t, uint32_t device) {
   const auto ops = t.ops();
   ForEachOpByStart(
       t, lanes, [](const GpuOp&) { return true; },
-      [&](uint32_t i, uint64_t s, uint64_t e) {
+      [&](uint32_t i, uint64_t s, uint64_t e, const GpuOp&) {
         const size_t before = l.all.size();
         AppendUnion(&l.all, s, e);
         if (l.all.size() != before) openers.push_back(i);

@@ -72,14 +72,16 @@ class PackedLanes {
   PackedLanes Filter(const Keep& keep) const {
     PackedLanes out;
     std::vector<uint8_t> kept;
+    size_t lane = 0;
     for (const LaneStore& l : lanes_) {
       kept.assign(l.count, 0);
       size_t first = l.count, last = 0, n = 0;
-      for (size_t k = 0; k < l.count; ++k) {
-        if (!keep(l.begin + k, (*this)[l.begin + k])) continue;
+      ScanLane(lane++, [&](size_t i, const Record& r) {
+        if (!keep(i, r)) return;
+        const size_t k = i - l.begin;
         kept[k] = 1;
         first = std::min(first, k), last = k, ++n;
-      }
+      });
       if (n == 0 || last - first + 1 == n) {
         out.lanes_.push_back({out.size_, l.lane, l.first + (n ? first : 0), n, l.records});
       } else {
@@ -111,15 +113,19 @@ class PackedLanes {
   // untouched).
   template <typename Fn>
   void Scan(const Fn& fn) const {
+    for (size_t k = 0; k < lanes_.size(); ++k) ScanLane(k, fn);
+  }
+  // Scan of the k-th lane alone.
+  template <typename Fn>
+  void ScanLane(size_t k, const Fn& fn) const {
     uint64_t columns[Codec::kFields][kBlock];
-    for (const LaneStore& l : lanes_) {
-      const size_t end = l.first + l.count;
-      for (size_t b = l.first / kBlock; b * kBlock < end; ++b) {
-        const size_t n = l.records->DecodeColumns(b, columns);
-        const size_t from = std::max(b * kBlock, l.first), to = std::min(b * kBlock + n, end);
-        for (size_t k = from; k < to; ++k)
-          fn(l.begin + (k - l.first), DecodeAt(columns, k - b * kBlock, l.lane));
-      }
+    const LaneStore& l = lanes_[k];
+    const size_t end = l.first + l.count;
+    for (size_t b = l.first / kBlock; b * kBlock < end; ++b) {
+      const size_t n = l.records->DecodeColumns(b, columns);
+      const size_t from = std::max(b * kBlock, l.first), to = std::min(b * kBlock + n, end);
+      for (size_t i = from; i < to; ++i)
+        fn(l.begin + (i - l.first), DecodeAt(columns, i - b * kBlock, l.lane));
     }
   }
   // Record k of a block decoded into columns (PackedRecords::DecodeColumns).

@@ -101,14 +101,14 @@ std::vector<Interval> OpUnion(const CompactTrace& trace, std::span<const uint32_
                               std::vector<uint32_t>* openers = nullptr);
 
 // The ops of `lanes` for which pred(op) holds, merged across the lanes by
-// less(op index, op index) (each lane already in that order; the earlier lane
-// first on a tie): fn(op index).
+// less(op, op) (each lane already in that order; the earlier lane first on a
+// tie): fn(op index, op). Each op is read once (a lane's next op kept beside it).
 template <typename Pred, typename Less, typename Fn>
 void ForEachOpMerged(const CompactTrace& trace, std::span<const uint32_t> lanes, Pred pred,
                      Less less, Fn fn);
 
 // ForEachOpMerged by start, clipped to the window, empty ones skipped:
-// fn(op index, start, end).
+// fn(op index, start, end, op).
 template <typename Pred, typename Fn>
 void ForEachOpByStart(const CompactTrace& trace, std::span<const uint32_t> lanes, Pred pred, Fn fn);
 
@@ -138,25 +138,29 @@ template <typename Pred, typename Less, typename Fn>
 void ForEachOpMerged(const CompactTrace& trace, std::span<const uint32_t> lanes, Pred pred,
                      Less less, Fn fn) {
   const auto ops = trace.ops();
-  // Per-lane cursors; the lane whose next op comes first goes next (lanes
+  // Per-lane cursors and the op each is at; the lane whose op comes first goes next (lanes
   // are few, so a linear scan beats a heap).
   std::vector<uint32_t> pos, end;
+  std::vector<GpuOp> head;
   for (uint32_t l : lanes) {
     pos.push_back(trace.lane_range(l).begin);
     end.push_back(trace.lane_range(l).end);
+    head.emplace_back();
   }
   auto skip = [&](size_t k) {
-    while (pos[k] < end[k] && !pred(ops[pos[k]])) ++pos[k];
+    for (; pos[k] < end[k]; ++pos[k])
+      if (head[k] = ops[pos[k]]; pred(head[k])) return;
   };
   for (size_t k = 0; k < lanes.size(); ++k) skip(k);
   while (true) {
     size_t best = SIZE_MAX;
     for (size_t k = 0; k < lanes.size(); ++k)
-      if (pos[k] < end[k] && (best == SIZE_MAX || less(pos[k], pos[best]))) best = k;
+      if (pos[k] < end[k] && (best == SIZE_MAX || less(head[k], head[best]))) best = k;
     if (best == SIZE_MAX) break;
     const uint32_t i = pos[best]++;
+    const GpuOp op = head[best];
     skip(best);
-    fn(i);
+    fn(i, op);
   }
 }
 
@@ -164,13 +168,12 @@ template <typename Pred, typename Fn>
 void ForEachOpByStart(const CompactTrace& trace, std::span<const uint32_t> lanes, Pred pred,
                       Fn fn) {
   const uint64_t w0 = trace.window_begin(), w1 = trace.window_end();
-  const auto ops = trace.ops();
   ForEachOpMerged(
-      trace, lanes, pred, [&](uint32_t a, uint32_t b) { return ops[a].start_ns < ops[b].start_ns; },
-      [&](uint32_t i) {
-        const uint64_t s = std::clamp(ops[i].start_ns, w0, w1);
-        const uint64_t e = std::clamp(ops[i].end_ns, w0, w1);
-        if (e > s) fn(i, s, e);
+      trace, lanes, pred, [](const GpuOp& a, const GpuOp& b) { return a.start_ns < b.start_ns; },
+      [&](uint32_t i, const GpuOp& op) {
+        const uint64_t s = std::clamp(op.start_ns, w0, w1);
+        const uint64_t e = std::clamp(op.end_ns, w0, w1);
+        if (e > s) fn(i, s, e, op);
       });
 }
 
@@ -178,7 +181,7 @@ template <typename Pred>
 std::vector<Interval> OpUnion(const CompactTrace& trace, std::span<const uint32_t> lanes, Pred pred,
                               std::vector<uint32_t>* openers) {
   std::vector<Interval> out;
-  ForEachOpByStart(trace, lanes, pred, [&](uint32_t i, uint64_t s, uint64_t e) {
+  ForEachOpByStart(trace, lanes, pred, [&](uint32_t i, uint64_t s, uint64_t e, const GpuOp&) {
     const size_t before = out.size();
     AppendUnion(&out, s, e);
     if (openers && out.size() != before) openers->push_back(i);
@@ -190,7 +193,7 @@ template <typename Pred, typename Fn>
 void ForEachOpUnion(const CompactTrace& trace, std::span<const uint32_t> lanes, Pred pred, Fn fn) {
   Interval cur;
   bool open = false;  // AppendUnion on the one open interval
-  ForEachOpByStart(trace, lanes, pred, [&](uint32_t, uint64_t s, uint64_t e) {
+  ForEachOpByStart(trace, lanes, pred, [&](uint32_t, uint64_t s, uint64_t e, const GpuOp&) {
     if (open && s <= cur.end) {
       cur.end = std::max(cur.end, e);
     } else {
