@@ -165,6 +165,7 @@ uint32_t Pages::Take(uint32_t words) {
     // Pages double up to kPageWords: a small trace's records stay small.
     size = std::min<uint32_t>(kPageWords, std::max<uint32_t>({2 * size, 256, words}));
     list.push_back(std::make_unique<uint64_t[]>(size));  // zeroed
+    sizes.push_back(size);
     used = 0;
     bytes += size_t(size) * sizeof(uint64_t);
   }
@@ -172,6 +173,19 @@ uint32_t Pages::Take(uint32_t words) {
   used += words;
   words_used += words;
   return first;
+}
+
+void Pages::GiveBack(uint32_t word, uint32_t words) {
+  const size_t page = word >> kPageBits;
+  while (list.size() > page + 1) {  // pages after it: empty once it is given back
+    bytes -= size_t(sizes.back()) * sizeof(uint64_t);
+    list.pop_back();
+    sizes.pop_back();
+  }
+  size = sizes.back();
+  used = word & (kPageWords - 1);
+  std::fill(list.back().get() + used, list.back().get() + used + words, 0);
+  words_used -= words;
 }
 
 }  // namespace tracesmith::analysis::packed

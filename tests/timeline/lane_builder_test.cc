@@ -94,25 +94,52 @@ TEST(LaneBuilder, RowsOfALaterTableMergedInOrder) {
       for (Row& r : later) rows.push_back(r);
     }
     for (Row& r : rows) r.id = id++;
-    ExpectAsWindowedSort(rows);
+    // Rows later than what waits (batches of 6,000) take packed blocks back: no sort of the
+    // whole lane.
+    EXPECT_FALSE(ExpectAsWindowedSort(rows));
   }
 }
 
-// A record far out of place: past the window WindowedSort sorts the whole lane; past what
-// waits the builder has packed records it belongs before, and sorts the lane at Finish.
+// A record far out of place: past the window WindowedSort sorts the whole lane (displaced);
+// past what waits the builder takes packed blocks back to put it in its place, up to 2^18
+// records waiting; past that the lane is sorted whole at Finish (unordered).
 TEST(LaneBuilder, FarDisplacedRecordsMakeTheLaneSortedWhole) {
-  for (size_t far : {size_t(4'097), size_t(4'200), size_t(5'000), size_t(15'000)}) {
+  for (size_t far : {size_t(4'097), size_t(4'200), size_t(5'000), size_t(15'000), size_t(200'000),
+                     size_t(300'000)}) {
     SCOPED_TRACE("moved back " + std::to_string(far));
-    std::vector<Row> rows = Rising(20'000, 4, 0);
+    std::vector<Row> rows = Rising(far + 20'000, 4, 0);
     std::swap(rows[10'000].start, rows[10'000 + far].start);  // one early, one late
     for (Row& r : rows) r.end = r.start + 10;
-    // Past what waits (kSortWindow + 2 blocks at most), a packed record is passed.
-    EXPECT_EQ(ExpectAsWindowedSort(rows), far > kSortWindow + 2 * PackedRecords<3>::kBlock);
+    EXPECT_EQ(ExpectAsWindowedSort(rows), far > (size_t(1) << 18));
   }
   std::vector<Row> reversed = Rising(9'000, 5, 0);
   std::reverse(reversed.begin(), reversed.end());
   ExpectAsWindowedSort(reversed);
   ExpectAsWindowedSort(Rising(20'000, 6, 1'000'000'000));  // shuffled
+}
+
+}  // namespace
+}  // namespace tracesmith::analysis
+
+namespace tracesmith::analysis {
+namespace {
+
+// Rows later than 2^18 waiting records allow (a table whose chunk comes millions of rows
+// behind) wait apart and are merged in at Finish: equal times with packed rows and with
+// each other keep their arrival order.
+TEST(LaneBuilder, RowsPastWhatCanWaitMergedAtFinish) {
+  std::mt19937_64 rng(12);
+  std::vector<Row> rows;
+  for (uint64_t i = 0; i < 400'000; ++i) {
+    const uint64_t t = 1'000'000 + i * 100;
+    rows.push_back({t - t % 300, t - t % 300 + rng() % 2 * 50, 0});
+  }
+  for (size_t i = 0; i < 3'000; ++i) {  // late: times among the first 100,000 rows
+    const uint64_t t = 1'000'000 + (rng() % 100'000) * 100;
+    rows.push_back({t - t % 300, t - t % 300 + rng() % 2 * 50, 0});
+  }
+  for (uint32_t i = 0; i < rows.size(); ++i) rows[i].id = i;
+  EXPECT_TRUE(ExpectAsWindowedSort(rows));
 }
 
 }  // namespace

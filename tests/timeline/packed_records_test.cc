@@ -174,3 +174,39 @@ TEST(PackedColumn, ManyOutliersInANarrowBlockWidenIt) {
 
 }  // namespace
 }  // namespace tracesmith::analysis
+
+namespace tracesmith::analysis {
+namespace {
+
+// The last records taken back (LaneBuilder puts a late record in its place so), whole blocks
+// and the unfilled one, over pages (small ones first), then more appended: every record reads
+// back as the reference holds it, and the popped ones come out in order.
+TEST(PackedRecords, TailTakenBackAndAppendedAgain) {
+  PackedRecords<3> p;
+  std::vector<std::array<uint64_t, 3>> ref;
+  std::mt19937_64 rng(13);
+  for (int round = 0; round < 120; ++round) {
+    const size_t add = 1 + rng() % 3'000;
+    for (size_t i = 0; i < add; ++i) {
+      const std::array<uint64_t, 3> r{ref.size() * 7, rng() % 13, rng() % (uint64_t(1) << 40)};
+      p.Append(r);
+      ref.push_back(r);
+    }
+    std::vector<std::array<uint64_t, 3>> back;
+    p.PopTail(rng() % 700, &back);
+    ASSERT_LE(back.size(), ref.size());
+    for (size_t k = 0; k < back.size(); ++k)
+      ASSERT_EQ(back[k], ref[ref.size() - back.size() + k]) << "round " << round;
+    ref.resize(ref.size() - back.size());
+    ASSERT_EQ(p.size(), ref.size());
+    ASSERT_EQ(p.size() % PackedRecords<3>::kBlock, 0u);  // whole blocks went back
+    for (size_t i = 0; i < ref.size(); ++i) ASSERT_EQ(p.Get(i), ref[i]) << "round " << round;
+  }
+  std::vector<std::array<uint64_t, 3>> all;
+  p.PopTail(p.size() + 1, &all);
+  EXPECT_EQ(all, ref);
+  EXPECT_TRUE(p.empty());
+}
+
+}  // namespace
+}  // namespace tracesmith::analysis

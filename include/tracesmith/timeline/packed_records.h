@@ -85,9 +85,13 @@ FieldCode PackField(const uint64_t* values, uint64_t* out);
 // Grows `pages` so that `words` more fit in one page; returns where they go.
 struct Pages {
   std::vector<std::unique_ptr<uint64_t[]>> list;
+  std::vector<uint32_t> sizes;  // of each page
   uint32_t used = 0, size = 0;  // of the last page
   size_t bytes = 0, words_used = 0;
   uint32_t Take(uint32_t words);  // first word: page << kPageBits | offset
+  // Gives back the `words` taken last, at `word` (what Take returned): zeroed, to be taken
+  // again; pages after it freed.
+  void GiveBack(uint32_t word, uint32_t words);
   const uint64_t* At(uint32_t word) const {
     return list[word >> kPageBits].get() + (word & (kPageWords - 1));
   }
@@ -159,6 +163,23 @@ class PackedRecords {
     return headers_.capacity() * sizeof(Header) + pages_.bytes + sizeof(*this);
   }
   void Clear() { *this = PackedRecords(); }
+  // Removes the last records, whole blocks (and the unfilled one), at least `n` of them or
+  // all; appends them to `out` in order. What LaneBuilder takes back to put a late record
+  // in its place.
+  template <typename Out>
+  void PopTail(size_t n, Out* out) {
+    const size_t keep_blocks = size_ >= n ? (size_ - n) / kBlock : 0;
+    const size_t from = keep_blocks * kBlock;
+    for (size_t i = from; i < size_; ++i) out->push_back(Get(i));
+    while (headers_.size() > keep_blocks) {
+      const Header& h = headers_.back();
+      uint32_t words = 0;
+      for (size_t f = 0; f < N; ++f) words += h.Field(f).words();
+      pages_.GiveBack(h.word, words);
+      headers_.pop_back();
+    }
+    size_ = from;
+  }
 
  private:
   // 8 bytes per field and 4 per block: 64 bytes for 6 fields, half a byte a record.
