@@ -373,7 +373,10 @@ AnalysisReport BuildReport(const CompactTrace& t, const std::string& source,
   // the launch, copy and graph tables (their own call-site namer: a namer memoizes); the
   // kernel and NVTX tables here. The phases read the trace only and write apart. The
   // correlation indexes they read are built first, once, here, while another thread finds
-  // the steps (which need none): the memory's peak stays where it was (#41 item 6).
+  // the steps (which need none; chosen steps, as `analyze` has them, take no time). Steps
+  // not chosen before take 4 bytes a kernel of the busiest GPU beside the indexes' building
+  // (+16 MB at 10 M kernels in `benchmark analyze`); `analyze` at 100 M kernels peaks at
+  // 1.84 GB (#41 item 6, docs/benchmarks.md).
   using Clock = std::chrono::steady_clock;
   struct Timed {
     std::vector<std::pair<std::string, double>> phases;
