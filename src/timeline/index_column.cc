@@ -73,12 +73,7 @@ void IndexColumn::PackPending() {
   h.word = pages_.Take(2 * (h.cluster_bits + h.offset_bits) + (any_none ? 2 : 0));
   uint64_t* out = pages_.At(h.word);
   auto put = [&](const auto& value, uint32_t width) {
-    for (size_t i = 0; width && i < kBlock; ++i) {
-      const uint64_t v = value(i);
-      const size_t bit = i * width, q = bit / 64, r = bit % 64;
-      out[q] |= v << r;
-      if (r + width > 64) out[q + 1] |= v >> (64 - r);
-    }
+    for (size_t i = 0; width && i < kBlock; ++i) packed::PutSlot(out, i, width, value(i));
     out += 2 * width;
   };
   put([&](size_t i) { return cluster[i]; }, h.cluster_bits);

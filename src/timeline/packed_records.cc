@@ -145,10 +145,7 @@ FieldCode PackField(const uint64_t* values, uint64_t* out) {
       out[slot_words + k] = values[i];
       slot = top - k++;
     }
-    if (c.width == 0) continue;
-    const size_t bit = i * c.width, q = bit / 64, r = bit % 64;
-    out[q] |= slot << r;
-    if (r + c.width > 64) out[q + 1] |= slot >> (64 - r);
+    PutSlot(out, i, c.width, slot);
   }
   code.exceptions = uint8_t(k);
   if (code.linear()) out[slot_words + k] = step;

@@ -47,16 +47,16 @@ class LaneBuilder {
       if (in_ring_ == ring_.size()) Grow(in_ring_ + 1);
       At(in_ring_++) = r;
     } else {
-      if (has_packed_ && less_(r, last_packed_)) {
+      if (!packed_.empty() && less_(r, last_packed_)) {
         // Belongs before records already packed: they are taken back to wait again when
         // that keeps at most kMaxHold records waiting (and from then on more wait before
         // the oldest are packed: a file's later table comes that far behind); else it
         // waits apart with the other late ones, merged in at Finish.
         const size_t after = packed_.size() - PackedUpperBound(r);
-        if (!unordered_ && in_ring_ + early_.size() + after + kBlock <= kMaxHold) {
+        if (late_.empty() && in_ring_ + early_.size() + after + kBlock <= kMaxHold) {
           TakeBack(after);
         } else {
-          unordered_ = displaced_ = true;  // past the window: more than kSortWindow wait
+          displaced_ = true;  // past the window: more than kSortWindow wait
           late_.Append(Codec::Encode(r));
           return;
         }
@@ -87,8 +87,7 @@ class LaneBuilder {
     for (size_t b = 0; b < packed_.blocks(); ++b) {
       const size_t n = packed_.DecodeColumns(b, columns);
       for (size_t i = 0; i < n; ++i) {
-        std::array<uint64_t, Codec::kFields> f;
-        for (size_t j = 0; j < Codec::kFields; ++j) f[j] = columns[j][i];
+        const auto f = Packed::RowAt(columns, i);
         const Record r = Codec::Decode(f, 0);
         for (; k < late.size() && less_(late[k], r); ++k) out.Append(Codec::Encode(late[k]));
         out.Append(f);
@@ -100,7 +99,7 @@ class LaneBuilder {
   }
   size_t size() const { return packed_.size() + late_.size() + in_ring_ + early_.size(); }
   bool displaced() const { return displaced_; }
-  bool unordered() const { return unordered_; }
+  bool unordered() const { return !late_.empty(); }  // before Finish
 
  private:
   // The ring: a power of two of places (kRing at first), the oldest at head_.
@@ -128,8 +127,7 @@ class LaneBuilder {
     head_ = (head_ - back.size()) & (ring_.size() - 1);
     in_ring_ += back.size();
     for (size_t k = 0; k < back.size(); ++k) At(k) = Codec::Decode(back[k], 0);
-    has_packed_ = !packed_.empty();
-    if (has_packed_) last_packed_ = Codec::Decode(packed_.Get(packed_.size() - 1), 0);
+    if (!packed_.empty()) last_packed_ = Codec::Decode(packed_.Get(packed_.size() - 1), 0);
     hold_ = std::max(hold_, std::min(kMaxHold, 2 * (in_ring_ + early_.size())));
   }
   // The first ring place whose record r is less than.
@@ -169,7 +167,6 @@ class LaneBuilder {
         --in_ring_;
       }
     }
-    has_packed_ |= n > 0;
     if (in_ring_ + early_.size() == 0) {  // the lane's end
       std::vector<Record>().swap(ring_), head_ = 0, hold_ = kSortWindow + 2 * kBlock;
       std::deque<Record>().swap(early_);
@@ -184,7 +181,7 @@ class LaneBuilder {
   Packed packed_;
   Packed late_;  // records that came after records they belong before were packed
   Record last_packed_{};
-  bool has_packed_ = false, displaced_ = false, unordered_ = false;
+  bool displaced_ = false;
 };
 
 }  // namespace tracesmith::analysis

@@ -130,9 +130,7 @@ class PackedLanes {
   }
   // Record k of a block decoded into columns (PackedRecords::DecodeColumns).
   static Record DecodeAt(const uint64_t (*columns)[kBlock], size_t k, uint32_t lane) {
-    std::array<uint64_t, Codec::kFields> f;
-    for (size_t j = 0; j < Codec::kFields; ++j) f[j] = columns[j][k];
-    return Codec::Decode(f, lane);
+    return Codec::Decode(Packed::RowAt(columns, k), lane);
   }
 
   Record operator[](size_t i) const {

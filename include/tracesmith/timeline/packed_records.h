@@ -46,6 +46,14 @@ inline uint64_t Slot(const uint64_t* words, size_t bit, uint32_t width) {
   return v & MaxSlot(width);
 }
 
+// Writes `slot` (under 2^width) as slot i of `width` bits into zeroed `words`: what Slot reads.
+inline void PutSlot(uint64_t* words, size_t i, uint32_t width, uint64_t slot) {
+  if (width == 0) return;
+  const size_t bit = i * width, q = bit / 64, r = bit % 64;
+  words[q] |= slot << r;
+  if (r + width > 64) words[q + 1] |= slot >> (64 - r);
+}
+
 // How one field of a full block is stored: its slots' width (kLinear set: from a line, the
 // step after the exceptions), its exceptions, its base.
 inline constexpr uint8_t kLinear = 0x80;
@@ -132,6 +140,12 @@ class PackedRecords {
       r[f] = packed::DecodeOne(words, c, i % kBlock);
       words += c.words();
     }
+    return r;
+  }
+  // Record k of a block decoded into columns (DecodeColumns).
+  static Record RowAt(const uint64_t (*columns)[kBlock], size_t k) {
+    Record r;
+    for (size_t f = 0; f < N; ++f) r[f] = columns[f][k];
     return r;
   }
   // Block b's records, field by field: columns[f][i] is field f of record b * kBlock + i;
