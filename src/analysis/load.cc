@@ -1,8 +1,14 @@
 // Loading a trace file into the analysis engine, chunk by chunk.
 #include <algorithm>
+#include <condition_variable>
 #include <cstdlib>
+#include <deque>
+#include <functional>
+#include <mutex>
 #include <optional>
 #include <string_view>
+#include <thread>
+#include <vector>
 
 #include "tracesmith/analysis/report.h"
 #include "tracesmith/base/file_util.h"
@@ -89,6 +95,97 @@ StatusOr<TimeWindowNs> ParseTimeWindow(const std::string& from, const std::strin
   return w;
 }
 
+namespace {
+
+// Reading and ingesting on two threads: this one decodes each batch (decompression, column
+// decoding: a fifth of loading a 100 M-kernel trace), refreshes the metadata copy and hands
+// a copy of the batch's rows over; the other adds them to the records (packing). Two copies
+// go round, so memory holds at most three batches of rows (the reader's and both copies: a
+// few MB), and their vectors keep their room from batch to batch. `ingested` is called on
+// the ingesting thread after each batch.
+class BatchHandoff {
+ public:
+  // A copy to fill (one the ingesting thread is not reading).
+  model::Trace* TakeEmpty() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return !empty_.empty(); });
+    model::Trace* t = empty_.back();
+    empty_.pop_back();
+    return t;
+  }
+  void PutFull(model::Trace* t, model::TableKind kind) {
+    std::lock_guard<std::mutex> lock(mu_);
+    full_.push_back({t, kind});
+    cv_.notify_all();
+  }
+  // The next filled copy, or {null} at the end (after Finish).
+  std::pair<model::Trace*, model::TableKind> TakeFull() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return !full_.empty() || finished_; });
+    if (full_.empty()) return {nullptr, model::TableKind{}};
+    auto item = full_.front();
+    full_.pop_front();
+    return item;
+  }
+  void GiveBack(model::Trace* t) {
+    std::lock_guard<std::mutex> lock(mu_);
+    empty_.push_back(t);
+    cv_.notify_all();
+  }
+  void Finish() {  // the reading side: nothing more comes
+    std::lock_guard<std::mutex> lock(mu_);
+    finished_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  model::Trace copies_[2];
+  std::vector<model::Trace*> empty_{&copies_[0], &copies_[1]};
+  std::deque<std::pair<model::Trace*, model::TableKind>> full_;
+  bool finished_ = false;
+};
+
+Status StreamInto(format::TraceSource& source, CompactTrace* out,
+                  const std::function<void()>& ingested) {
+  ASSIGN_OR_RETURN(std::unique_ptr<format::TraceSource::Cursor> cursor, source.Events());
+  BatchHandoff handoff;
+  Status read_status;
+  std::thread reader([&] {
+    model::TableKind kind;
+    while (true) {
+      StatusOr<bool> more = cursor->Next(&kind);
+      if (!more.ok()) {
+        read_status = more.status();
+        break;
+      }
+      // At the end the batch holds every string and metadata row (the end clock anchor
+      // comes after the events).
+      out->IngestMetadata(cursor->batch());
+      if (!*more) break;
+      model::Trace* copy = handoff.TakeEmpty();
+      model::ForEachRecordType([&]<typename T>() {
+        if constexpr (model::RecordTraits<T>::kIsEvent)
+          if (model::RecordTraits<T>::kKind == kind) copy->Rows<T>() = cursor->batch().Rows<T>();
+      });
+      handoff.PutFull(copy, kind);
+    }
+    handoff.Finish();
+  });
+  while (true) {
+    const auto [copy, kind] = handoff.TakeFull();
+    if (!copy) break;
+    out->IngestEvents(*copy, kind);
+    handoff.GiveBack(copy);
+    ingested();
+  }
+  reader.join();
+  return read_status;
+}
+
+}  // namespace
+
 StatusOr<RecordForm> ChooseRecordForm(uint64_t records) {
   const char* env = std::getenv(kRecordFormEnv);
   const std::string_view name = env ? env : "";
@@ -123,16 +220,9 @@ Status LoadCompactTrace(format::TraceSource& source, const LoadOptions& options,
   out->SetRecordForm(form);
   // One process of a merged file: the file's counts are every process's.
   if (!out->process_filtered()) out->Reserve(std::min(ops, cap), std::min(calls, cap));
-  Status st = source.Stream(
-      [&](const model::Trace& batch, model::TableKind kind) {
-        out->Ingest(batch, kind);
-        if (options.progress) options.progress(++done, std::max(done, event_chunks));
-        return OkStatus();
-      },
-      [&](const model::Trace& batch) {
-        out->IngestMetadata(batch);  // the end clock anchor comes after the events
-        return OkStatus();
-      });
+  Status st = StreamInto(source, out, [&] {
+    if (options.progress) options.progress(++done, std::max(done, event_chunks));
+  });
   if (!st.ok() && !source.name().empty())
     return Status(st.code(), source.name() + ": " + st.message());
   RETURN_IF_ERROR(st);

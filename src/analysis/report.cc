@@ -159,20 +159,38 @@ void NvtxTable(const CompactTrace& t, AnalysisReport* r) {
     while (k < nv.size() && nv[k].lane < lane) ++k;
     size_t next = k;
     std::vector<uint32_t> active;  // nvtx indexes
-    LaneRange cr = t.lane_range(lane);
+    // The set of the active ranges, looked up again only when they change (a range opens
+    // or closes: rarely, next to the calls inside them).
+    uint32_t set = 0;
+    uint64_t closes = UINT64_MAX;  // the earliest end among the active ranges
+    const LaneRange cr = t.lane_range(lane);
+    const auto calls = t.calls();
     for (uint32_t c = cr.begin; c < cr.end; ++c) {
-      const uint64_t ts = t.calls()[c].start_ns;
-      while (next < nv.size() && nv[next].lane == lane && nv[next].start_ns <= ts)
-        active.push_back(static_cast<uint32_t>(next++));
-      std::erase_if(active, [&](uint32_t i) { return nv[i].end_ns < ts; });
-      if (active.empty()) continue;
-      std::vector<uint32_t> names;
-      for (uint32_t i : active) names.push_back(nv[i].name_id);
-      std::sort(names.begin(), names.end());
-      names.erase(std::unique(names.begin(), names.end()), names.end());
-      auto [it, added] = set_index.try_emplace(names, static_cast<uint32_t>(sets.size()));
-      if (added) sets.push_back(names);
-      set_of(c, it->second);
+      const uint64_t ts = calls[c].start_ns;
+      bool changed = false;
+      for (; next < nv.size() && nv[next].lane == lane && nv[next].start_ns <= ts; ++next) {
+        active.push_back(static_cast<uint32_t>(next));
+        closes = std::min(closes, nv[next].end_ns);
+        changed = true;
+      }
+      if (closes < ts) {
+        std::erase_if(active, [&](uint32_t i) { return nv[i].end_ns < ts; });
+        changed = true;
+      }
+      if (changed) {
+        closes = UINT64_MAX;
+        std::vector<uint32_t> names;
+        for (uint32_t i : active) {
+          names.push_back(nv[i].name_id);
+          closes = std::min(closes, nv[i].end_ns);
+        }
+        std::sort(names.begin(), names.end());
+        names.erase(std::unique(names.begin(), names.end()), names.end());
+        auto [it, added] = set_index.try_emplace(names, static_cast<uint32_t>(sets.size()));
+        if (added) sets.push_back(names);
+        set = it->second;
+      }
+      if (set) set_of(c, set);
     }
   }
   while (call_set.size() < t.calls().size()) call_set.Append(0);
@@ -278,10 +296,12 @@ void LaunchTable(const CompactTrace& t, CallSiteNamer& namer, AnalysisReport* r)
   }
   // Outliers: calls over 10x their API's median duration.
   std::vector<std::pair<uint64_t, uint32_t>> slow;
+  uint64_t last_name = UINT64_MAX;  // calls of one API come in runs: looked up once a run
+  uint32_t g = 0;
   for (uint32_t i = 0; i < calls.size(); ++i) {
     if (!issued[i]) continue;
     const HostCall& c = calls[i];
-    uint32_t g = group_of_api[c.name_id];
+    if (c.name_id != last_name) last_name = c.name_id, g = group_of_api[c.name_id];
     if (c.duration() > 10 * median[g]) {
       r->launches[g].outliers++;
       slow.push_back({c.duration(), i});

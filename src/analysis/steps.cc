@@ -150,17 +150,33 @@ bool StepsFromOrder(const Order& order, StepReport* r,
                     const std::function<std::string_view(uint32_t)>& name_of) {
   if (order.size() < 2 * kMinSteps) return false;
   // Each name's indexes into order, all names' in one array (4 bytes a kernel, no vector's
-  // growth slack: 100 M kernels are 400 MB): counted, then placed.
-  std::map<uint32_t, std::pair<uint32_t, uint32_t>> positions;  // name -> [begin, end) in flat
-  for (uint32_t k = 0; k < order.size(); ++k) ++positions[order[k].name_id].second;
+  // growth slack: 100 M kernels are 400 MB): counted, then placed. Names are string ids: a
+  // table by id for the ids below kDense (a trace's strings, as written), a map for any
+  // beyond (a file's ids may be anything), not a map looked up per kernel.
+  constexpr uint32_t kDense = 1u << 20;
+  std::vector<std::pair<uint32_t, uint32_t>> by_id;  // name id -> [begin, end) in flat
+  std::map<uint32_t, std::pair<uint32_t, uint32_t>> beyond;
+  auto range_of = [&](uint32_t name) -> std::pair<uint32_t, uint32_t>& {
+    if (name >= kDense) return beyond[name];
+    if (name >= by_id.size()) by_id.resize(size_t(name) + 1);
+    return by_id[name];
+  };
+  for (uint32_t k = 0; k < order.size(); ++k) ++range_of(order[k].name_id).second;
+  std::vector<std::pair<uint32_t, std::pair<uint32_t, uint32_t>>> positions;  // by name id
   uint32_t next = 0;
-  for (auto& [name, range] : positions) {
+  auto place = [&](uint32_t name, std::pair<uint32_t, uint32_t>& range) {
     const uint32_t count = range.second;
+    if (!count) return;
     range = {next, next};
+    positions.push_back({name, {next, next + count}});
     next += count;
-  }
+  };
+  for (uint32_t name = 0; name < by_id.size(); ++name) place(name, by_id[name]);
+  for (auto& [name, range] : beyond) place(name, range);
   std::vector<uint32_t> flat(order.size());
-  for (uint32_t k = 0; k < order.size(); ++k) flat[positions[order[k].name_id].second++] = k;
+  for (uint32_t k = 0; k < order.size(); ++k) flat[range_of(order[k].name_id).second++] = k;
+  std::vector<std::pair<uint32_t, uint32_t>>().swap(by_id);
+  beyond.clear();
   uint32_t best_name = 0, best_period = 0;
   double best_gap = -1;
   std::vector<uint32_t> best_pos;
@@ -261,10 +277,12 @@ bool StepsFromOrder(const Order& order, StepReport* r,
 // processes (data parallel ranks) the merged order interleaves their
 // iterations; the busiest GPU (most kernels) sets the steps for all.
 bool FromKernelSequence(const CompactTrace& t, StepReport* r) {
+  // Kernels per lane (a vector, not a map looked up per kernel), then per GPU.
+  std::vector<uint32_t> per_lane(t.lanes().size());
+  for (const GpuOp& o : t.ops()) per_lane[o.lane()] += o.kind() == OpKind::kKernel;
   std::map<std::pair<uint32_t, uint32_t>, uint32_t> per_gpu;  // (pid, device) -> kernels
-  for (const GpuOp& o : t.ops())
-    if (o.kind() == OpKind::kKernel)
-      ++per_gpu[{t.lanes()[o.lane()].pid, t.lanes()[o.lane()].device}];
+  for (uint32_t l = 0; l < per_lane.size(); ++l)
+    if (per_lane[l]) per_gpu[{t.lanes()[l].pid, t.lanes()[l].device}] += per_lane[l];
   std::pair<uint32_t, uint32_t> gpu{};
   uint32_t busiest = 0;
   for (const auto& [key, n] : per_gpu)
@@ -283,11 +301,22 @@ bool FromKernelSequence(const CompactTrace& t, StepReport* r) {
   auto before = [&](uint32_t a, uint32_t b) { return op_before(ops[a], ops[b]); };
   std::vector<uint32_t> kernels;
   kernels.reserve(busiest);
+  // Whether any kernels tie in (start, end), and whether a lane was out of order, seen as
+  // the merge goes: the ops are read again by index only then.
+  bool ties = false, out_of_order = false;
+  GpuOp last;
   ForEachOpMerged(
       t, lanes, [](const GpuOp& op) { return op.kind() == OpKind::kKernel; }, op_before,
-      [&](uint32_t i, const GpuOp&) { kernels.push_back(i); });
+      [&](uint32_t i, const GpuOp& op) {
+        if (!kernels.empty()) {
+          out_of_order |= op_before(op, last);
+          ties |= !op_before(last, op);
+        }
+        last = op;
+        kernels.push_back(i);
+      });
   auto by_name = [&](uint32_t a, uint32_t b) { return ops[a].name_id < ops[b].name_id; };
-  for (size_t i = 0; i < kernels.size();) {
+  for (size_t i = 0; ties && !out_of_order && i < kernels.size();) {
     size_t j = i + 1;
     while (j < kernels.size() && !before(kernels[i], kernels[j])) ++j;
     if (j - i > 1) std::sort(kernels.begin() + i, kernels.begin() + j, by_name);
@@ -297,8 +326,7 @@ bool FromKernelSequence(const CompactTrace& t, StepReport* r) {
     const GpuOp x = ops[a], y = ops[b];
     return std::tie(x.start_ns, x.end_ns, x.name_id) < std::tie(y.start_ns, y.end_ns, y.name_id);
   };
-  if (!std::is_sorted(kernels.begin(), kernels.end(), by_key))  // a lane out of order
-    std::sort(kernels.begin(), kernels.end(), by_key);
+  if (out_of_order) std::sort(kernels.begin(), kernels.end(), by_key);  // a lane out of order
   struct OpsByIndex {
     OpView ops;
     const std::vector<uint32_t>& index;

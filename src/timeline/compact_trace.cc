@@ -309,8 +309,7 @@ void CompactTrace::IngestRows(const std::vector<T>& rows) {
   }
 }
 
-void CompactTrace::Ingest(const Trace& batch, TableKind kind) {
-  RefreshMeta(batch);
+void CompactTrace::IngestEvents(const Trace& batch, TableKind kind) {
   ForEachRecordType([&]<typename T>() {
     if constexpr (RecordTraits<T>::kIsEvent) {
       if (RecordTraits<T>::kKind != kind) return;

@@ -73,7 +73,7 @@ void IndexColumn::PackPending() {
   h.word = pages_.Take(2 * (h.cluster_bits + h.offset_bits) + (any_none ? 2 : 0));
   uint64_t* out = pages_.At(h.word);
   auto put = [&](const auto& value, uint32_t width) {
-    for (size_t i = 0; width && i < kBlock; ++i) packed::PutSlot(out, i, width, value(i));
+    packed::PutSlots(out, width, value);
     out += 2 * width;
   };
   put([&](size_t i) { return cluster[i]; }, h.cluster_bits);

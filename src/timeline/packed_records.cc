@@ -15,19 +15,29 @@ struct Choice {
   uint32_t exceptions = 0;
 };
 
+// How many of the kBlock offsets lie above `first`: four counts, so that the compares do not
+// wait on one another.
+uint32_t CountAbove(const uint64_t* offsets, uint64_t first) {
+  uint32_t n[4] = {};
+  for (size_t i = 0; i < kBlock; i += 4)
+    for (size_t j = 0; j < 4; ++j) n[j] += offsets[i + j] > first;
+  return n[0] + n[1] + n[2] + n[3];
+}
+
 // The width and number of exceptions that store `offsets` (from the block's base) in the
 // fewest bits: k exceptions (64 bits each) leave the other offsets in slots of w bits below
-// the k slots they take at the top. From a histogram of the offsets' widths: O(kBlock).
+// the k slots they take at the top. Widths are tried down from the widest while at most
+// kMaxExceptions offsets lie above them: mostly one to three. Each counts the offsets above
+// it in one pass (no histogram of widths first: its counts, kept in memory, wait on each
+// other's stores, and a third of the fields are all one value).
 Choice ChooseWidth(const uint64_t* offsets) {
-  uint32_t hist[65] = {};
-  for (size_t i = 0; i < kBlock; ++i) ++hist[std::bit_width(offsets[i])];
-  uint32_t widest = 64;
-  while (widest > 0 && hist[widest] == 0) --widest;
+  uint64_t all = 0;
+  for (size_t i = 0; i < kBlock; ++i) all |= offsets[i];
+  const uint32_t widest = uint32_t(std::bit_width(all));
   Choice best{widest, 0};
   uint64_t best_bits = uint64_t(kBlock) * widest;
-  uint32_t above = 0;  // offsets wider than w
   for (uint32_t w = widest; w-- > 1;) {
-    above += hist[w + 1];
+    const uint32_t above = CountAbove(offsets, MaxSlot(w));  // offsets wider than w
     if (above > kMaxExceptions) break;
     // The offsets in the top `k` slots of w bits are exceptions too: k grows until it
     // counts them all.
@@ -37,9 +47,7 @@ Choice ChooseWidth(const uint64_t* offsets) {
         k = kMaxExceptions + 1;
         break;
       }
-      uint32_t n = 0;
-      const uint64_t first = MaxSlot(w) - k;
-      for (size_t i = 0; i < kBlock; ++i) n += offsets[i] > first;
+      const uint32_t n = CountAbove(offsets, MaxSlot(w) - k);
       if (n <= k) break;
       k = n;
     }
@@ -139,14 +147,13 @@ FieldCode PackField(const uint64_t* values, uint64_t* out) {
   // The slots that do not fit become exceptions, numbered in index order: fewer than chosen
   // when some of the largest offsets equal the largest one kept in the slots.
   uint32_t k = 0;
-  for (size_t i = 0; i < kBlock; ++i) {
-    uint64_t slot = offsets[i];
-    if (c.exceptions && offsets[i] > top - c.exceptions) {
-      out[slot_words + k] = values[i];
-      slot = top - k++;
-    }
-    PutSlot(out, i, c.width, slot);
-  }
+  if (c.exceptions)
+    for (size_t i = 0; i < kBlock; ++i)
+      if (offsets[i] > top - c.exceptions) {
+        out[slot_words + k] = values[i];
+        offsets[i] = top - k++;
+      }
+  PutSlots(out, c.width, [&](size_t i) { return offsets[i]; });
   code.exceptions = uint8_t(k);
   if (code.linear()) out[slot_words + k] = step;
   return code;

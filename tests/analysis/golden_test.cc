@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <map>
 #include <sstream>
 
 #include "golden_check.h"
@@ -301,6 +302,30 @@ TEST(GoldenTest, CallSitesAndNvtx) {
   EXPECT_EQ(fr.kernel_count, 2u);
   EXPECT_EQ(fr.kernel_ns, 30u);
   EXPECT_FALSE(only.RestrictToNvtx("nope").ok());
+}
+
+// A kernel counts toward every NVTX range open on its call's thread when the call starts,
+// each name once. Ranges open and close between calls: "empty" opens and closes between
+// two calls while "outer" and "inner" stay open, and must not reach the next call; a
+// second "outer" nested in the first counts its kernel once.
+TEST(GoldenTest, NvtxRangesOpeningAndClosingBetweenCalls) {
+  TraceBuilder b;
+  b.Kernel("k", 0, 1, 10, 20, 5, 8);        // outer
+  b.Kernel("k", 0, 1, 40, 60, 30, 32);      // outer, inner
+  b.Kernel("k", 0, 1, 70, 100, 60, 62);     // outer (twice), inner
+  b.Kernel("k", 0, 1, 160, 200, 150, 152);  // none
+  b.Kernel("k", 0, 1, 260, 310, 250, 252);  // late
+  b.Nvtx("outer", 0, 100);
+  b.Nvtx("inner", 25, 65);
+  b.Nvtx("empty", 40, 45);
+  b.Nvtx("outer", 50, 70);
+  b.Nvtx("late", 200, 300);
+  auto a = Analyze(b.trace(), "nvtx_between_calls");
+  std::map<std::string, std::pair<uint64_t, uint64_t>> got;  // name -> kernels, ns
+  for (const NvtxStats& n : a->report.nvtx) got[n.name] = {n.kernels, n.kernel_ns};
+  const std::map<std::string, std::pair<uint64_t, uint64_t>> want = {
+      {"outer", {3, 60}}, {"inner", {2, 50}}, {"empty", {0, 0}}, {"late", {1, 50}}};
+  EXPECT_EQ(got, want);
 }
 
 TEST(GoldenTest, WindowRestriction) {

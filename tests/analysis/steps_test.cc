@@ -286,6 +286,29 @@ TEST(StepsTest, AnIterationWithoutTheAnchorKernelIsAStepOfItsOwn) {
   for (size_t i = 1; i < 6; ++i) EXPECT_EQ(r.steps[i].kernels, 10u) << i;
 }
 
+// Kernels on two streams that tie in start and end come in the order of their names' ids,
+// whichever stream each ran on: the step's anchor (the kernel after the host work) is "x"
+// (interned first), not whichever of the two the merge of the streams gives first.
+TEST(StepsTest, KernelsTyingInTimeComeInNameOrder) {
+  for (const bool swapped : {false, true}) {
+    testing::TraceBuilder b;
+    b.Str("x"), b.Str("y");
+    uint64_t t = 0;
+    for (int s = 0; s < 6; ++s) {
+      b.Kernel(swapped ? "y" : "x", 0, 1, t, t + 10);
+      b.Kernel(swapped ? "x" : "y", 0, 2, t, t + 10);
+      for (int k = 0; k < 3; ++k)
+        b.Kernel("k" + std::to_string(k), 0, 1, t + 20 + 20 * k, t + 30 + 20 * k);
+      t += 500;
+    }
+    StepReport r = StepsOf(b);
+    EXPECT_EQ(r.period, 5u) << swapped;
+    EXPECT_EQ(r.anchor, "x") << swapped;
+    ASSERT_EQ(r.steps.size(), 6u) << swapped;
+    EXPECT_EQ(r.steps[1].begin_ns, 500u) << swapped;
+  }
+}
+
 // Two GPUs running the same iterations, interleaved in time: the steps come
 // from one GPU's sequence, not from the merged one.
 TEST(StepsTest, TwoGpusInterleaved) {

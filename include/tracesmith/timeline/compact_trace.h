@@ -175,7 +175,14 @@ class CompactTrace {
   // Ingests event rows of `kind` from `batch` (kKernel ... kDrop), and
   // refreshes the metadata copy (strings, devices, processes, anchors,
   // stacks) when `batch` holds more of it than seen so far.
-  void Ingest(const model::Trace& batch, model::TableKind kind);
+  void Ingest(const model::Trace& batch, model::TableKind kind) {
+    RefreshMeta(batch);
+    IngestEvents(batch, kind);
+  }
+  // Ingest's second half: the event rows of `kind` alone, the metadata copy left as it is.
+  // It reads and writes nothing IngestMetadata does: a loader may refresh the metadata on
+  // one thread while another ingests rows (analysis/load.cc).
+  void IngestEvents(const model::Trace& batch, model::TableKind kind);
   // Refreshes the metadata copy only (the end of a streamed file: anchors and
   // stats written after the last events).
   void IngestMetadata(const model::Trace& batch) { RefreshMeta(batch); }

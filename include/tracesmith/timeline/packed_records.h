@@ -46,12 +46,24 @@ inline uint64_t Slot(const uint64_t* words, size_t bit, uint32_t width) {
   return v & MaxSlot(width);
 }
 
-// Writes `slot` (under 2^width) as slot i of `width` bits into zeroed `words`: what Slot reads.
-inline void PutSlot(uint64_t* words, size_t i, uint32_t width, uint64_t slot) {
+// Writes the kBlock slots slot(0) .. slot(kBlock - 1) (each under 2^width) in `width` bits
+// each into words[0, 2 * width): what Slot reads. Each word is made in a register and stored
+// once (an OR into memory per slot waits on the previous slot's store).
+template <typename SlotAt>
+inline void PutSlots(uint64_t* words, uint32_t width, const SlotAt& slot) {
   if (width == 0) return;
-  const size_t bit = i * width, q = bit / 64, r = bit % 64;
-  words[q] |= slot << r;
-  if (r + width > 64) words[q + 1] |= slot >> (64 - r);
+  uint64_t word = 0;
+  uint32_t filled = 0;  // bits of `word` taken
+  for (size_t i = 0; i < kBlock; ++i) {
+    const uint64_t v = slot(i);
+    word |= v << filled;
+    filled += width;
+    if (filled >= 64) {
+      *words++ = word;
+      filled -= 64;
+      word = filled ? v >> (width - filled) : 0;  // the slot's bits past the word
+    }
+  }
 }
 
 // How one field of a full block is stored: its slots' width (kLinear set: from a line, the
