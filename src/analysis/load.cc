@@ -3,11 +3,13 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <deque>
+#include <exception>
 #include <functional>
 #include <mutex>
 #include <optional>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "tracesmith/analysis/report.h"
@@ -100,15 +102,16 @@ namespace {
 // Reading and ingesting on two threads: this one decodes each batch (decompression, column
 // decoding: a fifth of loading a 100 M-kernel trace), refreshes the metadata copy and hands
 // a copy of the batch's rows over; the other adds them to the records (packing). Two copies
-// go round, so memory holds at most three batches of rows (the reader's and both copies: a
-// few MB), and their vectors keep their room from batch to batch. `ingested` is called on
-// the ingesting thread after each batch.
+// go round; each keeps the room of the largest batch of each kind it has carried (a batch is
+// at most kMaxRowsPerChunk rows: a few MB), so memory holds the reader's batch and at most
+// two of each kind besides. `ingested` is called on the ingesting thread after each batch.
 class BatchHandoff {
  public:
-  // A copy to fill (one the ingesting thread is not reading).
+  // A copy to fill (one the ingesting thread is not reading); null once stopped.
   model::Trace* TakeEmpty() {
     std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [&] { return !empty_.empty(); });
+    cv_.wait(lock, [&] { return !empty_.empty() || stopped_; });
+    if (stopped_) return nullptr;
     model::Trace* t = empty_.back();
     empty_.pop_back();
     return t;
@@ -137,6 +140,11 @@ class BatchHandoff {
     finished_ = true;
     cv_.notify_all();
   }
+  void Stop() {  // the ingesting side gave up (an exception): the reader returns
+    std::lock_guard<std::mutex> lock(mu_);
+    stopped_ = true;
+    cv_.notify_all();
+  }
 
  private:
   std::mutex mu_;
@@ -144,7 +152,7 @@ class BatchHandoff {
   model::Trace copies_[2];
   std::vector<model::Trace*> empty_{&copies_[0], &copies_[1]};
   std::deque<std::pair<model::Trace*, model::TableKind>> full_;
-  bool finished_ = false;
+  bool finished_ = false, stopped_ = false;
 };
 
 Status StreamInto(format::TraceSource& source, CompactTrace* out,
@@ -152,35 +160,54 @@ Status StreamInto(format::TraceSource& source, CompactTrace* out,
   ASSIGN_OR_RETURN(std::unique_ptr<format::TraceSource::Cursor> cursor, source.Events());
   BatchHandoff handoff;
   Status read_status;
+  // An exception on either side (out of memory) reaches the caller as it did on one thread:
+  // the reader's is kept and thrown here; if this side throws, the reader is stopped and
+  // joined first.
+  std::exception_ptr read_exception;
   std::thread reader([&] {
-    model::TableKind kind;
-    while (true) {
-      StatusOr<bool> more = cursor->Next(&kind);
-      if (!more.ok()) {
-        read_status = more.status();
-        break;
+    try {
+      model::TableKind kind;
+      while (true) {
+        StatusOr<bool> more = cursor->Next(&kind);
+        if (!more.ok()) {
+          read_status = more.status();
+          break;
+        }
+        // At the end the batch holds every string and metadata row (the end clock anchor
+        // comes after the events).
+        out->IngestMetadata(cursor->batch());
+        if (!*more) break;
+        model::Trace* copy = handoff.TakeEmpty();
+        if (!copy) break;
+        model::ForEachRecordType([&]<typename T>() {
+          if constexpr (model::RecordTraits<T>::kIsEvent)
+            if (model::RecordTraits<T>::kKind == kind) copy->Rows<T>() = cursor->batch().Rows<T>();
+        });
+        handoff.PutFull(copy, kind);
       }
-      // At the end the batch holds every string and metadata row (the end clock anchor
-      // comes after the events).
-      out->IngestMetadata(cursor->batch());
-      if (!*more) break;
-      model::Trace* copy = handoff.TakeEmpty();
-      model::ForEachRecordType([&]<typename T>() {
-        if constexpr (model::RecordTraits<T>::kIsEvent)
-          if (model::RecordTraits<T>::kKind == kind) copy->Rows<T>() = cursor->batch().Rows<T>();
-      });
-      handoff.PutFull(copy, kind);
+    } catch (...) {
+      read_exception = std::current_exception();
     }
     handoff.Finish();
   });
-  while (true) {
-    const auto [copy, kind] = handoff.TakeFull();
-    if (!copy) break;
-    out->IngestEvents(*copy, kind);
-    handoff.GiveBack(copy);
-    ingested();
+  {
+    struct Joined {  // on every way out of this block
+      BatchHandoff& handoff;
+      std::thread& reader;
+      ~Joined() {
+        handoff.Stop();
+        reader.join();
+      }
+    } joined{handoff, reader};
+    while (true) {
+      const auto [copy, kind] = handoff.TakeFull();
+      if (!copy) break;
+      out->IngestEvents(*copy, kind);
+      handoff.GiveBack(copy);
+      ingested();
+    }
   }
-  reader.join();
+  if (read_exception) std::rethrow_exception(read_exception);
   return read_status;
 }
 

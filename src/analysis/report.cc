@@ -231,9 +231,30 @@ void CopyTable(const CompactTrace& t, AnalysisReport* r) {
             [](const CopyStats& a, const CopyStats& b) { return a.bytes > b.bytes; });
 }
 
+// The launch table's groups: one per API name, numbered as first seen. Calls of one API
+// come in runs: the map is looked up once a run.
+class ApiGroups {
+ public:
+  uint32_t Of(uint32_t name) {
+    if (name != last_) {
+      last_ = name;
+      auto [it, added] = index_.try_emplace(name, uint32_t(apis_.size()));
+      if (added) apis_.push_back(name);
+      group_ = it->second;
+    }
+    return group_;
+  }
+  const std::vector<uint32_t>& apis() const { return apis_; }
+
+ private:
+  std::map<uint32_t, uint32_t> index_;
+  std::vector<uint32_t> apis_;
+  uint64_t last_ = UINT64_MAX;  // no name id: the first call looks its group up
+  uint32_t group_ = 0;
+};
+
 void LaunchTable(const CompactTrace& t, CallSiteNamer& namer, AnalysisReport* r) {
-  std::map<uint32_t, uint32_t> group_of_api;
-  std::vector<uint32_t> apis;
+  ApiGroups groups;
   // Launch delay runs to the first op a call issued (a graph launch issues
   // many). Not a start per call (8 bytes per call): which calls issued one op
   // and which several (2 bits per call); one op's is the op OpOfCall finds (ops
@@ -271,22 +292,16 @@ void LaunchTable(const CompactTrace& t, CallSiteNamer& namer, AnalysisReport* r)
   };
   // Calls that issued GPU work, grouped by API: durations (2g), delays (2g + 1).
   auto each_call = [&](const auto& emit) {
-    uint64_t last_name = UINT64_MAX;  // no name id: the first call looks its group up
-    uint32_t group = 0;
     for (uint32_t i = 0; i < calls.size(); ++i) {
       if (!issued[i]) continue;
       const HostCall& c = calls[i];
-      if (c.name_id != last_name) {
-        last_name = c.name_id;
-        auto [it, added] = group_of_api.try_emplace(c.name_id, uint32_t(apis.size()));
-        if (added) apis.push_back(c.name_id);
-        group = it->second;
-      }
+      const uint32_t group = groups.Of(c.name_id);
       emit(2 * group, c.duration());
       emit(2 * group + 1, [&] { return delay(i, c); });
     }
   };
   const std::vector<DurationStats> both = GroupedQuantiles::Compute(each_call);
+  const std::vector<uint32_t>& apis = groups.apis();
   std::vector<DurationStats> d(apis.size()), l(apis.size());
   for (size_t g = 0; g < apis.size(); ++g) d[g] = both[2 * g], l[g] = both[2 * g + 1];
   std::vector<uint64_t> median(apis.size());
@@ -296,12 +311,10 @@ void LaunchTable(const CompactTrace& t, CallSiteNamer& namer, AnalysisReport* r)
   }
   // Outliers: calls over 10x their API's median duration.
   std::vector<std::pair<uint64_t, uint32_t>> slow;
-  uint64_t last_name = UINT64_MAX;  // calls of one API come in runs: looked up once a run
-  uint32_t g = 0;
   for (uint32_t i = 0; i < calls.size(); ++i) {
     if (!issued[i]) continue;
     const HostCall& c = calls[i];
-    if (c.name_id != last_name) last_name = c.name_id, g = group_of_api[c.name_id];
+    const uint32_t g = groups.Of(c.name_id);
     if (c.duration() > 10 * median[g]) {
       r->launches[g].outliers++;
       slow.push_back({c.duration(), i});

@@ -206,6 +206,8 @@ void CompactTrace::RefreshMeta(const Trace& batch) {
   });
 }
 
+// Reads and writes the records, lanes and samples only, never meta_ (nor String()): the
+// loader refreshes the metadata on another thread meanwhile (IngestEvents).
 template <typename T>
 void CompactTrace::IngestRows(const std::vector<T>& rows) {
   stats_.events_ingested += rows.size();

@@ -17,6 +17,7 @@ struct Choice {
 
 // How many of the kBlock offsets lie above `first`: four counts, so that the compares do not
 // wait on one another.
+static_assert(kBlock % 4 == 0);
 uint32_t CountAbove(const uint64_t* offsets, uint64_t first) {
   uint32_t n[4] = {};
   for (size_t i = 0; i < kBlock; i += 4)

@@ -88,7 +88,7 @@ TEST(PackedColumn, OutliersAreStoredApartInsteadOfWideningTheBlock) {
   EXPECT_GT(per_value, 1.3);
 }
 
-// The width a field is packed in is the one of fewest bits (slots plus 64 a exception), as a
+// The width a field is packed in is the one of fewest bits (slots plus 64 an exception), as a
 // search of every width and exception count finds it: widths with a single far outlier, a
 // few near the top of a width, many spread, rising. The first and last values are equal, so
 // that no line is tried and the plain packing alone is compared.
@@ -134,10 +134,10 @@ TEST(PackedColumn, WidthChosenIsTheOneOfFewestBits) {
     uint64_t out[packed::kMaxFieldWords] = {};
     const packed::FieldCode code = packed::PackField(values, out);
     ASSERT_FALSE(code.linear());
-    // PackField may store fewer exceptions than it chose (ties at the top): its bits are at
-    // most the fewest, and never fewer.
+    // PackField may store fewer exceptions than it chose (ties at the top): still a valid
+    // choice, so never fewer bits than the fewest, nor more.
     const uint64_t bits = uint64_t(kBlock) * code.width() + 64 * code.exceptions;
-    ASSERT_LE(bits, fewest_bits(values)) << "round " << round;
+    ASSERT_EQ(bits, fewest_bits(values)) << "round " << round;
     uint64_t back[kBlock];
     packed::UnpackField(out, code, back);
     for (size_t i = 0; i < kBlock; ++i) ASSERT_EQ(back[i], values[i]) << "round " << round;
