@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 #include <tuple>
+#include <utility>
 
 #include "tracesmith/base/file_util.h"
 #include "tracesmith/base/statistics.h"
@@ -47,6 +48,25 @@ std::string HostExcessText(const HostExcess& e) {
   else if (e.site.empty())
     text += "; spread over call sites, none material alone";
   return text + ")";
+}
+
+// JobCollective::back_to_back_ns of collective `m`, `before` the one before
+// it on its communicator: 0 unless it was queued behind it on every rank in
+// `members` (kBackToBackGapNs), else the mean over those ranks of the time
+// from the end of `before` to its own. Each rank's own clock: no clock
+// bound enters (nccl-tests' events, too, time each rank on its own GPU).
+uint64_t BackToBack(const std::vector<const std::vector<RankCollective>*>& ops,
+                    const std::vector<size_t>& members, const CollectiveMatch& m,
+                    const CollectiveMatch& before) {
+  uint64_t sum = 0;
+  for (size_t i : members) {
+    if (before.part[i] == kNone) return 0;
+    const RankCollective& now = (*ops[i])[m.part[i]];
+    const RankCollective& prev = (*ops[i])[before.part[i]];
+    if (now.start_ns > prev.end_ns + kBackToBackGapNs || now.end_ns <= prev.end_ns) return 0;
+    sum += now.end_ns - prev.end_ns;
+  }
+  return members.empty() ? 0 : sum / members.size();
 }
 
 }  // namespace
@@ -246,8 +266,12 @@ JobReport BuildJobReport(std::vector<RankSummary> summaries, const JobOptions& o
   std::vector<std::vector<LateArrival>> late_of(n);  // on each rank's own clock
   std::vector<uint64_t> arrival(n), end(n);
   std::vector<uint32_t> compared(n, 0);  // collectives whose arrivals it was compared in
+  // Per communicator, the collective before (BackToBack).
+  std::vector<const CollectiveMatch*> prev_match(match.comms, nullptr);
   for (size_t k = 0; k < match.matches.size(); ++k) {
     const CollectiveMatch& m = match.matches[k];
+    const CollectiveMatch* before =
+        m.comm < match.comms ? std::exchange(prev_match[m.comm], &m) : nullptr;
     JobCollective jc{.comm = m.comm, .seq = m.seq, .op = times[k].op};
     std::vector<size_t> members;
     for (size_t i = 0; i < n; ++i) {
@@ -273,6 +297,8 @@ JobReport BuildJobReport(std::vector<RankSummary> summaries, const JobOptions& o
       jc.end_ns = std::max(jc.end_ns, end[i]);
     }
     jc.start_ns = arrival[last];
+    if (before && before->seq + 1 == m.seq)
+      jc.back_to_back_ns = BackToBack(ops, members, m, *before);
     jc.last_rank = uint32_t(last);
     jc.skew_ns = jc.start_ns - jc.first_arrival_ns;
     std::vector<uint64_t> others;
@@ -322,20 +348,36 @@ JobReport BuildJobReport(std::vector<RankSummary> summaries, const JobOptions& o
     if (s.significant()) s.host_excess = FindHostExcess(r.ranks, s.rank_index, s.bound_ns);
 
   // Bandwidth by (operation, bytes, ranks), where bytes are known.
-  std::map<std::tuple<uint8_t, uint64_t, uint32_t>, std::vector<uint64_t>> by_size;
-  for (const JobCollective& c : r.collectives)
-    if (c.bytes > 0 && c.end_ns > c.start_ns)
-      // The group's size when NCCL's payload gave it (a subgroup, or ranks not all traced).
-      by_size[{uint8_t(c.op), c.bytes, c.group_size ? c.group_size : c.ranks}].push_back(
-          c.end_ns - c.start_ns);
-  for (const auto& [key, durations] : by_size) {
+  struct SizeTimes {
+    std::vector<uint64_t> durations;
+    uint64_t back_to_back_sum = 0;
+    uint32_t back_to_back = 0;
+  };
+  std::map<std::tuple<uint8_t, uint64_t, uint32_t>, SizeTimes> by_size;
+  for (const JobCollective& c : r.collectives) {
+    if (c.bytes == 0 || c.end_ns <= c.start_ns) continue;
+    // The group's size when NCCL's payload gave it (a subgroup, or ranks not all traced).
+    SizeTimes& t = by_size[{uint8_t(c.op), c.bytes, c.group_size ? c.group_size : c.ranks}];
+    t.durations.push_back(c.end_ns - c.start_ns);
+    if (c.back_to_back_ns) {
+      t.back_to_back_sum += c.back_to_back_ns;
+      t.back_to_back++;
+    }
+  }
+  for (const auto& [key, t] : by_size) {
     BandwidthRow b{.op = CollectiveOp(std::get<0>(key)),
                    .bytes = std::get<1>(key),
                    .ranks = std::get<2>(key),
-                   .count = uint32_t(durations.size()),
-                   .median_ns = Median(durations)};
+                   .count = uint32_t(t.durations.size()),
+                   .median_ns = Median(t.durations)};
+    const double factor = BusBandwidthFactor(b.op, b.ranks);
     b.algbw_gbps = double(b.bytes) / double(b.median_ns);  // bytes/ns = GB/s
-    b.busbw_gbps = b.algbw_gbps * BusBandwidthFactor(b.op, b.ranks);
+    b.busbw_gbps = b.algbw_gbps * factor;
+    if (t.back_to_back) {  // nccl-tests: the mean over its loop
+      b.back_to_back = t.back_to_back;
+      b.back_to_back_mean_ns = t.back_to_back_sum / t.back_to_back;
+      b.back_to_back_busbw_gbps = double(b.bytes) / double(b.back_to_back_mean_ns) * factor;
+    }
     r.bandwidth.push_back(b);
   }
 

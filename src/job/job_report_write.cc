@@ -98,14 +98,22 @@ void WriteJobText(const JobReport& r, std::ostream& out) {
                          : with_payload == collectives
                              ? "NCCL's NVTX payloads"
                              : "NCCL's NVTX payloads, else NVTX `bytes=` annotations";
-    out << "\nBandwidth (bytes from " << source
-        << "; nccl-tests' sizes and bus bandwidth; time = last arrival to last end)\n";
-    out << StrFormat("  %-15s %12s %6s %6s %12s %12s %12s\n", "operation", "bytes", "ranks",
-                     "count", "median time", "algbw GB/s", "busbw GB/s");
-    for (const BandwidthRow& b : r.bandwidth)
-      out << StrFormat("  %-15s %12s %6u %6u %12s %12.2f %12.2f\n", CollectiveOpName(b.op),
+    out << "\nBandwidth (bytes from " << source << "; nccl-tests' sizes and bus bandwidth)\n"
+        << "  time: last arrival to last end; back to back: nccl-tests' own timing, the mean "
+           "from the end of the collective before, over those queued behind it\n";
+    out << StrFormat("  %-15s %12s %6s %6s %12s %11s %11s %13s %12s %11s\n", "operation", "bytes",
+                     "ranks", "count", "median time", "algbw GB/s", "busbw GB/s", "back to back",
+                     "mean time", "busbw GB/s");
+    for (const BandwidthRow& b : r.bandwidth) {
+      out << StrFormat("  %-15s %12s %6u %6u %12s %11.2f %11.2f", CollectiveOpName(b.op),
                        HumanBytes(b.bytes).c_str(), b.ranks, b.count,
                        HumanDuration(b.median_ns).c_str(), b.algbw_gbps, b.busbw_gbps);
+      if (b.back_to_back)
+        out << StrFormat(" %13u %12s %11.2f\n", b.back_to_back,
+                         HumanDuration(b.back_to_back_mean_ns).c_str(), b.back_to_back_busbw_gbps);
+      else
+        out << StrFormat(" %13s %12s %11s\n", "0", "-", "-");
+    }
   } else if (!r.collectives.empty()) {
     out << "  bandwidth: no collective's size is known (no NCCL NVTX payload: NCCL before "
            "2.19, NCCL_NVTX_DISABLE=1 or launches outside their call's range; no `bytes=` "
@@ -185,22 +193,24 @@ void WriteJobJson(const JobReport& r, std::ostream& out) {
   j["communicator_nccl_ids"] = r.comm_ids;  // 0: matched by stream order (no NCCL payload)
   Json coll = Json::array();
   for (const JobCollective& c : r.collectives)
-    coll.push_back({{"comm", c.comm},
-                    {"seq", c.seq},
-                    {"op", CollectiveOpName(c.op)},
-                    {"kind", c.kind},
-                    {"bytes", c.bytes ? Json(c.bytes) : Json(nullptr)},
-                    {"ranks", c.ranks},
-                    {"group_size", c.group_size ? Json(c.group_size) : Json(nullptr)},
-                    {"nccl_comm", c.nccl_comm ? Json(c.nccl_comm) : Json(nullptr)},
-                    {"first_arrival_ns", c.first_arrival_ns},
-                    {"start_ns", c.start_ns},
-                    {"end_ns", c.end_ns},
-                    {"skew_ns", c.skew_ns},
-                    {"lateness_ns", c.lateness_ns},
-                    {"last_rank", r.ranks[c.last_rank].rank},
-                    {"last_significant", c.last_significant},
-                    {"clock_bound_ns", c.bound_ns}});
+    coll.push_back(
+        {{"comm", c.comm},
+         {"seq", c.seq},
+         {"op", CollectiveOpName(c.op)},
+         {"kind", c.kind},
+         {"bytes", c.bytes ? Json(c.bytes) : Json(nullptr)},
+         {"ranks", c.ranks},
+         {"group_size", c.group_size ? Json(c.group_size) : Json(nullptr)},
+         {"nccl_comm", c.nccl_comm ? Json(c.nccl_comm) : Json(nullptr)},
+         {"first_arrival_ns", c.first_arrival_ns},
+         {"start_ns", c.start_ns},
+         {"end_ns", c.end_ns},
+         {"skew_ns", c.skew_ns},
+         {"back_to_back_ns", c.back_to_back_ns ? Json(c.back_to_back_ns) : Json(nullptr)},
+         {"lateness_ns", c.lateness_ns},
+         {"last_rank", r.ranks[c.last_rank].rank},
+         {"last_significant", c.last_significant},
+         {"clock_bound_ns", c.bound_ns}});
   j["collectives"] = std::move(coll);
   j["collectives_within_bound"] = r.collectives_within_bound;
   Json stragglers = Json::array();
@@ -232,13 +242,18 @@ void WriteJobJson(const JobReport& r, std::ostream& out) {
   j["stragglers"] = std::move(stragglers);
   Json bw = Json::array();
   for (const BandwidthRow& b : r.bandwidth)
-    bw.push_back({{"op", CollectiveOpName(b.op)},
-                  {"bytes", b.bytes},
-                  {"ranks", b.ranks},
-                  {"count", b.count},
-                  {"median_ns", b.median_ns},
-                  {"algbw_gbps", b.algbw_gbps},
-                  {"busbw_gbps", b.busbw_gbps}});
+    bw.push_back(
+        {{"op", CollectiveOpName(b.op)},
+         {"bytes", b.bytes},
+         {"ranks", b.ranks},
+         {"count", b.count},
+         {"median_ns", b.median_ns},
+         {"algbw_gbps", b.algbw_gbps},
+         {"busbw_gbps", b.busbw_gbps},
+         {"back_to_back", b.back_to_back},
+         {"back_to_back_mean_ns", b.back_to_back ? Json(b.back_to_back_mean_ns) : Json(nullptr)},
+         {"back_to_back_busbw_gbps",
+          b.back_to_back ? Json(b.back_to_back_busbw_gbps) : Json(nullptr)}});
   j["bandwidth"] = std::move(bw);
   j["step_variance"] = {
       {"ranks_with_steps", r.steps.ranks_with_steps},

@@ -241,5 +241,66 @@ TEST(JobReport, AGroupOverTwoCommunicatorsGivesItsKernelNoSize) {
   }
 }
 
+// nccl-tests times a size with CUDA events around a loop of collectives
+// queued back to back: each one's time then holds the GPU's gap before it.
+// The bandwidth rows give that figure beside the transfer time, over the
+// collectives queued behind the one before on their communicator (each
+// rank's kernel started within kBackToBackGapNs of that one's end): here
+// 3 us after it on every rank (the synthetic launch gap).
+TEST(JobReport, BackToBackCollectivesTimedAsNcclTestsTimesThem) {
+  constexpr uint64_t kSmall = 1 << 20, kLarge = 16 << 20;
+  SyntheticJobOptions o = model::MakeSyntheticJobOptions(4, 4);
+  o.steps = 6;
+  o.nccl_payloads = true;
+  // Per step: three small all-reduces (the first after the step's compute,
+  // the two after it queued behind it), then a large one behind them.
+  o.schedule = {{.op = "all_reduce", .bytes = kSmall},
+                {.op = "all_reduce", .bytes = kSmall},
+                {.op = "all_reduce", .bytes = kSmall},
+                {.op = "all_reduce", .bytes = kLarge}};
+  testing::TempDir dir;
+  auto report = AnalyzeJob(WriteRanks(SyntheticJob(o), dir), {});
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  ASSERT_EQ(report->bandwidth.size(), 2u);
+  for (const BandwidthRow& b : report->bandwidth) {
+    SCOPED_TRACE(b.bytes);
+    const bool small = b.bytes == kSmall;
+    EXPECT_EQ(b.count, (small ? 3u : 1u) * o.steps);
+    EXPECT_EQ(b.back_to_back, (small ? 2u : 1u) * o.steps);
+    // Synthetic transfer: 15 us + bytes / 40 GB/s after the last arrival,
+    // plus each rank's tail of up to 0.5 us; back to back, the 3-us gap too.
+    const double transfer = 15'000 + double(b.bytes) / 40;
+    EXPECT_NEAR(double(b.median_ns), transfer + 250, 300);
+    EXPECT_NEAR(double(b.back_to_back_mean_ns), 3'000 + transfer + 250, 500);
+    EXPECT_NEAR(b.back_to_back_busbw_gbps,
+                double(b.bytes) / double(b.back_to_back_mean_ns) * 2 * 3 / 4, 1e-9);
+    EXPECT_LT(b.back_to_back_busbw_gbps, b.busbw_gbps);
+  }
+  uint32_t first_of_step = 0;
+  for (const JobCollective& c : report->collectives) first_of_step += c.back_to_back_ns == 0;
+  EXPECT_EQ(first_of_step, o.steps);
+  std::ostringstream text, json;
+  WriteJobText(*report, text);
+  EXPECT_NE(text.str().find("back to back"), std::string::npos) << text.str();
+  WriteJobJson(*report, json);
+  EXPECT_NE(json.str().find("\"back_to_back\": 12"), std::string::npos) << json.str();
+
+  // One rank 20 us late at every collective after the step's first (its
+  // launches wait on its host): none is queued behind the one before on
+  // every rank, so no row has the figure, and the text says so.
+  o.ranks[2].delay_between_collectives_ns = 20'000;
+  testing::TempDir dir2;
+  report = AnalyzeJob(WriteRanks(SyntheticJob(o), dir2), {});
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  for (const BandwidthRow& b : report->bandwidth) {
+    EXPECT_EQ(b.back_to_back, 0u) << b.bytes;
+    EXPECT_EQ(b.back_to_back_mean_ns, 0u);
+  }
+  for (const JobCollective& c : report->collectives) EXPECT_EQ(c.back_to_back_ns, 0u);
+  std::ostringstream json2;
+  WriteJobJson(*report, json2);
+  EXPECT_NE(json2.str().find("\"back_to_back_busbw_gbps\": null"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace tracesmith::analysis

@@ -97,6 +97,10 @@ struct JobCollective {
   uint64_t nccl_comm = 0;   // NCCL's communicator id (ditto); 0: unknown
   uint64_t first_arrival_ns = 0, start_ns = 0, end_ns = 0;  // job clock
   uint64_t skew_ns = 0, lateness_ns = 0;
+  // Back to back (kBackToBackGapNs): the time from the end of the collective
+  // before it on its communicator to its own end, as nccl-tests' CUDA events
+  // around a loop of them time it; 0: not queued behind that one.
+  uint64_t back_to_back_ns = 0;
   uint32_t last_rank = 0;         // index into JobReport::ranks
   uint64_t bound_ns = 0;          // clock bound of comparing the last rank with the others
   bool last_significant = false;  // lateness > bound: the last rank is known
@@ -141,13 +145,31 @@ struct Straggler {
 // reduce-scatter and all-to-all, 1 for broadcast and reduce. `bytes` is the
 // size nccl-tests calls "size" (the all-gather's whole output, the
 // reduce-scatter's whole input).
+//
+// Two times per row. `median_ns`: each collective from its last arrival to
+// its last end (the transfer once every rank is there). `back_to_back`:
+// nccl-tests' own timing, CUDA events around a loop of collectives queued
+// back to back, so each one's time also holds the GPU's gap before it; the
+// mean over the row's collectives that were back to back (each one's time
+// from the end of the one before it on its communicator to its own end).
 struct BandwidthRow {
   CollectiveOp op = CollectiveOp::kUnknown;
   uint64_t bytes = 0;
   uint32_t ranks = 0, count = 0;
   uint64_t median_ns = 0;
   double algbw_gbps = 0, busbw_gbps = 0;  // GB/s (1e9 bytes)
+  uint32_t back_to_back = 0;              // of `count`; 0: the figures below unknown
+  uint64_t back_to_back_mean_ns = 0;
+  double back_to_back_busbw_gbps = 0;
 };
+// A collective is back to back when, on every rank taking part, its kernel
+// started at most this long after the kernel of the collective before it on
+// its communicator ended (the rank's own clock): queued behind it, not
+// waiting for the host or another stream. A GPU starts a queued kernel a
+// few us after the one before it ends (the NCCL all-reduces of the 2 x H200
+// check: 1.6-2.9 us); 8 us leaves room for slower launches, and a gap
+// longer than that is the host's (or a dependency's), not the GPU's.
+inline constexpr uint64_t kBackToBackGapNs = 8'000;
 double BusBandwidthFactor(CollectiveOp op, uint32_t ranks);
 
 struct StepVariance {
