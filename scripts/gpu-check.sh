@@ -489,14 +489,18 @@ if want job && needs_torch "job run (3 gloo ranks on one GPU)" "job check (gpu/j
   "$TS" analyze "$J/job.sbt" 2>&1 | tail -40 > "$OUT/job_analyze.txt"
 fi
 if want nccl; then
-  # Two GPUs, NCCL (issue #18): all-reduce loop, DDP with a slowed rank, a collective mix.
+  # NCCL on 2 or 4 GPUs (issues #18, #41 item 4): all-reduce loop at 3 sizes, DDP with a
+  # rank slowed on the host, a collective mix, grouped calls; one rank per GPU, 4 when the
+  # machine has 4 or more (nvidia-h200-x4), else 2 (nvidia-h200-x2).
   ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+  world=$(( ngpu >= 4 ? 4 : 2 ))
   if [ "$ngpu" -lt 2 ]; then
-    skip "nccl (two-GPU NCCL runs, gpu/nccl_job_check.py)" "$ngpu GPU; needs two: nvidia-h200-x2"
-  elif needs_torch "nccl (two-GPU NCCL runs, gpu/nccl_job_check.py)"; then
+    skip "nccl (NCCL runs on 2 or 4 GPUs, gpu/nccl_job_check.py)" \
+      "$ngpu GPU; needs two or four: nvidia-h200-x2, nvidia-h200-x4"
+  elif needs_torch "nccl (NCCL runs on $world GPUs, gpu/nccl_job_check.py)"; then
     export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
     N=$TS_GPU_OUT/nccl; rm -rf "$N"; mkdir -p "$N"
-    TR=(torchrun --standalone --nproc_per_node=2 gpu/nccl_job_check.py)
+    TR=(torchrun --standalone --nproc_per_node=$world gpu/nccl_job_check.py)
     # The check's ITERS is both the all-reduce loop's and the mix's count.
     # arpc: the all-reduce loop again under --pc-sampling (issue #39: each rank samples its GPU).
     # ar: rank 0 writes what the program measures itself (CUDA events) to ar_measured.json.
@@ -510,11 +514,17 @@ if want nccl; then
       code=$?
       tail -3 "$N/${r%%:*}.log"
       grep -E "SASS|modules|cubin" "$N/${r%%:*}.log" | head -8
-      check "nccl run ${r#*:} (2 ranks) under tracesmith profile$label exits 0" $code
+      check "nccl run ${r#*:} ($world ranks) under tracesmith profile$label exits 0" $code
     done
-    pycheck "nccl check (gpu/nccl_job_check.py)" "$OUT/nccl.log" \
-      python3 gpu/nccl_job_check.py check "$TS" "$N" 20 20 15
+    pycheck "nccl check (gpu/nccl_job_check.py, $world ranks)" "$OUT/nccl.log" \
+      python3 gpu/nccl_job_check.py check "$TS" "$N" 20 20 15 "$world"
     "$TS" analyze "$N/ddp.sbt" 2>&1 | sed -n '/== Job/,$p' > "$OUT/nccl_ddp_analyze.txt"
+    "$TS" analyze "$N/ar.sbt" 2>&1 | sed -n '/Bandwidth/,/^$/p' > "$OUT/nccl_ar_bandwidth.txt"
+    # HTA's distributed analyses run on this machine's return (scripts/hta-job.py, HTA is
+    # not installed here): the DDP and all-reduce runs' Kineto JSON, one file per rank.
+    for x in ddp ar; do
+      "$TS" export -q -f kineto --force -o "$OUT/nccl_kineto_$x/" "$N/$x.sbt"
+    done
   fi
 fi
 if want launchcost; then
