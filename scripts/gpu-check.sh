@@ -493,6 +493,8 @@ if want nccl; then
   # rank slowed on the host, a collective mix, grouped calls; one rank per GPU, 4 when the
   # machine has 4 or more (nvidia-h200-x4), else 2 (nvidia-h200-x2).
   ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+  # The GPUs this process may use: CUDA_VISIBLE_DEVICES's list when it is set.
+  [ -n "${CUDA_VISIBLE_DEVICES-}" ] && ngpu=$(tr ',' '\n' <<< "$CUDA_VISIBLE_DEVICES" | grep -c .)
   world=$(( ngpu >= 4 ? 4 : 2 ))
   if [ "$ngpu" -lt 2 ]; then
     skip "nccl (NCCL runs on 2 or 4 GPUs, gpu/nccl_job_check.py)" \
@@ -524,6 +526,7 @@ if want nccl; then
     # not installed here): the DDP and all-reduce runs' Kineto JSON, one file per rank.
     for x in ddp ar; do
       "$TS" export -q -f kineto --force -o "$OUT/nccl_kineto_$x/" "$N/$x.sbt"
+      check "nccl kineto export of the $x run ($world rank files for HTA) exits 0" $?
     done
   fi
 fi

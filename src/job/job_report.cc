@@ -51,22 +51,28 @@ std::string HostExcessText(const HostExcess& e) {
 }
 
 // JobCollective::back_to_back_ns of collective `m`, `before` the one before
-// it on its communicator: 0 unless it was queued behind it on every rank in
-// `members` (kBackToBackGapNs), else the mean over those ranks of the time
-// from the end of `before` to its own. Each rank's own clock: no clock
-// bound enters (nccl-tests' events, too, time each rank on its own GPU).
+// it on its communicator: 0 unless, on every rank taking part, its kernel
+// started at or after the end of that one's and at most kBackToBackGapNs
+// after it; else the mean over those ranks of the time from the end of
+// `before` to its own. Each rank's own clock, so every rank counts, its
+// clock aligned or not. Host collectives (gloo, MPI) are never back to
+// back: the host runs them one after another.
 uint64_t BackToBack(const std::vector<const std::vector<RankCollective>*>& ops,
-                    const std::vector<size_t>& members, const CollectiveMatch& m,
-                    const CollectiveMatch& before) {
-  uint64_t sum = 0;
-  for (size_t i : members) {
+                    const CollectiveMatch& m, const CollectiveMatch& before) {
+  uint64_t sum = 0, ranks = 0;
+  for (size_t i = 0; i < m.part.size(); ++i) {
+    if (m.part[i] == kNone) continue;
     if (before.part[i] == kNone) return 0;
     const RankCollective& now = (*ops[i])[m.part[i]];
     const RankCollective& prev = (*ops[i])[before.part[i]];
-    if (now.start_ns > prev.end_ns + kBackToBackGapNs || now.end_ns <= prev.end_ns) return 0;
+    if (now.source == OpSource::kHostRange || prev.source == OpSource::kHostRange ||
+        now.start_ns < prev.end_ns || now.start_ns > prev.end_ns + kBackToBackGapNs ||
+        now.end_ns <= prev.end_ns)
+      return 0;
     sum += now.end_ns - prev.end_ns;
+    ranks++;
   }
-  return members.empty() ? 0 : sum / members.size();
+  return ranks < 2 ? 0 : sum / ranks;
 }
 
 }  // namespace
@@ -297,8 +303,7 @@ JobReport BuildJobReport(std::vector<RankSummary> summaries, const JobOptions& o
       jc.end_ns = std::max(jc.end_ns, end[i]);
     }
     jc.start_ns = arrival[last];
-    if (before && before->seq + 1 == m.seq)
-      jc.back_to_back_ns = BackToBack(ops, members, m, *before);
+    if (before && before->seq + 1 == m.seq) jc.back_to_back_ns = BackToBack(ops, m, *before);
     jc.last_rank = uint32_t(last);
     jc.skew_ns = jc.start_ns - jc.first_arrival_ns;
     std::vector<uint64_t> others;

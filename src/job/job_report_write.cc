@@ -99,8 +99,11 @@ void WriteJobText(const JobReport& r, std::ostream& out) {
                              ? "NCCL's NVTX payloads"
                              : "NCCL's NVTX payloads, else NVTX `bytes=` annotations";
     out << "\nBandwidth (bytes from " << source << "; nccl-tests' sizes and bus bandwidth)\n"
-        << "  time: last arrival to last end; back to back: nccl-tests' own timing, the mean "
-           "from the end of the collective before, over those queued behind it\n";
+        << StrFormat(
+               "  time: last arrival to last end; back to back: a loop's time per "
+               "collective as nccl-tests measures a size, from the end of the collective "
+               "before, over those that followed it within %llu us on every rank\n",
+               static_cast<unsigned long long>(kBackToBackGapNs / 1000));
     out << StrFormat("  %-15s %12s %6s %6s %12s %11s %11s %13s %12s %11s\n", "operation", "bytes",
                      "ranks", "count", "median time", "algbw GB/s", "busbw GB/s", "back to back",
                      "mean time", "busbw GB/s");

@@ -302,5 +302,21 @@ TEST(JobReport, BackToBackCollectivesTimedAsNcclTestsTimesThem) {
   EXPECT_NE(json2.str().find("\"back_to_back_busbw_gbps\": null"), std::string::npos);
 }
 
+// gloo/MPI collectives run on the host one after another: however close,
+// they are not a GPU queue's loop, so none has a back-to-back time (here
+// each starts 3 us after the one before ends, as the NCCL kernels above).
+TEST(JobReport, HostCollectivesAreNeverBackToBack) {
+  SyntheticJobOptions o = model::MakeSyntheticJobOptions(3, 3);
+  o.steps = 4;
+  for (SyntheticCollective& c : o.schedule) c.host_only = true;
+  testing::TempDir dir;
+  auto report = AnalyzeJob(WriteRanks(SyntheticJob(o), dir), {});
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  ASSERT_EQ(report->collectives.size(), 4 * o.schedule.size());
+  ASSERT_FALSE(report->bandwidth.empty());
+  for (const JobCollective& c : report->collectives) EXPECT_EQ(c.back_to_back_ns, 0u);
+  for (const BandwidthRow& b : report->bandwidth) EXPECT_EQ(b.back_to_back, 0u) << b.bytes;
+}
+
 }  // namespace
 }  // namespace tracesmith::analysis

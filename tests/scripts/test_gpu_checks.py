@@ -349,17 +349,24 @@ class PythonCheckers(unittest.TestCase):
         self.assertNotIn("all: PASS", out)
 
     def nccl_table(self, world=2, ddp_flows=None, ddp_bound=373, ar_code=0, held=0,
-                   sass="LDG.E R2, [R4]", busbw=100.0, b2b=95.0, payload=60, mix_ag=None,
+                   sass="LDG.E R2, [R4]", busbw=100.0, b2b=95.0, b2b_count=18, payload=60,
+                   mix_ag=None,
                    host_excess=15_525_000, site="ddp (nccl_job_check.py:109) > Linear.forward",
                    pace=1.0, kineto_group=None, grouped_bytes=3 << 20):
         """Recorded-style outputs of the five runs on `world` ranks; `busbw` the transfer's
-        bus bandwidth, `b2b` the back-to-back one (the program measured 95 GB/s)."""
+        bus bandwidth, `b2b` the back-to-back one (the program measured 95 GB/s; a dict:
+        by size, 95 for the others), of `b2b_count` all-reduces per size."""
         ranks = list(range(world))
-        ar = job_report(ranks, 60, ["all_reduce"] * 60, payload=payload, group=world, bandwidth=[
-            {"op": "all_reduce", "bytes": b, "busbw_gbps": busbw, "count": 20,
-             "median_ns": 52_000 * 95.0 / busbw, "back_to_back": 18 if b2b else 0,
-             "back_to_back_mean_ns": b2b and 52_000 * 95.0 / b2b, "back_to_back_busbw_gbps": b2b}
-            for b in (1 << 20, 16 << 20, 64 << 20)])
+        by_size = b2b if isinstance(b2b, dict) else {}
+
+        def row(b):
+            x = by_size.get(b, 95.0) if by_size else b2b
+            return {"op": "all_reduce", "bytes": b, "busbw_gbps": busbw, "count": 20,
+                    "median_ns": 52_000 * 95.0 / busbw, "back_to_back": b2b_count if x else 0,
+                    "back_to_back_mean_ns": x and 52_000 * 95.0 / x,
+                    "back_to_back_busbw_gbps": x}
+        ar = job_report(ranks, 60, ["all_reduce"] * 60, payload=payload, group=world,
+                        bandwidth=[row(b) for b in (1 << 20, 16 << 20, 64 << 20)])
         # The loop's collectives back to back, 52 us apart per size (the events' mean x pace).
         doc = json.loads(ar)
         doc["ranks"]["collectives"] = [
@@ -426,12 +433,25 @@ class PythonCheckers(unittest.TestCase):
         # Bandwidth: the back-to-back bus bandwidth is judged against the program's own
         # (95 GB/s: 100 is +5.3%, 106 is +11.6%; none is a FAIL); the transfer's is shown,
         # not judged (130: +37%).
+        # Judged at every size, over the 18 all-reduces the program timed (of 20).
         for kw, want in (({"busbw": 130.0}, "PASS"), ({"b2b": 100.0}, "PASS"),
-                         ({"b2b": 106.0}, "FAIL"), ({"b2b": 84.0}, "FAIL"), ({"b2b": None}, "FAIL")):
+                         ({"b2b": 106.0}, "FAIL"), ({"b2b": 84.0}, "FAIL"), ({"b2b": None}, "FAIL"),
+                         ({"b2b": {16 << 20: 106.4}}, "FAIL"), ({"b2b": {64 << 20: 84.0}}, "FAIL"),
+                         ({"b2b_count": 17}, "FAIL"), ({"b2b_count": 1}, "FAIL")):
             self.fake.table(self.nccl_table(**kw))
             rc, out = self.checker("nccl_job_check.py", "20", "20", "15")
             self.assertEqual((rc, verdict(out, "allreduce bandwidth")),
                              (0 if want == "PASS" else 1, want), (kw, out))
+        # Without the program's own measure (or a broken one) there is nothing to judge
+        # against: FAIL, and the timing too, the other verdicts still given.
+        for text in (None, "[1, 2]"):
+            self.fake.table(self.nccl_table())
+            path = os.path.join(self.out, "ar_measured.json")
+            os.remove(path) if text is None else write(path, text)
+            rc, out = self.checker("nccl_job_check.py", "20", "20", "15")
+            self.assertEqual((rc, verdict(out, "allreduce bandwidth"),
+                              verdict(out, "allreduce timing"), verdict(out, "allreduce perfetto")),
+                             (1, "FAIL", "FAIL", "PASS"), (text, out))
         # Sizes from NCCL's payloads: a rank without them, the trace's time per all-reduce
         # over the program's window 12% slower, the all-gather's size not times the ranks;
         # the straggler's host time at another line.
@@ -475,6 +495,11 @@ class PythonCheckers(unittest.TestCase):
         rc, out = self.checker("nccl_job_check.py", "20", "20", "15", "4")
         self.assertEqual((rc, verdict(out, "allreduce ranks"), verdict(out, "mix bytes")),
                          (1, "FAIL", "FAIL"), out)
+        # A WORLD that is not a number of ranks: said, no traceback.
+        rc, out = self.checker("nccl_job_check.py", "20", "20", "15", "four")
+        self.assertEqual(rc, 1, out)
+        self.assertIn("WORLD must be a number of ranks", out)
+        self.assertNotIn("Traceback", out)
 
     def test_memory_check(self):
         rc, out = self.checker("memory_check.py")  # the run wrote no expectations

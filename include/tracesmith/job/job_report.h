@@ -98,8 +98,9 @@ struct JobCollective {
   uint64_t first_arrival_ns = 0, start_ns = 0, end_ns = 0;  // job clock
   uint64_t skew_ns = 0, lateness_ns = 0;
   // Back to back (kBackToBackGapNs): the time from the end of the collective
-  // before it on its communicator to its own end, as nccl-tests' CUDA events
-  // around a loop of them time it; 0: not queued behind that one.
+  // before it on its communicator to its own end (the mean over its ranks,
+  // each on its own clock), as a timed loop of them counts it; 0: it did not
+  // follow that one within the gap on every rank.
   uint64_t back_to_back_ns = 0;
   uint32_t last_rank = 0;         // index into JobReport::ranks
   uint64_t bound_ns = 0;          // clock bound of comparing the last rank with the others
@@ -147,11 +148,14 @@ struct Straggler {
 // reduce-scatter's whole input).
 //
 // Two times per row. `median_ns`: each collective from its last arrival to
-// its last end (the transfer once every rank is there). `back_to_back`:
-// nccl-tests' own timing, CUDA events around a loop of collectives queued
-// back to back, so each one's time also holds the GPU's gap before it; the
-// mean over the row's collectives that were back to back (each one's time
-// from the end of the one before it on its communicator to its own end).
+// its last end (the transfer once every rank is there). `back_to_back`: the
+// time per collective of a loop that keeps the GPU's queue full, as
+// nccl-tests measures a size (a timer around `iters` collectives and their
+// completion, divided by `iters`, averaged over the ranks) or a program with
+// CUDA events around such a loop: each one's time also holds the GPU's gap
+// before it. It is the mean over the row's collectives that were back to
+// back only (`back_to_back` of `count`): where the host cannot keep ahead,
+// nccl-tests' mean also holds the slower launch-bound ones, this one not.
 struct BandwidthRow {
   CollectiveOp op = CollectiveOp::kUnknown;
   uint64_t bytes = 0;
@@ -163,12 +167,14 @@ struct BandwidthRow {
   double back_to_back_busbw_gbps = 0;
 };
 // A collective is back to back when, on every rank taking part, its kernel
-// started at most this long after the kernel of the collective before it on
-// its communicator ended (the rank's own clock): queued behind it, not
-// waiting for the host or another stream. A GPU starts a queued kernel a
-// few us after the one before it ends (the NCCL all-reduces of the 2 x H200
-// check: 1.6-2.9 us); 8 us leaves room for slower launches, and a gap
-// longer than that is the host's (or a dependency's), not the GPU's.
+// started after the kernel of the collective before it on its communicator
+// ended, and at most this long after (the rank's own clock); not for host
+// collectives (gloo, MPI). A GPU starts a queued kernel a few us after the
+// one before it ends (the NCCL all-reduces of the 2 x H200 check: 1.6-2.9
+// us); 8 us leaves room for slower launches. A longer gap is the host's (or
+// a dependency's); a shorter one may still be a launch that came just in
+// time rather than one that waited in the queue: either way the loop ran
+// at that pace.
 inline constexpr uint64_t kBackToBackGapNs = 8'000;
 double BusBandwidthFactor(CollectiveOp op, uint32_t ranks);
 
