@@ -4,6 +4,7 @@
 // `bytes=` range name wins; without payloads nothing says a size.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <sstream>
 #include <string>
@@ -300,6 +301,40 @@ TEST(JobReport, BackToBackCollectivesTimedAsNcclTestsTimesThem) {
   std::ostringstream json2;
   WriteJobJson(*report, json2);
   EXPECT_NE(json2.str().find("\"back_to_back_busbw_gbps\": null"), std::string::npos);
+}
+
+// A collective whose kernel starts before the one before it ends (a
+// communicator on two streams) is not back to back: end minus end would be
+// shorter than the collective itself. Here the second small all-reduce of
+// each step starts 1 us before the first ends, on every rank.
+TEST(JobReport, ACollectiveOverlappingTheOneBeforeIsNotBackToBack) {
+  SyntheticJobOptions o = model::MakeSyntheticJobOptions(4, 4);
+  o.steps = 5;
+  o.nccl_payloads = true;
+  o.schedule = {{.op = "all_reduce", .bytes = 1 << 20},
+                {.op = "all_reduce", .bytes = 1 << 20},
+                {.op = "all_reduce", .bytes = 1 << 20}};
+  const SyntheticJob job(o);
+  testing::TempDir dir;
+  std::vector<std::string> files;
+  for (uint32_t r = 0; r < o.ranks.size(); ++r) {
+    model::Trace t = job.RankTrace(r);
+    std::vector<model::KernelEvent*> comm;  // the communicator's kernels, in time order
+    for (model::KernelEvent& k : t.Rows<model::KernelEvent>())
+      if (t.strings.Get(k.name_id).starts_with("ncclDevKernel")) comm.push_back(&k);
+    ASSERT_EQ(comm.size(), 3u * o.steps);
+    std::sort(comm.begin(), comm.end(), [](auto* a, auto* b) { return a->start_ns < b->start_ns; });
+    for (size_t i = 1; i < comm.size(); i += 3) comm[i]->start_ns = comm[i - 1]->end_ns - 1'000;
+    files.push_back(dir / ("run.rank" + std::to_string(r) + ".sbt"));
+    ASSERT_TRUE(format::WriteTraceFile(t, files.back()).ok());
+  }
+  auto report = AnalyzeJob(files, {});
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  ASSERT_EQ(report->collectives.size(), 3u * o.steps);
+  for (size_t i = 0; i < report->collectives.size(); ++i)
+    EXPECT_EQ(report->collectives[i].back_to_back_ns > 0, i % 3 == 2) << i;
+  ASSERT_EQ(report->bandwidth.size(), 1u);
+  EXPECT_EQ(report->bandwidth[0].back_to_back, o.steps);
 }
 
 // gloo/MPI collectives run on the host one after another: however close,
