@@ -272,12 +272,12 @@ JobReport BuildJobReport(std::vector<RankSummary> summaries, const JobOptions& o
   std::vector<std::vector<LateArrival>> late_of(n);  // on each rank's own clock
   std::vector<uint64_t> arrival(n), end(n);
   std::vector<uint32_t> compared(n, 0);  // collectives whose arrivals it was compared in
-  // Per communicator, the collective before (BackToBack).
+  // Per communicator, the collective before (BackToBack): matches run by
+  // communicator, each one's from seq 0 without a gap (MatchCollectives).
   std::vector<const CollectiveMatch*> prev_match(match.comms, nullptr);
   for (size_t k = 0; k < match.matches.size(); ++k) {
     const CollectiveMatch& m = match.matches[k];
-    const CollectiveMatch* before =
-        m.comm < match.comms ? std::exchange(prev_match[m.comm], &m) : nullptr;
+    const CollectiveMatch* before = std::exchange(prev_match[m.comm], &m);
     JobCollective jc{.comm = m.comm, .seq = m.seq, .op = times[k].op};
     std::vector<size_t> members;
     for (size_t i = 0; i < n; ++i) {
@@ -303,7 +303,7 @@ JobReport BuildJobReport(std::vector<RankSummary> summaries, const JobOptions& o
       jc.end_ns = std::max(jc.end_ns, end[i]);
     }
     jc.start_ns = arrival[last];
-    if (before && before->seq + 1 == m.seq) jc.back_to_back_ns = BackToBack(ops, m, *before);
+    if (before) jc.back_to_back_ns = BackToBack(ops, m, *before);
     jc.last_rank = uint32_t(last);
     jc.skew_ns = jc.start_ns - jc.first_arrival_ns;
     std::vector<uint64_t> others;

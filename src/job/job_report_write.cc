@@ -12,6 +12,17 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
+// `v`, or null when it is not known.
+template <class T>
+Json IfKnown(bool known, const T& v) {
+  return known ? Json(v) : Json(nullptr);
+}
+// `v`, or null when 0 (unknown).
+template <class T>
+Json NonZero(T v) {
+  return IfKnown(v != 0, v);
+}
+
 double Pct(uint64_t part, uint64_t whole) {
   return whole ? 100.0 * double(part) / double(whole) : 0;
 }
@@ -160,34 +171,34 @@ void WriteJobJson(const JobReport& r, std::ostream& out) {
   Json ranks = Json::array();
   for (const RankReport& rr : r.ranks) {
     const ProcessClock& c = rr.clock;
-    Json x = {{"rank", rr.rank},
-              {"pid", rr.pid},
-              {"host", rr.host},
-              {"source", rr.source},
-              {"clock_method", ClockMethodName(c.method)},
-              {"clock_aligned", c.aligned()},
-              {"clock_offset_ns", c.offset_ns},
-              {"clock_bound_ns", c.aligned() ? Json(c.bound_ns) : Json(nullptr)},
-              {"clock_drift_ppm", c.drift_ppm},
-              {"clock_window_assumed", c.default_window},
-              {"wall_ns", rr.wall_ns},
-              {"gpu_busy_ns", rr.gpu_busy_ns},
-              {"compute_ns", rr.compute_ns},
-              {"comm_ns", rr.comm_ns},
-              {"overlap_ns", rr.overlap_ns},
-              {"wait_ns", rr.wait_ns},
-              {"collectives", rr.collectives},
-              {"collectives_with_payload", rr.with_payload},
-              {"matched", rr.matched},
-              {"last_arrivals", rr.last_arrivals},
-              {"median_lateness_ns", rr.median_lateness_ns},
-              {"step_lateness_ns", rr.lateness_steps ? Json(rr.step_lateness_ns) : Json(nullptr)},
-              {"steps", rr.steps},
-              {"step_median_ns", rr.step_median_ns},
-              {"host_time_per_step_ns",
-               rr.host_time.steps >= 2 ? Json(rr.host_time.step_median_ns) : Json(nullptr)},
-              {"host_time_stacks", rr.host_time.stacks},
-              {"warnings", rr.warnings}};
+    Json x = {
+        {"rank", rr.rank},
+        {"pid", rr.pid},
+        {"host", rr.host},
+        {"source", rr.source},
+        {"clock_method", ClockMethodName(c.method)},
+        {"clock_aligned", c.aligned()},
+        {"clock_offset_ns", c.offset_ns},
+        {"clock_bound_ns", IfKnown(c.aligned(), c.bound_ns)},
+        {"clock_drift_ppm", c.drift_ppm},
+        {"clock_window_assumed", c.default_window},
+        {"wall_ns", rr.wall_ns},
+        {"gpu_busy_ns", rr.gpu_busy_ns},
+        {"compute_ns", rr.compute_ns},
+        {"comm_ns", rr.comm_ns},
+        {"overlap_ns", rr.overlap_ns},
+        {"wait_ns", rr.wait_ns},
+        {"collectives", rr.collectives},
+        {"collectives_with_payload", rr.with_payload},
+        {"matched", rr.matched},
+        {"last_arrivals", rr.last_arrivals},
+        {"median_lateness_ns", rr.median_lateness_ns},
+        {"step_lateness_ns", IfKnown(rr.lateness_steps != 0, rr.step_lateness_ns)},
+        {"steps", rr.steps},
+        {"step_median_ns", rr.step_median_ns},
+        {"host_time_per_step_ns", IfKnown(rr.host_time.steps >= 2, rr.host_time.step_median_ns)},
+        {"host_time_stacks", rr.host_time.stacks},
+        {"warnings", rr.warnings}};
     ranks.push_back(std::move(x));
   }
   j["ranks"] = std::move(ranks);
@@ -196,24 +207,23 @@ void WriteJobJson(const JobReport& r, std::ostream& out) {
   j["communicator_nccl_ids"] = r.comm_ids;  // 0: matched by stream order (no NCCL payload)
   Json coll = Json::array();
   for (const JobCollective& c : r.collectives)
-    coll.push_back(
-        {{"comm", c.comm},
-         {"seq", c.seq},
-         {"op", CollectiveOpName(c.op)},
-         {"kind", c.kind},
-         {"bytes", c.bytes ? Json(c.bytes) : Json(nullptr)},
-         {"ranks", c.ranks},
-         {"group_size", c.group_size ? Json(c.group_size) : Json(nullptr)},
-         {"nccl_comm", c.nccl_comm ? Json(c.nccl_comm) : Json(nullptr)},
-         {"first_arrival_ns", c.first_arrival_ns},
-         {"start_ns", c.start_ns},
-         {"end_ns", c.end_ns},
-         {"skew_ns", c.skew_ns},
-         {"back_to_back_ns", c.back_to_back_ns ? Json(c.back_to_back_ns) : Json(nullptr)},
-         {"lateness_ns", c.lateness_ns},
-         {"last_rank", r.ranks[c.last_rank].rank},
-         {"last_significant", c.last_significant},
-         {"clock_bound_ns", c.bound_ns}});
+    coll.push_back({{"comm", c.comm},
+                    {"seq", c.seq},
+                    {"op", CollectiveOpName(c.op)},
+                    {"kind", c.kind},
+                    {"bytes", NonZero(c.bytes)},
+                    {"ranks", c.ranks},
+                    {"group_size", NonZero(c.group_size)},
+                    {"nccl_comm", NonZero(c.nccl_comm)},
+                    {"first_arrival_ns", c.first_arrival_ns},
+                    {"start_ns", c.start_ns},
+                    {"end_ns", c.end_ns},
+                    {"skew_ns", c.skew_ns},
+                    {"back_to_back_ns", NonZero(c.back_to_back_ns)},
+                    {"lateness_ns", c.lateness_ns},
+                    {"last_rank", r.ranks[c.last_rank].rank},
+                    {"last_significant", c.last_significant},
+                    {"clock_bound_ns", c.bound_ns}});
   j["collectives"] = std::move(coll);
   j["collectives_within_bound"] = r.collectives_within_bound;
   Json stragglers = Json::array();
@@ -223,7 +233,7 @@ void WriteJobJson(const JobReport& r, std::ostream& out) {
       const HostExcess& e = *s.host_excess;
       host = {
           {"measure", "host time outside CUDA API calls before launches, median per steady step"},
-          {"call_site", e.site.empty() ? Json(nullptr) : Json(e.site)},
+          {"call_site", IfKnown(!e.site.empty(), e.site)},
           {"stacks", e.stacks},
           {"rank_ns", e.rank_ns},
           {"others_median_ns", e.others_ns},
@@ -236,7 +246,7 @@ void WriteJobJson(const JobReport& r, std::ostream& out) {
                           {"last_count", s.last_count},
                           {"of", s.of},
                           {"median_late_ns", s.median_late_ns},
-                          {"step_late_ns", s.steps ? Json(s.step_late_ns) : Json(nullptr)},
+                          {"step_late_ns", IfKnown(s.steps != 0, s.step_late_ns)},
                           {"steps", s.steps},
                           {"clock_bound_ns", s.bound_ns},
                           {"significant", s.significant()},
@@ -254,9 +264,8 @@ void WriteJobJson(const JobReport& r, std::ostream& out) {
          {"algbw_gbps", b.algbw_gbps},
          {"busbw_gbps", b.busbw_gbps},
          {"back_to_back", b.back_to_back},
-         {"back_to_back_mean_ns", b.back_to_back ? Json(b.back_to_back_mean_ns) : Json(nullptr)},
-         {"back_to_back_busbw_gbps",
-          b.back_to_back ? Json(b.back_to_back_busbw_gbps) : Json(nullptr)}});
+         {"back_to_back_mean_ns", IfKnown(b.back_to_back != 0, b.back_to_back_mean_ns)},
+         {"back_to_back_busbw_gbps", IfKnown(b.back_to_back != 0, b.back_to_back_busbw_gbps)}});
   j["bandwidth"] = std::move(bw);
   j["step_variance"] = {
       {"ranks_with_steps", r.steps.ranks_with_steps},

@@ -11,6 +11,7 @@
 
 #include "testing/synthetic_job_files.h"
 #include "testing/temp_dir.h"
+#include "tracesmith/base/file_util.h"
 #include "tracesmith/base/status.h"
 #include "tracesmith/format/sbt_writer.h"
 #include "tracesmith/job/job_report.h"
@@ -37,6 +38,11 @@ std::map<std::string, uint64_t> SizesOf(const SyntheticJobOptions& o, uint64_t d
   std::map<std::string, uint64_t> out;
   for (const SyntheticCollective& sc : o.schedule) out[sc.op] = sc.bytes / divide;
   return out;
+}
+
+// The job report of synthetic job `o`, its rank files written to `dir`.
+StatusOr<JobReport> ReportOf(const SyntheticJobOptions& o, const testing::TempDir& dir) {
+  return AnalyzeJob(WriteRanks(SyntheticJob(o), dir), {});
 }
 
 // One rank's trace written to `dir` and reduced to its collectives.
@@ -242,12 +248,12 @@ TEST(JobReport, AGroupOverTwoCommunicatorsGivesItsKernelNoSize) {
   }
 }
 
-// nccl-tests times a size with CUDA events around a loop of collectives
-// queued back to back: each one's time then holds the GPU's gap before it.
-// The bandwidth rows give that figure beside the transfer time, over the
-// collectives queued behind the one before on their communicator (each
-// rank's kernel started within kBackToBackGapNs of that one's end): here
-// 3 us after it on every rank (the synthetic launch gap).
+// nccl-tests times a size over a loop of collectives queued back to back:
+// each one's time then holds the GPU's gap before it. The bandwidth rows
+// give that figure beside the transfer time, over the collectives that
+// followed the one before on their communicator (each rank's kernel started
+// within kBackToBackGapNs of that one's end): here 3 us after it on every
+// rank (the synthetic launch gap).
 TEST(JobReport, BackToBackCollectivesTimedAsNcclTestsTimesThem) {
   constexpr uint64_t kSmall = 1 << 20, kLarge = 16 << 20;
   SyntheticJobOptions o = model::MakeSyntheticJobOptions(4, 4);
@@ -260,7 +266,7 @@ TEST(JobReport, BackToBackCollectivesTimedAsNcclTestsTimesThem) {
                 {.op = "all_reduce", .bytes = kSmall},
                 {.op = "all_reduce", .bytes = kLarge}};
   testing::TempDir dir;
-  auto report = AnalyzeJob(WriteRanks(SyntheticJob(o), dir), {});
+  auto report = ReportOf(o, dir);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   ASSERT_EQ(report->bandwidth.size(), 2u);
   for (const BandwidthRow& b : report->bandwidth) {
@@ -282,16 +288,20 @@ TEST(JobReport, BackToBackCollectivesTimedAsNcclTestsTimesThem) {
   EXPECT_EQ(first_of_step, o.steps);
   std::ostringstream text, json;
   WriteJobText(*report, text);
-  EXPECT_NE(text.str().find("back to back"), std::string::npos) << text.str();
+  for (const BandwidthRow& b : report->bandwidth)  // each row's mean in its column
+    EXPECT_NE(text.str().find(StrFormat(" %13u %12s ", b.back_to_back,
+                                        HumanDuration(b.back_to_back_mean_ns).c_str())),
+              std::string::npos)
+        << text.str();
   WriteJobJson(*report, json);
   EXPECT_NE(json.str().find("\"back_to_back\": 12"), std::string::npos) << json.str();
 
   // One rank 20 us late at every collective after the step's first (its
-  // launches wait on its host): none is queued behind the one before on
-  // every rank, so no row has the figure, and the text says so.
+  // launches wait on its host): none followed the one before within the gap
+  // on every rank, so no row has the figure, and the JSON says null.
   o.ranks[2].delay_between_collectives_ns = 20'000;
   testing::TempDir dir2;
-  report = AnalyzeJob(WriteRanks(SyntheticJob(o), dir2), {});
+  report = ReportOf(o, dir2);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   for (const BandwidthRow& b : report->bandwidth) {
     EXPECT_EQ(b.back_to_back, 0u) << b.bytes;
@@ -345,7 +355,7 @@ TEST(JobReport, HostCollectivesAreNeverBackToBack) {
   o.steps = 4;
   for (SyntheticCollective& c : o.schedule) c.host_only = true;
   testing::TempDir dir;
-  auto report = AnalyzeJob(WriteRanks(SyntheticJob(o), dir), {});
+  auto report = ReportOf(o, dir);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   ASSERT_EQ(report->collectives.size(), 4 * o.schedule.size());
   ASSERT_FALSE(report->bandwidth.empty());
